@@ -1,0 +1,145 @@
+/*  cl_coll.h - interface between the engine and the collective algorithms.
+
+    A collective in progress is a cl_coll_t: an event-driven state machine
+    that runs only on the engine thread.  The engine creates it when the
+    program calls a collective, gives it the group (the live members that
+    take part, in ascending comm-rank order), delivers to it every message
+    addressed to (comm id, sequence number), tells it about members that
+    fail, and ticks it for deadlines.  The algorithm sends through the small
+    table in cl_coll_env_t and never touches a socket.  See
+    docs/collectives.md for every algorithm's schedule and the failure
+    (relay) protocol that keeps results bitwise identical on all survivors.
+
+    After completion the engine keeps the last completed cl_coll_t of each
+    communicator alive (retained) until the next one on that communicator
+    completes, so that members still inside it can ask it for relays.
+*/
+#ifndef CL_COLL_H_INCLUDED
+#define CL_COLL_H_INCLUDED
+
+#include "mpi_collab.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    CL_COLL_BARRIER,
+    CL_COLL_BCAST,
+    CL_COLL_ALLREDUCE,
+    CL_COLL_REDUCE,
+    CL_COLL_REDUCE_SCATTER_BLOCK,
+    CL_COLL_ALLGATHERV,
+    CL_COLL_GATHERV,
+    CL_COLL_SCATTERV,
+    CL_COLL_ALLTOALL,
+    CL_COLL_KIND_COUNT
+} cl_coll_kind_t;
+
+/* A collective message as algorithms see it.  The engine frames it on the
+   wire (docs/wire.md) with comm id, sequence number, epoch and signature
+   and fills `from` on receipt. */
+typedef struct {
+    uint8_t type;    /* algorithm-defined message type (DATA, RESULT, RELAY, ...) */
+    uint32_t part;   /* part index (butterfly) or member index */
+    uint32_t chunk;  /* chunk index within the part */
+    uint32_t aux;    /* algorithm-defined small field (e.g. count of contributors) */
+    int from;        /* comm rank of the sender (set by the engine on receive) */
+    const void *data;
+    size_t len;
+} cl_coll_msg_t;
+
+/* What the engine offers to an algorithm. */
+typedef struct {
+    void *eng; /* opaque engine pointer passed back to every callback */
+    /* Queues msg for comm rank `to`.  The payload is copied; never blocks.
+       Returns 0, or a negative collab_status_t (e.g. peer already gone). */
+    int (*send)(void *eng, int to, const cl_coll_msg_t *msg);
+    /* Monotonic seconds. */
+    double (*now)(void *eng);
+    /* Seconds to wait for `bytes` from comm rank `from` before declaring it
+       failed: COLLAB_TIMEOUT floor, grown with size over measured bandwidth. */
+    double (*deadline)(void *eng, int from, size_t bytes);
+    /* Tells the engine that comm rank r missed its deadline in this
+       collective; the engine decides (heartbeats, leader) and, if r is
+       declared failed, calls cl_coll_on_fail for every affected cl_coll_t. */
+    void (*suspect)(void *eng, int r);
+} cl_coll_env_t;
+
+/* Everything a collective needs, copied by cl_coll_new (arrays too). */
+typedef struct {
+    cl_coll_kind_t kind;
+    uint64_t comm_id;
+    uint64_t seq;
+    int comm_size;        /* nominal size of the communicator */
+    int nmembers;         /* members taking part (>= 1, includes self) */
+    const int *members;   /* their comm ranks, ascending */
+    const double *weights; /* their averaging weights (> 0), or NULL = all 1 */
+    const int *clients;   /* 1 if member i is in client mode (never a reducer), or NULL */
+    int self;             /* this peer's comm rank */
+    int root;             /* comm rank of the root (rooted kinds), else -1 */
+    /* Reductions: element type, count and op.  Data movement: dtype ==
+       COLLAB_BYTE and counts in bytes. */
+    collab_dtype_t dtype;
+    collab_op_t op;
+    size_t count;
+    const void *sendbuf;  /* NULL = in place */
+    void *recvbuf;
+    size_t sbytes;               /* gatherv/allgatherv: bytes this rank sends */
+    const size_t *counts;        /* per comm rank, bytes (v-variants), comm_size entries */
+    const size_t *displs;        /* per comm rank, bytes (v-variants) */
+    size_t rbytes;               /* scatterv: bytes this rank receives */
+    int strict;                  /* COLLAB_STRICT: a failure fails the call */
+    int compression;             /* 0 none, 1 fp16, 2 int8 (float SUM only) */
+    size_t chunk_bytes;          /* pipelining chunk size */
+    size_t small_bytes;          /* below this, allreduce uses the one-round algorithm */
+} cl_coll_args_t;
+
+typedef struct cl_coll cl_coll_t;
+
+/* Creates the state machine (copies args and the arrays it points to).
+   Returns NULL on allocation failure or invalid arguments.  Caller owns. */
+cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env);
+
+/* Destroys and nulls *self_p; accepts NULL. */
+void cl_coll_destroy(cl_coll_t **self_p);
+
+/* Sends the first messages.  Returns 0 or a negative status. */
+int cl_coll_start(cl_coll_t *self);
+
+/* Delivers one message from the group.  Messages from non-members or with
+   out-of-range fields are dropped (returns COLLAB_ERR_ARG, counted by the
+   engine); never crashes.  A retained (completed) collective answers relay
+   requests from here. */
+int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg);
+
+/* Tells the algorithm that comm rank r has failed (or left). */
+int cl_coll_on_fail(cl_coll_t *self, int r);
+
+/* Called at least every 100 ms and after every event; checks deadlines
+   (calls env->suspect for members that are late). */
+int cl_coll_on_tick(cl_coll_t *self);
+
+/* true once the result is final and written to the caller's buffers. */
+bool cl_coll_done(const cl_coll_t *self);
+
+/* Status of a completed collective: 0, or COLLAB_ERR_PROC_FAILED in strict
+   mode when a member failed. */
+int cl_coll_status(const cl_coll_t *self);
+
+/* Once done: the comm ranks whose contribution is in the result
+   (ascending), their number in *n.  Pointer valid while self lives. */
+const int *cl_coll_contributors(const cl_coll_t *self, int *n);
+
+/* Once done: payload bytes sent and received by this member. */
+void cl_coll_traffic(const cl_coll_t *self, uint64_t *sent, uint64_t *received);
+
+/* Drops references to the caller's buffers after completion (the engine
+   calls it before completing the request), keeping private copies of what
+   relays may still need.  Returns 0 or COLLAB_ERR_NO_MEM. */
+int cl_coll_release_user_buffers(cl_coll_t *self);
+
+/* Signature of a collective (kind, count, dtype, op, root, comm): members
+   whose signatures differ are not averaged together. */
+uint32_t cl_coll_signature(const cl_coll_args_t *args);
+
+#endif

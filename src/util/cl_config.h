@@ -1,0 +1,61 @@
+/*  cl_config.h - the one table that reads the environment.
+
+    Every COLLAB_* variable has one entry (name, default, parser, help) in
+    cl_config.c; cl_config_load validates them all and reports the first bad
+    one as "COLLAB_X='value': expected ...".  The README's table of variables
+    is checked against cl_config_table() by a test.
+*/
+#ifndef CL_CONFIG_H_INCLUDED
+#define CL_CONFIG_H_INCLUDED
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *initial_peers;     /* COLLAB_INITIAL_PEERS raw text, NULL if unset (founder) */
+    char *listen;            /* COLLAB_LISTEN multiaddr, NULL = /ip4/0.0.0.0/tcp/0 */
+    char *announce;          /* COLLAB_ANNOUNCE multiaddr, NULL = derived from listen */
+    bool client_mode;        /* COLLAB_CLIENT_MODE */
+    char *identity;          /* COLLAB_IDENTITY path, NULL = fresh keys */
+    char *run_id;            /* COLLAB_RUN_ID, default "default" */
+    int world_size;          /* COLLAB_WORLD_SIZE, default 64 */
+    bool world_size_set;     /* true if COLLAB_WORLD_SIZE was given */
+    int rank;                /* COLLAB_RANK, -1 = lowest free */
+    int collectives_per_step; /* COLLAB_COLLECTIVES_PER_STEP, 0 = learn */
+    int min_group;           /* COLLAB_MIN_GROUP, default 1 */
+    int target_group;        /* COLLAB_TARGET_GROUP, default 64 */
+    double matchmaking_time; /* COLLAB_MATCHMAKING_TIME seconds, default 5 */
+    double timeout;          /* COLLAB_TIMEOUT seconds, default 5 */
+    int compression;         /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8 */
+    bool compression_set;    /* true if COLLAB_COMPRESSION was given */
+    char *swarm_key;         /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE; wiped */
+    double weight;           /* COLLAB_WEIGHT, default 1 */
+    bool strict;             /* COLLAB_STRICT */
+    bool strict_set;         /* true if COLLAB_STRICT was given */
+    int log_level;           /* COLLAB_LOG: cl_log_level_t, default info */
+    char *log_file;          /* COLLAB_LOG_FILE, NULL = stderr */
+} cl_config_t;
+
+/* One row of the table, for documentation checks and --help output. */
+typedef struct {
+    const char *name;        /* "COLLAB_TIMEOUT" */
+    const char *default_text; /* "5" */
+    const char *help;        /* one line */
+} cl_config_entry_t;
+
+/* Reads every COLLAB_* variable from the environment into *cfg (zeroed
+   first).  Returns 0, or -1 with a one-line message in err naming the
+   variable, the value and what was expected.  An unknown COLLAB_* variable
+   is also an error (a typo must not be silently ignored). */
+int cl_config_load(cl_config_t *cfg, char *err, size_t errlen);
+
+/* Frees the strings of *cfg and wipes the swarm key; accepts a zeroed cfg. */
+void cl_config_clear(cl_config_t *cfg);
+
+/* The table; *n receives its length. */
+const cl_config_entry_t *cl_config_table(size_t *n);
+
+/* Parses a duration in seconds ("5", "0.5", "250ms", "2s"); returns 0 or -1. */
+int cl_config_parse_seconds(const char *text, double *out);
+
+#endif
