@@ -19,21 +19,35 @@ typedef struct {
     uint16_t port;       /* 0 = ephemeral (listen only) */
     bool has_key;        /* /p2p/<id> present */
     uint8_t key[32];     /* public key decoded from the peer id */
+    int dns_version;     /* CL_ADDR_DNS only: 0 for /dns, 4 for /dns4, 6 for /dns6 */
 } cl_addr_t;
 
-/* Parses one multiaddr.  Returns 0, or -1 with a reason in err. */
+#define CL_ADDR_TEXT_MAX 1024 /* longest multiaddr accepted (and ever formatted) */
+#define CL_ADDR_LIST_MAX 1024 /* most entries cl_addr_parse_list accepts */
+
+/* Parses one multiaddr.  Returns 0, or -1 with a reason in err (one line,
+   naming the part that is wrong).  /ip4 takes a strict dotted quad, /ip6
+   what inet_pton accepts (stored in canonical form, so formatting gives
+   the canonical text), /dns* an RFC 1123 host name; /tcp a port 0-65535;
+   /p2p a base58 peer id of exactly 32 bytes.  *out is written only on
+   success; err may be NULL. */
 int cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen);
 
 /* Parses a list separated by spaces and/or commas; *out is malloc'ed
-   (caller frees), *n its length (0 for an empty list).  Every entry must
-   carry /p2p/<id> when require_key is true. */
+   (caller frees), *n its length (0 for an empty list; *out is then NULL).
+   Every entry must carry /p2p/<id> and a port other than 0 when
+   require_key is true (such a list names peers to connect to).  At most
+   CL_ADDR_LIST_MAX entries.  Errors name the entry (1-based). */
 int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size_t *n,
                        char *err, size_t errlen);
 
 /* Formats as multiaddr (with /p2p/ when has_key).  Returns 0 or -1. */
 int cl_addr_format(const cl_addr_t *a, char *out, size_t len);
 
-/* ZeroMQ endpoint "tcp://host:port" ("tcp://[v6]:port").  Returns 0 or -1. */
+/* ZeroMQ endpoint "tcp://host:port" ("tcp://[v6]:port").  Port 0 is
+   written "*" (ephemeral: zsock_bind returns the port it chose).  An
+   IPv6 address (or a /dns6 name) needs zsock_set_ipv6 on the socket.
+   Returns 0, or -1 if out is too small or *a is invalid. */
 int cl_addr_endpoint(const cl_addr_t *a, char *out, size_t len);
 
 #endif

@@ -49,13 +49,21 @@ typedef struct {
    is also an error (a typo must not be silently ignored). */
 int cl_config_load(cl_config_t *cfg, char *err, size_t errlen);
 
+/* As cl_config_load, but reads the variables from envp, an array of
+   "NAME=value" strings ended by NULL (the format of environ); entries
+   without '=' are ignored and the first of duplicate names wins, as with
+   getenv.  For tests and fuzzing; the library calls cl_config_load. */
+int cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t errlen);
+
 /* Frees the strings of *cfg and wipes the swarm key; accepts a zeroed cfg. */
 void cl_config_clear(cl_config_t *cfg);
 
 /* The table; *n receives its length. */
 const cl_config_entry_t *cl_config_table(size_t *n);
 
-/* Parses a duration in seconds ("5", "0.5", "250ms", "2s"); returns 0 or -1. */
+/* Parses a duration in seconds ("5", "0.5", "250ms", "2s"); returns 0 or -1.
+   Plain decimal only (no sign, no hex, no inf/nan, independent of the C
+   locale); the result must lie between 0.001 and 1000000 seconds. */
 int cl_config_parse_seconds(const char *text, double *out);
 
 #endif

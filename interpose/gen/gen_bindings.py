@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""gen_bindings.py - generates the MPI bindings of one face from the table.
+
+    gen_bindings.py --abi mpich --table mpi_functions.txt --out DIR
+                    [--extra-exports FILE] [--exports FILE]
+    gen_bindings.py --abi mpich --table mpi_functions.txt --proto FILE
+
+Writes into DIR:
+  bindings.c    one strong PMPI_X per row (default visibility) that runs the
+                row's argument checks and calls cli_impl_X (or reports
+                MPI_ERR_UNSUPPORTED_OPERATION), and MPI_X as a weak alias
+                at the same address
+  cli_impl.h    prototypes of every cli_impl_* the rows call; the
+                hand-written glue includes it, so a signature that differs
+                from the table fails to compile
+  exports.map   anonymous linker version script: exactly the exported
+                names (plus collab_*), everything else local
+  exports.txt   the exported names, one per line (for tests/abi)
+  protocheck.c  assigns each function to a pointer of the table's type; it
+                compiles only against an mpi.h whose prototypes agree
+With --proto, writes the prototype header (include/mpicollab/mpi_proto.h)
+for that ABI instead.  Format of the table: docs/abi.md section 2.
+"""
+import argparse
+import os
+import re
+import sys
+
+CHECKS = {
+    # name: (C function, number of arguments)
+    "comm": ("cli_check_comm", 1),
+    "count": ("cli_check_count", 1),
+    "type": ("cli_check_type", 1),
+    "dtype": ("cli_check_dtype", 1),
+    "op": ("cli_check_op", 1),
+    "root": ("cli_check_root", 1),
+    "dest": ("cli_check_dest", 1),
+    "src": ("cli_check_src", 1),
+    "tag": ("cli_check_tag", 1),
+    "rtag": ("cli_check_rtag", 1),
+    "buf": ("cli_check_buf", 2),
+    "ptr": ("cli_check_ptr", 1),
+}
+
+
+class Row:
+    def __init__(self, lineno, fields):
+        if len(fields) != 5:
+            raise ValueError(f"line {lineno}: expected 5 fields separated by '|'")
+        self.name, self.ret, self.params_text, how, checks = fields
+        if not re.match(r"^P?MPIX?_\w+$", self.name):
+            raise ValueError(f"line {lineno}: bad function name {self.name!r}")
+        self.lineno = lineno
+        self.params = split_params(self.params_text)
+        self.flags = set()
+        self.only = None
+        self.impl = None
+        self.reason = None
+        self.decl_mpix = False
+        for w in re.findall(r"\w+=?\w*\([^)]*\)|\S+", how):
+            if w == "impl":
+                self.impl = self.name.split("_", 1)[1]
+            elif w.startswith("impl="):
+                self.impl = w[5:]
+            elif w.startswith("unsupported(") and w.endswith(")"):
+                self.reason = w[len("unsupported("):-1]
+            elif w in ("pre", "noret"):
+                self.flags.add(w)
+            elif w.startswith("only="):
+                self.only = w[5:]
+            elif w == "decl=mpix":
+                self.decl_mpix = True
+            else:
+                raise ValueError(f"line {lineno}: unknown word {w!r} in 'how'")
+        if (self.impl is None) == (self.reason is None):
+            raise ValueError(f"line {lineno}: need exactly one of impl / unsupported(...)")
+        if self.ret != "int" and self.impl is None:
+            raise ValueError(f"line {lineno}: unsupported rows must return int")
+        if self.ret != "int" and "pre" not in self.flags:
+            raise ValueError(f"line {lineno}: non-int rows must be 'pre'")
+        self.checks = []
+        names = {p[1] for p in self.params}
+        for m in re.finditer(r"(\w+)\(([^)]*)\)", checks):
+            kind, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+            if kind not in CHECKS or len(args) != CHECKS[kind][1]:
+                raise ValueError(f"line {lineno}: bad check {m.group(0)!r}")
+            for a in args:
+                if a not in names:
+                    raise ValueError(f"line {lineno}: check {m.group(0)!r} names no parameter")
+            self.checks.append((kind, args))
+        if re.sub(r"\w+\([^)]*\)", "", checks).strip():
+            raise ValueError(f"line {lineno}: cannot parse checks {checks!r}")
+        # comm checks first: they choose the error handler of later checks.
+        self.checks.sort(key=lambda c: 0 if c[0] == "comm" else 1)
+
+
+def split_params(text):
+    """Returns [(declaration, name)], name None for '...'; [] for 'void'."""
+    if text.strip() == "void":
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "([" and 1 or 0
+        depth -= ch in ")]" and 1 or 0
+        cur += ch
+    out.append(cur.strip())
+    res = []
+    for p in out:
+        if p == "...":
+            res.append((p, None))
+            continue
+        m = re.match(r"^(.*?)(\w+)\s*((\[[^\]]*\])*)$", p)
+        if not m or not m.group(1).strip():
+            raise ValueError(f"cannot find the parameter name in {p!r}")
+        res.append((p, m.group(2)))
+    return res
+
+
+def read_table(path, abi):
+    rows = []
+    seen = set()
+    for i, line in enumerate(open(path), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        row = Row(i, [f.strip() for f in line.rstrip("\n").split("|")])
+        if row.only is not None and row.only != abi:
+            continue
+        if row.name in seen:
+            raise ValueError(f"line {i}: {row.name} listed twice")
+        seen.add(row.name)
+        rows.append(row)
+    return rows
+
+
+def pmpi(name):
+    return "P" + name
+
+
+def impl_prototypes(rows):
+    """cli_impl_Y prototypes, from the row whose own name is MPI_Y/MPIX_Y."""
+    protos = {}
+    by_suffix = {}
+    for r in rows:
+        if r.impl is None:
+            continue
+        suffix = r.name.split("_", 1)[1]
+        if suffix in by_suffix:
+            raise ValueError(f"line {r.lineno}: {r.name} and {by_suffix[suffix].name} "
+                             f"would share cli_impl_{suffix}")
+        by_suffix[suffix] = r
+    for r in rows:
+        if r.impl is None or r.impl in protos:
+            continue
+        owner = by_suffix.get(r.impl)
+        if owner is None or owner.impl != r.impl:
+            raise ValueError(f"line {r.lineno}: impl={r.impl} has no row of its own")
+        params = ["cli_call_t *call"] + [p for p, n in owner.params if n is not None]
+        protos[r.impl] = f"{owner.ret} cli_impl_{r.impl}({', '.join(params)});"
+    return protos
+
+
+def gen_function(r, abi):
+    sig = f"{r.ret} {pmpi(r.name)}({r.params_text})"
+    args = [n for _, n in r.params if n is not None]
+    body = [f"{sig}", "{", "    cli_call_t call;"]
+    if r.ret != "int":
+        body.append(f'    cli_call_init(&call, "{r.name}");')
+        body.append(f"    return cli_impl_{r.impl}({', '.join(['&call'] + args)});")
+        body.append("}")
+        return "\n".join(body)
+    flags = "CLI_PRE" if "pre" in r.flags else "0"
+    body.append("    int rc;")
+    if r.reason is not None and r.name.startswith("MPI_T_"):
+        for a in args:
+            body.append(f"    (void)({a});")
+        body.append(f'    return cli_unsupported_tool(&call, "{r.name}");')
+        body.append("}")
+        return "\n".join(body)
+    body.append(f'    if ((rc = cli_enter(&call, "{r.name}", {flags})) != MPI_SUCCESS)')
+    body.append("        return rc;")
+    for kind, cargs in r.checks:
+        fn = CHECKS[kind][0]
+        cexpr = ", ".join(f"(const void *)({a})" if kind == "ptr" else a for a in cargs)
+        body.append(f'    if ((rc = {fn}(&call, {cexpr}, "{cargs[0]}")) != MPI_SUCCESS)')
+        body.append("        return rc;")
+    if r.reason is not None:
+        comm = next((n for p, n in r.params
+                     if n is not None and re.match(r"^(const\s+)?MPI_Comm\s+\w+$", p)), None)
+        for a in args:
+            body.append(f"    (void)({a});")
+        is_file = r.name.startswith("MPI_File_") or any(
+            re.match(r"^MPI_File\s*\*?\s*\w+$", p) for p, _ in r.params)
+        if is_file:
+            # MPI-IO errors go to the file error handler (MPI_ERRORS_RETURN).
+            body.append(f'    return cli_unsupported_file(&call, "{r.reason}");')
+        else:
+            cexpr = comm if comm else "MPI_COMM_NULL"
+            body.append(f'    return cli_unsupported(&call, {cexpr}, "{r.reason}");')
+    else:
+        body.append(f"    return cli_impl_{r.impl}({', '.join(['&call'] + args)});")
+    body.append("}")
+    return "\n".join(body)
+
+
+def write(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+HEAD = "/* Generated by interpose/gen/gen_bindings.py from {table} for the {abi} face.\n   Do not edit: edit the table or the generator. */\n"
+
+
+def gen_outputs(rows, args):
+    head = HEAD.format(table=os.path.basename(args.table), abi=args.abi)
+    protos = impl_prototypes(rows)
+    impl_h = [head, "#ifndef CLI_IMPL_H_INCLUDED", "#define CLI_IMPL_H_INCLUDED", "",
+              "/* The hand-written implementations behind the generated bindings.  Each",
+              "   receives the call context (name, resolved communicator, error",
+              "   handler) after the table's argument checks passed. */", ""]
+    impl_h += [protos[k] for k in sorted(protos)]
+    impl_h += ["", "#endif", ""]
+    write(os.path.join(args.out, "cli_impl.h"), "\n".join(impl_h))
+
+    b = [head, "#include <mpi.h>", '#include "cli.h"', '#include "cli_impl.h"', "",
+         "#define CLI_EXPORT __attribute__((visibility(\"default\")))", ""]
+    for r in rows:
+        b.append(f"CLI_EXPORT {gen_function(r, args.abi)}")
+        b.append(f'extern __typeof__({pmpi(r.name)}) {r.name}\n'
+                 f'    __attribute__((weak, alias("{pmpi(r.name)}"), visibility("default")));')
+        b.append("")
+    write(os.path.join(args.out, "bindings.c"), "\n".join(b))
+
+    names = []
+    for r in rows:
+        names += [r.name, pmpi(r.name)]
+    extra = []
+    if args.extra_exports:
+        extra = [l.strip() for l in open(args.extra_exports)
+                 if l.strip() and not l.lstrip().startswith("#")]
+    m = ["/* " + head.strip()[3:].replace("*/", "").strip() + " */", "{", "  global:"]
+    m += [f"    {n};" for n in sorted(names + extra)]
+    m += ["    collab_*;", "  local:", "    *;", "};", ""]
+    write(os.path.join(args.out, "exports.map"), "\n".join(m))
+    write(os.path.join(args.out, "exports.txt"), "\n".join(sorted(names + extra)) + "\n")
+
+    pc = [head, "#include <mpi.h>", "",
+          "/* Compiles only if every prototype of mpi.h agrees with the table. */", ""]
+    for r in rows:
+        guard = r.name.startswith("MPIX_Collab_")
+        if guard:
+            pc.append("#ifdef MPIX_COLLAB_H_INCLUDED")
+        pc.append(f"__attribute__((unused)) static {r.ret} (*const pc_{r.name})"
+                  f"({r.params_text}) = {r.name};")
+        pc.append(f"__attribute__((unused)) static {r.ret} (*const pc_{pmpi(r.name)})"
+                  f"({r.params_text}) = {pmpi(r.name)};")
+        if guard:
+            pc.append("#endif")
+    pc.append("")
+    write(os.path.join(args.out, "protocheck.c"), "\n".join(pc))
+
+
+def wrap(decl, width=100):
+    if len(decl) <= width:
+        return decl
+    head, params = decl.split("(", 1)
+    indent = " " * (len(head) + 1)
+    lines, cur = [], head + "("
+    for part in re.split(r"(?<=,) ", params):
+        if len(cur) + len(part) + 1 > width and cur.strip() != head + "(":
+            lines.append(cur.rstrip())
+            cur = indent
+        cur += part + " "
+    lines.append(cur.rstrip())
+    return "\n".join(lines)
+
+
+def gen_proto(rows, args):
+    out = ["/*  mpi_proto.h - prototypes of every function the MPICH-ABI face exports.",
+           "",
+           "    Generated by interpose/gen/gen_bindings.py --proto from",
+           "    interpose/gen/mpi_functions.txt; do not edit.  Included by mpi.h; the",
+           "    MPIX_Collab_* and ULFM functions are declared in mpix_collab.h.",
+           "*/",
+           "#ifndef MPICOLLAB_MPI_PROTO_H_INCLUDED",
+           "#define MPICOLLAB_MPI_PROTO_H_INCLUDED",
+           ""]
+    for r in rows:
+        if r.decl_mpix:
+            continue
+        for n in (r.name, pmpi(r.name)):
+            out.append(wrap(f"{r.ret} {n}({r.params_text}) MPICOLLAB_API;"))
+    out += ["", "#endif", ""]
+    write(args.proto, "\n".join(out))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--abi", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--proto")
+    ap.add_argument("--extra-exports")
+    ap.add_argument("--exports", help="restrict to the names listed in this file")
+    args = ap.parse_args()
+    try:
+        rows = read_table(args.table, args.abi)
+    except (OSError, ValueError) as e:
+        sys.exit(f"gen_bindings.py: {args.table}: {e}")
+    if args.exports:
+        keep = {l.strip() for l in open(args.exports) if l.strip()}
+        rows = [r for r in rows if r.name in keep]
+    try:
+        if args.proto:
+            gen_proto(rows, args)
+        else:
+            if not args.out:
+                sys.exit("gen_bindings.py: need --out or --proto")
+            os.makedirs(args.out, exist_ok=True)
+            gen_outputs(rows, args)
+    except ValueError as e:
+        sys.exit(f"gen_bindings.py: {e}")
+
+
+if __name__ == "__main__":
+    main()

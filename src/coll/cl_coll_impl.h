@@ -1,0 +1,182 @@
+/*  cl_coll_impl.h - what the collective algorithms share (internal).
+
+    cl_coll.c owns the common part of every collective: the copied
+    arguments, the member list and its failed set (this member's *view*),
+    traffic counters, deadlines, the DONE bookkeeping and completion.  Each
+    algorithm file (cl_coll_exchange.c, cl_coll_butterfly.c,
+    cl_coll_bcast.c, cl_coll_direct.c) fills a cl_algo_t and keeps its own
+    state behind `st`.  Members are named by their index in args.members
+    (0 .. n-1, ascending comm rank) everywhere inside the area; only the
+    public entry points in cl_coll.c translate comm ranks.
+
+    Message types on the wire (the `sub` byte of a COLL message, see
+    docs/collectives.md for every algorithm's use of part, chunk and aux).
+*/
+#ifndef CL_COLL_IMPL_H_INCLUDED
+#define CL_COLL_IMPL_H_INCLUDED
+
+#include "cl_coll.h"
+#include "cl_reduce.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    CL_MSG_DATA = 1,   /* a contribution, sent to the part's reducer */
+    CL_MSG_RESULT = 2, /* a finished chunk, from its producer (or a bcast forwarder) */
+    CL_MSG_STATUS = 3, /* relay rule: which chunks of a part the sender holds */
+    CL_MSG_RELAY = 4,  /* relay rule: a held chunk sent to a member that lacks it */
+    CL_MSG_DONE = 5,   /* the sender holds everything it needs */
+    CL_MSG_MAX = 5
+};
+
+/* Bits of `aux` in RESULT and RELAY messages. */
+#define CL_AUX_ABSENT 1u /* the chunk is absent (its owner failed and nobody held it) */
+
+/* Default pipelining chunk when args->chunk_bytes is 0. */
+#define CL_COLL_DEFAULT_CHUNK ((size_t)256 * 1024)
+
+/* Minimum interval between two deadline scans in cl_coll_on_tick. */
+#define CL_COLL_TICK_MIN 0.02
+
+typedef struct cl_algo {
+    const char *name;
+    /* Sends the first messages; may complete at once. */
+    int (*start)(cl_coll_t *self);
+    /* A message from member `from` (validated: a live member, not self,
+       known type).  Returns 0 or COLLAB_ERR_ARG for a message to drop. */
+    int (*on_msg)(cl_coll_t *self, int from, const cl_coll_msg_t *msg);
+    /* Member idx has just been added to the failed set. */
+    void (*on_fail)(cl_coll_t *self, int idx);
+    /* Adds to bytes[i] what this member still waits for from member i
+       (bytes has n entries, zeroed by the caller). */
+    void (*expect)(cl_coll_t *self, size_t *bytes);
+    /* Drops references to user buffers, keeping private copies of what
+       relays may need.  Returns 0 or COLLAB_ERR_NO_MEM. */
+    int (*release)(cl_coll_t *self);
+    /* Frees `st`. */
+    void (*destroy)(cl_coll_t *self);
+} cl_algo_t;
+
+struct cl_coll {
+    cl_coll_args_t a;      /* copy of the arguments; arrays point to the owned copies below */
+    cl_coll_env_t env;     /* the engine's table */
+    const cl_algo_t *algo; /* the algorithm chosen by cl_coll_new */
+    void *st;              /* the algorithm's state */
+    int n;                 /* members */
+    int me;                /* index of this member */
+    int root;              /* member index of the root, -1 when absent or not rooted */
+    size_t esize;          /* extent of one element of a.dtype */
+    cl_compress_t codec;   /* wire codec in effect (NONE unless float/double SUM) */
+    int *members;          /* owned copy of a.members */
+    double *weights;       /* owned weights (all 1 when none were given) */
+    int *clients;          /* owned client flags (all 0 when none were given) */
+    size_t *counts;        /* owned copy of a.counts, or NULL */
+    size_t *displs;        /* owned copy of a.displs, or NULL */
+    size_t nb;             /* bytes of a member bitmap */
+    uint8_t *failed;       /* members this member knows to have failed (its view) */
+    int nfailed;           /* popcount of failed; identifies the view over time */
+    uint8_t *done_from;    /* members that sent DONE */
+    bool started;          /* cl_coll_start ran */
+    bool done;             /* completed */
+    bool released;         /* user buffers dropped */
+    int status;            /* completion status */
+    int *contrib;          /* comm ranks whose contribution is in the result */
+    int ncontrib;
+    uint64_t sent;         /* payload bytes sent */
+    uint64_t received;     /* payload bytes received */
+    double *heard;         /* per member: last time a valid message came from it */
+    double *waiting;       /* per member: since when this member waits for it, < 0 none */
+    double last_check;     /* time of the last deadline scan */
+};
+
+/* --- bitmaps -------------------------------------------------------- */
+
+static inline size_t cl_bm_bytes(size_t bits)
+{
+    return (bits + 7) / 8;
+}
+static inline bool cl_bit(const uint8_t *bm, size_t i)
+{
+    return (bm[i >> 3] >> (i & 7)) & 1u;
+}
+static inline void cl_bit_set(uint8_t *bm, size_t i)
+{
+    bm[i >> 3] = (uint8_t)(bm[i >> 3] | (1u << (i & 7)));
+}
+static inline void cl_bit_clr(uint8_t *bm, size_t i)
+{
+    bm[i >> 3] = (uint8_t)(bm[i >> 3] & ~(1u << (i & 7)));
+}
+/* Number of bits set among the first `bits` bits. */
+size_t cl_bm_count(const uint8_t *bm, size_t bits);
+
+/* --- shared helpers (cl_coll.c) -------------------------------------- */
+
+/* True when member idx is in range and not known to have failed. */
+static inline bool cl_coll_alive(const cl_coll_t *self, int idx)
+{
+    return idx >= 0 && idx < self->n && !cl_bit(self->failed, (size_t)idx);
+}
+
+/* Monotonic seconds from the engine. */
+double cl_coll_now(cl_coll_t *self);
+
+/* Sends one message to member idx (skipped, returning 0, when idx is this
+   member or known failed).  The payload is the concatenation of head
+   (hlen bytes) and data (dlen bytes); either may be empty.  Counts the
+   payload in the traffic.  Returns 0 or a negative status. */
+int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chunk, uint32_t aux,
+                 const void *head, size_t hlen, const void *data, size_t dlen);
+
+/* Sends DONE to every live member but this one. */
+void cl_coll_send_done(cl_coll_t *self);
+
+/* True when every live member but this one has sent DONE. */
+bool cl_coll_all_done(const cl_coll_t *self);
+
+/* Marks the collective complete with `status`; later calls are ignored. */
+void cl_coll_complete(cl_coll_t *self, int status);
+
+/* Sets the contributor list from a member bitmap.  Returns 0 or
+   COLLAB_ERR_NO_MEM. */
+int cl_coll_set_contrib(cl_coll_t *self, const uint8_t *bm);
+
+/* Reduces k inputs of the members listed in idx[] (ascending) into out
+   with the collective's op, following DESIGN §2: SUM is the plain sum in
+   rank order when every rank is present with equal weights, otherwise
+   size x weighted mean.  out aliases no input.  Returns 0 or a status. */
+int cl_coll_combine(cl_coll_t *self, void *out, const void *const *in, const int *idx, int k,
+                    size_t count);
+
+/* True when SUM takes the plain form for a full group of n members with
+   these weights (computed once per collective). */
+bool cl_coll_plain_sum(const cl_coll_t *self);
+
+/* Lowest live member that may produce (not in client mode), or the lowest
+   live member when every live one is a client; -1 when none is alive. */
+int cl_coll_lowest_producer(const cl_coll_t *self);
+
+/* Lowest live member, -1 when none. */
+int cl_coll_lowest_alive(const cl_coll_t *self);
+
+/* Element range [lo, lo+len) of piece i when `count` elements are cut in
+   k pieces as evenly as possible (the first count % k pieces get one more). */
+void cl_coll_split(size_t count, size_t k, size_t i, size_t *lo, size_t *len);
+
+/* Number of chunks of a piece of `bytes` bytes (at least 1) and the
+   offset/length of chunk c, with chunk size `cb` (a multiple of the
+   element size for reductions). */
+size_t cl_coll_nchunks(size_t bytes, size_t cb);
+void cl_coll_chunk(size_t bytes, size_t cb, size_t c, size_t *off, size_t *len);
+
+/* Chunk size in bytes for this collective (element-aligned, > 0). */
+size_t cl_coll_chunk_bytes(const cl_coll_t *self);
+
+/* The algorithms. */
+extern const cl_algo_t cl_algo_exchange;  /* small allreduce, barrier, allgatherv */
+extern const cl_algo_t cl_algo_butterfly; /* allreduce, reduce, reduce_scatter_block */
+extern const cl_algo_t cl_algo_bcast;     /* bcast: pipelined chain or binomial tree */
+extern const cl_algo_t cl_algo_direct;    /* gatherv, scatterv, alltoall, small reduce */
+
+#endif

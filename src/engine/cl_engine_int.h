@@ -1,0 +1,190 @@
+/*  cl_engine_int.h - state shared by the engine's source files.
+
+    cl_engine.c runs the thread, the request queue and the timers;
+    cl_engine_member.c the join protocol, views, heartbeats and failure
+    detection; cl_engine_coll.c the collective streams; cl_engine_p2p.c
+    point-to-point.  Everything below except the fields marked "shared" is
+    touched by the engine thread only.
+*/
+#ifndef CL_ENGINE_INT_H_INCLUDED
+#define CL_ENGINE_INT_H_INCLUDED
+
+#include "coll/cl_coll.h"
+#include "engine/cl_comm.h"
+#include "engine/cl_engine.h"
+#include "engine/cl_member.h"
+#include "engine/cl_p2p.h"
+#include "engine/cl_request.h"
+#include "engine/cl_transport.h"
+#include "util/cl_addr.h"
+
+#include <czmq.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef enum {
+    ENG_JOINING = 0, /* looking for the swarm */
+    ENG_STANDBY = 1, /* the swarm is full; waiting for a free rank */
+    ENG_MEMBER = 2,  /* holds a rank */
+    ENG_LEFT = 3,    /* said goodbye */
+} eng_state_t;
+
+/* A collective message that arrived before its collective started. */
+typedef struct buffered {
+    struct buffered *next;
+    uint64_t seq;
+    uint32_t signature;
+    int from_world;          /* sender's world rank */
+    uint8_t type;            /* cl_coll_msg_t.type */
+    uint32_t part, chunk, aux;
+    size_t len;
+    uint8_t *data;
+} buffered_t;
+
+typedef struct stream stream_t;
+
+/* What a cl_coll_t gets as its env->eng: which collective it is. */
+typedef struct {
+    struct cl_engine *e;
+    stream_t *s;
+    uint64_t seq;
+    uint32_t signature;
+    cl_coll_kind_t kind;
+    int *members;            /* comm ranks of the group, ascending */
+    int nmembers;
+    double t_start;
+} coll_ctx_t;
+
+/* The collective stream of one communicator. */
+struct stream {
+    uint64_t comm_id;
+    collab_comm_t *comm;     /* NULL until the program uses the communicator here */
+    uint64_t next_seq;       /* sequence number of the next local call */
+    uint64_t started;        /* collectives started so far (= seq of the next start) */
+    zlist_t *queue;          /* collab_request_t* called but not started, in order */
+    cl_coll_t *active;       /* running collective, or NULL */
+    coll_ctx_t *active_ctx;
+    collab_request_t *active_req;
+    cl_coll_t *retained;     /* last completed, kept for relays */
+    coll_ctx_t *retained_ctx;
+    buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
+};
+
+/* A message this peer sends to itself (delivered from the main loop). */
+typedef struct local_msg {
+    struct local_msg *next;
+    uint64_t comm;
+    uint64_t seq;
+    uint32_t signature;
+    cl_coll_msg_t msg;       /* data points at payload */
+    uint8_t payload[];
+} local_msg_t;
+
+struct cl_engine {
+    /* Immutable after start. */
+    cl_config_t cfg;
+    cl_identity_t *id;
+    uint8_t self_key[32];
+    char self_id[CL_PEER_ID_MAX];
+    double t0;                     /* monotonic time at start */
+    double hb_interval;            /* seconds between heartbeats */
+    /* Shared with application threads. */
+    zactor_t *actor;
+    pthread_mutex_t q_mu;          /* guards q_head/q_tail/accepting */
+    collab_request_t *q_head, *q_tail;
+    bool accepting;                /* false once the engine stops */
+    int wake_fd;                   /* eventfd: the queue has work */
+    collab_request_t *init_req;    /* completed when the peer holds a rank */
+    atomic_int rank;               /* world rank, -1 before joining */
+    atomic_int world_size;
+    pthread_mutex_t info_mu;       /* guards info */
+    collab_info_t info;
+    /* Engine thread only. */
+    cl_transport_t *tp;
+    cl_member_t *mb;
+    eng_state_t state;
+    bool terminated;               /* $TERM seen */
+    double member_since;           /* when this peer got its rank */
+    /* Joining. */
+    cl_addr_t *initial;            /* COLLAB_INITIAL_PEERS */
+    size_t ninitial;
+    int *initial_state;            /* per initial peer: 0 trying, 1 up, 2 refused */
+    int refused_reason;            /* last definitive refusal */
+    double join_deadline;
+    double next_join_try;
+    bool standby_logged;
+    uint8_t redirect_key[32];      /* coordinator named by a REDIRECT */
+    bool have_redirect;
+    /* Membership timers. */
+    double next_heartbeat;
+    double next_check;
+    double next_purge;
+    /* Coordinator: matchmaking of the world group. */
+    double match_since;            /* 0 = nobody asked yet */
+    uint8_t match_asked_key[32];   /* coordinator this peer sent MATCH to */
+    bool match_asked;
+    /* Collectives. */
+    zhashx_t *streams;             /* comm id (u64 as key) -> stream_t */
+    local_msg_t *local_head, *local_tail;
+    size_t buffered_bytes;
+    double next_tick;
+    bool waiting_for_group;        /* some call waits for the world group */
+    double admission_deadline;     /* for a peer outside the formed group */
+    bool admission_logged;
+    /* Point-to-point. */
+    cl_p2p_t *p2p;
+    zlist_t *p2p_waiting;          /* requests waiting for their peer to appear */
+    /* Counters and log pacing. */
+    uint64_t progress;             /* collectives completed */
+    uint64_t steps;                /* collab_step calls */
+    double last_step_log;
+    uint64_t log_tensors, log_bytes;
+    double log_seconds;
+    int log_peers;
+    collab_request_t *finalize_req;
+    double finalize_deadline;
+};
+
+/* cl_engine.c */
+double eng_now(void);
+void eng_wake_soon(struct cl_engine *e, double when);
+const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
+int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
+void eng_set_info(struct cl_engine *e, const collab_info_t *info);
+
+/* cl_engine_member.c */
+int eng_join_start(struct cl_engine *e);
+void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
+void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                           const cl_wire_msg_t *m);
+double eng_member_timer(struct cl_engine *e, double now);
+void eng_goodbye_all(struct cl_engine *e);
+void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
+void eng_request_match(struct cl_engine *e);
+bool eng_is_coordinator(struct cl_engine *e);
+void eng_set_weight(struct cl_engine *e, double w);
+
+/* cl_engine_coll.c */
+int eng_coll_init(struct cl_engine *e);
+void eng_coll_fini(struct cl_engine *e);
+void eng_coll_submit(struct cl_engine *e, collab_request_t *req);
+void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
+void eng_coll_view_changed(struct cl_engine *e);
+double eng_coll_timer(struct cl_engine *e, double now);
+void eng_coll_deliver_local(struct cl_engine *e);
+bool eng_coll_idle(struct cl_engine *e);
+void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm);
+
+/* cl_engine_p2p.c */
+void eng_p2p_send(struct cl_engine *e, collab_request_t *req);
+void eng_p2p_recv(struct cl_engine *e, collab_request_t *req);
+void eng_p2p_probe(struct cl_engine *e, collab_request_t *req);
+void eng_p2p_cancel(struct cl_engine *e, collab_request_t *req);
+void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p);
+void eng_p2p_view_changed(struct cl_engine *e);
+double eng_p2p_timer(struct cl_engine *e, double now);
+void eng_p2p_cancel_all(struct cl_engine *e);
+
+#endif

@@ -1,0 +1,579 @@
+/*  cl_member.c - membership records and views.
+
+    Records live in one array of pointers (so a record's address never
+    moves) with an open-addressing index on the key.  The view is a second
+    array of record pointers sorted by rank.  Every change to the view goes
+    through view_set(), which computes the delta against the previous view,
+    so the coordinator's own changes and views received from the network
+    are treated exactly alike.
+*/
+#include "engine/cl_member.h"
+
+#include "mpi_collab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cl_member {
+    uint8_t self_key[32];
+    cl_peer_t **recs;     /* every record */
+    size_t nrecs, caprecs;
+    size_t *index;        /* open addressing: recs index + 1, 0 = empty */
+    size_t capindex;      /* power of two, >= 2 * nrecs */
+    cl_peer_t **view;     /* members sorted by rank */
+    size_t nview;
+    uint64_t epoch;       /* 0 = no view */
+    cl_settings_t settings;
+    bool group_closed;
+};
+
+static size_t key_hash(const uint8_t key[32])
+{
+    uint64_t h;
+    memcpy(&h, key, sizeof h); /* keys are uniformly random */
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int index_rebuild(cl_member_t *self, size_t cap)
+{
+    size_t *idx = calloc(cap, sizeof *idx);
+    if (idx == NULL)
+        return COLLAB_ERR_NO_MEM;
+    for (size_t i = 0; i < self->nrecs; i++) {
+        size_t h = key_hash(self->recs[i]->key) & (cap - 1);
+        while (idx[h] != 0)
+            h = (h + 1) & (cap - 1);
+        idx[h] = i + 1;
+    }
+    free(self->index);
+    self->index = idx;
+    self->capindex = cap;
+    return COLLAB_OK;
+}
+
+cl_member_t *cl_member_new(const uint8_t self_key[32])
+{
+    cl_member_t *self = calloc(1, sizeof *self);
+    if (self == NULL)
+        return NULL;
+    memcpy(self->self_key, self_key, 32);
+    if (index_rebuild(self, 16) != COLLAB_OK) {
+        free(self);
+        return NULL;
+    }
+    return self;
+}
+
+void cl_member_destroy(cl_member_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return;
+    cl_member_t *self = *self_p;
+    for (size_t i = 0; i < self->nrecs; i++)
+        free(self->recs[i]);
+    free(self->recs);
+    free(self->index);
+    free(self->view);
+    free(self);
+    *self_p = NULL;
+}
+
+cl_peer_t *cl_member_find(const cl_member_t *self, const uint8_t key[32])
+{
+    size_t h = key_hash(key) & (self->capindex - 1);
+    while (self->index[h] != 0) {
+        cl_peer_t *p = self->recs[self->index[h] - 1];
+        if (memcmp(p->key, key, 32) == 0)
+            return p;
+        h = (h + 1) & (self->capindex - 1);
+    }
+    return NULL;
+}
+
+cl_peer_t *cl_member_touch(cl_member_t *self, const uint8_t key[32])
+{
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p != NULL)
+        return p;
+    if (self->nrecs == self->caprecs) {
+        size_t cap = self->caprecs > 0 ? self->caprecs * 2 : 16;
+        cl_peer_t **r = realloc(self->recs, cap * sizeof *r);
+        if (r == NULL)
+            return NULL;
+        self->recs = r;
+        self->caprecs = cap;
+    }
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    memcpy(p->key, key, 32);
+    if (cl_base58_encode(key, 32, p->id, sizeof p->id) != 0)
+        p->id[0] = '\0';
+    p->rank = -1;
+    p->prev_rank = -1;
+    p->weight = 1.0;
+    p->state = CL_PEER_GONE;
+    self->recs[self->nrecs++] = p;
+    if (self->nrecs * 2 > self->capindex) {
+        if (index_rebuild(self, self->capindex * 2) != COLLAB_OK) {
+            self->nrecs--;
+            free(p);
+            return NULL;
+        }
+    } else {
+        size_t h = key_hash(key) & (self->capindex - 1);
+        while (self->index[h] != 0)
+            h = (h + 1) & (self->capindex - 1);
+        self->index[h] = self->nrecs;
+    }
+    return p;
+}
+
+static bool is_self(const cl_member_t *self, const cl_peer_t *p)
+{
+    return memcmp(p->key, self->self_key, 32) == 0;
+}
+
+cl_peer_t *cl_member_self(const cl_member_t *self)
+{
+    return cl_member_find(self, self->self_key);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Installing a new member list.  `next` holds the records of the new view
+   (sorted by rank, ranks and in_group already written into next_rank[] /
+   next_group[]); computes the delta, then commits. */
+
+typedef struct {
+    cl_peer_t *p;
+    int rank;
+    bool in_group;
+    bool client;
+    double weight;
+    const char *address;
+} entry_t;
+
+static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
+{
+    cl_peer_t **a = realloc(*arr, (*n + 1) * sizeof *a);
+    if (a == NULL)
+        return COLLAB_ERR_NO_MEM;
+    a[(*n)++] = p;
+    *arr = a;
+    return COLLAB_OK;
+}
+
+static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoch,
+                    const cl_settings_t *settings, bool group_closed, double now,
+                    cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    cl_peer_t **view = malloc((n > 0 ? n : 1) * sizeof *view);
+    if (view == NULL)
+        return COLLAB_ERR_NO_MEM;
+    int rc = COLLAB_OK;
+    /* Mark the old members; those still marked afterwards were removed. */
+    for (size_t i = 0; i < self->nview; i++)
+        self->view[i]->gone_at = -1.0;
+    bool self_in = false;
+    for (size_t i = 0; i < n && rc == COLLAB_OK; i++) {
+        cl_peer_t *p = e[i].p;
+        bool was_member = p->state != CL_PEER_GONE;
+        if (!was_member) {
+            rc = push(&delta->added, &delta->nadded, p);
+            p->state = CL_PEER_ALIVE;
+            p->last_heard = now;
+            p->suspect_since = 0;
+            p->link_closed = false;
+        } else if (p->in_group && !e[i].in_group) {
+            rc = push(&delta->ungrouped, &delta->nungrouped, p);
+        }
+        p->gone_at = 0.0;
+        p->rank = e[i].rank;
+        p->prev_rank = e[i].rank;
+        p->in_group = e[i].in_group;
+        p->client = e[i].client;
+        p->weight = e[i].weight;
+        if (e[i].address != p->address) {
+            size_t len = strlen(e[i].address);
+            if (len > CL_WIRE_STR_MAX)
+                len = CL_WIRE_STR_MAX;
+            memmove(p->address, e[i].address, len);
+            p->address[len] = '\0';
+        }
+        view[i] = p;
+        if (is_self(self, p)) {
+            self_in = true;
+            if (!was_member)
+                delta->self_added = true;
+        }
+    }
+    for (size_t i = 0; i < self->nview && rc == COLLAB_OK; i++) {
+        cl_peer_t *p = self->view[i];
+        if (p->gone_at < 0) {
+            rc = push(&delta->removed, &delta->nremoved, p);
+            p->state = CL_PEER_GONE;
+            p->rank = -1;
+            p->in_group = false;
+            p->gone_at = now;
+            if (is_self(self, p))
+                delta->self_removed = true;
+        }
+    }
+    if (rc != COLLAB_OK) {
+        free(view);
+        cl_member_delta_clear(delta);
+        return rc;
+    }
+    (void)self_in;
+    delta->group_closed_now = group_closed && !self->group_closed;
+    free(self->view);
+    self->view = view;
+    self->nview = n;
+    self->epoch = epoch;
+    self->settings = *settings;
+    self->group_closed = group_closed;
+    return COLLAB_OK;
+}
+
+/* Current view as entries (so that a coordinator change can edit it). */
+static entry_t *view_entries(const cl_member_t *self, size_t extra)
+{
+    entry_t *e = malloc((self->nview + extra + 1) * sizeof *e);
+    if (e == NULL)
+        return NULL;
+    for (size_t i = 0; i < self->nview; i++) {
+        cl_peer_t *p = self->view[i];
+        e[i] = (entry_t){p, p->rank, p->in_group, p->client, p->weight, p->address};
+    }
+    return e;
+}
+
+void cl_member_delta_clear(cl_member_delta_t *delta)
+{
+    if (delta == NULL)
+        return;
+    free(delta->added);
+    free(delta->removed);
+    free(delta->ungrouped);
+    memset(delta, 0, sizeof *delta);
+}
+
+int cl_member_found(cl_member_t *self, int rank, const char *address, bool client,
+                    double weight, const cl_settings_t *settings)
+{
+    cl_peer_t *me = cl_member_touch(self, self->self_key);
+    if (me == NULL)
+        return COLLAB_ERR_NO_MEM;
+    if (rank < 0 || rank >= settings->world_size)
+        rank = 0;
+    entry_t e = {me, rank, false, client, weight, address != NULL ? address : ""};
+    cl_member_delta_t d;
+    int rc = view_set(self, &e, 1, 1, settings, false, 0.0, &d);
+    cl_member_delta_clear(&d);
+    return rc;
+}
+
+int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
+                         cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    if (v->epoch <= self->epoch)
+        return 0;
+    if (v->count == 0 || v->members == NULL)
+        return COLLAB_ERR_ARG;
+    entry_t *e = malloc(v->count * sizeof *e);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    int rc = COLLAB_OK;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_wire_member_t *m = &v->members[i];
+        /* The decoder guarantees sorted unique ranks in range, unique keys
+           and valid weights; check again what this class relies on. */
+        if (m->rank < 0 || m->rank >= v->world_size || (i > 0 && m->rank <= e[i - 1].rank)) {
+            rc = COLLAB_ERR_ARG;
+            break;
+        }
+        cl_peer_t *p = cl_member_touch(self, m->key);
+        if (p == NULL) {
+            rc = COLLAB_ERR_NO_MEM;
+            break;
+        }
+        e[i] = (entry_t){p, m->rank, (m->flags & CL_MEMBER_IN_GROUP) != 0,
+                         (m->flags & CL_MEMBER_CLIENT) != 0, m->weight,
+                         m->address != NULL ? m->address : ""};
+    }
+    if (rc == COLLAB_OK) {
+        cl_settings_t s = {v->world_size, v->strict != 0, v->compression};
+        rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
+                      now, delta);
+    }
+    free(e);
+    return rc == COLLAB_OK ? 1 : rc;
+}
+
+cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r)
+{
+    size_t lo = 0, hi = self->nview;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (self->view[mid]->rank < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < self->nview && self->view[lo]->rank == r ? self->view[lo] : NULL;
+}
+
+int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred)
+{
+    int ws = self->settings.world_size;
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p != NULL && p->state != CL_PEER_GONE)
+        return p->rank;
+    if (preferred >= 0 && preferred < ws && cl_member_at_rank(self, preferred) == NULL)
+        return preferred;
+    if (p != NULL && p->prev_rank >= 0 && p->prev_rank < ws &&
+        cl_member_at_rank(self, p->prev_rank) == NULL)
+        return p->prev_rank;
+    /* Lowest free: the view is sorted, so the first gap. */
+    int r = 0;
+    for (size_t i = 0; i < self->nview && self->view[i]->rank == r; i++)
+        r++;
+    return r < ws ? r : -1;
+}
+
+static int cmp_entry_rank(const void *a, const void *b)
+{
+    const entry_t *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
+                    bool client, double weight, double now, cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    if (self->epoch == 0 || rank < 0 || rank >= self->settings.world_size)
+        return COLLAB_ERR_RANK;
+    cl_peer_t *holder = cl_member_at_rank(self, rank);
+    if (holder != NULL && memcmp(holder->key, key, 32) != 0)
+        return COLLAB_ERR_RANK;
+    cl_peer_t *p = cl_member_touch(self, key);
+    if (p == NULL)
+        return COLLAB_ERR_NO_MEM;
+    entry_t *e = view_entries(self, 1);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    size_t n = self->nview;
+    size_t i;
+    for (i = 0; i < n && e[i].p != p; i++)
+        ;
+    if (i == n)
+        n++;
+    /* A member joining after the group formed waits for admission. */
+    bool in_group = i < self->nview ? e[i].in_group : false;
+    e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : ""};
+    qsort(e, n, sizeof *e, cmp_entry_rank);
+    int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, now,
+                      delta);
+    free(e);
+    return rc;
+}
+
+static bool in_keys(const uint8_t (*keys)[32], size_t n, const uint8_t *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(keys[i], key, 32) == 0)
+            return true;
+    return false;
+}
+
+int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys, double now,
+                     cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    entry_t *e = view_entries(self, 0);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    size_t n = 0;
+    for (size_t i = 0; i < self->nview; i++)
+        if (!in_keys(keys, nkeys, self->view[i]->key))
+            e[n++] = e[i];
+    int rc = 0;
+    if (n != self->nview) {
+        rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, now,
+                      delta);
+        if (rc == COLLAB_OK)
+            rc = 1;
+    }
+    free(e);
+    return rc;
+}
+
+int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys,
+                      cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    entry_t *e = view_entries(self, 0);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    bool changed = false;
+    for (size_t i = 0; i < self->nview; i++)
+        if (e[i].in_group && in_keys(keys, nkeys, e[i].p->key)) {
+            e[i].in_group = false;
+            changed = true;
+        }
+    int rc = 0;
+    if (changed) {
+        rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings,
+                      self->group_closed, 0.0, delta);
+        if (rc == COLLAB_OK)
+            rc = 1;
+    }
+    free(e);
+    return rc;
+}
+
+int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    if (self->group_closed || self->epoch == 0)
+        return 0;
+    entry_t *e = view_entries(self, 0);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    for (size_t i = 0; i < self->nview; i++)
+        e[i].in_group = true;
+    int rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings, true, 0.0, delta);
+    free(e);
+    return rc == COLLAB_OK ? 1 : rc;
+}
+
+int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight)
+{
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p == NULL || p->state == CL_PEER_GONE || p->weight == weight)
+        return 0;
+    p->weight = weight;
+    self->epoch++;
+    return 1;
+}
+
+int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (self->epoch == 0 || self->nview == 0)
+        return COLLAB_ERR_ARG;
+    cl_wire_member_t *m = calloc(self->nview, sizeof *m);
+    if (m == NULL)
+        return COLLAB_ERR_NO_MEM;
+    for (size_t i = 0; i < self->nview; i++) {
+        const cl_peer_t *p = self->view[i];
+        memcpy(m[i].key, p->key, 32);
+        m[i].rank = p->rank;
+        m[i].flags = (uint8_t)((p->client ? CL_MEMBER_CLIENT : 0) |
+                               (p->in_group ? CL_MEMBER_IN_GROUP : 0));
+        m[i].weight = p->weight;
+        m[i].address = p->address;
+    }
+    out->epoch = self->epoch;
+    out->world_size = self->settings.world_size;
+    out->strict = self->settings.strict ? 1 : 0;
+    out->compression = (uint8_t)self->settings.compression;
+    out->flags = self->group_closed ? CL_VIEW_GROUP_CLOSED : 0;
+    out->count = (uint32_t)self->nview;
+    out->members = m;
+    return COLLAB_OK;
+}
+
+cl_peer_t *const *cl_member_list(const cl_member_t *self, size_t *n)
+{
+    *n = self->nview;
+    return self->view;
+}
+
+cl_peer_t *cl_member_coordinator(const cl_member_t *self)
+{
+    for (size_t i = 0; i < self->nview; i++) {
+        cl_peer_t *p = self->view[i];
+        if (p->state == CL_PEER_ALIVE || is_self(self, p))
+            return p;
+    }
+    return NULL;
+}
+
+uint64_t cl_member_epoch(const cl_member_t *self)
+{
+    return self->epoch;
+}
+
+const cl_settings_t *cl_member_settings(const cl_member_t *self)
+{
+    return &self->settings;
+}
+
+bool cl_member_group_closed(const cl_member_t *self)
+{
+    return self->group_closed;
+}
+
+size_t cl_member_group(const cl_member_t *self, cl_peer_t **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->nview; i++) {
+        cl_peer_t *p = self->view[i];
+        if (!p->in_group)
+            continue;
+        if (n < cap)
+            out[n] = p;
+        n++;
+    }
+    return n;
+}
+
+void cl_member_heard(cl_member_t *self, const uint8_t key[32], double now)
+{
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p != NULL)
+        p->last_heard = now;
+}
+
+size_t cl_member_silent(const cl_member_t *self, double now, double timeout, cl_peer_t **out,
+                        size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->nview && n < cap; i++) {
+        cl_peer_t *p = self->view[i];
+        if (p->state == CL_PEER_ALIVE && !is_self(self, p) && p->last_heard + timeout < now)
+            out[n++] = p;
+    }
+    return n;
+}
+
+void cl_member_purge(cl_member_t *self, double now, double keep)
+{
+    /* The index keeps its size, so rebuilding it cannot need more memory;
+       allocate it first so that a failure leaves everything as it was. */
+    size_t *idx = calloc(self->capindex, sizeof *idx);
+    if (idx == NULL)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < self->nrecs; i++) {
+        cl_peer_t *p = self->recs[i];
+        double last = p->gone_at > p->last_heard ? p->gone_at : p->last_heard;
+        if (p->state == CL_PEER_GONE && !is_self(self, p) && last + keep < now) {
+            free(p);
+            continue;
+        }
+        self->recs[n++] = p;
+    }
+    self->nrecs = n;
+    free(self->index);
+    self->index = idx;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = key_hash(self->recs[i]->key) & (self->capindex - 1);
+        while (idx[h] != 0)
+            h = (h + 1) & (self->capindex - 1);
+        idx[h] = i + 1;
+    }
+}

@@ -1,0 +1,175 @@
+/*  cl_member.h - membership records and numbered views (docs/membership.md).
+
+    Soft state: one record per peer ever heard of (peer key, address, rank,
+    client mode, weight, group flag, last heard), and the current view: an
+    epoch-numbered list of the members that hold a rank, with the swarm-wide
+    settings fixed by the founder.  The coordinator (the live member with
+    the lowest rank) changes the view through the cl_member_admit/remove/...
+    calls; everyone else installs the views it receives with
+    cl_member_apply_view.  Both report what changed in a cl_member_delta_t
+    so the engine can connect to new peers and fail the old ones.
+
+    Pure logic: no sockets, no clock (times are passed in), one thread.
+*/
+#ifndef CL_MEMBER_H_INCLUDED
+#define CL_MEMBER_H_INCLUDED
+
+#include "engine/cl_wire.h"
+#include "util/cl_identity.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    CL_PEER_ALIVE = 0,   /* member, heard from recently */
+    CL_PEER_SUSPECT = 1, /* member, but this peer thinks it is dead */
+    CL_PEER_GONE = 2,    /* not in the current view (left, failed, or never admitted) */
+} cl_peer_state_t;
+
+/* One record.  Owned by cl_member_t; pointers stay valid until the record
+   is purged (cl_member_purge), never while it is in the view. */
+typedef struct {
+    uint8_t key[32];                   /* Curve25519 public key */
+    char id[CL_PEER_ID_MAX];           /* base58 peer id */
+    char address[CL_WIRE_STR_MAX + 1]; /* announced multiaddr, "" for clients */
+    int rank;                          /* world rank while a member, else -1 */
+    int prev_rank;                     /* last rank held (for rejoin), or -1 */
+    bool client;                       /* client mode */
+    bool in_group;                     /* member of the world group */
+    double weight;                     /* averaging weight */
+    cl_peer_state_t state;             /* see above */
+    double last_heard;                 /* local monotonic seconds of the last message */
+    double gone_at;                    /* when it left the view (for purging) */
+    /* Engine's per-peer bookkeeping, kept here to avoid a second table. */
+    double bandwidth;                  /* measured bytes/s from this peer, 0 = unknown */
+    double last_data;                  /* local time of its last large data message */
+    double suspect_since;              /* local time of the first late report, 0 = none */
+    int suspect_reason;                /* CL_SUSPECT_* of the local suspicion */
+    bool link_closed;                  /* our connection to it closed */
+} cl_peer_t;
+
+/* Swarm-wide settings carried by every view. */
+typedef struct {
+    int world_size;  /* nominal MPI_COMM_WORLD size */
+    bool strict;     /* COLLAB_STRICT */
+    int compression; /* 0 none, 1 fp16, 2 int8 */
+} cl_settings_t;
+
+/* What a view change did.  Arrays point at records; valid until the next
+   call that changes the membership. */
+typedef struct {
+    cl_peer_t **added;      /* new members */
+    size_t nadded;
+    cl_peer_t **removed;    /* members no longer in the view */
+    size_t nremoved;
+    cl_peer_t **ungrouped;  /* members that left the world group but stay members */
+    size_t nungrouped;
+    bool group_closed_now;  /* the world group was formed by this change */
+    bool self_removed;      /* this peer is not in the new view */
+    bool self_added;        /* this peer appears for the first time */
+} cl_member_delta_t;
+
+typedef struct cl_member cl_member_t;
+
+/* Creates an empty table for the peer whose public key is self_key.
+   Returns NULL on allocation failure.  Caller owns. */
+cl_member_t *cl_member_new(const uint8_t self_key[32]);
+
+/* Destroys and nulls *self_p; accepts NULL. */
+void cl_member_destroy(cl_member_t **self_p);
+
+/* Founds a swarm: view epoch 1 holding only this peer at `rank` (0 when
+   rank < 0 or out of range) with the given settings.  Returns 0 or
+   COLLAB_ERR_NO_MEM. */
+int cl_member_found(cl_member_t *self, int rank, const char *address, bool client,
+                    double weight, const cl_settings_t *settings);
+
+/* Installs a view received from the network when it is newer than the
+   current one.  Returns 1 when installed (*delta filled), 0 when stale
+   (ignored), or a negative status (COLLAB_ERR_ARG: the view contradicts
+   itself, e.g. two members with the same key; COLLAB_ERR_NO_MEM). */
+int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *view, double now,
+                         cl_member_delta_t *delta);
+
+/* Frees the arrays of *delta and zeroes it. */
+void cl_member_delta_clear(cl_member_delta_t *delta);
+
+/* Coordinator: the rank a joiner gets (COLLAB_RANK if free, else the rank
+   this key held before, else the lowest free one), or -1 when every rank
+   is taken (the joiner waits as a standby).  A key that is already a
+   member keeps its rank. */
+int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred);
+
+/* Coordinator: adds (or refreshes) a member at `rank` and bumps the epoch.
+   A member joining after the world group was formed stays out of it.
+   Returns 0 or a negative status (COLLAB_ERR_RANK if the rank is held by
+   another key, COLLAB_ERR_NO_MEM). */
+int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
+                    bool client, double weight, double now, cl_member_delta_t *delta);
+
+/* Coordinator: removes members (bumps the epoch once).  Keys that are not
+   members are ignored.  Returns 1 if the view changed, 0 if not, or a
+   negative status. */
+int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t n, double now,
+                     cl_member_delta_t *delta);
+
+/* Coordinator: takes members out of the world group without removing them
+   from the swarm (stragglers, mismatches).  Same returns as remove. */
+int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t n,
+                      cl_member_delta_t *delta);
+
+/* Coordinator: forms the world group from every current member.  Returns
+   1 if the view changed, 0 if the group was already formed. */
+int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta);
+
+/* Coordinator: sets a member's weight.  Returns 1 if changed, 0 if not. */
+int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight);
+
+/* The current view as a wire message body.  members[] is malloc'ed (the
+   caller frees it, not the addresses, which point into the records).
+   Returns 0 or COLLAB_ERR_NO_MEM; COLLAB_ERR_ARG when there is no view. */
+int cl_member_view(const cl_member_t *self, cl_wire_view_t *out);
+
+/* Record of a key (any state), or NULL. */
+cl_peer_t *cl_member_find(const cl_member_t *self, const uint8_t key[32]);
+
+/* Creates (or returns) the record of a key that is not a member yet, e.g.
+   a peer that just connected.  NULL on allocation failure. */
+cl_peer_t *cl_member_touch(cl_member_t *self, const uint8_t key[32]);
+
+/* The member holding world rank r, or NULL. */
+cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r);
+
+/* This peer's record, or NULL before it has one. */
+cl_peer_t *cl_member_self(const cl_member_t *self);
+
+/* The members of the current view in rank order; *n receives the count. */
+cl_peer_t *const *cl_member_list(const cl_member_t *self, size_t *n);
+
+/* The coordinator: the member with the lowest rank that this peer does not
+   suspect (this peer never suspects itself).  NULL without a view. */
+cl_peer_t *cl_member_coordinator(const cl_member_t *self);
+
+/* Current epoch (0 = no view yet), settings, and whether the world group
+   is formed. */
+uint64_t cl_member_epoch(const cl_member_t *self);
+const cl_settings_t *cl_member_settings(const cl_member_t *self);
+bool cl_member_group_closed(const cl_member_t *self);
+
+/* Live members of the world group, in rank order, into out[cap]; returns
+   the count (may exceed cap: then only cap were written). */
+size_t cl_member_group(const cl_member_t *self, cl_peer_t **out, size_t cap);
+
+/* Records that a message from key arrived at time now (members only). */
+void cl_member_heard(cl_member_t *self, const uint8_t key[32], double now);
+
+/* Members other than this peer, alive and not heard from since
+   now - timeout, into out[cap]; returns the count written. */
+size_t cl_member_silent(const cl_member_t *self, double now, double timeout, cl_peer_t **out,
+                        size_t cap);
+
+/* Forgets records of peers gone for more than `keep` seconds. */
+void cl_member_purge(cl_member_t *self, double now, double keep);
+
+#endif

@@ -1,0 +1,223 @@
+/*  cl_member_test.c - selftest of membership records and views.
+
+    Covers rank assignment (preferred, previous, lowest free, standby),
+    admission and removal deltas, a follower installing the coordinator's
+    views through the wire codec, coordinator succession, silence
+    detection, group formation and purging of old records.
+*/
+#include "engine/cl_member.h"
+
+#include "mpi_collab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int s_failures = 0;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            s_failures++;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static void key_of(int i, uint8_t key[32])
+{
+    memset(key, 0, 32);
+    key[0] = (uint8_t)(0x10 + i);
+    key[7] = (uint8_t)(0xa0 + i);
+}
+
+/* Sends the coordinator's view through the codec to a follower. */
+static int ship_view(const cl_member_t *from, cl_member_t *to, double now, cl_member_delta_t *d)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.version = CL_WIRE_VERSION;
+    m.hdr.type = CL_MSG_VIEW;
+    CHECK(cl_member_view(from, &m.u.view) == 0);
+    uint8_t *body;
+    size_t blen;
+    CHECK(cl_wire_encode_body(&m, &body, &blen) == 0);
+    free(m.u.view.members);
+    m.hdr.length = blen;
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    cl_wire_hdr_encode(&m.hdr, hdr);
+    cl_wire_msg_t in;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, body, blen, &in) == 0);
+    int rc = cl_member_apply_view(to, &in.u.view, now, d);
+    cl_wire_msg_clear(&in);
+    free(body);
+    return rc;
+}
+
+static void test_ranks_and_views(void)
+{
+    uint8_t k[8][32];
+    for (int i = 0; i < 8; i++)
+        key_of(i, k[i]);
+    cl_member_t *coord = cl_member_new(k[0]);
+    CHECK(coord != NULL);
+    cl_settings_t s = {4, false, 0};
+    CHECK(cl_member_found(coord, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &s) == 0);
+    CHECK(cl_member_epoch(coord) == 1);
+    CHECK(cl_member_self(coord) != NULL && cl_member_self(coord)->rank == 0);
+    CHECK(cl_member_coordinator(coord) == cl_member_self(coord));
+
+    /* Preferred rank when free, else lowest free. */
+    CHECK(cl_member_pick_rank(coord, k[1], 2) == 2);
+    CHECK(cl_member_pick_rank(coord, k[1], 0) == 1);
+    CHECK(cl_member_pick_rank(coord, k[1], 99) == 1);
+    cl_member_delta_t d;
+    CHECK(cl_member_admit(coord, k[1], 2, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 5.0, &d) == 0);
+    CHECK(d.nadded == 1 && d.added[0]->rank == 2 && d.nremoved == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_epoch(coord) == 2);
+    /* Rank held by someone else. */
+    CHECK(cl_member_admit(coord, k[2], 2, "", true, 1.0, 5.0, &d) == COLLAB_ERR_RANK);
+    CHECK(cl_member_pick_rank(coord, k[2], 2) == 1);
+    CHECK(cl_member_admit(coord, k[2], 1, "", true, 3.0, 5.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    /* A member asking again keeps its rank. */
+    CHECK(cl_member_pick_rank(coord, k[2], 3) == 1);
+
+    /* A follower installs the view. */
+    cl_member_t *fol = cl_member_new(k[2]);
+    CHECK(ship_view(coord, fol, 6.0, &d) == 1);
+    CHECK(d.self_added && d.nadded == 3 && !d.self_removed);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_self(fol)->rank == 1 && cl_member_self(fol)->client);
+    CHECK(cl_member_self(fol)->weight == 3.0);
+    CHECK(cl_member_at_rank(fol, 2) != NULL && cl_member_at_rank(fol, 3) == NULL);
+    CHECK(cl_member_settings(fol)->world_size == 4);
+    /* The same view again is stale. */
+    CHECK(ship_view(coord, fol, 6.0, &d) == 0);
+
+    /* Fill the last rank; then every rank is taken: standby. */
+    CHECK(cl_member_pick_rank(coord, k[3], -1) == 3);
+    CHECK(cl_member_admit(coord, k[3], 3, "/ip4/127.0.0.1/tcp/4/p2p/d", false, 1.0, 7.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_pick_rank(coord, k[4], -1) == -1);
+    CHECK(cl_member_pick_rank(coord, k[4], 1) == -1);
+
+    /* Group formation. */
+    CHECK(!cl_member_group_closed(coord));
+    CHECK(cl_member_close_group(coord, &d) == 1 && d.group_closed_now);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_close_group(coord, &d) == 0);
+    cl_peer_t *grp[8];
+    CHECK(cl_member_group(coord, grp, 8) == 4);
+    CHECK(ship_view(coord, fol, 8.0, &d) == 1 && d.group_closed_now && d.nadded == 1);
+    cl_member_delta_clear(&d);
+
+    /* Rank 3 leaves; its rank is remembered for its key. */
+    uint8_t gone[1][32];
+    memcpy(gone[0], k[3], 32);
+    CHECK(cl_member_remove(coord, (const uint8_t(*)[32])gone, 1, 9.0, &d) == 1);
+    CHECK(d.nremoved == 1 && d.removed[0]->prev_rank == 3 && d.removed[0]->rank == -1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_remove(coord, (const uint8_t(*)[32])gone, 1, 9.0, &d) == 0);
+    CHECK(ship_view(coord, fol, 9.5, &d) == 1 && d.nremoved == 1 && d.nadded == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_find(fol, k[3])->state == CL_PEER_GONE);
+    /* Rank 3 is free again; a newcomer preferring nothing gets it... */
+    CHECK(cl_member_pick_rank(coord, k[5], -1) == 3);
+    /* ...and the old owner gets its old rank back. */
+    CHECK(cl_member_pick_rank(coord, k[3], -1) == 3);
+    /* A joiner after the group formed stays out of the group. */
+    CHECK(cl_member_admit(coord, k[3], 3, "/ip4/127.0.0.1/tcp/4/p2p/d", false, 1.0, 10, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(!cl_member_at_rank(coord, 3)->in_group);
+    CHECK(cl_member_group(coord, grp, 8) == 3);
+
+    /* Ungrouping a straggler (the follower itself). */
+    memcpy(gone[0], k[2], 32);
+    CHECK(cl_member_ungroup(coord, (const uint8_t(*)[32])gone, 1, &d) == 1);
+    CHECK(d.nungrouped == 1 && d.nremoved == 0);
+    cl_member_delta_clear(&d);
+    CHECK(ship_view(coord, fol, 11, &d) == 1 && d.nungrouped == 1 && d.nadded == 1);
+    cl_member_delta_clear(&d);
+    CHECK(!cl_member_self(fol)->in_group);
+
+    /* Coordinator succession: the follower suspects rank 0 and computes
+       the next lowest live rank (itself, rank 1). */
+    CHECK(cl_member_coordinator(fol)->rank == 0);
+    cl_member_find(fol, k[0])->state = CL_PEER_SUSPECT;
+    CHECK(cl_member_coordinator(fol) == cl_member_self(fol));
+
+    /* Silence: members not heard from within the timeout. */
+    cl_peer_t *sil[8];
+    cl_member_heard(fol, k[1], 20.0);
+    size_t ns = cl_member_silent(fol, 21.0, 5.0, sil, 8);
+    CHECK(ns == 1 && sil[0]->rank == 3); /* rank 0 is suspect already, rank 2 heard at 20 */
+    ns = cl_member_silent(fol, 30.0, 5.0, sil, 8);
+    CHECK(ns == 2);
+
+    /* The follower is removed: it learns it. */
+    memcpy(gone[0], k[2], 32);
+    CHECK(cl_member_remove(coord, (const uint8_t(*)[32])gone, 1, 12, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(ship_view(coord, fol, 12, &d) == 1 && d.self_removed);
+    cl_member_delta_clear(&d);
+
+    /* Purge forgets old departures, keeps members and self. */
+    cl_member_purge(coord, 1000.0, 100.0);
+    CHECK(cl_member_find(coord, k[2]) == NULL);
+    CHECK(cl_member_find(coord, k[0]) != NULL && cl_member_find(coord, k[1]) != NULL);
+    CHECK(cl_member_pick_rank(coord, k[2], -1) == 1);
+
+    cl_member_destroy(&coord);
+    cl_member_destroy(&fol);
+    CHECK(coord == NULL);
+    cl_member_destroy(&fol);
+}
+
+/* Many peers: the index grows and lookups stay right. */
+static void test_many(void)
+{
+    uint8_t self[32];
+    key_of(0, self);
+    cl_member_t *m = cl_member_new(self);
+    cl_settings_t s = {600, false, 0};
+    CHECK(cl_member_found(m, 0, "", false, 1, &s) == 0);
+    for (int i = 1; i < 500; i++) {
+        uint8_t k[32];
+        memset(k, 0, 32);
+        k[0] = (uint8_t)i;
+        k[1] = (uint8_t)(i >> 8);
+        k[2] = 0x55;
+        int r = cl_member_pick_rank(m, k, -1);
+        CHECK(r == i);
+        cl_member_delta_t d;
+        CHECK(cl_member_admit(m, k, r, "", false, 1, 0, &d) == 0);
+        cl_member_delta_clear(&d);
+    }
+    for (int i = 1; i < 500; i++) {
+        uint8_t k[32];
+        memset(k, 0, 32);
+        k[0] = (uint8_t)i;
+        k[1] = (uint8_t)(i >> 8);
+        k[2] = 0x55;
+        cl_peer_t *p = cl_member_find(m, k);
+        CHECK(p != NULL && p->rank == i);
+        CHECK(cl_member_at_rank(m, i) == p);
+    }
+    size_t n;
+    cl_member_list(m, &n);
+    CHECK(n == 500);
+    cl_member_destroy(&m);
+}
+
+int main(void)
+{
+    test_ranks_and_views();
+    test_many();
+    if (s_failures > 0) {
+        fprintf(stderr, "cl_member_test: %d failures\n", s_failures);
+        return 1;
+    }
+    printf("cl_member_test: ok\n");
+    return 0;
+}

@@ -1,0 +1,203 @@
+/*  cl_p2p.c - point-to-point matching queues.
+
+    Posted entries sit in an array kept in posting order (few are posted at
+    once; removal shifts); unexpected messages sit in a singly linked FIFO
+    with a tail pointer.  Both scans are linear, which is what MPI
+    libraries do for these queues too: the common case is a short queue.
+*/
+#include "engine/cl_p2p.h"
+
+#include "mpi_collab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cl_p2p {
+    cl_p2p_posted_t *posted; /* posting order */
+    size_t nposted, capposted;
+    cl_p2p_msg_t *head, *tail; /* unexpected, arrival order */
+    size_t nmsgs;
+    size_t bytes;
+};
+
+cl_p2p_t *cl_p2p_new(void)
+{
+    return calloc(1, sizeof(cl_p2p_t));
+}
+
+void cl_p2p_msg_free(cl_p2p_msg_t *msg)
+{
+    if (msg == NULL)
+        return;
+    free(msg->data);
+    free(msg);
+}
+
+void cl_p2p_destroy(cl_p2p_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return;
+    cl_p2p_t *self = *self_p;
+    cl_p2p_msg_t *m = self->head;
+    while (m != NULL) {
+        cl_p2p_msg_t *next = m->next;
+        cl_p2p_msg_free(m);
+        m = next;
+    }
+    free(self->posted);
+    free(self);
+    *self_p = NULL;
+}
+
+bool cl_p2p_matches(uint64_t comm, int src, int tag, uint64_t pcomm, int psrc, int ptag)
+{
+    return comm == pcomm && (psrc == COLLAB_ANY_SOURCE || psrc == src) &&
+           (ptag == COLLAB_ANY_TAG || ptag == tag);
+}
+
+static void posted_remove_at(cl_p2p_t *self, size_t i)
+{
+    memmove(&self->posted[i], &self->posted[i + 1],
+            (self->nposted - i - 1) * sizeof self->posted[0]);
+    self->nposted--;
+}
+
+bool cl_p2p_match_posted(cl_p2p_t *self, uint64_t comm, int src, int tag, cl_p2p_posted_t *out)
+{
+    for (size_t i = 0; i < self->nposted; i++) {
+        const cl_p2p_posted_t *e = &self->posted[i];
+        if (cl_p2p_matches(comm, src, tag, e->comm, e->src, e->tag)) {
+            *out = *e;
+            posted_remove_at(self, i);
+            return true;
+        }
+    }
+    return false;
+}
+
+int cl_p2p_post(cl_p2p_t *self, const cl_p2p_posted_t *entry)
+{
+    if (self->nposted == self->capposted) {
+        size_t cap = self->capposted > 0 ? self->capposted * 2 : 8;
+        cl_p2p_posted_t *p = realloc(self->posted, cap * sizeof *p);
+        if (p == NULL)
+            return COLLAB_ERR_NO_MEM;
+        self->posted = p;
+        self->capposted = cap;
+    }
+    self->posted[self->nposted++] = *entry;
+    return COLLAB_OK;
+}
+
+bool cl_p2p_cancel(cl_p2p_t *self, const void *req)
+{
+    for (size_t i = 0; i < self->nposted; i++)
+        if (self->posted[i].req == req) {
+            posted_remove_at(self, i);
+            return true;
+        }
+    return false;
+}
+
+size_t cl_p2p_remove_posted_if(cl_p2p_t *self, bool (*pred)(void *ctx, const cl_p2p_posted_t *e),
+                               void (*fn)(void *ctx, const cl_p2p_posted_t *e), void *ctx)
+{
+    size_t removed = 0, n = 0;
+    /* Collect first, call fn after the array is consistent again, so fn
+       may post or cancel. */
+    cl_p2p_posted_t *gone = NULL;
+    size_t ngone = 0;
+    for (size_t i = 0; i < self->nposted; i++) {
+        cl_p2p_posted_t e = self->posted[i];
+        if (pred(ctx, &e)) {
+            cl_p2p_posted_t *g = realloc(gone, (ngone + 1) * sizeof *g);
+            if (g != NULL) {
+                gone = g;
+                gone[ngone++] = e;
+                removed++;
+                continue;
+            }
+        }
+        self->posted[n++] = e;
+    }
+    self->nposted = n;
+    for (size_t i = 0; i < ngone; i++)
+        fn(ctx, &gone[i]);
+    free(gone);
+    return removed;
+}
+
+int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len)
+{
+    cl_p2p_msg_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return COLLAB_ERR_NO_MEM;
+    if (len > 0) {
+        m->data = malloc(len);
+        if (m->data == NULL) {
+            free(m);
+            return COLLAB_ERR_NO_MEM;
+        }
+        memcpy(m->data, data, len);
+    }
+    m->comm = comm;
+    m->src = src;
+    m->tag = tag;
+    m->len = len;
+    if (self->tail != NULL)
+        self->tail->next = m;
+    else
+        self->head = m;
+    self->tail = m;
+    self->nmsgs++;
+    self->bytes += len;
+    return COLLAB_OK;
+}
+
+static void unlink_msg(cl_p2p_t *self, cl_p2p_msg_t *prev, cl_p2p_msg_t *m)
+{
+    if (prev != NULL)
+        prev->next = m->next;
+    else
+        self->head = m->next;
+    if (self->tail == m)
+        self->tail = prev;
+    m->next = NULL;
+    self->nmsgs--;
+    self->bytes -= m->len;
+}
+
+cl_p2p_msg_t *cl_p2p_find(cl_p2p_t *self, uint64_t comm, int src, int tag, bool take)
+{
+    cl_p2p_msg_t *prev = NULL;
+    for (cl_p2p_msg_t *m = self->head; m != NULL; prev = m, m = m->next) {
+        if (cl_p2p_matches(m->comm, m->src, m->tag, comm, src, tag)) {
+            if (take)
+                unlink_msg(self, prev, m);
+            return m;
+        }
+    }
+    return NULL;
+}
+
+void cl_p2p_drop_comm(cl_p2p_t *self, uint64_t comm)
+{
+    cl_p2p_msg_t *prev = NULL, *m = self->head;
+    while (m != NULL) {
+        cl_p2p_msg_t *next = m->next;
+        if (m->comm == comm) {
+            unlink_msg(self, prev, m);
+            cl_p2p_msg_free(m);
+        } else {
+            prev = m;
+        }
+        m = next;
+    }
+}
+
+size_t cl_p2p_unexpected(const cl_p2p_t *self, size_t *bytes)
+{
+    if (bytes != NULL)
+        *bytes = self->bytes;
+    return self->nmsgs;
+}

@@ -1,0 +1,120 @@
+/*  cl_p2p_test.c - selftest of point-to-point matching.
+
+    Checks MPI's ordering rules: posted receives match in posting order,
+    unexpected messages in arrival order, wildcards, communicator
+    separation, probes that look and probes that take, cancellation and
+    removal of receives waiting on a failed source.
+*/
+#include "engine/cl_p2p.h"
+
+#include "mpi_collab.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int s_failures = 0;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            s_failures++;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static bool from_src2(void *ctx, const cl_p2p_posted_t *e)
+{
+    (void)ctx;
+    return e->src == 2;
+}
+
+static void count_fn(void *ctx, const cl_p2p_posted_t *e)
+{
+    (void)e;
+    (*(int *)ctx)++;
+}
+
+int main(void)
+{
+    cl_p2p_t *q = cl_p2p_new();
+    CHECK(q != NULL);
+    int r1, r2, r3, r4;
+
+    /* Posted order wins among matching receives. */
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, COLLAB_ANY_SOURCE, 5, CL_P2P_RECV, &r1}) == 0);
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, 3, COLLAB_ANY_TAG, CL_P2P_RECV, &r2}) == 0);
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){2, 3, 5, CL_P2P_RECV, &r3}) == 0);
+    cl_p2p_posted_t e;
+    CHECK(cl_p2p_match_posted(q, 1, 3, 5, &e) && e.req == &r1);
+    CHECK(cl_p2p_match_posted(q, 1, 3, 5, &e) && e.req == &r2);
+    CHECK(!cl_p2p_match_posted(q, 1, 3, 5, &e)); /* r3 is on another comm */
+    CHECK(cl_p2p_match_posted(q, 2, 3, 5, &e) && e.req == &r3);
+    CHECK(!cl_p2p_match_posted(q, 2, 3, 5, &e));
+
+    /* Unexpected messages: arrival order, wildcards, payload copied. */
+    char a[] = "first", b[] = "second", c[] = "third";
+    CHECK(cl_p2p_store(q, 1, 0, 7, a, sizeof a) == 0);
+    CHECK(cl_p2p_store(q, 1, 1, 7, b, sizeof b) == 0);
+    CHECK(cl_p2p_store(q, 1, 0, 8, c, sizeof c) == 0);
+    CHECK(cl_p2p_store(q, 1, 4, 9, NULL, 0) == 0);
+    a[0] = 'X';
+    size_t bytes;
+    CHECK(cl_p2p_unexpected(q, &bytes) == 4 && bytes == sizeof a + sizeof b + sizeof c);
+    cl_p2p_msg_t *m = cl_p2p_find(q, 1, COLLAB_ANY_SOURCE, 8, false);
+    CHECK(m != NULL && m->src == 0 && strcmp((char *)m->data, "third") == 0);
+    m = cl_p2p_find(q, 1, 0, COLLAB_ANY_TAG, true);
+    CHECK(m != NULL && strcmp((char *)m->data, "first") == 0);
+    cl_p2p_msg_free(m);
+    m = cl_p2p_find(q, 1, 0, COLLAB_ANY_TAG, true);
+    CHECK(m != NULL && strcmp((char *)m->data, "third") == 0);
+    cl_p2p_msg_free(m);
+    CHECK(cl_p2p_find(q, 1, 0, COLLAB_ANY_TAG, true) == NULL);
+    CHECK(cl_p2p_find(q, 2, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, false) == NULL);
+    m = cl_p2p_find(q, 1, 4, 9, true);
+    CHECK(m != NULL && m->len == 0 && m->data == NULL);
+    cl_p2p_msg_free(m);
+    /* The tail is right after removing the last element. */
+    CHECK(cl_p2p_store(q, 1, 5, 1, c, sizeof c) == 0);
+    m = cl_p2p_find(q, 1, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, true);
+    CHECK(m != NULL && m->src == 1);
+    cl_p2p_msg_free(m);
+    m = cl_p2p_find(q, 1, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, true);
+    CHECK(m != NULL && m->src == 5);
+    cl_p2p_msg_free(m);
+    CHECK(cl_p2p_unexpected(q, &bytes) == 0 && bytes == 0);
+
+    /* Probes wait in line with receives. */
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, 2, 1, CL_P2P_PROBE, &r1}) == 0);
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, 2, 1, CL_P2P_MPROBE, &r2}) == 0);
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, 2, 1, CL_P2P_RECV, &r3}) == 0);
+    CHECK(cl_p2p_match_posted(q, 1, 2, 1, &e) && e.kind == CL_P2P_PROBE);
+    CHECK(cl_p2p_match_posted(q, 1, 2, 1, &e) && e.kind == CL_P2P_MPROBE);
+
+    /* Cancel and failure removal. */
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, 2, COLLAB_ANY_TAG, CL_P2P_RECV, &r4}) == 0);
+    CHECK(cl_p2p_post(q, &(cl_p2p_posted_t){1, 0, COLLAB_ANY_TAG, CL_P2P_RECV, &r1}) == 0);
+    CHECK(cl_p2p_cancel(q, &r3));
+    CHECK(!cl_p2p_cancel(q, &r3));
+    int failed = 0;
+    CHECK(cl_p2p_remove_posted_if(q, from_src2, count_fn, &failed) == 1 && failed == 1);
+    CHECK(cl_p2p_match_posted(q, 1, 0, 3, &e) && e.req == &r1);
+    CHECK(!cl_p2p_match_posted(q, 1, 2, 3, &e));
+
+    /* Dropping a communicator's messages. */
+    CHECK(cl_p2p_store(q, 7, 0, 0, a, 3) == 0);
+    CHECK(cl_p2p_store(q, 8, 0, 0, a, 3) == 0);
+    CHECK(cl_p2p_store(q, 7, 0, 0, a, 3) == 0);
+    cl_p2p_drop_comm(q, 7);
+    CHECK(cl_p2p_unexpected(q, &bytes) == 1 && bytes == 3);
+    CHECK(cl_p2p_store(q, 9, 0, 0, a, 3) == 0);
+    CHECK(cl_p2p_find(q, 9, 0, 0, false) != NULL);
+
+    cl_p2p_destroy(&q);
+    CHECK(q == NULL);
+    if (s_failures > 0) {
+        fprintf(stderr, "cl_p2p_test: %d failures\n", s_failures);
+        return 1;
+    }
+    printf("cl_p2p_test: ok\n");
+    return 0;
+}

@@ -1,0 +1,110 @@
+/*  cl_transport.h - authenticated, ordered message links between peers.
+
+    Owns every socket of a peer: one ROUTER (CurveZMQ server) unless in
+    client mode, one DEALER (CurveZMQ client) per remote public peer, a
+    socket monitor per DEALER, and the process's ZAP handler, which accepts
+    any CURVE client and tags each of its messages with the client's key
+    (the ZeroMQ User-Id), so that the ROUTER knows who sent what.  On top
+    of CurveZMQ it runs the handshake of docs/wire.md (versions, run id,
+    swarm-key proof) on every link, and delivers to its user only decoded
+    messages from peers that passed it.  A malformed message is dropped,
+    counted, and its sender banned for a while.
+
+    Path rule: to a public peer, always over our DEALER to it; to a client
+    peer, over our ROUTER to its connection; so two peers never reorder
+    messages between them.  Sends never block (HWM 0).  Engine thread only.
+*/
+#ifndef CL_TRANSPORT_H_INCLUDED
+#define CL_TRANSPORT_H_INCLUDED
+
+#include "engine/cl_wire.h"
+#include "util/cl_identity.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zmq.h>
+
+typedef struct {
+    const cl_identity_t *identity; /* this peer's keys (borrowed, must outlive) */
+    const char *listen;            /* COLLAB_LISTEN multiaddr, NULL = /ip4/0.0.0.0/tcp/0 */
+    const char *announce;          /* COLLAB_ANNOUNCE multiaddr, NULL = from listen */
+    bool client_mode;              /* bind nothing */
+    const char *run_id;            /* COLLAB_RUN_ID */
+    const char *swarm_key;         /* COLLAB_SWARM_KEY, NULL or "" = open swarm */
+    double ban_seconds;            /* how long a malformed sender is ignored (0 = 60) */
+} cl_transport_config_t;
+
+typedef enum {
+    CL_TP_MESSAGE = 1, /* msg from key (handshake done) */
+    CL_TP_UP = 2,      /* handshake with key done (inbound: they connected to us) */
+    CL_TP_DOWN = 3,    /* our DEALER to key lost its connection; the link is gone */
+    CL_TP_REFUSED = 4, /* key refused our HELLO, or its WELCOME proof was wrong */
+} cl_tp_event_kind_t;
+
+typedef struct {
+    cl_tp_event_kind_t kind;
+    uint8_t key[32];          /* the remote peer */
+    bool inbound;             /* UP: the link is their DEALER to our ROUTER */
+    bool client;              /* UP inbound: the peer said it is in client mode */
+    const char *address;      /* UP inbound: its announced address ("" for clients) */
+    const cl_wire_msg_t *msg; /* MESSAGE: decoded; payload valid during the callback */
+    int reason;               /* REFUSED: CL_REFUSE_* */
+    const char *text;         /* REFUSED: one line for the log */
+} cl_tp_event_t;
+
+/* Called for every event, on the thread that runs cl_transport_poll. */
+typedef void(cl_tp_handler_fn)(void *ctx, const cl_tp_event_t *ev);
+
+typedef struct cl_transport cl_transport_t;
+
+/* Creates the sockets and binds (unless client mode).  Returns NULL with a
+   one-line reason in err (bad address, port in use, ...).  Caller owns. */
+cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, size_t errlen);
+
+/* Closes every socket after waiting up to linger_ms for queued messages
+   to leave; nulls *self_p; accepts NULL. */
+void cl_transport_destroy(cl_transport_t **self_p, int linger_ms);
+
+/* This peer's full announced multiaddr with /p2p/<id> ("" in client mode). */
+const char *cl_transport_address(const cl_transport_t *self);
+
+/* Opens (if not open yet) our DEALER link to the peer with this key at
+   multiaddr `address` and starts the handshake.  Returns 0, or
+   COLLAB_ERR_ARG when the address cannot be used (logged). */
+int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char *address);
+
+/* True when an outbound link to key exists (in any state). */
+bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32]);
+
+/* Closes every link to key and forgets its connections. */
+void cl_transport_drop(cl_transport_t *self, const uint8_t key[32]);
+
+/* Sends m (header fields as given; run, version and length are filled in)
+   to key along the path rule.  While our link's handshake is in progress
+   the message waits in order.  Returns 0, COLLAB_ERR_PROC_FAILED when no
+   path to key exists, COLLAB_ERR_NO_MEM, or COLLAB_ERR_ARG when the
+   encoder refuses m. */
+int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m);
+
+/* Sends m back on the connection on which key's latest message arrived at
+   our ROUTER (answers to JOIN from peers that are not members).  Falls
+   back to cl_transport_send.  Same returns. */
+int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m);
+
+/* Polls the transport's sockets together with the caller's extra items
+   for up to timeout_ms (-1 = forever), handles what is ready, calling fn
+   for every event, and leaves the extra items' revents set.  Returns the
+   number of ready extra items, or -1 when the ZeroMQ context is being
+   terminated. */
+int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, long timeout_ms,
+                      cl_tp_handler_fn *fn, void *ctx);
+
+/* Ignores every message of key (and refuses its connections) for
+   `seconds`. */
+void cl_transport_ban(cl_transport_t *self, const uint8_t key[32], double seconds);
+
+/* Malformed messages dropped so far. */
+uint64_t cl_transport_malformed(const cl_transport_t *self);
+
+#endif

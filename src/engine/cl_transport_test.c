@@ -1,0 +1,255 @@
+/*  cl_transport_test.c - selftest of links, handshake and paths over loopback.
+
+    Several transports in one process (the first one serves ZAP for all):
+    public-to-public links both ways, a client-mode peer reached through
+    the ROUTER, a peer with the wrong swarm key, a peer of another run, a
+    raw CurveZMQ client sending garbage (dropped, counted, banned), and a
+    closed connection reported at once.  Every wait has a deadline.
+*/
+#include "engine/cl_transport.h"
+
+#include "engine/cl_handshake.h"
+#include "mpi_collab.h"
+#include "util/cl_identity.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <string.h>
+
+static int s_failures = 0;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            s_failures++;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+typedef struct {
+    const char *name;
+    cl_identity_t *id;
+    cl_transport_t *tp;
+    int up_in, up_out, down, refused, refuse_reason, msgs;
+    uint64_t last_progress;
+    uint8_t last_from[32];
+    bool last_client;
+} node_t;
+
+static void handler(void *ctx, const cl_tp_event_t *ev)
+{
+    node_t *n = ctx;
+    switch (ev->kind) {
+    case CL_TP_UP:
+        if (ev->inbound) {
+            n->up_in++;
+            n->last_client = ev->client;
+        } else {
+            n->up_out++;
+        }
+        memcpy(n->last_from, ev->key, 32);
+        break;
+    case CL_TP_DOWN:
+        n->down++;
+        memcpy(n->last_from, ev->key, 32);
+        break;
+    case CL_TP_REFUSED:
+        n->refused++;
+        n->refuse_reason = ev->reason;
+        break;
+    case CL_TP_MESSAGE:
+        n->msgs++;
+        memcpy(n->last_from, ev->key, 32);
+        if (ev->msg->hdr.type == CL_MSG_HEARTBEAT)
+            n->last_progress = ev->msg->u.heartbeat.progress;
+        break;
+    }
+}
+
+static node_t *s_nodes[8];
+static int s_nnodes = 0;
+
+static void pump_once(void)
+{
+    for (int i = 0; i < s_nnodes; i++)
+        if (s_nodes[i]->tp != NULL)
+            cl_transport_poll(s_nodes[i]->tp, NULL, 0, 5, handler, s_nodes[i]);
+}
+
+/* Polls every node until *flag >= want or 5 s pass. */
+static bool pump_until(int *flag, int want)
+{
+    int64_t end = zclock_mono() + 5000;
+    while (*flag < want && zclock_mono() < end)
+        pump_once();
+    return *flag >= want;
+}
+
+static bool node_init(node_t *n, const char *name, bool client, const char *run, const char *key)
+{
+    memset(n, 0, sizeof *n);
+    n->name = name;
+    char err[256];
+    n->id = cl_identity_new(NULL, err, sizeof err);
+    if (n->id == NULL) {
+        fprintf(stderr, "identity: %s\n", err);
+        return false;
+    }
+    cl_transport_config_t cfg = {.identity = n->id,
+                                 .listen = "/ip4/127.0.0.1/tcp/0",
+                                 .client_mode = client,
+                                 .run_id = run,
+                                 .swarm_key = key,
+                                 .ban_seconds = 30};
+    n->tp = cl_transport_new(&cfg, err, sizeof err);
+    if (n->tp == NULL) {
+        fprintf(stderr, "transport %s: %s\n", name, err);
+        return false;
+    }
+    s_nodes[s_nnodes++] = n;
+    return true;
+}
+
+static int send_hb(node_t *from, node_t *to, uint64_t progress)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_HEARTBEAT;
+    m.u.heartbeat.epoch = 1;
+    m.u.heartbeat.progress = progress;
+    return cl_transport_send(from->tp, cl_identity_public_key(to->id), &m);
+}
+
+int main(void)
+{
+    zsys_handler_set(NULL);
+    static node_t a, b, c, d, e;
+    CHECK(node_init(&a, "a", false, "run1", "secret"));
+    CHECK(node_init(&b, "b", false, "run1", "secret"));
+    CHECK(node_init(&c, "c", true, "run1", "secret"));
+    CHECK(s_failures == 0);
+    if (s_failures > 0)
+        return 1;
+    CHECK(strstr(cl_transport_address(a.tp), "/ip4/127.0.0.1/tcp/") != NULL);
+    CHECK(strstr(cl_transport_address(a.tp), cl_identity_peer_id(a.id)) != NULL);
+    CHECK(strcmp(cl_transport_address(c.tp), "") == 0);
+
+    /* b -> a: messages sent before the handshake wait, in order. */
+    CHECK(cl_transport_connect(b.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    CHECK(send_hb(&b, &a, 1) == 0);
+    CHECK(send_hb(&b, &a, 2) == 0);
+    CHECK(pump_until(&a.msgs, 2));
+    CHECK(a.up_in == 1 && b.up_out == 1 && !a.last_client);
+    CHECK(a.last_progress == 2);
+    CHECK(memcmp(a.last_from, cl_identity_public_key(b.id), 32) == 0);
+
+    /* a -> b: a learnt b's address from its HELLO and opens its own link. */
+    CHECK(send_hb(&a, &b, 7) == 0);
+    CHECK(pump_until(&b.msgs, 1));
+    CHECK(b.last_progress == 7 && a.up_out == 1 && b.up_in == 1);
+
+    /* Client mode: c reaches a over its DEALER, a answers over its ROUTER. */
+    CHECK(send_hb(&a, &c, 1) == COLLAB_ERR_PROC_FAILED); /* no path yet */
+    CHECK(cl_transport_connect(c.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    CHECK(send_hb(&c, &a, 3) == 0);
+    CHECK(pump_until(&a.msgs, 3));
+    CHECK(a.last_client && a.last_progress == 3);
+    CHECK(send_hb(&a, &c, 9) == 0);
+    CHECK(pump_until(&c.msgs, 1));
+    CHECK(c.last_progress == 9);
+    CHECK(!cl_transport_has_link(a.tp, cl_identity_public_key(c.id)));
+
+    /* Wrong swarm key: a refuses d's proof; d refuses a's first. */
+    CHECK(node_init(&d, "d", false, "run1", "other"));
+    CHECK(cl_transport_connect(d.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    CHECK(send_hb(&d, &a, 5) == 0);
+    CHECK(pump_until(&d.refused, 1));
+    CHECK(d.refuse_reason == CL_REFUSE_AUTH);
+    for (int i = 0; i < 20; i++)
+        pump_once();
+    CHECK(a.last_progress != 5);
+
+    /* Another run: refused with reason RUN. */
+    CHECK(node_init(&e, "e", false, "run2", "secret"));
+    CHECK(cl_transport_connect(e.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    CHECK(pump_until(&e.refused, 1));
+    CHECK(e.refuse_reason == CL_REFUSE_RUN);
+
+    /* Garbage from a raw CurveZMQ client: dropped, counted, sender banned. */
+    uint64_t bad0 = cl_transport_malformed(a.tp);
+    zcert_t *cert = zcert_new();
+    zsock_t *raw = zsock_new(ZMQ_DEALER);
+    zcert_apply(cert, raw);
+    zsock_set_curve_serverkey_bin(raw, cl_identity_public_key(a.id));
+    const char *aa = cl_transport_address(a.tp);
+    const char *port = strstr(aa, "/tcp/") + 5;
+    zsock_connect(raw, "tcp://127.0.0.1:%d", atoi(port));
+    zstr_sendx(raw, "garbage", "more", NULL);
+    int64_t end = zclock_mono() + 5000;
+    while (cl_transport_malformed(a.tp) == bad0 && zclock_mono() < end)
+        pump_once();
+    CHECK(cl_transport_malformed(a.tp) == bad0 + 1);
+    /* A valid-looking header with a bad body is malformed too, but the
+       sender is banned now: nothing more is counted from it. */
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    cl_wire_hdr_t h = {.version = 1, .type = CL_MSG_HEARTBEAT, .length = 3};
+    cl_wire_hdr_encode(&h, hdr);
+    zmsg_t *zm = zmsg_new();
+    zmsg_addmem(zm, hdr, sizeof hdr);
+    zmsg_addmem(zm, "abc", 3);
+    zmsg_send(&zm, raw);
+    for (int i = 0; i < 20; i++)
+        pump_once();
+    CHECK(cl_transport_malformed(a.tp) == bad0 + 1);
+    zsock_destroy(&raw);
+    zcert_destroy(&cert);
+
+    /* A closed connection is reported at once: destroy b; a's link to b
+       goes down. */
+    int down0 = a.down;
+    cl_transport_destroy(&b.tp, 0);
+    CHECK(pump_until(&a.down, down0 + 1));
+    CHECK(memcmp(a.last_from, cl_identity_public_key(b.id), 32) == 0);
+    CHECK(!cl_transport_has_link(a.tp, cl_identity_public_key(b.id)));
+
+    /* Banning by hand drops messages. */
+    cl_transport_ban(a.tp, cl_identity_public_key(c.id), 30);
+    int m0 = a.msgs;
+    CHECK(send_hb(&c, &a, 11) == 0);
+    for (int i = 0; i < 20; i++)
+        pump_once();
+    CHECK(a.msgs == m0);
+
+    /* Handshake helpers. */
+    uint8_t k1[32], k2[32], k3[32], mac[32], ck[32] = {1}, sk[32] = {2}, cn[32] = {3},
+                                                sn[32] = {4};
+    cl_hs_derive("x", "run", k1);
+    cl_hs_derive("y", "run", k2);
+    cl_hs_derive("x", "other", k3);
+    CHECK(memcmp(k1, k2, 32) != 0 && memcmp(k1, k3, 32) != 0);
+    cl_hs_mac(k1, "AUTH", ck, sk, cn, sn, mac);
+    CHECK(cl_hs_verify(k1, "AUTH", ck, sk, cn, sn, mac));
+    CHECK(!cl_hs_verify(k2, "AUTH", ck, sk, cn, sn, mac));
+    CHECK(!cl_hs_verify(k1, "WELCOME", ck, sk, cn, sn, mac));
+    sn[0] ^= 1;
+    CHECK(!cl_hs_verify(k1, "AUTH", ck, sk, cn, sn, mac));
+    CHECK(cl_hs_pick_version(1, 1, 1, 3) == 1);
+    CHECK(cl_hs_pick_version(1, 4, 2, 3) == 3);
+    CHECK(cl_hs_pick_version(1, 1, 2, 3) == 0);
+
+    node_t *all[] = {&a, &b, &c, &d, &e};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        cl_transport_destroy(&all[i]->tp, 0);
+        cl_identity_destroy(&all[i]->id);
+    }
+    if (s_failures > 0) {
+        fprintf(stderr, "cl_transport_test: %d failures\n", s_failures);
+        return 1;
+    }
+    printf("cl_transport_test: ok\n");
+    return 0;
+}

@@ -1,0 +1,767 @@
+/*  cl_wire.c - encoder and decoder of docs/wire.md.
+
+    The decoder walks the body with a cursor that knows how many bytes are
+    left; every read checks first, a failed read poisons the cursor, and a
+    body is accepted only when the cursor ends exactly at the end with no
+    failure.  Field values are range-checked here, so code that receives a
+    decoded message can trust its fields' ranges (not their meaning: a rank
+    may still be unknown, a key still a stranger's).
+*/
+#include "engine/cl_wire.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t s_magic[4] = {0x43, 0x4C, 0x41, 0x42}; /* "CLAB" */
+
+/* ---------------------------------------------------------------------- */
+/* Little-endian helpers. */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading cursor. */
+
+typedef struct {
+    const uint8_t *p; /* next byte */
+    size_t left;      /* bytes left */
+    bool bad;         /* a read failed or a value was out of range */
+} rd_t;
+
+static const uint8_t *rd_take(rd_t *r, size_t n)
+{
+    if (r->bad || r->left < n) {
+        r->bad = true;
+        return NULL;
+    }
+    const uint8_t *p = r->p;
+    r->p += n;
+    r->left -= n;
+    return p;
+}
+
+static uint8_t rd_u8(rd_t *r)
+{
+    const uint8_t *p = rd_take(r, 1);
+    return p != NULL ? p[0] : 0;
+}
+
+static uint16_t rd_u16(rd_t *r)
+{
+    const uint8_t *p = rd_take(r, 2);
+    return p != NULL ? get_u16(p) : 0;
+}
+
+static uint32_t rd_u32(rd_t *r)
+{
+    const uint8_t *p = rd_take(r, 4);
+    return p != NULL ? get_u32(p) : 0;
+}
+
+static uint64_t rd_u64(rd_t *r)
+{
+    const uint8_t *p = rd_take(r, 8);
+    return p != NULL ? get_u64(p) : 0;
+}
+
+static int32_t rd_i32(rd_t *r)
+{
+    return (int32_t)rd_u32(r);
+}
+
+static double rd_f64(rd_t *r)
+{
+    uint64_t bits = rd_u64(r);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+static void rd_bytes(rd_t *r, uint8_t *out, size_t n)
+{
+    const uint8_t *p = rd_take(r, n);
+    if (p != NULL)
+        memcpy(out, p, n);
+    else
+        memset(out, 0, n);
+}
+
+/* Reads a str field; points *s at it (not NUL-terminated) and *n at its
+   length.  Rejects lengths over CL_WIRE_STR_MAX and NUL bytes inside. */
+static void rd_str_ref(rd_t *r, const uint8_t **s, size_t *n)
+{
+    uint16_t len = rd_u16(r);
+    *s = NULL;
+    *n = 0;
+    if (len > CL_WIRE_STR_MAX) {
+        r->bad = true;
+        return;
+    }
+    const uint8_t *p = rd_take(r, len);
+    if (p == NULL)
+        return;
+    if (memchr(p, 0, len) != NULL) {
+        r->bad = true;
+        return;
+    }
+    *s = p;
+    *n = len;
+}
+
+static void rd_str(rd_t *r, char out[CL_WIRE_STR_MAX + 1])
+{
+    const uint8_t *s;
+    size_t n;
+    rd_str_ref(r, &s, &n);
+    if (s != NULL)
+        memcpy(out, s, n);
+    out[s != NULL ? n : 0] = '\0';
+}
+
+static void rd_check(rd_t *r, bool ok)
+{
+    if (!ok)
+        r->bad = true;
+}
+
+static bool weight_ok(double w)
+{
+    return isfinite(w) && w > 0.0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Growable write buffer. */
+
+typedef struct {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    bool oom; /* an allocation failed */
+    bool bad; /* a field was out of range */
+} wr_t;
+
+static uint8_t *wr_room(wr_t *w, size_t n)
+{
+    if (w->oom || w->bad)
+        return NULL;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap > 0 ? w->cap : 64;
+        while (cap < w->len + n)
+            cap *= 2;
+        uint8_t *d = realloc(w->data, cap);
+        if (d == NULL) {
+            w->oom = true;
+            return NULL;
+        }
+        w->data = d;
+        w->cap = cap;
+    }
+    uint8_t *p = w->data + w->len;
+    w->len += n;
+    return p;
+}
+
+static void wr_u8(wr_t *w, uint8_t v)
+{
+    uint8_t *p = wr_room(w, 1);
+    if (p != NULL)
+        p[0] = v;
+}
+
+static void wr_u16(wr_t *w, uint16_t v)
+{
+    uint8_t *p = wr_room(w, 2);
+    if (p != NULL)
+        put_u16(p, v);
+}
+
+static void wr_u32(wr_t *w, uint32_t v)
+{
+    uint8_t *p = wr_room(w, 4);
+    if (p != NULL)
+        put_u32(p, v);
+}
+
+static void wr_u64(wr_t *w, uint64_t v)
+{
+    uint8_t *p = wr_room(w, 8);
+    if (p != NULL)
+        put_u64(p, v);
+}
+
+static void wr_f64(wr_t *w, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    wr_u64(w, bits);
+}
+
+static void wr_bytes(wr_t *w, const void *src, size_t n)
+{
+    uint8_t *p = wr_room(w, n);
+    if (p != NULL && n > 0)
+        memcpy(p, src, n);
+}
+
+static void wr_str(wr_t *w, const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    if (n > CL_WIRE_STR_MAX) {
+        w->bad = true;
+        return;
+    }
+    wr_u16(w, (uint16_t)n);
+    wr_bytes(w, s, n);
+}
+
+static void wr_check(wr_t *w, bool ok)
+{
+    if (!ok)
+        w->bad = true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Header. */
+
+void cl_wire_hdr_encode(const cl_wire_hdr_t *h, uint8_t out[CL_WIRE_HDR_SIZE])
+{
+    memcpy(out, s_magic, 4);
+    out[4] = h->version;
+    out[5] = h->type;
+    out[6] = h->sub;
+    out[7] = h->flags;
+    put_u64(out + 8, h->run);
+    put_u64(out + 16, h->comm);
+    put_u64(out + 24, h->epoch);
+    put_u64(out + 32, h->seq);
+    put_u32(out + 40, h->signature);
+    put_u32(out + 44, h->part);
+    put_u32(out + 48, h->chunk);
+    put_u32(out + 52, h->aux);
+    put_u64(out + 56, h->length);
+}
+
+static bool type_known(int t)
+{
+    switch (t) {
+    case CL_MSG_HELLO:
+    case CL_MSG_WELCOME:
+    case CL_MSG_REFUSE:
+    case CL_MSG_AUTH:
+    case CL_MSG_JOIN:
+    case CL_MSG_JOIN_REPLY:
+    case CL_MSG_VIEW:
+    case CL_MSG_HEARTBEAT:
+    case CL_MSG_SUSPECT:
+    case CL_MSG_GOODBYE:
+    case CL_MSG_MATCH:
+    case CL_MSG_UPDATE:
+    case CL_MSG_COLL:
+    case CL_MSG_P2P:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
+{
+    memset(h, 0, sizeof *h);
+    if (buf == NULL || len != CL_WIRE_HDR_SIZE)
+        return CL_WIRE_ESIZE;
+    if (memcmp(buf, s_magic, 4) != 0)
+        return CL_WIRE_EMAGIC;
+    h->version = buf[4];
+    h->type = buf[5];
+    h->sub = buf[6];
+    h->flags = buf[7];
+    h->run = get_u64(buf + 8);
+    h->comm = get_u64(buf + 16);
+    h->epoch = get_u64(buf + 24);
+    h->seq = get_u64(buf + 32);
+    h->signature = get_u32(buf + 40);
+    h->part = get_u32(buf + 44);
+    h->chunk = get_u32(buf + 48);
+    h->aux = get_u32(buf + 52);
+    h->length = get_u64(buf + 56);
+    if (!type_known(h->type))
+        return CL_WIRE_ETYPE;
+    /* HELLO and REFUSE have a frozen layout: any version may send them. */
+    bool frozen = h->type == CL_MSG_HELLO || h->type == CL_MSG_REFUSE;
+    if (h->version < CL_WIRE_MIN_VERSION || (!frozen && h->version > CL_WIRE_VERSION))
+        return CL_WIRE_EVERSION;
+    if (h->flags != 0)
+        return CL_WIRE_EFLAGS;
+    if (h->type == CL_MSG_P2P && h->aux > CL_WIRE_TAG_MAX)
+        return CL_WIRE_EBODY;
+    if (h->type == CL_MSG_P2P && h->part > (uint32_t)INT32_MAX)
+        return CL_WIRE_EBODY;
+    return CL_WIRE_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Bodies. */
+
+static int cmp_key(const void *a, const void *b)
+{
+    return memcmp(a, b, 32);
+}
+
+static int decode_view(rd_t *r, cl_wire_view_t *v)
+{
+    v->epoch = rd_u64(r);
+    v->world_size = rd_i32(r);
+    v->strict = rd_u8(r);
+    v->compression = rd_u8(r);
+    v->flags = rd_u8(r);
+    v->count = rd_u32(r);
+    rd_check(r, v->epoch >= 1);
+    rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
+    rd_check(r, v->strict <= 1 && v->compression <= 2);
+    rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
+    /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
+       cannot hold before allocating anything. */
+    rd_check(r, (uint64_t)v->count * 47u <= r->left);
+    if (r->bad) {
+        v->count = 0;
+        return CL_WIRE_EBODY;
+    }
+    /* One block: entries, then their NUL-terminated addresses. */
+    size_t strbytes = r->left + v->count; /* upper bound: every byte left, plus NULs */
+    size_t total = (size_t)v->count * sizeof(cl_wire_member_t) + strbytes;
+    uint8_t *block = malloc(total);
+    if (block == NULL) {
+        v->count = 0;
+        return CL_WIRE_ENOMEM;
+    }
+    v->members = (cl_wire_member_t *)block;
+    char *strs = (char *)(block + (size_t)v->count * sizeof(cl_wire_member_t));
+    size_t used = 0;
+    for (uint32_t i = 0; i < v->count && !r->bad; i++) {
+        cl_wire_member_t *m = &v->members[i];
+        rd_bytes(r, m->key, 32);
+        m->rank = rd_i32(r);
+        m->flags = rd_u8(r);
+        m->weight = rd_f64(r);
+        const uint8_t *s;
+        size_t n;
+        rd_str_ref(r, &s, &n);
+        if (r->bad)
+            break;
+        rd_check(r, m->rank >= 0 && m->rank < v->world_size);
+        rd_check(r, (m->flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) == 0);
+        rd_check(r, weight_ok(m->weight));
+        /* Sorted by rank, ranks unique. */
+        rd_check(r, i == 0 || v->members[i - 1].rank < m->rank);
+        if (used + n + 1 > strbytes) { /* cannot happen given the bound */
+            r->bad = true;
+            break;
+        }
+        memcpy(strs + used, s, n);
+        strs[used + n] = '\0';
+        m->address = strs + used;
+        used += n + 1;
+    }
+    /* Keys unique: sort-free check is quadratic, so compare over a copy
+       sorted by key only when the count is large. */
+    if (!r->bad && v->count > 1) {
+        if (v->count <= 64) {
+            for (uint32_t i = 0; i < v->count && !r->bad; i++)
+                for (uint32_t j = i + 1; j < v->count; j++)
+                    if (memcmp(v->members[i].key, v->members[j].key, 32) == 0) {
+                        r->bad = true;
+                        break;
+                    }
+        } else {
+            uint8_t *keys = malloc((size_t)v->count * 32);
+            if (keys == NULL) {
+                free(v->members);
+                v->members = NULL;
+                v->count = 0;
+                return CL_WIRE_ENOMEM;
+            }
+            for (uint32_t i = 0; i < v->count; i++)
+                memcpy(keys + (size_t)i * 32, v->members[i].key, 32);
+            qsort(keys, v->count, 32, cmp_key);
+            for (uint32_t i = 1; i < v->count; i++)
+                if (memcmp(keys + (size_t)(i - 1) * 32, keys + (size_t)i * 32, 32) == 0) {
+                    r->bad = true;
+                    break;
+                }
+            free(keys);
+        }
+    }
+    if (r->bad) {
+        free(v->members);
+        v->members = NULL;
+        v->count = 0;
+        return CL_WIRE_EBODY;
+    }
+    return CL_WIRE_OK;
+}
+
+int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t blen,
+                   cl_wire_msg_t *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = cl_wire_hdr_decode(hdr, hlen, &out->hdr);
+    if (rc != CL_WIRE_OK)
+        return rc;
+    if (out->hdr.length != (uint64_t)blen)
+        return CL_WIRE_ELENGTH;
+    if (blen > 0 && body == NULL)
+        return CL_WIRE_ELENGTH;
+    rd_t r = {body, blen, false};
+    rd_t *rp = &r;
+    switch (out->hdr.type) {
+    case CL_MSG_HELLO: {
+        cl_wire_hello_t *h = &out->u.hello;
+        h->max_version = rd_u16(rp);
+        h->min_version = rd_u16(rp);
+        rd_bytes(rp, h->key, 32);
+        rd_bytes(rp, h->nonce, 32);
+        h->flags = rd_u8(rp);
+        rd_str(rp, h->address);
+        rd_check(rp, h->min_version >= 1 && h->min_version <= h->max_version);
+        rd_check(rp, (h->flags & ~CL_HELLO_CLIENT) == 0);
+        break;
+    }
+    case CL_MSG_WELCOME:
+        out->u.welcome.version = rd_u16(rp);
+        rd_bytes(rp, out->u.welcome.nonce, 32);
+        rd_bytes(rp, out->u.welcome.mac, 32);
+        rd_check(rp, out->u.welcome.version >= 1);
+        break;
+    case CL_MSG_REFUSE: {
+        cl_wire_refuse_t *f = &out->u.refuse;
+        f->reason = rd_u16(rp);
+        f->max_version = rd_u16(rp);
+        f->min_version = rd_u16(rp);
+        rd_str(rp, f->text);
+        rd_check(rp, f->reason >= CL_REFUSE_VERSION && f->reason <= CL_REFUSE_BUSY);
+        rd_check(rp, f->min_version >= 1 && f->min_version <= f->max_version);
+        break;
+    }
+    case CL_MSG_AUTH:
+        rd_bytes(rp, out->u.auth.mac, 32);
+        break;
+    case CL_MSG_JOIN: {
+        cl_wire_join_t *j = &out->u.join;
+        j->rank = rd_i32(rp);
+        j->weight = rd_f64(rp);
+        j->flags = rd_u8(rp);
+        j->world_size = rd_i32(rp);
+        j->strict = rd_u8(rp);
+        j->compression = rd_u8(rp);
+        rd_str(rp, j->address);
+        rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
+        rd_check(rp, weight_ok(j->weight));
+        rd_check(rp, (j->flags & ~0x0fu) == 0);
+        rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
+        rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        break;
+    }
+    case CL_MSG_JOIN_REPLY: {
+        cl_wire_join_reply_t *j = &out->u.join_reply;
+        j->status = rd_u8(rp);
+        rd_bytes(rp, j->key, 32);
+        rd_str(rp, j->address);
+        j->world_size = rd_i32(rp);
+        j->strict = rd_u8(rp);
+        j->compression = rd_u8(rp);
+        rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_CONFLICT);
+        rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
+        rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        rd_check(rp, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
+        break;
+    }
+    case CL_MSG_VIEW:
+        rc = decode_view(rp, &out->u.view);
+        if (rc == CL_WIRE_ENOMEM) {
+            cl_wire_msg_clear(out);
+            return rc;
+        }
+        break;
+    case CL_MSG_HEARTBEAT:
+        out->u.heartbeat.epoch = rd_u64(rp);
+        out->u.heartbeat.progress = rd_u64(rp);
+        break;
+    case CL_MSG_SUSPECT:
+        rd_bytes(rp, out->u.suspect.key, 32);
+        out->u.suspect.reason = rd_u8(rp);
+        rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
+                         out->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+        break;
+    case CL_MSG_GOODBYE:
+    case CL_MSG_MATCH:
+        break;
+    case CL_MSG_UPDATE:
+        out->u.update.weight = rd_f64(rp);
+        rd_check(rp, weight_ok(out->u.update.weight));
+        break;
+    case CL_MSG_COLL:
+    case CL_MSG_P2P:
+        out->payload = body;
+        out->payload_len = blen;
+        rp->left = 0;
+        break;
+    default:
+        return CL_WIRE_ETYPE; /* unreachable: the header check knows the types */
+    }
+    if (rp->bad || rp->left != 0) {
+        cl_wire_msg_clear(out);
+        return CL_WIRE_EBODY;
+    }
+    return CL_WIRE_OK;
+}
+
+void cl_wire_msg_clear(cl_wire_msg_t *m)
+{
+    if (m == NULL)
+        return;
+    if (m->hdr.type == CL_MSG_VIEW)
+        free(m->u.view.members);
+    memset(m, 0, sizeof *m);
+}
+
+static void encode_view(wr_t *w, const cl_wire_view_t *v)
+{
+    wr_check(w, v->epoch >= 1);
+    wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
+    wr_check(w, v->strict <= 1 && v->compression <= 2);
+    wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
+    wr_u64(w, v->epoch);
+    wr_u32(w, (uint32_t)v->world_size);
+    wr_u8(w, v->strict);
+    wr_u8(w, v->compression);
+    wr_u8(w, v->flags);
+    wr_u32(w, v->count);
+    for (uint32_t i = 0; i < v->count && !w->bad && !w->oom; i++) {
+        const cl_wire_member_t *m = &v->members[i];
+        wr_check(w, m->rank >= 0 && m->rank < v->world_size);
+        wr_check(w, i == 0 || v->members[i - 1].rank < m->rank);
+        wr_check(w, (m->flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) == 0);
+        wr_check(w, weight_ok(m->weight));
+        wr_bytes(w, m->key, 32);
+        wr_u32(w, (uint32_t)m->rank);
+        wr_u8(w, m->flags);
+        wr_f64(w, m->weight);
+        wr_str(w, m->address);
+    }
+}
+
+int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    wr_t w = {0};
+    switch (m->hdr.type) {
+    case CL_MSG_HELLO: {
+        const cl_wire_hello_t *h = &m->u.hello;
+        wr_check(&w, h->min_version >= 1 && h->min_version <= h->max_version);
+        wr_check(&w, (h->flags & ~CL_HELLO_CLIENT) == 0);
+        wr_u16(&w, h->max_version);
+        wr_u16(&w, h->min_version);
+        wr_bytes(&w, h->key, 32);
+        wr_bytes(&w, h->nonce, 32);
+        wr_u8(&w, h->flags);
+        wr_str(&w, h->address);
+        break;
+    }
+    case CL_MSG_WELCOME:
+        wr_check(&w, m->u.welcome.version >= 1);
+        wr_u16(&w, m->u.welcome.version);
+        wr_bytes(&w, m->u.welcome.nonce, 32);
+        wr_bytes(&w, m->u.welcome.mac, 32);
+        break;
+    case CL_MSG_REFUSE: {
+        const cl_wire_refuse_t *f = &m->u.refuse;
+        wr_check(&w, f->reason >= CL_REFUSE_VERSION && f->reason <= CL_REFUSE_BUSY);
+        wr_check(&w, f->min_version >= 1 && f->min_version <= f->max_version);
+        wr_u16(&w, f->reason);
+        wr_u16(&w, f->max_version);
+        wr_u16(&w, f->min_version);
+        wr_str(&w, f->text);
+        break;
+    }
+    case CL_MSG_AUTH:
+        wr_bytes(&w, m->u.auth.mac, 32);
+        break;
+    case CL_MSG_JOIN: {
+        const cl_wire_join_t *j = &m->u.join;
+        wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
+        wr_check(&w, weight_ok(j->weight));
+        wr_check(&w, (j->flags & ~0x0fu) == 0);
+        wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
+        wr_check(&w, j->strict <= 1 && j->compression <= 2);
+        wr_u32(&w, (uint32_t)j->rank);
+        wr_f64(&w, j->weight);
+        wr_u8(&w, j->flags);
+        wr_u32(&w, (uint32_t)j->world_size);
+        wr_u8(&w, j->strict);
+        wr_u8(&w, j->compression);
+        wr_str(&w, j->address);
+        break;
+    }
+    case CL_MSG_JOIN_REPLY: {
+        const cl_wire_join_reply_t *j = &m->u.join_reply;
+        wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_CONFLICT);
+        wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
+        wr_check(&w, j->strict <= 1 && j->compression <= 2);
+        wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
+        wr_u8(&w, j->status);
+        wr_bytes(&w, j->key, 32);
+        wr_str(&w, j->address);
+        wr_u32(&w, (uint32_t)j->world_size);
+        wr_u8(&w, j->strict);
+        wr_u8(&w, j->compression);
+        break;
+    }
+    case CL_MSG_VIEW:
+        encode_view(&w, &m->u.view);
+        break;
+    case CL_MSG_HEARTBEAT:
+        wr_u64(&w, m->u.heartbeat.epoch);
+        wr_u64(&w, m->u.heartbeat.progress);
+        break;
+    case CL_MSG_SUSPECT:
+        wr_check(&w, m->u.suspect.reason >= CL_SUSPECT_SILENT &&
+                         m->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+        wr_bytes(&w, m->u.suspect.key, 32);
+        wr_u8(&w, m->u.suspect.reason);
+        break;
+    case CL_MSG_GOODBYE:
+    case CL_MSG_MATCH:
+        break;
+    case CL_MSG_UPDATE:
+        wr_check(&w, weight_ok(m->u.update.weight));
+        wr_f64(&w, m->u.update.weight);
+        break;
+    case CL_MSG_COLL:
+    case CL_MSG_P2P:
+        wr_check(&w, m->payload != NULL || m->payload_len == 0);
+        wr_bytes(&w, m->payload, m->payload_len);
+        break;
+    default:
+        w.bad = true;
+        break;
+    }
+    if (w.oom || w.bad) {
+        free(w.data);
+        return w.oom ? CL_WIRE_ENOMEM : CL_WIRE_EBODY;
+    }
+    *out = w.data;
+    *outlen = w.len;
+    return CL_WIRE_OK;
+}
+
+const char *cl_wire_strerror(int err)
+{
+    switch (err) {
+    case CL_WIRE_OK:
+        return "ok";
+    case CL_WIRE_ESIZE:
+        return "header frame has the wrong size";
+    case CL_WIRE_EMAGIC:
+        return "wrong magic";
+    case CL_WIRE_EVERSION:
+        return "unsupported protocol version";
+    case CL_WIRE_ETYPE:
+        return "unknown message type";
+    case CL_WIRE_EFLAGS:
+        return "reserved header bits set";
+    case CL_WIRE_ELENGTH:
+        return "length field differs from the body size";
+    case CL_WIRE_EBODY:
+        return "malformed body";
+    case CL_WIRE_ENOMEM:
+        return "out of memory";
+    default:
+        return "unknown wire error";
+    }
+}
+
+const char *cl_wire_type_name(int type)
+{
+    switch (type) {
+    case CL_MSG_HELLO:
+        return "HELLO";
+    case CL_MSG_WELCOME:
+        return "WELCOME";
+    case CL_MSG_REFUSE:
+        return "REFUSE";
+    case CL_MSG_AUTH:
+        return "AUTH";
+    case CL_MSG_JOIN:
+        return "JOIN";
+    case CL_MSG_JOIN_REPLY:
+        return "JOIN_REPLY";
+    case CL_MSG_VIEW:
+        return "VIEW";
+    case CL_MSG_HEARTBEAT:
+        return "HEARTBEAT";
+    case CL_MSG_SUSPECT:
+        return "SUSPECT";
+    case CL_MSG_GOODBYE:
+        return "GOODBYE";
+    case CL_MSG_MATCH:
+        return "MATCH";
+    case CL_MSG_UPDATE:
+        return "UPDATE";
+    case CL_MSG_COLL:
+        return "COLL";
+    case CL_MSG_P2P:
+        return "P2P";
+    default:
+        return "unknown";
+    }
+}
+
+uint64_t cl_wire_run_hash(const char *run_id)
+{
+    uint8_t h[32];
+    const char *s = run_id != NULL ? run_id : "";
+    crypto_generichash(h, sizeof h, (const uint8_t *)s, strlen(s), NULL, 0);
+    return get_u64(h);
+}

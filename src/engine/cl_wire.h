@@ -1,0 +1,220 @@
+/*  cl_wire.h - the wire codec: the only code that reads network bytes.
+
+    Encodes and decodes the messages of docs/wire.md: a fixed 64-byte
+    header frame and a typed body frame.  Decoding checks every field
+    before use and never trusts a length; anything that does not decode
+    exactly is rejected with a reason code, and the caller drops the
+    message and bans its sender.
+*/
+#ifndef CL_WIRE_H_INCLUDED
+#define CL_WIRE_H_INCLUDED
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CL_WIRE_VERSION 1         /* the version this code writes */
+#define CL_WIRE_MIN_VERSION 1     /* the lowest version this code reads */
+#define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
+#define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
+#define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
+#define CL_WIRE_WORLD_MAX (1 << 20) /* largest world size on the wire */
+#define CL_WIRE_TAG_MAX 0x7fffffffu /* largest P2P tag */
+
+typedef enum {
+    CL_MSG_HELLO = 1,
+    CL_MSG_WELCOME = 2,
+    CL_MSG_REFUSE = 3,
+    CL_MSG_AUTH = 4,
+    CL_MSG_JOIN = 10,
+    CL_MSG_JOIN_REPLY = 11,
+    CL_MSG_VIEW = 12,
+    CL_MSG_HEARTBEAT = 13,
+    CL_MSG_SUSPECT = 14,
+    CL_MSG_GOODBYE = 15,
+    CL_MSG_MATCH = 16,
+    CL_MSG_UPDATE = 17,
+    CL_MSG_COLL = 20,
+    CL_MSG_P2P = 21,
+} cl_msg_type_t;
+
+/* Decoder results (0 = ok).  Every one but CL_WIRE_ENOMEM means the input
+   is malformed. */
+typedef enum {
+    CL_WIRE_OK = 0,
+    CL_WIRE_ESIZE = -1,    /* header frame is not CL_WIRE_HDR_SIZE bytes */
+    CL_WIRE_EMAGIC = -2,   /* wrong magic */
+    CL_WIRE_EVERSION = -3, /* version this code does not read */
+    CL_WIRE_ETYPE = -4,    /* unknown message type */
+    CL_WIRE_EFLAGS = -5,   /* reserved bits set */
+    CL_WIRE_ELENGTH = -6,  /* length field differs from the body size */
+    CL_WIRE_EBODY = -7,    /* body truncated, too long, or a field out of range */
+    CL_WIRE_ENOMEM = -8,   /* allocation failed (not the sender's fault) */
+} cl_wire_err_t;
+
+/* REFUSE reasons. */
+enum { CL_REFUSE_VERSION = 1, CL_REFUSE_RUN = 2, CL_REFUSE_AUTH = 3, CL_REFUSE_BANNED = 4,
+       CL_REFUSE_BUSY = 5 };
+/* JOIN_REPLY statuses. */
+enum { CL_JOIN_NOT_MEMBER = 1, CL_JOIN_STANDBY = 2, CL_JOIN_REDIRECT = 3, CL_JOIN_CONFLICT = 4 };
+/* SUSPECT reasons. */
+enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
+       CL_SUSPECT_MISMATCH = 4 };
+/* Flag bits. */
+#define CL_HELLO_CLIENT 0x01u
+#define CL_JOIN_CLIENT 0x01u
+#define CL_JOIN_WORLD_SET 0x02u
+#define CL_JOIN_STRICT_SET 0x04u
+#define CL_JOIN_COMPRESSION_SET 0x08u
+#define CL_VIEW_GROUP_CLOSED 0x01u
+#define CL_MEMBER_CLIENT 0x01u
+#define CL_MEMBER_IN_GROUP 0x02u
+
+typedef struct {
+    uint8_t version;     /* protocol version of the message */
+    uint8_t type;        /* cl_msg_type_t */
+    uint8_t sub;         /* collective message type (COLL) */
+    uint8_t flags;       /* reserved, 0 */
+    uint64_t run;        /* run-id hash */
+    uint64_t comm;       /* communicator id */
+    uint64_t epoch;      /* sender's view epoch */
+    uint64_t seq;        /* collective sequence number */
+    uint32_t signature;  /* collective signature */
+    uint32_t part;       /* part index / P2P source comm rank */
+    uint32_t chunk;      /* chunk index */
+    uint32_t aux;        /* algorithm field / P2P tag */
+    uint64_t length;     /* body bytes */
+} cl_wire_hdr_t;
+
+typedef struct {
+    uint16_t max_version;              /* highest version spoken */
+    uint16_t min_version;              /* lowest version spoken */
+    uint8_t key[32];                   /* sender's public key */
+    uint8_t nonce[32];                 /* fresh random bytes */
+    uint8_t flags;                     /* CL_HELLO_CLIENT */
+    char address[CL_WIRE_STR_MAX + 1]; /* announced multiaddr, "" for clients */
+} cl_wire_hello_t;
+
+typedef struct {
+    uint16_t version;  /* version chosen */
+    uint8_t nonce[32]; /* server nonce */
+    uint8_t mac[32];   /* server proof */
+} cl_wire_welcome_t;
+
+typedef struct {
+    uint16_t reason;                /* CL_REFUSE_* */
+    uint16_t max_version;           /* refuser's version range */
+    uint16_t min_version;
+    char text[CL_WIRE_STR_MAX + 1]; /* one line for the log */
+} cl_wire_refuse_t;
+
+typedef struct {
+    uint8_t mac[32]; /* client proof */
+} cl_wire_auth_t;
+
+typedef struct {
+    int32_t rank;                      /* preferred rank or -1 */
+    double weight;                     /* > 0, finite */
+    uint8_t flags;                     /* CL_JOIN_* */
+    int32_t world_size;                /* 1 .. CL_WIRE_WORLD_MAX */
+    uint8_t strict;                    /* 0 / 1 */
+    uint8_t compression;               /* 0 / 1 / 2 */
+    char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
+} cl_wire_join_t;
+
+typedef struct {
+    uint8_t status;                    /* CL_JOIN_NOT_MEMBER ... */
+    uint8_t key[32];                   /* coordinator (REDIRECT) */
+    char address[CL_WIRE_STR_MAX + 1]; /* coordinator (REDIRECT) */
+    int32_t world_size;                /* swarm settings (CONFLICT, STANDBY) or 0 */
+    uint8_t strict;
+    uint8_t compression;
+} cl_wire_join_reply_t;
+
+typedef struct {
+    uint8_t key[32];     /* public key */
+    int32_t rank;        /* world rank */
+    uint8_t flags;       /* CL_MEMBER_* */
+    double weight;       /* averaging weight */
+    const char *address; /* NUL-terminated; owned by the view */
+} cl_wire_member_t;
+
+typedef struct {
+    uint64_t epoch;             /* >= 1 */
+    int32_t world_size;         /* 1 .. CL_WIRE_WORLD_MAX */
+    uint8_t strict;             /* 0 / 1 */
+    uint8_t compression;        /* 0 / 1 / 2 */
+    uint8_t flags;              /* CL_VIEW_GROUP_CLOSED */
+    uint32_t count;             /* entries in members */
+    cl_wire_member_t *members;  /* sorted by rank; decoder-allocated (cl_wire_msg_clear) */
+} cl_wire_view_t;
+
+typedef struct {
+    uint64_t epoch;    /* sender's view epoch */
+    uint64_t progress; /* collectives completed */
+} cl_wire_heartbeat_t;
+
+typedef struct {
+    uint8_t key[32]; /* suspected member */
+    uint8_t reason;  /* CL_SUSPECT_* */
+} cl_wire_suspect_t;
+
+typedef struct {
+    double weight; /* > 0, finite */
+} cl_wire_update_t;
+
+/* A decoded message.  For COLL and P2P, payload points into the caller's
+   body buffer (valid as long as that buffer). */
+typedef struct {
+    cl_wire_hdr_t hdr;
+    union {
+        cl_wire_hello_t hello;
+        cl_wire_welcome_t welcome;
+        cl_wire_refuse_t refuse;
+        cl_wire_auth_t auth;
+        cl_wire_join_t join;
+        cl_wire_join_reply_t join_reply;
+        cl_wire_view_t view;
+        cl_wire_heartbeat_t heartbeat;
+        cl_wire_suspect_t suspect;
+        cl_wire_update_t update;
+    } u;
+    const uint8_t *payload; /* COLL / P2P body */
+    size_t payload_len;
+} cl_wire_msg_t;
+
+/* Writes the 64-byte header (h->length is written as given). */
+void cl_wire_hdr_encode(const cl_wire_hdr_t *h, uint8_t out[CL_WIRE_HDR_SIZE]);
+
+/* Checks and reads a header frame of len bytes.  Checks magic, version,
+   type and flags, not the length field (see cl_wire_decode).  Returns 0 or
+   a cl_wire_err_t. */
+int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h);
+
+/* Decodes a whole message: header frame and body frame.  Returns 0 with
+   *out filled (release with cl_wire_msg_clear), or a cl_wire_err_t with
+   *out cleared.  Never reads outside the given buffers. */
+int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t blen,
+                   cl_wire_msg_t *out);
+
+/* Frees what cl_wire_decode allocated inside *m (view members); zeroes *m.
+   Accepts a zeroed or already cleared message. */
+void cl_wire_msg_clear(cl_wire_msg_t *m);
+
+/* Encodes the body of m (by m->hdr.type) into a malloc'ed buffer that the
+   caller owns (*out may be NULL when *outlen is 0).  For COLL and P2P the
+   body is m->payload.  Returns 0, CL_WIRE_ENOMEM, or CL_WIRE_EBODY when a
+   field is out of range (the encoder refuses to send what the decoder
+   would reject). */
+int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen);
+
+/* Short English text for a cl_wire_err_t. */
+const char *cl_wire_strerror(int err);
+
+/* Name of a message type ("HELLO", ...) or "unknown". */
+const char *cl_wire_type_name(int type);
+
+/* The run hash of docs/wire.md: first 8 bytes (LE) of BLAKE2b-256(run_id). */
+uint64_t cl_wire_run_hash(const char *run_id);
+
+#endif

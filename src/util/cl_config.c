@@ -1,0 +1,570 @@
+/*  cl_config.c - the one table that reads the environment.
+
+    CL_CONFIG_VARS below is the only list of COLLAB_* variables in the
+    project: name, default as shown to users, parser and one line of help.
+    It expands into the public table (cl_config_table, checked against the
+    README and docs/config.md by tests) and into the parser array used by
+    cl_config_load_env.
+
+    Loading runs in three passes over a private copy of the values:
+      1. every COLLAB_* name in the environment must be in the table (a
+         typo is an error, with a suggestion when a known name is close);
+      2. each variable that is set goes through its parser, in table order;
+      3. checks that involve several variables (rank below world size,
+         group bounds, client mode against listen addresses, ...).
+    The first problem stops the load with one line in err of the form
+    "COLLAB_X='value': expected ...".  The value is quoted through
+    cl_text_quote, and the swarm key is never printed.  On error *cfg is
+    left zeroed; secrets are wiped on every path.
+
+    Numbers are parsed by hand (cl_config_value.c): strtol/strtod accept
+    leading blanks, signs, hex, "inf" and depend on the C locale, none of
+    which belongs in a configuration value.
+*/
+#define _GNU_SOURCE
+#include "util/cl_config.h"
+
+#include "util/cl_addr.h"
+#include "util/cl_config_value.h"
+#include "util/cl_log.h"
+#include "util/cl_text.h"
+
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+extern char **environ;
+
+#define CL_QUOTE_MAX 100    /* characters of a value shown in a message */
+#define CL_WORLD_MAX 65536  /* largest COLLAB_WORLD_SIZE */
+#define CL_RUN_ID_MAX 128   /* longest COLLAB_RUN_ID */
+#define CL_PATH_MAX 4095    /* longest file name accepted */
+#define CL_STEP_MAX 1000000 /* largest COLLAB_COLLECTIVES_PER_STEP */
+#define CL_WEIGHT_MAX 1e9   /* largest COLLAB_WEIGHT */
+
+/* A parser checks one value and stores it in *cfg.  On error it writes
+   the reason, starting with "expected", into why and returns -1. */
+typedef int(cl_config_parser_t)(const char *value, cl_config_t *cfg, char *why, size_t whylen);
+
+static int __attribute__((format(printf, 3, 4)))
+s_why(char *why, size_t whylen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int
+s_strdup(const char *value, char **dest, char *why, size_t whylen)
+{
+    char *copy = strdup(value);
+    if (copy == NULL)
+        return s_why(why, whylen, "out of memory");
+    free(*dest);
+    *dest = copy;
+    return 0;
+}
+
+static int
+s_path(const char *value, char **dest, const char *what, char *why, size_t whylen)
+{
+    if (value[0] == '\0' || strlen(value) > CL_PATH_MAX)
+        return s_why(why, whylen, "expected %s (1 to %d bytes)", what, CL_PATH_MAX);
+    return s_strdup(value, dest, why, whylen);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parsers, one per variable, in table order. */
+
+static int
+p_initial_peers(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    cl_addr_t *list = NULL;
+    size_t n = 0;
+    char reason[600];
+    if (cl_addr_parse_list(value, true, &list, &n, reason, sizeof reason) != 0)
+        return s_why(why, whylen, "expected addresses like /ip4/203.0.113.7/tcp/31337/p2p/<peer id>: %s",
+                     reason);
+    free(list);
+    if (n == 0)
+        return s_why(why, whylen,
+                     "expected one or more addresses of live peers (unset the variable to start "
+                     "a new swarm)");
+    return s_strdup(value, &cfg->initial_peers, why, whylen);
+}
+
+/* Shared by LISTEN and ANNOUNCE: a multiaddr without /p2p (our own id is
+   added by the engine). */
+static int
+s_own_address(const char *value, bool bindable, char **dest, char *why, size_t whylen)
+{
+    cl_addr_t a;
+    char reason[400];
+    const char *example = bindable ? "/ip4/0.0.0.0/tcp/31337" : "/ip4/203.0.113.7/tcp/31337";
+    if (cl_addr_parse(value, &a, reason, sizeof reason) != 0)
+        return s_why(why, whylen, "expected an address like %s: %s", example, reason);
+    if (a.has_key)
+        return s_why(why, whylen,
+                     "expected an address without /p2p/ (this peer's id comes from its keys)");
+    if (bindable && a.family == CL_ADDR_DNS)
+        return s_why(why, whylen, "expected an /ip4 or /ip6 address to listen on, like %s",
+                     example);
+    return s_strdup(value, dest, why, whylen);
+}
+
+static int
+p_listen(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_own_address(value, true, &cfg->listen, why, whylen);
+}
+
+static int
+p_announce(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_own_address(value, false, &cfg->announce, why, whylen);
+}
+
+static int
+p_client_mode(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_bool(value, &cfg->client_mode, why, whylen);
+}
+
+static int
+p_identity(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_path(value, &cfg->identity, "the path of a key file", why, whylen);
+}
+
+static int
+p_run_id(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    size_t n = strlen(value);
+    bool ok = n >= 1 && n <= CL_RUN_ID_MAX;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = value[i] > 0x20 && value[i] < 0x7f;
+    if (!ok)
+        return s_why(why, whylen,
+                     "expected 1 to %d printable ASCII characters without spaces",
+                     CL_RUN_ID_MAX);
+    return s_strdup(value, &cfg->run_id, why, whylen);
+}
+
+static int
+p_world_size(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
+        return -1;
+    cfg->world_size = (int)v;
+    cfg->world_size_set = true;
+    return 0;
+}
+
+static int
+p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    /* The bound against the world size is checked once both are known. */
+    if (cl_config_value_int(value, 0, CL_WORLD_MAX - 1, &v, why, whylen) != 0)
+        return -1;
+    cfg->rank = (int)v;
+    return 0;
+}
+
+static int
+p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    if (cl_config_value_int(value, 1, CL_STEP_MAX, &v, why, whylen) != 0)
+        return -1;
+    cfg->collectives_per_step = (int)v;
+    return 0;
+}
+
+static int
+p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
+        return -1;
+    cfg->min_group = (int)v;
+    return 0;
+}
+
+static int
+p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
+        return -1;
+    cfg->target_group = (int)v;
+    return 0;
+}
+
+static int
+p_matchmaking_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_seconds(value, &cfg->matchmaking_time, why, whylen);
+}
+
+static int
+p_timeout(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_seconds(value, &cfg->timeout, why, whylen);
+}
+
+static int
+p_compression(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    static const char *const names[] = {"none", "fp16", "int8"};
+    for (int i = 0; i < 3; i++) {
+        if (strcasecmp(value, names[i]) == 0) {
+            cfg->compression = i;
+            cfg->compression_set = true;
+            return 0;
+        }
+    }
+    return s_why(why, whylen, "expected none, fp16 or int8");
+}
+
+static int
+p_swarm_key(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_key(value, &cfg->swarm_key, why, whylen);
+}
+
+static int
+p_swarm_key_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cfg->swarm_key != NULL) /* SWARM_KEY comes first in the table */
+        return s_why(why, whylen,
+                     "expected only one of COLLAB_SWARM_KEY and COLLAB_SWARM_KEY_FILE, not both");
+    return cl_config_value_key_file(value, &cfg->swarm_key, why, whylen);
+}
+
+static int
+p_weight(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    double v;
+    if (cl_config_value_number(value, &v) != 0 || !(v > 0) || v > CL_WEIGHT_MAX)
+        return s_why(why, whylen, "expected a number greater than 0 and at most %g, like 1 or 32",
+                     CL_WEIGHT_MAX);
+    cfg->weight = v;
+    return 0;
+}
+
+static int
+p_strict(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cl_config_value_bool(value, &cfg->strict, why, whylen) != 0)
+        return -1;
+    cfg->strict_set = true;
+    return 0;
+}
+
+static int
+p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    static const struct {
+        const char *name;
+        cl_log_level_t level;
+    } levels[] = {{"error", CL_LOG_ERROR}, {"warn", CL_LOG_WARN}, {"warning", CL_LOG_WARN},
+                  {"info", CL_LOG_INFO},   {"debug", CL_LOG_DEBUG}};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        if (strcasecmp(value, levels[i].name) == 0) {
+            cfg->log_level = (int)levels[i].level;
+            return 0;
+        }
+    }
+    return s_why(why, whylen, "expected error, warn, info or debug");
+}
+
+static int
+p_log_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_path(value, &cfg->log_file, "the path of a file (unset the variable for stderr)",
+                  why, whylen);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The table.  Order matters only where a parser looks at an earlier
+   variable (SWARM_KEY before SWARM_KEY_FILE). */
+
+#define CL_CONFIG_VARS(X)                                                                          \
+    X("COLLAB_INITIAL_PEERS", "none (this peer starts a new swarm)", p_initial_peers,             \
+      "addresses of live peers (/ip4/<ip>/tcp/<port>/p2p/<peer id>), space or comma separated")   \
+    X("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/0 (all interfaces, a free port)", p_listen,              \
+      "address to listen on, e.g. /ip4/0.0.0.0/tcp/31337")                                         \
+    X("COLLAB_ANNOUNCE", "the listen address", p_announce,                                        \
+      "address other peers should use to reach this one (public address behind NAT)")            \
+    X("COLLAB_CLIENT_MODE", "0", p_client_mode,                                                    \
+      "1: accept no connections, only connect out (behind NAT or a firewall)")                    \
+    X("COLLAB_IDENTITY", "none (fresh keys at each start)", p_identity,                           \
+      "key file, created (mode 0600) if missing; a restart keeps peer id and rank")               \
+    X("COLLAB_RUN_ID", "default", p_run_id,                                                        \
+      "experiment name (1-128 printable characters); different runs never mix")                   \
+    X("COLLAB_WORLD_SIZE", "64 (collab-run: -n)", p_world_size,                                   \
+      "nominal MPI_Comm_size, 1-65536; fixed by the peer that founds the swarm")                  \
+    X("COLLAB_RANK", "lowest free rank", p_rank, "preferred rank, below the world size")          \
+    X("COLLAB_COLLECTIVES_PER_STEP", "learned from the program", p_collectives_per_step,          \
+      "collectives in one training step, when the period cannot be learned")                      \
+    X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")           \
+    X("COLLAB_TARGET_GROUP", "64", p_target_group,                                                 \
+      "group size at which a leader closes matchmaking at once")                                   \
+    X("COLLAB_MATCHMAKING_TIME", "5", p_matchmaking_time,                                          \
+      "seconds a leader waits for followers (\"0.5\", \"250ms\")")                                 \
+    X("COLLAB_TIMEOUT", "5", p_timeout,                                                            \
+      "seconds of silence before a peer counts as failed; floor of data deadlines")               \
+    X("COLLAB_COMPRESSION", "none", p_compression,                                                 \
+      "none, fp16 or int8: wire format of float SUM payloads (swarm-wide)")                        \
+    X("COLLAB_SWARM_KEY", "none (open swarm)", p_swarm_key,                                       \
+      "shared secret (16 bytes or more): peers without it cannot join")                          \
+    X("COLLAB_SWARM_KEY_FILE", "none", p_swarm_key_file,                                           \
+      "file holding the shared secret (mode 0600; a trailing newline is ignored)")                \
+    X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
+    X("COLLAB_STRICT", "0", p_strict,                                                              \
+      "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")   \
+    X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
+    X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")
+
+#define CL_ENTRY(name, def, parser, help) {name, def, help},
+#define CL_PARSER(name, def, parser, help) parser,
+
+static const cl_config_entry_t s_entries[] = {CL_CONFIG_VARS(CL_ENTRY)};
+static cl_config_parser_t *const s_parsers[] = {CL_CONFIG_VARS(CL_PARSER)};
+#define CL_NVARS (sizeof s_entries / sizeof s_entries[0])
+
+const cl_config_entry_t *
+cl_config_table(size_t *n)
+{
+    if (n != NULL)
+        *n = CL_NVARS;
+    return s_entries;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Loading. */
+
+/* Writes "NAME='value': reason" into err; secret values are not shown. */
+static int
+s_report(char *err, size_t errlen, const char *name, const char *value, const char *reason)
+{
+    if (err == NULL || errlen == 0)
+        return -1;
+    bool secret = strstr(name, "KEY") != NULL || strstr(name, "SECRET") != NULL ||
+                  strstr(name, "PASS") != NULL || strstr(name, "TOKEN") != NULL;
+    if (secret && strcmp(name, "COLLAB_SWARM_KEY_FILE") != 0) {
+        snprintf(err, errlen, "%s=(%zu bytes, not shown): %s", name, strlen(value), reason);
+    } else {
+        char quoted[CL_QUOTE_MAX * 4 + 8];
+        cl_text_quote(value, CL_QUOTE_MAX, quoted, sizeof quoted);
+        snprintf(err, errlen, "%s='%s': %s", name, quoted, reason);
+    }
+    return -1;
+}
+
+/* The value of name in envp (first match), or NULL. */
+static const char *
+s_lookup(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (char *const *e = envp; *e != NULL; e++) {
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    }
+    return NULL;
+}
+
+/* The known name closest to an unknown one, or NULL when none is close. */
+static const char *
+s_suggest(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    const char *tail = name + strlen("COLLAB_");
+    for (size_t i = 0; i < CL_NVARS; i++) {
+        const char *known = s_entries[i].name;
+        size_t d = cl_text_distance(name, known);
+        /* "COLLAB_PEERS" is far from "COLLAB_INITIAL_PEERS" in edits but
+           clearly meant; count a contained tail as close. */
+        if (strlen(tail) >= 4 && strstr(known, tail) != NULL && d > 3)
+            d = 3;
+        if (d < best_d) {
+            best_d = d;
+            best = known;
+        }
+    }
+    return best_d <= 3 ? best : NULL;
+}
+
+static int
+s_check_names(char *const *envp, char *err, size_t errlen)
+{
+    for (char *const *e = envp; *e != NULL; e++) {
+        if (strncmp(*e, "COLLAB_", 7) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL)
+            continue;
+        char name[160];
+        size_t n = (size_t)(eq - *e);
+        if (n >= sizeof name) {
+            char quoted[80];
+            snprintf(err, errlen, "%s: unknown variable (name too long)",
+                     cl_text_quote(*e, 40, quoted, sizeof quoted));
+            return -1;
+        }
+        memcpy(name, *e, n);
+        name[n] = '\0';
+        bool known = false;
+        for (size_t i = 0; i < CL_NVARS && !known; i++)
+            known = strcmp(name, s_entries[i].name) == 0;
+        if (known)
+            continue;
+        char qname[200], reason[200];
+        cl_text_quote(name, 40, qname, sizeof qname);
+        const char *hint = s_suggest(name);
+        if (hint != NULL)
+            snprintf(reason, sizeof reason, "unknown variable; did you mean %s?", hint);
+        else
+            snprintf(reason, sizeof reason, "unknown variable (not an mpicollab setting)");
+        return s_report(err, errlen, qname, eq + 1, reason);
+    }
+    return 0;
+}
+
+static void
+s_defaults(cl_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->world_size = 64;
+    cfg->rank = -1;
+    cfg->min_group = 1;
+    cfg->target_group = 64;
+    cfg->matchmaking_time = 5.0;
+    cfg->timeout = 5.0;
+    cfg->weight = 1.0;
+    cfg->log_level = CL_LOG_INFO;
+}
+
+/* Checks between variables.  Returns 0 or -1 with err filled. */
+static int
+s_check_combinations(const cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
+{
+    char reason[300];
+    if (cfg->client_mode && cfg->listen != NULL)
+        return s_report(err, errlen, "COLLAB_LISTEN", cfg->listen,
+                        "expected no listen address with COLLAB_CLIENT_MODE=1 (a client peer "
+                        "accepts no connections); unset one of them");
+    if (cfg->client_mode && cfg->announce != NULL)
+        return s_report(err, errlen, "COLLAB_ANNOUNCE", cfg->announce,
+                        "expected no announced address with COLLAB_CLIENT_MODE=1 (a client "
+                        "peer accepts no connections); unset one of them");
+    /* The world size is known when given, or when this peer founds the
+       swarm with the default; a joiner adopts the founder's and the engine
+       checks the rank again then. */
+    bool size_known = cfg->world_size_set || cfg->initial_peers == NULL;
+    const char *size_origin = cfg->world_size_set ? "COLLAB_WORLD_SIZE"
+                                                  : "the default world size (COLLAB_WORLD_SIZE)";
+    if (size_known && cfg->rank >= cfg->world_size) {
+        snprintf(reason, sizeof reason, "expected a rank from 0 to %d, below %s %d",
+                 cfg->world_size - 1, size_origin, cfg->world_size);
+        return s_report(err, errlen, "COLLAB_RANK", s_lookup(envp, "COLLAB_RANK"), reason);
+    }
+    if (cfg->min_group > cfg->target_group) {
+        snprintf(reason, sizeof reason, "expected at most COLLAB_TARGET_GROUP (%d%s)",
+                 cfg->target_group,
+                 s_lookup(envp, "COLLAB_TARGET_GROUP") == NULL ? ", its default" : "");
+        return s_report(err, errlen, "COLLAB_MIN_GROUP", s_lookup(envp, "COLLAB_MIN_GROUP"),
+                        reason);
+    }
+    if (size_known && cfg->min_group > cfg->world_size) {
+        snprintf(reason, sizeof reason,
+                 "expected at most %s %d (a group never has more members than ranks)",
+                 size_origin, cfg->world_size);
+        return s_report(err, errlen, "COLLAB_MIN_GROUP", s_lookup(envp, "COLLAB_MIN_GROUP"),
+                        reason);
+    }
+    return 0;
+}
+
+int
+cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
+{
+    static char *const empty_env[] = {NULL};
+    if (cfg == NULL) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "no configuration to fill");
+        return -1;
+    }
+    if (envp == NULL)
+        envp = empty_env;
+    s_defaults(cfg);
+    if (s_check_names(envp, err, errlen) != 0)
+        goto err_cfg;
+    for (size_t i = 0; i < CL_NVARS; i++) {
+        const char *value = s_lookup(envp, s_entries[i].name);
+        if (value == NULL)
+            continue;
+        char why[900];
+        if (strlen(value) > CL_CONFIG_VALUE_MAX) {
+            snprintf(why, sizeof why, "expected at most %d bytes", CL_CONFIG_VALUE_MAX);
+            s_report(err, errlen, s_entries[i].name, value, why);
+            goto err_cfg;
+        }
+        if (s_parsers[i](value, cfg, why, sizeof why) != 0) {
+            s_report(err, errlen, s_entries[i].name, value, why);
+            sodium_memzero(why, sizeof why);
+            goto err_cfg;
+        }
+    }
+    if (s_check_combinations(cfg, envp, err, errlen) != 0)
+        goto err_cfg;
+    if (cfg->run_id == NULL) {
+        cfg->run_id = strdup("default");
+        if (cfg->run_id == NULL) {
+            snprintf(err, errlen, "out of memory reading the configuration");
+            goto err_cfg;
+        }
+    }
+    return 0;
+err_cfg:
+    cl_config_clear(cfg);
+    return -1;
+}
+
+int
+cl_config_load(cl_config_t *cfg, char *err, size_t errlen)
+{
+    return cl_config_load_env(cfg, environ, err, errlen);
+}
+
+void
+cl_config_clear(cl_config_t *cfg)
+{
+    if (cfg == NULL)
+        return;
+    if (cfg->swarm_key != NULL)
+        sodium_memzero(cfg->swarm_key, strlen(cfg->swarm_key));
+    free(cfg->swarm_key);
+    free(cfg->initial_peers);
+    free(cfg->listen);
+    free(cfg->announce);
+    free(cfg->identity);
+    free(cfg->run_id);
+    free(cfg->log_file);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+int
+cl_config_parse_seconds(const char *text, double *out)
+{
+    char why[200];
+    return cl_config_value_seconds(text, out, why, sizeof why);
+}

@@ -1,0 +1,532 @@
+/*  cl_config_test.c - selftest of cl_config: every variable with good and
+    bad values through the real environment (setenv/unsetenv), checks that
+    span several variables, unknown names with suggestions, the swarm key
+    file rules, and that messages name the variable and the value. */
+#define _GNU_SOURCE
+#include "util/cl_config.h"
+#include "util/cl_config_value.h"
+#include "util/cl_identity.h"
+#include "util/cl_log.h"
+#include "util/cl_selftest.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char s_dir[256];
+static char s_peer[200];  /* a valid COLLAB_INITIAL_PEERS entry */
+static char s_peer2[200]; /* another one */
+
+static void
+s_clear_env(void)
+{
+    for (;;) {
+        char name[256] = "";
+        for (char **e = environ; *e != NULL; e++) {
+            if (strncmp(*e, "COLLAB_", 7) == 0) {
+                const char *eq = strchr(*e, '=');
+                size_t n = eq != NULL ? (size_t)(eq - *e) : strlen(*e);
+                if (n < sizeof name) {
+                    memcpy(name, *e, n);
+                    name[n] = '\0';
+                }
+                break;
+            }
+        }
+        if (name[0] == '\0')
+            return;
+        unsetenv(name);
+    }
+}
+
+/* Sets exactly the given NAME, value pairs (NULL-terminated) and loads. */
+static int
+s_load(cl_config_t *cfg, char *err, size_t errlen, ...)
+{
+    s_clear_env();
+    va_list ap;
+    va_start(ap, errlen);
+    for (const char *name; (name = va_arg(ap, const char *)) != NULL;) {
+        const char *value = va_arg(ap, const char *);
+        setenv(name, value, 1);
+    }
+    va_end(ap);
+    err[0] = '\0';
+    return cl_config_load(cfg, err, errlen);
+}
+
+static int
+s_is_zero(const cl_config_t *cfg)
+{
+    static const cl_config_t zero;
+    return memcmp(cfg, &zero, sizeof zero) == 0;
+}
+
+static void
+test_defaults(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.initial_peers == NULL && cfg.listen == NULL && cfg.announce == NULL);
+    CL_CHECK(!cfg.client_mode && cfg.identity == NULL);
+    CL_CHECK_STREQ(cfg.run_id, "default");
+    CL_CHECK(cfg.world_size == 64 && !cfg.world_size_set);
+    CL_CHECK(cfg.rank == -1 && cfg.collectives_per_step == 0);
+    CL_CHECK(cfg.min_group == 1 && cfg.target_group == 64);
+    CL_CHECK(cfg.matchmaking_time == 5.0 && cfg.timeout == 5.0);
+    CL_CHECK(cfg.compression == 0 && !cfg.compression_set);
+    CL_CHECK(cfg.swarm_key == NULL && cfg.weight == 1.0);
+    CL_CHECK(!cfg.strict && !cfg.strict_set);
+    CL_CHECK(cfg.log_level == CL_LOG_INFO && cfg.log_file == NULL);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_is_zero(&cfg));
+    cl_config_clear(&cfg); /* twice is fine */
+    cl_config_clear(NULL);
+    /* Variables of other programs are none of our business. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLABX", "1", "MY_COLLAB_THING", "2", NULL) == 0);
+    cl_config_clear(&cfg);
+}
+
+static void
+test_good_values(void)
+{
+    cl_config_t cfg;
+    char err[1024], peers[600];
+    snprintf(peers, sizeof peers, " %s, %s ", s_peer, s_peer2);
+    int rc = s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", peers, "COLLAB_LISTEN",
+                    "/ip4/127.0.0.1/tcp/31337", "COLLAB_ANNOUNCE", "/dns/peer.example/tcp/4000",
+                    "COLLAB_IDENTITY", "/tmp/some id.key", "COLLAB_RUN_ID", "exp-42_b/c",
+                    "COLLAB_WORLD_SIZE", "8", "COLLAB_RANK", "7", "COLLAB_COLLECTIVES_PER_STEP",
+                    "4", "COLLAB_MIN_GROUP", "2", "COLLAB_TARGET_GROUP", "2",
+                    "COLLAB_MATCHMAKING_TIME", "250ms", "COLLAB_TIMEOUT", "2.5s",
+                    "COLLAB_COMPRESSION", "FP16", "COLLAB_SWARM_KEY", "0123456789abcdef",
+                    "COLLAB_WEIGHT", "32.5", "COLLAB_STRICT", "yes", "COLLAB_LOG", "debug",
+                    "COLLAB_LOG_FILE", "/tmp/collab.log", NULL);
+    CL_CHECK(rc == 0);
+    if (rc != 0) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CL_CHECK_STREQ(cfg.initial_peers, peers);
+    CL_CHECK_STREQ(cfg.listen, "/ip4/127.0.0.1/tcp/31337");
+    CL_CHECK_STREQ(cfg.announce, "/dns/peer.example/tcp/4000");
+    CL_CHECK_STREQ(cfg.identity, "/tmp/some id.key");
+    CL_CHECK_STREQ(cfg.run_id, "exp-42_b/c");
+    CL_CHECK(cfg.world_size == 8 && cfg.world_size_set);
+    CL_CHECK(cfg.rank == 7 && cfg.collectives_per_step == 4);
+    CL_CHECK(cfg.min_group == 2 && cfg.target_group == 2);
+    CL_CHECK(fabs(cfg.matchmaking_time - 0.25) < 1e-12 && cfg.timeout == 2.5);
+    CL_CHECK(cfg.compression == 1 && cfg.compression_set);
+    CL_CHECK_STREQ(cfg.swarm_key, "0123456789abcdef");
+    CL_CHECK(cfg.weight == 32.5 && cfg.strict && cfg.strict_set);
+    CL_CHECK(cfg.log_level == CL_LOG_DEBUG);
+    CL_CHECK_STREQ(cfg.log_file, "/tmp/collab.log");
+    cl_config_clear(&cfg);
+    CL_CHECK(s_is_zero(&cfg));
+
+    /* One variable at a time: name, value, and a check of the result. */
+    const struct {
+        const char *name, *value;
+        int field; /* which field to compare */
+        double expect;
+    } cases[] = {
+        {"COLLAB_CLIENT_MODE", "1", 0, 1},      {"COLLAB_CLIENT_MODE", "TRUE", 0, 1},
+        {"COLLAB_CLIENT_MODE", "no", 0, 0},     {"COLLAB_CLIENT_MODE", "0", 0, 0},
+        {"COLLAB_STRICT", "False", 1, 0},       {"COLLAB_STRICT", "1", 1, 1},
+        {"COLLAB_WORLD_SIZE", "1", 2, 1},       {"COLLAB_WORLD_SIZE", "65536", 2, 65536},
+        {"COLLAB_WORLD_SIZE", "007", 2, 7},     {"COLLAB_RANK", "0", 3, 0},
+        {"COLLAB_RANK", "63", 3, 63},           {"COLLAB_TIMEOUT", "5", 4, 5},
+        {"COLLAB_TIMEOUT", "0.001", 4, 0.001},  {"COLLAB_TIMEOUT", "1ms", 4, 0.001},
+        {"COLLAB_TIMEOUT", "1000000", 4, 1e6},  {"COLLAB_TIMEOUT", "1e2", 4, 100},
+        {"COLLAB_TIMEOUT", ".5", 4, 0.5},       {"COLLAB_TIMEOUT", "3.", 4, 3},
+        {"COLLAB_TIMEOUT", "2.5E-1s", 4, 0.25}, {"COLLAB_WEIGHT", "1e9", 5, 1e9},
+        {"COLLAB_WEIGHT", "0.000001", 5, 1e-6}, {"COLLAB_COMPRESSION", "int8", 6, 2},
+        {"COLLAB_COMPRESSION", "none", 6, 0},   {"COLLAB_LOG", "WARN", 7, CL_LOG_WARN},
+        {"COLLAB_LOG", "warning", 7, CL_LOG_WARN}, {"COLLAB_LOG", "error", 7, CL_LOG_ERROR},
+        {"COLLAB_LOG", "info", 7, CL_LOG_INFO}, {"COLLAB_MIN_GROUP", "64", 8, 64},
+        {"COLLAB_TARGET_GROUP", "1", 9, 1},     {"COLLAB_COLLECTIVES_PER_STEP", "1000000", 10, 1e6},
+        {"COLLAB_MATCHMAKING_TIME", "0.05", 11, 0.05},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rc = s_load(&cfg, err, sizeof err, cases[i].name, cases[i].value, NULL);
+        CL_CHECK(rc == 0);
+        if (rc != 0) {
+            fprintf(stderr, "  %s\n", err);
+            continue;
+        }
+        double got = 0;
+        switch (cases[i].field) {
+        case 0: got = cfg.client_mode; break;
+        case 1: got = cfg.strict; CL_CHECK(cfg.strict_set); break;
+        case 2: got = cfg.world_size; CL_CHECK(cfg.world_size_set); break;
+        case 3: got = cfg.rank; break;
+        case 4: got = cfg.timeout; break;
+        case 5: got = cfg.weight; break;
+        case 6: got = cfg.compression; CL_CHECK(cfg.compression_set); break;
+        case 7: got = cfg.log_level; break;
+        case 8: got = cfg.min_group; break;
+        case 9: got = cfg.target_group; break;
+        case 10: got = cfg.collectives_per_step; break;
+        case 11: got = cfg.matchmaking_time; break;
+        }
+        CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
+        if (fabs(got - cases[i].expect) > 1e-12 * fabs(cases[i].expect))
+            fprintf(stderr, "  %s=%s gave %g\n", cases[i].name, cases[i].value, got);
+        cl_config_clear(&cfg);
+    }
+    /* A joiner does not know the swarm's size yet: any rank up to 65535. */
+    rc = s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", s_peer, "COLLAB_RANK", "1000",
+                "COLLAB_MIN_GROUP", "64", NULL);
+    CL_CHECK(rc == 0 && cfg.rank == 1000);
+    cl_config_clear(&cfg);
+    rc = s_load(&cfg, err, sizeof err, "COLLAB_LISTEN", "/ip6/::/tcp/0", NULL);
+    CL_CHECK(rc == 0);
+    cl_config_clear(&cfg);
+}
+
+/* Each bad setting must fail with "NAME='value': ..." naming the value
+   and a reason containing `why`, and leave cfg zeroed. */
+static void
+test_bad_values(void)
+{
+    char long_value[CL_CONFIG_VALUE_MAX + 2];
+    memset(long_value, '1', sizeof long_value - 1);
+    long_value[sizeof long_value - 1] = '\0';
+    char run_129[130];
+    memset(run_129, 'r', 129);
+    run_129[129] = '\0';
+    char no_key[200];
+    snprintf(no_key, sizeof no_key, "/ip4/127.0.0.1/tcp/5");
+
+    const struct {
+        const char *name, *value, *why;
+    } cases[] = {
+        {"COLLAB_INITIAL_PEERS", "", "one or more addresses"},
+        {"COLLAB_INITIAL_PEERS", " , ", "one or more addresses"},
+        {"COLLAB_INITIAL_PEERS", no_key, "no /p2p/"},
+        {"COLLAB_INITIAL_PEERS", "/ip4/1.2.3/tcp/5/p2p/x", "not an IPv4"},
+        {"COLLAB_INITIAL_PEERS", "localhost:5000", "does not start with '/'"},
+        {"COLLAB_LISTEN", "", "expected an address"},
+        {"COLLAB_LISTEN", "tcp://0.0.0.0:5", "expected an address"},
+        {"COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/70000", "not a port"},
+        {"COLLAB_LISTEN", "/dns/localhost/tcp/5", "/ip4 or /ip6"},
+        {"COLLAB_LISTEN", s_peer, "without /p2p/"},
+        {"COLLAB_ANNOUNCE", "/ip4/1.2.3.4/tcp/5/x", "expected an address"},
+        {"COLLAB_ANNOUNCE", s_peer, "without /p2p/"},
+        {"COLLAB_CLIENT_MODE", "", "expected 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "2", "expected 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "on", "expected 1 or 0"},
+        {"COLLAB_CLIENT_MODE", " 1", "expected 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "1 ", "expected 1 or 0"},
+        {"COLLAB_IDENTITY", "", "path of a key file"},
+        {"COLLAB_RUN_ID", "", "printable"},
+        {"COLLAB_RUN_ID", "two words", "printable"},
+        {"COLLAB_RUN_ID", "tab\there", "printable"},
+        {"COLLAB_RUN_ID", "caf\xc3\xa9", "printable"},
+        {"COLLAB_RUN_ID", run_129, "1 to 128"},
+        {"COLLAB_WORLD_SIZE", "", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "0", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "65537", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "-4", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "+4", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "4x", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "4 ", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", " 4", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "4.0", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "0x10", "integer from 1 to 65536"},
+        {"COLLAB_WORLD_SIZE", "99999999999999999999999", "integer from 1 to 65536"},
+        {"COLLAB_RANK", "-1", "integer from 0 to 65535"},
+        {"COLLAB_RANK", "64", "expected a rank from 0 to 63"},
+        {"COLLAB_RANK", "r2", "integer from 0"},
+        {"COLLAB_COLLECTIVES_PER_STEP", "0", "integer from 1 to 1000000"},
+        {"COLLAB_COLLECTIVES_PER_STEP", "1000001", "integer from 1 to 1000000"},
+        {"COLLAB_MIN_GROUP", "0", "integer from 1 to 65536"},
+        {"COLLAB_MIN_GROUP", "65", "at most COLLAB_TARGET_GROUP (64, its default)"},
+        {"COLLAB_TARGET_GROUP", "0", "integer from 1 to 65536"},
+        {"COLLAB_TARGET_GROUP", "65537", "integer from 1 to 65536"},
+        {"COLLAB_MATCHMAKING_TIME", "0", "duration in seconds"},
+        {"COLLAB_MATCHMAKING_TIME", "-1", "duration in seconds"},
+        {"COLLAB_MATCHMAKING_TIME", "5m", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "0.0009", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "0.5ms", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "1000001", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "inf", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "nan", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "1e999", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "0x10", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "5,0", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "5 s", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "s", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "ms", "duration in seconds"},
+        {"COLLAB_TIMEOUT", ".", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "1e", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "+5", "duration in seconds"},
+        {"COLLAB_TIMEOUT", "5ss", "duration in seconds"},
+        {"COLLAB_COMPRESSION", "", "none, fp16 or int8"},
+        {"COLLAB_COMPRESSION", "fp32", "none, fp16 or int8"},
+        {"COLLAB_COMPRESSION", "fp16 ", "none, fp16 or int8"},
+        {"COLLAB_WEIGHT", "0", "greater than 0"},
+        {"COLLAB_WEIGHT", "-1", "greater than 0"},
+        {"COLLAB_WEIGHT", "1e10", "greater than 0"},
+        {"COLLAB_WEIGHT", "inf", "greater than 0"},
+        {"COLLAB_WEIGHT", "NaN", "greater than 0"},
+        {"COLLAB_WEIGHT", "", "greater than 0"},
+        {"COLLAB_WEIGHT", "1/2", "greater than 0"},
+        {"COLLAB_STRICT", "strict", "expected 1 or 0"},
+        {"COLLAB_LOG", "verbose", "error, warn, info or debug"},
+        {"COLLAB_LOG", "", "error, warn, info or debug"},
+        {"COLLAB_LOG_FILE", "", "path of a file"},
+        {"COLLAB_TIMEOUT", long_value, "at most 262144 bytes"},
+        {"COLLAB_RUN_ID", "bad\nline\x1b[0m", "printable"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cl_config_t cfg;
+        char err[1024];
+        int rc = s_load(&cfg, err, sizeof err, cases[i].name, cases[i].value, NULL);
+        CL_CHECK(rc == -1);
+        if (rc != -1)
+            fprintf(stderr, "  accepted %s='%s'\n", cases[i].name, cases[i].value);
+        CL_CHECK(s_is_zero(&cfg));
+        char head[300];
+        snprintf(head, sizeof head, "%s='%.40s", cases[i].name, cases[i].value);
+        if (strspn(cases[i].value, " !#$%&()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "[]^_`abcdefghijklmnopqrstuvwxyz{|}~") ==
+            strlen(cases[i].value))
+            CL_CHECK(strncmp(err, head, strlen(head)) == 0); /* names variable and value */
+        else
+            CL_CHECK(strncmp(err, head, strlen(cases[i].name) + 2) == 0);
+        CL_CHECK_CONTAINS(err, "expected");
+        CL_CHECK_CONTAINS(err, cases[i].why);
+        CL_CHECK(strchr(err, '\n') == NULL && strchr(err, '\x1b') == NULL); /* one clean line */
+        CL_CHECK(strlen(err) < 700);
+    }
+}
+
+static void
+test_combinations(void)
+{
+    cl_config_t cfg;
+    char err[1024];
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WORLD_SIZE", "4", "COLLAB_RANK", "4", NULL) ==
+             -1);
+    CL_CHECK_STREQ(err, "COLLAB_RANK='4': expected a rank from 0 to 3, below COLLAB_WORLD_SIZE 4");
+    /* With peers to join and an explicit size, the rank is still checked. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", s_peer, "COLLAB_WORLD_SIZE",
+                    "2", "COLLAB_RANK", "2", NULL) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_RANK='2'");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MIN_GROUP", "5", "COLLAB_TARGET_GROUP", "4",
+                    NULL) == -1);
+    CL_CHECK_STREQ(err, "COLLAB_MIN_GROUP='5': expected at most COLLAB_TARGET_GROUP (4)");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MIN_GROUP", "5", "COLLAB_WORLD_SIZE", "4",
+                    NULL) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_MIN_GROUP='5': expected at most COLLAB_WORLD_SIZE 4");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "1", "COLLAB_LISTEN",
+                    "/ip4/0.0.0.0/tcp/5", NULL) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_LISTEN='/ip4/0.0.0.0/tcp/5': expected no listen address");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "1", "COLLAB_ANNOUNCE",
+                    "/ip4/1.2.3.4/tcp/5", NULL) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_ANNOUNCE='/ip4/1.2.3.4/tcp/5'");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "1", NULL) == 0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "0123456789abcdef",
+                    "COLLAB_SWARM_KEY_FILE", "/nonexistent", NULL) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_SWARM_KEY_FILE='/nonexistent': expected only one of");
+    CL_CHECK(s_is_zero(&cfg));
+}
+
+static void
+test_unknown_names(void)
+{
+    cl_config_t cfg;
+    char err[1024];
+    const struct {
+        const char *name, *value, *expect;
+    } cases[] = {
+        {"COLLAB_TIMOUT", "5", "COLLAB_TIMOUT='5': unknown variable; did you mean COLLAB_TIMEOUT?"},
+        {"COLLAB_INITIAL_PEER", "x", "did you mean COLLAB_INITIAL_PEERS?"},
+        {"COLLAB_PEERS", "x", "did you mean COLLAB_INITIAL_PEERS?"},
+        {"COLLAB_WORLDSIZE", "4", "did you mean COLLAB_WORLD_SIZE?"},
+        {"COLLAB_log", "debug", "did you mean COLLAB_LOG?"},
+        {"COLLAB_FROBNICATE", "1", "COLLAB_FROBNICATE='1': unknown variable (not an mpicollab"},
+        {"COLLAB_", "1", "COLLAB_='1': unknown variable"},
+        {"COLLAB_SWARMKEY", "hunter2hunter2hunter2", "COLLAB_SWARMKEY=(21 bytes, not shown)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CL_CHECK(s_load(&cfg, err, sizeof err, cases[i].name, cases[i].value, NULL) == -1);
+        CL_CHECK_CONTAINS(err, cases[i].expect);
+        CL_CHECK(strstr(err, "hunter2") == NULL);
+        CL_CHECK(s_is_zero(&cfg));
+    }
+    /* Unknown names are reported even when a known variable is bad too. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_TIMEOUT", "x", "COLLAB_TIMEOUTS", "5", NULL) ==
+             -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_TIMEOUTS");
+}
+
+static void
+s_write(const char *path, const char *text, size_t len, mode_t mode)
+{
+    unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CL_CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    CL_CHECK(write(fd, text, len) == (ssize_t)len);
+    CL_CHECK(fchmod(fd, mode) == 0);
+    close(fd);
+}
+
+static void
+test_swarm_key(void)
+{
+    cl_config_t cfg;
+    char err[1024], path[300];
+    snprintf(path, sizeof path, "%s/swarm.key", s_dir);
+
+    /* Inline key: at least 16 bytes, and never shown. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "short-secret", NULL) == -1);
+    CL_CHECK_STREQ(err, "COLLAB_SWARM_KEY=(12 bytes, not shown): expected a secret of 16 to "
+                        "4096 bytes");
+
+    s_write(path, "a secret of 25 characters\n", 26, 0600);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
+    CL_CHECK_STREQ(cfg.swarm_key, "a secret of 25 characters");
+    cl_config_clear(&cfg);
+    s_write(path, "a secret of 25 characters\r\n\n", 28, 0400);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
+    CL_CHECK_STREQ(cfg.swarm_key, "a secret of 25 characters");
+    cl_config_clear(&cfg);
+    s_write(path, "0123456789abcdef", 16, 0600); /* no newline, exactly 16 */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
+    cl_config_clear(&cfg);
+
+    const struct {
+        const char *text;
+        size_t len;
+        mode_t mode;
+        const char *why;
+    } cases[] = {
+        {"a secret of 25 characters\n", 26, 0644, "group and others cannot access (mode is 0644"},
+        {"a secret of 25 characters\n", 26, 0640, "mode is 0640"},
+        {"a secret of 25 characters\n", 26, 0602, "mode is 0602"},
+        {"too short\n", 10, 0600, "16 to 4096 bytes"},
+        {"", 0, 0600, "16 to 4096 bytes"},
+        {"\n\n\n", 3, 0600, "16 to 4096 bytes"},
+        {"0123456789\0abcdefgh", 19, 0600, "NUL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s_write(path, cases[i].text, cases[i].len, cases[i].mode);
+        CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
+        CL_CHECK(strncmp(err, "COLLAB_SWARM_KEY_FILE='", 23) == 0);
+        CL_CHECK_CONTAINS(err, path);
+        CL_CHECK_CONTAINS(err, cases[i].why);
+        CL_CHECK(strstr(err, "secret of 25") == NULL);
+    }
+    static char big[5000];
+    memset(big, 'k', sizeof big);
+    s_write(path, big, sizeof big, 0600);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
+    CL_CHECK_CONTAINS(err, "16 to 4096 bytes");
+    unlink(path);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
+    CL_CHECK_CONTAINS(err, "No such file or directory");
+    CL_CHECK(mkfifo(path, 0600) == 0); /* must not block */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
+    CL_CHECK_CONTAINS(err, "regular file");
+    unlink(path);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", s_dir, NULL) == -1);
+    CL_CHECK_CONTAINS(err, "regular file");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", "", NULL) == -1);
+    CL_CHECK_CONTAINS(err, "expected the path");
+}
+
+static void
+test_load_env_and_seconds(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    char *envp[] = {"PATH=/bin", "COLLAB_TIMEOUT=7", "COLLAB_TIMEOUT=8", "NOEQUALS",
+                    "COLLAB_NOEQUALS", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, envp, err, sizeof err) == 0);
+    CL_CHECK(cfg.timeout == 7.0); /* first one wins, like getenv */
+    cl_config_clear(&cfg);
+    CL_CHECK(cl_config_load_env(&cfg, NULL, err, sizeof err) == 0);
+    cl_config_clear(&cfg);
+    CL_CHECK(cl_config_load_env(NULL, envp, err, sizeof err) == -1);
+    char *bad[] = {"COLLAB_WEIGHT=0", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad, NULL, 0) == -1);
+
+    double s = 0;
+    CL_CHECK(cl_config_parse_seconds("5", &s) == 0 && s == 5.0);
+    CL_CHECK(cl_config_parse_seconds("250ms", &s) == 0 && fabs(s - 0.25) < 1e-15);
+    CL_CHECK(cl_config_parse_seconds("2s", &s) == 0 && s == 2.0);
+    CL_CHECK(cl_config_parse_seconds("0.5", &s) == 0 && s == 0.5);
+    s = 42;
+    CL_CHECK(cl_config_parse_seconds("0", &s) == -1 && s == 42);
+    CL_CHECK(cl_config_parse_seconds("", &s) == -1);
+    CL_CHECK(cl_config_parse_seconds(NULL, &s) == -1);
+    CL_CHECK(cl_config_parse_seconds("1h", &s) == -1);
+    /* Many digits do not overflow. */
+    CL_CHECK(cl_config_parse_seconds("000000000000000000000000000001.000000000000000000000000001",
+                                     &s) == 0 &&
+             fabs(s - 1.0) < 1e-12);
+    CL_CHECK(cl_config_parse_seconds("123456789012345678901234567890", &s) == -1);
+}
+
+static void
+test_table(void)
+{
+    size_t n = 0;
+    const cl_config_entry_t *t = cl_config_table(&n);
+    CL_CHECK(n == 20);
+    const char *expected[] = {"COLLAB_INITIAL_PEERS", "COLLAB_LISTEN", "COLLAB_ANNOUNCE",
+                              "COLLAB_CLIENT_MODE", "COLLAB_IDENTITY", "COLLAB_RUN_ID",
+                              "COLLAB_WORLD_SIZE", "COLLAB_RANK", "COLLAB_COLLECTIVES_PER_STEP",
+                              "COLLAB_MIN_GROUP", "COLLAB_TARGET_GROUP",
+                              "COLLAB_MATCHMAKING_TIME", "COLLAB_TIMEOUT", "COLLAB_COMPRESSION",
+                              "COLLAB_SWARM_KEY", "COLLAB_SWARM_KEY_FILE", "COLLAB_WEIGHT",
+                              "COLLAB_STRICT", "COLLAB_LOG", "COLLAB_LOG_FILE"};
+    for (size_t i = 0; i < n && i < 20; i++) {
+        CL_CHECK_STREQ(t[i].name, expected[i]);
+        CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
+        CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
+    }
+}
+
+int
+main(void)
+{
+    snprintf(s_dir, sizeof s_dir, "/tmp/cl_config_test.XXXXXX");
+    if (mkdtemp(s_dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    uint8_t key[32];
+    char id[CL_PEER_ID_MAX];
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)(200 - i);
+    cl_base58_encode(key, 32, id, sizeof id);
+    snprintf(s_peer, sizeof s_peer, "/ip4/127.0.0.1/tcp/31337/p2p/%s", id);
+    key[0] = 1;
+    cl_base58_encode(key, 32, id, sizeof id);
+    snprintf(s_peer2, sizeof s_peer2, "/dns/peer.example/tcp/1/p2p/%s", id);
+
+    test_defaults();
+    test_good_values();
+    test_bad_values();
+    test_combinations();
+    test_unknown_names();
+    test_swarm_key();
+    test_load_env_and_seconds();
+    test_table();
+    s_clear_env();
+    rmdir(s_dir);
+    return cl_selftest_end("cl_config_test");
+}

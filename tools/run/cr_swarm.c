@@ -1,0 +1,263 @@
+/*  cr_swarm.c - private key folder and loopback port picking.
+
+    Ports: a port is tried by binding a TCP socket to 127.0.0.1 without
+    SO_REUSEADDR, so a port held by anyone (listening, connected, in
+    TIME_WAIT, or bound on the wildcard address) is refused.  The socket
+    stays bound until the peers are about to start, so two peers of one
+    run can never be given the same port; every port handed out is also
+    remembered for the whole run (peers started later by chaos faults).
+*/
+#include "cr_swarm.h"
+
+#include "util/cl_identity.h"
+
+#include <fcntl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CR_PORT_LOW 20000 /* below: well-known and commonly configured ports */
+#define CR_PORT_TRIES 400
+
+struct cr_swarm {
+    char dir[PATH_MAX];  /* private folder */
+    int *held;           /* sockets holding reserved ports */
+    size_t nheld, capheld;
+    int *used;           /* every port handed out in this run */
+    size_t nused, capused;
+    int eph_lo, eph_hi;  /* kernel ephemeral port range */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void read_ephemeral_range(cr_swarm_t *self)
+{
+    self->eph_lo = 32768; /* Linux defaults */
+    self->eph_hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+    if (f == NULL)
+        return;
+    int lo, hi;
+    if (fscanf(f, "%d %d", &lo, &hi) == 2 && lo > 0 && hi <= 65535 && lo <= hi) {
+        self->eph_lo = lo;
+        self->eph_hi = hi;
+    }
+    fclose(f);
+}
+
+cr_swarm_t *cr_swarm_new(char *err, size_t errlen)
+{
+    cr_swarm_t *self = calloc(1, sizeof *self);
+    if (self == NULL) {
+        set_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || tmp[0] != '/')
+        tmp = "/tmp";
+    if ((size_t)snprintf(self->dir, sizeof self->dir, "%s/collab-run.XXXXXX", tmp) >=
+        sizeof self->dir) {
+        set_err(err, errlen, "TMPDIR is too long");
+        free(self);
+        return NULL;
+    }
+    if (mkdtemp(self->dir) == NULL) {
+        set_err(err, errlen, "cannot create a private folder in %s: %s", tmp, strerror(errno));
+        free(self);
+        return NULL;
+    }
+    if (chmod(self->dir, 0700) != 0) { /* mkdtemp already does; be explicit */
+        set_err(err, errlen, "chmod %s: %s", self->dir, strerror(errno));
+        rmdir(self->dir);
+        free(self);
+        return NULL;
+    }
+    read_ephemeral_range(self);
+    return self;
+}
+
+const char *cr_swarm_dir(const cr_swarm_t *self)
+{
+    return self->dir;
+}
+
+void cr_swarm_release_ports(cr_swarm_t *self)
+{
+    for (size_t i = 0; i < self->nheld; i++)
+        close(self->held[i]);
+    self->nheld = 0;
+}
+
+void cr_swarm_destroy(cr_swarm_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return;
+    cr_swarm_t *self = *self_p;
+    cr_swarm_release_ports(self);
+    DIR *d = opendir(self->dir);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno == EISDIR)
+                (void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        }
+        closedir(d);
+    }
+    if (rmdir(self->dir) != 0 && errno != ENOENT)
+        fprintf(stderr, "collab-run: warning: cannot remove %s: %s\n", self->dir,
+                strerror(errno));
+    free(self->held);
+    free(self->used);
+    free(self);
+    *self_p = NULL;
+}
+
+int cr_swarm_identity(cr_swarm_t *self, int slot, char *path, size_t pathlen, char *peer_id,
+                      size_t idlen, char *err, size_t errlen)
+{
+    if ((size_t)snprintf(path, pathlen, "%s/peer-%d.key", self->dir, slot) >= pathlen) {
+        set_err(err, errlen, "key file path too long");
+        return -1;
+    }
+    char why[256] = "";
+    cl_identity_t *id = cl_identity_new(path, why, sizeof why);
+    if (id == NULL) {
+        set_err(err, errlen, "cannot create the identity %s: %s", path, why);
+        return -1;
+    }
+    const char *pid = cl_identity_peer_id(id);
+    if (pid == NULL || strlen(pid) >= idlen) {
+        cl_identity_destroy(&id);
+        set_err(err, errlen, "identity %s has no usable peer id", path);
+        return -1;
+    }
+    strcpy(peer_id, pid);
+    cl_identity_destroy(&id);
+    return 0;
+}
+
+static bool was_used(const cr_swarm_t *self, int port)
+{
+    for (size_t i = 0; i < self->nused; i++)
+        if (self->used[i] == port)
+            return true;
+    return false;
+}
+
+/* Binds a socket to 127.0.0.1:port (0: kernel's choice).  Returns the fd
+   and the bound port, or -1. */
+static int try_bind(int port, int *bound)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    socklen_t alen = sizeof a;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+        close(fd);
+        return -1;
+    }
+    *bound = ntohs(a.sin_port);
+    return fd;
+}
+
+static int remember(cr_swarm_t *self, int fd, int port)
+{
+    if (self->nheld == self->capheld) {
+        size_t cap = self->capheld ? self->capheld * 2 : 16;
+        int *h = realloc(self->held, cap * sizeof *h);
+        if (h == NULL)
+            return -1;
+        self->held = h;
+        self->capheld = cap;
+    }
+    if (self->nused == self->capused) {
+        size_t cap = self->capused ? self->capused * 2 : 16;
+        int *u = realloc(self->used, cap * sizeof *u);
+        if (u == NULL)
+            return -1;
+        self->used = u;
+        self->capused = cap;
+    }
+    self->held[self->nheld++] = fd;
+    self->used[self->nused++] = port;
+    return 0;
+}
+
+int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
+{
+    /* Candidates: [CR_PORT_LOW, 65535] without the ephemeral range. */
+    int below = self->eph_lo > CR_PORT_LOW ? self->eph_lo - CR_PORT_LOW : 0;
+    int hi_start = self->eph_hi + 1 > CR_PORT_LOW ? self->eph_hi + 1 : CR_PORT_LOW;
+    int above = hi_start <= 65535 ? 65536 - hi_start : 0;
+    int total = below + above;
+    for (int t = 0; total > 0 && t < CR_PORT_TRIES; t++) {
+        uint32_t r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (uint32_t)rand();
+        int k = (int)(r % (uint32_t)total);
+        int cand = k < below ? CR_PORT_LOW + k : hi_start + (k - below);
+        if (cand < 1024 || cand > 65535 || was_used(self, cand))
+            continue;
+        int bound;
+        int fd = try_bind(cand, &bound);
+        if (fd < 0)
+            continue;
+        if (remember(self, fd, bound) != 0) {
+            close(fd);
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        *port = bound;
+        return 0;
+    }
+    /* Crowded machine: let the kernel choose. */
+    for (int t = 0; t < 16; t++) {
+        int bound;
+        int fd = try_bind(0, &bound);
+        if (fd < 0)
+            break;
+        if (was_used(self, bound)) {
+            close(fd);
+            continue;
+        }
+        if (remember(self, fd, bound) != 0) {
+            close(fd);
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        *port = bound;
+        return 0;
+    }
+    set_err(err, errlen, "cannot find a free TCP port on 127.0.0.1: %s", strerror(errno));
+    return -1;
+}
