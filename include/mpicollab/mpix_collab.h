@@ -88,7 +88,8 @@ MPICOLLAB_API int MPIX_Collab_set_weight(double weight);
 MPICOLLAB_API int PMPIX_Collab_set_weight(double weight);
 
 /* Tells which comm ranks took part in the last collective this peer
-   completed on comm: *nranks = their number, ranks[0..min(*nranks,
+   completed on comm: *nranks = their number (at most
+   MPIX_COLLAB_MAX_INFO_RANKS are reported), ranks[0..min(*nranks,
    maxranks)) = the ranks in ascending order.  If the last collective this
    peer completed ran on another communicator, or none completed yet, it
    fails with MPI_ERR_OTHER (the caller's arrays are left untouched). */

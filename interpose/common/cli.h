@@ -15,12 +15,12 @@
 #ifndef CLI_H_INCLUDED
 #define CLI_H_INCLUDED
 
-#include <mpi.h>
-#include <pthread.h>
-#include <stddef.h>
 #include "abi.h"
 #include "cli_ids.h"
 #include "mpi_collab.h"
+#include <mpi.h>
+#include <pthread.h>
+#include <stddef.h>
 
 /* ---------------------------------------------------------------------- */
 /* Objects.  Predefined objects are static (index -1); run-time objects
@@ -29,93 +29,94 @@
 typedef struct cli_attr cli_attr_t;
 
 typedef struct cli_errh {
-    int predef;                         /* CLI_ERRH_* or -1 */
-    int index;                          /* table index or -1 */
-    int refs;                           /* handle + communicators using it */
-    MPI_Comm_errhandler_function *fn;   /* user function (dynamic only) */
+    int predef;                       /* CLI_ERRH_* or -1 */
+    int index;                        /* table index or -1 */
+    int refs;                         /* handle + communicators using it */
+    MPI_Comm_errhandler_function *fn; /* user function (dynamic only) */
 } cli_errh_t;
 
 typedef struct cli_info {
-    int predef;        /* CLI_INFO_ENV or -1 */
+    int predef; /* CLI_INFO_ENV or -1 */
     int index;
     int nkeys;
-    char **keys;       /* owned, in insertion order */
-    char **vals;       /* owned */
+    char **keys; /* owned, in insertion order */
+    char **vals; /* owned */
 } cli_info_t;
 
 typedef struct cli_group {
-    int predef;        /* CLI_GROUP_EMPTY or -1 */
+    int predef; /* CLI_GROUP_EMPTY or -1 */
     int index;
-    int refs;          /* handles + internal users */
+    int refs; /* handles + internal users */
     int size;
-    int *wranks;       /* world rank of each member, owned */
+    int *wranks; /* world rank of each member, owned */
 } cli_group_t;
 
 typedef struct cli_comm {
-    int predef;               /* CLI_COMM_WORLD / CLI_COMM_SELF or -1 */
+    int predef; /* CLI_COMM_WORLD / CLI_COMM_SELF or -1 */
     int index;
-    collab_comm_t *core;      /* the core's communicator */
-    cli_errh_t *errh;         /* holds a reference */
-    cli_attr_t *attrs;        /* attribute list, in order of setting */
-    cli_info_t *hints;        /* info hints set by the program (or NULL) */
-    int revoked;              /* MPIX_Comm_revoke was called */
+    collab_comm_t *core; /* the core's communicator */
+    cli_errh_t *errh;    /* holds a reference */
+    cli_attr_t *attrs;   /* attribute list, in order of setting */
+    cli_info_t *hints;   /* info hints set by the program (or NULL) */
+    int revoked;         /* MPIX_Comm_revoke was called */
     char name[MPI_MAX_OBJECT_NAME];
 } cli_comm_t;
 
 /* MPI categories of predefined datatypes, for the op/type table. */
 enum {
-    CLI_CAT_NONE = 0,      /* no reduction defined (char, packed, LB/UB) */
-    CLI_CAT_CINT = 1,      /* C integer (and AINT/OFFSET/COUNT) */
-    CLI_CAT_FINT = 2,      /* Fortran integer */
-    CLI_CAT_FLOAT = 4,     /* floating point */
-    CLI_CAT_LOGICAL = 8,   /* C_BOOL, LOGICAL, CXX_BOOL */
-    CLI_CAT_COMPLEX = 16,  /* complex */
-    CLI_CAT_BYTE = 32,     /* MPI_BYTE */
-    CLI_CAT_PAIR = 64      /* value/index pairs for MINLOC/MAXLOC */
+    CLI_CAT_NONE = 0,     /* no reduction defined (char, packed, LB/UB) */
+    CLI_CAT_CINT = 1,     /* C integer */
+    CLI_CAT_FINT = 2,     /* Fortran integer */
+    CLI_CAT_FLOAT = 4,    /* floating point */
+    CLI_CAT_LOGICAL = 8,  /* C_BOOL, LOGICAL, CXX_BOOL */
+    CLI_CAT_COMPLEX = 16, /* complex */
+    CLI_CAT_BYTE = 32,    /* MPI_BYTE */
+    CLI_CAT_PAIR = 64,    /* value/index pairs for MINLOC/MAXLOC */
+    CLI_CAT_MULTI = 128   /* multi-language types: AINT, OFFSET, COUNT */
 };
 
 typedef struct cli_type {
-    int predef;              /* CLI_T_* or -1 */
+    int predef; /* CLI_T_* or -1 */
     int index;
-    int refs;                /* handle + types built on it */
+    int refs; /* handle + types built on it */
     int committed;
-    collab_dtype_t basic;    /* core element type */
-    MPI_Count mult;          /* core elements per element of this type */
-    MPI_Count size;          /* bytes of data in one element */
-    MPI_Count extent;        /* bytes from one element to the next */
-    MPI_Count true_extent;   /* bytes from the first to the last byte of data */
-    int category;            /* CLI_CAT_* of the underlying predefined type */
-    int base_predef;         /* the predefined type everything flattens to */
-    int combiner;            /* MPI_COMBINER_NAMED / _DUP / _CONTIGUOUS / _VECTOR */
-    MPI_Count comb_count;    /* contiguous count / vector count */
-    MPI_Count comb_block;    /* vector blocklength */
-    MPI_Count comb_stride;   /* vector stride */
-    struct cli_type *old;    /* type it was built from (holds a ref) or NULL */
+    collab_dtype_t basic;  /* core element type */
+    MPI_Count mult;        /* core elements per element of this type */
+    MPI_Count size;        /* bytes of data in one element */
+    MPI_Count extent;      /* bytes from one element to the next */
+    MPI_Count true_extent; /* bytes from the first to the last byte of data */
+    int category;          /* CLI_CAT_* of the underlying predefined type */
+    int base_predef;       /* the predefined type everything flattens to */
+    int combiner;          /* MPI_COMBINER_NAMED / _DUP / _CONTIGUOUS / _VECTOR */
+    MPI_Count comb_count;  /* contiguous count / vector count */
+    MPI_Count comb_block;  /* vector blocklength */
+    MPI_Count comb_stride; /* vector stride */
+    struct cli_type *old;  /* type it was built from (holds a ref) or NULL */
     cli_attr_t *attrs;
     char name[MPI_MAX_OBJECT_NAME];
 } cli_type_t;
 
 typedef struct cli_op {
-    int predef;                      /* collab_op_kind_t or -1 */
+    int predef; /* collab_op_kind_t or -1 */
     int index;
     int commute;
-    MPI_User_function *fn;           /* user function (int count) */
-    MPI_User_function_c *fn_c;       /* or large-count user function */
+    MPI_User_function *fn;     /* user function (int count) */
+    MPI_User_function_c *fn_c; /* or large-count user function */
 } cli_op_t;
 
 enum { CLI_KEYVAL_COMM = 1, CLI_KEYVAL_TYPE = 2 };
 
 typedef struct cli_keyval {
     int index;
-    int kind;                 /* CLI_KEYVAL_COMM or CLI_KEYVAL_TYPE */
-    int refs;                 /* handle + attributes using it */
-    void (*copy_fn)(void);    /* MPI_Comm_copy_attr_function / _Type_ (cast on call) */
+    int kind;              /* CLI_KEYVAL_COMM or CLI_KEYVAL_TYPE */
+    int refs;              /* handle + attributes using it */
+    void (*copy_fn)(void); /* MPI_Comm_copy_attr_function / _Type_ (cast on call) */
     void (*delete_fn)(void);
     void *extra;
 } cli_keyval_t;
 
 struct cli_attr {
-    cli_keyval_t *kv;         /* holds a reference */
+    cli_keyval_t *kv; /* holds a reference */
     void *value;
     struct cli_attr *next;
 };
@@ -128,22 +129,22 @@ typedef int (*cli_req_finish_fn)(cli_req_t *req, int status, collab_status_info_
 
 struct cli_req {
     int index;
-    int kind;                  /* CLI_REQ_* */
-    collab_request_t *core;    /* NULL once completed (or for done-at-start) */
-    int done;                  /* result cached in st/status */
-    int status;                /* core status of the completed operation */
-    collab_status_info_t st;   /* cached result */
-    cli_comm_t *comm;          /* communicator (for errors), may be NULL */
-    cli_req_finish_fn finish;  /* optional completion hook */
-    void *aux;                 /* owned by the hook */
-    int freed;                 /* MPI_Request_free was called */
+    int kind;                 /* CLI_REQ_* */
+    collab_request_t *core;   /* NULL once completed (or for done-at-start) */
+    int done;                 /* result cached in st/status */
+    int status;               /* core status of the completed operation */
+    collab_status_info_t st;  /* cached result */
+    cli_comm_t *comm;         /* communicator (for errors), may be NULL */
+    cli_req_finish_fn finish; /* optional completion hook */
+    void *aux;                /* owned by the hook */
+    int freed;                /* MPI_Request_free was called */
 };
 
 enum {
-    CLI_REQ_SEND,   /* p2p send: status source/tag not meaningful */
-    CLI_REQ_RECV,   /* p2p receive: status filled from the core */
-    CLI_REQ_COLL,   /* nonblocking collective */
-    CLI_REQ_DONE    /* completed when started (PROC_NULL, Imrecv, idup) */
+    CLI_REQ_SEND, /* p2p send: status source/tag not meaningful */
+    CLI_REQ_RECV, /* p2p receive: status filled from the core */
+    CLI_REQ_COLL, /* nonblocking collective */
+    CLI_REQ_DONE  /* completed when started (PROC_NULL, Imrecv, idup) */
 };
 
 typedef struct cli_msg {
@@ -157,15 +158,15 @@ typedef struct cli_msg {
 typedef struct {
     void **slots;
     int cap;
-    int hint;        /* lowest index that may be free */
+    int hint; /* lowest index that may be free */
 } cli_table_t;
 
 /* Process-wide state of the face. */
 typedef struct {
     pthread_mutex_t lock;
-    int state;                 /* CLI_STATE_* */
-    pthread_t main_thread;     /* thread that called MPI_Init */
-    int provided;              /* thread level provided */
+    int state;             /* CLI_STATE_* */
+    pthread_t main_thread; /* thread that called MPI_Init */
+    int provided;          /* thread level provided */
     cli_table_t comms, groups, types, ops, errhs, reqs, msgs, infos, keyvals;
 } cli_state_t;
 
@@ -188,8 +189,8 @@ void cli_table_remove(cli_table_t *t, int index);
 /* The call context passed by every generated binding. */
 
 typedef struct {
-    const char *name;   /* "MPI_Send" */
-    cli_comm_t *comm;   /* communicator whose handler reports errors; NULL: world */
+    const char *name; /* "MPI_Send" */
+    cli_comm_t *comm; /* communicator whose handler reports errors; NULL: world */
 } cli_call_t;
 
 #define CLI_PRE 1 /* cli_enter flag: allowed before MPI_Init / after MPI_Finalize */
@@ -237,12 +238,12 @@ void cli_log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Error handler objects. */
 cli_errh_t *cli_errh_lookup(MPI_Errhandler h, int *status);
 MPI_Errhandler cli_errh_handle(const cli_errh_t *e);
-void cli_errh_ref(cli_errh_t *e);       /* cli.lock held */
-void cli_errh_unref(cli_errh_t *e);     /* cli.lock held */
+void cli_errh_ref(cli_errh_t *e);   /* cli.lock held */
+void cli_errh_unref(cli_errh_t *e); /* cli.lock held */
 
 /* ---------------------------------------------------------------------- */
 /* Lookups of handles (cli_objects.c).  Each returns the object or NULL;
-   *why is set to CLI_H_NULL or CLI_H_BAD on failure. */
+ *why is set to CLI_H_NULL or CLI_H_BAD on failure. */
 
 cli_comm_t *cli_comm_lookup(MPI_Comm h, int *why);
 MPI_Comm cli_comm_handle(const cli_comm_t *c);
@@ -260,7 +261,7 @@ cli_msg_t *cli_msg_lookup(MPI_Message h, int *why);
 cli_keyval_t *cli_keyval_lookup(int h, int *why);
 
 /* Registers a new object in its table and returns its handle through
-   *out; returns 0 or MPI_ERR_NO_MEM (nothing registered). */
+ *out; returns 0 or MPI_ERR_NO_MEM (nothing registered). */
 int cli_comm_register(cli_comm_t *c, MPI_Comm *out);
 int cli_group_register(cli_group_t *g, MPI_Group *out);
 int cli_type_register(cli_type_t *t, MPI_Datatype *out);
@@ -284,6 +285,13 @@ int cli_group_relation(const cli_group_t *a, const cli_group_t *b);
 /* Info objects (cli_info.c): caller owns the copy (NULL when out of memory). */
 cli_info_t *cli_info_copy(const cli_info_t *src);
 void cli_info_free(cli_info_t *i);
+/* Fills MPI_INFO_ENV at MPI_Init. */
+void cli_info_env_fill(int argc, char **argv, int thread_level);
+
+/* Releases the requests the program freed with MPI_Request_free while
+   they were active, once they complete; blocking: wait for all of them
+   (MPI_Finalize). */
+void cli_req_sweep(int blocking);
 
 /* Communicators (cli_comm.c). */
 int cli_comm_wrap(cli_call_t *call, cli_comm_t *parent, collab_comm_t *core, MPI_Comm *out);
@@ -294,26 +302,31 @@ int cli_attr_copy_comm(cli_call_t *call, cli_comm_t *from, cli_comm_t *to);
 int cli_attr_delete_all_comm(cli_call_t *call, cli_comm_t *c);
 int cli_attr_copy_type(cli_call_t *call, cli_type_t *from, cli_type_t *to);
 int cli_attr_delete_all_type(cli_call_t *call, cli_type_t *t);
-void cli_keyval_unref(cli_keyval_t *k);   /* cli.lock held */
+void cli_keyval_unref(cli_keyval_t *k); /* cli.lock held */
 
 /* Datatypes (cli_type.c). */
-extern cli_type_t cli_predef_types[CLI_T_COUNT];
-void cli_type_unref(cli_type_t *t);       /* cli.lock held */
+extern cli_type_t cli_predef_types[CLI_NTYPES];
+void cli_type_unref(cli_type_t *t); /* cli.lock held */
 /* Bytes moved for count elements (count * extent), or -1 on overflow. */
 MPI_Count cli_type_bytes(const cli_type_t *t, MPI_Count count);
 /* Core elements for count elements (count * mult), or -1 on overflow. */
 MPI_Count cli_type_elems(const cli_type_t *t, MPI_Count count);
 
 /* Ops (cli_op.c): checks op against type and prepares the core op; ctx
-   receives the state a user op needs (must live until completion). */
+   receives the state a user op needs (must live until completion).  The
+   core reduces count * *cmult elements of *ctype: the type's own core
+   type, or for user ops on multi-element types a carrier type as large as
+   one element, so that the core never cuts an element in two. */
 typedef struct {
-    MPI_User_function *fn;    /* copied from the op, so MPI_Op_free may run meanwhile */
+    MPI_User_function *fn; /* copied from the op, so MPI_Op_free may run meanwhile */
     MPI_User_function_c *fn_c;
     MPI_Datatype dtype;       /* the handle the program passed */
     MPI_Count mult;           /* core elements per program element */
+    int loc_kind;             /* MINLOC/MAXLOC done by the face (2REAL...), else 0 */
+    collab_dtype_t loc_basic; /* COLLAB_FLOAT or COLLAB_DOUBLE for those */
 } cli_user_op_ctx_t;
 int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t *out,
-                   cli_user_op_ctx_t *ctx);
+                   cli_user_op_ctx_t *ctx, collab_dtype_t *ctype, MPI_Count *cmult);
 
 /* Requests (cli_request.c).  cli_req_new returns a registered request
    (handle in *out) wrapping core (may be NULL with done = 1). */

@@ -132,8 +132,7 @@ static int cli_info_arg(cli_call_t *call, MPI_Info info, cli_info_t **out)
     return MPI_SUCCESS;
 }
 
-int cli_impl_Comm_dup_with_info(cli_call_t *call, MPI_Comm comm, MPI_Info info,
-                                MPI_Comm *newcomm)
+int cli_impl_Comm_dup_with_info(cli_call_t *call, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     (void)comm;
     cli_info_t *i;
@@ -154,8 +153,8 @@ int cli_impl_Comm_idup(cli_call_t *call, MPI_Comm comm, MPI_Comm *newcomm, MPI_R
     return cli_req_done(call, CLI_REQ_COLL, call->comm, COLLAB_OK, &st, request);
 }
 
-int cli_impl_Comm_idup_with_info(cli_call_t *call, MPI_Comm comm, MPI_Info info,
-                                 MPI_Comm *newcomm, MPI_Request *request)
+int cli_impl_Comm_idup_with_info(cli_call_t *call, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                 MPI_Request *request)
 {
     int rc = cli_impl_Comm_dup_with_info(call, comm, info, newcomm);
     if (rc != MPI_SUCCESS)
@@ -198,10 +197,17 @@ int cli_impl_Comm_split_type(cli_call_t *call, MPI_Comm comm, int split_type, in
         return rc;
     if (split_type == MPI_UNDEFINED)
         return cli_split(call, -1, key, newcomm);
-    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED)
+    int one_host = split_type == MPI_COMM_TYPE_SHARED;
+#ifdef MPI_COMM_TYPE_HW_GUIDED
+    one_host |= split_type == MPI_COMM_TYPE_HW_GUIDED;
+#endif
+#ifdef OMPI_COMM_TYPE_HOST
+    one_host |= split_type == OMPI_COMM_TYPE_HOST;
+#endif
+    if (!one_host)
         return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "split_type",
-                       "%d is not supported (only MPI_COMM_TYPE_SHARED and "
-                       "MPI_COMM_TYPE_HW_GUIDED, both meaning one host)",
+                       "%d is not supported (only the split types meaning one host: "
+                       "MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED)",
                        split_type);
     /* Peers on one host share a colour: a hash of the host name. */
     char host[256] = "";
@@ -240,8 +246,7 @@ int cli_impl_Comm_create(cli_call_t *call, MPI_Comm comm, MPI_Group group, MPI_C
     cli_unlock();
     if (bad >= 0)
         return cli_err(call, MPI_ERR_GROUP, "group",
-                       "member %d (world rank %d) is not in the communicator", bad,
-                       g->wranks[bad]);
+                       "member %d (world rank %d) is not in the communicator", bad, g->wranks[bad]);
     return cli_split(call, mine >= 0 ? 0 : -1, mine, newcomm);
 }
 

@@ -36,7 +36,10 @@ typedef struct {
     const char *desc;
 } cli_class_desc_t;
 
-#define C_(n, d) {n, #n, d}
+#define C_(n, d)                                                                                   \
+    {                                                                                              \
+        n, #n, d                                                                                   \
+    }
 static const cli_class_desc_t cli_classes[] = {
     C_(MPI_SUCCESS, "no errors"),
     C_(MPI_ERR_BUFFER, "invalid buffer pointer"),
@@ -153,9 +156,9 @@ static const cli_class_desc_t *cli_class_find(int cls)
 /* Classes and codes added by the program. */
 typedef struct {
     int code;
-    int cls;        /* == code for a class */
+    int cls; /* == code for a class */
     int deleted;
-    char *str;      /* owned, or NULL */
+    char *str; /* owned, or NULL */
 } cli_ecode_t;
 
 static cli_ecode_t *cli_ecodes;
@@ -216,13 +219,20 @@ static int cli_dispatch(cli_call_t *call, int code, const char *msg)
             cls = ec ? ec->cls : code;
             cli_unlock();
         }
+        char comm_name[MPI_MAX_OBJECT_NAME + 16];
+        cli_lock();
+        if (c->name[0] != '\0')
+            snprintf(comm_name, sizeof comm_name, "%s", c->name);
+        else
+            snprintf(comm_name, sizeof comm_name, "communicator %d", c->index);
+        cli_unlock();
         if (collab_initialized() && !collab_finalized())
-            snprintf(line, sizeof line, "rank %d: fatal error in %s: %s (%s)",
-                     collab_world_rank(), call->name, msg, cli_class_name(cls));
+            snprintf(line, sizeof line, "rank %d: fatal error in %s: %s (%s)", collab_world_rank(),
+                     call->name, msg, cli_class_name(cls));
         else
             snprintf(line, sizeof line, "fatal error in %s: %s (%s)", call->name, msg,
                      cli_class_name(cls));
-        cli_abi_fatal(code, line);
+        cli_abi_fatal(code, call->name, comm_name, line);
     }
     if (predef < 0 && fn != NULL) {
         MPI_Comm h = cli_comm_handle(c);
@@ -252,27 +262,48 @@ int cli_err(cli_call_t *call, int errclass, const char *arg, const char *fmt, ..
 int cli_class_of_status(int status)
 {
     switch (status) {
-    case COLLAB_OK: return MPI_SUCCESS;
-    case COLLAB_ERR_ARG: return MPI_ERR_ARG;
-    case COLLAB_ERR_NO_MEM: return MPI_ERR_NO_MEM;
-    case COLLAB_ERR_PROC_FAILED: return CLI_ABI_ERR_PROC_FAILED;
-    case COLLAB_ERR_REVOKED: return CLI_ABI_ERR_REVOKED;
-    case COLLAB_ERR_CONFIG: return MPI_ERR_OTHER;
-    case COLLAB_ERR_NOT_INIT: return MPI_ERR_OTHER;
-    case COLLAB_ERR_INTERNAL: return MPI_ERR_INTERN;
-    case COLLAB_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
-    case COLLAB_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
-    case COLLAB_ERR_RANK: return MPI_ERR_RANK;
-    case COLLAB_ERR_ROOT: return MPI_ERR_ROOT;
-    case COLLAB_ERR_COUNT: return MPI_ERR_COUNT;
-    case COLLAB_ERR_TYPE: return MPI_ERR_TYPE;
-    case COLLAB_ERR_OP: return MPI_ERR_OP;
-    case COLLAB_ERR_TAG: return MPI_ERR_TAG;
-    case COLLAB_ERR_COMM: return MPI_ERR_COMM;
-    case COLLAB_ERR_REQUEST: return MPI_ERR_REQUEST;
-    case COLLAB_ERR_NETWORK: return MPI_ERR_OTHER;
-    case COLLAB_ERR_TIMEOUT: return MPI_ERR_OTHER;
-    default: return MPI_ERR_INTERN;
+    case COLLAB_OK:
+        return MPI_SUCCESS;
+    case COLLAB_ERR_ARG:
+        return MPI_ERR_ARG;
+    case COLLAB_ERR_NO_MEM:
+        return MPI_ERR_NO_MEM;
+    case COLLAB_ERR_PROC_FAILED:
+        return CLI_ABI_ERR_PROC_FAILED;
+    case COLLAB_ERR_REVOKED:
+        return CLI_ABI_ERR_REVOKED;
+    case COLLAB_ERR_CONFIG:
+        return MPI_ERR_OTHER;
+    case COLLAB_ERR_NOT_INIT:
+        return MPI_ERR_OTHER;
+    case COLLAB_ERR_INTERNAL:
+        return MPI_ERR_INTERN;
+    case COLLAB_ERR_UNSUPPORTED:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    case COLLAB_ERR_TRUNCATE:
+        return MPI_ERR_TRUNCATE;
+    case COLLAB_ERR_RANK:
+        return MPI_ERR_RANK;
+    case COLLAB_ERR_ROOT:
+        return MPI_ERR_ROOT;
+    case COLLAB_ERR_COUNT:
+        return MPI_ERR_COUNT;
+    case COLLAB_ERR_TYPE:
+        return MPI_ERR_TYPE;
+    case COLLAB_ERR_OP:
+        return MPI_ERR_OP;
+    case COLLAB_ERR_TAG:
+        return MPI_ERR_TAG;
+    case COLLAB_ERR_COMM:
+        return MPI_ERR_COMM;
+    case COLLAB_ERR_REQUEST:
+        return MPI_ERR_REQUEST;
+    case COLLAB_ERR_NETWORK:
+        return MPI_ERR_OTHER;
+    case COLLAB_ERR_TIMEOUT:
+        return MPI_ERR_OTHER;
+    default:
+        return MPI_ERR_INTERN;
     }
 }
 
@@ -306,10 +337,12 @@ int cli_unsupported(cli_call_t *call, MPI_Comm comm, const char *reason)
     cli_comm_t *c = cli_comm_lookup(comm, &why);
     if (c != NULL)
         call->comm = c;
+    int rc = cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, NULL, "not supported by mpicollab (%s)",
+                     reason);
+    /* The handler returned (a fatal one prints its own line). */
     if (!cli_unsupported_seen(call->name))
         cli_log_line("%s is not supported by mpicollab (%s)", call->name, reason);
-    return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, NULL, "%s is not supported by mpicollab (%s)",
-                   call->name, reason);
+    return rc;
 }
 
 int cli_unsupported_file(cli_call_t *call, const char *reason)

@@ -207,8 +207,8 @@ static int cli_expand_ranges(cli_call_t *call, const cli_group_t *g, int n, int 
         if (stride == 0 || first < 0 || first >= g->size || last < 0 || last >= g->size ||
             (stride > 0 && first > last) || (stride < 0 && first < last))
             return cli_err(call, MPI_ERR_RANK, "ranges",
-                           "triplet %d (%d, %d, %d) is invalid for a group of %d", i, first,
-                           last, stride, g->size);
+                           "triplet %d (%d, %d, %d) is invalid for a group of %d", i, first, last,
+                           stride, g->size);
         total += (last - first) / stride + 1;
         if (total > g->size)
             return cli_err(call, MPI_ERR_RANK, "ranges", "the ranges list a rank twice");
@@ -283,8 +283,7 @@ static int cli_group_setop(cli_call_t *call, MPI_Group group1, MPI_Group group2,
     return cli_group_give(call, ng, newgroup);
 }
 
-int cli_impl_Group_union(cli_call_t *call, MPI_Group group1, MPI_Group group2,
-                         MPI_Group *newgroup)
+int cli_impl_Group_union(cli_call_t *call, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return cli_group_setop(call, group1, group2, 0, newgroup);
 }

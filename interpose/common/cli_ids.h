@@ -116,7 +116,7 @@ enum {
     X(CXX_LONG_DOUBLE_COMPLEX)
 
 #define CLI_T_ENUM_(name) CLI_T_##name,
-enum { CLI_PREDEF_TYPES(CLI_T_ENUM_) CLI_T_COUNT };
+enum { CLI_PREDEF_TYPES(CLI_T_ENUM_) CLI_NTYPES };
 #undef CLI_T_ENUM_
 
 #endif

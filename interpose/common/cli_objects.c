@@ -122,7 +122,7 @@ cli_type_t *cli_type_lookup(MPI_Datatype h, int *why)
 {
     int id = 0;
     int k = cli_abi_type_decode(h, &id);
-    if (k == CLI_H_PREDEF && id >= 0 && id < CLI_T_COUNT)
+    if (k == CLI_H_PREDEF && id >= 0 && id < CLI_NTYPES)
         return &cli_predef_types[id];
     if (k == CLI_H_DYN)
         CLI_LOOKUP_DYN(types, id, why, cli_type_t);

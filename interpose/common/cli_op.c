@@ -19,21 +19,28 @@
 
 cli_op_t cli_predef_ops[COLLAB_OP_COUNT] = {
 #define O_(k) [k] = {.predef = k, .index = -1, .commute = 1}
-    O_(COLLAB_OP_SUM),    O_(COLLAB_OP_PROD),   O_(COLLAB_OP_MAX),    O_(COLLAB_OP_MIN),
-    O_(COLLAB_OP_LAND),   O_(COLLAB_OP_LOR),    O_(COLLAB_OP_LXOR),   O_(COLLAB_OP_BAND),
-    O_(COLLAB_OP_BOR),    O_(COLLAB_OP_BXOR),   O_(COLLAB_OP_MAXLOC), O_(COLLAB_OP_MINLOC),
+    O_(COLLAB_OP_SUM),     O_(COLLAB_OP_PROD),  O_(COLLAB_OP_MAX),    O_(COLLAB_OP_MIN),
+    O_(COLLAB_OP_LAND),    O_(COLLAB_OP_LOR),   O_(COLLAB_OP_LXOR),   O_(COLLAB_OP_BAND),
+    O_(COLLAB_OP_BOR),     O_(COLLAB_OP_BXOR),  O_(COLLAB_OP_MAXLOC), O_(COLLAB_OP_MINLOC),
     O_(COLLAB_OP_REPLACE), O_(COLLAB_OP_NO_OP),
 #undef O_
 };
 
 static const char *const cli_op_names[COLLAB_OP_COUNT] = {
-    [COLLAB_OP_SUM] = "MPI_SUM",       [COLLAB_OP_PROD] = "MPI_PROD",
-    [COLLAB_OP_MAX] = "MPI_MAX",       [COLLAB_OP_MIN] = "MPI_MIN",
-    [COLLAB_OP_LAND] = "MPI_LAND",     [COLLAB_OP_LOR] = "MPI_LOR",
-    [COLLAB_OP_LXOR] = "MPI_LXOR",     [COLLAB_OP_BAND] = "MPI_BAND",
-    [COLLAB_OP_BOR] = "MPI_BOR",       [COLLAB_OP_BXOR] = "MPI_BXOR",
-    [COLLAB_OP_MAXLOC] = "MPI_MAXLOC", [COLLAB_OP_MINLOC] = "MPI_MINLOC",
-    [COLLAB_OP_REPLACE] = "MPI_REPLACE", [COLLAB_OP_NO_OP] = "MPI_NO_OP",
+    [COLLAB_OP_SUM] = "MPI_SUM",
+    [COLLAB_OP_PROD] = "MPI_PROD",
+    [COLLAB_OP_MAX] = "MPI_MAX",
+    [COLLAB_OP_MIN] = "MPI_MIN",
+    [COLLAB_OP_LAND] = "MPI_LAND",
+    [COLLAB_OP_LOR] = "MPI_LOR",
+    [COLLAB_OP_LXOR] = "MPI_LXOR",
+    [COLLAB_OP_BAND] = "MPI_BAND",
+    [COLLAB_OP_BOR] = "MPI_BOR",
+    [COLLAB_OP_BXOR] = "MPI_BXOR",
+    [COLLAB_OP_MAXLOC] = "MPI_MAXLOC",
+    [COLLAB_OP_MINLOC] = "MPI_MINLOC",
+    [COLLAB_OP_REPLACE] = "MPI_REPLACE",
+    [COLLAB_OP_NO_OP] = "MPI_NO_OP",
     [COLLAB_OP_USER] = "a user-defined op",
 };
 
@@ -42,25 +49,57 @@ static int cli_op_categories(int kind)
 {
     switch (kind) {
     case COLLAB_OP_MAX:
-    case COLLAB_OP_MIN: return CLI_CAT_CINT | CLI_CAT_FINT | CLI_CAT_FLOAT;
+    case COLLAB_OP_MIN:
+        return CLI_CAT_CINT | CLI_CAT_FINT | CLI_CAT_FLOAT | CLI_CAT_MULTI;
     case COLLAB_OP_SUM:
-    case COLLAB_OP_PROD: return CLI_CAT_CINT | CLI_CAT_FINT | CLI_CAT_FLOAT | CLI_CAT_COMPLEX;
+    case COLLAB_OP_PROD:
+        return CLI_CAT_CINT | CLI_CAT_FINT | CLI_CAT_FLOAT | CLI_CAT_COMPLEX | CLI_CAT_MULTI;
     case COLLAB_OP_LAND:
     case COLLAB_OP_LOR:
-    case COLLAB_OP_LXOR: return CLI_CAT_CINT | CLI_CAT_LOGICAL;
+    case COLLAB_OP_LXOR:
+        return CLI_CAT_CINT | CLI_CAT_LOGICAL;
     case COLLAB_OP_BAND:
     case COLLAB_OP_BOR:
-    case COLLAB_OP_BXOR: return CLI_CAT_CINT | CLI_CAT_FINT | CLI_CAT_BYTE;
+    case COLLAB_OP_BXOR:
+        return CLI_CAT_CINT | CLI_CAT_FINT | CLI_CAT_BYTE | CLI_CAT_MULTI;
     case COLLAB_OP_MAXLOC:
-    case COLLAB_OP_MINLOC: return CLI_CAT_PAIR;
-    default: return 0;
+    case COLLAB_OP_MINLOC:
+        return CLI_CAT_PAIR;
+    default:
+        return 0;
     }
 }
+
+/* MINLOC / MAXLOC on Fortran pairs of reals (MPI_2REAL,
+   MPI_2DOUBLE_PRECISION), whose value and index have the same type and
+   which the core has no type for: count pairs, each carried as one
+   complex number.  Ties keep the lower index, as the standard says. */
+#define CLI_LOC_KERNEL(T)                                                                          \
+    static void cli_loc_##T(const T *in, T *io, size_t count, int max)                             \
+    {                                                                                              \
+        for (size_t i = 0; i < 2 * count; i += 2) {                                                \
+            int take = max ? in[i] > io[i] : in[i] < io[i];                                        \
+            if (take || (in[i] == io[i] && in[i + 1] < io[i + 1])) {                               \
+                io[i] = in[i];                                                                     \
+                io[i + 1] = in[i + 1];                                                             \
+            }                                                                                      \
+        }                                                                                          \
+    }
+CLI_LOC_KERNEL(float)
+CLI_LOC_KERNEL(double)
 
 /* The trampoline the core calls for user ops (on the engine thread). */
 static void cli_user_op_tramp(const void *in, void *inout, size_t count, void *ctx)
 {
     cli_user_op_ctx_t *c = ctx;
+    if (c->loc_kind != 0) {
+        int max = c->loc_kind == COLLAB_OP_MAXLOC;
+        if (c->loc_basic == COLLAB_FLOAT)
+            cli_loc_float(in, inout, count, max);
+        else
+            cli_loc_double(in, inout, count, max);
+        return;
+    }
     MPI_Count n = c->mult > 0 ? (MPI_Count)count / c->mult : 0;
     MPI_Datatype dt = c->dtype;
     if (c->fn_c != NULL) {
@@ -71,16 +110,55 @@ static void cli_user_op_tramp(const void *in, void *inout, size_t count, void *c
     }
 }
 
-int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t *out,
-                   cli_user_op_ctx_t *ctx)
+/* A core type exactly `bytes` long that the core never interprets for
+   user ops: it carries one program element per core element. */
+static int cli_carrier(MPI_Count bytes, collab_dtype_t *t)
 {
+    switch (bytes) {
+    case 1:
+        *t = COLLAB_UINT8;
+        return 1;
+    case 2:
+        *t = COLLAB_UINT16;
+        return 1;
+    case 4:
+        *t = COLLAB_UINT32;
+        return 1;
+    case 8:
+        *t = COLLAB_UINT64;
+        return 1;
+    case 16:
+        *t = COLLAB_C_DOUBLE_COMPLEX;
+        return 1;
+    case 32:
+        *t = COLLAB_C_LONG_DOUBLE_COMPLEX;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t *out,
+                   cli_user_op_ctx_t *ctx, collab_dtype_t *ctype, MPI_Count *cmult)
+{
+    *ctype = type->basic;
+    *cmult = type->mult;
     if (op->predef < 0) {
         if (type->mult == 0 && type->size > 0)
             return cli_err(call, MPI_ERR_TYPE, "datatype", "empty datatype");
-        ctx->fn = op->fn;
-        ctx->fn_c = op->fn_c;
-        ctx->dtype = cli_type_handle(type);
-        ctx->mult = type->mult;
+        *ctx = (cli_user_op_ctx_t){
+            .fn = op->fn, .fn_c = op->fn_c, .dtype = cli_type_handle(type), .mult = type->mult};
+        if (type->mult > 1) {
+            /* The core cuts vectors on its element boundaries: make one
+               core element one program element. */
+            if (!cli_carrier(type->extent, ctype))
+                return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "datatype",
+                               "user-defined ops on a %lld-byte derived datatype are not "
+                               "supported (element sizes 1, 2, 4, 8, 16 and 32 bytes are)",
+                               (long long)type->extent);
+            *cmult = 1;
+            ctx->mult = 1;
+        }
         *out = (collab_op_t){.kind = COLLAB_OP_USER,
                              .user_fn = cli_user_op_tramp,
                              .user_ctx = ctx,
@@ -95,6 +173,19 @@ int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t
     if ((cli_op_categories(kind) & type->category) == 0)
         return cli_err(call, MPI_ERR_OP, "op", "%s is not defined for datatype %s",
                        cli_op_names[kind], tname);
+    if ((kind == COLLAB_OP_MINLOC || kind == COLLAB_OP_MAXLOC) &&
+        (type->basic == COLLAB_FLOAT || type->basic == COLLAB_DOUBLE)) {
+        /* One core element per (value, index) pair, carried as a complex
+           number of the same layout so that no pair is cut in two. */
+        *ctx = (cli_user_op_ctx_t){.loc_kind = kind, .loc_basic = type->basic};
+        *ctype = type->basic == COLLAB_FLOAT ? COLLAB_C_FLOAT_COMPLEX : COLLAB_C_DOUBLE_COMPLEX;
+        *cmult = type->mult / 2;
+        *out = (collab_op_t){.kind = COLLAB_OP_USER,
+                             .user_fn = cli_user_op_tramp,
+                             .user_ctx = ctx,
+                             .commutative = 1};
+        return MPI_SUCCESS;
+    }
     if (!collab_op_valid((collab_op_kind_t)kind, type->basic))
         return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "op",
                        "%s on datatype %s is not supported by mpicollab", cli_op_names[kind],
@@ -172,19 +263,20 @@ int cli_impl_Reduce_local_c(cli_call_t *call, const void *inbuf, void *inoutbuf,
     if (inoutbuf == NULL || inoutbuf == MPI_IN_PLACE)
         return cli_err(call, MPI_ERR_BUFFER, "inoutbuf", "NULL or MPI_IN_PLACE with count %lld",
                        (long long)count);
-    collab_op_t cop;
+    collab_op_t cop = {0};
     cli_user_op_ctx_t ctx;
-    int rc = cli_op_prepare(call, o, t, &cop, &ctx);
+    collab_dtype_t ctype;
+    MPI_Count cmult, elems;
+    int rc = cli_op_prepare(call, o, t, &cop, &ctx, &ctype, &cmult);
     if (rc != MPI_SUCCESS)
         return rc;
-    MPI_Count elems = cli_type_elems(t, count);
-    if (elems < 0)
+    if (__builtin_mul_overflow(count, cmult, &elems))
         return cli_err(call, MPI_ERR_COUNT, "count", "%lld elements overflow", (long long)count);
     if (cop.kind == COLLAB_OP_USER) {
         cli_user_op_tramp(inbuf, inoutbuf, (size_t)elems, &ctx);
         return MPI_SUCCESS;
     }
-    int st = collab_reduce_local(inbuf, inoutbuf, (size_t)elems, t->basic, &cop);
+    int st = collab_reduce_local(inbuf, inoutbuf, (size_t)elems, ctype, &cop);
     if (st != COLLAB_OK)
         return cli_err_core(call, st, "local reduction");
     return MPI_SUCCESS;

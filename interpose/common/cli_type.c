@@ -4,8 +4,8 @@
     (cli_predef_types, indexed by the ABI-neutral id of cli_ids.h): its
     name, the core element type it maps to with a multiplier, its size,
     extent and MPI category (for the op/type table of cli_op.c).  Derived
-    types made by MPI_Type_contiguous, MPI_Type_dup and MPI_Type_vector
-    with stride == blocklength flatten to (core type, multiplier), so every
+    types made by MPI_Type_contiguous, MPI_Type_dup and MPI_Type_(h)vector
+    with contiguous blocks flatten to (core type, multiplier), so every
     type the face accepts is one contiguous run of core elements; other
     constructors report MPI_ERR_UNSUPPORTED_OPERATION.  Data moves as
     count * extent bytes (pair types keep their padding), and MPI_Pack
@@ -18,23 +18,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define T_(id, nm, basic, mult, size, ext, text, cat)                                             \
+#define T_(id, nm, bt, ml, sz, ext, text, cat)                                                     \
     [CLI_T_##id] = {.predef = CLI_T_##id,                                                          \
                     .index = -1,                                                                   \
                     .refs = 1,                                                                     \
                     .committed = 1,                                                                \
-                    .basic = basic,                                                                \
-                    .mult = mult,                                                                  \
-                    .size = size,                                                                  \
+                    .basic = bt,                                                                   \
+                    .mult = ml,                                                                    \
+                    .size = sz,                                                                    \
                     .extent = ext,                                                                 \
                     .true_extent = text,                                                           \
                     .category = cat,                                                               \
                     .base_predef = CLI_T_##id,                                                     \
                     .combiner = MPI_COMBINER_NAMED,                                                \
                     .name = nm}
-#define S_(id, nm, basic, size, cat) T_(id, nm, basic, 1, size, size, size, cat)
+#define S_(id, nm, bt, sz, cat) T_(id, nm, bt, 1, sz, sz, sz, cat)
 
-cli_type_t cli_predef_types[CLI_T_COUNT] = {
+cli_type_t cli_predef_types[CLI_NTYPES] = {
     S_(CHAR, "MPI_CHAR", COLLAB_INT8, 1, CLI_CAT_NONE),
     S_(SIGNED_CHAR, "MPI_SIGNED_CHAR", COLLAB_INT8, 1, CLI_CAT_CINT),
     S_(UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", COLLAB_UINT8, 1, CLI_CAT_CINT),
@@ -59,8 +59,7 @@ cli_type_t cli_predef_types[CLI_T_COUNT] = {
     T_(LONG_INT, "MPI_LONG_INT", COLLAB_LONG_INT, 1, 12, 16, 12, CLI_CAT_PAIR),
     T_(SHORT_INT, "MPI_SHORT_INT", COLLAB_SHORT_INT, 1, 6, 8, 8, CLI_CAT_PAIR),
     T_(2INT, "MPI_2INT", COLLAB_2INT, 1, 8, 8, 8, CLI_CAT_PAIR),
-    T_(LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", COLLAB_LONG_DOUBLE_INT, 1, 20, 32, 20,
-       CLI_CAT_PAIR),
+    T_(LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", COLLAB_LONG_DOUBLE_INT, 1, 20, 32, 20, CLI_CAT_PAIR),
     S_(COMPLEX, "MPI_COMPLEX", COLLAB_C_FLOAT_COMPLEX, 8, CLI_CAT_COMPLEX),
     S_(DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", COLLAB_C_DOUBLE_COMPLEX, 16, CLI_CAT_COMPLEX),
     S_(LOGICAL, "MPI_LOGICAL", COLLAB_INT32, 4, CLI_CAT_LOGICAL),
@@ -105,13 +104,12 @@ cli_type_t cli_predef_types[CLI_T_COUNT] = {
     S_(C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", COLLAB_C_LONG_DOUBLE_COMPLEX, 32,
        CLI_CAT_COMPLEX),
     S_(C_FLOAT16, "MPIX_C_FLOAT16", COLLAB_FLOAT16, 2, CLI_CAT_FLOAT),
-    S_(AINT, "MPI_AINT", COLLAB_INT64, 8, CLI_CAT_CINT),
-    S_(OFFSET, "MPI_OFFSET", COLLAB_INT64, 8, CLI_CAT_CINT),
-    S_(COUNT, "MPI_COUNT", COLLAB_INT64, 8, CLI_CAT_CINT),
+    S_(AINT, "MPI_AINT", COLLAB_INT64, 8, CLI_CAT_MULTI),
+    S_(OFFSET, "MPI_OFFSET", COLLAB_INT64, 8, CLI_CAT_MULTI),
+    S_(COUNT, "MPI_COUNT", COLLAB_INT64, 8, CLI_CAT_MULTI),
     S_(CXX_BOOL, "MPI_CXX_BOOL", COLLAB_C_BOOL, 1, CLI_CAT_LOGICAL),
     S_(CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", COLLAB_C_FLOAT_COMPLEX, 8, CLI_CAT_COMPLEX),
-    S_(CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", COLLAB_C_DOUBLE_COMPLEX, 16,
-       CLI_CAT_COMPLEX),
+    S_(CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", COLLAB_C_DOUBLE_COMPLEX, 16, CLI_CAT_COMPLEX),
     S_(CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", COLLAB_C_LONG_DOUBLE_COMPLEX, 32,
        CLI_CAT_COMPLEX),
 };
@@ -121,20 +119,26 @@ cli_type_t cli_predef_types[CLI_T_COUNT] = {
 /* Layout of one core element: the pair types hold a value and an int
    with padding; every other core type is dense. */
 typedef struct {
-    size_t extent;    /* bytes from one element to the next */
-    size_t vsize;     /* bytes of the value */
-    size_t ioff;      /* offset of the int index, 0 if none */
+    size_t extent; /* bytes from one element to the next */
+    size_t vsize;  /* bytes of the value */
+    size_t ioff;   /* offset of the int index, 0 if none */
 } cli_elem_layout_t;
 
 static cli_elem_layout_t cli_elem_layout(const cli_type_t *t)
 {
     switch (t->basic) {
-    case COLLAB_FLOAT_INT: return (cli_elem_layout_t){8, 4, 4};
-    case COLLAB_DOUBLE_INT: return (cli_elem_layout_t){16, 8, 8};
-    case COLLAB_LONG_INT: return (cli_elem_layout_t){16, 8, 8};
-    case COLLAB_SHORT_INT: return (cli_elem_layout_t){8, 2, 4};
-    case COLLAB_LONG_DOUBLE_INT: return (cli_elem_layout_t){32, 16, 16};
-    default: break;
+    case COLLAB_FLOAT_INT:
+        return (cli_elem_layout_t){8, 4, 4};
+    case COLLAB_DOUBLE_INT:
+        return (cli_elem_layout_t){16, 8, 8};
+    case COLLAB_LONG_INT:
+        return (cli_elem_layout_t){16, 8, 8};
+    case COLLAB_SHORT_INT:
+        return (cli_elem_layout_t){8, 2, 4};
+    case COLLAB_LONG_DOUBLE_INT:
+        return (cli_elem_layout_t){32, 16, 16};
+    default:
+        break;
     }
     size_t e = t->mult > 0 ? (size_t)(t->extent / t->mult) : 0;
     return (cli_elem_layout_t){e, e, 0};
@@ -277,7 +281,8 @@ static int cli_type_derive(cli_call_t *call, cli_type_t *old, MPI_Count n, int c
                            MPI_Count block, MPI_Count stride, MPI_Datatype *newtype)
 {
     MPI_Count mult, size, extent;
-    if (__builtin_mul_overflow(old->mult, n, &mult) || __builtin_mul_overflow(old->size, n, &size) ||
+    if (__builtin_mul_overflow(old->mult, n, &mult) ||
+        __builtin_mul_overflow(old->size, n, &size) ||
         __builtin_mul_overflow(old->extent, n, &extent))
         return cli_err(call, MPI_ERR_COUNT, "count", "%lld elements overflow the type size",
                        (long long)n);
@@ -294,7 +299,9 @@ static int cli_type_derive(cli_call_t *call, cli_type_t *old, MPI_Count n, int c
     t->category = old->category;
     t->base_predef = old->base_predef;
     t->combiner = combiner;
-    t->comb_count = combiner == MPI_COMBINER_VECTOR ? n / (block ? block : 1) : n;
+    t->comb_count = combiner == MPI_COMBINER_VECTOR || combiner == MPI_COMBINER_HVECTOR
+                        ? n / (block ? block : 1)
+                        : n;
     t->comb_block = block;
     t->comb_stride = stride;
     t->old = old;
@@ -329,8 +336,24 @@ int cli_impl_Type_vector_c(cli_call_t *call, MPI_Count count, MPI_Count blocklen
     MPI_Count n;
     if (__builtin_mul_overflow(count, blocklength, &n))
         return cli_err(call, MPI_ERR_COUNT, "count", "count * blocklength overflows");
-    return cli_type_derive(call, cli_type_get(oldtype), n, MPI_COMBINER_VECTOR, blocklength,
-                           stride, newtype);
+    return cli_type_derive(call, cli_type_get(oldtype), n, MPI_COMBINER_VECTOR, blocklength, stride,
+                           newtype);
+}
+
+int cli_impl_Type_create_hvector_c(cli_call_t *call, MPI_Count count, MPI_Count blocklength,
+                                   MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    cli_type_t *old = cli_type_get(oldtype);
+    MPI_Count n, run;
+    if (__builtin_mul_overflow(count, blocklength, &n) ||
+        __builtin_mul_overflow(blocklength, old->extent, &run))
+        return cli_err(call, MPI_ERR_COUNT, "count", "count * blocklength overflows");
+    if (count > 1 && stride != run)
+        return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "stride",
+                       "only contiguous vectors (stride == blocklength x extent = %lld bytes) "
+                       "are supported, got stride %lld",
+                       (long long)run, (long long)stride);
+    return cli_type_derive(call, old, n, MPI_COMBINER_HVECTOR, blocklength, stride, newtype);
 }
 
 int cli_impl_Type_dup(cli_call_t *call, MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -385,8 +408,7 @@ int cli_impl_Type_free(cli_call_t *call, MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
-int cli_impl_Type_get_name(cli_call_t *call, MPI_Datatype datatype, char *type_name,
-                           int *resultlen)
+int cli_impl_Type_get_name(cli_call_t *call, MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     (void)call;
     cli_type_t *t = cli_type_get(datatype);
@@ -424,10 +446,28 @@ static int cli_envelope(cli_call_t *call, const cli_type_t *t, MPI_Count *ni, MP
               t->comb_stride < INT_MIN;
     MPI_Count *counts = large && big ? nl : ni;
     switch (t->combiner) {
-    case MPI_COMBINER_DUP: *nd = 1; break;
-    case MPI_COMBINER_CONTIGUOUS: *counts = 1; *nd = 1; break;
-    case MPI_COMBINER_VECTOR: *counts = 3; *nd = 1; break;
-    default: break;
+    case MPI_COMBINER_DUP:
+        *nd = 1;
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        *counts = 1;
+        *nd = 1;
+        break;
+    case MPI_COMBINER_VECTOR:
+        *counts = 3;
+        *nd = 1;
+        break;
+    case MPI_COMBINER_HVECTOR:
+        if (large && big) {
+            *nl = 3;
+        } else {
+            *ni = 2;
+            *na = 1;
+        }
+        *nd = 1;
+        break;
+    default:
+        break;
     }
     return MPI_SUCCESS;
 }
@@ -447,13 +487,13 @@ int cli_impl_Type_get_envelope_c(cli_call_t *call, MPI_Datatype datatype, MPI_Co
                                  MPI_Count *num_addresses, MPI_Count *num_large_counts,
                                  MPI_Count *num_datatypes, int *combiner)
 {
-    return cli_envelope(call, cli_type_get(datatype), num_integers, num_addresses,
-                        num_large_counts, num_datatypes, combiner, 1);
+    return cli_envelope(call, cli_type_get(datatype), num_integers, num_addresses, num_large_counts,
+                        num_datatypes, combiner, 1);
 }
 
-static int cli_contents(cli_call_t *call, cli_type_t *t, MPI_Count max_i, MPI_Count max_l,
-                        MPI_Count max_d, int *ints, MPI_Count *larges,
-                        MPI_Datatype *types, int large)
+static int cli_contents(cli_call_t *call, cli_type_t *t, MPI_Count max_i, MPI_Count max_a,
+                        MPI_Count max_l, MPI_Count max_d, int *ints, MPI_Aint *addrs,
+                        MPI_Count *larges, MPI_Datatype *types, int large)
 {
     MPI_Count ni, na, nl, nd;
     int comb;
@@ -461,13 +501,16 @@ static int cli_contents(cli_call_t *call, cli_type_t *t, MPI_Count max_i, MPI_Co
     if (comb == MPI_COMBINER_NAMED)
         return cli_err(call, MPI_ERR_TYPE, "datatype",
                        "%s is a named (predefined) datatype: it has no contents", t->name);
-    if (max_i < ni || max_l < nl || max_d < nd)
+    if (max_i < ni || max_a < na || max_l < nl || max_d < nd)
         return cli_err(call, MPI_ERR_ARG, NULL,
-                       "arrays too small: need %lld integers, %lld large counts, %lld datatypes",
-                       (long long)ni, (long long)nl, (long long)nd);
+                       "arrays too small: need %lld integers, %lld addresses, %lld large "
+                       "counts, %lld datatypes",
+                       (long long)ni, (long long)na, (long long)nl, (long long)nd);
     MPI_Count vals[3] = {t->comb_count, t->comb_block, t->comb_stride};
     for (MPI_Count i = 0; i < ni; i++)
         ints[i] = (int)vals[i];
+    for (MPI_Count i = 0; i < na; i++)
+        addrs[i] = (MPI_Aint)t->comb_stride;
     for (MPI_Count i = 0; i < nl; i++)
         larges[i] = vals[i];
     if (nd > 0) {
@@ -483,10 +526,8 @@ int cli_impl_Type_get_contents(cli_call_t *call, MPI_Datatype datatype, int max_
                                int max_addresses, int max_datatypes, int array_of_integers[],
                                MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
-    (void)max_addresses;
-    (void)array_of_addresses;
-    return cli_contents(call, cli_type_get(datatype), max_integers, 0, max_datatypes,
-                        array_of_integers, NULL, array_of_datatypes, 0);
+    return cli_contents(call, cli_type_get(datatype), max_integers, max_addresses, 0, max_datatypes,
+                        array_of_integers, array_of_addresses, NULL, array_of_datatypes, 0);
 }
 
 int cli_impl_Type_get_contents_c(cli_call_t *call, MPI_Datatype datatype, MPI_Count max_integers,
@@ -495,10 +536,8 @@ int cli_impl_Type_get_contents_c(cli_call_t *call, MPI_Datatype datatype, MPI_Co
                                  MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
                                  MPI_Datatype array_of_datatypes[])
 {
-    (void)max_addresses;
-    (void)array_of_addresses;
-    return cli_contents(call, cli_type_get(datatype), max_integers, max_large_counts,
-                        max_datatypes, array_of_integers, array_of_large_counts,
+    return cli_contents(call, cli_type_get(datatype), max_integers, max_addresses, max_large_counts,
+                        max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts,
                         array_of_datatypes, 1);
 }
 
@@ -506,14 +545,23 @@ int cli_impl_Type_match_size(cli_call_t *call, int typeclass, int size, MPI_Data
 {
     int id = -1;
     if (typeclass == MPI_TYPECLASS_REAL)
-        id = size == 2 ? CLI_T_REAL2 : size == 4 ? CLI_T_REAL4 : size == 8 ? CLI_T_REAL8
-           : size == 16 ? CLI_T_REAL16 : -1;
+        id = size == 2    ? CLI_T_REAL2
+             : size == 4  ? CLI_T_REAL4
+             : size == 8  ? CLI_T_REAL8
+             : size == 16 ? CLI_T_REAL16
+                          : -1;
     else if (typeclass == MPI_TYPECLASS_INTEGER)
-        id = size == 1 ? CLI_T_INTEGER1 : size == 2 ? CLI_T_INTEGER2 : size == 4 ? CLI_T_INTEGER4
-           : size == 8 ? CLI_T_INTEGER8 : size == 16 ? CLI_T_INTEGER16 : -1;
+        id = size == 1    ? CLI_T_INTEGER1
+             : size == 2  ? CLI_T_INTEGER2
+             : size == 4  ? CLI_T_INTEGER4
+             : size == 8  ? CLI_T_INTEGER8
+             : size == 16 ? CLI_T_INTEGER16
+                          : -1;
     else if (typeclass == MPI_TYPECLASS_COMPLEX)
-        id = size == 8 ? CLI_T_COMPLEX8 : size == 16 ? CLI_T_COMPLEX16
-           : size == 32 ? CLI_T_COMPLEX32 : -1;
+        id = size == 8    ? CLI_T_COMPLEX8
+             : size == 16 ? CLI_T_COMPLEX16
+             : size == 32 ? CLI_T_COMPLEX32
+                          : -1;
     else
         return cli_err(call, MPI_ERR_ARG, "typeclass", "%d is not an MPI_TYPECLASS_*", typeclass);
     MPI_Datatype h = id >= 0 ? cli_abi_type_predef(id) : cli_abi_type_null();

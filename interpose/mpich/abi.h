@@ -11,8 +11,8 @@
 #ifndef CLI_ABI_H_INCLUDED
 #define CLI_ABI_H_INCLUDED
 
-#include <mpi.h>
 #include "cli_ids.h"
+#include <mpi.h>
 
 /* ---------------------------------------------------------------------- */
 /* Constants (docs/abi.md 3.2). */
@@ -24,7 +24,8 @@
 #define CLI_ABI_FIRST_USER_CLASS 128
 #define CLI_ABI_TAG_UB 268435455
 #define CLI_ABI_T_ERR_NOT_SUPPORTED MPI_T_ERR_NOT_SUPPORTED
-#define CLI_ABI_LIBRARY_VERSION "mpicollab (MPICH ABI, compatible with MPICH 4.0.2, MPICH ABI 14:2:2)"
+#define CLI_ABI_LIBRARY_VERSION                                                                    \
+    "mpicollab (MPICH ABI, compatible with MPICH 4.0.2, MPICH ABI 14:2:2)"
 /* Largest table index a handle can carry (26 index bits; keyvals 22). */
 #define CLI_ABI_MAX_INDEX 0x3fffff
 
@@ -60,8 +61,14 @@ static inline MPI_Comm cli_abi_comm_predef(int id)
 {
     return id == CLI_COMM_WORLD ? MPI_COMM_WORLD : MPI_COMM_SELF;
 }
-static inline MPI_Comm cli_abi_comm_dyn(int index) { return (MPI_Comm)(0x84000000u | (unsigned)index); }
-static inline MPI_Comm cli_abi_comm_null(void) { return MPI_COMM_NULL; }
+static inline MPI_Comm cli_abi_comm_dyn(int index)
+{
+    return (MPI_Comm)(0x84000000u | (unsigned)index);
+}
+static inline MPI_Comm cli_abi_comm_null(void)
+{
+    return MPI_COMM_NULL;
+}
 
 /* Groups. */
 static inline int cli_abi_group_decode(MPI_Group h, int *id)
@@ -79,8 +86,14 @@ static inline MPI_Group cli_abi_group_predef(int id)
     (void)id;
     return MPI_GROUP_EMPTY;
 }
-static inline MPI_Group cli_abi_group_dyn(int index) { return (MPI_Group)(0x88000000u | (unsigned)index); }
-static inline MPI_Group cli_abi_group_null(void) { return MPI_GROUP_NULL; }
+static inline MPI_Group cli_abi_group_dyn(int index)
+{
+    return (MPI_Group)(0x88000000u | (unsigned)index);
+}
+static inline MPI_Group cli_abi_group_null(void)
+{
+    return MPI_GROUP_NULL;
+}
 
 /* Datatypes: predefined handles are decoded by a table (mpich_abi.c);
    the 5 pair types are DIRECT 0x8c000000-4, so run-time types start at
@@ -91,14 +104,17 @@ static inline MPI_Datatype cli_abi_type_dyn(int index)
 {
     return (MPI_Datatype)(0x8c000000u | (unsigned)(index + 5));
 }
-static inline MPI_Datatype cli_abi_type_null(void) { return MPI_DATATYPE_NULL; }
+static inline MPI_Datatype cli_abi_type_null(void)
+{
+    return MPI_DATATYPE_NULL;
+}
 
 /* Ops: MPI_MAX .. MPI_NO_OP are 0x58000001 .. 0x5800000e. */
 static inline int cli_abi_op_decode(MPI_Op h, int *id)
 {
     static const int kinds[] = {
-        COLLAB_OP_MAX,  COLLAB_OP_MIN,  COLLAB_OP_SUM,    COLLAB_OP_PROD,    COLLAB_OP_LAND,
-        COLLAB_OP_BAND, COLLAB_OP_LOR,  COLLAB_OP_BOR,    COLLAB_OP_LXOR,    COLLAB_OP_BXOR,
+        COLLAB_OP_MAX,    COLLAB_OP_MIN,    COLLAB_OP_SUM,     COLLAB_OP_PROD, COLLAB_OP_LAND,
+        COLLAB_OP_BAND,   COLLAB_OP_LOR,    COLLAB_OP_BOR,     COLLAB_OP_LXOR, COLLAB_OP_BXOR,
         COLLAB_OP_MINLOC, COLLAB_OP_MAXLOC, COLLAB_OP_REPLACE, COLLAB_OP_NO_OP};
     if (h == MPI_OP_NULL)
         return CLI_H_NULL;
@@ -109,8 +125,14 @@ static inline int cli_abi_op_decode(MPI_Op h, int *id)
     return cli_mpich_direct_decode((unsigned)h, 0x98000000u, 0, id);
 }
 MPI_Op cli_abi_op_predef(int id);
-static inline MPI_Op cli_abi_op_dyn(int index) { return (MPI_Op)(0x98000000u | (unsigned)index); }
-static inline MPI_Op cli_abi_op_null(void) { return MPI_OP_NULL; }
+static inline MPI_Op cli_abi_op_dyn(int index)
+{
+    return (MPI_Op)(0x98000000u | (unsigned)index);
+}
+static inline MPI_Op cli_abi_op_null(void)
+{
+    return MPI_OP_NULL;
+}
 
 /* Error handlers. */
 static inline int cli_abi_errh_decode(MPI_Errhandler h, int *id)
@@ -128,7 +150,7 @@ static inline int cli_abi_errh_decode(MPI_Errhandler h, int *id)
 }
 static inline MPI_Errhandler cli_abi_errh_predef(int id)
 {
-    return id == CLI_ERRH_FATAL ? MPI_ERRORS_ARE_FATAL
+    return id == CLI_ERRH_FATAL   ? MPI_ERRORS_ARE_FATAL
            : id == CLI_ERRH_ABORT ? MPI_ERRORS_ABORT
                                   : MPI_ERRORS_RETURN;
 }
@@ -136,7 +158,10 @@ static inline MPI_Errhandler cli_abi_errh_dyn(int index)
 {
     return (MPI_Errhandler)(0x94000000u | (unsigned)index);
 }
-static inline MPI_Errhandler cli_abi_errh_null(void) { return MPI_ERRHANDLER_NULL; }
+static inline MPI_Errhandler cli_abi_errh_null(void)
+{
+    return MPI_ERRHANDLER_NULL;
+}
 
 /* Requests (direct requests 0xac000000 | i). */
 static inline int cli_abi_req_decode(MPI_Request h, int *id)
@@ -145,8 +170,14 @@ static inline int cli_abi_req_decode(MPI_Request h, int *id)
         return CLI_H_NULL;
     return cli_mpich_direct_decode((unsigned)h, 0xac000000u, 0, id);
 }
-static inline MPI_Request cli_abi_req_dyn(int index) { return (MPI_Request)(0xac000000u | (unsigned)index); }
-static inline MPI_Request cli_abi_req_null(void) { return MPI_REQUEST_NULL; }
+static inline MPI_Request cli_abi_req_dyn(int index)
+{
+    return (MPI_Request)(0xac000000u | (unsigned)index);
+}
+static inline MPI_Request cli_abi_req_null(void)
+{
+    return MPI_REQUEST_NULL;
+}
 
 /* Messages (MPICH keeps them among requests: indirect requests here). */
 static inline int cli_abi_msg_decode(MPI_Message h, int *id)
@@ -164,8 +195,14 @@ static inline MPI_Message cli_abi_msg_predef(int id)
     (void)id;
     return MPI_MESSAGE_NO_PROC;
 }
-static inline MPI_Message cli_abi_msg_dyn(int index) { return (MPI_Message)(0xec000000u | (unsigned)index); }
-static inline MPI_Message cli_abi_msg_null(void) { return MPI_MESSAGE_NULL; }
+static inline MPI_Message cli_abi_msg_dyn(int index)
+{
+    return (MPI_Message)(0xec000000u | (unsigned)index);
+}
+static inline MPI_Message cli_abi_msg_null(void)
+{
+    return MPI_MESSAGE_NULL;
+}
 
 /* Info objects. */
 static inline int cli_abi_info_decode(MPI_Info h, int *id)
@@ -183,8 +220,14 @@ static inline MPI_Info cli_abi_info_predef(int id)
     (void)id;
     return MPI_INFO_ENV;
 }
-static inline MPI_Info cli_abi_info_dyn(int index) { return (MPI_Info)(0x9c000000u | (unsigned)index); }
-static inline MPI_Info cli_abi_info_null(void) { return MPI_INFO_NULL; }
+static inline MPI_Info cli_abi_info_dyn(int index)
+{
+    return (MPI_Info)(0x9c000000u | (unsigned)index);
+}
+static inline MPI_Info cli_abi_info_null(void)
+{
+    return MPI_INFO_NULL;
+}
 
 /* Keyvals: predefined keys MPI_TAG_UB ... MPI_APPNUM (odd values from
    0x64400001 by 2; the Fortran form is the key + 1); created keyvals are
@@ -205,8 +248,14 @@ static inline int cli_abi_keyval_decode(int h, int *id, int *fortran)
     *id = (int)((unsigned)h & 0x003fffffu);
     return CLI_H_DYN;
 }
-static inline int cli_abi_keyval_dyn(int index) { return (int)(0xa4400000u | (unsigned)index); }
-static inline int cli_abi_keyval_null(void) { return MPI_KEYVAL_INVALID; }
+static inline int cli_abi_keyval_dyn(int index)
+{
+    return (int)(0xa4400000u | (unsigned)index);
+}
+static inline int cli_abi_keyval_null(void)
+{
+    return MPI_KEYVAL_INVALID;
+}
 
 /* ---------------------------------------------------------------------- */
 /* Status (docs/abi.md 3.3). */
@@ -225,9 +274,13 @@ static inline MPI_Count cli_abi_status_bytes(const MPI_Status *st)
 }
 static inline void cli_abi_status_set_cancelled(MPI_Status *st, int flag)
 {
-    st->count_hi_and_cancelled = (int)(((unsigned)st->count_hi_and_cancelled & ~1u) | (flag ? 1u : 0u));
+    st->count_hi_and_cancelled =
+        (int)(((unsigned)st->count_hi_and_cancelled & ~1u) | (flag ? 1u : 0u));
 }
-static inline int cli_abi_status_cancelled(const MPI_Status *st) { return st->count_hi_and_cancelled & 1; }
+static inline int cli_abi_status_cancelled(const MPI_Status *st)
+{
+    return st->count_hi_and_cancelled & 1;
+}
 static inline void cli_abi_status_set(MPI_Status *st, int source, int tag, int error,
                                       MPI_Count bytes, int cancelled)
 {
@@ -242,7 +295,8 @@ static inline void cli_abi_status_set(MPI_Status *st, int source, int tag, int e
 /* ---------------------------------------------------------------------- */
 /* Process-level conventions (docs/abi.md 3.4), in mpich_abi.c. */
 
-void cli_abi_fatal(int code, const char *line) __attribute__((noreturn));
+void cli_abi_fatal(int code, const char *call, const char *comm_name, const char *line)
+    __attribute__((noreturn));
 void cli_abi_abort(int errorcode, const char *comm_name, int rank) __attribute__((noreturn));
 const char *cli_abi_foreign_check(void);
 

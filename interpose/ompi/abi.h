@@ -303,7 +303,8 @@ static inline void cli_abi_status_set(MPI_Status *st, int source, int tag, int e
 /* ---------------------------------------------------------------------- */
 /* Process-level conventions (docs/abi.md 3.4), in process.c. */
 
-void cli_abi_fatal(int code, const char *line) __attribute__((noreturn));
+void cli_abi_fatal(int code, const char *call, const char *comm_name, const char *line)
+    __attribute__((noreturn));
 void cli_abi_abort(int errorcode, const char *comm_name, int rank) __attribute__((noreturn));
 const char *cli_abi_foreign_check(void);
 

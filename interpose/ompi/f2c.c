@@ -7,10 +7,13 @@
     an object created at run time gets a fixed base per kind plus its index
     in the common glue's table.  c2f of an invalid handle returns -1;
     f2c of a number that names no live object returns the kind's null
-    handle, as Open MPI does.  None of these calls reports an error.
+    handle, as Open MPI does.  None of these calls reports an error,
+    except the status conversions, which reject the IGNORE sentinels.
 */
 #include "cli.h"
 #include "cli_impl.h"
+
+#include <string.h>
 
 /* First Fortran number of objects created at run time, per kind. */
 enum {
@@ -271,4 +274,33 @@ MPI_Win cli_impl_Win_f2c(cli_call_t *call, MPI_Fint win)
     (void)call;
     (void)win;
     return MPI_WIN_NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Statuses.  Open MPI's Fortran status is MPI_STATUS_SIZE (6) integers
+   holding the bytes of the C status: SOURCE, TAG, ERROR, _cancelled and
+   the two halves of _ucount, so conversion is a copy both ways. */
+
+_Static_assert(sizeof(MPI_Status) == 6 * sizeof(MPI_Fint), "Open MPI's MPI_STATUS_SIZE is 6");
+
+int cli_impl_Status_c2f(cli_call_t *call, const MPI_Status *c_status, MPI_Fint *f_status)
+{
+    if (c_status == MPI_STATUS_IGNORE)
+        return cli_err(call, MPI_ERR_ARG, "c_status", "MPI_STATUS_IGNORE cannot be converted");
+    if (f_status == NULL || f_status == MPI_F_STATUS_IGNORE ||
+        f_status == MPI_F_STATUSES_IGNORE)
+        return cli_err(call, MPI_ERR_ARG, "f_status", "must be a Fortran status array");
+    memcpy(f_status, c_status, sizeof *c_status);
+    return MPI_SUCCESS;
+}
+
+int cli_impl_Status_f2c(cli_call_t *call, const MPI_Fint *f_status, MPI_Status *c_status)
+{
+    if (f_status == NULL || f_status == MPI_F_STATUS_IGNORE ||
+        f_status == MPI_F_STATUSES_IGNORE)
+        return cli_err(call, MPI_ERR_ARG, "f_status", "MPI_F_STATUS_IGNORE cannot be converted");
+    if (c_status == MPI_STATUS_IGNORE)
+        return cli_err(call, MPI_ERR_ARG, "c_status", "must be a status");
+    memcpy(c_status, f_status, sizeof *c_status);
+    return MPI_SUCCESS;
 }

@@ -88,13 +88,17 @@ const signed char cl_ompi_op_to_cli[CL_OMPI_OP_COUNT] = {CL_OMPI_FOREACH_OP(OP_T
 /* The reverse maps, built once: for ids that several objects decode to
    (MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX), the first object of the table
    with that id wins, except that the C name is preferred. */
-static short cli_to_type[CLI_T_COUNT];
+/* Number of CLI_T_ ids, counted from the X-macro of cli_ids.h. */
+#define COUNT_TYPE_(name) +1
+enum { NTYPES = 0 CLI_PREDEF_TYPES(COUNT_TYPE_) };
+
+static short cli_to_type[NTYPES];
 static signed char cli_to_op[COLLAB_OP_COUNT];
 static pthread_once_t reverse_once = PTHREAD_ONCE_INIT;
 
 static void reverse_build(void)
 {
-    for (int t = 0; t < CLI_T_COUNT; t++)
+    for (int t = 0; t < NTYPES; t++)
         cli_to_type[t] = -1;
     for (int i = 0; i < CL_OMPI_DATATYPE_COUNT; i++) {
         int t = cl_ompi_type_to_cli[i];
@@ -115,7 +119,7 @@ static void reverse_build(void)
 MPI_Datatype cli_abi_type_predef(int id)
 {
     pthread_once(&reverse_once, reverse_build);
-    if (id < 0 || id >= CLI_T_COUNT || cli_to_type[id] < 0)
+    if (id < 0 || id >= NTYPES || cli_to_type[id] < 0)
         return MPI_DATATYPE_NULL;
     return (MPI_Datatype)cl_ompi_predefined_addr(CL_OMPI_KIND_DATATYPE, cli_to_type[id]);
 }

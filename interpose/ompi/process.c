@@ -49,29 +49,13 @@ static void banner_prefix(char *out, size_t len)
     snprintf(out, len, "[%s:%d]", host, (int)getpid());
 }
 
-/* The MPI call named in a line "... fatal error in MPI_X: ...". */
-static void call_name(const char *line, char *out, size_t len)
-{
-    const char *p = strstr(line, "fatal error in ");
-    size_t n = 0;
-    if (p != NULL) {
-        p += strlen("fatal error in ");
-        n = strcspn(p, ": ");
-    }
-    if (n == 0 || n >= len) {
-        snprintf(out, len, "an MPI call");
-        return;
-    }
-    memcpy(out, p, n);
-    out[n] = '\0';
-}
-
-void cli_abi_fatal(int code, const char *line)
+void cli_abi_fatal(int code, const char *call, const char *comm_name, const char *line)
 {
     /* Error_class / Error_string below report through the error handler
-       themselves; a failure there must not recurse into this function. */
-    static __thread int in_fatal;
-    if (in_fatal++) {
+       themselves; a failure there must not recurse into this function, and
+       a second thread failing at the same time just ends the process. */
+    static int in_fatal;
+    if (__atomic_fetch_add(&in_fatal, 1, __ATOMIC_SEQ_CST) != 0) {
         say("[collab] %s\n", line);
         _exit(code > 0 && (code & 0xff) != 0 ? code & 0xff : 1);
     }
@@ -82,21 +66,26 @@ void cli_abi_fatal(int code, const char *line)
         cls = code;
     if (PMPI_Error_string(code, desc, &dlen) != MPI_SUCCESS || dlen <= 0)
         snprintf(desc, sizeof desc, "error code %d", code);
-    char pre[300], call[128];
+    char pre[300];
     banner_prefix(pre, sizeof pre);
-    call_name(line, call, sizeof call);
+    if (call == NULL || *call == '\0')
+        call = "an MPI call";
+    if (comm_name == NULL || *comm_name == '\0')
+        comm_name = "MPI_COMM_WORLD";
     int status = cls & 0xff;
     if (status == 0)
         status = 1; /* an error never exits 0, whatever the code's class */
+    char who[64] = "before MPI_Init completed";
+    if (collab_initialized())
+        snprintf(who, sizeof who, "rank %d", collab_world_rank());
     say("[collab] %s\n"
         "%s *** An error occurred in %s\n"
-        "%s *** reported by process [rank %d]\n"
-        "%s *** on communicator MPI_COMM_WORLD\n"
+        "%s *** reported by process [%s]\n"
+        "%s *** on communicator %s\n"
         "%s *** %s\n"
         "%s *** MPI_ERRORS_ARE_FATAL (this peer leaves the swarm and exits with status %d;\n"
         "%s ***    the other peers go on without it)\n",
-        line, pre, call, pre, collab_initialized() ? collab_world_rank() : -1, pre, pre, desc,
-        pre, status, pre);
+        line, pre, call, pre, who, pre, comm_name, pre, desc, pre, status, pre);
     if (collab_initialized() && !collab_finalized())
         collab_abort(status);
     _exit(status);

@@ -180,8 +180,7 @@ static const cl_algo_t *s_pick(const cl_coll_args_t *a, size_t esize)
     case CL_COLL_ALLGATHERV:
         return &cl_algo_exchange;
     case CL_COLL_ALLREDUCE:
-        return a->nmembers == 1 || bytes < a->small_bytes ? &cl_algo_exchange
-                                                          : &cl_algo_butterfly;
+        return a->nmembers == 1 || bytes < a->small_bytes ? &cl_algo_exchange : &cl_algo_butterfly;
     case CL_COLL_REDUCE:
         return a->nmembers == 1 || bytes < a->small_bytes ? &cl_algo_direct : &cl_algo_butterfly;
     case CL_COLL_REDUCE_SCATTER_BLOCK:
@@ -239,11 +238,9 @@ cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env)
         self->waiting[i] = -1;
     }
     size_t cs = (size_t)args->comm_size;
-    if (args->counts != NULL &&
-        (self->counts = s_dup(args->counts, cs * sizeof(size_t))) == NULL)
+    if (args->counts != NULL && (self->counts = s_dup(args->counts, cs * sizeof(size_t))) == NULL)
         goto err;
-    if (args->displs != NULL &&
-        (self->displs = s_dup(args->displs, cs * sizeof(size_t))) == NULL)
+    if (args->displs != NULL && (self->displs = s_dup(args->displs, cs * sizeof(size_t))) == NULL)
         goto err;
     self->a.members = self->members;
     self->a.weights = self->weights;
@@ -293,6 +290,8 @@ int cl_coll_start(cl_coll_t *self)
     if (self->started)
         return COLLAB_OK;
     self->started = true;
+    if (self->done)
+        return COLLAB_OK; /* failed (strict) before it started */
     double now = cl_coll_now(self);
     for (int i = 0; i < self->n; i++)
         self->heard[i] = now;
@@ -300,6 +299,25 @@ int cl_coll_start(cl_coll_t *self)
     if (rc != COLLAB_OK && !self->done)
         cl_coll_complete(self, rc);
     return rc;
+}
+
+/* A STATUS names the failures its sender knows of (its view).  Those were
+   declared by the engine, which tells every survivor in time; taking them
+   over now only makes views converge sooner, and keeps a completed
+   (retained) collective answering with the current view even if the
+   engine reports failures to running collectives only.  A malformed view
+   is left for the algorithm to refuse; this member never counts itself. */
+static void s_adopt_view(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
+{
+    if (msg->len < self->nb)
+        return;
+    const uint8_t *tag = msg->data;
+    size_t k = cl_bm_count(tag, (size_t)self->n);
+    if (k == 0 || k != cl_bm_count(tag, self->nb * 8) || cl_bit(tag, (size_t)from))
+        return;
+    for (int i = 0; i < self->n; i++)
+        if (i != self->me && cl_bit(tag, (size_t)i) && cl_coll_alive(self, i))
+            cl_coll_on_fail(self, self->members[i]);
 }
 
 int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
@@ -319,6 +337,8 @@ int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
         if (rc != COLLAB_OK)
             return rc;
     }
+    if (msg->type == CL_MSG_STATUS)
+        s_adopt_view(self, from, msg);
     if (msg->type == CL_MSG_DONE) {
         if (msg->len != 0 || msg->part != 0 || msg->chunk != 0)
             return COLLAB_ERR_ARG;
@@ -326,8 +346,10 @@ int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
             return COLLAB_ERR_ARG;
         cl_bit_set(self->done_from, (size_t)from);
     }
-    if (self->st == NULL)
-        return COLLAB_OK; /* nothing to do (e.g. a zero-sized collective) */
+    /* Nothing to do: a zero-sized collective, or one that ended with an
+       error (strict mode), which promises nothing to anybody. */
+    if (self->st == NULL || (self->done && self->status != COLLAB_OK))
+        return COLLAB_OK;
     int rc = self->algo->on_msg(self, from, msg);
     if (rc == COLLAB_OK) {
         self->heard[from] = cl_coll_now(self);
@@ -485,8 +507,8 @@ int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chu
 {
     if (idx == self->me || !cl_coll_alive(self, idx))
         return COLLAB_OK;
-    cl_coll_msg_t m = {.type = (uint8_t)type, .part = part, .chunk = chunk, .aux = aux,
-                       .from = self->a.self};
+    cl_coll_msg_t m = {
+        .type = (uint8_t)type, .part = part, .chunk = chunk, .aux = aux, .from = self->a.self};
     void *buf = NULL;
     if (hlen > 0 && dlen > 0) {
         buf = malloc(hlen + dlen);
@@ -623,10 +645,17 @@ void cl_coll_chunk(size_t bytes, size_t cb, size_t c, size_t *off, size_t *len)
     *len = *off >= bytes ? 0 : (bytes - *off < cb ? bytes - *off : cb);
 }
 
+bool cl_coll_whole(const cl_coll_t *self)
+{
+    return s_reduction(self->a.kind) && self->a.op.kind == COLLAB_OP_USER;
+}
+
 size_t cl_coll_chunk_bytes(const cl_coll_t *self)
 {
     size_t cb = self->a.chunk_bytes > 0 ? self->a.chunk_bytes : CL_COLL_DEFAULT_CHUNK;
     size_t e = self->esize > 0 ? self->esize : 1;
+    if (cl_coll_whole(self)) /* a whole vector (reduce_scatter_block: a whole block) */
+        return self->a.count > 0 ? self->a.count * e : e;
     cb -= cb % e;
     return cb > 0 ? cb : e;
 }

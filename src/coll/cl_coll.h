@@ -39,11 +39,11 @@ typedef enum {
    wire (docs/wire.md) with comm id, sequence number, epoch and signature
    and fills `from` on receipt. */
 typedef struct {
-    uint8_t type;    /* algorithm-defined message type (DATA, RESULT, RELAY, ...) */
-    uint32_t part;   /* part index (butterfly) or member index */
-    uint32_t chunk;  /* chunk index within the part */
-    uint32_t aux;    /* algorithm-defined small field (e.g. count of contributors) */
-    int from;        /* comm rank of the sender (set by the engine on receive) */
+    uint8_t type;   /* algorithm-defined message type (DATA, RESULT, RELAY, ...) */
+    uint32_t part;  /* part index (butterfly) or member index */
+    uint32_t chunk; /* chunk index within the part */
+    uint32_t aux;   /* algorithm-defined small field (e.g. count of contributors) */
+    int from;       /* comm rank of the sender (set by the engine on receive) */
     const void *data;
     size_t len;
 } cl_coll_msg_t;
@@ -65,45 +65,73 @@ typedef struct {
     void (*suspect)(void *eng, int r);
 } cl_coll_env_t;
 
-/* Everything a collective needs, copied by cl_coll_new (arrays too). */
+/* Everything a collective needs, copied by cl_coll_new (arrays too).
+   Per kind (counts in bytes for data movement, dtype COLLAB_BYTE):
+     barrier               nothing else
+     bcast                 recvbuf: the buffer (read at the root, written
+                           elsewhere), count bytes; sendbuf unused
+     allreduce             sendbuf (NULL: in place), recvbuf, count, dtype, op
+     reduce                as allreduce; recvbuf used at the root only, and
+                           sendbuf may be NULL (in place) only there
+     reduce_scatter_block  count = recvcount; sendbuf holds comm_size blocks
+                           (NULL: in place, in recvbuf); block r -> rank r
+     allgatherv            sendbuf/sbytes (NULL: own block already in
+                           place), recvbuf, counts/displs per comm rank
+     gatherv               sendbuf/sbytes; root: recvbuf, counts/displs
+                           (sendbuf NULL at the root: in place)
+     scatterv              root: sendbuf, counts/displs; recvbuf/rbytes
+                           (recvbuf NULL at the root: in place)
+     alltoall              count = bytes per block; sendbuf (NULL: in
+                           place), recvbuf: comm_size blocks each
+   small_bytes and chunk_bytes choose the algorithm and the message layout,
+   so every member must get the same values (they are in the signature). */
 typedef struct {
     cl_coll_kind_t kind;
     uint64_t comm_id;
     uint64_t seq;
-    int comm_size;        /* nominal size of the communicator */
-    int nmembers;         /* members taking part (>= 1, includes self) */
-    const int *members;   /* their comm ranks, ascending */
-    const double *weights; /* their averaging weights (> 0), or NULL = all 1 */
-    const int *clients;   /* 1 if member i is in client mode (never a reducer), or NULL */
-    int self;             /* this peer's comm rank */
-    int root;             /* comm rank of the root (rooted kinds), else -1 */
+    int comm_size;         /* nominal size of the communicator */
+    int nmembers;          /* members taking part (>= 1, includes self) */
+    const int *members;    /* their comm ranks, ascending */
+    const double *weights; /* their averaging weights (>= 0, finite), or NULL = all 1 */
+    const int *clients;    /* 1 if member i is in client mode (never a reducer), or NULL */
+    int self;              /* this peer's comm rank */
+    int root;              /* comm rank of the root (rooted kinds), else -1 */
     /* Reductions: element type, count and op.  Data movement: dtype ==
        COLLAB_BYTE and counts in bytes. */
     collab_dtype_t dtype;
     collab_op_t op;
     size_t count;
-    const void *sendbuf;  /* NULL = in place */
+    const void *sendbuf; /* NULL = in place */
     void *recvbuf;
-    size_t sbytes;               /* gatherv/allgatherv: bytes this rank sends */
-    const size_t *counts;        /* per comm rank, bytes (v-variants), comm_size entries */
-    const size_t *displs;        /* per comm rank, bytes (v-variants) */
-    size_t rbytes;               /* scatterv: bytes this rank receives */
-    int strict;                  /* COLLAB_STRICT: a failure fails the call */
-    int compression;             /* 0 none, 1 fp16, 2 int8 (float SUM only) */
-    size_t chunk_bytes;          /* pipelining chunk size */
-    size_t small_bytes;          /* below this, allreduce uses the one-round algorithm */
+    size_t sbytes;        /* gatherv/allgatherv: bytes this rank sends */
+    const size_t *counts; /* per comm rank, bytes (v-variants), comm_size entries */
+    const size_t *displs; /* per comm rank, bytes (v-variants) */
+    size_t rbytes;        /* scatterv: bytes this rank receives */
+    int strict;           /* COLLAB_STRICT: a failure fails the call */
+    int compression;      /* 0 none, 1 fp16, 2 int8 (float SUM only) */
+    size_t chunk_bytes;   /* pipelining chunk size */
+    size_t small_bytes;   /* below this, allreduce uses the one-round algorithm */
 } cl_coll_args_t;
 
 typedef struct cl_coll cl_coll_t;
 
+/* Checks args as cl_coll_new does, without allocating: 0, or the status
+   naming what is wrong (COLLAB_ERR_OP for an op undefined on the datatype,
+   REPLACE and NO_OP included; COLLAB_ERR_ROOT, _RANK, _COUNT, _TYPE, _ARG). */
+int cl_coll_args_check(const cl_coll_args_t *args);
+
 /* Creates the state machine (copies args and the arrays it points to).
-   Returns NULL on allocation failure or invalid arguments.  Caller owns. */
+   Returns NULL on allocation failure or invalid arguments (logged; see
+   cl_coll_args_check).  Caller owns. */
 cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env);
 
 /* Destroys and nulls *self_p; accepts NULL. */
 void cl_coll_destroy(cl_coll_t **self_p);
 
-/* Sends the first messages.  Returns 0 or a negative status. */
+/* Sends the first messages; may complete at once (group of one, nothing
+   to move, root absent).  cl_coll_on_msg starts a collective that was not
+   started yet.  Returns 0 or a negative status (the collective is then
+   complete with that status). */
 int cl_coll_start(cl_coll_t *self);
 
 /* Delivers one message from the group.  Messages from non-members or with

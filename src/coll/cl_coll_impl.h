@@ -83,11 +83,11 @@ struct cl_coll {
     int status;            /* completion status */
     int *contrib;          /* comm ranks whose contribution is in the result */
     int ncontrib;
-    uint64_t sent;         /* payload bytes sent */
-    uint64_t received;     /* payload bytes received */
-    double *heard;         /* per member: last time a valid message came from it */
-    double *waiting;       /* per member: since when this member waits for it, < 0 none */
-    double last_check;     /* time of the last deadline scan */
+    uint64_t sent;     /* payload bytes sent */
+    uint64_t received; /* payload bytes received */
+    double *heard;     /* per member: last time a valid message came from it */
+    double *waiting;   /* per member: since when this member waits for it, < 0 none */
+    double last_check; /* time of the last deadline scan */
 };
 
 /* --- bitmaps -------------------------------------------------------- */
@@ -169,6 +169,13 @@ void cl_coll_split(size_t count, size_t k, size_t i, size_t *lo, size_t *len);
    element size for reductions). */
 size_t cl_coll_nchunks(size_t bytes, size_t cb);
 void cl_coll_chunk(size_t bytes, size_t cb, size_t c, size_t *off, size_t *len);
+
+/* True when the vector must not be cut: a user op may work on elements
+   of a derived datatype that the face flattened into `mult` basic
+   elements (and MINLOC on Fortran pairs works on two), which the core
+   cannot see.  The reduction then runs on the whole vector (one part, one
+   chunk; reduce_scatter_block: one chunk per block, whole by design). */
+bool cl_coll_whole(const cl_coll_t *self);
 
 /* Chunk size in bytes for this collective (element-aligned, > 0). */
 size_t cl_coll_chunk_bytes(const cl_coll_t *self);

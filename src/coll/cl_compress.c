@@ -14,7 +14,6 @@
 #include "cl_half.h"
 #include "cl_reduce.h"
 #include "cl_reduce_impl.h"
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -62,16 +61,32 @@ size_t cl_compress_bound(cl_compress_t c, collab_dtype_t t, size_t count)
 
 /* ---- FP16 ------------------------------------------------------------- */
 
-static void s_fp16_enc_f32(const cl_ua_f32 *restrict x, cl_ua_u16 *restrict h, size_t n)
+/* Encoders go through a 32-bit block for the same reason as the binary16
+   kernels (cl_reduce_float.c): a fused loop is demoted to 16-bit lanes. */
+#define CL_FP16_BLOCK 256
+
+static void s_fp16_enc_f32(const cl_ua_f32 *x, cl_ua_u16 *h, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        h[i] = CL_LE16((uint16_t)cl_half_from_float(x[i]));
+    uint32_t r[CL_FP16_BLOCK];
+    for (size_t base = 0; base < n; base += CL_FP16_BLOCK) {
+        const size_t m = n - base < CL_FP16_BLOCK ? n - base : CL_FP16_BLOCK;
+        for (size_t i = 0; i < m; i++)
+            r[i] = cl_half_from_float(x[base + i]);
+        for (size_t i = 0; i < m; i++)
+            h[base + i] = CL_LE16((uint16_t)r[i]);
+    }
 }
 
-static void s_fp16_enc_f64(const cl_ua_f64 *restrict x, cl_ua_u16 *restrict h, size_t n)
+static void s_fp16_enc_f64(const cl_ua_f64 *x, cl_ua_u16 *h, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        h[i] = CL_LE16((uint16_t)cl_half_from_double(x[i]));
+    uint32_t r[CL_FP16_BLOCK];
+    for (size_t base = 0; base < n; base += CL_FP16_BLOCK) {
+        const size_t m = n - base < CL_FP16_BLOCK ? n - base : CL_FP16_BLOCK;
+        for (size_t i = 0; i < m; i++)
+            r[i] = cl_half_from_double(x[base + i]);
+        for (size_t i = 0; i < m; i++)
+            h[base + i] = CL_LE16((uint16_t)r[i]);
+    }
 }
 
 static void s_fp16_dec_f32(const cl_ua_u16 *restrict h, cl_ua_f32 *restrict x, size_t n)
@@ -89,17 +104,28 @@ static void s_fp16_dec_f64(const cl_ua_u16 *restrict h, cl_ua_f64 *restrict x, s
 /* ---- INT8 ------------------------------------------------------------- */
 
 /* Encodes one block of m <= CL_INT8_BLOCK elements of real type T into a
-   scale (type T, little-endian) followed by m signed bytes. */
-#define CL_INT8_ENCODE_BLOCK(name, T, UT, LE, TMAX)                                                \
-    static size_t name(const T *restrict x, size_t m, uint8_t *restrict dst)                       \
+   scale (type T, little-endian) followed by m signed bytes.  XT is T of
+   alignment 1 (src may start at any byte), UT the unsigned integer type of
+   T's size, ABS_MASK clears its sign bit, INF is the pattern of +infinity.
+   max|x| is taken over the bit patterns with the sign cleared: for
+   non-negative floats IEEE order is unsigned integer order, and NaN and
+   infinity sort above every finite value, so one integer max (which
+   vectorises, unlike a float max that must respect NaN) also finds them.
+   |x / s| exceeds 127 at most by rounding (or a little more when s is
+   subnormal), so the clamp is applied to the rounded integer. */
+#define CL_INT8_ENCODE_BLOCK(name, T, XT, UT, LE, ABS_MASK, INF)                                   \
+    static size_t name(const XT *restrict x, size_t m, uint8_t *restrict dst)                      \
     {                                                                                              \
-        T amax = 0;                                                                                \
-        int bad = 0;                                                                               \
+        UT amax_bits = 0;                                                                          \
         for (size_t j = 0; j < m; j++) {                                                           \
-            T ax = x[j] < 0 ? -x[j] : x[j];                                                        \
-            bad |= !(ax <= (TMAX)); /* NaN or infinity */                                          \
-            amax = ax > amax ? ax : amax;                                                          \
+            UT b;                                                                                  \
+            memcpy(&b, &x[j], sizeof b);                                                           \
+            b &= (ABS_MASK);                                                                       \
+            amax_bits = b > amax_bits ? b : amax_bits;                                             \
         }                                                                                          \
+        const int bad = amax_bits >= (INF); /* NaN or infinity in the block */                     \
+        T amax;                                                                                    \
+        memcpy(&amax, &amax_bits, sizeof amax);                                                    \
         T scale = bad ? (T)NAN : amax / (T)127;                                                    \
         int8_t *restrict q = (int8_t *)(dst + sizeof(T));                                          \
         if (bad || scale == 0) {                                                                   \
@@ -107,11 +133,11 @@ static void s_fp16_dec_f64(const cl_ua_u16 *restrict h, cl_ua_f64 *restrict x, s
         } else {                                                                                   \
             for (size_t j = 0; j < m; j++) {                                                       \
                 T y = x[j] / scale;                                                                \
-                y = y > (T)127 ? (T)127 : y;                                                       \
-                y = y < (T)-127 ? (T)-127 : y;                                                     \
                 int32_t t = (int32_t)y; /* toward zero, exact */                                   \
                 T f = y - (T)t;                                                                    \
-                t += (f >= (T)0.5) - (f <= (T)-0.5);                                               \
+                t += (f >= (T)0.5) - (f <= (T)-0.5); /* ties away from zero */                     \
+                t = t > 127 ? 127 : t;                                                             \
+                t = t < -127 ? -127 : t;                                                           \
                 q[j] = (int8_t)t;                                                                  \
             }                                                                                      \
         }                                                                                          \
@@ -135,8 +161,9 @@ static void s_fp16_dec_f64(const cl_ua_u16 *restrict h, cl_ua_f64 *restrict x, s
             x[j] = scale * (T)q[j];                                                                \
     }
 
-CL_INT8_ENCODE_BLOCK(s_int8_enc_f32, float, uint32_t, CL_LE32, FLT_MAX)
-CL_INT8_ENCODE_BLOCK(s_int8_enc_f64, double, uint64_t, CL_LE64, DBL_MAX)
+CL_INT8_ENCODE_BLOCK(s_int8_enc_f32, float, cl_ua_f32, uint32_t, CL_LE32, 0x7fffffffu, 0x7f800000u)
+CL_INT8_ENCODE_BLOCK(s_int8_enc_f64, double, cl_ua_f64, uint64_t, CL_LE64, 0x7fffffffffffffffull,
+                     0x7ff0000000000000ull)
 CL_INT8_DECODE_BLOCK(s_int8_dec_f32, cl_ua_f32, uint32_t, CL_LE32)
 CL_INT8_DECODE_BLOCK(s_int8_dec_f64, cl_ua_f64, uint64_t, CL_LE64)
 
@@ -160,15 +187,10 @@ size_t cl_compress_encode(cl_compress_t c, collab_dtype_t t, const void *src, si
         uint8_t *o = dst;
         for (size_t base = 0; base < count; base += CL_INT8_BLOCK) {
             size_t m = count - base < CL_INT8_BLOCK ? count - base : CL_INT8_BLOCK;
-            if (t == COLLAB_FLOAT) {
-                float tmp[CL_INT8_BLOCK]; /* aligned copy: src may be unaligned */
-                memcpy(tmp, (const char *)src + base * sizeof(float), m * sizeof(float));
-                o += s_int8_enc_f32(tmp, m, o);
-            } else {
-                double tmp[CL_INT8_BLOCK];
-                memcpy(tmp, (const char *)src + base * sizeof(double), m * sizeof(double));
-                o += s_int8_enc_f64(tmp, m, o);
-            }
+            if (t == COLLAB_FLOAT)
+                o += s_int8_enc_f32((const cl_ua_f32 *)src + base, m, o);
+            else
+                o += s_int8_enc_f64((const cl_ua_f64 *)src + base, m, o);
         }
         return (size_t)(o - (uint8_t *)dst);
     }
@@ -177,8 +199,8 @@ size_t cl_compress_encode(cl_compress_t c, collab_dtype_t t, const void *src, si
     }
 }
 
-int cl_compress_decode(cl_compress_t c, collab_dtype_t t, const void *src, size_t len,
-                       size_t count, void *dst)
+int cl_compress_decode(cl_compress_t c, collab_dtype_t t, const void *src, size_t len, size_t count,
+                       void *dst)
 {
     const int eff = s_effective(c, t);
     const size_t bytes = cl_compress_bound(c, t, count);

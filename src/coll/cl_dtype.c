@@ -65,10 +65,10 @@ static const char *const s_dtype_name[COLLAB_DTYPE_COUNT] = {
 };
 
 static const char *const s_op_name[COLLAB_OP_COUNT] = {
-    [COLLAB_OP_SUM] = "sum",       [COLLAB_OP_PROD] = "prod",       [COLLAB_OP_MAX] = "max",
-    [COLLAB_OP_MIN] = "min",       [COLLAB_OP_LAND] = "land",       [COLLAB_OP_LOR] = "lor",
-    [COLLAB_OP_LXOR] = "lxor",     [COLLAB_OP_BAND] = "band",       [COLLAB_OP_BOR] = "bor",
-    [COLLAB_OP_BXOR] = "bxor",     [COLLAB_OP_MAXLOC] = "maxloc",   [COLLAB_OP_MINLOC] = "minloc",
+    [COLLAB_OP_SUM] = "sum",         [COLLAB_OP_PROD] = "prod",     [COLLAB_OP_MAX] = "max",
+    [COLLAB_OP_MIN] = "min",         [COLLAB_OP_LAND] = "land",     [COLLAB_OP_LOR] = "lor",
+    [COLLAB_OP_LXOR] = "lxor",       [COLLAB_OP_BAND] = "band",     [COLLAB_OP_BOR] = "bor",
+    [COLLAB_OP_BXOR] = "bxor",       [COLLAB_OP_MAXLOC] = "maxloc", [COLLAB_OP_MINLOC] = "minloc",
     [COLLAB_OP_REPLACE] = "replace", [COLLAB_OP_NO_OP] = "no_op",   [COLLAB_OP_USER] = "user",
 };
 

@@ -55,7 +55,7 @@ static inline uint32_t cl_half_sel32(uint32_t cond, uint32_t a, uint32_t b)
 /* Exact conversion of a binary16 bit pattern (low 16 bits of h) to float. */
 static inline float cl_half_to_float(uint32_t h)
 {
-    uint32_t em = h & 0x7fffu;                 /* exponent and mantissa */
+    uint32_t em = h & 0x7fffu; /* exponent and mantissa */
     uint32_t sign = (h & 0x8000u) << 16;
     uint32_t norm = (em << 13) + (112u << 23); /* rebias 15 -> 127 */
     uint32_t special = (em << 13) | 0x7f800000u;
@@ -96,8 +96,8 @@ static inline uint32_t cl_half_from_double(double d)
     uint64_t odd = (a >> 42) & 1u;
     uint32_t norm = (uint32_t)((a - (1008ull << 52) + ((1ull << 41) - 1u) + odd) >> 42);
     /* Below 2^-14: in [2^28, 2^29) a double's ulp is 2^-24. */
-    uint32_t sub = (uint32_t)(cl_half_f64_bits(cl_half_bits_f64(a) + 0x1p28) -
-                              cl_half_f64_bits(0x1p28));
+    uint32_t sub =
+        (uint32_t)(cl_half_f64_bits(cl_half_bits_f64(a) + 0x1p28) - cl_half_f64_bits(0x1p28));
     uint32_t r = cl_half_sel32(a >= 0x3f10000000000000ull, norm, sub);
     r = cl_half_sel32(a >= 0x40effe0000000000ull, 0x7c00u, r); /* >= 65520 */
     r = cl_half_sel32(a > 0x7ff0000000000000ull, nan, r);

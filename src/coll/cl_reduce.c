@@ -8,12 +8,14 @@
     vector in blocks of CL_FOLD_BLOCK bytes so that the running result stays
     in L1 while every input streams through it once; element-wise kernels
     make the blocked result bit-identical to the unblocked sequence spelled
-    out in cl_reduce.h.  User ops are called once per input with the whole
-    count, since each call may be costly (a Python callback, for instance).
+    out in cl_reduce.h.  User ops are folded left to right like the
+    butterfly's reducer folds chunks (cl_coll_bfacc.c), so both give the
+    same bits.
 */
 #include "cl_reduce.h"
 #include "cl_dtype.h"
 #include "cl_reduce_impl.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define CL_FOLD_BLOCK 16384 /* bytes of the running result per block */
@@ -73,8 +75,32 @@ int cl_reduce(const collab_op_t *op, collab_dtype_t t, const void *in, void *ino
     return COLLAB_OK;
 }
 
-int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out, const void *const *in,
-                   int n, size_t count)
+/* User op, left to right: acc = in[0]; acc = acc (op) in[i].  The function
+   computes inout = in (op) inout, so each step copies in[i] to a buffer
+   and passes acc as `in`; out and one temporary take turns so that the
+   last step lands in out.  One call per input with the whole count, since
+   a call may be costly (a Python callback, for instance). */
+static int s_fold_user(const collab_op_t *op, void *out, const void *const *in, int n, size_t count,
+                       size_t bytes)
+{
+    void *tmp = NULL;
+    if (n > 2 && (tmp = malloc(bytes)) == NULL)
+        return COLLAB_ERR_NO_MEM;
+    const void *acc = in[0];
+    if (n == 1)
+        memcpy(out, in[0], bytes);
+    for (int i = 1; i < n; i++) {
+        void *dst = (n - 1 - i) % 2 == 0 ? out : tmp;
+        memcpy(dst, in[i], bytes);
+        op->user_fn(acc, dst, count, op->user_ctx);
+        acc = dst;
+    }
+    free(tmp);
+    return COLLAB_OK;
+}
+
+int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out, const void *const *in, int n,
+                   size_t count)
 {
     cl_kernel_fn *kernel;
     int rc = s_check(op, t, &kernel);
@@ -93,14 +119,8 @@ int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out, const voi
     if (count > SIZE_MAX / extent)
         return COLLAB_ERR_ARG;
 
-    if (kernel == NULL) {
-        /* User op: in[0] op (in[1] op (... op in[n-1])), MPI's order, with
-           the function's inout = in op inout form. */
-        memcpy(out, in[n - 1], count * extent);
-        for (int i = n - 2; i >= 0; i--)
-            op->user_fn(in[i], out, count, op->user_ctx);
-        return COLLAB_OK;
-    }
+    if (kernel == NULL)
+        return s_fold_user(op, out, in, n, count, count * extent);
     if (n == 1) {
         memcpy(out, in[0], count * extent);
         return COLLAB_OK;

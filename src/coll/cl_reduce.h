@@ -27,20 +27,20 @@
    undefined for t (see collab_op_valid) or op is NULL or a user op has no
    function, COLLAB_ERR_TYPE when t is out of range, COLLAB_ERR_ARG for a
    NULL buffer with count > 0.  in and inout must not overlap. */
-int cl_reduce(const collab_op_t *op, collab_dtype_t t, const void *in, void *inout,
-              size_t count);
+int cl_reduce(const collab_op_t *op, collab_dtype_t t, const void *in, void *inout, size_t count);
 
 /* Folds n inputs (given in rank order) into out, which may alias none of
-   them:  out = in[0] (op) in[1] (op) ... (op) in[n-1], evaluated so that a
-   non-commutative user op sees MPI's order.  n >= 1.
+   them:  out = in[0] (op) in[1] (op) ... (op) in[n-1], evaluated left to
+   right, so a non-commutative user op sees MPI's order.  n >= 1.
    Bit for bit, a built-in op gives what acc = copy of in[0], then
    cl_reduce(op, t, in[i], acc, count) for i = 1 .. n-1 gives (so a reducer
    that folds chunks as they arrive, in rank order, gets the same bits); a
-   user op gives acc = copy of in[n-1], then cl_reduce(op, t, in[i], acc,
-   count) for i = n-2 down to 0.  Errors as cl_reduce, and COLLAB_ERR_ARG
-   when n < 1. */
-int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out,
-                   const void *const *in, int n, size_t count);
+   user op gives acc = copy of in[0], then for i = 1 .. n-1: y = copy of
+   in[i], cl_reduce(op, t, acc, y, count), acc = y.  Errors as cl_reduce,
+   COLLAB_ERR_ARG when n < 1, COLLAB_ERR_NO_MEM when a user op over n > 2
+   inputs cannot get its temporary buffer. */
+int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out, const void *const *in, int n,
+                   size_t count);
 
 /* DESIGN §2 rule for MPI_SUM with ranks absent or weights set:
    out[k] = scale * sum_i w[i] * in[i][k], summed in rank order i = 0..n-1,
@@ -53,8 +53,8 @@ int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out,
    out of range, COLLAB_ERR_ARG for n < 1, a NULL buffer, a weight that is
    negative or not finite, or a scale that is negative or not finite.  out
    may alias none of the inputs. */
-int cl_reduce_weighted_sum(collab_dtype_t t, void *out, const void *const *in,
-                           const double *w, int n, size_t count, double scale);
+int cl_reduce_weighted_sum(collab_dtype_t t, void *out, const void *const *in, const double *w,
+                           int n, size_t count, double scale);
 
 /* True when the plain (unweighted) sum must be used: every rank present
    (n == size) and all weights equal.  w == NULL means all weights are 1. */
@@ -99,7 +99,7 @@ size_t cl_compress_encode(cl_compress_t c, collab_dtype_t t, const void *src, si
    COLLAB_ERR_ARG when len does not match (malformed input from the net),
    or when c, t or a buffer is invalid.  Any byte pattern of the right
    length decodes without reading or writing out of bounds. */
-int cl_compress_decode(cl_compress_t c, collab_dtype_t t, const void *src, size_t len,
-                       size_t count, void *dst);
+int cl_compress_decode(cl_compress_t c, collab_dtype_t t, const void *src, size_t len, size_t count,
+                       void *dst);
 
 #endif

@@ -17,7 +17,7 @@
 
 #define CL_REAL_KERNELS(tag, T)                                                                    \
     CL_KERNEL_DEFINE(k_##tag##_sum, T, b + a)                                                      \
-    CL_KERNEL_DEFINE(k_##tag##_prod, T, b * a)                                                     \
+    CL_KERNEL_DEFINE(k_##tag##_prod, T, b *a)                                                      \
     CL_KERNEL_DEFINE(k_##tag##_max, T, b > a ? b : a)                                              \
     CL_KERNEL_DEFINE(k_##tag##_min, T, b < a ? b : a)
 
@@ -27,19 +27,50 @@ CL_REAL_KERNELS(ld, cl_ua_ld)
 
 #define CL_COMPLEX_KERNELS(tag, T)                                                                 \
     CL_KERNEL_DEFINE(k_##tag##_sum, T, b + a)                                                      \
-    CL_KERNEL_DEFINE(k_##tag##_prod, T, b * a)
+    CL_KERNEL_DEFINE(k_##tag##_prod, T, b *a)
 
 CL_COMPLEX_KERNELS(cf, cl_ua_cf)
 CL_COMPLEX_KERNELS(cd, cl_ua_cd)
 CL_COMPLEX_KERNELS(cld, cl_ua_cld)
 
-#define H2F(x) cl_half_to_float(x)
-#define F2H(x) ((uint16_t)cl_half_from_float(x))
-CL_KERNEL_DEFINE(k_f16_sum, cl_ua_u16, F2H(H2F(b) + H2F(a)))
-CL_KERNEL_DEFINE(k_f16_prod, cl_ua_u16, F2H(H2F(b) * H2F(a)))
+/* binary16 kernels walk blocks of CL_F16_BLOCK elements: widen both
+   operands to float arrays, compute into a 32-bit array, then narrow.  In
+   one fused loop GCC demotes the conversion's 32-bit masks to 16 bits (the
+   result is 16 bits wide), and SSE2, which has no 32 -> 16 pack, then
+   spends most of its time shuffling; split, every loop is plain 32-bit
+   code.  Each block is read completely before it is written, so src may be
+   out.  EXPR sees the operands as floats a, b and as bits ha, hb. */
+#define CL_F16_BLOCK 256
+#define CL_F16_KERNEL(name, EXPR)                                                                  \
+    static void name(const void *in_, const void *src_, void *out_, size_t n)                      \
+    {                                                                                              \
+        const cl_ua_u16 *in = in_, *src = src_;                                                    \
+        cl_ua_u16 *out = out_;                                                                     \
+        float fa[CL_F16_BLOCK], fb[CL_F16_BLOCK];                                                  \
+        uint32_t r[CL_F16_BLOCK];                                                                  \
+        for (size_t base = 0; base < n; base += CL_F16_BLOCK) {                                    \
+            const size_t m = n - base < CL_F16_BLOCK ? n - base : CL_F16_BLOCK;                    \
+            for (size_t i = 0; i < m; i++)                                                         \
+                fa[i] = cl_half_to_float(in[base + i]);                                            \
+            for (size_t i = 0; i < m; i++)                                                         \
+                fb[i] = cl_half_to_float(src[base + i]);                                           \
+            for (size_t i = 0; i < m; i++) {                                                       \
+                const float a = fa[i], b = fb[i];                                                  \
+                const uint32_t ha = in[base + i], hb = src[base + i];                              \
+                (void)ha;                                                                          \
+                (void)hb;                                                                          \
+                r[i] = (EXPR);                                                                     \
+            }                                                                                      \
+            for (size_t i = 0; i < m; i++)                                                         \
+                out[base + i] = (uint16_t)r[i];                                                    \
+        }                                                                                          \
+    }
+
+CL_F16_KERNEL(k_f16_sum, cl_half_from_float(b + a))
+CL_F16_KERNEL(k_f16_prod, cl_half_from_float(b *a))
 /* The result is one of the operands, bit for bit (no rounding). */
-CL_KERNEL_DEFINE(k_f16_max, cl_ua_u16, (uint16_t)cl_half_sel32(H2F(b) > H2F(a), b, a))
-CL_KERNEL_DEFINE(k_f16_min, cl_ua_u16, (uint16_t)cl_half_sel32(H2F(b) < H2F(a), b, a))
+CL_F16_KERNEL(k_f16_max, cl_half_sel32(b > a, hb, ha))
+CL_F16_KERNEL(k_f16_min, cl_half_sel32(b < a, hb, ha))
 
 #define CL_REAL_ROW(tag)                                                                           \
     {                                                                                              \

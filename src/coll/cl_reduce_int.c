@@ -12,15 +12,15 @@
 #include "cl_reduce_impl.h"
 
 #define CL_INT_KERNELS(tag, T, U)                                                                  \
-    CL_KERNEL_DEFINE(k_##tag##_sum, T, ((U)a + (U)b))                               \
-    CL_KERNEL_DEFINE(k_##tag##_prod, T, ((U)a * (U)b))                              \
+    CL_KERNEL_DEFINE(k_##tag##_sum, T, ((U)a + (U)b))                                              \
+    CL_KERNEL_DEFINE(k_##tag##_prod, T, ((U)a * (U)b))                                             \
     CL_KERNEL_DEFINE(k_##tag##_max, T, b > a ? b : a)                                              \
     CL_KERNEL_DEFINE(k_##tag##_min, T, b < a ? b : a)                                              \
-    CL_KERNEL_DEFINE(k_##tag##_land, T, ((a != 0) & (b != 0)))                      \
-    CL_KERNEL_DEFINE(k_##tag##_lor, T, ((a != 0) | (b != 0)))                       \
-    CL_KERNEL_DEFINE(k_##tag##_lxor, T, ((a != 0) ^ (b != 0)))                      \
-    CL_KERNEL_DEFINE(k_##tag##_band, T, (a & b))                                    \
-    CL_KERNEL_DEFINE(k_##tag##_bor, T, (a | b))                                     \
+    CL_KERNEL_DEFINE(k_##tag##_land, T, ((a != 0) & (b != 0)))                                     \
+    CL_KERNEL_DEFINE(k_##tag##_lor, T, ((a != 0) | (b != 0)))                                      \
+    CL_KERNEL_DEFINE(k_##tag##_lxor, T, ((a != 0) ^ (b != 0)))                                     \
+    CL_KERNEL_DEFINE(k_##tag##_band, T, (a & b))                                                   \
+    CL_KERNEL_DEFINE(k_##tag##_bor, T, (a | b))                                                    \
     CL_KERNEL_DEFINE(k_##tag##_bxor, T, (a ^ b))
 
 CL_INT_KERNELS(i8, cl_ua_i8, unsigned int)
@@ -52,12 +52,10 @@ static cl_kernel_fn *const s_table[COLLAB_DTYPE_COUNT][COLLAB_OP_COUNT] = {
     [COLLAB_UINT16] = CL_INT_ROW(u16),
     [COLLAB_UINT32] = CL_INT_ROW(u32),
     [COLLAB_UINT64] = CL_INT_ROW(u64),
-    [COLLAB_C_BOOL] = {[COLLAB_OP_LAND] = k_u8_land,
-                       [COLLAB_OP_LOR] = k_u8_lor,
-                       [COLLAB_OP_LXOR] = k_u8_lxor},
-    [COLLAB_BYTE] = {[COLLAB_OP_BAND] = k_u8_band,
-                     [COLLAB_OP_BOR] = k_u8_bor,
-                     [COLLAB_OP_BXOR] = k_u8_bxor},
+    [COLLAB_C_BOOL] =
+        {[COLLAB_OP_LAND] = k_u8_land, [COLLAB_OP_LOR] = k_u8_lor, [COLLAB_OP_LXOR] = k_u8_lxor},
+    [COLLAB_BYTE] =
+        {[COLLAB_OP_BAND] = k_u8_band, [COLLAB_OP_BOR] = k_u8_bor, [COLLAB_OP_BXOR] = k_u8_bxor},
 };
 
 cl_kernel_fn *cl_reduce_kernel_int(collab_dtype_t t, collab_op_kind_t op)

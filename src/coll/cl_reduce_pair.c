@@ -14,7 +14,7 @@
     for (size_t i_ = 0; i_ < n_; i_++) {                                                           \
         const __typeof__(in_[0].v) va = in_[i_].v, vb = src_[i_].v;                                \
         const int ia = in_[i_].i, ib = src_[i_].i;                                                 \
-        const int take = vb CMP va;   /* in wins */                                                \
+        const int take = vb CMP va; /* in wins */                                                  \
         const int tie = vb == va;                                                                  \
         const int lo = ia < ib ? ia : ib;                                                          \
         out_[i_].v = take ? va : vb;                                                               \

@@ -14,7 +14,6 @@
 #include "cl_reduce.h"
 #include "cl_reduce_impl.h"
 #include "cl_reduce_testutil.h"
-#include <complex.h>
 #include <float.h>
 #include <limits.h>
 #include <string.h>
@@ -29,17 +28,39 @@ static int is_signed_int(collab_dtype_t t)
 /* Integer element as 64 bits (sign- or zero-extended). */
 static uint64_t load_int(collab_dtype_t t, const void *p)
 {
-    int8_t i8; int16_t i16; int32_t i32; int64_t i64;
-    uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
     switch (t) {
-    case COLLAB_INT8: memcpy(&i8, p, 1); return (uint64_t)(int64_t)i8;
-    case COLLAB_INT16: memcpy(&i16, p, 2); return (uint64_t)(int64_t)i16;
-    case COLLAB_INT32: memcpy(&i32, p, 4); return (uint64_t)(int64_t)i32;
-    case COLLAB_INT64: memcpy(&i64, p, 8); return (uint64_t)i64;
-    case COLLAB_UINT16: memcpy(&u16, p, 2); return u16;
-    case COLLAB_UINT32: memcpy(&u32, p, 4); return u32;
-    case COLLAB_UINT64: memcpy(&u64, p, 8); return u64;
-    default: memcpy(&u8, p, 1); return u8; /* UINT8, C_BOOL, BYTE */
+    case COLLAB_INT8:
+        memcpy(&i8, p, 1);
+        return (uint64_t)(int64_t)i8;
+    case COLLAB_INT16:
+        memcpy(&i16, p, 2);
+        return (uint64_t)(int64_t)i16;
+    case COLLAB_INT32:
+        memcpy(&i32, p, 4);
+        return (uint64_t)(int64_t)i32;
+    case COLLAB_INT64:
+        memcpy(&i64, p, 8);
+        return (uint64_t)i64;
+    case COLLAB_UINT16:
+        memcpy(&u16, p, 2);
+        return u16;
+    case COLLAB_UINT32:
+        memcpy(&u32, p, 4);
+        return u32;
+    case COLLAB_UINT64:
+        memcpy(&u64, p, 8);
+        return u64;
+    default:
+        memcpy(&u8, p, 1);
+        return u8; /* UINT8, C_BOOL, BYTE */
     }
 }
 
@@ -59,10 +80,14 @@ static int int_greater(collab_dtype_t t, uint64_t x, uint64_t y)
         T x_, y_, z_;                                                                              \
         memcpy(&x_, a, sizeof x_);                                                                 \
         memcpy(&y_, b, sizeof y_);                                                                 \
-        if (op == COLLAB_OP_SUM) z_ = y_ + x_;                                                     \
-        else if (op == COLLAB_OP_PROD) z_ = y_ * x_;                                               \
-        else if (op == COLLAB_OP_MAX) z_ = y_ > x_ ? y_ : x_;                                      \
-        else z_ = y_ < x_ ? y_ : x_;                                                               \
+        if (op == COLLAB_OP_SUM)                                                                   \
+            z_ = y_ + x_;                                                                          \
+        else if (op == COLLAB_OP_PROD)                                                             \
+            z_ = y_ * x_;                                                                          \
+        else if (op == COLLAB_OP_MAX)                                                              \
+            z_ = y_ > x_ ? y_ : x_;                                                                \
+        else                                                                                       \
+            z_ = y_ < x_ ? y_ : x_;                                                                \
         memcpy(r, &z_, sizeof z_);                                                                 \
     } while (0)
 
@@ -90,7 +115,8 @@ static int int_greater(collab_dtype_t t, uint64_t x, uint64_t y)
         memcpy(&v_, a, sizeof v_);                                                                 \
         memcpy(&u_, b, sizeof u_);                                                                 \
         if (u_.v == v_.v) {                                                                        \
-            if (v_.i < u_.i) u_.i = v_.i;                                                          \
+            if (v_.i < u_.i)                                                                       \
+                u_.i = v_.i;                                                                       \
         } else if (op == COLLAB_OP_MAXLOC ? u_.v < v_.v : u_.v > v_.v) {                           \
             u_.v = v_.v;                                                                           \
             u_.i = v_.i;                                                                           \
@@ -102,46 +128,96 @@ static int int_greater(collab_dtype_t t, uint64_t x, uint64_t y)
 static void ref_op(collab_dtype_t t, collab_op_kind_t op, const void *a, const void *b, void *r)
 {
     switch (t) {
-    case COLLAB_FLOAT: REF_REAL(float, a, b, r); return;
-    case COLLAB_DOUBLE: REF_REAL(double, a, b, r); return;
-    case COLLAB_LONG_DOUBLE: REF_REAL(long double, a, b, r); return;
-    case COLLAB_C_FLOAT_COMPLEX: REF_COMPLEX(float, a, b, r); return;
-    case COLLAB_C_DOUBLE_COMPLEX: REF_COMPLEX(double, a, b, r); return;
-    case COLLAB_C_LONG_DOUBLE_COMPLEX: REF_COMPLEX(long double, a, b, r); return;
-    case COLLAB_FLOAT_INT: REF_PAIR(cl_float_int_t, a, b, r); return;
-    case COLLAB_DOUBLE_INT: REF_PAIR(cl_double_int_t, a, b, r); return;
-    case COLLAB_LONG_INT: REF_PAIR(cl_long_int_t, a, b, r); return;
-    case COLLAB_SHORT_INT: REF_PAIR(cl_short_int_t, a, b, r); return;
-    case COLLAB_2INT: REF_PAIR(cl_2int_t, a, b, r); return;
-    case COLLAB_LONG_DOUBLE_INT: REF_PAIR(cl_long_double_int_t, a, b, r); return;
+    case COLLAB_FLOAT:
+        REF_REAL(float, a, b, r);
+        return;
+    case COLLAB_DOUBLE:
+        REF_REAL(double, a, b, r);
+        return;
+    case COLLAB_LONG_DOUBLE:
+        REF_REAL(long double, a, b, r);
+        return;
+    case COLLAB_C_FLOAT_COMPLEX:
+        REF_COMPLEX(float, a, b, r);
+        return;
+    case COLLAB_C_DOUBLE_COMPLEX:
+        REF_COMPLEX(double, a, b, r);
+        return;
+    case COLLAB_C_LONG_DOUBLE_COMPLEX:
+        REF_COMPLEX(long double, a, b, r);
+        return;
+    case COLLAB_FLOAT_INT:
+        REF_PAIR(cl_float_int_t, a, b, r);
+        return;
+    case COLLAB_DOUBLE_INT:
+        REF_PAIR(cl_double_int_t, a, b, r);
+        return;
+    case COLLAB_LONG_INT:
+        REF_PAIR(cl_long_int_t, a, b, r);
+        return;
+    case COLLAB_SHORT_INT:
+        REF_PAIR(cl_short_int_t, a, b, r);
+        return;
+    case COLLAB_2INT:
+        REF_PAIR(cl_2int_t, a, b, r);
+        return;
+    case COLLAB_LONG_DOUBLE_INT:
+        REF_PAIR(cl_long_double_int_t, a, b, r);
+        return;
     case COLLAB_FLOAT16: {
         uint16_t x, y, z;
         memcpy(&x, a, 2);
         memcpy(&y, b, 2);
         double dx = ref_half_to_double(x), dy = ref_half_to_double(y);
-        if (op == COLLAB_OP_SUM) z = ref_half_from_double(dy + dx); /* exact in double */
-        else if (op == COLLAB_OP_PROD) z = ref_half_from_double(dy * dx);
-        else if (op == COLLAB_OP_MAX) z = dy > dx ? y : x;
-        else z = dy < dx ? y : x;
+        if (op == COLLAB_OP_SUM)
+            z = ref_half_from_double(dy + dx); /* exact in double */
+        else if (op == COLLAB_OP_PROD)
+            z = ref_half_from_double(dy * dx);
+        else if (op == COLLAB_OP_MAX)
+            z = dy > dx ? y : x;
+        else
+            z = dy < dx ? y : x;
         memcpy(r, &z, 2);
         return;
     }
-    default: break;
+    default:
+        break;
     }
     /* integers, C_BOOL, BYTE */
     uint64_t x = load_int(t, a), y = load_int(t, b), z = 0;
     switch (op) {
-    case COLLAB_OP_SUM: z = x + y; break;
-    case COLLAB_OP_PROD: z = x * y; break;
-    case COLLAB_OP_MAX: z = int_greater(t, y, x) ? y : x; break;
-    case COLLAB_OP_MIN: z = int_greater(t, x, y) ? y : x; break;
-    case COLLAB_OP_LAND: z = x != 0 && y != 0; break;
-    case COLLAB_OP_LOR: z = x != 0 || y != 0; break;
-    case COLLAB_OP_LXOR: z = (x != 0) != (y != 0); break;
-    case COLLAB_OP_BAND: z = x & y; break;
-    case COLLAB_OP_BOR: z = x | y; break;
-    case COLLAB_OP_BXOR: z = x ^ y; break;
-    default: break;
+    case COLLAB_OP_SUM:
+        z = x + y;
+        break;
+    case COLLAB_OP_PROD:
+        z = x * y;
+        break;
+    case COLLAB_OP_MAX:
+        z = int_greater(t, y, x) ? y : x;
+        break;
+    case COLLAB_OP_MIN:
+        z = int_greater(t, x, y) ? y : x;
+        break;
+    case COLLAB_OP_LAND:
+        z = x != 0 && y != 0;
+        break;
+    case COLLAB_OP_LOR:
+        z = x != 0 || y != 0;
+        break;
+    case COLLAB_OP_LXOR:
+        z = (x != 0) != (y != 0);
+        break;
+    case COLLAB_OP_BAND:
+        z = x & y;
+        break;
+    case COLLAB_OP_BOR:
+        z = x | y;
+        break;
+    case COLLAB_OP_BXOR:
+        z = x ^ y;
+        break;
+    default:
+        break;
     }
     store_int(t, r, z);
 }
@@ -173,8 +249,10 @@ static int real_same(collab_dtype_t rt, const void *x, const void *y)
         P p_, q_;                                                                                  \
         memcpy(&p_, x, sizeof p_);                                                                 \
         memcpy(&q_, y, sizeof q_);                                                                 \
-        if (p_.i != q_.i) return 0;                                                                \
-        if ((RT) == COLLAB_INT64) return p_.v == q_.v;                                             \
+        if (p_.i != q_.i)                                                                          \
+            return 0;                                                                              \
+        if ((RT) == COLLAB_INT64)                                                                  \
+            return p_.v == q_.v;                                                                   \
         return real_same((RT), &p_.v, &q_.v);                                                      \
     } while (0)
 
@@ -203,12 +281,18 @@ static int elem_same(collab_dtype_t t, const void *x, const void *y)
         memcpy(&b, y, 2);
         return half_same(a, b);
     }
-    case COLLAB_FLOAT_INT: PAIR_SAME(cl_float_int_t, COLLAB_FLOAT, x, y);
-    case COLLAB_DOUBLE_INT: PAIR_SAME(cl_double_int_t, COLLAB_DOUBLE, x, y);
-    case COLLAB_LONG_DOUBLE_INT: PAIR_SAME(cl_long_double_int_t, COLLAB_LONG_DOUBLE, x, y);
-    case COLLAB_LONG_INT: PAIR_SAME(cl_long_int_t, COLLAB_INT64, x, y);
-    case COLLAB_SHORT_INT: PAIR_SAME(cl_short_int_t, COLLAB_INT64, x, y);
-    case COLLAB_2INT: PAIR_SAME(cl_2int_t, COLLAB_INT64, x, y);
+    case COLLAB_FLOAT_INT:
+        PAIR_SAME(cl_float_int_t, COLLAB_FLOAT, x, y);
+    case COLLAB_DOUBLE_INT:
+        PAIR_SAME(cl_double_int_t, COLLAB_DOUBLE, x, y);
+    case COLLAB_LONG_DOUBLE_INT:
+        PAIR_SAME(cl_long_double_int_t, COLLAB_LONG_DOUBLE, x, y);
+    case COLLAB_LONG_INT:
+        PAIR_SAME(cl_long_int_t, COLLAB_INT64, x, y);
+    case COLLAB_SHORT_INT:
+        PAIR_SAME(cl_short_int_t, COLLAB_INT64, x, y);
+    case COLLAB_2INT:
+        PAIR_SAME(cl_2int_t, COLLAB_INT64, x, y);
     default:
         return memcmp(x, y, collab_dtype_extent(t)) == 0;
     }
@@ -218,8 +302,8 @@ static int elem_same(collab_dtype_t t, const void *x, const void *y)
 
 static double rand_real(int allow_special)
 {
-    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0,
-                                     DBL_MIN, 1e-310, FLT_MAX, 3.0, 3.0};
+    static const double special[] = {0.0,  -0.0,    INFINITY, -INFINITY, NAN, 1.0,
+                                     -1.0, DBL_MIN, 1e-310,   FLT_MAX,   3.0, 3.0};
     uint64_t r = rng_next() % 16;
     if (allow_special && r < 2)
         return special[rng_next() % (sizeof special / sizeof special[0])];
@@ -242,35 +326,84 @@ static void fill(collab_dtype_t t, collab_op_kind_t op, void *p, size_t n)
         double v = rand_real(special), v2 = rand_real(special);
         int idx = (int)(rng_next() % 5);
         switch (t) {
-        case COLLAB_FLOAT: { float f = (float)v; memcpy(e, &f, 4); break; }
-        case COLLAB_DOUBLE: memcpy(e, &v, 8); break;
-        case COLLAB_LONG_DOUBLE: { long double l = v; memcpy(e, &l, sizeof l); break; }
-        case COLLAB_C_FLOAT_COMPLEX: { float f[2] = {(float)v, (float)v2}; memcpy(e, f, 8); break; }
-        case COLLAB_C_DOUBLE_COMPLEX: { double d[2] = {v, v2}; memcpy(e, d, 16); break; }
+        case COLLAB_FLOAT: {
+            float f = (float)v;
+            memcpy(e, &f, 4);
+            break;
+        }
+        case COLLAB_DOUBLE:
+            memcpy(e, &v, 8);
+            break;
+        case COLLAB_LONG_DOUBLE: {
+            long double l = v;
+            memcpy(e, &l, sizeof l);
+            break;
+        }
+        case COLLAB_C_FLOAT_COMPLEX: {
+            float f[2] = {(float)v, (float)v2};
+            memcpy(e, f, 8);
+            break;
+        }
+        case COLLAB_C_DOUBLE_COMPLEX: {
+            double d[2] = {v, v2};
+            memcpy(e, d, 16);
+            break;
+        }
         case COLLAB_C_LONG_DOUBLE_COMPLEX: {
             long double l[2] = {v, v2};
             memcpy(e, l, sizeof l);
             break;
         }
-        case COLLAB_FLOAT16: { uint16_t h = (uint16_t)rng_next(); memcpy(e, &h, 2); break; }
-        case COLLAB_FLOAT_INT: { cl_float_int_t q = {(float)v, idx}; memcpy(e, &q, sizeof q); break; }
-        case COLLAB_DOUBLE_INT: { cl_double_int_t q = {v, idx}; memcpy(e, &q, sizeof q); break; }
+        case COLLAB_FLOAT16: {
+            uint16_t h = (uint16_t)rng_next();
+            memcpy(e, &h, 2);
+            break;
+        }
+        case COLLAB_FLOAT_INT: {
+            cl_float_int_t q = {(float)v, idx};
+            memcpy(e, &q, sizeof q);
+            break;
+        }
+        case COLLAB_DOUBLE_INT: {
+            cl_double_int_t q = {v, idx};
+            memcpy(e, &q, sizeof q);
+            break;
+        }
         case COLLAB_LONG_DOUBLE_INT: {
             cl_long_double_int_t q = {v, idx};
             memcpy(e, &q, sizeof q);
             break;
         }
-        case COLLAB_LONG_INT: { cl_long_int_t q = {(long)(rng_next() % 4) - 2, idx}; memcpy(e, &q, sizeof q); break; }
-        case COLLAB_SHORT_INT: { cl_short_int_t q = {(short)((int)(rng_next() % 4) - 2), idx}; memcpy(e, &q, sizeof q); break; }
-        case COLLAB_2INT: { cl_2int_t q = {(int)(rng_next() % 4) - 2, idx}; memcpy(e, &q, sizeof q); break; }
-        case COLLAB_C_BOOL: e[0] = (uint8_t[]){0, 1, 1, 2, 255}[rng_next() % 5]; break;
+        case COLLAB_LONG_INT: {
+            cl_long_int_t q = {(long)(rng_next() % 4) - 2, idx};
+            memcpy(e, &q, sizeof q);
+            break;
+        }
+        case COLLAB_SHORT_INT: {
+            cl_short_int_t q = {(short)((int)(rng_next() % 4) - 2), idx};
+            memcpy(e, &q, sizeof q);
+            break;
+        }
+        case COLLAB_2INT: {
+            cl_2int_t q = {(int)(rng_next() % 4) - 2, idx};
+            memcpy(e, &q, sizeof q);
+            break;
+        }
+        case COLLAB_C_BOOL:
+            e[0] = (uint8_t[]){0, 1, 1, 2, 255}[rng_next() % 5];
+            break;
         default: { /* integers, BYTE: random bits, edge values, small values */
             uint64_t r = rng_next(), k = rng_next() % 8;
-            if (k == 0) r = 0;
-            else if (k == 1) r = (uint64_t)-1;
-            else if (k == 2) r = (uint64_t)1 << (ext * 8 - 1); /* INT_MIN pattern */
-            else if (k == 3) r = ((uint64_t)1 << (ext * 8 - 1)) - 1; /* INT_MAX */
-            else if (k == 4) r %= 3;
+            if (k == 0)
+                r = 0;
+            else if (k == 1)
+                r = (uint64_t)-1;
+            else if (k == 2)
+                r = (uint64_t)1 << (ext * 8 - 1); /* INT_MIN pattern */
+            else if (k == 3)
+                r = ((uint64_t)1 << (ext * 8 - 1)) - 1; /* INT_MAX */
+            else if (k == 4)
+                r %= 3;
             memcpy(e, &r, ext);
             break;
         }
@@ -285,7 +418,8 @@ static const size_t s_lengths[] = {0, 1, 2, 3, 7, 16, 17, 63, 100, 1031, 4099};
 #define FOLD_COUNT 20011 /* > one CL_FOLD_BLOCK for every extent */
 #define MAX_INPUTS 5
 
-static void test_pair(collab_dtype_t t, collab_op_kind_t k, unsigned char *bufs[], unsigned char *ref)
+static void test_pair(collab_dtype_t t, collab_op_kind_t k, unsigned char *bufs[],
+                      unsigned char *ref)
 {
     const size_t ext = collab_dtype_extent(t);
     collab_op_t op = {.kind = k};
@@ -340,13 +474,27 @@ static int mpi_table(collab_op_kind_t k, cl_dtype_cat_t c)
               cx = c == CL_DTYPE_CAT_COMPLEX, lg = c == CL_DTYPE_CAT_LOGICAL,
               by = c == CL_DTYPE_CAT_BYTE, pr = c == CL_DTYPE_CAT_PAIR;
     switch (k) {
-    case COLLAB_OP_MAX: case COLLAB_OP_MIN: return in || fp;
-    case COLLAB_OP_SUM: case COLLAB_OP_PROD: return in || fp || cx;
-    case COLLAB_OP_LAND: case COLLAB_OP_LOR: case COLLAB_OP_LXOR: return in || lg;
-    case COLLAB_OP_BAND: case COLLAB_OP_BOR: case COLLAB_OP_BXOR: return in || by;
-    case COLLAB_OP_MAXLOC: case COLLAB_OP_MINLOC: return pr;
-    case COLLAB_OP_USER: return in || fp || cx || lg || by || pr;
-    default: return 0;
+    case COLLAB_OP_MAX:
+    case COLLAB_OP_MIN:
+        return in || fp;
+    case COLLAB_OP_SUM:
+    case COLLAB_OP_PROD:
+        return in || fp || cx;
+    case COLLAB_OP_LAND:
+    case COLLAB_OP_LOR:
+    case COLLAB_OP_LXOR:
+        return in || lg;
+    case COLLAB_OP_BAND:
+    case COLLAB_OP_BOR:
+    case COLLAB_OP_BXOR:
+        return in || by;
+    case COLLAB_OP_MAXLOC:
+    case COLLAB_OP_MINLOC:
+        return pr;
+    case COLLAB_OP_USER:
+        return in || fp || cx || lg || by || pr;
+    default:
+        return 0;
     }
 }
 
@@ -454,20 +602,27 @@ static void test_float_edges(void)
     CHECK(ho[1] == 0x3c00, "1 + 2^-11 = %#x, want 1", ho[1]);
     CHECK(ho[2] == 0x0002, "min subnormal doubled = %#x", ho[2]);
     CHECK(ref_half_is_nan(ho[3]), "NaN + 1 = NaN");
+    /* MAX/MIN return an operand bit for bit: a signalling NaN stays one. */
+    uint16_t mi[2] = {0x7c01 /* sNaN */, 0xfd55 /* -qNaN, payload */}, mo[2] = {0x3c00, 0x3c00};
+    cl_reduce(&mn, COLLAB_FLOAT16, mi, mo, 2);
+    CHECK(mo[0] == 0x7c01 && mo[1] == 0xfd55, "half MIN keeps NaN bits: %#x %#x", mo[0], mo[1]);
+    uint16_t xi[2] = {0x3c00, 0x3c00}, xo[2] = {0x7c01, 0x0001};
+    cl_reduce(&mx, COLLAB_FLOAT16, xi, xo, 2);
+    CHECK(xo[0] == 0x3c00 && xo[1] == 0x3c00, "half MAX(inout sNaN, 1) = 1");
     uint16_t pi = 0x3555 /* ~1/3 */, po = 0x4200 /* 3 */;
     cl_reduce(&prod, COLLAB_FLOAT16, &pi, &po, 1);
     CHECK(po == ref_half_from_double(ref_half_to_double(0x3555) * 3.0), "half 1/3 * 3 = %#x", po);
 
     /* Complex PROD is C's: (inf + NaN i) * (1 + 1i) is an infinity, where
        the textbook formula would give NaN + NaN i. */
-    double _Complex ci = CMPLX(INFINITY, NAN), co = CMPLX(1.0, 1.0);
+    /* C11 lays a complex out as {real, imaginary} (CMPLX is GCC-only). */
+    double ci[2] = {INFINITY, NAN}, co[2] = {1.0, 1.0};
     collab_op_t cprod = {.kind = COLLAB_OP_PROD};
-    cl_reduce(&cprod, COLLAB_C_DOUBLE_COMPLEX, &ci, &co, 1);
-    CHECK(isinf(creal(co)) || isinf(cimag(co)), "complex inf * finite = %g %g", creal(co),
-          cimag(co));
-    float _Complex fci = CMPLXF(2.0f, 3.0f), fco = CMPLXF(4.0f, -5.0f);
-    cl_reduce(&cprod, COLLAB_C_FLOAT_COMPLEX, &fci, &fco, 1);
-    CHECK(crealf(fco) == 23.0f && cimagf(fco) == 2.0f, "(4-5i)(2+3i) = 23+2i");
+    cl_reduce(&cprod, COLLAB_C_DOUBLE_COMPLEX, ci, co, 1);
+    CHECK(isinf(co[0]) || isinf(co[1]), "complex inf * finite = %g %g", co[0], co[1]);
+    float fci[2] = {2.0f, 3.0f}, fco[2] = {4.0f, -5.0f};
+    cl_reduce(&cprod, COLLAB_C_FLOAT_COMPLEX, fci, fco, 1);
+    CHECK(fco[0] == 23.0f && fco[1] == 2.0f, "(4-5i)(2+3i) = 23+2i");
 }
 
 static void test_loc_ties(void)
@@ -490,10 +645,14 @@ static void test_loc_ties(void)
     cl_short_int_t s_in, s_io;
     memset(&s_in, 0xaa, sizeof s_in);
     memset(&s_io, 0x55, sizeof s_io);
-    s_in.v = 3; s_in.i = 1; s_io.v = 2; s_io.i = 0;
+    s_in.v = 3;
+    s_in.i = 1;
+    s_io.v = 2;
+    s_io.i = 0;
     cl_reduce(&maxloc, COLLAB_SHORT_INT, &s_in, &s_io, 1);
     CHECK(s_io.v == 3 && s_io.i == 1 && ((unsigned char *)&s_io)[2] == 0x55 &&
-              ((unsigned char *)&s_io)[3] == 0x55, "SHORT_INT MAXLOC leaves padding alone");
+              ((unsigned char *)&s_io)[3] == 0x55,
+          "SHORT_INT MAXLOC leaves padding alone");
 }
 
 /* User op: affine maps x -> a x + b modulo 2^32, stored as 2INT pairs.
@@ -521,6 +680,40 @@ static void user_affine(const void *in, void *inout, size_t count, void *ctx)
         memcpy(&r, (char *)inout + i * sizeof r, sizeof r);
         r = affine_then(l, r);
         memcpy((char *)inout + i * sizeof r, &r, sizeof r);
+    }
+}
+
+/* (l op r) = 2 l + r: not associative, so it shows the parenthesisation
+   of the fold (left to right, as the butterfly's reducer folds). */
+static void user_twice(const void *in, void *inout, size_t count, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < count; i++)
+        ((uint32_t *)inout)[i] = 2u * ((const uint32_t *)in)[i] + ((uint32_t *)inout)[i];
+}
+
+static void test_user_left_fold(void)
+{
+    enum { COUNT = 17 };
+    uint32_t x[5][COUNT], out[COUNT];
+    const void *in[5];
+    for (int i = 0; i < 5; i++) {
+        for (int e = 0; e < COUNT; e++)
+            x[i][e] = (uint32_t)rng_next() % 1000;
+        in[i] = x[i];
+    }
+    collab_op_t op = {.kind = COLLAB_OP_USER, .user_fn = user_twice};
+    for (int n = 1; n <= 5; n++) {
+        memset(out, 0xee, sizeof out);
+        CHECK(cl_reduce_fold(&op, COLLAB_UINT32, out, in, n, COUNT) == 0, "fold n=%d", n);
+        int bad = 0;
+        for (int e = 0; e < COUNT; e++) {
+            uint32_t acc = x[0][e];
+            for (int i = 1; i < n; i++)
+                acc = 2u * acc + x[i][e];
+            bad += out[e] != acc;
+        }
+        CHECK(bad == 0, "user fold of %d inputs is not ((x0 op x1) op x2) ...", n);
     }
 }
 
@@ -560,7 +753,8 @@ static void test_user(void)
     /* One input: a copy, the function is not called. */
     s_user_calls = 0;
     CHECK(cl_reduce_fold(&op, COLLAB_2INT, out, in, 1, COUNT) == 0 &&
-              memcmp(out, x[0], sizeof out) == 0 && s_user_calls == 0, "user fold of one input");
+              memcmp(out, x[0], sizeof out) == 0 && s_user_calls == 0,
+          "user fold of one input");
     collab_op_t nofn = {.kind = COLLAB_OP_USER};
     CHECK(cl_reduce(&nofn, COLLAB_2INT, x[0], io, 1) == COLLAB_ERR_OP, "user op without fn");
 }
@@ -590,7 +784,8 @@ static void test_errors(void)
     CHECK(cl_reduce_fold(&sum, COLLAB_DOUBLE, NULL, in, 2, 2) == COLLAB_ERR_ARG, "fold out NULL");
     CHECK(cl_reduce_fold(&sum, COLLAB_DOUBLE, out, NULL, 2, 2) == COLLAB_ERR_ARG, "fold in NULL");
     const void *holes[2] = {a, NULL};
-    CHECK(cl_reduce_fold(&sum, COLLAB_DOUBLE, out, holes, 2, 2) == COLLAB_ERR_ARG, "fold NULL input");
+    CHECK(cl_reduce_fold(&sum, COLLAB_DOUBLE, out, holes, 2, 2) == COLLAB_ERR_ARG,
+          "fold NULL input");
     CHECK(cl_reduce_fold(&sum, COLLAB_DOUBLE, out, in, 2, 2) == 0 && out[0] == 4 && out[1] == 6,
           "fold of two doubles");
     CHECK(cl_reduce_fold(&sum, COLLAB_DOUBLE, out, in, 2, SIZE_MAX / 4) == COLLAB_ERR_ARG,
@@ -599,7 +794,7 @@ static void test_errors(void)
 
 static void test_extents_names(void)
 {
-    static const size_t want[COLLAB_DTYPE_COUNT] = {1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 16,
+    static const size_t want[COLLAB_DTYPE_COUNT] = {1, 2, 4,  8,  1, 2,  4,  8, 2, 4,  8, 16,
                                                     1, 8, 16, 32, 8, 16, 16, 8, 8, 32, 1};
     for (int t = 0; t < COLLAB_DTYPE_COUNT; t++) {
         CHECK(collab_dtype_extent((collab_dtype_t)t) == want[t], "extent of %s",
@@ -628,6 +823,7 @@ int main(void)
     test_float_edges();
     test_loc_ties();
     test_user();
+    test_user_left_fold();
     test_all_pairs();
     if (s_failures != 0) {
         fprintf(stderr, "cl_reduce_test: %d failure(s)\n", s_failures);

@@ -109,21 +109,54 @@ int cl_reduce_weighted_sum(collab_dtype_t t, void *out, const void *const *in, c
     cl_ws_fn *fn = NULL;
     size_t reals = count; /* complex: two reals per element */
     switch (t) {
-    case COLLAB_INT8: fn = ws_i8; break;
-    case COLLAB_INT16: fn = ws_i16; break;
-    case COLLAB_INT32: fn = ws_i32; break;
-    case COLLAB_INT64: fn = ws_i64; break;
-    case COLLAB_UINT8: fn = ws_u8; break;
-    case COLLAB_UINT16: fn = ws_u16; break;
-    case COLLAB_UINT32: fn = ws_u32; break;
-    case COLLAB_UINT64: fn = ws_u64; break;
-    case COLLAB_FLOAT16: fn = ws_f16; break;
-    case COLLAB_FLOAT: fn = ws_f32; break;
-    case COLLAB_DOUBLE: fn = ws_f64; break;
-    case COLLAB_LONG_DOUBLE: fn = ws_ld; break;
-    case COLLAB_C_FLOAT_COMPLEX: fn = ws_f32; reals = 2 * count; break;
-    case COLLAB_C_DOUBLE_COMPLEX: fn = ws_f64; reals = 2 * count; break;
-    case COLLAB_C_LONG_DOUBLE_COMPLEX: fn = ws_ld; reals = 2 * count; break;
+    case COLLAB_INT8:
+        fn = ws_i8;
+        break;
+    case COLLAB_INT16:
+        fn = ws_i16;
+        break;
+    case COLLAB_INT32:
+        fn = ws_i32;
+        break;
+    case COLLAB_INT64:
+        fn = ws_i64;
+        break;
+    case COLLAB_UINT8:
+        fn = ws_u8;
+        break;
+    case COLLAB_UINT16:
+        fn = ws_u16;
+        break;
+    case COLLAB_UINT32:
+        fn = ws_u32;
+        break;
+    case COLLAB_UINT64:
+        fn = ws_u64;
+        break;
+    case COLLAB_FLOAT16:
+        fn = ws_f16;
+        break;
+    case COLLAB_FLOAT:
+        fn = ws_f32;
+        break;
+    case COLLAB_DOUBLE:
+        fn = ws_f64;
+        break;
+    case COLLAB_LONG_DOUBLE:
+        fn = ws_ld;
+        break;
+    case COLLAB_C_FLOAT_COMPLEX:
+        fn = ws_f32;
+        reals = 2 * count;
+        break;
+    case COLLAB_C_DOUBLE_COMPLEX:
+        fn = ws_f64;
+        reals = 2 * count;
+        break;
+    case COLLAB_C_LONG_DOUBLE_COMPLEX:
+        fn = ws_ld;
+        reals = 2 * count;
+        break;
     default:
         if ((unsigned)t >= COLLAB_DTYPE_COUNT)
             return COLLAB_ERR_TYPE;

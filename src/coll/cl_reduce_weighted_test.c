@@ -46,7 +46,10 @@ static void test_float_types(void)
                 cf[i][2 * k] = (float)rng_uniform(-5, 5);
                 cf[i][2 * k + 1] = (float)rng_uniform(-5, 5);
             }
-            fi[i] = f[i]; di[i] = d[i]; hi[i] = h[i]; ci[i] = cf[i];
+            fi[i] = f[i];
+            di[i] = d[i];
+            hi[i] = h[i];
+            ci[i] = cf[i];
         }
         CHECK(cl_reduce_weighted_sum(COLLAB_FLOAT, fout, fi, w, n, COUNT, scale) == 0, "float");
         CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, dout, di, w, n, COUNT, scale) == 0, "double");
@@ -68,7 +71,8 @@ static void test_float_types(void)
             bad_f += fout[k] != (float)(af * scale);
             bad_d += dout[k] != ad * scale;
             bad_h += hout[k] != ref_half_from_double(ah * scale);
-            bad_c += cfout[2 * k] != (float)(are * scale) || cfout[2 * k + 1] != (float)(aim * scale);
+            bad_c +=
+                cfout[2 * k] != (float)(are * scale) || cfout[2 * k + 1] != (float)(aim * scale);
         }
         CHECK(bad_f == 0, "float weighted sum, n=%d: %d elements differ", n, bad_f);
         CHECK(bad_d == 0, "double weighted sum, n=%d: %d elements differ", n, bad_d);
@@ -84,7 +88,8 @@ static void test_float_types(void)
     long double _Complex c0 = 1.0L + 2.0L * _Complex_I, co;
     const void *lci[1] = {&c0};
     CHECK(cl_reduce_weighted_sum(COLLAB_C_LONG_DOUBLE_COMPLEX, &co, lci, NULL, 1, 1, 3.0) == 0 &&
-              creall(co) == 3.0L && cimagl(co) == 6.0L, "long double complex scales both parts");
+              creall(co) == 3.0L && cimagl(co) == 6.0L,
+          "long double complex scales both parts");
 }
 
 static void test_int_rounding(void)
@@ -172,10 +177,11 @@ static void test_int_rounding(void)
     bad = 0;
     for (int k = 0; k < COUNT; k++) {
         long double v = ((long double)w[0] * r[0][k] + (long double)w[1] * r[1][k] +
-                         (long double)w[2] * r[2][k]) * scale;
+                         (long double)w[2] * r[2][k]) *
+                        scale;
         long double want_v = roundl(v);
-        if (ro[k] != (int32_t)want_v && !(fabsl(v - truncl(v)) - 0.5L < 1e-6L &&
-                                          fabsl((long double)ro[k] - want_v) <= 1))
+        if (ro[k] != (int32_t)want_v &&
+            !(fabsl(v - truncl(v)) - 0.5L < 1e-6L && fabsl((long double)ro[k] - want_v) <= 1))
             bad++;
     }
     CHECK(bad == 0, "int32 random weighted sums: %d elements off", bad);
@@ -201,10 +207,12 @@ static void test_errors(void)
     CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, o, in, winf, 2, 1, 1) == COLLAB_ERR_ARG, "inf w");
     CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, o, in, w, 2, 1, INFINITY) == COLLAB_ERR_ARG,
           "inf scale");
-    CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, o, in, w, 2, 1, NAN) == COLLAB_ERR_ARG, "NaN scale");
+    CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, o, in, w, 2, 1, NAN) == COLLAB_ERR_ARG,
+          "NaN scale");
     CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, o, in, w, 2, 1, -1) == COLLAB_ERR_ARG, "scale < 0");
     CHECK(cl_reduce_weighted_sum(COLLAB_C_DOUBLE_COMPLEX, o, in, w, 2, SIZE_MAX / 2 + 1, 1) ==
-              COLLAB_ERR_ARG, "complex count overflow");
+              COLLAB_ERR_ARG,
+          "complex count overflow");
     CHECK(o[0] == 7 && o[1] == 7, "errors leave out alone");
     CHECK(cl_reduce_weighted_sum(COLLAB_DOUBLE, NULL, in, w, 2, 0, 1) == 0, "count 0");
 

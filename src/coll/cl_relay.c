@@ -23,9 +23,9 @@
 
 typedef struct {
     size_t nchunks;
-    size_t cbytes;      /* chunk size hint, for deadlines */
-    size_t cb;          /* bytes of a chunk bitmap */
-    int consumer;       /* -1: every member */
+    size_t cbytes; /* chunk size hint, for deadlines */
+    size_t cb;     /* bytes of a chunk bitmap */
+    int consumer;  /* -1: every member */
     cl_fallback_t fb;
     uint8_t *held;      /* chunks this member holds */
     uint8_t *producing; /* chunks this member may finish */
@@ -34,13 +34,13 @@ typedef struct {
     bool repair;        /* in repair: statuses sent at every view */
     int sent_serial;    /* view (nfailed) of the last status sent, -1 none */
     /* allocated when the part enters repair */
-    uint8_t *st_have;   /* members whose status is stored */
-    uint8_t *st_tag;    /* n x nb: view of each member's latest status */
-    size_t *st_pop;     /* n: popcount of that view */
-    uint8_t *st_held;   /* n x cb: chunks held per that status */
-    uint8_t *relayed;   /* n x cb: chunks relayed to each member at relayed_serial */
+    uint8_t *st_have; /* members whose status is stored */
+    uint8_t *st_tag;  /* n x nb: view of each member's latest status */
+    size_t *st_pop;   /* n: popcount of that view */
+    uint8_t *st_held; /* n x cb: chunks held per that status */
+    uint8_t *relayed; /* n x cb: chunks relayed to each member at relayed_serial */
     int relayed_serial;
-    int *decided;       /* per chunk: view of the last decision, -1 none */
+    int *decided; /* per chunk: view of the last decision, -1 none */
 } cl_rpart_t;
 
 struct cl_relay {
@@ -48,7 +48,7 @@ struct cl_relay {
     cl_relay_ops_t ops;
     int nparts;
     cl_rpart_t *parts;
-    int busy;  /* inside poke: nested pokes only mark `again` */
+    int busy; /* inside poke: nested pokes only mark `again` */
     bool again;
 };
 
@@ -202,8 +202,8 @@ static int s_send_status(cl_relay_t *self, int j)
     for (int m = 0; m < c->n; m++) {
         if (m == c->me || !cl_coll_alive(c, m))
             continue;
-        int r = cl_coll_send(c, m, CL_MSG_STATUS, (uint32_t)j, 0, 0, c->failed, c->nb, p->held,
-                             p->cb);
+        int r =
+            cl_coll_send(c, m, CL_MSG_STATUS, (uint32_t)j, 0, 0, c->failed, c->nb, p->held, p->cb);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
@@ -222,8 +222,8 @@ static int s_enter(cl_relay_t *self, int j)
         p->st_held = calloc(n, p->cb);
         p->relayed = calloc(n, p->cb);
         p->decided = malloc(p->nchunks * sizeof *p->decided);
-        if (p->st_have == NULL || p->st_tag == NULL || p->st_pop == NULL ||
-            p->st_held == NULL || p->relayed == NULL || p->decided == NULL)
+        if (p->st_have == NULL || p->st_tag == NULL || p->st_pop == NULL || p->st_held == NULL ||
+            p->relayed == NULL || p->decided == NULL)
             return COLLAB_ERR_NO_MEM;
         for (size_t k = 0; k < p->nchunks; k++)
             p->decided[k] = -1;
@@ -294,8 +294,8 @@ static int s_evaluate(cl_relay_t *self, int j)
             continue;
         bool someone = false;
         for (int m = 0; m < c->n && !someone; m++)
-            someone = m != c->me && cl_coll_alive(c, m) &&
-                      cl_bit(p->st_held + (size_t)m * p->cb, k);
+            someone =
+                m != c->me && cl_coll_alive(c, m) && cl_bit(p->st_held + (size_t)m * p->cb, k);
         if (someone)
             continue;
         p->decided[k] = c->nfailed;

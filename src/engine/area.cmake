@@ -12,7 +12,15 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c)
 
-collab_area(collab_engine ${COLLAB_ENGINE_BASE})
+collab_area(collab_engine ${COLLAB_ENGINE_BASE}
+    ${_eng}/cl_comm.c
+    ${_eng}/cl_request.c
+    ${_eng}/cl_engine.c
+    ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_p2p.c
+    ${_eng}/cl_api.c
+    ${_eng}/cl_api_coll.c)
 
 add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
@@ -21,5 +29,18 @@ target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test)
   collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_util)
 endforeach()
+
+# Tests of the whole engine need the collective algorithms.
+if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
+  set(COLLAB_ENGINE_ALL collab_engine collab_coll collab_reduce collab_util)
+  collab_selftest(cl_api_test ${_eng}/cl_api_test.c ${COLLAB_ENGINE_ALL})
+  # Real processes over loopback (see the scenarios in test_swarm.c).
+  add_executable(test_swarm ${_eng}/test_swarm.c)
+  target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
+  foreach(sc basic kill kill0 stop goodbye errors unreachable)
+    add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
+    set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
+  endforeach()
+endif()
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/wire/fuzz.cmake OPTIONAL)

@@ -52,6 +52,8 @@ typedef struct {
     cl_coll_kind_t kind;
     int *members;            /* comm ranks of the group, ascending */
     int nmembers;
+    int *failed;             /* members declared failed during the call */
+    int nfailed;
     double t_start;
 } coll_ctx_t;
 
@@ -68,6 +70,24 @@ struct stream {
     cl_coll_t *retained;     /* last completed, kept for relays */
     coll_ctx_t *retained_ctx;
     buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
+};
+
+/* A data message from a peer that is not a member in this peer's view
+   yet (its admission view is still on the way), kept until the next view
+   change. */
+typedef struct held_msg {
+    struct held_msg *next;
+    uint8_t key[32];
+    double t;                /* when it arrived */
+    cl_wire_msg_t msg;       /* header fields; payload points at data */
+    size_t len;
+    uint8_t data[];
+} held_msg_t;
+
+/* A member an algorithm found late (see eng_coll_deferred). */
+struct late_report {
+    uint8_t key[32];
+    int reason;
 };
 
 /* A message this peer sends to itself (delivered from the main loop). */
@@ -124,20 +144,32 @@ struct cl_engine {
     uint8_t match_asked_key[32];   /* coordinator this peer sent MATCH to */
     bool match_asked;
     /* Collectives. */
-    zhashx_t *streams;             /* comm id (u64 as key) -> stream_t */
+    stream_t **streams;            /* one per communicator seen (array: safe to walk
+                                      while callbacks add streams) */
+    size_t nstreams, capstreams;
+    struct late_report *late;      /* suspicions raised inside algorithm callbacks,
+                                      handled from the main loop */
+    size_t nlate, caplate;
     local_msg_t *local_head, *local_tail;
     size_t buffered_bytes;
     double next_tick;
     bool waiting_for_group;        /* some call waits for the world group */
     double admission_deadline;     /* for a peer outside the formed group */
     bool admission_logged;
+    held_msg_t *held_head, *held_tail; /* see held_msg_t */
+    size_t held_bytes;
     /* Point-to-point. */
     cl_p2p_t *p2p;
-    zlist_t *p2p_waiting;          /* requests waiting for their peer to appear */
+    zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
+    bool p2p_grace_over;           /* absent ranks now fail at once */
+    uint8_t *seen;                 /* per world rank: 1 once a member held it */
+    int nseen;
     /* Counters and log pacing. */
     uint64_t progress;             /* collectives completed */
     uint64_t steps;                /* collab_step calls */
     double last_step_log;
+    double last_done;              /* when the last collective completed */
+    double step_gap;               /* recent time between completions (EWMA) */
     uint64_t log_tensors, log_bytes;
     double log_seconds;
     int log_peers;
@@ -147,10 +179,10 @@ struct cl_engine {
 
 /* cl_engine.c */
 double eng_now(void);
-void eng_wake_soon(struct cl_engine *e, double when);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);
+void eng_replay_held(struct cl_engine *e);
 
 /* cl_engine_member.c */
 int eng_join_start(struct cl_engine *e);
@@ -173,6 +205,7 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
 void eng_coll_view_changed(struct cl_engine *e);
 double eng_coll_timer(struct cl_engine *e, double now);
 void eng_coll_deliver_local(struct cl_engine *e);
+void eng_coll_deferred(struct cl_engine *e);
 bool eng_coll_idle(struct cl_engine *e);
 void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm);
 
@@ -186,5 +219,6 @@ void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p);
 void eng_p2p_view_changed(struct cl_engine *e);
 double eng_p2p_timer(struct cl_engine *e, double now);
 void eng_p2p_cancel_all(struct cl_engine *e);
+void eng_p2p_mark_seen(struct cl_engine *e, int world_rank);
 
 #endif

@@ -47,6 +47,8 @@ struct collab_request {
     int peer;                    /* comm rank, or COLLAB_ANY_SOURCE */
     int tag;                     /* tag, or COLLAB_ANY_TAG */
     bool take;                   /* PROBE: remove the message (mprobe) */
+    bool blocking;               /* PROBE: wait for a message (else just look) */
+    bool found;                  /* PROBE: a message matched (result) */
     cl_p2p_msg_t *msg;           /* PROBE with take: the message taken */
     struct collab_request *target; /* CANCEL: the request to cancel */
     double weight;               /* WEIGHT */

@@ -742,11 +742,12 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
         return;
     }
     if (!cl_hs_verify(self->k, "WELCOME", self->self_key, l->key, l->nonce, w->nonce, w->mac)) {
-        cl_warn("peer at %s could not prove it knows the swarm key; not joining through it",
-                l->address);
+        cl_debug("peer at %s could not prove it knows the swarm key", l->address);
         cl_transport_ban(self, l->key, self->ban_seconds);
         out_link_kill(self, l);
-        emit_refused(l, CL_REFUSE_AUTH, "wrong swarm key", fn, ctx);
+        emit_refused(l, CL_REFUSE_AUTH,
+                     "it could not prove it knows the swarm key (another COLLAB_SWARM_KEY?)", fn,
+                     ctx);
         return;
     }
     cl_wire_msg_t a;
@@ -819,8 +820,10 @@ static void on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn,
                          "this peer %d..%d",
                          l->address, m.u.refuse.min_version, m.u.refuse.max_version,
                          CL_WIRE_MIN_VERSION, CL_WIRE_VERSION);
+            char line[CL_WIRE_STR_MAX * 4 + 64];
+            snprintf(line, sizeof line, "it refused this peer: %s", text);
             out_link_kill(self, l);
-            emit_refused(l, m.u.refuse.reason, text, fn, ctx);
+            emit_refused(l, m.u.refuse.reason, line, fn, ctx);
         } else if (m.hdr.run != self->run) {
             self->malformed++;
         } else if (l->state == OL_HELLO && m.hdr.type == CL_MSG_WELCOME) {

@@ -35,12 +35,12 @@ s_fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Quotes a piece of user text for an error message. */
-#define Q(text) cl_text_quote((text), CL_QUOTE_MAX, (char[CL_QUOTE_MAX * 4 + 8]){0}, CL_QUOTE_MAX * 4 + 8)
+#define Q(text)                                                                                    \
+    cl_text_quote((text), CL_QUOTE_MAX, (char[CL_QUOTE_MAX * 4 + 8]){0}, CL_QUOTE_MAX * 4 + 8)
 
 /* Strict decimal number of 1..maxdigits digits without leading zeros
    (a lone "0" is fine) and at most max.  Returns 0 or -1. */
-static int
-s_parse_decimal(const char *s, size_t maxdigits, unsigned long max, unsigned long *out)
+static int s_parse_decimal(const char *s, size_t maxdigits, unsigned long max, unsigned long *out)
 {
     size_t n = strlen(s);
     if (n == 0 || n > maxdigits || (n > 1 && s[0] == '0'))
@@ -57,8 +57,7 @@ s_parse_decimal(const char *s, size_t maxdigits, unsigned long max, unsigned lon
     return 0;
 }
 
-static int
-s_valid_ip4(const char *s)
+static int s_valid_ip4(const char *s)
 {
     char copy[16];
     if (strlen(s) >= sizeof copy)
@@ -83,8 +82,7 @@ s_valid_ip4(const char *s)
 
 /* RFC 1123 host name: dot-separated labels of 1-63 letters, digits and
    hyphens, not starting or ending with a hyphen, 253 characters at most. */
-static int
-s_valid_dns(const char *s)
+static int s_valid_dns(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 253)
@@ -98,8 +96,8 @@ s_valid_dns(const char *s)
             label = 0;
             continue;
         }
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-';
+        int ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
         if (!ok || (label == 0 && c == '-'))
             return 0;
         label++;
@@ -107,8 +105,7 @@ s_valid_dns(const char *s)
     return 1;
 }
 
-int
-cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
+int cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
 {
     if (text == NULL || out == NULL)
         return s_fail(err, errlen, "no address given");
@@ -172,7 +169,8 @@ cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
         a.dns_version = proto[3] == '4' ? 4 : proto[3] == '6' ? 6 : 0;
         strcpy(a.host, host);
     } else {
-        return s_fail(err, errlen, "'%s': unknown protocol /%s (expected /ip4, /ip6, /dns, /dns4 or /dns6)",
+        return s_fail(err, errlen,
+                      "'%s': unknown protocol /%s (expected /ip4, /ip6, /dns, /dns4 or /dns6)",
                       Q(text), Q(proto));
     }
 
@@ -194,21 +192,18 @@ cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
         a.has_key = true;
     }
     if (nparts > 6)
-        return s_fail(err, errlen, "'%s': unexpected /%s after the peer id", Q(text),
-                      Q(part[6]));
+        return s_fail(err, errlen, "'%s': unexpected /%s after the peer id", Q(text), Q(part[6]));
     *out = a;
     return 0;
 }
 
-static int
-s_is_separator(char c)
+static int s_is_separator(char c)
 {
     return c == ' ' || c == ',' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int
-cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size_t *n, char *err,
-                   size_t errlen)
+int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size_t *n, char *err,
+                       size_t errlen)
 {
     if (text == NULL || out == NULL || n == NULL)
         return s_fail(err, errlen, "no address list given");
@@ -273,8 +268,7 @@ err_list:
     return -1;
 }
 
-int
-cl_addr_format(const cl_addr_t *a, char *out, size_t len)
+int cl_addr_format(const cl_addr_t *a, char *out, size_t len)
 {
     if (a == NULL || out == NULL || len == 0)
         return -1;
@@ -306,8 +300,7 @@ cl_addr_format(const cl_addr_t *a, char *out, size_t len)
     return 0;
 }
 
-int
-cl_addr_endpoint(const cl_addr_t *a, char *out, size_t len)
+int cl_addr_endpoint(const cl_addr_t *a, char *out, size_t len)
 {
     if (a == NULL || out == NULL || len == 0)
         return -1;
@@ -321,7 +314,7 @@ cl_addr_endpoint(const cl_addr_t *a, char *out, size_t len)
     else
         snprintf(port, sizeof port, "%u", (unsigned)a->port);
     int n = a->family == CL_ADDR_IP6 ? snprintf(out, len, "tcp://[%s]:%s", a->host, port)
-                                      : snprintf(out, len, "tcp://%s:%s", a->host, port);
+                                     : snprintf(out, len, "tcp://%s:%s", a->host, port);
     if (n < 0 || (size_t)n >= len) {
         out[0] = '\0';
         return -1;

@@ -15,11 +15,11 @@ typedef enum { CL_ADDR_IP4 = 4, CL_ADDR_IP6 = 6, CL_ADDR_DNS = 1 } cl_addr_famil
 
 typedef struct {
     cl_addr_family_t family;
-    char host[256];      /* dotted quad, IPv6 text (no brackets) or DNS name */
-    uint16_t port;       /* 0 = ephemeral (listen only) */
-    bool has_key;        /* /p2p/<id> present */
-    uint8_t key[32];     /* public key decoded from the peer id */
-    int dns_version;     /* CL_ADDR_DNS only: 0 for /dns, 4 for /dns4, 6 for /dns6 */
+    char host[256];  /* dotted quad, IPv6 text (no brackets) or DNS name */
+    uint16_t port;   /* 0 = ephemeral (listen only) */
+    bool has_key;    /* /p2p/<id> present */
+    uint8_t key[32]; /* public key decoded from the peer id */
+    int dns_version; /* CL_ADDR_DNS only: 0 for /dns, 4 for /dns4, 6 for /dns6 */
 } cl_addr_t;
 
 #define CL_ADDR_TEXT_MAX 1024 /* longest multiaddr accepted (and ever formatted) */
@@ -38,8 +38,8 @@ int cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen);
    Every entry must carry /p2p/<id> and a port other than 0 when
    require_key is true (such a list names peers to connect to).  At most
    CL_ADDR_LIST_MAX entries.  Errors name the entry (1-based). */
-int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size_t *n,
-                       char *err, size_t errlen);
+int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size_t *n, char *err,
+                       size_t errlen);
 
 /* Formats as multiaddr (with /p2p/ when has_key).  Returns 0 or -1. */
 int cl_addr_format(const cl_addr_t *a, char *out, size_t len);

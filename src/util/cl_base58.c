@@ -17,15 +17,13 @@
 static const char s_alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 /* Digit value of c, or -1 when c is not in the alphabet. */
-static int
-s_digit(char c)
+static int s_digit(char c)
 {
     const char *p = c != '\0' ? strchr(s_alphabet, c) : NULL;
     return p == NULL ? -1 : (int)(p - s_alphabet);
 }
 
-int
-cl_base58_encode(const uint8_t *in, size_t len, char *out, size_t outlen)
+int cl_base58_encode(const uint8_t *in, size_t len, char *out, size_t outlen)
 {
     if (out == NULL || outlen == 0 || (in == NULL && len > 0) || len > CL_BASE58_MAX_BYTES)
         return -1;
@@ -58,8 +56,7 @@ cl_base58_encode(const uint8_t *in, size_t len, char *out, size_t outlen)
     return 0;
 }
 
-int
-cl_base58_decode(const char *in, uint8_t *out, size_t outlen)
+int cl_base58_decode(const char *in, uint8_t *out, size_t outlen)
 {
     if (in == NULL || (out == NULL && outlen > 0) || outlen > CL_BASE58_MAX_BYTES)
         return -1;

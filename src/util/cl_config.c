@@ -59,8 +59,7 @@ s_why(char *why, size_t whylen, const char *fmt, ...)
     return -1;
 }
 
-static int
-s_strdup(const char *value, char **dest, char *why, size_t whylen)
+static int s_strdup(const char *value, char **dest, char *why, size_t whylen)
 {
     char *copy = strdup(value);
     if (copy == NULL)
@@ -70,8 +69,7 @@ s_strdup(const char *value, char **dest, char *why, size_t whylen)
     return 0;
 }
 
-static int
-s_path(const char *value, char **dest, const char *what, char *why, size_t whylen)
+static int s_path(const char *value, char **dest, const char *what, char *why, size_t whylen)
 {
     if (value[0] == '\0' || strlen(value) > CL_PATH_MAX)
         return s_why(why, whylen, "expected %s (1 to %d bytes)", what, CL_PATH_MAX);
@@ -81,14 +79,14 @@ s_path(const char *value, char **dest, const char *what, char *why, size_t whyle
 /* ---------------------------------------------------------------------- */
 /* Parsers, one per variable, in table order. */
 
-static int
-p_initial_peers(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_initial_peers(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     cl_addr_t *list = NULL;
     size_t n = 0;
     char reason[600];
     if (cl_addr_parse_list(value, true, &list, &n, reason, sizeof reason) != 0)
-        return s_why(why, whylen, "expected addresses like /ip4/203.0.113.7/tcp/31337/p2p/<peer id>: %s",
+        return s_why(why, whylen,
+                     "expected addresses like /ip4/203.0.113.7/tcp/31337/p2p/<peer id>: %s",
                      reason);
     free(list);
     if (n == 0)
@@ -100,8 +98,7 @@ p_initial_peers(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 
 /* Shared by LISTEN and ANNOUNCE: a multiaddr without /p2p (our own id is
    added by the engine). */
-static int
-s_own_address(const char *value, bool bindable, char **dest, char *why, size_t whylen)
+static int s_own_address(const char *value, bool bindable, char **dest, char *why, size_t whylen)
 {
     cl_addr_t a;
     char reason[400];
@@ -117,46 +114,39 @@ s_own_address(const char *value, bool bindable, char **dest, char *why, size_t w
     return s_strdup(value, dest, why, whylen);
 }
 
-static int
-p_listen(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_listen(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_own_address(value, true, &cfg->listen, why, whylen);
 }
 
-static int
-p_announce(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_announce(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_own_address(value, false, &cfg->announce, why, whylen);
 }
 
-static int
-p_client_mode(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_client_mode(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_bool(value, &cfg->client_mode, why, whylen);
 }
 
-static int
-p_identity(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_identity(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_path(value, &cfg->identity, "the path of a key file", why, whylen);
 }
 
-static int
-p_run_id(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_run_id(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     size_t n = strlen(value);
     bool ok = n >= 1 && n <= CL_RUN_ID_MAX;
     for (size_t i = 0; ok && i < n; i++)
         ok = value[i] > 0x20 && value[i] < 0x7f;
     if (!ok)
-        return s_why(why, whylen,
-                     "expected 1 to %d printable ASCII characters without spaces",
+        return s_why(why, whylen, "expected 1 to %d printable ASCII characters without spaces",
                      CL_RUN_ID_MAX);
     return s_strdup(value, &cfg->run_id, why, whylen);
 }
 
-static int
-p_world_size(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_world_size(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     long v;
     if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
@@ -166,8 +156,7 @@ p_world_size(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int
-p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     long v;
     /* The bound against the world size is checked once both are known. */
@@ -177,8 +166,7 @@ p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int
-p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     long v;
     if (cl_config_value_int(value, 1, CL_STEP_MAX, &v, why, whylen) != 0)
@@ -187,8 +175,7 @@ p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t wh
     return 0;
 }
 
-static int
-p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     long v;
     if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
@@ -197,8 +184,7 @@ p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int
-p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     long v;
     if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
@@ -207,20 +193,17 @@ p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int
-p_matchmaking_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_matchmaking_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_seconds(value, &cfg->matchmaking_time, why, whylen);
 }
 
-static int
-p_timeout(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_timeout(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_seconds(value, &cfg->timeout, why, whylen);
 }
 
-static int
-p_compression(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_compression(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const char *const names[] = {"none", "fp16", "int8"};
     for (int i = 0; i < 3; i++) {
@@ -233,14 +216,12 @@ p_compression(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return s_why(why, whylen, "expected none, fp16 or int8");
 }
 
-static int
-p_swarm_key(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_swarm_key(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_key(value, &cfg->swarm_key, why, whylen);
 }
 
-static int
-p_swarm_key_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_swarm_key_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cfg->swarm_key != NULL) /* SWARM_KEY comes first in the table */
         return s_why(why, whylen,
@@ -248,8 +229,7 @@ p_swarm_key_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return cl_config_value_key_file(value, &cfg->swarm_key, why, whylen);
 }
 
-static int
-p_weight(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_weight(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     double v;
     if (cl_config_value_number(value, &v) != 0 || !(v > 0) || v > CL_WEIGHT_MAX)
@@ -259,8 +239,7 @@ p_weight(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int
-p_strict(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_strict(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cl_config_value_bool(value, &cfg->strict, why, whylen) != 0)
         return -1;
@@ -268,14 +247,16 @@ p_strict(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int
-p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const struct {
         const char *name;
         cl_log_level_t level;
-    } levels[] = {{"error", CL_LOG_ERROR}, {"warn", CL_LOG_WARN}, {"warning", CL_LOG_WARN},
-                  {"info", CL_LOG_INFO},   {"debug", CL_LOG_DEBUG}};
+    } levels[] = {{"error", CL_LOG_ERROR},
+                  {"warn", CL_LOG_WARN},
+                  {"warning", CL_LOG_WARN},
+                  {"info", CL_LOG_INFO},
+                  {"debug", CL_LOG_DEBUG}};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         if (strcasecmp(value, levels[i].name) == 0) {
             cfg->log_level = (int)levels[i].level;
@@ -285,53 +266,54 @@ p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return s_why(why, whylen, "expected error, warn, info or debug");
 }
 
-static int
-p_log_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    return s_path(value, &cfg->log_file, "the path of a file (unset the variable for stderr)",
-                  why, whylen);
+    return s_path(value, &cfg->log_file, "the path of a file (unset the variable for stderr)", why,
+                  whylen);
 }
 
 /* ---------------------------------------------------------------------- */
 /* The table.  Order matters only where a parser looks at an earlier
    variable (SWARM_KEY before SWARM_KEY_FILE). */
 
+// clang-format off
 #define CL_CONFIG_VARS(X)                                                                          \
-    X("COLLAB_INITIAL_PEERS", "none (this peer starts a new swarm)", p_initial_peers,             \
-      "addresses of live peers (/ip4/<ip>/tcp/<port>/p2p/<peer id>), space or comma separated")   \
-    X("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/0 (all interfaces, a free port)", p_listen,              \
+    X("COLLAB_INITIAL_PEERS", "none (this peer starts a new swarm)", p_initial_peers,              \
+      "addresses of live peers (/ip4/<ip>/tcp/<port>/p2p/<peer id>), space or comma separated")    \
+    X("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/0 (all interfaces, a free port)", p_listen,               \
       "address to listen on, e.g. /ip4/0.0.0.0/tcp/31337")                                         \
-    X("COLLAB_ANNOUNCE", "the listen address", p_announce,                                        \
-      "address other peers should use to reach this one (public address behind NAT)")            \
+    X("COLLAB_ANNOUNCE", "the listen address", p_announce,                                         \
+      "address other peers should use to reach this one (public address behind NAT)")              \
     X("COLLAB_CLIENT_MODE", "0", p_client_mode,                                                    \
-      "1: accept no connections, only connect out (behind NAT or a firewall)")                    \
-    X("COLLAB_IDENTITY", "none (fresh keys at each start)", p_identity,                           \
-      "key file, created (mode 0600) if missing; a restart keeps peer id and rank")               \
+      "1: accept no connections, only connect out (behind NAT or a firewall)")                     \
+    X("COLLAB_IDENTITY", "none (fresh keys at each start)", p_identity,                            \
+      "key file, created (mode 0600) if missing; a restart keeps peer id and rank")                \
     X("COLLAB_RUN_ID", "default", p_run_id,                                                        \
-      "experiment name (1-128 printable characters); different runs never mix")                   \
-    X("COLLAB_WORLD_SIZE", "64 (collab-run: -n)", p_world_size,                                   \
-      "nominal MPI_Comm_size, 1-65536; fixed by the peer that founds the swarm")                  \
-    X("COLLAB_RANK", "lowest free rank", p_rank, "preferred rank, below the world size")          \
-    X("COLLAB_COLLECTIVES_PER_STEP", "learned from the program", p_collectives_per_step,          \
-      "collectives in one training step, when the period cannot be learned")                      \
-    X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")           \
+      "experiment name (1-128 printable characters); different runs never mix")                    \
+    X("COLLAB_WORLD_SIZE", "64 (collab-run: -n)", p_world_size,                                    \
+      "nominal MPI_Comm_size, 1-65536; fixed by the peer that founds the swarm")                   \
+    X("COLLAB_RANK", "lowest free rank", p_rank, "preferred rank, below the world size")           \
+    X("COLLAB_COLLECTIVES_PER_STEP", "learned from the program", p_collectives_per_step,           \
+      "collectives in one training step, when the period cannot be learned")                       \
+    X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")            \
     X("COLLAB_TARGET_GROUP", "64", p_target_group,                                                 \
       "group size at which a leader closes matchmaking at once")                                   \
     X("COLLAB_MATCHMAKING_TIME", "5", p_matchmaking_time,                                          \
       "seconds a leader waits for followers (\"0.5\", \"250ms\")")                                 \
     X("COLLAB_TIMEOUT", "5", p_timeout,                                                            \
-      "seconds of silence before a peer counts as failed; floor of data deadlines")               \
+      "seconds of silence before a peer counts as failed; floor of data deadlines")                \
     X("COLLAB_COMPRESSION", "none", p_compression,                                                 \
       "none, fp16 or int8: wire format of float SUM payloads (swarm-wide)")                        \
-    X("COLLAB_SWARM_KEY", "none (open swarm)", p_swarm_key,                                       \
-      "shared secret (16 bytes or more): peers without it cannot join")                          \
+    X("COLLAB_SWARM_KEY", "none (open swarm)", p_swarm_key,                                        \
+      "shared secret (16 bytes or more): peers without it cannot join")                            \
     X("COLLAB_SWARM_KEY_FILE", "none", p_swarm_key_file,                                           \
-      "file holding the shared secret (mode 0600; a trailing newline is ignored)")                \
+      "file holding the shared secret (mode 0600; a trailing newline is ignored)")                 \
     X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
     X("COLLAB_STRICT", "0", p_strict,                                                              \
-      "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")   \
+      "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
     X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")
+// clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
 #define CL_PARSER(name, def, parser, help) parser,
@@ -340,8 +322,7 @@ static const cl_config_entry_t s_entries[] = {CL_CONFIG_VARS(CL_ENTRY)};
 static cl_config_parser_t *const s_parsers[] = {CL_CONFIG_VARS(CL_PARSER)};
 #define CL_NVARS (sizeof s_entries / sizeof s_entries[0])
 
-const cl_config_entry_t *
-cl_config_table(size_t *n)
+const cl_config_entry_t *cl_config_table(size_t *n)
 {
     if (n != NULL)
         *n = CL_NVARS;
@@ -352,8 +333,8 @@ cl_config_table(size_t *n)
 /* Loading. */
 
 /* Writes "NAME='value': reason" into err; secret values are not shown. */
-static int
-s_report(char *err, size_t errlen, const char *name, const char *value, const char *reason)
+static int s_report(char *err, size_t errlen, const char *name, const char *value,
+                    const char *reason)
 {
     if (err == NULL || errlen == 0)
         return -1;
@@ -370,8 +351,7 @@ s_report(char *err, size_t errlen, const char *name, const char *value, const ch
 }
 
 /* The value of name in envp (first match), or NULL. */
-static const char *
-s_lookup(char *const *envp, const char *name)
+static const char *s_lookup(char *const *envp, const char *name)
 {
     size_t n = strlen(name);
     for (char *const *e = envp; *e != NULL; e++) {
@@ -382,8 +362,7 @@ s_lookup(char *const *envp, const char *name)
 }
 
 /* The known name closest to an unknown one, or NULL when none is close. */
-static const char *
-s_suggest(const char *name)
+static const char *s_suggest(const char *name)
 {
     const char *best = NULL;
     size_t best_d = (size_t)-1;
@@ -403,8 +382,7 @@ s_suggest(const char *name)
     return best_d <= 3 ? best : NULL;
 }
 
-static int
-s_check_names(char *const *envp, char *err, size_t errlen)
+static int s_check_names(char *const *envp, char *err, size_t errlen)
 {
     for (char *const *e = envp; *e != NULL; e++) {
         if (strncmp(*e, "COLLAB_", 7) != 0)
@@ -439,8 +417,7 @@ s_check_names(char *const *envp, char *err, size_t errlen)
     return 0;
 }
 
-static void
-s_defaults(cl_config_t *cfg)
+static void s_defaults(cl_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->world_size = 64;
@@ -454,8 +431,7 @@ s_defaults(cl_config_t *cfg)
 }
 
 /* Checks between variables.  Returns 0 or -1 with err filled. */
-static int
-s_check_combinations(const cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
+static int s_check_combinations(const cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
 {
     char reason[300];
     if (cfg->client_mode && cfg->listen != NULL)
@@ -470,8 +446,8 @@ s_check_combinations(const cl_config_t *cfg, char *const *envp, char *err, size_
        swarm with the default; a joiner adopts the founder's and the engine
        checks the rank again then. */
     bool size_known = cfg->world_size_set || cfg->initial_peers == NULL;
-    const char *size_origin = cfg->world_size_set ? "COLLAB_WORLD_SIZE"
-                                                  : "the default world size (COLLAB_WORLD_SIZE)";
+    const char *size_origin =
+        cfg->world_size_set ? "COLLAB_WORLD_SIZE" : "the default world size (COLLAB_WORLD_SIZE)";
     if (size_known && cfg->rank >= cfg->world_size) {
         snprintf(reason, sizeof reason, "expected a rank from 0 to %d, below %s %d",
                  cfg->world_size - 1, size_origin, cfg->world_size);
@@ -486,16 +462,15 @@ s_check_combinations(const cl_config_t *cfg, char *const *envp, char *err, size_
     }
     if (size_known && cfg->min_group > cfg->world_size) {
         snprintf(reason, sizeof reason,
-                 "expected at most %s %d (a group never has more members than ranks)",
-                 size_origin, cfg->world_size);
+                 "expected at most %s %d (a group never has more members than ranks)", size_origin,
+                 cfg->world_size);
         return s_report(err, errlen, "COLLAB_MIN_GROUP", s_lookup(envp, "COLLAB_MIN_GROUP"),
                         reason);
     }
     return 0;
 }
 
-int
-cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
+int cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
 {
     static char *const empty_env[] = {NULL};
     if (cfg == NULL) {
@@ -539,14 +514,12 @@ err_cfg:
     return -1;
 }
 
-int
-cl_config_load(cl_config_t *cfg, char *err, size_t errlen)
+int cl_config_load(cl_config_t *cfg, char *err, size_t errlen)
 {
     return cl_config_load_env(cfg, environ, err, errlen);
 }
 
-void
-cl_config_clear(cl_config_t *cfg)
+void cl_config_clear(cl_config_t *cfg)
 {
     if (cfg == NULL)
         return;
@@ -562,8 +535,7 @@ cl_config_clear(cl_config_t *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-int
-cl_config_parse_seconds(const char *text, double *out)
+int cl_config_parse_seconds(const char *text, double *out)
 {
     char why[200];
     return cl_config_value_seconds(text, out, why, sizeof why);

@@ -4,6 +4,18 @@
     cl_config.c; cl_config_load validates them all and reports the first bad
     one as "COLLAB_X='value': expected ...".  The README's table of variables
     is checked against cl_config_table() by a test.
+
+    Rules every caller can rely on (docs/config.md has the details): an
+    unknown COLLAB_* name is an error (with a "did you mean" suggestion); an
+    empty value is an error, never the default; values are validated and
+    range-checked here, including the checks between variables (rank below
+    the world size when that is known, min_group <= target_group and <=
+    world size, no LISTEN/ANNOUNCE in client mode, not both SWARM_KEY and
+    SWARM_KEY_FILE); the swarm key is never printed.  LISTEN and ANNOUNCE
+    carry no /p2p/ part, LISTEN is an /ip4 or /ip6 address, and an ANNOUNCE
+    port of 0 means "the port actually bound".  The rank of a joiner that
+    sets no world size is only checked against 65535 here: the engine checks
+    it again once it has adopted the swarm's size.
 */
 #ifndef CL_CONFIG_H_INCLUDED
 #define CL_CONFIG_H_INCLUDED
@@ -12,35 +24,35 @@
 #include <stddef.h>
 
 typedef struct {
-    char *initial_peers;     /* COLLAB_INITIAL_PEERS raw text, NULL if unset (founder) */
-    char *listen;            /* COLLAB_LISTEN multiaddr, NULL = /ip4/0.0.0.0/tcp/0 */
-    char *announce;          /* COLLAB_ANNOUNCE multiaddr, NULL = derived from listen */
-    bool client_mode;        /* COLLAB_CLIENT_MODE */
-    char *identity;          /* COLLAB_IDENTITY path, NULL = fresh keys */
-    char *run_id;            /* COLLAB_RUN_ID, default "default" */
-    int world_size;          /* COLLAB_WORLD_SIZE, default 64 */
-    bool world_size_set;     /* true if COLLAB_WORLD_SIZE was given */
-    int rank;                /* COLLAB_RANK, -1 = lowest free */
+    char *initial_peers;      /* COLLAB_INITIAL_PEERS raw text, NULL if unset (founder) */
+    char *listen;             /* COLLAB_LISTEN multiaddr, NULL = /ip4/0.0.0.0/tcp/0 */
+    char *announce;           /* COLLAB_ANNOUNCE multiaddr, NULL = derived from listen */
+    bool client_mode;         /* COLLAB_CLIENT_MODE */
+    char *identity;           /* COLLAB_IDENTITY path, NULL = fresh keys */
+    char *run_id;             /* COLLAB_RUN_ID, default "default" */
+    int world_size;           /* COLLAB_WORLD_SIZE, default 64 */
+    bool world_size_set;      /* true if COLLAB_WORLD_SIZE was given */
+    int rank;                 /* COLLAB_RANK, -1 = lowest free */
     int collectives_per_step; /* COLLAB_COLLECTIVES_PER_STEP, 0 = learn */
-    int min_group;           /* COLLAB_MIN_GROUP, default 1 */
-    int target_group;        /* COLLAB_TARGET_GROUP, default 64 */
-    double matchmaking_time; /* COLLAB_MATCHMAKING_TIME seconds, default 5 */
-    double timeout;          /* COLLAB_TIMEOUT seconds, default 5 */
-    int compression;         /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8 */
-    bool compression_set;    /* true if COLLAB_COMPRESSION was given */
-    char *swarm_key;         /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE; wiped */
-    double weight;           /* COLLAB_WEIGHT, default 1 */
-    bool strict;             /* COLLAB_STRICT */
-    bool strict_set;         /* true if COLLAB_STRICT was given */
-    int log_level;           /* COLLAB_LOG: cl_log_level_t, default info */
-    char *log_file;          /* COLLAB_LOG_FILE, NULL = stderr */
+    int min_group;            /* COLLAB_MIN_GROUP, default 1 */
+    int target_group;         /* COLLAB_TARGET_GROUP, default 64 */
+    double matchmaking_time;  /* COLLAB_MATCHMAKING_TIME seconds, default 5 */
+    double timeout;           /* COLLAB_TIMEOUT seconds, default 5 */
+    int compression;          /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8 */
+    bool compression_set;     /* true if COLLAB_COMPRESSION was given */
+    char *swarm_key;          /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE; wiped */
+    double weight;            /* COLLAB_WEIGHT, default 1 */
+    bool strict;              /* COLLAB_STRICT */
+    bool strict_set;          /* true if COLLAB_STRICT was given */
+    int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */
+    char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
 } cl_config_t;
 
 /* One row of the table, for documentation checks and --help output. */
 typedef struct {
-    const char *name;        /* "COLLAB_TIMEOUT" */
+    const char *name;         /* "COLLAB_TIMEOUT" */
     const char *default_text; /* "5" */
-    const char *help;        /* one line */
+    const char *help;         /* one line */
 } cl_config_entry_t;
 
 /* Reads every COLLAB_* variable from the environment into *cfg (zeroed

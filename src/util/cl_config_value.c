@@ -38,8 +38,7 @@ s_why(char *why, size_t whylen, const char *fmt, ...)
     return -1;
 }
 
-int
-cl_config_value_int(const char *text, long min, long max, long *out, char *why, size_t whylen)
+int cl_config_value_int(const char *text, long min, long max, long *out, char *why, size_t whylen)
 {
     long v = 0;
     size_t n = strlen(text);
@@ -54,8 +53,7 @@ cl_config_value_int(const char *text, long min, long max, long *out, char *why, 
     return 0;
 }
 
-int
-cl_config_value_bool(const char *text, bool *out, char *why, size_t whylen)
+int cl_config_value_bool(const char *text, bool *out, char *why, size_t whylen)
 {
     static const char *const yes[] = {"1", "true", "yes"};
     static const char *const no[] = {"0", "false", "no"};
@@ -72,14 +70,13 @@ cl_config_value_bool(const char *text, bool *out, char *why, size_t whylen)
     return s_why(why, whylen, "expected 1 or 0 (also true/false, yes/no)");
 }
 
-int
-cl_config_value_number(const char *text, double *out)
+int cl_config_value_number(const char *text, double *out)
 {
     const char *p = text;
     uint64_t mantissa = 0;
-    int digits = 0;   /* significant digits kept in mantissa */
+    int digits = 0;    /* significant digits kept in mantissa */
     long exponent = 0; /* decimal exponent applied to mantissa */
-    int seen = 0;     /* digits seen in total, before and after the point */
+    int seen = 0;      /* digits seen in total, before and after the point */
     for (; *p >= '0' && *p <= '9'; p++, seen++) {
         if (digits < 19) {
             mantissa = mantissa * 10 + (uint64_t)(*p - '0');
@@ -124,8 +121,7 @@ cl_config_value_number(const char *text, double *out)
     return 0;
 }
 
-int
-cl_config_value_seconds(const char *text, double *out, char *why, size_t whylen)
+int cl_config_value_seconds(const char *text, double *out, char *why, size_t whylen)
 {
     char number[64];
     size_t n = text != NULL ? strlen(text) : 0;
@@ -154,8 +150,7 @@ err_value:
                  CL_SECONDS_MIN, CL_SECONDS_MAX);
 }
 
-int
-cl_config_value_key(const char *text, char **out, char *why, size_t whylen)
+int cl_config_value_key(const char *text, char **out, char *why, size_t whylen)
 {
     size_t n = strlen(text);
     if (n < CL_SWARM_KEY_MIN || n > CL_SWARM_KEY_MAX)
@@ -169,8 +164,7 @@ cl_config_value_key(const char *text, char **out, char *why, size_t whylen)
     return 0;
 }
 
-int
-cl_config_value_key_file(const char *path, char **out, char *why, size_t whylen)
+int cl_config_value_key_file(const char *path, char **out, char *why, size_t whylen)
 {
     if (path[0] == '\0')
         return s_why(why, whylen, "expected the path of a file holding the swarm key");
@@ -183,8 +177,7 @@ cl_config_value_key_file(const char *path, char **out, char *why, size_t whylen)
     int rc = -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        s_why(why, whylen, "expected a readable file holding the swarm key (%s)",
-              strerror(errno));
+        s_why(why, whylen, "expected a readable file holding the swarm key (%s)", strerror(errno));
         goto out;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -216,8 +209,8 @@ cl_config_value_key_file(const char *path, char **out, char *why, size_t whylen)
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
         len--;
     if (len < CL_SWARM_KEY_MIN || len > CL_SWARM_KEY_MAX) {
-        s_why(why, whylen, "expected a file holding a secret of %d to %d bytes",
-              CL_SWARM_KEY_MIN, CL_SWARM_KEY_MAX);
+        s_why(why, whylen, "expected a file holding a secret of %d to %d bytes", CL_SWARM_KEY_MIN,
+              CL_SWARM_KEY_MAX);
         goto out;
     }
     if (memchr(buf, '\0', len) != NULL) {

@@ -17,8 +17,7 @@
 #define CL_SECONDS_MAX 1000000.0   /* longest duration */
 
 /* Decimal integer: digits only (no sign, no blanks), from min to max. */
-int cl_config_value_int(const char *text, long min, long max, long *out, char *why,
-                        size_t whylen);
+int cl_config_value_int(const char *text, long min, long max, long *out, char *why, size_t whylen);
 
 /* 1/0, true/false, yes/no, in any case. */
 int cl_config_value_bool(const char *text, bool *out, char *why, size_t whylen);

@@ -45,9 +45,9 @@
 
 struct cl_identity {
     uint8_t public_key[CL_KEY_BYTES];
-    uint8_t secret_key[CL_KEY_BYTES];    /* wiped on destroy */
+    uint8_t secret_key[CL_KEY_BYTES]; /* wiped on destroy */
     char public_z85[CL_Z85_CHARS + 1];
-    char secret_z85[CL_Z85_CHARS + 1];   /* wiped on destroy */
+    char secret_z85[CL_Z85_CHARS + 1]; /* wiped on destroy */
     char peer_id[CL_PEER_ID_MAX];
 };
 
@@ -64,8 +64,7 @@ s_fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Fills the derived fields (Z85 texts, peer id) from the two keys. */
-static int
-s_derive(cl_identity_t *self)
+static int s_derive(cl_identity_t *self)
 {
     if (zmq_z85_encode(self->public_z85, self->public_key, CL_KEY_BYTES) == NULL ||
         zmq_z85_encode(self->secret_z85, self->secret_key, CL_KEY_BYTES) == NULL)
@@ -73,8 +72,7 @@ s_derive(cl_identity_t *self)
     return cl_base58_encode(self->public_key, CL_KEY_BYTES, self->peer_id, sizeof self->peer_id);
 }
 
-static int
-s_valid_z85(const char *s)
+static int s_valid_z85(const char *s)
 {
     static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
                                    "XYZ.-:+=^!/*?&<>()[]{}@%$#";
@@ -89,8 +87,7 @@ s_valid_z85(const char *s)
 
 /* Parses the text of a certificate into self's keys.  Returns 0, or -1
    with the reason in why. */
-static int
-s_parse(cl_identity_t *self, char *text, char *why, size_t whylen)
+static int s_parse(cl_identity_t *self, char *text, char *why, size_t whylen)
 {
     enum { NONE, METADATA, CURVE, OTHER } section = NONE;
     int have_public = 0, have_secret = 0;
@@ -108,8 +105,9 @@ s_parse(cl_identity_t *self, char *text, char *why, size_t whylen)
         if (*p == '\0' || *p == '#')
             continue;
         if (p == line) { /* a section name */
-            section = strcmp(p, "metadata") == 0 ? METADATA : strcmp(p, "curve") == 0 ? CURVE
-                                                                                       : OTHER;
+            section = strcmp(p, "metadata") == 0 ? METADATA
+                      : strcmp(p, "curve") == 0  ? CURVE
+                                                 : OTHER;
             continue;
         }
         if (section != CURVE)
@@ -161,8 +159,7 @@ s_parse(cl_identity_t *self, char *text, char *why, size_t whylen)
 
 /* Loads the certificate at path.  Returns 0, -1 with the reason in err,
    or 1 when the file does not exist (errno ENOENT). */
-static int
-s_load(cl_identity_t *self, const char *path, char *err, size_t errlen)
+static int s_load(cl_identity_t *self, const char *path, char *err, size_t errlen)
 {
     char qpath[300];
     cl_text_quote(path, 200, qpath, sizeof qpath);
@@ -231,8 +228,7 @@ err_close:
     return -1;
 }
 
-static int
-s_write_all(int fd, const char *buf, size_t len)
+static int s_write_all(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
@@ -247,8 +243,7 @@ s_write_all(int fd, const char *buf, size_t len)
 }
 
 /* Best effort: makes the new directory entry durable. */
-static void
-s_sync_dir(const char *path)
+static void s_sync_dir(const char *path)
 {
     char copy[4096];
     if (strlen(path) >= sizeof copy)
@@ -264,8 +259,7 @@ s_sync_dir(const char *path)
 /* Writes self as a new certificate at path.  Returns 0, -1 with the
    reason in err, or 1 when path appeared meanwhile (another process won
    the race; the caller then loads it). */
-static int
-s_save(const cl_identity_t *self, const char *path, char *err, size_t errlen)
+static int s_save(const cl_identity_t *self, const char *path, char *err, size_t errlen)
 {
     char qpath[300];
     cl_text_quote(path, 200, qpath, sizeof qpath);
@@ -322,8 +316,7 @@ out:
     return rc;
 }
 
-cl_identity_t *
-cl_identity_new(const char *path, char *err, size_t errlen)
+cl_identity_t *cl_identity_new(const char *path, char *err, size_t errlen)
 {
     if (sodium_init() < 0) {
         s_fail(err, errlen, "libsodium could not be initialized");
@@ -369,8 +362,7 @@ err_self:
     return NULL;
 }
 
-void
-cl_identity_destroy(cl_identity_t **self_p)
+void cl_identity_destroy(cl_identity_t **self_p)
 {
     if (self_p == NULL || *self_p == NULL)
         return;
@@ -379,32 +371,27 @@ cl_identity_destroy(cl_identity_t **self_p)
     *self_p = NULL;
 }
 
-const uint8_t *
-cl_identity_public_key(const cl_identity_t *self)
+const uint8_t *cl_identity_public_key(const cl_identity_t *self)
 {
     return self->public_key;
 }
 
-const uint8_t *
-cl_identity_secret_key(const cl_identity_t *self)
+const uint8_t *cl_identity_secret_key(const cl_identity_t *self)
 {
     return self->secret_key;
 }
 
-const char *
-cl_identity_public_z85(const cl_identity_t *self)
+const char *cl_identity_public_z85(const cl_identity_t *self)
 {
     return self->public_z85;
 }
 
-const char *
-cl_identity_secret_z85(const cl_identity_t *self)
+const char *cl_identity_secret_z85(const cl_identity_t *self)
 {
     return self->secret_z85;
 }
 
-const char *
-cl_identity_peer_id(const cl_identity_t *self)
+const char *cl_identity_peer_id(const cl_identity_t *self)
 {
     return self->peer_id;
 }

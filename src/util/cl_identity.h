@@ -3,6 +3,13 @@
     The peer id is the base58 (Bitcoin alphabet) text of the 32-byte public
     key.  With a path the pair is loaded, or created with mode 0600; a file
     that group or others can read is refused, as ssh does with keys.
+
+    The file is a ZeroMQ secret certificate in CZMQ's text format (zcert_load
+    reads it, and we read zcert_save_secret's files).  A new file appears
+    atomically and complete under its name, even when several processes
+    create the same identity at once (they all end up with the same keys).
+    Anything that is not a regular file, holds no matching key pair or is
+    larger than a certificate is refused, never overwritten.
 */
 #ifndef CL_IDENTITY_H_INCLUDED
 #define CL_IDENTITY_H_INCLUDED
@@ -21,6 +28,8 @@ cl_identity_t *cl_identity_new(const char *path, char *err, size_t errlen);
 /* Wipes the secret key and frees; nulls *self_p; accepts NULL. */
 void cl_identity_destroy(cl_identity_t **self_p);
 
+/* Accessors.  The results live as long as self; the secret ones must never
+   be logged or sent anywhere. */
 const uint8_t *cl_identity_public_key(const cl_identity_t *self); /* 32 bytes */
 const uint8_t *cl_identity_secret_key(const cl_identity_t *self); /* 32 bytes */
 const char *cl_identity_public_z85(const cl_identity_t *self);    /* 40 chars + NUL */

@@ -40,16 +40,14 @@ static int s_file_fd = -1;               /* private fd for the log file, never c
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER; /* guards s_file_fd, s_tag */
 static char s_tag[CL_LOG_TAG_MAX];                         /* "" = no tag */
 
-static int
-s_current_fd(void)
+static int s_current_fd(void)
 {
     return atomic_load_explicit(&s_use_file, memory_order_acquire) ? s_file_fd : STDERR_FILENO;
 }
 
 /* Writes all of buf, retrying after signals and short writes.  Errors are
    ignored: there is nowhere left to report them. */
-static void
-s_write_all(int fd, const char *buf, size_t len)
+static void s_write_all(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
@@ -63,8 +61,7 @@ s_write_all(int fd, const char *buf, size_t len)
     }
 }
 
-int
-cl_log_configure(cl_log_level_t level, const char *path)
+int cl_log_configure(cl_log_level_t level, const char *path)
 {
     if (level < CL_LOG_ERROR || level > CL_LOG_DEBUG) {
         cl_log(CL_LOG_ERROR, "invalid log level %d", (int)level);
@@ -97,8 +94,7 @@ cl_log_configure(cl_log_level_t level, const char *path)
     return 0;
 }
 
-void
-cl_log_set_tag(const char *tag)
+void cl_log_set_tag(const char *tag)
 {
     pthread_mutex_lock(&s_lock);
     if (tag == NULL) {
@@ -109,14 +105,12 @@ cl_log_set_tag(const char *tag)
     pthread_mutex_unlock(&s_lock);
 }
 
-bool
-cl_log_enabled(cl_log_level_t level)
+bool cl_log_enabled(cl_log_level_t level)
 {
     return (int)level <= atomic_load_explicit(&s_level, memory_order_relaxed);
 }
 
-static const char *
-s_level_word(cl_log_level_t level)
+static const char *s_level_word(cl_log_level_t level)
 {
     switch (level) {
     case CL_LOG_ERROR:
@@ -130,8 +124,7 @@ s_level_word(cl_log_level_t level)
     }
 }
 
-void
-cl_log(cl_log_level_t level, const char *fmt, ...)
+void cl_log(cl_log_level_t level, const char *fmt, ...)
 {
     if (!cl_log_enabled(level))
         return;
@@ -140,9 +133,8 @@ cl_log(cl_log_level_t level, const char *fmt, ...)
     size_t room = sizeof line - 1; /* one byte kept for the newline */
 
     pthread_mutex_lock(&s_lock);
-    int n = s_tag[0] != '\0'
-                ? snprintf(line, room, "[collab] %s: %s", s_tag, s_level_word(level))
-                : snprintf(line, room, "[collab] %s", s_level_word(level));
+    int n = s_tag[0] != '\0' ? snprintf(line, room, "[collab] %s: %s", s_tag, s_level_word(level))
+                             : snprintf(line, room, "[collab] %s", s_level_word(level));
     pthread_mutex_unlock(&s_lock);
     size_t prefix = n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
     /* Tags come from callers; keep them on one line as well. */

@@ -30,7 +30,7 @@ static int cl_selftest_failures; /* checks that failed */
         cl_selftest_checks++;                                                                      \
         if (cl_s_ == NULL || strstr(cl_s_, cl_p_) == NULL) {                                       \
             cl_selftest_failures++;                                                                \
-            fprintf(stderr, "%s:%d: check failed: \"%s\" does not contain \"%s\"\n", __FILE__,    \
+            fprintf(stderr, "%s:%d: check failed: \"%s\" does not contain \"%s\"\n", __FILE__,     \
                     __LINE__, cl_s_ != NULL ? cl_s_ : "(null)", cl_p_);                            \
         }                                                                                          \
     } while (0)
@@ -42,14 +42,13 @@ static int cl_selftest_failures; /* checks that failed */
         cl_selftest_checks++;                                                                      \
         if (cl_a_ == NULL || cl_b_ == NULL || strcmp(cl_a_, cl_b_) != 0) {                         \
             cl_selftest_failures++;                                                                \
-            fprintf(stderr, "%s:%d: check failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,        \
+            fprintf(stderr, "%s:%d: check failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,         \
                     cl_a_ != NULL ? cl_a_ : "(null)", cl_b_ != NULL ? cl_b_ : "(null)");           \
         }                                                                                          \
     } while (0)
 
 /* Prints the summary for test `name`; returns the process exit status. */
-static inline int
-cl_selftest_end(const char *name)
+static inline int cl_selftest_end(const char *name)
 {
     if (cl_selftest_failures > 0) {
         fprintf(stderr, "%s: %d of %d checks FAILED\n", name, cl_selftest_failures,

@@ -18,8 +18,7 @@
 #define CL_STR_(x) #x
 #define CL_STR(x) CL_STR_(x)
 
-const char *
-collab_strerror(int status)
+const char *collab_strerror(int status)
 {
     switch ((collab_status_t)status) {
     case COLLAB_OK:
@@ -67,13 +66,12 @@ collab_strerror(int status)
 }
 
 /* The versions of the libraries this build was compiled against. */
-#define CL_ZMQ_VERSION                                                                         \
+#define CL_ZMQ_VERSION                                                                             \
     CL_STR(ZMQ_VERSION_MAJOR) "." CL_STR(ZMQ_VERSION_MINOR) "." CL_STR(ZMQ_VERSION_PATCH)
-#define CL_CZMQ_VERSION                                                                        \
+#define CL_CZMQ_VERSION                                                                            \
     CL_STR(CZMQ_VERSION_MAJOR) "." CL_STR(CZMQ_VERSION_MINOR) "." CL_STR(CZMQ_VERSION_PATCH)
 
-const char *
-collab_version_string(void)
+const char *collab_version_string(void)
 {
     return "mpicollab " COLLAB_PROJECT_VERSION " (libzmq " CL_ZMQ_VERSION ", czmq " CL_CZMQ_VERSION
            ", libsodium " SODIUM_VERSION_STRING ")";

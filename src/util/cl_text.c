@@ -11,8 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-char *
-cl_text_quote(const char *text, size_t max_chars, char *out, size_t len)
+char *cl_text_quote(const char *text, size_t max_chars, char *out, size_t len)
 {
     if (out == NULL || len == 0)
         return out;
@@ -44,8 +43,7 @@ cl_text_quote(const char *text, size_t max_chars, char *out, size_t len)
     return out;
 }
 
-size_t
-cl_text_distance(const char *a, const char *b)
+size_t cl_text_distance(const char *a, const char *b)
 {
     enum { MAX = 128 };
     size_t la = strlen(a), lb = strlen(b);

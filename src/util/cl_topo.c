@@ -27,8 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hwloc_topology_t
-s_load(bool with_io)
+static hwloc_topology_t s_load(bool with_io)
 {
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) != 0)
@@ -39,11 +38,10 @@ s_load(bool with_io)
            initialise CUDA, OpenCL or GL inside the trainer's process, and
            the libpciaccess-based "pci" component leaks and finds nothing
            the Linux backend does not read from sysfs itself. */
-        static const char *const skip[] = {"pci",  "cuda", "nvml",     "rsmi",
-                                           "opencl", "gl", "levelzero"};
+        static const char *const skip[] = {"pci",    "cuda", "nvml",     "rsmi",
+                                           "opencl", "gl",   "levelzero"};
         for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-            hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
-                                          skip[i]);
+            hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, skip[i]);
     }
     if (hwloc_topology_load(topo) != 0) {
         hwloc_topology_destroy(topo);
@@ -54,8 +52,7 @@ s_load(bool with_io)
 
 /* The first network card hwloc knows (hwloc lists no loopback device, but
    a card named "lo" is skipped anyway), or NULL. */
-static hwloc_obj_t
-s_first_nic(hwloc_topology_t topo)
+static hwloc_obj_t s_first_nic(hwloc_topology_t topo)
 {
     for (hwloc_obj_t dev = hwloc_get_next_osdev(topo, NULL); dev != NULL;
          dev = hwloc_get_next_osdev(topo, dev)) {
@@ -66,8 +63,7 @@ s_first_nic(hwloc_topology_t topo)
     return NULL;
 }
 
-int
-cl_topo_place_engine_thread(void)
+int cl_topo_place_engine_thread(void)
 {
     int bound = 0;
     char where[256] = "";
@@ -97,12 +93,11 @@ cl_topo_place_engine_thread(void)
         goto out;
     }
     hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, nic);
-    int ncores = near != NULL ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, near->cpuset,
-                                                                      HWLOC_OBJ_CORE)
-                              : 0;
-    hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_inside_cpuset_by_type(topo, near->cpuset,
-                                                                        HWLOC_OBJ_CORE,
-                                                                        (unsigned)ncores - 1)
+    int ncores = near != NULL
+                     ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, near->cpuset, HWLOC_OBJ_CORE)
+                     : 0;
+    hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_inside_cpuset_by_type(
+                                        topo, near->cpuset, HWLOC_OBJ_CORE, (unsigned)ncores - 1)
                                   : NULL;
     if (core == NULL) {
         cl_debug("engine thread left unbound: no core near network card %s", nic->name);
@@ -121,8 +116,7 @@ out:
     return bound;
 }
 
-int
-cl_topo_spread(int index, int n, char *cpulist, size_t len)
+int cl_topo_spread(int index, int n, char *cpulist, size_t len)
 {
     if (n < 1 || index < 0 || index >= n || cpulist == NULL || len == 0)
         return -1;
@@ -142,8 +136,8 @@ cl_topo_spread(int index, int n, char *cpulist, size_t len)
         hwloc_bitmap_and(domain, domain, binding);
 
     /* Cores (or PUs, where hwloc knows no cores) that meet the domain. */
-    hwloc_obj_type_t unit = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                                : HWLOC_OBJ_PU;
+    hwloc_obj_type_t unit =
+        hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
     int nunits = hwloc_get_nbobjs_by_type(topo, unit);
     int npus_all = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     if (nunits <= 0 || npus_all <= 0)

@@ -25,8 +25,7 @@ __attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define REPLAY_MAX_INPUT (16u << 20) /* larger files are not fuzz inputs */
 
 /* Runs one file; returns 0, or -1 when it cannot be read. */
-static int
-s_run_file(const char *path)
+static int s_run_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -61,20 +60,17 @@ s_run_file(const char *path)
     return 0;
 }
 
-static int
-s_by_name(const struct dirent **a, const struct dirent **b)
+static int s_by_name(const struct dirent **a, const struct dirent **b)
 {
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static int
-s_not_hidden(const struct dirent *d)
+static int s_not_hidden(const struct dirent *d)
 {
     return d->d_name[0] != '.';
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
     if (LLVMFuzzerInitialize != NULL)
         LLVMFuzzerInitialize(&argc, &argv);

@@ -11,6 +11,7 @@
 #include "coll_check.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *class_name(int cls)
@@ -142,7 +143,14 @@ void cc_run_errors(cc_ctx_t *c)
     /* Aliased send and receive buffers (not MPI_IN_PLACE). */
     EXPECT(MPI_Allreduce(a, a, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     EXPECT(MPI_Iallreduce(a, a, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
-    EXPECT(MPI_Allgather(a, 1, MPI_INT, a, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    /* Allgather: the send buffer is this rank's own block of the receive
+       buffer, so that every rank sees the overlap. */
+    {
+        int *blocks = cc_alloc(sizeof(int) * (size_t)size);
+        EXPECT(MPI_Allgather(blocks + c->rank, 1, MPI_INT, blocks, 1, MPI_INT, MPI_COMM_WORLD),
+               MPI_ERR_BUFFER);
+        free(blocks);
+    }
     EXPECT(MPI_Alltoall(a, 1, MPI_INT, a, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     EXPECT(MPI_Reduce_scatter_block(a, a, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     if (size == 1) {

@@ -45,7 +45,7 @@ def symbols(path, defined=True):
     syms = {}
     for line in out.splitlines():
         f = line.split()
-        if len(f) < 8 or not f[0].endswith(":"):
+        if len(f) < 8 or not f[0].endswith(":") or not f[0][:-1].isdigit():
             continue
         value, size, typ, bind, vis, ndx, name = f[1], f[2], f[3], f[4], f[5], f[6], f[7]
         name = name.split("@")[0]

@@ -15,7 +15,6 @@ int main(int argc, char **argv)
     }
     const char *pre = getenv("LD_PRELOAD");
     const char *lib = getenv("LD_LIBRARY_PATH");
-    printf("abi-probe ran\nLD_PRELOAD=%s\nLD_LIBRARY_PATH=%s\n", pre ? pre : "",
-           lib ? lib : "");
+    printf("abi-probe ran\nLD_PRELOAD=%s\nLD_LIBRARY_PATH=%s\n", pre ? pre : "", lib ? lib : "");
     return 0;
 }

@@ -28,8 +28,8 @@ static void test_seconds(void)
     CL_CHECK(cr_parse_seconds("2.5s", &v) == 0 && v == 2.5);
     CL_CHECK(cr_parse_seconds("250ms", &v) == 0 && v > 0.2499 && v < 0.2501);
     CL_CHECK(cr_parse_seconds("0", &v) == 0 && v == 0.0);
-    const char *bad[] = {"", "-1", "+1", ".5", "5.", "1e3", "inf", "nan", "5m", "5 s", "s",
-                         "12345678901", "0x10", "5ss"};
+    const char *bad[] = {"",    "-1", "+1",  ".5", "5.",          "1e3",  "inf",
+                         "nan", "5m", "5 s", "s",  "12345678901", "0x10", "5ss"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = cr_parse_seconds(bad[i], &v);
         CL_CHECK(rc == -1);
@@ -43,8 +43,8 @@ static void test_chaos(void)
 {
     char err[512];
     cr_chaos_t *c = cr_chaos_new("kill:2@5s", 4, err, sizeof err);
-    CL_CHECK(c != NULL && c->action == CR_CHAOS_KILL && !c->target.started &&
-             c->target.n == 2 && !c->on_line && c->at_seconds == 5.0);
+    CL_CHECK(c != NULL && c->action == CR_CHAOS_KILL && !c->target.started && c->target.n == 2 &&
+             !c->on_line && c->at_seconds == 5.0);
     cr_chaos_destroy(&c);
     CL_CHECK(c == NULL);
 
@@ -59,8 +59,7 @@ static void test_chaos(void)
     cr_chaos_destroy(&c);
 
     c = cr_chaos_new("start@1.5s", 3, err, sizeof err);
-    CL_CHECK(c != NULL && c->action == CR_CHAOS_START && c->target.n == -1 &&
-             c->at_seconds == 1.5);
+    CL_CHECK(c != NULL && c->action == CR_CHAOS_START && c->target.n == -1 && c->at_seconds == 1.5);
     cr_chaos_destroy(&c);
 
     c = cr_chaos_new("start:2@line:+1:ready@host", 3, err, sizeof err);
@@ -154,16 +153,16 @@ static void test_opts(void)
     cr_opts_clear(&o);
 
     CL_CHECK(parse(&o, err, sizeof err, "-n3", "--abi=ompi", "--mode", "replace", "--tag-output",
-                   "--timeout", "2.5s", "--libdir=/x", "--bind", "none", "--chaos",
-                   "kill:2@1s", "--chaos=start@2s", "--", "-prog", NULL) == 0);
+                   "--timeout", "2.5s", "--libdir=/x", "--bind", "none", "--chaos", "kill:2@1s",
+                   "--chaos=start@2s", "--", "-prog", NULL) == 0);
     CL_CHECK(o.n == 3 && o.abi == CR_ABI_OMPI && o.mode == CR_MODE_REPLACE && o.tag_output &&
              o.timeout == 2.5 && !o.bind && o.nchaos == 2);
     CL_CHECK_STREQ(o.libdir, "/x");
     CL_CHECK_STREQ(o.argv[0], "-prog");
     cr_opts_clear(&o);
 
-    CL_CHECK(parse(&o, err, sizeof err, "-np", "2", "--abi", "mpich", "p", NULL) == 0 &&
-             o.n == 2 && o.abi == CR_ABI_MPICH);
+    CL_CHECK(parse(&o, err, sizeof err, "-np", "2", "--abi", "mpich", "p", NULL) == 0 && o.n == 2 &&
+             o.abi == CR_ABI_MPICH);
     cr_opts_clear(&o);
     CL_CHECK(parse(&o, err, sizeof err, "--help", NULL) == 0 && o.help);
     cr_opts_clear(&o);
@@ -428,7 +427,15 @@ static void test_elf(void)
     CL_CHECK(out[0] == '/');
     CL_CHECK(cr_resolve_program("no-such-program-xyz", out, sizeof out, err, sizeof err) == -1);
     CL_CHECK_CONTAINS(err, "not found");
-    CL_CHECK(cr_resolve_program("/etc/hostname", out, sizeof out, err, sizeof err) == -1);
+    char plain[] = "/tmp/cr_unit_plain_XXXXXX"; /* a file that is not executable */
+    int pfd = mkstemp(plain);
+    CL_CHECK(pfd >= 0);
+    if (pfd >= 0) {
+        close(pfd);
+        chmod(plain, 0644);
+        CL_CHECK(cr_resolve_program(plain, out, sizeof out, err, sizeof err) == -1);
+        unlink(plain);
+    }
     CL_CHECK(cr_resolve_program("/tmp", out, sizeof out, err, sizeof err) == -1);
     CL_CHECK(cr_resolve_program("", out, sizeof out, err, sizeof err) == -1);
 }
@@ -522,7 +529,7 @@ static void test_stream(void)
 {
     run_stream(NULL, "one\ntwo\n", "one\ntwo\n", 2);
     run_stream("[3] ", "one\ntwo\n", "[3] one\n[3] two\n", 2);
-    run_stream(NULL, "a\n\nlast", "a\n\nlast", 3);           /* untagged: bytes unchanged */
+    run_stream(NULL, "a\n\nlast", "a\n\nlast", 3);            /* untagged: bytes unchanged */
     run_stream("[+1] ", "a\nlast", "[+1] a\n[+1] last\n", 2); /* tagged: line closed */
 
     /* An overlong line is forwarded in pieces of CR_LINE_MAX. */
@@ -530,7 +537,10 @@ static void test_stream(void)
     if (pipe(in) != 0 || pipe(out) != 0)
         return;
     fcntl(in[0], F_SETFL, O_NONBLOCK);
+    fcntl(in[1], F_SETFL, O_NONBLOCK);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
+    /* Room for a whole overlong line: the stream writes it in one go. */
+    CL_CHECK(fcntl(out[1], F_SETPIPE_SZ, 4 * CR_LINE_MAX) >= 4 * CR_LINE_MAX);
     cr_stream_t s;
     cr_stream_init(&s, in[0], out[1], "[0] ");
     static char big[CR_LINE_MAX + 10];

@@ -105,9 +105,9 @@ static int cmd_lines(int argc, char **argv)
     for (int i = 0; i < count; i++) {
         char line[512];
         int fd = i % 10 == 9 ? 2 : 1;
-        int n = snprintf(line, sizeof line, "rank %s %s %d %s end\n", rank,
-                         fd == 2 ? "err" : "line", i,
-                         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        int n =
+            snprintf(line, sizeof line, "rank %s %s %d %s end\n", rank, fd == 2 ? "err" : "line", i,
+                     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
         /* Three pieces with pauses, so that pieces of different peers
            reach collab-run interleaved. */
         int a = n / 3, b = 2 * n / 3;
@@ -132,10 +132,14 @@ static void print_var(const char *name)
 static int cmd_env(int argc, char **argv)
 {
     long ms = argc > 0 ? atol(argv[0]) : 0;
-    static const char *names[] = {"COLLAB_RANK",          "COLLAB_WORLD_SIZE",
-                                  "COLLAB_IDENTITY",      "COLLAB_LISTEN",
-                                  "COLLAB_MATCHMAKING_TIME", "COLLAB_INITIAL_PEERS",
-                                  "COLLAB_ANNOUNCE",      "LD_PRELOAD",
+    static const char *names[] = {"COLLAB_RANK",
+                                  "COLLAB_WORLD_SIZE",
+                                  "COLLAB_IDENTITY",
+                                  "COLLAB_LISTEN",
+                                  "COLLAB_MATCHMAKING_TIME",
+                                  "COLLAB_INITIAL_PEERS",
+                                  "COLLAB_ANNOUNCE",
+                                  "LD_PRELOAD",
                                   "LD_LIBRARY_PATH"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         print_var(names[i]);
@@ -143,6 +147,15 @@ static int cmd_env(int argc, char **argv)
     struct stat st;
     if (key != NULL && stat(key, &st) == 0) {
         printf("IDENTITY_MODE=%03o\n", (unsigned)(st.st_mode & 0777));
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", key);
+        char *slash = strrchr(dir, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            struct stat ds;
+            if (stat(dir, &ds) == 0)
+                printf("IDENTITY_DIR_MODE=%03o\n", (unsigned)(ds.st_mode & 0777));
+        }
         FILE *f = fopen(key, "r");
         char buf[256];
         while (f != NULL && fgets(buf, sizeof buf, f) != NULL) {

@@ -105,8 +105,8 @@ static int parse_target(const char *s, size_t len, int world, cr_target_t *out, 
             return -1;
         }
     } else if (v >= world) {
-        set_err(err, errlen, "--chaos '%s': rank %ld is out of range (0..%d with -n %d)", spec,
-                v, world - 1, world);
+        set_err(err, errlen, "--chaos '%s': rank %ld is out of range (0..%d with -n %d)", spec, v,
+                world - 1, world);
         return -1;
     }
     out->started = started;
@@ -124,8 +124,7 @@ static int parse_when(cr_chaos_t *c, const char *when, int world, char *err, siz
             set_err(err, errlen, "--chaos '%s': expected line:RANK:REGEX", c->spec);
             return -1;
         }
-        if (parse_target(t, (size_t)(colon - t), world, &c->line_target, err, errlen,
-                         c->spec) != 0)
+        if (parse_target(t, (size_t)(colon - t), world, &c->line_target, err, errlen, c->spec) != 0)
             return -1;
         const char *re = colon + 1;
         if (re[0] == '\0') {
@@ -144,8 +143,7 @@ static int parse_when(cr_chaos_t *c, const char *when, int world, char *err, siz
             regfree(&c->regex);
             free(c->pattern);
             c->pattern = NULL;
-            set_err(err, errlen, "--chaos '%s': bad regular expression '%s': %s", c->spec, re,
-                    why);
+            set_err(err, errlen, "--chaos '%s': bad regular expression '%s': %s", c->spec, re, why);
             return -1;
         }
         c->on_line = true;
@@ -210,8 +208,8 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
                 set_err(err, errlen, "--chaos '%s': start takes a rank, not +K", spec);
                 goto fail;
             }
-            if (parse_target(colon + 1, strlen(colon + 1), world, &c->target, err, errlen,
-                             spec) != 0)
+            if (parse_target(colon + 1, strlen(colon + 1), world, &c->target, err, errlen, spec) !=
+                0)
                 goto fail;
         }
     } else {
@@ -220,8 +218,7 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
                     head);
             goto fail;
         }
-        if (parse_target(colon + 1, strlen(colon + 1), world, &c->target, err, errlen, spec) !=
-            0)
+        if (parse_target(colon + 1, strlen(colon + 1), world, &c->target, err, errlen, spec) != 0)
             goto fail;
     }
 
@@ -274,8 +271,8 @@ int cr_chaos_check_list(cr_chaos_t *const *list, size_t n, char *err, size_t err
         for (int k = 0; k < 2; k++) {
             if (ts[k] != NULL && ts[k]->started && ts[k]->n > starts) {
                 set_err(err, errlen,
-                        "--chaos '%s': peer +%d is never started (%d start fault%s given)",
-                        c->spec, ts[k]->n, starts, starts == 1 ? "" : "s");
+                        "--chaos '%s': peer +%d is never started (%d start fault%s given)", c->spec,
+                        ts[k]->n, starts, starts == 1 ? "" : "s");
                 return -1;
             }
         }

@@ -28,16 +28,16 @@ typedef struct {
 } cr_target_t;
 
 typedef struct {
-    char *spec;                /* the text as given, for messages */
-    cr_chaos_action_t action;  /* what to do */
-    cr_target_t target;        /* kill/stop: whom; start: requested rank or n = -1 */
-    double stop_seconds;       /* stop: how long the peer stays stopped */
-    bool on_line;              /* true: WHEN is line:...; false: a time */
-    double at_seconds;         /* time trigger, seconds since start */
-    cr_target_t line_target;   /* line trigger: whose output is watched */
-    char *pattern;             /* line trigger: the regex text */
-    regex_t regex;             /* line trigger: compiled (REG_EXTENDED|REG_NOSUB) */
-    bool done;                 /* fired (or given up); never fires twice */
+    char *spec;               /* the text as given, for messages */
+    cr_chaos_action_t action; /* what to do */
+    cr_target_t target;       /* kill/stop: whom; start: requested rank or n = -1 */
+    double stop_seconds;      /* stop: how long the peer stays stopped */
+    bool on_line;             /* true: WHEN is line:...; false: a time */
+    double at_seconds;        /* time trigger, seconds since start */
+    cr_target_t line_target;  /* line trigger: whose output is watched */
+    char *pattern;            /* line trigger: the regex text */
+    regex_t regex;            /* line trigger: compiled (REG_EXTENDED|REG_NOSUB) */
+    bool done;                /* fired (or given up); never fires twice */
 } cr_chaos_t;
 
 /* Parses one spec for a run of `world` peers.  Returns a new fault, or

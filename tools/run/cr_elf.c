@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CR_ELF_MAX_PHDRS 4096      /* far above any real program */
-#define CR_ELF_MAX_DYN 65536       /* dynamic entries we are willing to scan */
-#define CR_ELF_MAX_NEEDED 1024     /* DT_NEEDED entries kept */
-#define CR_ELF_MAX_NAME 4096       /* longest library name read */
+#define CR_ELF_MAX_PHDRS 4096  /* far above any real program */
+#define CR_ELF_MAX_DYN 65536   /* dynamic entries we are willing to scan */
+#define CR_ELF_MAX_NEEDED 1024 /* DT_NEEDED entries kept */
+#define CR_ELF_MAX_NAME 4096   /* longest library name read */
 
 enum { PT_LOAD_ = 1, PT_DYNAMIC_ = 2 };
 enum { DT_NULL_ = 0, DT_NEEDED_ = 1, DT_STRTAB_ = 5, DT_STRSZ_ = 10 };
@@ -264,8 +264,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
         uint64_t str_off = 0, str_end = 0;
         int mapped = 0;
         for (size_t i = 0; i < nloads; i++) {
-            if (strtab_addr >= loads[i].vaddr &&
-                strtab_addr - loads[i].vaddr < loads[i].filesz) {
+            if (strtab_addr >= loads[i].vaddr && strtab_addr - loads[i].vaddr < loads[i].filesz) {
                 str_off = loads[i].offset + (strtab_addr - loads[i].vaddr);
                 str_end = loads[i].offset + loads[i].filesz;
                 if (str_off < loads[i].offset || str_end < loads[i].offset)
@@ -363,8 +362,7 @@ cr_abi_t cr_detect_abi(const char *path, char *err, size_t errlen)
         return CR_ABI_MPICH;
     if (ompi)
         return CR_ABI_OMPI;
-    set_err(err, errlen,
-            "it does not link libmpich.so.12, libmpi.so.12 or libmpi.so.40 directly");
+    set_err(err, errlen, "it does not link libmpich.so.12, libmpi.so.12 or libmpi.so.40 directly");
     return CR_ABI_UNKNOWN;
 }
 

@@ -12,9 +12,9 @@
 
 #include "util/cl_topo.h"
 
-#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,16 +82,15 @@ cr_peer_t *cr_run_prepare(cr_run_t *run, int rank, int started_no)
 
 /* Appends "/ip4/127.0.0.1/tcp/<port>/p2p/<id>" of every original peer but
    `self` to list (comma separated). */
-static int append_local_peers(const cr_run_t *run, const cr_peer_t *self, char **list,
-                              size_t *len)
+static int append_local_peers(const cr_run_t *run, const cr_peer_t *self, char **list, size_t *len)
 {
     for (size_t i = 0; i < run->npeers; i++) {
         const cr_peer_t *q = run->peers[i];
         if (q == self || q->started_no != 0 || q->peer_id[0] == '\0' || q->port == 0)
             continue;
         char addr[CR_ADDR_MAX];
-        int n = snprintf(addr, sizeof addr, "%s/ip4/127.0.0.1/tcp/%d/p2p/%s",
-                         *len > 0 ? "," : "", q->port, q->peer_id);
+        int n = snprintf(addr, sizeof addr, "%s/ip4/127.0.0.1/tcp/%d/p2p/%s", *len > 0 ? "," : "",
+                         q->port, q->peer_id);
         if (n < 0 || (size_t)n >= sizeof addr)
             return -1;
         char *grown = realloc(*list, *len + (size_t)n + 1);

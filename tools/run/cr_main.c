@@ -11,6 +11,7 @@
 #include "cr_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -147,8 +148,8 @@ static int check_user_env(cr_run_t *run)
         if (ws[0] == '\0' || *end != '\0' || errno != 0)
             return usage_error("COLLAB_WORLD_SIZE='%s' in the environment is not a number", ws);
         if (v != run->opts->n)
-            return usage_error("COLLAB_WORLD_SIZE=%s in the environment conflicts with -n %d",
-                               ws, run->opts->n);
+            return usage_error("COLLAB_WORLD_SIZE=%s in the environment conflicts with -n %d", ws,
+                               run->opts->n);
     }
     int starts = 0;
     for (size_t i = 0; i < run->opts->nchaos; i++)
@@ -157,8 +158,7 @@ static int check_user_env(cr_run_t *run)
     /* Per-peer variables: one value cannot serve several peers. */
     static const char *per_peer[] = {"COLLAB_RANK", "COLLAB_IDENTITY", "COLLAB_LISTEN",
                                      "COLLAB_ANNOUNCE"};
-    bool *flags[] = {&run->user_rank, &run->user_identity, &run->user_listen,
-                     &run->user_announce};
+    bool *flags[] = {&run->user_rank, &run->user_identity, &run->user_listen, &run->user_announce};
     for (size_t i = 0; i < sizeof per_peer / sizeof per_peer[0]; i++) {
         const char *v = getenv(per_peer[i]);
         if (v == NULL)
@@ -172,6 +172,21 @@ static int check_user_env(cr_run_t *run)
     run->user_peers = getenv("COLLAB_INITIAL_PEERS");
     run->user_matchmaking = getenv("COLLAB_MATCHMAKING_TIME") != NULL;
     return 0;
+}
+
+/* Makes sure descriptors 0, 1 and 2 are open, so that no pipe of ours
+   can take one of their numbers. */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int nul = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (nul >= 0 && nul != fd) {
+            dup2(nul, fd);
+            close(nul);
+        }
+    }
 }
 
 static void raise_fd_limit(int peers)
@@ -193,6 +208,7 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     run.t0 = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 
+    ensure_std_fds();
     cr_opts_t opts;
     char err[1024];
     if (cr_opts_parse(argc, argv, &opts, err, sizeof err) != 0) {
@@ -237,11 +253,19 @@ int main(int argc, char **argv)
 
     rc = CR_EXIT_SETUP;
     raise_fd_limit(opts.n);
+    /* Signals are read from a signalfd.  One that our parent made us
+       ignore (a shell's background job, nohup) stays ignored: a blocked
+       signal would be queued for the signalfd even though it is ignored. */
     sigset_t mask;
     sigemptyset(&mask);
-    int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaddset(&mask, sigs[i]);
+    sigaddset(&mask, SIGCHLD);
+    int fwd[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++) {
+        struct sigaction sa;
+        if (sigaction(fwd[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+            continue;
+        sigaddset(&mask, fwd[i]);
+    }
     if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
         (run.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
         cr_say("error: signalfd: %s", strerror(errno));

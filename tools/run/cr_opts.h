@@ -22,18 +22,18 @@
 typedef enum { CR_MODE_PRELOAD = 0, CR_MODE_REPLACE = 1 } cr_mode_t;
 
 typedef struct {
-    int n;                /* -n: number of peers, 1..CR_MAX_PEERS */
-    cr_abi_t abi;         /* --abi, CR_ABI_UNKNOWN = detect from the program */
-    cr_mode_t mode;       /* --mode, default preload */
-    bool tag_output;      /* --tag-output */
-    bool bind;            /* --bind spread (default) / none: pin peers to cores */
-    double timeout;       /* --timeout seconds, 0 = none */
-    const char *libdir;   /* --libdir, NULL = next to the executable */
-    cr_chaos_t **chaos;   /* --chaos faults, in the order given (owned) */
-    size_t nchaos;        /* entries in chaos */
-    char **argv;          /* program and its arguments (points into main's argv) */
-    bool help;            /* -h / --help given: print usage, run nothing */
-    bool version;         /* --version given */
+    int n;              /* -n: number of peers, 1..CR_MAX_PEERS */
+    cr_abi_t abi;       /* --abi, CR_ABI_UNKNOWN = detect from the program */
+    cr_mode_t mode;     /* --mode, default preload */
+    bool tag_output;    /* --tag-output */
+    bool bind;          /* --bind spread (default) / none: pin peers to cores */
+    double timeout;     /* --timeout seconds, 0 = none */
+    const char *libdir; /* --libdir, NULL = next to the executable */
+    cr_chaos_t **chaos; /* --chaos faults, in the order given (owned) */
+    size_t nchaos;      /* entries in chaos */
+    char **argv;        /* program and its arguments (points into main's argv) */
+    bool help;          /* -h / --help given: print usage, run nothing */
+    bool version;       /* --version given */
 } cr_opts_t;
 
 /* Parses argv into *o (zeroed first).  Returns 0, or -1 with a one-line

@@ -77,8 +77,7 @@ int cr_stream_init(cr_stream_t *s, int fd, int out_fd, const char *prefix)
 
 /* Forwards one piece: a whole line (newline = true) or the unterminated
    tail of a stream / a piece of an overlong line (newline = false). */
-static void emit(cr_stream_t *s, const char *p, size_t n, bool newline, cr_line_fn *fn,
-                 void *ctx)
+static void emit(cr_stream_t *s, const char *p, size_t n, bool newline, cr_line_fn *fn, void *ctx)
 {
     bool tagged = s->prefix[0] != '\0';
     size_t plen = strlen(s->prefix);

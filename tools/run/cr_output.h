@@ -18,11 +18,11 @@
 typedef void(cr_line_fn)(void *ctx, const char *line, size_t len);
 
 typedef struct {
-    int fd;             /* read end of the pipe (nonblocking), -1 once closed */
-    int out_fd;         /* 1 or 2: where lines are forwarded */
-    char prefix[32];    /* "[3] " under --tag-output, else empty */
-    char *buf;          /* pending partial line (CR_LINE_MAX + 1 bytes) */
-    size_t len;         /* bytes pending in buf */
+    int fd;          /* read end of the pipe (nonblocking), -1 once closed */
+    int out_fd;      /* 1 or 2: where lines are forwarded */
+    char prefix[32]; /* "[3] " under --tag-output, else empty */
+    char *buf;       /* pending partial line (CR_LINE_MAX + 1 bytes) */
+    size_t len;      /* bytes pending in buf */
 } cr_stream_t;
 
 /* Sets up a stream reading fd and forwarding to out_fd.  prefix may be

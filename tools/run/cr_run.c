@@ -108,11 +108,9 @@ static void fire(cr_run_t *run, cr_chaos_t *c)
             return;
         }
         if (p->rank >= 0)
-            cr_say("chaos: started %s (pid %d, peer +%d) at %.2fs", p->name, (int)p->pid, no,
-                   now);
+            cr_say("chaos: started %s (pid %d, peer +%d) at %.2fs", p->name, (int)p->pid, no, now);
         else
-            cr_say("chaos: started %s (pid %d, any free rank) at %.2fs", p->name, (int)p->pid,
-                   now);
+            cr_say("chaos: started %s (pid %d, any free rank) at %.2fs", p->name, (int)p->pid, now);
         return;
     }
     cr_peer_t *p = find_target(run, c->target);
@@ -217,8 +215,7 @@ static void on_interrupt(cr_run_t *run, int sig)
 {
     if (run->interrupted == 0) {
         run->interrupted = sig;
-        cr_say("got SIG%s: passing it on to the peers (send it again to kill them)",
-               sig_name(sig));
+        cr_say("got SIG%s: passing it on to the peers (send it again to kill them)", sig_name(sig));
         cancel_faults(run, "interrupted");
         for (size_t i = 0; i < run->npeers; i++) {
             cr_peer_t *p = run->peers[i];
@@ -273,8 +270,8 @@ static void on_timeout(cr_run_t *run, double now)
         if (!p->running)
             continue;
         running++;
-        int n = snprintf(list + len, sizeof list - len, "%s%s (pid %d)", len ? ", " : "",
-                         p->name, (int)p->pid);
+        int n = snprintf(list + len, sizeof list - len, "%s%s (pid %d)", len ? ", " : "", p->name,
+                         (int)p->pid);
         if (n < 0 || (size_t)n >= sizeof list - len) {
             snprintf(list + len, sizeof list - len, ", ...");
             len = strlen(list);

@@ -11,9 +11,9 @@
 
 #include "util/cl_identity.h"
 
-#include <fcntl.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -31,12 +31,12 @@
 #define CR_PORT_TRIES 400
 
 struct cr_swarm {
-    char dir[PATH_MAX];  /* private folder */
-    int *held;           /* sockets holding reserved ports */
+    char dir[PATH_MAX]; /* private folder */
+    int *held;          /* sockets holding reserved ports */
     size_t nheld, capheld;
-    int *used;           /* every port handed out in this run */
+    int *used; /* every port handed out in this run */
     size_t nused, capused;
-    int eph_lo, eph_hi;  /* kernel ephemeral port range */
+    int eph_lo, eph_hi; /* kernel ephemeral port range */
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -128,8 +128,7 @@ void cr_swarm_destroy(cr_swarm_t **self_p)
         closedir(d);
     }
     if (rmdir(self->dir) != 0 && errno != ENOENT)
-        fprintf(stderr, "collab-run: warning: cannot remove %s: %s\n", self->dir,
-                strerror(errno));
+        fprintf(stderr, "collab-run: warning: cannot remove %s: %s\n", self->dir, strerror(errno));
     free(self->held);
     free(self->used);
     free(self);

@@ -6,12 +6,11 @@
 
 #include <stdlib.h>
 
-static char s_id[CL_PEER_ID_MAX];       /* a valid peer id */
-static uint8_t s_key[32];               /* the key behind s_id */
-static char s_zero_id[CL_PEER_ID_MAX];  /* id of the all-zero key: 32 '1's */
+static char s_id[CL_PEER_ID_MAX];      /* a valid peer id */
+static uint8_t s_key[32];              /* the key behind s_id */
+static char s_zero_id[CL_PEER_ID_MAX]; /* id of the all-zero key: 32 '1's */
 
-static void
-test_good(void)
+static void test_good(void)
 {
     char err[256], text[CL_ADDR_TEXT_MAX + 64];
     cl_addr_t a;
@@ -71,8 +70,7 @@ test_good(void)
 }
 
 /* Each bad address must fail, leave *out untouched and say why. */
-static void
-test_bad(void)
+static void test_bad(void)
 {
     char longname[CL_ADDR_TEXT_MAX + 100];
     memset(longname, 'a', sizeof longname - 1);
@@ -168,19 +166,18 @@ test_bad(void)
             fprintf(stderr, "  accepted bad address %zu: %s\n", i, cases[i].text);
         CL_CHECK_CONTAINS(err, cases[i].why);
         CL_CHECK(strchr(err, '\n') == NULL); /* one line, even with a newline inside */
-        CL_CHECK(a.port == 0x5a5a);           /* output untouched */
+        CL_CHECK(a.port == 0x5a5a);          /* output untouched */
     }
     cl_addr_t a;
     CL_CHECK(cl_addr_parse(NULL, &a, NULL, 0) == -1);
     CL_CHECK(cl_addr_parse("/ip4/1.2.3.4/tcp/5", NULL, NULL, 0) == -1);
 }
 
-static void
-test_round_trip(void)
+static void test_round_trip(void)
 {
     char text[CL_ADDR_TEXT_MAX], out[CL_ADDR_TEXT_MAX], err[256];
-    const char *hosts[] = {"/ip4/127.0.0.1", "/ip6/::1", "/ip6/2001:db8::5:6",
-                           "/dns/peer-7.example.org", "/dns4/a", "/dns6/b.c"};
+    const char *hosts[] = {"/ip4/127.0.0.1",          "/ip6/::1", "/ip6/2001:db8::5:6",
+                           "/dns/peer-7.example.org", "/dns4/a",  "/dns6/b.c"};
     for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
         for (int with_key = 0; with_key < 2; with_key++) {
             snprintf(text, sizeof text, "%s/tcp/%d%s%s", hosts[i], (int)(i * 9000),
@@ -213,8 +210,7 @@ test_round_trip(void)
     CL_CHECK(cl_addr_endpoint(&bad, out, sizeof out) == -1);
 }
 
-static void
-test_endpoint(void)
+static void test_endpoint(void)
 {
     char out[300], err[256];
     cl_addr_t a;
@@ -234,8 +230,7 @@ test_endpoint(void)
     CL_CHECK(cl_addr_endpoint(NULL, out, sizeof out) == -1);
 }
 
-static void
-test_list(void)
+static void test_list(void)
 {
     char text[4 * CL_ADDR_TEXT_MAX], err[512];
     cl_addr_t *list = NULL;
@@ -295,8 +290,7 @@ test_list(void)
     CL_CHECK(cl_addr_parse_list(NULL, false, &list, &n, err, sizeof err) == -1);
 }
 
-int
-main(void)
+int main(void)
 {
     for (int i = 0; i < 32; i++)
         s_key[i] = (uint8_t)(i * 37 + 11);

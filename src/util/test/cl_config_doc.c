@@ -30,8 +30,7 @@ static size_t s_n;
 static const cl_config_entry_t *s_table;
 static bool *s_seen;
 
-static int
-s_index(const char *name)
+static int s_index(const char *name)
 {
     for (size_t i = 0; i < s_n; i++) {
         if (strcmp(s_table[i].name, name) == 0)
@@ -42,8 +41,7 @@ s_index(const char *name)
 
 /* Copies the text of table cell `col` (0-based) of row into out, trimmed
    and without backticks.  Returns 0, or -1 if the row has fewer cells. */
-static int
-s_cell(const char *row, int col, char *out, size_t len)
+static int s_cell(const char *row, int col, char *out, size_t len)
 {
     const char *p = strchr(row, '|');
     for (int c = 0; p != NULL && c < col; c++)
@@ -68,8 +66,7 @@ s_cell(const char *row, int col, char *out, size_t len)
 }
 
 /* Checks one table row; returns the number of problems found. */
-static int
-s_check_row(const char *file, int lineno, const char *row, bool defaults)
+static int s_check_row(const char *file, int lineno, const char *row, bool defaults)
 {
     int problems = 0;
     char last[128] = "";
@@ -79,9 +76,9 @@ s_check_row(const char *file, int lineno, const char *row, bool defaults)
             break;
         char token[128];
         size_t n = 0;
-        for (const char *q = p + 1; q < end && n + 1 < sizeof token &&
-                                    (isupper((unsigned char)*q) || isdigit((unsigned char)*q) ||
-                                     *q == '_');
+        for (const char *q = p + 1;
+             q < end && n + 1 < sizeof token &&
+             (isupper((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_');
              q++)
             token[n++] = *q;
         token[n] = '\0';
@@ -95,8 +92,8 @@ s_check_row(const char *file, int lineno, const char *row, bool defaults)
         if (name[0] != '\0') {
             int i = s_index(name);
             if (i < 0) {
-                fprintf(stderr, "%s:%d: %s is not a variable of cl_config_table()\n", file,
-                        lineno, name);
+                fprintf(stderr, "%s:%d: %s is not a variable of cl_config_table()\n", file, lineno,
+                        name);
                 problems++;
             } else {
                 s_seen[i] = true;
@@ -109,16 +106,15 @@ s_check_row(const char *file, int lineno, const char *row, bool defaults)
         s_cell(row, 1, second, sizeof second) == 0) {
         const char *want = s_table[s_index(first)].default_text;
         if (strcmp(second, want) != 0) {
-            fprintf(stderr, "%s:%d: default of %s is \"%s\", the table says \"%s\"\n", file,
-                    lineno, first, second, want);
+            fprintf(stderr, "%s:%d: default of %s is \"%s\", the table says \"%s\"\n", file, lineno,
+                    first, second, want);
             problems++;
         }
     }
     return problems;
 }
 
-static int
-s_check(const char *file, bool optional)
+static int s_check(const char *file, bool optional)
 {
     FILE *f = fopen(file, "r");
     if (f == NULL) {
@@ -164,8 +160,7 @@ s_check(const char *file, bool optional)
     return 0;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
     s_table = cl_config_table(&s_n);
     s_seen = calloc(s_n, sizeof *s_seen);

@@ -22,8 +22,7 @@ static char s_dir[256];
 static char s_peer[200];  /* a valid COLLAB_INITIAL_PEERS entry */
 static char s_peer2[200]; /* another one */
 
-static void
-s_clear_env(void)
+static void s_clear_env(void)
 {
     for (;;) {
         char name[256] = "";
@@ -45,8 +44,7 @@ s_clear_env(void)
 }
 
 /* Sets exactly the given NAME, value pairs (NULL-terminated) and loads. */
-static int
-s_load(cl_config_t *cfg, char *err, size_t errlen, ...)
+static int s_load(cl_config_t *cfg, char *err, size_t errlen, ...)
 {
     s_clear_env();
     va_list ap;
@@ -60,15 +58,13 @@ s_load(cl_config_t *cfg, char *err, size_t errlen, ...)
     return cl_config_load(cfg, err, errlen);
 }
 
-static int
-s_is_zero(const cl_config_t *cfg)
+static int s_is_zero(const cl_config_t *cfg)
 {
     static const cl_config_t zero;
     return memcmp(cfg, &zero, sizeof zero) == 0;
 }
 
-static void
-test_defaults(void)
+static void test_defaults(void)
 {
     cl_config_t cfg;
     char err[512];
@@ -93,21 +89,20 @@ test_defaults(void)
     cl_config_clear(&cfg);
 }
 
-static void
-test_good_values(void)
+static void test_good_values(void)
 {
     cl_config_t cfg;
     char err[1024], peers[600];
     snprintf(peers, sizeof peers, " %s, %s ", s_peer, s_peer2);
-    int rc = s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", peers, "COLLAB_LISTEN",
-                    "/ip4/127.0.0.1/tcp/31337", "COLLAB_ANNOUNCE", "/dns/peer.example/tcp/4000",
-                    "COLLAB_IDENTITY", "/tmp/some id.key", "COLLAB_RUN_ID", "exp-42_b/c",
-                    "COLLAB_WORLD_SIZE", "8", "COLLAB_RANK", "7", "COLLAB_COLLECTIVES_PER_STEP",
-                    "4", "COLLAB_MIN_GROUP", "2", "COLLAB_TARGET_GROUP", "2",
-                    "COLLAB_MATCHMAKING_TIME", "250ms", "COLLAB_TIMEOUT", "2.5s",
-                    "COLLAB_COMPRESSION", "FP16", "COLLAB_SWARM_KEY", "0123456789abcdef",
-                    "COLLAB_WEIGHT", "32.5", "COLLAB_STRICT", "yes", "COLLAB_LOG", "debug",
-                    "COLLAB_LOG_FILE", "/tmp/collab.log", NULL);
+    int rc =
+        s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", peers, "COLLAB_LISTEN",
+               "/ip4/127.0.0.1/tcp/31337", "COLLAB_ANNOUNCE", "/dns/peer.example/tcp/4000",
+               "COLLAB_IDENTITY", "/tmp/some id.key", "COLLAB_RUN_ID", "exp-42_b/c",
+               "COLLAB_WORLD_SIZE", "8", "COLLAB_RANK", "7", "COLLAB_COLLECTIVES_PER_STEP", "4",
+               "COLLAB_MIN_GROUP", "2", "COLLAB_TARGET_GROUP", "2", "COLLAB_MATCHMAKING_TIME",
+               "250ms", "COLLAB_TIMEOUT", "2.5s", "COLLAB_COMPRESSION", "FP16", "COLLAB_SWARM_KEY",
+               "0123456789abcdef", "COLLAB_WEIGHT", "32.5", "COLLAB_STRICT", "yes", "COLLAB_LOG",
+               "debug", "COLLAB_LOG_FILE", "/tmp/collab.log", NULL);
     CL_CHECK(rc == 0);
     if (rc != 0) {
         fprintf(stderr, "  %s\n", err);
@@ -136,21 +131,36 @@ test_good_values(void)
         int field; /* which field to compare */
         double expect;
     } cases[] = {
-        {"COLLAB_CLIENT_MODE", "1", 0, 1},      {"COLLAB_CLIENT_MODE", "TRUE", 0, 1},
-        {"COLLAB_CLIENT_MODE", "no", 0, 0},     {"COLLAB_CLIENT_MODE", "0", 0, 0},
-        {"COLLAB_STRICT", "False", 1, 0},       {"COLLAB_STRICT", "1", 1, 1},
-        {"COLLAB_WORLD_SIZE", "1", 2, 1},       {"COLLAB_WORLD_SIZE", "65536", 2, 65536},
-        {"COLLAB_WORLD_SIZE", "007", 2, 7},     {"COLLAB_RANK", "0", 3, 0},
-        {"COLLAB_RANK", "63", 3, 63},           {"COLLAB_TIMEOUT", "5", 4, 5},
-        {"COLLAB_TIMEOUT", "0.001", 4, 0.001},  {"COLLAB_TIMEOUT", "1ms", 4, 0.001},
-        {"COLLAB_TIMEOUT", "1000000", 4, 1e6},  {"COLLAB_TIMEOUT", "1e2", 4, 100},
-        {"COLLAB_TIMEOUT", ".5", 4, 0.5},       {"COLLAB_TIMEOUT", "3.", 4, 3},
-        {"COLLAB_TIMEOUT", "2.5E-1s", 4, 0.25}, {"COLLAB_WEIGHT", "1e9", 5, 1e9},
-        {"COLLAB_WEIGHT", "0.000001", 5, 1e-6}, {"COLLAB_COMPRESSION", "int8", 6, 2},
-        {"COLLAB_COMPRESSION", "none", 6, 0},   {"COLLAB_LOG", "WARN", 7, CL_LOG_WARN},
-        {"COLLAB_LOG", "warning", 7, CL_LOG_WARN}, {"COLLAB_LOG", "error", 7, CL_LOG_ERROR},
-        {"COLLAB_LOG", "info", 7, CL_LOG_INFO}, {"COLLAB_MIN_GROUP", "64", 8, 64},
-        {"COLLAB_TARGET_GROUP", "1", 9, 1},     {"COLLAB_COLLECTIVES_PER_STEP", "1000000", 10, 1e6},
+        {"COLLAB_CLIENT_MODE", "1", 0, 1},
+        {"COLLAB_CLIENT_MODE", "TRUE", 0, 1},
+        {"COLLAB_CLIENT_MODE", "no", 0, 0},
+        {"COLLAB_CLIENT_MODE", "0", 0, 0},
+        {"COLLAB_STRICT", "False", 1, 0},
+        {"COLLAB_STRICT", "1", 1, 1},
+        {"COLLAB_WORLD_SIZE", "1", 2, 1},
+        {"COLLAB_WORLD_SIZE", "65536", 2, 65536},
+        {"COLLAB_WORLD_SIZE", "007", 2, 7},
+        {"COLLAB_RANK", "0", 3, 0},
+        {"COLLAB_RANK", "63", 3, 63},
+        {"COLLAB_TIMEOUT", "5", 4, 5},
+        {"COLLAB_TIMEOUT", "0.001", 4, 0.001},
+        {"COLLAB_TIMEOUT", "1ms", 4, 0.001},
+        {"COLLAB_TIMEOUT", "1000000", 4, 1e6},
+        {"COLLAB_TIMEOUT", "1e2", 4, 100},
+        {"COLLAB_TIMEOUT", ".5", 4, 0.5},
+        {"COLLAB_TIMEOUT", "3.", 4, 3},
+        {"COLLAB_TIMEOUT", "2.5E-1s", 4, 0.25},
+        {"COLLAB_WEIGHT", "1e9", 5, 1e9},
+        {"COLLAB_WEIGHT", "0.000001", 5, 1e-6},
+        {"COLLAB_COMPRESSION", "int8", 6, 2},
+        {"COLLAB_COMPRESSION", "none", 6, 0},
+        {"COLLAB_LOG", "WARN", 7, CL_LOG_WARN},
+        {"COLLAB_LOG", "warning", 7, CL_LOG_WARN},
+        {"COLLAB_LOG", "error", 7, CL_LOG_ERROR},
+        {"COLLAB_LOG", "info", 7, CL_LOG_INFO},
+        {"COLLAB_MIN_GROUP", "64", 8, 64},
+        {"COLLAB_TARGET_GROUP", "1", 9, 1},
+        {"COLLAB_COLLECTIVES_PER_STEP", "1000000", 10, 1e6},
         {"COLLAB_MATCHMAKING_TIME", "0.05", 11, 0.05},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -162,18 +172,45 @@ test_good_values(void)
         }
         double got = 0;
         switch (cases[i].field) {
-        case 0: got = cfg.client_mode; break;
-        case 1: got = cfg.strict; CL_CHECK(cfg.strict_set); break;
-        case 2: got = cfg.world_size; CL_CHECK(cfg.world_size_set); break;
-        case 3: got = cfg.rank; break;
-        case 4: got = cfg.timeout; break;
-        case 5: got = cfg.weight; break;
-        case 6: got = cfg.compression; CL_CHECK(cfg.compression_set); break;
-        case 7: got = cfg.log_level; break;
-        case 8: got = cfg.min_group; break;
-        case 9: got = cfg.target_group; break;
-        case 10: got = cfg.collectives_per_step; break;
-        case 11: got = cfg.matchmaking_time; break;
+        case 0:
+            got = cfg.client_mode;
+            break;
+        case 1:
+            got = cfg.strict;
+            CL_CHECK(cfg.strict_set);
+            break;
+        case 2:
+            got = cfg.world_size;
+            CL_CHECK(cfg.world_size_set);
+            break;
+        case 3:
+            got = cfg.rank;
+            break;
+        case 4:
+            got = cfg.timeout;
+            break;
+        case 5:
+            got = cfg.weight;
+            break;
+        case 6:
+            got = cfg.compression;
+            CL_CHECK(cfg.compression_set);
+            break;
+        case 7:
+            got = cfg.log_level;
+            break;
+        case 8:
+            got = cfg.min_group;
+            break;
+        case 9:
+            got = cfg.target_group;
+            break;
+        case 10:
+            got = cfg.collectives_per_step;
+            break;
+        case 11:
+            got = cfg.matchmaking_time;
+            break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
         if (fabs(got - cases[i].expect) > 1e-12 * fabs(cases[i].expect))
@@ -192,8 +229,7 @@ test_good_values(void)
 
 /* Each bad setting must fail with "NAME='value': ..." naming the value
    and a reason containing `why`, and leave cfg zeroed. */
-static void
-test_bad_values(void)
+static void test_bad_values(void)
 {
     char long_value[CL_CONFIG_VALUE_MAX + 2];
     memset(long_value, '1', sizeof long_value - 1);
@@ -297,8 +333,7 @@ test_bad_values(void)
         char head[300];
         snprintf(head, sizeof head, "%s='%.40s", cases[i].name, cases[i].value);
         if (strspn(cases[i].value, " !#$%&()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                   "[]^_`abcdefghijklmnopqrstuvwxyz{|}~") ==
-            strlen(cases[i].value))
+                                   "[]^_`abcdefghijklmnopqrstuvwxyz{|}~") == strlen(cases[i].value))
             CL_CHECK(strncmp(err, head, strlen(head)) == 0); /* names variable and value */
         else
             CL_CHECK(strncmp(err, head, strlen(cases[i].name) + 2) == 0);
@@ -309,8 +344,7 @@ test_bad_values(void)
     }
 }
 
-static void
-test_combinations(void)
+static void test_combinations(void)
 {
     cl_config_t cfg;
     char err[1024];
@@ -318,8 +352,8 @@ test_combinations(void)
              -1);
     CL_CHECK_STREQ(err, "COLLAB_RANK='4': expected a rank from 0 to 3, below COLLAB_WORLD_SIZE 4");
     /* With peers to join and an explicit size, the rank is still checked. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", s_peer, "COLLAB_WORLD_SIZE",
-                    "2", "COLLAB_RANK", "2", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_INITIAL_PEERS", s_peer, "COLLAB_WORLD_SIZE", "2",
+                    "COLLAB_RANK", "2", NULL) == -1);
     CL_CHECK_CONTAINS(err, "COLLAB_RANK='2'");
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MIN_GROUP", "5", "COLLAB_TARGET_GROUP", "4",
                     NULL) == -1);
@@ -341,8 +375,7 @@ test_combinations(void)
     CL_CHECK(s_is_zero(&cfg));
 }
 
-static void
-test_unknown_names(void)
+static void test_unknown_names(void)
 {
     cl_config_t cfg;
     char err[1024];
@@ -370,8 +403,7 @@ test_unknown_names(void)
     CL_CHECK_CONTAINS(err, "COLLAB_TIMEOUTS");
 }
 
-static void
-s_write(const char *path, const char *text, size_t len, mode_t mode)
+static void s_write(const char *path, const char *text, size_t len, mode_t mode)
 {
     unlink(path);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -383,8 +415,7 @@ s_write(const char *path, const char *text, size_t len, mode_t mode)
     close(fd);
 }
 
-static void
-test_swarm_key(void)
+static void test_swarm_key(void)
 {
     cl_config_t cfg;
     char err[1024], path[300];
@@ -447,13 +478,12 @@ test_swarm_key(void)
     CL_CHECK_CONTAINS(err, "expected the path");
 }
 
-static void
-test_load_env_and_seconds(void)
+static void test_load_env_and_seconds(void)
 {
     cl_config_t cfg;
     char err[512];
-    char *envp[] = {"PATH=/bin", "COLLAB_TIMEOUT=7", "COLLAB_TIMEOUT=8", "NOEQUALS",
-                    "COLLAB_NOEQUALS", NULL};
+    char *envp[] = {"PATH=/bin", "COLLAB_TIMEOUT=7", "COLLAB_TIMEOUT=8",
+                    "NOEQUALS",  "COLLAB_NOEQUALS",  NULL};
     CL_CHECK(cl_config_load_env(&cfg, envp, err, sizeof err) == 0);
     CL_CHECK(cfg.timeout == 7.0); /* first one wins, like getenv */
     cl_config_clear(&cfg);
@@ -478,21 +508,46 @@ test_load_env_and_seconds(void)
                                      &s) == 0 &&
              fabs(s - 1.0) < 1e-12);
     CL_CHECK(cl_config_parse_seconds("123456789012345678901234567890", &s) == -1);
+
+    /* The number parser itself: plain decimal, finite. */
+    double v = 0;
+    CL_CHECK(cl_config_value_number("0", &v) == 0 && v == 0.0);
+    CL_CHECK(cl_config_value_number("12.5e1", &v) == 0 && v == 125.0);
+    CL_CHECK(cl_config_value_number("1E+2", &v) == 0 && v == 100.0);
+    CL_CHECK(cl_config_value_number("1e308", &v) == 0 && v == 1e308);
+    CL_CHECK(cl_config_value_number("1e309", &v) == -1); /* would be infinite */
+    CL_CHECK(cl_config_value_number("1e400", &v) == -1);
+    CL_CHECK(cl_config_value_number("-1", &v) == -1);
+    CL_CHECK(cl_config_value_number("1e+", &v) == -1);
+    CL_CHECK(cl_config_value_number("1.2.3", &v) == -1);
+    CL_CHECK(cl_config_value_number("", &v) == -1);
 }
 
-static void
-test_table(void)
+static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
     CL_CHECK(n == 20);
-    const char *expected[] = {"COLLAB_INITIAL_PEERS", "COLLAB_LISTEN", "COLLAB_ANNOUNCE",
-                              "COLLAB_CLIENT_MODE", "COLLAB_IDENTITY", "COLLAB_RUN_ID",
-                              "COLLAB_WORLD_SIZE", "COLLAB_RANK", "COLLAB_COLLECTIVES_PER_STEP",
-                              "COLLAB_MIN_GROUP", "COLLAB_TARGET_GROUP",
-                              "COLLAB_MATCHMAKING_TIME", "COLLAB_TIMEOUT", "COLLAB_COMPRESSION",
-                              "COLLAB_SWARM_KEY", "COLLAB_SWARM_KEY_FILE", "COLLAB_WEIGHT",
-                              "COLLAB_STRICT", "COLLAB_LOG", "COLLAB_LOG_FILE"};
+    const char *expected[] = {"COLLAB_INITIAL_PEERS",
+                              "COLLAB_LISTEN",
+                              "COLLAB_ANNOUNCE",
+                              "COLLAB_CLIENT_MODE",
+                              "COLLAB_IDENTITY",
+                              "COLLAB_RUN_ID",
+                              "COLLAB_WORLD_SIZE",
+                              "COLLAB_RANK",
+                              "COLLAB_COLLECTIVES_PER_STEP",
+                              "COLLAB_MIN_GROUP",
+                              "COLLAB_TARGET_GROUP",
+                              "COLLAB_MATCHMAKING_TIME",
+                              "COLLAB_TIMEOUT",
+                              "COLLAB_COMPRESSION",
+                              "COLLAB_SWARM_KEY",
+                              "COLLAB_SWARM_KEY_FILE",
+                              "COLLAB_WEIGHT",
+                              "COLLAB_STRICT",
+                              "COLLAB_LOG",
+                              "COLLAB_LOG_FILE"};
     for (size_t i = 0; i < n && i < 20; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
@@ -500,8 +555,7 @@ test_table(void)
     }
 }
 
-int
-main(void)
+int main(void)
 {
     snprintf(s_dir, sizeof s_dir, "/tmp/cl_config_test.XXXXXX");
     if (mkdtemp(s_dir) == NULL) {

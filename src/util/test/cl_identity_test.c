@@ -15,8 +15,7 @@
 
 static char s_dir[256]; /* scratch directory, removed at the end */
 
-static size_t
-s_hex(const char *hex, uint8_t *out)
+static size_t s_hex(const char *hex, uint8_t *out)
 {
     size_t n = strlen(hex) / 2;
     for (size_t i = 0; i < n; i++) {
@@ -27,8 +26,7 @@ s_hex(const char *hex, uint8_t *out)
     return n;
 }
 
-static void
-test_base58(void)
+static void test_base58(void)
 {
     /* bitcoin/src/test/data/base58_encode_decode.json */
     static const char *const vectors[][2] = {
@@ -65,15 +63,15 @@ test_base58(void)
         CL_CHECK(cl_base58_encode(bytes, n, text, tl + 1) == 0);
     }
     uint8_t out[32];
-    CL_CHECK(cl_base58_decode("2g0", out, 2) == -1);   /* '0' not in the alphabet */
-    CL_CHECK(cl_base58_decode("O", out, 1) == -1);     /* nor 'O', 'I', 'l' */
+    CL_CHECK(cl_base58_decode("2g0", out, 2) == -1); /* '0' not in the alphabet */
+    CL_CHECK(cl_base58_decode("O", out, 1) == -1);   /* nor 'O', 'I', 'l' */
     CL_CHECK(cl_base58_decode("I", out, 1) == -1);
     CL_CHECK(cl_base58_decode("l", out, 1) == -1);
     CL_CHECK(cl_base58_decode(" 2g", out, 1) == -1);
     CL_CHECK(cl_base58_decode("2g ", out, 1) == -1);
     CL_CHECK(cl_base58_decode("5Q", out, 1) == 0 && out[0] == 0xff); /* 255 */
-    CL_CHECK(cl_base58_decode("5R", out, 1) == -1);                   /* 256 */
-    CL_CHECK(cl_base58_decode("11", out, 1) == -1);                   /* two zero bytes */
+    CL_CHECK(cl_base58_decode("5R", out, 1) == -1);                  /* 256 */
+    CL_CHECK(cl_base58_decode("11", out, 1) == -1);                  /* two zero bytes */
     CL_CHECK(cl_base58_decode("12", out, 2) == 0 && out[0] == 0 && out[1] == 1);
     CL_CHECK(cl_base58_decode(NULL, out, 1) == -1);
     /* A 32-byte key of 0xff encodes in 44 characters and back. */
@@ -90,14 +88,12 @@ test_base58(void)
     CL_CHECK(cl_base58_decode(longtext, out, 32) == -1);
 }
 
-static void
-s_path(char *out, size_t len, const char *name)
+static void s_path(char *out, size_t len, const char *name)
 {
     snprintf(out, len, "%s/%s", s_dir, name);
 }
 
-static void
-s_write_file(const char *path, const char *text, mode_t mode)
+static void s_write_file(const char *path, const char *text, mode_t mode)
 {
     unlink(path);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
@@ -109,8 +105,7 @@ s_write_file(const char *path, const char *text, mode_t mode)
     close(fd);
 }
 
-static void
-test_fresh(void)
+static void test_fresh(void)
 {
     char err[256];
     cl_identity_t *a = cl_identity_new(NULL, err, sizeof err);
@@ -142,8 +137,7 @@ test_fresh(void)
     cl_identity_destroy(&b);
 }
 
-static void
-test_file(void)
+static void test_file(void)
 {
     char path[512], err[512];
     s_path(path, sizeof path, "id.key");
@@ -220,8 +214,7 @@ test_file(void)
     CL_CHECK(b == NULL);
 }
 
-static void
-test_malformed(void)
+static void test_malformed(void)
 {
     char path[512], err[512];
     s_path(path, sizeof path, "bad.key");
@@ -237,7 +230,8 @@ test_malformed(void)
     snprintf(truncated, sizeof truncated,
              "curve\n    public-key = \"%.39s\"\n    secret-key = \"%s\"\n",
              cl_identity_public_z85(good), cl_identity_secret_z85(good));
-    snprintf(badchar, sizeof badchar, "curve\n    public-key = \"%s\"\n    secret-key = \"%.39s~\"\n",
+    snprintf(badchar, sizeof badchar,
+             "curve\n    public-key = \"%s\"\n    secret-key = \"%.39s~\"\n",
              cl_identity_public_z85(good), cl_identity_secret_z85(good));
     snprintf(twice, sizeof twice,
              "curve\n    public-key = \"%s\"\n    public-key = \"%s\"\n    secret-key = \"%s\"\n",
@@ -315,8 +309,7 @@ test_malformed(void)
 
 /* Several processes creating the same identity at once all end up with
    the one that was written first, complete. */
-static void
-test_race(void)
+static void test_race(void)
 {
     char path[512];
     s_path(path, sizeof path, "race.key");
@@ -357,8 +350,7 @@ test_race(void)
     unlink(path);
 }
 
-int
-main(void)
+int main(void)
 {
     snprintf(s_dir, sizeof s_dir, "%s/cl_identity_test.XXXXXX",
              getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");

@@ -16,8 +16,7 @@
 static char s_dir[256];
 
 /* Reads a whole file into a malloc'ed string (NULL on error). */
-static char *
-s_slurp(const char *path)
+static char *s_slurp(const char *path)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
@@ -39,8 +38,7 @@ s_slurp(const char *path)
 }
 
 /* Runs fn with stderr redirected to a file and returns what it wrote. */
-static char *
-s_capture_stderr(void (*fn)(void))
+static char *s_capture_stderr(void (*fn)(void))
 {
     char path[300];
     snprintf(path, sizeof path, "%s/stderr.txt", s_dir);
@@ -57,8 +55,7 @@ s_capture_stderr(void (*fn)(void))
     return text;
 }
 
-static void
-s_before_configuration(void)
+static void s_before_configuration(void)
 {
     cl_error("an error %d", 1);
     cl_warn("a warning");
@@ -66,8 +63,7 @@ s_before_configuration(void)
     cl_debug("debug is off by default");
 }
 
-static void
-test_defaults(void)
+static void test_defaults(void)
 {
     CL_CHECK(cl_log_enabled(CL_LOG_INFO));
     CL_CHECK(!cl_log_enabled(CL_LOG_DEBUG));
@@ -78,8 +74,7 @@ test_defaults(void)
     free(out);
 }
 
-static void
-s_levels_and_tag(void)
+static void s_levels_and_tag(void)
 {
     cl_log_configure(CL_LOG_WARN, NULL);
     cl_info("hidden");
@@ -102,8 +97,7 @@ s_levels_and_tag(void)
     cl_log_configure(CL_LOG_INFO, NULL);
 }
 
-static void
-test_levels_and_tag(void)
+static void test_levels_and_tag(void)
 {
     char *out = s_capture_stderr(s_levels_and_tag);
     CL_CHECK_STREQ(out, "[collab] warning: shown\n"
@@ -117,8 +111,7 @@ test_levels_and_tag(void)
     free(out);
 }
 
-static void
-s_content(void)
+static void s_content(void)
 {
     cl_info("ctl \x01\x1b[31m del\x7f tab\tcr\r end");
     cl_info("join line follows:\nCOLLAB_INITIAL_PEERS=/ip4/1.2.3.4/tcp/5");
@@ -132,15 +125,15 @@ s_content(void)
     cl_info("%s", big);
 }
 
-static void
-test_content(void)
+static void test_content(void)
 {
     char *out = s_capture_stderr(s_content);
     CL_CHECK(out != NULL);
     if (out == NULL)
         return;
     CL_CHECK_CONTAINS(out, "[collab] ctl ??[31m del? tab\tcr? end\n");
-    CL_CHECK_CONTAINS(out, "[collab] join line follows:\nCOLLAB_INITIAL_PEERS=/ip4/1.2.3.4/tcp/5\n");
+    CL_CHECK_CONTAINS(out,
+                      "[collab] join line follows:\nCOLLAB_INITIAL_PEERS=/ip4/1.2.3.4/tcp/5\n");
     CL_CHECK_CONTAINS(out, "[collab] ends in a newline\n[collab] \n");
     CL_CHECK_CONTAINS(out, "[collab] errno: No such file or directory\n");
     /* The long line is cut at 4096 bytes and says so. */
@@ -153,8 +146,7 @@ test_content(void)
     free(out);
 }
 
-static void
-test_file(void)
+static void test_file(void)
 {
     char a[300], b[300];
     snprintf(a, sizeof a, "%s/a.log", s_dir);
@@ -199,8 +191,7 @@ test_file(void)
 
 enum { THREADS = 6, LINES = 400 };
 
-static void *
-s_writer(void *arg)
+static void *s_writer(void *arg)
 {
     long t = (long)arg;
     for (int i = 0; i < LINES; i++)
@@ -211,8 +202,7 @@ s_writer(void *arg)
 
 /* Checks that text is made of whole lines "[collab] thread T line I ..."
    and counts them. */
-static int
-s_count_whole_lines(const char *text, int *bad)
+static int s_count_whole_lines(const char *text, int *bad)
 {
     int lines = 0;
     *bad = 0;
@@ -233,8 +223,7 @@ s_count_whole_lines(const char *text, int *bad)
     return lines;
 }
 
-static void
-test_concurrency(void)
+static void test_concurrency(void)
 {
     char a[300], b[300];
     snprintf(a, sizeof a, "%s/threads-a.log", s_dir);
@@ -273,8 +262,7 @@ test_concurrency(void)
     unlink(b);
 }
 
-int
-main(void)
+int main(void)
 {
     snprintf(s_dir, sizeof s_dir, "/tmp/cl_log_test.XXXXXX");
     if (mkdtemp(s_dir) == NULL) {

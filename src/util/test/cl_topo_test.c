@@ -17,8 +17,7 @@
 static char s_dir[256];
 
 /* Parses a Linux cpu list ("0-3,8") into set; returns 0 or -1. */
-static int
-s_parse_list(const char *text, cpu_set_t *set)
+static int s_parse_list(const char *text, cpu_set_t *set)
 {
     CPU_ZERO(set);
     const char *p = text;
@@ -46,8 +45,7 @@ s_parse_list(const char *text, cpu_set_t *set)
     return 0;
 }
 
-static void
-test_bad_arguments(void)
+static void test_bad_arguments(void)
 {
     char buf[64] = "junk";
     CL_CHECK(cl_topo_spread(0, 0, buf, sizeof buf) == -1);
@@ -62,8 +60,7 @@ test_bad_arguments(void)
 /* On the real machine: every peer gets a non-empty set of cpus this
    process may use; with no more peers than cores the sets are disjoint
    and cover them all. */
-static void
-test_spread_here(void)
+static void test_spread_here(void)
 {
     hwloc_topology_t topo;
     hwloc_topology_init(&topo);
@@ -100,8 +97,7 @@ test_spread_here(void)
     }
 }
 
-static void
-s_expect_spread(int index, int n, const char *expected)
+static void s_expect_spread(int index, int n, const char *expected)
 {
     char list[256];
     int rc = cl_topo_spread(index, n, list, sizeof list);
@@ -113,8 +109,7 @@ s_expect_spread(int index, int n, const char *expected)
 
 /* A made-up machine: 2 packages x 4 cores x 2 hardware threads; PU os
    indexes are 0..15 with PUs 2k and 2k+1 on core k. */
-static void
-test_spread_synthetic(void)
+static void test_spread_synthetic(void)
 {
     setenv("HWLOC_SYNTHETIC", "pack:2 core:4 pu:2", 1);
     s_expect_spread(0, 1, "0-15");
@@ -143,8 +138,7 @@ typedef struct {
     int restrict_first; /* pin the thread to one cpu before placing it */
 } s_place_t;
 
-static void *
-s_place_thread(void *arg)
+static void *s_place_thread(void *arg)
 {
     s_place_t *p = arg;
     if (p->restrict_first) {
@@ -159,8 +153,7 @@ s_place_thread(void *arg)
     return NULL;
 }
 
-static s_place_t
-s_place(int restrict_first)
+static s_place_t s_place(int restrict_first)
 {
     s_place_t p;
     memset(&p, 0, sizeof p);
@@ -172,8 +165,7 @@ s_place(int restrict_first)
     return p;
 }
 
-static char *
-s_slurp(const char *path)
+static char *s_slurp(const char *path)
 {
     static char buf[8192];
     int fd = open(path, O_RDONLY);
@@ -184,8 +176,7 @@ s_slurp(const char *path)
     return buf;
 }
 
-static void
-test_place_here(void)
+static void test_place_here(void)
 {
     s_place_t p = s_place(0);
     CL_CHECK(p.result == 0 || p.result == 1);
@@ -224,8 +215,7 @@ static const char s_xml_head[] =
     "allowed_cpuset=\"0x3f\" nodeset=\"0x3\" complete_nodeset=\"0x3\" allowed_nodeset=\"0x3\" "
     "gp_index=\"1\">\n";
 
-static void
-s_xml_package(FILE *f, int pkg, int with_nic)
+static void s_xml_package(FILE *f, int pkg, int with_nic)
 {
     int gp = 100 * (pkg + 1);
     unsigned mask = 0x7u << (3 * pkg);
@@ -233,7 +223,8 @@ s_xml_package(FILE *f, int pkg, int with_nic)
             "<object type=\"Package\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset=\"0x%x\" "
             "nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\">\n"
             "<object type=\"NUMANode\" os_index=\"%d\" cpuset=\"0x%x\" complete_cpuset=\"0x%x\" "
-            "nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\" local_memory=\"1073741824\"/>\n",
+            "nodeset=\"0x%x\" complete_nodeset=\"0x%x\" gp_index=\"%d\" "
+            "local_memory=\"1073741824\"/>\n",
             pkg, mask, mask, 1u << pkg, 1u << pkg, gp, pkg, mask, mask, 1u << pkg, 1u << pkg,
             gp + 1);
     for (int c = 0; c < 3; c++) {
@@ -247,18 +238,18 @@ s_xml_package(FILE *f, int pkg, int with_nic)
                 1u << os, 1u << pkg, 1u << pkg, gp + 11 + 2 * c);
     }
     if (with_nic)
-        fprintf(f, "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"0-1\" depth=\"0\" "
-                   "bridge_pci=\"0000:[00-00]\">\n"
-                   "<object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:00:03.0\" "
-                   "pci_type=\"0200 [1af4:1041] [1af4:1041] 01\" pci_link_speed=\"0.000000\">\n"
-                   "<object type=\"OSDev\" gp_index=\"%d\" name=\"eth7\" osdev_type=\"2\"/>\n"
-                   "</object>\n</object>\n",
+        fprintf(f,
+                "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"0-1\" depth=\"0\" "
+                "bridge_pci=\"0000:[00-00]\">\n"
+                "<object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:00:03.0\" "
+                "pci_type=\"0200 [1af4:1041] [1af4:1041] 01\" pci_link_speed=\"0.000000\">\n"
+                "<object type=\"OSDev\" gp_index=\"%d\" name=\"eth7\" osdev_type=\"2\"/>\n"
+                "</object>\n</object>\n",
                 gp + 50, gp + 51, gp + 52);
     fprintf(f, "</object>\n");
 }
 
-static void
-s_xml_machine(const char *path, int nic_package)
+static void s_xml_machine(const char *path, int nic_package)
 {
     FILE *f = fopen(path, "w");
     CL_CHECK(f != NULL);
@@ -271,8 +262,7 @@ s_xml_machine(const char *path, int nic_package)
     fclose(f);
 }
 
-static void
-test_place_made_up(void)
+static void test_place_made_up(void)
 {
     char xml[300], log[300];
     snprintf(xml, sizeof xml, "%s/machine.xml", s_dir);
@@ -303,8 +293,7 @@ test_place_made_up(void)
     unlink(log);
 }
 
-int
-main(void)
+int main(void)
 {
     snprintf(s_dir, sizeof s_dir, "/tmp/cl_topo_test.XXXXXX");
     if (mkdtemp(s_dir) == NULL) {

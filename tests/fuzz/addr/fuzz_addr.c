@@ -14,23 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-s_same(const cl_addr_t *a, const cl_addr_t *b)
+static int s_same(const cl_addr_t *a, const cl_addr_t *b)
 {
     return a->family == b->family && strcmp(a->host, b->host) == 0 && a->port == b->port &&
            a->has_key == b->has_key && (!a->has_key || memcmp(a->key, b->key, 32) == 0) &&
            (a->family != CL_ADDR_DNS || a->dns_version == b->dns_version);
 }
 
-static void
-s_check_error(const char *err)
+static void s_check_error(const char *err)
 {
     if (err[0] == '\0' || strchr(err, '\n') != NULL)
         abort();
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
     if (text == NULL)

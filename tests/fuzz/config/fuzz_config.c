@@ -21,18 +21,16 @@
 
 #define FUZZ_MAX_ENTRIES 64
 
-static void
-s_check_ranges(const cl_config_t *c)
+static void s_check_ranges(const cl_config_t *c)
 {
     int ok = c->run_id != NULL && strlen(c->run_id) >= 1 && strlen(c->run_id) <= 128 &&
              c->world_size >= 1 && c->world_size <= 65536 && c->rank >= -1 && c->rank < 65536 &&
-             c->collectives_per_step >= 0 && c->min_group >= 1 &&
-             c->min_group <= c->target_group && c->target_group <= 65536 &&
-             c->matchmaking_time >= CL_SECONDS_MIN && c->matchmaking_time <= CL_SECONDS_MAX &&
-             c->timeout >= CL_SECONDS_MIN && c->timeout <= CL_SECONDS_MAX &&
-             c->compression >= 0 && c->compression <= 2 && isfinite(c->weight) &&
-             c->weight > 0 && c->weight <= 1e9 && c->log_level >= CL_LOG_ERROR &&
-             c->log_level <= CL_LOG_DEBUG &&
+             c->collectives_per_step >= 0 && c->min_group >= 1 && c->min_group <= c->target_group &&
+             c->target_group <= 65536 && c->matchmaking_time >= CL_SECONDS_MIN &&
+             c->matchmaking_time <= CL_SECONDS_MAX && c->timeout >= CL_SECONDS_MIN &&
+             c->timeout <= CL_SECONDS_MAX && c->compression >= 0 && c->compression <= 2 &&
+             isfinite(c->weight) && c->weight > 0 && c->weight <= 1e9 &&
+             c->log_level >= CL_LOG_ERROR && c->log_level <= CL_LOG_DEBUG &&
              (c->swarm_key == NULL || (strlen(c->swarm_key) >= CL_SWARM_KEY_MIN &&
                                        strlen(c->swarm_key) <= CL_SWARM_KEY_MAX)) &&
              !(c->client_mode && (c->listen != NULL || c->announce != NULL));
@@ -42,8 +40,7 @@ s_check_ranges(const cl_config_t *c)
         abort();
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
     char *envp[FUZZ_MAX_ENTRIES + 1];

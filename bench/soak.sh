@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# soak.sh - long chaos soak of the elastic swarm.
+#
+#   bench/soak.sh [--build DIR] [--duration SECONDS] [--seed N] [--np N]
+#                 [--steps N] [--sleep-ms MS] [--faults MAX] [--out DIR]
+#                 [--mode preload|replace]
+#
+# First a fault-free run of examples/trainer on N peers gives the reference
+# loss and parameters.  Then, until DURATION has passed, round after round
+# runs the same training under a random fault schedule (seeded: the same
+# seed gives the same schedules): SIGKILL of a peer, SIGSTOP for a few
+# seconds, and new peers joining.  Each round is judged:
+#
+#   hang          collab-run had to kill the run at its deadline
+#   crash         a peer that was not killed on purpose ended badly
+#   disagreement  peers that finished hold different parameters
+#   nobody        no peer finished although some were never killed
+#   loss          final loss / fault-free loss (reported, not judged)
+#
+# The logs of every round stay in OUT (default: a new folder in /tmp).
+# Exit status 0 when no round had a hang, crash, disagreement or nobody.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build="$here/../build" duration=1800 seed=1 np=4 steps=300 sleep_ms=60 maxfaults=4 out='' mode=preload
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --build) build=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --np) np=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --sleep-ms) sleep_ms=$2; shift 2 ;;
+    --faults) maxfaults=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+for v in duration seed np steps sleep_ms maxfaults; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || { echo "soak.sh: --${v//_/-} needs a whole number" >&2; exit 2; }
+done
+[ "$np" -ge 2 ] || { echo "soak.sh: --np must be at least 2" >&2; exit 2; }
+crun="$build/bin/collab-run"
+trainer="$build/examples/trainer"
+for f in "$crun" "$trainer"; do
+    [ -x "$f" ] || { echo "soak.sh: missing $f (build first)" >&2; exit 1; }
+done
+out=${out:-$(mktemp -d /tmp/collab-soak.XXXXXX)}
+mkdir -p "$out" || exit 1
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+targs=(--steps "$steps" --sleep-ms "$sleep_ms" --log-every 50)
+# A fault-free run lasts about steps * sleep: faults land in its first 80%.
+span=$((steps * sleep_ms / 1000))
+[ "$span" -ge 5 ] || { echo "soak.sh: the run is too short for faults (raise --steps or --sleep-ms)" >&2; exit 2; }
+limit=$((span * 4 + 120))
+
+done_lines() { grep -h 'trainer: rank [0-9]* pid [0-9]* done steps' "$1" || true; }
+sums() { done_lines "$1" | sed -n 's/.* checksum \([0-9a-f]*\).*/\1/p' | sort -u; }
+losses() { done_lines "$1" | sed -n 's/.* final loss \([^ ]*\) .*/\1/p'; }
+
+echo "soak.sh: logs in $out; seed $seed; $np peers; trainer ${targs[*]}"
+timeout -k 5 $((limit + 30)) "$crun" -n "$np" --mode "$mode" --timeout "$limit" --tag-output -- \
+    "$trainer" "${targs[@]}" >"$out/reference.out" 2>"$out/reference.err"
+st=$?
+ref_loss=$(losses "$out/reference.out" | head -n 1)
+if [ "$st" -ne 0 ] || [ -z "$ref_loss" ] || [ "$(sums "$out/reference.out" | wc -l)" -ne 1 ]; then
+    echo "soak.sh: the fault-free run failed (status $st); see $out/reference.*" >&2
+    exit 1
+fi
+echo "soak.sh: fault-free: loss $ref_loss, checksum $(sums "$out/reference.out")"
+
+RANDOM=$seed
+t_end=$((SECONDS + duration))
+rounds=0 hangs=0 crashes=0 disagree=0 nobody=0
+printf '%5s %-60s %6s %5s %-12s %s\n' round faults status done verdict loss/ref
+while [ "$SECONDS" -lt "$t_end" ]; do
+    rounds=$((rounds + 1))
+    nf=$((1 + RANDOM % maxfaults))
+    chaos=() desc='' killed=0 started=0
+    for ((f = 0; f < nf; f++)); do
+        at=$((1 + RANDOM % (span * 8 / 10)))
+        case $((RANDOM % 3)) in
+        0) r=$((RANDOM % np)); chaos+=(--chaos "kill:$r@${at}s"); desc+="kill:$r@${at}s "; killed=$((killed + 1)) ;;
+        1) r=$((RANDOM % np)); d=$((2 + RANDOM % 8)); chaos+=(--chaos "stop:$r@${at}s+$d"); desc+="stop:$r@${at}s+$d " ;;
+        2) chaos+=(--chaos "start@${at}s"); desc+="start@${at}s "; started=$((started + 1)) ;;
+        esac
+    done
+    log="$out/round$rounds"
+    timeout -k 5 $((limit + 30)) "$crun" -n "$np" --mode "$mode" --timeout "$limit" --tag-output \
+        "${chaos[@]}" -- "$trainer" "${targs[@]}" >"$log.out" 2>"$log.err"
+    st=$?
+    n=$(done_lines "$log.out" | wc -l)
+    ns=$(sums "$log.out" | wc -l)
+    verdict=ok
+    if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
+        verdict=hang; hangs=$((hangs + 1))
+    elif [ "$st" -ne 0 ]; then
+        verdict=crash; crashes=$((crashes + 1))
+    elif [ "$ns" -gt 1 ]; then
+        verdict=disagreement; disagree=$((disagree + 1))
+    elif [ "$n" -eq 0 ] && [ "$killed" -lt $((np + started)) ]; then
+        verdict=nobody; nobody=$((nobody + 1))
+    fi
+    ratio=$(for l in $(losses "$log.out"); do echo "$l"; done | "$py" -c "
+import sys
+v = [float(x) for x in sys.stdin.read().split()]
+print('%.3f' % (max(v) / $ref_loss) if v else '-')")
+    printf '%5d %-60s %6d %5d %-12s %s\n' "$rounds" "$desc" "$st" "$n" "$verdict" "$ratio"
+done
+echo "soak.sh: $rounds rounds: $hangs hangs, $crashes crashes, $disagree disagreements," \
+    "$nobody without survivors (logs in $out)"
+[ $((hangs + crashes + disagree + nobody)) -eq 0 ]

@@ -1,0 +1,69 @@
+/*  cli_coll.h - helpers shared by the collective bindings.
+
+    A collective call runs blocking (request == NULL) or nonblocking; both
+    paths build a cli_coll_aux_t that owns what the core needs until the
+    operation completes (per-rank byte arrays, a temporary vector, the
+    user-op context) and is released by cli_coll_finish().
+*/
+#ifndef CLI_COLL_H_INCLUDED
+#define CLI_COLL_H_INCLUDED
+
+#include "cli.h"
+
+#include <stdint.h>
+
+typedef struct {
+    cli_comm_t *comm;       /* for MPIX_Collab_* bookkeeping */
+    size_t *counts;         /* per-rank byte counts (owned) */
+    size_t *displs;         /* per-rank byte displacements (owned) */
+    void *tmp;              /* temporary vector (owned) */
+    const void *src;        /* at completion, copy src + off ... */
+    void *dst;              /* ... to dst ... */
+    size_t off, len;        /* ... len bytes (src, dst not owned) */
+    cli_user_op_ctx_t uctx; /* state of a user op */
+} cli_coll_aux_t;
+
+/* Counts or displacements given as int[] or as MPI_Count[] / MPI_Aint[]. */
+typedef struct {
+    const int *i;
+    const MPI_Count *c;
+    const MPI_Aint *a;
+} cli_vec_t;
+
+static inline MPI_Count cli_vec_at(cli_vec_t v, int k)
+{
+    return v.i ? v.i[k] : v.c ? v.c[k] : v.a[k];
+}
+
+/* Starts a collective: checks comm is live, allocates *aux. */
+int cli_coll_begin(cli_call_t *call, cli_coll_aux_t **aux);
+/* Ends it: st/req are what the core call returned.  Blocking: completes
+   and reports; nonblocking: wraps req into *request. */
+int cli_coll_end(cli_call_t *call, cli_coll_aux_t *a, int st, collab_request_t *req,
+                 MPI_Request *request, const char *what);
+/* Releases a that was never handed to the core. */
+int cli_coll_abort(cli_coll_aux_t *a, int rc);
+/* A nonblocking collective that has nothing to do completes at once. */
+int cli_coll_nothing(cli_call_t *call, cli_coll_aux_t *a, MPI_Request *request);
+
+/* Resolves a datatype argument that the table could not check (it is
+   significant only on some ranks): committed and valid. */
+int cli_coll_type(cli_call_t *call, MPI_Datatype h, const char *arg, cli_type_t **out);
+/* count * extent in bytes, with MPI_ERR_COUNT on a negative count or overflow. */
+int cli_coll_bytes(cli_call_t *call, cli_type_t *t, MPI_Count count, const char *arg, size_t *out);
+/* A receive/send buffer that must hold `bytes`: not NULL, not MPI_IN_PLACE. */
+int cli_coll_buf(cli_call_t *call, const void *buf, size_t bytes, const char *arg);
+/* 1 if the byte ranges [a, a + alen) and [b, b + blen) overlap: the
+   standard forbids aliased send and receive buffers (MPI_ERR_BUFFER). */
+static inline int cli_overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return alen > 0 && blen > 0 && a != MPI_IN_PLACE && b != MPI_IN_PLACE && x < y + blen &&
+           y < x + alen;
+}
+
+/* Fills a->counts / a->displs (n entries) from program arrays scaled by extent. */
+int cli_coll_vectors(cli_call_t *call, cli_coll_aux_t *a, int n, cli_vec_t counts, cli_vec_t displs,
+                     MPI_Count extent, const char *cname, const char *dname);
+
+#endif

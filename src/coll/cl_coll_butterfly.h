@@ -1,0 +1,76 @@
+/*  cl_coll_butterfly.h - state shared by the butterfly's two files:
+    cl_coll_butterfly.c (layout, messages, completion) and
+    cl_coll_bfacc.c (the reducer's side: contributions folded in rank
+    order into one chunk of the result).  Internal to src/coll.
+*/
+#ifndef CL_COLL_BUTTERFLY_H_INCLUDED
+#define CL_COLL_BUTTERFLY_H_INCLUDED
+
+#include "cl_coll_impl.h"
+#include "cl_relay.h"
+
+/* The reducer's state for one chunk. */
+typedef struct {
+    uint8_t *acc;     /* eager mode: fold of the contributions folded so far */
+    uint8_t **buf;    /* per member: a contribution waiting for its turn (decoded) */
+    uint8_t *arrived; /* members whose contribution is here (buffered or folded) */
+    uint8_t *folded;  /* members folded into acc (eager) */
+    int next;         /* eager: next member index in rank order */
+} bf_acc_t;
+
+typedef struct {
+    cl_relay_t *rl;
+    int nparts;
+    size_t ce;       /* elements per chunk */
+    size_t *in_lo;   /* per part: first element in the input vector */
+    size_t *out_lo;  /* per part: first element in the output buffer */
+    size_t *len;     /* per part: elements */
+    int *consumer;   /* per part: consuming member, -1 for all */
+    int *prod0;      /* per part: first producer */
+    bf_acc_t **acc;  /* per part: per chunk, or NULL until needed */
+    uint8_t **sent;  /* per part: nchunks x nb, producers this member sent to */
+    uint8_t **cbm;   /* per part: nchunks x nb, contributors of each held chunk */
+    int **rfrom;     /* per part: per chunk, member that delivered the RESULT (-1) */
+    uint8_t **store; /* per part: private result (parts this member reduces but does not consume) */
+    const uint8_t *input; /* where this member's input vector is read */
+    uint8_t *input_copy;  /* private copy of the input (reduce_scatter_block) */
+    uint8_t *scratch; /* one chunk: a decoded contribution folded at once */
+    uint8_t *res;     /* one chunk: a result being finished */
+    uint8_t *wire;    /* a RESULT being framed: bitmap, then the (encoded) chunk */
+    bool eager;       /* fold contributions as they come (not weighted SUM) */
+    bool done_sent;
+} bf_t;
+
+static inline bf_t *bf_st(cl_coll_t *self)
+{
+    return self->st;
+}
+
+/* Chunk c of part j: first element (input), element count. */
+void bf_chunk(cl_coll_t *self, int j, size_t c, size_t *first, size_t *cnt);
+
+/* Where the value of (j, c) lives in this member: the output buffer when
+   it consumes part j, else the private store (allocated on demand).
+   NULL on allocation failure or after release without a store. */
+uint8_t *bf_value(cl_coll_t *self, int j, size_t c, bool create);
+
+/* The reducer's accumulator of (j, c), created (with this member's own
+   contribution marked as arrived) when `create`.  NULL when absent. */
+bf_acc_t *bf_acc(cl_coll_t *self, int j, size_t c, bool create);
+
+/* A contribution of member m to (j, c), len bytes as on the wire.
+   Returns 0, or COLLAB_ERR_ARG when malformed or duplicated. */
+int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, size_t len);
+
+/* Finishes (j, c) when this member produces it and every live member's
+   contribution is in: computes, holds and sends the result.  Returns 0
+   or a negative status. */
+int bf_try_finalize(cl_coll_t *self, int j, size_t c);
+
+/* Records (j, c) as held with contributor bitmap bm. */
+void bf_hold(cl_coll_t *self, int j, size_t c, const uint8_t *bm);
+
+/* Frees the accumulators. */
+void bf_acc_free_all(cl_coll_t *self);
+
+#endif

@@ -1,0 +1,447 @@
+/*  cl_coll_exchange.c - every member sends its input to every other one:
+    small allreduce, barrier, allgatherv.
+
+    Schedule (one round): member i cuts its input (part i) into chunks of
+    chunk_bytes and sends every chunk to every other member as RESULT
+    (part = i, chunk = c, aux = the part's length, clipped to 32 bits).
+    When a member holds every part it is done: allreduce folds the parts
+    chunk by chunk in rank order (cl_coll_combine), allgatherv has them in
+    place, barrier has nothing to compute.  Everyone folds the same inputs
+    in the same order, so the results agree bit for bit; with compression
+    the parts travel encoded and each member, its own part included, folds
+    the decoded values.
+
+    Cost: one round (latency alpha); each member sends and receives
+    (n-1) x size.  Meant for sizes below args->small_bytes.
+
+    Failures (relay rule, cl_relay.c): part i is produced by member i only.
+    When i fails, a member lacking some of its chunks starts a repair:
+    members that hold them relay them (RELAY, raw decoded bytes); when no
+    survivor holds a chunk it becomes absent on every survivor (the input
+    is left out of the fold, the allgatherv slot is zero-filled).  After
+    completion the parts stay in private memory (allreduce: always;
+    allgatherv: copied at release) so that a retained collective can still
+    relay them.
+*/
+#include "cl_coll_impl.h"
+#include "cl_relay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CL_AUX_MISMATCH 2u /* allgatherv: the part's length differed from its slot */
+
+typedef struct {
+    cl_relay_t *rl;
+    size_t cb;        /* chunk bytes (element-aligned) */
+    size_t *plen;     /* per part: length in bytes of the decoded value */
+    uint8_t **val;    /* per part: private value (allreduce; allgatherv after release) */
+    uint8_t **absent; /* per part: absent chunks */
+    uint8_t **orig;   /* per part: chunks received from the part's own member */
+    uint8_t *bad;     /* parts whose length did not match (allgatherv) */
+    bool priv;        /* allgatherv: values live in val[] (released) */
+    bool finished;
+} ex_t;
+
+static ex_t *s_st(cl_coll_t *self)
+{
+    return self->st;
+}
+
+/* Where the decoded value of part i lives, NULL for empty parts. */
+static uint8_t *s_value(cl_coll_t *self, int i)
+{
+    ex_t *st = s_st(self);
+    if (self->a.kind == CL_COLL_ALLGATHERV && !st->priv)
+        return (uint8_t *)self->a.recvbuf + self->displs[self->members[i]];
+    return st->val[i];
+}
+
+static void s_destroy(cl_coll_t *self)
+{
+    ex_t *st = s_st(self);
+    cl_relay_destroy(&st->rl);
+    for (int i = 0; i < self->n; i++) {
+        if (st->val != NULL)
+            free(st->val[i]);
+        if (st->absent != NULL)
+            free(st->absent[i]);
+        if (st->orig != NULL)
+            free(st->orig[i]);
+    }
+    free(st->val);
+    free(st->absent);
+    free(st->orig);
+    free(st->plen);
+    free(st->bad);
+    free(st);
+    self->st = NULL;
+}
+
+/* Folds (allreduce) or just concludes, once every part is held. */
+static int s_finish(cl_coll_t *self)
+{
+    ex_t *st = s_st(self);
+    if (st->finished || self->done)
+        return COLLAB_OK;
+    for (int i = 0; i < self->n; i++)
+        if (cl_relay_missing(st->rl, i) > 0)
+            return COLLAB_OK;
+    st->finished = true;
+    uint8_t *present = calloc(self->nb, 1);
+    if (present == NULL)
+        return COLLAB_ERR_NO_MEM;
+    for (int i = 0; i < self->n; i++)
+        if (cl_bm_count(st->absent[i], cl_relay_nchunks(st->rl, i)) == 0)
+            cl_bit_set(present, (size_t)i);
+    int rc = COLLAB_OK;
+    if (self->a.kind == CL_COLL_ALLREDUCE && self->a.count > 0) {
+        const void **in = malloc((size_t)self->n * sizeof *in);
+        int *idx = malloc((size_t)self->n * sizeof *idx);
+        size_t nch = cl_relay_nchunks(st->rl, self->me);
+        for (size_t c = 0; c < nch && rc == COLLAB_OK && in != NULL && idx != NULL; c++) {
+            size_t off, len;
+            cl_coll_chunk(st->plen[self->me], st->cb, c, &off, &len);
+            int k = 0;
+            for (int i = 0; i < self->n; i++)
+                if (!cl_bit(st->absent[i], c)) {
+                    in[k] = st->val[i] + off;
+                    idx[k++] = i;
+                }
+            rc = cl_coll_combine(self, (uint8_t *)self->a.recvbuf + off, in, idx, k,
+                                 len / self->esize);
+        }
+        if (in == NULL || idx == NULL)
+            rc = COLLAB_ERR_NO_MEM;
+        free(in);
+        free(idx);
+    }
+    if (rc == COLLAB_OK)
+        rc = cl_coll_set_contrib(self, present);
+    free(present);
+    bool mismatch = cl_bm_count(st->bad, (size_t)self->n) > 0;
+    cl_coll_complete(self, rc != COLLAB_OK ? rc : mismatch ? COLLAB_ERR_TRUNCATE : COLLAB_OK);
+    return rc;
+}
+
+/* Marks part i as mismatched: zero slot, every chunk held. */
+static void s_mismatch(cl_coll_t *self, int i)
+{
+    ex_t *st = s_st(self);
+    cl_bit_set(st->bad, (size_t)i);
+    uint8_t *v = s_value(self, i);
+    if (v != NULL && st->plen[i] > 0)
+        memset(v, 0, st->plen[i]);
+    for (size_t c = 0; c < cl_relay_nchunks(st->rl, i); c++)
+        cl_relay_hold(st->rl, i, c);
+}
+
+static int s_relay(cl_coll_t *self, int part, int chunk, int to)
+{
+    ex_t *st = s_st(self);
+    uint32_t aux = cl_bit(st->bad, (size_t)part) ? CL_AUX_MISMATCH : 0;
+    if (cl_bit(st->absent[part], (size_t)chunk))
+        return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk,
+                            aux | CL_AUX_ABSENT, NULL, 0, NULL, 0);
+    size_t off, len;
+    cl_coll_chunk(st->plen[part], st->cb, (size_t)chunk, &off, &len);
+    uint8_t *v = s_value(self, part);
+    return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, aux, NULL, 0,
+                        len > 0 ? v + off : NULL, len);
+}
+
+static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
+{
+    (void)producer;
+    ex_t *st = s_st(self);
+    size_t off, len;
+    cl_coll_chunk(st->plen[part], st->cb, (size_t)chunk, &off, &len);
+    uint8_t *v = s_value(self, part);
+    if (len > 0 && v != NULL)
+        memset(v + off, 0, len);
+    cl_bit_set(st->absent[part], (size_t)chunk);
+    cl_relay_hold(st->rl, part, (size_t)chunk);
+    return COLLAB_OK;
+}
+
+static const cl_relay_ops_t s_ops = {.relay = s_relay, .decide = s_decide};
+
+/* Allocates the state; values of allreduce parts are allocated here. */
+static int s_setup(cl_coll_t *self)
+{
+    ex_t *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return COLLAB_ERR_NO_MEM;
+    self->st = st;
+    size_t n = (size_t)self->n;
+    st->cb = cl_coll_chunk_bytes(self);
+    st->rl = cl_relay_new(self, self->n, &s_ops);
+    st->plen = calloc(n, sizeof *st->plen);
+    st->val = calloc(n, sizeof *st->val);
+    st->absent = calloc(n, sizeof *st->absent);
+    st->orig = calloc(n, sizeof *st->orig);
+    st->bad = calloc(self->nb, 1);
+    if (st->rl == NULL || st->plen == NULL || st->val == NULL || st->absent == NULL ||
+        st->orig == NULL || st->bad == NULL)
+        return COLLAB_ERR_NO_MEM;
+    for (int i = 0; i < self->n; i++) {
+        if (self->a.kind == CL_COLL_ALLREDUCE)
+            st->plen[i] = self->a.count * self->esize;
+        else if (self->a.kind == CL_COLL_ALLGATHERV)
+            st->plen[i] = self->counts[self->members[i]];
+        size_t nch = cl_coll_nchunks(st->plen[i], st->cb);
+        int rc = cl_relay_part(st->rl, i, nch, st->cb, -1, CL_FB_ABSENT, i == self->me ? -1 : i);
+        if (rc != COLLAB_OK)
+            return rc;
+        st->absent[i] = calloc(cl_bm_bytes(nch), 1);
+        st->orig[i] = calloc(cl_bm_bytes(nch), 1);
+        if (st->absent[i] == NULL || st->orig[i] == NULL)
+            return COLLAB_ERR_NO_MEM;
+        if (self->a.kind == CL_COLL_ALLREDUCE &&
+            (st->val[i] = malloc(st->plen[i] > 0 ? st->plen[i] : 1)) == NULL)
+            return COLLAB_ERR_NO_MEM;
+    }
+    return COLLAB_OK;
+}
+
+/* Sends chunk c of this member's part to every live member. */
+static int s_send_own(cl_coll_t *self, size_t c, uint32_t aux, const uint8_t *src)
+{
+    ex_t *st = s_st(self);
+    size_t off, len;
+    cl_coll_chunk(st->plen[self->me], st->cb, c, &off, &len);
+    const void *data = src != NULL && len > 0 ? src + off : NULL;
+    void *enc = NULL;
+    size_t elen = len;
+    if (self->codec != CL_COMPRESS_NONE && len > 0) {
+        size_t cnt = len / self->esize;
+        enc = malloc(cl_compress_bound(self->codec, self->a.dtype, cnt));
+        if (enc == NULL)
+            return COLLAB_ERR_NO_MEM;
+        elen = cl_compress_encode(self->codec, self->a.dtype, data, cnt, enc);
+        /* This member folds what the others will decode. */
+        int rc =
+            cl_compress_decode(self->codec, self->a.dtype, enc, elen, cnt, st->val[self->me] + off);
+        if (rc != COLLAB_OK) {
+            free(enc);
+            return COLLAB_ERR_INTERNAL;
+        }
+        data = enc;
+    }
+    int rc = COLLAB_OK;
+    for (int m = 0; m < self->n; m++) {
+        int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, aux, NULL, 0,
+                             data, elen);
+        if (r == COLLAB_ERR_NO_MEM)
+            rc = r;
+    }
+    free(enc);
+    return rc;
+}
+
+static int s_start(cl_coll_t *self)
+{
+    int rc = s_setup(self);
+    if (rc != COLLAB_OK)
+        return rc;
+    ex_t *st = s_st(self);
+    int me = self->me;
+    const uint8_t *src = NULL;
+    uint32_t aux = 0;
+    if (self->a.kind == CL_COLL_ALLREDUCE) {
+        src = self->a.sendbuf != NULL ? self->a.sendbuf : self->a.recvbuf;
+        if (st->plen[me] > 0)
+            memcpy(st->val[me], src, st->plen[me]);
+    } else if (self->a.kind == CL_COLL_ALLGATHERV) {
+        uint8_t *rb = self->a.recvbuf;
+        /* Slots of ranks outside the group are zero-filled. */
+        for (int r = 0, i = 0; r < self->a.comm_size; r++) {
+            while (i < self->n && self->members[i] < r)
+                i++;
+            if ((i >= self->n || self->members[i] != r) && self->counts[r] > 0)
+                memset(rb + self->displs[r], 0, self->counts[r]);
+        }
+        size_t sb = self->a.sendbuf != NULL ? self->a.sbytes : st->plen[me];
+        src = self->a.sendbuf != NULL ? self->a.sendbuf : rb + self->displs[self->a.self];
+        aux = sb > UINT32_MAX ? UINT32_MAX : (uint32_t)sb;
+        if (sb != st->plen[me]) {
+            /* Our own length differs from our slot: everybody zero-fills it. */
+            cl_bit_set(st->bad, (size_t)me);
+            memset(rb + self->displs[self->a.self], 0, st->plen[me]);
+            size_t keep = st->plen[me];
+            st->plen[me] = sb;
+            for (size_t c = 0; c < cl_coll_nchunks(sb, st->cb); c++)
+                if ((rc = s_send_own(self, c, aux, src)) != COLLAB_OK)
+                    break;
+            st->plen[me] = keep;
+            src = NULL;
+        } else if (self->a.sendbuf != NULL && sb > 0) {
+            memcpy(rb + self->displs[self->a.self], src, sb);
+        }
+    }
+    for (size_t c = 0; c < cl_relay_nchunks(st->rl, me); c++) {
+        if (src != NULL || self->a.kind == CL_COLL_BARRIER) {
+            int r = s_send_own(self, c, aux, src);
+            if (r != COLLAB_OK)
+                rc = r;
+        }
+        cl_relay_hold(st->rl, me, c);
+    }
+    if (rc != COLLAB_OK)
+        return rc;
+    if (self->nfailed > 0 && (rc = cl_relay_on_fail(st->rl, -1)) != COLLAB_OK)
+        return rc;
+    return s_finish(self);
+}
+
+static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
+{
+    ex_t *st = s_st(self);
+    int i = (int)msg->part;
+    size_t c = msg->chunk;
+    if (msg->part >= (uint32_t)self->n || i != from)
+        return COLLAB_ERR_ARG;
+    if (self->a.kind == CL_COLL_ALLGATHERV) {
+        size_t want = st->plen[i] > UINT32_MAX ? UINT32_MAX : st->plen[i];
+        if (msg->aux != want) {
+            /* The sender's length differs from its slot: zeros and
+               COLLAB_ERR_TRUNCATE on every member; the rest is ignored.
+               Only a chunk that agrees with the length it announces counts
+               as such; anything else is malformed. */
+            size_t off, len;
+            cl_coll_chunk(msg->aux, st->cb, c, &off, &len);
+            if (c >= cl_coll_nchunks(msg->aux, st->cb) || msg->len != len)
+                return COLLAB_ERR_ARG;
+            if (!cl_bit(st->bad, (size_t)i) && cl_relay_missing(st->rl, i) > 0)
+                s_mismatch(self, i);
+            return s_finish(self);
+        }
+    } else if (msg->aux != 0) {
+        return COLLAB_ERR_ARG;
+    }
+    if (c >= cl_relay_nchunks(st->rl, i))
+        return COLLAB_ERR_ARG;
+    if (cl_bit(st->orig[i], c))
+        return COLLAB_ERR_ARG; /* the same chunk twice from its owner */
+    size_t off, len;
+    cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
+    if (cl_relay_held(st->rl, i, c)) {
+        /* Already relayed by someone else: same bytes, nothing to do. */
+        if (self->codec == CL_COMPRESS_NONE && msg->len != len)
+            return COLLAB_ERR_ARG;
+        cl_bit_set(st->orig[i], c);
+        return COLLAB_OK;
+    }
+    uint8_t *v = s_value(self, i);
+    if (self->codec != CL_COMPRESS_NONE && len > 0) {
+        if (cl_compress_decode(self->codec, self->a.dtype, msg->data, msg->len, len / self->esize,
+                               v + off) != COLLAB_OK)
+            return COLLAB_ERR_ARG;
+    } else {
+        if (msg->len != len)
+            return COLLAB_ERR_ARG;
+        if (len > 0)
+            memcpy(v + off, msg->data, len);
+    }
+    cl_bit_set(st->orig[i], c);
+    cl_relay_hold(st->rl, i, c);
+    if (cl_relay_repairing(st->rl, i))
+        cl_relay_poke(st->rl, i);
+    return s_finish(self);
+}
+
+static int s_on_relay(cl_coll_t *self, const cl_coll_msg_t *msg)
+{
+    ex_t *st = s_st(self);
+    int i = (int)msg->part;
+    size_t c = msg->chunk;
+    if (msg->part >= (uint32_t)self->n || c >= cl_relay_nchunks(st->rl, i) ||
+        (msg->aux & ~(CL_AUX_ABSENT | CL_AUX_MISMATCH)) != 0)
+        return COLLAB_ERR_ARG;
+    size_t off, len;
+    cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
+    bool absent = (msg->aux & CL_AUX_ABSENT) != 0;
+    if (absent ? msg->len != 0 : msg->len != len)
+        return COLLAB_ERR_ARG;
+    if (cl_relay_held(st->rl, i, c))
+        return COLLAB_OK; /* several holders may relay the same chunk */
+    uint8_t *v = s_value(self, i);
+    if (absent) {
+        s_decide(self, i, (int)c, -1);
+    } else {
+        if (len > 0)
+            memcpy(v + off, msg->data, len);
+        cl_relay_hold(st->rl, i, c);
+    }
+    if (msg->aux & CL_AUX_MISMATCH)
+        cl_bit_set(st->bad, (size_t)i);
+    cl_relay_poke(st->rl, i);
+    return s_finish(self);
+}
+
+static int s_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
+{
+    ex_t *st = s_st(self);
+    switch (msg->type) {
+    case CL_MSG_RESULT:
+        return s_on_result(self, from, msg);
+    case CL_MSG_RELAY:
+        return s_on_relay(self, msg);
+    case CL_MSG_STATUS: {
+        int rc = cl_relay_on_status(st->rl, from, msg);
+        if (rc != COLLAB_OK)
+            return rc;
+        return s_finish(self);
+    }
+    default:
+        return COLLAB_ERR_ARG;
+    }
+}
+
+static void s_on_fail(cl_coll_t *self, int idx)
+{
+    ex_t *st = s_st(self);
+    cl_relay_on_fail(st->rl, idx);
+    s_finish(self);
+}
+
+static void s_expect(cl_coll_t *self, size_t *bytes)
+{
+    ex_t *st = s_st(self);
+    for (int i = 0; i < self->n; i++) {
+        size_t miss = cl_relay_missing(st->rl, i);
+        if (i != self->me && miss > 0 && !cl_relay_repairing(st->rl, i))
+            bytes[i] += miss * st->cb + 1;
+    }
+    cl_relay_expect(st->rl, bytes);
+}
+
+static int s_release(cl_coll_t *self)
+{
+    ex_t *st = s_st(self);
+    if (self->a.kind != CL_COLL_ALLGATHERV || st->priv)
+        return COLLAB_OK;
+    /* Keep the parts for relays; the retained collective may still be
+       asked for them until the next collective completes. */
+    for (int i = 0; i < self->n; i++) {
+        if (st->plen[i] == 0)
+            continue;
+        st->val[i] = malloc(st->plen[i]);
+        if (st->val[i] == NULL)
+            return COLLAB_ERR_NO_MEM;
+        memcpy(st->val[i], (uint8_t *)self->a.recvbuf + self->displs[self->members[i]],
+               st->plen[i]);
+    }
+    st->priv = true;
+    return COLLAB_OK;
+}
+
+const cl_algo_t cl_algo_exchange = {
+    .name = "exchange",
+    .start = s_start,
+    .on_msg = s_on_msg,
+    .on_fail = s_on_fail,
+    .expect = s_expect,
+    .release = s_release,
+    .destroy = s_destroy,
+};

@@ -1,0 +1,501 @@
+/*  cl_engine.c - the engine thread: request queue, poll loop and timers.
+
+    One CZMQ actor per process.  Application threads append requests to a
+    mutex-protected list and write an eventfd; the thread polls that fd,
+    its actor pipe and every socket of the transport in one zmq_poll whose
+    timeout is the nearest deadline of the member, collective and
+    point-to-point timers, so it sleeps whenever nothing is due (several
+    peers share a few cores).  Everything network-facing happens here.
+*/
+#include "engine/cl_engine_int.h"
+
+#include "util/cl_log.h"
+#include "util/cl_topo.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+double eng_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
+{
+    int r = p->rank >= 0 ? p->rank : p->prev_rank;
+    if (r >= 0)
+        snprintf(out, len, "rank %d (%.8s…, %s)", r, p->id,
+                 p->address[0] != '\0' ? p->address : "client mode");
+    else
+        snprintf(out, len, "peer %.8s… (%s)", p->id,
+                 p->address[0] != '\0' ? p->address : "client mode");
+    return out;
+}
+
+int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    m->hdr.epoch = cl_member_epoch(e->mb);
+    return cl_transport_send(e->tp, to->key, m);
+}
+
+void eng_set_info(struct cl_engine *e, const collab_info_t *info)
+{
+    pthread_mutex_lock(&e->info_mu);
+    e->info = *info;
+    pthread_mutex_unlock(&e->info_mu);
+}
+
+void cl_engine_last_info(cl_engine_t *self, collab_info_t *out)
+{
+    pthread_mutex_lock(&self->info_mu);
+    *out = self->info;
+    pthread_mutex_unlock(&self->info_mu);
+}
+
+int cl_engine_rank(const cl_engine_t *self)
+{
+    return atomic_load(&self->rank);
+}
+
+int cl_engine_world_size(const cl_engine_t *self)
+{
+    return atomic_load(&self->world_size);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Requests from application threads. */
+
+int cl_engine_submit(cl_engine_t *self, collab_request_t *req)
+{
+    pthread_mutex_lock(&self->q_mu);
+    if (!self->accepting) {
+        pthread_mutex_unlock(&self->q_mu);
+        return COLLAB_ERR_NOT_INIT;
+    }
+    req->next = NULL;
+    if (self->q_tail != NULL)
+        self->q_tail->next = req;
+    else
+        self->q_head = req;
+    self->q_tail = req;
+    pthread_mutex_unlock(&self->q_mu);
+    uint64_t one = 1;
+    ssize_t w;
+    do
+        w = write(self->wake_fd, &one, sizeof one);
+    while (w < 0 && errno == EINTR);
+    return COLLAB_OK;
+}
+
+static void finish_finalize(struct cl_engine *e)
+{
+    cl_debug("leaving the swarm (%.3f s after the finalize call)",
+             eng_now() - e->finalize_req->t_start);
+    if (e->state == ENG_MEMBER || e->state == ENG_STANDBY || e->state == ENG_JOINING)
+        eng_goodbye_all(e);
+    e->state = ENG_LEFT;
+    collab_request_t *r = e->finalize_req;
+    e->finalize_req = NULL;
+    cl_request_complete(r, COLLAB_OK);
+}
+
+static void process(struct cl_engine *e, collab_request_t *req)
+{
+    req->t_start = eng_now();
+    if (e->state == ENG_LEFT && req->op != CL_OP_FINALIZE && req->op != CL_OP_ABORT) {
+        cl_request_complete(req, COLLAB_ERR_NOT_INIT);
+        return;
+    }
+    switch (req->op) {
+    case CL_OP_COLL:
+        eng_coll_submit(e, req);
+        break;
+    case CL_OP_SEND:
+        eng_p2p_send(e, req);
+        break;
+    case CL_OP_RECV:
+        eng_p2p_recv(e, req);
+        break;
+    case CL_OP_PROBE:
+        eng_p2p_probe(e, req);
+        break;
+    case CL_OP_CANCEL:
+        eng_p2p_cancel(e, req);
+        break;
+    case CL_OP_WEIGHT:
+        eng_set_weight(e, req->weight);
+        cl_request_complete(req, COLLAB_OK);
+        break;
+    case CL_OP_STEP:
+        e->steps++;
+        cl_request_complete(req, COLLAB_OK);
+        break;
+    case CL_OP_COMM_FREE:
+        eng_coll_comm_free(e, req->comm);
+        req->comm = NULL;
+        cl_request_complete(req, COLLAB_OK);
+        break;
+    case CL_OP_FINALIZE:
+        if (e->finalize_req != NULL || e->state == ENG_LEFT) {
+            cl_request_complete(req, e->state == ENG_LEFT ? COLLAB_OK : COLLAB_ERR_ARG);
+            break;
+        }
+        e->finalize_req = req;
+        /* Receives nobody will match are cancelled; collectives get a
+           bounded time to finish (they cannot hang: every wait has a
+           deadline). */
+        eng_p2p_cancel_all(e);
+        e->finalize_deadline = req->t_start + fmax(4 * e->cfg.timeout, 10.0);
+        break;
+    case CL_OP_ABORT:
+        if (e->state != ENG_LEFT)
+            eng_goodbye_all(e);
+        e->state = ENG_LEFT;
+        cl_request_complete(req, COLLAB_OK);
+        break;
+    }
+}
+
+static void drain_queue(struct cl_engine *e)
+{
+    uint64_t v;
+    while (read(e->wake_fd, &v, sizeof v) < 0 && errno == EINTR)
+        ;
+    pthread_mutex_lock(&e->q_mu);
+    collab_request_t *r = e->q_head;
+    e->q_head = e->q_tail = NULL;
+    pthread_mutex_unlock(&e->q_mu);
+    while (r != NULL) {
+        collab_request_t *next = r->next;
+        r->next = NULL;
+        process(e, r);
+        r = next;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Network events. */
+
+#define HELD_LIMIT ((size_t)256 << 20) /* bytes of early data messages kept */
+
+static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
+{
+    if (m->hdr.type == CL_MSG_COLL)
+        eng_coll_on_message(e, p, m);
+    else
+        eng_p2p_on_message(e, p, m);
+}
+
+/* Keeps a data message that arrived before its sender (or this peer) is a
+   member of the view here: the view that admits it is on its way from the
+   coordinator, on another connection. */
+static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    if (e->held_bytes + m->payload_len > HELD_LIMIT) {
+        cl_warn("dropped an early %s message: %zu bytes wait for views already",
+                cl_wire_type_name(m->hdr.type), e->held_bytes);
+        return;
+    }
+    held_msg_t *h = malloc(sizeof *h + m->payload_len);
+    if (h == NULL)
+        return;
+    h->next = NULL;
+    memcpy(h->key, key, 32);
+    h->t = eng_now();
+    h->msg = *m;
+    h->len = m->payload_len;
+    if (h->len > 0)
+        memcpy(h->data, m->payload, h->len);
+    h->msg.payload = h->data;
+    if (e->held_tail != NULL)
+        e->held_tail->next = h;
+    else
+        e->held_head = h;
+    e->held_tail = h;
+    e->held_bytes += h->len;
+}
+
+void eng_replay_held(struct cl_engine *e)
+{
+    if (e->state != ENG_MEMBER)
+        return;
+    held_msg_t *h = e->held_head;
+    e->held_head = e->held_tail = NULL;
+    double now = eng_now();
+    while (h != NULL) {
+        held_msg_t *next = h->next;
+        cl_peer_t *p = cl_member_find(e->mb, h->key);
+        bool member = p != NULL && p->state != CL_PEER_GONE;
+        if (member || now - h->t < 2 * e->cfg.timeout) {
+            e->held_bytes -= h->len;
+            if (member)
+                dispatch_data(e, p, &h->msg);
+            else
+                hold(e, h->key, &h->msg);
+            free(h);
+        } else {
+            e->held_bytes -= h->len;
+            cl_debug("dropped a %s message from a peer that never became a member",
+                     cl_wire_type_name(h->msg.hdr.type));
+            free(h);
+        }
+        h = next;
+    }
+}
+
+static void free_held(struct cl_engine *e)
+{
+    held_msg_t *h = e->held_head;
+    while (h != NULL) {
+        held_msg_t *next = h->next;
+        free(h);
+        h = next;
+    }
+    e->held_head = e->held_tail = NULL;
+    e->held_bytes = 0;
+}
+
+static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
+{
+    struct cl_engine *e = ctx;
+    if (ev->kind != CL_TP_MESSAGE) {
+        eng_member_on_event(e, ev);
+        return;
+    }
+    const cl_wire_msg_t *m = ev->msg;
+    cl_peer_t *p = cl_member_find(e->mb, ev->key);
+    if (p != NULL)
+        p->last_heard = eng_now();
+    bool member = p != NULL && p->state != CL_PEER_GONE;
+    switch (m->hdr.type) {
+    case CL_MSG_COLL:
+    case CL_MSG_P2P:
+        if (e->state == ENG_LEFT)
+            break;
+        if (member && e->state == ENG_MEMBER && e->held_head == NULL)
+            dispatch_data(e, p, m);
+        else
+            hold(e, ev->key, m);
+        break;
+    default:
+        eng_member_on_message(e, p, ev->key, m);
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* The thread. */
+
+static void wait_term(zsock_t *pipe)
+{
+    for (;;) {
+        char *cmd = zstr_recv(pipe);
+        if (cmd == NULL)
+            return;
+        bool term = strcmp(cmd, "$TERM") == 0;
+        zstr_free(&cmd);
+        if (term)
+            return;
+    }
+}
+
+static void engine_actor(zsock_t *pipe, void *arg)
+{
+    struct cl_engine *e = arg;
+    char err[512];
+    (void)cl_topo_place_engine_thread();
+    e->t0 = eng_now();
+    cl_transport_config_t tc = {.identity = e->id,
+                                .listen = e->cfg.listen,
+                                .announce = e->cfg.announce,
+                                .client_mode = e->cfg.client_mode,
+                                .run_id = e->cfg.run_id,
+                                .swarm_key = e->cfg.swarm_key};
+    e->tp = cl_transport_new(&tc, err, sizeof err);
+    int rc = COLLAB_OK;
+    if (e->tp == NULL) {
+        cl_error("%s", err);
+        rc = COLLAB_ERR_NETWORK;
+    } else {
+        e->mb = cl_member_new(e->self_key);
+        e->p2p = cl_p2p_new();
+        e->p2p_waiting = zlist_new();
+        if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL ||
+            eng_coll_init(e) != COLLAB_OK)
+            rc = COLLAB_ERR_NO_MEM;
+    }
+    zsock_signal(pipe, 0);
+    if (rc == COLLAB_OK)
+        rc = eng_join_start(e);
+    if (rc != COLLAB_OK) {
+        cl_request_complete(e->init_req, rc);
+        wait_term(pipe);
+        goto cleanup;
+    }
+    while (!e->terminated) {
+        double now = eng_now();
+        double next = now + 5.0;
+        next = fmin(next, eng_member_timer(e, now));
+        if (e->state == ENG_MEMBER) {
+            next = fmin(next, eng_coll_timer(e, now));
+            next = fmin(next, eng_p2p_timer(e, now));
+        }
+        if (e->finalize_req != NULL) {
+            if (eng_coll_idle(e) || now >= e->finalize_deadline)
+                finish_finalize(e);
+            else
+                next = fmin(next, e->finalize_deadline);
+        }
+        long ms = 0;
+        if (e->local_head == NULL && next > now)
+            ms = (long)ceil((next - now) * 1000.0);
+        zmq_pollitem_t items[2] = {{zsock_resolve(pipe), 0, ZMQ_POLLIN, 0},
+                                   {NULL, e->wake_fd, ZMQ_POLLIN, 0}};
+        int n = cl_transport_poll(e->tp, items, 2, ms, on_tp_event, e);
+        if (n < 0)
+            break; /* the ZeroMQ context is going away */
+        if (items[0].revents & ZMQ_POLLIN) {
+            char *cmd = zstr_recv(pipe);
+            if (cmd == NULL || strcmp(cmd, "$TERM") == 0)
+                e->terminated = true;
+            zstr_free(&cmd);
+        }
+        if (items[1].revents & ZMQ_POLLIN)
+            drain_queue(e);
+        eng_coll_deliver_local(e);
+        eng_coll_deferred(e);
+    }
+cleanup:
+    if (e->state != ENG_LEFT && e->tp != NULL && e->mb != NULL)
+        eng_goodbye_all(e);
+    free_held(e);
+    eng_coll_fini(e);
+    if (e->p2p_waiting != NULL) {
+        collab_request_t *r;
+        while ((r = zlist_pop(e->p2p_waiting)) != NULL)
+            cl_request_complete(r, COLLAB_ERR_NOT_INIT);
+        zlist_destroy(&e->p2p_waiting);
+    }
+    eng_p2p_cancel_all(e);
+    cl_p2p_destroy(&e->p2p);
+    free(e->seen);
+    e->seen = NULL;
+    cl_transport_destroy(&e->tp, 500);
+    cl_member_destroy(&e->mb);
+    free(e->initial);
+    e->initial = NULL;
+    free(e->initial_state);
+    e->initial_state = NULL;
+}
+
+static void engine_free(struct cl_engine *e)
+{
+    if (e->wake_fd >= 0)
+        close(e->wake_fd);
+    pthread_mutex_destroy(&e->q_mu);
+    pthread_mutex_destroy(&e->info_mu);
+    cl_request_destroy(&e->init_req);
+    cl_identity_destroy(&e->id);
+    cl_config_clear(&e->cfg);
+    free(e);
+}
+
+int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **out)
+{
+    *out = NULL;
+    struct cl_engine *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    e->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    e->id = *identity;
+    *identity = NULL;
+    e->wake_fd = -1;
+    memcpy(e->self_key, cl_identity_public_key(e->id), 32);
+    snprintf(e->self_id, sizeof e->self_id, "%s", cl_identity_peer_id(e->id));
+    pthread_mutex_init(&e->q_mu, NULL);
+    pthread_mutex_init(&e->info_mu, NULL);
+    atomic_init(&e->rank, -1);
+    atomic_init(&e->world_size, e->cfg.world_size);
+    e->hb_interval = fmin(fmax(e->cfg.timeout / 4.0, 0.05), 2.0);
+    e->accepting = true;
+    e->init_req = cl_request_new(CL_OP_STEP);
+    e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (e->init_req == NULL || e->wake_fd < 0) {
+        cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
+        engine_free(e);
+        return COLLAB_ERR_NO_MEM;
+    }
+    e->actor = zactor_new(engine_actor, e);
+    if (e->actor == NULL) {
+        cl_error("cannot start the engine thread");
+        engine_free(e);
+        return COLLAB_ERR_INTERNAL;
+    }
+    cl_request_wait(e->init_req);
+    int rc = e->init_req->status;
+    if (rc != COLLAB_OK) {
+        zactor_destroy(&e->actor);
+        engine_free(e);
+        return rc;
+    }
+    *out = e;
+    return COLLAB_OK;
+}
+
+static void stop_thread(struct cl_engine *e)
+{
+    pthread_mutex_lock(&e->q_mu);
+    e->accepting = false;
+    pthread_mutex_unlock(&e->q_mu);
+    zactor_destroy(&e->actor);
+    /* Requests that arrived after the thread stopped. */
+    collab_request_t *r = e->q_head;
+    e->q_head = e->q_tail = NULL;
+    while (r != NULL) {
+        collab_request_t *next = r->next;
+        cl_request_complete(r, COLLAB_ERR_NOT_INIT);
+        r = next;
+    }
+}
+
+int cl_engine_stop(cl_engine_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return COLLAB_ERR_NOT_INIT;
+    struct cl_engine *e = *self_p;
+    int rc = COLLAB_OK;
+    collab_request_t *req = cl_request_new(CL_OP_FINALIZE);
+    if (req != NULL && cl_engine_submit(e, req) == COLLAB_OK) {
+        cl_request_wait(req);
+        rc = req->status;
+    }
+    cl_request_destroy(&req);
+    stop_thread(e);
+    engine_free(e);
+    *self_p = NULL;
+    return rc;
+}
+
+void cl_engine_goodbye_now(cl_engine_t *self, int ms)
+{
+    collab_request_t *req = cl_request_new(CL_OP_ABORT);
+    if (req == NULL)
+        return;
+    if (cl_engine_submit(self, req) != COLLAB_OK) {
+        cl_request_destroy(&req);
+        return;
+    }
+    if (cl_request_wait_for(req, ms / 1000.0))
+        cl_request_destroy(&req);
+    else
+        cl_request_detach(req);
+}

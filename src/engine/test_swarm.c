@@ -1,0 +1,607 @@
+/*  test_swarm.c - multi-process swarm tests over loopback.
+
+    Usage: test_swarm <scenario>.  The parent prepares what collab-run
+    would (an identity file and a fixed loopback port per peer, peer 0
+    without COLLAB_INITIAL_PEERS, the others listing every other peer),
+    forks one process per peer, each calling collab_init with its
+    environment, and waits for them under a deadline, killing them for
+    real (SIGKILL) when it passes.  A child exits 0 when every check it
+    made passed.
+
+    Scenarios:
+      basic       4 peers: every collective, nonblocking calls, p2p ring
+                  and ANY_SOURCE, split/dup, a butterfly-sized allreduce
+      kill        3 peers; rank 2 is SIGKILLed between collectives: the
+                  others finish with 2 peers, agree bitwise, and receives
+                  from rank 2 fail with COLLAB_ERR_PROC_FAILED
+      kill0       the same with rank 0, the coordinator
+      stop        rank 1 stops (SIGSTOP): found silent after COLLAB_TIMEOUT
+      goodbye     rank 2 finalizes early: the others go on without waiting
+      errors      joiners with a conflicting COLLAB_WORLD_SIZE (CONFIG) and
+                  with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
+      unreachable initial peers that never answer: NETWORK after 30 s
+*/
+#include "mpi_collab.h"
+#include "util/cl_identity.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXP 8
+
+static int s_failures = 0;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "[test] rank %d: %s:%d: check failed: %s\n", s_rank, __FILE__,       \
+                    __LINE__, #cond);                                                              \
+            s_failures++;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static int s_rank = -1;
+static char s_dir[256];
+static char s_addr[MAXP][256];
+static int s_port[MAXP];
+static const collab_op_t SUM = {COLLAB_OP_SUM, NULL, NULL, 1};
+static const collab_op_t MAX = {COLLAB_OP_MAX, NULL, NULL, 1};
+static const collab_op_t MIN = {COLLAB_OP_MIN, NULL, NULL, 1};
+
+/* ---------------------------------------------------------------------- */
+/* Set-up done by the parent. */
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        perror("free_port");
+        exit(3);
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void prepare(int n)
+{
+    snprintf(s_dir, sizeof s_dir, "/tmp/collab-swarm-XXXXXX");
+    if (mkdtemp(s_dir) == NULL) {
+        perror("mkdtemp");
+        exit(3);
+    }
+    for (int i = 0; i < n; i++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
+        if (id == NULL) {
+            fprintf(stderr, "identity: %s\n", err);
+            exit(3);
+        }
+        s_port[i] = free_port();
+        snprintf(s_addr[i], sizeof s_addr[i], "/ip4/127.0.0.1/tcp/%d/p2p/%s", s_port[i],
+                 cl_identity_peer_id(id));
+        cl_identity_destroy(&id);
+    }
+}
+
+static void cleanup_dir(int n)
+{
+    for (int i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        unlink(path);
+    }
+    rmdir(s_dir);
+}
+
+/* The environment collab-run gives peer i of n. */
+static void child_env(int i, int n, const char *extra_run)
+{
+    char v[4096], path[512];
+    snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+    setenv("COLLAB_IDENTITY", path, 1);
+    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
+    setenv("COLLAB_LISTEN", v, 1);
+    snprintf(v, sizeof v, "%d", i);
+    setenv("COLLAB_RANK", v, 1);
+    snprintf(v, sizeof v, "%d", n);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
+    snprintf(v, sizeof v, "test-%s-%d", extra_run, (int)getppid());
+    setenv("COLLAB_RUN_ID", v, 1);
+    if (getenv("COLLAB_MATCHMAKING_TIME") == NULL)
+        setenv("COLLAB_MATCHMAKING_TIME", "10", 1);
+    if (getenv("COLLAB_TIMEOUT") == NULL)
+        setenv("COLLAB_TIMEOUT", "2", 1);
+    if (getenv("COLLAB_LOG") == NULL)
+        setenv("COLLAB_LOG", "info", 1);
+    unsetenv("COLLAB_INITIAL_PEERS");
+    if (i > 0) {
+        v[0] = '\0';
+        for (int j = 0; j < n; j++) {
+            if (j == i)
+                continue;
+            strncat(v, s_addr[j], sizeof v - strlen(v) - 2);
+            strcat(v, " ");
+        }
+        setenv("COLLAB_INITIAL_PEERS", v, 1);
+    }
+}
+
+typedef int (*child_fn)(int i, int n);
+
+/* Forks n children running fn; waits up to deadline seconds.  Children in
+   `expect_killed` may die of a signal.  Returns 0 when every other child
+   exited 0. */
+static int run(int n, child_fn fn, const char *name, double deadline, unsigned expect_killed)
+{
+    pid_t pids[MAXP];
+    int status[MAXP];
+    bool done[MAXP] = {false};
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    for (int i = 0; i < n; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) {
+            perror("fork");
+            return 3;
+        }
+        if (pids[i] == 0) {
+            sigprocmask(SIG_UNBLOCK, &set, NULL);
+            s_rank = i;
+            child_env(i, n, name);
+            int rc = fn(i, n);
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc != 0 ? rc : s_failures > 0 ? 1 : 0);
+        }
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int left = n;
+    while (left > 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
+        /* Stopped children that were meant to be killed: once the others
+           are done, end them. */
+        int others = 0;
+        for (int i = 0; i < n; i++)
+            others += !done[i] && !(expect_killed & (1u << i));
+        if (others == 0)
+            for (int i = 0; i < n; i++)
+                if (!done[i])
+                    kill(pids[i], SIGKILL);
+        if (el >= deadline) {
+            fprintf(stderr, "[test] deadline of %.0f s passed; killing the peers\n", deadline);
+            for (int i = 0; i < n; i++)
+                if (!done[i])
+                    kill(pids[i], SIGKILL);
+            while (left > 0) {
+                for (int i = 0; i < n; i++)
+                    if (!done[i] && waitpid(pids[i], &status[i], 0) == pids[i]) {
+                        done[i] = true;
+                        left--;
+                    }
+            }
+            return 1;
+        }
+        double wait = fmin(deadline - el, 1.0);
+        struct timespec ts = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
+        (void)sigtimedwait(&set, NULL, &ts);
+        for (int i = 0; i < n; i++) {
+            if (done[i])
+                continue;
+            pid_t r = waitpid(pids[i], &status[i], WNOHANG);
+            if (r == pids[i]) {
+                done[i] = true;
+                left--;
+            }
+        }
+    }
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        if (WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0)
+            continue;
+        if (WIFSIGNALED(status[i]) && (expect_killed & (1u << i)))
+            continue;
+        fprintf(stderr, "[test] peer %d: %s %d\n", i,
+                WIFEXITED(status[i]) ? "exited with" : "killed by signal",
+                WIFEXITED(status[i]) ? WEXITSTATUS(status[i]) : WTERMSIG(status[i]));
+        bad++;
+    }
+    return bad == 0 ? 0 : 1;
+}
+
+static double now_s(void)
+{
+    return collab_wtime();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Scenarios (run in the children). */
+
+static int child_basic(int i, int n)
+{
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    CHECK(collab_comm_rank(w) == i && collab_comm_size(w) == n);
+
+    double x = i + 1, y = 0;
+    CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(y == n * (n + 1) / 2.0);
+    collab_info_t info;
+    CHECK(collab_last_info(&info) == COLLAB_OK && info.group_size == n && info.nranks == n);
+
+    /* A butterfly-sized allreduce (above the one-round threshold). */
+    size_t cnt = 300000;
+    float *big = malloc(cnt * sizeof(float)), *res = malloc(cnt * sizeof(float));
+    for (size_t k = 0; k < cnt; k++)
+        big[k] = (float)(i + 1 + (int)(k % 7));
+    CHECK(collab_allreduce(w, big, res, cnt, COLLAB_FLOAT, &SUM, NULL) == COLLAB_OK);
+    bool ok = true;
+    for (size_t k = 0; k < cnt && ok; k++)
+        ok = res[k] == (float)(n * (n + 1) / 2 + n * (int)(k % 7));
+    CHECK(ok);
+    /* In place, int, MAX. */
+    int iv[2] = {i, -i};
+    CHECK(collab_allreduce(w, NULL, iv, 2, COLLAB_INT32, &MAX, NULL) == COLLAB_OK);
+    CHECK(iv[0] == n - 1 && iv[1] == 0);
+
+    /* Bcast from rank 2 (100 KB). */
+    size_t bl = 100000;
+    unsigned char *b = malloc(bl);
+    for (size_t k = 0; k < bl; k++)
+        b[k] = i == 2 ? (unsigned char)(k * 31) : 0;
+    CHECK(collab_bcast(w, b, bl, 2, NULL) == COLLAB_OK);
+    ok = true;
+    for (size_t k = 0; k < bl && ok; k++)
+        ok = b[k] == (unsigned char)(k * 31);
+    CHECK(ok);
+    CHECK(collab_barrier(w, NULL) == COLLAB_OK);
+
+    /* Gather family. */
+    size_t counts[MAXP], displs[MAXP];
+    int all[MAXP];
+    for (int r = 0; r < n; r++) {
+        counts[r] = sizeof(int);
+        displs[r] = (size_t)r * sizeof(int);
+    }
+    int mine = 100 + i;
+    CHECK(collab_allgatherv(w, &mine, sizeof mine, all, counts, displs, NULL) == COLLAB_OK);
+    for (int r = 0; r < n; r++)
+        CHECK(all[r] == 100 + r);
+    memset(all, 0, sizeof all);
+    CHECK(collab_gatherv(w, &mine, sizeof mine, all, counts, displs, 1, NULL) == COLLAB_OK);
+    if (i == 1)
+        for (int r = 0; r < n; r++)
+            CHECK(all[r] == 100 + r);
+    int sc[MAXP], got = -1;
+    for (int r = 0; r < n; r++)
+        sc[r] = 200 + r;
+    CHECK(collab_scatterv(w, sc, counts, displs, &got, sizeof got, 3, NULL) == COLLAB_OK);
+    CHECK(got == 200 + i);
+    int a2a_in[MAXP], a2a_out[MAXP];
+    for (int r = 0; r < n; r++)
+        a2a_in[r] = i * 10 + r;
+    CHECK(collab_alltoall(w, a2a_in, a2a_out, sizeof(int), NULL) == COLLAB_OK);
+    for (int r = 0; r < n; r++)
+        CHECK(a2a_out[r] == r * 10 + i);
+    double red_in = i + 1, red = 0;
+    CHECK(collab_reduce(w, &red_in, &red, 1, COLLAB_DOUBLE, &SUM, 0, NULL) == COLLAB_OK);
+    if (i == 0)
+        CHECK(red == n * (n + 1) / 2.0);
+    double rs_in[MAXP], rs_out = 0;
+    for (int r = 0; r < n; r++)
+        rs_in[r] = r + i;
+    CHECK(collab_reduce_scatter_block(w, rs_in, &rs_out, 1, COLLAB_DOUBLE, &SUM, NULL) ==
+          COLLAB_OK);
+    CHECK(rs_out == n * i + n * (n - 1) / 2.0);
+
+    /* Nonblocking: two outstanding. */
+    collab_request_t *q1 = NULL, *q2 = NULL;
+    double nx = 1, ny = 0;
+    CHECK(collab_allreduce(w, &nx, &ny, 1, COLLAB_DOUBLE, &SUM, &q1) == COLLAB_OK);
+    CHECK(collab_barrier(w, &q2) == COLLAB_OK);
+    CHECK(collab_wait(&q2, NULL) == COLLAB_OK);
+    CHECK(collab_wait(&q1, NULL) == COLLAB_OK && ny == n);
+
+    /* Point-to-point: a ring, then everyone to rank 0 with ANY_SOURCE. */
+    int token = i * 1000, in = -1;
+    collab_status_info_t st;
+    collab_request_t *rr = NULL;
+    CHECK(collab_recv(w, &in, sizeof in, (i + n - 1) % n, 7, NULL, &rr) == COLLAB_OK);
+    CHECK(collab_send(w, &token, sizeof token, (i + 1) % n, 7, NULL) == COLLAB_OK);
+    CHECK(collab_wait(&rr, &st) == COLLAB_OK);
+    CHECK(in == ((i + n - 1) % n) * 1000 && st.source == (i + n - 1) % n && st.tag == 7);
+    if (i != 0) {
+        CHECK(collab_send(w, &i, sizeof i, 0, 40 + i, NULL) == COLLAB_OK);
+    } else {
+        int seen = 0;
+        for (int k = 1; k < n; k++) {
+            int who = -1;
+            CHECK(collab_recv(w, &who, sizeof who, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, &st,
+                              NULL) == COLLAB_OK);
+            CHECK(who == st.source && st.tag == 40 + who);
+            seen |= 1 << who;
+        }
+        CHECK(seen == ((1 << n) - 2));
+    }
+    /* Mprobe from a peer. */
+    if (i == 1) {
+        double pv = 3.25;
+        CHECK(collab_send(w, &pv, sizeof pv, 2, 99, NULL) == COLLAB_OK);
+    } else if (i == 2) {
+        int flag = 0;
+        collab_message_t *m = NULL;
+        CHECK(collab_probe(w, 1, 99, 1, &flag, &st, &m) == COLLAB_OK && flag == 1);
+        double pv = 0;
+        CHECK(st.bytes == sizeof pv);
+        CHECK(collab_mrecv(&m, &pv, sizeof pv, &st) == COLLAB_OK && pv == 3.25);
+    }
+
+    /* Split by parity, reversed key order; dup. */
+    collab_comm_t *sp = NULL, *d = NULL;
+    CHECK(collab_comm_split(w, i % 2, -i, &sp) == COLLAB_OK && sp != NULL);
+    int members = (n + 1 - i % 2) / 2;
+    CHECK(collab_comm_size(sp) == members);
+    double sx = i + 1, sy = 0, expect = 0;
+    for (int r = i % 2; r < n; r += 2)
+        expect += r + 1;
+    CHECK(collab_allreduce(sp, &sx, &sy, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(sy == expect);
+    /* Highest world rank of the colour is rank 0 (key -i). */
+    int top = -1;
+    for (int r = i % 2; r < n; r += 2)
+        top = r;
+    CHECK(collab_comm_world_rank_of(sp, 0) == top);
+    CHECK(collab_comm_dup(w, &d) == COLLAB_OK);
+    CHECK(collab_allreduce(d, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(y == n * (n + 1) / 2.0);
+    CHECK(collab_comm_free(&sp) == COLLAB_OK);
+    CHECK(collab_comm_free(&d) == COLLAB_OK);
+
+    CHECK(collab_barrier(w, NULL) == COLLAB_OK);
+    free(big);
+    free(res);
+    free(b);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+/* Survivors run allreduces until the group has shrunk, then check the
+   swarm rule and that they agree bitwise. */
+static void survive(collab_comm_t *w, int i, int n, int victim)
+{
+    double t0 = now_s();
+    double y = 0;
+    collab_info_t info = {0};
+    int iters = 0;
+    do {
+        double x = i + 1;
+        CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        CHECK(collab_last_info(&info) == COLLAB_OK);
+        iters++;
+    } while (info.group_size == n && now_s() - t0 < 30 && iters < 100000);
+    CHECK(info.group_size == n - 1);
+    double sum = 0;
+    for (int r = 0; r < n; r++)
+        if (r != victim)
+            sum += r + 1;
+    CHECK(y == n * sum / (n - 1)); /* absent rank counted as the mean */
+    double hi = 0, lo = 0;
+    CHECK(collab_allreduce(w, &y, &hi, 1, COLLAB_DOUBLE, &MAX, NULL) == COLLAB_OK);
+    CHECK(collab_allreduce(w, &y, &lo, 1, COLLAB_DOUBLE, &MIN, NULL) == COLLAB_OK);
+    CHECK(hi == lo && hi == y);
+    /* The dead rank: sends and receives fail instead of hanging. */
+    int v = 0;
+    CHECK(collab_recv(w, &v, sizeof v, victim, 0, NULL, NULL) == COLLAB_ERR_PROC_FAILED);
+    CHECK(collab_send(w, &v, sizeof v, victim, 0, NULL) == COLLAB_ERR_PROC_FAILED);
+    fprintf(stderr, "[test] rank %d: went on without rank %d after %.2f s (%d allreduces)\n", i,
+            victim, now_s() - t0, iters);
+}
+
+static int s_victim = 2;
+
+static int child_kill(int i, int n)
+{
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    double x = i + 1, y = 0;
+    CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(y == n * (n + 1) / 2.0);
+    CHECK(collab_barrier(w, NULL) == COLLAB_OK);
+    if (i == s_victim)
+        raise(SIGKILL);
+    survive(w, i, n, s_victim);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+static int child_stop(int i, int n)
+{
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    CHECK(collab_barrier(w, NULL) == COLLAB_OK);
+    if (i == s_victim)
+        raise(SIGSTOP);
+    double t0 = now_s();
+    survive(w, i, n, s_victim);
+    /* Silence is only noticed after COLLAB_TIMEOUT (2 s). */
+    CHECK(now_s() - t0 >= 1.5);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+static int child_goodbye(int i, int n)
+{
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    double x = i + 1, y = 0;
+    CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (i == s_victim) {
+        CHECK(collab_finalize() == COLLAB_OK);
+        return 0;
+    }
+    double t0 = now_s();
+    survive(w, i, n, s_victim);
+    /* A goodbye is acted on at once: no COLLAB_TIMEOUT (5 s here) wait. */
+    CHECK(now_s() - t0 < 3.0);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+static int s_pipe[2];
+
+static int child_errors(int i, int n)
+{
+    (void)n;
+    if (i == 0) {
+        setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        int rc = collab_init(NULL);
+        if (rc != COLLAB_OK)
+            return 2;
+        close(s_pipe[1]);
+        char c;
+        /* Wait until the parent says the joiners are done. */
+        while (read(s_pipe[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        CHECK(collab_finalize() == COLLAB_OK);
+        return 0;
+    }
+    close(s_pipe[0]);
+    close(s_pipe[1]);
+    if (i == 1) {
+        setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        setenv("COLLAB_WORLD_SIZE", "5", 1); /* the founder said 3 */
+        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
+    } else {
+        setenv("COLLAB_SWARM_KEY", "the wrong swarm key", 1);
+        double t0 = now_s();
+        CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
+        CHECK(now_s() - t0 < 20); /* refused, not timed out */
+    }
+    return 0;
+}
+
+static int child_unreachable(int i, int n)
+{
+    (void)i;
+    (void)n;
+    /* Nothing listens on the port of peer 1 (it is never started). */
+    double t0 = now_s();
+    setenv("COLLAB_TIMEOUT", "1", 1);
+    CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
+    double el = now_s() - t0;
+    CHECK(el >= 29.0 && el < 45.0);
+    CHECK(!collab_initialized());
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *sc = argc > 1 ? argv[1] : "basic";
+    int rc;
+    if (strcmp(sc, "basic") == 0) {
+        prepare(4);
+        rc = run(4, child_basic, sc, 90, 0);
+        cleanup_dir(4);
+    } else if (strcmp(sc, "kill") == 0 || strcmp(sc, "kill0") == 0) {
+        s_victim = strcmp(sc, "kill0") == 0 ? 0 : 2;
+        prepare(3);
+        rc = run(3, child_kill, sc, 90, 1u << s_victim);
+        cleanup_dir(3);
+    } else if (strcmp(sc, "stop") == 0) {
+        s_victim = 1;
+        prepare(3);
+        rc = run(3, child_stop, sc, 90, 1u << s_victim);
+        cleanup_dir(3);
+    } else if (strcmp(sc, "goodbye") == 0) {
+        setenv("COLLAB_TIMEOUT", "5", 1);
+        s_victim = 2;
+        prepare(3);
+        rc = run(3, child_goodbye, sc, 90, 0);
+        cleanup_dir(3);
+    } else if (strcmp(sc, "errors") == 0) {
+        prepare(3);
+        if (pipe(s_pipe) != 0)
+            return 3;
+        /* Run the founder alone first so that the joiners find it. */
+        pid_t founder = fork();
+        if (founder == 0) {
+            s_rank = 0;
+            child_env(0, 3, sc);
+            _exit(child_errors(0, 3) != 0 || s_failures > 0 ? 1 : 0);
+        }
+        close(s_pipe[0]);
+        /* Peers 1 and 2 list peer 0 only. */
+        char only0[300];
+        snprintf(only0, sizeof only0, "%s", s_addr[0]);
+        pid_t j[2];
+        for (int k = 1; k <= 2; k++) {
+            j[k - 1] = fork();
+            if (j[k - 1] == 0) {
+                s_rank = k;
+                child_env(k, 3, sc);
+                setenv("COLLAB_INITIAL_PEERS", only0, 1);
+                unsetenv("COLLAB_WORLD_SIZE");
+                _exit(child_errors(k, 3) != 0 || s_failures > 0 ? 1 : 0);
+            }
+        }
+        int st1, st2, st0;
+        waitpid(j[0], &st1, 0);
+        waitpid(j[1], &st2, 0);
+        close(s_pipe[1]);
+        waitpid(founder, &st0, 0);
+        rc = (WIFEXITED(st0) && WEXITSTATUS(st0) == 0 && WIFEXITED(st1) &&
+              WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0)
+                 ? 0
+                 : 1;
+        cleanup_dir(3);
+    } else if (strcmp(sc, "unreachable") == 0) {
+        prepare(2);
+        /* Only peer 1's process runs; it lists peer 0, which never starts. */
+        pid_t p = fork();
+        if (p == 0) {
+            s_rank = 1;
+            child_env(1, 2, sc);
+            _exit(child_unreachable(1, 2) != 0 || s_failures > 0 ? 1 : 0);
+        }
+        int st;
+        waitpid(p, &st, 0);
+        rc = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+        cleanup_dir(2);
+    } else {
+        fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|errors|unreachable\n");
+        return 2;
+    }
+    fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");
+    return rc;
+}

@@ -1,0 +1,82 @@
+include_guard(GLOBAL)
+# coll_check (built with mpicc.mpich) and the multi-process tests listed in
+# tests/coll/testlist, each run through tests/coll/run_test.sh.
+
+set(_cc_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_cc_sources
+    ${_cc_dir}/coll_check.c ${_cc_dir}/cc_types.c ${_cc_dir}/cc_reduce.c
+    ${_cc_dir}/cc_move.c ${_cc_dir}/cc_nonblocking.c ${_cc_dir}/cc_comm.c
+    ${_cc_dir}/cc_p2p.c ${_cc_dir}/cc_errors.c)
+set(COLLAB_COLL_CHECK ${CMAKE_CURRENT_BINARY_DIR}/coll/coll_check)
+collab_mpich_program(coll_check
+  OUTPUT ${COLLAB_COLL_CHECK}
+  SOURCES ${_cc_sources}
+  DEPENDS ${_cc_dir}/coll_check.h
+  LIBS -lm)
+
+# Programs a testlist line may name.
+set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
+set(_cc_prog_trainer ${COLLAB_TRAINER})
+
+# Registers coll.<name>.<mode> for every line of the test list.
+function(collab_read_testlist file)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+  file(STRINGS ${file} lines)
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" line)
+    if(line STREQUAL "" OR line MATCHES "^#")
+      continue()
+    endif()
+    string(REGEX REPLACE "[ \t]+" ";" f "${line}")
+    list(LENGTH f n)
+    if(n LESS 6)
+      message(FATAL_ERROR "${file}: needs name, peers, program, modes, timeout, expect: '${line}'")
+    endif()
+    list(GET f 0 name)
+    list(GET f 1 np)
+    list(GET f 2 prog)
+    list(GET f 3 modes)
+    list(GET f 4 tmo)
+    list(GET f 5 expect)
+    set(args "")
+    if(n GREATER 6)
+      list(SUBLIST f 6 -1 args)
+    endif()
+    if(NOT np MATCHES "^[1-9][0-9]*$" OR NOT tmo MATCHES "^[1-9][0-9]*$")
+      message(FATAL_ERROR "${file}: peers and timeout must be positive integers: '${line}'")
+    endif()
+    if(NOT DEFINED _cc_prog_${prog})
+      message(FATAL_ERROR "${file}: unknown program '${prog}' in '${line}'")
+    endif()
+    set(path ${_cc_prog_${prog}})
+    string(REPLACE "," ";" modes "${modes}")
+    foreach(mode IN LISTS modes)
+      if(NOT mode MATCHES "^(mpich|preload|replace|compare)$")
+        message(FATAL_ERROR "${file}: unknown mode '${mode}' in '${line}'")
+      endif()
+      set(test coll.${name}.${mode})
+      add_test(NAME ${test}
+        COMMAND bash ${_cc_dir}/run_test.sh
+          --mode ${mode} --np ${np} --timeout ${tmo} --expect ${expect}
+          --collab-run ${COLLAB_RUN} --mpiexec ${COLLAB_MPIEXEC_MPICH}
+          --logdir ${CMAKE_CURRENT_BINARY_DIR}/logs/${name}.${mode}
+          -- ${path} ${args})
+      # compare runs the program twice.
+      if(mode STREQUAL "compare")
+        math(EXPR limit "2 * ${tmo} + 90")
+      else()
+        math(EXPR limit "${tmo} + 60")
+      endif()
+      set(labels coll ${mode})
+      if(NOT mode STREQUAL "mpich")
+        list(APPEND labels collab)
+      endif()
+      set_tests_properties(${test} PROPERTIES TIMEOUT ${limit} LABELS "${labels}"
+        PROCESSORS ${np})
+    endforeach()
+  endforeach()
+endfunction()
+
+if(COLLAB_MPICC_MPICH)
+  collab_read_testlist(${_cc_dir}/testlist)
+endif()

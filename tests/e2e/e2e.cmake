@@ -1,0 +1,43 @@
+include_guard(GLOBAL)
+# End-to-end tests: real processes, real signals (collab-run's --chaos),
+# the example trainer built with mpicc.mpich.  Each test is a shell script
+# in this folder; the ones that need the elastic swarm (joins, failures,
+# stragglers) carry the label `elastic`.
+
+set(_e2e_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_e2e_env
+  E2E_RUN=${COLLAB_RUN}
+  E2E_TRAINER=${COLLAB_TRAINER}
+  E2E_MPIEXEC=${COLLAB_MPIEXEC_MPICH}
+  E2E_LIBDIR=${COLLAB_LIBDIR}
+  E2E_OUT=${CMAKE_CURRENT_BINARY_DIR}/e2e
+  E2E_PYTHON=${COLLAB_PYTHON})
+
+# collab_e2e(<name> <script> <peers> <timeout> <labels> [args...])
+function(collab_e2e name script peers timeout labels)
+  add_test(NAME e2e.${name} COMMAND bash ${_e2e_dir}/${script} ${ARGN})
+  set_tests_properties(e2e.${name} PROPERTIES
+    ENVIRONMENT "${_e2e_env};E2E_NAME=${name}"
+    TIMEOUT ${timeout}
+    PROCESSORS ${peers}
+    LABELS "e2e;${labels}")
+  if(NOT name STREQUAL "reference")
+    set_tests_properties(e2e.${name} PROPERTIES FIXTURES_REQUIRED e2e_reference)
+  endif()
+endfunction()
+
+if(COLLAB_MPICC_MPICH)
+  collab_e2e(reference reference.sh 4 330 mpich)
+  set_tests_properties(e2e.reference PROPERTIES FIXTURES_SETUP e2e_reference)
+  collab_e2e(trainer_preload trainer.sh 4 300 collab preload)
+  collab_e2e(trainer_replace trainer.sh 4 300 collab replace)
+  collab_e2e(bad_config bad_config.sh 2 900 collab)
+  collab_e2e(unreachable_peer unreachable_peer.sh 1 200 collab)
+  collab_e2e(kill_join kill_join.sh 4 360 "collab;elastic")
+  collab_e2e(stop stop.sh 4 360 "collab;elastic")
+  collab_e2e(kill_two_of_three kill_two_of_three.sh 3 360 "collab;elastic")
+  collab_e2e(kill_leader kill_in_allreduce.sh 4 360 "collab;elastic" leader)
+  collab_e2e(kill_reducer kill_in_allreduce.sh 4 360 "collab;elastic" reducer)
+  collab_e2e(kill_sender kill_in_allreduce.sh 4 360 "collab;elastic" sender)
+  collab_e2e(chaos_soak chaos_soak.sh 4 460 "collab;elastic")
+endif()

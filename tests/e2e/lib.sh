@@ -1,0 +1,134 @@
+# lib.sh - shared helpers of the end-to-end tests (sourced, not run).
+#
+# The tests get their inputs from E2E_* variables set by e2e.cmake (never
+# COLLAB_*: peers inherit the environment and the library refuses unknown
+# COLLAB_* names):
+#   E2E_RUN       collab-run
+#   E2E_TRAINER   examples/trainer, built with mpicc.mpich
+#   E2E_MPIEXEC   mpiexec.mpich
+#   E2E_LIBDIR    the build's lib/ (libmpicollab.so, mpicollab/libmpich.so.12)
+#   E2E_OUT       folder for logs; the MPICH reference lives there
+#   E2E_PYTHON    a python3 (only for arithmetic on floats)
+
+set -u
+
+E2E_NAME=${E2E_NAME:-$(basename "$0" .sh)}
+E2E_LOG="${E2E_OUT:?E2E_OUT is not set}/$E2E_NAME"
+mkdir -p "$E2E_LOG" || exit 1
+rm -f "$E2E_LOG"/*.out "$E2E_LOG"/*.err
+
+# The trainer arguments shared by every test that compares with the MPICH
+# reference (results depend on --steps, --seed and the world size only).
+E2E_STEPS=120
+E2E_REF="$E2E_OUT/reference.txt"
+
+say() { echo "$E2E_NAME: $*"; }
+
+# Prints why the test failed, the tail of each log (or only of the runs
+# named in $E2E_FAILED_RUNS), and exits 1.
+fail() {
+    echo "$E2E_NAME: FAILED: $*" >&2
+    local -a files=()
+    local f r
+    if [ -n "${E2E_FAILED_RUNS:-}" ]; then
+        for r in $E2E_FAILED_RUNS; do files+=("$E2E_LOG/$r.out" "$E2E_LOG/$r.err"); done
+    else
+        files=("$E2E_LOG"/*.out "$E2E_LOG"/*.err)
+    fi
+    for f in "${files[@]}"; do
+        [ -s "$f" ] || continue
+        if [ "$(wc -l <"$f")" -gt 30 ]; then
+            echo "----- $f (faults, errors and ends)" >&2
+            grep -E 'collab-run: (chaos|summary)|error|fatal|FAIL|starts at step|done steps' "$f" |
+                head -n 40 >&2
+        fi
+        echo "----- $f (last 30 lines)" >&2
+        tail -n 30 "$f" >&2
+    done
+    exit 1
+}
+
+pass() {
+    say "PASSED${1:+: $1}"
+    exit 0
+}
+
+need() {
+    for v in "$@"; do
+        local path=${!v:-}
+        [ -n "$path" ] && [ -x "$path" ] || fail "$v ($path) is not built or not executable"
+    done
+}
+
+# run_logged NAME LIMIT cmd...  runs cmd with an outer time limit, output in
+# $E2E_LOG/NAME.out/.err; sets $status and $elapsed (seconds).
+run_logged() {
+    local name=$1 limit=$2
+    shift 2
+    say "[$name] $*"
+    local t0=$SECONDS
+    timeout -k 5 "$limit" "$@" >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err"
+    status=$?
+    elapsed=$((SECONDS - t0))
+    say "[$name] exit status $status after $elapsed s"
+}
+
+# collab NAME TIMEOUT [collab-run options...] -- program args...
+# Runs collab-run with --timeout TIMEOUT (and a slightly longer outer limit).
+collab() {
+    local name=$1 tmo=$2
+    shift 2
+    run_logged "$name" $((tmo + 30)) "$E2E_RUN" --timeout "$tmo" --tag-output "$@"
+}
+
+# The trainer's end lines in a log, one per peer that finished.
+done_lines() { grep -h 'trainer: rank [0-9]* pid [0-9]* done steps' "$@" || true; }
+
+# Number of peers that finished.
+count_done() { done_lines "$@" | wc -l; }
+
+# Distinct parameter checksums among the peers that finished.
+checksums() { done_lines "$@" | sed -n 's/.* checksum \([0-9a-f]*\).*/\1/p' | sort -u; }
+
+# Final losses, one per finished peer.
+losses() { done_lines "$@" | sed -n 's/.* final loss \([^ ]*\) .*/\1/p'; }
+
+# Start steps of every peer that started ("starts at step N").
+start_steps() { grep -h 'trainer: rank [0-9]* pid [0-9]* starts at step' "$@" |
+    sed -n 's/.* starts at step \([0-9]*\).*/\1/p'; }
+
+# Fails unless every finished peer reports the same checksum and at least
+# $2 peers finished.
+expect_agreement() {
+    local log=$1 want=$2
+    local n sums
+    n=$(count_done "$log")
+    sums=$(checksums "$log" | wc -l)
+    [ "$n" -ge "$want" ] || fail "$n peers finished, expected at least $want"
+    [ "$sums" -eq 1 ] || fail "peers disagree: $sums distinct checksums: $(checksums "$log" | tr '\n' ' ')"
+    say "$n peers finished with the same parameters (checksum $(checksums "$log"))"
+}
+
+# float_cmp EXPR: evaluates a Python boolean expression on floats.
+float_cmp() {
+    "${E2E_PYTHON:-python3}" -c "import sys; sys.exit(0 if ($1) else 1)"
+}
+
+# The MPICH reference loss (made by the e2e.reference fixture).
+ref_loss() {
+    [ -s "$E2E_REF" ] || fail "no MPICH reference in $E2E_REF (run the e2e.reference test)"
+    sed -n 's/^loss //p' "$E2E_REF"
+}
+
+# Fails unless every finished peer's loss is at most FACTOR times the
+# reference (plus a small slack): faults may cost a little accuracy, not
+# the training.
+expect_loss_near_reference() {
+    local log=$1 factor=$2 ref l
+    ref=$(ref_loss)
+    for l in $(losses "$log"); do
+        float_cmp "$l == $l and $l <= $factor * $ref + 0.005" ||
+            fail "final loss $l is not within ${factor}x of MPICH's $ref"
+    done
+    say "final losses $(losses "$log" | sort -u | tr '\n' ' ')(MPICH: $ref)"
+}
