@@ -195,6 +195,7 @@ typedef struct {
 
 #define CLI_PRE 1 /* cli_enter flag: allowed before MPI_Init / after MPI_Finalize */
 
+/* Fills a call context for `name` with no communicator yet. */
 void cli_call_init(cli_call_t *call, const char *name);
 /* Starts a call: checks the library state (unless CLI_PRE).  Returns
    MPI_SUCCESS or the error code already reported. */
@@ -228,15 +229,19 @@ int cli_err(cli_call_t *call, int errclass, const char *arg, const char *fmt, ..
 int cli_err_core(cli_call_t *call, int status, const char *what);
 /* Maps a collab_status_t to this ABI's error class (0 for COLLAB_OK). */
 int cli_class_of_status(int status);
-/* The unsupported paths of the generated bindings. */
+/* The unsupported paths of the generated bindings: through the handler of
+   comm (or world), through the file handler (MPI_ERRORS_RETURN), or the
+   tool interface's MPI_T_ERR_NOT_SUPPORTED without a handler. */
 int cli_unsupported(cli_call_t *call, MPI_Comm comm, const char *reason);
 int cli_unsupported_file(cli_call_t *call, const char *reason);
 int cli_unsupported_tool(cli_call_t *call, const char *name);
 /* Writes one "[collab] ..." line to stderr with a single write(). */
 void cli_log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Error handler objects. */
-cli_errh_t *cli_errh_lookup(MPI_Errhandler h, int *status);
+/* Error handler objects: lookup (NULL and *why as for the other kinds),
+   handle, and references (a handle and every communicator using it hold
+   one; the object goes when the last is dropped). */
+cli_errh_t *cli_errh_lookup(MPI_Errhandler h, int *why);
 MPI_Errhandler cli_errh_handle(const cli_errh_t *e);
 void cli_errh_ref(cli_errh_t *e);   /* cli.lock held */
 void cli_errh_unref(cli_errh_t *e); /* cli.lock held */
@@ -293,7 +298,10 @@ void cli_info_env_fill(int argc, char **argv, int thread_level);
    (MPI_Finalize). */
 void cli_req_sweep(int blocking);
 
-/* Communicators (cli_comm.c). */
+/* Communicators (cli_comm.c).  cli_comm_wrap makes a face communicator
+   around a new core one (takes ownership of core, inherits parent's error
+   handler) and returns its handle; cli_comm_check_live reports
+   MPIX_ERR_REVOKED for a revoked communicator. */
 int cli_comm_wrap(cli_call_t *call, cli_comm_t *parent, collab_comm_t *core, MPI_Comm *out);
 int cli_comm_check_live(cli_call_t *call, cli_comm_t *c);
 
@@ -328,16 +336,21 @@ typedef struct {
 int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t *out,
                    cli_user_op_ctx_t *ctx, collab_dtype_t *ctype, MPI_Count *cmult);
 
-/* Requests (cli_request.c).  cli_req_new returns a registered request
-   (handle in *out) wrapping core (may be NULL with done = 1). */
+/* Requests (cli_request.c).  cli_req_start registers a request wrapping
+   the core request `core` (handle in *out); `finish` runs once when it
+   completes and owns `aux`.  On failure the operation is completed first
+   (its hook run) and the error reported. */
 int cli_req_start(cli_call_t *call, int kind, cli_comm_t *comm, collab_request_t *core,
                   cli_req_finish_fn finish, void *aux, MPI_Request *out);
 /* A request that is already complete with the given result. */
 int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
                  const collab_status_info_t *st, MPI_Request *out);
 
-/* Status helpers. */
+/* Fills *st (unless MPI_STATUS_IGNORE) from a core result: source, tag
+   and byte count for receives, the empty status otherwise; MPI_ERROR is
+   left alone (the multiple-completion calls set it). */
 void cli_status_fill(MPI_Status *st, int kind, int status, const collab_status_info_t *info);
+/* The status of a receive from MPI_PROC_NULL. */
 void cli_status_proc_null(MPI_Status *st);
 
 /* Records that a collective on c completed (for MPIX_Collab_*). */

@@ -2,15 +2,16 @@
 
     The predefined ops map to collab_op_kind_t.  Before a reduction runs,
     cli_op_prepare() checks the op against the datatype with the MPI
-    standard's table (MAX/MIN on integers and floating point, SUM/PROD
-    also on complex, logical ops on integers and logicals, bitwise ops on
-    integers and MPI_BYTE, MINLOC/MAXLOC on pair types; MPI_REPLACE and
-    MPI_NO_OP only in one-sided accumulates) and reports MPI_ERR_OP; a
-    combination the standard allows but the core cannot compute (e.g.
-    128-bit reals) is MPI_ERR_UNSUPPORTED_OPERATION.  User ops
-    (MPI_Op_create) reach the core as COLLAB_OP_USER through a trampoline
-    that calls the program's function with its own datatype handle and
-    element count.
+    standard's rules and reports MPI_ERR_OP: predefined ops apply to
+    predefined datatypes only (derived types need a user op); MAX/MIN to
+    integers and floating point, SUM/PROD also to complex, logical ops to
+    C integers and logicals, bitwise ops to integers and MPI_BYTE,
+    MINLOC/MAXLOC to pair types; MPI_REPLACE and MPI_NO_OP only in
+    one-sided accumulates.  A combination the standard allows but the core
+    cannot compute (e.g. 128-bit reals) is MPI_ERR_UNSUPPORTED_OPERATION.
+    User ops (MPI_Op_create) reach the core as COLLAB_OP_USER through a
+    trampoline that calls the program's function with its own datatype
+    handle and element count.
 */
 #include "cli.h"
 #include "cli_impl.h"
@@ -167,6 +168,11 @@ int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t
     }
     int kind = op->predef;
     const char *tname = cli_predef_types[type->base_predef].name;
+    if (type->predef < 0) /* unlike accumulate, reductions allow only predefined types */
+        return cli_err(call, MPI_ERR_OP, "op",
+                       "%s is defined only for predefined datatypes, not for a derived type "
+                       "(use a user-defined op)",
+                       cli_op_names[kind]);
     if (kind == COLLAB_OP_REPLACE || kind == COLLAB_OP_NO_OP)
         return cli_err(call, MPI_ERR_OP, "op", "%s is only valid in one-sided accumulate calls",
                        cli_op_names[kind]);

@@ -15,9 +15,9 @@
 #ifndef CLI_ABI_H_INCLUDED
 #define CLI_ABI_H_INCLUDED
 
-#include <mpi.h>
 #include "cli_ids.h"
 #include "objects.h"
+#include <mpi.h>
 
 /* ---------------------------------------------------------------------- */
 /* Constants (docs/abi.md 3.2). */
@@ -110,7 +110,10 @@ static inline MPI_Comm cli_abi_comm_dyn(int index)
     MPI_Comm h = (MPI_Comm)cl_ompi_dyn_handle(CL_OMPI_DYN_COMM, index);
     return h != NULL ? h : MPI_COMM_NULL;
 }
-static inline MPI_Comm cli_abi_comm_null(void) { return MPI_COMM_NULL; }
+static inline MPI_Comm cli_abi_comm_null(void)
+{
+    return MPI_COMM_NULL;
+}
 
 /* Groups. */
 static inline int cli_abi_group_decode(MPI_Group h, int *id)
@@ -130,7 +133,10 @@ static inline MPI_Group cli_abi_group_dyn(int index)
     MPI_Group h = (MPI_Group)cl_ompi_dyn_handle(CL_OMPI_DYN_GROUP, index);
     return h != NULL ? h : MPI_GROUP_NULL;
 }
-static inline MPI_Group cli_abi_group_null(void) { return MPI_GROUP_NULL; }
+static inline MPI_Group cli_abi_group_null(void)
+{
+    return MPI_GROUP_NULL;
+}
 
 /* Datatypes: the object -> CLI_T_* id table is in handles.c. */
 extern const short cl_ompi_type_to_cli[CL_OMPI_DATATYPE_COUNT]; /* -1: decodes as NULL */
@@ -151,7 +157,10 @@ static inline MPI_Datatype cli_abi_type_dyn(int index)
     MPI_Datatype h = (MPI_Datatype)cl_ompi_dyn_handle(CL_OMPI_DYN_TYPE, index);
     return h != NULL ? h : MPI_DATATYPE_NULL;
 }
-static inline MPI_Datatype cli_abi_type_null(void) { return MPI_DATATYPE_NULL; }
+static inline MPI_Datatype cli_abi_type_null(void)
+{
+    return MPI_DATATYPE_NULL;
+}
 
 /* Ops. */
 extern const signed char cl_ompi_op_to_cli[CL_OMPI_OP_COUNT];
@@ -168,15 +177,17 @@ static inline MPI_Op cli_abi_op_dyn(int index)
     MPI_Op h = (MPI_Op)cl_ompi_dyn_handle(CL_OMPI_DYN_OP, index);
     return h != NULL ? h : MPI_OP_NULL;
 }
-static inline MPI_Op cli_abi_op_null(void) { return MPI_OP_NULL; }
+static inline MPI_Op cli_abi_op_null(void)
+{
+    return MPI_OP_NULL;
+}
 
 /* Error handlers.  Open MPI 4.1 has no MPI_ERRORS_ABORT; the C++
    MPI::ERRORS_THROW_EXCEPTIONS object behaves as MPI_ERRORS_RETURN for C
    callers. */
 static inline int cli_abi_errh_decode(MPI_Errhandler h, int *id)
 {
-    int rc = cl_ompi_decode(h, MPI_ERRHANDLER_NULL, CL_OMPI_KIND_ERRHANDLER, CL_OMPI_DYN_ERRH,
-                            id);
+    int rc = cl_ompi_decode(h, MPI_ERRHANDLER_NULL, CL_OMPI_KIND_ERRHANDLER, CL_OMPI_DYN_ERRH, id);
     if (rc == CLI_H_PREDEF)
         *id = *id == CL_OMPI_ERRORS_ARE_FATAL ? CLI_ERRH_FATAL : CLI_ERRH_RETURN;
     return rc;
@@ -190,7 +201,10 @@ static inline MPI_Errhandler cli_abi_errh_dyn(int index)
     MPI_Errhandler h = (MPI_Errhandler)cl_ompi_dyn_handle(CL_OMPI_DYN_ERRH, index);
     return h != NULL ? h : MPI_ERRHANDLER_NULL;
 }
-static inline MPI_Errhandler cli_abi_errh_null(void) { return MPI_ERRHANDLER_NULL; }
+static inline MPI_Errhandler cli_abi_errh_null(void)
+{
+    return MPI_ERRHANDLER_NULL;
+}
 
 /* Requests: only MPI_REQUEST_NULL is predefined. */
 static inline int cli_abi_req_decode(MPI_Request h, int *id)
@@ -205,7 +219,10 @@ static inline MPI_Request cli_abi_req_dyn(int index)
     MPI_Request h = (MPI_Request)cl_ompi_dyn_handle(CL_OMPI_DYN_REQ, index);
     return h != NULL ? h : MPI_REQUEST_NULL;
 }
-static inline MPI_Request cli_abi_req_null(void) { return MPI_REQUEST_NULL; }
+static inline MPI_Request cli_abi_req_null(void)
+{
+    return MPI_REQUEST_NULL;
+}
 
 /* Messages. */
 static inline int cli_abi_msg_decode(MPI_Message h, int *id)
@@ -225,7 +242,10 @@ static inline MPI_Message cli_abi_msg_dyn(int index)
     MPI_Message h = (MPI_Message)cl_ompi_dyn_handle(CL_OMPI_DYN_MSG, index);
     return h != NULL ? h : MPI_MESSAGE_NULL;
 }
-static inline MPI_Message cli_abi_msg_null(void) { return MPI_MESSAGE_NULL; }
+static inline MPI_Message cli_abi_msg_null(void)
+{
+    return MPI_MESSAGE_NULL;
+}
 
 /* Info objects. */
 static inline int cli_abi_info_decode(MPI_Info h, int *id)
@@ -245,7 +265,10 @@ static inline MPI_Info cli_abi_info_dyn(int index)
     MPI_Info h = (MPI_Info)cl_ompi_dyn_handle(CL_OMPI_DYN_INFO, index);
     return h != NULL ? h : MPI_INFO_NULL;
 }
-static inline MPI_Info cli_abi_info_null(void) { return MPI_INFO_NULL; }
+static inline MPI_Info cli_abi_info_null(void)
+{
+    return MPI_INFO_NULL;
+}
 
 /* Keyvals: Open MPI's predefined keys MPI_TAG_UB (0) .. MPI_UNIVERSE_SIZE
    (6); the window keys 7..11 are not communicator keys; keyvals created
@@ -257,22 +280,43 @@ static inline int cli_abi_keyval_decode(int h, int *id, int *fortran)
     if (h == MPI_KEYVAL_INVALID)
         return CLI_H_NULL;
     switch (h) {
-    case MPI_TAG_UB: *id = CLI_KEY_TAG_UB; return CLI_H_PREDEF;
-    case MPI_HOST: *id = CLI_KEY_HOST; return CLI_H_PREDEF;
-    case MPI_IO: *id = CLI_KEY_IO; return CLI_H_PREDEF;
-    case MPI_WTIME_IS_GLOBAL: *id = CLI_KEY_WTIME_IS_GLOBAL; return CLI_H_PREDEF;
-    case MPI_APPNUM: *id = CLI_KEY_APPNUM; return CLI_H_PREDEF;
-    case MPI_LASTUSEDCODE: *id = CLI_KEY_LASTUSEDCODE; return CLI_H_PREDEF;
-    case MPI_UNIVERSE_SIZE: *id = CLI_KEY_UNIVERSE_SIZE; return CLI_H_PREDEF;
-    default: break;
+    case MPI_TAG_UB:
+        *id = CLI_KEY_TAG_UB;
+        return CLI_H_PREDEF;
+    case MPI_HOST:
+        *id = CLI_KEY_HOST;
+        return CLI_H_PREDEF;
+    case MPI_IO:
+        *id = CLI_KEY_IO;
+        return CLI_H_PREDEF;
+    case MPI_WTIME_IS_GLOBAL:
+        *id = CLI_KEY_WTIME_IS_GLOBAL;
+        return CLI_H_PREDEF;
+    case MPI_APPNUM:
+        *id = CLI_KEY_APPNUM;
+        return CLI_H_PREDEF;
+    case MPI_LASTUSEDCODE:
+        *id = CLI_KEY_LASTUSEDCODE;
+        return CLI_H_PREDEF;
+    case MPI_UNIVERSE_SIZE:
+        *id = CLI_KEY_UNIVERSE_SIZE;
+        return CLI_H_PREDEF;
+    default:
+        break;
     }
     if (h < CL_OMPI_FIRST_KEYVAL || h - CL_OMPI_FIRST_KEYVAL > CLI_ABI_MAX_INDEX)
         return CLI_H_BAD;
     *id = h - CL_OMPI_FIRST_KEYVAL;
     return CLI_H_DYN;
 }
-static inline int cli_abi_keyval_dyn(int index) { return CL_OMPI_FIRST_KEYVAL + index; }
-static inline int cli_abi_keyval_null(void) { return MPI_KEYVAL_INVALID; }
+static inline int cli_abi_keyval_dyn(int index)
+{
+    return CL_OMPI_FIRST_KEYVAL + index;
+}
+static inline int cli_abi_keyval_null(void)
+{
+    return MPI_KEYVAL_INVALID;
+}
 
 /* ---------------------------------------------------------------------- */
 /* Status (docs/abi.md 3.3): _ucount holds bytes, _cancelled a flag. */
@@ -289,7 +333,10 @@ static inline void cli_abi_status_set_cancelled(MPI_Status *st, int flag)
 {
     st->_cancelled = flag ? 1 : 0;
 }
-static inline int cli_abi_status_cancelled(const MPI_Status *st) { return st->_cancelled; }
+static inline int cli_abi_status_cancelled(const MPI_Status *st)
+{
+    return st->_cancelled;
+}
 static inline void cli_abi_status_set(MPI_Status *st, int source, int tag, int error,
                                       MPI_Count bytes, int cancelled)
 {

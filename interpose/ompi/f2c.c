@@ -17,14 +17,14 @@
 
 /* First Fortran number of objects created at run time, per kind. */
 enum {
-    F_COMM_DYN = 3,     /* 0 world, 1 self, 2 null */
-    F_GROUP_DYN = 2,    /* 0 null, 1 empty */
-    F_TYPE_DYN = 100,   /* predefined types use 0..74 */
+    F_COMM_DYN = 3,   /* 0 world, 1 self, 2 null */
+    F_GROUP_DYN = 2,  /* 0 null, 1 empty */
+    F_TYPE_DYN = 100, /* predefined types use 0..74 */
     F_OP_DYN = CL_OMPI_OP_COUNT,
-    F_ERRH_DYN = 4,     /* 0 null, 1 fatal, 2 return, 3 C++ exceptions */
-    F_INFO_DYN = 2,     /* 0 null, 1 env */
-    F_MSG_DYN = 2,      /* 0 null, 1 no_proc */
-    F_REQ_DYN = 1       /* 0 null */
+    F_ERRH_DYN = 4, /* 0 null, 1 fatal, 2 return, 3 C++ exceptions */
+    F_INFO_DYN = 2, /* 0 null, 1 env */
+    F_MSG_DYN = 2,  /* 0 null, 1 no_proc */
+    F_REQ_DYN = 1   /* 0 null */
 };
 
 /* Fortran number of a table index, or -1 past the range of MPI_Fint. */
@@ -41,10 +41,14 @@ MPI_Fint cli_impl_Comm_c2f(cli_call_t *call, MPI_Comm comm)
     (void)call;
     int id = 0;
     switch (cli_abi_comm_decode(comm, &id)) {
-    case CLI_H_NULL: return 2;
-    case CLI_H_PREDEF: return id == CLI_COMM_WORLD ? 0 : 1;
-    case CLI_H_DYN: return f_of_index(F_COMM_DYN, id);
-    default: return -1;
+    case CLI_H_NULL:
+        return 2;
+    case CLI_H_PREDEF:
+        return id == CLI_COMM_WORLD ? 0 : 1;
+    case CLI_H_DYN:
+        return f_of_index(F_COMM_DYN, id);
+    default:
+        return -1;
     }
 }
 
@@ -70,10 +74,14 @@ MPI_Fint cli_impl_Group_c2f(cli_call_t *call, MPI_Group group)
     (void)call;
     int id = 0;
     switch (cli_abi_group_decode(group, &id)) {
-    case CLI_H_NULL: return 0;
-    case CLI_H_PREDEF: return 1;
-    case CLI_H_DYN: return f_of_index(F_GROUP_DYN, id);
-    default: return -1;
+    case CLI_H_NULL:
+        return 0;
+    case CLI_H_PREDEF:
+        return 1;
+    case CLI_H_DYN:
+        return f_of_index(F_GROUP_DYN, id);
+    default:
+        return -1;
     }
 }
 
@@ -93,8 +101,7 @@ MPI_Group cli_impl_Group_f2c(cli_call_t *call, MPI_Fint group)
 /* Datatypes: predefined ones by the Fortran column of objects.h. */
 
 #define TYPE_FORTRAN_(sym, idx, name, cli, fortran) [idx] = (short)(fortran),
-static const short type_fortran[CL_OMPI_DATATYPE_COUNT] = {
-    CL_OMPI_FOREACH_DATATYPE(TYPE_FORTRAN_)};
+static const short type_fortran[CL_OMPI_DATATYPE_COUNT] = {CL_OMPI_FOREACH_DATATYPE(TYPE_FORTRAN_)};
 
 MPI_Fint cli_impl_Type_c2f(cli_call_t *call, MPI_Datatype datatype)
 {
@@ -195,10 +202,14 @@ MPI_Fint cli_impl_Info_c2f(cli_call_t *call, MPI_Info info)
     (void)call;
     int id = 0;
     switch (cli_abi_info_decode(info, &id)) {
-    case CLI_H_NULL: return 0;
-    case CLI_H_PREDEF: return 1;
-    case CLI_H_DYN: return f_of_index(F_INFO_DYN, id);
-    default: return -1;
+    case CLI_H_NULL:
+        return 0;
+    case CLI_H_PREDEF:
+        return 1;
+    case CLI_H_DYN:
+        return f_of_index(F_INFO_DYN, id);
+    default:
+        return -1;
     }
 }
 
@@ -219,10 +230,14 @@ MPI_Fint cli_impl_Message_c2f(cli_call_t *call, MPI_Message message)
     (void)call;
     int id = 0;
     switch (cli_abi_msg_decode(message, &id)) {
-    case CLI_H_NULL: return 0;
-    case CLI_H_PREDEF: return 1;
-    case CLI_H_DYN: return f_of_index(F_MSG_DYN, id);
-    default: return -1;
+    case CLI_H_NULL:
+        return 0;
+    case CLI_H_PREDEF:
+        return 1;
+    case CLI_H_DYN:
+        return f_of_index(F_MSG_DYN, id);
+    default:
+        return -1;
     }
 }
 
@@ -243,9 +258,12 @@ MPI_Fint cli_impl_Request_c2f(cli_call_t *call, MPI_Request request)
     (void)call;
     int id = 0;
     switch (cli_abi_req_decode(request, &id)) {
-    case CLI_H_NULL: return 0;
-    case CLI_H_DYN: return f_of_index(F_REQ_DYN, id);
-    default: return -1;
+    case CLI_H_NULL:
+        return 0;
+    case CLI_H_DYN:
+        return f_of_index(F_REQ_DYN, id);
+    default:
+        return -1;
     }
 }
 
@@ -287,8 +305,7 @@ int cli_impl_Status_c2f(cli_call_t *call, const MPI_Status *c_status, MPI_Fint *
 {
     if (c_status == MPI_STATUS_IGNORE)
         return cli_err(call, MPI_ERR_ARG, "c_status", "MPI_STATUS_IGNORE cannot be converted");
-    if (f_status == NULL || f_status == MPI_F_STATUS_IGNORE ||
-        f_status == MPI_F_STATUSES_IGNORE)
+    if (f_status == NULL || f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE)
         return cli_err(call, MPI_ERR_ARG, "f_status", "must be a Fortran status array");
     memcpy(f_status, c_status, sizeof *c_status);
     return MPI_SUCCESS;
@@ -296,8 +313,7 @@ int cli_impl_Status_c2f(cli_call_t *call, const MPI_Status *c_status, MPI_Fint *
 
 int cli_impl_Status_f2c(cli_call_t *call, const MPI_Fint *f_status, MPI_Status *c_status)
 {
-    if (f_status == NULL || f_status == MPI_F_STATUS_IGNORE ||
-        f_status == MPI_F_STATUSES_IGNORE)
+    if (f_status == NULL || f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE)
         return cli_err(call, MPI_ERR_ARG, "f_status", "MPI_F_STATUS_IGNORE cannot be converted");
     if (c_status == MPI_STATUS_IGNORE)
         return cli_err(call, MPI_ERR_ARG, "c_status", "must be a status");

@@ -79,8 +79,7 @@ void *cl_ompi_dyn_handle(cl_ompi_dyn_kind_t k, int index)
 /* Predefined datatypes and ops <-> ABI-neutral ids. */
 
 #define TYPE_TO_CLI_(sym, idx, name, cli, fortran) [idx] = (short)(cli),
-const short cl_ompi_type_to_cli[CL_OMPI_DATATYPE_COUNT] = {
-    CL_OMPI_FOREACH_DATATYPE(TYPE_TO_CLI_)};
+const short cl_ompi_type_to_cli[CL_OMPI_DATATYPE_COUNT] = {CL_OMPI_FOREACH_DATATYPE(TYPE_TO_CLI_)};
 
 #define OP_TO_CLI_(sym, idx, name, core) [idx] = (signed char)(core),
 const signed char cl_ompi_op_to_cli[CL_OMPI_OP_COUNT] = {CL_OMPI_FOREACH_OP(OP_TO_CLI_)};

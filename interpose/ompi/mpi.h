@@ -95,11 +95,11 @@ typedef struct mca_base_pvar_session_t *MPI_T_pvar_session;
 /* MPI_Status: 24 bytes.  _ucount counts bytes, not elements. */
 
 struct ompi_status_public_t {
-    int MPI_SOURCE;  /* offset 0 */
-    int MPI_TAG;     /* offset 4 */
-    int MPI_ERROR;   /* offset 8 */
-    int _cancelled;  /* offset 12: 1 if the operation was cancelled */
-    size_t _ucount;  /* offset 16: bytes received */
+    int MPI_SOURCE; /* offset 0 */
+    int MPI_TAG;    /* offset 4 */
+    int MPI_ERROR;  /* offset 8 */
+    int _cancelled; /* offset 12: 1 if the operation was cancelled */
+    size_t _ucount; /* offset 16: bytes received */
 };
 typedef struct ompi_status_public_t ompi_status_public_t;
 typedef struct ompi_status_public_t MPI_Status;
@@ -108,8 +108,7 @@ typedef struct ompi_status_public_t MPI_Status;
 /* User callbacks. */
 
 typedef int(MPI_Datarep_extent_function)(MPI_Datatype, MPI_Aint *, void *);
-typedef int(MPI_Datarep_conversion_function)(void *, MPI_Datatype, int, void *, MPI_Offset,
-                                             void *);
+typedef int(MPI_Datarep_conversion_function)(void *, MPI_Datatype, int, void *, MPI_Offset, void *);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
 typedef void(ompi_file_errhandler_fn)(MPI_File *, int *, ...);
 typedef void(MPI_Win_errhandler_function)(MPI_Win *, int *, ...);
@@ -147,8 +146,8 @@ typedef void(MPI_Session_errhandler_function)(MPI_Session *, int *, ...);
 typedef int(MPIX_Grequest_poll_function)(void *, MPI_Status *);
 typedef int(MPIX_Grequest_wait_function)(int, void **, double, MPI_Status *);
 typedef void(MPI_User_function_c)(void *, void *, MPI_Count *, MPI_Datatype *);
-typedef int(MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count, void *,
-                                               MPI_Offset, void *);
+typedef int(MPI_Datarep_conversion_function_c)(void *, MPI_Datatype, MPI_Count, void *, MPI_Offset,
+                                               void *);
 typedef void(MPI_T_event_cb_function)(MPI_T_event_instance, MPI_T_event_registration,
                                       MPI_T_cb_safety, void *);
 typedef void(MPI_T_event_free_cb_function)(MPI_T_event_registration, MPI_T_cb_safety, void *);
@@ -449,32 +448,42 @@ enum {
 /* Expands X(symbol) once for every predefined datatype object that
    Open MPI 4.1's libmpi.so.40 exports (80 of them). */
 #define OMPI_FOREACH_PREDEFINED_DATATYPE(X)                                                        \
-    X(ompi_mpi_datatype_null) X(ompi_mpi_char) X(ompi_mpi_signed_char) X(ompi_mpi_unsigned_char)   \
-    X(ompi_mpi_byte) X(ompi_mpi_short) X(ompi_mpi_unsigned_short) X(ompi_mpi_int)                  \
-    X(ompi_mpi_unsigned) X(ompi_mpi_long) X(ompi_mpi_unsigned_long) X(ompi_mpi_long_long_int)      \
-    X(ompi_mpi_unsigned_long_long) X(ompi_mpi_float) X(ompi_mpi_double) X(ompi_mpi_long_double)    \
-    X(ompi_mpi_wchar) X(ompi_mpi_packed) X(ompi_mpi_cxx_bool) X(ompi_mpi_cxx_cplex)                \
-    X(ompi_mpi_cxx_dblcplex) X(ompi_mpi_cxx_ldblcplex) X(ompi_mpi_logical) X(ompi_mpi_character)   \
-    X(ompi_mpi_integer) X(ompi_mpi_real) X(ompi_mpi_dblprec) X(ompi_mpi_cplex)                     \
-    X(ompi_mpi_dblcplex) X(ompi_mpi_ldblcplex) X(ompi_mpi_2int) X(ompi_mpi_2integer)               \
-    X(ompi_mpi_2real) X(ompi_mpi_2dblprec) X(ompi_mpi_2cplex) X(ompi_mpi_2dblcplex)                \
-    X(ompi_mpi_float_int) X(ompi_mpi_double_int) X(ompi_mpi_longdbl_int) X(ompi_mpi_short_int)     \
-    X(ompi_mpi_long_int) X(ompi_mpi_logical1) X(ompi_mpi_logical2) X(ompi_mpi_logical4)            \
-    X(ompi_mpi_logical8) X(ompi_mpi_integer1) X(ompi_mpi_integer2) X(ompi_mpi_integer4)            \
-    X(ompi_mpi_integer8) X(ompi_mpi_integer16) X(ompi_mpi_real2) X(ompi_mpi_real4)                 \
-    X(ompi_mpi_real8) X(ompi_mpi_real16) X(ompi_mpi_complex8) X(ompi_mpi_complex16)                \
-    X(ompi_mpi_complex32) X(ompi_mpi_int8_t) X(ompi_mpi_uint8_t) X(ompi_mpi_int16_t)               \
-    X(ompi_mpi_uint16_t) X(ompi_mpi_int32_t) X(ompi_mpi_uint32_t) X(ompi_mpi_int64_t)              \
-    X(ompi_mpi_uint64_t) X(ompi_mpi_aint) X(ompi_mpi_offset) X(ompi_mpi_count)                     \
-    X(ompi_mpi_c_bool) X(ompi_mpi_c_complex) X(ompi_mpi_c_float_complex)                           \
-    X(ompi_mpi_c_double_complex) X(ompi_mpi_c_long_double_complex) X(ompi_mpi_lb) X(ompi_mpi_ub)   \
-    X(ompi_mpi_unavailable)
+    X(ompi_mpi_datatype_null)                                                                      \
+    X(ompi_mpi_char) X(ompi_mpi_signed_char) X(ompi_mpi_unsigned_char) X(ompi_mpi_byte) X(         \
+        ompi_mpi_short) X(ompi_mpi_unsigned_short) X(ompi_mpi_int) X(ompi_mpi_unsigned)            \
+        X(ompi_mpi_long) X(ompi_mpi_unsigned_long) X(ompi_mpi_long_long_int) X(                    \
+            ompi_mpi_unsigned_long_long) X(ompi_mpi_float) X(ompi_mpi_double)                      \
+            X(ompi_mpi_long_double) X(ompi_mpi_wchar) X(ompi_mpi_packed) X(ompi_mpi_cxx_bool) X(   \
+                ompi_mpi_cxx_cplex) X(ompi_mpi_cxx_dblcplex) X(ompi_mpi_cxx_ldblcplex)             \
+                X(ompi_mpi_logical) X(ompi_mpi_character) X(ompi_mpi_integer) X(ompi_mpi_real) X(  \
+                    ompi_mpi_dblprec) X(ompi_mpi_cplex) X(ompi_mpi_dblcplex) X(ompi_mpi_ldblcplex) \
+                    X(ompi_mpi_2int) X(ompi_mpi_2integer) X(ompi_mpi_2real) X(ompi_mpi_2dblprec)   \
+                        X(ompi_mpi_2cplex) X(ompi_mpi_2dblcplex) X(ompi_mpi_float_int) X(          \
+                            ompi_mpi_double_int) X(ompi_mpi_longdbl_int) X(ompi_mpi_short_int)     \
+                            X(ompi_mpi_long_int) X(ompi_mpi_logical1) X(ompi_mpi_logical2) X(      \
+                                ompi_mpi_logical4) X(ompi_mpi_logical8) X(ompi_mpi_integer1)       \
+                                X(ompi_mpi_integer2) X(ompi_mpi_integer4) X(ompi_mpi_integer8) X(  \
+                                    ompi_mpi_integer16) X(ompi_mpi_real2) X(ompi_mpi_real4)        \
+                                    X(ompi_mpi_real8) X(ompi_mpi_real16) X(ompi_mpi_complex8) X(   \
+                                        ompi_mpi_complex16) X(ompi_mpi_complex32)                  \
+                                        X(ompi_mpi_int8_t) X(ompi_mpi_uint8_t) X(ompi_mpi_int16_t) \
+                                            X(ompi_mpi_uint16_t) X(ompi_mpi_int32_t)               \
+                                                X(ompi_mpi_uint32_t) X(ompi_mpi_int64_t)           \
+                                                    X(ompi_mpi_uint64_t) X(ompi_mpi_aint)          \
+                                                        X(ompi_mpi_offset) X(ompi_mpi_count) X(    \
+                                                            ompi_mpi_c_bool) X(ompi_mpi_c_complex) \
+                                                            X(ompi_mpi_c_float_complex) X(         \
+                                                                ompi_mpi_c_double_complex)         \
+                                                                X(ompi_mpi_c_long_double_complex)  \
+                                                                    X(ompi_mpi_lb) X(ompi_mpi_ub)  \
+                                                                        X(ompi_mpi_unavailable)
 
 #define OMPI_FOREACH_PREDEFINED_OP(X)                                                              \
-    X(ompi_mpi_op_null) X(ompi_mpi_op_max) X(ompi_mpi_op_min) X(ompi_mpi_op_sum)                   \
-    X(ompi_mpi_op_prod) X(ompi_mpi_op_land) X(ompi_mpi_op_band) X(ompi_mpi_op_lor)                 \
-    X(ompi_mpi_op_bor) X(ompi_mpi_op_lxor) X(ompi_mpi_op_bxor) X(ompi_mpi_op_maxloc)               \
-    X(ompi_mpi_op_minloc) X(ompi_mpi_op_replace) X(ompi_mpi_op_no_op)
+    X(ompi_mpi_op_null)                                                                            \
+    X(ompi_mpi_op_max) X(ompi_mpi_op_min) X(ompi_mpi_op_sum) X(ompi_mpi_op_prod)                   \
+        X(ompi_mpi_op_land) X(ompi_mpi_op_band) X(ompi_mpi_op_lor) X(ompi_mpi_op_bor)              \
+            X(ompi_mpi_op_lxor) X(ompi_mpi_op_bxor) X(ompi_mpi_op_maxloc) X(ompi_mpi_op_minloc)    \
+                X(ompi_mpi_op_replace) X(ompi_mpi_op_no_op)
 
 #define OMPI_DECLARE_PREDEFINED_DATATYPE_(sym)                                                     \
     OMPI_DECLSPEC extern struct ompi_predefined_datatype_t sym;
@@ -635,14 +644,14 @@ OMPI_DECLSPEC int OMPI_C_MPI_TYPE_NULL_DELETE_FN(MPI_Datatype datatype, int type
 OMPI_DECLSPEC int OMPI_C_MPI_TYPE_NULL_COPY_FN(MPI_Datatype datatype, int type_keyval,
                                                void *extra_state, void *attribute_val_in,
                                                void *attribute_val_out, int *flag);
-OMPI_DECLSPEC int OMPI_C_MPI_TYPE_DUP_FN(MPI_Datatype datatype, int type_keyval,
-                                         void *extra_state, void *attribute_val_in,
-                                         void *attribute_val_out, int *flag);
+OMPI_DECLSPEC int OMPI_C_MPI_TYPE_DUP_FN(MPI_Datatype datatype, int type_keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out,
+                                         int *flag);
 OMPI_DECLSPEC int OMPI_C_MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval,
                                                  void *attribute_val_out, void *extra_state);
-OMPI_DECLSPEC int OMPI_C_MPI_COMM_NULL_COPY_FN(MPI_Comm comm, int comm_keyval,
-                                               void *extra_state, void *attribute_val_in,
-                                               void *attribute_val_out, int *flag);
+OMPI_DECLSPEC int OMPI_C_MPI_COMM_NULL_COPY_FN(MPI_Comm comm, int comm_keyval, void *extra_state,
+                                               void *attribute_val_in, void *attribute_val_out,
+                                               int *flag);
 OMPI_DECLSPEC int OMPI_C_MPI_COMM_DUP_FN(MPI_Comm comm, int comm_keyval, void *extra_state,
                                          void *attribute_val_in, void *attribute_val_out,
                                          int *flag);
@@ -652,10 +661,9 @@ OMPI_DECLSPEC int OMPI_C_MPI_WIN_NULL_COPY_FN(MPI_Win window, int win_keyval, vo
                                               void *attribute_val_in, void *attribute_val_out,
                                               int *flag);
 OMPI_DECLSPEC int OMPI_C_MPI_WIN_DUP_FN(MPI_Win window, int win_keyval, void *extra_state,
-                                        void *attribute_val_in, void *attribute_val_out,
-                                        int *flag);
-OMPI_DECLSPEC int OMPI_C_MPI_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval,
-                                            void *attribute_val_out, void *extra_state);
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+OMPI_DECLSPEC int OMPI_C_MPI_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val_out,
+                                            void *extra_state);
 OMPI_DECLSPEC int OMPI_C_MPI_NULL_COPY_FN(MPI_Comm comm, int comm_keyval, void *extra_state,
                                           void *attribute_val_in, void *attribute_val_out,
                                           int *flag);

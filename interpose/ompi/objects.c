@@ -28,7 +28,7 @@
 /* The tag stored at the start of every predefined object. */
 #define OBJ_TAG(kind_, index_, name_)                                                              \
     {                                                                                              \
-        .u.tag = {.magic = CL_OMPI_OBJ_MAGIC, .kind = (kind_), .index = (index_), .name = name_ }    \
+        .u.tag = {.magic = CL_OMPI_OBJ_MAGIC, .kind = (kind_), .index = (index_), .name = name_ }  \
     }
 
 /* One struct per Open MPI predefined type: a tag padded to the exact size
@@ -93,7 +93,7 @@ struct ompi_predefined_info_t ompi_mpi_info_null =
 struct ompi_predefined_info_t ompi_mpi_info_env =
     OBJ_TAG(CL_OMPI_KIND_INFO, CL_OMPI_INFO_ENV, "MPI_INFO_ENV");
 
-#define DEFINE_OP_(sym, idx, mpiname, ...)                                                              \
+#define DEFINE_OP_(sym, idx, mpiname, ...)                                                         \
     struct ompi_predefined_op_t sym = OBJ_TAG(CL_OMPI_KIND_OP, idx, mpiname);
 CL_OMPI_FOREACH_OP(DEFINE_OP_)
 
@@ -264,8 +264,8 @@ static int dup_copy(void *attribute_val_in, void *attribute_val_out, int *flag)
     return MPI_SUCCESS;
 }
 
-int OMPI_C_MPI_TYPE_NULL_DELETE_FN(MPI_Datatype datatype, int type_keyval,
-                                   void *attribute_val_out, void *extra_state)
+int OMPI_C_MPI_TYPE_NULL_DELETE_FN(MPI_Datatype datatype, int type_keyval, void *attribute_val_out,
+                                   void *extra_state)
 {
     (void)datatype, (void)type_keyval, (void)attribute_val_out, (void)extra_state;
     return MPI_SUCCESS;
@@ -323,8 +323,8 @@ int OMPI_C_MPI_WIN_NULL_COPY_FN(MPI_Win window, int win_keyval, void *extra_stat
     return null_copy(flag);
 }
 
-int OMPI_C_MPI_WIN_DUP_FN(MPI_Win window, int win_keyval, void *extra_state,
-                          void *attribute_val_in, void *attribute_val_out, int *flag)
+int OMPI_C_MPI_WIN_DUP_FN(MPI_Win window, int win_keyval, void *extra_state, void *attribute_val_in,
+                          void *attribute_val_out, int *flag)
 {
     (void)window, (void)win_keyval, (void)extra_state;
     return dup_copy(attribute_val_in, attribute_val_out, flag);

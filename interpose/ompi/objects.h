@@ -5,14 +5,14 @@
     Open MPI's exact sizes, and recognises a handle as one of them by its
     address.  The X-macro tables here are the single list of those objects,
     with the ABI-neutral id (docs/abi.md 3.1) and the Fortran handle of
-    each predefined datatype and op; handles.c and f2c.c build on them.  Nothing here allocates; everything is safe to
-    call from any thread.
+    each predefined datatype and op; handles.c and f2c.c build on them.  Nothing here allocates;
+   everything is safe to call from any thread.
 */
 #ifndef CL_OMPI_OBJECTS_H_INCLUDED
 #define CL_OMPI_OBJECTS_H_INCLUDED
 
-#include "mpi.h"
 #include "cli_ids.h"
+#include "mpi.h"
 #include "mpi_collab.h"
 
 #include <pthread.h>
@@ -88,25 +88,33 @@ enum { CL_OMPI_FOREACH_OP(CL_OMPI_OP_ENUM_) CL_OMPI_OP_COUNT };
     X(ompi_mpi_datatype_null, CL_OMPI_DT_DATATYPE_NULL, "MPI_DATATYPE_NULL", -1, 0)                \
     X(ompi_mpi_char, CL_OMPI_DT_CHAR, "MPI_CHAR", CLI_T_CHAR, 34)                                  \
     X(ompi_mpi_signed_char, CL_OMPI_DT_SIGNED_CHAR, "MPI_SIGNED_CHAR", CLI_T_SIGNED_CHAR, 36)      \
-    X(ompi_mpi_unsigned_char, CL_OMPI_DT_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", CLI_T_UNSIGNED_CHAR, 35)\
+    X(ompi_mpi_unsigned_char, CL_OMPI_DT_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", CLI_T_UNSIGNED_CHAR,  \
+      35)                                                                                          \
     X(ompi_mpi_byte, CL_OMPI_DT_BYTE, "MPI_BYTE", CLI_T_BYTE, 1)                                   \
     X(ompi_mpi_short, CL_OMPI_DT_SHORT, "MPI_SHORT", CLI_T_SHORT, 37)                              \
-    X(ompi_mpi_unsigned_short, CL_OMPI_DT_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", CLI_T_UNSIGNED_SHORT, 38)\
+    X(ompi_mpi_unsigned_short, CL_OMPI_DT_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT",                    \
+      CLI_T_UNSIGNED_SHORT, 38)                                                                    \
     X(ompi_mpi_int, CL_OMPI_DT_INT, "MPI_INT", CLI_T_INT, 39)                                      \
     X(ompi_mpi_unsigned, CL_OMPI_DT_UNSIGNED, "MPI_UNSIGNED", CLI_T_UNSIGNED, 40)                  \
     X(ompi_mpi_long, CL_OMPI_DT_LONG, "MPI_LONG", CLI_T_LONG, 41)                                  \
-    X(ompi_mpi_unsigned_long, CL_OMPI_DT_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", CLI_T_UNSIGNED_LONG, 42)\
-    X(ompi_mpi_long_long_int, CL_OMPI_DT_LONG_LONG_INT, "MPI_LONG_LONG_INT", CLI_T_LONG_LONG_INT, 43)\
-    X(ompi_mpi_unsigned_long_long, CL_OMPI_DT_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", CLI_T_UNSIGNED_LONG_LONG, 44)\
+    X(ompi_mpi_unsigned_long, CL_OMPI_DT_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", CLI_T_UNSIGNED_LONG,  \
+      42)                                                                                          \
+    X(ompi_mpi_long_long_int, CL_OMPI_DT_LONG_LONG_INT, "MPI_LONG_LONG_INT", CLI_T_LONG_LONG_INT,  \
+      43)                                                                                          \
+    X(ompi_mpi_unsigned_long_long, CL_OMPI_DT_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG",        \
+      CLI_T_UNSIGNED_LONG_LONG, 44)                                                                \
     X(ompi_mpi_float, CL_OMPI_DT_FLOAT, "MPI_FLOAT", CLI_T_FLOAT, 45)                              \
     X(ompi_mpi_double, CL_OMPI_DT_DOUBLE, "MPI_DOUBLE", CLI_T_DOUBLE, 46)                          \
     X(ompi_mpi_long_double, CL_OMPI_DT_LONG_DOUBLE, "MPI_LONG_DOUBLE", CLI_T_LONG_DOUBLE, 47)      \
     X(ompi_mpi_wchar, CL_OMPI_DT_WCHAR, "MPI_WCHAR", CLI_T_WCHAR, 33)                              \
     X(ompi_mpi_packed, CL_OMPI_DT_PACKED, "MPI_PACKED", CLI_T_PACKED, 2)                           \
     X(ompi_mpi_cxx_bool, CL_OMPI_DT_CXX_BOOL, "MPI_CXX_BOOL", CLI_T_CXX_BOOL, 54)                  \
-    X(ompi_mpi_cxx_cplex, CL_OMPI_DT_CXX_CPLEX, "MPI_CXX_FLOAT_COMPLEX", CLI_T_CXX_FLOAT_COMPLEX, 55)\
-    X(ompi_mpi_cxx_dblcplex, CL_OMPI_DT_CXX_DBLCPLEX, "MPI_CXX_DOUBLE_COMPLEX", CLI_T_CXX_DOUBLE_COMPLEX, 56)\
-    X(ompi_mpi_cxx_ldblcplex, CL_OMPI_DT_CXX_LDBLCPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", CLI_T_CXX_LONG_DOUBLE_COMPLEX, 57)\
+    X(ompi_mpi_cxx_cplex, CL_OMPI_DT_CXX_CPLEX, "MPI_CXX_FLOAT_COMPLEX", CLI_T_CXX_FLOAT_COMPLEX,  \
+      55)                                                                                          \
+    X(ompi_mpi_cxx_dblcplex, CL_OMPI_DT_CXX_DBLCPLEX, "MPI_CXX_DOUBLE_COMPLEX",                    \
+      CLI_T_CXX_DOUBLE_COMPLEX, 56)                                                                \
+    X(ompi_mpi_cxx_ldblcplex, CL_OMPI_DT_CXX_LDBLCPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX",             \
+      CLI_T_CXX_LONG_DOUBLE_COMPLEX, 57)                                                           \
     X(ompi_mpi_logical, CL_OMPI_DT_LOGICAL, "MPI_LOGICAL", CLI_T_LOGICAL, 6)                       \
     X(ompi_mpi_character, CL_OMPI_DT_CHARACTER, "MPI_CHARACTER", CLI_T_CHARACTER, 5)               \
     X(ompi_mpi_integer, CL_OMPI_DT_INTEGER, "MPI_INTEGER", CLI_T_INTEGER, 7)                       \
@@ -114,16 +122,19 @@ enum { CL_OMPI_FOREACH_OP(CL_OMPI_OP_ENUM_) CL_OMPI_OP_COUNT };
     X(ompi_mpi_dblprec, CL_OMPI_DT_DBLPREC, "MPI_DOUBLE_PRECISION", CLI_T_DOUBLE_PRECISION, 17)    \
     X(ompi_mpi_cplex, CL_OMPI_DT_CPLEX, "MPI_COMPLEX", CLI_T_COMPLEX, 18)                          \
     X(ompi_mpi_dblcplex, CL_OMPI_DT_DBLCPLEX, "MPI_DOUBLE_COMPLEX", CLI_T_DOUBLE_COMPLEX, 22)      \
-    X(ompi_mpi_ldblcplex, CL_OMPI_DT_LDBLCPLEX, "MPI_LONG_DOUBLE_COMPLEX", CLI_T_C_LONG_DOUBLE_COMPLEX, 73)\
+    X(ompi_mpi_ldblcplex, CL_OMPI_DT_LDBLCPLEX, "MPI_LONG_DOUBLE_COMPLEX",                         \
+      CLI_T_C_LONG_DOUBLE_COMPLEX, 73)                                                             \
     X(ompi_mpi_2int, CL_OMPI_DT_2INT, "MPI_2INT", CLI_T_2INT, 52)                                  \
     X(ompi_mpi_2integer, CL_OMPI_DT_2INTEGER, "MPI_2INTEGER", CLI_T_2INTEGER, 25)                  \
     X(ompi_mpi_2real, CL_OMPI_DT_2REAL, "MPI_2REAL", CLI_T_2REAL, 23)                              \
-    X(ompi_mpi_2dblprec, CL_OMPI_DT_2DBLPREC, "MPI_2DOUBLE_PRECISION", CLI_T_2DOUBLE_PRECISION, 24)\
+    X(ompi_mpi_2dblprec, CL_OMPI_DT_2DBLPREC, "MPI_2DOUBLE_PRECISION", CLI_T_2DOUBLE_PRECISION,    \
+      24)                                                                                          \
     X(ompi_mpi_2cplex, CL_OMPI_DT_2CPLEX, "MPI_2COMPLEX", CLI_T_2COMPLEX, 26)                      \
     X(ompi_mpi_2dblcplex, CL_OMPI_DT_2DBLCPLEX, "MPI_2DOUBLE_COMPLEX", CLI_T_2DOUBLE_COMPLEX, 27)  \
     X(ompi_mpi_float_int, CL_OMPI_DT_FLOAT_INT, "MPI_FLOAT_INT", CLI_T_FLOAT_INT, 48)              \
     X(ompi_mpi_double_int, CL_OMPI_DT_DOUBLE_INT, "MPI_DOUBLE_INT", CLI_T_DOUBLE_INT, 49)          \
-    X(ompi_mpi_longdbl_int, CL_OMPI_DT_LONGDBL_INT, "MPI_LONG_DOUBLE_INT", CLI_T_LONG_DOUBLE_INT, 50)\
+    X(ompi_mpi_longdbl_int, CL_OMPI_DT_LONGDBL_INT, "MPI_LONG_DOUBLE_INT", CLI_T_LONG_DOUBLE_INT,  \
+      50)                                                                                          \
     X(ompi_mpi_short_int, CL_OMPI_DT_SHORT_INT, "MPI_SHORT_INT", CLI_T_SHORT_INT, 53)              \
     X(ompi_mpi_long_int, CL_OMPI_DT_LONG_INT, "MPI_LONG_INT", CLI_T_LONG_INT, 51)                  \
     X(ompi_mpi_logical1, CL_OMPI_DT_LOGICAL1, "MPI_LOGICAL1", CLI_T_LOGICAL1, 29)                  \
@@ -155,9 +166,12 @@ enum { CL_OMPI_FOREACH_OP(CL_OMPI_OP_ENUM_) CL_OMPI_OP_COUNT };
     X(ompi_mpi_count, CL_OMPI_DT_COUNT, "MPI_COUNT", CLI_T_COUNT, 72)                              \
     X(ompi_mpi_c_bool, CL_OMPI_DT_C_BOOL, "MPI_C_BOOL", CLI_T_C_BOOL, 68)                          \
     X(ompi_mpi_c_complex, CL_OMPI_DT_C_COMPLEX, "MPI_C_COMPLEX", CLI_T_C_FLOAT_COMPLEX, -1)        \
-    X(ompi_mpi_c_float_complex, CL_OMPI_DT_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", CLI_T_C_FLOAT_COMPLEX, 69)\
-    X(ompi_mpi_c_double_complex, CL_OMPI_DT_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", CLI_T_C_DOUBLE_COMPLEX, 70)\
-    X(ompi_mpi_c_long_double_complex, CL_OMPI_DT_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", CLI_T_C_LONG_DOUBLE_COMPLEX, 71)\
+    X(ompi_mpi_c_float_complex, CL_OMPI_DT_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX",                 \
+      CLI_T_C_FLOAT_COMPLEX, 69)                                                                   \
+    X(ompi_mpi_c_double_complex, CL_OMPI_DT_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX",              \
+      CLI_T_C_DOUBLE_COMPLEX, 70)                                                                  \
+    X(ompi_mpi_c_long_double_complex, CL_OMPI_DT_C_LONG_DOUBLE_COMPLEX,                            \
+      "MPI_C_LONG_DOUBLE_COMPLEX", CLI_T_C_LONG_DOUBLE_COMPLEX, 71)                                \
     X(ompi_mpi_lb, CL_OMPI_DT_LB, "MPI_LB", CLI_T_LB, 4)                                           \
     X(ompi_mpi_ub, CL_OMPI_DT_UB, "MPI_UB", CLI_T_UB, 3)                                           \
     X(ompi_mpi_unavailable, CL_OMPI_DT_UNAVAILABLE, "MPI_DATATYPE_UNAVAILABLE", -1, 74)

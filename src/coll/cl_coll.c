@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- small helpers -------------------------------------------------- */
+/* --- bitmaps, lookup, argument checks ------------------------------- */
 
 size_t cl_bm_count(const uint8_t *bm, size_t bits)
 {

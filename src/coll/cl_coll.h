@@ -42,7 +42,7 @@ typedef struct {
     uint8_t type;   /* algorithm-defined message type (DATA, RESULT, RELAY, ...) */
     uint32_t part;  /* part index (butterfly) or member index */
     uint32_t chunk; /* chunk index within the part */
-    uint32_t aux;   /* algorithm-defined small field (e.g. count of contributors) */
+    uint32_t aux;   /* algorithm-defined small field (docs/collectives.md) */
     int from;       /* comm rank of the sender (set by the engine on receive) */
     const void *data;
     size_t len;

@@ -308,32 +308,32 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     uint8_t *val = bf_value(self, j, c, true);
     if (val == NULL && self->released)
         return COLLAB_OK; /* nobody can need it any more */
-    uint8_t *res = malloc(bytes > 0 ? bytes : 1);
-    uint8_t *wire = NULL; /* contributor bitmap, then the value as sent */
-    size_t wlen = 0;
+    /* Scratch buffers of the collective, sized for its largest chunk. */
     size_t nb = self->nb;
-    const uint8_t *included = NULL;
-    int rc = COLLAB_ERR_NO_MEM;
-    if (val == NULL || res == NULL)
-        goto out;
-    if ((rc = s_compute(self, a, j, c, res, &included)) != COLLAB_OK)
-        goto out;
+    size_t full = st->ce * self->esize;
     size_t vmax = self->codec != CL_COMPRESS_NONE
-                      ? cl_compress_bound(self->codec, self->a.dtype, cnt)
-                      : bytes;
-    if ((wire = malloc(nb + vmax + 1)) == NULL) {
-        rc = COLLAB_ERR_NO_MEM;
-        goto out;
-    }
+                      ? cl_compress_bound(self->codec, self->a.dtype, st->ce)
+                      : full;
+    if (st->res == NULL)
+        st->res = malloc(full);
+    if (st->wire == NULL)
+        st->wire = malloc(nb + vmax + 1);
+    uint8_t *res = st->res;
+    uint8_t *wire = st->wire; /* contributor bitmap, then the value as sent */
+    if (val == NULL || res == NULL || wire == NULL)
+        return COLLAB_ERR_NO_MEM;
+    const uint8_t *included = NULL;
+    int rc = s_compute(self, a, j, c, res, &included);
+    if (rc != COLLAB_OK)
+        return rc;
+    size_t wlen;
     memcpy(wire, included, nb);
     if (self->codec != CL_COMPRESS_NONE) {
         wlen = nb + cl_compress_encode(self->codec, self->a.dtype, res, cnt, wire + nb);
         /* Keep what the others will decode, not what was computed. */
         if (cl_compress_decode(self->codec, self->a.dtype, wire + nb, wlen - nb, cnt, val) !=
-            COLLAB_OK) {
-            rc = COLLAB_ERR_INTERNAL;
-            goto out;
-        }
+            COLLAB_OK)
+            return COLLAB_ERR_INTERNAL;
     } else {
         memcpy(val, res, bytes);
         memcpy(wire + nb, res, bytes);
@@ -350,8 +350,5 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
             rc = r;
     }
     s_acc_clear(self, a);
-out:
-    free(res);
-    free(wire);
     return rc;
 }

@@ -34,10 +34,10 @@ typedef struct {
     uint8_t **store; /* per part: private result (parts this member reduces but does not consume) */
     const uint8_t *input; /* where this member's input vector is read */
     uint8_t *input_copy;  /* private copy of the input (reduce_scatter_block) */
-    uint8_t *scratch; /* one chunk: a decoded contribution folded at once */
-    uint8_t *res;     /* one chunk: a result being finished */
-    uint8_t *wire;    /* a RESULT being framed: bitmap, then the (encoded) chunk */
-    bool eager;       /* fold contributions as they come (not weighted SUM) */
+    uint8_t *scratch;     /* one chunk: a decoded contribution folded at once */
+    uint8_t *res;         /* one chunk: a result being finished */
+    uint8_t *wire;        /* a RESULT being framed: bitmap, then the (encoded) chunk */
+    bool eager;           /* fold contributions as they come (not weighted SUM) */
     bool done_sent;
 } bf_t;
 

@@ -267,7 +267,8 @@ static int s_start(cl_coll_t *self)
         if (sb != st->plen[me]) {
             /* Our own length differs from our slot: everybody zero-fills it. */
             cl_bit_set(st->bad, (size_t)me);
-            memset(rb + self->displs[self->a.self], 0, st->plen[me]);
+            if (st->plen[me] > 0)
+                memset(rb + self->displs[self->a.self], 0, st->plen[me]);
             size_t keep = st->plen[me];
             st->plen[me] = sb;
             for (size_t c = 0; c < cl_coll_nchunks(sb, st->cb); c++)

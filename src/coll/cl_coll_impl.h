@@ -111,7 +111,7 @@ static inline void cl_bit_clr(uint8_t *bm, size_t i)
 /* Number of bits set among the first `bits` bits. */
 size_t cl_bm_count(const uint8_t *bm, size_t bits);
 
-/* --- shared helpers (cl_coll.c) -------------------------------------- */
+/* --- services shared by the algorithms (cl_coll.c) ------------------ */
 
 /* True when member idx is in range and not known to have failed. */
 static inline bool cl_coll_alive(const cl_coll_t *self, int idx)

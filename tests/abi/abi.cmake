@@ -13,6 +13,7 @@ include_guard(GLOBAL)
 #   abi_inert               a preloaded face starts no thread and no socket
 #   abi_foreign             an Open MPI program preloading this face is told so at MPI_Init
 #   abi_run_preload / _replace / _own_header  a program on one peer, three ways in
+#   abi_own_header_on_mpich the same program built against our mpi.h runs on real MPICH
 #   abi_threads             four threads use communicators, types, keyvals, requests at once
 #   abi_install             the installed face: files, pkg-config build, replacement run
 
@@ -89,6 +90,17 @@ target_link_libraries(abi_hello_own PRIVATE collab_mpich_preload)
 set_target_properties(abi_hello_own PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ABI_BIN})
 abi_test(abi_run_own_header ${COLLAB_PYTHON} ${ABI_SRC}/run_abi.py app --mode own
          --exe $<TARGET_FILE:abi_hello_own> --libdir ${CMAKE_BINARY_DIR}/lib)
+
+# The other way round: built against our mpi.h, run on real MPICH.
+if(EXISTS ${ABI_MPICH_LIB})
+  add_executable(abi_hello_own_on_mpich ${ABI_SRC}/hello.c)
+  target_include_directories(abi_hello_own_on_mpich PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(abi_hello_own_on_mpich PRIVATE ${ABI_MPICH_LIB})
+  set_target_properties(abi_hello_own_on_mpich PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ABI_BIN})
+  abi_test(abi_own_header_on_mpich $<TARGET_FILE:abi_hello_own_on_mpich> --any)
+  set_tests_properties(abi_own_header_on_mpich PROPERTIES
+    PASS_REGULAR_EXPRESSION "hello ok" ENVIRONMENT "LD_PRELOAD=")
+endif()
 
 # Concurrent use of the face's tables (MPI_THREAD_MULTIPLE).
 add_executable(abi_threads ${ABI_SRC}/threads.c)

@@ -86,8 +86,9 @@ static int run_return(void)
     MPI_Type_contiguous(3, MPI_DOUBLE, &t3);
     expect("uncommitted type", MPI_Allreduce(a, b, 1, t3, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
     MPI_Type_commit(&t3);
-    expect("committed contiguous", MPI_Allreduce(a, b, 1, t3, MPI_SUM, MPI_COMM_WORLD),
-           MPI_SUCCESS);
+    expect("predefined op on a derived type", MPI_Allreduce(a, b, 1, t3, MPI_SUM, MPI_COMM_WORLD),
+           MPI_ERR_OP);
+    expect("derived type in a broadcast", MPI_Bcast(a, 1, t3, 0, MPI_COMM_WORLD), MPI_SUCCESS);
     MPI_Type_free(&t3);
     MPI_Datatype strided;
     expect("strided vector", MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided),

@@ -37,8 +37,7 @@ static void check_reductions(void)
     double d = rank + 1.5, dsum = 0, dmax = 0;
     MPI_Allreduce(&d, &dsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&d, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    report("allreduce double sum/max",
-           dsum == size * (size + 2) / 2.0 && dmax == size + 0.5);
+    report("allreduce double sum/max", dsum == size * (size + 2) / 2.0 && dmax == size + 0.5);
 
     int iv[3] = {rank, 1, -rank}, ires[3];
     MPI_Allreduce(iv, ires, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -137,8 +136,8 @@ static void check_p2p(void)
 
     MPI_Status pst;
     MPI_Recv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &pst);
-    report("recv from MPI_PROC_NULL", pst.MPI_SOURCE == MPI_PROC_NULL &&
-                                          pst.MPI_TAG == MPI_ANY_TAG);
+    report("recv from MPI_PROC_NULL",
+           pst.MPI_SOURCE == MPI_PROC_NULL && pst.MPI_TAG == MPI_ANY_TAG);
 }
 
 static int deleted;

@@ -134,9 +134,23 @@ report("keyval set/get/delete callback", val == "payload" and deleted == ["paylo
 
 report("type sizes", MPI.DOUBLE.Get_size() == 8 and MPI.INT.Get_size() == 4
        and MPI.DOUBLE_INT.Get_extent() == (0, 16) and MPI.LONG_DOUBLE_INT.Get_size() == 20)
-report("py2f/f2py", MPI.Comm.f2py(comm.py2f()) == comm
-       and MPI.Datatype.f2py(MPI.DOUBLE.py2f()) == MPI.DOUBLE
-       and MPI.Op.f2py(MPI.SUM.py2f()) == MPI.SUM and MPI.COMM_WORLD.py2f() == 0)
+
+
+def py2f_roundtrip():
+    d = comm.Dup()
+    try:
+        return (MPI.Comm.f2py(comm.py2f()) == comm and MPI.Comm.f2py(d.py2f()) == d
+                and MPI.Datatype.f2py(MPI.DOUBLE.py2f()) == MPI.DOUBLE
+                and MPI.Op.f2py(MPI.SUM.py2f()) == MPI.SUM and comm.py2f() == 0
+                and MPI.DOUBLE.py2f() == 46 and MPI.SUM.py2f() == 3)
+    except MPI.Exception as e:
+        print(f"  py2f/f2py: {e}", flush=True)
+        return False
+    finally:
+        d.Free()
+
+
+report("py2f/f2py (Open MPI's Fortran numbers)", py2f_roundtrip())
 
 # --- errors --------------------------------------------------------------
 out = np.zeros(2)

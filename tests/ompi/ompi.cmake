@@ -13,6 +13,7 @@ include_guard(GLOBAL)
 #   ompi_c_collectives_*   an mpicc.openmpi program: same output as on Open MPI
 #   ompi_mpi4py_*          Debian's mpi4py: same output as on Open MPI
 #   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters
+#   ompi_robust            bad handles and out-of-scope calls: error classes, no crash
 #   ompi_fatal, ompi_abort exit statuses and banners of Open MPI
 #   ompi_foreign           an MPICH program preloading this face is stopped
 
@@ -76,7 +77,7 @@ endif()
 
 # --- programs built with mpicc.openmpi ----------------------------------
 set(_ompi_programs "")
-foreach(prog c_collectives c_fatal)
+foreach(prog c_collectives c_fatal c_robust)
   add_custom_command(OUTPUT ${_ob}/${prog}
     COMMAND ${COLLAB_MPICC_OPENMPI} -O1 -Wall -o ${_ob}/${prog} ${_ot}/${prog}.c
     DEPENDS ${_ot}/${prog}.c COMMENT "mpicc.openmpi ${prog}.c")
@@ -97,6 +98,7 @@ foreach(mode preload replace)
   collab_ompi_test(ompi_c_collectives_1_${mode} ${_cmp} --np 1 --mode ${mode}
     -- ${_ob}/c_collectives)
 endforeach()
+collab_ompi_test(ompi_robust ${_cmp} --np 1 --no-reference -- ${_ob}/c_robust)
 collab_ompi_test(ompi_fatal ${_cmp} --np 1 --expect-rc 10
   --expect-stderr "An error occurred in MPI_Allreduce" -- ${_ob}/c_fatal)
 if(COLLAB_MPICC_MPICH)

@@ -24,11 +24,14 @@ Network traffic stays on loopback; the peers' logs (stderr) are shown when
 something differs.
 """
 import argparse
+import difflib
+import glob
 import os
 import re
 import signal
 import subprocess
 import sys
+import tempfile
 
 OMPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
             "OMPI_MCA_btl": "self,vader", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
@@ -89,8 +92,17 @@ def main():
 
     if not a.no_reference:
         env = dict(base, **OMPI_ENV)
-        cmd = prog if a.np == 1 else ["mpirun", "-n", str(a.np)] + prog
-        rrc, rout, rerr = run(cmd, env, a.timeout)
+        if a.np == 1:
+            rrc, rout, rerr = run(prog, env, a.timeout)
+        else:
+            # mpirun forwards output in chunks that may split lines of several
+            # ranks; each rank's output file is exact.
+            with tempfile.TemporaryDirectory(prefix="run_compare.") as d:
+                rrc, _, rerr = run(["mpirun", "--output-filename", d, "-n", str(a.np)] + prog,
+                                   env, a.timeout)
+                files = sorted(glob.glob(os.path.join(d, "*", "rank.*", "stdout")),
+                               key=lambda f: int(f.split("rank.")[-1].split(os.sep)[0]))
+                rout = "".join(open(f).read() for f in files)
         if rrc != a.expect_rc:
             print("run_compare: the reference run on Open MPI exited %d, expected %d\n%s"
                   % (rrc, a.expect_rc, rerr))
@@ -141,7 +153,10 @@ def main():
             rl, ol = sorted(rl), sorted(ol)
         if len(rl) != len(ol) or not all(lines_equal(x, y, a.rtol) for x, y in zip(rl, ol)):
             print("run_compare: output differs from Open MPI's")
-            for i in range(max(len(rl), len(ol))):
+            if not a.rtol:
+                sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(
+                    rl, ol, "open mpi", "mpicollab", lineterm="", n=1))
+            for i in range(max(len(rl), len(ol)) if a.rtol else 0):
                 x = rl[i] if i < len(rl) else "<none>"
                 y = ol[i] if i < len(ol) else "<none>"
                 if not lines_equal(x, y, a.rtol):
