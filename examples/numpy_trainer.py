@@ -88,7 +88,11 @@ def main():
         if rank == 0 and step % 10 == 0:
             print(f"step {step} loss {loss:.6f}", flush=True)
 
-    mean_loss = comm.allreduce(loss, op=MPI.SUM) / size
+    # A buffer Allreduce (not the pickle-based comm.allreduce) also works
+    # while peers come and go.
+    total = np.array([loss])
+    comm.Allreduce(MPI.IN_PLACE, total, op=MPI.SUM)
+    mean_loss = float(total[0]) / size
     flat = np.concatenate([params[k].ravel() for k in sorted(params)])
     checksum = float(np.sum(flat * (1.0 + np.arange(flat.size) % 7)))
     digest = hashlib.sha256(flat.tobytes()).hexdigest()[:16]

@@ -36,7 +36,7 @@ REASONS = [
     (r"^MPI_(Comm_spawn|Comm_accept|Comm_connect|Comm_join|Open_port|Close_port|"
      r"Publish_name|Unpublish_name|Lookup_name)", "dynamic processes"),
     (r"^MPI_(Intercomm_|Comm_remote_)", "inter-communicators"),
-    (r"^MPI_(Cart|Graph|Dist_graph|Topo_test|Neighbor_|Ineighbor_)", "process topologies"),
+    (r"^MPI_(Cart|Graph|Dist_graph|Neighbor_|Ineighbor_)", "process topologies"),
     (r"^MPI_Session_|^MPI_Group_from_session_pset|^MPI_Comm_create_from_group",
      "sessions"),
     (r"^MPIX?_Grequest", "generalized requests"),

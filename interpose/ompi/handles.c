@@ -33,7 +33,7 @@ static int dyn_failed_logged;
 
 int cl_ompi_dyn_reserve(void)
 {
-    int rc = 0;
+    int rc = 0, err = 0;
     pthread_mutex_lock(&dyn_lock);
     for (int k = 0; k < CL_OMPI_DYN_COUNT; k++) {
         if (cl_ompi_dyn_base[k] != NULL)
@@ -41,24 +41,15 @@ int cl_ompi_dyn_reserve(void)
         void *p = mmap(NULL, DYN_RANGE_BYTES, PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
-            int e = errno;
-            if (!dyn_failed_logged) {
-                dyn_failed_logged = 1;
-                char line[200];
-                int n = snprintf(line, sizeof line,
-                                 "[collab] cannot reserve %zu MiB of address space for MPI "
-                                 "handles: %s\n",
-                                 DYN_RANGE_BYTES >> 20, strerror(e));
-                if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
-                    n = 0; /* nothing more to do about a failed diagnostic */
-            }
-            errno = e;
+            err = errno;
             rc = -1;
             break;
         }
         __atomic_store_n(&cl_ompi_dyn_base[k], (char *)p, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&dyn_lock);
+    if (rc != 0)
+        errno = err;
     return rc;
 }
 
@@ -68,8 +59,19 @@ void *cl_ompi_dyn_handle(cl_ompi_dyn_kind_t k, int index)
         return NULL;
     char *base = __atomic_load_n(&cl_ompi_dyn_base[k], __ATOMIC_ACQUIRE);
     if (base == NULL) {
-        if (cl_ompi_dyn_reserve() != 0)
+        if (cl_ompi_dyn_reserve() != 0) {
+            int e = errno;
+            if (__atomic_exchange_n(&dyn_failed_logged, 1, __ATOMIC_SEQ_CST) == 0) {
+                char line[200];
+                int n = snprintf(line, sizeof line,
+                                 "[collab] cannot reserve %zu MiB of address space for MPI "
+                                 "handles: %s\n",
+                                 DYN_RANGE_BYTES >> 20, strerror(e));
+                if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
+                    n = 0; /* nothing more to do about a failed diagnostic */
+            }
             return NULL;
+        }
         base = __atomic_load_n(&cl_ompi_dyn_base[k], __ATOMIC_ACQUIRE);
     }
     return base + (size_t)index * 8;

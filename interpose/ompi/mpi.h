@@ -15,7 +15,7 @@
       values; the two ULFM classes use Open MPI 5's numbers.
 
     Every value here is checked against the installed Open MPI header by
-    the test ompi_constcheck (tests/ompi/constcheck.c).  Keep the order of
+    the test ompi_constcheck (tests/ompi/constcheck.py).  Keep the order of
     sections: types, status, callbacks, constants, predefined objects,
     functions.
 */

@@ -24,7 +24,7 @@
     --fatal-error calls MPI_Allreduce with MPI_OP_NULL under the default
                   MPI_ERRORS_ARE_FATAL handler: the program must be ended
                   by the library with a non-zero status.
-    --abort N     every rank calls MPI_Abort(MPI_COMM_WORLD, N).
+    --abort N     after a barrier, every rank calls MPI_Abort(MPI_COMM_WORLD, N).
 */
 #include "coll_check.h"
 
@@ -252,6 +252,8 @@ int main(int argc, char **argv)
     if (fatal)
         return fatal_error_path();
     if (abort_code >= 0) {
+        /* Every rank is there before anyone aborts. */
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Abort(MPI_COMM_WORLD, abort_code);
         fprintf(stderr, "coll_check: MPI_Abort returned\n");
         return 3;

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need E2E_RUN E2E_TRAINER
 export COLLAB_TIMEOUT=2
-collab run 400 -n 4 \
+collab run 180 -n 4 \
     --chaos kill:1@4s \
     --chaos start@7s \
     --chaos stop:3@9s+6 \

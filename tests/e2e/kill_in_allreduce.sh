@@ -16,7 +16,7 @@ sender) spec='kill:3@line:1:entering allreduce of step 15' ;;
 esac
 need E2E_RUN E2E_TRAINER
 export COLLAB_TIMEOUT=2
-collab run 300 -n 4 --chaos "$spec" \
+collab run 120 -n 4 --chaos "$spec" \
     -- "$E2E_TRAINER" --steps 40 --hidden 512 --batch 4 --mark-step 15 --log-every 5
 log="$E2E_LOG/run.out"
 [ "$status" -eq 0 ] || fail "collab-run exited with status $status"

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need E2E_RUN E2E_TRAINER
 export COLLAB_TIMEOUT=2
-collab run 300 -n 3 \
+collab run 150 -n 3 \
     --chaos 'kill:1@line:0:step 30 ' \
     --chaos 'kill:2@line:0:step 50 ' \
     -- "$E2E_TRAINER" --steps "$E2E_STEPS" --sleep-ms 100 --log-every 10

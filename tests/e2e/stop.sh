@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 need E2E_RUN E2E_TRAINER
 export COLLAB_TIMEOUT=2
-collab run 300 -n 4 \
+collab run 150 -n 4 \
     --chaos 'stop:3@line:0:step 20 +15' \
     -- "$E2E_TRAINER" --steps "$E2E_STEPS" --sleep-ms 150 --log-every 5
 log="$E2E_LOG/run.out"

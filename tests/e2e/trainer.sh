@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 mode=${1:?usage: trainer.sh preload|replace}
 need E2E_RUN E2E_TRAINER
-collab run 240 -n 4 --mode "$mode" -- "$E2E_TRAINER" --steps "$E2E_STEPS" --log-every 20
+collab run 120 -n 4 --mode "$mode" -- "$E2E_TRAINER" --steps "$E2E_STEPS" --log-every 20
 [ "$status" -eq 0 ] || fail "collab-run exited with status $status"
 expect_agreement "$E2E_LOG/run.out" 4
 ref=$(ref_loss)

@@ -8,6 +8,7 @@ number of ranks that passed, and the exit status is 1 if any check failed
 anywhere, so the output can be compared with Open MPI's.
 """
 import sys
+import threading
 
 import numpy as np
 from mpi4py import MPI
@@ -151,6 +152,27 @@ def py2f_roundtrip():
 
 
 report("py2f/f2py (Open MPI's Fortran numbers)", py2f_roundtrip())
+
+# --- MPI_THREAD_MULTIPLE: two threads, a communicator each ---------------
+results = {}
+
+
+def worker(c, key):
+    a = np.full(1000, float(rank + 1))
+    for _ in range(10):
+        c.Allreduce(MPI.IN_PLACE, a, op=MPI.MAX)
+    results[key] = a[0]
+
+
+pair = [comm.Dup(), comm.Dup()]
+threads = [threading.Thread(target=worker, args=(c, i)) for i, c in enumerate(pair)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+for c in pair:
+    c.Free()
+report("two threads, Allreduce on two communicators", results == {0: size, 1: size})
 
 # --- errors --------------------------------------------------------------
 out = np.zeros(2)

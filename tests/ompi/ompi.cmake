@@ -12,7 +12,8 @@ include_guard(GLOBAL)
 #   ompi_inert             preloaded, nothing happens without MPI_Init
 #   ompi_c_collectives_*   an mpicc.openmpi program: same output as on Open MPI
 #   ompi_mpi4py_*          Debian's mpi4py: same output as on Open MPI
-#   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters
+#   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters;
+#                          _4_kill: one of 4 peers killed mid-run, the others agree
 #   ompi_robust            bad handles and out-of-scope calls: error classes, no crash
 #   ompi_fatal, ompi_abort exit statuses and banners of Open MPI
 #   ompi_foreign           an MPICH program preloading this face is stopped
@@ -134,6 +135,11 @@ function(collab_ompi_multi_peer_tests)
     collab_ompi_test(ompi_mpi4py_4 ${cmp} --np 4 -- ${COLLAB_PYTHON} ${ot}/mpi4py_basic.py)
     collab_ompi_test(ompi_trainer_4 ${cmp} --np 4 --sort --rtol 1e-6 --same-after params
       -- ${COLLAB_PYTHON} ${PROJECT_SOURCE_DIR}/examples/numpy_trainer.py --steps 30)
+    # A peer killed mid-run: the three others finish with identical parameters.
+    collab_ompi_test(ompi_trainer_4_kill ${cmp} --np 4 --no-reference --chaos kill:2@2s
+      --same-after params --expect-count "^rank [013]/4 final loss" 3
+      -- ${COLLAB_PYTHON} ${PROJECT_SOURCE_DIR}/examples/numpy_trainer.py
+         --steps 400 --samples 2048)
   endif()
 endfunction()
 cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL collab_ompi_multi_peer_tests)

@@ -19,6 +19,8 @@
    --expect-fail       mpicollab's run must exit non-zero (with --no-reference)
    --expect-stderr RE  mpicollab's standard error must match the regex
    --timeout S         per run (default 120)
+   --chaos SPEC        passed to collab-run (a fault to inject; N > 1)
+   --expect-count RE N mpicollab's stdout must have N lines matching RE
 
 Network traffic stays on loopback; the peers' logs (stderr) are shown when
 something differs.
@@ -77,6 +79,8 @@ def main():
     ap.add_argument("--expect-fail", action="store_true")
     ap.add_argument("--expect-stderr")
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--chaos", action="append", default=[])
+    ap.add_argument("--expect-count", nargs=2, metavar=("RE", "N"))
     ap.add_argument("--no-reference", action="store_true",
                     help="only run on mpicollab (checks rc, stderr, --same-after)")
     ap.add_argument("prog", nargs=argparse.REMAINDER)
@@ -123,7 +127,10 @@ def main():
         cmd = prog
     else:
         cmd = [os.path.join(a.build, "bin", "collab-run"), "-n", str(a.np), "--abi", "ompi",
-               "--mode", a.mode, "--libdir", lib, "--timeout", str(a.timeout), "--"] + prog
+               "--mode", a.mode, "--libdir", lib, "--timeout", str(a.timeout)]
+        for c in a.chaos:
+            cmd += ["--chaos", c]
+        cmd += ["--"] + prog
     orc, oout, oerr = run(cmd, env, a.timeout + 10)
     sys.stdout.write(oout)
 
@@ -137,6 +144,12 @@ def main():
     if a.expect_stderr and not re.search(a.expect_stderr, oerr, re.M):
         print("run_compare: mpicollab's stderr does not match %r" % a.expect_stderr)
         ok = False
+    if a.expect_count:
+        n = len(re.findall(a.expect_count[0], oout, re.M))
+        if n != int(a.expect_count[1]):
+            print("run_compare: %d lines match %r, expected %s"
+                  % (n, a.expect_count[0], a.expect_count[1]))
+            ok = False
     if a.same_after:
         seen = set(re.findall(r"\b%s\s+(\S+)" % re.escape(a.same_after), oout))
         if len(seen) != 1:
