@@ -35,7 +35,7 @@ typedef struct {
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){ 8, 64L << 20, 4, 1000, 0.5, 0 };
+    *o = (opts_t){8, 64L << 20, 4, 1000, 0.5, 0};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--in-place") == 0) {

@@ -40,16 +40,16 @@
 #define NTENSORS 6
 
 typedef struct {
-    long steps;      /* total steps of the run */
-    long sleep_ms;   /* simulated extra compute per step */
-    long log_every;  /* log every K steps (0: never) */
-    int log_all;     /* every rank logs, not only rank 0 */
+    long steps;     /* total steps of the run */
+    long sleep_ms;  /* simulated extra compute per step */
+    long log_every; /* log every K steps (0: never) */
+    int log_all;    /* every rank logs, not only rank 0 */
     unsigned long seed;
-    long samples;    /* size of the whole data set */
-    long hidden;     /* width H of the two hidden layers */
-    long batch;      /* minibatch per rank and step */
-    double lr;       /* learning rate */
-    long mark_step;  /* announce entering the all-reduces of this step (-1: none) */
+    long samples;   /* size of the whole data set */
+    long hidden;    /* width H of the two hidden layers */
+    long batch;     /* minibatch per rank and step */
+    double lr;      /* learning rate */
+    long mark_step; /* announce entering the all-reduces of this step (-1: none) */
 } opts_t;
 
 /* Parameters (and gradients) as six tensors. */
@@ -59,7 +59,7 @@ typedef struct {
 } params_t;
 
 enum { W1, B1, W2, B2, W3, B3 };
-static const char *const tensor_names[NTENSORS] = { "w1", "b1", "w2", "b2", "w3", "b3" };
+static const char *const tensor_names[NTENSORS] = {"w1", "b1", "w2", "b2", "w3", "b3"};
 
 /* ---------------------------------------------------------------------- */
 
@@ -72,7 +72,10 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /* Uniform in [-1, 1). */
-static float rng_uniform(uint64_t *s) { return (float)((double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0); }
+static float rng_uniform(uint64_t *s)
+{
+    return (float)((double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0);
+}
 
 static double wall_now(void)
 {
@@ -83,7 +86,7 @@ static double wall_now(void)
 
 static void sleep_ms(long ms)
 {
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
 }
@@ -111,9 +114,16 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){ .steps = 200, .sleep_ms = 0, .log_every = 20, .log_all = 0, .seed = 1,
-                   .samples = 4096, .hidden = 32, .batch = 64, .lr = 0.05,
-                   .mark_step = -1 };
+    *o = (opts_t){.steps = 200,
+                  .sleep_ms = 0,
+                  .log_every = 20,
+                  .log_all = 0,
+                  .seed = 1,
+                  .samples = 4096,
+                  .hidden = 32,
+                  .batch = 64,
+                  .lr = 0.05,
+                  .mark_step = -1};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         long x;
@@ -189,7 +199,7 @@ static void make_data(const opts_t *o, float **xs, float **ys)
 
 static void params_alloc(params_t *p, long h)
 {
-    size_t n[NTENSORS] = { (size_t)h * NIN, (size_t)h, (size_t)(h * h), (size_t)h, (size_t)h, 1 };
+    size_t n[NTENSORS] = {(size_t)h * NIN, (size_t)h, (size_t)(h * h), (size_t)h, (size_t)h, 1};
     for (int k = 0; k < NTENSORS; k++) {
         p->n[k] = n[k];
         p->t[k] = xcalloc(n[k], sizeof(float));
@@ -199,7 +209,7 @@ static void params_alloc(params_t *p, long h)
 static void params_init(params_t *p, const opts_t *o)
 {
     uint64_t s = o->seed * 7919u + 3;
-    float fan_in[NTENSORS] = { NIN, 1, (float)o->hidden, 1, (float)o->hidden, 1 };
+    float fan_in[NTENSORS] = {NIN, 1, (float)o->hidden, 1, (float)o->hidden, 1};
     for (int k = 0; k < NTENSORS; k++) {
         float scale = (k == B1 || k == B2 || k == B3) ? 0.0f : 1.0f / sqrtf(fan_in[k]);
         for (size_t i = 0; i < p->n[k]; i++)
@@ -230,8 +240,8 @@ static float forward(const params_t *p, long h, const float *x, float *a1, float
 
 /* Gradients of the mean squared error over the given samples; returns
    the loss. */
-static float gradients(const params_t *p, params_t *g, long h, const float *xs,
-                       const float *ys, const long *idx, long nb, float *work)
+static float gradients(const params_t *p, params_t *g, long h, const float *xs, const float *ys,
+                       const long *idx, long nb, float *work)
 {
     float *a1 = work, *a2 = work + h, *d2 = work + 2 * h, *d1 = work + 3 * h;
     float loss = 0;

@@ -62,7 +62,7 @@ echo "   collab-run -n 4 --chaos 'kill:2@line:0:step $kill_at ' --chaos 'start@l
     -- "$trainer" "${targs[@]}" >"$logs/chaos.out" 2>"$logs/chaos.err"
 st_chaos=$?
 grep -h 'chaos:' "$logs/chaos.err" | sed 's/^collab-run: /   /'
-grep -h '\[collab\].*\(failed\|admitted\|joined\|left\|finished with\)' "$logs/chaos.err" |
+grep -h '\[collab\].*\(failed\|admitted\|finished with\|error\)' "$logs/chaos.err" |
     head -n 8 | sed 's/^/   /'
 grep -h 'done steps\|starts at step [1-9]' "$logs/chaos.out" | sed 's/^/   /'
 

@@ -10,14 +10,17 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_member.c
     ${_eng}/cl_p2p.c
     ${_eng}/cl_handshake.c
-    ${_eng}/cl_transport.c)
+    ${_eng}/cl_transport.c
+    ${_eng}/cl_transport_recv.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_comm.c
     ${_eng}/cl_request.c
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c)
@@ -37,7 +40,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   # Real processes over loopback (see the scenarios in test_swarm.c).
   add_executable(test_swarm ${_eng}/test_swarm.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
-  foreach(sc basic kill kill0 stop goodbye errors unreachable)
+  foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

@@ -28,6 +28,7 @@ static atomic_int s_finalized = 0;
 static collab_comm_t *s_world = NULL;
 static collab_comm_t *s_self = NULL;
 static bool s_atexit_set = false;
+static pid_t s_pid = 0; /* the process that called collab_init */
 
 cl_engine_t *cl_api_engine(void)
 {
@@ -60,8 +61,8 @@ static void at_exit(void)
     /* A program that returns from main without MPI_Finalize still leaves
        the swarm gracefully (and stops the engine before ZeroMQ's own exit
        handler tears the context down under it). */
-    if (atomic_load(&s_initialized) && !atomic_load(&s_finalized))
-        (void)collab_finalize();
+    if (atomic_load(&s_initialized) && !atomic_load(&s_finalized) && getpid() == s_pid)
+        (void)collab_finalize(); /* not in a forked child: it has no engine thread */
 }
 
 int collab_init(const collab_init_args_t *args)
@@ -113,6 +114,7 @@ int collab_init(const collab_init_args_t *args)
         return COLLAB_ERR_NO_MEM;
     }
     atomic_store(&s_engine, e);
+    s_pid = getpid();
     atomic_store(&s_initialized, 1);
     if (!s_atexit_set) {
         s_atexit_set = atexit(at_exit) == 0;

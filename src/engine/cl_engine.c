@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,8 @@ const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
 
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    m->hdr.epoch = cl_member_epoch(e->mb);
+    if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
+        m->hdr.epoch = cl_member_epoch(e->mb);
     return cl_transport_send(e->tp, to->key, m);
 }
 
@@ -420,6 +422,7 @@ int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **ou
     *identity = NULL;
     e->wake_fd = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
+    randombytes_buf(&e->incarnation, sizeof e->incarnation);
     snprintf(e->self_id, sizeof e->self_id, "%s", cl_identity_peer_id(e->id));
     pthread_mutex_init(&e->q_mu, NULL);
     pthread_mutex_init(&e->info_mu, NULL);

@@ -2,18 +2,21 @@
 
     Each call on a communicator gets the next sequence number.  At most one
     collective per communicator runs at a time (a cl_coll_t from
-    src/coll/); later calls wait in order.  The group of a collective is
-    the set of live members of the world group that belong to the
-    communicator, ascending by comm rank, with weights and client flags
-    from the view.  Before the world group is formed, the first call asks
-    the coordinator to form it (matchmaking) and waits.
+    src/coll/); later calls wait in order.  Before the world group is
+    formed, the first call asks the coordinator to form it (matchmaking)
+    and waits.
 
-    Incoming COLL messages are routed by (communicator, sequence number):
-    to the running collective, to the last completed one (kept for relay
-    requests of members still inside it), or into a buffer when the local
-    program has not called that collective yet; older ones are dropped.
-    A message whose signature differs from the local collective's is not
-    delivered, and its sender is excluded from that collective.
+    The member list of a collective is the world group of one *generation*
+    (docs/wire.md section 6) restricted to the communicator, ascending by
+    comm rank, with the generation's weights and client flags.  Members of
+    that generation that are gone by now are marked failed before the
+    start, and the relay rule of docs/collectives.md deals with them like
+    with any failure.  Since the member list must be the same on every
+    member, the oldest generation in use for a sequence number wins: a
+    member that started under a newer one restarts (cl_engine_route.c).
+    Restarts need the inputs intact, so an in-place input is copied first.
+
+    Incoming messages are routed in cl_engine_route.c.
 */
 #include "engine/cl_engine_int.h"
 
@@ -26,11 +29,10 @@
 
 #define CHUNK_BYTES ((size_t)256 * 1024) /* pipelining chunk */
 #define SMALL_BYTES ((size_t)64 * 1024)  /* one-round allreduce below this */
-#define BUFFER_LIMIT ((size_t)1 << 30)   /* early messages kept at most, bytes */
 #define TICK 0.1                         /* seconds between ticks of a running collective */
 #define DEFAULT_BANDWIDTH 25e6           /* bytes/s assumed before any measurement */
 
-static const char *kind_name(cl_coll_kind_t k)
+const char *eng_coll_kind_name(cl_coll_kind_t k)
 {
     static const char *const names[] = {"barrier",  "bcast",   "allreduce",
                                         "reduce",   "reduce_scatter_block",
@@ -45,21 +47,10 @@ static void ctx_free(coll_ctx_t **ctx_p)
         return;
     free((*ctx_p)->members);
     free((*ctx_p)->failed);
+    free((*ctx_p)->failed_left);
+    free((*ctx_p)->notified);
     free(*ctx_p);
     *ctx_p = NULL;
-}
-
-static void buffered_free_all(struct cl_engine *e, stream_t *s)
-{
-    buffered_t *b = s->buf_head;
-    while (b != NULL) {
-        buffered_t *next = b->next;
-        e->buffered_bytes -= b->len;
-        free(b->data);
-        free(b);
-        b = next;
-    }
-    s->buf_head = s->buf_tail = NULL;
 }
 
 /* Frees a stream; requests still attached complete with status. */
@@ -79,11 +70,11 @@ static void stream_free(struct cl_engine *e, stream_t *s, int status)
     }
     cl_coll_destroy(&s->retained);
     ctx_free(&s->retained_ctx);
-    buffered_free_all(e, s);
+    eng_coll_free_buffered(e, s);
     free(s);
 }
 
-static stream_t *stream_get(struct cl_engine *e, uint64_t id, bool create)
+stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
 {
     for (size_t i = 0; i < e->nstreams; i++)
         if (e->streams[i]->comm_id == id)
@@ -111,6 +102,14 @@ static stream_t *stream_get(struct cl_engine *e, uint64_t id, bool create)
     return s;
 }
 
+static void gen_clear(group_gen_t *g)
+{
+    free(g->world);
+    free(g->weight);
+    free(g->client);
+    memset(g, 0, sizeof *g);
+}
+
 int eng_coll_init(struct cl_engine *e)
 {
     (void)e;
@@ -127,6 +126,8 @@ void eng_coll_fini(struct cl_engine *e)
     free(e->late);
     e->late = NULL;
     e->nlate = e->caplate = 0;
+    for (int i = 0; i < ENG_GENS; i++)
+        gen_clear(&e->gens[i]);
     local_msg_t *l = e->local_head;
     while (l != NULL) {
         local_msg_t *next = l->next;
@@ -134,6 +135,45 @@ void eng_coll_fini(struct cl_engine *e)
         l = next;
     }
     e->local_head = e->local_tail = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Generations of the world group. */
+
+const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
+{
+    for (int i = 0; i < ENG_GENS && gen != 0; i++)
+        if (e->gens[i].gen == gen)
+            return &e->gens[i];
+    return NULL;
+}
+
+void eng_coll_record_group(struct cl_engine *e)
+{
+    uint64_t gen = cl_member_group_epoch(e->mb);
+    if (!cl_member_group_closed(e->mb) || gen == 0 || eng_coll_gen(e, gen) != NULL)
+        return;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    group_gen_t g = {gen, 0, malloc((n > 0 ? n : 1) * sizeof(int)),
+                     malloc((n > 0 ? n : 1) * sizeof(double)),
+                     malloc((n > 0 ? n : 1) * sizeof(int))};
+    if (g.world == NULL || g.weight == NULL || g.client == NULL) {
+        gen_clear(&g);
+        cl_error("out of memory recording the group");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!list[i]->in_group)
+            continue;
+        g.world[g.n] = list[i]->rank;
+        g.weight[g.n] = list[i]->weight;
+        g.client[g.n] = list[i]->client ? 1 : 0;
+        g.n++;
+    }
+    gen_clear(&e->gens[e->gen_next]);
+    e->gens[e->gen_next] = g;
+    e->gen_next = (e->gen_next + 1) % ENG_GENS;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -182,6 +222,7 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
     m.hdr.type = CL_MSG_COLL;
     m.hdr.sub = msg->type;
     m.hdr.comm = ctx->s->comm_id;
+    m.hdr.epoch = ctx->gen;
     m.hdr.seq = ctx->seq;
     m.hdr.signature = ctx->signature;
     m.hdr.part = msg->part;
@@ -190,9 +231,9 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
     m.payload = msg->data;
     m.payload_len = msg->len;
     int rc = eng_send(e, p, &m);
-    cl_debug("coll send #%llu type %u part %u chunk %u aux %u len %zu to rank %d: %d",
-             (unsigned long long)ctx->seq, msg->type, msg->part, msg->chunk, msg->aux, msg->len,
-             w, rc);
+    cl_debug("coll send #%llu/%llu type %u part %u chunk %u aux %u len %zu to rank %d: %d",
+             (unsigned long long)ctx->seq, (unsigned long long)ctx->gen, msg->type, msg->part,
+             msg->chunk, msg->aux, msg->len, w, rc);
     return rc;
 }
 
@@ -213,7 +254,7 @@ static double env_deadline(void *eng, int from, size_t bytes)
 /* Queues a late member for eng_coll_deferred: acting on it may change
    the view and call back into the algorithm, which must not happen while
    the algorithm is running. */
-static void defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
+void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
 {
     if (e->nlate == e->caplate) {
         size_t cap = e->caplate > 0 ? 2 * e->caplate : 8;
@@ -243,17 +284,17 @@ static void env_suspect(void *eng, int r)
     coll_ctx_t *ctx = eng;
     cl_peer_t *p = peer_of(ctx, r);
     if (p != NULL)
-        defer_late(ctx->e, p, CL_SUSPECT_STRAGGLER);
+        eng_coll_defer_late(ctx->e, p, CL_SUSPECT_STRAGGLER);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Starting and finishing. */
 
 typedef struct {
-    int rank;      /* comm rank */
+    int rank;   /* comm rank */
     double weight;
     int client;
-    cl_peer_t *peer;
+    bool gone;  /* no longer a live member of the world group */
 } member_t;
 
 static int cmp_member(const void *a, const void *b)
@@ -262,75 +303,105 @@ static int cmp_member(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Fills the group of a collective on comm.  Returns the member count,
-   0 when the caller must wait (group not formed, or this peer outside it),
-   or a negative status. */
-static int group_of(struct cl_engine *e, collab_comm_t *comm, member_t **out)
+/* The member list of a collective on comm under generation gen (gen 0:
+   this peer alone).  Returns the count, or a negative status. */
+static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, member_t **out)
 {
     *out = NULL;
-    cl_peer_t *me = cl_member_self(e->mb);
-    if (comm->kind == CL_COMM_SELF || comm->size == 1) {
+    if (gen == 0) {
+        cl_peer_t *me = cl_member_self(e->mb);
         member_t *m = malloc(sizeof *m);
         if (m == NULL)
             return COLLAB_ERR_NO_MEM;
-        *m = (member_t){0, me->weight, me->client ? 1 : 0, me};
+        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false};
         *out = m;
         return 1;
     }
-    if (!cl_member_group_closed(e->mb) || !me->in_group)
-        return 0;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    member_t *m = malloc((n > 0 ? n : 1) * sizeof *m);
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    if (g == NULL)
+        return COLLAB_ERR_INTERNAL;
+    member_t *m = malloc((size_t)(g->n > 0 ? g->n : 1) * sizeof *m);
     if (m == NULL)
         return COLLAB_ERR_NO_MEM;
     int k = 0;
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *p = list[i];
-        if (!p->in_group)
+    for (int i = 0; i < g->n; i++) {
+        int r = cl_comm_rank_of_world(comm, g->world[i]);
+        if (r < 0)
             continue;
-        int r = cl_comm_rank_of_world(comm, p->rank);
-        if (r >= 0)
-            m[k++] = (member_t){r, p->weight, p->client ? 1 : 0, p};
+        cl_peer_t *p = cl_member_at_rank(e->mb, g->world[i]);
+        bool gone = p == NULL || !p->in_group;
+        m[k++] = (member_t){r, g->weight[i], g->client[i], gone};
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
     *out = m;
     return k;
 }
 
-static void check_done(struct cl_engine *e, stream_t *s);
-
-/* Tells the running collective that comm rank r is out, and remembers it
-   for the log line at completion. */
-static void fail_member(stream_t *s, int r)
+/* Is this peer in the member list of generation gen? */
+static bool in_gen(struct cl_engine *e, uint64_t gen)
 {
-    coll_ctx_t *ctx = s->active_ctx;
-    for (int i = 0; i < ctx->nfailed; i++)
-        if (ctx->failed[i] == r)
-            return;
-    int *f = realloc(ctx->failed, (size_t)(ctx->nfailed + 1) * sizeof *f);
-    if (f != NULL) {
-        ctx->failed = f;
-        ctx->failed[ctx->nfailed++] = r;
-    }
-    (void)cl_coll_on_fail(s->active, r);
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    int me = atomic_load(&e->rank);
+    for (int i = 0; g != NULL && i < g->n; i++)
+        if (g->world[i] == me)
+            return true;
+    return false;
 }
-static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
-                    uint64_t seq, uint32_t signature, uint8_t type, uint32_t part,
-                    uint32_t chunk, uint32_t aux, const void *data, size_t len);
 
-static void start(struct cl_engine *e, stream_t *s, collab_request_t *req, member_t *mem, int n)
+/* Copies an in-place input so that a restart finds it intact. */
+static int snapshot_input(collab_request_t *req, int comm_size)
+{
+    cl_coll_args_t *a = &req->coll;
+    if (a->sendbuf != NULL || req->snapshot != NULL)
+        return COLLAB_OK;
+    size_t bytes;
+    switch (a->kind) {
+    case CL_COLL_ALLREDUCE:
+    case CL_COLL_REDUCE:
+        bytes = a->count * collab_dtype_extent(a->dtype);
+        break;
+    case CL_COLL_REDUCE_SCATTER_BLOCK:
+        bytes = a->count * collab_dtype_extent(a->dtype) * (size_t)comm_size;
+        break;
+    case CL_COLL_ALLTOALL:
+        bytes = a->count * (size_t)comm_size;
+        break;
+    default:
+        return COLLAB_OK; /* inputs these kinds keep in place are never written */
+    }
+    if (bytes == 0 || a->recvbuf == NULL)
+        return COLLAB_OK;
+    req->snapshot = malloc(bytes);
+    if (req->snapshot == NULL)
+        return COLLAB_ERR_NO_MEM;
+    memcpy(req->snapshot, a->recvbuf, bytes);
+    return COLLAB_OK;
+}
+
+/* Creates and starts the collective of req under generation gen. */
+static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t gen)
 {
     const cl_settings_t *set = cl_member_settings(e->mb);
-    cl_coll_args_t args = req->coll;
-    int *ranks = malloc((size_t)n * sizeof(int));
-    double *weights = malloc((size_t)n * sizeof(double));
-    int *clients = malloc((size_t)n * sizeof(int));
-    coll_ctx_t *ctx = calloc(1, sizeof *ctx);
-    cl_coll_t *c = NULL;
-    int rc = COLLAB_ERR_NO_MEM;
+    member_t *mem = NULL;
+    int n = members_of(e, s->comm, gen, &mem);
+    int *ranks = NULL, *clients = NULL;
+    double *weights = NULL;
+    coll_ctx_t *ctx = NULL;
+    int rc = n;
+    if (n < 0)
+        goto err;
+    rc = COLLAB_ERR_NO_MEM;
+    ranks = malloc((size_t)n * sizeof(int));
+    weights = malloc((size_t)n * sizeof(double));
+    clients = malloc((size_t)n * sizeof(int));
+    ctx = calloc(1, sizeof *ctx);
     if (ranks == NULL || weights == NULL || clients == NULL || ctx == NULL)
         goto err;
+    if (n > 1 && snapshot_input(req, s->comm->size) != COLLAB_OK)
+        goto err;
+    cl_coll_args_t args = req->coll;
+    if (req->snapshot != NULL)
+        args.sendbuf = req->snapshot;
     for (int i = 0; i < n; i++) {
         ranks[i] = mem[i].rank;
         weights[i] = mem[i].weight;
@@ -350,6 +421,7 @@ static void start(struct cl_engine *e, stream_t *s, collab_request_t *req, membe
     ctx->e = e;
     ctx->s = s;
     ctx->seq = args.seq;
+    ctx->gen = gen;
     ctx->signature = cl_coll_signature(&args);
     ctx->kind = args.kind;
     ctx->members = ranks;
@@ -357,18 +429,23 @@ static void start(struct cl_engine *e, stream_t *s, collab_request_t *req, membe
     ctx->t_start = req->t_start;
     ranks = NULL;
     cl_coll_env_t env = {ctx, env_send, env_now, env_deadline, env_suspect};
-    c = cl_coll_new(&args, &env);
+    cl_coll_t *c = cl_coll_new(&args, &env);
     if (c == NULL)
         goto err;
     s->active = c;
     s->active_ctx = ctx;
     s->active_req = req;
     s->started = args.seq + 1;
+    /* Members of that generation that are gone already. */
+    for (int i = 0; i < n; i++)
+        if (mem[i].gone && mem[i].rank != s->comm->rank)
+            (void)cl_coll_on_fail(c, mem[i].rank);
     free(weights);
     free(clients);
+    free(mem);
     rc = cl_coll_start(c);
-    if (rc != COLLAB_OK) {
-        cl_error("%s #%llu could not start: %s", kind_name(ctx->kind),
+    if (rc != COLLAB_OK && !cl_coll_done(c)) {
+        cl_error("%s #%llu could not start: %s", eng_coll_kind_name(ctx->kind),
                  (unsigned long long)ctx->seq, collab_strerror(rc));
         cl_coll_destroy(&s->active);
         ctx_free(&s->active_ctx);
@@ -376,39 +453,49 @@ static void start(struct cl_engine *e, stream_t *s, collab_request_t *req, membe
         cl_request_complete(req, rc);
         return;
     }
-    /* Messages that arrived before the program called this collective. */
-    buffered_t *prev = NULL, *b = s->buf_head;
-    while (b != NULL && s->active == c) {
-        buffered_t *next = b->next;
-        if (b->seq == args.seq) {
-            if (prev != NULL)
-                prev->next = next;
-            else
-                s->buf_head = next;
-            if (s->buf_tail == b)
-                s->buf_tail = prev;
-            e->buffered_bytes -= b->len;
-            deliver(e, s, true, b->from_world, b->seq, b->signature, b->type, b->part,
-                    b->chunk, b->aux, b->data, b->len);
-            free(b->data);
-            free(b);
-        } else {
-            prev = b;
-        }
-        b = next;
-    }
+    eng_coll_take_buffered(e, s);
     if (s->active == c) {
         (void)cl_coll_on_tick(c);
-        check_done(e, s);
+        eng_coll_check_done(e, s);
     }
     return;
 err:
+    free(mem);
     free(ranks);
     free(weights);
     free(clients);
     ctx_free(&ctx);
-    cl_error("out of memory starting a collective");
+    cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);
+}
+
+void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
+{
+    collab_request_t *req = s->active_req;
+    cl_debug("%s #%llu restarts under the older group generation %llu (was %llu)",
+             eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq,
+             (unsigned long long)gen, (unsigned long long)s->active_ctx->gen);
+    cl_coll_destroy(&s->active);
+    ctx_free(&s->active_ctx);
+    s->active_req = NULL;
+    start_gen(e, s, req, gen);
+}
+
+/* The generation a new collective on s starts under: the oldest of the
+   current one and those that early messages for it carry (if known and
+   this peer is in them).  Returns 0 to wait (no group yet, or this peer is
+   outside it). */
+static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    if (s->comm->kind == CL_COMM_SELF || s->comm->size == 1)
+        return 0;
+    uint64_t cur = cl_member_group_epoch(e->mb);
+    if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
+        return UINT64_MAX;
+    for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
+        if (b->seq == seq && b->gen < cur && in_gen(e, b->gen))
+            cur = b->gen;
+    return cur;
 }
 
 static void try_start(struct cl_engine *e, stream_t *s)
@@ -417,15 +504,12 @@ static void try_start(struct cl_engine *e, stream_t *s)
         collab_request_t *req = zlist_first(s->queue);
         if (req == NULL)
             return;
-        member_t *mem = NULL;
-        int n = group_of(e, s->comm, &mem);
-        if (n == 0) {
+        uint64_t gen = choose_gen(e, s, req->coll.seq);
+        if (gen == UINT64_MAX) {
             bool formed = cl_member_group_closed(e->mb);
-            if (req->deadline <= 0) {
-                req->deadline =
-                    eng_now() + fmax(30.0, 4.0 * e->cfg.timeout) +
-                    (formed ? 0.0 : e->cfg.matchmaking_time);
-            }
+            if (req->deadline <= 0)
+                req->deadline = eng_now() + fmax(30.0, 4.0 * e->cfg.timeout) +
+                                (formed ? 0.0 : e->cfg.matchmaking_time);
             if (!formed) {
                 e->waiting_for_group = true;
                 eng_request_match(e);
@@ -437,24 +521,27 @@ static void try_start(struct cl_engine *e, stream_t *s)
             return;
         }
         zlist_pop(s->queue);
-        if (n < 0) {
-            cl_request_complete(req, n);
-            continue;
-        }
         const cl_settings_t *set = cl_member_settings(e->mb);
-        if (set->strict && s->comm->kind != CL_COMM_SELF && n < s->comm->size) {
+        if (set->strict && gen != 0) {
+            /* Strict: every rank of the communicator must be there. */
+            member_t *mem = NULL;
+            int n = members_of(e, s->comm, gen, &mem);
+            int live = 0;
+            for (int i = 0; i < n; i++)
+                live += !mem[i].gone;
             free(mem);
-            cl_request_complete(req, COLLAB_ERR_PROC_FAILED);
-            continue;
+            if (live < s->comm->size) {
+                cl_request_complete(req, COLLAB_ERR_PROC_FAILED);
+                continue;
+            }
         }
-        start(e, s, req, mem, n);
-        free(mem);
+        start_gen(e, s, req, gen);
     }
 }
 
 void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
 {
-    stream_t *s = stream_get(e, req->comm->id, true);
+    stream_t *s = eng_coll_stream(e, req->comm->id, true);
     if (s == NULL) {
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
         return;
@@ -470,6 +557,26 @@ void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
     try_start(e, s);
 }
 
+void eng_coll_fail_member(stream_t *s, int r, bool left)
+{
+    coll_ctx_t *ctx = s->active_ctx;
+    for (int i = 0; i < ctx->nfailed; i++)
+        if (ctx->failed[i] == r)
+            return;
+    int *f = realloc(ctx->failed, (size_t)(ctx->nfailed + 1) * sizeof *f);
+    if (f != NULL)
+        ctx->failed = f;
+    bool *fl = realloc(ctx->failed_left, (size_t)(ctx->nfailed + 1) * sizeof *fl);
+    if (fl != NULL)
+        ctx->failed_left = fl;
+    if (f != NULL && fl != NULL) {
+        ctx->failed[ctx->nfailed] = r;
+        ctx->failed_left[ctx->nfailed] = left;
+        ctx->nfailed++;
+    }
+    (void)cl_coll_on_fail(s->active, r);
+}
+
 static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int ncontrib,
                        double seconds)
 {
@@ -477,8 +584,14 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
     int left = ctx->nmembers - ctx->nfailed;
     for (int i = 0; i < ctx->nfailed; i++) {
         int w = cl_comm_world_of(s->comm, ctx->failed[i]);
-        cl_warn("peer rank %d failed during %s #%llu; finished with %d peer%s", w,
-                kind_name(ctx->kind), (unsigned long long)ctx->seq, left, left == 1 ? "" : "s");
+        if (ctx->failed_left[i])
+            cl_info("peer rank %d left during %s #%llu; finished with %d peer%s", w,
+                    eng_coll_kind_name(ctx->kind), (unsigned long long)ctx->seq, left,
+                    left == 1 ? "" : "s");
+        else
+            cl_warn("peer rank %d failed during %s #%llu; finished with %d peer%s", w,
+                    eng_coll_kind_name(ctx->kind), (unsigned long long)ctx->seq, left,
+                    left == 1 ? "" : "s");
     }
     double now = eng_now();
     if (ctx->kind == CL_COLL_ALLREDUCE) {
@@ -500,7 +613,7 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
     }
 }
 
-static void check_done(struct cl_engine *e, stream_t *s)
+void eng_coll_check_done(struct cl_engine *e, stream_t *s)
 {
     while (s->active != NULL && cl_coll_done(s->active)) {
         cl_coll_t *c = s->active;
@@ -509,6 +622,8 @@ static void check_done(struct cl_engine *e, stream_t *s)
         int status = cl_coll_status(c);
         int ncontrib = 0;
         const int *contrib = cl_coll_contributors(c, &ncontrib);
+        if (contrib == NULL)
+            ncontrib = 0;
         double now = eng_now();
         double seconds = now - ctx->t_start;
         collab_info_t info;
@@ -519,13 +634,15 @@ static void check_done(struct cl_engine *e, stream_t *s)
         cl_coll_traffic(c, &info.bytes_sent, &info.bytes_received);
         info.seconds = seconds;
         info.nranks = ncontrib < COLLAB_MAX_INFO_RANKS ? ncontrib : COLLAB_MAX_INFO_RANKS;
-        for (int i = 0; i < info.nranks && contrib != NULL; i++)
+        for (int i = 0; i < info.nranks; i++)
             info.ranks[i] = contrib[i];
         if (cl_coll_release_user_buffers(c) != COLLAB_OK && status == COLLAB_OK)
             status = COLLAB_ERR_NO_MEM;
-        log_result(e, s, ctx, contrib != NULL ? ncontrib : 0, seconds);
+        free(req->snapshot);
+        req->snapshot = NULL;
+        log_result(e, s, ctx, ncontrib, seconds);
         /* Members that answered are no longer late. */
-        for (int i = 0; i < ncontrib && contrib != NULL; i++) {
+        for (int i = 0; i < ncontrib; i++) {
             cl_peer_t *p = peer_of(ctx, contrib[i]);
             if (p != NULL && p->state == CL_PEER_ALIVE)
                 p->suspect_since = 0;
@@ -549,132 +666,6 @@ static void check_done(struct cl_engine *e, stream_t *s)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Incoming messages. */
-
-static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
-                    uint64_t seq, uint32_t signature, uint8_t type, uint32_t part,
-                    uint32_t chunk, uint32_t aux, const void *data, size_t len)
-{
-    cl_coll_t *c = active ? s->active : s->retained;
-    coll_ctx_t *ctx = active ? s->active_ctx : s->retained_ctx;
-    int from = cl_comm_rank_of_world(s->comm, from_world);
-    if (c == NULL || from < 0)
-        return;
-    if (signature != ctx->signature) {
-        cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
-        cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
-                "%08x, ours %08x); excluding it from this one",
-                from_world, kind_name(ctx->kind), (unsigned long long)seq, signature,
-                ctx->signature);
-        if (active) {
-            fail_member(s, from);
-            if (p != NULL)
-                defer_late(e, p, CL_SUSPECT_MISMATCH);
-        }
-    } else {
-        cl_coll_msg_t msg = {type, part, chunk, aux, from, data, len};
-        (void)cl_coll_on_msg(c, &msg);
-    }
-    if (active && s->active == c) {
-        (void)cl_coll_on_tick(c);
-        check_done(e, s);
-    }
-}
-
-static void route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
-                  const void *data, size_t len)
-{
-    cl_debug("coll recv #%llu type %u part %u chunk %u aux %u len %zu from rank %d (active %lld, "
-             "started %llu)",
-             (unsigned long long)h->seq, h->sub, h->part, h->chunk, h->aux, len, from_world,
-             s->active != NULL ? (long long)s->active_ctx->seq : -1LL,
-             (unsigned long long)s->started);
-    if (s->comm != NULL && s->active != NULL && h->seq == s->active_ctx->seq) {
-        deliver(e, s, true, from_world, h->seq, h->signature, h->sub, h->part, h->chunk, h->aux,
-                data, len);
-    } else if (s->comm != NULL && s->retained != NULL && h->seq == s->retained_ctx->seq) {
-        deliver(e, s, false, from_world, h->seq, h->signature, h->sub, h->part, h->chunk,
-                h->aux, data, len);
-    } else if (h->seq >= s->started) {
-        if (e->buffered_bytes + len > BUFFER_LIMIT) {
-            cl_warn("dropping an early collective message from rank %d: %zu bytes already "
-                    "wait for collectives this peer has not called",
-                    from_world, e->buffered_bytes);
-            return;
-        }
-        buffered_t *b = calloc(1, sizeof *b);
-        if (b == NULL)
-            return;
-        if (len > 0 && (b->data = malloc(len)) == NULL) {
-            free(b);
-            return;
-        }
-        if (len > 0)
-            memcpy(b->data, data, len);
-        b->seq = h->seq;
-        b->signature = h->signature;
-        b->from_world = from_world;
-        b->type = h->sub;
-        b->part = h->part;
-        b->chunk = h->chunk;
-        b->aux = h->aux;
-        b->len = len;
-        if (s->buf_tail != NULL)
-            s->buf_tail->next = b;
-        else
-            s->buf_head = b;
-        s->buf_tail = b;
-        e->buffered_bytes += len;
-    }
-    /* else: a collective this peer finished long ago; nobody needs it. */
-}
-
-void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
-{
-    if (from->rank < 0)
-        return;
-    if (m->payload_len >= 65536) {
-        /* Bandwidth seen from this peer, for data deadlines. */
-        double now = eng_now();
-        double gap = now - from->last_data;
-        if (from->last_data > 0 && gap > 1e-4 && gap < 1.0) {
-            double bw = fmin((double)m->payload_len / gap, 1e10);
-            from->bandwidth = from->bandwidth > 0 ? 0.8 * from->bandwidth + 0.2 * bw : bw;
-        }
-        from->last_data = now;
-    }
-    if (m->hdr.comm == CL_COMM_SELF_ID)
-        return; /* nobody else speaks on our self communicator */
-    stream_t *s = stream_get(e, m->hdr.comm, true);
-    if (s != NULL)
-        route(e, s, from->rank, &m->hdr, m->payload, m->payload_len);
-}
-
-void eng_coll_deliver_local(struct cl_engine *e)
-{
-    while (e->local_head != NULL) {
-        local_msg_t *l = e->local_head;
-        e->local_head = l->next;
-        if (e->local_head == NULL)
-            e->local_tail = NULL;
-        stream_t *s = stream_get(e, l->comm, false);
-        if (s != NULL) {
-            cl_wire_hdr_t h;
-            memset(&h, 0, sizeof h);
-            h.seq = l->seq;
-            h.signature = l->signature;
-            h.sub = l->msg.type;
-            h.part = l->msg.part;
-            h.chunk = l->msg.chunk;
-            h.aux = l->msg.aux;
-            int w = cl_comm_world_of(s->comm, l->msg.from);
-            route(e, s, w, &h, l->msg.data, l->msg.len);
-        }
-        free(l);
-    }
-}
-
-/* ---------------------------------------------------------------------- */
 /* Membership changes and timers. */
 
 void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
@@ -690,17 +681,18 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
         bool member = false;
         for (int k = 0; k < s->active_ctx->nmembers && !member; k++)
             member = s->active_ctx->members[k] == r;
-        if (r < 0 || !member)
+        if (r < 0 || !member || r == s->comm->rank)
             continue;
-        fail_member(s, r);
+        eng_coll_fail_member(s, r, p->suspect_reason == ENG_REASON_LEFT);
         (void)cl_coll_on_tick(s->active);
     }
     for (size_t i = 0; i < e->nstreams; i++)
-        check_done(e, e->streams[i]);
+        eng_coll_check_done(e, e->streams[i]);
 }
 
 void eng_coll_view_changed(struct cl_engine *e)
 {
+    eng_coll_record_group(e);
     if (cl_member_group_closed(e->mb))
         e->waiting_for_group = false;
     for (size_t i = 0; i < e->nstreams; i++)
@@ -718,7 +710,7 @@ double eng_coll_timer(struct cl_engine *e, double now)
             any_active = true;
             if (tick) {
                 (void)cl_coll_on_tick(s->active);
-                check_done(e, s);
+                eng_coll_check_done(e, s);
             }
         }
         /* A call waiting for the group (or for admission) has a deadline. */

@@ -22,6 +22,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#define ENG_REASON_LEFT 99 /* suspect_reason of a peer that said goodbye (local only) */
+
 typedef enum {
     ENG_JOINING = 0, /* looking for the swarm */
     ENG_STANDBY = 1, /* the swarm is full; waiting for a free rank */
@@ -33,6 +35,7 @@ typedef enum {
 typedef struct buffered {
     struct buffered *next;
     uint64_t seq;
+    uint64_t gen;            /* group generation of the sender's collective */
     uint32_t signature;
     int from_world;          /* sender's world rank */
     uint8_t type;            /* cl_coll_msg_t.type */
@@ -48,12 +51,16 @@ typedef struct {
     struct cl_engine *e;
     stream_t *s;
     uint64_t seq;
+    uint64_t gen;            /* group generation it runs under (0: group of one) */
     uint32_t signature;
     cl_coll_kind_t kind;
     int *members;            /* comm ranks of the group, ascending */
     int nmembers;
     int *failed;             /* members declared failed during the call */
+    bool *failed_left;       /* ... of which those that said goodbye */
     int nfailed;
+    int *notified;           /* world ranks sent a generation notice */
+    int nnotified;
     double t_start;
 } coll_ctx_t;
 
@@ -71,6 +78,17 @@ struct stream {
     coll_ctx_t *retained_ctx;
     buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
 };
+
+/* The world group of one generation (a view's group_epoch). */
+typedef struct {
+    uint64_t gen;            /* 0 = unused slot */
+    int n;
+    int *world;              /* world ranks, ascending */
+    double *weight;
+    int *client;
+} group_gen_t;
+
+#define ENG_GENS 16          /* generations remembered */
 
 /* A data message from a peer that is not a member in this peer's view
    yet (its admission view is still on the way), kept until the next view
@@ -107,6 +125,7 @@ struct cl_engine {
     uint8_t self_key[32];
     char self_id[CL_PEER_ID_MAX];
     double t0;                     /* monotonic time at start */
+    uint64_t incarnation;          /* random, tells a restart of this identity */
     double hb_interval;            /* seconds between heartbeats */
     /* Shared with application threads. */
     zactor_t *actor;
@@ -151,6 +170,8 @@ struct cl_engine {
                                       handled from the main loop */
     size_t nlate, caplate;
     local_msg_t *local_head, *local_tail;
+    group_gen_t gens[ENG_GENS];    /* recent generations of the world group */
+    int gen_next;                  /* slot the next one goes to */
     size_t buffered_bytes;
     double next_tick;
     bool waiting_for_group;        /* some call waits for the world group */
@@ -184,8 +205,34 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);
 void eng_replay_held(struct cl_engine *e);
 
-/* cl_engine_member.c */
+/* cl_engine_join.c */
+/* Founds the swarm (no initial peers) or starts joining it. */
 int eng_join_start(struct cl_engine *e);
+/* Index of key in COLLAB_INITIAL_PEERS, or -1. */
+int eng_initial_index(struct cl_engine *e, const uint8_t key[32]);
+/* Sends this peer's JOIN to key. */
+void eng_send_join(struct cl_engine *e, const uint8_t key[32]);
+/* Retries and the deadline of a peer that is joining or a standby. */
+void eng_join_timer(struct cl_engine *e, double now);
+/* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
+   differs from the swarm's. */
+bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compression);
+/* Coordinator: a JOIN from key. */
+void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
+/* Joiner: an answer to its JOIN. */
+void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j);
+
+/* cl_engine_member.c */
+/* Completes collab_init with status (if it still waits) and stops joining. */
+void eng_fail_init(struct cl_engine *e, int status);
+/* This peer holds a rank now: join line, init completes. */
+void eng_become_member(struct cl_engine *e, bool founder);
+/* Coordinator: acts on a view change it made and publishes the view. */
+void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d);
+/* Sends the current view to p (a member, or a joiner that asks again). */
+void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p);
+/* The coordinator: the lowest-ranked live member not in client mode. */
+cl_peer_t *eng_coordinator(struct cl_engine *e);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);
@@ -208,6 +255,20 @@ void eng_coll_deliver_local(struct cl_engine *e);
 void eng_coll_deferred(struct cl_engine *e);
 bool eng_coll_idle(struct cl_engine *e);
 void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm);
+
+void eng_coll_record_group(struct cl_engine *e);
+/* Shared by cl_engine_coll.c and cl_engine_route.c. */
+const char *eng_coll_kind_name(cl_coll_kind_t k);
+stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
+void eng_coll_check_done(struct cl_engine *e, stream_t *s);
+void eng_coll_fail_member(stream_t *s, int r, bool left);
+void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
+const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
+void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
+void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+                    const void *data, size_t len);
+void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);
+void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
 
 /* cl_engine_p2p.c */
 void eng_p2p_send(struct cl_engine *e, collab_request_t *req);

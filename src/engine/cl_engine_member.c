@@ -3,7 +3,7 @@
     docs/membership.md describes the protocol.  In short: a joiner connects
     to every COLLAB_INITIAL_PEERS entry and sends JOIN to each one that
     completes the handshake; non-members answer NOT_MEMBER, members that do
-    not coordinate answer REDIRECT, and the coordinator (the live public
+    not coordinate answer REDIRECT, and the eng_coordinator (the live public
     member with the lowest rank) assigns a rank and publishes a new view.
     Members heartbeat every COLLAB_TIMEOUT/4; one that is silent for
     COLLAB_TIMEOUT, or whose connection closed, is suspected and reported
@@ -24,7 +24,7 @@
 
 #define PURGE_KEEP 3600.0 /* seconds a departed peer's record (and rank) is remembered */
 
-#define REASON_LEFT 99 /* local-only reason: GOODBYE received */
+#define REASON_LEFT ENG_REASON_LEFT
 
 static const char *reason_text(int reason)
 {
@@ -47,7 +47,7 @@ static const char *reason_text(int reason)
 
 /* The coordinator, skipping client-mode members (nobody can connect to
    them, so they cannot take JOINs). */
-static cl_peer_t *coordinator(struct cl_engine *e)
+cl_peer_t *eng_coordinator(struct cl_engine *e)
 {
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
@@ -60,18 +60,18 @@ static cl_peer_t *coordinator(struct cl_engine *e)
     return NULL;
 }
 
-static bool i_coordinate(struct cl_engine *e)
+static bool eng_i_coordinate(struct cl_engine *e)
 {
-    cl_peer_t *c = coordinator(e);
+    cl_peer_t *c = eng_coordinator(e);
     return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
 }
 
 bool eng_is_coordinator(struct cl_engine *e)
 {
-    return i_coordinate(e);
+    return eng_i_coordinate(e);
 }
 
-static void fail_init(struct cl_engine *e, int status)
+void eng_fail_init(struct cl_engine *e, int status)
 {
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, status);
@@ -96,7 +96,7 @@ static void broadcast_view(struct cl_engine *e)
     free(m.u.view.members);
 }
 
-static void send_view_to(struct cl_engine *e, const cl_peer_t *p)
+void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
@@ -120,7 +120,7 @@ static void print_join_line(struct cl_engine *e)
                 e->self_id, me->rank, ws, cl_transport_address(e->tp));
 }
 
-static void become_member(struct cl_engine *e, bool founder)
+void eng_become_member(struct cl_engine *e, bool founder)
 {
     cl_peer_t *me = cl_member_self(e->mb);
     bool rejoin = e->member_since > 0;
@@ -162,7 +162,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     char desc[CL_WIRE_STR_MAX + 64];
     if (e->state != ENG_MEMBER && cl_member_self(e->mb) != NULL &&
         cl_member_self(e->mb)->state != CL_PEER_GONE)
-        become_member(e, false);
+        eng_become_member(e, false);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     for (size_t i = 0; i < d->nadded; i++) {
         cl_peer_t *p = d->added[i];
@@ -206,7 +206,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
         /* The coordinator lost contact with us; ask to come back. */
-        cl_peer_t *c = coordinator(e);
+        cl_peer_t *c = eng_coordinator(e);
         cl_error("this peer was removed from the swarm (the others lost contact with it); "
                  "rejoining");
         e->state = ENG_JOINING;
@@ -228,11 +228,14 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     eng_replay_held(e);
 }
 
-static void coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
+static void maybe_close_group(struct cl_engine *e, double now);
+
+void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
     apply_delta(e, d);
     cl_member_delta_clear(d);
     broadcast_view(e);
+    maybe_close_group(e, eng_now()); /* e.g. the last rank just joined */
 }
 
 /* Coordinator: removes every member this peer suspects. */
@@ -250,7 +253,7 @@ static void remove_suspects(struct cl_engine *e)
     if (k > 0) {
         cl_member_delta_t d;
         if (cl_member_remove(e->mb, (const uint8_t(*)[32])keys, k, eng_now(), &d) == 1)
-            coordinator_commit(e, &d);
+            eng_coordinator_commit(e, &d);
         else
             cl_member_delta_clear(&d);
     }
@@ -259,7 +262,7 @@ static void remove_suspects(struct cl_engine *e)
 
 static void maybe_close_group(struct cl_engine *e, double now)
 {
-    if (!i_coordinate(e) || cl_member_group_closed(e->mb) || e->match_since <= 0)
+    if (!eng_i_coordinate(e) || cl_member_group_closed(e->mb) || e->match_since <= 0)
         return;
     size_t n;
     cl_member_list(e->mb, &n);
@@ -273,7 +276,7 @@ static void maybe_close_group(struct cl_engine *e, double now)
     cl_member_delta_t d;
     if (cl_member_close_group(e->mb, &d) == 1) {
         cl_info("formed the group: %zu of %d ranks present", n, s->world_size);
-        coordinator_commit(e, &d);
+        eng_coordinator_commit(e, &d);
     } else {
         cl_member_delta_clear(&d);
     }
@@ -283,13 +286,13 @@ void eng_request_match(struct cl_engine *e)
 {
     if (cl_member_group_closed(e->mb) || e->state != ENG_MEMBER)
         return;
-    if (i_coordinate(e)) {
+    if (eng_i_coordinate(e)) {
         if (e->match_since <= 0)
             e->match_since = eng_now();
         maybe_close_group(e, eng_now());
         return;
     }
-    cl_peer_t *c = coordinator(e);
+    cl_peer_t *c = eng_coordinator(e);
     if (c == NULL || (e->match_asked && memcmp(e->match_asked_key, c->key, 32) == 0))
         return;
     cl_wire_msg_t m;
@@ -320,11 +323,11 @@ static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
                 reason == CL_SUSPECT_SILENT ? " (no message for COLLAB_TIMEOUT)" : "");
     if (e->state != ENG_MEMBER)
         return;
-    if (i_coordinate(e)) {
+    if (eng_i_coordinate(e)) {
         remove_suspects(e);
         return;
     }
-    cl_peer_t *c = coordinator(e);
+    cl_peer_t *c = eng_coordinator(e);
     if (c == NULL || reason == REASON_LEFT)
         return;
     cl_wire_msg_t m;
@@ -360,15 +363,15 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
     if (reason != CL_SUSPECT_MISMATCH && now - p->suspect_since < allow)
         return;
     p->suspect_reason = reason;
-    if (i_coordinate(e)) {
+    if (eng_i_coordinate(e)) {
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
-            coordinator_commit(e, &d);
+            eng_coordinator_commit(e, &d);
         else
             cl_member_delta_clear(&d);
         return;
     }
-    cl_peer_t *c = coordinator(e);
+    cl_peer_t *c = eng_coordinator(e);
     if (c == NULL)
         return;
     cl_wire_msg_t m;
@@ -391,7 +394,7 @@ static void on_suspect(struct cl_engine *e, const cl_wire_suspect_t *s)
         p->suspect_reason = s->reason;
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
-            coordinator_commit(e, &d);
+            eng_coordinator_commit(e, &d);
         else
             cl_member_delta_clear(&d);
         return;
@@ -416,12 +419,12 @@ void eng_set_weight(struct cl_engine *e, double w)
     e->cfg.weight = w;
     if (e->state != ENG_MEMBER)
         return;
-    if (i_coordinate(e)) {
+    if (eng_i_coordinate(e)) {
         if (cl_member_set_weight(e->mb, e->self_key, w) == 1)
             broadcast_view(e);
         return;
     }
-    cl_peer_t *c = coordinator(e);
+    cl_peer_t *c = eng_coordinator(e);
     if (c == NULL)
         return;
     cl_wire_msg_t m;
@@ -446,245 +449,12 @@ void eng_goodbye_all(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* Joining. */
 
-static int initial_index(struct cl_engine *e, const uint8_t key[32])
-{
-    for (size_t i = 0; i < e->ninitial; i++)
-        if (memcmp(e->initial[i].key, key, 32) == 0)
-            return (int)i;
-    return -1;
-}
 
-static void send_join(struct cl_engine *e, const uint8_t key[32])
-{
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_JOIN;
-    cl_wire_join_t *j = &m.u.join;
-    j->rank = e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX ? e->cfg.rank : -1;
-    j->weight = e->cfg.weight;
-    j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
-                         (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
-                         (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
-                         (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0));
-    j->world_size = e->cfg.world_size;
-    j->strict = e->cfg.strict ? 1 : 0;
-    j->compression = (uint8_t)e->cfg.compression;
-    snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
-    (void)cl_transport_send(e->tp, key, &m);
-}
 
-int eng_join_start(struct cl_engine *e)
-{
-    const char *text = e->cfg.initial_peers;
-    char err[512];
-    if (text != NULL && text[0] != '\0') {
-        if (cl_addr_parse_list(text, true, &e->initial, &e->ninitial, err, sizeof err) != 0) {
-            cl_error("COLLAB_INITIAL_PEERS: %s", err);
-            return COLLAB_ERR_CONFIG;
-        }
-        /* collab-run may list this peer among the others: skip it. */
-        size_t k = 0;
-        for (size_t i = 0; i < e->ninitial; i++)
-            if (memcmp(e->initial[i].key, e->self_key, 32) != 0)
-                e->initial[k++] = e->initial[i];
-        e->ninitial = k;
-    }
-    if (e->ninitial == 0) {
-        if (e->cfg.client_mode) {
-            cl_error("COLLAB_CLIENT_MODE=1 needs COLLAB_INITIAL_PEERS: a peer that accepts no "
-                     "connections cannot found a swarm");
-            return COLLAB_ERR_CONFIG;
-        }
-        cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression};
-        if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
-                            e->cfg.weight, &s) != COLLAB_OK)
-            return COLLAB_ERR_NO_MEM;
-        become_member(e, true);
-        return COLLAB_OK;
-    }
-    e->initial_state = calloc(e->ninitial, sizeof(int));
-    if (e->initial_state == NULL)
-        return COLLAB_ERR_NO_MEM;
-    double now = eng_now();
-    e->state = ENG_JOINING;
-    e->join_deadline = now + fmax(30.0, 4.0 * e->cfg.timeout);
-    e->next_join_try = now + 1.0;
-    for (size_t i = 0; i < e->ninitial; i++) {
-        char addr[CL_ADDR_TEXT_MAX];
-        if (cl_addr_format(&e->initial[i], addr, sizeof addr) != 0 ||
-            cl_transport_connect(e->tp, e->initial[i].key, addr) != COLLAB_OK)
-            e->initial_state[i] = 2;
-    }
-    return COLLAB_OK;
-}
 
-static void join_timer(struct cl_engine *e, double now)
-{
-    if (e->join_deadline > 0 && now >= e->join_deadline && e->state == ENG_JOINING) {
-        size_t reached = 0;
-        for (size_t i = 0; i < e->ninitial; i++)
-            reached += e->initial_state[i] == 1;
-        if (reached == 0)
-            cl_error("could not reach any of the %zu COLLAB_INITIAL_PEERS within %.0f s; not "
-                     "founding a second swarm",
-                     e->ninitial, fmax(30.0, 4.0 * e->cfg.timeout));
-        else
-            cl_error("reached %zu of the %zu COLLAB_INITIAL_PEERS within %.0f s, but none of "
-                     "them is a member of a swarm",
-                     reached, e->ninitial, fmax(30.0, 4.0 * e->cfg.timeout));
-        fail_init(e, COLLAB_ERR_NETWORK);
-        return;
-    }
-    if (now < e->next_join_try)
-        return;
-    e->next_join_try = now + (e->state == ENG_STANDBY ? 2.0 : 1.0);
-    bool any_pending = false;
-    for (size_t i = 0; i < e->ninitial; i++) {
-        if (e->initial_state[i] == 2)
-            continue;
-        any_pending = true;
-        if (!cl_transport_has_link(e->tp, e->initial[i].key)) {
-            char addr[CL_ADDR_TEXT_MAX];
-            e->initial_state[i] = 0;
-            if (cl_addr_format(&e->initial[i], addr, sizeof addr) == 0)
-                (void)cl_transport_connect(e->tp, e->initial[i].key, addr);
-        } else if (e->initial_state[i] == 1) {
-            send_join(e, e->initial[i].key);
-        }
-    }
-    if (e->have_redirect) {
-        any_pending = true;
-        cl_peer_t *c = cl_member_find(e->mb, e->redirect_key);
-        if (!cl_transport_has_link(e->tp, e->redirect_key) && c != NULL)
-            (void)cl_transport_connect(e->tp, e->redirect_key, c->address);
-        else
-            send_join(e, e->redirect_key);
-    }
-    if (!any_pending && e->state == ENG_JOINING && e->join_deadline > 0) {
-        cl_error("every one of the %zu COLLAB_INITIAL_PEERS refused this peer (%s); check "
-                 "COLLAB_SWARM_KEY, COLLAB_RUN_ID and the versions",
-                 e->ninitial,
-                 e->refused_reason == CL_REFUSE_AUTH      ? "swarm key"
-                 : e->refused_reason == CL_REFUSE_RUN     ? "run id"
-                 : e->refused_reason == CL_REFUSE_VERSION ? "protocol version"
-                                                          : "refused");
-        fail_init(e, COLLAB_ERR_NETWORK);
-    }
-}
 
-static bool settings_conflict(struct cl_engine *e, int ws, int strict, int compression)
-{
-    static const char *const comp[] = {"none", "fp16", "int8"};
-    if (e->cfg.world_size_set && e->cfg.world_size != ws) {
-        cl_error("COLLAB_WORLD_SIZE=%d conflicts with the swarm's world size %d (fixed by the "
-                 "peer that founded it)",
-                 e->cfg.world_size, ws);
-        return true;
-    }
-    if (e->cfg.strict_set && (e->cfg.strict ? 1 : 0) != strict) {
-        cl_error("COLLAB_STRICT=%d conflicts with the swarm's setting %d (fixed by the peer "
-                 "that founded it)",
-                 e->cfg.strict ? 1 : 0, strict);
-        return true;
-    }
-    if (e->cfg.compression_set && e->cfg.compression != compression) {
-        cl_error("COLLAB_COMPRESSION=%s conflicts with the swarm's setting %s (fixed by the "
-                 "peer that founded it)",
-                 comp[e->cfg.compression % 3], comp[compression % 3]);
-        return true;
-    }
-    return false;
-}
 
-/* Coordinator: a JOIN. */
-static void on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
-{
-    char sid[CL_PEER_ID_MAX];
-    cl_base58_encode(key, 32, sid, sizeof sid);
-    cl_wire_msg_t r;
-    memset(&r, 0, sizeof r);
-    r.hdr.type = CL_MSG_JOIN_REPLY;
-    const cl_settings_t *s = cl_member_settings(e->mb);
-    bool client = (j->flags & CL_JOIN_CLIENT) != 0;
-    if (!client) {
-        cl_addr_t a;
-        if (cl_addr_parse(j->address, &a, NULL, 0) != 0 || !a.has_key ||
-            memcmp(a.key, key, 32) != 0 || a.port == 0) {
-            char q[128];
-            cl_warn("ignoring a JOIN from %.8s…: its address %s is not its own", sid,
-                    cl_text_quote(j->address, 100, q, sizeof q));
-            return;
-        }
-    }
-    bool conflict = ((j->flags & CL_JOIN_WORLD_SET) && j->world_size != s->world_size) ||
-                    ((j->flags & CL_JOIN_STRICT_SET) && (j->strict != 0) != s->strict) ||
-                    ((j->flags & CL_JOIN_COMPRESSION_SET) && j->compression != s->compression);
-    if (conflict) {
-        r.u.join_reply.status = CL_JOIN_CONFLICT;
-    } else {
-        int rank = cl_member_pick_rank(e->mb, key, j->rank);
-        if (rank < 0) {
-            r.u.join_reply.status = CL_JOIN_STANDBY;
-        } else {
-            cl_member_delta_t d;
-            if (cl_member_admit(e->mb, key, rank, client ? "" : j->address, client, j->weight,
-                                eng_now(), &d) == COLLAB_OK)
-                coordinator_commit(e, &d);
-            else
-                cl_member_delta_clear(&d);
-            return;
-        }
-    }
-    r.u.join_reply.world_size = s->world_size;
-    r.u.join_reply.strict = s->strict ? 1 : 0;
-    r.u.join_reply.compression = (uint8_t)s->compression;
-    (void)cl_transport_reply(e->tp, key, &r);
-}
 
-static void on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j)
-{
-    if (e->state != ENG_JOINING && e->state != ENG_STANDBY)
-        return;
-    switch (j->status) {
-    case CL_JOIN_NOT_MEMBER:
-        break;
-    case CL_JOIN_STANDBY:
-        e->state = ENG_STANDBY;
-        e->join_deadline = 0;
-        if (!e->standby_logged)
-            cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
-                    "until a rank frees up",
-                    j->world_size);
-        e->standby_logged = true;
-        break;
-    case CL_JOIN_REDIRECT: {
-        if (memcmp(j->key, e->self_key, 32) == 0 || memcmp(j->key, key, 32) == 0)
-            break;
-        cl_addr_t a;
-        if (cl_addr_parse(j->address, &a, NULL, 0) != 0 || !a.has_key ||
-            memcmp(a.key, j->key, 32) != 0)
-            break;
-        cl_peer_t *c = cl_member_touch(e->mb, j->key);
-        if (c == NULL)
-            break;
-        snprintf(c->address, sizeof c->address, "%s", j->address);
-        memcpy(e->redirect_key, j->key, 32);
-        e->have_redirect = true;
-        if (cl_transport_has_link(e->tp, j->key))
-            send_join(e, j->key);
-        else
-            (void)cl_transport_connect(e->tp, j->key, j->address);
-        break;
-    }
-    case CL_JOIN_CONFLICT:
-        if (!settings_conflict(e, j->world_size, j->strict, j->compression))
-            cl_error("the swarm refused this peer's settings (its world size %d, strict %d, "
-                     "compression %d)",
-                     j->world_size, j->strict, j->compression);
-        fail_init(e, COLLAB_ERR_CONFIG);
-        break;
-    }
-}
 
 static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
 {
@@ -699,9 +469,9 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         return;
     if (e->state != ENG_MEMBER && !has_me)
         return;
-    if (e->member_since <= 0 && settings_conflict(e, v->world_size, v->strict, v->compression)) {
+    if (e->member_since <= 0 && eng_settings_conflict(e, v->world_size, v->strict, v->compression)) {
         /* Admitted, but with settings this peer must not adopt. */
-        fail_init(e, COLLAB_ERR_CONFIG);
+        eng_fail_init(e, COLLAB_ERR_CONFIG);
         cl_wire_msg_t m;
         memset(&m, 0, sizeof m);
         m.hdr.type = CL_MSG_GOODBYE;
@@ -721,16 +491,18 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
 {
     cl_peer_t *p = cl_member_find(e->mb, ev->key);
-    int idx = initial_index(e, ev->key);
+    int idx = eng_initial_index(e, ev->key);
     switch (ev->kind) {
     case CL_TP_UP:
         if (ev->inbound)
             break;
+        if (p != NULL)
+            p->link_closed = false; /* our connection to it works (again) */
         if (idx >= 0)
             e->initial_state[idx] = 1;
         if ((e->state == ENG_JOINING || e->state == ENG_STANDBY) &&
             (idx >= 0 || (e->have_redirect && memcmp(ev->key, e->redirect_key, 32) == 0)))
-            send_join(e, ev->key);
+            eng_send_join(e, ev->key);
         break;
     case CL_TP_DOWN:
         if (idx >= 0 && e->initial_state[idx] == 1)
@@ -772,10 +544,10 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             r.hdr.type = CL_MSG_JOIN_REPLY;
             r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
             (void)cl_transport_reply(e->tp, key, &r);
-        } else if (i_coordinate(e)) {
-            on_join(e, key, &m->u.join);
+        } else if (eng_i_coordinate(e)) {
+            eng_on_join(e, key, &m->u.join);
         } else {
-            cl_peer_t *c = coordinator(e);
+            cl_peer_t *c = eng_coordinator(e);
             cl_wire_msg_t r;
             memset(&r, 0, sizeof r);
             r.hdr.type = CL_MSG_JOIN_REPLY;
@@ -791,7 +563,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         }
         break;
     case CL_MSG_JOIN_REPLY:
-        on_join_reply(e, key, &m->u.join_reply);
+        eng_on_join_reply(e, key, &m->u.join_reply);
         break;
     case CL_MSG_VIEW:
         on_view(e, key, &m->u.view);
@@ -801,12 +573,12 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             if (from->state == CL_PEER_SUSPECT && !from->link_closed &&
                 from->suspect_reason != REASON_LEFT)
                 from->state = CL_PEER_ALIVE; /* it was only slow */
-            if (i_coordinate(e) && m->u.heartbeat.epoch < cl_member_epoch(e->mb))
-                send_view_to(e, from);
+            if (eng_i_coordinate(e) && m->u.heartbeat.epoch < cl_member_epoch(e->mb))
+                eng_send_view_to(e, from);
         }
         break;
     case CL_MSG_SUSPECT:
-        if (member && i_coordinate(e))
+        if (member && eng_i_coordinate(e))
             on_suspect(e, &m->u.suspect);
         break;
     case CL_MSG_GOODBYE:
@@ -814,14 +586,14 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             suspect(e, from, REASON_LEFT);
         break;
     case CL_MSG_MATCH:
-        if (member && i_coordinate(e)) {
+        if (member && eng_i_coordinate(e)) {
             if (e->match_since <= 0)
                 e->match_since = eng_now();
             maybe_close_group(e, eng_now());
         }
         break;
     case CL_MSG_UPDATE:
-        if (member && i_coordinate(e) &&
+        if (member && eng_i_coordinate(e) &&
             cl_member_set_weight(e->mb, from->key, m->u.update.weight) == 1)
             broadcast_view(e);
         break;
@@ -861,12 +633,12 @@ static void check(struct cl_engine *e, double now)
         return;
     /* Remind the coordinator of what this peer still suspects (a report
        can be lost with a coordinator that fails), or act as it. */
-    if (i_coordinate(e)) {
+    if (eng_i_coordinate(e)) {
         remove_suspects(e);
         maybe_close_group(e, now);
         return;
     }
-    cl_peer_t *c = coordinator(e);
+    cl_peer_t *c = eng_coordinator(e);
     size_t nl;
     cl_peer_t *const *list = cl_member_list(e->mb, &nl);
     for (size_t i = 0; i < nl && c != NULL; i++) {
@@ -889,7 +661,7 @@ double eng_member_timer(struct cl_engine *e, double now)
 {
     double next = now + 5.0;
     if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
-        join_timer(e, now);
+        eng_join_timer(e, now);
         if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
             next = fmin(next, e->next_join_try);
             if (e->join_deadline > 0)

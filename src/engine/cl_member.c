@@ -23,6 +23,7 @@ struct cl_member {
     cl_peer_t **view;     /* members sorted by rank */
     size_t nview;
     uint64_t epoch;       /* 0 = no view */
+    uint64_t group_epoch; /* epoch of the last change of the world group */
     cl_settings_t settings;
     bool group_closed;
 };
@@ -163,10 +164,36 @@ static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
     return COLLAB_OK;
 }
 
-static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoch,
-                    const cl_settings_t *settings, bool group_closed, double now,
-                    cl_member_delta_t *delta)
+/* Did the world group (members, weights, client flags) change? */
+static bool group_changed(const cl_member_t *self, const entry_t *e, size_t n,
+                          bool group_closed)
 {
+    if (group_closed != self->group_closed)
+        return true;
+    size_t old = 0, now = 0;
+    for (size_t i = 0; i < self->nview; i++)
+        old += self->view[i]->in_group;
+    for (size_t i = 0; i < n; i++) {
+        if (!e[i].in_group)
+            continue;
+        now++;
+        const cl_peer_t *p = e[i].p;
+        if (!p->in_group || p->state == CL_PEER_GONE || p->weight != e[i].weight ||
+            p->client != e[i].client)
+            return true;
+    }
+    return old != now;
+}
+
+/* group_epoch 0: computed here (the coordinator's changes). */
+static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoch,
+                    const cl_settings_t *settings, bool group_closed, uint64_t group_epoch,
+                    double now, cl_member_delta_t *delta)
+{
+    if (group_epoch == 0)
+        group_epoch = self->group_epoch == 0 || group_changed(self, e, n, group_closed)
+                          ? epoch
+                          : self->group_epoch;
     memset(delta, 0, sizeof *delta);
     cl_peer_t **view = malloc((n > 0 ? n : 1) * sizeof *view);
     if (view == NULL)
@@ -231,6 +258,7 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
     self->view = view;
     self->nview = n;
     self->epoch = epoch;
+    self->group_epoch = group_epoch;
     self->settings = *settings;
     self->group_closed = group_closed;
     return COLLAB_OK;
@@ -269,7 +297,7 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
         rank = 0;
     entry_t e = {me, rank, false, client, weight, address != NULL ? address : ""};
     cl_member_delta_t d;
-    int rc = view_set(self, &e, 1, 1, settings, false, 0.0, &d);
+    int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
     cl_member_delta_clear(&d);
     return rc;
 }
@@ -306,7 +334,7 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
     if (rc == COLLAB_OK) {
         cl_settings_t s = {v->world_size, v->strict != 0, v->compression};
         rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
-                      now, delta);
+                      v->group_epoch, now, delta);
     }
     free(e);
     return rc == COLLAB_OK ? 1 : rc;
@@ -374,7 +402,7 @@ int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const ch
     bool in_group = i < self->nview ? e[i].in_group : false;
     e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : ""};
     qsort(e, n, sizeof *e, cmp_entry_rank);
-    int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, now,
+    int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
                       delta);
     free(e);
     return rc;
@@ -401,7 +429,7 @@ int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys,
             e[n++] = e[i];
     int rc = 0;
     if (n != self->nview) {
-        rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, now,
+        rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
                       delta);
         if (rc == COLLAB_OK)
             rc = 1;
@@ -426,7 +454,7 @@ int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys
     int rc = 0;
     if (changed) {
         rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings,
-                      self->group_closed, 0.0, delta);
+                      self->group_closed, 0, 0.0, delta);
         if (rc == COLLAB_OK)
             rc = 1;
     }
@@ -444,7 +472,8 @@ int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
         return COLLAB_ERR_NO_MEM;
     for (size_t i = 0; i < self->nview; i++)
         e[i].in_group = true;
-    int rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings, true, 0.0, delta);
+    int rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings, true, 0, 0.0,
+                      delta);
     free(e);
     return rc == COLLAB_OK ? 1 : rc;
 }
@@ -456,6 +485,8 @@ int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight
         return 0;
     p->weight = weight;
     self->epoch++;
+    if (p->in_group)
+        self->group_epoch = self->epoch;
     return 1;
 }
 
@@ -477,6 +508,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
         m[i].address = p->address;
     }
     out->epoch = self->epoch;
+    out->group_epoch = self->group_epoch;
     out->world_size = self->settings.world_size;
     out->strict = self->settings.strict ? 1 : 0;
     out->compression = (uint8_t)self->settings.compression;
@@ -510,6 +542,11 @@ uint64_t cl_member_epoch(const cl_member_t *self)
 const cl_settings_t *cl_member_settings(const cl_member_t *self)
 {
     return &self->settings;
+}
+
+uint64_t cl_member_group_epoch(const cl_member_t *self)
+{
+    return self->group_epoch;
 }
 
 bool cl_member_group_closed(const cl_member_t *self)

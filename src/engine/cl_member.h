@@ -47,6 +47,7 @@ typedef struct {
     double suspect_since;              /* local time of the first late report, 0 = none */
     int suspect_reason;                /* CL_SUSPECT_* of the local suspicion */
     bool link_closed;                  /* our connection to it closed */
+    uint64_t incarnation;              /* its JOIN's incarnation (coordinator), 0 = unknown */
 } cl_peer_t;
 
 /* Swarm-wide settings carried by every view. */
@@ -154,6 +155,9 @@ cl_peer_t *cl_member_coordinator(const cl_member_t *self);
 /* Current epoch (0 = no view yet), settings, and whether the world group
    is formed. */
 uint64_t cl_member_epoch(const cl_member_t *self);
+/* The generation of the world group: the epoch of the view in which its
+   members, weights or client flags last changed (0 = no view). */
+uint64_t cl_member_group_epoch(const cl_member_t *self);
 const cl_settings_t *cl_member_settings(const cl_member_t *self);
 bool cl_member_group_closed(const cl_member_t *self);
 

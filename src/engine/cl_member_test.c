@@ -102,15 +102,20 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_pick_rank(coord, k[4], -1) == -1);
     CHECK(cl_member_pick_rank(coord, k[4], 1) == -1);
 
-    /* Group formation. */
+    /* Group formation changes the group's generation; admissions before
+       it do not (nobody is in the group yet). */
+    CHECK(cl_member_group_epoch(coord) == 1);
     CHECK(!cl_member_group_closed(coord));
     CHECK(cl_member_close_group(coord, &d) == 1 && d.group_closed_now);
     cl_member_delta_clear(&d);
     CHECK(cl_member_close_group(coord, &d) == 0);
+    uint64_t gen = cl_member_group_epoch(coord);
+    CHECK(gen == cl_member_epoch(coord) && gen > 1);
     cl_peer_t *grp[8];
     CHECK(cl_member_group(coord, grp, 8) == 4);
     CHECK(ship_view(coord, fol, 8.0, &d) == 1 && d.group_closed_now && d.nadded == 1);
     cl_member_delta_clear(&d);
+    CHECK(cl_member_group_epoch(fol) == gen);
 
     /* Rank 3 leaves; its rank is remembered for its key. */
     uint8_t gone[1][32];
@@ -126,9 +131,15 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_pick_rank(coord, k[5], -1) == 3);
     /* ...and the old owner gets its old rank back. */
     CHECK(cl_member_pick_rank(coord, k[3], -1) == 3);
-    /* A joiner after the group formed stays out of the group. */
+    CHECK(cl_member_group_epoch(coord) > gen); /* a group member left */
+    gen = cl_member_group_epoch(coord);
+    /* A joiner after the group formed stays out of the group: the group's
+       generation does not change. */
     CHECK(cl_member_admit(coord, k[3], 3, "/ip4/127.0.0.1/tcp/4/p2p/d", false, 1.0, 10, &d) == 0);
     cl_member_delta_clear(&d);
+    CHECK(cl_member_group_epoch(coord) == gen && cl_member_epoch(coord) > gen);
+    CHECK(cl_member_set_weight(coord, k[3], 5.0) == 1 && cl_member_group_epoch(coord) == gen);
+    CHECK(cl_member_set_weight(coord, k[1], 5.0) == 1 && cl_member_group_epoch(coord) > gen);
     CHECK(!cl_member_at_rank(coord, 3)->in_group);
     CHECK(cl_member_group(coord, grp, 8) == 3);
 

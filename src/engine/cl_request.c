@@ -36,6 +36,7 @@ void cl_request_destroy(collab_request_t **req_p)
     pthread_cond_destroy(&r->cv);
     free(r->counts_copy);
     free(r->displs_copy);
+    free(r->snapshot);
     cl_p2p_msg_free(r->msg);
     free(r);
     *req_p = NULL;

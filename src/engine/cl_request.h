@@ -40,6 +40,7 @@ struct collab_request {
     cl_coll_args_t coll;
     size_t *counts_copy;         /* owned copies of v-variant arrays */
     size_t *displs_copy;
+    void *snapshot;              /* private copy of an in-place input (restarts) */
     /* Point-to-point. */
     void *buf;                   /* RECV: destination */
     const void *sbuf;            /* SEND: source (copied by the engine) */

@@ -297,6 +297,7 @@ static bool type_known(int t)
     case CL_MSG_UPDATE:
     case CL_MSG_COLL:
     case CL_MSG_P2P:
+    case CL_MSG_ELASTIC:
         return true;
     default:
         return false;
@@ -349,12 +350,14 @@ static int cmp_key(const void *a, const void *b)
 static int decode_view(rd_t *r, cl_wire_view_t *v)
 {
     v->epoch = rd_u64(r);
+    v->group_epoch = rd_u64(r);
     v->world_size = rd_i32(r);
     v->strict = rd_u8(r);
     v->compression = rd_u8(r);
     v->flags = rd_u8(r);
     v->count = rd_u32(r);
     rd_check(r, v->epoch >= 1);
+    rd_check(r, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
     rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
     rd_check(r, v->strict <= 1 && v->compression <= 2);
     rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
@@ -493,6 +496,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->world_size = rd_i32(rp);
         j->strict = rd_u8(rp);
         j->compression = rd_u8(rp);
+        j->incarnation = rd_u64(rp);
         rd_str(rp, j->address);
         rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         rd_check(rp, weight_ok(j->weight));
@@ -541,6 +545,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         break;
     case CL_MSG_COLL:
     case CL_MSG_P2P:
+    case CL_MSG_ELASTIC: /* the body is checked by cl_elmsg_decode */
         out->payload = body;
         out->payload_len = blen;
         rp->left = 0;
@@ -567,11 +572,13 @@ void cl_wire_msg_clear(cl_wire_msg_t *m)
 static void encode_view(wr_t *w, const cl_wire_view_t *v)
 {
     wr_check(w, v->epoch >= 1);
+    wr_check(w, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
     wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
     wr_check(w, v->strict <= 1 && v->compression <= 2);
     wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
     wr_u64(w, v->epoch);
+    wr_u64(w, v->group_epoch);
     wr_u32(w, (uint32_t)v->world_size);
     wr_u8(w, v->strict);
     wr_u8(w, v->compression);
@@ -641,6 +648,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u32(&w, (uint32_t)j->world_size);
         wr_u8(&w, j->strict);
         wr_u8(&w, j->compression);
+        wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
     }
@@ -680,6 +688,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_COLL:
     case CL_MSG_P2P:
+    case CL_MSG_ELASTIC:
         wr_check(&w, m->payload != NULL || m->payload_len == 0);
         wr_bytes(&w, m->payload, m->payload_len);
         break;
@@ -753,6 +762,8 @@ const char *cl_wire_type_name(int type)
         return "COLL";
     case CL_MSG_P2P:
         return "P2P";
+    case CL_MSG_ELASTIC:
+        return "ELASTIC";
     default:
         return "unknown";
     }

@@ -36,6 +36,7 @@ typedef enum {
     CL_MSG_UPDATE = 17,
     CL_MSG_COLL = 20,
     CL_MSG_P2P = 21,
+    CL_MSG_ELASTIC = 22, /* admission and state sync; body read by cl_elmsg.c */
 } cl_msg_type_t;
 
 /* Decoder results (0 = ok).  Every one but CL_WIRE_ENOMEM means the input
@@ -119,6 +120,7 @@ typedef struct {
     int32_t world_size;                /* 1 .. CL_WIRE_WORLD_MAX */
     uint8_t strict;                    /* 0 / 1 */
     uint8_t compression;               /* 0 / 1 / 2 */
+    uint64_t incarnation;              /* random per process: tells a restart from a retry */
     char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
 } cl_wire_join_t;
 
@@ -141,6 +143,7 @@ typedef struct {
 
 typedef struct {
     uint64_t epoch;             /* >= 1 */
+    uint64_t group_epoch;       /* epoch at which the world group last changed, 1..epoch */
     int32_t world_size;         /* 1 .. CL_WIRE_WORLD_MAX */
     uint8_t strict;             /* 0 / 1 */
     uint8_t compression;        /* 0 / 1 / 2 */

@@ -144,10 +144,12 @@ static void test_roundtrips(void)
     m.u.join.flags = CL_JOIN_WORLD_SET;
     m.u.join.world_size = 4;
     m.u.join.compression = 2;
+    m.u.join.incarnation = 0x1122334455667788ull;
     strcpy(m.u.join.address, "/ip4/1.2.3.4/tcp/5/p2p/x");
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join.rank == 3 && o.u.join.weight == 2.5 && o.u.join.world_size == 4);
     CHECK(o.u.join.compression == 2 && strcmp(o.u.join.address, m.u.join.address) == 0);
+    CHECK(o.u.join.incarnation == 0x1122334455667788ull);
     free(b);
 
     base_hdr(&m, CL_MSG_JOIN_REPLY);
@@ -169,6 +171,7 @@ static void test_roundtrips(void)
     }
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view.epoch = 12;
+    m.u.view.group_epoch = 10;
     m.u.view.world_size = 8;
     m.u.view.strict = 1;
     m.u.view.flags = CL_VIEW_GROUP_CLOSED;
@@ -176,6 +179,7 @@ static void test_roundtrips(void)
     m.u.view.members = mem;
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.view.epoch == 12 && o.u.view.count == 3 && o.u.view.strict == 1);
+    CHECK(o.u.view.group_epoch == 10);
     for (int i = 0; i < 3 && o.u.view.members != NULL; i++) {
         CHECK(o.u.view.members[i].rank == i * 2);
         CHECK(o.u.view.members[i].weight == 1.0 + i);
@@ -339,6 +343,7 @@ static void test_bad_bodies(void)
     mem[0].address = mem[1].address = "";
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view.epoch = 1;
+    m.u.view.group_epoch = 1;
     m.u.view.world_size = 2;
     m.u.view.count = 2;
     m.u.view.members = mem;
@@ -346,7 +351,7 @@ static void test_bad_bodies(void)
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
     cl_wire_msg_clear(&o);
     /* Swap the rank fields in the bytes: entry 0 at offset 23, rank at +32. */
-    size_t e0 = 8 + 4 + 1 + 1 + 1 + 4;
+    size_t e0 = 8 + 8 + 4 + 1 + 1 + 1 + 4;
     size_t esz = 32 + 4 + 1 + 8 + 2;
     b[e0 + 32] = 1;
     b[e0 + esz + 32] = 0;
@@ -359,9 +364,12 @@ static void test_bad_bodies(void)
     b[e0 + esz + 32] = 2; /* rank 2 in a world of 2 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[e0 + esz + 32] = 1;
-    b[8 + 4 + 3] = 0xff; /* count 255 */
+    b[16 + 4 + 3] = 0xff; /* count 255 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
-    b[8 + 4 + 3] = 2;
+    b[16 + 4 + 3] = 2;
+    b[8] = 2; /* group epoch 2 > epoch 1 */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[8] = 1;
     b[e0 + 32 + 4 + 1 + 7] = 0xff; /* weight -> NaN pattern (0xff in the top byte) */
     b[e0 + 32 + 4 + 1 + 6] = 0xff;
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
@@ -379,6 +387,7 @@ static void test_bad_bodies(void)
     }
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view.epoch = 3;
+    m.u.view.group_epoch = 2;
     m.u.view.world_size = n;
     m.u.view.count = (uint32_t)n;
     m.u.view.members = big;
@@ -403,7 +412,8 @@ static void test_mutations(void)
     mem[1].key[0] = 1;
     cl_wire_msg_t seeds[5];
     base_hdr(&seeds[0], CL_MSG_VIEW);
-    seeds[0].u.view = (cl_wire_view_t){.epoch = 2, .world_size = 4, .count = 2, .members = mem};
+    seeds[0].u.view =
+        (cl_wire_view_t){.epoch = 2, .group_epoch = 1, .world_size = 4, .count = 2, .members = mem};
     base_hdr(&seeds[1], CL_MSG_HELLO);
     seeds[1].u.hello.max_version = seeds[1].u.hello.min_version = 1;
     strcpy(seeds[1].u.hello.address, "/ip4/127.0.0.1/tcp/1");

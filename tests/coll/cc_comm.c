@@ -13,8 +13,7 @@
 #include <string.h>
 
 /* Checks size, rank and the world ranks of comm's members, in order. */
-static void check_members(cc_ctx_t *c, MPI_Comm comm, const int *expect, int n,
-                          const char *what)
+static void check_members(cc_ctx_t *c, MPI_Comm comm, const int *expect, int n, const char *what)
 {
     int size = -1, rank = -1;
     MPI_Comm_size(comm, &size);
@@ -128,11 +127,11 @@ void cc_run_comms(cc_ctx_t *c)
     if (dup != MPI_COMM_NULL) {
         long a = rank + 1, b = 2 * rank + 1, ra = 0, rb = 0;
         MPI_Request req[2];
-        int ok = MPI_Iallreduce(&a, &ra, 1, MPI_LONG, MPI_SUM, dup, &req[0]) == MPI_SUCCESS &&
-                 MPI_Iallreduce(&b, &rb, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &req[1]) ==
-                     MPI_SUCCESS &&
-                 MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS &&
-                 MPI_Wait(&req[0], MPI_STATUS_IGNORE) == MPI_SUCCESS;
+        int ok =
+            MPI_Iallreduce(&a, &ra, 1, MPI_LONG, MPI_SUM, dup, &req[0]) == MPI_SUCCESS &&
+            MPI_Iallreduce(&b, &rb, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &req[1]) == MPI_SUCCESS &&
+            MPI_Wait(&req[1], MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+            MPI_Wait(&req[0], MPI_STATUS_IGNORE) == MPI_SUCCESS;
         long n = size;
         cc_check(c, ok && ra == n * (n + 1) / 2 && rb == n * n,
                  "Iallreduce on dup and world in flight together: %ld %ld", ra, rb);

@@ -17,21 +17,36 @@
 static const char *class_name(int cls)
 {
     switch (cls) {
-    case MPI_SUCCESS: return "MPI_SUCCESS";
-    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
-    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
-    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
-    case MPI_ERR_TAG: return "MPI_ERR_TAG";
-    case MPI_ERR_COMM: return "MPI_ERR_COMM";
-    case MPI_ERR_RANK: return "MPI_ERR_RANK";
-    case MPI_ERR_ROOT: return "MPI_ERR_ROOT";
-    case MPI_ERR_OP: return "MPI_ERR_OP";
-    case MPI_ERR_ARG: return "MPI_ERR_ARG";
-    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
-    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
-    case MPI_ERR_OTHER: return "MPI_ERR_OTHER";
-    case MPI_ERR_INTERN: return "MPI_ERR_INTERN";
-    default: return "another class";
+    case MPI_SUCCESS:
+        return "MPI_SUCCESS";
+    case MPI_ERR_BUFFER:
+        return "MPI_ERR_BUFFER";
+    case MPI_ERR_COUNT:
+        return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE:
+        return "MPI_ERR_TYPE";
+    case MPI_ERR_TAG:
+        return "MPI_ERR_TAG";
+    case MPI_ERR_COMM:
+        return "MPI_ERR_COMM";
+    case MPI_ERR_RANK:
+        return "MPI_ERR_RANK";
+    case MPI_ERR_ROOT:
+        return "MPI_ERR_ROOT";
+    case MPI_ERR_OP:
+        return "MPI_ERR_OP";
+    case MPI_ERR_ARG:
+        return "MPI_ERR_ARG";
+    case MPI_ERR_TRUNCATE:
+        return "MPI_ERR_TRUNCATE";
+    case MPI_ERR_REQUEST:
+        return "MPI_ERR_REQUEST";
+    case MPI_ERR_OTHER:
+        return "MPI_ERR_OTHER";
+    case MPI_ERR_INTERN:
+        return "MPI_ERR_INTERN";
+    default:
+        return "another class";
     }
 }
 
@@ -90,8 +105,7 @@ static void error_strings(cc_ctx_t *c)
     char s[MPI_MAX_ERROR_STRING];
     int len = -1;
     int rc = MPI_Error_string(MPI_ERR_ROOT, s, &len);
-    cc_check(c, rc == MPI_SUCCESS && len > 0 && len < MPI_MAX_ERROR_STRING &&
-                    (int)strlen(s) == len,
+    cc_check(c, rc == MPI_SUCCESS && len > 0 && len < MPI_MAX_ERROR_STRING && (int)strlen(s) == len,
              "Error_string of MPI_ERR_ROOT is a non-empty string (length %d)", len);
     int cls = -1;
     rc = MPI_Error_class(MPI_ERR_OP, &cls);
@@ -170,7 +184,7 @@ void cc_run_errors(cc_ctx_t *c)
 
     /* A message longer than the receive buffer. */
     {
-        int out[10] = { 0 }, in[5];
+        int out[10] = {0}, in[5];
         MPI_Request sreq;
         int rc = MPI_Isend(out, 10, MPI_INT, c->rank, 77, MPI_COMM_WORLD, &sreq);
         if (!cc_call_failed(c, rc, "Isend to self")) {
@@ -184,8 +198,7 @@ void cc_run_errors(cc_ctx_t *c)
         /* Required by the standard; Debian's MPICH does not report them. */
         EXPECT(MPI_Allreduce(a, b, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
         EXPECT(MPI_Reduce(a, b, -1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
-        EXPECT(MPI_Reduce_scatter_block(a, b, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
-               MPI_ERR_COUNT);
+        EXPECT(MPI_Reduce_scatter_block(a, b, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
         EXPECT(MPI_Iallreduce(a, b, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
         EXPECT(MPI_Allreduce(a, b, 1, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
         EXPECT(MPI_Allreduce(a, b, 1, MPI_FLOAT, MPI_LAND, MPI_COMM_WORLD), MPI_ERR_OP);

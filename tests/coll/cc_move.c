@@ -17,23 +17,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const size_t counts[] = { 0, 1, 7, 1000 };
+static const size_t counts[] = {0, 1, 7, 1000};
 #define NCOUNTS (sizeof counts / sizeof counts[0])
 #define BIG_COUNT 65537
 
 static const char *const move_types[] = {
-    "MPI_BYTE", "MPI_CHAR", "MPI_INT", "MPI_DOUBLE", "MPI_LONG_DOUBLE", "MPI_DOUBLE_INT",
-    "MPI_C_DOUBLE_COMPLEX", "contiguous(3,MPI_INT)",
+    "MPI_BYTE",
+    "MPI_CHAR",
+    "MPI_INT",
+    "MPI_DOUBLE",
+    "MPI_LONG_DOUBLE",
+    "MPI_DOUBLE_INT",
+    "MPI_C_DOUBLE_COMPLEX",
+    "contiguous(3,MPI_INT)",
 };
 #define NMOVE (sizeof move_types / sizeof move_types[0])
 
 /* The identity of the data that rank `from` sends to rank `to` (when it
    depends on the destination) in a call with the given root. */
-static long blk(int from, int to) { return (long)from * 1000 + to; }
+static long blk(int from, int to)
+{
+    return (long)from * 1000 + to;
+}
 
 /* Checks n elements at buf against data of `who`; appends to msg. */
-static int block_ok(const cc_type_t *t, long who, const void *buf, size_t n, char *msg,
-                    size_t len, const char *label)
+static int block_ok(const cc_type_t *t, long who, const void *buf, size_t n, char *msg, size_t len,
+                    const char *label)
 {
     char m[256];
     if (cc_verify_move(t, who, buf, 0, n, m, sizeof m) == 0)
@@ -55,7 +64,7 @@ void cc_run_barrier(cc_ctx_t *c)
     /* A late rank holds the others back: each non-late rank must spend
        most of the delay inside MPI_Barrier. */
     const int delay_ms = 150;
-    int late_ranks[2] = { 0, c->size - 1 };
+    int late_ranks[2] = {0, c->size - 1};
     for (int k = 0; k < 2; k++) {
         int late = late_ranks[k];
         if (c->rank == late)
@@ -66,8 +75,8 @@ void cc_run_barrier(cc_ctx_t *c)
         if (cc_call_failed(c, rc, "MPI_Barrier after a late rank"))
             continue;
         int ok = c->rank == late || waited >= delay_ms / 3 / 1000.0;
-        cc_check(c, ok, "MPI_Barrier with rank %d late by %d ms: waited %.0f ms", late,
-                 delay_ms, waited * 1000);
+        cc_check(c, ok, "MPI_Barrier with rank %d late by %d ms: waited %.0f ms", late, delay_ms,
+                 waited * 1000);
     }
     cc_group_end(c);
 }
@@ -171,8 +180,8 @@ static void layout_free(layout_t *l)
 /* Checks a gathered buffer: block r holds the data of rank r (dest < 0) or
    what rank r sent to dest (alltoall), and every element outside the
    blocks still holds the guard pattern. */
-static int gathered_ok(cc_ctx_t *c, const cc_type_t *t, const unsigned char *buf,
-                       const layout_t *l, int dest, char *msg, size_t len)
+static int gathered_ok(cc_ctx_t *c, const cc_type_t *t, const unsigned char *buf, const layout_t *l,
+                       int dest, char *msg, size_t len)
 {
     size_t ext = t->extent;
     unsigned char *used = cc_alloc(l->total + 1);
@@ -195,8 +204,7 @@ static int gathered_ok(cc_ctx_t *c, const cc_type_t *t, const unsigned char *buf
 }
 
 /* Gather (v = 0) or Gatherv (v = 1) of n elements per rank to root. */
-static void gather_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, int v,
-                        int inplace)
+static void gather_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, int v, int inplace)
 {
     size_t ext = t->extent;
     layout_t l = v ? layout_v(c->size, n, 1) : layout_plain(c->size, n);
@@ -213,8 +221,7 @@ static void gather_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, int
         memcpy(rbuf + (size_t)l.dsp[root] * ext, sbuf, mine * ext);
         sp = MPI_IN_PLACE;
     }
-    int rc = v ? MPI_Gatherv(sp, (int)mine, t->dt, rbuf, l.cnt, l.dsp, t->dt, root,
-                             MPI_COMM_WORLD)
+    int rc = v ? MPI_Gatherv(sp, (int)mine, t->dt, rbuf, l.cnt, l.dsp, t->dt, root, MPI_COMM_WORLD)
                : MPI_Gather(sp, (int)mine, t->dt, rbuf, (int)n, t->dt, root, MPI_COMM_WORLD);
     if (!cc_call_failed(c, rc, what)) {
         int ok = c->rank != root || gathered_ok(c, t, rbuf, &l, -1, msg, sizeof msg);
@@ -227,8 +234,8 @@ static void gather_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, int
 
 void cc_run_gather(cc_ctx_t *c)
 {
-    static const char *const gt[] = { "MPI_BYTE", "MPI_INT", "MPI_DOUBLE_INT",
-                                      "contiguous(3,MPI_INT)" };
+    static const char *const gt[] = {"MPI_BYTE", "MPI_INT", "MPI_DOUBLE_INT",
+                                     "contiguous(3,MPI_INT)"};
     cc_group_begin(c, "gather");
     for (int root = 0; root < c->size; root++) {
         for (size_t k = 0; k < sizeof gt / sizeof gt[0]; k++) {
@@ -253,8 +260,7 @@ void cc_run_gather(cc_ctx_t *c)
 /* ---------------------------------------------------------------------- */
 
 /* Scatter (v = 0) or Scatterv (v = 1) from root: rank r gets blk(root, r). */
-static void scatter_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, int v,
-                         int inplace)
+static void scatter_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, int v, int inplace)
 {
     size_t ext = t->extent;
     layout_t l = v ? layout_v(c->size, n, 1) : layout_plain(c->size, n);
@@ -272,8 +278,7 @@ static void scatter_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, in
     memcpy(ref, sbuf, (l.total + 1) * ext);
     cc_poison(rbuf, (mine + 1) * ext);
     void *rp = (inplace && c->rank == root) ? MPI_IN_PLACE : (void *)rbuf;
-    int rc = v ? MPI_Scatterv(sbuf, l.cnt, l.dsp, t->dt, rp, (int)mine, t->dt, root,
-                              MPI_COMM_WORLD)
+    int rc = v ? MPI_Scatterv(sbuf, l.cnt, l.dsp, t->dt, rp, (int)mine, t->dt, root, MPI_COMM_WORLD)
                : MPI_Scatter(sbuf, (int)n, t->dt, rp, (int)n, t->dt, root, MPI_COMM_WORLD);
     if (!cc_call_failed(c, rc, what)) {
         int ok = 1;
@@ -298,8 +303,8 @@ static void scatter_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int root, in
 
 void cc_run_scatter(cc_ctx_t *c)
 {
-    static const char *const st[] = { "MPI_BYTE", "MPI_INT", "MPI_LONG_DOUBLE",
-                                      "contiguous(3,MPI_INT)" };
+    static const char *const st[] = {"MPI_BYTE", "MPI_INT", "MPI_LONG_DOUBLE",
+                                     "contiguous(3,MPI_INT)"};
     cc_group_begin(c, "scatter");
     for (int root = 0; root < c->size; root++) {
         for (size_t k = 0; k < sizeof st / sizeof st[0]; k++) {
@@ -351,8 +356,8 @@ static void allgather_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int v, int
 
 void cc_run_allgather(cc_ctx_t *c)
 {
-    static const char *const at[] = { "MPI_BYTE", "MPI_INT", "MPI_DOUBLE", "MPI_DOUBLE_INT",
-                                      "MPI_C_DOUBLE_COMPLEX" };
+    static const char *const at[] = {"MPI_BYTE", "MPI_INT", "MPI_DOUBLE", "MPI_DOUBLE_INT",
+                                     "MPI_C_DOUBLE_COMPLEX"};
     cc_group_begin(c, "allgather");
     for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
         const cc_type_t *t = cc_type(at[k]);
@@ -405,8 +410,8 @@ static void alltoall_case(cc_ctx_t *c, const cc_type_t *t, size_t n, int inplace
 
 void cc_run_alltoall(cc_ctx_t *c)
 {
-    static const char *const tt[] = { "MPI_BYTE", "MPI_INT", "MPI_DOUBLE_INT",
-                                      "contiguous(3,MPI_INT)" };
+    static const char *const tt[] = {"MPI_BYTE", "MPI_INT", "MPI_DOUBLE_INT",
+                                     "contiguous(3,MPI_INT)"};
     cc_group_begin(c, "alltoall");
     for (size_t k = 0; k < sizeof tt / sizeof tt[0]; k++) {
         const cc_type_t *t = cc_type(tt[k]);

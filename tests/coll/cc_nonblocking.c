@@ -41,8 +41,8 @@ typedef struct {
     unsigned char *in, *out;
 } pending_t;
 
-static int start_iallreduce(cc_ctx_t *c, pending_t *p, const char *type, cc_op_t op,
-                            size_t count, MPI_Request *req)
+static int start_iallreduce(cc_ctx_t *c, pending_t *p, const char *type, cc_op_t op, size_t count,
+                            MPI_Request *req)
 {
     p->t = cc_type(type);
     p->op = op;
@@ -53,8 +53,8 @@ static int start_iallreduce(cc_ctx_t *c, pending_t *p, const char *type, cc_op_t
     cc_poison(p->out, (count + 1) * p->t->extent);
     char what[128];
     snprintf(what, sizeof what, "Iallreduce %s %s count %zu", type, cc_op_name(op), count);
-    int rc = MPI_Iallreduce(p->in, p->out, (int)count, p->t->dt, cc_op_handle(op),
-                            MPI_COMM_WORLD, req);
+    int rc =
+        MPI_Iallreduce(p->in, p->out, (int)count, p->t->dt, cc_op_handle(op), MPI_COMM_WORLD, req);
     return !cc_call_failed(c, rc, what);
 }
 
@@ -68,8 +68,8 @@ static void finish_iallreduce(cc_ctx_t *c, pending_t *p, const char *how)
         ok = 0;
         snprintf(msg, sizeof msg, "wrote past the end of the result");
     }
-    cc_check(c, ok, "Iallreduce %s %s count %zu completed by %s: %s", p->t->name,
-             cc_op_name(p->op), p->count, how, ok ? "ok" : msg);
+    cc_check(c, ok, "Iallreduce %s %s count %zu completed by %s: %s", p->t->name, cc_op_name(p->op),
+             p->count, how, ok ? "ok" : msg);
     free(p->in);
     free(p->out);
     memset(p, 0, sizeof *p);
@@ -129,11 +129,11 @@ void cc_run_nonblocking(cc_ctx_t *c)
         const char *type;
         cc_op_t op;
     } pairs[] = {
-        { "MPI_INT", CC_OP_SUM },     { "MPI_FLOAT", CC_OP_SUM },  { "MPI_DOUBLE", CC_OP_MAX },
-        { "MPI_2INT", CC_OP_MAXLOC }, { "MPI_C_BOOL", CC_OP_LAND }, { "MPI_UINT64_T", CC_OP_BOR },
+        {"MPI_INT", CC_OP_SUM},     {"MPI_FLOAT", CC_OP_SUM},   {"MPI_DOUBLE", CC_OP_MAX},
+        {"MPI_2INT", CC_OP_MAXLOC}, {"MPI_C_BOOL", CC_OP_LAND}, {"MPI_UINT64_T", CC_OP_BOR},
     };
-    static const size_t counts[] = { 0, 1, 7, 1000 };
-    static const char *const btypes[] = { "MPI_BYTE", "MPI_INT", "MPI_DOUBLE_INT" };
+    static const size_t counts[] = {0, 1, 7, 1000};
+    static const char *const btypes[] = {"MPI_BYTE", "MPI_INT", "MPI_DOUBLE_INT"};
 
     cc_group_begin(c, "nonblocking");
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
@@ -168,8 +168,8 @@ static void check_empty_status(cc_ctx_t *c, const MPI_Status *st, const char *wh
 
 static void null_requests(cc_ctx_t *c)
 {
-    MPI_Request req = MPI_REQUEST_NULL, reqs[3] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL,
-                                                    MPI_REQUEST_NULL };
+    MPI_Request req = MPI_REQUEST_NULL,
+                reqs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Status st;
     int flag = 0, index = 0;
     if (!cc_call_failed(c, MPI_Wait(&req, &st), "Wait on MPI_REQUEST_NULL"))
@@ -230,10 +230,10 @@ static void waitany_loop(cc_ctx_t *c)
     enum { N = 5 };
     pending_t p[N];
     MPI_Request reqs[N];
-    int seen[N] = { 0 };
+    int seen[N] = {0};
     memset(p, 0, sizeof p);
-    static const char *const types[N] = { "MPI_INT", "MPI_DOUBLE", "MPI_SHORT", "MPI_FLOAT",
-                                          "MPI_INT64_T" };
+    static const char *const types[N] = {"MPI_INT", "MPI_DOUBLE", "MPI_SHORT", "MPI_FLOAT",
+                                         "MPI_INT64_T"};
     for (int k = 0; k < N; k++)
         if (!start_iallreduce(c, &p[k], types[k], CC_OP_SUM, (size_t)(1 + 300 * k), &reqs[k]))
             give_up(c);

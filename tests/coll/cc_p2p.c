@@ -12,10 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long blk(int from, int to) { return 7000L + (long)from * 1000 + to; }
+static long blk(int from, int to)
+{
+    return 7000L + (long)from * 1000 + to;
+}
 
-static int next_of(cc_ctx_t *c) { return (c->rank + 1) % c->size; }
-static int prev_of(cc_ctx_t *c) { return (c->rank + c->size - 1) % c->size; }
+static int next_of(cc_ctx_t *c)
+{
+    return (c->rank + 1) % c->size;
+}
+static int prev_of(cc_ctx_t *c)
+{
+    return (c->rank + c->size - 1) % c->size;
+}
 
 /* Checks a received message: payload from `src`, status fields. */
 static void check_msg(cc_ctx_t *c, const int *buf, int n, const MPI_Status *st, int src, int tag,
@@ -94,7 +103,8 @@ static void all_pairs(cc_ctx_t *c)
     int size = c->size, n = 33;
     MPI_Request *reqs = cc_alloc(sizeof(MPI_Request) * 2 * (size_t)size);
     MPI_Status *st = cc_alloc(sizeof(MPI_Status) * 2 * (size_t)size);
-    int **in = cc_alloc(sizeof(int *) * (size_t)size), **out = cc_alloc(sizeof(int *) * (size_t)size);
+    int **in = cc_alloc(sizeof(int *) * (size_t)size),
+        **out = cc_alloc(sizeof(int *) * (size_t)size);
     int rc = MPI_SUCCESS;
     for (int r = 0; r < size && rc == MPI_SUCCESS; r++) {
         in[r] = cc_alloc(sizeof(int) * (size_t)n);
@@ -166,7 +176,7 @@ static void any_tag(cc_ctx_t *c)
    size the receiver does not know, then receive it. */
 static void probes(cc_ctx_t *c, int kind)
 {
-    static const char *const names[] = { "Probe", "Iprobe", "Mprobe/Mrecv" };
+    static const char *const names[] = {"Probe", "Iprobe", "Mprobe/Mrecv"};
     int to = next_of(c), from = prev_of(c), tag = 300 + kind;
     int n = (c->rank % 4 + 1) * 13 + kind, expect_n = (from % 4 + 1) * 13 + kind;
     int *out = payload(c->rank, to, n);
@@ -240,7 +250,7 @@ static void request_free(cc_ctx_t *c)
 
 static void proc_null(cc_ctx_t *c)
 {
-    int buf[4] = { 1, 2, 3, 4 };
+    int buf[4] = {1, 2, 3, 4};
     MPI_Status st;
     int count = -1;
     if (!cc_call_failed(c, MPI_Send(buf, 4, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD),
@@ -258,7 +268,7 @@ static void proc_null(cc_ctx_t *c)
 void cc_run_p2p(cc_ctx_t *c)
 {
     cc_group_begin(c, "p2p");
-    static const int ns[] = { 0, 1, 1000, 65537 };
+    static const int ns[] = {0, 1, 1000, 65537};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         if (ns[k] > 1000 && c->quick)
             continue;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const size_t small_counts[] = { 0, 1, 7, 1000 };
+static const size_t small_counts[] = {0, 1, 7, 1000};
 #define NSMALL (sizeof small_counts / sizeof small_counts[0])
 #define BIG_COUNT 65537
 #define HUGE_COUNT (1u << 20)
@@ -124,14 +124,14 @@ typedef struct {
 #define CAT(x) (1 << (x))
 
 static const ar_group_t ar_groups[] = {
-    { "allreduce-int", CC_FAM_C, CAT(CC_CAT_CINT) | CAT(CC_CAT_MULTI) },
-    { "allreduce-float", CC_FAM_C, CAT(CC_CAT_FLOAT) },
-    { "allreduce-complex", CC_FAM_C, CAT(CC_CAT_COMPLEX) },
-    { "allreduce-logical", CC_FAM_C, CAT(CC_CAT_LOGICAL) },
-    { "allreduce-byte", CC_FAM_C, CAT(CC_CAT_BYTE) },
-    { "allreduce-pair", CC_FAM_C, CAT(CC_CAT_PAIR) },
-    { "allreduce-fortran", CC_FAM_FORTRAN, 0 },
-    { "allreduce-cxx", CC_FAM_CXX, 0 },
+    {"allreduce-int", CC_FAM_C, CAT(CC_CAT_CINT) | CAT(CC_CAT_MULTI)},
+    {"allreduce-float", CC_FAM_C, CAT(CC_CAT_FLOAT)},
+    {"allreduce-complex", CC_FAM_C, CAT(CC_CAT_COMPLEX)},
+    {"allreduce-logical", CC_FAM_C, CAT(CC_CAT_LOGICAL)},
+    {"allreduce-byte", CC_FAM_C, CAT(CC_CAT_BYTE)},
+    {"allreduce-pair", CC_FAM_C, CAT(CC_CAT_PAIR)},
+    {"allreduce-fortran", CC_FAM_FORTRAN, 0},
+    {"allreduce-cxx", CC_FAM_CXX, 0},
 };
 
 void cc_run_allreduce(cc_ctx_t *c)
@@ -183,11 +183,16 @@ static const struct {
     cc_op_t op;
     int big; /* also with 65537 elements */
 } rooted[] = {
-    { "MPI_INT", CC_OP_SUM, 1 },          { "MPI_FLOAT", CC_OP_SUM, 1 },
-    { "MPI_DOUBLE", CC_OP_MAX, 0 },       { "MPI_DOUBLE_INT", CC_OP_MAXLOC, 0 },
-    { "MPI_2INT", CC_OP_MINLOC, 0 },      { "MPI_C_BOOL", CC_OP_LOR, 0 },
-    { "MPI_UINT8_T", CC_OP_BXOR, 0 },     { "MPI_LONG_DOUBLE", CC_OP_PROD, 0 },
-    { "MPI_C_DOUBLE_COMPLEX", CC_OP_PROD, 0 }, { "MPI_INT64_T", CC_OP_BAND, 0 },
+    {"MPI_INT", CC_OP_SUM, 1},
+    {"MPI_FLOAT", CC_OP_SUM, 1},
+    {"MPI_DOUBLE", CC_OP_MAX, 0},
+    {"MPI_DOUBLE_INT", CC_OP_MAXLOC, 0},
+    {"MPI_2INT", CC_OP_MINLOC, 0},
+    {"MPI_C_BOOL", CC_OP_LOR, 0},
+    {"MPI_UINT8_T", CC_OP_BXOR, 0},
+    {"MPI_LONG_DOUBLE", CC_OP_PROD, 0},
+    {"MPI_C_DOUBLE_COMPLEX", CC_OP_PROD, 0},
+    {"MPI_INT64_T", CC_OP_BAND, 0},
 };
 #define NROOTED (sizeof rooted / sizeof rooted[0])
 
@@ -228,8 +233,8 @@ static void rsb_case(cc_ctx_t *c, const cc_type_t *t, cc_op_t op, size_t rcount,
         memcpy(out, in, total * ext);
         sbuf = MPI_IN_PLACE;
     }
-    int rc = MPI_Reduce_scatter_block(sbuf, out, (int)rcount, t->dt, cc_op_handle(op),
-                                      MPI_COMM_WORLD);
+    int rc =
+        MPI_Reduce_scatter_block(sbuf, out, (int)rcount, t->dt, cc_op_handle(op), MPI_COMM_WORLD);
     if (cc_call_failed(c, rc, what))
         goto out;
     int ok = 1;

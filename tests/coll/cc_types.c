@@ -22,22 +22,52 @@
 #include <string.h>
 
 /* Layouts of MPI's pair types, from the C compiler itself. */
-typedef struct { float v; int i; } cc_float_int_t;
-typedef struct { double v; int i; } cc_double_int_t;
-typedef struct { long v; int i; } cc_long_int_t;
-typedef struct { short v; int i; } cc_short_int_t;
-typedef struct { int v; int i; } cc_2int_t;
-typedef struct { long double v; int i; } cc_ldouble_int_t;
-typedef struct { float v; float i; } cc_2real_t;
-typedef struct { double v; double i; } cc_2double_t;
+typedef struct {
+    float v;
+    int i;
+} cc_float_int_t;
+typedef struct {
+    double v;
+    int i;
+} cc_double_int_t;
+typedef struct {
+    long v;
+    int i;
+} cc_long_int_t;
+typedef struct {
+    short v;
+    int i;
+} cc_short_int_t;
+typedef struct {
+    int v;
+    int i;
+} cc_2int_t;
+typedef struct {
+    long double v;
+    int i;
+} cc_ldouble_int_t;
+typedef struct {
+    float v;
+    float i;
+} cc_2real_t;
+typedef struct {
+    double v;
+    double i;
+} cc_2double_t;
 
-#define SCALAR(nm, h, cat, fam, kind, sz) \
-    { nm, h, cat, fam, kind, sz, 1, 0, CC_S_SINT, 0, 0, sz, 0 }
-#define COMPLEX(nm, h, fam, sz) \
-    { nm, h, CC_CAT_COMPLEX, fam, CC_S_FLT, sz, 2, 0, CC_S_SINT, 0, 0, 2 * (sz), 0 }
-#define PAIR(nm, h, fam, vk, vs, ik, st) \
-    { nm, h, CC_CAT_PAIR, fam, vk, vs, 1, 1, ik, (int)sizeof(((st *)0)->i), \
-      offsetof(st, i), sizeof(st), 0 }
+#define SCALAR(nm, h, cat, fam, kind, sz)                                                          \
+    {                                                                                              \
+        nm, h, cat, fam, kind, sz, 1, 0, CC_S_SINT, 0, 0, sz, 0                                    \
+    }
+#define COMPLEX(nm, h, fam, sz)                                                                    \
+    {                                                                                              \
+        nm, h, CC_CAT_COMPLEX, fam, CC_S_FLT, sz, 2, 0, CC_S_SINT, 0, 0, 2 * (sz), 0               \
+    }
+#define PAIR(nm, h, fam, vk, vs, ik, st)                                                           \
+    {                                                                                              \
+        nm, h, CC_CAT_PAIR, fam, vk, vs, 1, 1, ik, (int)sizeof(((st *)0)->i), offsetof(st, i),     \
+            sizeof(st), 0                                                                          \
+    }
 
 static cc_type_t types[] = {
     /* C integers */
@@ -51,8 +81,7 @@ static cc_type_t types[] = {
     SCALAR("MPI_LONG", MPI_LONG, CC_CAT_CINT, CC_FAM_C, CC_S_SINT, sizeof(long)),
     SCALAR("MPI_UNSIGNED_LONG", MPI_UNSIGNED_LONG, CC_CAT_CINT, CC_FAM_C, CC_S_UINT,
            sizeof(unsigned long)),
-    SCALAR("MPI_LONG_LONG", MPI_LONG_LONG, CC_CAT_CINT, CC_FAM_C, CC_S_SINT,
-           sizeof(long long)),
+    SCALAR("MPI_LONG_LONG", MPI_LONG_LONG, CC_CAT_CINT, CC_FAM_C, CC_S_SINT, sizeof(long long)),
     SCALAR("MPI_UNSIGNED_LONG_LONG", MPI_UNSIGNED_LONG_LONG, CC_CAT_CINT, CC_FAM_C, CC_S_UINT,
            sizeof(unsigned long long)),
     SCALAR("MPI_INT8_T", MPI_INT8_T, CC_CAT_CINT, CC_FAM_C, CC_S_SINT, 1),
@@ -73,14 +102,13 @@ static cc_type_t types[] = {
     SCALAR("MPI_LONG_DOUBLE", MPI_LONG_DOUBLE, CC_CAT_FLOAT, CC_FAM_C, CC_S_FLT,
            sizeof(long double)),
 #if defined(MPIX_C_FLOAT16) && defined(__FLT16_MAX__)
-    { "MPIX_C_FLOAT16", MPIX_C_FLOAT16, CC_CAT_FLOAT, CC_FAM_C, CC_S_FLT, 2, 1, 0, CC_S_SINT, 0,
-      0, 2, 1 },
+    {"MPIX_C_FLOAT16", MPIX_C_FLOAT16, CC_CAT_FLOAT, CC_FAM_C, CC_S_FLT, 2, 1, 0, CC_S_SINT, 0, 0,
+     2, 1},
 #endif
     /* complex */
     COMPLEX("MPI_C_FLOAT_COMPLEX", MPI_C_FLOAT_COMPLEX, CC_FAM_C, sizeof(float)),
     COMPLEX("MPI_C_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX, CC_FAM_C, sizeof(double)),
-    COMPLEX("MPI_C_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX, CC_FAM_C,
-            sizeof(long double)),
+    COMPLEX("MPI_C_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX, CC_FAM_C, sizeof(long double)),
     /* logical */
     SCALAR("MPI_C_BOOL", MPI_C_BOOL, CC_CAT_LOGICAL, CC_FAM_C, CC_S_BOOL, 1),
     /* byte */
@@ -88,8 +116,7 @@ static cc_type_t types[] = {
     /* pairs */
     PAIR("MPI_FLOAT_INT", MPI_FLOAT_INT, CC_FAM_C, CC_S_FLT, 4, CC_S_SINT, cc_float_int_t),
     PAIR("MPI_DOUBLE_INT", MPI_DOUBLE_INT, CC_FAM_C, CC_S_FLT, 8, CC_S_SINT, cc_double_int_t),
-    PAIR("MPI_LONG_INT", MPI_LONG_INT, CC_FAM_C, CC_S_SINT, sizeof(long), CC_S_SINT,
-         cc_long_int_t),
+    PAIR("MPI_LONG_INT", MPI_LONG_INT, CC_FAM_C, CC_S_SINT, sizeof(long), CC_S_SINT, cc_long_int_t),
     PAIR("MPI_SHORT_INT", MPI_SHORT_INT, CC_FAM_C, CC_S_SINT, sizeof(short), CC_S_SINT,
          cc_short_int_t),
     PAIR("MPI_2INT", MPI_2INT, CC_FAM_C, CC_S_SINT, sizeof(int), CC_S_SINT, cc_2int_t),
@@ -102,8 +129,7 @@ static cc_type_t types[] = {
     SCALAR("MPI_INTEGER4", MPI_INTEGER4, CC_CAT_FINT, CC_FAM_FORTRAN, CC_S_SINT, 4),
     SCALAR("MPI_INTEGER8", MPI_INTEGER8, CC_CAT_FINT, CC_FAM_FORTRAN, CC_S_SINT, 8),
     SCALAR("MPI_REAL", MPI_REAL, CC_CAT_FLOAT, CC_FAM_FORTRAN, CC_S_FLT, 4),
-    SCALAR("MPI_DOUBLE_PRECISION", MPI_DOUBLE_PRECISION, CC_CAT_FLOAT, CC_FAM_FORTRAN,
-           CC_S_FLT, 8),
+    SCALAR("MPI_DOUBLE_PRECISION", MPI_DOUBLE_PRECISION, CC_CAT_FLOAT, CC_FAM_FORTRAN, CC_S_FLT, 8),
     SCALAR("MPI_REAL4", MPI_REAL4, CC_CAT_FLOAT, CC_FAM_FORTRAN, CC_S_FLT, 4),
     SCALAR("MPI_REAL8", MPI_REAL8, CC_CAT_FLOAT, CC_FAM_FORTRAN, CC_S_FLT, 8),
     COMPLEX("MPI_COMPLEX", MPI_COMPLEX, CC_FAM_FORTRAN, 4),
@@ -111,8 +137,8 @@ static cc_type_t types[] = {
     SCALAR("MPI_LOGICAL", MPI_LOGICAL, CC_CAT_LOGICAL, CC_FAM_FORTRAN, CC_S_BOOL, 4),
     PAIR("MPI_2INTEGER", MPI_2INTEGER, CC_FAM_FORTRAN, CC_S_SINT, 4, CC_S_SINT, cc_2int_t),
     PAIR("MPI_2REAL", MPI_2REAL, CC_FAM_FORTRAN, CC_S_FLT, 4, CC_S_FLT, cc_2real_t),
-    PAIR("MPI_2DOUBLE_PRECISION", MPI_2DOUBLE_PRECISION, CC_FAM_FORTRAN, CC_S_FLT, 8,
-         CC_S_FLT, cc_2double_t),
+    PAIR("MPI_2DOUBLE_PRECISION", MPI_2DOUBLE_PRECISION, CC_FAM_FORTRAN, CC_S_FLT, 8, CC_S_FLT,
+         cc_2double_t),
     /* C++ types, used from C */
     SCALAR("MPI_CXX_BOOL", MPI_CXX_BOOL, CC_CAT_LOGICAL, CC_FAM_CXX, CC_S_BOOL, 1),
     COMPLEX("MPI_CXX_FLOAT_COMPLEX", MPI_CXX_FLOAT_COMPLEX, CC_FAM_CXX, sizeof(float)),
@@ -122,8 +148,8 @@ static cc_type_t types[] = {
     /* data movement only */
     SCALAR("MPI_CHAR", MPI_CHAR, CC_CAT_OTHER, CC_FAM_C, CC_S_SINT, 1),
     /* MPI_Type_contiguous(3, MPI_INT), created by cc_types_init() */
-    { "contiguous(3,MPI_INT)", MPI_DATATYPE_NULL, CC_CAT_OTHER, CC_FAM_C, CC_S_SINT,
-      sizeof(int), 3, 0, CC_S_SINT, 0, 0, 3 * sizeof(int), 0 },
+    {"contiguous(3,MPI_INT)", MPI_DATATYPE_NULL, CC_CAT_OTHER, CC_FAM_C, CC_S_SINT, sizeof(int), 3,
+     0, CC_S_SINT, 0, 0, 3 * sizeof(int), 0},
 };
 
 #define NTYPES (sizeof types / sizeof types[0])
@@ -135,7 +161,8 @@ void cc_types_init(int std)
 {
     std_mode = std;
     MPI_Datatype dt;
-    if (MPI_Type_contiguous(3, MPI_INT, &dt) != MPI_SUCCESS || MPI_Type_commit(&dt) != MPI_SUCCESS) {
+    if (MPI_Type_contiguous(3, MPI_INT, &dt) != MPI_SUCCESS ||
+        MPI_Type_commit(&dt) != MPI_SUCCESS) {
         fprintf(stderr, "coll_check: MPI_Type_contiguous failed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -168,16 +195,22 @@ static const struct {
     const char *name;
     MPI_Op op;
 } ops[CC_OP_COUNT] = {
-    [CC_OP_SUM] = { "MPI_SUM", MPI_SUM },       [CC_OP_PROD] = { "MPI_PROD", MPI_PROD },
-    [CC_OP_MAX] = { "MPI_MAX", MPI_MAX },       [CC_OP_MIN] = { "MPI_MIN", MPI_MIN },
-    [CC_OP_LAND] = { "MPI_LAND", MPI_LAND },    [CC_OP_LOR] = { "MPI_LOR", MPI_LOR },
-    [CC_OP_LXOR] = { "MPI_LXOR", MPI_LXOR },    [CC_OP_BAND] = { "MPI_BAND", MPI_BAND },
-    [CC_OP_BOR] = { "MPI_BOR", MPI_BOR },       [CC_OP_BXOR] = { "MPI_BXOR", MPI_BXOR },
-    [CC_OP_MAXLOC] = { "MPI_MAXLOC", MPI_MAXLOC }, [CC_OP_MINLOC] = { "MPI_MINLOC", MPI_MINLOC },
+    [CC_OP_SUM] = {"MPI_SUM", MPI_SUM},          [CC_OP_PROD] = {"MPI_PROD", MPI_PROD},
+    [CC_OP_MAX] = {"MPI_MAX", MPI_MAX},          [CC_OP_MIN] = {"MPI_MIN", MPI_MIN},
+    [CC_OP_LAND] = {"MPI_LAND", MPI_LAND},       [CC_OP_LOR] = {"MPI_LOR", MPI_LOR},
+    [CC_OP_LXOR] = {"MPI_LXOR", MPI_LXOR},       [CC_OP_BAND] = {"MPI_BAND", MPI_BAND},
+    [CC_OP_BOR] = {"MPI_BOR", MPI_BOR},          [CC_OP_BXOR] = {"MPI_BXOR", MPI_BXOR},
+    [CC_OP_MAXLOC] = {"MPI_MAXLOC", MPI_MAXLOC}, [CC_OP_MINLOC] = {"MPI_MINLOC", MPI_MINLOC},
 };
 
-MPI_Op cc_op_handle(cc_op_t op) { return ops[op].op; }
-const char *cc_op_name(cc_op_t op) { return ops[op].name; }
+MPI_Op cc_op_handle(cc_op_t op)
+{
+    return ops[op].op;
+}
+const char *cc_op_name(cc_op_t op)
+{
+    return ops[op].name;
+}
 
 int cc_op_valid(const cc_type_t *t, cc_op_t op)
 {
@@ -187,15 +220,23 @@ int cc_op_valid(const cc_type_t *t, cc_op_t op)
     int bits = op == CC_OP_BAND || op == CC_OP_BOR || op == CC_OP_BXOR;
     int loc = op == CC_OP_MAXLOC || op == CC_OP_MINLOC;
     switch (t->cat) {
-    case CC_CAT_CINT: return arith || order || logic || bits;
+    case CC_CAT_CINT:
+        return arith || order || logic || bits;
     case CC_CAT_FINT:
-    case CC_CAT_MULTI: return arith || order || bits;
-    case CC_CAT_FLOAT: return arith || order;
-    case CC_CAT_COMPLEX: return arith;
-    case CC_CAT_LOGICAL: return logic;
-    case CC_CAT_BYTE: return bits;
-    case CC_CAT_PAIR: return loc;
-    case CC_CAT_OTHER: return 0;
+    case CC_CAT_MULTI:
+        return arith || order || bits;
+    case CC_CAT_FLOAT:
+        return arith || order;
+    case CC_CAT_COMPLEX:
+        return arith;
+    case CC_CAT_LOGICAL:
+        return logic;
+    case CC_CAT_BYTE:
+        return bits;
+    case CC_CAT_PAIR:
+        return loc;
+    case CC_CAT_OTHER:
+        return 0;
     }
     return 0;
 }
@@ -223,13 +264,19 @@ static uint64_t norm(uint64_t u, cc_scalar_t kind, int size)
     return u;
 }
 
-static uint64_t top_bit(int size) { return 1ull << (8 * size - 1); }
+static uint64_t top_bit(int size)
+{
+    return 1ull << (8 * size - 1);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Inputs. */
 
 /* Small signed value in [-4, 4] for sums. */
-static long gsum(long r, size_t i) { return (long)((r * 7 + (long)(i % 1000003) * 13 + 3) % 9) - 4; }
+static long gsum(long r, size_t i)
+{
+    return (long)((r * 7 + (long)(i % 1000003) * 13 + 3) % 9) - 4;
+}
 
 /* Factor in {1, 2, -1} for products; 2 and -1 only on the first ranks so
    that products stay small for any size. */
@@ -243,16 +290,22 @@ static long gprod(long r, size_t i)
 }
 
 /* Value in [-50, 50] for MAX/MIN. */
-static long gorder(long r, size_t i) { return (long)((r * 37 + (long)(i % 101) * 11) % 101) - 50; }
+static long gorder(long r, size_t i)
+{
+    return (long)((r * 37 + (long)(i % 101) * 11) % 101) - 50;
+}
 
 /* Truth value of input (r, i) for a logical op. */
 static int gtruth(cc_op_t op, long r, size_t i)
 {
     long k = (long)(i % 997);
     switch (op) {
-    case CC_OP_LAND: return (r + k) % 5 != 0;
-    case CC_OP_LOR: return (r + 2 * k) % 7 == 0;
-    default: return (r * 3 + k) % 4 < 2;
+    case CC_OP_LAND:
+        return (r + k) % 5 != 0;
+    case CC_OP_LOR:
+        return (r + 2 * k) % 7 == 0;
+    default:
+        return (r * 3 + k) % 4 < 2;
     }
 }
 
@@ -305,18 +358,20 @@ static void gen_int(const cc_type_t *t, cc_op_t op, long r, size_t i, uint64_t *
 static long double gen_flt(cc_op_t op, long r, size_t i)
 {
     switch (op) {
-    case CC_OP_SUM: return (long double)gsum(r, i) + ((i & 1) ? 0.5L : 0.0L);
+    case CC_OP_SUM:
+        return (long double)gsum(r, i) + ((i & 1) ? 0.5L : 0.0L);
     case CC_OP_PROD:
         if (r < 2 && (r + (long)(i % 7)) % 7 == 3)
             return 0.5L;
         return (long double)gprod(r, i);
-    default: return (long double)gorder(r, i) + 0.25L * (long double)(i % 4);
+    default:
+        return (long double)gorder(r, i) + 0.25L * (long double)(i % 4);
     }
 }
 
 /* Complex factors for products: all components are small integers. */
-static const int cprod_re[5] = { 1, 0, 1, -1, 1 };
-static const int cprod_im[5] = { 0, 1, 1, 0, -1 };
+static const int cprod_re[5] = {1, 0, 1, -1, 1};
+static const int cprod_im[5] = {0, 1, 1, 0, -1};
 
 void cc_gen_reduce(const cc_type_t *t, cc_op_t op, int rank, size_t i, cc_val_t *v)
 {
@@ -385,26 +440,54 @@ static void fold(const cc_type_t *t, cc_op_t op, cc_val_t *acc, const cc_val_t *
     if (t->vkind == CC_S_FLT) {
         long double a = acc->f[0], b = x->f[0];
         switch (op) {
-        case CC_OP_SUM: acc->f[0] = a + b; break;
-        case CC_OP_PROD: acc->f[0] = a * b; break;
-        case CC_OP_MAX: acc->f[0] = a > b ? a : b; break;
-        default: acc->f[0] = a < b ? a : b; break;
+        case CC_OP_SUM:
+            acc->f[0] = a + b;
+            break;
+        case CC_OP_PROD:
+            acc->f[0] = a * b;
+            break;
+        case CC_OP_MAX:
+            acc->f[0] = a > b ? a : b;
+            break;
+        default:
+            acc->f[0] = a < b ? a : b;
+            break;
         }
         return;
     }
     uint64_t a = acc->u[0], b = x->u[0], r;
     int sgn = t->vkind == CC_S_SINT;
     switch (op) {
-    case CC_OP_SUM: r = a + b; break;
-    case CC_OP_PROD: r = a * b; break;
-    case CC_OP_MAX: r = sgn ? ((int64_t)a > (int64_t)b ? a : b) : (a > b ? a : b); break;
-    case CC_OP_MIN: r = sgn ? ((int64_t)a < (int64_t)b ? a : b) : (a < b ? a : b); break;
-    case CC_OP_LAND: r = (a != 0) && (b != 0); break;
-    case CC_OP_LOR: r = (a != 0) || (b != 0); break;
-    case CC_OP_LXOR: r = (a != 0) != (b != 0); break;
-    case CC_OP_BAND: r = a & b; break;
-    case CC_OP_BOR: r = a | b; break;
-    default: r = a ^ b; break;
+    case CC_OP_SUM:
+        r = a + b;
+        break;
+    case CC_OP_PROD:
+        r = a * b;
+        break;
+    case CC_OP_MAX:
+        r = sgn ? ((int64_t)a > (int64_t)b ? a : b) : (a > b ? a : b);
+        break;
+    case CC_OP_MIN:
+        r = sgn ? ((int64_t)a < (int64_t)b ? a : b) : (a < b ? a : b);
+        break;
+    case CC_OP_LAND:
+        r = (a != 0) && (b != 0);
+        break;
+    case CC_OP_LOR:
+        r = (a != 0) || (b != 0);
+        break;
+    case CC_OP_LXOR:
+        r = (a != 0) != (b != 0);
+        break;
+    case CC_OP_BAND:
+        r = a & b;
+        break;
+    case CC_OP_BOR:
+        r = a | b;
+        break;
+    default:
+        r = a ^ b;
+        break;
     }
     acc->u[0] = norm(r, t->vkind, t->vsize);
 }
@@ -433,8 +516,7 @@ void cc_gen_move(const cc_type_t *t, long who, size_t i, cc_val_t *v)
         else if (t->cat == CC_CAT_OTHER && t->vsize == 1)
             v->u[k] = (uint64_t)(base % 127); /* plain char: stay in 0..126 */
         else
-            v->u[k] = norm(mix64((uint64_t)who * 7777u + i * 3u + (uint64_t)k), t->vkind,
-                           t->vsize);
+            v->u[k] = norm(mix64((uint64_t)who * 7777u + i * 3u + (uint64_t)k), t->vkind, t->vsize);
     }
     if (t->has_index)
         v->idx = (long double)((who * 17 + (long)(i % 1009)) % 1009);
@@ -447,11 +529,27 @@ static void put_flt(unsigned char *p, int size, long double f)
 {
     switch (size) {
 #if defined(__FLT16_MAX__)
-    case 2: { _Float16 x = (_Float16)f; memcpy(p, &x, 2); break; }
+    case 2: {
+        _Float16 x = (_Float16)f;
+        memcpy(p, &x, 2);
+        break;
+    }
 #endif
-    case 4: { float x = (float)f; memcpy(p, &x, 4); break; }
-    case 8: { double x = (double)f; memcpy(p, &x, 8); break; }
-    default: { long double x = f; memcpy(p, &x, 10); break; } /* 80-bit value bytes */
+    case 4: {
+        float x = (float)f;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case 8: {
+        double x = (double)f;
+        memcpy(p, &x, 8);
+        break;
+    }
+    default: {
+        long double x = f;
+        memcpy(p, &x, 10);
+        break;
+    } /* 80-bit value bytes */
     }
 }
 
@@ -459,15 +557,34 @@ static long double get_flt(const unsigned char *p, int size)
 {
     switch (size) {
 #if defined(__FLT16_MAX__)
-    case 2: { _Float16 x; memcpy(&x, p, 2); return x; }
+    case 2: {
+        _Float16 x;
+        memcpy(&x, p, 2);
+        return x;
+    }
 #endif
-    case 4: { float x; memcpy(&x, p, 4); return x; }
-    case 8: { double x; memcpy(&x, p, 8); return x; }
-    default: { long double x = 0; memcpy(&x, p, 10); return x; }
+    case 4: {
+        float x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    case 8: {
+        double x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    default: {
+        long double x = 0;
+        memcpy(&x, p, 10);
+        return x;
+    }
     }
 }
 
-static void put_int(unsigned char *p, int size, uint64_t u) { memcpy(p, &u, (size_t)size); }
+static void put_int(unsigned char *p, int size, uint64_t u)
+{
+    memcpy(p, &u, (size_t)size);
+}
 
 static uint64_t get_int(const unsigned char *p, cc_scalar_t kind, int size)
 {
@@ -578,11 +695,11 @@ static size_t report(const cc_type_t *t, size_t bad, size_t at, const cc_val_t *
     return bad;
 }
 
-size_t cc_verify_reduce(const cc_type_t *t, cc_op_t op, int nranks, const void *buf,
-                        size_t first, size_t n, char *msg, size_t len)
+size_t cc_verify_reduce(const cc_type_t *t, cc_op_t op, int nranks, const void *buf, size_t first,
+                        size_t n, char *msg, size_t len)
 {
     size_t bad = 0, at = 0;
-    cc_val_t got, want, g0 = { 0 }, w0 = { 0 };
+    cc_val_t got, want, g0 = {0}, w0 = {0};
     for (size_t i = 0; i < n; i++) {
         cc_load(t, buf, i, &got);
         cc_expect_reduce(t, op, nranks, first + i, &want);
@@ -601,7 +718,7 @@ size_t cc_verify_move(const cc_type_t *t, long who, const void *buf, size_t firs
                       char *msg, size_t len)
 {
     size_t bad = 0, at = 0;
-    cc_val_t got, want, g0 = { 0 }, w0 = { 0 };
+    cc_val_t got, want, g0 = {0}, w0 = {0};
     for (size_t i = 0; i < n; i++) {
         cc_load(t, buf, i, &got);
         cc_gen_move(t, who, first + i, &want);
@@ -616,7 +733,10 @@ size_t cc_verify_move(const cc_type_t *t, long who, const void *buf, size_t firs
     return report(t, bad, at, &g0, &w0, msg, len);
 }
 
-void cc_poison(void *buf, size_t bytes) { memset(buf, CC_POISON, bytes); }
+void cc_poison(void *buf, size_t bytes)
+{
+    memset(buf, CC_POISON, bytes);
+}
 
 int cc_poison_intact(const void *buf, size_t bytes)
 {

@@ -39,7 +39,7 @@
 
 void cc_sleep_ms(int ms)
 {
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
 }
@@ -54,11 +54,11 @@ void cc_group_begin(cc_ctx_t *c, const char *name)
 
 long cc_group_end(cc_ctx_t *c)
 {
-    long mine[2] = { c->checks, c->fails }, all[2] = { 0, 0 };
+    long mine[2] = {c->checks, c->fails}, all[2] = {0, 0};
     int rc = MPI_Allreduce(mine, all, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "coll_check: rank %d: %s: summing the check counts failed (%d)\n",
-                c->rank, c->group, rc);
+        fprintf(stderr, "coll_check: rank %d: %s: summing the check counts failed (%d)\n", c->rank,
+                c->group, rc);
         all[0] = c->checks;
         all[1] = c->fails + 1;
         c->local_fail = 1;
@@ -91,8 +91,8 @@ int cc_check(cc_ctx_t *c, int ok, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        fprintf(stderr, "coll_check: rank %d: %s: %s: %s\n", c->rank, c->group,
-                ok ? "ok" : "FAIL", msg);
+        fprintf(stderr, "coll_check: rank %d: %s: %s: %s\n", c->rank, c->group, ok ? "ok" : "FAIL",
+                msg);
         if (!ok && ++c->printed == MAX_PRINTED)
             fprintf(stderr, "coll_check: rank %d: %s: further failures not shown\n", c->rank,
                     c->group);
@@ -128,21 +128,21 @@ typedef struct {
 } cc_group_t;
 
 static const cc_group_t groups[] = {
-    { "barrier", cc_run_barrier, 0 },
-    { "allreduce", cc_run_allreduce, 0 },
-    { "allreduce-large", cc_run_allreduce_large, 1 },
-    { "reduce", cc_run_reduce, 0 },
-    { "reduce-scatter-block", cc_run_reduce_scatter_block, 0 },
-    { "bcast", cc_run_bcast, 0 },
-    { "gather", cc_run_gather, 0 },
-    { "scatter", cc_run_scatter, 0 },
-    { "allgather", cc_run_allgather, 0 },
-    { "alltoall", cc_run_alltoall, 0 },
-    { "nonblocking", cc_run_nonblocking, 0 },
-    { "requests", cc_run_requests, 0 },
-    { "comms", cc_run_comms, 0 },
-    { "p2p", cc_run_p2p, 0 },
-    { "errors", cc_run_errors, 0 },
+    {"barrier", cc_run_barrier, 0},
+    {"allreduce", cc_run_allreduce, 0},
+    {"allreduce-large", cc_run_allreduce_large, 1},
+    {"reduce", cc_run_reduce, 0},
+    {"reduce-scatter-block", cc_run_reduce_scatter_block, 0},
+    {"bcast", cc_run_bcast, 0},
+    {"gather", cc_run_gather, 0},
+    {"scatter", cc_run_scatter, 0},
+    {"allgather", cc_run_allgather, 0},
+    {"alltoall", cc_run_alltoall, 0},
+    {"nonblocking", cc_run_nonblocking, 0},
+    {"requests", cc_run_requests, 0},
+    {"comms", cc_run_comms, 0},
+    {"p2p", cc_run_p2p, 0},
+    {"errors", cc_run_errors, 0},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 
@@ -175,8 +175,10 @@ static int fatal_error_path(void)
     /* Default handler on MPI_COMM_WORLD: MPI_ERRORS_ARE_FATAL. */
     int in = 1, out = 0;
     int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
-    fprintf(stderr, "coll_check: MPI_Allreduce with MPI_OP_NULL returned %d under "
-                    "MPI_ERRORS_ARE_FATAL instead of ending the program\n", rc);
+    fprintf(stderr,
+            "coll_check: MPI_Allreduce with MPI_OP_NULL returned %d under "
+            "MPI_ERRORS_ARE_FATAL instead of ending the program\n",
+            rc);
     return 3;
 }
 
@@ -207,8 +209,7 @@ int main(int argc, char **argv)
             char *end;
             long v = strtol(argv[++k], &end, 10);
             if (*end != '\0' || v < 0 || v > 255) {
-                fprintf(stderr, "coll_check: --abort wants a code in 0..255, got '%s'\n",
-                        argv[k]);
+                fprintf(stderr, "coll_check: --abort wants a code in 0..255, got '%s'\n", argv[k]);
                 return 2;
             }
             abort_code = (int)v;
@@ -275,15 +276,14 @@ int main(int argc, char **argv)
         double tg = MPI_Wtime();
         groups[g].run(&ctx);
         if (ctx.verbose && ctx.rank == 0)
-            fprintf(stderr, "coll_check: group %s took %.2f s\n", groups[g].name,
-                    MPI_Wtime() - tg);
+            fprintf(stderr, "coll_check: group %s took %.2f s\n", groups[g].name, MPI_Wtime() - tg);
     }
     if (ctx.rank == 0) {
         if (ctx.all_fails == 0)
             printf("coll_check: PASS: %ld checks in %d groups\n", ctx.all_checks, ctx.groups);
         else
-            printf("coll_check: FAIL: %ld of %ld checks failed in %d of %d groups\n",
-                   ctx.all_fails, ctx.all_checks, ctx.failed_groups, ctx.groups);
+            printf("coll_check: FAIL: %ld of %ld checks failed in %d of %d groups\n", ctx.all_fails,
+                   ctx.all_checks, ctx.failed_groups, ctx.groups);
         fflush(stdout);
         fprintf(stderr, "coll_check: %.2f s\n", MPI_Wtime() - t0);
     }

@@ -18,21 +18,21 @@
 /* Run context and check accounting. */
 
 typedef struct {
-    int rank;            /* rank in MPI_COMM_WORLD */
-    int size;            /* size of MPI_COMM_WORLD */
-    int std;             /* also run checks that Debian's MPICH 4.0.2 fails */
-    int quick;           /* skip the large counts (65537, 1M) */
-    int corrupt;         /* deliberately corrupt one input (checker self-test) */
-    int verbose;         /* print every check, not only failures */
-    const char *group;   /* name of the running check group */
-    long checks;         /* checks run in the group on this rank */
-    long fails;          /* failed checks in the group on this rank */
-    int printed;         /* failure lines printed in the group */
-    long all_checks;     /* checks over all groups, summed over ranks */
-    long all_fails;      /* failures over all groups, summed over ranks */
-    int groups;          /* groups run */
-    int failed_groups;   /* groups with at least one failure anywhere */
-    int local_fail;      /* this rank saw a failure */
+    int rank;          /* rank in MPI_COMM_WORLD */
+    int size;          /* size of MPI_COMM_WORLD */
+    int std;           /* also run checks that Debian's MPICH 4.0.2 fails */
+    int quick;         /* skip the large counts (65537, 1M) */
+    int corrupt;       /* deliberately corrupt one input (checker self-test) */
+    int verbose;       /* print every check, not only failures */
+    const char *group; /* name of the running check group */
+    long checks;       /* checks run in the group on this rank */
+    long fails;        /* failed checks in the group on this rank */
+    int printed;       /* failure lines printed in the group */
+    long all_checks;   /* checks over all groups, summed over ranks */
+    long all_fails;    /* failures over all groups, summed over ranks */
+    int groups;        /* groups run */
+    int failed_groups; /* groups with at least one failure anywhere */
+    int local_fail;    /* this rank saw a failure */
 } cc_ctx_t;
 
 /* Starts a check group; every cc_check until cc_group_end counts in it. */
@@ -45,8 +45,7 @@ long cc_group_end(cc_ctx_t *c);
 /* Records one check.  When ok is 0 the formatted message is printed on
    stderr with the rank and group (the first few per group only).
    Returns ok. */
-int cc_check(cc_ctx_t *c, int ok, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int cc_check(cc_ctx_t *c, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Records a check that rc == MPI_SUCCESS; names the call on failure. */
 int cc_mpi_ok(cc_ctx_t *c, int rc, const char *what);
@@ -63,46 +62,54 @@ void cc_sleep_ms(int ms);
 /* Datatypes and operations. */
 
 typedef enum {
-    CC_CAT_CINT,     /* C integer */
-    CC_CAT_FINT,     /* Fortran integer */
-    CC_CAT_MULTI,    /* multi-language types: MPI_AINT, MPI_OFFSET, MPI_COUNT */
-    CC_CAT_FLOAT,    /* floating point */
-    CC_CAT_COMPLEX,  /* complex */
-    CC_CAT_LOGICAL,  /* logical */
-    CC_CAT_BYTE,     /* MPI_BYTE */
-    CC_CAT_PAIR,     /* value-index pairs for MAXLOC/MINLOC */
-    CC_CAT_OTHER     /* data movement only (MPI_CHAR, derived types) */
+    CC_CAT_CINT,    /* C integer */
+    CC_CAT_FINT,    /* Fortran integer */
+    CC_CAT_MULTI,   /* multi-language types: MPI_AINT, MPI_OFFSET, MPI_COUNT */
+    CC_CAT_FLOAT,   /* floating point */
+    CC_CAT_COMPLEX, /* complex */
+    CC_CAT_LOGICAL, /* logical */
+    CC_CAT_BYTE,    /* MPI_BYTE */
+    CC_CAT_PAIR,    /* value-index pairs for MAXLOC/MINLOC */
+    CC_CAT_OTHER    /* data movement only (MPI_CHAR, derived types) */
 } cc_cat_t;
 
 typedef enum { CC_S_SINT, CC_S_UINT, CC_S_FLT, CC_S_BOOL } cc_scalar_t;
 
 typedef enum {
-    CC_FAM_C,        /* C types */
-    CC_FAM_FORTRAN,  /* Fortran types used from C */
-    CC_FAM_CXX       /* C++ types used from C */
+    CC_FAM_C,       /* C types */
+    CC_FAM_FORTRAN, /* Fortran types used from C */
+    CC_FAM_CXX      /* C++ types used from C */
 } cc_family_t;
 
 typedef struct {
-    const char *name;   /* MPI name, for messages */
-    MPI_Datatype dt;    /* handle (set at start for derived types) */
-    cc_cat_t cat;       /* category of the standard's op table */
-    cc_family_t fam;    /* which report group it belongs to */
-    cc_scalar_t vkind;  /* kind of each value component */
-    int vsize;          /* bytes of one value component */
-    int ncomp;          /* value components: 1, 2 (complex) or 3 (derived) */
-    int has_index;      /* pair type: an index follows the value */
-    cc_scalar_t ikind;  /* kind of the index */
-    int isize;          /* bytes of the index */
-    size_t ioff;        /* offset of the index in the element */
-    size_t extent;      /* bytes of one element */
-    int std_only;       /* reduced only in --std runs (see cc_types_init) */
+    const char *name;  /* MPI name, for messages */
+    MPI_Datatype dt;   /* handle (set at start for derived types) */
+    cc_cat_t cat;      /* category of the standard's op table */
+    cc_family_t fam;   /* which report group it belongs to */
+    cc_scalar_t vkind; /* kind of each value component */
+    int vsize;         /* bytes of one value component */
+    int ncomp;         /* value components: 1, 2 (complex) or 3 (derived) */
+    int has_index;     /* pair type: an index follows the value */
+    cc_scalar_t ikind; /* kind of the index */
+    int isize;         /* bytes of the index */
+    size_t ioff;       /* offset of the index in the element */
+    size_t extent;     /* bytes of one element */
+    int std_only;      /* reduced only in --std runs (see cc_types_init) */
 } cc_type_t;
 
 typedef enum {
-    CC_OP_SUM, CC_OP_PROD, CC_OP_MAX, CC_OP_MIN,
-    CC_OP_LAND, CC_OP_LOR, CC_OP_LXOR,
-    CC_OP_BAND, CC_OP_BOR, CC_OP_BXOR,
-    CC_OP_MAXLOC, CC_OP_MINLOC,
+    CC_OP_SUM,
+    CC_OP_PROD,
+    CC_OP_MAX,
+    CC_OP_MIN,
+    CC_OP_LAND,
+    CC_OP_LOR,
+    CC_OP_LXOR,
+    CC_OP_BAND,
+    CC_OP_BOR,
+    CC_OP_BXOR,
+    CC_OP_MAXLOC,
+    CC_OP_MINLOC,
     CC_OP_COUNT
 } cc_op_t;
 
@@ -156,10 +163,10 @@ void cc_fill_move(const cc_type_t *t, long who, void *buf, size_t first, size_t 
    expected reduction (element index offset by `first`) or data-movement
    values; returns the number of mismatches and describes the first one
    in msg. */
-size_t cc_verify_reduce(const cc_type_t *t, cc_op_t op, int nranks, const void *buf,
-                        size_t first, size_t n, char *msg, size_t len);
-size_t cc_verify_move(const cc_type_t *t, long who, const void *buf, size_t first,
-                      size_t n, char *msg, size_t len);
+size_t cc_verify_reduce(const cc_type_t *t, cc_op_t op, int nranks, const void *buf, size_t first,
+                        size_t n, char *msg, size_t len);
+size_t cc_verify_move(const cc_type_t *t, long who, const void *buf, size_t first, size_t n,
+                      char *msg, size_t len);
 
 /* Guard bytes: a recognisable pattern written around and between result
    blocks so that writes outside the expected ranges are detected. */
@@ -192,7 +199,7 @@ void cc_run_errors(cc_ctx_t *c);
 /* One reduction on comm, verified: root < 0 means Allreduce.  inplace uses
    MPI_IN_PLACE (at root only for Reduce).  nonblocking uses the I-form and
    MPI_Wait.  Counts one check. */
-void cc_reduce_case(cc_ctx_t *c, MPI_Comm comm, const cc_type_t *t, cc_op_t op,
-                    size_t count, int root, int inplace, int nonblocking);
+void cc_reduce_case(cc_ctx_t *c, MPI_Comm comm, const cc_type_t *t, cc_op_t op, size_t count,
+                    int root, int inplace, int nonblocking);
 
 #endif

@@ -1,0 +1,287 @@
+/*  cl_engine_join.c - how a peer gets a rank.
+
+    A joiner connects to every COLLAB_INITIAL_PEERS entry at once and sends
+    JOIN to each one whose handshake completes, again every second: a peer
+    that is not a member yet answers NOT_MEMBER (collab-run starts peers
+    that list each other before any of them is in), a member that does not
+    coordinate answers REDIRECT with the coordinator's address, and the
+    coordinator assigns a rank (COLLAB_RANK if free, else the rank this key
+    held before, else the lowest free) and publishes a view that includes
+    the joiner, or answers STANDBY (no free rank: retry every 2 s, no
+    deadline) or CONFLICT (settings that differ from the founder's).  With
+    no answer by max(30 s, 4 x COLLAB_TIMEOUT) the joiner gives up with
+    COLLAB_ERR_NETWORK; it never founds a second swarm on its own.
+*/
+#include "engine/cl_engine_int.h"
+
+#include "util/cl_log.h"
+#include "util/cl_text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int eng_initial_index(struct cl_engine *e, const uint8_t key[32])
+{
+    for (size_t i = 0; i < e->ninitial; i++)
+        if (memcmp(e->initial[i].key, key, 32) == 0)
+            return (int)i;
+    return -1;
+}
+
+void eng_send_join(struct cl_engine *e, const uint8_t key[32])
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_JOIN;
+    cl_wire_join_t *j = &m.u.join;
+    j->rank = e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX ? e->cfg.rank : -1;
+    j->weight = e->cfg.weight;
+    j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
+                         (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
+                         (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
+                         (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0));
+    j->world_size = e->cfg.world_size;
+    j->strict = e->cfg.strict ? 1 : 0;
+    j->compression = (uint8_t)e->cfg.compression;
+    j->incarnation = e->incarnation;
+    snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
+    (void)cl_transport_send(e->tp, key, &m);
+}
+
+int eng_join_start(struct cl_engine *e)
+{
+    const char *text = e->cfg.initial_peers;
+    char err[512];
+    if (text != NULL && text[0] != '\0') {
+        if (cl_addr_parse_list(text, true, &e->initial, &e->ninitial, err, sizeof err) != 0) {
+            cl_error("COLLAB_INITIAL_PEERS: %s", err);
+            return COLLAB_ERR_CONFIG;
+        }
+        /* collab-run may list this peer among the others: skip it. */
+        size_t k = 0;
+        for (size_t i = 0; i < e->ninitial; i++)
+            if (memcmp(e->initial[i].key, e->self_key, 32) != 0)
+                e->initial[k++] = e->initial[i];
+        e->ninitial = k;
+    }
+    if (e->ninitial == 0) {
+        if (e->cfg.client_mode) {
+            cl_error("COLLAB_CLIENT_MODE=1 needs COLLAB_INITIAL_PEERS: a peer that accepts no "
+                     "connections cannot found a swarm");
+            return COLLAB_ERR_CONFIG;
+        }
+        cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression};
+        if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
+                            e->cfg.weight, &s) != COLLAB_OK)
+            return COLLAB_ERR_NO_MEM;
+        eng_become_member(e, true);
+        return COLLAB_OK;
+    }
+    e->initial_state = calloc(e->ninitial, sizeof(int));
+    if (e->initial_state == NULL)
+        return COLLAB_ERR_NO_MEM;
+    double now = eng_now();
+    e->state = ENG_JOINING;
+    e->join_deadline = now + fmax(30.0, 4.0 * e->cfg.timeout);
+    e->next_join_try = now + 1.0;
+    for (size_t i = 0; i < e->ninitial; i++) {
+        char addr[CL_ADDR_TEXT_MAX];
+        if (cl_addr_format(&e->initial[i], addr, sizeof addr) != 0 ||
+            cl_transport_connect(e->tp, e->initial[i].key, addr) != COLLAB_OK)
+            e->initial_state[i] = 2;
+    }
+    return COLLAB_OK;
+}
+
+void eng_join_timer(struct cl_engine *e, double now)
+{
+    if (e->join_deadline > 0 && now >= e->join_deadline && e->state == ENG_JOINING) {
+        size_t reached = 0;
+        for (size_t i = 0; i < e->ninitial; i++)
+            reached += e->initial_state[i] == 1;
+        if (reached == 0)
+            cl_error("could not reach any of the %zu COLLAB_INITIAL_PEERS within %.0f s; not "
+                     "founding a second swarm",
+                     e->ninitial, fmax(30.0, 4.0 * e->cfg.timeout));
+        else
+            cl_error("reached %zu of the %zu COLLAB_INITIAL_PEERS within %.0f s, but none of "
+                     "them is a member of a swarm",
+                     reached, e->ninitial, fmax(30.0, 4.0 * e->cfg.timeout));
+        eng_fail_init(e, COLLAB_ERR_NETWORK);
+        return;
+    }
+    if (now < e->next_join_try)
+        return;
+    e->next_join_try = now + (e->state == ENG_STANDBY ? 2.0 : 1.0);
+    bool any_pending = false;
+    for (size_t i = 0; i < e->ninitial; i++) {
+        if (e->initial_state[i] == 2)
+            continue;
+        any_pending = true;
+        if (!cl_transport_has_link(e->tp, e->initial[i].key)) {
+            char addr[CL_ADDR_TEXT_MAX];
+            e->initial_state[i] = 0;
+            if (cl_addr_format(&e->initial[i], addr, sizeof addr) == 0)
+                (void)cl_transport_connect(e->tp, e->initial[i].key, addr);
+        } else if (e->initial_state[i] == 1) {
+            eng_send_join(e, e->initial[i].key);
+        }
+    }
+    if (e->have_redirect) {
+        any_pending = true;
+        cl_peer_t *c = cl_member_find(e->mb, e->redirect_key);
+        if (!cl_transport_has_link(e->tp, e->redirect_key) && c != NULL)
+            (void)cl_transport_connect(e->tp, e->redirect_key, c->address);
+        else
+            eng_send_join(e, e->redirect_key);
+    }
+    if (!any_pending && e->state == ENG_JOINING && e->join_deadline > 0) {
+        cl_error("every one of the %zu COLLAB_INITIAL_PEERS refused this peer (%s); check "
+                 "COLLAB_SWARM_KEY, COLLAB_RUN_ID and the versions",
+                 e->ninitial,
+                 e->refused_reason == CL_REFUSE_AUTH      ? "swarm key"
+                 : e->refused_reason == CL_REFUSE_RUN     ? "run id"
+                 : e->refused_reason == CL_REFUSE_VERSION ? "protocol version"
+                                                          : "refused");
+        eng_fail_init(e, COLLAB_ERR_NETWORK);
+    }
+}
+
+bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compression)
+{
+    static const char *const comp[] = {"none", "fp16", "int8"};
+    if (e->cfg.world_size_set && e->cfg.world_size != ws) {
+        cl_error("COLLAB_WORLD_SIZE=%d conflicts with the swarm's world size %d (fixed by the "
+                 "peer that founded it)",
+                 e->cfg.world_size, ws);
+        return true;
+    }
+    if (e->cfg.strict_set && (e->cfg.strict ? 1 : 0) != strict) {
+        cl_error("COLLAB_STRICT=%d conflicts with the swarm's setting %d (fixed by the peer "
+                 "that founded it)",
+                 e->cfg.strict ? 1 : 0, strict);
+        return true;
+    }
+    if (e->cfg.compression_set && e->cfg.compression != compression) {
+        cl_error("COLLAB_COMPRESSION=%s conflicts with the swarm's setting %s (fixed by the "
+                 "peer that founded it)",
+                 comp[e->cfg.compression % 3], comp[compression % 3]);
+        return true;
+    }
+    return false;
+}
+
+/* Coordinator: a JOIN. */
+void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    char sid[CL_PEER_ID_MAX];
+    cl_base58_encode(key, 32, sid, sizeof sid);
+    cl_wire_msg_t r;
+    memset(&r, 0, sizeof r);
+    r.hdr.type = CL_MSG_JOIN_REPLY;
+    const cl_settings_t *s = cl_member_settings(e->mb);
+    bool client = (j->flags & CL_JOIN_CLIENT) != 0;
+    if (!client) {
+        cl_addr_t a;
+        if (cl_addr_parse(j->address, &a, NULL, 0) != 0 || !a.has_key ||
+            memcmp(a.key, key, 32) != 0 || a.port == 0) {
+            char q[128];
+            cl_warn("ignoring a JOIN from %.8s…: its address %s is not its own", sid,
+                    cl_text_quote(j->address, 100, q, sizeof q));
+            return;
+        }
+    }
+    bool conflict = ((j->flags & CL_JOIN_WORLD_SET) && j->world_size != s->world_size) ||
+                    ((j->flags & CL_JOIN_STRICT_SET) && (j->strict != 0) != s->strict) ||
+                    ((j->flags & CL_JOIN_COMPRESSION_SET) && j->compression != s->compression);
+    cl_peer_t *old = cl_member_find(e->mb, key);
+    if (!conflict && old != NULL && old->state != CL_PEER_GONE) {
+        if (old->incarnation == 0 || old->incarnation == j->incarnation) {
+            /* The same process asking again: its view is on the way. */
+            old->incarnation = j->incarnation;
+            eng_send_view_to(e, old);
+            return;
+        }
+        /* The same identity restarted: the old process is gone.  Drop it
+           first (its collectives fail over), then admit the new one. */
+        char desc[CL_WIRE_STR_MAX + 64];
+        cl_info("%s restarted; replacing it", eng_peer_desc(old, desc, sizeof desc));
+        old->suspect_reason = CL_SUSPECT_CLOSED;
+        cl_member_delta_t d;
+        if (cl_member_remove(e->mb, (const uint8_t(*)[32])key, 1, eng_now(), &d) == 1)
+            eng_coordinator_commit(e, &d);
+        else
+            cl_member_delta_clear(&d);
+    }
+    if (conflict) {
+        r.u.join_reply.status = CL_JOIN_CONFLICT;
+    } else {
+        int rank = cl_member_pick_rank(e->mb, key, j->rank);
+        if (rank < 0) {
+            r.u.join_reply.status = CL_JOIN_STANDBY;
+        } else {
+            cl_member_delta_t d;
+            if (cl_member_admit(e->mb, key, rank, client ? "" : j->address, client, j->weight,
+                                eng_now(), &d) == COLLAB_OK) {
+                cl_peer_t *p = cl_member_find(e->mb, key);
+                if (p != NULL)
+                    p->incarnation = j->incarnation;
+                eng_coordinator_commit(e, &d);
+            } else {
+                cl_member_delta_clear(&d);
+            }
+            return;
+        }
+    }
+    r.u.join_reply.world_size = s->world_size;
+    r.u.join_reply.strict = s->strict ? 1 : 0;
+    r.u.join_reply.compression = (uint8_t)s->compression;
+    (void)cl_transport_reply(e->tp, key, &r);
+}
+
+void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j)
+{
+    if (e->state != ENG_JOINING && e->state != ENG_STANDBY)
+        return;
+    switch (j->status) {
+    case CL_JOIN_NOT_MEMBER:
+        break;
+    case CL_JOIN_STANDBY:
+        e->state = ENG_STANDBY;
+        e->join_deadline = 0;
+        if (!e->standby_logged)
+            cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
+                    "until a rank frees up",
+                    j->world_size);
+        e->standby_logged = true;
+        break;
+    case CL_JOIN_REDIRECT: {
+        if (memcmp(j->key, e->self_key, 32) == 0 || memcmp(j->key, key, 32) == 0)
+            break;
+        cl_addr_t a;
+        if (cl_addr_parse(j->address, &a, NULL, 0) != 0 || !a.has_key ||
+            memcmp(a.key, j->key, 32) != 0)
+            break;
+        cl_peer_t *c = cl_member_touch(e->mb, j->key);
+        if (c == NULL)
+            break;
+        snprintf(c->address, sizeof c->address, "%s", j->address);
+        memcpy(e->redirect_key, j->key, 32);
+        e->have_redirect = true;
+        if (cl_transport_has_link(e->tp, j->key))
+            eng_send_join(e, j->key);
+        else
+            (void)cl_transport_connect(e->tp, j->key, j->address);
+        break;
+    }
+    case CL_JOIN_CONFLICT:
+        if (!eng_settings_conflict(e, j->world_size, j->strict, j->compression))
+            cl_error("the swarm refused this peer's settings (its world size %d, strict %d, "
+                     "compression %d)",
+                     j->world_size, j->strict, j->compression);
+        eng_fail_init(e, COLLAB_ERR_CONFIG);
+        break;
+    }
+}

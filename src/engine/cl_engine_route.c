@@ -1,0 +1,261 @@
+/*  cl_engine_route.c - where an incoming collective message goes.
+
+    By (communicator, sequence number): to the running collective, to the
+    last completed one (kept for relay requests of members still inside
+    it), or into a buffer when the local program has not called that
+    collective yet; older ones are dropped.  The group generation in the
+    header must match the collective's: an older one restarts the running
+    collective under it, a newer one is answered with a notice (docs/wire.md
+    section 6).  A message whose signature differs from the local
+    collective's is not delivered and its sender is excluded from it.
+*/
+#include "engine/cl_engine_int.h"
+
+#include "util/cl_log.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUFFER_LIMIT ((size_t)1 << 30) /* early messages kept at most, bytes */
+#define SUB_NOTICE 0                   /* engine-level generation notice */
+
+void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
+{
+    buffered_t *b = s->buf_head;
+    while (b != NULL) {
+        buffered_t *next = b->next;
+        e->buffered_bytes -= b->len;
+        free(b->data);
+        free(b);
+        b = next;
+    }
+    s->buf_head = s->buf_tail = NULL;
+}
+
+/* Tells world rank w that this peer runs (or ran) seq under generation
+   gen, once per collective. */
+static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
+{
+    for (int i = 0; i < ctx->nnotified; i++)
+        if (ctx->notified[i] == w)
+            return;
+    int *a = realloc(ctx->notified, (size_t)(ctx->nnotified + 1) * sizeof *a);
+    if (a == NULL)
+        return;
+    ctx->notified = a;
+    ctx->notified[ctx->nnotified++] = w;
+    cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    if (p == NULL)
+        return;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_COLL;
+    m.hdr.sub = SUB_NOTICE;
+    m.hdr.comm = s->comm_id;
+    m.hdr.epoch = ctx->gen;
+    m.hdr.seq = ctx->seq;
+    m.hdr.signature = ctx->signature;
+    (void)eng_send(e, p, &m);
+}
+
+/* Hands one message to the running (active) or retained collective. */
+static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
+                    const cl_wire_hdr_t *h, const void *data, size_t len)
+{
+    cl_coll_t *c = active ? s->active : s->retained;
+    coll_ctx_t *ctx = active ? s->active_ctx : s->retained_ctx;
+    int from = cl_comm_rank_of_world(s->comm, from_world);
+    if (c == NULL || from < 0 || h->sub == SUB_NOTICE)
+        return;
+    if (h->signature != ctx->signature) {
+        cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
+        cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
+                "%08x, ours %08x); excluding it from this one",
+                from_world, eng_coll_kind_name(ctx->kind), (unsigned long long)h->seq,
+                h->signature, ctx->signature);
+        if (active) {
+            eng_coll_fail_member(s, from, false);
+            if (p != NULL)
+                eng_coll_defer_late(e, p, CL_SUSPECT_MISMATCH);
+        }
+    } else {
+        cl_coll_msg_t msg = {h->sub, h->part, h->chunk, h->aux, from, data, len};
+        (void)cl_coll_on_msg(c, &msg);
+    }
+    if (active && s->active == c) {
+        (void)cl_coll_on_tick(c);
+        eng_coll_check_done(e, s);
+    }
+}
+
+/* A message for the running collective: settle the generation first. */
+static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+                      const void *data, size_t len)
+{
+    coll_ctx_t *ctx = s->active_ctx;
+    if (h->epoch > ctx->gen) {
+        notify(e, s, ctx, from_world); /* it restarts under ours */
+        return;
+    }
+    if (h->epoch < ctx->gen) {
+        const group_gen_t *g = eng_coll_gen(e, h->epoch);
+        bool mine = false;
+        int me = atomic_load(&e->rank);
+        for (int i = 0; g != NULL && i < g->n; i++)
+            mine = mine || g->world[i] == me;
+        if (!mine) {
+            cl_debug("dropped a collective message of a generation this peer is not in");
+            return;
+        }
+        eng_coll_restart(e, s, h->epoch);
+        if (s->active == NULL || s->active_ctx->seq != h->seq)
+            return; /* it completed at once, or failed */
+    }
+    deliver(e, s, true, from_world, h, data, len);
+}
+
+static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+                   const void *data, size_t len)
+{
+    if (e->buffered_bytes + len > BUFFER_LIMIT) {
+        cl_warn("dropping an early collective message from rank %d: %zu bytes already wait "
+                "for collectives this peer has not called",
+                from_world, e->buffered_bytes);
+        return;
+    }
+    buffered_t *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return;
+    if (len > 0 && (b->data = malloc(len)) == NULL) {
+        free(b);
+        return;
+    }
+    if (len > 0)
+        memcpy(b->data, data, len);
+    b->seq = h->seq;
+    b->gen = h->epoch;
+    b->signature = h->signature;
+    b->from_world = from_world;
+    b->type = h->sub;
+    b->part = h->part;
+    b->chunk = h->chunk;
+    b->aux = h->aux;
+    b->len = len;
+    if (s->buf_tail != NULL)
+        s->buf_tail->next = b;
+    else
+        s->buf_head = b;
+    s->buf_tail = b;
+    e->buffered_bytes += len;
+}
+
+void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+                    const void *data, size_t len)
+{
+    cl_debug("coll recv #%llu/%llu type %u part %u chunk %u aux %u len %zu from rank %d "
+             "(active %lld, started %llu)",
+             (unsigned long long)h->seq, (unsigned long long)h->epoch, h->sub, h->part, h->chunk,
+             h->aux, len, from_world,
+             s->active != NULL ? (long long)s->active_ctx->seq : -1LL,
+             (unsigned long long)s->started);
+    if (s->comm != NULL && s->active != NULL && h->seq == s->active_ctx->seq) {
+        to_active(e, s, from_world, h, data, len);
+    } else if (s->comm != NULL && s->retained != NULL && h->seq == s->retained_ctx->seq) {
+        coll_ctx_t *ctx = s->retained_ctx;
+        if (h->epoch == ctx->gen)
+            deliver(e, s, false, from_world, h, data, len);
+        else if (h->epoch > ctx->gen)
+            notify(e, s, ctx, from_world); /* finish it under ours and ask us for relays */
+    } else if (h->seq >= s->started) {
+        buffer(e, s, from_world, h, data, len);
+    }
+    /* else: a collective this peer finished long ago; nobody needs it. */
+}
+
+/* After a start: delivers the early messages of the new collective that
+   carry its generation, answers newer ones with a notice, drops the rest. */
+void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
+{
+    cl_coll_t *c = s->active;
+    uint64_t seq = s->active_ctx->seq;
+    buffered_t *prev = NULL, *b = s->buf_head;
+    while (b != NULL && s->active == c) {
+        buffered_t *next = b->next;
+        if (b->seq != seq) {
+            prev = b;
+            b = next;
+            continue;
+        }
+        if (prev != NULL)
+            prev->next = next;
+        else
+            s->buf_head = next;
+        if (s->buf_tail == b)
+            s->buf_tail = prev;
+        e->buffered_bytes -= b->len;
+        cl_wire_hdr_t h;
+        memset(&h, 0, sizeof h);
+        h.seq = b->seq;
+        h.epoch = b->gen;
+        h.signature = b->signature;
+        h.sub = b->type;
+        h.part = b->part;
+        h.chunk = b->chunk;
+        h.aux = b->aux;
+        if (b->gen == s->active_ctx->gen)
+            deliver(e, s, true, b->from_world, &h, b->data, b->len);
+        else if (b->gen > s->active_ctx->gen)
+            notify(e, s, s->active_ctx, b->from_world);
+        free(b->data);
+        free(b);
+        b = next;
+    }
+}
+
+void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+{
+    if (from->rank < 0)
+        return;
+    if (m->payload_len >= 65536) {
+        /* Bandwidth seen from this peer, for data deadlines. */
+        double now = eng_now();
+        double gap = now - from->last_data;
+        if (from->last_data > 0 && gap > 1e-4 && gap < 1.0) {
+            double bw = fmin((double)m->payload_len / gap, 1e10);
+            from->bandwidth = from->bandwidth > 0 ? 0.8 * from->bandwidth + 0.2 * bw : bw;
+        }
+        from->last_data = now;
+    }
+    if (m->hdr.comm == CL_COMM_SELF_ID)
+        return; /* nobody else speaks on our self communicator */
+    stream_t *s = eng_coll_stream(e, m->hdr.comm, true);
+    if (s != NULL)
+        eng_coll_route(e, s, from->rank, &m->hdr, m->payload, m->payload_len);
+}
+
+void eng_coll_deliver_local(struct cl_engine *e)
+{
+    while (e->local_head != NULL) {
+        local_msg_t *l = e->local_head;
+        e->local_head = l->next;
+        if (e->local_head == NULL)
+            e->local_tail = NULL;
+        stream_t *s = eng_coll_stream(e, l->comm, false);
+        if (s != NULL && s->comm != NULL) {
+            cl_wire_hdr_t h;
+            memset(&h, 0, sizeof h);
+            h.seq = l->seq;
+            h.epoch = s->active != NULL && s->active_ctx->seq == l->seq ? s->active_ctx->gen
+                                                                          : 0;
+            h.signature = l->signature;
+            h.sub = l->msg.type;
+            h.part = l->msg.part;
+            h.chunk = l->msg.chunk;
+            h.aux = l->msg.aux;
+            int w = cl_comm_world_of(s->comm, l->msg.from);
+            eng_coll_route(e, s, w, &h, l->msg.data, l->msg.len);
+        }
+        free(l);
+    }
+}

@@ -1,0 +1,129 @@
+/*  cl_transport_int.h - what the transport's two source files share.
+
+    cl_transport.c keeps the links, sends, connects and polls;
+    cl_transport_recv.c reads what arrives (handshake included).  Engine
+    thread only, like the transport itself.
+*/
+#ifndef CL_TRANSPORT_INT_H_INCLUDED
+#define CL_TRANSPORT_INT_H_INCLUDED
+
+#include "engine/cl_transport.h"
+
+#include <czmq.h>
+
+#define ZAP_ENDPOINT "inproc://zeromq.zap.01"
+#define PENDING_LIMIT ((size_t)256 << 20) /* bytes queued on a link still handshaking */
+#define RECV_BUDGET 256          /* messages read from one socket per poll round */
+#define HANDSHAKE_KEEP 60.0      /* seconds an unfinished inbound handshake is kept */
+#define MAX_PENDING_INBOUND 4096 /* unfinished inbound handshakes kept at most */
+
+typedef struct pending_msg {
+    struct pending_msg *next;
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    uint8_t *body; /* malloc'ed */
+    size_t blen;
+} pending_msg_t;
+
+typedef enum { OL_HELLO = 0, OL_UP = 1, OL_DEAD = 2 } ol_state_t;
+
+typedef struct {
+    uint8_t key[32];
+    char hex[65];
+    char address[CL_WIRE_STR_MAX + 1];
+    zsock_t *dealer;
+    zsock_t *monitor;
+    ol_state_t state;
+    uint8_t nonce[32];             /* our HELLO nonce, wiped at UP */
+    pending_msg_t *head, *tail;    /* waiting for UP */
+    size_t pending_bytes;          /* their bodies */
+    bool handshake_warned;
+} out_link_t;
+
+typedef enum { IL_AUTH_WAIT = 0, IL_UP = 1 } il_state_t;
+
+typedef struct {
+    uint8_t rid[256];
+    size_t rid_len;
+    char rid_hex[513];
+    uint8_t key[32];
+    il_state_t state;
+    uint8_t cnonce[32], snonce[32]; /* wiped at UP */
+    bool client;
+    char address[CL_WIRE_STR_MAX + 1];
+    double created;
+} in_link_t;
+
+typedef enum { REF_ROUTER, REF_ZAP, REF_DEALER, REF_MONITOR } ref_kind_t;
+
+typedef struct {
+    ref_kind_t kind;
+    out_link_t *link;
+} poll_ref_t;
+
+struct cl_transport {
+    const cl_identity_t *id;
+    uint8_t self_key[32];
+    bool client_mode;
+    uint64_t run;
+    uint8_t k[32];                     /* handshake key, wiped at destroy */
+    double ban_seconds;
+    char address[CL_WIRE_STR_MAX + 1]; /* announced multiaddr with /p2p */
+    zsock_t *router;                   /* NULL in client mode */
+    zsock_t *zap;                      /* NULL when another transport serves ZAP */
+    zhashx_t *out_by_key;              /* hex key -> out_link_t (owned) */
+    zhashx_t *in_by_rid;               /* hex rid -> in_link_t (owned) */
+    zhashx_t *in_by_key;               /* hex key -> in_link_t (latest UP) */
+    zhashx_t *bans;                    /* hex key -> double* until */
+    zlist_t *dead;                     /* out_link_t waiting to be freed */
+    uint64_t monitor_seq;
+    uint64_t malformed;
+    zmq_pollitem_t *items;             /* poll arrays, grown as needed */
+    poll_ref_t *refs;
+    size_t capitems;
+    double last_sweep;
+};
+
+/* cl_transport.c */
+/* Monotonic seconds. */
+double tp_now(void);
+/* Lower-case hex of n bytes into out (2n+1 chars). */
+void tp_hex(const uint8_t *b, size_t n, char *out);
+/* The first 8 characters of the peer id of key, for logs; returns out. */
+const char *tp_short_id(const uint8_t key[32], char out[16]);
+/* True while key is banned (expired bans are forgotten here). */
+bool tp_is_banned(cl_transport_t *self, const uint8_t key[32]);
+/* Counts a malformed message, logs it once per ban, bans key. */
+void tp_malformed(cl_transport_t *self, const uint8_t key[32], const char *what);
+/* Stops an outbound link now (pending messages dropped); it is freed
+   after the current poll round. */
+void tp_out_link_kill(cl_transport_t *self, out_link_t *l);
+/* Forgets (and frees) an inbound link. */
+void tp_in_link_delete(cl_transport_t *self, in_link_t *l);
+/* Sends [rid] hdr body without blocking; takes ownership of body.
+   Returns 0 or -1 with errno set. */
+int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *hdr, uint8_t *body, size_t blen);
+/* Encodes m (version and run filled in) into a header and a malloc'ed
+   body.  Returns 0, COLLAB_ERR_NO_MEM or COLLAB_ERR_ARG (logged). */
+int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE], uint8_t **body, size_t *blen);
+/* Sends on an outbound link, or queues until its handshake is done;
+   takes ownership of body.  Returns 0 or a negative status. */
+int tp_out_link_send(out_link_t *l, const uint8_t *hdr, uint8_t *body, size_t blen);
+
+/* Sends [hdr body] on the ROUTER to inbound link l; takes ownership of
+   body.  Returns 0 or COLLAB_ERR_PROC_FAILED (the connection is gone and
+   the link forgotten). */
+int tp_router_send(cl_transport_t *self, in_link_t *l, const uint8_t *hdr, uint8_t *body,
+                   size_t blen);
+/* The latest authenticated inbound link of key, or NULL. */
+in_link_t *tp_inbound_of(cl_transport_t *self, const uint8_t key[32]);
+/* The outbound link to key (any state but dead), or NULL. */
+out_link_t *tp_outbound_of(const cl_transport_t *self, const uint8_t key[32]);
+
+/* cl_transport_recv.c: handle what is waiting on one socket. */
+void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx);
+void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx);
+void tp_on_monitor(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx);
+void tp_on_zap(cl_transport_t *self);
+void tp_sweep(cl_transport_t *self, double now);
+
+#endif

@@ -1,0 +1,476 @@
+/*  cl_transport_recv.c - what arrives on the transport's sockets.
+
+    The ROUTER's messages are tied to the key their sender proved with
+    CurveZMQ (the ZAP handler below makes it the User-Id); the DEALERs'
+    messages come from the server whose key the link pinned.  Each link
+    runs the handshake of docs/wire.md before any other message of it is
+    read; anything malformed is dropped, counted and its sender banned.
+*/
+#include "engine/cl_transport_int.h"
+
+#include "engine/cl_handshake.h"
+#include "mpi_collab.h"
+#include "util/cl_log.h"
+#include "util/cl_text.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+/* ---------------------------------------------------------------------- */
+/* Receiving. */
+
+/* Receives one multipart message into parts[0..cap).  Returns the number
+   of parts, cap + 1 when there were more (the rest is discarded), 0 when
+   nothing was waiting, or -1 on a socket error. */
+static int recv_parts(void *sock, zmq_msg_t *parts, int cap)
+{
+    int n = 0;
+    bool more = true, overflow = false;
+    while (more) {
+        zmq_msg_t tmp;
+        zmq_msg_t *m = n < cap ? &parts[n] : &tmp;
+        zmq_msg_init(m);
+        if (zmq_msg_recv(m, sock, n == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+            int e = errno;
+            zmq_msg_close(m);
+            for (int i = 0; i < n && i < cap; i++)
+                zmq_msg_close(&parts[i]);
+            errno = e;
+            return e == EAGAIN && n == 0 ? 0 : -1;
+        }
+        more = zmq_msg_more(m) != 0;
+        if (n >= cap) {
+            overflow = true;
+            zmq_msg_close(m);
+        } else {
+            n++;
+        }
+    }
+    return overflow ? cap + 1 : n;
+}
+
+static void close_parts(zmq_msg_t *parts, int n)
+{
+    for (int i = 0; i < n; i++)
+        zmq_msg_close(&parts[i]);
+}
+
+static void emit_message(cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
+                         const cl_wire_msg_t *m)
+{
+    cl_tp_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = CL_TP_MESSAGE;
+    memcpy(ev.key, key, 32);
+    ev.msg = m;
+    fn(ctx, &ev);
+}
+
+static void send_refuse(cl_transport_t *self, in_link_t *tmp, int reason, const char *text)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_REFUSE;
+    m.u.refuse.reason = (uint16_t)reason;
+    m.u.refuse.max_version = CL_WIRE_VERSION;
+    m.u.refuse.min_version = CL_WIRE_MIN_VERSION;
+    snprintf(m.u.refuse.text, sizeof m.u.refuse.text, "%s", text);
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    uint8_t *body;
+    size_t blen;
+    if (tp_encode(self, &m, hdr, &body, &blen) == COLLAB_OK)
+        (void)tp_send_raw(zsock_resolve(self->router), tmp->rid, tmp->rid_len, hdr, body, blen);
+}
+
+static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, const char *rhex,
+                     const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    char sid[16];
+    const cl_wire_hello_t *h = &m->u.hello;
+    in_link_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    memcpy(tmp.rid, rid, rid_len);
+    tmp.rid_len = rid_len;
+    if (zhashx_lookup(self->in_by_rid, rhex) != NULL) {
+        tp_malformed(self, key, "second HELLO on one connection");
+        return;
+    }
+    if (memcmp(h->key, key, 32) != 0) {
+        tp_malformed(self, key, "HELLO names a key other than its CurveZMQ key");
+        return;
+    }
+    int v = cl_hs_pick_version(CL_WIRE_MIN_VERSION, CL_WIRE_VERSION, h->min_version,
+                               h->max_version);
+    if (v == 0) {
+        char text[160];
+        snprintf(text, sizeof text,
+                 "protocol versions %u..%u are not compatible with this peer's %d..%d",
+                 h->min_version, h->max_version, CL_WIRE_MIN_VERSION, CL_WIRE_VERSION);
+        cl_warn("refused peer %s…: its %s", tp_short_id(key, sid), text);
+        send_refuse(self, &tmp, CL_REFUSE_VERSION, text);
+        return;
+    }
+    if (m->hdr.run != self->run) {
+        cl_warn("refused peer %s…: it belongs to another run (COLLAB_RUN_ID differs)",
+                tp_short_id(key, sid));
+        send_refuse(self, &tmp, CL_REFUSE_RUN, "COLLAB_RUN_ID differs");
+        return;
+    }
+    if (zhashx_size(self->in_by_rid) >= MAX_PENDING_INBOUND) {
+        send_refuse(self, &tmp, CL_REFUSE_BUSY, "too many connections");
+        return;
+    }
+    in_link_t *l = malloc(sizeof *l);
+    if (l == NULL)
+        return;
+    *l = tmp;
+    memcpy(l->rid_hex, rhex, strlen(rhex) + 1);
+    memcpy(l->key, key, 32);
+    l->state = IL_AUTH_WAIT;
+    memcpy(l->cnonce, h->nonce, 32);
+    randombytes_buf(l->snonce, 32);
+    l->client = (h->flags & CL_HELLO_CLIENT) != 0;
+    snprintf(l->address, sizeof l->address, "%s", h->address);
+    l->created = tp_now();
+    zhashx_update(self->in_by_rid, l->rid_hex, l);
+
+    cl_wire_msg_t w;
+    memset(&w, 0, sizeof w);
+    w.hdr.type = CL_MSG_WELCOME;
+    w.u.welcome.version = (uint16_t)v;
+    memcpy(w.u.welcome.nonce, l->snonce, 32);
+    cl_hs_mac(self->k, "WELCOME", key, self->self_key, l->cnonce, l->snonce, w.u.welcome.mac);
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    uint8_t *body;
+    size_t blen;
+    if (tp_encode(self, &w, hdr, &body, &blen) == COLLAB_OK)
+        (void)tp_send_raw(zsock_resolve(self->router), rid, rid_len, hdr, body, blen);
+}
+
+void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
+{
+    void *sock = zsock_resolve(self->router);
+    for (int budget = 0; budget < RECV_BUDGET; budget++) {
+        zmq_msg_t parts[3];
+        int n = recv_parts(sock, parts, 3);
+        if (n <= 0)
+            return;
+        if (n > 3) {
+            self->malformed++;
+            continue;
+        }
+        uint8_t key[32];
+        const char *uid = n >= 2 ? zmq_msg_gets(&parts[1], "User-Id") : NULL;
+        if (uid == NULL || strlen(uid) != 40 || zmq_z85_decode(key, uid) == NULL) {
+            /* Without a key we cannot even ban: ZAP is not ours. */
+            self->malformed++;
+            close_parts(parts, n);
+            continue;
+        }
+        if (tp_is_banned(self, key)) {
+            close_parts(parts, n);
+            continue;
+        }
+        if (n != 3 || zmq_msg_size(&parts[0]) == 0 || zmq_msg_size(&parts[0]) > 255) {
+            tp_malformed(self, key, "wrong number of frames");
+            close_parts(parts, n);
+            continue;
+        }
+        const uint8_t *rid = zmq_msg_data(&parts[0]);
+        size_t rid_len = zmq_msg_size(&parts[0]);
+        char rhex[513];
+        tp_hex(rid, rid_len, rhex);
+        cl_wire_msg_t m;
+        int rc = cl_wire_decode(zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]),
+                                zmq_msg_data(&parts[2]), zmq_msg_size(&parts[2]), &m);
+        if (rc != CL_WIRE_OK) {
+            if (rc != CL_WIRE_ENOMEM)
+                tp_malformed(self, key, cl_wire_strerror(rc));
+            close_parts(parts, n);
+            continue;
+        }
+        in_link_t *l = zhashx_lookup(self->in_by_rid, rhex);
+        if (m.hdr.type == CL_MSG_HELLO) {
+            on_hello(self, rid, rid_len, rhex, key, &m);
+        } else if (m.hdr.run != self->run) {
+            self->malformed++; /* another run: drop, no ban */
+        } else if (l == NULL || memcmp(l->key, key, 32) != 0) {
+            tp_malformed(self, key, "message before the handshake");
+        } else if (m.hdr.type == CL_MSG_AUTH && l->state == IL_AUTH_WAIT) {
+            if (cl_hs_verify(self->k, "AUTH", l->key, self->self_key, l->cnonce, l->snonce,
+                             m.u.auth.mac)) {
+                l->state = IL_UP;
+                sodium_memzero(l->cnonce, 32);
+                sodium_memzero(l->snonce, 32);
+                char khex[65];
+                tp_hex(key, 32, khex);
+                zhashx_update(self->in_by_key, khex, l);
+                /* A client binds nothing: a link we opened to an address
+                   someone gave for it can never come up.  What waits in it
+                   goes over this connection instead, in order. */
+                out_link_t *out = tp_outbound_of(self, key);
+                bool gone = false;
+                if (l->client && out != NULL && out->state != OL_UP) {
+                    pending_msg_t *p = out->head;
+                    out->head = out->tail = NULL;
+                    out->pending_bytes = 0;
+                    while (p != NULL) {
+                        pending_msg_t *next = p->next;
+                        if (gone)
+                            free(p->body);
+                        else if (tp_router_send(self, l, p->hdr, p->body, p->blen) != COLLAB_OK)
+                            gone = true; /* l is forgotten already */
+                        free(p);
+                        p = next;
+                    }
+                    tp_out_link_kill(self, out);
+                }
+                if (gone) {
+                    cl_wire_msg_clear(&m);
+                    close_parts(parts, n);
+                    continue;
+                }
+                cl_tp_event_t ev;
+                memset(&ev, 0, sizeof ev);
+                ev.kind = CL_TP_UP;
+                memcpy(ev.key, key, 32);
+                ev.inbound = true;
+                ev.client = l->client;
+                ev.address = l->address;
+                fn(ctx, &ev);
+            } else {
+                char sid[16];
+                cl_warn("refused peer %s…: it could not prove it knows the swarm key",
+                        tp_short_id(key, sid));
+                send_refuse(self, l, CL_REFUSE_AUTH, "wrong swarm key");
+                cl_transport_ban(self, key, self->ban_seconds);
+                tp_in_link_delete(self, l);
+            }
+        } else if (l->state != IL_UP || m.hdr.type == CL_MSG_AUTH ||
+                   m.hdr.type == CL_MSG_WELCOME || m.hdr.type == CL_MSG_REFUSE) {
+            tp_malformed(self, key, "handshake message out of order");
+        } else {
+            emit_message(fn, ctx, key, &m);
+        }
+        cl_wire_msg_clear(&m);
+        close_parts(parts, n);
+    }
+}
+
+static void emit_down(out_link_t *l, cl_tp_handler_fn *fn, void *ctx)
+{
+    cl_tp_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = CL_TP_DOWN;
+    memcpy(ev.key, l->key, 32);
+    fn(ctx, &ev);
+}
+
+static void emit_refused(out_link_t *l, int reason, const char *text, cl_tp_handler_fn *fn,
+                         void *ctx)
+{
+    cl_tp_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = CL_TP_REFUSED;
+    memcpy(ev.key, l->key, 32);
+    ev.reason = reason;
+    ev.text = text;
+    fn(ctx, &ev);
+}
+
+static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t *m,
+                       cl_tp_handler_fn *fn, void *ctx)
+{
+    const cl_wire_welcome_t *w = &m->u.welcome;
+    if (w->version < CL_WIRE_MIN_VERSION || w->version > CL_WIRE_VERSION) {
+        tp_malformed(self, l->key, "WELCOME chose a version this peer does not speak");
+        tp_out_link_kill(self, l);
+        emit_refused(l, CL_REFUSE_VERSION, "chose an unknown protocol version", fn, ctx);
+        return;
+    }
+    if (!cl_hs_verify(self->k, "WELCOME", self->self_key, l->key, l->nonce, w->nonce, w->mac)) {
+        cl_debug("peer at %s could not prove it knows the swarm key", l->address);
+        cl_transport_ban(self, l->key, self->ban_seconds);
+        tp_out_link_kill(self, l);
+        emit_refused(l, CL_REFUSE_AUTH,
+                     "it could not prove it knows the swarm key (another COLLAB_SWARM_KEY?)", fn,
+                     ctx);
+        return;
+    }
+    cl_wire_msg_t a;
+    memset(&a, 0, sizeof a);
+    a.hdr.type = CL_MSG_AUTH;
+    cl_hs_mac(self->k, "AUTH", self->self_key, l->key, l->nonce, w->nonce, a.u.auth.mac);
+    sodium_memzero(l->nonce, sizeof l->nonce);
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    uint8_t *body;
+    size_t blen;
+    if (tp_encode(self, &a, hdr, &body, &blen) != COLLAB_OK ||
+        tp_send_raw(zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
+        tp_out_link_kill(self, l);
+        emit_down(l, fn, ctx);
+        return;
+    }
+    l->state = OL_UP;
+    /* Flush what waited for the handshake, in order. */
+    pending_msg_t *p = l->head;
+    l->head = l->tail = NULL;
+    l->pending_bytes = 0;
+    while (p != NULL) {
+        pending_msg_t *next = p->next;
+        (void)tp_out_link_send(l, p->hdr, p->body, p->blen);
+        free(p);
+        p = next;
+    }
+    cl_tp_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = CL_TP_UP;
+    memcpy(ev.key, l->key, 32);
+    fn(ctx, &ev);
+}
+
+void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx)
+{
+    void *sock = zsock_resolve(l->dealer);
+    for (int budget = 0; budget < RECV_BUDGET && l->state != OL_DEAD; budget++) {
+        zmq_msg_t parts[2];
+        int n = recv_parts(sock, parts, 2);
+        if (n <= 0)
+            return;
+        if (tp_is_banned(self, l->key)) {
+            close_parts(parts, n > 2 ? 2 : n);
+            continue;
+        }
+        if (n != 2) {
+            close_parts(parts, n > 2 ? 2 : n);
+            tp_malformed(self, l->key, "wrong number of frames");
+            tp_out_link_kill(self, l);
+            emit_down(l, fn, ctx);
+            return;
+        }
+        cl_wire_msg_t m;
+        int rc = cl_wire_decode(zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]),
+                                zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]), &m);
+        if (rc != CL_WIRE_OK) {
+            close_parts(parts, 2);
+            if (rc == CL_WIRE_ENOMEM)
+                continue;
+            tp_malformed(self, l->key, cl_wire_strerror(rc));
+            tp_out_link_kill(self, l);
+            emit_down(l, fn, ctx);
+            return;
+        }
+        if (m.hdr.type == CL_MSG_REFUSE && l->state == OL_HELLO) {
+            char text[CL_WIRE_STR_MAX * 4 + 8];
+            cl_text_quote(m.u.refuse.text, 200, text, sizeof text);
+            if (m.u.refuse.reason == CL_REFUSE_VERSION)
+                cl_error("peer at %s refused this peer: it speaks protocol versions %u..%u, "
+                         "this peer %d..%d",
+                         l->address, m.u.refuse.min_version, m.u.refuse.max_version,
+                         CL_WIRE_MIN_VERSION, CL_WIRE_VERSION);
+            char line[CL_WIRE_STR_MAX * 4 + 64];
+            snprintf(line, sizeof line, "it refused this peer: %s", text);
+            tp_out_link_kill(self, l);
+            emit_refused(l, m.u.refuse.reason, line, fn, ctx);
+        } else if (m.hdr.run != self->run) {
+            self->malformed++;
+        } else if (l->state == OL_HELLO && m.hdr.type == CL_MSG_WELCOME) {
+            on_welcome(self, l, &m, fn, ctx);
+        } else if (l->state != OL_UP || m.hdr.type == CL_MSG_HELLO ||
+                   m.hdr.type == CL_MSG_WELCOME || m.hdr.type == CL_MSG_AUTH ||
+                   m.hdr.type == CL_MSG_REFUSE) {
+            tp_malformed(self, l->key, "handshake message out of order");
+            tp_out_link_kill(self, l);
+            emit_down(l, fn, ctx);
+        } else {
+            emit_message(fn, ctx, l->key, &m);
+        }
+        cl_wire_msg_clear(&m);
+        close_parts(parts, 2);
+    }
+}
+
+void tp_on_monitor(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx)
+{
+    void *sock = zsock_resolve(l->monitor);
+    for (;;) {
+        zmq_msg_t parts[2];
+        int n = recv_parts(sock, parts, 2);
+        if (n <= 0)
+            return;
+        uint16_t event = 0;
+        if (n >= 1 && zmq_msg_size(&parts[0]) >= 6) {
+            const uint8_t *d = zmq_msg_data(&parts[0]);
+            event = (uint16_t)(d[0] | (d[1] << 8));
+        }
+        close_parts(parts, n > 2 ? 2 : n);
+        if (l->state == OL_DEAD)
+            continue;
+        if (event == ZMQ_EVENT_DISCONNECTED) {
+            cl_debug("connection to %s closed", l->address);
+            tp_out_link_kill(self, l);
+            emit_down(l, fn, ctx);
+        } else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
+                   event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+                   event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+            if (!l->handshake_warned)
+                cl_warn("encrypted handshake with %s failed (wrong peer id in the address, "
+                        "or the peer refuses this one); retrying",
+                        l->address);
+            l->handshake_warned = true;
+        }
+    }
+}
+
+/* ZAP: accept every CURVE client that is not banned, and name it by its
+   key so that each of its messages carries the key as User-Id. */
+void tp_on_zap(cl_transport_t *self)
+{
+    void *sock = zsock_resolve(self->zap);
+    for (;;) {
+        zmq_msg_t parts[8];
+        int n = recv_parts(sock, parts, 8);
+        if (n <= 0)
+            return;
+        int nn = n > 8 ? 8 : n;
+        const char *status = "400";
+        char user[41] = "";
+        if (n == 7 && zmq_msg_size(&parts[5]) == 5 &&
+            memcmp(zmq_msg_data(&parts[5]), "CURVE", 5) == 0 && zmq_msg_size(&parts[6]) == 32) {
+            const uint8_t *key = zmq_msg_data(&parts[6]);
+            if (!tp_is_banned(self, key) && zmq_z85_encode(user, key, 32) != NULL)
+                status = "200";
+        }
+        /* Reply: version, request id, status, text, user id, metadata. */
+        zmq_send(sock, "1.0", 3, ZMQ_SNDMORE);
+        if (n >= 2)
+            zmq_send(sock, zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]), ZMQ_SNDMORE);
+        else
+            zmq_send(sock, "", 0, ZMQ_SNDMORE);
+        zmq_send(sock, status, 3, ZMQ_SNDMORE);
+        zmq_send(sock, status[0] == '2' ? "OK" : "refused", status[0] == '2' ? 2 : 7,
+                 ZMQ_SNDMORE);
+        zmq_send(sock, user, strlen(user), ZMQ_SNDMORE);
+        zmq_send(sock, "", 0, 0);
+        close_parts(parts, nn);
+    }
+}
+
+/* Forgets inbound handshakes that never finished. */
+void tp_sweep(cl_transport_t *self, double now)
+{
+    if (now - self->last_sweep < 5.0)
+        return;
+    self->last_sweep = now;
+    zlist_t *old = zlist_new();
+    if (old == NULL)
+        return;
+    for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL;
+         l = zhashx_next(self->in_by_rid))
+        if (l->state == IL_AUTH_WAIT && now - l->created > HANDSHAKE_KEEP)
+            zlist_append(old, l);
+    for (in_link_t *l = zlist_first(old); l != NULL; l = zlist_next(old))
+        tp_in_link_delete(self, l);
+    zlist_destroy(&old);
+}
