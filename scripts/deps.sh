@@ -4,13 +4,15 @@
 # Quiet apt-get (as root, or through sudo); with nothing missing it does
 # nothing and needs no privileges.  Used by scripts/test.sh and
 # scripts/demo.sh (and so by CI).  Exit status 0 when everything is there.
+# gdb is optional for the build: the tests use it to record where peers
+# are stuck when a run reaches its deadline.
 set -u
 packages=(
     cmake make gcc g++ pkg-config
     libzmq3-dev libczmq-dev libsodium-dev libhwloc-dev
     mpich libmpich-dev openmpi-bin libopenmpi-dev
     python3 python3-numpy python3-mpi4py
-    clang iproute2 procps
+    clang iproute2 procps gdb
 )
 missing=()
 for p in "${packages[@]}"; do

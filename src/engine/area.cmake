@@ -11,7 +11,8 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_p2p.c
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
-    ${_eng}/cl_transport_recv.c)
+    ${_eng}/cl_transport_recv.c
+    ${_eng}/cl_elmsg.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_comm.c
@@ -23,19 +24,24 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c
     ${_eng}/cl_api.c
-    ${_eng}/cl_api_coll.c)
+    ${_eng}/cl_api_coll.c
+    # The elastic swarm: admission at step boundaries, state sync.
+    ${_eng}/cl_engine_elastic.c
+    ${_eng}/cl_engine_admit.c
+    ${_eng}/cl_engine_sync.c
+    ${_eng}/cl_engine_donor.c)
 
 add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
-foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test)
+foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test)
   collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_util)
 endforeach()
 
 # Tests of the whole engine need the collective algorithms.
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
-  set(COLLAB_ENGINE_ALL collab_engine collab_coll collab_reduce collab_util)
+  set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)
   collab_selftest(cl_api_test ${_eng}/cl_api_test.c ${COLLAB_ENGINE_ALL})
   # Real processes over loopback (see the scenarios in test_swarm.c).
   add_executable(test_swarm ${_eng}/test_swarm.c)

@@ -8,6 +8,7 @@
     peers share a few cores).  Everything network-facing happens here.
 */
 #include "engine/cl_engine_int.h"
+#include "engine/cl_engine_elastic.h" /* elastic hooks */
 
 #include "util/cl_log.h"
 #include "util/cl_topo.h"
@@ -138,6 +139,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
         break;
     case CL_OP_STEP:
         e->steps++;
+        eng_el_mark_step(e); /* elastic hook: an explicit step boundary */
         cl_request_complete(req, COLLAB_OK);
         break;
     case CL_OP_COMM_FREE:
@@ -268,6 +270,7 @@ static void free_held(struct cl_engine *e)
 static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
 {
     struct cl_engine *e = ctx;
+    eng_el_check_pause(e); /* elastic hook: this process was stopped */
     if (ev->kind != CL_TP_MESSAGE) {
         eng_member_on_event(e, ev);
         return;
@@ -286,6 +289,9 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
             dispatch_data(e, p, m);
         else
             hold(e, ev->key, m);
+        break;
+    case CL_MSG_ELASTIC: /* elastic hook: admission and state sync */
+        eng_el_on_message(e, p, ev->key, m);
         break;
     default:
         eng_member_on_message(e, p, ev->key, m);
@@ -343,6 +349,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         goto cleanup;
     }
     while (!e->terminated) {
+        eng_el_check_pause(e); /* elastic hook: before anything is sent */
         double now = eng_now();
         double next = now + 5.0;
         next = fmin(next, eng_member_timer(e, now));
@@ -350,6 +357,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
             next = fmin(next, eng_coll_timer(e, now));
             next = fmin(next, eng_p2p_timer(e, now));
         }
+        next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         if (e->finalize_req != NULL) {
             if (eng_coll_idle(e) || now >= e->finalize_deadline)
                 finish_finalize(e);

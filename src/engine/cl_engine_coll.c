@@ -19,6 +19,7 @@
     Incoming messages are routed in cl_engine_route.c.
 */
 #include "engine/cl_engine_int.h"
+#include "engine/cl_engine_elastic.h" /* elastic hooks */
 
 #include "util/cl_log.h"
 
@@ -112,12 +113,12 @@ static void gen_clear(group_gen_t *g)
 
 int eng_coll_init(struct cl_engine *e)
 {
-    (void)e;
-    return COLLAB_OK;
+    return eng_el_init(e); /* elastic hook */
 }
 
 void eng_coll_fini(struct cl_engine *e)
 {
+    eng_el_fini(e); /* elastic hook: completes the requests it holds */
     for (size_t i = 0; i < e->nstreams; i++)
         stream_free(e, e->streams[i], COLLAB_ERR_NOT_INIT);
     free(e->streams);
@@ -303,9 +304,10 @@ static int cmp_member(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* The member list of a collective on comm under generation gen (gen 0:
+/* The member list of collective seq on comm under generation gen (gen 0:
    this peer alone).  Returns the count, or a negative status. */
-static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, member_t **out)
+static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, uint64_t seq,
+                      member_t **out)
 {
     *out = NULL;
     if (gen == 0) {
@@ -328,9 +330,12 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, me
         int r = cl_comm_rank_of_world(comm, g->world[i]);
         if (r < 0)
             continue;
+        double w = g->weight[i];
+        if (!eng_el_takes_part(e, comm, g->world[i], seq, &w))
+            continue; /* elastic hook: admitted from a later sequence on */
         cl_peer_t *p = cl_member_at_rank(e->mb, g->world[i]);
         bool gone = p == NULL || !p->in_group;
-        m[k++] = (member_t){r, g->weight[i], g->client[i], gone};
+        m[k++] = (member_t){r, w, g->client[i], gone};
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
     *out = m;
@@ -383,7 +388,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
 {
     const cl_settings_t *set = cl_member_settings(e->mb);
     member_t *mem = NULL;
-    int n = members_of(e, s->comm, gen, &mem);
+    int n = members_of(e, s->comm, gen, req->coll.seq, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;
     coll_ctx_t *ctx = NULL;
@@ -489,11 +494,15 @@ static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
 {
     if (s->comm->kind == CL_COMM_SELF || s->comm->size == 1)
         return 0;
+    uint64_t el = eng_el_choose_gen(e, s, seq); /* elastic hook: a straggler runs alone */
+    if (el != ENG_EL_DEFAULT)
+        return el;
     uint64_t cur = cl_member_group_epoch(e->mb);
     if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
         return UINT64_MAX;
     for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
-        if (b->seq == seq && b->gen < cur && in_gen(e, b->gen))
+        if (b->seq == seq && b->gen < cur && in_gen(e, b->gen) &&
+            eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: not before an admission */
             cur = b->gen;
     return cur;
 }
@@ -525,7 +534,7 @@ static void try_start(struct cl_engine *e, stream_t *s)
         if (set->strict && gen != 0) {
             /* Strict: every rank of the communicator must be there. */
             member_t *mem = NULL;
-            int n = members_of(e, s->comm, gen, &mem);
+            int n = members_of(e, s->comm, gen, req->coll.seq, &mem);
             int live = 0;
             for (int i = 0; i < n; i++)
                 live += !mem[i].gone;
@@ -550,6 +559,8 @@ void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
         s->comm = req->comm;
     req->coll.comm_id = s->comm_id;
     req->coll.seq = s->next_seq++;
+    if (eng_el_on_post(e, s, req)) /* elastic hook: may renumber or take it */
+        return;
     if (zlist_append(s->queue, req) != 0) {
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
         return;
@@ -641,6 +652,7 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         free(req->snapshot);
         req->snapshot = NULL;
         log_result(e, s, ctx, ncontrib, seconds);
+        eng_el_on_done(e, s, req, status); /* elastic hook: start-up results */
         /* Members that answered are no longer late. */
         for (int i = 0; i < ncontrib; i++) {
             cl_peer_t *p = peer_of(ctx, contrib[i]);
@@ -695,6 +707,7 @@ void eng_coll_view_changed(struct cl_engine *e)
     eng_coll_record_group(e);
     if (cl_member_group_closed(e->mb))
         e->waiting_for_group = false;
+    eng_el_view_changed(e); /* elastic hook: evictions, admissions */
     for (size_t i = 0; i < e->nstreams; i++)
         try_start(e, e->streams[i]);
 }

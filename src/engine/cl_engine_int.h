@@ -179,6 +179,8 @@ struct cl_engine {
     bool admission_logged;
     held_msg_t *held_head, *held_tail; /* see held_msg_t */
     size_t held_bytes;
+    /* Elastic swarm: admission, state sync (cl_engine_elastic.h). */
+    struct eng_elastic *el;
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */

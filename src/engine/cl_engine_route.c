@@ -10,6 +10,7 @@
     collective's is not delivered and its sender is excluded from it.
 */
 #include "engine/cl_engine_int.h"
+#include "engine/cl_engine_elastic.h" /* elastic hooks */
 
 #include "util/cl_log.h"
 
@@ -90,10 +91,31 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
 }
 
 /* A message for the running collective: settle the generation first. */
+static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+                   const void *data, size_t len);
+
 static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                       const void *data, size_t len)
 {
     coll_ctx_t *ctx = s->active_ctx;
+    /* Elastic hook: around an admission the generation that takes effect
+       at this sequence wins, not the oldest (docs/elastic.md §3). */
+    switch (eng_el_route(e, s, ctx->seq, ctx->gen, h->epoch)) {
+    case ENG_EL_ROUTE_RESTART:
+        eng_coll_restart(e, s, h->epoch);
+        if (s->active != NULL && s->active_ctx->seq == h->seq)
+            deliver(e, s, true, from_world, h, data, len);
+        return;
+    case ENG_EL_ROUTE_NOTIFY:
+        notify(e, s, ctx, from_world);
+        return;
+    case ENG_EL_ROUTE_KEEP:
+        notify(e, s, ctx, from_world);
+        buffer(e, s, from_world, h, data, len);
+        return;
+    case ENG_EL_ROUTE_DEFAULT:
+        break;
+    }
     if (h->epoch > ctx->gen) {
         notify(e, s, ctx, from_world); /* it restarts under ours */
         return;
@@ -205,7 +227,8 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
         h.aux = b->aux;
         if (b->gen == s->active_ctx->gen)
             deliver(e, s, true, b->from_world, &h, b->data, b->len);
-        else if (b->gen > s->active_ctx->gen)
+        else if (b->gen > s->active_ctx->gen ||
+                 !eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: its sender restarts */
             notify(e, s, s->active_ctx, b->from_world);
         free(b->data);
         free(b);

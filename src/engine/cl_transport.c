@@ -110,12 +110,16 @@ static void out_link_free(void **item)
     out_link_t *l = *item;
     if (l == NULL)
         return;
+    /* Stop the monitor while its reader still exists: libzmq sends
+       monitor events from its I/O thread with a blocking send, which would
+       never return (holding the socket's monitor lock) once the reader is
+       gone. */
+    if (l->dealer != NULL)
+        zmq_socket_monitor(zsock_resolve(l->dealer), NULL, 0);
     if (l->monitor != NULL)
         zsock_destroy(&l->monitor);
-    if (l->dealer != NULL) {
-        zmq_socket_monitor(zsock_resolve(l->dealer), NULL, 0);
+    if (l->dealer != NULL)
         zsock_destroy(&l->dealer);
-    }
     pending_free_all(l);
     sodium_memzero(l->nonce, sizeof l->nonce);
     free(l);
@@ -416,6 +420,14 @@ err_free:
 bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32])
 {
     return tp_outbound_of(self, key) != NULL;
+}
+
+int cl_transport_reconnect(cl_transport_t *self, const uint8_t key[32], const char *address)
+{
+    out_link_t *out = tp_outbound_of(self, key);
+    if (out != NULL)
+        tp_out_link_kill(self, out); /* reaped after the current dispatch */
+    return cl_transport_connect(self, key, address);
 }
 
 void cl_transport_drop(cl_transport_t *self, const uint8_t key[32])

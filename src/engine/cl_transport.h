@@ -80,6 +80,13 @@ bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32]);
 /* Closes every link to key and forgets its connections. */
 void cl_transport_drop(cl_transport_t *self, const uint8_t key[32]);
 
+/* Replaces our DEALER link to key by a fresh one to `address` (a new
+   connection and handshake); connections key opened to us stay.  For a
+   peer that was stopped for a while: the others may have forgotten its
+   old connection and would take what arrives on it for a stranger's.
+   Returns as cl_transport_connect. */
+int cl_transport_reconnect(cl_transport_t *self, const uint8_t key[32], const char *address);
+
 /* Sends m (header fields as given; run, version and length are filled in)
    to key along the path rule.  While our link's handshake is in progress
    the message waits in order.  Returns 0, COLLAB_ERR_PROC_FAILED when no

@@ -205,6 +205,17 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
                 sodium_memzero(l->snonce, 32);
                 char khex[65];
                 tp_hex(key, 32, khex);
+                /* Older connections of the same key (it reconnected, or
+                   restarted) are dead: forget them. */
+                zlist_t *old = zlist_new();
+                for (in_link_t *o = zhashx_first(self->in_by_rid); o != NULL && old != NULL;
+                     o = zhashx_next(self->in_by_rid))
+                    if (o != l && memcmp(o->key, key, 32) == 0)
+                        zlist_append(old, o);
+                for (in_link_t *o = old != NULL ? zlist_first(old) : NULL; o != NULL;
+                     o = zlist_next(old))
+                    tp_in_link_delete(self, o);
+                zlist_destroy(&old);
                 zhashx_update(self->in_by_key, khex, l);
                 /* A client binds nothing: a link we opened to an address
                    someone gave for it can never come up.  What waits in it

@@ -90,9 +90,43 @@ run_one() {
     esac
     echo "run_test.sh: [$m] ${cmd[*]}"
     local t0=$SECONDS
-    "${cmd[@]}" >"$out" 2>"$err"
+    rm -f "$logdir/$m.stacks"
+    "${cmd[@]}" >"$out" 2>"$err" &
+    local pid=$!
+    # Shortly before the deadline, record where the peers are stuck.
+    if [ "$m" != mpich ] && command -v gdb >/dev/null 2>&1; then
+        stack_watch "$pid" $((tmo > 20 ? tmo - 10 : tmo / 2)) "$logdir/$m.stacks" &
+    fi
+    wait "$pid"
     status=$?
     echo "run_test.sh: [$m] exit status $status after $((SECONDS - t0)) s"
+}
+
+# stack_watch PID SECONDS FILE: if PID still runs after SECONDS, writes the
+# stacks of every process below it to FILE (checking once a second, so it
+# ends with PID).
+stack_watch() {
+    local pid=$1 after=$2 file=$3 i p
+    exec >/dev/null 2>&1
+    for ((i = 0; i < after; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 1
+    done
+    for p in $(descendants "$pid"); do
+        case "$(cat /proc/"$p"/comm 2>/dev/null)" in timeout | collab-run) continue ;; esac
+        {
+            echo "===== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
+            timeout 20 gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1 | grep -E '^(#|Thread)'
+        } >>"$file"
+    done
+}
+
+descendants() {
+    local c
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$c"
+        descendants "$c"
+    done
 }
 
 # Judges one run against EXPECT; prints why it failed.
@@ -119,6 +153,10 @@ judge() {
         tail -n 40 "$logdir/$m.out" >&2
         echo "----- $m stderr (last 40 lines)" >&2
         tail -n 40 "$logdir/$m.err" >&2
+        if [ -s "$logdir/$m.stacks" ]; then
+            echo "----- $m: stacks of the peers still running near the deadline" >&2
+            head -n 120 "$logdir/$m.stacks" >&2
+        fi
     fi
     return $ok
 }

@@ -45,6 +45,11 @@ fail() {
         echo "----- $f (last 30 lines)" >&2
         tail -n 30 "$f" >&2
     done
+    for f in "$E2E_LOG"/*.stacks; do
+        [ -s "$f" ] || continue
+        echo "----- $f: stacks of the peers still running near the deadline" >&2
+        head -n 120 "$f" >&2
+    done
     exit 1
 }
 
@@ -62,23 +67,60 @@ need() {
 
 # run_logged NAME LIMIT cmd...  runs cmd with an outer time limit, output in
 # $E2E_LOG/NAME.out/.err; sets $status and $elapsed (seconds).
+# With E2E_WATCH=S set, the stacks of the processes still running after S
+# seconds are written to $E2E_LOG/NAME.stacks (needs gdb).
 run_logged() {
     local name=$1 limit=$2
     shift 2
     say "[$name] $*"
     local t0=$SECONDS
-    timeout -k 5 "$limit" "$@" >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err"
+    rm -f "$E2E_LOG/$name.stacks"
+    timeout -k 5 "$limit" "$@" >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
+    local pid=$!
+    if [ -n "${E2E_WATCH:-}" ] && command -v gdb >/dev/null 2>&1; then
+        stack_watch "$pid" "$E2E_WATCH" "$E2E_LOG/$name.stacks" &
+    fi
+    wait "$pid"
     status=$?
     elapsed=$((SECONDS - t0))
     say "[$name] exit status $status after $elapsed s"
 }
 
+# stack_watch PID SECONDS FILE: if PID still runs after SECONDS, writes the
+# stacks of every process below it to FILE (checking once a second, so it
+# ends with PID).
+stack_watch() {
+    local pid=$1 after=$2 file=$3 i p
+    exec >/dev/null 2>&1
+    for ((i = 0; i < after; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 1
+    done
+    for p in $(descendants "$pid"); do
+        case "$(cat /proc/"$p"/comm 2>/dev/null)" in timeout | collab-run) continue ;; esac
+        {
+            echo "===== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
+            timeout 20 gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1 | grep -E '^(#|Thread)'
+        } >>"$file"
+    done
+}
+
+descendants() {
+    local c
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$c"
+        descendants "$c"
+    done
+}
+
 # collab NAME TIMEOUT [collab-run options...] -- program args...
-# Runs collab-run with --timeout TIMEOUT (and a slightly longer outer limit).
+# Runs collab-run with --timeout TIMEOUT (and a slightly longer outer
+# limit); the peers' stacks are recorded 10 s before the deadline.
 collab() {
     local name=$1 tmo=$2
     shift 2
-    run_logged "$name" $((tmo + 30)) "$E2E_RUN" --timeout "$tmo" --tag-output "$@"
+    E2E_WATCH=$((tmo - 10)) run_logged "$name" $((tmo + 30)) "$E2E_RUN" --timeout "$tmo" \
+        --tag-output "$@"
 }
 
 # The trainer's end lines in a log, one per peer that finished.

@@ -170,6 +170,13 @@ static int check_user_env(cr_run_t *run)
         *flags[i] = true;
     }
     run->user_peers = getenv("COLLAB_INITIAL_PEERS");
+    /* As in the library, an empty list is an error, never "found a new
+       swarm": a script whose peer list came out empty must not silently
+       start a second swarm. */
+    if (run->user_peers != NULL && run->user_peers[strspn(run->user_peers, " \t,")] == '\0')
+        return usage_error("COLLAB_INITIAL_PEERS='%s': expected one or more peer addresses "
+                           "(/ip4/<ip>/tcp/<port>/p2p/<peer id>); unset it to found a new swarm",
+                           run->user_peers);
     run->user_matchmaking = getenv("COLLAB_MATCHMAKING_TIME") != NULL;
     return 0;
 }

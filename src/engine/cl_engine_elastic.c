@@ -1,0 +1,549 @@
+/*  cl_engine_elastic.c - the elastic swarm's hooks in the engine
+    (docs/elastic.md, docs/state-sync.md).
+
+    The world communicator's stream.  Every collective the program posts
+    on MPI_COMM_WORLD is recorded in a cl_stream (its signature and buffer
+    addresses), which learns the start-up prefix P and the steps.  Every
+    buffer passed to a broadcast before P is known is registered in a
+    cl_statereg, and the result of every other collective completed before
+    P is kept in a cl_startup; both are trimmed to P once it is known.
+
+    Numbering.  The engine numbers a peer's collectives on a communicator
+    from 0.  A joiner does not run its start-up collectives in the group,
+    and a straggler misses some of the group's, so from the collective at
+    which they are admitted their local index L runs as the group's
+    sequence s + (L - L0) (the mapping is set by the ADMIT).
+
+    Generations around an admission.  The coordinator admits peers with a
+    view whose group generation G' takes effect at sequence s.  The
+    engine's rule that the oldest generation wins (docs/wire.md §6) is
+    bent for that sequence: from s on only generations >= G' may run
+    (eng_el_gen_ok), a member that started s under an older one restarts
+    under G' as soon as it installs that view or hears from a member of G'
+    (eng_el_route), and the joiner takes part only from s on
+    (eng_el_takes_part), so a member still finishing s - 1 under G'
+    waits for nobody who never runs it.
+
+    Pauses.  A process stopped for longer than COLLAB_TIMEOUT (SIGSTOP)
+    finds, when it runs again, that it heard from nobody for a long time.
+    Its own stop explains that silence, so it refreshes the others'
+    records instead of suspecting them, reopens its connections (the
+    others dropped theirs when they took it out) and asks the members
+    whether it is still in the view (PROBE; they answer with their view).
+    A peer taken out of the group then finishes its step alone and asks to
+    be re-admitted (cl_engine_admit.c).
+*/
+#include "engine/cl_engine_elastic.h"
+
+#include "util/cl_log.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct eng_elastic *el_of(struct cl_engine *e)
+{
+    return e->el;
+}
+
+int eng_el_init(struct cl_engine *e)
+{
+    struct eng_elastic *el = calloc(1, sizeof *el);
+    if (el == NULL)
+        return COLLAB_ERR_NO_MEM;
+    el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
+    el->reg = cl_statereg_new();
+    el->startup = cl_startup_new(0);
+    el->adm = cl_admission_new(e->cfg.world_size > 0 ? e->cfg.world_size : 1);
+    el->donor = eng_donor_new();
+    el->kinds = calloc(CL_STREAM_HISTORY, 1);
+    el->trimmed = CL_STREAM_NONE;
+    for (int i = 0; i < EL_ENTRANTS; i++)
+        el->entrants[i].rank = -1;
+    e->el = el;
+    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->adm == NULL ||
+        el->donor == NULL || el->kinds == NULL) {
+        eng_el_fini(e);
+        return COLLAB_ERR_NO_MEM;
+    }
+    return COLLAB_OK;
+}
+
+void eng_el_fini(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    eng_admit_abort(e, COLLAB_ERR_NOT_INIT);
+    eng_sync_destroy(&el->sync);
+    eng_donor_destroy(&el->donor);
+    cl_stream_destroy(&el->stream);
+    cl_statereg_destroy(&el->reg);
+    cl_startup_destroy(&el->startup);
+    cl_admission_destroy(&el->adm);
+    free(el->kinds);
+    free(el->adm_sigs);
+    free(el);
+    e->el = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helpers shared with the other elastic files. */
+
+stream_t *eng_el_world(struct cl_engine *e)
+{
+    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+}
+
+static bool is_world(const stream_t *s)
+{
+    return s != NULL && s->comm_id == CL_COMM_WORLD_ID && s->comm != NULL &&
+           s->comm->kind == CL_COMM_WORLD;
+}
+
+uint32_t eng_el_signature(const collab_request_t *req)
+{
+    const cl_coll_args_t *a = &req->coll;
+    uint64_t f[6] = {(uint64_t)a->kind, (uint64_t)a->count, (uint64_t)a->dtype,
+                     (uint64_t)a->op.kind, (uint64_t)(int64_t)a->root,
+                     req->comm != NULL ? req->comm->id : 0};
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (int i = 0; i < 6; i++)
+        for (int b = 0; b < 8; b++) {
+            h ^= (uint8_t)(f[i] >> (8 * b));
+            h *= 16777619u;
+        }
+    return h;
+}
+
+bool eng_el_result_span(const collab_request_t *req, int comm_size, void **ptr, size_t *len)
+{
+    const cl_coll_args_t *a = &req->coll;
+    *ptr = NULL;
+    *len = 0;
+    switch (a->kind) {
+    case CL_COLL_BARRIER:
+        return true;
+    case CL_COLL_ALLREDUCE:
+        *ptr = a->recvbuf;
+        *len = a->count * collab_dtype_extent(a->dtype);
+        return true;
+    case CL_COLL_ALLGATHERV:
+        if (a->counts == NULL || a->displs == NULL)
+            return false;
+        for (int r = 0; r < comm_size; r++)
+            if (a->counts[r] > 0 && a->displs[r] + a->counts[r] > *len)
+                *len = a->displs[r] + a->counts[r];
+        *ptr = a->recvbuf;
+        return true;
+    default:
+        return false;
+    }
+}
+
+int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *msg)
+{
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    int rc = cl_elmsg_encode(msg, &body, &blen);
+    if (rc != COLLAB_OK) {
+        cl_error("cannot encode an elastic %s message: %s", cl_elmsg_name(msg->type),
+                 collab_strerror(rc));
+        return rc;
+    }
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_ELASTIC;
+    m.hdr.sub = msg->type;
+    m.payload = body;
+    m.payload_len = blen;
+    cl_peer_t *p = cl_member_find(e->mb, key);
+    if (p != NULL)
+        rc = eng_send(e, p, &m);
+    else
+        rc = cl_transport_send(e->tp, key, &m);
+    free(body);
+    return rc;
+}
+
+int eng_el_can_serve(struct cl_engine *e, uint64_t s)
+{
+    struct eng_elastic *el = el_of(e);
+    stream_t *w = eng_el_world(e);
+    if (el->evicted || el->phase != EL_IN || el->done_seq > s)
+        return -1;
+    return w != NULL && w->next_seq > s ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The stream. */
+
+/* Once the start-up prefix is known, later broadcasts and results are
+   not start-up state. */
+static void trim(struct eng_elastic *el)
+{
+    uint64_t p = cl_stream_prefix(el->stream);
+    if (p == CL_STREAM_NONE || p == el->trimmed)
+        return;
+    (void)cl_statereg_trim(el->reg, p);
+    (void)cl_startup_trim(el->startup, p);
+    el->trimmed = p;
+}
+
+static void record(struct cl_engine *e, collab_request_t *req, uint64_t *idx_out)
+{
+    struct eng_elastic *el = el_of(e);
+    const cl_coll_args_t *a = &req->coll;
+    const void *a1 = a->sendbuf, *a2 = a->recvbuf;
+    if (a->kind == CL_COLL_BCAST || a->kind == CL_COLL_BARRIER) {
+        a1 = a->recvbuf;
+        a2 = NULL;
+    }
+    uint64_t idx = cl_stream_record(el->stream, eng_el_signature(req), a1, a2);
+    if (idx < CL_STREAM_HISTORY)
+        el->kinds[idx] = (uint8_t)(a->kind + 1);
+    uint64_t p = cl_stream_prefix(el->stream);
+    if (a->kind == CL_COLL_BCAST && (p == CL_STREAM_NONE || idx < p)) {
+        int rc = cl_statereg_add(el->reg, idx, a->recvbuf, a->count);
+        if (rc != COLLAB_OK && cl_statereg_count(el->reg) >= CL_STATEREG_MAX &&
+            !el->full_warned) {
+            cl_warn("more than %d start-up broadcasts: the buffers of later ones are not "
+                    "served to joiners (they keep their own values)",
+                    CL_STATEREG_MAX);
+            el->full_warned = true;
+        }
+    }
+    trim(el);
+    *idx_out = idx;
+}
+
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s))
+        return false;
+    if (req == el->resubmit) {
+        el->resubmit = NULL;
+        return false; /* recorded when it was first posted */
+    }
+    el->posted++;
+    uint64_t idx;
+    record(e, req, &idx);
+    if (el->mapped && idx >= el->map_local) {
+        req->coll.seq = el->map_seq + (idx - el->map_local);
+        s->next_seq = req->coll.seq + 1;
+    }
+    if (eng_admit_take(e, s, req, idx))
+        return true;
+    eng_admit_on_post(e, s, req, idx);
+    eng_donor_progress(e, el->donor);
+    return false;
+}
+
+void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s) || s->active_ctx == NULL)
+        return;
+    uint64_t seq = s->active_ctx->seq;
+    if (s->active_ctx->gen != 0 && seq + 1 > el->done_seq)
+        el->done_seq = seq + 1;
+    /* Keep the result of a start-up collective for joiners.  Its local
+       index: a peer whose numbering is mapped is past its start-up. */
+    uint64_t p = cl_stream_prefix(el->stream);
+    if (!el->mapped && status == COLLAB_OK && req->coll.kind != CL_COLL_BCAST &&
+        (p == CL_STREAM_NONE || seq < p) && seq < CL_STREAM_HISTORY) {
+        void *ptr;
+        size_t len;
+        if (!eng_el_result_span(req, s->comm->size, &ptr, &len))
+            len = 0; /* a result that differs by rank: joiners get none (docs/state-sync.md) */
+        (void)cl_startup_put(el->startup, seq, eng_el_signature(req), ptr, len);
+    }
+    /* Early messages kept for a generation this collective did not use. */
+    buffered_t *prev = NULL, *b = s->buf_head;
+    while (b != NULL) {
+        buffered_t *next = b->next;
+        if (b->seq <= seq) {
+            if (prev != NULL)
+                prev->next = next;
+            else
+                s->buf_head = next;
+            if (s->buf_tail == b)
+                s->buf_tail = prev;
+            e->buffered_bytes -= b->len;
+            free(b->data);
+            free(b);
+        } else {
+            prev = b;
+        }
+        b = next;
+    }
+    int ncontrib = 0;
+    if (s->active != NULL)
+        (void)cl_coll_contributors(s->active, &ncontrib);
+    eng_admit_on_done(e, seq, ncontrib);
+    eng_donor_progress(e, el->donor);
+}
+
+void eng_el_mark_step(struct cl_engine *e)
+{
+    if (e->el != NULL)
+        cl_stream_mark_step(e->el->stream);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Generations. */
+
+static bool gen_has(struct cl_engine *e, uint64_t gen, int w)
+{
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    for (int i = 0; g != NULL && i < g->n; i++)
+        if (g->world[i] == w)
+            return true;
+    return false;
+}
+
+bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s) || gen == 0)
+        return true;
+    for (int i = 0; i < EL_BARRIERS; i++) {
+        const el_barrier_t *b = &el->barriers[i];
+        /* Only once its view is installed here: before that nobody here
+           can run under it. */
+        if (b->gen != 0 && b->s <= seq && gen < b->gen && eng_coll_gen(e, b->gen) != NULL)
+            return false;
+    }
+    return true;
+}
+
+uint64_t eng_el_choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    struct eng_elastic *el = el_of(e);
+    (void)seq;
+    if (el != NULL && is_world(s) && el->evicted)
+        return 0; /* finishing its step alone (docs/elastic.md §6) */
+    return ENG_EL_DEFAULT;
+}
+
+eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur,
+                            uint64_t hgen)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s) || cur == 0)
+        return ENG_EL_ROUTE_DEFAULT;
+    if (hgen > cur) {
+        bool known = eng_coll_gen(e, hgen) != NULL;
+        if (known && !eng_el_gen_ok(e, s, seq, cur) && gen_has(e, hgen, atomic_load(&e->rank)))
+            return ENG_EL_ROUTE_RESTART;
+        if (!known)
+            return ENG_EL_ROUTE_KEEP; /* its view may admit someone: keep it for then */
+        return ENG_EL_ROUTE_DEFAULT;
+    }
+    if (hgen < cur && !eng_el_gen_ok(e, s, seq, hgen))
+        return ENG_EL_ROUTE_NOTIFY;
+    return ENG_EL_ROUTE_DEFAULT;
+}
+
+bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
+                       double *weight)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || comm == NULL || comm->kind != CL_COMM_WORLD)
+        return true;
+    for (int i = 0; i < EL_ENTRANTS; i++) {
+        const el_entrant_t *x = &el->entrants[i];
+        if (x->rank != w)
+            continue;
+        if (seq < x->from)
+            return false;
+        if (x->readmit && seq < x->w0_end)
+            *weight = 0.0;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Views. */
+
+static void feed_admission(struct cl_engine *e)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_adm_member_t *m = calloc(n > 0 ? n : 1, sizeof *m);
+    if (m == NULL)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (list[i]->rank < 0)
+            continue;
+        memcpy(m[k].key, list[i]->key, 32);
+        m[k].rank = list[i]->rank;
+        m[k].in_group = list[i]->in_group;
+        k++;
+    }
+    if (cl_admission_set_view(e->el->adm, m, k) != COLLAB_OK)
+        cl_debug("the admission queue refused a view of %zu members", k);
+    free(m);
+}
+
+void eng_el_view_changed(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    feed_admission(e);
+    cl_peer_t *me = cl_member_self(e->mb);
+    bool closed = cl_member_group_closed(e->mb);
+    bool in = e->state == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE &&
+              me->in_group && closed;
+    stream_t *w = eng_el_world(e);
+    if (in) {
+        el->was_in_group = true;
+        if (el->evicted && el->phase != EL_SYNCING) {
+            /* Back in without an admission of ours (a view that regrouped
+               everyone): nothing to resync. */
+            el->evicted = false;
+            el->phase = EL_IN;
+        }
+    } else if (el->was_in_group && !el->evicted && (closed || e->state != ENG_MEMBER) &&
+               cl_member_epoch(e->mb) >= el->adm_gen) {
+        el->evicted = true;
+        el->phase = EL_WAITING;
+        el->readmit = true;
+        cl_warn("the group went on without this peer; it finishes its current step alone and "
+                "asks to be re-admitted at a step boundary");
+        if (w != NULL && w->active != NULL && w->active_ctx->gen != 0)
+            eng_coll_restart(e, w, 0);
+    }
+    /* A collective started under a generation that an admission made
+       obsolete restarts under the current one (docs/elastic.md §3). */
+    if (w != NULL && w->active != NULL && in) {
+        uint64_t seq = w->active_ctx->seq, cur = cl_member_group_epoch(e->mb);
+        if (!eng_el_gen_ok(e, w, seq, w->active_ctx->gen) && eng_coll_gen(e, cur) != NULL)
+            eng_coll_restart(e, w, cur);
+    }
+    if (el->sync != NULL)
+        eng_sync_view_changed(e, el->sync);
+    eng_donor_progress(e, el->donor);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Messages. */
+
+void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || e->state == ENG_LEFT)
+        return;
+    cl_elmsg_t em;
+    int rc = cl_elmsg_decode(m->hdr.sub, m->payload, m->payload_len, &em);
+    if (rc != COLLAB_OK) {
+        if (rc == COLLAB_ERR_ARG) {
+            cl_warn("dropped a malformed elastic message (type %u, %zu bytes) from peer %.8s…; "
+                    "ignoring it for 60 s",
+                    m->hdr.sub, m->payload_len, p != NULL ? p->id : "?");
+            cl_transport_ban(e->tp, key, 60.0);
+        }
+        return;
+    }
+    bool member = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0;
+    cl_debug("elastic %s from %.8s… (s %llu)", cl_elmsg_name(em.type), p != NULL ? p->id : "?",
+             (unsigned long long)em.s);
+    switch (em.type) {
+    case CL_EL_PROBE: {
+        /* A peer that was stopped asks whether it is still in: our view
+           tells it (back on the connection it used). */
+        cl_wire_msg_t v;
+        memset(&v, 0, sizeof v);
+        v.hdr.type = CL_MSG_VIEW;
+        if (e->state == ENG_MEMBER && cl_member_view(e->mb, &v.u.view) == COLLAB_OK) {
+            v.hdr.epoch = cl_member_epoch(e->mb);
+            (void)cl_transport_reply(e->tp, key, &v);
+            free(v.u.view.members);
+        }
+        break;
+    }
+    case CL_EL_ADMIT_REQ:
+        if (member && e->state == ENG_MEMBER)
+            eng_admit_on_request(e, p, &em);
+        break;
+    case CL_EL_ADMIT:
+        if (member)
+            eng_admit_on_admit(e, p, &em);
+        break;
+    case CL_EL_QUERY:
+    case CL_EL_FETCH:
+    case CL_EL_DROP:
+        if (member && e->state == ENG_MEMBER)
+            eng_donor_on_message(e, el->donor, key, &em);
+        break;
+    case CL_EL_HASHES:
+    case CL_EL_DATA:
+    case CL_EL_NACK:
+        if (member && el->sync != NULL)
+            eng_sync_on_message(e, el->sync, key, &em);
+        break;
+    default:
+        break;
+    }
+    cl_elmsg_clear(&em);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Timers and pauses. */
+
+double eng_el_timer(struct cl_engine *e, double now)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return now + 5.0;
+    el->last_alive = now;
+    if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
+        eng_sync_destroy(&el->sync);
+    double next = eng_admit_timer(e, now);
+    if (el->sync != NULL)
+        next = fmin(next, eng_sync_timer(e, el->sync, now));
+    return next;
+}
+
+static void on_pause(struct cl_engine *e, double now, double gap)
+{
+    cl_warn("this peer was stopped for %.1f s (longer than COLLAB_TIMEOUT); asking the others "
+            "whether the swarm went on without it",
+            gap);
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_elmsg_t probe;
+    memset(&probe, 0, sizeof probe);
+    probe.type = CL_EL_PROBE;
+    probe.epoch = cl_member_epoch(e->mb);
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *p = list[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        /* Our own stop explains their silence. */
+        p->last_heard = now;
+        if (p->state == CL_PEER_SUSPECT && !p->link_closed)
+            p->state = CL_PEER_ALIVE;
+        /* Whoever took us out forgot our connection to it: open a fresh
+           one before anything else goes out. */
+        if (!p->client && p->address[0] != '\0')
+            (void)cl_transport_reconnect(e->tp, p->key, p->address);
+        (void)eng_el_send(e, p->key, &probe);
+    }
+}
+
+void eng_el_check_pause(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    double now = eng_now();
+    double limit = e->cfg.timeout + 2.0 * e->hb_interval + 0.5;
+    if (el->last_alive > 0 && now - el->last_alive > limit && e->state == ENG_MEMBER)
+        on_pause(e, now, now - el->last_alive);
+    el->last_alive = now;
+}

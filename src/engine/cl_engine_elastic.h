@@ -1,0 +1,247 @@
+/*  cl_engine_elastic.h - the elastic swarm inside the engine
+    (docs/elastic.md, docs/state-sync.md).
+
+    cl_engine_elastic.c follows the world communicator's collective stream
+    (cl_stream), admits joiners and re-admits stragglers into the world
+    group at step boundaries (cl_admission, on the coordinator), maps a
+    joiner's local collectives onto the group's sequence numbers and keeps
+    the group generations straight around an admission; cl_engine_sync.c
+    carries the state (registered broadcast buffers, cl_statereg; results
+    of other start-up collectives, cl_startup) from the veterans to the
+    joiners.  The rest of the engine calls the eng_el_* hooks below at a
+    few well-defined points; everything here runs on the engine thread.
+*/
+#ifndef CL_ENGINE_ELASTIC_H_INCLUDED
+#define CL_ENGINE_ELASTIC_H_INCLUDED
+
+#include "elastic/cl_admission.h"
+#include "elastic/cl_startup.h"
+#include "elastic/cl_statereg.h"
+#include "elastic/cl_stream.h"
+#include "engine/cl_elmsg.h"
+#include "engine/cl_engine_int.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------- */
+/* Hooks called by the rest of the engine. */
+
+/* Creates / frees the elastic state (from eng_coll_init / eng_coll_fini).
+   fini completes requests still parked here with COLLAB_ERR_NOT_INIT. */
+int eng_el_init(struct cl_engine *e);
+void eng_el_fini(struct cl_engine *e);
+
+/* The program posted collective req on stream s; req->coll.seq holds the
+   sequence number the engine gave it.  Records it (step learning, state
+   registry), may renumber it (a joiner's or re-admitted straggler's local
+   index onto the group's sequence), lets the coordinator admit waiting
+   peers, and returns true when it took the request over (a joiner's
+   start-up collective answered from the veterans' state, a straggler held
+   at its step boundary): the engine must then not queue it. */
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req);
+
+/* Collective req of stream s completed with status (just before the
+   request completes): keeps start-up results for joiners. */
+void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status);
+
+/* MPIX_Collab_step was called. */
+void eng_el_mark_step(struct cl_engine *e);
+
+/* A view was installed (after the engine recorded its group generation). */
+void eng_el_view_changed(struct cl_engine *e);
+
+/* An ELASTIC message from key (p: its record, NULL when unknown). */
+void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m);
+
+/* Retries and deadlines; returns when it wants to be called next. */
+double eng_el_timer(struct cl_engine *e, double now);
+
+/* Called first thing in every turn of the engine loop and for every event:
+   notices that this process was stopped for longer than COLLAB_TIMEOUT
+   (SIGSTOP, a frozen VM), so that the silence of the others is not taken
+   for their death and the peer finds out whether it was taken out. */
+void eng_el_check_pause(struct cl_engine *e);
+
+/* Generation rules.  ENG_EL_DEFAULT lets the engine decide. */
+#define ENG_EL_DEFAULT (UINT64_MAX - 1)
+/* The generation collective seq of s must start under: 0 (alone: an
+   evicted straggler finishing its step), or ENG_EL_DEFAULT. */
+uint64_t eng_el_choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq);
+/* May collective seq of s run under generation gen?  False for
+   generations older than an admission that takes effect at or before seq. */
+bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen);
+
+/* What to do with a message of generation hgen for the running collective
+   seq of s, which runs under cur. */
+typedef enum {
+    ENG_EL_ROUTE_DEFAULT = 0, /* the engine's rule: the older generation wins */
+    ENG_EL_ROUTE_RESTART = 1, /* restart under hgen (ours predates an admission), deliver */
+    ENG_EL_ROUTE_NOTIFY = 2,  /* drop it and tell the sender our generation */
+    ENG_EL_ROUTE_KEEP = 3,    /* tell the sender ours, and keep it for when we switch */
+} eng_el_route_t;
+eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur,
+                            uint64_t hgen);
+
+/* Does world rank w take part in collective seq on comm, and with which
+   weight (*weight holds the view's; set to 0 for a re-admitted straggler's
+   first step)?  False for a joiner before the sequence that admits it. */
+bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
+                       double *weight);
+
+/* ---------------------------------------------------------------------- */
+/* Shared by cl_engine_elastic.c, cl_engine_admit.c, cl_engine_sync.c and
+   cl_engine_donor.c. */
+
+typedef struct el_sync el_sync_t;
+typedef struct el_donor el_donor_t;
+
+#define EL_BARRIERS 16  /* admissions whose generation rule is remembered */
+#define EL_ENTRANTS 64  /* admitted peers whose first sequence is remembered */
+
+/* An admission: from sequence s of the world communicator on, only
+   generations >= gen may run (docs/elastic.md §3). */
+typedef struct {
+    uint64_t gen; /* 0 = unused */
+    uint64_t s;
+} el_barrier_t;
+
+/* A peer admitted into the world group by an ADMIT. */
+typedef struct {
+    uint8_t key[32];
+    int rank;        /* world rank, -1 = unused slot */
+    uint64_t from;   /* first world sequence it takes part in */
+    uint64_t w0_end; /* a re-admitted straggler weighs 0 in [from, w0_end) */
+    bool readmit;
+} el_entrant_t;
+
+/* A request the elastic layer took over from the engine. */
+typedef struct el_parked {
+    struct el_parked *next;
+    collab_request_t *req;
+    uint64_t local; /* its index in this peer's world stream */
+} el_parked_t;
+
+/* Where this peer stands with respect to the world group. */
+typedef enum {
+    EL_IN = 0,       /* a member of the group (or the group is not formed yet) */
+    EL_WAITING = 1,  /* outside; asks to be admitted (joiner) or re-admitted (straggler) */
+    EL_SYNCING = 2,  /* admitted; pulls the group's state */
+} el_phase_t;
+
+struct eng_elastic {
+    /* Building blocks (src/elastic/). */
+    cl_stream_t *stream;      /* the world communicator's stream */
+    cl_statereg_t *reg;       /* start-up broadcast buffers */
+    cl_startup_t *startup;    /* results of other start-up collectives */
+    cl_admission_t *adm;      /* joiner queue (acted on by the coordinator) */
+    el_donor_t *donor;        /* queries of joiners this peer serves */
+    uint8_t *kinds;           /* kind + 1 of stream entries < CL_STREAM_HISTORY */
+    uint64_t trimmed;         /* prefix the registry was trimmed to (NONE: not yet) */
+    bool full_warned;         /* the registry was full */
+    /* Stream numbering: local index -> sequence number of the group. */
+    uint64_t posted;          /* world collectives posted by the program */
+    bool mapped;              /* local >= map_local runs as map_seq + (local - map_local) */
+    uint64_t map_local, map_seq;
+    uint64_t done_seq;        /* sequences below this one have completed here */
+    collab_request_t *resubmit; /* a request handed back to the engine (not recorded again) */
+    /* Admissions known to this peer. */
+    el_barrier_t barriers[EL_BARRIERS];
+    int next_barrier;
+    el_entrant_t entrants[EL_ENTRANTS];
+    int next_entrant;
+    /* This peer outside the group. */
+    el_phase_t phase;
+    bool was_in_group;        /* it has been a member of the formed group */
+    bool evicted;             /* it was, and was taken out: finishes its step alone */
+    bool readmit;             /* what it asks for is a re-admission */
+    el_parked_t *parked, *parked_tail; /* joiner: start-up collectives to answer */
+    collab_request_t *held;   /* straggler: its first collective of a step */
+    uint64_t held_local;
+    double next_request;      /* next ADMIT_REQ */
+    double wait_deadline;     /* gives up waiting for an admission */
+    bool wait_logged;
+    /* The admission this peer is in. */
+    uint64_t adm_s, adm_prefix;
+    uint64_t adm_gen;         /* generation of the view that admits this peer */
+    uint32_t *adm_sigs;
+    uint32_t adm_nsigs;
+    el_sync_t *sync;
+    bool sig_error_logged;
+    /* Coordinator: an admission to report once its collective completes. */
+    bool report_pending;
+    uint64_t report_s, report_step;
+    int report_rank;          /* one admitted rank (the first) */
+    size_t report_n;          /* peers admitted */
+    bool startup_warned;
+    /* Pause detection. */
+    double last_alive;
+};
+
+/* Per-stream signature of a collective used for step learning and for
+   matching a joiner's start-up collectives (kind, sizes, type, op, root,
+   communicator; independent of the group). */
+uint32_t eng_el_signature(const collab_request_t *req);
+
+/* Where a completed collective's result lies in the caller's buffers, for
+   the kinds whose result is the same on every member (barrier, allreduce,
+   allgatherv): true with *ptr and *len set.  False for the others (reduce, gatherv:
+   a result at the root only; scatterv, alltoall, reduce_scatter_block:
+   one per rank). */
+bool eng_el_result_span(const collab_request_t *req, int comm_size, void **ptr, size_t *len);
+
+/* The world communicator's engine stream, or NULL. */
+stream_t *eng_el_world(struct cl_engine *e);
+
+/* Sends an ELASTIC message to key.  Returns 0 or a negative status. */
+int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *msg);
+
+/* May this peer serve the state of admission s now (its program is
+   blocked inside collective s of the world communicator)?  1 yes, 0 not
+   yet, -1 never (it went past s, or is outside the group). */
+int eng_el_can_serve(struct cl_engine *e, uint64_t s);
+
+/* cl_engine_admit.c: admission on the coordinator, and this peer's own
+   admission (as a joiner or a straggler). */
+void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
+void eng_admit_on_request(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m);
+void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m);
+/* Takes req (local index idx) over while this peer waits outside the
+   group; false when it must run normally. */
+bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
+void eng_admit_on_done(struct cl_engine *e, uint64_t seq, int ncontrib);
+double eng_admit_timer(struct cl_engine *e, double now);
+/* The sync of this peer finished: answers parked start-up collectives or
+   resyncs the held straggler. */
+void eng_admit_sync_finished(struct cl_engine *e);
+/* Completes every parked or held request with status. */
+void eng_admit_abort(struct cl_engine *e, int status);
+
+/* cl_engine_sync.c: the joiner's side of state sync. */
+/* Starts pulling the state of admission s from the donors: the live
+   group members of the current view other than the joiners of that
+   admission and client-mode peers. */
+el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit);
+void eng_sync_destroy(el_sync_t **sync_p);
+bool eng_sync_done(const el_sync_t *sync);
+/* The agreed bytes of a buffer or result: 0 with *data, *len and *signature set,
+   or COLLAB_ERR_ARG when it was not served (dropped, failed, unknown). */
+int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t **data,
+                  size_t *len, uint32_t *signature);
+void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors);
+void eng_sync_on_message(struct cl_engine *e, el_sync_t *sync, const uint8_t key[32],
+                         const cl_elmsg_t *m);
+void eng_sync_view_changed(struct cl_engine *e, el_sync_t *sync);
+double eng_sync_timer(struct cl_engine *e, el_sync_t *sync, double now);
+
+/* cl_engine_donor.c: the donor's side. */
+el_donor_t *eng_donor_new(void);
+void eng_donor_destroy(el_donor_t **d_p);
+void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[32],
+                          const cl_elmsg_t *m);
+/* The program posted a world collective, or a collective completed:
+   answers the queries that waited for it, refuses those it went past. */
+void eng_donor_progress(struct cl_engine *e, el_donor_t *d);
+
+#endif

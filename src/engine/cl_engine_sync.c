@@ -1,0 +1,615 @@
+/*  cl_engine_sync.c - a joiner pulling the swarm's state
+    (docs/state-sync.md §4 and §5).
+
+    Phases.  (1) QUERY every donor (the group's live public members other
+    than the peers admitted together with this one) and collect their
+    HASHES; a donor that leaves the view or refuses is dropped.  (2) Once
+    every remaining donor answered (or the query deadline passed with at
+    least one answer), agree: an item (a broadcast buffer or a start-up
+    result) is served when every donor that has it reports the same size
+    and hash; a buffer on which they differ is dropped everywhere (DROP)
+    and this peer keeps its own value.  (3) Cut each agreed item into
+    stripes (cl_stripe_plan: up to four donors, at least 1 MiB each,
+    rotated by index and rank), FETCH each stripe from its donor and copy
+    the DATA pieces in.  A stripe whose donor fails, refuses or stalls is
+    asked again from another donor that has the item.  (4) Check each
+    assembled item against the agreed hash; on a mismatch fetch it once
+    more from other donors, then give up on it with a warning.
+
+    Everything is kept in private memory; cl_engine_admit.c writes it into
+    the program's buffers.  Every wait has a deadline.
+*/
+#include "engine/cl_engine_elastic.h"
+
+#include "util/cl_log.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
+
+enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
+
+typedef struct {
+    uint8_t key[32];
+    bool replied;     /* HASHES arrived */
+    bool gone;        /* left, refused or stalled: asked for nothing more */
+    cl_el_buf_t *bufs;
+    uint32_t nbufs;
+    cl_el_res_t *res;
+    uint32_t nres;
+} donor_t;
+
+typedef struct {
+    int what;             /* CL_EL_ITEM_* */
+    uint64_t index;
+    uint64_t size;
+    uint32_t signature;   /* results */
+    uint8_t hash[CL_ELMSG_HASH];
+    uint8_t *data;
+    int state;            /* IT_* */
+    int tries;            /* complete fetches that failed the hash check */
+    uint8_t *holder;      /* per donor: 1 when it agreed and may serve this item */
+} item_t;
+
+typedef struct {
+    size_t item;
+    int donor;
+    uint64_t offset, len, got;
+} stripe_t;
+
+struct el_sync {
+    uint64_t s;
+    donor_t *donors;
+    int ndonors;
+    item_t *items;
+    size_t nitems;
+    stripe_t *stripes;
+    size_t nstripes, capstripes;
+    bool agreed;
+    bool done;
+    double deadline;      /* queries; then: no progress since */
+    double last_progress;
+    double stall;         /* seconds without DATA before a donor counts as stalled */
+    uint64_t bytes;
+};
+
+static void finish(struct cl_engine *e, el_sync_t *y);
+
+/* ---------------------------------------------------------------------- */
+
+static int donor_of(const el_sync_t *y, const uint8_t key[32])
+{
+    for (int i = 0; i < y->ndonors; i++)
+        if (memcmp(y->donors[i].key, key, 32) == 0)
+            return i;
+    return -1;
+}
+
+static item_t *item_of(const el_sync_t *y, int what, uint64_t index)
+{
+    for (size_t i = 0; i < y->nitems; i++)
+        if (y->items[i].what == what && y->items[i].index == index)
+            return &y->items[i];
+    return NULL;
+}
+
+static void hash_bytes(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH])
+{
+    crypto_generichash_state st;
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(len >> (8 * i));
+    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
+    crypto_generichash_update(&st, le, sizeof le);
+    if (len > 0)
+        crypto_generichash_update(&st, data, (size_t)len);
+    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
+}
+
+el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit)
+{
+    el_sync_t *y = calloc(1, sizeof *y);
+    if (y == NULL)
+        return NULL;
+    y->s = s;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    y->donors = calloc(n > 0 ? n : 1, sizeof *y->donors);
+    if (y->donors == NULL) {
+        free(y);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *p = list[i];
+        bool joiner = false;
+        for (uint32_t j = 0; j < admit->njoiners; j++)
+            joiner = joiner || memcmp(admit->joiners[j].key, p->key, 32) == 0;
+        if (joiner || !p->in_group || p->client || p->state != CL_PEER_ALIVE ||
+            memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        memcpy(y->donors[y->ndonors++].key, p->key, 32);
+    }
+    double now = eng_now();
+    y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
+    y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
+    y->last_progress = now;
+    if (y->ndonors == 0) {
+        cl_warn("no member of the group can serve its state; this peer keeps its own values");
+        y->agreed = true; /* nothing to fetch: eng_sync_view_changed finishes it */
+        return y;
+    }
+    cl_elmsg_t q;
+    memset(&q, 0, sizeof q);
+    q.type = CL_EL_QUERY;
+    q.s = s;
+    for (int i = 0; i < y->ndonors; i++)
+        if (eng_el_send(e, y->donors[i].key, &q) != COLLAB_OK)
+            y->donors[i].gone = true;
+    return y;
+}
+
+void eng_sync_destroy(el_sync_t **sync_p)
+{
+    if (sync_p == NULL || *sync_p == NULL)
+        return;
+    el_sync_t *y = *sync_p;
+    for (int i = 0; i < y->ndonors; i++) {
+        free(y->donors[i].bufs);
+        free(y->donors[i].res);
+    }
+    for (size_t i = 0; i < y->nitems; i++) {
+        free(y->items[i].data);
+        free(y->items[i].holder);
+    }
+    free(y->donors);
+    free(y->items);
+    free(y->stripes);
+    free(y);
+    *sync_p = NULL;
+}
+
+bool eng_sync_done(const el_sync_t *sync)
+{
+    return sync == NULL || sync->done;
+}
+
+int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t **data,
+                  size_t *len, uint32_t *signature)
+{
+    const item_t *it = sync != NULL ? item_of(sync, what, index) : NULL;
+    if (it == NULL || it->state != IT_OK)
+        return COLLAB_ERR_ARG;
+    *data = it->data;
+    *len = (size_t)it->size;
+    if (signature != NULL)
+        *signature = it->signature;
+    return COLLAB_OK;
+}
+
+void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors)
+{
+    *nitems = 0;
+    *bytes = 0;
+    *ndonors = 0;
+    if (sync == NULL)
+        return;
+    for (size_t i = 0; i < sync->nitems; i++)
+        if (sync->items[i].state == IT_OK) {
+            (*nitems)++;
+            *bytes += sync->items[i].size;
+        }
+    for (int i = 0; i < sync->ndonors; i++)
+        *ndonors += sync->donors[i].replied && !sync->donors[i].gone;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Agreement and planning. */
+
+static int add_item(el_sync_t *y, int what, uint64_t index, uint64_t size, uint32_t sig,
+                    const uint8_t hash[CL_ELMSG_HASH])
+{
+    item_t *a = realloc(y->items, (y->nitems + 1) * sizeof *a);
+    if (a == NULL)
+        return COLLAB_ERR_NO_MEM;
+    y->items = a;
+    item_t *it = &y->items[y->nitems];
+    memset(it, 0, sizeof *it);
+    it->what = what;
+    it->index = index;
+    it->size = size;
+    it->signature = sig;
+    memcpy(it->hash, hash, CL_ELMSG_HASH);
+    it->holder = calloc((size_t)y->ndonors, 1);
+    it->data = size > 0 ? malloc((size_t)size) : NULL;
+    if (it->holder == NULL || (size > 0 && it->data == NULL)) {
+        free(it->holder);
+        free(it->data);
+        return COLLAB_ERR_NO_MEM;
+    }
+    y->nitems++;
+    return COLLAB_OK;
+}
+
+/* Agrees on the buffers: an index is served when every donor that lists
+   it gives the same size and hash. */
+static void agree_buffers(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uint32_t *ndrops)
+{
+    for (int d = 0; d < y->ndonors; d++) {
+        const donor_t *dn = &y->donors[d];
+        if (!dn->replied || dn->gone)
+            continue;
+        for (uint32_t k = 0; k < dn->nbufs; k++) {
+            const cl_el_buf_t *b = &dn->bufs[k];
+            item_t *it = item_of(y, CL_EL_ITEM_BUFFER, b->index);
+            bool dropped = false;
+            for (uint32_t x = 0; x < *ndrops; x++)
+                dropped = dropped || (*drops)[x] == b->index;
+            if (dropped)
+                continue;
+            if (it == NULL) {
+                if (add_item(y, CL_EL_ITEM_BUFFER, b->index, b->size, 0, b->hash) != COLLAB_OK)
+                    continue;
+                it = &y->items[y->nitems - 1];
+            } else if (it->size != b->size || memcmp(it->hash, b->hash, CL_ELMSG_HASH) != 0) {
+                cl_warn("start-up broadcast #%llu differs between the peers that would serve "
+                        "it (a temporary or freed buffer?); this peer keeps its own value",
+                        (unsigned long long)b->index);
+                it->state = IT_FAILED;
+                uint64_t *a = realloc(*drops, (*ndrops + 1) * sizeof *a);
+                if (a != NULL) {
+                    *drops = a;
+                    a[(*ndrops)++] = b->index;
+                }
+                continue;
+            }
+            it->holder[d] = 1;
+        }
+    }
+    (void)e;
+}
+
+static void agree_results(el_sync_t *y)
+{
+    for (int d = 0; d < y->ndonors; d++) {
+        const donor_t *dn = &y->donors[d];
+        if (!dn->replied || dn->gone)
+            continue;
+        for (uint32_t k = 0; k < dn->nres; k++) {
+            const cl_el_res_t *r = &dn->res[k];
+            item_t *it = item_of(y, CL_EL_ITEM_RESULT, r->index);
+            if (it == NULL) {
+                if (add_item(y, CL_EL_ITEM_RESULT, r->index, r->len, r->signature, r->hash) !=
+                    COLLAB_OK)
+                    continue;
+                it = &y->items[y->nitems - 1];
+            } else if (it->size != r->len || it->signature != r->signature ||
+                       memcmp(it->hash, r->hash, CL_ELMSG_HASH) != 0) {
+                if (it->state != IT_FAILED)
+                    cl_warn("the peers disagree on the result of start-up collective #%llu; "
+                            "this peer keeps its own",
+                            (unsigned long long)r->index);
+                it->state = IT_FAILED;
+                continue;
+            }
+            it->holder[d] = 1;
+        }
+    }
+}
+
+static int add_stripe(el_sync_t *y, size_t item, int donor, uint64_t offset, uint64_t len)
+{
+    if (y->nstripes == y->capstripes) {
+        size_t cap = y->capstripes > 0 ? 2 * y->capstripes : 16;
+        stripe_t *a = realloc(y->stripes, cap * sizeof *a);
+        if (a == NULL)
+            return COLLAB_ERR_NO_MEM;
+        y->stripes = a;
+        y->capstripes = cap;
+    }
+    y->stripes[y->nstripes++] = (stripe_t){item, donor, offset, len, 0};
+    return COLLAB_OK;
+}
+
+static void fetch(struct cl_engine *e, el_sync_t *y, const stripe_t *st)
+{
+    const item_t *it = &y->items[st->item];
+    cl_elmsg_t f;
+    memset(&f, 0, sizeof f);
+    f.type = CL_EL_FETCH;
+    f.s = y->s;
+    f.what = (uint8_t)it->what;
+    f.index = it->index;
+    f.offset = st->offset + st->got;
+    f.len = st->len - st->got;
+    if (eng_el_send(e, y->donors[st->donor].key, &f) != COLLAB_OK)
+        y->donors[st->donor].gone = true;
+}
+
+/* Plans (or plans again) every stripe of item i over the donors that
+   hold it and are not gone; false when none is left. */
+static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
+{
+    item_t *it = &y->items[i];
+    int hold[CL_STRIPE_MAX * 64];
+    int nh = 0;
+    for (int d = 0; d < y->ndonors && nh < (int)(sizeof hold / sizeof hold[0]); d++)
+        if (it->holder[d] && !y->donors[d].gone)
+            hold[nh++] = d;
+    if (nh == 0)
+        return false;
+    cl_stripe_t plan[CL_STRIPE_MAX];
+    int ns = cl_stripe_plan(it->size, nh, MIN_STRIPE,
+                            (unsigned)(it->index + (uint64_t)atomic_load(&e->rank)), plan);
+    if (ns <= 0)
+        return false;
+    for (int k = 0; k < ns; k++) {
+        if (add_stripe(y, i, hold[plan[k].donor], plan[k].offset, plan[k].len) != COLLAB_OK)
+            return false;
+        fetch(e, y, &y->stripes[y->nstripes - 1]);
+    }
+    return true;
+}
+
+static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
+{
+    uint64_t *drops = NULL;
+    uint32_t ndrops = 0;
+    agree_buffers(e, y, &drops, &ndrops);
+    agree_results(y);
+    y->agreed = true;
+    if (ndrops > 0) {
+        /* Ascending, as the wire wants it. */
+        for (uint32_t a = 1; a < ndrops; a++)
+            for (uint32_t b = a; b > 0 && drops[b - 1] > drops[b]; b--) {
+                uint64_t t = drops[b];
+                drops[b] = drops[b - 1];
+                drops[b - 1] = t;
+            }
+        cl_elmsg_t m;
+        memset(&m, 0, sizeof m);
+        m.type = CL_EL_DROP;
+        m.s = y->s;
+        m.drops = drops;
+        m.ndrops = ndrops > CL_ELMSG_MAX_ITEMS ? CL_ELMSG_MAX_ITEMS : ndrops;
+        for (int d = 0; d < y->ndonors; d++)
+            if (y->donors[d].replied && !y->donors[d].gone)
+                (void)eng_el_send(e, y->donors[d].key, &m);
+    }
+    free(drops);
+    for (size_t i = 0; i < y->nitems; i++) {
+        item_t *it = &y->items[i];
+        if (it->state != IT_FETCHING)
+            continue;
+        if (it->size == 0)
+            it->state = IT_OK;
+        else if (!plan_item(e, y, i))
+            it->state = IT_FAILED;
+    }
+    y->last_progress = eng_now();
+    cl_debug("state of collective #%llu: %zu items agreed, %zu stripes asked",
+             (unsigned long long)y->s, y->nitems, y->nstripes);
+    finish(e, y);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static bool stripe_open(const stripe_t *st)
+{
+    return st->got < st->len;
+}
+
+/* Every stripe of item i is in: check it. */
+static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
+{
+    item_t *it = &y->items[i];
+    for (size_t k = 0; k < y->nstripes; k++)
+        if (y->stripes[k].item == i && stripe_open(&y->stripes[k]))
+            return;
+    uint8_t h[CL_ELMSG_HASH];
+    hash_bytes(it->data, it->size, h);
+    if (memcmp(h, it->hash, CL_ELMSG_HASH) == 0) {
+        it->state = IT_OK;
+        y->bytes += it->size;
+        return;
+    }
+    /* A donor's buffer changed while it was read: once more, from the
+       other donors. */
+    for (size_t k = 0; k < y->nstripes; k++)
+        if (y->stripes[k].item == i)
+            it->holder[y->stripes[k].donor] = 0;
+    if (++it->tries > 1 || !plan_item(e, y, i)) {
+        cl_warn("the swarm's %s #%llu arrived with a wrong hash; this peer keeps its own value",
+                it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
+                (unsigned long long)it->index);
+        it->state = IT_FAILED;
+    }
+}
+
+/* Stripes of donor d that are not complete go to other donors. */
+static void replan_donor(struct cl_engine *e, el_sync_t *y, int d, int what, uint64_t index,
+                         bool all)
+{
+    size_t n = y->nstripes;
+    for (size_t k = 0; k < n; k++) {
+        stripe_t *st = &y->stripes[k];
+        item_t *it = &y->items[st->item];
+        if (st->donor != d || !stripe_open(st) || it->state != IT_FETCHING)
+            continue;
+        if (!all && (it->what != what || it->index != index))
+            continue;
+        it->holder[d] = 0;
+        int other = -1;
+        for (int x = 0; x < y->ndonors && other < 0; x++)
+            if (it->holder[x] && !y->donors[x].gone)
+                other = x;
+        if (other < 0) {
+            cl_warn("no peer is left to serve the swarm's %s #%llu; this peer keeps its own "
+                    "value",
+                    it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
+                    (unsigned long long)it->index);
+            it->state = IT_FAILED;
+            continue;
+        }
+        uint64_t off = st->offset + st->got, len = st->len - st->got;
+        st->len = st->got; /* closed; the rest moves */
+        size_t item = st->item;
+        if (add_stripe(y, item, other, off, len) != COLLAB_OK) {
+            y->items[item].state = IT_FAILED;
+            continue;
+        }
+        fetch(e, y, &y->stripes[y->nstripes - 1]);
+    }
+}
+
+static void finish(struct cl_engine *e, el_sync_t *y)
+{
+    if (y->done || !y->agreed)
+        return;
+    for (size_t i = 0; i < y->nitems; i++)
+        if (y->items[i].state == IT_FETCHING)
+            return;
+    y->done = true;
+    eng_admit_sync_finished(e);
+}
+
+/* All donors that can answer did (or the deadline forces a decision). */
+static void maybe_agree(struct cl_engine *e, el_sync_t *y, bool force)
+{
+    if (y->agreed)
+        return;
+    int replied = 0, waiting = 0;
+    for (int d = 0; d < y->ndonors; d++) {
+        if (y->donors[d].gone)
+            continue;
+        if (y->donors[d].replied)
+            replied++;
+        else
+            waiting++;
+    }
+    if (waiting > 0 && !force)
+        return;
+    if (replied == 0) {
+        cl_warn("no member of the group answered for its state; this peer keeps its own values");
+        y->agreed = true;
+        finish(e, y);
+        return;
+    }
+    for (int d = 0; d < y->ndonors; d++)
+        if (!y->donors[d].replied)
+            y->donors[d].gone = true;
+    agree_and_plan(e, y);
+}
+
+void eng_sync_on_message(struct cl_engine *e, el_sync_t *y, const uint8_t key[32],
+                         const cl_elmsg_t *m)
+{
+    int d = donor_of(y, key);
+    if (d < 0 || m->s != y->s || y->done)
+        return;
+    donor_t *dn = &y->donors[d];
+    switch (m->type) {
+    case CL_EL_HASHES:
+        if (dn->replied || dn->gone || y->agreed)
+            return;
+        dn->replied = true;
+        dn->bufs = m->nbufs > 0 ? malloc(m->nbufs * sizeof *dn->bufs) : NULL;
+        dn->res = m->nres > 0 ? malloc(m->nres * sizeof *dn->res) : NULL;
+        if ((m->nbufs > 0 && dn->bufs == NULL) || (m->nres > 0 && dn->res == NULL)) {
+            dn->gone = true;
+            return;
+        }
+        if (m->nbufs > 0)
+            memcpy(dn->bufs, m->bufs, m->nbufs * sizeof *dn->bufs);
+        if (m->nres > 0)
+            memcpy(dn->res, m->res, m->nres * sizeof *dn->res);
+        dn->nbufs = m->nbufs;
+        dn->nres = m->nres;
+        maybe_agree(e, y, false);
+        break;
+    case CL_EL_DATA: {
+        item_t *it = item_of(y, m->what, m->index);
+        if (it == NULL || it->state != IT_FETCHING)
+            return;
+        size_t i = (size_t)(it - y->items);
+        for (size_t k = 0; k < y->nstripes; k++) {
+            stripe_t *st = &y->stripes[k];
+            if (st->item != i || st->donor != d || !stripe_open(st) ||
+                m->offset != st->offset + st->got || m->len > st->len - st->got)
+                continue;
+            memcpy(it->data + m->offset, m->data, (size_t)m->len);
+            st->got += m->len;
+            y->last_progress = eng_now();
+            if (!stripe_open(st))
+                check_item(e, y, i);
+            finish(e, y);
+            return;
+        }
+        cl_debug("ignored a piece of state #%llu at %llu that nobody asked for",
+                 (unsigned long long)m->index, (unsigned long long)m->offset);
+        break;
+    }
+    case CL_EL_NACK:
+        if (!y->agreed) {
+            dn->gone = true; /* it went past s or cannot serve */
+            maybe_agree(e, y, false);
+            return;
+        }
+        if (m->reason == CL_EL_NACK_MOVED)
+            dn->gone = true;
+        replan_donor(e, y, d, m->what, m->index, m->reason == CL_EL_NACK_MOVED);
+        finish(e, y);
+        break;
+    default:
+        break;
+    }
+}
+
+void eng_sync_view_changed(struct cl_engine *e, el_sync_t *y)
+{
+    if (y->done)
+        return;
+    for (int d = 0; d < y->ndonors; d++) {
+        cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        if (y->donors[d].gone || (p != NULL && p->state != CL_PEER_GONE && p->in_group))
+            continue;
+        y->donors[d].gone = true;
+        if (y->agreed)
+            replan_donor(e, y, d, 0, 0, true);
+    }
+    if (!y->agreed)
+        maybe_agree(e, y, false);
+    finish(e, y);
+}
+
+double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
+{
+    if (y->done)
+        return now + 5.0;
+    if (!y->agreed) {
+        if (now >= y->deadline) {
+            cl_warn("not every member answered for its state within %.0f s; going on with those "
+                    "that did",
+                    fmax(30.0, 6.0 * e->cfg.timeout));
+            maybe_agree(e, y, true);
+        }
+        return y->agreed ? now + 1.0 : y->deadline;
+    }
+    if (now - y->last_progress >= y->stall) {
+        /* Donors that owe stripes and sent nothing for a while. */
+        for (size_t k = 0; k < y->nstripes; k++) {
+            stripe_t *st = &y->stripes[k];
+            if (stripe_open(st) && y->items[st->item].state == IT_FETCHING &&
+                !y->donors[st->donor].gone) {
+                cl_warn("a peer serving the swarm's state stalled; asking another");
+                y->donors[st->donor].gone = true;
+                replan_donor(e, y, st->donor, 0, 0, true);
+            }
+        }
+        y->last_progress = now;
+        finish(e, y);
+    }
+    return y->last_progress + y->stall;
+}
