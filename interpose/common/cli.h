@@ -18,6 +18,7 @@
 #include "abi.h"
 #include "cli_ids.h"
 #include "mpi_collab.h"
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -317,6 +318,12 @@ extern cli_type_t cli_predef_types[CLI_NTYPES];
 void cli_type_unref(cli_type_t *t); /* cli.lock held */
 /* Bytes moved for count elements (count * extent), or -1 on overflow. */
 MPI_Count cli_type_bytes(const cli_type_t *t, MPI_Count count);
+/* A count, size or extent narrowed for the int versions of the queries:
+   MPI_UNDEFINED when it does not fit in an int, as the standard asks. */
+static inline int cli_int_count(MPI_Count c)
+{
+    return c > INT_MAX ? MPI_UNDEFINED : (int)c;
+}
 /* Core elements for count elements (count * mult), or -1 on overflow. */
 MPI_Count cli_type_elems(const cli_type_t *t, MPI_Count count);
 

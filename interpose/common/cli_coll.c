@@ -244,41 +244,9 @@ static int cli_red_prep(cli_call_t *call, cli_coll_aux_t *a, MPI_Count count, MP
     return MPI_SUCCESS;
 }
 
-static int cli_allreduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
-{
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    collab_op_t cop = {0};
-    collab_dtype_t ctype = COLLAB_BYTE;
-    size_t elems = 0, bytes = 0;
-    if ((rc = cli_red_prep(call, a, count, datatype, op, &cop, &elems, &bytes, &ctype)) !=
-            MPI_SUCCESS ||
-        (rc = cli_red_bufs(call, sendbuf, recvbuf, bytes, 1, 1)) != MPI_SUCCESS)
-        return cli_coll_abort(a, rc);
-    if (elems == 0)
-        return cli_coll_nothing(call, a, request);
-    collab_request_t *req = NULL;
-    int st = collab_allreduce(call->comm->core, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                              elems, ctype, &cop, request ? &req : NULL);
-    return cli_coll_end(call, a, st, req, request, "the all-reduce");
-}
-
-int cli_impl_Allreduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)comm;
-    return cli_allreduce(call, sendbuf, recvbuf, count, datatype, op, NULL);
-}
-
-int cli_impl_Iallreduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    (void)comm;
-    return cli_allreduce(call, sendbuf, recvbuf, count, datatype, op, request);
-}
+/* Allreduce (root CLI_ALL_RANKS) and reduce: the same checks, with the
+   receive buffer significant at every rank or at the root only. */
+#define CLI_ALL_RANKS (-1)
 
 static int cli_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
@@ -287,7 +255,8 @@ static int cli_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_
     int rc = cli_coll_begin(call, &a);
     if (rc != MPI_SUCCESS)
         return rc;
-    int at_root = collab_comm_rank(call->comm->core) == root;
+    int all = root == CLI_ALL_RANKS;
+    int at_root = all || collab_comm_rank(call->comm->core) == root;
     collab_op_t cop = {0};
     collab_dtype_t ctype = COLLAB_BYTE;
     size_t elems = 0, bytes = 0;
@@ -298,9 +267,26 @@ static int cli_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_
     if (elems == 0)
         return cli_coll_nothing(call, a, request);
     collab_request_t *req = NULL;
-    int st = collab_reduce(call->comm->core, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                           elems, ctype, &cop, root, request ? &req : NULL);
-    return cli_coll_end(call, a, st, req, request, "the reduction");
+    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    int st = all ? collab_allreduce(call->comm->core, sb, recvbuf, elems, ctype, &cop,
+                                    request ? &req : NULL)
+                 : collab_reduce(call->comm->core, sb, recvbuf, elems, ctype, &cop, root,
+                                 request ? &req : NULL);
+    return cli_coll_end(call, a, st, req, request, all ? "the all-reduce" : "the reduction");
+}
+
+int cli_impl_Allreduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    (void)comm;
+    return cli_reduce(call, sendbuf, recvbuf, count, datatype, op, CLI_ALL_RANKS, NULL);
+}
+
+int cli_impl_Iallreduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    (void)comm;
+    return cli_reduce(call, sendbuf, recvbuf, count, datatype, op, CLI_ALL_RANKS, request);
 }
 
 int cli_impl_Reduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,

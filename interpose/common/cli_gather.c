@@ -64,6 +64,28 @@ static size_t cli_span(const cli_coll_aux_t *a, int n)
     return m;
 }
 
+/* The per-rank byte layout of the side that holds every rank's block (the
+   receive side of allgather and gather, the send side of scatter): count
+   elements of type per rank when uniform, else the counts and displs
+   vectors scaled by the type's extent.  Fills a->counts and a->displs;
+   argument names in errors are those of the receive side when recv. */
+static int cli_layout(cli_call_t *call, cli_coll_aux_t *a, int n, MPI_Datatype type,
+                      MPI_Count count, cli_vec_t counts, cli_vec_t displs, int uniform, int recv)
+{
+    cli_type_t *t;
+    size_t block = 0;
+    int rc = cli_coll_type(call, type, recv ? "recvtype" : "sendtype", &t);
+    if (rc == MPI_SUCCESS && uniform) {
+        rc = cli_coll_bytes(call, t, count, recv ? "recvcount" : "sendcount", &block);
+        if (rc == MPI_SUCCESS)
+            rc = cli_uniform(call, a, n, block);
+    } else if (rc == MPI_SUCCESS) {
+        rc = cli_coll_vectors(call, a, n, counts, displs, t->extent,
+                              recv ? "recvcounts" : "sendcounts", "displs");
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Allgather / Allgatherv. */
 
@@ -77,16 +99,8 @@ static int cli_allgatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendc
     if (rc != MPI_SUCCESS)
         return rc;
     int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
-    cli_type_t *rt;
-    size_t block = 0, sbytes = 0;
-    rc = cli_coll_type(call, recvtype, "recvtype", &rt);
-    if (rc == MPI_SUCCESS && uniform) {
-        rc = cli_coll_bytes(call, rt, recvcount, "recvcount", &block);
-        if (rc == MPI_SUCCESS)
-            rc = cli_uniform(call, a, n, block);
-    } else if (rc == MPI_SUCCESS) {
-        rc = cli_coll_vectors(call, a, n, rcounts, displs, rt->extent, "recvcounts", "displs");
-    }
+    size_t sbytes = 0;
+    rc = cli_layout(call, a, n, recvtype, recvcount, rcounts, displs, uniform, 1);
     if (rc == MPI_SUCCESS)
         rc = cli_coll_buf(call, recvbuf, cli_span(a, n), "recvbuf");
     if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE) {
@@ -185,16 +199,7 @@ static int cli_gatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendcoun
     int at_root = me == root;
     size_t sbytes = 0, span = 0;
     if (at_root) {
-        cli_type_t *rt;
-        size_t block = 0;
-        rc = cli_coll_type(call, recvtype, "recvtype", &rt);
-        if (rc == MPI_SUCCESS && uniform) {
-            rc = cli_coll_bytes(call, rt, recvcount, "recvcount", &block);
-            if (rc == MPI_SUCCESS)
-                rc = cli_uniform(call, a, n, block);
-        } else if (rc == MPI_SUCCESS) {
-            rc = cli_coll_vectors(call, a, n, rcounts, displs, rt->extent, "recvcounts", "displs");
-        }
+        rc = cli_layout(call, a, n, recvtype, recvcount, rcounts, displs, uniform, 1);
         if (rc == MPI_SUCCESS)
             rc = cli_coll_buf(call, recvbuf, span = cli_span(a, n), "recvbuf");
     } else if (sendbuf == MPI_IN_PLACE) {
@@ -291,16 +296,7 @@ static int cli_scatterv(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
     int at_root = me == root;
     size_t rbytes = 0, span = 0;
     if (at_root) {
-        cli_type_t *st;
-        size_t block = 0;
-        rc = cli_coll_type(call, sendtype, "sendtype", &st);
-        if (rc == MPI_SUCCESS && uniform) {
-            rc = cli_coll_bytes(call, st, sendcount, "sendcount", &block);
-            if (rc == MPI_SUCCESS)
-                rc = cli_uniform(call, a, n, block);
-        } else if (rc == MPI_SUCCESS) {
-            rc = cli_coll_vectors(call, a, n, scounts, displs, st->extent, "sendcounts", "displs");
-        }
+        rc = cli_layout(call, a, n, sendtype, sendcount, scounts, displs, uniform, 0);
         span = rc == MPI_SUCCESS ? cli_span(a, n) : 0;
         if (rc == MPI_SUCCESS && span > 0 && sendbuf == NULL)
             rc = cli_err(call, MPI_ERR_BUFFER, "sendbuf", "NULL buffer for %zu bytes", span);

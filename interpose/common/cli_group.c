@@ -226,8 +226,10 @@ static int cli_expand_ranges(cli_call_t *call, const cli_group_t *g, int n, int 
     return MPI_SUCCESS;
 }
 
-int cli_impl_Group_range_incl(cli_call_t *call, MPI_Group group, int n, int ranges[][3],
-                              MPI_Group *newgroup)
+/* Group_range_incl (excl 0) and Group_range_excl (excl 1): the ranges
+   expanded to a rank list, then Group_incl or Group_excl of it. */
+static int cli_group_range(cli_call_t *call, MPI_Group group, int n, int ranges[][3], int excl,
+                           MPI_Group *newgroup)
 {
     cli_group_t *g;
     int *list = NULL, k = 0;
@@ -236,24 +238,22 @@ int cli_impl_Group_range_incl(cli_call_t *call, MPI_Group group, int n, int rang
         rc = cli_expand_ranges(call, g, n, ranges, &list, &k);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = cli_impl_Group_incl(call, group, k, list, newgroup);
+    rc = excl ? cli_impl_Group_excl(call, group, k, list, newgroup)
+              : cli_impl_Group_incl(call, group, k, list, newgroup);
     free(list);
     return rc;
+}
+
+int cli_impl_Group_range_incl(cli_call_t *call, MPI_Group group, int n, int ranges[][3],
+                              MPI_Group *newgroup)
+{
+    return cli_group_range(call, group, n, ranges, 0, newgroup);
 }
 
 int cli_impl_Group_range_excl(cli_call_t *call, MPI_Group group, int n, int ranges[][3],
                               MPI_Group *newgroup)
 {
-    cli_group_t *g;
-    int *list = NULL, k = 0;
-    int rc = cli_group_arg(call, group, "group", &g);
-    if (rc == MPI_SUCCESS)
-        rc = cli_expand_ranges(call, g, n, ranges, &list, &k);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = cli_impl_Group_excl(call, group, k, list, newgroup);
-    free(list);
-    return rc;
+    return cli_group_range(call, group, n, ranges, 1, newgroup);
 }
 
 /* mode 0: union, 1: intersection, 2: difference. */

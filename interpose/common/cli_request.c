@@ -570,17 +570,6 @@ static MPI_Count cli_elements_of(const MPI_Status *st, const cli_type_t *t)
     return bytes / ce * (cli_is_pair(t) ? 2 : 1);
 }
 
-int cli_impl_Get_count(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
-                       int *count)
-{
-    int rc = cli_status_arg(call, status);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    MPI_Count c = cli_count_of(status, cli_dt(datatype));
-    *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
-    return MPI_SUCCESS;
-}
-
 int cli_impl_Get_count_c(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
                          MPI_Count *count)
 {
@@ -590,15 +579,24 @@ int cli_impl_Get_count_c(cli_call_t *call, const MPI_Status *status, MPI_Datatyp
     return rc;
 }
 
+int cli_impl_Get_count(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
+                       int *count)
+{
+    MPI_Count c = 0;
+    int rc = cli_impl_Get_count_c(call, status, datatype, &c);
+    if (rc == MPI_SUCCESS)
+        *count = cli_int_count(c);
+    return rc;
+}
+
 int cli_impl_Get_elements(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
                           int *count)
 {
-    int rc = cli_status_arg(call, status);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    MPI_Count c = cli_elements_of(status, cli_dt(datatype));
-    *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
-    return MPI_SUCCESS;
+    MPI_Count c = 0;
+    int rc = cli_impl_Get_elements_x(call, status, datatype, &c);
+    if (rc == MPI_SUCCESS)
+        *count = cli_int_count(c);
+    return rc;
 }
 
 int cli_impl_Get_elements_x(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,

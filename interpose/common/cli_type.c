@@ -181,17 +181,11 @@ static cli_type_t *cli_type_get(MPI_Datatype h)
 /* ---------------------------------------------------------------------- */
 /* Queries. */
 
-static int cli_set_int(cli_call_t *call, MPI_Count v, int *out, const char *what)
-{
-    (void)call;
-    (void)what;
-    *out = v > INT_MAX ? MPI_UNDEFINED : (int)v;
-    return MPI_SUCCESS;
-}
-
 int cli_impl_Type_size(cli_call_t *call, MPI_Datatype datatype, int *size)
 {
-    return cli_set_int(call, cli_type_get(datatype)->size, size, "size");
+    (void)call;
+    *size = cli_int_count(cli_type_get(datatype)->size);
+    return MPI_SUCCESS;
 }
 
 int cli_impl_Type_size_x(cli_call_t *call, MPI_Datatype datatype, MPI_Count *size)

@@ -85,6 +85,18 @@ typedef cl_long_double_int_t cl_ua_long_double_int __attribute__((aligned(1)));
 /* out[i] = in[i] (op) src[i]; src == out allowed, no other overlap. */
 typedef void(cl_kernel_fn)(const void *in, const void *src, void *out, size_t n);
 
+/* Defines `static cl_kernel_fn name`, which calls name##_ip (in place,
+   src == out) or name##_3 (three operands), both already defined for
+   element type T. */
+#define CL_KERNEL_ENTRY(name, T)                                                                   \
+    static void name(const void *in, const void *src, void *out, size_t n)                         \
+    {                                                                                              \
+        if (src == out)                                                                            \
+            name##_ip((const T *)in, (T *)out, n);                                                 \
+        else                                                                                       \
+            name##_3((const T *)in, (const T *)src, (T *)out, n);                                  \
+    }
+
 /* Defines `static cl_kernel_fn name` for element type T (a cl_ua_* type).
    EXPR computes the result from `a` (the element of in) and `b` (the
    element of src / inout). */
@@ -106,13 +118,7 @@ typedef void(cl_kernel_fn)(const void *in, const void *src, void *out, size_t n)
             out_[i_] = (EXPR);                                                                     \
         }                                                                                          \
     }                                                                                              \
-    static void name(const void *in, const void *src, void *out, size_t n)                         \
-    {                                                                                              \
-        if (src == out)                                                                            \
-            name##_ip((const T *)in, (T *)out, n);                                                 \
-        else                                                                                       \
-            name##_3((const T *)in, (const T *)src, (T *)out, n);                                  \
-    }
+    CL_KERNEL_ENTRY(name, T)
 
 /* Kernel of each family for (t, op), or NULL when that file has none.
    Only the combinations collab_op_valid() accepts have a kernel. */

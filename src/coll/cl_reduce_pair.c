@@ -21,6 +21,7 @@
         out_[i_].i = tie ? lo : (take ? ia : ib);                                                  \
     }
 
+// clang-format off
 #define CL_PAIR_KERNEL(name, T, CMP)                                                               \
     static void name##_ip(const T *restrict in_, T *restrict out_, size_t n_)                      \
     {                                                                                              \
@@ -32,13 +33,8 @@
     {                                                                                              \
         CL_PAIR_LOOP(CMP)                                                                          \
     }                                                                                              \
-    static void name(const void *in, const void *src, void *out, size_t n)                         \
-    {                                                                                              \
-        if (src == out)                                                                            \
-            name##_ip((const T *)in, (T *)out, n);                                                 \
-        else                                                                                       \
-            name##_3((const T *)in, (const T *)src, (T *)out, n);                                  \
-    }
+    CL_KERNEL_ENTRY(name, T)
+// clang-format on
 
 /* MAXLOC takes the in element when the kept value is smaller. */
 #define CL_PAIR_KERNELS(tag, T)                                                                    \

@@ -5,10 +5,12 @@
     result is one malloc'ed copy.  The cap counts result bytes only.
 */
 #include "elastic/cl_startup.h"
+#include "elastic/cl_sorted.h"
 
 #include "mpi_collab.h"
 #include "util/cl_log.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@ typedef struct {
     uint8_t *data;      /* copy of the result, NULL when len is 0 */
     size_t len;         /* result size */
 } st_entry_t;
+_Static_assert(offsetof(st_entry_t, index) == 0, "cl_sorted keys on the first member");
 
 struct cl_startup {
     st_entry_t *v;     /* sorted by index */
@@ -50,18 +53,10 @@ void cl_startup_destroy(cl_startup_t **self_p)
     *self_p = NULL;
 }
 
+/* Position of index in v, or where it would be inserted (*found false). */
 static size_t locate(const cl_startup_t *self, uint64_t index, bool *found)
 {
-    size_t lo = 0, hi = self->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (self->v[mid].index < index)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = lo < self->n && self->v[lo].index == index;
-    return lo;
+    return cl_sorted_locate(self->v, self->n, sizeof *self->v, index, found);
 }
 
 static void to_public(const st_entry_t *e, cl_startup_entry_t *out)
@@ -94,14 +89,10 @@ int cl_startup_put(cl_startup_t *self, uint64_t index, uint32_t signature, const
         self->warned = true;
         return COLLAB_ERR_NO_MEM;
     }
-    if (self->n == self->cap) {
-        size_t cap = self->cap > 0 ? 2 * self->cap : 16;
-        st_entry_t *v = realloc(self->v, cap * sizeof *v);
-        if (v == NULL)
-            return COLLAB_ERR_NO_MEM;
-        self->v = v;
-        self->cap = cap;
-    }
+    st_entry_t *v = cl_sorted_grow(self->v, self->n, &self->cap, sizeof *v);
+    if (v == NULL)
+        return COLLAB_ERR_NO_MEM;
+    self->v = v;
     uint8_t *copy = NULL;
     if (len > 0) {
         copy = malloc(len);
@@ -109,7 +100,7 @@ int cl_startup_put(cl_startup_t *self, uint64_t index, uint32_t signature, const
             return COLLAB_ERR_NO_MEM;
         memcpy(copy, data, len);
     }
-    memmove(&self->v[pos + 1], &self->v[pos], (self->n - pos) * sizeof *self->v);
+    cl_sorted_open(self->v, self->n, sizeof *self->v, pos);
     self->v[pos] = (st_entry_t){.index = index, .signature = signature, .data = copy, .len = len};
     self->n++;
     self->bytes += len;

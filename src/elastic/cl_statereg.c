@@ -21,6 +21,7 @@
 */
 #define _GNU_SOURCE
 #include "elastic/cl_statereg.h"
+#include "elastic/cl_sorted.h"
 
 #include "mpi_collab.h"
 #include "util/cl_log.h"
@@ -28,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -42,6 +44,7 @@ typedef struct {
     uintptr_t addr; /* the program's buffer */
     size_t bytes;   /* its size */
 } reg_entry_t;
+_Static_assert(offsetof(reg_entry_t, index) == 0, "cl_sorted keys on the first member");
 
 struct cl_statereg {
     reg_entry_t *v;   /* sorted by index */
@@ -82,16 +85,7 @@ void cl_statereg_destroy(cl_statereg_t **self_p)
 /* Position of index in v, or where it would be inserted (*found false). */
 static size_t locate(const cl_statereg_t *self, uint64_t index, bool *found)
 {
-    size_t lo = 0, hi = self->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (self->v[mid].index < index)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = lo < self->n && self->v[lo].index == index;
-    return lo;
+    return cl_sorted_locate(self->v, self->n, sizeof *self->v, index, found);
 }
 
 static const reg_entry_t *lookup(const cl_statereg_t *self, uint64_t index)
@@ -125,15 +119,11 @@ int cl_statereg_add(cl_statereg_t *self, uint64_t index, void *addr, size_t byte
         self->warned_full = true;
         return COLLAB_ERR_ARG;
     }
-    if (self->n == self->cap) {
-        size_t cap = self->cap > 0 ? 2 * self->cap : 16;
-        reg_entry_t *v = realloc(self->v, cap * sizeof *v);
-        if (v == NULL)
-            return COLLAB_ERR_NO_MEM;
-        self->v = v;
-        self->cap = cap;
-    }
-    memmove(&self->v[pos + 1], &self->v[pos], (self->n - pos) * sizeof *self->v);
+    reg_entry_t *v = cl_sorted_grow(self->v, self->n, &self->cap, sizeof *v);
+    if (v == NULL)
+        return COLLAB_ERR_NO_MEM;
+    self->v = v;
+    cl_sorted_open(self->v, self->n, sizeof *self->v, pos);
     self->v[pos] = (reg_entry_t){.index = index, .addr = (uintptr_t)addr, .bytes = bytes};
     self->n++;
     self->total += bytes;

@@ -29,7 +29,8 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_admit.c
     ${_eng}/cl_engine_sync.c
-    ${_eng}/cl_engine_donor.c)
+    ${_eng}/cl_engine_donor.c
+    ${_eng}/cl_engine_audit.c)
 
 add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
@@ -49,6 +50,13 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
+  endforeach()
+  # Admission at step boundaries and state sync (scenarios in test_elastic.c).
+  add_executable(test_elastic ${_eng}/test_elastic.c)
+  target_link_libraries(test_elastic PRIVATE ${COLLAB_ENGINE_ALL})
+  foreach(sc join_marks join_config join_learned straggler diverge)
+    add_test(NAME elastic_${sc} COMMAND test_elastic ${sc})
+    set_tests_properties(elastic_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;elastic")
   endforeach()
 endif()
 

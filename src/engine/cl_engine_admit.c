@@ -209,11 +209,15 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
     struct eng_elastic *el = e->el;
     (void)s;
     if (e->state != ENG_MEMBER || el->evicted || el->phase != EL_IN ||
-        cl_admission_pending(el->adm) == 0 || !is_self(e, admitter(e)))
+        !is_self(e, admitter(e)))
         return;
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || !cl_stream_is_boundary(el->stream, idx))
         return;
+    if (cl_admission_pending(el->adm) == 0) {
+        eng_audit_maybe_start(e, req->coll.seq, step_of(el, req->coll.seq));
+        return;
+    }
     if (p > CL_ELMSG_MAX_PREFIX || !cl_startup_complete(el->startup, p, is_bcast, el)) {
         if (!el->startup_warned)
             cl_warn("peers wait to be admitted, but the results of this program's %llu start-up "

@@ -76,6 +76,7 @@ void eng_el_fini(struct cl_engine *e)
         return;
     eng_admit_abort(e, COLLAB_ERR_NOT_INIT);
     eng_sync_destroy(&el->sync);
+    eng_audit_destroy(&el->audit);
     eng_donor_destroy(&el->donor);
     cl_stream_destroy(&el->stream);
     cl_statereg_destroy(&el->reg);
@@ -485,6 +486,8 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     case CL_EL_NACK:
         if (member && el->sync != NULL)
             eng_sync_on_message(e, el->sync, key, &em);
+        if (member && el->audit != NULL && em.type != CL_EL_DATA)
+            eng_audit_on_message(e, key, &em);
         break;
     default:
         break;
@@ -503,7 +506,7 @@ double eng_el_timer(struct cl_engine *e, double now)
     el->last_alive = now;
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    double next = eng_admit_timer(e, now);
+    double next = fmin(eng_admit_timer(e, now), eng_audit_timer(e, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(e, el->sync, now));
     return next;

@@ -96,6 +96,7 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 
 typedef struct el_sync el_sync_t;
 typedef struct el_donor el_donor_t;
+typedef struct el_audit el_audit_t;
 
 #define EL_BARRIERS 16  /* admissions whose generation rule is remembered */
 #define EL_ENTRANTS 64  /* admitted peers whose first sequence is remembered */
@@ -177,6 +178,8 @@ struct eng_elastic {
     bool startup_warned;
     /* Pause detection. */
     double last_alive;
+    /* Admitter: the periodic check of the members' state. */
+    el_audit_t *audit;
 };
 
 /* Per-stream signature of a collective used for step learning and for
@@ -234,6 +237,13 @@ void eng_sync_on_message(struct cl_engine *e, el_sync_t *sync, const uint8_t key
                          const cl_elmsg_t *m);
 void eng_sync_view_changed(struct cl_engine *e, el_sync_t *sync);
 double eng_sync_timer(struct cl_engine *e, el_sync_t *sync, double now);
+
+/* cl_engine_audit.c: every 64 steps the admitter checks that the members
+   hold the same registered state (docs/state-sync.md §3). */
+void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step);
+void eng_audit_on_message(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m);
+double eng_audit_timer(struct cl_engine *e, double now);
+void eng_audit_destroy(el_audit_t **a_p);
 
 /* cl_engine_donor.c: the donor's side. */
 el_donor_t *eng_donor_new(void);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
+#define MAX_BUFFER ((uint64_t)1 << 36)  /* a donor announcing more is not believed */
 
 enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
 
@@ -211,6 +212,12 @@ void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int
 static int add_item(el_sync_t *y, int what, uint64_t index, uint64_t size, uint32_t sig,
                     const uint8_t hash[CL_ELMSG_HASH])
 {
+    if (size > (what == CL_EL_ITEM_BUFFER ? MAX_BUFFER : (uint64_t)CL_STARTUP_DEFAULT_CAP)) {
+        cl_warn("a peer announced %s #%llu of %llu bytes; not fetching it",
+                what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
+                (unsigned long long)index, (unsigned long long)size);
+        return COLLAB_ERR_ARG;
+    }
     item_t *a = realloc(y->items, (y->nitems + 1) * sizeof *a);
     if (a == NULL)
         return COLLAB_ERR_NO_MEM;

@@ -15,24 +15,11 @@
 #include "util/cl_text.h"
 
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CL_QUOTE_MAX 64 /* characters of user text quoted in an error */
-
-static int __attribute__((format(printf, 3, 4)))
-s_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Quotes a piece of user text for an error message. */
 #define Q(text)                                                                                    \
@@ -108,16 +95,16 @@ static int s_valid_dns(const char *s)
 int cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
 {
     if (text == NULL || out == NULL)
-        return s_fail(err, errlen, "no address given");
+        return cl_text_fail(err, errlen, "no address given");
     size_t len = strnlen(text, CL_ADDR_TEXT_MAX + 1);
     if (len == 0)
-        return s_fail(err, errlen, "empty address");
+        return cl_text_fail(err, errlen, "empty address");
     if (len > CL_ADDR_TEXT_MAX)
-        return s_fail(err, errlen, "address longer than %d characters", CL_ADDR_TEXT_MAX);
+        return cl_text_fail(err, errlen, "address longer than %d characters", CL_ADDR_TEXT_MAX);
     if (text[0] != '/')
-        return s_fail(err, errlen,
-                      "'%s' does not start with '/' (expected e.g. /ip4/203.0.113.7/tcp/31337)",
-                      Q(text));
+        return cl_text_fail(
+            err, errlen, "'%s' does not start with '/' (expected e.g. /ip4/203.0.113.7/tcp/31337)",
+            Q(text));
 
     char copy[CL_ADDR_TEXT_MAX + 1];
     memcpy(copy, text, len + 1);
@@ -127,7 +114,7 @@ int cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
     char *p = copy + 1;
     for (;;) {
         if (nparts == 8)
-            return s_fail(err, errlen, "'%s' has too many parts", Q(text));
+            return cl_text_fail(err, errlen, "'%s' has too many parts", Q(text));
         part[nparts++] = p;
         char *slash = strchr(p, '/');
         if (slash == NULL)
@@ -137,62 +124,64 @@ int cl_addr_parse(const char *text, cl_addr_t *out, char *err, size_t errlen)
     }
     for (size_t i = 0; i < nparts; i++) {
         if (part[i][0] == '\0')
-            return s_fail(err, errlen, "'%s' has an empty part", Q(text));
+            return cl_text_fail(err, errlen, "'%s' has an empty part", Q(text));
     }
     if (nparts % 2 != 0)
-        return s_fail(err, errlen, "'%s': /%s has no value", Q(text), Q(part[nparts - 1]));
+        return cl_text_fail(err, errlen, "'%s': /%s has no value", Q(text), Q(part[nparts - 1]));
 
     cl_addr_t a;
     memset(&a, 0, sizeof a);
     const char *proto = part[0], *host = part[1];
     if (strcmp(proto, "ip4") == 0) {
         if (!s_valid_ip4(host))
-            return s_fail(err, errlen, "'%s' is not an IPv4 address (expected a dotted quad)",
-                          Q(host));
+            return cl_text_fail(err, errlen, "'%s' is not an IPv4 address (expected a dotted quad)",
+                                Q(host));
         a.family = CL_ADDR_IP4;
         strcpy(a.host, host);
     } else if (strcmp(proto, "ip6") == 0) {
         struct in6_addr in6;
         if (strlen(host) >= INET6_ADDRSTRLEN || inet_pton(AF_INET6, host, &in6) != 1)
-            return s_fail(err, errlen, "'%s' is not an IPv6 address", Q(host));
+            return cl_text_fail(err, errlen, "'%s' is not an IPv6 address", Q(host));
         a.family = CL_ADDR_IP6;
         if (inet_ntop(AF_INET6, &in6, a.host, sizeof a.host) == NULL)
-            return s_fail(err, errlen, "'%s' is not an IPv6 address", Q(host));
+            return cl_text_fail(err, errlen, "'%s' is not an IPv6 address", Q(host));
     } else if (strcmp(proto, "dns") == 0 || strcmp(proto, "dns4") == 0 ||
                strcmp(proto, "dns6") == 0) {
         if (!s_valid_dns(host))
-            return s_fail(err, errlen,
-                          "'%s' is not a host name (letters, digits, '-' and '.', labels of "
-                          "1-63 characters)",
-                          Q(host));
+            return cl_text_fail(err, errlen,
+                                "'%s' is not a host name (letters, digits, '-' and '.', labels of "
+                                "1-63 characters)",
+                                Q(host));
         a.family = CL_ADDR_DNS;
         a.dns_version = proto[3] == '4' ? 4 : proto[3] == '6' ? 6 : 0;
         strcpy(a.host, host);
     } else {
-        return s_fail(err, errlen,
-                      "'%s': unknown protocol /%s (expected /ip4, /ip6, /dns, /dns4 or /dns6)",
-                      Q(text), Q(proto));
+        return cl_text_fail(
+            err, errlen, "'%s': unknown protocol /%s (expected /ip4, /ip6, /dns, /dns4 or /dns6)",
+            Q(text), Q(proto));
     }
 
     if (nparts < 4 || strcmp(part[2], "tcp") != 0)
-        return s_fail(err, errlen, "'%s': expected /tcp/<port> after the host", Q(text));
+        return cl_text_fail(err, errlen, "'%s': expected /tcp/<port> after the host", Q(text));
     unsigned long port;
     if (s_parse_decimal(part[3], 5, 65535, &port) != 0)
-        return s_fail(err, errlen, "'%s' is not a port (expected 0 to 65535)", Q(part[3]));
+        return cl_text_fail(err, errlen, "'%s' is not a port (expected 0 to 65535)", Q(part[3]));
     a.port = (uint16_t)port;
 
     if (nparts >= 6) {
         if (strcmp(part[4], "p2p") != 0)
-            return s_fail(err, errlen, "'%s': expected /p2p/<peer id> after the port, not /%s",
-                          Q(text), Q(part[4]));
+            return cl_text_fail(err, errlen,
+                                "'%s': expected /p2p/<peer id> after the port, not /%s", Q(text),
+                                Q(part[4]));
         if (cl_base58_decode(part[5], a.key, sizeof a.key) != 0)
-            return s_fail(err, errlen,
-                          "'%s' is not a peer id (expected the base58 text of a 32-byte key)",
-                          Q(part[5]));
+            return cl_text_fail(err, errlen,
+                                "'%s' is not a peer id (expected the base58 text of a 32-byte key)",
+                                Q(part[5]));
         a.has_key = true;
     }
     if (nparts > 6)
-        return s_fail(err, errlen, "'%s': unexpected /%s after the peer id", Q(text), Q(part[6]));
+        return cl_text_fail(err, errlen, "'%s': unexpected /%s after the peer id", Q(text),
+                            Q(part[6]));
     *out = a;
     return 0;
 }
@@ -206,7 +195,7 @@ int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size
                        size_t errlen)
 {
     if (text == NULL || out == NULL || n == NULL)
-        return s_fail(err, errlen, "no address list given");
+        return cl_text_fail(err, errlen, "no address list given");
     /* Count entries first so that one allocation suffices. */
     size_t count = 0;
     for (const char *p = text; *p != '\0';) {
@@ -219,7 +208,7 @@ int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size
             p++;
     }
     if (count > CL_ADDR_LIST_MAX)
-        return s_fail(err, errlen, "%zu addresses (at most %d)", count, CL_ADDR_LIST_MAX);
+        return cl_text_fail(err, errlen, "%zu addresses (at most %d)", count, CL_ADDR_LIST_MAX);
     if (count == 0) {
         *out = NULL;
         *n = 0;
@@ -227,7 +216,7 @@ int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size
     }
     cl_addr_t *list = calloc(count, sizeof *list);
     if (list == NULL)
-        return s_fail(err, errlen, "out of memory");
+        return cl_text_fail(err, errlen, "out of memory");
     size_t i = 0;
     char one[CL_ADDR_TEXT_MAX + 2];
     char why[512];
@@ -239,23 +228,23 @@ int cl_addr_parse_list(const char *text, bool require_key, cl_addr_t **out, size
             p++;
         size_t len = (size_t)(p - start);
         if (len > CL_ADDR_TEXT_MAX) {
-            s_fail(err, errlen, "address %zu is longer than %d characters", i + 1,
-                   CL_ADDR_TEXT_MAX);
+            cl_text_fail(err, errlen, "address %zu is longer than %d characters", i + 1,
+                         CL_ADDR_TEXT_MAX);
             goto err_list;
         }
         memcpy(one, start, len);
         one[len] = '\0';
         if (cl_addr_parse(one, &list[i], why, sizeof why) != 0) {
-            s_fail(err, errlen, "address %zu: %s", i + 1, why);
+            cl_text_fail(err, errlen, "address %zu: %s", i + 1, why);
             goto err_list;
         }
         if (require_key && !list[i].has_key) {
-            s_fail(err, errlen, "address %zu '%s' has no /p2p/<peer id>", i + 1, Q(one));
+            cl_text_fail(err, errlen, "address %zu '%s' has no /p2p/<peer id>", i + 1, Q(one));
             goto err_list;
         }
         if (require_key && list[i].port == 0) {
-            s_fail(err, errlen, "address %zu '%s' has port 0 (a peer's port is needed)", i + 1,
-                   Q(one));
+            cl_text_fail(err, errlen, "address %zu '%s' has port 0 (a peer's port is needed)",
+                         i + 1, Q(one));
             goto err_list;
         }
         i++;

@@ -146,51 +146,43 @@ static int p_run_id(const char *value, cl_config_t *cfg, char *why, size_t whyle
     return s_strdup(value, &cfg->run_id, why, whylen);
 }
 
-static int p_world_size(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+/* Parses an integer in [lo, hi] into *field (left alone on error). */
+static int s_int(const char *value, long lo, long hi, int *field, char *why, size_t whylen)
 {
     long v;
-    if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
+    if (cl_config_value_int(value, lo, hi, &v, why, whylen) != 0)
         return -1;
-    cfg->world_size = (int)v;
+    *field = (int)v;
+    return 0;
+}
+
+static int p_world_size(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (s_int(value, 1, CL_WORLD_MAX, &cfg->world_size, why, whylen) != 0)
+        return -1;
     cfg->world_size_set = true;
     return 0;
 }
 
 static int p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    long v;
     /* The bound against the world size is checked once both are known. */
-    if (cl_config_value_int(value, 0, CL_WORLD_MAX - 1, &v, why, whylen) != 0)
-        return -1;
-    cfg->rank = (int)v;
-    return 0;
+    return s_int(value, 0, CL_WORLD_MAX - 1, &cfg->rank, why, whylen);
 }
 
 static int p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    long v;
-    if (cl_config_value_int(value, 1, CL_STEP_MAX, &v, why, whylen) != 0)
-        return -1;
-    cfg->collectives_per_step = (int)v;
-    return 0;
+    return s_int(value, 1, CL_STEP_MAX, &cfg->collectives_per_step, why, whylen);
 }
 
 static int p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    long v;
-    if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
-        return -1;
-    cfg->min_group = (int)v;
-    return 0;
+    return s_int(value, 1, CL_WORLD_MAX, &cfg->min_group, why, whylen);
 }
 
 static int p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    long v;
-    if (cl_config_value_int(value, 1, CL_WORLD_MAX, &v, why, whylen) != 0)
-        return -1;
-    cfg->target_group = (int)v;
-    return 0;
+    return s_int(value, 1, CL_WORLD_MAX, &cfg->target_group, why, whylen);
 }
 
 static int p_matchmaking_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)

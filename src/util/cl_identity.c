@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,18 +49,6 @@ struct cl_identity {
     char secret_z85[CL_Z85_CHARS + 1]; /* wiped on destroy */
     char peer_id[CL_PEER_ID_MAX];
 };
-
-static int __attribute__((format(printf, 3, 4)))
-s_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Fills the derived fields (Z85 texts, peer id) from the two keys. */
 static int s_derive(cl_identity_t *self)
@@ -114,7 +101,7 @@ static int s_parse(cl_identity_t *self, char *text, char *why, size_t whylen)
             continue; /* metadata and unknown sections are informational */
         char *eq = strchr(p, '=');
         if (eq == NULL)
-            return s_fail(why, whylen, "line %d is not 'name = \"value\"'", lineno);
+            return cl_text_fail(why, whylen, "line %d is not 'name = \"value\"'", lineno);
         char *name_end = eq;
         while (name_end > p && (name_end[-1] == ' ' || name_end[-1] == '\t'))
             name_end--;
@@ -138,22 +125,22 @@ static int s_parse(cl_identity_t *self, char *text, char *why, size_t whylen)
             dest = self->secret_key;
             seen = &have_secret;
         } else {
-            return s_fail(why, whylen, "line %d: unknown curve field", lineno);
+            return cl_text_fail(why, whylen, "line %d: unknown curve field", lineno);
         }
         if (*seen)
-            return s_fail(why, whylen, "line %d: %s given twice", lineno, p);
+            return cl_text_fail(why, whylen, "line %d: %s given twice", lineno, p);
         if (!s_valid_z85(value) || zmq_z85_decode(dest, value) == NULL)
-            return s_fail(why, whylen, "line %d: %s is not 40 characters of Z85", lineno, p);
+            return cl_text_fail(why, whylen, "line %d: %s is not 40 characters of Z85", lineno, p);
         *seen = 1;
     }
     if (!have_public || !have_secret)
-        return s_fail(why, whylen, "no curve section with public-key and secret-key");
+        return cl_text_fail(why, whylen, "no curve section with public-key and secret-key");
     uint8_t derived[CL_KEY_BYTES];
     int match = crypto_scalarmult_base(derived, self->secret_key) == 0 &&
                 sodium_memcmp(derived, self->public_key, CL_KEY_BYTES) == 0;
     sodium_memzero(derived, sizeof derived);
     if (!match)
-        return s_fail(why, whylen, "public-key does not belong to secret-key");
+        return cl_text_fail(why, whylen, "public-key does not belong to secret-key");
     return 0;
 }
 
@@ -167,27 +154,29 @@ static int s_load(cl_identity_t *self, const char *path, char *err, size_t errle
     if (fd < 0) {
         if (errno == ENOENT)
             return 1;
-        return s_fail(err, errlen, "cannot open identity file '%s': %s", qpath, strerror(errno));
+        return cl_text_fail(err, errlen, "cannot open identity file '%s': %s", qpath,
+                            strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        s_fail(err, errlen, "cannot stat identity file '%s': %s", qpath, strerror(errno));
+        cl_text_fail(err, errlen, "cannot stat identity file '%s': %s", qpath, strerror(errno));
         goto err_close;
     }
     if (!S_ISREG(st.st_mode)) {
-        s_fail(err, errlen, "identity file '%s' is not a regular file", qpath);
+        cl_text_fail(err, errlen, "identity file '%s' is not a regular file", qpath);
         goto err_close;
     }
     if ((st.st_mode & 077) != 0) {
-        s_fail(err, errlen,
-               "identity file '%s' has mode %04o: group and others must have no access "
-               "(run: chmod 600 '%s')",
-               qpath, (unsigned)(st.st_mode & 07777), qpath);
+        cl_text_fail(err, errlen,
+                     "identity file '%s' has mode %04o: group and others must have no access "
+                     "(run: chmod 600 '%s')",
+                     qpath, (unsigned)(st.st_mode & 07777), qpath);
         goto err_close;
     }
     if (st.st_size > CL_IDENTITY_FILE_MAX) {
-        s_fail(err, errlen, "identity file '%s' is malformed: %lld bytes, too large for a key",
-               qpath, (long long)st.st_size);
+        cl_text_fail(err, errlen,
+                     "identity file '%s' is malformed: %lld bytes, too large for a key", qpath,
+                     (long long)st.st_size);
         goto err_close;
     }
     char text[CL_IDENTITY_FILE_MAX + 2];
@@ -197,25 +186,26 @@ static int s_load(cl_identity_t *self, const char *path, char *err, size_t errle
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            s_fail(err, errlen, "cannot read identity file '%s': %s", qpath, strerror(errno));
+            cl_text_fail(err, errlen, "cannot read identity file '%s': %s", qpath, strerror(errno));
             goto err_wipe;
         }
         if (n == 0)
             break;
         len += (size_t)n;
         if (len == sizeof text - 1) {
-            s_fail(err, errlen, "identity file '%s' is malformed: too large for a key", qpath);
+            cl_text_fail(err, errlen, "identity file '%s' is malformed: too large for a key",
+                         qpath);
             goto err_wipe;
         }
     }
     text[len] = '\0';
     char why[160];
     if (memchr(text, '\0', len) != NULL) {
-        s_fail(err, errlen, "identity file '%s' is malformed: it contains NUL bytes", qpath);
+        cl_text_fail(err, errlen, "identity file '%s' is malformed: it contains NUL bytes", qpath);
         goto err_wipe;
     }
     if (s_parse(self, text, why, sizeof why) != 0) {
-        s_fail(err, errlen, "identity file '%s' is malformed: %s", qpath, why);
+        cl_text_fail(err, errlen, "identity file '%s' is malformed: %s", qpath, why);
         goto err_wipe;
     }
     sodium_memzero(text, sizeof text);
@@ -277,24 +267,24 @@ static int s_save(const cl_identity_t *self, const char *path, char *err, size_t
                      self->peer_id, self->public_z85, self->secret_z85);
     if (n < 0 || (size_t)n >= sizeof text) {
         sodium_memzero(text, sizeof text);
-        return s_fail(err, errlen, "internal error formatting the identity file");
+        return cl_text_fail(err, errlen, "internal error formatting the identity file");
     }
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
     if (tmp == NULL) {
         sodium_memzero(text, sizeof text);
-        return s_fail(err, errlen, "out of memory");
+        return cl_text_fail(err, errlen, "out of memory");
     }
     memcpy(tmp, path, plen);
     strcpy(tmp + plen, ".tmp.XXXXXX");
     int rc = -1;
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        s_fail(err, errlen, "cannot create identity file '%s': %s", qpath, strerror(errno));
+        cl_text_fail(err, errlen, "cannot create identity file '%s': %s", qpath, strerror(errno));
         goto out;
     }
     if (fchmod(fd, 0600) != 0 || s_write_all(fd, text, (size_t)n) != 0 || fsync(fd) != 0) {
-        s_fail(err, errlen, "cannot write identity file '%s': %s", qpath, strerror(errno));
+        cl_text_fail(err, errlen, "cannot write identity file '%s': %s", qpath, strerror(errno));
         close(fd);
         unlink(tmp);
         goto out;
@@ -305,7 +295,7 @@ static int s_save(const cl_identity_t *self, const char *path, char *err, size_t
     } else if (errno == EEXIST) {
         rc = 1;
     } else {
-        s_fail(err, errlen, "cannot create identity file '%s': %s", qpath, strerror(errno));
+        cl_text_fail(err, errlen, "cannot create identity file '%s': %s", qpath, strerror(errno));
     }
     unlink(tmp);
     if (rc == 0)
@@ -319,23 +309,23 @@ out:
 cl_identity_t *cl_identity_new(const char *path, char *err, size_t errlen)
 {
     if (sodium_init() < 0) {
-        s_fail(err, errlen, "libsodium could not be initialized");
+        cl_text_fail(err, errlen, "libsodium could not be initialized");
         return NULL;
     }
     if (path != NULL && path[0] == '\0') {
-        s_fail(err, errlen, "empty identity file name");
+        cl_text_fail(err, errlen, "empty identity file name");
         return NULL;
     }
     cl_identity_t *self = calloc(1, sizeof *self);
     if (self == NULL) {
-        s_fail(err, errlen, "out of memory");
+        cl_text_fail(err, errlen, "out of memory");
         return NULL;
     }
     int rc = path != NULL ? s_load(self, path, err, errlen) : 1;
     if (rc == 1) {
         crypto_box_keypair(self->public_key, self->secret_key);
         if (s_derive(self) != 0) {
-            s_fail(err, errlen, "cannot encode the new key pair");
+            cl_text_fail(err, errlen, "cannot encode the new key pair");
             goto err_self;
         }
         if (path != NULL) {
@@ -343,7 +333,7 @@ cl_identity_t *cl_identity_new(const char *path, char *err, size_t errlen)
             if (rc == 1) /* created by another process meanwhile: use that one */
                 rc = s_load(self, path, err, errlen);
             if (rc == 1)
-                rc = s_fail(err, errlen, "identity file vanished while it was created");
+                rc = cl_text_fail(err, errlen, "identity file vanished while it was created");
             if (rc == 0)
                 cl_debug("created identity file %s", path);
         } else {
@@ -353,7 +343,7 @@ cl_identity_t *cl_identity_new(const char *path, char *err, size_t errlen)
     if (rc != 0)
         goto err_self;
     if (s_derive(self) != 0) {
-        s_fail(err, errlen, "cannot encode the key pair");
+        cl_text_fail(err, errlen, "cannot encode the key pair");
         goto err_self;
     }
     return self;

@@ -8,6 +8,7 @@
 */
 #include "util/cl_text.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,4 +65,15 @@ size_t cl_text_distance(const char *a, const char *b)
         memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
     }
     return prev[lb];
+}
+
+int cl_text_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
 }

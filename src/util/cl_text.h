@@ -18,4 +18,11 @@ char *cl_text_quote(const char *text, size_t max_chars, char *out, size_t len);
    or (size_t)-1 when either is longer than 128 bytes. */
 size_t cl_text_distance(const char *a, const char *b);
 
+/* Formats a message into err (errlen bytes, always NUL-terminated, cut
+   when longer) for a parser that reports why it refused its input.  Does
+   not write when err is NULL or errlen is 0.  Returns -1, so that a parser
+   can write `return cl_text_fail(err, errlen, ...);`. */
+int cl_text_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

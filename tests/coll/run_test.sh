@@ -17,6 +17,8 @@
 # Output of each run is kept in LOGDIR/<mode>.out and .err.
 set -u
 
+. "$(dirname "${BASH_SOURCE[0]}")/../stack_watch.sh"
+
 mode='' np='' tmo='' expect='pass' collab_run='' mpiexec='' logdir=''
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -100,33 +102,6 @@ run_one() {
     wait "$pid"
     status=$?
     echo "run_test.sh: [$m] exit status $status after $((SECONDS - t0)) s"
-}
-
-# stack_watch PID SECONDS FILE: if PID still runs after SECONDS, writes the
-# stacks of every process below it to FILE (checking once a second, so it
-# ends with PID).
-stack_watch() {
-    local pid=$1 after=$2 file=$3 i p
-    exec >/dev/null 2>&1
-    for ((i = 0; i < after; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 1
-    done
-    for p in $(descendants "$pid"); do
-        case "$(cat /proc/"$p"/comm 2>/dev/null)" in timeout | collab-run) continue ;; esac
-        {
-            echo "===== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
-            timeout 20 gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1 | grep -E '^(#|Thread)'
-        } >>"$file"
-    done
-}
-
-descendants() {
-    local c
-    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
-        echo "$c"
-        descendants "$c"
-    done
 }
 
 # Judges one run against EXPECT; prints why it failed.

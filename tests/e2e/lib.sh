@@ -12,6 +12,8 @@
 
 set -u
 
+. "$(dirname "${BASH_SOURCE[0]}")/../stack_watch.sh"
+
 E2E_NAME=${E2E_NAME:-$(basename "$0" .sh)}
 E2E_LOG="${E2E_OUT:?E2E_OUT is not set}/$E2E_NAME"
 mkdir -p "$E2E_LOG" || exit 1
@@ -84,33 +86,6 @@ run_logged() {
     status=$?
     elapsed=$((SECONDS - t0))
     say "[$name] exit status $status after $elapsed s"
-}
-
-# stack_watch PID SECONDS FILE: if PID still runs after SECONDS, writes the
-# stacks of every process below it to FILE (checking once a second, so it
-# ends with PID).
-stack_watch() {
-    local pid=$1 after=$2 file=$3 i p
-    exec >/dev/null 2>&1
-    for ((i = 0; i < after; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 1
-    done
-    for p in $(descendants "$pid"); do
-        case "$(cat /proc/"$p"/comm 2>/dev/null)" in timeout | collab-run) continue ;; esac
-        {
-            echo "===== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
-            timeout 20 gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1 | grep -E '^(#|Thread)'
-        } >>"$file"
-    done
-}
-
-descendants() {
-    local c
-    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
-        echo "$c"
-        descendants "$c"
-    done
 }
 
 # collab NAME TIMEOUT [collab-run options...] -- program args...

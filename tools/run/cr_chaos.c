@@ -6,29 +6,16 @@
     regexec on each line of the watched peer.
 */
 #include "cr_chaos.h"
+#include "cr_output.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CR_MAX_SECONDS 1.0e7 /* about 115 days: anything larger is a typo */
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int cr_parse_seconds(const char *text, double *out)
 {
@@ -86,27 +73,27 @@ static int parse_target(const char *s, size_t len, int world, cr_target_t *out, 
         len--;
     }
     if (len == 0 || len > 9) {
-        set_err(err, errlen, "--chaos '%s': expected a rank or +K, got '%.*s'", spec,
-                (int)(len > 40 ? 40 : len), s);
+        cr_set_err(err, errlen, "--chaos '%s': expected a rank or +K, got '%.*s'", spec,
+                   (int)(len > 40 ? 40 : len), s);
         return -1;
     }
     long v = 0;
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9') {
-            set_err(err, errlen, "--chaos '%s': expected a rank or +K, got '%s%.*s'", spec,
-                    started ? "+" : "", (int)(len > 40 ? 40 : len), s);
+            cr_set_err(err, errlen, "--chaos '%s': expected a rank or +K, got '%s%.*s'", spec,
+                       started ? "+" : "", (int)(len > 40 ? 40 : len), s);
             return -1;
         }
         v = v * 10 + (s[i] - '0');
     }
     if (started) {
         if (v < 1) {
-            set_err(err, errlen, "--chaos '%s': started peers are numbered from +1", spec);
+            cr_set_err(err, errlen, "--chaos '%s': started peers are numbered from +1", spec);
             return -1;
         }
     } else if (v >= world) {
-        set_err(err, errlen, "--chaos '%s': rank %ld is out of range (0..%d with -n %d)", spec, v,
-                world - 1, world);
+        cr_set_err(err, errlen, "--chaos '%s': rank %ld is out of range (0..%d with -n %d)", spec,
+                   v, world - 1, world);
         return -1;
     }
     out->started = started;
@@ -121,19 +108,19 @@ static int parse_when(cr_chaos_t *c, const char *when, int world, char *err, siz
         const char *t = when + 5;
         const char *colon = strchr(t, ':');
         if (colon == NULL) {
-            set_err(err, errlen, "--chaos '%s': expected line:RANK:REGEX", c->spec);
+            cr_set_err(err, errlen, "--chaos '%s': expected line:RANK:REGEX", c->spec);
             return -1;
         }
         if (parse_target(t, (size_t)(colon - t), world, &c->line_target, err, errlen, c->spec) != 0)
             return -1;
         const char *re = colon + 1;
         if (re[0] == '\0') {
-            set_err(err, errlen, "--chaos '%s': the regular expression is empty", c->spec);
+            cr_set_err(err, errlen, "--chaos '%s': the regular expression is empty", c->spec);
             return -1;
         }
         c->pattern = strdup(re);
         if (c->pattern == NULL) {
-            set_err(err, errlen, "out of memory");
+            cr_set_err(err, errlen, "out of memory");
             return -1;
         }
         int rc = regcomp(&c->regex, re, REG_EXTENDED | REG_NOSUB);
@@ -143,17 +130,18 @@ static int parse_when(cr_chaos_t *c, const char *when, int world, char *err, siz
             regfree(&c->regex);
             free(c->pattern);
             c->pattern = NULL;
-            set_err(err, errlen, "--chaos '%s': bad regular expression '%s': %s", c->spec, re, why);
+            cr_set_err(err, errlen, "--chaos '%s': bad regular expression '%s': %s", c->spec, re,
+                       why);
             return -1;
         }
         c->on_line = true;
         return 0;
     }
     if (cr_parse_seconds(when, &c->at_seconds) != 0) {
-        set_err(err, errlen,
-                "--chaos '%s': expected a time such as 5s, 2.5s or 500ms, or line:RANK:REGEX, "
-                "got '%s'",
-                c->spec, when);
+        cr_set_err(err, errlen,
+                   "--chaos '%s': expected a time such as 5s, 2.5s or 500ms, or line:RANK:REGEX, "
+                   "got '%s'",
+                   c->spec, when);
         return -1;
     }
     c->on_line = false;
@@ -163,12 +151,12 @@ static int parse_when(cr_chaos_t *c, const char *when, int world, char *err, siz
 cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
 {
     if (spec == NULL || spec[0] == '\0') {
-        set_err(err, errlen, "--chaos: empty spec");
+        cr_set_err(err, errlen, "--chaos: empty spec");
         return NULL;
     }
     cr_chaos_t *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        set_err(err, errlen, "out of memory");
+        cr_set_err(err, errlen, "out of memory");
         return NULL;
     }
     c->spec = strdup(spec);
@@ -176,7 +164,7 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
     if (c->spec == NULL || work == NULL) {
         free(work);
         cr_chaos_destroy(&c);
-        set_err(err, errlen, "out of memory");
+        cr_set_err(err, errlen, "out of memory");
         return NULL;
     }
     c->target.n = -1;
@@ -184,7 +172,7 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
     /* ACTION[:TARGET]@WHEN; the first '@' ends the head (a regex may hold '@'). */
     char *at = strchr(work, '@');
     if (at == NULL) {
-        set_err(err, errlen, "--chaos '%s': expected ACTION:RANK@WHEN (missing '@')", spec);
+        cr_set_err(err, errlen, "--chaos '%s': expected ACTION:RANK@WHEN (missing '@')", spec);
         goto fail;
     }
     *at = '\0';
@@ -198,14 +186,15 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
     else if (alen == 5 && strncmp(head, "start", 5) == 0)
         c->action = CR_CHAOS_START;
     else {
-        set_err(err, errlen, "--chaos '%s': unknown action '%.*s' (expected kill, stop or start)",
-                spec, (int)(alen > 40 ? 40 : alen), head);
+        cr_set_err(err, errlen,
+                   "--chaos '%s': unknown action '%.*s' (expected kill, stop or start)", spec,
+                   (int)(alen > 40 ? 40 : alen), head);
         goto fail;
     }
     if (c->action == CR_CHAOS_START) {
         if (colon != NULL) {
             if (colon[1] == '+') {
-                set_err(err, errlen, "--chaos '%s': start takes a rank, not +K", spec);
+                cr_set_err(err, errlen, "--chaos '%s': start takes a rank, not +K", spec);
                 goto fail;
             }
             if (parse_target(colon + 1, strlen(colon + 1), world, &c->target, err, errlen, spec) !=
@@ -214,8 +203,8 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
         }
     } else {
         if (colon == NULL) {
-            set_err(err, errlen, "--chaos '%s': %s needs a target (%s:RANK@WHEN)", spec, head,
-                    head);
+            cr_set_err(err, errlen, "--chaos '%s': %s needs a target (%s:RANK@WHEN)", spec, head,
+                       head);
             goto fail;
         }
         if (parse_target(colon + 1, strlen(colon + 1), world, &c->target, err, errlen, spec) != 0)
@@ -226,12 +215,12 @@ cr_chaos_t *cr_chaos_new(const char *spec, int world, char *err, size_t errlen)
         /* The duration follows the last '+' (a regex may hold '+' too). */
         char *plus = strrchr(when, '+');
         if (plus == NULL || cr_parse_seconds(plus + 1, &c->stop_seconds) != 0) {
-            set_err(err, errlen, "--chaos '%s': stop needs a duration: stop:RANK@WHEN+SECONDS",
-                    spec);
+            cr_set_err(err, errlen, "--chaos '%s': stop needs a duration: stop:RANK@WHEN+SECONDS",
+                       spec);
             goto fail;
         }
         if (c->stop_seconds <= 0.0) {
-            set_err(err, errlen, "--chaos '%s': the stop duration must be positive", spec);
+            cr_set_err(err, errlen, "--chaos '%s': the stop duration must be positive", spec);
             goto fail;
         }
         *plus = '\0';
@@ -270,9 +259,9 @@ int cr_chaos_check_list(cr_chaos_t *const *list, size_t n, char *err, size_t err
         const cr_target_t *ts[2] = {&c->target, c->on_line ? &c->line_target : NULL};
         for (int k = 0; k < 2; k++) {
             if (ts[k] != NULL && ts[k]->started && ts[k]->n > starts) {
-                set_err(err, errlen,
-                        "--chaos '%s': peer +%d is never started (%d start fault%s given)", c->spec,
-                        ts[k]->n, starts, starts == 1 ? "" : "s");
+                cr_set_err(err, errlen,
+                           "--chaos '%s': peer +%d is never started (%d start fault%s given)",
+                           c->spec, ts[k]->n, starts, starts == 1 ? "" : "s");
                 return -1;
             }
         }

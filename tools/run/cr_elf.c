@@ -9,11 +9,11 @@
     segments, and every DT_NEEDED entry is an offset into that table.
 */
 #include "cr_elf.h"
+#include "cr_output.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,19 +40,6 @@ typedef struct {
 typedef struct {
     uint64_t offset, vaddr, filesz;
 } elf_load_t;
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 const char *cr_abi_name(cr_abi_t abi)
 {
@@ -138,17 +125,17 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
     if (src_read(&s, 0, 16, ident) != 0 || memcmp(ident, "\177ELF", 4) != 0) {
         unsigned char two[2];
         if (src_read(&s, 0, 2, two) == 0 && two[0] == '#' && two[1] == '!')
-            set_err(err, errlen, "it is a script, not an ELF program");
+            cr_set_err(err, errlen, "it is a script, not an ELF program");
         else
-            set_err(err, errlen, "it is not an ELF program");
+            cr_set_err(err, errlen, "it is not an ELF program");
         return -1;
     }
     if (ident[4] != 1 && ident[4] != 2) {
-        set_err(err, errlen, "unknown ELF class %u", ident[4]);
+        cr_set_err(err, errlen, "unknown ELF class %u", ident[4]);
         return -1;
     }
     if (ident[5] != 1 && ident[5] != 2) {
-        set_err(err, errlen, "unknown ELF byte order %u", ident[5]);
+        cr_set_err(err, errlen, "unknown ELF byte order %u", ident[5]);
         return -1;
     }
     s.is64 = ident[4] == 2;
@@ -158,7 +145,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
     unsigned char eh[64];
     size_t ehsize = s.is64 ? 64 : 52;
     if (src_read(&s, 0, ehsize, eh) != 0) {
-        set_err(err, errlen, "truncated ELF header");
+        cr_set_err(err, errlen, "truncated ELF header");
         return -1;
     }
     uint64_t phoff = get_u(&s, eh + (s.is64 ? 0x20 : 0x1c), w);
@@ -166,17 +153,17 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
     uint64_t phnum = get_u(&s, eh + (s.is64 ? 0x38 : 0x2c), 2);
     size_t min_phent = s.is64 ? 56 : 32;
     if (phnum == 0) {
-        set_err(err, errlen, "no program headers (not an executable)");
+        cr_set_err(err, errlen, "no program headers (not an executable)");
         return -1;
     }
     if (phnum > CR_ELF_MAX_PHDRS || phentsize < min_phent || phentsize > 1024) {
-        set_err(err, errlen, "malformed program header table");
+        cr_set_err(err, errlen, "malformed program header table");
         return -1;
     }
 
     elf_load_t *loads = calloc(phnum, sizeof *loads);
     if (loads == NULL) {
-        set_err(err, errlen, "out of memory");
+        cr_set_err(err, errlen, "out of memory");
         return -1;
     }
     size_t nloads = 0;
@@ -187,7 +174,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
         if (phoff > UINT64_MAX - i * phentsize ||
             src_read(&s, phoff + i * phentsize, min_phent, ph) != 0) {
             free(loads);
-            set_err(err, errlen, "truncated program header table");
+            cr_set_err(err, errlen, "truncated program header table");
             return -1;
         }
         uint64_t type = get_u(&s, ph, 4);
@@ -214,7 +201,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
     }
     if (!have_dyn) {
         free(loads);
-        set_err(err, errlen, "it is statically linked");
+        cr_set_err(err, errlen, "it is statically linked");
         return -1;
     }
 
@@ -228,7 +215,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
     size_t nneeded = 0;
     if (needed == NULL) {
         free(loads);
-        set_err(err, errlen, "out of memory");
+        cr_set_err(err, errlen, "out of memory");
         return -1;
     }
     for (uint64_t i = 0; i < ndyn; i++) {
@@ -236,7 +223,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
         if (dyn_off > UINT64_MAX - i * dent || src_read(&s, dyn_off + i * dent, dent, d) != 0) {
             free(loads);
             free(needed);
-            set_err(err, errlen, "truncated dynamic section");
+            cr_set_err(err, errlen, "truncated dynamic section");
             return -1;
         }
         uint64_t tag = get_u(&s, d, w);
@@ -257,7 +244,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
         if (!have_strtab) {
             free(loads);
             free(needed);
-            set_err(err, errlen, "dynamic section has no string table");
+            cr_set_err(err, errlen, "dynamic section has no string table");
             return -1;
         }
         /* Map the string table's address to a file offset. */
@@ -276,7 +263,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
         if (!mapped) {
             free(loads);
             free(needed);
-            set_err(err, errlen, "string table outside the loaded segments");
+            cr_set_err(err, errlen, "string table outside the loaded segments");
             return -1;
         }
         if (strsz > 0 && str_off + strsz > str_off && str_off + strsz < str_end)
@@ -285,7 +272,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
         if (names == NULL) {
             free(loads);
             free(needed);
-            set_err(err, errlen, "out of memory");
+            cr_set_err(err, errlen, "out of memory");
             return -1;
         }
         for (size_t i = 0; i < nneeded; i++) {
@@ -296,7 +283,7 @@ static int parse(const elf_src_t *in, char ***names_p, size_t *count, char *err,
                 cr_elf_free_names(names, i);
                 free(loads);
                 free(needed);
-                set_err(err, errlen, "malformed DT_NEEDED entry");
+                cr_set_err(err, errlen, "malformed DT_NEEDED entry");
                 return -1;
             }
             names[i] = n;
@@ -322,13 +309,13 @@ int cr_elf_needed(const char *path, char ***names_p, size_t *count, char *err, s
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        set_err(err, errlen, "cannot open it: %s", strerror(errno));
+        cr_set_err(err, errlen, "cannot open it: %s", strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        set_err(err, errlen, "it is not a regular file");
+        cr_set_err(err, errlen, "it is not a regular file");
         return -1;
     }
     elf_src_t s = {.mem = NULL, .fd = fd, .size = (uint64_t)st.st_size};
@@ -343,7 +330,7 @@ cr_abi_t cr_detect_abi(const char *path, char *err, size_t errlen)
     size_t n = 0;
     char why[256];
     if (cr_elf_needed(path, &names, &n, why, sizeof why) != 0) {
-        set_err(err, errlen, "%s", why);
+        cr_set_err(err, errlen, "%s", why);
         return CR_ABI_UNKNOWN;
     }
     int mpich = 0, ompi = 0;
@@ -355,14 +342,15 @@ cr_abi_t cr_detect_abi(const char *path, char *err, size_t errlen)
     }
     cr_elf_free_names(names, n);
     if (mpich && ompi) {
-        set_err(err, errlen, "it links both MPICH (libmpi.so.12) and Open MPI (libmpi.so.40)");
+        cr_set_err(err, errlen, "it links both MPICH (libmpi.so.12) and Open MPI (libmpi.so.40)");
         return CR_ABI_UNKNOWN;
     }
     if (mpich)
         return CR_ABI_MPICH;
     if (ompi)
         return CR_ABI_OMPI;
-    set_err(err, errlen, "it does not link libmpich.so.12, libmpi.so.12 or libmpi.so.40 directly");
+    cr_set_err(err, errlen,
+               "it does not link libmpich.so.12, libmpi.so.12 or libmpi.so.40 directly");
     return CR_ABI_UNKNOWN;
 }
 
@@ -389,7 +377,7 @@ static int make_absolute(const char *path, char *out, size_t outlen, char *err, 
 {
     if (path[0] == '/') {
         if (strlen(path) >= outlen) {
-            set_err(err, errlen, "%s: path too long", path);
+            cr_set_err(err, errlen, "%s: path too long", path);
             return -1;
         }
         strcpy(out, path);
@@ -397,14 +385,14 @@ static int make_absolute(const char *path, char *out, size_t outlen, char *err, 
     }
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd) == NULL) {
-        set_err(err, errlen, "cannot read the current directory: %s", strerror(errno));
+        cr_set_err(err, errlen, "cannot read the current directory: %s", strerror(errno));
         return -1;
     }
     const char *p = path;
     while (p[0] == '.' && p[1] == '/')
         p += 2;
     if ((size_t)snprintf(out, outlen, "%s/%s", cwd, p) >= outlen) {
-        set_err(err, errlen, "%s: path too long", path);
+        cr_set_err(err, errlen, "%s: path too long", path);
         return -1;
     }
     return 0;
@@ -413,13 +401,13 @@ static int make_absolute(const char *path, char *out, size_t outlen, char *err, 
 int cr_resolve_program(const char *prog, char *out, size_t outlen, char *err, size_t errlen)
 {
     if (prog == NULL || prog[0] == '\0') {
-        set_err(err, errlen, "empty program name");
+        cr_set_err(err, errlen, "empty program name");
         return -1;
     }
     int why = ENOENT;
     if (strchr(prog, '/') != NULL) {
         if (!usable(prog, &why)) {
-            set_err(err, errlen, "%s: %s", prog, strerror(why));
+            cr_set_err(err, errlen, "%s: %s", prog, strerror(why));
             return -1;
         }
         return make_absolute(prog, out, outlen, err, errlen);
@@ -448,7 +436,7 @@ int cr_resolve_program(const char *prog, char *out, size_t outlen, char *err, si
             break;
         p = end + 1;
     }
-    set_err(err, errlen, "%s: %s", prog,
-            saw_eacces ? "found in PATH but not executable" : "command not found in PATH");
+    cr_set_err(err, errlen, "%s: %s", prog,
+               saw_eacces ? "found in PATH but not executable" : "command not found in PATH");
     return -1;
 }

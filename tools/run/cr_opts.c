@@ -6,27 +6,14 @@
     because their rank ranges depend on it.
 */
 #include "cr_opts.h"
+#include "cr_output.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CR_STR2(x) #x
 #define CR_STR(x) CR_STR2(x)
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 const char *cr_opts_usage(void)
 {
@@ -122,7 +109,7 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
     const char **specs = calloc((size_t)(argc > 0 ? argc : 1), sizeof *specs);
     size_t nspecs = 0;
     if (specs == NULL) {
-        set_err(err, errlen, "out of memory");
+        cr_set_err(err, errlen, "out of memory");
         return -1;
     }
     int n_seen = 0;
@@ -155,7 +142,7 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
         if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
             strcmp(a, "--n") == 0) {
             if (i + 1 >= argc) {
-                set_err(err, errlen, "%s needs a number of peers", a);
+                cr_set_err(err, errlen, "%s needs a number of peers", a);
                 goto fail;
             }
             val = argv[++i];
@@ -166,8 +153,8 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
         }
         if (val != NULL) {
             if (parse_count(val, &o->n) != 0 || o->n < 1 || o->n > CR_MAX_PEERS) {
-                set_err(err, errlen, "-n '%s': expected a number of peers from 1 to %d", val,
-                        CR_MAX_PEERS);
+                cr_set_err(err, errlen, "-n '%s': expected a number of peers from 1 to %d", val,
+                           CR_MAX_PEERS);
                 goto fail;
             }
             n_seen = 1;
@@ -175,7 +162,7 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
         }
         if ((r = take_value(argc, argv, &i, "--abi", &val)) != 0) {
             if (r < 0) {
-                set_err(err, errlen, "--abi needs a value: mpich or ompi");
+                cr_set_err(err, errlen, "--abi needs a value: mpich or ompi");
                 goto fail;
             }
             if (strcmp(val, "mpich") == 0)
@@ -183,14 +170,14 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
             else if (strcmp(val, "ompi") == 0 || strcmp(val, "openmpi") == 0)
                 o->abi = CR_ABI_OMPI;
             else {
-                set_err(err, errlen, "--abi '%s': expected mpich or ompi", val);
+                cr_set_err(err, errlen, "--abi '%s': expected mpich or ompi", val);
                 goto fail;
             }
             continue;
         }
         if ((r = take_value(argc, argv, &i, "--mode", &val)) != 0) {
             if (r < 0) {
-                set_err(err, errlen, "--mode needs a value: preload or replace");
+                cr_set_err(err, errlen, "--mode needs a value: preload or replace");
                 goto fail;
             }
             if (strcmp(val, "preload") == 0)
@@ -198,14 +185,14 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
             else if (strcmp(val, "replace") == 0)
                 o->mode = CR_MODE_REPLACE;
             else {
-                set_err(err, errlen, "--mode '%s': expected preload or replace", val);
+                cr_set_err(err, errlen, "--mode '%s': expected preload or replace", val);
                 goto fail;
             }
             continue;
         }
         if ((r = take_value(argc, argv, &i, "--bind", &val)) != 0) {
             if (r < 0) {
-                set_err(err, errlen, "--bind needs a value: spread or none");
+                cr_set_err(err, errlen, "--bind needs a value: spread or none");
                 goto fail;
             }
             if (strcmp(val, "spread") == 0)
@@ -213,27 +200,27 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
             else if (strcmp(val, "none") == 0)
                 o->bind = false;
             else {
-                set_err(err, errlen, "--bind '%s': expected spread or none", val);
+                cr_set_err(err, errlen, "--bind '%s': expected spread or none", val);
                 goto fail;
             }
             continue;
         }
         if ((r = take_value(argc, argv, &i, "--timeout", &val)) != 0) {
             if (r < 0) {
-                set_err(err, errlen, "--timeout needs a number of seconds");
+                cr_set_err(err, errlen, "--timeout needs a number of seconds");
                 goto fail;
             }
             if (cr_parse_seconds(val, &o->timeout) != 0 || o->timeout <= 0.0) {
-                set_err(err, errlen,
-                        "--timeout '%s': expected a positive number of seconds (e.g. 30, 2.5s)",
-                        val);
+                cr_set_err(err, errlen,
+                           "--timeout '%s': expected a positive number of seconds (e.g. 30, 2.5s)",
+                           val);
                 goto fail;
             }
             continue;
         }
         if ((r = take_value(argc, argv, &i, "--libdir", &val)) != 0) {
             if (r < 0 || val[0] == '\0') {
-                set_err(err, errlen, "--libdir needs a folder");
+                cr_set_err(err, errlen, "--libdir needs a folder");
                 goto fail;
             }
             o->libdir = val;
@@ -241,21 +228,21 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
         }
         if ((r = take_value(argc, argv, &i, "--chaos", &val)) != 0) {
             if (r < 0) {
-                set_err(err, errlen, "--chaos needs a spec such as kill:1@5s");
+                cr_set_err(err, errlen, "--chaos needs a spec such as kill:1@5s");
                 goto fail;
             }
             specs[nspecs++] = val;
             continue;
         }
-        set_err(err, errlen, "unknown option '%s'", a);
+        cr_set_err(err, errlen, "unknown option '%s'", a);
         goto fail;
     }
     if (!n_seen) {
-        set_err(err, errlen, "the number of peers is required (-n N)");
+        cr_set_err(err, errlen, "the number of peers is required (-n N)");
         goto fail;
     }
     if (i >= argc) {
-        set_err(err, errlen, "no program given");
+        cr_set_err(err, errlen, "no program given");
         goto fail;
     }
     o->argv = argv + i;
@@ -263,7 +250,7 @@ int cr_opts_parse(int argc, char **argv, cr_opts_t *o, char *err, size_t errlen)
     if (nspecs > 0) {
         o->chaos = calloc(nspecs, sizeof *o->chaos);
         if (o->chaos == NULL) {
-            set_err(err, errlen, "out of memory");
+            cr_set_err(err, errlen, "out of memory");
             goto fail;
         }
         for (size_t k = 0; k < nspecs; k++) {

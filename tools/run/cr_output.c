@@ -164,3 +164,13 @@ void cr_stream_close(cr_stream_t *s, cr_line_fn *fn, void *ctx)
     free(s->buf);
     s->buf = NULL;
 }
+
+void cr_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}

@@ -5,6 +5,7 @@
     (prefixed with "[rank] " under --tag-output), so lines of different
     peers never mix; every line is also handed to a callback (chaos line
     triggers).  A line longer than CR_LINE_MAX is forwarded in pieces.
+    The helpers that word collab-run's own messages live here too.
 */
 #ifndef CR_OUTPUT_H_INCLUDED
 #define CR_OUTPUT_H_INCLUDED
@@ -47,5 +48,11 @@ void cr_write_all(int fd, const char *buf, size_t len);
 
 /* Writes "collab-run: <message>\n" to stderr in one write. */
 void cr_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Formats a message into err (errlen bytes, always NUL-terminated,
+   truncated when longer) for the parsers that report why they failed.
+   Does nothing when err is NULL or errlen is 0. */
+void cr_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -8,6 +8,7 @@
     remembered for the whole run (peers started later by chaos faults).
 */
 #include "cr_swarm.h"
+#include "cr_output.h"
 
 #include "util/cl_identity.h"
 
@@ -16,7 +17,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,19 +39,6 @@ struct cr_swarm {
     int eph_lo, eph_hi; /* kernel ephemeral port range */
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static void read_ephemeral_range(cr_swarm_t *self)
 {
     self->eph_lo = 32768; /* Linux defaults */
@@ -71,7 +58,7 @@ cr_swarm_t *cr_swarm_new(char *err, size_t errlen)
 {
     cr_swarm_t *self = calloc(1, sizeof *self);
     if (self == NULL) {
-        set_err(err, errlen, "out of memory");
+        cr_set_err(err, errlen, "out of memory");
         return NULL;
     }
     const char *tmp = getenv("TMPDIR");
@@ -79,17 +66,17 @@ cr_swarm_t *cr_swarm_new(char *err, size_t errlen)
         tmp = "/tmp";
     if ((size_t)snprintf(self->dir, sizeof self->dir, "%s/collab-run.XXXXXX", tmp) >=
         sizeof self->dir) {
-        set_err(err, errlen, "TMPDIR is too long");
+        cr_set_err(err, errlen, "TMPDIR is too long");
         free(self);
         return NULL;
     }
     if (mkdtemp(self->dir) == NULL) {
-        set_err(err, errlen, "cannot create a private folder in %s: %s", tmp, strerror(errno));
+        cr_set_err(err, errlen, "cannot create a private folder in %s: %s", tmp, strerror(errno));
         free(self);
         return NULL;
     }
     if (chmod(self->dir, 0700) != 0) { /* mkdtemp already does; be explicit */
-        set_err(err, errlen, "chmod %s: %s", self->dir, strerror(errno));
+        cr_set_err(err, errlen, "chmod %s: %s", self->dir, strerror(errno));
         rmdir(self->dir);
         free(self);
         return NULL;
@@ -139,19 +126,19 @@ int cr_swarm_identity(cr_swarm_t *self, int slot, char *path, size_t pathlen, ch
                       size_t idlen, char *err, size_t errlen)
 {
     if ((size_t)snprintf(path, pathlen, "%s/peer-%d.key", self->dir, slot) >= pathlen) {
-        set_err(err, errlen, "key file path too long");
+        cr_set_err(err, errlen, "key file path too long");
         return -1;
     }
     char why[256] = "";
     cl_identity_t *id = cl_identity_new(path, why, sizeof why);
     if (id == NULL) {
-        set_err(err, errlen, "cannot create the identity %s: %s", path, why);
+        cr_set_err(err, errlen, "cannot create the identity %s: %s", path, why);
         return -1;
     }
     const char *pid = cl_identity_peer_id(id);
     if (pid == NULL || strlen(pid) >= idlen) {
         cl_identity_destroy(&id);
-        set_err(err, errlen, "identity %s has no usable peer id", path);
+        cr_set_err(err, errlen, "identity %s has no usable peer id", path);
         return -1;
     }
     strcpy(peer_id, pid);
@@ -212,6 +199,20 @@ static int remember(cr_swarm_t *self, int fd, int port)
     return 0;
 }
 
+/* Keeps fd (bound to port bound) open until the run ends and hands the
+   port out through *port.  Returns 0, or -1 (fd closed) when out of
+   memory. */
+static int hand_out(cr_swarm_t *self, int fd, int bound, int *port, char *err, size_t errlen)
+{
+    if (remember(self, fd, bound) != 0) {
+        close(fd);
+        cr_set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    *port = bound;
+    return 0;
+}
+
 int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
 {
     /* Candidates: [CR_PORT_LOW, 65535] without the ephemeral range. */
@@ -231,13 +232,7 @@ int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
         int fd = try_bind(cand, &bound);
         if (fd < 0)
             continue;
-        if (remember(self, fd, bound) != 0) {
-            close(fd);
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        *port = bound;
-        return 0;
+        return hand_out(self, fd, bound, port, err, errlen);
     }
     /* Crowded machine: let the kernel choose. */
     for (int t = 0; t < 16; t++) {
@@ -249,14 +244,8 @@ int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
             close(fd);
             continue;
         }
-        if (remember(self, fd, bound) != 0) {
-            close(fd);
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        *port = bound;
-        return 0;
+        return hand_out(self, fd, bound, port, err, errlen);
     }
-    set_err(err, errlen, "cannot find a free TCP port on 127.0.0.1: %s", strerror(errno));
+    cr_set_err(err, errlen, "cannot find a free TCP port on 127.0.0.1: %s", strerror(errno));
     return -1;
 }

@@ -1,4 +1,5 @@
-/*  cl_text_test.c - selftest of cl_text: quoting for messages, edit distance. */
+/*  cl_text_test.c - selftest of cl_text: quoting for messages, edit distance,
+    error messages of parsers. */
 #include "util/cl_selftest.h"
 #include "util/cl_text.h"
 
@@ -30,5 +31,14 @@ int main(void)
     memset(big, 'a', sizeof big - 1);
     big[sizeof big - 1] = '\0';
     CL_CHECK(cl_text_distance(big, "a") == (size_t)-1);
+
+    char err[8] = "unset";
+    CL_CHECK(cl_text_fail(err, sizeof err, "bad %s", "x") == -1);
+    CL_CHECK_STREQ(err, "bad x");
+    CL_CHECK(cl_text_fail(err, sizeof err, "%s", "much too long") == -1);
+    CL_CHECK_STREQ(err, "much to");
+    CL_CHECK(cl_text_fail(err, 0, "ignored") == -1);
+    CL_CHECK_STREQ(err, "much to");
+    CL_CHECK(cl_text_fail(NULL, 16, "ignored") == -1);
     return cl_selftest_end("cl_text_test");
 }

@@ -1,0 +1,483 @@
+/*  test_elastic.c - admission at step boundaries and state sync, with real
+    processes over loopback (docs/elastic.md, docs/state-sync.md).
+
+    Usage: test_elastic <scenario>.  The parent prepares identities and
+    ports as collab-run would, forks the peers (calling the collab_* API
+    directly), fails them for real (SIGSTOP/SIGCONT) and compares what each
+    peer wrote to its result file.
+
+    The program every peer runs has start-up collectives of every sort:
+    a broadcast of the parameters (5000 floats from rank 0) and of a 3 MiB
+    table (updated in place while training; served in stripes), an allreduce
+    of a seed, a barrier, an allgatherv, a broadcast of a scratch buffer
+    that each veteran then overwrites with its own rank (so the peers'
+    copies differ), a broadcast of the step counter, and a scatterv.  Then
+    it trains: per step one allreduce of a gradient computed from the
+    parameters and the rank, and one allreduce of a counter.
+
+    Scenarios:
+      join_marks   3 veterans in a world of 4; the program calls
+                   collab_step() at the top of each step; a 4th peer joins
+                   at ~1.5 s.  Its start-up results equal the veterans'
+                   (seed, allgatherv with the absent slot zero-filled), its
+                   scratch buffer keeps its own value (the veterans' copies
+                   differ, so it is dropped), its scatterv slot is
+                   zero-filled, it starts at the swarm's step (not 0) and
+                   every peer ends with bitwise equal parameters.
+      join_config  the same without collab_step(), with
+                   COLLAB_COLLECTIVES_PER_STEP=2.
+      join_learned the same, the steps learned from the stream.
+      straggler    3 peers; rank 2 stops itself (SIGSTOP) at step 15 for
+                   6 s (COLLAB_TIMEOUT 2 s): the others go on, and once it
+                   runs again it is re-admitted and ends bitwise equal.
+      diverge      3 peers; rank 1 changes its own parameters at step 30;
+                   the state check at step 64 finds it and resyncs it, so
+                   every peer still ends bitwise equal.
+*/
+#include "mpi_collab.h"
+#include "util/cl_identity.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXP 4
+#define NPARAM 5000
+#define SCRATCH 64
+#define NTABLE (3 * 1024 * 1024 / 4) /* a 3 MiB table: striped over the donors */
+
+static char s_dir[256];
+static char s_addr[MAXP][256];
+static int s_port[MAXP];
+static const char *s_scenario;
+static const collab_op_t SUM = {COLLAB_OP_SUM, NULL, NULL, 1};
+
+/* ---------------------------------------------------------------------- */
+/* Parent: set-up. */
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        perror("free_port");
+        exit(3);
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void prepare(int n)
+{
+    snprintf(s_dir, sizeof s_dir, "/tmp/collab-elastic-XXXXXX");
+    if (mkdtemp(s_dir) == NULL) {
+        perror("mkdtemp");
+        exit(3);
+    }
+    for (int i = 0; i < n; i++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
+        if (id == NULL) {
+            fprintf(stderr, "identity: %s\n", err);
+            exit(3);
+        }
+        s_port[i] = free_port();
+        snprintf(s_addr[i], sizeof s_addr[i], "/ip4/127.0.0.1/tcp/%d/p2p/%s", s_port[i],
+                 cl_identity_peer_id(id));
+        cl_identity_destroy(&id);
+    }
+}
+
+static void cleanup(int n)
+{
+    char path[512];
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/out%d", s_dir, i);
+        unlink(path);
+    }
+    rmdir(s_dir);
+}
+
+/* The environment of peer i: world size `world`, initial peers the
+   `nveterans` first peers other than itself. */
+static void child_env(int i, int world, int nveterans)
+{
+    char v[4096], path[512];
+    snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+    setenv("COLLAB_IDENTITY", path, 1);
+    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
+    setenv("COLLAB_LISTEN", v, 1);
+    snprintf(v, sizeof v, "%d", i);
+    setenv("COLLAB_RANK", v, 1);
+    snprintf(v, sizeof v, "%d", world);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
+    snprintf(v, sizeof v, "test-elastic-%s-%d", s_scenario, (int)getppid());
+    setenv("COLLAB_RUN_ID", v, 1);
+    setenv("COLLAB_MATCHMAKING_TIME", "1", 1);
+    setenv("COLLAB_TIMEOUT", "2", 1);
+    if (getenv("COLLAB_LOG") == NULL)
+        setenv("COLLAB_LOG", "info", 1);
+    unsetenv("COLLAB_INITIAL_PEERS");
+    v[0] = '\0';
+    for (int j = 0; j < nveterans; j++) {
+        if (j == i)
+            continue;
+        strncat(v, s_addr[j], sizeof v - strlen(v) - 2);
+        strcat(v, " ");
+    }
+    if (i > 0)
+        setenv("COLLAB_INITIAL_PEERS", v, 1);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Child: the program. */
+
+typedef struct {
+    int steps;      /* train until the step counter reaches this */
+    int sleep_ms;   /* per step */
+    bool marks;     /* call collab_step() at the top of each step */
+    int stop_rank;  /* raises SIGSTOP at stop_step (-1: nobody) */
+    int stop_step;
+    int bend_rank;  /* changes its own parameters at bend_step (-1: nobody) */
+    int bend_step;
+} prog_t;
+
+static uint64_t fnv(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void nap(int ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static int program(int i, const prog_t *pg)
+{
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    int n = collab_comm_size(w), me = collab_comm_rank(w);
+    float *params = calloc(NPARAM, sizeof(float)), *grad = calloc(NPARAM, sizeof(float));
+    unsigned char *scratch = malloc(SCRATCH);
+    float *table = calloc(NTABLE, sizeof(float));
+    int bad = 0;
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != COLLAB_OK) {                                                                    \
+            fprintf(stderr, "[test] peer %d: %s failed: %s\n", i, #call, collab_strerror(rc_));  \
+            bad++;                                                                                 \
+        }                                                                                          \
+    } while (0)
+    /* Start-up. */
+    if (me == 0)
+        for (int k = 0; k < NPARAM; k++)
+            params[k] = (float)sin(k * 0.01);
+    OK(collab_bcast(w, params, NPARAM * sizeof(float), 0, NULL));
+    if (me == 0)
+        for (int k = 0; k < NTABLE; k++)
+            table[k] = (float)cos(k * 0.001);
+    OK(collab_bcast(w, table, NTABLE * sizeof(float), 0, NULL));
+    int seed = me + 1, seed_out = 0;
+    OK(collab_allreduce(w, &seed, &seed_out, 1, COLLAB_INT32, &SUM, NULL));
+    OK(collab_barrier(w, NULL));
+    size_t counts[MAXP], displs[MAXP];
+    for (int r = 0; r < n; r++) {
+        counts[r] = sizeof(int);
+        displs[r] = (size_t)r * sizeof(int);
+    }
+    int mine = 100 + me, all[MAXP] = {-1, -1, -1, -1};
+    OK(collab_allgatherv(w, &mine, sizeof mine, all, counts, displs, NULL));
+    memset(scratch, 0xab, SCRATCH);
+    OK(collab_bcast(w, scratch, SCRATCH, 0, NULL));
+    int step = 0;
+    OK(collab_bcast(w, &step, sizeof step, 0, NULL));
+    int first = step;
+    int sc[MAXP] = {200, 201, 202, 203}, got = -1;
+    OK(collab_scatterv(w, sc, counts, displs, &got, sizeof got, 0, NULL));
+    /* A veteran overwrites its scratch copy: the peers' copies differ. */
+    if (first == 0)
+        memset(scratch, me, SCRATCH);
+    /* Training. */
+    for (; step < pg->steps; step++) {
+        if (pg->marks)
+            OK(collab_step());
+        if (me == pg->stop_rank && step == pg->stop_step && first == 0)
+            raise(SIGSTOP);
+        if (me == pg->bend_rank && step == pg->bend_step)
+            params[17] += 1.0f; /* silent divergence */
+        for (int k = 0; k < NPARAM; k++)
+            grad[k] = (float)sin(params[k] * (float)(me + 1) + (float)step * 0.1f);
+        nap(pg->sleep_ms);
+        OK(collab_allreduce(w, NULL, grad, NPARAM, COLLAB_FLOAT, &SUM, NULL));
+        int one = 1, cnt = 0;
+        OK(collab_allreduce(w, &one, &cnt, 1, COLLAB_INT32, &SUM, NULL));
+        for (int k = 0; k < NPARAM; k++)
+            params[k] -= 0.01f * grad[k] / (float)n;
+        table[((size_t)step * 7919u) % NTABLE] += grad[step % NPARAM]; /* updated in place */
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/out%d", s_dir, i);
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %02x%02x\n"
+                   "checksum %016llx\nbad %d\n",
+                first, seed_out, all[0], all[1], all[2], n > 3 ? all[3] : 0, got, scratch[0],
+                scratch[SCRATCH - 1],
+                (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
+                                     fnv(table, NTABLE * sizeof(float))),
+                bad);
+        fclose(f);
+    }
+    rc = collab_finalize();
+    free(params);
+    free(grad);
+    free(scratch);
+    free(table);
+    return bad > 0 || rc != COLLAB_OK ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parent: running and checking. */
+
+typedef struct {
+    int first, seed, all[4], scatter;
+    char scratch[8];
+    char checksum[32];
+    int bad;
+} out_t;
+
+static bool read_out(int i, out_t *o)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/out%d", s_dir, i);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    int k = fscanf(f, "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %7s\n"
+                      "checksum %31s\nbad %d\n",
+                   &o->first, &o->seed, &o->all[0], &o->all[1], &o->all[2], &o->all[3],
+                   &o->scatter, o->scratch, o->checksum, &o->bad);
+    fclose(f);
+    return k == 10;
+}
+
+static int s_fail = 0;
+#define EXPECT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "[test] %s:%d: expected %s\n", __FILE__, __LINE__, #cond);            \
+            s_fail++;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static pid_t spawn(int i, int world, int nveterans, const prog_t *pg)
+{
+    pid_t p = fork();
+    if (p < 0) {
+        perror("fork");
+        exit(3);
+    }
+    if (p == 0) {
+        child_env(i, world, nveterans);
+        int rc = program(i, pg);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
+    return p;
+}
+
+/* Waits for the n children until deadline (seconds from now), continuing
+   a stopped child after cont_after seconds.  Returns the number that did
+   not exit 0 (killed at the deadline counts). */
+static int wait_all(pid_t *pids, int n, double deadline, double cont_after)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool done[MAXP] = {false};
+    double stopped_at[MAXP] = {0};
+    int left = n, bad = 0;
+    while (left > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
+        for (int i = 0; i < n; i++) {
+            if (done[i])
+                continue;
+            int st;
+            pid_t r = waitpid(pids[i], &st, WNOHANG | WUNTRACED | WCONTINUED);
+            if (r != pids[i])
+                continue;
+            if (WIFSTOPPED(st)) {
+                fprintf(stderr, "[test] peer %d stopped itself at %.1f s\n", i, el);
+                stopped_at[i] = el;
+            } else if (WIFEXITED(st) || WIFSIGNALED(st)) {
+                done[i] = true;
+                left--;
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                    fprintf(stderr, "[test] peer %d: %s %d\n", i,
+                            WIFEXITED(st) ? "exited with" : "killed by signal",
+                            WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+                    bad++;
+                }
+            }
+        }
+        for (int i = 0; i < n; i++)
+            if (!done[i] && stopped_at[i] > 0 && el - stopped_at[i] >= cont_after) {
+                fprintf(stderr, "[test] continuing peer %d at %.1f s\n", i, el);
+                kill(pids[i], SIGCONT);
+                stopped_at[i] = 0;
+            }
+        if (el >= deadline) {
+            fprintf(stderr, "[test] deadline of %.0f s passed; killing the peers\n", deadline);
+            for (int i = 0; i < n; i++)
+                if (!done[i]) {
+                    kill(pids[i], SIGKILL);
+                    waitpid(pids[i], NULL, 0);
+                    bad++;
+                }
+            return bad;
+        }
+        nap(50);
+    }
+    return bad;
+}
+
+static int scenario_join(bool marks, const char *per_step)
+{
+    prog_t pg = {.steps = 150, .sleep_ms = 20, .marks = marks, .stop_rank = -1, .bend_rank = -1};
+    if (per_step != NULL)
+        setenv("COLLAB_COLLECTIVES_PER_STEP", per_step, 1);
+    prepare(4);
+    pid_t pids[4];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn(i, 4, 3, &pg);
+    nap(1500); /* the group of 3 forms after COLLAB_MATCHMAKING_TIME */
+    pids[3] = spawn(3, 4, 3, &pg);
+    int bad = wait_all(pids, 4, 60.0, 0);
+    EXPECT(bad == 0);
+    out_t o[4];
+    bool have = true;
+    for (int i = 0; i < 4; i++)
+        have = read_out(i, &o[i]) && have;
+    EXPECT(have);
+    if (have) {
+        for (int i = 0; i < 4; i++) {
+            EXPECT(o[i].bad == 0);
+            EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
+            EXPECT(o[i].seed == o[0].seed);
+            for (int k = 0; k < 4; k++)
+                EXPECT(o[i].all[k] == o[0].all[k]);
+        }
+        /* Veterans: 3 of 4 ranks present. */
+        EXPECT(o[0].seed == 8); /* 4 x mean(1, 2, 3) */
+        EXPECT(o[0].all[0] == 100 && o[0].all[1] == 101 && o[0].all[2] == 102 &&
+               o[0].all[3] == 0);
+        for (int i = 0; i < 3; i++) {
+            EXPECT(o[i].first == 0);
+            EXPECT(o[i].scatter == 200 + i);
+        }
+        /* The joiner. */
+        EXPECT(o[3].first > 0 && o[3].first < pg.steps);
+        EXPECT(o[3].scatter == 0);
+        EXPECT(strcmp(o[3].scratch, "abab") == 0);
+        fprintf(stderr, "[test] joiner started at step %d; checksum %s\n", o[3].first,
+                o[3].checksum);
+    }
+    cleanup(4);
+    return s_fail == 0 ? 0 : 1;
+}
+
+static int scenario_straggler(void)
+{
+    prog_t pg = {.steps = 300, .sleep_ms = 30, .marks = true, .stop_rank = 2, .stop_step = 15,
+                 .bend_rank = -1};
+    prepare(3);
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn(i, 3, 3, &pg);
+    int bad = wait_all(pids, 3, 80.0, 6.0);
+    EXPECT(bad == 0);
+    out_t o[3];
+    bool have = true;
+    for (int i = 0; i < 3; i++)
+        have = read_out(i, &o[i]) && have;
+    EXPECT(have);
+    for (int i = 0; have && i < 3; i++) {
+        EXPECT(o[i].bad == 0);
+        EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
+    }
+    cleanup(3);
+    return s_fail == 0 ? 0 : 1;
+}
+
+/* Rank 1 changes its parameters at step 30; the check at step 64 finds
+   it and resyncs it. */
+static int scenario_diverge(void)
+{
+    prog_t pg = {.steps = 110, .sleep_ms = 20, .marks = false, .stop_rank = -1,
+                 .bend_rank = 1, .bend_step = 30};
+    prepare(3);
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn(i, 3, 3, &pg);
+    int bad = wait_all(pids, 3, 60.0, 0);
+    EXPECT(bad == 0);
+    out_t o[3];
+    bool have = true;
+    for (int i = 0; i < 3; i++)
+        have = read_out(i, &o[i]) && have;
+    EXPECT(have);
+    for (int i = 0; have && i < 3; i++) {
+        EXPECT(o[i].bad == 0);
+        EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
+    }
+    cleanup(3);
+    return s_fail == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    s_scenario = argc > 1 ? argv[1] : "join_marks";
+    if (strcmp(s_scenario, "join_marks") == 0)
+        return scenario_join(true, NULL);
+    if (strcmp(s_scenario, "join_config") == 0)
+        return scenario_join(false, "2");
+    if (strcmp(s_scenario, "join_learned") == 0)
+        return scenario_join(false, NULL);
+    if (strcmp(s_scenario, "straggler") == 0)
+        return scenario_straggler();
+    if (strcmp(s_scenario, "diverge") == 0)
+        return scenario_diverge();
+    fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge\n");
+    return 2;
+}
