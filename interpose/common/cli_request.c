@@ -570,42 +570,52 @@ static MPI_Count cli_elements_of(const MPI_Status *st, const cli_type_t *t)
     return bytes / ce * (cli_is_pair(t) ? 2 : 1);
 }
 
-int cli_impl_Get_count_c(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
-                         MPI_Count *count)
+/* Get_count and Get_elements: checks the status, then counts with fn
+   (cli_count_of or cli_elements_of) in datatype's elements. */
+typedef MPI_Count(cli_count_fn)(const MPI_Status *st, const cli_type_t *t);
+
+static int cli_status_count(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
+                            cli_count_fn *fn, MPI_Count *count)
 {
     int rc = cli_status_arg(call, status);
     if (rc == MPI_SUCCESS)
-        *count = cli_count_of(status, cli_dt(datatype));
+        *count = fn(status, cli_dt(datatype));
     return rc;
+}
+
+/* The same for the int versions: MPI_UNDEFINED when the count does not fit. */
+static int cli_status_count_int(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
+                                cli_count_fn *fn, int *count)
+{
+    MPI_Count c = 0;
+    int rc = cli_status_count(call, status, datatype, fn, &c);
+    if (rc == MPI_SUCCESS)
+        *count = cli_int_count(c);
+    return rc;
+}
+
+int cli_impl_Get_count_c(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
+                         MPI_Count *count)
+{
+    return cli_status_count(call, status, datatype, cli_count_of, count);
 }
 
 int cli_impl_Get_count(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
                        int *count)
 {
-    MPI_Count c = 0;
-    int rc = cli_impl_Get_count_c(call, status, datatype, &c);
-    if (rc == MPI_SUCCESS)
-        *count = cli_int_count(c);
-    return rc;
+    return cli_status_count_int(call, status, datatype, cli_count_of, count);
 }
 
 int cli_impl_Get_elements(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
                           int *count)
 {
-    MPI_Count c = 0;
-    int rc = cli_impl_Get_elements_x(call, status, datatype, &c);
-    if (rc == MPI_SUCCESS)
-        *count = cli_int_count(c);
-    return rc;
+    return cli_status_count_int(call, status, datatype, cli_elements_of, count);
 }
 
 int cli_impl_Get_elements_x(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,
                             MPI_Count *count)
 {
-    int rc = cli_status_arg(call, status);
-    if (rc == MPI_SUCCESS)
-        *count = cli_elements_of(status, cli_dt(datatype));
-    return rc;
+    return cli_status_count(call, status, datatype, cli_elements_of, count);
 }
 
 int cli_impl_Get_elements_c(cli_call_t *call, const MPI_Status *status, MPI_Datatype datatype,

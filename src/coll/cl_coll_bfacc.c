@@ -60,10 +60,7 @@ uint8_t *bf_value(cl_coll_t *self, int j, size_t c, bool create)
 
 static void s_acc_clear(cl_coll_t *self, bf_acc_t *a)
 {
-    if (a->buf != NULL)
-        for (int m = 0; m < self->n; m++)
-            free(a->buf[m]);
-    free(a->buf);
+    CL_FREE_ROWS(a->buf, self->n);
     free(a->acc);
     free(a->arrived);
     free(a->folded);

@@ -44,22 +44,12 @@ static void s_destroy(cl_coll_t *self)
     bf_t *st = bf_st(self);
     if (st->rl != NULL && st->acc != NULL)
         bf_acc_free_all(self);
-    for (int j = 0; j < st->nparts; j++) {
-        if (st->sent != NULL)
-            free(st->sent[j]);
-        if (st->cbm != NULL)
-            free(st->cbm[j]);
-        if (st->rfrom != NULL)
-            free(st->rfrom[j]);
-        if (st->store != NULL)
-            free(st->store[j]);
-    }
+    CL_FREE_ROWS(st->sent, st->nparts);
+    CL_FREE_ROWS(st->cbm, st->nparts);
+    CL_FREE_ROWS(st->rfrom, st->nparts);
+    CL_FREE_ROWS(st->store, st->nparts);
     cl_relay_destroy(&st->rl);
     free(st->acc);
-    free(st->sent);
-    free(st->cbm);
-    free(st->rfrom);
-    free(st->store);
     free(st->in_lo);
     free(st->out_lo);
     free(st->len);

@@ -50,17 +50,9 @@ static dr_t *s_st(cl_coll_t *self)
 static void s_destroy(cl_coll_t *self)
 {
     dr_t *st = s_st(self);
-    for (int i = 0; i < self->n; i++) {
-        if (st->got != NULL)
-            free(st->got[i]);
-        if (st->absent != NULL)
-            free(st->absent[i]);
-        if (st->val != NULL)
-            free(st->val[i]);
-    }
-    free(st->got);
-    free(st->absent);
-    free(st->val);
+    CL_FREE_ROWS(st->got, self->n);
+    CL_FREE_ROWS(st->absent, self->n);
+    CL_FREE_ROWS(st->val, self->n);
     free(st->plen);
     free(st->nch);
     free(st->missing);

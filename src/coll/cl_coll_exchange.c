@@ -61,17 +61,9 @@ static void s_destroy(cl_coll_t *self)
 {
     ex_t *st = s_st(self);
     cl_relay_destroy(&st->rl);
-    for (int i = 0; i < self->n; i++) {
-        if (st->val != NULL)
-            free(st->val[i]);
-        if (st->absent != NULL)
-            free(st->absent[i]);
-        if (st->orig != NULL)
-            free(st->orig[i]);
-    }
-    free(st->val);
-    free(st->absent);
-    free(st->orig);
+    CL_FREE_ROWS(st->val, self->n);
+    CL_FREE_ROWS(st->absent, self->n);
+    CL_FREE_ROWS(st->orig, self->n);
     free(st->plen);
     free(st->bad);
     free(st);

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 enum {
     CL_MSG_DATA = 1,   /* a contribution, sent to the part's reducer */
@@ -110,6 +111,18 @@ static inline void cl_bit_clr(uint8_t *bm, size_t i)
 }
 /* Number of bits set among the first `bits` bits. */
 size_t cl_bm_count(const uint8_t *bm, size_t bits);
+
+/* --- per-member and per-part tables ---------------------------------- */
+
+/* Frees rows[0..n-1] and then the table rows itself, for a table of n
+   heap rows (any pointer type); rows may be NULL, rows[i] too. */
+#define CL_FREE_ROWS(rows, n)                                                                      \
+    do {                                                                                           \
+        if ((rows) != NULL)                                                                        \
+            for (int r_ = 0; r_ < (n); r_++)                                                       \
+                free((rows)[r_]);                                                                  \
+        free(rows);                                                                                \
+    } while (0)
 
 /* --- services shared by the algorithms (cl_coll.c) ------------------ */
 

@@ -110,11 +110,8 @@ int cl_reduce_fold(const collab_op_t *op, collab_dtype_t t, void *out, const voi
         return COLLAB_ERR_ARG;
     if (count == 0)
         return COLLAB_OK;
-    if (out == NULL)
-        return COLLAB_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (in[i] == NULL)
-            return COLLAB_ERR_ARG;
+    if ((rc = cl_reduce_check_bufs(out, in, n)) != COLLAB_OK)
+        return rc;
     const size_t extent = collab_dtype_extent(t);
     if (count > SIZE_MAX / extent)
         return COLLAB_ERR_ARG;

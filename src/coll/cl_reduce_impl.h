@@ -129,4 +129,16 @@ cl_kernel_fn *cl_reduce_kernel_pair(collab_dtype_t t, collab_op_kind_t op);  /* 
 /* Looks the kernel up in the right family; NULL if none. */
 cl_kernel_fn *cl_reduce_kernel(collab_dtype_t t, collab_op_kind_t op);
 
+/* The buffer check of the fold entry points once count > 0: COLLAB_OK
+   when out and in[0..n-1] are all set, COLLAB_ERR_ARG otherwise. */
+static inline int cl_reduce_check_bufs(const void *out, const void *const *in, int n)
+{
+    if (out == NULL)
+        return COLLAB_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (in[i] == NULL)
+            return COLLAB_ERR_ARG;
+    return COLLAB_OK;
+}
+
 #endif

@@ -173,11 +173,8 @@ int cl_reduce_weighted_sum(collab_dtype_t t, void *out, const void *const *in, c
     }
     if (count == 0)
         return COLLAB_OK;
-    if (out == NULL)
+    if (cl_reduce_check_bufs(out, in, n) != COLLAB_OK)
         return COLLAB_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (in[i] == NULL)
-            return COLLAB_ERR_ARG;
     fn(out, in, w, n, reals, scale);
     return COLLAB_OK;
 }

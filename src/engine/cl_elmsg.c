@@ -343,8 +343,8 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
         wr_le(&w, m->len, 8);
         break;
     case CL_EL_DATA:
-        wr_check(&w, m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len) &&
-                         m->data != NULL);
+        wr_check(&w,
+                 m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len) && m->data != NULL);
         wr_le(&w, m->s, 8);
         wr_le(&w, m->what, 1);
         wr_le(&w, m->index, 8);

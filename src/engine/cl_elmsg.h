@@ -54,9 +54,9 @@ typedef struct {
 
 /* One registered buffer (HASHES). */
 typedef struct {
-    uint64_t index;                /* start-up index of the broadcast */
-    uint64_t size;                 /* bytes */
-    uint8_t hash[CL_ELMSG_HASH];   /* BLAKE2b-256 of size (u64 LE) || contents */
+    uint64_t index;              /* start-up index of the broadcast */
+    uint64_t size;               /* bytes */
+    uint8_t hash[CL_ELMSG_HASH]; /* BLAKE2b-256 of size (u64 LE) || contents */
 } cl_el_buf_t;
 
 /* One kept start-up result (HASHES). */
@@ -70,18 +70,18 @@ typedef struct {
 /* A decoded body.  Arrays are malloc'ed by the decoder (cl_elmsg_clear);
    DATA's bytes point into the caller's body buffer. */
 typedef struct {
-    uint8_t type;      /* cl_el_type_t */
-    uint64_t s;        /* admission sequence (every type but ADMIT_REQ and PROBE) */
+    uint8_t type; /* cl_el_type_t */
+    uint64_t s;   /* admission sequence (every type but ADMIT_REQ and PROBE) */
     /* ADMIT_REQ */
-    uint8_t readmit;   /* 1: a straggler asks to come back */
-    uint64_t posted;   /* collectives it posted on the world communicator */
+    uint8_t readmit; /* 1: a straggler asks to come back */
+    uint64_t posted; /* collectives it posted on the world communicator */
     /* ADMIT */
-    uint64_t prefix;   /* start-up collectives the joiners skip */
-    uint64_t w0_end;   /* readmitted stragglers weigh 0 in sequences [s, w0_end) */
-    uint64_t gen;      /* group generation (view epoch) that admits them */
+    uint64_t prefix; /* start-up collectives the joiners skip */
+    uint64_t w0_end; /* readmitted stragglers weigh 0 in sequences [s, w0_end) */
+    uint64_t gen;    /* group generation (view epoch) that admits them */
     cl_el_joiner_t *joiners;
     uint32_t njoiners;
-    uint32_t *sigs;    /* stream signatures of start-up collectives 0 .. nsigs-1 */
+    uint32_t *sigs; /* stream signatures of start-up collectives 0 .. nsigs-1 */
     uint32_t nsigs;
     /* HASHES */
     cl_el_buf_t *bufs;
@@ -89,17 +89,17 @@ typedef struct {
     cl_el_res_t *res;
     uint32_t nres;
     /* FETCH, DATA, NACK */
-    uint8_t what;      /* CL_EL_ITEM_* */
+    uint8_t what; /* CL_EL_ITEM_* */
     uint64_t index;
     uint64_t offset;
-    uint64_t len;      /* FETCH, NACK: bytes asked; DATA: bytes carried */
-    uint8_t reason;    /* NACK */
+    uint64_t len;        /* FETCH, NACK: bytes asked; DATA: bytes carried */
+    uint8_t reason;      /* NACK */
     const uint8_t *data; /* DATA */
     /* DROP */
     uint64_t *drops;
     uint32_t ndrops;
     /* PROBE */
-    uint64_t epoch;    /* the sender's view epoch */
+    uint64_t epoch; /* the sender's view epoch */
 } cl_elmsg_t;
 
 /* Decodes the body of an ELASTIC message whose header `sub` is `type`.

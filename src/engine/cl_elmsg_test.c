@@ -103,12 +103,12 @@ static int samples(cl_elmsg_t *out, int max)
 
 static bool same(const cl_elmsg_t *a, const cl_elmsg_t *b)
 {
-    if (a->type != b->type || a->s != b->s || a->readmit != b->readmit ||
-        a->posted != b->posted || a->prefix != b->prefix || a->w0_end != b->w0_end ||
-        a->gen != b->gen || a->njoiners != b->njoiners || a->nsigs != b->nsigs ||
-        a->nbufs != b->nbufs || a->nres != b->nres || a->what != b->what ||
-        a->index != b->index || a->offset != b->offset || a->len != b->len ||
-        a->reason != b->reason || a->ndrops != b->ndrops || a->epoch != b->epoch)
+    if (a->type != b->type || a->s != b->s || a->readmit != b->readmit || a->posted != b->posted ||
+        a->prefix != b->prefix || a->w0_end != b->w0_end || a->gen != b->gen ||
+        a->njoiners != b->njoiners || a->nsigs != b->nsigs || a->nbufs != b->nbufs ||
+        a->nres != b->nres || a->what != b->what || a->index != b->index ||
+        a->offset != b->offset || a->len != b->len || a->reason != b->reason ||
+        a->ndrops != b->ndrops || a->epoch != b->epoch)
         return false;
     if (a->njoiners > 0 && memcmp(a->joiners, b->joiners, a->njoiners * sizeof *a->joiners) != 0)
         return false;

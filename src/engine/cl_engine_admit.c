@@ -186,12 +186,12 @@ static void publish(struct cl_engine *e, uint64_t seq, cl_adm_batch_t *b)
     el->report_s = seq;
     el->report_step = step_of(el, seq); /* in the group's numbering */
     el->report_rank = js[0].rank;
+    el->report_readmit = (js[0].flags & CL_EL_JOINER_READMIT) != 0;
     el->report_n = nj;
     cl_debug("admitting %u peer%s at collective #%llu (step %llu, start-up prefix %llu, "
              "generation %llu)",
-             nj, nj == 1 ? "" : "s", (unsigned long long)seq,
-             (unsigned long long)el->report_step, (unsigned long long)b->prefix,
-             (unsigned long long)am.gen);
+             nj, nj == 1 ? "" : "s", (unsigned long long)seq, (unsigned long long)el->report_step,
+             (unsigned long long)b->prefix, (unsigned long long)am.gen);
     eng_coordinator_commit(e, &d);
     free(v.members);
     free(js);
@@ -208,8 +208,7 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
 {
     struct eng_elastic *el = e->el;
     (void)s;
-    if (e->state != ENG_MEMBER || el->evicted || el->phase != EL_IN ||
-        !is_self(e, admitter(e)))
+    if (e->state != ENG_MEMBER || el->evicted || el->phase != EL_IN || !is_self(e, admitter(e)))
         return;
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || !cl_stream_is_boundary(el->stream, idx))
@@ -261,9 +260,12 @@ void eng_admit_on_done(struct cl_engine *e, uint64_t seq, int ncontrib)
     char others[32] = "";
     if (el->report_n > 1)
         snprintf(others, sizeof others, " and %zu more", el->report_n - 1);
-    cl_info("admitted rank %d%s at step %llu (state sent: %zu buffers, %.1f MB; %d peers now)",
-            el->report_rank, others, (unsigned long long)el->report_step,
-            cl_statereg_count(el->reg), (double)cl_statereg_total(el->reg) / 1e6, ncontrib);
+    /* The line of DESIGN §7. */
+    cl_info("%s rank %d%s at step %llu (state sent: %zu buffers, %.1f MB)",
+            el->report_readmit ? "re-admitted" : "admitted", el->report_rank, others,
+            (unsigned long long)el->report_step, cl_statereg_count(el->reg),
+            (double)cl_statereg_total(el->reg) / 1e6);
+    cl_debug("collective #%llu completed with %d peers", (unsigned long long)seq, ncontrib);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -34,7 +34,7 @@ typedef struct {
 struct el_audit {
     uint64_t s;
     double deadline;
-    auditee_t *m;   /* m[0] is this peer */
+    auditee_t *m; /* m[0] is this peer */
     int n;
 };
 
@@ -130,7 +130,7 @@ static bool same(const cl_el_buf_t *x, const cl_el_buf_t *y)
 /* Every member answered: decide. */
 static void decide(struct cl_engine *e, el_audit_t *a)
 {
-    uint8_t (*out)[32] = calloc((size_t)a->n, 32);
+    uint8_t(*out)[32] = calloc((size_t)a->n, 32);
     bool *diverged = calloc((size_t)a->n, sizeof *diverged);
     uint64_t *drops = calloc(a->m[0].nbufs > 0 ? a->m[0].nbufs : 1, sizeof *drops);
     uint32_t ndrops = 0;

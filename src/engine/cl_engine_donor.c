@@ -58,8 +58,8 @@ void eng_donor_destroy(el_donor_t **d_p)
     *d_p = NULL;
 }
 
-static void nack(struct cl_engine *e, const uint8_t key[32], uint64_t s, int what,
-                 uint64_t index, uint64_t offset, uint64_t len, int reason)
+static void nack(struct cl_engine *e, const uint8_t key[32], uint64_t s, int what, uint64_t index,
+                 uint64_t offset, uint64_t len, int reason)
 {
     cl_elmsg_t m;
     memset(&m, 0, sizeof m);

@@ -105,9 +105,9 @@ static bool is_world(const stream_t *s)
 uint32_t eng_el_signature(const collab_request_t *req)
 {
     const cl_coll_args_t *a = &req->coll;
-    uint64_t f[6] = {(uint64_t)a->kind, (uint64_t)a->count, (uint64_t)a->dtype,
-                     (uint64_t)a->op.kind, (uint64_t)(int64_t)a->root,
-                     req->comm != NULL ? req->comm->id : 0};
+    uint64_t f[6] = {(uint64_t)a->kind,          (uint64_t)a->count,
+                     (uint64_t)a->dtype,         (uint64_t)a->op.kind,
+                     (uint64_t)(int64_t)a->root, req->comm != NULL ? req->comm->id : 0};
     uint32_t h = 2166136261u; /* FNV-1a */
     for (int i = 0; i < 6; i++)
         for (int b = 0; b < 8; b++) {
@@ -206,8 +206,7 @@ static void record(struct cl_engine *e, collab_request_t *req, uint64_t *idx_out
     uint64_t p = cl_stream_prefix(el->stream);
     if (a->kind == CL_COLL_BCAST && (p == CL_STREAM_NONE || idx < p)) {
         int rc = cl_statereg_add(el->reg, idx, a->recvbuf, a->count);
-        if (rc != COLLAB_OK && cl_statereg_count(el->reg) >= CL_STATEREG_MAX &&
-            !el->full_warned) {
+        if (rc != COLLAB_OK && cl_statereg_count(el->reg) >= CL_STATEREG_MAX && !el->full_warned) {
             cl_warn("more than %d start-up broadcasts: the buffers of later ones are not "
                     "served to joiners (they keep their own values)",
                     CL_STATEREG_MAX);
@@ -397,8 +396,8 @@ void eng_el_view_changed(struct cl_engine *e)
     feed_admission(e);
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
-    bool in = e->state == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE &&
-              me->in_group && closed;
+    bool in =
+        e->state == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE && me->in_group && closed;
     stream_t *w = eng_el_world(e);
     if (in) {
         el->was_in_group = true;

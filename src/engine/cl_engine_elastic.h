@@ -98,8 +98,8 @@ typedef struct el_sync el_sync_t;
 typedef struct el_donor el_donor_t;
 typedef struct el_audit el_audit_t;
 
-#define EL_BARRIERS 16  /* admissions whose generation rule is remembered */
-#define EL_ENTRANTS 64  /* admitted peers whose first sequence is remembered */
+#define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
+#define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
 
 /* An admission: from sequence s of the world communicator on, only
    generations >= gen may run (docs/elastic.md §3). */
@@ -126,26 +126,26 @@ typedef struct el_parked {
 
 /* Where this peer stands with respect to the world group. */
 typedef enum {
-    EL_IN = 0,       /* a member of the group (or the group is not formed yet) */
-    EL_WAITING = 1,  /* outside; asks to be admitted (joiner) or re-admitted (straggler) */
-    EL_SYNCING = 2,  /* admitted; pulls the group's state */
+    EL_IN = 0,      /* a member of the group (or the group is not formed yet) */
+    EL_WAITING = 1, /* outside; asks to be admitted (joiner) or re-admitted (straggler) */
+    EL_SYNCING = 2, /* admitted; pulls the group's state */
 } el_phase_t;
 
 struct eng_elastic {
     /* Building blocks (src/elastic/). */
-    cl_stream_t *stream;      /* the world communicator's stream */
-    cl_statereg_t *reg;       /* start-up broadcast buffers */
-    cl_startup_t *startup;    /* results of other start-up collectives */
-    cl_admission_t *adm;      /* joiner queue (acted on by the coordinator) */
-    el_donor_t *donor;        /* queries of joiners this peer serves */
-    uint8_t *kinds;           /* kind + 1 of stream entries < CL_STREAM_HISTORY */
-    uint64_t trimmed;         /* prefix the registry was trimmed to (NONE: not yet) */
-    bool full_warned;         /* the registry was full */
+    cl_stream_t *stream;   /* the world communicator's stream */
+    cl_statereg_t *reg;    /* start-up broadcast buffers */
+    cl_startup_t *startup; /* results of other start-up collectives */
+    cl_admission_t *adm;   /* joiner queue (acted on by the coordinator) */
+    el_donor_t *donor;     /* queries of joiners this peer serves */
+    uint8_t *kinds;        /* kind + 1 of stream entries < CL_STREAM_HISTORY */
+    uint64_t trimmed;      /* prefix the registry was trimmed to (NONE: not yet) */
+    bool full_warned;      /* the registry was full */
     /* Stream numbering: local index -> sequence number of the group. */
-    uint64_t posted;          /* world collectives posted by the program */
-    bool mapped;              /* local >= map_local runs as map_seq + (local - map_local) */
+    uint64_t posted; /* world collectives posted by the program */
+    bool mapped;     /* local >= map_local runs as map_seq + (local - map_local) */
     uint64_t map_local, map_seq;
-    uint64_t done_seq;        /* sequences below this one have completed here */
+    uint64_t done_seq;          /* sequences below this one have completed here */
     collab_request_t *resubmit; /* a request handed back to the engine (not recorded again) */
     /* Admissions known to this peer. */
     el_barrier_t barriers[EL_BARRIERS];
@@ -154,18 +154,18 @@ struct eng_elastic {
     int next_entrant;
     /* This peer outside the group. */
     el_phase_t phase;
-    bool was_in_group;        /* it has been a member of the formed group */
-    bool evicted;             /* it was, and was taken out: finishes its step alone */
-    bool readmit;             /* what it asks for is a re-admission */
+    bool was_in_group;                 /* it has been a member of the formed group */
+    bool evicted;                      /* it was, and was taken out: finishes its step alone */
+    bool readmit;                      /* what it asks for is a re-admission */
     el_parked_t *parked, *parked_tail; /* joiner: start-up collectives to answer */
-    collab_request_t *held;   /* straggler: its first collective of a step */
+    collab_request_t *held;            /* straggler: its first collective of a step */
     uint64_t held_local;
-    double next_request;      /* next ADMIT_REQ */
-    double wait_deadline;     /* gives up waiting for an admission */
+    double next_request;  /* next ADMIT_REQ */
+    double wait_deadline; /* gives up waiting for an admission */
     bool wait_logged;
     /* The admission this peer is in. */
     uint64_t adm_s, adm_prefix;
-    uint64_t adm_gen;         /* generation of the view that admits this peer */
+    uint64_t adm_gen; /* generation of the view that admits this peer */
     uint32_t *adm_sigs;
     uint32_t adm_nsigs;
     el_sync_t *sync;
@@ -173,8 +173,9 @@ struct eng_elastic {
     /* Coordinator: an admission to report once its collective completes. */
     bool report_pending;
     uint64_t report_s, report_step;
-    int report_rank;          /* one admitted rank (the first) */
-    size_t report_n;          /* peers admitted */
+    int report_rank;     /* one admitted rank (the first) */
+    bool report_readmit; /* it was a straggler */
+    size_t report_n;     /* peers admitted */
     bool startup_warned;
     /* Pause detection. */
     double last_alive;

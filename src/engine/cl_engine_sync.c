@@ -29,14 +29,14 @@
 #include <string.h>
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
-#define MAX_BUFFER ((uint64_t)1 << 36)  /* a donor announcing more is not believed */
+#define MAX_BUFFER ((uint64_t)1 << 36) /* a donor announcing more is not believed */
 
 enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
 
 typedef struct {
     uint8_t key[32];
-    bool replied;     /* HASHES arrived */
-    bool gone;        /* left, refused or stalled: asked for nothing more */
+    bool replied; /* HASHES arrived */
+    bool gone;    /* left, refused or stalled: asked for nothing more */
     cl_el_buf_t *bufs;
     uint32_t nbufs;
     cl_el_res_t *res;
@@ -44,15 +44,15 @@ typedef struct {
 } donor_t;
 
 typedef struct {
-    int what;             /* CL_EL_ITEM_* */
+    int what; /* CL_EL_ITEM_* */
     uint64_t index;
     uint64_t size;
-    uint32_t signature;   /* results */
+    uint32_t signature; /* results */
     uint8_t hash[CL_ELMSG_HASH];
     uint8_t *data;
-    int state;            /* IT_* */
-    int tries;            /* complete fetches that failed the hash check */
-    uint8_t *holder;      /* per donor: 1 when it agreed and may serve this item */
+    int state;       /* IT_* */
+    int tries;       /* complete fetches that failed the hash check */
+    uint8_t *holder; /* per donor: 1 when it agreed and may serve this item */
 } item_t;
 
 typedef struct {
@@ -71,9 +71,9 @@ struct el_sync {
     size_t nstripes, capstripes;
     bool agreed;
     bool done;
-    double deadline;      /* queries; then: no progress since */
+    double deadline; /* queries; then: no progress since */
     double last_progress;
-    double stall;         /* seconds without DATA before a donor counts as stalled */
+    double stall; /* seconds without DATA before a donor counts as stalled */
     uint64_t bytes;
 };
 

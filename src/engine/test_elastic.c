@@ -150,12 +150,12 @@ static void child_env(int i, int world, int nveterans)
 /* Child: the program. */
 
 typedef struct {
-    int steps;      /* train until the step counter reaches this */
-    int sleep_ms;   /* per step */
-    bool marks;     /* call collab_step() at the top of each step */
-    int stop_rank;  /* raises SIGSTOP at stop_step (-1: nobody) */
+    int steps;     /* train until the step counter reaches this */
+    int sleep_ms;  /* per step */
+    bool marks;    /* call collab_step() at the top of each step */
+    int stop_rank; /* raises SIGSTOP at stop_step (-1: nobody) */
     int stop_step;
-    int bend_rank;  /* changes its own parameters at bend_step (-1: nobody) */
+    int bend_rank; /* changes its own parameters at bend_step (-1: nobody) */
     int bend_step;
 } prog_t;
 
@@ -194,7 +194,7 @@ static int program(int i, const prog_t *pg)
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ != COLLAB_OK) {                                                                    \
-            fprintf(stderr, "[test] peer %d: %s failed: %s\n", i, #call, collab_strerror(rc_));  \
+            fprintf(stderr, "[test] peer %d: %s failed: %s\n", i, #call, collab_strerror(rc_));    \
             bad++;                                                                                 \
         }                                                                                          \
     } while (0)
@@ -249,8 +249,9 @@ static int program(int i, const prog_t *pg)
     snprintf(path, sizeof path, "%s/out%d", s_dir, i);
     FILE *f = fopen(path, "w");
     if (f != NULL) {
-        fprintf(f, "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %02x%02x\n"
-                   "checksum %016llx\nbad %d\n",
+        fprintf(f,
+                "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %02x%02x\n"
+                "checksum %016llx\nbad %d\n",
                 first, seed_out, all[0], all[1], all[2], n > 3 ? all[3] : 0, got, scratch[0],
                 scratch[SCRATCH - 1],
                 (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
@@ -283,10 +284,11 @@ static bool read_out(int i, out_t *o)
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return false;
-    int k = fscanf(f, "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %7s\n"
-                      "checksum %31s\nbad %d\n",
-                   &o->first, &o->seed, &o->all[0], &o->all[1], &o->all[2], &o->all[3],
-                   &o->scatter, o->scratch, o->checksum, &o->bad);
+    int k = fscanf(f,
+                   "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %7s\n"
+                   "checksum %31s\nbad %d\n",
+                   &o->first, &o->seed, &o->all[0], &o->all[1], &o->all[2], &o->all[3], &o->scatter,
+                   o->scratch, o->checksum, &o->bad);
     fclose(f);
     return k == 10;
 }
@@ -295,7 +297,7 @@ static int s_fail = 0;
 #define EXPECT(cond)                                                                               \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "[test] %s:%d: expected %s\n", __FILE__, __LINE__, #cond);            \
+            fprintf(stderr, "[test] %s:%d: expected %s\n", __FILE__, __LINE__, #cond);             \
             s_fail++;                                                                              \
         }                                                                                          \
     } while (0)
@@ -400,8 +402,7 @@ static int scenario_join(bool marks, const char *per_step)
         }
         /* Veterans: 3 of 4 ranks present. */
         EXPECT(o[0].seed == 8); /* 4 x mean(1, 2, 3) */
-        EXPECT(o[0].all[0] == 100 && o[0].all[1] == 101 && o[0].all[2] == 102 &&
-               o[0].all[3] == 0);
+        EXPECT(o[0].all[0] == 100 && o[0].all[1] == 101 && o[0].all[2] == 102 && o[0].all[3] == 0);
         for (int i = 0; i < 3; i++) {
             EXPECT(o[i].first == 0);
             EXPECT(o[i].scatter == 200 + i);
@@ -419,7 +420,11 @@ static int scenario_join(bool marks, const char *per_step)
 
 static int scenario_straggler(void)
 {
-    prog_t pg = {.steps = 300, .sleep_ms = 30, .marks = true, .stop_rank = 2, .stop_step = 15,
+    prog_t pg = {.steps = 300,
+                 .sleep_ms = 30,
+                 .marks = true,
+                 .stop_rank = 2,
+                 .stop_step = 15,
                  .bend_rank = -1};
     prepare(3);
     pid_t pids[3];
@@ -444,8 +449,12 @@ static int scenario_straggler(void)
    it and resyncs it. */
 static int scenario_diverge(void)
 {
-    prog_t pg = {.steps = 110, .sleep_ms = 20, .marks = false, .stop_rank = -1,
-                 .bend_rank = 1, .bend_step = 30};
+    prog_t pg = {.steps = 110,
+                 .sleep_ms = 20,
+                 .marks = false,
+                 .stop_rank = -1,
+                 .bend_rank = 1,
+                 .bend_step = 30};
     prepare(3);
     pid_t pids[3];
     for (int i = 0; i < 3; i++)
