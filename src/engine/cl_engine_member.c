@@ -388,7 +388,14 @@ static void on_suspect(struct cl_engine *e, const cl_wire_suspect_t *s)
     cl_peer_t *p = cl_member_find(e->mb, s->key);
     if (p == NULL || p->state == CL_PEER_GONE || memcmp(p->key, e->self_key, 32) == 0)
         return;
-    if (s->reason == CL_SUSPECT_STRAGGLER || s->reason == CL_SUSPECT_MISMATCH) {
+    /* A signature mismatch is symmetric: a peer running another program
+       sees every correct member as the one that "called a different
+       collective".  So the coordinator never acts on a mismatch report of
+       another peer; it takes out only peers whose collectives differ from
+       its own, which it sees itself (eng_report_late from deliver()). */
+    if (s->reason == CL_SUSPECT_MISMATCH)
+        return;
+    if (s->reason == CL_SUSPECT_STRAGGLER) {
         if (!p->in_group)
             return;
         p->suspect_reason = s->reason;
