@@ -27,6 +27,7 @@
       unreachable initial peers that never answer: NETWORK after 30 s
 */
 #include "mpi_collab.h"
+#include "test_peers.h"
 #include "util/cl_identity.h"
 
 #include <arpa/inet.h>
@@ -68,41 +69,9 @@ static const collab_op_t MIN = {COLLAB_OP_MIN, NULL, NULL, 1};
 /* ---------------------------------------------------------------------- */
 /* Set-up done by the parent. */
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        perror("free_port");
-        exit(3);
-    }
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static void prepare(int n)
 {
-    snprintf(s_dir, sizeof s_dir, "/tmp/collab-swarm-XXXXXX");
-    if (mkdtemp(s_dir) == NULL) {
-        perror("mkdtemp");
-        exit(3);
-    }
-    for (int i = 0; i < n; i++) {
-        char path[512], err[256];
-        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
-        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
-        if (id == NULL) {
-            fprintf(stderr, "identity: %s\n", err);
-            exit(3);
-        }
-        s_port[i] = free_port();
-        snprintf(s_addr[i], sizeof s_addr[i], "/ip4/127.0.0.1/tcp/%d/p2p/%s", s_port[i],
-                 cl_identity_peer_id(id));
-        cl_identity_destroy(&id);
-    }
+    test_peers_prepare("swarm", n, s_dir, sizeof s_dir, s_addr, s_port);
 }
 
 static void cleanup_dir(int n)
