@@ -554,6 +554,15 @@ void cl_coll_complete(cl_coll_t *self, int status)
     self->status = status;
 }
 
+int cl_coll_finish_pieces(cl_coll_t *self, int rc, const uint8_t *bm, const uint8_t *bad)
+{
+    if (rc == COLLAB_OK)
+        rc = cl_coll_set_contrib(self, bm);
+    bool mismatch = cl_bm_count(bad, (size_t)self->n) > 0;
+    cl_coll_complete(self, rc != COLLAB_OK ? rc : mismatch ? COLLAB_ERR_TRUNCATE : COLLAB_OK);
+    return rc;
+}
+
 int cl_coll_set_contrib(cl_coll_t *self, const uint8_t *bm)
 {
     int k = (int)cl_bm_count(bm, (size_t)self->n);

@@ -144,11 +144,8 @@ static int s_finish(cl_coll_t *self)
         free(in);
         free(idx);
     }
-    if (rc == COLLAB_OK)
-        rc = cl_coll_set_contrib(self, bm);
+    rc = cl_coll_finish_pieces(self, rc, bm, st->bad);
     free(bm);
-    bool mismatch = cl_bm_count(st->bad, (size_t)self->n) > 0;
-    cl_coll_complete(self, rc != COLLAB_OK ? rc : mismatch ? COLLAB_ERR_TRUNCATE : COLLAB_OK);
     return rc;
 }
 

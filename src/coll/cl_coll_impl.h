@@ -155,6 +155,12 @@ void cl_coll_complete(cl_coll_t *self, int status);
    COLLAB_ERR_NO_MEM. */
 int cl_coll_set_contrib(cl_coll_t *self, const uint8_t *bm);
 
+/* Ends a collective whose pieces were gathered per member: on rc == 0 sets
+   the contributors from bm, then completes with rc, or with
+   COLLAB_ERR_TRUNCATE when a member's piece had the wrong length (a bit
+   set in bad).  Returns the status the collective completed with, or rc. */
+int cl_coll_finish_pieces(cl_coll_t *self, int rc, const uint8_t *bm, const uint8_t *bad);
+
 /* Reduces k inputs of the members listed in idx[] (ascending) into out
    with the collective's op, following DESIGN §2: SUM is the plain sum in
    rank order when every rank is present with equal weights, otherwise

@@ -448,14 +448,24 @@ static int check_tag(int tag, bool any_ok)
     return tag < 0 ? COLLAB_ERR_TAG : COLLAB_OK;
 }
 
+/* Checks the arguments every point-to-point call shares: the peer rank
+   (wildcard allowed for receives), the tag, and a buffer for a non-empty
+   message. */
+static int check_p2p(const collab_comm_t *comm, int peer, int tag, bool any_ok, const void *buf,
+                     size_t bytes)
+{
+    int rc = check_peer(comm, peer, any_ok);
+    if (rc == COLLAB_OK)
+        rc = check_tag(tag, any_ok);
+    if (rc == COLLAB_OK && bytes > 0 && buf == NULL)
+        rc = COLLAB_ERR_ARG;
+    return rc;
+}
+
 int collab_send(collab_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
                 collab_request_t **req)
 {
-    int rc = check_peer(comm, dest, false);
-    if (rc == COLLAB_OK)
-        rc = check_tag(tag, false);
-    if (rc == COLLAB_OK && bytes > 0 && buf == NULL)
-        rc = COLLAB_ERR_ARG;
+    int rc = check_p2p(comm, dest, tag, false, buf, bytes);
     if (rc != COLLAB_OK)
         return rc;
     collab_request_t *r = cl_request_new(CL_OP_SEND);
@@ -472,11 +482,7 @@ int collab_send(collab_comm_t *comm, const void *buf, size_t bytes, int dest, in
 int collab_recv(collab_comm_t *comm, void *buf, size_t bytes, int src, int tag,
                 collab_status_info_t *st, collab_request_t **req)
 {
-    int rc = check_peer(comm, src, true);
-    if (rc == COLLAB_OK)
-        rc = check_tag(tag, true);
-    if (rc == COLLAB_OK && bytes > 0 && buf == NULL)
-        rc = COLLAB_ERR_ARG;
+    int rc = check_p2p(comm, src, tag, true, buf, bytes);
     if (rc != COLLAB_OK)
         return rc;
     collab_request_t *r = cl_request_new(CL_OP_RECV);
