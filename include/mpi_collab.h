@@ -49,6 +49,7 @@ typedef enum {
     COLLAB_ERR_REQUEST = -17,     /* invalid request */
     COLLAB_ERR_NETWORK = -18,     /* could not reach the swarm (logged) */
     COLLAB_ERR_TIMEOUT = -19,     /* a deadline passed (logged) */
+    COLLAB_ERR_MISMATCH = -20,    /* this program differs from the swarm's (logged) */
 } collab_status_t;
 
 /* Returns a short static English description of a status code. */

@@ -301,6 +301,7 @@ int cli_class_of_status(int status)
     case COLLAB_ERR_NETWORK:
         return MPI_ERR_OTHER;
     case COLLAB_ERR_TIMEOUT:
+    case COLLAB_ERR_MISMATCH:
         return MPI_ERR_OTHER;
     default:
         return MPI_ERR_INTERN;

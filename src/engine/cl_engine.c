@@ -110,11 +110,24 @@ static void finish_finalize(struct cl_engine *e)
     cl_request_complete(r, COLLAB_OK);
 }
 
+void eng_leave(struct cl_engine *e, int status)
+{
+    if (e->state == ENG_LEFT)
+        return;
+    if (e->state == ENG_MEMBER || e->state == ENG_STANDBY || e->state == ENG_JOINING)
+        eng_goodbye_all(e);
+    e->state = ENG_LEFT;
+    e->left_status = status;
+    eng_admit_abort(e, status);
+    eng_coll_fail_all(e, status);
+    eng_p2p_fail_all(e, status);
+}
+
 static void process(struct cl_engine *e, collab_request_t *req)
 {
     req->t_start = eng_now();
     if (e->state == ENG_LEFT && req->op != CL_OP_FINALIZE && req->op != CL_OP_ABORT) {
-        cl_request_complete(req, COLLAB_ERR_NOT_INIT);
+        cl_request_complete(req, e->left_status != 0 ? e->left_status : COLLAB_ERR_NOT_INIT);
         return;
     }
     switch (req->op) {

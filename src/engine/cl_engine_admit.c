@@ -287,6 +287,32 @@ static void park(struct eng_elastic *el, collab_request_t *req, uint64_t idx)
     el->parked_tail = p;
 }
 
+/* This peer runs another program than the swarm (or the same one with
+   other arguments): its start-up collectives differ from the veterans'.
+   It cannot be admitted, now or later, so it leaves the swarm; its
+   pending and later calls fail with COLLAB_ERR_MISMATCH (docs/elastic.md
+   §3).  Called while parked requests are answered: the caller stops
+   there (el->foreign) and eng_admit_leave_foreign finishes the job. */
+void eng_admit_foreign(struct cl_engine *e, const char *what)
+{
+    struct eng_elastic *el = e->el;
+    if (el->foreign)
+        return;
+    el->foreign = true;
+    cl_error("this program differs from the one the swarm runs under COLLAB_RUN_ID=%s (%s): "
+             "another program, or the same one with other arguments; it cannot take part and "
+             "leaves the swarm, its MPI calls now fail (give each experiment its own "
+             "COLLAB_RUN_ID)",
+             e->cfg.run_id != NULL ? e->cfg.run_id : "default", what);
+}
+
+void eng_admit_leave_foreign(struct cl_engine *e)
+{
+    struct eng_elastic *el = e->el;
+    el->phase = EL_IN; /* el->sync is done; the timer frees it */
+    eng_leave(e, COLLAB_ERR_MISMATCH);
+}
+
 /* Fills a start-up collective's outputs as the veterans had them, or
    leaves the program's own values (docs/state-sync.md §4). */
 static void answer(struct cl_engine *e, collab_request_t *req, uint64_t i)
@@ -295,12 +321,12 @@ static void answer(struct cl_engine *e, collab_request_t *req, uint64_t i)
     cl_coll_args_t *a = &req->coll;
     uint32_t sig = eng_el_signature(req);
     if (i >= el->adm_nsigs || el->adm_sigs[i] != sig) {
-        if (!el->sig_error_logged)
-            cl_error("start-up %s #%llu of this program differs from the swarm's (another "
-                     "program, or other arguments); it keeps its own values",
-                     eng_coll_kind_name(a->kind), (unsigned long long)i);
-        el->sig_error_logged = true;
-        cl_request_complete(req, COLLAB_OK);
+        char what[96];
+        snprintf(what, sizeof what, "start-up %s #%llu has signature %08x here and %08x in the swarm",
+                 eng_coll_kind_name(a->kind), (unsigned long long)i, (unsigned)sig,
+                 i < el->adm_nsigs ? (unsigned)el->adm_sigs[i] : 0u);
+        eng_admit_foreign(e, what);
+        cl_request_complete(req, COLLAB_ERR_MISMATCH);
         return;
     }
     const uint8_t *d;
@@ -309,14 +335,16 @@ static void answer(struct cl_engine *e, collab_request_t *req, uint64_t i)
     int comm_size = req->comm != NULL ? req->comm->size : 1;
     if (a->kind == CL_COLL_BCAST) {
         if (eng_sync_item(el->sync, CL_EL_ITEM_BUFFER, i, &d, &len, NULL) == COLLAB_OK) {
-            if (len == a->count) {
-                if (len > 0)
-                    memcpy(a->recvbuf, d, len);
-            } else {
-                cl_error("start-up broadcast #%llu has %zu bytes here and %zu in the swarm; this "
-                         "peer keeps its own value",
-                         (unsigned long long)i, a->count, len);
+            if (len != a->count) {
+                char what[96];
+                snprintf(what, sizeof what, "start-up broadcast #%llu has %zu bytes here and %zu "
+                         "in the swarm", (unsigned long long)i, a->count, len);
+                        eng_admit_foreign(e, what);
+                cl_request_complete(req, COLLAB_ERR_MISMATCH);
+                return;
             }
+            if (len > 0)
+                memcpy(a->recvbuf, d, len);
         }
         cl_request_complete(req, COLLAB_OK);
         return;
@@ -376,12 +404,16 @@ static void answer_parked(struct cl_engine *e)
         el->parked = p->next;
         if (el->parked == NULL)
             el->parked_tail = NULL;
-        if (p->local < el->adm_prefix)
+        if (el->foreign)
+            cl_request_complete(p->req, COLLAB_ERR_MISMATCH);
+        else if (p->local < el->adm_prefix)
             answer(e, p->req, p->local);
         else
             resubmit(e, p->req, p->local);
         free(p);
     }
+    if (el->foreign)
+        eng_admit_leave_foreign(e);
 }
 
 bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx)
@@ -412,10 +444,13 @@ bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uin
             }
             return false;
         }
-        if (eng_sync_done(el->sync) && el->parked == NULL)
+        if (eng_sync_done(el->sync) && el->parked == NULL) {
             answer(e, req, idx);
-        else
+            if (el->foreign)
+                eng_admit_leave_foreign(e);
+        } else {
             park(el, req, idx);
+        }
         return true;
     }
     if (el->evicted && el->readmit && el->phase == EL_WAITING && el->held == NULL &&
@@ -513,10 +548,11 @@ void eng_admit_sync_finished(struct cl_engine *e)
             eng_sync_item(el->sync, CL_EL_ITEM_BUFFER, ent.index, &d, &len, NULL) != COLLAB_OK)
             continue;
         if (len != ent.bytes) {
-            cl_error("start-up broadcast #%llu has %zu bytes here and %zu in the swarm; this "
-                     "peer keeps its own value",
-                     (unsigned long long)ent.index, ent.bytes, len);
-            continue;
+            char what[96];
+            snprintf(what, sizeof what, "start-up broadcast #%llu has %zu bytes here and %zu in "
+                     "the swarm", (unsigned long long)ent.index, ent.bytes, len);
+            eng_admit_foreign(e, what);
+            break;
         }
         if (len > 0 && cl_statereg_write(el->reg, ent.index, 0, d, len) != COLLAB_OK) {
             cl_error("could not overwrite start-up broadcast #%llu (%zu bytes at %p) with the "
@@ -527,6 +563,12 @@ void eng_admit_sync_finished(struct cl_engine *e)
         }
         written++;
         wbytes += len;
+    }
+    if (el->foreign) {
+        el->evicted = false;
+        el->readmit = false;
+        eng_admit_leave_foreign(e); /* fails the held collective too */
+        return;
     }
     cl_info("resynced with the group from %d peer%s: %zu buffers (%.1f MB) overwritten; "
             "this peer's first step back counts with weight 0",

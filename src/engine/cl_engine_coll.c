@@ -54,8 +54,8 @@ static void ctx_free(coll_ctx_t **ctx_p)
     *ctx_p = NULL;
 }
 
-/* Frees a stream; requests still attached complete with status. */
-static void stream_free(struct cl_engine *e, stream_t *s, int status)
+/* Completes the requests of a stream (running and queued) with status. */
+static void stream_fail(stream_t *s, int status)
 {
     if (s->active != NULL) {
         cl_coll_destroy(&s->active);
@@ -63,12 +63,22 @@ static void stream_free(struct cl_engine *e, stream_t *s, int status)
         cl_request_complete(s->active_req, status);
         s->active_req = NULL;
     }
-    if (s->queue != NULL) {
-        collab_request_t *r;
-        while ((r = zlist_pop(s->queue)) != NULL)
-            cl_request_complete(r, status);
-        zlist_destroy(&s->queue);
-    }
+    collab_request_t *r;
+    while (s->queue != NULL && (r = zlist_pop(s->queue)) != NULL)
+        cl_request_complete(r, status);
+}
+
+void eng_coll_fail_all(struct cl_engine *e, int status)
+{
+    for (size_t i = 0; i < e->nstreams; i++)
+        stream_fail(e->streams[i], status);
+}
+
+/* Frees a stream; requests still attached complete with status. */
+static void stream_free(struct cl_engine *e, stream_t *s, int status)
+{
+    stream_fail(s, status);
+    zlist_destroy(&s->queue);
     cl_coll_destroy(&s->retained);
     ctx_free(&s->retained_ctx);
     eng_coll_free_buffered(e, s);

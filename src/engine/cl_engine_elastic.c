@@ -38,6 +38,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +282,24 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     int ncontrib = 0;
     if (s->active != NULL)
         (void)cl_coll_contributors(s->active, &ncontrib);
+    /* The odd one out: every other member (two or more) called another
+       collective, again and again after being re-admitted.  This peer
+       runs another program than the swarm (docs/elastic.md §6). */
+    const coll_ctx_t *ctx = s->active_ctx;
+    if (ctx->gen != 0 && !el->foreign) {
+        if (ctx->nmismatch >= 2 && ncontrib <= 1) {
+            if (++el->odd_out >= EL_ODD_OUT_LIMIT) {
+                char what[128];
+                snprintf(what, sizeof what,
+                         "in %d collectives every other member of the group called another "
+                         "collective",
+                         el->odd_out);
+                eng_admit_foreign(e, what);
+            }
+        } else if (ncontrib >= 2) {
+            el->odd_out = 0;
+        }
+    }
     eng_admit_on_done(e, seq, ncontrib);
     eng_donor_progress(e, el->donor);
 }
@@ -503,6 +522,8 @@ double eng_el_timer(struct cl_engine *e, double now)
     if (el == NULL)
         return now + 5.0;
     el->last_alive = now;
+    if (el->foreign && e->state != ENG_LEFT)
+        eng_admit_leave_foreign(e);
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
     double next = fmin(eng_admit_timer(e, now), eng_audit_timer(e, now));
@@ -548,4 +569,6 @@ void eng_el_check_pause(struct cl_engine *e)
     if (el->last_alive > 0 && now - el->last_alive > limit && e->state == ENG_MEMBER)
         on_pause(e, now, now - el->last_alive);
     el->last_alive = now;
+    if (el->foreign && e->state != ENG_LEFT)
+        eng_admit_leave_foreign(e);
 }

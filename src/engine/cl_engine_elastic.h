@@ -99,6 +99,7 @@ typedef struct el_donor el_donor_t;
 typedef struct el_audit el_audit_t;
 
 #define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
+#define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
 #define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
 
 /* An admission: from sequence s of the world communicator on, only
@@ -169,7 +170,8 @@ struct eng_elastic {
     uint32_t *adm_sigs;
     uint32_t adm_nsigs;
     el_sync_t *sync;
-    bool sig_error_logged;
+    bool foreign;            /* runs another program than the swarm: it leaves */
+    int odd_out;             /* world collectives in a row where all others differed */
     /* Coordinator: an admission to report once its collective completes. */
     bool report_pending;
     uint64_t report_s, report_step;
@@ -221,6 +223,10 @@ double eng_admit_timer(struct cl_engine *e, double now);
 void eng_admit_sync_finished(struct cl_engine *e);
 /* Completes every parked or held request with status. */
 void eng_admit_abort(struct cl_engine *e, int status);
+/* This peer runs another program than the swarm: logs why (once) and
+   marks it; eng_admit_leave_foreign then takes it out of the swarm. */
+void eng_admit_foreign(struct cl_engine *e, const char *what);
+void eng_admit_leave_foreign(struct cl_engine *e);
 
 /* cl_engine_sync.c: the joiner's side of state sync. */
 /* Starts pulling the state of admission s from the donors: the live

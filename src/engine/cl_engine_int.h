@@ -58,6 +58,7 @@ typedef struct {
     int nmembers;
     int *failed;             /* members declared failed during the call */
     bool *failed_left;       /* ... of which those that said goodbye */
+    int nmismatch;           /* ... of which those that called another collective */
     int nfailed;
     int *notified;           /* world ranks sent a generation notice */
     int nnotified;
@@ -198,6 +199,7 @@ struct cl_engine {
     int log_peers;
     collab_request_t *finalize_req;
     double finalize_deadline;
+    int left_status;               /* why calls fail once ENG_LEFT (0: not initialised) */
 };
 
 /* cl_engine.c */
@@ -244,10 +246,14 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
 void eng_request_match(struct cl_engine *e);
 bool eng_is_coordinator(struct cl_engine *e);
 void eng_set_weight(struct cl_engine *e, double w);
+/* Leaves the swarm for good while the program still runs: says goodbye,
+   and every pending and later call (but finalize) completes with status. */
+void eng_leave(struct cl_engine *e, int status);
 
 /* cl_engine_coll.c */
 int eng_coll_init(struct cl_engine *e);
 void eng_coll_fini(struct cl_engine *e);
+void eng_coll_fail_all(struct cl_engine *e, int status);
 void eng_coll_submit(struct cl_engine *e, collab_request_t *req);
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
@@ -282,6 +288,7 @@ void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p);
 void eng_p2p_view_changed(struct cl_engine *e);
 double eng_p2p_timer(struct cl_engine *e, double now);
 void eng_p2p_cancel_all(struct cl_engine *e);
+void eng_p2p_fail_all(struct cl_engine *e, int status);
 void eng_p2p_mark_seen(struct cl_engine *e, int world_rank);
 
 #endif

@@ -292,6 +292,17 @@ double eng_p2p_timer(struct cl_engine *e, double now)
     return now + 5.0;
 }
 
+void eng_p2p_fail_all(struct cl_engine *e, int status)
+{
+    if (e->p2p == NULL)
+        return;
+    fail_ctx_t f = {e, -1, status, false};
+    cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
+    collab_request_t *r;
+    while (e->p2p_waiting != NULL && (r = zlist_pop(e->p2p_waiting)) != NULL)
+        cl_request_complete(r, status);
+}
+
 void eng_p2p_cancel_all(struct cl_engine *e)
 {
     if (e->p2p == NULL)

@@ -76,6 +76,11 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
                 from_world, eng_coll_kind_name(ctx->kind), (unsigned long long)h->seq,
                 h->signature, ctx->signature);
         if (active) {
+            bool known = false;
+            for (int i = 0; i < ctx->nfailed && !known; i++)
+                known = ctx->failed[i] == from;
+            if (!known)
+                ctx->nmismatch++;
             eng_coll_fail_member(s, from, false);
             if (p != NULL)
                 eng_coll_defer_late(e, p, CL_SUSPECT_MISMATCH);

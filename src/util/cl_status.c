@@ -61,6 +61,8 @@ const char *collab_strerror(int status)
         return "could not reach the swarm";
     case COLLAB_ERR_TIMEOUT:
         return "deadline passed";
+    case COLLAB_ERR_MISMATCH:
+        return "this program's collectives differ from the swarm's";
     }
     return "unknown status code";
 }

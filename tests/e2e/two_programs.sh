@@ -6,8 +6,10 @@
 # member whose signature differs is evicted, never averaged in.  So:
 #   - the 3 original peers finish with bit-identical parameters, equal to
 #     those of the same swarm run without the intruder;
-#   - the intruder is named in an error/warning line and ends on its own
-#     (it may fail or train alone), it never hangs.
+#   - the intruder finds out at admission that its start-up collectives
+#     differ from the swarm's, says so in an error line, leaves the swarm
+#     and ends with an MPI error (MPI_ERR_OTHER, fatal by default); it
+#     never hangs and is never averaged in.
 . "$(dirname "$0")/lib.sh"
 need E2E_RUN E2E_TRAINER
 preload="$E2E_LIBDIR/libmpicollab.so"
@@ -62,8 +64,10 @@ status=$(cat "$E2E_LOG/swarm.status" 2>/dev/null || echo missing)
 [ "$status" = 0 ] || fail "the swarm with the intruder: collab-run exited with status $status"
 [ "$istatus" -ne 124 ] && [ "$istatus" -ne 137 ] || fail "the intruder did not end within 100 s"
 grep -q 'rank 3/4 listening' "$E2E_LOG/intruder.err" || fail "the intruder did not join the swarm as rank 3"
-grep -Eq 'different collective|differs from the swarm|in the swarm; this peer keeps' \
-    "$E2E_LOG/intruder.err" "$E2E_LOG/swarm.err" || fail "no log line names the other program"
+grep -q 'this program differs from the one the swarm runs under COLLAB_RUN_ID' \
+    "$E2E_LOG/intruder.err" || fail "the intruder's log does not say that it runs another program"
+[ "$istatus" -ne 0 ] || fail "the intruder ended with status 0; its MPI call should have failed"
+grep -q 'MPI_ERR_OTHER' "$E2E_LOG/intruder.err" || fail "the intruder's MPI call did not fail with MPI_ERR_OTHER"
 log="$E2E_LOG/swarm.out"
 [ "$(count_done "$log")" -eq 3 ] || fail "expected the 3 original peers to finish, got $(count_done "$log")"
 expect_agreement "$log" 3
