@@ -496,6 +496,14 @@ void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
     start_gen(e, s, req, gen);
 }
 
+/* Only members still in the group pull a collective back to an older
+   generation (see in_group in cl_engine_route.c). */
+static bool sender_in_group(struct cl_engine *e, const buffered_t *b)
+{
+    const cl_peer_t *p = cl_member_at_rank(e->mb, b->from_world);
+    return p != NULL && p->in_group;
+}
+
 /* The generation a new collective on s starts under: the oldest of the
    current one and those that early messages for it carry (if known and
    this peer is in them).  Returns 0 to wait (no group yet, or this peer is
@@ -511,7 +519,7 @@ static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
     if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
         return UINT64_MAX;
     for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
-        if (b->seq == seq && b->gen < cur && in_gen(e, b->gen) &&
+        if (b->seq == seq && b->gen < cur && in_gen(e, b->gen) && sender_in_group(e, b) &&
             eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: not before an admission */
             cur = b->gen;
     return cur;

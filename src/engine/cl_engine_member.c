@@ -456,13 +456,6 @@ void eng_goodbye_all(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* Joining. */
 
-
-
-
-
-
-
-
 static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
 {
     bool from_member = false, has_me = false;

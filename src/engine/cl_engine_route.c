@@ -60,6 +60,29 @@ static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
     (void)eng_send(e, p, &m);
 }
 
+/* Is this peer in the world group of generation gen? */
+static bool has_me(struct cl_engine *e, uint64_t gen)
+{
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    int me = atomic_load(&e->rank);
+    for (int i = 0; g != NULL && i < g->n; i++)
+        if (g->world[i] == me)
+            return true;
+    return false;
+}
+
+/* Is world rank w in this peer's current group?  Only members still in
+   the group may pull a collective back to an older generation: a member
+   taken out since (failed, evicted) may still send under the generation
+   it knew, and following it would split the survivors between those
+   that already completed under the new generation and those that
+   restarted under the old one. */
+static bool in_group(struct cl_engine *e, int w)
+{
+    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    return p != NULL && p->in_group;
+}
+
 /* Hands one message to the running (active) or retained collective. */
 static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
                     const cl_wire_hdr_t *h, const void *data, size_t len)
@@ -126,12 +149,7 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
         return;
     }
     if (h->epoch < ctx->gen) {
-        const group_gen_t *g = eng_coll_gen(e, h->epoch);
-        bool mine = false;
-        int me = atomic_load(&e->rank);
-        for (int i = 0; g != NULL && i < g->n; i++)
-            mine = mine || g->world[i] == me;
-        if (!mine) {
+        if (!has_me(e, h->epoch) || !in_group(e, from_world)) {
             cl_debug("dropped a collective message of a generation this peer is not in");
             return;
         }
@@ -206,10 +224,38 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
 {
     cl_coll_t *c = s->active;
     uint64_t seq = s->active_ctx->seq;
+    uint64_t restart = UINT64_MAX;
     buffered_t *prev = NULL, *b = s->buf_head;
     while (b != NULL && s->active == c) {
         buffered_t *next = b->next;
-        if (b->seq != seq) {
+        uint64_t cur = s->active_ctx->gen;
+        bool stays = b->seq != seq, tell = false;
+        if (!stays && b->gen > cur) {
+            /* Elastic hook: a newer generation whose view admits someone
+               at this sequence (known: restart under it below; not known
+               yet: its view is on the way) keeps its message, since its
+               sender will not send it again.  Otherwise the sender
+               restarts under ours. */
+            eng_el_route_t r = eng_el_route(e, s, seq, cur, b->gen);
+            stays = r == ENG_EL_ROUTE_RESTART || r == ENG_EL_ROUTE_KEEP;
+            if (r == ENG_EL_ROUTE_RESTART && b->gen < restart)
+                restart = b->gen;
+            tell = r != ENG_EL_ROUTE_RESTART;
+        } else if (!stays && b->gen < cur) {
+            /* The older generation wins when this peer is in it (as in
+               to_active); one an admission made obsolete restarts under
+               ours (elastic hook). */
+            if (!eng_el_gen_ok(e, s, seq, b->gen)) {
+                tell = true;
+            } else if (has_me(e, b->gen) && in_group(e, b->from_world)) {
+                stays = true;
+                if (b->gen < restart)
+                    restart = b->gen;
+            }
+        }
+        if (tell)
+            notify(e, s, s->active_ctx, b->from_world);
+        if (stays) {
             prev = b;
             b = next;
             continue;
@@ -221,24 +267,24 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
         if (s->buf_tail == b)
             s->buf_tail = prev;
         e->buffered_bytes -= b->len;
-        cl_wire_hdr_t h;
-        memset(&h, 0, sizeof h);
-        h.seq = b->seq;
-        h.epoch = b->gen;
-        h.signature = b->signature;
-        h.sub = b->type;
-        h.part = b->part;
-        h.chunk = b->chunk;
-        h.aux = b->aux;
-        if (b->gen == s->active_ctx->gen)
+        if (b->gen == cur) {
+            cl_wire_hdr_t h;
+            memset(&h, 0, sizeof h);
+            h.seq = b->seq;
+            h.epoch = b->gen;
+            h.signature = b->signature;
+            h.sub = b->type;
+            h.part = b->part;
+            h.chunk = b->chunk;
+            h.aux = b->aux;
             deliver(e, s, true, b->from_world, &h, b->data, b->len);
-        else if (b->gen > s->active_ctx->gen ||
-                 !eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: its sender restarts */
-            notify(e, s, s->active_ctx, b->from_world);
+        }
         free(b->data);
         free(b);
         b = next;
     }
+    if (restart != UINT64_MAX && s->active == c)
+        eng_coll_restart(e, s, restart); /* takes the messages kept above */
 }
 
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
