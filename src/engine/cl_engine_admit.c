@@ -470,7 +470,6 @@ bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uin
 void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
 {
     struct eng_elastic *el = e->el;
-    (void)p;
     remember(e, m);
     const cl_el_joiner_t *mine = NULL;
     for (uint32_t j = 0; j < m->njoiners; j++)
@@ -510,7 +509,7 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
     cl_info("%s at collective #%llu of the group; fetching the swarm's state",
             el->readmit ? "re-admitted" : "admitted", (unsigned long long)m->s);
     eng_sync_destroy(&el->sync);
-    el->sync = eng_sync_start(e, m->s, m);
+    el->sync = eng_sync_start(e, m->s, m, p != NULL ? p->key : NULL);
     if (el->sync == NULL) {
         cl_error("out of memory starting the state sync; this peer keeps its own state");
         eng_admit_sync_finished(e);

@@ -12,7 +12,10 @@
     stragglers at the next step boundary (cl_engine_admit.c).  When no
     hash has a majority the buffer is not shared state (a scratch buffer):
     every member drops it with a warning (DROP).  An audit that does not
-    hear from every member before its deadline is abandoned.
+    hear from every member before its deadline is abandoned.  While the
+    group runs all-reduces in several groups (more members than
+    COLLAB_TARGET_GROUP, docs/elastic.md §9) the members' states differ by
+    design, and no audit runs.
 */
 #include "engine/cl_engine_elastic.h"
 
@@ -80,6 +83,16 @@ void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step)
     if (el->audit != NULL || step == 0 || step % AUDIT_STEPS != 0 ||
         cl_statereg_count(el->reg) == 0)
         return;
+    if (eng_coll_multigroup(e)) {
+        /* Several groups hold different states by design: comparing them
+           would take correct members out (docs/elastic.md §9). */
+        if (!el->audit_skip_logged)
+            cl_debug("the group runs all-reduces in several groups: the periodic state check "
+                     "is off");
+        el->audit_skip_logged = true;
+        return;
+    }
+    el->audit_skip_logged = false;
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
     el_audit_t *a = calloc(1, sizeof *a);

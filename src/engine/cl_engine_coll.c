@@ -16,10 +16,20 @@
     member that started under a newer one restarts (cl_engine_route.c).
     Restarts need the inputs intact, so an in-place input is copied first.
 
+    Several groups.  A world all-reduce whose member list holds more than
+    COLLAB_TARGET_GROUP members runs only with this peer's part of it: the
+    list is split by cl_moshpit_split, a pure function of the list and the
+    sequence number, so every member computes the same parts and regroups
+    at every collective (docs/elastic.md §9).  The other parts are not
+    members of this collective: nobody waits for them, counts them or
+    reports them failed.  Every other kind and communicator, and strict
+    mode, keep the whole list.
+
     Incoming messages are routed in cl_engine_route.c.
 */
 #include "engine/cl_engine_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "elastic/cl_moshpit.h"       /* several groups beyond COLLAB_TARGET_GROUP */
 
 #include "util/cl_log.h"
 
@@ -314,10 +324,80 @@ static int cmp_member(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* The member list of collective seq on comm under generation gen (gen 0:
-   this peer alone).  Returns the count, or a negative status. */
+bool eng_coll_multigroup(struct cl_engine *e)
+{
+    if (cl_member_settings(e->mb)->strict)
+        return false;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += list[i]->in_group && list[i]->state != CL_PEER_GONE;
+    return cl_moshpit_ngroups(k, e->cfg.target_group) > 1;
+}
+
+/* Logs when world all-reduces start or stop running in several groups. */
+static void note_groups(struct cl_engine *e, int n, int ngroups)
+{
+    int t = e->cfg.target_group;
+    if (ngroups > 1 && e->moshpit_groups <= 1)
+        cl_info("%d members over COLLAB_TARGET_GROUP=%d: all-reduces run in %d groups, "
+                "regrouped every collective",
+                n, t, ngroups);
+    else if (ngroups <= 1 && e->moshpit_groups > 1)
+        cl_info("%d member%s, at most COLLAB_TARGET_GROUP=%d: all-reduces run in one group "
+                "again",
+                n, n == 1 ? "" : "s", t);
+    e->moshpit_groups = ngroups;
+}
+
+/* Keeps in m (k members, sorted) only this peer's group when a world
+   all-reduce runs in several groups.  Returns the new count, or a
+   negative status. */
+static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
+                         uint64_t seq, member_t *m, int k)
+{
+    if (kind != CL_COLL_ALLREDUCE || comm->kind != CL_COMM_WORLD ||
+        cl_member_settings(e->mb)->strict)
+        return k;
+    note_groups(e, k, cl_moshpit_ngroups(k, e->cfg.target_group));
+    if (cl_moshpit_ngroups(k, e->cfg.target_group) <= 1)
+        return k;
+    int me = -1;
+    for (int i = 0; i < k && me < 0; i++)
+        if (m[i].rank == comm->rank)
+            me = i;
+    if (me < 0)
+        return k; /* not a member: nothing to pick (the caller does not run it) */
+    int *grp = malloc((size_t)k * sizeof *grp);
+    int *client = malloc((size_t)k * sizeof *client);
+    double *weight = malloc((size_t)k * sizeof *weight);
+    int rc = COLLAB_ERR_NO_MEM;
+    if (grp == NULL || client == NULL || weight == NULL)
+        goto out;
+    for (int i = 0; i < k; i++) {
+        weight[i] = m[i].weight;
+        client[i] = m[i].client;
+    }
+    if (cl_moshpit_split(k, e->cfg.target_group, seq, weight, client, grp) < 0)
+        goto out;
+    int mine = grp[me];
+    rc = 0;
+    for (int i = 0; i < k; i++)
+        if (grp[i] == mine)
+            m[rc++] = m[i];
+out:
+    free(grp);
+    free(client);
+    free(weight);
+    return rc;
+}
+
+/* The member list of collective seq (of kind) on comm under generation
+   gen (gen 0: this peer alone).  Returns the count, or a negative
+   status. */
 static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, uint64_t seq,
-                      member_t **out)
+                      cl_coll_kind_t kind, member_t **out)
 {
     *out = NULL;
     if (gen == 0) {
@@ -348,6 +428,11 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         m[k++] = (member_t){r, w, g->client[i], gone};
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
+    k = keep_my_group(e, comm, kind, seq, m, k);
+    if (k < 0) {
+        free(m);
+        return k;
+    }
     *out = m;
     return k;
 }
@@ -398,7 +483,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
 {
     const cl_settings_t *set = cl_member_settings(e->mb);
     member_t *mem = NULL;
-    int n = members_of(e, s->comm, gen, req->coll.seq, &mem);
+    int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;
     coll_ctx_t *ctx = NULL;
@@ -552,7 +637,7 @@ static void try_start(struct cl_engine *e, stream_t *s)
         if (set->strict && gen != 0) {
             /* Strict: every rank of the communicator must be there. */
             member_t *mem = NULL;
-            int n = members_of(e, s->comm, gen, req->coll.seq, &mem);
+            int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
             int live = 0;
             for (int i = 0; i < n; i++)
                 live += !mem[i].gone;

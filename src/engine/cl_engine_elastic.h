@@ -183,6 +183,7 @@ struct eng_elastic {
     double last_alive;
     /* Admitter: the periodic check of the members' state. */
     el_audit_t *audit;
+    bool audit_skip_logged; /* said that several groups turn the audit off */
 };
 
 /* Per-stream signature of a collective used for step learning and for
@@ -231,8 +232,12 @@ void eng_admit_leave_foreign(struct cl_engine *e);
 /* cl_engine_sync.c: the joiner's side of state sync. */
 /* Starts pulling the state of admission s from the donors: the live
    group members of the current view other than the joiners of that
-   admission and client-mode peers. */
-el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit);
+   admission and client-mode peers.  When the group is larger than
+   COLLAB_TARGET_GROUP (several groups whose states differ), only one of
+   them: `admitter` (the sender of the ADMIT, may be NULL) when it can
+   serve, else the lowest-ranked one. */
+el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
+                          const uint8_t *admitter);
 void eng_sync_destroy(el_sync_t **sync_p);
 bool eng_sync_done(const el_sync_t *sync);
 /* The agreed bytes of a buffer or result: 0 with *data, *len and *signature set,
@@ -246,7 +251,8 @@ void eng_sync_view_changed(struct cl_engine *e, el_sync_t *sync);
 double eng_sync_timer(struct cl_engine *e, el_sync_t *sync, double now);
 
 /* cl_engine_audit.c: every 64 steps the admitter checks that the members
-   hold the same registered state (docs/state-sync.md §3). */
+   hold the same registered state (docs/state-sync.md §3); not while the
+   group runs all-reduces in several groups (docs/elastic.md §9). */
 void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step);
 void eng_audit_on_message(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m);
 double eng_audit_timer(struct cl_engine *e, double now);

@@ -197,6 +197,7 @@ struct cl_engine {
     uint64_t log_tensors, log_bytes;
     double log_seconds;
     int log_peers;
+    int moshpit_groups;            /* groups of the last world all-reduce (before merges) */
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;               /* why calls fail once ENG_LEFT (0: not initialised) */
@@ -265,6 +266,10 @@ bool eng_coll_idle(struct cl_engine *e);
 void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm);
 
 void eng_coll_record_group(struct cl_engine *e);
+/* Does the current world group hold more than COLLAB_TARGET_GROUP members,
+   so that world all-reduces run in several groups whose results differ
+   (docs/elastic.md §9)?  Always false in strict mode. */
+bool eng_coll_multigroup(struct cl_engine *e);
 /* Shared by cl_engine_coll.c and cl_engine_route.c. */
 const char *eng_coll_kind_name(cl_coll_kind_t k);
 stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);

@@ -2,7 +2,9 @@
     (docs/state-sync.md §4 and §5).
 
     Phases.  (1) QUERY every donor (the group's live public members other
-    than the peers admitted together with this one) and collect their
+    than the peers admitted together with this one; only one of them, the
+    admitter, when the group runs all-reduces in several groups, whose
+    states differ: docs/elastic.md §9) and collect their
     HASHES; a donor that leaves the view or refuses is dropped.  (2) Once
     every remaining donor answered (or the query deadline passed with at
     least one answer), agree: an item (a broadcast buffer or a start-up
@@ -21,6 +23,7 @@
 */
 #include "engine/cl_engine_elastic.h"
 
+#include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
 
 #include <math.h>
@@ -110,7 +113,8 @@ static void hash_bytes(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH
     crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }
 
-el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit)
+el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
+                          const uint8_t *admitter)
 {
     el_sync_t *y = calloc(1, sizeof *y);
     if (y == NULL)
@@ -123,15 +127,38 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
         free(y);
         return NULL;
     }
+    int members = (int)admit->njoiners, admitter_at = -1, lowest_at = -1, lowest = -1;
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         bool joiner = false;
         for (uint32_t j = 0; j < admit->njoiners; j++)
             joiner = joiner || memcmp(admit->joiners[j].key, p->key, 32) == 0;
+        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
         if (joiner || !p->in_group || p->client || p->state != CL_PEER_ALIVE ||
             memcmp(p->key, e->self_key, 32) == 0)
             continue;
+        if (admitter != NULL && memcmp(p->key, admitter, 32) == 0)
+            admitter_at = y->ndonors;
+        if (lowest_at < 0 || p->rank < lowest) {
+            lowest_at = y->ndonors;
+            lowest = p->rank;
+        }
         memcpy(y->donors[y->ndonors++].key, p->key, 32);
+    }
+    /* Several groups (docs/elastic.md §9): the members' states differ, so
+       they would agree on nothing.  One donor serves everything, so that
+       this peer ends equal to one member: the admitter, else the
+       lowest-ranked donor. */
+    if (y->ndonors > 1 && !cl_member_settings(e->mb)->strict &&
+        cl_moshpit_ngroups(members, e->cfg.target_group) > 1) {
+        int pick = admitter_at >= 0 ? admitter_at : lowest_at;
+        if (pick != 0)
+            memcpy(y->donors[0].key, y->donors[pick].key, 32);
+        y->ndonors = 1;
+        cl_peer_t *d = cl_member_find(e->mb, y->donors[0].key);
+        cl_info("%d members run all-reduces in several groups (COLLAB_TARGET_GROUP=%d): taking "
+                "the state from rank %d alone",
+                members, e->cfg.target_group, d != NULL ? d->rank : -1);
     }
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);

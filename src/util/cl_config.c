@@ -289,7 +289,8 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "collectives in one training step, when the period cannot be learned")                       \
     X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")            \
     X("COLLAB_TARGET_GROUP", "64", p_target_group,                                                 \
-      "group size at which a leader closes matchmaking at once")                                   \
+      "group size at which a leader closes matchmaking at once; larger groups run world "          \
+      "all-reduces in several groups of at most this size (give every peer the same value)")       \
     X("COLLAB_MATCHMAKING_TIME", "5", p_matchmaking_time,                                          \
       "seconds a leader waits for followers (\"0.5\", \"250ms\")")                                 \
     X("COLLAB_TIMEOUT", "5", p_timeout,                                                            \
