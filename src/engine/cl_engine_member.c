@@ -383,7 +383,7 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
 }
 
 /* Coordinator: a member reports another one. */
-static void on_suspect(struct cl_engine *e, const cl_wire_suspect_t *s)
+static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire_suspect_t *s)
 {
     cl_peer_t *p = cl_member_find(e->mb, s->key);
     if (p == NULL || p->state == CL_PEER_GONE || memcmp(p->key, e->self_key, 32) == 0)
@@ -396,7 +396,11 @@ static void on_suspect(struct cl_engine *e, const cl_wire_suspect_t *s)
     if (s->reason == CL_SUSPECT_MISMATCH)
         return;
     if (s->reason == CL_SUSPECT_STRAGGLER) {
-        if (!p->in_group)
+        /* Only a member of the group can tell that another one lags
+           behind it: a peer outside the group (waiting to be admitted,
+           or taken out and finishing its step alone) runs no collective
+           with the group. */
+        if (!p->in_group || !from->in_group)
             return;
         p->suspect_reason = s->reason;
         cl_member_delta_t d;
@@ -579,7 +583,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         break;
     case CL_MSG_SUSPECT:
         if (member && eng_i_coordinate(e))
-            on_suspect(e, &m->u.suspect);
+            on_suspect(e, from, &m->u.suspect);
         break;
     case CL_MSG_GOODBYE:
         if (member && e->state == ENG_MEMBER)

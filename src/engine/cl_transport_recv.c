@@ -196,7 +196,14 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
         } else if (m.hdr.run != self->run) {
             self->malformed++; /* another run: drop, no ban */
         } else if (l == NULL || memcmp(l->key, key, 32) != 0) {
-            tp_malformed(self, key, "message before the handshake");
+            /* A well-formed message of this run on a connection this side
+               forgot (it closed the link of a peer it took out, and the
+               peer's socket still sends): dropped, but the sender is not
+               banned, so that it can handshake again at once. */
+            char sid[16];
+            self->malformed++;
+            cl_debug("dropped a message from peer %s… on a connection without a handshake",
+                     tp_short_id(key, sid));
         } else if (m.hdr.type == CL_MSG_AUTH && l->state == IL_AUTH_WAIT) {
             if (cl_hs_verify(self->k, "AUTH", l->key, self->self_key, l->cnonce, l->snonce,
                              m.u.auth.mac)) {

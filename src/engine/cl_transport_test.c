@@ -3,7 +3,8 @@
     Several transports in one process (the first one serves ZAP for all):
     public-to-public links both ways, a client-mode peer reached through
     the ROUTER, a peer with the wrong swarm key, a peer of another run, a
-    raw CurveZMQ client sending garbage (dropped, counted, banned), and a
+    raw CurveZMQ client sending garbage (dropped, counted, banned), a peer
+    sending on a connection the other side forgot (dropped, not banned), and a
     closed connection reported at once.  Every wait has a deadline.
 */
 #include "engine/cl_transport.h"
@@ -179,6 +180,31 @@ int main(void)
     CHECK(pump_until(&e.refused, 1));
     CHECK(e.refuse_reason == CL_REFUSE_RUN);
 
+    /* A connection one side forgot: g drops f (as when it takes f out of
+       the swarm) while f's socket stays connected.  What f sends on it is
+       dropped, but f is not banned: it reconnects and is heard at once. */
+    static node_t f, g;
+    CHECK(node_init(&f, "f", false, "run1", "secret"));
+    CHECK(node_init(&g, "g", false, "run1", "secret"));
+    CHECK(cl_transport_connect(f.tp, cl_identity_public_key(g.id), cl_transport_address(g.tp)) ==
+          0);
+    CHECK(send_hb(&f, &g, 21) == 0);
+    CHECK(pump_until(&g.msgs, 1));
+    cl_transport_drop(g.tp, cl_identity_public_key(f.id));
+    uint64_t stale0 = cl_transport_malformed(g.tp);
+    int gm = g.msgs;
+    CHECK(send_hb(&f, &g, 22) == 0);
+    int64_t until = zclock_mono() + 5000;
+    while (cl_transport_malformed(g.tp) == stale0 && zclock_mono() < until)
+        pump_once();
+    CHECK(cl_transport_malformed(g.tp) == stale0 + 1);
+    CHECK(g.msgs == gm);
+    CHECK(cl_transport_reconnect(f.tp, cl_identity_public_key(g.id), cl_transport_address(g.tp)) ==
+          0);
+    CHECK(send_hb(&f, &g, 23) == 0);
+    CHECK(pump_until(&g.msgs, gm + 1));
+    CHECK(g.last_progress == 23);
+
     /* Garbage from a raw CurveZMQ client: dropped, counted, sender banned. */
     uint64_t bad0 = cl_transport_malformed(a.tp);
     zcert_t *cert = zcert_new();
@@ -241,7 +267,7 @@ int main(void)
     CHECK(cl_hs_pick_version(1, 4, 2, 3) == 3);
     CHECK(cl_hs_pick_version(1, 1, 2, 3) == 0);
 
-    node_t *all[] = {&a, &b, &c, &d, &e};
+    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);
