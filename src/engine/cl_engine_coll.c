@@ -27,9 +27,9 @@
 
     Incoming messages are routed in cl_engine_route.c.
 */
-#include "engine/cl_engine_int.h"
-#include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "elastic/cl_moshpit.h"       /* several groups beyond COLLAB_TARGET_GROUP */
+#include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
 
@@ -45,10 +45,9 @@
 
 const char *eng_coll_kind_name(cl_coll_kind_t k)
 {
-    static const char *const names[] = {"barrier",  "bcast",   "allreduce",
-                                        "reduce",   "reduce_scatter_block",
-                                        "allgatherv", "gatherv", "scatterv",
-                                        "alltoall"};
+    static const char *const names[] = {
+        "barrier",    "bcast",   "allreduce", "reduce",  "reduce_scatter_block",
+        "allgatherv", "gatherv", "scatterv",  "alltoall"};
     return (unsigned)k < CL_COLL_KIND_COUNT ? names[k] : "collective";
 }
 
@@ -312,10 +311,10 @@ static void env_suspect(void *eng, int r)
 /* Starting and finishing. */
 
 typedef struct {
-    int rank;   /* comm rank */
+    int rank; /* comm rank */
     double weight;
     int client;
-    bool gone;  /* no longer a live member of the world group */
+    bool gone; /* no longer a live member of the world group */
 } member_t;
 
 static int cmp_member(const void *a, const void *b)
@@ -438,7 +437,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
 }
 
 /* Is this peer in the member list of generation gen? */
-static bool in_gen(struct cl_engine *e, uint64_t gen)
+bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
 {
     const group_gen_t *g = eng_coll_gen(e, gen);
     int me = atomic_load(&e->rank);
@@ -581,14 +580,6 @@ void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
     start_gen(e, s, req, gen);
 }
 
-/* Only members still in the group pull a collective back to an older
-   generation (see in_group in cl_engine_route.c). */
-static bool sender_in_group(struct cl_engine *e, const buffered_t *b)
-{
-    const cl_peer_t *p = cl_member_at_rank(e->mb, b->from_world);
-    return p != NULL && p->in_group;
-}
-
 /* The generation a new collective on s starts under: the oldest of the
    current one and those that early messages for it carry (if known and
    this peer is in them).  Returns 0 to wait (no group yet, or this peer is
@@ -604,7 +595,8 @@ static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
     if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
         return UINT64_MAX;
     for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
-        if (b->seq == seq && b->gen < cur && in_gen(e, b->gen) && sender_in_group(e, b) &&
+        if (b->seq == seq && b->gen < cur && eng_coll_in_gen(e, b->gen) &&
+            eng_coll_in_group(e, b->from_world) &&
             eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: not before an admission */
             cur = b->gen;
     return cur;
@@ -710,8 +702,8 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
     double now = eng_now();
     if (ctx->kind == CL_COLL_ALLREDUCE) {
         e->log_tensors++;
-        e->log_bytes += (uint64_t)(s->active_req->coll.count *
-                                   collab_dtype_extent(s->active_req->coll.dtype));
+        e->log_bytes +=
+            (uint64_t)(s->active_req->coll.count * collab_dtype_extent(s->active_req->coll.dtype));
         e->log_seconds += seconds;
         e->log_peers = ncontrib;
     }

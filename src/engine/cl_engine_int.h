@@ -277,6 +277,9 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s);
 void eng_coll_fail_member(stream_t *s, int r, bool left);
 void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
+bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
+/* World rank w is in this peer's current group (cl_engine_route.c). */
+bool eng_coll_in_group(struct cl_engine *e, int w);
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
 void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                     const void *data, size_t len);

@@ -9,8 +9,8 @@
     section 6).  A message whose signature differs from the local
     collective's is not delivered and its sender is excluded from it.
 */
-#include "engine/cl_engine_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
 
@@ -60,24 +60,13 @@ static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
     (void)eng_send(e, p, &m);
 }
 
-/* Is this peer in the world group of generation gen? */
-static bool has_me(struct cl_engine *e, uint64_t gen)
-{
-    const group_gen_t *g = eng_coll_gen(e, gen);
-    int me = atomic_load(&e->rank);
-    for (int i = 0; g != NULL && i < g->n; i++)
-        if (g->world[i] == me)
-            return true;
-    return false;
-}
-
 /* Is world rank w in this peer's current group?  Only members still in
    the group may pull a collective back to an older generation: a member
    taken out since (failed, evicted) may still send under the generation
    it knew, and following it would split the survivors between those
    that already completed under the new generation and those that
    restarted under the old one. */
-static bool in_group(struct cl_engine *e, int w)
+bool eng_coll_in_group(struct cl_engine *e, int w)
 {
     const cl_peer_t *p = cl_member_at_rank(e->mb, w);
     return p != NULL && p->in_group;
@@ -96,8 +85,8 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
         cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
         cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
                 "%08x, ours %08x); excluding it from this one",
-                from_world, eng_coll_kind_name(ctx->kind), (unsigned long long)h->seq,
-                h->signature, ctx->signature);
+                from_world, eng_coll_kind_name(ctx->kind), (unsigned long long)h->seq, h->signature,
+                ctx->signature);
         if (active) {
             bool known = false;
             for (int i = 0; i < ctx->nfailed && !known; i++)
@@ -149,7 +138,7 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
         return;
     }
     if (h->epoch < ctx->gen) {
-        if (!has_me(e, h->epoch) || !in_group(e, from_world)) {
+        if (!eng_coll_in_gen(e, h->epoch) || !eng_coll_in_group(e, from_world)) {
             cl_debug("dropped a collective message of a generation this peer is not in");
             return;
         }
@@ -201,8 +190,7 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
     cl_debug("coll recv #%llu/%llu type %u part %u chunk %u aux %u len %zu from rank %d "
              "(active %lld, started %llu)",
              (unsigned long long)h->seq, (unsigned long long)h->epoch, h->sub, h->part, h->chunk,
-             h->aux, len, from_world,
-             s->active != NULL ? (long long)s->active_ctx->seq : -1LL,
+             h->aux, len, from_world, s->active != NULL ? (long long)s->active_ctx->seq : -1LL,
              (unsigned long long)s->started);
     if (s->comm != NULL && s->active != NULL && h->seq == s->active_ctx->seq) {
         to_active(e, s, from_world, h, data, len);
@@ -247,7 +235,7 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
                ours (elastic hook). */
             if (!eng_el_gen_ok(e, s, seq, b->gen)) {
                 tell = true;
-            } else if (has_me(e, b->gen) && in_group(e, b->from_world)) {
+            } else if (eng_coll_in_gen(e, b->gen) && eng_coll_in_group(e, b->from_world)) {
                 stays = true;
                 if (b->gen < restart)
                     restart = b->gen;
@@ -320,8 +308,7 @@ void eng_coll_deliver_local(struct cl_engine *e)
             cl_wire_hdr_t h;
             memset(&h, 0, sizeof h);
             h.seq = l->seq;
-            h.epoch = s->active != NULL && s->active_ctx->seq == l->seq ? s->active_ctx->gen
-                                                                          : 0;
+            h.epoch = s->active != NULL && s->active_ctx->seq == l->seq ? s->active_ctx->gen : 0;
             h.signature = l->signature;
             h.sub = l->msg.type;
             h.part = l->msg.part;
