@@ -807,6 +807,33 @@ void eng_coll_view_changed(struct cl_engine *e)
         try_start(e, e->streams[i]);
 }
 
+/* Why a call gave up waiting for the world group to form. */
+static void log_no_group(struct cl_engine *e)
+{
+    char desc[CL_WIRE_STR_MAX + 64];
+    size_t n;
+    (void)cl_member_list(e->mb, &n);
+    const cl_settings_t *set = cl_member_settings(e->mb);
+    double waited = fmax(30.0, 4.0 * e->cfg.timeout) + e->cfg.matchmaking_time;
+    cl_peer_t *c = eng_coordinator(e);
+    if (set->strict)
+        cl_error("the group of the world communicator did not form within %.0f s: "
+                 "COLLAB_STRICT=1 needs all %d ranks of the world, and %zu are members",
+                 waited, set->world_size, n);
+    else if (c == NULL)
+        cl_error("the group of the world communicator did not form within %.0f s: no live "
+                 "member can form it (%zu of %d ranks are members)",
+                 waited, n, set->world_size);
+    else if (memcmp(c->key, e->self_key, 32) == 0)
+        cl_error("the group of the world communicator did not form within %.0f s: this peer "
+                 "forms it, but only %zu of %d ranks are members (COLLAB_MIN_GROUP=%d)",
+                 waited, n, set->world_size, e->cfg.min_group);
+    else
+        cl_error("the group of the world communicator did not form within %.0f s: waited for "
+                 "%s, which forms it, to close it (%zu of %d ranks are members)",
+                 waited, eng_peer_desc(c, desc, sizeof desc), n, set->world_size);
+}
+
 double eng_coll_timer(struct cl_engine *e, double now)
 {
     double next = now + 5.0;
@@ -831,8 +858,7 @@ double eng_coll_timer(struct cl_engine *e, double now)
                              "communicator; admission of peers that join after the group "
                              "formed needs every member at a step boundary");
                 else
-                    cl_error("the group of the world communicator did not form in time "
-                             "(COLLAB_STRICT needs all COLLAB_WORLD_SIZE ranks)");
+                    log_no_group(e);
                 cl_request_complete(req, COLLAB_ERR_TIMEOUT);
                 try_start(e, s);
             } else {

@@ -163,6 +163,8 @@ struct cl_engine {
     double match_since;            /* 0 = nobody asked yet */
     uint8_t match_asked_key[32];   /* coordinator this peer sent MATCH to */
     bool match_asked;
+    bool coordinating;             /* this peer was the coordinator at the last look */
+    uint64_t max_epoch_heard;      /* highest view epoch in a heartbeat */
     /* Collectives. */
     stream_t **streams;            /* one per communicator seen (array: safe to walk
                                       while callbacks add streams) */
@@ -236,6 +238,9 @@ void eng_become_member(struct cl_engine *e, bool founder);
 void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d);
 /* Sends the current view to p (a member, or a joiner that asks again). */
 void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p);
+/* Sends the current view back on the connection key's last message came
+   on (a JOIN): it needs no new connection, so it goes out at once. */
+void eng_reply_view(struct cl_engine *e, const uint8_t key[32]);
 /* The coordinator: the lowest-ranked live member not in client mode. */
 cl_peer_t *eng_coordinator(struct cl_engine *e);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);

@@ -26,6 +26,9 @@
 
 #define REASON_LEFT ENG_REASON_LEFT
 
+/* Epochs a new coordinator skips (see eng_i_coordinate). */
+#define TAKEOVER_EPOCHS 64
+
 static const char *reason_text(int reason)
 {
     switch (reason) {
@@ -63,7 +66,18 @@ cl_peer_t *eng_coordinator(struct cl_engine *e)
 static bool eng_i_coordinate(struct cl_engine *e)
 {
     cl_peer_t *c = eng_coordinator(e);
-    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+    bool mine = e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+    if (mine && !e->coordinating) {
+        /* Taking over: the views this peer makes from now on get epochs
+           above any view the coordinator before it may have sent to some
+           peers only (those never collide with ours). */
+        uint64_t base = cl_member_epoch(e->mb);
+        if (e->max_epoch_heard > base)
+            base = e->max_epoch_heard;
+        cl_member_raise_epoch(e->mb, base + TAKEOVER_EPOCHS);
+    }
+    e->coordinating = mine;
+    return mine;
 }
 
 bool eng_is_coordinator(struct cl_engine *e)
@@ -107,6 +121,18 @@ void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p)
     free(m.u.view.members);
 }
 
+void eng_reply_view(struct cl_engine *e, const uint8_t key[32])
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_VIEW;
+    m.hdr.epoch = cl_member_epoch(e->mb);
+    if (cl_member_view(e->mb, &m.u.view) != COLLAB_OK)
+        return;
+    (void)cl_transport_reply(e->tp, key, &m);
+    free(m.u.view.members);
+}
+
 static void print_join_line(struct cl_engine *e)
 {
     cl_peer_t *me = cl_member_self(e->mb);
@@ -145,8 +171,10 @@ void eng_become_member(struct cl_engine *e, bool founder)
     } else {
         cl_info("rejoined the swarm as rank %d", me->rank);
     }
-    if (founder)
+    if (founder) {
+        e->coordinating = true; /* no coordinator before it: nothing to take over */
         cl_info("found no active peers; training alone until someone joins");
+    }
     /* From now on every line names this peer's rank (peers share a terminal
        under collab-run). */
     char tag[32];
@@ -536,6 +564,39 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
     }
 }
 
+/* A heartbeat tells the epoch of the sender's view.  A coordinator that
+   dies may leave its last views with only some peers, so survivors can
+   hold different views: the highest epoch wins.  A member whose view is
+   older takes the newer one (it answers with its own heartbeat, and the
+   other side, seeing an older epoch, sends its view); a member sends its
+   view to a member of it that is behind.  The coordinator also answers a
+   peer outside its view that believes it is a member: with a view above
+   its epoch, in which it finds itself missing and joins again (§4,
+   removed while alive). */
+static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                               uint64_t epoch)
+{
+    bool member = from != NULL && from->state != CL_PEER_GONE;
+    uint64_t own = cl_member_epoch(e->mb);
+    if (epoch > e->max_epoch_heard)
+        e->max_epoch_heard = epoch;
+    if (epoch > own) {
+        cl_wire_msg_t m;
+        memset(&m, 0, sizeof m);
+        m.hdr.type = CL_MSG_HEARTBEAT;
+        m.hdr.epoch = own;
+        m.u.heartbeat.epoch = own;
+        m.u.heartbeat.progress = e->progress;
+        (void)cl_transport_reply(e->tp, key, &m);
+    } else if (member && epoch < own) {
+        eng_reply_view(e, key);
+    } else if (!member && eng_i_coordinate(e) &&
+               (from == NULL || from->suspect_reason != REASON_LEFT)) {
+        cl_member_raise_epoch(e->mb, epoch + 1);
+        eng_reply_view(e, key);
+    }
+}
+
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m)
 {
@@ -550,6 +611,18 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             (void)cl_transport_reply(e->tp, key, &r);
         } else if (eng_i_coordinate(e)) {
             eng_on_join(e, key, &m->u.join);
+        } else if (member && from->state == CL_PEER_ALIVE && !from->link_closed &&
+                   eng_coordinator(e) == from) {
+            /* The coordinator of this view asks to join: it never got the
+               view that admitted it (the coordinator before it died before
+               the view went out), and a REDIRECT would send it to itself.
+               Any member hands it the view.  (Another member that asks
+               again is redirected: the coordinator tells a retry from a
+               restart of the same identity.) */
+            char desc[CL_WIRE_STR_MAX + 64];
+            cl_debug("%s asks to join but is a member already; sending it the view",
+                     eng_peer_desc(from, desc, sizeof desc));
+            eng_reply_view(e, key);
         } else {
             cl_peer_t *c = eng_coordinator(e);
             cl_wire_msg_t r;
@@ -577,9 +650,9 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             if (from->state == CL_PEER_SUSPECT && !from->link_closed &&
                 from->suspect_reason != REASON_LEFT)
                 from->state = CL_PEER_ALIVE; /* it was only slow */
-            if (eng_i_coordinate(e) && m->u.heartbeat.epoch < cl_member_epoch(e->mb))
-                eng_send_view_to(e, from);
         }
+        if (e->state == ENG_MEMBER)
+            on_heartbeat_epoch(e, from, key, m->u.heartbeat.epoch);
         break;
     case CL_MSG_SUSPECT:
         if (member && eng_i_coordinate(e))
@@ -590,7 +663,11 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             suspect(e, from, REASON_LEFT);
         break;
     case CL_MSG_MATCH:
-        if (member && eng_i_coordinate(e)) {
+        /* A peer that is not the coordinator (yet) keeps the request too:
+           the sender computed that it coordinates, so it does once it
+           notices the failure of the one before it, and its clock then
+           runs from the first request it got. */
+        if (member && e->state == ENG_MEMBER && !cl_member_group_closed(e->mb)) {
             if (e->match_since <= 0)
                 e->match_since = eng_now();
             maybe_close_group(e, eng_now());
@@ -639,6 +716,8 @@ static void check(struct cl_engine *e, double now)
        can be lost with a coordinator that fails), or act as it. */
     if (eng_i_coordinate(e)) {
         remove_suspects(e);
+        if (e->waiting_for_group)
+            eng_request_match(e); /* starts the clock of a new coordinator */
         maybe_close_group(e, now);
         return;
     }
@@ -656,9 +735,13 @@ static void check(struct cl_engine *e, double now)
         m.u.suspect.reason = (uint8_t)p->suspect_reason;
         (void)eng_send(e, c, &m);
     }
-    if (e->waiting_for_group && c != NULL && e->match_asked &&
-        memcmp(e->match_asked_key, c->key, 32) != 0)
+    /* Ask again at every check while the group is not formed: a MATCH
+       can be lost with a coordinator that failed, or reach a peer that
+       did not know yet that it is a member (its view was on the way). */
+    if (e->waiting_for_group) {
+        e->match_asked = false;
         eng_request_match(e);
+    }
 }
 
 double eng_member_timer(struct cl_engine *e, double now)

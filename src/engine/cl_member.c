@@ -478,6 +478,12 @@ int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
     return rc == COLLAB_OK ? 1 : rc;
 }
 
+void cl_member_raise_epoch(cl_member_t *self, uint64_t epoch)
+{
+    if (self->epoch > 0 && epoch > self->epoch)
+        self->epoch = epoch;
+}
+
 int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight)
 {
     cl_peer_t *p = cl_member_find(self, key);

@@ -123,6 +123,9 @@ int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t n,
 /* Coordinator: forms the world group from every current member.  Returns
    1 if the view changed, 0 if the group was already formed. */
 int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta);
+/* Raises the epoch of the current view to `epoch` (if higher), so that
+   the next view this peer makes as coordinator gets a higher one. */
+void cl_member_raise_epoch(cl_member_t *self, uint64_t epoch);
 
 /* Coordinator: sets a member's weight.  Returns 1 if changed, 0 if not. */
 int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight);

@@ -435,17 +435,11 @@ void cl_transport_drop(cl_transport_t *self, const uint8_t key[32])
     out_link_t *out = tp_outbound_of(self, key);
     if (out != NULL)
         tp_out_link_kill(self, out);
-    /* Forget every inbound connection of that key. */
-    zlist_t *gone = zlist_new();
-    if (gone == NULL)
-        return;
-    for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL;
-         l = zhashx_next(self->in_by_rid))
-        if (memcmp(l->key, key, 32) == 0)
-            zlist_append(gone, l);
-    for (in_link_t *l = zlist_first(gone); l != NULL; l = zlist_next(gone))
-        tp_in_link_delete(self, l);
-    zlist_destroy(&gone);
+    /* Its inbound connections stay until they close: a peer dropped while
+       it is alive after all (the views of a failed coordinator reached
+       only some peers) must still be heard, to learn that it was removed
+       and to join again on the same connection.  Forgetting them would
+       make its next message one "before the handshake". */
 }
 
 static int grow_items(cl_transport_t *self, size_t n)

@@ -77,7 +77,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
 /* True when an outbound link to key exists (in any state). */
 bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32]);
 
-/* Closes every link to key and forgets its connections. */
+/* Closes our link to key; its connections to us stay until they close. */
 void cl_transport_drop(cl_transport_t *self, const uint8_t key[32]);
 
 /* Replaces our DEALER link to key by a fresh one to `address` (a new
