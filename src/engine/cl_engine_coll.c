@@ -332,13 +332,13 @@ bool eng_coll_multigroup(struct cl_engine *e)
     int k = 0;
     for (size_t i = 0; i < n; i++)
         k += list[i]->in_group && list[i]->state != CL_PEER_GONE;
-    return cl_moshpit_ngroups(k, e->cfg.target_group) > 1;
+    return cl_moshpit_ngroups(k, cl_member_settings(e->mb)->target_group) > 1;
 }
 
 /* Logs when world all-reduces start or stop running in several groups. */
 static void note_groups(struct cl_engine *e, int n, int ngroups)
 {
-    int t = e->cfg.target_group;
+    int t = cl_member_settings(e->mb)->target_group;
     if (ngroups > 1 && e->moshpit_groups <= 1)
         cl_info("%d members over COLLAB_TARGET_GROUP=%d: all-reduces run in %d groups, "
                 "regrouped every collective",
@@ -359,8 +359,9 @@ static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll
     if (kind != CL_COLL_ALLREDUCE || comm->kind != CL_COMM_WORLD ||
         cl_member_settings(e->mb)->strict)
         return k;
-    note_groups(e, k, cl_moshpit_ngroups(k, e->cfg.target_group));
-    if (cl_moshpit_ngroups(k, e->cfg.target_group) <= 1)
+    int t = cl_member_settings(e->mb)->target_group;
+    note_groups(e, k, cl_moshpit_ngroups(k, t));
+    if (cl_moshpit_ngroups(k, t) <= 1)
         return k;
     int me = -1;
     for (int i = 0; i < k && me < 0; i++)
@@ -378,7 +379,7 @@ static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll
         weight[i] = m[i].weight;
         client[i] = m[i].client;
     }
-    if (cl_moshpit_split(k, e->cfg.target_group, seq, weight, client, grp) < 0)
+    if (cl_moshpit_split(k, t, seq, weight, client, grp) < 0)
         goto out;
     int mine = grp[me];
     rc = 0;

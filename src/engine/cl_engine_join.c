@@ -41,10 +41,12 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
                          (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
                          (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
-                         (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0));
+                         (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
+                         (e->cfg.target_group_set ? CL_JOIN_TARGET_GROUP_SET : 0));
     j->world_size = e->cfg.world_size;
     j->strict = e->cfg.strict ? 1 : 0;
     j->compression = (uint8_t)e->cfg.compression;
+    j->target_group = e->cfg.target_group;
     j->incarnation = e->incarnation;
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
     (void)cl_transport_send(e->tp, key, &m);
@@ -72,7 +74,8 @@ int eng_join_start(struct cl_engine *e)
                      "connections cannot found a swarm");
             return COLLAB_ERR_CONFIG;
         }
-        cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression};
+        cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression,
+                           e->cfg.target_group};
         if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
                             e->cfg.weight, &s) != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
@@ -149,7 +152,8 @@ void eng_join_timer(struct cl_engine *e, double now)
     }
 }
 
-bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compression)
+bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compression,
+                           int target_group)
 {
     static const char *const comp[] = {"none", "fp16", "int8"};
     if (e->cfg.world_size_set && e->cfg.world_size != ws) {
@@ -168,6 +172,12 @@ bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compress
         cl_error("COLLAB_COMPRESSION=%s conflicts with the swarm's setting %s (fixed by the "
                  "peer that founded it)",
                  comp[e->cfg.compression % 3], comp[compression % 3]);
+        return true;
+    }
+    if (e->cfg.target_group_set && e->cfg.target_group != target_group) {
+        cl_error("COLLAB_TARGET_GROUP=%d conflicts with the swarm's setting %d (fixed by the "
+                 "peer that founded it)",
+                 e->cfg.target_group, target_group);
         return true;
     }
     return false;
@@ -195,7 +205,8 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     }
     bool conflict = ((j->flags & CL_JOIN_WORLD_SET) && j->world_size != s->world_size) ||
                     ((j->flags & CL_JOIN_STRICT_SET) && (j->strict != 0) != s->strict) ||
-                    ((j->flags & CL_JOIN_COMPRESSION_SET) && j->compression != s->compression);
+                    ((j->flags & CL_JOIN_COMPRESSION_SET) && j->compression != s->compression) ||
+                    ((j->flags & CL_JOIN_TARGET_GROUP_SET) && j->target_group != s->target_group);
     cl_peer_t *old = cl_member_find(e->mb, key);
     if (!conflict && old != NULL && old->state != CL_PEER_GONE) {
         if (old->incarnation == 0 || old->incarnation == j->incarnation) {
@@ -238,6 +249,7 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     r.u.join_reply.world_size = s->world_size;
     r.u.join_reply.strict = s->strict ? 1 : 0;
     r.u.join_reply.compression = (uint8_t)s->compression;
+    r.u.join_reply.target_group = s->target_group;
     (void)cl_transport_reply(e->tp, key, &r);
 }
 
@@ -277,10 +289,10 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         break;
     }
     case CL_JOIN_CONFLICT:
-        if (!eng_settings_conflict(e, j->world_size, j->strict, j->compression))
+        if (!eng_settings_conflict(e, j->world_size, j->strict, j->compression, j->target_group))
             cl_error("the swarm refused this peer's settings (its world size %d, strict %d, "
-                     "compression %d)",
-                     j->world_size, j->strict, j->compression);
+                     "compression %d, target group %d)",
+                     j->world_size, j->strict, j->compression, j->target_group);
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         break;
     }

@@ -295,7 +295,7 @@ static void maybe_close_group(struct cl_engine *e, double now)
     size_t n;
     cl_member_list(e->mb, &n);
     const cl_settings_t *s = cl_member_settings(e->mb);
-    bool close = (int)n >= s->world_size || (int)n >= e->cfg.target_group;
+    bool close = (int)n >= s->world_size || (int)n >= s->target_group;
     if (!close && !s->strict && now - e->match_since >= e->cfg.matchmaking_time &&
         (int)n >= e->cfg.min_group)
         close = true;
@@ -501,7 +501,8 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         return;
     if (e->state != ENG_MEMBER && !has_me)
         return;
-    if (e->member_since <= 0 && eng_settings_conflict(e, v->world_size, v->strict, v->compression)) {
+    if (e->member_since <= 0 &&
+        eng_settings_conflict(e, v->world_size, v->strict, v->compression, v->target_group)) {
         /* Admitted, but with settings this peer must not adopt. */
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         cl_wire_msg_t m;

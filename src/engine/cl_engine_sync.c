@@ -149,8 +149,8 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
        they would agree on nothing.  One donor serves everything, so that
        this peer ends equal to one member: the admitter, else the
        lowest-ranked donor. */
-    if (y->ndonors > 1 && !cl_member_settings(e->mb)->strict &&
-        cl_moshpit_ngroups(members, e->cfg.target_group) > 1) {
+    const cl_settings_t *set = cl_member_settings(e->mb);
+    if (y->ndonors > 1 && !set->strict && cl_moshpit_ngroups(members, set->target_group) > 1) {
         int pick = admitter_at >= 0 ? admitter_at : lowest_at;
         if (pick != 0)
             memcpy(y->donors[0].key, y->donors[pick].key, 32);
@@ -158,7 +158,7 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
         cl_peer_t *d = cl_member_find(e->mb, y->donors[0].key);
         cl_info("%d members run all-reduces in several groups (COLLAB_TARGET_GROUP=%d): taking "
                 "the state from rank %d alone",
-                members, e->cfg.target_group, d != NULL ? d->rank : -1);
+                members, set->target_group, d != NULL ? d->rank : -1);
     }
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);

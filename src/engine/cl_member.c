@@ -332,7 +332,7 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
                          m->address != NULL ? m->address : ""};
     }
     if (rc == COLLAB_OK) {
-        cl_settings_t s = {v->world_size, v->strict != 0, v->compression};
+        cl_settings_t s = {v->world_size, v->strict != 0, v->compression, v->target_group};
         rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
                       v->group_epoch, now, delta);
     }
@@ -518,6 +518,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
     out->world_size = self->settings.world_size;
     out->strict = self->settings.strict ? 1 : 0;
     out->compression = (uint8_t)self->settings.compression;
+    out->target_group = self->settings.target_group;
     out->flags = self->group_closed ? CL_VIEW_GROUP_CLOSED : 0;
     out->count = (uint32_t)self->nview;
     out->members = m;

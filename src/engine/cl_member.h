@@ -52,9 +52,10 @@ typedef struct {
 
 /* Swarm-wide settings carried by every view. */
 typedef struct {
-    int world_size;  /* nominal MPI_COMM_WORLD size */
-    bool strict;     /* COLLAB_STRICT */
-    int compression; /* 0 none, 1 fp16, 2 int8 */
+    int world_size;   /* nominal MPI_COMM_WORLD size */
+    bool strict;      /* COLLAB_STRICT */
+    int compression;  /* 0 none, 1 fp16, 2 int8 */
+    int target_group; /* COLLAB_TARGET_GROUP: most members of one all-reduce group */
 } cl_settings_t;
 
 /* What a view change did.  Arrays point at records; valid until the next

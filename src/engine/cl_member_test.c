@@ -60,7 +60,7 @@ static void test_ranks_and_views(void)
         key_of(i, k[i]);
     cl_member_t *coord = cl_member_new(k[0]);
     CHECK(coord != NULL);
-    cl_settings_t s = {4, false, 0};
+    cl_settings_t s = {4, false, 0, 3};
     CHECK(cl_member_found(coord, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &s) == 0);
     CHECK(cl_member_epoch(coord) == 1);
     CHECK(cl_member_self(coord) != NULL && cl_member_self(coord)->rank == 0);
@@ -92,6 +92,7 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_self(fol)->weight == 3.0);
     CHECK(cl_member_at_rank(fol, 2) != NULL && cl_member_at_rank(fol, 3) == NULL);
     CHECK(cl_member_settings(fol)->world_size == 4);
+    CHECK(cl_member_settings(fol)->target_group == 3);
     /* The same view again is stale. */
     CHECK(ship_view(coord, fol, 6.0, &d) == 0);
 
@@ -191,7 +192,7 @@ static void test_many(void)
     uint8_t self[32];
     key_of(0, self);
     cl_member_t *m = cl_member_new(self);
-    cl_settings_t s = {600, false, 0};
+    cl_settings_t s = {600, false, 0, 64};
     CHECK(cl_member_found(m, 0, "", false, 1, &s) == 0);
     for (int i = 1; i < 500; i++) {
         uint8_t k[32];

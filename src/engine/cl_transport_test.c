@@ -3,8 +3,9 @@
     Several transports in one process (the first one serves ZAP for all):
     public-to-public links both ways, a client-mode peer reached through
     the ROUTER, a peer with the wrong swarm key, a peer of another run, a
-    raw CurveZMQ client sending garbage (dropped, counted, banned), one
-    sending well-formed messages without a handshake (dropped, counted, not
+    raw client of protocol version 1 (refused with VERSION), a raw
+    CurveZMQ client sending garbage (dropped, counted, banned), one sending
+    well-formed messages without a handshake (dropped, counted, not
     banned), and a
     closed connection reported at once.  Every wait has a deadline.
 */
@@ -225,8 +226,61 @@ int main(void)
         zcert_destroy(&scert);
     }
 
-    /* Garbage from a raw CurveZMQ client: dropped, counted, sender banned. */
+    /* A raw client that speaks only version 1 (older JOIN and VIEW
+       layouts) gets REFUSE VERSION with this peer's range, and is not
+       counted as malformed. */
     uint64_t bad0 = cl_transport_malformed(a.tp);
+    {
+        zcert_t *old = zcert_new();
+        zsock_t *v1 = zsock_new(ZMQ_DEALER);
+        zcert_apply(old, v1);
+        zsock_set_curve_serverkey_bin(v1, cl_identity_public_key(a.id));
+        zsock_set_rcvtimeo(v1, 5);
+        const char *aa = cl_transport_address(a.tp);
+        zsock_connect(v1, "tcp://127.0.0.1:%d", atoi(strstr(aa, "/tcp/") + 5));
+        cl_wire_msg_t hm;
+        memset(&hm, 0, sizeof hm);
+        hm.hdr.version = 1;
+        hm.hdr.type = CL_MSG_HELLO;
+        hm.hdr.run = cl_wire_run_hash("run1");
+        hm.u.hello.max_version = 1;
+        hm.u.hello.min_version = 1;
+        memcpy(hm.u.hello.key, zcert_public_key(old), 32);
+        uint8_t *hb = NULL;
+        size_t hl = 0;
+        CHECK(cl_wire_encode_body(&hm, &hb, &hl) == CL_WIRE_OK);
+        hm.hdr.length = hl;
+        uint8_t hh[CL_WIRE_HDR_SIZE];
+        cl_wire_hdr_encode(&hm.hdr, hh);
+        zmsg_t *out = zmsg_new();
+        zmsg_addmem(out, hh, sizeof hh);
+        zmsg_addmem(out, hb, hl);
+        zmsg_send(&out, v1);
+        free(hb);
+        zmsg_t *in = NULL;
+        int64_t end = zclock_mono() + 5000;
+        while (in == NULL && zclock_mono() < end) {
+            pump_once();
+            in = zmsg_recv(v1);
+        }
+        CHECK(in != NULL && zmsg_size(in) == 2);
+        if (in != NULL && zmsg_size(in) == 2) {
+            zframe_t *f1 = zmsg_first(in), *f2 = zmsg_next(in);
+            cl_wire_msg_t r;
+            CHECK(cl_wire_decode(zframe_data(f1), zframe_size(f1), zframe_data(f2),
+                                 zframe_size(f2), &r) == CL_WIRE_OK);
+            CHECK(r.hdr.type == CL_MSG_REFUSE && r.u.refuse.reason == CL_REFUSE_VERSION);
+            CHECK(r.u.refuse.min_version == CL_WIRE_MIN_VERSION &&
+                  r.u.refuse.max_version == CL_WIRE_VERSION);
+            cl_wire_msg_clear(&r);
+        }
+        zmsg_destroy(&in);
+        CHECK(cl_transport_malformed(a.tp) == bad0);
+        zsock_destroy(&v1);
+        zcert_destroy(&old);
+    }
+
+    /* Garbage from a raw CurveZMQ client: dropped, counted, sender banned. */
     zcert_t *cert = zcert_new();
     zsock_t *raw = zsock_new(ZMQ_DEALER);
     zcert_apply(cert, raw);
@@ -242,7 +296,7 @@ int main(void)
     /* A valid-looking header with a bad body is malformed too, but the
        sender is banned now: nothing more is counted from it. */
     uint8_t hdr[CL_WIRE_HDR_SIZE];
-    cl_wire_hdr_t h = {.version = 1, .type = CL_MSG_HEARTBEAT, .length = 3};
+    cl_wire_hdr_t h = {.version = CL_WIRE_VERSION, .type = CL_MSG_HEARTBEAT, .length = 3};
     cl_wire_hdr_encode(&h, hdr);
     zmsg_t *zm = zmsg_new();
     zmsg_addmem(zm, hdr, sizeof hdr);

@@ -328,7 +328,8 @@ int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
         return CL_WIRE_ETYPE;
     /* HELLO and REFUSE have a frozen layout: any version may send them. */
     bool frozen = h->type == CL_MSG_HELLO || h->type == CL_MSG_REFUSE;
-    if (h->version < CL_WIRE_MIN_VERSION || (!frozen && h->version > CL_WIRE_VERSION))
+    if (h->version < 1 ||
+        (!frozen && (h->version < CL_WIRE_MIN_VERSION || h->version > CL_WIRE_VERSION)))
         return CL_WIRE_EVERSION;
     if (h->flags != 0)
         return CL_WIRE_EFLAGS;
@@ -354,12 +355,14 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     v->world_size = rd_i32(r);
     v->strict = rd_u8(r);
     v->compression = rd_u8(r);
+    v->target_group = rd_i32(r);
     v->flags = rd_u8(r);
     v->count = rd_u32(r);
     rd_check(r, v->epoch >= 1);
     rd_check(r, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
     rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
     rd_check(r, v->strict <= 1 && v->compression <= 2);
+    rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
     rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
     /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
@@ -496,13 +499,15 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->world_size = rd_i32(rp);
         j->strict = rd_u8(rp);
         j->compression = rd_u8(rp);
+        j->target_group = rd_i32(rp);
         j->incarnation = rd_u64(rp);
         rd_str(rp, j->address);
         rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         rd_check(rp, weight_ok(j->weight));
-        rd_check(rp, (j->flags & ~0x0fu) == 0);
+        rd_check(rp, (j->flags & ~0x1fu) == 0);
         rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
         break;
     }
     case CL_MSG_JOIN_REPLY: {
@@ -513,9 +518,11 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->world_size = rd_i32(rp);
         j->strict = rd_u8(rp);
         j->compression = rd_u8(rp);
+        j->target_group = rd_i32(rp);
         rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_CONFLICT);
         rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        rd_check(rp, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
         break;
     }
@@ -575,6 +582,7 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_check(w, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
     wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
     wr_check(w, v->strict <= 1 && v->compression <= 2);
+    wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
     wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
     wr_u64(w, v->epoch);
@@ -582,6 +590,7 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_u32(w, (uint32_t)v->world_size);
     wr_u8(w, v->strict);
     wr_u8(w, v->compression);
+    wr_u32(w, (uint32_t)v->target_group);
     wr_u8(w, v->flags);
     wr_u32(w, v->count);
     for (uint32_t i = 0; i < v->count && !w->bad && !w->oom; i++) {
@@ -639,15 +648,17 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         const cl_wire_join_t *j = &m->u.join;
         wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         wr_check(&w, weight_ok(j->weight));
-        wr_check(&w, (j->flags & ~0x0fu) == 0);
+        wr_check(&w, (j->flags & ~0x1fu) == 0);
         wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
+        wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
         wr_u32(&w, (uint32_t)j->rank);
         wr_f64(&w, j->weight);
         wr_u8(&w, j->flags);
         wr_u32(&w, (uint32_t)j->world_size);
         wr_u8(&w, j->strict);
         wr_u8(&w, j->compression);
+        wr_u32(&w, (uint32_t)j->target_group);
         wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
@@ -657,6 +668,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_CONFLICT);
         wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
+        wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
         wr_u8(&w, j->status);
         wr_bytes(&w, j->key, 32);
@@ -664,6 +676,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u32(&w, (uint32_t)j->world_size);
         wr_u8(&w, j->strict);
         wr_u8(&w, j->compression);
+        wr_u32(&w, (uint32_t)j->target_group);
         break;
     }
     case CL_MSG_VIEW:

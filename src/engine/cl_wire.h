@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 1         /* the version this code writes */
-#define CL_WIRE_MIN_VERSION 1     /* the lowest version this code reads */
+#define CL_WIRE_VERSION 2         /* the version this code writes */
+#define CL_WIRE_MIN_VERSION 2     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
 #define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
@@ -67,6 +67,7 @@ enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
 #define CL_JOIN_WORLD_SET 0x02u
 #define CL_JOIN_STRICT_SET 0x04u
 #define CL_JOIN_COMPRESSION_SET 0x08u
+#define CL_JOIN_TARGET_GROUP_SET 0x10u
 #define CL_VIEW_GROUP_CLOSED 0x01u
 #define CL_MEMBER_CLIENT 0x01u
 #define CL_MEMBER_IN_GROUP 0x02u
@@ -120,6 +121,7 @@ typedef struct {
     int32_t world_size;                /* 1 .. CL_WIRE_WORLD_MAX */
     uint8_t strict;                    /* 0 / 1 */
     uint8_t compression;               /* 0 / 1 / 2 */
+    int32_t target_group;              /* 1 .. CL_WIRE_WORLD_MAX */
     uint64_t incarnation;              /* random per process: tells a restart from a retry */
     char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
 } cl_wire_join_t;
@@ -131,6 +133,7 @@ typedef struct {
     int32_t world_size;                /* swarm settings (CONFLICT, STANDBY) or 0 */
     uint8_t strict;
     uint8_t compression;
+    int32_t target_group;              /* 0 .. CL_WIRE_WORLD_MAX (0 with no settings) */
 } cl_wire_join_reply_t;
 
 typedef struct {
@@ -147,6 +150,7 @@ typedef struct {
     int32_t world_size;         /* 1 .. CL_WIRE_WORLD_MAX */
     uint8_t strict;             /* 0 / 1 */
     uint8_t compression;        /* 0 / 1 / 2 */
+    int32_t target_group;       /* 1 .. CL_WIRE_WORLD_MAX */
     uint8_t flags;              /* CL_VIEW_GROUP_CLOSED */
     uint32_t count;             /* entries in members */
     cl_wire_member_t *members;  /* sorted by rank; decoder-allocated (cl_wire_msg_clear) */

@@ -141,14 +141,17 @@ static void test_roundtrips(void)
     base_hdr(&m, CL_MSG_JOIN);
     m.u.join.rank = 3;
     m.u.join.weight = 2.5;
-    m.u.join.flags = CL_JOIN_WORLD_SET;
+    m.u.join.flags = CL_JOIN_WORLD_SET | CL_JOIN_TARGET_GROUP_SET;
     m.u.join.world_size = 4;
     m.u.join.compression = 2;
+    m.u.join.target_group = 70000;
     m.u.join.incarnation = 0x1122334455667788ull;
     strcpy(m.u.join.address, "/ip4/1.2.3.4/tcp/5/p2p/x");
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join.rank == 3 && o.u.join.weight == 2.5 && o.u.join.world_size == 4);
     CHECK(o.u.join.compression == 2 && strcmp(o.u.join.address, m.u.join.address) == 0);
+    CHECK(o.u.join.target_group == 70000);
+    CHECK(o.u.join.flags == (CL_JOIN_WORLD_SET | CL_JOIN_TARGET_GROUP_SET));
     CHECK(o.u.join.incarnation == 0x1122334455667788ull);
     free(b);
 
@@ -158,6 +161,17 @@ static void test_roundtrips(void)
     strcpy(m.u.join_reply.address, "/ip4/127.0.0.1/tcp/9/p2p/y");
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join_reply.status == CL_JOIN_REDIRECT && o.u.join_reply.key[5] == 9);
+    CHECK(o.u.join_reply.world_size == 0 && o.u.join_reply.target_group == 0);
+    free(b);
+
+    base_hdr(&m, CL_MSG_JOIN_REPLY);
+    m.u.join_reply.status = CL_JOIN_CONFLICT;
+    m.u.join_reply.world_size = 6;
+    m.u.join_reply.compression = 1;
+    m.u.join_reply.target_group = 2;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.join_reply.status == CL_JOIN_CONFLICT && o.u.join_reply.world_size == 6);
+    CHECK(o.u.join_reply.compression == 1 && o.u.join_reply.target_group == 2);
     free(b);
 
     cl_wire_member_t mem[3];
@@ -174,12 +188,14 @@ static void test_roundtrips(void)
     m.u.view.group_epoch = 10;
     m.u.view.world_size = 8;
     m.u.view.strict = 1;
+    m.u.view.target_group = 3;
     m.u.view.flags = CL_VIEW_GROUP_CLOSED;
     m.u.view.count = 3;
     m.u.view.members = mem;
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.view.epoch == 12 && o.u.view.count == 3 && o.u.view.strict == 1);
-    CHECK(o.u.view.group_epoch == 10);
+    CHECK(o.u.view.group_epoch == 10 && o.u.view.target_group == 3);
+    CHECK(o.u.view.flags == CL_VIEW_GROUP_CLOSED);
     for (int i = 0; i < 3 && o.u.view.members != NULL; i++) {
         CHECK(o.u.view.members[i].rank == i * 2);
         CHECK(o.u.view.members[i].weight == 1.0 + i);
@@ -248,7 +264,9 @@ static void test_bad_headers(void)
     h2[0] = 'X';
     CHECK(cl_wire_decode(h2, sizeof h2, NULL, 0, &o) == CL_WIRE_EMAGIC);
     memcpy(h2, hdr, sizeof h2);
-    h2[4] = 2; /* a version this code does not read */
+    h2[4] = CL_WIRE_VERSION + 1; /* a version this code does not read */
+    CHECK(cl_wire_decode(h2, sizeof h2, NULL, 0, &o) == CL_WIRE_EVERSION);
+    h2[4] = CL_WIRE_MIN_VERSION - 1; /* version 1: JOIN and VIEW had other layouts */
     CHECK(cl_wire_decode(h2, sizeof h2, NULL, 0, &o) == CL_WIRE_EVERSION);
     h2[4] = 0;
     CHECK(cl_wire_decode(h2, sizeof h2, NULL, 0, &o) == CL_WIRE_EVERSION);
@@ -275,6 +293,22 @@ static void test_bad_headers(void)
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
     CHECK(o.hdr.version == 9 && o.u.hello.min_version == 8);
     free(b);
+    /* So does one of version 1, so that such a peer can be refused. */
+    m.hdr.version = 1;
+    m.u.hello.max_version = 1;
+    m.u.hello.min_version = 1;
+    b = encode(&m, hdr, &bl);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
+    CHECK(o.hdr.version == 1 && o.u.hello.max_version == 1);
+    free(b);
+    base_hdr(&m, CL_MSG_REFUSE);
+    m.hdr.version = 1;
+    m.u.refuse.reason = CL_REFUSE_VERSION;
+    m.u.refuse.max_version = 1;
+    m.u.refuse.min_version = 1;
+    b = encode(&m, hdr, &bl);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
+    free(b);
 
     /* P2P tag and source ranges. */
     base_hdr(&m, CL_MSG_P2P);
@@ -295,10 +329,71 @@ static void test_bad_bodies(void)
     base_hdr(&m, CL_MSG_JOIN);
     m.u.join.weight = NAN;
     m.u.join.world_size = 4;
+    m.u.join.target_group = 2;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY && b == NULL);
     m.u.join.weight = 1;
     m.u.join.world_size = 0;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join.world_size = 4;
+    m.u.join.target_group = 0;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join.target_group = CL_WIRE_WORLD_MAX + 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join.target_group = CL_WIRE_WORLD_MAX;
+    m.u.join.flags = 0x20; /* unknown flag bit */
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    base_hdr(&m, CL_MSG_JOIN_REPLY);
+    m.u.join_reply.status = CL_JOIN_STANDBY;
+    m.u.join_reply.target_group = -1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join_reply.target_group = CL_WIRE_WORLD_MAX + 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    base_hdr(&m, CL_MSG_VIEW);
+    cl_wire_member_t one = {.weight = 1, .address = ""};
+    m.u.view = (cl_wire_view_t){.epoch = 1, .group_epoch = 1, .world_size = 1, .count = 1,
+                                .members = &one};
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY); /* target group 0 */
+    m.u.view.target_group = CL_WIRE_WORLD_MAX + 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+
+    /* The decoder refuses them too: JOIN target group at offset 4+8+1+4+1+1. */
+    base_hdr(&m, CL_MSG_JOIN);
+    m.u.join.rank = -1;
+    m.u.join.weight = 1;
+    m.u.join.flags = CL_JOIN_TARGET_GROUP_SET;
+    m.u.join.world_size = 4;
+    m.u.join.target_group = 2;
+    b = encode(&m, hdr, &bl);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.join.target_group == 2);
+    size_t jt = 4 + 8 + 1 + 4 + 1 + 1;
+    memset(b + jt, 0, 4); /* 0 */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[jt + 2] = 0x10; /* 2^20 + 1 */
+    b[jt] = 1;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[jt] = 0; /* 2^20, the largest */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK &&
+          o.u.join.target_group == CL_WIRE_WORLD_MAX);
+    memset(b + jt, 0xff, 4); /* -1 */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    memset(b + jt, 0, 4);
+    b[jt] = 2;
+    b[4 + 8] = 0x20; /* unknown flag bit */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    free(b);
+    /* JOIN_REPLY: 0 is allowed (no settings), beyond 2^20 is not. */
+    base_hdr(&m, CL_MSG_JOIN_REPLY);
+    m.u.join_reply.status = CL_JOIN_NOT_MEMBER;
+    b = encode(&m, hdr, &bl);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
+    size_t rt = bl - 4; /* the last field */
+    b[rt + 2] = 0x10;
+    b[rt] = 1;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[rt + 3] = 0x80; /* negative */
+    b[rt + 2] = 0;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    free(b);
     base_hdr(&m, CL_MSG_UPDATE);
     m.u.update.weight = -1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
@@ -345,13 +440,28 @@ static void test_bad_bodies(void)
     m.u.view.epoch = 1;
     m.u.view.group_epoch = 1;
     m.u.view.world_size = 2;
+    m.u.view.target_group = 64;
     m.u.view.count = 2;
     m.u.view.members = mem;
     b = encode(&m, hdr, &bl);
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
     cl_wire_msg_clear(&o);
-    /* Swap the rank fields in the bytes: entry 0 at offset 23, rank at +32. */
-    size_t e0 = 8 + 8 + 4 + 1 + 1 + 1 + 4;
+    /* Target group (offset 22) out of range: 0, 2^20 + 1, negative. */
+    size_t vt = 8 + 8 + 4 + 1 + 1;
+    b[vt] = 0;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[vt] = 1;
+    b[vt + 2] = 0x10;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[vt + 2] = 0;
+    b[vt + 3] = 0x80;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[vt + 3] = 0;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.target_group == 1);
+    cl_wire_msg_clear(&o);
+    b[vt] = 64;
+    /* Swap the rank fields in the bytes: entry 0 at offset 31, rank at +32. */
+    size_t e0 = 8 + 8 + 4 + 1 + 1 + 4 + 1 + 4;
     size_t esz = 32 + 4 + 1 + 8 + 2;
     b[e0 + 32] = 1;
     b[e0 + esz + 32] = 0;
@@ -364,9 +474,9 @@ static void test_bad_bodies(void)
     b[e0 + esz + 32] = 2; /* rank 2 in a world of 2 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[e0 + esz + 32] = 1;
-    b[16 + 4 + 3] = 0xff; /* count 255 */
+    b[16 + 4 + 1 + 1 + 4 + 1] = 0xff; /* count 255 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
-    b[16 + 4 + 3] = 2;
+    b[16 + 4 + 1 + 1 + 4 + 1] = 2;
     b[8] = 2; /* group epoch 2 > epoch 1 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[8] = 1;
@@ -389,6 +499,7 @@ static void test_bad_bodies(void)
     m.u.view.epoch = 3;
     m.u.view.group_epoch = 2;
     m.u.view.world_size = n;
+    m.u.view.target_group = 16;
     m.u.view.count = (uint32_t)n;
     m.u.view.members = big;
     b = encode(&m, hdr, &bl);
@@ -413,12 +524,13 @@ static void test_mutations(void)
     cl_wire_msg_t seeds[5];
     base_hdr(&seeds[0], CL_MSG_VIEW);
     seeds[0].u.view =
-        (cl_wire_view_t){.epoch = 2, .group_epoch = 1, .world_size = 4, .count = 2, .members = mem};
+        (cl_wire_view_t){.epoch = 2, .group_epoch = 1, .world_size = 4, .target_group = 2,
+                         .count = 2, .members = mem};
     base_hdr(&seeds[1], CL_MSG_HELLO);
     seeds[1].u.hello.max_version = seeds[1].u.hello.min_version = 1;
     strcpy(seeds[1].u.hello.address, "/ip4/127.0.0.1/tcp/1");
     base_hdr(&seeds[2], CL_MSG_JOIN);
-    seeds[2].u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .world_size = 2};
+    seeds[2].u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .world_size = 2, .target_group = 3};
     base_hdr(&seeds[3], CL_MSG_JOIN_REPLY);
     seeds[3].u.join_reply.status = CL_JOIN_STANDBY;
     base_hdr(&seeds[4], CL_MSG_REFUSE);

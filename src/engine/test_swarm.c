@@ -22,14 +22,17 @@
       client      rank 2 in client mode (binds nothing): collectives and p2p
       strict      COLLAB_STRICT=1; rank 2 dies: the others' next collective
                   fails with COLLAB_ERR_PROC_FAILED instead of hanging
-      errors      joiners with a conflicting COLLAB_WORLD_SIZE (CONFIG) and
-                  with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
+      errors      joiners with a conflicting COLLAB_WORLD_SIZE or
+                  COLLAB_TARGET_GROUP (CONFIG, the error names both values)
+                  and with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
       unreachable initial peers that never answer: NETWORK after 30 s
-      groups      5 peers, COLLAB_TARGET_GROUP=2: world all-reduces run in
-                  groups of at most 2 that change every collective; peers
-                  of one group agree bitwise, every pair meets, the values
-                  x <- allreduce(x) / size converge to the global mean with
-                  the sum kept; other collectives keep the whole group
+      groups      5 peers, COLLAB_TARGET_GROUP=2 set by the founder and
+                  peer 1 only (the others adopt the swarm's value): world
+                  all-reduces run in groups of at most 2 that change every
+                  collective; peers of one group agree bitwise, every pair
+                  meets, the values x <- allreduce(x) / size converge to
+                  the global mean with the sum kept; other collectives keep
+                  the whole group
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -84,6 +87,8 @@ static void cleanup_dir(int n)
     for (int i = 0; i < n; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/log%d", s_dir, i);
         unlink(path);
     }
     rmdir(s_dir);
@@ -571,11 +576,30 @@ static int child_restart(int i, int n)
 
 static int s_pipe[2];
 
+/* True when the file at path contains every one of the n strings. */
+static bool file_has(const char *path, const char *const *want, int n)
+{
+    char buf[16384];
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    for (int i = 0; i < n; i++)
+        if (strstr(buf, want[i]) == NULL) {
+            fprintf(stderr, "[test] rank %d: %s lacks \"%s\"\n", s_rank, path, want[i]);
+            return false;
+        }
+    return true;
+}
+
 static int child_errors(int i, int n)
 {
     (void)n;
     if (i == 0) {
         setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        setenv("COLLAB_TARGET_GROUP", "2", 1);
         int rc = collab_init(NULL);
         if (rc != COLLAB_OK)
             return 2;
@@ -593,6 +617,17 @@ static int child_errors(int i, int n)
         setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
         setenv("COLLAB_WORLD_SIZE", "5", 1); /* the founder said 3 */
         CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
+    } else if (i == 3) {
+        char log[512];
+        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+        unlink(log);
+        setenv("COLLAB_LOG_FILE", log, 1);
+        setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        setenv("COLLAB_TARGET_GROUP", "3", 1); /* the founder said 2 */
+        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
+        const char *want[] = {"COLLAB_TARGET_GROUP=3 conflicts with the swarm's setting 2"};
+        CHECK(file_has(log, want, 1));
+        unlink(log);
     } else {
         setenv("COLLAB_SWARM_KEY", "the wrong swarm key", 1);
         double t0 = now_s();
@@ -628,6 +663,15 @@ typedef struct {
 static int child_groups(int i, int n)
 {
     const int target = 2;
+    char log[512];
+    snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+    unlink(log);
+    /* The founder fixes the swarm's value; peer 1 gives the same one, the
+       others none: they adopt it. */
+    if (i <= 1)
+        setenv("COLLAB_TARGET_GROUP", "2", 1);
+    else
+        setenv("COLLAB_LOG_FILE", log, 1);
     int rc = collab_init(NULL);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
@@ -718,6 +762,15 @@ static int child_groups(int i, int n)
         CHECK(met[r] == (1u << n) - 1); /* every pair shared a group */
     CHECK(prev <= 1e-4 * spread0);
     CHECK(fabs(me.x[GROUP_ROUNDS] - mean) <= 1e-4 * spread0);
+    if (i >= 2) {
+        char line[128];
+        snprintf(line, sizeof line,
+                 "%d members over COLLAB_TARGET_GROUP=%d: all-reduces run in %d groups", n,
+                 target, (n + target - 1) / target);
+        const char *want[] = {line};
+        CHECK(file_has(log, want, 1));
+        unlink(log);
+    }
     if (i == 0)
         fprintf(stderr, "[test] spread %.3g -> %.3g after %d rounds (mean %.6f)\n", spread0, prev,
                 GROUP_ROUNDS, mean);
@@ -789,7 +842,7 @@ int main(int argc, char **argv)
         rc = run(3, child_strict, sc, 90, 1u << s_victim);
         cleanup_dir(3);
     } else if (strcmp(sc, "errors") == 0) {
-        prepare(3);
+        prepare(4);
         if (pipe(s_pipe) != 0)
             return 3;
         /* Run the founder alone first so that the joiners find it. */
@@ -800,11 +853,11 @@ int main(int argc, char **argv)
             _exit(child_errors(0, 3) != 0 || s_failures > 0 ? 1 : 0);
         }
         close(s_pipe[0]);
-        /* Peers 1 and 2 list peer 0 only. */
+        /* Peers 1 to 3 list peer 0 only. */
         char only0[300];
         snprintf(only0, sizeof only0, "%s", s_addr[0]);
-        pid_t j[2];
-        for (int k = 1; k <= 2; k++) {
+        pid_t j[3];
+        for (int k = 1; k <= 3; k++) {
             j[k - 1] = fork();
             if (j[k - 1] == 0) {
                 s_rank = k;
@@ -814,16 +867,18 @@ int main(int argc, char **argv)
                 _exit(child_errors(k, 3) != 0 || s_failures > 0 ? 1 : 0);
             }
         }
-        int st1, st2, st0;
-        waitpid(j[0], &st1, 0);
-        waitpid(j[1], &st2, 0);
+        int st[4];
+        for (int k = 1; k <= 3; k++)
+            waitpid(j[k - 1], &st[k], 0);
         close(s_pipe[1]);
-        waitpid(founder, &st0, 0);
-        rc = (WIFEXITED(st0) && WEXITSTATUS(st0) == 0 && WIFEXITED(st1) &&
-              WEXITSTATUS(st1) == 0 && WIFEXITED(st2) && WEXITSTATUS(st2) == 0)
-                 ? 0
-                 : 1;
-        cleanup_dir(3);
+        waitpid(founder, &st[0], 0);
+        rc = 0;
+        for (int k = 0; k <= 3; k++)
+            if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
+                fprintf(stderr, "[test] peer %d failed\n", k);
+                rc = 1;
+            }
+        cleanup_dir(4);
     } else if (strcmp(sc, "unreachable") == 0) {
         prepare(2);
         /* Only peer 1's process runs; it lists peer 0, which never starts. */
@@ -838,7 +893,6 @@ int main(int argc, char **argv)
         rc = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
         cleanup_dir(2);
     } else if (strcmp(sc, "groups") == 0) {
-        setenv("COLLAB_TARGET_GROUP", "2", 1);
         prepare(5);
         rc = run(5, child_groups, sc, 120, 0);
         cleanup_dir(5);

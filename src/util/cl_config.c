@@ -182,7 +182,10 @@ static int p_min_group(const char *value, cl_config_t *cfg, char *why, size_t wh
 
 static int p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    return s_int(value, 1, CL_WORLD_MAX, &cfg->target_group, why, whylen);
+    if (s_int(value, 1, CL_WORLD_MAX, &cfg->target_group, why, whylen) != 0)
+        return -1;
+    cfg->target_group_set = true;
+    return 0;
 }
 
 static int p_matchmaking_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -290,7 +293,7 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")            \
     X("COLLAB_TARGET_GROUP", "64", p_target_group,                                                 \
       "group size at which a leader closes matchmaking at once; larger groups run world "          \
-      "all-reduces in several groups of at most this size (give every peer the same value)")       \
+      "all-reduces in several groups of at most this size (swarm-wide)")                           \
     X("COLLAB_MATCHMAKING_TIME", "5", p_matchmaking_time,                                          \
       "seconds a leader waits for followers (\"0.5\", \"250ms\")")                                 \
     X("COLLAB_TIMEOUT", "5", p_timeout,                                                            \

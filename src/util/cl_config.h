@@ -36,6 +36,7 @@ typedef struct {
     int collectives_per_step; /* COLLAB_COLLECTIVES_PER_STEP, 0 = learn */
     int min_group;            /* COLLAB_MIN_GROUP, default 1 */
     int target_group;         /* COLLAB_TARGET_GROUP, default 64 */
+    bool target_group_set;    /* true if COLLAB_TARGET_GROUP was given */
     double matchmaking_time;  /* COLLAB_MATCHMAKING_TIME seconds, default 5 */
     double timeout;           /* COLLAB_TIMEOUT seconds, default 5 */
     int compression;          /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8 */
