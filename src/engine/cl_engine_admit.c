@@ -13,7 +13,11 @@
     every member and joiner, then installs and publishes a view that puts
     the joiners into the group, whose generation takes effect at s.  Its
     own collective s starts under that generation.  Once collective s
-    completes it logs the admission.
+    completes it logs the admission.  While world all-reduces run in
+    several groups, s is a step boundary at least one step ahead of the
+    collective it is in (groups without it may run ahead of it), and it
+    serves the joiners alone from a copy of its state taken at s
+    (cl_engine_donor.c; docs/elastic.md §9).
 
     A newcomer (a member of the swarm that joined after the group formed)
     parks its first world collectives and asks to be admitted.  With the
@@ -93,7 +97,7 @@ static void remember(struct cl_engine *e, const cl_elmsg_t *m)
     for (int i = 0; i < EL_BARRIERS; i++)
         have = have || (el->barriers[i].gen == m->gen && el->barriers[i].s == m->s);
     if (!have) {
-        el->barriers[el->next_barrier] = (el_barrier_t){m->gen, m->s};
+        el->barriers[el->next_barrier] = (el_barrier_t){m->gen, m->s, false};
         el->next_barrier = (el->next_barrier + 1) % EL_BARRIERS;
     }
     for (uint32_t j = 0; j < m->njoiners; j++) {
@@ -123,9 +127,33 @@ static bool is_bcast(uint64_t index, void *ctx)
     return index < CL_STREAM_HISTORY && el->kinds[index] == CL_COLL_BCAST + 1;
 }
 
-/* Publishes batch b, taking effect at the world sequence seq (this
-   peer's own collective). */
-static void publish(struct cl_engine *e, uint64_t seq, cl_adm_batch_t *b)
+/* The sequence at which an admission decided while this peer's program
+   is in collective seq (local index idx, a step boundary) takes effect.
+   With one group, seq itself: nobody can complete it without this peer.
+   With several groups (docs/elastic.md §9), groups without this peer may
+   run ahead of it, so the first step boundary at least one step and
+   EL_ADMIT_AHEAD collectives later, which every member learns from the
+   ADMIT before it gets there; seq when no later boundary is known (steps
+   marked irregularly). */
+static uint64_t admission_seq(struct cl_engine *e, uint64_t seq, uint64_t idx, bool split)
+{
+    struct eng_elastic *el = e->el;
+    if (!split)
+        return seq;
+    uint64_t t = cl_stream_period(el->stream);
+    uint64_t ahead = t > EL_ADMIT_AHEAD ? t : EL_ADMIT_AHEAD;
+    uint64_t at = cl_stream_next_boundary(el->stream, idx + ahead);
+    if (at == CL_STREAM_NONE || at < idx + ahead) {
+        cl_debug("no step boundary is known after collective #%llu; admitting at it",
+                 (unsigned long long)seq);
+        return seq;
+    }
+    return seq + (at - idx);
+}
+
+/* Publishes batch b, decided while this peer's program is in the world
+   collective seq (local index idx, a step boundary). */
+static void publish(struct cl_engine *e, uint64_t seq, uint64_t idx, cl_adm_batch_t *b)
 {
     struct eng_elastic *el = e->el;
     cl_wire_view_t v;
@@ -152,6 +180,9 @@ static void publish(struct cl_engine *e, uint64_t seq, cl_adm_batch_t *b)
     for (uint64_t i = 0; i < b->prefix; i++)
         if (cl_stream_signature(el->stream, i, &sigs[i]) != COLLAB_OK)
             goto requeue;
+    bool split = eng_el_split_admission(e, js, nj, NULL);
+    uint64_t now_seq = seq;
+    seq = admission_seq(e, seq, idx, split);
     uint64_t t = cl_stream_period(el->stream);
     cl_elmsg_t am;
     memset(&am, 0, sizeof am);
@@ -182,6 +213,11 @@ static void publish(struct cl_engine *e, uint64_t seq, cl_adm_batch_t *b)
                  collab_strerror(rc < 0 ? rc : COLLAB_ERR_INTERNAL));
         goto requeue;
     }
+    /* Several groups: this peer alone serves the joiners, from a copy of
+       its state taken when its program posts seq (now, when seq is the
+       collective it is in), since its group at seq need not hold them. */
+    if (split)
+        eng_donor_expect(e, el->donor, seq, js, nj);
     el->report_pending = true;
     el->report_s = seq;
     el->report_step = step_of(el, seq); /* in the group's numbering */
@@ -189,9 +225,10 @@ static void publish(struct cl_engine *e, uint64_t seq, cl_adm_batch_t *b)
     el->report_readmit = (js[0].flags & CL_EL_JOINER_READMIT) != 0;
     el->report_n = nj;
     cl_debug("admitting %u peer%s at collective #%llu (step %llu, start-up prefix %llu, "
-             "generation %llu)",
+             "generation %llu; this peer is in #%llu)",
              nj, nj == 1 ? "" : "s", (unsigned long long)seq, (unsigned long long)el->report_step,
-             (unsigned long long)b->prefix, (unsigned long long)am.gen);
+             (unsigned long long)b->prefix, (unsigned long long)am.gen,
+             (unsigned long long)now_seq);
     eng_coordinator_commit(e, &d);
     free(v.members);
     free(js);
@@ -217,6 +254,10 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
         eng_audit_maybe_start(e, req->coll.seq, step_of(el, req->coll.seq));
         return;
     }
+    /* An admission ahead of this collective (several groups) is still to
+       come: the next one waits until it took effect. */
+    if (el->report_pending && req->coll.seq < el->report_s)
+        return;
     if (p > CL_ELMSG_MAX_PREFIX || !cl_startup_complete(el->startup, p, is_bcast, el)) {
         if (!el->startup_warned)
             cl_warn("peers wait to be admitted, but the results of this program's %llu start-up "
@@ -228,7 +269,7 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
     }
     cl_adm_batch_t b;
     if (cl_admission_poll(el->adm, el->stream, idx, 0, &b) == 1)
-        publish(e, req->coll.seq, &b);
+        publish(e, req->coll.seq, idx, &b);
     cl_adm_batch_clear(&b);
 }
 
@@ -471,6 +512,7 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
 {
     struct eng_elastic *el = e->el;
     remember(e, m);
+    eng_el_check_admissions(e);
     const cl_el_joiner_t *mine = NULL;
     for (uint32_t j = 0; j < m->njoiners; j++)
         if (memcmp(m->joiners[j].key, e->self_key, 32) == 0)

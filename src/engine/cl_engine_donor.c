@@ -16,11 +16,23 @@
 
     The donor never blocks: every read is bounded by the stripe asked for,
     and ZeroMQ queues what it sends.
+
+    Snapshots.  While world all-reduces run in several groups, the admitter
+    is the single donor of its admission and picks s ahead of its own
+    program (docs/elastic.md §9); its group at s need not hold the joiner,
+    so it may complete s and go on before the joiner has fetched.  It
+    therefore copies its registered buffers (and their hashes) when its
+    program posts s, and answers QUERY and FETCH for s from that copy (and
+    from the kept start-up results), even after it went past s.  A query
+    that arrives before the copy is taken waits for it.  The contents are
+    freed once every joiner of the admission fetched all of them, the
+    entry after max(60 s, 12 x COLLAB_TIMEOUT).
 */
 #include "engine/cl_engine_elastic.h"
 
 #include "util/cl_log.h"
 
+#include <math.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +46,66 @@ typedef struct query {
     uint64_t s;
 } query_t;
 
+/* A registered buffer as it was when the program posted s. */
+typedef struct {
+    uint64_t index;
+    uint64_t size;
+    uint8_t hash[CL_ELMSG_HASH];
+    uint8_t *data;
+} snap_item_t;
+
+/* The state this peer serves alone for admission s. */
+typedef struct snapshot {
+    struct snapshot *next;
+    uint64_t s;
+    bool taken;     /* the program posted s and the copy is made */
+    bool emptied;   /* every joiner has it all: contents freed, hashes kept */
+    double expires; /* freed then, served or not */
+    snap_item_t *items;
+    size_t nitems;
+    uint64_t total;      /* bytes of all items */
+    uint8_t (*keys)[32]; /* the joiners of the admission */
+    uint64_t *served;    /* bytes sent to each of them */
+    uint32_t nkeys;
+} snapshot_t;
+
+#define MAX_SNAPSHOTS 4 /* admissions served from a copy at once */
+
 struct el_donor {
     query_t *head;
     size_t n;
+    snapshot_t *snaps;
+    size_t nsnaps;
 };
+
+static void snap_free(snapshot_t *sn)
+{
+    for (size_t i = 0; i < sn->nitems; i++)
+        free(sn->items[i].data);
+    free(sn->items);
+    free(sn->keys);
+    free(sn->served);
+    free(sn);
+}
+
+static snapshot_t *snap_of(const el_donor_t *d, uint64_t s)
+{
+    for (snapshot_t *sn = d->snaps; sn != NULL; sn = sn->next)
+        if (sn->s == s)
+            return sn;
+    return NULL;
+}
+
+static void snap_unlink(el_donor_t *d, snapshot_t *sn)
+{
+    for (snapshot_t **pp = &d->snaps; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == sn) {
+            *pp = sn->next;
+            d->nsnaps--;
+            snap_free(sn);
+            return;
+        }
+}
 
 el_donor_t *eng_donor_new(void)
 {
@@ -54,6 +122,8 @@ void eng_donor_destroy(el_donor_t **d_p)
         free(q);
         q = next;
     }
+    while ((*d_p)->snaps != NULL)
+        snap_unlink(*d_p, (*d_p)->snaps);
     free(*d_p);
     *d_p = NULL;
 }
@@ -90,6 +160,9 @@ static void hash_bytes(const void *data, size_t len, uint8_t out[CL_ELMSG_HASH])
 static void send_hashes(struct cl_engine *e, const uint8_t key[32], uint64_t s)
 {
     cl_statereg_t *reg = e->el->reg;
+    const snapshot_t *sn = snap_of(e->el->donor, s);
+    if (sn != NULL && !sn->taken)
+        sn = NULL;
     cl_startup_t *st = e->el->startup;
     size_t nb = cl_statereg_count(reg), nr = cl_startup_count(st);
     cl_elmsg_t m;
@@ -102,8 +175,23 @@ static void send_hashes(struct cl_engine *e, const uint8_t key[32], uint64_t s)
         cl_error("out of memory answering a joiner's state query");
         goto out;
     }
+    if (sn != NULL) {
+        nb = sn->nitems;
+        free(m.bufs);
+        m.bufs = calloc(nb > 0 ? nb : 1, sizeof *m.bufs);
+        if (m.bufs == NULL) {
+            cl_error("out of memory answering a joiner's state query");
+            goto out;
+        }
+        for (size_t i = 0; i < sn->nitems && m.nbufs < CL_ELMSG_MAX_ITEMS; i++) {
+            cl_el_buf_t *b = &m.bufs[m.nbufs++];
+            b->index = sn->items[i].index;
+            b->size = sn->items[i].size;
+            memcpy(b->hash, sn->items[i].hash, CL_ELMSG_HASH);
+        }
+    }
     cl_statereg_entry_t ent;
-    for (bool ok = cl_statereg_first(reg, &ent); ok && m.nbufs < CL_ELMSG_MAX_ITEMS;
+    for (bool ok = sn == NULL && cl_statereg_first(reg, &ent); ok && m.nbufs < CL_ELMSG_MAX_ITEMS;
          ok = cl_statereg_next(reg, ent.index, &ent)) {
         cl_el_buf_t *b = &m.bufs[m.nbufs];
         if (cl_statereg_hash(reg, ent.index, b->hash) != COLLAB_OK) {
@@ -123,12 +211,36 @@ static void send_hashes(struct cl_engine *e, const uint8_t key[32], uint64_t s)
         x->len = r.len;
         hash_bytes(r.data, r.len, x->hash);
     }
-    cl_debug("state query for collective #%llu: %u buffers, %u results", (unsigned long long)s,
-             m.nbufs, m.nres);
+    cl_debug("state query for collective #%llu: %u buffers%s, %u results", (unsigned long long)s,
+             m.nbufs, sn != NULL ? " (from the copy taken at it)" : "", m.nres);
     (void)eng_el_send(e, key, &m);
 out:
     free(m.bufs);
     free(m.res);
+}
+
+/* Counts bytes of a copy sent to one of its joiners; frees the copy once
+   every joiner has all of it. */
+static void snap_served(el_donor_t *dn, snapshot_t *sn, const uint8_t key[32], uint64_t bytes)
+{
+    bool all = sn->nkeys > 0;
+    for (uint32_t k = 0; k < sn->nkeys; k++) {
+        if (memcmp(sn->keys[k], key, 32) == 0)
+            sn->served[k] += bytes;
+        all = all && sn->served[k] >= sn->total;
+    }
+    if (all && !sn->emptied) {
+        /* The contents go; the entry stays until it expires, so that the
+           start-up results (kept anyway) are still served for s. */
+        cl_debug("every joiner of collective #%llu has this peer's copy of its state; freeing it",
+                 (unsigned long long)sn->s);
+        for (size_t i = 0; i < sn->nitems; i++) {
+            free(sn->items[i].data);
+            sn->items[i].data = NULL;
+        }
+        sn->emptied = true;
+    }
+    (void)dn;
 }
 
 static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *f)
@@ -136,7 +248,20 @@ static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elms
     cl_statereg_t *reg = e->el->reg;
     uint64_t end = f->offset + f->len;
     const uint8_t *src = NULL;
-    if (f->what == CL_EL_ITEM_BUFFER) {
+    snapshot_t *sn = snap_of(e->el->donor, f->s);
+    if (sn != NULL && !sn->taken)
+        sn = NULL;
+    if (f->what == CL_EL_ITEM_BUFFER && sn != NULL) {
+        const snap_item_t *it = NULL;
+        for (size_t i = 0; i < sn->nitems && it == NULL; i++)
+            if (sn->items[i].index == f->index)
+                it = &sn->items[i];
+        if (it == NULL || end > it->size || (sn->emptied && it->size > 0)) {
+            nack(e, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
+            return;
+        }
+        src = it->data;
+    } else if (f->what == CL_EL_ITEM_BUFFER) {
         cl_statereg_entry_t ent;
         if (cl_statereg_find(reg, f->index, &ent) != COLLAB_OK || end > ent.bytes) {
             nack(e, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
@@ -150,8 +275,8 @@ static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elms
         }
         src = r.data;
     }
-    uint8_t *chunk = f->what == CL_EL_ITEM_BUFFER ? malloc(CHUNK) : NULL;
-    if (f->what == CL_EL_ITEM_BUFFER && chunk == NULL) {
+    uint8_t *chunk = src == NULL ? malloc(CHUNK) : NULL;
+    if (src == NULL && chunk == NULL) {
         cl_error("out of memory serving a joiner");
         return;
     }
@@ -161,6 +286,7 @@ static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elms
     d.s = f->s;
     d.what = f->what;
     d.index = f->index;
+    uint64_t sent = 0;
     for (uint64_t off = f->offset; off < end;) {
         size_t n = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
         if (chunk != NULL) {
@@ -178,8 +304,113 @@ static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elms
         if (eng_el_send(e, key, &d) != COLLAB_OK)
             break; /* the joiner is gone; it will ask someone else */
         off += n;
+        sent += n;
     }
     free(chunk);
+    if (sn != NULL && f->what == CL_EL_ITEM_BUFFER)
+        snap_served(e->el->donor, sn, key, sent);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Snapshots (see the top comment). */
+
+void eng_donor_expect(struct cl_engine *e, el_donor_t *d, uint64_t s, const cl_el_joiner_t *js,
+                      uint32_t nj)
+{
+    if (snap_of(d, s) != NULL)
+        return;
+    while (d->nsnaps >= MAX_SNAPSHOTS) {
+        snapshot_t *old = d->snaps;
+        while (old->next != NULL)
+            old = old->next; /* the oldest: new ones go first */
+        cl_warn("more than %d admissions wait for this peer's state; forgetting the copy for "
+                "collective #%llu",
+                MAX_SNAPSHOTS, (unsigned long long)old->s);
+        snap_unlink(d, old);
+    }
+    snapshot_t *sn = calloc(1, sizeof *sn);
+    if (sn == NULL)
+        return; /* served live, as far as the program still is in s */
+    sn->keys = nj > 0 ? calloc(nj, sizeof *sn->keys) : NULL;
+    sn->served = nj > 0 ? calloc(nj, sizeof *sn->served) : NULL;
+    if (nj > 0 && (sn->keys == NULL || sn->served == NULL)) {
+        snap_free(sn);
+        return;
+    }
+    for (uint32_t j = 0; j < nj; j++)
+        memcpy(sn->keys[j], js[j].key, 32);
+    sn->nkeys = nj;
+    sn->s = s;
+    sn->expires = eng_now() + fmax(60.0, 12.0 * e->cfg.timeout);
+    sn->next = d->snaps;
+    d->snaps = sn;
+    d->nsnaps++;
+}
+
+void eng_donor_on_post(struct cl_engine *e, el_donor_t *d, uint64_t seq)
+{
+    snapshot_t *sn = snap_of(d, seq);
+    if (sn == NULL || sn->taken)
+        return;
+    cl_statereg_t *reg = e->el->reg;
+    size_t nb = cl_statereg_count(reg);
+    sn->items = calloc(nb > 0 ? nb : 1, sizeof *sn->items);
+    if (sn->items == NULL) {
+        cl_error("out of memory copying this peer's state for a joiner");
+        snap_unlink(d, sn);
+        return;
+    }
+    cl_statereg_entry_t ent;
+    for (bool ok = cl_statereg_first(reg, &ent); ok && sn->nitems < nb;
+         ok = cl_statereg_next(reg, ent.index, &ent)) {
+        snap_item_t *it = &sn->items[sn->nitems];
+        it->data = ent.bytes > 0 ? malloc(ent.bytes) : NULL;
+        if (ent.bytes > 0 && it->data == NULL) {
+            cl_error("out of memory copying this peer's state for a joiner");
+            snap_unlink(d, sn);
+            return;
+        }
+        if (ent.bytes > 0 &&
+            cl_statereg_read(reg, ent.index, 0, ent.bytes, it->data) != COLLAB_OK) {
+            free(it->data);
+            (void)cl_statereg_drop(reg, ent.index, "it can no longer be read");
+            continue;
+        }
+        it->index = ent.index;
+        it->size = ent.bytes;
+        hash_bytes(it->data, ent.bytes, it->hash);
+        sn->total += ent.bytes;
+        sn->nitems++;
+    }
+    sn->taken = true;
+    cl_debug("copied this peer's state at collective #%llu for its joiners: %zu buffers, %.1f MB",
+             (unsigned long long)seq, sn->nitems, (double)sn->total / 1e6);
+}
+
+int eng_donor_snapshot(const el_donor_t *d, uint64_t s)
+{
+    const snapshot_t *sn = snap_of(d, s);
+    return sn == NULL ? -1 : sn->taken ? 1 : 0;
+}
+
+double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now)
+{
+    (void)e;
+    double next = now + 5.0;
+    snapshot_t *sn = d->snaps;
+    while (sn != NULL) {
+        snapshot_t *after = sn->next;
+        if (now >= sn->expires) {
+            cl_debug("dropping this peer's copy of its state for collective #%llu (%s)",
+                     (unsigned long long)sn->s,
+                     sn->taken ? "not all fetched in time" : "its program never posted it");
+            snap_unlink(d, sn);
+        } else if (sn->expires < next) {
+            next = sn->expires;
+        }
+        sn = after;
+    }
+    return next;
 }
 
 void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[32],

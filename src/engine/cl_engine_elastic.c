@@ -35,6 +35,7 @@
 */
 #include "engine/cl_engine_elastic.h"
 
+#include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
 
 #include <math.h>
@@ -168,12 +169,36 @@ int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *ms
     return rc;
 }
 
+bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
+                            int *members_out)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    int members = (int)nj;
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *p = list[i];
+        bool joiner = false;
+        for (uint32_t j = 0; j < nj && !joiner; j++)
+            joiner = memcmp(js[j].key, p->key, 32) == 0;
+        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
+    }
+    if (members_out != NULL)
+        *members_out = members;
+    return !cl_member_settings(e->mb)->strict &&
+           cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
+}
+
 int eng_el_can_serve(struct cl_engine *e, uint64_t s)
 {
     struct eng_elastic *el = el_of(e);
     stream_t *w = eng_el_world(e);
+    int snap = eng_donor_snapshot(el->donor, s);
+    if (snap > 0)
+        return 1; /* a copy taken when the program posted s */
     if (el->evicted || el->phase != EL_IN || el->done_seq > s)
         return -1;
+    if (snap == 0)
+        return 0; /* the copy is taken when the program posts s */
     return w != NULL && w->next_seq > s ? 1 : 0;
 }
 
@@ -237,6 +262,7 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
     if (eng_admit_take(e, s, req, idx))
         return true;
     eng_admit_on_post(e, s, req, idx);
+    eng_donor_on_post(e, el->donor, req->coll.seq);
     eng_donor_progress(e, el->donor);
     return false;
 }
@@ -249,6 +275,10 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     uint64_t seq = s->active_ctx->seq;
     if (s->active_ctx->gen != 0 && seq + 1 > el->done_seq)
         el->done_seq = seq + 1;
+    if (s->active_ctx->gen != 0) {
+        el->done_ring[seq % EL_DONE_RING].seq = seq;
+        el->done_ring[seq % EL_DONE_RING].gen = s->active_ctx->gen;
+    }
     /* Keep the result of a start-up collective for joiners.  Its local
        index: a peer whose numbering is mapped is past its start-up. */
     uint64_t p = cl_stream_prefix(el->stream);
@@ -301,6 +331,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
         }
     }
     eng_admit_on_done(e, seq, ncontrib);
+    eng_el_check_admissions(e);
     eng_donor_progress(e, el->donor);
 }
 
@@ -312,6 +343,31 @@ void eng_el_mark_step(struct cl_engine *e)
 
 /* ---------------------------------------------------------------------- */
 /* Generations. */
+
+void eng_el_check_admissions(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    cl_peer_t *me = cl_member_self(e->mb);
+    if (el == NULL || e->state != ENG_MEMBER || me == NULL || !me->in_group || el->evicted ||
+        el->phase != EL_IN)
+        return;
+    for (int i = 0; i < EL_BARRIERS; i++) {
+        el_barrier_t *b = &el->barriers[i];
+        if (b->gen == 0 || b->reported || el->done_seq <= b->s)
+            continue;
+        uint64_t seq = el->done_ring[b->s % EL_DONE_RING].seq;
+        uint64_t gen = el->done_ring[b->s % EL_DONE_RING].gen;
+        if (gen == 0 || seq != b->s || gen >= b->gen)
+            continue;
+        b->reported = true;
+        cl_warn("collective #%llu, from which peers are admitted (generation %llu), already "
+                "completed here under generation %llu: this peer's group ran ahead of the "
+                "admitter; it asks to be taken out of the group and resynced",
+                (unsigned long long)b->s, (unsigned long long)b->gen, (unsigned long long)gen);
+        eng_report_self_out(e);
+        return;
+    }
+}
 
 static bool gen_has(struct cl_engine *e, uint64_t gen, int w)
 {
@@ -445,6 +501,7 @@ void eng_el_view_changed(struct cl_engine *e)
     }
     if (el->sync != NULL)
         eng_sync_view_changed(e, el->sync);
+    eng_el_check_admissions(e);
     eng_donor_progress(e, el->donor);
 }
 
@@ -527,6 +584,7 @@ double eng_el_timer(struct cl_engine *e, double now)
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
     double next = fmin(eng_admit_timer(e, now), eng_audit_timer(e, now));
+    next = fmin(next, eng_donor_timer(e, el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(e, el->sync, now));
     return next;

@@ -101,12 +101,15 @@ typedef struct el_audit el_audit_t;
 #define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
 #define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
+#define EL_ADMIT_AHEAD 8 /* several groups: admissions take effect at least this far ahead */
+#define EL_DONE_RING 64  /* completed world collectives whose generation is remembered */
 
 /* An admission: from sequence s of the world communicator on, only
    generations >= gen may run (docs/elastic.md §3). */
 typedef struct {
     uint64_t gen; /* 0 = unused */
     uint64_t s;
+    bool reported; /* this peer found it completed s under an older generation */
 } el_barrier_t;
 
 /* A peer admitted into the world group by an ADMIT. */
@@ -147,6 +150,9 @@ struct eng_elastic {
     bool mapped;     /* local >= map_local runs as map_seq + (local - map_local) */
     uint64_t map_local, map_seq;
     uint64_t done_seq;          /* sequences below this one have completed here */
+    struct {
+        uint64_t seq, gen; /* gen 0: unused, or completed alone */
+    } done_ring[EL_DONE_RING]; /* the latest completed ones, by seq % EL_DONE_RING */
     collab_request_t *resubmit; /* a request handed back to the engine (not recorded again) */
     /* Admissions known to this peer. */
     el_barrier_t barriers[EL_BARRIERS];
@@ -186,6 +192,16 @@ struct eng_elastic {
     bool audit_skip_logged; /* said that several groups turn the audit off */
 };
 
+/* Did this peer complete the sequence of an admission under a generation
+   older than the admission's?  Possible only while world all-reduces run
+   in several groups, for a group that ran ahead of the admitter before
+   the ADMIT reached it.  Such a peer holds results its new group never
+   computed, so it reports it and asks the coordinator to take it out of
+   the group (re-admitted and resynced as a straggler).  Called when an
+   ADMIT arrives, when a view is installed and when a world collective
+   completes. */
+void eng_el_check_admissions(struct cl_engine *e);
+
 /* Per-stream signature of a collective used for step learning and for
    matching a joiner's start-up collectives (kind, sizes, type, op, root,
    communicator; independent of the group). */
@@ -204,9 +220,19 @@ stream_t *eng_el_world(struct cl_engine *e);
 /* Sends an ELASTIC message to key.  Returns 0 or a negative status. */
 int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *msg);
 
+/* Does the group with the joiners js of an admission hold more than
+   COLLAB_TARGET_GROUP members, so that world all-reduces run in several
+   groups (never in strict mode)?  Then the admitter alone serves the
+   state, from a copy taken at s (docs/elastic.md §9).  The joiners count
+   once whether or not the current view has them in the group; their
+   count with the members goes to *members (may be NULL). */
+bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
+                            int *members);
+
 /* May this peer serve the state of admission s now (its program is
-   blocked inside collective s of the world communicator)?  1 yes, 0 not
-   yet, -1 never (it went past s, or is outside the group). */
+   blocked inside collective s of the world communicator, or it holds a
+   copy of its state taken there)?  1 yes, 0 not yet, -1 never (it went
+   past s without a copy, or is outside the group). */
 int eng_el_can_serve(struct cl_engine *e, uint64_t s);
 
 /* cl_engine_admit.c: admission on the coordinator, and this peer's own
@@ -266,5 +292,22 @@ void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[
 /* The program posted a world collective, or a collective completed:
    answers the queries that waited for it, refuses those it went past. */
 void eng_donor_progress(struct cl_engine *e, el_donor_t *d);
+/* This peer alone serves the state of admission s to the joiners js (the
+   admitter while the group runs all-reduces in several groups,
+   docs/elastic.md §9): it copies its registered buffers when its program
+   posts s (eng_donor_on_post) and serves QUERY and FETCH for s from that
+   copy (start-up results as always), also once it went past s.  The
+   copied contents are freed when every joiner fetched all of them, the
+   rest after max(60 s, 12 x COLLAB_TIMEOUT). */
+void eng_donor_expect(struct cl_engine *e, el_donor_t *d, uint64_t s, const cl_el_joiner_t *js,
+                      uint32_t nj);
+/* The program posted world collective seq (before it runs): takes the
+   copy expected for seq, if any. */
+void eng_donor_on_post(struct cl_engine *e, el_donor_t *d, uint64_t seq);
+/* The copy for admission s: 1 taken, 0 expected (the program has not
+   posted s yet), -1 none. */
+int eng_donor_snapshot(const el_donor_t *d, uint64_t s);
+/* Frees copies past their time; returns when it wants to be called next. */
+double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now);
 
 #endif

@@ -250,6 +250,11 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 double eng_member_timer(struct cl_engine *e, double now);
 void eng_goodbye_all(struct cl_engine *e);
 void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
+/* This peer cannot go on with the world group (it completed a collective
+   under a member list that an admission changed after the fact): asks the
+   coordinator to take it out of the group like a straggler, so that it is
+   re-admitted and resynced (docs/elastic.md §9). */
+void eng_report_self_out(struct cl_engine *e);
 void eng_request_match(struct cl_engine *e);
 bool eng_is_coordinator(struct cl_engine *e);
 void eng_set_weight(struct cl_engine *e, double w);

@@ -410,7 +410,32 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
     (void)eng_send(e, c, &m);
 }
 
-/* Coordinator: a member reports another one. */
+void eng_report_self_out(struct cl_engine *e)
+{
+    cl_peer_t *me = cl_member_self(e->mb);
+    if (e->state != ENG_MEMBER || me == NULL || !me->in_group)
+        return;
+    me->suspect_reason = CL_SUSPECT_STRAGGLER; /* what this peer's own log says */
+    if (eng_i_coordinate(e)) {
+        cl_member_delta_t d;
+        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])me->key, 1, &d) == 1)
+            eng_coordinator_commit(e, &d);
+        else
+            cl_member_delta_clear(&d);
+        return;
+    }
+    cl_peer_t *c = eng_coordinator(e);
+    if (c == NULL)
+        return;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_SUSPECT;
+    memcpy(m.u.suspect.key, me->key, 32);
+    m.u.suspect.reason = CL_SUSPECT_STRAGGLER;
+    (void)eng_send(e, c, &m);
+}
+
+/* Coordinator: a member reports another one (or itself: eng_report_self_out). */
 static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire_suspect_t *s)
 {
     cl_peer_t *p = cl_member_find(e->mb, s->key);

@@ -127,13 +127,12 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
         free(y);
         return NULL;
     }
-    int members = (int)admit->njoiners, admitter_at = -1, lowest_at = -1, lowest = -1;
+    int members = 0, admitter_at = -1, lowest_at = -1, lowest = -1;
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         bool joiner = false;
         for (uint32_t j = 0; j < admit->njoiners; j++)
             joiner = joiner || memcmp(admit->joiners[j].key, p->key, 32) == 0;
-        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
         if (joiner || !p->in_group || p->client || p->state != CL_PEER_ALIVE ||
             memcmp(p->key, e->self_key, 32) == 0)
             continue;
@@ -149,8 +148,7 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
        they would agree on nothing.  One donor serves everything, so that
        this peer ends equal to one member: the admitter, else the
        lowest-ranked donor. */
-    const cl_settings_t *set = cl_member_settings(e->mb);
-    if (y->ndonors > 1 && !set->strict && cl_moshpit_ngroups(members, set->target_group) > 1) {
+    if (y->ndonors > 1 && eng_el_split_admission(e, admit->joiners, admit->njoiners, &members)) {
         int pick = admitter_at >= 0 ? admitter_at : lowest_at;
         if (pick != 0)
             memcpy(y->donors[0].key, y->donors[pick].key, 32);
@@ -158,7 +156,7 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
         cl_peer_t *d = cl_member_find(e->mb, y->donors[0].key);
         cl_info("%d members run all-reduces in several groups (COLLAB_TARGET_GROUP=%d): taking "
                 "the state from rank %d alone",
-                members, set->target_group, d != NULL ? d->rank : -1);
+                members, cl_member_settings(e->mb)->target_group, d != NULL ? d->rank : -1);
     }
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);

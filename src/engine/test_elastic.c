@@ -33,6 +33,16 @@
       diverge      3 peers; rank 1 changes its own parameters at step 30;
                    the state check at step 64 finds it and resyncs it, so
                    every peer still ends bitwise equal.
+      join_groups  COLLAB_TARGET_GROUP=2: 3 peers start (the group closes
+                   at 2, the third is admitted at a step boundary) and a
+                   4th joins at ~1.5 s, so every admission happens while
+                   all-reduces run in several groups and the admitter
+                   (rank 0) alone serves the state, from a copy taken when
+                   its program posted the admission's collective.  Every
+                   peer records a hash of its parameters and table at the
+                   top of each step; each peer admitted late starts
+                   bitwise equal to rank 0 at that step (the peers'
+                   final states differ by design: groups average apart).
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -80,6 +90,8 @@ static void cleanup(int n)
         unlink(path);
         snprintf(path, sizeof path, "%s/out%d", s_dir, i);
         unlink(path);
+        snprintf(path, sizeof path, "%s/steps%d", s_dir, i);
+        unlink(path);
     }
     rmdir(s_dir);
 }
@@ -126,6 +138,7 @@ typedef struct {
     int stop_step;
     int bend_rank; /* changes its own parameters at bend_step (-1: nobody) */
     int bend_step;
+    bool hashes; /* writes "step N HASH" for the top of each step to steps<i> */
 } prog_t;
 
 static uint64_t fnv(const void *p, size_t n)
@@ -197,7 +210,17 @@ static int program(int i, const prog_t *pg)
     if (first == 0)
         memset(scratch, me, SCRATCH);
     /* Training. */
+    FILE *steps = NULL;
+    if (pg->hashes) {
+        char spath[512];
+        snprintf(spath, sizeof spath, "%s/steps%d", s_dir, i);
+        steps = fopen(spath, "w");
+    }
     for (; step < pg->steps; step++) {
+        if (steps != NULL)
+            fprintf(steps, "step %d %016llx\n", step,
+                    (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
+                                         fnv(table, NTABLE * sizeof(float))));
         if (pg->marks)
             OK(collab_step());
         if (me == pg->stop_rank && step == pg->stop_step && first == 0)
@@ -214,6 +237,8 @@ static int program(int i, const prog_t *pg)
             params[k] -= 0.01f * grad[k] / (float)n;
         table[((size_t)step * 7919u) % NTABLE] += grad[step % NPARAM]; /* updated in place */
     }
+    if (steps != NULL)
+        fclose(steps);
     char path[512];
     snprintf(path, sizeof path, "%s/out%d", s_dir, i);
     FILE *f = fopen(path, "w");
@@ -443,6 +468,70 @@ static int scenario_diverge(void)
     return s_fail == 0 ? 0 : 1;
 }
 
+/* The hash peer i recorded at the top of `step`, or false. */
+static bool step_hash(int i, int step, char *hash, size_t len)
+{
+    char path[512], h[32];
+    snprintf(path, sizeof path, "%s/steps%d", s_dir, i);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    int st;
+    bool found = false;
+    while (!found && fscanf(f, "step %d %31s\n", &st, h) == 2)
+        found = st == step;
+    fclose(f);
+    if (found)
+        snprintf(hash, len, "%s", h);
+    return found;
+}
+
+/* Admissions while all-reduces run in several groups: each peer admitted
+   late starts bitwise equal to the admitter (rank 0) at its first step. */
+static int scenario_join_groups(void)
+{
+    prog_t pg = {.steps = 150, .sleep_ms = 20, .stop_rank = -1, .bend_rank = -1, .hashes = true};
+    setenv("COLLAB_TARGET_GROUP", "2", 1);
+    prepare(4);
+    pid_t pids[4];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn(i, 4, 3, &pg);
+    nap(1500); /* the group closes at 2; the third peer is admitted meanwhile */
+    pids[3] = spawn(3, 4, 3, &pg);
+    int bad = wait_all(pids, 4, 60.0, 0);
+    EXPECT(bad == 0);
+    out_t o[4];
+    bool have = true;
+    for (int i = 0; i < 4; i++)
+        have = read_out(i, &o[i]) && have;
+    EXPECT(have);
+    int late = 0;
+    for (int i = 0; have && i < 4; i++) {
+        EXPECT(o[i].bad == 0);
+        EXPECT(o[i].seed == o[0].seed);
+        for (int k = 0; k < 4; k++)
+            EXPECT(o[i].all[k] == o[0].all[k]);
+        if (o[i].first == 0)
+            continue;
+        late++;
+        EXPECT(i != 0);
+        EXPECT(o[i].first < pg.steps);
+        /* The admitter alone served it: rank 0's scratch, not dropped. */
+        EXPECT(strcmp(o[i].scratch, "0000") == 0);
+        char mine[32] = "", donor[32] = "";
+        EXPECT(step_hash(i, o[i].first, mine, sizeof mine));
+        EXPECT(step_hash(0, o[i].first, donor, sizeof donor));
+        EXPECT(strcmp(mine, donor) == 0);
+        fprintf(stderr, "[test] rank %d started at step %d with state %s; rank 0 held %s there\n",
+                i, o[i].first, mine, donor);
+    }
+    /* The group closed at 2 of the 3 first peers: the third and the 4th
+       were admitted. */
+    EXPECT(late == 2);
+    cleanup(4);
+    return s_fail == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     s_scenario = argc > 1 ? argv[1] : "join_marks";
@@ -456,6 +545,9 @@ int main(int argc, char **argv)
         return scenario_straggler();
     if (strcmp(s_scenario, "diverge") == 0)
         return scenario_diverge();
-    fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge\n");
+    if (strcmp(s_scenario, "join_groups") == 0)
+        return scenario_join_groups();
+    fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge|"
+                    "join_groups\n");
     return 2;
 }
