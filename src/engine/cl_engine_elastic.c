@@ -319,10 +319,12 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     if (ctx->gen != 0 && !el->foreign) {
         if (ctx->nmismatch >= 2 && ncontrib <= 1) {
             if (++el->odd_out >= EL_ODD_OUT_LIMIT) {
-                char what[128];
+                char what[320];
                 snprintf(what, sizeof what,
                          "in %d collectives every other member of the group called another "
-                         "collective",
+                         "collective; if it is the same program, its training step could not "
+                         "be lined up with the swarm's: set COLLAB_COLLECTIVES_PER_STEP or call "
+                         "MPIX_Collab_step() at the top of the loop",
                          el->odd_out);
                 eng_admit_foreign(e, what);
             }
