@@ -14,6 +14,7 @@
 #include "util/cl_topo.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -23,11 +24,28 @@
 #include <time.h>
 #include <unistd.h>
 
-double eng_now(void)
+/* Seconds during which this process was found not running (stopped,
+   frozen, starved): the engine's clock does not count them, so that a
+   peer that was not running never blames the others for its own silence
+   (cl_engine_elastic.c eng_el_check_pause). */
+static _Atomic double s_not_running;
+
+double eng_raw_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double eng_now(void)
+{
+    return eng_raw_now() - atomic_load(&s_not_running);
+}
+
+void eng_add_not_running(double seconds)
+{
+    if (seconds > 0)
+        atomic_store(&s_not_running, atomic_load(&s_not_running) + seconds);
 }
 
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)

@@ -580,7 +580,8 @@ double eng_el_timer(struct cl_engine *e, double now)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return now + 5.0;
-    el->last_alive = now;
+    (void)now;
+    el->last_alive = eng_raw_now();
     if (el->foreign && e->state != ENG_LEFT)
         eng_admit_leave_foreign(e);
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
@@ -594,7 +595,7 @@ double eng_el_timer(struct cl_engine *e, double now)
 
 static void on_pause(struct cl_engine *e, double now, double gap)
 {
-    cl_warn("this peer was stopped for %.1f s (longer than COLLAB_TIMEOUT); asking the others "
+    cl_warn("this peer was stopped for %.1f s (about COLLAB_TIMEOUT or longer); asking the others "
             "whether the swarm went on without it",
             gap);
     size_t n;
@@ -624,11 +625,24 @@ void eng_el_check_pause(struct cl_engine *e)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
-    double now = eng_now();
-    double limit = e->cfg.timeout + 2.0 * e->hb_interval + 0.5;
-    if (el->last_alive > 0 && now - el->last_alive > limit && e->state == ENG_MEMBER)
-        on_pause(e, now, now - el->last_alive);
-    el->last_alive = now;
+    /* The loop runs at least every heartbeat interval; a longer gap means
+       this process did not run (SIGSTOP, a frozen VM, a starved CPU).
+       That time is taken off the engine's clock, so no deadline or
+       silence counts it: the others' silence is explained by our own
+       stop.  When the gap is long enough for the others to have taken
+       this peer out, it also asks them (on_pause). */
+    double raw = eng_raw_now();
+    double gap = raw - el->last_alive;
+    double normal = 2.0 * e->hb_interval + 0.5;
+    if (el->last_alive > 0 && gap > normal && e->state == ENG_MEMBER) {
+        eng_add_not_running(gap - e->hb_interval);
+        if (gap > fmax(e->cfg.timeout - e->hb_interval, normal))
+            on_pause(e, eng_now(), gap);
+        else
+            cl_debug("this peer did not run for %.1f s; deadlines and silences do not count it",
+                     gap);
+    }
+    el->last_alive = raw;
     if (el->foreign && e->state != ENG_LEFT)
         eng_admit_leave_foreign(e);
 }

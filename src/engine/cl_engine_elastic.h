@@ -186,7 +186,7 @@ struct eng_elastic {
     size_t report_n;     /* peers admitted */
     bool startup_warned;
     /* Pause detection. */
-    double last_alive;
+    double last_alive;       /* eng_raw_now() at the last turn of the loop */
     /* Admitter: the periodic check of the members' state. */
     el_audit_t *audit;
     bool audit_skip_logged; /* said that several groups turn the audit off */

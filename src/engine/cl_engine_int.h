@@ -206,7 +206,12 @@ struct cl_engine {
 };
 
 /* cl_engine.c */
+/* The engine's clock: monotonic seconds, less the time this process was
+   found not running (eng_add_not_running).  Every deadline and silence
+   is measured on it. */
 double eng_now(void);
+double eng_raw_now(void); /* monotonic seconds, every second counted */
+void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);

@@ -7,8 +7,11 @@
     coordinate answers REDIRECT with the coordinator's address, and the
     coordinator assigns a rank (COLLAB_RANK if free, else the rank this key
     held before, else the lowest free) and publishes a view that includes
-    the joiner, or answers STANDBY (no free rank: retry every 2 s, no
-    deadline) or CONFLICT (settings that differ from the founder's).  With
+    the joiner, or answers STANDBY (no free rank: retry every 2 s, for as
+    long as the swarm keeps answering STANDBY; when it stops answering for
+    max(30 s, 4 x COLLAB_TIMEOUT) the standby gives up with
+    COLLAB_ERR_NETWORK) or CONFLICT (settings that differ from the
+    founder's).  With
     no answer by max(30 s, 4 x COLLAB_TIMEOUT) the joiner gives up with
     COLLAB_ERR_NETWORK; it never founds a second swarm on its own.
 */
@@ -100,6 +103,15 @@ int eng_join_start(struct cl_engine *e)
 
 void eng_join_timer(struct cl_engine *e, double now)
 {
+    if (e->join_deadline > 0 && now >= e->join_deadline && e->state == ENG_STANDBY) {
+        /* Every STANDBY answer moves the deadline: the swarm went away
+           (its run ended, or it is unreachable now). */
+        cl_error("the swarm this peer waited for as a standby has not answered for %.0f s (its "
+                 "run ended, or it cannot be reached); giving up",
+                 fmax(30.0, 4.0 * e->cfg.timeout));
+        eng_fail_init(e, COLLAB_ERR_NETWORK);
+        return;
+    }
     if (e->join_deadline > 0 && now >= e->join_deadline && e->state == ENG_JOINING) {
         size_t reached = 0;
         for (size_t i = 0; i < e->ninitial; i++)
@@ -262,7 +274,7 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         break;
     case CL_JOIN_STANDBY:
         e->state = ENG_STANDBY;
-        e->join_deadline = 0;
+        e->join_deadline = eng_now() + fmax(30.0, 4.0 * e->cfg.timeout);
         if (!e->standby_logged)
             cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
                     "until a rank frees up",

@@ -26,6 +26,8 @@
                   COLLAB_TARGET_GROUP (CONFIG, the error names both values)
                   and with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
       unreachable initial peers that never answer: NETWORK after 30 s
+      standby     a peer that finds every rank held waits as a standby and
+                  gives up with NETWORK once the swarm ends
       groups      5 peers, COLLAB_TARGET_GROUP=2 set by the founder and
                   peer 1 only (the others adopt the swarm's value): world
                   all-reduces run in groups of at most 2 that change every
@@ -651,6 +653,51 @@ static int child_unreachable(int i, int n)
     return 0;
 }
 
+/* Peers 0 and 1 hold the 2 ranks of the world; peer 2 (started a moment
+   later, without rank or world size) waits as a standby.  Peers 0 and 1
+   train a little and leave; the standby must then give up with
+   COLLAB_ERR_NETWORK within max(30 s, 4 x COLLAB_TIMEOUT) plus slack,
+   saying why, instead of waiting for ever. */
+static int child_standby(int i, int n)
+{
+    (void)n;
+    if (i < 2) {
+        setenv("COLLAB_WORLD_SIZE", "2", 1);
+        if (collab_init(NULL) != COLLAB_OK)
+            return 2;
+        double t0 = now_s();
+        int steps = 0;
+        while (now_s() - t0 < 5.0) {
+            double x = 1.0 + i, y = 0.0;
+            CHECK(collab_allreduce(collab_comm_world(), &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) ==
+                  COLLAB_OK);
+            CHECK(y == 3.0);
+            steps++;
+            usleep(50 * 1000);
+        }
+        CHECK(steps > 10);
+        CHECK(collab_finalize() == COLLAB_OK);
+        return 0;
+    }
+    char log[512];
+    snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+    unlink(log);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    unsetenv("COLLAB_WORLD_SIZE");
+    unsetenv("COLLAB_RANK");
+    usleep(1500 * 1000);
+    double t0 = now_s();
+    CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
+    double el = now_s() - t0;
+    CHECK(el < 50.0);
+    CHECK(!collab_initialized());
+    const char *want[] = {"waiting as a standby",
+                          "the swarm this peer waited for as a standby has not answered"};
+    CHECK(file_has(log, want, 2));
+    unlink(log);
+    return 0;
+}
+
 #define GROUP_ROUNDS 48
 
 /* One peer's record of the all-reduce rounds of the groups scenario. */
@@ -892,13 +939,17 @@ int main(int argc, char **argv)
         waitpid(p, &st, 0);
         rc = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
         cleanup_dir(2);
+    } else if (strcmp(sc, "standby") == 0) {
+        prepare(3);
+        rc = run(3, child_standby, sc, 90, 0);
+        cleanup_dir(3);
     } else if (strcmp(sc, "groups") == 0) {
         prepare(5);
         rc = run(5, child_groups, sc, 120, 0);
         cleanup_dir(5);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|groups\n");
+                        "unreachable|standby|groups\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");
