@@ -12,7 +12,9 @@
 # seconds, and new peers joining.  Each round is judged:
 #
 #   hang          collab-run had to kill the run at its deadline
-#   crash         a peer that was not killed on purpose ended badly
+#   crash         a peer that was not killed on purpose ended badly (a
+#                 peer started into a full swarm that gives up as a
+#                 standby once the swarm ends is not a crash)
 #   disagreement  peers that finished hold different parameters
 #   nobody        no peer finished although some were never killed
 #   loss          final loss / fault-free loss (reported, not judged)
@@ -75,6 +77,23 @@ echo "soak.sh: fault-free: loss $ref_loss, checksum $(sums "$out/reference.out")
 RANDOM=$seed
 t_end=$((SECONDS + duration))
 rounds=0 hangs=0 crashes=0 disagree=0 nobody=0
+# True when every peer that ended badly (not killed on purpose) was a
+# standby that gave up after the swarm it waited for ended: a peer started
+# into a full swarm gets no rank and says so.
+only_standbys_gave_up() {
+    local err=$1 line who tag
+    while IFS= read -r line; do
+        who=$(sed -n 's/^collab-run: summary: \(rank [0-9]*\|peer +[0-9]*\) .*/\1/p' <<<"$line")
+        case $who in
+        rank*) tag="[${who#rank }]" ;;
+        peer*) tag="[${who#peer }]" ;;
+        *) return 1 ;;
+        esac
+        grep -qF "$tag [collab] error: the swarm this peer waited for as a standby" "$err" || return 1
+    done < <(grep '^collab-run: summary:' "$err" | grep -v 'exited with status 0' | grep -v '\[chaos\]')
+    return 0
+}
+
 printf '%5s %-60s %6s %5s %-12s %s\n' round faults status done verdict loss/ref
 while [ "$SECONDS" -lt "$t_end" ]; do
     rounds=$((rounds + 1))
@@ -97,7 +116,7 @@ while [ "$SECONDS" -lt "$t_end" ]; do
     verdict=ok
     if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
         verdict=hang; hangs=$((hangs + 1))
-    elif [ "$st" -ne 0 ]; then
+    elif [ "$st" -ne 0 ] && ! only_standbys_gave_up "$log.err"; then
         verdict=crash; crashes=$((crashes + 1))
     elif [ "$ns" -gt 1 ]; then
         verdict=disagreement; disagree=$((disagree + 1))
