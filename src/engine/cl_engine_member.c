@@ -334,6 +334,31 @@ void eng_request_match(struct cl_engine *e)
 }
 
 /* ---------------------------------------------------------------------- */
+
+/* Takes p out of the group for reason: at once when this peer
+   coordinates, else by a SUSPECT report to the coordinator. */
+static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
+{
+    p->suspect_reason = reason;
+    if (eng_i_coordinate(e)) {
+        cl_member_delta_t d;
+        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
+            eng_coordinator_commit(e, &d);
+        else
+            cl_member_delta_clear(&d);
+        return;
+    }
+    cl_peer_t *c = eng_coordinator(e);
+    if (c == NULL)
+        return;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_SUSPECT;
+    memcpy(m.u.suspect.key, p->key, 32);
+    m.u.suspect.reason = (uint8_t)reason;
+    (void)eng_send(e, c, &m);
+}
+
 /* Suspicion. */
 
 static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
@@ -390,24 +415,7 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
     }
     if (reason != CL_SUSPECT_MISMATCH && now - p->suspect_since < allow)
         return;
-    p->suspect_reason = reason;
-    if (eng_i_coordinate(e)) {
-        cl_member_delta_t d;
-        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
-            eng_coordinator_commit(e, &d);
-        else
-            cl_member_delta_clear(&d);
-        return;
-    }
-    cl_peer_t *c = eng_coordinator(e);
-    if (c == NULL)
-        return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_SUSPECT;
-    memcpy(m.u.suspect.key, p->key, 32);
-    m.u.suspect.reason = (uint8_t)reason;
-    (void)eng_send(e, c, &m);
+    take_out(e, p, reason);
 }
 
 void eng_report_self_out(struct cl_engine *e)
@@ -415,24 +423,7 @@ void eng_report_self_out(struct cl_engine *e)
     cl_peer_t *me = cl_member_self(e->mb);
     if (e->state != ENG_MEMBER || me == NULL || !me->in_group)
         return;
-    me->suspect_reason = CL_SUSPECT_STRAGGLER; /* what this peer's own log says */
-    if (eng_i_coordinate(e)) {
-        cl_member_delta_t d;
-        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])me->key, 1, &d) == 1)
-            eng_coordinator_commit(e, &d);
-        else
-            cl_member_delta_clear(&d);
-        return;
-    }
-    cl_peer_t *c = eng_coordinator(e);
-    if (c == NULL)
-        return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_SUSPECT;
-    memcpy(m.u.suspect.key, me->key, 32);
-    m.u.suspect.reason = CL_SUSPECT_STRAGGLER;
-    (void)eng_send(e, c, &m);
+    take_out(e, me, CL_SUSPECT_STRAGGLER); /* what this peer's own log says */
 }
 
 /* Coordinator: a member reports another one (or itself: eng_report_self_out). */

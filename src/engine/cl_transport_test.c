@@ -124,6 +124,37 @@ static int send_hb(node_t *from, node_t *to, uint64_t progress)
     return cl_transport_send(from->tp, cl_identity_public_key(to->id), &m);
 }
 
+/* A raw CurveZMQ DEALER (its own throw-away key) connected to n's
+   listening port: a client that does not run our handshake. */
+static zsock_t *raw_client(node_t *n, zcert_t **cert)
+{
+    *cert = zcert_new();
+    zsock_t *z = zsock_new(ZMQ_DEALER);
+    zcert_apply(*cert, z);
+    zsock_set_curve_serverkey_bin(z, cl_identity_public_key(n->id));
+    const char *addr = cl_transport_address(n->tp);
+    zsock_connect(z, "tcp://127.0.0.1:%d", atoi(strstr(addr, "/tcp/") + 5));
+    return z;
+}
+
+/* Encodes m as given (version and run included) and sends it on z. */
+static bool send_raw(zsock_t *z, cl_wire_msg_t *m)
+{
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    if (cl_wire_encode_body(m, &body, &blen) != CL_WIRE_OK)
+        return false;
+    m->hdr.length = blen;
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    cl_wire_hdr_encode(&m->hdr, hdr);
+    zmsg_t *zm = zmsg_new();
+    zmsg_addmem(zm, hdr, sizeof hdr);
+    zmsg_addmem(zm, body, blen);
+    int rc = zmsg_send(&zm, z);
+    free(body);
+    return rc == 0;
+}
+
 int main(void)
 {
     zsys_handler_set(NULL);
@@ -189,12 +220,8 @@ int main(void)
        the second one is counted too. */
     {
         uint64_t stale0 = cl_transport_malformed(a.tp);
-        zcert_t *scert = zcert_new();
-        zsock_t *stale = zsock_new(ZMQ_DEALER);
-        zcert_apply(scert, stale);
-        zsock_set_curve_serverkey_bin(stale, cl_identity_public_key(a.id));
-        const char *sa = strstr(cl_transport_address(a.tp), "/tcp/") + 5;
-        zsock_connect(stale, "tcp://127.0.0.1:%d", atoi(sa));
+        zcert_t *scert;
+        zsock_t *stale = raw_client(&a, &scert);
         int am = a.msgs;
         for (int k = 0; k < 2; k++) {
             cl_wire_msg_t hb;
@@ -204,17 +231,7 @@ int main(void)
             hb.hdr.run = cl_wire_run_hash("run1");
             hb.u.heartbeat.epoch = 1;
             hb.u.heartbeat.progress = 40 + (uint64_t)k;
-            uint8_t *body = NULL;
-            size_t blen = 0;
-            CHECK(cl_wire_encode_body(&hb, &body, &blen) == CL_WIRE_OK);
-            hb.hdr.length = blen;
-            uint8_t sh[CL_WIRE_HDR_SIZE];
-            cl_wire_hdr_encode(&hb.hdr, sh);
-            zmsg_t *sm = zmsg_new();
-            zmsg_addmem(sm, sh, sizeof sh);
-            zmsg_addmem(sm, body, blen);
-            zmsg_send(&sm, stale);
-            free(body);
+            CHECK(send_raw(stale, &hb));
             int64_t until = zclock_mono() + 5000;
             while (cl_transport_malformed(a.tp) < stale0 + (uint64_t)k + 1 &&
                    zclock_mono() < until)
@@ -231,13 +248,9 @@ int main(void)
        counted as malformed. */
     uint64_t bad0 = cl_transport_malformed(a.tp);
     {
-        zcert_t *old = zcert_new();
-        zsock_t *v1 = zsock_new(ZMQ_DEALER);
-        zcert_apply(old, v1);
-        zsock_set_curve_serverkey_bin(v1, cl_identity_public_key(a.id));
+        zcert_t *old;
+        zsock_t *v1 = raw_client(&a, &old);
         zsock_set_rcvtimeo(v1, 5);
-        const char *aa = cl_transport_address(a.tp);
-        zsock_connect(v1, "tcp://127.0.0.1:%d", atoi(strstr(aa, "/tcp/") + 5));
         cl_wire_msg_t hm;
         memset(&hm, 0, sizeof hm);
         hm.hdr.version = 1;
@@ -246,17 +259,7 @@ int main(void)
         hm.u.hello.max_version = 1;
         hm.u.hello.min_version = 1;
         memcpy(hm.u.hello.key, zcert_public_key(old), 32);
-        uint8_t *hb = NULL;
-        size_t hl = 0;
-        CHECK(cl_wire_encode_body(&hm, &hb, &hl) == CL_WIRE_OK);
-        hm.hdr.length = hl;
-        uint8_t hh[CL_WIRE_HDR_SIZE];
-        cl_wire_hdr_encode(&hm.hdr, hh);
-        zmsg_t *out = zmsg_new();
-        zmsg_addmem(out, hh, sizeof hh);
-        zmsg_addmem(out, hb, hl);
-        zmsg_send(&out, v1);
-        free(hb);
+        CHECK(send_raw(v1, &hm));
         zmsg_t *in = NULL;
         int64_t end = zclock_mono() + 5000;
         while (in == NULL && zclock_mono() < end) {
@@ -281,13 +284,8 @@ int main(void)
     }
 
     /* Garbage from a raw CurveZMQ client: dropped, counted, sender banned. */
-    zcert_t *cert = zcert_new();
-    zsock_t *raw = zsock_new(ZMQ_DEALER);
-    zcert_apply(cert, raw);
-    zsock_set_curve_serverkey_bin(raw, cl_identity_public_key(a.id));
-    const char *aa = cl_transport_address(a.tp);
-    const char *port = strstr(aa, "/tcp/") + 5;
-    zsock_connect(raw, "tcp://127.0.0.1:%d", atoi(port));
+    zcert_t *cert;
+    zsock_t *raw = raw_client(&a, &cert);
     zstr_sendx(raw, "garbage", "more", NULL);
     int64_t end = zclock_mono() + 5000;
     while (cl_transport_malformed(a.tp) == bad0 && zclock_mono() < end)
