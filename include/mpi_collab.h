@@ -149,7 +149,10 @@ COLLAB_EXPORT int collab_initialized(void);
 COLLAB_EXPORT int collab_finalized(void);
 
 /* Leaves the swarm gracefully (others are told at once), stops the engine.
-   Pending nonblocking operations are completed or cancelled first. */
+   Pending nonblocking operations are completed or cancelled first.  It
+   returns once what this peer sent is on the wire (at most 0.5 s more for
+   peers that no longer read), so the process may end at once, even with
+   _exit. */
 COLLAB_EXPORT int collab_finalize(void);
 
 /* Leaves the swarm at once (best effort goodbye) and ends this process

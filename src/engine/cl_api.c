@@ -142,6 +142,13 @@ int collab_finalize(void)
         return COLLAB_ERR_NOT_INIT;
     }
     int rc = cl_engine_stop(&e);
+    /* The engine closed its sockets, but ZeroMQ writes what they still
+       hold (the last sends, GOODBYE) from its own I/O thread: a process
+       that ends right after finalize without exit handlers (_exit, a
+       launcher's kill) would lose it, and a peer waiting on it would see
+       a failure instead.  Ending ZeroMQ here waits until it is on the
+       wire, at most the sockets' linger. */
+    zsys_shutdown();
     atomic_store(&s_engine, NULL);
     atomic_store(&s_finalized, 1);
     /* The communicators stay readable (size, rank) after finalize, as MPI

@@ -298,6 +298,18 @@ static void free_held(struct cl_engine *e)
     e->held_bytes = 0;
 }
 
+/* Does a held message from key wait?  Later ones from it must wait
+   behind it (one sender's messages keep their order); those of other
+   senders need not: a late message from a peer that left must not hold
+   up the members' until the next view change. */
+static bool held_from(const struct cl_engine *e, const uint8_t key[32])
+{
+    for (const held_msg_t *h = e->held_head; h != NULL; h = h->next)
+        if (memcmp(h->key, key, 32) == 0)
+            return true;
+    return false;
+}
+
 static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
 {
     struct cl_engine *e = ctx;
@@ -316,7 +328,7 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     case CL_MSG_P2P:
         if (e->state == ENG_LEFT)
             break;
-        if (member && e->state == ENG_MEMBER && e->held_head == NULL)
+        if (member && e->state == ENG_MEMBER && !held_from(e, ev->key))
             dispatch_data(e, p, m);
         else
             hold(e, ev->key, m);
