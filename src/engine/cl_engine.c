@@ -447,6 +447,10 @@ cleanup:
     e->initial = NULL;
     free(e->initial_state);
     e->initial_state = NULL;
+    free(e->initial_lost);
+    e->initial_lost = NULL;
+    free(e->initial_not_member);
+    e->initial_not_member = NULL;
 }
 
 static void engine_free(struct cl_engine *e)

@@ -90,14 +90,17 @@ static uint64_t step_of(const struct eng_elastic *el, uint64_t idx)
 /* ---------------------------------------------------------------------- */
 /* What every member remembers of an admission. */
 
-static void remember(struct cl_engine *e, const cl_elmsg_t *m)
+static void remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
 {
     struct eng_elastic *el = e->el;
     bool have = false;
     for (int i = 0; i < EL_BARRIERS; i++)
         have = have || (el->barriers[i].gen == m->gen && el->barriers[i].s == m->s);
     if (!have) {
-        el->barriers[el->next_barrier] = (el_barrier_t){m->gen, m->s, false};
+        el_barrier_t *b = &el->barriers[el->next_barrier];
+        *b = (el_barrier_t){.gen = m->gen, .s = m->s, .prev_gen = cl_member_group_epoch(e->mb)};
+        if (admitter != NULL)
+            memcpy(b->admitter, admitter, 32);
         el->next_barrier = (el->next_barrier + 1) % EL_BARRIERS;
     }
     for (uint32_t j = 0; j < m->njoiners; j++) {
@@ -115,6 +118,7 @@ static void remember(struct cl_engine *e, const cl_elmsg_t *m)
         slot->from = m->s;
         slot->w0_end = m->w0_end;
         slot->readmit = (x->flags & CL_EL_JOINER_READMIT) != 0;
+        slot->gen = m->gen;
     }
 }
 
@@ -197,7 +201,7 @@ static void publish(struct cl_engine *e, uint64_t seq, uint64_t idx, cl_adm_batc
     am.nsigs = (uint32_t)b->prefix;
     v.epoch = am.gen;
     v.group_epoch = am.gen;
-    remember(e, &am);
+    remember(e, &am, e->self_key);
     /* ADMIT first: members must know the rule before the view arrives
        (both travel on the same connection, in order). */
     size_t n;
@@ -477,6 +481,16 @@ bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uin
         park(el, req, idx);
         return true;
     }
+    if (el->readmit && el->phase == EL_WAITING && el->hold_next && el->held == NULL) {
+        /* A lost admission whose state already reached the program
+           (eng_admit_undo): its next collective waits for the next one. */
+        el->hold_next = false;
+        el->held = req;
+        el->held_local = idx;
+        el->next_request = now;
+        el->wait_deadline = now + wait_limit(e);
+        return true;
+    }
     if (!el->readmit && el->phase == EL_SYNCING) {
         if (idx >= el->adm_prefix) {
             if (eng_sync_done(el->sync) && el->parked == NULL) {
@@ -511,7 +525,7 @@ bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uin
 void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
 {
     struct eng_elastic *el = e->el;
-    remember(e, m);
+    remember(e, m, p != NULL ? p->key : NULL);
     eng_el_check_admissions(e);
     const cl_el_joiner_t *mine = NULL;
     for (uint32_t j = 0; j < m->njoiners; j++)
@@ -535,6 +549,16 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
         memcpy(el->adm_sigs, m->sigs, m->nsigs * sizeof *el->adm_sigs);
     }
     el->adm_nsigs = m->nsigs;
+    /* What eng_admit_undo restores if this admission is lost. */
+    el->adm_pending = true;
+    el->adm_answered = false;
+    el->adm_deadline = eng_now() + fmax(10.0, 4.0 * e->cfg.timeout);
+    el->adm_prev_mapped = el->mapped;
+    el->adm_prev_local = el->map_local;
+    el->adm_prev_seq = el->map_seq;
+    el->adm_prev_in = el->was_in_group;
+    el->adm_prev_evicted = el->evicted;
+    el->hold_next = false;
     el->adm_s = m->s;
     el->adm_gen = m->gen;
     el->adm_prefix = m->prefix;
@@ -565,6 +589,7 @@ void eng_admit_sync_finished(struct cl_engine *e)
     struct eng_elastic *el = e->el;
     if (el->phase != EL_SYNCING)
         return;
+    el->adm_answered = true;
     size_t nitems = 0;
     uint64_t bytes = 0;
     int ndonors = 0;
@@ -620,8 +645,18 @@ void eng_admit_sync_finished(struct cl_engine *e)
     collab_request_t *req = el->held;
     uint64_t idx = el->held_local;
     el->held = NULL;
+    el->hold_next = false;
     if (req != NULL)
         resubmit(e, req, idx);
+    /* Later collectives taken back from the engine with it (eng_admit_undo). */
+    while (el->parked != NULL) {
+        el_parked_t *p = el->parked;
+        el->parked = p->next;
+        if (el->parked == NULL)
+            el->parked_tail = NULL;
+        resubmit(e, p->req, p->local);
+        free(p);
+    }
 }
 
 double eng_admit_timer(struct cl_engine *e, double now)
@@ -630,6 +665,14 @@ double eng_admit_timer(struct cl_engine *e, double now)
     double next = now + 5.0;
     if (is_self(e, admitter(e)))
         (void)cl_admission_expire(el->adm, now, 5.0);
+    if (el->adm_pending && cl_member_epoch(e->mb) < el->adm_gen) {
+        /* The view of an admission follows its ADMIT on the same
+           connection; without it the admitter never published it. */
+        if (now >= el->adm_deadline)
+            eng_admit_undo(e, "the view that admits it never came");
+        else
+            next = fmin(next, el->adm_deadline);
+    }
     if (el->phase != EL_WAITING)
         return next;
     bool waits = el->readmit ? el->held != NULL : el->parked != NULL;
@@ -671,6 +714,58 @@ double eng_admit_timer(struct cl_engine *e, double now)
     }
     next = fmin(next, fmin(el->next_request, el->wait_deadline));
     return next;
+}
+
+#define UNDO_MAX 16 /* world collectives taken back from the engine at most */
+
+void eng_admit_undo(struct cl_engine *e, const char *why)
+{
+    struct eng_elastic *el = e->el;
+    if (!el->adm_pending)
+        return;
+    el->adm_pending = false;
+    eng_sync_destroy(&el->sync);
+    stream_t *w = eng_el_world(e);
+    collab_request_t *taken[UNDO_MAX];
+    size_t n = w != NULL ? eng_coll_take_back(w, taken, UNDO_MAX) : 0;
+    uint64_t local[UNDO_MAX];
+    for (size_t i = 0; i < n; i++)
+        local[i] = el->map_local + (taken[i]->coll.seq - el->map_seq);
+    bool readmit = el->readmit || el->adm_answered;
+    cl_warn("the admission at collective #%llu of the group did not take effect (%s); this "
+            "peer asks to be %s again",
+            (unsigned long long)el->adm_s, why, readmit ? "re-admitted" : "admitted");
+    double now = eng_now();
+    el->was_in_group = el->adm_prev_in;
+    el->evicted = el->adm_prev_evicted;
+    el->phase = EL_WAITING;
+    el->next_request = now;
+    el->wait_deadline = now + wait_limit(e);
+    if (!el->adm_answered) {
+        /* Nothing of the group's state reached the program: as before
+           the ADMIT (its parked or held collectives are still here). */
+        el->mapped = el->adm_prev_mapped;
+        el->map_local = el->adm_prev_local;
+        el->map_seq = el->adm_prev_seq;
+        for (size_t i = 0; i < n; i++)
+            park(el, taken[i], local[i]);
+    } else {
+        /* Its program runs on the state of the lost admission: like a
+           straggler, it holds its next collective until it is admitted
+           again, its registered buffers are then overwritten with the
+           group's state and that step counts with weight 0. */
+        el->readmit = true;
+        el->held = NULL;
+        el->hold_next = n == 0;
+        if (n > 0) {
+            el->held = taken[0];
+            el->held_local = local[0];
+        }
+        for (size_t i = 1; i < n; i++)
+            park(el, taken[i], local[i]);
+    }
+    if (w != NULL)
+        w->next_seq = el->mapped ? el->map_seq + (el->posted - el->map_local) : el->posted;
 }
 
 void eng_admit_abort(struct cl_engine *e, int status)

@@ -581,6 +581,28 @@ void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
     start_gen(e, s, req, gen);
 }
 
+size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max)
+{
+    size_t n = 0;
+    if (s->active != NULL && max > 0) {
+        collab_request_t *req = s->active_req;
+        cl_debug("%s #%llu stops; its request goes back to the elastic layer",
+                 eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq);
+        cl_coll_destroy(&s->active);
+        ctx_free(&s->active_ctx);
+        s->active_req = NULL;
+        out[n++] = req;
+    }
+    collab_request_t *r;
+    while (n < max && (r = zlist_pop(s->queue)) != NULL)
+        out[n++] = r;
+    for (size_t i = 0; i < n; i++) {
+        out[i]->deadline = 0; /* a wait for the group starts afresh when submitted again */
+        out[i]->waiting_logged = false;
+    }
+    return n;
+}
+
 /* The generation a new collective on s starts under: the oldest of the
    current one and those that early messages for it carry (if known and
    this peer is in them).  Returns 0 to wait (no group yet, or this peer is

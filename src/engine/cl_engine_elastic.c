@@ -278,6 +278,8 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     if (s->active_ctx->gen != 0) {
         el->done_ring[seq % EL_DONE_RING].seq = seq;
         el->done_ring[seq % EL_DONE_RING].gen = s->active_ctx->gen;
+        if (el->adm_pending && seq >= el->adm_s && status == COLLAB_OK)
+            el->adm_pending = false; /* this peer's admission took effect */
     }
     /* Keep the result of a start-up collective for joiners.  Its local
        index: a peer whose numbering is mapped is past its start-up. */
@@ -355,7 +357,7 @@ void eng_el_check_admissions(struct cl_engine *e)
         return;
     for (int i = 0; i < EL_BARRIERS; i++) {
         el_barrier_t *b = &el->barriers[i];
-        if (b->gen == 0 || b->reported || el->done_seq <= b->s)
+        if (b->gen == 0 || b->void_until != 0 || b->reported || el->done_seq <= b->s)
             continue;
         uint64_t seq = el->done_ring[b->s % EL_DONE_RING].seq;
         uint64_t gen = el->done_ring[b->s % EL_DONE_RING].gen;
@@ -387,9 +389,18 @@ bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
         return true;
     for (int i = 0; i < EL_BARRIERS; i++) {
         const el_barrier_t *b = &el->barriers[i];
+        if (b->gen == 0 || b->s > seq)
+            continue;
+        /* A lost admission: its generations (they hold a joiner that never
+           runs s) may not run, the older ones may again. */
+        if (b->void_until != 0) {
+            if (gen >= b->gen && gen < b->void_until)
+                return false;
+            continue;
+        }
         /* Only once its view is installed here: before that nobody here
            can run under it. */
-        if (b->gen != 0 && b->s <= seq && gen < b->gen && eng_coll_gen(e, b->gen) != NULL)
+        if (gen < b->gen && eng_coll_gen(e, b->gen) != NULL)
             return false;
     }
     return true;
@@ -444,6 +455,63 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 /* ---------------------------------------------------------------------- */
 /* Views. */
 
+static bool is_gone(struct cl_engine *e, const uint8_t key[32])
+{
+    const cl_peer_t *p = cl_member_find(e->mb, key);
+    return p == NULL || p->rank < 0 || p->state == CL_PEER_GONE;
+}
+
+/* An admission is lost when its admitter left the view before the whole
+   group got the view that admits the joiners: the coordinator that took
+   over publishes views without them in the group (a live joiner outside
+   the group), while members that got the admitting view run s under its
+   generation and those that did not, under the one before.  Nobody can
+   have completed s under the admitting generation (the new coordinator
+   never ran it), but under the one before, with the admitter counted as
+   failed, it can.  So the admitting generations are barred from s on,
+   the one before is allowed again, the joiners' first sequences are
+   forgotten (a new admitter admits them at a later s), and whoever is
+   inside s under another generation restarts it under the one before;
+   the messages of that generation it refused meanwhile were kept
+   (cl_engine_route.c), since a member that completed s under it will not
+   send them again.  The engine's rule that the oldest generation wins
+   settles the rest (docs/elastic.md §8). */
+static void void_lost_admissions(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    uint64_t epoch = cl_member_epoch(e->mb), cur = cl_member_group_epoch(e->mb);
+    for (int i = 0; i < EL_BARRIERS; i++) {
+        el_barrier_t *b = &el->barriers[i];
+        if (b->gen == 0 || b->void_until != 0 || epoch <= b->gen || el->done_seq > b->s ||
+            !is_gone(e, b->admitter))
+            continue;
+        bool lost = false;
+        for (int k = 0; k < EL_ENTRANTS && !lost; k++) {
+            const el_entrant_t *x = &el->entrants[k];
+            if (x->rank < 0 || x->gen != b->gen)
+                continue;
+            const cl_peer_t *p = cl_member_find(e->mb, x->key);
+            lost = p != NULL && p->rank == x->rank && p->state != CL_PEER_GONE && !p->in_group;
+        }
+        if (!lost)
+            continue;
+        b->void_until = cur > b->gen ? cur : b->gen + 1;
+        for (int k = 0; k < EL_ENTRANTS; k++)
+            if (el->entrants[k].gen == b->gen)
+                el->entrants[k].rank = -1;
+        cl_info("the admission at collective #%llu (generation %llu) did not take effect: its "
+                "admitter left before the group got its view",
+                (unsigned long long)b->s, (unsigned long long)b->gen);
+        stream_t *w = eng_el_world(e);
+        cl_peer_t *me = cl_member_self(e->mb);
+        uint64_t gen = b->prev_gen != 0 && eng_coll_in_gen(e, b->prev_gen) ? b->prev_gen : cur;
+        if (w != NULL && w->active != NULL && w->active_ctx->gen != 0 &&
+            w->active_ctx->seq >= b->s && me != NULL && me->in_group && w->active_ctx->gen != gen &&
+            eng_coll_in_gen(e, gen) && !el->evicted)
+            eng_coll_restart(e, w, gen);
+    }
+}
+
 static void feed_admission(struct cl_engine *e)
 {
     size_t n;
@@ -476,6 +544,9 @@ void eng_el_view_changed(struct cl_engine *e)
     bool in =
         e->state == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE && me->in_group && closed;
     stream_t *w = eng_el_world(e);
+    void_lost_admissions(e);
+    if (!in && el->adm_pending && e->state == ENG_MEMBER && cl_member_epoch(e->mb) >= el->adm_gen)
+        eng_admit_undo(e, "a later view of the group leaves it out");
     if (in) {
         el->was_in_group = true;
         if (el->evicted && el->phase != EL_SYNCING) {

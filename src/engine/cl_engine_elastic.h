@@ -110,6 +110,12 @@ typedef struct {
     uint64_t gen; /* 0 = unused */
     uint64_t s;
     bool reported; /* this peer found it completed s under an older generation */
+    uint8_t admitter[32]; /* who sent the ADMIT */
+    uint64_t prev_gen;    /* the group generation here when the ADMIT came */
+    /* Not 0: the admission did not take effect (its admitter left before
+       the group got its view, see eng_el_view_changed); generations in
+       [gen, void_until) may not run from s on, older ones may again. */
+    uint64_t void_until;
 } el_barrier_t;
 
 /* A peer admitted into the world group by an ADMIT. */
@@ -119,6 +125,7 @@ typedef struct {
     uint64_t from;   /* first world sequence it takes part in */
     uint64_t w0_end; /* a re-admitted straggler weighs 0 in [from, w0_end) */
     bool readmit;
+    uint64_t gen; /* generation of the admission */
 } el_entrant_t;
 
 /* A request the elastic layer took over from the engine. */
@@ -176,6 +183,15 @@ struct eng_elastic {
     uint32_t *adm_sigs;
     uint32_t adm_nsigs;
     el_sync_t *sync;
+    /* Until this peer completes a collective of the group from adm_s on,
+       the admission can still be lost (its admitter died before the view
+       that admits this peer reached the group): eng_admit_undo. */
+    bool adm_pending;
+    bool adm_answered;   /* the group's state reached the program (answers, overwrite) */
+    double adm_deadline; /* no view of generation adm_gen by then: the admission is lost */
+    bool adm_prev_mapped, adm_prev_in, adm_prev_evicted; /* as before the ADMIT */
+    uint64_t adm_prev_local, adm_prev_seq;
+    bool hold_next; /* hold the next world collective the program posts (readmit) */
     bool foreign;            /* runs another program than the swarm: it leaves */
     int odd_out;             /* world collectives in a row where all others differed */
     /* Coordinator: an admission to report once its collective completes. */
@@ -248,6 +264,14 @@ double eng_admit_timer(struct cl_engine *e, double now);
 /* The sync of this peer finished: answers parked start-up collectives or
    resyncs the held straggler. */
 void eng_admit_sync_finished(struct cl_engine *e);
+/* This peer's admission did not take effect (why: for the log): the
+   group's view that admits it never came, or a later one leaves it out
+   before it completed a collective in the group.  Undoes the numbering,
+   the sync and what the engine runs for it, and asks to be admitted again:
+   as a joiner when nothing of the group's state reached its program yet,
+   else holding its next collective like a straggler, so that its
+   registered buffers are overwritten with the state of the new admission. */
+void eng_admit_undo(struct cl_engine *e, const char *why);
 /* Completes every parked or held request with status. */
 void eng_admit_abort(struct cl_engine *e, int status);
 /* This peer runs another program than the swarm: logs why (once) and

@@ -149,6 +149,9 @@ struct cl_engine {
     cl_addr_t *initial;            /* COLLAB_INITIAL_PEERS */
     size_t ninitial;
     int *initial_state;            /* per initial peer: 0 trying, 1 up, 2 refused */
+    double *initial_lost;          /* per initial peer: when its link went down after it
+                                      was up (0: it was not lost) */
+    double *initial_not_member;    /* per initial peer: when it last answered NOT_MEMBER */
     int refused_reason;            /* last definitive refusal */
     double join_deadline;
     double next_join_try;
@@ -297,6 +300,11 @@ bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it *
 /* World rank w is in this peer's current group (cl_engine_route.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
+/* Takes the running collective of s (stopped, its request not completed)
+   and then its queued requests back from the engine, in order, into out
+   (at most max; the rest stay queued).  Returns how many; the caller owns
+   them and must submit or complete each. */
+size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max);
 void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                     const void *data, size_t len);
 void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);

@@ -14,6 +14,17 @@
     founder's).  With
     no answer by max(30 s, 4 x COLLAB_TIMEOUT) the joiner gives up with
     COLLAB_ERR_NETWORK; it never founds a second swarm on its own.
+
+    Founding again.  The founder may die while the others join it, before
+    the views that admit them leave it: then nobody is a member and each
+    joiner hears only NOT_MEMBER from the others.  A joiner that saw the
+    link to an initial peer go down (after it was up) and stay down for
+    max(1 s, COLLAB_TIMEOUT / 2), and since then heard NOT_MEMBER from every
+    other initial peer that has not refused it, founds the swarm again if
+    its key is the lowest among them; the others go on sending JOIN and
+    are admitted by it.  Every joiner decides from the same facts (who
+    is gone, who is waiting, their keys), never from clocks, so one of them
+    founds; the others keep COLLAB_INITIAL_PEERS as the way in.
 */
 #include "engine/cl_engine_int.h"
 
@@ -86,7 +97,9 @@ int eng_join_start(struct cl_engine *e)
         return COLLAB_OK;
     }
     e->initial_state = calloc(e->ninitial, sizeof(int));
-    if (e->initial_state == NULL)
+    e->initial_lost = calloc(e->ninitial, sizeof(double));
+    e->initial_not_member = calloc(e->ninitial, sizeof(double));
+    if (e->initial_state == NULL || e->initial_lost == NULL || e->initial_not_member == NULL)
         return COLLAB_ERR_NO_MEM;
     double now = eng_now();
     e->state = ENG_JOINING;
@@ -99,6 +112,51 @@ int eng_join_start(struct cl_engine *e)
             e->initial_state[i] = 2;
     }
     return COLLAB_OK;
+}
+
+/* See "Founding again" above.  True when this peer founded. */
+static bool maybe_found_again(struct cl_engine *e, double now)
+{
+    if (e->state != ENG_JOINING || e->cfg.client_mode || e->ninitial == 0)
+        return false;
+    if (e->have_redirect && cl_transport_has_link(e->tp, e->redirect_key))
+        return false; /* a member named a coordinator that is up */
+    double grace = fmax(1.0, 0.5 * e->cfg.timeout);
+    double lost = 0;
+    size_t gone = 0, waiting = 0;
+    for (size_t i = 0; i < e->ninitial; i++) {
+        if (e->initial_state[i] == 2)
+            continue;
+        if (e->initial_lost[i] > 0) { /* down since (an UP clears it) */
+            if (now - e->initial_lost[i] < grace)
+                return false;
+            lost = fmax(lost, e->initial_lost[i]);
+            gone++;
+        }
+    }
+    if (gone == 0)
+        return false;
+    for (size_t i = 0; i < e->ninitial; i++) {
+        if (e->initial_state[i] == 2 || e->initial_lost[i] > 0)
+            continue;
+        if (e->initial_not_member[i] <= lost)
+            return false; /* not heard since: it may be a member, or not reached yet */
+        if (memcmp(e->initial[i].key, e->self_key, 32) < 0)
+            return false; /* it founds */
+        waiting++;
+    }
+    cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression, e->cfg.target_group};
+    if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false, e->cfg.weight,
+                        &s) != COLLAB_OK) {
+        cl_error("out of memory founding the swarm again");
+        eng_fail_init(e, COLLAB_ERR_NO_MEM);
+        return true;
+    }
+    cl_warn("%zu initial peer%s went away before any peer became a member of the swarm; this "
+            "peer, the lowest of the %zu waiting to join, founds it again",
+            gone, gone == 1 ? "" : "s", waiting + 1);
+    eng_become_member(e, true);
+    return true;
 }
 
 void eng_join_timer(struct cl_engine *e, double now)
@@ -127,6 +185,8 @@ void eng_join_timer(struct cl_engine *e, double now)
         eng_fail_init(e, COLLAB_ERR_NETWORK);
         return;
     }
+    if (maybe_found_again(e, now))
+        return;
     if (now < e->next_join_try)
         return;
     e->next_join_try = now + (e->state == ENG_STANDBY ? 2.0 : 1.0);
@@ -269,8 +329,11 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
 {
     if (e->state != ENG_JOINING && e->state != ENG_STANDBY)
         return;
+    int idx = eng_initial_index(e, key);
     switch (j->status) {
     case CL_JOIN_NOT_MEMBER:
+        if (idx >= 0)
+            e->initial_not_member[idx] = eng_now();
         break;
     case CL_JOIN_STANDBY:
         e->state = ENG_STANDBY;

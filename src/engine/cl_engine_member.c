@@ -547,15 +547,19 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
             break;
         if (p != NULL)
             p->link_closed = false; /* our connection to it works (again) */
-        if (idx >= 0)
+        if (idx >= 0) {
             e->initial_state[idx] = 1;
+            e->initial_lost[idx] = 0;
+        }
         if ((e->state == ENG_JOINING || e->state == ENG_STANDBY) &&
             (idx >= 0 || (e->have_redirect && memcmp(ev->key, e->redirect_key, 32) == 0)))
             eng_send_join(e, ev->key);
         break;
     case CL_TP_DOWN:
-        if (idx >= 0 && e->initial_state[idx] == 1)
+        if (idx >= 0 && e->initial_state[idx] == 1) {
             e->initial_state[idx] = 0;
+            e->initial_lost[idx] = eng_now();
+        }
         if (p != NULL && p->state != CL_PEER_GONE) {
             p->link_closed = true;
             if (e->state == ENG_MEMBER)

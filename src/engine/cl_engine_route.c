@@ -124,7 +124,12 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
             deliver(e, s, true, from_world, h, data, len);
         return;
     case ENG_EL_ROUTE_NOTIFY:
+        /* Kept too: should the admission be lost (its admitter died
+           before the whole group got its view), the older generation runs
+           again and its sender, which may have completed the collective
+           meanwhile, will not send it again. */
         notify(e, s, ctx, from_world);
+        buffer(e, s, from_world, h, data, len);
         return;
     case ENG_EL_ROUTE_KEEP:
         notify(e, s, ctx, from_world);
@@ -235,6 +240,7 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
                ours (elastic hook). */
             if (!eng_el_gen_ok(e, s, seq, b->gen)) {
                 tell = true;
+                stays = true; /* kept for a lost admission, as in to_active */
             } else if (eng_coll_in_gen(e, b->gen) && eng_coll_in_group(e, b->from_world)) {
                 stays = true;
                 if (b->gen < restart)

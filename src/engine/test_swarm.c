@@ -665,17 +665,15 @@ static int child_standby(int i, int n)
         setenv("COLLAB_WORLD_SIZE", "2", 1);
         if (collab_init(NULL) != COLLAB_OK)
             return 2;
-        double t0 = now_s();
-        int steps = 0;
-        while (now_s() - t0 < 5.0) {
+        /* The same number of all-reduces on both (about 4 s): the
+           standby asks meanwhile. */
+        for (int step = 0; step < 80; step++) {
             double x = 1.0 + i, y = 0.0;
             CHECK(collab_allreduce(collab_comm_world(), &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) ==
                   COLLAB_OK);
             CHECK(y == 3.0);
-            steps++;
             usleep(50 * 1000);
         }
-        CHECK(steps > 10);
         CHECK(collab_finalize() == COLLAB_OK);
         return 0;
     }
