@@ -20,8 +20,8 @@
     joiner hears only NOT_MEMBER from the others.  A joiner that saw the
     link to an initial peer go down (after it was up) and stay down for
     max(1 s, COLLAB_TIMEOUT / 2), and since then heard NOT_MEMBER from every
-    other initial peer that has not refused it, founds the swarm again if
-    its key is the lowest among them; the others go on sending JOIN and
+    other initial peer that has not refused it (at least one), founds the
+    swarm again if its key is the lowest among them; the others go on sending JOIN and
     are admitted by it.  Every joiner decides from the same facts (who
     is gone, who is waiting, their keys), never from clocks, so one of them
     founds; the others keep COLLAB_INITIAL_PEERS as the way in.
@@ -145,6 +145,11 @@ static bool maybe_found_again(struct cl_engine *e, double now)
             return false; /* it founds */
         waiting++;
     }
+    /* Only with another peer that waits too: a joiner whose only contact
+       died does not found a swarm of its own (the swarm it wanted may
+       still run elsewhere); it gives up at the deadline. */
+    if (waiting == 0)
+        return false;
     cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression, e->cfg.target_group};
     if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false, e->cfg.weight,
                         &s) != COLLAB_OK) {
