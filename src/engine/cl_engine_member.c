@@ -334,6 +334,7 @@ void eng_request_match(struct cl_engine *e)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Suspicion. */
 
 /* Takes p out of the group for reason: at once when this peer
    coordinates, else by a SUSPECT report to the coordinator. */
@@ -358,8 +359,6 @@ static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
     m.u.suspect.reason = (uint8_t)reason;
     (void)eng_send(e, c, &m);
 }
-
-/* Suspicion. */
 
 static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
 {
