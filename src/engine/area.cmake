@@ -21,6 +21,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_member.c
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_groups.c
     ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c
     ${_eng}/cl_api.c

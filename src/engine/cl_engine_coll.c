@@ -17,17 +17,11 @@
     Restarts need the inputs intact, so an in-place input is copied first.
 
     Several groups.  A world all-reduce whose member list holds more than
-    COLLAB_TARGET_GROUP members runs only with this peer's part of it: the
-    list is split by cl_moshpit_split, a pure function of the list and the
-    sequence number, so every member computes the same parts and regroups
-    at every collective (docs/elastic.md §9).  The other parts are not
-    members of this collective: nobody waits for them, counts them or
-    reports them failed.  Every other kind and communicator, and strict
-    mode, keep the whole list.
+    COLLAB_TARGET_GROUP members runs only with this peer's part of it
+    (cl_engine_groups.c, docs/elastic.md §9).
 
     Incoming messages are routed in cl_engine_route.c.
 */
-#include "elastic/cl_moshpit.h"       /* several groups beyond COLLAB_TARGET_GROUP */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_int.h"
 
@@ -323,71 +317,33 @@ static int cmp_member(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-bool eng_coll_multigroup(struct cl_engine *e)
-{
-    if (cl_member_settings(e->mb)->strict)
-        return false;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += list[i]->in_group && list[i]->state != CL_PEER_GONE;
-    return cl_moshpit_ngroups(k, cl_member_settings(e->mb)->target_group) > 1;
-}
-
-/* Logs when world all-reduces start or stop running in several groups. */
-static void note_groups(struct cl_engine *e, int n, int ngroups)
-{
-    int t = cl_member_settings(e->mb)->target_group;
-    if (ngroups > 1 && e->moshpit_groups <= 1)
-        cl_info("%d members over COLLAB_TARGET_GROUP=%d: all-reduces run in %d groups, "
-                "regrouped every collective",
-                n, t, ngroups);
-    else if (ngroups <= 1 && e->moshpit_groups > 1)
-        cl_info("%d member%s, at most COLLAB_TARGET_GROUP=%d: all-reduces run in one group "
-                "again",
-                n, n == 1 ? "" : "s", t);
-    e->moshpit_groups = ngroups;
-}
-
 /* Keeps in m (k members, sorted) only this peer's group when a world
-   all-reduce runs in several groups.  Returns the new count, or a
-   negative status. */
+   all-reduce runs in several groups (cl_engine_groups.c).  Returns the
+   new count, or a negative status. */
 static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
                          uint64_t seq, member_t *m, int k)
 {
-    if (kind != CL_COLL_ALLREDUCE || comm->kind != CL_COMM_WORLD ||
-        cl_member_settings(e->mb)->strict)
+    if (!eng_groups_split_applies(e, comm, kind, k))
         return k;
-    int t = cl_member_settings(e->mb)->target_group;
-    note_groups(e, k, cl_moshpit_ngroups(k, t));
-    if (cl_moshpit_ngroups(k, t) <= 1)
-        return k;
-    int me = -1;
-    for (int i = 0; i < k && me < 0; i++)
-        if (m[i].rank == comm->rank)
-            me = i;
-    if (me < 0)
-        return k; /* not a member: nothing to pick (the caller does not run it) */
-    int *grp = malloc((size_t)k * sizeof *grp);
+    int *rank = malloc((size_t)k * sizeof *rank);
     int *client = malloc((size_t)k * sizeof *client);
     double *weight = malloc((size_t)k * sizeof *weight);
     int rc = COLLAB_ERR_NO_MEM;
-    if (grp == NULL || client == NULL || weight == NULL)
-        goto out;
-    for (int i = 0; i < k; i++) {
-        weight[i] = m[i].weight;
-        client[i] = m[i].client;
+    if (rank != NULL && client != NULL && weight != NULL) {
+        for (int i = 0; i < k; i++) {
+            rank[i] = m[i].rank;
+            weight[i] = m[i].weight;
+            client[i] = m[i].client;
+        }
+        rc = eng_groups_mine(e, comm->rank, seq, k, rank, weight, client);
+        if (rc > 0) { /* rank[] now lists this peer's group, in order */
+            int n = 0;
+            for (int i = 0; i < k && n < rc; i++)
+                if (m[i].rank == rank[n])
+                    m[n++] = m[i];
+        }
     }
-    if (cl_moshpit_split(k, t, seq, weight, client, grp) < 0)
-        goto out;
-    int mine = grp[me];
-    rc = 0;
-    for (int i = 0; i < k; i++)
-        if (grp[i] == mine)
-            m[rc++] = m[i];
-out:
-    free(grp);
+    free(rank);
     free(client);
     free(weight);
     return rc;

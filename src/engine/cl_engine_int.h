@@ -297,6 +297,14 @@ void eng_coll_fail_member(stream_t *s, int r, bool left);
 void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
+/* cl_engine_groups.c: world all-reduces in several groups. */
+bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm,
+                              cl_coll_kind_t kind, int k);
+/* rank[0..k) ascending comm ranks with their weights and client flags:
+   keeps in rank[] only the group of comm rank self for collective seq and
+   returns its size, or a negative status. */
+int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *rank,
+                    const double *weight, const int *client);
 /* World rank w is in this peer's current group (cl_engine_route.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
