@@ -9,6 +9,7 @@
     kind and communicator, and strict mode, keep the whole list.
 */
 #include "elastic/cl_moshpit.h"
+#include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
@@ -22,14 +23,7 @@ static int target(struct cl_engine *e)
 
 bool eng_coll_multigroup(struct cl_engine *e)
 {
-    if (cl_member_settings(e->mb)->strict)
-        return false;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    int k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += list[i]->in_group && list[i]->state != CL_PEER_GONE;
-    return cl_moshpit_ngroups(k, target(e)) > 1;
+    return eng_el_split_admission(e, NULL, 0, NULL); /* the group, nobody being admitted */
 }
 
 /* Logs when world all-reduces start or stop running in several groups. */

@@ -368,24 +368,33 @@ static int wait_all(pid_t *pids, int n, double deadline, double cont_after)
     return bad;
 }
 
+/* Peers 0..2 of a world of 4 start at once and peer 3 1.5 s later (after
+   COLLAB_MATCHMAKING_TIME); all must end well.  Fills o[0..3] with their
+   outputs; false when one is missing. */
+static bool three_then_joiner(const prog_t *pg, out_t o[4])
+{
+    prepare(4);
+    pid_t pids[4];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn(i, 4, 3, pg);
+    nap(1500);
+    pids[3] = spawn(3, 4, 3, pg);
+    int bad = wait_all(pids, 4, 60.0, 0);
+    EXPECT(bad == 0);
+    bool have = true;
+    for (int i = 0; i < 4; i++)
+        have = read_out(i, &o[i]) && have;
+    EXPECT(have);
+    return have;
+}
+
 static int scenario_join(bool marks, const char *per_step)
 {
     prog_t pg = {.steps = 150, .sleep_ms = 20, .marks = marks, .stop_rank = -1, .bend_rank = -1};
     if (per_step != NULL)
         setenv("COLLAB_COLLECTIVES_PER_STEP", per_step, 1);
-    prepare(4);
-    pid_t pids[4];
-    for (int i = 0; i < 3; i++)
-        pids[i] = spawn(i, 4, 3, &pg);
-    nap(1500); /* the group of 3 forms after COLLAB_MATCHMAKING_TIME */
-    pids[3] = spawn(3, 4, 3, &pg);
-    int bad = wait_all(pids, 4, 60.0, 0);
-    EXPECT(bad == 0);
     out_t o[4];
-    bool have = true;
-    for (int i = 0; i < 4; i++)
-        have = read_out(i, &o[i]) && have;
-    EXPECT(have);
+    bool have = three_then_joiner(&pg, o); /* the group of 3 forms meanwhile */
     if (have) {
         for (int i = 0; i < 4; i++) {
             EXPECT(o[i].bad == 0);
@@ -492,19 +501,8 @@ static int scenario_join_groups(void)
 {
     prog_t pg = {.steps = 150, .sleep_ms = 20, .stop_rank = -1, .bend_rank = -1, .hashes = true};
     setenv("COLLAB_TARGET_GROUP", "2", 1);
-    prepare(4);
-    pid_t pids[4];
-    for (int i = 0; i < 3; i++)
-        pids[i] = spawn(i, 4, 3, &pg);
-    nap(1500); /* the group closes at 2; the third peer is admitted meanwhile */
-    pids[3] = spawn(3, 4, 3, &pg);
-    int bad = wait_all(pids, 4, 60.0, 0);
-    EXPECT(bad == 0);
     out_t o[4];
-    bool have = true;
-    for (int i = 0; i < 4; i++)
-        have = read_out(i, &o[i]) && have;
-    EXPECT(have);
+    bool have = three_then_joiner(&pg, o); /* the group closes at 2; the third is admitted */
     int late = 0;
     for (int i = 0; have && i < 4; i++) {
         EXPECT(o[i].bad == 0);
