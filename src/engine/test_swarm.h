@@ -1,0 +1,38 @@
+/*  test_swarm.h - what the scenarios of test_swarm share (test_swarm.c,
+    test_swarm_groups.c). */
+#ifndef TEST_SWARM_H
+#define TEST_SWARM_H
+
+#include "mpi_collab.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define MAXP 8
+
+extern int s_failures; /* failed CHECKs in this process */
+extern int s_rank;     /* the peer this process runs, -1 in the parent */
+extern char s_dir[256]; /* identities and logs of the run */
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "[test] rank %d: %s:%d: check failed: %s\n", s_rank, __FILE__,       \
+                    __LINE__, #cond);                                                              \
+            s_failures++;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static const collab_op_t SUM = {COLLAB_OP_SUM, NULL, NULL, 1};
+static const collab_op_t MAX = {COLLAB_OP_MAX, NULL, NULL, 1};
+static const collab_op_t MIN = {COLLAB_OP_MIN, NULL, NULL, 1};
+
+/* collab_wtime(). */
+double now_s(void);
+/* True when the file at path contains every one of the n strings. */
+bool file_has(const char *path, const char *const *want, int n);
+
+/* Scenario "groups" (test_swarm_groups.c): peer i of n. */
+int child_groups(int i, int n);
+
+#endif
