@@ -10,14 +10,14 @@
 
 #define MAXP 8
 
-extern int s_failures; /* failed CHECKs in this process */
-extern int s_rank;     /* the peer this process runs, -1 in the parent */
+extern int s_failures;  /* failed CHECKs in this process */
+extern int s_rank;      /* the peer this process runs, -1 in the parent */
 extern char s_dir[256]; /* identities and logs of the run */
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "[test] rank %d: %s:%d: check failed: %s\n", s_rank, __FILE__,       \
+            fprintf(stderr, "[test] rank %d: %s:%d: check failed: %s\n", s_rank, __FILE__,         \
                     __LINE__, #cond);                                                              \
             s_failures++;                                                                          \
         }                                                                                          \

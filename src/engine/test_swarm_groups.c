@@ -12,9 +12,9 @@
 
 /* One peer's record of the all-reduce rounds of the groups scenario. */
 typedef struct {
-    double x[GROUP_ROUNDS + 1]; /* its value before round 0, after each round */
-    unsigned mask[GROUP_ROUNDS];  /* ranks of its group in each round */
-    int size[GROUP_ROUNDS];       /* group size MPIX_Collab_last_info gave */
+    double x[GROUP_ROUNDS + 1];  /* its value before round 0, after each round */
+    unsigned mask[GROUP_ROUNDS]; /* ranks of its group in each round */
+    int size[GROUP_ROUNDS];      /* group size MPIX_Collab_last_info gave */
 } group_rec_t;
 
 int child_groups(int i, int n)
@@ -122,8 +122,8 @@ int child_groups(int i, int n)
     if (i >= 2) {
         char line[128];
         snprintf(line, sizeof line,
-                 "%d members over COLLAB_TARGET_GROUP=%d: all-reduces run in %d groups", n,
-                 target, (n + target - 1) / target);
+                 "%d members over COLLAB_TARGET_GROUP=%d: all-reduces run in %d groups", n, target,
+                 (n + target - 1) / target);
         const char *want[] = {line};
         CHECK(file_has(log, want, 1));
         unlink(log);
@@ -134,4 +134,3 @@ int child_groups(int i, int n)
     CHECK(collab_finalize() == COLLAB_OK);
     return 0;
 }
-
