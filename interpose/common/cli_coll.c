@@ -41,17 +41,20 @@ static int cli_coll_finish(cli_req_t *r, int status, collab_status_info_t *st)
     return status;
 }
 
-int cli_coll_begin(cli_call_t *call, cli_coll_aux_t **aux)
+cli_coll_aux_t *cli_coll_begin(cli_call_t *call, int *rc)
 {
-    int rc = cli_comm_check_live(call, call->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    int st = cli_comm_check_live(call, call->comm);
+    if (st != MPI_SUCCESS) {
+        *rc = st;
+        return NULL;
+    }
     cli_coll_aux_t *a = calloc(1, sizeof *a);
-    if (a == NULL)
-        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    if (a == NULL) {
+        *rc = cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+        return NULL;
+    }
     a->comm = call->comm;
-    *aux = a;
-    return MPI_SUCCESS;
+    return a;
 }
 
 int cli_coll_abort(cli_coll_aux_t *a, int rc)
@@ -174,9 +177,9 @@ static int cli_red_bufs(cli_call_t *call, const void *sendbuf, const void *recvb
 
 static int cli_barrier(cli_call_t *call, MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     collab_request_t *req = NULL;
     int st = collab_barrier(call->comm->core, request ? &req : NULL);
@@ -198,9 +201,9 @@ int cli_impl_Ibarrier(cli_call_t *call, MPI_Comm comm, MPI_Request *request)
 static int cli_bcast(cli_call_t *call, void *buffer, MPI_Count count, MPI_Datatype datatype,
                      int root, MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     size_t bytes = 0;
     if ((rc = cli_coll_bytes(call, cli_dt(datatype), count, "count", &bytes)) != MPI_SUCCESS)
@@ -251,9 +254,9 @@ static int cli_red_prep(cli_call_t *call, cli_coll_aux_t *a, MPI_Count count, MP
 static int cli_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     int all = root == CLI_ALL_RANKS;
     int at_root = all || collab_comm_rank(call->comm->core) == root;
@@ -307,9 +310,9 @@ int cli_impl_Ireduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI
 static int cli_rsb(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                    MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     int n = collab_comm_size(call->comm->core);
     collab_op_t cop = {0};
@@ -353,9 +356,9 @@ int cli_impl_Ireduce_scatter_block_c(cli_call_t *call, const void *sendbuf, void
 static int cli_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, cli_vec_t recvcounts,
                   MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     cli_type_t *t = cli_dt(datatype);
     int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);

@@ -35,8 +35,11 @@ static inline MPI_Count cli_vec_at(cli_vec_t v, int k)
     return v.i ? v.i[k] : v.c ? v.c[k] : v.a[k];
 }
 
-/* Starts a collective: checks comm is live, allocates *aux. */
-int cli_coll_begin(cli_call_t *call, cli_coll_aux_t **aux);
+/* Starts a collective: checks comm is live and returns its auxiliary
+   record (caller owns it: cli_coll_end, _nothing or _abort free it).
+   On failure returns NULL and sets *rc to the MPI error already raised
+   through the error handler. */
+cli_coll_aux_t *cli_coll_begin(cli_call_t *call, int *rc);
 /* Ends it: st/req are what the core call returned.  Blocking: completes
    and reports; nonblocking: wraps req into *request. */
 int cli_coll_end(cli_call_t *call, cli_coll_aux_t *a, int st, collab_request_t *req,

@@ -94,9 +94,9 @@ static int cli_allgatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendc
                           cli_vec_t rcounts, cli_vec_t displs, MPI_Datatype recvtype, int uniform,
                           MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
     size_t sbytes = 0;
@@ -191,9 +191,9 @@ static int cli_gatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendcoun
                        cli_vec_t displs, MPI_Datatype recvtype, int root, int uniform,
                        MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
     int at_root = me == root;
@@ -288,9 +288,9 @@ static int cli_scatterv(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
                         MPI_Count recvcount, MPI_Datatype recvtype, int root, int uniform,
                         MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
     int at_root = me == root;
@@ -393,9 +393,9 @@ static int cli_alltoall(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                         MPI_Datatype recvtype, MPI_Request *request)
 {
-    cli_coll_aux_t *a;
-    int rc = cli_coll_begin(call, &a);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_coll_aux_t *a = cli_coll_begin(call, &rc);
+    if (a == NULL)
         return rc;
     int n = collab_comm_size(call->comm->core);
     cli_type_t *rt;

@@ -173,22 +173,29 @@ static int cli_req_arg(cli_call_t *call, MPI_Request h, const char *arg, cli_req
     return MPI_SUCCESS;
 }
 
-static int cli_req_array(cli_call_t *call, int count, MPI_Request reqs[], cli_req_t ***out)
+/* The records behind reqs[0..count) (NULL entries for MPI_REQUEST_NULL),
+   in an array the caller frees.  On a bad argument returns NULL and sets
+   *rc to the MPI error already raised through the error handler. */
+static cli_req_t **cli_req_array(cli_call_t *call, int count, MPI_Request reqs[], int *rc)
 {
-    if (count > 0 && reqs == NULL)
-        return cli_err(call, MPI_ERR_ARG, "array_of_requests", "must not be NULL");
+    if (count > 0 && reqs == NULL) {
+        *rc = cli_err(call, MPI_ERR_ARG, "array_of_requests", "must not be NULL");
+        return NULL;
+    }
     cli_req_t **rs = calloc((size_t)(count > 0 ? count : 1), sizeof *rs);
-    if (rs == NULL)
-        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    if (rs == NULL) {
+        *rc = cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+        return NULL;
+    }
     for (int i = 0; i < count; i++) {
-        int rc = cli_req_arg(call, reqs[i], "array_of_requests", &rs[i]);
-        if (rc != MPI_SUCCESS) {
+        int st = cli_req_arg(call, reqs[i], "array_of_requests", &rs[i]);
+        if (st != MPI_SUCCESS) {
             free(rs);
-            return rc;
+            *rc = st;
+            return NULL;
         }
     }
-    *out = rs;
-    return MPI_SUCCESS;
+    return rs;
 }
 
 /* Reports and releases one completed request; returns its MPI code. */
@@ -349,9 +356,9 @@ static int cli_multi_result(cli_call_t *call, int n, const int *idx, cli_req_t *
 int cli_impl_Waitall(cli_call_t *call, int count, MPI_Request array_of_requests[],
                      MPI_Status array_of_statuses[])
 {
-    cli_req_t **rs;
-    int rc = cli_req_array(call, count, array_of_requests, &rs);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_req_t **rs = cli_req_array(call, count, array_of_requests, &rc);
+    if (rs == NULL)
         return rc;
     for (int i = 0; i < count; i++)
         if (rs[i] != NULL)
@@ -390,9 +397,9 @@ int cli_impl_Waitall(cli_call_t *call, int count, MPI_Request array_of_requests[
 int cli_impl_Testall(cli_call_t *call, int count, MPI_Request array_of_requests[], int *flag,
                      MPI_Status array_of_statuses[])
 {
-    cli_req_t **rs;
-    int rc = cli_req_array(call, count, array_of_requests, &rs);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_req_t **rs = cli_req_array(call, count, array_of_requests, &rc);
+    if (rs == NULL)
         return rc;
     int all = 1;
     for (int i = 0; i < count; i++)
@@ -423,9 +430,9 @@ static int cli_find_done(cli_req_t **rs, int count, int poll)
 int cli_impl_Waitany(cli_call_t *call, int count, MPI_Request array_of_requests[], int *indx,
                      MPI_Status *status)
 {
-    cli_req_t **rs;
-    int rc = cli_req_array(call, count, array_of_requests, &rs);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_req_t **rs = cli_req_array(call, count, array_of_requests, &rc);
+    if (rs == NULL)
         return rc;
     int i = cli_find_done(rs, count, 0);
     if (i == -1) {
@@ -460,9 +467,9 @@ int cli_impl_Waitany(cli_call_t *call, int count, MPI_Request array_of_requests[
 int cli_impl_Testany(cli_call_t *call, int count, MPI_Request array_of_requests[], int *indx,
                      int *flag, MPI_Status *status)
 {
-    cli_req_t **rs;
-    int rc = cli_req_array(call, count, array_of_requests, &rs);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_req_t **rs = cli_req_array(call, count, array_of_requests, &rc);
+    if (rs == NULL)
         return rc;
     int i = cli_find_done(rs, count, 1);
     if (i < 0) {
@@ -483,9 +490,9 @@ int cli_impl_Testany(cli_call_t *call, int count, MPI_Request array_of_requests[
 static int cli_some(cli_call_t *call, int incount, MPI_Request reqs[], int *outcount, int indices[],
                     MPI_Status statuses[], int blocking)
 {
-    cli_req_t **rs;
-    int rc = cli_req_array(call, incount, reqs, &rs);
-    if (rc != MPI_SUCCESS)
+    int rc = MPI_SUCCESS;
+    cli_req_t **rs = cli_req_array(call, incount, reqs, &rc);
+    if (rs == NULL)
         return rc;
     int first = cli_find_done(rs, incount, 1);
     if (first == -2) {
@@ -499,8 +506,8 @@ static int cli_some(cli_call_t *call, int incount, MPI_Request reqs[], int *outc
         (void)rc;
         /* Waitany released entry i; rebuild and report it with the rest. */
         free(rs);
-        rc = cli_req_array(call, incount, reqs, &rs);
-        if (rc != MPI_SUCCESS)
+        rs = cli_req_array(call, incount, reqs, &rc);
+        if (rs == NULL)
             return rc;
         (void)i;
     }
