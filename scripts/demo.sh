@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh - the elastic swarm in one command.
 #
-# Installs the Debian dependencies if missing, builds mpicollab in build/,
-# then trains examples/trainer.c (an unchanged MPICH program) on a swarm
+# Installs the Debian dependencies if missing, builds mpicollab (Release) in
+# build-release/ -- its own folder, apart from scripts/test.sh's build/, so
+# the two commands run in either order without rebuilding each other -- then
+# trains examples/trainer.c (an unchanged MPICH program) on a swarm
 # of 4 peers started by collab-run, twice:
 #   1. without faults, for reference;
 #   2. with one peer SIGKILLed midway and a new peer joining later.
@@ -10,12 +12,12 @@
 # against the fault-free run, and whether all peers hold bit-identical
 # parameters.  Takes a minute or two once built.
 #
-#   scripts/demo.sh [--no-build]      (--no-build: use build/ as it is)
+#   scripts/demo.sh [--no-build]      (--no-build: use the build folder as it is)
 #
-# Environment: BUILD_DIR (default build), DEMO_STEPS (150), DEMO_SLEEP_MS (80).
+# Environment: BUILD_DIR (default build-release), DEMO_STEPS (150), DEMO_SLEEP_MS (80).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
+build=${BUILD_DIR:-$root/build-release}
 steps=${DEMO_STEPS:-150}
 sleep_ms=${DEMO_SLEEP_MS:-80}
 [[ $steps =~ ^[0-9]+$ && $steps -ge 100 ]] || { echo "demo.sh: DEMO_STEPS must be a number >= 100" >&2; exit 2; }
