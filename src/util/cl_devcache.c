@@ -1,8 +1,8 @@
 /*  cl_devcache.c - host/device verdicts for pointers, cached (see the
     header for the rules).
 
-    Host table: CL_DC_HOST_SLOTS words, slot chosen by a hash of the page
-    of the queried pointer.  A word holds the first page (high 44 bits) and
+    Host table: CL_DC_HOST_SLOTS words, a pair of slots chosen by a hash of
+    the first page of the queried buffer.  A word holds the first page (high 44 bits) and
     the number of pages (low 20 bits, up to 4 GiB) of a range known to be
     host memory; 0 is an empty slot.  Ranges are the queried buffer rounded
     out to whole pages: a page is host-mapped or device-mapped as a whole.
@@ -34,7 +34,7 @@ struct cl_devcache {
     int dev_next;                             /* next slot to replace */
     cl_devcache_query_fn *query;              /* the driver */
     void *arg;                                /* its argument */
-    _Atomic uint64_t host_hits, device_hits, queries; /* counters */
+    _Atomic uint64_t device_hits, queries; /* counters */
 };
 
 cl_devcache_t *cl_devcache_new(cl_devcache_query_fn *q, void *arg)
@@ -76,8 +76,20 @@ static void host_insert(cl_devcache_t *self, uint64_t first, uint64_t last)
     uint64_t n = last - first + 1;
     if (last >= CL_DC_PAGE_LIMIT || n >= ((uint64_t)1 << CL_DC_NPAGES_BITS))
         return;
-    atomic_store_explicit(&self->host[host_slot(first)], first << CL_DC_NPAGES_BITS | n,
-                          memory_order_release);
+    /* Two-way: the first of the slot pair that is empty or holds a range
+       starting at the same page, else the second (so two hot buffers whose
+       pages hash alike do not evict each other). */
+    size_t s0 = host_slot(first), s1 = (s0 + 1) & (CL_DC_HOST_SLOTS - 1);
+    uint64_t e0 = atomic_load_explicit(&self->host[s0], memory_order_relaxed);
+    size_t s = e0 == 0 || e0 >> CL_DC_NPAGES_BITS == first ? s0 : s1;
+    atomic_store_explicit(&self->host[s], first << CL_DC_NPAGES_BITS | n, memory_order_release);
+}
+
+/* True when host word e covers pages [first, last]. */
+static inline bool host_covers(uint64_t e, uint64_t first, uint64_t last)
+{
+    uint64_t f = e >> CL_DC_NPAGES_BITS, n = e & ((1u << CL_DC_NPAGES_BITS) - 1);
+    return e != 0 && first >= f && last < f + n;
 }
 
 /* Clears host entries overlapping [start, start + size). */
@@ -163,14 +175,12 @@ int cl_devcache_kind(cl_devcache_t *self, const void *ptr, size_t len, cl_devatt
     /* Fast path: a host range seen before. */
     uint64_t first, last;
     page_span(p, len, &first, &last);
-    uint64_t e = atomic_load_explicit(&self->host[host_slot(first)], memory_order_acquire);
-    if (e != 0) {
-        uint64_t f = e >> CL_DC_NPAGES_BITS, n = e & ((1u << CL_DC_NPAGES_BITS) - 1);
-        if (first >= f && last < f + n) {
-            atomic_fetch_add_explicit(&self->host_hits, 1, memory_order_relaxed);
-            return CL_DEVQ_HOST;
-        }
-    }
+    size_t s0 = host_slot(first);
+    if (host_covers(atomic_load_explicit(&self->host[s0], memory_order_acquire), first, last) ||
+        host_covers(atomic_load_explicit(&self->host[(s0 + 1) & (CL_DC_HOST_SLOTS - 1)],
+                                         memory_order_acquire),
+                    first, last))
+        return CL_DEVQ_HOST; /* not counted: a shared counter would cost more than this */
     /* A device allocation seen before: revalidate its buffer id. */
     cl_devattr_t hit;
     bool found = false;
@@ -210,7 +220,6 @@ void cl_devcache_clear(cl_devcache_t *self)
 void cl_devcache_stats(const cl_devcache_t *self, cl_devcache_stats_t *out)
 {
     cl_devcache_t *s = (cl_devcache_t *)self;
-    out->host_hits = atomic_load(&s->host_hits);
     out->device_hits = atomic_load(&s->device_hits);
     out->queries = atomic_load(&s->queries);
 }

@@ -44,10 +44,9 @@ int cl_devcache_kind(cl_devcache_t *self, const void *p, size_t len, cl_devattr_
 /* Forgets every entry (tests; after a context is destroyed). */
 void cl_devcache_clear(cl_devcache_t *self);
 
-/* Counters since creation: host hits, device hits (revalidated) and
-   queries sent to the driver. */
+/* Counters since creation: device hits (revalidated) and queries sent to
+   the driver (host hits are not counted: the fast path stays a load). */
 typedef struct {
-    uint64_t host_hits;
     uint64_t device_hits;
     uint64_t queries;
 } cl_devcache_stats_t;
