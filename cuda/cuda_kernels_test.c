@@ -1,6 +1,7 @@
 /*  cuda_kernels_test.c - the device plugin on a GPU: pointer detection
     (device, managed, pinned, host, freed and reallocated) and the device
-    kernels against the host kernels, bit for bit.
+    kernels against the host kernels, bit for bit.  Usage:
+    cuda_kernels_test [path of libmpicollab-cuda.so] (default: the build's).
 
     Needs an NVIDIA GPU: where the driver or a device is missing it prints
     the reason and exits 77 (CTest's SKIP_RETURN_CODE; label gpu).  NaN
@@ -233,8 +234,9 @@ static void test_codec(int t, cl_compress_t c, size_t n)
     free(ddec);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *plugin = argc > 1 ? argv[1] : COLLAB_CUDA_PLUGIN;
     void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (drv == NULL) {
         printf("SKIP: no NVIDIA driver on this machine (libcuda.so.1: %s); this test needs a "
@@ -253,9 +255,9 @@ int main(void)
         fprintf(stderr, "cannot create a CUDA context on device 0\n");
         return 1;
     }
-    void *h = dlopen(COLLAB_CUDA_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
-        fprintf(stderr, "cannot load the plugin %s: %s\n", COLLAB_CUDA_PLUGIN, dlerror());
+        fprintf(stderr, "cannot load the plugin %s: %s\n", plugin, dlerror());
         return 1;
     }
     cl_devops_entry_t *entry = (cl_devops_entry_t *)dlsym(h, CL_DEVOPS_ENTRY);
