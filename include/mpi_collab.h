@@ -173,6 +173,10 @@ COLLAB_EXPORT int collab_processor_name(char *name, size_t len);
 /* Library version string ("mpicollab X.Y.Z ..."), static. */
 COLLAB_EXPORT const char *collab_version_string(void);
 
+/* 1 when device (CUDA) buffers are accepted: the device plugin is loaded
+   (COLLAB_CUDA, docs/cuda.md); 0 otherwise, also before collab_init(). */
+COLLAB_EXPORT int collab_device_support(void);
+
 /* ---------------------------------------------------------------------- */
 /* Communicators.  The world communicator exists after collab_init().
    Ids of derived communicators are computed locally from the parent id,

@@ -281,6 +281,7 @@ int main(void)
     CHECK(rc == COLLAB_OK);
     if (rc != COLLAB_OK)
         return 1;
+    CHECK(collab_device_support() == 1); /* MPIX_Query_cuda_support */
     collab_comm_t *w = collab_comm_world();
     test_collectives(w);
     test_p2p(w);

@@ -270,3 +270,8 @@ int cl_device_write(void *dst, const void *src, size_t len)
         return COLLAB_ERR_ARG;
     return cl_device_sync(&a) == COLLAB_OK ? COLLAB_OK : COLLAB_ERR_ARG;
 }
+
+int collab_device_support(void)
+{
+    return cl_device_active() ? 1 : 0;
+}

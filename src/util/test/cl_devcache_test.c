@@ -171,7 +171,8 @@ static int child_init(int mode)
         cl_devattr_t a;
         static char buf[16];
         int host = cl_device_kind(buf, sizeof buf, &a) == CL_DEVQ_HOST;
-        _exit(rc == COLLAB_OK ? (host && !cl_device_active() ? 0 : 2) : 1);
+        _exit(rc == COLLAB_OK ? (host && !cl_device_active() && !collab_device_support() ? 0 : 2)
+                              : 1);
     }
     int status = 0;
     waitpid(pid, &status, 0);
