@@ -82,6 +82,21 @@ static int query(const void *p, cl_devattr_t *out)
     size_t size = 0;
     void *data[] = {&memtype, &buffer_id, &managed, &ctx, &ordinal, &start, &size};
     CUresult r = cuPointerGetAttributes(7, attrs, data, (CUdeviceptr)(uintptr_t)p);
+    if (r == CUDA_ERROR_INVALID_CONTEXT) {
+        /* A thread without a current context (the engine's): ask again
+           from the context of the last device buffer seen.  With none
+           seen yet, no device buffer has reached the library. */
+        pthread_mutex_lock(&s_mu);
+        CUcontext last = s_last_ctx;
+        pthread_mutex_unlock(&s_mu);
+        if (last == NULL)
+            return CL_DEVQ_NOCTX;
+        CUcontext prev;
+        if ((r = cuCtxPushCurrent(last)) != CUDA_SUCCESS)
+            return fail(r, "cuCtxPushCurrent");
+        r = cuPointerGetAttributes(7, attrs, data, (CUdeviceptr)(uintptr_t)p);
+        (void)cuCtxPopCurrent(&prev);
+    }
     if (r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED)
         return CL_DEVQ_NOCTX;
     if (r != CUDA_SUCCESS)

@@ -244,17 +244,8 @@ int main(int argc, char **argv)
                dlerror());
         return 77;
     }
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        printf("SKIP: the NVIDIA driver is installed but no GPU is usable (%s)\n",
-               e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    if (cudaSetDevice(0) != cudaSuccess || cudaFree(NULL) != cudaSuccess) {
-        fprintf(stderr, "cannot create a CUDA context on device 0\n");
-        return 1;
-    }
+    /* Loading the plugin and asking it about memory must not initialise
+       the driver: the program may still choose its devices afterwards. */
     void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         fprintf(stderr, "cannot load the plugin %s: %s\n", plugin, dlerror());
@@ -266,7 +257,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "the plugin's table is missing or of another version\n");
         return 1;
     }
+    int (*dev_count)(int *) = (int (*)(int *))dlsym(drv, "cuDeviceGetCount");
+    cl_devattr_t a0;
+    static char before[64];
+    CHECK(s_ops->query(before, &a0) == CL_DEVQ_NOCTX);
     printf("%s\n", s_ops->describe());
+    int n0 = 0;
+    CHECK(dev_count != NULL && dev_count(&n0) == 3 /* CUDA_ERROR_NOT_INITIALIZED */);
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("SKIP: the NVIDIA driver is installed but no GPU is usable (%s)\n",
+               e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 77;
+    }
+    if (cudaSetDevice(0) != cudaSuccess || cudaFree(NULL) != cudaSuccess) {
+        fprintf(stderr, "cannot create a CUDA context on device 0\n");
+        return 1;
+    }
     test_detection();
     if (s_ctx == NULL) {
         fprintf(stderr, "no context found for device memory\n");
