@@ -1,7 +1,7 @@
 /*  devptr_bench.c - what the device check costs a host buffer
     (docs/cuda.md; issue bound: under 50 ns).
 
-      devptr_bench [--cuda] [--runs 5] [--calls 10000000]
+      devptr_bench [--cuda | --cuda-noctx] [--runs 5] [--calls 10000000]
 
     Times cl_device_kind on host buffers (16 buffers of 4 KiB to 64 MiB,
     in turn), in runs interleaved with a baseline loop that does the same
@@ -15,7 +15,10 @@
       - with --cuda (a GPU machine): the real plugin, after the bench has
         created a CUDA context itself (cuInit and the primary context of
         device 0, as a trainer's framework does), so the plugin's answer
-        is the driver's.  libmpicollab-cuda.so must be on LD_LIBRARY_PATH.
+        is the driver's.  libmpicollab-cuda.so must be on LD_LIBRARY_PATH;
+      - with --cuda-noctx (a GPU machine): the real plugin in a program
+        that never initialises CUDA (each call is one driver call that
+        returns at once, not cached).
     The bench, not the library, calls cuInit: it plays the program.
     Times are this thread's CPU time, so that other processes on a busy
     machine do not count.
@@ -143,12 +146,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--cuda") == 0)
             cuda = 1;
+        else if (strcmp(argv[i], "--cuda-noctx") == 0)
+            cuda = 2;
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             calls = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: devptr_bench [--cuda] [--runs N] [--calls N]\n");
+            fprintf(stderr, "usage: devptr_bench [--cuda | --cuda-noctx] [--runs N] [--calls N]\n");
             return 2;
         }
     }
@@ -162,6 +167,12 @@ int main(int argc, char **argv)
         if (s_buf[b] == NULL)
             return 1;
         memset(s_buf[b], 1, s_len[b]);
+    }
+    if (cuda == 2) {
+        if (cl_device_init(CL_DEVICE_ON) != COLLAB_OK)
+            return 1;
+        measure("CUDA plugin, CUDA not initialised", runs, calls / 10);
+        return 0;
     }
     if (cuda) {
         if (make_context() != 0 || cl_device_init(CL_DEVICE_ON) != COLLAB_OK)

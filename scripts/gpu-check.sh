@@ -116,6 +116,7 @@ stage_kernels() {
     local rc=0
     "$bin/cuda_kernels_test" "$prefix/lib/libmpicollab-cuda.so" || rc=$?
     [ $rc -eq 77 ] && return 77
+    COLLAB_LOG=warn "$bin/devptr_bench" --cuda-noctx || rc=$((rc + 1))
     COLLAB_LOG=warn "$bin/devptr_bench" --cuda || rc=$((rc + 1))
     return $rc
 }

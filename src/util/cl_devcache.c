@@ -147,7 +147,9 @@ static int ask(cl_devcache_t *self, uintptr_t p, size_t len, cl_devattr_t *out)
     memset(&a, 0, sizeof a);
     atomic_fetch_add_explicit(&self->queries, 1, memory_order_relaxed);
     int k = self->query(self->arg, (const void *)p, &a);
-    if (k == CL_DEVQ_HOST || k == CL_DEVQ_NOCTX) {
+    if (k == CL_DEVQ_NOCTX)
+        return CL_DEVQ_HOST; /* not cached: see the header */
+    if (k == CL_DEVQ_HOST) {
         uint64_t first, last;
         page_span(p, len, &first, &last);
         host_insert(self, first, last);

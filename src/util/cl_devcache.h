@@ -9,7 +9,10 @@
     an address freed and handed to a new allocation is caught.  A miss is
     never taken for host memory: it always asks the driver.  Finding a
     device allocation clears every host entry that overlaps it.  Managed
-    memory counts as device memory (the plugin reports it so).
+    memory counts as device memory (the plugin reports it so).  "No CUDA
+    context yet" is host memory but is not cached: a host buffer freed
+    before the program initialises CUDA may have its addresses reused by
+    the driver for device memory afterwards.
 
     Pure logic: the driver is reached through the query function given at
     creation, so the selftest drives every path with a fake.  Thread-safe.
