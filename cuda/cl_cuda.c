@@ -68,9 +68,9 @@ static const char *describe(void)
 static int query(const void *p, cl_devattr_t *out)
 {
     CUpointer_attribute attrs[] = {
-        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_BUFFER_ID,
-        CU_POINTER_ATTRIBUTE_IS_MANAGED,       CU_POINTER_ATTRIBUTE_CONTEXT,
-        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        CU_POINTER_ATTRIBUTE_IS_MANAGED,     CU_POINTER_ATTRIBUTE_CONTEXT,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
         CU_POINTER_ATTRIBUTE_RANGE_SIZE,
     };
     unsigned int memtype = 0;
@@ -103,7 +103,7 @@ static int query(const void *p, cl_devattr_t *out)
         return fail(r, "cuPointerGetAttributes");
     if (memtype != CU_MEMORYTYPE_DEVICE && !managed)
         return CL_DEVQ_HOST; /* plain or registered host memory */
-    if (ctx == NULL) { /* managed memory need not name a context */
+    if (ctx == NULL) {       /* managed memory need not name a context */
         (void)cuCtxGetCurrent(&ctx);
         if (ctx == NULL && ordinal >= 0) {
             CUdevice dev;

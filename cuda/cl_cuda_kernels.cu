@@ -126,7 +126,8 @@ extern "C" int cl_cuda_k_fp16_encode(void *stream, int t, const void *src, size_
     if (t == CL_DEVT_F32)
         k_fp16_enc_f32<<<grid_for(n), CL_K_THREADS, 0, s>>>((const float *)src, (uint16_t *)dst, n);
     else if (t == CL_DEVT_F64)
-        k_fp16_enc_f64<<<grid_for(n), CL_K_THREADS, 0, s>>>((const double *)src, (uint16_t *)dst, n);
+        k_fp16_enc_f64<<<grid_for(n), CL_K_THREADS, 0, s>>>((const double *)src, (uint16_t *)dst,
+                                                            n);
     else {
         snprintf(why, whylen, "fp16 encoding: element type %d is not float or double", t);
         return -1;
@@ -143,7 +144,8 @@ extern "C" int cl_cuda_k_fp16_decode(void *stream, int t, const void *src, size_
     if (t == CL_DEVT_F32)
         k_fp16_dec_f32<<<grid_for(n), CL_K_THREADS, 0, s>>>((const uint16_t *)src, (float *)dst, n);
     else if (t == CL_DEVT_F64)
-        k_fp16_dec_f64<<<grid_for(n), CL_K_THREADS, 0, s>>>((const uint16_t *)src, (double *)dst, n);
+        k_fp16_dec_f64<<<grid_for(n), CL_K_THREADS, 0, s>>>((const uint16_t *)src, (double *)dst,
+                                                            n);
     else {
         snprintf(why, whylen, "fp16 decoding: element type %d is not float or double", t);
         return -1;
@@ -157,14 +159,26 @@ extern "C" int cl_cuda_k_fp16_decode(void *stream, int t, const void *src, size_
 template <typename T> struct int8_traits;
 template <> struct int8_traits<float> {
     typedef uint32_t U;
-    static __device__ U bits(float x) { return __float_as_uint(x); }
-    static __device__ float from(U b) { return __uint_as_float(b); }
+    static __device__ U bits(float x)
+    {
+        return __float_as_uint(x);
+    }
+    static __device__ float from(U b)
+    {
+        return __uint_as_float(b);
+    }
     static const U abs_mask = 0x7fffffffu, inf = 0x7f800000u, qnan = 0x7fc00000u;
 };
 template <> struct int8_traits<double> {
     typedef unsigned long long U;
-    static __device__ U bits(double x) { return (U)__double_as_longlong(x); }
-    static __device__ double from(U b) { return __longlong_as_double((long long)b); }
+    static __device__ U bits(double x)
+    {
+        return (U)__double_as_longlong(x);
+    }
+    static __device__ double from(U b)
+    {
+        return __longlong_as_double((long long)b);
+    }
     static const U abs_mask = 0x7fffffffffffffffull, inf = 0x7ff0000000000000ull,
                    qnan = 0x7ff8000000000000ull;
 };

@@ -84,7 +84,8 @@ static size_t mismatches(int t, const void *a, const void *b, size_t n)
             uint16_t x, y;
             memcpy(&x, (const char *)a + 2 * i, 2);
             memcpy(&y, (const char *)b + 2 * i, 2);
-            bool nx = (x & 0x7c00) == 0x7c00 && (x & 0x3ff), ny = (y & 0x7c00) == 0x7c00 && (y & 0x3ff);
+            bool nx = (x & 0x7c00) == 0x7c00 && (x & 0x3ff),
+                 ny = (y & 0x7c00) == 0x7c00 && (y & 0x3ff);
             bad += x != y && !(nx && ny);
         }
     }

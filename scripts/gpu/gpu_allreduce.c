@@ -119,8 +119,9 @@ static void check_pair(const type_t *t, const op_t *o, size_t n)
             double acc = value(0, i);
             for (int r = 1; r < s_size; r++) {
                 double v = value(r, i);
-                acc = o->op == MPI_SUM ? acc + v : o->op == MPI_MAX ? (v > acc ? v : acc)
-                                                                     : (v < acc ? v : acc);
+                acc = o->op == MPI_SUM   ? acc + v
+                      : o->op == MPI_MAX ? (v > acc ? v : acc)
+                                         : (v < acc ? v : acc);
             }
             store(t, want, i, acc);
         }
@@ -280,10 +281,14 @@ int main(int argc, char **argv)
     MPI_Comm_free(&node);
 
     const type_t types[] = {
-        {"MPI_FLOAT", MPI_FLOAT, 4, 1},        {"MPI_DOUBLE", MPI_DOUBLE, 8, 1},
-        {"MPIX_C_FLOAT16", MPIX_C_FLOAT16, 2, 2}, {"MPI_INT", MPI_INT, 4, 0},
-        {"MPI_LONG", MPI_LONG, 8, 0},          {"MPI_SHORT", MPI_SHORT, 2, 0},
-        {"MPI_UNSIGNED", MPI_UNSIGNED, 4, 0},  {"MPI_UINT8_T", MPI_UINT8_T, 1, 0},
+        {"MPI_FLOAT", MPI_FLOAT, 4, 1},
+        {"MPI_DOUBLE", MPI_DOUBLE, 8, 1},
+        {"MPIX_C_FLOAT16", MPIX_C_FLOAT16, 2, 2},
+        {"MPI_INT", MPI_INT, 4, 0},
+        {"MPI_LONG", MPI_LONG, 8, 0},
+        {"MPI_SHORT", MPI_SHORT, 2, 0},
+        {"MPI_UNSIGNED", MPI_UNSIGNED, 4, 0},
+        {"MPI_UINT8_T", MPI_UINT8_T, 1, 0},
         {"MPI_INT64_T", MPI_INT64_T, 8, 0},
     };
     const op_t ops[] = {

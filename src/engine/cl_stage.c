@@ -36,9 +36,9 @@ typedef struct {
 } cl_stage_buf_t;
 
 struct cl_stage {
-    int n;                             /* buffers staged */
-    cl_stage_buf_t b[CL_STAGE_BUFS];   /* each */
-    bool copied;                       /* outputs copied back (or nothing to copy) */
+    int n;                           /* buffers staged */
+    cl_stage_buf_t b[CL_STAGE_BUFS]; /* each */
+    bool copied;                     /* outputs copied back (or nothing to copy) */
 };
 
 /* One buffer a call touches. */

@@ -29,12 +29,12 @@
 
 struct cl_devcache {
     _Atomic uint64_t host[CL_DC_HOST_SLOTS]; /* first page << 20 | pages; 0 = empty */
-    pthread_mutex_t mu;                       /* guards dev[] and dev_next */
-    cl_devattr_t dev[CL_DC_DEV_SLOTS];        /* size 0 = empty */
-    int dev_next;                             /* next slot to replace */
-    cl_devcache_query_fn *query;              /* the driver */
-    void *arg;                                /* its argument */
-    _Atomic uint64_t device_hits, queries; /* counters */
+    pthread_mutex_t mu;                      /* guards dev[] and dev_next */
+    cl_devattr_t dev[CL_DC_DEV_SLOTS];       /* size 0 = empty */
+    int dev_next;                            /* next slot to replace */
+    cl_devcache_query_fn *query;             /* the driver */
+    void *arg;                               /* its argument */
+    _Atomic uint64_t device_hits, queries;   /* counters */
 };
 
 cl_devcache_t *cl_devcache_new(cl_devcache_query_fn *q, void *arg)
@@ -111,7 +111,8 @@ static void host_evict(cl_devcache_t *self, uintptr_t start, size_t size)
 
 static bool dev_contains(const cl_devattr_t *d, uintptr_t p, size_t len)
 {
-    return d->size > 0 && p >= d->start && p - d->start < d->size && len <= d->size - (p - d->start);
+    return d->size > 0 && p >= d->start && p - d->start < d->size &&
+           len <= d->size - (p - d->start);
 }
 
 /* Remembers a device allocation (replacing an entry for the same range). */

@@ -28,7 +28,7 @@
 #define CL_POOL_MIN_SHIFT 16 /* 64 KiB */
 #define CL_POOL_MAX_SHIFT 32 /* 4 GiB */
 #define CL_POOL_CLASSES (CL_POOL_MAX_SHIFT - CL_POOL_MIN_SHIFT + 1)
-#define CL_POOL_KEEP 4       /* free buffers kept per class */
+#define CL_POOL_KEEP 4 /* free buffers kept per class */
 
 const cl_devops_t *_Atomic cl_device_ops_p = NULL;
 
@@ -84,9 +84,11 @@ static void *open_plugin(char *why, size_t whylen)
     }
     void *h = dlopen("libmpicollab-cuda.so", RTLD_NOW | RTLD_LOCAL);
     if (h == NULL)
-        snprintf(why, whylen, "the device plugin libmpicollab-cuda.so cannot be loaded (looked in "
+        snprintf(why, whylen,
+                 "the device plugin libmpicollab-cuda.so cannot be loaded (looked in "
                  "%s and on the library path: %s); it is built only where the CUDA toolkit is "
-                 "found", dir[0] != '\0' ? dir : "(unknown)", dlerror());
+                 "found",
+                 dir[0] != '\0' ? dir : "(unknown)", dlerror());
     return h;
 }
 
@@ -101,7 +103,8 @@ static int load(int mode)
             return COLLAB_OK;
         }
         cl_error("COLLAB_CUDA=1: the NVIDIA driver (libcuda.so.1) cannot be loaded: %s; set "
-                 "COLLAB_CUDA=auto or 0 to run with host buffers only", dlerror());
+                 "COLLAB_CUDA=auto or 0 to run with host buffers only",
+                 dlerror());
         return COLLAB_ERR_CONFIG;
     }
     void *h = open_plugin(why, sizeof why);

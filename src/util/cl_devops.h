@@ -22,10 +22,10 @@
 #define CL_DEVOPS_ABI 1
 
 /* query() results. */
-#define CL_DEVQ_HOST 0    /* host memory (or registered/pinned host memory) */
-#define CL_DEVQ_DEVICE 1  /* device or managed memory: fields below are set */
-#define CL_DEVQ_NOCTX 2   /* the driver is not initialised: no device memory exists */
-#define CL_DEVQ_ERR (-1)  /* the query failed: last_error() says why */
+#define CL_DEVQ_HOST 0   /* host memory (or registered/pinned host memory) */
+#define CL_DEVQ_DEVICE 1 /* device or managed memory: fields below are set */
+#define CL_DEVQ_NOCTX 2  /* the driver is not initialised: no device memory exists */
+#define CL_DEVQ_ERR (-1) /* the query failed: last_error() says why */
 
 /* Element types the device kernels know (a subset of collab_dtype_t, named
    here so that the plugin needs no core header). */
