@@ -11,18 +11,26 @@
     buffers come from the pool (allocated once), that the device is
     synchronised before inputs are read, that a freed request with
     pending results still delivers them, and that the state registry reads,
-    hashes and writes a device entry through the device.
+    hashes and writes a device entry through the device.  `cl_stage_test
+    mixed` runs three processes over loopback, two with device buffers and
+    one with host buffers, through a start-up broadcast, all-reduces and an
+    allgather.
 */
 #define _GNU_SOURCE
 #include "elastic/cl_statereg.h"
+#include "engine/test_peers.h"
 #include "mpi_collab.h"
 #include "util/cl_device.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 static int s_failures = 0;
 #define CHECK(cond)                                                                                \
@@ -299,13 +307,123 @@ static void test_registry(void)
     free(hv);
 }
 
-int main(void)
+/* ---------------------------------------------------------------------- */
+/* `mixed`: three real processes over loopback; ranks 0 and 2 pass device
+   buffers, rank 1 host buffers (a group may mix GPU and CPU peers). */
+
+#define MIXED_N 3
+#define MIXED_COUNT 5000
+
+static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *ports)
+{
+    char v[4096];
+    snprintf(v, sizeof v, "%s/id%d", dir, me);
+    setenv("COLLAB_IDENTITY", v, 1);
+    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", ports[me]);
+    setenv("COLLAB_LISTEN", v, 1);
+    snprintf(v, sizeof v, "%d", me);
+    setenv("COLLAB_RANK", v, 1);
+    snprintf(v, sizeof v, "%d", MIXED_N);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
+    snprintf(v, sizeof v, "cl_stage_mixed-%d", (int)getppid());
+    setenv("COLLAB_RUN_ID", v, 1);
+    setenv("COLLAB_MATCHMAKING_TIME", "5", 1);
+    setenv("COLLAB_TIMEOUT", "3", 1);
+    setenv("COLLAB_CUDA", "0", 1);
+    if (me > 0) {
+        v[0] = '\0';
+        for (int j = 0; j < MIXED_N; j++)
+            if (j != me) {
+                strncat(v, addrs[j], sizeof v - strlen(v) - 2);
+                strcat(v, " ");
+            }
+        setenv("COLLAB_INITIAL_PEERS", v, 1);
+    }
+    bool device = me != 1;
+    if (device)
+        cl_device_use_ops(&s_fake);
+    if (collab_init(NULL) != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    /* Start-up broadcast of "parameters" from the host peer. */
+    static double p[MIXED_COUNT], x[MIXED_COUNT], y[MIXED_COUNT];
+    for (int i = 0; i < MIXED_COUNT; i++)
+        p[i] = me == 1 ? i * 0.5 : -1.0;
+    double *pp = device ? dev_new(p, sizeof p) : p;
+    CHECK(collab_bcast(w, pp, sizeof p, 1, NULL) == COLLAB_OK);
+    if (device)
+        dev_get(p, pp, sizeof p);
+    CHECK(p[10] == 5.0 && p[MIXED_COUNT - 1] == (MIXED_COUNT - 1) * 0.5);
+    /* All-reduces with distinct contributions, all present: exact sums. */
+    for (int step = 0; step < 3; step++) {
+        for (int i = 0; i < MIXED_COUNT; i++)
+            x[i] = (double)(me + 1) * (i % 100) + step;
+        double *xs = device ? dev_new(x, sizeof x) : x, *ys = device ? dev_new(NULL, sizeof y) : y;
+        CHECK(collab_allreduce(w, xs, ys, MIXED_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        if (device)
+            dev_get(y, ys, sizeof y);
+        int bad = 0;
+        for (int i = 0; i < MIXED_COUNT; i++)
+            bad += y[i] != 6.0 * (i % 100) + 3.0 * step;
+        CHECK(bad == 0);
+    }
+    /* Gather everyone's rank into device or host memory. */
+    int mine = 100 + me, all[MIXED_N] = {0};
+    size_t counts[MIXED_N], displs[MIXED_N];
+    for (int r = 0; r < MIXED_N; r++)
+        counts[r] = sizeof(int), displs[r] = r * sizeof(int);
+    int *ms = device ? dev_new(&mine, sizeof mine) : &mine;
+    int *as = device ? dev_new(NULL, sizeof all) : all;
+    CHECK(collab_allgatherv(w, ms, sizeof mine, as, counts, displs, NULL) == COLLAB_OK);
+    if (device)
+        dev_get(all, as, sizeof all);
+    CHECK(all[0] == 100 && all[1] == 101 && all[2] == 102);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return s_failures == 0 ? 0 : 1;
+}
+
+static int test_mixed(void)
+{
+    char dir[256], addrs[MIXED_N][256];
+    int ports[MIXED_N];
+    test_peers_prepare("stage", MIXED_N, dir, sizeof dir, addrs, ports);
+    pid_t pid[MIXED_N];
+    for (int i = 0; i < MIXED_N; i++) {
+        pid[i] = fork();
+        if (pid[i] == 0) {
+            alarm(60); /* a hung peer fails the test instead of hanging it */
+            _exit(mixed_peer(i, dir, addrs, ports));
+        }
+    }
+    int failed = 0;
+    for (int i = 0; i < MIXED_N; i++) {
+        int st = 0;
+        waitpid(pid[i], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "mixed: peer %d ended with status %d\n", i, st);
+            failed = 1;
+        }
+    }
+    for (int i = 0; i < MIXED_N; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/id%d", dir, i);
+        unlink(path);
+    }
+    rmdir(dir);
+    if (!failed)
+        printf("cl_stage_test mixed: all checks passed\n");
+    return failed;
+}
+
+int main(int argc, char **argv)
 {
     s_arena = mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (s_arena == MAP_FAILED) {
         perror("mmap");
         return 1;
     }
+    if (argc > 1 && strcmp(argv[1], "mixed") == 0)
+        return test_mixed();
     cl_device_use_ops(&s_fake);
     setenv("COLLAB_WORLD_SIZE", "1", 1);
     setenv("COLLAB_TIMEOUT", "2", 1);
