@@ -134,7 +134,7 @@ stage_torch() {
         "$prefix/bin/collab-run" -n 4 --abi "$abi" --mode replace --libdir "$prefix/lib" \
         --tag-output --timeout 95 \
         --chaos 'kill:2@line:0:^step 60 ' --chaos 'start@line:0:^step 100 ' \
-        "$py" "$here/gpu/torch_train.py" --steps 500 --sleep-ms 20
+        "$py" "$here/gpu/torch_train.py" --steps 800 --sleep-ms 20
 }
 
 if [ -n "$inner" ]; then
@@ -159,24 +159,25 @@ for s in "${stages[@]}"; do
 done
 
 # ---- summary -----------------------------------------------------------
+ran() { [[ " ${stages[*]} " == *" $1 "* ]] && [ -f "$logs/$1.log" ]; }
 echo
 echo "==================== gpu-check summary ===================="
 for s in "${stages[@]}"; do printf '%-8s %-22s %6s s\n' "$s" "${status[$s]}" "${elapsed[$s]}"; done
-if [ -f "$logs/kernels.log" ]; then
+if ran kernels; then
     grep -E 'checks failed|differ|ns/call' "$logs/kernels.log" | grep -E 'checks failed|ns/call| [1-9][0-9]* differ' | sed 's/^/kernels: /'
 fi
-if [ -f "$logs/mpi.log" ]; then
+if ran mpi; then
     grep -o 'RESULT correctness.*\|RESULT copy.*' "$logs/mpi.log" | sed 's/^RESULT /mpi: /'
     echo "mpi: all-reduce float SUM, $np peers, device vs host (medians of 5 interleaved rounds)"
     printf '  %10s %12s %12s %10s %10s %7s\n' bytes host_us dev_us host_GB/s dev_GB/s dev/host
-    grep -o 'RESULT allreduce .*' "$logs/mpi.log" | awk '{printf "  %10s %12s %12s %10s %10s %7s\n", $3, $5, $8, $12, $14, $16}'
-    big=$(grep -o 'RESULT allreduce 67108864 .*' "$logs/mpi.log" | awk '{print $16}')
+    grep -o 'RESULT allreduce .*' "$logs/mpi.log" | awk '{printf "  %10s %12s %12s %10s %10s %7s\n", $3, $5, $8, $11, $13, $15}'
+    big=$(grep -o 'RESULT allreduce 67108864 .*' "$logs/mpi.log" | awk '{print $15}')
     [ -n "$big" ] && echo "mpi: 64 MiB device/host time ratio $big (bound 1.1: $(awk -v r="$big" 'BEGIN {print (r <= 1.1 ? "met" : "NOT met")}'))"
 fi
-if [ -f "$logs/torch.log" ]; then
+if ran torch; then
     n=$(grep -c 'PARAMS rank' "$logs/torch.log")
     distinct=$(grep -o 'PARAMS rank.*' "$logs/torch.log" | awk '{print $NF}' | sort -u | wc -l)
-    joiner=$(grep -o 'PARAMS rank.*' "$logs/torch.log" | awk '$4 > 0 {print "rank " $3 " from step " $4}' | head -1)
+    joiner=$(grep -o 'PARAMS rank.*' "$logs/torch.log" | awk '$5 > 0 {print "rank " $3 " from step " $5}' | head -1)
     killed=$(grep -c 'chaos: SIGKILL' "$logs/torch.log")
     echo "torch: $n peers finished, $distinct distinct parameter hash(es), kill seen: $killed, joiner: ${joiner:-none}"
     [ "$n" -ge 4 ] && [ "$distinct" -eq 1 ] && [ -n "$joiner" ] && echo "torch: parameters bitwise equal across survivors and joiner: yes" ||
