@@ -89,7 +89,12 @@ stage_env() {
     else
         echo "driver: nvidia-smi not found"
     fi
-    if ldconfig -p | grep -q 'libcuda.so.1 '; then echo "driver: libcuda.so.1 present"; else echo "FAIL: no libcuda.so.1 (no NVIDIA driver)"; fails=$((fails + 1)); fi
+    # The loader's view (LD_LIBRARY_PATH included), as the library's dlopen sees it.
+    if "$py" -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2> /dev/null; then
+        echo "driver: libcuda.so.1 loads"
+    else
+        echo "FAIL: no libcuda.so.1 (no NVIDIA driver)"; fails=$((fails + 1))
+    fi
     # mpi4py: which MPI ABI its extension modules link.
     "$py" - << 'PYEOF' > "$logs/mpi4py.txt" 2>&1 || true
 import glob, os, subprocess, importlib.util

@@ -42,7 +42,7 @@ grep -q '^libraries: all resolved' "$tmp/log" || fail "libraries not resolved"
 grep -q '^mpi4py ABI used: \(mpich\|ompi\)$' "$tmp/log" || fail "no mpi4py ABI"
 grep -q '^==================== gpu-check summary' "$tmp/log" || fail "no summary"
 # Without a driver the stage reports it and fails; with one it passes.
-if ldconfig -p | grep -q 'libcuda.so.1 '; then
+if "$py" -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2> /dev/null; then
     [ $rc -eq 0 ] || fail "env stage failed on a machine with a driver"
 else
     grep -q 'FAIL: no libcuda.so.1' "$tmp/log" || fail "the missing driver is not reported"
