@@ -237,6 +237,25 @@ static int h2d(void *ctx, void *dev, const void *host, size_t n)
     return copy(ctx, dev, host, n, 0);
 }
 
+static int copy_any(void *ctx, void *dst, const void *src, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (push(ctx) != 0)
+        return -1;
+    CUstream s = stream_of(ctx);
+    CUresult r = CUDA_SUCCESS;
+    if (s == NULL) {
+        pop();
+        return -1;
+    }
+    r = cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n, s);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(s);
+    pop();
+    return r == CUDA_SUCCESS ? 0 : fail(r, "copy");
+}
+
 static int ctx_sync(void *ctx)
 {
     if (push(ctx) != 0)
@@ -300,6 +319,7 @@ static const cl_devops_t s_ops = {
     .host_free = host_free,
     .d2h = d2h,
     .h2d = h2d,
+    .copy = copy_any,
     .ctx_sync = ctx_sync,
     .sum = sum,
     .fp16_encode = fp16_encode,

@@ -6,15 +6,15 @@
        op pair MPI allows among the types below, compared bit for bit with
        the same call on host buffers (which the project's own tests check)
        and, for SUM/MAX/MIN, with the exact result; in place, nonblocking,
-       Reduce, Bcast, Allgather and Send/Recv on device buffers too.
+       Reduce, Bcast, Allgather, Sendrecv, Sendrecv_replace, Scan and
+       Reduce_scatter on device buffers too.
     2. The GPU's own copy bandwidth between device and pinned host memory
        (64 MiB, cudaMemcpy, on rank 0).
     3. Latency and bus bandwidth of MPI_Allreduce (float SUM) from 8 B to
        64 MiB, device buffers against host buffers, interleaved: 5 rounds,
        each timing host then device, medians and spread.
-    The face's own copies (MPI_Sendrecv_replace, MPI_Reduce_scatter with
-    varying counts, scans, MPI_Reduce_local) are not device-aware yet and
-    are not called here (docs/cuda.md).
+    MPI_Reduce_local and datatype packing are not device-aware yet and are
+    not called here (docs/cuda.md).
     Prints "RESULT key value" lines (read by gpu-check.sh) and exits 0 when
     every correctness check passed.
 */
@@ -176,7 +176,42 @@ static void check_others(void)
                      MPI_STATUS_IGNORE);
         CU(cudaMemcpy(h, dg, 1000 * 4, cudaMemcpyDeviceToHost));
         CHECK(h[10] == (float)(other + 1) * 10.0f, "Sendrecv of device buffers");
+        for (size_t i = 0; i < 1000; i++)
+            h[i] = (float)(s_rank + 1) * (float)i;
+        CU(cudaMemcpy(d, h, 1000 * 4, cudaMemcpyHostToDevice));
+        MPI_Sendrecv_replace(d, 1000, MPI_FLOAT, other, 6, other, 6, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+        CU(cudaMemcpy(h, d, 1000 * 4, cudaMemcpyDeviceToHost));
+        CHECK(h[10] == (float)(other + 1) * 10.0f, "Sendrecv_replace of a device buffer");
     }
+    /* Scan and Reduce_scatter (varying counts) end in the face's own copy
+       into the device buffer. */
+    int one = s_rank + 1, *dv;
+    CU(cudaMalloc((void **)&dv, sizeof(int) * (size_t)s_size * 2));
+    CU(cudaMemcpy(dv, &one, sizeof one, cudaMemcpyHostToDevice));
+    MPI_Scan(MPI_IN_PLACE, dv, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int got = 0;
+    CU(cudaMemcpy(&got, dv, sizeof got, cudaMemcpyDeviceToHost));
+    CHECK(got == (s_rank + 1) * (s_rank + 2) / 2, "Scan in place on a device buffer");
+    int *rin = malloc(sizeof(int) * (size_t)s_size * 2), *rc = malloc(sizeof(int) * (size_t)s_size);
+    for (int r = 0; r < s_size; r++)
+        rc[r] = r % 2 + 1; /* varying counts: 1, 2, 1, 2 ... */
+    for (int i = 0; i < s_size * 2; i++)
+        rin[i] = i;
+    int *din;
+    CU(cudaMalloc((void **)&din, sizeof(int) * (size_t)s_size * 2));
+    CU(cudaMemcpy(din, rin, sizeof(int) * (size_t)s_size * 2, cudaMemcpyHostToDevice));
+    MPI_Reduce_scatter(din, dv, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int first = 0;
+    for (int r = 0; r < s_rank; r++)
+        first += rc[r];
+    int out[2] = {-1, -1};
+    CU(cudaMemcpy(out, dv, sizeof(int) * (size_t)rc[s_rank], cudaMemcpyDeviceToHost));
+    CHECK(out[0] == first * s_size, "Reduce_scatter into a device buffer");
+    CU(cudaFree(din));
+    CU(cudaFree(dv));
+    free(rin);
+    free(rc);
     CU(cudaFree(d));
     CU(cudaFree(dg));
     free(h);

@@ -278,3 +278,39 @@ int collab_device_support(void)
 {
     return cl_device_active() ? 1 : 0;
 }
+
+int collab_memcpy(void *dst, const void *src, size_t n)
+{
+    if (n == 0)
+        return COLLAB_OK;
+    if (dst == NULL || src == NULL)
+        return COLLAB_ERR_ARG;
+    cl_devattr_t ad, as;
+    int kd = cl_device_kind(dst, n, &ad), ks = cl_device_kind(src, n, &as);
+    if (kd == CL_DEVQ_ERR || ks == CL_DEVQ_ERR)
+        return COLLAB_ERR_ARG;
+    if (kd == CL_DEVQ_HOST && ks == CL_DEVQ_HOST) {
+        memmove(dst, src, n);
+        return COLLAB_OK;
+    }
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    const cl_devattr_t *a = ks == CL_DEVQ_DEVICE ? &as : &ad;
+    if (cl_device_sync(a) != COLLAB_OK) /* the program's kernels may still write src */
+        return COLLAB_ERR_INTERNAL;
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (d >= s + n || s >= d + n) {
+        if (ops->copy == NULL || ops->copy(a->context, dst, src, n) != 0)
+            return fail(ops, "copy");
+        return COLLAB_OK;
+    }
+    /* Overlapping device ranges: through a pinned buffer. */
+    size_t cap = 0;
+    void *tmp = cl_device_pinned_get(n, &cap);
+    if (tmp == NULL)
+        return COLLAB_ERR_NO_MEM;
+    int rc = cl_device_d2h(a, tmp, src, n);
+    if (rc == COLLAB_OK)
+        rc = cl_device_h2d(a, dst, tmp, n);
+    cl_device_pinned_put(tmp, cap);
+    return rc;
+}

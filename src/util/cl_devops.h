@@ -59,6 +59,11 @@ typedef struct {
        complete. */
     int (*d2h)(void *ctx, void *host, const void *dev, size_t n);
     int (*h2d)(void *ctx, void *dev, const void *host, size_t n);
+    /* Copies n bytes between any two of device, managed, pinned and
+       pageable host memory (unified addressing decides the direction), in
+       context ctx, on the library's stream; returns once complete.  The
+       ranges must not overlap. */
+    int (*copy)(void *ctx, void *dst, const void *src, size_t n);
     /* Waits for all work queued in ctx (every stream): the program's
        kernels may still be writing a buffer the library is about to read. */
     int (*ctx_sync)(void *ctx);
