@@ -173,6 +173,17 @@ COLLAB_EXPORT int collab_processor_name(char *name, size_t len);
 /* Library version string ("mpicollab X.Y.Z ..."), static. */
 COLLAB_EXPORT const char *collab_version_string(void);
 
+/* Copies n bytes from src to dst, each host or device memory (like
+   memmove for host memory; overlapping device ranges are handled).  For
+   the faces' own copies of user buffers.  Returns 0, COLLAB_ERR_ARG when a
+   pointer is NULL with n > 0 or its memory cannot be told, or
+   COLLAB_ERR_INTERNAL / COLLAB_ERR_NO_MEM when the device copy fails. */
+COLLAB_EXPORT int collab_memcpy(void *dst, const void *src, size_t n);
+
+/* 1 when device (CUDA) buffers are accepted: the device plugin is loaded
+   (COLLAB_CUDA, docs/cuda.md); 0 otherwise, also before collab_init(). */
+COLLAB_EXPORT int collab_device_support(void);
+
 /* ---------------------------------------------------------------------- */
 /* Communicators.  The world communicator exists after collab_init().
    Ids of derived communicators are computed locally from the parent id,

@@ -33,7 +33,7 @@ static int cli_coll_finish(cli_req_t *r, int status, collab_status_info_t *st)
     if (a == NULL)
         return status;
     if (status == COLLAB_OK && a->dst != NULL && a->len > 0)
-        memmove(a->dst, (const char *)a->src + a->off, a->len);
+        status = collab_memcpy(a->dst, (const char *)a->src + a->off, a->len); /* device too */
     if (status == COLLAB_OK)
         cli_collab_note(a->comm);
     cli_coll_free(a);

@@ -360,12 +360,13 @@ int cli_impl_T_event_get_num(cli_call_t *call, int *num_events)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Accelerator queries: device buffers are not accepted by the face. */
+/* Accelerator queries: CUDA buffers are accepted where the core loaded
+   its device plugin (docs/cuda.md); other accelerators are not. */
 
 int cli_impl_Query_cuda_support(cli_call_t *call)
 {
     (void)call;
-    return 0;
+    return collab_device_support();
 }
 
 int cli_impl_Query_ze_support(cli_call_t *call)

@@ -299,8 +299,10 @@ static int cli_replace(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatyp
     void *tmp = malloc(bytes ? bytes : 1);
     if (tmp == NULL)
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for a %zu-byte copy", bytes);
-    if (bytes > 0)
-        memcpy(tmp, buf, bytes);
+    if (bytes > 0 && collab_memcpy(tmp, buf, bytes) != COLLAB_OK) { /* buf may be device memory */
+        free(tmp);
+        return cli_err(call, MPI_ERR_BUFFER, "buf", "cannot read the %zu-byte buffer", bytes);
+    }
     return cli_sendrecv(call, tmp, count, datatype, dest, sendtag, buf, count, datatype, source,
                         recvtag, status, request, tmp);
 }

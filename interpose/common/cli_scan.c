@@ -92,7 +92,7 @@ static int cli_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Co
         for (int r = last - 1; r >= 0 && st == COLLAB_OK; r--)
             st = cli_fold(all + (size_t)r * bytes, acc, elems, ctype, &cop);
         if (st == COLLAB_OK)
-            memcpy(recvbuf, acc, bytes);
+            st = collab_memcpy(recvbuf, acc, bytes); /* recvbuf may be device memory */
     }
     free(all);
     if (st != COLLAB_OK)

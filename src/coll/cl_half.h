@@ -15,28 +15,35 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t cl_half_f32_bits(float f)
+/* The device kernels (cuda/) compile these same functions for the GPU by
+   defining CL_HALF_FN as `static inline __host__ __device__`, so host and
+   device conversions are one code. */
+#ifndef CL_HALF_FN
+#define CL_HALF_FN static inline
+#endif
+
+CL_HALF_FN uint32_t cl_half_f32_bits(float f)
 {
     uint32_t b;
     memcpy(&b, &f, sizeof b);
     return b;
 }
 
-static inline float cl_half_bits_f32(uint32_t b)
+CL_HALF_FN float cl_half_bits_f32(uint32_t b)
 {
     float f;
     memcpy(&f, &b, sizeof f);
     return f;
 }
 
-static inline uint64_t cl_half_f64_bits(double d)
+CL_HALF_FN uint64_t cl_half_f64_bits(double d)
 {
     uint64_t b;
     memcpy(&b, &d, sizeof b);
     return b;
 }
 
-static inline double cl_half_bits_f64(uint64_t b)
+CL_HALF_FN double cl_half_bits_f64(uint64_t b)
 {
     double d;
     memcpy(&d, &b, sizeof d);
@@ -46,14 +53,14 @@ static inline double cl_half_bits_f64(uint64_t b)
 /* cond ? a : b for cond in {0, 1}, written with masks: a ternary whose arms
    hold floating-point arithmetic is kept as a branch by GCC (the arithmetic
    may trap), which stops vectorisation. */
-static inline uint32_t cl_half_sel32(uint32_t cond, uint32_t a, uint32_t b)
+CL_HALF_FN uint32_t cl_half_sel32(uint32_t cond, uint32_t a, uint32_t b)
 {
     uint32_t m = 0u - cond;
     return (a & m) | (b & ~m);
 }
 
 /* Exact conversion of a binary16 bit pattern (low 16 bits of h) to float. */
-static inline float cl_half_to_float(uint32_t h)
+CL_HALF_FN float cl_half_to_float(uint32_t h)
 {
     uint32_t em = h & 0x7fffu; /* exponent and mantissa */
     uint32_t sign = (h & 0x8000u) << 16;
@@ -67,7 +74,7 @@ static inline float cl_half_to_float(uint32_t h)
 }
 
 /* float -> binary16 bit pattern, round to nearest even. */
-static inline uint32_t cl_half_from_float(float f)
+CL_HALF_FN uint32_t cl_half_from_float(float f)
 {
     uint32_t x = cl_half_f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u;
@@ -87,7 +94,7 @@ static inline uint32_t cl_half_from_float(float f)
 }
 
 /* double -> binary16 bit pattern, round to nearest even (one rounding). */
-static inline uint32_t cl_half_from_double(double d)
+CL_HALF_FN uint32_t cl_half_from_double(double d)
 {
     uint64_t x = cl_half_f64_bits(d);
     uint32_t sign = (uint32_t)(x >> 48) & 0x8000u;

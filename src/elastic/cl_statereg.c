@@ -24,6 +24,7 @@
 #include "elastic/cl_sorted.h"
 
 #include "mpi_collab.h"
+#include "util/cl_device.h"
 #include "util/cl_log.h"
 
 #include <errno.h>
@@ -245,6 +246,14 @@ static int safe_copy(cl_statereg_t *self, void *local, uintptr_t remote, size_t 
 {
     if (len == 0)
         return COLLAB_OK;
+    /* A device buffer (docs/cuda.md) goes through the device plugin, after
+       the device is synchronised: queued kernels may still be writing it. */
+    int kind = cl_device_kind((const void *)remote, len, NULL);
+    if (kind == CL_DEVQ_DEVICE)
+        return to_remote ? cl_device_write((void *)remote, local, len)
+                         : cl_device_read(local, (const void *)remote, len);
+    if (kind != CL_DEVQ_HOST)
+        return COLLAB_ERR_ARG;
     if (!self->pipe_mode) {
         int rc = vm_copy(local, remote, len, to_remote);
         if (rc != USE_PIPE)

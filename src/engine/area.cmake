@@ -26,6 +26,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_p2p.c
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
+    ${_eng}/cl_stage.c
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_admit.c
@@ -45,6 +46,13 @@ endforeach()
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)
   collab_selftest(cl_api_test ${_eng}/cl_api_test.c ${COLLAB_ENGINE_ALL})
+  # Device buffers staged through pinned memory, with a fake device.
+  add_executable(cl_stage_test ${_eng}/cl_stage_test.c ${_eng}/test_peers.c)
+  target_link_libraries(cl_stage_test PRIVATE ${COLLAB_ENGINE_ALL})
+  add_test(NAME cl_stage_test COMMAND cl_stage_test)
+  add_test(NAME cl_stage_mixed COMMAND cl_stage_test mixed)
+  set_tests_properties(cl_stage_test PROPERTIES TIMEOUT 120 LABELS selftest)
+  set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
   # Real processes over loopback (see the scenarios in test_swarm.c).
   add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c ${_eng}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})

@@ -9,7 +9,9 @@
 #include "engine/cl_api_int.h"
 
 #include "engine/cl_comm.h"
+#include "engine/cl_stage.h"
 #include "util/cl_config.h"
+#include "util/cl_device.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
 
@@ -38,7 +40,9 @@ cl_engine_t *cl_api_engine(void)
 int cl_api_run(collab_request_t *req, collab_request_t **req_out)
 {
     cl_engine_t *e = cl_api_engine();
-    int rc = e != NULL ? cl_engine_submit(e, req) : COLLAB_ERR_NOT_INIT;
+    int rc = e != NULL ? cl_stage_in(req) : COLLAB_ERR_NOT_INIT;
+    if (rc == COLLAB_OK)
+        rc = cl_engine_submit(e, req);
     if (rc != COLLAB_OK) {
         cl_request_destroy(&req);
         return rc;
@@ -48,7 +52,7 @@ int cl_api_run(collab_request_t *req, collab_request_t **req_out)
         return COLLAB_OK;
     }
     cl_request_wait(req);
-    rc = req->status;
+    rc = cl_stage_out(req);
     cl_request_destroy(&req);
     return rc;
 }
@@ -81,6 +85,11 @@ int collab_init(const collab_init_args_t *args)
         return COLLAB_ERR_CONFIG;
     }
     (void)cl_log_configure((cl_log_level_t)cfg.log_level, cfg.log_file);
+    if (cl_device_init(cfg.cuda) != COLLAB_OK) {
+        cl_config_clear(&cfg);
+        pthread_mutex_unlock(&s_life);
+        return COLLAB_ERR_CONFIG;
+    }
     if (args != NULL && args->abi_name != NULL)
         cl_debug("starting (%s face, thread level %d)", args->abi_name,
                  args->requested_thread_level);
@@ -379,7 +388,7 @@ int collab_wait(collab_request_t **req_p, collab_status_info_t *st)
     collab_request_t *req = *req_p;
     cl_request_wait(req);
     fill_status(req, st);
-    int rc = req->status;
+    int rc = cl_stage_out(req);
     cl_request_destroy(req_p);
     return rc;
 }
@@ -414,6 +423,14 @@ int collab_request_free(collab_request_t **req_p)
 {
     if (req_p == NULL || *req_p == NULL)
         return COLLAB_ERR_REQUEST;
+    if (cl_stage_pending(*req_p)) {
+        /* Results still to be copied into device memory: only this thread
+           can do it, so freeing such a request waits for it. */
+        cl_request_wait(*req_p);
+        (void)cl_stage_out(*req_p);
+        cl_request_destroy(req_p);
+        return COLLAB_OK;
+    }
     cl_request_detach(*req_p);
     *req_p = NULL;
     return COLLAB_OK;
@@ -503,14 +520,16 @@ int collab_recv(collab_comm_t *comm, void *buf, size_t bytes, int src, int tag,
     if (req != NULL)
         return cl_api_run(r, req);
     cl_engine_t *e = cl_api_engine();
-    rc = e != NULL ? cl_engine_submit(e, r) : COLLAB_ERR_NOT_INIT;
+    rc = e != NULL ? cl_stage_in(r) : COLLAB_ERR_NOT_INIT;
+    if (rc == COLLAB_OK)
+        rc = cl_engine_submit(e, r);
     if (rc != COLLAB_OK) {
         cl_request_destroy(&r);
         return rc;
     }
     cl_request_wait(r);
     fill_status(r, st);
-    rc = r->status;
+    rc = cl_stage_out(r);
     cl_request_destroy(&r);
     return rc;
 }
@@ -561,9 +580,15 @@ int collab_mrecv(collab_message_t **msg_p, void *buf, size_t bytes, collab_statu
     if (bytes > 0 && buf == NULL)
         return COLLAB_ERR_ARG;
     size_t n = m->len <= bytes ? m->len : bytes;
-    if (n > 0)
-        memcpy(buf, m->data, n);
+    cl_devattr_t dev;
+    int kind = n > 0 ? cl_device_kind(buf, n, &dev) : CL_DEVQ_HOST;
     int rc = m->len <= bytes ? COLLAB_OK : COLLAB_ERR_TRUNCATE;
+    if (kind == CL_DEVQ_DEVICE)
+        rc = cl_device_h2d(&dev, buf, m->data, n) == COLLAB_OK ? rc : COLLAB_ERR_INTERNAL;
+    else if (kind != CL_DEVQ_HOST)
+        rc = COLLAB_ERR_ARG;
+    else if (n > 0)
+        memcpy(buf, m->data, n);
     if (st != NULL)
         *st = (collab_status_info_t){m->src, m->tag, rc, 0, n};
     cl_p2p_msg_free(m);

@@ -34,6 +34,7 @@
     be re-admitted (cl_engine_admit.c).
 */
 #include "engine/cl_engine_elastic.h"
+#include "engine/cl_stage.h"
 
 #include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
@@ -226,12 +227,15 @@ static void record(struct cl_engine *e, collab_request_t *req, uint64_t *idx_out
         a1 = a->recvbuf;
         a2 = NULL;
     }
+    bool dev; /* staged device buffers: the program's own addresses count */
+    a1 = cl_stage_user(req, a1, &dev);
+    a2 = cl_stage_user(req, a2, &dev);
     uint64_t idx = cl_stream_record(el->stream, eng_el_signature(req), a1, a2);
     if (idx < CL_STREAM_HISTORY)
         el->kinds[idx] = (uint8_t)(a->kind + 1);
     uint64_t p = cl_stream_prefix(el->stream);
     if (a->kind == CL_COLL_BCAST && (p == CL_STREAM_NONE || idx < p)) {
-        int rc = cl_statereg_add(el->reg, idx, a->recvbuf, a->count);
+        int rc = cl_statereg_add(el->reg, idx, (void *)a1, a->count);
         if (rc != COLLAB_OK && cl_statereg_count(el->reg) >= CL_STATEREG_MAX && !el->full_warned) {
             cl_warn("more than %d start-up broadcasts: the buffers of later ones are not "
                     "served to joiners (they keep their own values)",

@@ -7,6 +7,8 @@
 */
 #include "engine/cl_request.h"
 
+#include "engine/cl_stage.h"
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -37,6 +39,7 @@ void cl_request_destroy(collab_request_t **req_p)
     free(r->counts_copy);
     free(r->displs_copy);
     free(r->snapshot);
+    cl_stage_free(&r->stage);
     cl_p2p_msg_free(r->msg);
     free(r);
     *req_p = NULL;

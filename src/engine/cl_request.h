@@ -41,6 +41,7 @@ struct collab_request {
     size_t *counts_copy;         /* owned copies of v-variant arrays */
     size_t *displs_copy;
     void *snapshot;              /* private copy of an in-place input (restarts) */
+    struct cl_stage *stage;      /* device buffers staged in pinned memory (cl_stage.h) */
     /* Point-to-point. */
     void *buf;                   /* RECV: destination */
     const void *sbuf;            /* SEND: source (copied by the engine) */

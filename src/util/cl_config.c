@@ -242,6 +242,19 @@ static int p_strict(const char *value, cl_config_t *cfg, char *why, size_t whyle
     return 0;
 }
 
+static int p_cuda(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (strcmp(value, "auto") == 0)
+        cfg->cuda = -1;
+    else if (strcmp(value, "0") == 0)
+        cfg->cuda = 0;
+    else if (strcmp(value, "1") == 0)
+        cfg->cuda = 1;
+    else
+        return s_why(why, whylen, "expected auto, 0 or 1");
+    return 0;
+}
+
 static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const struct {
@@ -307,6 +320,8 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
     X("COLLAB_STRICT", "0", p_strict,                                                              \
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
+    X("COLLAB_CUDA", "auto", p_cuda,                                                               \
+      "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
     X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")
 // clang-format on
@@ -418,6 +433,7 @@ static void s_defaults(cl_config_t *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->world_size = 64;
     cfg->rank = -1;
+    cfg->cuda = -1;
     cfg->min_group = 1;
     cfg->target_group = 64;
     cfg->matchmaking_time = 5.0;

@@ -45,6 +45,7 @@ typedef struct {
     double weight;            /* COLLAB_WEIGHT, default 1 */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
+    int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
     int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */
     char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
 } cl_config_t;

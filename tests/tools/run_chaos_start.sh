@@ -34,6 +34,14 @@ ID2=$(val +1 IDENTITY_PEER_ID)
 eq "rank 0 COLLAB_RANK" "$(val 0 COLLAB_RANK)" 0
 eq "rank 1 COLLAB_RANK" "$(val 1 COLLAB_RANK)" 1
 eq "peer +1 COLLAB_RANK" "$(val +1 COLLAB_RANK)" unset
+# Local ranks as mpiexec sets them; a started peer without a rank takes its
+# slot (2) modulo N.
+for v in MPI_LOCALRANKID OMPI_COMM_WORLD_LOCAL_RANK LOCAL_RANK; do
+    eq "rank 0 $v" "$(val 0 $v)" 0
+    eq "rank 1 $v" "$(val 1 $v)" 1
+    eq "peer +1 $v" "$(val +1 $v)" 0
+done
+eq "rank 1 LOCAL_WORLD_SIZE" "$(val 1 LOCAL_WORLD_SIZE)" 2
 for t in 0 1 +1; do
     eq "$t COLLAB_WORLD_SIZE" "$(val "$t" COLLAB_WORLD_SIZE)" 2
     eq "$t COLLAB_MATCHMAKING_TIME" "$(val "$t" COLLAB_MATCHMAKING_TIME)" 1

@@ -140,7 +140,11 @@ static int cmd_env(int argc, char **argv)
                                   "COLLAB_INITIAL_PEERS",
                                   "COLLAB_ANNOUNCE",
                                   "LD_PRELOAD",
-                                  "LD_LIBRARY_PATH"};
+                                  "LD_LIBRARY_PATH",
+                                  "MPI_LOCALRANKID",
+                                  "OMPI_COMM_WORLD_LOCAL_RANK",
+                                  "LOCAL_RANK",
+                                  "LOCAL_WORLD_SIZE"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         print_var(names[i]);
     const char *key = getenv("COLLAB_IDENTITY");

@@ -129,6 +129,21 @@ static cr_env_t *peer_env(cr_run_t *run, const cr_peer_t *p)
     }
     if (!run->user_matchmaking)
         rc |= cr_env_set(env, "COLLAB_MATCHMAKING_TIME", "1");
+    /* Local rank and size, as mpiexec (MPICH, Open MPI) and torchrun set
+       them: GPU trainers choose their device with them.  All peers of a
+       run share this host; a peer started by a fault takes the local rank
+       of the rank it asks for (else its slot modulo N). */
+    int local = p->rank >= 0 ? p->rank : p->slot % run->opts->n;
+    snprintf(buf, sizeof buf, "%d", local);
+    static const char *local_rank_vars[] = {"MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                            "LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof local_rank_vars / sizeof *local_rank_vars; i++)
+        rc |= cr_env_set(env, local_rank_vars[i], buf);
+    snprintf(buf, sizeof buf, "%d", run->opts->n);
+    static const char *local_size_vars[] = {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                            "LOCAL_WORLD_SIZE"};
+    for (size_t i = 0; i < sizeof local_size_vars / sizeof *local_size_vars; i++)
+        rc |= cr_env_set(env, local_size_vars[i], buf);
 
     /* The user's swarm first, then the other local peers.  Rank 0 founds
        the swarm unless the user named one to join. */

@@ -72,6 +72,7 @@ static void test_defaults(void)
     CL_CHECK(cfg.initial_peers == NULL && cfg.listen == NULL && cfg.announce == NULL);
     CL_CHECK(!cfg.client_mode && cfg.identity == NULL);
     CL_CHECK_STREQ(cfg.run_id, "default");
+    CL_CHECK(cfg.cuda == -1); /* COLLAB_CUDA=auto */
     CL_CHECK(cfg.world_size == 64 && !cfg.world_size_set);
     CL_CHECK(cfg.rank == -1 && cfg.collectives_per_step == 0);
     CL_CHECK(cfg.min_group == 1 && cfg.target_group == 64);
@@ -162,6 +163,9 @@ static void test_good_values(void)
         {"COLLAB_TARGET_GROUP", "1", 9, 1},
         {"COLLAB_COLLECTIVES_PER_STEP", "1000000", 10, 1e6},
         {"COLLAB_MATCHMAKING_TIME", "0.05", 11, 0.05},
+        {"COLLAB_CUDA", "auto", 12, -1},
+        {"COLLAB_CUDA", "0", 12, 0},
+        {"COLLAB_CUDA", "1", 12, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rc = s_load(&cfg, err, sizeof err, cases[i].name, cases[i].value, NULL);
@@ -210,6 +214,9 @@ static void test_good_values(void)
             break;
         case 11:
             got = cfg.matchmaking_time;
+            break;
+        case 12:
+            got = cfg.cuda;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -316,6 +323,9 @@ static void test_bad_values(void)
         {"COLLAB_WEIGHT", "", "greater than 0"},
         {"COLLAB_WEIGHT", "1/2", "greater than 0"},
         {"COLLAB_STRICT", "strict", "expected 1 or 0"},
+        {"COLLAB_CUDA", "yes", "expected auto, 0 or 1"},
+        {"COLLAB_CUDA", "AUTO", "expected auto, 0 or 1"},
+        {"COLLAB_CUDA", "", "expected auto, 0 or 1"},
         {"COLLAB_LOG", "verbose", "error, warn, info or debug"},
         {"COLLAB_LOG", "", "error, warn, info or debug"},
         {"COLLAB_LOG_FILE", "", "path of a file"},
@@ -527,7 +537,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 20);
+    CL_CHECK(n == 21);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -546,9 +556,10 @@ static void test_table(void)
                               "COLLAB_SWARM_KEY_FILE",
                               "COLLAB_WEIGHT",
                               "COLLAB_STRICT",
+                              "COLLAB_CUDA",
                               "COLLAB_LOG",
                               "COLLAB_LOG_FILE"};
-    for (size_t i = 0; i < n && i < 20; i++) {
+    for (size_t i = 0; i < n && i < 21; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);

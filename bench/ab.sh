@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# ab.sh - MPI_Allreduce latency of two builds of mpicollab, interleaved.
+#
+#   bench/ab.sh BUILD_A BUILD_B [--np N] [--max-bytes B] [--time S] [--runs R]
+#
+# Runs BUILD_A's and BUILD_B's collab-run on the same allreduce_bench
+# program (BUILD_A's), alternating A, B, A, B ... R times each (default 5),
+# and prints per size the median latency of each (with min..max) and the
+# ratio B/A.  For "does this change cost the host path anything": A is
+# the build before it, B the build with it.  Method: docs/benchmarks.md.
+set -u
+[ $# -ge 2 ] || { sed -n '2,10p' "$0"; exit 2; }
+a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
+shift 2
+np=4 max=$((1 << 20)) time=0.3 runs=5
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --np) np=$2; shift 2 ;;
+    --max-bytes) max=$2; shift 2 ;;
+    --time) time=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "ab.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+bench="$a/bench/allreduce_bench"
+for f in "$bench" "$a/bin/collab-run" "$b/bin/collab-run"; do
+    [ -x "$f" ] || { echo "ab.sh: missing $f" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for r in $(seq "$runs"); do
+    for x in a b; do
+        d=$([ $x = a ] && echo "$a" || echo "$b")
+        timeout 600 "$d/bin/collab-run" -n "$np" --timeout 590 -- "$bench" --max-bytes "$max" \
+            --time "$time" 2> /dev/null | sed -n 's/^.*bench: \([0-9]\)/\1/p' |
+            awk -v x=$x '{print x, $1, $3}' >> "$tmp/all" ||
+            echo "ab.sh: run $r of $x failed" >&2
+    done
+done
+printf '# MPI_Allreduce float sum, %d peers, %d interleaved runs each; latency us, median (min..max)\n' "$np" "$runs"
+printf '%10s | %26s | %26s | %6s\n' bytes "A" "B" "B/A"
+for s in $(awk '{print $2}' "$tmp/all" | sort -un); do
+    stat() { awk -v x="$1" -v s="$s" '$1 == x && $2 == s {print $3}' "$tmp/all" | sort -g |
+        awk '{v[NR] = $1} END {if (NR) printf "%.1f %.1f %.1f", v[int((NR + 1) / 2)], v[1], v[NR]}'; }
+    read -r ma la ha <<< "$(stat a)"
+    read -r mb lb hb <<< "$(stat b)"
+    awk -v s="$s" -v ma="$ma" -v la="$la" -v ha="$ha" -v mb="$mb" -v lb="$lb" -v hb="$hb" \
+        'BEGIN {printf "%10d | %10.1f (%6.1f..%6.1f) | %10.1f (%6.1f..%6.1f) | %6.2f\n", s, ma, la, ha, mb, lb, hb, (ma > 0 ? mb / ma : 0)}'
+done
