@@ -76,6 +76,9 @@ enum {
     CLI_CAT_MULTI = 128   /* multi-language types: AINT, OFFSET, COUNT */
 };
 
+typedef struct cli_tmap cli_tmap_t;         /* cli_tmap.h */
+typedef struct cli_tcontents cli_tcontents_t; /* cli_type_derived.c */
+
 typedef struct cli_type {
     int predef; /* CLI_T_* or -1 */
     int index;
@@ -93,6 +96,10 @@ typedef struct cli_type {
     MPI_Count comb_block;  /* vector blocklength */
     MPI_Count comb_stride; /* vector stride */
     struct cli_type *old;  /* type it was built from (holds a ref) or NULL */
+    cli_tmap_t *map;       /* non-contiguous layout (owned), NULL: count x extent bytes */
+    cli_tcontents_t *contents; /* constructor arguments of the type-map constructors */
+    MPI_Count lb;          /* lower bound (0 without a map) */
+    MPI_Count true_lb;     /* first byte of data (0 without a map) */
     cli_attr_t *attrs;
     char name[MPI_MAX_OBJECT_NAME];
 } cli_type_t;
