@@ -201,6 +201,8 @@ int cli_impl_Ibarrier(cli_call_t *call, MPI_Comm comm, MPI_Request *request)
 static int cli_bcast(cli_call_t *call, void *buffer, MPI_Count count, MPI_Datatype datatype,
                      int root, MPI_Request *request)
 {
+    if (cli_sparse_type(datatype))
+        return cli_sparse_bcast(call, buffer, count, datatype, root, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -254,6 +256,8 @@ static int cli_red_prep(cli_call_t *call, cli_coll_aux_t *a, MPI_Count count, MP
 static int cli_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
 {
+    if (cli_fold_needed(op, datatype))
+        return cli_fold_reduce(call, sendbuf, recvbuf, count, datatype, op, root, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)

@@ -15,6 +15,7 @@
 */
 #include "cli.h"
 #include "cli_impl.h"
+#include "cli_tmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -561,9 +562,10 @@ static int cli_status_arg(cli_call_t *call, const MPI_Status *st)
 static MPI_Count cli_count_of(const MPI_Status *st, const cli_type_t *t)
 {
     MPI_Count bytes = cli_abi_status_bytes(st);
-    if (t->extent == 0)
+    MPI_Count unit = t->map != NULL ? t->size : t->extent; /* mapped types travel packed */
+    if (unit == 0)
         return bytes == 0 ? 0 : MPI_UNDEFINED;
-    return bytes % t->extent ? MPI_UNDEFINED : bytes / t->extent;
+    return bytes % unit ? MPI_UNDEFINED : bytes / unit;
 }
 
 static MPI_Count cli_elements_of(const MPI_Status *st, const cli_type_t *t)
@@ -571,6 +573,9 @@ static MPI_Count cli_elements_of(const MPI_Status *st, const cli_type_t *t)
     MPI_Count bytes = cli_abi_status_bytes(st);
     if (t->mult == 0 || t->extent == 0)
         return bytes == 0 ? 0 : MPI_UNDEFINED;
+    if (t->map != NULL) /* whole elements of a mapped type: its basic elements */
+        return t->size > 0 && bytes % t->size == 0 ? bytes / t->size * t->map->nbasic
+                                                   : MPI_UNDEFINED;
     MPI_Count ce = t->extent / t->mult;
     if (bytes % ce)
         return MPI_UNDEFINED;
