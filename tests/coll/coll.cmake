@@ -14,8 +14,15 @@ collab_mpich_program(coll_check
   DEPENDS ${_cc_dir}/coll_check.h
   LIBS -lm)
 
+# Derived datatypes, Alltoallv/w, Iscan/Iexscan, odd-sized user ops.
+set(COLLAB_DT_CHECK ${CMAKE_CURRENT_BINARY_DIR}/coll/dt_check)
+collab_mpich_program(dt_check
+  OUTPUT ${COLLAB_DT_CHECK}
+  SOURCES ${_cc_dir}/dt_check.c)
+
 # Programs a testlist line may name.
 set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
+set(_cc_prog_dt_check ${COLLAB_DT_CHECK})
 set(_cc_prog_trainer ${COLLAB_TRAINER})
 
 # Registers coll.<name>.<mode> for every line of the test list.
