@@ -146,6 +146,7 @@ struct cli_req {
     cli_req_finish_fn finish; /* optional completion hook */
     void *aux;                /* owned by the hook */
     int freed;                /* MPI_Request_free was called */
+    struct cli_persist *persist; /* persistent collective: how to start it (owned), or NULL */
 };
 
 enum {
@@ -356,6 +357,12 @@ int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t
    (its hook run) and the error reported. */
 int cli_req_start(cli_call_t *call, int kind, cli_comm_t *comm, collab_request_t *core,
                   cli_req_finish_fn finish, void *aux, MPI_Request *out);
+/* Persistent requests (cli_persist.c): cli_req_adopt moves the state of
+   the nonblocking request `inner` (just started) into the persistent
+   request r and releases inner's handle; cli_persist_destroy frees a
+   persistent request's recipe (when the request goes). */
+int cli_req_adopt(cli_req_t *r, MPI_Request inner);
+void cli_persist_destroy(struct cli_persist **p);
 /* A request that is already complete with the given result. */
 int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
                  const collab_status_info_t *st, MPI_Request *out);

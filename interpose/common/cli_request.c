@@ -70,6 +70,25 @@ int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
     return MPI_SUCCESS;
 }
 
+int cli_req_adopt(cli_req_t *r, MPI_Request inner)
+{
+    int why = 0;
+    cli_req_t *i = cli_req_lookup(inner, &why);
+    if (i == NULL)
+        return COLLAB_ERR_INTERNAL;
+    r->core = i->core;
+    r->finish = i->finish;
+    r->aux = i->aux;
+    r->done = i->done;
+    r->status = i->status;
+    r->st = i->st;
+    cli_lock();
+    cli_table_remove(&cli.reqs, i->index);
+    cli_unlock();
+    free(i);
+    return COLLAB_OK;
+}
+
 /* Brings r up to date: returns 1 when its result is cached. */
 static int cli_req_poll(cli_req_t *r, int blocking)
 {
@@ -99,6 +118,7 @@ static int cli_req_poll(cli_req_t *r, int blocking)
 
 static void cli_req_release(cli_req_t *r)
 {
+    cli_persist_destroy(&r->persist);
     cli_lock();
     cli_table_remove(&cli.reqs, r->index);
     cli_unlock();
@@ -206,8 +226,13 @@ static int cli_req_finish_one(cli_call_t *call, cli_req_t *r, MPI_Request *h, MP
     cli_status_fill(st, r->kind, r->status, &r->st);
     int status = r->status;
     cli_comm_t *comm = r->comm;
-    cli_req_release(r);
-    *h = cli_abi_req_null();
+    if (r->persist != NULL) { /* a persistent request becomes inactive and stays */
+        r->status = COLLAB_OK;
+        r->st = cli_empty_info;
+    } else {
+        cli_req_release(r);
+        *h = cli_abi_req_null();
+    }
     if (status == COLLAB_OK)
         return MPI_SUCCESS;
     call->comm = comm;
