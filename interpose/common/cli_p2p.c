@@ -438,6 +438,13 @@ static int cli_mrecv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype 
     int rc = cli_bytes(call, datatype, count, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
+    cli_stage_t *stage = NULL; /* a non-contiguous type arrives packed */
+    if (cli_dt(datatype)->map != NULL && count > 0) {
+        if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
+            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to unpack the message");
+        buf = stage->tmp;
+        bytes = (size_t)stage->bytes;
+    }
     cli_lock();
     cli_table_remove(&cli.msgs, m->index);
     cli_unlock();
@@ -447,6 +454,11 @@ static int cli_mrecv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype 
     *message = cli_abi_msg_null();
     collab_status_info_t st = {.source = -1, .tag = -1};
     int s = collab_mrecv(&core, buf, bytes, &st);
+    if (stage != NULL) {
+        if (s == COLLAB_OK)
+            cli_stage_unpack_part(stage, (MPI_Count)st.bytes);
+        cli_stage_destroy(&stage);
+    }
     cli_info_to_mpi(&st);
     /* The message is already here: Imrecv completes at once. */
     if (request != NULL) {
