@@ -363,6 +363,10 @@ int cli_req_start(cli_call_t *call, int kind, cli_comm_t *comm, collab_request_t
    persistent request's recipe (when the request goes). */
 int cli_req_adopt(cli_req_t *r, MPI_Request inner);
 void cli_persist_destroy(struct cli_persist **p);
+/* Whether a persistent request was started and not yet completed by a
+   wait or test (inactive ones count as MPI_REQUEST_NULL in arrays). */
+int cli_persist_active(const struct cli_persist *p);
+void cli_persist_set_active(struct cli_persist *p, int on);
 /* A request that is already complete with the given result. */
 int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
                  const collab_status_info_t *st, MPI_Request *out);

@@ -186,13 +186,7 @@ static int cli_a2a(cli_call_t *call, const void *sendbuf, const cli_a2a_side_t *
     rc = cli_a2a_fill(call, a, a->recv, rs, 1);
     if (rc == MPI_SUCCESS)
         rc = cli_a2a_fill(call, a, a->send, in_place ? rs : ss, 0);
-    if (rc == MPI_SUCCESS && a->mine > 0 && recvbuf == NULL)
-        rc = cli_err(call, MPI_ERR_BUFFER, "recvbuf", "NULL buffer");
-    if (rc == MPI_SUCCESS && !in_place && sendbuf == NULL) {
-        for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
-            if (a->send[k].count > 0)
-                rc = cli_err(call, MPI_ERR_BUFFER, "sendbuf", "NULL buffer");
-    }
+    /* A NULL buffer is MPI_BOTTOM: the datatypes hold absolute addresses. */
     if (rc != MPI_SUCCESS) {
         cli_a2a_free(a);
         return rc;

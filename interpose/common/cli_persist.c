@@ -1,5 +1,5 @@
-/*  cli_persist.c - persistent collectives (MPI-4 MPI_X_init, MPI_Start,
-    MPI_Startall).
+/*  cli_persist.c - persistent requests (MPI-4 collectives MPI_X_init,
+    point-to-point MPI_Send_init/MPI_Recv_init, MPI_Start, MPI_Startall).
 
     A persistent collective is a request holding a recipe: the call and
     its arguments.  It starts inactive; MPI_Start runs the nonblocking
@@ -11,9 +11,10 @@
     an ordinary collective of the swarm, with the same rules for absent
     ranks and joiners; nothing is planned ahead across starts.  The
     arrays and buffers passed at initialisation are the program's and
-    are read again at each start, as the standard allows.  Point-to-point
-    persistent requests (MPI_Send_init ...) stay unsupported: MPI_Start on
-    anything but a persistent collective is MPI_ERR_REQUEST.
+    are read again at each start, as the standard allows.  Persistent
+    point-to-point requests (MPI_Send_init, MPI_Recv_init, ...) work the
+    same way with MPI_Isend/MPI_Irecv; MPI_Start on any other request is
+    MPI_ERR_REQUEST.
 */
 #include "cli_coll.h"
 #include "cli_impl.h"
@@ -37,7 +38,12 @@ enum {
     CLI_P_SCATTERV,
     CLI_P_ALLTOALL,
     CLI_P_ALLTOALLV,
-    CLI_P_ALLTOALLW
+    CLI_P_ALLTOALLW,
+    CLI_P_SEND, /* persistent point-to-point */
+    CLI_P_BSEND,
+    CLI_P_SSEND,
+    CLI_P_RSEND,
+    CLI_P_RECV
 };
 
 struct cli_persist {
@@ -52,12 +58,29 @@ struct cli_persist {
     MPI_Op op;
     int root;
     MPI_Comm comm;
+    int active; /* started, not yet completed by a wait or test */
+    cli_type_t *held[2]; /* references on stype/rtype: a program may free them meanwhile */
 };
+
+int cli_persist_active(const struct cli_persist *p)
+{
+    return p->active;
+}
+
+void cli_persist_set_active(struct cli_persist *p, int on)
+{
+    p->active = on;
+}
 
 void cli_persist_destroy(struct cli_persist **p)
 {
     if (p == NULL || *p == NULL)
         return;
+    cli_lock();
+    for (int k = 0; k < 2; k++)
+        if ((*p)->held[k] != NULL)
+            cli_type_unref((*p)->held[k]);
+    cli_unlock();
     free(*p);
     *p = NULL;
 }
@@ -70,9 +93,20 @@ static int cli_persist_new(cli_call_t *call, struct cli_persist p, MPI_Request *
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
     *c = p;
     c->comm = cli_comm_handle(call->comm);
+    MPI_Datatype hs[2] = {p.stype, p.rtype};
+    for (int k = 0; k < 2; k++) {
+        int why = 0;
+        cli_type_t *t = cli_type_lookup(hs[k], &why); /* takes the lock itself */
+        if (t != NULL && t->predef < 0) {
+            cli_lock();
+            t->refs++;
+            cli_unlock();
+            c->held[k] = t;
+        }
+    }
     int rc = cli_req_done(call, CLI_REQ_COLL, call->comm, COLLAB_OK, NULL, request);
     if (rc != MPI_SUCCESS) {
-        free(c);
+        cli_persist_destroy(&c);
         return rc;
     }
     int why = 0;
@@ -161,8 +195,23 @@ static int cli_persist_run(cli_call_t *call, const struct cli_persist *p, MPI_Re
                    : cli_impl_Ialltoallw(call, p->sbuf, I_(p->scounts), I_(p->sdispls), p->stypes,
                                          p->rbuf, I_(p->rcounts), I_(p->rdispls), p->rtypes,
                                          p->comm, inner);
+    case CLI_P_SEND:
+        return cli_impl_Isend_c(call, p->sbuf, p->rcount, p->rtype, p->root, (int)p->scount,
+                                p->comm, inner);
+    case CLI_P_BSEND:
+        return cli_impl_Ibsend_c(call, p->sbuf, p->rcount, p->rtype, p->root, (int)p->scount,
+                                 p->comm, inner);
+    case CLI_P_SSEND:
+        return cli_impl_Issend_c(call, p->sbuf, p->rcount, p->rtype, p->root, (int)p->scount,
+                                 p->comm, inner);
+    case CLI_P_RSEND:
+        return cli_impl_Irsend_c(call, p->sbuf, p->rcount, p->rtype, p->root, (int)p->scount,
+                                 p->comm, inner);
+    case CLI_P_RECV:
+        return cli_impl_Irecv_c(call, p->rbuf, p->rcount, p->rtype, p->root, (int)p->scount,
+                                p->comm, inner);
     default:
-        return cli_err(call, MPI_ERR_INTERN, NULL, "unknown persistent collective %d", p->what);
+        return cli_err(call, MPI_ERR_INTERN, NULL, "unknown persistent request %d", p->what);
     }
 }
 
@@ -172,10 +221,8 @@ static int cli_start_one(cli_call_t *call, MPI_Request *request, const char *arg
     cli_req_t *r = cli_req_lookup(*request, &why);
     if (r == NULL || r->persist == NULL)
         return cli_err(call, MPI_ERR_REQUEST, arg,
-                       r == NULL ? "not a valid request"
-                                 : "not a persistent collective request (persistent "
-                                   "point-to-point requests are not supported)");
-    if (!r->done || r->core != NULL)
+                       r == NULL ? "not a valid request" : "not a persistent request");
+    if (r->persist->active)
         return cli_err(call, MPI_ERR_REQUEST, arg, "the persistent request is already active");
     call->comm = r->comm;
     MPI_Request inner = cli_abi_req_null();
@@ -184,6 +231,7 @@ static int cli_start_one(cli_call_t *call, MPI_Request *request, const char *arg
         return rc;
     if (cli_req_adopt(r, inner) != COLLAB_OK)
         return cli_err(call, MPI_ERR_INTERN, arg, "lost the started request");
+    r->persist->active = 1;
     return MPI_SUCCESS;
 }
 
@@ -391,3 +439,54 @@ CLI_A2AV_INIT(Alltoallv_init_c, MPI_Count, MPI_Aint, 1)
     }
 CLI_A2AW_INIT(Alltoallw_init, int, int, 0)
 CLI_A2AW_INIT(Alltoallw_init_c, MPI_Count, MPI_Aint, 1)
+
+/* ---------------------------------------------------------------------- */
+/* Persistent point-to-point: each start is an MPI_Isend (in the request's
+   mode) or an MPI_Irecv with the arguments given at initialisation. */
+
+static int cli_persist_p2p(cli_call_t *call, int what, const void *buf, MPI_Count count,
+                           MPI_Datatype datatype, int peer, int tag, MPI_Request *request)
+{
+    return cli_persist_new(call,
+                           P_(.what = what, .sbuf = buf, .rbuf = (void *)buf, .rcount = count,
+                              .rtype = datatype, .root = peer, .scount = tag),
+                           request);
+}
+
+int cli_impl_Send_init_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    (void)comm;
+    return cli_persist_p2p(call, CLI_P_SEND, buf, count, datatype, dest, tag, request);
+}
+
+int cli_impl_Bsend_init_c(cli_call_t *call, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    (void)comm;
+    return cli_persist_p2p(call, CLI_P_BSEND, buf, count, datatype, dest, tag, request);
+}
+
+int cli_impl_Ssend_init_c(cli_call_t *call, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    (void)comm;
+    return cli_persist_p2p(call, CLI_P_SSEND, buf, count, datatype, dest, tag, request);
+}
+
+int cli_impl_Rsend_init_c(cli_call_t *call, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    (void)comm;
+    return cli_persist_p2p(call, CLI_P_RSEND, buf, count, datatype, dest, tag, request);
+}
+
+int cli_impl_Recv_init_c(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    (void)comm;
+    return cli_persist_p2p(call, CLI_P_RECV, buf, count, datatype, source, tag, request);
+}

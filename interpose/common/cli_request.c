@@ -76,6 +76,7 @@ int cli_req_adopt(cli_req_t *r, MPI_Request inner)
     cli_req_t *i = cli_req_lookup(inner, &why);
     if (i == NULL)
         return COLLAB_ERR_INTERNAL;
+    r->kind = i->kind;
     r->core = i->core;
     r->finish = i->finish;
     r->aux = i->aux;
@@ -215,6 +216,8 @@ static cli_req_t **cli_req_array(cli_call_t *call, int count, MPI_Request reqs[]
             *rc = st;
             return NULL;
         }
+        if (rs[i] != NULL && rs[i]->persist != NULL && !cli_persist_active(rs[i]->persist))
+            rs[i] = NULL; /* an inactive persistent request counts as a null one */
     }
     return rs;
 }
@@ -227,6 +230,8 @@ static int cli_req_finish_one(cli_call_t *call, cli_req_t *r, MPI_Request *h, MP
     int status = r->status;
     cli_comm_t *comm = r->comm;
     if (r->persist != NULL) { /* a persistent request becomes inactive and stays */
+        r->kind = CLI_REQ_COLL;  /* an inactive request has the empty status */
+        cli_persist_set_active(r->persist, 0);
         r->status = COLLAB_OK;
         r->st = cli_empty_info;
     } else {
