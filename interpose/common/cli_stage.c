@@ -42,7 +42,10 @@ cli_stage_t *cli_stage_new(cli_type_t *t, void *buf, int nblk, const cli_stage_b
 cli_stage_t *cli_stage_one(cli_type_t *t, const void *buf, MPI_Count count)
 {
     cli_stage_block_t b = {0, 0, count};
-    return cli_stage_new(t, (void *)buf, 1, &b, count * t->size);
+    MPI_Count bytes;
+    if (count < 0 || __builtin_mul_overflow(count, t->size, &bytes))
+        return NULL; /* reported as out of memory: no such stage can exist */
+    return cli_stage_new(t, (void *)buf, 1, &b, bytes);
 }
 
 void cli_stage_pack(cli_stage_t *s)
