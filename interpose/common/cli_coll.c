@@ -314,6 +314,14 @@ int cli_impl_Ireduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI
 static int cli_rsb(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                    MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
 {
+    if (cli_fold_needed(op, datatype)) {
+        int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
+        MPI_Count total;
+        if (__builtin_mul_overflow(recvcount, (MPI_Count)n, &total))
+            return cli_err(call, MPI_ERR_COUNT, "recvcount", "the vector size overflows");
+        return cli_fold_rs(call, sendbuf, recvbuf, total, recvcount * me, recvcount, datatype,
+                           op, request);
+    }
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -378,6 +386,10 @@ static int cli_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, cli_vec_
             mine = c;
         if (__builtin_add_overflow(total, c, &total))
             return cli_coll_abort(a, cli_err(call, MPI_ERR_COUNT, "recvcounts", "sum overflows"));
+    }
+    if (cli_fold_needed(op, datatype)) {
+        cli_coll_abort(a, MPI_SUCCESS);
+        return cli_fold_rs(call, sendbuf, recvbuf, total, before, mine, datatype, op, request);
     }
     collab_op_t cop = {0};
     collab_dtype_t ctype = COLLAB_BYTE;

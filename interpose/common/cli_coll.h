@@ -98,5 +98,13 @@ int cli_sparse_alltoall(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
 int cli_fold_needed(MPI_Op op, MPI_Datatype datatype);
 int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request);
+/* The same for Scan/Exscan (exclusive 1) and for Reduce_scatter(_block):
+   total elements in the vector, this rank's block of `mine` elements
+   after `before` elements. */
+int cli_fold_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, int exclusive, MPI_Request *request);
+int cli_fold_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count total,
+                MPI_Count before, MPI_Count mine, MPI_Datatype datatype, MPI_Op op,
+                MPI_Request *request);
 
 #endif

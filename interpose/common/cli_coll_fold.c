@@ -6,7 +6,9 @@
     likes, so such elements cannot go through it.  Instead every rank's
     contribution is packed and gathered (all-gather for Allreduce,
     gather to the root for Reduce), then folded locally in rank order,
-    x0 op (x1 op (... op x_last)), so non-commutative ops are honoured:
+    x0 op (x1 op (... op x_last)), so non-commutative ops are honoured
+    (prefix reductions fold ranks 0..me, and need every rank; a
+    reduce-scatter folds the whole vector and keeps this rank's block):
     each contribution is unpacked into the datatype's own layout and the
     program's function is called on whole elements, with its datatype
     handle.  Each member moves (n-1) x count x size bytes (all-gather) or
@@ -47,6 +49,13 @@ int cli_fold_needed(MPI_Op op, MPI_Datatype datatype)
     }
 }
 
+enum {
+    CLI_FOLD_REDUCE, /* Allreduce (root -1) or Reduce */
+    CLI_FOLD_SCAN,   /* inclusive prefix: ranks 0..me */
+    CLI_FOLD_EXSCAN, /* exclusive prefix: ranks 0..me-1 */
+    CLI_FOLD_RS      /* reduce-scatter: the whole vector, then this rank's block */
+};
+
 typedef struct {
     cli_comm_t *comm;
     cli_type_t *type; /* holds a reference */
@@ -56,7 +65,9 @@ typedef struct {
     MPI_Count count;
     size_t packed; /* bytes of one contribution */
     int n, me, root; /* root -1: all ranks get the result */
-    char *mine;      /* packed contribution */
+    int mode;        /* CLI_FOLD_* */
+    MPI_Count before, mine; /* reduce-scatter: this rank's block, in elements */
+    char *mine_buf;  /* packed contribution */
     char *all;       /* n x packed */
     size_t *counts, *displs;
     void *recvbuf;
@@ -71,7 +82,7 @@ static void cli_fold_free(cli_fold_t *f)
         cli_type_unref(f->type);
         cli_unlock();
     }
-    free(f->mine), free(f->all), free(f->counts), free(f->displs), free(f);
+    free(f->mine_buf), free(f->all), free(f->counts), free(f->displs), free(f);
 }
 
 /* A buffer holding count elements of t in its own layout: *base is the
@@ -101,20 +112,28 @@ static int cli_fold_run(cli_fold_t *f, int st)
 {
     if (st != COLLAB_OK)
         return st;
-    cli_collab_note(f->comm);
-    if (f->root >= 0 && f->me != f->root)
-        return COLLAB_OK;
     int present[COLLAB_MAX_INFO_RANKS];
     int np = 0;
     collab_info_t info;
-    if (f->n <= COLLAB_MAX_INFO_RANKS && collab_last_info(&info) == COLLAB_OK &&
-        info.nranks == info.group_size && info.nranks > 0) {
+    int have = collab_last_info(&info) == COLLAB_OK;
+    if ((f->mode == CLI_FOLD_SCAN || f->mode == CLI_FOLD_EXSCAN) && have &&
+        info.group_size < f->n)
+        return COLLAB_ERR_PROC_FAILED; /* a prefix needs every rank */
+    cli_collab_note(f->comm);
+    if (f->mode == CLI_FOLD_REDUCE && f->root >= 0 && f->me != f->root)
+        return COLLAB_OK;
+    if (f->n <= COLLAB_MAX_INFO_RANKS && have && info.nranks == info.group_size &&
+        info.nranks > 0 && f->mode != CLI_FOLD_SCAN && f->mode != CLI_FOLD_EXSCAN) {
         for (int k = 0; k < info.nranks; k++)
             present[np++] = info.ranks[k];
     } else {
-        for (int k = 0; k < f->n && k < COLLAB_MAX_INFO_RANKS; k++)
+        int last = f->mode == CLI_FOLD_SCAN ? f->me : f->mode == CLI_FOLD_EXSCAN ? f->me - 1
+                                                                                : f->n - 1;
+        for (int k = 0; k <= last && k < COLLAB_MAX_INFO_RANKS; k++)
             present[np++] = k;
     }
+    if (np == 0)
+        return COLLAB_OK; /* MPI_Exscan at rank 0: the receive buffer is undefined */
     char *accb, *tmpb;
     char *acc = cli_typed_alloc(f->type, f->count, &accb);
     char *tmp = cli_typed_alloc(f->type, f->count, &tmpb);
@@ -128,8 +147,13 @@ static int cli_fold_run(cli_fold_t *f, int st)
         cli_fold_call(f, tmpb, accb);
     }
     /* Only the type's data bytes of the program's buffer are written. */
-    cli_tmap_pack(f->type, f->count, accb, f->mine);
-    cli_tmap_unpack(f->type, f->count, f->mine, f->recvbuf);
+    if (f->mode == CLI_FOLD_RS) {
+        cli_tmap_pack(f->type, f->mine, accb + f->before * f->type->extent, f->mine_buf);
+        cli_tmap_unpack(f->type, f->mine, f->mine_buf, f->recvbuf);
+    } else {
+        cli_tmap_pack(f->type, f->count, accb, f->mine_buf);
+        cli_tmap_unpack(f->type, f->count, f->mine_buf, f->recvbuf);
+    }
     free(acc), free(tmp);
     return COLLAB_OK;
 }
@@ -144,8 +168,9 @@ static int cli_fold_finish(cli_req_t *r, int status, collab_status_info_t *st)
     return status;
 }
 
-int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
+static int cli_fold_start(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, int root, int mode, MPI_Count before,
+                          MPI_Count mine, MPI_Request *request)
 {
     int rc = cli_comm_check_live(call, call->comm);
     if (rc != MPI_SUCCESS)
@@ -154,7 +179,7 @@ int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Co
     cli_type_t *t = cli_type_lookup(datatype, &why);
     cli_op_t *o = cli_op_lookup(op, &why);
     int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
-    int at_root = root < 0 || me == root;
+    int at_root = root < 0 || me == root || mode != CLI_FOLD_REDUCE;
     if (sendbuf == MPI_IN_PLACE && !at_root)
         return cli_err(call, MPI_ERR_BUFFER, "sendbuf", "MPI_IN_PLACE is allowed only at the root");
     if (t->extent <= 0 && count > 1)
@@ -177,12 +202,12 @@ int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Co
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
     *f = (cli_fold_t){.comm = call->comm, .dtype = datatype, .fn = o->fn, .fn_c = o->fn_c,
                       .count = count, .packed = (size_t)pb, .n = n, .me = me, .root = root,
-                      .recvbuf = recvbuf};
-    f->mine = malloc((size_t)pb);
+                      .mode = mode, .before = before, .mine = mine, .recvbuf = recvbuf};
+    f->mine_buf = malloc((size_t)pb);
     f->all = at_root ? malloc((size_t)pb * (size_t)n) : NULL;
     f->counts = malloc((size_t)n * sizeof(size_t));
     f->displs = malloc((size_t)n * sizeof(size_t));
-    if (f->mine == NULL || (at_root && f->all == NULL) || f->counts == NULL || f->displs == NULL) {
+    if (f->mine_buf == NULL || (at_root && f->all == NULL) || f->counts == NULL || f->displs == NULL) {
         cli_fold_free(f);
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for %d x %lld bytes", n,
                        (long long)pb);
@@ -195,18 +220,44 @@ int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Co
         f->counts[k] = (size_t)pb;
         f->displs[k] = (size_t)k * (size_t)pb;
     }
-    cli_tmap_pack(t, count, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, f->mine);
+    cli_tmap_pack(t, count, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, f->mine_buf);
     collab_request_t *req = NULL;
-    int st = root < 0 ? collab_allgatherv(call->comm->core, f->mine, (size_t)pb, f->all, f->counts,
-                                          f->displs, request ? &req : NULL)
-                      : collab_gatherv(call->comm->core, f->mine, (size_t)pb, f->all, f->counts,
-                                       f->displs, root, request ? &req : NULL);
+    int st = root < 0 || mode != CLI_FOLD_REDUCE
+                 ? collab_allgatherv(call->comm->core, f->mine_buf, (size_t)pb, f->all, f->counts,
+                                     f->displs, request ? &req : NULL)
+                 : collab_gatherv(call->comm->core, f->mine_buf, (size_t)pb, f->all, f->counts,
+                                  f->displs, root, request ? &req : NULL);
     if (st == COLLAB_OK && request != NULL)
         return cli_req_start(call, CLI_REQ_COLL, call->comm, req, cli_fold_finish, f, request);
     if (st == COLLAB_OK)
         st = cli_fold_run(f, st);
     cli_fold_free(f);
+    if (st == COLLAB_ERR_PROC_FAILED && mode != CLI_FOLD_REDUCE && mode != CLI_FOLD_RS)
+        return cli_err(call, CLI_ABI_ERR_PROC_FAILED, NULL,
+                       "a prefix reduction needs every rank, but not all took part");
     if (st != COLLAB_OK)
         return cli_err_core(call, st, "the reduction");
     return MPI_SUCCESS;
+}
+
+int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
+{
+    return cli_fold_start(call, sendbuf, recvbuf, count, datatype, op, root, CLI_FOLD_REDUCE, 0,
+                          0, request);
+}
+
+int cli_fold_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, int exclusive, MPI_Request *request)
+{
+    return cli_fold_start(call, sendbuf, recvbuf, count, datatype, op, -1,
+                          exclusive ? CLI_FOLD_EXSCAN : CLI_FOLD_SCAN, 0, 0, request);
+}
+
+int cli_fold_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count total,
+                MPI_Count before, MPI_Count mine, MPI_Datatype datatype, MPI_Op op,
+                MPI_Request *request)
+{
+    return cli_fold_start(call, sendbuf, recvbuf, total, datatype, op, -1, CLI_FOLD_RS, before,
+                          mine, request);
 }

@@ -84,6 +84,8 @@ static int cli_scan_finish(cli_req_t *r, int status, collab_status_info_t *st)
 static int cli_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                     MPI_Datatype datatype, MPI_Op op, int exclusive, MPI_Request *request)
 {
+    if (cli_fold_needed(op, datatype)) /* elements the core cannot carry */
+        return cli_fold_scan(call, sendbuf, recvbuf, count, datatype, op, exclusive, request);
     int rc = cli_comm_check_live(call, call->comm);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -292,6 +292,25 @@ static void user_ops(void)
     MPI_Allreduce(vs, vr, 2, rt, op, MPI_COMM_WORLD);
     report("opvec.allreduce", fnv(vr, sizeof vr));
     expect(vr[1] == -1, "strided user op leaves the gaps alone");
+    /* the same op and type in a reduce-scatter, a scan and an Iexscan */
+    int *big = malloc(sizeof(int) * 8 * (size_t)size), rsb[8];
+    for (int k = 0; k < 8 * size; k++)
+        big[k] = rank * 7 + k;
+    for (int k = 0; k < 8; k++)
+        rsb[k] = -1;
+    MPI_Reduce_scatter_block(big, rsb, 1, rt, op, MPI_COMM_WORLD);
+    report("opvec.reduce_scatter_block", fnv(rsb, sizeof rsb));
+    for (int k = 0; k < 16; k++)
+        vr[k] = -1;
+    MPI_Scan(vs, vr, 2, rt, op, MPI_COMM_WORLD);
+    report("opvec.scan", fnv(vr, sizeof vr));
+    for (int k = 0; k < 16; k++)
+        vr[k] = -1;
+    MPI_Request xq;
+    MPI_Iexscan(vs, vr, 2, rt, op, MPI_COMM_WORLD, &xq);
+    MPI_Wait(&xq, MPI_STATUS_IGNORE);
+    report("opvec.iexscan", rank == 0 ? 0 : fnv(vr, sizeof vr));
+    free(big);
     MPI_Op_free(&op);
     MPI_Type_free(&rt);
     MPI_Type_free(&t);
