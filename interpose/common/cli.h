@@ -76,7 +76,7 @@ enum {
     CLI_CAT_MULTI = 128   /* multi-language types: AINT, OFFSET, COUNT */
 };
 
-typedef struct cli_tmap cli_tmap_t;         /* cli_tmap.h */
+typedef struct cli_tmap cli_tmap_t;           /* cli_tmap.h */
 typedef struct cli_tcontents cli_tcontents_t; /* cli_type_derived.c */
 
 typedef struct cli_type {
@@ -97,7 +97,7 @@ typedef struct cli_type {
     MPI_Count comb_stride; /* vector stride */
     struct cli_type *old;  /* type it was built from (holds a ref) or NULL */
     cli_tmap_t *map;       /* non-contiguous layout (owned), NULL: count x extent bytes */
-    cli_tcontents_t *contents; /* constructor arguments of the type-map constructors */
+    cli_tcontents_t *tc;   /* constructor arguments (type-map constructors) or NULL */
     MPI_Count lb;          /* lower bound (0 without a map) */
     MPI_Count true_lb;     /* first byte of data (0 without a map) */
     cli_attr_t *attrs;
@@ -146,7 +146,7 @@ struct cli_req {
     cli_req_finish_fn finish; /* optional completion hook */
     void *aux;                /* owned by the hook */
     int freed;                /* MPI_Request_free was called */
-    struct cli_persist *persist; /* persistent collective: how to start it (owned), or NULL */
+    struct cli_persist *pers; /* persistent request: how to start it (owned), or NULL */
 };
 
 enum {

@@ -71,7 +71,7 @@ static void cli_a2a_free(cli_a2a_t *a)
    or in bytes with one type per rank for w). */
 typedef struct {
     cli_vec_t counts, displs;
-    MPI_Datatype type;        /* v: one type */
+    MPI_Datatype type;         /* v: one type */
     const MPI_Datatype *types; /* w: one per rank, displs in bytes */
     MPI_Count ucount;          /* uniform: count per rank, displs k * count */
     int uniform;
@@ -91,8 +91,8 @@ static int cli_a2a_fill(cli_call_t *call, cli_a2a_t *a, cli_a2a_slot_t *slots,
         return cli_err(call, MPI_ERR_TYPE, tn, "MPI_DATATYPE_NULL");
     cli_type_t *one = NULL;
     int rc;
-    if (s->types == NULL && (rc = cli_coll_type(call, s->type, recv ? "recvtype" : "sendtype",
-                                                &one)) != MPI_SUCCESS)
+    if (s->types == NULL &&
+        (rc = cli_coll_type(call, s->type, recv ? "recvtype" : "sendtype", &one)) != MPI_SUCCESS)
         return rc;
     for (int k = 0; k < a->n; k++) {
         MPI_Count c = s->uniform ? s->ucount : cli_vec_at(s->counts, k);
@@ -300,12 +300,12 @@ int cli_impl_Ialltoallv_c(cli_call_t *call, const void *sendbuf, const MPI_Count
 
 int cli_impl_Alltoallw(cli_call_t *call, const void *sendbuf, const int sendcounts[],
                        const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                       const int recvcounts[], const int rdispls[],
-                       const MPI_Datatype recvtypes[], MPI_Comm comm)
+                       const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                       MPI_Comm comm)
 {
     (void)comm;
-    return cli_a2aw(call, sendbuf, VI(sendcounts), VI(sdispls), sendtypes, recvbuf,
-                    VI(recvcounts), VI(rdispls), recvtypes, NULL);
+    return cli_a2aw(call, sendbuf, VI(sendcounts), VI(sdispls), sendtypes, recvbuf, VI(recvcounts),
+                    VI(rdispls), recvtypes, NULL);
 }
 
 int cli_impl_Alltoallw_c(cli_call_t *call, const void *sendbuf, const MPI_Count sendcounts[],
@@ -314,18 +314,18 @@ int cli_impl_Alltoallw_c(cli_call_t *call, const void *sendbuf, const MPI_Count 
                          const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     (void)comm;
-    return cli_a2aw(call, sendbuf, VC(sendcounts), VA(sdispls), sendtypes, recvbuf,
-                    VC(recvcounts), VA(rdispls), recvtypes, NULL);
+    return cli_a2aw(call, sendbuf, VC(sendcounts), VA(sdispls), sendtypes, recvbuf, VC(recvcounts),
+                    VA(rdispls), recvtypes, NULL);
 }
 
 int cli_impl_Ialltoallw(cli_call_t *call, const void *sendbuf, const int sendcounts[],
                         const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                        const int recvcounts[], const int rdispls[],
-                        const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+                        const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                        MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
-    return cli_a2aw(call, sendbuf, VI(sendcounts), VI(sdispls), sendtypes, recvbuf,
-                    VI(recvcounts), VI(rdispls), recvtypes, request);
+    return cli_a2aw(call, sendbuf, VI(sendcounts), VI(sdispls), sendtypes, recvbuf, VI(recvcounts),
+                    VI(rdispls), recvtypes, request);
 }
 
 int cli_impl_Ialltoallw_c(cli_call_t *call, const void *sendbuf, const MPI_Count sendcounts[],
@@ -334,6 +334,6 @@ int cli_impl_Ialltoallw_c(cli_call_t *call, const void *sendbuf, const MPI_Count
                           const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
-    return cli_a2aw(call, sendbuf, VC(sendcounts), VA(sdispls), sendtypes, recvbuf,
-                    VC(recvcounts), VA(rdispls), recvtypes, request);
+    return cli_a2aw(call, sendbuf, VC(sendcounts), VA(sdispls), sendtypes, recvbuf, VC(recvcounts),
+                    VA(rdispls), recvtypes, request);
 }

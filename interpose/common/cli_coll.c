@@ -319,8 +319,8 @@ static int cli_rsb(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Cou
         MPI_Count total;
         if (__builtin_mul_overflow(recvcount, (MPI_Count)n, &total))
             return cli_err(call, MPI_ERR_COUNT, "recvcount", "the vector size overflows");
-        return cli_fold_rs(call, sendbuf, recvbuf, total, recvcount * me, recvcount, datatype,
-                           op, request);
+        return cli_fold_rs(call, sendbuf, recvbuf, total, recvcount * me, recvcount, datatype, op,
+                           request);
     }
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);

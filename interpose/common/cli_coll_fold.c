@@ -63,12 +63,12 @@ typedef struct {
     MPI_User_function *fn;
     MPI_User_function_c *fn_c;
     MPI_Count count;
-    size_t packed; /* bytes of one contribution */
-    int n, me, root; /* root -1: all ranks get the result */
-    int mode;        /* CLI_FOLD_* */
+    size_t packed;          /* bytes of one contribution */
+    int n, me, root;        /* root -1: all ranks get the result */
+    int mode;               /* CLI_FOLD_* */
     MPI_Count before, mine; /* reduce-scatter: this rank's block, in elements */
-    char *mine_buf;  /* packed contribution */
-    char *all;       /* n x packed */
+    char *mine_buf;         /* packed contribution */
+    char *all;              /* n x packed */
     size_t *counts, *displs;
     void *recvbuf;
 } cli_fold_t;
@@ -116,8 +116,7 @@ static int cli_fold_run(cli_fold_t *f, int st)
     int np = 0;
     collab_info_t info;
     int have = collab_last_info(&info) == COLLAB_OK;
-    if ((f->mode == CLI_FOLD_SCAN || f->mode == CLI_FOLD_EXSCAN) && have &&
-        info.group_size < f->n)
+    if ((f->mode == CLI_FOLD_SCAN || f->mode == CLI_FOLD_EXSCAN) && have && info.group_size < f->n)
         return COLLAB_ERR_PROC_FAILED; /* a prefix needs every rank */
     cli_collab_note(f->comm);
     if (f->mode == CLI_FOLD_REDUCE && f->root >= 0 && f->me != f->root)
@@ -127,8 +126,9 @@ static int cli_fold_run(cli_fold_t *f, int st)
         for (int k = 0; k < info.nranks; k++)
             present[np++] = info.ranks[k];
     } else {
-        int last = f->mode == CLI_FOLD_SCAN ? f->me : f->mode == CLI_FOLD_EXSCAN ? f->me - 1
-                                                                                : f->n - 1;
+        int last = f->mode == CLI_FOLD_SCAN     ? f->me
+                   : f->mode == CLI_FOLD_EXSCAN ? f->me - 1
+                                                : f->n - 1;
         for (int k = 0; k <= last && k < COLLAB_MAX_INFO_RANKS; k++)
             present[np++] = k;
     }
@@ -200,14 +200,25 @@ static int cli_fold_start(cli_call_t *call, const void *sendbuf, void *recvbuf, 
     cli_fold_t *f = calloc(1, sizeof *f);
     if (f == NULL)
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
-    *f = (cli_fold_t){.comm = call->comm, .dtype = datatype, .fn = o->fn, .fn_c = o->fn_c,
-                      .count = count, .packed = (size_t)pb, .n = n, .me = me, .root = root,
-                      .mode = mode, .before = before, .mine = mine, .recvbuf = recvbuf};
+    *f = (cli_fold_t){.comm = call->comm,
+                      .dtype = datatype,
+                      .fn = o->fn,
+                      .fn_c = o->fn_c,
+                      .count = count,
+                      .packed = (size_t)pb,
+                      .n = n,
+                      .me = me,
+                      .root = root,
+                      .mode = mode,
+                      .before = before,
+                      .mine = mine,
+                      .recvbuf = recvbuf};
     f->mine_buf = malloc((size_t)pb);
     f->all = at_root ? malloc((size_t)pb * (size_t)n) : NULL;
     f->counts = malloc((size_t)n * sizeof(size_t));
     f->displs = malloc((size_t)n * sizeof(size_t));
-    if (f->mine_buf == NULL || (at_root && f->all == NULL) || f->counts == NULL || f->displs == NULL) {
+    if (f->mine_buf == NULL || (at_root && f->all == NULL) || f->counts == NULL ||
+        f->displs == NULL) {
         cli_fold_free(f);
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for %d x %lld bytes", n,
                        (long long)pb);
@@ -243,8 +254,8 @@ static int cli_fold_start(cli_call_t *call, const void *sendbuf, void *recvbuf, 
 int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
 {
-    return cli_fold_start(call, sendbuf, recvbuf, count, datatype, op, root, CLI_FOLD_REDUCE, 0,
-                          0, request);
+    return cli_fold_start(call, sendbuf, recvbuf, count, datatype, op, root, CLI_FOLD_REDUCE, 0, 0,
+                          request);
 }
 
 int cli_fold_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,

@@ -94,9 +94,11 @@ static int cli_sparse_layout(cli_call_t *call, cli_type_t *t, void *buf, int n, 
         free(b);
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
     }
-    if (!uniform && ((counts.i == NULL && counts.c == NULL) || (displs.i == NULL && displs.a == NULL))) {
+    if (!uniform &&
+        ((counts.i == NULL && counts.c == NULL) || (displs.i == NULL && displs.a == NULL))) {
         free(b);
-        return cli_err(call, MPI_ERR_ARG, "recvcounts", "counts and displacements must not be NULL");
+        return cli_err(call, MPI_ERR_ARG, "recvcounts",
+                       "counts and displacements must not be NULL");
     }
     MPI_Count off = 0;
     for (int k = 0; k < n; k++) {

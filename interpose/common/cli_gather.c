@@ -405,8 +405,8 @@ static int cli_alltoall(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
                         MPI_Datatype recvtype, MPI_Request *request)
 {
     if ((sendbuf != MPI_IN_PLACE && cli_sparse_type(sendtype)) || cli_sparse_type(recvtype))
-        return cli_sparse_alltoall(call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                   recvtype, request);
+        return cli_sparse_alltoall(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)

@@ -184,8 +184,8 @@ static int cli_recv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype d
             cli_stage_destroy(&stage);
             return cli_err_core(call, s, "receiving");
         }
-        return cli_req_start(call, CLI_REQ_RECV, call->comm, req,
-                             stage ? cli_stage_finish : NULL, stage, request);
+        return cli_req_start(call, CLI_REQ_RECV, call->comm, req, stage ? cli_stage_finish : NULL,
+                             stage, request);
     }
     if (stage != NULL) {
         if (s == COLLAB_OK)

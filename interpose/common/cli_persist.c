@@ -58,7 +58,7 @@ struct cli_persist {
     MPI_Op op;
     int root;
     MPI_Comm comm;
-    int active; /* started, not yet completed by a wait or test */
+    int active;          /* started, not yet completed by a wait or test */
     cli_type_t *held[2]; /* references on stype/rtype: a program may free them meanwhile */
 };
 
@@ -110,7 +110,7 @@ static int cli_persist_new(cli_call_t *call, struct cli_persist p, MPI_Request *
         return rc;
     }
     int why = 0;
-    cli_req_lookup(*request, &why)->persist = c;
+    cli_req_lookup(*request, &why)->pers = c;
     return MPI_SUCCESS;
 }
 
@@ -138,11 +138,10 @@ static int cli_persist_run(cli_call_t *call, const struct cli_persist *p, MPI_Re
     case CLI_P_RS:
         return p->large ? cli_impl_Ireduce_scatter_c(call, p->sbuf, p->rbuf, C_(p->rcounts),
                                                      p->rtype, p->op, p->comm, inner)
-                        : cli_impl_Ireduce_scatter(call, p->sbuf, p->rbuf, I_(p->rcounts),
-                                                   p->rtype, p->op, p->comm, inner);
+                        : cli_impl_Ireduce_scatter(call, p->sbuf, p->rbuf, I_(p->rcounts), p->rtype,
+                                                   p->op, p->comm, inner);
     case CLI_P_SCAN:
-        return cli_impl_Iscan_c(call, p->sbuf, p->rbuf, p->rcount, p->rtype, p->op, p->comm,
-                                inner);
+        return cli_impl_Iscan_c(call, p->sbuf, p->rbuf, p->rcount, p->rtype, p->op, p->comm, inner);
     case CLI_P_EXSCAN:
         return cli_impl_Iexscan_c(call, p->sbuf, p->rbuf, p->rcount, p->rtype, p->op, p->comm,
                                   inner);
@@ -157,19 +156,18 @@ static int cli_persist_run(cli_call_t *call, const struct cli_persist *p, MPI_Re
                    : cli_impl_Iallgatherv(call, p->sbuf, (int)p->scount, p->stype, p->rbuf,
                                           I_(p->rcounts), I_(p->rdispls), p->rtype, p->comm, inner);
     case CLI_P_GATHER:
-        return cli_impl_Igather_c(call, p->sbuf, p->scount, p->stype, p->rbuf, p->rcount,
-                                  p->rtype, p->root, p->comm, inner);
+        return cli_impl_Igather_c(call, p->sbuf, p->scount, p->stype, p->rbuf, p->rcount, p->rtype,
+                                  p->root, p->comm, inner);
     case CLI_P_GATHERV:
-        return p->large
-                   ? cli_impl_Igatherv_c(call, p->sbuf, p->scount, p->stype, p->rbuf,
-                                         C_(p->rcounts), A_(p->rdispls), p->rtype, p->root,
-                                         p->comm, inner)
-                   : cli_impl_Igatherv(call, p->sbuf, (int)p->scount, p->stype, p->rbuf,
-                                       I_(p->rcounts), I_(p->rdispls), p->rtype, p->root, p->comm,
-                                       inner);
+        return p->large ? cli_impl_Igatherv_c(call, p->sbuf, p->scount, p->stype, p->rbuf,
+                                              C_(p->rcounts), A_(p->rdispls), p->rtype, p->root,
+                                              p->comm, inner)
+                        : cli_impl_Igatherv(call, p->sbuf, (int)p->scount, p->stype, p->rbuf,
+                                            I_(p->rcounts), I_(p->rdispls), p->rtype, p->root,
+                                            p->comm, inner);
     case CLI_P_SCATTER:
-        return cli_impl_Iscatter_c(call, p->sbuf, p->scount, p->stype, p->rbuf, p->rcount,
-                                   p->rtype, p->root, p->comm, inner);
+        return cli_impl_Iscatter_c(call, p->sbuf, p->scount, p->stype, p->rbuf, p->rcount, p->rtype,
+                                   p->root, p->comm, inner);
     case CLI_P_SCATTERV:
         return p->large
                    ? cli_impl_Iscatterv_c(call, p->sbuf, C_(p->scounts), A_(p->sdispls), p->stype,
@@ -180,21 +178,19 @@ static int cli_persist_run(cli_call_t *call, const struct cli_persist *p, MPI_Re
         return cli_impl_Ialltoall_c(call, p->sbuf, p->scount, p->stype, p->rbuf, p->rcount,
                                     p->rtype, p->comm, inner);
     case CLI_P_ALLTOALLV:
-        return p->large
-                   ? cli_impl_Ialltoallv_c(call, p->sbuf, C_(p->scounts), A_(p->sdispls), p->stype,
-                                           p->rbuf, C_(p->rcounts), A_(p->rdispls), p->rtype,
-                                           p->comm, inner)
-                   : cli_impl_Ialltoallv(call, p->sbuf, I_(p->scounts), I_(p->sdispls), p->stype,
-                                         p->rbuf, I_(p->rcounts), I_(p->rdispls), p->rtype,
-                                         p->comm, inner);
+        return p->large ? cli_impl_Ialltoallv_c(call, p->sbuf, C_(p->scounts), A_(p->sdispls),
+                                                p->stype, p->rbuf, C_(p->rcounts), A_(p->rdispls),
+                                                p->rtype, p->comm, inner)
+                        : cli_impl_Ialltoallv(call, p->sbuf, I_(p->scounts), I_(p->sdispls),
+                                              p->stype, p->rbuf, I_(p->rcounts), I_(p->rdispls),
+                                              p->rtype, p->comm, inner);
     case CLI_P_ALLTOALLW:
-        return p->large
-                   ? cli_impl_Ialltoallw_c(call, p->sbuf, C_(p->scounts), A_(p->sdispls),
-                                           p->stypes, p->rbuf, C_(p->rcounts), A_(p->rdispls),
-                                           p->rtypes, p->comm, inner)
-                   : cli_impl_Ialltoallw(call, p->sbuf, I_(p->scounts), I_(p->sdispls), p->stypes,
-                                         p->rbuf, I_(p->rcounts), I_(p->rdispls), p->rtypes,
-                                         p->comm, inner);
+        return p->large ? cli_impl_Ialltoallw_c(call, p->sbuf, C_(p->scounts), A_(p->sdispls),
+                                                p->stypes, p->rbuf, C_(p->rcounts), A_(p->rdispls),
+                                                p->rtypes, p->comm, inner)
+                        : cli_impl_Ialltoallw(call, p->sbuf, I_(p->scounts), I_(p->sdispls),
+                                              p->stypes, p->rbuf, I_(p->rcounts), I_(p->rdispls),
+                                              p->rtypes, p->comm, inner);
     case CLI_P_SEND:
         return cli_impl_Isend_c(call, p->sbuf, p->rcount, p->rtype, p->root, (int)p->scount,
                                 p->comm, inner);
@@ -219,19 +215,19 @@ static int cli_start_one(cli_call_t *call, MPI_Request *request, const char *arg
 {
     int why = 0;
     cli_req_t *r = cli_req_lookup(*request, &why);
-    if (r == NULL || r->persist == NULL)
+    if (r == NULL || r->pers == NULL)
         return cli_err(call, MPI_ERR_REQUEST, arg,
                        r == NULL ? "not a valid request" : "not a persistent request");
-    if (r->persist->active)
+    if (r->pers->active)
         return cli_err(call, MPI_ERR_REQUEST, arg, "the persistent request is already active");
     call->comm = r->comm;
     MPI_Request inner = cli_abi_req_null();
-    int rc = cli_persist_run(call, r->persist, &inner);
+    int rc = cli_persist_run(call, r->pers, &inner);
     if (rc != MPI_SUCCESS)
         return rc;
     if (cli_req_adopt(r, inner) != COLLAB_OK)
         return cli_err(call, MPI_ERR_INTERN, arg, "lost the started request");
-    r->persist->active = 1;
+    r->pers->active = 1;
     return MPI_SUCCESS;
 }
 
@@ -271,7 +267,8 @@ int cli_impl_Bcast_init_c(cli_call_t *call, void *buffer, MPI_Count count, MPI_D
 {
     (void)comm, (void)info;
     return cli_persist_new(
-        call, P_(.what = CLI_P_BCAST, .rbuf = buffer, .rcount = count, .rtype = datatype, .root = root),
+        call,
+        P_(.what = CLI_P_BCAST, .rbuf = buffer, .rcount = count, .rtype = datatype, .root = root),
         request);
 }
 
@@ -460,25 +457,22 @@ int cli_impl_Send_init_c(cli_call_t *call, const void *buf, MPI_Count count, MPI
     return cli_persist_p2p(call, CLI_P_SEND, buf, count, datatype, dest, tag, request);
 }
 
-int cli_impl_Bsend_init_c(cli_call_t *call, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request)
+int cli_impl_Bsend_init_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
     return cli_persist_p2p(call, CLI_P_BSEND, buf, count, datatype, dest, tag, request);
 }
 
-int cli_impl_Ssend_init_c(cli_call_t *call, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request)
+int cli_impl_Ssend_init_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
     return cli_persist_p2p(call, CLI_P_SSEND, buf, count, datatype, dest, tag, request);
 }
 
-int cli_impl_Rsend_init_c(cli_call_t *call, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                          MPI_Request *request)
+int cli_impl_Rsend_init_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
     return cli_persist_p2p(call, CLI_P_RSEND, buf, count, datatype, dest, tag, request);

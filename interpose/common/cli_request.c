@@ -119,7 +119,7 @@ static int cli_req_poll(cli_req_t *r, int blocking)
 
 static void cli_req_release(cli_req_t *r)
 {
-    cli_persist_destroy(&r->persist);
+    cli_persist_destroy(&r->pers);
     cli_lock();
     cli_table_remove(&cli.reqs, r->index);
     cli_unlock();
@@ -216,7 +216,7 @@ static cli_req_t **cli_req_array(cli_call_t *call, int count, MPI_Request reqs[]
             *rc = st;
             return NULL;
         }
-        if (rs[i] != NULL && rs[i]->persist != NULL && !cli_persist_active(rs[i]->persist))
+        if (rs[i] != NULL && rs[i]->pers != NULL && !cli_persist_active(rs[i]->pers))
             rs[i] = NULL; /* an inactive persistent request counts as a null one */
     }
     return rs;
@@ -229,9 +229,9 @@ static int cli_req_finish_one(cli_call_t *call, cli_req_t *r, MPI_Request *h, MP
     cli_status_fill(st, r->kind, r->status, &r->st);
     int status = r->status;
     cli_comm_t *comm = r->comm;
-    if (r->persist != NULL) { /* a persistent request becomes inactive and stays */
-        r->kind = CLI_REQ_COLL;  /* an inactive request has the empty status */
-        cli_persist_set_active(r->persist, 0);
+    if (r->pers != NULL) {      /* a persistent request becomes inactive and stays */
+        r->kind = CLI_REQ_COLL; /* an inactive request has the empty status */
+        cli_persist_set_active(r->pers, 0);
         r->status = COLLAB_OK;
         r->st = cli_empty_info;
     } else {

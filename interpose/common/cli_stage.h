@@ -20,16 +20,16 @@ typedef struct {
 } cli_stage_block_t;
 
 typedef struct cli_stage {
-    cli_type_t *type;         /* holds a reference */
-    char *buf;                /* the program's buffer (not owned) */
-    char *tmp;                /* the packed data (owned) */
-    MPI_Count bytes;          /* size of tmp */
-    int nblk;                 /* blocks */
-    cli_stage_block_t *blk;   /* owned */
-    struct cli_stage *next;   /* a second stage released with this one */
+    cli_type_t *type;          /* holds a reference */
+    char *buf;                 /* the program's buffer (not owned) */
+    char *tmp;                 /* the packed data (owned) */
+    MPI_Count bytes;           /* size of tmp */
+    int nblk;                  /* blocks */
+    cli_stage_block_t *blk;    /* owned */
+    struct cli_stage *next;    /* a second stage released with this one */
     cli_req_finish_fn chained; /* the request's own hook, run first */
     void *chained_aux;
-    int unpack;               /* unpack at completion */
+    int unpack; /* unpack at completion */
 } cli_stage_t;
 
 /* A stage of nblk blocks (blk copied) of type t over buf, with `bytes`

@@ -20,15 +20,15 @@ typedef struct {
 } cli_seg_t;
 
 struct cli_tmap {
-    MPI_Count nseg;           /* runs in segs */
-    cli_seg_t *segs;          /* owned */
-    MPI_Count size;           /* sum of the run lengths */
-    MPI_Count lb, ub;         /* bounds: extent = ub - lb */
-    MPI_Count true_lb;        /* first byte of data (0 when size is 0) */
-    MPI_Count true_ub;        /* one past the last byte of data */
-    MPI_Count align;          /* largest alignment of the basic types in it */
-    int homog;                /* predefined id of the only basic type, or -1 */
-    MPI_Count nbasic;         /* basic elements in one element (for Get_elements) */
+    MPI_Count nseg;    /* runs in segs */
+    cli_seg_t *segs;   /* owned */
+    MPI_Count size;    /* sum of the run lengths */
+    MPI_Count lb, ub;  /* bounds: extent = ub - lb */
+    MPI_Count true_lb; /* first byte of data (0 when size is 0) */
+    MPI_Count true_ub; /* one past the last byte of data */
+    MPI_Count align;   /* largest alignment of the basic types in it */
+    int homog;         /* predefined id of the only basic type, or -1 */
+    MPI_Count nbasic;  /* basic elements in one element (for Get_elements) */
 };
 
 /* A map under construction: children appended one block at a time. */
@@ -75,8 +75,8 @@ int cli_type_vector(cli_call_t *call, MPI_Count count, MPI_Count bl, MPI_Count s
 /* The recorded constructor arguments: 0 when t has none (then the
    caller answers from the old fields); contents returns new references
    to derived types, as MPI_Type_get_contents must. */
-int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl,
-                    MPI_Count *nd, int *combiner);
+int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl, MPI_Count *nd,
+                    int *combiner);
 void cli_tc_contents(const cli_type_t *t, int *ints, MPI_Aint *addrs, MPI_Count *larges,
                      MPI_Datatype *types);
 /* Releases t's contents (cli.lock held). */

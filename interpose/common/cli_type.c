@@ -142,7 +142,7 @@ void cli_type_unref(cli_type_t *t)
         if (t->old != NULL)
             cli_type_unref(t->old);
         cli_tmap_destroy(&t->map);
-        cli_tc_destroy(&t->contents);
+        cli_tc_destroy(&t->tc);
         free(t);
     }
 }
@@ -491,7 +491,7 @@ static int cli_contents(cli_call_t *call, cli_type_t *t, MPI_Count max_i, MPI_Co
                        "arrays too small: need %lld integers, %lld addresses, %lld large "
                        "counts, %lld datatypes",
                        (long long)ni, (long long)na, (long long)nl, (long long)nd);
-    if (t->contents != NULL) {
+    if (t->tc != NULL) {
         cli_tc_contents(t, ints, addrs, larges, types);
         return MPI_SUCCESS;
     }

@@ -14,8 +14,9 @@
     resized children included); subarray and darray span the whole
     global array.
 */
-#include "cli_tmap.h"
+#include "cli.h"
 #include "cli_impl.h"
+#include "cli_tmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ static int cli_dt_make(cli_call_t *call, cli_tmap_builder_t *b, cli_tcontents_t 
     t->true_lb = m->true_lb;
     t->true_extent = m->true_ub - m->true_lb;
     t->combiner = c->combiner;
-    t->contents = c;
+    t->tc = c;
     if (m->homog >= 0) {
         const cli_type_t *p = &cli_predef_types[m->homog];
         t->base_predef = m->homog;
@@ -190,13 +191,13 @@ static int cli_nonneg(cli_call_t *call, cli_arr_t v, MPI_Count n, const char *na
 
 typedef struct {
     int combiner;
-    int large;      /* a _c constructor: counts in the large array */
-    int hdisp;      /* displacements are bytes (h forms, struct) */
-    int block;      /* one blocklength for all (vector, *_block) */
-    int strided;    /* one stride instead of a displacement list (vector) */
+    int large;   /* a _c constructor: counts in the large array */
+    int hdisp;   /* displacements are bytes (h forms, struct) */
+    int block;   /* one blocklength for all (vector, *_block) */
+    int strided; /* one stride instead of a displacement list (vector) */
     MPI_Count count;
-    MPI_Count bl;   /* blocklength when block */
-    cli_arr_t bls;  /* blocklengths otherwise */
+    MPI_Count bl;  /* blocklength when block */
+    cli_arr_t bls; /* blocklengths otherwise */
     MPI_Count stride;
     cli_arr_t disps;
     const MPI_Datatype *types; /* struct, else NULL */
@@ -304,7 +305,7 @@ int cli_type_vector(cli_call_t *call, MPI_Count count, MPI_Count bl, MPI_Count s
     return cli_blocks(call, &a, newtype);
 }
 
-#define CLI_IDX(fname, comb, large_, hdisp_, blty, dty)                                             \
+#define CLI_IDX(fname, comb, large_, hdisp_, blty, dty)                                            \
     int cli_impl_##fname(cli_call_t *call, blty count, const blty array_of_blocklengths[],         \
                          const dty array_of_displacements[], MPI_Datatype oldtype,                 \
                          MPI_Datatype *newtype)
@@ -328,8 +329,10 @@ int cli_impl_Type_indexed(cli_call_t *call, int count, const int array_of_blockl
                           const int array_of_displacements[], MPI_Datatype oldtype,
                           MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED, .count = count,
-                      .bls = cli_ai(array_of_blocklengths), .disps = cli_ai(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED,
+                      .count = count,
+                      .bls = cli_ai(array_of_blocklengths),
+                      .disps = cli_ai(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -339,8 +342,11 @@ int cli_impl_Type_indexed_c(cli_call_t *call, MPI_Count count,
                             const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED, .large = 1, .count = count,
-                      .bls = cli_ac(array_of_blocklengths), .disps = cli_ac(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED,
+                      .large = 1,
+                      .count = count,
+                      .bls = cli_ac(array_of_blocklengths),
+                      .disps = cli_ac(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -349,8 +355,11 @@ int cli_impl_Type_create_hindexed(cli_call_t *call, int count, const int array_o
                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED, .hdisp = 1, .count = count,
-                      .bls = cli_ai(array_of_blocklengths), .disps = cli_aa(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED,
+                      .hdisp = 1,
+                      .count = count,
+                      .bls = cli_ai(array_of_blocklengths),
+                      .disps = cli_aa(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -359,8 +368,8 @@ int cli_impl_Type_hindexed(cli_call_t *call, int count, int array_of_blocklength
                            MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                            MPI_Datatype *newtype)
 {
-    return cli_impl_Type_create_hindexed(call, count, array_of_blocklengths,
-                                         array_of_displacements, oldtype, newtype);
+    return cli_impl_Type_create_hindexed(call, count, array_of_blocklengths, array_of_displacements,
+                                         oldtype, newtype);
 }
 
 int cli_impl_Type_create_hindexed_c(cli_call_t *call, MPI_Count count,
@@ -368,8 +377,12 @@ int cli_impl_Type_create_hindexed_c(cli_call_t *call, MPI_Count count,
                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                     MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED, .large = 1, .hdisp = 1, .count = count,
-                      .bls = cli_ac(array_of_blocklengths), .disps = cli_ac(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED,
+                      .large = 1,
+                      .hdisp = 1,
+                      .count = count,
+                      .bls = cli_ac(array_of_blocklengths),
+                      .disps = cli_ac(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -378,8 +391,12 @@ int cli_impl_Type_create_indexed_block(cli_call_t *call, int count, int blocklen
                                        const int array_of_displacements[], MPI_Datatype oldtype,
                                        MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED_BLOCK, .block = 1, .count = count,
-                      .bl = blocklength, .disps = cli_ai(array_of_displacements), .old = oldtype};
+    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED_BLOCK,
+                      .block = 1,
+                      .count = count,
+                      .bl = blocklength,
+                      .disps = cli_ai(array_of_displacements),
+                      .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
 
@@ -387,8 +404,12 @@ int cli_impl_Type_create_indexed_block_c(cli_call_t *call, MPI_Count count, MPI_
                                          const MPI_Count array_of_displacements[],
                                          MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED_BLOCK, .large = 1, .block = 1,
-                      .count = count, .bl = blocklength, .disps = cli_ac(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_INDEXED_BLOCK,
+                      .large = 1,
+                      .block = 1,
+                      .count = count,
+                      .bl = blocklength,
+                      .disps = cli_ac(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -397,8 +418,12 @@ int cli_impl_Type_create_hindexed_block(cli_call_t *call, int count, int blockle
                                         const MPI_Aint array_of_displacements[],
                                         MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED_BLOCK, .hdisp = 1, .block = 1,
-                      .count = count, .bl = blocklength, .disps = cli_aa(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED_BLOCK,
+                      .hdisp = 1,
+                      .block = 1,
+                      .count = count,
+                      .bl = blocklength,
+                      .disps = cli_aa(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -407,8 +432,13 @@ int cli_impl_Type_create_hindexed_block_c(cli_call_t *call, MPI_Count count, MPI
                                           const MPI_Count array_of_displacements[],
                                           MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED_BLOCK, .large = 1, .hdisp = 1, .block = 1,
-                      .count = count, .bl = blocklength, .disps = cli_ac(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_HINDEXED_BLOCK,
+                      .large = 1,
+                      .hdisp = 1,
+                      .block = 1,
+                      .count = count,
+                      .bl = blocklength,
+                      .disps = cli_ac(array_of_displacements),
                       .old = oldtype};
     return cli_blocks(call, &a, newtype);
 }
@@ -419,8 +449,11 @@ int cli_impl_Type_create_struct(cli_call_t *call, int count, const int array_of_
 {
     if (count > 0 && array_of_types == NULL)
         return cli_err(call, MPI_ERR_ARG, "array_of_types", "must not be NULL");
-    cli_blocks_t a = {.combiner = MPI_COMBINER_STRUCT, .hdisp = 1, .count = count,
-                      .bls = cli_ai(array_of_blocklengths), .disps = cli_aa(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_STRUCT,
+                      .hdisp = 1,
+                      .count = count,
+                      .bls = cli_ai(array_of_blocklengths),
+                      .disps = cli_aa(array_of_displacements),
                       .types = array_of_types};
     return cli_blocks(call, &a, newtype);
 }
@@ -440,8 +473,12 @@ int cli_impl_Type_create_struct_c(cli_call_t *call, MPI_Count count,
 {
     if (count > 0 && array_of_types == NULL)
         return cli_err(call, MPI_ERR_ARG, "array_of_types", "must not be NULL");
-    cli_blocks_t a = {.combiner = MPI_COMBINER_STRUCT, .large = 1, .hdisp = 1, .count = count,
-                      .bls = cli_ac(array_of_blocklengths), .disps = cli_ac(array_of_displacements),
+    cli_blocks_t a = {.combiner = MPI_COMBINER_STRUCT,
+                      .large = 1,
+                      .hdisp = 1,
+                      .count = count,
+                      .bls = cli_ac(array_of_blocklengths),
+                      .disps = cli_ac(array_of_displacements),
                       .types = array_of_types};
     return cli_blocks(call, &a, newtype);
 }
@@ -508,8 +545,7 @@ static void cli_nd_walk(cli_tmap_builder_t *b, cli_type_t *old, int nd, const MP
 /* Builds the map of the selected ranges (given in the program's order
    `order`), with bounds [0, prod(gsizes) x extent). */
 static int cli_nd_type(cli_call_t *call, int nd, const MPI_Count *gsizes_prog, cli_ranges_t *rprog,
-                       int order, MPI_Datatype oldtype, cli_tcontents_t *c,
-                       MPI_Datatype *newtype)
+                       int order, MPI_Datatype oldtype, cli_tcontents_t *c, MPI_Datatype *newtype)
 {
     cli_type_t *old = cli_dt(oldtype);
     MPI_Count gs[32];
@@ -539,8 +575,7 @@ static int cli_nd_args(cli_call_t *call, int ndims, int order, const char *arr, 
     if (ndims <= 0 || ndims > 32)
         return cli_err(call, MPI_ERR_ARG, "ndims", "%d is not in 1..32", ndims);
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-        return cli_err(call, MPI_ERR_ARG, "order", "%d is neither MPI_ORDER_C nor _FORTRAN",
-                       order);
+        return cli_err(call, MPI_ERR_ARG, "order", "%d is neither MPI_ORDER_C nor _FORTRAN", order);
     if (p == NULL)
         return cli_err(call, MPI_ERR_ARG, arr, "must not be NULL");
     return MPI_SUCCESS;
@@ -550,8 +585,8 @@ static int cli_subarray(cli_call_t *call, int ndims, cli_arr_t sizes, cli_arr_t 
                         cli_arr_t starts, int order, MPI_Datatype oldtype, int large,
                         MPI_Datatype *newtype)
 {
-    int rc = cli_nd_args(call, ndims, order, "array_of_sizes", sizes.i ? (void *)sizes.i
-                                                                      : (void *)sizes.c);
+    int rc = cli_nd_args(call, ndims, order, "array_of_sizes",
+                         sizes.i ? (void *)sizes.i : (void *)sizes.c);
     if (rc == MPI_SUCCESS && (rc = cli_check_dtype(call, oldtype, "oldtype")) != MPI_SUCCESS)
         return rc;
     if (rc != MPI_SUCCESS)
@@ -576,7 +611,7 @@ static int cli_subarray(cli_call_t *call, int ndims, cli_arr_t sizes, cli_arr_t 
                 c->larges[2 * ndims + k] = st[k];
             } else {
                 c->ints[1 + k] = (int)gs[k], c->ints[1 + ndims + k] = (int)ln[k],
-                c->ints[1 + 2 * ndims + k] = (int)st[k];
+                            c->ints[1 + 2 * ndims + k] = (int)st[k];
             }
         }
         c->ints[large ? 1 : 1 + 3 * ndims] = order;
@@ -688,9 +723,9 @@ static int cli_darray(cli_call_t *call, int size, int rank, int ndims, cli_arr_t
         }
     }
     if (ok == 1) {
-        cli_tcontents_t *c = cli_tc_new(MPI_COMBINER_DARRAY, 4 + 4 * (MPI_Count)ndims -
-                                                                 (large ? ndims : 0),
-                                        0, large ? ndims : 0, 1);
+        cli_tcontents_t *c =
+            cli_tc_new(MPI_COMBINER_DARRAY, 4 + 4 * (MPI_Count)ndims - (large ? ndims : 0), 0,
+                       large ? ndims : 0, 1);
         if (c != NULL) {
             MPI_Count k = 0;
             c->ints[k++] = size, c->ints[k++] = rank, c->ints[k++] = ndims;
@@ -742,10 +777,10 @@ int cli_impl_Type_create_darray_c(cli_call_t *call, int size, int rank, int ndim
 /* ---------------------------------------------------------------------- */
 /* Envelope and contents of the types made here. */
 
-int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl,
-                    MPI_Count *nd, int *combiner)
+int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl, MPI_Count *nd,
+                    int *combiner)
 {
-    const cli_tcontents_t *c = t->contents;
+    const cli_tcontents_t *c = t->tc;
     if (c == NULL)
         return 0;
     *ni = c->ni, *na = c->na, *nl = c->nl, *nd = c->nd, *combiner = c->combiner;
@@ -755,7 +790,7 @@ int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count
 void cli_tc_contents(const cli_type_t *t, int *ints, MPI_Aint *addrs, MPI_Count *larges,
                      MPI_Datatype *types)
 {
-    const cli_tcontents_t *c = t->contents;
+    const cli_tcontents_t *c = t->tc;
     if (c->ni > 0)
         memcpy(ints, c->ints, (size_t)c->ni * sizeof *ints);
     if (c->na > 0)

@@ -48,8 +48,9 @@ static int a2av(int round, int absent)
         for (int i = 0; i < rc[j]; i++) {
             int want = j == absent ? 0 : 1000 * j + 10 * rank + i;
             if (rb[rd[j] + i] != want) {
-                check(0, j == absent ? "an absent rank's block is not zero-filled"
-                                     : "a present rank's block is wrong",
+                check(0,
+                      j == absent ? "an absent rank's block is not zero-filled"
+                                  : "a present rank's block is wrong",
                       round);
                 j = size;
                 break;

@@ -73,7 +73,8 @@ static void describe(const char *name, MPI_Datatype t, int count)
         MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
         MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
         MPI_Type_get_contents(t, ni, na, nd, ints, addrs, types);
-        uint64_t h = fnv(ints, sizeof(int) * (size_t)ni) ^ fnv(addrs, sizeof(MPI_Aint) * (size_t)na);
+        uint64_t h =
+            fnv(ints, sizeof(int) * (size_t)ni) ^ fnv(addrs, sizeof(MPI_Aint) * (size_t)na);
         for (int k = 0; k < nd; k++) {
             int a, b, c, cb;
             MPI_Type_get_envelope(types[k], &a, &b, &c, &cb);
@@ -325,8 +326,8 @@ static void alltoallv(void)
     for (int j = 0; j < n; j++) {
         sc[j] = (rank + 2 * j) % 4 + 1; /* what I send to j */
         rc[j] = (j + 2 * rank) % 4 + 1; /* what j sends to me */
-        sd[j] = stot; /* a gap of one after each block */
-        rd[j] = rtot; /* a gap of two */
+        sd[j] = stot;                   /* a gap of one after each block */
+        rd[j] = rtot;                   /* a gap of two */
         stot += sc[j] + 1;
         rtot += rc[j] + 2;
     }
@@ -532,8 +533,8 @@ int main(int argc, char **argv)
     {
         int g[2] = {7, 6}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
             darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2};
-        ADD("darray", MPI_Type_create_darray(4, 3, 2, g, dist, darg, ps, MPI_ORDER_C, MPI_DOUBLE,
-                                             &t[nt]));
+        ADD("darray",
+            MPI_Type_create_darray(4, 3, 2, g, dist, darg, ps, MPI_ORDER_C, MPI_DOUBLE, &t[nt]));
     }
     ADD("vector_of_struct", MPI_Type_vector(2, 1, 2, t[6], &t[nt]));
     ADD("contig_of_vector", MPI_Type_contiguous(2, t[0], &t[nt]));
