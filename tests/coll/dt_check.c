@@ -487,6 +487,37 @@ static void persistent(void)
     MPI_Request_free(&pq[1]);
 }
 
+/* Misused constructors: an error (the class may differ between
+   libraries, so only success or failure is printed), never a crash. */
+static void misuse(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int sz[2] = {4, 4}, sub[2] = {2, 3}, st[2] = {1, 2}, bl[2] = {1, -2}, di[2] = {0, 4};
+    int r[6];
+    r[0] = MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t); /* 2 + 3 > 4 */
+    r[1] = MPI_Type_indexed(2, bl, di, MPI_INT, &t);                           /* negative */
+    int g[2] = {8, 8}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+        darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 3};
+    r[2] =
+        MPI_Type_create_darray(4, 0, 2, g, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t); /* 6 != 4 */
+    r[3] = MPI_Type_create_subarray(2, sz, sub, st, 77, MPI_INT, &t); /* bad order */
+    int bs[2] = {2, 2};
+    r[4] = MPI_Type_create_darray(4, 0, 2, g, dist, bs, sz, MPI_ORDER_C, MPI_INT, &t); /* 2x4 < 8 */
+    sz[1] = 5;
+    sub[1] = 3;
+    r[5] = MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t); /* valid */
+    if (r[5] == MPI_SUCCESS)
+        MPI_Type_free(&t);
+    if (rank == 0) {
+        printf("dt_check: misuse                      ");
+        for (int k = 0; k < 6; k++)
+            printf(" %s", r[k] == MPI_SUCCESS ? "ok" : "error");
+        printf("\n");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -549,6 +580,7 @@ int main(int argc, char **argv)
     alltoallv();
     scans();
     persistent();
+    misuse();
     for (int k = 0; k < nt; k++)
         MPI_Type_free(&t[k]);
     int all = 0;
