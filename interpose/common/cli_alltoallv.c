@@ -18,10 +18,11 @@
     Absent ranks follow the swarm's rule for gather-type collectives:
     their slots arrive zero-filled, so the receive side gets zeros where
     they would have sent data, and MPIX_Collab_group reports which ranks
-    took part.  The nonblocking forms start step 1 and run steps 2 and
-    3 when the program waits on (or tests) the request; by then every
-    rank has entered the call, so the exchange cannot wait on a rank
-    that is not there.
+    took part.  The nonblocking forms cannot leave a step for later (the
+    program may start other collectives before it waits, in a different
+    order on each rank), so they start at once one gather to each rank:
+    n collectives, each moving exactly the blocks for its root, no
+    padding; the request completes with the last and unpacks.
 */
 #include "cli_coll.h"
 #include "cli_impl.h"
@@ -151,15 +152,143 @@ static int cli_a2a_exchange(cli_a2a_t *a)
     return st;
 }
 
-static int cli_a2a_finish(cli_req_t *r, int status, collab_status_info_t *st)
+/* The nonblocking form: one gather to each rank, all started now, so
+   that nothing is left to start at completion (other collectives the
+   program starts meanwhile keep their order on every rank). */
+typedef struct {
+    cli_a2a_t *a;
+    char *out, *in;          /* packed send blocks; received blocks, rank after rank */
+    size_t *scount, *soff;   /* per rank: packed bytes and offset of what this rank sends */
+    size_t *rcount, *roff;   /* the same for what it receives */
+    collab_request_t **reqs; /* the n gathers; the last is the MPI request's */
+} cli_a2a_nb_t;
+
+static void cli_a2a_nb_free(cli_a2a_nb_t *g)
+{
+    if (g == NULL)
+        return;
+    cli_a2a_free(g->a);
+    free(g->out), free(g->in), free(g->scount), free(g->soff), free(g->rcount), free(g->roff);
+    free(g->reqs), free(g);
+}
+
+/* Waits for the gathers 0 .. upto-1 (the last one completed already). */
+static int cli_a2a_nb_wait(cli_a2a_nb_t *g, int upto)
+{
+    int st = COLLAB_OK;
+    for (int k = 0; k < upto; k++) {
+        if (g->reqs[k] == NULL)
+            continue;
+        collab_status_info_t info;
+        int s = collab_wait(&g->reqs[k], &info);
+        if (s == COLLAB_OK && info.error != COLLAB_OK)
+            s = info.error;
+        if (st == COLLAB_OK)
+            st = s;
+    }
+    return st;
+}
+
+static int cli_a2a_nb_finish(cli_req_t *r, int status, collab_status_info_t *st)
 {
     (void)st;
-    cli_a2a_t *a = r->aux;
+    cli_a2a_nb_t *g = r->aux;
     r->aux = NULL;
+    int s = cli_a2a_nb_wait(g, g->a->n - 1);
     if (status == COLLAB_OK)
-        status = cli_a2a_exchange(a);
-    cli_a2a_free(a);
+        status = s;
+    if (status == COLLAB_OK) {
+        cli_a2a_t *a = g->a;
+        for (int k = 0; k < a->n; k++)
+            if (a->recv[k].type != NULL)
+                cli_tmap_unpack(a->recv[k].type, a->recv[k].count, g->in + g->roff[k],
+                                a->rbuf + a->recv[k].toff);
+        cli_collab_note(a->comm);
+    }
+    cli_a2a_nb_free(g);
     return status;
+}
+
+static int cli_a2a_nb(cli_call_t *call, cli_a2a_t *a, MPI_Request *request)
+{
+    size_t n = (size_t)a->n;
+    cli_a2a_nb_t *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        cli_a2a_free(a);
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    }
+    g->a = a;
+    g->scount = calloc(n, sizeof(size_t)), g->soff = calloc(n, sizeof(size_t));
+    g->rcount = calloc(n, sizeof(size_t)), g->roff = calloc(n, sizeof(size_t));
+    g->reqs = calloc(n, sizeof *g->reqs);
+    size_t stot = 0, rtot = 0;
+    if (g->scount != NULL && g->soff != NULL && g->rcount != NULL && g->roff != NULL &&
+        g->reqs != NULL) {
+        for (size_t k = 0; k < n; k++) {
+            cli_a2a_slot_t *ss = &a->send[k], *rs = &a->recv[k];
+            g->scount[k] = ss->type ? (size_t)(ss->count * ss->type->size) : 0;
+            g->rcount[k] = rs->type ? (size_t)(rs->count * rs->type->size) : 0;
+            g->soff[k] = stot, g->roff[k] = rtot;
+            stot += g->scount[k], rtot += g->rcount[k];
+        }
+        g->out = malloc(stot + 1);
+        g->in = calloc(1, rtot + 1); /* absent senders' blocks stay zero */
+    }
+    if (g->out == NULL || g->in == NULL) {
+        cli_a2a_nb_free(g);
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for the all-to-all");
+    }
+    for (size_t k = 0; k < n; k++)
+        if (a->send[k].type != NULL)
+            cli_tmap_pack(a->send[k].type, a->send[k].count, a->sbuf + a->send[k].toff,
+                          g->out + g->soff[k]);
+    for (int root = 0; root < a->n; root++) {
+        int st = collab_gatherv(a->comm->core, g->out + g->soff[root], g->scount[root], g->in,
+                                g->rcount, g->roff, root, &g->reqs[root]);
+        if (st != COLLAB_OK) {
+            cli_a2a_nb_wait(g, root);
+            cli_a2a_nb_free(g);
+            return cli_err_core(call, st, "the all-to-all");
+        }
+    }
+    collab_request_t *last = g->reqs[n - 1];
+    g->reqs[n - 1] = NULL;
+    return cli_req_start(call, CLI_REQ_COLL, call->comm, last, cli_a2a_nb_finish, g, request);
+}
+
+/* Nonblocking with one block size everywhere: one all-to-all, now. */
+static int cli_a2a_nb_uniform(cli_call_t *call, cli_a2a_t *a, MPI_Request *request)
+{
+    size_t n = (size_t)a->n, block = (size_t)a->block;
+    cli_a2a_nb_t *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        cli_a2a_free(a);
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    }
+    g->a = a;
+    g->roff = calloc(n, sizeof(size_t));
+    g->reqs = calloc(n, sizeof *g->reqs);
+    if (n <= SIZE_MAX / 2 / block) {
+        g->out = calloc(n, block);
+        g->in = calloc(n, block);
+    }
+    if (g->roff == NULL || g->reqs == NULL || g->out == NULL || g->in == NULL) {
+        cli_a2a_nb_free(g);
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for the all-to-all");
+    }
+    for (size_t k = 0; k < n; k++) {
+        g->roff[k] = k * block;
+        if (a->send[k].type != NULL)
+            cli_tmap_pack(a->send[k].type, a->send[k].count, a->sbuf + a->send[k].toff,
+                          g->out + k * block);
+    }
+    collab_request_t *req = NULL;
+    int st = collab_alltoall(a->comm->core, g->out, g->in, block, &req);
+    if (st != COLLAB_OK) {
+        cli_a2a_nb_free(g);
+        return cli_err_core(call, st, "the all-to-all");
+    }
+    return cli_req_start(call, CLI_REQ_COLL, call->comm, req, cli_a2a_nb_finish, g, request);
 }
 
 static int cli_a2a(cli_call_t *call, const void *sendbuf, const cli_a2a_side_t *ss, void *recvbuf,
@@ -192,8 +321,12 @@ static int cli_a2a(cli_call_t *call, const void *sendbuf, const cli_a2a_side_t *
         return rc;
     }
     int uniform = ss->uniform && rs->uniform;
+    if (request != NULL && !uniform)
+        return cli_a2a_nb(call, a, request);
     if (uniform) { /* the block is the same everywhere: no agreement needed */
         a->block = a->mine;
+        if (request != NULL && a->block > 0)
+            return cli_a2a_nb_uniform(call, a, request);
         if (request == NULL || a->block == 0) {
             int st = cli_a2a_exchange(a);
             cli_a2a_free(a);
@@ -204,18 +337,13 @@ static int cli_a2a(cli_call_t *call, const void *sendbuf, const cli_a2a_side_t *
             return MPI_SUCCESS;
         }
     }
-    /* Step 1 (or, uniform and nonblocking, a barrier-free start: the
-       exchange runs at completion after an all-reduce of the block). */
+    /* Blocking: step 1, then the exchange. */
     collab_op_t max = {.kind = COLLAB_OP_MAX};
-    collab_request_t *req = NULL;
-    int st = collab_allreduce(call->comm->core, &a->mine, &a->block, 1, COLLAB_UINT64, &max,
-                              request ? &req : NULL);
+    int st = collab_allreduce(call->comm->core, &a->mine, &a->block, 1, COLLAB_UINT64, &max, NULL);
     if (st != COLLAB_OK) {
         cli_a2a_free(a);
         return cli_err_core(call, st, "agreeing on the all-to-all block size");
     }
-    if (request != NULL)
-        return cli_req_start(call, CLI_REQ_COLL, call->comm, req, cli_a2a_finish, a, request);
     st = cli_a2a_exchange(a);
     cli_a2a_free(a);
     if (st != COLLAB_OK)

@@ -49,6 +49,10 @@ int cli_fold_needed(MPI_Op op, MPI_Datatype datatype)
     }
 }
 
+/* Each contribution travels behind a header whose first byte is 1, so
+   an absent rank's zero-filled slot is seen in the data itself. */
+#define CLI_FOLD_HDR 16
+
 enum {
     CLI_FOLD_REDUCE, /* Allreduce (root -1) or Reduce */
     CLI_FOLD_SCAN,   /* inclusive prefix: ranks 0..me */
@@ -112,49 +116,56 @@ static int cli_fold_run(cli_fold_t *f, int st)
 {
     if (st != COLLAB_OK)
         return st;
-    int present[COLLAB_MAX_INFO_RANKS];
-    int np = 0;
-    collab_info_t info;
-    int have = collab_last_info(&info) == COLLAB_OK;
-    if ((f->mode == CLI_FOLD_SCAN || f->mode == CLI_FOLD_EXSCAN) && have && info.group_size < f->n)
-        return COLLAB_ERR_PROC_FAILED; /* a prefix needs every rank */
     cli_collab_note(f->comm);
-    if (f->mode == CLI_FOLD_REDUCE && f->root >= 0 && f->me != f->root)
-        return COLLAB_OK;
-    if (f->n <= COLLAB_MAX_INFO_RANKS && have && info.nranks == info.group_size &&
-        info.nranks > 0 && f->mode != CLI_FOLD_SCAN && f->mode != CLI_FOLD_EXSCAN) {
-        for (int k = 0; k < info.nranks; k++)
-            present[np++] = info.ranks[k];
-    } else {
-        int last = f->mode == CLI_FOLD_SCAN     ? f->me
-                   : f->mode == CLI_FOLD_EXSCAN ? f->me - 1
-                                                : f->n - 1;
-        for (int k = 0; k <= last && k < COLLAB_MAX_INFO_RANKS; k++)
+    if (f->all == NULL)
+        return COLLAB_OK; /* Reduce at a rank that is not the root */
+    /* A present rank's slot starts with 1; an absent rank's is zero-filled. */
+    int *present = malloc((size_t)f->n * sizeof *present);
+    if (present == NULL)
+        return COLLAB_ERR_NO_MEM;
+    int np = 0, all_here = 1;
+    for (int k = 0; k < f->n; k++) {
+        if (f->all[(size_t)k * f->slot] == 1)
             present[np++] = k;
+        else
+            all_here = 0;
     }
-    if (np == 0)
+    int scan = f->mode == CLI_FOLD_SCAN || f->mode == CLI_FOLD_EXSCAN;
+    if (scan && !all_here) {
+        free(present);
+        return COLLAB_ERR_PROC_FAILED; /* a prefix needs every rank */
+    }
+    if (scan) /* ranks 0 .. me (inclusive) or 0 .. me - 1 */
+        np = f->mode == CLI_FOLD_SCAN ? f->me + 1 : f->me;
+    if (np == 0) {
+        free(present);
         return COLLAB_OK; /* MPI_Exscan at rank 0: the receive buffer is undefined */
+    }
     char *accb, *tmpb;
     char *acc = cli_typed_alloc(f->type, f->count, &accb);
     char *tmp = cli_typed_alloc(f->type, f->count, &tmpb);
     if (acc == NULL || tmp == NULL) {
-        free(acc), free(tmp);
+        free(acc), free(tmp), free(present);
         return COLLAB_ERR_NO_MEM;
     }
-    cli_tmap_unpack(f->type, f->count, f->all + (size_t)present[np - 1] * f->packed, accb);
+    cli_tmap_unpack(f->type, f->count, f->all + (size_t)present[np - 1] * f->slot + CLI_FOLD_HDR,
+                    accb);
     for (int k = np - 2; k >= 0; k--) {
-        cli_tmap_unpack(f->type, f->count, f->all + (size_t)present[k] * f->packed, tmpb);
+        cli_tmap_unpack(f->type, f->count, f->all + (size_t)present[k] * f->slot + CLI_FOLD_HDR,
+                        tmpb);
         cli_fold_call(f, tmpb, accb);
     }
     /* Only the type's data bytes of the program's buffer are written. */
     if (f->mode == CLI_FOLD_RS) {
-        cli_tmap_pack(f->type, f->mine, accb + f->before * f->type->extent, f->mine_buf);
-        cli_tmap_unpack(f->type, f->mine, f->mine_buf, f->recvbuf);
+        char *packed = f->mine_buf + CLI_FOLD_HDR; /* room for count elements, packed */
+        cli_tmap_pack(f->type, f->mine, accb + f->before * f->type->extent, packed);
+        cli_tmap_unpack(f->type, f->mine, packed, f->recvbuf);
     } else {
-        cli_tmap_pack(f->type, f->count, accb, f->mine_buf);
-        cli_tmap_unpack(f->type, f->count, f->mine_buf, f->recvbuf);
+        char *packed = f->mine_buf + CLI_FOLD_HDR;
+        cli_tmap_pack(f->type, f->count, accb, packed);
+        cli_tmap_unpack(f->type, f->count, packed, f->recvbuf);
     }
-    free(acc), free(tmp);
+    free(acc), free(tmp), free(present);
     return COLLAB_OK;
 }
 
@@ -213,8 +224,9 @@ static int cli_fold_start(cli_call_t *call, const void *sendbuf, void *recvbuf, 
                       .before = before,
                       .mine = mine,
                       .recvbuf = recvbuf};
-    f->mine_buf = malloc((size_t)pb);
-    f->all = at_root ? malloc((size_t)pb * (size_t)n) : NULL;
+    f->slot = (size_t)pb + CLI_FOLD_HDR;
+    f->mine_buf = calloc(1, f->slot);
+    f->all = at_root ? malloc(f->slot * (size_t)n) : NULL;
     f->counts = malloc((size_t)n * sizeof(size_t));
     f->displs = malloc((size_t)n * sizeof(size_t));
     if (f->mine_buf == NULL || (at_root && f->all == NULL) || f->counts == NULL ||
@@ -228,15 +240,17 @@ static int cli_fold_start(cli_call_t *call, const void *sendbuf, void *recvbuf, 
     cli_unlock();
     f->type = t;
     for (int k = 0; k < n; k++) {
-        f->counts[k] = (size_t)pb;
-        f->displs[k] = (size_t)k * (size_t)pb;
+        f->counts[k] = f->slot;
+        f->displs[k] = (size_t)k * f->slot;
     }
-    cli_tmap_pack(t, count, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, f->mine_buf);
+    f->mine_buf[0] = 1;
+    cli_tmap_pack(t, count, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+                  f->mine_buf + CLI_FOLD_HDR);
     collab_request_t *req = NULL;
     int st = root < 0 || mode != CLI_FOLD_REDUCE
-                 ? collab_allgatherv(call->comm->core, f->mine_buf, (size_t)pb, f->all, f->counts,
+                 ? collab_allgatherv(call->comm->core, f->mine_buf, f->slot, f->all, f->counts,
                                      f->displs, request ? &req : NULL)
-                 : collab_gatherv(call->comm->core, f->mine_buf, (size_t)pb, f->all, f->counts,
+                 : collab_gatherv(call->comm->core, f->mine_buf, f->slot, f->all, f->counts,
                                   f->displs, root, request ? &req : NULL);
     if (st == COLLAB_OK && request != NULL)
         return cli_req_start(call, CLI_REQ_COLL, call->comm, req, cli_fold_finish, f, request);

@@ -35,7 +35,9 @@ typedef struct {
     size_t elems, bytes;
     int n, me, exclusive;
     size_t *counts, *displs;
-    char *all;     /* n x bytes: every rank's contribution */
+    size_t slot;   /* CLI_SCAN_HDR + bytes: one rank's contribution, flagged */
+    char *mine;    /* this rank's slot */
+    char *all;     /* n slots: every rank's contribution */
     void *recvbuf; /* the program's */
 } cli_scan_t;
 
@@ -44,8 +46,16 @@ static void cli_scan_free(cli_scan_t *s)
     free(s->counts);
     free(s->displs);
     free(s->all);
+    free(s->mine);
     free(s);
 }
+
+/* Each contribution travels behind a header whose first byte is 1: an
+   absent rank's slot arrives zero-filled, so a missing contribution is
+   seen in the data itself (not in the swarm's record of the last
+   collective, which other collectives in flight may have overwritten).
+   16 bytes keep the data aligned for the reduction kernels. */
+#define CLI_SCAN_HDR 16
 
 /* Folds the prefix once every contribution is here; returns a core
    status, or COLLAB_ERR_PROC_FAILED when a rank was absent. */
@@ -53,17 +63,18 @@ static int cli_scan_fold(cli_scan_t *s, int st)
 {
     if (st != COLLAB_OK)
         return st;
-    collab_info_t info;
-    if (collab_last_info(&info) == COLLAB_OK && info.group_size < s->n)
-        return COLLAB_ERR_PROC_FAILED;
+    for (int r = 0; r < s->n; r++)
+        if (s->all[(size_t)r * s->slot] != 1)
+            return COLLAB_ERR_PROC_FAILED;
     cli_collab_note(s->comm);
     int last = s->exclusive ? s->me - 1 : s->me;
     if (last < 0)
         return COLLAB_OK;
-    char *acc = s->all + (size_t)last * s->bytes; /* fold right to left into rank last's slot */
+    char *acc = s->all + (size_t)last * s->slot + CLI_SCAN_HDR; /* fold right to left into it */
     s->cop.user_ctx = &s->uctx;
     for (int r = last - 1; r >= 0 && st == COLLAB_OK; r--)
-        st = cli_fold(s->all + (size_t)r * s->bytes, acc, s->elems, s->ctype, &s->cop);
+        st =
+            cli_fold(s->all + (size_t)r * s->slot + CLI_SCAN_HDR, acc, s->elems, s->ctype, &s->cop);
     if (st == COLLAB_OK)
         memcpy(s->recvbuf, acc, s->bytes);
     return st;
@@ -124,18 +135,22 @@ static int cli_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Co
     s->recvbuf = recvbuf;
     s->counts = malloc((size_t)n * sizeof *s->counts);
     s->displs = malloc((size_t)n * sizeof *s->displs);
-    s->all = (size_t)n <= SIZE_MAX / bytes ? malloc((size_t)n * bytes) : NULL;
-    if (s->counts == NULL || s->displs == NULL || s->all == NULL) {
+    s->slot = bytes + CLI_SCAN_HDR;
+    s->all = bytes < SIZE_MAX / 2 && (size_t)n <= SIZE_MAX / s->slot ? malloc((size_t)n * s->slot)
+                                                                     : NULL;
+    s->mine = s->all != NULL ? calloc(1, s->slot) : NULL;
+    if (s->counts == NULL || s->displs == NULL || s->all == NULL || s->mine == NULL) {
         cli_scan_free(s);
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for %d x %zu bytes", n, bytes);
     }
     for (int k = 0; k < n; k++) {
-        s->counts[k] = bytes;
-        s->displs[k] = (size_t)k * bytes;
+        s->counts[k] = s->slot;
+        s->displs[k] = (size_t)k * s->slot;
     }
-    const void *mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    s->mine[0] = 1;
+    memcpy(s->mine + CLI_SCAN_HDR, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
     collab_request_t *req = NULL;
-    int st = collab_allgatherv(call->comm->core, mine, bytes, s->all, s->counts, s->displs,
+    int st = collab_allgatherv(call->comm->core, s->mine, s->slot, s->all, s->counts, s->displs,
                                request ? &req : NULL);
     if (request != NULL && st == COLLAB_OK)
         return cli_req_start(call, CLI_REQ_COLL, call->comm, req, cli_scan_finish, s, request);
