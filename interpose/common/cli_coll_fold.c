@@ -68,6 +68,7 @@ typedef struct {
     MPI_User_function_c *fn_c;
     MPI_Count count;
     size_t packed;          /* bytes of one contribution */
+    size_t slot;            /* CLI_FOLD_HDR + packed: one flagged contribution */
     int n, me, root;        /* root -1: all ranks get the result */
     int mode;               /* CLI_FOLD_* */
     MPI_Count before, mine; /* reduce-scatter: this rank's block, in elements */
