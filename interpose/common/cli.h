@@ -76,6 +76,9 @@ enum {
     CLI_CAT_MULTI = 128   /* multi-language types: AINT, OFFSET, COUNT */
 };
 
+typedef struct cli_tmap cli_tmap_t;           /* cli_tmap.h */
+typedef struct cli_tcontents cli_tcontents_t; /* cli_type_derived.c */
+
 typedef struct cli_type {
     int predef; /* CLI_T_* or -1 */
     int index;
@@ -93,6 +96,10 @@ typedef struct cli_type {
     MPI_Count comb_block;  /* vector blocklength */
     MPI_Count comb_stride; /* vector stride */
     struct cli_type *old;  /* type it was built from (holds a ref) or NULL */
+    cli_tmap_t *map;       /* non-contiguous layout (owned), NULL: count x extent bytes */
+    cli_tcontents_t *tc;   /* constructor arguments (type-map constructors) or NULL */
+    MPI_Count lb;          /* lower bound (0 without a map) */
+    MPI_Count true_lb;     /* first byte of data (0 without a map) */
     cli_attr_t *attrs;
     char name[MPI_MAX_OBJECT_NAME];
 } cli_type_t;
@@ -139,6 +146,7 @@ struct cli_req {
     cli_req_finish_fn finish; /* optional completion hook */
     void *aux;                /* owned by the hook */
     int freed;                /* MPI_Request_free was called */
+    struct cli_persist *pers; /* persistent request: how to start it (owned), or NULL */
 };
 
 enum {
@@ -349,6 +357,16 @@ int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t
    (its hook run) and the error reported. */
 int cli_req_start(cli_call_t *call, int kind, cli_comm_t *comm, collab_request_t *core,
                   cli_req_finish_fn finish, void *aux, MPI_Request *out);
+/* Persistent requests (cli_persist.c): cli_req_adopt moves the state of
+   the nonblocking request `inner` (just started) into the persistent
+   request r and releases inner's handle; cli_persist_destroy frees a
+   persistent request's recipe (when the request goes). */
+int cli_req_adopt(cli_req_t *r, MPI_Request inner);
+void cli_persist_destroy(struct cli_persist **p);
+/* Whether a persistent request was started and not yet completed by a
+   wait or test (inactive ones count as MPI_REQUEST_NULL in arrays). */
+int cli_persist_active(const struct cli_persist *p);
+void cli_persist_set_active(struct cli_persist *p, int on);
 /* A request that is already complete with the given result. */
 int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
                  const collab_status_info_t *st, MPI_Request *out);

@@ -201,6 +201,8 @@ int cli_impl_Ibarrier(cli_call_t *call, MPI_Comm comm, MPI_Request *request)
 static int cli_bcast(cli_call_t *call, void *buffer, MPI_Count count, MPI_Datatype datatype,
                      int root, MPI_Request *request)
 {
+    if (cli_sparse_type(datatype))
+        return cli_sparse_bcast(call, buffer, count, datatype, root, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -254,6 +256,8 @@ static int cli_red_prep(cli_call_t *call, cli_coll_aux_t *a, MPI_Count count, MP
 static int cli_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request)
 {
+    if (cli_fold_needed(op, datatype))
+        return cli_fold_reduce(call, sendbuf, recvbuf, count, datatype, op, root, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -310,6 +314,14 @@ int cli_impl_Ireduce_c(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI
 static int cli_rsb(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                    MPI_Datatype datatype, MPI_Op op, MPI_Request *request)
 {
+    if (cli_fold_needed(op, datatype)) {
+        int n = collab_comm_size(call->comm->core), me = collab_comm_rank(call->comm->core);
+        MPI_Count total;
+        if (__builtin_mul_overflow(recvcount, (MPI_Count)n, &total))
+            return cli_err(call, MPI_ERR_COUNT, "recvcount", "the vector size overflows");
+        return cli_fold_rs(call, sendbuf, recvbuf, total, recvcount * me, recvcount, datatype, op,
+                           request);
+    }
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -374,6 +386,10 @@ static int cli_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, cli_vec_
             mine = c;
         if (__builtin_add_overflow(total, c, &total))
             return cli_coll_abort(a, cli_err(call, MPI_ERR_COUNT, "recvcounts", "sum overflows"));
+    }
+    if (cli_fold_needed(op, datatype)) {
+        cli_coll_abort(a, MPI_SUCCESS);
+        return cli_fold_rs(call, sendbuf, recvbuf, total, before, mine, datatype, op, request);
     }
     collab_op_t cop = {0};
     collab_dtype_t ctype = COLLAB_BYTE;

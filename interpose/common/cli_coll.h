@@ -69,4 +69,42 @@ static inline int cli_overlap(const void *a, size_t alen, const void *b, size_t 
 int cli_coll_vectors(cli_call_t *call, cli_coll_aux_t *a, int n, cli_vec_t counts, cli_vec_t displs,
                      MPI_Count extent, const char *cname, const char *dname);
 
+/* Non-contiguous datatypes (cli_coll_sparse.c): 1 when h is a valid
+   datatype with a type map; the staged forms of the collectives, called
+   by cli_coll.c and cli_gather.c when a significant type has a map. */
+int cli_sparse_type(MPI_Datatype h);
+int cli_sparse_bcast(cli_call_t *call, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                     int root, MPI_Request *request);
+int cli_sparse_allgatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                          cli_vec_t rcounts, cli_vec_t displs, MPI_Datatype recvtype, int uniform,
+                          MPI_Request *request);
+int cli_sparse_gatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, cli_vec_t rcounts,
+                       cli_vec_t displs, MPI_Datatype recvtype, int root, int uniform,
+                       MPI_Request *request);
+int cli_sparse_scatterv(cli_call_t *call, const void *sendbuf, MPI_Count sendcount,
+                        cli_vec_t scounts, cli_vec_t displs, MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root, int uniform,
+                        MPI_Request *request);
+/* The all-to-all engine (cli_alltoallv.c) for a non-contiguous alltoall. */
+int cli_sparse_alltoall(cli_call_t *call, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, MPI_Request *request);
+/* User ops on elements the core cannot carry (cli_coll_fold.c):
+   cli_fold_needed says whether (op, datatype) must take this path;
+   cli_fold_reduce runs Allreduce (root -1) or Reduce by gathering the
+   packed contributions and folding them in rank order. */
+int cli_fold_needed(MPI_Op op, MPI_Datatype datatype);
+int cli_fold_reduce(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Request *request);
+/* The same for Scan/Exscan (exclusive 1) and for Reduce_scatter(_block):
+   total elements in the vector, this rank's block of `mine` elements
+   after `before` elements. */
+int cli_fold_scan(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, int exclusive, MPI_Request *request);
+int cli_fold_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, MPI_Count total,
+                MPI_Count before, MPI_Count mine, MPI_Datatype datatype, MPI_Op op,
+                MPI_Request *request);
+
 #endif

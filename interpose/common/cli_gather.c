@@ -94,6 +94,9 @@ static int cli_allgatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendc
                           cli_vec_t rcounts, cli_vec_t displs, MPI_Datatype recvtype, int uniform,
                           MPI_Request *request)
 {
+    if ((sendbuf != MPI_IN_PLACE && cli_sparse_type(sendtype)) || cli_sparse_type(recvtype))
+        return cli_sparse_allgatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                     rcounts, displs, recvtype, uniform, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -191,6 +194,10 @@ static int cli_gatherv(cli_call_t *call, const void *sendbuf, MPI_Count sendcoun
                        cli_vec_t displs, MPI_Datatype recvtype, int root, int uniform,
                        MPI_Request *request)
 {
+    if ((sendbuf != MPI_IN_PLACE && cli_sparse_type(sendtype)) ||
+        (collab_comm_rank(call->comm->core) == root && cli_sparse_type(recvtype)))
+        return cli_sparse_gatherv(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, rcounts,
+                                  displs, recvtype, root, uniform, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -288,6 +295,10 @@ static int cli_scatterv(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
                         MPI_Count recvcount, MPI_Datatype recvtype, int root, int uniform,
                         MPI_Request *request)
 {
+    if ((recvbuf != MPI_IN_PLACE && cli_sparse_type(recvtype)) ||
+        (collab_comm_rank(call->comm->core) == root && cli_sparse_type(sendtype)))
+        return cli_sparse_scatterv(call, sendbuf, sendcount, scounts, displs, sendtype, recvbuf,
+                                   recvcount, recvtype, root, uniform, request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)
@@ -393,6 +404,9 @@ static int cli_alltoall(cli_call_t *call, const void *sendbuf, MPI_Count sendcou
                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                         MPI_Datatype recvtype, MPI_Request *request)
 {
+    if ((sendbuf != MPI_IN_PLACE && cli_sparse_type(sendtype)) || cli_sparse_type(recvtype))
+        return cli_sparse_alltoall(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   request);
     int rc = MPI_SUCCESS;
     cli_coll_aux_t *a = cli_coll_begin(call, &rc);
     if (a == NULL)

@@ -13,6 +13,7 @@
 */
 #include "cli.h"
 #include "cli_impl.h"
+#include "cli_stage.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,24 @@ static int cli_send(cli_call_t *call, const void *buf, MPI_Count count, MPI_Data
     size_t bytes = 0;
     if ((rc = cli_bytes(call, datatype, count, &bytes)) != MPI_SUCCESS)
         return rc;
+    cli_stage_t *stage = NULL; /* a non-contiguous type travels packed */
+    if (cli_dt(datatype)->map != NULL && count > 0) {
+        if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
+            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to pack the message");
+        cli_stage_pack(stage);
+        buf = stage->tmp;
+        bytes = (size_t)stage->bytes;
+    }
     collab_request_t *req = NULL;
     int st = collab_send(call->comm->core, buf, bytes, dest, tag, request ? &req : NULL);
+    if (st != COLLAB_OK || request == NULL)
+        cli_stage_destroy(&stage);
     if (st != COLLAB_OK)
         return cli_err_core(call, st, "sending");
     if (request == NULL)
         return MPI_SUCCESS;
-    return cli_req_start(call, CLI_REQ_SEND, call->comm, req, NULL, NULL, request);
+    return cli_req_start(call, CLI_REQ_SEND, call->comm, req, stage ? cli_stage_finish : NULL,
+                         stage, request);
 }
 
 int cli_impl_Send_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
@@ -155,14 +167,30 @@ static int cli_recv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype d
     size_t bytes = 0;
     if ((rc = cli_bytes(call, datatype, count, &bytes)) != MPI_SUCCESS)
         return rc;
+    cli_stage_t *stage = NULL; /* a non-contiguous type arrives packed */
+    if (cli_dt(datatype)->map != NULL && count > 0) {
+        if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
+            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to unpack the message");
+        stage->unpack = 1;
+        buf = stage->tmp;
+        bytes = (size_t)stage->bytes;
+    }
     collab_request_t *req = NULL;
     collab_status_info_t st = {.source = -1, .tag = -1};
     int s = collab_recv(call->comm->core, buf, bytes, cli_src(source), cli_tag(tag), &st,
                         request ? &req : NULL);
     if (request != NULL) {
-        if (s != COLLAB_OK)
+        if (s != COLLAB_OK) {
+            cli_stage_destroy(&stage);
             return cli_err_core(call, s, "receiving");
-        return cli_req_start(call, CLI_REQ_RECV, call->comm, req, NULL, NULL, request);
+        }
+        return cli_req_start(call, CLI_REQ_RECV, call->comm, req, stage ? cli_stage_finish : NULL,
+                             stage, request);
+    }
+    if (stage != NULL) {
+        if (s == COLLAB_OK)
+            cli_stage_unpack_part(stage, (MPI_Count)st.bytes);
+        cli_stage_destroy(&stage);
     }
     cli_info_to_mpi(&st);
     cli_status_fill(status, CLI_REQ_RECV, s, &st);
@@ -412,6 +440,13 @@ static int cli_mrecv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype 
     int rc = cli_bytes(call, datatype, count, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
+    cli_stage_t *stage = NULL; /* a non-contiguous type arrives packed */
+    if (cli_dt(datatype)->map != NULL && count > 0) {
+        if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
+            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to unpack the message");
+        buf = stage->tmp;
+        bytes = (size_t)stage->bytes;
+    }
     cli_lock();
     cli_table_remove(&cli.msgs, m->index);
     cli_unlock();
@@ -421,6 +456,11 @@ static int cli_mrecv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype 
     *message = cli_abi_msg_null();
     collab_status_info_t st = {.source = -1, .tag = -1};
     int s = collab_mrecv(&core, buf, bytes, &st);
+    if (stage != NULL) {
+        if (s == COLLAB_OK)
+            cli_stage_unpack_part(stage, (MPI_Count)st.bytes);
+        cli_stage_destroy(&stage);
+    }
     cli_info_to_mpi(&st);
     /* The message is already here: Imrecv completes at once. */
     if (request != NULL) {

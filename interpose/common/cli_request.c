@@ -15,6 +15,7 @@
 */
 #include "cli.h"
 #include "cli_impl.h"
+#include "cli_tmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,26 @@ int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
     return MPI_SUCCESS;
 }
 
+int cli_req_adopt(cli_req_t *r, MPI_Request inner)
+{
+    int why = 0;
+    cli_req_t *i = cli_req_lookup(inner, &why);
+    if (i == NULL)
+        return COLLAB_ERR_INTERNAL;
+    r->kind = i->kind;
+    r->core = i->core;
+    r->finish = i->finish;
+    r->aux = i->aux;
+    r->done = i->done;
+    r->status = i->status;
+    r->st = i->st;
+    cli_lock();
+    cli_table_remove(&cli.reqs, i->index);
+    cli_unlock();
+    free(i);
+    return COLLAB_OK;
+}
+
 /* Brings r up to date: returns 1 when its result is cached. */
 static int cli_req_poll(cli_req_t *r, int blocking)
 {
@@ -98,6 +119,7 @@ static int cli_req_poll(cli_req_t *r, int blocking)
 
 static void cli_req_release(cli_req_t *r)
 {
+    cli_persist_destroy(&r->pers);
     cli_lock();
     cli_table_remove(&cli.reqs, r->index);
     cli_unlock();
@@ -194,6 +216,8 @@ static cli_req_t **cli_req_array(cli_call_t *call, int count, MPI_Request reqs[]
             *rc = st;
             return NULL;
         }
+        if (rs[i] != NULL && rs[i]->pers != NULL && !cli_persist_active(rs[i]->pers))
+            rs[i] = NULL; /* an inactive persistent request counts as a null one */
     }
     return rs;
 }
@@ -205,8 +229,15 @@ static int cli_req_finish_one(cli_call_t *call, cli_req_t *r, MPI_Request *h, MP
     cli_status_fill(st, r->kind, r->status, &r->st);
     int status = r->status;
     cli_comm_t *comm = r->comm;
-    cli_req_release(r);
-    *h = cli_abi_req_null();
+    if (r->pers != NULL) {      /* a persistent request becomes inactive and stays */
+        r->kind = CLI_REQ_COLL; /* an inactive request has the empty status */
+        cli_persist_set_active(r->pers, 0);
+        r->status = COLLAB_OK;
+        r->st = cli_empty_info;
+    } else {
+        cli_req_release(r);
+        *h = cli_abi_req_null();
+    }
     if (status == COLLAB_OK)
         return MPI_SUCCESS;
     call->comm = comm;
@@ -561,9 +592,10 @@ static int cli_status_arg(cli_call_t *call, const MPI_Status *st)
 static MPI_Count cli_count_of(const MPI_Status *st, const cli_type_t *t)
 {
     MPI_Count bytes = cli_abi_status_bytes(st);
-    if (t->extent == 0)
+    MPI_Count unit = t->map != NULL ? t->size : t->extent; /* mapped types travel packed */
+    if (unit == 0)
         return bytes == 0 ? 0 : MPI_UNDEFINED;
-    return bytes % t->extent ? MPI_UNDEFINED : bytes / t->extent;
+    return bytes % unit ? MPI_UNDEFINED : bytes / unit;
 }
 
 static MPI_Count cli_elements_of(const MPI_Status *st, const cli_type_t *t)
@@ -571,6 +603,9 @@ static MPI_Count cli_elements_of(const MPI_Status *st, const cli_type_t *t)
     MPI_Count bytes = cli_abi_status_bytes(st);
     if (t->mult == 0 || t->extent == 0)
         return bytes == 0 ? 0 : MPI_UNDEFINED;
+    if (t->map != NULL) /* whole elements of a mapped type: its basic elements */
+        return t->size > 0 && bytes % t->size == 0 ? bytes / t->size * t->map->nbasic
+                                                   : MPI_UNDEFINED;
     MPI_Count ce = t->extent / t->mult;
     if (bytes % ce)
         return MPI_UNDEFINED;

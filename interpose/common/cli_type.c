@@ -13,6 +13,7 @@
 */
 #include "cli.h"
 #include "cli_impl.h"
+#include "cli_tmap.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -116,34 +117,6 @@ cli_type_t cli_predef_types[CLI_NTYPES] = {
 #undef S_
 #undef T_
 
-/* Layout of one core element: the pair types hold a value and an int
-   with padding; every other core type is dense. */
-typedef struct {
-    size_t extent; /* bytes from one element to the next */
-    size_t vsize;  /* bytes of the value */
-    size_t ioff;   /* offset of the int index, 0 if none */
-} cli_elem_layout_t;
-
-static cli_elem_layout_t cli_elem_layout(const cli_type_t *t)
-{
-    switch (t->basic) {
-    case COLLAB_FLOAT_INT:
-        return (cli_elem_layout_t){8, 4, 4};
-    case COLLAB_DOUBLE_INT:
-        return (cli_elem_layout_t){16, 8, 8};
-    case COLLAB_LONG_INT:
-        return (cli_elem_layout_t){16, 8, 8};
-    case COLLAB_SHORT_INT:
-        return (cli_elem_layout_t){8, 2, 4};
-    case COLLAB_LONG_DOUBLE_INT:
-        return (cli_elem_layout_t){32, 16, 16};
-    default:
-        break;
-    }
-    size_t e = t->mult > 0 ? (size_t)(t->extent / t->mult) : 0;
-    return (cli_elem_layout_t){e, e, 0};
-}
-
 MPI_Count cli_type_bytes(const cli_type_t *t, MPI_Count count)
 {
     MPI_Count r;
@@ -168,6 +141,8 @@ void cli_type_unref(cli_type_t *t)
         cli_table_remove(&cli.types, t->index);
         if (t->old != NULL)
             cli_type_unref(t->old);
+        cli_tmap_destroy(&t->map);
+        cli_tc_destroy(&t->tc);
         free(t);
     }
 }
@@ -204,7 +179,7 @@ int cli_impl_Type_get_extent(cli_call_t *call, MPI_Datatype datatype, MPI_Aint *
                              MPI_Aint *extent)
 {
     (void)call;
-    *lb = 0;
+    *lb = (MPI_Aint)cli_type_get(datatype)->lb;
     *extent = (MPI_Aint)cli_type_get(datatype)->extent;
     return MPI_SUCCESS;
 }
@@ -213,7 +188,7 @@ int cli_impl_Type_get_extent_x(cli_call_t *call, MPI_Datatype datatype, MPI_Coun
                                MPI_Count *extent)
 {
     (void)call;
-    *lb = 0;
+    *lb = cli_type_get(datatype)->lb;
     *extent = cli_type_get(datatype)->extent;
     return MPI_SUCCESS;
 }
@@ -228,7 +203,7 @@ int cli_impl_Type_get_true_extent(cli_call_t *call, MPI_Datatype datatype, MPI_A
                                   MPI_Aint *true_extent)
 {
     (void)call;
-    *true_lb = 0;
+    *true_lb = (MPI_Aint)cli_type_get(datatype)->true_lb;
     *true_extent = (MPI_Aint)cli_type_get(datatype)->true_extent;
     return MPI_SUCCESS;
 }
@@ -237,7 +212,7 @@ int cli_impl_Type_get_true_extent_x(cli_call_t *call, MPI_Datatype datatype, MPI
                                     MPI_Count *true_extent)
 {
     (void)call;
-    *true_lb = 0;
+    *true_lb = cli_type_get(datatype)->true_lb;
     *true_extent = cli_type_get(datatype)->true_extent;
     return MPI_SUCCESS;
 }
@@ -258,14 +233,16 @@ int cli_impl_Type_extent(cli_call_t *call, MPI_Datatype datatype, MPI_Aint *exte
 int cli_impl_Type_lb(cli_call_t *call, MPI_Datatype datatype, MPI_Aint *displacement)
 {
     (void)call;
-    (void)datatype;
-    *displacement = 0;
+    *displacement = (MPI_Aint)cli_type_get(datatype)->lb;
     return MPI_SUCCESS;
 }
 
 int cli_impl_Type_ub(cli_call_t *call, MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    return cli_impl_Type_extent(call, datatype, displacement);
+    (void)call;
+    cli_type_t *t = cli_type_get(datatype);
+    *displacement = (MPI_Aint)(t->lb + t->extent);
+    return MPI_SUCCESS;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -299,6 +276,17 @@ static int cli_type_derive(cli_call_t *call, cli_type_t *old, MPI_Count n, int c
     t->comb_block = block;
     t->comb_stride = stride;
     t->old = old;
+    if (old->map != NULL) { /* contiguous or dup of a non-contiguous type */
+        int err = 0;
+        if ((t->map = cli_tmap_repeat(old, n, &err)) == NULL) {
+            free(t);
+            return cli_err(call, err, NULL, "out of memory for the datatype's map");
+        }
+        t->lb = t->map->lb;
+        t->extent = t->map->ub - t->map->lb;
+        t->true_lb = t->map->true_lb;
+        t->true_extent = t->map->true_ub - t->map->true_lb;
+    }
     cli_lock();
     old->refs++;
     cli_unlock();
@@ -322,11 +310,11 @@ int cli_impl_Type_contiguous_c(cli_call_t *call, MPI_Count count, MPI_Datatype o
 int cli_impl_Type_vector_c(cli_call_t *call, MPI_Count count, MPI_Count blocklength,
                            MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > 1 && stride != blocklength)
-        return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "stride",
-                       "only contiguous vectors (stride == blocklength) are supported, got "
-                       "stride %lld and blocklength %lld",
-                       (long long)stride, (long long)blocklength);
+    if ((count > 1 && stride != blocklength) || cli_type_get(oldtype)->map != NULL)
+        return cli_type_vector(call, count, blocklength, stride, oldtype, 0,
+                               count > INT_MAX || blocklength > INT_MAX || stride > INT_MAX ||
+                                   stride < INT_MIN,
+                               newtype);
     MPI_Count n;
     if (__builtin_mul_overflow(count, blocklength, &n))
         return cli_err(call, MPI_ERR_COUNT, "count", "count * blocklength overflows");
@@ -342,11 +330,9 @@ int cli_impl_Type_create_hvector_c(cli_call_t *call, MPI_Count count, MPI_Count 
     if (__builtin_mul_overflow(count, blocklength, &n) ||
         __builtin_mul_overflow(blocklength, old->extent, &run))
         return cli_err(call, MPI_ERR_COUNT, "count", "count * blocklength overflows");
-    if (count > 1 && stride != run)
-        return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "stride",
-                       "only contiguous vectors (stride == blocklength x extent = %lld bytes) "
-                       "are supported, got stride %lld",
-                       (long long)run, (long long)stride);
+    if ((count > 1 && stride != run) || old->map != NULL)
+        return cli_type_vector(call, count, blocklength, stride, oldtype, 1,
+                               count > INT_MAX || blocklength > INT_MAX, newtype);
     return cli_type_derive(call, old, n, MPI_COMBINER_HVECTOR, blocklength, stride, newtype);
 }
 
@@ -360,6 +346,9 @@ int cli_impl_Type_dup(cli_call_t *call, MPI_Datatype oldtype, MPI_Datatype *newt
     cli_type_t *t = cli_type_get(h);
     t->committed = old->committed;
     t->true_extent = old->true_extent;
+    t->true_lb = old->true_lb;
+    t->lb = old->lb;
+    t->extent = old->extent;
     rc = cli_attr_copy_type(call, old, t);
     if (rc != MPI_SUCCESS) {
         cli_lock();
@@ -436,6 +425,8 @@ static int cli_envelope(cli_call_t *call, const cli_type_t *t, MPI_Count *ni, MP
     (void)call;
     *ni = *na = *nl = *nd = 0;
     *combiner = t->combiner;
+    if (cli_tc_envelope(t, ni, na, nl, nd, combiner))
+        return MPI_SUCCESS;
     int big = t->comb_count > INT_MAX || t->comb_block > INT_MAX || t->comb_stride > INT_MAX ||
               t->comb_stride < INT_MIN;
     MPI_Count *counts = large && big ? nl : ni;
@@ -500,6 +491,10 @@ static int cli_contents(cli_call_t *call, cli_type_t *t, MPI_Count max_i, MPI_Co
                        "arrays too small: need %lld integers, %lld addresses, %lld large "
                        "counts, %lld datatypes",
                        (long long)ni, (long long)na, (long long)nl, (long long)nd);
+    if (t->tc != NULL) {
+        cli_tc_contents(t, ints, addrs, larges, types);
+        return MPI_SUCCESS;
+    }
     MPI_Count vals[3] = {t->comb_count, t->comb_block, t->comb_stride};
     for (MPI_Count i = 0; i < ni; i++)
         ints[i] = (int)vals[i];
@@ -572,20 +567,10 @@ int cli_impl_Type_match_size(cli_call_t *call, int typeclass, int size, MPI_Data
 static void cli_pack_copy(const cli_type_t *t, MPI_Count count, const char *src, char *dst,
                           int pack)
 {
-    cli_elem_layout_t l = cli_elem_layout(t);
-    MPI_Count n = count * t->mult;
-    if (l.ioff == 0) {
-        memcpy(dst, src, (size_t)(count * t->size));
-        return;
-    }
-    size_t dense = l.vsize + sizeof(int);
-    for (MPI_Count i = 0; i < n; i++) {
-        const char *s = pack ? src + i * (MPI_Count)l.extent : src + i * (MPI_Count)dense;
-        char *d = pack ? dst + i * (MPI_Count)dense : dst + i * (MPI_Count)l.extent;
-        size_t soff = pack ? l.ioff : l.vsize, doff = pack ? l.vsize : l.ioff;
-        memcpy(d, s, l.vsize);
-        memcpy(d + doff, s + soff, sizeof(int));
-    }
+    if (pack)
+        cli_tmap_pack(t, count, src, dst);
+    else
+        cli_tmap_unpack(t, count, src, dst);
 }
 
 static int cli_pack(cli_call_t *call, const void *inbuf, MPI_Count incount, MPI_Datatype dt,

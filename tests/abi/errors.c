@@ -91,8 +91,8 @@ static int run_return(void)
     expect("derived type in a broadcast", MPI_Bcast(a, 1, t3, 0, MPI_COMM_WORLD), MPI_SUCCESS);
     MPI_Type_free(&t3);
     MPI_Datatype strided;
-    expect("strided vector", MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided),
-           MPI_ERR_UNSUPPORTED_OPERATION);
+    expect("strided vector", MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &strided), MPI_SUCCESS);
+    MPI_Type_free(&strided);
 
     /* Out-of-scope calls. */
     MPI_Win win;

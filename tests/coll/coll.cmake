@@ -14,8 +14,32 @@ collab_mpich_program(coll_check
   DEPENDS ${_cc_dir}/coll_check.h
   LIBS -lm)
 
+# Derived datatypes, Alltoallv/w, Iscan/Iexscan, odd-sized user ops.
+set(COLLAB_DT_CHECK ${CMAKE_CURRENT_BINARY_DIR}/coll/dt_check)
+collab_mpich_program(dt_check
+  OUTPUT ${COLLAB_DT_CHECK}
+  SOURCES ${_cc_dir}/dt_check.c)
+
+# Alltoallv/w and a persistent all-reduce across a real kill (preload only:
+# the test reads MPIX_Collab_group, which MPICH does not have).
+set(COLLAB_A2A_ABSENT ${CMAKE_CURRENT_BINARY_DIR}/coll/a2a_absent)
+collab_mpich_program(a2a_absent
+  OUTPUT ${COLLAB_A2A_ABSENT}
+  SOURCES ${_cc_dir}/a2a_absent.c
+  LIBS -ldl)
+if(COLLAB_MPICC_MPICH)
+  add_test(NAME coll.a2a_absent_kill
+    COMMAND ${COLLAB_RUN} -n 4 --abi mpich --mode preload --timeout 60
+      --chaos kill:2@line:2:ready -- ${COLLAB_A2A_ABSENT})
+  set_tests_properties(coll.a2a_absent_kill PROPERTIES TIMEOUT 90 PROCESSORS 4
+    LABELS "ours;elastic"
+    PASS_REGULAR_EXPRESSION "a2a_absent: rank 0 ok"
+    FAIL_REGULAR_EXPRESSION "FAIL:")
+endif()
+
 # Programs a testlist line may name.
 set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
+set(_cc_prog_dt_check ${COLLAB_DT_CHECK})
 set(_cc_prog_trainer ${COLLAB_TRAINER})
 
 # Registers coll.<name>.<mode> for every line of the test list.

@@ -12,6 +12,7 @@ include_guard(GLOBAL)
 #   ompi_inert             preloaded, nothing happens without MPI_Init
 #   ompi_c_collectives_*   an mpicc.openmpi program: same output as on Open MPI
 #   ompi_mpi4py_*          Debian's mpi4py: same output as on Open MPI
+#                          (_dtypes_3: derived types, Alltoallv/w, Iscan)
 #   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters;
 #                          _4_kill: one of 4 peers killed mid-run, the others agree
 #   ompi_robust            bad handles and out-of-scope calls: error classes, no crash
@@ -133,6 +134,8 @@ function(collab_ompi_multi_peer_tests)
   get_property(no_mpi4py GLOBAL PROPERTY COLLAB_OMPI_HAVE_MPI4PY)
   if(no_mpi4py EQUAL 0)
     collab_ompi_test(ompi_mpi4py_4 ${cmp} --np 4 -- ${COLLAB_PYTHON} ${ot}/mpi4py_basic.py)
+    # Vector and struct types, Alltoallv/w, Iscan/Iexscan through mpi4py.
+    collab_ompi_test(ompi_mpi4py_dtypes_3 ${cmp} --np 3 -- ${COLLAB_PYTHON} ${ot}/mpi4py_dtypes.py)
     collab_ompi_test(ompi_trainer_4 ${cmp} --np 4 --sort --rtol 1e-6 --same-after params
       -- ${COLLAB_PYTHON} ${PROJECT_SOURCE_DIR}/examples/numpy_trainer.py --steps 30)
     # A peer killed mid-run: the three others finish with identical parameters.
