@@ -1,4 +1,5 @@
-/*  cc_reduce.c - reductions: Allreduce, Reduce, Reduce_scatter_block.
+/*  cc_reduce.c - reductions: Allreduce, Reduce, Reduce_scatter_block (and
+    an in-place Reduce_scatter).
 
     Allreduce runs every (datatype, op) pair the standard allows with
     1 and 1000 elements and 7 in place, and each type's first op also with
@@ -256,9 +257,39 @@ out:
     free(out);
 }
 
+/* MPI_Reduce_scatter with varying counts (rank k gets k + 1 ints), in
+   place: this rank's block lands at the start of recvbuf and the rest of
+   recvbuf stays as it was. */
+static void rs_inplace_case(cc_ctx_t *c)
+{
+    int size = c->size, rank = c->rank, total = size * (size + 1) / 2, before = rank * (rank + 1) / 2;
+    int mine = rank + 1;
+    int *counts = cc_alloc(sizeof(int) * (size_t)size), *buf = cc_alloc(sizeof(int) * (size_t)total);
+    for (int k = 0; k < size; k++)
+        counts[k] = k + 1;
+    for (int i = 0; i < total; i++)
+        buf[i] = rank * 1000 + i;
+    int rc = MPI_Reduce_scatter(MPI_IN_PLACE, buf, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (!cc_call_failed(c, rc, "Reduce_scatter in place")) {
+        int bad = -1;
+        for (int j = 0; j < mine && bad < 0; j++)
+            if (buf[j] != 1000 * (size * (size - 1) / 2) + size * (before + j))
+                bad = j;
+        int touched = -1;
+        for (int i = mine; i < total && touched < 0; i++)
+            if (buf[i] != rank * 1000 + i)
+                touched = i;
+        cc_check(c, bad < 0 && touched < 0, "Reduce_scatter in place MPI_INT MPI_SUM: %s",
+                 bad >= 0 ? "wrong result" : touched >= 0 ? "wrote past its own block" : "ok");
+    }
+    free(counts);
+    free(buf);
+}
+
 void cc_run_reduce_scatter_block(cc_ctx_t *c)
 {
     cc_group_begin(c, "reduce-scatter-block");
+    rs_inplace_case(c);
     for (size_t k = 0; k < NROOTED; k++) {
         const cc_type_t *t = cc_type(rooted[k].type);
         for (size_t n = 0; n < NSMALL; n++)
