@@ -15,6 +15,7 @@ include_guard(GLOBAL)
 #   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters;
 #                          _4_kill: one of 4 peers killed mid-run, the others agree
 #   ompi_op_table          every predefined op x datatype: accepted exactly when Open MPI accepts it
+#   ompi_init_error_line   MPI_Init failing on a bad setting prints no "(null)" line
 #   ompi_robust            bad handles and out-of-scope calls: error classes, no crash
 #   ompi_fatal, ompi_abort exit statuses and banners of Open MPI
 #   ompi_foreign           an MPICH program preloading this face is stopped
@@ -107,6 +108,11 @@ foreach(mode preload replace)
     -- ${_ob}/c_collectives)
 endforeach()
 collab_ompi_test(ompi_op_table ${_cmp} --np 1 -- ${_ob}/op_table)
+# MPI_Init failing on a bad setting: the core's line, then Open MPI's
+# banner, and no "[collab] (null)" between them.
+collab_ompi_test(ompi_init_error_line ${_cmp} --np 1 --no-reference --expect-fail
+  --env COLLAB_TIMEOUT=bogus --expect-stderr "COLLAB_TIMEOUT='bogus'"
+  --reject-stderr "[(]null[)]" -- ${_ob}/op_table)
 collab_ompi_test(ompi_robust ${_cmp} --np 1 --no-reference -- ${_ob}/c_robust)
 collab_ompi_test(ompi_fatal ${_cmp} --np 1 --expect-rc 10
   --expect-stderr "An error occurred in MPI_Allreduce" -- ${_ob}/c_fatal)
