@@ -399,8 +399,8 @@ static int cli_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, cli_vec_
        block is copied out: in place, the rest of recvbuf stays untouched
        (as MPICH and Open MPI leave it). */
     if ((a->tmp = malloc(bytes)) == NULL)
-        return cli_coll_abort(a, cli_err(call, MPI_ERR_NO_MEM, NULL,
-                                         "out of memory for a %zu-byte vector", bytes));
+        return cli_coll_abort(
+            a, cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for a %zu-byte vector", bytes));
     void *work = a->tmp;
     if (sendbuf == MPI_IN_PLACE)
         memcpy(work, recvbuf, bytes);

@@ -13,11 +13,10 @@
     and bitwise ops in both, logical ops on reals in MPICH's, arithmetic
     on MPI_BYTE in Open MPI's.  Pairs the core has no kernel for are
     computed here (logical ops on reals; MPI_REAL16 and MPI_COMPLEX32 as
-    C long double and its complex, as both real libraries compute them).  A combination the standard allows but the core
-    cannot compute (e.g. 128-bit reals) is MPI_ERR_UNSUPPORTED_OPERATION.
-    User ops (MPI_Op_create) reach the core as COLLAB_OP_USER through a
-    trampoline that calls the program's function with its own datatype
-    handle and element count.
+    C long double and its complex, as both real libraries compute them).  A combination the standard
+   allows but the core cannot compute (e.g. 128-bit reals) is MPI_ERR_UNSUPPORTED_OPERATION. User
+   ops (MPI_Op_create) reach the core as COLLAB_OP_USER through a trampoline that calls the
+   program's function with its own datatype handle and element count.
 */
 #include "cli.h"
 #include "cli_impl.h"
@@ -101,11 +100,11 @@ typedef long double cli_ldouble;
 typedef _Complex long double cli_cldouble;
 
 #define CLI_LOGIC_(a, b, kind)                                                                     \
-    ((kind) == COLLAB_OP_LAND  ? ((a) != 0 && (b) != 0)                                           \
-     : (kind) == COLLAB_OP_LOR ? ((a) != 0 || (b) != 0)                                           \
+    ((kind) == COLLAB_OP_LAND  ? ((a) != 0 && (b) != 0)                                            \
+     : (kind) == COLLAB_OP_LOR ? ((a) != 0 || (b) != 0)                                            \
                                : (((a) != 0) != ((b) != 0)))
 #define CLI_REAL_KERNEL(T)                                                                         \
-    static void cli_face_##T(const void *vin, void *vio, size_t n, int kind)                      \
+    static void cli_face_##T(const void *vin, void *vio, size_t n, int kind)                       \
     {                                                                                              \
         const T *in = vin;                                                                         \
         T *io = vio;                                                                               \
@@ -148,7 +147,7 @@ static void (*cli_face_kernel(int kind, const cli_type_t *t))(const void *, void
 {
     int logical = kind == COLLAB_OP_LAND || kind == COLLAB_OP_LOR || kind == COLLAB_OP_LXOR;
     int arith = kind == COLLAB_OP_SUM || kind == COLLAB_OP_PROD || kind == COLLAB_OP_MAX ||
-                 kind == COLLAB_OP_MIN;
+                kind == COLLAB_OP_MIN;
     if (t->predef == CLI_T_REAL16 && (logical || arith))
         return cli_face_cli_ldouble;
     if (t->predef == CLI_T_COMPLEX32 && (kind == COLLAB_OP_SUM || kind == COLLAB_OP_PROD))

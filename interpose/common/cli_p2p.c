@@ -58,8 +58,8 @@ static void cli_info_to_mpi(collab_status_info_t *st)
 /* ---------------------------------------------------------------------- */
 /* Sends. */
 
-static int cli_send_mode(cli_call_t *call, const void *buf, MPI_Count count,
-                         MPI_Datatype datatype, int dest, int tag, MPI_Request *request, int sync)
+static int cli_send_mode(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         int dest, int tag, MPI_Request *request, int sync)
 {
     int rc = cli_comm_check_live(call, call->comm);
     if (rc != MPI_SUCCESS)

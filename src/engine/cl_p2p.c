@@ -132,8 +132,8 @@ int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *da
     return cl_p2p_store_sync(self, comm, src, tag, data, len, 0, -1);
 }
 
-int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data,
-                      size_t len, uint64_t sync, int from)
+int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from)
 {
     cl_p2p_msg_t *m = calloc(1, sizeof *m);
     if (m == NULL)

@@ -79,8 +79,8 @@ int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *da
 /* As cl_p2p_store, for a synchronous send: the message remembers the
    sender's id `sync` (>= 1) and world rank `from`, so that its matching
    can be answered and its sender can withdraw it. */
-int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data,
-                      size_t len, uint64_t sync, int from);
+int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from);
 
 /* Removes and frees the unexpected synchronous message (comm, from, sync)
    that its sender cancels.  True if it was still there (unmatched). */

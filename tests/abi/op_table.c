@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define N_(x) {x, #x}
+#define N_(x)                                                                                      \
+    {                                                                                              \
+        x, #x                                                                                      \
+    }
 
 int main(int argc, char **argv)
 {
@@ -23,34 +26,81 @@ int main(int argc, char **argv)
         MPI_Op op;
         const char *name;
     } ops[] = {
-        N_(MPI_SUM),  N_(MPI_PROD), N_(MPI_MAX),    N_(MPI_MIN),    N_(MPI_LAND),
-        N_(MPI_LOR),  N_(MPI_LXOR), N_(MPI_BAND),   N_(MPI_BOR),    N_(MPI_BXOR),
+        N_(MPI_SUM),    N_(MPI_PROD),   N_(MPI_MAX),     N_(MPI_MIN),   N_(MPI_LAND),
+        N_(MPI_LOR),    N_(MPI_LXOR),   N_(MPI_BAND),    N_(MPI_BOR),   N_(MPI_BXOR),
         N_(MPI_MAXLOC), N_(MPI_MINLOC), N_(MPI_REPLACE), N_(MPI_NO_OP),
     };
     const struct {
         MPI_Datatype t;
         const char *name;
     } types[] = {
-        N_(MPI_CHAR), N_(MPI_SIGNED_CHAR), N_(MPI_UNSIGNED_CHAR), N_(MPI_BYTE), N_(MPI_WCHAR),
-        N_(MPI_SHORT), N_(MPI_UNSIGNED_SHORT), N_(MPI_INT), N_(MPI_UNSIGNED), N_(MPI_LONG),
-        N_(MPI_UNSIGNED_LONG), N_(MPI_FLOAT), N_(MPI_DOUBLE), N_(MPI_LONG_DOUBLE),
-        N_(MPI_LONG_LONG_INT), N_(MPI_LONG_LONG), N_(MPI_UNSIGNED_LONG_LONG), N_(MPI_PACKED),
-        N_(MPI_FLOAT_INT), N_(MPI_DOUBLE_INT), N_(MPI_LONG_INT), N_(MPI_SHORT_INT),
-        N_(MPI_2INT), N_(MPI_LONG_DOUBLE_INT), N_(MPI_COMPLEX), N_(MPI_DOUBLE_COMPLEX),
-        N_(MPI_LOGICAL), N_(MPI_REAL), N_(MPI_DOUBLE_PRECISION), N_(MPI_INTEGER),
-        N_(MPI_2INTEGER), N_(MPI_2REAL), N_(MPI_2DOUBLE_PRECISION), N_(MPI_CHARACTER),
-        N_(MPI_REAL4), N_(MPI_REAL8), N_(MPI_REAL16), N_(MPI_COMPLEX8),
-        N_(MPI_COMPLEX16), N_(MPI_COMPLEX32), N_(MPI_INTEGER1), N_(MPI_INTEGER2),
-        N_(MPI_INTEGER4), N_(MPI_INTEGER8),
+        N_(MPI_CHAR),
+        N_(MPI_SIGNED_CHAR),
+        N_(MPI_UNSIGNED_CHAR),
+        N_(MPI_BYTE),
+        N_(MPI_WCHAR),
+        N_(MPI_SHORT),
+        N_(MPI_UNSIGNED_SHORT),
+        N_(MPI_INT),
+        N_(MPI_UNSIGNED),
+        N_(MPI_LONG),
+        N_(MPI_UNSIGNED_LONG),
+        N_(MPI_FLOAT),
+        N_(MPI_DOUBLE),
+        N_(MPI_LONG_DOUBLE),
+        N_(MPI_LONG_LONG_INT),
+        N_(MPI_LONG_LONG),
+        N_(MPI_UNSIGNED_LONG_LONG),
+        N_(MPI_PACKED),
+        N_(MPI_FLOAT_INT),
+        N_(MPI_DOUBLE_INT),
+        N_(MPI_LONG_INT),
+        N_(MPI_SHORT_INT),
+        N_(MPI_2INT),
+        N_(MPI_LONG_DOUBLE_INT),
+        N_(MPI_COMPLEX),
+        N_(MPI_DOUBLE_COMPLEX),
+        N_(MPI_LOGICAL),
+        N_(MPI_REAL),
+        N_(MPI_DOUBLE_PRECISION),
+        N_(MPI_INTEGER),
+        N_(MPI_2INTEGER),
+        N_(MPI_2REAL),
+        N_(MPI_2DOUBLE_PRECISION),
+        N_(MPI_CHARACTER),
+        N_(MPI_REAL4),
+        N_(MPI_REAL8),
+        N_(MPI_REAL16),
+        N_(MPI_COMPLEX8),
+        N_(MPI_COMPLEX16),
+        N_(MPI_COMPLEX32),
+        N_(MPI_INTEGER1),
+        N_(MPI_INTEGER2),
+        N_(MPI_INTEGER4),
+        N_(MPI_INTEGER8),
 #ifdef MPI_INTEGER16 /* not in Open MPI 4.1's header */
         N_(MPI_INTEGER16),
 #endif
         N_(MPI_INT8_T),
-        N_(MPI_INT16_T), N_(MPI_INT32_T), N_(MPI_INT64_T), N_(MPI_UINT8_T), N_(MPI_UINT16_T),
-        N_(MPI_UINT32_T), N_(MPI_UINT64_T), N_(MPI_C_BOOL), N_(MPI_C_FLOAT_COMPLEX),
-        N_(MPI_C_COMPLEX), N_(MPI_C_DOUBLE_COMPLEX), N_(MPI_C_LONG_DOUBLE_COMPLEX),
-        N_(MPI_AINT), N_(MPI_OFFSET), N_(MPI_COUNT), N_(MPI_CXX_BOOL),
-        N_(MPI_CXX_FLOAT_COMPLEX), N_(MPI_CXX_DOUBLE_COMPLEX), N_(MPI_CXX_LONG_DOUBLE_COMPLEX),
+        N_(MPI_INT16_T),
+        N_(MPI_INT32_T),
+        N_(MPI_INT64_T),
+        N_(MPI_UINT8_T),
+        N_(MPI_UINT16_T),
+        N_(MPI_UINT32_T),
+        N_(MPI_UINT64_T),
+        N_(MPI_C_BOOL),
+        N_(MPI_C_FLOAT_COMPLEX),
+        N_(MPI_C_COMPLEX),
+        N_(MPI_C_DOUBLE_COMPLEX),
+        N_(MPI_C_LONG_DOUBLE_COMPLEX),
+        N_(MPI_AINT),
+        N_(MPI_OFFSET),
+        N_(MPI_COUNT),
+        N_(MPI_CXX_BOOL),
+        N_(MPI_CXX_FLOAT_COMPLEX),
+        N_(MPI_CXX_DOUBLE_COMPLEX),
+        N_(MPI_CXX_LONG_DOUBLE_COMPLEX),
     };
     /* Large enough and aligned for one element of any type above. */
     static long double in[8], out[8];

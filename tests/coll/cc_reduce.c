@@ -262,9 +262,11 @@ out:
    recvbuf stays as it was. */
 static void rs_inplace_case(cc_ctx_t *c)
 {
-    int size = c->size, rank = c->rank, total = size * (size + 1) / 2, before = rank * (rank + 1) / 2;
+    int size = c->size, rank = c->rank, total = size * (size + 1) / 2,
+        before = rank * (rank + 1) / 2;
     int mine = rank + 1;
-    int *counts = cc_alloc(sizeof(int) * (size_t)size), *buf = cc_alloc(sizeof(int) * (size_t)total);
+    int *counts = cc_alloc(sizeof(int) * (size_t)size),
+        *buf = cc_alloc(sizeof(int) * (size_t)total);
     for (int k = 0; k < size; k++)
         counts[k] = k + 1;
     for (int i = 0; i < total; i++)
@@ -280,7 +282,9 @@ static void rs_inplace_case(cc_ctx_t *c)
             if (buf[i] != rank * 1000 + i)
                 touched = i;
         cc_check(c, bad < 0 && touched < 0, "Reduce_scatter in place MPI_INT MPI_SUM: %s",
-                 bad >= 0 ? "wrong result" : touched >= 0 ? "wrote past its own block" : "ok");
+                 bad >= 0       ? "wrong result"
+                 : touched >= 0 ? "wrote past its own block"
+                                : "ok");
     }
     free(counts);
     free(buf);
