@@ -2,7 +2,7 @@
 # mpi4py-suite.sh - mpi4py's own test suite through the Open MPI face.
 #
 #   bench/mpi4py-suite.sh CHECKOUT [--build DIR] [--np N] [--timeout S]
-#                         [--only test_x.py,...] [--out DIR]
+#                         [--only test_x.py,...] [--out DIR] [--reuse]
 #
 # CHECKOUT is a checkout of mpi4py at the tag of the installed module
 # (Debian's python3-mpi4py is 3.1.4: `git checkout 3.1.4`); its test/
@@ -16,13 +16,14 @@
 # (docs/testing.md: derived datatypes, Alltoallv/w, persistent requests,
 # Iscan/Iexscan, inter-communicators, topologies, and DESIGN's
 # out-of-scope RMA, I/O and dynamic processes), or "defect".  Logs go to
-# DIR (default a fresh folder under /tmp).  Exit status 0 when no failure
+# DIR (default a fresh folder under /tmp); --reuse classifies the logs
+# already in DIR again instead of running.  Exit status 0 when no failure
 # is a defect.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
 src=$1; shift
-build="$here/../build" np=3 timeout=300 only='' out=''
+build="$here/../build" np=3 timeout=300 only='' out='' reuse=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --reuse) reuse=1; shift ;;
     -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "mpi4py-suite.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -47,9 +49,15 @@ files=$(cd "$src/test" && ls test_*.py)
 [ -n "$only" ] && files=$(echo "$only" | tr ',' ' ')
 for f in $files; do
     log="$out/${f%.py}.log"
-    (cd "$src/test" && timeout $((timeout + 30)) "$crun" -n "$np" --abi ompi --timeout "$timeout" \
-        "$py" "$f") >"$log" 2>&1
-    rc=$?
+    if [ "$reuse" -eq 1 ] && [ -f "$log" ]; then
+        rc=$(sed -n 's/^collab-run: summary: .* exited with status \([0-9]*\).*/\1/p' "$log" |
+            sort -n | tail -n 1)
+        rc=${rc:-0}
+    else
+        (cd "$src/test" && timeout $((timeout + 30)) "$crun" -n "$np" --abi ompi \
+            --timeout "$timeout" "$py" "$f") >"$log" 2>&1
+        rc=$?
+    fi
     ran=$(grep -c '^Ran [0-9]* tests\? in' "$log")
     found=$("$py" "$here/mpi4py_classify.py" "$log" "$np")
     if [ -z "$found" ] && [ "$rc" -eq 0 ] && [ "$ran" -ge 1 ]; then

@@ -42,10 +42,17 @@ def main():
     text = open(log, errors="replace").read()
     # unittest's failure blocks: a ====== line, "FAIL: id" or "ERROR: id",
     # a ------ line, then the traceback up to the next ===== or ----- line.
-    blocks = re.findall(r"^(?:FAIL|ERROR): (.+?)\n-{20,}\n(.*?)(?=^={20,}|^-{20,})", text,
+    blocks = re.findall(r"^(?:FAIL|ERROR): ([^\n]+)\n-{20,}\n(.*?)(?=^={20,}|^-{20,})", text,
                         re.M | re.S)
     seen = {}
     for test, tb in blocks:
+        # Ranks share one log: another rank's progress dots can run into a
+        # line; keep the test id only.
+        test = re.sub(r"[.EFsx]+$", "", test.strip()) or test.strip()
+        # Sub-tests (parameters after the id) count as their test.
+        m = re.match(r"^(\w+ \([\w.]+\))", test)
+        if m:
+            test = m.group(1)
         c = classify(test + "\n" + tb)
         # One test failing on several ranks: the most specific class wins.
         if test not in seen or seen[test] == "defect":
