@@ -310,6 +310,13 @@ COLLAB_EXPORT int collab_send(collab_comm_t *comm, const void *buf, size_t bytes
 COLLAB_EXPORT int collab_recv(collab_comm_t *comm, void *buf, size_t bytes, int src, int tag,
                               collab_status_info_t *st, collab_request_t **req);
 
+/* Synchronous send (MPI_Ssend / MPI_Issend): as collab_send, but it
+   completes only once the receiver has matched the message with a
+   receive (or a matched probe).  buf may be reused as soon as the call
+   returns (the data is copied). */
+COLLAB_EXPORT int collab_ssend(collab_comm_t *comm, const void *buf, size_t bytes, int dest,
+                               int tag, collab_request_t **req);
+
 /* A matched message taken off the queue by collab_probe(..., msg_p). */
 typedef struct collab_message collab_message_t;
 

@@ -347,9 +347,20 @@ typedef struct {
     MPI_Count mult;           /* core elements per program element */
     int loc_kind;             /* MINLOC/MAXLOC done by the face (2REAL...), else 0 */
     collab_dtype_t loc_basic; /* COLLAB_FLOAT or COLLAB_DOUBLE for those */
+    /* A predefined op the core has no kernel for, computed by the face
+       (cli_op.c: logical ops on reals, REAL16, COMPLEX32), else NULL. */
+    void (*face_fn)(const void *in, void *inout, size_t count, int kind);
+    int face_kind; /* the COLLAB_OP_* face_fn computes */
 } cli_user_op_ctx_t;
 int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t *out,
                    cli_user_op_ctx_t *ctx, collab_dtype_t *ctype, MPI_Count *cmult);
+
+/* Pairs of a predefined op (COLLAB_OP_*) and a predefined datatype
+   (CLI_T_*) outside the standard's table that this face's real library
+   accepts in reductions (measured by tests/abi/op_table.c; docs/abi.md).
+   Defined by each face: 1 when accepted beyond the standard, -1 when the
+   standard defines the pair but the real library refuses it, else 0. */
+int cli_abi_op_extension(int op_kind, int type_id);
 
 /* Requests (cli_request.c).  cli_req_start registers a request wrapping
    the core request `core` (handle in *out); `finish` runs once when it

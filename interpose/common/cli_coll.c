@@ -7,7 +7,8 @@
     and calls the core, blocking or with a request.  Swarm semantics
     (absent ranks, weights) are the core's; the face adds none.
     MPI_Reduce_scatter (varying counts) runs as an all-reduce of the whole
-    vector followed by a local copy of this rank's block.
+    vector in a scratch buffer followed by a copy of this rank's block, so
+    an in-place call writes nothing but that block.
 */
 #include "cli_coll.h"
 #include "cli_impl.h"
@@ -410,13 +411,15 @@ static int cli_rs(cli_call_t *call, const void *sendbuf, void *recvbuf, cli_vec_
         return cli_coll_abort(a, rc);
     if (elems == 0)
         return cli_coll_nothing(call, a, request);
-    void *work = recvbuf; /* in place: reduce the whole vector there, then move our block */
-    if (sendbuf != MPI_IN_PLACE) {
-        if ((a->tmp = malloc(bytes)) == NULL)
-            return cli_coll_abort(a, cli_err(call, MPI_ERR_NO_MEM, NULL,
-                                             "out of memory for a %zu-byte vector", bytes));
-        work = a->tmp;
-    }
+    /* The whole vector is reduced in a scratch copy and only this rank's
+       block is copied out: in place, the rest of recvbuf stays untouched
+       (as MPICH and Open MPI leave it). */
+    if ((a->tmp = malloc(bytes)) == NULL)
+        return cli_coll_abort(
+            a, cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for a %zu-byte vector", bytes));
+    void *work = a->tmp;
+    if (sendbuf == MPI_IN_PLACE)
+        memcpy(work, recvbuf, bytes);
     a->src = work;
     a->dst = recvbuf;
     a->off = off;

@@ -7,11 +7,16 @@
     integers and floating point, SUM/PROD also to complex, logical ops to
     C integers and logicals, bitwise ops to integers and MPI_BYTE,
     MINLOC/MAXLOC to pair types; MPI_REPLACE and MPI_NO_OP only in
-    one-sided accumulates.  A combination the standard allows but the core
-    cannot compute (e.g. 128-bit reals) is MPI_ERR_UNSUPPORTED_OPERATION.
-    User ops (MPI_Op_create) reach the core as COLLAB_OP_USER through a
-    trampoline that calls the program's function with its own datatype
-    handle and element count.
+    one-sided accumulates.  Beyond that table, each face accepts exactly
+    the pairs its real library accepts (cli_abi_op_extension, measured by
+    tests/abi/op_table.c; docs/abi.md): MPI_CHAR with arithmetic, logical
+    and bitwise ops in both, logical ops on reals in MPICH's, arithmetic
+    on MPI_BYTE in Open MPI's.  Pairs the core has no kernel for are
+    computed here (logical ops on reals; MPI_REAL16 and MPI_COMPLEX32 as
+    C long double and its complex, as both real libraries compute them).  A combination the standard
+   allows but the core cannot compute (e.g. 128-bit reals) is MPI_ERR_UNSUPPORTED_OPERATION. User
+   ops (MPI_Op_create) reach the core as COLLAB_OP_USER through a trampoline that calls the
+   program's function with its own datatype handle and element count.
 */
 #include "cli.h"
 #include "cli_impl.h"
@@ -89,10 +94,86 @@ static int cli_op_categories(int kind)
 CLI_LOC_KERNEL(float)
 CLI_LOC_KERNEL(double)
 
+/* Predefined ops on pairs the core has no kernel for.  MPI's rule
+   inout[i] = in[i] op inout[i]; logical results are 1 or 0 in the type. */
+typedef long double cli_ldouble;
+typedef _Complex long double cli_cldouble;
+
+#define CLI_LOGIC_(a, b, kind)                                                                     \
+    ((kind) == COLLAB_OP_LAND  ? ((a) != 0 && (b) != 0)                                            \
+     : (kind) == COLLAB_OP_LOR ? ((a) != 0 || (b) != 0)                                            \
+                               : (((a) != 0) != ((b) != 0)))
+#define CLI_REAL_KERNEL(T)                                                                         \
+    static void cli_face_##T(const void *vin, void *vio, size_t n, int kind)                       \
+    {                                                                                              \
+        const T *in = vin;                                                                         \
+        T *io = vio;                                                                               \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            T a = in[i], b = io[i];                                                                \
+            switch (kind) {                                                                        \
+            case COLLAB_OP_SUM:                                                                    \
+                io[i] = a + b;                                                                     \
+                break;                                                                             \
+            case COLLAB_OP_PROD:                                                                   \
+                io[i] = a * b;                                                                     \
+                break;                                                                             \
+            case COLLAB_OP_MAX:                                                                    \
+                io[i] = a > b ? a : b;                                                             \
+                break;                                                                             \
+            case COLLAB_OP_MIN:                                                                    \
+                io[i] = a < b ? a : b;                                                             \
+                break;                                                                             \
+            default:                                                                               \
+                io[i] = (T)CLI_LOGIC_(a, b, kind);                                                 \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+    }
+CLI_REAL_KERNEL(float)
+CLI_REAL_KERNEL(double)
+CLI_REAL_KERNEL(cli_ldouble)
+
+static void cli_face_cldouble(const void *vin, void *vio, size_t n, int kind)
+{
+    const cli_cldouble *in = vin;
+    cli_cldouble *io = vio;
+    for (size_t i = 0; i < n; i++)
+        io[i] = kind == COLLAB_OP_SUM ? in[i] + io[i] : in[i] * io[i];
+}
+
+/* The face's kernel for a predefined op on a predefined type the core
+   cannot compute, or NULL. */
+static void (*cli_face_kernel(int kind, const cli_type_t *t))(const void *, void *, size_t, int)
+{
+    int logical = kind == COLLAB_OP_LAND || kind == COLLAB_OP_LOR || kind == COLLAB_OP_LXOR;
+    int arith = kind == COLLAB_OP_SUM || kind == COLLAB_OP_PROD || kind == COLLAB_OP_MAX ||
+                kind == COLLAB_OP_MIN;
+    if (t->predef == CLI_T_REAL16 && (logical || arith))
+        return cli_face_cli_ldouble;
+    if (t->predef == CLI_T_COMPLEX32 && (kind == COLLAB_OP_SUM || kind == COLLAB_OP_PROD))
+        return cli_face_cldouble;
+    if (!logical || t->mult != 1)
+        return NULL;
+    switch (t->basic) {
+    case COLLAB_FLOAT:
+        return cli_face_float;
+    case COLLAB_DOUBLE:
+        return cli_face_double;
+    case COLLAB_LONG_DOUBLE:
+        return cli_face_cli_ldouble;
+    default:
+        return NULL;
+    }
+}
+
 /* The trampoline the core calls for user ops (on the engine thread). */
 static void cli_user_op_tramp(const void *in, void *inout, size_t count, void *ctx)
 {
     cli_user_op_ctx_t *c = ctx;
+    if (c->face_fn != NULL) {
+        c->face_fn(in, inout, count, c->face_kind);
+        return;
+    }
     if (c->loc_kind != 0) {
         int max = c->loc_kind == COLLAB_OP_MAXLOC;
         if (c->loc_basic == COLLAB_FLOAT)
@@ -176,9 +257,30 @@ int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t
     if (kind == COLLAB_OP_REPLACE || kind == COLLAB_OP_NO_OP)
         return cli_err(call, MPI_ERR_OP, "op", "%s is only valid in one-sided accumulate calls",
                        cli_op_names[kind]);
-    if ((cli_op_categories(kind) & type->category) == 0)
+    int ext = cli_abi_op_extension(kind, type->predef);
+    if (ext < 0)
+        return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "op",
+                       "%s on datatype %s is not supported by this ABI's library either",
+                       cli_op_names[kind], tname);
+    if ((cli_op_categories(kind) & type->category) == 0 && ext == 0)
         return cli_err(call, MPI_ERR_OP, "op", "%s is not defined for datatype %s",
                        cli_op_names[kind], tname);
+    void (*face_fn)(const void *, void *, size_t, int) = cli_face_kernel(kind, type);
+    if (face_fn != NULL) {
+        /* One carrier element per program element: the core moves it
+           and never interprets it. */
+        if (!cli_carrier(type->extent, ctype))
+            return cli_err(call, MPI_ERR_UNSUPPORTED_OPERATION, "op",
+                           "%s on datatype %s is not supported by mpicollab", cli_op_names[kind],
+                           tname);
+        *ctx = (cli_user_op_ctx_t){.face_fn = face_fn, .face_kind = kind};
+        *cmult = 1;
+        *out = (collab_op_t){.kind = COLLAB_OP_USER,
+                             .user_fn = cli_user_op_tramp,
+                             .user_ctx = ctx,
+                             .commutative = 1};
+        return MPI_SUCCESS;
+    }
     if ((kind == COLLAB_OP_MINLOC || kind == COLLAB_OP_MAXLOC) &&
         (type->basic == COLLAB_FLOAT || type->basic == COLLAB_DOUBLE)) {
         /* One core element per (value, index) pair, carried as a complex

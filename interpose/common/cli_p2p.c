@@ -4,12 +4,13 @@
     collab_recv), which works between live ranks and fails with
     COLLAB_ERR_PROC_FAILED (MPIX_ERR_PROC_FAILED) instead of hanging when
     the peer is gone.  MPI_PROC_NULL completes at once with the standard's
-    status (source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0).  The send
-    modes Ssend, Rsend and Bsend are carried out as standard sends: the
-    core completes a send once it is handed over, so a program that
-    relies on the synchronous or ready semantics still runs correctly
-    (those modes only add constraints).  MPI_Buffer_attach keeps the buffer
-    for MPI_Buffer_detach but Bsend never needs it.
+    status (source MPI_PROC_NULL, tag MPI_ANY_TAG, count 0).  Ssend and
+    Issend are synchronous (collab_ssend): they complete only once the
+    receiver has matched the message, and a pending one can be cancelled.
+    Rsend and Bsend are carried out as standard sends, which the core
+    completes once the data is handed over (both modes only add
+    constraints on the program).  MPI_Buffer_attach keeps the buffer for
+    MPI_Buffer_detach but Bsend never needs it.
 */
 #include "cli.h"
 #include "cli_impl.h"
@@ -58,8 +59,8 @@ static void cli_info_to_mpi(collab_status_info_t *st)
 /* ---------------------------------------------------------------------- */
 /* Sends. */
 
-static int cli_send(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                    int dest, int tag, MPI_Request *request)
+static int cli_send_mode(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         int dest, int tag, MPI_Request *request, int sync)
 {
     int rc = cli_comm_check_live(call, call->comm);
     if (rc != MPI_SUCCESS)
@@ -81,7 +82,8 @@ static int cli_send(cli_call_t *call, const void *buf, MPI_Count count, MPI_Data
         bytes = (size_t)stage->bytes;
     }
     collab_request_t *req = NULL;
-    int st = collab_send(call->comm->core, buf, bytes, dest, tag, request ? &req : NULL);
+    int st = (sync ? collab_ssend : collab_send)(call->comm->core, buf, bytes, dest, tag,
+                                                 request ? &req : NULL);
     if (st != COLLAB_OK || request == NULL)
         cli_stage_destroy(&stage);
     if (st != COLLAB_OK)
@@ -90,6 +92,12 @@ static int cli_send(cli_call_t *call, const void *buf, MPI_Count count, MPI_Data
         return MPI_SUCCESS;
     return cli_req_start(call, CLI_REQ_SEND, call->comm, req, stage ? cli_stage_finish : NULL,
                          stage, request);
+}
+
+static int cli_send(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Request *request)
+{
+    return cli_send_mode(call, buf, count, datatype, dest, tag, request, 0);
 }
 
 int cli_impl_Send_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
@@ -103,7 +111,7 @@ int cli_impl_Ssend_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Dat
                      int dest, int tag, MPI_Comm comm)
 {
     (void)comm;
-    return cli_send(call, buf, count, datatype, dest, tag, NULL);
+    return cli_send_mode(call, buf, count, datatype, dest, tag, NULL, 1);
 }
 
 int cli_impl_Rsend_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,
@@ -131,7 +139,7 @@ int cli_impl_Issend_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Da
                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
-    return cli_send(call, buf, count, datatype, dest, tag, request);
+    return cli_send_mode(call, buf, count, datatype, dest, tag, request, 1);
 }
 
 int cli_impl_Irsend_c(cli_call_t *call, const void *buf, MPI_Count count, MPI_Datatype datatype,

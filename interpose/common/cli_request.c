@@ -343,13 +343,15 @@ int cli_impl_Cancel(cli_call_t *call, MPI_Request *request)
     if (r->kind == CLI_REQ_COLL)
         return cli_err(call, MPI_ERR_REQUEST, "request",
                        "a nonblocking collective cannot be cancelled");
-    if (r->kind == CLI_REQ_RECV && !r->done && r->core != NULL) {
+    /* A receive not yet matched and a synchronous send whose receiver has
+       not matched it are cancelled; other sends have completed already
+       and complete normally (Test_cancelled then says false), which the
+       standard allows. */
+    if ((r->kind == CLI_REQ_RECV || r->kind == CLI_REQ_SEND) && !r->done && r->core != NULL) {
         int st = collab_cancel(r->core);
         if (st != COLLAB_OK)
-            return cli_err_core(call, st, "cancelling the receive");
+            return cli_err_core(call, st, "cancelling the request");
     }
-    /* Sends cannot be cancelled: they complete normally (Test_cancelled
-       then says false), which the standard allows. */
     return MPI_SUCCESS;
 }
 
@@ -532,15 +534,24 @@ static int cli_some(cli_call_t *call, int incount, MPI_Request reqs[], int *outc
         return MPI_SUCCESS;
     }
     if (first == -1 && blocking) {
+        /* Wait for any entry without consuming it: it is reported below
+           with the others that completed meanwhile. */
+        collab_request_t **cores = calloc((size_t)incount, sizeof *cores);
+        if (cores == NULL) {
+            free(rs);
+            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+        }
+        for (int k = 0; k < incount; k++)
+            cores[k] = rs[k] != NULL && !rs[k]->done ? rs[k]->core : NULL;
         int i = -1;
-        rc = cli_impl_Waitany(call, incount, reqs, &i, MPI_STATUS_IGNORE);
-        (void)rc;
-        /* Waitany released entry i; rebuild and report it with the rest. */
-        free(rs);
-        rs = cli_req_array(call, incount, reqs, &rc);
-        if (rs == NULL)
-            return rc;
-        (void)i;
+        int st = collab_wait_any(cores, incount, &i);
+        free(cores);
+        if (st != COLLAB_OK || i < 0 || i >= incount || rs[i] == NULL) {
+            free(rs);
+            return cli_err_core(call, st != COLLAB_OK ? st : COLLAB_ERR_INTERNAL,
+                                "waiting for some requests");
+        }
+        cli_req_poll(rs[i], 1);
     }
     int n = 0;
     for (int i = 0; i < incount; i++)

@@ -75,6 +75,7 @@ add_library(collab_face_ompi OBJECT
   ${COLLAB_OMPI_DIR}/handles.c
   ${COLLAB_OMPI_DIR}/f2c.c
   ${COLLAB_OMPI_DIR}/process.c
+  ${COLLAB_OMPI_DIR}/ops.c
   ${COLLAB_OMPI_GEN}/bindings.c
   ${COLLAB_OMPI_GEN}/protocheck.c)
 add_dependencies(collab_face_ompi collab_ompi_generated)

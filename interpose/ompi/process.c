@@ -56,7 +56,8 @@ void cli_abi_fatal(int code, const char *call, const char *comm_name, const char
        a second thread failing at the same time just ends the process. */
     static int in_fatal;
     if (__atomic_fetch_add(&in_fatal, 1, __ATOMIC_SEQ_CST) != 0) {
-        say("[collab] %s\n", line);
+        if (line != NULL) /* NULL: the cause was already reported */
+            say("[collab] %s\n", line);
         _exit(code > 0 && (code & 0xff) != 0 ? code & 0xff : 1);
     }
     int cls = code;
@@ -78,14 +79,15 @@ void cli_abi_fatal(int code, const char *call, const char *comm_name, const char
     char who[64] = "before MPI_Init completed";
     if (collab_initialized())
         snprintf(who, sizeof who, "rank %d", collab_world_rank());
-    say("[collab] %s\n"
-        "%s *** An error occurred in %s\n"
+    if (line != NULL) /* NULL: the cause was already reported (MPI_Init's network errors) */
+        say("[collab] %s\n", line);
+    say("%s *** An error occurred in %s\n"
         "%s *** reported by process [%s]\n"
         "%s *** on communicator %s\n"
         "%s *** %s\n"
         "%s *** MPI_ERRORS_ARE_FATAL (this peer leaves the swarm and exits with status %d;\n"
         "%s ***    the other peers go on without it)\n",
-        line, pre, call, pre, who, pre, comm_name, pre, desc, pre, status, pre);
+        pre, call, pre, who, pre, comm_name, pre, desc, pre, status, pre);
     if (collab_initialized() && !collab_finalized())
         collab_abort(status);
     _exit(status);

@@ -440,8 +440,8 @@ int collab_cancel(collab_request_t *req)
 {
     if (req == NULL)
         return COLLAB_ERR_REQUEST;
-    if (req->op != CL_OP_RECV && req->op != CL_OP_PROBE)
-        return COLLAB_OK; /* sends and collectives run to completion */
+    if (req->op != CL_OP_RECV && req->op != CL_OP_PROBE && req->op != CL_OP_SEND)
+        return COLLAB_OK; /* collectives run to completion */
     if (cl_request_done(req))
         return COLLAB_OK;
     collab_request_t *c = cl_request_new(CL_OP_CANCEL);
@@ -486,8 +486,8 @@ static int check_p2p(const collab_comm_t *comm, int peer, int tag, bool any_ok, 
     return rc;
 }
 
-int collab_send(collab_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
-                collab_request_t **req)
+static int send_mode(collab_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
+                     bool sync, collab_request_t **req)
 {
     int rc = check_p2p(comm, dest, tag, false, buf, bytes);
     if (rc != COLLAB_OK)
@@ -500,7 +500,26 @@ int collab_send(collab_comm_t *comm, const void *buf, size_t bytes, int dest, in
     r->bytes = bytes;
     r->peer = dest;
     r->tag = tag;
-    return cl_api_run(r, req);
+    r->sync = sync;
+    rc = cl_api_run(r, req);
+    /* A nonblocking send returns once the engine has handled it, so that
+       a standard send that left is complete when MPI_Test looks (as an
+       eager send is in MPI libraries), and requests complete in order. */
+    if (rc == COLLAB_OK && req != NULL)
+        cl_request_wait_taken(*req);
+    return rc;
+}
+
+int collab_send(collab_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
+                collab_request_t **req)
+{
+    return send_mode(comm, buf, bytes, dest, tag, false, req);
+}
+
+int collab_ssend(collab_comm_t *comm, const void *buf, size_t bytes, int dest, int tag,
+                 collab_request_t **req)
+{
+    return send_mode(comm, buf, bytes, dest, tag, true, req);
 }
 
 int collab_recv(collab_comm_t *comm, void *buf, size_t bytes, int src, int tag,

@@ -326,6 +326,7 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     switch (m->hdr.type) {
     case CL_MSG_COLL:
     case CL_MSG_P2P:
+    case CL_MSG_P2P_CTL:
         if (e->state == ENG_LEFT)
             break;
         if (member && e->state == ENG_MEMBER && !held_from(e, ev->key))
@@ -379,7 +380,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->mb = cl_member_new(e->self_key);
         e->p2p = cl_p2p_new();
         e->p2p_waiting = zlist_new();
-        if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL ||
+        e->p2p_ssends = zlist_new();
+        if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
             eng_coll_init(e) != COLLAB_OK)
             rc = COLLAB_ERR_NO_MEM;
     }
@@ -438,6 +440,7 @@ cleanup:
         zlist_destroy(&e->p2p_waiting);
     }
     eng_p2p_cancel_all(e);
+    zlist_destroy(&e->p2p_ssends);
     cl_p2p_destroy(&e->p2p);
     free(e->seen);
     e->seen = NULL;

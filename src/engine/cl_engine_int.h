@@ -190,6 +190,8 @@ struct cl_engine {
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
+    zlist_t *p2p_ssends;           /* synchronous sends sent, waiting to be matched */
+    uint64_t p2p_sync_next;        /* last synchronous-send id given out */
     bool p2p_grace_over;           /* absent ranks now fail at once */
     uint8_t *seen;                 /* per world rank: 1 once a member held it */
     int nseen;

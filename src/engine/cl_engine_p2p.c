@@ -1,14 +1,23 @@
 /*  cl_engine_p2p.c - point-to-point on the engine thread.
 
     Sends are eager: the payload is copied into one P2P message (header
-    part = sender's comm rank, aux = tag) and the send completes at once.
+    part = sender's comm rank, aux = tag) and a standard send completes
+    at once.
     Receives and probes match through cl_p2p (MPI's ordering rules).  A
     rank that is absent fails sends and receives with
     COLLAB_ERR_PROC_FAILED, except during a short start-up grace
     (max(COLLAB_MATCHMAKING_TIME, COLLAB_TIMEOUT) after this peer joined),
     when peers started together may still be joining: sends to a rank that
     no member has held yet wait, receives from it stay posted, and both
-    fail if the rank is still absent at the end of the grace.  A receive waiting on a rank that fails completes
+    fail if the rank is still absent at the end of the grace.  A receive
+    waiting on a rank that fails completes with COLLAB_ERR_PROC_FAILED.
+
+    Synchronous sends (docs/wire.md section 8) carry an id; they stay in
+    p2p_ssends until the receiver's engine answers MATCHED (a receive or a
+    matched probe took the message) or CANCELLED (a cancel withdrew it
+    from the receiver's unexpected queue).  This engine answers for the
+    messages it receives the same way, and completes sends to itself
+    directly.  A pending synchronous send to a rank that fails completes
     with COLLAB_ERR_PROC_FAILED.
 */
 #include "engine/cl_engine_int.h"
@@ -52,10 +61,54 @@ static bool present(struct cl_engine *e, collab_comm_t *comm, int r)
     return w >= 0 && (w == atomic_load(&e->rank) || cl_member_at_rank(e->mb, w) != NULL);
 }
 
+static int send_ctl(struct cl_engine *e, cl_peer_t *p, uint64_t comm, int sub, uint64_t id)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_P2P_CTL;
+    m.hdr.sub = (uint8_t)sub;
+    m.hdr.comm = comm;
+    m.hdr.seq = id;
+    return eng_send(e, p, &m);
+}
+
+/* Completes the pending synchronous send `id` on comm to world rank w
+   (cancelled or matched); a late or unknown answer is ignored. */
+static void ssend_done(struct cl_engine *e, int w, uint64_t comm, uint64_t id, bool cancelled)
+{
+    for (collab_request_t *r = zlist_first(e->p2p_ssends); r != NULL;
+         r = zlist_next(e->p2p_ssends)) {
+        if (r->sync_id == id && r->sync_world == w && r->comm->id == comm) {
+            zlist_remove(e->p2p_ssends, r);
+            r->info.cancelled = cancelled ? 1 : 0;
+            cl_request_complete(r, COLLAB_OK);
+            return;
+        }
+    }
+    cl_debug("an answer for synchronous send %llu from rank %d matches no pending send",
+             (unsigned long long)id, w);
+}
+
+/* A receive (or matched probe) took a message: tells a synchronous
+   sender (world rank `from`) that its send matched. */
+static void matched(struct cl_engine *e, uint64_t comm, uint64_t sync, int from)
+{
+    if (sync == 0)
+        return;
+    if (from == atomic_load(&e->rank)) {
+        ssend_done(e, from, comm, sync, false);
+        return;
+    }
+    cl_peer_t *p = cl_member_at_rank(e->mb, from);
+    if (p != NULL) /* else the sender is gone: nobody waits */
+        send_ctl(e, p, comm, CL_P2P_MATCHED, sync);
+}
+
 /* Gives an arriving message (comm, src, tag, data) to the waiting
-   receives and probes, or queues it. */
+   receives and probes, or queues it.  sync: the sender's synchronous-send
+   id (0 for a standard send), from its world rank. */
 static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const void *data,
-                   size_t len)
+                   size_t len, uint64_t sync, int from)
 {
     cl_p2p_posted_t p;
     while (cl_p2p_match_posted(e->p2p, comm, src, tag, &p)) {
@@ -87,6 +140,7 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
             req->msg = m;
             req->found = true;
             cl_request_complete(req, COLLAB_OK);
+            matched(e, comm, sync, from);
             return;
         }
         size_t n = len <= req->bytes ? len : req->bytes;
@@ -94,9 +148,10 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
             memcpy(req->buf, data, n);
         req->info.bytes = n;
         cl_request_complete(req, len <= req->bytes ? COLLAB_OK : COLLAB_ERR_TRUNCATE);
+        matched(e, comm, sync, from);
         return;
     }
-    if (cl_p2p_store(e->p2p, comm, src, tag, data, len) != COLLAB_OK)
+    if (cl_p2p_store_sync(e->p2p, comm, src, tag, data, len, sync, from) != COLLAB_OK)
         cl_error("out of memory queueing a message from rank %d; it is lost", src);
 }
 
@@ -108,9 +163,22 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
         cl_request_complete(req, COLLAB_ERR_RANK);
         return;
     }
+    if (req->sync && req->sync_id == 0)
+        req->sync_id = ++e->p2p_sync_next;
+    req->sync_world = w;
     if (w == atomic_load(&e->rank)) {
-        arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes);
-        cl_request_complete(req, COLLAB_OK);
+        if (!req->sync) {
+            arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, 0, w);
+            cl_request_complete(req, COLLAB_OK);
+            return;
+        }
+        /* Pending first: a posted receive matches it inside arrive. */
+        if (zlist_append(e->p2p_ssends, req) != 0) {
+            cl_request_complete(req, COLLAB_ERR_NO_MEM);
+            return;
+        }
+        cl_request_taken(req);
+        arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, req->sync_id, w);
         return;
     }
     cl_peer_t *p = cl_member_at_rank(e->mb, w);
@@ -118,6 +186,8 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
         if (may_wait(e, comm, req->peer)) {
             if (zlist_append(e->p2p_waiting, req) != 0)
                 cl_request_complete(req, COLLAB_ERR_NO_MEM);
+            else
+                cl_request_taken(req);
             return;
         }
         cl_request_complete(req, COLLAB_ERR_PROC_FAILED);
@@ -129,9 +199,19 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
     m.hdr.comm = comm->id;
     m.hdr.part = (uint32_t)comm->rank;
     m.hdr.aux = (uint32_t)req->tag;
+    m.hdr.sub = req->sync ? CL_P2P_SYNC : CL_P2P_STANDARD;
+    m.hdr.seq = req->sync ? req->sync_id : 0;
     m.payload = req->sbuf;
     m.payload_len = req->bytes;
-    cl_request_complete(req, eng_send(e, p, &m));
+    int rc = eng_send(e, p, &m);
+    if (rc != COLLAB_OK || !req->sync) {
+        cl_request_complete(req, rc);
+        return;
+    }
+    if (zlist_append(e->p2p_ssends, req) != 0)
+        cl_request_complete(req, COLLAB_ERR_NO_MEM);
+    else
+        cl_request_taken(req);
 }
 
 void eng_p2p_recv(struct cl_engine *e, collab_request_t *req)
@@ -146,6 +226,7 @@ void eng_p2p_recv(struct cl_engine *e, collab_request_t *req)
         req->info.tag = m->tag;
         req->info.bytes = n;
         int status = m->len <= req->bytes ? COLLAB_OK : COLLAB_ERR_TRUNCATE;
+        matched(e, m->comm, m->sync, m->from);
         cl_p2p_msg_free(m);
         cl_request_complete(req, status);
         return;
@@ -169,8 +250,10 @@ void eng_p2p_probe(struct cl_engine *e, collab_request_t *req)
         req->info.tag = m->tag;
         req->info.bytes = m->len;
         req->found = true;
-        if (req->take)
+        if (req->take) {
             req->msg = m;
+            matched(e, m->comm, m->sync, m->from);
+        }
         cl_request_complete(req, COLLAB_OK);
         return;
     }
@@ -190,18 +273,64 @@ void eng_p2p_probe(struct cl_engine *e, collab_request_t *req)
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
 }
 
+/* MPI_Cancel of a send: one that has not left yet is cancelled here; a
+   pending synchronous send asks its receiver to withdraw the message
+   (the answer completes it); a standard send that has left completed. */
+static void cancel_send(struct cl_engine *e, collab_request_t *t)
+{
+    if (zlist_exists(e->p2p_waiting, t)) {
+        zlist_remove(e->p2p_waiting, t);
+        t->info.cancelled = 1;
+        cl_request_complete(t, COLLAB_OK);
+        return;
+    }
+    if (!zlist_exists(e->p2p_ssends, t))
+        return;
+    int self = atomic_load(&e->rank);
+    if (t->sync_world == self) {
+        if (cl_p2p_withdraw(e->p2p, t->comm->id, self, t->sync_id))
+            ssend_done(e, self, t->comm->id, t->sync_id, true);
+        return;
+    }
+    cl_peer_t *p = cl_member_at_rank(e->mb, t->sync_world);
+    if (p != NULL)
+        send_ctl(e, p, t->comm->id, CL_P2P_CANCEL, t->sync_id);
+}
+
 void eng_p2p_cancel(struct cl_engine *e, collab_request_t *req)
 {
     collab_request_t *t = req->target;
-    if (t != NULL && cl_p2p_cancel(e->p2p, t)) {
+    if (t != NULL && t->op == CL_OP_SEND) {
+        cancel_send(e, t);
+    } else if (t != NULL && cl_p2p_cancel(e->p2p, t)) {
         t->info.cancelled = 1;
         cl_request_complete(t, COLLAB_OK);
     }
     cl_request_complete(req, COLLAB_OK);
 }
 
+static void on_ctl(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+{
+    switch (m->hdr.sub) {
+    case CL_P2P_MATCHED:
+    case CL_P2P_CANCELLED:
+        ssend_done(e, from->rank, m->hdr.comm, m->hdr.seq, m->hdr.sub == CL_P2P_CANCELLED);
+        break;
+    case CL_P2P_CANCEL:
+        if (cl_p2p_withdraw(e->p2p, m->hdr.comm, from->rank, m->hdr.seq))
+            send_ctl(e, from, m->hdr.comm, CL_P2P_CANCELLED, m->hdr.seq);
+        break;
+    default: /* the codec lets no other value through */
+        break;
+    }
+}
+
 void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
 {
+    if (m->hdr.type == CL_MSG_P2P_CTL) {
+        on_ctl(e, from, m);
+        return;
+    }
     int src = (int)m->hdr.part;
     int tag = (int)m->hdr.aux;
     /* The sender's comm rank must be the sender's: checked wherever this
@@ -221,7 +350,8 @@ void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_
             return;
         }
     }
-    arrive(e, m->hdr.comm, src, tag, m->payload, m->payload_len);
+    arrive(e, m->hdr.comm, src, tag, m->payload, m->payload_len,
+           m->hdr.sub == CL_P2P_SYNC ? m->hdr.seq : 0, from->rank);
 }
 
 typedef struct {
@@ -254,6 +384,24 @@ static void fail_fn(void *ctx, const cl_p2p_posted_t *p)
     cl_request_complete(req, f->status);
 }
 
+/* Completes the pending synchronous sends to world rank w (every one
+   when w < 0) with status; cancelled marks them cancelled. */
+static void ssends_end(struct cl_engine *e, int w, int status, bool cancelled)
+{
+    if (e->p2p_ssends == NULL)
+        return;
+    size_t n = zlist_size(e->p2p_ssends);
+    for (size_t i = 0; i < n; i++) {
+        collab_request_t *r = zlist_pop(e->p2p_ssends);
+        if (w >= 0 && r->sync_world != w) {
+            zlist_append(e->p2p_ssends, r); /* room: it was just there */
+            continue;
+        }
+        r->info.cancelled = cancelled ? 1 : 0;
+        cl_request_complete(r, status);
+    }
+}
+
 void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p)
 {
     int w = p->rank >= 0 ? p->rank : p->prev_rank;
@@ -261,6 +409,7 @@ void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p)
         return;
     fail_ctx_t f = {e, w, COLLAB_ERR_PROC_FAILED, false};
     cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
+    ssends_end(e, w, COLLAB_ERR_PROC_FAILED, false);
 }
 
 /* Retries sends that waited for their peer. */
@@ -301,6 +450,7 @@ void eng_p2p_fail_all(struct cl_engine *e, int status)
     collab_request_t *r;
     while (e->p2p_waiting != NULL && (r = zlist_pop(e->p2p_waiting)) != NULL)
         cl_request_complete(r, status);
+    ssends_end(e, -1, status, false);
 }
 
 void eng_p2p_cancel_all(struct cl_engine *e)
@@ -309,4 +459,5 @@ void eng_p2p_cancel_all(struct cl_engine *e)
         return;
     fail_ctx_t f = {e, -1, COLLAB_OK, true};
     cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
+    ssends_end(e, -1, COLLAB_OK, true);
 }

@@ -129,6 +129,12 @@ size_t cl_p2p_remove_posted_if(cl_p2p_t *self, bool (*pred)(void *ctx, const cl_
 
 int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len)
 {
+    return cl_p2p_store_sync(self, comm, src, tag, data, len, 0, -1);
+}
+
+int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from)
+{
     cl_p2p_msg_t *m = calloc(1, sizeof *m);
     if (m == NULL)
         return COLLAB_ERR_NO_MEM;
@@ -144,6 +150,8 @@ int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *da
     m->src = src;
     m->tag = tag;
     m->len = len;
+    m->sync = sync;
+    m->from = from;
     if (self->tail != NULL)
         self->tail->next = m;
     else
@@ -178,6 +186,19 @@ cl_p2p_msg_t *cl_p2p_find(cl_p2p_t *self, uint64_t comm, int src, int tag, bool 
         }
     }
     return NULL;
+}
+
+bool cl_p2p_withdraw(cl_p2p_t *self, uint64_t comm, int from, uint64_t sync)
+{
+    cl_p2p_msg_t *prev = NULL;
+    for (cl_p2p_msg_t *m = self->head; m != NULL; prev = m, m = m->next) {
+        if (m->sync == sync && m->from == from && m->comm == comm) {
+            unlink_msg(self, prev, m);
+            cl_p2p_msg_free(m);
+            return true;
+        }
+    }
+    return false;
 }
 
 void cl_p2p_drop_comm(cl_p2p_t *self, uint64_t comm)

@@ -32,6 +32,8 @@ typedef struct cl_p2p_msg {
     int tag;                 /* tag >= 0 */
     size_t len;              /* payload bytes */
     uint8_t *data;           /* payload (NULL when len == 0) */
+    uint64_t sync;           /* synchronous-send id of the sender, 0 = standard send */
+    int from;                /* sender's world rank (answers to synchronous sends) */
 } cl_p2p_msg_t;
 
 /* A posted receive or probe. */
@@ -73,6 +75,16 @@ size_t cl_p2p_remove_posted_if(cl_p2p_t *self, bool (*pred)(void *ctx, const cl_
 /* Queues an unexpected message, copying len bytes.  Returns 0 or
    COLLAB_ERR_NO_MEM. */
 int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len);
+
+/* As cl_p2p_store, for a synchronous send: the message remembers the
+   sender's id `sync` (>= 1) and world rank `from`, so that its matching
+   can be answered and its sender can withdraw it. */
+int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from);
+
+/* Removes and frees the unexpected synchronous message (comm, from, sync)
+   that its sender cancels.  True if it was still there (unmatched). */
+bool cl_p2p_withdraw(cl_p2p_t *self, uint64_t comm, int from, uint64_t sync);
 
 /* The oldest unexpected message matching the pattern, or NULL.  With take,
    it is removed from the queue and the caller owns it (cl_p2p_msg_free). */

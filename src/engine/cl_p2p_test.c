@@ -109,6 +109,23 @@ int main(void)
     CHECK(cl_p2p_store(q, 9, 0, 0, a, 3) == 0);
     CHECK(cl_p2p_find(q, 9, 0, 0, false) != NULL);
 
+    /* Synchronous messages: a sender withdraws its own unmatched one only. */
+    {
+        cl_p2p_t *w = cl_p2p_new();
+        CHECK(w != NULL);
+        CHECK(cl_p2p_store_sync(w, 4, 0, 1, "ab", 2, 7, 3) == 0);
+        CHECK(cl_p2p_store_sync(w, 4, 0, 1, "cd", 2, 8, 3) == 0);
+        CHECK(!cl_p2p_withdraw(w, 4, 2, 7)); /* another sender */
+        CHECK(!cl_p2p_withdraw(w, 5, 3, 7)); /* another communicator */
+        CHECK(cl_p2p_withdraw(w, 4, 3, 7));
+        CHECK(!cl_p2p_withdraw(w, 4, 3, 7)); /* gone already */
+        cl_p2p_msg_t *m = cl_p2p_find(w, 4, 0, 1, true);
+        CHECK(m != NULL && m->sync == 8 && m->from == 3 && memcmp(m->data, "cd", 2) == 0);
+        cl_p2p_msg_free(m);
+        CHECK(cl_p2p_unexpected(w, NULL) == 0);
+        CHECK(!cl_p2p_withdraw(w, 4, 3, 8)); /* taken by a receive: matched */
+        cl_p2p_destroy(&w);
+    }
     cl_p2p_destroy(&q);
     CHECK(q == NULL);
     if (s_failures > 0) {

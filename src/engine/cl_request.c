@@ -67,6 +67,22 @@ void cl_request_wait(collab_request_t *req)
     pthread_mutex_unlock(&s_mu);
 }
 
+void cl_request_taken(collab_request_t *req)
+{
+    pthread_mutex_lock(&s_mu);
+    req->taken = true;
+    pthread_cond_broadcast(&req->cv);
+    pthread_mutex_unlock(&s_mu);
+}
+
+void cl_request_wait_taken(collab_request_t *req)
+{
+    pthread_mutex_lock(&s_mu);
+    while (!req->done && !req->taken)
+        pthread_cond_wait(&req->cv, &s_mu);
+    pthread_mutex_unlock(&s_mu);
+}
+
 bool cl_request_wait_for(collab_request_t *req, double seconds)
 {
     struct timespec ts;

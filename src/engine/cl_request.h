@@ -52,10 +52,14 @@ struct collab_request {
     bool blocking;               /* PROBE: wait for a message (else just look) */
     bool found;                  /* PROBE: a message matched (result) */
     cl_p2p_msg_t *msg;           /* PROBE with take: the message taken */
+    bool sync;                   /* SEND: synchronous mode (completes once matched) */
+    uint64_t sync_id;            /* SEND with sync: id on the wire, set by the engine */
+    int sync_world;              /* SEND with sync: the receiver's world rank */
     struct collab_request *target; /* CANCEL: the request to cancel */
     double weight;               /* WEIGHT */
     /* Completion (guarded by the process-wide request mutex). */
     bool done;                   /* completed */
+    bool taken;                  /* SEND: the engine has handled it (sent or queued) */
     bool detached;               /* freed by the engine on completion */
     int status;                  /* collab_status_t */
     collab_status_info_t info;   /* MPI status fields */
@@ -79,6 +83,14 @@ void cl_request_complete(collab_request_t *req, int status);
 
 /* Blocks until req is complete. */
 void cl_request_wait(collab_request_t *req);
+
+/* Engine side: req (a send still pending) has been handled: sent and
+   waiting for its match, or queued for its peer.  Wakes its waiters. */
+void cl_request_taken(collab_request_t *req);
+
+/* Blocks until the engine has handled req (cl_request_taken) or
+   completed it. */
+void cl_request_wait_taken(collab_request_t *req);
 
 /* Blocks until req is complete or `seconds` pass; true when complete. */
 bool cl_request_wait_for(collab_request_t *req, double seconds);

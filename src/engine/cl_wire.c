@@ -298,6 +298,7 @@ static bool type_known(int t)
     case CL_MSG_COLL:
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC:
+    case CL_MSG_P2P_CTL:
         return true;
     default:
         return false;
@@ -336,6 +337,12 @@ int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
     if (h->type == CL_MSG_P2P && h->aux > CL_WIRE_TAG_MAX)
         return CL_WIRE_EBODY;
     if (h->type == CL_MSG_P2P && h->part > (uint32_t)INT32_MAX)
+        return CL_WIRE_EBODY;
+    if (h->type == CL_MSG_P2P && !(h->sub == CL_P2P_STANDARD && h->seq == 0) &&
+        !(h->sub == CL_P2P_SYNC && h->seq >= 1))
+        return CL_WIRE_EBODY;
+    if (h->type == CL_MSG_P2P_CTL &&
+        (h->sub < CL_P2P_MATCHED || h->sub > CL_P2P_CANCELLED || h->seq == 0))
         return CL_WIRE_EBODY;
     return CL_WIRE_OK;
 }
@@ -545,6 +552,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         break;
     case CL_MSG_GOODBYE:
     case CL_MSG_MATCH:
+    case CL_MSG_P2P_CTL:
         break;
     case CL_MSG_UPDATE:
         out->u.update.weight = rd_f64(rp);
@@ -694,6 +702,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_GOODBYE:
     case CL_MSG_MATCH:
+    case CL_MSG_P2P_CTL:
         break;
     case CL_MSG_UPDATE:
         wr_check(&w, weight_ok(m->u.update.weight));
@@ -777,6 +786,8 @@ const char *cl_wire_type_name(int type)
         return "P2P";
     case CL_MSG_ELASTIC:
         return "ELASTIC";
+    case CL_MSG_P2P_CTL:
+        return "P2P_CTL";
     default:
         return "unknown";
     }

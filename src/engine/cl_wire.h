@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 2         /* the version this code writes */
-#define CL_WIRE_MIN_VERSION 2     /* the lowest version this code reads (HELLO, REFUSE: any) */
+#define CL_WIRE_VERSION 3         /* the version this code writes */
+#define CL_WIRE_MIN_VERSION 3     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
 #define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
@@ -37,7 +37,13 @@ typedef enum {
     CL_MSG_COLL = 20,
     CL_MSG_P2P = 21,
     CL_MSG_ELASTIC = 22, /* admission and state sync; body read by cl_elmsg.c */
+    CL_MSG_P2P_CTL = 23, /* synchronous-send completion and cancellation */
 } cl_msg_type_t;
+
+/* P2P sub: the send mode. */
+enum { CL_P2P_STANDARD = 0, CL_P2P_SYNC = 1 };
+/* P2P_CTL sub. */
+enum { CL_P2P_MATCHED = 1, CL_P2P_CANCEL = 2, CL_P2P_CANCELLED = 3 };
 
 /* Decoder results (0 = ok).  Every one but CL_WIRE_ENOMEM means the input
    is malformed. */

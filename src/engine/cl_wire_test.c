@@ -575,9 +575,66 @@ static void test_mutations(void)
     CHECK(accepted > 0);
 }
 
+/* P2P send modes and P2P_CTL (docs/wire.md section 8): the header fields
+   that the codec checks for them. */
+static int p2p_hdr(int type, int sub, uint64_t seq, size_t blen)
+{
+    cl_wire_msg_t m;
+    base_hdr(&m, type);
+    m.hdr.sub = (uint8_t)sub;
+    m.hdr.seq = seq;
+    m.hdr.comm = 1;
+    uint8_t payload[4] = {1, 2, 3, 4};
+    m.payload = blen > 0 ? payload : NULL;
+    m.payload_len = blen;
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    uint8_t *body = NULL;
+    size_t len = 0;
+    int rc = cl_wire_encode_body(&m, &body, &len);
+    if (rc != CL_WIRE_OK)
+        return rc;
+    m.hdr.length = len;
+    cl_wire_hdr_encode(&m.hdr, hdr);
+    cl_wire_msg_t out;
+    rc = cl_wire_decode(hdr, sizeof hdr, body, len, &out);
+    if (rc == CL_WIRE_OK)
+        CHECK(out.hdr.sub == sub && out.hdr.seq == seq);
+    cl_wire_msg_clear(&out);
+    free(body);
+    return rc;
+}
+
+static void test_p2p_modes(void)
+{
+    CHECK(p2p_hdr(CL_MSG_P2P, CL_P2P_STANDARD, 0, 4) == CL_WIRE_OK);
+    CHECK(p2p_hdr(CL_MSG_P2P, CL_P2P_SYNC, 1, 4) == CL_WIRE_OK);
+    CHECK(p2p_hdr(CL_MSG_P2P, CL_P2P_SYNC, UINT64_MAX, 0) == CL_WIRE_OK);
+    CHECK(p2p_hdr(CL_MSG_P2P, CL_P2P_STANDARD, 5, 4) == CL_WIRE_EBODY); /* id without the mode */
+    CHECK(p2p_hdr(CL_MSG_P2P, CL_P2P_SYNC, 0, 4) == CL_WIRE_EBODY);     /* mode without an id */
+    CHECK(p2p_hdr(CL_MSG_P2P, 2, 1, 4) == CL_WIRE_EBODY);               /* unknown mode */
+    for (int sub = CL_P2P_MATCHED; sub <= CL_P2P_CANCELLED; sub++) {
+        CHECK(p2p_hdr(CL_MSG_P2P_CTL, sub, 9, 0) == CL_WIRE_OK);
+        CHECK(p2p_hdr(CL_MSG_P2P_CTL, sub, 0, 0) == CL_WIRE_EBODY);
+    }
+    CHECK(p2p_hdr(CL_MSG_P2P_CTL, 0, 9, 0) == CL_WIRE_EBODY);
+    CHECK(p2p_hdr(CL_MSG_P2P_CTL, 4, 9, 0) == CL_WIRE_EBODY);
+    CHECK(strcmp(cl_wire_type_name(CL_MSG_P2P_CTL), "P2P_CTL") == 0);
+    /* P2P_CTL has an empty body. */
+    cl_wire_msg_t m, out;
+    base_hdr(&m, CL_MSG_P2P_CTL);
+    m.hdr.sub = CL_P2P_MATCHED;
+    m.hdr.seq = 3;
+    m.hdr.length = 4;
+    uint8_t hdr[CL_WIRE_HDR_SIZE], body[4] = {0};
+    cl_wire_hdr_encode(&m.hdr, hdr);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, body, sizeof body, &out) == CL_WIRE_EBODY);
+    cl_wire_msg_clear(&out);
+}
+
 int main(void)
 {
     test_roundtrips();
+    test_p2p_modes();
     test_bad_headers();
     test_bad_bodies();
     test_mutations();

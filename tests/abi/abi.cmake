@@ -10,6 +10,7 @@ include_guard(GLOBAL)
 #   abi_symbols_*           exports of each library: exact set, weak MPI_X == PMPI_X, SONAME
 #   abi_symbols_can_fail    the symbol check rejects a library that is not ours
 #   abi_errors              error classes, fatal line and exit status (mpicc.mpich program)
+#   abi_op_table            every predefined op x datatype: accepted exactly when MPICH accepts it
 #   abi_inert               a preloaded face starts no thread and no socket
 #   abi_foreign             an Open MPI program preloading this face is told so at MPI_Init
 #   abi_run_preload / _replace / _own_header  a program on one peer, three ways in
@@ -112,7 +113,7 @@ abi_test(abi_threads ${COLLAB_PYTHON} ${ABI_SRC}/run_abi.py app --mode own --exp
 
 if(ABI_MPICC)
   # Programs built by MPICH's own compiler wrapper: they link libmpich.so.12.
-  foreach(p errors hello)
+  foreach(p errors hello op_table)
     add_custom_command(
       OUTPUT ${ABI_BIN}/${p}_mpich
       COMMAND ${ABI_MPICC} -O1 -Wall -o ${ABI_BIN}/${p}_mpich ${ABI_SRC}/${p}.c
@@ -120,9 +121,11 @@ if(ABI_MPICC)
       COMMENT "mpicc.mpich ${p}.c")
   endforeach()
   add_custom_target(abi_mpich_programs ALL
-    DEPENDS ${ABI_BIN}/errors_mpich ${ABI_BIN}/hello_mpich)
+    DEPENDS ${ABI_BIN}/errors_mpich ${ABI_BIN}/hello_mpich ${ABI_BIN}/op_table_mpich)
   abi_test(abi_errors ${COLLAB_PYTHON} ${ABI_SRC}/run_abi.py errors
            --exe ${ABI_BIN}/errors_mpich --lib ${ABI_LIB})
+  abi_test(abi_op_table ${COLLAB_PYTHON} ${ABI_SRC}/run_abi.py optable
+           --exe ${ABI_BIN}/op_table_mpich --lib ${ABI_LIB})
   abi_test(abi_run_preload ${COLLAB_PYTHON} ${ABI_SRC}/run_abi.py app --mode preload
            --exe ${ABI_BIN}/hello_mpich --lib ${ABI_LIB})
   abi_test(abi_run_replace ${COLLAB_PYTHON} ${ABI_SRC}/run_abi.py app --mode replace

@@ -4,6 +4,7 @@
     run_abi.py errors  --exe errors --lib libmpicollab.so
     run_abi.py inert   --exe inert  --lib libmpicollab.so
     run_abi.py foreign --exe foreign_ompi --lib libmpicollab.so
+    run_abi.py optable --exe op_table_mpich --lib libmpicollab.so
     run_abi.py app     --exe hello  --mode preload --lib libmpicollab.so
     run_abi.py app     --exe hello  --mode replace --libdir lib/mpicollab
     run_abi.py app     --exe hello  --mode own --libdir lib
@@ -111,6 +112,21 @@ def cmd_foreign(args):
               "foreign: expected one line saying the program was built for Open MPI")
 
 
+def cmd_optable(args):
+    """The op/datatype table (op_table.c) on real MPICH and on the face: identical."""
+    ref = run([args.exe], {"LD_PRELOAD": ""}, "optable on MPICH")
+    ours = run([args.exe], {"LD_PRELOAD": args.lib}, "optable on mpicollab")
+    if ref is None or ours is None:
+        return
+    check(ref.returncode == 0 and ours.returncode == 0,
+          f"optable: exit statuses {ref.returncode} (MPICH), {ours.returncode} (mpicollab)")
+    check(len(ref.stdout.splitlines()) > 800, "optable: MPICH's table is incomplete")
+    a, b = ref.stdout.splitlines(), ours.stdout.splitlines()
+    diff = [f"  MPICH: {x!r}  mpicollab: {y!r}" for x, y in zip(a, b) if x != y]
+    check(len(a) == len(b) and not diff,
+          "optable: the face decides differently from MPICH:\n" + "\n".join(diff[:40]))
+
+
 def cmd_install(args):
     """Installs the face alone, then uses it the three documented ways."""
     import shutil
@@ -168,7 +184,8 @@ def cmd_app(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["errors", "inert", "foreign", "app", "install"])
+    ap.add_argument("what", choices=["errors", "inert", "foreign", "app", "install",
+                                            "optable"])
     ap.add_argument("--build")
     ap.add_argument("--prefix")
     ap.add_argument("--source")
@@ -179,7 +196,7 @@ def main():
     ap.add_argument("--expect", default="hello ok", help="line the program prints on success")
     args = ap.parse_args()
     {"errors": cmd_errors, "inert": cmd_inert, "foreign": cmd_foreign, "app": cmd_app,
-     "install": cmd_install}[args.what](args)
+     "install": cmd_install, "optable": cmd_optable}[args.what](args)
     for f in failures:
         print("FAILED:", f)
     sys.exit(1 if failures else 0)

@@ -4,7 +4,8 @@
     receive checks the payload and the status (source, tag, count), so a
     message matched to the wrong receive is caught.  Covers blocking and
     nonblocking sends, MPI_ANY_SOURCE, MPI_ANY_TAG, Probe/Iprobe with
-    Get_count, Mprobe/Mrecv, Request_free on a send, and MPI_PROC_NULL.
+    Get_count, Mprobe/Mrecv, Request_free on a send, MPI_PROC_NULL, and
+    synchronous mode with Waitsome/Testsome and MPI_Cancel.
 */
 #include "coll_check.h"
 
@@ -265,6 +266,107 @@ static void proc_null(cc_ctx_t *c)
     }
 }
 
+/* Synchronous mode and the request calls around it: an Issend completes
+   only once its receive has matched; Waitsome/Testsome report exactly the
+   send requests that completed; in --std runs, MPI_Cancel of an unmatched
+   Issend (to this rank and to another) lets Wait return with the request
+   cancelled. */
+static void sync_modes(cc_ctx_t *c)
+{
+    int to = next_of(c), from = prev_of(c), me = c->rank, n = 10, in[10];
+    int *out = payload(me, to, n), *self = payload(me, me, n);
+    MPI_Request req, rs[3];
+    MPI_Status st, sts[3];
+    int flag = -1, rc;
+    /* Nobody receives before the barrier, which this rank enters after
+       its Test: the Issend cannot be complete then. */
+    rc = MPI_Issend(out, n, MPI_INT, to, 500, MPI_COMM_WORLD, &req);
+    if (!cc_call_failed(c, rc, "Issend")) {
+        MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        cc_check(c, flag == 0, "Issend incomplete before its receive is posted: flag %d", flag);
+        MPI_Barrier(MPI_COMM_WORLD);
+        rc = MPI_Recv(in, n, MPI_INT, from, 500, MPI_COMM_WORLD, &st);
+        if (!cc_call_failed(c, rc, "Recv of an Issend"))
+            check_msg(c, in, n, &st, from, 500, "message of an Issend");
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        cc_check(c, rc == MPI_SUCCESS && req == MPI_REQUEST_NULL, "Issend completes once matched");
+    }
+    /* Three Issends to this rank, one received: exactly that one completes. */
+    int idx[3] = {-1, -1, -1}, outc = -1;
+    for (int k = 0; k < 3; k++)
+        MPI_Issend(self, n, MPI_INT, me, 510 + k, MPI_COMM_WORLD, &rs[k]);
+    MPI_Recv(in, n, MPI_INT, me, 511, MPI_COMM_WORLD, &st);
+    rc = MPI_Waitsome(3, rs, &outc, idx, sts);
+    cc_check(c, rc == MPI_SUCCESS && outc == 1 && idx[0] == 1,
+             "Waitsome on 3 Issends to self, 1 received: outcount %d index %d", outc, idx[0]);
+    rc = MPI_Testsome(3, rs, &outc, idx, sts);
+    cc_check(c, rc == MPI_SUCCESS && outc == 0, "Testsome before the other receives: outcount %d",
+             outc);
+    MPI_Recv(in, n, MPI_INT, me, 510, MPI_COMM_WORLD, &st);
+    MPI_Recv(in, n, MPI_INT, me, 512, MPI_COMM_WORLD, &st);
+    int total = 0;
+    while (total < 2 && MPI_Waitsome(3, rs, &outc, idx, sts) == MPI_SUCCESS &&
+           outc != MPI_UNDEFINED)
+        total += outc;
+    rc = MPI_Testsome(3, rs, &outc, idx, sts);
+    cc_check(c, total == 2 && outc == MPI_UNDEFINED,
+             "Waitsome then Testsome on the rest: %d completed, then %s", total,
+             outc == MPI_UNDEFINED ? "MPI_UNDEFINED" : "more");
+    /* A blocking Waitsome whose message arrives while it waits. */
+    MPI_Irecv(in, n, MPI_INT, from, 540, MPI_COMM_WORLD, &rs[0]);
+    MPI_Irecv(in, n, MPI_INT, from, 541, MPI_COMM_WORLD, &rs[1]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Send(out, n, MPI_INT, to, 541, MPI_COMM_WORLD);
+    outc = -1;
+    rc = MPI_Waitsome(2, rs, &outc, idx, sts);
+    cc_check(c, rc == MPI_SUCCESS && outc == 1 && idx[0] == 1,
+             "Waitsome on 2 receives, 1 sent: outcount %d index %d", outc, idx[0]);
+    MPI_Barrier(MPI_COMM_WORLD); /* the other message leaves after every Waitsome */
+    MPI_Send(out, n, MPI_INT, to, 540, MPI_COMM_WORLD);
+    MPI_Waitall(2, rs, sts);
+    /* Cancel of an Issend to this rank that nobody received (Debian's
+       MPICH 4.0.2 does not cancel it, and its Wait never returns: --std). */
+    int cancelled = -1;
+    if (!c->std)
+        goto done;
+    rc = MPI_Issend(self, n, MPI_INT, me, 520, MPI_COMM_WORLD, &req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Cancel(&req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&req, &st);
+    if (!cc_call_failed(c, rc, "Issend to self, Cancel, Wait")) {
+        MPI_Test_cancelled(&st, &cancelled);
+        if (!cancelled)
+            MPI_Recv(in, n, MPI_INT, me, 520, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        cc_check(c, cancelled == 1, "Cancel of an unmatched Issend to self: cancelled %d",
+                 cancelled);
+    }
+    if (c->size > 1) {
+        /* To another rank, which posts nothing for it: cancelled, and the
+           message is gone from its queue. */
+        cancelled = -1;
+        rc = MPI_Issend(out, n, MPI_INT, to, 530, MPI_COMM_WORLD, &req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Cancel(&req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&req, &st);
+        if (!cc_call_failed(c, rc, "Issend, Cancel, Wait")) {
+            MPI_Test_cancelled(&st, &cancelled);
+            cc_check(c, cancelled == 1, "Cancel of an unmatched Issend: cancelled %d", cancelled);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        flag = -1;
+        MPI_Iprobe(from, 530, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        cc_check(c, flag == 0, "a cancelled Issend's message is withdrawn: Iprobe flag %d", flag);
+        if (flag)
+            MPI_Recv(in, n, MPI_INT, from, 530, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+done:
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(out);
+    free(self);
+}
+
 void cc_run_p2p(cc_ctx_t *c)
 {
     cc_group_begin(c, "p2p");
@@ -282,5 +384,6 @@ void cc_run_p2p(cc_ctx_t *c)
         probes(c, kind);
     request_free(c);
     proc_null(c);
+    sync_modes(c);
     cc_group_end(c);
 }

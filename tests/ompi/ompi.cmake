@@ -15,6 +15,8 @@ include_guard(GLOBAL)
 #                          (_dtypes_3: derived types, Alltoallv/w, Iscan)
 #   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters;
 #                          _4_kill: one of 4 peers killed mid-run, the others agree
+#   ompi_op_table          every predefined op x datatype: accepted exactly when Open MPI accepts it
+#   ompi_init_error_line   MPI_Init failing on a bad setting prints no "(null)" line
 #   ompi_robust            bad handles and out-of-scope calls: error classes, no crash
 #   ompi_fatal, ompi_abort exit statuses and banners of Open MPI
 #   ompi_foreign           an MPICH program preloading this face is stopped
@@ -85,6 +87,12 @@ foreach(prog c_collectives c_fatal c_robust)
     DEPENDS ${_ot}/${prog}.c COMMENT "mpicc.openmpi ${prog}.c")
   list(APPEND _ompi_programs ${_ob}/${prog})
 endforeach()
+# The op/datatype probe shared with the MPICH face's tests.
+add_custom_command(OUTPUT ${_ob}/op_table
+  COMMAND ${COLLAB_MPICC_OPENMPI} -O1 -Wall -o ${_ob}/op_table
+          ${PROJECT_SOURCE_DIR}/tests/abi/op_table.c
+  DEPENDS ${PROJECT_SOURCE_DIR}/tests/abi/op_table.c COMMENT "mpicc.openmpi op_table.c")
+list(APPEND _ompi_programs ${_ob}/op_table)
 if(COLLAB_MPICC_MPICH)
   add_custom_command(OUTPUT ${_ob}/c_mpich_hello
     COMMAND ${COLLAB_MPICC_MPICH} -O1 -o ${_ob}/c_mpich_hello ${_ot}/c_mpich_hello.c
@@ -100,6 +108,12 @@ foreach(mode preload replace)
   collab_ompi_test(ompi_c_collectives_1_${mode} ${_cmp} --np 1 --mode ${mode}
     -- ${_ob}/c_collectives)
 endforeach()
+collab_ompi_test(ompi_op_table ${_cmp} --np 1 -- ${_ob}/op_table)
+# MPI_Init failing on a bad setting: the core's line, then Open MPI's
+# banner, and no "[collab] (null)" between them.
+collab_ompi_test(ompi_init_error_line ${_cmp} --np 1 --no-reference --expect-fail
+  --env COLLAB_TIMEOUT=bogus --expect-stderr "COLLAB_TIMEOUT='bogus'"
+  --reject-stderr "[(]null[)]" -- ${_ob}/op_table)
 collab_ompi_test(ompi_robust ${_cmp} --np 1 --no-reference -- ${_ob}/c_robust)
 collab_ompi_test(ompi_fatal ${_cmp} --np 1 --expect-rc 10
   --expect-stderr "An error occurred in MPI_Allreduce" -- ${_ob}/c_fatal)

@@ -18,6 +18,8 @@
    --expect-rc N       both runs must exit with N (default 0)
    --expect-fail       mpicollab's run must exit non-zero (with --no-reference)
    --expect-stderr RE  mpicollab's standard error must match the regex
+   --reject-stderr RE  ... and must not match this one
+   --env K=V           an environment setting for mpicollab's run
    --timeout S         per run (default 120)
    --chaos SPEC        passed to collab-run (a fault to inject; N > 1)
    --expect-count RE N mpicollab's stdout must have N lines matching RE
@@ -78,6 +80,9 @@ def main():
     ap.add_argument("--expect-rc", type=int, default=0)
     ap.add_argument("--expect-fail", action="store_true")
     ap.add_argument("--expect-stderr")
+    ap.add_argument("--reject-stderr", help="mpicollab's stderr must not match this regex")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="set in mpicollab's run (after its own COLLAB_* settings)")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--chaos", action="append", default=[])
     ap.add_argument("--expect-count", nargs=2, metavar=("RE", "N"))
@@ -131,6 +136,9 @@ def main():
         for c in a.chaos:
             cmd += ["--chaos", c]
         cmd += ["--"] + prog
+    for kv in a.env:
+        k, _, v = kv.partition("=")
+        env[k] = v
     orc, oout, oerr = run(cmd, env, a.timeout + 10)
     sys.stdout.write(oout)
 
@@ -141,6 +149,9 @@ def main():
     elif orc != a.expect_rc:
         print("run_compare: mpicollab run exited %d, expected %d" % (orc, a.expect_rc))
         ok = False
+    if a.reject_stderr and re.search(a.reject_stderr, oerr, re.M):
+        print("run_compare: mpicollab's stderr matches %r\n%s" % (a.reject_stderr, oerr))
+        return 1
     if a.expect_stderr and not re.search(a.expect_stderr, oerr, re.M):
         print("run_compare: mpicollab's stderr does not match %r" % a.expect_stderr)
         ok = False
