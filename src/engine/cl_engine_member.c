@@ -468,6 +468,16 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
     }
 }
 
+/* Coordinator: a member's weight changed, which starts a new group
+   generation (docs/membership.md §2).  The coordinator records it like
+   every member that installs the view, before its next collective can
+   start under it, then publishes the view. */
+static void weight_changed(struct cl_engine *e)
+{
+    eng_coll_view_changed(e);
+    broadcast_view(e);
+}
+
 void eng_set_weight(struct cl_engine *e, double w)
 {
     e->cfg.weight = w;
@@ -475,7 +485,7 @@ void eng_set_weight(struct cl_engine *e, double w)
         return;
     if (eng_i_coordinate(e)) {
         if (cl_member_set_weight(e->mb, e->self_key, w) == 1)
-            broadcast_view(e);
+            weight_changed(e);
         return;
     }
     cl_peer_t *c = eng_coordinator(e);
@@ -696,7 +706,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
     case CL_MSG_UPDATE:
         if (member && eng_i_coordinate(e) &&
             cl_member_set_weight(e->mb, from->key, m->u.update.weight) == 1)
-            broadcast_view(e);
+            weight_changed(e);
         break;
     default:
         break;

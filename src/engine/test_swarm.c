@@ -35,6 +35,9 @@
                   meets, the values x <- allreduce(x) / size converge to
                   the global mean with the sum kept; other collectives keep
                   the whole group
+      weight      3 peers; every rank changes its weight mid-loop: no
+                  error, every result a weighted sum, the new weights in
+                  effect after a barrier
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -804,9 +807,13 @@ int main(int argc, char **argv)
         prepare(5);
         rc = run(5, child_groups, sc, 120, 0);
         cleanup_dir(5);
+    } else if (strcmp(sc, "weight") == 0) {
+        prepare(3);
+        rc = run(3, child_weight, sc, 90, 0);
+        cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups\n");
+                        "unreachable|standby|groups|weight\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

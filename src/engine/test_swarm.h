@@ -34,5 +34,7 @@ bool file_has(const char *path, const char *const *want, int n);
 
 /* Scenario "groups" (test_swarm_groups.c): peer i of n. */
 int child_groups(int i, int n);
+/* Scenario "weight" (test_swarm_weight.c): peer i of n. */
+int child_weight(int i, int n);
 
 #endif
