@@ -116,11 +116,19 @@ int cl_engine_submit(cl_engine_t *self, collab_request_t *req)
     return COLLAB_OK;
 }
 
-static void finish_finalize(struct cl_engine *e)
+/* Finalize, once this peer's collectives are done (or their deadline
+   passed): a member says goodbye naming what it took part in and waits
+   for the others' acknowledgements (cl_engine_leave.c); then it has left. */
+static void progress_finalize(struct cl_engine *e, double now)
 {
-    cl_debug("leaving the swarm (%.3f s after the finalize call)",
-             eng_now() - e->finalize_req->t_start);
-    if (e->state == ENG_MEMBER || e->state == ENG_STANDBY || e->state == ENG_JOINING)
+    if (e->state == ENG_MEMBER && !eng_leave_started(e)) {
+        cl_debug("leaving the swarm (%.3f s after the finalize call)",
+                 now - e->finalize_req->t_start);
+        eng_leave_start(e);
+    }
+    if (!eng_leave_done(e, now))
+        return;
+    if (!eng_leave_started(e) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     e->state = ENG_LEFT;
     collab_request_t *r = e->finalize_req;
@@ -380,7 +388,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p = cl_p2p_new();
         e->p2p_waiting = zlist_new();
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL ||
-            eng_coll_init(e) != COLLAB_OK)
+            eng_coll_init(e) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -402,10 +410,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         if (e->finalize_req != NULL) {
-            if (eng_coll_idle(e) || now >= e->finalize_deadline)
-                finish_finalize(e);
-            else
-                next = fmin(next, e->finalize_deadline);
+            if (eng_leave_started(e) || eng_coll_idle(e) || now >= e->finalize_deadline)
+                progress_finalize(e, now);
+            if (e->finalize_req != NULL)
+                next = fmin(next,
+                            eng_leave_started(e) ? eng_leave_timer(e, now) : e->finalize_deadline);
         }
         long ms = 0;
         if (e->local_head == NULL && next > now)
@@ -431,6 +440,7 @@ cleanup:
         eng_goodbye_all(e);
     free_held(e);
     eng_coll_fini(e);
+    eng_leave_fini(e);
     if (e->p2p_waiting != NULL) {
         collab_request_t *r;
         while ((r = zlist_pop(e->p2p_waiting)) != NULL)

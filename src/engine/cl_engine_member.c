@@ -266,6 +266,20 @@ void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
     maybe_close_group(e, eng_now()); /* e.g. the last rank just joined */
 }
 
+/* Whether a view may drop p yet.  A peer that said goodbye is dropped once
+   its connection closed (it collected its acknowledgements and went) or
+   COLLAB_TIMEOUT after the goodbye: until then members may still be
+   receiving the GOODBYE that tells them which collectives count it, and a
+   view that dropped it first would make them count it as absent
+   (cl_engine_leave.c). */
+static bool may_remove(struct cl_engine *e, const cl_peer_t *p, double now)
+{
+    if (p->state != CL_PEER_SUSPECT || memcmp(p->key, e->self_key, 32) == 0)
+        return false;
+    return p->suspect_reason != REASON_LEFT || p->link_closed ||
+           now - p->suspect_since >= e->cfg.timeout;
+}
+
 /* Coordinator: removes every member this peer suspects. */
 static void remove_suspects(struct cl_engine *e)
 {
@@ -275,8 +289,9 @@ static void remove_suspects(struct cl_engine *e)
     if (keys == NULL)
         return;
     size_t k = 0;
+    double now = eng_now();
     for (size_t i = 0; i < n; i++)
-        if (list[i]->state == CL_PEER_SUSPECT && memcmp(list[i]->key, e->self_key, 32) != 0)
+        if (may_remove(e, list[i], now))
             memcpy(keys[k++], list[i]->key, 32);
     if (k > 0) {
         cl_member_delta_t d;
@@ -569,9 +584,14 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
             e->initial_state[idx] = 0;
             e->initial_lost[idx] = eng_now();
         }
+        if (p != NULL)
+            eng_leave_on_ack(e, p->key); /* a leaving peer waits no more for it */
         if (p != NULL && p->state != CL_PEER_GONE) {
             p->link_closed = true;
-            if (e->state == ENG_MEMBER)
+            if (e->state == ENG_MEMBER && p->state == CL_PEER_SUSPECT &&
+                p->suspect_reason == REASON_LEFT && eng_i_coordinate(e))
+                remove_suspects(e); /* a departed peer went */
+            else if (e->state == ENG_MEMBER)
                 suspect(e, p, CL_SUSPECT_CLOSED);
         }
         break;
@@ -689,8 +709,17 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             on_suspect(e, from, &m->u.suspect);
         break;
     case CL_MSG_GOODBYE:
-        if (member && e->state == ENG_MEMBER)
+        /* Acknowledged in any state: the leaving peer waits for it. */
+        eng_leave_on_goodbye(e, member ? from : NULL, key, &m->u.goodbye);
+        if (member && e->state == ENG_MEMBER) {
             suspect(e, from, REASON_LEFT);
+            /* Absent from the collectives it did not enter; those it
+               entered keep it (cl_engine_leave.c). */
+            eng_coll_peer_gone(e, from);
+        }
+        break;
+    case CL_MSG_BYE_ACK:
+        eng_leave_on_ack(e, key);
         break;
     case CL_MSG_MATCH:
         /* A peer that is not the coordinator (yet) keeps the request too:

@@ -14,8 +14,16 @@ collab_mpich_program(coll_check
   DEPENDS ${_cc_dir}/coll_check.h
   LIBS -lm)
 
+# Ranks that finalize while another is still busy (docs/elastic.md §10).
+set(COLLAB_EARLY_LEAVE ${CMAKE_CURRENT_BINARY_DIR}/coll/early_leave CACHE INTERNAL
+  "early_leave test program")
+collab_mpich_program(early_leave
+  OUTPUT ${COLLAB_EARLY_LEAVE}
+  SOURCES ${_cc_dir}/early_leave.c)
+
 # Programs a testlist line may name.
 set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
+set(_cc_prog_early_leave ${COLLAB_EARLY_LEAVE})
 set(_cc_prog_trainer ${COLLAB_TRAINER})
 
 # Registers coll.<name>.<mode> for every line of the test list.
