@@ -134,6 +134,8 @@ struct cl_engine {
     collab_request_t *q_head, *q_tail;
     bool accepting;                /* false once the engine stops */
     int wake_fd;                   /* eventfd: the queue has work */
+    atomic_int leave_asked;        /* cl_engine_request_leave was called */
+    int left_pipe[2];              /* a byte is written to [1] once a requested leave is done */
     collab_request_t *init_req;    /* completed when the peer holds a rank */
     atomic_int rank;               /* world rank, -1 before joining */
     atomic_int world_size;
@@ -207,6 +209,8 @@ struct cl_engine {
     double finalize_deadline;
     int left_status;               /* why calls fail once ENG_LEFT (0: not initialised) */
     struct eng_leave *leave;       /* departures (cl_engine_leave.c) */
+    bool leaving;                  /* a leave requested by the program or a signal is under way */
+    double leaving_deadline;       /* its collectives get until then to finish */
 };
 
 /* cl_engine.c */
