@@ -539,6 +539,9 @@ cleanup:
     cl_member_destroy(&e->mb);
     free(e->initial);
     e->initial = NULL;
+    free(e->joined);
+    e->joined = NULL;
+    e->njoined = e->njoined_cap = 0;
     free(e->initial_state);
     e->initial_state = NULL;
     free(e->initial_lost);

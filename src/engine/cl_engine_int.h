@@ -209,6 +209,8 @@ struct cl_engine {
     double finalize_deadline;
     int left_status;               /* why calls fail once ENG_LEFT (0: not initialised) */
     struct eng_leave *leave;       /* departures (cl_engine_leave.c) */
+    uint8_t *joined;               /* joined[r]: rank r was a member at some time (matchmaking) */
+    int njoined_cap, njoined;      /* size of joined, distinct ranks in it */
     bool leaving;                  /* a leave requested by the program or a signal is under way */
     double leaving_deadline;       /* its collectives get until then to finish */
 };

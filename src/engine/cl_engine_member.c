@@ -184,6 +184,27 @@ void eng_become_member(struct cl_engine *e, bool founder)
         cl_request_complete(e->init_req, COLLAB_OK);
 }
 
+/* Notes that rank r is (or was) a member, for matchmaking: once every rank
+   of the world has been one, nobody else can join the first group. */
+static void note_joined(struct cl_engine *e, int r)
+{
+    int ws = cl_member_settings(e->mb)->world_size;
+    if (r < 0 || r >= ws)
+        return;
+    if (r >= e->njoined_cap) {
+        uint8_t *a = realloc(e->joined, (size_t)ws);
+        if (a == NULL)
+            return;
+        memset(a + e->njoined_cap, 0, (size_t)(ws - e->njoined_cap));
+        e->joined = a;
+        e->njoined_cap = ws;
+    }
+    if (!e->joined[r]) {
+        e->joined[r] = 1;
+        e->njoined++;
+    }
+}
+
 /* Acts on what a view change did. */
 static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 {
@@ -195,6 +216,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     for (size_t i = 0; i < d->nadded; i++) {
         cl_peer_t *p = d->added[i];
         eng_p2p_mark_seen(e, p->rank);
+        note_joined(e, p->rank);
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
         if (!p->client && p->address[0] != '\0')
@@ -307,10 +329,14 @@ static void maybe_close_group(struct cl_engine *e, double now)
 {
     if (!eng_i_coordinate(e) || cl_member_group_closed(e->mb) || e->match_since <= 0)
         return;
+    note_joined(e, cl_member_self(e->mb)->rank);
     size_t n;
     cl_member_list(e->mb, &n);
     const cl_settings_t *s = cl_member_settings(e->mb);
-    bool close = (int)n >= s->world_size || (int)n >= s->target_group;
+    /* Every rank of the world was a member (some may have failed since):
+       nobody else can come, and waiting for the window is in vain. */
+    bool close = (int)n >= s->world_size || (int)n >= s->target_group ||
+                 e->njoined >= s->world_size;
     if (!close && !s->strict && now - e->match_since >= e->cfg.matchmaking_time &&
         (int)n >= e->cfg.min_group)
         close = true;
