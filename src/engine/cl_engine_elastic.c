@@ -339,6 +339,12 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     eng_donor_progress(e, el->donor);
 }
 
+bool eng_el_boundaries_known(struct cl_engine *e)
+{
+    return e->el != NULL && e->el->stream != NULL &&
+           cl_stream_state(e->el->stream) == CL_STREAM_LOCKED;
+}
+
 void eng_el_mark_step(struct cl_engine *e)
 {
     if (e->el != NULL)

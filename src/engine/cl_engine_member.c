@@ -12,6 +12,7 @@
     the next member in rank order takes over: every peer computes that
     locally from the view and its own suspicions, without clocks.
 */
+#include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
@@ -445,14 +446,26 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
         suspect(e, p, CL_SUSPECT_SILENT);
         return;
     }
-    /* Alive by its heartbeats: a straggler (or it called something else). */
+    /* Alive by its heartbeats: a straggler (or it called something else).
+       A member taken out of the group comes back only at a step boundary:
+       while this peer knows none (a program without a regular step),
+       taking it out would end a live peer, so the group waits for it,
+       as MPI would. */
     double allow = fmax(e->cfg.timeout, 3.0 * e->step_gap);
+    bool can_return = eng_el_boundaries_known(e);
     if (p->suspect_since <= 0) {
         p->suspect_since = now;
-        cl_info("%s is late; waiting up to %.1f s more", eng_peer_desc(p, desc, sizeof desc),
-                allow);
+        if (can_return || reason == CL_SUSPECT_MISMATCH)
+            cl_info("%s is late; waiting up to %.1f s more", eng_peer_desc(p, desc, sizeof desc),
+                    allow);
+        else
+            cl_info("%s is late but alive; the group waits for it (no step boundary is known "
+                    "at which it could be re-admitted)",
+                    eng_peer_desc(p, desc, sizeof desc));
         return;
     }
+    if (reason != CL_SUSPECT_MISMATCH && !can_return)
+        return;
     if (reason != CL_SUSPECT_MISMATCH && now - p->suspect_since < allow)
         return;
     take_out(e, p, reason);
@@ -486,6 +499,15 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
            with the group. */
         if (!p->in_group || !from->in_group)
             return;
+        /* Nor is a live member taken out while the coordinator knows no
+           step boundary to re-admit it at (eng_report_late); a member
+           that reports itself knows what it does. */
+        if (from != p && !eng_el_boundaries_known(e)) {
+            char desc[CL_WIRE_STR_MAX + 64];
+            cl_debug("not taking %s out of the group: no step boundary is known to re-admit it",
+                     eng_peer_desc(p, desc, sizeof desc));
+            return;
+        }
         p->suspect_reason = s->reason;
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)

@@ -1,12 +1,14 @@
 /*  busy_loop.c - a long loop of collectives with uneven computation, for
     runs with more peers than cores.
 
-      busy_loop [--iters N] [--seed S] [--spin-ms MS]
+      busy_loop [--iters N] [--seed S] [--spin-ms MS] [--stall-at I --stall-ms MS]
 
     Every iteration: each rank computes (spins) for a pseudo-random time
     up to MS milliseconds (seeded by S, rank and iteration, so ranks drift
     apart), then MPI_Allgatherv with counts that vary by rank, MPI_Reduce
     to a rotating root, MPI_Allreduce and MPI_Bcast from a rotating root.
+    With --stall-at, rank 1 sleeps --stall-ms before iteration I (a live
+    peer that computes for long: MPI waits for it, and so must the swarm).
     Every rank checks every result and exits 1 on a wrong one.  Prints
     "busy_loop: N iterations on P ranks" at rank 0 at the end.
 */
@@ -36,7 +38,7 @@ static void spin_ms(double ms)
 
 int main(int argc, char **argv)
 {
-    int iters = 200, seed = 1, spin = 20;
+    int iters = 200, seed = 1, spin = 20, stall_at = -1, stall_ms = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--iters") == 0)
             iters = atoi(argv[i + 1]);
@@ -44,6 +46,10 @@ int main(int argc, char **argv)
             seed = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--spin-ms") == 0)
             spin = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--stall-at") == 0)
+            stall_at = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--stall-ms") == 0)
+            stall_ms = atoi(argv[i + 1]);
     }
     MPI_Init(&argc, &argv);
     int rank, size, errors = 0;
@@ -61,6 +67,10 @@ int main(int argc, char **argv)
         uint64_t h = mix(((uint64_t)seed << 40) ^ ((uint64_t)rank << 20) ^ (uint64_t)it);
         if (spin > 0)
             spin_ms((double)(h % (uint64_t)(spin + 1)));
+        if (it == stall_at && rank == 1 % size) {
+            struct timespec ts = {stall_ms / 1000, (long)(stall_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         for (int k = 0; k < counts[rank]; k++)
             mine[k] = rank * 1000 + k + it;
         MPI_Allgatherv(mine, counts[rank], MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
