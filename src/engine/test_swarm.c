@@ -39,6 +39,8 @@
                   gracefully, then its program's own handler runs
       leave       collab_leave(): the same from the program; later calls
                   fail with COLLAB_ERR_LEFT
+      strict_leave  COLLAB_STRICT=1: a collective that needs a rank that
+                  finalized fails with COLLAB_ERR_PROC_FAILED
       weight      3 peers; every rank changes its weight mid-loop: no
                   error, every result a weighted sum, the new weights in
                   effect after a barrier
@@ -823,13 +825,18 @@ int main(int argc, char **argv)
         }
         unlink(leave_marker_path());
         cleanup_dir(3);
+    } else if (strcmp(sc, "strict_leave") == 0) {
+        setenv("COLLAB_TIMEOUT", "5", 1);
+        prepare(3);
+        rc = run(3, child_strict_leave, sc, 90, 0);
+        cleanup_dir(3);
     } else if (strcmp(sc, "weight") == 0) {
         prepare(3);
         rc = run(3, child_weight, sc, 90, 0);
         cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups|weight|sigterm|leave\n");
+                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -11,6 +11,9 @@
       leave    rank 2 calls collab_leave(): it returns once the others
                acknowledged; later calls fail with COLLAB_ERR_LEFT and
                finalize succeeds
+      strict_leave  COLLAB_STRICT=1, rank 2 finalizes: the reduce keeps its
+               contribution, the next collective fails with
+               COLLAB_ERR_PROC_FAILED
     Either way rank 0's reduce holds rank 2's contribution, and ranks 0 and
     1 go on as a group of two without waiting for any timeout.
 */
@@ -95,6 +98,36 @@ int child_leave(int i, int n, bool by_signal)
         iters++;
     } while (info.group_size == n && now_s() - t0 < 30 && iters < 100000);
     CHECK(info.group_size == n - 1);
+    CHECK(now_s() - t0 < 4.0);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+/* Strict mode: rank n-1 finalizes right after the reduce it entered; its
+   contribution counts there, and the next collective, which needs it,
+   fails with COLLAB_ERR_PROC_FAILED at once instead of waiting. */
+int child_strict_leave(int i, int n)
+{
+    setenv("COLLAB_STRICT", "1", 1);
+    if (collab_init(NULL) != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    if (i == 0)
+        nap(1.0);
+    double in = 10.0 * (i + 1), out = 0;
+    CHECK(collab_reduce(w, &in, &out, 1, COLLAB_DOUBLE, &SUM, 0, NULL) == COLLAB_OK);
+    if (i == n - 1) {
+        CHECK(collab_finalize() == COLLAB_OK);
+        return 0;
+    }
+    if (i == 0)
+        CHECK(out == 10.0 * n * (n + 1) / 2.0);
+    double t0 = now_s(), x = 1, y = 0;
+    int rc;
+    do /* until this peer got the goodbye */
+        rc = collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL);
+    while (rc == COLLAB_OK && now_s() - t0 < 10);
+    CHECK(rc == COLLAB_ERR_PROC_FAILED);
     CHECK(now_s() - t0 < 4.0);
     CHECK(collab_finalize() == COLLAB_OK);
     return 0;
