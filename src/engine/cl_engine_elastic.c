@@ -687,7 +687,8 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             continue;
         /* Our own stop explains their silence. */
         p->last_heard = now;
-        if (p->state == CL_PEER_SUSPECT && !p->link_closed)
+        if (p->state == CL_PEER_SUSPECT && !p->link_closed &&
+            p->suspect_reason != ENG_REASON_LEFT) /* one that said goodbye stays gone */
             p->state = CL_PEER_ALIVE;
         /* Whoever took us out forgot our connection to it: open a fresh
            one before anything else goes out. */
