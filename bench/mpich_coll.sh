@@ -8,9 +8,10 @@
 #
 # MPICH_CHECKOUT is a checkout of github.com/pmodels/mpich at tag v4.0.2
 # (git archive v4.0.2 test/mpi is enough).  The tests are built by hand,
-# without MPICH's configure: test/mpi/util/{mtest,mtest_common,dtypes}.c
-# with a minimal mpitestconf.h and an empty mtest_mpix.h written into WORK
-# (default: a new folder in /tmp).  Every line of coll/testlist.in with at
+# without MPICH's configure: test/mpi/util's mtest files and dtpools, with
+# a minimal mpitestconf.h and an empty mtest_mpix.h written into WORK
+# (default: a new folder in /tmp) and a minimal dtpools/dtpoolsconf.h
+# written into the checkout if it has none.  Every line of coll/testlist.in with at
 # most MAX-NP processes runs through collab-run (preload, MPICH face), with
 # the line's arg= arguments and env= variables; a run passes when it exits
 # 0 and prints "No Errors", as MPICH's runtests judges.  Tests that do not
@@ -60,12 +61,21 @@ cat >"$work/include/mpitestconf.h" <<'CONF'
 CONF
 printf '#ifndef MTEST_MPIX_H_INCLUDED\n#define MTEST_MPIX_H_INCLUDED\n#endif\n' \
     >"$work/include/mtest_mpix.h"
-inc=(-I"$work/include" -I"$t/include")
-for f in mtest mtest_common dtypes; do
-    if [ ! -f "$work/$f.o" ]; then
-        mpicc.mpich -O1 -w "${inc[@]}" -c "$t/util/$f.c" -o "$work/$f.o" ||
+inc=(-I"$work/include" -I"$t/include" -I"$t/dtpools/include")
+# dtpools includes "../dtpoolsconf.h" from its own include folder.
+[ -f "$t/dtpools/dtpoolsconf.h" ] ||
+    printf '#define HAVE_STDLIB_H 1\n#define HAVE_STRING_H 1\n#define HAVE_STDINT_H 1\n' \
+        >"$t/dtpools/dtpoolsconf.h"
+objs=()
+for f in util/mtest util/mtest_common util/dtypes util/mtest_thread dtpools/src/dtpools \
+    dtpools/src/dtpools_attr dtpools/src/dtpools_custom dtpools/src/dtpools_desc \
+    dtpools/src/dtpools_init_verify dtpools/src/dtpools_misc; do
+    o="$work/$(basename "$f").o"
+    if [ ! -f "$o" ]; then
+        mpicc.mpich -O1 -w "${inc[@]}" -c "$t/$f.c" -o "$o" ||
             { echo "mpich_coll.sh: cannot build $f.c" >&2; exit 2; }
     fi
+    objs+=("$o")
 done
 pass=0 fail=0 nobuild=0 skipped=0
 while read -r name np rest; do
@@ -86,8 +96,8 @@ while read -r name np rest; do
     bin="$work/bin/$name"
     if [ ! -x "$bin" ] && [ ! -f "$bin.nobuild" ]; then
         if [ -f "$t/coll/$name.c" ] &&
-            mpicc.mpich -O1 -w "${inc[@]}" -o "$bin" "$t/coll/$name.c" "$work"/mtest.o \
-                "$work"/mtest_common.o "$work"/dtypes.o -lm >"$bin.buildlog" 2>&1; then
+            mpicc.mpich -O1 -w "${inc[@]}" -o "$bin" "$t/coll/$name.c" "${objs[@]}" -lm \
+                >"$bin.buildlog" 2>&1; then
             :
         else
             touch "$bin.nobuild"
