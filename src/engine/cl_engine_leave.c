@@ -20,8 +20,8 @@
       under, as a group member's would) and as absent from the next one
       on.  Should a collective it entered still wait for something from
       it, that never comes: it is counted as failed there at once.
-      A member that leaves too, or whose connection closes, is not
-      waited for.
+      A member that leaves too, or that the view drops, is not waited
+      for.
     - The coordinator removes it from the view once its connection closed
       (it got its acknowledgements and went) or COLLAB_TIMEOUT after the
       GOODBYE, so that every member learned `entered` before the view that
@@ -75,6 +75,21 @@ void eng_leave_fini(struct cl_engine *e)
     e->leave = NULL;
 }
 
+/* A GOODBYE can reach a peer that has not installed its first view yet
+   (it joined as the sender left): its record waits for the rank the
+   view gives the sender. */
+static void resolve(struct eng_leave *l, struct cl_engine *e)
+{
+    for (size_t i = 0; i < l->ndep; i++) {
+        departed_t *d = &l->dep[i];
+        if (d->world >= 0)
+            continue;
+        const cl_peer_t *p = cl_member_find(e->mb, d->key);
+        if (p != NULL)
+            d->world = p->rank >= 0 ? p->rank : p->prev_rank;
+    }
+}
+
 /* The record of the peer that held world rank w, if it is still the one
    that left (a later holder of the rank is someone else). */
 static const departed_t *find_world(struct cl_engine *e, int w)
@@ -82,6 +97,7 @@ static const departed_t *find_world(struct cl_engine *e, int w)
     struct eng_leave *l = e->leave;
     if (l == NULL || w < 0)
         return NULL;
+    resolve(l, e);
     const cl_peer_t *holder = cl_member_at_rank(e->mb, w);
     for (size_t i = l->ndep; i-- > 0;) {
         const departed_t *d = &l->dep[i];
@@ -109,6 +125,8 @@ int eng_leave_contributors(struct cl_engine *e, uint64_t comm, uint64_t seq, int
 {
     struct eng_leave *l = e->leave;
     int n = 0;
+    if (l != NULL)
+        resolve(l, e);
     for (size_t i = 0; l != NULL && i < l->ndep && n < max; i++) {
         const departed_t *d = &l->dep[i];
         if (find_world(e, d->world) == d && eng_leave_status(e, d->world, comm, seq) == 1)
@@ -129,6 +147,8 @@ bool eng_leave_key(struct cl_engine *e, int w, uint8_t key[32])
 int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32])
 {
     struct eng_leave *l = e->leave;
+    if (l != NULL)
+        resolve(l, e);
     for (size_t i = l != NULL ? l->ndep : 0; i-- > 0;)
         if (memcmp(l->dep[i].key, key, 32) == 0)
             return l->dep[i].world;
@@ -153,7 +173,7 @@ void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint
        reaches it. */
     eng_leave_on_ack(e, key);
     int w = from != NULL ? (from->rank >= 0 ? from->rank : from->prev_rank) : -1;
-    if (l == NULL || w < 0)
+    if (l == NULL)
         return;
     cl_wire_bye_comm_t *comms = NULL;
     if (g->count > 0) {
@@ -211,6 +231,8 @@ void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32])
         return;
     for (size_t i = 0; i < l->nawait; i++)
         if (memcmp(l->await[i], key, 32) == 0) {
+            cl_debug("left: %zu acknowledgement%s still missing", l->nawait - 1,
+                     l->nawait == 2 ? "" : "s");
             memmove(l->await[i], l->await[l->nawait - 1], 32);
             l->nawait--;
             return;
@@ -260,11 +282,11 @@ void eng_leave_start(struct cl_engine *e)
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
         int rc = eng_send(e, p, &m);
-        /* A member whose connection is gone cannot answer, and one that
-           left already needs nothing; one that went silent gets
+        /* One that left already needs nothing; one that failed is
+           dropped by the view, and one that went silent gets
            COLLAB_TIMEOUT. */
-        if (rc == COLLAB_OK && l != NULL && l->await != NULL && !p->link_closed &&
-            p->state != CL_PEER_GONE && eng_leave_world_of(e, p->key) < 0)
+        if (rc == COLLAB_OK && l != NULL && l->await != NULL && p->state != CL_PEER_GONE &&
+            eng_leave_world_of(e, p->key) < 0)
             memcpy(l->await[l->nawait++], p->key, 32);
     }
     if (l != NULL && l->nawait > 0)
@@ -282,6 +304,20 @@ bool eng_leave_done(struct cl_engine *e, double now)
     struct eng_leave *l = e->leave;
     if (l == NULL || !l->started)
         return true;
+    /* A member the view dropped (it failed) needs nothing any more.  A
+       closed connection alone is no reason to stop waiting: a connection
+       still being set up reports that too, and the GOODBYE waits in its
+       queue. */
+    for (size_t i = 0; i < l->nawait;) {
+        const cl_peer_t *p = cl_member_find(e->mb, l->await[i]);
+        if (p == NULL || p->state == CL_PEER_GONE || p->rank < 0) {
+            cl_debug("left: no acknowledgement needed from a peer the view dropped");
+            memmove(l->await[i], l->await[l->nawait - 1], 32);
+            l->nawait--;
+        } else {
+            i++;
+        }
+    }
     if (l->nawait == 0)
         return true;
     if (now >= l->deadline) {

@@ -632,8 +632,6 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
             e->initial_state[idx] = 0;
             e->initial_lost[idx] = eng_now();
         }
-        if (p != NULL)
-            eng_leave_on_ack(e, p->key); /* a leaving peer waits no more for it */
         if (p != NULL && p->state != CL_PEER_GONE) {
             p->link_closed = true;
             if (e->state == ENG_MEMBER && p->state == CL_PEER_SUSPECT &&
