@@ -5,6 +5,7 @@
 #
 #   bench/mpich_coll.sh --src MPICH_CHECKOUT [--build DIR] [--work DIR]
 #                       [--max-np 16] [--only REGEX] [--timeout S] [--mpich]
+#                       [--large]
 #
 # MPICH_CHECKOUT is a checkout of github.com/pmodels/mpich at tag v4.0.2
 # (git archive v4.0.2 test/mpi is enough).  The tests are built by hand,
@@ -13,13 +14,14 @@
 # (default: a new folder in /tmp) and a minimal dtpools/dtpoolsconf.h
 # written into the checkout if it has none.  Every line of coll/testlist.in with at
 # most MAX-NP processes runs through collab-run (preload, MPICH face), with
-# the line's arg= arguments and env= variables; a run passes when it exits
+# the line's arg= arguments and env= variables (lines marked @largetest@
+# only with --large, as in MPICH); a run passes when it exits
 # 0 and prints "No Errors", as MPICH's runtests judges.  Tests that do not
 # build are reported as such.  --mpich runs each line on real MPICH too.
 # Prints one line per run and a summary; the logs stay in WORK/logs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" src='' work='' maxnp=16 only='' tmo=180 mpich=0
+build="$here/../build" src='' work='' maxnp=16 only='' tmo=180 mpich=0 large=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --src) src=$2; shift 2 ;;
@@ -29,7 +31,8 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --timeout) tmo=$2; shift 2 ;;
     --mpich) mpich=1; shift ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    --large) large=1; shift ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "mpich_coll.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -80,7 +83,13 @@ done
 pass=0 fail=0 nobuild=0 skipped=0
 while read -r name np rest; do
     case "$name" in '' | '#'*) continue ;; esac
-    name=${name#@largetest@}
+    if [[ "$name" == @largetest@* ]]; then
+        if [ "$large" -eq 0 ]; then
+            skipped=$((skipped + 1))
+            continue
+        fi
+        name=${name#@largetest@}
+    fi
     [ -n "$only" ] && ! [[ "$name" =~ $only ]] && continue
     if ! [[ "$np" =~ ^[0-9]+$ ]] || [ "$np" -gt "$maxnp" ]; then
         skipped=$((skipped + 1))
@@ -128,4 +137,4 @@ while read -r name np rest; do
     fi
 done <"$t/coll/testlist.in"
 echo "mpich_coll.sh: $pass passed, $fail failed, $nobuild not built, $skipped skipped" \
-    "(more than $maxnp processes or no count); logs in $work/logs"
+    "(more than $maxnp processes, large, or no count); logs in $work/logs"
