@@ -50,6 +50,7 @@ typedef enum {
     COLLAB_ERR_NETWORK = -18,     /* could not reach the swarm (logged) */
     COLLAB_ERR_TIMEOUT = -19,     /* a deadline passed (logged) */
     COLLAB_ERR_MISMATCH = -20,    /* this program differs from the swarm's (logged) */
+    COLLAB_ERR_LEFT = -21,        /* this peer left the swarm (collab_leave, COLLAB_LEAVE_ON) */
 } collab_status_t;
 
 /* Returns a short static English description of a status code. */
@@ -338,6 +339,16 @@ COLLAB_EXPORT int collab_step(void);
 
 /* Sets this peer's averaging weight (> 0, finite). */
 COLLAB_EXPORT int collab_set_weight(double weight);
+
+/* Leaves the swarm gracefully while the program runs on, as finalize
+   does: running collectives get COLLAB_TIMEOUT to finish, then the peer
+   says goodbye (its contributions count in every collective it entered)
+   and waits for the members' acknowledgements.  Afterwards every call but
+   collab_finalize fails with COLLAB_ERR_LEFT.  Async-signal-safe: a
+   signal handler may call it.  Returns COLLAB_OK once left,
+   COLLAB_ERR_TIMEOUT if that took longer than 2 x COLLAB_TIMEOUT + 2 s
+   (the leave goes on), COLLAB_ERR_NOT_INIT outside init..finalize. */
+COLLAB_EXPORT int collab_leave(void);
 
 #define COLLAB_MAX_INFO_RANKS 1024
 

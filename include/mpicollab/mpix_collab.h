@@ -8,7 +8,8 @@
 
     Every extension has an environment-variable twin, so unchanged
     programs can use it too: MPIX_Collab_step <-> COLLAB_COLLECTIVES_PER_STEP,
-    MPIX_Collab_set_weight <-> COLLAB_WEIGHT.
+    MPIX_Collab_set_weight <-> COLLAB_WEIGHT, MPIX_Collab_leave <->
+    COLLAB_LEAVE_ON.
 */
 #ifndef MPIX_COLLAB_H_INCLUDED
 #define MPIX_COLLAB_H_INCLUDED
@@ -86,6 +87,16 @@ MPICOLLAB_API int PMPIX_Collab_step(void);
    COLLAB_WEIGHT, or 1. */
 MPICOLLAB_API int MPIX_Collab_set_weight(double weight);
 MPICOLLAB_API int PMPIX_Collab_set_weight(double weight);
+
+/* Leaves the swarm gracefully while the program runs on, as MPI_Finalize
+   does (its contributions count in every collective it entered), and
+   returns once the members acknowledged, at most 2 x COLLAB_TIMEOUT + 2 s
+   (else MPI_ERR_OTHER; the leave goes on).  Afterwards every MPI call but
+   MPI_Finalize fails with MPI_ERR_OTHER.  May be called from a signal
+   handler (a program whose own SIGTERM handler replaced the one
+   COLLAB_LEAVE_ON=SIGTERM installs). */
+MPICOLLAB_API int MPIX_Collab_leave(void);
+MPICOLLAB_API int PMPIX_Collab_leave(void);
 
 /* Tells which comm ranks took part in the last collective this peer
    completed on comm: *nranks = their number (at most

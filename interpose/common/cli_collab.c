@@ -48,6 +48,16 @@ int cli_impl_Collab_set_weight(cli_call_t *call, double weight)
     return MPI_SUCCESS;
 }
 
+int cli_impl_Collab_leave(cli_call_t *call)
+{
+    /* Async-signal-safe when it succeeds (a handler may call it): the
+       core sets a flag, wakes its engine and polls. */
+    int st = collab_leave();
+    if (st != COLLAB_OK)
+        return cli_err_core(call, st, "leaving the swarm");
+    return MPI_SUCCESS;
+}
+
 /* Reads the core's record of the last collective; 0 if there is none. */
 static int cli_last(cli_call_t *call, collab_info_t *info, MPI_Comm *h, int *size, int *rc)
 {

@@ -302,6 +302,7 @@ int cli_class_of_status(int status)
         return MPI_ERR_OTHER;
     case COLLAB_ERR_TIMEOUT:
     case COLLAB_ERR_MISMATCH:
+    case COLLAB_ERR_LEFT:
         return MPI_ERR_OTHER;
     default:
         return MPI_ERR_INTERN;

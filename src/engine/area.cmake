@@ -19,6 +19,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_request.c
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_leave.c
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_coll.c
     ${_eng}/cl_engine_groups.c
@@ -54,9 +55,11 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set_tests_properties(cl_stage_test PROPERTIES TIMEOUT 120 LABELS selftest)
   set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
   # Real processes over loopback (see the scenarios in test_swarm.c).
-  add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c ${_eng}/test_peers.c)
+  add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c
+    ${_eng}/test_swarm_weight.c ${_eng}/test_swarm_leave.c ${_eng}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
-  foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups)
+  foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups
+      weight sigterm leave strict_leave)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

@@ -16,7 +16,9 @@
 #include "util/cl_log.h"
 
 #include <czmq.h>
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,60 @@ static void at_exit(void)
         (void)collab_finalize(); /* not in a forked child: it has no engine thread */
 }
 
+/* COLLAB_LEAVE_ON=SIGTERM: the handler installed at init and the
+   disposition it replaced. */
+static struct sigaction s_old_term;
+static atomic_int s_term_installed = 0;
+
+static void on_leave_signal(int sig)
+{
+    int saved = errno;
+    (void)collab_leave();
+    /* End as the program asked before us: the previous handler, or the
+       default action (the signal is blocked in here, so it is delivered
+       once this handler returns). */
+    (void)sigaction(sig, &s_old_term, NULL);
+    atomic_store(&s_term_installed, 0);
+    (void)raise(sig);
+    errno = saved;
+}
+
+static void install_leave_signal(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_leave_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(SIGTERM, &sa, &s_old_term) != 0) {
+        cl_warn("COLLAB_LEAVE_ON=SIGTERM: cannot install the handler: %s", strerror(errno));
+        return;
+    }
+    atomic_store(&s_term_installed, 1);
+    cl_debug("COLLAB_LEAVE_ON=SIGTERM: SIGTERM makes this peer leave the swarm gracefully");
+}
+
+/* At finalize: puts the previous disposition back, unless the program
+   replaced our handler since (then it is the program's business). */
+static void remove_leave_signal(void)
+{
+    if (!atomic_load(&s_term_installed))
+        return;
+    struct sigaction cur;
+    if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler == on_leave_signal)
+        (void)sigaction(SIGTERM, &s_old_term, NULL);
+    atomic_store(&s_term_installed, 0);
+}
+
+int collab_leave(void)
+{
+    cl_engine_t *e = atomic_load(&s_engine);
+    if (!atomic_load(&s_initialized) || atomic_load(&s_finalized) || e == NULL)
+        return COLLAB_ERR_NOT_INIT;
+    cl_engine_request_leave(e);
+    return cl_engine_wait_left(e, cl_engine_leave_bound_ms(e)) ? COLLAB_OK : COLLAB_ERR_TIMEOUT;
+}
+
 int collab_init(const collab_init_args_t *args)
 {
     pthread_mutex_lock(&s_life);
@@ -104,6 +160,7 @@ int collab_init(const collab_init_args_t *args)
         return COLLAB_ERR_CONFIG;
     }
     cl_engine_t *e = NULL;
+    bool leave_on_sigterm = cfg.leave_on_sigterm;
     int rc = cl_engine_start(&cfg, &id, &e);
     cl_config_clear(&cfg);
     cl_identity_destroy(&id);
@@ -125,6 +182,8 @@ int collab_init(const collab_init_args_t *args)
     atomic_store(&s_engine, e);
     s_pid = getpid();
     atomic_store(&s_initialized, 1);
+    if (leave_on_sigterm)
+        install_leave_signal();
     if (!s_atexit_set) {
         s_atexit_set = atexit(at_exit) == 0;
     }
@@ -150,6 +209,7 @@ int collab_finalize(void)
         pthread_mutex_unlock(&s_life);
         return COLLAB_ERR_NOT_INIT;
     }
+    remove_leave_signal();
     int rc = cl_engine_stop(&e);
     /* The engine closed its sockets, but ZeroMQ writes what they still
        hold (the last sends, GOODBYE) from its own I/O thread: a process

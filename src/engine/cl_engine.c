@@ -7,6 +7,7 @@
     point-to-point timers, so it sleeps whenever nothing is due (several
     peers share a few cores).  Everything network-facing happens here.
 */
+#define _GNU_SOURCE /* pipe2 */
 #include "engine/cl_engine_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 
@@ -14,6 +15,10 @@
 #include "util/cl_topo.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <math.h>
 #include <sodium.h>
@@ -116,16 +121,88 @@ int cl_engine_submit(cl_engine_t *self, collab_request_t *req)
     return COLLAB_OK;
 }
 
-static void finish_finalize(struct cl_engine *e)
+/* Finalize, once this peer's collectives are done (or their deadline
+   passed): a member says goodbye naming what it took part in and waits
+   for the others' acknowledgements (cl_engine_leave.c); then it has left. */
+static void progress_finalize(struct cl_engine *e, double now)
 {
-    cl_debug("leaving the swarm (%.3f s after the finalize call)",
-             eng_now() - e->finalize_req->t_start);
-    if (e->state == ENG_MEMBER || e->state == ENG_STANDBY || e->state == ENG_JOINING)
+    if (e->state == ENG_MEMBER && !eng_leave_started(e)) {
+        cl_debug("leaving the swarm (%.3f s after the finalize call)",
+                 now - e->finalize_req->t_start);
+        eng_leave_start(e);
+    }
+    if (!eng_leave_done(e, now))
+        return;
+    if (!eng_leave_started(e) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     e->state = ENG_LEFT;
     collab_request_t *r = e->finalize_req;
     e->finalize_req = NULL;
     cl_request_complete(r, COLLAB_OK);
+}
+
+/* A leave asked for by cl_engine_request_leave (a signal, or the
+   program): like finalize, but the program goes on and its calls fail. */
+static void progress_requested_leave(struct cl_engine *e, double now)
+{
+    if (atomic_exchange(&e->leave_asked, 0) && !e->leaving && e->state != ENG_LEFT) {
+        cl_info("leaving the swarm as asked (COLLAB_LEAVE_ON or MPIX_Collab_leave)");
+        e->leaving = true;
+        e->leaving_deadline = now + e->cfg.timeout;
+        eng_p2p_cancel_all(e);
+    }
+    if (!e->leaving)
+        return;
+    if (e->state == ENG_MEMBER && !eng_leave_started(e) && !eng_coll_idle(e) &&
+        now < e->leaving_deadline)
+        return;
+    if (e->state == ENG_MEMBER && !eng_leave_started(e))
+        eng_leave_start(e);
+    if (!eng_leave_done(e, now))
+        return;
+    if (!eng_leave_started(e) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
+        eng_goodbye_all(e);
+    e->leaving = false;
+    e->state = ENG_LEFT;
+    e->left_status = COLLAB_ERR_LEFT;
+    eng_admit_abort(e, COLLAB_ERR_LEFT);
+    eng_coll_fail_all(e, COLLAB_ERR_LEFT);
+    eng_p2p_fail_all(e, COLLAB_ERR_LEFT);
+    cl_info("left the swarm; further MPI calls of this peer fail");
+    char one = 1;
+    ssize_t w;
+    do
+        w = write(e->left_pipe[1], &one, 1);
+    while (w < 0 && errno == EINTR);
+}
+
+void cl_engine_request_leave(cl_engine_t *self)
+{
+    if (self == NULL)
+        return;
+    atomic_store(&self->leave_asked, 1);
+    uint64_t one = 1;
+    ssize_t w;
+    do
+        w = write(self->wake_fd, &one, sizeof one);
+    while (w < 0 && errno == EINTR);
+}
+
+bool cl_engine_wait_left(cl_engine_t *self, int ms)
+{
+    if (self == NULL || self->left_pipe[0] < 0)
+        return false;
+    struct pollfd pfd = {self->left_pipe[0], POLLIN, 0};
+    int n;
+    do
+        n = poll(&pfd, 1, ms);
+    while (n < 0 && errno == EINTR);
+    return n > 0 && (pfd.revents & POLLIN);
+}
+
+int cl_engine_leave_bound_ms(const cl_engine_t *self)
+{
+    return (int)(1000.0 * (2.0 * self->cfg.timeout + 2.0));
 }
 
 void eng_leave(struct cl_engine *e, int status)
@@ -363,6 +440,12 @@ static void engine_actor(zsock_t *pipe, void *arg)
 {
     struct cl_engine *e = arg;
     char err[512];
+    /* The COLLAB_LEAVE_ON handler waits for this thread: it must run on
+       another one. */
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, NULL);
     (void)cl_topo_place_engine_thread();
     e->t0 = eng_now();
     cl_transport_config_t tc = {.identity = e->id,
@@ -382,7 +465,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p_waiting = zlist_new();
         e->p2p_ssends = zlist_new();
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
-            eng_coll_init(e) != COLLAB_OK)
+            eng_coll_init(e) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -403,11 +486,18 @@ static void engine_actor(zsock_t *pipe, void *arg)
             next = fmin(next, eng_p2p_timer(e, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
-        if (e->finalize_req != NULL) {
-            if (eng_coll_idle(e) || now >= e->finalize_deadline)
-                finish_finalize(e);
-            else
-                next = fmin(next, e->finalize_deadline);
+        if (e->leaving || atomic_load(&e->leave_asked)) {
+            progress_requested_leave(e, now);
+            if (e->leaving)
+                next = fmin(next, eng_leave_started(e) ? eng_leave_timer(e, now)
+                                                       : fmin(e->leaving_deadline, now + 0.1));
+        }
+        if (e->finalize_req != NULL && !e->leaving) {
+            if (eng_leave_started(e) || eng_coll_idle(e) || now >= e->finalize_deadline)
+                progress_finalize(e, now);
+            if (e->finalize_req != NULL)
+                next = fmin(next,
+                            eng_leave_started(e) ? eng_leave_timer(e, now) : e->finalize_deadline);
         }
         long ms = 0;
         if (e->local_head == NULL && next > now)
@@ -423,8 +513,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
                 e->terminated = true;
             zstr_free(&cmd);
         }
-        if (items[1].revents & ZMQ_POLLIN)
+        if (items[1].revents & ZMQ_POLLIN) {
             drain_queue(e);
+            if (atomic_load(&e->leave_asked))
+                progress_requested_leave(e, eng_now());
+        }
         eng_coll_deliver_local(e);
         eng_coll_deferred(e);
     }
@@ -433,6 +526,7 @@ cleanup:
         eng_goodbye_all(e);
     free_held(e);
     eng_coll_fini(e);
+    eng_leave_fini(e);
     if (e->p2p_waiting != NULL) {
         collab_request_t *r;
         while ((r = zlist_pop(e->p2p_waiting)) != NULL)
@@ -448,6 +542,9 @@ cleanup:
     cl_member_destroy(&e->mb);
     free(e->initial);
     e->initial = NULL;
+    free(e->joined);
+    e->joined = NULL;
+    e->njoined = e->njoined_cap = 0;
     free(e->initial_state);
     e->initial_state = NULL;
     free(e->initial_lost);
@@ -460,6 +557,9 @@ static void engine_free(struct cl_engine *e)
 {
     if (e->wake_fd >= 0)
         close(e->wake_fd);
+    for (int i = 0; i < 2; i++)
+        if (e->left_pipe[i] >= 0)
+            close(e->left_pipe[i]);
     pthread_mutex_destroy(&e->q_mu);
     pthread_mutex_destroy(&e->info_mu);
     cl_request_destroy(&e->init_req);
@@ -479,6 +579,7 @@ int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **ou
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
+    e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);
     snprintf(e->self_id, sizeof e->self_id, "%s", cl_identity_peer_id(e->id));
@@ -490,7 +591,9 @@ int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **ou
     e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (e->init_req == NULL || e->wake_fd < 0) {
+    if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        e->left_pipe[0] = e->left_pipe[1] = -1;
+    if (e->init_req == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);
         return COLLAB_ERR_NO_MEM;

@@ -11,6 +11,8 @@
 
 #include "engine/cl_request.h"
 #include "mpi_collab.h"
+
+#include <stdbool.h>
 #include "util/cl_config.h"
 #include "util/cl_identity.h"
 
@@ -31,6 +33,21 @@ int cl_engine_submit(cl_engine_t *self, collab_request_t *req);
 /* Leaves the swarm gracefully (pending operations complete first, others
    are told at once), stops the thread and frees everything; nulls *self_p. */
 int cl_engine_stop(cl_engine_t **self_p);
+
+/* Asks the engine to leave the swarm gracefully, as finalize does, while
+   the program still runs: its running collectives get COLLAB_TIMEOUT to
+   finish, then it says goodbye and waits for the acknowledgements; after
+   that every call fails with COLLAB_ERR_LEFT.  Async-signal-safe (an
+   atomic store and a write); returns at once. */
+void cl_engine_request_leave(cl_engine_t *self);
+
+/* Waits up to ms (poll, async-signal-safe) until a requested leave is
+   done.  Returns true once it is. */
+bool cl_engine_wait_left(cl_engine_t *self, int ms);
+
+/* The longest a requested leave takes, in ms: its collectives' time, the
+   acknowledgements' and a margin. */
+int cl_engine_leave_bound_ms(const cl_engine_t *self);
 
 /* Says goodbye to every peer and waits up to ms for it to leave; for
    abort paths.  The engine keeps running. */

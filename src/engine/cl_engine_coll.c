@@ -257,9 +257,17 @@ static double env_now(void *eng)
     return eng_now();
 }
 
+#define DEPARTED_GRACE 0.2 /* seconds a collective waits for a peer that said goodbye */
+
 static double env_deadline(void *eng, int from, size_t bytes)
 {
     coll_ctx_t *ctx = eng;
+    /* Everything a peer that said goodbye sent has arrived (its GOODBYE
+       came after it on the same connection): what is still missing never
+       comes. */
+    int w = cl_comm_world_of(ctx->s->comm, from);
+    if (eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0)
+        return DEPARTED_GRACE;
     cl_peer_t *p = peer_of(ctx, from);
     double bw = p != NULL && p->bandwidth > 0 ? p->bandwidth : DEFAULT_BANDWIDTH;
     return ctx->e->cfg.timeout + (double)bytes / bw;
@@ -268,16 +276,22 @@ static double env_deadline(void *eng, int from, size_t bytes)
 /* Queues a late member for eng_coll_deferred: acting on it may change
    the view and call back into the algorithm, which must not happen while
    the algorithm is running. */
+/* Makes room for one more late report; false when out of memory. */
+static bool eng_coll_defer_grow(struct cl_engine *e)
+{
+    size_t cap = e->caplate > 0 ? 2 * e->caplate : 8;
+    struct late_report *a = realloc(e->late, cap * sizeof *a);
+    if (a == NULL)
+        return false;
+    e->late = a;
+    e->caplate = cap;
+    return true;
+}
+
 void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
 {
-    if (e->nlate == e->caplate) {
-        size_t cap = e->caplate > 0 ? 2 * e->caplate : 8;
-        struct late_report *a = realloc(e->late, cap * sizeof *a);
-        if (a == NULL)
-            return;
-        e->late = a;
-        e->caplate = cap;
-    }
+    if (e->nlate == e->caplate && !eng_coll_defer_grow(e))
+        return;
     memcpy(e->late[e->nlate].key, p->key, 32);
     e->late[e->nlate].reason = reason;
     e->nlate++;
@@ -286,6 +300,10 @@ void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
 void eng_coll_deferred(struct cl_engine *e)
 {
     for (size_t i = 0; i < e->nlate; i++) {
+        if (e->late[i].reason == ENG_REASON_LEFT) {
+            eng_coll_fail_departed(e, e->late[i].key);
+            continue;
+        }
         cl_peer_t *p = cl_member_find(e->mb, e->late[i].key);
         if (p != NULL && p->state != CL_PEER_GONE)
             eng_report_late(e, p, e->late[i].reason);
@@ -296,9 +314,22 @@ void eng_coll_deferred(struct cl_engine *e)
 static void env_suspect(void *eng, int r)
 {
     coll_ctx_t *ctx = eng;
+    struct cl_engine *e = ctx->e;
+    int w = cl_comm_world_of(ctx->s->comm, r);
+    uint8_t key[32];
+    if (eng_leave_status(e, w, ctx->s->comm_id, ctx->seq) >= 0 && eng_leave_key(e, w, key)) {
+        /* It said goodbye and what this collective waits for never
+           comes: failed here, whatever the view says. */
+        if (e->nlate < e->caplate || eng_coll_defer_grow(e)) {
+            memcpy(e->late[e->nlate].key, key, 32);
+            e->late[e->nlate].reason = ENG_REASON_LEFT;
+            e->nlate++;
+        }
+        return;
+    }
     cl_peer_t *p = peer_of(ctx, r);
     if (p != NULL)
-        eng_coll_defer_late(ctx->e, p, CL_SUSPECT_STRAGGLER);
+        eng_coll_defer_late(e, p, CL_SUSPECT_STRAGGLER);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -381,6 +412,11 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
             continue; /* elastic hook: admitted from a later sequence on */
         cl_peer_t *p = cl_member_at_rank(e->mb, g->world[i]);
         bool gone = p == NULL || !p->in_group;
+        /* A peer that said goodbye counts in exactly the collectives it
+           entered (cl_engine_leave.c), whatever the view says by now. */
+        int left = eng_leave_status(e, g->world[i], comm->id, seq);
+        if (left >= 0)
+            gone = left == 0;
         m[k++] = (member_t){r, w, g->client[i], gone};
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
@@ -559,6 +595,48 @@ size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max)
     return n;
 }
 
+static bool gen_has(const group_gen_t *g, int w)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->world[i] == w)
+            return true;
+    return false;
+}
+
+/* A peer that left after taking part in seq counts there, so seq runs
+   under a generation that still lists it: the newest one (not after cur)
+   that lists every such peer of this communicator and this peer.  The
+   others started seq before the view dropped it, under that generation
+   (the coordinator drops it only once its GOODBYE reached every member,
+   cl_engine_leave.c).  Returns cur when it lists them all or none does. */
+static uint64_t gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur)
+{
+    enum { MAXDEP = 64 };
+    int dep[MAXDEP];
+    int k = 0, n = eng_leave_contributors(e, s->comm_id, seq, dep, MAXDEP);
+    for (int i = 0; i < n; i++)
+        if (cl_comm_rank_of_world(s->comm, dep[i]) >= 0)
+            dep[k++] = dep[i];
+    const group_gen_t *g = eng_coll_gen(e, cur);
+    bool all = g != NULL;
+    for (int i = 0; i < k && all; i++)
+        all = gen_has(g, dep[i]);
+    if (k == 0 || all)
+        return cur;
+    uint64_t best = 0;
+    for (int j = 0; j < ENG_GENS; j++) {
+        const group_gen_t *c = &e->gens[j];
+        if (c->gen == 0 || c->gen >= cur || c->gen <= best || !eng_coll_in_gen(e, c->gen))
+            continue;
+        bool ok = true;
+        for (int i = 0; i < k && ok; i++)
+            ok = gen_has(c, dep[i]);
+        if (ok)
+            best = c->gen;
+    }
+    return best != 0 ? best : cur;
+}
+
 /* The generation a new collective on s starts under: the oldest of the
    current one and those that early messages for it carry (if known and
    this peer is in them).  Returns 0 to wait (no group yet, or this peer is
@@ -573,9 +651,10 @@ static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
     uint64_t cur = cl_member_group_epoch(e->mb);
     if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
         return UINT64_MAX;
+    cur = gen_with_departed(e, s, seq, cur);
     for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
         if (b->seq == seq && b->gen < cur && eng_coll_in_gen(e, b->gen) &&
-            eng_coll_in_group(e, b->from_world) &&
+            eng_coll_may_pull(e, s, b->from_world, seq) &&
             eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: not before an admission */
             cur = b->gen;
     return cur;
@@ -769,7 +848,34 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
             member = s->active_ctx->members[k] == r;
         if (r < 0 || !member || r == s->comm->rank)
             continue;
+        if (eng_leave_status(e, w, s->comm_id, s->active_ctx->seq) == 1)
+            continue; /* it left after taking part: its contribution is here */
         eng_coll_fail_member(s, r, p->suspect_reason == ENG_REASON_LEFT);
+        (void)cl_coll_on_tick(s->active);
+    }
+    for (size_t i = 0; i < e->nstreams; i++)
+        eng_coll_check_done(e, e->streams[i]);
+}
+
+void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
+{
+    int w = eng_leave_world_of(e, key);
+    if (w < 0)
+        return;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        stream_t *s = e->streams[i];
+        if (s->active == NULL)
+            continue;
+        int r = cl_comm_rank_of_world(s->comm, w);
+        bool member = false;
+        for (int k = 0; k < s->active_ctx->nmembers && !member; k++)
+            member = s->active_ctx->members[k] == r;
+        if (r < 0 || !member || r == s->comm->rank)
+            continue;
+        cl_debug("%s #%llu still waits for rank %d, which left; counting it as failed there",
+                 eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq,
+                 w);
+        eng_coll_fail_member(s, r, true);
         (void)cl_coll_on_tick(s->active);
     }
     for (size_t i = 0; i < e->nstreams; i++)

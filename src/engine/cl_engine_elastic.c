@@ -343,6 +343,12 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     eng_donor_progress(e, el->donor);
 }
 
+bool eng_el_boundaries_known(struct cl_engine *e)
+{
+    return e->el != NULL && e->el->stream != NULL &&
+           cl_stream_state(e->el->stream) == CL_STREAM_LOCKED;
+}
+
 void eng_el_mark_step(struct cl_engine *e)
 {
     if (e->el != NULL)
@@ -685,7 +691,8 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             continue;
         /* Our own stop explains their silence. */
         p->last_heard = now;
-        if (p->state == CL_PEER_SUSPECT && !p->link_closed)
+        if (p->state == CL_PEER_SUSPECT && !p->link_closed &&
+            p->suspect_reason != ENG_REASON_LEFT) /* one that said goodbye stays gone */
             p->state = CL_PEER_ALIVE;
         /* Whoever took us out forgot our connection to it: open a fresh
            one before anything else goes out. */

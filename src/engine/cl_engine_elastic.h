@@ -47,6 +47,11 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
 
 /* MPIX_Collab_step was called. */
 void eng_el_mark_step(struct cl_engine *e);
+/* Are this peer's step boundaries on the world communicator known
+   (learned, configured or marked)?  Only then can a member taken out of
+   the group be re-admitted, so only then is a late but live member taken
+   out (docs/elastic.md §6). */
+bool eng_el_boundaries_known(struct cl_engine *e);
 
 /* A view was installed (after the engine recorded its group generation). */
 void eng_el_view_changed(struct cl_engine *e);

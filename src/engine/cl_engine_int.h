@@ -134,6 +134,8 @@ struct cl_engine {
     collab_request_t *q_head, *q_tail;
     bool accepting;                /* false once the engine stops */
     int wake_fd;                   /* eventfd: the queue has work */
+    atomic_int leave_asked;        /* cl_engine_request_leave was called */
+    int left_pipe[2];              /* a byte is written to [1] once a requested leave is done */
     collab_request_t *init_req;    /* completed when the peer holds a rank */
     atomic_int rank;               /* world rank, -1 before joining */
     atomic_int world_size;
@@ -208,6 +210,11 @@ struct cl_engine {
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;               /* why calls fail once ENG_LEFT (0: not initialised) */
+    struct eng_leave *leave;       /* departures (cl_engine_leave.c) */
+    uint8_t *joined;               /* joined[r]: rank r was a member at some time (matchmaking) */
+    int njoined_cap, njoined;      /* size of joined, distinct ranks in it */
+    bool leaving;                  /* a leave requested by the program or a signal is under way */
+    double leaving_deadline;       /* its collectives get until then to finish */
 };
 
 /* cl_engine.c */
@@ -272,6 +279,34 @@ void eng_set_weight(struct cl_engine *e, double w);
    and every pending and later call (but finalize) completes with status. */
 void eng_leave(struct cl_engine *e, int status);
 
+/* cl_engine_leave.c: a graceful departure keeps its contributions
+   (docs/elastic.md §10). */
+int eng_leave_init(struct cl_engine *e);  /* 0 or COLLAB_ERR_NO_MEM */
+void eng_leave_fini(struct cl_engine *e); /* accepts an engine without it */
+/* Whether the peer that held world rank w left gracefully and took part in
+   collective seq of communicator comm: 1 it did (its contribution counts),
+   0 it left before it (absent), -1 it did not leave (as far as known). */
+int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq);
+/* Fills out (at most max) with the world ranks of the departed peers
+   that took part in collective seq of comm; returns their number. */
+int eng_leave_contributors(struct cl_engine *e, uint64_t comm, uint64_t seq, int *out, int max);
+/* The key of the departed peer that held world rank w; false if none. */
+bool eng_leave_key(struct cl_engine *e, int w, uint8_t key[32]);
+/* The world rank a departed peer held, or -1. */
+int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32]);
+/* A GOODBYE from key (from: its record, NULL if unknown): acknowledges it
+   and records what it took part in. */
+void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint8_t key[32],
+                          const cl_wire_goodbye_t *g);
+void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32]);
+/* This peer leaves: sends every member a GOODBYE naming the collectives it
+   entered and starts waiting for their BYE_ACK. */
+void eng_leave_start(struct cl_engine *e);
+bool eng_leave_started(struct cl_engine *e);
+/* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
+bool eng_leave_done(struct cl_engine *e, double now);
+double eng_leave_timer(struct cl_engine *e, double now);
+
 /* cl_engine_coll.c */
 int eng_coll_init(struct cl_engine *e);
 void eng_coll_fini(struct cl_engine *e);
@@ -297,6 +332,10 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
 void eng_coll_check_done(struct cl_engine *e, stream_t *s);
 void eng_coll_fail_member(stream_t *s, int r, bool left);
 void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
+/* Counts the departed peer with this key as failed in every running
+   collective it is a member of (it said goodbye, yet one still waits for
+   it). */
+void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32]);
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
 /* cl_engine_groups.c: world all-reduces in several groups. */
@@ -309,6 +348,10 @@ int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *ran
                     const double *weight, const int *client);
 /* World rank w is in this peer's current group (cl_engine_route.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
+/* May a message of world rank w pull collective seq of s back to an older
+   generation?  Members of the group, and peers that left after taking
+   part in it (cl_engine_route.c). */
+bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t seq);
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
 /* Takes the running collective of s (stopped, its request not completed)
    and then its queued requests back from the engine, in order, into out

@@ -12,6 +12,7 @@
     the next member in rank order takes over: every peer computes that
     locally from the view and its own suspicions, without clocks.
 */
+#include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
@@ -184,6 +185,27 @@ void eng_become_member(struct cl_engine *e, bool founder)
         cl_request_complete(e->init_req, COLLAB_OK);
 }
 
+/* Notes that rank r is (or was) a member, for matchmaking: once every rank
+   of the world has been one, nobody else can join the first group. */
+static void note_joined(struct cl_engine *e, int r)
+{
+    int ws = cl_member_settings(e->mb)->world_size;
+    if (r < 0 || r >= ws)
+        return;
+    if (r >= e->njoined_cap) {
+        uint8_t *a = realloc(e->joined, (size_t)ws);
+        if (a == NULL)
+            return;
+        memset(a + e->njoined_cap, 0, (size_t)(ws - e->njoined_cap));
+        e->joined = a;
+        e->njoined_cap = ws;
+    }
+    if (!e->joined[r]) {
+        e->joined[r] = 1;
+        e->njoined++;
+    }
+}
+
 /* Acts on what a view change did. */
 static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 {
@@ -195,6 +217,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     for (size_t i = 0; i < d->nadded; i++) {
         cl_peer_t *p = d->added[i];
         eng_p2p_mark_seen(e, p->rank);
+        note_joined(e, p->rank);
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
         if (!p->client && p->address[0] != '\0')
@@ -266,6 +289,20 @@ void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
     maybe_close_group(e, eng_now()); /* e.g. the last rank just joined */
 }
 
+/* Whether a view may drop p yet.  A peer that said goodbye is dropped once
+   its connection closed (it collected its acknowledgements and went) or
+   COLLAB_TIMEOUT after the goodbye: until then members may still be
+   receiving the GOODBYE that tells them which collectives count it, and a
+   view that dropped it first would make them count it as absent
+   (cl_engine_leave.c). */
+static bool may_remove(struct cl_engine *e, const cl_peer_t *p, double now)
+{
+    if (p->state != CL_PEER_SUSPECT || memcmp(p->key, e->self_key, 32) == 0)
+        return false;
+    return p->suspect_reason != REASON_LEFT || p->link_closed ||
+           now - p->suspect_since >= e->cfg.timeout;
+}
+
 /* Coordinator: removes every member this peer suspects. */
 static void remove_suspects(struct cl_engine *e)
 {
@@ -275,8 +312,9 @@ static void remove_suspects(struct cl_engine *e)
     if (keys == NULL)
         return;
     size_t k = 0;
+    double now = eng_now();
     for (size_t i = 0; i < n; i++)
-        if (list[i]->state == CL_PEER_SUSPECT && memcmp(list[i]->key, e->self_key, 32) != 0)
+        if (may_remove(e, list[i], now))
             memcpy(keys[k++], list[i]->key, 32);
     if (k > 0) {
         cl_member_delta_t d;
@@ -292,10 +330,14 @@ static void maybe_close_group(struct cl_engine *e, double now)
 {
     if (!eng_i_coordinate(e) || cl_member_group_closed(e->mb) || e->match_since <= 0)
         return;
+    note_joined(e, cl_member_self(e->mb)->rank);
     size_t n;
     cl_member_list(e->mb, &n);
     const cl_settings_t *s = cl_member_settings(e->mb);
-    bool close = (int)n >= s->world_size || (int)n >= s->target_group;
+    /* Every rank of the world was a member (some may have failed since):
+       nobody else can come, and waiting for the window is in vain. */
+    bool close = (int)n >= s->world_size || (int)n >= s->target_group ||
+                 e->njoined >= s->world_size;
     if (!close && !s->strict && now - e->match_since >= e->cfg.matchmaking_time &&
         (int)n >= e->cfg.min_group)
         close = true;
@@ -404,14 +446,26 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
         suspect(e, p, CL_SUSPECT_SILENT);
         return;
     }
-    /* Alive by its heartbeats: a straggler (or it called something else). */
+    /* Alive by its heartbeats: a straggler (or it called something else).
+       A member taken out of the group comes back only at a step boundary:
+       while this peer knows none (a program without a regular step),
+       taking it out would end a live peer, so the group waits for it,
+       as MPI would. */
     double allow = fmax(e->cfg.timeout, 3.0 * e->step_gap);
+    bool can_return = eng_el_boundaries_known(e);
     if (p->suspect_since <= 0) {
         p->suspect_since = now;
-        cl_info("%s is late; waiting up to %.1f s more", eng_peer_desc(p, desc, sizeof desc),
-                allow);
+        if (can_return || reason == CL_SUSPECT_MISMATCH)
+            cl_info("%s is late; waiting up to %.1f s more", eng_peer_desc(p, desc, sizeof desc),
+                    allow);
+        else
+            cl_info("%s is late but alive; the group waits for it (no step boundary is known "
+                    "at which it could be re-admitted)",
+                    eng_peer_desc(p, desc, sizeof desc));
         return;
     }
+    if (reason != CL_SUSPECT_MISMATCH && !can_return)
+        return;
     if (reason != CL_SUSPECT_MISMATCH && now - p->suspect_since < allow)
         return;
     take_out(e, p, reason);
@@ -445,6 +499,15 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
            with the group. */
         if (!p->in_group || !from->in_group)
             return;
+        /* Nor is a live member taken out while the coordinator knows no
+           step boundary to re-admit it at (eng_report_late); a member
+           that reports itself knows what it does. */
+        if (from != p && !eng_el_boundaries_known(e)) {
+            char desc[CL_WIRE_STR_MAX + 64];
+            cl_debug("not taking %s out of the group: no step boundary is known to re-admit it",
+                     eng_peer_desc(p, desc, sizeof desc));
+            return;
+        }
         p->suspect_reason = s->reason;
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
@@ -468,6 +531,16 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
     }
 }
 
+/* Coordinator: a member's weight changed, which starts a new group
+   generation (docs/membership.md §2).  The coordinator records it like
+   every member that installs the view, before its next collective can
+   start under it, then publishes the view. */
+static void weight_changed(struct cl_engine *e)
+{
+    eng_coll_view_changed(e);
+    broadcast_view(e);
+}
+
 void eng_set_weight(struct cl_engine *e, double w)
 {
     e->cfg.weight = w;
@@ -475,7 +548,7 @@ void eng_set_weight(struct cl_engine *e, double w)
         return;
     if (eng_i_coordinate(e)) {
         if (cl_member_set_weight(e->mb, e->self_key, w) == 1)
-            broadcast_view(e);
+            weight_changed(e);
         return;
     }
     cl_peer_t *c = eng_coordinator(e);
@@ -561,7 +634,10 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
         }
         if (p != NULL && p->state != CL_PEER_GONE) {
             p->link_closed = true;
-            if (e->state == ENG_MEMBER)
+            if (e->state == ENG_MEMBER && p->state == CL_PEER_SUSPECT &&
+                p->suspect_reason == REASON_LEFT && eng_i_coordinate(e))
+                remove_suspects(e); /* a departed peer went */
+            else if (e->state == ENG_MEMBER)
                 suspect(e, p, CL_SUSPECT_CLOSED);
         }
         break;
@@ -679,8 +755,17 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             on_suspect(e, from, &m->u.suspect);
         break;
     case CL_MSG_GOODBYE:
-        if (member && e->state == ENG_MEMBER)
+        /* Acknowledged in any state: the leaving peer waits for it. */
+        eng_leave_on_goodbye(e, member ? from : NULL, key, &m->u.goodbye);
+        if (member && e->state == ENG_MEMBER) {
             suspect(e, from, REASON_LEFT);
+            /* Absent from the collectives it did not enter; those it
+               entered keep it (cl_engine_leave.c). */
+            eng_coll_peer_gone(e, from);
+        }
+        break;
+    case CL_MSG_BYE_ACK:
+        eng_leave_on_ack(e, key);
         break;
     case CL_MSG_MATCH:
         /* A peer that is not the coordinator (yet) keeps the request too:
@@ -696,7 +781,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
     case CL_MSG_UPDATE:
         if (member && eng_i_coordinate(e) &&
             cl_member_set_weight(e->mb, from->key, m->u.update.weight) == 1)
-            broadcast_view(e);
+            weight_changed(e);
         break;
     default:
         break;

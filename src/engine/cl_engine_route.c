@@ -72,6 +72,13 @@ bool eng_coll_in_group(struct cl_engine *e, int w)
     return p != NULL && p->in_group;
 }
 
+bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t seq)
+{
+    /* A peer that said goodbye after taking part in seq ran it with the
+       group it knew, and counts there (cl_engine_leave.c). */
+    return eng_coll_in_group(e, w) || eng_leave_status(e, w, s->comm_id, seq) == 1;
+}
+
 /* Hands one message to the running (active) or retained collective. */
 static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
                     const cl_wire_hdr_t *h, const void *data, size_t len)
@@ -143,7 +150,7 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
         return;
     }
     if (h->epoch < ctx->gen) {
-        if (!eng_coll_in_gen(e, h->epoch) || !eng_coll_in_group(e, from_world)) {
+        if (!eng_coll_in_gen(e, h->epoch) || !eng_coll_may_pull(e, s, from_world, h->seq)) {
             cl_debug("dropped a collective message of a generation this peer is not in");
             return;
         }
@@ -241,7 +248,7 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
             if (!eng_el_gen_ok(e, s, seq, b->gen)) {
                 tell = true;
                 stays = true; /* kept for a lost admission, as in to_active */
-            } else if (eng_coll_in_gen(e, b->gen) && eng_coll_in_group(e, b->from_world)) {
+            } else if (eng_coll_in_gen(e, b->gen) && eng_coll_may_pull(e, s, b->from_world, seq)) {
                 stays = true;
                 if (b->gen < restart)
                     restart = b->gen;

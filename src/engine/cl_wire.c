@@ -295,6 +295,7 @@ static bool type_known(int t)
     case CL_MSG_GOODBYE:
     case CL_MSG_MATCH:
     case CL_MSG_UPDATE:
+    case CL_MSG_BYE_ACK:
     case CL_MSG_COLL:
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC:
@@ -550,9 +551,29 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
                          out->u.suspect.reason <= CL_SUSPECT_MISMATCH);
         break;
-    case CL_MSG_GOODBYE:
+    case CL_MSG_GOODBYE: {
+        /* An empty body (a peer that entered no collective, or abort)
+           names no communicator. */
+        cl_wire_goodbye_t *g = &out->u.goodbye;
+        g->count = rp->left > 0 ? rd_u16(rp) : 0;
+        g->comms = NULL;
+        rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX);
+        if (g->count > 0 && !rp->bad) {
+            g->comms = calloc(g->count, sizeof *g->comms);
+            if (g->comms == NULL)
+                return CL_WIRE_ENOMEM;
+        }
+        for (uint32_t i = 0; i < g->count && !rp->bad; i++) {
+            g->comms[i].comm = rd_u64(rp);
+            g->comms[i].entered = rd_u64(rp);
+            for (uint32_t k = 0; k < i; k++)
+                rd_check(rp, g->comms[k].comm != g->comms[i].comm);
+        }
+        break;
+    }
     case CL_MSG_MATCH:
     case CL_MSG_P2P_CTL:
+    case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:
         out->u.update.weight = rd_f64(rp);
@@ -581,6 +602,8 @@ void cl_wire_msg_clear(cl_wire_msg_t *m)
         return;
     if (m->hdr.type == CL_MSG_VIEW)
         free(m->u.view.members);
+    if (m->hdr.type == CL_MSG_GOODBYE)
+        free(m->u.goodbye.comms);
     memset(m, 0, sizeof *m);
 }
 
@@ -701,8 +724,19 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u8(&w, m->u.suspect.reason);
         break;
     case CL_MSG_GOODBYE:
+        wr_check(&w, m->u.goodbye.count <= CL_WIRE_GOODBYE_MAX &&
+                         (m->u.goodbye.count == 0 || m->u.goodbye.comms != NULL));
+        if (m->u.goodbye.count > 0 && !w.bad) {
+            wr_u16(&w, (uint16_t)m->u.goodbye.count);
+            for (uint32_t i = 0; i < m->u.goodbye.count; i++) {
+                wr_u64(&w, m->u.goodbye.comms[i].comm);
+                wr_u64(&w, m->u.goodbye.comms[i].entered);
+            }
+        }
+        break;
     case CL_MSG_MATCH:
     case CL_MSG_P2P_CTL:
+    case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:
         wr_check(&w, weight_ok(m->u.update.weight));
@@ -780,6 +814,8 @@ const char *cl_wire_type_name(int type)
         return "MATCH";
     case CL_MSG_UPDATE:
         return "UPDATE";
+    case CL_MSG_BYE_ACK:
+        return "BYE_ACK";
     case CL_MSG_COLL:
         return "COLL";
     case CL_MSG_P2P:

@@ -34,6 +34,7 @@ typedef enum {
     CL_MSG_GOODBYE = 15,
     CL_MSG_MATCH = 16,
     CL_MSG_UPDATE = 17,
+    CL_MSG_BYE_ACK = 18, /* this engine holds everything the GOODBYE's sender sent it */
     CL_MSG_COLL = 20,
     CL_MSG_P2P = 21,
     CL_MSG_ELASTIC = 22, /* admission and state sync; body read by cl_elmsg.c */
@@ -176,6 +177,20 @@ typedef struct {
     double weight; /* > 0, finite */
 } cl_wire_update_t;
 
+#define CL_WIRE_GOODBYE_MAX 64 /* most communicators one GOODBYE names */
+
+/* One communicator of a GOODBYE: the sender took part in its collectives
+   with sequence numbers below `entered` (0: none). */
+typedef struct {
+    uint64_t comm;    /* communicator id */
+    uint64_t entered; /* collectives entered on it */
+} cl_wire_bye_comm_t;
+
+typedef struct {
+    uint32_t count;             /* entries in comms, <= CL_WIRE_GOODBYE_MAX */
+    cl_wire_bye_comm_t *comms;  /* distinct communicators; decoder-allocated (cl_wire_msg_clear) */
+} cl_wire_goodbye_t;
+
 /* A decoded message.  For COLL and P2P, payload points into the caller's
    body buffer (valid as long as that buffer). */
 typedef struct {
@@ -191,6 +206,7 @@ typedef struct {
         cl_wire_heartbeat_t heartbeat;
         cl_wire_suspect_t suspect;
         cl_wire_update_t update;
+        cl_wire_goodbye_t goodbye;
     } u;
     const uint8_t *payload; /* COLL / P2P body */
     size_t payload_len;

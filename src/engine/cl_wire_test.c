@@ -221,6 +221,52 @@ static void test_roundtrips(void)
 
     base_hdr(&m, CL_MSG_GOODBYE);
     o = roundtrip(&m, &b, &bl);
+    CHECK(bl == 0 && o.u.goodbye.count == 0);
+    free(b);
+
+    /* GOODBYE naming the collectives entered per communicator. */
+    cl_wire_bye_comm_t bye[CL_WIRE_GOODBYE_MAX + 1];
+    for (int i = 0; i <= CL_WIRE_GOODBYE_MAX; i++)
+        bye[i] = (cl_wire_bye_comm_t){(uint64_t)i + 1, 1000u + (uint64_t)i};
+    base_hdr(&m, CL_MSG_GOODBYE);
+    m.u.goodbye.count = 2;
+    m.u.goodbye.comms = bye;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(bl == 2 + 2 * 16 && o.u.goodbye.count == 2 && o.u.goodbye.comms != NULL);
+    CHECK(o.u.goodbye.comms[1].comm == 2 && o.u.goodbye.comms[1].entered == 1001);
+    cl_wire_msg_clear(&o);
+    {
+        uint8_t gh[CL_WIRE_HDR_SIZE], gh2[CL_WIRE_HDR_SIZE];
+        size_t gl = 0;
+        uint8_t *gb = encode(&m, gh, &gl);
+        cl_wire_hdr_t h;
+        CHECK(cl_wire_hdr_decode(gh, sizeof gh, &h) == 0);
+        for (size_t cut = 1; cut <= gl; cut++) { /* a strict prefix, or one byte more */
+            uint8_t longer[2 + 3 * 16] = {0};
+            memcpy(longer, gb, cut < gl ? cut : gl);
+            h.length = cut < gl ? cut : gl + 1;
+            cl_wire_hdr_encode(&h, gh2);
+            CHECK(cl_wire_decode(gh2, sizeof gh2, longer, h.length, &o) == CL_WIRE_EBODY);
+            cl_wire_msg_clear(&o);
+        }
+        /* The same communicator twice. */
+        bye[1].comm = bye[0].comm;
+        uint8_t *dup = encode(&m, gh, &gl);
+        CHECK(cl_wire_decode(gh, sizeof gh, dup, gl, &o) == CL_WIRE_EBODY);
+        cl_wire_msg_clear(&o);
+        bye[1].comm = 2;
+        free(dup);
+        free(gb);
+    }
+    m.u.goodbye.count = CL_WIRE_GOODBYE_MAX + 1; /* too many */
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.goodbye.count = CL_WIRE_GOODBYE_MAX;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.goodbye.count == CL_WIRE_GOODBYE_MAX);
+    cl_wire_msg_clear(&o);
+    free(b);
+    base_hdr(&m, CL_MSG_BYE_ACK);
+    o = roundtrip(&m, &b, &bl);
     CHECK(bl == 0);
     free(b);
 

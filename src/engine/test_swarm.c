@@ -35,6 +35,15 @@
                   meets, the values x <- allreduce(x) / size converge to
                   the global mean with the sum kept; other collectives keep
                   the whole group
+      sigterm     COLLAB_LEAVE_ON=SIGTERM: a peer that gets SIGTERM leaves
+                  gracefully, then its program's own handler runs
+      leave       collab_leave(): the same from the program; later calls
+                  fail with COLLAB_ERR_LEFT
+      strict_leave  COLLAB_STRICT=1: a collective that needs a rank that
+                  finalized fails with COLLAB_ERR_PROC_FAILED
+      weight      3 peers; every rank changes its weight mid-loop: no
+                  error, every result a weighted sum, the new weights in
+                  effect after a barrier
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -804,9 +813,30 @@ int main(int argc, char **argv)
         prepare(5);
         rc = run(5, child_groups, sc, 120, 0);
         cleanup_dir(5);
+    } else if (strcmp(sc, "sigterm") == 0 || strcmp(sc, "leave") == 0) {
+        bool sig = strcmp(sc, "sigterm") == 0;
+        setenv("COLLAB_TIMEOUT", "5", 1);
+        prepare(3);
+        unlink(leave_marker_path());
+        rc = run(3, sig ? child_sigterm_leave : child_call_leave, sc, 90, 0);
+        if (sig && access(leave_marker_path(), F_OK) != 0) {
+            fprintf(stderr, "[test] the program's own SIGTERM handler did not run\n");
+            rc = 1;
+        }
+        unlink(leave_marker_path());
+        cleanup_dir(3);
+    } else if (strcmp(sc, "strict_leave") == 0) {
+        setenv("COLLAB_TIMEOUT", "5", 1);
+        prepare(3);
+        rc = run(3, child_strict_leave, sc, 90, 0);
+        cleanup_dir(3);
+    } else if (strcmp(sc, "weight") == 0) {
+        prepare(3);
+        rc = run(3, child_weight, sc, 90, 0);
+        cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups\n");
+                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -34,5 +34,13 @@ bool file_has(const char *path, const char *const *want, int n);
 
 /* Scenario "groups" (test_swarm_groups.c): peer i of n. */
 int child_groups(int i, int n);
+/* Scenarios "sigterm" and "leave" (test_swarm_leave.c): peer i of n. */
+int child_sigterm_leave(int i, int n);
+int child_call_leave(int i, int n);
+int child_strict_leave(int i, int n);
+/* The file the program's own SIGTERM handler creates in scenario sigterm. */
+const char *leave_marker_path(void);
+/* Scenario "weight" (test_swarm_weight.c): peer i of n. */
+int child_weight(int i, int n);
 
 #endif

@@ -234,6 +234,17 @@ static int p_weight(const char *value, cl_config_t *cfg, char *why, size_t whyle
     return 0;
 }
 
+static int p_leave_on(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (strcasecmp(value, "SIGTERM") == 0) {
+        cfg->leave_on_sigterm = true;
+        return 0;
+    }
+    if (strcasecmp(value, "none") == 0)
+        return 0;
+    return s_why(why, whylen, "expected SIGTERM or none");
+}
+
 static int p_strict(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cl_config_value_bool(value, &cfg->strict, why, whylen) != 0)
@@ -318,6 +329,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_SWARM_KEY_FILE", "none", p_swarm_key_file,                                           \
       "file holding the shared secret (mode 0600; a trailing newline is ignored)")                 \
     X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
+    X("COLLAB_LEAVE_ON", "none", p_leave_on,                                                       \
+      "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
+      "as the program's previous disposition says")                                               \
     X("COLLAB_STRICT", "0", p_strict,                                                              \
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \

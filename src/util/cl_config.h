@@ -43,6 +43,7 @@ typedef struct {
     bool compression_set;     /* true if COLLAB_COMPRESSION was given */
     char *swarm_key;          /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE; wiped */
     double weight;            /* COLLAB_WEIGHT, default 1 */
+    bool leave_on_sigterm;    /* COLLAB_LEAVE_ON=SIGTERM */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */

@@ -63,6 +63,8 @@ const char *collab_strerror(int status)
         return "deadline passed";
     case COLLAB_ERR_MISMATCH:
         return "this program's collectives differ from the swarm's";
+    case COLLAB_ERR_LEFT:
+        return "this peer left the swarm";
     }
     return "unknown status code";
 }

@@ -37,9 +37,25 @@ if(COLLAB_MPICC_MPICH)
     FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
 
+# Ranks that finalize while another is still busy (docs/elastic.md §10).
+set(COLLAB_EARLY_LEAVE ${CMAKE_CURRENT_BINARY_DIR}/coll/early_leave CACHE INTERNAL
+  "early_leave test program")
+collab_mpich_program(early_leave
+  OUTPUT ${COLLAB_EARLY_LEAVE}
+  SOURCES ${_cc_dir}/early_leave.c)
+
+# A long loop of collectives with uneven computation (oversubscribed runs).
+set(COLLAB_BUSY_LOOP ${CMAKE_CURRENT_BINARY_DIR}/coll/busy_loop CACHE INTERNAL
+  "busy_loop test program")
+collab_mpich_program(busy_loop
+  OUTPUT ${COLLAB_BUSY_LOOP}
+  SOURCES ${_cc_dir}/busy_loop.c)
+
 # Programs a testlist line may name.
 set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
 set(_cc_prog_dt_check ${COLLAB_DT_CHECK})
+set(_cc_prog_early_leave ${COLLAB_EARLY_LEAVE})
+set(_cc_prog_busy_loop ${COLLAB_BUSY_LOOP})
 set(_cc_prog_trainer ${COLLAB_TRAINER})
 
 # Registers coll.<name>.<mode> for every line of the test list.

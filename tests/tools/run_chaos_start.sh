@@ -44,7 +44,7 @@ done
 eq "rank 1 LOCAL_WORLD_SIZE" "$(val 1 LOCAL_WORLD_SIZE)" 2
 for t in 0 1 +1; do
     eq "$t COLLAB_WORLD_SIZE" "$(val "$t" COLLAB_WORLD_SIZE)" 2
-    eq "$t COLLAB_MATCHMAKING_TIME" "$(val "$t" COLLAB_MATCHMAKING_TIME)" 1
+    eq "$t COLLAB_MATCHMAKING_TIME" "$(val "$t" COLLAB_MATCHMAKING_TIME)" 30
     eq "$t key file mode" "$(val "$t" IDENTITY_MODE)" 600
     eq "$t key folder mode" "$(val "$t" IDENTITY_DIR_MODE)" 700
     eq "$t LD_PRELOAD" "$(val "$t" LD_PRELOAD)" "$FAKE/libmpicollab.so"

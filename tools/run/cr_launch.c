@@ -127,8 +127,12 @@ static cr_env_t *peer_env(cr_run_t *run, const cr_peer_t *p)
         snprintf(buf, sizeof buf, "/ip4/127.0.0.1/tcp/%d", p->port);
         rc |= cr_env_set(env, "COLLAB_LISTEN", buf);
     }
+    /* The first group waits for every peer collab-run starts (it closes at
+       once when all N are members, or were): a peer slow to start on a
+       busy machine is not a joiner to admit later.  The window only
+       matters when a peer never gets as far as joining. */
     if (!run->user_matchmaking)
-        rc |= cr_env_set(env, "COLLAB_MATCHMAKING_TIME", "1");
+        rc |= cr_env_set(env, "COLLAB_MATCHMAKING_TIME", "30");
     /* Local rank and size, as mpiexec (MPICH, Open MPI) and torchrun set
        them: GPU trainers choose their device with them.  All peers of a
        run share this host; a peer started by a fault takes the local rank

@@ -166,6 +166,9 @@ static void test_good_values(void)
         {"COLLAB_CUDA", "auto", 12, -1},
         {"COLLAB_CUDA", "0", 12, 0},
         {"COLLAB_CUDA", "1", 12, 1},
+        {"COLLAB_LEAVE_ON", "SIGTERM", 13, 1},
+        {"COLLAB_LEAVE_ON", "sigterm", 13, 1},
+        {"COLLAB_LEAVE_ON", "none", 13, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rc = s_load(&cfg, err, sizeof err, cases[i].name, cases[i].value, NULL);
@@ -195,6 +198,9 @@ static void test_good_values(void)
             break;
         case 5:
             got = cfg.weight;
+            break;
+        case 13:
+            got = cfg.leave_on_sigterm;
             break;
         case 6:
             got = cfg.compression;
@@ -322,6 +328,9 @@ static void test_bad_values(void)
         {"COLLAB_WEIGHT", "NaN", "greater than 0"},
         {"COLLAB_WEIGHT", "", "greater than 0"},
         {"COLLAB_WEIGHT", "1/2", "greater than 0"},
+        {"COLLAB_LEAVE_ON", "SIGINT", "expected SIGTERM or none"},
+        {"COLLAB_LEAVE_ON", "", "expected SIGTERM or none"},
+        {"COLLAB_LEAVE_ON", "TERM", "expected SIGTERM or none"},
         {"COLLAB_STRICT", "strict", "expected 1 or 0"},
         {"COLLAB_CUDA", "yes", "expected auto, 0 or 1"},
         {"COLLAB_CUDA", "AUTO", "expected auto, 0 or 1"},
@@ -537,7 +546,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 21);
+    CL_CHECK(n == 22);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -555,11 +564,12 @@ static void test_table(void)
                               "COLLAB_SWARM_KEY",
                               "COLLAB_SWARM_KEY_FILE",
                               "COLLAB_WEIGHT",
+                              "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
                               "COLLAB_CUDA",
                               "COLLAB_LOG",
                               "COLLAB_LOG_FILE"};
-    for (size_t i = 0; i < n && i < 21; i++) {
+    for (size_t i = 0; i < n && i < 22; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);

@@ -6,7 +6,7 @@ int main(void)
 {
     /* Every status code has its own text; anything else is "unknown". */
     const char *texts[32] = {0};
-    for (int code = 0; code >= COLLAB_ERR_MISMATCH; code--) {
+    for (int code = 0; code >= COLLAB_ERR_LEFT; code--) {
         const char *t = collab_strerror(code);
         CL_CHECK(t != NULL && t[0] != '\0');
         CL_CHECK(strstr(t, "unknown") == NULL);
@@ -17,7 +17,7 @@ int main(void)
     CL_CHECK_STREQ(collab_strerror(COLLAB_OK), "success");
     CL_CHECK_STREQ(collab_strerror(COLLAB_ERR_NO_MEM), "out of memory");
     CL_CHECK_STREQ(collab_strerror(1), "unknown status code");
-    CL_CHECK_STREQ(collab_strerror(COLLAB_ERR_MISMATCH - 1), "unknown status code");
+    CL_CHECK_STREQ(collab_strerror(COLLAB_ERR_LEFT - 1), "unknown status code");
     CL_CHECK_STREQ(collab_strerror(-2147483647 - 1), "unknown status code");
 
     const char *v = collab_version_string();

@@ -1,0 +1,342 @@
+/*  cl_engine_leave.c - a graceful departure keeps its contributions.
+
+    MPI lets a rank return from a collective as soon as its own part is
+    done (the non-root ranks of a reduce or a gather) and then call
+    MPI_Finalize while others still compute.  Its data is already on its
+    way, on the same ordered connection as the GOODBYE that follows it, so
+    nothing is lost as long as every member counts it in exactly the
+    collectives it entered (docs/elastic.md §10):
+
+    - The leaving peer.  Once its own collectives are done (or their
+      deadline passed), it sends every member a GOODBYE naming, per
+      communicator, how many collectives it entered, and waits until every
+      member that still answers acknowledges it (BYE_ACK), at most
+      COLLAB_TIMEOUT.  While it waits, its engine keeps answering relay
+      requests for the collectives it completed.
+    - A member that gets the GOODBYE already holds every message its sender
+      sent it.  It records the departure, answers BYE_ACK and counts the
+      sender in every collective below `entered` on that communicator (its
+      messages may pull such a collective back to the generation it ran
+      under, as a group member's would) and as absent from the next one
+      on.  Should a collective it entered still wait for something from
+      it, that never comes: it is counted as failed there at once.
+      A member that leaves too, or that the view drops, is not waited
+      for.
+    - The coordinator removes it from the view once its connection closed
+      (it got its acknowledgements and went) or COLLAB_TIMEOUT after the
+      GOODBYE, so that every member learned `entered` before the view that
+      drops it (cl_engine_member.c).
+
+    The records of departed peers are the engine's only state here; the
+    rest of the engine asks through eng_leave_* (cl_engine_int.h).
+*/
+#include "engine/cl_engine_int.h"
+
+#include "util/cl_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEPARTED_MAX 1024 /* departures remembered; the oldest is forgotten first */
+
+typedef struct {
+    uint8_t key[32];
+    int world; /* the rank it held */
+    uint32_t ncomms;
+    cl_wire_bye_comm_t *comms; /* from its GOODBYE */
+} departed_t;
+
+struct eng_leave {
+    departed_t *dep; /* oldest first */
+    size_t ndep, capdep;
+    /* This peer's own departure. */
+    bool started;
+    double deadline;
+    uint8_t (*await)[32]; /* members that have not acknowledged yet */
+    size_t nawait;
+};
+
+int eng_leave_init(struct cl_engine *e)
+{
+    e->leave = calloc(1, sizeof *e->leave);
+    return e->leave != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_leave_fini(struct cl_engine *e)
+{
+    struct eng_leave *l = e->leave;
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->ndep; i++)
+        free(l->dep[i].comms);
+    free(l->dep);
+    free(l->await);
+    free(l);
+    e->leave = NULL;
+}
+
+/* A GOODBYE can reach a peer that has not installed its first view yet
+   (it joined as the sender left): its record waits for the rank the
+   view gives the sender. */
+static void resolve(struct eng_leave *l, struct cl_engine *e)
+{
+    for (size_t i = 0; i < l->ndep; i++) {
+        departed_t *d = &l->dep[i];
+        if (d->world >= 0)
+            continue;
+        const cl_peer_t *p = cl_member_find(e->mb, d->key);
+        if (p != NULL)
+            d->world = p->rank >= 0 ? p->rank : p->prev_rank;
+    }
+}
+
+/* The record of the peer that held world rank w, if it is still the one
+   that left (a later holder of the rank is someone else). */
+static const departed_t *find_world(struct cl_engine *e, int w)
+{
+    struct eng_leave *l = e->leave;
+    if (l == NULL || w < 0)
+        return NULL;
+    resolve(l, e);
+    const cl_peer_t *holder = cl_member_at_rank(e->mb, w);
+    for (size_t i = l->ndep; i-- > 0;) {
+        const departed_t *d = &l->dep[i];
+        if (d->world != w)
+            continue;
+        if (holder != NULL && memcmp(holder->key, d->key, 32) != 0)
+            return NULL;
+        return d;
+    }
+    return NULL;
+}
+
+int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq)
+{
+    const departed_t *d = find_world(e, w);
+    if (d == NULL)
+        return -1;
+    for (uint32_t i = 0; i < d->ncomms; i++)
+        if (d->comms[i].comm == comm)
+            return seq < d->comms[i].entered ? 1 : 0;
+    return 0;
+}
+
+int eng_leave_contributors(struct cl_engine *e, uint64_t comm, uint64_t seq, int *out, int max)
+{
+    struct eng_leave *l = e->leave;
+    int n = 0;
+    if (l != NULL)
+        resolve(l, e);
+    for (size_t i = 0; l != NULL && i < l->ndep && n < max; i++) {
+        const departed_t *d = &l->dep[i];
+        if (find_world(e, d->world) == d && eng_leave_status(e, d->world, comm, seq) == 1)
+            out[n++] = d->world;
+    }
+    return n;
+}
+
+bool eng_leave_key(struct cl_engine *e, int w, uint8_t key[32])
+{
+    const departed_t *d = find_world(e, w);
+    if (d == NULL)
+        return false;
+    memcpy(key, d->key, 32);
+    return true;
+}
+
+int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_leave *l = e->leave;
+    if (l != NULL)
+        resolve(l, e);
+    for (size_t i = l != NULL ? l->ndep : 0; i-- > 0;)
+        if (memcmp(l->dep[i].key, key, 32) == 0)
+            return l->dep[i].world;
+    return -1;
+}
+
+void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint8_t key[32],
+                          const cl_wire_goodbye_t *g)
+{
+    struct eng_leave *l = e->leave;
+    /* Acknowledged whatever happens below: everything the sender sent
+       this engine before the GOODBYE has arrived. */
+    cl_wire_msg_t ack;
+    memset(&ack, 0, sizeof ack);
+    ack.hdr.type = CL_MSG_BYE_ACK;
+    if (from != NULL)
+        (void)eng_send(e, from, &ack);
+    else
+        (void)cl_transport_reply(e->tp, key, &ack);
+    /* A member that leaves too needs nothing from this peer any more (its
+       own collectives are done), and may be gone before our GOODBYE
+       reaches it. */
+    eng_leave_on_ack(e, key);
+    int w = from != NULL ? (from->rank >= 0 ? from->rank : from->prev_rank) : -1;
+    if (l == NULL)
+        return;
+    cl_wire_bye_comm_t *comms = NULL;
+    if (g->count > 0) {
+        comms = malloc(g->count * sizeof *comms);
+        if (comms == NULL) {
+            cl_error("out of memory recording the departure of rank %d; it counts as absent "
+                     "from the collectives it had entered",
+                     w);
+            return;
+        }
+        memcpy(comms, g->comms, g->count * sizeof *comms);
+    }
+    /* A second GOODBYE of the same peer replaces the first. */
+    for (size_t i = 0; i < l->ndep; i++)
+        if (memcmp(l->dep[i].key, key, 32) == 0) {
+            free(l->dep[i].comms);
+            l->dep[i].comms = comms;
+            l->dep[i].ncomms = g->count;
+            l->dep[i].world = w;
+            return;
+        }
+    if (l->ndep == DEPARTED_MAX) {
+        free(l->dep[0].comms);
+        memmove(&l->dep[0], &l->dep[1], (l->ndep - 1) * sizeof l->dep[0]);
+        l->ndep--;
+    }
+    if (l->ndep == l->capdep) {
+        size_t cap = l->capdep > 0 ? 2 * l->capdep : 8;
+        departed_t *a = realloc(l->dep, cap * sizeof *a);
+        if (a == NULL) {
+            free(comms);
+            cl_error("out of memory recording the departure of rank %d; it counts as absent "
+                     "from the collectives it had entered",
+                     w);
+            return;
+        }
+        l->dep = a;
+        l->capdep = cap;
+    }
+    departed_t *d = &l->dep[l->ndep++];
+    memcpy(d->key, key, 32);
+    d->world = w;
+    d->ncomms = g->count;
+    d->comms = comms;
+    for (uint32_t i = 0; i < g->count; i++)
+        cl_debug("rank %d leaves after %llu collective%s on communicator %llu", w,
+                 (unsigned long long)comms[i].entered, comms[i].entered == 1 ? "" : "s",
+                 (unsigned long long)comms[i].comm);
+}
+
+void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_leave *l = e->leave;
+    if (l == NULL || !l->started)
+        return;
+    for (size_t i = 0; i < l->nawait; i++)
+        if (memcmp(l->await[i], key, 32) == 0) {
+            cl_debug("left: %zu acknowledgement%s still missing", l->nawait - 1,
+                     l->nawait == 2 ? "" : "s");
+            memmove(l->await[i], l->await[l->nawait - 1], 32);
+            l->nawait--;
+            return;
+        }
+}
+
+/* Fills g with the communicators this peer entered collectives on. */
+static void fill_goodbye(struct cl_engine *e, cl_wire_goodbye_t *g, cl_wire_bye_comm_t *comms)
+{
+    g->count = 0;
+    g->comms = comms;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
+            continue;
+        if (g->count == CL_WIRE_GOODBYE_MAX) {
+            cl_warn("this peer leaves with collectives on more than %d communicators; the "
+                    "others count it as absent from the ones its goodbye does not name",
+                    CL_WIRE_GOODBYE_MAX);
+            break;
+        }
+        comms[g->count].comm = s->comm_id;
+        comms[g->count].entered = s->started;
+        g->count++;
+    }
+}
+
+void eng_leave_start(struct cl_engine *e)
+{
+    struct eng_leave *l = e->leave;
+    cl_wire_bye_comm_t comms[CL_WIRE_GOODBYE_MAX];
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_GOODBYE;
+    fill_goodbye(e, &m.u.goodbye, comms);
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    if (l != NULL) {
+        l->started = true;
+        l->deadline = eng_now() + e->cfg.timeout;
+        l->nawait = 0;
+        free(l->await);
+        l->await = malloc((n > 0 ? n : 1) * 32);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *p = list[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        int rc = eng_send(e, p, &m);
+        /* One that left already needs nothing; one that failed is
+           dropped by the view, and one that went silent gets
+           COLLAB_TIMEOUT. */
+        if (rc == COLLAB_OK && l != NULL && l->await != NULL && p->state != CL_PEER_GONE &&
+            eng_leave_world_of(e, p->key) < 0)
+            memcpy(l->await[l->nawait++], p->key, 32);
+    }
+    if (l != NULL && l->nawait > 0)
+        cl_debug("left: waiting for %zu member%s to acknowledge the goodbye", l->nawait,
+                 l->nawait == 1 ? "" : "s");
+}
+
+bool eng_leave_started(struct cl_engine *e)
+{
+    return e->leave != NULL && e->leave->started;
+}
+
+bool eng_leave_done(struct cl_engine *e, double now)
+{
+    struct eng_leave *l = e->leave;
+    if (l == NULL || !l->started)
+        return true;
+    /* A member the view dropped (it failed) needs nothing any more.  A
+       closed connection alone is no reason to stop waiting: a connection
+       still being set up reports that too, and the GOODBYE waits in its
+       queue. */
+    for (size_t i = 0; i < l->nawait;) {
+        const cl_peer_t *p = cl_member_find(e->mb, l->await[i]);
+        if (p == NULL || p->state == CL_PEER_GONE || p->rank < 0) {
+            cl_debug("left: no acknowledgement needed from a peer the view dropped");
+            memmove(l->await[i], l->await[l->nawait - 1], 32);
+            l->nawait--;
+        } else {
+            i++;
+        }
+    }
+    if (l->nawait == 0)
+        return true;
+    if (now >= l->deadline) {
+        char desc[CL_WIRE_STR_MAX + 64];
+        for (size_t i = 0; i < l->nawait; i++) {
+            cl_peer_t *p = cl_member_find(e->mb, l->await[i]);
+            if (p != NULL)
+                cl_warn("%s did not acknowledge this peer's goodbye within COLLAB_TIMEOUT "
+                        "(%.1f s); leaving without it",
+                        eng_peer_desc(p, desc, sizeof desc), e->cfg.timeout);
+        }
+        l->nawait = 0;
+        return true;
+    }
+    return false;
+}
+
+double eng_leave_timer(struct cl_engine *e, double now)
+{
+    struct eng_leave *l = e->leave;
+    return l != NULL && l->started && l->nawait > 0 ? l->deadline : now + 5.0;
+}
