@@ -336,6 +336,9 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     case CL_MSG_ELASTIC: /* elastic hook: admission and state sync */
         eng_el_on_message(e, p, ev->key, m);
         break;
+    case CL_MSG_REPORT: /* to a monitor */
+        eng_report_on_message(e, p, m);
+        break;
     default:
         eng_member_on_message(e, p, ev->key, m);
         break;
@@ -401,6 +404,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
             next = fmin(next, eng_p2p_timer(e, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
+        next = fmin(next, eng_report_timer(e, now));
         if (e->finalize_req != NULL) {
             if (eng_coll_idle(e) || now >= e->finalize_deadline)
                 finish_finalize(e);
@@ -462,15 +466,30 @@ static void engine_free(struct cl_engine *e)
     cl_request_destroy(&e->init_req);
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
+    eng_report_fini(e);
     free(e);
 }
 
 int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **out)
 {
+    cl_engine_hooks_t none;
+    memset(&none, 0, sizeof none);
+    return cl_engine_start_hooks(cfg, identity, &none, out);
+}
+
+const char *cl_engine_address(const cl_engine_t *self)
+{
+    return self->cfg.client_mode ? "" : cl_transport_address(self->tp);
+}
+
+int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
+                          const cl_engine_hooks_t *hooks, cl_engine_t **out)
+{
     *out = NULL;
     struct cl_engine *e = calloc(1, sizeof *e);
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
+    e->hooks = *hooks;
     e->cfg = *cfg;
     memset(cfg, 0, sizeof *cfg);
     e->id = *identity;
@@ -487,7 +506,7 @@ int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **ou
     e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (e->init_req == NULL || e->wake_fd < 0) {
+    if (e->init_req == NULL || e->wake_fd < 0 || eng_report_init(e) != COLLAB_OK) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);
         return COLLAB_ERR_NO_MEM;

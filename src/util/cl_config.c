@@ -242,6 +242,16 @@ static int p_strict(const char *value, cl_config_t *cfg, char *why, size_t whyle
     return 0;
 }
 
+static int p_report_interval(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_seconds(value, &cfg->report_interval, why, whylen);
+}
+
+static int p_report_loss(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 0, 1000, &cfg->report_loss, why, whylen);
+}
+
 static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const struct {
@@ -307,6 +317,11 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
     X("COLLAB_STRICT", "0", p_strict,                                                              \
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
+    X("COLLAB_REPORT_INTERVAL", "5", p_report_interval,                                            \
+      "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
+    X("COLLAB_REPORT_LOSS", "0 (off)", p_report_loss,                                              \
+      "N: report the mean of the N-th one-element float SUM all-reduce after each other "          \
+      "collective as the loss")                                                                    \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
     X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")
 // clang-format on
@@ -423,6 +438,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->matchmaking_time = 5.0;
     cfg->timeout = 5.0;
     cfg->weight = 1.0;
+    cfg->report_interval = 5.0;
     cfg->log_level = CL_LOG_INFO;
 }
 
