@@ -13,6 +13,7 @@ packages=(
     mpich libmpich-dev openmpi-bin libopenmpi-dev
     python3 python3-numpy python3-mpi4py
     clang iproute2 procps gdb
+    libsqlite3-dev libmicrohttpd-dev
 )
 missing=()
 for p in "${packages[@]}"; do

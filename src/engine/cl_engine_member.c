@@ -239,7 +239,9 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         if (!p->client && p->address[0] != '\0')
             (void)cl_transport_connect(e->tp, p->key, p->address);
         if (!d->self_added) {
-            cl_info("%s joined", eng_peer_desc(p, desc, sizeof desc));
+            /* A monitor logs joins and failures in its own words (hooks). */
+            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
+                   eng_peer_desc(p, desc, sizeof desc));
             eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
         }
     }
@@ -270,14 +272,16 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         cl_peer_t *p = d->removed[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
+        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
         if (p->suspect_reason == REASON_LEFT)
-            cl_info("%s left the swarm", eng_peer_desc(p, desc, sizeof desc));
+            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
+                   eng_peer_desc(p, desc, sizeof desc));
         else if (p->suspect_reason != 0)
-            cl_warn("%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
-                    reason_text(p->suspect_reason));
+            cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
+                   reason_text(p->suspect_reason));
         else
-            cl_warn("%s is gone (the coordinator removed it from the swarm)",
-                    eng_peer_desc(p, desc, sizeof desc));
+            cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
+                   eng_peer_desc(p, desc, sizeof desc));
         eng_report_peer_event(e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT
                                                                       : CL_EVENT_FAILED,
                               p->suspect_reason != 0 ? reason_text(p->suspect_reason)
