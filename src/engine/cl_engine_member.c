@@ -219,6 +219,7 @@ void eng_become_member(struct cl_engine *e, bool founder)
     else
         snprintf(tag, sizeof tag, "rank %d", me->rank);
     cl_log_set_tag(tag);
+    eng_report_view(e); /* a monitor's picture starts with its own view */
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }

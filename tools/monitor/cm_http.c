@@ -230,7 +230,7 @@ static void clock_text(double t, char *out, size_t len)
     strftime(out, len, "%H:%M:%S", &tm);
 }
 
-#define PW 460.0 /* plot width and height, and margins */
+#define PW 440.0 /* plot width and height, and margins */
 #define PH 170.0
 #define ML 52.0
 #define MR 10.0

@@ -21,6 +21,7 @@
 
 #include "engine/cl_engine.h"
 #include "util/cl_config.h"
+#include "util/cl_config_value.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
 
@@ -38,7 +39,6 @@
 #define CM_VERSION "unknown"
 #endif
 
-#define TICK 2.0 /* seconds between two rows of the time series */
 
 static volatile sig_atomic_t s_stop = 0;
 
@@ -55,7 +55,7 @@ static void usage(FILE *f)
             "                      [--compression none|fp16|int8] [--target-group N]\n"
             "                      [--strict 0|1] [--http HOST:PORT|off] [--db FILE]\n"
             "                      [--run-id ID] [--swarm-key-file FILE] [--announce MULTIADDR]\n"
-            "                      [--initial-peers ADDRS]\n"
+            "                      [--initial-peers ADDRS] [--tick SECONDS]\n"
             "\n"
             "The swarm's bootstrap peer: holds no rank, founds the swarm (fixing the\n"
             "swarm-wide settings) or joins it, prints the join line, records the peers'\n"
@@ -73,6 +73,7 @@ static void usage(FILE *f)
             "  --swarm-key-file FILE  COLLAB_SWARM_KEY_FILE (closed swarm)\n"
             "  --announce MULTIADDR   COLLAB_ANNOUNCE (public address behind NAT)\n"
             "  --initial-peers ADDRS  join a running swarm through these peers\n"
+            "  --tick SECONDS         seconds between two rows of the history (default 2)\n"
             "\n"
             "Other COLLAB_* variables (COLLAB_TIMEOUT, COLLAB_LOG, ...) apply as for any peer.\n");
 }
@@ -99,6 +100,7 @@ static const flag_var_t s_flags[] = {
 typedef struct {
     const char *http; /* NULL: off */
     const char *db;
+    double tick;      /* seconds between two samples */
 } opts_t;
 
 /* Returns 0, 1 (--help printed) or 2 (error printed). */
@@ -106,6 +108,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
 {
     o->http = "127.0.0.1:8080";
     o->db = "collab-monitor.db";
+    o->tick = 2.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -134,6 +137,17 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--db") == 0) {
             o->db = v;
+            continue;
+        }
+        if (strcmp(a, "--tick") == 0) {
+            char why[200];
+            if (cl_config_value_seconds(v, &o->tick, why, sizeof why) != 0 || o->tick < 0.1 ||
+                o->tick > 86400) {
+                fprintf(stderr, "collab-monitor: --tick '%.40s': expected seconds from 0.1 to "
+                                "86400\n",
+                        v);
+                return 2;
+            }
             continue;
         }
         size_t k;
@@ -220,6 +234,7 @@ int main(int argc, char **argv)
         cm_state_fini(&st);
         return 1;
     }
+    cm_store_load_peers(store, &st);
     /* A restart finds the swarm through the peers alive when it stopped. */
     bool rejoin = false;
     if (getenv("COLLAB_INITIAL_PEERS") == NULL) {
@@ -269,14 +284,20 @@ int main(int argc, char **argv)
     uint64_t logged_step = 0;
     double last_log = 0;
     cm_event_t ev[64];
+    double next = cm_wall() + o.tick;
     while (!s_stop) {
-        sleep_tick(TICK);
+        double now = cm_wall();
+        /* Events go to the history every second; samples every tick. */
+        sleep_tick(fmin(1.0, fmax(0.0, next - now)));
         if (s_stop)
             break;
-        double now = cm_wall();
         int n;
         while ((n = cm_state_take_events(&st, ev, 64)) > 0)
             (void)cm_store_events(store, ev, n);
+        now = cm_wall();
+        if (now < next)
+            continue;
+        next = now + o.tick;
         cm_sample_t s;
         cm_state_sample(&st, now, &s);
         (void)cm_store_sample(store, &s);
@@ -293,6 +314,7 @@ int main(int argc, char **argv)
         }
     }
     cl_info("stopping");
+    (void)cm_store_peers(store, &st); /* who was alive: the way back in at the next start */
     cm_http_stop(&http);
     cl_engine_stop(&eng);
     int n;

@@ -154,6 +154,27 @@ int cm_store_peers(cm_store_t *self, cm_state_t *s)
     return bad;
 }
 
+void cm_store_load_peers(cm_store_t *self, cm_state_t *s)
+{
+    sqlite3_stmt *st =
+        prep(self, "SELECT id, rank, address, client, last_seen FROM peers ORDER BY rank");
+    if (st == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    while (sqlite3_step(st) == SQLITE_ROW && s->npeers < CM_PEERS_MAX) {
+        cm_peer_t *p = &s->peers[s->npeers++];
+        memset(p, 0, sizeof *p);
+        snprintf(p->id, sizeof p->id, "%s", (const char *)sqlite3_column_text(st, 0));
+        p->rank = sqlite3_column_int(st, 1);
+        snprintf(p->address, sizeof p->address, "%s", (const char *)sqlite3_column_text(st, 2));
+        p->client = sqlite3_column_int(st, 3) != 0;
+        p->last_seen = sqlite3_column_double(st, 4);
+        p->first_seen = p->last_seen;
+    }
+    pthread_mutex_unlock(&s->mu);
+    sqlite3_finalize(st);
+}
+
 int cm_store_meta_get(cm_store_t *self, const char *key, char *out, size_t len)
 {
     sqlite3_stmt *st = prep(self, "SELECT value FROM meta WHERE key = ?");

@@ -33,6 +33,10 @@ int cm_store_events(cm_store_t *self, const cm_event_t *ev, int n);
 /* Replaces the peers table with the current picture of st (locks st). */
 int cm_store_peers(cm_store_t *self, cm_state_t *st);
 
+/* Puts the peers of the peers table into st as departed (alive false),
+   so that a restarted monitor's table shows the whole run.  Locks st. */
+void cm_store_load_peers(cm_store_t *self, cm_state_t *st);
+
 /* meta values: run id; returns 0, or -1 when missing. */
 int cm_store_meta_get(cm_store_t *self, const char *key, char *out, size_t len);
 int cm_store_meta_set(cm_store_t *self, const char *key, const char *value);
