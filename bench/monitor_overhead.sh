@@ -17,6 +17,11 @@
 # Every setup runs the trainer with --avg-loss.  The cost of reporting is
 # monitor against quiet: the same processes on the same cores, with and
 # without reports (on a real swarm the monitor runs on another machine).
+# On a loaded machine that difference drowns in noise, so one more run
+# ("timed", COLLAB_LOG=debug) has the engine time its own reporting work:
+# building and sending each report, and the accounting done as each
+# collective completes (the only part on a collective's path); the
+# script divides it by the trainers' elapsed time.
 # Step time = (wall at step S - wall at step S/4) / (3S/4) on rank 0, so
 # start-up and joining are left out.  Prints each run, then the medians,
 # the spread (min..max) and the overhead of the median, which the issue
@@ -127,5 +132,42 @@ print("reporting (monitor vs quiet): %+.2f %% of the median step time"
       % ((med["monitor"] / med["quiet"] - 1) * 100))
 print("monitor process on the same cores (quiet vs plain): %+.2f %%"
       % ((med["quiet"] / med["plain"] - 1) * 100))
+EOF
+# The timed run: the engine measures its reporting work itself.
+d="$work/timed"
+mkdir -p "$d"
+"$monitor" --listen /ip4/127.0.0.1/tcp/0 --world-size "$np" --http off --db "$d/h.db" \
+    2>"$d/monitor.err" &
+mpid=$!
+pids+=($mpid)
+wait_line "$d/monitor.err" '^COLLAB_INITIAL_PEERS=' 20 || { echo "no monitor" >&2; exit 1; }
+addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$d/monitor.err")
+for k in $(seq 0 $((np - 1))); do
+    env COLLAB_INITIAL_PEERS="$addr" COLLAB_REPORT_INTERVAL="$interval" COLLAB_REPORT_LOSS=2 \
+        COLLAB_LOG=debug LD_PRELOAD="$preload" "$trainer" "${targs[@]}" \
+        >"$d/t$k.out" 2>"$d/t$k.err" &
+    pids+=($!)
+done
+for k in $(seq 0 $((np - 1))); do wait_line "$d/t$k.err" 'reporting cost:' 900; done
+kill -TERM "$mpid" 2>/dev/null
+wait 2>/dev/null
+"${PYTHON:-/usr/bin/python3}" - "$d" "$np" "$interval" <<'EOF'
+import re, sys
+d, np_, interval = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+for k in range(np_):
+    err = open("%s/t%d.err" % (d, k), errors="replace").read()
+    out = open("%s/t%d.out" % (d, k), errors="replace").read()
+    c = re.search(r"reporting cost: (\d+) reports sent in ([\d.]+) us, accounting of (\d+) "
+                  r"collectives in ([\d.]+) us", err)
+    e = re.search(r"done steps \S+ final loss \S+ checksum \S+ elapsed ([\d.]+) s", out)
+    if not c or not e:
+        sys.exit("timed run: trainer %d logged no reporting cost or no elapsed time" % k)
+    n, send_us = int(c.group(1)), float(c.group(2))
+    ncoll, count_us = int(c.group(3)), float(c.group(4))
+    el = float(e.group(1))
+    print("timed trainer %d: %d reports, %.1f us each; %.3f us of accounting per collective; "
+          "all of it %.4f %% of its %.1f s (reports every %g s)"
+          % (k, n, send_us / max(n, 1), count_us / max(ncoll, 1),
+             (send_us + count_us) / 1e6 / el * 100, el, interval))
 EOF
 rm -rf "$work"

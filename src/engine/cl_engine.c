@@ -323,6 +323,16 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     if (p != NULL)
         p->last_heard = eng_now();
     bool member = p != NULL && p->state != CL_PEER_GONE;
+    if (e->cfg.monitor && (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
+                           m->hdr.type == CL_MSG_ELASTIC)) {
+        /* A monitor holds no rank and serves no state: nobody entitled
+           sends it data (docs/monitor.md §3). */
+        char desc[CL_WIRE_STR_MAX + 64];
+        cl_debug("dropped a %s message from %s: a monitor takes no part in collectives",
+                 cl_wire_type_name(m->hdr.type),
+                 p != NULL ? eng_peer_desc(p, desc, sizeof desc) : "a non-member");
+        return;
+    }
     switch (m->hdr.type) {
     case CL_MSG_COLL:
     case CL_MSG_P2P:

@@ -42,6 +42,11 @@ struct eng_report {
     uint32_t failures, joins;
     uint64_t scalar_run;     /* one-element float SUM all-reduces since another
                                 collective (COLLAB_REPORT_LOSS) */
+    /* What reporting costs this peer, measured with COLLAB_LOG=debug only
+       (bench/monitor_overhead.sh reads the line eng_report_fini logs). */
+    bool timed;
+    uint64_t sent, counted;
+    double send_seconds, count_seconds;
 };
 
 int eng_report_init(struct cl_engine *e)
@@ -50,6 +55,7 @@ int eng_report_init(struct cl_engine *e)
     if (e->rep == NULL)
         return COLLAB_ERR_NO_MEM;
     pthread_mutex_init(&e->rep->mu, NULL);
+    e->rep->timed = cl_log_enabled(CL_LOG_DEBUG);
     return COLLAB_OK;
 }
 
@@ -57,6 +63,12 @@ void eng_report_fini(struct cl_engine *e)
 {
     if (e->rep == NULL)
         return;
+    struct eng_report *r = e->rep;
+    if (r->timed && r->sent + r->counted > 0)
+        cl_debug("reporting cost: %llu reports sent in %.1f us, accounting of %llu collectives "
+                 "in %.1f us",
+                 (unsigned long long)r->sent, r->send_seconds * 1e6,
+                 (unsigned long long)r->counted, r->count_seconds * 1e6);
     pthread_mutex_destroy(&e->rep->mu);
     free(e->rep);
     e->rep = NULL;
@@ -124,8 +136,25 @@ void eng_report_view(struct cl_engine *e)
     free(v.members);
 }
 
+static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+                       int ncontrib, const collab_info_t *info, double now);
+
 void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
                           int ncontrib, const collab_info_t *info, double now)
+{
+    struct eng_report *r = e->rep;
+    if (!r->timed) {
+        count_coll(e, comm_id, req, ncontrib, info, now);
+        return;
+    }
+    double t0 = eng_raw_now();
+    count_coll(e, comm_id, req, ncontrib, info, now);
+    r->count_seconds += eng_raw_now() - t0;
+    r->counted++;
+}
+
+static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+                       int ncontrib, const collab_info_t *info, double now)
 {
     struct eng_report *r = e->rep;
     r->bytes_sent += info->bytes_sent;
@@ -233,6 +262,7 @@ double eng_report_timer(struct cl_engine *e, double now)
     if (now < r->next_send)
         return r->next_send;
     r->next_send = now + e->cfg.report_interval;
+    double t0 = r->timed ? eng_raw_now() : 0;
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_REPORT;
@@ -240,6 +270,10 @@ double eng_report_timer(struct cl_engine *e, double now)
     for (size_t i = 0; i < nmon; i++)
         if (mons[i]->state == CL_PEER_ALIVE)
             (void)eng_send(e, mons[i], &m);
+    if (r->timed) {
+        r->send_seconds += eng_raw_now() - t0;
+        r->sent++;
+    }
     return r->next_send;
 }
 

@@ -127,6 +127,9 @@ wait_row 3 10 || fail "the history never recorded 3 peers"
 trainer t4
 wait_metric collab_peers_alive 4 40 || fail "/metrics never showed 4 peers after the join"
 wait_for "$E2E_LOG/m1.err" 'rank [0-9] joined' 10 || fail "the monitor did not log the join"
+# Coordination passed to rank 0 as it joined: the group was formed by a trainer.
+grep -q 'formed the group' "$E2E_LOG/m1.err" && fail "the monitor coordinated while trainers lived"
+grep -q 'formed the group' "$E2E_LOG"/t[0-3].err || fail "no trainer formed the group"
 sleep 3 # a few rows of the series at 4 again
 
 # Restart: same address, history kept, back in the swarm through its peers.
