@@ -15,9 +15,9 @@
     ranked members, and the joins, failures and views the engine sees.
     Hooks run on the engine thread.
 */
+#include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
-#include "elastic/cl_stream.h"
 
 #include "util/cl_log.h"
 
@@ -33,15 +33,15 @@ struct eng_report {
     cl_wire_value_t values[CL_WIRE_REPORT_VALUES];
     uint8_t nvalues;
     /* Engine thread only. */
-    double next_send;        /* 0: not scheduled yet */
+    double next_send; /* 0: not scheduled yet */
     uint64_t bytes_sent, bytes_recv;
     double coll_seconds, wait_seconds;
-    double late_since;       /* when a member was first found late in the running
-                                collective (0: none) */
+    double late_since; /* when a member was first found late in the running
+                          collective (0: none) */
     uint32_t group_size;
     uint32_t failures, joins;
-    uint64_t scalar_run;     /* one-element float SUM all-reduces since another
-                                collective (COLLAB_REPORT_LOSS) */
+    uint64_t scalar_run; /* one-element float SUM all-reduces since another
+                            collective (COLLAB_REPORT_LOSS) */
     /* What reporting costs this peer, measured with COLLAB_LOG=debug only
        (bench/monitor_overhead.sh reads the line eng_report_fini logs). */
     bool timed;
@@ -67,8 +67,8 @@ void eng_report_fini(struct cl_engine *e)
     if (r->timed && r->sent + r->counted > 0)
         cl_debug("reporting cost: %llu reports sent in %.1f us, accounting of %llu collectives "
                  "in %.1f us",
-                 (unsigned long long)r->sent, r->send_seconds * 1e6,
-                 (unsigned long long)r->counted, r->count_seconds * 1e6);
+                 (unsigned long long)r->sent, r->send_seconds * 1e6, (unsigned long long)r->counted,
+                 r->count_seconds * 1e6);
     pthread_mutex_destroy(&e->rep->mu);
     free(e->rep);
     e->rep = NULL;
@@ -170,8 +170,8 @@ static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_reque
     /* COLLAB_REPORT_LOSS: the N-th one-element float SUM all-reduce on the
        world communicator after any other collective. */
     const cl_coll_args_t *a = &req->coll;
-    bool scalar = comm_id == CL_COMM_WORLD_ID && a->kind == CL_COLL_ALLREDUCE &&
-                  a->count == 1 && a->op.kind == COLLAB_OP_SUM &&
+    bool scalar = comm_id == CL_COMM_WORLD_ID && a->kind == CL_COLL_ALLREDUCE && a->count == 1 &&
+                  a->op.kind == COLLAB_OP_SUM &&
                   (a->dtype == COLLAB_FLOAT || a->dtype == COLLAB_DOUBLE);
     if (!scalar) {
         r->scalar_run = 0;
@@ -216,8 +216,8 @@ static void fill(struct cl_engine *e, cl_wire_report_t *p)
     cl_peer_t *me = cl_member_self(e->mb);
     memset(p, 0, sizeof *p);
     p->rank = me->rank;
-    p->flags = (uint8_t)((me->client ? CL_REPORT_CLIENT : 0) |
-                         (me->in_group ? CL_REPORT_IN_GROUP : 0));
+    p->flags =
+        (uint8_t)((me->client ? CL_REPORT_CLIENT : 0) | (me->in_group ? CL_REPORT_IN_GROUP : 0));
     p->compression = (uint8_t)cl_member_settings(e->mb)->compression;
     p->steps = e->steps > 0 ? e->steps : learned_steps(e);
     p->collectives = e->progress;
@@ -280,9 +280,8 @@ double eng_report_timer(struct cl_engine *e, double now)
 void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     /* Only a monitor listens, and only to ranked members of its view. */
-    if (!e->cfg.monitor || e->state != ENG_MEMBER || from == NULL ||
-        from->state == CL_PEER_GONE || from->monitor || from->rank < 0 ||
-        m->u.report.rank != from->rank)
+    if (!e->cfg.monitor || e->state != ENG_MEMBER || from == NULL || from->state == CL_PEER_GONE ||
+        from->monitor || from->rank < 0 || m->u.report.rank != from->rank)
         return;
     if (e->hooks.on_report != NULL)
         e->hooks.on_report(e->hooks.arg, from->key, from->id, from->address, from->client,

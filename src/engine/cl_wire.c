@@ -359,9 +359,8 @@ static bool member_entry_ok(const cl_wire_view_t *v, uint32_t i, int32_t rank, u
     if (flags & CL_MEMBER_MONITOR) {
         if (flags != CL_MEMBER_MONITOR || rank != -1 || addrlen == 0)
             return false;
-        return prev == NULL ||
-               ((prev->flags & CL_MEMBER_MONITOR) != 0 && memcmp(prev->key, v->members[i].key,
-                                                                 32) < 0);
+        return prev == NULL || ((prev->flags & CL_MEMBER_MONITOR) != 0 &&
+                                memcmp(prev->key, v->members[i].key, 32) < 0);
     }
     if ((flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) != 0)
         return false;
@@ -473,9 +472,8 @@ bool cl_wire_report_name_ok(const char *name)
     size_t n = 0;
     for (; name[n] != '\0'; n++) {
         char c = name[n];
-        if (n >= CL_WIRE_REPORT_NAME_MAX ||
-            !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.'))
+        if (n >= CL_WIRE_REPORT_NAME_MAX || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                              (c >= '0' && c <= '9') || c == '_' || c == '.'))
             return false;
     }
     return n > 0;
@@ -627,9 +625,9 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         rd_check(rp, weight_ok(j->weight));
         rd_check(rp, (j->flags & ~0x3fu) == 0);
-        rd_check(rp, (j->flags & CL_JOIN_MONITOR) == 0 ||
-                         (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 &&
-                          j->address[0] != '\0'));
+        rd_check(rp,
+                 (j->flags & CL_JOIN_MONITOR) == 0 ||
+                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
         rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
@@ -779,9 +777,9 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         wr_check(&w, weight_ok(j->weight));
         wr_check(&w, (j->flags & ~0x3fu) == 0);
-        wr_check(&w, (j->flags & CL_JOIN_MONITOR) == 0 ||
-                         (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 &&
-                          j->address[0] != '\0'));
+        wr_check(&w,
+                 (j->flags & CL_JOIN_MONITOR) == 0 ||
+                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
         wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);

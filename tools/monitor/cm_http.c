@@ -182,7 +182,7 @@ static void collect_event(void *arg, const cm_event_t *e)
 
 /* The plotted series, in the order of the dashboard. */
 typedef struct {
-    const char *key;   /* JSON field and element id */
+    const char *key; /* JSON field and element id */
     const char *title;
     const char *color;
 } series_def_t;
@@ -256,11 +256,13 @@ static void plot(buf_t *b, size_t k, const rows_t *r, double t0, double t1)
         hi = lo + 1;
     double span = t1 - t0 > 1e-9 ? t1 - t0 : 1;
     bp(b, "<div class=\"card\"><h3>%s</h3>", s_series[k].title);
-    bp(b, "<svg class=\"plot\" id=\"plot-%s\" data-series=\"%s\" width=\"%.0f\" height=\"%.0f\" "
-          "viewBox=\"0 0 %.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\">",
+    bp(b,
+       "<svg class=\"plot\" id=\"plot-%s\" data-series=\"%s\" width=\"%.0f\" height=\"%.0f\" "
+       "viewBox=\"0 0 %.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\">",
        s_series[k].key, s_series[k].key, PW, PH, PW, PH);
-    bp(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfbfd\" "
-          "stroke=\"#ccc\"/>",
+    bp(b,
+       "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fbfbfd\" "
+       "stroke=\"#ccc\"/>",
        ML, MT, PW - ML - MR, PH - MT - MB);
     char a[16], z[16];
     clock_text(t0, a, sizeof a);
@@ -295,8 +297,9 @@ static void timeline(buf_t *b, const events_t *ev, double t0, double t1)
     double span = t1 - t0 > 1e-9 ? t1 - t0 : 1;
     double w = 2 * PW + 16, h = 60;
     bp(b, "<div class=\"card wide\"><h3>Failures and joins</h3>");
-    bp(b, "<svg id=\"timeline\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-          "xmlns=\"http://www.w3.org/2000/svg\">",
+    bp(b,
+       "<svg id=\"timeline\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+       "xmlns=\"http://www.w3.org/2000/svg\">",
        w, h, w, h);
     bp(b, "<line x1=\"%.0f\" y1=\"30\" x2=\"%.0f\" y2=\"30\" stroke=\"#999\"/>", ML, w - MR);
     for (int i = 0; i < ev->n; i++) {
@@ -346,10 +349,10 @@ static void dashboard(cm_http_t *h, buf_t *b)
         alive += st->peers[i].alive && !st->peers[i].monitor;
     bp(b, "<h2>collab-monitor: run ");
     bp_html(b, st->run_id);
-    bp(b, "</h2><p id=\"summary\"><b id=\"alive\">%d</b> peers alive of world size %d; "
-          "view epoch %llu; reports received: %llu</p>",
-       alive, st->world_size, (unsigned long long)st->epoch,
-       (unsigned long long)st->reports_total);
+    bp(b,
+       "</h2><p id=\"summary\"><b id=\"alive\">%d</b> peers alive of world size %d; "
+       "view epoch %llu; reports received: %llu</p>",
+       alive, st->world_size, (unsigned long long)st->epoch, (unsigned long long)st->reports_total);
     bp(b, "<p>Start trainers on other machines with this line in their environment:</p>"
           "<pre id=\"join\">");
     bp_html(b, st->join_line);
@@ -422,8 +425,9 @@ static void api_swarm(cm_http_t *h, buf_t *b)
     bp_json(b, st->run_id);
     bp(b, ",\"join_line\":");
     bp_json(b, st->join_line);
-    bp(b, ",\"epoch\":%llu,\"world_size\":%d,\"target_group\":%d,\"compression\":%d,"
-          "\"strict\":%s,\"alive\":%d,\"reports\":%llu}\n",
+    bp(b,
+       ",\"epoch\":%llu,\"world_size\":%d,\"target_group\":%d,\"compression\":%d,"
+       "\"strict\":%s,\"alive\":%d,\"reports\":%llu}\n",
        (unsigned long long)st->epoch, st->world_size, st->target_group, st->compression,
        st->strict ? "true" : "false", alive, (unsigned long long)st->reports_total);
     pthread_mutex_unlock(&st->mu);
@@ -441,8 +445,9 @@ static void api_peers(cm_http_t *h, buf_t *b)
         bp(b, "%s{\"id\":", first ? "" : ",\n");
         first = false;
         bp_json(b, p->id);
-        bp(b, ",\"rank\":%d,\"monitor\":%s,\"client\":%s,\"alive\":%s,\"in_group\":%s,"
-              "\"address\":",
+        bp(b,
+           ",\"rank\":%d,\"monitor\":%s,\"client\":%s,\"alive\":%s,\"in_group\":%s,"
+           "\"address\":",
            p->rank, p->monitor ? "true" : "false", p->client ? "true" : "false",
            p->alive ? "true" : "false", p->in_group ? "true" : "false");
         bp_json(b, p->address);
@@ -450,13 +455,13 @@ static void api_peers(cm_http_t *h, buf_t *b)
         bp_num(b, p->last_seen > 0 ? now - p->last_seen : NAN);
         if (p->has_report) {
             const cl_wire_report_t *r = &p->rep;
-            bp(b, ",\"steps\":%llu,\"collectives\":%llu,\"weight\":",
-               (unsigned long long)r->steps, (unsigned long long)r->collectives);
+            bp(b, ",\"steps\":%llu,\"collectives\":%llu,\"weight\":", (unsigned long long)r->steps,
+               (unsigned long long)r->collectives);
             bp_num(b, r->weight);
-            bp(b, ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"group_size\":%u,"
-                  "\"coll_seconds\":",
-               (unsigned long long)r->bytes_sent, (unsigned long long)r->bytes_recv,
-               r->group_size);
+            bp(b,
+               ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"group_size\":%u,"
+               "\"coll_seconds\":",
+               (unsigned long long)r->bytes_sent, (unsigned long long)r->bytes_recv, r->group_size);
             bp_num(b, r->coll_seconds);
             bp(b, ",\"wait_seconds\":");
             bp_num(b, r->wait_seconds);
@@ -569,37 +574,47 @@ static void metrics(cm_http_t *h, buf_t *b)
     cm_state_t *st = h->st;
     cm_sample_t s;
     cm_state_sample(st, cm_wall(), &s);
-    bp(b, "# HELP collab_peers_alive Ranked members in the swarm's current view.\n"
-          "# TYPE collab_peers_alive gauge\ncollab_peers_alive %d\n",
+    bp(b,
+       "# HELP collab_peers_alive Ranked members in the swarm's current view.\n"
+       "# TYPE collab_peers_alive gauge\ncollab_peers_alive %d\n",
        s.alive);
-    bp(b, "# HELP collab_step Highest training step a live member reported.\n"
-          "# TYPE collab_step gauge\ncollab_step %llu\n",
+    bp(b,
+       "# HELP collab_step Highest training step a live member reported.\n"
+       "# TYPE collab_step gauge\ncollab_step %llu\n",
        (unsigned long long)s.step);
-    bp(b, "# HELP collab_steps_per_second Training steps per second of the swarm.\n"
-          "# TYPE collab_steps_per_second gauge\ncollab_steps_per_second %.6g\n",
+    bp(b,
+       "# HELP collab_steps_per_second Training steps per second of the swarm.\n"
+       "# TYPE collab_steps_per_second gauge\ncollab_steps_per_second %.6g\n",
        s.steps_per_s);
-    bp(b, "# HELP collab_samples_per_second Samples per second (steps times weights).\n"
-          "# TYPE collab_samples_per_second gauge\ncollab_samples_per_second %.6g\n",
+    bp(b,
+       "# HELP collab_samples_per_second Samples per second (steps times weights).\n"
+       "# TYPE collab_samples_per_second gauge\ncollab_samples_per_second %.6g\n",
        s.samples_per_s);
-    bp(b, "# HELP collab_network_mbit_per_second Collective traffic sent by all members.\n"
-          "# TYPE collab_network_mbit_per_second gauge\ncollab_network_mbit_per_second %.6g\n",
+    bp(b,
+       "# HELP collab_network_mbit_per_second Collective traffic sent by all members.\n"
+       "# TYPE collab_network_mbit_per_second gauge\ncollab_network_mbit_per_second %.6g\n",
        s.mbit_s);
-    bp(b, "# HELP collab_group_size Largest all-reduce group reported.\n"
-          "# TYPE collab_group_size gauge\ncollab_group_size %d\n",
+    bp(b,
+       "# HELP collab_group_size Largest all-reduce group reported.\n"
+       "# TYPE collab_group_size gauge\ncollab_group_size %d\n",
        s.group_size);
     if (s.has_loss)
-        bp(b, "# HELP collab_loss Mean of the loss the live members reported.\n"
-              "# TYPE collab_loss gauge\ncollab_loss %.9g\n",
+        bp(b,
+           "# HELP collab_loss Mean of the loss the live members reported.\n"
+           "# TYPE collab_loss gauge\ncollab_loss %.9g\n",
            s.loss);
     pthread_mutex_lock(&st->mu);
-    bp(b, "# HELP collab_view_epoch Epoch of the swarm's current view.\n"
-          "# TYPE collab_view_epoch gauge\ncollab_view_epoch %llu\n",
+    bp(b,
+       "# HELP collab_view_epoch Epoch of the swarm's current view.\n"
+       "# TYPE collab_view_epoch gauge\ncollab_view_epoch %llu\n",
        (unsigned long long)st->epoch);
-    bp(b, "# HELP collab_world_size Nominal world size of the swarm.\n"
-          "# TYPE collab_world_size gauge\ncollab_world_size %d\n",
+    bp(b,
+       "# HELP collab_world_size Nominal world size of the swarm.\n"
+       "# TYPE collab_world_size gauge\ncollab_world_size %d\n",
        st->world_size);
-    bp(b, "# HELP collab_reports_total Reports received from members.\n"
-          "# TYPE collab_reports_total counter\ncollab_reports_total %llu\n",
+    bp(b,
+       "# HELP collab_reports_total Reports received from members.\n"
+       "# TYPE collab_reports_total counter\ncollab_reports_total %llu\n",
        (unsigned long long)st->reports_total);
     static const char *const kinds[] = {"joined", "failed", "left", "ungrouped"};
     bp(b, "# HELP collab_events_total Membership events seen by the monitor.\n"
@@ -642,15 +657,13 @@ static void metrics(cm_http_t *h, buf_t *b)
 /* ---------------------------------------------------------------------- */
 /* The server. */
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
-                             buf_t *b)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type, buf_t *b)
 {
     struct MHD_Response *r;
     if (b->oom) {
         free(b->p);
         static const char oom[] = "out of memory\n";
-        r = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom,
-                                            MHD_RESPMEM_PERSISTENT);
+        r = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
         code = MHD_HTTP_INTERNAL_SERVER_ERROR;
         type = "text/plain";
     } else {
@@ -669,8 +682,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
 {
     (void)version;
     (void)upload_data;
@@ -719,8 +732,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 }
 
 /* Parses "HOST:PORT" or "[V6]:PORT" into addr; true when loopback. */
-static int parse_listen(const char *text, struct sockaddr_storage *ss, bool *loopback,
-                        char *err, size_t errlen)
+static int parse_listen(const char *text, struct sockaddr_storage *ss, bool *loopback, char *err,
+                        size_t errlen)
 {
     char host[128];
     const char *colon;
@@ -792,8 +805,7 @@ cm_http_t *cm_http_start(const char *listen, cm_state_t *st, cm_store_t *store, 
                             MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
                             MHD_OPTION_END);
     if (h->d == NULL) {
-        snprintf(err, errlen, "cannot serve HTTP on %s (address in use or not available)",
-                 listen);
+        snprintf(err, errlen, "cannot serve HTTP on %s (address in use or not available)", listen);
         free(h);
         return NULL;
     }

@@ -39,7 +39,6 @@
 #define CM_VERSION "unknown"
 #endif
 
-
 static volatile sig_atomic_t s_stop = 0;
 
 static void on_signal(int sig)
@@ -100,7 +99,7 @@ static const flag_var_t s_flags[] = {
 typedef struct {
     const char *http; /* NULL: off */
     const char *db;
-    double tick;      /* seconds between two samples */
+    double tick; /* seconds between two samples */
 } opts_t;
 
 /* Returns 0, 1 (--help printed) or 2 (error printed). */
@@ -121,8 +120,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--relay") == 0 || strcmp(a, "--checkpoint-dir") == 0 ||
             strcmp(a, "--checkpoint-every") == 0) {
-            fprintf(stderr, "collab-monitor: %s is not supported by this version (see "
-                            "docs/monitor.md, \"Not yet\")\n",
+            fprintf(stderr,
+                    "collab-monitor: %s is not supported by this version (see "
+                    "docs/monitor.md, \"Not yet\")\n",
                     a);
             return 2;
         }
@@ -143,8 +143,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
             char why[200];
             if (cl_config_value_seconds(v, &o->tick, why, sizeof why) != 0 || o->tick < 0.1 ||
                 o->tick > 86400) {
-                fprintf(stderr, "collab-monitor: --tick '%.40s': expected seconds from 0.1 to "
-                                "86400\n",
+                fprintf(stderr,
+                        "collab-monitor: --tick '%.40s': expected seconds from 0.1 to "
+                        "86400\n",
                         v);
                 return 2;
             }
@@ -261,8 +262,7 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_mutex_lock(&st.mu);
-    snprintf(st.join_line, sizeof st.join_line, "COLLAB_INITIAL_PEERS=%s",
-             cl_engine_address(eng));
+    snprintf(st.join_line, sizeof st.join_line, "COLLAB_INITIAL_PEERS=%s", cl_engine_address(eng));
     pthread_mutex_unlock(&st.mu);
     (void)cm_store_meta_set(store, "run_id", st.run_id);
     (void)cm_store_meta_set(store, "join_line", st.join_line);
@@ -278,8 +278,8 @@ int main(int argc, char **argv)
         }
         cl_info("dashboard at %s", cm_http_url(http));
     }
-    cl_info("history in %s (%ld samples, %ld events so far)", o.db,
-            cm_store_count(store, "series"), cm_store_count(store, "events"));
+    cl_info("history in %s (%ld samples, %ld events so far)", o.db, cm_store_count(store, "series"),
+            cm_store_count(store, "events"));
 
     uint64_t logged_step = 0;
     double last_log = 0;

@@ -36,9 +36,8 @@ cm_store_t *cm_store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    int rc = sqlite3_open_v2(path, &self->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &self->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
     char *msg = NULL;
     if (rc == SQLITE_OK)
         rc = sqlite3_busy_timeout(self->db, 2000);
@@ -127,8 +126,7 @@ int cm_store_events(cm_store_t *self, const cm_event_t *ev, int n)
 
 int cm_store_peers(cm_store_t *self, cm_state_t *s)
 {
-    if (sqlite3_exec(self->db, "BEGIN; UPDATE peers SET alive = 0;", NULL, NULL, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_exec(self->db, "BEGIN; UPDATE peers SET alive = 0;", NULL, NULL, NULL) != SQLITE_OK)
         return -1;
     int bad = 0;
     pthread_mutex_lock(&s->mu);

@@ -548,28 +548,15 @@ static void test_table(void)
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
     CL_CHECK(n == 22);
-    const char *expected[] = {"COLLAB_INITIAL_PEERS",
-                              "COLLAB_LISTEN",
-                              "COLLAB_ANNOUNCE",
-                              "COLLAB_CLIENT_MODE",
-                              "COLLAB_IDENTITY",
-                              "COLLAB_RUN_ID",
-                              "COLLAB_WORLD_SIZE",
-                              "COLLAB_RANK",
-                              "COLLAB_COLLECTIVES_PER_STEP",
-                              "COLLAB_MIN_GROUP",
-                              "COLLAB_TARGET_GROUP",
-                              "COLLAB_MATCHMAKING_TIME",
-                              "COLLAB_TIMEOUT",
-                              "COLLAB_COMPRESSION",
-                              "COLLAB_SWARM_KEY",
-                              "COLLAB_SWARM_KEY_FILE",
-                              "COLLAB_WEIGHT",
-                              "COLLAB_STRICT",
-                              "COLLAB_REPORT_INTERVAL",
-                              "COLLAB_REPORT_LOSS",
-                              "COLLAB_LOG",
-                              "COLLAB_LOG_FILE"};
+    const char *expected[] = {
+        "COLLAB_INITIAL_PEERS",   "COLLAB_LISTEN",       "COLLAB_ANNOUNCE",
+        "COLLAB_CLIENT_MODE",     "COLLAB_IDENTITY",     "COLLAB_RUN_ID",
+        "COLLAB_WORLD_SIZE",      "COLLAB_RANK",         "COLLAB_COLLECTIVES_PER_STEP",
+        "COLLAB_MIN_GROUP",       "COLLAB_TARGET_GROUP", "COLLAB_MATCHMAKING_TIME",
+        "COLLAB_TIMEOUT",         "COLLAB_COMPRESSION",  "COLLAB_SWARM_KEY",
+        "COLLAB_SWARM_KEY_FILE",  "COLLAB_WEIGHT",       "COLLAB_STRICT",
+        "COLLAB_REPORT_INTERVAL", "COLLAB_REPORT_LOSS",  "COLLAB_LOG",
+        "COLLAB_LOG_FILE"};
     for (size_t i = 0; i < n && i < 22; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
