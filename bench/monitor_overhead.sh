@@ -2,7 +2,7 @@
 # monitor_overhead.sh - what reporting to collab-monitor costs a trainer.
 #
 #   bench/monitor_overhead.sh [--build DIR] [--np N] [--steps S] [--runs R]
-#                             [--interval SECONDS]
+#                             [--interval SECONDS] [--timed-only]
 #
 # The example trainer (unchanged, LD_PRELOAD) with 1 MiB of gradients
 # (--hidden 503: 262,660 floats) and no sleep, on N peers (default 3) on
@@ -28,7 +28,7 @@
 # bounds at 1 %.  Method and results: docs/benchmarks.md.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" np=3 steps=400 runs=5 interval=0.5
+build="$here/../build" np=3 steps=400 runs=5 interval=0.5 timed_only=
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -36,7 +36,8 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    --timed-only) timed_only=1; shift ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "monitor_overhead.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -114,6 +115,7 @@ print("%.3f" % ((w[b] - w[a]) / (b - a) * 1000))
 }
 
 declare -A times
+[ -n "$timed_only" ] && runs=0
 for r in $(seq 1 "$runs"); do
     for setup in plain quiet monitor; do
         t=$(one "$setup" "$r") || { echo "run $r $setup failed (logs in $work)" >&2; exit 1; }
@@ -121,7 +123,7 @@ for r in $(seq 1 "$runs"); do
         echo "run $r  $setup  $t ms/step"
     done
 done
-"${PYTHON:-/usr/bin/python3}" - "${times[plain]}" "${times[quiet]}" "${times[monitor]}" <<'EOF'
+[ -n "$timed_only" ] || "${PYTHON:-/usr/bin/python3}" - "${times[plain]}" "${times[quiet]}" "${times[monitor]}" <<'EOF'
 import statistics, sys
 runs = {name: [float(x) for x in arg.split()]
         for name, arg in zip(("plain", "quiet", "monitor"), sys.argv[1:])}

@@ -501,10 +501,19 @@ int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys,
     for (size_t i = 0; i < total; i++)
         if (!in_keys(keys, nkeys, e[i].p->key))
             e[n++] = e[i];
+    /* A formed group whose last member is removed is open again: nobody is
+       left to admit the peers that remain or come (a monitor's swarm after
+       every trainer died), so they form a new group by matchmaking. */
+    bool closed = self->group_closed;
+    if (closed) {
+        bool any = false;
+        for (size_t i = 0; i < n && !any; i++)
+            any = e[i].in_group;
+        closed = any;
+    }
     int rc = 0;
     if (n != total) {
-        rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
-                      delta);
+        rc = view_set(self, e, n, self->epoch + 1, &self->settings, closed, 0, now, delta);
         if (rc == COLLAB_OK)
             rc = 1;
     }

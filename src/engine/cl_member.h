@@ -133,7 +133,9 @@ int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int pref
 int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
                     bool client, double weight, double now, cl_member_delta_t *delta);
 
-/* Coordinator: removes members or monitors (bumps the epoch once).  Keys that are not
+/* Coordinator: removes members or monitors (bumps the epoch once).  When
+   the last member of the formed world group goes, the group is open again
+   (matchmaking forms a new one).  Keys that are not
    members are ignored.  Returns 1 if the view changed, 0 if not, or a
    negative status. */
 int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t n, double now,

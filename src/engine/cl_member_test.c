@@ -286,6 +286,15 @@ static void test_monitor(void)
     /* Silence of a monitor is seen like a member's. */
     cl_peer_t *silent[4];
     CHECK(cl_member_silent(t1, 100.0, 5.0, silent, 4) == 1 && silent[0]->monitor);
+    /* The last member of the group goes: the group is open again, so a
+       trainer that joins later forms a new one instead of waiting for an
+       admission nobody can give. */
+    CHECK(cl_member_group_closed(t1));
+    CHECK(cl_member_admit(t1, k[2], 1, "/ip4/127.0.0.1/tcp/5", false, 1.0, 5.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_remove(t1, (const uint8_t(*)[32])k[1], 1, 6.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(!cl_member_group_closed(t1));
     cl_member_destroy(&mon);
     cl_member_destroy(&t1);
 }

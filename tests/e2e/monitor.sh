@@ -10,12 +10,14 @@
 #   4. the monitor is restarted (SIGTERM, same --identity, port and --db):
 #      same join line, it finds the swarm again through the peers alive in
 #      its history, the series keeps its rows and grows, /metrics shows 4;
-#   5. after the trainers finish, the monitor is restarted once more with a
+#   5. after every trainer left, a sixth one starts with the same line: the
+#      monitor, the only member left, admits it and it trains;
+#   6. then the monitor is restarted once more with a
 #      long --tick (the history stays still) and headless Chromium loads
-#      the dashboard: the peer table lists the 5 trainers, every plot holds
+#      the dashboard: the peer table lists the 6 trainers, every plot holds
 #      as many points as /api/series has rows for it, the alive plot goes
 #      4 -> 3 -> 4, the loss plot has points, and the timeline holds a circle
-#      per event of /api/events (a failure and five joins among them).
+#      per event of /api/events (a failure and six joins among them).
 #      Skipped with a note when chromium is not installed.
 . "$(dirname "$0")/lib.sh"
 need E2E_TRAINER E2E_MONITOR
@@ -152,6 +154,19 @@ for k in 0 2 3 4; do
     p=pid_t$k
     wait "${!p}" || fail "t$k exited with status $?"
 done
+# Every trainer is gone: the monitor coordinates again, and a trainer that
+# comes later joins through it and trains (alone, after matchmaking).
+wait_metric collab_peers_alive 0 20 || fail "/metrics never showed 0 peers after the run"
+say "[t5] starts after every other trainer left"
+env COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0 COLLAB_INITIAL_PEERS="$addr" COLLAB_MATCHMAKING_TIME=1 \
+    LD_PRELOAD="$preload" "$E2E_TRAINER" --steps 20 --log-every 10 \
+    >"$E2E_LOG/t5.out" 2>"$E2E_LOG/t5.err" &
+pid_t5=$!
+pids+=($pid_t5)
+wait "$pid_t5" || fail "a trainer joining the monitor's empty swarm exited with status $?"
+grep -q 'done steps 0..20' "$E2E_LOG/t5.out" || fail "the late trainer did not train"
+grep -q 'found no active peers' "$E2E_LOG/t5.err" && fail "the late trainer founded its own swarm"
+wait_for "$E2E_LOG/m2.err" 'rank 0 joined' 10 || fail "the monitor did not admit the late trainer"
 sleep 2
 kill -TERM "$mon_pid"
 wait "$mon_pid" || fail "the monitor did not stop cleanly"
@@ -228,11 +243,11 @@ if len(p.events) != len(events):
     bad.append("timeline: %d circles, /api/events %d rows" % (len(p.events), len(events)))
 if sum(1 for c in p.events if "ev-failed" in c) < 1 or kinds.count("failed") < 1:
     bad.append("no failure on the timeline")
-if sum(1 for c in p.events if "ev-joined" in c) < 5:
-    bad.append("fewer than 5 joins on the timeline")
+if sum(1 for c in p.events if "ev-joined" in c) < 6:
+    bad.append("fewer than 6 joins on the timeline")
 trainers = [x for x in peers if not x["monitor"]]
-if len(p.rows) != len(trainers) or len(trainers) != 5:
-    bad.append("peer table: %d rows, /api/peers %d trainers (want 5)" % (len(p.rows), len(trainers)))
+if len(p.rows) != len(trainers) or len(trainers) != 6:
+    bad.append("peer table: %d rows, /api/peers %d trainers (want 6)" % (len(p.rows), len(trainers)))
 if bad:
     print("\n".join(bad))
     sys.exit(1)
