@@ -80,8 +80,8 @@ COLLAB_INITIAL_PEERS="$join" COLLAB_REPORT_INTERVAL=1 COLLAB_REPORT_LOSS=2 \
     -- "$trainer" "${targs[@]}" --avg-loss >"$logs/chaos.out" 2>"$logs/chaos.err"
 st_chaos=$?
 sleep 2
-grep -h 'monitor: \(rank [0-9]* \(failed\|joined\)\|step #\)' "$logs/monitor.err" | tail -n 6 |
-    sed 's/^/   /'
+grep -hE 'monitor: (warning: )?(rank [0-9]+ (failed|joined)|step #)' "$logs/monitor.err" |
+    head -n 12 | sed 's/^/   /'
 kill "$mon_pid" 2>/dev/null
 wait "$mon_pid" 2>/dev/null
 echo "   the monitor's history: $logs/monitor.db (restart it with --db to browse it)"
