@@ -340,7 +340,8 @@ static void dashboard(cm_http_t *h, buf_t *b)
           "border:1px solid #ddd;border-radius:6px}.card h3{margin:2px 4px;font-size:14px}"
           ".ax{font-size:10px;fill:#555}table{border-collapse:collapse;font-size:13px}"
           "td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}"
-          "td.l,th.l{text-align:left}tr.dead{color:#999}tr.late{background:#fff3cd}"
+          "td.l,th.l{text-align:left}td.l{max-width:330px;word-break:break-all}"
+          "tr.dead{color:#999}tr.late{background:#fff3cd}"
           "pre{background:#f4f4f8;padding:8px;user-select:all;white-space:pre-wrap}"
           "</style></head><body>");
     pthread_mutex_lock(&st->mu);
@@ -375,10 +376,15 @@ static void dashboard(cm_http_t *h, buf_t *b)
         if (p->monitor)
             continue;
         bool late = p->alive && (p->straggler || (p->has_report && p->rep.steps + 2 < top));
-        bp(b, "<tr class=\"peer%s%s\" data-rank=\"%d\"><td>%d</td><td class=\"l\">",
+        bp(b, "<tr class=\"peer%s%s\" data-rank=\"%d\"><td>%d</td><td class=\"l\" title=\"",
            p->alive ? "" : " dead", late ? " late" : "", p->rank, p->rank);
         bp_html(b, p->id);
-        bp(b, "</td><td class=\"l\">");
+        char shortid[11];
+        memcpy(shortid, p->id, sizeof shortid - 1); /* ids are longer than 10 */
+        shortid[sizeof shortid - 1] = '\0';
+        bp(b, "\">");
+        bp_html(b, shortid);
+        bp(b, "…</td><td class=\"l\">");
         bp_html(b, p->client ? "client mode" : p->address);
         bp(b, "</td><td class=\"status\">%s</td>", p->alive ? "alive" : "gone");
         if (p->last_seen > 0)
