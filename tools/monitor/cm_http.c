@@ -786,6 +786,13 @@ bad:
     return -1;
 }
 
+int cm_http_check(const char *listen, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    bool loopback;
+    return parse_listen(listen, &ss, &loopback, err, errlen);
+}
+
 cm_http_t *cm_http_start(const char *listen, cm_state_t *st, cm_store_t *store, char *err,
                          size_t errlen)
 {

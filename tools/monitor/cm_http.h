@@ -23,6 +23,9 @@ typedef struct cm_http cm_http_t;
 cm_http_t *cm_http_start(const char *listen, cm_state_t *st, cm_store_t *store, char *err,
                          size_t errlen);
 
+/* Checks a --http value without serving: 0, or -1 with the reason in err. */
+int cm_http_check(const char *listen, char *err, size_t errlen);
+
 /* The URL it serves, e.g. "http://127.0.0.1:8080/". */
 const char *cm_http_url(const cm_http_t *self);
 

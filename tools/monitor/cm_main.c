@@ -132,7 +132,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
         const char *v = argv[++i];
         if (strcmp(a, "--http") == 0) {
+            char why[300];
             o->http = strcmp(v, "off") == 0 ? NULL : v;
+            if (o->http != NULL && cm_http_check(o->http, why, sizeof why) != 0) {
+                fprintf(stderr, "collab-monitor: %s\n", why);
+                return 2;
+            }
             continue;
         }
         if (strcmp(a, "--db") == 0) {
