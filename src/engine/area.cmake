@@ -47,9 +47,11 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)
   collab_selftest(cl_api_test ${_eng}/cl_api_test.c ${COLLAB_ENGINE_ALL})
   # Real processes over loopback (see the scenarios in test_swarm.c).
-  add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c ${_eng}/test_peers.c)
+  add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c
+      ${_eng}/test_swarm_monitor.c ${_eng}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
-  foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups)
+  foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups
+          monitor)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

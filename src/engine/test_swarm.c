@@ -202,6 +202,11 @@ static int run(int n, child_fn fn, const char *name, double deadline, unsigned e
     return bad == 0 ? 0 : 1;
 }
 
+const char *test_swarm_addr(int i)
+{
+    return s_addr[i];
+}
+
 double now_s(void)
 {
     return collab_wtime();
@@ -804,9 +809,13 @@ int main(int argc, char **argv)
         prepare(5);
         rc = run(5, child_groups, sc, 120, 0);
         cleanup_dir(5);
+    } else if (strcmp(sc, "monitor") == 0) {
+        prepare(4);
+        rc = run(4, child_monitor, sc, 90, 0);
+        cleanup_dir(4);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups\n");
+                        "unreachable|standby|groups|monitor\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -35,4 +35,10 @@ bool file_has(const char *path, const char *const *want, int n);
 /* Scenario "groups" (test_swarm_groups.c): peer i of n. */
 int child_groups(int i, int n);
 
+/* Scenario "monitor" (test_swarm_monitor.c): peer i of n. */
+int child_monitor(int i, int n);
+
+/* The full address of peer i (after the parent prepared the run). */
+const char *test_swarm_addr(int i);
+
 #endif
