@@ -27,8 +27,7 @@ py=${E2E_PYTHON:-python3}
 export COLLAB_TIMEOUT=2
 limit=150
 port=$((20000 + RANDOM % 20000))
-http=$((port + 1))
-url="http://127.0.0.1:$http"
+url=
 dir="$E2E_LOG/monitor"
 rm -rf "$dir" && mkdir -p "$dir"
 pids=()
@@ -79,7 +78,7 @@ monitor() {
     shift
     say "[$name] collab-monitor $*"
     "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" --identity "$dir/monitor.key" \
-        --world-size 4 --http "127.0.0.1:$http" --db "$dir/history.db" "$@" \
+        --world-size 4 --http 127.0.0.1:0 --db "$dir/history.db" "$@" \
         >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
     mon_pid=$!
     pids+=($mon_pid)
@@ -99,11 +98,19 @@ trainer() {
     pids+=($!)
 }
 
+# dashboard NAME: waits for monitor NAME's dashboard line; sets $url.
+dashboard() {
+    wait_for "$E2E_LOG/$1.err" 'dashboard at http' 60 || fail "monitor $1 served no dashboard"
+    url=$(sed -n 's|.*dashboard at \(http://[0-9.:]*\)/.*|\1|p' "$E2E_LOG/$1.err" | head -n 1)
+    [ -n "$url" ] || fail "monitor $1: no dashboard address in its log"
+}
+
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
 trap cleanup EXIT
 
 monitor m1 --tick 1
 wait_for "$E2E_LOG/m1.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the monitor printed no join line"
+dashboard m1
 grep -q 'found no active peers' "$E2E_LOG/m1.err" || fail "the monitor did not found the swarm"
 addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/m1.err" | head -n 1)
 say "join line: COLLAB_INITIAL_PEERS=$addr"
@@ -141,6 +148,7 @@ kill -TERM "$mon_pid"
 wait "$mon_pid" || fail "the monitor did not stop cleanly on SIGTERM"
 monitor m2 --tick 1
 wait_for "$E2E_LOG/m2.err" '^COLLAB_INITIAL_PEERS=' 40 || fail "the restarted monitor printed no join line"
+dashboard m2
 addr2=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/m2.err" | head -n 1)
 [ "$addr2" = "$addr" ] || fail "the join line changed across the restart: $addr2"
 grep -q 'found no active peers' "$E2E_LOG/m2.err" && fail "the restarted monitor founded a second swarm"
@@ -175,7 +183,7 @@ wait "$mon_pid" || fail "the monitor did not stop cleanly"
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || pass "(chromium not installed: dashboard not checked in a browser)"
 monitor m3 --tick 3600
-wait_for "$E2E_LOG/m3.err" 'dashboard at' 60 || fail "the last monitor served no dashboard"
+dashboard m3
 get /api/series >"$dir/series.json"
 get /api/events >"$dir/events.json"
 get /api/peers >"$dir/peers.json"
