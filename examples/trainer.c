@@ -19,11 +19,14 @@
 
     usage: trainer [--steps N] [--sleep-ms MS] [--log-every K] [--log-all]
                    [--seed S] [--samples N] [--hidden H] [--batch B] [--lr LR]
-                   [--mark-step S]
+                   [--mark-step S] [--avg-loss]
 
     --sleep-ms adds simulated compute to every step (to make runs long
     enough for fault injection); --mark-step prints a line just before
     the all-reduces of step S, for tests that kill a peer inside one.
+    --avg-loss averages the batch loss over the ranks each step with a
+    one-element all-reduce, as collaborative-training tutorials do to
+    log it (collab-monitor plots it with COLLAB_REPORT_LOSS=1).
 */
 #include <mpi.h>
 
@@ -43,6 +46,7 @@ typedef struct {
     long steps;     /* total steps of the run */
     long sleep_ms;  /* simulated extra compute per step */
     long log_every; /* log every K steps (0: never) */
+    int avg_loss;   /* all-reduce the batch loss every step */
     int log_all;    /* every rank logs, not only rank 0 */
     unsigned long seed;
     long samples;   /* size of the whole data set */
@@ -130,6 +134,10 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         int bad = 0;
         if (strcmp(a, "--log-all") == 0) {
             o->log_all = 1;
+            continue;
+        }
+        if (strcmp(a, "--avg-loss") == 0) {
+            o->avg_loss = 1;
             continue;
         }
         if (v == NULL) {
@@ -372,6 +380,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < NTENSORS; k++)
             for (size_t i = 0; i < p.n[k]; i++)
                 p.t[k][i] -= (float)o.lr * (g.t[k][i] / (float)size);
+        if (o.avg_loss) {
+            MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            loss /= (float)size;
+        }
         if (o.log_every > 0 && (step + 1) % o.log_every == 0 && (rank == 0 || o.log_all)) {
             printf("trainer: rank %d step %d batch loss %.6f wall %.3f\n", rank, step + 1,
                    (double)loss, wall_now());

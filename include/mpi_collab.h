@@ -337,6 +337,11 @@ COLLAB_EXPORT int collab_mrecv(collab_message_t **msg_p, void *buf, size_t bytes
 /* Marks the start of a training step (explicit admission boundary). */
 COLLAB_EXPORT int collab_step(void);
 
+/* Sets a named value of this peer's reports to the swarm's monitors
+   (docs/monitor.md): name 1 to 32 characters of [A-Za-z0-9_.], value
+   finite.  Returns COLLAB_OK, COLLAB_ERR_ARG, or COLLAB_ERR_NOT_INIT. */
+COLLAB_EXPORT int collab_report(const char *name, double value);
+
 /* Sets this peer's averaging weight (> 0, finite). */
 COLLAB_EXPORT int collab_set_weight(double weight);
 

@@ -7,7 +7,9 @@
 # trains examples/trainer.c (an unchanged MPICH program) on a swarm
 # of 4 peers started by collab-run, twice:
 #   1. without faults, for reference;
-#   2. with one peer SIGKILLed midway and a new peer joining later.
+#   2. with one peer SIGKILLed midway and a new peer joining later, with
+#      a collab-monitor watching: the peers join through it, and the demo
+#      prints its dashboard's address (open it while the run goes on).
 # It ends with a summary: peers over time, the final loss of each peer
 # against the fault-free run, and whether all peers hold bit-identical
 # parameters.  Takes a minute or two once built.
@@ -37,7 +39,8 @@ if [ "${1:-}" != "--no-build" ]; then
 fi
 crun="$build/bin/collab-run"
 trainer="$build/examples/trainer"
-for f in "$crun" "$trainer"; do
+monitor="$build/bin/collab-monitor"
+for f in "$crun" "$trainer" "$monitor"; do
     [ -x "$f" ] || { echo "demo.sh: $f was not built" >&2; exit 1; }
 done
 logs=$(mktemp -d /tmp/collab-demo.XXXXXX)
@@ -57,12 +60,33 @@ st_ref=$?
 grep -h 'done steps' "$logs/ref.out" | sed 's/^/   /'
 
 echo
-echo "== 2. four peers; rank 2 is killed at step $kill_at, a new peer joins at step $join_at"
-echo "   collab-run -n 4 --chaos 'kill:2@line:0:step $kill_at ' --chaos 'start@line:0:step $join_at ' -- trainer ..."
-"$crun" -n 4 --timeout "$limit" \
+echo "== 2. a monitor; four peers join through it; rank 2 is killed at step $kill_at, a new peer joins at step $join_at"
+echo "   collab-monitor --world-size 4 --listen /ip4/127.0.0.1/tcp/0 --http 127.0.0.1:0 --db $logs/monitor.db"
+"$monitor" --world-size 4 --listen /ip4/127.0.0.1/tcp/0 --http 127.0.0.1:0 --db "$logs/monitor.db" \
+    --tick 1 >"$logs/monitor.out" 2>"$logs/monitor.err" &
+mon_pid=$!
+trap 'kill "$mon_pid" 2>/dev/null' EXIT
+join=
+for _ in $(seq 100); do
+    join=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$logs/monitor.err" | head -n 1)
+    url=$(sed -n 's/.*dashboard at \(http[^ ]*\).*/\1/p' "$logs/monitor.err" | head -n 1)
+    [ -n "$join" ] && [ -n "$url" ] && break
+    sleep 0.1
+done
+[ -n "$join" ] || { cat "$logs/monitor.err" >&2; echo "demo.sh: the monitor did not start" >&2; exit 1; }
+echo "   dashboard: $url   (live while the run goes on)"
+echo "   COLLAB_INITIAL_PEERS=$join collab-run -n 4 --chaos 'kill:2@line:0:step $kill_at ' --chaos 'start@line:0:step $join_at ' -- trainer ... --avg-loss"
+COLLAB_INITIAL_PEERS="$join" COLLAB_REPORT_INTERVAL=1 COLLAB_REPORT_LOSS=2 \
+    "$crun" -n 4 --timeout "$limit" \
     --chaos "kill:2@line:0:step $kill_at " --chaos "start@line:0:step $join_at " \
-    -- "$trainer" "${targs[@]}" >"$logs/chaos.out" 2>"$logs/chaos.err"
+    -- "$trainer" "${targs[@]}" --avg-loss >"$logs/chaos.out" 2>"$logs/chaos.err"
 st_chaos=$?
+sleep 2
+grep -hE 'monitor: (warning: )?(rank [0-9]+ (failed|joined)|step #)' "$logs/monitor.err" |
+    head -n 12 | sed 's/^/   /'
+kill "$mon_pid" 2>/dev/null
+wait "$mon_pid" 2>/dev/null
+echo "   the monitor's history: $logs/monitor.db (restart it with --db to browse it)"
 grep -h 'chaos:' "$logs/chaos.err" | sed 's/^collab-run: /   /'
 grep -h '\[collab\].*\(failed\|admitted\|finished with\|error\)' "$logs/chaos.err" |
     head -n 8 | sed 's/^/   /'

@@ -5,7 +5,10 @@
 # nothing and needs no privileges.  Used by scripts/test.sh and
 # scripts/demo.sh (and so by CI).  Exit status 0 when everything is there.
 # gdb is optional for the build: the tests use it to record where peers
-# are stuck when a run reaches its deadline.
+# are stuck when a run reaches its deadline.  libsqlite3-dev and
+# libmicrohttpd-dev build collab-monitor; chromium (headless) and
+# prometheus (promtool) are what e2e.monitor checks its dashboard and
+# /metrics with.
 set -u
 packages=(
     cmake make gcc g++ pkg-config
@@ -13,6 +16,7 @@ packages=(
     mpich libmpich-dev openmpi-bin libopenmpi-dev
     python3 python3-numpy python3-mpi4py
     clang iproute2 procps gdb
+    libsqlite3-dev libmicrohttpd-dev chromium prometheus
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -98,6 +98,15 @@ MPICOLLAB_API int PMPIX_Collab_set_weight(double weight);
 MPICOLLAB_API int MPIX_Collab_leave(void);
 MPICOLLAB_API int PMPIX_Collab_leave(void);
 
+/* Reports a named value of the program (e.g. "loss") to the swarm's
+   monitors (collab-monitor): the latest value of each name goes out with
+   this peer's next report (COLLAB_REPORT_INTERVAL).  name: 1 to 32
+   characters of A-Z a-z 0-9 _ . (at most 16 names are kept, the oldest
+   gives way); value finite.  MPI_ERR_ARG otherwise.  Cheap: it only
+   stores the value.  The environment twin: COLLAB_REPORT_LOSS. */
+MPICOLLAB_API int MPIX_Collab_report(const char *name, double value);
+MPICOLLAB_API int PMPIX_Collab_report(const char *name, double value);
+
 /* Tells which comm ranks took part in the last collective this peer
    completed on comm: *nranks = their number (at most
    MPIX_COLLAB_MAX_INFO_RANKS are reported), ranks[0..min(*nranks,

@@ -58,6 +58,19 @@ int cli_impl_Collab_leave(cli_call_t *call)
     return MPI_SUCCESS;
 }
 
+int cli_impl_Collab_report(cli_call_t *call, const char *name, double value)
+{
+    if (!isfinite(value))
+        return cli_err(call, MPI_ERR_ARG, "value", "%g is not a finite number", value);
+    int st = collab_report(name, value);
+    if (st == COLLAB_ERR_ARG)
+        return cli_err(call, MPI_ERR_ARG, "name",
+                       "expected 1 to 32 characters of A-Z a-z 0-9 _ . (a value name)");
+    if (st != COLLAB_OK)
+        return cli_err_core(call, st, "reporting a value");
+    return MPI_SUCCESS;
+}
+
 /* Reads the core's record of the last collective; 0 if there is none. */
 static int cli_last(cli_call_t *call, collab_info_t *info, MPI_Comm *h, int *size, int *rc)
 {

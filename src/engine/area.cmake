@@ -28,6 +28,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
     ${_eng}/cl_stage.c
+    ${_eng}/cl_engine_report.c
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_admit.c
@@ -56,10 +57,11 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
   # Real processes over loopback (see the scenarios in test_swarm.c).
   add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c
-    ${_eng}/test_swarm_weight.c ${_eng}/test_swarm_leave.c ${_eng}/test_peers.c)
+    ${_eng}/test_swarm_weight.c ${_eng}/test_swarm_leave.c ${_eng}/test_swarm_monitor.c
+    ${_eng}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups
-      weight sigterm leave strict_leave)
+      weight sigterm leave strict_leave monitor)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

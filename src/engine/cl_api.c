@@ -697,6 +697,14 @@ int collab_set_weight(double weight)
     return cl_api_run(r, NULL);
 }
 
+int collab_report(const char *name, double value)
+{
+    cl_engine_t *e = cl_api_engine();
+    if (e == NULL)
+        return COLLAB_ERR_NOT_INIT;
+    return cl_engine_report_value(e, name, value);
+}
+
 int collab_last_info(collab_info_t *info)
 {
     if (info == NULL)

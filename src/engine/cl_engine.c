@@ -400,6 +400,16 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     if (p != NULL)
         p->last_heard = eng_now();
     bool member = p != NULL && p->state != CL_PEER_GONE;
+    if (e->cfg.monitor && (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
+                           m->hdr.type == CL_MSG_ELASTIC)) {
+        /* A monitor holds no rank and serves no state: nobody entitled
+           sends it data (docs/monitor.md §3). */
+        char desc[CL_WIRE_STR_MAX + 64];
+        cl_debug("dropped a %s message from %s: a monitor takes no part in collectives",
+                 cl_wire_type_name(m->hdr.type),
+                 p != NULL ? eng_peer_desc(p, desc, sizeof desc) : "a non-member");
+        return;
+    }
     switch (m->hdr.type) {
     case CL_MSG_COLL:
     case CL_MSG_P2P:
@@ -413,6 +423,9 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
         break;
     case CL_MSG_ELASTIC: /* elastic hook: admission and state sync */
         eng_el_on_message(e, p, ev->key, m);
+        break;
+    case CL_MSG_REPORT: /* to a monitor */
+        eng_report_on_message(e, p, m);
         break;
     default:
         eng_member_on_message(e, p, ev->key, m);
@@ -486,6 +499,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
             next = fmin(next, eng_p2p_timer(e, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
+        next = fmin(next, eng_report_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             if (e->leaving)
@@ -565,15 +579,30 @@ static void engine_free(struct cl_engine *e)
     cl_request_destroy(&e->init_req);
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
+    eng_report_fini(e);
     free(e);
 }
 
 int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **out)
 {
+    cl_engine_hooks_t none;
+    memset(&none, 0, sizeof none);
+    return cl_engine_start_hooks(cfg, identity, &none, out);
+}
+
+const char *cl_engine_address(const cl_engine_t *self)
+{
+    return self->cfg.client_mode ? "" : cl_transport_address(self->tp);
+}
+
+int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
+                          const cl_engine_hooks_t *hooks, cl_engine_t **out)
+{
     *out = NULL;
     struct cl_engine *e = calloc(1, sizeof *e);
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
+    e->hooks = *hooks;
     e->cfg = *cfg;
     memset(cfg, 0, sizeof *cfg);
     e->id = *identity;
@@ -593,7 +622,8 @@ int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **ou
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         e->left_pipe[0] = e->left_pipe[1] = -1;
-    if (e->init_req == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0) {
+    if (e->init_req == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
+        eng_report_init(e) != COLLAB_OK) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);
         return COLLAB_ERR_NO_MEM;

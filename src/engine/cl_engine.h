@@ -10,6 +10,7 @@
 #define CL_ENGINE_H_INCLUDED
 
 #include "engine/cl_request.h"
+#include "engine/cl_wire.h"
 #include "mpi_collab.h"
 
 #include <stdbool.h>
@@ -25,6 +26,38 @@ typedef struct cl_engine cl_engine_t;
    cannot listen), COLLAB_ERR_CONFIG (settings conflict with the swarm's),
    COLLAB_ERR_NO_MEM. */
 int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **out);
+
+/* What a monitor's engine tells collab-monitor (docs/monitor.md).  Every
+   hook runs on the engine thread, must not block, and may be NULL; the
+   pointers it gets are valid during the call only. */
+enum { CL_EVENT_JOINED = 0, CL_EVENT_FAILED = 1, CL_EVENT_LEFT = 2, CL_EVENT_UNGROUPED = 3 };
+typedef struct {
+    void *arg; /* passed to every hook */
+    /* A REPORT from the ranked member key (its peer id, address, client flag). */
+    void (*on_report)(void *arg, const uint8_t key[32], const char *id, const char *address,
+                      bool client, const cl_wire_report_t *report);
+    /* A member (rank >= 0) or monitor (monitor true) joined, failed, left the
+       swarm, or left the world group (CL_EVENT_*); why is a short text. */
+    void (*on_event)(void *arg, int kind, int rank, bool monitor, const char *id,
+                     const char *address, const char *why);
+    /* The view changed (or was installed): the whole new view. */
+    void (*on_view)(void *arg, const cl_wire_view_t *view);
+} cl_engine_hooks_t;
+
+/* As cl_engine_start, for collab-monitor: cfg->monitor makes this peer a
+   monitor (no rank; founds the swarm without initial peers), and hooks
+   (copied) receive what the engine sees. */
+int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
+                          const cl_engine_hooks_t *hooks, cl_engine_t **out);
+
+/* The peer's join line address (its announced multiaddr), "" in client
+   mode.  Valid while the engine runs. */
+const char *cl_engine_address(const cl_engine_t *self);
+
+/* Sets a named value of this peer's reports (collab_report): name is 1 to
+   32 characters of [A-Za-z0-9_.], value finite.  Returns 0 or
+   COLLAB_ERR_ARG.  Any thread. */
+int cl_engine_report_value(cl_engine_t *self, const char *name, double value);
 
 /* Queues req for the engine.  Returns 0, or COLLAB_ERR_NOT_INIT once the
    engine has stopped (req is then not touched). */

@@ -189,6 +189,9 @@ struct cl_engine {
     size_t held_bytes;
     /* Elastic swarm: admission, state sync (cl_engine_elastic.h). */
     struct eng_elastic *el;
+    /* Reports to the monitors; a monitor's hooks (cl_engine_report.c). */
+    struct eng_report *rep;
+    cl_engine_hooks_t hooks;
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
@@ -306,6 +309,22 @@ bool eng_leave_started(struct cl_engine *e);
 /* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
 bool eng_leave_done(struct cl_engine *e, double now);
 double eng_leave_timer(struct cl_engine *e, double now);
+
+/* cl_engine_report.c: reports to the monitors, and a monitor's hooks. */
+int eng_report_init(struct cl_engine *e);
+void eng_report_fini(struct cl_engine *e);
+/* A member was first found late in the running collective. */
+void eng_report_late_seen(struct cl_engine *e, double now);
+/* A member or monitor joined, failed, left, left the group (CL_EVENT_*). */
+void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, const char *why);
+/* The view changed (a monitor's on_view hook). */
+void eng_report_view(struct cl_engine *e);
+/* A collective completed (totals; COLLAB_REPORT_LOSS). */
+void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+                          int ncontrib, const collab_info_t *info, double now);
+/* Sends this peer's report when due; returns the next deadline. */
+double eng_report_timer(struct cl_engine *e, double now);
+void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 
 /* cl_engine_coll.c */
 int eng_coll_init(struct cl_engine *e);

@@ -50,9 +50,12 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_JOIN;
     cl_wire_join_t *j = &m.u.join;
-    j->rank = e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX ? e->cfg.rank : -1;
+    j->rank = e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX && !e->cfg.monitor
+                  ? e->cfg.rank
+                  : -1;
     j->weight = e->cfg.weight;
     j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
+                         (e->cfg.monitor ? CL_JOIN_MONITOR : 0) |
                          (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
                          (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
                          (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
@@ -90,8 +93,11 @@ int eng_join_start(struct cl_engine *e)
         }
         cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression,
                            e->cfg.target_group};
-        if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
-                            e->cfg.weight, &s) != COLLAB_OK)
+        int rc = e->cfg.monitor
+                     ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
+                     : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
+                                       e->cfg.weight, &s);
+        if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
         return COLLAB_OK;
@@ -117,7 +123,7 @@ int eng_join_start(struct cl_engine *e)
 /* See "Founding again" above.  True when this peer founded. */
 static bool maybe_found_again(struct cl_engine *e, double now)
 {
-    if (e->state != ENG_JOINING || e->cfg.client_mode || e->ninitial == 0)
+    if (e->state != ENG_JOINING || e->cfg.client_mode || e->cfg.monitor || e->ninitial == 0)
         return false;
     if (e->have_redirect && cl_transport_has_link(e->tp, e->redirect_key))
         return false; /* a member named a coordinator that is up */
@@ -270,6 +276,7 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     r.hdr.type = CL_MSG_JOIN_REPLY;
     const cl_settings_t *s = cl_member_settings(e->mb);
     bool client = (j->flags & CL_JOIN_CLIENT) != 0;
+    bool monitor = (j->flags & CL_JOIN_MONITOR) != 0;
     if (!client) {
         cl_addr_t a;
         if (cl_addr_parse(j->address, &a, NULL, 0) != 0 || !a.has_key ||
@@ -305,6 +312,23 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     }
     if (conflict) {
         r.u.join_reply.status = CL_JOIN_CONFLICT;
+    } else if (monitor) {
+        /* A monitor gets a seat without a rank (docs/monitor.md). */
+        cl_member_delta_t d;
+        int rc = cl_member_admit_monitor(e->mb, key, j->address, eng_now(), &d);
+        if (rc == COLLAB_OK) {
+            cl_peer_t *p = cl_member_find(e->mb, key);
+            if (p != NULL)
+                p->incarnation = j->incarnation;
+            eng_coordinator_commit(e, &d);
+            return;
+        }
+        cl_member_delta_clear(&d);
+        if (rc != COLLAB_ERR_RANK)
+            return;
+        cl_warn("refusing monitor %.8s…: the view holds %d monitors already", sid,
+                CL_WIRE_MONITORS_MAX);
+        r.u.join_reply.status = CL_JOIN_STANDBY;
     } else {
         int rank = cl_member_pick_rank(e->mb, key, j->rank);
         if (rank < 0) {

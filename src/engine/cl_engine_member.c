@@ -50,7 +50,9 @@ static const char *reason_text(int reason)
 
 
 /* The coordinator, skipping client-mode members (nobody can connect to
-   them, so they cannot take JOINs). */
+   them, so they cannot take JOINs).  A monitor coordinates only while no
+   ranked public member lives (it founded the swarm, or every trainer
+   died): the live monitor with the lowest key. */
 cl_peer_t *eng_coordinator(struct cl_engine *e)
 {
     size_t n;
@@ -61,7 +63,38 @@ cl_peer_t *eng_coordinator(struct cl_engine *e)
         if (!p->client && (self || p->state == CL_PEER_ALIVE))
             return p;
     }
+    list = cl_member_monitors(e->mb, &n);
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *p = list[i];
+        if (memcmp(p->key, e->self_key, 32) == 0 || p->state == CL_PEER_ALIVE)
+            return p;
+    }
     return NULL;
+}
+
+/* Calls fn for every member and monitor of the view but this peer. */
+static void for_others(struct cl_engine *e, void (*fn)(struct cl_engine *, cl_peer_t *, void *),
+                       void *arg)
+{
+    size_t n, nm;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
+    for (size_t i = 0; i < nm + n; i++) {
+        cl_peer_t *p = i < nm ? mons[i] : list[i - nm];
+        if (memcmp(p->key, e->self_key, 32) != 0)
+            fn(e, p, arg);
+    }
+}
+
+static void send_to(struct cl_engine *e, cl_peer_t *p, void *m)
+{
+    (void)eng_send(e, p, m);
+}
+
+static void send_to_live(struct cl_engine *e, cl_peer_t *p, void *m)
+{
+    if (p->state != CL_PEER_GONE)
+        (void)eng_send(e, p, m);
 }
 
 static bool eng_i_coordinate(struct cl_engine *e)
@@ -103,11 +136,7 @@ static void broadcast_view(struct cl_engine *e)
     m.hdr.type = CL_MSG_VIEW;
     if (cl_member_view(e->mb, &m.u.view) != COLLAB_OK)
         return;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(list[i]->key, e->self_key, 32) != 0)
-            (void)eng_send(e, list[i], &m);
+    for_others(e, send_to, &m);
     free(m.u.view.members);
 }
 
@@ -138,7 +167,11 @@ static void print_join_line(struct cl_engine *e)
 {
     cl_peer_t *me = cl_member_self(e->mb);
     int ws = cl_member_settings(e->mb)->world_size;
-    if (e->cfg.client_mode)
+    if (e->cfg.monitor)
+        cl_info("monitor %.8s… of a swarm of %d ranks listening; peers can join with:\n"
+                "COLLAB_INITIAL_PEERS=%s",
+                e->self_id, ws, cl_transport_address(e->tp));
+    else if (e->cfg.client_mode)
         cl_info("peer %.8s… rank %d/%d joined in client mode (accepts no connections)",
                 e->self_id, me->rank, ws);
     else
@@ -174,13 +207,20 @@ void eng_become_member(struct cl_engine *e, bool founder)
     }
     if (founder) {
         e->coordinating = true; /* no coordinator before it: nothing to take over */
-        cl_info("found no active peers; training alone until someone joins");
+        if (e->cfg.monitor)
+            cl_info("found no active peers; waiting for trainers to join");
+        else
+            cl_info("found no active peers; training alone until someone joins");
     }
     /* From now on every line names this peer's rank (peers share a terminal
        under collab-run). */
     char tag[32];
-    snprintf(tag, sizeof tag, "rank %d", me->rank);
+    if (e->cfg.monitor)
+        snprintf(tag, sizeof tag, "monitor");
+    else
+        snprintf(tag, sizeof tag, "rank %d", me->rank);
     cl_log_set_tag(tag);
+    eng_report_view(e); /* a monitor's picture starts with its own view */
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }
@@ -222,21 +262,54 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
             continue;
         if (!p->client && p->address[0] != '\0')
             (void)cl_transport_connect(e->tp, p->key, p->address);
+        if (!d->self_added) {
+            /* A monitor logs joins and failures in its own words (hooks). */
+            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
+                   eng_peer_desc(p, desc, sizeof desc));
+            eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
+        }
+    }
+    for (size_t i = 0; i < d->nmon_added; i++) {
+        cl_peer_t *p = d->mon_added[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        (void)cl_transport_connect(e->tp, p->key, p->address);
         if (!d->self_added)
-            cl_info("%s joined", eng_peer_desc(p, desc, sizeof desc));
+            cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
+        eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
+    }
+    for (size_t i = 0; i < d->nmon_removed; i++) {
+        cl_peer_t *p = d->mon_removed[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
+                reason_text(p->suspect_reason));
+        eng_report_peer_event(e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT
+                                                                      : CL_EVENT_FAILED,
+                              reason_text(p->suspect_reason));
+        cl_transport_drop(e->tp, p->key);
+        p->suspect_since = 0;
+        p->suspect_reason = 0;
+        p->link_closed = false;
     }
     for (size_t i = 0; i < d->nremoved; i++) {
         cl_peer_t *p = d->removed[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
+        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
         if (p->suspect_reason == REASON_LEFT)
-            cl_info("%s left the swarm", eng_peer_desc(p, desc, sizeof desc));
+            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
+                   eng_peer_desc(p, desc, sizeof desc));
         else if (p->suspect_reason != 0)
-            cl_warn("%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
-                    reason_text(p->suspect_reason));
+            cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
+                   reason_text(p->suspect_reason));
         else
-            cl_warn("%s is gone (the coordinator removed it from the swarm)",
-                    eng_peer_desc(p, desc, sizeof desc));
+            cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
+                   eng_peer_desc(p, desc, sizeof desc));
+        eng_report_peer_event(e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT
+                                                                      : CL_EVENT_FAILED,
+                              p->suspect_reason != 0 ? reason_text(p->suspect_reason)
+                                                     : "removed by the coordinator");
         eng_coll_peer_gone(e, p);
         eng_p2p_peer_gone(e, p);
         cl_transport_drop(e->tp, p->key);
@@ -253,6 +326,9 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
                     reason_text(p->suspect_reason != 0 ? p->suspect_reason
                                                        : CL_SUSPECT_STRAGGLER));
+        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED,
+                              reason_text(p->suspect_reason != 0 ? p->suspect_reason
+                                                                 : CL_SUSPECT_STRAGGLER));
         eng_coll_peer_gone(e, p);
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
@@ -277,6 +353,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     eng_coll_view_changed(e);
     eng_p2p_view_changed(e);
     eng_replay_held(e);
+    eng_report_view(e);
 }
 
 static void maybe_close_group(struct cl_engine *e, double now);
@@ -306,16 +383,19 @@ static bool may_remove(struct cl_engine *e, const cl_peer_t *p, double now)
 /* Coordinator: removes every member this peer suspects. */
 static void remove_suspects(struct cl_engine *e)
 {
-    size_t n;
+    size_t n, nm;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    uint8_t(*keys)[32] = malloc((n > 0 ? n : 1) * 32);
+    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
+    uint8_t(*keys)[32] = malloc((n + nm > 0 ? n + nm : 1) * 32);
     if (keys == NULL)
         return;
     size_t k = 0;
     double now = eng_now();
-    for (size_t i = 0; i < n; i++)
-        if (may_remove(e, list[i], now))
-            memcpy(keys[k++], list[i]->key, 32);
+    for (size_t i = 0; i < nm + n; i++) {
+        cl_peer_t *p = i < nm ? mons[i] : list[i - nm];
+        if (may_remove(e, p, now))
+            memcpy(keys[k++], p->key, 32);
+    }
     if (k > 0) {
         cl_member_delta_t d;
         if (cl_member_remove(e->mb, (const uint8_t(*)[32])keys, k, eng_now(), &d) == 1)
@@ -455,6 +535,7 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
     bool can_return = eng_el_boundaries_known(e);
     if (p->suspect_since <= 0) {
         p->suspect_since = now;
+        eng_report_late_seen(e, now);
         if (can_return || reason == CL_SUSPECT_MISMATCH)
             cl_info("%s is late; waiting up to %.1f s more", eng_peer_desc(p, desc, sizeof desc),
                     allow);
@@ -566,11 +647,7 @@ void eng_goodbye_all(struct cl_engine *e)
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_GOODBYE;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(list[i]->key, e->self_key, 32) != 0)
-            (void)eng_send(e, list[i], &m);
+    for_others(e, send_to, &m);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -798,11 +875,7 @@ static void heartbeat(struct cl_engine *e)
     m.hdr.type = CL_MSG_HEARTBEAT;
     m.u.heartbeat.epoch = cl_member_epoch(e->mb);
     m.u.heartbeat.progress = e->progress;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(list[i]->key, e->self_key, 32) != 0 && list[i]->state != CL_PEER_GONE)
-            (void)eng_send(e, list[i], &m);
+    for_others(e, send_to_live, &m);
 }
 
 static void check(struct cl_engine *e, double now)
@@ -827,10 +900,11 @@ static void check(struct cl_engine *e, double now)
         return;
     }
     cl_peer_t *c = eng_coordinator(e);
-    size_t nl;
+    size_t nl, nm;
     cl_peer_t *const *list = cl_member_list(e->mb, &nl);
-    for (size_t i = 0; i < nl && c != NULL; i++) {
-        cl_peer_t *p = list[i];
+    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
+    for (size_t i = 0; i < nm + nl && c != NULL; i++) {
+        cl_peer_t *p = i < nm ? mons[i] : list[i - nm];
         if (p->state != CL_PEER_SUSPECT || p->suspect_reason == REASON_LEFT)
             continue;
         cl_wire_msg_t m;

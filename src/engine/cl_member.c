@@ -22,6 +22,8 @@ struct cl_member {
     size_t capindex;      /* power of two, >= 2 * nrecs */
     cl_peer_t **view;     /* members sorted by rank */
     size_t nview;
+    cl_peer_t **mons;     /* monitors (no rank) sorted by key */
+    size_t nmons;
     uint64_t epoch;       /* 0 = no view */
     uint64_t group_epoch; /* epoch of the last change of the world group */
     cl_settings_t settings;
@@ -75,6 +77,7 @@ void cl_member_destroy(cl_member_t **self_p)
     free(self->recs);
     free(self->index);
     free(self->view);
+    free(self->mons);
     free(self);
     *self_p = NULL;
 }
@@ -152,6 +155,7 @@ typedef struct {
     bool client;
     double weight;
     const char *address;
+    bool monitor;
 } entry_t;
 
 static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
@@ -196,18 +200,32 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
                           : self->group_epoch;
     memset(delta, 0, sizeof *delta);
     cl_peer_t **view = malloc((n > 0 ? n : 1) * sizeof *view);
-    if (view == NULL)
+    cl_peer_t **mons = malloc((n > 0 ? n : 1) * sizeof *mons);
+    if (view == NULL || mons == NULL) {
+        free(view);
+        free(mons);
         return COLLAB_ERR_NO_MEM;
+    }
+    size_t nv = 0, nm = 0;
     int rc = COLLAB_OK;
     /* Mark the old members; those still marked afterwards were removed. */
     for (size_t i = 0; i < self->nview; i++)
         self->view[i]->gone_at = -1.0;
+    for (size_t i = 0; i < self->nmons; i++)
+        self->mons[i]->gone_at = -1.0;
     bool self_in = false;
     for (size_t i = 0; i < n && rc == COLLAB_OK; i++) {
         cl_peer_t *p = e[i].p;
         bool was_member = p->state != CL_PEER_GONE;
+        if (was_member && p->monitor != e[i].monitor) {
+            rc = COLLAB_ERR_ARG; /* a role never changes while a member */
+            break;
+        }
         if (!was_member) {
-            rc = push(&delta->added, &delta->nadded, p);
+            if (e[i].monitor)
+                rc = push(&delta->mon_added, &delta->nmon_added, p);
+            else
+                rc = push(&delta->added, &delta->nadded, p);
             p->state = CL_PEER_ALIVE;
             p->last_heard = now;
             p->suspect_since = 0;
@@ -216,9 +234,11 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
             rc = push(&delta->ungrouped, &delta->nungrouped, p);
         }
         p->gone_at = 0.0;
-        p->rank = e[i].rank;
-        p->prev_rank = e[i].rank;
-        p->in_group = e[i].in_group;
+        p->monitor = e[i].monitor;
+        p->rank = e[i].monitor ? -1 : e[i].rank;
+        if (!e[i].monitor)
+            p->prev_rank = e[i].rank;
+        p->in_group = e[i].in_group && !e[i].monitor;
         p->client = e[i].client;
         p->weight = e[i].weight;
         if (e[i].address != p->address) {
@@ -228,11 +248,24 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
             memmove(p->address, e[i].address, len);
             p->address[len] = '\0';
         }
-        view[i] = p;
+        if (e[i].monitor)
+            mons[nm++] = p;
+        else
+            view[nv++] = p;
         if (is_self(self, p)) {
             self_in = true;
             if (!was_member)
                 delta->self_added = true;
+        }
+    }
+    for (size_t i = 0; i < self->nmons && rc == COLLAB_OK; i++) {
+        cl_peer_t *p = self->mons[i];
+        if (p->gone_at < 0) {
+            rc = push(&delta->mon_removed, &delta->nmon_removed, p);
+            p->state = CL_PEER_GONE;
+            p->gone_at = now;
+            if (is_self(self, p))
+                delta->self_removed = true;
         }
     }
     for (size_t i = 0; i < self->nview && rc == COLLAB_OK; i++) {
@@ -249,6 +282,7 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
     }
     if (rc != COLLAB_OK) {
         free(view);
+        free(mons);
         cl_member_delta_clear(delta);
         return rc;
     }
@@ -256,7 +290,10 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
     delta->group_closed_now = group_closed && !self->group_closed;
     free(self->view);
     self->view = view;
-    self->nview = n;
+    self->nview = nv;
+    free(self->mons);
+    self->mons = mons;
+    self->nmons = nm;
     self->epoch = epoch;
     self->group_epoch = group_epoch;
     self->settings = *settings;
@@ -267,14 +304,24 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
 /* Current view as entries (so that a coordinator change can edit it). */
 static entry_t *view_entries(const cl_member_t *self, size_t extra)
 {
-    entry_t *e = malloc((self->nview + extra + 1) * sizeof *e);
+    entry_t *e = malloc((self->nmons + self->nview + extra + 1) * sizeof *e);
     if (e == NULL)
         return NULL;
+    for (size_t i = 0; i < self->nmons; i++) {
+        cl_peer_t *p = self->mons[i];
+        e[i] = (entry_t){p, -1, false, false, p->weight, p->address, true};
+    }
     for (size_t i = 0; i < self->nview; i++) {
         cl_peer_t *p = self->view[i];
-        e[i] = (entry_t){p, p->rank, p->in_group, p->client, p->weight, p->address};
+        e[self->nmons + i] =
+            (entry_t){p, p->rank, p->in_group, p->client, p->weight, p->address, false};
     }
     return e;
+}
+
+static size_t view_nentries(const cl_member_t *self)
+{
+    return self->nmons + self->nview;
 }
 
 void cl_member_delta_clear(cl_member_delta_t *delta)
@@ -284,6 +331,8 @@ void cl_member_delta_clear(cl_member_delta_t *delta)
     free(delta->added);
     free(delta->removed);
     free(delta->ungrouped);
+    free(delta->mon_added);
+    free(delta->mon_removed);
     memset(delta, 0, sizeof *delta);
 }
 
@@ -295,7 +344,20 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
         return COLLAB_ERR_NO_MEM;
     if (rank < 0 || rank >= settings->world_size)
         rank = 0;
-    entry_t e = {me, rank, false, client, weight, address != NULL ? address : ""};
+    entry_t e = {me, rank, false, client, weight, address != NULL ? address : "", false};
+    cl_member_delta_t d;
+    int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
+    cl_member_delta_clear(&d);
+    return rc;
+}
+
+int cl_member_found_monitor(cl_member_t *self, const char *address,
+                            const cl_settings_t *settings)
+{
+    cl_peer_t *me = cl_member_touch(self, self->self_key);
+    if (me == NULL)
+        return COLLAB_ERR_NO_MEM;
+    entry_t e = {me, -1, false, false, 1.0, address != NULL ? address : "", true};
     cl_member_delta_t d;
     int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
     cl_member_delta_clear(&d);
@@ -318,7 +380,10 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
         const cl_wire_member_t *m = &v->members[i];
         /* The decoder guarantees sorted unique ranks in range, unique keys
            and valid weights; check again what this class relies on. */
-        if (m->rank < 0 || m->rank >= v->world_size || (i > 0 && m->rank <= e[i - 1].rank)) {
+        bool monitor = (m->flags & CL_MEMBER_MONITOR) != 0;
+        if (monitor ? m->rank != -1 || (i > 0 && !e[i - 1].monitor)
+                    : m->rank < 0 || m->rank >= v->world_size ||
+                          (i > 0 && !e[i - 1].monitor && m->rank <= e[i - 1].rank)) {
             rc = COLLAB_ERR_ARG;
             break;
         }
@@ -327,9 +392,13 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
             rc = COLLAB_ERR_NO_MEM;
             break;
         }
-        e[i] = (entry_t){p, m->rank, (m->flags & CL_MEMBER_IN_GROUP) != 0,
-                         (m->flags & CL_MEMBER_CLIENT) != 0, m->weight,
-                         m->address != NULL ? m->address : ""};
+        e[i] = (entry_t){p,
+                         m->rank,
+                         (m->flags & CL_MEMBER_IN_GROUP) != 0,
+                         (m->flags & CL_MEMBER_CLIENT) != 0,
+                         m->weight,
+                         m->address != NULL ? m->address : "",
+                         monitor};
     }
     if (rc == COLLAB_OK) {
         cl_settings_t s = {v->world_size, v->strict != 0, v->compression, v->target_group};
@@ -371,10 +440,13 @@ int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int pref
     return r < ws ? r : -1;
 }
 
+/* Monitors (rank -1) first, by key; then members by rank. */
 static int cmp_entry_rank(const void *a, const void *b)
 {
     const entry_t *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
+    if (x->rank != y->rank)
+        return (x->rank > y->rank) - (x->rank < y->rank);
+    return memcmp(x->p->key, y->p->key, 32);
 }
 
 int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
@@ -389,18 +461,20 @@ int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const ch
     cl_peer_t *p = cl_member_touch(self, key);
     if (p == NULL)
         return COLLAB_ERR_NO_MEM;
+    if (p->state != CL_PEER_GONE && p->monitor)
+        return COLLAB_ERR_RANK;
     entry_t *e = view_entries(self, 1);
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
-    size_t n = self->nview;
+    size_t n = view_nentries(self);
     size_t i;
     for (i = 0; i < n && e[i].p != p; i++)
         ;
+    /* A member joining after the group formed waits for admission. */
+    bool in_group = i < n ? e[i].in_group : false;
     if (i == n)
         n++;
-    /* A member joining after the group formed waits for admission. */
-    bool in_group = i < self->nview ? e[i].in_group : false;
-    e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : ""};
+    e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : "", false};
     qsort(e, n, sizeof *e, cmp_entry_rank);
     int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
                       delta);
@@ -423,14 +497,23 @@ int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys,
     entry_t *e = view_entries(self, 0);
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
-    size_t n = 0;
-    for (size_t i = 0; i < self->nview; i++)
-        if (!in_keys(keys, nkeys, self->view[i]->key))
+    size_t n = 0, total = view_nentries(self);
+    for (size_t i = 0; i < total; i++)
+        if (!in_keys(keys, nkeys, e[i].p->key))
             e[n++] = e[i];
+    /* A formed group whose last member is removed is open again: nobody is
+       left to admit the peers that remain or come (a monitor's swarm after
+       every trainer died), so they form a new group by matchmaking. */
+    bool closed = self->group_closed;
+    if (closed) {
+        bool any = false;
+        for (size_t i = 0; i < n && !any; i++)
+            any = e[i].in_group;
+        closed = any;
+    }
     int rc = 0;
-    if (n != self->nview) {
-        rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
-                      delta);
+    if (n != total) {
+        rc = view_set(self, e, n, self->epoch + 1, &self->settings, closed, 0, now, delta);
         if (rc == COLLAB_OK)
             rc = 1;
     }
@@ -446,14 +529,14 @@ int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
     bool changed = false;
-    for (size_t i = 0; i < self->nview; i++)
+    for (size_t i = 0; i < view_nentries(self); i++)
         if (e[i].in_group && in_keys(keys, nkeys, e[i].p->key)) {
             e[i].in_group = false;
             changed = true;
         }
     int rc = 0;
     if (changed) {
-        rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings,
+        rc = view_set(self, e, view_nentries(self), self->epoch + 1, &self->settings,
                       self->group_closed, 0, 0.0, delta);
         if (rc == COLLAB_OK)
             rc = 1;
@@ -470,10 +553,10 @@ int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
     entry_t *e = view_entries(self, 0);
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
-    for (size_t i = 0; i < self->nview; i++)
-        e[i].in_group = true;
-    int rc = view_set(self, e, self->nview, self->epoch + 1, &self->settings, true, 0, 0.0,
-                      delta);
+    for (size_t i = 0; i < view_nentries(self); i++)
+        e[i].in_group = !e[i].monitor;
+    int rc = view_set(self, e, view_nentries(self), self->epoch + 1, &self->settings, true, 0,
+                      0.0, delta);
     free(e);
     return rc == COLLAB_OK ? 1 : rc;
 }
@@ -499,13 +582,23 @@ int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight
 int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (self->epoch == 0 || self->nview == 0)
+    size_t total = view_nentries(self);
+    if (self->epoch == 0 || total == 0)
         return COLLAB_ERR_ARG;
-    cl_wire_member_t *m = calloc(self->nview, sizeof *m);
+    cl_wire_member_t *m = calloc(total, sizeof *m);
     if (m == NULL)
         return COLLAB_ERR_NO_MEM;
-    for (size_t i = 0; i < self->nview; i++) {
-        const cl_peer_t *p = self->view[i];
+    for (size_t i = 0; i < self->nmons; i++) {
+        const cl_peer_t *p = self->mons[i];
+        memcpy(m[i].key, p->key, 32);
+        m[i].rank = -1;
+        m[i].flags = CL_MEMBER_MONITOR;
+        m[i].weight = 1.0;
+        m[i].address = p->address;
+    }
+    for (size_t k = 0; k < self->nview; k++) {
+        const cl_peer_t *p = self->view[k];
+        size_t i = self->nmons + k;
         memcpy(m[i].key, p->key, 32);
         m[i].rank = p->rank;
         m[i].flags = (uint8_t)((p->client ? CL_MEMBER_CLIENT : 0) |
@@ -520,7 +613,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
     out->compression = (uint8_t)self->settings.compression;
     out->target_group = self->settings.target_group;
     out->flags = self->group_closed ? CL_VIEW_GROUP_CLOSED : 0;
-    out->count = (uint32_t)self->nview;
+    out->count = (uint32_t)total;
     out->members = m;
     return COLLAB_OK;
 }
@@ -529,6 +622,37 @@ cl_peer_t *const *cl_member_list(const cl_member_t *self, size_t *n)
 {
     *n = self->nview;
     return self->view;
+}
+
+cl_peer_t *const *cl_member_monitors(const cl_member_t *self, size_t *n)
+{
+    *n = self->nmons;
+    return self->mons;
+}
+
+int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char *address,
+                            double now, cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    if (self->epoch == 0 || address == NULL || address[0] == '\0')
+        return COLLAB_ERR_ARG;
+    cl_peer_t *p = cl_member_touch(self, key);
+    if (p == NULL)
+        return COLLAB_ERR_NO_MEM;
+    if (p->state != CL_PEER_GONE)
+        return p->monitor ? COLLAB_OK : COLLAB_ERR_RANK;
+    if (self->nmons >= CL_WIRE_MONITORS_MAX)
+        return COLLAB_ERR_RANK;
+    entry_t *e = view_entries(self, 1);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    size_t n = view_nentries(self);
+    e[n++] = (entry_t){p, -1, false, false, 1.0, address, true};
+    qsort(e, n, sizeof *e, cmp_entry_rank);
+    int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
+                      delta);
+    free(e);
+    return rc;
 }
 
 cl_peer_t *cl_member_coordinator(const cl_member_t *self)
@@ -586,8 +710,8 @@ size_t cl_member_silent(const cl_member_t *self, double now, double timeout, cl_
                         size_t cap)
 {
     size_t n = 0;
-    for (size_t i = 0; i < self->nview && n < cap; i++) {
-        cl_peer_t *p = self->view[i];
+    for (size_t i = 0; i < self->nmons + self->nview && n < cap; i++) {
+        cl_peer_t *p = i < self->nmons ? self->mons[i] : self->view[i - self->nmons];
         if (p->state == CL_PEER_ALIVE && !is_self(self, p) && p->last_heard + timeout < now)
             out[n++] = p;
     }

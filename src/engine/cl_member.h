@@ -36,6 +36,7 @@ typedef struct {
     int rank;                          /* world rank while a member, else -1 */
     int prev_rank;                     /* last rank held (for rejoin), or -1 */
     bool client;                       /* client mode */
+    bool monitor;                      /* a monitor (collab-monitor): in the view, no rank */
     bool in_group;                     /* member of the world group */
     double weight;                     /* averaging weight */
     cl_peer_state_t state;             /* see above */
@@ -67,6 +68,10 @@ typedef struct {
     size_t nremoved;
     cl_peer_t **ungrouped;  /* members that left the world group but stay members */
     size_t nungrouped;
+    cl_peer_t **mon_added;  /* new monitors (docs/monitor.md) */
+    size_t nmon_added;
+    cl_peer_t **mon_removed; /* monitors no longer in the view */
+    size_t nmon_removed;
     bool group_closed_now;  /* the world group was formed by this change */
     bool self_removed;      /* this peer is not in the new view */
     bool self_added;        /* this peer appears for the first time */
@@ -86,6 +91,24 @@ void cl_member_destroy(cl_member_t **self_p);
    COLLAB_ERR_NO_MEM. */
 int cl_member_found(cl_member_t *self, int rank, const char *address, bool client,
                     double weight, const cl_settings_t *settings);
+
+/* Founds a swarm as a monitor: view epoch 1 holding only this peer as a
+   monitor entry (no rank) with the given settings.  Returns 0 or
+   COLLAB_ERR_NO_MEM. */
+int cl_member_found_monitor(cl_member_t *self, const char *address,
+                            const cl_settings_t *settings);
+
+/* Coordinator: adds a monitor (no rank, never in the world group) and
+   bumps the epoch.  Returns 0 (also when it is a monitor already, without
+   a change: delta empty), COLLAB_ERR_RANK when the key is a ranked member
+   or CL_WIRE_MONITORS_MAX monitors are in the view, COLLAB_ERR_ARG without
+   a view or address, COLLAB_ERR_NO_MEM. */
+int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char *address,
+                            double now, cl_member_delta_t *delta);
+
+/* The monitors of the current view, by key; *n receives the count.  They
+   are not in cl_member_list. */
+cl_peer_t *const *cl_member_monitors(const cl_member_t *self, size_t *n);
 
 /* Installs a view received from the network when it is newer than the
    current one.  Returns 1 when installed (*delta filled), 0 when stale
@@ -110,7 +133,9 @@ int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int pref
 int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
                     bool client, double weight, double now, cl_member_delta_t *delta);
 
-/* Coordinator: removes members (bumps the epoch once).  Keys that are not
+/* Coordinator: removes members or monitors (bumps the epoch once).  When
+   the last member of the formed world group goes, the group is open again
+   (matchmaking forms a new one).  Keys that are not
    members are ignored.  Returns 1 if the view changed, 0 if not, or a
    negative status. */
 int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t n, double now,
@@ -172,7 +197,7 @@ size_t cl_member_group(const cl_member_t *self, cl_peer_t **out, size_t cap);
 /* Records that a message from key arrived at time now (members only). */
 void cl_member_heard(cl_member_t *self, const uint8_t key[32], double now);
 
-/* Members other than this peer, alive and not heard from since
+/* Members and monitors other than this peer, alive and not heard from since
    now - timeout, into out[cap]; returns the count written. */
 size_t cl_member_silent(const cl_member_t *self, double now, double timeout, cl_peer_t **out,
                         size_t cap);

@@ -222,8 +222,86 @@ static void test_many(void)
     cl_member_destroy(&m);
 }
 
+/* A monitor founds, trainers join through it: the monitor stays out of
+   the ranked list and the group, coordinates only while no ranked public
+   member lives, and followers learn of it through the view. */
+static void test_monitor(void)
+{
+    uint8_t k[4][32];
+    for (int i = 0; i < 4; i++)
+        key_of(i, k[i]);
+    cl_settings_t st = {4, false, 0, 4};
+    cl_member_t *mon = cl_member_new(k[0]);
+    cl_member_t *t1 = cl_member_new(k[1]);
+    CHECK(cl_member_found_monitor(mon, "/ip4/127.0.0.1/tcp/31337", &st) == 0);
+    size_t n, nm;
+    (void)cl_member_list(mon, &n);
+    cl_peer_t *const *ms = cl_member_monitors(mon, &nm);
+    CHECK(n == 0 && nm == 1 && ms[0]->monitor && ms[0]->rank == -1);
+    CHECK(cl_member_coordinator(mon) == NULL); /* no ranked member: the engine falls back */
+    /* The monitor admits a trainer: rank 0, the lowest free. */
+    CHECK(cl_member_pick_rank(mon, k[1], -1) == 0);
+    cl_member_delta_t d;
+    CHECK(cl_member_admit(mon, k[1], 0, "/ip4/127.0.0.1/tcp/2", false, 1.0, 0.0, &d) == 0);
+    CHECK(d.nadded == 1 && d.nmon_added == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_coordinator(mon) == cl_member_find(mon, k[1]));
+    CHECK(cl_member_pick_rank(mon, k[2], -1) == 1);
+    /* A monitor cannot take a rank, nor a member a monitor seat. */
+    CHECK(cl_member_admit(mon, k[0], 1, "/ip4/127.0.0.1/tcp/3", false, 1.0, 0.0, &d) ==
+          COLLAB_ERR_RANK);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_admit_monitor(mon, k[1], "/ip4/127.0.0.1/tcp/2", 0.0, &d) == COLLAB_ERR_RANK);
+    cl_member_delta_clear(&d);
+    /* The trainer installs the view: it is rank 0 and knows the monitor. */
+    CHECK(ship_view(mon, t1, 1.0, &d) == 1);
+    CHECK(d.self_added && d.nmon_added == 1 && d.nadded == 1);
+    cl_member_delta_clear(&d);
+    ms = cl_member_monitors(t1, &nm);
+    CHECK(nm == 1 && memcmp(ms[0]->key, k[0], 32) == 0);
+    CHECK(cl_member_self(t1)->rank == 0);
+    /* The group holds the trainer only; the monitor is never in it. */
+    CHECK(cl_member_close_group(mon, &d) == 1);
+    cl_member_delta_clear(&d);
+    cl_peer_t *g[4];
+    CHECK(cl_member_group(mon, g, 4) == 1 && g[0]->rank == 0);
+    CHECK(!cl_member_self(mon)->in_group);
+    /* A second monitor joins; the trainer removes the first (it failed). */
+    CHECK(ship_view(mon, t1, 2.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_admit_monitor(t1, k[3], "/ip4/127.0.0.1/tcp/4", 3.0, &d) == 0);
+    CHECK(d.nmon_added == 1);
+    cl_member_delta_clear(&d);
+    (void)cl_member_monitors(t1, &nm);
+    CHECK(nm == 2);
+    CHECK(cl_member_remove(t1, (const uint8_t(*)[32])k[0], 1, 4.0, &d) == 1);
+    CHECK(d.nmon_removed == 1 && d.nremoved == 0);
+    cl_member_delta_clear(&d);
+    ms = cl_member_monitors(t1, &nm);
+    CHECK(nm == 1 && memcmp(ms[0]->key, k[3], 32) == 0);
+    /* The old monitor, told by the next view, finds itself removed. */
+    CHECK(ship_view(t1, mon, 5.0, &d) == 1);
+    CHECK(d.self_removed);
+    cl_member_delta_clear(&d);
+    /* Silence of a monitor is seen like a member's. */
+    cl_peer_t *silent[4];
+    CHECK(cl_member_silent(t1, 100.0, 5.0, silent, 4) == 1 && silent[0]->monitor);
+    /* The last member of the group goes: the group is open again, so a
+       trainer that joins later forms a new one instead of waiting for an
+       admission nobody can give. */
+    CHECK(cl_member_group_closed(t1));
+    CHECK(cl_member_admit(t1, k[2], 1, "/ip4/127.0.0.1/tcp/5", false, 1.0, 5.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_remove(t1, (const uint8_t(*)[32])k[1], 1, 6.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(!cl_member_group_closed(t1));
+    cl_member_destroy(&mon);
+    cl_member_destroy(&t1);
+}
+
 int main(void)
 {
+    test_monitor();
     test_ranks_and_views();
     test_many();
     if (s_failures > 0) {

@@ -296,6 +296,7 @@ static bool type_known(int t)
     case CL_MSG_MATCH:
     case CL_MSG_UPDATE:
     case CL_MSG_BYE_ACK:
+    case CL_MSG_REPORT:
     case CL_MSG_COLL:
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC:
@@ -356,6 +357,26 @@ static int cmp_key(const void *a, const void *b)
     return memcmp(a, b, 32);
 }
 
+/* Entry i of a view (members[0 .. i-1] already read): a monitor entry
+   (rank -1, no other flag, an address) before every ranked entry and
+   after monitors of lower keys; a ranked entry after lower ranks. */
+static bool member_entry_ok(const cl_wire_view_t *v, uint32_t i, int32_t rank, uint8_t flags,
+                            size_t addrlen)
+{
+    const cl_wire_member_t *prev = i > 0 ? &v->members[i - 1] : NULL;
+    if (flags & CL_MEMBER_MONITOR) {
+        if (flags != CL_MEMBER_MONITOR || rank != -1 || addrlen == 0)
+            return false;
+        return prev == NULL || ((prev->flags & CL_MEMBER_MONITOR) != 0 &&
+                                memcmp(prev->key, v->members[i].key, 32) < 0);
+    }
+    if ((flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) != 0)
+        return false;
+    if (rank < 0 || rank >= v->world_size)
+        return false;
+    return prev == NULL || (prev->flags & CL_MEMBER_MONITOR) != 0 || prev->rank < rank;
+}
+
 static int decode_view(rd_t *r, cl_wire_view_t *v)
 {
     v->epoch = rd_u64(r);
@@ -391,6 +412,7 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     v->members = (cl_wire_member_t *)block;
     char *strs = (char *)(block + (size_t)v->count * sizeof(cl_wire_member_t));
     size_t used = 0;
+    uint32_t nmon = 0;
     for (uint32_t i = 0; i < v->count && !r->bad; i++) {
         cl_wire_member_t *m = &v->members[i];
         rd_bytes(r, m->key, 32);
@@ -402,11 +424,9 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
         rd_str_ref(r, &s, &n);
         if (r->bad)
             break;
-        rd_check(r, m->rank >= 0 && m->rank < v->world_size);
-        rd_check(r, (m->flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) == 0);
+        rd_check(r, member_entry_ok(v, i, m->rank, m->flags, n));
         rd_check(r, weight_ok(m->weight));
-        /* Sorted by rank, ranks unique. */
-        rd_check(r, i == 0 || v->members[i - 1].rank < m->rank);
+        nmon += (m->flags & CL_MEMBER_MONITOR) != 0;
         if (used + n + 1 > strbytes) { /* cannot happen given the bound */
             r->bad = true;
             break;
@@ -416,6 +436,7 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
         m->address = strs + used;
         used += n + 1;
     }
+    rd_check(r, nmon <= CL_WIRE_MONITORS_MAX);
     /* Keys unique: sort-free check is quadratic, so compare over a copy
        sorted by key only when the count is large. */
     if (!r->bad && v->count > 1) {
@@ -452,6 +473,105 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
         return CL_WIRE_EBODY;
     }
     return CL_WIRE_OK;
+}
+
+bool cl_wire_report_name_ok(const char *name)
+{
+    size_t n = 0;
+    for (; name[n] != '\0'; n++) {
+        char c = name[n];
+        if (n >= CL_WIRE_REPORT_NAME_MAX || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                              (c >= '0' && c <= '9') || c == '_' || c == '.'))
+            return false;
+    }
+    return n > 0;
+}
+
+static bool seconds_ok(double s)
+{
+    return isfinite(s) && s >= 0;
+}
+
+static void decode_report(rd_t *r, cl_wire_report_t *p)
+{
+    p->rank = rd_i32(r);
+    p->flags = rd_u8(r);
+    p->compression = rd_u8(r);
+    p->steps = rd_u64(r);
+    p->collectives = rd_u64(r);
+    p->weight = rd_f64(r);
+    p->bytes_sent = rd_u64(r);
+    p->bytes_recv = rd_u64(r);
+    p->group_size = rd_u32(r);
+    p->coll_seconds = rd_f64(r);
+    p->wait_seconds = rd_f64(r);
+    p->failures = rd_u32(r);
+    p->joins = rd_u32(r);
+    p->nlinks = rd_u16(r);
+    rd_check(r, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
+    rd_check(r, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
+    rd_check(r, p->compression <= 2 && weight_ok(p->weight));
+    rd_check(r, p->group_size <= CL_WIRE_WORLD_MAX);
+    rd_check(r, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
+    rd_check(r, p->nlinks <= CL_WIRE_REPORT_LINKS);
+    for (uint16_t i = 0; i < p->nlinks && !r->bad; i++) {
+        p->links[i].rank = rd_i32(r);
+        p->links[i].bandwidth = rd_f64(r);
+        rd_check(r, p->links[i].rank >= 0 && p->links[i].rank < CL_WIRE_WORLD_MAX);
+        rd_check(r, seconds_ok(p->links[i].bandwidth));
+    }
+    p->nvalues = rd_u8(r);
+    rd_check(r, p->nvalues <= CL_WIRE_REPORT_VALUES);
+    for (uint8_t i = 0; i < p->nvalues && !r->bad; i++) {
+        const uint8_t *s;
+        size_t n;
+        rd_str_ref(r, &s, &n);
+        rd_check(r, n >= 1 && n <= CL_WIRE_REPORT_NAME_MAX);
+        if (r->bad)
+            break;
+        memcpy(p->values[i].name, s, n);
+        p->values[i].name[n] = '\0';
+        p->values[i].value = rd_f64(r);
+        rd_check(r, cl_wire_report_name_ok(p->values[i].name));
+        rd_check(r, isfinite(p->values[i].value));
+    }
+}
+
+static void encode_report(wr_t *w, const cl_wire_report_t *p)
+{
+    wr_check(w, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
+    wr_check(w, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
+    wr_check(w, p->compression <= 2 && weight_ok(p->weight));
+    wr_check(w, p->group_size <= CL_WIRE_WORLD_MAX);
+    wr_check(w, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
+    wr_check(w, p->nlinks <= CL_WIRE_REPORT_LINKS && p->nvalues <= CL_WIRE_REPORT_VALUES);
+    wr_u32(w, (uint32_t)p->rank);
+    wr_u8(w, p->flags);
+    wr_u8(w, p->compression);
+    wr_u64(w, p->steps);
+    wr_u64(w, p->collectives);
+    wr_f64(w, p->weight);
+    wr_u64(w, p->bytes_sent);
+    wr_u64(w, p->bytes_recv);
+    wr_u32(w, p->group_size);
+    wr_f64(w, p->coll_seconds);
+    wr_f64(w, p->wait_seconds);
+    wr_u32(w, p->failures);
+    wr_u32(w, p->joins);
+    wr_u16(w, p->nlinks);
+    for (uint16_t i = 0; i < p->nlinks && i < CL_WIRE_REPORT_LINKS; i++) {
+        wr_check(w, p->links[i].rank >= 0 && p->links[i].rank < CL_WIRE_WORLD_MAX);
+        wr_check(w, seconds_ok(p->links[i].bandwidth));
+        wr_u32(w, (uint32_t)p->links[i].rank);
+        wr_f64(w, p->links[i].bandwidth);
+    }
+    wr_u8(w, p->nvalues);
+    for (uint8_t i = 0; i < p->nvalues && i < CL_WIRE_REPORT_VALUES; i++) {
+        wr_check(w, cl_wire_report_name_ok(p->values[i].name));
+        wr_check(w, isfinite(p->values[i].value));
+        wr_str(w, p->values[i].name);
+        wr_f64(w, p->values[i].value);
+    }
 }
 
 int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t blen,
@@ -512,7 +632,10 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_str(rp, j->address);
         rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         rd_check(rp, weight_ok(j->weight));
-        rd_check(rp, (j->flags & ~0x1fu) == 0);
+        rd_check(rp, (j->flags & ~0x3fu) == 0);
+        rd_check(rp,
+                 (j->flags & CL_JOIN_MONITOR) == 0 ||
+                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
         rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
@@ -579,6 +702,9 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         out->u.update.weight = rd_f64(rp);
         rd_check(rp, weight_ok(out->u.update.weight));
         break;
+    case CL_MSG_REPORT:
+        decode_report(rp, &out->u.report);
+        break;
     case CL_MSG_COLL:
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC: /* the body is checked by cl_elmsg_decode */
@@ -624,12 +750,14 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_u32(w, (uint32_t)v->target_group);
     wr_u8(w, v->flags);
     wr_u32(w, v->count);
+    uint32_t nmon = 0;
     for (uint32_t i = 0; i < v->count && !w->bad && !w->oom; i++) {
         const cl_wire_member_t *m = &v->members[i];
-        wr_check(w, m->rank >= 0 && m->rank < v->world_size);
-        wr_check(w, i == 0 || v->members[i - 1].rank < m->rank);
-        wr_check(w, (m->flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) == 0);
+        wr_check(w, m->address != NULL &&
+                        member_entry_ok(v, i, m->rank, m->flags, strlen(m->address)));
         wr_check(w, weight_ok(m->weight));
+        nmon += (m->flags & CL_MEMBER_MONITOR) != 0;
+        wr_check(w, nmon <= CL_WIRE_MONITORS_MAX);
         wr_bytes(w, m->key, 32);
         wr_u32(w, (uint32_t)m->rank);
         wr_u8(w, m->flags);
@@ -679,7 +807,10 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         const cl_wire_join_t *j = &m->u.join;
         wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         wr_check(&w, weight_ok(j->weight));
-        wr_check(&w, (j->flags & ~0x1fu) == 0);
+        wr_check(&w, (j->flags & ~0x3fu) == 0);
+        wr_check(&w,
+                 (j->flags & CL_JOIN_MONITOR) == 0 ||
+                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
         wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
@@ -741,6 +872,9 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_UPDATE:
         wr_check(&w, weight_ok(m->u.update.weight));
         wr_f64(&w, m->u.update.weight);
+        break;
+    case CL_MSG_REPORT:
+        encode_report(&w, &m->u.report);
         break;
     case CL_MSG_COLL:
     case CL_MSG_P2P:
@@ -816,6 +950,8 @@ const char *cl_wire_type_name(int type)
         return "UPDATE";
     case CL_MSG_BYE_ACK:
         return "BYE_ACK";
+    case CL_MSG_REPORT:
+        return "REPORT";
     case CL_MSG_COLL:
         return "COLL";
     case CL_MSG_P2P:

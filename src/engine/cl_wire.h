@@ -20,6 +20,10 @@
 #define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
 #define CL_WIRE_WORLD_MAX (1 << 20) /* largest world size on the wire */
 #define CL_WIRE_TAG_MAX 0x7fffffffu /* largest P2P tag */
+#define CL_WIRE_MONITORS_MAX 8     /* most monitor entries in one VIEW */
+#define CL_WIRE_REPORT_LINKS 64    /* most links in one REPORT */
+#define CL_WIRE_REPORT_VALUES 16   /* most named values in one REPORT */
+#define CL_WIRE_REPORT_NAME_MAX 32 /* longest value name in a REPORT, bytes */
 
 typedef enum {
     CL_MSG_HELLO = 1,
@@ -35,6 +39,7 @@ typedef enum {
     CL_MSG_MATCH = 16,
     CL_MSG_UPDATE = 17,
     CL_MSG_BYE_ACK = 18, /* this engine holds everything the GOODBYE's sender sent it */
+    CL_MSG_REPORT = 19, /* a member's statistics, to the monitors */
     CL_MSG_COLL = 20,
     CL_MSG_P2P = 21,
     CL_MSG_ELASTIC = 22, /* admission and state sync; body read by cl_elmsg.c */
@@ -75,9 +80,13 @@ enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
 #define CL_JOIN_STRICT_SET 0x04u
 #define CL_JOIN_COMPRESSION_SET 0x08u
 #define CL_JOIN_TARGET_GROUP_SET 0x10u
+#define CL_JOIN_MONITOR 0x20u
 #define CL_VIEW_GROUP_CLOSED 0x01u
 #define CL_MEMBER_CLIENT 0x01u
 #define CL_MEMBER_IN_GROUP 0x02u
+#define CL_MEMBER_MONITOR 0x04u
+#define CL_REPORT_CLIENT 0x01u
+#define CL_REPORT_IN_GROUP 0x02u
 
 typedef struct {
     uint8_t version;     /* protocol version of the message */
@@ -145,7 +154,7 @@ typedef struct {
 
 typedef struct {
     uint8_t key[32];     /* public key */
-    int32_t rank;        /* world rank */
+    int32_t rank;        /* world rank; -1 for a monitor entry */
     uint8_t flags;       /* CL_MEMBER_* */
     double weight;       /* averaging weight */
     const char *address; /* NUL-terminated; owned by the view */
@@ -160,7 +169,8 @@ typedef struct {
     int32_t target_group;       /* 1 .. CL_WIRE_WORLD_MAX */
     uint8_t flags;              /* CL_VIEW_GROUP_CLOSED */
     uint32_t count;             /* entries in members */
-    cl_wire_member_t *members;  /* sorted by rank; decoder-allocated (cl_wire_msg_clear) */
+    cl_wire_member_t *members;  /* monitors by key, then members by rank; decoder-allocated
+                                   (cl_wire_msg_clear) */
 } cl_wire_view_t;
 
 typedef struct {
@@ -191,6 +201,40 @@ typedef struct {
     cl_wire_bye_comm_t *comms;  /* distinct communicators; decoder-allocated (cl_wire_msg_clear) */
 } cl_wire_goodbye_t;
 
+/* REPORT (docs/wire.md): a member's totals, sent to the monitors. */
+typedef struct {
+    int32_t rank;          /* bandwidth measured from this world rank */
+    double bandwidth;      /* bytes/s, >= 0 */
+} cl_wire_link_t;
+
+typedef struct {
+    char name[CL_WIRE_REPORT_NAME_MAX + 1]; /* [A-Za-z0-9_.]{1,32} */
+    double value;                           /* finite */
+} cl_wire_value_t;
+
+typedef struct {
+    int32_t rank;          /* sender's world rank */
+    uint8_t flags;         /* CL_REPORT_* */
+    uint8_t compression;   /* 0 / 1 / 2 */
+    uint64_t steps;        /* steps completed */
+    uint64_t collectives;  /* collectives completed */
+    double weight;         /* averaging weight (samples per step), > 0 */
+    uint64_t bytes_sent;   /* collective bytes sent */
+    uint64_t bytes_recv;   /* collective bytes received */
+    uint32_t group_size;   /* contributors of the last world collective */
+    double coll_seconds;   /* time inside collectives */
+    double wait_seconds;   /* of which waiting for late members */
+    uint32_t failures;     /* members seen failing */
+    uint32_t joins;        /* peers seen joining */
+    uint16_t nlinks;       /* 0 .. CL_WIRE_REPORT_LINKS */
+    cl_wire_link_t links[CL_WIRE_REPORT_LINKS];
+    uint8_t nvalues;       /* 0 .. CL_WIRE_REPORT_VALUES */
+    cl_wire_value_t values[CL_WIRE_REPORT_VALUES];
+} cl_wire_report_t;
+
+/* True when name is a valid REPORT value name ([A-Za-z0-9_.], 1..32 bytes). */
+bool cl_wire_report_name_ok(const char *name);
+
 /* A decoded message.  For COLL and P2P, payload points into the caller's
    body buffer (valid as long as that buffer). */
 typedef struct {
@@ -207,6 +251,8 @@ typedef struct {
         cl_wire_suspect_t suspect;
         cl_wire_update_t update;
         cl_wire_goodbye_t goodbye;
+
+        cl_wire_report_t report;
     } u;
     const uint8_t *payload; /* COLL / P2P body */
     size_t payload_len;

@@ -386,7 +386,7 @@ static void test_bad_bodies(void)
     m.u.join.target_group = CL_WIRE_WORLD_MAX + 1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
     m.u.join.target_group = CL_WIRE_WORLD_MAX;
-    m.u.join.flags = 0x20; /* unknown flag bit */
+    m.u.join.flags = 0x40; /* unknown flag bit */
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
     base_hdr(&m, CL_MSG_JOIN_REPLY);
     m.u.join_reply.status = CL_JOIN_STANDBY;
@@ -677,8 +677,164 @@ static void test_p2p_modes(void)
     cl_wire_msg_clear(&out);
 }
 
+/* Version 3: monitor entries in VIEW, the monitor flag of JOIN, REPORT. */
+static void test_monitors(void)
+{
+    cl_wire_msg_t m, o;
+    uint8_t *b = NULL;
+    size_t bl;
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    cl_wire_member_t e[4];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 4; i++) {
+        e[i].key[0] = (uint8_t)(i + 1);
+        e[i].weight = 1;
+        e[i].address = "/ip4/127.0.0.1/tcp/1";
+    }
+    e[0].rank = e[1].rank = -1;
+    e[0].flags = e[1].flags = CL_MEMBER_MONITOR;
+    e[2].rank = 0;
+    e[3].rank = 2;
+    e[3].flags = CL_MEMBER_IN_GROUP;
+    base_hdr(&m, CL_MSG_VIEW);
+    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .world_size = 4,
+                                .target_group = 4, .count = 4, .members = e};
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.view.count == 4 && o.u.view.members[0].rank == -1 &&
+          o.u.view.members[1].flags == CL_MEMBER_MONITOR && o.u.view.members[3].rank == 2);
+    cl_wire_msg_clear(&o);
+    free(b);
+    /* A view of one monitor alone (founded by collab-monitor). */
+    m.u.view.count = 1;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.view.count == 1 && o.u.view.members[0].flags == CL_MEMBER_MONITOR);
+    cl_wire_msg_clear(&o);
+    free(b);
+    /* Refused: monitors out of key order, a monitor after a ranked entry,
+       a monitor with a rank, with another flag, without an address. */
+    m.u.view.count = 4;
+    e[0].key[0] = 9;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    e[0].key[0] = 1;
+    cl_wire_member_t swap = e[1];
+    e[1] = e[2];
+    e[2] = swap;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    swap = e[1];
+    e[1] = e[2];
+    e[2] = swap;
+    e[1].rank = 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    e[1].rank = -1;
+    e[1].flags = CL_MEMBER_MONITOR | CL_MEMBER_IN_GROUP;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    e[1].flags = CL_MEMBER_MONITOR;
+    e[1].address = "";
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    e[1].address = e[0].address;
+    /* The decoder refuses the same: encode a good view, then flip the
+       first entry's rank (offset 8+8+4+1+1+4+1+4 + 32) to 0. */
+    base_hdr(&m, CL_MSG_VIEW);
+    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .world_size = 4,
+                                .target_group = 4, .count = 4, .members = e};
+    b = encode(&m, hdr, &bl);
+    b[31 + 32] = 0;
+    b[31 + 33] = 0;
+    b[31 + 34] = 0;
+    b[31 + 35] = 0;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    cl_wire_msg_clear(&o);
+    free(b);
+    /* More than CL_WIRE_MONITORS_MAX monitors. */
+    cl_wire_member_t many[CL_WIRE_MONITORS_MAX + 1];
+    memset(many, 0, sizeof many);
+    for (int i = 0; i <= CL_WIRE_MONITORS_MAX; i++) {
+        many[i].key[0] = (uint8_t)(i + 1);
+        many[i].rank = -1;
+        many[i].flags = CL_MEMBER_MONITOR;
+        many[i].weight = 1;
+        many[i].address = "/ip4/127.0.0.1/tcp/1";
+    }
+    m.u.view.members = many;
+    m.u.view.count = CL_WIRE_MONITORS_MAX;
+    b = encode(&m, hdr, &bl);
+    free(b);
+    m.u.view.count = CL_WIRE_MONITORS_MAX + 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+
+    /* JOIN with the monitor flag: rank -1, not a client, an address. */
+    base_hdr(&m, CL_MSG_JOIN);
+    m.u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .flags = CL_JOIN_MONITOR,
+                                .world_size = 4, .target_group = 4};
+    snprintf(m.u.join.address, sizeof m.u.join.address, "/ip4/127.0.0.1/tcp/1");
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.join.flags == CL_JOIN_MONITOR);
+    cl_wire_msg_clear(&o);
+    free(b);
+    m.u.join.rank = 0;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join.rank = -1;
+    m.u.join.flags |= CL_JOIN_CLIENT;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+
+    /* REPORT. */
+    base_hdr(&m, CL_MSG_REPORT);
+    cl_wire_report_t *r = &m.u.report;
+    r->rank = 3;
+    r->flags = CL_REPORT_IN_GROUP;
+    r->compression = 1;
+    r->steps = 120;
+    r->collectives = 240;
+    r->weight = 32;
+    r->bytes_sent = 1u << 30;
+    r->bytes_recv = 12345;
+    r->group_size = 4;
+    r->coll_seconds = 1.5;
+    r->wait_seconds = 0.25;
+    r->failures = 1;
+    r->joins = 2;
+    r->nlinks = 2;
+    r->links[0] = (cl_wire_link_t){0, 1e9};
+    r->links[1] = (cl_wire_link_t){2, 0};
+    r->nvalues = 2;
+    snprintf(r->values[0].name, sizeof r->values[0].name, "loss");
+    r->values[0].value = 2.5;
+    snprintf(r->values[1].name, sizeof r->values[1].name, "lr.warmup_1");
+    r->values[1].value = -1e-3;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(bl < 400); /* a few hundred bytes */
+    CHECK(memcmp(&o.u.report, r, sizeof *r) == 0);
+    cl_wire_msg_clear(&o);
+    /* Decoder: a NaN value (the last 8 bytes) is refused. */
+    uint64_t nanbits = 0x7ff8000000000000ull;
+    m.hdr.length = bl;
+    cl_wire_hdr_encode(&m.hdr, hdr);
+    for (int i = 0; i < 8; i++)
+        b[bl - 8 + i] = (uint8_t)(nanbits >> (8 * i));
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    free(b);
+    r->values[1].value = INFINITY;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    r->values[1].value = 1;
+    snprintf(r->values[1].name, sizeof r->values[1].name, "bad name");
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    snprintf(r->values[1].name, sizeof r->values[1].name, "ok");
+    r->coll_seconds = -1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    r->coll_seconds = 0;
+    r->rank = -1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    r->rank = 0;
+    r->nlinks = CL_WIRE_REPORT_LINKS + 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    CHECK(cl_wire_report_name_ok("loss") && !cl_wire_report_name_ok("") &&
+          !cl_wire_report_name_ok("a/b") &&
+          !cl_wire_report_name_ok("abcdefghijklmnopqrstuvwxyz0123456"));
+}
+
 int main(void)
 {
+    test_monitors();
     test_roundtrips();
     test_p2p_modes();
     test_bad_headers();

@@ -211,6 +211,11 @@ static int run(int n, child_fn fn, const char *name, double deadline, unsigned e
     return bad == 0 ? 0 : 1;
 }
 
+const char *test_swarm_addr(int i)
+{
+    return s_addr[i];
+}
+
 double now_s(void)
 {
     return collab_wtime();
@@ -834,9 +839,13 @@ int main(int argc, char **argv)
         prepare(3);
         rc = run(3, child_weight, sc, 90, 0);
         cleanup_dir(3);
+    } else if (strcmp(sc, "monitor") == 0) {
+        prepare(4);
+        rc = run(4, child_monitor, sc, 90, 0);
+        cleanup_dir(4);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave\n");
+                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -43,4 +43,10 @@ const char *leave_marker_path(void);
 /* Scenario "weight" (test_swarm_weight.c): peer i of n. */
 int child_weight(int i, int n);
 
+/* Scenario "monitor" (test_swarm_monitor.c): peer i of n. */
+int child_monitor(int i, int n);
+
+/* The full address of peer i (after the parent prepared the run). */
+const char *test_swarm_addr(int i);
+
 #endif

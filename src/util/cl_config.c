@@ -266,6 +266,16 @@ static int p_cuda(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
+static int p_report_interval(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_seconds(value, &cfg->report_interval, why, whylen);
+}
+
+static int p_report_loss(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 0, 1000, &cfg->report_loss, why, whylen);
+}
+
 static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const struct {
@@ -336,6 +346,11 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
+    X("COLLAB_REPORT_INTERVAL", "5", p_report_interval,                                            \
+      "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
+    X("COLLAB_REPORT_LOSS", "0 (off)", p_report_loss,                                              \
+      "N: report the mean of the N-th one-element float SUM all-reduce after each other "          \
+      "collective as the loss")                                                                    \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
     X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")
 // clang-format on
@@ -453,6 +468,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->matchmaking_time = 5.0;
     cfg->timeout = 5.0;
     cfg->weight = 1.0;
+    cfg->report_interval = 5.0;
     cfg->log_level = CL_LOG_INFO;
 }
 

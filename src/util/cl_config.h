@@ -47,6 +47,10 @@ typedef struct {
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
+    double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
+    int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
+    bool monitor;             /* not an environment variable: set by collab-monitor, which
+                                 joins with a monitor role (docs/monitor.md) */
     int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */
     char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
 } cl_config_t;

@@ -11,7 +11,8 @@ set(_e2e_env
   E2E_MPIEXEC=${COLLAB_MPIEXEC_MPICH}
   E2E_LIBDIR=${COLLAB_LIBDIR}
   E2E_OUT=${CMAKE_CURRENT_BINARY_DIR}/e2e
-  E2E_PYTHON=${COLLAB_PYTHON})
+  E2E_PYTHON=${COLLAB_PYTHON}
+  E2E_MONITOR=${CMAKE_BINARY_DIR}/bin/collab-monitor)
 
 # collab_e2e(<name> <script> <peers> <timeout> <labels> [args...])
 function(collab_e2e name script peers timeout labels)
@@ -48,4 +49,8 @@ if(COLLAB_MPICC_MPICH)
   collab_e2e(stop_edge stop_edge.sh 4 200 "ours;elastic")
   collab_e2e(groups groups.sh 4 240 "ours;elastic" plain)
   collab_e2e(groups_join groups.sh 4 240 "ours;elastic" join)
+  if(TARGET collab-monitor)
+    collab_e2e(monitor monitor.sh 4 200 "ours;elastic;monitor")
+    set_tests_properties(e2e.monitor PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
+  endif()
 endif()

@@ -80,13 +80,28 @@ cr_peer_t *cr_run_prepare(cr_run_t *run, int rank, int started_no)
     return p;
 }
 
-/* Appends "/ip4/127.0.0.1/tcp/<port>/p2p/<id>" of every original peer but
-   `self` to list (comma separated). */
+/* Appends "/ip4/127.0.0.1/tcp/<port>/p2p/<id>" of other peers to list
+   (comma separated): for an original peer, the other original peers (all
+   start together); for a peer started later (--chaos start@), the peers
+   running at this moment, originals or started, since the originals may
+   all be dead by then.  With none running it falls back to the originals
+   (and to the user's COLLAB_INITIAL_PEERS, e.g. a monitor, listed first). */
+static bool running_peer(const cr_run_t *run, const cr_peer_t *self, const cr_peer_t *q)
+{
+    (void)run;
+    return q != self && q->running && !q->stopped && q->peer_id[0] != '\0' && q->port != 0;
+}
+
 static int append_local_peers(const cr_run_t *run, const cr_peer_t *self, char **list, size_t *len)
 {
+    bool live = false;
+    if (self->started_no != 0)
+        for (size_t i = 0; i < run->npeers && !live; i++)
+            live = running_peer(run, self, run->peers[i]);
     for (size_t i = 0; i < run->npeers; i++) {
         const cr_peer_t *q = run->peers[i];
-        if (q == self || q->started_no != 0 || q->peer_id[0] == '\0' || q->port == 0)
+        if (live ? !running_peer(run, self, q)
+                 : q == self || q->started_no != 0 || q->peer_id[0] == '\0' || q->port == 0)
             continue;
         char addr[CR_ADDR_MAX];
         int n = snprintf(addr, sizeof addr, "%s/ip4/127.0.0.1/tcp/%d/p2p/%s", *len > 0 ? "," : "",

@@ -542,11 +542,31 @@ static void test_load_env_and_seconds(void)
     CL_CHECK(cl_config_value_number("", &v) == -1);
 }
 
+static void test_report_vars(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    char *ok[] = {"COLLAB_REPORT_INTERVAL=2.5", "COLLAB_REPORT_LOSS=1", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, ok, err, sizeof err) == 0);
+    CL_CHECK(cfg.report_interval == 2.5 && cfg.report_loss == 1);
+    cl_config_clear(&cfg);
+    char *none[] = {NULL};
+    CL_CHECK(cl_config_load_env(&cfg, none, err, sizeof err) == 0);
+    CL_CHECK(cfg.report_interval == 5.0 && cfg.report_loss == 0 && !cfg.monitor);
+    cl_config_clear(&cfg);
+    char *bad1[] = {"COLLAB_REPORT_LOSS=-1", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad1, err, sizeof err) == -1);
+    CL_CHECK(strstr(err, "COLLAB_REPORT_LOSS") != NULL);
+    char *bad2[] = {"COLLAB_REPORT_INTERVAL=0", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad2, err, sizeof err) == -1);
+    CL_CHECK(strstr(err, "COLLAB_REPORT_INTERVAL") != NULL);
+}
+
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 22);
+    CL_CHECK(n == 24);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -567,9 +587,11 @@ static void test_table(void)
                               "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
                               "COLLAB_CUDA",
+                              "COLLAB_REPORT_INTERVAL",
+                              "COLLAB_REPORT_LOSS",
                               "COLLAB_LOG",
                               "COLLAB_LOG_FILE"};
-    for (size_t i = 0; i < n && i < 22; i++) {
+    for (size_t i = 0; i < n && i < 24; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
@@ -601,6 +623,7 @@ int main(void)
     test_swarm_key();
     test_load_env_and_seconds();
     test_table();
+    test_report_vars();
     s_clear_env();
     rmdir(s_dir);
     return cl_selftest_end("cl_config_test");

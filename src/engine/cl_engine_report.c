@@ -1,0 +1,289 @@
+/*  cl_engine_report.c - what a peer tells the swarm's monitors.
+
+    Every member that holds a rank sends a REPORT (docs/wire.md) to each
+    monitor of its view every COLLAB_REPORT_INTERVAL seconds: its totals of
+    steps, collectives, bytes, time in collectives and waiting for late
+    members, failures and joins seen, the bandwidth it measured from each
+    member, and the named values the program reported (collab_report, or
+    COLLAB_REPORT_LOSS for unchanged programs).  The engine thread sends it
+    from its timer, never inside a collective, so reporting costs the
+    program nothing on its critical path: the counters are a few additions
+    per completed collective.
+
+    On a monitor (cl_config_t.monitor) the same file hands what arrives to
+    the hooks that collab-monitor gave cl_engine_start_hooks: reports from
+    ranked members, and the joins, failures and views the engine sees.
+    Hooks run on the engine thread.
+*/
+#include "elastic/cl_stream.h"
+#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_int.h"
+
+#include "util/cl_log.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct eng_report {
+    /* Written by the program's threads (collab_report); guarded by mu. */
+    pthread_mutex_t mu;
+    cl_wire_value_t values[CL_WIRE_REPORT_VALUES];
+    uint8_t nvalues;
+    /* Engine thread only. */
+    double next_send; /* 0: not scheduled yet */
+    uint64_t bytes_sent, bytes_recv;
+    double coll_seconds, wait_seconds;
+    double late_since; /* when a member was first found late in the running
+                          collective (0: none) */
+    uint32_t group_size;
+    uint32_t failures, joins;
+    uint64_t scalar_run; /* one-element float SUM all-reduces since another
+                            collective (COLLAB_REPORT_LOSS) */
+    /* What reporting costs this peer, measured with COLLAB_LOG=debug only
+       (bench/monitor_overhead.sh reads the line eng_report_fini logs). */
+    bool timed;
+    uint64_t sent, counted;
+    double send_seconds, count_seconds;
+};
+
+int eng_report_init(struct cl_engine *e)
+{
+    e->rep = calloc(1, sizeof *e->rep);
+    if (e->rep == NULL)
+        return COLLAB_ERR_NO_MEM;
+    pthread_mutex_init(&e->rep->mu, NULL);
+    e->rep->timed = cl_log_enabled(CL_LOG_DEBUG);
+    return COLLAB_OK;
+}
+
+void eng_report_fini(struct cl_engine *e)
+{
+    if (e->rep == NULL)
+        return;
+    struct eng_report *r = e->rep;
+    if (r->timed && r->sent + r->counted > 0)
+        cl_debug("reporting cost: %llu reports sent in %.1f us, accounting of %llu collectives "
+                 "in %.1f us",
+                 (unsigned long long)r->sent, r->send_seconds * 1e6, (unsigned long long)r->counted,
+                 r->count_seconds * 1e6);
+    pthread_mutex_destroy(&e->rep->mu);
+    free(e->rep);
+    e->rep = NULL;
+}
+
+/* Sets (or adds) a named value; the oldest name gives way when the table
+   is full, so a program that reports many names keeps its latest ones. */
+static void set_value(struct eng_report *r, const char *name, double value)
+{
+    pthread_mutex_lock(&r->mu);
+    uint8_t i;
+    for (i = 0; i < r->nvalues; i++)
+        if (strcmp(r->values[i].name, name) == 0)
+            break;
+    if (i == r->nvalues) {
+        if (r->nvalues == CL_WIRE_REPORT_VALUES) {
+            memmove(&r->values[0], &r->values[1],
+                    (CL_WIRE_REPORT_VALUES - 1) * sizeof r->values[0]);
+            i = CL_WIRE_REPORT_VALUES - 1;
+        } else {
+            r->nvalues++;
+        }
+        snprintf(r->values[i].name, sizeof r->values[i].name, "%s", name);
+    }
+    r->values[i].value = value;
+    pthread_mutex_unlock(&r->mu);
+}
+
+int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
+{
+    if (name == NULL || !cl_wire_report_name_ok(name) || !isfinite(value))
+        return COLLAB_ERR_ARG;
+    set_value(e->rep, name, value);
+    return COLLAB_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Counting. */
+
+void eng_report_late_seen(struct cl_engine *e, double now)
+{
+    if (e->rep->late_since <= 0)
+        e->rep->late_since = now;
+}
+
+void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, const char *why)
+{
+    if (kind == CL_EVENT_JOINED)
+        e->rep->joins++;
+    else if (kind == CL_EVENT_FAILED)
+        e->rep->failures++;
+    if (e->hooks.on_event != NULL)
+        e->hooks.on_event(e->hooks.arg, kind, p->rank >= 0 ? p->rank : p->prev_rank, p->monitor,
+                          p->id, p->address, why);
+}
+
+void eng_report_view(struct cl_engine *e)
+{
+    if (e->hooks.on_view == NULL)
+        return;
+    cl_wire_view_t v;
+    if (cl_member_view(e->mb, &v) != COLLAB_OK)
+        return;
+    e->hooks.on_view(e->hooks.arg, &v);
+    free(v.members);
+}
+
+static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+                       int ncontrib, const collab_info_t *info, double now);
+
+void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+                          int ncontrib, const collab_info_t *info, double now)
+{
+    struct eng_report *r = e->rep;
+    if (!r->timed) {
+        count_coll(e, comm_id, req, ncontrib, info, now);
+        return;
+    }
+    double t0 = eng_raw_now();
+    count_coll(e, comm_id, req, ncontrib, info, now);
+    r->count_seconds += eng_raw_now() - t0;
+    r->counted++;
+}
+
+static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+                       int ncontrib, const collab_info_t *info, double now)
+{
+    struct eng_report *r = e->rep;
+    r->bytes_sent += info->bytes_sent;
+    r->bytes_recv += info->bytes_received;
+    if (isfinite(info->seconds) && info->seconds > 0)
+        r->coll_seconds += info->seconds;
+    if (r->late_since > 0) {
+        r->wait_seconds += fmax(0.0, now - r->late_since);
+        r->late_since = 0;
+    }
+    if (comm_id == CL_COMM_WORLD_ID && ncontrib > 0)
+        r->group_size = (uint32_t)ncontrib;
+    /* COLLAB_REPORT_LOSS: the N-th one-element float SUM all-reduce on the
+       world communicator after any other collective. */
+    const cl_coll_args_t *a = &req->coll;
+    bool scalar = comm_id == CL_COMM_WORLD_ID && a->kind == CL_COLL_ALLREDUCE && a->count == 1 &&
+                  a->op.kind == COLLAB_OP_SUM &&
+                  (a->dtype == COLLAB_FLOAT || a->dtype == COLLAB_DOUBLE);
+    if (!scalar) {
+        r->scalar_run = 0;
+        return;
+    }
+    r->scalar_run++;
+    if (e->cfg.report_loss <= 0 || r->scalar_run != (uint64_t)e->cfg.report_loss ||
+        a->recvbuf == NULL || ncontrib <= 0)
+        return;
+    double v;
+    if (a->dtype == COLLAB_FLOAT) {
+        float f;
+        memcpy(&f, a->recvbuf, sizeof f);
+        v = f;
+    } else {
+        memcpy(&v, a->recvbuf, sizeof v);
+    }
+    v /= ncontrib;
+    if (isfinite(v))
+        set_value(r, "loss", v);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sending and receiving. */
+
+/* Steps of a program that never calls collab_step: from the period the
+   elastic layer learned on the world stream. */
+static uint64_t learned_steps(struct cl_engine *e)
+{
+    if (e->el == NULL || e->el->stream == NULL)
+        return 0;
+    uint64_t period = cl_stream_period(e->el->stream);
+    uint64_t count = cl_stream_count(e->el->stream), prefix = cl_stream_prefix(e->el->stream);
+    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
+        return 0;
+    return (count - prefix) / period;
+}
+
+static void fill(struct cl_engine *e, cl_wire_report_t *p)
+{
+    struct eng_report *r = e->rep;
+    cl_peer_t *me = cl_member_self(e->mb);
+    memset(p, 0, sizeof *p);
+    p->rank = me->rank;
+    p->flags =
+        (uint8_t)((me->client ? CL_REPORT_CLIENT : 0) | (me->in_group ? CL_REPORT_IN_GROUP : 0));
+    p->compression = (uint8_t)cl_member_settings(e->mb)->compression;
+    p->steps = e->steps > 0 ? e->steps : learned_steps(e);
+    p->collectives = e->progress;
+    p->weight = me->weight > 0 && isfinite(me->weight) ? me->weight : 1.0;
+    p->bytes_sent = r->bytes_sent;
+    p->bytes_recv = r->bytes_recv;
+    p->group_size = r->group_size;
+    p->coll_seconds = r->coll_seconds;
+    p->wait_seconds = r->wait_seconds;
+    p->failures = r->failures;
+    p->joins = r->joins;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    for (size_t i = 0; i < n && p->nlinks < CL_WIRE_REPORT_LINKS; i++) {
+        const cl_peer_t *q = list[i];
+        if (q == me || !(q->bandwidth > 0) || !isfinite(q->bandwidth))
+            continue;
+        p->links[p->nlinks].rank = q->rank;
+        p->links[p->nlinks].bandwidth = q->bandwidth;
+        p->nlinks++;
+    }
+    pthread_mutex_lock(&r->mu);
+    p->nvalues = r->nvalues;
+    memcpy(p->values, r->values, r->nvalues * sizeof r->values[0]);
+    pthread_mutex_unlock(&r->mu);
+}
+
+double eng_report_timer(struct cl_engine *e, double now)
+{
+    struct eng_report *r = e->rep;
+    cl_peer_t *me = cl_member_self(e->mb);
+    if (e->state != ENG_MEMBER || e->cfg.monitor || me == NULL || me->rank < 0)
+        return now + 5.0;
+    size_t nmon;
+    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nmon);
+    if (nmon == 0) {
+        r->next_send = 0;
+        return now + 5.0;
+    }
+    if (r->next_send <= 0) /* a monitor appeared: report soon */
+        r->next_send = now + fmin(1.0, e->cfg.report_interval);
+    if (now < r->next_send)
+        return r->next_send;
+    r->next_send = now + e->cfg.report_interval;
+    double t0 = r->timed ? eng_raw_now() : 0;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_REPORT;
+    fill(e, &m.u.report);
+    for (size_t i = 0; i < nmon; i++)
+        if (mons[i]->state == CL_PEER_ALIVE)
+            (void)eng_send(e, mons[i], &m);
+    if (r->timed) {
+        r->send_seconds += eng_raw_now() - t0;
+        r->sent++;
+    }
+    return r->next_send;
+}
+
+void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+{
+    /* Only a monitor listens, and only to ranked members of its view. */
+    if (!e->cfg.monitor || e->state != ENG_MEMBER || from == NULL || from->state == CL_PEER_GONE ||
+        from->monitor || from->rank < 0 || m->u.report.rank != from->rank)
+        return;
+    if (e->hooks.on_report != NULL)
+        e->hooks.on_report(e->hooks.arg, from->key, from->id, from->address, from->client,
+                           &m->u.report);
+}

@@ -1,0 +1,186 @@
+/*  test_swarm_monitor.c - scenario "monitor" of test_swarm: a monitor
+    (cl_config_t.monitor, the engine of collab-monitor) founds a swarm of
+    world size 3, and three trainers join it with its address only.
+
+    Peer 0 is the monitor: it must hold no rank, see the three joins, get
+    reports from each trainer carrying its rank, its group size (3: the
+    monitor counts in no collective), its collectives and the value it
+    reported with collab_report, and see the three leave.  Peers 1..3 are
+    trainers of ranks 0..2: every all-reduce has 3 contributors and the
+    right sum, and collab_report refuses bad names and non-finite values.
+*/
+#include "test_swarm.h"
+
+#include "engine/cl_engine.h"
+#include "util/cl_config.h"
+#include "util/cl_identity.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TRAINERS 3
+#define ROUNDS 30
+
+static pthread_mutex_t s_mu = PTHREAD_MUTEX_INITIALIZER;
+static int s_joined, s_left, s_failed;
+static int s_reports[TRAINERS];
+static double s_loss[TRAINERS];
+static uint32_t s_group[TRAINERS];
+static uint64_t s_colls[TRAINERS];
+static int s_bad_reports;
+static uint32_t s_view_count, s_view_monitors;
+
+static void on_report(void *arg, const uint8_t key[32], const char *id, const char *address,
+                      bool client, const cl_wire_report_t *r)
+{
+    (void)arg, (void)key, (void)id, (void)address, (void)client;
+    pthread_mutex_lock(&s_mu);
+    if (r->rank < 0 || r->rank >= TRAINERS) {
+        s_bad_reports++;
+    } else {
+        s_reports[r->rank]++;
+        s_group[r->rank] = r->group_size;
+        s_colls[r->rank] = r->collectives;
+        for (int k = 0; k < r->nvalues; k++)
+            if (strcmp(r->values[k].name, "loss") == 0)
+                s_loss[r->rank] = r->values[k].value;
+    }
+    pthread_mutex_unlock(&s_mu);
+}
+
+static void on_event(void *arg, int kind, int rank, bool monitor, const char *id,
+                     const char *address, const char *why)
+{
+    (void)arg, (void)rank, (void)id, (void)address, (void)why;
+    if (monitor)
+        return;
+    pthread_mutex_lock(&s_mu);
+    s_joined += kind == CL_EVENT_JOINED;
+    s_left += kind == CL_EVENT_LEFT;
+    s_failed += kind == CL_EVENT_FAILED;
+    pthread_mutex_unlock(&s_mu);
+}
+
+static void on_view(void *arg, const cl_wire_view_t *v)
+{
+    (void)arg;
+    uint32_t mons = 0;
+    for (uint32_t i = 0; i < v->count; i++)
+        mons += (v->members[i].flags & CL_MEMBER_MONITOR) != 0;
+    pthread_mutex_lock(&s_mu);
+    if (v->count > s_view_count) {
+        s_view_count = v->count;
+        s_view_monitors = mons;
+    }
+    pthread_mutex_unlock(&s_mu);
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static int monitor(void)
+{
+    cl_config_t cfg;
+    char err[600];
+    if (cl_config_load(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "[test] monitor: %s\n", err);
+        return 2;
+    }
+    cl_identity_t *id = cl_identity_new(cfg.identity, err, sizeof err);
+    if (id == NULL) {
+        fprintf(stderr, "[test] monitor: %s\n", err);
+        cl_config_clear(&cfg);
+        return 2;
+    }
+    cfg.monitor = true;
+    cl_engine_hooks_t hooks = {NULL, on_report, on_event, on_view};
+    cl_engine_t *eng = NULL;
+    int rc = cl_engine_start_hooks(&cfg, &id, &hooks, &eng);
+    cl_identity_destroy(&id);
+    cl_config_clear(&cfg);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] monitor: start: %s\n", collab_strerror(rc));
+        return 2;
+    }
+    CHECK(cl_engine_rank(eng) == -1);
+    /* Until the three trainers joined and left again (they finalize). */
+    double t0 = now_s();
+    for (;;) {
+        pthread_mutex_lock(&s_mu);
+        bool done = s_left + s_failed >= TRAINERS;
+        pthread_mutex_unlock(&s_mu);
+        if (done || now_s() - t0 > 60)
+            break;
+        nap(0.05);
+    }
+    pthread_mutex_lock(&s_mu);
+    CHECK(s_joined == TRAINERS);
+    CHECK(s_left == TRAINERS && s_failed == 0);
+    CHECK(s_bad_reports == 0);
+    CHECK(s_view_count == TRAINERS + 1 && s_view_monitors == 1);
+    for (int r = 0; r < TRAINERS; r++) {
+        CHECK(s_reports[r] >= 2);
+        CHECK(s_loss[r] == r + 0.5);
+        CHECK(s_group[r] == TRAINERS);
+        CHECK(s_colls[r] >= ROUNDS);
+        if (s_reports[r] < 2 || s_loss[r] != r + 0.5 || s_group[r] != TRAINERS)
+            fprintf(stderr, "[test] monitor: rank %d: %d reports, loss %g, group %u\n", r,
+                    s_reports[r], s_loss[r], s_group[r]);
+    }
+    pthread_mutex_unlock(&s_mu);
+    CHECK(cl_engine_stop(&eng) == COLLAB_OK);
+    return 0;
+}
+
+static int trainer(int i)
+{
+    int rank = i - 1;
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] trainer %d: collab_init: %s\n", rank, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    CHECK(collab_comm_rank(w) == rank && collab_comm_size(w) == TRAINERS);
+    CHECK(collab_report("bad name", 1.0) == COLLAB_ERR_ARG);
+    CHECK(collab_report("", 1.0) == COLLAB_ERR_ARG);
+    CHECK(collab_report("loss", NAN) == COLLAB_ERR_ARG);
+    CHECK(collab_report("loss", INFINITY) == COLLAB_ERR_ARG);
+    for (int k = 0; k < ROUNDS; k++) {
+        double x = rank + 1, y = 0;
+        CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        CHECK(y == TRAINERS * (TRAINERS + 1) / 2.0);
+        collab_info_t info;
+        CHECK(collab_last_info(&info) == COLLAB_OK && info.group_size == TRAINERS);
+        CHECK(collab_report("loss", rank + 0.5) == COLLAB_OK);
+        nap(0.02);
+    }
+    nap(1.0); /* two more report intervals */
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+int child_monitor(int i, int n)
+{
+    (void)n;
+    char v[64];
+    snprintf(v, sizeof v, "%d", TRAINERS);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
+    setenv("COLLAB_REPORT_INTERVAL", "0.2", 1);
+    setenv("COLLAB_MATCHMAKING_TIME", "2", 1);
+    if (i == 0) {
+        unsetenv("COLLAB_RANK");
+        unsetenv("COLLAB_INITIAL_PEERS");
+        return monitor();
+    }
+    snprintf(v, sizeof v, "%d", i - 1);
+    setenv("COLLAB_RANK", v, 1);
+    setenv("COLLAB_INITIAL_PEERS", test_swarm_addr(0), 1); /* the monitor only */
+    return trainer(i);
+}
