@@ -1,0 +1,14 @@
+# Hostile peers against real swarms (tests/attack/attack.c): each scenario
+# asserts that the effect it had on the old code (tests/attack/recorded/)
+# is gone.
+if(TARGET collab_engine AND TARGET collab_coll)
+  add_executable(attack ${CMAKE_CURRENT_LIST_DIR}/attack.c
+    ${PROJECT_SOURCE_DIR}/src/engine/test_peers.c)
+  target_include_directories(attack PRIVATE ${PROJECT_SOURCE_DIR}/src/engine)
+  target_link_libraries(attack PRIVATE collab_engine collab_elastic collab_coll collab_reduce
+    collab_util)
+  foreach(sc view heartbeat join_reply prehs conntable)
+    add_test(NAME attack_${sc} COMMAND attack ${sc})
+    set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
+  endforeach()
+endif()
