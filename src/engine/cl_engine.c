@@ -320,6 +320,8 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     }
     const cl_wire_msg_t *m = ev->msg;
     cl_peer_t *p = cl_member_find(e->mb, ev->key);
+    if (!eng_auth_message(e, p, ev->key, m))
+        return;
     if (p != NULL)
         p->last_heard = eng_now();
     bool member = p != NULL && p->state != CL_PEER_GONE;
@@ -380,7 +382,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p = cl_p2p_new();
         e->p2p_waiting = zlist_new();
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL ||
-            eng_coll_init(e) != COLLAB_OK)
+            eng_auth_init(e) != COLLAB_OK || eng_coll_init(e) != COLLAB_OK)
             rc = COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -443,6 +445,7 @@ cleanup:
     e->seen = NULL;
     cl_transport_destroy(&e->tp, 500);
     cl_member_destroy(&e->mb);
+    eng_auth_fini(e);
     free(e->initial);
     e->initial = NULL;
     free(e->initial_state);

@@ -187,6 +187,8 @@ struct cl_engine {
     size_t held_bytes;
     /* Elastic swarm: admission, state sync (cl_engine_elastic.h). */
     struct eng_elastic *el;
+    /* Who may send what (cl_engine_authority.c). */
+    struct eng_auth *auth;
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
@@ -237,6 +239,24 @@ bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compress
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Joiner: an answer to its JOIN. */
 void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j);
+
+/* cl_engine_authority.c: the gate of docs/security.md §3. */
+/* Largest step by which any message may raise a view epoch. */
+#define EPOCH_STEP ((uint64_t)1 << 20)
+int eng_auth_init(struct cl_engine *e);
+void eng_auth_fini(struct cl_engine *e);
+/* This peer sent key a JOIN: key may answer it (JOIN_REPLY, VIEW). */
+void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32]);
+/* True when key (record p, NULL if none) may send m in this peer's state;
+   otherwise m is dropped, counted, logged and key banned where only a
+   hostile peer sends such a message. */
+bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                      const cl_wire_msg_t *m);
+/* True when `epoch` is at most EPOCH_STEP above `own` and below the
+   ceiling CL_EPOCH_MAX. */
+bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch);
+/* Messages dropped by the gate so far. */
+uint64_t eng_auth_dropped(const struct cl_engine *e);
 
 /* cl_engine_member.c */
 /* Completes collab_init with status (if it still waits) and stops joining. */

@@ -586,21 +586,32 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
 
 /* A heartbeat tells the epoch of the sender's view.  A coordinator that
    dies may leave its last views with only some peers, so survivors can
-   hold different views: the highest epoch wins.  A member whose view is
-   older takes the newer one (it answers with its own heartbeat, and the
-   other side, seeing an older epoch, sends its view); a member sends its
-   view to a member of it that is behind.  The coordinator also answers a
-   peer outside its view that believes it is a member: with a view above
-   its epoch, in which it finds itself missing and joins again (§4,
-   removed while alive). */
+   hold different views; only views of the coordinator each member
+   computes count (docs/security.md §4).  The coordinator sends its view
+   to a member that is behind, and answers a member that is ahead by
+   raising its own epoch above it (by a bounded step) and sending its view
+   with that epoch.  A member that is behind answers a member that is
+   ahead with its own heartbeat, so that the coordinator among them learns
+   it.  The coordinator also answers a former member that believes it is
+   still one: with a view above its epoch, in which it finds itself
+   missing and joins again (§4, removed while alive).  Epochs heard count
+   only from members, and only by a bounded step (eng_auth_epoch_step_ok),
+   so nobody can push them near the ceiling. */
 static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                                uint64_t epoch)
 {
     bool member = from != NULL && from->state != CL_PEER_GONE;
     uint64_t own = cl_member_epoch(e->mb);
-    if (epoch > e->max_epoch_heard)
+    bool step_ok = eng_auth_epoch_step_ok(own, epoch);
+    if (member && step_ok && epoch > e->max_epoch_heard)
         e->max_epoch_heard = epoch;
-    if (epoch > own) {
+    bool coord = eng_i_coordinate(e);
+    if (member && epoch > own) {
+        if (coord && step_ok) {
+            cl_member_raise_epoch(e->mb, epoch + 1);
+            eng_reply_view(e, key);
+            return;
+        }
         cl_wire_msg_t m;
         memset(&m, 0, sizeof m);
         m.hdr.type = CL_MSG_HEARTBEAT;
@@ -608,11 +619,11 @@ static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8
         m.u.heartbeat.epoch = own;
         m.u.heartbeat.progress = e->progress;
         (void)cl_transport_reply(e->tp, key, &m);
-    } else if (member && epoch < own) {
+    } else if (member && epoch < own && coord) {
         eng_reply_view(e, key);
-    } else if (!member && eng_i_coordinate(e) &&
-               (from == NULL || from->suspect_reason != REASON_LEFT)) {
-        cl_member_raise_epoch(e->mb, epoch + 1);
+    } else if (!member && coord && (from == NULL || from->suspect_reason != REASON_LEFT)) {
+        if (step_ok)
+            cl_member_raise_epoch(e->mb, epoch + 1);
         eng_reply_view(e, key);
     }
 }

@@ -100,7 +100,7 @@ static void peer_env(int i, int n, unsigned initial)
     snprintf(v, sizeof v, "%d", n);
     setenv("COLLAB_WORLD_SIZE", v, 1);
     setenv("COLLAB_RUN_ID", s_run, 1);
-    setenv("COLLAB_MATCHMAKING_TIME", "10", 1);
+    setenv("COLLAB_MATCHMAKING_TIME", "60", 1); /* groups form at the world size */
     if (getenv("COLLAB_TIMEOUT") == NULL)
         setenv("COLLAB_TIMEOUT", "2", 1);
     if (getenv("COLLAB_LOG") == NULL)
