@@ -371,7 +371,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .announce = e->cfg.announce,
                                 .client_mode = e->cfg.client_mode,
                                 .run_id = e->cfg.run_id,
-                                .swarm_key = e->cfg.swarm_key};
+                                .swarm_key = e->cfg.swarm_key,
+                                .max_message = (size_t)e->cfg.max_message_mib << 20,
+                                .max_handshakes = (size_t)e->cfg.max_handshakes,
+                                .link_idle = e->cfg.link_idle};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
     if (e->tp == NULL) {

@@ -523,11 +523,29 @@ static void test_load_env_and_seconds(void)
     CL_CHECK(cl_config_value_number("", &v) == -1);
 }
 
+/* The resource bounds of docs/security.md §5: safe defaults, ranges. */
+static void test_limits(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.max_message_mib == 1024 && cfg.max_handshakes == 1024 && cfg.link_idle == 300.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_MESSAGE", "16", "COLLAB_MAX_HANDSHAKES",
+                    "64", "COLLAB_LINK_IDLE", "60", NULL) == 0);
+    CL_CHECK(cfg.max_message_mib == 16 && cfg.max_handshakes == 64 && cfg.link_idle == 60.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_LINK_IDLE", "10", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_LINK_IDLE") != NULL && strstr(err, "30") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_MESSAGE", "0", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HANDSHAKES", "-1", NULL) == -1);
+}
+
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 20);
+    CL_CHECK(n == 23);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -547,8 +565,11 @@ static void test_table(void)
                               "COLLAB_WEIGHT",
                               "COLLAB_STRICT",
                               "COLLAB_LOG",
-                              "COLLAB_LOG_FILE"};
-    for (size_t i = 0; i < n && i < 20; i++) {
+                              "COLLAB_LOG_FILE",
+                              "COLLAB_MAX_MESSAGE",
+                              "COLLAB_MAX_HANDSHAKES",
+                              "COLLAB_LINK_IDLE"};
+    for (size_t i = 0; i < n && i < 23; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
@@ -580,6 +601,7 @@ int main(void)
     test_swarm_key();
     test_load_env_and_seconds();
     test_table();
+    test_limits();
     s_clear_env();
     rmdir(s_dir);
     return cl_selftest_end("cl_config_test");
