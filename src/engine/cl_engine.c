@@ -220,6 +220,9 @@ static void drain_queue(struct cl_engine *e)
 /* Network events. */
 
 #define HELD_LIMIT ((size_t)256 << 20) /* bytes of early data messages kept */
+/* What one held message costs besides its payload: an empty one is not
+   free (docs/security.md §5). */
+#define HELD_COST(len) (sizeof(held_msg_t) + (len))
 
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
@@ -234,7 +237,7 @@ static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t
    coordinator, on another connection. */
 static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    if (e->held_bytes + m->payload_len > HELD_LIMIT) {
+    if (e->held_bytes + HELD_COST(m->payload_len) > HELD_LIMIT) {
         cl_warn("dropped an early %s message: %zu bytes wait for views already",
                 cl_wire_type_name(m->hdr.type), e->held_bytes);
         return;
@@ -255,7 +258,7 @@ static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t
     else
         e->held_head = h;
     e->held_tail = h;
-    e->held_bytes += h->len;
+    e->held_bytes += HELD_COST(h->len);
 }
 
 void eng_replay_held(struct cl_engine *e)
@@ -270,14 +273,14 @@ void eng_replay_held(struct cl_engine *e)
         cl_peer_t *p = cl_member_find(e->mb, h->key);
         bool member = p != NULL && p->state != CL_PEER_GONE;
         if (member || now - h->t < 2 * e->cfg.timeout) {
-            e->held_bytes -= h->len;
+            e->held_bytes -= HELD_COST(h->len);
             if (member)
                 dispatch_data(e, p, &h->msg);
             else
                 hold(e, h->key, &h->msg);
             free(h);
         } else {
-            e->held_bytes -= h->len;
+            e->held_bytes -= HELD_COST(h->len);
             cl_debug("dropped a %s message from a peer that never became a member",
                      cl_wire_type_name(h->msg.hdr.type));
             free(h);
