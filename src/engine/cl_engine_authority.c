@@ -37,6 +37,7 @@
 #include "engine/cl_engine_int.h"
 
 #include "engine/cl_elmsg.h"
+#include "engine/cl_engine_elastic.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
 
@@ -46,6 +47,9 @@
 
 #define ASKED_MAX 64        /* peers remembered as asked for a rank */
 #define AUTH_BAN_SECONDS 60 /* how long a sender of a hostile-only message is ignored */
+#define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
+#define WARNED_MAX 64
+#define VOTES_MAX 64        /* straggler reports remembered */       /* senders of refused collective data already named */
 
 struct eng_auth {
     uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
@@ -53,6 +57,13 @@ struct eng_auth {
     uint64_t dropped[256];        /* per message type (ELASTIC: 128 + sub) */
     uint64_t total;               /* all drops */
     uint64_t banned;              /* senders banned by this gate */
+    uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
+    size_t nwarned;
+    struct {
+        uint8_t subject[32], reporter[32];
+        double t;
+    } votes[VOTES_MAX];             /* recent straggler reports (ring) */
+    size_t next_vote;
 };
 
 int eng_auth_init(struct cl_engine *e)
@@ -89,6 +100,65 @@ static bool asked(const struct eng_auth *a, const uint8_t key[32])
     return false;
 }
 
+void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    a->dropped[CL_MSG_COLL]++;
+    a->total++;
+    bool first = true;
+    for (size_t i = 0; i < a->nwarned; i++)
+        first = first && memcmp(a->warned[i], p->key, 32) != 0;
+    char desc[CL_WIRE_STR_MAX + 64];
+    if (first && a->nwarned < WARNED_MAX) {
+        memcpy(a->warned[a->nwarned++], p->key, 32);
+        cl_warn("dropped a collective message (type %d, part %u) from %s: %s (%llu such drops)",
+                sub, part, eng_peer_desc(p, desc, sizeof desc),
+                sub == 2 ? "a RESULT for a part it does not produce"
+                         : "it does not fit the collective",
+                (unsigned long long)a->dropped[CL_MSG_COLL]);
+    } else {
+        cl_debug("dropped a collective message (type %d, part %u) from %s", sub, part,
+                 eng_peer_desc(p, desc, sizeof desc));
+    }
+}
+
+bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+                             const uint8_t reporter[32], size_t group_size)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL || memcmp(subject, reporter, 32) == 0)
+        return true; /* a member that reports itself is believed */
+    double now = eng_now(), window = e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+    bool have = false;
+    for (size_t i = 0; i < VOTES_MAX && !have; i++)
+        if (a->votes[i].t > 0 && memcmp(a->votes[i].subject, subject, 32) == 0 &&
+            memcmp(a->votes[i].reporter, reporter, 32) == 0) {
+            a->votes[i].t = now;
+            have = true;
+        }
+    if (!have) {
+        size_t k = a->next_vote;
+        memcpy(a->votes[k].subject, subject, 32);
+        memcpy(a->votes[k].reporter, reporter, 32);
+        a->votes[k].t = now;
+        a->next_vote = (k + 1) % VOTES_MAX;
+    }
+    size_t need = group_size > 2 ? 2 : 1, got = 0;
+    for (size_t i = 0; i < VOTES_MAX; i++)
+        if (a->votes[i].t > 0 && now - a->votes[i].t <= window &&
+            memcmp(a->votes[i].subject, subject, 32) == 0)
+            got++;
+    if (got >= need) {
+        for (size_t i = 0; i < VOTES_MAX; i++)
+            if (memcmp(a->votes[i].subject, subject, 32) == 0)
+                a->votes[i].t = 0; /* acted on */
+        return true;
+    }
+    return false;
+}
+
 uint64_t eng_auth_dropped(const struct cl_engine *e)
 {
     return e->auth != NULL ? e->auth->total : 0;
@@ -101,7 +171,8 @@ bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch)
 
 static const char *type_name(const cl_wire_msg_t *m)
 {
-    return m->hdr.type == CL_MSG_ELASTIC ? "elastic" : cl_wire_type_name(m->hdr.type);
+    return m->hdr.type == CL_MSG_ELASTIC ? cl_elmsg_name(m->hdr.sub)
+                                         : cl_wire_type_name(m->hdr.type);
 }
 
 /* Drops (and counts) m; bans its sender when `ban`. */
@@ -112,8 +183,10 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
        an update that reached the coordinator before last) are routine:
        only forgeries are warned about. */
     bool loud = m->hdr.type == CL_MSG_VIEW || m->hdr.type == CL_MSG_JOIN_REPLY ||
-                m->hdr.type == CL_MSG_SUSPECT ||
-                (m->hdr.type == CL_MSG_ELASTIC && m->hdr.sub == CL_EL_ADMIT);
+                m->hdr.type == CL_MSG_SUSPECT || m->hdr.type == CL_MSG_UPDATE ||
+                (m->hdr.type == CL_MSG_ELASTIC &&
+                 (m->hdr.sub == CL_EL_ADMIT || m->hdr.sub == CL_EL_FETCH ||
+                  m->hdr.sub == CL_EL_DROP));
     struct eng_auth *a = e->auth;
     unsigned slot = m->hdr.type == CL_MSG_ELASTIC ? 128u + (m->hdr.sub & 127u) : m->hdr.type;
     a->dropped[slot]++;
@@ -126,11 +199,11 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
     else
         snprintf(sid, sizeof sid, "?");
     if (ban || (a->dropped[slot] == 1 && loud))
-        cl_warn("dropped a %s message from peer %s…: %s (%llu such drops)%s", type_name(m), sid,
+        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops)%s", type_name(m), sid,
                 rule, (unsigned long long)a->dropped[slot],
                 ban ? "; ignoring the peer for 60 s" : "");
     else
-        cl_debug("dropped a %s message from peer %s…: %s (%llu such drops)", type_name(m), sid,
+        cl_debug("dropped a message of type %s from peer %s…: %s (%llu such drops)", type_name(m), sid,
                  rule, (unsigned long long)a->dropped[slot]);
     if (ban) {
         a->banned++;
@@ -234,6 +307,9 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     bool former = p != NULL && p->prev_rank >= 0;
     switch (m->hdr.type) {
     case CL_MSG_JOIN:
+        if (!(m->u.join.weight <= WEIGHT_MAX))
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
+                          true);
         return true; /* anyone may ask; the coordinator decides */
     case CL_MSG_JOIN_REPLY:
         if (asked(e->auth, key))
@@ -253,6 +329,11 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
         return refuse(e, p, key, m, "its sender is not a member", false);
     case CL_MSG_SUSPECT:
     case CL_MSG_UPDATE:
+        /* No peer may claim over the network a weight its own
+           COLLAB_WEIGHT could not hold. */
+        if (m->hdr.type == CL_MSG_UPDATE && !(m->u.update.weight <= WEIGHT_MAX))
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
+                          true);
         if (!member)
             return refuse(e, p, key, m, "its sender is not a member", !former);
         if (e->state != ENG_MEMBER || !eng_is_coordinator(e))
@@ -279,6 +360,14 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                 return refuse(e, p, key, m, "ADMIT from a member that is not the admitter",
                               false);
             return true;
+        case CL_EL_FETCH:
+        case CL_EL_DROP:
+            /* Reading a donor's state, or making it forget an item, is for
+               the joiners an ADMIT named. */
+            if (member && eng_el_is_entrant(e, key))
+                return true;
+            return refuse(e, p, key, m, "state requests are for admitted joiners only",
+                          !member && !former);
         default:
             if (member)
                 return true;

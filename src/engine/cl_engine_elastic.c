@@ -434,6 +434,17 @@ eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint
     return ENG_EL_ROUTE_DEFAULT;
 }
 
+bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return false;
+    for (int i = 0; i < EL_ENTRANTS; i++)
+        if (el->entrants[i].rank >= 0 && memcmp(el->entrants[i].key, key, 32) == 0)
+            return true;
+    return false;
+}
+
 bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
                        double *weight)
 {

@@ -255,6 +255,16 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
 /* True when `epoch` is at most EPOCH_STEP above `own` and below the
    ceiling CL_EPOCH_MAX. */
 bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch);
+/* A collective algorithm refused a message of p (sub, part): counted and
+   warned about once per sender. */
+void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part);
+/* Coordinator: reporter (a group member, or this peer itself) finds
+   subject straggling.  True once that is enough to take it out of the
+   group: the subject's own report, or two distinct reporters within
+   max(10 s, 4 x COLLAB_TIMEOUT) (one in a group of two), so that one
+   hostile member cannot evict an honest one. */
+bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+                             const uint8_t reporter[32], size_t group_size);
 /* Messages dropped by the gate so far. */
 uint64_t eng_auth_dropped(const struct cl_engine *e);
 

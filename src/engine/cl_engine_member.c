@@ -342,6 +342,10 @@ static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
 {
     p->suspect_reason = reason;
     if (eng_i_coordinate(e)) {
+        cl_peer_t *one[1];
+        if (reason == CL_SUSPECT_STRAGGLER &&
+            !eng_auth_straggler_vote(e, p->key, e->self_key, cl_member_group(e->mb, one, 1)))
+            return;
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
             eng_coordinator_commit(e, &d);
@@ -445,6 +449,13 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
            with the group. */
         if (!p->in_group || !from->in_group)
             return;
+        cl_peer_t *one[1];
+        if (!eng_auth_straggler_vote(e, p->key, from->key, cl_member_group(e->mb, one, 1))) {
+            char desc[CL_WIRE_STR_MAX + 64];
+            cl_debug("%s reports %s as a straggler; waiting for a second report",
+                     eng_peer_desc(from, desc, sizeof desc), p->id);
+            return;
+        }
         p->suspect_reason = s->reason;
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)

@@ -33,6 +33,26 @@
       conntable   4100 fresh keys complete the handshake and disconnect.
                   Old: the victim refused every new peer with BUSY for
                   good.  Now: a real peer joins afterwards.
+
+    Hostile members.  In these scenarios peer 3 of 4 is a real member (it
+    runs collab_init and the same all-reduces) whose outgoing messages pass
+    through the wrappers of zmq_send and zmq_msg_send below: they decode
+    each message with the project's codec and, once the peer is armed at
+    the rendezvous, add forged ones on the same connection.
+      suspect     SUSPECT(straggler) about rank 1 with every heartbeat.
+                  Old: rank 1 was taken out of the group.  Now: one
+                  member's report alone takes nobody out.
+      admit       an ADMIT that re-admits rank 1 as a straggler with
+                  weight 0 for the next 100000 collectives.  Old: results
+                  lost rank 1's contribution.  Now: only the admitter's
+                  ADMIT counts.
+      update      UPDATE with weight 1e308.  Old: every result was 4 x the
+                  attacker's input.  Now: refused (above the 1e9 that
+                  COLLAB_WEIGHT allows) and the sender banned.
+      result      with each DATA it sends a part's reducer, a RESULT for
+                  that part (which it does not own) full of 1e30.  Old:
+                  corrupted results.  Now: a RESULT counts only from the
+                  part's producer.
 */
 #include "engine/cl_handshake.h"
 #include "engine/cl_transport.h"
@@ -41,8 +61,14 @@
 #include "test_peers.h"
 #include "util/cl_identity.h"
 
+#include "coll/cl_coll_impl.h"
+#include "engine/cl_comm.h"
+#include "engine/cl_elmsg.h"
+
 #include <czmq.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <signal.h>
 #include <sodium.h>
@@ -64,6 +90,10 @@ static int s_port[MAXP + 1];
 static char s_run[128];
 static int s_ready[2], s_go[2];
 static bool s_setup_failed; /* the test could not be set up (exit 3) */
+typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT } hostile_t;
+static hostile_t s_hostile = H_NONE;
+static atomic_bool s_armed;    /* set at the rendezvous */
+
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -127,6 +157,8 @@ static void rendezvous(void)
     do
         r = read(s_go[0], &c, 1);
     while (r < 0 && errno == EINTR);
+    if (s_hostile != H_NONE)
+        atomic_store(&s_armed, true);
 }
 
 /* `iters` all-reduces of rank+1 among the ranks in `alive` (a mask);
@@ -184,9 +216,272 @@ static int peer_main(int i, int n, unsigned alive_after)
 }
 
 /* ---------------------------------------------------------------------- */
+/* A hostile member: forgeries added to what a real peer sends. */
+
+static uint8_t s_target[32];   /* rank 1's key */
+static uint64_t s_world_seq;   /* last world collective seen going out */
+static uint64_t s_world_gen;
+static atomic_int s_forged;    /* forgeries sent */
+
+static __thread bool t_have;   /* a CLAB header went out with SNDMORE */
+static __thread void *t_sock;
+static __thread cl_wire_hdr_t t_hdr;
+
+static int real_zmq_send(void *s, const void *buf, size_t len, int flags)
+{
+    static int (*fn)(void *, const void *, size_t, int);
+    if (fn == NULL)
+        fn = (int (*)(void *, const void *, size_t, int))dlsym(RTLD_NEXT, "zmq_send");
+    return fn(s, buf, len, flags);
+}
+
+static int real_zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+{
+    static int (*fn)(zmq_msg_t *, void *, int);
+    if (fn == NULL)
+        fn = (int (*)(zmq_msg_t *, void *, int))dlsym(RTLD_NEXT, "zmq_msg_send");
+    return fn(m, s, flags);
+}
+
+/* Sends hdr (length set here) and body on sock, a DEALER. */
+static void inject(void *sock, cl_wire_hdr_t h, const uint8_t *body, size_t blen)
+{
+    uint8_t hb[CL_WIRE_HDR_SIZE];
+    h.version = CL_WIRE_VERSION;
+    h.length = blen;
+    cl_wire_hdr_encode(&h, hb);
+    if (real_zmq_send(sock, hb, sizeof hb, ZMQ_SNDMORE | ZMQ_DONTWAIT) == (int)sizeof hb &&
+        real_zmq_send(sock, blen > 0 ? body : (const uint8_t *)"", blen, ZMQ_DONTWAIT) >= 0)
+        if (atomic_fetch_add(&s_forged, 1) == 0) {
+            /* Tell the parent that the attack went out (this peer may be
+               banned and stuck from here on). */
+            char path[512];
+            snprintf(path, sizeof path, "%s/forged", s_dir);
+            FILE *f = fopen(path, "w");
+            if (f != NULL) {
+                fprintf(f, "1\n");
+                fclose(f);
+            }
+        }
+}
+
+static void inject_msg(void *sock, const cl_wire_hdr_t *like, cl_wire_msg_t *m)
+{
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    m->hdr.run = like->run;
+    m->hdr.epoch = like->epoch;
+    if (cl_wire_encode_body(m, &body, &blen) == CL_WIRE_OK)
+        inject(sock, m->hdr, body, blen);
+    free(body);
+}
+
+/* What the hostile member adds after a message (h, body) went out on a
+   DEALER. */
+static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, size_t blen)
+{
+    (void)body;
+    if (h->type == CL_MSG_COLL && h->comm == CL_COMM_WORLD_ID) {
+        s_world_seq = h->seq;
+        s_world_gen = h->epoch;
+    }
+    if (!atomic_load(&s_armed))
+        return;
+    if (h->type == CL_MSG_HEARTBEAT) {
+        cl_wire_msg_t m;
+        memset(&m, 0, sizeof m);
+        if (s_hostile == H_SUSPECT) {
+            m.hdr.type = CL_MSG_SUSPECT;
+            memcpy(m.u.suspect.key, s_target, 32);
+            m.u.suspect.reason = CL_SUSPECT_STRAGGLER;
+            inject_msg(sock, h, &m);
+        } else if (s_hostile == H_UPDATE) {
+            m.hdr.type = CL_MSG_UPDATE;
+            m.u.update.weight = 1e308;
+            inject_msg(sock, h, &m);
+        } else if (s_hostile == H_ADMIT && s_world_gen > 0) {
+            cl_elmsg_t a;
+            memset(&a, 0, sizeof a);
+            cl_el_joiner_t j;
+            memset(&j, 0, sizeof j);
+            memcpy(j.key, s_target, 32);
+            j.rank = 1;
+            j.flags = CL_EL_JOINER_READMIT;
+            a.type = CL_EL_ADMIT;
+            a.s = s_world_seq + 2;
+            a.w0_end = a.s + 100000;
+            a.gen = s_world_gen;
+            a.joiners = &j;
+            a.njoiners = 1;
+            uint8_t *eb = NULL;
+            size_t elen = 0;
+            if (cl_elmsg_encode(&a, &eb, &elen) == COLLAB_OK) {
+                cl_wire_hdr_t eh = *h;
+                eh.type = CL_MSG_ELASTIC;
+                eh.sub = CL_EL_ADMIT;
+                inject(sock, eh, eb, elen);
+            }
+            free(eb);
+        }
+    } else if (s_hostile == H_RESULT && h->type == CL_MSG_COLL && h->sub == CL_MSG_DATA &&
+               h->comm == CL_COMM_WORLD_ID && blen >= sizeof(float)) {
+        /* A RESULT for the part this DATA goes to: bitmap (every one of the
+           4 members contributed), then the chunk's values, all 1e30. */
+        size_t n = blen / sizeof(float);
+        uint8_t *forged = malloc(1 + blen);
+        if (forged == NULL)
+            return;
+        forged[0] = 0x0f;
+        float big = 1e30f;
+        for (size_t k = 0; k < n; k++)
+            memcpy(forged + 1 + k * sizeof(float), &big, sizeof big);
+        cl_wire_hdr_t rh = *h;
+        rh.sub = CL_MSG_RESULT;
+        rh.aux = 0;
+        inject(sock, rh, forged, 1 + blen);
+        free(forged);
+    }
+}
+
+static bool is_dealer(void *sock)
+{
+    int type = 0;
+    size_t len = sizeof type;
+    return zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) == 0 && type == ZMQ_DEALER;
+}
+
+/* The wrappers: every other use passes straight through. */
+int zmq_send(void *s, const void *buf, size_t len, int flags)
+{
+    if (s_hostile != H_NONE && len == CL_WIRE_HDR_SIZE && (flags & ZMQ_SNDMORE) &&
+        memcmp(buf, "CLAB", 4) == 0 && is_dealer(s) &&
+        cl_wire_hdr_decode(buf, len, &t_hdr) == CL_WIRE_OK) {
+        t_have = true;
+        t_sock = s;
+    }
+    return real_zmq_send(s, buf, len, flags);
+}
+
+int zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+{
+    if (!t_have || s != t_sock)
+        return real_zmq_msg_send(m, s, flags);
+    t_have = false;
+    size_t blen = zmq_msg_size(m);
+    uint8_t *copy = blen > 0 ? malloc(blen) : NULL;
+    if (copy != NULL)
+        memcpy(copy, zmq_msg_data(m), blen);
+    int rc = real_zmq_msg_send(m, s, flags);
+    if (rc >= 0 && (copy != NULL || blen == 0))
+        forge_after(s, &t_hdr, copy, blen);
+    free(copy);
+    return rc;
+}
+
+/* Peer i of 4 with a hostile peer 3.  Each all-reduce of x[k] = i + 1 +
+   k % 7 must give what the group present makes of honest inputs: with all
+   four, the plain sum 10 + 4 (k % 7); with the hostile member taken out
+   (it may be, once banned), 4 x the mean of ranks 0..2, 8 + 4 (k % 7).
+   Anything else (rank 1 left out or weighted 0, the attacker's weight or
+   values winning) is the attack's effect. */
+static int member_main(int i, int n, size_t cnt)
+{
+    (void)n;
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    if (i == 3) {
+        const char *h = getenv("ATTACK_HOSTILE");
+        s_hostile = strcmp(h, "suspect") == 0  ? H_SUSPECT
+                    : strcmp(h, "admit") == 0  ? H_ADMIT
+                    : strcmp(h, "update") == 0 ? H_UPDATE
+                                               : H_RESULT;
+        char err[256], path[512];
+        snprintf(path, sizeof path, "%s/id1", s_dir);
+        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
+        if (id != NULL)
+            memcpy(s_target, cl_identity_public_key(id), 32);
+        cl_identity_destroy(&id);
+    }
+    collab_comm_t *w = collab_comm_world();
+    /* One more element: rank 0 sets it once the attack has run long
+       enough, and every peer stops after the all-reduce that carries it,
+       so all run the same number of collectives. */
+    float *x = malloc((cnt + 1) * sizeof *x), *y = malloc((cnt + 1) * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < cnt; k++)
+        x[k] = (float)(i + 1 + (int)(k % 7));
+    x[cnt] = 0;
+    double t0 = 0;
+    int bad = 0, it;
+    for (it = 0; it < 1000000; it++) {
+        if (it == 1) {
+            rendezvous();
+            t0 = now_s();
+        }
+        if (i == 0 && it > 12 && now_s() - t0 > 6)
+            x[cnt] = 1;
+        rc = collab_allreduce(w, x, y, cnt + 1, COLLAB_FLOAT, &SUM, NULL);
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        bool last = rc == COLLAB_OK && y[cnt] > 0;
+        if (i == 3) {
+            if (last)
+                break;
+            continue; /* the attacker does not check */
+        }
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
+            if (++bad > 20)
+                break;
+            continue;
+        }
+        double base = info.group_size == 4 ? 10 : info.group_size == 3 ? 8 : -1;
+        size_t wrong = 0, first = 0;
+        for (size_t k = 0; k < cnt; k++)
+            if (y[k] != (float)(base + 4.0 * (double)(k % 7)) && wrong++ == 0)
+                first = k;
+        if (wrong > 0) {
+            if (bad++ < 3)
+                fprintf(stderr,
+                        "[attack] peer %d: all-reduce %d with a group of %d: %zu of %zu "
+                        "elements wrong (element %zu is %g, want %g)\n",
+                        i, it, info.group_size, wrong, cnt, first, (double)y[first],
+                        base + 4.0 * (double)(first % 7));
+        }
+        if (last)
+            break;
+    }
+    if (i == 3) {
+        fprintf(stderr, "[attack] hostile peer 3 sent %d forged messages\n",
+                atomic_load(&s_forged));
+        char path[512];
+        snprintf(path, sizeof path, "%s/forged", s_dir);
+        FILE *f = fopen(path, "w");
+        if (f != NULL) {
+            fprintf(f, "%d\n", atomic_load(&s_forged));
+            fclose(f);
+        }
+        /* Wait to be killed: its finalize would only wait for the others. */
+        pause();
+    }
+    if (bad > 0)
+        s_failures++;
+    fprintf(stderr, "[attack] peer %d: %d all-reduces, %d wrong\n", i, it, bad);
+    CHECK(collab_finalize() == COLLAB_OK);
+    free(x);
+    free(y);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Process control (parent). */
 
 static pid_t s_pid[MAXP];
+static size_t s_member_cnt; /* > 0: the peers run member_main with this many floats */
 
 static pid_t spawn(int i, int n, unsigned initial, unsigned alive_after)
 {
@@ -202,7 +497,8 @@ static pid_t spawn(int i, int n, unsigned initial, unsigned alive_after)
         close(s_ready[0]);
         close(s_go[1]);
         peer_env(i, n, initial);
-        int rc = peer_main(i, n, alive_after);
+        int rc = s_member_cnt > 0 ? member_main(i, n, s_member_cnt)
+                                  : peer_main(i, n, alive_after);
         fflush(stderr);
         _exit(rc != 0 ? rc : s_failures > 0 ? 1 : 0);
     }
@@ -518,47 +814,6 @@ static zsock_t *raw_client(int i, zcert_t **cert)
     return z;
 }
 
-static int sc_prehs(void)
-{
-    prepare("prehs", 1);
-    spawn(0, 1, 0u, 0x1u);
-    CHECK(wait_ready(1, 60));
-    long before = rss_kib(s_pid[0]);
-    zcert_t *cert;
-    zsock_t *z = raw_client(0, &cert);
-    size_t big = (size_t)1 << 20;
-    uint8_t *buf = calloc(1, big);
-    for (int k = 0; k < 100 && buf != NULL; k++) {
-        zmsg_t *zm = zmsg_new();
-        for (int f = 0; f < 3; f++)
-            zmsg_addmem(zm, buf, big);
-        zmsg_send(&zm, z);
-    }
-    free(buf);
-    /* Let it arrive and be handled, then disconnect. */
-    struct timespec ts = {3, 0};
-    nanosleep(&ts, NULL);
-    zsock_destroy(&z);
-    zcert_destroy(&cert);
-    nanosleep(&ts, NULL);
-    long after = rss_kib(s_pid[0]);
-    fprintf(stderr, "[attack] victim RSS %ld KiB before, %ld KiB after 100 x 3 x 1 MiB "
-                    "without HELLO (+%ld KiB)\n",
-            before, after, after - before);
-    CHECK(before > 0 && after > 0 && after - before < 16 * 1024);
-    go(1);
-    return reap(0x1u, 30);
-}
-
-/* One raw client that completes the handshake of docs/wire.md with a
-   fresh key; true when the server accepted its AUTH (no REFUSE). */
-typedef struct {
-    zsock_t *z;
-    zcert_t *cert;
-    uint8_t nonce[32];
-    int state; /* 0 HELLO sent, 1 AUTH sent, 2 refused */
-} hs_client_t;
-
 static bool send_msg(zsock_t *z, cl_wire_msg_t *m)
 {
     uint8_t *body = NULL;
@@ -577,6 +832,59 @@ static bool send_msg(zsock_t *z, cl_wire_msg_t *m)
     free(body);
     return rc == 0;
 }
+
+static int sc_prehs(void)
+{
+    prepare("prehs", 1);
+    spawn(0, 1, 0u, 0x1u);
+    CHECK(wait_ready(1, 60));
+    long before = rss_kib(s_pid[0]);
+    zcert_t *cert;
+    zsock_t *z = raw_client(0, &cert);
+    size_t big = (size_t)1 << 20;
+    uint8_t *buf = calloc(1, big);
+    for (int k = 0; k < 100 && buf != NULL; k++) {
+        zmsg_t *zm = zmsg_new();
+        for (int f = 0; f < 3; f++)
+            zmsg_addmem(zm, buf, big);
+        zmsg_send(&zm, z);
+    }
+    free(buf);
+    /* A HELLO on the same connection: its WELCOME comes back only once
+       the victim has read everything before it. */
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_HELLO;
+    m.u.hello.max_version = CL_WIRE_VERSION;
+    m.u.hello.min_version = CL_WIRE_MIN_VERSION;
+    memcpy(m.u.hello.key, zcert_public_key(cert), 32);
+    randombytes_buf(m.u.hello.nonce, 32);
+    m.u.hello.flags = CL_HELLO_CLIENT;
+    CHECK(send_msg(z, &m));
+    zsock_set_rcvtimeo(z, 60000);
+    zmsg_t *r = zmsg_recv(z);
+    CHECK(r != NULL);
+    zmsg_destroy(&r);
+    zsock_destroy(&z);
+    zcert_destroy(&cert);
+    long after = rss_kib(s_pid[0]);
+    fprintf(stderr, "[attack] victim RSS %ld KiB before, %ld KiB after 100 x 3 x 1 MiB "
+                    "without HELLO (+%ld KiB)\n",
+            before, after, after - before);
+    CHECK(before > 0 && after > 0 && after - before < 16 * 1024);
+    go(1);
+    return reap(0x1u, 30);
+}
+
+/* One raw client that completes the handshake of docs/wire.md with a
+   fresh key; true when the server accepted its AUTH (no REFUSE). */
+typedef struct {
+    zsock_t *z;
+    zcert_t *cert;
+    uint8_t nonce[32];
+    int state; /* 0 HELLO sent, 1 AUTH sent, 2 refused */
+} hs_client_t;
+
 
 static int sc_conntable(void)
 {
@@ -651,10 +959,41 @@ static int sc_conntable(void)
     return reap(0x3u, 60);
 }
 
+/* A hostile member (peer 3 of 4) in mode `mode`. */
+static int sc_member(const char *mode, size_t cnt)
+{
+    prepare(mode, 4);
+    setenv("ATTACK_HOSTILE", mode, 1);
+    s_member_cnt = cnt;
+    for (int i = 0; i < 4; i++)
+        spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), 0xfu);
+    CHECK(wait_ready(4, 60));
+    go(4);
+    int bad = reap(0x7u, 90);
+    kill(s_pid[3], SIGKILL);
+    waitpid(s_pid[3], NULL, 0);
+    /* The test means something only if the forgeries went out. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/forged", s_dir);
+    FILE *f = fopen(path, "r");
+    int forged = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &forged) != 1)
+            forged = 0;
+        fclose(f);
+    }
+    if (forged == 0) {
+        fprintf(stderr, "[attack] the hostile peer sent no forgery; the test proves nothing\n");
+        s_setup_failed = true;
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable\n");
+        fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|suspect|admit|"
+                        "update|result\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -671,6 +1010,11 @@ int main(int argc, char **argv)
         bad = sc_prehs();
     else if (strcmp(sc, "conntable") == 0)
         bad = sc_conntable();
+    else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 ||
+             strcmp(sc, "update") == 0)
+        bad = sc_member(sc, 1);
+    else if (strcmp(sc, "result") == 0)
+        bad = sc_member(sc, 300000);
     else {
         fprintf(stderr, "attack: unknown scenario %s\n", sc);
         return 3;
