@@ -11,6 +11,7 @@
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 
 #include "util/cl_log.h"
+#include "util/cl_text.h"
 #include "util/cl_topo.h"
 
 #include <errno.h>
@@ -50,13 +51,16 @@ void eng_add_not_running(double seconds)
 
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
 {
+    /* The address came from the network: escaped, so that it cannot
+       forge log lines. */
+    char q[CL_WIRE_STR_MAX * 4 + 8];
+    cl_text_quote(p->address, 200, q, sizeof q);
     int r = p->rank >= 0 ? p->rank : p->prev_rank;
     if (r >= 0)
         snprintf(out, len, "rank %d (%.8s…, %s)", r, p->id,
-                 p->address[0] != '\0' ? p->address : "client mode");
+                 p->address[0] != '\0' ? q : "client mode");
     else
-        snprintf(out, len, "peer %.8s… (%s)", p->id,
-                 p->address[0] != '\0' ? p->address : "client mode");
+        snprintf(out, len, "peer %.8s… (%s)", p->id, p->address[0] != '\0' ? q : "client mode");
     return out;
 }
 

@@ -38,6 +38,7 @@
 
 #include "engine/cl_elmsg.h"
 #include "engine/cl_engine_elastic.h"
+#include "util/cl_addr.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
 
@@ -257,6 +258,19 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     uint64_t own = cl_member_epoch(e->mb);
     if (!in_view(v, key))
         return refuse(e, p, key, m, "its sender is not in it", !member);
+    /* Every address a view lists is dialled: it must be a multiaddr that
+       names the member's own key (a client's is empty). */
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_wire_member_t *x = &v->members[i];
+        const char *addr = x->address != NULL ? x->address : "";
+        cl_addr_t a;
+        bool ok = (x->flags & CL_MEMBER_CLIENT)
+                      ? addr[0] == '\0'
+                      : cl_addr_parse(addr, &a, NULL, 0) == 0 && a.has_key &&
+                            memcmp(a.key, x->key, 32) == 0;
+        if (!ok)
+            return refuse(e, p, key, m, "it lists an address that is not its member's own", true);
+    }
     if (!eng_auth_epoch_step_ok(own, v->epoch) && own > 0)
         return refuse(e, p, key, m, "its epoch jumps too far ahead", !member);
     if (e->state != ENG_MEMBER) {

@@ -437,6 +437,21 @@ static void test_swarm_key(void)
     s_write(path, "0123456789abcdef", 16, 0600); /* no newline, exactly 16 */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
     cl_config_clear(&cfg);
+    /* A symbolic link is refused, and (as root, who can give a file away)
+       a file of another user (docs/security.md). */
+    char link_path[600];
+    snprintf(link_path, sizeof link_path, "%s.link", path);
+    unlink(link_path);
+    CL_CHECK(symlink(path, link_path) == 0);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", link_path, NULL) == -1);
+    CL_CHECK_CONTAINS(err, "symbolic link");
+    unlink(link_path);
+    if (geteuid() == 0) {
+        CL_CHECK(chown(path, 12345, 12345) == 0);
+        CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
+        CL_CHECK_CONTAINS(err, "owned by this user (it belongs to user 12345)");
+        CL_CHECK(chown(path, 0, 0) == 0);
+    }
 
     const struct {
         const char *text;
