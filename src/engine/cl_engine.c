@@ -381,6 +381,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .swarm_key = e->cfg.swarm_key,
                                 .max_message = (size_t)e->cfg.max_message_mib << 20,
                                 .max_handshakes = (size_t)e->cfg.max_handshakes,
+                                .max_handshakes_host = (size_t)e->cfg.max_handshakes_host,
                                 .link_idle = e->cfg.link_idle};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;

@@ -55,6 +55,9 @@
 struct eng_auth {
     uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
     size_t nasked, next_asked;
+    uint8_t probed[ASKED_MAX][32]; /* members sent a PROBE after this peer was stopped */
+    double probed_at;              /* when (0: never) */
+    size_t nprobed;
     uint64_t dropped[256];        /* per message type (ELASTIC: 128 + sub) */
     uint64_t total;               /* all drops */
     uint64_t banned;              /* senders banned by this gate */
@@ -91,6 +94,33 @@ void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
     a->next_asked = (a->next_asked + 1) % ASKED_MAX;
     if (a->nasked < ASKED_MAX)
         a->nasked++;
+}
+
+void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    double now = eng_now();
+    if (now - a->probed_at > 1.0)
+        a->nprobed = 0; /* a new pause: a new round of probes */
+    a->probed_at = now;
+    if (a->nprobed < ASKED_MAX)
+        memcpy(a->probed[a->nprobed++], key, 32);
+}
+
+/* Did this peer PROBE key since its last pause, recently enough that the
+   answer is still the one it asked for? */
+static bool probed(struct cl_engine *e, const uint8_t key[32])
+{
+    const struct eng_auth *a = e->auth;
+    double window = e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+    if (a->probed_at <= 0 || eng_now() - a->probed_at > window)
+        return false;
+    for (size_t i = 0; i < a->nprobed; i++)
+        if (memcmp(a->probed[i], key, 32) == 0)
+            return true;
+    return false;
 }
 
 static bool asked(const struct eng_auth *a, const uint8_t key[32])
@@ -250,6 +280,8 @@ static bool outranks(struct cl_engine *e, const cl_peer_t *p, const cl_wire_view
     return c != NULL && memcmp(p->key, c->key, 32) < 0;
 }
 
+static const cl_peer_t *admitter(struct cl_engine *e);
+
 static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m)
 {
@@ -288,7 +320,16 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     const cl_peer_t *c = eng_coordinator(e);
     if (c != NULL && c == p)
         return true;
+    /* The admitter publishes the views that admit peers into the group
+       (it is not the coordinator while a newcomer holds a lower rank). */
+    if (admitter(e) == p)
+        return true;
     if (outranks(e, p, v))
+        return true;
+    /* This peer was stopped and asked the members whether the swarm went
+       on without it: their answers count (the others may have removed it
+       and moved on under another coordinator). */
+    if (probed(e, key))
         return true;
     return refuse(e, p, key, m, "its sender is not this peer's coordinator", false);
 }

@@ -692,6 +692,7 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             continue;
         /* Our own stop explains their silence. */
         p->last_heard = now;
+        eng_auth_note_probe_sent(e, p->key); /* its answer (a view) counts */
         if (p->state == CL_PEER_SUSPECT && !p->link_closed)
             p->state = CL_PEER_ALIVE;
         /* Whoever took us out forgot our connection to it: open a fresh

@@ -247,6 +247,9 @@ int eng_auth_init(struct cl_engine *e);
 void eng_auth_fini(struct cl_engine *e);
 /* This peer sent key a JOIN: key may answer it (JOIN_REPLY, VIEW). */
 void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32]);
+/* This peer, back from a pause, sent key a PROBE: key's view answers it
+   (docs/security.md §4). */
+void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32]);
 /* True when key (record p, NULL if none) may send m in this peer's state;
    otherwise m is dropped, counted, logged and key banned where only a
    hostile peer sends such a message. */

@@ -608,6 +608,8 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->max_handshakes =
         cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
+    self->max_handshakes_host =
+        cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
     cl_hs_derive(cfg->swarm_key, cfg->run_id, self->k);
     self->out_by_key = zhashx_new();
     self->in_by_rid = zhashx_new();

@@ -18,6 +18,7 @@
                                     honest one takes one round trip) */
 #define DEFAULT_MAX_MESSAGE ((size_t)1 << 30)
 #define DEFAULT_MAX_HANDSHAKES 1024
+#define DEFAULT_MAX_HANDSHAKES_HOST 64
 #define DEFAULT_LINK_IDLE 300.0
 
 typedef struct pending_msg {
@@ -55,6 +56,7 @@ typedef struct {
     char address[CL_WIRE_STR_MAX + 1];
     double created;
     double last;                    /* last message on it (local monotonic seconds) */
+    char host[64];                  /* the remote IP address (ZeroMQ's Peer-Address) */
 } in_link_t;
 
 typedef enum { REF_ROUTER, REF_ZAP, REF_DEALER, REF_MONITOR } ref_kind_t;
@@ -74,6 +76,7 @@ struct cl_transport {
     size_t max_message;                /* largest frame, both ways */
     size_t max_handshakes;             /* IL_AUTH_WAIT links kept at most */
     size_t npending;                   /* IL_AUTH_WAIT links now */
+    size_t max_handshakes_host;        /* IL_AUTH_WAIT links of one remote address at most */
     double link_idle;                  /* silent IL_UP links are forgotten after this */
     char address[CL_WIRE_STR_MAX + 1]; /* announced multiaddr with /p2p */
     zsock_t *router;                   /* NULL in client mode */

@@ -84,7 +84,7 @@ static void send_refuse(cl_transport_t *self, in_link_t *tmp, int reason, const 
 }
 
 static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, const char *rhex,
-                     const uint8_t key[32], const cl_wire_msg_t *m)
+                     const uint8_t key[32], const cl_wire_msg_t *m, const char *host)
 {
     char sid[16];
     const cl_wire_hello_t *h = &m->u.hello;
@@ -123,6 +123,16 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
         send_refuse(self, &tmp, CL_REFUSE_BUSY, "too many connections");
         return;
     }
+    /* One address may not hold the whole table: a flood of fresh keys from
+       one host leaves room for everyone else. */
+    size_t same = 0;
+    for (in_link_t *o = zhashx_first(self->in_by_rid); o != NULL && host[0] != '\0';
+         o = zhashx_next(self->in_by_rid))
+        same += o->state == IL_AUTH_WAIT && strcmp(o->host, host) == 0;
+    if (same >= self->max_handshakes_host) {
+        send_refuse(self, &tmp, CL_REFUSE_BUSY, "too many connections from this address");
+        return;
+    }
     in_link_t *l = malloc(sizeof *l);
     if (l == NULL)
         return;
@@ -135,6 +145,7 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     l->client = (h->flags & CL_HELLO_CLIENT) != 0;
     snprintf(l->address, sizeof l->address, "%s", h->address);
     l->created = l->last = tp_now();
+    snprintf(l->host, sizeof l->host, "%s", host);
     zhashx_update(self->in_by_rid, l->rid_hex, l);
     self->npending++;
 
@@ -200,7 +211,8 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
         if (l != NULL && memcmp(l->key, key, 32) == 0)
             l->last = tp_now();
         if (m.hdr.type == CL_MSG_HELLO) {
-            on_hello(self, rid, rid_len, rhex, key, &m);
+            const char *host = zmq_msg_gets(&parts[1], "Peer-Address");
+            on_hello(self, rid, rid_len, rhex, key, &m, host != NULL ? host : "");
         } else if (m.hdr.run != self->run) {
             self->malformed++; /* another run: drop, no ban */
         } else if (l == NULL || memcmp(l->key, key, 32) != 0) {

@@ -185,6 +185,11 @@ static int p_max_handshakes(const char *value, cl_config_t *cfg, char *why, size
     return s_int(value, 1, 1 << 20, &cfg->max_handshakes, why, whylen);
 }
 
+static int p_max_handshakes_host(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 20, &cfg->max_handshakes_host, why, whylen);
+}
+
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cl_config_value_seconds(value, &cfg->link_idle, why, whylen) != 0)
@@ -333,6 +338,8 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "MiB: largest message a peer sends or accepts (frames above it are cut off unread)")         \
     X("COLLAB_MAX_HANDSHAKES", "1024", p_max_handshakes,                                           \
       "unfinished inbound handshakes kept at once; more get BUSY")                                 \
+    X("COLLAB_MAX_HANDSHAKES_PER_HOST", "64", p_max_handshakes_host,                                \
+      "of those, how many one IP address may hold")                                               \
     X("COLLAB_LINK_IDLE", "300", p_link_idle,                                                      \
       "seconds after which a silent inbound connection is forgotten")
 // clang-format on
@@ -452,6 +459,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->log_level = CL_LOG_INFO;
     cfg->max_message_mib = 1024;
     cfg->max_handshakes = 1024;
+    cfg->max_handshakes_host = 64;
     cfg->link_idle = 300.0;
 }
 

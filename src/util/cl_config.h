@@ -49,6 +49,7 @@ typedef struct {
     char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
     long max_message_mib;     /* COLLAB_MAX_MESSAGE MiB, default 1024 */
     int max_handshakes;       /* COLLAB_MAX_HANDSHAKES, default 1024 */
+    int max_handshakes_host;  /* COLLAB_MAX_HANDSHAKES_PER_HOST, default 64 */
     double link_idle;         /* COLLAB_LINK_IDLE seconds, default 300 */
 } cl_config_t;
 

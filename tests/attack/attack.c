@@ -33,6 +33,10 @@
       conntable   4100 fresh keys complete the handshake and disconnect.
                   Old: the victim refused every new peer with BUSY for
                   good.  Now: a real peer joins afterwards.
+      hellos      4100 fresh keys from 127.0.0.2 send HELLO and leave
+                  without AUTH.  Old: the table of unfinished handshakes
+                  was full for 60 s and a real joiner from 127.0.0.1 gave
+                  up after 30 s.  Now: it joins at once.
 
     Hostile members.  In these scenarios peer 3 of 4 is a real member (it
     runs collab_init and the same all-reduces) whose outgoing messages pass
@@ -797,9 +801,16 @@ static long rss_kib(pid_t pid)
     return kb;
 }
 
-/* A raw CurveZMQ DEALER with a fresh key, connected to peer i: a client
-   that runs the encryption but not (yet) our handshake. */
+/* A raw CurveZMQ DEALER with a fresh key, connected to peer i from the
+   loopback address `from` (NULL: the default): a client that runs the
+   encryption but not (yet) our handshake. */
+static zsock_t *raw_client_from(int i, zcert_t **cert, const char *from);
 static zsock_t *raw_client(int i, zcert_t **cert)
+{
+    return raw_client_from(i, cert, NULL);
+}
+
+static zsock_t *raw_client_from(int i, zcert_t **cert, const char *from)
 {
     *cert = zcert_new();
     zsock_t *z = zsock_new(ZMQ_DEALER);
@@ -810,7 +821,10 @@ static zsock_t *raw_client(int i, zcert_t **cert)
     peer_key(i, key);
     zsock_set_curve_serverkey_bin(z, key);
     zsock_set_linger(z, 0);
-    zsock_connect(z, "tcp://127.0.0.1:%d", s_port[i]);
+    if (from != NULL)
+        zsock_connect(z, "tcp://%s:0;127.0.0.1:%d", from, s_port[i]);
+    else
+        zsock_connect(z, "tcp://127.0.0.1:%d", s_port[i]);
     return z;
 }
 
@@ -894,7 +908,7 @@ static int sc_conntable(void)
     uint8_t k[32], server[32];
     cl_hs_derive(NULL, s_run, k);
     peer_key(0, server);
-    int done = 0, refused = 0, batch = 100;
+    int done = 0, refused = 0, batch = 50;
     double t0 = now_s();
     while (done + refused < nkeys) {
         hs_client_t c[100];
@@ -989,11 +1003,66 @@ static int sc_member(const char *mode, size_t cnt)
     return bad;
 }
 
+/* HELLO-only flood from 127.0.0.2: 4100 fresh keys send HELLO, read the
+   WELCOME and leave without AUTH; then a real peer (from 127.0.0.1) joins
+   through the victim. */
+static int sc_hellos(void)
+{
+    prepare("hellos", 2);
+    spawn(0, 2, 0u, 0x3u);
+    int nkeys = getenv("ATTACK_KEYS") != NULL ? atoi(getenv("ATTACK_KEYS")) : 4100;
+    int welcomed = 0, busy = 0;
+    double t0 = now_s();
+    for (int done = 0; done < nkeys;) {
+        zsock_t *z[100];
+        zcert_t *c[100];
+        int nb = nkeys - done < 100 ? nkeys - done : 100;
+        for (int j = 0; j < nb; j++) {
+            z[j] = raw_client_from(0, &c[j], "127.0.0.2");
+            cl_wire_msg_t m;
+            memset(&m, 0, sizeof m);
+            m.hdr.type = CL_MSG_HELLO;
+            m.u.hello.max_version = CL_WIRE_VERSION;
+            m.u.hello.min_version = CL_WIRE_MIN_VERSION;
+            memcpy(m.u.hello.key, zcert_public_key(c[j]), 32);
+            randombytes_buf(m.u.hello.nonce, 32);
+            m.u.hello.flags = CL_HELLO_CLIENT;
+            CHECK(send_msg(z[j], &m));
+        }
+        for (int j = 0; j < nb; j++) {
+            zsock_set_rcvtimeo(z[j], 10000);
+            zmsg_t *r = zmsg_recv(z[j]);
+            cl_wire_msg_t w;
+            if (r != NULL && zmsg_size(r) == 2) {
+                zframe_t *h = zmsg_first(r), *b = zmsg_next(r);
+                if (cl_wire_decode(zframe_data(h), zframe_size(h), zframe_data(b),
+                                   zframe_size(b), &w) == CL_WIRE_OK) {
+                    welcomed += w.hdr.type == CL_MSG_WELCOME;
+                    busy += w.hdr.type == CL_MSG_REFUSE;
+                    cl_wire_msg_clear(&w);
+                }
+            }
+            zmsg_destroy(&r);
+            zsock_destroy(&z[j]);
+            zcert_destroy(&c[j]);
+        }
+        done += nb;
+    }
+    fprintf(stderr, "[attack] %d HELLO-only keys from 127.0.0.2: %d welcomed, %d refused "
+                    "(%.1f s)\n",
+            nkeys, welcomed, busy, now_s() - t0);
+    CHECK(welcomed + busy == nkeys); /* the flood reached the victim */
+    spawn(1, 2, 0x1u, 0x3u);
+    CHECK(wait_ready(2, 60));
+    go(2);
+    return reap(0x3u, 60);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|suspect|admit|"
-                        "update|result\n");
+        fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
+                        "admit|update|result\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -1010,6 +1079,8 @@ int main(int argc, char **argv)
         bad = sc_prehs();
     else if (strcmp(sc, "conntable") == 0)
         bad = sc_conntable();
+    else if (strcmp(sc, "hellos") == 0)
+        bad = sc_hellos();
     else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 ||
              strcmp(sc, "update") == 0)
         bad = sc_member(sc, 1);

@@ -544,7 +544,8 @@ static void test_limits(void)
     cl_config_t cfg;
     char err[512];
     CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
-    CL_CHECK(cfg.max_message_mib == 1024 && cfg.max_handshakes == 1024 && cfg.link_idle == 300.0);
+    CL_CHECK(cfg.max_message_mib == 1024 && cfg.max_handshakes == 1024 &&
+             cfg.max_handshakes_host == 64 && cfg.link_idle == 300.0);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_MESSAGE", "16", "COLLAB_MAX_HANDSHAKES",
                     "64", "COLLAB_LINK_IDLE", "60", NULL) == 0);
@@ -560,7 +561,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 23);
+    CL_CHECK(n == 24);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -583,8 +584,9 @@ static void test_table(void)
                               "COLLAB_LOG_FILE",
                               "COLLAB_MAX_MESSAGE",
                               "COLLAB_MAX_HANDSHAKES",
+                              "COLLAB_MAX_HANDSHAKES_PER_HOST",
                               "COLLAB_LINK_IDLE"};
-    for (size_t i = 0; i < n && i < 23; i++) {
+    for (size_t i = 0; i < n && i < 24; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
