@@ -318,7 +318,8 @@ COLLAB_EXPORT int collab_mrecv(collab_message_t **msg_p, void *buf, size_t bytes
 /* Marks the start of a training step (explicit admission boundary). */
 COLLAB_EXPORT int collab_step(void);
 
-/* Sets this peer's averaging weight (> 0, finite). */
+/* Sets this peer's averaging weight (> 0, at most 1e9 like COLLAB_WEIGHT;
+   COLLAB_ERR_ARG otherwise). */
 COLLAB_EXPORT int collab_set_weight(double weight);
 
 #define COLLAB_MAX_INFO_RANKS 1024

@@ -68,6 +68,7 @@ struct eng_auth {
         double t;
     } votes[VOTES_MAX];             /* recent straggler reports (ring) */
     size_t next_vote;
+    double ahead_since; /* coordinator: a member's epoch ahead of ours since (0: none) */
 };
 
 int eng_auth_init(struct cl_engine *e)
@@ -188,6 +189,24 @@ bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
         return true;
     }
     return false;
+}
+
+bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return ahead;
+    if (!ahead) {
+        a->ahead_since = 0;
+        return false;
+    }
+    double now = eng_now();
+    if (a->ahead_since <= 0)
+        a->ahead_since = now;
+    if (now - a->ahead_since < patience)
+        return false;
+    a->ahead_since = 0;
+    return true;
 }
 
 uint64_t eng_auth_dropped(const struct cl_engine *e)
@@ -334,6 +353,14 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     return refuse(e, p, key, m, "its sender is not this peer's coordinator", false);
 }
 
+/* Does this peer coordinate?  Without the side effect of
+   eng_is_coordinator (a takeover raises the epoch): the gate only looks. */
+static bool self_coordinates(struct cl_engine *e)
+{
+    const cl_peer_t *c = eng_coordinator(e);
+    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+}
+
 /* The admitter as the receiver computes it (docs/elastic.md): the
    coordinator when it is in the formed group, else the lowest-ranked live
    public member of the group. */
@@ -377,7 +404,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
             return true;
         /* A former member that still believes it is one: its coordinator
            answers with a view that shows it was removed. */
-        if (former && e->state == ENG_MEMBER && eng_is_coordinator(e))
+        if (former && e->state == ENG_MEMBER && self_coordinates(e))
             return true;
         if (!former && !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), m->u.heartbeat.epoch))
             return refuse(e, p, key, m, "a stranger's heartbeat with an epoch far ahead", true);
@@ -391,7 +418,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                           true);
         if (!member)
             return refuse(e, p, key, m, "its sender is not a member", !former);
-        if (e->state != ENG_MEMBER || !eng_is_coordinator(e))
+        if (e->state != ENG_MEMBER || !self_coordinates(e))
             return refuse(e, p, key, m, "it goes to the coordinator only", false);
         return true;
     case CL_MSG_GOODBYE:

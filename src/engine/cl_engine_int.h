@@ -268,6 +268,11 @@ void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uin
    hostile member cannot evict an honest one. */
 bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
                              const uint8_t reporter[32], size_t group_size);
+/* Coordinator: a member's heartbeat shows an epoch ahead of this peer's
+   (ahead), or one that is not (!ahead, resets).  True once members have
+   been ahead for `patience` seconds: time for the coordinator to raise
+   its epoch above theirs. */
+bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
 /* Messages dropped by the gate so far. */
 uint64_t eng_auth_dropped(const struct cl_engine *e);
 

@@ -614,11 +614,24 @@ static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8
     bool member = from != NULL && from->state != CL_PEER_GONE;
     uint64_t own = cl_member_epoch(e->mb);
     bool step_ok = eng_auth_epoch_step_ok(own, epoch);
+    if (member && epoch == own)
+        eng_auth_member_ahead(e, false, 0);
     if (member && step_ok && epoch > e->max_epoch_heard)
         e->max_epoch_heard = epoch;
-    bool coord = eng_i_coordinate(e);
+    /* Whether this peer coordinates, without taking over yet: a takeover
+       raises the epoch, and doing that on any heartbeat would put this
+       peer's epoch above views still on their way to it (an admitter's,
+       right after a newcomer took the lowest rank). */
+    const cl_peer_t *c = eng_coordinator(e);
+    bool coord = e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
     if (member && epoch > own) {
-        if (coord && step_ok) {
+        /* A member is ahead of its coordinator.  Usually a view of the
+           admitter is on its way to the coordinator too: wait for it.  A
+           member still ahead after two heartbeats holds a view the
+           coordinator will never get (its predecessor sent it before it
+           died): then the coordinator outbids it. */
+        if (coord && step_ok && eng_auth_member_ahead(e, true, 2.0 * e->hb_interval) &&
+            eng_i_coordinate(e)) {
             cl_member_raise_epoch(e->mb, epoch + 1);
             eng_reply_view(e, key);
             return;
@@ -631,8 +644,10 @@ static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8
         m.u.heartbeat.progress = e->progress;
         (void)cl_transport_reply(e->tp, key, &m);
     } else if (member && epoch < own && coord) {
+        eng_auth_member_ahead(e, false, 0);
         eng_reply_view(e, key);
-    } else if (!member && coord && (from == NULL || from->suspect_reason != REASON_LEFT)) {
+    } else if (!member && coord && eng_i_coordinate(e) &&
+               (from == NULL || from->suspect_reason != REASON_LEFT)) {
         if (step_ok)
             cl_member_raise_epoch(e->mb, epoch + 1);
         eng_reply_view(e, key);
