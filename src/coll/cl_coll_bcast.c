@@ -235,8 +235,8 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
        decision may be ahead of this member's). */
     int up = cl_relay_up(st->rl, 0, c);
     if (msg->type == CL_MSG_RESULT && from != up &&
-        !(from == (int)msg->aux && (from == st->root || !cl_coll_alive(self, st->root) ||
-                                    up < 0 || !cl_coll_alive(self, up))))
+        !(from == (int)msg->aux && (from == st->root || !cl_coll_alive(self, st->root) || up < 0 ||
+                                    !cl_coll_alive(self, up))))
         return COLLAB_ERR_ARG;
     int prod = (int)msg->aux;
     if (cl_relay_held(st->rl, 0, c)) {

@@ -49,8 +49,8 @@
 #define ASKED_MAX 64        /* peers remembered as asked for a rank */
 #define AUTH_BAN_SECONDS 60 /* how long a sender of a hostile-only message is ignored */
 #define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
-#define WARNED_MAX 64
-#define VOTES_MAX 64        /* straggler reports remembered */       /* senders of refused collective data already named */
+#define WARNED_MAX 64       /* senders of refused collective data already named */
+#define VOTES_MAX 64        /* straggler reports remembered */
 
 struct eng_auth {
     uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
@@ -58,15 +58,15 @@ struct eng_auth {
     uint8_t probed[ASKED_MAX][32]; /* members sent a PROBE after this peer was stopped */
     double probed_at;              /* when (0: never) */
     size_t nprobed;
-    uint64_t dropped[256];        /* per message type (ELASTIC: 128 + sub) */
-    uint64_t total;               /* all drops */
-    uint64_t banned;              /* senders banned by this gate */
+    uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
+    uint64_t total;                 /* all drops */
+    uint64_t banned;                /* senders banned by this gate */
     uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
     size_t nwarned;
     struct {
         uint8_t subject[32], reporter[32];
         double t;
-    } votes[VOTES_MAX];             /* recent straggler reports (ring) */
+    } votes[VOTES_MAX]; /* recent straggler reports (ring) */
     size_t next_vote;
     double ahead_since; /* coordinator: a member's epoch ahead of ours since (0: none) */
 };
@@ -232,11 +232,11 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
     /* Stale messages of honest peers (a heartbeat of a peer just removed,
        an update that reached the coordinator before last) are routine:
        only forgeries are warned about. */
-    bool loud = m->hdr.type == CL_MSG_VIEW || m->hdr.type == CL_MSG_JOIN_REPLY ||
-                m->hdr.type == CL_MSG_SUSPECT || m->hdr.type == CL_MSG_UPDATE ||
-                (m->hdr.type == CL_MSG_ELASTIC &&
-                 (m->hdr.sub == CL_EL_ADMIT || m->hdr.sub == CL_EL_FETCH ||
-                  m->hdr.sub == CL_EL_DROP));
+    bool loud =
+        m->hdr.type == CL_MSG_VIEW || m->hdr.type == CL_MSG_JOIN_REPLY ||
+        m->hdr.type == CL_MSG_SUSPECT || m->hdr.type == CL_MSG_UPDATE ||
+        (m->hdr.type == CL_MSG_ELASTIC &&
+         (m->hdr.sub == CL_EL_ADMIT || m->hdr.sub == CL_EL_FETCH || m->hdr.sub == CL_EL_DROP));
     struct eng_auth *a = e->auth;
     unsigned slot = m->hdr.type == CL_MSG_ELASTIC ? 128u + (m->hdr.sub & 127u) : m->hdr.type;
     a->dropped[slot]++;
@@ -249,12 +249,12 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
     else
         snprintf(sid, sizeof sid, "?");
     if (ban || (a->dropped[slot] == 1 && loud))
-        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops)%s", type_name(m), sid,
-                rule, (unsigned long long)a->dropped[slot],
+        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops)%s", type_name(m),
+                sid, rule, (unsigned long long)a->dropped[slot],
                 ban ? "; ignoring the peer for 60 s" : "");
     else
-        cl_debug("dropped a message of type %s from peer %s…: %s (%llu such drops)", type_name(m), sid,
-                 rule, (unsigned long long)a->dropped[slot]);
+        cl_debug("dropped a message of type %s from peer %s…: %s (%llu such drops)", type_name(m),
+                 sid, rule, (unsigned long long)a->dropped[slot]);
     if (ban) {
         a->banned++;
         cl_transport_ban(e->tp, key, AUTH_BAN_SECONDS);
@@ -315,10 +315,9 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
         const cl_wire_member_t *x = &v->members[i];
         const char *addr = x->address != NULL ? x->address : "";
         cl_addr_t a;
-        bool ok = (x->flags & CL_MEMBER_CLIENT)
-                      ? addr[0] == '\0'
-                      : cl_addr_parse(addr, &a, NULL, 0) == 0 && a.has_key &&
-                            memcmp(a.key, x->key, 32) == 0;
+        bool ok = (x->flags & CL_MEMBER_CLIENT) ? addr[0] == '\0'
+                                                : cl_addr_parse(addr, &a, NULL, 0) == 0 &&
+                                                      a.has_key && memcmp(a.key, x->key, 32) == 0;
         if (!ok)
             return refuse(e, p, key, m, "it lists an address that is not its member's own", true);
     }
@@ -390,8 +389,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     switch (m->hdr.type) {
     case CL_MSG_JOIN:
         if (!(m->u.join.weight <= WEIGHT_MAX))
-            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
-                          true);
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
         return true; /* anyone may ask; the coordinator decides */
     case CL_MSG_JOIN_REPLY:
         if (asked(e->auth, key))
@@ -414,8 +412,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
         /* No peer may claim over the network a weight its own
            COLLAB_WEIGHT could not hold. */
         if (m->hdr.type == CL_MSG_UPDATE && !(m->u.update.weight <= WEIGHT_MAX))
-            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
-                          true);
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
         if (!member)
             return refuse(e, p, key, m, "its sender is not a member", !former);
         if (e->state != ENG_MEMBER || !self_coordinates(e))
@@ -439,8 +436,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
             if (!member)
                 return refuse(e, p, key, m, "ADMIT from a non-member", !former);
             if (admitter(e) != p)
-                return refuse(e, p, key, m, "ADMIT from a member that is not the admitter",
-                              false);
+                return refuse(e, p, key, m, "ADMIT from a member that is not the admitter", false);
             return true;
         case CL_EL_FETCH:
         case CL_EL_DROP:

@@ -605,8 +605,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->run = cl_wire_run_hash(cfg->run_id);
     self->ban_seconds = cfg->ban_seconds > 0 ? cfg->ban_seconds : 60.0;
     self->max_message = cfg->max_message > 0 ? cfg->max_message : DEFAULT_MAX_MESSAGE;
-    self->max_handshakes =
-        cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
+    self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;

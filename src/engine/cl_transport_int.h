@@ -14,8 +14,9 @@
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define PENDING_LIMIT ((size_t)256 << 20) /* bytes queued on a link still handshaking */
 #define RECV_BUDGET 256          /* messages read from one socket per poll round */
-#define HANDSHAKE_KEEP 10.0      /* seconds an unfinished inbound handshake is kept (an
-                                    honest one takes one round trip) */
+/* Seconds an unfinished inbound handshake is kept (an honest one takes one
+   round trip). */
+#define HANDSHAKE_KEEP 10.0
 #define DEFAULT_MAX_MESSAGE ((size_t)1 << 30)
 #define DEFAULT_MAX_HANDSHAKES 1024
 #define DEFAULT_MAX_HANDSHAKES_HOST 64
@@ -55,8 +56,8 @@ typedef struct {
     bool client;
     char address[CL_WIRE_STR_MAX + 1];
     double created;
-    double last;                    /* last message on it (local monotonic seconds) */
-    char host[64];                  /* the remote IP address (ZeroMQ's Peer-Address) */
+    double last;   /* last message on it (local monotonic seconds) */
+    char host[64]; /* the remote IP address (ZeroMQ's Peer-Address) */
 } in_link_t;
 
 typedef enum { REF_ROUTER, REF_ZAP, REF_DEALER, REF_MONITOR } ref_kind_t;

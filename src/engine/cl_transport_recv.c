@@ -521,8 +521,7 @@ void tp_sweep(cl_transport_t *self, double now)
     if (expired == NULL)
         return;
     zlist_autofree(expired); /* copies of the keys */
-    for (double *until = zhashx_first(self->bans); until != NULL;
-         until = zhashx_next(self->bans))
+    for (double *until = zhashx_first(self->bans); until != NULL; until = zhashx_next(self->bans))
         if (*until <= now)
             zlist_append(expired, (void *)zhashx_cursor(self->bans));
     for (const char *k = zlist_first(expired); k != NULL; k = zlist_next(expired))

@@ -195,8 +195,9 @@ static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t wh
     if (cl_config_value_seconds(value, &cfg->link_idle, why, whylen) != 0)
         return -1;
     if (cfg->link_idle < 30.0)
-        return s_why(why, whylen, "expected at least 30 seconds (honest links carry a "
-                                  "heartbeat every few seconds)");
+        return s_why(why, whylen,
+                     "expected at least 30 seconds (honest links carry a "
+                     "heartbeat every few seconds)");
     return 0;
 }
 

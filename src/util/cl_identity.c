@@ -157,9 +157,8 @@ static int s_load(cl_identity_t *self, const char *path, char *err, size_t errle
         if (errno == ENOENT)
             return 1;
         if (errno == ELOOP)
-            return cl_text_fail(err, errlen,
-                                "identity file '%s' is a symbolic link; give the file itself",
-                                qpath);
+            return cl_text_fail(
+                err, errlen, "identity file '%s' is a symbolic link; give the file itself", qpath);
         return cl_text_fail(err, errlen, "cannot open identity file '%s': %s", qpath,
                             strerror(errno));
     }

@@ -72,10 +72,10 @@
 #include <czmq.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <math.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +96,7 @@ static int s_ready[2], s_go[2];
 static bool s_setup_failed; /* the test could not be set up (exit 3) */
 typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT } hostile_t;
 static hostile_t s_hostile = H_NONE;
-static atomic_bool s_armed;    /* set at the rendezvous */
-
+static atomic_bool s_armed; /* set at the rendezvous */
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -222,12 +221,12 @@ static int peer_main(int i, int n, unsigned alive_after)
 /* ---------------------------------------------------------------------- */
 /* A hostile member: forgeries added to what a real peer sends. */
 
-static uint8_t s_target[32];   /* rank 1's key */
-static uint64_t s_world_seq;   /* last world collective seen going out */
+static uint8_t s_target[32]; /* rank 1's key */
+static uint64_t s_world_seq; /* last world collective seen going out */
 static uint64_t s_world_gen;
-static atomic_int s_forged;    /* forgeries sent */
+static atomic_int s_forged; /* forgeries sent */
 
-static __thread bool t_have;   /* a CLAB header went out with SNDMORE */
+static __thread bool t_have; /* a CLAB header went out with SNDMORE */
 static __thread void *t_sock;
 static __thread cl_wire_hdr_t t_hdr;
 
@@ -501,8 +500,7 @@ static pid_t spawn(int i, int n, unsigned initial, unsigned alive_after)
         close(s_ready[0]);
         close(s_go[1]);
         peer_env(i, n, initial);
-        int rc = s_member_cnt > 0 ? member_main(i, n, s_member_cnt)
-                                  : peer_main(i, n, alive_after);
+        int rc = s_member_cnt > 0 ? member_main(i, n, s_member_cnt) : peer_main(i, n, alive_after);
         fflush(stderr);
         _exit(rc != 0 ? rc : s_failures > 0 ? 1 : 0);
     }
@@ -580,9 +578,9 @@ static int reap(unsigned mask, double deadline)
 typedef struct {
     cl_identity_t *id;
     cl_transport_t *tp;
-    int up;        /* UP events seen */
-    int refused;   /* REFUSED events seen */
-    int messages;  /* messages received */
+    int up;       /* UP events seen */
+    int refused;  /* REFUSED events seen */
+    int messages; /* messages received */
 } attacker_t;
 
 static void on_event(void *ctx, const cl_tp_event_t *ev)
@@ -882,8 +880,9 @@ static int sc_prehs(void)
     zsock_destroy(&z);
     zcert_destroy(&cert);
     long after = rss_kib(s_pid[0]);
-    fprintf(stderr, "[attack] victim RSS %ld KiB before, %ld KiB after 100 x 3 x 1 MiB "
-                    "without HELLO (+%ld KiB)\n",
+    fprintf(stderr,
+            "[attack] victim RSS %ld KiB before, %ld KiB after 100 x 3 x 1 MiB "
+            "without HELLO (+%ld KiB)\n",
             before, after, after - before);
     CHECK(before > 0 && after > 0 && after - before < 16 * 1024);
     go(1);
@@ -898,7 +897,6 @@ typedef struct {
     uint8_t nonce[32];
     int state; /* 0 HELLO sent, 1 AUTH sent, 2 refused */
 } hs_client_t;
-
 
 static int sc_conntable(void)
 {
@@ -947,8 +945,8 @@ static int sc_conntable(void)
             cl_wire_msg_t au;
             memset(&au, 0, sizeof au);
             au.hdr.type = CL_MSG_AUTH;
-            cl_hs_mac(k, "AUTH", zcert_public_key(c[j].cert), server, c[j].nonce,
-                      w.u.welcome.nonce, au.u.auth.mac);
+            cl_hs_mac(k, "AUTH", zcert_public_key(c[j].cert), server, c[j].nonce, w.u.welcome.nonce,
+                      au.u.auth.mac);
             cl_wire_msg_clear(&w);
             zmsg_destroy(&r);
             CHECK(send_msg(c[j].z, &au));
@@ -963,8 +961,9 @@ static int sc_conntable(void)
             zcert_destroy(&c[j].cert);
         }
     }
-    fprintf(stderr, "[attack] %d keys completed the handshake and disconnected, %d refused "
-                    "(%.1f s)\n",
+    fprintf(stderr,
+            "[attack] %d keys completed the handshake and disconnected, %d refused "
+            "(%.1f s)\n",
             done, refused, now_s() - t0);
     /* Now a real peer joins through the victim. */
     spawn(1, 2, 0x1u, 0x3u);
@@ -1035,8 +1034,8 @@ static int sc_hellos(void)
             cl_wire_msg_t w;
             if (r != NULL && zmsg_size(r) == 2) {
                 zframe_t *h = zmsg_first(r), *b = zmsg_next(r);
-                if (cl_wire_decode(zframe_data(h), zframe_size(h), zframe_data(b),
-                                   zframe_size(b), &w) == CL_WIRE_OK) {
+                if (cl_wire_decode(zframe_data(h), zframe_size(h), zframe_data(b), zframe_size(b),
+                                   &w) == CL_WIRE_OK) {
                     welcomed += w.hdr.type == CL_MSG_WELCOME;
                     busy += w.hdr.type == CL_MSG_REFUSE;
                     cl_wire_msg_clear(&w);
@@ -1048,8 +1047,9 @@ static int sc_hellos(void)
         }
         done += nb;
     }
-    fprintf(stderr, "[attack] %d HELLO-only keys from 127.0.0.2: %d welcomed, %d refused "
-                    "(%.1f s)\n",
+    fprintf(stderr,
+            "[attack] %d HELLO-only keys from 127.0.0.2: %d welcomed, %d refused "
+            "(%.1f s)\n",
             nkeys, welcomed, busy, now_s() - t0);
     CHECK(welcomed + busy == nkeys); /* the flood reached the victim */
     spawn(1, 2, 0x1u, 0x3u);
@@ -1081,8 +1081,7 @@ int main(int argc, char **argv)
         bad = sc_conntable();
     else if (strcmp(sc, "hellos") == 0)
         bad = sc_hellos();
-    else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 ||
-             strcmp(sc, "update") == 0)
+    else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 || strcmp(sc, "update") == 0)
         bad = sc_member(sc, 1);
     else if (strcmp(sc, "result") == 0)
         bad = sc_member(sc, 300000);
