@@ -400,12 +400,15 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     case CL_MSG_HEARTBEAT:
         if (member)
             return true;
-        /* A former member that still believes it is one: its coordinator
-           answers with a view that shows it was removed. */
-        if (former && e->state == ENG_MEMBER && self_coordinates(e))
-            return true;
         if (!former && !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), m->u.heartbeat.epoch))
             return refuse(e, p, key, m, "a stranger's heartbeat with an epoch far ahead", true);
+        /* A peer that believes it is a member (it was removed, or a view
+           of a coordinator that died listed it): its coordinator answers
+           with a view that shows it is not.  The epoch it raises its own
+           by is bounded (above); the view tells nothing that the members'
+           join lines do not. */
+        if (e->state == ENG_MEMBER && self_coordinates(e))
+            return true;
         return refuse(e, p, key, m, "its sender is not a member", false);
     case CL_MSG_SUSPECT:
     case CL_MSG_UPDATE:
