@@ -227,6 +227,8 @@ static void drain_queue(struct cl_engine *e)
 /* What one held message costs besides its payload: an empty one is not
    free (docs/security.md §5). */
 #define HELD_COST(len) (sizeof(held_msg_t) + (len))
+#define HELD_COUNT_MAX 16384 /* early data messages kept at most (each scan walks them) */
+#define HELD_PER_PEER 1024   /* of them from one sender */
 
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
@@ -241,6 +243,20 @@ static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t
    coordinator, on another connection. */
 static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
+    size_t n = 0, mine = 0;
+    for (const held_msg_t *x = e->held_head; x != NULL; x = x->next) {
+        n++;
+        mine += memcmp(x->key, key, 32) == 0;
+    }
+    if (n >= HELD_COUNT_MAX || mine >= HELD_PER_PEER) {
+        /* A peer whose admitting view is on its way sends a few messages
+           before it arrives, not thousands. */
+        if (n == HELD_COUNT_MAX || mine == HELD_PER_PEER) /* once per flood */
+            cl_warn("dropped an early %s message: %zu wait for views already (%zu from its "
+                    "sender)",
+                    cl_wire_type_name(m->hdr.type), n, mine);
+        return;
+    }
     if (e->held_bytes + HELD_COST(m->payload_len) > HELD_LIMIT) {
         cl_warn("dropped an early %s message: %zu bytes wait for views already",
                 cl_wire_type_name(m->hdr.type), e->held_bytes);
