@@ -342,7 +342,8 @@ COLLAB_EXPORT int collab_step(void);
    finite.  Returns COLLAB_OK, COLLAB_ERR_ARG, or COLLAB_ERR_NOT_INIT. */
 COLLAB_EXPORT int collab_report(const char *name, double value);
 
-/* Sets this peer's averaging weight (> 0, finite). */
+/* Sets this peer's averaging weight (> 0, at most 1e9 like COLLAB_WEIGHT;
+   COLLAB_ERR_ARG otherwise). */
 COLLAB_EXPORT int collab_set_weight(double weight);
 
 /* Leaves the swarm gracefully while the program runs on, as finalize

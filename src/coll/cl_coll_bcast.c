@@ -228,6 +228,16 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
     if (msg->len != len)
         return COLLAB_ERR_ARG;
+    /* A RESULT counts only from the member this one expects the chunk
+       from (its parent in the tree, or the stand-in a decision named),
+       from the root sending its own bytes, or from a stand-in sending its
+       own bytes once the root or that upstream failed (the stand-in's
+       decision may be ahead of this member's). */
+    int up = cl_relay_up(st->rl, 0, c);
+    if (msg->type == CL_MSG_RESULT && from != up &&
+        !(from == (int)msg->aux && (from == st->root || !cl_coll_alive(self, st->root) || up < 0 ||
+                                    !cl_coll_alive(self, up))))
+        return COLLAB_ERR_ARG;
     int prod = (int)msg->aux;
     if (cl_relay_held(st->rl, 0, c)) {
         if (msg->type == CL_MSG_RESULT && st->rfrom[c] == from)

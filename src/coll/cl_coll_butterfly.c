@@ -380,6 +380,11 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t c = msg->chunk;
     if (c >= cl_relay_nchunks(st->rl, j) || !s_consumes(self, j) || msg->len < self->nb)
         return COLLAB_ERR_ARG;
+    /* A RESULT counts only from the chunk's producer (its reducer, or the
+       member a repair decision made it): any other member's is a forgery
+       (docs/security.md §3). */
+    if (msg->type == CL_MSG_RESULT && from != cl_relay_up(st->rl, j, c))
+        return COLLAB_ERR_ARG;
     const uint8_t *bm = msg->data;
     size_t nbits = cl_bm_count(bm, (size_t)self->n);
     if (nbits == 0 || cl_bm_count(bm, self->nb * 8) != nbits)

@@ -34,7 +34,9 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_admit.c
     ${_eng}/cl_engine_sync.c
     ${_eng}/cl_engine_donor.c
-    ${_eng}/cl_engine_audit.c)
+    ${_eng}/cl_engine_audit.c
+    # Who may send what (docs/security.md).
+    ${_eng}/cl_engine_authority.c)
 
 add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})

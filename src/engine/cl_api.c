@@ -688,7 +688,9 @@ int collab_step(void)
 
 int collab_set_weight(double weight)
 {
-    if (!(weight > 0) || weight > 1e300)
+    /* The bound of COLLAB_WEIGHT: a larger weight on the wire is refused
+       by every peer as hostile (docs/security.md §3). */
+    if (!(weight > 0) || weight > 1e9)
         return COLLAB_ERR_ARG;
     collab_request_t *r = cl_request_new(CL_OP_WEIGHT);
     if (r == NULL)

@@ -211,6 +211,7 @@ int main(void)
     test_comms(w);
     CHECK(collab_set_weight(2.0) == COLLAB_OK);
     CHECK(collab_set_weight(-1.0) == COLLAB_ERR_ARG);
+    CHECK(collab_set_weight(2e9) == COLLAB_ERR_ARG); /* above COLLAB_WEIGHT's bound */
     CHECK(collab_step() == COLLAB_OK);
     CHECK(collab_wtime() >= t0);
     CHECK(collab_finalize() == COLLAB_OK);

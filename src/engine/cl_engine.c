@@ -7,21 +7,22 @@
     point-to-point timers, so it sleeps whenever nothing is due (several
     peers share a few cores).  Everything network-facing happens here.
 */
-#define _GNU_SOURCE /* pipe2 */
-#include "engine/cl_engine_int.h"
+#define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
+#include "util/cl_text.h"
 #include "util/cl_topo.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <math.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +56,16 @@ void eng_add_not_running(double seconds)
 
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
 {
+    /* The address came from the network: escaped, so that it cannot
+       forge log lines. */
+    char q[CL_WIRE_STR_MAX * 4 + 8];
+    cl_text_quote(p->address, 200, q, sizeof q);
     int r = p->rank >= 0 ? p->rank : p->prev_rank;
     if (r >= 0)
         snprintf(out, len, "rank %d (%.8s…, %s)", r, p->id,
-                 p->address[0] != '\0' ? p->address : "client mode");
+                 p->address[0] != '\0' ? q : "client mode");
     else
-        snprintf(out, len, "peer %.8s… (%s)", p->id,
-                 p->address[0] != '\0' ? p->address : "client mode");
+        snprintf(out, len, "peer %.8s… (%s)", p->id, p->address[0] != '\0' ? q : "client mode");
     return out;
 }
 
@@ -297,6 +301,11 @@ static void drain_queue(struct cl_engine *e)
 /* Network events. */
 
 #define HELD_LIMIT ((size_t)256 << 20) /* bytes of early data messages kept */
+/* What one held message costs besides its payload: an empty one is not
+   free (docs/security.md §5). */
+#define HELD_COST(len) (sizeof(held_msg_t) + (len))
+#define HELD_COUNT_MAX 16384 /* early data messages kept at most (each scan walks them) */
+#define HELD_PER_PEER 1024   /* of them from one sender */
 
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
@@ -311,7 +320,21 @@ static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t
    coordinator, on another connection. */
 static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    if (e->held_bytes + m->payload_len > HELD_LIMIT) {
+    size_t n = 0, mine = 0;
+    for (const held_msg_t *x = e->held_head; x != NULL; x = x->next) {
+        n++;
+        mine += memcmp(x->key, key, 32) == 0;
+    }
+    if (n >= HELD_COUNT_MAX || mine >= HELD_PER_PEER) {
+        /* A peer whose admitting view is on its way sends a few messages
+           before it arrives, not thousands. */
+        if (n == HELD_COUNT_MAX || mine == HELD_PER_PEER) /* once per flood */
+            cl_warn("dropped an early %s message: %zu wait for views already (%zu from its "
+                    "sender)",
+                    cl_wire_type_name(m->hdr.type), n, mine);
+        return;
+    }
+    if (e->held_bytes + HELD_COST(m->payload_len) > HELD_LIMIT) {
         cl_warn("dropped an early %s message: %zu bytes wait for views already",
                 cl_wire_type_name(m->hdr.type), e->held_bytes);
         return;
@@ -332,7 +355,7 @@ static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t
     else
         e->held_head = h;
     e->held_tail = h;
-    e->held_bytes += h->len;
+    e->held_bytes += HELD_COST(h->len);
 }
 
 void eng_replay_held(struct cl_engine *e)
@@ -347,14 +370,14 @@ void eng_replay_held(struct cl_engine *e)
         cl_peer_t *p = cl_member_find(e->mb, h->key);
         bool member = p != NULL && p->state != CL_PEER_GONE;
         if (member || now - h->t < 2 * e->cfg.timeout) {
-            e->held_bytes -= h->len;
+            e->held_bytes -= HELD_COST(h->len);
             if (member)
                 dispatch_data(e, p, &h->msg);
             else
                 hold(e, h->key, &h->msg);
             free(h);
         } else {
-            e->held_bytes -= h->len;
+            e->held_bytes -= HELD_COST(h->len);
             cl_debug("dropped a %s message from a peer that never became a member",
                      cl_wire_type_name(h->msg.hdr.type));
             free(h);
@@ -397,6 +420,8 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     }
     const cl_wire_msg_t *m = ev->msg;
     cl_peer_t *p = cl_member_find(e->mb, ev->key);
+    if (!eng_auth_message(e, p, ev->key, m))
+        return;
     if (p != NULL)
         p->last_heard = eng_now();
     bool member = p != NULL && p->state != CL_PEER_GONE;
@@ -466,7 +491,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .announce = e->cfg.announce,
                                 .client_mode = e->cfg.client_mode,
                                 .run_id = e->cfg.run_id,
-                                .swarm_key = e->cfg.swarm_key};
+                                .swarm_key = e->cfg.swarm_key,
+                                .max_message = (size_t)e->cfg.max_message_mib << 20,
+                                .max_handshakes = (size_t)e->cfg.max_handshakes,
+                                .max_handshakes_host = (size_t)e->cfg.max_handshakes_host,
+                                .link_idle = e->cfg.link_idle};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
     if (e->tp == NULL) {
@@ -478,7 +507,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p_waiting = zlist_new();
         e->p2p_ssends = zlist_new();
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
-            eng_coll_init(e) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+            eng_auth_init(e) != COLLAB_OK || eng_coll_init(e) != COLLAB_OK ||
+            eng_leave_init(e) != COLLAB_OK)
             rc = COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -554,6 +584,7 @@ cleanup:
     e->seen = NULL;
     cl_transport_destroy(&e->tp, 500);
     cl_member_destroy(&e->mb);
+    eng_auth_fini(e);
     free(e->initial);
     e->initial = NULL;
     free(e->joined);

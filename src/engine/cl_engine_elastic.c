@@ -444,6 +444,17 @@ eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint
     return ENG_EL_ROUTE_DEFAULT;
 }
 
+bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return false;
+    for (int i = 0; i < EL_ENTRANTS; i++)
+        if (el->entrants[i].rank >= 0 && memcmp(el->entrants[i].key, key, 32) == 0)
+            return true;
+    return false;
+}
+
 bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
                        double *weight)
 {
@@ -691,6 +702,7 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             continue;
         /* Our own stop explains their silence. */
         p->last_heard = now;
+        eng_auth_note_probe_sent(e, p->key); /* its answer (a view) counts */
         if (p->state == CL_PEER_SUSPECT && !p->link_closed &&
             p->suspect_reason != ENG_REASON_LEFT) /* one that said goodbye stays gone */
             p->state = CL_PEER_ALIVE;

@@ -89,6 +89,11 @@ typedef enum {
 eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur,
                             uint64_t hgen);
 
+/* True when an ADMIT of the admitter named key as one of its joiners (a
+   new peer or a straggler to resync) and that admission is still
+   remembered: the peers a donor serves (docs/security.md §3). */
+bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32]);
+
 /* Does world rank w take part in collective seq on comm, and with which
    weight (*weight holds the view's; set to 0 for a re-admitted straggler's
    first step)?  False for a joiner before the sequence that admits it. */

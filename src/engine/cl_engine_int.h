@@ -192,6 +192,8 @@ struct cl_engine {
     /* Reports to the monitors; a monitor's hooks (cl_engine_report.c). */
     struct eng_report *rep;
     cl_engine_hooks_t hooks;
+    /* Who may send what (cl_engine_authority.c). */
+    struct eng_auth *auth;
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
@@ -249,6 +251,42 @@ bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compress
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Joiner: an answer to its JOIN. */
 void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j);
+
+/* cl_engine_authority.c: the gate of docs/security.md §3. */
+/* Largest step by which any message may raise a view epoch. */
+#define EPOCH_STEP ((uint64_t)1 << 20)
+int eng_auth_init(struct cl_engine *e);
+void eng_auth_fini(struct cl_engine *e);
+/* This peer sent key a JOIN: key may answer it (JOIN_REPLY, VIEW). */
+void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32]);
+/* This peer, back from a pause, sent key a PROBE: key's view answers it
+   (docs/security.md §4). */
+void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32]);
+/* True when key (record p, NULL if none) may send m in this peer's state;
+   otherwise m is dropped, counted, logged and key banned where only a
+   hostile peer sends such a message. */
+bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                      const cl_wire_msg_t *m);
+/* True when `epoch` is at most EPOCH_STEP above `own` and below the
+   ceiling CL_EPOCH_MAX. */
+bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch);
+/* A collective algorithm refused a message of p (sub, part): counted and
+   warned about once per sender. */
+void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part);
+/* Coordinator: reporter (a group member, or this peer itself) finds
+   subject straggling.  True once that is enough to take it out of the
+   group: the subject's own report, or two distinct reporters within
+   max(10 s, 4 x COLLAB_TIMEOUT) (one in a group of two), so that one
+   hostile member cannot evict an honest one. */
+bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+                             const uint8_t reporter[32], size_t group_size);
+/* Coordinator: a member's heartbeat shows an epoch ahead of this peer's
+   (ahead), or one that is not (!ahead, resets).  True once members have
+   been ahead for `patience` seconds: time for the coordinator to raise
+   its epoch above theirs. */
+bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
+/* Messages dropped by the gate so far. */
+uint64_t eng_auth_dropped(const struct cl_engine *e);
 
 /* cl_engine_member.c */
 /* Completes collab_init with status (if it still waits) and stops joining. */

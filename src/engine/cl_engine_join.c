@@ -66,6 +66,7 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     j->target_group = e->cfg.target_group;
     j->incarnation = e->incarnation;
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
+    eng_auth_note_join_sent(e, key);
     (void)cl_transport_send(e->tp, key, &m);
 }
 

@@ -464,6 +464,10 @@ static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
 {
     p->suspect_reason = reason;
     if (eng_i_coordinate(e)) {
+        cl_peer_t *one[1];
+        if (reason == CL_SUSPECT_STRAGGLER &&
+            !eng_auth_straggler_vote(e, p->key, e->self_key, cl_member_group(e->mb, one, 1)))
+            return;
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
             eng_coordinator_commit(e, &d);
@@ -587,6 +591,13 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
             char desc[CL_WIRE_STR_MAX + 64];
             cl_debug("not taking %s out of the group: no step boundary is known to re-admit it",
                      eng_peer_desc(p, desc, sizeof desc));
+            return;
+        }
+        cl_peer_t *one[1];
+        if (!eng_auth_straggler_vote(e, p->key, from->key, cl_member_group(e->mb, one, 1))) {
+            char desc[CL_WIRE_STR_MAX + 64];
+            cl_debug("%s reports %s as a straggler; waiting for a second report",
+                     eng_peer_desc(from, desc, sizeof desc), p->id);
             return;
         }
         p->suspect_reason = s->reason;
@@ -739,21 +750,45 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
 
 /* A heartbeat tells the epoch of the sender's view.  A coordinator that
    dies may leave its last views with only some peers, so survivors can
-   hold different views: the highest epoch wins.  A member whose view is
-   older takes the newer one (it answers with its own heartbeat, and the
-   other side, seeing an older epoch, sends its view); a member sends its
-   view to a member of it that is behind.  The coordinator also answers a
-   peer outside its view that believes it is a member: with a view above
-   its epoch, in which it finds itself missing and joins again (§4,
-   removed while alive). */
+   hold different views; only views of the coordinator each member
+   computes count (docs/security.md §4).  The coordinator sends its view
+   to a member that is behind, and answers a member that is ahead by
+   raising its own epoch above it (by a bounded step) and sending its view
+   with that epoch.  A member that is behind answers a member that is
+   ahead with its own heartbeat, so that the coordinator among them learns
+   it.  The coordinator also answers a former member that believes it is
+   still one: with a view above its epoch, in which it finds itself
+   missing and joins again (§4, removed while alive).  Epochs heard count
+   only from members, and only by a bounded step (eng_auth_epoch_step_ok),
+   so nobody can push them near the ceiling. */
 static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                                uint64_t epoch)
 {
     bool member = from != NULL && from->state != CL_PEER_GONE;
     uint64_t own = cl_member_epoch(e->mb);
-    if (epoch > e->max_epoch_heard)
+    bool step_ok = eng_auth_epoch_step_ok(own, epoch);
+    if (member && epoch == own)
+        eng_auth_member_ahead(e, false, 0);
+    if (member && step_ok && epoch > e->max_epoch_heard)
         e->max_epoch_heard = epoch;
-    if (epoch > own) {
+    /* Whether this peer coordinates, without taking over yet: a takeover
+       raises the epoch, and doing that on any heartbeat would put this
+       peer's epoch above views still on their way to it (an admitter's,
+       right after a newcomer took the lowest rank). */
+    const cl_peer_t *c = eng_coordinator(e);
+    bool coord = e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+    if (member && epoch > own) {
+        /* A member is ahead of its coordinator.  Usually a view of the
+           admitter is on its way to the coordinator too: wait for it.  A
+           member still ahead after two heartbeats holds a view the
+           coordinator will never get (its predecessor sent it before it
+           died): then the coordinator outbids it. */
+        if (coord && step_ok && eng_auth_member_ahead(e, true, 2.0 * e->hb_interval) &&
+            eng_i_coordinate(e)) {
+            cl_member_raise_epoch(e->mb, epoch + 1);
+            eng_reply_view(e, key);
+            return;
+        }
         cl_wire_msg_t m;
         memset(&m, 0, sizeof m);
         m.hdr.type = CL_MSG_HEARTBEAT;
@@ -761,11 +796,13 @@ static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8
         m.u.heartbeat.epoch = own;
         m.u.heartbeat.progress = e->progress;
         (void)cl_transport_reply(e->tp, key, &m);
-    } else if (member && epoch < own) {
+    } else if (member && epoch < own && coord) {
+        eng_auth_member_ahead(e, false, 0);
         eng_reply_view(e, key);
-    } else if (!member && eng_i_coordinate(e) &&
+    } else if (!member && coord && eng_i_coordinate(e) &&
                (from == NULL || from->suspect_reason != REASON_LEFT)) {
-        cl_member_raise_epoch(e->mb, epoch + 1);
+        if (step_ok)
+            cl_member_raise_epoch(e->mb, epoch + 1);
         eng_reply_view(e, key);
     }
 }

@@ -106,7 +106,14 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
         }
     } else {
         cl_coll_msg_t msg = {h->sub, h->part, h->chunk, h->aux, from, data, len};
-        (void)cl_coll_on_msg(c, &msg);
+        if (cl_coll_on_msg(c, &msg) == COLLAB_ERR_ARG) {
+            /* The algorithm refused it: a RESULT for a part its sender
+               does not produce, or a message that does not fit the
+               collective.  Dropped, counted, named in the log. */
+            const cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
+            if (p != NULL)
+                eng_auth_refused_data(e, p, h->sub, h->part);
+        }
     }
     if (active && s->active == c) {
         (void)cl_coll_on_tick(c);

@@ -194,6 +194,12 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
                     const cl_settings_t *settings, bool group_closed, uint64_t group_epoch,
                     double now, cl_member_delta_t *delta)
 {
+    memset(delta, 0, sizeof *delta);
+    /* Epochs never wrap: a view past the ceiling is refused (every step
+       that raises an epoch is bounded, docs/security.md §3, so an honest
+       swarm never comes near it). */
+    if (epoch == 0 || epoch > CL_EPOCH_MAX || group_epoch > epoch)
+        return COLLAB_ERR_ARG;
     if (group_epoch == 0)
         group_epoch = self->group_epoch == 0 || group_changed(self, e, n, group_closed)
                           ? epoch
@@ -563,6 +569,8 @@ int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
 
 void cl_member_raise_epoch(cl_member_t *self, uint64_t epoch)
 {
+    if (epoch > CL_EPOCH_MAX - 1)
+        epoch = CL_EPOCH_MAX - 1; /* leave room for the view that follows */
     if (self->epoch > 0 && epoch > self->epoch)
         self->epoch = epoch;
 }
@@ -571,6 +579,8 @@ int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight
 {
     cl_peer_t *p = cl_member_find(self, key);
     if (p == NULL || p->state == CL_PEER_GONE || p->weight == weight)
+        return 0;
+    if (self->epoch >= CL_EPOCH_MAX)
         return 0;
     p->weight = weight;
     self->epoch++;

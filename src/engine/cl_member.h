@@ -149,6 +149,10 @@ int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t n,
 /* Coordinator: forms the world group from every current member.  Returns
    1 if the view changed, 0 if the group was already formed. */
 int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta);
+/* The highest view epoch there can be: views above it are refused, and
+   raising an epoch stops below it, so epochs never wrap. */
+#define CL_EPOCH_MAX ((uint64_t)1 << 62)
+
 /* Raises the epoch of the current view to `epoch` (if higher), so that
    the next view this peer makes as coordinator gets a higher one. */
 void cl_member_raise_epoch(cl_member_t *self, uint64_t epoch);

@@ -156,6 +156,8 @@ void tp_out_link_kill(cl_transport_t *self, out_link_t *l)
 
 void tp_in_link_delete(cl_transport_t *self, in_link_t *l)
 {
+    if (l->state == IL_AUTH_WAIT && self->npending > 0)
+        self->npending--;
     char khex[65];
     tp_hex(l->key, 32, khex);
     if (zhashx_lookup(self->in_by_key, khex) == l)
@@ -214,6 +216,14 @@ int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SI
     if (rc != CL_WIRE_OK) {
         cl_error("internal: refusing to send a malformed %s message",
                  cl_wire_type_name(m->hdr.type));
+        return COLLAB_ERR_ARG;
+    }
+    if (*blen > self->max_message) {
+        cl_error("cannot send a %s message of %zu bytes: peers accept at most %zu "
+                 "(COLLAB_MAX_MESSAGE)",
+                 cl_wire_type_name(m->hdr.type), *blen, self->max_message);
+        free(*body);
+        *body = NULL;
         return COLLAB_ERR_ARG;
     }
     m->hdr.length = *blen;
@@ -325,8 +335,12 @@ int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_
 /* ---------------------------------------------------------------------- */
 /* Connecting. */
 
-static void sock_common(zsock_t *s)
+static void sock_common(const cl_transport_t *self, zsock_t *s)
 {
+    /* No frame larger than the largest message this peer accepts is even
+       read into memory: libzmq drops the connection at its size field. */
+    int64_t max = (int64_t)self->max_message;
+    zmq_setsockopt(zsock_resolve(s), ZMQ_MAXMSGSIZE, &max, sizeof max);
     zsock_set_sndhwm(s, 0);
     zsock_set_rcvhwm(s, 0);
     zsock_set_linger(s, 0);
@@ -363,7 +377,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     l->dealer = zsock_new(ZMQ_DEALER);
     if (l->dealer == NULL)
         goto err_free;
-    sock_common(l->dealer);
+    sock_common(self, l->dealer);
     if (a.family == CL_ADDR_IP6 || (a.family == CL_ADDR_DNS && a.dns_version != 4))
         zsock_set_ipv6(l->dealer, 1);
     zsock_set_curve_publickey_bin(l->dealer, cl_identity_public_key(self->id));
@@ -590,6 +604,11 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->client_mode = cfg->client_mode;
     self->run = cl_wire_run_hash(cfg->run_id);
     self->ban_seconds = cfg->ban_seconds > 0 ? cfg->ban_seconds : 60.0;
+    self->max_message = cfg->max_message > 0 ? cfg->max_message : DEFAULT_MAX_MESSAGE;
+    self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
+    self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
+    self->max_handshakes_host =
+        cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
     cl_hs_derive(cfg->swarm_key, cfg->run_id, self->k);
     self->out_by_key = zhashx_new();
     self->in_by_rid = zhashx_new();
@@ -628,7 +647,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
             snprintf(err, errlen, "cannot create a socket: %s", zmq_strerror(errno));
             goto err_destroy;
         }
-        sock_common(self->router);
+        sock_common(self, self->router);
         zsock_set_router_mandatory(self->router, 1);
         if (la.family == CL_ADDR_IP6 || (la.family == CL_ADDR_DNS && la.dns_version != 4))
             zsock_set_ipv6(self->router, 1);
@@ -705,4 +724,13 @@ const char *cl_transport_address(const cl_transport_t *self)
 uint64_t cl_transport_malformed(const cl_transport_t *self)
 {
     return self->malformed;
+}
+
+void cl_transport_inbound_counts(const cl_transport_t *self, size_t *pending, size_t *up)
+{
+    size_t total = zhashx_size(self->in_by_rid);
+    if (pending != NULL)
+        *pending = self->npending;
+    if (up != NULL)
+        *up = total >= self->npending ? total - self->npending : 0;
 }

@@ -33,6 +33,11 @@ typedef struct {
     const char *run_id;            /* COLLAB_RUN_ID */
     const char *swarm_key;         /* COLLAB_SWARM_KEY, NULL or "" = open swarm */
     double ban_seconds;            /* how long a malformed sender is ignored (0 = 60) */
+    size_t max_message;            /* largest frame accepted or sent, bytes (0 = 1 GiB) */
+    size_t max_handshakes;         /* unfinished inbound handshakes kept (0 = 1024) */
+    size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
+    double link_idle;              /* seconds after which a silent inbound link is
+                                      forgotten (0 = 300) */
 } cl_transport_config_t;
 
 typedef enum {
@@ -110,6 +115,9 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
 /* Ignores every message of key (and refuses its connections) for
    `seconds`. */
 void cl_transport_ban(cl_transport_t *self, const uint8_t key[32], double seconds);
+
+/* Inbound links: unfinished handshakes and authenticated ones. */
+void cl_transport_inbound_counts(const cl_transport_t *self, size_t *pending, size_t *up);
 
 /* Malformed messages dropped so far. */
 uint64_t cl_transport_malformed(const cl_transport_t *self);

@@ -14,8 +14,13 @@
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define PENDING_LIMIT ((size_t)256 << 20) /* bytes queued on a link still handshaking */
 #define RECV_BUDGET 256          /* messages read from one socket per poll round */
-#define HANDSHAKE_KEEP 60.0      /* seconds an unfinished inbound handshake is kept */
-#define MAX_PENDING_INBOUND 4096 /* unfinished inbound handshakes kept at most */
+/* Seconds an unfinished inbound handshake is kept (an honest one takes one
+   round trip). */
+#define HANDSHAKE_KEEP 10.0
+#define DEFAULT_MAX_MESSAGE ((size_t)1 << 30)
+#define DEFAULT_MAX_HANDSHAKES 1024
+#define DEFAULT_MAX_HANDSHAKES_HOST 64
+#define DEFAULT_LINK_IDLE 300.0
 
 typedef struct pending_msg {
     struct pending_msg *next;
@@ -51,6 +56,8 @@ typedef struct {
     bool client;
     char address[CL_WIRE_STR_MAX + 1];
     double created;
+    double last;   /* last message on it (local monotonic seconds) */
+    char host[64]; /* the remote IP address (ZeroMQ's Peer-Address) */
 } in_link_t;
 
 typedef enum { REF_ROUTER, REF_ZAP, REF_DEALER, REF_MONITOR } ref_kind_t;
@@ -67,6 +74,11 @@ struct cl_transport {
     uint64_t run;
     uint8_t k[32];                     /* handshake key, wiped at destroy */
     double ban_seconds;
+    size_t max_message;                /* largest frame, both ways */
+    size_t max_handshakes;             /* IL_AUTH_WAIT links kept at most */
+    size_t npending;                   /* IL_AUTH_WAIT links now */
+    size_t max_handshakes_host;        /* IL_AUTH_WAIT links of one remote address at most */
+    double link_idle;                  /* silent IL_UP links are forgotten after this */
     char address[CL_WIRE_STR_MAX + 1]; /* announced multiaddr with /p2p */
     zsock_t *router;                   /* NULL in client mode */
     zsock_t *zap;                      /* NULL when another transport serves ZAP */

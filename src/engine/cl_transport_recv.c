@@ -84,7 +84,7 @@ static void send_refuse(cl_transport_t *self, in_link_t *tmp, int reason, const 
 }
 
 static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, const char *rhex,
-                     const uint8_t key[32], const cl_wire_msg_t *m)
+                     const uint8_t key[32], const cl_wire_msg_t *m, const char *host)
 {
     char sid[16];
     const cl_wire_hello_t *h = &m->u.hello;
@@ -117,8 +117,20 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
         send_refuse(self, &tmp, CL_REFUSE_RUN, "COLLAB_RUN_ID differs");
         return;
     }
-    if (zhashx_size(self->in_by_rid) >= MAX_PENDING_INBOUND) {
+    /* Only unfinished handshakes count: a completed link costs a key that
+       passed the handshake, and expires when silent (tp_sweep). */
+    if (self->npending >= self->max_handshakes) {
         send_refuse(self, &tmp, CL_REFUSE_BUSY, "too many connections");
+        return;
+    }
+    /* One address may not hold the whole table: a flood of fresh keys from
+       one host leaves room for everyone else. */
+    size_t same = 0;
+    for (in_link_t *o = zhashx_first(self->in_by_rid); o != NULL && host[0] != '\0';
+         o = zhashx_next(self->in_by_rid))
+        same += o->state == IL_AUTH_WAIT && strcmp(o->host, host) == 0;
+    if (same >= self->max_handshakes_host) {
+        send_refuse(self, &tmp, CL_REFUSE_BUSY, "too many connections from this address");
         return;
     }
     in_link_t *l = malloc(sizeof *l);
@@ -132,8 +144,10 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     randombytes_buf(l->snonce, 32);
     l->client = (h->flags & CL_HELLO_CLIENT) != 0;
     snprintf(l->address, sizeof l->address, "%s", h->address);
-    l->created = tp_now();
+    l->created = l->last = tp_now();
+    snprintf(l->host, sizeof l->host, "%s", host);
     zhashx_update(self->in_by_rid, l->rid_hex, l);
+    self->npending++;
 
     cl_wire_msg_t w;
     memset(&w, 0, sizeof w);
@@ -157,7 +171,10 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
         if (n <= 0)
             return;
         if (n > 3) {
+            /* More frames than any message has: the first three are still
+               ours to close (the rest were closed as they arrived). */
             self->malformed++;
+            close_parts(parts, 3);
             continue;
         }
         uint8_t key[32];
@@ -191,8 +208,11 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
             continue;
         }
         in_link_t *l = zhashx_lookup(self->in_by_rid, rhex);
+        if (l != NULL && memcmp(l->key, key, 32) == 0)
+            l->last = tp_now();
         if (m.hdr.type == CL_MSG_HELLO) {
-            on_hello(self, rid, rid_len, rhex, key, &m);
+            const char *host = zmq_msg_gets(&parts[1], "Peer-Address");
+            on_hello(self, rid, rid_len, rhex, key, &m, host != NULL ? host : "");
         } else if (m.hdr.run != self->run) {
             self->malformed++; /* another run: drop, no ban */
         } else if (l == NULL || memcmp(l->key, key, 32) != 0) {
@@ -208,6 +228,8 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
             if (cl_hs_verify(self->k, "AUTH", l->key, self->self_key, l->cnonce, l->snonce,
                              m.u.auth.mac)) {
                 l->state = IL_UP;
+                if (self->npending > 0)
+                    self->npending--;
                 sodium_memzero(l->cnonce, 32);
                 sodium_memzero(l->snonce, 32);
                 char khex[65];
@@ -475,10 +497,13 @@ void tp_on_zap(cl_transport_t *self)
     }
 }
 
-/* Forgets inbound handshakes that never finished. */
+/* Forgets inbound handshakes that never finished, inbound links that
+   have been silent for link_idle (their peer closed them: every honest
+   peer sends at least a heartbeat or a JOIN every few seconds on a link
+   it uses), and bans that expired. */
 void tp_sweep(cl_transport_t *self, double now)
 {
-    if (now - self->last_sweep < 5.0)
+    if (now - self->last_sweep < 2.0)
         return;
     self->last_sweep = now;
     zlist_t *old = zlist_new();
@@ -486,9 +511,20 @@ void tp_sweep(cl_transport_t *self, double now)
         return;
     for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL;
          l = zhashx_next(self->in_by_rid))
-        if (l->state == IL_AUTH_WAIT && now - l->created > HANDSHAKE_KEEP)
+        if ((l->state == IL_AUTH_WAIT && now - l->created > HANDSHAKE_KEEP) ||
+            (l->state == IL_UP && now - l->last > self->link_idle))
             zlist_append(old, l);
     for (in_link_t *l = zlist_first(old); l != NULL; l = zlist_next(old))
         tp_in_link_delete(self, l);
     zlist_destroy(&old);
+    zlist_t *expired = zlist_new();
+    if (expired == NULL)
+        return;
+    zlist_autofree(expired); /* copies of the keys */
+    for (double *until = zhashx_first(self->bans); until != NULL; until = zhashx_next(self->bans))
+        if (*until <= now)
+            zlist_append(expired, (void *)zhashx_cursor(self->bans));
+    for (const char *k = zlist_first(expired); k != NULL; k = zlist_next(expired))
+        zhashx_delete(self->bans, k);
+    zlist_destroy(&expired);
 }

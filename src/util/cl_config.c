@@ -175,6 +175,32 @@ static int p_collectives_per_step(const char *value, cl_config_t *cfg, char *why
     return s_int(value, 1, CL_STEP_MAX, &cfg->collectives_per_step, why, whylen);
 }
 
+static int p_max_message(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_int(value, 1, 1L << 20, &cfg->max_message_mib, why, whylen);
+}
+
+static int p_max_handshakes(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 20, &cfg->max_handshakes, why, whylen);
+}
+
+static int p_max_handshakes_host(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 20, &cfg->max_handshakes_host, why, whylen);
+}
+
+static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cl_config_value_seconds(value, &cfg->link_idle, why, whylen) != 0)
+        return -1;
+    if (cfg->link_idle < 30.0)
+        return s_why(why, whylen,
+                     "expected at least 30 seconds (honest links carry a "
+                     "heartbeat every few seconds)");
+    return 0;
+}
+
 static int p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_int(value, 1, CL_WORLD_MAX, &cfg->min_group, why, whylen);
@@ -352,7 +378,15 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "N: report the mean of the N-th one-element float SUM all-reduce after each other "          \
       "collective as the loss")                                                                    \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
-    X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")
+    X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")                      \
+    X("COLLAB_MAX_MESSAGE", "1024", p_max_message,                                                 \
+      "MiB: largest message a peer sends or accepts (frames above it are cut off unread)")         \
+    X("COLLAB_MAX_HANDSHAKES", "1024", p_max_handshakes,                                           \
+      "unfinished inbound handshakes kept at once; more get BUSY")                                 \
+    X("COLLAB_MAX_HANDSHAKES_PER_HOST", "64", p_max_handshakes_host,                                \
+      "of those, how many one IP address may hold")                                               \
+    X("COLLAB_LINK_IDLE", "300", p_link_idle,                                                      \
+      "seconds after which a silent inbound connection is forgotten")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
@@ -470,6 +504,10 @@ static void s_defaults(cl_config_t *cfg)
     cfg->weight = 1.0;
     cfg->report_interval = 5.0;
     cfg->log_level = CL_LOG_INFO;
+    cfg->max_message_mib = 1024;
+    cfg->max_handshakes = 1024;
+    cfg->max_handshakes_host = 64;
+    cfg->link_idle = 300.0;
 }
 
 /* Checks between variables.  Returns 0 or -1 with err filled. */

@@ -53,6 +53,10 @@ typedef struct {
                                  joins with a monitor role (docs/monitor.md) */
     int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */
     char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
+    long max_message_mib;     /* COLLAB_MAX_MESSAGE MiB, default 1024 */
+    int max_handshakes;       /* COLLAB_MAX_HANDSHAKES, default 1024 */
+    int max_handshakes_host;  /* COLLAB_MAX_HANDSHAKES_PER_HOST, default 64 */
+    double link_idle;         /* COLLAB_LINK_IDLE seconds, default 300 */
 } cl_config_t;
 
 /* One row of the table, for documentation checks and --help output. */

@@ -168,10 +168,11 @@ int cl_config_value_key_file(const char *path, char **out, char *why, size_t why
 {
     if (path[0] == '\0')
         return s_why(why, whylen, "expected the path of a file holding the swarm key");
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0)
         return s_why(why, whylen, "expected a readable file holding the swarm key (%s)",
-                     strerror(errno));
+                     errno == ELOOP ? "it is a symbolic link; give the file itself"
+                                    : strerror(errno));
     char buf[CL_SWARM_KEY_MAX + 3]; /* key, "\r\n", one byte to detect excess */
     size_t len = 0;
     int rc = -1;
@@ -182,6 +183,11 @@ int cl_config_value_key_file(const char *path, char **out, char *why, size_t why
     }
     if (!S_ISREG(st.st_mode)) {
         s_why(why, whylen, "expected a regular file holding the swarm key");
+        goto out;
+    }
+    if (st.st_uid != geteuid()) {
+        s_why(why, whylen, "expected a file owned by this user (it belongs to user %u)",
+              (unsigned)st.st_uid);
         goto out;
     }
     if ((st.st_mode & 077) != 0) {

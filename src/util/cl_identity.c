@@ -150,10 +150,15 @@ static int s_load(cl_identity_t *self, const char *path, char *err, size_t errle
 {
     char qpath[300];
     cl_text_quote(path, 200, qpath, sizeof qpath);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    /* O_NOFOLLOW: a symbolic link planted at the path is refused, not
+       followed to someone else's file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
         if (errno == ENOENT)
             return 1;
+        if (errno == ELOOP)
+            return cl_text_fail(
+                err, errlen, "identity file '%s' is a symbolic link; give the file itself", qpath);
         return cl_text_fail(err, errlen, "cannot open identity file '%s': %s", qpath,
                             strerror(errno));
     }
@@ -164,6 +169,13 @@ static int s_load(cl_identity_t *self, const char *path, char *err, size_t errle
     }
     if (!S_ISREG(st.st_mode)) {
         cl_text_fail(err, errlen, "identity file '%s' is not a regular file", qpath);
+        goto err_close;
+    }
+    if (st.st_uid != geteuid()) {
+        cl_text_fail(err, errlen,
+                     "identity file '%s' belongs to user %u, not to this user (%u): refusing "
+                     "a key someone else controls",
+                     qpath, (unsigned)st.st_uid, (unsigned)geteuid());
         goto err_close;
     }
     if ((st.st_mode & 077) != 0) {

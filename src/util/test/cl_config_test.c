@@ -456,6 +456,21 @@ static void test_swarm_key(void)
     s_write(path, "0123456789abcdef", 16, 0600); /* no newline, exactly 16 */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
     cl_config_clear(&cfg);
+    /* A symbolic link is refused, and (as root, who can give a file away)
+       a file of another user (docs/security.md). */
+    char link_path[600];
+    snprintf(link_path, sizeof link_path, "%s.link", path);
+    unlink(link_path);
+    CL_CHECK(symlink(path, link_path) == 0);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", link_path, NULL) == -1);
+    CL_CHECK_CONTAINS(err, "symbolic link");
+    unlink(link_path);
+    if (geteuid() == 0) {
+        CL_CHECK(chown(path, 12345, 12345) == 0);
+        CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
+        CL_CHECK_CONTAINS(err, "owned by this user (it belongs to user 12345)");
+        CL_CHECK(chown(path, 0, 0) == 0);
+    }
 
     const struct {
         const char *text;
@@ -562,11 +577,30 @@ static void test_report_vars(void)
     CL_CHECK(strstr(err, "COLLAB_REPORT_INTERVAL") != NULL);
 }
 
+/* The resource bounds of docs/security.md §5: safe defaults, ranges. */
+static void test_limits(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.max_message_mib == 1024 && cfg.max_handshakes == 1024 &&
+             cfg.max_handshakes_host == 64 && cfg.link_idle == 300.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_MESSAGE", "16", "COLLAB_MAX_HANDSHAKES",
+                    "64", "COLLAB_LINK_IDLE", "60", NULL) == 0);
+    CL_CHECK(cfg.max_message_mib == 16 && cfg.max_handshakes == 64 && cfg.link_idle == 60.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_LINK_IDLE", "10", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_LINK_IDLE") != NULL && strstr(err, "30") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_MESSAGE", "0", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HANDSHAKES", "-1", NULL) == -1);
+}
+
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 24);
+    CL_CHECK(n == 28);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -590,8 +624,12 @@ static void test_table(void)
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
                               "COLLAB_LOG",
-                              "COLLAB_LOG_FILE"};
-    for (size_t i = 0; i < n && i < 24; i++) {
+                              "COLLAB_LOG_FILE",
+                              "COLLAB_MAX_MESSAGE",
+                              "COLLAB_MAX_HANDSHAKES",
+                              "COLLAB_MAX_HANDSHAKES_PER_HOST",
+                              "COLLAB_LINK_IDLE"};
+    for (size_t i = 0; i < n && i < 28; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
@@ -624,6 +662,7 @@ int main(void)
     test_load_env_and_seconds();
     test_table();
     test_report_vars();
+    test_limits();
     s_clear_env();
     rmdir(s_dir);
     return cl_selftest_end("cl_config_test");

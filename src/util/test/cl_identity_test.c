@@ -202,6 +202,26 @@ static void test_file(void)
     b = cl_identity_new(path, err, sizeof err);
     CL_CHECK(b != NULL);
     cl_identity_destroy(&b);
+    /* A symbolic link is refused, not followed (docs/security.md). */
+    char link_path[512];
+    s_path(link_path, sizeof link_path, "link.key");
+    CL_CHECK(symlink(path, link_path) == 0);
+    err[0] = '\0';
+    b = cl_identity_new(link_path, err, sizeof err);
+    CL_CHECK(b == NULL);
+    CL_CHECK_CONTAINS(err, "symbolic link");
+    cl_identity_destroy(&b);
+    unlink(link_path);
+    /* A file of another user is refused (checked where this test may
+       give a file away: as root). */
+    if (geteuid() == 0) {
+        CL_CHECK(chown(path, 12345, 12345) == 0);
+        err[0] = '\0';
+        b = cl_identity_new(path, err, sizeof err);
+        CL_CHECK(b == NULL);
+        CL_CHECK_CONTAINS(err, "belongs to user 12345");
+        cl_identity_destroy(&b);
+    }
     unlink(path);
     cl_identity_destroy(&a);
 

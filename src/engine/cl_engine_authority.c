@@ -1,0 +1,486 @@
+/*  cl_engine_authority.c - who may send what: the one gate every message
+    passes before the engine acts on it.
+
+    docs/security.md §3 is the table this file implements.  The transport
+    guarantees the sender's key (CurveZMQ plus the handshake); this file
+    decides whether that key, in the role the receiver's own view gives
+    it, may send this message type in the receiver's state.  The roles:
+
+      stranger      no rank in the receiver's view, never held one that the
+                    receiver knows of
+      former member no rank now, but held one (prev_rank): a peer that was
+                    removed while alive, or left
+      asked         a peer this peer sent JOIN to (an initial peer, or the
+                    coordinator a REDIRECT named)
+      member        holds a rank in the receiver's view (client mode or not)
+      coordinator   the member the receiver itself computes as coordinator
+                    (lowest-ranked live public member, its own suspicions
+                    counted)
+      admitter      the member the receiver computes as admitter
+                    (docs/elastic.md)
+
+    A message that fails its rule is dropped and counted per type; its
+    sender is banned (cl_transport_ban) where the message could only come
+    from a hostile peer (a JOIN_REPLY to a peer that never asked it, a view
+    whose epoch jumps beyond the bounded step).  The first drop of each
+    type is logged as a warning naming the sender and the rule, later ones
+    at debug level, with the count.
+
+    Views: a member installs a view only from its coordinator, or, when
+    two coordinators claim one swarm (a coordinator that suspects the one
+    before it while others do not), from the coordinator of a view that
+    outranks its own: more members, ties to the lower coordinator key,
+    listing only peers the receiver knows as members.  Every epoch step is
+    bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
+    (CL_EPOCH_MAX) where it would wrap.
+*/
+#include "engine/cl_engine_int.h"
+
+#include "engine/cl_elmsg.h"
+#include "engine/cl_engine_elastic.h"
+#include "util/cl_addr.h"
+#include "util/cl_identity.h"
+#include "util/cl_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ASKED_MAX 64        /* peers remembered as asked for a rank */
+#define AUTH_BAN_SECONDS 60 /* how long a sender of a hostile-only message is ignored */
+#define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
+#define WARNED_MAX 64       /* senders of refused collective data already named */
+#define VOTES_MAX 64        /* straggler reports remembered */
+
+struct eng_auth {
+    uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
+    size_t nasked, next_asked;
+    uint8_t probed[ASKED_MAX][32]; /* members sent a PROBE after this peer was stopped */
+    double probed_at;              /* when (0: never) */
+    size_t nprobed;
+    uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
+    uint64_t total;                 /* all drops */
+    uint64_t banned;                /* senders banned by this gate */
+    uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
+    size_t nwarned;
+    struct {
+        uint8_t subject[32], reporter[32];
+        double t;
+    } votes[VOTES_MAX]; /* recent straggler reports (ring) */
+    size_t next_vote;
+    double ahead_since; /* coordinator: a member's epoch ahead of ours since (0: none) */
+};
+
+int eng_auth_init(struct cl_engine *e)
+{
+    e->auth = calloc(1, sizeof *e->auth);
+    return e->auth != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_auth_fini(struct cl_engine *e)
+{
+    free(e->auth);
+    e->auth = NULL;
+}
+
+void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    for (size_t i = 0; i < a->nasked; i++)
+        if (memcmp(a->asked[i], key, 32) == 0)
+            return;
+    memcpy(a->asked[a->next_asked], key, 32);
+    a->next_asked = (a->next_asked + 1) % ASKED_MAX;
+    if (a->nasked < ASKED_MAX)
+        a->nasked++;
+}
+
+void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    double now = eng_now();
+    if (now - a->probed_at > 1.0)
+        a->nprobed = 0; /* a new pause: a new round of probes */
+    a->probed_at = now;
+    if (a->nprobed < ASKED_MAX)
+        memcpy(a->probed[a->nprobed++], key, 32);
+}
+
+/* Did this peer PROBE key since its last pause, recently enough that the
+   answer is still the one it asked for? */
+static bool probed(struct cl_engine *e, const uint8_t key[32])
+{
+    const struct eng_auth *a = e->auth;
+    double window = e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+    if (a->probed_at <= 0 || eng_now() - a->probed_at > window)
+        return false;
+    for (size_t i = 0; i < a->nprobed; i++)
+        if (memcmp(a->probed[i], key, 32) == 0)
+            return true;
+    return false;
+}
+
+static bool asked(const struct eng_auth *a, const uint8_t key[32])
+{
+    for (size_t i = 0; i < a->nasked; i++)
+        if (memcmp(a->asked[i], key, 32) == 0)
+            return true;
+    return false;
+}
+
+void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    a->dropped[CL_MSG_COLL]++;
+    a->total++;
+    bool first = true;
+    for (size_t i = 0; i < a->nwarned; i++)
+        first = first && memcmp(a->warned[i], p->key, 32) != 0;
+    char desc[CL_WIRE_STR_MAX + 64];
+    if (first && a->nwarned < WARNED_MAX) {
+        memcpy(a->warned[a->nwarned++], p->key, 32);
+        cl_warn("dropped a collective message (type %d, part %u) from %s: %s (%llu such drops)",
+                sub, part, eng_peer_desc(p, desc, sizeof desc),
+                sub == 2 ? "a RESULT for a part it does not produce"
+                         : "it does not fit the collective",
+                (unsigned long long)a->dropped[CL_MSG_COLL]);
+    } else {
+        cl_debug("dropped a collective message (type %d, part %u) from %s", sub, part,
+                 eng_peer_desc(p, desc, sizeof desc));
+    }
+}
+
+bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+                             const uint8_t reporter[32], size_t group_size)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL || memcmp(subject, reporter, 32) == 0)
+        return true; /* a member that reports itself is believed */
+    double now = eng_now(), window = e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+    bool have = false;
+    for (size_t i = 0; i < VOTES_MAX && !have; i++)
+        if (a->votes[i].t > 0 && memcmp(a->votes[i].subject, subject, 32) == 0 &&
+            memcmp(a->votes[i].reporter, reporter, 32) == 0) {
+            a->votes[i].t = now;
+            have = true;
+        }
+    if (!have) {
+        size_t k = a->next_vote;
+        memcpy(a->votes[k].subject, subject, 32);
+        memcpy(a->votes[k].reporter, reporter, 32);
+        a->votes[k].t = now;
+        a->next_vote = (k + 1) % VOTES_MAX;
+    }
+    size_t need = group_size > 2 ? 2 : 1, got = 0;
+    for (size_t i = 0; i < VOTES_MAX; i++)
+        if (a->votes[i].t > 0 && now - a->votes[i].t <= window &&
+            memcmp(a->votes[i].subject, subject, 32) == 0)
+            got++;
+    if (got >= need) {
+        for (size_t i = 0; i < VOTES_MAX; i++)
+            if (memcmp(a->votes[i].subject, subject, 32) == 0)
+                a->votes[i].t = 0; /* acted on */
+        return true;
+    }
+    return false;
+}
+
+bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return ahead;
+    if (!ahead) {
+        a->ahead_since = 0;
+        return false;
+    }
+    double now = eng_now();
+    if (a->ahead_since <= 0)
+        a->ahead_since = now;
+    if (now - a->ahead_since < patience)
+        return false;
+    a->ahead_since = 0;
+    return true;
+}
+
+uint64_t eng_auth_dropped(const struct cl_engine *e)
+{
+    return e->auth != NULL ? e->auth->total : 0;
+}
+
+bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch)
+{
+    return epoch <= CL_EPOCH_MAX && (epoch <= own || epoch - own <= EPOCH_STEP);
+}
+
+static const char *type_name(const cl_wire_msg_t *m)
+{
+    return m->hdr.type == CL_MSG_ELASTIC ? cl_elmsg_name(m->hdr.sub)
+                                         : cl_wire_type_name(m->hdr.type);
+}
+
+/* Drops (and counts) m; bans its sender when `ban`. */
+static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                   const cl_wire_msg_t *m, const char *rule, bool ban)
+{
+    /* Stale messages of honest peers (a heartbeat of a peer just removed,
+       an update that reached the coordinator before last) are routine:
+       only forgeries are warned about. */
+    bool loud =
+        m->hdr.type == CL_MSG_VIEW || m->hdr.type == CL_MSG_JOIN_REPLY ||
+        m->hdr.type == CL_MSG_SUSPECT || m->hdr.type == CL_MSG_UPDATE ||
+        (m->hdr.type == CL_MSG_ELASTIC &&
+         (m->hdr.sub == CL_EL_ADMIT || m->hdr.sub == CL_EL_FETCH || m->hdr.sub == CL_EL_DROP));
+    struct eng_auth *a = e->auth;
+    unsigned slot = m->hdr.type == CL_MSG_ELASTIC ? 128u + (m->hdr.sub & 127u) : m->hdr.type;
+    a->dropped[slot]++;
+    a->total++;
+    char sid[CL_PEER_ID_MAX];
+    if (p != NULL)
+        snprintf(sid, sizeof sid, "%.8s", p->id);
+    else if (cl_base58_encode(key, 32, sid, sizeof sid) == 0)
+        sid[8] = '\0';
+    else
+        snprintf(sid, sizeof sid, "?");
+    if (ban || (a->dropped[slot] == 1 && loud))
+        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops)%s", type_name(m),
+                sid, rule, (unsigned long long)a->dropped[slot],
+                ban ? "; ignoring the peer for 60 s" : "");
+    else
+        cl_debug("dropped a message of type %s from peer %s…: %s (%llu such drops)", type_name(m),
+                 sid, rule, (unsigned long long)a->dropped[slot]);
+    if (ban) {
+        a->banned++;
+        cl_transport_ban(e->tp, key, AUTH_BAN_SECONDS);
+    }
+    return false;
+}
+
+/* The lowest-ranked public member of v, or NULL. */
+static const cl_wire_member_t *view_coordinator(const cl_wire_view_t *v)
+{
+    for (uint32_t i = 0; i < v->count; i++)
+        if (!(v->members[i].flags & CL_MEMBER_CLIENT))
+            return &v->members[i];
+    return NULL;
+}
+
+static bool in_view(const cl_wire_view_t *v, const uint8_t key[32])
+{
+    for (uint32_t i = 0; i < v->count; i++)
+        if (memcmp(v->members[i].key, key, 32) == 0)
+            return true;
+    return false;
+}
+
+/* The merge rule: v, from p (a member here that coordinates v), outranks
+   this peer's view and lists only peers known here as members. */
+static bool outranks(struct cl_engine *e, const cl_peer_t *p, const cl_wire_view_t *v)
+{
+    const cl_wire_member_t *vc = view_coordinator(v);
+    if (vc == NULL || memcmp(vc->key, p->key, 32) != 0)
+        return false;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_peer_t *q = cl_member_find(e->mb, v->members[i].key);
+        if (q == NULL || (q->rank < 0 && q->prev_rank < 0))
+            return false;
+    }
+    size_t n;
+    (void)cl_member_list(e->mb, &n);
+    if (v->count != n)
+        return v->count > n;
+    const cl_peer_t *c = eng_coordinator(e);
+    return c != NULL && memcmp(p->key, c->key, 32) < 0;
+}
+
+static const cl_peer_t *admitter(struct cl_engine *e);
+
+static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    const cl_wire_view_t *v = &m->u.view;
+    /* A monitor entry coordinates while no ranked public member lives
+       (docs/monitor.md §3): its views count as a member's. */
+    bool member = p != NULL && p->state != CL_PEER_GONE && (p->rank >= 0 || p->monitor);
+    uint64_t own = cl_member_epoch(e->mb);
+    if (!in_view(v, key))
+        return refuse(e, p, key, m, "its sender is not in it", !member);
+    /* Every address a view lists is dialled: it must be a multiaddr that
+       names the member's own key (a client's is empty). */
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_wire_member_t *x = &v->members[i];
+        const char *addr = x->address != NULL ? x->address : "";
+        cl_addr_t a;
+        bool ok = (x->flags & CL_MEMBER_CLIENT) ? addr[0] == '\0'
+                                                : cl_addr_parse(addr, &a, NULL, 0) == 0 &&
+                                                      a.has_key && memcmp(a.key, x->key, 32) == 0;
+        if (!ok)
+            return refuse(e, p, key, m, "it lists an address that is not its member's own", true);
+    }
+    if (!eng_auth_epoch_step_ok(own, v->epoch) && own > 0)
+        return refuse(e, p, key, m, "its epoch jumps too far ahead", !member);
+    if (e->state != ENG_MEMBER) {
+        /* Joining, a standby, or rejoining after a removal: a view from a
+           peer it asked for a rank, or from a member of its last view. */
+        if (asked(e->auth, key) || (p != NULL && (p->rank >= 0 || p->prev_rank >= 0 || p->monitor)))
+            return true;
+        return refuse(e, p, key, m, "this peer never asked it to join", true);
+    }
+    if (!member)
+        return refuse(e, p, key, m, "its sender is not a member of this peer's view",
+                      p == NULL || p->prev_rank < 0);
+    if (v->epoch <= own)
+        return true; /* old news: the member code ignores it (no count) */
+    const cl_peer_t *c = eng_coordinator(e);
+    if (c != NULL && c == p)
+        return true;
+    /* The admitter publishes the views that admit peers into the group
+       (it is not the coordinator while a newcomer holds a lower rank). */
+    if (admitter(e) == p)
+        return true;
+    if (outranks(e, p, v))
+        return true;
+    /* This peer was stopped and asked the members whether the swarm went
+       on without it: their answers count (the others may have removed it
+       and moved on under another coordinator). */
+    if (probed(e, key))
+        return true;
+    return refuse(e, p, key, m, "its sender is not this peer's coordinator", false);
+}
+
+/* Does this peer coordinate?  Without the side effect of
+   eng_is_coordinator (a takeover raises the epoch): the gate only looks. */
+static bool self_coordinates(struct cl_engine *e)
+{
+    const cl_peer_t *c = eng_coordinator(e);
+    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+}
+
+/* The admitter as the receiver computes it (docs/elastic.md): the
+   coordinator when it is in the formed group, else the lowest-ranked live
+   public member of the group. */
+static const cl_peer_t *admitter(struct cl_engine *e)
+{
+    cl_peer_t *c = eng_coordinator(e);
+    if (c != NULL && c->in_group && cl_member_group_closed(e->mb))
+        return c;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *q = list[i];
+        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        if (!q->client && q->in_group && (self || q->state == CL_PEER_ALIVE))
+            return q;
+    }
+    return NULL;
+}
+
+bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                      const cl_wire_msg_t *m)
+{
+    if (e->auth == NULL)
+        return true;
+    bool member = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0;
+    bool monitor = p != NULL && p->state != CL_PEER_GONE && p->monitor; /* docs/monitor.md §3 */
+    bool former = p != NULL && p->prev_rank >= 0;
+    switch (m->hdr.type) {
+    case CL_MSG_JOIN:
+        if (!(m->u.join.weight <= WEIGHT_MAX))
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
+        return true; /* anyone may ask; the coordinator decides */
+    case CL_MSG_JOIN_REPLY:
+        if (asked(e->auth, key))
+            return true;
+        return refuse(e, p, key, m, "this peer never asked it to join", true);
+    case CL_MSG_VIEW:
+        return check_view(e, p, key, m);
+    case CL_MSG_HEARTBEAT:
+        if (member || monitor)
+            return true;
+        if (!former && !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), m->u.heartbeat.epoch))
+            return refuse(e, p, key, m, "a stranger's heartbeat with an epoch far ahead", true);
+        /* A peer that believes it is a member (it was removed, or a view
+           of a coordinator that died listed it): its coordinator answers
+           with a view that shows it is not.  The epoch it raises its own
+           by is bounded (above); the view tells nothing that the members'
+           join lines do not. */
+        if (e->state == ENG_MEMBER && self_coordinates(e))
+            return true;
+        return refuse(e, p, key, m, "its sender is not a member", false);
+    case CL_MSG_SUSPECT:
+    case CL_MSG_UPDATE:
+        /* No peer may claim over the network a weight its own
+           COLLAB_WEIGHT could not hold. */
+        if (m->hdr.type == CL_MSG_UPDATE && !(m->u.update.weight <= WEIGHT_MAX))
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
+        /* A monitor reports the members it lost; it has no weight. */
+        if (!member && !(monitor && m->hdr.type == CL_MSG_SUSPECT))
+            return refuse(e, p, key, m, "its sender is not a member", !former && !monitor);
+        if (e->state != ENG_MEMBER || !self_coordinates(e))
+            return refuse(e, p, key, m, "it goes to the coordinator only", false);
+        return true;
+    case CL_MSG_GOODBYE:
+        if (member || monitor)
+            return true;
+        return refuse(e, p, key, m, "its sender is not a member", false);
+    case CL_MSG_MATCH:
+        if (member)
+            return true;
+        return refuse(e, p, key, m, "its sender is not a member", false);
+    case CL_MSG_BYE_ACK:
+        /* Answers this peer's GOODBYE: only from peers of its view. */
+        if (member || monitor || former)
+            return true;
+        return refuse(e, p, key, m, "its sender is not a member", true);
+    case CL_MSG_REPORT:
+        /* Statistics go to monitors only, from ranked members (the report
+           code checks the rank field against the view). */
+        if (!e->cfg.monitor)
+            return refuse(e, p, key, m, "this peer is not a monitor", !member && !former);
+        if (member)
+            return true;
+        return refuse(e, p, key, m, "its sender is not a ranked member", !former);
+    case CL_MSG_COLL:
+    case CL_MSG_P2P:
+        return true; /* members' data; early data waits in the bounded held queue */
+    case CL_MSG_P2P_CTL:
+        /* A receiver's match or cancellation of a synchronous send: it
+           names only this peer's own sends, and only members receive. */
+        if (member || former)
+            return true;
+        return refuse(e, p, key, m, "its sender is not a member", true);
+    case CL_MSG_ELASTIC:
+        switch (m->hdr.sub) {
+        case CL_EL_PROBE: /* the view goes only to members, past or present */
+            if (member || former)
+                return true;
+            return refuse(e, p, key, m, "PROBE from a peer that was never a member", false);
+        case CL_EL_ADMIT: /* only the admitter decides admissions */
+            if (!member)
+                return refuse(e, p, key, m, "ADMIT from a non-member", !former);
+            if (admitter(e) != p)
+                return refuse(e, p, key, m, "ADMIT from a member that is not the admitter", false);
+            return true;
+        case CL_EL_FETCH:
+        case CL_EL_DROP:
+            /* Reading a donor's state, or making it forget an item, is for
+               the joiners an ADMIT named. */
+            if (member && eng_el_is_entrant(e, key))
+                return true;
+            return refuse(e, p, key, m, "state requests are for admitted joiners only",
+                          !member && !former);
+        default:
+            if (member)
+                return true;
+            return refuse(e, p, key, m, "its sender is not a member", false);
+        }
+    default:
+        return refuse(e, p, key, m, "a message type the engine does not take", true);
+    }
+}
