@@ -289,6 +289,12 @@ void eng_leave_start(struct cl_engine *e)
             eng_leave_world_of(e, p->key) < 0)
             memcpy(l->await[l->nawait++], p->key, 32);
     }
+    /* The monitors learn of the departure too (docs/monitor.md); they
+       hold no collective, so nothing waits for their acknowledgement. */
+    cl_peer_t *const *mons = cl_member_monitors(e->mb, &n);
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(mons[i]->key, e->self_key, 32) != 0)
+            (void)eng_send(e, mons[i], &m);
     if (l != NULL && l->nawait > 0)
         cl_debug("left: waiting for %zu member%s to acknowledge the goodbye", l->nawait,
                  l->nawait == 1 ? "" : "s");
