@@ -185,6 +185,10 @@ COLLAB_EXPORT int collab_memcpy(void *dst, const void *src, size_t n);
    (COLLAB_CUDA, docs/cuda.md); 0 otherwise, also before collab_init(). */
 COLLAB_EXPORT int collab_device_support(void);
 
+/* 1 when p points into device (CUDA) memory, 0 for host memory (always 0
+   without the device plugin). */
+COLLAB_EXPORT int collab_is_device_buffer(const void *p);
+
 /* ---------------------------------------------------------------------- */
 /* Communicators.  The world communicator exists after collab_init().
    Ids of derived communicators are computed locally from the parent id,

@@ -62,7 +62,7 @@ int cli_sparse_bcast(cli_call_t *call, void *buffer, MPI_Count count, MPI_Dataty
         return cli_err(call, MPI_ERR_COUNT, "count", "%lld is negative", (long long)count);
     cli_stage_t *s = cli_stage_one(t, buffer, count);
     if (s == NULL)
-        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to pack the broadcast");
+        return cli_stage_fail(call, "out of memory to pack the broadcast");
     int me = collab_comm_rank(call->comm->core);
     if (me == root)
         cli_stage_pack(s);
@@ -116,8 +116,7 @@ static int cli_sparse_layout(cli_call_t *call, cli_type_t *t, void *buf, int n, 
     *out = cli_stage_new(t, buf, n, b, off);
     free(b);
     if (*out == NULL)
-        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory for a %lld-byte stage",
-                       (long long)off);
+        return cli_stage_fail(call, "out of memory for the stage");
     return MPI_SUCCESS;
 }
 
@@ -132,7 +131,7 @@ static int cli_sparse_single(cli_call_t *call, MPI_Datatype h, const void *buf, 
     if (count < 0)
         return cli_err(call, MPI_ERR_COUNT, "count", "%lld is negative", (long long)count);
     if ((*out = cli_stage_one(t, buf, count)) == NULL)
-        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to pack the data");
+        return cli_stage_fail(call, "out of memory to pack the data");
     *bytes = (*out)->bytes;
     return MPI_SUCCESS;
 }

@@ -76,7 +76,7 @@ static int cli_send_mode(cli_call_t *call, const void *buf, MPI_Count count, MPI
     cli_stage_t *stage = NULL; /* a non-contiguous type travels packed */
     if (cli_dt(datatype)->map != NULL && count > 0) {
         if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
-            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to pack the message");
+            return cli_stage_fail(call, "out of memory to pack the message");
         cli_stage_pack(stage);
         buf = stage->tmp;
         bytes = (size_t)stage->bytes;
@@ -178,7 +178,7 @@ static int cli_recv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype d
     cli_stage_t *stage = NULL; /* a non-contiguous type arrives packed */
     if (cli_dt(datatype)->map != NULL && count > 0) {
         if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
-            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to unpack the message");
+            return cli_stage_fail(call, "out of memory to unpack the message");
         stage->unpack = 1;
         buf = stage->tmp;
         bytes = (size_t)stage->bytes;
@@ -451,7 +451,7 @@ static int cli_mrecv(cli_call_t *call, void *buf, MPI_Count count, MPI_Datatype 
     cli_stage_t *stage = NULL; /* a non-contiguous type arrives packed */
     if (cli_dt(datatype)->map != NULL && count > 0) {
         if ((stage = cli_stage_one(cli_dt(datatype), buf, count)) == NULL)
-            return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory to unpack the message");
+            return cli_stage_fail(call, "out of memory to unpack the message");
         buf = stage->tmp;
         bytes = (size_t)stage->bytes;
     }

@@ -10,12 +10,26 @@
 #include "cli_stage.h"
 #include "cli_tmap.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+static _Thread_local bool s_device; /* the last stage refused device memory */
+
+int cli_stage_fail(cli_call_t *call, const char *what)
+{
+    if (s_device)
+        return cli_err(call, MPI_ERR_BUFFER, "buf",
+                       "device (CUDA) memory with a non-contiguous datatype is not supported");
+    return cli_err(call, MPI_ERR_NO_MEM, NULL, "%s", what);
+}
 
 cli_stage_t *cli_stage_new(cli_type_t *t, void *buf, int nblk, const cli_stage_block_t *blk,
                            MPI_Count bytes)
 {
+    s_device = buf != NULL && collab_is_device_buffer(buf);
+    if (s_device)
+        return NULL;
     cli_stage_t *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;

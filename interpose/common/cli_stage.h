@@ -39,6 +39,10 @@ cli_stage_t *cli_stage_new(cli_type_t *t, void *buf, int nblk, const cli_stage_b
                            MPI_Count bytes);
 /* One block of count elements at the buffer's start. */
 cli_stage_t *cli_stage_one(cli_type_t *t, const void *buf, MPI_Count count);
+/* The error for a stage that could not be made: MPI_ERR_BUFFER when the
+   buffer is device memory (non-contiguous types are packed on the host,
+   which cannot read it), else MPI_ERR_NO_MEM with `what`. */
+int cli_stage_fail(cli_call_t *call, const char *what);
 void cli_stage_pack(cli_stage_t *s);
 void cli_stage_unpack(cli_stage_t *s);
 /* Unpacks only the first `bytes` packed bytes of a one-block stage. */

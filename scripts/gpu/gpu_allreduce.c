@@ -208,6 +208,22 @@ static void check_others(void)
     int out[2] = {-1, -1};
     CU(cudaMemcpy(out, dv, sizeof(int) * (size_t)rc[s_rank], cudaMemcpyDeviceToHost));
     CHECK(out[0] == first * s_size, "Reduce_scatter into a device buffer");
+    /* A strided datatype over device memory: the face packs such types on
+       the host, so it must refuse them with an error class, not crash. */
+    MPI_Datatype vec;
+    MPI_Type_vector(4, 1, 2, MPI_FLOAT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int vrc = MPI_Bcast(d, 1, vec, 0, MPI_COMM_WORLD), vcls = MPI_SUCCESS;
+    MPI_Error_class(vrc, &vcls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&vec);
+#ifdef CUDA_RUNTIME_API_STUB_H /* "device" buffers are host memory here */
+    CHECK(vcls == MPI_SUCCESS, "Bcast of a strided type (stand-in host memory)");
+#else
+    CHECK(vcls == MPI_ERR_BUFFER,
+          "a strided type on a device buffer gave class %d, not MPI_ERR_BUFFER", vcls);
+#endif
     CU(cudaFree(din));
     CU(cudaFree(dv));
     free(rin);

@@ -279,6 +279,12 @@ int collab_device_support(void)
     return cl_device_active() ? 1 : 0;
 }
 
+int collab_is_device_buffer(const void *p)
+{
+    cl_devattr_t a;
+    return p != NULL && cl_device_kind(p, 1, &a) == CL_DEVQ_DEVICE ? 1 : 0;
+}
+
 int collab_memcpy(void *dst, const void *src, size_t n)
 {
     if (n == 0)
