@@ -526,6 +526,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         goto err;
     s->active = c;
     s->active_ctx = ctx;
+    s->nstarts++;
     s->active_req = req;
     s->started = args.seq + 1;
     /* Members of that generation that are gone already. */

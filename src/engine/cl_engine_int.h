@@ -78,6 +78,9 @@ struct stream {
     cl_coll_t *retained;     /* last completed, kept for relays */
     coll_ctx_t *retained_ctx;
     buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
+    uint64_t nstarts;        /* starts (and restarts) of collectives on this stream */
+    bool taking;             /* eng_coll_take_buffered runs (it may start the next one) */
+    bool take_again;         /* a start inside it asked for another pass */
 };
 
 /* The world group of one generation (a view's group_epoch). */

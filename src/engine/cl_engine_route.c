@@ -225,15 +225,17 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
     /* else: a collective this peer finished long ago; nobody needs it. */
 }
 
-/* After a start: delivers the early messages of the new collective that
-   carry its generation, answers newer ones with a notice, drops the rest. */
-void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
+/* One pass of eng_coll_take_buffered for the collective running now.  A
+   delivery may complete it and start the next one (whose own pass is
+   then deferred to the caller), so the pass stops as soon as the stream
+   runs another start: entries after the delivered one may be gone. */
+static void take_pass(struct cl_engine *e, stream_t *s)
 {
-    cl_coll_t *c = s->active;
+    uint64_t start = s->nstarts;
     uint64_t seq = s->active_ctx->seq;
     uint64_t restart = UINT64_MAX;
     buffered_t *prev = NULL, *b = s->buf_head;
-    while (b != NULL && s->active == c) {
+    while (b != NULL && s->nstarts == start && s->active != NULL) {
         buffered_t *next = b->next;
         uint64_t cur = s->active_ctx->gen;
         bool stays = b->seq != seq, tell = false;
@@ -291,8 +293,27 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
         free(b);
         b = next;
     }
-    if (restart != UINT64_MAX && s->active == c)
+    if (restart != UINT64_MAX && s->nstarts == start && s->active != NULL)
         eng_coll_restart(e, s, restart); /* takes the messages kept above */
+}
+
+/* After a start: delivers the early messages of the new collective that
+   carry its generation, answers newer ones with a notice, drops the rest.
+   Re-entry (a delivered message completes the collective and the next one
+   starts) only asks the running call for another pass. */
+void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
+{
+    if (s->taking) {
+        s->take_again = true;
+        return;
+    }
+    s->taking = true;
+    do {
+        s->take_again = false;
+        if (s->active != NULL && s->active_ctx != NULL)
+            take_pass(e, s);
+    } while (s->take_again);
+    s->taking = false;
 }
 
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
