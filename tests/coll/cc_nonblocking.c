@@ -331,6 +331,107 @@ static void reverse_wait(cc_ctx_t *c)
         finish_iallreduce(c, &a, "Wait after the later one");
 }
 
+/* A sliding window of nonblocking collectives of different kinds (as
+   MPICH's nonblocking3 keeps one): a new one starts as soon as any
+   completes, and the last rank falls behind now and then, so the others
+   send data for collectives it has not started yet, and completing one of
+   those at its start runs the next. */
+enum { BURST_WINDOW = 12, BURST_OPS = 240, BURST_N = 16 };
+
+typedef struct {
+    int op, kind, root;
+    int in[BURST_N], out[BURST_N];
+    int blocks[64 * BURST_N]; /* a scatter root's send buffer (at most 64 ranks) */
+} burst_slot_t;
+
+static void burst_start(cc_ctx_t *c, MPI_Comm comm, burst_slot_t *b, int op, MPI_Request *req)
+{
+    b->op = op;
+    b->kind = op % 5 == 4 && c->size > 64 ? 3 : op % 5; /* scatters: up to 64 ranks */
+    b->root = op % c->size;
+    for (int i = 0; i < BURST_N; i++) {
+        b->in[i] = (c->rank + 1) * (op % 97 + 1) + i;
+        b->out[i] = -1;
+    }
+    if (c->rank == c->size - 1 && c->size > 1 && op % 16 == 0)
+        cc_sleep_ms(5);
+    switch (b->kind) {
+    case 0:
+        MPI_Iallreduce(b->in, b->out, BURST_N, MPI_INT, MPI_SUM, comm, req);
+        break;
+    case 1:
+        if (c->rank == b->root)
+            memcpy(b->out, b->in, sizeof b->in);
+        MPI_Ibcast(b->out, BURST_N, MPI_INT, b->root, comm, req);
+        break;
+    case 2:
+        MPI_Ireduce(b->in, b->out, BURST_N, MPI_INT, MPI_SUM, b->root, comm, req);
+        break;
+    case 3:
+        MPI_Ibarrier(comm, req);
+        break;
+    default: { /* each rank gets the root's block i (its in[] repeated) */
+        if (c->rank == b->root)
+            for (int r = 0; r < c->size; r++)
+                memcpy(b->blocks + r * BURST_N, b->in, sizeof b->in);
+        MPI_Iscatter(b->blocks, BURST_N, MPI_INT, b->out, BURST_N, MPI_INT, b->root, comm, req);
+        break;
+    }
+    }
+}
+
+static int burst_check(cc_ctx_t *c, const burst_slot_t *b)
+{
+    long ranks = (long)c->size * (c->size + 1) / 2;
+    for (int i = 0; i < BURST_N; i++) {
+        long sum = ranks * (b->op % 97 + 1) + (long)c->size * i, want = -1;
+        if (b->kind == 0 || (b->kind == 2 && c->rank == b->root))
+            want = sum;
+        else if (b->kind == 1 || b->kind == 4)
+            want = (long)(b->root + 1) * (b->op % 97 + 1) + i;
+        if (b->out[i] != want)
+            return cc_check(c, 0, "window: op %d (kind %d, root %d) element %d: %d, expected %ld",
+                            b->op, b->kind, b->root, i, b->out[i], want);
+    }
+    return 1;
+}
+
+static void burst(cc_ctx_t *c)
+{
+    burst_slot_t *slots = calloc(BURST_WINDOW, sizeof *slots);
+    MPI_Request reqs[BURST_WINDOW];
+    if (slots == NULL) {
+        cc_check(c, 0, "window: out of memory");
+        return;
+    }
+    MPI_Comm comms[3] = {MPI_COMM_WORLD, MPI_COMM_NULL, MPI_COMM_NULL};
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[2]);
+    int posted = 0, done = 0, ok = 1;
+    for (; posted < BURST_WINDOW; posted++)
+        burst_start(c, comms[posted % 3], &slots[posted], posted, &reqs[posted]);
+    while (done < BURST_OPS && ok) {
+        int idx = MPI_UNDEFINED;
+        if (cc_call_failed(c, MPI_Waitany(BURST_WINDOW, reqs, &idx, MPI_STATUS_IGNORE),
+                           "window: Waitany") ||
+            idx == MPI_UNDEFINED)
+            give_up(c);
+        ok = burst_check(c, &slots[idx]);
+        done++;
+        if (posted < BURST_OPS) {
+            burst_start(c, comms[posted % 3], &slots[idx], posted, &reqs[idx]);
+            posted++;
+        }
+    }
+    if (ok)
+        cc_check(c, 1, "window of %d nonblocking collectives, %d in all", BURST_WINDOW, BURST_OPS);
+    else
+        give_up(c); /* the ranks' streams are out of step now */
+    MPI_Comm_free(&comms[1]);
+    MPI_Comm_free(&comms[2]);
+    free(slots);
+}
+
 void cc_run_requests(cc_ctx_t *c)
 {
     cc_group_begin(c, "requests");
@@ -340,5 +441,6 @@ void cc_run_requests(cc_ctx_t *c)
     test_loop(c);
     testall_loop(c);
     reverse_wait(c);
+    burst(c);
     cc_group_end(c);
 }
