@@ -507,8 +507,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p_waiting = zlist_new();
         e->p2p_ssends = zlist_new();
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
-            eng_auth_init(e) != COLLAB_OK || eng_coll_init(e) != COLLAB_OK ||
-            eng_leave_init(e) != COLLAB_OK)
+            eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
+            eng_coll_init(e) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -530,6 +530,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         next = fmin(next, eng_report_timer(e, now));
+        next = fmin(next, eng_dialback_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             if (e->leaving)
@@ -585,6 +586,7 @@ cleanup:
     cl_transport_destroy(&e->tp, 500);
     cl_member_destroy(&e->mb);
     eng_auth_fini(e);
+    eng_dialback_fini(e);
     free(e->initial);
     e->initial = NULL;
     free(e->joined);

@@ -197,6 +197,9 @@ struct cl_engine {
     cl_engine_hooks_t hooks;
     /* Who may send what (cl_engine_authority.c). */
     struct eng_auth *auth;
+    /* Joiners the coordinator dials back before admitting them
+       (cl_engine_dialback.c). */
+    struct eng_dialback *dialback;
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
@@ -366,6 +369,18 @@ void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_re
 /* Sends this peer's report when due; returns the next deadline. */
 double eng_report_timer(struct cl_engine *e, double now);
 void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+
+/* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
+int eng_dialback_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
+void eng_dialback_fini(struct cl_engine *e);
+/* Coordinator, on a JOIN from a public peer that is not a member: 1 admit
+   it (reached), 0 not yet (the dial-back runs; it is admitted when it
+   completes), -1 unreachable (answered JOIN_REPLY UNREACHABLE). */
+int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
+/* Our outbound link to key completed its handshake. */
+void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
+/* Ends dial-backs that took too long; returns the next deadline. */
+double eng_dialback_timer(struct cl_engine *e, double now);
 
 /* cl_engine_coll.c */
 int eng_coll_init(struct cl_engine *e);

@@ -50,9 +50,8 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_JOIN;
     cl_wire_join_t *j = &m.u.join;
-    j->rank = e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX && !e->cfg.monitor
-                  ? e->cfg.rank
-                  : -1;
+    j->rank =
+        e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX && !e->cfg.monitor ? e->cfg.rank : -1;
     j->weight = e->cfg.weight;
     j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
                          (e->cfg.monitor ? CL_JOIN_MONITOR : 0) |
@@ -94,10 +93,9 @@ int eng_join_start(struct cl_engine *e)
         }
         cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression,
                            e->cfg.target_group};
-        int rc = e->cfg.monitor
-                     ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
-                     : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
-                                       e->cfg.weight, &s);
+        int rc = e->cfg.monitor ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
+                                : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp),
+                                                  false, e->cfg.weight, &s);
         if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
@@ -311,6 +309,10 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
         else
             cl_member_delta_clear(&d);
     }
+    /* A public joiner is admitted once this peer could connect to it
+       (cl_engine_dialback.c): every member will have to. */
+    if (!conflict && !client && eng_dialback_check(e, key, j) != 1)
+        return;
     if (conflict) {
         r.u.join_reply.status = CL_JOIN_CONFLICT;
     } else if (monitor) {
@@ -391,6 +393,37 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
             eng_send_join(e, j->key);
         else
             (void)cl_transport_connect(e->tp, j->key, j->address);
+        break;
+    }
+    case CL_JOIN_UNREACHABLE: {
+        char q[CL_WIRE_STR_MAX + 8];
+        cl_text_quote(j->address, 120, q, sizeof q);
+        if (e->cfg.client_auto && !e->cfg.client_mode && !e->cfg.monitor) {
+            cl_warn("the swarm could not connect back to this peer at %s (a firewall or NAT "
+                    "drops inbound connections): joining as a client, which only connects out "
+                    "(COLLAB_CLIENT_MODE=auto)",
+                    q);
+            e->cfg.client_mode = true;
+            cl_transport_set_client(e->tp);
+            eng_send_join(e, key);
+            break;
+        }
+        if (e->cfg.client_mode)
+            break; /* an answer to a JOIN sent before it became a client */
+        if (e->cfg.monitor) {
+            cl_error("the swarm could not connect back to this monitor at %s: a monitor must "
+                     "accept connections (open that TCP port, or give --announce an address "
+                     "that reaches it)",
+                     q);
+            eng_fail_init(e, COLLAB_ERR_NETWORK);
+            break;
+        }
+        cl_error("the swarm could not connect back to this peer at %s, so it cannot be a member "
+                 "that accepts connections: open that TCP port to inbound connections (or set "
+                 "COLLAB_ANNOUNCE to an address that reaches this peer), or set "
+                 "COLLAB_CLIENT_MODE=1 or auto to join as a client that only connects out",
+                 q);
+        eng_fail_init(e, COLLAB_ERR_NETWORK);
         break;
     }
     case CL_JOIN_CONFLICT:

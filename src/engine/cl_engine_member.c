@@ -48,7 +48,6 @@ static const char *reason_text(int reason)
     }
 }
 
-
 /* The coordinator, skipping client-mode members (nobody can connect to
    them, so they cannot take JOINs).  A monitor coordinates only while no
    ranked public member lives (it founded the swarm, or every trainer
@@ -172,8 +171,8 @@ static void print_join_line(struct cl_engine *e)
                 "COLLAB_INITIAL_PEERS=%s",
                 e->self_id, ws, cl_transport_address(e->tp));
     else if (e->cfg.client_mode)
-        cl_info("peer %.8s… rank %d/%d joined in client mode (accepts no connections)",
-                e->self_id, me->rank, ws);
+        cl_info("peer %.8s… rank %d/%d joined in client mode (accepts no connections)", e->self_id,
+                me->rank, ws);
     else
         cl_info("peer %.8s… rank %d/%d listening; other peers can join with:\n"
                 "COLLAB_INITIAL_PEERS=%s",
@@ -262,6 +261,8 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
             continue;
         if (!p->client && p->address[0] != '\0')
             (void)cl_transport_connect(e->tp, p->key, p->address);
+        else if (p->client)
+            (void)cl_transport_expect_client(e->tp, p->key); /* its connection may come later */
         if (!d->self_added) {
             /* A monitor logs joins and failures in its own words (hooks). */
             cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
@@ -284,8 +285,8 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
             continue;
         cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
                 reason_text(p->suspect_reason));
-        eng_report_peer_event(e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT
-                                                                      : CL_EVENT_FAILED,
+        eng_report_peer_event(e, p,
+                              p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
                               reason_text(p->suspect_reason));
         cl_transport_drop(e->tp, p->key);
         p->suspect_since = 0;
@@ -306,10 +307,9 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         else
             cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
                    eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT
-                                                                      : CL_EVENT_FAILED,
-                              p->suspect_reason != 0 ? reason_text(p->suspect_reason)
-                                                     : "removed by the coordinator");
+        eng_report_peer_event(
+            e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            p->suspect_reason != 0 ? reason_text(p->suspect_reason) : "removed by the coordinator");
         eng_coll_peer_gone(e, p);
         eng_p2p_peer_gone(e, p);
         cl_transport_drop(e->tp, p->key);
@@ -324,11 +324,10 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
                     reason_text(p->suspect_reason));
         else
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
-                    reason_text(p->suspect_reason != 0 ? p->suspect_reason
-                                                       : CL_SUSPECT_STRAGGLER));
-        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED,
-                              reason_text(p->suspect_reason != 0 ? p->suspect_reason
-                                                                 : CL_SUSPECT_STRAGGLER));
+                    reason_text(p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER));
+        eng_report_peer_event(
+            e, p, CL_EVENT_UNGROUPED,
+            reason_text(p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER));
         eng_coll_peer_gone(e, p);
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
@@ -416,8 +415,8 @@ static void maybe_close_group(struct cl_engine *e, double now)
     const cl_settings_t *s = cl_member_settings(e->mb);
     /* Every rank of the world was a member (some may have failed since):
        nobody else can come, and waiting for the window is in vain. */
-    bool close = (int)n >= s->world_size || (int)n >= s->target_group ||
-                 e->njoined >= s->world_size;
+    bool close =
+        (int)n >= s->world_size || (int)n >= s->target_group || e->njoined >= s->world_size;
     if (!close && !s->strict && now - e->match_since >= e->cfg.matchmaking_time &&
         (int)n >= e->cfg.min_group)
         close = true;
@@ -610,8 +609,7 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
     }
     /* Confirm with what this peer sees itself. */
     double now = eng_now();
-    if (p->state == CL_PEER_SUSPECT || p->link_closed ||
-        now - p->last_heard > e->cfg.timeout / 2) {
+    if (p->state == CL_PEER_SUSPECT || p->link_closed || now - p->last_heard > e->cfg.timeout / 2) {
         if (p->state == CL_PEER_ALIVE)
             suspect(e, p, s->reason); /* removes it, we coordinate */
         else
@@ -705,6 +703,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
     case CL_TP_UP:
         if (ev->inbound)
             break;
+        eng_dialback_on_up(e, ev->key);
         if (p != NULL)
             p->link_closed = false; /* our connection to it works (again) */
         if (idx >= 0) {
@@ -841,8 +840,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             if (c != NULL && c->address[0] != '\0') {
                 r.u.join_reply.status = CL_JOIN_REDIRECT;
                 memcpy(r.u.join_reply.key, c->key, 32);
-                snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s",
-                         c->address);
+                snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s", c->address);
             } else {
                 r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
             }

@@ -176,8 +176,8 @@ static void free_body(void *data, void *hint)
 
 /* Sends [rid] hdr body on sock; takes ownership of body.  Returns 0 or -1
    (errno set). */
-int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *hdr,
-                    uint8_t *body, size_t blen)
+int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *hdr, uint8_t *body,
+                size_t blen)
 {
     if (rid != NULL && zmq_send(sock, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
         free(body);
@@ -205,8 +205,8 @@ int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *h
 }
 
 /* Encodes m into a header and a body (owned by the caller). */
-int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE],
-                  uint8_t **body, size_t *blen)
+int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE], uint8_t **body,
+              size_t *blen)
 {
     m->hdr.version = CL_WIRE_VERSION;
     m->hdr.run = self->run;
@@ -364,8 +364,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     }
     if (a.port == 0 || cl_addr_endpoint(&a, ep, sizeof ep) != 0) {
         char q[128];
-        cl_warn("cannot connect to %s: it names no port",
-                cl_text_quote(address, 100, q, sizeof q));
+        cl_warn("cannot connect to %s: it names no port", cl_text_quote(address, 100, q, sizeof q));
         return COLLAB_ERR_ARG;
     }
     out_link_t *l = calloc(1, sizeof *l);
@@ -388,11 +387,10 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     char mon[64];
     snprintf(mon, sizeof mon, "inproc://collab-mon-%p-%llu", (void *)self,
              (unsigned long long)++self->monitor_seq);
-    if (zmq_socket_monitor(zsock_resolve(l->dealer), mon,
-                           ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0)
+    if (zmq_socket_monitor(
+            zsock_resolve(l->dealer), mon,
+            ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0)
         goto err_free;
     l->monitor = zsock_new(ZMQ_PAIR);
     if (l->monitor == NULL || zsock_connect(l->monitor, "%s", mon) != 0)
@@ -434,6 +432,59 @@ err_free:
 bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32])
 {
     return tp_outbound_of(self, key) != NULL;
+}
+
+int cl_transport_expect_client(cl_transport_t *self, const uint8_t key[32])
+{
+    if (self->client_mode || memcmp(key, self->self_key, 32) == 0 ||
+        tp_outbound_of(self, key) != NULL)
+        return COLLAB_OK;
+    const in_link_t *in = tp_inbound_of(self, key);
+    if (in != NULL && in->state == IL_UP)
+        return COLLAB_OK;
+    /* A link without a socket: it only queues, until the client's own
+       connection comes up and takes what waits (tp_on_router). */
+    out_link_t *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return COLLAB_ERR_NO_MEM;
+    memcpy(l->key, key, 32);
+    tp_hex(key, 32, l->hex);
+    snprintf(l->address, sizeof l->address, "client %.8s", l->hex);
+    l->state = OL_HELLO;
+    zhashx_insert(self->out_by_key, l->hex, l);
+    return COLLAB_OK;
+}
+
+bool cl_transport_link_up(const cl_transport_t *self, const uint8_t key[32])
+{
+    const out_link_t *l = tp_outbound_of(self, key);
+    return l != NULL && l->state == OL_UP;
+}
+
+void cl_transport_set_client(cl_transport_t *self)
+{
+    self->client_mode = true;
+    self->address[0] = '\0'; /* nobody can reach it there */
+    /* Our links said "public, at this address" in their HELLO, and the
+       others would dial that address back: make each one again. */
+    size_t n = zhashx_size(self->out_by_key), k = 0;
+    struct {
+        uint8_t key[32];
+        char address[CL_WIRE_STR_MAX + 1];
+    } *redo = calloc(n > 0 ? n : 1, sizeof *redo);
+    if (redo == NULL)
+        return; /* the links stay; the next reconnection says client */
+    for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL && k < n;
+         l = zhashx_next(self->out_by_key)) {
+        if (l->state == OL_DEAD)
+            continue;
+        memcpy(redo[k].key, l->key, 32);
+        snprintf(redo[k].address, sizeof redo[k].address, "%s", l->address);
+        k++;
+    }
+    for (size_t i = 0; i < k; i++)
+        (void)cl_transport_reconnect(self, redo[i].key, redo[i].address);
+    free(redo);
 }
 
 int cl_transport_reconnect(cl_transport_t *self, const uint8_t key[32], const char *address)
@@ -496,6 +547,8 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
     }
     for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
          l = zhashx_next(self->out_by_key)) {
+        if (l->dealer == NULL)
+            continue; /* a client's queue (cl_transport_expect_client) */
         self->items[n] = (zmq_pollitem_t){zsock_resolve(l->dealer), 0, ZMQ_POLLIN, 0};
         self->refs[n++] = (poll_ref_t){REF_DEALER, l};
         self->items[n] = (zmq_pollitem_t){zsock_resolve(l->monitor), 0, ZMQ_POLLIN, 0};
@@ -686,7 +739,8 @@ void cl_transport_destroy(cl_transport_t **self_p, int linger_ms)
     if (self->out_by_key != NULL) {
         for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
              l = zhashx_next(self->out_by_key)) {
-            zsock_set_linger(l->dealer, linger_ms);
+            if (l->dealer != NULL)
+                zsock_set_linger(l->dealer, linger_ms);
             void *item = l;
             out_link_free(&item);
         }

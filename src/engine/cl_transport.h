@@ -82,6 +82,22 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
 /* True when an outbound link to key exists (in any state). */
 bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32]);
 
+/* key is a client-mode member: it binds nothing and reaches us over its
+   own connection, which may come up after our first messages to it.
+   Until then those wait in order (bounded like a link's handshake queue)
+   instead of failing.  Nothing happens when a link to key exists or this
+   peer is a client itself.  Returns 0 or COLLAB_ERR_NO_MEM. */
+int cl_transport_expect_client(cl_transport_t *self, const uint8_t key[32]);
+
+/* True when our outbound link to key has completed its handshake. */
+bool cl_transport_link_up(const cl_transport_t *self, const uint8_t key[32]);
+
+/* From now on this peer says it is in client mode in its handshakes and
+   announces no address (COLLAB_CLIENT_MODE=auto, once the swarm could not
+   connect back to it).  Its listening socket stays open; its outbound
+   links are made again, so that their handshakes say so. */
+void cl_transport_set_client(cl_transport_t *self);
+
 /* Closes our link to key; its connections to us stay until they close. */
 void cl_transport_drop(cl_transport_t *self, const uint8_t key[32]);
 

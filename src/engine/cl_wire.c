@@ -650,7 +650,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->strict = rd_u8(rp);
         j->compression = rd_u8(rp);
         j->target_group = rd_i32(rp);
-        rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_CONFLICT);
+        rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
         rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
         rd_check(rp, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
@@ -827,7 +827,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     }
     case CL_MSG_JOIN_REPLY: {
         const cl_wire_join_reply_t *j = &m->u.join_reply;
-        wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_CONFLICT);
+        wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
         wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
         wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);

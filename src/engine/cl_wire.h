@@ -69,7 +69,13 @@ typedef enum {
 enum { CL_REFUSE_VERSION = 1, CL_REFUSE_RUN = 2, CL_REFUSE_AUTH = 3, CL_REFUSE_BANNED = 4,
        CL_REFUSE_BUSY = 5 };
 /* JOIN_REPLY statuses. */
-enum { CL_JOIN_NOT_MEMBER = 1, CL_JOIN_STANDBY = 2, CL_JOIN_REDIRECT = 3, CL_JOIN_CONFLICT = 4 };
+enum {
+    CL_JOIN_NOT_MEMBER = 1,
+    CL_JOIN_STANDBY = 2,
+    CL_JOIN_REDIRECT = 3,
+    CL_JOIN_CONFLICT = 4,
+    CL_JOIN_UNREACHABLE = 5, /* the coordinator could not connect to the joiner's address */
+};
 /* SUSPECT reasons. */
 enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
        CL_SUSPECT_MISMATCH = 4 };

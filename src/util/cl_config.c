@@ -126,7 +126,14 @@ static int p_announce(const char *value, cl_config_t *cfg, char *why, size_t why
 
 static int p_client_mode(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    return cl_config_value_bool(value, &cfg->client_mode, why, whylen);
+    cfg->client_auto = strcmp(value, "auto") == 0;
+    if (cfg->client_auto) {
+        cfg->client_mode = false; /* public until the swarm fails to dial back */
+        return 0;
+    }
+    if (cl_config_value_bool(value, &cfg->client_mode, why, whylen) != 0)
+        return s_why(why, whylen, "expected auto, 1 or 0");
+    return 0;
 }
 
 static int p_identity(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -339,8 +346,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "address to listen on, e.g. /ip4/0.0.0.0/tcp/31337")                                         \
     X("COLLAB_ANNOUNCE", "the listen address", p_announce,                                         \
       "address other peers should use to reach this one (public address behind NAT)")              \
-    X("COLLAB_CLIENT_MODE", "0", p_client_mode,                                                    \
-      "1: accept no connections, only connect out (behind NAT or a firewall)")                     \
+    X("COLLAB_CLIENT_MODE", "auto", p_client_mode,                                                 \
+      "1: accept no connections, only connect out (behind NAT or a firewall); auto: so when the "  \
+      "swarm cannot connect back")                                                                 \
     X("COLLAB_IDENTITY", "none (fresh keys at each start)", p_identity,                            \
       "key file, created (mode 0600) if missing; a restart keeps peer id and rank")                \
     X("COLLAB_RUN_ID", "default", p_run_id,                                                        \
@@ -502,6 +510,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->matchmaking_time = 5.0;
     cfg->timeout = 5.0;
     cfg->weight = 1.0;
+    cfg->client_auto = true;
     cfg->report_interval = 5.0;
     cfg->log_level = CL_LOG_INFO;
     cfg->max_message_mib = 1024;

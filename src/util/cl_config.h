@@ -27,7 +27,8 @@ typedef struct {
     char *initial_peers;      /* COLLAB_INITIAL_PEERS raw text, NULL if unset (founder) */
     char *listen;             /* COLLAB_LISTEN multiaddr, NULL = /ip4/0.0.0.0/tcp/0 */
     char *announce;           /* COLLAB_ANNOUNCE multiaddr, NULL = derived from listen */
-    bool client_mode;         /* COLLAB_CLIENT_MODE */
+    bool client_mode;         /* COLLAB_CLIENT_MODE=1, or auto once the swarm could not dial back */
+    bool client_auto;         /* COLLAB_CLIENT_MODE=auto (default) */
     char *identity;           /* COLLAB_IDENTITY path, NULL = fresh keys */
     char *run_id;             /* COLLAB_RUN_ID, default "default" */
     int world_size;           /* COLLAB_WORLD_SIZE, default 64 */

@@ -268,11 +268,11 @@ static void test_bad_values(void)
         {"COLLAB_LISTEN", s_peer, "without /p2p/"},
         {"COLLAB_ANNOUNCE", "/ip4/1.2.3.4/tcp/5/x", "expected an address"},
         {"COLLAB_ANNOUNCE", s_peer, "without /p2p/"},
-        {"COLLAB_CLIENT_MODE", "", "expected 1 or 0"},
-        {"COLLAB_CLIENT_MODE", "2", "expected 1 or 0"},
-        {"COLLAB_CLIENT_MODE", "on", "expected 1 or 0"},
-        {"COLLAB_CLIENT_MODE", " 1", "expected 1 or 0"},
-        {"COLLAB_CLIENT_MODE", "1 ", "expected 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "", "expected auto, 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "2", "expected auto, 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "on", "expected auto, 1 or 0"},
+        {"COLLAB_CLIENT_MODE", " 1", "expected auto, 1 or 0"},
+        {"COLLAB_CLIENT_MODE", "1 ", "expected auto, 1 or 0"},
         {"COLLAB_IDENTITY", "", "path of a key file"},
         {"COLLAB_RUN_ID", "", "printable"},
         {"COLLAB_RUN_ID", "two words", "printable"},
@@ -557,6 +557,31 @@ static void test_load_env_and_seconds(void)
     CL_CHECK(cl_config_value_number("", &v) == -1);
 }
 
+/* COLLAB_CLIENT_MODE=auto (the default): public until the swarm cannot
+   connect back (docs/membership.md, reachability). */
+static void test_client_auto(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.client_auto && !cfg.client_mode);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "auto", NULL) == 0);
+    CL_CHECK(cfg.client_auto && !cfg.client_mode);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "0", NULL) == 0);
+    CL_CHECK(!cfg.client_auto && !cfg.client_mode);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "1", NULL) == 0);
+    CL_CHECK(!cfg.client_auto && cfg.client_mode);
+    cl_config_clear(&cfg);
+    /* auto may announce an address (it is public until proven otherwise). */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "auto", "COLLAB_ANNOUNCE",
+                    "/ip4/127.0.0.1/tcp/4000", NULL) == 0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "AUTO", NULL) == -1);
+}
+
 static void test_report_vars(void)
 {
     cl_config_t cfg;
@@ -662,6 +687,7 @@ int main(void)
     test_load_env_and_seconds();
     test_table();
     test_report_vars();
+    test_client_auto();
     test_limits();
     s_clear_env();
     rmdir(s_dir);

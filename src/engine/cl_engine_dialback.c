@@ -1,0 +1,193 @@
+/*  cl_engine_dialback.c - the coordinator checks that a joiner can be
+    reached before it admits it as a public member (docs/membership.md,
+    "Reachability").
+
+    Every member of a view dials every public member.  A joiner behind a
+    firewall or NAT reaches the swarm (it dials out), but nobody reaches
+    it: admitted, it would look silent to every member and be removed.  So
+    the coordinator, on a JOIN from a public peer that is not a member,
+    opens its own connection to the joiner's announced address first (the
+    one it would use as a member anyway) and admits the joiner once that
+    connection's handshake completes.  When it does not complete within
+    the dial-back time, the coordinator answers JOIN_REPLY UNREACHABLE
+    naming the address: a joiner with COLLAB_CLIENT_MODE=auto joins again
+    as a client, one with COLLAB_CLIENT_MODE=0 stops with both remedies.
+
+    At most DIALBACK_MAX dial-backs run at once (the addresses are the
+    joiners' choice: a flood of JOINs cannot make the coordinator dial
+    more than that); a JOIN beyond them is left for its sender's next try.
+    A verdict is kept for DIALBACK_KEEP seconds.
+*/
+#include "engine/cl_engine_int.h"
+
+#include "util/cl_log.h"
+#include "util/cl_text.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIALBACK_MAX 16
+#define DIALBACK_KEEP 60.0
+
+typedef enum { DB_FREE = 0, DB_PENDING, DB_REACHED, DB_UNREACHABLE } db_state_t;
+
+typedef struct {
+    uint8_t key[32];
+    db_state_t state;
+    double since;        /* when the dial-back started, or its verdict */
+    cl_wire_join_t join; /* the latest JOIN, answered when the verdict comes */
+} db_entry_t;
+
+struct eng_dialback {
+    db_entry_t e[DIALBACK_MAX];
+};
+
+int eng_dialback_init(struct cl_engine *e)
+{
+    e->dialback = calloc(1, sizeof *e->dialback);
+    return e->dialback != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_dialback_fini(struct cl_engine *e)
+{
+    free(e->dialback);
+    e->dialback = NULL;
+}
+
+/* How long the coordinator waits for the joiner's handshake. */
+static double dialback_time(const struct cl_engine *e)
+{
+    return fmax(3.0, fmin(10.0, 2.0 * e->cfg.timeout));
+}
+
+static db_entry_t *find(struct eng_dialback *d, const uint8_t key[32])
+{
+    for (int i = 0; i < DIALBACK_MAX; i++)
+        if (d->e[i].state != DB_FREE && memcmp(d->e[i].key, key, 32) == 0)
+            return &d->e[i];
+    return NULL;
+}
+
+static db_entry_t *slot(struct eng_dialback *d, double now)
+{
+    db_entry_t *oldest = NULL;
+    for (int i = 0; i < DIALBACK_MAX; i++) {
+        db_entry_t *x = &d->e[i];
+        if (x->state == DB_FREE)
+            return x;
+        if (x->state != DB_PENDING && (oldest == NULL || x->since < oldest->since))
+            oldest = x;
+    }
+    (void)now;
+    return oldest; /* a verdict may give way, a running dial-back never */
+}
+
+/* Whether this peer coordinates now (without eng_i_coordinate's
+   takeover side effect). */
+static bool coordinating(struct cl_engine *e)
+{
+    const cl_peer_t *c = eng_coordinator(e);
+    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+}
+
+static void reply_unreachable(struct cl_engine *e, const db_entry_t *x)
+{
+    cl_wire_msg_t r;
+    memset(&r, 0, sizeof r);
+    r.hdr.type = CL_MSG_JOIN_REPLY;
+    const cl_settings_t *s = cl_member_settings(e->mb);
+    r.u.join_reply.status = CL_JOIN_UNREACHABLE;
+    r.u.join_reply.world_size = s->world_size;
+    r.u.join_reply.strict = s->strict ? 1 : 0;
+    r.u.join_reply.compression = (uint8_t)s->compression;
+    r.u.join_reply.target_group = s->target_group;
+    memcpy(r.u.join_reply.key, x->key, 32);
+    snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s", x->join.address);
+    (void)cl_transport_reply(e->tp, x->key, &r);
+}
+
+int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    struct eng_dialback *d = e->dialback;
+    if (d == NULL || cl_transport_link_up(e->tp, key))
+        return 1;
+    double now = eng_now();
+    db_entry_t *x = find(d, key);
+    if (x != NULL && x->state != DB_PENDING && now - x->since >= DIALBACK_KEEP) {
+        x->state = DB_FREE; /* an old verdict: dial again */
+        x = NULL;
+    }
+    if (x != NULL) {
+        x->join = *j;
+        if (x->state == DB_UNREACHABLE && strcmp(x->join.address, j->address) == 0) {
+            reply_unreachable(e, x);
+            return -1;
+        }
+        if (x->state == DB_REACHED)
+            return 1; /* its link dropped since; the members will dial it */
+        if (x->state == DB_PENDING)
+            return 0;
+        x->state = DB_FREE; /* unreachable at another address: try that one */
+    }
+    if ((x = slot(d, now)) == NULL)
+        return 0; /* too many at once: its next JOIN comes in a second */
+    memset(x, 0, sizeof *x);
+    memcpy(x->key, key, 32);
+    x->join = *j;
+    x->since = now;
+    x->state = DB_PENDING;
+    if (cl_transport_connect(e->tp, key, j->address) != COLLAB_OK) {
+        x->state = DB_UNREACHABLE;
+        reply_unreachable(e, x);
+        return -1;
+    }
+    cl_debug("checking that %.64s can be reached before admitting it", j->address);
+    return 0;
+}
+
+void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_dialback *d = e->dialback;
+    db_entry_t *x = d != NULL ? find(d, key) : NULL;
+    if (x == NULL || x->state != DB_PENDING)
+        return;
+    x->state = DB_REACHED;
+    x->since = eng_now();
+    if (coordinating(e)) {
+        cl_wire_join_t j = x->join;
+        eng_on_join(e, key, &j); /* admitted now, not at its next try */
+    }
+}
+
+double eng_dialback_timer(struct cl_engine *e, double now)
+{
+    struct eng_dialback *d = e->dialback;
+    double next = now + 60.0;
+    if (d == NULL)
+        return next;
+    double limit = dialback_time(e);
+    for (int i = 0; i < DIALBACK_MAX; i++) {
+        db_entry_t *x = &d->e[i];
+        if (x->state != DB_PENDING)
+            continue;
+        if (now - x->since < limit) {
+            next = fmin(next, x->since + limit);
+            continue;
+        }
+        char q[CL_WIRE_STR_MAX + 8];
+        cl_warn("could not connect back to joiner %s within %.0f s: it accepts no "
+                "connections there (a firewall or NAT); it may join in client mode",
+                cl_text_quote(x->join.address, 120, q, sizeof q), limit);
+        /* Unless it became a member meanwhile (through another path), the
+           link to a place nobody answers goes. */
+        const cl_peer_t *p = cl_member_find(e->mb, x->key);
+        if (p == NULL || p->state == CL_PEER_GONE)
+            cl_transport_drop(e->tp, x->key);
+        x->state = DB_UNREACHABLE;
+        x->since = now;
+        if (coordinating(e))
+            reply_unreachable(e, x);
+    }
+    return next;
+}
