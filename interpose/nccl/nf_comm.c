@@ -10,8 +10,9 @@
     NCCL); ncclCommSplit is the core's split.  Communicators live in a
     registry, so a handle that is not one is answered with
     ncclInvalidArgument instead of being read.  The face leaves the swarm
-    when its last communicator goes, if it was the face that joined;
-    otherwise the MPI face's MPI_Finalize does.
+    when its last communicator goes and MPI, if used, has finalized: each
+    face holds the core (collab_init or collab_retain) and gives its hold
+    back with collab_finalize.
 */
 #include "nf.h"
 
@@ -29,7 +30,7 @@
 static pthread_mutex_t s_mu = PTHREAD_MUTEX_INITIALIZER; /* guards all s_* below */
 static ncclComm_t s_live = NULL;     /* live communicators */
 static int s_nlive = 0;              /* their number */
-static bool s_joined_here = false;   /* this face called collab_init */
+static bool s_holding = false;      /* this face holds the core (collab_init/retain) */
 static bool s_config_read = false;   /* s_strict and s_cuda are set */
 static bool s_strict = false;        /* COLLAB_STRICT */
 static int s_cuda = CL_DEVICE_AUTO;  /* COLLAB_CUDA */
@@ -318,7 +319,13 @@ static ncclResult_t init_rank(const char *call, ncclComm_t *out, int nranks, int
     pthread_mutex_lock(&s_mu);
     int live = s_nlive;
     pthread_mutex_unlock(&s_mu);
-    if (!collab_initialized()) {
+    pthread_mutex_lock(&s_mu);
+    bool holding = s_holding;
+    pthread_mutex_unlock(&s_mu);
+    if (!holding && collab_finalized())
+        return nf_fail(NULL, ncclInvalidUsage, call, "mpicollab has already left the swarm");
+    if (!holding && collab_retain() != COLLAB_OK) {
+        /* Nobody joined yet (an MPI face that did is retained above). */
         ncclResult_t rc = env_claim(call, "COLLAB_WORLD_SIZE", nranks);
         if (rc == ncclSuccess)
             rc = env_claim(call, "COLLAB_RANK", rank);
@@ -329,11 +336,11 @@ static ncclResult_t init_rank(const char *call, ncclComm_t *out, int nranks, int
         if (st != COLLAB_OK)
             return nf_fail(NULL, nf_result_of(st), call, "could not join the swarm: %s",
                            collab_strerror(st));
+    }
+    if (!holding) {
         pthread_mutex_lock(&s_mu);
-        s_joined_here = true;
+        s_holding = true;
         pthread_mutex_unlock(&s_mu);
-    } else if (collab_finalized()) {
-        return nf_fail(NULL, ncclInvalidUsage, call, "mpicollab has already left the swarm");
     }
     collab_comm_t *world = collab_comm_world();
     if (world == NULL)
@@ -497,10 +504,13 @@ static ncclResult_t comm_release(const char *call, ncclComm_t comm, bool drain)
     pthread_mutex_destroy(&c->mu);
     free(c);
     pthread_mutex_lock(&s_mu);
-    bool leave = left == 0 && s_joined_here;
+    bool leave = left == 0 && s_holding;
+    if (leave)
+        s_holding = false;
     pthread_mutex_unlock(&s_mu);
-    /* The face that joined leaves with its last communicator; an MPI face
-       that joined leaves at MPI_Finalize. */
+    /* The last communicator gives this face's hold back: the peer leaves
+       the swarm then, unless an MPI face still holds the core (it leaves
+       at MPI_Finalize). */
     if (leave && collab_initialized() && !collab_finalized()) {
         int st = collab_finalize();
         if (st != COLLAB_OK)

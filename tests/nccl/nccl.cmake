@@ -15,9 +15,11 @@ target_include_directories(nccl_face_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_include_directories(nccl_face_test SYSTEM PRIVATE
   ${COLLAB_NCCL_INCLUDE_DIR} ${COLLAB_CUDART_INCLUDE_DIR})
 target_link_libraries(nccl_face_test PRIVATE collab_core Threads::Threads ${CMAKE_DL_LIBS} m)
-add_test(NAME nccl_face_args COMMAND nccl_face_test args)
-set_tests_properties(nccl_face_args PROPERTIES TIMEOUT 60 LABELS nccl
-  ENVIRONMENT "COLLAB_WORLD_SIZE=1;COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0;COLLAB_CUDA=0")
+foreach(mode args mpi-first nccl-first)
+  add_test(NAME nccl_face_${mode} COMMAND nccl_face_test ${mode})
+  set_tests_properties(nccl_face_${mode} PROPERTIES TIMEOUT 60 LABELS nccl
+    ENVIRONMENT "COLLAB_WORLD_SIZE=1;COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0;COLLAB_CUDA=0")
+endforeach()
 if(TARGET collab-run OR EXISTS ${COLLAB_RUN})
   add_test(NAME nccl_face_coll
     COMMAND ${COLLAB_RUN} -n 4 --abi mpich --timeout 90 -- $<TARGET_FILE:nccl_face_test> coll)

@@ -12,11 +12,18 @@
     nccl_face_test coll   under collab-run -n N: every collective, groups
                           of sends and receives, split and a second init,
                           results checked on every rank
+    nccl_face_test mpi-first | nccl-first
+                          one core for two faces: the other face's hold
+                          (collab_init or collab_retain, as MPI_Init does)
+                          keeps the peer in the swarm after the last NCCL
+                          communicator goes, and the reverse
 */
 #include <nccl.h>
 
+#include "mpi_collab.h"
 #include "util/cl_device.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,11 +423,51 @@ static int test_coll(void)
     return 0;
 }
 
+static int test_holds(bool mpi_first)
+{
+    ncclUniqueId id;
+    ncclComm_t comm = NULL;
+    float a[4] = {1, 2, 3, 4}, b[4];
+    fake_stream_t st = {0};
+    collab_init_args_t args = {.requested_thread_level = 3, .abi_name = "mpich"};
+    CHECK(ncclGetUniqueId(&id) == ncclSuccess);
+    if (mpi_first) {
+        CHECK(collab_init(&args) == COLLAB_OK);
+        CHECK(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess);
+        if (comm == NULL)
+            return 1;
+        CHECK(ncclAllReduce(a, b, 4, ncclFloat, ncclSum, comm, STREAM(&st)) == ncclSuccess);
+        fake_sync(&st);
+        CHECK(ncclCommDestroy(comm) == ncclSuccess);
+        CHECK(!collab_finalized()); /* MPI still holds the core */
+        CHECK(collab_finalize() == COLLAB_OK);
+        CHECK(collab_finalized());
+    } else {
+        CHECK(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess);
+        if (comm == NULL)
+            return 1;
+        CHECK(collab_retain() == COLLAB_OK); /* MPI_Init after NCCL */
+        CHECK(collab_world_rank() == 0 && collab_world_size() == 1);
+        CHECK(collab_finalize() == COLLAB_OK); /* MPI_Finalize */
+        CHECK(!collab_finalized());
+        CHECK(ncclAllReduce(a, b, 4, ncclFloat, ncclSum, comm, STREAM(&st)) == ncclSuccess);
+        fake_sync(&st);
+        CHECK(memcmp(a, b, sizeof a) == 0);
+        CHECK(ncclCommDestroy(comm) == ncclSuccess);
+        CHECK(collab_finalized());
+        CHECK(collab_retain() == COLLAB_ERR_NOT_INIT);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cl_device_use_ops(&s_fake);
     const char *mode = argc > 1 ? argv[1] : "args";
-    int rc = strcmp(mode, "coll") == 0 ? test_coll() : test_args();
+    int rc = strcmp(mode, "coll") == 0        ? test_coll()
+             : strcmp(mode, "mpi-first") == 0  ? test_holds(true)
+             : strcmp(mode, "nccl-first") == 0 ? test_holds(false)
+                                               : test_args();
     if (rc != 0 || s_failures != 0) {
         fprintf(stderr, "nccl_face_test %s: rank %d: %d failure(s)\n", mode, s_rank, s_failures);
         return 1;
