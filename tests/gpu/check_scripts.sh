@@ -14,7 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 for s in gpu-check.sh gpu-prepare.sh; do
     bash -n "$src/scripts/$s" || fail "$s: syntax"
 done
-"$py" -m py_compile "$src/scripts/gpu/torch_train.py" "$src/scripts/gpu/sandbox_probe.py" ||
+"$py" -m py_compile "$src/scripts/gpu/torch_train.py" "$src/scripts/gpu/sandbox_probe.py" \
+    "$src/scripts/gpu/ddp_train.py" "$src/scripts/gpu/ddp_store.py" ||
     fail "Python syntax"
 "$src/scripts/gpu-check.sh" bogus > /dev/null 2>&1 && fail "an unknown stage was accepted"
 
