@@ -26,4 +26,10 @@ if(TARGET collab-run OR EXISTS ${COLLAB_RUN})
   set_tests_properties(nccl_face_coll PROPERTIES TIMEOUT 120 PROCESSORS 4 LABELS "nccl;ours"
     ENVIRONMENT "COLLAB_CUDA=0"
     FAIL_REGULAR_EXPRESSION "FAIL:|failure\\(s\\)")
+  add_test(NAME nccl_face_absent
+    COMMAND ${COLLAB_RUN} -n 4 --abi mpich --timeout 90
+      --chaos kill:2@line:2:ready -- $<TARGET_FILE:nccl_face_test> absent)
+  set_tests_properties(nccl_face_absent PROPERTIES TIMEOUT 120 PROCESSORS 4
+    LABELS "nccl;ours;elastic" ENVIRONMENT "COLLAB_CUDA=0;COLLAB_TIMEOUT=2"
+    FAIL_REGULAR_EXPRESSION "FAIL:|failure\\(s\\)")
 endif()

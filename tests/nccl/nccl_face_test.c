@@ -12,6 +12,13 @@
     nccl_face_test coll   under collab-run -n N: every collective, groups
                           of sends and receives, split and a second init,
                           results checked on every rank
+    nccl_face_test absent under collab-run -n 4 --chaos kill:2@line:2:ready
+                          (a real SIGKILL): with everyone, then without
+                          rank 2: ncclSum is size x the mean of the present
+                          ranks (the MPI_SUM rule), ncclAvg their mean; a
+                          send to the absent rank and a receive from it
+                          are skipped outside strict mode, and the
+                          communicator reports no asynchronous error
     nccl_face_test mpi-first | nccl-first
                           one core for two faces: the other face's hold
                           (collab_init or collab_retain, as MPI_Init does)
@@ -27,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
+#include <unistd.h>
 
 static int s_failures = 0;
 static int s_rank = 0;
@@ -423,6 +432,56 @@ static int test_coll(void)
     return 0;
 }
 
+static int test_absent(void)
+{
+    const char *ws = getenv("COLLAB_WORLD_SIZE"), *rk = getenv("COLLAB_RANK");
+    if (ws == NULL || rk == NULL)
+        return 2;
+    int n = atoi(ws), me = atoi(rk);
+    s_rank = me;
+    fake_stream_t st = {0};
+    ncclComm_t comm = init_comm(n, me);
+    if (comm == NULL || n != 4)
+        return 1;
+    double x[3] = {me + 1.0, 2.0 * (me + 1), -1.0}, y[3];
+    CHECK(ncclAllReduce(x, y, 3, ncclDouble, ncclSum, comm, STREAM(&st)) == ncclSuccess);
+    fake_sync(&st);
+    CHECK(y[0] == 10.0 && y[1] == 20.0 && y[2] == -4.0);
+    if (me == 2) {
+        printf("nccl_face_test absent: rank 2 ready\n");
+        fflush(stdout);
+        for (;;)
+            pause(); /* the SIGKILL comes */
+    }
+    /* Present: 1, 2, 4 (ranks 0, 1, 3): mean 7/3, sum 4 x 7/3. */
+    CHECK(ncclAllReduce(x, y, 3, ncclDouble, ncclSum, comm, STREAM(&st)) == ncclSuccess);
+    fake_sync(&st);
+    /* The core computes size x sum / present (summation order: the
+       swarm's), so the values are compared to 1e-12. */
+    if (fabs(y[0] - 28.0 / 3.0) > 1e-12 || y[2] != -4.0)
+        fprintf(stderr, "rank %d: sum %.17g %.17g %.17g\n", me, y[0], y[1], y[2]);
+    CHECK(fabs(y[0] - 28.0 / 3.0) < 1e-12 && y[2] == -4.0);
+    CHECK(ncclAllReduce(x, y, 3, ncclDouble, ncclAvg, comm, STREAM(&st)) == ncclSuccess);
+    fake_sync(&st);
+    CHECK(fabs(y[0] - 7.0 / 3.0) < 1e-12 && fabs(y[1] - 14.0 / 3.0) < 1e-12);
+    int32_t out[4] = {1, 2, 3, 4}, in[4] = {-7, -7, -7, -7};
+    if (me == 0) {
+        CHECK(ncclGroupStart() == ncclSuccess);
+        CHECK(ncclSend(out, 4, ncclInt32, 2, comm, STREAM(&st)) == ncclSuccess);
+        CHECK(ncclRecv(in, 4, ncclInt32, 2, comm, STREAM(&st)) == ncclSuccess);
+        CHECK(ncclGroupEnd() == ncclSuccess);
+        fake_sync(&st);
+        CHECK(in[0] == -7 && in[3] == -7);
+    }
+    ncclResult_t aerr = ncclInternalError;
+    CHECK(ncclCommGetAsyncError(comm, &aerr) == ncclSuccess && aerr == ncclSuccess);
+    CHECK(ncclAllReduce(x, y, 1, ncclDouble, ncclMax, comm, STREAM(&st)) == ncclSuccess);
+    fake_sync(&st);
+    CHECK(y[0] == 4.0);
+    CHECK(ncclCommDestroy(comm) == ncclSuccess);
+    return 0;
+}
+
 static int test_holds(bool mpi_first)
 {
     ncclUniqueId id;
@@ -465,6 +524,7 @@ int main(int argc, char **argv)
     cl_device_use_ops(&s_fake);
     const char *mode = argc > 1 ? argv[1] : "args";
     int rc = strcmp(mode, "coll") == 0        ? test_coll()
+             : strcmp(mode, "absent") == 0     ? test_absent()
              : strcmp(mode, "mpi-first") == 0  ? test_holds(true)
              : strcmp(mode, "nccl-first") == 0 ? test_holds(false)
                                                : test_args();
