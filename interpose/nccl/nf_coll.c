@@ -25,7 +25,7 @@ static __thread struct pending {
 
 static bool reducible(ncclDataType_t t)
 {
-    return t != ncclBfloat16 && t != ncclFloat8e4m3 && t != ncclFloat8e5m2;
+    return t != ncclFloat8e4m3 && t != ncclFloat8e5m2;
 }
 
 static const char *dtype_name(ncclDataType_t t)
@@ -367,8 +367,14 @@ static double scalar_value(const void *p, ncclDataType_t t)
         return *(const float *)p;
     case ncclFloat64:
         return *(const double *)p;
+    case ncclBfloat16: {
+        uint32_t b = (uint32_t)*(const uint16_t *)p << 16;
+        float f;
+        memcpy(&f, &b, sizeof f);
+        return f;
+    }
     default:
-        return 0.0; /* fp16: converted by the proxy (nf_scalar_of) */
+        return 0.0; /* fp16: nf_half_to_double */
     }
 }
 

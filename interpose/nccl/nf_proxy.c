@@ -17,10 +17,11 @@
     instead (logged once).
 
     Schedule per operation: the core's (DESIGN; docs/collectives.md).
-    ncclAvg and ncclRedOpCreatePreMulSum take a host path: the input is
-    copied to host memory, scaled (pre-multiplied), reduced with the core's
-    SUM, divided by the communicator's size (ncclAvg) and copied back, so
-    each of them moves the buffer over PCIe twice more than ncclSum.
+    ncclAvg, ncclRedOpCreatePreMulSum and bfloat16 reductions take a host
+    path: the input is copied to host memory, scaled (pre-multiplied),
+    reduced by the core, divided by the communicator's size (ncclAvg) and
+    copied back, so each of them moves the buffer over PCIe twice more
+    than a float ncclSum.
 */
 #include "nf.h"
 
@@ -126,6 +127,8 @@ static void scale(void *buf, size_t n, ncclDataType_t t, double mul, int div)
     }
 }
 
+static float bf16_to_float(uint16_t h);
+
 /* The pre-multiplication factor of op (read from device memory when the
    operator was created with ncclScalarDevice). */
 static int premul_factor(const nf_op_t *op, double *out)
@@ -140,10 +143,11 @@ static int premul_factor(const nf_op_t *op, double *out)
         return st;
     double v = 0.0;
     switch (op->dtype) {
-    case ncclFloat16: {
+    case ncclFloat16:
+    case ncclBfloat16: {
         uint16_t h;
         memcpy(&h, raw, 2);
-        v = nf_half_to_double(h);
+        v = op->dtype == ncclBfloat16 ? (double)bf16_to_float(h) : nf_half_to_double(h);
         break;
     }
     case ncclFloat32: {
@@ -166,49 +170,86 @@ static int premul_factor(const nf_op_t *op, double *out)
     return COLLAB_OK;
 }
 
-/* ncclAvg and pre-multiplied sums, and in-place reduce-scatter: through a
-   host copy of the input (see the top comment). */
+/* bfloat16 <-> float: widening is exact; narrowing rounds to nearest
+   even and keeps NaNs quiet. */
+static float bf16_to_float(uint16_t h)
+{
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static uint16_t bf16_from_float(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    if ((b & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((b >> 16) | 0x40u);
+    b += 0x7fffu + ((b >> 16) & 1u);
+    return (uint16_t)(b >> 16);
+}
+
+/* ncclAvg, pre-multiplied sums, in-place reduce-scatter and bfloat16
+   reductions: through a host copy of the input (see the top comment).
+   bfloat16 is reduced as float (each element widened exactly, the
+   result rounded once), so every member rounds the same float and the
+   results agree bit for bit; it crosses the network at 4 bytes per
+   element. */
 static int host_path(ncclComm_t comm, nf_op_t *op, collab_dtype_t dt)
 {
-    size_t es = nf_dtype_size(op->dtype);
+    bool bf16 = op->dtype == ncclBfloat16;
+    ncclDataType_t wt = bf16 ? ncclFloat32 : op->dtype; /* the working type */
+    size_t es = nf_dtype_size(op->dtype), ws = nf_dtype_size(wt);
     int n = comm->nranks;
     size_t in_count = op->kind == NF_REDUCE_SCATTER ? op->count * (size_t)n : op->count;
     double mul = 1.0;
     int st = (int)op->op >= ncclNumOps ? premul_factor(op, &mul) : COLLAB_OK;
     if (st != COLLAB_OK)
         return st;
+    if (bf16)
+        dt = COLLAB_FLOAT;
     int div = op->op == ncclAvg ? n : 1;
-    void *tmp = malloc(in_count * es + es);
-    if (tmp == NULL)
+    void *tmp = malloc(in_count * ws + ws);
+    uint16_t *raw = bf16 ? malloc(in_count * es + es) : NULL;
+    if (tmp == NULL || (bf16 && raw == NULL)) {
+        free(tmp);
+        free(raw);
         return COLLAB_ERR_NO_MEM;
-    st = collab_memcpy(tmp, op->send, in_count * es);
+    }
+    st = collab_memcpy(bf16 ? (void *)raw : tmp, op->send, in_count * es);
+    if (st == COLLAB_OK && bf16)
+        for (size_t i = 0; i < in_count; i++)
+            ((float *)tmp)[i] = bf16_to_float(raw[i]);
     if (st == COLLAB_OK && mul != 1.0)
-        scale(tmp, in_count, op->dtype, mul, 1);
-    collab_op_t sum = {.kind = COLLAB_OP_SUM};
-    void *res = tmp;
+        scale(tmp, in_count, wt, mul, 1);
+    collab_op_t o = {.kind = cop(op->op)};
     size_t out_count = op->count;
     if (st == COLLAB_OK) {
         switch (op->kind) {
         case NF_ALLREDUCE:
-            st = collab_allreduce(comm->core, NULL, tmp, op->count, dt, &sum, NULL);
+            st = collab_allreduce(comm->core, NULL, tmp, op->count, dt, &o, NULL);
             break;
         case NF_REDUCE:
             st = collab_reduce(comm->core, comm->rank == op->root ? NULL : tmp,
-                               comm->rank == op->root ? tmp : NULL, op->count, dt, &sum,
+                               comm->rank == op->root ? tmp : NULL, op->count, dt, &o,
                                op->root, NULL);
             if (comm->rank != op->root)
                 out_count = 0;
             break;
         default: /* NF_REDUCE_SCATTER, in place in the core's sense */
-            st = collab_reduce_scatter_block(comm->core, NULL, tmp, op->count, dt,
-                                             &(collab_op_t){.kind = cop(op->op)}, NULL);
+            st = collab_reduce_scatter_block(comm->core, NULL, tmp, op->count, dt, &o, NULL);
             break;
         }
     }
     if (st == COLLAB_OK && out_count > 0) {
-        scale(res, out_count, op->dtype, 1.0, div);
-        st = collab_memcpy(op->recv, res, out_count * es);
+        scale(tmp, out_count, wt, 1.0, div);
+        if (bf16)
+            for (size_t i = 0; i < out_count; i++)
+                raw[i] = bf16_from_float(((float *)tmp)[i]);
+        st = collab_memcpy(op->recv, bf16 ? (void *)raw : tmp, out_count * es);
     }
+    free(raw);
     free(tmp);
     return st;
 }
@@ -221,10 +262,12 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
     collab_dtype_t dt = COLLAB_BYTE;
     bool reduction = op->kind == NF_ALLREDUCE || op->kind == NF_REDUCE ||
                      op->kind == NF_REDUCE_SCATTER;
-    if (reduction && cdtype(op->dtype, &dt) != COLLAB_OK)
-        return COLLAB_ERR_TYPE;
     if (op->count == 0)
         return COLLAB_OK;
+    if (reduction && op->dtype == ncclBfloat16)
+        return host_path(comm, op, COLLAB_FLOAT);
+    if (reduction && cdtype(op->dtype, &dt) != COLLAB_OK)
+        return COLLAB_ERR_TYPE;
     collab_op_t o = {.kind = cop(op->op)};
     bool scaled = reduction && (op->op == ncclAvg || (int)op->op >= ncclNumOps);
     switch (op->kind) {

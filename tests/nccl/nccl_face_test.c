@@ -169,6 +169,14 @@ static int fake_sync(fake_stream_t *s)
 
 #define STREAM(s) ((cudaStream_t)(void *)(s))
 
+/* bfloat16 bits of f (f exactly representable). */
+static uint16_t bf16_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return (uint16_t)(b >> 16);
+}
+
 /* ---------------------------------------------------------------------- */
 /* One process: arguments. */
 
@@ -230,9 +238,9 @@ static int test_args(void)
           ncclInvalidArgument);
     CHECK(ncclAllReduce(a, b, 8, ncclFloat, (ncclRedOp_t)-3, comm, STREAM(&st)) ==
           ncclInvalidArgument);
-    CHECK(ncclAllReduce(a, b, 4, ncclBfloat16, ncclSum, comm, STREAM(&st)) ==
+    CHECK(ncclAllReduce(a, b, 4, ncclFloat8e4m3, ncclSum, comm, STREAM(&st)) ==
           ncclInvalidArgument);
-    CHECK(strstr(ncclGetLastError(comm), "ncclBfloat16") != NULL);
+    CHECK(strstr(ncclGetLastError(comm), "ncclFloat8e4m3") != NULL);
     CHECK(ncclAllReduce(NULL, b, 8, ncclFloat, ncclSum, comm, STREAM(&st)) ==
           ncclInvalidArgument);
     CHECK(ncclAllReduce(a, NULL, 8, ncclFloat, ncclSum, comm, STREAM(&st)) ==
@@ -323,6 +331,19 @@ static void test_coll_on(ncclComm_t comm, int n, int me, fake_stream_t *st)
     CHECK(ncclAllReduce(b, b, K, ncclFloat, ncclMin, comm, STREAM(st)) == ncclSuccess);
     fake_sync(st);
     CHECK(b[3] == 0.5f + 3.0f);
+    /* bfloat16, reduced as float: (r + 1) / 2 + i is exact. */
+    uint16_t h[8], hr[8];
+    for (int i = 0; i < 8; i++)
+        h[i] = bf16_of((float)(me + 1) * 0.5f + (float)i);
+    CHECK(ncclAllReduce(h, hr, 8, ncclBfloat16, ncclSum, comm, STREAM(st)) == ncclSuccess);
+    fake_sync(st);
+    CHECK(hr[3] == bf16_of((float)n * (float)(n + 1) / 4.0f + 3.0f * (float)n));
+    CHECK(ncclAllReduce(h, hr, 8, ncclBfloat16, ncclAvg, comm, STREAM(st)) == ncclSuccess);
+    fake_sync(st);
+    CHECK(hr[2] == bf16_of((float)(n + 1) / 4.0f + 2.0f));
+    CHECK(ncclAllReduce(h, hr, 8, ncclBfloat16, ncclMax, comm, STREAM(st)) == ncclSuccess);
+    fake_sync(st);
+    CHECK(hr[7] == bf16_of((float)n * 0.5f + 7.0f));
     /* Broadcast from the last rank, reduce to rank 0. */
     for (int i = 0; i < K; i++)
         b[i] = me == n - 1 ? (float)i * 3.0f : -1.0f;
