@@ -535,6 +535,14 @@ err_ops:
     return rc;
 }
 
+/* Flags of destroyed communicators: a stream may still read them, so they
+   are kept (and stay reachable) until the process ends. */
+static pthread_mutex_t s_retired_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct retired {
+    uint32_t *flag;
+    struct retired *next;
+} *s_retired;
+
 void nf_proxy_stop(ncclComm_t comm, bool drain)
 {
     const cl_devops_t *dev = nf_devops();
@@ -547,7 +555,16 @@ void nf_proxy_stop(ncclComm_t comm, bool drain)
     if (started)
         pthread_join(comm->proxy, NULL);
     if (comm->flag != NULL && dev != NULL) {
-        /* Streams may still wait on the flag: release them first. */
+        /* Streams may still wait on the flag: release them. */
         __atomic_store_n(comm->flag, comm->issued, __ATOMIC_RELEASE);
+        struct retired *r = malloc(sizeof *r);
+        if (r != NULL) {
+            pthread_mutex_lock(&s_retired_mu);
+            r->flag = comm->flag;
+            r->next = s_retired;
+            s_retired = r;
+            pthread_mutex_unlock(&s_retired_mu);
+        }
+        comm->flag = NULL;
     }
 }
