@@ -328,11 +328,14 @@ ncclResult_t nf_impl_GroupEnd(void)
                 pp = &p->next;
             }
         }
-        ncclResult_t rc = nf_comm_live(c) != NULL
-                              ? nf_proxy_submit(c, ops, "ncclGroupEnd")
-                              : nf_fail(NULL, ncclInvalidArgument, "ncclGroupEnd",
-                                        "a communicator of the group was destroyed");
-        if (rc != ncclSuccess && nf_comm_live(c) == NULL) {
+        /* nf_proxy_submit owns ops, also when it fails; a communicator
+           released meanwhile is refused there (its memory is kept). */
+        ncclResult_t rc;
+        if (nf_comm_live(c) != NULL) {
+            rc = nf_proxy_submit(c, ops, "ncclGroupEnd");
+        } else {
+            rc = nf_fail(NULL, ncclInvalidArgument, "ncclGroupEnd",
+                         "a communicator of the group was destroyed");
             while (ops != NULL) {
                 nf_op_t *n = ops->next;
                 free(ops);

@@ -29,6 +29,7 @@
 
 static pthread_mutex_t s_mu = PTHREAD_MUTEX_INITIALIZER; /* guards all s_* below */
 static ncclComm_t s_live = NULL;     /* live communicators */
+static ncclComm_t s_retired = NULL;  /* released ones, kept (see comm_unlink) */
 static int s_nlive = 0;              /* their number */
 static bool s_holding = false;      /* this face holds the core (collab_init/retain) */
 static bool s_config_read = false;   /* s_strict and s_cuda are set */
@@ -182,19 +183,29 @@ static ncclComm_t comm_new(collab_comm_t *core, bool owns)
     return c;
 }
 
-/* Unlinks c; returns the number of communicators left. */
-static int comm_unlink(ncclComm_t c)
+/* Unlinks c from the live communicators and keeps it among the retired
+   ones: a thread that looked it up just before (ncclCommAbort from a
+   watchdog thread while another thread queues a call) still reads valid
+   memory and is refused by the stopped proxy.  Returns false when c was
+   not live (another thread released it first); *left: communicators left. */
+static bool comm_unlink(ncclComm_t c, int *left)
 {
+    bool found = false;
     pthread_mutex_lock(&s_mu);
     for (ncclComm_t *pp = &s_live; *pp != NULL; pp = &(*pp)->next_live)
         if (*pp == c) {
             *pp = c->next_live;
             s_nlive--;
+            found = true;
             break;
         }
-    int left = s_nlive;
+    if (found) {
+        c->next_live = s_retired;
+        s_retired = c;
+    }
+    *left = s_nlive;
     pthread_mutex_unlock(&s_mu);
-    return left;
+    return found;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -492,17 +503,14 @@ ncclResult_t nf_impl_CommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError
 
 static ncclResult_t comm_release(const char *call, ncclComm_t comm, bool drain)
 {
-    ncclComm_t c = nf_comm_live(comm);
-    if (c == NULL)
+    int left = 0;
+    if (comm == NULL || !comm_unlink(comm, &left))
         return nf_fail(NULL, ncclInvalidArgument, call, "invalid communicator %p", (void *)comm);
+    ncclComm_t c = comm;
     nf_proxy_stop(c, drain);
-    int left = comm_unlink(c);
     if (c->owns_core)
         (void)collab_comm_free(&c->core);
     c->magic = 0;
-    pthread_cond_destroy(&c->cv);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
     pthread_mutex_lock(&s_mu);
     bool leave = left == 0 && s_holding;
     if (leave)

@@ -286,6 +286,20 @@ static int test_args(void)
     void *dm = NULL;
     CHECK(ncclMemAlloc(&dm, 256) == ncclSuccess && dm != NULL);
     CHECK(ncclMemFree(dm) == ncclSuccess);
+    /* Abort with operations queued: they run or are dropped, the handle
+       is refused afterwards, and the streams are released. */
+    ncclComm_t c2 = NULL;
+    fake_stream_t st2 = {0};
+    CHECK(ncclCommSplit(comm, 0, 0, &c2, NULL) == ncclSuccess && c2 != NULL);
+    if (c2 != NULL) {
+        for (int i = 0; i < 3; i++)
+            CHECK(ncclAllReduce(a, b, 8, ncclFloat, ncclSum, c2, STREAM(&st2)) == ncclSuccess);
+        CHECK(ncclCommAbort(c2) == ncclSuccess);
+        CHECK(ncclAllReduce(a, b, 8, ncclFloat, ncclSum, c2, STREAM(&st2)) ==
+              ncclInvalidArgument);
+        CHECK(ncclCommAbort(c2) == ncclInvalidArgument);
+        CHECK(st2.waits == 3 && fake_sync(&st2) == 0);
+    }
     CHECK(ncclCommFinalize(comm) == ncclSuccess);
     CHECK(ncclCommDestroy(comm) == ncclSuccess);
     CHECK(ncclCommDestroy(comm) == ncclInvalidArgument); /* no longer a communicator */
