@@ -20,7 +20,8 @@ done
 "$src/scripts/gpu-check.sh" bogus > /dev/null 2>&1 && fail "an unknown stage was accepted"
 
 # The core and the faces link no CUDA library (the plugin is dlopened).
-for lib in "$build"/lib/libmpicollab.so "$build"/lib/libmpicollab-ompi.so "$build"/lib/mpicollab/*.so*; do
+for lib in "$build"/lib/libmpicollab.so "$build"/lib/libmpicollab-ompi.so \
+    "$build"/lib/libmpicollab-nccl.so "$build"/lib/mpicollab/*.so*; do
     [ -e "$lib" ] || continue
     if readelf -d "$lib" | grep -qE 'NEEDED.*(libcuda|libcudart|libnccl)'; then
         fail "$(basename "$lib") links a CUDA library"

@@ -9,6 +9,9 @@ add_test(NAME nccl_exports
   COMMAND bash ${_nccl_tdir}/check_exports.sh "${COLLAB_REAL_LIBNCCL}"
           $<TARGET_FILE:collab_nccl_preload> $<TARGET_FILE:collab_nccl_libnccl>)
 set_tests_properties(nccl_exports PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS nccl)
+add_test(NAME nccl_install
+  COMMAND bash ${_nccl_tdir}/check_install.sh ${CMAKE_BINARY_DIR} "${COLLAB_REAL_LIBNCCL}")
+set_tests_properties(nccl_install PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS nccl)
 
 add_executable(nccl_face_test ${_nccl_tdir}/nccl_face_test.c $<TARGET_OBJECTS:collab_face_nccl>)
 target_include_directories(nccl_face_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
