@@ -54,17 +54,17 @@ typedef enum {
 
 typedef struct nf_op {
     nf_kind_t kind;
-    const void *send;     /* NULL: in place */
+    const void *send; /* NULL: in place */
     void *recv;
-    size_t count;         /* elements, as NCCL counts them */
+    size_t count; /* elements, as NCCL counts them */
     ncclDataType_t dtype;
-    ncclRedOp_t op;       /* reductions only */
-    double premul;        /* ncclRedOpCreatePreMulSum's factor (op >= ncclNumOps) */
-    int premul_dev;       /* 1: premul_ptr is read when the operation runs */
+    ncclRedOp_t op; /* reductions only */
+    double premul;  /* ncclRedOpCreatePreMulSum's factor (op >= ncclNumOps) */
+    int premul_dev; /* 1: premul_ptr is read when the operation runs */
     const void *premul_ptr;
-    int root;             /* root or peer */
-    cudaStream_t stream;  /* the program's stream */
-    void *ev_ctx;         /* context and event recorded on stream at enqueue */
+    int root;            /* root or peer */
+    cudaStream_t stream; /* the program's stream */
+    void *ev_ctx;        /* context and event recorded on stream at enqueue */
     void *event;
     struct nf_op *next;
 } nf_op_t;
@@ -78,29 +78,29 @@ typedef struct nf_batch {
 } nf_batch_t;
 
 struct ncclComm {
-    uint32_t magic;             /* NF_COMM_MAGIC while alive */
-    collab_comm_t *core;        /* the core communicator */
-    bool owns_core;             /* false for the world communicator */
-    int nranks, rank;           /* as the program sees them */
-    int device;                 /* device ordinal at creation (-1: none) */
-    bool strict;                /* COLLAB_STRICT */
-    pthread_mutex_t mu;         /* guards everything below */
-    pthread_cond_t cv;          /* proxy work and completion */
-    pthread_t proxy;            /* the proxy thread (started on first use) */
+    uint32_t magic;      /* NF_COMM_MAGIC while alive */
+    collab_comm_t *core; /* the core communicator */
+    bool owns_core;      /* false for the world communicator */
+    int nranks, rank;    /* as the program sees them */
+    int device;          /* device ordinal at creation (-1: none) */
+    bool strict;         /* COLLAB_STRICT */
+    pthread_mutex_t mu;  /* guards everything below */
+    pthread_cond_t cv;   /* proxy work and completion */
+    pthread_t proxy;     /* the proxy thread (started on first use) */
     bool proxy_started;
-    bool stopping;              /* destroy: the proxy drains and ends */
-    nf_batch_t *head, *tail;    /* batches waiting for the proxy */
-    uint32_t issued;            /* last ticket handed out */
-    uint32_t done;              /* last ticket completed */
-    uint32_t *flag;             /* pinned word the streams wait on */
-    bool host_wait;             /* no stream memory ops: callers wait for `done` */
-    bool aborting;              /* abort: queued batches are dropped */
-    ncclResult_t async_error;   /* first failure of a queued operation */
+    bool stopping;            /* destroy: the proxy drains and ends */
+    nf_batch_t *head, *tail;  /* batches waiting for the proxy */
+    uint32_t issued;          /* last ticket handed out */
+    uint32_t done;            /* last ticket completed */
+    uint32_t *flag;           /* pinned word the streams wait on */
+    bool host_wait;           /* no stream memory ops: callers wait for `done` */
+    bool aborting;            /* abort: queued batches are dropped */
+    ncclResult_t async_error; /* first failure of a queued operation */
     struct {
         bool used;
         ncclDataType_t dtype;
-        bool dev;               /* the factor is read at run time from ptr */
-        double value;           /* the factor (host-immediate residence) */
+        bool dev;     /* the factor is read at run time from ptr */
+        double value; /* the factor (host-immediate residence) */
         const void *ptr;
     } premul[NF_MAX_PREMUL];    /* operators ncclNumOps + i */
     char last_error[256];       /* its reason */

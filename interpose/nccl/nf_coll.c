@@ -21,7 +21,7 @@ static __thread struct pending {
     ncclComm_t comm;
     nf_op_t *op;
     struct pending *next;
-} *t_head, *t_tail;
+} * t_head, *t_tail;
 
 static bool reducible(ncclDataType_t t)
 {
@@ -30,9 +30,10 @@ static bool reducible(ncclDataType_t t)
 
 static const char *dtype_name(ncclDataType_t t)
 {
-    static const char *names[] = {"ncclInt8",   "ncclUint8",   "ncclInt32",      "ncclUint32",
-                                  "ncclInt64",  "ncclUint64",  "ncclFloat16",    "ncclFloat32",
-                                  "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+    static const char *names[] = {"ncclInt8",     "ncclUint8",      "ncclInt32",
+                                  "ncclUint32",   "ncclInt64",      "ncclUint64",
+                                  "ncclFloat16",  "ncclFloat32",    "ncclFloat64",
+                                  "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
     return (int)t >= 0 && (int)t < ncclNumTypes ? names[t] : "?";
 }
 
@@ -54,8 +55,7 @@ static ncclResult_t check_common(const char *call, ncclComm_t comm, ncclComm_t *
             return nf_fail(c, ncclInvalidArgument, call, "invalid reduction operator %d", o);
         if (o >= ncclNumOps) {
             pthread_mutex_lock(&c->mu);
-            bool ok = c->premul[o - ncclNumOps].used &&
-                      c->premul[o - ncclNumOps].dtype == dtype;
+            bool ok = c->premul[o - ncclNumOps].used && c->premul[o - ncclNumOps].dtype == dtype;
             pthread_mutex_unlock(&c->mu);
             if (!ok)
                 return nf_fail(c, ncclInvalidArgument, call,
@@ -118,13 +118,18 @@ ncclResult_t nf_impl_AllReduce(const void *sendbuff, void *recvbuff, size_t coun
     if (count > 0 && (sendbuff == NULL || recvbuff == NULL))
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_ALLREDUCE, .send = sendbuff, .recv = recvbuff, .count = count,
-                 .dtype = datatype, .op = op, .stream = stream};
+    nf_op_t t = {.kind = NF_ALLREDUCE,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = count,
+                 .dtype = datatype,
+                 .op = op,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
-static ncclResult_t broadcast(const char *call, const void *sendbuff, void *recvbuff,
-                              size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+static ncclResult_t broadcast(const char *call, const void *sendbuff, void *recvbuff, size_t count,
+                              ncclDataType_t datatype, int root, ncclComm_t comm,
                               cudaStream_t stream)
 {
     ncclComm_t c = NULL;
@@ -137,8 +142,13 @@ static ncclResult_t broadcast(const char *call, const void *sendbuff, void *recv
     if (count > 0 && (recvbuff == NULL || (root == c->rank && sendbuff == NULL)))
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_BCAST, .send = sendbuff, .recv = recvbuff, .count = count,
-                 .dtype = datatype, .root = root, .stream = stream};
+    nf_op_t t = {.kind = NF_BCAST,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = count,
+                 .dtype = datatype,
+                 .root = root,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
@@ -170,8 +180,14 @@ ncclResult_t nf_impl_Reduce(const void *sendbuff, void *recvbuff, size_t count,
     if (count > 0 && (sendbuff == NULL || (root == c->rank && recvbuff == NULL)))
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_REDUCE, .send = sendbuff, .recv = recvbuff, .count = count,
-                 .dtype = datatype, .op = op, .root = root, .stream = stream};
+    nf_op_t t = {.kind = NF_REDUCE,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = count,
+                 .dtype = datatype,
+                 .op = op,
+                 .root = root,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
@@ -186,8 +202,12 @@ ncclResult_t nf_impl_AllGather(const void *sendbuff, void *recvbuff, size_t send
     if (sendcount > 0 && (sendbuff == NULL || recvbuff == NULL))
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_ALLGATHER, .send = sendbuff, .recv = recvbuff, .count = sendcount,
-                 .dtype = datatype, .stream = stream};
+    nf_op_t t = {.kind = NF_ALLGATHER,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = sendcount,
+                 .dtype = datatype,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
@@ -203,14 +223,19 @@ ncclResult_t nf_impl_ReduceScatter(const void *sendbuff, void *recvbuff, size_t 
     if (recvcount > 0 && (sendbuff == NULL || recvbuff == NULL))
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_REDUCE_SCATTER, .send = sendbuff, .recv = recvbuff,
-                 .count = recvcount, .dtype = datatype, .op = op, .stream = stream};
+    nf_op_t t = {.kind = NF_REDUCE_SCATTER,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = recvcount,
+                 .dtype = datatype,
+                 .op = op,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
-static ncclResult_t rooted(const char *call, nf_kind_t kind, const void *sendbuff,
-                           void *recvbuff, size_t count, ncclDataType_t datatype, int root,
-                           ncclComm_t comm, cudaStream_t stream)
+static ncclResult_t rooted(const char *call, nf_kind_t kind, const void *sendbuff, void *recvbuff,
+                           size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                           cudaStream_t stream)
 {
     ncclComm_t c = NULL;
     ncclResult_t rc = check_common(call, comm, &c, datatype, NULL, count);
@@ -225,17 +250,20 @@ static ncclResult_t rooted(const char *call, nf_kind_t kind, const void *sendbuf
     if (count > 0 && bad)
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = kind, .send = sendbuff, .recv = recvbuff, .count = count,
-                 .dtype = datatype, .root = root, .stream = stream};
+    nf_op_t t = {.kind = kind,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = count,
+                 .dtype = datatype,
+                 .root = root,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
 ncclResult_t nf_impl_Gather(const void *sendbuff, void *recvbuff, size_t count,
-                            ncclDataType_t datatype, int root, ncclComm_t comm,
-                            cudaStream_t stream)
+                            ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    return rooted("ncclGather", NF_GATHER, sendbuff, recvbuff, count, datatype, root, comm,
-                  stream);
+    return rooted("ncclGather", NF_GATHER, sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 ncclResult_t nf_impl_Scatter(const void *sendbuff, void *recvbuff, size_t count,
@@ -257,8 +285,12 @@ ncclResult_t nf_impl_AlltoAll(const void *sendbuff, void *recvbuff, size_t count
     if (count > 0 && (sendbuff == NULL || recvbuff == NULL))
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_ALLTOALL, .send = sendbuff, .recv = recvbuff, .count = count,
-                 .dtype = datatype, .stream = stream};
+    nf_op_t t = {.kind = NF_ALLTOALL,
+                 .send = sendbuff,
+                 .recv = recvbuff,
+                 .count = count,
+                 .dtype = datatype,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
@@ -275,8 +307,13 @@ static ncclResult_t p2p(const char *call, nf_kind_t kind, const void *sbuf, void
                        c->nranks - 1);
     if (count > 0 && (kind == NF_SEND ? sbuf == NULL : rbuf == NULL))
         return nf_fail(c, ncclInvalidArgument, call, "the buffer is NULL");
-    nf_op_t t = {.kind = kind, .send = sbuf, .recv = rbuf, .count = count, .dtype = datatype,
-                 .root = peer, .stream = stream};
+    nf_op_t t = {.kind = kind,
+                 .send = sbuf,
+                 .recv = rbuf,
+                 .count = count,
+                 .dtype = datatype,
+                 .root = peer,
+                 .stream = stream};
     return submit(call, c, &t);
 }
 
@@ -371,7 +408,7 @@ static double scalar_value(const void *p, ncclDataType_t t)
     case ncclFloat64:
         return *(const double *)p;
     case ncclBfloat16: {
-        uint32_t b = (uint32_t)*(const uint16_t *)p << 16;
+        uint32_t b = (uint32_t) * (const uint16_t *)p << 16;
         float f;
         memcpy(&f, &b, sizeof f);
         return f;
@@ -391,8 +428,7 @@ ncclResult_t nf_impl_RedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDat
     if (op == NULL || scalar == NULL)
         return nf_fail(c, ncclInvalidArgument, call, "op %p, scalar %p", (void *)op, scalar);
     if (nf_dtype_size(datatype) == 0 || !reducible(datatype))
-        return nf_fail(c, ncclInvalidArgument, call, "datatype %d is not supported",
-                       (int)datatype);
+        return nf_fail(c, ncclInvalidArgument, call, "datatype %d is not supported", (int)datatype);
     if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate)
         return nf_fail(c, ncclInvalidArgument, call, "invalid residence %d", (int)residence);
     double value = 0.0;
@@ -418,8 +454,7 @@ ncclResult_t nf_impl_RedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDat
     }
     pthread_mutex_unlock(&c->mu);
     if (i == NF_MAX_PREMUL)
-        return nf_fail(c, ncclInvalidUsage, call, "more than %d operators are live",
-                       NF_MAX_PREMUL);
+        return nf_fail(c, ncclInvalidUsage, call, "more than %d operators are live", NF_MAX_PREMUL);
     *op = (ncclRedOp_t)(ncclNumOps + i);
     return ncclSuccess;
 }
@@ -437,6 +472,5 @@ ncclResult_t nf_impl_RedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
         c->premul[i].used = false;
     pthread_mutex_unlock(&c->mu);
     return ok ? ncclSuccess
-              : nf_fail(c, ncclInvalidArgument, call, "operator %d was not created here",
-                        (int)op);
+              : nf_fail(c, ncclInvalidArgument, call, "operator %d was not created here", (int)op);
 }

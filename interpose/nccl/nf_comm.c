@@ -28,14 +28,14 @@
 #include <sys/random.h>
 
 static pthread_mutex_t s_mu = PTHREAD_MUTEX_INITIALIZER; /* guards all s_* below */
-static ncclComm_t s_live = NULL;     /* live communicators */
-static ncclComm_t s_retired = NULL;  /* released ones, kept (see comm_unlink) */
-static int s_nlive = 0;              /* their number */
+static ncclComm_t s_live = NULL;                         /* live communicators */
+static ncclComm_t s_retired = NULL;                      /* released ones, kept (see comm_unlink) */
+static int s_nlive = 0;                                  /* their number */
 static bool s_holding = false;      /* this face holds the core (collab_init/retain) */
-static bool s_config_read = false;   /* s_strict and s_cuda are set */
-static bool s_strict = false;        /* COLLAB_STRICT */
-static int s_cuda = CL_DEVICE_AUTO;  /* COLLAB_CUDA */
-static char s_last_error[256];       /* ncclGetLastError(NULL) */
+static bool s_config_read = false;  /* s_strict and s_cuda are set */
+static bool s_strict = false;       /* COLLAB_STRICT */
+static int s_cuda = CL_DEVICE_AUTO; /* COLLAB_CUDA */
+static char s_last_error[256];      /* ncclGetLastError(NULL) */
 
 /* ---------------------------------------------------------------------- */
 /* Errors and logging. */
@@ -44,8 +44,7 @@ void nf_out_of_scope(const char *call, const char *reason)
 {
     cl_error("%s: outside the NCCL face's scope (%s); returning ncclInvalidUsage", call, reason);
     pthread_mutex_lock(&s_mu);
-    snprintf(s_last_error, sizeof s_last_error, "%s: outside mpicollab's scope (%s)", call,
-             reason);
+    snprintf(s_last_error, sizeof s_last_error, "%s: outside mpicollab's scope (%s)", call, reason);
     pthread_mutex_unlock(&s_mu);
 }
 
@@ -273,13 +272,9 @@ const char *nf_impl_GetLastError(ncclComm_t comm)
     return copy;
 }
 
-void nf_impl_ResetDebugInit(void)
-{
-}
+void nf_impl_ResetDebugInit(void) {}
 
-void nf_impl_ResetDebugInitInternal(void)
-{
-}
+void nf_impl_ResetDebugInitInternal(void) {}
 
 /* ---------------------------------------------------------------------- */
 /* Creation. */
@@ -396,8 +391,8 @@ ncclResult_t nf_impl_CommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId com
     return rc != ncclSuccess ? rc : init_rank("ncclCommInitRank", comm, nranks, rank);
 }
 
-ncclResult_t nf_impl_CommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
-                                        int rank, ncclConfig_t *config)
+ncclResult_t nf_impl_CommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                        ncclConfig_t *config)
 {
     ncclResult_t rc = init_checks("ncclCommInitRankConfig", comm, nranks, rank, &commId, config);
     return rc != ncclSuccess ? rc : init_rank("ncclCommInitRankConfig", comm, nranks, rank);
@@ -603,8 +598,8 @@ ncclResult_t nf_impl_CommDeregister(const ncclComm_t comm, void *handle)
 {
     ncclComm_t c = nf_comm_live(comm);
     if (c == NULL)
-        return nf_fail(NULL, ncclInvalidArgument, "ncclCommDeregister",
-                       "invalid communicator %p", (void *)comm);
+        return nf_fail(NULL, ncclInvalidArgument, "ncclCommDeregister", "invalid communicator %p",
+                       (void *)comm);
     if (handle == NULL)
         return nf_fail(c, ncclInvalidArgument, "ncclCommDeregister", "handle is NULL");
     return ncclSuccess;

@@ -40,11 +40,9 @@ double nf_half_to_double(uint16_t h)
 static int cdtype(ncclDataType_t t, collab_dtype_t *out)
 {
     static const collab_dtype_t map[] = {
-        [ncclInt8] = COLLAB_INT8,     [ncclUint8] = COLLAB_UINT8,
-        [ncclInt32] = COLLAB_INT32,   [ncclUint32] = COLLAB_UINT32,
-        [ncclInt64] = COLLAB_INT64,   [ncclUint64] = COLLAB_UINT64,
-        [ncclFloat16] = COLLAB_FLOAT16, [ncclFloat32] = COLLAB_FLOAT,
-        [ncclFloat64] = COLLAB_DOUBLE,
+        [ncclInt8] = COLLAB_INT8,       [ncclUint8] = COLLAB_UINT8,   [ncclInt32] = COLLAB_INT32,
+        [ncclUint32] = COLLAB_UINT32,   [ncclInt64] = COLLAB_INT64,   [ncclUint64] = COLLAB_UINT64,
+        [ncclFloat16] = COLLAB_FLOAT16, [ncclFloat32] = COLLAB_FLOAT, [ncclFloat64] = COLLAB_DOUBLE,
     };
     if ((int)t < 0 || (int)t > ncclFloat64)
         return COLLAB_ERR_TYPE;
@@ -232,8 +230,8 @@ static int host_path(ncclComm_t comm, nf_op_t *op, collab_dtype_t dt)
             break;
         case NF_REDUCE:
             st = collab_reduce(comm->core, comm->rank == op->root ? NULL : tmp,
-                               comm->rank == op->root ? tmp : NULL, op->count, dt, &o,
-                               op->root, NULL);
+                               comm->rank == op->root ? tmp : NULL, op->count, dt, &o, op->root,
+                               NULL);
             if (comm->rank != op->root)
                 out_count = 0;
             break;
@@ -260,8 +258,8 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
     size_t bytes = op->count * es;
     int n = comm->nranks;
     collab_dtype_t dt = COLLAB_BYTE;
-    bool reduction = op->kind == NF_ALLREDUCE || op->kind == NF_REDUCE ||
-                     op->kind == NF_REDUCE_SCATTER;
+    bool reduction =
+        op->kind == NF_ALLREDUCE || op->kind == NF_REDUCE || op->kind == NF_REDUCE_SCATTER;
     if (op->count == 0)
         return COLLAB_OK;
     if (reduction && op->dtype == ncclBfloat16)
@@ -285,8 +283,7 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
     case NF_REDUCE_SCATTER:
         if (scaled || (const char *)op->send + (size_t)comm->rank * bytes == op->recv)
             return host_path(comm, op, dt);
-        return collab_reduce_scatter_block(comm->core, op->send, op->recv, op->count, dt, &o,
-                                           NULL);
+        return collab_reduce_scatter_block(comm->core, op->send, op->recv, op->count, dt, &o, NULL);
     case NF_BCAST:
         if (comm->rank == op->root && op->send != op->recv) {
             int st = collab_memcpy(op->recv, op->send, bytes);
@@ -306,11 +303,11 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
         const void *send = op->send;
         if (op->recv != NULL && send == (const char *)op->recv + (size_t)comm->rank * bytes)
             send = NULL; /* in place */
-        int st = op->kind == NF_ALLGATHER
-                     ? collab_allgatherv(comm->core, send, bytes, op->recv, counts, counts + n,
-                                         NULL)
-                     : collab_gatherv(comm->core, comm->rank == op->root ? send : op->send,
-                                      bytes, op->recv, counts, counts + n, op->root, NULL);
+        int st =
+            op->kind == NF_ALLGATHER
+                ? collab_allgatherv(comm->core, send, bytes, op->recv, counts, counts + n, NULL)
+                : collab_gatherv(comm->core, comm->rank == op->root ? send : op->send, bytes,
+                                 op->recv, counts, counts + n, op->root, NULL);
         free(counts);
         return st;
     }
@@ -323,17 +320,16 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
             counts[n + r] = (size_t)r * bytes;
         }
         void *recv = op->recv;
-        if (comm->rank == op->root &&
-            recv == (const char *)op->send + (size_t)comm->rank * bytes)
+        if (comm->rank == op->root && recv == (const char *)op->send + (size_t)comm->rank * bytes)
             recv = NULL; /* in place */
-        int st = collab_scatterv(comm->core, op->send, counts, counts + n, recv, bytes,
-                                 op->root, NULL);
+        int st =
+            collab_scatterv(comm->core, op->send, counts, counts + n, recv, bytes, op->root, NULL);
         free(counts);
         return st;
     }
     case NF_ALLTOALL:
-        return collab_alltoall(comm->core, op->send == op->recv ? NULL : op->send, op->recv,
-                               bytes, NULL);
+        return collab_alltoall(comm->core, op->send == op->recv ? NULL : op->send, op->recv, bytes,
+                               NULL);
     case NF_SEND:
         return collab_send(comm->core, op->send, bytes, op->root, NF_TAG, req);
     case NF_RECV:
@@ -344,9 +340,9 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
 
 static const char *kind_name(nf_kind_t k)
 {
-    static const char *names[] = {"ncclAllReduce", "ncclBroadcast", "ncclReduce",
-                                  "ncclAllGather", "ncclReduceScatter", "ncclGather",
-                                  "ncclScatter", "ncclAlltoAll", "ncclSend", "ncclRecv"};
+    static const char *names[] = {
+        "ncclAllReduce", "ncclBroadcast", "ncclReduce",   "ncclAllGather", "ncclReduceScatter",
+        "ncclGather",    "ncclScatter",   "ncclAlltoAll", "ncclSend",      "ncclRecv"};
     return names[k];
 }
 
@@ -541,7 +537,7 @@ static pthread_mutex_t s_retired_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct retired {
     uint32_t *flag;
     struct retired *next;
-} *s_retired;
+} * s_retired;
 
 void nf_proxy_stop(ncclComm_t comm, bool drain)
 {

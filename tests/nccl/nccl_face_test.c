@@ -30,11 +30,11 @@
 #include "mpi_collab.h"
 #include "util/cl_device.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +44,7 @@ static int s_rank = 0;
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL: rank %d: %s:%d: %s\n", s_rank, __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, "FAIL: rank %d: %s:%d: %s\n", s_rank, __FILE__, __LINE__, #cond);      \
             s_failures++;                                                                          \
         }                                                                                          \
     } while (0)
@@ -241,10 +241,8 @@ static int test_args(void)
     CHECK(ncclAllReduce(a, b, 4, ncclFloat8e4m3, ncclSum, comm, STREAM(&st)) ==
           ncclInvalidArgument);
     CHECK(strstr(ncclGetLastError(comm), "ncclFloat8e4m3") != NULL);
-    CHECK(ncclAllReduce(NULL, b, 8, ncclFloat, ncclSum, comm, STREAM(&st)) ==
-          ncclInvalidArgument);
-    CHECK(ncclAllReduce(a, NULL, 8, ncclFloat, ncclSum, comm, STREAM(&st)) ==
-          ncclInvalidArgument);
+    CHECK(ncclAllReduce(NULL, b, 8, ncclFloat, ncclSum, comm, STREAM(&st)) == ncclInvalidArgument);
+    CHECK(ncclAllReduce(a, NULL, 8, ncclFloat, ncclSum, comm, STREAM(&st)) == ncclInvalidArgument);
     CHECK(ncclAllReduce(a, b, SIZE_MAX / 2, ncclFloat, ncclSum, comm, STREAM(&st)) ==
           ncclInvalidArgument);
     CHECK(ncclBroadcast(a, b, 8, ncclFloat, 1, comm, STREAM(&st)) == ncclInvalidArgument);
@@ -295,8 +293,7 @@ static int test_args(void)
         for (int i = 0; i < 3; i++)
             CHECK(ncclAllReduce(a, b, 8, ncclFloat, ncclSum, c2, STREAM(&st2)) == ncclSuccess);
         CHECK(ncclCommAbort(c2) == ncclSuccess);
-        CHECK(ncclAllReduce(a, b, 8, ncclFloat, ncclSum, c2, STREAM(&st2)) ==
-              ncclInvalidArgument);
+        CHECK(ncclAllReduce(a, b, 8, ncclFloat, ncclSum, c2, STREAM(&st2)) == ncclInvalidArgument);
         CHECK(ncclCommAbort(c2) == ncclInvalidArgument);
         CHECK(st2.waits == 3 && fake_sync(&st2) == 0);
     }
@@ -558,7 +555,7 @@ int main(int argc, char **argv)
 {
     cl_device_use_ops(&s_fake);
     const char *mode = argc > 1 ? argv[1] : "args";
-    int rc = strcmp(mode, "coll") == 0        ? test_coll()
+    int rc = strcmp(mode, "coll") == 0         ? test_coll()
              : strcmp(mode, "absent") == 0     ? test_absent()
              : strcmp(mode, "mpi-first") == 0  ? test_holds(true)
              : strcmp(mode, "nccl-first") == 0 ? test_holds(false)
