@@ -111,7 +111,8 @@ struct ncclComm {
    first use in this face's copy of the core. */
 const cl_devops_t *nf_devops(void);
 
-/* Logs "<call>: outside the NCCL face's scope (<reason>)" once per call. */
+/* Logs "<call>: outside the NCCL face's scope (<reason>)", once per call
+   name, and keeps it for ncclGetLastError. */
 void nf_out_of_scope(const char *call, const char *reason);
 
 /* Logs an error for the program (prefix [collab], the call's name) and

@@ -42,7 +42,19 @@ static char s_last_error[256];      /* ncclGetLastError(NULL) */
 
 void nf_out_of_scope(const char *call, const char *reason)
 {
-    cl_error("%s: outside the NCCL face's scope (%s); returning ncclInvalidUsage", call, reason);
+    /* One line per call name (the generated bindings pass literals). */
+    static const char *logged[64];
+    bool seen = false;
+    pthread_mutex_lock(&s_mu);
+    int i = 0;
+    for (; i < 64 && logged[i] != NULL && !seen; i++)
+        seen = logged[i] == call;
+    if (!seen && i < 64)
+        logged[i] = call;
+    pthread_mutex_unlock(&s_mu);
+    if (!seen)
+        cl_error("%s: outside the NCCL face's scope (%s); returning ncclInvalidUsage", call,
+                 reason);
     pthread_mutex_lock(&s_mu);
     snprintf(s_last_error, sizeof s_last_error, "%s: outside mpicollab's scope (%s)", call, reason);
     pthread_mutex_unlock(&s_mu);
