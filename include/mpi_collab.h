@@ -192,6 +192,14 @@ COLLAB_EXPORT int collab_memcpy(void *dst, const void *src, size_t n);
    (COLLAB_CUDA, docs/cuda.md); 0 otherwise, also before collab_init(). */
 COLLAB_EXPORT int collab_device_support(void);
 
+/* For the NCCL face: from now on the caller orders device work itself
+   (each operation starts once events on the program's streams have
+   fired) and the program's streams may wait on the library, so the core
+   stops synchronising whole device contexts before it reads or writes
+   device buffers (that could wait forever).  Process-wide, cannot be
+   undone. */
+COLLAB_EXPORT void collab_device_ordered(void);
+
 /* ---------------------------------------------------------------------- */
 /* Communicators.  The world communicator exists after collab_init().
    Ids of derived communicators are computed locally from the parent id,

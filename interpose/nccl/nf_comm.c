@@ -360,6 +360,9 @@ static ncclResult_t init_rank(const char *call, ncclComm_t *out, int nranks, int
         s_holding = true;
         pthread_mutex_unlock(&s_mu);
     }
+    /* The program's streams wait on our flags: a whole-context
+       synchronisation inside the core would wait for them forever. */
+    collab_device_ordered();
     collab_comm_t *world = collab_comm_world();
     if (world == NULL)
         return nf_fail(NULL, ncclInternalError, call, "the core has no world communicator");

@@ -59,6 +59,12 @@ typedef struct {
 } fake_stream_t;
 
 static int f_events;
+static int f_ctx_syncs; /* whole-context synchronisations: must stay 0 */
+
+/* "Device memory": an arena that query() reports as device memory, so
+   that the core stages it as it would on a GPU. */
+static char s_arena[1 << 20] __attribute__((aligned(64)));
+static size_t s_arena_used;
 
 static const char *f_describe(void)
 {
@@ -66,9 +72,28 @@ static const char *f_describe(void)
 }
 static int f_query(const void *p, cl_devattr_t *out)
 {
-    (void)p;
-    (void)out;
-    return CL_DEVQ_HOST;
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)s_arena;
+    if (a < lo || a >= lo + sizeof s_arena)
+        return CL_DEVQ_HOST;
+    out->start = lo;
+    out->size = sizeof s_arena;
+    out->buffer_id = 1;
+    out->context = (void *)s_arena;
+    out->device = 0;
+    out->managed = 0;
+    return CL_DEVQ_DEVICE;
+}
+static int f_copy(void *ctx, void *dst, const void *src, size_t n)
+{
+    (void)ctx;
+    memmove(dst, src, n);
+    return 0;
+}
+static int f_ctx_sync(void *ctx)
+{
+    (void)ctx;
+    __atomic_add_fetch(&f_ctx_syncs, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 static void *f_host_alloc(size_t n)
 {
@@ -122,12 +147,15 @@ static int f_current_device(void)
 }
 static int f_dev_alloc(void **p, size_t n)
 {
-    *p = malloc(n);
-    return *p != NULL ? 0 : -1;
+    size_t at = __atomic_fetch_add(&s_arena_used, (n + 63) & ~(size_t)63, __ATOMIC_RELAXED);
+    if (at + n > sizeof s_arena)
+        return -1;
+    *p = s_arena + at;
+    return 0;
 }
 static int f_dev_free(void *p)
 {
-    free(p);
+    (void)p; /* the arena is never reused */
     return 0;
 }
 
@@ -139,6 +167,10 @@ static const cl_devops_t s_fake = {
     .host_alloc = f_host_alloc,
     .host_free = f_host_free,
     .last_error = f_last_error,
+    .d2h = f_copy,
+    .h2d = f_copy,
+    .copy = f_copy,
+    .ctx_sync = f_ctx_sync,
     .event_record = f_event_record,
     .event_wait = f_event_wait,
     .flag_alloc = f_flag_alloc,
@@ -342,6 +374,23 @@ static void test_coll_on(ncclComm_t comm, int n, int me, fake_stream_t *st)
     CHECK(ncclAllReduce(b, b, K, ncclFloat, ncclMin, comm, STREAM(st)) == ncclSuccess);
     fake_sync(st);
     CHECK(b[3] == 0.5f + 3.0f);
+    /* Device buffers (the fake's arena): staged by the core, never a
+       whole-context synchronisation (the program's stream waits on us). */
+    float *da = NULL, *db = NULL;
+    CHECK(ncclMemAlloc((void **)&da, 64 * sizeof(float)) == ncclSuccess);
+    CHECK(ncclMemAlloc((void **)&db, 64 * sizeof(float)) == ncclSuccess);
+    if (da != NULL && db != NULL) {
+        for (int i = 0; i < 64; i++)
+            da[i] = (float)(me + 1) * (float)i;
+        CHECK(ncclAllReduce(da, db, 64, ncclFloat, ncclSum, comm, STREAM(st)) == ncclSuccess);
+        CHECK(ncclAllReduce(db, db, 64, ncclFloat, ncclAvg, comm, STREAM(st)) == ncclSuccess);
+        fake_sync(st);
+        CHECK(db[5] == 5.0f * (float)(n * (n + 1) / 2)); /* the mean of equal sums */
+        CHECK(ncclBroadcast(da, db, 64, ncclFloat, 0, comm, STREAM(st)) == ncclSuccess);
+        fake_sync(st);
+        CHECK(db[63] == 63.0f);
+    }
+    CHECK(__atomic_load_n(&f_ctx_syncs, __ATOMIC_RELAXED) == 0);
     /* bfloat16, reduced as float: (r + 1) / 2 + i is exact. */
     uint16_t h[8], hr[8];
     for (int i = 0; i < 8; i++)
