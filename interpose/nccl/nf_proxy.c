@@ -403,10 +403,10 @@ static void run_batch(ncclComm_t comm, nf_batch_t *b, const cl_devops_t *dev)
            each other; without memory for that they run one by one. */
         collab_request_t **rp = p && reqs != NULL && req_ops != NULL ? &reqs[k] : NULL;
         int st = nf_run_op(comm, op, rp);
-        if (rp != NULL && st == COLLAB_OK)
+        if (rp != NULL && st == COLLAB_OK && *rp != NULL)
             req_ops[k++] = op;
-        else
-            note_status(comm, op, st);
+        else if (st != COLLAB_OK)
+            note_status(comm, op, st); /* zero bytes: nothing was posted */
     }
     for (int i = 0; i < k; i++)
         note_status(comm, req_ops[i], collab_wait(&reqs[i], NULL));

@@ -447,6 +447,13 @@ static void test_coll_on(ncclComm_t comm, int n, int me, fake_stream_t *st)
     CHECK(ncclGroupEnd() == ncclSuccess);
     fake_sync(st);
     CHECK(in[5] == ((me + n - 1) % n) * 100 + 5);
+    /* Zero-count sends and receives (all-to-all blocks of nothing) are
+       no error. */
+    CHECK(ncclGroupStart() == ncclSuccess);
+    CHECK(ncclSend(out, 0, ncclInt32, (me + 1) % n, comm, STREAM(st)) == ncclSuccess);
+    CHECK(ncclRecv(in, 0, ncclInt32, (me + n - 1) % n, comm, STREAM(st)) == ncclSuccess);
+    CHECK(ncclGroupEnd() == ncclSuccess);
+    fake_sync(st);
     /* Gather, scatter, all-to-all. */
     CHECK(ncclGather(out, ib, 2, ncclInt32, 0, comm, STREAM(st)) == ncclSuccess);
     fake_sync(st);
