@@ -114,6 +114,9 @@ static void config_once(void)
     if (cl_config_load(&cfg, err, sizeof err) == 0) {
         s_strict = cfg.strict;
         s_cuda = cfg.cuda;
+        /* This face's own lines follow COLLAB_LOG and COLLAB_LOG_FILE too
+           when another face's library runs the core. */
+        (void)cl_log_configure((cl_log_level_t)cfg.log_level, cfg.log_file);
     }
     cl_config_clear(&cfg);
     s_config_read = true;
