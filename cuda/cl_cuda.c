@@ -310,6 +310,88 @@ CL_CODEC(fp16_decode)
 CL_CODEC(int8_encode)
 CL_CODEC(int8_decode)
 
+static int event_record(void *stream, void **ctx_out, void **event_out)
+{
+    CUcontext ctx = NULL;
+    CUevent ev = NULL;
+    CUresult r = cuStreamGetCtx((CUstream)stream, &ctx);
+    if (r != CUDA_SUCCESS)
+        return fail(r, "cuStreamGetCtx");
+    if (push(ctx) != 0)
+        return -1;
+    r = cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) {
+        r = cuEventRecord(ev, (CUstream)stream);
+        if (r != CUDA_SUCCESS)
+            (void)cuEventDestroy(ev);
+    }
+    pop();
+    if (r != CUDA_SUCCESS)
+        return fail(r, "cuEventRecord");
+    *ctx_out = ctx;
+    *event_out = ev;
+    return 0;
+}
+
+static int event_wait(void *ctx, void *event)
+{
+    if (push(ctx) != 0)
+        return -1;
+    CUresult r = cuEventSynchronize((CUevent)event);
+    (void)cuEventDestroy((CUevent)event);
+    pop();
+    return r == CUDA_SUCCESS ? 0 : fail(r, "cuEventSynchronize");
+}
+
+static int flag_alloc(uint32_t **flag)
+{
+    void *p = NULL;
+    CUresult r = cuMemHostAlloc(&p, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS)
+        return fail(r, "cuMemHostAlloc (flag)");
+    memset(p, 0, 64);
+    *flag = p;
+    return 0;
+}
+
+static void flag_free(uint32_t *flag)
+{
+    if (flag != NULL)
+        (void)cuMemFreeHost(flag);
+}
+
+static int stream_wait_flag(void *stream, uint32_t *flag, uint32_t value)
+{
+    CUdeviceptr d = 0;
+    CUresult r = cuMemHostGetDevicePointer(&d, flag, 0);
+    if (r != CUDA_SUCCESS)
+        return fail(r, "cuMemHostGetDevicePointer");
+    r = cuStreamWaitValue32((CUstream)stream, d, value, CU_STREAM_WAIT_VALUE_GEQ);
+    return r == CUDA_SUCCESS ? 0 : fail(r, "cuStreamWaitValue32");
+}
+
+static int current_device(void)
+{
+    CUdevice d = 0;
+    return cuCtxGetDevice(&d) == CUDA_SUCCESS ? (int)d : -1;
+}
+
+static int dev_alloc(void **p, size_t n)
+{
+    CUdeviceptr d = 0;
+    CUresult r = cuMemAlloc(&d, n);
+    if (r != CUDA_SUCCESS)
+        return fail(r, "cuMemAlloc");
+    *p = (void *)(uintptr_t)d;
+    return 0;
+}
+
+static int dev_free(void *p)
+{
+    CUresult r = cuMemFree((CUdeviceptr)(uintptr_t)p);
+    return r == CUDA_SUCCESS ? 0 : fail(r, "cuMemFree");
+}
+
 static const cl_devops_t s_ops = {
     .abi = CL_DEVOPS_ABI,
     .size = sizeof(cl_devops_t),
@@ -327,6 +409,14 @@ static const cl_devops_t s_ops = {
     .int8_encode = int8_encode,
     .int8_decode = int8_decode,
     .last_error = last_error,
+    .event_record = event_record,
+    .event_wait = event_wait,
+    .flag_alloc = flag_alloc,
+    .flag_free = flag_free,
+    .stream_wait_flag = stream_wait_flag,
+    .current_device = current_device,
+    .dev_alloc = dev_alloc,
+    .dev_free = dev_free,
 };
 
 CL_CUDA_EXPORT const cl_devops_t *collab_cuda_plugin_ops(void)

@@ -149,11 +149,18 @@ COLLAB_EXPORT int collab_initialized(void);
 /* 1 once collab_finalize() has run. */
 COLLAB_EXPORT int collab_finalized(void);
 
-/* Leaves the swarm gracefully (others are told at once), stops the engine.
-   Pending nonblocking operations are completed or cancelled first.  It
-   returns once what this peer sent is on the wire (at most 0.5 s more for
-   peers that no longer read), so the process may end at once, even with
-   _exit. */
+/* For a second face in the same process (the NCCL face beside an MPI
+   face): when the core is running, takes one more hold on it and returns
+   COLLAB_OK; COLLAB_ERR_NOT_INIT before collab_init() or after the core
+   finalized.  collab_init() takes the first hold. */
+COLLAB_EXPORT int collab_retain(void);
+
+/* Gives one hold back (collab_init, collab_retain); with holds left it
+   returns COLLAB_OK at once.  The last one leaves the swarm gracefully
+   (others are told at once) and stops the engine.  Pending nonblocking
+   operations are completed or cancelled first.  It returns once what this
+   peer sent is on the wire (at most 0.5 s more for peers that no longer
+   read), so the process may end at once, even with _exit. */
 COLLAB_EXPORT int collab_finalize(void);
 
 /* Leaves the swarm at once (best effort goodbye) and ends this process
@@ -188,6 +195,14 @@ COLLAB_EXPORT int collab_device_support(void);
 /* 1 when p points into device (CUDA) memory, 0 for host memory (always 0
    without the device plugin). */
 COLLAB_EXPORT int collab_is_device_buffer(const void *p);
+
+/* For the NCCL face: from now on the caller orders device work itself
+   (each operation starts once events on the program's streams have
+   fired) and the program's streams may wait on the library, so the core
+   stops synchronising whole device contexts before it reads or writes
+   device buffers (that could wait forever).  Process-wide, cannot be
+   undone. */
+COLLAB_EXPORT void collab_device_ordered(void);
 
 /* ---------------------------------------------------------------------- */
 /* Communicators.  The world communicator exists after collab_init().

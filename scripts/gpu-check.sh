@@ -24,8 +24,13 @@
 #                    8 B..64 MiB device vs host (gpu_allreduce)
 #   torch    (100 s) PyTorch + mpi4py data-parallel training on 4 peers
 #                    with a kill and a join; parameters bitwise equal
-# Default: all four.  Logs go to $OUT/gpu-check (the device tool's folder)
-# or /tmp/gpu-check.
+#   ddp      (100 s) PyTorch DDP, init_process_group("nccl"), on 4 peers
+#                    sharing the GPU with the NCCL face preloaded; torch's
+#                    TCPStore in a process of its own; a kill and a join;
+#                    parameters bitwise equal (docs/nccl.md)
+# Default: all five (at most 6.5 minutes); `env ddp` checks the NCCL face
+# alone in at most 2.5.  Logs go to $OUT/gpu-check (the device tool's
+# folder) or /tmp/gpu-check.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -36,12 +41,12 @@ while [ $# -gt 0 ]; do
     --np) np=$2; shift 2 ;;
     --python) py=$2; shift 2 ;;
     --inner) inner=$2; shift 2 ;; # run one stage (the outer script times it)
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
-    env | kernels | mpi | torch) stages+=("$1"); shift ;;
-    *) echo "gpu-check.sh: unknown argument '$1' (stages: env kernels mpi torch)" >&2; exit 2 ;;
+    -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
+    env | kernels | mpi | torch | ddp) stages+=("$1"); shift ;;
+    *) echo "gpu-check.sh: unknown argument '$1' (stages: env kernels mpi torch ddp)" >&2; exit 2 ;;
     esac
 done
-[ ${#stages[@]} -gt 0 ] || stages=(env kernels mpi torch)
+[ ${#stages[@]} -gt 0 ] || stages=(env kernels mpi torch ddp)
 [ -d "$dir/prefix" ] || { echo "gpu-check.sh: $dir/prefix missing: run scripts/gpu-prepare.sh first" >&2; exit 2; }
 dir=$(cd "$dir" && pwd)
 logs=${OUT:-/tmp}/gpu-check
@@ -142,12 +147,41 @@ stage_torch() {
         "$py" "$here/gpu/torch_train.py" --steps 800 --sleep-ms 20
 }
 
+# DDP through the NCCL face.  The store runs in its own process; RANK is
+# the rank collab-run gives the peer (COLLAB_RANK; the joiner takes the
+# killed rank back), MASTER_* point at the store.  collab-run preloads the
+# MPI face as well: both faces then share one core (docs/nccl.md).
+stage_ddp() {
+    local port store_pid rc=0 i
+    [ -f "$prefix/lib/libmpicollab-nccl.so" ] || { echo "FAIL: no libmpicollab-nccl.so in $prefix/lib (built where nccl.h is found)"; return 1; }
+    port=$((29500 + RANDOM % 2000))
+    "$py" "$here/gpu/ddp_store.py" --port "$port" --world 4 > "$logs/ddp_store.log" 2>&1 &
+    store_pid=$!
+    for i in $(seq 1 100); do
+        grep -q '^STORE ready' "$logs/ddp_store.log" 2> /dev/null && break
+        kill -0 "$store_pid" 2> /dev/null || break
+        sleep 0.1
+    done
+    grep -q '^STORE ready' "$logs/ddp_store.log" || { echo "FAIL: the TCPStore did not start:"; cat "$logs/ddp_store.log"; kill "$store_pid" 2> /dev/null; return 1; }
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=4 \
+    LD_PRELOAD="$prefix/lib/libmpicollab-nccl.so${LD_PRELOAD:+:$LD_PRELOAD}" \
+    COLLAB_CUDA=1 COLLAB_TIMEOUT=3 PYTHONUNBUFFERED=1 TORCH_NCCL_ASYNC_ERROR_HANDLING=1 \
+        "$prefix/bin/collab-run" -n 4 --abi mpich --mode preload --libdir "$prefix/lib" \
+        --tag-output --timeout 90 \
+        --chaos 'kill:2@line:0:^step 60 ' --chaos 'start:2@line:0:^step 100 ' -- \
+        bash -c 'export RANK=$COLLAB_RANK; exec "$@"' ddp "$py" "$here/gpu/ddp_train.py" \
+        --steps 600 --sleep-ms 20 || rc=$?
+    kill "$store_pid" 2> /dev/null
+    wait "$store_pid" 2> /dev/null
+    return $rc
+}
+
 if [ -n "$inner" ]; then
     "stage_$inner"
     exit $?
 fi
 
-declare -A limit=([env]=30 [kernels]=45 [mpi]=120 [torch]=100)
+declare -A limit=([env]=30 [kernels]=45 [mpi]=120 [torch]=100 [ddp]=100)
 for s in "${stages[@]}"; do
     echo "=== gpu-check: stage $s (limit ${limit[$s]} s) ==="
     t0=$(date +%s%N)
@@ -187,6 +221,15 @@ if ran torch; then
     echo "torch: $n peers finished, $distinct distinct parameter hash(es), kill seen: $killed, joiner: ${joiner:-none}"
     [ "$n" -ge 4 ] && [ "$distinct" -eq 1 ] && [ -n "$joiner" ] && echo "torch: parameters bitwise equal across survivors and joiner: yes" ||
         echo "torch: parameters bitwise equal across survivors and joiner: NO"
+fi
+if ran ddp; then
+    n=$(grep -c 'PARAMS rank' "$logs/ddp.log")
+    distinct=$(grep -o 'PARAMS rank.*' "$logs/ddp.log" | awk '{print $NF}' | sort -u | wc -l)
+    joiner=$(grep -o 'PARAMS rank.*' "$logs/ddp.log" | awk '$5 > 0 {print "rank " $3 " from step " $5}' | head -1)
+    killed=$(grep -c 'chaos: SIGKILL' "$logs/ddp.log")
+    echo "ddp: $n peers finished, $distinct distinct parameter hash(es), kill seen: $killed, joiner: ${joiner:-none}"
+    [ "$n" -ge 4 ] && [ "$distinct" -eq 1 ] && [ -n "$joiner" ] && echo "ddp: parameters bitwise equal across survivors and joiner: yes" ||
+        echo "ddp: parameters bitwise equal across survivors and joiner: NO"
 fi
 echo "total $(( $(date +%s) - t_start )) s; logs in $logs"
 for s in "${stages[@]}"; do [ "${status[$s]}" = ok ] || exit 1; done

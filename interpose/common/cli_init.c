@@ -31,7 +31,11 @@ static int cli_start(cli_call_t *call, int *argc, char ***argv, int required)
     if (foreign != NULL)
         cli_abi_fatal(MPI_ERR_OTHER, call->name, "MPI_COMM_WORLD", foreign);
     collab_init_args_t args = {.requested_thread_level = required, .abi_name = CLI_ABI_NAME};
-    int st = collab_init(&args);
+    /* The NCCL face may have started the core already: one engine, one
+       rank; MPI_Finalize then gives back this face's hold only. */
+    int st = collab_retain();
+    if (st != COLLAB_OK)
+        st = collab_init(&args);
     /* These the core has already reported in one line (the variable, the
        unreachable peers): stop without a second line. */
     if (st == COLLAB_ERR_CONFIG || st == COLLAB_ERR_NETWORK || st == COLLAB_ERR_TIMEOUT)

@@ -33,6 +33,7 @@ static collab_comm_t *s_world = NULL;
 static collab_comm_t *s_self = NULL;
 static bool s_atexit_set = false;
 static pid_t s_pid = 0; /* the process that called collab_init */
+static int s_holds = 0;  /* collab_init and collab_retain not yet given back (s_life) */
 
 cl_engine_t *cl_api_engine(void)
 {
@@ -67,8 +68,12 @@ static void at_exit(void)
     /* A program that returns from main without MPI_Finalize still leaves
        the swarm gracefully (and stops the engine before ZeroMQ's own exit
        handler tears the context down under it). */
-    if (atomic_load(&s_initialized) && !atomic_load(&s_finalized) && getpid() == s_pid)
+    if (atomic_load(&s_initialized) && !atomic_load(&s_finalized) && getpid() == s_pid) {
+        pthread_mutex_lock(&s_life);
+        s_holds = 1; /* the process ends: every face's hold goes with it */
+        pthread_mutex_unlock(&s_life);
         (void)collab_finalize(); /* not in a forked child: it has no engine thread */
+    }
 }
 
 /* COLLAB_LEAVE_ON=SIGTERM: the handler installed at init and the
@@ -180,6 +185,7 @@ int collab_init(const collab_init_args_t *args)
         return COLLAB_ERR_NO_MEM;
     }
     atomic_store(&s_engine, e);
+    s_holds = 1;
     s_pid = getpid();
     atomic_store(&s_initialized, 1);
     if (leave_on_sigterm)
@@ -201,6 +207,17 @@ int collab_finalized(void)
     return atomic_load(&s_finalized);
 }
 
+int collab_retain(void)
+{
+    pthread_mutex_lock(&s_life);
+    bool running = atomic_load(&s_initialized) && !atomic_load(&s_finalized) &&
+                   atomic_load(&s_engine) != NULL;
+    if (running)
+        s_holds++;
+    pthread_mutex_unlock(&s_life);
+    return running ? COLLAB_OK : COLLAB_ERR_NOT_INIT;
+}
+
 int collab_finalize(void)
 {
     pthread_mutex_lock(&s_life);
@@ -208,6 +225,11 @@ int collab_finalize(void)
     if (!atomic_load(&s_initialized) || atomic_load(&s_finalized) || e == NULL) {
         pthread_mutex_unlock(&s_life);
         return COLLAB_ERR_NOT_INIT;
+    }
+    if (s_holds > 1) { /* another face still uses the core */
+        s_holds--;
+        pthread_mutex_unlock(&s_life);
+        return COLLAB_OK;
     }
     remove_leave_signal();
     int rc = cl_engine_stop(&e);

@@ -34,6 +34,8 @@ const cl_devops_t *_Atomic cl_device_ops_p = NULL;
 
 static pthread_mutex_t s_mu = PTHREAD_MUTEX_INITIALIZER; /* init, pool */
 static bool s_init_done = false;
+/* collab_device_ordered() was called: contexts are never synchronised. */
+static atomic_bool s_ordered = false;
 static int s_init_rc = 0;
 static cl_devcache_t *_Atomic s_cache = NULL;
 static void *s_pool[CL_POOL_CLASSES][CL_POOL_KEEP];
@@ -248,8 +250,17 @@ int cl_device_h2d(const cl_devattr_t *a, void *dev, const void *host, size_t n)
     return COLLAB_OK;
 }
 
+void collab_device_ordered(void)
+{
+    atomic_store(&s_ordered, true);
+}
+
 int cl_device_sync(const cl_devattr_t *a)
 {
+    /* The NCCL face orders device work with events; its program's streams
+       may be waiting on a flag that only the running operation releases. */
+    if (atomic_load(&s_ordered))
+        return COLLAB_OK;
     const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
     if (ops == NULL || ops->ctx_sync(a->context) != 0)
         return fail(ops, "synchronisation");

@@ -63,7 +63,8 @@ void cl_device_pinned_put(void *p, size_t cap);
 int cl_device_d2h(const cl_devattr_t *a, void *host, const void *dev, size_t n);
 int cl_device_h2d(const cl_devattr_t *a, void *dev, const void *host, size_t n);
 /* Waits for the device work of a's context (queued kernels may still be
-   writing a buffer the library is about to read or write). */
+   writing a buffer the library is about to read or write); returns at
+   once after collab_device_ordered(). */
 int cl_device_sync(const cl_devattr_t *a);
 
 /* Reads len bytes of device memory at src into host memory dst, and the

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_DEVOPS_ABI 1
+#define CL_DEVOPS_ABI 2
 
 /* query() results. */
 #define CL_DEVQ_HOST 0   /* host memory (or registered/pinned host memory) */
@@ -78,6 +78,27 @@ typedef struct {
     int (*int8_decode)(void *ctx, int t, const void *src, size_t n, void *dst);
     /* The reason of the last failure in this thread (static storage). */
     const char *(*last_error)(void);
+    /* Stream work for the NCCL face (docs/nccl.md).  Unless said
+       otherwise these run in the program's thread, with its context
+       current; `stream` is a CUstream (NULL: the legacy default stream).
+       event_record creates an event (blocking sync, no timing), records it
+       on stream and returns it with the stream's context. */
+    int (*event_record)(void *stream, void **ctx, void **event);
+    /* Any thread: sleeps until the event has completed, then destroys it. */
+    int (*event_wait)(void *ctx, void *event);
+    /* A zeroed 32-bit word of pinned host memory that the device can read
+       (cuMemHostAlloc, mapped), and its release. */
+    int (*flag_alloc)(uint32_t **flag);
+    void (*flag_free)(uint32_t *flag);
+    /* Makes later work on stream wait until *flag >= value
+       (cuStreamWaitValue32, GEQ); the host then writes the flag.  Fails
+       where the device has no stream memory operations. */
+    int (*stream_wait_flag)(void *stream, uint32_t *flag, uint32_t value);
+    /* Device ordinal of the calling thread's context, or -1 without one. */
+    int (*current_device)(void);
+    /* Device memory in the current context (cuMemAlloc / cuMemFree). */
+    int (*dev_alloc)(void **p, size_t n);
+    int (*dev_free)(void *p);
 } cl_devops_t;
 
 /* The one symbol the plugin exports. */

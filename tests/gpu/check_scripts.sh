@@ -14,12 +14,14 @@ trap 'rm -rf "$tmp"' EXIT
 for s in gpu-check.sh gpu-prepare.sh; do
     bash -n "$src/scripts/$s" || fail "$s: syntax"
 done
-"$py" -m py_compile "$src/scripts/gpu/torch_train.py" "$src/scripts/gpu/sandbox_probe.py" ||
+"$py" -m py_compile "$src/scripts/gpu/torch_train.py" "$src/scripts/gpu/sandbox_probe.py" \
+    "$src/scripts/gpu/ddp_train.py" "$src/scripts/gpu/ddp_store.py" ||
     fail "Python syntax"
 "$src/scripts/gpu-check.sh" bogus > /dev/null 2>&1 && fail "an unknown stage was accepted"
 
 # The core and the faces link no CUDA library (the plugin is dlopened).
-for lib in "$build"/lib/libmpicollab.so "$build"/lib/libmpicollab-ompi.so "$build"/lib/mpicollab/*.so*; do
+for lib in "$build"/lib/libmpicollab.so "$build"/lib/libmpicollab-ompi.so \
+    "$build"/lib/libmpicollab-nccl.so "$build"/lib/mpicollab/*.so*; do
     [ -e "$lib" ] || continue
     if readelf -d "$lib" | grep -qE 'NEEDED.*(libcuda|libcudart|libnccl)'; then
         fail "$(basename "$lib") links a CUDA library"
