@@ -12,6 +12,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
     ${_eng}/cl_transport_recv.c
+    ${_eng}/cl_shm.c
     ${_eng}/cl_elmsg.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
@@ -42,7 +43,7 @@ add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
-foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test)
+foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
   collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_util)
 endforeach()
 
