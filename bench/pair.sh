@@ -82,13 +82,16 @@ stat() { # variant, size, field -> "median min max"
         "$np" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$runs"
     printf '# memcpy bandwidth %s MB/s (start %s, end %s)\n' "$mc" "$mc0" "$mc1"
     printf '# latency us: median [min..max]; ratio: median / MPICH median; bus: median bus MB/s and its fraction of memcpy\n'
+    for i in "${!names[@]}"; do
+        [ -n "${envs[$i]}" ] && printf '# variant %s: mpicollab with %s\n' "${names[$i]}" "${envs[$i]}"
+    done
     printf '%10s | %-8s | %28s | %7s | %10s %7s\n' bytes variant "latency us" ratio "bus MB/s" "/memcpy"
     for s in $sizes; do
         read -r m0 _ _ <<<"$(stat 0 "$s" 3)"
         for i in "${!names[@]}"; do
             read -r m lo hi <<<"$(stat "$i" "$s" 3)"
             read -r bb _ _ <<<"$(stat "$i" "$s" 4)"
-            awk -v s="$s" -v n="${names[$i]}${envs[$i]:+ (${envs[$i]})}" -v m="$m" -v lo="$lo" \
+            awk -v s="$s" -v n="${names[$i]}" -v m="$m" -v lo="$lo" \
                 -v hi="$hi" -v m0="$m0" -v bb="$bb" -v mc="$mc" 'BEGIN {
                 printf "%10d | %-8s | %10.1f [%6.1f..%8.1f] | %7.2f | %10.1f %7.4f\n",
                        s, n, m, lo, hi, (m0 > 0 ? m / m0 : 0), bb, (mc > 0 ? bb / mc : 0) }'

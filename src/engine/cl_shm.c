@@ -60,16 +60,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HDR 64                         /* wire header (CL_WIRE_HDR_SIZE) */
-#define SEG_HDR 4096                   /* segment header, a page */
-#define RING_HDR 256                   /* ring header: four cache lines */
-#define ENT 16                         /* entry header */
-#define F_FIRST 1u                     /* first fragment of a message */
-#define F_LAST 2u                      /* last fragment of a message */
-#define F_PAD 4u                       /* filler up to the end of the buffer */
-#define DEFAULT_RING ((size_t)4 << 20) /* bytes per direction */
+#define HDR 64                          /* wire header (CL_WIRE_HDR_SIZE) */
+#define SEG_HDR 4096                    /* segment header, a page */
+#define RING_HDR 256                    /* ring header: four cache lines */
+#define ENT 16                          /* entry header */
+#define F_FIRST 1u                      /* first fragment of a message */
+#define F_LAST 2u                       /* last fragment of a message */
+#define F_PAD 4u                        /* filler up to the end of the buffer */
+#define DEFAULT_RING ((size_t)16 << 20) /* bytes per direction */
 #define MIN_RING ((size_t)64 << 10)
 #define MAX_RING ((size_t)256 << 20)
+#define REWIND ((size_t)64 << 10)       /* an empty ring past this offset rewinds */
 #define QUEUE_LIMIT ((size_t)256 << 20) /* bytes queued for one peer at most */
 #define SETUP_SECONDS 5.0               /* an unfinished proposal is dropped after this */
 #define MAX_SETUPS 64                   /* unfinished accepted proposals kept at most */
@@ -368,8 +369,12 @@ static bool put(link_t *l, qent_t *q, const uint8_t *body)
             frag = l->cap / 4;
         size_t size = ENT + round16(frag);
         size_t off = (size_t)(tail & l->mask), to_end = l->cap - off;
-        size_t need = size > to_end ? to_end + size : size;
         uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+        /* An entry never wraps.  And an empty ring starts again at the
+           front, so that small messages keep to a few pages instead of
+           walking through all of it (every page walked stays resident). */
+        bool wrap = size > to_end || (head == tail && off >= REWIND && size <= off);
+        size_t need = wrap ? to_end + size : size;
         if (l->cap - (size_t)(tail - head) < need) {
             atomic_store(&r->want_space, 1);
             head = atomic_load(&r->head);
@@ -377,7 +382,7 @@ static bool put(link_t *l, qent_t *q, const uint8_t *body)
                 break;
             atomic_store(&r->want_space, 0);
         }
-        if (size > to_end) {
+        if (wrap) {
             ent_t pad = {(uint32_t)(to_end - ENT), F_PAD, 0};
             memcpy(l->txd + off, &pad, sizeof pad);
             tail += to_end;
@@ -466,6 +471,14 @@ static void link_kill(cl_shm_t *self, link_t *l, const char *why)
     } else if (why != NULL) {
         cl_debug("same-host link setup with %s… abandoned: %s",
                  l->state == L_ACCEPTED ? "a peer" : sid, why);
+    }
+    if (l->state == L_UP || l->state == L_PROPOSED) {
+        /* A peer that restarts with the same key gets a new proposal. */
+        for (size_t i = 0; i < self->ntried; i++)
+            if (memcmp(self->tried[i], l->key, 32) == 0) {
+                memcpy(self->tried[i], self->tried[--self->ntried], 32);
+                break;
+            }
     }
     l->state = L_DEAD;
     flush(self, l);
