@@ -373,6 +373,15 @@ int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_
     int rc = tp_encode(self, m, hdr, &body, &blen);
     if (rc != COLLAB_OK)
         return rc;
+    if (self->shm != NULL && cl_shm_up(self->shm, key)) {
+        /* Behind ring messages still queued for key, if any (then on
+           the path rule, which reaches the same peer). */
+        rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
+        if (rc != 0) {
+            free(body);
+            return rc < 0 ? rc : COLLAB_OK;
+        }
+    }
     return tp_router_send(self, in, hdr, body, blen);
 }
 
