@@ -484,7 +484,8 @@ static void link_kill(cl_shm_t *self, link_t *l, const char *why)
     flush(self, l);
     free(l->asm_buf);
     l->asm_buf = NULL;
-    unmap(l);
+    if (!l->draining)
+        unmap(l); /* else at the reap: a message in the ring is being handled */
     if (l->fd >= 0)
         close(l->fd);
     l->fd = -1;
@@ -498,9 +499,10 @@ static void reap(cl_shm_t *self)
     size_t k = 0;
     for (size_t i = 0; i < self->nlinks; i++) {
         link_t *l = self->links[i];
-        if (l->state == L_DEAD && !l->draining)
+        if (l->state == L_DEAD && !l->draining) {
+            unmap(l);
             free(l);
-        else
+        } else
             self->links[k++] = l;
     }
     self->nlinks = k;
@@ -866,6 +868,7 @@ void cl_shm_destroy(cl_shm_t **self_p)
         if (l->state == L_UP)
             drain(self, l);
         link_kill(self, l, NULL);
+        unmap(l);
         free(l);
     }
     free(self->links);
