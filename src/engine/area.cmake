@@ -12,6 +12,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
     ${_eng}/cl_transport_recv.c
+    ${_eng}/cl_shm.c
     ${_eng}/cl_elmsg.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
@@ -43,7 +44,7 @@ add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
-foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test)
+foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
   collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_util)
 endforeach()
 
@@ -61,10 +62,10 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   # Real processes over loopback (see the scenarios in test_swarm.c).
   add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c
     ${_eng}/test_swarm_weight.c ${_eng}/test_swarm_leave.c ${_eng}/test_swarm_monitor.c
-    ${_eng}/test_peers.c)
+    ${_eng}/test_swarm_shm.c ${_eng}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups
-      weight sigterm leave strict_leave monitor)
+      weight sigterm leave strict_leave monitor shm_kill)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

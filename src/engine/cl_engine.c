@@ -495,7 +495,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .max_message = (size_t)e->cfg.max_message_mib << 20,
                                 .max_handshakes = (size_t)e->cfg.max_handshakes,
                                 .max_handshakes_host = (size_t)e->cfg.max_handshakes_host,
-                                .link_idle = e->cfg.link_idle};
+                                .link_idle = e->cfg.link_idle,
+                                .shm = e->cfg.shm};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
     if (e->tp == NULL) {

@@ -295,7 +295,8 @@ out_link_t *tp_outbound_of(const cl_transport_t *self, const uint8_t key[32])
     return zhashx_lookup(self->out_by_key, hex);
 }
 
-int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m)
+int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *hdr,
+                    uint8_t *body, size_t blen)
 {
     out_link_t *out = tp_outbound_of(self, key);
     in_link_t *in = tp_inbound_of(self, key);
@@ -305,17 +306,60 @@ int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t
         if (cl_transport_connect(self, key, in->address) == COLLAB_OK)
             out = tp_outbound_of(self, key);
     }
-    if (out == NULL && (in == NULL || in->state != IL_UP))
+    if (out == NULL && (in == NULL || in->state != IL_UP)) {
+        free(body);
         return COLLAB_ERR_PROC_FAILED;
+    }
+    if (out != NULL)
+        return tp_out_link_send(out, hdr, body, blen);
+    return tp_router_send(self, in, hdr, body, blen);
+}
+
+/* A COLL message to a peer on a same-host link: the header through the
+   codec, the payload straight into the ring.  Returns 1 when taken, 0
+   when it must go over the network, or a negative status. */
+static int send_shm_coll(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    if (m->payload == NULL && m->payload_len > 0) {
+        cl_error("internal: refusing to send a malformed COLL message");
+        return COLLAB_ERR_ARG;
+    }
+    if (m->payload_len > self->max_message) {
+        cl_error("cannot send a COLL message of %zu bytes: peers accept at most %zu "
+                 "(COLLAB_MAX_MESSAGE)",
+                 m->payload_len, self->max_message);
+        return COLLAB_ERR_ARG;
+    }
+    m->hdr.version = CL_WIRE_VERSION;
+    m->hdr.run = self->run;
+    m->hdr.length = m->payload_len;
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    cl_wire_hdr_encode(&m->hdr, hdr);
+    return cl_shm_send(self->shm, key, hdr, m->payload, m->payload_len, true);
+}
+
+int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    if (self->shm != NULL && m->hdr.type == CL_MSG_COLL && cl_shm_up(self->shm, key)) {
+        int rc = send_shm_coll(self, key, m);
+        if (rc != 0)
+            return rc < 0 ? rc : COLLAB_OK;
+    }
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
     int rc = tp_encode(self, m, hdr, &body, &blen);
     if (rc != COLLAB_OK)
         return rc;
-    if (out != NULL)
-        return tp_out_link_send(out, hdr, body, blen);
-    return tp_router_send(self, in, hdr, body, blen);
+    if (self->shm != NULL) {
+        /* Behind ring messages still queued for key, if any. */
+        rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
+        if (rc != 0) {
+            free(body);
+            return rc < 0 ? rc : COLLAB_OK;
+        }
+    }
+    return tp_send_encoded(self, key, hdr, body, blen);
 }
 
 int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m)
@@ -329,6 +373,15 @@ int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_
     int rc = tp_encode(self, m, hdr, &body, &blen);
     if (rc != COLLAB_OK)
         return rc;
+    if (self->shm != NULL && cl_shm_up(self->shm, key)) {
+        /* Behind ring messages still queued for key, if any (then on
+           the path rule, which reaches the same peer). */
+        rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
+        if (rc != 0) {
+            free(body);
+            return rc < 0 ? rc : COLLAB_OK;
+        }
+    }
     return tp_router_send(self, in, hdr, body, blen);
 }
 
@@ -529,7 +582,7 @@ static int grow_items(cl_transport_t *self, size_t n)
 int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, long timeout_ms,
                       cl_tp_handler_fn *fn, void *ctx)
 {
-    size_t need = (size_t)nextra + 2 + 2 * zhashx_size(self->out_by_key);
+    size_t need = (size_t)nextra + 2 + 2 * zhashx_size(self->out_by_key) + cl_shm_nfds(self->shm);
     if (grow_items(self, need) != 0) {
         cl_error("out of memory polling sockets");
         return -1;
@@ -554,6 +607,13 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
         self->items[n] = (zmq_pollitem_t){zsock_resolve(l->monitor), 0, ZMQ_POLLIN, 0};
         self->refs[n++] = (poll_ref_t){REF_MONITOR, l};
     }
+    bool shm_busy = false;
+    size_t shm_at = n;
+    n += cl_shm_poll_items(self->shm, self->items + n, self->capitems - n, &shm_busy);
+    if (shm_busy)
+        timeout_ms = 0; /* a ring holds messages already */
+    self->poll_fn = fn;
+    self->poll_ctx = ctx;
     int rc = zmq_poll(self->items, (int)n, timeout_ms);
     if (rc < 0) {
         if (errno == ETERM)
@@ -568,7 +628,7 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
         if (extra[i].revents != 0)
             ready++;
     }
-    for (size_t i = (size_t)nextra; i < n && rc > 0; i++) {
+    for (size_t i = (size_t)nextra; i < shm_at && rc > 0; i++) {
         if ((self->items[i].revents & ZMQ_POLLIN) == 0)
             continue;
         poll_ref_t *r = &self->refs[i];
@@ -588,6 +648,11 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
             break;
         }
     }
+    /* After the sockets: their messages drained each sender's ring before
+       they were handed on. */
+    cl_shm_after_poll(self->shm, self->items + shm_at, n - shm_at);
+    self->poll_fn = NULL;
+    self->poll_ctx = NULL;
     /* Reap links killed during dispatch. */
     out_link_t *l;
     while ((l = zlist_pop(self->dead)) != NULL) {
@@ -724,6 +789,8 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
                     "may join; set COLLAB_SWARM_KEY to close it",
                     listen);
     }
+    if (cfg->shm)
+        tp_shm_start(self, cfg);
     return self;
 err_destroy:
     cl_transport_destroy(&self, 0);
@@ -735,6 +802,8 @@ void cl_transport_destroy(cl_transport_t **self_p, int linger_ms)
     if (self_p == NULL || *self_p == NULL)
         return;
     cl_transport_t *self = *self_p;
+    /* Messages still queued behind a full ring go out on the network. */
+    cl_shm_destroy(&self->shm);
     /* Let queued messages (GOODBYE) leave, then close everything. */
     if (self->out_by_key != NULL) {
         for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
@@ -773,6 +842,12 @@ void cl_transport_destroy(cl_transport_t **self_p, int linger_ms)
 const char *cl_transport_address(const cl_transport_t *self)
 {
     return self->address;
+}
+
+void cl_transport_shm_stats(const cl_transport_t *self, size_t *links, uint64_t *sent,
+                            uint64_t *received)
+{
+    cl_shm_stats(self->shm, links, sent, received);
 }
 
 uint64_t cl_transport_malformed(const cl_transport_t *self)

@@ -12,7 +12,10 @@
 
     Path rule: to a public peer, always over our DEALER to it; to a client
     peer, over our ROUTER to its connection; so two peers never reorder
-    messages between them.  Sends never block (HWM 0).  Engine thread only.
+    messages between them.  With shared memory on (cl_shm.h), COLL
+    messages to a verified peer of the same host go through a ring
+    instead, and the order between the two paths is kept there.  Sends
+    never block (HWM 0).  Engine thread only.
 */
 #ifndef CL_TRANSPORT_H_INCLUDED
 #define CL_TRANSPORT_H_INCLUDED
@@ -38,6 +41,8 @@ typedef struct {
     size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
     double link_idle;              /* seconds after which a silent inbound link is
                                       forgotten (0 = 300) */
+    bool shm;                      /* COLL payloads to peers of this host through
+                                      shared memory (cl_shm.h) */
 } cl_transport_config_t;
 
 typedef enum {
@@ -134,6 +139,11 @@ void cl_transport_ban(cl_transport_t *self, const uint8_t key[32], double second
 
 /* Inbound links: unfinished handshakes and authenticated ones. */
 void cl_transport_inbound_counts(const cl_transport_t *self, size_t *pending, size_t *up);
+
+/* Same-host links up now, and COLL messages sent and received through
+   them. */
+void cl_transport_shm_stats(const cl_transport_t *self, size_t *links, uint64_t *sent,
+                            uint64_t *received);
 
 /* Malformed messages dropped so far. */
 uint64_t cl_transport_malformed(const cl_transport_t *self);

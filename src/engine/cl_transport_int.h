@@ -7,6 +7,7 @@
 #ifndef CL_TRANSPORT_INT_H_INCLUDED
 #define CL_TRANSPORT_INT_H_INCLUDED
 
+#include "engine/cl_shm.h"
 #include "engine/cl_transport.h"
 
 #include <czmq.h>
@@ -93,6 +94,9 @@ struct cl_transport {
     poll_ref_t *refs;
     size_t capitems;
     double last_sweep;
+    cl_shm_t *shm;                     /* same-host links, NULL when off */
+    cl_tp_handler_fn *poll_fn;         /* the handler during cl_transport_poll */
+    void *poll_ctx;
 };
 
 /* cl_transport.c */
@@ -130,6 +134,14 @@ int tp_router_send(cl_transport_t *self, in_link_t *l, const uint8_t *hdr, uint8
 in_link_t *tp_inbound_of(cl_transport_t *self, const uint8_t key[32]);
 /* The outbound link to key (any state but dead), or NULL. */
 out_link_t *tp_outbound_of(const cl_transport_t *self, const uint8_t key[32]);
+
+/* Sends an encoded message to key along the path rule; takes ownership of
+   body.  Returns as cl_transport_send. */
+int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *hdr,
+                    uint8_t *body, size_t blen);
+/* Creates self->shm when cfg asks for it (NULL when the host offers no
+   way to verify peers; logged at debug level). */
+void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg);
 
 /* cl_transport_recv.c: handle what is waiting on one socket. */
 void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx);

@@ -56,9 +56,11 @@ static void close_parts(zmq_msg_t *parts, int n)
         zmq_msg_close(&parts[i]);
 }
 
-static void emit_message(cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
-                         const cl_wire_msg_t *m)
+static void emit_message(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx,
+                         const uint8_t key[32], const cl_wire_msg_t *m)
 {
+    /* What key put into shared memory before this message comes first. */
+    cl_shm_drain_from(self->shm, key);
     cl_tp_event_t ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = CL_TP_MESSAGE;
@@ -279,6 +281,7 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
                 ev.client = l->client;
                 ev.address = l->address;
                 fn(ctx, &ev);
+                cl_shm_offer(self->shm, key);
             } else {
                 char sid[16];
                 cl_warn("refused peer %s…: it could not prove it knows the swarm key",
@@ -291,7 +294,7 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
                    m.hdr.type == CL_MSG_WELCOME || m.hdr.type == CL_MSG_REFUSE) {
             tp_malformed(self, key, "handshake message out of order");
         } else {
-            emit_message(fn, ctx, key, &m);
+            emit_message(self, fn, ctx, key, &m);
         }
         cl_wire_msg_clear(&m);
         close_parts(parts, n);
@@ -368,6 +371,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     ev.kind = CL_TP_UP;
     memcpy(ev.key, l->key, 32);
     fn(ctx, &ev);
+    cl_shm_offer(self->shm, l->key);
 }
 
 void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx)
@@ -424,7 +428,7 @@ void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, voi
             tp_out_link_kill(self, l);
             emit_down(l, fn, ctx);
         } else {
-            emit_message(fn, ctx, l->key, &m);
+            emit_message(self, fn, ctx, l->key, &m);
         }
         cl_wire_msg_clear(&m);
         close_parts(parts, 2);
@@ -527,4 +531,61 @@ void tp_sweep(cl_transport_t *self, double now)
     for (const char *k = zlist_first(expired); k != NULL; k = zlist_next(expired))
         zhashx_delete(self->bans, k);
     zlist_destroy(&expired);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Same-host links (cl_shm.c): what arrives on a ring. */
+
+static void shm_deliver(void *ctx, const uint8_t key[32], const uint8_t *hdr, const uint8_t *body,
+                        size_t blen)
+{
+    cl_transport_t *self = ctx;
+    if (self->poll_fn == NULL || tp_is_banned(self, key))
+        return;
+    cl_wire_msg_t m;
+    int rc = cl_wire_decode(hdr, CL_WIRE_HDR_SIZE, body, blen, &m);
+    if (rc != CL_WIRE_OK) {
+        tp_malformed(self, key, cl_wire_strerror(rc));
+        return;
+    }
+    if (m.hdr.type != CL_MSG_COLL || m.hdr.run != self->run) {
+        /* Everything else travels over CurveZMQ only. */
+        tp_malformed(self, key, "a message other than COLL through shared memory");
+    } else {
+        cl_tp_event_t ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = CL_TP_MESSAGE;
+        memcpy(ev.key, key, 32);
+        ev.msg = &m;
+        self->poll_fn(self->poll_ctx, &ev);
+    }
+    cl_wire_msg_clear(&m);
+}
+
+static int shm_send(void *ctx, const uint8_t key[32], const uint8_t *hdr, uint8_t *body,
+                    size_t blen)
+{
+    return tp_send_encoded(ctx, key, hdr, body, blen);
+}
+
+static bool shm_known(void *ctx, const uint8_t key[32])
+{
+    cl_transport_t *self = ctx;
+    if (tp_is_banned(self, key))
+        return false;
+    const out_link_t *out = tp_outbound_of(self, key);
+    return (out != NULL && out->state == OL_UP) || tp_inbound_of(self, key) != NULL;
+}
+
+void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg)
+{
+    (void)cfg;
+    cl_shm_config_t sc = {.self_key = self->self_key,
+                          .run = self->run,
+                          .max_message = self->max_message,
+                          .deliver = shm_deliver,
+                          .send = shm_send,
+                          .known = shm_known,
+                          .ctx = self};
+    self->shm = cl_shm_new(&sc);
 }

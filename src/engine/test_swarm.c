@@ -843,9 +843,14 @@ int main(int argc, char **argv)
         prepare(4);
         rc = run(4, child_monitor, sc, 90, 0);
         cleanup_dir(4);
+    } else if (strcmp(sc, "shm_kill") == 0) {
+        prepare(3);
+        rc = run(3, child_shm_kill, sc, 90, 1u << 2);
+        cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor\n");
+                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
+                        "shm_kill\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -46,6 +46,9 @@ int child_weight(int i, int n);
 /* Scenario "monitor" (test_swarm_monitor.c): peer i of n. */
 int child_monitor(int i, int n);
 
+/* Scenario "shm_kill" (test_swarm_shm.c): peer i of n. */
+int child_shm_kill(int i, int n);
+
 /* The full address of peer i (after the parent prepared the run). */
 const char *test_swarm_addr(int i);
 

@@ -299,6 +299,17 @@ static int p_cuda(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
+static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (strcmp(value, "auto") == 0)
+        cfg->shm = true;
+    else if (strcmp(value, "0") == 0)
+        cfg->shm = false;
+    else
+        return s_why(why, whylen, "expected auto or 0");
+    return 0;
+}
+
 static int p_report_interval(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_seconds(value, &cfg->report_interval, why, whylen);
@@ -380,6 +391,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
+    X("COLLAB_SHM", "auto", p_shm,                                                                 \
+      "collective payloads between peers of one host (same boot, user and network namespace) "     \
+      "through shared memory: auto, or 0 for the network")                                         \
     X("COLLAB_REPORT_INTERVAL", "5", p_report_interval,                                            \
       "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
     X("COLLAB_REPORT_LOSS", "0 (off)", p_report_loss,                                              \
@@ -456,6 +470,10 @@ static const char *s_suggest(const char *name)
            clearly meant; count a contained tail as close. */
         if (strlen(tail) >= 4 && strstr(known, tail) != NULL && d > 3)
             d = 3;
+        /* A name that differs only in case is the one meant, whatever
+           other name is as many edits away ("COLLAB_log": LOG, not SHM). */
+        if (strcasecmp(name, known) == 0)
+            d = 0;
         if (d < best_d) {
             best_d = d;
             best = known;
@@ -505,6 +523,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->world_size = 64;
     cfg->rank = -1;
     cfg->cuda = -1;
+    cfg->shm = true;
     cfg->min_group = 1;
     cfg->target_group = 64;
     cfg->matchmaking_time = 5.0;

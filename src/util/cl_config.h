@@ -48,6 +48,7 @@ typedef struct {
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
+    bool shm;                 /* COLLAB_SHM: auto (true) or 0 */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
     bool monitor;             /* not an environment variable: set by collab-monitor, which

@@ -73,6 +73,7 @@ static void test_defaults(void)
     CL_CHECK(!cfg.client_mode && cfg.identity == NULL);
     CL_CHECK_STREQ(cfg.run_id, "default");
     CL_CHECK(cfg.cuda == -1); /* COLLAB_CUDA=auto */
+    CL_CHECK(cfg.shm);        /* COLLAB_SHM=auto */
     CL_CHECK(cfg.world_size == 64 && !cfg.world_size_set);
     CL_CHECK(cfg.rank == -1 && cfg.collectives_per_step == 0);
     CL_CHECK(cfg.min_group == 1 && cfg.target_group == 64);
@@ -166,6 +167,8 @@ static void test_good_values(void)
         {"COLLAB_CUDA", "auto", 12, -1},
         {"COLLAB_CUDA", "0", 12, 0},
         {"COLLAB_CUDA", "1", 12, 1},
+        {"COLLAB_SHM", "auto", 14, 1},
+        {"COLLAB_SHM", "0", 14, 0},
         {"COLLAB_LEAVE_ON", "SIGTERM", 13, 1},
         {"COLLAB_LEAVE_ON", "sigterm", 13, 1},
         {"COLLAB_LEAVE_ON", "none", 13, 0},
@@ -223,6 +226,9 @@ static void test_good_values(void)
             break;
         case 12:
             got = cfg.cuda;
+            break;
+        case 14:
+            got = cfg.shm;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -335,6 +341,9 @@ static void test_bad_values(void)
         {"COLLAB_CUDA", "yes", "expected auto, 0 or 1"},
         {"COLLAB_CUDA", "AUTO", "expected auto, 0 or 1"},
         {"COLLAB_CUDA", "", "expected auto, 0 or 1"},
+        {"COLLAB_SHM", "1", "expected auto or 0"},
+        {"COLLAB_SHM", "off", "expected auto or 0"},
+        {"COLLAB_SHM", "", "expected auto or 0"},
         {"COLLAB_LOG", "verbose", "error, warn, info or debug"},
         {"COLLAB_LOG", "", "error, warn, info or debug"},
         {"COLLAB_LOG_FILE", "", "path of a file"},
@@ -625,7 +634,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 28);
+    CL_CHECK(n == 29);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -646,6 +655,7 @@ static void test_table(void)
                               "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
                               "COLLAB_CUDA",
+                              "COLLAB_SHM",
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
                               "COLLAB_LOG",
@@ -654,7 +664,7 @@ static void test_table(void)
                               "COLLAB_MAX_HANDSHAKES",
                               "COLLAB_MAX_HANDSHAKES_PER_HOST",
                               "COLLAB_LINK_IDLE"};
-    for (size_t i = 0; i < n && i < 28; i++) {
+    for (size_t i = 0; i < n && i < 29; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
