@@ -16,46 +16,17 @@ export COLLAB_TIMEOUT=2
 export COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0
 limit=150
 args=(--steps "$E2E_STEPS" --sleep-ms 100 --log-every 10)
-pids=()
-watchdogs=()
+trap hand_cleanup EXIT
 
-# start NAME [VAR=value...]: one peer in the background, logs NAME.out/.err.
-start() {
-    local name=$1
-    shift
-    say "[$name] starts"
-    # env execs the trainer: $! is the trainer itself, for kill -9.
-    env "$@" LD_PRELOAD="$preload" "$E2E_TRAINER" "${args[@]}" \
-        >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
-    pids+=($!)
-    eval "pid_$name=$!"
-    # Nothing may outlive the limit.
-    (sleep "$limit" && kill -9 "$!" 2>/dev/null) >/dev/null 2>&1 &
-    watchdogs+=($!)
-}
-
-# wait_for FILE PATTERN SECONDS: until a line of FILE matches.
-wait_for() {
-    local i
-    for i in $(seq $(($3 * 10))); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-cleanup() { kill -9 "${pids[@]}" "${watchdogs[@]}" 2>/dev/null; }
-trap cleanup EXIT
-
-start p0 COLLAB_WORLD_SIZE=4
-wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 30 || fail "the founder printed no join line"
+hand_start p0 COLLAB_WORLD_SIZE=4
+hand_wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 30 || fail "the founder printed no join line"
 addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
 say "join line: COLLAB_INITIAL_PEERS=$addr"
 for k in 1 2 3; do
-    start "p$k" COLLAB_INITIAL_PEERS="$addr"
+    hand_start "p$k" COLLAB_INITIAL_PEERS="$addr"
 done
 
-wait_for "$E2E_LOG/p0.out" 'trainer: rank 0 step 30 ' 60 || fail "the swarm did not reach step 30"
+hand_wait_for "$E2E_LOG/p0.out" 'trainer: rank 0 step 30 ' 60 || fail "the swarm did not reach step 30"
 victim=
 for k in 0 1 2 3; do
     grep -q 'rank 2/4 listening' "$E2E_LOG/p$k.err" && victim=p$k
@@ -65,8 +36,8 @@ vpid=pid_$victim
 say "SIGKILL $victim (rank 2, pid ${!vpid})"
 kill -9 "${!vpid}"
 
-wait_for "$E2E_LOG/p0.out" 'trainer: rank 0 step 60 ' 60 || fail "the swarm did not reach step 60"
-start p4 COLLAB_INITIAL_PEERS="$addr"
+hand_wait_for "$E2E_LOG/p0.out" 'trainer: rank 0 step 60 ' 60 || fail "the swarm did not reach step 60"
+hand_start p4 COLLAB_INITIAL_PEERS="$addr"
 
 status=0
 for k in 0 1 2 3 4; do
@@ -77,7 +48,7 @@ for k in 0 1 2 3 4; do
     [ "$s" -eq 0 ] || { status=$s; say "p$k exited with status $s (137: killed at the ${limit} s limit)"; }
 done
 wait "${!vpid}" 2>/dev/null
-cleanup
+hand_cleanup
 trap - EXIT
 [ "$status" -eq 0 ] || fail "a surviving peer or the joiner exited with status $status"
 

@@ -149,3 +149,39 @@ expect_loss_near_reference() {
     done
     say "final losses $(losses "$log" | sort -u | tr '\n' ' ')(MPICH: $ref)"
 }
+
+# Peers started by hand, the way peers on separate machines are (no
+# launcher, the trainer with the library preloaded).  The caller sets
+# $preload (the library), the array args (trainer arguments) and $limit
+# (seconds after which a peer is SIGKILLed), and calls hand_cleanup on
+# exit.
+hand_pids=()
+hand_watchdogs=()
+
+# hand_start NAME [VAR=value...]: one peer in the background, logs
+# NAME.out/.err, its pid in $pid_NAME.
+hand_start() {
+    local name=$1
+    shift
+    say "[$name] starts"
+    # env execs the trainer: $! is the trainer itself, for kill -9.
+    env "$@" LD_PRELOAD="$preload" "$E2E_TRAINER" "${args[@]}" \
+        >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
+    hand_pids+=($!)
+    eval "pid_$name=$!"
+    # Nothing may outlive the limit.
+    (sleep "$limit" && kill -9 "$!" 2>/dev/null) >/dev/null 2>&1 &
+    hand_watchdogs+=($!)
+}
+
+# hand_wait_for FILE PATTERN SECONDS: until a line of FILE matches.
+hand_wait_for() {
+    local i
+    for i in $(seq $(($3 * 10))); do
+        grep -q -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+hand_cleanup() { kill -9 "${hand_pids[@]}" "${hand_watchdogs[@]}" 2>/dev/null; }

@@ -19,48 +19,23 @@ export COLLAB_TIMEOUT=2
 export COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0
 limit=150
 args=(--steps 80 --sleep-ms 100 --log-every 10)
-pids=()
-watchdogs=()
-
-start() {
-    local name=$1
-    shift
-    say "[$name] starts"
-    env "$@" LD_PRELOAD="$preload" "$E2E_TRAINER" "${args[@]}" \
-        >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
-    pids+=($!)
-    eval "pid_$name=$!"
-    (sleep "$limit" && kill -9 "$!" 2>/dev/null) >/dev/null 2>&1 &
-    watchdogs+=($!)
-}
-
-wait_for() {
-    local i
-    for i in $(seq $(($3 * 10))); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-cleanup() { kill -9 "${pids[@]}" "${watchdogs[@]}" 2>/dev/null; }
-trap cleanup EXIT
+trap hand_cleanup EXIT
 
 # A port of loopback on which nothing listens (bound, then closed).
 dead_port() {
     "$E2E_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-start p0 COLLAB_WORLD_SIZE=3
-wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 30 || fail "the founder printed no join line"
+hand_start p0 COLLAB_WORLD_SIZE=3
+hand_wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 30 || fail "the founder printed no join line"
 addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
-start p1 COLLAB_INITIAL_PEERS="$addr"
+hand_start p1 COLLAB_INITIAL_PEERS="$addr"
 port=$(dead_port)
-start p2 COLLAB_INITIAL_PEERS="$addr" COLLAB_ANNOUNCE="/ip4/127.0.0.1/tcp/$port"
+hand_start p2 COLLAB_INITIAL_PEERS="$addr" COLLAB_ANNOUNCE="/ip4/127.0.0.1/tcp/$port"
 
-wait_for "$E2E_LOG/p2.err" 'joining as a client' 40 ||
+hand_wait_for "$E2E_LOG/p2.err" 'joining as a client' 40 ||
     fail "the unreachable joiner was not told to join as a client"
-wait_for "$E2E_LOG/p0.out" 'trainer: rank 0 step 20 ' 60 || fail "the swarm did not reach step 20"
+hand_wait_for "$E2E_LOG/p0.out" 'trainer: rank 0 step 20 ' 60 || fail "the swarm did not reach step 20"
 
 # The same, told not to fall back: an error within the join deadline
 # (30 s), naming the address.  The swarm is full, so it could only ever
@@ -86,7 +61,7 @@ for k in 0 1 2; do
     s=$?
     [ "$s" -eq 0 ] || { status=$s; say "p$k exited with status $s"; }
 done
-cleanup
+hand_cleanup
 trap - EXIT
 [ "$status" -eq 0 ] || fail "a peer exited with status $status"
 cat "$E2E_LOG"/p[0-2].out >"$E2E_LOG/all.out"
