@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# wan.sh - all-reduce over emulated internet links: N real peers, each in
+# a network namespace of its own joined to one bridge, every link limited
+# by tc's tbf in both directions (netem is not available), the
+# MPICH-built allreduce_bench with the library preloaded in each.  Prints
+# the time of one all-reduce per size against the best bound for the
+# links, and cleans up after itself.  Needs root (ip netns, tc).
+#
+#   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--sizes "16"]
+#                [--compression none|fp16|int8] [--runs 3] [--build DIR]
+#
+#   --rate    every link's rate in Mbit/s, both ways
+#   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
+#   --sizes   all-reduce sizes in MiB of floats
+#   --runs    runs per size (a fresh swarm each); the median and min..max
+#
+# Bounds (S bytes, n peers, B the common rate, b the slow one):
+#   equal links      2(n-1)/n * S / B   (what each link must carry in a
+#                                        bandwidth-optimal all-reduce)
+#   one slow link    max(2(n-1)/n * S / B, S / b): the slow peer must at
+#                    least upload its own input and download the result,
+#                    over its own link, both ways at once
+# Compression divides what travels but not the bound printed, so fp16's
+# ideal is 0.5 and int8's 0.25 of the fp32 bound.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --np) np=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --slow) slow=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --compression) comp=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+bench="$build/bench/allreduce_bench"
+lib="$build/lib/libmpicollab.so"
+[ -x "$bench" ] && [ -f "$lib" ] || { echo "wan.sh: build $build first (allreduce_bench, libmpicollab.so)" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "wan.sh: needs root (ip netns, tc)" >&2; exit 2; }
+[ "$np" -ge 2 ] && [ "$np" -le 32 ] || { echo "wan.sh: --np 2..32" >&2; exit 2; }
+tag=wan$$
+br=${tag}br
+work=$(mktemp -d /tmp/wan.XXXXXX)
+
+cleanup() {
+    for i in $(seq 0 $((np - 1))); do
+        ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "${tag}n$i" 2>/dev/null
+        ip link del "${tag}h$i" 2>/dev/null
+    done
+    ip link del "$br" 2>/dev/null
+}
+trap 'cleanup; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+# The bridge and one namespace per peer: veth ${tag}h$i (bridge side,
+# limits the peer's download) and p$i inside (limits its upload).
+ip link add name "$br" type bridge || exit 1
+ip link set "$br" up
+for i in $(seq 0 $((np - 1))); do
+    ns=${tag}n$i
+    r=$rate
+    [ -n "$slow" ] && [ "$i" -eq $((np - 1)) ] && r=$slow
+    ip netns add "$ns" || exit 1
+    ip link add "${tag}h$i" type veth peer name p$i netns "$ns" || exit 1
+    ip link set "${tag}h$i" master "$br" up
+    ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev p$i
+    ip -n "$ns" link set p$i up
+    ip -n "$ns" link set lo up
+    burst=$((r * 1000000 / 8 / 250)) # 4 ms of traffic, at least a few frames
+    [ "$burst" -lt 16000 ] && burst=16000
+    tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency 100ms || exit 1
+    tc qdisc add dev "${tag}h$i" root tbf rate "${r}mbit" burst "$burst" latency 100ms || exit 1
+done
+
+bound() { # bytes -> seconds
+    "${PYTHON:-/usr/bin/python3}" - "$1" "$np" "$rate" "${slow:-0}" <<'EOF'
+import sys
+s, n, b, slow = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]) * 1e6 / 8, float(sys.argv[4]) * 1e6 / 8
+t = 2 * (n - 1) / n * s / b
+if slow > 0:
+    t = max(t, s / slow)
+print(f"{t:.4f}")
+EOF
+}
+
+# One swarm: rank 0 founds it in namespace 0, the others join it; prints
+# the latency (seconds) of the size from rank 0's table.
+one_run() {
+    local bytes=$1 i addr pids=()
+    local env=(COLLAB_WORLD_SIZE="$np" COLLAB_MATCHMAKING_TIME=30 COLLAB_TIMEOUT=10
+               COLLAB_COMPRESSION="$comp" COLLAB_LOG=warn)
+    ip netns exec "${tag}n0" env "${env[@]}" COLLAB_LISTEN=/ip4/10.77.0.1/tcp/4000 \
+        COLLAB_LOG=info LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" --max-bytes "$bytes" \
+        --time 0.1 --max-iters 2 >"$work/r0.out" 2>"$work/r0.err" &
+    pids+=($!)
+    for _ in $(seq 100); do
+        addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$work/r0.err" | head -n 1)
+        [ -n "$addr" ] && break
+        sleep 0.1
+    done
+    [ -n "$addr" ] || { echo "wan.sh: the founder printed no join line" >&2; kill -9 "${pids[@]}"; return 1; }
+    for i in $(seq 1 $((np - 1))); do
+        ip netns exec "${tag}n$i" env "${env[@]}" COLLAB_LISTEN="/ip4/10.77.0.$((i + 1))/tcp/4000" \
+            COLLAB_INITIAL_PEERS="$addr" LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" \
+            --max-bytes "$bytes" --time 0.1 --max-iters 2 >"$work/r$i.out" 2>"$work/r$i.err" &
+        pids+=($!)
+    done
+    local st=0
+    for p in "${pids[@]}"; do wait "$p" || st=1; done
+    [ "$st" -eq 0 ] || { echo "wan.sh: a peer failed (logs in $work)" >&2; tail -n 3 "$work"/r*.err >&2; return 1; }
+    awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
+}
+
+echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s)}, compression $comp, $runs runs"
+printf '%10s %12s %22s %10s %8s\n' "MiB" "bound s" "median s (min..max)" "÷ bound" "check"
+for mib in $sizes; do
+    bytes=$((mib * 1048576))
+    b=$(bound "$bytes")
+    times=()
+    check=ok
+    for _ in $(seq "$runs"); do
+        t=$(one_run "$bytes") || exit 1
+        times+=("$t")
+        grep -q ' WRONG' "$work/r0.out" && check=WRONG
+    done
+    sorted=$(printf '%s\n' "${times[@]}" | sort -g)
+    med=$(echo "$sorted" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+    lo=$(echo "$sorted" | head -n 1)
+    hi=$(echo "$sorted" | tail -n 1)
+    ratio=$(awk -v t="$med" -v b="$b" 'BEGIN { printf "%.2f", t / b }')
+    [ "$comp" != none ] && [ "$check" = WRONG ] && check="lossy"
+    printf '%10s %12s %22s %10s %8s\n' "$mib" "$b" "$med ($lo..$hi)" "$ratio" "$check"
+done
