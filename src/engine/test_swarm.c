@@ -22,8 +22,9 @@
       client      rank 2 in client mode (binds nothing): collectives and p2p
       strict      COLLAB_STRICT=1; rank 2 dies: the others' next collective
                   fails with COLLAB_ERR_PROC_FAILED instead of hanging
-      errors      joiners with a conflicting COLLAB_WORLD_SIZE or
-                  COLLAB_TARGET_GROUP (CONFIG, the error names both values)
+      errors      joiners with a conflicting COLLAB_WORLD_SIZE,
+                  COLLAB_TARGET_GROUP or COLLAB_AGGREGATION (CONFIG, the
+                  error names both values)
                   and with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
       passphrase  COLLAB_SWARM_PASSPHRASE: two peers with the same one
                   form a swarm and find it gone from their environment; a
@@ -633,6 +634,18 @@ static int child_errors(int i, int n)
         const char *want[] = {"COLLAB_TARGET_GROUP=3 conflicts with the swarm's setting 2"};
         CHECK(file_has(log, want, 1));
         unlink(log);
+    } else if (i == 4) {
+        char log[512];
+        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+        unlink(log);
+        setenv("COLLAB_LOG_FILE", log, 1);
+        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
+        setenv("COLLAB_AGGREGATION", "centered_clip", 1); /* the founder kept mean */
+        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
+        const char *want[] = {"COLLAB_AGGREGATION=centered_clip conflicts with the swarm's "
+                              "setting mean"};
+        CHECK(file_has(log, want, 1));
+        unlink(log);
     } else {
         setenv("COLLAB_SWARM_KEY", "the wrong swarm key, 32 bytes long", 1);
         double t0 = now_s();
@@ -805,7 +818,7 @@ int main(int argc, char **argv)
         rc = run(3, child_strict, sc, 90, 1u << s_victim);
         cleanup_dir(3);
     } else if (strcmp(sc, "errors") == 0) {
-        prepare(4);
+        prepare(5);
         if (pipe(s_pipe) != 0)
             return 3;
         /* Run the founder alone first so that the joiners find it. */
@@ -816,11 +829,11 @@ int main(int argc, char **argv)
             _exit(child_errors(0, 3) != 0 || s_failures > 0 ? 1 : 0);
         }
         close(s_pipe[0]);
-        /* Peers 1 to 3 list peer 0 only. */
+        /* Peers 1 to 4 list peer 0 only. */
         char only0[300];
         snprintf(only0, sizeof only0, "%s", s_addr[0]);
-        pid_t j[3];
-        for (int k = 1; k <= 3; k++) {
+        pid_t j[4];
+        for (int k = 1; k <= 4; k++) {
             j[k - 1] = fork();
             if (j[k - 1] == 0) {
                 s_rank = k;
@@ -830,18 +843,18 @@ int main(int argc, char **argv)
                 _exit(child_errors(k, 3) != 0 || s_failures > 0 ? 1 : 0);
             }
         }
-        int st[4];
-        for (int k = 1; k <= 3; k++)
+        int st[5];
+        for (int k = 1; k <= 4; k++)
             waitpid(j[k - 1], &st[k], 0);
         close(s_pipe[1]);
         waitpid(founder, &st[0], 0);
         rc = 0;
-        for (int k = 0; k <= 3; k++)
+        for (int k = 0; k <= 4; k++)
             if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
                 fprintf(stderr, "[test] peer %d failed\n", k);
                 rc = 1;
             }
-        cleanup_dir(4);
+        cleanup_dir(5);
     } else if (strcmp(sc, "passphrase") == 0) {
         prepare(3);
         if (pipe(s_pipe) != 0)

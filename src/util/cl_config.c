@@ -296,6 +296,37 @@ static int p_strict(const char *value, cl_config_t *cfg, char *why, size_t whyle
     return 0;
 }
 
+static int p_aggregation(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    static const char *const names[] = {"mean", "trimmed_mean", "centered_clip"};
+    for (int i = 0; i < 3; i++) {
+        if (strcasecmp(value, names[i]) == 0) {
+            cfg->aggregation = i;
+            cfg->aggregation_set = true;
+            return 0;
+        }
+    }
+    return s_why(why, whylen, "expected mean, trimmed_mean or centered_clip");
+}
+
+static int p_robust_min(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cl_config_value_int(value, 1, 0x7fffffffL, &cfg->robust_min, why, whylen) != 0)
+        return -1;
+    cfg->robust_min_set = true;
+    return 0;
+}
+
+static int p_max_weight_ratio(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    if (cl_config_value_int(value, 1, 65536, &v, why, whylen) != 0)
+        return -1;
+    cfg->max_weight_ratio = (int)v;
+    cfg->max_weight_ratio_set = true;
+    return 0;
+}
+
 static int p_cuda(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (strcmp(value, "auto") == 0)
@@ -391,6 +422,14 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "as the program's previous disposition says")                                               \
     X("COLLAB_STRICT", "0", p_strict,                                                              \
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
+    X("COLLAB_AGGREGATION", "mean", p_aggregation,                                                 \
+      "mean, trimmed_mean or centered_clip: how float SUM all-reduces on the world "               \
+      "communicator combine members' contributions (swarm-wide)")                                  \
+    X("COLLAB_ROBUST_MIN", "1", p_robust_min,                                                      \
+      "elements: smaller tensors are summed as with mean in the robust modes (swarm-wide)")        \
+    X("COLLAB_MAX_WEIGHT_RATIO", "16", p_max_weight_ratio,                                         \
+      "in the robust modes, most a weight counts, relative to the group's median weight "          \
+      "(swarm-wide)")                                                                              \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
     X("COLLAB_REPORT_INTERVAL", "5", p_report_interval,                                            \
@@ -523,6 +562,8 @@ static void s_defaults(cl_config_t *cfg)
     cfg->matchmaking_time = 5.0;
     cfg->timeout = 5.0;
     cfg->weight = 1.0;
+    cfg->robust_min = 1;
+    cfg->max_weight_ratio = 16;
     cfg->report_interval = 5.0;
     cfg->log_level = CL_LOG_INFO;
     cfg->max_message_mib = 1024;

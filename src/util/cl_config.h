@@ -56,6 +56,12 @@ typedef struct {
     bool leave_on_sigterm;    /* COLLAB_LEAVE_ON=SIGTERM */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
+    int aggregation;          /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
+    bool aggregation_set;     /* true if COLLAB_AGGREGATION was given */
+    long robust_min;          /* COLLAB_ROBUST_MIN elements, default 1 */
+    bool robust_min_set;      /* true if COLLAB_ROBUST_MIN was given */
+    int max_weight_ratio;     /* COLLAB_MAX_WEIGHT_RATIO, default 16 */
+    bool max_weight_ratio_set; /* true if COLLAB_MAX_WEIGHT_RATIO was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */

@@ -656,6 +656,38 @@ static void test_report_vars(void)
     CL_CHECK(strstr(err, "COLLAB_REPORT_INTERVAL") != NULL);
 }
 
+/* Robust aggregation: defaults, names in any case, ranges. */
+static void test_aggregation_vars(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    char *none[] = {NULL};
+    CL_CHECK(cl_config_load_env(&cfg, none, err, sizeof err) == 0);
+    CL_CHECK(cfg.aggregation == 0 && !cfg.aggregation_set && cfg.robust_min == 1 &&
+             !cfg.robust_min_set && cfg.max_weight_ratio == 16 && !cfg.max_weight_ratio_set);
+    cl_config_clear(&cfg);
+    char *ok[] = {"COLLAB_AGGREGATION=Centered_Clip", "COLLAB_ROBUST_MIN=1024",
+                  "COLLAB_MAX_WEIGHT_RATIO=4", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, ok, err, sizeof err) == 0);
+    CL_CHECK(cfg.aggregation == 2 && cfg.aggregation_set && cfg.robust_min == 1024 &&
+             cfg.robust_min_set && cfg.max_weight_ratio == 4 && cfg.max_weight_ratio_set);
+    cl_config_clear(&cfg);
+    char *tm[] = {"COLLAB_AGGREGATION=trimmed_mean", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, tm, err, sizeof err) == 0 && cfg.aggregation == 1);
+    cl_config_clear(&cfg);
+    char *bad1[] = {"COLLAB_AGGREGATION=median", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad1, err, sizeof err) == -1);
+    CL_CHECK_STREQ(err,
+                   "COLLAB_AGGREGATION='median': expected mean, trimmed_mean or centered_clip");
+    char *bad2[] = {"COLLAB_ROBUST_MIN=0", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad2, err, sizeof err) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_ROBUST_MIN='0'");
+    char *bad3[] = {"COLLAB_MAX_WEIGHT_RATIO=65537", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad3, err, sizeof err) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_MAX_WEIGHT_RATIO='65537'");
+    CL_CHECK(s_is_zero(&cfg));
+}
+
 /* The resource bounds of docs/security.md §5: safe defaults, ranges. */
 static void test_limits(void)
 {
@@ -679,7 +711,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 29);
+    CL_CHECK(n == 32);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -700,6 +732,9 @@ static void test_table(void)
                               "COLLAB_WEIGHT",
                               "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
+                              "COLLAB_AGGREGATION",
+                              "COLLAB_ROBUST_MIN",
+                              "COLLAB_MAX_WEIGHT_RATIO",
                               "COLLAB_CUDA",
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
@@ -744,6 +779,7 @@ int main(void)
     test_load_env_and_seconds();
     test_table();
     test_report_vars();
+    test_aggregation_vars();
     test_limits();
     s_clear_env();
     rmdir(s_dir);
