@@ -77,3 +77,4 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
 endif()
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/wire/fuzz.cmake OPTIONAL)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/elmsg/fuzz.cmake OPTIONAL)

@@ -693,9 +693,12 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         /* An empty body (a peer that entered no collective, or abort)
            names no communicator. */
         cl_wire_goodbye_t *g = &out->u.goodbye;
-        g->count = rp->left > 0 ? rd_u16(rp) : 0;
+        bool named = rp->left > 0;
+        g->count = named ? rd_u16(rp) : 0;
         g->comms = NULL;
-        rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX);
+        /* A count of 0 is written as an empty body, never as a 0: one
+           encoding per message (found by fuzz_wire). */
+        rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX && (!named || g->count > 0));
         if (g->count > 0 && !rp->bad) {
             g->comms = calloc(g->count, sizeof *g->comms);
             if (g->comms == NULL)
