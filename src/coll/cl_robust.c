@@ -136,7 +136,7 @@ int cl_robust_aggregate(cl_agg_t mode, collab_dtype_t t, void *out, const void *
             cw[a] = 1.0;
         wsum = m;
     }
-    if (all) {
+    if (all || m <= 2) { /* two contributions cannot outvote each other */
         for (size_t k = 0; k < count; k++) {
             double s = 0;
             for (int a = 0; a < m; a++)

@@ -33,8 +33,10 @@ typedef enum {
      3. the mode's estimate, element by element (trimmed mean) or over the
         whole vector (centered clip, radius = the median distance from the
         coordinate-wise median).
-   When no input is finite, out is size x the weighted mean of all of them
-   (non-finite values propagate, as with mean) and every kept[i] is 1.
+   With at most 2 inputs kept, out is size x their weighted mean (two
+   contributions cannot outvote each other).  When no input is finite, out
+   is size x the weighted mean of all of them (non-finite values
+   propagate, as with mean) and every kept[i] is 1.
    kept has n bytes.  Returns 0, COLLAB_ERR_TYPE for another type,
    COLLAB_ERR_ARG for n < 1 or another mode, COLLAB_ERR_NO_MEM. */
 int cl_robust_aggregate(cl_agg_t mode, collab_dtype_t t, void *out, const void *const *in,

@@ -28,7 +28,9 @@
                   and with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
       passphrase  COLLAB_SWARM_PASSPHRASE: two peers with the same one
                   form a swarm and find it gone from their environment; a
-                  third with another passphrase is refused (NETWORK)
+                  third with another passphrase is refused (NETWORK).  The
+                  founder sets COLLAB_AGGREGATION=centered_clip and the
+                  joiner adopts it: a NaN contribution is left out at both
       unreachable initial peers that never answer: NETWORK after 30 s
       standby     a peer that finds every rank held waits as a standby and
                   gives up with NETWORK once the swarm ends
@@ -684,6 +686,14 @@ static int child_passphrase(int i, int n)
     double x = i + 1, y = 0;
     CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
     CHECK(y == 3.0);
+    /* Robust aggregation, set by the founder only (a joiner that had not
+       adopted it would run another signature): peer 1's NaN is left out,
+       the result is size x peer 0's 5. */
+    double v[4] = {5, 5, 5, 5}, r[4] = {0};
+    if (i == 1)
+        v[2] = NAN;
+    CHECK(collab_allreduce(w, v, r, 4, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(r[0] == 10.0 && r[1] == 10.0 && r[2] == 10.0 && r[3] == 10.0);
     if (i == 0) {
         close(s_pipe[1]);
         char c;
@@ -873,6 +883,8 @@ int main(int argc, char **argv)
                     unsetenv("COLLAB_RANK");
                     unsetenv("COLLAB_WORLD_SIZE");
                 }
+                if (k == 0)
+                    setenv("COLLAB_AGGREGATION", "centered_clip", 1);
                 _exit(child_passphrase(k, 2) != 0 || s_failures > 0 ? 1 : 0);
             }
         }
