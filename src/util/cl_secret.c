@@ -4,7 +4,7 @@
     turns it into the secret.  A passphrase is not: whoever completes a
     handshake learns a MAC keyed from it and can guess offline, so it goes
     through Argon2id (libsodium's crypto_pwhash) with a cost fixed here,
-    which makes each guess cost a quarter of a second and 64 MiB.  The
+    which makes each guess cost about 0.2 s and 64 MiB.  The
     salt comes from the run id, so a table of guesses made for one run is
     useless for another.  Every intermediate value is wiped.
 */

@@ -28,7 +28,7 @@ void cl_secret_from_key(const char *key, size_t len, uint8_t out[CL_SECRET_BYTES
 
 /* S from a passphrase of len bytes and the run id (the salt).  Returns 0,
    or -1 when Argon2id cannot get its memory (out is then zeroed).  Takes
-   about a quarter of a second and CL_SECRET_MEMLIMIT bytes. */
+   about 0.2 s of one core and CL_SECRET_MEMLIMIT bytes. */
 int cl_secret_from_passphrase(const char *pass, size_t len, const char *run_id,
                               uint8_t out[CL_SECRET_BYTES]);
 
