@@ -19,7 +19,7 @@
 
     usage: trainer [--steps N] [--sleep-ms MS] [--log-every K] [--log-all]
                    [--seed S] [--samples N] [--hidden H] [--batch B] [--lr LR]
-                   [--mark-step S] [--avg-loss]
+                   [--mark-step S] [--avg-loss] [--scale-rank R --scale F]
 
     --sleep-ms adds simulated compute to every step (to make runs long
     enough for fault injection); --mark-step prints a line just before
@@ -27,6 +27,9 @@
     --avg-loss averages the batch loss over the ranks each step with a
     one-element all-reduce, as collaborative-training tutorials do to
     log it (collab-monitor plots it with COLLAB_REPORT_LOSS=1).
+    --scale-rank R --scale F makes rank R multiply its gradients by F
+    before every all-reduce: a faulty or hostile member, for the tests
+    of robust aggregation (COLLAB_AGGREGATION).
 */
 #include <mpi.h>
 
@@ -54,6 +57,8 @@ typedef struct {
     long batch;     /* minibatch per rank and step */
     double lr;      /* learning rate */
     long mark_step; /* announce entering the all-reduces of this step (-1: none) */
+    long scale_rank; /* this rank scales its gradients by `scale` (-1: none) */
+    double scale;    /* a faulty or hostile member's factor (robust aggregation tests) */
 } opts_t;
 
 /* Parameters (and gradients) as six tensors. */
@@ -127,7 +132,9 @@ static int parse_opts(int argc, char **argv, opts_t *o)
                   .hidden = 32,
                   .batch = 64,
                   .lr = 0.05,
-                  .mark_step = -1};
+                  .mark_step = -1,
+                  .scale_rank = -1,
+                  .scale = 1.0};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         long x;
@@ -160,7 +167,13 @@ static int parse_opts(int argc, char **argv, opts_t *o)
             bad = parse_long(v, 1, 1000000, &o->batch);
         else if (strcmp(a, "--mark-step") == 0)
             bad = parse_long(v, 0, 100000000, &o->mark_step);
-        else if (strcmp(a, "--lr") == 0) {
+        else if (strcmp(a, "--scale-rank") == 0)
+            bad = parse_long(v, 0, 1000000, &o->scale_rank);
+        else if (strcmp(a, "--scale") == 0) {
+            char *end;
+            o->scale = strtod(v, &end);
+            bad = *end != '\0' || !(fabs(o->scale) < 1e30);
+        } else if (strcmp(a, "--lr") == 0) {
             char *end;
             o->lr = strtod(v, &end);
             bad = *end != '\0' || !(o->lr > 0 && o->lr < 10);
@@ -317,7 +330,7 @@ int main(int argc, char **argv)
     if (parse_opts(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: trainer [--steps N] [--sleep-ms MS] [--log-every K] [--log-all]\n"
                         "               [--seed S] [--samples N] [--hidden H] [--batch B] "
-                        "[--lr LR]\n               [--mark-step S]\n");
+                        "[--lr LR]\n               [--mark-step S] [--scale-rank R --scale F]\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -375,6 +388,10 @@ int main(int argc, char **argv)
             printf("trainer: rank %d entering allreduce of step %d\n", rank, step);
             fflush(stdout);
         }
+        if (rank == o.scale_rank)
+            for (int k = 0; k < NTENSORS; k++)
+                for (size_t i = 0; i < g.n[k]; i++)
+                    g.t[k][i] = (float)(g.t[k][i] * o.scale);
         for (int k = 0; k < NTENSORS; k++)
             MPI_Allreduce(MPI_IN_PLACE, g.t[k], (int)g.n[k], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         for (int k = 0; k < NTENSORS; k++)

@@ -180,6 +180,10 @@ static const cl_algo_t *s_pick(const cl_coll_args_t *a, size_t esize)
     case CL_COLL_ALLGATHERV:
         return &cl_algo_exchange;
     case CL_COLL_ALLREDUCE:
+        /* Robust aggregation needs every member's whole contribution at
+           every member (docs/collectives.md): always the exchange. */
+        if (a->aggregation != 0)
+            return &cl_algo_exchange;
         return a->nmembers == 1 || bytes < a->small_bytes ? &cl_algo_exchange : &cl_algo_butterfly;
     case CL_COLL_REDUCE:
         return a->nmembers == 1 || bytes < a->small_bytes ? &cl_algo_direct : &cl_algo_butterfly;
@@ -494,6 +498,10 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args)
     for (int i = 0; i < 9; i++)
         h = s_fnv(h, &f[i], sizeof f[i]);
     h = s_fnv(h, &args->strict, sizeof args->strict);
+    if (args->aggregation != 0) { /* robust members are never averaged with plain ones */
+        h = s_fnv(h, &args->aggregation, sizeof args->aggregation);
+        h = s_fnv(h, &args->max_weight_ratio, sizeof args->max_weight_ratio);
+    }
     /* Allgatherv's counts are the same at every rank (MPI requires it). */
     if (args->kind == CL_COLL_ALLGATHERV && args->counts != NULL)
         h = s_fnv(h, args->counts, (size_t)args->comm_size * sizeof(size_t));

@@ -109,6 +109,10 @@ typedef struct {
     size_t rbytes;        /* scatterv: bytes this rank receives */
     int strict;           /* COLLAB_STRICT: a failure fails the call */
     int compression;      /* 0 none, 1 fp16, 2 int8 (float SUM only) */
+    int aggregation;      /* allreduce of FLOAT/DOUBLE with SUM only: 0 the sum (DESIGN's mean
+                             rule), 1 trimmed mean, 2 centered clip (cl_robust.h); the robust
+                             modes run the one-round exchange whatever the size */
+    double max_weight_ratio; /* robust modes: weight cap relative to the median (0 = none) */
     size_t chunk_bytes;   /* pipelining chunk size */
     size_t small_bytes;   /* below this, allreduce uses the one-round algorithm */
 } cl_coll_args_t;

@@ -25,6 +25,8 @@
 */
 #include "cl_coll_impl.h"
 #include "cl_relay.h"
+#include "cl_robust.h"
+#include "util/cl_log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,52 @@ static void s_destroy(cl_coll_t *self)
     self->st = NULL;
 }
 
+/* Robust aggregation (args.aggregation != 0): every member holds every
+   whole contribution, so every member leaves out the same ones and gets
+   the same bits.  A part with an absent chunk is left out whole.  Clears
+   the present bit of contributions left out for non-finite values. */
+static int s_robust(cl_coll_t *self, uint8_t *present)
+{
+    ex_t *st = s_st(self);
+    const void **in = malloc((size_t)self->n * sizeof *in);
+    double *w = malloc((size_t)self->n * sizeof *w);
+    int *idx = malloc((size_t)self->n * sizeof *idx);
+    uint8_t *kept = malloc((size_t)self->n);
+    int rc = COLLAB_ERR_NO_MEM;
+    if (in == NULL || w == NULL || idx == NULL || kept == NULL)
+        goto out;
+    int k = 0;
+    for (int i = 0; i < self->n; i++)
+        if (cl_bit(present, (size_t)i)) {
+            in[k] = st->val[i];
+            w[k] = self->weights[i];
+            idx[k++] = i;
+        }
+    if (k == 0) {
+        memset(self->a.recvbuf, 0, self->a.count * self->esize);
+        rc = COLLAB_OK;
+        goto out;
+    }
+    rc = cl_robust_aggregate((cl_agg_t)self->a.aggregation, self->a.dtype, self->a.recvbuf, in, w,
+                             k, self->a.count, (double)self->a.comm_size, self->a.max_weight_ratio,
+                             kept);
+    for (int j = 0; j < k && rc == COLLAB_OK; j++) {
+        if (kept[j])
+            continue;
+        cl_bit_clr(present, (size_t)idx[j]);
+        cl_warn("all-reduce #%llu on comm %016llx: rank %d sent non-finite values; its "
+                "contribution is left out (COLLAB_AGGREGATION)",
+                (unsigned long long)self->a.seq, (unsigned long long)self->a.comm_id,
+                self->members[idx[j]]);
+    }
+out:
+    free(in);
+    free(w);
+    free(idx);
+    free(kept);
+    return rc;
+}
+
 /* Folds (allreduce) or just concludes, once every part is held. */
 static int s_finish(cl_coll_t *self)
 {
@@ -87,7 +135,9 @@ static int s_finish(cl_coll_t *self)
         if (cl_bm_count(st->absent[i], cl_relay_nchunks(st->rl, i)) == 0)
             cl_bit_set(present, (size_t)i);
     int rc = COLLAB_OK;
-    if (self->a.kind == CL_COLL_ALLREDUCE && self->a.count > 0) {
+    if (self->a.kind == CL_COLL_ALLREDUCE && self->a.count > 0 && self->a.aggregation != 0) {
+        rc = s_robust(self, present);
+    } else if (self->a.kind == CL_COLL_ALLREDUCE && self->a.count > 0) {
         const void **in = malloc((size_t)self->n * sizeof *in);
         int *idx = malloc((size_t)self->n * sizeof *idx);
         size_t nch = cl_relay_nchunks(st->rl, self->me);

@@ -7,6 +7,7 @@ set(_cl_reduce_kernels
     ${_cl_reduce_dir}/cl_reduce_float.c
     ${_cl_reduce_dir}/cl_reduce_pair.c
     ${_cl_reduce_dir}/cl_reduce_weighted.c
+    ${_cl_reduce_dir}/cl_robust.c
     ${_cl_reduce_dir}/cl_compress.c)
 
 collab_area(collab_reduce
@@ -31,6 +32,7 @@ collab_selftest(cl_reduce_test ${_cl_reduce_dir}/cl_reduce_test.c collab_reduce)
 collab_selftest(cl_reduce_weighted_test ${_cl_reduce_dir}/cl_reduce_weighted_test.c
     collab_reduce)
 collab_selftest(cl_compress_test ${_cl_reduce_dir}/cl_compress_test.c collab_reduce)
+collab_selftest(cl_robust_test ${_cl_reduce_dir}/cl_robust_test.c collab_reduce)
 # The references in the tests spell out the kernels' order of operations.
 set_source_files_properties(${_cl_reduce_dir}/cl_reduce_test.c
     ${_cl_reduce_dir}/cl_reduce_weighted_test.c ${_cl_reduce_dir}/cl_compress_test.c

@@ -64,8 +64,8 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
     ${_eng}/test_swarm_weight.c ${_eng}/test_swarm_leave.c ${_eng}/test_swarm_monitor.c
     ${_eng}/test_swarm_shm.c ${_eng}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
-  foreach(sc basic kill kill0 stop goodbye restart client strict errors unreachable standby groups
-      weight sigterm leave strict_leave monitor shm_kill)
+  foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
+      standby groups weight sigterm leave strict_leave monitor shm_kill)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()
@@ -79,3 +79,4 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
 endif()
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/wire/fuzz.cmake OPTIONAL)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/elmsg/fuzz.cmake OPTIONAL)

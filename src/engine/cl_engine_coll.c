@@ -348,6 +348,41 @@ static int cmp_member(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* Robust modes: a weight counts at most ratio x the lower median of the
+   group's positive weights (a weight of 0, a re-admitted straggler's, does
+   not lower the cap), in every collective (docs/security.md §6b).  Every
+   member caps the same list the same way. */
+static void cap_weights(double *w, int n, double ratio)
+{
+    if (n <= 0)
+        return;
+    double *s = malloc((size_t)n * sizeof *s);
+    if (s == NULL)
+        return; /* the robust aggregation caps again on its own */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (w[i] > 0)
+            s[m++] = w[i];
+    if (m == 0) {
+        free(s);
+        return;
+    }
+    for (int a = 1; a < m; a++) { /* insertion sort: m is a group size */
+        double x = s[a];
+        int b = a - 1;
+        while (b >= 0 && s[b] > x) {
+            s[b + 1] = s[b];
+            b--;
+        }
+        s[b + 1] = x;
+    }
+    double cap = ratio * s[(m - 1) / 2];
+    free(s);
+    for (int i = 0; i < n; i++)
+        if (w[i] > cap)
+            w[i] = cap;
+}
+
 /* Keeps in m (k members, sorted) only this peer's group when a world
    all-reduce runs in several groups (cl_engine_groups.c).  Returns the
    new count, or a negative status. */
@@ -499,6 +534,8 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         weights[i] = mem[i].weight;
         clients[i] = mem[i].client;
     }
+    if (set->aggregation != 0 && set->max_weight_ratio > 0)
+        cap_weights(weights, n, (double)set->max_weight_ratio);
     args.comm_id = s->comm_id;
     args.comm_size = s->comm->size;
     args.nmembers = n;
@@ -508,6 +545,14 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     args.self = s->comm->rank;
     args.strict = set->strict ? 1 : 0;
     args.compression = set->compression;
+    /* Robust aggregation: float SUM all-reduces on the world communicator
+       of at least COLLAB_ROBUST_MIN elements (docs/security.md). */
+    if (set->aggregation != 0 && args.kind == CL_COLL_ALLREDUCE && args.op.kind == COLLAB_OP_SUM &&
+        (args.dtype == COLLAB_FLOAT || args.dtype == COLLAB_DOUBLE) &&
+        s->comm_id == CL_COMM_WORLD_ID && args.count >= set->robust_min) {
+        args.aggregation = set->aggregation;
+        args.max_weight_ratio = set->max_weight_ratio;
+    }
     args.chunk_bytes = CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
     ctx->e = e;

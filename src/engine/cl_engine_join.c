@@ -63,10 +63,25 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     j->strict = e->cfg.strict ? 1 : 0;
     j->compression = (uint8_t)e->cfg.compression;
     j->target_group = e->cfg.target_group;
+    j->aggregation = e->cfg.aggregation_set ? (uint8_t)(e->cfg.aggregation + 1) : 0;
+    j->robust_min = e->cfg.robust_min_set ? (uint32_t)e->cfg.robust_min : 0;
+    j->max_weight_ratio = e->cfg.max_weight_ratio_set ? (uint32_t)e->cfg.max_weight_ratio : 0;
     j->incarnation = e->incarnation;
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
     eng_auth_note_join_sent(e, key);
     (void)cl_transport_send(e->tp, key, &m);
+}
+
+/* The swarm-wide settings a founder gives the swarm: its own. */
+static cl_settings_t s_own_settings(const struct cl_engine *e)
+{
+    return (cl_settings_t){e->cfg.world_size,
+                           e->cfg.strict,
+                           e->cfg.compression,
+                           e->cfg.target_group,
+                           e->cfg.aggregation,
+                           (uint32_t)e->cfg.robust_min,
+                           (uint32_t)e->cfg.max_weight_ratio};
 }
 
 int eng_join_start(struct cl_engine *e)
@@ -91,11 +106,11 @@ int eng_join_start(struct cl_engine *e)
                      "connections cannot found a swarm");
             return COLLAB_ERR_CONFIG;
         }
-        cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression,
-                           e->cfg.target_group};
-        int rc = e->cfg.monitor ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
-                                : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp),
-                                                  false, e->cfg.weight, &s);
+        cl_settings_t s = s_own_settings(e);
+        int rc = e->cfg.monitor
+                     ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
+                     : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
+                                       e->cfg.weight, &s);
         if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
@@ -155,7 +170,7 @@ static bool maybe_found_again(struct cl_engine *e, double now)
        still run elsewhere); it gives up at the deadline. */
     if (waiting == 0)
         return false;
-    cl_settings_t s = {e->cfg.world_size, e->cfg.strict, e->cfg.compression, e->cfg.target_group};
+    cl_settings_t s = s_own_settings(e);
     if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false, e->cfg.weight,
                         &s) != COLLAB_OK) {
         cl_error("out of memory founding the swarm again");
@@ -234,10 +249,30 @@ void eng_join_timer(struct cl_engine *e, double now)
     }
 }
 
-bool eng_settings_conflict(struct cl_engine *e, int ws, int strict, int compression,
-                           int target_group)
+bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
 {
     static const char *const comp[] = {"none", "fp16", "int8"};
+    static const char *const agg[] = {"mean", "trimmed_mean", "centered_clip"};
+    int ws = s->world_size, strict = s->strict ? 1 : 0, compression = s->compression;
+    int target_group = s->target_group;
+    if (e->cfg.aggregation_set && e->cfg.aggregation != s->aggregation) {
+        cl_error("COLLAB_AGGREGATION=%s conflicts with the swarm's setting %s (fixed by the "
+                 "peer that founded it)",
+                 agg[e->cfg.aggregation % 3], agg[(unsigned)s->aggregation % 3]);
+        return true;
+    }
+    if (e->cfg.robust_min_set && (uint32_t)e->cfg.robust_min != s->robust_min) {
+        cl_error("COLLAB_ROBUST_MIN=%ld conflicts with the swarm's setting %u (fixed by the "
+                 "peer that founded it)",
+                 e->cfg.robust_min, (unsigned)s->robust_min);
+        return true;
+    }
+    if (e->cfg.max_weight_ratio_set && (uint32_t)e->cfg.max_weight_ratio != s->max_weight_ratio) {
+        cl_error("COLLAB_MAX_WEIGHT_RATIO=%d conflicts with the swarm's setting %u (fixed by the "
+                 "peer that founded it)",
+                 e->cfg.max_weight_ratio, (unsigned)s->max_weight_ratio);
+        return true;
+    }
     if (e->cfg.world_size_set && e->cfg.world_size != ws) {
         cl_error("COLLAB_WORLD_SIZE=%d conflicts with the swarm's world size %d (fixed by the "
                  "peer that founded it)",
@@ -289,7 +324,10 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     bool conflict = ((j->flags & CL_JOIN_WORLD_SET) && j->world_size != s->world_size) ||
                     ((j->flags & CL_JOIN_STRICT_SET) && (j->strict != 0) != s->strict) ||
                     ((j->flags & CL_JOIN_COMPRESSION_SET) && j->compression != s->compression) ||
-                    ((j->flags & CL_JOIN_TARGET_GROUP_SET) && j->target_group != s->target_group);
+                    ((j->flags & CL_JOIN_TARGET_GROUP_SET) && j->target_group != s->target_group) ||
+                    (j->aggregation != 0 && j->aggregation - 1 != s->aggregation) ||
+                    (j->robust_min != 0 && j->robust_min != s->robust_min) ||
+                    (j->max_weight_ratio != 0 && j->max_weight_ratio != s->max_weight_ratio);
     cl_peer_t *old = cl_member_find(e->mb, key);
     if (!conflict && old != NULL && old->state != CL_PEER_GONE) {
         if (old->incarnation == 0 || old->incarnation == j->incarnation) {
@@ -354,6 +392,9 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     r.u.join_reply.strict = s->strict ? 1 : 0;
     r.u.join_reply.compression = (uint8_t)s->compression;
     r.u.join_reply.target_group = s->target_group;
+    r.u.join_reply.aggregation = (uint8_t)(s->aggregation + 1);
+    r.u.join_reply.robust_min = s->robust_min;
+    r.u.join_reply.max_weight_ratio = s->max_weight_ratio;
     (void)cl_transport_reply(e->tp, key, &r);
 }
 
@@ -427,7 +468,14 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         break;
     }
     case CL_JOIN_CONFLICT:
-        if (!eng_settings_conflict(e, j->world_size, j->strict, j->compression, j->target_group))
+        cl_settings_t theirs = {j->world_size,
+                                j->strict != 0,
+                                j->compression,
+                                j->target_group,
+                                j->aggregation > 0 ? j->aggregation - 1 : 0,
+                                j->robust_min,
+                                j->max_weight_ratio};
+        if (!eng_settings_conflict(e, &theirs))
             cl_error("the swarm refused this peer's settings (its world size %d, strict %d, "
                      "compression %d, target group %d)",
                      j->world_size, j->strict, j->compression, j->target_group);

@@ -676,7 +676,9 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
     if (e->state != ENG_MEMBER && !has_me)
         return;
     if (e->member_since <= 0 &&
-        eng_settings_conflict(e, v->world_size, v->strict, v->compression, v->target_group)) {
+        eng_settings_conflict(e, &(cl_settings_t){v->world_size, v->strict != 0, v->compression,
+                                                  v->target_group, v->aggregation, v->robust_min,
+                                                  v->max_weight_ratio})) {
         /* Admitted, but with settings this peer must not adopt. */
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         cl_wire_msg_t m;

@@ -10,20 +10,16 @@
 
 static const char s_context[] = "mpicollab swarm v1";
 
-void cl_hs_derive(const char *swarm_key, const char *run_id, uint8_t out[32])
+void cl_hs_derive(const uint8_t *secret, const char *run_id, uint8_t out[32])
 {
-    uint8_t kk[32];
-    bool keyed = swarm_key != NULL && swarm_key[0] != '\0';
-    if (keyed)
-        crypto_generichash(kk, sizeof kk, (const uint8_t *)swarm_key, strlen(swarm_key), NULL, 0);
+    bool keyed = secret != NULL;
     crypto_generichash_state st;
-    crypto_generichash_init(&st, keyed ? kk : NULL, keyed ? sizeof kk : 0, 32);
+    crypto_generichash_init(&st, keyed ? secret : NULL, keyed ? 32 : 0, 32);
     crypto_generichash_update(&st, (const uint8_t *)s_context, sizeof s_context - 1);
     const char *run = run_id != NULL ? run_id : "";
     crypto_generichash_update(&st, (const uint8_t *)run, strlen(run));
     crypto_generichash_final(&st, out, 32);
     sodium_memzero(&st, sizeof st);
-    sodium_memzero(kk, sizeof kk);
 }
 
 void cl_hs_mac(const uint8_t k[32], const char *label, const uint8_t client_key[32],

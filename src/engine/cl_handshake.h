@@ -10,10 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* K = BLAKE2b-256(key = BLAKE2b-256(swarm_key) or none,
+/* K = BLAKE2b-256(key = the 32-byte swarm secret S or none,
                    "mpicollab swarm v1" || run_id).
-   swarm_key NULL or "" means an open swarm.  The caller wipes out. */
-void cl_hs_derive(const char *swarm_key, const char *run_id, uint8_t out[32]);
+   S comes from the swarm key or passphrase (util/cl_secret.h); secret
+   NULL means an open swarm.  The caller wipes out. */
+void cl_hs_derive(const uint8_t *secret, const char *run_id, uint8_t out[32]);
 
 /* MAC over label || client key || server key || client nonce || server
    nonce, keyed with K. */

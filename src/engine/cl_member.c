@@ -407,7 +407,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
                          monitor};
     }
     if (rc == COLLAB_OK) {
-        cl_settings_t s = {v->world_size, v->strict != 0, v->compression, v->target_group};
+        cl_settings_t s = {v->world_size,  v->strict != 0, v->compression,     v->target_group,
+                           v->aggregation, v->robust_min,  v->max_weight_ratio};
         rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
                       v->group_epoch, now, delta);
     }
@@ -622,6 +623,9 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
     out->strict = self->settings.strict ? 1 : 0;
     out->compression = (uint8_t)self->settings.compression;
     out->target_group = self->settings.target_group;
+    out->aggregation = (uint8_t)self->settings.aggregation;
+    out->robust_min = self->settings.robust_min;
+    out->max_weight_ratio = self->settings.max_weight_ratio;
     out->flags = self->group_closed ? CL_VIEW_GROUP_CLOSED : 0;
     out->count = (uint32_t)total;
     out->members = m;

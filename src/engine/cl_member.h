@@ -57,6 +57,9 @@ typedef struct {
     bool strict;      /* COLLAB_STRICT */
     int compression;  /* 0 none, 1 fp16, 2 int8 */
     int target_group; /* COLLAB_TARGET_GROUP: most members of one all-reduce group */
+    int aggregation;  /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
+    uint32_t robust_min;       /* COLLAB_ROBUST_MIN: elements, >= 1 */
+    uint32_t max_weight_ratio; /* COLLAB_MAX_WEIGHT_RATIO: >= 1 */
 } cl_settings_t;
 
 /* What a view change did.  Arrays point at records; valid until the next

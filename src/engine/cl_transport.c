@@ -727,7 +727,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
-    cl_hs_derive(cfg->swarm_key, cfg->run_id, self->k);
+    cl_hs_derive(cfg->swarm_secret, cfg->run_id, self->k);
     self->out_by_key = zhashx_new();
     self->in_by_rid = zhashx_new();
     self->in_by_key = zhashx_new();
@@ -783,10 +783,10 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
             port = la.port;
         if (make_address(self, cfg, &la, port, err, errlen) != 0)
             goto err_destroy;
-        bool open = cfg->swarm_key == NULL || cfg->swarm_key[0] == '\0';
+        bool open = cfg->swarm_secret == NULL;
         if (open && !is_loopback(&la))
             cl_warn("this open swarm listens beyond loopback (%s): anyone who can reach it "
-                    "may join; set COLLAB_SWARM_KEY to close it",
+                    "may join; set COLLAB_SWARM_KEY_FILE to close it",
                     listen);
     }
     if (cfg->shm)

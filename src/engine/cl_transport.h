@@ -34,7 +34,7 @@ typedef struct {
     const char *announce;          /* COLLAB_ANNOUNCE multiaddr, NULL = from listen */
     bool client_mode;              /* bind nothing */
     const char *run_id;            /* COLLAB_RUN_ID */
-    const char *swarm_key;         /* COLLAB_SWARM_KEY, NULL or "" = open swarm */
+    const uint8_t *swarm_secret;   /* 32-byte swarm secret (cl_secret.h), NULL = open swarm */
     double ban_seconds;            /* how long a malformed sender is ignored (0 = 60) */
     size_t max_message;            /* largest frame accepted or sent, bytes (0 = 1 GiB) */
     size_t max_handshakes;         /* unfinished inbound handshakes kept (0 = 1024) */

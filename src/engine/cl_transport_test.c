@@ -14,6 +14,7 @@
 #include "engine/cl_handshake.h"
 #include "mpi_collab.h"
 #include "util/cl_identity.h"
+#include "util/cl_secret.h"
 
 #include <czmq.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ typedef struct {
     int up_in, up_out, down, refused, refuse_reason, msgs;
     uint64_t last_progress;
     uint8_t last_from[32];
+    uint8_t secret[32]; /* the swarm secret of its key */
     bool last_client;
 } node_t;
 
@@ -93,6 +95,8 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
 {
     memset(n, 0, sizeof *n);
     n->name = name;
+    if (key != NULL)
+        cl_secret_from_key(key, strlen(key), n->secret);
     char err[256];
     n->id = cl_identity_new(NULL, err, sizeof err);
     if (n->id == NULL) {
@@ -103,7 +107,7 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
                                  .listen = "/ip4/127.0.0.1/tcp/0",
                                  .client_mode = client,
                                  .run_id = run,
-                                 .swarm_key = key,
+                                 .swarm_secret = key != NULL ? n->secret : NULL,
                                  .ban_seconds = 30};
     n->tp = cl_transport_new(&cfg, err, sizeof err);
     if (n->tp == NULL) {
@@ -325,10 +329,14 @@ int main(void)
     /* Handshake helpers. */
     uint8_t k1[32], k2[32], k3[32], mac[32], ck[32] = {1}, sk[32] = {2}, cn[32] = {3},
                                                 sn[32] = {4};
-    cl_hs_derive("x", "run", k1);
-    cl_hs_derive("y", "run", k2);
-    cl_hs_derive("x", "other", k3);
-    CHECK(memcmp(k1, k2, 32) != 0 && memcmp(k1, k3, 32) != 0);
+    uint8_t sx[32], sy[32], k0[32];
+    cl_secret_from_key("x", 1, sx);
+    cl_secret_from_key("y", 1, sy);
+    cl_hs_derive(sx, "run", k1);
+    cl_hs_derive(sy, "run", k2);
+    cl_hs_derive(sx, "other", k3);
+    cl_hs_derive(NULL, "run", k0);
+    CHECK(memcmp(k1, k2, 32) != 0 && memcmp(k1, k3, 32) != 0 && memcmp(k0, k1, 32) != 0);
     cl_hs_mac(k1, "AUTH", ck, sk, cn, sn, mac);
     CHECK(cl_hs_verify(k1, "AUTH", ck, sk, cn, sn, mac));
     CHECK(!cl_hs_verify(k2, "AUTH", ck, sk, cn, sn, mac));

@@ -385,6 +385,9 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     v->strict = rd_u8(r);
     v->compression = rd_u8(r);
     v->target_group = rd_i32(r);
+    v->aggregation = rd_u8(r);
+    v->robust_min = rd_u32(r);
+    v->max_weight_ratio = rd_u32(r);
     v->flags = rd_u8(r);
     v->count = rd_u32(r);
     rd_check(r, v->epoch >= 1);
@@ -392,6 +395,8 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
     rd_check(r, v->strict <= 1 && v->compression <= 2);
     rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
+    rd_check(r, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
     rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
     /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
@@ -628,6 +633,9 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->strict = rd_u8(rp);
         j->compression = rd_u8(rp);
         j->target_group = rd_i32(rp);
+        j->aggregation = rd_u8(rp);
+        j->robust_min = rd_u32(rp);
+        j->max_weight_ratio = rd_u32(rp);
         j->incarnation = rd_u64(rp);
         rd_str(rp, j->address);
         rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
@@ -639,6 +647,8 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
         rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
+        rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         break;
     }
     case CL_MSG_JOIN_REPLY: {
@@ -650,6 +660,11 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->strict = rd_u8(rp);
         j->compression = rd_u8(rp);
         j->target_group = rd_i32(rp);
+        j->aggregation = rd_u8(rp);
+        j->robust_min = rd_u32(rp);
+        j->max_weight_ratio = rd_u32(rp);
+        rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
         rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->strict <= 1 && j->compression <= 2);
@@ -678,9 +693,12 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         /* An empty body (a peer that entered no collective, or abort)
            names no communicator. */
         cl_wire_goodbye_t *g = &out->u.goodbye;
-        g->count = rp->left > 0 ? rd_u16(rp) : 0;
+        bool named = rp->left > 0;
+        g->count = named ? rd_u16(rp) : 0;
         g->comms = NULL;
-        rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX);
+        /* A count of 0 is written as an empty body, never as a 0: one
+           encoding per message (found by fuzz_wire). */
+        rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX && (!named || g->count > 0));
         if (g->count > 0 && !rp->bad) {
             g->comms = calloc(g->count, sizeof *g->comms);
             if (g->comms == NULL)
@@ -740,6 +758,8 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
     wr_check(w, v->strict <= 1 && v->compression <= 2);
     wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
+    wr_check(w, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
     wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
     wr_u64(w, v->epoch);
@@ -748,6 +768,9 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_u8(w, v->strict);
     wr_u8(w, v->compression);
     wr_u32(w, (uint32_t)v->target_group);
+    wr_u8(w, v->aggregation);
+    wr_u32(w, v->robust_min);
+    wr_u32(w, v->max_weight_ratio);
     wr_u8(w, v->flags);
     wr_u32(w, v->count);
     uint32_t nmon = 0;
@@ -814,6 +837,8 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
         wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
+        wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         wr_u32(&w, (uint32_t)j->rank);
         wr_f64(&w, j->weight);
         wr_u8(&w, j->flags);
@@ -821,6 +846,9 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u8(&w, j->strict);
         wr_u8(&w, j->compression);
         wr_u32(&w, (uint32_t)j->target_group);
+        wr_u8(&w, j->aggregation);
+        wr_u32(&w, j->robust_min);
+        wr_u32(&w, j->max_weight_ratio);
         wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
@@ -832,6 +860,8 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_check(&w, j->strict <= 1 && j->compression <= 2);
         wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
         wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
+        wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         wr_u8(&w, j->status);
         wr_bytes(&w, j->key, 32);
         wr_str(&w, j->address);
@@ -839,6 +869,9 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u8(&w, j->strict);
         wr_u8(&w, j->compression);
         wr_u32(&w, (uint32_t)j->target_group);
+        wr_u8(&w, j->aggregation);
+        wr_u32(&w, j->robust_min);
+        wr_u32(&w, j->max_weight_ratio);
         break;
     }
     case CL_MSG_VIEW:

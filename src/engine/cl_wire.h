@@ -13,12 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 3         /* the version this code writes */
-#define CL_WIRE_MIN_VERSION 3     /* the lowest version this code reads (HELLO, REFUSE: any) */
+#define CL_WIRE_VERSION 4         /* the version this code writes */
+#define CL_WIRE_MIN_VERSION 4     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
 #define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
 #define CL_WIRE_WORLD_MAX (1 << 20) /* largest world size on the wire */
+#define CL_WIRE_ROBUST_MIN_MAX 0x7fffffffu /* largest COLLAB_ROBUST_MIN on the wire */
+#define CL_WIRE_WEIGHT_RATIO_MAX 65536u    /* largest COLLAB_MAX_WEIGHT_RATIO on the wire */
 #define CL_WIRE_TAG_MAX 0x7fffffffu /* largest P2P tag */
 #define CL_WIRE_MONITORS_MAX 8     /* most monitor entries in one VIEW */
 #define CL_WIRE_REPORT_LINKS 64    /* most links in one REPORT */
@@ -144,6 +146,9 @@ typedef struct {
     uint8_t strict;                    /* 0 / 1 */
     uint8_t compression;               /* 0 / 1 / 2 */
     int32_t target_group;              /* 1 .. CL_WIRE_WORLD_MAX */
+    uint8_t aggregation;               /* 0 not given, else 1 + COLLAB_AGGREGATION (0..2) */
+    uint32_t robust_min;               /* COLLAB_ROBUST_MIN, 0 = not given */
+    uint32_t max_weight_ratio;         /* COLLAB_MAX_WEIGHT_RATIO, 0 = not given */
     uint64_t incarnation;              /* random per process: tells a restart from a retry */
     char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
 } cl_wire_join_t;
@@ -156,6 +161,9 @@ typedef struct {
     uint8_t strict;
     uint8_t compression;
     int32_t target_group;              /* 0 .. CL_WIRE_WORLD_MAX (0 with no settings) */
+    uint8_t aggregation;               /* 1 + COLLAB_AGGREGATION (0 with no settings) */
+    uint32_t robust_min;               /* 0 with no settings */
+    uint32_t max_weight_ratio;         /* 0 with no settings */
 } cl_wire_join_reply_t;
 
 typedef struct {
@@ -173,6 +181,10 @@ typedef struct {
     uint8_t strict;             /* 0 / 1 */
     uint8_t compression;        /* 0 / 1 / 2 */
     int32_t target_group;       /* 1 .. CL_WIRE_WORLD_MAX */
+    uint8_t aggregation;        /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
+    uint32_t robust_min;        /* COLLAB_ROBUST_MIN, 0 .. CL_WIRE_ROBUST_MIN_MAX (0 as 1) */
+    uint32_t max_weight_ratio;  /* COLLAB_MAX_WEIGHT_RATIO, 0 .. CL_WIRE_WEIGHT_RATIO_MAX
+                                   (0: no cap; never sent by this code) */
     uint8_t flags;              /* CL_VIEW_GROUP_CLOSED */
     uint32_t count;             /* entries in members */
     cl_wire_member_t *members;  /* monitors by key, then members by rank; decoder-allocated

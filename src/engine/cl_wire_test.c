@@ -145,12 +145,15 @@ static void test_roundtrips(void)
     m.u.join.world_size = 4;
     m.u.join.compression = 2;
     m.u.join.target_group = 70000;
+    m.u.join.aggregation = 3;
+    m.u.join.max_weight_ratio = 8;
     m.u.join.incarnation = 0x1122334455667788ull;
     strcpy(m.u.join.address, "/ip4/1.2.3.4/tcp/5/p2p/x");
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join.rank == 3 && o.u.join.weight == 2.5 && o.u.join.world_size == 4);
     CHECK(o.u.join.compression == 2 && strcmp(o.u.join.address, m.u.join.address) == 0);
-    CHECK(o.u.join.target_group == 70000);
+    CHECK(o.u.join.target_group == 70000 && o.u.join.aggregation == 3);
+    CHECK(o.u.join.robust_min == 0 && o.u.join.max_weight_ratio == 8);
     CHECK(o.u.join.flags == (CL_JOIN_WORLD_SET | CL_JOIN_TARGET_GROUP_SET));
     CHECK(o.u.join.incarnation == 0x1122334455667788ull);
     free(b);
@@ -169,9 +172,14 @@ static void test_roundtrips(void)
     m.u.join_reply.world_size = 6;
     m.u.join_reply.compression = 1;
     m.u.join_reply.target_group = 2;
+    m.u.join_reply.aggregation = 1;
+    m.u.join_reply.robust_min = 1;
+    m.u.join_reply.max_weight_ratio = 16;
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join_reply.status == CL_JOIN_CONFLICT && o.u.join_reply.world_size == 6);
     CHECK(o.u.join_reply.compression == 1 && o.u.join_reply.target_group == 2);
+    CHECK(o.u.join_reply.aggregation == 1 && o.u.join_reply.robust_min == 1 &&
+          o.u.join_reply.max_weight_ratio == 16);
     free(b);
 
     cl_wire_member_t mem[3];
@@ -189,12 +197,17 @@ static void test_roundtrips(void)
     m.u.view.world_size = 8;
     m.u.view.strict = 1;
     m.u.view.target_group = 3;
+    m.u.view.aggregation = 2;
+    m.u.view.robust_min = 4096;
+    m.u.view.max_weight_ratio = 16;
     m.u.view.flags = CL_VIEW_GROUP_CLOSED;
     m.u.view.count = 3;
     m.u.view.members = mem;
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.view.epoch == 12 && o.u.view.count == 3 && o.u.view.strict == 1);
     CHECK(o.u.view.group_epoch == 10 && o.u.view.target_group == 3);
+    CHECK(o.u.view.aggregation == 2 && o.u.view.robust_min == 4096 &&
+          o.u.view.max_weight_ratio == 16);
     CHECK(o.u.view.flags == CL_VIEW_GROUP_CLOSED);
     for (int i = 0; i < 3 && o.u.view.members != NULL; i++) {
         CHECK(o.u.view.members[i].rank == i * 2);
@@ -506,8 +519,8 @@ static void test_bad_bodies(void)
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.target_group == 1);
     cl_wire_msg_clear(&o);
     b[vt] = 64;
-    /* Swap the rank fields in the bytes: entry 0 at offset 31, rank at +32. */
-    size_t e0 = 8 + 8 + 4 + 1 + 1 + 4 + 1 + 4;
+    /* Swap the rank fields in the bytes: entry 0 at offset 40, rank at +32. */
+    size_t e0 = 8 + 8 + 4 + 1 + 1 + 4 + 9 + 1 + 4;
     size_t esz = 32 + 4 + 1 + 8 + 2;
     b[e0 + 32] = 1;
     b[e0 + esz + 32] = 0;
@@ -520,9 +533,16 @@ static void test_bad_bodies(void)
     b[e0 + esz + 32] = 2; /* rank 2 in a world of 2 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[e0 + esz + 32] = 1;
-    b[16 + 4 + 1 + 1 + 4 + 1] = 0xff; /* count 255 */
+    b[16 + 4 + 1 + 1 + 4 + 9 + 1] = 0xff; /* count 255 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
-    b[16 + 4 + 1 + 1 + 4 + 1] = 2;
+    b[16 + 4 + 1 + 1 + 4 + 9 + 1] = 2;
+    /* Aggregation (offset 26) beyond centered_clip. */
+    b[26] = 3;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[26] = 2;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.aggregation == 2);
+    cl_wire_msg_clear(&o);
+    b[26] = 0;
     b[8] = 2; /* group epoch 2 > epoch 1 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[8] = 1;
@@ -733,15 +753,15 @@ static void test_monitors(void)
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
     e[1].address = e[0].address;
     /* The decoder refuses the same: encode a good view, then flip the
-       first entry's rank (offset 8+8+4+1+1+4+1+4 + 32) to 0. */
+       first entry's rank (offset 8+8+4+1+1+4+9+1+4 + 32) to 0. */
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .world_size = 4,
                                 .target_group = 4, .count = 4, .members = e};
     b = encode(&m, hdr, &bl);
-    b[31 + 32] = 0;
-    b[31 + 33] = 0;
-    b[31 + 34] = 0;
-    b[31 + 35] = 0;
+    b[40 + 32] = 0;
+    b[40 + 33] = 0;
+    b[40 + 34] = 0;
+    b[40 + 35] = 0;
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     cl_wire_msg_clear(&o);
     free(b);

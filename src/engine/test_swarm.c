@@ -22,9 +22,15 @@
       client      rank 2 in client mode (binds nothing): collectives and p2p
       strict      COLLAB_STRICT=1; rank 2 dies: the others' next collective
                   fails with COLLAB_ERR_PROC_FAILED instead of hanging
-      errors      joiners with a conflicting COLLAB_WORLD_SIZE or
-                  COLLAB_TARGET_GROUP (CONFIG, the error names both values)
+      errors      joiners with a conflicting COLLAB_WORLD_SIZE,
+                  COLLAB_TARGET_GROUP or COLLAB_AGGREGATION (CONFIG, the
+                  error names both values)
                   and with the wrong COLLAB_SWARM_KEY (NETWORK) are refused
+      passphrase  COLLAB_SWARM_PASSPHRASE: two peers with the same one
+                  form a swarm and find it gone from their environment; a
+                  third with another passphrase is refused (NETWORK).  The
+                  founder sets COLLAB_AGGREGATION=centered_clip and the
+                  joiner adopts it: a NaN contribution is left out at both
       unreachable initial peers that never answer: NETWORK after 30 s
       standby     a peer that finds every rank held waits as a standby and
                   gives up with NETWORK once the swarm ends
@@ -600,7 +606,7 @@ static int child_errors(int i, int n)
 {
     (void)n;
     if (i == 0) {
-        setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
         setenv("COLLAB_TARGET_GROUP", "2", 1);
         int rc = collab_init(NULL);
         if (rc != COLLAB_OK)
@@ -616,7 +622,7 @@ static int child_errors(int i, int n)
     close(s_pipe[0]);
     close(s_pipe[1]);
     if (i == 1) {
-        setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
         setenv("COLLAB_WORLD_SIZE", "5", 1); /* the founder said 3 */
         CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
     } else if (i == 3) {
@@ -624,18 +630,80 @@ static int child_errors(int i, int n)
         snprintf(log, sizeof log, "%s/log%d", s_dir, i);
         unlink(log);
         setenv("COLLAB_LOG_FILE", log, 1);
-        setenv("COLLAB_SWARM_KEY", "the right swarm key", 1);
+        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
         setenv("COLLAB_TARGET_GROUP", "3", 1); /* the founder said 2 */
         CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
         const char *want[] = {"COLLAB_TARGET_GROUP=3 conflicts with the swarm's setting 2"};
         CHECK(file_has(log, want, 1));
         unlink(log);
+    } else if (i == 4) {
+        char log[512];
+        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+        unlink(log);
+        setenv("COLLAB_LOG_FILE", log, 1);
+        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
+        setenv("COLLAB_AGGREGATION", "centered_clip", 1); /* the founder kept mean */
+        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
+        const char *want[] = {"COLLAB_AGGREGATION=centered_clip conflicts with the swarm's "
+                              "setting mean"};
+        CHECK(file_has(log, want, 1));
+        unlink(log);
     } else {
-        setenv("COLLAB_SWARM_KEY", "the wrong swarm key", 1);
+        setenv("COLLAB_SWARM_KEY", "the wrong swarm key, 32 bytes long", 1);
         double t0 = now_s();
         CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
         CHECK(now_s() - t0 < 20); /* refused, not timed out */
     }
+    return 0;
+}
+
+/* Peer 0 founds, peer 1 joins with the same passphrase, peer 2 (no rank)
+   tries another one.  Peer 0 waits on s_pipe until the parent says the
+   others are done. */
+static int child_passphrase(int i, int n)
+{
+    (void)n;
+    const char *pass = i == 2 ? "a wrong horse battery staple" : "correct horse battery staple";
+    setenv("COLLAB_SWARM_PASSPHRASE", pass, 1);
+    char *value = getenv("COLLAB_SWARM_PASSPHRASE");
+    if (i == 2) {
+        close(s_pipe[0]);
+        close(s_pipe[1]);
+        double t0 = now_s();
+        CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
+        CHECK(now_s() - t0 < 20); /* refused, not timed out */
+        return 0;
+    }
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    /* Gone from the environment, and its text overwritten. */
+    CHECK(getenv("COLLAB_SWARM_PASSPHRASE") == NULL);
+    CHECK(value != NULL && value[0] == '\0' && value[strlen(pass) - 1] == '\0');
+    collab_comm_t *w = collab_comm_world();
+    double x = i + 1, y = 0;
+    CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(y == 3.0);
+    /* Robust aggregation, set by the founder only (a joiner that had not
+       adopted it would run another signature): peer 1's NaN is left out,
+       the result is size x peer 0's 5. */
+    double v[4] = {5, 5, 5, 5}, r[4] = {0};
+    if (i == 1)
+        v[2] = NAN;
+    CHECK(collab_allreduce(w, v, r, 4, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(r[0] == 10.0 && r[1] == 10.0 && r[2] == 10.0 && r[3] == 10.0);
+    if (i == 0) {
+        close(s_pipe[1]);
+        char c;
+        while (read(s_pipe[0], &c, 1) < 0 && errno == EINTR)
+            ;
+    } else {
+        close(s_pipe[0]);
+        close(s_pipe[1]);
+    }
+    CHECK(collab_finalize() == COLLAB_OK);
     return 0;
 }
 
@@ -760,7 +828,7 @@ int main(int argc, char **argv)
         rc = run(3, child_strict, sc, 90, 1u << s_victim);
         cleanup_dir(3);
     } else if (strcmp(sc, "errors") == 0) {
-        prepare(4);
+        prepare(5);
         if (pipe(s_pipe) != 0)
             return 3;
         /* Run the founder alone first so that the joiners find it. */
@@ -771,11 +839,11 @@ int main(int argc, char **argv)
             _exit(child_errors(0, 3) != 0 || s_failures > 0 ? 1 : 0);
         }
         close(s_pipe[0]);
-        /* Peers 1 to 3 list peer 0 only. */
+        /* Peers 1 to 4 list peer 0 only. */
         char only0[300];
         snprintf(only0, sizeof only0, "%s", s_addr[0]);
-        pid_t j[3];
-        for (int k = 1; k <= 3; k++) {
+        pid_t j[4];
+        for (int k = 1; k <= 4; k++) {
             j[k - 1] = fork();
             if (j[k - 1] == 0) {
                 s_rank = k;
@@ -785,18 +853,54 @@ int main(int argc, char **argv)
                 _exit(child_errors(k, 3) != 0 || s_failures > 0 ? 1 : 0);
             }
         }
-        int st[4];
-        for (int k = 1; k <= 3; k++)
+        int st[5];
+        for (int k = 1; k <= 4; k++)
             waitpid(j[k - 1], &st[k], 0);
         close(s_pipe[1]);
         waitpid(founder, &st[0], 0);
         rc = 0;
-        for (int k = 0; k <= 3; k++)
+        for (int k = 0; k <= 4; k++)
             if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
                 fprintf(stderr, "[test] peer %d failed\n", k);
                 rc = 1;
             }
-        cleanup_dir(4);
+        cleanup_dir(5);
+    } else if (strcmp(sc, "passphrase") == 0) {
+        prepare(3);
+        if (pipe(s_pipe) != 0)
+            return 3;
+        char only0[300];
+        snprintf(only0, sizeof only0, "%s", s_addr[0]);
+        pid_t p[3];
+        for (int k = 0; k < 3; k++) {
+            p[k] = fork();
+            if (p[k] == 0) {
+                s_rank = k;
+                child_env(k, 2, sc);
+                if (k > 0)
+                    setenv("COLLAB_INITIAL_PEERS", only0, 1);
+                if (k == 2) {
+                    unsetenv("COLLAB_RANK");
+                    unsetenv("COLLAB_WORLD_SIZE");
+                }
+                if (k == 0)
+                    setenv("COLLAB_AGGREGATION", "centered_clip", 1);
+                _exit(child_passphrase(k, 2) != 0 || s_failures > 0 ? 1 : 0);
+            }
+        }
+        close(s_pipe[0]);
+        int st[3];
+        waitpid(p[1], &st[1], 0);
+        waitpid(p[2], &st[2], 0);
+        close(s_pipe[1]);
+        waitpid(p[0], &st[0], 0);
+        rc = 0;
+        for (int k = 0; k < 3; k++)
+            if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
+                fprintf(stderr, "[test] peer %d failed\n", k);
+                rc = 1;
+            }
+        cleanup_dir(3);
     } else if (strcmp(sc, "unreachable") == 0) {
         prepare(2);
         /* Only peer 1's process runs; it lists peer 0, which never starts. */

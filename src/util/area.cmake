@@ -9,6 +9,7 @@ set(COLLAB_UTIL_SOURCES
     ${COLLAB_UTIL_DIR}/cl_base58.c
     ${COLLAB_UTIL_DIR}/cl_addr.c
     ${COLLAB_UTIL_DIR}/cl_identity.c
+    ${COLLAB_UTIL_DIR}/cl_secret.c
     ${COLLAB_UTIL_DIR}/cl_config_value.c
     ${COLLAB_UTIL_DIR}/cl_config.c
     ${COLLAB_UTIL_DIR}/cl_topo.c

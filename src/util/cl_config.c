@@ -27,6 +27,7 @@
 #include "util/cl_addr.h"
 #include "util/cl_config_value.h"
 #include "util/cl_log.h"
+#include "util/cl_secret.h"
 #include "util/cl_text.h"
 
 #include <sodium.h>
@@ -257,6 +258,22 @@ static int p_swarm_key_file(const char *value, cl_config_t *cfg, char *why, size
     return cl_config_value_key_file(value, &cfg->swarm_key, why, whylen);
 }
 
+static int p_swarm_passphrase(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cfg->swarm_key != NULL) /* both key variables come first in the table */
+        return s_why(why, whylen,
+                     "expected only one of COLLAB_SWARM_KEY, COLLAB_SWARM_KEY_FILE and "
+                     "COLLAB_SWARM_PASSPHRASE");
+    size_t n = strlen(value);
+    if (n < CL_PASSPHRASE_MIN || n > CL_PASSPHRASE_MAX)
+        return s_why(why, whylen, "expected a passphrase of %d to %d bytes", CL_PASSPHRASE_MIN,
+                     CL_PASSPHRASE_MAX);
+    cfg->swarm_passphrase = strdup(value);
+    if (cfg->swarm_passphrase == NULL)
+        return s_why(why, whylen, "out of memory");
+    return 0;
+}
+
 static int p_weight(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     double v;
@@ -283,6 +300,37 @@ static int p_strict(const char *value, cl_config_t *cfg, char *why, size_t whyle
     if (cl_config_value_bool(value, &cfg->strict, why, whylen) != 0)
         return -1;
     cfg->strict_set = true;
+    return 0;
+}
+
+static int p_aggregation(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    static const char *const names[] = {"mean", "trimmed_mean", "centered_clip"};
+    for (int i = 0; i < 3; i++) {
+        if (strcasecmp(value, names[i]) == 0) {
+            cfg->aggregation = i;
+            cfg->aggregation_set = true;
+            return 0;
+        }
+    }
+    return s_why(why, whylen, "expected mean, trimmed_mean or centered_clip");
+}
+
+static int p_robust_min(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cl_config_value_int(value, 1, 0x7fffffffL, &cfg->robust_min, why, whylen) != 0)
+        return -1;
+    cfg->robust_min_set = true;
+    return 0;
+}
+
+static int p_max_weight_ratio(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v;
+    if (cl_config_value_int(value, 1, 65536, &v, why, whylen) != 0)
+        return -1;
+    cfg->max_weight_ratio = (int)v;
+    cfg->max_weight_ratio_set = true;
     return 0;
 }
 
@@ -347,7 +395,7 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
 
 /* ---------------------------------------------------------------------- */
 /* The table.  Order matters only where a parser looks at an earlier
-   variable (SWARM_KEY before SWARM_KEY_FILE). */
+   variable (SWARM_KEY before SWARM_KEY_FILE before SWARM_PASSPHRASE). */
 
 // clang-format off
 #define CL_CONFIG_VARS(X)                                                                          \
@@ -380,15 +428,27 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_COMPRESSION", "none", p_compression,                                                 \
       "none, fp16 or int8: wire format of float SUM payloads (swarm-wide)")                        \
     X("COLLAB_SWARM_KEY", "none (open swarm)", p_swarm_key,                                        \
-      "shared secret (16 bytes or more): peers without it cannot join")                            \
+      "shared secret (32 bytes or more): peers without it cannot join")                            \
     X("COLLAB_SWARM_KEY_FILE", "none", p_swarm_key_file,                                           \
-      "file holding the shared secret (mode 0600; a trailing newline is ignored)")                 \
+      "file holding the shared secret (collab-keygen --swarm-key; mode 0600; a trailing newline "  \
+      "is ignored)")                                                                               \
+    X("COLLAB_SWARM_PASSPHRASE", "none", p_swarm_passphrase,                                       \
+      "a passphrase (8 bytes or more) instead of a key, stretched with Argon2id (salt from the "   \
+      "run id)")                                                                                   \
     X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
     X("COLLAB_LEAVE_ON", "none", p_leave_on,                                                       \
       "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
       "as the program's previous disposition says")                                               \
     X("COLLAB_STRICT", "0", p_strict,                                                              \
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
+    X("COLLAB_AGGREGATION", "mean", p_aggregation,                                                 \
+      "mean, trimmed_mean or centered_clip: how float SUM all-reduces on the world "               \
+      "communicator combine members' contributions (swarm-wide)")                                  \
+    X("COLLAB_ROBUST_MIN", "1", p_robust_min,                                                      \
+      "elements: smaller tensors are summed as with mean in the robust modes (swarm-wide)")        \
+    X("COLLAB_MAX_WEIGHT_RATIO", "16", p_max_weight_ratio,                                         \
+      "in the robust modes, most a weight counts, relative to the group's median weight "          \
+      "(swarm-wide)")                                                                              \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
     X("COLLAB_SHM", "auto", p_shm,                                                                 \
@@ -530,12 +590,27 @@ static void s_defaults(cl_config_t *cfg)
     cfg->timeout = 5.0;
     cfg->weight = 1.0;
     cfg->client_auto = true;
+    cfg->robust_min = 1;
+    cfg->max_weight_ratio = 16;
     cfg->report_interval = 5.0;
     cfg->log_level = CL_LOG_INFO;
     cfg->max_message_mib = 1024;
     cfg->max_handshakes = 1024;
     cfg->max_handshakes_host = 64;
     cfg->link_idle = 300.0;
+}
+
+/* Wipes and frees the plaintext key and passphrase. */
+static void s_wipe_plaintext(cl_config_t *cfg)
+{
+    if (cfg->swarm_key != NULL)
+        sodium_memzero(cfg->swarm_key, strlen(cfg->swarm_key));
+    free(cfg->swarm_key);
+    cfg->swarm_key = NULL;
+    if (cfg->swarm_passphrase != NULL)
+        sodium_memzero(cfg->swarm_passphrase, strlen(cfg->swarm_passphrase));
+    free(cfg->swarm_passphrase);
+    cfg->swarm_passphrase = NULL;
 }
 
 /* Checks between variables.  Returns 0 or -1 with err filled. */
@@ -578,6 +653,31 @@ static int s_check_combinations(const cl_config_t *cfg, char *const *envp, char 
     return 0;
 }
 
+/* Turns the key or passphrase into the swarm secret and wipes the
+   plaintext (the salt of a passphrase is the run id, known only now). */
+static int s_derive_secret(cl_config_t *cfg, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (cfg->swarm_key != NULL) {
+        cl_secret_from_key(cfg->swarm_key, strlen(cfg->swarm_key), cfg->swarm_secret);
+        cfg->swarm_closed = true;
+    } else if (cfg->swarm_passphrase != NULL) {
+        size_t n = strlen(cfg->swarm_passphrase);
+        if (cl_secret_from_passphrase(cfg->swarm_passphrase, n, cfg->run_id, cfg->swarm_secret) !=
+            0) {
+            snprintf(err, errlen,
+                     "COLLAB_SWARM_PASSPHRASE=(%zu bytes, not shown): cannot stretch it: "
+                     "Argon2id needs %zu MiB of memory",
+                     n, CL_SECRET_MEMLIMIT >> 20);
+            rc = -1;
+        } else {
+            cfg->swarm_closed = true;
+        }
+    }
+    s_wipe_plaintext(cfg);
+    return rc;
+}
+
 int cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t errlen)
 {
     static char *const empty_env[] = {NULL};
@@ -616,24 +716,42 @@ int cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t er
             goto err_cfg;
         }
     }
+    if (s_derive_secret(cfg, err, errlen) != 0)
+        goto err_cfg;
     return 0;
 err_cfg:
     cl_config_clear(cfg);
     return -1;
 }
 
+/* Overwrites the value of every "name=..." entry of environ in place, then
+   unsets name.  Overwriting reaches the memory that /proc/PID/environ
+   shows for variables the process started with; unsetenv alone would only
+   drop the pointer. */
+static void s_scrub_env(const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            sodium_memzero(*e + n + 1, strlen(*e + n + 1));
+    }
+    unsetenv(name);
+}
+
 int cl_config_load(cl_config_t *cfg, char *err, size_t errlen)
 {
-    return cl_config_load_env(cfg, environ, err, errlen);
+    int rc = cl_config_load_env(cfg, environ, err, errlen);
+    s_scrub_env("COLLAB_SWARM_KEY");
+    s_scrub_env("COLLAB_SWARM_PASSPHRASE");
+    return rc;
 }
 
 void cl_config_clear(cl_config_t *cfg)
 {
     if (cfg == NULL)
         return;
-    if (cfg->swarm_key != NULL)
-        sodium_memzero(cfg->swarm_key, strlen(cfg->swarm_key));
-    free(cfg->swarm_key);
+    s_wipe_plaintext(cfg);
+    sodium_memzero(cfg->swarm_secret, sizeof cfg->swarm_secret);
     free(cfg->initial_peers);
     free(cfg->listen);
     free(cfg->announce);

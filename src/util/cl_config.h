@@ -10,8 +10,12 @@
     empty value is an error, never the default; values are validated and
     range-checked here, including the checks between variables (rank below
     the world size when that is known, min_group <= target_group and <=
-    world size, no LISTEN/ANNOUNCE in client mode, not both SWARM_KEY and
-    SWARM_KEY_FILE); the swarm key is never printed.  LISTEN and ANNOUNCE
+    world size, no LISTEN/ANNOUNCE in client mode, only one of SWARM_KEY,
+    SWARM_KEY_FILE and SWARM_PASSPHRASE); secrets are never printed.  The
+    swarm key or passphrase is turned into the 32-byte swarm secret
+    (cl_secret.h) while loading and its plaintext wiped; cl_config_load
+    also wipes and removes COLLAB_SWARM_KEY and COLLAB_SWARM_PASSPHRASE from
+    the environment.  LISTEN and ANNOUNCE
     carry no /p2p/ part, LISTEN is an /ip4 or /ip6 address, and an ANNOUNCE
     port of 0 means "the port actually bound".  The rank of a joiner that
     sets no world size is only checked against 65535 here: the engine checks
@@ -22,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     char *initial_peers;      /* COLLAB_INITIAL_PEERS raw text, NULL if unset (founder) */
@@ -42,11 +47,22 @@ typedef struct {
     double timeout;           /* COLLAB_TIMEOUT seconds, default 5 */
     int compression;          /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8 */
     bool compression_set;     /* true if COLLAB_COMPRESSION was given */
-    char *swarm_key;          /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE; wiped */
+    char *swarm_key;          /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE while
+                                 loading; wiped and NULL once loaded */
+    char *swarm_passphrase;   /* COLLAB_SWARM_PASSPHRASE while loading; wiped and NULL once
+                                 loaded */
+    bool swarm_closed;        /* a swarm key or passphrase was given */
+    uint8_t swarm_secret[32]; /* the swarm secret (cl_secret.h) when closed; wiped by clear */
     double weight;            /* COLLAB_WEIGHT, default 1 */
     bool leave_on_sigterm;    /* COLLAB_LEAVE_ON=SIGTERM */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
+    int aggregation;          /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
+    bool aggregation_set;     /* true if COLLAB_AGGREGATION was given */
+    long robust_min;          /* COLLAB_ROBUST_MIN elements, default 1 */
+    bool robust_min_set;      /* true if COLLAB_ROBUST_MIN was given */
+    int max_weight_ratio;     /* COLLAB_MAX_WEIGHT_RATIO, default 16 */
+    bool max_weight_ratio_set; /* true if COLLAB_MAX_WEIGHT_RATIO was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
     bool shm;                 /* COLLAB_SHM: auto (true) or 0 */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
@@ -71,7 +87,10 @@ typedef struct {
 /* Reads every COLLAB_* variable from the environment into *cfg (zeroed
    first).  Returns 0, or -1 with a one-line message in err naming the
    variable, the value and what was expected.  An unknown COLLAB_* variable
-   is also an error (a typo must not be silently ignored). */
+   is also an error (a typo must not be silently ignored).  On every path
+   the values of COLLAB_SWARM_KEY and COLLAB_SWARM_PASSPHRASE are
+   overwritten in place in environ and the variables unset (docs/config.md
+   says what that does for /proc/PID/environ). */
 int cl_config_load(cl_config_t *cfg, char *err, size_t errlen);
 
 /* As cl_config_load, but reads the variables from envp, an array of
@@ -80,7 +99,7 @@ int cl_config_load(cl_config_t *cfg, char *err, size_t errlen);
    getenv.  For tests and fuzzing; the library calls cl_config_load. */
 int cl_config_load_env(cl_config_t *cfg, char *const *envp, char *err, size_t errlen);
 
-/* Frees the strings of *cfg and wipes the swarm key; accepts a zeroed cfg. */
+/* Frees the strings of *cfg and wipes the swarm secrets; accepts a zeroed cfg. */
 void cl_config_clear(cl_config_t *cfg);
 
 /* The table; *n receives its length. */

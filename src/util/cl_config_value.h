@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #define CL_CONFIG_VALUE_MAX 262144 /* longest value of any variable, in bytes */
-#define CL_SWARM_KEY_MIN 16        /* shortest swarm key, in bytes */
+#define CL_SWARM_KEY_MIN 32        /* shortest swarm key, in bytes */
 #define CL_SWARM_KEY_MAX 4096      /* longest swarm key, in bytes */
 #define CL_SECONDS_MIN 0.001       /* shortest duration */
 #define CL_SECONDS_MAX 1000000.0   /* longest duration */

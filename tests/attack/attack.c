@@ -708,6 +708,8 @@ static int sc_view(void)
     m.u.view.group_epoch = (uint64_t)1 << 62;
     m.u.view.world_size = 3;
     m.u.view.target_group = 64;
+    m.u.view.robust_min = 1;
+    m.u.view.max_weight_ratio = 16;
     m.u.view.flags = CL_VIEW_GROUP_CLOSED;
     m.u.view.count = 2;
     m.u.view.members = mem;

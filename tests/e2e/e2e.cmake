@@ -50,6 +50,7 @@ if(COLLAB_MPICC_MPICH)
   collab_e2e(stop_edge stop_edge.sh 4 200 "ours;elastic")
   collab_e2e(groups groups.sh 4 240 "ours;elastic" plain)
   collab_e2e(groups_join groups.sh 4 240 "ours;elastic" join)
+  collab_e2e(robust robust.sh 4 300 "ours;robust")
   if(TARGET collab-monitor)
     collab_e2e(monitor monitor.sh 4 200 "ours;elastic;monitor")
     set_tests_properties(e2e.monitor PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference

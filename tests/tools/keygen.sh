@@ -57,6 +57,27 @@ expect_rc 1
 expect_err '^collab-keygen: '
 [ -e "$TMP/no" ] && fail "created folders on the way"
 
+# --swarm-key: 32 random bytes as 64 hex digits, mode 0600, accepted by
+# COLLAB_SWARM_KEY_FILE's rules; never overwritten without --force.
+kg --swarm-key "$TMP/swarm.key"
+expect_rc 0
+expect_out "COLLAB_SWARM_KEY_FILE=$TMP/swarm.key"
+[ "$(stat -c %a "$TMP/swarm.key")" = 600 ] || fail "swarm key mode $(stat -c %a "$TMP/swarm.key")"
+grep -qxE '[0-9a-f]{64}' "$TMP/swarm.key" || fail "the swarm key is not 64 hex digits"
+[ "$(wc -c <"$TMP/swarm.key")" = 65 ] || fail "the swarm key file is not 64 digits and a newline"
+cp "$TMP/swarm.key" "$TMP/swarm.copy"
+kg --swarm-key "$TMP/swarm.key"
+expect_rc 1
+expect_err 'swarm.key already exists; use --force'
+cmp -s "$TMP/swarm.key" "$TMP/swarm.copy" || fail "the swarm key changed without --force"
+kg --swarm-key --force "$TMP/swarm.key"
+expect_rc 0
+cmp -s "$TMP/swarm.key" "$TMP/swarm.copy" && fail "--force kept the old swarm key"
+[ "$(stat -c %a "$TMP/swarm.key")" = 600 ] || fail "mode after --force"
+[ "$(find "$TMP" -name 'swarm.key.new.*' | wc -l)" = 0 ] || fail "--swarm-key left temporary files"
+kg --swarm-key --show "$TMP/swarm.key"
+expect_rc 2
+
 # Usage errors.
 kg
 expect_rc 2

@@ -3,6 +3,11 @@
     collab-keygen [--force] FILE   creates FILE (mode 0600) with a fresh
                                    Curve25519 key pair
     collab-keygen --show FILE      prints the peer id of an existing FILE
+    collab-keygen --swarm-key [--force] FILE
+                                   creates FILE (mode 0600) with a fresh
+                                   swarm key: 32 random bytes, written as
+                                   64 hex digits and a newline, for
+                                   COLLAB_SWARM_KEY_FILE
 
     The file is what COLLAB_IDENTITY names: a peer started with it keeps
     its peer id (and so its rank) across restarts.  Without --force an
@@ -11,6 +16,9 @@
     FILE always holds a complete key.
 */
 #include "util/cl_identity.h"
+
+#include <fcntl.h>
+#include <sodium.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -28,13 +36,55 @@
 static const char *usage_text =
     "usage: collab-keygen [--force] FILE\n"
     "       collab-keygen --show FILE\n"
+    "       collab-keygen --swarm-key [--force] FILE\n"
     "\n"
     "Creates an mpicollab peer identity (a Curve25519 key pair, mode 0600)\n"
     "in FILE and prints its peer id and the line other peers join with.\n"
     "Use it with COLLAB_IDENTITY=FILE.\n"
     "\n"
     "  --force   replace FILE if it exists\n"
-    "  --show    print the peer id of the existing FILE\n";
+    "  --show    print the peer id of the existing FILE\n"
+    "  --swarm-key  write a new swarm key (32 random bytes as 64 hex digits,\n"
+    "               mode 0600) to FILE instead; give it to every peer of a\n"
+    "               closed swarm with COLLAB_SWARM_KEY_FILE=FILE\n";
+
+/* Writes 32 random bytes as hex and a newline to a new file at a
+   temporary name next to path (O_EXCL, mode 0600, synced) and links it to
+   path: without force an existing path is never replaced.  Returns 0 or
+   1 (reason printed). */
+static int write_swarm_key(const char *path, bool force)
+{
+    char tmp[PATH_MAX];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.new.XXXXXX", path) >= sizeof tmp) {
+        fprintf(stderr, "collab-keygen: %s: path too long\n", path);
+        return 1;
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "collab-keygen: cannot create a file next to %s: %s\n", path,
+                strerror(errno));
+        return 1;
+    }
+    uint8_t key[32];
+    char hex[2 * sizeof key + 2];
+    randombytes_buf(key, sizeof key);
+    sodium_bin2hex(hex, sizeof hex, key, sizeof key);
+    hex[2 * sizeof key] = '\n';
+    int rc = 1;
+    size_t len = 2 * sizeof key + 1;
+    if (fchmod(fd, 0600) != 0 || write(fd, hex, len) != (ssize_t)len || fsync(fd) != 0) {
+        fprintf(stderr, "collab-keygen: cannot write %s: %s\n", tmp, strerror(errno));
+    } else if (force ? rename(tmp, path) != 0 : link(tmp, path) != 0) {
+        fprintf(stderr, "collab-keygen: cannot create %s: %s\n", path, strerror(errno));
+    } else {
+        rc = 0;
+    }
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(hex, sizeof hex);
+    close(fd);
+    unlink(tmp);
+    return rc;
+}
 
 static void print_identity(const char *path, const cl_identity_t *id)
 {
@@ -76,7 +126,7 @@ static cl_identity_t *replace_identity(const char *path)
 
 int main(int argc, char **argv)
 {
-    bool force = false, show = false, opts_done = false;
+    bool force = false, show = false, swarm_key = false, opts_done = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -104,6 +154,8 @@ int main(int argc, char **argv)
             force = true;
         } else if (strcmp(a, "--show") == 0) {
             show = true;
+        } else if (strcmp(a, "--swarm-key") == 0) {
+            swarm_key = true;
         } else {
             fprintf(stderr, "collab-keygen: unknown option '%s'\n%s", a, usage_text);
             return 2;
@@ -117,12 +169,39 @@ int main(int argc, char **argv)
         fprintf(stderr, "collab-keygen: --force and --show exclude each other\n");
         return 2;
     }
+    if (swarm_key && show) {
+        fprintf(stderr, "collab-keygen: --swarm-key and --show exclude each other\n");
+        return 2;
+    }
 
     struct stat st;
     bool exists = lstat(path, &st) == 0;
     if (!exists && errno != ENOENT) {
         fprintf(stderr, "collab-keygen: %s: %s\n", path, strerror(errno));
         return 1;
+    }
+    if (swarm_key) {
+        if (exists && !force) {
+            fprintf(stderr,
+                    "collab-keygen: %s already exists; use --force to replace it (every "
+                    "peer of the swarm then needs the new key)\n",
+                    path);
+            return 1;
+        }
+        if (exists && !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "collab-keygen: %s is not a regular file; not replacing it\n", path);
+            return 1;
+        }
+        if (sodium_init() < 0) {
+            fprintf(stderr, "collab-keygen: libsodium cannot start\n");
+            return 1;
+        }
+        if (write_swarm_key(path, exists) != 0)
+            return 1;
+        printf("swarm key file: %s (32 random bytes; give every peer of the swarm a copy, mode "
+               "0600, with COLLAB_SWARM_KEY_FILE=%s)\n",
+               path, path);
+        return fflush(stdout) == 0 ? 0 : 1;
     }
     cl_identity_t *id = NULL;
     char err[512] = "";

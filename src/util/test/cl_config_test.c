@@ -7,6 +7,7 @@
 #include "util/cl_config_value.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
+#include "util/cl_secret.h"
 #include "util/cl_selftest.h"
 
 #include <fcntl.h>
@@ -58,6 +59,15 @@ static int s_load(cl_config_t *cfg, char *err, size_t errlen, ...)
     return cl_config_load(cfg, err, errlen);
 }
 
+/* Whether cfg holds the swarm secret of key, and no plaintext. */
+static bool s_secret_is(const cl_config_t *cfg, const char *key)
+{
+    uint8_t want[32];
+    cl_secret_from_key(key, strlen(key), want);
+    return cfg->swarm_closed && cfg->swarm_key == NULL && cfg->swarm_passphrase == NULL &&
+           memcmp(cfg->swarm_secret, want, 32) == 0;
+}
+
 static int s_is_zero(const cl_config_t *cfg)
 {
     static const cl_config_t zero;
@@ -79,7 +89,7 @@ static void test_defaults(void)
     CL_CHECK(cfg.min_group == 1 && cfg.target_group == 64);
     CL_CHECK(cfg.matchmaking_time == 5.0 && cfg.timeout == 5.0);
     CL_CHECK(cfg.compression == 0 && !cfg.compression_set);
-    CL_CHECK(cfg.swarm_key == NULL && cfg.weight == 1.0);
+    CL_CHECK(cfg.swarm_key == NULL && !cfg.swarm_closed && cfg.weight == 1.0);
     CL_CHECK(!cfg.strict && !cfg.strict_set);
     CL_CHECK(cfg.log_level == CL_LOG_INFO && cfg.log_file == NULL);
     cl_config_clear(&cfg);
@@ -103,8 +113,8 @@ static void test_good_values(void)
                "COLLAB_WORLD_SIZE", "8", "COLLAB_RANK", "7", "COLLAB_COLLECTIVES_PER_STEP", "4",
                "COLLAB_MIN_GROUP", "2", "COLLAB_TARGET_GROUP", "2", "COLLAB_MATCHMAKING_TIME",
                "250ms", "COLLAB_TIMEOUT", "2.5s", "COLLAB_COMPRESSION", "FP16", "COLLAB_SWARM_KEY",
-               "0123456789abcdef", "COLLAB_WEIGHT", "32.5", "COLLAB_STRICT", "yes", "COLLAB_LOG",
-               "debug", "COLLAB_LOG_FILE", "/tmp/collab.log", NULL);
+               "0123456789abcdef0123456789abcdef", "COLLAB_WEIGHT", "32.5", "COLLAB_STRICT", "yes",
+               "COLLAB_LOG", "debug", "COLLAB_LOG_FILE", "/tmp/collab.log", NULL);
     CL_CHECK(rc == 0);
     if (rc != 0) {
         fprintf(stderr, "  %s\n", err);
@@ -120,7 +130,7 @@ static void test_good_values(void)
     CL_CHECK(cfg.min_group == 2 && cfg.target_group == 2);
     CL_CHECK(fabs(cfg.matchmaking_time - 0.25) < 1e-12 && cfg.timeout == 2.5);
     CL_CHECK(cfg.compression == 1 && cfg.compression_set);
-    CL_CHECK_STREQ(cfg.swarm_key, "0123456789abcdef");
+    CL_CHECK(s_secret_is(&cfg, "0123456789abcdef0123456789abcdef"));
     CL_CHECK(cfg.weight == 32.5 && cfg.strict && cfg.strict_set);
     CL_CHECK(cfg.log_level == CL_LOG_DEBUG);
     CL_CHECK_STREQ(cfg.log_file, "/tmp/collab.log");
@@ -397,9 +407,14 @@ static void test_combinations(void)
     CL_CHECK_CONTAINS(err, "COLLAB_ANNOUNCE='/ip4/1.2.3.4/tcp/5'");
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_CLIENT_MODE", "1", NULL) == 0);
     cl_config_clear(&cfg);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "0123456789abcdef",
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "0123456789abcdef0123456789abcdef",
                     "COLLAB_SWARM_KEY_FILE", "/nonexistent", NULL) == -1);
     CL_CHECK_CONTAINS(err, "COLLAB_SWARM_KEY_FILE='/nonexistent': expected only one of");
+    CL_CHECK(s_is_zero(&cfg));
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "0123456789abcdef0123456789abcdef",
+                    "COLLAB_SWARM_PASSPHRASE", "correct horse battery", NULL) == -1);
+    CL_CHECK_STREQ(err, "COLLAB_SWARM_PASSPHRASE=(21 bytes, not shown): expected only one of "
+                        "COLLAB_SWARM_KEY, COLLAB_SWARM_KEY_FILE and COLLAB_SWARM_PASSPHRASE");
     CL_CHECK(s_is_zero(&cfg));
 }
 
@@ -449,21 +464,29 @@ static void test_swarm_key(void)
     char err[1024], path[300];
     snprintf(path, sizeof path, "%s/swarm.key", s_dir);
 
-    /* Inline key: at least 16 bytes, and never shown. */
+    /* Inline key: at least 32 bytes, and never shown; 16 bytes, which
+       earlier versions accepted, are refused. */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "short-secret", NULL) == -1);
-    CL_CHECK_STREQ(err, "COLLAB_SWARM_KEY=(12 bytes, not shown): expected a secret of 16 to "
+    CL_CHECK_STREQ(err, "COLLAB_SWARM_KEY=(12 bytes, not shown): expected a secret of 32 to "
                         "4096 bytes");
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", "0123456789abcdef0123456789abcde",
+                    NULL) == -1);
+    CL_CHECK_STREQ(err, "COLLAB_SWARM_KEY=(31 bytes, not shown): expected a secret of 32 to "
+                        "4096 bytes");
+    CL_CHECK(s_is_zero(&cfg));
 
-    s_write(path, "a secret of 25 characters\n", 26, 0600);
+    s_write(path, "a secret of thirty-five characters\n", 35, 0600);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
-    CL_CHECK_STREQ(cfg.swarm_key, "a secret of 25 characters");
+    CL_CHECK(s_secret_is(&cfg, "a secret of thirty-five characters"));
     cl_config_clear(&cfg);
-    s_write(path, "a secret of 25 characters\r\n\n", 28, 0400);
+    CL_CHECK(s_is_zero(&cfg));
+    s_write(path, "a secret of thirty-five characters\r\n\n", 37, 0400);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
-    CL_CHECK_STREQ(cfg.swarm_key, "a secret of 25 characters");
+    CL_CHECK(s_secret_is(&cfg, "a secret of thirty-five characters"));
     cl_config_clear(&cfg);
-    s_write(path, "0123456789abcdef", 16, 0600); /* no newline, exactly 16 */
+    s_write(path, "0123456789abcdef0123456789abcdef", 32, 0600); /* no newline, exactly 32 */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == 0);
+    CL_CHECK(s_secret_is(&cfg, "0123456789abcdef0123456789abcdef"));
     cl_config_clear(&cfg);
     /* A symbolic link is refused, and (as root, who can give a file away)
        a file of another user (docs/security.md). */
@@ -487,13 +510,15 @@ static void test_swarm_key(void)
         mode_t mode;
         const char *why;
     } cases[] = {
-        {"a secret of 25 characters\n", 26, 0644, "group and others cannot access (mode is 0644"},
-        {"a secret of 25 characters\n", 26, 0640, "mode is 0640"},
-        {"a secret of 25 characters\n", 26, 0602, "mode is 0602"},
-        {"too short\n", 10, 0600, "16 to 4096 bytes"},
-        {"", 0, 0600, "16 to 4096 bytes"},
-        {"\n\n\n", 3, 0600, "16 to 4096 bytes"},
-        {"0123456789\0abcdefgh", 19, 0600, "NUL"},
+        {"a secret of thirty-five characters\n", 35, 0644,
+         "group and others cannot access (mode is 0644"},
+        {"a secret of thirty-five characters\n", 35, 0640, "mode is 0640"},
+        {"a secret of thirty-five characters\n", 35, 0602, "mode is 0602"},
+        {"too short\n", 10, 0600, "32 to 4096 bytes"},
+        {"0123456789abcdef\n", 17, 0600, "32 to 4096 bytes"},
+        {"", 0, 0600, "32 to 4096 bytes"},
+        {"\n\n\n", 3, 0600, "32 to 4096 bytes"},
+        {"0123456789\0abcdefgh0123456789abcdef", 36, 0600, "NUL"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s_write(path, cases[i].text, cases[i].len, cases[i].mode);
@@ -501,13 +526,13 @@ static void test_swarm_key(void)
         CL_CHECK(strncmp(err, "COLLAB_SWARM_KEY_FILE='", 23) == 0);
         CL_CHECK_CONTAINS(err, path);
         CL_CHECK_CONTAINS(err, cases[i].why);
-        CL_CHECK(strstr(err, "secret of 25") == NULL);
+        CL_CHECK(strstr(err, "thirty-five") == NULL);
     }
     static char big[5000];
     memset(big, 'k', sizeof big);
     s_write(path, big, sizeof big, 0600);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
-    CL_CHECK_CONTAINS(err, "16 to 4096 bytes");
+    CL_CHECK_CONTAINS(err, "32 to 4096 bytes");
     unlink(path);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", path, NULL) == -1);
     CL_CHECK_CONTAINS(err, "No such file or directory");
@@ -519,6 +544,60 @@ static void test_swarm_key(void)
     CL_CHECK_CONTAINS(err, "regular file");
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY_FILE", "", NULL) == -1);
     CL_CHECK_CONTAINS(err, "expected the path");
+}
+
+static void test_swarm_passphrase(void)
+{
+    cl_config_t cfg;
+    char err[1024];
+    /* Too short, never shown. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_PASSPHRASE", "hunter2", NULL) == -1);
+    CL_CHECK_STREQ(err, "COLLAB_SWARM_PASSPHRASE=(7 bytes, not shown): expected a passphrase of "
+                        "8 to 4096 bytes");
+    /* Argon2id with the run id as salt: the same passphrase gives the same
+       secret in one run, another in another run, and never the secret of
+       a key with the same text. */
+    uint8_t s1[32], s2[32], s3[32];
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_PASSPHRASE", "correct horse battery",
+                    "COLLAB_RUN_ID", "run-a", NULL) == 0);
+    CL_CHECK(cfg.swarm_closed && cfg.swarm_passphrase == NULL);
+    memcpy(s1, cfg.swarm_secret, 32);
+    cl_config_clear(&cfg);
+    CL_CHECK(cl_secret_from_passphrase("correct horse battery", 21, "run-a", s2) == 0);
+    CL_CHECK(memcmp(s1, s2, 32) == 0);
+    CL_CHECK(cl_secret_from_passphrase("correct horse battery", 21, "run-b", s3) == 0);
+    CL_CHECK(memcmp(s1, s3, 32) != 0);
+    CL_CHECK(cl_secret_from_passphrase("correct horse batterz", 21, "run-a", s3) == 0);
+    CL_CHECK(memcmp(s1, s3, 32) != 0);
+    cl_secret_from_key("correct horse battery", 21, s3);
+    CL_CHECK(memcmp(s1, s3, 32) != 0);
+}
+
+/* cl_config_load overwrites the key and the passphrase where environ held
+   them and unsets both, on success and on error. */
+static void test_environ_scrubbed(void)
+{
+    cl_config_t cfg;
+    char err[1024];
+    static const char key[] = "0123456789abcdef0123456789abcdef-scrub";
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_SWARM_KEY", key, NULL) == 0);
+    CL_CHECK(s_secret_is(&cfg, key));
+    CL_CHECK(getenv("COLLAB_SWARM_KEY") == NULL);
+    cl_config_clear(&cfg);
+
+    /* The string environ pointed to is zeroed, not only unlinked. */
+    s_clear_env();
+    setenv("COLLAB_SWARM_PASSPHRASE", "correct horse battery", 1);
+    setenv("COLLAB_TIMEOUT", "bogus", 1);
+    char *value = getenv("COLLAB_SWARM_PASSPHRASE");
+    CL_CHECK(value != NULL);
+    CL_CHECK(cl_config_load(&cfg, err, sizeof err) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_TIMEOUT='bogus'");
+    CL_CHECK(getenv("COLLAB_SWARM_PASSPHRASE") == NULL);
+    static const char zeros[21];
+    CL_CHECK(value != NULL && memcmp(value, zeros, sizeof zeros) == 0);
+    CL_CHECK(getenv("COLLAB_TIMEOUT") != NULL); /* other variables stay */
+    s_clear_env();
 }
 
 static void test_load_env_and_seconds(void)
@@ -611,6 +690,38 @@ static void test_report_vars(void)
     CL_CHECK(strstr(err, "COLLAB_REPORT_INTERVAL") != NULL);
 }
 
+/* Robust aggregation: defaults, names in any case, ranges. */
+static void test_aggregation_vars(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    char *none[] = {NULL};
+    CL_CHECK(cl_config_load_env(&cfg, none, err, sizeof err) == 0);
+    CL_CHECK(cfg.aggregation == 0 && !cfg.aggregation_set && cfg.robust_min == 1 &&
+             !cfg.robust_min_set && cfg.max_weight_ratio == 16 && !cfg.max_weight_ratio_set);
+    cl_config_clear(&cfg);
+    char *ok[] = {"COLLAB_AGGREGATION=Centered_Clip", "COLLAB_ROBUST_MIN=1024",
+                  "COLLAB_MAX_WEIGHT_RATIO=4", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, ok, err, sizeof err) == 0);
+    CL_CHECK(cfg.aggregation == 2 && cfg.aggregation_set && cfg.robust_min == 1024 &&
+             cfg.robust_min_set && cfg.max_weight_ratio == 4 && cfg.max_weight_ratio_set);
+    cl_config_clear(&cfg);
+    char *tm[] = {"COLLAB_AGGREGATION=trimmed_mean", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, tm, err, sizeof err) == 0 && cfg.aggregation == 1);
+    cl_config_clear(&cfg);
+    char *bad1[] = {"COLLAB_AGGREGATION=median", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad1, err, sizeof err) == -1);
+    CL_CHECK_STREQ(err,
+                   "COLLAB_AGGREGATION='median': expected mean, trimmed_mean or centered_clip");
+    char *bad2[] = {"COLLAB_ROBUST_MIN=0", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad2, err, sizeof err) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_ROBUST_MIN='0'");
+    char *bad3[] = {"COLLAB_MAX_WEIGHT_RATIO=65537", NULL};
+    CL_CHECK(cl_config_load_env(&cfg, bad3, err, sizeof err) == -1);
+    CL_CHECK_CONTAINS(err, "COLLAB_MAX_WEIGHT_RATIO='65537'");
+    CL_CHECK(s_is_zero(&cfg));
+}
+
 /* The resource bounds of docs/security.md §5: safe defaults, ranges. */
 static void test_limits(void)
 {
@@ -634,7 +745,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 29);
+    CL_CHECK(n == 33);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -651,9 +762,13 @@ static void test_table(void)
                               "COLLAB_COMPRESSION",
                               "COLLAB_SWARM_KEY",
                               "COLLAB_SWARM_KEY_FILE",
+                              "COLLAB_SWARM_PASSPHRASE",
                               "COLLAB_WEIGHT",
                               "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
+                              "COLLAB_AGGREGATION",
+                              "COLLAB_ROBUST_MIN",
+                              "COLLAB_MAX_WEIGHT_RATIO",
                               "COLLAB_CUDA",
                               "COLLAB_SHM",
                               "COLLAB_REPORT_INTERVAL",
@@ -664,7 +779,7 @@ static void test_table(void)
                               "COLLAB_MAX_HANDSHAKES",
                               "COLLAB_MAX_HANDSHAKES_PER_HOST",
                               "COLLAB_LINK_IDLE"};
-    for (size_t i = 0; i < n && i < 29; i++) {
+    for (size_t i = 0; i < n && i < sizeof expected / sizeof expected[0]; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');
         CL_CHECK(t[i].help != NULL && strlen(t[i].help) > 10 && strchr(t[i].help, '\n') == NULL);
@@ -694,10 +809,13 @@ int main(void)
     test_combinations();
     test_unknown_names();
     test_swarm_key();
+    test_swarm_passphrase();
+    test_environ_scrubbed();
     test_load_env_and_seconds();
     test_table();
     test_report_vars();
     test_client_auto();
+    test_aggregation_vars();
     test_limits();
     s_clear_env();
     rmdir(s_dir);
