@@ -134,6 +134,11 @@ static void peer_env(int i, int n, unsigned initial)
     setenv("COLLAB_WORLD_SIZE", v, 1);
     setenv("COLLAB_RUN_ID", s_run, 1);
     setenv("COLLAB_MATCHMAKING_TIME", "60", 1); /* groups form at the world size */
+    /* The peers stand for peers on other machines: collective data goes
+       over the network, where the hostile member's wrappers see it (peers
+       of one host and user share memory, inside one trust boundary:
+       docs/security.md). */
+    setenv("COLLAB_SHM", "0", 1);
     if (getenv("COLLAB_TIMEOUT") == NULL)
         setenv("COLLAB_TIMEOUT", "2", 1);
     if (getenv("COLLAB_LOG") == NULL)
