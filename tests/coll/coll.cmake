@@ -51,6 +51,21 @@ collab_mpich_program(busy_loop
   OUTPUT ${COLLAB_BUSY_LOOP}
   SOURCES ${_cc_dir}/busy_loop.c)
 
+# A persistent all-reduce as a trainer's only collective, through a real
+# SIGKILL of rank 1 and a joiner that takes its rank: every rank's
+# parameters stay exact at every step, and the joiner starts at the
+# swarm's step, not at 0 (state sync of its start-up broadcasts).
+set(COLLAB_P_JOIN ${CMAKE_CURRENT_BINARY_DIR}/coll/p_join)
+collab_mpich_program(p_join
+  OUTPUT ${COLLAB_P_JOIN}
+  SOURCES ${_cc_dir}/p_join.c)
+if(COLLAB_MPICC_MPICH)
+  add_test(NAME coll.p_join_kill_join
+    COMMAND bash ${_cc_dir}/p_join.sh ${COLLAB_RUN} ${COLLAB_P_JOIN})
+  set_tests_properties(coll.p_join_kill_join PROPERTIES TIMEOUT 120 PROCESSORS 3
+    LABELS "ours;elastic")
+endif()
+
 # Programs a testlist line may name.
 set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
 set(_cc_prog_dt_check ${COLLAB_DT_CHECK})
