@@ -88,8 +88,14 @@ typedef struct {
     _Atomic uint32_t sleeping; /* consumer may sleep: wake it after publishing */
     char pad2[60];
     _Atomic uint32_t want_space; /* producer waits for room: wake it after consuming */
-    char pad3[60];
+    uint32_t pad3;
+    /* Written by the consumer: the fingerprint of the last CurveZMQ
+       message it handed on from this ring's producer (see "Order"). */
+    _Atomic uint64_t net_seen;
+    char pad4[48];
 } ring_hdr_t;
+
+_Static_assert(sizeof(ring_hdr_t) == RING_HDR, "a ring header is four cache lines");
 
 typedef struct {
     char magic[8];
@@ -155,6 +161,12 @@ typedef struct {
     uint8_t *asm_buf; /* a fragmented message being assembled */
     size_t asm_len, asm_total;
     bool draining;
+    /* Order of CurveZMQ messages before ring ones: the fingerprint of the
+       last CurveZMQ message sent to the peer, and whether the peer may not
+       have handed it on yet (then COLL messages go on CurveZMQ too). */
+    uint64_t net_last;
+    bool net_dirty;
+    uint64_t net_got; /* fingerprint of the last CurveZMQ message from the peer */
 } link_t;
 
 struct cl_shm {
@@ -418,19 +430,57 @@ static bool put(link_t *l, qent_t *q, const uint8_t *body)
     return done;
 }
 
+/* A CurveZMQ message's fingerprint: its header and the start of its body
+   (the header holds the body's length).  Never 0. */
+static uint64_t fingerprint(const uint8_t *hdr, const uint8_t *body, size_t blen)
+{
+    crypto_generichash_state st;
+    uint8_t out[8];
+    crypto_generichash_init(&st, NULL, 0, sizeof out);
+    crypto_generichash_update(&st, hdr, HDR);
+    if (blen > 0 && body != NULL)
+        crypto_generichash_update(&st, body, blen < 256 ? blen : 256);
+    crypto_generichash_final(&st, out, sizeof out);
+    uint64_t v;
+    memcpy(&v, out, sizeof v);
+    return v != 0 ? v : 1;
+}
+
+/* May a COLL message go into l's ring now?  Only once the peer handed on
+   the last CurveZMQ message this peer sent it: a ring message must not
+   overtake one sent before it on the other path. */
+static bool net_clean(link_t *l)
+{
+    if (!l->net_dirty)
+        return true;
+    if (l->tx != NULL &&
+        atomic_load_explicit(&l->tx->net_seen, memory_order_acquire) == l->net_last)
+        l->net_dirty = false;
+    return !l->net_dirty;
+}
+
+static void net_sent(link_t *l, const uint8_t *hdr, const uint8_t *body, size_t blen)
+{
+    l->net_last = fingerprint(hdr, body, blen);
+    l->net_dirty = true;
+}
+
 /* Moves queued messages: ring ones into the ring, CurveZMQ ones out,
    in order, until the ring is full. */
 static void flush(cl_shm_t *self, link_t *l)
 {
     while (l->qhead != NULL) {
         qent_t *q = l->qhead;
-        if (q->ring && l->state == L_UP) {
+        if (q->ring && l->state == L_UP && (q->off > 0 || net_clean(l))) {
             if (!put(l, q, q->body))
                 return;
             self->sent++;
         } else {
-            /* A CurveZMQ message, or a ring one of a link now closed (the
-               whole message again: the receiver dropped any part). */
+            /* A CurveZMQ message, a ring one behind a CurveZMQ one the
+               peer may not have yet, or a ring one of a link now closed
+               (the whole message again: the receiver dropped any part). */
+            if (l->state == L_UP)
+                net_sent(l, q->hdr, q->body, q->blen);
             (void)self->cfg.send(self->cfg.ctx, l->key, q->hdr, q->body, q->blen);
             q->body = NULL;
         }
@@ -665,6 +715,7 @@ static void on_ok(cl_shm_t *self, link_t *l)
         return;
     }
     l->state = L_UP;
+    atomic_store_explicit(&l->rx->net_seen, l->net_got, memory_order_release);
     link_up_log(self, l);
 }
 
@@ -724,6 +775,7 @@ static void try_accept(cl_shm_t *self, link_t *l)
     memcpy(ok.magic, OK_MAGIC, 8);
     memcpy(ok.nonce, l->nonce, 32);
     l->state = L_UP; /* link_kill below logs it as a link that was up */
+    atomic_store_explicit(&l->rx->net_seen, l->net_got, memory_order_release);
     if (send(l->fd, &ok, sizeof ok, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof ok) {
         link_kill(self, l, "cannot answer");
         return;
@@ -880,6 +932,17 @@ void cl_shm_destroy(cl_shm_t **self_p)
     *self_p = NULL;
 }
 
+void cl_shm_net_received(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr,
+                         const uint8_t *body, size_t blen)
+{
+    link_t *l = self != NULL ? find(self, key, false) : NULL;
+    if (l == NULL)
+        return;
+    l->net_got = fingerprint(hdr, body, blen);
+    if (l->state == L_UP && l->rx != NULL)
+        atomic_store_explicit(&l->rx->net_seen, l->net_got, memory_order_release);
+}
+
 bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32])
 {
     return self != NULL && find(self, key, true) != NULL;
@@ -888,9 +951,18 @@ bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32])
 int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const uint8_t *body,
                 size_t blen, bool ring)
 {
+    if (self != NULL && !ring) {
+        /* Tracked before the link is up too: its first ring message must
+           not overtake a CurveZMQ one still on the way. */
+        link_t *any = find(self, key, false);
+        if (any != NULL && (any->state != L_UP || any->qhead == NULL))
+            net_sent(any, hdr, body, blen);
+    }
     link_t *l = self != NULL ? find(self, key, true) : NULL;
     if (l == NULL || (!ring && l->qhead == NULL))
         return 0;
+    if (ring && l->qhead == NULL && !net_clean(l))
+        return 0; /* behind a CurveZMQ message the peer may not have yet: CurveZMQ too */
     qent_t tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.ring = ring;

@@ -104,6 +104,13 @@ size_t cl_shm_poll_items(cl_shm_t *self, zmq_pollitem_t *items, size_t cap, bool
    with revents set. */
 void cl_shm_after_poll(cl_shm_t *self, const zmq_pollitem_t *items, size_t n);
 
+/* A CurveZMQ message from key (encoded header and body) is handed on now:
+   the peer learns it through the shared segment, and sends COLL messages
+   on the ring again only after that (messages keep their order when a
+   ring one follows a CurveZMQ one). */
+void cl_shm_net_received(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr,
+                         const uint8_t *body, size_t blen);
+
 /* Delivers what key's ring holds now (called before a CurveZMQ message of
    key is handed on, so that it cannot overtake them). */
 void cl_shm_drain_from(cl_shm_t *self, const uint8_t key[32]);

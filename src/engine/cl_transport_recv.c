@@ -57,10 +57,13 @@ static void close_parts(zmq_msg_t *parts, int n)
 }
 
 static void emit_message(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx,
-                         const uint8_t key[32], const cl_wire_msg_t *m)
+                         const uint8_t key[32], const cl_wire_msg_t *m, const zmq_msg_t *raw)
 {
-    /* What key put into shared memory before this message comes first. */
+    /* What key put into shared memory before this message comes first;
+       and key learns that this one arrived (raw: its header and body). */
     cl_shm_drain_from(self->shm, key);
+    cl_shm_net_received(self->shm, key, zmq_msg_data((zmq_msg_t *)&raw[0]),
+                        zmq_msg_data((zmq_msg_t *)&raw[1]), zmq_msg_size((zmq_msg_t *)&raw[1]));
     cl_tp_event_t ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = CL_TP_MESSAGE;
@@ -102,8 +105,8 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
         tp_malformed(self, key, "HELLO names a key other than its CurveZMQ key");
         return;
     }
-    int v = cl_hs_pick_version(CL_WIRE_MIN_VERSION, CL_WIRE_VERSION, h->min_version,
-                               h->max_version);
+    int v =
+        cl_hs_pick_version(CL_WIRE_MIN_VERSION, CL_WIRE_VERSION, h->min_version, h->max_version);
     if (v == 0) {
         char text[160];
         snprintf(text, sizeof text,
@@ -290,11 +293,11 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
                 cl_transport_ban(self, key, self->ban_seconds);
                 tp_in_link_delete(self, l);
             }
-        } else if (l->state != IL_UP || m.hdr.type == CL_MSG_AUTH ||
-                   m.hdr.type == CL_MSG_WELCOME || m.hdr.type == CL_MSG_REFUSE) {
+        } else if (l->state != IL_UP || m.hdr.type == CL_MSG_AUTH || m.hdr.type == CL_MSG_WELCOME ||
+                   m.hdr.type == CL_MSG_REFUSE) {
             tp_malformed(self, key, "handshake message out of order");
         } else {
-            emit_message(self, fn, ctx, key, &m);
+            emit_message(self, fn, ctx, key, &m, &parts[1]);
         }
         cl_wire_msg_clear(&m);
         close_parts(parts, n);
@@ -428,7 +431,7 @@ void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, voi
             tp_out_link_kill(self, l);
             emit_down(l, fn, ctx);
         } else {
-            emit_message(self, fn, ctx, l->key, &m);
+            emit_message(self, fn, ctx, l->key, &m, &parts[0]);
         }
         cl_wire_msg_clear(&m);
         close_parts(parts, 2);
@@ -493,8 +496,7 @@ void tp_on_zap(cl_transport_t *self)
         else
             zmq_send(sock, "", 0, ZMQ_SNDMORE);
         zmq_send(sock, status, 3, ZMQ_SNDMORE);
-        zmq_send(sock, status[0] == '2' ? "OK" : "refused", status[0] == '2' ? 2 : 7,
-                 ZMQ_SNDMORE);
+        zmq_send(sock, status[0] == '2' ? "OK" : "refused", status[0] == '2' ? 2 : 7, ZMQ_SNDMORE);
         zmq_send(sock, user, strlen(user), ZMQ_SNDMORE);
         zmq_send(sock, "", 0, 0);
         close_parts(parts, nn);
@@ -513,8 +515,7 @@ void tp_sweep(cl_transport_t *self, double now)
     zlist_t *old = zlist_new();
     if (old == NULL)
         return;
-    for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL;
-         l = zhashx_next(self->in_by_rid))
+    for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL; l = zhashx_next(self->in_by_rid))
         if ((l->state == IL_AUTH_WAIT && now - l->created > HANDSHAKE_KEEP) ||
             (l->state == IL_UP && now - l->last > self->link_idle))
             zlist_append(old, l);
