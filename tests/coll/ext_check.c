@@ -17,7 +17,7 @@
 
 static int rank, size, failures;
 
-__attribute__((unused)) static uint64_t fnv(const void *p, size_t n)
+static uint64_t fnv(const void *p, size_t n)
 {
     const unsigned char *b = p;
     uint64_t h = 1469598103934665603ull;
@@ -122,12 +122,103 @@ static void check_create_group(void)
     free(od);
 }
 
+/* ---------------------------------------------------------------------- */
+/* MPI_Type_create_f90_*: the predefined type of a range and precision. */
+
+/* One line: size, envelope, contents, or the error class. */
+static void f90_line(const char *what, int p, int r, int rc, MPI_Datatype t)
+{
+    if (rank != 0)
+        return;
+    if (rc != MPI_SUCCESS) {
+        int cls;
+        MPI_Error_class(rc, &cls);
+        printf("ext_check: f90 %-8s p %6d r %6d error class %d\n", what, p, r, cls);
+        return;
+    }
+    int sz, ni, na, nd, comb, ints[2] = {-9, -9};
+    MPI_Aint lb, ext;
+    MPI_Type_size(t, &sz);
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL);
+    int combclass = comb == MPI_COMBINER_F90_INTEGER ? 1
+                    : comb == MPI_COMBINER_F90_REAL  ? 2
+                    : comb == MPI_COMBINER_F90_COMPLEX ? 3
+                                                       : -comb;
+    printf("ext_check: f90 %-8s p %6d r %6d size %d extent %ld envelope %d %d %d %d contents %d "
+           "%d\n",
+           what, p, r, sz, (long)ext, ni, na, nd, combclass, ints[0], ints[1]);
+}
+
+static void check_f90(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int rs[] = {1, 2, 3, 4, 5, 9, 10, 18, 19, -1};
+    for (unsigned i = 0; i < sizeof rs / sizeof *rs; i++) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        int rc = MPI_Type_create_f90_integer(rs[i], &t);
+        f90_line("integer", 0, rs[i], rc, t);
+    }
+    /* Pairs both libraries answer alike (Open MPI also has 16-byte reals). */
+    const int ps[][2] = {{1, 1},   {6, 37},   {7, 37},  {6, 38},
+                         {15, 307}, {0, 0},   {-1, 5},  {MPI_UNDEFINED, 37},
+                         {6, MPI_UNDEFINED},  {19, 4931}, {34, 4931}};
+    for (unsigned i = 0; i < sizeof ps / sizeof *ps; i++) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        int rc = MPI_Type_create_f90_real(ps[i][0], ps[i][1], &t);
+        f90_line("real", ps[i][0], ps[i][1], rc, t);
+        rc = MPI_Type_create_f90_complex(ps[i][0], ps[i][1], &t);
+        f90_line("complex", ps[i][0], ps[i][1], rc, t);
+    }
+    /* They are predefined: reductions with predefined ops accept them,
+       and the same arguments name the same type. */
+    MPI_Datatype ti, ti2, tr, tc;
+    MPI_Type_create_f90_integer(9, &ti);
+    MPI_Type_create_f90_integer(9, &ti2);
+    MPI_Type_create_f90_real(15, 300, &tr);
+    MPI_Type_create_f90_complex(6, 30, &tc);
+    int32_t iv[3] = {rank + 1, -rank, 7}, io[3] = {0, 0, 0};
+    double dv[2] = {rank * 0.5, 1.0}, dout[2] = {0, 0};
+    float cv[4] = {1.0f * rank, 2.0f, 0.5f, -1.0f * rank}, cout[4] = {0, 0, 0, 0};
+    int rc1 = MPI_Allreduce(iv, io, 3, ti, MPI_MAX, MPI_COMM_WORLD);
+    int rc2 = MPI_Allreduce(dv, dout, 2, tr, MPI_SUM, MPI_COMM_WORLD);
+    int rc3 = MPI_Allreduce(cv, cout, 2, tc, MPI_SUM, MPI_COMM_WORLD);
+    expect(rc1 == MPI_SUCCESS && io[0] == size && io[1] == 0 && io[2] == 7,
+           "f90: MPI_MAX on an f90 integer");
+    expect(rc2 == MPI_SUCCESS && dout[1] == (double)size, "f90: MPI_SUM on an f90 real");
+    expect(rc3 == MPI_SUCCESS && cout[1] == 2.0f * size, "f90: MPI_SUM on an f90 complex");
+    expect(ti == ti2, "f90: the same arguments give the same type");
+    report("f90_reductions",
+           fnv(io, sizeof io) ^ fnv(dout, sizeof dout) * 3 ^ fnv(cout, sizeof cout) * 5);
+    /* Match_size: the named type of each class and size. */
+    const int cls[3] = {MPI_TYPECLASS_INTEGER, MPI_TYPECLASS_REAL, MPI_TYPECLASS_COMPLEX};
+    const int szs[] = {1, 2, 4, 8, 16, 3};
+    for (int c = 0; c < 3; c++)
+        for (unsigned k = 0; k < sizeof szs / sizeof *szs; k++) {
+            MPI_Datatype t = MPI_DATATYPE_NULL;
+            int rc = MPI_Type_match_size(cls[c], szs[k], &t), got = -1, ecls = 0, len = 0;
+            char name[MPI_MAX_OBJECT_NAME] = "";
+            if (rc == MPI_SUCCESS) {
+                MPI_Type_size(t, &got);
+                MPI_Type_get_name(t, name, &len);
+            } else {
+                MPI_Error_class(rc, &ecls);
+            }
+            if (rank == 0)
+                printf("ext_check: match_size class %d size %2d -> size %d %s error class %d\n",
+                       c, szs[k], got, name, ecls);
+        }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     check_create_group();
+    check_f90();
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
