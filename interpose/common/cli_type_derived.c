@@ -785,6 +785,26 @@ cli_tcontents_t *cli_tc_ints(int combiner, int n, const int *ints)
     return c;
 }
 
+int cli_type_children(const cli_type_t *t, cli_child_fn *fn, void *ctx)
+{
+    const cli_tcontents_t *c = t->tc;
+    if (t->predef >= 0)
+        return 0;
+    if (c != NULL && c->combiner == MPI_COMBINER_STRUCT) {
+        for (MPI_Count i = 0; i < c->nd; i++) {
+            MPI_Count bl = c->nl > 0 ? c->larges[1 + i] : c->ints[1 + i];
+            int rc = fn(ctx, c->types[i], bl);
+            if (rc != 0)
+                return rc;
+        }
+        return 0;
+    }
+    const cli_type_t *child = c != NULL && c->nd > 0 ? c->types[0] : t->old;
+    if (child == NULL || child->size == 0)
+        return 0;
+    return fn(ctx, child, t->size / child->size);
+}
+
 int cli_type_f90(const cli_type_t *t)
 {
     const cli_tcontents_t *c = t->tc;
