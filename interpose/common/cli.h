@@ -375,6 +375,11 @@ int cli_req_start(cli_call_t *call, int kind, cli_comm_t *comm, collab_request_t
    persistent request's recipe (when the request goes). */
 int cli_req_adopt(cli_req_t *r, MPI_Request inner);
 void cli_persist_destroy(struct cli_persist **p);
+/* Posts the persistent collectives started since the last call, in the
+   order of their initialisation (cli_persist.c); called by cli_enter. */
+void cli_persist_flush(void);
+/* Whether started persistent collectives wait to be posted (no lock). */
+int cli_persist_queued(void);
 /* Whether a persistent request was started and not yet completed by a
    wait or test (inactive ones count as MPI_REQUEST_NULL in arrays). */
 int cli_persist_active(const struct cli_persist *p);

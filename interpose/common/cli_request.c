@@ -93,6 +93,8 @@ int cli_req_adopt(cli_req_t *r, MPI_Request inner)
 /* Brings r up to date: returns 1 when its result is cached. */
 static int cli_req_poll(cli_req_t *r, int blocking)
 {
+    if (!r->done && r->core == NULL && r->pers != NULL)
+        cli_persist_flush(); /* started by another thread meanwhile */
     if (r->done)
         return 1;
     if (r->kind == CLI_REQ_GREQ)

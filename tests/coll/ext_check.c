@@ -512,6 +512,55 @@ static void check_external32(void)
 #endif
 }
 
+/* ---------------------------------------------------------------------- */
+/* Persistent collectives match by initialisation order, not start order
+   (as MPICH's p_order test starts them). */
+
+static void check_persistent_order(void)
+{
+#ifdef OPEN_MPI
+    return; /* Open MPI 4.1 has no MPI-4 persistent collectives */
+#else
+    int a = -1, rounds_ok = 0;
+    MPI_Request rq[2];
+    MPI_Status sts[2];
+    MPI_Bcast_init(&a, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[0]);
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &rq[1]);
+    double x[2] = {0, 0}, y[2] = {0, 0};
+    int64_t u = 0, v = 0;
+    MPI_Request ar[2];
+    MPI_Allreduce_init(x, y, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &ar[0]);
+    MPI_Allreduce_init(&u, &v, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &ar[1]);
+    for (int round = 0; round < 3; round++) {
+        a = rank == 0 ? 42 + round : -1;
+        if (rank % 2 == 0) {
+            MPI_Start(&rq[0]);
+            MPI_Start(&rq[1]);
+        } else {
+            MPI_Start(&rq[1]);
+            MPI_Start(&rq[0]);
+        }
+        MPI_Waitall(2, rq, sts);
+        /* Two all-reduces started in opposite orders through Startall. */
+        x[0] = rank + round, x[1] = 1;
+        u = rank * 100 + round;
+        MPI_Request rev[2] = {ar[1], ar[0]};
+        MPI_Startall(2, rank % 2 == 0 ? ar : rev);
+        MPI_Waitall(2, rank % 2 == 0 ? ar : rev, sts);
+        double want0 = (double)size * (size - 1) / 2 + (double)size * round;
+        rounds_ok += a == 42 + round && y[0] == want0 && y[1] == (double)size &&
+                     v == (int64_t)(size - 1) * 100 + round;
+    }
+    expect(rounds_ok == 3, "persistent collectives started in different orders");
+    report("persistent_start_order", ((uint64_t)rounds_ok << 32) ^ fnv(y, sizeof y) ^
+                                         fnv(&v, sizeof v) * 3 ^ (uint64_t)a);
+    for (int k = 0; k < 2; k++) {
+        MPI_Request_free(&rq[k]);
+        MPI_Request_free(&ar[k]);
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -521,6 +570,7 @@ int main(int argc, char **argv)
     check_f90();
     check_grequest();
     check_external32();
+    check_persistent_order();
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
