@@ -99,10 +99,10 @@ static int cli_x32_parts(int id, cli_x32_part_t p[4])
 }
 
 typedef struct {
-    int mode;          /* 0: size only, 1: pack (native -> ext), 2: unpack (ext -> native) */
+    int mode;           /* 0: size only, 1: pack (native -> ext), 2: unpack (ext -> native) */
     unsigned char *nat; /* the dense native stream */
     unsigned char *ext; /* the external32 stream */
-    MPI_Count bytes;   /* external32 bytes so far */
+    MPI_Count bytes;    /* external32 bytes so far */
 } cli_x32_walk_t;
 
 static void cli_x32_conv(const cli_x32_part_t *p, unsigned char *nat, unsigned char *ext, int pack)
@@ -209,9 +209,8 @@ static int cli_x32_datarep(cli_call_t *call, const char *datarep)
     return MPI_SUCCESS;
 }
 
-static int cli_x32_pack(cli_call_t *call, const char *datarep, const void *inbuf,
-                        MPI_Count incount, MPI_Datatype dt, void *outbuf, MPI_Count outsize,
-                        MPI_Count *position)
+static int cli_x32_pack(cli_call_t *call, const char *datarep, const void *inbuf, MPI_Count incount,
+                        MPI_Datatype dt, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
     int rc = cli_x32_datarep(call, datarep);
     if (rc != MPI_SUCCESS)

@@ -80,8 +80,9 @@ int cli_impl_Grequest_complete(cli_call_t *call, MPI_Request request)
     cli_req_t *r = cli_req_lookup(request, &why);
     if (r == NULL || r->kind != CLI_REQ_GREQ)
         return cli_err(call, MPI_ERR_REQUEST, "request", "%s",
-                       r == NULL && why == CLI_H_NULL ? "MPI_REQUEST_NULL is not a generalized request"
-                                                       : "not a generalized request");
+                       r == NULL && why == CLI_H_NULL
+                           ? "MPI_REQUEST_NULL is not a generalized request"
+                           : "not a generalized request");
     cli_greq_t *g = r->aux;
     pthread_mutex_lock(&cli_greq_mu);
     int again = g->completed;

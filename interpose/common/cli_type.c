@@ -562,10 +562,10 @@ int cli_impl_Type_match_size(cli_call_t *call, int typeclass, int size, MPI_Data
         return cli_err(call, MPI_ERR_ARG, "typeclass", "%d is not an MPI_TYPECLASS_*", typeclass);
     /* Open MPI answers with the default kinds where they have the size. */
     if (CLI_ABI_MATCH_DEFAULT_KINDS)
-        id = id == CLI_T_INTEGER4 ? CLI_T_INTEGER
-             : id == CLI_T_REAL4  ? CLI_T_REAL
+        id = id == CLI_T_INTEGER4   ? CLI_T_INTEGER
+             : id == CLI_T_REAL4    ? CLI_T_REAL
              : id == CLI_T_COMPLEX8 ? CLI_T_COMPLEX
-                                  : id;
+                                    : id;
     MPI_Datatype h = id >= 0 ? cli_abi_type_predef(id) : cli_abi_type_null();
     if (h == cli_abi_type_null())
         return cli_err(call, MPI_ERR_ARG, "size", "no predefined type of this class has size %d",
@@ -650,9 +650,9 @@ static int cli_f90_real_bytes(int p, int r)
 
 int cli_impl_Type_create_f90_integer(cli_call_t *call, int r, MPI_Datatype *newtype)
 {
-    int id = r <= 2 ? CLI_T_INTEGER1
-             : r <= 4 ? CLI_T_INTEGER2
-             : r <= 9 ? CLI_T_INTEGER4
+    int id = r <= 2    ? CLI_T_INTEGER1
+             : r <= 4  ? CLI_T_INTEGER2
+             : r <= 9  ? CLI_T_INTEGER4
              : r <= 18 ? CLI_T_INTEGER8
                        : -1;
     if (id < 0)

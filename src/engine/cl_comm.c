@@ -154,8 +154,7 @@ uint64_t cl_comm_group_id(collab_comm_t *parent, const int *world_of, int n, int
     while (i < parent->ngroup_keys && parent->group_keys[2 * i] != key)
         i++;
     if (i == parent->ngroup_keys) {
-        uint64_t *grown =
-            realloc(parent->group_keys, (size_t)(i + 1) * 2 * sizeof(uint64_t));
+        uint64_t *grown = realloc(parent->group_keys, (size_t)(i + 1) * 2 * sizeof(uint64_t));
         if (grown == NULL) {
             pthread_mutex_unlock(&parent->lock);
             return 0;

@@ -1,8 +1,9 @@
 /*  cl_comm.h - communicators (the struct behind collab_comm_t).
 
     A communicator is immutable once made, except for its count of
-    children and its counts of group creations (under a lock): its id, nominal size, this peer's rank and the map from comm
-    ranks to world ranks.  Ids of derived communicators are computed from
+    children and its counts of group creations (under a lock): its id,
+    nominal size, this peer's rank and the map from comm ranks to world
+    ranks.  Ids of derived communicators are computed from
     the parent id, the creation index and the colour, so that every peer
     (and a late joiner running the same program) names them alike.
     Application threads and the engine thread read it without locks.

@@ -143,8 +143,8 @@ static void f90_line(const char *what, int p, int r, int rc, MPI_Datatype t)
     MPI_Type_get_extent(t, &lb, &ext);
     MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
     MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL);
-    int combclass = comb == MPI_COMBINER_F90_INTEGER ? 1
-                    : comb == MPI_COMBINER_F90_REAL  ? 2
+    int combclass = comb == MPI_COMBINER_F90_INTEGER   ? 1
+                    : comb == MPI_COMBINER_F90_REAL    ? 2
                     : comb == MPI_COMBINER_F90_COMPLEX ? 3
                                                        : -comb;
     printf("ext_check: f90 %-8s p %6d r %6d size %d extent %ld envelope %d %d %d %d contents %d "
@@ -162,9 +162,17 @@ static void check_f90(void)
         f90_line("integer", 0, rs[i], rc, t);
     }
     /* Pairs both libraries answer alike (Open MPI also has 16-byte reals). */
-    const int ps[][2] = {{1, 1},   {6, 37},   {7, 37},  {6, 38},
-                         {15, 307}, {0, 0},   {-1, 5},  {MPI_UNDEFINED, 37},
-                         {6, MPI_UNDEFINED},  {19, 4931}, {34, 4931}};
+    const int ps[][2] = {{1, 1},
+                         {6, 37},
+                         {7, 37},
+                         {6, 38},
+                         {15, 307},
+                         {0, 0},
+                         {-1, 5},
+                         {MPI_UNDEFINED, 37},
+                         {6, MPI_UNDEFINED},
+                         {19, 4931},
+                         {34, 4931}};
     for (unsigned i = 0; i < sizeof ps / sizeof *ps; i++) {
         MPI_Datatype t = MPI_DATATYPE_NULL;
         int rc = MPI_Type_create_f90_real(ps[i][0], ps[i][1], &t);
@@ -207,8 +215,8 @@ static void check_f90(void)
                 MPI_Error_class(rc, &ecls);
             }
             if (rank == 0)
-                printf("ext_check: match_size class %d size %2d -> size %d %s error class %d\n",
-                       c, szs[k], got, name, ecls);
+                printf("ext_check: match_size class %d size %2d -> size %d %s error class %d\n", c,
+                       szs[k], got, name, ecls);
         }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
@@ -552,8 +560,8 @@ static void check_persistent_order(void)
                      v == (int64_t)(size - 1) * 100 + round;
     }
     expect(rounds_ok == 3, "persistent collectives started in different orders");
-    report("persistent_start_order", ((uint64_t)rounds_ok << 32) ^ fnv(y, sizeof y) ^
-                                         fnv(&v, sizeof v) * 3 ^ (uint64_t)a);
+    report("persistent_start_order",
+           ((uint64_t)rounds_ok << 32) ^ fnv(y, sizeof y) ^ fnv(&v, sizeof v) * 3 ^ (uint64_t)a);
     for (int k = 0; k < 2; k++) {
         MPI_Request_free(&rq[k]);
         MPI_Request_free(&ar[k]);
