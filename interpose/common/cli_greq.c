@@ -84,14 +84,16 @@ int cli_impl_Grequest_complete(cli_call_t *call, MPI_Request request)
                            ? "MPI_REQUEST_NULL is not a generalized request"
                            : "not a generalized request");
     cli_greq_t *g = r->aux;
+    /* Once completed, a waiting thread may release r at any moment: read
+       everything needed before, under the lock. */
     pthread_mutex_lock(&cli_greq_mu);
-    int again = g->completed;
+    int again = g->completed, freed = r->freed;
     g->completed = 1;
     pthread_cond_broadcast(&cli_greq_cv);
     pthread_mutex_unlock(&cli_greq_mu);
     if (again)
         return cli_err(call, MPI_ERR_REQUEST, "request", "the request was completed already");
-    if (r->freed) {
+    if (freed) {
         int code = cli_greq_release(r);
         if (code != MPI_SUCCESS)
             return cli_err(call, code, NULL, "the request's free function returned an error");
