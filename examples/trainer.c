@@ -19,7 +19,7 @@
 
     usage: trainer [--steps N] [--sleep-ms MS] [--log-every K] [--log-all]
                    [--seed S] [--samples N] [--hidden H] [--batch B] [--lr LR]
-                   [--mark-step S] [--avg-loss] [--scale-rank R --scale F]
+                   [--mark-step S] [--avg-loss] [--scale-rank R --scale F] [--persistent]
 
     --sleep-ms adds simulated compute to every step (to make runs long
     enough for fault injection); --mark-step prints a line just before
@@ -30,6 +30,9 @@
     --scale-rank R --scale F makes rank R multiply its gradients by F
     before every all-reduce: a faulty or hostile member, for the tests
     of robust aggregation (COLLAB_AGGREGATION).
+    --persistent reduces the gradients with MPI-4 persistent all-reduces
+    (MPI_Allreduce_init once, MPI_Start each step), which odd ranks start
+    in the reverse order: they match by initialisation order.
 */
 #include <mpi.h>
 
@@ -50,6 +53,7 @@ typedef struct {
     long sleep_ms;  /* simulated extra compute per step */
     long log_every; /* log every K steps (0: never) */
     int avg_loss;   /* all-reduce the batch loss every step */
+    int persistent; /* persistent all-reduces, started in rank-dependent order */
     int log_all;    /* every rank logs, not only rank 0 */
     unsigned long seed;
     long samples;   /* size of the whole data set */
@@ -145,6 +149,10 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--avg-loss") == 0) {
             o->avg_loss = 1;
+            continue;
+        }
+        if (strcmp(a, "--persistent") == 0) {
+            o->persistent = 1;
             continue;
         }
         if (v == NULL) {
@@ -330,7 +338,8 @@ int main(int argc, char **argv)
     if (parse_opts(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: trainer [--steps N] [--sleep-ms MS] [--log-every K] [--log-all]\n"
                         "               [--seed S] [--samples N] [--hidden H] [--batch B] "
-                        "[--lr LR]\n               [--mark-step S] [--scale-rank R --scale F]\n");
+                        "[--lr LR]\n               [--mark-step S] [--avg-loss] "
+                        "[--scale-rank R --scale F] [--persistent]\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -374,6 +383,12 @@ int main(int argc, char **argv)
     printf("trainer: rank %d pid %d starts at step %d\n", rank, (int)getpid(), step);
     fflush(stdout);
 
+    MPI_Request pers[NTENSORS];
+    if (o.persistent)
+        for (int k = 0; k < NTENSORS; k++)
+            MPI_Allreduce_init(MPI_IN_PLACE, g.t[k], (int)g.n[k], MPI_FLOAT, MPI_SUM,
+                               MPI_COMM_WORLD, MPI_INFO_NULL, &pers[k]);
+
     for (; step < o.steps; step++) {
         for (long b = 0; b < o.batch; b++) {
             long j = (long)((step * o.batch + b) % (shard > 0 ? shard : 1));
@@ -392,8 +407,16 @@ int main(int argc, char **argv)
             for (int k = 0; k < NTENSORS; k++)
                 for (size_t i = 0; i < g.n[k]; i++)
                     g.t[k][i] = (float)(g.t[k][i] * o.scale);
-        for (int k = 0; k < NTENSORS; k++)
-            MPI_Allreduce(MPI_IN_PLACE, g.t[k], (int)g.n[k], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (o.persistent) {
+            for (int k = 0; k < NTENSORS; k++)
+                MPI_Start(&pers[rank % 2 ? NTENSORS - 1 - k : k]);
+            MPI_Status sts[NTENSORS];
+            MPI_Waitall(NTENSORS, pers, sts);
+        } else {
+            for (int k = 0; k < NTENSORS; k++)
+                MPI_Allreduce(MPI_IN_PLACE, g.t[k], (int)g.n[k], MPI_FLOAT, MPI_SUM,
+                              MPI_COMM_WORLD);
+        }
         for (int k = 0; k < NTENSORS; k++)
             for (size_t i = 0; i < p.n[k]; i++)
                 p.t[k][i] -= (float)o.lr * (g.t[k][i] / (float)size);
@@ -408,6 +431,9 @@ int main(int argc, char **argv)
         }
     }
 
+    if (o.persistent)
+        for (int k = 0; k < NTENSORS; k++)
+            MPI_Request_free(&pers[k]);
     double loss = full_loss(&p, h, xs, ys, o.samples, work);
     printf("trainer: rank %d pid %d done steps %d..%ld final loss %.9g checksum %016llx "
            "elapsed %.2f s\n",

@@ -232,6 +232,15 @@ COLLAB_EXPORT int collab_comm_dup(collab_comm_t *comm, collab_comm_t **out);
 COLLAB_EXPORT int collab_comm_split(collab_comm_t *comm, int color, int key,
                                     collab_comm_t **out);
 
+/* Local (no exchange): MPI_Comm_create_group.  ranks[0..n-1] are the comm
+   ranks of the members in their new order, this peer among them; every
+   member calls it with the same ranks and tag, in the same order as its
+   other calls with those ranks and tag on comm, and nobody else calls it.
+   COLLAB_ERR_ARG for a bad or repeated rank or when this peer is not a
+   member.  Caller owns *out. */
+COLLAB_EXPORT int collab_comm_create_group(collab_comm_t *comm, const int *ranks, int n, int tag,
+                                           collab_comm_t **out);
+
 /* Frees a communicator made by dup/split; nulls *comm_p.  World and self
    cannot be freed (COLLAB_ERR_COMM). */
 COLLAB_EXPORT int collab_comm_free(collab_comm_t **comm_p);

@@ -153,7 +153,8 @@ enum {
     CLI_REQ_SEND, /* p2p send: status source/tag not meaningful */
     CLI_REQ_RECV, /* p2p receive: status filled from the core */
     CLI_REQ_COLL, /* nonblocking collective */
-    CLI_REQ_DONE  /* completed when started (PROC_NULL, Imrecv, idup) */
+    CLI_REQ_DONE, /* completed when started (PROC_NULL, Imrecv, idup) */
+    CLI_REQ_GREQ  /* generalized request (cli_greq.c): completed by the program */
 };
 
 typedef struct cli_msg {
@@ -374,6 +375,11 @@ int cli_req_start(cli_call_t *call, int kind, cli_comm_t *comm, collab_request_t
    persistent request's recipe (when the request goes). */
 int cli_req_adopt(cli_req_t *r, MPI_Request inner);
 void cli_persist_destroy(struct cli_persist **p);
+/* Posts the persistent collectives started since the last call, in the
+   order of their initialisation (cli_persist.c); called by cli_enter. */
+void cli_persist_flush(void);
+/* Whether started persistent collectives wait to be posted (no lock). */
+int cli_persist_queued(void);
 /* Whether a persistent request was started and not yet completed by a
    wait or test (inactive ones count as MPI_REQUEST_NULL in arrays). */
 int cli_persist_active(const struct cli_persist *p);
@@ -381,6 +387,23 @@ void cli_persist_set_active(struct cli_persist *p, int on);
 /* A request that is already complete with the given result. */
 int cli_req_done(cli_call_t *call, int kind, cli_comm_t *comm, int status,
                  const collab_status_info_t *st, MPI_Request *out);
+
+/* Unregisters and frees a request (its recipe too, if persistent). */
+void cli_req_release(cli_req_t *r);
+
+/* Generalized requests (cli_greq.c), asked by the wait and test calls:
+   cli_greq_poll says whether r was completed (blocking: waits for it);
+   cli_greq_finish reports the completion (query_fn, free_fn) and nulls *h,
+   returning the MPI code (raised through the handler when `report`);
+   cli_greq_status fills st with query_fn; cli_greq_cancel and
+   cli_greq_free are MPI_Cancel and MPI_Request_free on r; cli_greq_nap
+   sleeps until a generalized request completes, at most a millisecond. */
+int cli_greq_poll(cli_req_t *r, int blocking);
+int cli_greq_finish(cli_call_t *call, cli_req_t *r, MPI_Request *h, MPI_Status *st, int report);
+void cli_greq_status(cli_req_t *r, MPI_Status *st);
+int cli_greq_cancel(cli_call_t *call, cli_req_t *r);
+int cli_greq_free(cli_call_t *call, cli_req_t *r);
+void cli_greq_nap(void);
 
 /* Fills *st (unless MPI_STATUS_IGNORE) from a core result: source, tag
    and byte count for receives, the empty status otherwise; MPI_ERROR is

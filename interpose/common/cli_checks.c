@@ -25,8 +25,13 @@ int cli_enter(cli_call_t *call, const char *name, int flags)
     if (flags & CLI_PRE)
         return MPI_SUCCESS;
     int state = __atomic_load_n(&cli.state, __ATOMIC_ACQUIRE);
-    if (state == CLI_STATE_INIT)
+    if (state == CLI_STATE_INIT) {
+        /* Starts in a row match by initialisation order (cli_persist.c). */
+        if (cli_persist_queued() && strcmp(name, "MPI_Start") != 0 &&
+            strcmp(name, "MPI_Startall") != 0)
+            cli_persist_flush();
         return MPI_SUCCESS;
+    }
     return cli_err(call, MPI_ERR_OTHER, NULL, "called %s",
                    state == CLI_STATE_PRE ? "before MPI_Init" : "after MPI_Finalize");
 }

@@ -250,6 +250,58 @@ int cli_impl_Comm_create(cli_call_t *call, MPI_Comm comm, MPI_Group group, MPI_C
     return cli_split(call, mine >= 0 ? 0 : -1, mine, newcomm);
 }
 
+/* Collective over the group's members only: the core makes the
+   communicator locally from the member list and the tag, so ranks of comm
+   outside the group take no part (and may be busy elsewhere). */
+int cli_impl_Comm_create_group(cli_call_t *call, MPI_Comm comm, MPI_Group group, int tag,
+                               MPI_Comm *newcomm)
+{
+    (void)comm;
+    int rc = cli_comm_check_live(call, call->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int why = 0;
+    cli_group_t *g = cli_group_lookup(group, &why);
+    if (g == NULL)
+        return cli_err(call, MPI_ERR_GROUP, "group", "%s",
+                       why == CLI_H_NULL ? "MPI_GROUP_NULL is not a valid group"
+                                         : "not a group handle");
+    int me = collab_world_rank(), mine = -1;
+    for (int i = 0; i < g->size; i++)
+        if (g->wranks[i] == me)
+            mine = i;
+    if (mine < 0) {
+        *newcomm = cli_abi_comm_null(); /* as MPI says for a non-member */
+        return MPI_SUCCESS;
+    }
+    int *ranks = malloc((size_t)g->size * sizeof(int));
+    if (ranks == NULL)
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    /* The group names world ranks; the core wants ranks of comm. */
+    cli_comm_t *c = call->comm;
+    int n = collab_comm_size(c->core), bad = -1;
+    for (int i = 0; i < g->size && bad < 0; i++) {
+        ranks[i] = -1;
+        for (int r = 0; r < n && ranks[i] < 0; r++)
+            if (collab_comm_world_rank_of(c->core, r) == g->wranks[i])
+                ranks[i] = r;
+        if (ranks[i] < 0)
+            bad = i;
+    }
+    if (bad >= 0) {
+        int w = g->wranks[bad];
+        free(ranks);
+        return cli_err(call, MPI_ERR_GROUP, "group",
+                       "member %d (world rank %d) is not in the communicator", bad, w);
+    }
+    collab_comm_t *core = NULL;
+    int st = collab_comm_create_group(c->core, ranks, g->size, tag, &core);
+    free(ranks);
+    if (st != COLLAB_OK)
+        return cli_err_core(call, st, "creating the communicator over the group");
+    return cli_comm_wrap(call, c, core, newcomm);
+}
+
 int cli_impl_Comm_free(cli_call_t *call, MPI_Comm *comm)
 {
     int rc = cli_check_comm(call, *comm, "comm");

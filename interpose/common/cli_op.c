@@ -20,6 +20,7 @@
 */
 #include "cli.h"
 #include "cli_impl.h"
+#include "cli_tmap.h"
 
 #include <stdlib.h>
 
@@ -247,6 +248,8 @@ int cli_op_prepare(cli_call_t *call, cli_op_t *op, cli_type_t *type, collab_op_t
                              .commutative = op->commute};
         return MPI_SUCCESS;
     }
+    if (type->predef < 0 && cli_type_f90(type)) /* counts as the type it stands for */
+        type = &cli_predef_types[type->base_predef];
     int kind = op->predef;
     const char *tname = cli_predef_types[type->base_predef].name;
     if (type->predef < 0) /* unlike accumulate, reductions allow only predefined types */

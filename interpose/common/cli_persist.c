@@ -2,14 +2,28 @@
     point-to-point MPI_Send_init/MPI_Recv_init, MPI_Start, MPI_Startall).
 
     A persistent collective is a request holding a recipe: the call and
-    its arguments.  It starts inactive; MPI_Start runs the nonblocking
+    its arguments.  It starts inactive; a start runs the nonblocking
     form of the call (MPI_Iallreduce for MPI_Allreduce_init, ...) and
     moves the resulting request's state into the persistent one, which
     then completes through MPI_Wait/Test like any other request and
     becomes inactive again instead of being freed.  MPI_Request_free
     releases it (after completion when it is active).  So each start is
     an ordinary collective of the swarm, with the same rules for absent
-    ranks and joiners; nothing is planned ahead across starts.  The
+    ranks and joiners; nothing is planned ahead across starts.
+
+    Start order.  MPI-4 matches persistent collectives by the order of
+    their initialisation, while the core matches collectives by the
+    order in which each peer posts them, and the world communicator's
+    stream (which admission of joiners follows, docs/elastic.md) must
+    have the same order on every peer.  So MPI_Start and MPI_Startall
+    only mark a persistent collective as started and queue it; the
+    queue is posted, sorted by initialisation order, when the program
+    makes any other MPI call (cli_enter calls cli_persist_flush; calls
+    allowed before MPI_Init, such as MPI_Wtime, do not).  Starts made
+    one after the other thus match by initialisation order whatever
+    their order, every peer posts them in the same order, and the world
+    stream keeps one order; a start is never held past the program's
+    next MPI call, which is as much progress as MPI promises.  The
     arrays and buffers passed at initialisation are the program's and
     are read again at each start, as the standard allows.  Persistent
     point-to-point requests (MPI_Send_init, MPI_Recv_init, ...) work the
@@ -19,6 +33,7 @@
 #include "cli_coll.h"
 #include "cli_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 enum {
@@ -59,8 +74,17 @@ struct cli_persist {
     int root;
     MPI_Comm comm;
     int active;          /* started, not yet completed by a wait or test */
+    int queued;          /* started, not yet posted (cli_persist_flush) */
+    uint64_t seq;        /* initialisation order in this process */
     cli_type_t *held[2]; /* references on stype/rtype: a program may free them meanwhile */
 };
+
+/* Started persistent collectives not yet posted, under cli.lock; the
+   count is also read without the lock, to make the check in every call
+   cheap. */
+static cli_req_t **cli_queue;
+static int cli_nqueued, cli_queue_cap;
+static uint64_t cli_init_seq;
 
 int cli_persist_active(const struct cli_persist *p)
 {
@@ -93,6 +117,7 @@ static int cli_persist_new(cli_call_t *call, struct cli_persist p, MPI_Request *
         return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
     *c = p;
     c->comm = cli_comm_handle(call->comm);
+    c->seq = __atomic_fetch_add(&cli_init_seq, 1, __ATOMIC_RELAXED);
     MPI_Datatype hs[2] = {p.stype, p.rtype};
     for (int k = 0; k < 2; k++) {
         int why = 0;
@@ -221,6 +246,27 @@ static int cli_start_one(cli_call_t *call, MPI_Request *request, const char *arg
     if (r->pers->active)
         return cli_err(call, MPI_ERR_REQUEST, arg, "the persistent request is already active");
     call->comm = r->comm;
+    if (r->pers->what < CLI_P_SEND) { /* a collective: queued (see the top) */
+        cli_lock();
+        if (cli_nqueued == cli_queue_cap) {
+            int ncap = cli_queue_cap ? 2 * cli_queue_cap : 16;
+            cli_req_t **q = realloc(cli_queue, (size_t)ncap * sizeof *q);
+            if (q == NULL) {
+                cli_unlock();
+                return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+            }
+            cli_queue = q;
+            cli_queue_cap = ncap;
+        }
+        r->pers->active = 1;
+        r->pers->queued = 1;
+        r->done = 0;
+        r->core = NULL;
+        cli_queue[cli_nqueued] = r;
+        __atomic_store_n(&cli_nqueued, cli_nqueued + 1, __ATOMIC_RELEASE);
+        cli_unlock();
+        return MPI_SUCCESS;
+    }
     MPI_Request inner = cli_abi_req_null();
     int rc = cli_persist_run(call, r->pers, &inner);
     if (rc != MPI_SUCCESS)
@@ -229,6 +275,53 @@ static int cli_start_one(cli_call_t *call, MPI_Request *request, const char *arg
         return cli_err(call, MPI_ERR_INTERN, arg, "lost the started request");
     r->pers->active = 1;
     return MPI_SUCCESS;
+}
+
+static int cli_by_init_order(const void *a, const void *b)
+{
+    const cli_req_t *x = *(cli_req_t *const *)a, *y = *(cli_req_t *const *)b;
+    return (x->pers->seq > y->pers->seq) - (x->pers->seq < y->pers->seq);
+}
+
+int cli_persist_queued(void)
+{
+    return __atomic_load_n(&cli_nqueued, __ATOMIC_ACQUIRE) != 0;
+}
+
+void cli_persist_flush(void)
+{
+    if (__atomic_load_n(&cli_nqueued, __ATOMIC_ACQUIRE) == 0)
+        return;
+    cli_lock();
+    int n = cli_nqueued;
+    cli_req_t **mine = malloc((size_t)(n > 0 ? n : 1) * sizeof *mine);
+    if (mine != NULL) {
+        for (int i = 0; i < n; i++)
+            mine[i] = cli_queue[i];
+        __atomic_store_n(&cli_nqueued, 0, __ATOMIC_RELEASE);
+    }
+    cli_unlock();
+    if (mine == NULL)
+        return; /* out of memory: the next call tries again */
+    qsort(mine, (size_t)n, sizeof *mine, cli_by_init_order);
+    for (int i = 0; i < n; i++) {
+        cli_req_t *r = mine[i];
+        /* Errors are those MPI_Start would have reported: under its name,
+           through the communicator's handler. */
+        cli_call_t call;
+        cli_call_init(&call, "MPI_Start");
+        call.comm = r->comm;
+        r->pers->queued = 0;
+        MPI_Request inner = cli_abi_req_null();
+        int rc = cli_persist_run(&call, r->pers, &inner);
+        if (rc == MPI_SUCCESS && cli_req_adopt(r, inner) != COLLAB_OK)
+            rc = cli_err(&call, MPI_ERR_INTERN, "request", "lost the started request");
+        if (rc != MPI_SUCCESS) { /* the handler returned: the request fails */
+            r->done = 1;
+            r->status = COLLAB_ERR_ARG;
+        }
+    }
+    free(mine);
 }
 
 int cli_impl_Start(cli_call_t *call, MPI_Request *request)

@@ -93,8 +93,12 @@ int cli_req_adopt(cli_req_t *r, MPI_Request inner)
 /* Brings r up to date: returns 1 when its result is cached. */
 static int cli_req_poll(cli_req_t *r, int blocking)
 {
+    if (!r->done && r->core == NULL && r->pers != NULL)
+        cli_persist_flush(); /* started by another thread meanwhile */
     if (r->done)
         return 1;
+    if (r->kind == CLI_REQ_GREQ)
+        return cli_greq_poll(r, blocking);
     collab_status_info_t st = cli_empty_info;
     int status;
     if (blocking) {
@@ -117,7 +121,7 @@ static int cli_req_poll(cli_req_t *r, int blocking)
     return 1;
 }
 
-static void cli_req_release(cli_req_t *r)
+void cli_req_release(cli_req_t *r)
 {
     cli_persist_destroy(&r->pers);
     cli_lock();
@@ -226,6 +230,8 @@ static cli_req_t **cli_req_array(cli_call_t *call, int count, MPI_Request reqs[]
 static int cli_req_finish_one(cli_call_t *call, cli_req_t *r, MPI_Request *h, MPI_Status *st,
                               int report)
 {
+    if (r->kind == CLI_REQ_GREQ)
+        return cli_greq_finish(call, r, h, st, report);
     cli_status_fill(st, r->kind, r->status, &r->st);
     int status = r->status;
     cli_comm_t *comm = r->comm;
@@ -290,7 +296,9 @@ int cli_impl_Request_get_status(cli_call_t *call, MPI_Request request, int *flag
         return MPI_SUCCESS;
     }
     *flag = cli_req_poll(r, 0);
-    if (*flag)
+    if (*flag && r->kind == CLI_REQ_GREQ)
+        cli_greq_status(r, status);
+    else if (*flag)
         cli_status_fill(status, r->kind, r->status, &r->st);
     return MPI_SUCCESS;
 }
@@ -304,6 +312,8 @@ int cli_impl_Request_free(cli_call_t *call, MPI_Request *request)
     if (r == NULL)
         return cli_err(call, MPI_ERR_REQUEST, "request", "MPI_REQUEST_NULL cannot be freed");
     *request = cli_abi_req_null();
+    if (r->kind == CLI_REQ_GREQ)
+        return cli_greq_free(call, r);
     if (r->done) {
         cli_req_release(r);
         return MPI_SUCCESS;
@@ -343,6 +353,8 @@ int cli_impl_Cancel(cli_call_t *call, MPI_Request *request)
     if (r->kind == CLI_REQ_COLL)
         return cli_err(call, MPI_ERR_REQUEST, "request",
                        "a nonblocking collective cannot be cancelled");
+    if (r->kind == CLI_REQ_GREQ)
+        return cli_greq_cancel(call, r);
     /* A receive not yet matched and a synchronous send whose receiver has
        not matched it are cancelled; other sends have completed already
        and complete normally (Test_cancelled then says false), which the
@@ -460,6 +472,21 @@ static int cli_find_done(cli_req_t **rs, int count, int poll)
     return active ? -1 : -2;
 }
 
+/* With a generalized request among them, the core cannot wait for the
+   set: test everything and nap until an entry completes (cli_greq.c). */
+static int cli_wait_with_greq(cli_req_t **rs, int count)
+{
+    int greq = 0;
+    for (int i = 0; i < count; i++)
+        greq |= rs[i] != NULL && rs[i]->kind == CLI_REQ_GREQ;
+    if (!greq)
+        return -1;
+    int i;
+    while ((i = cli_find_done(rs, count, 1)) == -1)
+        cli_greq_nap();
+    return i;
+}
+
 int cli_impl_Waitany(cli_call_t *call, int count, MPI_Request array_of_requests[], int *indx,
                      MPI_Status *status)
 {
@@ -468,6 +495,8 @@ int cli_impl_Waitany(cli_call_t *call, int count, MPI_Request array_of_requests[
     if (rs == NULL)
         return rc;
     int i = cli_find_done(rs, count, 0);
+    if (i == -1)
+        i = cli_wait_with_greq(rs, count);
     if (i == -1) {
         collab_request_t **cores = calloc((size_t)count, sizeof *cores);
         if (cores == NULL) {
@@ -533,6 +562,8 @@ static int cli_some(cli_call_t *call, int incount, MPI_Request reqs[], int *outc
         *outcount = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
+    if (first == -1 && blocking)
+        first = cli_wait_with_greq(rs, incount);
     if (first == -1 && blocking) {
         /* Wait for any entry without consuming it: it is reported below
            with the others that completed meanwhile. */

@@ -75,6 +75,19 @@ int cli_type_vector(cli_call_t *call, MPI_Count count, MPI_Count bl, MPI_Count s
 /* The recorded constructor arguments: 0 when t has none (then the
    caller answers from the old fields); contents returns new references
    to derived types, as MPI_Type_get_contents must. */
+/* The type signature of t one level down, in order: fn(ctx, child, reps)
+   for each block of a struct, else once for the type t was built from,
+   repeated t->size / child->size times; nothing for a predefined type.
+   Returns 0 or the first non-zero result of fn. */
+typedef int cli_child_fn(void *ctx, const cli_type_t *child, MPI_Count reps);
+int cli_type_children(const cli_type_t *t, cli_child_fn *fn, void *ctx);
+/* Contents of a type whose constructor took only integers (n of them,
+   copied): the Fortran 90 parameterized types.  NULL when out of memory;
+   the type that takes it owns it. */
+cli_tcontents_t *cli_tc_ints(int combiner, int n, const int *ints);
+/* 1 when t was made by MPI_Type_create_f90_*: it counts as the predefined
+   type it stands for (t->base_predef) wherever the standard says so. */
+int cli_type_f90(const cli_type_t *t);
 int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl, MPI_Count *nd,
                     int *combiner);
 void cli_tc_contents(const cli_type_t *t, int *ints, MPI_Aint *addrs, MPI_Count *larges,

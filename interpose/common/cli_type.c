@@ -381,6 +381,13 @@ int cli_impl_Type_free(cli_call_t *call, MPI_Datatype *datatype)
     if (t->predef >= 0)
         return cli_err(call, MPI_ERR_TYPE, "datatype", "%s is predefined and cannot be freed",
                        t->name);
+    if (cli_type_f90(t)) { /* kept for the process's life (cli_f90_type) */
+        if (!CLI_ABI_F90_FREE_OK)
+            return cli_err(call, MPI_ERR_TYPE, "datatype",
+                           "a Fortran 90 parameterized type is predefined and cannot be freed");
+        *datatype = cli_abi_type_null();
+        return MPI_SUCCESS;
+    }
     rc = cli_attr_delete_all_type(call, t);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -553,12 +560,125 @@ int cli_impl_Type_match_size(cli_call_t *call, int typeclass, int size, MPI_Data
                           : -1;
     else
         return cli_err(call, MPI_ERR_ARG, "typeclass", "%d is not an MPI_TYPECLASS_*", typeclass);
+    /* Open MPI answers with the default kinds where they have the size. */
+    if (CLI_ABI_MATCH_DEFAULT_KINDS)
+        id = id == CLI_T_INTEGER4   ? CLI_T_INTEGER
+             : id == CLI_T_REAL4    ? CLI_T_REAL
+             : id == CLI_T_COMPLEX8 ? CLI_T_COMPLEX
+                                    : id;
     MPI_Datatype h = id >= 0 ? cli_abi_type_predef(id) : cli_abi_type_null();
     if (h == cli_abi_type_null())
         return cli_err(call, MPI_ERR_ARG, "size", "no predefined type of this class has size %d",
                        size);
     *datatype = h;
     return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fortran 90 parameterized types: a dup of the predefined type of the
+   requested range and precision, made once per (constructor, p, r) and
+   kept for the process's life, as MPICH does (the standard calls them
+   predefined).  Sizes follow both real libraries: integers of 1, 2, 4, 8
+   bytes for r <= 2, 4, 9, 18; reals of 4, 8 (16 in Open MPI) bytes for
+   p <= 6, 15 (18) and r <= 37, 307 (4931); complex twice that. */
+
+typedef struct {
+    int combiner, p, r;
+    cli_type_t *t;
+} cli_f90_t;
+
+static cli_f90_t *cli_f90s; /* under cli.lock */
+static int cli_nf90;
+
+static int cli_f90_type(cli_call_t *call, int combiner, int p, int r, int base,
+                        MPI_Datatype *newtype)
+{
+    cli_lock();
+    for (int i = 0; i < cli_nf90; i++)
+        if (cli_f90s[i].combiner == combiner && cli_f90s[i].p == p && cli_f90s[i].r == r) {
+            *newtype = cli_type_handle(cli_f90s[i].t);
+            cli_unlock();
+            return MPI_SUCCESS;
+        }
+    cli_f90_t *grown = realloc(cli_f90s, (size_t)(cli_nf90 + 1) * sizeof *grown);
+    if (grown != NULL)
+        cli_f90s = grown;
+    cli_unlock();
+    if (grown == NULL)
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    int args[2] = {p, r};
+    int ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    cli_tcontents_t *tc = cli_tc_ints(combiner, ni, ni == 1 ? &r : args);
+    if (tc == NULL)
+        return cli_err(call, MPI_ERR_NO_MEM, NULL, "out of memory");
+    MPI_Datatype h;
+    int rc = cli_type_derive(call, &cli_predef_types[base], 1, MPI_COMBINER_DUP, 0, 0, &h);
+    if (rc != MPI_SUCCESS) {
+        cli_lock();
+        cli_tc_destroy(&tc);
+        cli_unlock();
+        return rc;
+    }
+    cli_type_t *t = cli_type_get(h);
+    cli_lock();
+    t->committed = 1;
+    t->tc = tc;
+    cli_f90s[cli_nf90++] = (cli_f90_t){combiner, p, r, t};
+    cli_unlock();
+    *newtype = h;
+    return MPI_SUCCESS;
+}
+
+/* Bytes of the real kind with precision p and range r, 0 when none. */
+static int cli_f90_real_bytes(int p, int r)
+{
+    int pu = p == MPI_UNDEFINED, ru = r == MPI_UNDEFINED;
+    if (pu && ru && !CLI_ABI_F90_BOTH_UNDEFINED_OK)
+        return 0;
+    if (pu)
+        p = 0;
+    if (ru)
+        r = 0;
+    if (p <= 6 && r <= 37)
+        return 4;
+    if (p <= 15 && r <= 307)
+        return 8;
+    if (CLI_ABI_F90_MAX_REAL >= 16 && p <= 18 && r <= 4931)
+        return 16;
+    return 0;
+}
+
+int cli_impl_Type_create_f90_integer(cli_call_t *call, int r, MPI_Datatype *newtype)
+{
+    int id = r <= 2    ? CLI_T_INTEGER1
+             : r <= 4  ? CLI_T_INTEGER2
+             : r <= 9  ? CLI_T_INTEGER4
+             : r <= 18 ? CLI_T_INTEGER8
+                       : -1;
+    if (id < 0)
+        return cli_err(call, CLI_ABI_F90_ERR, "r",
+                       "no integer kind has a decimal range of %d digits (at most 18)", r);
+    return cli_f90_type(call, MPI_COMBINER_F90_INTEGER, 0, r, id, newtype);
+}
+
+int cli_impl_Type_create_f90_real(cli_call_t *call, int p, int r, MPI_Datatype *newtype)
+{
+    int b = cli_f90_real_bytes(p, r);
+    if (b == 0)
+        return cli_err(call, CLI_ABI_F90_ERR, NULL,
+                       "no real kind has precision %d and decimal range %d", p, r);
+    int id = b == 4 ? CLI_T_REAL4 : b == 8 ? CLI_T_REAL8 : CLI_T_REAL16;
+    return cli_f90_type(call, MPI_COMBINER_F90_REAL, p, r, id, newtype);
+}
+
+int cli_impl_Type_create_f90_complex(cli_call_t *call, int p, int r, MPI_Datatype *newtype)
+{
+    int b = cli_f90_real_bytes(p, r);
+    if (b == 0)
+        return cli_err(call, CLI_ABI_F90_ERR, NULL,
+                       "no complex kind has precision %d and decimal range %d", p, r);
+    int id = b == 4 ? CLI_T_COMPLEX8 : b == 8 ? CLI_T_COMPLEX16 : CLI_T_COMPLEX32;
+    return cli_f90_type(call, MPI_COMBINER_F90_COMPLEX, p, r, id, newtype);
 }
 
 /* ---------------------------------------------------------------------- */

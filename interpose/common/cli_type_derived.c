@@ -777,6 +777,42 @@ int cli_impl_Type_create_darray_c(cli_call_t *call, int size, int rank, int ndim
 /* ---------------------------------------------------------------------- */
 /* Envelope and contents of the types made here. */
 
+cli_tcontents_t *cli_tc_ints(int combiner, int n, const int *ints)
+{
+    cli_tcontents_t *c = cli_tc_new(combiner, n, 0, 0, 0);
+    if (c != NULL && n > 0)
+        memcpy(c->ints, ints, (size_t)n * sizeof *ints);
+    return c;
+}
+
+int cli_type_children(const cli_type_t *t, cli_child_fn *fn, void *ctx)
+{
+    const cli_tcontents_t *c = t->tc;
+    if (t->predef >= 0)
+        return 0;
+    if (c != NULL && c->combiner == MPI_COMBINER_STRUCT) {
+        for (MPI_Count i = 0; i < c->nd; i++) {
+            MPI_Count bl = c->nl > 0 ? c->larges[1 + i] : c->ints[1 + i];
+            int rc = fn(ctx, c->types[i], bl);
+            if (rc != 0)
+                return rc;
+        }
+        return 0;
+    }
+    const cli_type_t *child = c != NULL && c->nd > 0 ? c->types[0] : t->old;
+    if (child == NULL || child->size == 0)
+        return 0;
+    return fn(ctx, child, t->size / child->size);
+}
+
+int cli_type_f90(const cli_type_t *t)
+{
+    const cli_tcontents_t *c = t->tc;
+    return c != NULL &&
+           (c->combiner == MPI_COMBINER_F90_INTEGER || c->combiner == MPI_COMBINER_F90_REAL ||
+            c->combiner == MPI_COMBINER_F90_COMPLEX);
+}
+
 int cli_tc_envelope(const cli_type_t *t, MPI_Count *ni, MPI_Count *na, MPI_Count *nl, MPI_Count *nd,
                     int *combiner)
 {

@@ -28,6 +28,15 @@
     "mpicollab (MPICH ABI, compatible with MPICH 4.0.2, MPICH ABI 14:2:2)"
 /* Largest table index a handle can carry (26 index bits; keyvals 22). */
 #define CLI_ABI_MAX_INDEX 0x3fffff
+/* MPI_Type_create_f90_*, as MPICH 4.0.2 answers (docs/abi.md 4): reals up
+   to 8 bytes, MPI_UNDEFINED for both p and r accepted, no match is
+   MPI_ERR_OTHER, and MPI_Type_free on such a type succeeds (the type stays). */
+#define CLI_ABI_F90_MAX_REAL 8
+#define CLI_ABI_F90_BOTH_UNDEFINED_OK 1
+#define CLI_ABI_F90_ERR MPI_ERR_OTHER
+#define CLI_ABI_F90_FREE_OK 1
+/* MPI_Type_match_size: MPICH answers MPI_INTEGER4, MPI_REAL4, MPI_COMPLEX8 for 4 and 8 bytes. */
+#define CLI_ABI_MATCH_DEFAULT_KINDS 0
 
 /* ---------------------------------------------------------------------- */
 /* Handles (docs/abi.md 3.1).  Dynamic handles: DIRECT kind | type | index. */

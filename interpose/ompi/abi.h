@@ -34,6 +34,15 @@
 #define CLI_ABI_LIBRARY_VERSION "mpicollab (Open MPI ABI, compatible with Open MPI v4.1.4)"
 /* Largest table index a handle can carry: entries per reserved range. */
 #define CLI_ABI_MAX_INDEX 0x3fffff
+/* MPI_Type_create_f90_*, as Open MPI 4.1.4 answers (docs/abi.md 4): reals
+   up to 16 bytes (long double), p and r both MPI_UNDEFINED refused, no
+   match is MPI_ERR_ARG, and MPI_Type_free on such a type is MPI_ERR_TYPE. */
+#define CLI_ABI_F90_MAX_REAL 16
+#define CLI_ABI_F90_BOTH_UNDEFINED_OK 0
+#define CLI_ABI_F90_ERR MPI_ERR_ARG
+#define CLI_ABI_F90_FREE_OK 0
+/* MPI_Type_match_size: Open MPI answers MPI_INTEGER, MPI_REAL, MPI_COMPLEX for 4 and 8 bytes. */
+#define CLI_ABI_MATCH_DEFAULT_KINDS 1
 
 /* ---------------------------------------------------------------------- */
 /* Handles of objects created at run time (handles.c). */

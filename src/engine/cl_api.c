@@ -430,6 +430,43 @@ done:
     return rc;
 }
 
+int collab_comm_create_group(collab_comm_t *comm, const int *ranks, int n, int tag,
+                             collab_comm_t **out)
+{
+    if (comm == NULL || out == NULL)
+        return COLLAB_ERR_COMM;
+    if (cl_api_engine() == NULL)
+        return COLLAB_ERR_NOT_INIT;
+    if (n < 1 || n > comm->size || ranks == NULL)
+        return COLLAB_ERR_ARG;
+    int *map = malloc((size_t)n * sizeof(int));
+    unsigned char *seen = calloc((size_t)comm->size, 1);
+    int rc = COLLAB_ERR_NO_MEM, me = -1;
+    if (map == NULL || seen == NULL)
+        goto done;
+    rc = COLLAB_ERR_ARG;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= comm->size || seen[ranks[i]])
+            goto done;
+        seen[ranks[i]] = 1;
+        map[i] = cl_comm_world_of(comm, ranks[i]);
+        if (ranks[i] == comm->rank)
+            me = i;
+    }
+    if (me < 0)
+        goto done;
+    rc = COLLAB_ERR_NO_MEM;
+    uint64_t id = cl_comm_group_id(comm, map, n, tag);
+    if (id == 0)
+        goto done;
+    *out = cl_comm_new_derived(id, n, me, map);
+    rc = *out != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+done:
+    free(map);
+    free(seen);
+    return rc;
+}
+
 int collab_comm_free(collab_comm_t **comm_p)
 {
     if (comm_p == NULL || *comm_p == NULL)

@@ -174,6 +174,19 @@ static void test_comms(collab_comm_t *w)
     CHECK(collab_comm_world_rank_of(s, 0) == 0 && collab_comm_world_rank_of(s, 1) == -1);
     CHECK(collab_allreduce(s, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK && y == 1.0);
     CHECK(collab_comm_split(w, -1, 0, &u) == COLLAB_OK && u == NULL);
+    /* Communicators over a group: local, a new id each time, members only. */
+    int me = collab_comm_rank(w), bad[2] = {me, me};
+    collab_comm_t *g1 = NULL, *g2 = NULL, *g3 = NULL;
+    CHECK(collab_comm_create_group(w, &me, 1, 7, &g1) == COLLAB_OK && g1 != NULL);
+    CHECK(collab_comm_create_group(w, &me, 1, 7, &g2) == COLLAB_OK && g2 != NULL);
+    CHECK(collab_comm_size(g1) == 1 && collab_comm_rank(g1) == 0);
+    CHECK(collab_comm_id(g1) != collab_comm_id(g2) && collab_comm_id(g1) != collab_comm_id(w));
+    CHECK(collab_comm_create_group(w, bad, 2, 7, &g3) == COLLAB_ERR_ARG && g3 == NULL);
+    int other = 1 - me;
+    CHECK(collab_comm_create_group(w, &other, 1, 7, &g3) == COLLAB_ERR_ARG && g3 == NULL);
+    CHECK(collab_allreduce(g1, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK && y == 1.0);
+    CHECK(collab_comm_free(&g1) == COLLAB_OK);
+    CHECK(collab_comm_free(&g2) == COLLAB_OK);
     CHECK(collab_comm_free(&d) == COLLAB_OK && d == NULL);
     CHECK(collab_comm_free(&d2) == COLLAB_OK);
     CHECK(collab_comm_free(&s) == COLLAB_OK);

@@ -19,6 +19,7 @@ static collab_comm_t *comm_alloc(uint64_t id, cl_comm_kind_t kind, int size, int
     c->size = size;
     c->rank = rank;
     atomic_init(&c->children, 0);
+    pthread_mutex_init(&c->lock, NULL);
     return c;
 }
 
@@ -72,6 +73,8 @@ void cl_comm_destroy(collab_comm_t **comm_p)
         return;
     free((*comm_p)->world_of);
     free((*comm_p)->by_world);
+    free((*comm_p)->group_keys);
+    pthread_mutex_destroy(&(*comm_p)->lock);
     free(*comm_p);
     *comm_p = NULL;
 }
@@ -111,6 +114,65 @@ uint64_t cl_comm_child_id(uint64_t parent, uint32_t index, int colour)
     uint64_t id = 0;
     for (int i = 7; i >= 0; i--)
         id = (id << 8) | out[i];
+    if (id <= CL_COMM_SELF_ID)
+        id += 3; /* reserved ids */
+    return id;
+}
+
+static void hash_u64(crypto_generichash_state *h, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    crypto_generichash_update(h, b, sizeof b);
+}
+
+static uint64_t hash_final(crypto_generichash_state *h)
+{
+    uint8_t out[8];
+    crypto_generichash_final(h, out, sizeof out);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | out[i];
+    return v;
+}
+
+uint64_t cl_comm_group_id(collab_comm_t *parent, const int *world_of, int n, int tag)
+{
+    /* The key names (members, tag) on this parent; the count tells the
+       k-th communicator made with them from the one before. */
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, NULL, 0, 8);
+    hash_u64(&h, (uint64_t)(uint32_t)tag);
+    hash_u64(&h, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        hash_u64(&h, (uint64_t)(uint32_t)world_of[i]);
+    uint64_t key = hash_final(&h);
+    uint64_t seq = 0;
+    pthread_mutex_lock(&parent->lock);
+    int i = 0;
+    while (i < parent->ngroup_keys && parent->group_keys[2 * i] != key)
+        i++;
+    if (i == parent->ngroup_keys) {
+        uint64_t *grown = realloc(parent->group_keys, (size_t)(i + 1) * 2 * sizeof(uint64_t));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&parent->lock);
+            return 0;
+        }
+        parent->group_keys = grown;
+        grown[2 * i] = key;
+        grown[2 * i + 1] = 0;
+        parent->ngroup_keys++;
+    }
+    seq = parent->group_keys[2 * i + 1]++;
+    pthread_mutex_unlock(&parent->lock);
+    /* "G" keeps these ids apart from dup/split children of the parent. */
+    crypto_generichash_init(&h, NULL, 0, 8);
+    crypto_generichash_update(&h, (const uint8_t *)"G", 1);
+    hash_u64(&h, parent->id);
+    hash_u64(&h, key);
+    hash_u64(&h, seq);
+    uint64_t id = hash_final(&h);
     if (id <= CL_COMM_SELF_ID)
         id += 3; /* reserved ids */
     return id;

@@ -1,8 +1,9 @@
 /*  cl_comm.h - communicators (the struct behind collab_comm_t).
 
     A communicator is immutable once made, except for its count of
-    children: its id, nominal size, this peer's rank and the map from comm
-    ranks to world ranks.  Ids of derived communicators are computed from
+    children and its counts of group creations (under a lock): its id,
+    nominal size, this peer's rank and the map from comm ranks to world
+    ranks.  Ids of derived communicators are computed from
     the parent id, the creation index and the colour, so that every peer
     (and a late joiner running the same program) names them alike.
     Application threads and the engine thread read it without locks.
@@ -12,6 +13,7 @@
 
 #include "mpi_collab.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -28,6 +30,9 @@ struct collab_comm {
     int *world_of;           /* comm rank -> world rank (size entries); NULL for world */
     int *by_world;           /* sorted pairs (world rank, comm rank) for reverse lookup */
     atomic_uint children;    /* dup/split calls made on it so far */
+    pthread_mutex_t lock;    /* guards the two fields below */
+    uint64_t *group_keys;    /* pairs (key of a member list and tag, count) */
+    int ngroup_keys;         /* pairs in group_keys */
 };
 
 /* The world communicator of a peer at world rank `rank` of `size`.
@@ -53,5 +58,12 @@ int cl_comm_rank_of_world(const collab_comm_t *comm, int w);
 /* Id of the index-th child of parent with the given colour (dup uses
    colour -1).  Never 0, CL_COMM_WORLD_ID or CL_COMM_SELF_ID. */
 uint64_t cl_comm_child_id(uint64_t parent, uint32_t index, int colour);
+
+/* Id of a communicator made over a subset of parent (MPI_Comm_create_group):
+   derived from the parent id, the members' world ranks in order, the tag,
+   and how many times this peer made the same (members, tag) before, which
+   it counts on parent.  Only the members call it, so the parent's child
+   count (which every rank advances) is left alone.  0 when out of memory. */
+uint64_t cl_comm_group_id(collab_comm_t *parent, const int *world_of, int n, int tag);
 
 #endif

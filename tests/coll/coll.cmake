@@ -20,6 +20,12 @@ collab_mpich_program(dt_check
   OUTPUT ${COLLAB_DT_CHECK}
   SOURCES ${_cc_dir}/dt_check.c)
 
+# Comm_create_group, Fortran 90 types, generalized requests, external32.
+set(COLLAB_EXT_CHECK ${CMAKE_CURRENT_BINARY_DIR}/coll/ext_check)
+collab_mpich_program(ext_check
+  OUTPUT ${COLLAB_EXT_CHECK}
+  SOURCES ${_cc_dir}/ext_check.c)
+
 # Alltoallv/w and a persistent all-reduce across a real kill (preload only:
 # the test reads MPIX_Collab_group, which MPICH does not have).
 set(COLLAB_A2A_ABSENT ${CMAKE_CURRENT_BINARY_DIR}/coll/a2a_absent)
@@ -69,6 +75,7 @@ endif()
 # Programs a testlist line may name.
 set(_cc_prog_coll_check ${COLLAB_COLL_CHECK})
 set(_cc_prog_dt_check ${COLLAB_DT_CHECK})
+set(_cc_prog_ext_check ${COLLAB_EXT_CHECK})
 set(_cc_prog_early_leave ${COLLAB_EARLY_LEAVE})
 set(_cc_prog_busy_loop ${COLLAB_BUSY_LOOP})
 set(_cc_prog_trainer ${COLLAB_TRAINER})

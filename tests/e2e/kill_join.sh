@@ -3,13 +3,19 @@
 # survivors and the joiner finish with bit-identical parameters, the
 # joiner's first step is the swarm's step at admission (not 0), and the
 # loss stays close to a fault-free run on MPICH.
+#   kill_join.sh [persistent]: with "persistent" the trainer reduces its
+#   gradients with persistent all-reduces that odd ranks start in reverse
+#   order (they match by initialisation order; the world stream, which
+#   admission follows, keeps one order).
 . "$(dirname "$0")/lib.sh"
 need E2E_RUN E2E_TRAINER
 export COLLAB_TIMEOUT=2
+extra=()
+[ "${1:-}" = persistent ] && extra=(--persistent)
 collab run 150 -n 4 \
     --chaos 'kill:2@line:0:step 30 ' \
     --chaos 'start@line:0:step 60 ' \
-    -- "$E2E_TRAINER" --steps "$E2E_STEPS" --sleep-ms 100 --log-every 10
+    -- "$E2E_TRAINER" --steps "$E2E_STEPS" --sleep-ms 100 --log-every 10 "${extra[@]}"
 log="$E2E_LOG/run.out"
 [ "$status" -eq 0 ] || fail "collab-run exited with status $status"
 expect_agreement "$log" 4

@@ -16,6 +16,7 @@ include_guard(GLOBAL)
 #   ompi_trainer_*         examples/numpy_trainer.py: same loss, identical parameters;
 #                          _4_kill: one of 4 peers killed mid-run, the others agree
 #   ompi_op_table          every predefined op x datatype: accepted exactly when Open MPI accepts it
+#   ompi_ext_check_*       tests/coll/ext_check.c built with mpicc.openmpi: same output
 #   ompi_init_error_line   MPI_Init failing on a bad setting prints no "(null)" line
 #   ompi_robust            bad handles and out-of-scope calls: error classes, no crash
 #   ompi_fatal, ompi_abort exit statuses and banners of Open MPI
@@ -87,6 +88,12 @@ foreach(prog c_collectives c_fatal c_robust)
     DEPENDS ${_ot}/${prog}.c COMMENT "mpicc.openmpi ${prog}.c")
   list(APPEND _ompi_programs ${_ob}/${prog})
 endforeach()
+# The checks of calls around the collectives shared with tests/coll.
+add_custom_command(OUTPUT ${_ob}/ext_check
+  COMMAND ${COLLAB_MPICC_OPENMPI} -O1 -Wall -o ${_ob}/ext_check
+          ${PROJECT_SOURCE_DIR}/tests/coll/ext_check.c
+  DEPENDS ${PROJECT_SOURCE_DIR}/tests/coll/ext_check.c COMMENT "mpicc.openmpi ext_check.c")
+list(APPEND _ompi_programs ${_ob}/ext_check)
 # The op/datatype probe shared with the MPICH face's tests.
 add_custom_command(OUTPUT ${_ob}/op_table
   COMMAND ${COLLAB_MPICC_OPENMPI} -O1 -Wall -o ${_ob}/op_table
@@ -109,6 +116,8 @@ foreach(mode preload replace)
     -- ${_ob}/c_collectives)
 endforeach()
 collab_ompi_test(ompi_op_table ${_cmp} --np 1 -- ${_ob}/op_table)
+collab_ompi_test(ompi_ext_check_1 ${_cmp} --np 1 -- ${_ob}/ext_check)
+collab_ompi_test(ompi_ext_check_3 ${_cmp} --np 3 -- ${_ob}/ext_check)
 # MPI_Init failing on a bad setting: the core's line, then Open MPI's
 # banner, and no "[collab] (null)" between them.
 collab_ompi_test(ompi_init_error_line ${_cmp} --np 1 --no-reference --expect-fail
