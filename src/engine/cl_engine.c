@@ -60,12 +60,15 @@ const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
        forge log lines. */
     char q[CL_WIRE_STR_MAX * 4 + 8];
     cl_text_quote(p->address, 200, q, sizeof q);
-    int r = p->rank >= 0 ? p->rank : p->prev_rank;
+    int r = p->rank >= 0 ? p->rank : p->prev_rank, n;
+    /* A long address is cut at len: it is a log line. */
     if (r >= 0)
-        snprintf(out, len, "rank %d (%.8s…, %s)", r, p->id,
-                 p->address[0] != '\0' ? q : "client mode");
+        n = snprintf(out, len, "rank %d (%.8s…, %s)", r, p->id,
+                     p->address[0] != '\0' ? q : "client mode");
     else
-        snprintf(out, len, "peer %.8s… (%s)", p->id, p->address[0] != '\0' ? q : "client mode");
+        n = snprintf(out, len, "peer %.8s… (%s)", p->id, p->address[0] != '\0' ? q : "client mode");
+    if (n < 0 && len > 0)
+        out[0] = '\0';
     return out;
 }
 
