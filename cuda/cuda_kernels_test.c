@@ -120,7 +120,7 @@ static void *dev_alloc(size_t n)
 static void test_detection(void)
 {
     cl_devattr_t a;
-    char *host = malloc(1 << 20);
+    char *host = calloc(1, 1 << 20);
     CHECK(s_ops->query(host, &a) == CL_DEVQ_HOST);
     void *pinned = NULL;
     CHECK(cudaMallocHost(&pinned, 1 << 20) == cudaSuccess);

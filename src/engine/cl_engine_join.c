@@ -107,10 +107,9 @@ int eng_join_start(struct cl_engine *e)
             return COLLAB_ERR_CONFIG;
         }
         cl_settings_t s = s_own_settings(e);
-        int rc = e->cfg.monitor
-                     ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
-                     : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
-                                       e->cfg.weight, &s);
+        int rc = e->cfg.monitor ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
+                                : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp),
+                                                  false, e->cfg.weight, &s);
         if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
@@ -467,7 +466,7 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         eng_fail_init(e, COLLAB_ERR_NETWORK);
         break;
     }
-    case CL_JOIN_CONFLICT:
+    case CL_JOIN_CONFLICT: {
         cl_settings_t theirs = {j->world_size,
                                 j->strict != 0,
                                 j->compression,
@@ -481,5 +480,6 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
                      j->world_size, j->strict, j->compression, j->target_group);
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         break;
+    }
     }
 }
