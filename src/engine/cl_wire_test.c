@@ -248,6 +248,7 @@ static void test_roundtrips(void)
     CHECK(bl == 2 + 2 * 16 && o.u.goodbye.count == 2 && o.u.goodbye.comms != NULL);
     CHECK(o.u.goodbye.comms[1].comm == 2 && o.u.goodbye.comms[1].entered == 1001);
     cl_wire_msg_clear(&o);
+    free(b);
     {
         uint8_t gh[CL_WIRE_HDR_SIZE], gh2[CL_WIRE_HDR_SIZE];
         size_t gl = 0;
