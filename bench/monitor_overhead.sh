@@ -24,8 +24,8 @@
 # script divides it by the trainers' elapsed time.
 # Step time = (wall at step S - wall at step S/4) / (3S/4) on rank 0, so
 # start-up and joining are left out.  Prints each run, then the medians,
-# the spread (min..max) and the overhead of the median, which the issue
-# bounds at 1 %.  Method and results: docs/benchmarks.md.
+# the spread (min..max) and the overhead of the median, which should
+# stay under 1 %.  Method and results: docs/benchmarks.md.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=3 steps=400 runs=5 interval=0.5 timed_only=
