@@ -332,9 +332,12 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
             return true;
         return refuse(e, p, key, m, "this peer never asked it to join", true);
     }
+    /* Not banned: after a coordinator died with its views in flight, a
+       member this peer never saw admitted may hold the newer view, and
+       its heartbeats must reach this peer's coordinator, which answers
+       with a view that shows it what this peer's group is. */
     if (!member)
-        return refuse(e, p, key, m, "its sender is not a member of this peer's view",
-                      p == NULL || p->prev_rank < 0);
+        return refuse(e, p, key, m, "its sender is not a member of this peer's view", false);
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
     const cl_peer_t *c = eng_coordinator(e);
