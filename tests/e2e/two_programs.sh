@@ -43,7 +43,9 @@ rm -f "$E2E_LOG/swarm.status"
 ) &
 swarm=$!
 addr=
-for _ in $(seq 300); do
+# Up to 90 s: the first group waits up to 30 s for the rank whose slot
+# the other program takes (collab-run's matchmaking window).
+for _ in $(seq 900); do
     [ -s "$E2E_LOG/swarm.status" ] && break
     if grep -q 'trainer: rank 0 step 20 ' "$E2E_LOG/swarm.out" 2>/dev/null; then
         addr=$(sed -n 's/^\[0\] COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/swarm.err" | head -n 1)
