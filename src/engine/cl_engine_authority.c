@@ -357,14 +357,6 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     return refuse(e, p, key, m, "its sender is not this peer's coordinator", false);
 }
 
-/* Does this peer coordinate?  Without the side effect of
-   eng_is_coordinator (a takeover raises the epoch): the gate only looks. */
-static bool self_coordinates(struct cl_engine *e)
-{
-    const cl_peer_t *c = eng_coordinator(e);
-    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
-}
-
 /* The admitter as the receiver computes it (docs/elastic.md): the
    coordinator when it is in the formed group, else the lowest-ranked live
    public member of the group. */
@@ -413,7 +405,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
            with a view that shows it is not.  The epoch it raises its own
            by is bounded (above); the view tells nothing that the members'
            join lines do not. */
-        if (e->state == ENG_MEMBER && self_coordinates(e))
+        if (e->state == ENG_MEMBER && eng_self_coordinates(e))
             return true;
         return refuse(e, p, key, m, "its sender is not a member", false);
     case CL_MSG_SUSPECT:
@@ -425,7 +417,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
         /* A monitor reports the members it lost; it has no weight. */
         if (!member && !(monitor && m->hdr.type == CL_MSG_SUSPECT))
             return refuse(e, p, key, m, "its sender is not a member", !former && !monitor);
-        if (e->state != ENG_MEMBER || !self_coordinates(e))
+        if (e->state != ENG_MEMBER || !eng_self_coordinates(e))
             return refuse(e, p, key, m, "it goes to the coordinator only", false);
         return true;
     case CL_MSG_GOODBYE:

@@ -83,14 +83,6 @@ static db_entry_t *slot(struct eng_dialback *d, double now)
     return oldest; /* a verdict may give way, a running dial-back never */
 }
 
-/* Whether this peer coordinates now (without eng_i_coordinate's
-   takeover side effect). */
-static bool coordinating(struct cl_engine *e)
-{
-    const cl_peer_t *c = eng_coordinator(e);
-    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
-}
-
 static void reply_unreachable(struct cl_engine *e, const db_entry_t *x)
 {
     cl_wire_msg_t r;
@@ -154,7 +146,7 @@ void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
         return;
     x->state = DB_REACHED;
     x->since = eng_now();
-    if (coordinating(e)) {
+    if (eng_self_coordinates(e)) {
         cl_wire_join_t j = x->join;
         eng_on_join(e, key, &j); /* admitted now, not at its next try */
     }
@@ -186,7 +178,7 @@ double eng_dialback_timer(struct cl_engine *e, double now)
             cl_transport_drop(e->tp, x->key);
         x->state = DB_UNREACHABLE;
         x->since = now;
-        if (coordinating(e))
+        if (eng_self_coordinates(e))
             reply_unreachable(e, x);
     }
     return next;

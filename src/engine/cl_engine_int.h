@@ -35,10 +35,10 @@ typedef enum {
 typedef struct buffered {
     struct buffered *next;
     uint64_t seq;
-    uint64_t gen;            /* group generation of the sender's collective */
+    uint64_t gen; /* group generation of the sender's collective */
     uint32_t signature;
-    int from_world;          /* sender's world rank */
-    uint8_t type;            /* cl_coll_msg_t.type */
+    int from_world; /* sender's world rank */
+    uint8_t type;   /* cl_coll_msg_t.type */
     uint32_t part, chunk, aux;
     size_t len;
     uint8_t *data;
@@ -51,16 +51,16 @@ typedef struct {
     struct cl_engine *e;
     stream_t *s;
     uint64_t seq;
-    uint64_t gen;            /* group generation it runs under (0: group of one) */
+    uint64_t gen; /* group generation it runs under (0: group of one) */
     uint32_t signature;
     cl_coll_kind_t kind;
-    int *members;            /* comm ranks of the group, ascending */
+    int *members; /* comm ranks of the group, ascending */
     int nmembers;
-    int *failed;             /* members declared failed during the call */
-    bool *failed_left;       /* ... of which those that said goodbye */
-    int nmismatch;           /* ... of which those that called another collective */
+    int *failed;       /* members declared failed during the call */
+    bool *failed_left; /* ... of which those that said goodbye */
+    int nmismatch;     /* ... of which those that called another collective */
     int nfailed;
-    int *notified;           /* world ranks sent a generation notice */
+    int *notified; /* world ranks sent a generation notice */
     int nnotified;
     double t_start;
 } coll_ctx_t;
@@ -68,31 +68,31 @@ typedef struct {
 /* The collective stream of one communicator. */
 struct stream {
     uint64_t comm_id;
-    collab_comm_t *comm;     /* NULL until the program uses the communicator here */
-    uint64_t next_seq;       /* sequence number of the next local call */
-    uint64_t started;        /* collectives started so far (= seq of the next start) */
-    zlist_t *queue;          /* collab_request_t* called but not started, in order */
-    cl_coll_t *active;       /* running collective, or NULL */
+    collab_comm_t *comm; /* NULL until the program uses the communicator here */
+    uint64_t next_seq;   /* sequence number of the next local call */
+    uint64_t started;    /* collectives started so far (= seq of the next start) */
+    zlist_t *queue;      /* collab_request_t* called but not started, in order */
+    cl_coll_t *active;   /* running collective, or NULL */
     coll_ctx_t *active_ctx;
     collab_request_t *active_req;
-    cl_coll_t *retained;     /* last completed, kept for relays */
+    cl_coll_t *retained; /* last completed, kept for relays */
     coll_ctx_t *retained_ctx;
     buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
-    uint64_t nstarts;        /* starts (and restarts) of collectives on this stream */
-    bool taking;             /* eng_coll_take_buffered runs (it may start the next one) */
-    bool take_again;         /* a start inside it asked for another pass */
+    uint64_t nstarts;                /* starts (and restarts) of collectives on this stream */
+    bool taking;                     /* eng_coll_take_buffered runs (it may start the next one) */
+    bool take_again;                 /* a start inside it asked for another pass */
 };
 
 /* The world group of one generation (a view's group_epoch). */
 typedef struct {
-    uint64_t gen;            /* 0 = unused slot */
+    uint64_t gen; /* 0 = unused slot */
     int n;
-    int *world;              /* world ranks, ascending */
+    int *world; /* world ranks, ascending */
     double *weight;
     int *client;
 } group_gen_t;
 
-#define ENG_GENS 16          /* generations remembered */
+#define ENG_GENS 16 /* generations remembered */
 
 /* A data message from a peer that is not a member in this peer's view
    yet (its admission view is still on the way), kept until the next view
@@ -100,8 +100,8 @@ typedef struct {
 typedef struct held_msg {
     struct held_msg *next;
     uint8_t key[32];
-    double t;                /* when it arrived */
-    cl_wire_msg_t msg;       /* header fields; payload points at data */
+    double t;          /* when it arrived */
+    cl_wire_msg_t msg; /* header fields; payload points at data */
     size_t len;
     uint8_t data[];
 } held_msg_t;
@@ -118,7 +118,7 @@ typedef struct local_msg {
     uint64_t comm;
     uint64_t seq;
     uint32_t signature;
-    cl_coll_msg_t msg;       /* data points at payload */
+    cl_coll_msg_t msg; /* data points at payload */
     uint8_t payload[];
 } local_msg_t;
 
@@ -128,65 +128,65 @@ struct cl_engine {
     cl_identity_t *id;
     uint8_t self_key[32];
     char self_id[CL_PEER_ID_MAX];
-    double t0;                     /* monotonic time at start */
-    uint64_t incarnation;          /* random, tells a restart of this identity */
-    double hb_interval;            /* seconds between heartbeats */
+    double t0;            /* monotonic time at start */
+    uint64_t incarnation; /* random, tells a restart of this identity */
+    double hb_interval;   /* seconds between heartbeats */
     /* Shared with application threads. */
     zactor_t *actor;
-    pthread_mutex_t q_mu;          /* guards q_head/q_tail/accepting */
+    pthread_mutex_t q_mu; /* guards q_head/q_tail/accepting */
     collab_request_t *q_head, *q_tail;
-    bool accepting;                /* false once the engine stops */
-    int wake_fd;                   /* eventfd: the queue has work */
-    atomic_int leave_asked;        /* cl_engine_request_leave was called */
-    int left_pipe[2];              /* a byte is written to [1] once a requested leave is done */
-    collab_request_t *init_req;    /* completed when the peer holds a rank */
-    atomic_int rank;               /* world rank, -1 before joining */
+    bool accepting;             /* false once the engine stops */
+    int wake_fd;                /* eventfd: the queue has work */
+    atomic_int leave_asked;     /* cl_engine_request_leave was called */
+    int left_pipe[2];           /* a byte is written to [1] once a requested leave is done */
+    collab_request_t *init_req; /* completed when the peer holds a rank */
+    atomic_int rank;            /* world rank, -1 before joining */
     atomic_int world_size;
-    pthread_mutex_t info_mu;       /* guards info */
+    pthread_mutex_t info_mu; /* guards info */
     collab_info_t info;
     /* Engine thread only. */
     cl_transport_t *tp;
     cl_member_t *mb;
     eng_state_t state;
-    bool terminated;               /* $TERM seen */
-    double member_since;           /* when this peer got its rank */
+    bool terminated;     /* $TERM seen */
+    double member_since; /* when this peer got its rank */
     /* Joining. */
-    cl_addr_t *initial;            /* COLLAB_INITIAL_PEERS */
+    cl_addr_t *initial; /* COLLAB_INITIAL_PEERS */
     size_t ninitial;
-    int *initial_state;            /* per initial peer: 0 trying, 1 up, 2 refused */
-    double *initial_lost;          /* per initial peer: when its link went down after it
-                                      was up (0: it was not lost) */
-    double *initial_not_member;    /* per initial peer: when it last answered NOT_MEMBER */
-    int refused_reason;            /* last definitive refusal */
+    int *initial_state;         /* per initial peer: 0 trying, 1 up, 2 refused */
+    double *initial_lost;       /* per initial peer: when its link went down after it
+                                   was up (0: it was not lost) */
+    double *initial_not_member; /* per initial peer: when it last answered NOT_MEMBER */
+    int refused_reason;         /* last definitive refusal */
     double join_deadline;
     double next_join_try;
     bool standby_logged;
-    uint8_t redirect_key[32];      /* coordinator named by a REDIRECT */
+    uint8_t redirect_key[32]; /* coordinator named by a REDIRECT */
     bool have_redirect;
     /* Membership timers. */
     double next_heartbeat;
     double next_check;
     double next_purge;
     /* Coordinator: matchmaking of the world group. */
-    double match_since;            /* 0 = nobody asked yet */
-    uint8_t match_asked_key[32];   /* coordinator this peer sent MATCH to */
+    double match_since;          /* 0 = nobody asked yet */
+    uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
     bool match_asked;
-    bool coordinating;             /* this peer was the coordinator at the last look */
-    uint64_t max_epoch_heard;      /* highest view epoch in a heartbeat */
+    bool coordinating;        /* this peer was the coordinator at the last look */
+    uint64_t max_epoch_heard; /* highest view epoch in a heartbeat */
     /* Collectives. */
-    stream_t **streams;            /* one per communicator seen (array: safe to walk
-                                      while callbacks add streams) */
+    stream_t **streams; /* one per communicator seen (array: safe to walk
+                           while callbacks add streams) */
     size_t nstreams, capstreams;
-    struct late_report *late;      /* suspicions raised inside algorithm callbacks,
-                                      handled from the main loop */
+    struct late_report *late; /* suspicions raised inside algorithm callbacks,
+                                 handled from the main loop */
     size_t nlate, caplate;
     local_msg_t *local_head, *local_tail;
-    group_gen_t gens[ENG_GENS];    /* recent generations of the world group */
-    int gen_next;                  /* slot the next one goes to */
+    group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
+    int gen_next;               /* slot the next one goes to */
     size_t buffered_bytes;
     double next_tick;
-    bool waiting_for_group;        /* some call waits for the world group */
-    double admission_deadline;     /* for a peer outside the formed group */
+    bool waiting_for_group;    /* some call waits for the world group */
+    double admission_deadline; /* for a peer outside the formed group */
     bool admission_logged;
     held_msg_t *held_head, *held_tail; /* see held_msg_t */
     size_t held_bytes;
@@ -202,30 +202,30 @@ struct cl_engine {
     struct eng_dialback *dialback;
     /* Point-to-point. */
     cl_p2p_t *p2p;
-    zlist_t *p2p_waiting;          /* sends waiting for their peer to appear */
-    zlist_t *p2p_ssends;           /* synchronous sends sent, waiting to be matched */
-    uint64_t p2p_sync_next;        /* last synchronous-send id given out */
-    bool p2p_grace_over;           /* absent ranks now fail at once */
-    uint8_t *seen;                 /* per world rank: 1 once a member held it */
+    zlist_t *p2p_waiting;   /* sends waiting for their peer to appear */
+    zlist_t *p2p_ssends;    /* synchronous sends sent, waiting to be matched */
+    uint64_t p2p_sync_next; /* last synchronous-send id given out */
+    bool p2p_grace_over;    /* absent ranks now fail at once */
+    uint8_t *seen;          /* per world rank: 1 once a member held it */
     int nseen;
     /* Counters and log pacing. */
-    uint64_t progress;             /* collectives completed */
-    uint64_t steps;                /* collab_step calls */
+    uint64_t progress; /* collectives completed */
+    uint64_t steps;    /* collab_step calls */
     double last_step_log;
-    double last_done;              /* when the last collective completed */
-    double step_gap;               /* recent time between completions (EWMA) */
+    double last_done; /* when the last collective completed */
+    double step_gap;  /* recent time between completions (EWMA) */
     uint64_t log_tensors, log_bytes;
     double log_seconds;
     int log_peers;
-    int moshpit_groups;            /* groups of the last world all-reduce (before merges) */
+    int moshpit_groups; /* groups of the last world all-reduce (before merges) */
     collab_request_t *finalize_req;
     double finalize_deadline;
-    int left_status;               /* why calls fail once ENG_LEFT (0: not initialised) */
-    struct eng_leave *leave;       /* departures (cl_engine_leave.c) */
-    uint8_t *joined;               /* joined[r]: rank r was a member at some time (matchmaking) */
-    int njoined_cap, njoined;      /* size of joined, distinct ranks in it */
-    bool leaving;                  /* a leave requested by the program or a signal is under way */
-    double leaving_deadline;       /* its collectives get until then to finish */
+    int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
+    struct eng_leave *leave;  /* departures (cl_engine_leave.c) */
+    uint8_t *joined;          /* joined[r]: rank r was a member at some time (matchmaking) */
+    int njoined_cap, njoined; /* size of joined, distinct ranks in it */
+    bool leaving;             /* a leave requested by the program or a signal is under way */
+    double leaving_deadline;  /* its collectives get until then to finish */
 };
 
 /* cl_engine.c */
@@ -307,6 +307,9 @@ void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p);
 void eng_reply_view(struct cl_engine *e, const uint8_t key[32]);
 /* The coordinator: the lowest-ranked live member not in client mode. */
 cl_peer_t *eng_coordinator(struct cl_engine *e);
+/* Whether this peer is a member and its own coordinator; unlike
+   eng_i_coordinate it never takes over (no side effect). */
+bool eng_self_coordinates(struct cl_engine *e);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);
@@ -413,8 +416,8 @@ void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32]);
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
 /* cl_engine_groups.c: world all-reduces in several groups. */
-bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm,
-                              cl_coll_kind_t kind, int k);
+bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
+                              int k);
 /* rank[0..k) ascending comm ranks with their weights and client flags:
    keeps in rank[] only the group of comm rank self for collective seq and
    returns its size, or a negative status. */

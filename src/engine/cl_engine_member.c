@@ -71,6 +71,12 @@ cl_peer_t *eng_coordinator(struct cl_engine *e)
     return NULL;
 }
 
+bool eng_self_coordinates(struct cl_engine *e)
+{
+    const cl_peer_t *c = eng_coordinator(e);
+    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+}
+
 /* Calls fn for every member and monitor of the view but this peer. */
 static void for_others(struct cl_engine *e, void (*fn)(struct cl_engine *, cl_peer_t *, void *),
                        void *arg)
