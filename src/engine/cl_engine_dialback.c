@@ -88,12 +88,8 @@ static void reply_unreachable(struct cl_engine *e, const db_entry_t *x)
     cl_wire_msg_t r;
     memset(&r, 0, sizeof r);
     r.hdr.type = CL_MSG_JOIN_REPLY;
-    const cl_settings_t *s = cl_member_settings(e->mb);
     r.u.join_reply.status = CL_JOIN_UNREACHABLE;
-    r.u.join_reply.world_size = s->world_size;
-    r.u.join_reply.strict = s->strict ? 1 : 0;
-    r.u.join_reply.compression = (uint8_t)s->compression;
-    r.u.join_reply.target_group = s->target_group;
+    eng_join_reply_settings(e, &r.u.join_reply);
     memcpy(r.u.join_reply.key, x->key, 32);
     snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s", x->join.address);
     (void)cl_transport_reply(e->tp, x->key, &r);

@@ -310,6 +310,8 @@ cl_peer_t *eng_coordinator(struct cl_engine *e);
 /* Whether this peer is a member and its own coordinator; unlike
    eng_i_coordinate it never takes over (no side effect). */
 bool eng_self_coordinates(struct cl_engine *e);
+/* The swarm-wide settings every JOIN_REPLY carries. */
+void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);

@@ -299,6 +299,18 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
     return false;
 }
 
+void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
+{
+    const cl_settings_t *s = cl_member_settings(e->mb);
+    r->world_size = s->world_size;
+    r->strict = s->strict ? 1 : 0;
+    r->compression = (uint8_t)s->compression;
+    r->target_group = s->target_group;
+    r->aggregation = (uint8_t)(s->aggregation + 1);
+    r->robust_min = s->robust_min;
+    r->max_weight_ratio = s->max_weight_ratio;
+}
+
 /* Coordinator: a JOIN. */
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
@@ -387,13 +399,7 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
             return;
         }
     }
-    r.u.join_reply.world_size = s->world_size;
-    r.u.join_reply.strict = s->strict ? 1 : 0;
-    r.u.join_reply.compression = (uint8_t)s->compression;
-    r.u.join_reply.target_group = s->target_group;
-    r.u.join_reply.aggregation = (uint8_t)(s->aggregation + 1);
-    r.u.join_reply.robust_min = s->robust_min;
-    r.u.join_reply.max_weight_ratio = s->max_weight_ratio;
+    eng_join_reply_settings(e, &r.u.join_reply);
     (void)cl_transport_reply(e->tp, key, &r);
 }
 
