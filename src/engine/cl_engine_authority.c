@@ -414,9 +414,13 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
            COLLAB_WEIGHT could not hold. */
         if (m->hdr.type == CL_MSG_UPDATE && !(m->u.update.weight <= WEIGHT_MAX))
             return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
-        /* A monitor reports the members it lost; it has no weight. */
+        /* A monitor reports the members it lost; it has no weight.  A
+           stranger is not banned: a peer admitted by a coordinator that
+           died with its view in flight believes it is a member, and its
+           heartbeats must still reach this peer's coordinator, whose
+           answer shows it that it is not (check_view). */
         if (!member && !(monitor && m->hdr.type == CL_MSG_SUSPECT))
-            return refuse(e, p, key, m, "its sender is not a member", !former && !monitor);
+            return refuse(e, p, key, m, "its sender is not a member", false);
         if (e->state != ENG_MEMBER || !eng_self_coordinates(e))
             return refuse(e, p, key, m, "it goes to the coordinator only", false);
         return true;
@@ -457,8 +461,8 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                 return true;
             return refuse(e, p, key, m, "PROBE from a peer that was never a member", false);
         case CL_EL_ADMIT: /* only the admitter decides admissions */
-            if (!member)
-                return refuse(e, p, key, m, "ADMIT from a non-member", !former);
+            if (!member) /* not banned: the same race as SUSPECT */
+                return refuse(e, p, key, m, "ADMIT from a non-member", false);
             if (admitter(e) != p)
                 return refuse(e, p, key, m, "ADMIT from a member that is not the admitter", false);
             return true;
