@@ -106,227 +106,138 @@ static ncclResult_t submit(const char *call, ncclComm_t c, const nf_op_t *tmpl)
     return nf_proxy_submit(c, op, call);
 }
 
-ncclResult_t nf_impl_AllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream)
+/* One call: the checks its kind adds to check_common, then its record.
+   `op` is NULL for calls without a reduction; `root` is the root of a
+   rooted call or the peer of a send or receive, else unused. */
+static ncclResult_t post(const char *call, nf_kind_t kind, const void *sendbuff, void *recvbuff,
+                         size_t count, ncclDataType_t datatype, const ncclRedOp_t *op, int root,
+                         ncclComm_t comm, cudaStream_t stream)
 {
-    const char *call = "ncclAllReduce";
     ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, &op, count);
+    ncclResult_t rc = check_common(call, comm, &c, datatype, op, count);
     if (rc != ncclSuccess)
         return rc;
-    if (count > 0 && (sendbuff == NULL || recvbuff == NULL))
+    bool p2p = kind == NF_SEND || kind == NF_RECV;
+    bool rooted = p2p || kind == NF_BCAST || kind == NF_REDUCE || kind == NF_GATHER ||
+                  kind == NF_SCATTER;
+    if (rooted && (root < 0 || root >= c->nranks))
+        return nf_fail(c, ncclInvalidArgument, call, "%s %d is outside 0..%d",
+                       p2p ? "peer" : "root", root, c->nranks - 1);
+    bool at_root = rooted && root == c->rank;
+    bool bad;
+    switch (kind) {
+    case NF_SEND:
+        bad = sendbuff == NULL;
+        break;
+    case NF_RECV:
+        bad = recvbuff == NULL;
+        break;
+    case NF_BCAST: /* the root sends, everyone receives */
+    case NF_SCATTER:
+        bad = recvbuff == NULL || (at_root && sendbuff == NULL);
+        break;
+    case NF_REDUCE: /* everyone sends, the root receives */
+    case NF_GATHER:
+        bad = sendbuff == NULL || (at_root && recvbuff == NULL);
+        break;
+    default:
+        bad = sendbuff == NULL || recvbuff == NULL;
+        break;
+    }
+    if (count > 0 && bad) {
+        if (p2p)
+            return nf_fail(c, ncclInvalidArgument, call, "the buffer is NULL");
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
-    nf_op_t t = {.kind = NF_ALLREDUCE,
+    }
+    nf_op_t t = {.kind = kind,
                  .send = sendbuff,
                  .recv = recvbuff,
                  .count = count,
                  .dtype = datatype,
-                 .op = op,
+                 .op = op != NULL ? *op : ncclSum,
+                 .root = rooted ? root : 0,
                  .stream = stream};
     return submit(call, c, &t);
 }
 
-static ncclResult_t broadcast(const char *call, const void *sendbuff, void *recvbuff, size_t count,
-                              ncclDataType_t datatype, int root, ncclComm_t comm,
-                              cudaStream_t stream)
+ncclResult_t nf_impl_AllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream)
 {
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, NULL, count);
-    if (rc != ncclSuccess)
-        return rc;
-    if (root < 0 || root >= c->nranks)
-        return nf_fail(c, ncclInvalidArgument, call, "root %d is outside 0..%d", root,
-                       c->nranks - 1);
-    if (count > 0 && (recvbuff == NULL || (root == c->rank && sendbuff == NULL)))
-        return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
-                       recvbuff);
-    nf_op_t t = {.kind = NF_BCAST,
-                 .send = sendbuff,
-                 .recv = recvbuff,
-                 .count = count,
-                 .dtype = datatype,
-                 .root = root,
-                 .stream = stream};
-    return submit(call, c, &t);
+    return post("ncclAllReduce", NF_ALLREDUCE, sendbuff, recvbuff, count, datatype, &op, 0, comm,
+                stream);
 }
 
 ncclResult_t nf_impl_Broadcast(const void *sendbuff, void *recvbuff, size_t count,
                                ncclDataType_t datatype, int root, ncclComm_t comm,
                                cudaStream_t stream)
 {
-    return broadcast("ncclBroadcast", sendbuff, recvbuff, count, datatype, root, comm, stream);
+    return post("ncclBroadcast", NF_BCAST, sendbuff, recvbuff, count, datatype, NULL, root, comm,
+                stream);
 }
 
 ncclResult_t nf_impl_Bcast(void *buff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream)
 {
-    return broadcast("ncclBcast", buff, buff, count, datatype, root, comm, stream);
+    return post("ncclBcast", NF_BCAST, buff, buff, count, datatype, NULL, root, comm, stream);
 }
 
 ncclResult_t nf_impl_Reduce(const void *sendbuff, void *recvbuff, size_t count,
                             ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
                             cudaStream_t stream)
 {
-    const char *call = "ncclReduce";
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, &op, count);
-    if (rc != ncclSuccess)
-        return rc;
-    if (root < 0 || root >= c->nranks)
-        return nf_fail(c, ncclInvalidArgument, call, "root %d is outside 0..%d", root,
-                       c->nranks - 1);
-    if (count > 0 && (sendbuff == NULL || (root == c->rank && recvbuff == NULL)))
-        return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
-                       recvbuff);
-    nf_op_t t = {.kind = NF_REDUCE,
-                 .send = sendbuff,
-                 .recv = recvbuff,
-                 .count = count,
-                 .dtype = datatype,
-                 .op = op,
-                 .root = root,
-                 .stream = stream};
-    return submit(call, c, &t);
+    return post("ncclReduce", NF_REDUCE, sendbuff, recvbuff, count, datatype, &op, root, comm,
+                stream);
 }
 
 ncclResult_t nf_impl_AllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    const char *call = "ncclAllGather";
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, NULL, sendcount);
-    if (rc != ncclSuccess)
-        return rc;
-    if (sendcount > 0 && (sendbuff == NULL || recvbuff == NULL))
-        return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
-                       recvbuff);
-    nf_op_t t = {.kind = NF_ALLGATHER,
-                 .send = sendbuff,
-                 .recv = recvbuff,
-                 .count = sendcount,
-                 .dtype = datatype,
-                 .stream = stream};
-    return submit(call, c, &t);
+    return post("ncclAllGather", NF_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, NULL, 0,
+                comm, stream);
 }
 
 ncclResult_t nf_impl_ReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                                    ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                    cudaStream_t stream)
 {
-    const char *call = "ncclReduceScatter";
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, &op, recvcount);
-    if (rc != ncclSuccess)
-        return rc;
-    if (recvcount > 0 && (sendbuff == NULL || recvbuff == NULL))
-        return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
-                       recvbuff);
-    nf_op_t t = {.kind = NF_REDUCE_SCATTER,
-                 .send = sendbuff,
-                 .recv = recvbuff,
-                 .count = recvcount,
-                 .dtype = datatype,
-                 .op = op,
-                 .stream = stream};
-    return submit(call, c, &t);
-}
-
-static ncclResult_t rooted(const char *call, nf_kind_t kind, const void *sendbuff, void *recvbuff,
-                           size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream)
-{
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, NULL, count);
-    if (rc != ncclSuccess)
-        return rc;
-    if (root < 0 || root >= c->nranks)
-        return nf_fail(c, ncclInvalidArgument, call, "root %d is outside 0..%d", root,
-                       c->nranks - 1);
-    bool at_root = root == c->rank;
-    bool bad = kind == NF_GATHER ? sendbuff == NULL || (at_root && recvbuff == NULL)
-                                 : recvbuff == NULL || (at_root && sendbuff == NULL);
-    if (count > 0 && bad)
-        return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
-                       recvbuff);
-    nf_op_t t = {.kind = kind,
-                 .send = sendbuff,
-                 .recv = recvbuff,
-                 .count = count,
-                 .dtype = datatype,
-                 .root = root,
-                 .stream = stream};
-    return submit(call, c, &t);
+    return post("ncclReduceScatter", NF_REDUCE_SCATTER, sendbuff, recvbuff, recvcount, datatype,
+                &op, 0, comm, stream);
 }
 
 ncclResult_t nf_impl_Gather(const void *sendbuff, void *recvbuff, size_t count,
                             ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    return rooted("ncclGather", NF_GATHER, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    return post("ncclGather", NF_GATHER, sendbuff, recvbuff, count, datatype, NULL, root, comm,
+                stream);
 }
 
 ncclResult_t nf_impl_Scatter(const void *sendbuff, void *recvbuff, size_t count,
                              ncclDataType_t datatype, int root, ncclComm_t comm,
                              cudaStream_t stream)
 {
-    return rooted("ncclScatter", NF_SCATTER, sendbuff, recvbuff, count, datatype, root, comm,
-                  stream);
+    return post("ncclScatter", NF_SCATTER, sendbuff, recvbuff, count, datatype, NULL, root, comm,
+                stream);
 }
 
 ncclResult_t nf_impl_AlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                               ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    const char *call = "ncclAlltoAll";
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, NULL, count);
-    if (rc != ncclSuccess)
-        return rc;
-    if (count > 0 && (sendbuff == NULL || recvbuff == NULL))
-        return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
-                       recvbuff);
-    nf_op_t t = {.kind = NF_ALLTOALL,
-                 .send = sendbuff,
-                 .recv = recvbuff,
-                 .count = count,
-                 .dtype = datatype,
-                 .stream = stream};
-    return submit(call, c, &t);
-}
-
-static ncclResult_t p2p(const char *call, nf_kind_t kind, const void *sbuf, void *rbuf,
-                        size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                        cudaStream_t stream)
-{
-    ncclComm_t c = NULL;
-    ncclResult_t rc = check_common(call, comm, &c, datatype, NULL, count);
-    if (rc != ncclSuccess)
-        return rc;
-    if (peer < 0 || peer >= c->nranks)
-        return nf_fail(c, ncclInvalidArgument, call, "peer %d is outside 0..%d", peer,
-                       c->nranks - 1);
-    if (count > 0 && (kind == NF_SEND ? sbuf == NULL : rbuf == NULL))
-        return nf_fail(c, ncclInvalidArgument, call, "the buffer is NULL");
-    nf_op_t t = {.kind = kind,
-                 .send = sbuf,
-                 .recv = rbuf,
-                 .count = count,
-                 .dtype = datatype,
-                 .root = peer,
-                 .stream = stream};
-    return submit(call, c, &t);
+    return post("ncclAlltoAll", NF_ALLTOALL, sendbuff, recvbuff, count, datatype, NULL, 0, comm,
+                stream);
 }
 
 ncclResult_t nf_impl_Send(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
                           ncclComm_t comm, cudaStream_t stream)
 {
-    return p2p("ncclSend", NF_SEND, sendbuff, NULL, count, datatype, peer, comm, stream);
+    return post("ncclSend", NF_SEND, sendbuff, NULL, count, datatype, NULL, peer, comm, stream);
 }
 
 ncclResult_t nf_impl_Recv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                           ncclComm_t comm, cudaStream_t stream)
 {
-    return p2p("ncclRecv", NF_RECV, NULL, recvbuff, count, datatype, peer, comm, stream);
+    return post("ncclRecv", NF_RECV, NULL, recvbuff, count, datatype, NULL, peer, comm, stream);
 }
 
 /* ---------------------------------------------------------------------- */
