@@ -16,39 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failures;
-
-static uint64_t fnv(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
-/* Prints name and every rank's value v. */
-static void report(const char *name, uint64_t v)
-{
-    uint64_t *all = malloc((size_t)size * sizeof *all);
-    MPI_Gather(&v, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("ext_check: %-28s", name);
-        for (int r = 0; r < size; r++)
-            printf(" %016llx", (unsigned long long)all[r]);
-        printf("\n");
-        fflush(stdout);
-    }
-    free(all);
-}
-
-static void expect(int ok, const char *what)
-{
-    if (!ok) {
-        failures++;
-        fprintf(stderr, "ext_check: rank %d: FAIL: %s\n", rank, what);
-    }
-}
+#define CHECK_NAME "ext_check"
+#include "compare_report.h"
 
 /* ---------------------------------------------------------------------- */
 /* MPI_Comm_create_group: only the members call it. */
