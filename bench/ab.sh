@@ -9,6 +9,7 @@
 # ratio B/A.  For "does this change cost the host path anything": A is
 # the build before it, B the build with it.  Method: docs/benchmarks.md.
 set -u
+. "$(dirname "$0")/lib.sh"
 [ $# -ge 2 ] || { sed -n '2,10p' "$0"; exit 2; }
 a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
 shift 2
@@ -38,12 +39,4 @@ for r in $(seq "$runs"); do
     done
 done
 printf '# MPI_Allreduce float sum, %d peers, %d interleaved runs each; latency us, median (min..max)\n' "$np" "$runs"
-printf '%10s | %26s | %26s | %6s\n' bytes "A" "B" "B/A"
-for s in $(awk '{print $2}' "$tmp/all" | sort -un); do
-    stat() { awk -v x="$1" -v s="$s" '$1 == x && $2 == s {print $3}' "$tmp/all" | sort -g |
-        awk '{v[NR] = $1} END {if (NR) printf "%.1f %.1f %.1f", v[int((NR + 1) / 2)], v[1], v[NR]}'; }
-    read -r ma la ha <<< "$(stat a)"
-    read -r mb lb hb <<< "$(stat b)"
-    awk -v s="$s" -v ma="$ma" -v la="$la" -v ha="$ha" -v mb="$mb" -v lb="$lb" -v hb="$hb" \
-        'BEGIN {printf "%10d | %10.1f (%6.1f..%6.1f) | %10.1f (%6.1f..%6.1f) | %6.2f\n", s, ma, la, ha, mb, lb, hb, (ma > 0 ? mb / ma : 0)}'
-done
+bench_ab_table "$tmp/all" "A" "B"

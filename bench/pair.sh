@@ -15,6 +15,7 @@
 # environment (e.g. --also "noshm:COLLAB_SHM=0"); repeatable.
 # Method: docs/benchmarks.md.
 set -u
+. "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=2 runs=5 time=0.3 sizes="8 1048576 16777216" out=''
 names=(mpich ours) envs=("" "")
@@ -73,10 +74,7 @@ done
 mc1=$(memcpy_rate)
 mc=$(awk -v a="$mc0" -v b="$mc1" 'BEGIN {printf "%.1f", (a + b) / 2}')
 
-stat() { # variant, size, field -> "median min max"
-    awk -v i="$1" -v s="$2" -v f="$3" '$1 == i && $2 == s {print $f}' "$tmp/all" | sort -g |
-        awk '{v[NR] = $1} END {if (NR) printf "%g %g %g", v[int((NR + 1) / 2)], v[1], v[NR]; else print "0 0 0"}'
-}
+stat() { bench_stat "$tmp/all" "$@"; } # variant, size, field -> "median min max"
 {
     printf '# MPI_Allreduce float sum, %d peers on %s (%s cores, load %s), %d interleaved runs\n' \
         "$np" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$runs"

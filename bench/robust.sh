@@ -13,6 +13,7 @@
 # size and n.  allreduce_bench marks B's results WRONG: a robust mean of
 # its rank-dependent inputs is not their sum, as intended.
 set -u
+. "$(dirname "$0")/lib.sh"
 [ $# -ge 1 ] || { sed -n '2,14p' "$0"; exit 2; }
 d=$(cd "$1" && pwd)
 shift
@@ -43,12 +44,4 @@ for r in $(seq "$runs"); do
     done
 done
 printf '# MPI_Allreduce float sum, %d peers, %d interleaved runs each; latency us, median (min..max)\n' "$np" "$runs"
-printf '%10s | %26s | %26s | %6s\n' bytes "mean" "$mode" "B/A"
-for s in $(awk '{print $2}' "$tmp/all" | sort -un); do
-    stat() { awk -v x="$1" -v s="$s" '$1 == x && $2 == s {print $3}' "$tmp/all" | sort -g |
-        awk '{v[NR] = $1} END {if (NR) printf "%.1f %.1f %.1f", v[int((NR + 1) / 2)], v[1], v[NR]}'; }
-    read -r ma la ha <<< "$(stat a)"
-    read -r mb lb hb <<< "$(stat b)"
-    awk -v s="$s" -v ma="$ma" -v la="$la" -v ha="$ha" -v mb="$mb" -v lb="$lb" -v hb="$hb" \
-        'BEGIN {printf "%10d | %10.1f (%6.1f..%6.1f) | %10.1f (%6.1f..%6.1f) | %6.2f\n", s, ma, la, ha, mb, lb, hb, (ma > 0 ? mb / ma : 0)}'
-done
+bench_ab_table "$tmp/all" "mean" "$mode"

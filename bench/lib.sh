@@ -1,0 +1,24 @@
+# lib.sh - what the interleaved benchmark scripts share (sourced, not run).
+#
+# Their runs append lines "VARIANT SIZE VALUE..." to one file; these
+# functions turn them into medians with their spread (docs/benchmarks.md).
+
+# bench_stat FILE VARIANT SIZE FIELD -> "median min max" of that field over
+# the lines of VARIANT and SIZE ("0 0 0" when there are none).
+bench_stat() {
+    awk -v i="$2" -v s="$3" -v f="$4" '$1 == i && $2 == s {print $f}' "$1" | sort -g |
+        awk '{v[NR] = $1} END {if (NR) printf "%g %g %g", v[int((NR + 1) / 2)], v[1], v[NR]; else print "0 0 0"}'
+}
+
+# bench_ab_table FILE NAME_A NAME_B: for lines "a|b SIZE LATENCY", one row
+# per size with each variant's median latency (min..max) and the ratio B/A.
+bench_ab_table() {
+    local file=$1 s ma la ha mb lb hb
+    printf '%10s | %26s | %26s | %6s\n' bytes "$2" "$3" "B/A"
+    for s in $(awk '{print $2}' "$file" | sort -un); do
+        read -r ma la ha <<<"$(bench_stat "$file" a "$s" 3)"
+        read -r mb lb hb <<<"$(bench_stat "$file" b "$s" 3)"
+        awk -v s="$s" -v ma="$ma" -v la="$la" -v ha="$ha" -v mb="$mb" -v lb="$lb" -v hb="$hb" \
+            'BEGIN {printf "%10d | %10.1f (%6.1f..%6.1f) | %10.1f (%6.1f..%6.1f) | %6.2f\n", s, ma, la, ha, mb, lb, hb, (ma > 0 ? mb / ma : 0)}'
+    done
+}
