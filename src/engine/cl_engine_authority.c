@@ -301,6 +301,89 @@ static bool outranks(struct cl_engine *e, const cl_peer_t *p, const cl_wire_view
 
 static const cl_peer_t *admitter(struct cl_engine *e);
 
+/* The member of v with this key, or NULL. */
+static const cl_wire_member_t *view_member(const cl_wire_view_t *v, const uint8_t key[32])
+{
+    for (uint32_t i = 0; i < v->count; i++)
+        if (memcmp(v->members[i].key, key, 32) == 0)
+            return &v->members[i];
+    return NULL;
+}
+
+/* Members of this peer's view that are not gone, and those of them it
+   believes alive (itself included). */
+static void count_members(struct cl_engine *e, size_t *present, size_t *alive)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    *present = *alive = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (list[i]->state == CL_PEER_GONE)
+            continue;
+        (*present)++;
+        if (list[i]->state == CL_PEER_ALIVE || memcmp(list[i]->key, e->self_key, 32) == 0)
+            (*alive)++;
+    }
+}
+
+/* A coordinator that died with its views in flight leaves two groups: the
+   peers that got its last view (which admitted `key`) and those that did
+   not.  The larger group wins (docs/security.md §4).  v, from a stranger,
+   is that larger view when its sender coordinates it and it is this
+   peer's view with the sender added: every other member it lists is a
+   member here at the same rank, every member this peer believes alive is
+   in it, and the sender's rank is free here.  Such a view gives its
+   sender nothing a JOIN naming that rank would not. */
+static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
+{
+    const cl_wire_member_t *vc = view_coordinator(v);
+    if (vc == NULL || memcmp(vc->key, key, 32) != 0 || vc->rank < 0)
+        return false;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_wire_member_t *x = &v->members[i];
+        if (memcmp(x->key, key, 32) == 0)
+            continue;
+        const cl_peer_t *q = cl_member_find(e->mb, x->key);
+        if (q == NULL || q->state == CL_PEER_GONE || q->rank != x->rank || q->monitor)
+            return false;
+    }
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *q = list[i];
+        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        if (q->state == CL_PEER_GONE || q->monitor)
+            continue;
+        if (q->rank == vc->rank && (self || q->state == CL_PEER_ALIVE))
+            return false; /* its rank is taken here */
+        if ((self || q->state == CL_PEER_ALIVE) && view_member(v, q->key) == NULL)
+            return false;
+    }
+    return true;
+}
+
+/* The other side of adds_only_sender: v, from member p that coordinates
+   it, is a smaller group of this peer's members that does not know this
+   peer (they never got the view that admitted it).  This peer, their
+   coordinator in its own view, outbids v's epoch and sends them its view,
+   which they take by adds_only_sender. */
+static bool smaller_group_without_me(struct cl_engine *e, const cl_peer_t *p,
+                                     const cl_wire_view_t *v)
+{
+    const cl_wire_member_t *vc = view_coordinator(v);
+    if (vc == NULL || memcmp(vc->key, p->key, 32) != 0 || view_member(v, e->self_key) != NULL ||
+        !eng_self_coordinates(e))
+        return false;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_peer_t *q = cl_member_find(e->mb, v->members[i].key);
+        if (q == NULL || q->state == CL_PEER_GONE || q->rank != v->members[i].rank)
+            return false;
+    }
+    size_t present, alive;
+    count_members(e, &present, &alive);
+    return v->count < alive;
+}
+
 static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m)
 {
@@ -336,8 +419,11 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
        member this peer never saw admitted may hold the newer view, and
        its heartbeats must reach this peer's coordinator, which answers
        with a view that shows it what this peer's group is. */
-    if (!member)
+    if (!member) {
+        if (v->epoch > own && adds_only_sender(e, key, v))
+            return true;
         return refuse(e, p, key, m, "its sender is not a member of this peer's view", false);
+    }
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
     const cl_peer_t *c = eng_coordinator(e);
@@ -354,6 +440,11 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
        and moved on under another coordinator). */
     if (probed(e, key))
         return true;
+    if (smaller_group_without_me(e, p, v)) {
+        eng_outbid_view(e, v);
+        return refuse(e, p, key, m, "a smaller group's view (answered with this peer's view)",
+                      false);
+    }
     return refuse(e, p, key, m, "its sender is not this peer's coordinator", false);
 }
 

@@ -305,6 +305,10 @@ void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p);
 /* Sends the current view back on the connection key's last message came
    on (a JOIN): it needs no new connection, so it goes out at once. */
 void eng_reply_view(struct cl_engine *e, const uint8_t key[32]);
+/* Coordinator: v, from a smaller group of this peer's members that does
+   not list it, lost to this peer's view: raise the epoch above v's and
+   send them this peer's view (cl_engine_authority.c). */
+void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v);
 /* The coordinator: the lowest-ranked live member not in client mode. */
 cl_peer_t *eng_coordinator(struct cl_engine *e);
 /* Whether this peer is a member and its own coordinator; unlike

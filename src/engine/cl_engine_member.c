@@ -168,6 +168,24 @@ void eng_reply_view(struct cl_engine *e, const uint8_t key[32])
     free(m.u.view.members);
 }
 
+void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
+{
+    if (!eng_i_coordinate(e) || !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), v->epoch))
+        return;
+    if (v->epoch >= cl_member_epoch(e->mb))
+        cl_member_raise_epoch(e->mb, v->epoch + 1);
+    static double logged; /* once in a while: a member could repeat such views */
+    double now = eng_now();
+    bool loud = now - logged > 10.0;
+    if (loud)
+        logged = now;
+    cl_log(loud ? CL_LOG_INFO : CL_LOG_DEBUG, "a group of %u of this peer's members formed without it (a view of the coordinator "
+            "before was lost with it); sending them this peer's larger view",
+            v->count);
+    for (uint32_t i = 0; i < v->count; i++)
+        eng_reply_view(e, v->members[i].key);
+}
+
 static void print_join_line(struct cl_engine *e)
 {
     cl_peer_t *me = cl_member_self(e->mb);
