@@ -190,6 +190,90 @@ void eng_coll_record_group(struct cl_engine *e)
     e->gen_next = (e->gen_next + 1) % ENG_GENS;
 }
 
+/* A generation notice's body (docs/wire.md §6): per member of the
+   generation, its world rank (u32), client flag (u8) and weight (IEEE
+   double bits, u64), little-endian. */
+#define GEN_ENTRY 13
+
+size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
+{
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    *out = NULL;
+    if (g == NULL || g->n <= 0 || (*out = malloc((size_t)g->n * GEN_ENTRY)) == NULL)
+        return 0;
+    uint8_t *b = *out;
+    for (int i = 0; i < g->n; i++, b += GEN_ENTRY) {
+        uint64_t bits;
+        memcpy(&bits, &g->weight[i], 8);
+        for (int k = 0; k < 4; k++)
+            b[k] = (uint8_t)((uint32_t)g->world[i] >> (8 * k));
+        b[4] = g->client[i] ? 1 : 0;
+        for (int k = 0; k < 8; k++)
+            b[5 + k] = (uint8_t)(bits >> (8 * k));
+    }
+    return (size_t)g->n * GEN_ENTRY;
+}
+
+bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
+                        const uint8_t *body, size_t len)
+{
+    const group_gen_t *c = eng_coll_gen(e, cur);
+    int me = atomic_load(&e->rank), ws = atomic_load(&e->world_size);
+    if (eng_coll_gen(e, gen) != NULL)
+        return true;
+    if (gen == 0 || gen >= cur || c == NULL || len == 0 || len % GEN_ENTRY != 0 ||
+        len / GEN_ENTRY > (size_t)ws || !eng_coll_in_group(e, from_world))
+        return false;
+    int n = (int)(len / GEN_ENTRY);
+    group_gen_t g = {gen, 0, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(double)),
+                     malloc((size_t)n * sizeof(int))};
+    bool ok = g.world != NULL && g.weight != NULL && g.client != NULL, has_me = false;
+    for (int i = 0; i < n && ok; i++) {
+        const uint8_t *b = body + (size_t)i * GEN_ENTRY;
+        uint32_t w = 0;
+        for (int k = 0; k < 4; k++)
+            w |= (uint32_t)b[k] << (8 * k);
+        ok = w < (uint32_t)ws && (g.n == 0 || (int)w > g.world[g.n - 1]); /* ascending */
+        if (!ok)
+            break;
+        /* A member of the current generation keeps what this peer knows
+           of it; any other must be gone here, so that the generation
+           learned counts nobody this peer's own would not. */
+        int j = 0;
+        while (j < c->n && c->world[j] != (int)w)
+            j++;
+        if (j < c->n) {
+            g.weight[g.n] = c->weight[j];
+            g.client[g.n] = c->client[j];
+        } else {
+            const cl_peer_t *p = cl_member_at_rank(e->mb, (int)w);
+            ok = p == NULL || !p->in_group;
+            g.weight[g.n] = 1.0;
+            g.client[g.n] = b[4] != 0;
+        }
+        has_me = has_me || (int)w == me;
+        g.world[g.n++] = (int)w;
+    }
+    /* Every member of the current generation is in it. */
+    for (int j = 0; j < c->n && ok; j++) {
+        bool found = false;
+        for (int i = 0; i < g.n && !found; i++)
+            found = g.world[i] == c->world[j];
+        ok = found;
+    }
+    if (!ok || !has_me) {
+        gen_clear(&g);
+        return false;
+    }
+    cl_debug("learned group generation %llu (%d members) from rank %d: the view that formed it "
+             "did not reach this peer",
+             (unsigned long long)gen, g.n, from_world);
+    gen_clear(&e->gens[e->gen_next]);
+    e->gens[e->gen_next] = g;
+    e->gen_next = (e->gen_next + 1) % ENG_GENS;
+    return true;
+}
+
 /* ---------------------------------------------------------------------- */
 /* The environment offered to the algorithms. */
 

@@ -420,6 +420,16 @@ void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
    it). */
 void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32]);
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
+/* The members of generation gen as a notice's body (malloc'd into *out;
+   0 when unknown). */
+size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out);
+/* A notice from world rank from_world names generation gen, older than
+   cur, which this peer never saw (the view that formed it was lost with
+   its coordinator): remembers it when body lists this peer and every
+   member of cur, and otherwise only peers gone here.  True when gen is
+   known now. */
+bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
+                        const uint8_t *body, size_t len);
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
 /* cl_engine_groups.c: world all-reduces in several groups. */
 bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,

@@ -57,7 +57,29 @@ static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
     m.hdr.epoch = ctx->gen;
     m.hdr.seq = ctx->seq;
     m.hdr.signature = ctx->signature;
+    /* Its members, for a peer that never saw the view that formed it. */
+    uint8_t *body = NULL;
+    m.payload_len = eng_coll_gen_encode(e, ctx->gen, &body);
+    m.payload = body;
     (void)eng_send(e, p, &m);
+    free(body);
+}
+
+/* A message of generation gen, older than cur, that this peer is not in
+   as far as it knows: a notice may teach it the generation (the view
+   that formed it was lost with its coordinator); data from a member of
+   the group is kept, and its sender told this peer's generation, so that
+   its notice comes back. */
+static bool learn_or_ask(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+                         const void *data, size_t len)
+{
+    uint64_t cur = s->active_ctx->gen;
+    if (eng_coll_gen(e, h->epoch) != NULL || !eng_coll_in_group(e, from_world))
+        return false;
+    if (h->sub == SUB_NOTICE)
+        return eng_coll_learn_gen(e, h->epoch, cur, from_world, data, len);
+    notify(e, s, s->active_ctx, from_world);
+    return false;
 }
 
 /* Is world rank w in this peer's current group?  Only members still in
@@ -157,6 +179,12 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
         return;
     }
     if (h->epoch < ctx->gen) {
+        bool unknown = eng_coll_gen(e, h->epoch) == NULL;
+        if (unknown && !learn_or_ask(e, s, from_world, h, data, len) && h->sub != SUB_NOTICE &&
+            eng_coll_in_group(e, from_world)) {
+            buffer(e, s, from_world, h, data, len); /* until its notice teaches it */
+            return;
+        }
         if (!eng_coll_in_gen(e, h->epoch) || !eng_coll_may_pull(e, s, from_world, h->seq)) {
             cl_debug("dropped a collective message of a generation this peer is not in");
             return;
@@ -257,6 +285,14 @@ static void take_pass(struct cl_engine *e, stream_t *s)
             if (!eng_el_gen_ok(e, s, seq, b->gen)) {
                 tell = true;
                 stays = true; /* kept for a lost admission, as in to_active */
+            } else if (eng_coll_gen(e, b->gen) == NULL && eng_coll_in_group(e, b->from_world)) {
+                /* A generation this peer never saw: a notice among these
+                   may teach it; data waits for that (learn_or_ask). */
+                cl_wire_hdr_t h = {.sub = b->type, .epoch = b->gen, .seq = b->seq};
+                bool learned = learn_or_ask(e, s, b->from_world, &h, b->data, b->len);
+                stays = true;
+                if (learned && eng_coll_in_gen(e, b->gen) && b->gen < restart)
+                    restart = b->gen;
             } else if (eng_coll_in_gen(e, b->gen) && eng_coll_may_pull(e, s, b->from_world, seq)) {
                 stays = true;
                 if (b->gen < restart)
