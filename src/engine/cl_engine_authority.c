@@ -329,11 +329,26 @@ static void count_members(struct cl_engine *e, size_t *present, size_t *alive)
 /* A coordinator that died with its views in flight leaves two groups: the
    peers that got its last view (which admitted `key`) and those that did
    not.  The larger group wins (docs/security.md §4).  v, from a stranger,
-   is that larger view when its sender coordinates it and it is this
-   peer's view with the sender added: every other member it lists is a
-   member here at the same rank, every member this peer believes alive is
-   in it, and the sender's rank is free here.  Such a view gives its
-   sender nothing a JOIN naming that rank would not. */
+   is that larger view when its sender coordinates it and it extends this
+   peer's view: every member it lists that is a member here holds the same
+   rank, the others (the sender, and peers admitted by views this peer
+   never got) hold ranks no live member holds here, and every member this
+   peer believes alive is in it.  Such a view renumbers and drops nobody;
+   its sender, the lowest rank in it, gains what a JOIN naming that free
+   rank would give it: coordinating. */
+static bool rank_taken(struct cl_engine *e, int32_t rank)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *q = list[i];
+        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        if (q->rank == rank && !q->monitor && (self || q->state == CL_PEER_ALIVE))
+            return true;
+    }
+    return false;
+}
+
 static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
 {
     const cl_wire_member_t *vc = view_coordinator(v);
@@ -341,10 +356,10 @@ static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const c
         return false;
     for (uint32_t i = 0; i < v->count; i++) {
         const cl_wire_member_t *x = &v->members[i];
-        if (memcmp(x->key, key, 32) == 0)
-            continue;
         const cl_peer_t *q = cl_member_find(e->mb, x->key);
-        if (q == NULL || q->state == CL_PEER_GONE || q->rank != x->rank || q->monitor)
+        bool known = q != NULL && q->state != CL_PEER_GONE && (q->rank >= 0 || q->monitor);
+        if (known ? q->rank != x->rank || q->monitor != (x->rank < 0)
+                  : x->rank < 0 || rank_taken(e, x->rank))
             return false;
     }
     size_t n;
@@ -354,8 +369,6 @@ static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const c
         bool self = memcmp(q->key, e->self_key, 32) == 0;
         if (q->state == CL_PEER_GONE || q->monitor)
             continue;
-        if (q->rank == vc->rank && (self || q->state == CL_PEER_ALIVE))
-            return false; /* its rank is taken here */
         if ((self || q->state == CL_PEER_ALIVE) && view_member(v, q->key) == NULL)
             return false;
     }
