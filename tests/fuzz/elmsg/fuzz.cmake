@@ -11,6 +11,14 @@ target_include_directories(fuzz_elmsg_replay PRIVATE ${_fe_root}/src ${_fe_root}
 target_link_libraries(fuzz_elmsg_replay PRIVATE PkgConfig::SODIUM m)
 add_test(NAME fuzz_elmsg_replay COMMAND fuzz_elmsg_replay ${_fe_dir}/corpus)
 set_tests_properties(fuzz_elmsg_replay PROPERTIES TIMEOUT 120 LABELS fuzz)
+# The encoder still writes the seeds' exact bytes (check_seeds.cmake).
+if(TARGET cl_elmsg_test)
+  add_test(NAME elmsg_seed_bytes
+           COMMAND ${CMAKE_COMMAND} -DWRITER=$<TARGET_FILE:cl_elmsg_test>
+                   -DCORPUS=${_fe_dir}/corpus -DOUT=${CMAKE_CURRENT_BINARY_DIR}/elmsg_seed_bytes
+                   -P ${_fe_dir}/check_seeds.cmake)
+  set_tests_properties(elmsg_seed_bytes PROPERTIES TIMEOUT 30 LABELS fuzz)
+endif()
 if(COLLAB_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "COLLAB_FUZZ needs clang (CC=clang)")
