@@ -56,7 +56,7 @@ static bool is_self(struct cl_engine *e, const cl_peer_t *p)
 /* The peer that decides admissions (see the top comment). */
 static cl_peer_t *admitter(struct cl_engine *e)
 {
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c != NULL && c->in_group && cl_member_group_closed(e->mb))
         return c;
     size_t n;

@@ -203,7 +203,8 @@ static void decide(struct cl_engine *e, el_audit_t *a)
                 p != NULL ? p->rank : -1);
         memcpy(out[nout++], a->m[i].key, 32);
     }
-    if (nout > 0 && eng_is_coordinator(e)) {
+    if (nout > 0 && eng_self_coordinates(e)) {
+        eng_take_over(e);
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])out, nout, &d) == 1)
             eng_coordinator_commit(e, &d);

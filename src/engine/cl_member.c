@@ -673,7 +673,12 @@ cl_peer_t *cl_member_coordinator(const cl_member_t *self)
 {
     for (size_t i = 0; i < self->nview; i++) {
         cl_peer_t *p = self->view[i];
-        if (p->state == CL_PEER_ALIVE || is_self(self, p))
+        if (!p->client && (is_self(self, p) || p->state == CL_PEER_ALIVE))
+            return p;
+    }
+    for (size_t i = 0; i < self->nmons; i++) {
+        cl_peer_t *p = self->mons[i];
+        if (is_self(self, p) || p->state == CL_PEER_ALIVE)
             return p;
     }
     return NULL;
