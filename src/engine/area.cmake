@@ -45,7 +45,7 @@ target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
-  collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_util)
+  collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 
 # Tests of the whole engine need the collective algorithms.
