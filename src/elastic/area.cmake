@@ -19,5 +19,5 @@ collab_area(collab_elastic
 
 foreach(t cl_stream_test cl_statereg_test cl_startup_test cl_sorted_test cl_admission_test
     cl_moshpit_test cl_rank_test)
-  collab_selftest(${t} ${_elastic}/test/${t}.c collab_elastic collab_util)
+  collab_selftest(${t} ${PROJECT_SOURCE_DIR}/tests/unit/elastic/${t}.c collab_elastic collab_util)
 endforeach()
