@@ -145,8 +145,13 @@ static void allocate(cl_admission_t *self, req_t *q)
     for (int k = 0; k < self->world && lowest < 0; k++)
         if (self->occ[k] == OCC_FREE)
             lowest = k;
-    cl_rank_ask_t ask = {m != NULL, m != NULL ? m->rank : -1, q->preferred,
-                         {m != NULL ? -1 : hist_rank(self, q->key), q->prev}, lowest};
+    cl_rank_ask_t ask = {
+        .member = m != NULL,
+        .current = m != NULL ? m->rank : -1,
+        .preferred = q->preferred,
+        .remembered = {m != NULL ? -1 : hist_rank(self, q->key), q->prev},
+        .lowest_free = lowest,
+    };
     int r = cl_rank_pick(&ask, rank_free, self);
     q->rank = r;
     if (r < 0) {

@@ -154,8 +154,8 @@ typedef struct {
     uint8_t *data; /* malloc'd; the caller frees it */
     size_t len;    /* bytes written */
     size_t cap;    /* bytes allocated */
-    bool oom; /* an allocation failed */
-    bool bad; /* a field was out of range */
+    bool oom;      /* an allocation failed */
+    bool bad;      /* a field was out of range */
 } cl_wr_t;
 
 /* Appends n bytes and returns where the caller writes them, or NULL when

@@ -90,7 +90,7 @@ int cl_elmsg_decode(uint8_t type, const uint8_t *body, size_t len, cl_elmsg_t *o
             cl_rd_check(&r, joiner_ok(j));
             for (uint32_t k = 0; k < i; k++)
                 cl_rd_check(&r, memcmp(out->joiners[k].key, j->key, 32) != 0 &&
-                                 out->joiners[k].rank != j->rank);
+                                    out->joiners[k].rank != j->rank);
         }
         out->nsigs = cl_rd_u32(&r);
         cl_rd_check(&r, out->nsigs <= CL_ELMSG_MAX_PREFIX);
@@ -202,7 +202,7 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
             cl_wr_check(&w, joiner_ok(j));
             for (uint32_t k = 0; k < i; k++)
                 cl_wr_check(&w, memcmp(m->joiners[k].key, j->key, 32) != 0 &&
-                                 m->joiners[k].rank != j->rank);
+                                    m->joiners[k].rank != j->rank);
             cl_wr_bytes(&w, j->key, 32);
             cl_wr_u32(&w, (uint32_t)j->rank);
             cl_wr_u8(&w, j->flags);
@@ -246,7 +246,7 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_EL_DATA:
         cl_wr_check(&w,
-                 m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len) && m->data != NULL);
+                    m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len) && m->data != NULL);
         cl_wr_u64(&w, m->s);
         cl_wr_u8(&w, m->what);
         cl_wr_u64(&w, m->index);
@@ -267,7 +267,7 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_EL_NACK:
         cl_wr_check(&w, m->what <= CL_EL_ITEM_RESULT && m->reason >= CL_EL_NACK_MOVED &&
-                         m->reason <= CL_EL_NACK_READ);
+                            m->reason <= CL_EL_NACK_READ);
         cl_wr_u64(&w, m->s);
         cl_wr_u8(&w, m->what);
         cl_wr_u64(&w, m->index);

@@ -448,8 +448,13 @@ int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int pref
     for (size_t i = 0; i < self->nview && self->view[i]->rank == r; i++)
         r++;
     bool member = p != NULL && p->state != CL_PEER_GONE;
-    cl_rank_ask_t ask = {member, member ? p->rank : -1, preferred,
-                         {p != NULL ? p->prev_rank : -1, -1}, r < ws ? r : -1};
+    cl_rank_ask_t ask = {
+        .member = member,
+        .current = member ? p->rank : -1,
+        .preferred = preferred,
+        .remembered = {p != NULL ? p->prev_rank : -1, -1},
+        .lowest_free = r < ws ? r : -1,
+    };
     return cl_rank_pick(&ask, rank_free, self);
 }
 
