@@ -12,6 +12,7 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
 #include "engine/cl_request.h"

@@ -956,7 +956,7 @@ static void check(struct cl_engine *e, double now)
 
 double eng_member_timer(struct cl_engine *e, double now)
 {
-    double next = now + 5.0;
+    double next = now + ENG_IDLE_WAKE;
     /* A tenure as coordinator ends when this peer no longer coordinates;
        eng_take_over begins the next one. */
     if (e->coordinating && !eng_self_coordinates(e))
@@ -982,13 +982,13 @@ double eng_member_timer(struct cl_engine *e, double now)
     }
     if (now >= e->next_purge) {
         cl_member_purge(e->mb, now, PURGE_KEEP);
-        e->next_purge = now + 60.0;
+        e->next_purge = now + ENG_PURGE_EVERY;
     }
     next = fmin(next, fmin(e->next_heartbeat, e->next_check));
     if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
         maybe_close_group(e, now);
         if (!cl_member_group_closed(e->mb))
-            next = fmin(next, fmax(now + 0.01, e->match_since + e->cfg.matchmaking_time));
+            next = fmin(next, fmax(now + ENG_MATCH_POLL, e->match_since + e->cfg.matchmaking_time));
     }
     return next;
 }
