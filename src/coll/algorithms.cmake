@@ -3,6 +3,7 @@ include_guard(GLOBAL)
 # through cl_coll.h.  See docs/collectives.md.
 
 set(_cl_coll_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_cl_coll_tests ${PROJECT_SOURCE_DIR}/tests/unit/coll)
 
 collab_area(collab_coll
     ${_cl_coll_dir}/cl_coll.c
@@ -14,17 +15,19 @@ collab_area(collab_coll
     ${_cl_coll_dir}/cl_coll_direct.c)
 
 # The selftests drive N in-process members through a shuffling harness
-# (test_coll_harness.c); they need the kernels and the logger.
-if(TARGET collab_reduce AND TARGET collab_util AND EXISTS ${_cl_coll_dir}/test_coll_harness.c)
-  add_library(collab_coll_harness OBJECT ${_cl_coll_dir}/test_coll_harness.c
-      ${_cl_coll_dir}/test_coll_ref.c)
+# (tests/unit/coll/test_coll_harness.c); they need the kernels and the
+# logger, and include the area's private headers.
+if(TARGET collab_reduce AND TARGET collab_util AND EXISTS ${_cl_coll_tests}/test_coll_harness.c)
+  add_library(collab_coll_harness OBJECT ${_cl_coll_tests}/test_coll_harness.c
+      ${_cl_coll_tests}/test_coll_ref.c)
   target_link_libraries(collab_coll_harness PUBLIC collab_coll)
+  target_include_directories(collab_coll_harness PUBLIC ${_cl_coll_dir} ${_cl_coll_tests})
   # The references spell out the kernels' order of operations.
-  set_source_files_properties(${_cl_coll_dir}/test_coll_ref.c PROPERTIES
+  set_source_files_properties(${_cl_coll_tests}/test_coll_ref.c PROPERTIES
       COMPILE_OPTIONS "-ffp-contract=off")
   foreach(t cl_coll_test cl_coll_move_test cl_coll_fail_test cl_coll_bad_test)
-    if(EXISTS ${_cl_coll_dir}/${t}.c)
-      collab_selftest(${t} ${_cl_coll_dir}/${t}.c
+    if(EXISTS ${_cl_coll_tests}/${t}.c)
+      collab_selftest(${t} ${_cl_coll_tests}/${t}.c
           collab_coll_harness collab_coll collab_reduce collab_util)
     endif()
   endforeach()

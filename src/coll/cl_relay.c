@@ -129,11 +129,6 @@ static bool s_consumer(const cl_rpart_t *p, int idx)
     return p->consumer < 0 || p->consumer == idx;
 }
 
-bool cl_relay_consumes(const cl_relay_t *self, int part)
-{
-    return s_consumer(&self->parts[part], self->coll->me);
-}
-
 void cl_relay_hold(cl_relay_t *self, int part, size_t chunk)
 {
     cl_rpart_t *p = &self->parts[part];

@@ -60,9 +60,6 @@ int cl_relay_part(cl_relay_t *self, int part, size_t nchunks, size_t chunk_bytes
 /* Number of chunks of part. */
 size_t cl_relay_nchunks(const cl_relay_t *self, int part);
 
-/* True when this member consumes part. */
-bool cl_relay_consumes(const cl_relay_t *self, int part);
-
 /* Records that this member now holds (part, chunk). */
 void cl_relay_hold(cl_relay_t *self, int part, size_t chunk);
 

@@ -28,12 +28,13 @@ if(COLLAB_VEC_REPORT)
       COMPILE_OPTIONS "-fopt-info-vec-optimized")
 endif()
 
-collab_selftest(cl_reduce_test ${_cl_reduce_dir}/cl_reduce_test.c collab_reduce)
-collab_selftest(cl_reduce_weighted_test ${_cl_reduce_dir}/cl_reduce_weighted_test.c
-    collab_reduce)
-collab_selftest(cl_compress_test ${_cl_reduce_dir}/cl_compress_test.c collab_reduce)
-collab_selftest(cl_robust_test ${_cl_reduce_dir}/cl_robust_test.c collab_reduce)
+# The selftests live in tests/unit/coll and include the area's headers.
+set(_cl_reduce_tests ${PROJECT_SOURCE_DIR}/tests/unit/coll)
+foreach(t cl_reduce_test cl_reduce_weighted_test cl_compress_test cl_robust_test)
+  collab_selftest(${t} ${_cl_reduce_tests}/${t}.c collab_reduce)
+  target_include_directories(${t} PRIVATE ${_cl_reduce_dir} ${_cl_reduce_tests})
+endforeach()
 # The references in the tests spell out the kernels' order of operations.
-set_source_files_properties(${_cl_reduce_dir}/cl_reduce_test.c
-    ${_cl_reduce_dir}/cl_reduce_weighted_test.c ${_cl_reduce_dir}/cl_compress_test.c
+set_source_files_properties(${_cl_reduce_tests}/cl_reduce_test.c
+    ${_cl_reduce_tests}/cl_reduce_weighted_test.c ${_cl_reduce_tests}/cl_compress_test.c
     PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")

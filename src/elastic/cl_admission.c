@@ -11,6 +11,7 @@
     are enough.
 */
 #include "elastic/cl_admission.h"
+#include "elastic/cl_rank.h"
 
 #include "mpi_collab.h"
 
@@ -129,27 +130,29 @@ static bool is_free(const cl_admission_t *self, int r)
     return r >= 0 && r < self->world && self->occ[r] == OCC_FREE;
 }
 
-/* Gives a queued peer without a rank its rank, or makes it a standby. */
+static bool rank_free(const void *ctx, int r)
+{
+    return is_free(ctx, r);
+}
+
+/* Gives a queued peer without a rank its rank (cl_rank_pick, with the
+   rank this class saw it hold last before the one it names), or makes it
+   a standby. */
 static void allocate(cl_admission_t *self, req_t *q)
 {
     const cl_adm_member_t *m = find_member(self, q->key);
-    int r = -1;
-    if (m != NULL) {
-        r = m->rank; /* an ungrouped member keeps its rank */
-    } else if (is_free(self, q->preferred)) {
-        r = q->preferred;
-    } else {
-        int h = hist_rank(self, q->key);
-        if (is_free(self, h)) {
-            r = h;
-        } else if (is_free(self, q->prev)) {
-            r = q->prev;
-        } else {
-            for (int k = 0; k < self->world && r < 0; k++)
-                if (self->occ[k] == OCC_FREE)
-                    r = k;
-        }
-    }
+    int lowest = -1;
+    for (int k = 0; k < self->world && lowest < 0; k++)
+        if (self->occ[k] == OCC_FREE)
+            lowest = k;
+    cl_rank_ask_t ask = {
+        .member = m != NULL,
+        .current = m != NULL ? m->rank : -1,
+        .preferred = q->preferred,
+        .remembered = {m != NULL ? -1 : hist_rank(self, q->key), q->prev},
+        .lowest_free = lowest,
+    };
+    int r = cl_rank_pick(&ask, rank_free, self);
     q->rank = r;
     if (r < 0) {
         q->st = CL_ADM_STANDBY;

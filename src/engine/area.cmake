@@ -1,6 +1,9 @@
 # The engine: actor thread, transport, wire codec, membership, collectives
 # glue, point-to-point and the collab_* API (include/mpi_collab.h).
 set(_eng ${CMAKE_CURRENT_LIST_DIR})
+# Its tests: selftests in tests/unit/engine, scenario programs in tests/swarm.
+set(_eng_unit ${PROJECT_SOURCE_DIR}/tests/unit/engine)
+set(_eng_swarm ${PROJECT_SOURCE_DIR}/tests/swarm)
 
 # Classes that do not need the collective algorithms; the unit selftests
 # link these alone (an OBJECT library's objects cannot be re-exported, so
@@ -45,32 +48,33 @@ target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
-  collab_selftest(${t} ${_eng}/${t}.c collab_engine_base collab_util)
+  collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 
 # Tests of the whole engine need the collective algorithms.
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)
-  collab_selftest(cl_api_test ${_eng}/cl_api_test.c ${COLLAB_ENGINE_ALL})
+  collab_selftest(cl_api_test ${_eng_unit}/cl_api_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
-  add_executable(cl_stage_test ${_eng}/cl_stage_test.c ${_eng}/test_peers.c)
+  add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
+  target_include_directories(cl_stage_test PRIVATE ${_eng_swarm})
   target_link_libraries(cl_stage_test PRIVATE ${COLLAB_ENGINE_ALL})
   add_test(NAME cl_stage_test COMMAND cl_stage_test)
   add_test(NAME cl_stage_mixed COMMAND cl_stage_test mixed)
   set_tests_properties(cl_stage_test PROPERTIES TIMEOUT 120 LABELS selftest)
   set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
-  # Real processes over loopback (see the scenarios in test_swarm.c).
-  add_executable(test_swarm ${_eng}/test_swarm.c ${_eng}/test_swarm_groups.c
-    ${_eng}/test_swarm_weight.c ${_eng}/test_swarm_leave.c ${_eng}/test_swarm_monitor.c
-    ${_eng}/test_swarm_shm.c ${_eng}/test_peers.c)
+  # Real processes over loopback (see the scenarios in tests/swarm/test_swarm.c).
+  add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_groups.c
+    ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
+    ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
       standby groups weight sigterm leave strict_leave monitor shm_kill)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()
-  # Admission at step boundaries and state sync (scenarios in test_elastic.c).
-  add_executable(test_elastic ${_eng}/test_elastic.c ${_eng}/test_peers.c)
+  # Admission at step boundaries and state sync (scenarios in tests/swarm/test_elastic.c).
+  add_executable(test_elastic ${_eng_swarm}/test_elastic.c ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_elastic PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc join_marks join_config join_learned straggler diverge join_groups)
     add_test(NAME elastic_${sc} COMMAND test_elastic ${sc})

@@ -1,13 +1,15 @@
 /*  cl_elmsg.c - encoder and decoder of the ELASTIC bodies (docs/wire.md §7).
 
-    Same discipline as cl_wire.c: a reading cursor that knows how many
-    bytes are left, a failed read poisons it, every field is range-checked
-    after reading, and a body is accepted only when the cursor ends exactly
-    at its end.  The writer grows one buffer and refuses (instead of
+    Built on cl_wire.c's cursor (cl_cursor.h), with the same discipline: a
+    failed read poisons the cursor, every field is range-checked after
+    reading, and a body is accepted only when the cursor ends exactly at
+    its end.  The writer grows one buffer and refuses (instead of
     writing) any value the reader would reject, so peers never send what
     they would drop themselves.
 */
 #include "engine/cl_elmsg.h"
+
+#include "engine/cl_cursor.h"
 
 #include "mpi_collab.h"
 
@@ -17,69 +19,12 @@
 #define WORLD_MAX (1 << 20) /* as CL_WIRE_WORLD_MAX */
 
 /* ---------------------------------------------------------------------- */
-/* Reading. */
-
-typedef struct {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
-} rd_t;
-
-static const uint8_t *rd_take(rd_t *r, size_t n)
-{
-    if (r->bad || r->left < n) {
-        r->bad = true;
-        return NULL;
-    }
-    const uint8_t *p = r->p;
-    r->p += n;
-    r->left -= n;
-    return p;
-}
-
-static uint64_t rd_le(rd_t *r, size_t n)
-{
-    const uint8_t *p = rd_take(r, n);
-    uint64_t v = 0;
-    for (size_t i = 0; p != NULL && i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint8_t rd_u8(rd_t *r)
-{
-    return (uint8_t)rd_le(r, 1);
-}
-
-static uint32_t rd_u32(rd_t *r)
-{
-    return (uint32_t)rd_le(r, 4);
-}
-
-static uint64_t rd_u64(rd_t *r)
-{
-    return rd_le(r, 8);
-}
-
-static void rd_bytes(rd_t *r, uint8_t *out, size_t n)
-{
-    const uint8_t *p = rd_take(r, n);
-    if (p != NULL)
-        memcpy(out, p, n);
-    else
-        memset(out, 0, n);
-}
-
-static void rd_check(rd_t *r, bool ok)
-{
-    if (!ok)
-        r->bad = true;
-}
+/* Lists announced in a body. */
 
 /* Allocates n elements of size each for a list announced in the body,
    after checking that the body can hold them (min_each bytes apiece), so
    that a forged count never makes us allocate much. */
-static void *rd_alloc(rd_t *r, uint32_t n, size_t size, size_t min_each, bool *oom)
+static void *rd_alloc(cl_rd_t *r, uint32_t n, size_t size, size_t min_each, bool *oom)
 {
     if (r->bad || n == 0)
         return NULL;
@@ -91,49 +36,6 @@ static void *rd_alloc(rd_t *r, uint32_t n, size_t size, size_t min_each, bool *o
     if (a == NULL)
         *oom = true;
     return a;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Writing. */
-
-typedef struct {
-    uint8_t *data;
-    size_t len, cap;
-    bool oom, bad;
-} wr_t;
-
-static void wr_raw(wr_t *w, const void *p, size_t n)
-{
-    if (w->oom || w->bad || n == 0)
-        return;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap > 0 ? w->cap : 64;
-        while (cap < w->len + n)
-            cap *= 2;
-        uint8_t *d = realloc(w->data, cap);
-        if (d == NULL) {
-            w->oom = true;
-            return;
-        }
-        w->data = d;
-        w->cap = cap;
-    }
-    memcpy(w->data + w->len, p, n);
-    w->len += n;
-}
-
-static void wr_le(wr_t *w, uint64_t v, size_t n)
-{
-    uint8_t b[8];
-    for (size_t i = 0; i < n; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    wr_raw(w, b, n);
-}
-
-static void wr_check(wr_t *w, bool ok)
-{
-    if (!ok)
-        w->bad = true;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -163,106 +65,106 @@ int cl_elmsg_decode(uint8_t type, const uint8_t *body, size_t len, cl_elmsg_t *o
     memset(out, 0, sizeof *out);
     if (body == NULL && len > 0)
         return COLLAB_ERR_ARG;
-    rd_t r = {body, len, false};
+    cl_rd_t r = {body, len, false};
     bool oom = false;
     out->type = type;
     switch (type) {
     case CL_EL_ADMIT_REQ:
-        out->readmit = rd_u8(&r);
-        out->posted = rd_u64(&r);
-        rd_check(&r, out->readmit <= 1);
+        out->readmit = cl_rd_u8(&r);
+        out->posted = cl_rd_u64(&r);
+        cl_rd_check(&r, out->readmit <= 1);
         break;
     case CL_EL_ADMIT:
-        out->s = rd_u64(&r);
-        out->prefix = rd_u64(&r);
-        out->w0_end = rd_u64(&r);
-        out->gen = rd_u64(&r);
-        out->njoiners = rd_u32(&r);
-        rd_check(&r, out->njoiners >= 1 && out->njoiners <= CL_ELMSG_MAX_JOINERS);
+        out->s = cl_rd_u64(&r);
+        out->prefix = cl_rd_u64(&r);
+        out->w0_end = cl_rd_u64(&r);
+        out->gen = cl_rd_u64(&r);
+        out->njoiners = cl_rd_u32(&r);
+        cl_rd_check(&r, out->njoiners >= 1 && out->njoiners <= CL_ELMSG_MAX_JOINERS);
         out->joiners = rd_alloc(&r, out->njoiners, sizeof *out->joiners, 37, &oom);
         for (uint32_t i = 0; out->joiners != NULL && i < out->njoiners; i++) {
             cl_el_joiner_t *j = &out->joiners[i];
-            rd_bytes(&r, j->key, 32);
-            j->rank = (int32_t)rd_u32(&r);
-            j->flags = rd_u8(&r);
-            rd_check(&r, joiner_ok(j));
+            cl_rd_bytes(&r, j->key, 32);
+            j->rank = (int32_t)cl_rd_u32(&r);
+            j->flags = cl_rd_u8(&r);
+            cl_rd_check(&r, joiner_ok(j));
             for (uint32_t k = 0; k < i; k++)
-                rd_check(&r, memcmp(out->joiners[k].key, j->key, 32) != 0 &&
-                                 out->joiners[k].rank != j->rank);
+                cl_rd_check(&r, memcmp(out->joiners[k].key, j->key, 32) != 0 &&
+                                    out->joiners[k].rank != j->rank);
         }
-        out->nsigs = rd_u32(&r);
-        rd_check(&r, out->nsigs <= CL_ELMSG_MAX_PREFIX);
+        out->nsigs = cl_rd_u32(&r);
+        cl_rd_check(&r, out->nsigs <= CL_ELMSG_MAX_PREFIX);
         out->sigs = rd_alloc(&r, out->nsigs, sizeof *out->sigs, 4, &oom);
         for (uint32_t i = 0; out->sigs != NULL && i < out->nsigs; i++)
-            out->sigs[i] = rd_u32(&r);
-        rd_check(&r, admit_ok(out));
+            out->sigs[i] = cl_rd_u32(&r);
+        cl_rd_check(&r, admit_ok(out));
         break;
     case CL_EL_QUERY:
-        out->s = rd_u64(&r);
+        out->s = cl_rd_u64(&r);
         break;
     case CL_EL_HASHES:
-        out->s = rd_u64(&r);
-        out->nbufs = rd_u32(&r);
-        rd_check(&r, out->nbufs <= CL_ELMSG_MAX_ITEMS);
+        out->s = cl_rd_u64(&r);
+        out->nbufs = cl_rd_u32(&r);
+        cl_rd_check(&r, out->nbufs <= CL_ELMSG_MAX_ITEMS);
         out->bufs = rd_alloc(&r, out->nbufs, sizeof *out->bufs, 48, &oom);
         for (uint32_t i = 0; out->bufs != NULL && i < out->nbufs; i++) {
             cl_el_buf_t *b = &out->bufs[i];
-            b->index = rd_u64(&r);
-            b->size = rd_u64(&r);
-            rd_bytes(&r, b->hash, CL_ELMSG_HASH);
-            rd_check(&r, i == 0 || b->index > out->bufs[i - 1].index);
+            b->index = cl_rd_u64(&r);
+            b->size = cl_rd_u64(&r);
+            cl_rd_bytes(&r, b->hash, CL_ELMSG_HASH);
+            cl_rd_check(&r, i == 0 || b->index > out->bufs[i - 1].index);
         }
-        out->nres = rd_u32(&r);
-        rd_check(&r, out->nres <= CL_ELMSG_MAX_ITEMS);
+        out->nres = cl_rd_u32(&r);
+        cl_rd_check(&r, out->nres <= CL_ELMSG_MAX_ITEMS);
         out->res = rd_alloc(&r, out->nres, sizeof *out->res, 52, &oom);
         for (uint32_t i = 0; out->res != NULL && i < out->nres; i++) {
             cl_el_res_t *x = &out->res[i];
-            x->index = rd_u64(&r);
-            x->signature = rd_u32(&r);
-            x->len = rd_u64(&r);
-            rd_bytes(&r, x->hash, CL_ELMSG_HASH);
-            rd_check(&r, i == 0 || x->index > out->res[i - 1].index);
+            x->index = cl_rd_u64(&r);
+            x->signature = cl_rd_u32(&r);
+            x->len = cl_rd_u64(&r);
+            cl_rd_bytes(&r, x->hash, CL_ELMSG_HASH);
+            cl_rd_check(&r, i == 0 || x->index > out->res[i - 1].index);
         }
         break;
     case CL_EL_FETCH:
-        out->s = rd_u64(&r);
-        out->what = rd_u8(&r);
-        out->index = rd_u64(&r);
-        out->offset = rd_u64(&r);
-        out->len = rd_u64(&r);
-        rd_check(&r, out->what <= CL_EL_ITEM_RESULT && range_ok(out->offset, out->len));
+        out->s = cl_rd_u64(&r);
+        out->what = cl_rd_u8(&r);
+        out->index = cl_rd_u64(&r);
+        out->offset = cl_rd_u64(&r);
+        out->len = cl_rd_u64(&r);
+        cl_rd_check(&r, out->what <= CL_EL_ITEM_RESULT && range_ok(out->offset, out->len));
         break;
     case CL_EL_DATA:
-        out->s = rd_u64(&r);
-        out->what = rd_u8(&r);
-        out->index = rd_u64(&r);
-        out->offset = rd_u64(&r);
+        out->s = cl_rd_u64(&r);
+        out->what = cl_rd_u8(&r);
+        out->index = cl_rd_u64(&r);
+        out->offset = cl_rd_u64(&r);
         out->len = r.left;
-        out->data = rd_take(&r, r.left);
-        rd_check(&r, out->what <= CL_EL_ITEM_RESULT && range_ok(out->offset, out->len));
+        out->data = cl_rd_take(&r, r.left);
+        cl_rd_check(&r, out->what <= CL_EL_ITEM_RESULT && range_ok(out->offset, out->len));
         break;
     case CL_EL_DROP:
-        out->s = rd_u64(&r);
-        out->ndrops = rd_u32(&r);
-        rd_check(&r, out->ndrops >= 1 && out->ndrops <= CL_ELMSG_MAX_ITEMS);
+        out->s = cl_rd_u64(&r);
+        out->ndrops = cl_rd_u32(&r);
+        cl_rd_check(&r, out->ndrops >= 1 && out->ndrops <= CL_ELMSG_MAX_ITEMS);
         out->drops = rd_alloc(&r, out->ndrops, sizeof *out->drops, 8, &oom);
         for (uint32_t i = 0; out->drops != NULL && i < out->ndrops; i++) {
-            out->drops[i] = rd_u64(&r);
-            rd_check(&r, i == 0 || out->drops[i] > out->drops[i - 1]);
+            out->drops[i] = cl_rd_u64(&r);
+            cl_rd_check(&r, i == 0 || out->drops[i] > out->drops[i - 1]);
         }
         break;
     case CL_EL_NACK:
-        out->s = rd_u64(&r);
-        out->what = rd_u8(&r);
-        out->index = rd_u64(&r);
-        out->offset = rd_u64(&r);
-        out->len = rd_u64(&r);
-        out->reason = rd_u8(&r);
-        rd_check(&r, out->what <= CL_EL_ITEM_RESULT);
-        rd_check(&r, out->reason >= CL_EL_NACK_MOVED && out->reason <= CL_EL_NACK_READ);
+        out->s = cl_rd_u64(&r);
+        out->what = cl_rd_u8(&r);
+        out->index = cl_rd_u64(&r);
+        out->offset = cl_rd_u64(&r);
+        out->len = cl_rd_u64(&r);
+        out->reason = cl_rd_u8(&r);
+        cl_rd_check(&r, out->what <= CL_EL_ITEM_RESULT);
+        cl_rd_check(&r, out->reason >= CL_EL_NACK_MOVED && out->reason <= CL_EL_NACK_READ);
         break;
     case CL_EL_PROBE:
-        out->epoch = rd_u64(&r);
+        out->epoch = cl_rd_u64(&r);
         break;
     default:
         r.bad = true;
@@ -279,102 +181,102 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
 {
     *out = NULL;
     *outlen = 0;
-    wr_t w = {0};
+    cl_wr_t w = {0};
     switch (m->type) {
     case CL_EL_ADMIT_REQ:
-        wr_check(&w, m->readmit <= 1);
-        wr_le(&w, m->readmit, 1);
-        wr_le(&w, m->posted, 8);
+        cl_wr_check(&w, m->readmit <= 1);
+        cl_wr_u8(&w, m->readmit);
+        cl_wr_u64(&w, m->posted);
         break;
     case CL_EL_ADMIT:
-        wr_check(&w, admit_ok(m) && m->joiners != NULL && (m->nsigs == 0 || m->sigs != NULL));
+        cl_wr_check(&w, admit_ok(m) && m->joiners != NULL && (m->nsigs == 0 || m->sigs != NULL));
         if (w.bad)
             break;
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->prefix, 8);
-        wr_le(&w, m->w0_end, 8);
-        wr_le(&w, m->gen, 8);
-        wr_le(&w, m->njoiners, 4);
+        cl_wr_u64(&w, m->s);
+        cl_wr_u64(&w, m->prefix);
+        cl_wr_u64(&w, m->w0_end);
+        cl_wr_u64(&w, m->gen);
+        cl_wr_u32(&w, m->njoiners);
         for (uint32_t i = 0; i < m->njoiners; i++) {
             const cl_el_joiner_t *j = &m->joiners[i];
-            wr_check(&w, joiner_ok(j));
+            cl_wr_check(&w, joiner_ok(j));
             for (uint32_t k = 0; k < i; k++)
-                wr_check(&w, memcmp(m->joiners[k].key, j->key, 32) != 0 &&
-                                 m->joiners[k].rank != j->rank);
-            wr_raw(&w, j->key, 32);
-            wr_le(&w, (uint32_t)j->rank, 4);
-            wr_le(&w, j->flags, 1);
+                cl_wr_check(&w, memcmp(m->joiners[k].key, j->key, 32) != 0 &&
+                                    m->joiners[k].rank != j->rank);
+            cl_wr_bytes(&w, j->key, 32);
+            cl_wr_u32(&w, (uint32_t)j->rank);
+            cl_wr_u8(&w, j->flags);
         }
-        wr_le(&w, m->nsigs, 4);
+        cl_wr_u32(&w, m->nsigs);
         for (uint32_t i = 0; i < m->nsigs; i++)
-            wr_le(&w, m->sigs[i], 4);
+            cl_wr_u32(&w, m->sigs[i]);
         break;
     case CL_EL_QUERY:
-        wr_le(&w, m->s, 8);
+        cl_wr_u64(&w, m->s);
         break;
     case CL_EL_HASHES:
-        wr_check(&w, m->nbufs <= CL_ELMSG_MAX_ITEMS && m->nres <= CL_ELMSG_MAX_ITEMS);
-        wr_check(&w, (m->nbufs == 0 || m->bufs != NULL) && (m->nres == 0 || m->res != NULL));
+        cl_wr_check(&w, m->nbufs <= CL_ELMSG_MAX_ITEMS && m->nres <= CL_ELMSG_MAX_ITEMS);
+        cl_wr_check(&w, (m->nbufs == 0 || m->bufs != NULL) && (m->nres == 0 || m->res != NULL));
         if (w.bad)
             break;
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->nbufs, 4);
+        cl_wr_u64(&w, m->s);
+        cl_wr_u32(&w, m->nbufs);
         for (uint32_t i = 0; i < m->nbufs; i++) {
-            wr_check(&w, i == 0 || m->bufs[i].index > m->bufs[i - 1].index);
-            wr_le(&w, m->bufs[i].index, 8);
-            wr_le(&w, m->bufs[i].size, 8);
-            wr_raw(&w, m->bufs[i].hash, CL_ELMSG_HASH);
+            cl_wr_check(&w, i == 0 || m->bufs[i].index > m->bufs[i - 1].index);
+            cl_wr_u64(&w, m->bufs[i].index);
+            cl_wr_u64(&w, m->bufs[i].size);
+            cl_wr_bytes(&w, m->bufs[i].hash, CL_ELMSG_HASH);
         }
-        wr_le(&w, m->nres, 4);
+        cl_wr_u32(&w, m->nres);
         for (uint32_t i = 0; i < m->nres; i++) {
-            wr_check(&w, i == 0 || m->res[i].index > m->res[i - 1].index);
-            wr_le(&w, m->res[i].index, 8);
-            wr_le(&w, m->res[i].signature, 4);
-            wr_le(&w, m->res[i].len, 8);
-            wr_raw(&w, m->res[i].hash, CL_ELMSG_HASH);
+            cl_wr_check(&w, i == 0 || m->res[i].index > m->res[i - 1].index);
+            cl_wr_u64(&w, m->res[i].index);
+            cl_wr_u32(&w, m->res[i].signature);
+            cl_wr_u64(&w, m->res[i].len);
+            cl_wr_bytes(&w, m->res[i].hash, CL_ELMSG_HASH);
         }
         break;
     case CL_EL_FETCH:
-        wr_check(&w, m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len));
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->what, 1);
-        wr_le(&w, m->index, 8);
-        wr_le(&w, m->offset, 8);
-        wr_le(&w, m->len, 8);
+        cl_wr_check(&w, m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len));
+        cl_wr_u64(&w, m->s);
+        cl_wr_u8(&w, m->what);
+        cl_wr_u64(&w, m->index);
+        cl_wr_u64(&w, m->offset);
+        cl_wr_u64(&w, m->len);
         break;
     case CL_EL_DATA:
-        wr_check(&w,
-                 m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len) && m->data != NULL);
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->what, 1);
-        wr_le(&w, m->index, 8);
-        wr_le(&w, m->offset, 8);
+        cl_wr_check(&w,
+                    m->what <= CL_EL_ITEM_RESULT && range_ok(m->offset, m->len) && m->data != NULL);
+        cl_wr_u64(&w, m->s);
+        cl_wr_u8(&w, m->what);
+        cl_wr_u64(&w, m->index);
+        cl_wr_u64(&w, m->offset);
         if (!w.bad)
-            wr_raw(&w, m->data, (size_t)m->len);
+            cl_wr_bytes(&w, m->data, (size_t)m->len);
         break;
     case CL_EL_DROP:
-        wr_check(&w, m->ndrops >= 1 && m->ndrops <= CL_ELMSG_MAX_ITEMS && m->drops != NULL);
+        cl_wr_check(&w, m->ndrops >= 1 && m->ndrops <= CL_ELMSG_MAX_ITEMS && m->drops != NULL);
         if (w.bad)
             break;
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->ndrops, 4);
+        cl_wr_u64(&w, m->s);
+        cl_wr_u32(&w, m->ndrops);
         for (uint32_t i = 0; i < m->ndrops; i++) {
-            wr_check(&w, i == 0 || m->drops[i] > m->drops[i - 1]);
-            wr_le(&w, m->drops[i], 8);
+            cl_wr_check(&w, i == 0 || m->drops[i] > m->drops[i - 1]);
+            cl_wr_u64(&w, m->drops[i]);
         }
         break;
     case CL_EL_NACK:
-        wr_check(&w, m->what <= CL_EL_ITEM_RESULT && m->reason >= CL_EL_NACK_MOVED &&
-                         m->reason <= CL_EL_NACK_READ);
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->what, 1);
-        wr_le(&w, m->index, 8);
-        wr_le(&w, m->offset, 8);
-        wr_le(&w, m->len, 8);
-        wr_le(&w, m->reason, 1);
+        cl_wr_check(&w, m->what <= CL_EL_ITEM_RESULT && m->reason >= CL_EL_NACK_MOVED &&
+                            m->reason <= CL_EL_NACK_READ);
+        cl_wr_u64(&w, m->s);
+        cl_wr_u8(&w, m->what);
+        cl_wr_u64(&w, m->index);
+        cl_wr_u64(&w, m->offset);
+        cl_wr_u64(&w, m->len);
+        cl_wr_u8(&w, m->reason);
         break;
     case CL_EL_PROBE:
-        wr_le(&w, m->epoch, 8);
+        cl_wr_u64(&w, m->epoch);
         break;
     default:
         w.bad = true;

@@ -526,7 +526,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
     while (!e->terminated) {
         eng_el_check_pause(e); /* elastic hook: before anything is sent */
         double now = eng_now();
-        double next = now + 5.0;
+        double next = now + ENG_IDLE_WAKE;
         next = fmin(next, eng_member_timer(e, now));
         if (e->state == ENG_MEMBER) {
             next = fmin(next, eng_coll_timer(e, now));
@@ -539,7 +539,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
             progress_requested_leave(e, now);
             if (e->leaving)
                 next = fmin(next, eng_leave_started(e) ? eng_leave_timer(e, now)
-                                                       : fmin(e->leaving_deadline, now + 0.1));
+                                                       : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
             if (eng_leave_started(e) || eng_coll_idle(e) || now >= e->finalize_deadline)

@@ -56,7 +56,7 @@ static bool is_self(struct cl_engine *e, const cl_peer_t *p)
 /* The peer that decides admissions (see the top comment). */
 static cl_peer_t *admitter(struct cl_engine *e)
 {
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c != NULL && c->in_group && cl_member_group_closed(e->mb))
         return c;
     size_t n;
@@ -552,7 +552,7 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
     /* What eng_admit_undo restores if this admission is lost. */
     el->adm_pending = true;
     el->adm_answered = false;
-    el->adm_deadline = eng_now() + fmax(10.0, 4.0 * e->cfg.timeout);
+    el->adm_deadline = eng_now() + eng_exchange_limit(e->cfg.timeout);
     el->adm_prev_mapped = el->mapped;
     el->adm_prev_local = el->map_local;
     el->adm_prev_seq = el->map_seq;
@@ -662,9 +662,9 @@ void eng_admit_sync_finished(struct cl_engine *e)
 double eng_admit_timer(struct cl_engine *e, double now)
 {
     struct eng_elastic *el = e->el;
-    double next = now + 5.0;
+    double next = now + ENG_IDLE_WAKE;
     if (is_self(e, admitter(e)))
-        (void)cl_admission_expire(el->adm, now, 5.0);
+        (void)cl_admission_expire(el->adm, now, ENG_ADMIT_REQ_EXPIRE);
     if (el->adm_pending && cl_member_epoch(e->mb) < el->adm_gen) {
         /* The view of an admission follows its ADMIT on the same
            connection; without it the admitter never published it. */
@@ -710,7 +710,7 @@ double eng_admit_timer(struct cl_engine *e, double now)
         m.posted = el->posted;
         if (a != NULL && !is_self(e, a))
             (void)eng_el_send(e, a->key, &m);
-        el->next_request = now + 1.0;
+        el->next_request = now + ENG_ADMIT_REQ_EVERY;
     }
     next = fmin(next, fmin(el->next_request, el->wait_deadline));
     return next;

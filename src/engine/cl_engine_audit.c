@@ -101,7 +101,7 @@ void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step)
         return;
     }
     a->s = seq;
-    a->deadline = eng_now() + fmax(10.0, 4.0 * e->cfg.timeout);
+    a->deadline = eng_now() + eng_exchange_limit(e->cfg.timeout);
     memcpy(a->m[0].key, e->self_key, 32);
     a->n = 1;
     if (!own_hashes(e, &a->m[0])) {
@@ -203,7 +203,8 @@ static void decide(struct cl_engine *e, el_audit_t *a)
                 p != NULL ? p->rank : -1);
         memcpy(out[nout++], a->m[i].key, 32);
     }
-    if (nout > 0 && eng_is_coordinator(e)) {
+    if (nout > 0 && eng_self_coordinates(e)) {
+        eng_take_over(e);
         cl_member_delta_t d;
         if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])out, nout, &d) == 1)
             eng_coordinator_commit(e, &d);
@@ -251,7 +252,7 @@ double eng_audit_timer(struct cl_engine *e, double now)
 {
     el_audit_t *a = e->el->audit;
     if (a == NULL)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     bool gone = false;
     for (int i = 1; i < a->n && !gone; i++) {
         cl_peer_t *p = cl_member_find(e->mb, a->m[i].key);
@@ -260,7 +261,7 @@ double eng_audit_timer(struct cl_engine *e, double now)
     if (gone || now >= a->deadline) {
         cl_debug("the state check of collective #%llu was abandoned", (unsigned long long)a->s);
         eng_audit_destroy(&e->el->audit);
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     }
     return a->deadline;
 }

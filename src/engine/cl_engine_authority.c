@@ -295,7 +295,7 @@ static bool outranks(struct cl_engine *e, const cl_peer_t *p, const cl_wire_view
     (void)cl_member_list(e->mb, &n);
     if (v->count != n)
         return v->count > n;
-    const cl_peer_t *c = eng_coordinator(e);
+    const cl_peer_t *c = cl_member_coordinator(e->mb);
     return c != NULL && memcmp(p->key, c->key, 32) < 0;
 }
 
@@ -439,7 +439,7 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     }
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
-    const cl_peer_t *c = eng_coordinator(e);
+    const cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c != NULL && c == p)
         return true;
     /* The admitter publishes the views that admit peers into the group
@@ -466,7 +466,7 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
    public member of the group. */
 static const cl_peer_t *admitter(struct cl_engine *e)
 {
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c != NULL && c->in_group && cl_member_group_closed(e->mb))
         return c;
     size_t n;

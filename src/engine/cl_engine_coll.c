@@ -1031,7 +1031,7 @@ static void log_no_group(struct cl_engine *e)
     (void)cl_member_list(e->mb, &n);
     const cl_settings_t *set = cl_member_settings(e->mb);
     double waited = fmax(30.0, 4.0 * e->cfg.timeout) + e->cfg.matchmaking_time;
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (set->strict)
         cl_error("the group of the world communicator did not form within %.0f s: "
                  "COLLAB_STRICT=1 needs all %d ranks of the world, and %zu are members",

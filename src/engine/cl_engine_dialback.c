@@ -151,7 +151,7 @@ void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
 double eng_dialback_timer(struct cl_engine *e, double now)
 {
     struct eng_dialback *d = e->dialback;
-    double next = now + 60.0;
+    double next = now + ENG_IDLE_WAKE;
     if (d == NULL)
         return next;
     double limit = dialback_time(e);

@@ -671,7 +671,7 @@ double eng_el_timer(struct cl_engine *e, double now)
 {
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     (void)now;
     el->last_alive = eng_raw_now();
     if (el->foreign && e->state != ENG_LEFT)

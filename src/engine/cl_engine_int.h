@@ -12,6 +12,7 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
 #include "engine/cl_request.h"
@@ -171,7 +172,7 @@ struct cl_engine {
     double match_since;          /* 0 = nobody asked yet */
     uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
     bool match_asked;
-    bool coordinating;        /* this peer was the coordinator at the last look */
+    bool coordinating;        /* a tenure as coordinator began (eng_take_over) */
     uint64_t max_epoch_heard; /* highest view epoch in a heartbeat */
     /* Collectives. */
     stream_t **streams; /* one per communicator seen (array: safe to walk
@@ -309,11 +310,17 @@ void eng_reply_view(struct cl_engine *e, const uint8_t key[32]);
    not list it, lost to this peer's view: raise the epoch above v's and
    send them this peer's view (cl_engine_authority.c). */
 void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v);
-/* The coordinator: the lowest-ranked live member not in client mode. */
-cl_peer_t *eng_coordinator(struct cl_engine *e);
-/* Whether this peer is a member and its own coordinator; unlike
-   eng_i_coordinate it never takes over (no side effect). */
+/* Whether this peer is a member and its own coordinator
+   (cl_member_coordinator).  Pure: every "do I coordinate" question asks
+   this; a peer about to act as the coordinator then calls eng_take_over. */
 bool eng_self_coordinates(struct cl_engine *e);
+/* The takeover, before this peer acts as the coordinator (eng_self_
+   coordinates is true): the first action of its tenure raises the epoch
+   so that the views it makes get epochs above any view its predecessor
+   may have sent to some peers only.  Later calls of the tenure do
+   nothing; the member tick ends the tenure when this peer stops
+   coordinating. */
+void eng_take_over(struct cl_engine *e);
 /* The swarm-wide settings every JOIN_REPLY carries. */
 void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
@@ -328,7 +335,6 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
    re-admitted and resynced (docs/elastic.md §9). */
 void eng_report_self_out(struct cl_engine *e);
 void eng_request_match(struct cl_engine *e);
-bool eng_is_coordinator(struct cl_engine *e);
 void eng_set_weight(struct cl_engine *e, double w);
 /* Leaves the swarm for good while the program still runs: says goodbye,
    and every pending and later call (but finalize) completes with status. */

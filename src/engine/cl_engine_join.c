@@ -122,8 +122,8 @@ int eng_join_start(struct cl_engine *e)
         return COLLAB_ERR_NO_MEM;
     double now = eng_now();
     e->state = ENG_JOINING;
-    e->join_deadline = now + fmax(30.0, 4.0 * e->cfg.timeout);
-    e->next_join_try = now + 1.0;
+    e->join_deadline = now + eng_join_limit(e->cfg.timeout);
+    e->next_join_try = now + ENG_JOIN_RETRY;
     for (size_t i = 0; i < e->ninitial; i++) {
         char addr[CL_ADDR_TEXT_MAX];
         if (cl_addr_format(&e->initial[i], addr, sizeof addr) != 0 ||
@@ -190,7 +190,7 @@ void eng_join_timer(struct cl_engine *e, double now)
            (its run ended, or it is unreachable now). */
         cl_error("the swarm this peer waited for as a standby has not answered for %.0f s (its "
                  "run ended, or it cannot be reached); giving up",
-                 fmax(30.0, 4.0 * e->cfg.timeout));
+                 eng_join_limit(e->cfg.timeout));
         eng_fail_init(e, COLLAB_ERR_NETWORK);
         return;
     }
@@ -201,11 +201,11 @@ void eng_join_timer(struct cl_engine *e, double now)
         if (reached == 0)
             cl_error("could not reach any of the %zu COLLAB_INITIAL_PEERS within %.0f s; not "
                      "founding a second swarm",
-                     e->ninitial, fmax(30.0, 4.0 * e->cfg.timeout));
+                     e->ninitial, eng_join_limit(e->cfg.timeout));
         else
             cl_error("reached %zu of the %zu COLLAB_INITIAL_PEERS within %.0f s, but none of "
                      "them is a member of a swarm",
-                     reached, e->ninitial, fmax(30.0, 4.0 * e->cfg.timeout));
+                     reached, e->ninitial, eng_join_limit(e->cfg.timeout));
         eng_fail_init(e, COLLAB_ERR_NETWORK);
         return;
     }
@@ -213,7 +213,7 @@ void eng_join_timer(struct cl_engine *e, double now)
         return;
     if (now < e->next_join_try)
         return;
-    e->next_join_try = now + (e->state == ENG_STANDBY ? 2.0 : 1.0);
+    e->next_join_try = now + (e->state == ENG_STANDBY ? ENG_STANDBY_RETRY : ENG_JOIN_RETRY);
     bool any_pending = false;
     for (size_t i = 0; i < e->ninitial; i++) {
         if (e->initial_state[i] == 2)
@@ -415,7 +415,7 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         break;
     case CL_JOIN_STANDBY:
         e->state = ENG_STANDBY;
-        e->join_deadline = eng_now() + fmax(30.0, 4.0 * e->cfg.timeout);
+        e->join_deadline = eng_now() + eng_join_limit(e->cfg.timeout);
         if (!e->standby_logged)
             cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
                     "until a rank frees up",

@@ -344,5 +344,5 @@ bool eng_leave_done(struct cl_engine *e, double now)
 double eng_leave_timer(struct cl_engine *e, double now)
 {
     struct eng_leave *l = e->leave;
-    return l != NULL && l->started && l->nawait > 0 ? l->deadline : now + 5.0;
+    return l != NULL && l->started && l->nawait > 0 ? l->deadline : now + ENG_IDLE_WAKE;
 }

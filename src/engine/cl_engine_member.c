@@ -3,8 +3,8 @@
     docs/membership.md describes the protocol.  In short: a joiner connects
     to every COLLAB_INITIAL_PEERS entry and sends JOIN to each one that
     completes the handshake; non-members answer NOT_MEMBER, members that do
-    not coordinate answer REDIRECT, and the eng_coordinator (the live public
-    member with the lowest rank) assigns a rank and publishes a new view.
+    not coordinate answer REDIRECT, and the coordinator (cl_member_coordinator:
+    the live public member with the lowest rank) assigns a rank and publishes a new view.
     Members heartbeat every COLLAB_TIMEOUT/4; one that is silent for
     COLLAB_TIMEOUT, or whose connection closed, is suspected and reported
     to the coordinator, which confirms it against its own records and
@@ -18,6 +18,7 @@
 #include "util/cl_log.h"
 #include "util/cl_text.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 
 #define REASON_LEFT ENG_REASON_LEFT
 
-/* Epochs a new coordinator skips (see eng_i_coordinate). */
+/* Epochs a new coordinator skips (see eng_take_over). */
 #define TAKEOVER_EPOCHS 64
 
 static const char *reason_text(int reason)
@@ -48,32 +49,9 @@ static const char *reason_text(int reason)
     }
 }
 
-/* The coordinator, skipping client-mode members (nobody can connect to
-   them, so they cannot take JOINs).  A monitor coordinates only while no
-   ranked public member lives (it founded the swarm, or every trainer
-   died): the live monitor with the lowest key. */
-cl_peer_t *eng_coordinator(struct cl_engine *e)
-{
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *p = list[i];
-        bool self = memcmp(p->key, e->self_key, 32) == 0;
-        if (!p->client && (self || p->state == CL_PEER_ALIVE))
-            return p;
-    }
-    list = cl_member_monitors(e->mb, &n);
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *p = list[i];
-        if (memcmp(p->key, e->self_key, 32) == 0 || p->state == CL_PEER_ALIVE)
-            return p;
-    }
-    return NULL;
-}
-
 bool eng_self_coordinates(struct cl_engine *e)
 {
-    const cl_peer_t *c = eng_coordinator(e);
+    const cl_peer_t *c = cl_member_coordinator(e->mb);
     return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
 }
 
@@ -102,26 +80,19 @@ static void send_to_live(struct cl_engine *e, cl_peer_t *p, void *m)
         (void)eng_send(e, p, m);
 }
 
-static bool eng_i_coordinate(struct cl_engine *e)
+void eng_take_over(struct cl_engine *e)
 {
-    cl_peer_t *c = eng_coordinator(e);
-    bool mine = e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
-    if (mine && !e->coordinating) {
-        /* Taking over: the views this peer makes from now on get epochs
-           above any view the coordinator before it may have sent to some
-           peers only (those never collide with ours). */
-        uint64_t base = cl_member_epoch(e->mb);
-        if (e->max_epoch_heard > base)
-            base = e->max_epoch_heard;
-        cl_member_raise_epoch(e->mb, base + TAKEOVER_EPOCHS);
-    }
-    e->coordinating = mine;
-    return mine;
-}
-
-bool eng_is_coordinator(struct cl_engine *e)
-{
-    return eng_i_coordinate(e);
+    assert(eng_self_coordinates(e));
+    if (e->coordinating)
+        return;
+    /* Taking over: the views this peer makes from now on get epochs above
+       any view the coordinator before it may have sent to some peers only
+       (those never collide with ours). */
+    uint64_t base = cl_member_epoch(e->mb);
+    if (e->max_epoch_heard > base)
+        base = e->max_epoch_heard;
+    cl_member_raise_epoch(e->mb, base + TAKEOVER_EPOCHS);
+    e->coordinating = true;
 }
 
 void eng_fail_init(struct cl_engine *e, int status)
@@ -170,8 +141,9 @@ void eng_reply_view(struct cl_engine *e, const uint8_t key[32])
 
 void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
 {
-    if (!eng_i_coordinate(e) || !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), v->epoch))
+    if (!eng_self_coordinates(e) || !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), v->epoch))
         return;
+    eng_take_over(e);
     if (v->epoch >= cl_member_epoch(e->mb))
         cl_member_raise_epoch(e->mb, v->epoch + 1);
     static double logged; /* once in a while: a member could repeat such views */
@@ -356,7 +328,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
         /* The coordinator lost contact with us; ask to come back. */
-        cl_peer_t *c = eng_coordinator(e);
+        cl_peer_t *c = cl_member_coordinator(e->mb);
         cl_error("this peer was removed from the swarm (the others lost contact with it); "
                  "rejoining");
         e->state = ENG_JOINING;
@@ -431,7 +403,10 @@ static void remove_suspects(struct cl_engine *e)
 
 static void maybe_close_group(struct cl_engine *e, double now)
 {
-    if (!eng_i_coordinate(e) || cl_member_group_closed(e->mb) || e->match_since <= 0)
+    if (!eng_self_coordinates(e))
+        return;
+    eng_take_over(e);
+    if (cl_member_group_closed(e->mb) || e->match_since <= 0)
         return;
     note_joined(e, cl_member_self(e->mb)->rank);
     size_t n;
@@ -459,13 +434,14 @@ void eng_request_match(struct cl_engine *e)
 {
     if (cl_member_group_closed(e->mb) || e->state != ENG_MEMBER)
         return;
-    if (eng_i_coordinate(e)) {
+    if (eng_self_coordinates(e)) {
+        eng_take_over(e);
         if (e->match_since <= 0)
             e->match_since = eng_now();
         maybe_close_group(e, eng_now());
         return;
     }
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c == NULL || (e->match_asked && memcmp(e->match_asked_key, c->key, 32) == 0))
         return;
     cl_wire_msg_t m;
@@ -486,7 +462,8 @@ void eng_request_match(struct cl_engine *e)
 static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
 {
     p->suspect_reason = reason;
-    if (eng_i_coordinate(e)) {
+    if (eng_self_coordinates(e)) {
+        eng_take_over(e);
         cl_peer_t *one[1];
         if (reason == CL_SUSPECT_STRAGGLER &&
             !eng_auth_straggler_vote(e, p->key, e->self_key, cl_member_group(e->mb, one, 1)))
@@ -498,7 +475,7 @@ static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
             cl_member_delta_clear(&d);
         return;
     }
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c == NULL)
         return;
     cl_wire_msg_t m;
@@ -524,11 +501,12 @@ static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
                 reason == CL_SUSPECT_SILENT ? " (no message for COLLAB_TIMEOUT)" : "");
     if (e->state != ENG_MEMBER)
         return;
-    if (eng_i_coordinate(e)) {
+    if (eng_self_coordinates(e)) {
+        eng_take_over(e);
         remove_suspects(e);
         return;
     }
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c == NULL || reason == REASON_LEFT)
         return;
     cl_wire_msg_t m;
@@ -660,12 +638,13 @@ void eng_set_weight(struct cl_engine *e, double w)
     e->cfg.weight = w;
     if (e->state != ENG_MEMBER)
         return;
-    if (eng_i_coordinate(e)) {
+    if (eng_self_coordinates(e)) {
+        eng_take_over(e);
         if (cl_member_set_weight(e->mb, e->self_key, w) == 1)
             weight_changed(e);
         return;
     }
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c == NULL)
         return;
     cl_wire_msg_t m;
@@ -747,11 +726,14 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
         }
         if (p != NULL && p->state != CL_PEER_GONE) {
             p->link_closed = true;
-            if (e->state == ENG_MEMBER && p->state == CL_PEER_SUSPECT &&
-                p->suspect_reason == REASON_LEFT && eng_i_coordinate(e))
+            bool departed = e->state == ENG_MEMBER && p->state == CL_PEER_SUSPECT &&
+                            p->suspect_reason == REASON_LEFT && eng_self_coordinates(e);
+            if (departed) {
+                eng_take_over(e);
                 remove_suspects(e); /* a departed peer went */
-            else if (e->state == ENG_MEMBER)
+            } else if (e->state == ENG_MEMBER) {
                 suspect(e, p, CL_SUSPECT_CLOSED);
+            }
         }
         break;
     case CL_TP_REFUSED:
@@ -800,16 +782,15 @@ static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8
        raises the epoch, and doing that on any heartbeat would put this
        peer's epoch above views still on their way to it (an admitter's,
        right after a newcomer took the lowest rank). */
-    const cl_peer_t *c = eng_coordinator(e);
-    bool coord = e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+    bool coord = eng_self_coordinates(e);
     if (member && epoch > own) {
         /* A member is ahead of its coordinator.  Usually a view of the
            admitter is on its way to the coordinator too: wait for it.  A
            member still ahead after two heartbeats holds a view the
            coordinator will never get (its predecessor sent it before it
            died): then the coordinator outbids it. */
-        if (coord && step_ok && eng_auth_member_ahead(e, true, 2.0 * e->hb_interval) &&
-            eng_i_coordinate(e)) {
+        if (coord && step_ok && eng_auth_member_ahead(e, true, 2.0 * e->hb_interval)) {
+            eng_take_over(e);
             cl_member_raise_epoch(e->mb, epoch + 1);
             eng_reply_view(e, key);
             return;
@@ -824,11 +805,13 @@ static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8
     } else if (member && epoch < own && coord) {
         eng_auth_member_ahead(e, false, 0);
         eng_reply_view(e, key);
-    } else if (!member && coord && eng_i_coordinate(e) &&
-               (from == NULL || from->suspect_reason != REASON_LEFT)) {
-        if (step_ok)
-            cl_member_raise_epoch(e->mb, epoch + 1);
-        eng_reply_view(e, key);
+    } else if (!member && coord) {
+        eng_take_over(e);
+        if (from == NULL || from->suspect_reason != REASON_LEFT) {
+            if (step_ok)
+                cl_member_raise_epoch(e->mb, epoch + 1);
+            eng_reply_view(e, key);
+        }
     }
 }
 
@@ -844,10 +827,11 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             r.hdr.type = CL_MSG_JOIN_REPLY;
             r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
             (void)cl_transport_reply(e->tp, key, &r);
-        } else if (eng_i_coordinate(e)) {
+        } else if (eng_self_coordinates(e)) {
+            eng_take_over(e);
             eng_on_join(e, key, &m->u.join);
         } else if (member && from->state == CL_PEER_ALIVE && !from->link_closed &&
-                   eng_coordinator(e) == from) {
+                   cl_member_coordinator(e->mb) == from) {
             /* The coordinator of this view asks to join: it never got the
                view that admitted it (the coordinator before it died before
                the view went out), and a REDIRECT would send it to itself.
@@ -859,7 +843,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
                      eng_peer_desc(from, desc, sizeof desc));
             eng_reply_view(e, key);
         } else {
-            cl_peer_t *c = eng_coordinator(e);
+            cl_peer_t *c = cl_member_coordinator(e->mb);
             cl_wire_msg_t r;
             memset(&r, 0, sizeof r);
             r.hdr.type = CL_MSG_JOIN_REPLY;
@@ -889,8 +873,10 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             on_heartbeat_epoch(e, from, key, m->u.heartbeat.epoch);
         break;
     case CL_MSG_SUSPECT:
-        if (member && eng_i_coordinate(e))
+        if (member && eng_self_coordinates(e)) {
+            eng_take_over(e);
             on_suspect(e, from, &m->u.suspect);
+        }
         break;
     case CL_MSG_GOODBYE:
         /* Acknowledged in any state: the leaving peer waits for it. */
@@ -917,9 +903,11 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         }
         break;
     case CL_MSG_UPDATE:
-        if (member && eng_i_coordinate(e) &&
-            cl_member_set_weight(e->mb, from->key, m->u.update.weight) == 1)
-            weight_changed(e);
+        if (member && eng_self_coordinates(e)) {
+            eng_take_over(e);
+            if (cl_member_set_weight(e->mb, from->key, m->u.update.weight) == 1)
+                weight_changed(e);
+        }
         break;
     default:
         break;
@@ -953,14 +941,15 @@ static void check(struct cl_engine *e, double now)
         return;
     /* Remind the coordinator of what this peer still suspects (a report
        can be lost with a coordinator that fails), or act as it. */
-    if (eng_i_coordinate(e)) {
+    if (eng_self_coordinates(e)) {
+        eng_take_over(e);
         remove_suspects(e);
         if (e->waiting_for_group)
             eng_request_match(e); /* starts the clock of a new coordinator */
         maybe_close_group(e, now);
         return;
     }
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     size_t nl, nm;
     cl_peer_t *const *list = cl_member_list(e->mb, &nl);
     cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
@@ -986,7 +975,11 @@ static void check(struct cl_engine *e, double now)
 
 double eng_member_timer(struct cl_engine *e, double now)
 {
-    double next = now + 5.0;
+    double next = now + ENG_IDLE_WAKE;
+    /* A tenure as coordinator ends when this peer no longer coordinates;
+       eng_take_over begins the next one. */
+    if (e->coordinating && !eng_self_coordinates(e))
+        e->coordinating = false;
     if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
         eng_join_timer(e, now);
         if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
@@ -1008,13 +1001,13 @@ double eng_member_timer(struct cl_engine *e, double now)
     }
     if (now >= e->next_purge) {
         cl_member_purge(e->mb, now, PURGE_KEEP);
-        e->next_purge = now + 60.0;
+        e->next_purge = now + ENG_PURGE_EVERY;
     }
     next = fmin(next, fmin(e->next_heartbeat, e->next_check));
     if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
         maybe_close_group(e, now);
         if (!cl_member_group_closed(e->mb))
-            next = fmin(next, fmax(now + 0.01, e->match_since + e->cfg.matchmaking_time));
+            next = fmin(next, fmax(now + ENG_MATCH_POLL, e->match_since + e->cfg.matchmaking_time));
     }
     return next;
 }

@@ -430,7 +430,7 @@ void eng_p2p_view_changed(struct cl_engine *e)
 double eng_p2p_timer(struct cl_engine *e, double now)
 {
     if (e->p2p_grace_over)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     double end = e->member_since + fmax(e->cfg.matchmaking_time, e->cfg.timeout);
     if (now < end)
         return end;
@@ -438,7 +438,7 @@ double eng_p2p_timer(struct cl_engine *e, double now)
     retry_waiting(e);
     fail_ctx_t f = {e, -1, COLLAB_ERR_PROC_FAILED, false};
     cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
-    return now + 5.0;
+    return now + ENG_IDLE_WAKE;
 }
 
 void eng_p2p_fail_all(struct cl_engine *e, int status)

@@ -250,12 +250,12 @@ double eng_report_timer(struct cl_engine *e, double now)
     struct eng_report *r = e->rep;
     cl_peer_t *me = cl_member_self(e->mb);
     if (e->state != ENG_MEMBER || e->cfg.monitor || me == NULL || me->rank < 0)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     size_t nmon;
     cl_peer_t *const *mons = cl_member_monitors(e->mb, &nmon);
     if (nmon == 0) {
         r->next_send = 0;
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     }
     if (r->next_send <= 0) /* a monitor appeared: report soon */
         r->next_send = now + fmin(1.0, e->cfg.report_interval);

@@ -9,6 +9,8 @@
 */
 #include "engine/cl_member.h"
 
+#include "elastic/cl_rank.h"
+
 #include "mpi_collab.h"
 
 #include <stdlib.h>
@@ -429,22 +431,31 @@ cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r)
     return lo < self->nview && self->view[lo]->rank == r ? self->view[lo] : NULL;
 }
 
+/* cl_rank_pick's view of this peer's records: free = in the world and
+   held by no member of the view. */
+static bool rank_free(const void *ctx, int r)
+{
+    const cl_member_t *self = ctx;
+    return r >= 0 && r < self->settings.world_size && cl_member_at_rank(self, r) == NULL;
+}
+
 int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred)
 {
     int ws = self->settings.world_size;
     cl_peer_t *p = cl_member_find(self, key);
-    if (p != NULL && p->state != CL_PEER_GONE)
-        return p->rank;
-    if (preferred >= 0 && preferred < ws && cl_member_at_rank(self, preferred) == NULL)
-        return preferred;
-    if (p != NULL && p->prev_rank >= 0 && p->prev_rank < ws &&
-        cl_member_at_rank(self, p->prev_rank) == NULL)
-        return p->prev_rank;
     /* Lowest free: the view is sorted, so the first gap. */
     int r = 0;
     for (size_t i = 0; i < self->nview && self->view[i]->rank == r; i++)
         r++;
-    return r < ws ? r : -1;
+    bool member = p != NULL && p->state != CL_PEER_GONE;
+    cl_rank_ask_t ask = {
+        .member = member,
+        .current = member ? p->rank : -1,
+        .preferred = preferred,
+        .remembered = {p != NULL ? p->prev_rank : -1, -1},
+        .lowest_free = r < ws ? r : -1,
+    };
+    return cl_rank_pick(&ask, rank_free, self);
 }
 
 /* Monitors (rank -1) first, by key; then members by rank. */
@@ -673,7 +684,12 @@ cl_peer_t *cl_member_coordinator(const cl_member_t *self)
 {
     for (size_t i = 0; i < self->nview; i++) {
         cl_peer_t *p = self->view[i];
-        if (p->state == CL_PEER_ALIVE || is_self(self, p))
+        if (!p->client && (is_self(self, p) || p->state == CL_PEER_ALIVE))
+            return p;
+    }
+    for (size_t i = 0; i < self->nmons; i++) {
+        cl_peer_t *p = self->mons[i];
+        if (is_self(self, p) || p->state == CL_PEER_ALIVE)
             return p;
     }
     return NULL;

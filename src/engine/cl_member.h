@@ -184,8 +184,12 @@ cl_peer_t *cl_member_self(const cl_member_t *self);
 /* The members of the current view in rank order; *n receives the count. */
 cl_peer_t *const *cl_member_list(const cl_member_t *self, size_t *n);
 
-/* The coordinator: the member with the lowest rank that this peer does not
-   suspect (this peer never suspects itself).  NULL without a view. */
+/* The coordinator, the one rule of the swarm: the public member (client-
+   mode members take no JOINs: nobody can connect to them) with the lowest
+   rank that this peer does not suspect (it never suspects itself).  A
+   monitor coordinates only while no such member lives (it founded the
+   swarm, or every trainer died): the live monitor with the lowest key.
+   NULL without a view. */
 cl_peer_t *cl_member_coordinator(const cl_member_t *self);
 
 /* Current epoch (0 = no view yet), settings, and whether the world group

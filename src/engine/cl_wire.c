@@ -1,6 +1,6 @@
 /*  cl_wire.c - encoder and decoder of docs/wire.md.
 
-    The decoder walks the body with a cursor that knows how many bytes are
+    The decoder walks the body with a cursor (cl_cursor.h) that knows how many bytes are
     left; every read checks first, a failed read poisons the cursor, and a
     body is accepted only when the cursor ends exactly at the end with no
     failure.  Field values are range-checked here, so code that receives a
@@ -8,6 +8,8 @@
     may still be unknown, a key still a stranger's).
 */
 #include "engine/cl_wire.h"
+
+#include "engine/cl_cursor.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -17,126 +19,20 @@
 static const uint8_t s_magic[4] = {0x43, 0x4C, 0x41, 0x42}; /* "CLAB" */
 
 /* ---------------------------------------------------------------------- */
-/* Little-endian helpers. */
-
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Reading cursor. */
-
-typedef struct {
-    const uint8_t *p; /* next byte */
-    size_t left;      /* bytes left */
-    bool bad;         /* a read failed or a value was out of range */
-} rd_t;
-
-static const uint8_t *rd_take(rd_t *r, size_t n)
-{
-    if (r->bad || r->left < n) {
-        r->bad = true;
-        return NULL;
-    }
-    const uint8_t *p = r->p;
-    r->p += n;
-    r->left -= n;
-    return p;
-}
-
-static uint8_t rd_u8(rd_t *r)
-{
-    const uint8_t *p = rd_take(r, 1);
-    return p != NULL ? p[0] : 0;
-}
-
-static uint16_t rd_u16(rd_t *r)
-{
-    const uint8_t *p = rd_take(r, 2);
-    return p != NULL ? get_u16(p) : 0;
-}
-
-static uint32_t rd_u32(rd_t *r)
-{
-    const uint8_t *p = rd_take(r, 4);
-    return p != NULL ? get_u32(p) : 0;
-}
-
-static uint64_t rd_u64(rd_t *r)
-{
-    const uint8_t *p = rd_take(r, 8);
-    return p != NULL ? get_u64(p) : 0;
-}
-
-static int32_t rd_i32(rd_t *r)
-{
-    return (int32_t)rd_u32(r);
-}
-
-static double rd_f64(rd_t *r)
-{
-    uint64_t bits = rd_u64(r);
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
-static void rd_bytes(rd_t *r, uint8_t *out, size_t n)
-{
-    const uint8_t *p = rd_take(r, n);
-    if (p != NULL)
-        memcpy(out, p, n);
-    else
-        memset(out, 0, n);
-}
+/* String fields (the cursor itself is in cl_cursor.h). */
 
 /* Reads a str field; points *s at it (not NUL-terminated) and *n at its
    length.  Rejects lengths over CL_WIRE_STR_MAX and NUL bytes inside. */
-static void rd_str_ref(rd_t *r, const uint8_t **s, size_t *n)
+static void rd_str_ref(cl_rd_t *r, const uint8_t **s, size_t *n)
 {
-    uint16_t len = rd_u16(r);
+    uint16_t len = cl_rd_u16(r);
     *s = NULL;
     *n = 0;
     if (len > CL_WIRE_STR_MAX) {
         r->bad = true;
         return;
     }
-    const uint8_t *p = rd_take(r, len);
+    const uint8_t *p = cl_rd_take(r, len);
     if (p == NULL)
         return;
     if (memchr(p, 0, len) != NULL) {
@@ -147,7 +43,7 @@ static void rd_str_ref(rd_t *r, const uint8_t **s, size_t *n)
     *n = len;
 }
 
-static void rd_str(rd_t *r, char out[CL_WIRE_STR_MAX + 1])
+static void rd_str(cl_rd_t *r, char out[CL_WIRE_STR_MAX + 1])
 {
     const uint8_t *s;
     size_t n;
@@ -157,106 +53,20 @@ static void rd_str(rd_t *r, char out[CL_WIRE_STR_MAX + 1])
     out[s != NULL ? n : 0] = '\0';
 }
 
-static void rd_check(rd_t *r, bool ok)
-{
-    if (!ok)
-        r->bad = true;
-}
-
-static bool weight_ok(double w)
-{
-    return isfinite(w) && w > 0.0;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Growable write buffer. */
-
-typedef struct {
-    uint8_t *data;
-    size_t len;
-    size_t cap;
-    bool oom; /* an allocation failed */
-    bool bad; /* a field was out of range */
-} wr_t;
-
-static uint8_t *wr_room(wr_t *w, size_t n)
-{
-    if (w->oom || w->bad)
-        return NULL;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap > 0 ? w->cap : 64;
-        while (cap < w->len + n)
-            cap *= 2;
-        uint8_t *d = realloc(w->data, cap);
-        if (d == NULL) {
-            w->oom = true;
-            return NULL;
-        }
-        w->data = d;
-        w->cap = cap;
-    }
-    uint8_t *p = w->data + w->len;
-    w->len += n;
-    return p;
-}
-
-static void wr_u8(wr_t *w, uint8_t v)
-{
-    uint8_t *p = wr_room(w, 1);
-    if (p != NULL)
-        p[0] = v;
-}
-
-static void wr_u16(wr_t *w, uint16_t v)
-{
-    uint8_t *p = wr_room(w, 2);
-    if (p != NULL)
-        put_u16(p, v);
-}
-
-static void wr_u32(wr_t *w, uint32_t v)
-{
-    uint8_t *p = wr_room(w, 4);
-    if (p != NULL)
-        put_u32(p, v);
-}
-
-static void wr_u64(wr_t *w, uint64_t v)
-{
-    uint8_t *p = wr_room(w, 8);
-    if (p != NULL)
-        put_u64(p, v);
-}
-
-static void wr_f64(wr_t *w, double d)
-{
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    wr_u64(w, bits);
-}
-
-static void wr_bytes(wr_t *w, const void *src, size_t n)
-{
-    uint8_t *p = wr_room(w, n);
-    if (p != NULL && n > 0)
-        memcpy(p, src, n);
-}
-
-static void wr_str(wr_t *w, const char *s)
+static void wr_str(cl_wr_t *w, const char *s)
 {
     size_t n = s != NULL ? strlen(s) : 0;
     if (n > CL_WIRE_STR_MAX) {
         w->bad = true;
         return;
     }
-    wr_u16(w, (uint16_t)n);
-    wr_bytes(w, s, n);
+    cl_wr_u16(w, (uint16_t)n);
+    cl_wr_bytes(w, s, n);
 }
 
-static void wr_check(wr_t *w, bool ok)
+static bool weight_ok(double w)
 {
-    if (!ok)
-        w->bad = true;
+    return isfinite(w) && w > 0.0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -269,15 +79,15 @@ void cl_wire_hdr_encode(const cl_wire_hdr_t *h, uint8_t out[CL_WIRE_HDR_SIZE])
     out[5] = h->type;
     out[6] = h->sub;
     out[7] = h->flags;
-    put_u64(out + 8, h->run);
-    put_u64(out + 16, h->comm);
-    put_u64(out + 24, h->epoch);
-    put_u64(out + 32, h->seq);
-    put_u32(out + 40, h->signature);
-    put_u32(out + 44, h->part);
-    put_u32(out + 48, h->chunk);
-    put_u32(out + 52, h->aux);
-    put_u64(out + 56, h->length);
+    cl_put_u64(out + 8, h->run);
+    cl_put_u64(out + 16, h->comm);
+    cl_put_u64(out + 24, h->epoch);
+    cl_put_u64(out + 32, h->seq);
+    cl_put_u32(out + 40, h->signature);
+    cl_put_u32(out + 44, h->part);
+    cl_put_u32(out + 48, h->chunk);
+    cl_put_u32(out + 52, h->aux);
+    cl_put_u64(out + 56, h->length);
 }
 
 static bool type_known(int t)
@@ -318,15 +128,15 @@ int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
     h->type = buf[5];
     h->sub = buf[6];
     h->flags = buf[7];
-    h->run = get_u64(buf + 8);
-    h->comm = get_u64(buf + 16);
-    h->epoch = get_u64(buf + 24);
-    h->seq = get_u64(buf + 32);
-    h->signature = get_u32(buf + 40);
-    h->part = get_u32(buf + 44);
-    h->chunk = get_u32(buf + 48);
-    h->aux = get_u32(buf + 52);
-    h->length = get_u64(buf + 56);
+    h->run = cl_get_u64(buf + 8);
+    h->comm = cl_get_u64(buf + 16);
+    h->epoch = cl_get_u64(buf + 24);
+    h->seq = cl_get_u64(buf + 32);
+    h->signature = cl_get_u32(buf + 40);
+    h->part = cl_get_u32(buf + 44);
+    h->chunk = cl_get_u32(buf + 48);
+    h->aux = cl_get_u32(buf + 52);
+    h->length = cl_get_u64(buf + 56);
     if (!type_known(h->type))
         return CL_WIRE_ETYPE;
     /* HELLO and REFUSE have a frozen layout: any version may send them. */
@@ -377,31 +187,31 @@ static bool member_entry_ok(const cl_wire_view_t *v, uint32_t i, int32_t rank, u
     return prev == NULL || (prev->flags & CL_MEMBER_MONITOR) != 0 || prev->rank < rank;
 }
 
-static int decode_view(rd_t *r, cl_wire_view_t *v)
+static int decode_view(cl_rd_t *r, cl_wire_view_t *v)
 {
-    v->epoch = rd_u64(r);
-    v->group_epoch = rd_u64(r);
-    v->world_size = rd_i32(r);
-    v->strict = rd_u8(r);
-    v->compression = rd_u8(r);
-    v->target_group = rd_i32(r);
-    v->aggregation = rd_u8(r);
-    v->robust_min = rd_u32(r);
-    v->max_weight_ratio = rd_u32(r);
-    v->flags = rd_u8(r);
-    v->count = rd_u32(r);
-    rd_check(r, v->epoch >= 1);
-    rd_check(r, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
-    rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
-    rd_check(r, v->strict <= 1 && v->compression <= 2);
-    rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
-    rd_check(r, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
-    rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
+    v->epoch = cl_rd_u64(r);
+    v->group_epoch = cl_rd_u64(r);
+    v->world_size = cl_rd_i32(r);
+    v->strict = cl_rd_u8(r);
+    v->compression = cl_rd_u8(r);
+    v->target_group = cl_rd_i32(r);
+    v->aggregation = cl_rd_u8(r);
+    v->robust_min = cl_rd_u32(r);
+    v->max_weight_ratio = cl_rd_u32(r);
+    v->flags = cl_rd_u8(r);
+    v->count = cl_rd_u32(r);
+    cl_rd_check(r, v->epoch >= 1);
+    cl_rd_check(r, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
+    cl_rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
+    cl_rd_check(r, v->strict <= 1 && v->compression <= 2);
+    cl_rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
+    cl_rd_check(r, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                       v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+    cl_rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    cl_rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
     /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
        cannot hold before allocating anything. */
-    rd_check(r, (uint64_t)v->count * 47u <= r->left);
+    cl_rd_check(r, (uint64_t)v->count * 47u <= r->left);
     if (r->bad) {
         v->count = 0;
         return CL_WIRE_EBODY;
@@ -420,17 +230,17 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     uint32_t nmon = 0;
     for (uint32_t i = 0; i < v->count && !r->bad; i++) {
         cl_wire_member_t *m = &v->members[i];
-        rd_bytes(r, m->key, 32);
-        m->rank = rd_i32(r);
-        m->flags = rd_u8(r);
-        m->weight = rd_f64(r);
+        cl_rd_bytes(r, m->key, 32);
+        m->rank = cl_rd_i32(r);
+        m->flags = cl_rd_u8(r);
+        m->weight = cl_rd_f64(r);
         const uint8_t *s;
         size_t n;
         rd_str_ref(r, &s, &n);
         if (r->bad)
             break;
-        rd_check(r, member_entry_ok(v, i, m->rank, m->flags, n));
-        rd_check(r, weight_ok(m->weight));
+        cl_rd_check(r, member_entry_ok(v, i, m->rank, m->flags, n));
+        cl_rd_check(r, weight_ok(m->weight));
         nmon += (m->flags & CL_MEMBER_MONITOR) != 0;
         if (used + n + 1 > strbytes) { /* cannot happen given the bound */
             r->bad = true;
@@ -441,7 +251,7 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
         m->address = strs + used;
         used += n + 1;
     }
-    rd_check(r, nmon <= CL_WIRE_MONITORS_MAX);
+    cl_rd_check(r, nmon <= CL_WIRE_MONITORS_MAX);
     /* Keys unique: sort-free check is quadratic, so compare over a copy
        sorted by key only when the count is large. */
     if (!r->bad && v->count > 1) {
@@ -497,85 +307,85 @@ static bool seconds_ok(double s)
     return isfinite(s) && s >= 0;
 }
 
-static void decode_report(rd_t *r, cl_wire_report_t *p)
+static void decode_report(cl_rd_t *r, cl_wire_report_t *p)
 {
-    p->rank = rd_i32(r);
-    p->flags = rd_u8(r);
-    p->compression = rd_u8(r);
-    p->steps = rd_u64(r);
-    p->collectives = rd_u64(r);
-    p->weight = rd_f64(r);
-    p->bytes_sent = rd_u64(r);
-    p->bytes_recv = rd_u64(r);
-    p->group_size = rd_u32(r);
-    p->coll_seconds = rd_f64(r);
-    p->wait_seconds = rd_f64(r);
-    p->failures = rd_u32(r);
-    p->joins = rd_u32(r);
-    p->nlinks = rd_u16(r);
-    rd_check(r, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
-    rd_check(r, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
-    rd_check(r, p->compression <= 2 && weight_ok(p->weight));
-    rd_check(r, p->group_size <= CL_WIRE_WORLD_MAX);
-    rd_check(r, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
-    rd_check(r, p->nlinks <= CL_WIRE_REPORT_LINKS);
+    p->rank = cl_rd_i32(r);
+    p->flags = cl_rd_u8(r);
+    p->compression = cl_rd_u8(r);
+    p->steps = cl_rd_u64(r);
+    p->collectives = cl_rd_u64(r);
+    p->weight = cl_rd_f64(r);
+    p->bytes_sent = cl_rd_u64(r);
+    p->bytes_recv = cl_rd_u64(r);
+    p->group_size = cl_rd_u32(r);
+    p->coll_seconds = cl_rd_f64(r);
+    p->wait_seconds = cl_rd_f64(r);
+    p->failures = cl_rd_u32(r);
+    p->joins = cl_rd_u32(r);
+    p->nlinks = cl_rd_u16(r);
+    cl_rd_check(r, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
+    cl_rd_check(r, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
+    cl_rd_check(r, p->compression <= 2 && weight_ok(p->weight));
+    cl_rd_check(r, p->group_size <= CL_WIRE_WORLD_MAX);
+    cl_rd_check(r, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
+    cl_rd_check(r, p->nlinks <= CL_WIRE_REPORT_LINKS);
     for (uint16_t i = 0; i < p->nlinks && !r->bad; i++) {
-        p->links[i].rank = rd_i32(r);
-        p->links[i].bandwidth = rd_f64(r);
-        rd_check(r, p->links[i].rank >= 0 && p->links[i].rank < CL_WIRE_WORLD_MAX);
-        rd_check(r, seconds_ok(p->links[i].bandwidth));
+        p->links[i].rank = cl_rd_i32(r);
+        p->links[i].bandwidth = cl_rd_f64(r);
+        cl_rd_check(r, p->links[i].rank >= 0 && p->links[i].rank < CL_WIRE_WORLD_MAX);
+        cl_rd_check(r, seconds_ok(p->links[i].bandwidth));
     }
-    p->nvalues = rd_u8(r);
-    rd_check(r, p->nvalues <= CL_WIRE_REPORT_VALUES);
+    p->nvalues = cl_rd_u8(r);
+    cl_rd_check(r, p->nvalues <= CL_WIRE_REPORT_VALUES);
     for (uint8_t i = 0; i < p->nvalues && !r->bad; i++) {
         const uint8_t *s;
         size_t n;
         rd_str_ref(r, &s, &n);
-        rd_check(r, n >= 1 && n <= CL_WIRE_REPORT_NAME_MAX);
+        cl_rd_check(r, n >= 1 && n <= CL_WIRE_REPORT_NAME_MAX);
         if (r->bad)
             break;
         memcpy(p->values[i].name, s, n);
         p->values[i].name[n] = '\0';
-        p->values[i].value = rd_f64(r);
-        rd_check(r, cl_wire_report_name_ok(p->values[i].name));
-        rd_check(r, isfinite(p->values[i].value));
+        p->values[i].value = cl_rd_f64(r);
+        cl_rd_check(r, cl_wire_report_name_ok(p->values[i].name));
+        cl_rd_check(r, isfinite(p->values[i].value));
     }
 }
 
-static void encode_report(wr_t *w, const cl_wire_report_t *p)
+static void encode_report(cl_wr_t *w, const cl_wire_report_t *p)
 {
-    wr_check(w, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
-    wr_check(w, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
-    wr_check(w, p->compression <= 2 && weight_ok(p->weight));
-    wr_check(w, p->group_size <= CL_WIRE_WORLD_MAX);
-    wr_check(w, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
-    wr_check(w, p->nlinks <= CL_WIRE_REPORT_LINKS && p->nvalues <= CL_WIRE_REPORT_VALUES);
-    wr_u32(w, (uint32_t)p->rank);
-    wr_u8(w, p->flags);
-    wr_u8(w, p->compression);
-    wr_u64(w, p->steps);
-    wr_u64(w, p->collectives);
-    wr_f64(w, p->weight);
-    wr_u64(w, p->bytes_sent);
-    wr_u64(w, p->bytes_recv);
-    wr_u32(w, p->group_size);
-    wr_f64(w, p->coll_seconds);
-    wr_f64(w, p->wait_seconds);
-    wr_u32(w, p->failures);
-    wr_u32(w, p->joins);
-    wr_u16(w, p->nlinks);
+    cl_wr_check(w, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
+    cl_wr_check(w, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
+    cl_wr_check(w, p->compression <= 2 && weight_ok(p->weight));
+    cl_wr_check(w, p->group_size <= CL_WIRE_WORLD_MAX);
+    cl_wr_check(w, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
+    cl_wr_check(w, p->nlinks <= CL_WIRE_REPORT_LINKS && p->nvalues <= CL_WIRE_REPORT_VALUES);
+    cl_wr_u32(w, (uint32_t)p->rank);
+    cl_wr_u8(w, p->flags);
+    cl_wr_u8(w, p->compression);
+    cl_wr_u64(w, p->steps);
+    cl_wr_u64(w, p->collectives);
+    cl_wr_f64(w, p->weight);
+    cl_wr_u64(w, p->bytes_sent);
+    cl_wr_u64(w, p->bytes_recv);
+    cl_wr_u32(w, p->group_size);
+    cl_wr_f64(w, p->coll_seconds);
+    cl_wr_f64(w, p->wait_seconds);
+    cl_wr_u32(w, p->failures);
+    cl_wr_u32(w, p->joins);
+    cl_wr_u16(w, p->nlinks);
     for (uint16_t i = 0; i < p->nlinks && i < CL_WIRE_REPORT_LINKS; i++) {
-        wr_check(w, p->links[i].rank >= 0 && p->links[i].rank < CL_WIRE_WORLD_MAX);
-        wr_check(w, seconds_ok(p->links[i].bandwidth));
-        wr_u32(w, (uint32_t)p->links[i].rank);
-        wr_f64(w, p->links[i].bandwidth);
+        cl_wr_check(w, p->links[i].rank >= 0 && p->links[i].rank < CL_WIRE_WORLD_MAX);
+        cl_wr_check(w, seconds_ok(p->links[i].bandwidth));
+        cl_wr_u32(w, (uint32_t)p->links[i].rank);
+        cl_wr_f64(w, p->links[i].bandwidth);
     }
-    wr_u8(w, p->nvalues);
+    cl_wr_u8(w, p->nvalues);
     for (uint8_t i = 0; i < p->nvalues && i < CL_WIRE_REPORT_VALUES; i++) {
-        wr_check(w, cl_wire_report_name_ok(p->values[i].name));
-        wr_check(w, isfinite(p->values[i].value));
+        cl_wr_check(w, cl_wire_report_name_ok(p->values[i].name));
+        cl_wr_check(w, isfinite(p->values[i].value));
         wr_str(w, p->values[i].name);
-        wr_f64(w, p->values[i].value);
+        cl_wr_f64(w, p->values[i].value);
     }
 }
 
@@ -590,86 +400,86 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         return CL_WIRE_ELENGTH;
     if (blen > 0 && body == NULL)
         return CL_WIRE_ELENGTH;
-    rd_t r = {body, blen, false};
-    rd_t *rp = &r;
+    cl_rd_t r = {body, blen, false};
+    cl_rd_t *rp = &r;
     switch (out->hdr.type) {
     case CL_MSG_HELLO: {
         cl_wire_hello_t *h = &out->u.hello;
-        h->max_version = rd_u16(rp);
-        h->min_version = rd_u16(rp);
-        rd_bytes(rp, h->key, 32);
-        rd_bytes(rp, h->nonce, 32);
-        h->flags = rd_u8(rp);
+        h->max_version = cl_rd_u16(rp);
+        h->min_version = cl_rd_u16(rp);
+        cl_rd_bytes(rp, h->key, 32);
+        cl_rd_bytes(rp, h->nonce, 32);
+        h->flags = cl_rd_u8(rp);
         rd_str(rp, h->address);
-        rd_check(rp, h->min_version >= 1 && h->min_version <= h->max_version);
-        rd_check(rp, (h->flags & ~CL_HELLO_CLIENT) == 0);
+        cl_rd_check(rp, h->min_version >= 1 && h->min_version <= h->max_version);
+        cl_rd_check(rp, (h->flags & ~CL_HELLO_CLIENT) == 0);
         break;
     }
     case CL_MSG_WELCOME:
-        out->u.welcome.version = rd_u16(rp);
-        rd_bytes(rp, out->u.welcome.nonce, 32);
-        rd_bytes(rp, out->u.welcome.mac, 32);
-        rd_check(rp, out->u.welcome.version >= 1);
+        out->u.welcome.version = cl_rd_u16(rp);
+        cl_rd_bytes(rp, out->u.welcome.nonce, 32);
+        cl_rd_bytes(rp, out->u.welcome.mac, 32);
+        cl_rd_check(rp, out->u.welcome.version >= 1);
         break;
     case CL_MSG_REFUSE: {
         cl_wire_refuse_t *f = &out->u.refuse;
-        f->reason = rd_u16(rp);
-        f->max_version = rd_u16(rp);
-        f->min_version = rd_u16(rp);
+        f->reason = cl_rd_u16(rp);
+        f->max_version = cl_rd_u16(rp);
+        f->min_version = cl_rd_u16(rp);
         rd_str(rp, f->text);
-        rd_check(rp, f->reason >= CL_REFUSE_VERSION && f->reason <= CL_REFUSE_BUSY);
-        rd_check(rp, f->min_version >= 1 && f->min_version <= f->max_version);
+        cl_rd_check(rp, f->reason >= CL_REFUSE_VERSION && f->reason <= CL_REFUSE_BUSY);
+        cl_rd_check(rp, f->min_version >= 1 && f->min_version <= f->max_version);
         break;
     }
     case CL_MSG_AUTH:
-        rd_bytes(rp, out->u.auth.mac, 32);
+        cl_rd_bytes(rp, out->u.auth.mac, 32);
         break;
     case CL_MSG_JOIN: {
         cl_wire_join_t *j = &out->u.join;
-        j->rank = rd_i32(rp);
-        j->weight = rd_f64(rp);
-        j->flags = rd_u8(rp);
-        j->world_size = rd_i32(rp);
-        j->strict = rd_u8(rp);
-        j->compression = rd_u8(rp);
-        j->target_group = rd_i32(rp);
-        j->aggregation = rd_u8(rp);
-        j->robust_min = rd_u32(rp);
-        j->max_weight_ratio = rd_u32(rp);
-        j->incarnation = rd_u64(rp);
+        j->rank = cl_rd_i32(rp);
+        j->weight = cl_rd_f64(rp);
+        j->flags = cl_rd_u8(rp);
+        j->world_size = cl_rd_i32(rp);
+        j->strict = cl_rd_u8(rp);
+        j->compression = cl_rd_u8(rp);
+        j->target_group = cl_rd_i32(rp);
+        j->aggregation = cl_rd_u8(rp);
+        j->robust_min = cl_rd_u32(rp);
+        j->max_weight_ratio = cl_rd_u32(rp);
+        j->incarnation = cl_rd_u64(rp);
         rd_str(rp, j->address);
-        rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
-        rd_check(rp, weight_ok(j->weight));
-        rd_check(rp, (j->flags & ~0x3fu) == 0);
-        rd_check(rp,
-                 (j->flags & CL_JOIN_MONITOR) == 0 ||
-                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
-        rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
-        rd_check(rp, j->strict <= 1 && j->compression <= 2);
-        rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
-        rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        cl_rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
+        cl_rd_check(rp, weight_ok(j->weight));
+        cl_rd_check(rp, (j->flags & ~0x3fu) == 0);
+        cl_rd_check(
+            rp, (j->flags & CL_JOIN_MONITOR) == 0 ||
+                    (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
+        cl_rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
+        cl_rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        cl_rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
+        cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         break;
     }
     case CL_MSG_JOIN_REPLY: {
         cl_wire_join_reply_t *j = &out->u.join_reply;
-        j->status = rd_u8(rp);
-        rd_bytes(rp, j->key, 32);
+        j->status = cl_rd_u8(rp);
+        cl_rd_bytes(rp, j->key, 32);
         rd_str(rp, j->address);
-        j->world_size = rd_i32(rp);
-        j->strict = rd_u8(rp);
-        j->compression = rd_u8(rp);
-        j->target_group = rd_i32(rp);
-        j->aggregation = rd_u8(rp);
-        j->robust_min = rd_u32(rp);
-        j->max_weight_ratio = rd_u32(rp);
-        rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-        rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
-        rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
-        rd_check(rp, j->strict <= 1 && j->compression <= 2);
-        rd_check(rp, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
-        rd_check(rp, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
+        j->world_size = cl_rd_i32(rp);
+        j->strict = cl_rd_u8(rp);
+        j->compression = cl_rd_u8(rp);
+        j->target_group = cl_rd_i32(rp);
+        j->aggregation = cl_rd_u8(rp);
+        j->robust_min = cl_rd_u32(rp);
+        j->max_weight_ratio = cl_rd_u32(rp);
+        cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
+        cl_rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
+        cl_rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        cl_rd_check(rp, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
+        cl_rd_check(rp, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
         break;
     }
     case CL_MSG_VIEW:
@@ -680,35 +490,35 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         }
         break;
     case CL_MSG_HEARTBEAT:
-        out->u.heartbeat.epoch = rd_u64(rp);
-        out->u.heartbeat.progress = rd_u64(rp);
+        out->u.heartbeat.epoch = cl_rd_u64(rp);
+        out->u.heartbeat.progress = cl_rd_u64(rp);
         break;
     case CL_MSG_SUSPECT:
-        rd_bytes(rp, out->u.suspect.key, 32);
-        out->u.suspect.reason = rd_u8(rp);
-        rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                         out->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+        cl_rd_bytes(rp, out->u.suspect.key, 32);
+        out->u.suspect.reason = cl_rd_u8(rp);
+        cl_rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
+                            out->u.suspect.reason <= CL_SUSPECT_MISMATCH);
         break;
     case CL_MSG_GOODBYE: {
         /* An empty body (a peer that entered no collective, or abort)
            names no communicator. */
         cl_wire_goodbye_t *g = &out->u.goodbye;
         bool named = rp->left > 0;
-        g->count = named ? rd_u16(rp) : 0;
+        g->count = named ? cl_rd_u16(rp) : 0;
         g->comms = NULL;
         /* A count of 0 is written as an empty body, never as a 0: one
            encoding per message (found by fuzz_wire). */
-        rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX && (!named || g->count > 0));
+        cl_rd_check(rp, g->count <= CL_WIRE_GOODBYE_MAX && (!named || g->count > 0));
         if (g->count > 0 && !rp->bad) {
             g->comms = calloc(g->count, sizeof *g->comms);
             if (g->comms == NULL)
                 return CL_WIRE_ENOMEM;
         }
         for (uint32_t i = 0; i < g->count && !rp->bad; i++) {
-            g->comms[i].comm = rd_u64(rp);
-            g->comms[i].entered = rd_u64(rp);
+            g->comms[i].comm = cl_rd_u64(rp);
+            g->comms[i].entered = cl_rd_u64(rp);
             for (uint32_t k = 0; k < i; k++)
-                rd_check(rp, g->comms[k].comm != g->comms[i].comm);
+                cl_rd_check(rp, g->comms[k].comm != g->comms[i].comm);
         }
         break;
     }
@@ -717,8 +527,8 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
     case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:
-        out->u.update.weight = rd_f64(rp);
-        rd_check(rp, weight_ok(out->u.update.weight));
+        out->u.update.weight = cl_rd_f64(rp);
+        cl_rd_check(rp, weight_ok(out->u.update.weight));
         break;
     case CL_MSG_REPORT:
         decode_report(rp, &out->u.report);
@@ -751,40 +561,40 @@ void cl_wire_msg_clear(cl_wire_msg_t *m)
     memset(m, 0, sizeof *m);
 }
 
-static void encode_view(wr_t *w, const cl_wire_view_t *v)
+static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
 {
-    wr_check(w, v->epoch >= 1);
-    wr_check(w, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
-    wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
-    wr_check(w, v->strict <= 1 && v->compression <= 2);
-    wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
-    wr_check(w, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
-    wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
-    wr_u64(w, v->epoch);
-    wr_u64(w, v->group_epoch);
-    wr_u32(w, (uint32_t)v->world_size);
-    wr_u8(w, v->strict);
-    wr_u8(w, v->compression);
-    wr_u32(w, (uint32_t)v->target_group);
-    wr_u8(w, v->aggregation);
-    wr_u32(w, v->robust_min);
-    wr_u32(w, v->max_weight_ratio);
-    wr_u8(w, v->flags);
-    wr_u32(w, v->count);
+    cl_wr_check(w, v->epoch >= 1);
+    cl_wr_check(w, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
+    cl_wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
+    cl_wr_check(w, v->strict <= 1 && v->compression <= 2);
+    cl_wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
+    cl_wr_check(w, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                       v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+    cl_wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    cl_wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
+    cl_wr_u64(w, v->epoch);
+    cl_wr_u64(w, v->group_epoch);
+    cl_wr_u32(w, (uint32_t)v->world_size);
+    cl_wr_u8(w, v->strict);
+    cl_wr_u8(w, v->compression);
+    cl_wr_u32(w, (uint32_t)v->target_group);
+    cl_wr_u8(w, v->aggregation);
+    cl_wr_u32(w, v->robust_min);
+    cl_wr_u32(w, v->max_weight_ratio);
+    cl_wr_u8(w, v->flags);
+    cl_wr_u32(w, v->count);
     uint32_t nmon = 0;
     for (uint32_t i = 0; i < v->count && !w->bad && !w->oom; i++) {
         const cl_wire_member_t *m = &v->members[i];
-        wr_check(w, m->address != NULL &&
-                        member_entry_ok(v, i, m->rank, m->flags, strlen(m->address)));
-        wr_check(w, weight_ok(m->weight));
+        cl_wr_check(w, m->address != NULL &&
+                           member_entry_ok(v, i, m->rank, m->flags, strlen(m->address)));
+        cl_wr_check(w, weight_ok(m->weight));
         nmon += (m->flags & CL_MEMBER_MONITOR) != 0;
-        wr_check(w, nmon <= CL_WIRE_MONITORS_MAX);
-        wr_bytes(w, m->key, 32);
-        wr_u32(w, (uint32_t)m->rank);
-        wr_u8(w, m->flags);
-        wr_f64(w, m->weight);
+        cl_wr_check(w, nmon <= CL_WIRE_MONITORS_MAX);
+        cl_wr_bytes(w, m->key, 32);
+        cl_wr_u32(w, (uint32_t)m->rank);
+        cl_wr_u8(w, m->flags);
+        cl_wr_f64(w, m->weight);
         wr_str(w, m->address);
     }
 }
@@ -793,108 +603,108 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
 {
     *out = NULL;
     *outlen = 0;
-    wr_t w = {0};
+    cl_wr_t w = {0};
     switch (m->hdr.type) {
     case CL_MSG_HELLO: {
         const cl_wire_hello_t *h = &m->u.hello;
-        wr_check(&w, h->min_version >= 1 && h->min_version <= h->max_version);
-        wr_check(&w, (h->flags & ~CL_HELLO_CLIENT) == 0);
-        wr_u16(&w, h->max_version);
-        wr_u16(&w, h->min_version);
-        wr_bytes(&w, h->key, 32);
-        wr_bytes(&w, h->nonce, 32);
-        wr_u8(&w, h->flags);
+        cl_wr_check(&w, h->min_version >= 1 && h->min_version <= h->max_version);
+        cl_wr_check(&w, (h->flags & ~CL_HELLO_CLIENT) == 0);
+        cl_wr_u16(&w, h->max_version);
+        cl_wr_u16(&w, h->min_version);
+        cl_wr_bytes(&w, h->key, 32);
+        cl_wr_bytes(&w, h->nonce, 32);
+        cl_wr_u8(&w, h->flags);
         wr_str(&w, h->address);
         break;
     }
     case CL_MSG_WELCOME:
-        wr_check(&w, m->u.welcome.version >= 1);
-        wr_u16(&w, m->u.welcome.version);
-        wr_bytes(&w, m->u.welcome.nonce, 32);
-        wr_bytes(&w, m->u.welcome.mac, 32);
+        cl_wr_check(&w, m->u.welcome.version >= 1);
+        cl_wr_u16(&w, m->u.welcome.version);
+        cl_wr_bytes(&w, m->u.welcome.nonce, 32);
+        cl_wr_bytes(&w, m->u.welcome.mac, 32);
         break;
     case CL_MSG_REFUSE: {
         const cl_wire_refuse_t *f = &m->u.refuse;
-        wr_check(&w, f->reason >= CL_REFUSE_VERSION && f->reason <= CL_REFUSE_BUSY);
-        wr_check(&w, f->min_version >= 1 && f->min_version <= f->max_version);
-        wr_u16(&w, f->reason);
-        wr_u16(&w, f->max_version);
-        wr_u16(&w, f->min_version);
+        cl_wr_check(&w, f->reason >= CL_REFUSE_VERSION && f->reason <= CL_REFUSE_BUSY);
+        cl_wr_check(&w, f->min_version >= 1 && f->min_version <= f->max_version);
+        cl_wr_u16(&w, f->reason);
+        cl_wr_u16(&w, f->max_version);
+        cl_wr_u16(&w, f->min_version);
         wr_str(&w, f->text);
         break;
     }
     case CL_MSG_AUTH:
-        wr_bytes(&w, m->u.auth.mac, 32);
+        cl_wr_bytes(&w, m->u.auth.mac, 32);
         break;
     case CL_MSG_JOIN: {
         const cl_wire_join_t *j = &m->u.join;
-        wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
-        wr_check(&w, weight_ok(j->weight));
-        wr_check(&w, (j->flags & ~0x3fu) == 0);
-        wr_check(&w,
-                 (j->flags & CL_JOIN_MONITOR) == 0 ||
-                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
-        wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
-        wr_check(&w, j->strict <= 1 && j->compression <= 2);
-        wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
-        wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-        wr_u32(&w, (uint32_t)j->rank);
-        wr_f64(&w, j->weight);
-        wr_u8(&w, j->flags);
-        wr_u32(&w, (uint32_t)j->world_size);
-        wr_u8(&w, j->strict);
-        wr_u8(&w, j->compression);
-        wr_u32(&w, (uint32_t)j->target_group);
-        wr_u8(&w, j->aggregation);
-        wr_u32(&w, j->robust_min);
-        wr_u32(&w, j->max_weight_ratio);
-        wr_u64(&w, j->incarnation);
+        cl_wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
+        cl_wr_check(&w, weight_ok(j->weight));
+        cl_wr_check(&w, (j->flags & ~0x3fu) == 0);
+        cl_wr_check(
+            &w, (j->flags & CL_JOIN_MONITOR) == 0 ||
+                    (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
+        cl_wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
+        cl_wr_check(&w, j->strict <= 1 && j->compression <= 2);
+        cl_wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
+        cl_wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        cl_wr_u32(&w, (uint32_t)j->rank);
+        cl_wr_f64(&w, j->weight);
+        cl_wr_u8(&w, j->flags);
+        cl_wr_u32(&w, (uint32_t)j->world_size);
+        cl_wr_u8(&w, j->strict);
+        cl_wr_u8(&w, j->compression);
+        cl_wr_u32(&w, (uint32_t)j->target_group);
+        cl_wr_u8(&w, j->aggregation);
+        cl_wr_u32(&w, j->robust_min);
+        cl_wr_u32(&w, j->max_weight_ratio);
+        cl_wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
     }
     case CL_MSG_JOIN_REPLY: {
         const cl_wire_join_reply_t *j = &m->u.join_reply;
-        wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
-        wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
-        wr_check(&w, j->strict <= 1 && j->compression <= 2);
-        wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
-        wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
-        wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-        wr_u8(&w, j->status);
-        wr_bytes(&w, j->key, 32);
+        cl_wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
+        cl_wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
+        cl_wr_check(&w, j->strict <= 1 && j->compression <= 2);
+        cl_wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
+        cl_wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
+        cl_wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        cl_wr_u8(&w, j->status);
+        cl_wr_bytes(&w, j->key, 32);
         wr_str(&w, j->address);
-        wr_u32(&w, (uint32_t)j->world_size);
-        wr_u8(&w, j->strict);
-        wr_u8(&w, j->compression);
-        wr_u32(&w, (uint32_t)j->target_group);
-        wr_u8(&w, j->aggregation);
-        wr_u32(&w, j->robust_min);
-        wr_u32(&w, j->max_weight_ratio);
+        cl_wr_u32(&w, (uint32_t)j->world_size);
+        cl_wr_u8(&w, j->strict);
+        cl_wr_u8(&w, j->compression);
+        cl_wr_u32(&w, (uint32_t)j->target_group);
+        cl_wr_u8(&w, j->aggregation);
+        cl_wr_u32(&w, j->robust_min);
+        cl_wr_u32(&w, j->max_weight_ratio);
         break;
     }
     case CL_MSG_VIEW:
         encode_view(&w, &m->u.view);
         break;
     case CL_MSG_HEARTBEAT:
-        wr_u64(&w, m->u.heartbeat.epoch);
-        wr_u64(&w, m->u.heartbeat.progress);
+        cl_wr_u64(&w, m->u.heartbeat.epoch);
+        cl_wr_u64(&w, m->u.heartbeat.progress);
         break;
     case CL_MSG_SUSPECT:
-        wr_check(&w, m->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                         m->u.suspect.reason <= CL_SUSPECT_MISMATCH);
-        wr_bytes(&w, m->u.suspect.key, 32);
-        wr_u8(&w, m->u.suspect.reason);
+        cl_wr_check(&w, m->u.suspect.reason >= CL_SUSPECT_SILENT &&
+                            m->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+        cl_wr_bytes(&w, m->u.suspect.key, 32);
+        cl_wr_u8(&w, m->u.suspect.reason);
         break;
     case CL_MSG_GOODBYE:
-        wr_check(&w, m->u.goodbye.count <= CL_WIRE_GOODBYE_MAX &&
-                         (m->u.goodbye.count == 0 || m->u.goodbye.comms != NULL));
+        cl_wr_check(&w, m->u.goodbye.count <= CL_WIRE_GOODBYE_MAX &&
+                            (m->u.goodbye.count == 0 || m->u.goodbye.comms != NULL));
         if (m->u.goodbye.count > 0 && !w.bad) {
-            wr_u16(&w, (uint16_t)m->u.goodbye.count);
+            cl_wr_u16(&w, (uint16_t)m->u.goodbye.count);
             for (uint32_t i = 0; i < m->u.goodbye.count; i++) {
-                wr_u64(&w, m->u.goodbye.comms[i].comm);
-                wr_u64(&w, m->u.goodbye.comms[i].entered);
+                cl_wr_u64(&w, m->u.goodbye.comms[i].comm);
+                cl_wr_u64(&w, m->u.goodbye.comms[i].entered);
             }
         }
         break;
@@ -903,8 +713,8 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:
-        wr_check(&w, weight_ok(m->u.update.weight));
-        wr_f64(&w, m->u.update.weight);
+        cl_wr_check(&w, weight_ok(m->u.update.weight));
+        cl_wr_f64(&w, m->u.update.weight);
         break;
     case CL_MSG_REPORT:
         encode_report(&w, &m->u.report);
@@ -912,8 +722,8 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_COLL:
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC:
-        wr_check(&w, m->payload != NULL || m->payload_len == 0);
-        wr_bytes(&w, m->payload, m->payload_len);
+        cl_wr_check(&w, m->payload != NULL || m->payload_len == 0);
+        cl_wr_bytes(&w, m->payload, m->payload_len);
         break;
     default:
         w.bad = true;
@@ -1003,5 +813,5 @@ uint64_t cl_wire_run_hash(const char *run_id)
     uint8_t h[32];
     const char *s = run_id != NULL ? run_id : "";
     crypto_generichash(h, sizeof h, (const uint8_t *)s, strlen(s), NULL, 0);
-    return get_u64(h);
+    return cl_get_u64(h);
 }

@@ -22,13 +22,13 @@ target_compile_definitions(collab_util PRIVATE COLLAB_PROJECT_VERSION="${PROJECT
 
 foreach(t cl_log_test cl_text_test cl_config_test cl_identity_test cl_addr_test cl_topo_test
           cl_status_test cl_devcache_test)
-  collab_selftest(${t} ${COLLAB_UTIL_DIR}/test/${t}.c collab_util)
+  collab_selftest(${t} ${PROJECT_SOURCE_DIR}/tests/unit/util/${t}.c collab_util)
 endforeach()
 target_compile_definitions(cl_status_test PRIVATE
                            COLLAB_TEST_PROJECT_VERSION="${PROJECT_VERSION}")
 
 # The documentation of COLLAB_* variables is checked against the table.
-add_executable(cl_config_doc ${COLLAB_UTIL_DIR}/test/cl_config_doc.c)
+add_executable(cl_config_doc ${PROJECT_SOURCE_DIR}/tests/unit/util/cl_config_doc.c)
 target_link_libraries(cl_config_doc PRIVATE collab_util)
 add_test(NAME config_docs_table
          COMMAND cl_config_doc --check ${PROJECT_SOURCE_DIR}/docs/config.md)

@@ -3,8 +3,8 @@
 # is gone.
 if(TARGET collab_engine AND TARGET collab_coll)
   add_executable(attack ${CMAKE_CURRENT_LIST_DIR}/attack.c
-    ${PROJECT_SOURCE_DIR}/src/engine/test_peers.c)
-  target_include_directories(attack PRIVATE ${PROJECT_SOURCE_DIR}/src/engine)
+    ${PROJECT_SOURCE_DIR}/tests/swarm/test_peers.c)
+  target_include_directories(attack PRIVATE ${PROJECT_SOURCE_DIR}/tests/swarm)
   target_link_libraries(attack PRIVATE collab_engine collab_elastic collab_coll collab_reduce
     collab_util)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result)

@@ -1,7 +1,7 @@
 # Fuzz target of the address parser: fuzz_addr (libFuzzer, COLLAB_FUZZ=ON
 # with clang) and the CTest fuzz_addr_replay over corpus/.
 include_guard(GLOBAL)
-include(${PROJECT_SOURCE_DIR}/src/util/fuzz_target.cmake)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_target.cmake)
 
 collab_fuzz_target(addr
   HARNESS ${CMAKE_CURRENT_LIST_DIR}/fuzz_addr.c

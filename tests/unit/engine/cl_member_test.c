@@ -154,10 +154,11 @@ static void test_ranks_and_views(void)
     CHECK(!cl_member_self(fol)->in_group);
 
     /* Coordinator succession: the follower suspects rank 0 and computes
-       the next lowest live rank (itself, rank 1). */
+       the next lowest live public rank: rank 2 (the follower itself, rank
+       1, is a client: nobody can connect to it). */
     CHECK(cl_member_coordinator(fol)->rank == 0);
     cl_member_find(fol, k[0])->state = CL_PEER_SUSPECT;
-    CHECK(cl_member_coordinator(fol) == cl_member_self(fol));
+    CHECK(cl_member_coordinator(fol) == cl_member_at_rank(fol, 2));
 
     /* Silence: members not heard from within the timeout. */
     cl_peer_t *sil[8];
@@ -238,7 +239,7 @@ static void test_monitor(void)
     (void)cl_member_list(mon, &n);
     cl_peer_t *const *ms = cl_member_monitors(mon, &nm);
     CHECK(n == 0 && nm == 1 && ms[0]->monitor && ms[0]->rank == -1);
-    CHECK(cl_member_coordinator(mon) == NULL); /* no ranked member: the engine falls back */
+    CHECK(cl_member_coordinator(mon) == ms[0]); /* no ranked member: the monitor coordinates */
     /* The monitor admits a trainer: rank 0, the lowest free. */
     CHECK(cl_member_pick_rank(mon, k[1], -1) == 0);
     cl_member_delta_t d;
@@ -299,11 +300,45 @@ static void test_monitor(void)
     cl_member_destroy(&t1);
 }
 
+/* The coordinator rule: the lowest live public rank.  Client-mode members
+   take no JOINs and are passed over; a monitor coordinates only while no
+   live public member is left. */
+static void test_coordinator_rule(void)
+{
+    uint8_t k[4][32];
+    for (int i = 0; i < 4; i++)
+        key_of(i, k[i]);
+    cl_settings_t s = {4, false, 0, 3, 0, 1, 16};
+    cl_member_t *coord = cl_member_new(k[0]);
+    cl_member_t *fol = cl_member_new(k[2]);
+    CHECK(cl_member_coordinator(coord) == NULL); /* no view yet */
+    CHECK(cl_member_found(coord, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &s) == 0);
+    cl_member_delta_t d;
+    CHECK(cl_member_admit(coord, k[1], 1, "", true, 1.0, 0.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_admit(coord, k[2], 2, "/ip4/127.0.0.1/tcp/3/p2p/c", false, 1.0, 0.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(ship_view(coord, fol, 1.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_coordinator(fol) == cl_member_find(fol, k[0]));
+    /* Rank 0 is suspected: rank 1 is a client, so rank 2 (the follower
+       itself) coordinates. */
+    CHECK(cl_member_find(fol, k[1])->client);
+    cl_member_find(fol, k[0])->state = CL_PEER_SUSPECT;
+    CHECK(cl_member_coordinator(fol) == cl_member_self(fol));
+    /* The coordinator never suspects itself. */
+    cl_member_find(coord, k[1])->state = CL_PEER_SUSPECT;
+    CHECK(cl_member_coordinator(coord) == cl_member_self(coord));
+    cl_member_destroy(&coord);
+    cl_member_destroy(&fol);
+}
+
 int main(void)
 {
     test_monitor();
     test_ranks_and_views();
     test_many();
+    test_coordinator_rule();
     if (s_failures > 0) {
         fprintf(stderr, "cl_member_test: %d failures\n", s_failures);
         return 1;

@@ -18,7 +18,7 @@
 */
 #define _GNU_SOURCE
 #include "elastic/cl_statereg.h"
-#include "engine/test_peers.h"
+#include "test_peers.h"
 #include "mpi_collab.h"
 #include "util/cl_device.h"
 

@@ -1,0 +1,58 @@
+/*  cl_engine_timer.h - the engine's clock: how its components name their
+    deadlines.
+
+    The loop in cl_engine.c asks every component, each turn, for the time
+    of its next deadline (eng_*_timer(e, now)) and sleeps until the
+    earliest one or until a message or request arrives.  The periods and
+    limits those deadlines are made of live here, named, instead of as
+    literals in each component, so that one place says how often the
+    engine wakes up and how long each wait may last.  Times are seconds of
+    eng_now(), the engine's monotonic clock.
+*/
+#ifndef CL_ENGINE_TIMER_H_INCLUDED
+#define CL_ENGINE_TIMER_H_INCLUDED
+
+#include <math.h>
+
+/* A component with nothing due answers now + ENG_IDLE_WAKE: the loop
+   looks again then even when nothing happens, so a deadline missed by a
+   component's bookkeeping costs at most this long. */
+#define ENG_IDLE_WAKE 5.0
+
+/* A joiner sends JOIN again this often while it has no answer (a standby
+   peer, waiting for a free rank, every ENG_STANDBY_RETRY). */
+#define ENG_JOIN_RETRY 1.0
+#define ENG_STANDBY_RETRY 2.0
+
+/* A peer waiting to be admitted at a step boundary repeats its
+   ADMIT_REQ this often (the admitter may have changed). */
+#define ENG_ADMIT_REQ_EVERY 1.0
+
+/* The coordinator forgets admission requests not repeated for this long. */
+#define ENG_ADMIT_REQ_EXPIRE 5.0
+
+/* How often departed peers' records are purged (cl_member_purge). */
+#define ENG_PURGE_EVERY 60.0
+
+/* The loop's poll while a requested leave waits to start. */
+#define ENG_LEAVE_POLL 0.1
+
+/* The shortest wait of the coordinator's matchmaking window. */
+#define ENG_MATCH_POLL 0.01
+
+/* How long a joiner tries before it gives up (COLLAB_TIMEOUT = timeout):
+   never under 30 s, so that a swarm with a short timeout still admits a
+   joiner whose first JOINs were lost. */
+static inline double eng_join_limit(double timeout)
+{
+    return fmax(30.0, 4.0 * timeout);
+}
+
+/* How long one exchange with the members (an admission round, an audit)
+   may take before it is abandoned: never under 10 s. */
+static inline double eng_exchange_limit(double timeout)
+{
+    return fmax(10.0, 4.0 * timeout);
+}
+
+#endif
