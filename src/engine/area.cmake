@@ -80,3 +80,4 @@ endif()
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/wire/fuzz.cmake OPTIONAL)
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/elmsg/fuzz.cmake OPTIONAL)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/handshake/fuzz.cmake OPTIONAL)
