@@ -47,8 +47,9 @@ typedef struct buffered {
 
 /* What one sending peer holds in a bounded queue (docs/security.md §5). */
 typedef struct {
-    size_t msgs, bytes; /* held now (bytes with the fixed overheads) */
-    uint64_t dropped;   /* refused by the limits so far */
+    size_t msgs, bytes;       /* held now (bytes with the fixed overheads) */
+    uint64_t dropped;         /* refused by the limits so far */
+    uint64_t streams_refused; /* messages that would have opened one stream too many */
 } eng_quota_t;
 
 typedef struct stream stream_t;

@@ -424,8 +424,8 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
     e->streams_refused++;
     eng_quota_t *q = early_quota(e, from->rank);
     if (q != NULL) {
-        q->dropped++;
-        log_refused(e, from->rank, q->dropped,
+        q->streams_refused++;
+        log_refused(e, from->rank, q->streams_refused,
                     "a collective message for a communicator this program has not created", bound);
     }
     return false;

@@ -59,7 +59,7 @@
                   part's producer.
       flood       with every message it sends, point-to-point messages of
                   64 KiB that nobody receives (tag 999 on the world) and
-                  collective messages of 64 KiB for 32 communicators nobody
+                  collective messages of 64 KiB for 16 communicators nobody
                   created, 64 MiB of each to every other peer.  Old (no
                   bound on either): each victim kept all of it.  Now, with
                   COLLAB_MAX_UNEXPECTED_PER_PEER=16: each victim's RSS
@@ -295,7 +295,7 @@ static void inject_msg(void *sock, const cl_wire_hdr_t *like, cl_wire_msg_t *m)
 /* The flood: per DEALER (one per victim), what went out so far. */
 #define FLOOD_MSG ((size_t)64 << 10)
 #define FLOOD_EACH ((size_t)64 << 20) /* of each kind, to each victim */
-#define FLOOD_COMMS 32
+#define FLOOD_COMMS 16
 typedef struct {
     void *sock;
     size_t p2p, coll;
@@ -1158,6 +1158,7 @@ static int sc_flood(void)
     if (getenv("ATTACK_UNBOUNDED") == NULL) {
         CHECK(p2p_lines >= 3); /* each victim named it */
         CHECK(stream_lines >= 3);
+        CHECK(early_lines >= 3);
         CHECK(p2p_lines + stream_lines + early_lines < 200); /* a few lines, not one per drop */
     }
     return bad;
