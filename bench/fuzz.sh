@@ -40,9 +40,10 @@ done
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (scripts/deps.sh)" >&2; exit 1; }
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
+    mkdir -p "$build"
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCOLLAB_FUZZ=ON >"$build.cmake.log" 2>&1 ||
-        { echo "fuzz.sh: cmake failed, see $build.cmake.log" >&2; exit 1; }
+        -DCOLLAB_FUZZ=ON >"$build/cmake.log" 2>&1 ||
+        { echo "fuzz.sh: cmake failed, see $build/cmake.log" >&2; exit 1; }
 fi
 bins=()
 for t in "${targets[@]}"; do bins+=("fuzz_$t"); done
