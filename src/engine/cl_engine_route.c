@@ -242,9 +242,9 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
         /* (0: not configured, no bound; the config table never gives 0) */
         if (msgs_max > 0 && q->msgs >= msgs_max)
             bound = "COLLAB_MAX_UNEXPECTED_MSGS";
-        else if (peer_max > 0 && q->bytes + cost > peer_max)
-            bound = "COLLAB_MAX_UNEXPECTED_PER_PEER";
-        else if ((total_max > 0 && e->buffered_bytes + cost > total_max) ||
+        else if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
+            bound = "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
+        else if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
                  (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
             bound = "COLLAB_MAX_UNEXPECTED";
         if (bound != NULL) {

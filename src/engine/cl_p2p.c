@@ -217,11 +217,14 @@ int cl_p2p_store_from(cl_p2p_t *self, uint64_t comm, int src, int tag, const voi
     const cl_p2p_limits_t *l = &self->limits;
     size_t cost = len > SIZE_MAX - CL_P2P_MSG_COST ? SIZE_MAX : COST(len);
     int over = 0;
+    /* A message larger than a byte bound is kept when nothing is held
+       against that bound: every legal message can wait. */
     if ((l->peer_msgs > 0 && who->msgs >= l->peer_msgs) ||
-        (l->peer_bytes > 0 && (cost > l->peer_bytes || who->bytes > l->peer_bytes - cost)))
+        (l->peer_bytes > 0 && who->msgs > 0 &&
+         (cost > l->peer_bytes || who->bytes > l->peer_bytes - cost)))
         over = CL_P2P_OVER_PEER;
     else if ((l->total_msgs > 0 && self->lim_msgs >= l->total_msgs) ||
-             (l->total_bytes > 0 &&
+             (l->total_bytes > 0 && self->lim_msgs > 0 &&
               (cost > l->total_bytes || self->lim_bytes > l->total_bytes - cost)))
         over = CL_P2P_OVER_TOTAL;
     if (over != 0) {

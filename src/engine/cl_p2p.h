@@ -13,7 +13,9 @@
     Limits (docs/security.md section 5): messages queued through
     cl_p2p_store_from count against their sending peer (its world rank)
     and against the whole queue, each at its payload plus the fixed
-    overhead CL_P2P_MSG_COST; one over a limit is refused and counted.
+    overhead CL_P2P_MSG_COST; one over a limit is refused and counted
+    (a message larger than a byte limit is kept when nothing is held
+    against that limit, so that every legal message can wait).
     Messages a peer sends itself (cl_p2p_store, cl_p2p_store_sync) are
     the program's own memory and count against nothing.
 */

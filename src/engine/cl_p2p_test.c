@@ -18,7 +18,7 @@ static int s_failures = 0;
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
             s_failures++;                                                                          \
         }                                                                                          \
     } while (0)
@@ -49,7 +49,8 @@ static void test_limits(void)
                            .total_bytes = 5 * (CL_P2P_MSG_COST + 10),
                            .total_msgs = 100};
     cl_p2p_set_limits(q, &lim);
-    char data[400] = {0};
+    char data[4 * (CL_P2P_MSG_COST + 10)];
+    memset(data, 0, sizeof data);
     for (int i = 0; i < 3; i++)
         CHECK(cl_p2p_store_from(q, 1, 0, i, data, 10, 0, 7) == 0);
     /* A fourth of 10 bytes passes rank 7's bytes, an empty one does not. */
@@ -64,8 +65,10 @@ static void test_limits(void)
     CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 10, 0, 8) == 0);
     CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 10, 0, 8) == CL_P2P_OVER_TOTAL);
     CHECK(cl_p2p_dropped(q, 8) == 1 && cl_p2p_dropped(q, 9) == 0);
-    /* A message larger than the whole per-peer limit never fits. */
-    CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 3 * (CL_P2P_MSG_COST + 10), 0, 9) == CL_P2P_OVER_PEER);
+    /* A message larger than the whole per-peer limit: rank 9 holds
+       nothing, but the whole queue is full. */
+    CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 3 * (CL_P2P_MSG_COST + 10), 0, 9) ==
+          CL_P2P_OVER_TOTAL);
     /* A peer's own messages pass whatever the limits. */
     for (int i = 0; i < 10; i++)
         CHECK(cl_p2p_store_sync(q, 1, 2, 0, data, 50, 0, 2) == 0);
@@ -87,6 +90,17 @@ static void test_limits(void)
     cl_p2p_drop_comm(q, 2);
     CHECK(cl_p2p_queued_from(q, 3, &bytes) == 0 && bytes == 0);
     CHECK(cl_p2p_queued_from(q, -1, NULL) == 5);
+    /* One message larger than the per-peer byte limit waits when its
+       sender holds nothing else; a second one does not. */
+    lim.peer_bytes = 3 * (CL_P2P_MSG_COST + 10);
+    lim.total_bytes = 100 * (CL_P2P_MSG_COST + 10);
+    cl_p2p_set_limits(q, &lim);
+    CHECK(cl_p2p_store_from(q, 3, 0, 0, data, 4 * (CL_P2P_MSG_COST + 10), 0, 4) == 0);
+    CHECK(cl_p2p_store_from(q, 3, 0, 1, data, 0, 0, 4) == CL_P2P_OVER_PEER);
+    cl_p2p_msg_t *big = cl_p2p_find(q, 3, 0, 0, true);
+    CHECK(big != NULL && big->len == 4 * (CL_P2P_MSG_COST + 10));
+    cl_p2p_msg_free(big);
+    CHECK(cl_p2p_store_from(q, 3, 0, 1, data, 0, 0, 4) == 0);
     cl_p2p_destroy(&q);
 }
 
