@@ -66,10 +66,11 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   # Real processes over loopback (see the scenarios in tests/swarm/test_swarm.c).
   add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
-    ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c ${_eng_swarm}/test_peers.c)
+    ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
+    ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
-      standby groups weight sigterm leave strict_leave monitor shm_kill)
+      standby groups weight sigterm leave strict_leave monitor shm_kill unexpected)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()
@@ -84,3 +85,4 @@ endif()
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/wire/fuzz.cmake OPTIONAL)
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/elmsg/fuzz.cmake OPTIONAL)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/handshake/fuzz.cmake OPTIONAL)

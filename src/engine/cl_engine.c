@@ -508,6 +508,14 @@ static void engine_actor(zsock_t *pipe, void *arg)
     } else {
         e->mb = cl_member_new(e->self_key);
         e->p2p = cl_p2p_new();
+        if (e->p2p != NULL) {
+            size_t per = (size_t)e->cfg.max_unexpected_msgs;
+            cl_p2p_limits_t lim = {.peer_bytes = (size_t)e->cfg.max_unexpected_peer_mib << 20,
+                                   .peer_msgs = per,
+                                   .total_bytes = (size_t)e->cfg.max_unexpected_mib << 20,
+                                   .total_msgs = 4 * per};
+            cl_p2p_set_limits(e->p2p, &lim);
+        }
         e->p2p_waiting = zlist_new();
         e->p2p_ssends = zlist_new();
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||

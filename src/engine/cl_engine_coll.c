@@ -137,6 +137,9 @@ void eng_coll_fini(struct cl_engine *e)
     free(e->streams);
     e->streams = NULL;
     e->nstreams = e->capstreams = 0;
+    free(e->early); /* after the streams: freeing their early messages counts */
+    e->early = NULL;
+    e->nearly = 0;
     free(e->late);
     e->late = NULL;
     e->nlate = e->caplate = 0;

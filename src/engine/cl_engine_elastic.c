@@ -307,7 +307,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
                 s->buf_head = next;
             if (s->buf_tail == b)
                 s->buf_tail = prev;
-            e->buffered_bytes -= b->len;
+            eng_coll_release_buffered(e, b);
             free(b->data);
             free(b);
         } else {

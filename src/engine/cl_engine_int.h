@@ -43,7 +43,15 @@ typedef struct buffered {
     uint32_t part, chunk, aux;
     size_t len;
     uint8_t *data;
+    bool limited; /* counted against its sender's limits (another peer's) */
 } buffered_t;
+
+/* What one sending peer holds in a bounded queue (docs/security.md §5). */
+typedef struct {
+    size_t msgs, bytes;       /* held now (bytes with the fixed overheads) */
+    uint64_t dropped;         /* refused by the limits so far */
+    uint64_t streams_refused; /* messages that would have opened one stream too many */
+} eng_quota_t;
 
 typedef struct stream stream_t;
 
@@ -82,6 +90,8 @@ struct stream {
     uint64_t nstarts;                /* starts (and restarts) of collectives on this stream */
     bool taking;                     /* eng_coll_take_buffered runs (it may start the next one) */
     bool take_again;                 /* a start inside it asked for another pass */
+    int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
+                                        still NULL: this program has not created it); 0: none */
 };
 
 /* The world group of one generation (a view's group_epoch). */
@@ -184,7 +194,11 @@ struct cl_engine {
     local_msg_t *local_head, *local_tail;
     group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
     int gen_next;               /* slot the next one goes to */
-    size_t buffered_bytes;
+    size_t buffered_bytes;      /* early messages of every stream, with their overheads */
+    size_t buffered_msgs;
+    eng_quota_t *early; /* early messages per sending world rank */
+    int nearly;
+    uint64_t streams_refused; /* messages that would have opened a stream past a limit */
     double next_tick;
     bool waiting_for_group;    /* some call waits for the world group */
     double admission_deadline; /* for a peer outside the formed group */
@@ -461,6 +475,9 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
                     const void *data, size_t len);
 void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
+/* Forgets the accounting of one early message taken off a stream's list
+   (the caller frees it). */
+void eng_coll_release_buffered(struct cl_engine *e, const buffered_t *b);
 
 /* cl_engine_p2p.c */
 void eng_p2p_send(struct cl_engine *e, collab_request_t *req);

@@ -19,12 +19,22 @@
     messages it receives the same way, and completes sends to itself
     directly.  A pending synchronous send to a rank that fails completes
     with COLLAB_ERR_PROC_FAILED.
+
+    Unexpected messages from other peers are bounded per sender and in
+    all (COLLAB_MAX_UNEXPECTED_PER_PEER, COLLAB_MAX_UNEXPECTED_MSGS,
+    COLLAB_MAX_UNEXPECTED; docs/security.md section 5): one past a bound
+    is dropped, counted, and its sender named in the log (at the first
+    drop and every power of two after).  It is not banned: without flow
+    control an honest program that sends far ahead of its receiver passes
+    the bounds too.  A synchronous send dropped this way gets no answer
+    (CANCELLED would tell its sender the send succeeded as cancelled).
 */
 #include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,8 +161,31 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
         matched(e, comm, sync, from);
         return;
     }
-    if (cl_p2p_store_sync(e->p2p, comm, src, tag, data, len, sync, from) != COLLAB_OK)
+    int rc = from == atomic_load(&e->rank)
+                 ? cl_p2p_store_sync(e->p2p, comm, src, tag, data, len, sync, from)
+                 : cl_p2p_store_from(e->p2p, comm, src, tag, data, len, sync, from);
+    if (rc == CL_P2P_OVER_PEER || rc == CL_P2P_OVER_TOTAL) {
+        uint64_t n = cl_p2p_dropped(e->p2p, from);
+        if ((n & (n - 1)) == 0) {
+            char desc[160];
+            const cl_peer_t *p = cl_member_at_rank(e->mb, from);
+            if (p != NULL)
+                eng_peer_desc(p, desc, sizeof desc);
+            else
+                snprintf(desc, sizeof desc, "rank %d", from);
+            size_t bytes = 0, msgs = cl_p2p_queued_from(e->p2p, from, &bytes);
+            cl_warn("dropped a point-to-point message (tag %d, %zu bytes) from %s: %zu of its "
+                    "messages (%zu bytes) wait unreceived, more than %s allows (%llu of its "
+                    "messages dropped so far)",
+                    tag, len, desc, msgs, bytes,
+                    rc == CL_P2P_OVER_TOTAL                      ? "COLLAB_MAX_UNEXPECTED"
+                    : msgs >= (size_t)e->cfg.max_unexpected_msgs ? "COLLAB_MAX_UNEXPECTED_MSGS"
+                                                                 : "COLLAB_MAX_UNEXPECTED_PER_PEER",
+                    (unsigned long long)n);
+        }
+    } else if (rc != COLLAB_OK) {
         cl_error("out of memory queueing a message from rank %d; it is lost", src);
+    }
 }
 
 void eng_p2p_send(struct cl_engine *e, collab_request_t *req)

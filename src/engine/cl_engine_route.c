@@ -8,6 +8,16 @@
     collective under it, a newer one is answered with a notice (docs/wire.md
     section 6).  A message whose signature differs from the local
     collective's is not delivered and its sender is excluded from it.
+
+    Bounds (docs/security.md section 5): early messages count, with their
+    fixed overhead, against their sender and against the whole buffer
+    (COLLAB_MAX_UNEXPECTED_PER_PEER, COLLAB_MAX_UNEXPECTED_MSGS,
+    COLLAB_MAX_UNEXPECTED); a message for a communicator this program has
+    not created opens a stream only within COLLAB_MAX_STREAMS_PER_PEER
+    such streams of its sender and COLLAB_MAX_STREAMS in all.  What passes
+    a bound is dropped, counted and its sender named in the log; it is
+    not banned, since a member whose program runs far ahead can pass them
+    too (no flow control holds it back yet).
 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_int.h"
@@ -15,18 +25,65 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BUFFER_LIMIT ((size_t)1 << 30) /* early messages kept at most, bytes */
-#define SUB_NOTICE 0                   /* engine-level generation notice */
+#define SUB_NOTICE 0 /* engine-level generation notice */
+/* What one early message costs besides its payload. */
+#define BUFFERED_COST(len) (sizeof(buffered_t) + 32 + (len))
+
+/* The quota of world rank w, grown on demand; NULL when out of memory. */
+static eng_quota_t *early_quota(struct cl_engine *e, int w)
+{
+    if (w < 0)
+        return NULL;
+    if (w >= e->nearly) {
+        int n = w + 1 > 2 * e->nearly ? w + 1 : 2 * e->nearly;
+        eng_quota_t *a = realloc(e->early, (size_t)n * sizeof *a);
+        if (a == NULL)
+            return NULL;
+        memset(a + e->nearly, 0, (size_t)(n - e->nearly) * sizeof *a);
+        e->early = a;
+        e->nearly = n;
+    }
+    return &e->early[w];
+}
+
+void eng_coll_release_buffered(struct cl_engine *e, const buffered_t *b)
+{
+    e->buffered_bytes -= BUFFERED_COST(b->len);
+    e->buffered_msgs--;
+    if (b->limited && b->from_world >= 0 && b->from_world < e->nearly) {
+        e->early[b->from_world].msgs--;
+        e->early[b->from_world].bytes -= BUFFERED_COST(b->len);
+    }
+}
+
+/* Names a sender whose messages a bound refused: at the first drop and
+   at every power of two after it, so a flood costs a few log lines. */
+static void log_refused(struct cl_engine *e, int w, uint64_t dropped, const char *what,
+                        const char *bound)
+{
+    if ((dropped & (dropped - 1)) != 0)
+        return;
+    char desc[160];
+    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    if (p != NULL)
+        eng_peer_desc(p, desc, sizeof desc);
+    else
+        snprintf(desc, sizeof desc, "rank %d", w);
+    cl_warn("dropped %s from %s: it would hold more than %s allows (%llu of its messages "
+            "dropped so far)",
+            what, desc, bound, (unsigned long long)dropped);
+}
 
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
 {
     buffered_t *b = s->buf_head;
     while (b != NULL) {
         buffered_t *next = b->next;
-        e->buffered_bytes -= b->len;
+        eng_coll_release_buffered(e, b);
         free(b->data);
         free(b);
         b = next;
@@ -199,11 +256,32 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
 static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                    const void *data, size_t len)
 {
-    if (e->buffered_bytes + len > BUFFER_LIMIT) {
-        cl_warn("dropping an early collective message from rank %d: %zu bytes already wait "
-                "for collectives this peer has not called",
-                from_world, e->buffered_bytes);
-        return;
+    /* A peer's own messages (its local deliveries) are its own memory. */
+    bool limited = from_world != atomic_load(&e->rank);
+    size_t cost = BUFFERED_COST(len);
+    eng_quota_t *q = limited ? early_quota(e, from_world) : NULL;
+    if (limited && q == NULL)
+        return; /* out of memory */
+    if (q != NULL) {
+        size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
+        size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
+        size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
+        const char *bound = NULL;
+        /* (0: not configured, no bound; the config table never gives 0) */
+        if (msgs_max > 0 && q->msgs >= msgs_max)
+            bound = "COLLAB_MAX_UNEXPECTED_MSGS";
+        else if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
+            bound = "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
+        else if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
+                 (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
+            bound = "COLLAB_MAX_UNEXPECTED";
+        if (bound != NULL) {
+            q->dropped++;
+            log_refused(e, from_world, q->dropped,
+                        "an early collective message (for a collective this peer has not called)",
+                        bound);
+            return;
+        }
     }
     buffered_t *b = calloc(1, sizeof *b);
     if (b == NULL)
@@ -223,12 +301,18 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     b->chunk = h->chunk;
     b->aux = h->aux;
     b->len = len;
+    b->limited = q != NULL;
     if (s->buf_tail != NULL)
         s->buf_tail->next = b;
     else
         s->buf_head = b;
     s->buf_tail = b;
-    e->buffered_bytes += len;
+    e->buffered_bytes += cost;
+    e->buffered_msgs++;
+    if (q != NULL) {
+        q->msgs++;
+        q->bytes += cost;
+    }
 }
 
 void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
@@ -312,7 +396,7 @@ static void take_pass(struct cl_engine *e, stream_t *s)
             s->buf_head = next;
         if (s->buf_tail == b)
             s->buf_tail = prev;
-        e->buffered_bytes -= b->len;
+        eng_coll_release_buffered(e, b);
         if (b->gen == cur) {
             cl_wire_hdr_t h;
             memset(&h, 0, sizeof h);
@@ -352,6 +436,37 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
     s->taking = false;
 }
 
+/* May a message of `from` open a stream for a communicator this program
+   has not created?  Within COLLAB_MAX_STREAMS_PER_PEER streams opened by
+   it and COLLAB_MAX_STREAMS in all, among those this program has not
+   created since. */
+static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
+{
+    int mine = 0, all = 0;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->comm == NULL && s->opened_by > 0) {
+            all++;
+            mine += s->opened_by == from->rank + 1;
+        }
+    }
+    const char *bound = NULL;
+    if (e->cfg.max_streams_peer > 0 && mine >= e->cfg.max_streams_peer)
+        bound = "COLLAB_MAX_STREAMS_PER_PEER";
+    else if (e->cfg.max_streams > 0 && all >= e->cfg.max_streams)
+        bound = "COLLAB_MAX_STREAMS";
+    if (bound == NULL)
+        return true;
+    e->streams_refused++;
+    eng_quota_t *q = early_quota(e, from->rank);
+    if (q != NULL) {
+        q->streams_refused++;
+        log_refused(e, from->rank, q->streams_refused,
+                    "a collective message for a communicator this program has not created", bound);
+    }
+    return false;
+}
+
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (from->rank < 0)
@@ -368,9 +483,13 @@ void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg
     }
     if (m->hdr.comm == CL_COMM_SELF_ID)
         return; /* nobody else speaks on our self communicator */
-    stream_t *s = eng_coll_stream(e, m->hdr.comm, true);
-    if (s != NULL)
-        eng_coll_route(e, s, from->rank, &m->hdr, m->payload, m->payload_len);
+    stream_t *s = eng_coll_stream(e, m->hdr.comm, false);
+    if (s == NULL) {
+        if (!may_open_stream(e, from) || (s = eng_coll_stream(e, m->hdr.comm, true)) == NULL)
+            return;
+        s->opened_by = from->rank + 1;
+    }
+    eng_coll_route(e, s, from->rank, &m->hdr, m->payload, m->payload_len);
 }
 
 void eng_coll_deliver_local(struct cl_engine *e)

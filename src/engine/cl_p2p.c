@@ -12,13 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct {
+    size_t msgs, bytes; /* limited messages queued now (bytes with overheads) */
+    uint64_t dropped;   /* refused by the limits */
+} sender_t;
+
 struct cl_p2p {
     cl_p2p_posted_t *posted; /* posting order */
     size_t nposted, capposted;
     cl_p2p_msg_t *head, *tail; /* unexpected, arrival order */
     size_t nmsgs;
     size_t bytes;
+    cl_p2p_limits_t limits;
+    sender_t *senders; /* by world rank */
+    size_t nsenders;
+    size_t lim_msgs, lim_bytes; /* limited messages queued, in all */
 };
+
+#define COST(len) (CL_P2P_MSG_COST + (len))
 
 cl_p2p_t *cl_p2p_new(void)
 {
@@ -45,6 +56,7 @@ void cl_p2p_destroy(cl_p2p_t **self_p)
         m = next;
     }
     free(self->posted);
+    free(self->senders);
     free(self);
     *self_p = NULL;
 }
@@ -132,8 +144,24 @@ int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *da
     return cl_p2p_store_sync(self, comm, src, tag, data, len, 0, -1);
 }
 
-int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
-                      uint64_t sync, int from)
+static sender_t *sender(cl_p2p_t *self, int from)
+{
+    if (from < 0)
+        return NULL;
+    if ((size_t)from >= self->nsenders) {
+        size_t n = (size_t)from + 1 > 2 * self->nsenders ? (size_t)from + 1 : 2 * self->nsenders;
+        sender_t *a = realloc(self->senders, n * sizeof *a);
+        if (a == NULL)
+            return NULL;
+        memset(a + self->nsenders, 0, (n - self->nsenders) * sizeof *a);
+        self->senders = a;
+        self->nsenders = n;
+    }
+    return &self->senders[from];
+}
+
+static int store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                 uint64_t sync, int from, sender_t *who)
 {
     cl_p2p_msg_t *m = calloc(1, sizeof *m);
     if (m == NULL)
@@ -152,6 +180,13 @@ int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const voi
     m->len = len;
     m->sync = sync;
     m->from = from;
+    if (who != NULL) {
+        m->limited = true;
+        who->msgs++;
+        who->bytes += COST(len);
+        self->lim_msgs++;
+        self->lim_bytes += COST(len);
+    }
     if (self->tail != NULL)
         self->tail->next = m;
     else
@@ -160,6 +195,61 @@ int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const voi
     self->nmsgs++;
     self->bytes += len;
     return COLLAB_OK;
+}
+
+int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from)
+{
+    return store(self, comm, src, tag, data, len, sync, from, NULL);
+}
+
+void cl_p2p_set_limits(cl_p2p_t *self, const cl_p2p_limits_t *limits)
+{
+    self->limits = *limits;
+}
+
+int cl_p2p_store_from(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from)
+{
+    sender_t *who = sender(self, from);
+    if (who == NULL)
+        return COLLAB_ERR_NO_MEM;
+    const cl_p2p_limits_t *l = &self->limits;
+    size_t cost = len > SIZE_MAX - CL_P2P_MSG_COST ? SIZE_MAX : COST(len);
+    int over = 0;
+    /* A message larger than a byte bound is kept when nothing is held
+       against that bound: every legal message can wait. */
+    if ((l->peer_msgs > 0 && who->msgs >= l->peer_msgs) ||
+        (l->peer_bytes > 0 && who->msgs > 0 &&
+         (cost > l->peer_bytes || who->bytes > l->peer_bytes - cost)))
+        over = CL_P2P_OVER_PEER;
+    else if ((l->total_msgs > 0 && self->lim_msgs >= l->total_msgs) ||
+             (l->total_bytes > 0 && self->lim_msgs > 0 &&
+              (cost > l->total_bytes || self->lim_bytes > l->total_bytes - cost)))
+        over = CL_P2P_OVER_TOTAL;
+    if (over != 0) {
+        who->dropped++;
+        return over;
+    }
+    return store(self, comm, src, tag, data, len, sync, from, who);
+}
+
+uint64_t cl_p2p_dropped(const cl_p2p_t *self, int from)
+{
+    return from >= 0 && (size_t)from < self->nsenders ? self->senders[from].dropped : 0;
+}
+
+size_t cl_p2p_queued_from(const cl_p2p_t *self, int from, size_t *bytes)
+{
+    if (from < 0) {
+        if (bytes != NULL)
+            *bytes = self->lim_bytes;
+        return self->lim_msgs;
+    }
+    const sender_t *w = (size_t)from < self->nsenders ? &self->senders[from] : NULL;
+    if (bytes != NULL)
+        *bytes = w != NULL ? w->bytes : 0;
+    return w != NULL ? w->msgs : 0;
 }
 
 static void unlink_msg(cl_p2p_t *self, cl_p2p_msg_t *prev, cl_p2p_msg_t *m)
@@ -173,6 +263,14 @@ static void unlink_msg(cl_p2p_t *self, cl_p2p_msg_t *prev, cl_p2p_msg_t *m)
     m->next = NULL;
     self->nmsgs--;
     self->bytes -= m->len;
+    if (m->limited) {
+        sender_t *w = &self->senders[m->from]; /* exists: it was counted */
+        w->msgs--;
+        w->bytes -= COST(m->len);
+        self->lim_msgs--;
+        self->lim_bytes -= COST(m->len);
+        m->limited = false;
+    }
 }
 
 cl_p2p_msg_t *cl_p2p_find(cl_p2p_t *self, uint64_t comm, int src, int tag, bool take)

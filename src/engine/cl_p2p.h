@@ -9,6 +9,15 @@
 
     Pure logic, engine thread only.  Payloads of unexpected messages are
     copied in and owned by the queue until taken.
+
+    Limits (docs/security.md section 5): messages queued through
+    cl_p2p_store_from count against their sending peer (its world rank)
+    and against the whole queue, each at its payload plus the fixed
+    overhead CL_P2P_MSG_COST; one over a limit is refused and counted
+    (a message larger than a byte limit is kept when nothing is held
+    against that limit, so that every legal message can wait).
+    Messages a peer sends itself (cl_p2p_store, cl_p2p_store_sync) are
+    the program's own memory and count against nothing.
 */
 #ifndef CL_P2P_H_INCLUDED
 #define CL_P2P_H_INCLUDED
@@ -34,7 +43,23 @@ typedef struct cl_p2p_msg {
     uint8_t *data;           /* payload (NULL when len == 0) */
     uint64_t sync;           /* synchronous-send id of the sender, 0 = standard send */
     int from;                /* sender's world rank (answers to synchronous sends) */
+    bool limited;            /* counted against the limits (cl_p2p_store_from) */
 } cl_p2p_msg_t;
+
+/* What one queued message costs besides its payload: an empty message is
+   not free. */
+#define CL_P2P_MSG_COST (sizeof(cl_p2p_msg_t) + 32)
+
+/* Limits on messages queued by cl_p2p_store_from; 0 = none. */
+typedef struct {
+    size_t peer_bytes;  /* one sender's payloads and overheads */
+    size_t peer_msgs;   /* one sender's messages */
+    size_t total_bytes; /* every limited sender's */
+    size_t total_msgs;
+} cl_p2p_limits_t;
+
+/* cl_p2p_store_from's refusals (positive: not errors of the caller). */
+enum { CL_P2P_OVER_PEER = 1, CL_P2P_OVER_TOTAL = 2 };
 
 /* A posted receive or probe. */
 typedef struct {
@@ -81,6 +106,23 @@ int cl_p2p_store(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *da
    can be answered and its sender can withdraw it. */
 int cl_p2p_store_sync(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
                       uint64_t sync, int from);
+
+/* Sets the limits of cl_p2p_store_from (messages queued already stay). */
+void cl_p2p_set_limits(cl_p2p_t *self, const cl_p2p_limits_t *limits);
+
+/* As cl_p2p_store_sync, for a message from another peer (world rank
+   from >= 0): returns 0, COLLAB_ERR_NO_MEM, or CL_P2P_OVER_PEER /
+   CL_P2P_OVER_TOTAL when queueing it would pass a limit; the message is
+   then not queued, and counted as dropped for from. */
+int cl_p2p_store_from(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                      uint64_t sync, int from);
+
+/* Messages of world rank from refused by the limits so far. */
+uint64_t cl_p2p_dropped(const cl_p2p_t *self, int from);
+
+/* Limited messages and bytes (with overheads) queued now from world rank
+   from; from < 0: from every sender. */
+size_t cl_p2p_queued_from(const cl_p2p_t *self, int from, size_t *bytes);
 
 /* Removes and frees the unexpected synchronous message (comm, from, sync)
    that its sender cancels.  True if it was still there (unmatched). */

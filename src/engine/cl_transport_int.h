@@ -145,6 +145,19 @@ void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg);
 
 /* cl_transport_recv.c: handle what is waiting on one socket. */
 void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx);
+/* One message read from the ROUTER: the routing id rid (1..255 bytes) of
+   the connection, the key that CurveZMQ proved for it, the remote IP
+   address ("" if unknown), and its header and body frames.  Runs the
+   inbound handshake or hands the decoded message on.  tp_on_router calls
+   it; the handshake fuzz target (tests/fuzz/handshake) calls it directly. */
+void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
+                      const uint8_t *rid, size_t rid_len, const char *host, const uint8_t *hdr,
+                      size_t hlen, const uint8_t *body, size_t blen);
+/* One message read from the DEALER of outbound link l (header and body
+   frames): runs the outbound handshake or hands the message on.  Returns
+   false once l is dead (stop reading it). */
+bool tp_dealer_frames(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx,
+                      const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t blen);
 void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx);
 void tp_on_monitor(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx);
 void tp_on_zap(cl_transport_t *self);

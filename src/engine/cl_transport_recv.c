@@ -57,13 +57,13 @@ static void close_parts(zmq_msg_t *parts, int n)
 }
 
 static void emit_message(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx,
-                         const uint8_t key[32], const cl_wire_msg_t *m, const zmq_msg_t *raw)
+                         const uint8_t key[32], const cl_wire_msg_t *m, const uint8_t *hdr,
+                         const uint8_t *body, size_t blen)
 {
     /* What key put into shared memory before this message comes first;
-       and key learns that this one arrived (raw: its header and body). */
+       and key learns that this one arrived (its header and body). */
     cl_shm_drain_from(self->shm, key);
-    cl_shm_net_received(self->shm, key, zmq_msg_data((zmq_msg_t *)&raw[0]),
-                        zmq_msg_data((zmq_msg_t *)&raw[1]), zmq_msg_size((zmq_msg_t *)&raw[1]));
+    cl_shm_net_received(self->shm, key, hdr, body, blen);
     cl_tp_event_t ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = CL_TP_MESSAGE;
@@ -167,6 +167,109 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
         (void)tp_send_raw(zsock_resolve(self->router), rid, rid_len, hdr, body, blen);
 }
 
+void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
+                      const uint8_t *rid, size_t rid_len, const char *host, const uint8_t *hdr,
+                      size_t hlen, const uint8_t *body, size_t blen)
+{
+    if (rid_len == 0 || rid_len > 255)
+        return; /* the caller checked: ZeroMQ's routing ids are 1..255 bytes */
+    char rhex[513];
+    tp_hex(rid, rid_len, rhex);
+    cl_wire_msg_t m;
+    int rc = cl_wire_decode(hdr, hlen, body, blen, &m);
+    if (rc != CL_WIRE_OK) {
+        if (rc != CL_WIRE_ENOMEM)
+            tp_malformed(self, key, cl_wire_strerror(rc));
+        return;
+    }
+    in_link_t *l = zhashx_lookup(self->in_by_rid, rhex);
+    if (l != NULL && memcmp(l->key, key, 32) == 0)
+        l->last = tp_now();
+    if (m.hdr.type == CL_MSG_HELLO) {
+        on_hello(self, rid, rid_len, rhex, key, &m, host);
+    } else if (m.hdr.run != self->run) {
+        self->malformed++; /* another run: drop, no ban */
+    } else if (l == NULL || memcmp(l->key, key, 32) != 0) {
+        /* A well-formed message of this run on a connection this side
+           forgot (it closed the link of a peer it took out, and the
+           peer's socket still sends): dropped, but the sender is not
+           banned, so that it can handshake again at once. */
+        char sid[16];
+        self->malformed++;
+        cl_debug("dropped a message from peer %s… on a connection without a handshake",
+                 tp_short_id(key, sid));
+    } else if (m.hdr.type == CL_MSG_AUTH && l->state == IL_AUTH_WAIT) {
+        if (cl_hs_verify(self->k, "AUTH", l->key, self->self_key, l->cnonce, l->snonce,
+                         m.u.auth.mac)) {
+            l->state = IL_UP;
+            if (self->npending > 0)
+                self->npending--;
+            sodium_memzero(l->cnonce, 32);
+            sodium_memzero(l->snonce, 32);
+            char khex[65];
+            tp_hex(key, 32, khex);
+            /* Older connections of the same key (it reconnected, or
+               restarted) are dead: forget them. */
+            zlist_t *old = zlist_new();
+            for (in_link_t *o = zhashx_first(self->in_by_rid); o != NULL && old != NULL;
+                 o = zhashx_next(self->in_by_rid))
+                if (o != l && memcmp(o->key, key, 32) == 0)
+                    zlist_append(old, o);
+            for (in_link_t *o = old != NULL ? zlist_first(old) : NULL; o != NULL;
+                 o = zlist_next(old))
+                tp_in_link_delete(self, o);
+            zlist_destroy(&old);
+            zhashx_update(self->in_by_key, khex, l);
+            /* A client binds nothing: a link we opened to an address
+               someone gave for it can never come up.  What waits in it
+               goes over this connection instead, in order. */
+            out_link_t *out = tp_outbound_of(self, key);
+            bool gone = false;
+            if (l->client && out != NULL && out->state != OL_UP) {
+                pending_msg_t *p = out->head;
+                out->head = out->tail = NULL;
+                out->pending_bytes = 0;
+                while (p != NULL) {
+                    pending_msg_t *next = p->next;
+                    if (gone)
+                        free(p->body);
+                    else if (tp_router_send(self, l, p->hdr, p->body, p->blen) != COLLAB_OK)
+                        gone = true; /* l is forgotten already */
+                    free(p);
+                    p = next;
+                }
+                tp_out_link_kill(self, out);
+            }
+            if (gone) {
+                cl_wire_msg_clear(&m);
+                return;
+            }
+            cl_tp_event_t ev;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = CL_TP_UP;
+            memcpy(ev.key, key, 32);
+            ev.inbound = true;
+            ev.client = l->client;
+            ev.address = l->address;
+            fn(ctx, &ev);
+            cl_shm_offer(self->shm, key);
+        } else {
+            char sid[16];
+            cl_warn("refused peer %s…: it could not prove it knows the swarm key",
+                    tp_short_id(key, sid));
+            send_refuse(self, l, CL_REFUSE_AUTH, "wrong swarm key");
+            cl_transport_ban(self, key, self->ban_seconds);
+            tp_in_link_delete(self, l);
+        }
+    } else if (l->state != IL_UP || m.hdr.type == CL_MSG_AUTH || m.hdr.type == CL_MSG_WELCOME ||
+               m.hdr.type == CL_MSG_REFUSE) {
+        tp_malformed(self, key, "handshake message out of order");
+    } else {
+        emit_message(self, fn, ctx, key, &m, hdr, body, blen);
+    }
+    cl_wire_msg_clear(&m);
+}
+
 void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
 {
     void *sock = zsock_resolve(self->router);
@@ -199,107 +302,10 @@ void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx)
             close_parts(parts, n);
             continue;
         }
-        const uint8_t *rid = zmq_msg_data(&parts[0]);
-        size_t rid_len = zmq_msg_size(&parts[0]);
-        char rhex[513];
-        tp_hex(rid, rid_len, rhex);
-        cl_wire_msg_t m;
-        int rc = cl_wire_decode(zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]),
-                                zmq_msg_data(&parts[2]), zmq_msg_size(&parts[2]), &m);
-        if (rc != CL_WIRE_OK) {
-            if (rc != CL_WIRE_ENOMEM)
-                tp_malformed(self, key, cl_wire_strerror(rc));
-            close_parts(parts, n);
-            continue;
-        }
-        in_link_t *l = zhashx_lookup(self->in_by_rid, rhex);
-        if (l != NULL && memcmp(l->key, key, 32) == 0)
-            l->last = tp_now();
-        if (m.hdr.type == CL_MSG_HELLO) {
-            const char *host = zmq_msg_gets(&parts[1], "Peer-Address");
-            on_hello(self, rid, rid_len, rhex, key, &m, host != NULL ? host : "");
-        } else if (m.hdr.run != self->run) {
-            self->malformed++; /* another run: drop, no ban */
-        } else if (l == NULL || memcmp(l->key, key, 32) != 0) {
-            /* A well-formed message of this run on a connection this side
-               forgot (it closed the link of a peer it took out, and the
-               peer's socket still sends): dropped, but the sender is not
-               banned, so that it can handshake again at once. */
-            char sid[16];
-            self->malformed++;
-            cl_debug("dropped a message from peer %s… on a connection without a handshake",
-                     tp_short_id(key, sid));
-        } else if (m.hdr.type == CL_MSG_AUTH && l->state == IL_AUTH_WAIT) {
-            if (cl_hs_verify(self->k, "AUTH", l->key, self->self_key, l->cnonce, l->snonce,
-                             m.u.auth.mac)) {
-                l->state = IL_UP;
-                if (self->npending > 0)
-                    self->npending--;
-                sodium_memzero(l->cnonce, 32);
-                sodium_memzero(l->snonce, 32);
-                char khex[65];
-                tp_hex(key, 32, khex);
-                /* Older connections of the same key (it reconnected, or
-                   restarted) are dead: forget them. */
-                zlist_t *old = zlist_new();
-                for (in_link_t *o = zhashx_first(self->in_by_rid); o != NULL && old != NULL;
-                     o = zhashx_next(self->in_by_rid))
-                    if (o != l && memcmp(o->key, key, 32) == 0)
-                        zlist_append(old, o);
-                for (in_link_t *o = old != NULL ? zlist_first(old) : NULL; o != NULL;
-                     o = zlist_next(old))
-                    tp_in_link_delete(self, o);
-                zlist_destroy(&old);
-                zhashx_update(self->in_by_key, khex, l);
-                /* A client binds nothing: a link we opened to an address
-                   someone gave for it can never come up.  What waits in it
-                   goes over this connection instead, in order. */
-                out_link_t *out = tp_outbound_of(self, key);
-                bool gone = false;
-                if (l->client && out != NULL && out->state != OL_UP) {
-                    pending_msg_t *p = out->head;
-                    out->head = out->tail = NULL;
-                    out->pending_bytes = 0;
-                    while (p != NULL) {
-                        pending_msg_t *next = p->next;
-                        if (gone)
-                            free(p->body);
-                        else if (tp_router_send(self, l, p->hdr, p->body, p->blen) != COLLAB_OK)
-                            gone = true; /* l is forgotten already */
-                        free(p);
-                        p = next;
-                    }
-                    tp_out_link_kill(self, out);
-                }
-                if (gone) {
-                    cl_wire_msg_clear(&m);
-                    close_parts(parts, n);
-                    continue;
-                }
-                cl_tp_event_t ev;
-                memset(&ev, 0, sizeof ev);
-                ev.kind = CL_TP_UP;
-                memcpy(ev.key, key, 32);
-                ev.inbound = true;
-                ev.client = l->client;
-                ev.address = l->address;
-                fn(ctx, &ev);
-                cl_shm_offer(self->shm, key);
-            } else {
-                char sid[16];
-                cl_warn("refused peer %s…: it could not prove it knows the swarm key",
-                        tp_short_id(key, sid));
-                send_refuse(self, l, CL_REFUSE_AUTH, "wrong swarm key");
-                cl_transport_ban(self, key, self->ban_seconds);
-                tp_in_link_delete(self, l);
-            }
-        } else if (l->state != IL_UP || m.hdr.type == CL_MSG_AUTH || m.hdr.type == CL_MSG_WELCOME ||
-                   m.hdr.type == CL_MSG_REFUSE) {
-            tp_malformed(self, key, "handshake message out of order");
-        } else {
-            emit_message(self, fn, ctx, key, &m, &parts[1]);
-        }
-        cl_wire_msg_clear(&m);
+        const char *host = zmq_msg_gets(&parts[1], "Peer-Address");
+        tp_router_frames(self, fn, ctx, key, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]),
+                         host != NULL ? host : "", zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]),
+                         zmq_msg_data(&parts[2]), zmq_msg_size(&parts[2]));
         close_parts(parts, n);
     }
 }
@@ -377,6 +383,47 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     cl_shm_offer(self->shm, l->key);
 }
 
+bool tp_dealer_frames(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx,
+                      const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t blen)
+{
+    cl_wire_msg_t m;
+    int rc = cl_wire_decode(hdr, hlen, body, blen, &m);
+    if (rc != CL_WIRE_OK) {
+        if (rc == CL_WIRE_ENOMEM)
+            return true;
+        tp_malformed(self, l->key, cl_wire_strerror(rc));
+        tp_out_link_kill(self, l);
+        emit_down(l, fn, ctx);
+        return false;
+    }
+    if (m.hdr.type == CL_MSG_REFUSE && l->state == OL_HELLO) {
+        char text[CL_WIRE_STR_MAX * 4 + 8];
+        cl_text_quote(m.u.refuse.text, 200, text, sizeof text);
+        if (m.u.refuse.reason == CL_REFUSE_VERSION)
+            cl_error("peer at %s refused this peer: it speaks protocol versions %u..%u, "
+                     "this peer %d..%d",
+                     l->address, m.u.refuse.min_version, m.u.refuse.max_version,
+                     CL_WIRE_MIN_VERSION, CL_WIRE_VERSION);
+        char line[CL_WIRE_STR_MAX * 4 + 64];
+        snprintf(line, sizeof line, "it refused this peer: %s", text);
+        tp_out_link_kill(self, l);
+        emit_refused(l, m.u.refuse.reason, line, fn, ctx);
+    } else if (m.hdr.run != self->run) {
+        self->malformed++;
+    } else if (l->state == OL_HELLO && m.hdr.type == CL_MSG_WELCOME) {
+        on_welcome(self, l, &m, fn, ctx);
+    } else if (l->state != OL_UP || m.hdr.type == CL_MSG_HELLO || m.hdr.type == CL_MSG_WELCOME ||
+               m.hdr.type == CL_MSG_AUTH || m.hdr.type == CL_MSG_REFUSE) {
+        tp_malformed(self, l->key, "handshake message out of order");
+        tp_out_link_kill(self, l);
+        emit_down(l, fn, ctx);
+    } else {
+        emit_message(self, fn, ctx, l->key, &m, hdr, body, blen);
+    }
+    cl_wire_msg_clear(&m);
+    return l->state != OL_DEAD;
+}
+
 void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx)
 {
     void *sock = zsock_resolve(l->dealer);
@@ -396,45 +443,12 @@ void tp_on_dealer(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, voi
             emit_down(l, fn, ctx);
             return;
         }
-        cl_wire_msg_t m;
-        int rc = cl_wire_decode(zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]),
-                                zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]), &m);
-        if (rc != CL_WIRE_OK) {
-            close_parts(parts, 2);
-            if (rc == CL_WIRE_ENOMEM)
-                continue;
-            tp_malformed(self, l->key, cl_wire_strerror(rc));
-            tp_out_link_kill(self, l);
-            emit_down(l, fn, ctx);
-            return;
-        }
-        if (m.hdr.type == CL_MSG_REFUSE && l->state == OL_HELLO) {
-            char text[CL_WIRE_STR_MAX * 4 + 8];
-            cl_text_quote(m.u.refuse.text, 200, text, sizeof text);
-            if (m.u.refuse.reason == CL_REFUSE_VERSION)
-                cl_error("peer at %s refused this peer: it speaks protocol versions %u..%u, "
-                         "this peer %d..%d",
-                         l->address, m.u.refuse.min_version, m.u.refuse.max_version,
-                         CL_WIRE_MIN_VERSION, CL_WIRE_VERSION);
-            char line[CL_WIRE_STR_MAX * 4 + 64];
-            snprintf(line, sizeof line, "it refused this peer: %s", text);
-            tp_out_link_kill(self, l);
-            emit_refused(l, m.u.refuse.reason, line, fn, ctx);
-        } else if (m.hdr.run != self->run) {
-            self->malformed++;
-        } else if (l->state == OL_HELLO && m.hdr.type == CL_MSG_WELCOME) {
-            on_welcome(self, l, &m, fn, ctx);
-        } else if (l->state != OL_UP || m.hdr.type == CL_MSG_HELLO ||
-                   m.hdr.type == CL_MSG_WELCOME || m.hdr.type == CL_MSG_AUTH ||
-                   m.hdr.type == CL_MSG_REFUSE) {
-            tp_malformed(self, l->key, "handshake message out of order");
-            tp_out_link_kill(self, l);
-            emit_down(l, fn, ctx);
-        } else {
-            emit_message(self, fn, ctx, l->key, &m, &parts[0]);
-        }
-        cl_wire_msg_clear(&m);
+        bool go_on =
+            tp_dealer_frames(self, l, fn, ctx, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]),
+                             zmq_msg_data(&parts[1]), zmq_msg_size(&parts[1]));
         close_parts(parts, 2);
+        if (!go_on)
+            return;
     }
 }
 

@@ -198,6 +198,31 @@ static int p_max_handshakes_host(const char *value, cl_config_t *cfg, char *why,
     return s_int(value, 1, 1 << 20, &cfg->max_handshakes_host, why, whylen);
 }
 
+static int p_max_unexpected(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_int(value, 1, 1L << 24, &cfg->max_unexpected_mib, why, whylen);
+}
+
+static int p_max_unexpected_peer(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_int(value, 1, 1L << 24, &cfg->max_unexpected_peer_mib, why, whylen);
+}
+
+static int p_max_unexpected_msgs(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 24, &cfg->max_unexpected_msgs, why, whylen);
+}
+
+static int p_max_streams(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 20, &cfg->max_streams, why, whylen);
+}
+
+static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 20, &cfg->max_streams_peer, why, whylen);
+}
+
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cl_config_value_seconds(value, &cfg->link_idle, why, whylen) != 0)
@@ -468,7 +493,17 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_MAX_HANDSHAKES_PER_HOST", "64", p_max_handshakes_host,                                \
       "of those, how many one IP address may hold")                                               \
     X("COLLAB_LINK_IDLE", "300", p_link_idle,                                                      \
-      "seconds after which a silent inbound connection is forgotten")
+      "seconds after which a silent inbound connection is forgotten")                              \
+    X("COLLAB_MAX_UNEXPECTED", "2048", p_max_unexpected,                                           \
+      "MiB: unexpected point-to-point messages kept in all, and early collective messages in all") \
+    X("COLLAB_MAX_UNEXPECTED_PER_PEER", "1024", p_max_unexpected_peer,                             \
+      "MiB: of those, how much one sending peer may hold in each")                                 \
+    X("COLLAB_MAX_UNEXPECTED_MSGS", "65536", p_max_unexpected_msgs,                                \
+      "messages one sending peer may hold in each (four times as many in all)")                    \
+    X("COLLAB_MAX_STREAMS", "1024", p_max_streams,                                                 \
+      "communicators this program has not created that peers may open streams for, in all")        \
+    X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
+      "of those, how many one peer may open")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
@@ -598,6 +633,11 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_handshakes = 1024;
     cfg->max_handshakes_host = 64;
     cfg->link_idle = 300.0;
+    cfg->max_unexpected_mib = 2048;
+    cfg->max_unexpected_peer_mib = 1024;
+    cfg->max_unexpected_msgs = 65536;
+    cfg->max_streams = 1024;
+    cfg->max_streams_peer = 64;
 }
 
 /* Wipes and frees the plaintext key and passphrase. */

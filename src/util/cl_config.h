@@ -75,6 +75,11 @@ typedef struct {
     int max_handshakes;       /* COLLAB_MAX_HANDSHAKES, default 1024 */
     int max_handshakes_host;  /* COLLAB_MAX_HANDSHAKES_PER_HOST, default 64 */
     double link_idle;         /* COLLAB_LINK_IDLE seconds, default 300 */
+    long max_unexpected_mib;  /* COLLAB_MAX_UNEXPECTED MiB, default 2048 */
+    long max_unexpected_peer_mib; /* COLLAB_MAX_UNEXPECTED_PER_PEER MiB, default 1024 */
+    int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */
+    int max_streams;          /* COLLAB_MAX_STREAMS, default 1024 */
+    int max_streams_peer;     /* COLLAB_MAX_STREAMS_PER_PEER, default 64 */
 } cl_config_t;
 
 /* One row of the table, for documentation checks and --help output. */

@@ -57,6 +57,14 @@
                   that part (which it does not own) full of 1e30.  Old:
                   corrupted results.  Now: a RESULT counts only from the
                   part's producer.
+      flood       with every message it sends, point-to-point messages of
+                  64 KiB that nobody receives (tag 999 on the world) and
+                  collective messages of 64 KiB for 16 communicators nobody
+                  created, 64 MiB of each to every other peer.  Old (no
+                  bound on either): each victim kept all of it.  Now, with
+                  COLLAB_MAX_UNEXPECTED_PER_PEER=16: each victim's RSS
+                  grows by less than 64 MiB, the flood is named in its log,
+                  and every all-reduce stays right.
 */
 #include "engine/cl_handshake.h"
 #include "engine/cl_transport.h"
@@ -94,7 +102,7 @@ static int s_port[MAXP + 1];
 static char s_run[128];
 static int s_ready[2], s_go[2];
 static bool s_setup_failed; /* the test could not be set up (exit 3) */
-typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT } hostile_t;
+typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD } hostile_t;
 static hostile_t s_hostile = H_NONE;
 static atomic_bool s_armed; /* set at the rendezvous */
 
@@ -284,6 +292,56 @@ static void inject_msg(void *sock, const cl_wire_hdr_t *like, cl_wire_msg_t *m)
     free(body);
 }
 
+/* The flood: per DEALER (one per victim), what went out so far. */
+#define FLOOD_MSG ((size_t)64 << 10)
+#define FLOOD_EACH ((size_t)64 << 20) /* of each kind, to each victim */
+#define FLOOD_COMMS 16
+typedef struct {
+    void *sock;
+    size_t p2p, coll;
+} flood_t;
+static flood_t s_flood[MAXP];
+
+static void flood_after(void *sock, const cl_wire_hdr_t *h)
+{
+    static uint8_t *payload;
+    if (payload == NULL && (payload = calloc(1, FLOOD_MSG)) == NULL)
+        return;
+    flood_t *f = NULL;
+    for (int k = 0; k < MAXP && f == NULL; k++)
+        if (s_flood[k].sock == sock || s_flood[k].sock == NULL) {
+            f = &s_flood[k];
+            f->sock = sock;
+        }
+    if (f == NULL)
+        return;
+    for (int k = 0; k < 8 && f->p2p < FLOOD_EACH; k++) {
+        cl_wire_hdr_t ph;
+        memset(&ph, 0, sizeof ph);
+        ph.type = CL_MSG_P2P;
+        ph.sub = CL_P2P_STANDARD;
+        ph.run = h->run;
+        ph.epoch = h->epoch;
+        ph.comm = CL_COMM_WORLD_ID;
+        ph.part = 3; /* its own world rank: a well-formed send */
+        ph.aux = 999;
+        inject(sock, ph, payload, FLOOD_MSG);
+        f->p2p += FLOOD_MSG;
+    }
+    for (int k = 0; k < 2 && f->coll < FLOOD_EACH; k++) {
+        cl_wire_hdr_t ch;
+        memset(&ch, 0, sizeof ch);
+        ch.type = CL_MSG_COLL;
+        ch.sub = CL_MSG_DATA;
+        ch.run = h->run;
+        ch.epoch = h->epoch;
+        ch.comm = 0x5eed0000u + (f->coll / FLOOD_MSG) % FLOOD_COMMS;
+        ch.seq = f->coll / FLOOD_MSG / FLOOD_COMMS;
+        inject(sock, ch, payload, FLOOD_MSG);
+        f->coll += FLOOD_MSG;
+    }
+}
+
 /* What the hostile member adds after a message (h, body) went out on a
    DEALER. */
 static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, size_t blen)
@@ -295,6 +353,10 @@ static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
     }
     if (!atomic_load(&s_armed))
         return;
+    if (s_hostile == H_FLOOD) {
+        flood_after(sock, h);
+        return;
+    }
     if (h->type == CL_MSG_HEARTBEAT) {
         cl_wire_msg_t m;
         memset(&m, 0, sizeof m);
@@ -405,6 +467,7 @@ static int member_main(int i, int n, size_t cnt)
         s_hostile = strcmp(h, "suspect") == 0  ? H_SUSPECT
                     : strcmp(h, "admit") == 0  ? H_ADMIT
                     : strcmp(h, "update") == 0 ? H_UPDATE
+                    : strcmp(h, "flood") == 0  ? H_FLOOD
                                                : H_RESULT;
         char err[256], path[512];
         snprintf(path, sizeof path, "%s/id1", s_dir);
@@ -1015,6 +1078,92 @@ static int sc_member(const char *mode, size_t cnt)
     return bad;
 }
 
+/* Flood of unexpected messages from a hostile member (peer 3 of 4), with
+   the bounds lowered so that the test stays small: the victims' RSS is
+   sampled until they finish. */
+static int sc_flood(void)
+{
+    setenv("COLLAB_MAX_UNEXPECTED", getenv("ATTACK_UNBOUNDED") ? "16777216" : "64", 1);
+    setenv("COLLAB_MAX_UNEXPECTED_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "16777216" : "16", 1);
+    setenv("COLLAB_MAX_UNEXPECTED_MSGS", getenv("ATTACK_UNBOUNDED") ? "16777216" : "65536", 1);
+    setenv("COLLAB_MAX_STREAMS_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "1048576" : "8", 1);
+    setenv("COLLAB_MAX_STREAMS", getenv("ATTACK_UNBOUNDED") ? "1048576" : "1024", 1);
+    prepare("flood", 4);
+    char log[600];
+    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    setenv("ATTACK_HOSTILE", "flood", 1);
+    s_member_cnt = 1;
+    for (int i = 0; i < 4; i++)
+        spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), 0xfu);
+    CHECK(wait_ready(4, 60));
+    long before[3], peak[3];
+    for (int i = 0; i < 3; i++)
+        peak[i] = before[i] = rss_kib(s_pid[i]);
+    go(4);
+    double t0 = now_s();
+    for (bool alive = true; alive && now_s() - t0 < 90;) {
+        alive = false;
+        for (int i = 0; i < 3; i++) {
+            long r = rss_kib(s_pid[i]); /* -1 once it exited */
+            alive |= r >= 0;
+            if (r > peak[i])
+                peak[i] = r;
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    int bad = reap(0x7u, 10);
+    kill(s_pid[3], SIGKILL);
+    waitpid(s_pid[3], NULL, 0);
+    for (int i = 0; i < 3; i++) {
+        fprintf(stderr,
+                "[attack] victim %d: RSS %ld KiB before the flood, at most %ld KiB during "
+                "it (+%ld KiB)\n",
+                i, before[i], peak[i], peak[i] - before[i]);
+#if defined(__SANITIZE_ADDRESS__)
+        (void)0; /* ASan's quarantine keeps freed memory resident */
+#else
+        if (getenv("ATTACK_UNBOUNDED") == NULL)
+            CHECK(before[i] > 0 && peak[i] - before[i] < 64 * 1024);
+#endif
+    }
+    /* The flood went out, and each victim named its sender. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/forged", s_dir);
+    FILE *f = fopen(path, "r");
+    int forged = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &forged) != 1)
+            forged = 0;
+        fclose(f);
+    }
+    fprintf(stderr, "[attack] the hostile peer sent %d flood messages\n", forged);
+    if (forged == 0)
+        s_setup_failed = true;
+    int p2p_lines = 0, stream_lines = 0, early_lines = 0;
+    char line[1024];
+    f = fopen(log, "r");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (strstr(line, "from rank 3 (") == NULL)
+            continue;
+        p2p_lines += strstr(line, "dropped a point-to-point message") != NULL;
+        stream_lines += strstr(line, "for a communicator this program has not created") != NULL;
+        early_lines += strstr(line, "dropped an early collective message") != NULL;
+    }
+    if (f != NULL)
+        fclose(f);
+    fprintf(stderr, "[attack] log lines naming rank 3: %d point-to-point, %d stream, %d early\n",
+            p2p_lines, stream_lines, early_lines);
+    if (getenv("ATTACK_UNBOUNDED") == NULL) {
+        CHECK(p2p_lines >= 3); /* each victim named it */
+        CHECK(stream_lines >= 3);
+        CHECK(early_lines >= 3);
+        CHECK(p2p_lines + stream_lines + early_lines < 200); /* a few lines, not one per drop */
+    }
+    return bad;
+}
+
 /* HELLO-only flood from 127.0.0.2: 4100 fresh keys send HELLO, read the
    WELCOME and leave without AUTH; then a real peer (from 127.0.0.1) joins
    through the victim. */
@@ -1075,7 +1224,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result\n");
+                        "admit|update|result|flood\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -1098,6 +1247,8 @@ int main(int argc, char **argv)
         bad = sc_member(sc, 1);
     else if (strcmp(sc, "result") == 0)
         bad = sc_member(sc, 300000);
+    else if (strcmp(sc, "flood") == 0)
+        bad = sc_flood();
     else {
         fprintf(stderr, "attack: unknown scenario %s\n", sc);
         return 3;

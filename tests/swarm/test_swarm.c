@@ -50,6 +50,9 @@
       weight      3 peers; every rank changes its weight mid-loop: no
                   error, every result a weighted sum, the new weights in
                   effect after a barrier
+      unexpected  3 peers; ranks 1 and 2 send rank 0 10008 messages each
+                  before it posts a receive: every one arrives intact and
+                  rank 0's memory stays bounded (test_swarm_unexpected.c)
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -951,10 +954,14 @@ int main(int argc, char **argv)
         prepare(3);
         rc = run(3, child_shm_kill, sc, 90, 1u << 2);
         cleanup_dir(3);
+    } else if (strcmp(sc, "unexpected") == 0) {
+        prepare(3);
+        rc = run(3, child_unexpected, sc, 90, 0);
+        cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill\n");
+                        "shm_kill|unexpected\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

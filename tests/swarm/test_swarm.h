@@ -49,6 +49,9 @@ int child_monitor(int i, int n);
 /* Scenario "shm_kill" (test_swarm_shm.c): peer i of n. */
 int child_shm_kill(int i, int n);
 
+/* Scenario "unexpected" (test_swarm_unexpected.c): peer i of n. */
+int child_unexpected(int i, int n);
+
 /* The full address of peer i (after the parent prepared the run). */
 const char *test_swarm_addr(int i);
 

@@ -3,7 +3,8 @@
     Checks MPI's ordering rules: posted receives match in posting order,
     unexpected messages in arrival order, wildcards, communicator
     separation, probes that look and probes that take, cancellation and
-    removal of receives waiting on a failed source.
+    removal of receives waiting on a failed source; the per-sender and
+    total limits on unexpected messages.
 */
 #include "engine/cl_p2p.h"
 
@@ -17,7 +18,7 @@ static int s_failures = 0;
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
             s_failures++;                                                                          \
         }                                                                                          \
     } while (0)
@@ -34,8 +35,78 @@ static void count_fn(void *ctx, const cl_p2p_posted_t *e)
     (*(int *)ctx)++;
 }
 
+/* Limits: per sender and in all, in messages and in bytes (with the
+   fixed overhead); taking, withdrawing and dropping give the room back;
+   a peer's messages to itself count against nothing. */
+static void test_limits(void)
+{
+    cl_p2p_t *q = cl_p2p_new();
+    CHECK(q != NULL);
+    if (q == NULL)
+        return;
+    cl_p2p_limits_t lim = {.peer_bytes = 3 * (CL_P2P_MSG_COST + 10),
+                           .peer_msgs = 4,
+                           .total_bytes = 5 * (CL_P2P_MSG_COST + 10),
+                           .total_msgs = 100};
+    cl_p2p_set_limits(q, &lim);
+    char data[4 * (CL_P2P_MSG_COST + 10)];
+    memset(data, 0, sizeof data);
+    for (int i = 0; i < 3; i++)
+        CHECK(cl_p2p_store_from(q, 1, 0, i, data, 10, 0, 7) == 0);
+    /* A fourth of 10 bytes passes rank 7's bytes, an empty one does not. */
+    CHECK(cl_p2p_store_from(q, 1, 0, 3, data, 10, 0, 7) == CL_P2P_OVER_PEER);
+    CHECK(cl_p2p_dropped(q, 7) == 1);
+    CHECK(cl_p2p_store_from(q, 1, 0, 3, data, 0, 0, 7) == CL_P2P_OVER_PEER);
+    CHECK(cl_p2p_dropped(q, 7) == 2);
+    size_t bytes = 0;
+    CHECK(cl_p2p_queued_from(q, 7, &bytes) == 3 && bytes == 3 * (CL_P2P_MSG_COST + 10));
+    /* Another sender still has room, up to the total. */
+    CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 10, 0, 8) == 0);
+    CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 10, 0, 8) == 0);
+    CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 10, 0, 8) == CL_P2P_OVER_TOTAL);
+    CHECK(cl_p2p_dropped(q, 8) == 1 && cl_p2p_dropped(q, 9) == 0);
+    /* A message larger than the whole per-peer limit: rank 9 holds
+       nothing, but the whole queue is full. */
+    CHECK(cl_p2p_store_from(q, 1, 1, 0, data, 3 * (CL_P2P_MSG_COST + 10), 0, 9) ==
+          CL_P2P_OVER_TOTAL);
+    /* A peer's own messages pass whatever the limits. */
+    for (int i = 0; i < 10; i++)
+        CHECK(cl_p2p_store_sync(q, 1, 2, 0, data, 50, 0, 2) == 0);
+    CHECK(cl_p2p_queued_from(q, -1, &bytes) == 5 && bytes == 5 * (CL_P2P_MSG_COST + 10));
+    /* Taking one of rank 7's makes room for one more of it. */
+    cl_p2p_msg_t *m = cl_p2p_find(q, 1, 0, 1, true);
+    CHECK(m != NULL && m->tag == 1);
+    cl_p2p_msg_free(m);
+    CHECK(cl_p2p_queued_from(q, 7, NULL) == 2);
+    CHECK(cl_p2p_store_from(q, 1, 0, 5, data, 10, 0, 7) == 0);
+    /* Count limit: four messages of rank 3 at most. */
+    lim.peer_bytes = lim.total_bytes = 0;
+    cl_p2p_set_limits(q, &lim);
+    for (int i = 0; i < 4; i++)
+        CHECK(cl_p2p_store_from(q, 2, 0, i, NULL, 0, (uint64_t)i + 1, 3) == 0);
+    CHECK(cl_p2p_store_from(q, 2, 0, 9, NULL, 0, 0, 3) == CL_P2P_OVER_PEER);
+    CHECK(cl_p2p_withdraw(q, 2, 3, 2));
+    CHECK(cl_p2p_store_from(q, 2, 0, 9, NULL, 0, 0, 3) == 0);
+    cl_p2p_drop_comm(q, 2);
+    CHECK(cl_p2p_queued_from(q, 3, &bytes) == 0 && bytes == 0);
+    CHECK(cl_p2p_queued_from(q, -1, NULL) == 5);
+    /* One message larger than the per-peer byte limit waits when its
+       sender holds nothing else; a second one does not. */
+    lim.peer_bytes = 3 * (CL_P2P_MSG_COST + 10);
+    lim.total_bytes = 100 * (CL_P2P_MSG_COST + 10);
+    cl_p2p_set_limits(q, &lim);
+    CHECK(cl_p2p_store_from(q, 3, 0, 0, data, 4 * (CL_P2P_MSG_COST + 10), 0, 4) == 0);
+    CHECK(cl_p2p_store_from(q, 3, 0, 1, data, 0, 0, 4) == CL_P2P_OVER_PEER);
+    cl_p2p_msg_t *big = cl_p2p_find(q, 3, 0, 0, true);
+    CHECK(big != NULL && big->len == 4 * (CL_P2P_MSG_COST + 10));
+    cl_p2p_msg_free(big);
+    CHECK(cl_p2p_store_from(q, 3, 0, 1, data, 0, 0, 4) == 0);
+    cl_p2p_destroy(&q);
+}
+
 int main(void)
 {
+    test_limits();
     cl_p2p_t *q = cl_p2p_new();
     CHECK(q != NULL);
     int r1, r2, r3, r4;

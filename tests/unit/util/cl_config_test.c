@@ -739,13 +739,29 @@ static void test_limits(void)
     CL_CHECK(strstr(err, "COLLAB_LINK_IDLE") != NULL && strstr(err, "30") != NULL);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_MESSAGE", "0", NULL) == -1);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HANDSHAKES", "-1", NULL) == -1);
+    /* Queue and stream bounds: defaults, values, refusals. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.max_unexpected_mib == 2048 && cfg.max_unexpected_peer_mib == 1024 &&
+             cfg.max_unexpected_msgs == 65536 && cfg.max_streams == 1024 &&
+             cfg.max_streams_peer == 64);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_UNEXPECTED", "64",
+                    "COLLAB_MAX_UNEXPECTED_PER_PEER", "16", "COLLAB_MAX_UNEXPECTED_MSGS", "1000",
+                    "COLLAB_MAX_STREAMS", "8", "COLLAB_MAX_STREAMS_PER_PEER", "2", NULL) == 0);
+    CL_CHECK(cfg.max_unexpected_mib == 64 && cfg.max_unexpected_peer_mib == 16 &&
+             cfg.max_unexpected_msgs == 1000 && cfg.max_streams == 8 && cfg.max_streams_peer == 2);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_UNEXPECTED_MSGS", "0", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_MAX_UNEXPECTED_MSGS") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_STREAMS_PER_PEER", "x", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_UNEXPECTED_PER_PEER", "-5", NULL) == -1);
 }
 
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 33);
+    CL_CHECK(n == 38);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -778,7 +794,12 @@ static void test_table(void)
                               "COLLAB_MAX_MESSAGE",
                               "COLLAB_MAX_HANDSHAKES",
                               "COLLAB_MAX_HANDSHAKES_PER_HOST",
-                              "COLLAB_LINK_IDLE"};
+                              "COLLAB_LINK_IDLE",
+                              "COLLAB_MAX_UNEXPECTED",
+                              "COLLAB_MAX_UNEXPECTED_PER_PEER",
+                              "COLLAB_MAX_UNEXPECTED_MSGS",
+                              "COLLAB_MAX_STREAMS",
+                              "COLLAB_MAX_STREAMS_PER_PEER"};
     for (size_t i = 0; i < n && i < sizeof expected / sizeof expected[0]; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');

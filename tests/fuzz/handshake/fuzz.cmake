@@ -1,0 +1,16 @@
+# Fuzz target of the transport's handshake: fuzz_handshake (libFuzzer,
+# COLLAB_FUZZ=ON with clang) and the CTest fuzz_handshake_replay over
+# corpus/.  The passphrase KDF runs stubbed (cl_secret.h).
+include_guard(GLOBAL)
+include(${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_target.cmake)
+
+set(_fh_eng ${PROJECT_SOURCE_DIR}/src/engine)
+collab_fuzz_target(handshake
+  HARNESS ${CMAKE_CURRENT_LIST_DIR}/fuzz_handshake.c
+  CORPUS ${CMAKE_CURRENT_LIST_DIR}/corpus
+  SOURCES ${_fh_eng}/cl_transport.c ${_fh_eng}/cl_transport_recv.c ${_fh_eng}/cl_handshake.c
+          ${_fh_eng}/cl_wire.c ${_fh_eng}/cl_shm.c
+          ${COLLAB_UTIL_DIR}/cl_secret.c ${COLLAB_UTIL_DIR}/cl_identity.c
+          ${COLLAB_UTIL_DIR}/cl_addr.c ${COLLAB_UTIL_DIR}/cl_base58.c
+          ${COLLAB_UTIL_DIR}/cl_text.c ${COLLAB_UTIL_DIR}/cl_log.c
+  LIBS collab_engine_base collab_util)
