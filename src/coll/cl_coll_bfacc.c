@@ -192,6 +192,8 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
         return COLLAB_ERR_NO_MEM;
     if (cl_bit(a->arrived, (size_t)m))
         return COLLAB_ERR_ARG; /* the same contribution twice */
+    if (st->vf != NULL)
+        bf_verify_note(self, j, c, m, data, len);
     if (st->eager && a->next == m && a->acc != NULL && self->a.op.kind != COLLAB_OP_USER) {
         /* Its turn has come (the usual case): fold it straight from the
            message, or from the scratch chunk it decodes into. */
@@ -347,5 +349,66 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
             rc = r;
     }
     s_acc_clear(self, a);
+    return rc;
+}
+
+int bf_recompute(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *const *x,
+                 uint8_t *out)
+{
+    bf_t *st = bf_st(self);
+    size_t first, cnt;
+    bf_chunk(self, j, c, &first, &cnt);
+    size_t bytes = cnt * self->esize;
+    int k = (int)cl_bm_count(bm, (size_t)self->n);
+    if (k == 0)
+        return COLLAB_ERR_ARG;
+    if (!st->eager) {
+        const void **in = malloc((size_t)k * sizeof *in);
+        int *idx = malloc((size_t)k * sizeof *idx);
+        int rc = COLLAB_ERR_NO_MEM;
+        if (in != NULL && idx != NULL) {
+            int i = 0;
+            for (int m = 0; m < self->n; m++)
+                if (cl_bit(bm, (size_t)m)) {
+                    in[i] = x[m];
+                    idx[i++] = m;
+                }
+            rc = cl_coll_combine(self, out, in, idx, k, cnt);
+        }
+        free(in);
+        free(idx);
+        return rc;
+    }
+    /* The eager fold of s_fold_one, in rank order. */
+    uint8_t *acc = malloc(bytes > 0 ? bytes : 1), *y = malloc(bytes > 0 ? bytes : 1);
+    int rc = acc != NULL && y != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    bool first_in = true;
+    for (int m = 0; m < self->n && rc == COLLAB_OK; m++) {
+        if (!cl_bit(bm, (size_t)m))
+            continue;
+        if (first_in) {
+            memcpy(acc, x[m], bytes);
+            first_in = false;
+        } else if (self->a.op.kind == COLLAB_OP_USER) {
+            memcpy(y, x[m], bytes);
+            rc = cl_reduce(&self->a.op, self->a.dtype, acc, y, cnt); /* y = acc (op) y */
+            uint8_t *t = acc;
+            acc = y;
+            y = t;
+        } else {
+            rc = cl_reduce(&self->a.op, self->a.dtype, x[m], acc, cnt); /* acc = x (op) acc */
+        }
+    }
+    if (rc == COLLAB_OK) {
+        if (self->a.op.kind == COLLAB_OP_SUM && k < self->a.comm_size) {
+            const void *in[1] = {acc};
+            rc = cl_reduce_weighted_sum(self->a.dtype, out, in, NULL, 1, cnt,
+                                        (double)self->a.comm_size / k);
+        } else {
+            memcpy(out, acc, bytes);
+        }
+    }
+    free(acc);
+    free(y);
     return rc;
 }

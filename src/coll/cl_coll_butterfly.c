@@ -42,6 +42,7 @@
 static void s_destroy(cl_coll_t *self)
 {
     bf_t *st = bf_st(self);
+    bf_verify_free(self);
     if (st->rl != NULL && st->acc != NULL)
         bf_acc_free_all(self);
     CL_FREE_ROWS(st->sent, st->nparts);
@@ -145,6 +146,9 @@ static int s_check(cl_coll_t *self)
     switch (self->a.kind) {
     case CL_COLL_ALLREDUCE:
         if (!have)
+            return COLLAB_OK;
+        /* COLLAB_VERIFY: a validator sends DONE once its check is over. */
+        if (!st->done_sent && bf_verify_hold(self))
             return COLLAB_OK;
         if (!st->done_sent) {
             st->done_sent = true;
@@ -320,7 +324,7 @@ static int s_setup(cl_coll_t *self)
         in = st->input_copy;
     }
     st->input = in;
-    return COLLAB_OK;
+    return bf_verify_setup(self);
 }
 
 static int s_start(cl_coll_t *self)
@@ -444,6 +448,13 @@ static int s_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
         return s_check(self);
     case CL_MSG_DONE:
         return s_check(self);
+    case CL_MSG_VREQ:
+    case CL_MSG_VDATA:
+    case CL_MSG_VDIG:
+        rc = bf_verify_on_msg(self, from, msg);
+        if (rc != COLLAB_OK)
+            return rc;
+        return s_check(self);
     default:
         return COLLAB_ERR_ARG;
     }
@@ -468,6 +479,11 @@ static void s_on_fail(cl_coll_t *self, int idx)
 static void s_expect(cl_coll_t *self, size_t *bytes)
 {
     bf_t *st = bf_st(self);
+    if (bf_verify_expect(self, bytes)) {
+        s_check(self); /* the check was given up: DONE may go now */
+        if (self->done)
+            return;
+    }
     size_t cb = st->ce * self->esize;
     for (int j = 0; j < st->nparts; j++) {
         if (!s_needed(self, j))

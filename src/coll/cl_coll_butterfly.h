@@ -37,6 +37,7 @@ typedef struct {
     uint8_t *scratch;     /* one chunk: a decoded contribution folded at once */
     uint8_t *res;         /* one chunk: a result being finished */
     uint8_t *wire;        /* a RESULT being framed: bitmap, then the (encoded) chunk */
+    struct bf_verify *vf; /* COLLAB_VERIFY state (cl_coll_bfverify.c), NULL when off */
     bool eager;           /* fold contributions as they come (not weighted SUM) */
     bool done_sent;
 } bf_t;
@@ -72,5 +73,40 @@ void bf_hold(cl_coll_t *self, int j, size_t c, const uint8_t *bm);
 
 /* Frees the accumulators. */
 void bf_acc_free_all(cl_coll_t *self);
+
+/* Recomputes (j, c) as its reducer must have: the contributions of the
+   members in bm, x[m] pointing at member m's chunk (cnt elements as on
+   the wire), folded as bf_try_finalize folds them.  out gets cnt
+   elements.  Returns 0 or a negative status. */
+int bf_recompute(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *const *x,
+                 uint8_t *out);
+
+/* --- COLLAB_VERIFY (cl_coll_bfverify.c, docs/security.md §6c) --------- */
+
+/* Sets up verification when the collective asks for it (an all-reduce
+   without compression); leaves st->vf NULL otherwise.  Returns 0 or
+   COLLAB_ERR_NO_MEM. */
+int bf_verify_setup(cl_coll_t *self);
+
+/* The reducer side: member m's contribution to (j, c), as it arrived,
+   is about to be folded; its digest is kept for validators. */
+void bf_verify_note(cl_coll_t *self, int j, size_t c, int m, const void *data, size_t len);
+
+/* Called when this member holds every chunk, before it sends DONE: decides
+   (once) whether it checks a part, asks for the inputs, and concludes once
+   they are in.  Returns true while DONE must wait for the check. */
+bool bf_verify_hold(cl_coll_t *self);
+
+/* A VREQ, VDATA or VDIG from member `from`.  Returns 0 or COLLAB_ERR_ARG
+   for a message to drop. */
+int bf_verify_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg);
+
+/* What a pending check still waits for (adds to bytes[m]); gives the check
+   up when its answers are overdue.  Returns true when it gave up (the
+   caller re-checks completion). */
+bool bf_verify_expect(cl_coll_t *self, size_t *bytes);
+
+/* Frees st->vf. */
+void bf_verify_free(cl_coll_t *self);
 
 #endif

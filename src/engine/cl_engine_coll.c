@@ -305,7 +305,9 @@ void eng_coll_deferred(struct cl_engine *e)
             continue;
         }
         cl_peer_t *p = cl_member_find(e->mb, e->late[i].key);
-        if (p != NULL && p->state != CL_PEER_GONE)
+        if (p != NULL && p->state != CL_PEER_GONE && e->late[i].reason == CL_SUSPECT_CORRUPT)
+            eng_report_corrupt(e, p);
+        else if (p != NULL && p->state != CL_PEER_GONE)
             eng_report_late(e, p, e->late[i].reason);
     }
     e->nlate = 0;
@@ -330,6 +332,16 @@ static void env_suspect(void *eng, int r)
     cl_peer_t *p = peer_of(ctx, r);
     if (p != NULL)
         eng_coll_defer_late(e, p, CL_SUSPECT_STRAGGLER);
+}
+
+/* COLLAB_VERIFY: a verdict, acted on from the main loop like a suspicion
+   (it may change the view). */
+static void env_convict(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    cl_peer_t *p = peer_of(ctx, r);
+    if (p != NULL)
+        eng_coll_defer_late(ctx->e, p, CL_SUSPECT_CORRUPT);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -555,6 +567,14 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     }
     args.chunk_bytes = CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
+    /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
+       the part of a member reported to it. */
+    if (set->verify) {
+        args.verify = 1;
+        if (args.kind == CL_COLL_ALLREDUCE &&
+            args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
+            args.verify_target = eng_verify_target(e, ranks, n, s->comm);
+    }
     ctx->e = e;
     ctx->s = s;
     ctx->seq = args.seq;
@@ -565,7 +585,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     ctx->nmembers = n;
     ctx->t_start = req->t_start;
     ranks = NULL;
-    cl_coll_env_t env = {ctx, env_send, env_now, env_deadline, env_suspect};
+    cl_coll_env_t env = {ctx, env_send, env_now, env_deadline, env_suspect, env_convict};
     cl_coll_t *c = cl_coll_new(&args, &env);
     if (c == NULL)
         goto err;

@@ -388,6 +388,7 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     v->aggregation = rd_u8(r);
     v->robust_min = rd_u32(r);
     v->max_weight_ratio = rd_u32(r);
+    v->verify = rd_u8(r);
     v->flags = rd_u8(r);
     v->count = rd_u32(r);
     rd_check(r, v->epoch >= 1);
@@ -397,7 +398,7 @@ static int decode_view(rd_t *r, cl_wire_view_t *v)
     rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
     rd_check(r, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
                     v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    rd_check(r, v->verify <= 1 && (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
     /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
        cannot hold before allocating anything. */
@@ -636,6 +637,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->aggregation = rd_u8(rp);
         j->robust_min = rd_u32(rp);
         j->max_weight_ratio = rd_u32(rp);
+        j->verify = rd_u8(rp);
         j->incarnation = rd_u64(rp);
         rd_str(rp, j->address);
         rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
@@ -645,7 +647,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
                  (j->flags & CL_JOIN_MONITOR) == 0 ||
                      (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
-        rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        rd_check(rp, j->strict <= 1 && j->compression <= 2 && j->verify <= 2);
         rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
         rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
                          j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
@@ -663,6 +665,8 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->aggregation = rd_u8(rp);
         j->robust_min = rd_u32(rp);
         j->max_weight_ratio = rd_u32(rp);
+        j->verify = rd_u8(rp);
+        rd_check(rp, j->verify <= 2);
         rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
                          j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
@@ -687,7 +691,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_bytes(rp, out->u.suspect.key, 32);
         out->u.suspect.reason = rd_u8(rp);
         rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                         out->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+                         out->u.suspect.reason <= CL_SUSPECT_CORRUPT);
         break;
     case CL_MSG_GOODBYE: {
         /* An empty body (a peer that entered no collective, or abort)
@@ -760,7 +764,7 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
     wr_check(w, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
                     v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    wr_check(w, v->verify <= 1 && (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
     wr_u64(w, v->epoch);
     wr_u64(w, v->group_epoch);
@@ -771,6 +775,7 @@ static void encode_view(wr_t *w, const cl_wire_view_t *v)
     wr_u8(w, v->aggregation);
     wr_u32(w, v->robust_min);
     wr_u32(w, v->max_weight_ratio);
+    wr_u8(w, v->verify);
     wr_u8(w, v->flags);
     wr_u32(w, v->count);
     uint32_t nmon = 0;
@@ -849,6 +854,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u8(&w, j->aggregation);
         wr_u32(&w, j->robust_min);
         wr_u32(&w, j->max_weight_ratio);
+        wr_u8(&w, j->verify);
         wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
@@ -872,6 +878,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_u8(&w, j->aggregation);
         wr_u32(&w, j->robust_min);
         wr_u32(&w, j->max_weight_ratio);
+        wr_u8(&w, j->verify);
         break;
     }
     case CL_MSG_VIEW:
@@ -883,7 +890,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_SUSPECT:
         wr_check(&w, m->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                         m->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+                         m->u.suspect.reason <= CL_SUSPECT_CORRUPT);
         wr_bytes(&w, m->u.suspect.key, 32);
         wr_u8(&w, m->u.suspect.reason);
         break;
