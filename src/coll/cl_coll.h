@@ -69,6 +69,12 @@ typedef struct {
        The collective has logged what it found; the engine acts on the
        verdict (docs/security.md §6c).  NULL: verdicts are only logged. */
     void (*convict)(void *eng, int r);
+    /* The 32-byte key this member shares with comm rank r (X25519 of
+       their identity keys, hashed with both public keys), for the tags
+       that let a relayed chunk be checked against its producer
+       (docs/security.md §6).  Returns 0 or a negative status.  NULL:
+       tags are zero and relays are not checked. */
+    int (*pair_key)(void *eng, int r, uint8_t key[32]);
 } cl_coll_env_t;
 
 /* Everything a collective needs, copied by cl_coll_new (arrays too).

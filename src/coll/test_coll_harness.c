@@ -110,6 +110,18 @@ static void s_suspect(void *eng, int r)
     fprintf(stderr, "harness: member %d suspects rank %d\n", me->idx, r);
 }
 
+/* Relay tags: a key per pair of comm ranks, the same at both ends. */
+static int s_pair_key(void *eng, int r, uint8_t key[32])
+{
+    th_member_t *me = eng;
+    int a = me->h->ranks[me->idx], lo = a < r ? a : r, hi = a < r ? r : a;
+    memset(key, 0, 32);
+    memcpy(key, &lo, sizeof lo);
+    memcpy(key + 8, &hi, sizeof hi);
+    key[31] = 0x5a;
+    return COLLAB_OK;
+}
+
 th_t *th_new(int n, const cl_coll_args_t *args)
 {
     th_t *h = calloc(1, sizeof *h);
@@ -133,7 +145,8 @@ th_t *th_new(int n, const cl_coll_args_t *args)
                              .send = s_send,
                              .now = s_now,
                              .deadline = s_deadline,
-                             .suspect = s_suspect};
+                             .suspect = s_suspect,
+                             .pair_key = s_pair_key};
         h->coll[i] = cl_coll_new(&args[i], &env);
         if (h->coll[i] == NULL) {
             th_destroy(&h);

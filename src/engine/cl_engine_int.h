@@ -181,6 +181,12 @@ struct cl_engine {
                                  handled from the main loop */
     size_t nlate, caplate;
     struct {
+        uint8_t peer[32]; /* a peer's public key */
+        uint8_t key[32];  /* the key this peer shares with it (relay tags; wiped at exit) */
+        bool set;
+    } pairkeys[64];       /* cache of eng_pair_key, replaced round-robin */
+    int pairkey_next;
+    struct {
         uint8_t key[32]; /* a member reported for a wrong result (COLLAB_VERIFY) */
         int left;        /* butterfly all-reduces in which this coordinator checks its part */
     } vtarget[4];
@@ -336,6 +342,10 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
    (comm members `ranks`, world ranks through comm) should check:
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
+/* The 32-byte key this peer shares with the peer of public key `peer`:
+   BLAKE2b-256 of their X25519 shared secret and both public keys (lower
+   first), cached.  Returns 0, or COLLAB_ERR_ARG for a key X25519 refuses. */
+int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32]);
 void eng_request_match(struct cl_engine *e);
 bool eng_is_coordinator(struct cl_engine *e);
 void eng_set_weight(struct cl_engine *e, double w);
