@@ -75,6 +75,12 @@ typedef struct {
        (docs/security.md §6).  Returns 0 or a negative status.  NULL:
        tags are zero and relays are not checked. */
     int (*pair_key)(void *eng, int r, uint8_t key[32]);
+    /* Whether this member's engine has its own evidence that comm rank r
+       failed (gone from the view, suspected, its link closed, or it left).
+       A STATUS's view counts toward this member's only for members this
+       confirms: no member can declare another failed (docs/security.md
+       §3).  NULL: every failure a STATUS names is taken over. */
+    bool (*confirms_failed)(void *eng, int r);
 } cl_coll_env_t;
 
 /* Everything a collective needs, copied by cl_coll_new (arrays too).

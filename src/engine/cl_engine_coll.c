@@ -375,6 +375,21 @@ int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
     return COLLAB_OK;
 }
 
+/* A failure a STATUS names counts here only with this peer's own
+   evidence (docs/security.md §3). */
+static bool env_confirms_failed(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    for (int i = 0; i < ctx->nfailed; i++)
+        if (ctx->failed[i] == r)
+            return true;
+    cl_peer_t *p = peer_of(ctx, r);
+    if (p == NULL || p->state != CL_PEER_ALIVE || p->link_closed)
+        return true;
+    int w = cl_comm_world_of(ctx->s->comm, r);
+    return eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0;
+}
+
 /* COLLAB_VERIFY: a verdict, acted on from the main loop like a suspicion
    (it may change the view). */
 static void env_convict(void *eng, int r)
@@ -626,8 +641,8 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     ctx->nmembers = n;
     ctx->t_start = req->t_start;
     ranks = NULL;
-    cl_coll_env_t env = {ctx,          env_send,    env_now,     env_deadline,
-                         env_suspect,  env_convict, env_pair_key};
+    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
+                         env_suspect, env_convict, env_pair_key, env_confirms_failed};
     cl_coll_t *c = cl_coll_new(&args, &env);
     if (c == NULL)
         goto err;
