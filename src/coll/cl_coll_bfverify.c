@@ -84,6 +84,15 @@ int bf_verify_setup(cl_coll_t *self)
     v->answered = calloc(self->nb, 1);
     if (v->dig == NULL || v->answered == NULL)
         return COLLAB_ERR_NO_MEM;
+    /* In place, results overwrite the input that validators may ask for
+       (the engine passes a snapshot instead; a direct caller may not). */
+    if (self->a.sendbuf == NULL && st->input_copy == NULL && st->input != NULL) {
+        size_t bytes = self->a.count * self->esize;
+        if ((st->input_copy = malloc(bytes > 0 ? bytes : 1)) == NULL)
+            return COLLAB_ERR_NO_MEM;
+        memcpy(st->input_copy, st->input, bytes);
+        st->input = st->input_copy;
+    }
     for (int j = 0; j < st->nparts; j++)
         if (st->prod0[j] == self->me) {
             size_t nch = cl_relay_nchunks(st->rl, j);
