@@ -387,9 +387,12 @@ int bf_verify_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
             return COLLAB_ERR_ARG;
         return s_answer(self, from, p);
     }
-    /* Answers: only to this member's own pending check. */
-    if (!v->pending || p != v->part)
+    /* Answers: only to this member's own check; late ones, after it was
+       given up or concluded, are dropped quietly. */
+    if (p != v->part)
         return COLLAB_ERR_ARG;
+    if (!v->pending)
+        return COLLAB_OK;
     if (msg->type == CL_MSG_VDIG) {
         if (from != v->reducer || v->rdig != NULL || msg->chunk != 0 ||
             msg->len != v->nch * (size_t)self->n * DIG)
