@@ -48,19 +48,19 @@
 #define DIG 16 /* bytes of a digest */
 
 typedef struct bf_verify {
-    uint8_t **dig;      /* per part this member produces: nchunks x n x DIG, else NULL */
-    uint8_t *answered;  /* members whose VREQ was answered */
-    bool decided;       /* this member chose whether to check */
-    bool pending;       /* the check waits for answers */
-    int part;           /* part checked, -1 none */
-    int reducer;        /* its reducer (member index) */
-    size_t nch;         /* its chunks */
-    uint8_t *bm;        /* its contributors (as the RESULT says) */
-    uint8_t **in;       /* per member: its input of the part */
-    uint8_t *got;       /* per member and chunk (m * nch + c): the VDATA arrived */
-    uint8_t *rdig;      /* the reducer's digests, NULL until VDIG */
-    double since;       /* when the requests went out */
-    double patience;    /* seconds to wait for the answers */
+    uint8_t **dig;     /* per part this member produces: nchunks x n x DIG, else NULL */
+    uint8_t *answered; /* members whose VREQ was answered */
+    bool decided;      /* this member chose whether to check */
+    bool pending;      /* the check waits for answers */
+    int part;          /* part checked, -1 none */
+    int reducer;       /* its reducer (member index) */
+    size_t nch;        /* its chunks */
+    uint8_t *bm;       /* its contributors (as the RESULT says) */
+    uint8_t **in;      /* per member: its input of the part */
+    uint8_t *got;      /* per member and chunk (m * nch + c): the VDATA arrived */
+    uint8_t *rdig;     /* the reducer's digests, NULL until VDIG */
+    double since;      /* when the requests went out */
+    double patience;   /* seconds to wait for the answers */
 } bf_verify_t;
 
 static bool s_done_chunk(const bf_verify_t *v, int m, size_t c)

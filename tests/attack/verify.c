@@ -15,9 +15,9 @@
     hostile member in the group the result may be wrong (nothing repairs a
     result after the fact), and the collective in which it is removed may
     mix parts with and without it; from the next one on, every result
-    must be 8/7 x the sum of the 7 honest peers' inputs, no honest peer may ever be left out, and the
-    hostile member must be out by collective 50 at the latest.  The parent
-    then checks that the coordinator's log names the conviction
+    must be 8/7 x the sum of the 7 honest peers' inputs, no honest peer may ever be left out, and
+   the hostile member must be out by collective 50 at the latest.  The parent then checks that the
+   coordinator's log names the conviction
     ("returned a wrong result").  It prints, per run, the collective at
     which peer 0 first saw the group of 7; bench/verify.sh runs 20 runs.
 
@@ -221,8 +221,8 @@ static int peer_main(int i, int iters)
             out_at = it;
         if (info.group_size == NP) {
             if (out_at >= 0) {
-                fprintf(stderr, "[verify] peer %d: all-reduce %d: the hostile member is back\n",
-                        i, it);
+                fprintf(stderr, "[verify] peer %d: all-reduce %d: the hostile member is back\n", i,
+                        it);
                 bad++;
             }
             /* Its result may be wrong (nothing repairs it): counted for
@@ -304,7 +304,7 @@ static bool log_has(int i, const char *what)
 }
 
 /* One run; returns 0 on success, 1 on failure, 3 on a broken set-up.
-   *out_at gets the collective at which the group shrank. */
+ *out_at gets the collective at which the group shrank. */
 static int one_run(int run, int iters, int *out_at)
 {
     test_peers_prepare("verify", NP, s_dir, sizeof s_dir, s_addr, s_port);
