@@ -11,6 +11,7 @@ collab_area(collab_coll
     ${_cl_coll_dir}/cl_coll_exchange.c
     ${_cl_coll_dir}/cl_coll_butterfly.c
     ${_cl_coll_dir}/cl_coll_bfacc.c
+    ${_cl_coll_dir}/cl_coll_bfverify.c
     ${_cl_coll_dir}/cl_coll_bcast.c
     ${_cl_coll_dir}/cl_coll_direct.c)
 

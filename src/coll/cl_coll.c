@@ -309,8 +309,13 @@ int cl_coll_start(cl_coll_t *self)
    declared by the engine, which tells every survivor in time; taking them
    over now only makes views converge sooner, and keeps a completed
    (retained) collective answering with the current view even if the
-   engine reports failures to running collectives only.  A malformed view
-   is left for the algorithm to refuse; this member never counts itself. */
+   engine reports failures to running collectives only.  Only failures
+   this member's engine confirms are taken over (env->confirms_failed): a
+   hostile member's STATUS cannot declare honest members failed (it
+   declared rank 1 failed at every reducer it sent data to, which left
+   rank 1 out of every result: tests/attack/recorded/status.txt).  A
+   malformed view is left for the algorithm to refuse; this member never
+   counts itself. */
 static void s_adopt_view(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
 {
     if (msg->len < self->nb)
@@ -319,9 +324,18 @@ static void s_adopt_view(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t k = cl_bm_count(tag, (size_t)self->n);
     if (k == 0 || k != cl_bm_count(tag, self->nb * 8) || cl_bit(tag, (size_t)from))
         return;
-    for (int i = 0; i < self->n; i++)
-        if (i != self->me && cl_bit(tag, (size_t)i) && cl_coll_alive(self, i))
-            cl_coll_on_fail(self, self->members[i]);
+    for (int i = 0; i < self->n; i++) {
+        if (i == self->me || !cl_bit(tag, (size_t)i) || !cl_coll_alive(self, i))
+            continue;
+        if (self->env.confirms_failed != NULL &&
+            !self->env.confirms_failed(self->env.eng, self->members[i])) {
+            cl_debug("collective #%llu: rank %d's status names rank %d failed; not taken over "
+                     "(no evidence here)",
+                     (unsigned long long)self->a.seq, self->members[from], self->members[i]);
+            continue;
+        }
+        cl_coll_on_fail(self, self->members[i]);
+    }
 }
 
 int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)

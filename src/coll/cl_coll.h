@@ -63,6 +63,24 @@ typedef struct {
        collective; the engine decides (heartbeats, leader) and, if r is
        declared failed, calls cl_coll_on_fail for every affected cl_coll_t. */
     void (*suspect)(void *eng, int r);
+    /* COLLAB_VERIFY: this member recomputed the part that comm rank r
+       reduced from the inputs every contributor sent it, found the inputs
+       to be those r folded (by r's digests) and r's result different.
+       The collective has logged what it found; the engine acts on the
+       verdict (docs/security.md §6c).  NULL: verdicts are only logged. */
+    void (*convict)(void *eng, int r);
+    /* The 32-byte key this member shares with comm rank r (X25519 of
+       their identity keys, hashed with both public keys), for the tags
+       that let a relayed chunk be checked against its producer
+       (docs/security.md §6).  Returns 0 or a negative status.  NULL:
+       tags are zero and relays are not checked. */
+    int (*pair_key)(void *eng, int r, uint8_t key[32]);
+    /* Whether this member's engine has its own evidence that comm rank r
+       failed (gone from the view, suspected, its link closed, or it left).
+       A STATUS's view counts toward this member's only for members this
+       confirms: no member can declare another failed (docs/security.md
+       §3).  NULL: every failure a STATUS names is taken over. */
+    bool (*confirms_failed)(void *eng, int r);
 } cl_coll_env_t;
 
 /* Everything a collective needs, copied by cl_coll_new (arrays too).
@@ -113,6 +131,10 @@ typedef struct {
                              rule), 1 trimmed mean, 2 centered clip (cl_robust.h); the robust
                              modes run the one-round exchange whatever the size */
     double max_weight_ratio; /* robust modes: weight cap relative to the median (0 = none) */
+    int verify;           /* COLLAB_VERIFY: a butterfly all-reduce's parts may be checked here
+                             (docs/security.md §6c); 0 off */
+    int verify_target;    /* with verify: 1 + the comm rank whose part this member checks in
+                             any case (the coordinator's follow-up of a report), 0 none */
     size_t chunk_bytes;   /* pipelining chunk size */
     size_t small_bytes;   /* below this, allreduce uses the one-round algorithm */
 } cl_coll_args_t;

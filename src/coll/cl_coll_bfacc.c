@@ -22,6 +22,7 @@
 */
 #include "cl_coll_butterfly.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,8 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
         return COLLAB_ERR_NO_MEM;
     if (cl_bit(a->arrived, (size_t)m))
         return COLLAB_ERR_ARG; /* the same contribution twice */
+    if (st->vf != NULL)
+        bf_verify_note(self, j, c, m, data, len);
     if (st->eager && a->next == m && a->acc != NULL && self->a.op.kind != COLLAB_OP_USER) {
         /* Its turn has come (the usual case): fold it straight from the
            message, or from the scratch chunk it decodes into. */
@@ -306,7 +309,7 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     if (val == NULL && self->released)
         return COLLAB_OK; /* nobody can need it any more */
     /* Scratch buffers of the collective, sized for its largest chunk. */
-    size_t nb = self->nb;
+    size_t nb = self->nb, tb = (size_t)self->n * BF_TAG;
     size_t full = st->ce * self->esize;
     size_t vmax = self->codec != CL_COMPRESS_NONE
                       ? cl_compress_bound(self->codec, self->a.dtype, st->ce)
@@ -314,28 +317,34 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     if (st->res == NULL)
         st->res = malloc(full);
     if (st->wire == NULL)
-        st->wire = malloc(nb + vmax + 1);
+        st->wire = malloc(nb + tb + vmax + 1);
     uint8_t *res = st->res;
-    uint8_t *wire = st->wire; /* contributor bitmap, then the value as sent */
+    uint8_t *wire = st->wire; /* contributor bitmap, relay tags, then the value as sent */
     if (val == NULL || res == NULL || wire == NULL)
         return COLLAB_ERR_NO_MEM;
     const uint8_t *included = NULL;
     int rc = s_compute(self, a, j, c, res, &included);
     if (rc != COLLAB_OK)
         return rc;
-    size_t wlen;
+    size_t wlen, h = nb + tb;
     memcpy(wire, included, nb);
     if (self->codec != CL_COMPRESS_NONE) {
-        wlen = nb + cl_compress_encode(self->codec, self->a.dtype, res, cnt, wire + nb);
+        wlen = h + cl_compress_encode(self->codec, self->a.dtype, res, cnt, wire + h);
         /* Keep what the others will decode, not what was computed. */
-        if (cl_compress_decode(self->codec, self->a.dtype, wire + nb, wlen - nb, cnt, val) !=
+        if (cl_compress_decode(self->codec, self->a.dtype, wire + h, wlen - h, cnt, val) !=
             COLLAB_OK)
             return COLLAB_ERR_INTERNAL;
     } else {
         memcpy(val, res, bytes);
-        memcpy(wire + nb, res, bytes);
-        wlen = nb + bytes;
+        memcpy(wire + h, res, bytes);
+        wlen = h + bytes;
     }
+    /* Tags over the bits every member holds, so that a holder can relay
+       the chunk to a member that lacks it (docs/security.md §6). */
+    if ((rc = bf_tags_make(self, j, c, included, val, bytes, wire + nb)) != COLLAB_OK)
+        return rc;
+    memcpy(st->tags[j] + c * tb, wire + nb, tb);
+    st->vprod[j][c] = self->me;
     bf_hold(self, j, c, included);
     /* One framed buffer for every consumer. */
     for (int m = 0; m < self->n; m++) {
@@ -348,4 +357,127 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     }
     s_acc_clear(self, a);
     return rc;
+}
+
+int bf_recompute(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *const *x,
+                 uint8_t *out)
+{
+    bf_t *st = bf_st(self);
+    size_t first, cnt;
+    bf_chunk(self, j, c, &first, &cnt);
+    size_t bytes = cnt * self->esize;
+    int k = (int)cl_bm_count(bm, (size_t)self->n);
+    if (k == 0)
+        return COLLAB_ERR_ARG;
+    if (!st->eager) {
+        const void **in = malloc((size_t)k * sizeof *in);
+        int *idx = malloc((size_t)k * sizeof *idx);
+        int rc = COLLAB_ERR_NO_MEM;
+        if (in != NULL && idx != NULL) {
+            int i = 0;
+            for (int m = 0; m < self->n; m++)
+                if (cl_bit(bm, (size_t)m)) {
+                    in[i] = x[m];
+                    idx[i++] = m;
+                }
+            rc = cl_coll_combine(self, out, in, idx, k, cnt);
+        }
+        free(in);
+        free(idx);
+        return rc;
+    }
+    /* The eager fold of s_fold_one, in rank order. */
+    uint8_t *acc = malloc(bytes > 0 ? bytes : 1), *y = malloc(bytes > 0 ? bytes : 1);
+    int rc = acc != NULL && y != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    bool first_in = true;
+    for (int m = 0; m < self->n && rc == COLLAB_OK; m++) {
+        if (!cl_bit(bm, (size_t)m))
+            continue;
+        if (first_in) {
+            memcpy(acc, x[m], bytes);
+            first_in = false;
+        } else if (self->a.op.kind == COLLAB_OP_USER) {
+            memcpy(y, x[m], bytes);
+            rc = cl_reduce(&self->a.op, self->a.dtype, acc, y, cnt); /* y = acc (op) y */
+            uint8_t *t = acc;
+            acc = y;
+            y = t;
+        } else {
+            rc = cl_reduce(&self->a.op, self->a.dtype, x[m], acc, cnt); /* acc = x (op) acc */
+        }
+    }
+    if (rc == COLLAB_OK) {
+        if (self->a.op.kind == COLLAB_OP_SUM && k < self->a.comm_size) {
+            const void *in[1] = {acc};
+            rc = cl_reduce_weighted_sum(self->a.dtype, out, in, NULL, 1, cnt,
+                                        (double)self->a.comm_size / k);
+        } else {
+            memcpy(out, acc, bytes);
+        }
+    }
+    free(acc);
+    free(y);
+    return rc;
+}
+
+/* The tag of (j, c) for the pair (producer, m), given the value digest. */
+static int s_tag(cl_coll_t *self, int j, size_t c, int other, const uint8_t *bm,
+                 const uint8_t dig[32], uint8_t out[BF_TAG])
+{
+    uint8_t key[32];
+    int rc = self->env.pair_key(self->env.eng, self->members[other], key);
+    if (rc != COLLAB_OK) {
+        sodium_memzero(key, sizeof key);
+        return rc;
+    }
+    uint8_t head[24];
+    uint64_t comm = self->a.comm_id, seq = self->a.seq;
+    uint32_t part = (uint32_t)j, chunk = (uint32_t)c;
+    for (int k = 0; k < 8; k++) {
+        head[k] = (uint8_t)(comm >> (8 * k));
+        head[8 + k] = (uint8_t)(seq >> (8 * k));
+    }
+    for (int k = 0; k < 4; k++) {
+        head[16 + k] = (uint8_t)(part >> (8 * k));
+        head[20 + k] = (uint8_t)(chunk >> (8 * k));
+    }
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, key, sizeof key, BF_TAG);
+    crypto_generichash_update(&h, head, sizeof head);
+    crypto_generichash_update(&h, bm, self->nb);
+    crypto_generichash_update(&h, dig, 32);
+    crypto_generichash_final(&h, out, BF_TAG);
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(&h, sizeof h);
+    return COLLAB_OK;
+}
+
+int bf_tags_make(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *val,
+                 size_t bytes, uint8_t *out)
+{
+    memset(out, 0, (size_t)self->n * BF_TAG);
+    if (self->env.pair_key == NULL)
+        return COLLAB_OK;
+    uint8_t dig[32];
+    crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
+    for (int m = 0; m < self->n; m++) {
+        if (m == self->me || !cl_coll_alive(self, m))
+            continue;
+        int rc = s_tag(self, j, c, m, bm, dig, out + (size_t)m * BF_TAG);
+        if (rc == COLLAB_ERR_NO_MEM)
+            return rc;
+    }
+    return COLLAB_OK;
+}
+
+bool bf_tags_check(cl_coll_t *self, int j, size_t c, int producer, const uint8_t *bm,
+                   const uint8_t *val, size_t bytes, const uint8_t *tags)
+{
+    if (self->env.pair_key == NULL)
+        return true;
+    uint8_t dig[32], want[BF_TAG];
+    crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
+    if (s_tag(self, j, c, producer, bm, dig, want) != COLLAB_OK)
+        return false;
+    return sodium_memcmp(want, tags + (size_t)self->me * BF_TAG, BF_TAG) == 0;
 }

@@ -42,11 +42,14 @@
 static void s_destroy(cl_coll_t *self)
 {
     bf_t *st = bf_st(self);
+    bf_verify_free(self);
     if (st->rl != NULL && st->acc != NULL)
         bf_acc_free_all(self);
     CL_FREE_ROWS(st->sent, st->nparts);
     CL_FREE_ROWS(st->cbm, st->nparts);
+    CL_FREE_ROWS(st->tags, st->nparts);
     CL_FREE_ROWS(st->rfrom, st->nparts);
+    CL_FREE_ROWS(st->vprod, st->nparts);
     CL_FREE_ROWS(st->store, st->nparts);
     cl_relay_destroy(&st->rl);
     free(st->acc);
@@ -146,6 +149,9 @@ static int s_check(cl_coll_t *self)
     case CL_COLL_ALLREDUCE:
         if (!have)
             return COLLAB_OK;
+        /* COLLAB_VERIFY: a validator sends DONE once its check is over. */
+        if (!st->done_sent && bf_verify_hold(self))
+            return COLLAB_OK;
         if (!st->done_sent) {
             st->done_sent = true;
             cl_coll_send_done(self);
@@ -187,10 +193,21 @@ static int s_relay(cl_coll_t *self, int part, int chunk, int to)
     uint8_t *val = bf_value(self, part, (size_t)chunk, false);
     if (val == NULL)
         return COLLAB_OK; /* released: everybody had it (DONE) */
-    size_t first, cnt;
+    size_t first, cnt, tb = (size_t)self->n * BF_TAG;
     bf_chunk(self, part, (size_t)chunk, &first, &cnt);
-    return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, 0,
-                        st->cbm[part] + (size_t)chunk * self->nb, self->nb, val, cnt * self->esize);
+    /* bitmap, the producer's tags, then the value; aux names the producer. */
+    uint8_t *head = malloc(self->nb + tb);
+    if (head == NULL)
+        return COLLAB_ERR_NO_MEM;
+    memcpy(head, st->cbm[part] + (size_t)chunk * self->nb, self->nb);
+    memcpy(head + self->nb, st->tags[part] + (size_t)chunk * tb, tb);
+    int prod = st->vprod[part][chunk];
+    if (prod < 0)
+        return COLLAB_OK; /* never held here */
+    int rc = cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, (uint32_t)prod,
+                          head, self->nb + tb, val, cnt * self->esize);
+    free(head);
+    return rc;
 }
 
 static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
@@ -279,10 +296,12 @@ static int s_setup(cl_coll_t *self)
     st->acc = calloc(P, sizeof *st->acc);
     st->sent = calloc(P, sizeof *st->sent);
     st->cbm = calloc(P, sizeof *st->cbm);
+    st->tags = calloc(P, sizeof *st->tags);
     st->rfrom = calloc(P, sizeof *st->rfrom);
+    st->vprod = calloc(P, sizeof *st->vprod);
     st->store = calloc(P, sizeof *st->store);
-    if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->cbm == NULL ||
-        st->rfrom == NULL || st->store == NULL)
+    if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->cbm == NULL || st->tags == NULL ||
+        st->rfrom == NULL || st->vprod == NULL || st->store == NULL)
         return COLLAB_ERR_NO_MEM;
     size_t cb = st->ce * self->esize;
     for (int j = 0; j < st->nparts; j++) {
@@ -294,11 +313,15 @@ static int s_setup(cl_coll_t *self)
             return rc;
         st->sent[j] = calloc(nch, self->nb);
         st->cbm[j] = calloc(nch, self->nb);
+        st->tags[j] = calloc(nch * (size_t)self->n, BF_TAG);
         st->rfrom[j] = malloc(nch * sizeof(int));
-        if (st->sent[j] == NULL || st->cbm[j] == NULL || st->rfrom[j] == NULL)
+        st->vprod[j] = malloc(nch * sizeof(int));
+        if (st->sent[j] == NULL || st->cbm[j] == NULL || st->tags[j] == NULL ||
+            st->rfrom[j] == NULL || st->vprod[j] == NULL)
             return COLLAB_ERR_NO_MEM;
         for (size_t c = 0; c < nch; c++) {
             st->rfrom[j][c] = -1;
+            st->vprod[j][c] = -1;
             if (st->prod0[j] == self->me)
                 cl_relay_set_producing(st->rl, j, c, true);
         }
@@ -320,7 +343,7 @@ static int s_setup(cl_coll_t *self)
         in = st->input_copy;
     }
     st->input = in;
-    return COLLAB_OK;
+    return bf_verify_setup(self);
 }
 
 static int s_start(cl_coll_t *self)
@@ -369,16 +392,31 @@ static int s_start(cl_coll_t *self)
     return s_check(self);
 }
 
-/* A RESULT or RELAY: bitmap, then the value (encoded in a RESULT when
-   compression is on). */
+/* A producer a relayed copy of (j, c) may name: the part's first reducer,
+   the chunk's producer as this member sees it, or the member a repair
+   decision would name now. */
+static bool s_may_produce(cl_coll_t *self, int j, size_t c, int p)
+{
+    bf_t *st = bf_st(self);
+    return p == st->prod0[j] || p == cl_relay_up(st->rl, j, c) ||
+           p == cl_coll_lowest_producer(self);
+}
+
+/* A RESULT or RELAY: bitmap, the producer's relay tags (n x BF_TAG), then
+   the value (encoded in a RESULT when compression is on).  A RELAY names
+   the producer in aux, and counts only with this member's valid tag from
+   it (docs/security.md §6). */
 static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
 {
     bf_t *st = bf_st(self);
-    if (msg->part >= (uint32_t)st->nparts || msg->aux != 0)
+    size_t tb = (size_t)self->n * BF_TAG;
+    if (msg->part >= (uint32_t)st->nparts)
+        return COLLAB_ERR_ARG;
+    if (msg->type == CL_MSG_RESULT ? msg->aux != 0 : msg->aux >= (uint32_t)self->n)
         return COLLAB_ERR_ARG;
     int j = (int)msg->part;
     size_t c = msg->chunk;
-    if (c >= cl_relay_nchunks(st->rl, j) || !s_consumes(self, j) || msg->len < self->nb)
+    if (c >= cl_relay_nchunks(st->rl, j) || !s_consumes(self, j) || msg->len < self->nb + tb)
         return COLLAB_ERR_ARG;
     /* A RESULT counts only from the chunk's producer (its reducer, or the
        member a repair decision made it): any other member's is a forgery
@@ -389,8 +427,9 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t nbits = cl_bm_count(bm, (size_t)self->n);
     if (nbits == 0 || cl_bm_count(bm, self->nb * 8) != nbits)
         return COLLAB_ERR_ARG;
-    const uint8_t *data = bm + self->nb;
-    size_t dlen = msg->len - self->nb;
+    const uint8_t *tags = bm + self->nb;
+    const uint8_t *data = tags + tb;
+    size_t dlen = msg->len - self->nb - tb;
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
     bool coded = msg->type == CL_MSG_RESULT && self->codec != CL_COMPRESS_NONE;
@@ -401,6 +440,11 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
             return COLLAB_ERR_ARG; /* the same chunk twice from its producer */
         return COLLAB_OK;          /* several holders may send it */
     }
+    int prod = msg->type == CL_MSG_RESULT ? from : (int)msg->aux;
+    if (msg->type == CL_MSG_RELAY &&
+        (!s_may_produce(self, j, c, prod) ||
+         !bf_tags_check(self, j, c, prod, bm, data, dlen, tags)))
+        return COLLAB_ERR_ARG; /* not what its producer made */
     uint8_t *val = bf_value(self, j, c, true);
     if (val == NULL)
         return COLLAB_ERR_NO_MEM;
@@ -412,6 +456,8 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     }
     if (msg->type == CL_MSG_RESULT)
         st->rfrom[j][c] = from;
+    st->vprod[j][c] = prod;
+    memcpy(st->tags[j] + c * tb, tags, tb);
     bf_hold(self, j, c, bm);
     if (cl_relay_repairing(st->rl, j))
         cl_relay_poke(st->rl, j);
@@ -444,6 +490,13 @@ static int s_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
         return s_check(self);
     case CL_MSG_DONE:
         return s_check(self);
+    case CL_MSG_VREQ:
+    case CL_MSG_VDATA:
+    case CL_MSG_VDIG:
+        rc = bf_verify_on_msg(self, from, msg);
+        if (rc != COLLAB_OK)
+            return rc;
+        return s_check(self);
     default:
         return COLLAB_ERR_ARG;
     }
@@ -468,6 +521,11 @@ static void s_on_fail(cl_coll_t *self, int idx)
 static void s_expect(cl_coll_t *self, size_t *bytes)
 {
     bf_t *st = bf_st(self);
+    if (bf_verify_expect(self, bytes)) {
+        s_check(self); /* the check was given up: DONE may go now */
+        if (self->done)
+            return;
+    }
     size_t cb = st->ce * self->esize;
     for (int j = 0; j < st->nparts; j++) {
         if (!s_needed(self, j))

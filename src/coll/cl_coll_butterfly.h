@@ -9,6 +9,9 @@
 #include "cl_coll_impl.h"
 #include "cl_relay.h"
 
+/* Bytes of one relay tag: a MAC of a chunk's digest for one member. */
+#define BF_TAG 16
+
 /* The reducer's state for one chunk. */
 typedef struct {
     uint8_t *acc;     /* eager mode: fold of the contributions folded so far */
@@ -30,13 +33,16 @@ typedef struct {
     bf_acc_t **acc;  /* per part: per chunk, or NULL until needed */
     uint8_t **sent;  /* per part: nchunks x nb, producers this member sent to */
     uint8_t **cbm;   /* per part: nchunks x nb, contributors of each held chunk */
+    uint8_t **tags;  /* per part: nchunks x n x BF_TAG, its producer's tags of each held chunk */
     int **rfrom;     /* per part: per chunk, member that delivered the RESULT (-1) */
+    int **vprod;     /* per part: per chunk, producer of the held value, whose tags are in tags */
     uint8_t **store; /* per part: private result (parts this member reduces but does not consume) */
     const uint8_t *input; /* where this member's input vector is read */
     uint8_t *input_copy;  /* private copy of the input (reduce_scatter_block) */
     uint8_t *scratch;     /* one chunk: a decoded contribution folded at once */
     uint8_t *res;         /* one chunk: a result being finished */
     uint8_t *wire;        /* a RESULT being framed: bitmap, then the (encoded) chunk */
+    struct bf_verify *vf; /* COLLAB_VERIFY state (cl_coll_bfverify.c), NULL when off */
     bool eager;           /* fold contributions as they come (not weighted SUM) */
     bool done_sent;
 } bf_t;
@@ -72,5 +78,55 @@ void bf_hold(cl_coll_t *self, int j, size_t c, const uint8_t *bm);
 
 /* Frees the accumulators. */
 void bf_acc_free_all(cl_coll_t *self);
+
+/* Relay tags of (j, c) as produced by member `producer` with contributor
+   bitmap bm and value val (the decoded bits every member holds): for
+   each member m, BLAKE2b-128 keyed with the key producer and m share
+   (env->pair_key) over comm id, seq, part, chunk, bm and the BLAKE2b-256
+   digest of val.  out gets n x BF_TAG bytes (zero where no key).  Called
+   by the producer only, for itself.  Returns 0 or a negative status. */
+int bf_tags_make(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *val,
+                 size_t bytes, uint8_t *out);
+
+/* True when tags (n x BF_TAG, as relayed) hold this member's valid tag of
+   (j, c) from `producer` for bm and val; true without a key
+   (env->pair_key NULL). */
+bool bf_tags_check(cl_coll_t *self, int j, size_t c, int producer, const uint8_t *bm,
+                   const uint8_t *val, size_t bytes, const uint8_t *tags);
+
+/* Recomputes (j, c) as its reducer must have: the contributions of the
+   members in bm, x[m] pointing at member m's chunk (cnt elements as on
+   the wire), folded as bf_try_finalize folds them.  out gets cnt
+   elements.  Returns 0 or a negative status. */
+int bf_recompute(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *const *x,
+                 uint8_t *out);
+
+/* --- COLLAB_VERIFY (cl_coll_bfverify.c, docs/security.md §6c) --------- */
+
+/* Sets up verification when the collective asks for it (an all-reduce
+   without compression); leaves st->vf NULL otherwise.  Returns 0 or
+   COLLAB_ERR_NO_MEM. */
+int bf_verify_setup(cl_coll_t *self);
+
+/* The reducer side: member m's contribution to (j, c), as it arrived,
+   is about to be folded; its digest is kept for validators. */
+void bf_verify_note(cl_coll_t *self, int j, size_t c, int m, const void *data, size_t len);
+
+/* Called when this member holds every chunk, before it sends DONE: decides
+   (once) whether it checks a part, asks for the inputs, and concludes once
+   they are in.  Returns true while DONE must wait for the check. */
+bool bf_verify_hold(cl_coll_t *self);
+
+/* A VREQ, VDATA or VDIG from member `from`.  Returns 0 or COLLAB_ERR_ARG
+   for a message to drop. */
+int bf_verify_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg);
+
+/* What a pending check still waits for (adds to bytes[m]); gives the check
+   up when its answers are overdue.  Returns true when it gave up (the
+   caller re-checks completion). */
+bool bf_verify_expect(cl_coll_t *self, size_t *bytes);
+
+/* Frees st->vf. */
+void bf_verify_free(cl_coll_t *self);
 
 #endif

@@ -28,7 +28,10 @@ enum {
     CL_MSG_STATUS = 3, /* relay rule: which chunks of a part the sender holds */
     CL_MSG_RELAY = 4,  /* relay rule: a held chunk sent to a member that lacks it */
     CL_MSG_DONE = 5,   /* the sender holds everything it needs */
-    CL_MSG_MAX = 5
+    CL_MSG_VREQ = 6,   /* COLLAB_VERIFY: a validator asks for the sender's input of a part */
+    CL_MSG_VDATA = 7,  /* COLLAB_VERIFY: one chunk of that input, to the validator */
+    CL_MSG_VDIG = 8,   /* COLLAB_VERIFY: the part's reducer's digests of what it folded */
+    CL_MSG_MAX = 8
 };
 
 /* Bits of `aux` in RESULT and RELAY messages. */

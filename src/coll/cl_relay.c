@@ -176,12 +176,27 @@ bool cl_relay_repairing(const cl_relay_t *self, int part)
     return self->parts[part].repair;
 }
 
-/* True when member m's latest status of part p names this member's view. */
+/* True when member m's latest status of part p names this member's view.
+   Failures it names that this member's engine does not confirm (members
+   it sees alive) are not part of it: a member cannot declare another one
+   failed (docs/security.md §3), nor hold a repair back by naming a view
+   nobody else will reach. */
 static bool s_at_view(const cl_relay_t *self, const cl_rpart_t *p, int m)
 {
     const cl_coll_t *c = self->coll;
-    return cl_bit(p->st_have, (size_t)m) && p->st_pop[m] == (size_t)c->nfailed &&
-           memcmp(p->st_tag + (size_t)m * c->nb, c->failed, c->nb) == 0;
+    if (!cl_bit(p->st_have, (size_t)m))
+        return false;
+    const uint8_t *tag = p->st_tag + (size_t)m * c->nb;
+    if (c->env.confirms_failed == NULL)
+        return p->st_pop[m] == (size_t)c->nfailed && memcmp(tag, c->failed, c->nb) == 0;
+    for (int i = 0; i < c->n; i++) {
+        bool mine = cl_bit(c->failed, (size_t)i), theirs = cl_bit(tag, (size_t)i);
+        if (mine && !theirs)
+            return false;
+        if (theirs && !mine && c->env.confirms_failed(c->env.eng, c->members[i]))
+            return false; /* a failure this member will learn of: wait for it */
+    }
+    return true;
 }
 
 /* Sends this member's status of part j at its current view to every live

@@ -625,6 +625,7 @@ static void engine_free(struct cl_engine *e)
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
     eng_report_fini(e);
+    sodium_memzero(e->pairkeys, sizeof e->pairkeys);
     free(e);
 }
 

@@ -28,6 +28,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,7 +393,9 @@ void eng_coll_deferred(struct cl_engine *e)
             continue;
         }
         cl_peer_t *p = cl_member_find(e->mb, e->late[i].key);
-        if (p != NULL && p->state != CL_PEER_GONE)
+        if (p != NULL && p->state != CL_PEER_GONE && e->late[i].reason == CL_SUSPECT_CORRUPT)
+            eng_report_corrupt(e, p);
+        else if (p != NULL && p->state != CL_PEER_GONE)
             eng_report_late(e, p, e->late[i].reason);
     }
     e->nlate = 0;
@@ -417,6 +420,71 @@ static void env_suspect(void *eng, int r)
     cl_peer_t *p = peer_of(ctx, r);
     if (p != NULL)
         eng_coll_defer_late(e, p, CL_SUSPECT_STRAGGLER);
+}
+
+/* Relay tags (docs/security.md §6): the key shared with comm rank r. */
+static int env_pair_key(void *eng, int r, uint8_t key[32])
+{
+    coll_ctx_t *ctx = eng;
+    cl_peer_t *p = peer_of(ctx, r);
+    if (p == NULL)
+        return COLLAB_ERR_ARG;
+    return eng_pair_key(ctx->e, p->key, key);
+}
+
+int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
+{
+    size_t n = sizeof e->pairkeys / sizeof e->pairkeys[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->pairkeys[i].set && memcmp(e->pairkeys[i].peer, peer, 32) == 0) {
+            memcpy(out, e->pairkeys[i].key, 32);
+            return COLLAB_OK;
+        }
+    uint8_t q[crypto_scalarmult_BYTES];
+    if (crypto_scalarmult(q, cl_identity_secret_key(e->id), peer) != 0) {
+        sodium_memzero(q, sizeof q);
+        return COLLAB_ERR_ARG;
+    }
+    bool low = memcmp(e->self_key, peer, 32) < 0;
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, NULL, 0, 32);
+    crypto_generichash_update(&h, q, sizeof q);
+    crypto_generichash_update(&h, low ? e->self_key : peer, 32);
+    crypto_generichash_update(&h, low ? peer : e->self_key, 32);
+    crypto_generichash_final(&h, out, 32);
+    sodium_memzero(q, sizeof q);
+    sodium_memzero(&h, sizeof h);
+    size_t k = (size_t)e->pairkey_next;
+    e->pairkey_next = (int)((k + 1) % n);
+    memcpy(e->pairkeys[k].peer, peer, 32);
+    memcpy(e->pairkeys[k].key, out, 32);
+    e->pairkeys[k].set = true;
+    return COLLAB_OK;
+}
+
+/* A failure a STATUS names counts here only with this peer's own
+   evidence (docs/security.md §3). */
+static bool env_confirms_failed(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    for (int i = 0; i < ctx->nfailed; i++)
+        if (ctx->failed[i] == r)
+            return true;
+    cl_peer_t *p = peer_of(ctx, r);
+    if (p == NULL || p->state != CL_PEER_ALIVE || p->link_closed)
+        return true;
+    int w = cl_comm_world_of(ctx->s->comm, r);
+    return eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0;
+}
+
+/* COLLAB_VERIFY: a verdict, acted on from the main loop like a suspicion
+   (it may change the view). */
+static void env_convict(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    cl_peer_t *p = peer_of(ctx, r);
+    if (p != NULL)
+        eng_coll_defer_late(ctx->e, p, CL_SUSPECT_CORRUPT);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -642,6 +710,14 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     }
     args.chunk_bytes = CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
+    /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
+       the part of a member reported to it. */
+    if (set->verify) {
+        args.verify = 1;
+        if (args.kind == CL_COLL_ALLREDUCE &&
+            args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
+            args.verify_target = eng_verify_target(e, ranks, n, s->comm);
+    }
     ctx->e = e;
     ctx->s = s;
     ctx->seq = args.seq;
@@ -652,7 +728,8 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     ctx->nmembers = n;
     ctx->t_start = req->t_start;
     ranks = NULL;
-    cl_coll_env_t env = {ctx, env_send, env_now, env_deadline, env_suspect};
+    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
+                         env_suspect, env_convict, env_pair_key, env_confirms_failed};
     cl_coll_t *c = cl_coll_new(&args, &env);
     if (c == NULL)
         goto err;

@@ -191,6 +191,16 @@ struct cl_engine {
     struct late_report *late; /* suspicions raised inside algorithm callbacks,
                                  handled from the main loop */
     size_t nlate, caplate;
+    struct {
+        uint8_t peer[32]; /* a peer's public key */
+        uint8_t key[32];  /* the key this peer shares with it (relay tags; wiped at exit) */
+        bool set;
+    } pairkeys[64];       /* cache of eng_pair_key, replaced round-robin */
+    int pairkey_next;
+    struct {
+        uint8_t key[32]; /* a member reported for a wrong result (COLLAB_VERIFY) */
+        int left;        /* butterfly all-reduces in which this coordinator checks its part */
+    } vtarget[4];
     local_msg_t *local_head, *local_tail;
     group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
     int gen_next;               /* slot the next one goes to */
@@ -348,6 +358,19 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
    coordinator to take it out of the group like a straggler, so that it is
    re-admitted and resynced (docs/elastic.md §9). */
 void eng_report_self_out(struct cl_engine *e);
+/* COLLAB_VERIFY: this peer recomputed a part p reduced and found it wrong
+   (docs/security.md §6c).  The coordinator removes p from the swarm and
+   bans its key; any other member reports it to the coordinator, which
+   then checks p's part itself in its next all-reduces. */
+void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
+/* Coordinator: the part of a member in vtarget that this collective
+   (comm members `ranks`, world ranks through comm) should check:
+   1 + its comm rank, or 0. */
+int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
+/* The 32-byte key this peer shares with the peer of public key `peer`:
+   BLAKE2b-256 of their X25519 shared secret and both public keys (lower
+   first), cached.  Returns 0, or COLLAB_ERR_ARG for a key X25519 refuses. */
+int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32]);
 void eng_request_match(struct cl_engine *e);
 void eng_set_weight(struct cl_engine *e, double w);
 /* Leaves the swarm for good while the program still runs: says goodbye,

@@ -66,6 +66,7 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     j->aggregation = e->cfg.aggregation_set ? (uint8_t)(e->cfg.aggregation + 1) : 0;
     j->robust_min = e->cfg.robust_min_set ? (uint32_t)e->cfg.robust_min : 0;
     j->max_weight_ratio = e->cfg.max_weight_ratio_set ? (uint32_t)e->cfg.max_weight_ratio : 0;
+    j->verify = e->cfg.verify_set ? (uint8_t)(e->cfg.verify ? 2 : 1) : 0;
     j->incarnation = e->incarnation;
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
     eng_auth_note_join_sent(e, key);
@@ -81,7 +82,8 @@ static cl_settings_t s_own_settings(const struct cl_engine *e)
                            e->cfg.target_group,
                            e->cfg.aggregation,
                            (uint32_t)e->cfg.robust_min,
-                           (uint32_t)e->cfg.max_weight_ratio};
+                           (uint32_t)e->cfg.max_weight_ratio,
+                           e->cfg.verify};
 }
 
 int eng_join_start(struct cl_engine *e)
@@ -272,6 +274,12 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
                  e->cfg.max_weight_ratio, (unsigned)s->max_weight_ratio);
         return true;
     }
+    if (e->cfg.verify_set && e->cfg.verify != s->verify) {
+        cl_error("COLLAB_VERIFY=%d conflicts with the swarm's setting %d (fixed by the peer "
+                 "that founded it)",
+                 e->cfg.verify ? 1 : 0, s->verify ? 1 : 0);
+        return true;
+    }
     if (e->cfg.world_size_set && e->cfg.world_size != ws) {
         cl_error("COLLAB_WORLD_SIZE=%d conflicts with the swarm's world size %d (fixed by the "
                  "peer that founded it)",
@@ -309,6 +317,7 @@ void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
     r->aggregation = (uint8_t)(s->aggregation + 1);
     r->robust_min = s->robust_min;
     r->max_weight_ratio = s->max_weight_ratio;
+    r->verify = (uint8_t)(s->verify ? 2 : 1);
 }
 
 /* Coordinator: a JOIN. */
@@ -338,7 +347,8 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
                     ((j->flags & CL_JOIN_TARGET_GROUP_SET) && j->target_group != s->target_group) ||
                     (j->aggregation != 0 && j->aggregation - 1 != s->aggregation) ||
                     (j->robust_min != 0 && j->robust_min != s->robust_min) ||
-                    (j->max_weight_ratio != 0 && j->max_weight_ratio != s->max_weight_ratio);
+                    (j->max_weight_ratio != 0 && j->max_weight_ratio != s->max_weight_ratio) ||
+                    (j->verify != 0 && (j->verify == 2) != s->verify);
     cl_peer_t *old = cl_member_find(e->mb, key);
     if (!conflict && old != NULL && old->state != CL_PEER_GONE) {
         if (old->incarnation == 0 || old->incarnation == j->incarnation) {
@@ -479,7 +489,8 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
                                 j->target_group,
                                 j->aggregation > 0 ? j->aggregation - 1 : 0,
                                 j->robust_min,
-                                j->max_weight_ratio};
+                                j->max_weight_ratio,
+                                j->verify == 2};
         if (!eng_settings_conflict(e, &theirs))
             cl_error("the swarm refused this peer's settings (its world size %d, strict %d, "
                      "compression %d, target group %d)",

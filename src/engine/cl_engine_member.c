@@ -42,6 +42,8 @@ static const char *reason_text(int reason)
         return "it fell behind the group";
     case CL_SUSPECT_MISMATCH:
         return "it called a different collective";
+    case CL_SUSPECT_CORRUPT:
+        return "it returned a wrong result (COLLAB_VERIFY)";
     case REASON_LEFT:
         return "it left";
     default:
@@ -496,7 +498,7 @@ static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
     p->suspect_since = eng_now();
     if (reason == REASON_LEFT)
         cl_debug("%s said goodbye", eng_peer_desc(p, desc, sizeof desc));
-    else
+    else if (reason != CL_SUSPECT_CORRUPT) /* named by eng_report_corrupt */
         cl_warn("%s seems dead: %s%s", eng_peer_desc(p, desc, sizeof desc), reason_text(reason),
                 reason == CL_SUSPECT_SILENT ? " (no message for COLLAB_TIMEOUT)" : "");
     if (e->state != ENG_MEMBER)
@@ -557,6 +559,87 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
     take_out(e, p, reason);
 }
 
+/* Seconds a convicted reducer's key stays banned at the coordinator, so
+   that it cannot rejoin at once (docs/security.md §6c). */
+#define CONVICT_BAN 600.0
+
+void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
+{
+    char desc[CL_WIRE_STR_MAX + 64];
+    if (memcmp(p->key, e->self_key, 32) == 0 || p->state == CL_PEER_GONE ||
+        e->state != ENG_MEMBER)
+        return;
+    if (eng_i_coordinate(e)) {
+        cl_warn("%s returned a wrong result (COLLAB_VERIFY: recomputed by this peer, the "
+                "coordinator): removing it from the swarm; its key is banned for %.0f s",
+                eng_peer_desc(p, desc, sizeof desc), CONVICT_BAN);
+        cl_transport_ban(e->tp, p->key, CONVICT_BAN);
+        if (p->state == CL_PEER_ALIVE)
+            suspect(e, p, CL_SUSPECT_CORRUPT);
+        else
+            remove_suspects(e);
+        return;
+    }
+    cl_peer_t *c = eng_coordinator(e);
+    if (c == NULL)
+        return;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_SUSPECT;
+    memcpy(m.u.suspect.key, p->key, 32);
+    m.u.suspect.reason = CL_SUSPECT_CORRUPT;
+    (void)eng_send(e, c, &m);
+}
+
+int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
+{
+    if (!eng_self_coordinates(e))
+        return 0;
+    for (size_t i = 0; i < sizeof e->vtarget / sizeof e->vtarget[0]; i++) {
+        if (e->vtarget[i].left <= 0)
+            continue;
+        cl_peer_t *p = cl_member_find(e->mb, e->vtarget[i].key);
+        if (p == NULL || p->state == CL_PEER_GONE || p->rank < 0) {
+            e->vtarget[i].left = 0;
+            continue;
+        }
+        int r = cl_comm_rank_of_world(comm, p->rank);
+        for (int k = 0; k < n && r >= 0; k++)
+            if (ranks[k] == r) {
+                e->vtarget[i].left--;
+                return r + 1;
+            }
+    }
+    return 0;
+}
+
+/* Coordinator: a member reports that p returned a wrong result.  One
+   report removes nobody (its sender may lie); the coordinator checks p's
+   part itself in its next 8 butterfly all-reduces with p. */
+static void on_corrupt_report(struct cl_engine *e, const cl_peer_t *from, cl_peer_t *p)
+{
+    char desc[CL_WIRE_STR_MAX + 64], d2[CL_WIRE_STR_MAX + 64];
+    if (!from->in_group || !p->in_group || from == p)
+        return;
+    size_t n = sizeof e->vtarget / sizeof e->vtarget[0], slot = n;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(e->vtarget[i].key, p->key, 32) == 0 && e->vtarget[i].left > 0)
+            return; /* being checked already */
+        if (slot == n && e->vtarget[i].left <= 0)
+            slot = i;
+    }
+    if (slot == n) {
+        cl_debug("%s reports %s for a wrong result; %zu checks are running already",
+                 eng_peer_desc(from, desc, sizeof desc), eng_peer_desc(p, d2, sizeof d2), n);
+        return;
+    }
+    memcpy(e->vtarget[slot].key, p->key, 32);
+    e->vtarget[slot].left = 8;
+    cl_warn("%s reports that %s returned a wrong result (COLLAB_VERIFY); the coordinator checks "
+            "its part in its next all-reduces",
+            eng_peer_desc(from, desc, sizeof desc), eng_peer_desc(p, d2, sizeof d2));
+}
+
 void eng_report_self_out(struct cl_engine *e)
 {
     cl_peer_t *me = cl_member_self(e->mb);
@@ -578,6 +661,10 @@ static void on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire
        its own, which it sees itself (eng_report_late from deliver()). */
     if (s->reason == CL_SUSPECT_MISMATCH)
         return;
+    if (s->reason == CL_SUSPECT_CORRUPT) {
+        on_corrupt_report(e, from, p);
+        return;
+    }
     if (s->reason == CL_SUSPECT_STRAGGLER) {
         /* Only a member of the group can tell that another one lags
            behind it: a peer outside the group (waiting to be admitted,
@@ -681,7 +768,7 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
     if (e->member_since <= 0 &&
         eng_settings_conflict(e, &(cl_settings_t){v->world_size, v->strict != 0, v->compression,
                                                   v->target_group, v->aggregation, v->robust_min,
-                                                  v->max_weight_ratio})) {
+                                                  v->max_weight_ratio, v->verify != 0})) {
         /* Admitted, but with settings this peer must not adopt. */
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         cl_wire_msg_t m;

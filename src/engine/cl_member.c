@@ -410,7 +410,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
     }
     if (rc == COLLAB_OK) {
         cl_settings_t s = {v->world_size,  v->strict != 0, v->compression,     v->target_group,
-                           v->aggregation, v->robust_min,  v->max_weight_ratio};
+                           v->aggregation, v->robust_min,  v->max_weight_ratio,
+                           v->verify != 0};
         rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
                       v->group_epoch, now, delta);
     }
@@ -637,6 +638,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
     out->aggregation = (uint8_t)self->settings.aggregation;
     out->robust_min = self->settings.robust_min;
     out->max_weight_ratio = self->settings.max_weight_ratio;
+    out->verify = self->settings.verify ? 1 : 0;
     out->flags = self->group_closed ? CL_VIEW_GROUP_CLOSED : 0;
     out->count = (uint32_t)total;
     out->members = m;

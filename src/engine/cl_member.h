@@ -60,6 +60,7 @@ typedef struct {
     int aggregation;  /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
     uint32_t robust_min;       /* COLLAB_ROBUST_MIN: elements, >= 1 */
     uint32_t max_weight_ratio; /* COLLAB_MAX_WEIGHT_RATIO: >= 1 */
+    bool verify;               /* COLLAB_VERIFY */
 } cl_settings_t;
 
 /* What a view change did.  Arrays point at records; valid until the next

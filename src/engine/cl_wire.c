@@ -198,6 +198,7 @@ static int decode_view(cl_rd_t *r, cl_wire_view_t *v)
     v->aggregation = cl_rd_u8(r);
     v->robust_min = cl_rd_u32(r);
     v->max_weight_ratio = cl_rd_u32(r);
+    v->verify = cl_rd_u8(r);
     v->flags = cl_rd_u8(r);
     v->count = cl_rd_u32(r);
     cl_rd_check(r, v->epoch >= 1);
@@ -206,8 +207,8 @@ static int decode_view(cl_rd_t *r, cl_wire_view_t *v)
     cl_rd_check(r, v->strict <= 1 && v->compression <= 2);
     cl_rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
     cl_rd_check(r, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                       v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    cl_rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+    cl_rd_check(r, v->verify <= 1 && (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     cl_rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
     /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
        cannot hold before allocating anything. */
@@ -446,19 +447,20 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->aggregation = cl_rd_u8(rp);
         j->robust_min = cl_rd_u32(rp);
         j->max_weight_ratio = cl_rd_u32(rp);
+        j->verify = cl_rd_u8(rp);
         j->incarnation = cl_rd_u64(rp);
         rd_str(rp, j->address);
         cl_rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, weight_ok(j->weight));
         cl_rd_check(rp, (j->flags & ~0x3fu) == 0);
-        cl_rd_check(
-            rp, (j->flags & CL_JOIN_MONITOR) == 0 ||
-                    (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
+        cl_rd_check(rp,
+                 (j->flags & CL_JOIN_MONITOR) == 0 ||
+                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         cl_rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
-        cl_rd_check(rp, j->strict <= 1 && j->compression <= 2);
+        cl_rd_check(rp, j->strict <= 1 && j->compression <= 2 && j->verify <= 2);
         cl_rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         break;
     }
     case CL_MSG_JOIN_REPLY: {
@@ -473,8 +475,10 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->aggregation = cl_rd_u8(rp);
         j->robust_min = cl_rd_u32(rp);
         j->max_weight_ratio = cl_rd_u32(rp);
+        j->verify = cl_rd_u8(rp);
+        cl_rd_check(rp, j->verify <= 2);
         cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
         cl_rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, j->strict <= 1 && j->compression <= 2);
@@ -497,7 +501,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         cl_rd_bytes(rp, out->u.suspect.key, 32);
         out->u.suspect.reason = cl_rd_u8(rp);
         cl_rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                            out->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+                         out->u.suspect.reason <= CL_SUSPECT_CORRUPT);
         break;
     case CL_MSG_GOODBYE: {
         /* An empty body (a peer that entered no collective, or abort)
@@ -569,8 +573,8 @@ static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
     cl_wr_check(w, v->strict <= 1 && v->compression <= 2);
     cl_wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
     cl_wr_check(w, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                       v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    cl_wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+    cl_wr_check(w, v->verify <= 1 && (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     cl_wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
     cl_wr_u64(w, v->epoch);
     cl_wr_u64(w, v->group_epoch);
@@ -581,6 +585,7 @@ static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
     cl_wr_u8(w, v->aggregation);
     cl_wr_u32(w, v->robust_min);
     cl_wr_u32(w, v->max_weight_ratio);
+    cl_wr_u8(w, v->verify);
     cl_wr_u8(w, v->flags);
     cl_wr_u32(w, v->count);
     uint32_t nmon = 0;
@@ -641,14 +646,14 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         cl_wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, weight_ok(j->weight));
         cl_wr_check(&w, (j->flags & ~0x3fu) == 0);
-        cl_wr_check(
-            &w, (j->flags & CL_JOIN_MONITOR) == 0 ||
-                    (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
+        cl_wr_check(&w,
+                 (j->flags & CL_JOIN_MONITOR) == 0 ||
+                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         cl_wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, j->strict <= 1 && j->compression <= 2);
         cl_wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         cl_wr_u32(&w, (uint32_t)j->rank);
         cl_wr_f64(&w, j->weight);
         cl_wr_u8(&w, j->flags);
@@ -659,6 +664,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         cl_wr_u8(&w, j->aggregation);
         cl_wr_u32(&w, j->robust_min);
         cl_wr_u32(&w, j->max_weight_ratio);
+        cl_wr_u8(&w, j->verify);
         cl_wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
@@ -682,6 +688,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         cl_wr_u8(&w, j->aggregation);
         cl_wr_u32(&w, j->robust_min);
         cl_wr_u32(&w, j->max_weight_ratio);
+        cl_wr_u8(&w, j->verify);
         break;
     }
     case CL_MSG_VIEW:
@@ -693,7 +700,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_SUSPECT:
         cl_wr_check(&w, m->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                            m->u.suspect.reason <= CL_SUSPECT_MISMATCH);
+                         m->u.suspect.reason <= CL_SUSPECT_CORRUPT);
         cl_wr_bytes(&w, m->u.suspect.key, 32);
         cl_wr_u8(&w, m->u.suspect.reason);
         break;

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 4         /* the version this code writes */
-#define CL_WIRE_MIN_VERSION 4     /* the lowest version this code reads (HELLO, REFUSE: any) */
+#define CL_WIRE_VERSION 5         /* the version this code writes */
+#define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
 #define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
@@ -80,7 +80,7 @@ enum {
 };
 /* SUSPECT reasons. */
 enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
-       CL_SUSPECT_MISMATCH = 4 };
+       CL_SUSPECT_MISMATCH = 4, CL_SUSPECT_CORRUPT = 5 };
 /* Flag bits. */
 #define CL_HELLO_CLIENT 0x01u
 #define CL_JOIN_CLIENT 0x01u
@@ -149,6 +149,7 @@ typedef struct {
     uint8_t aggregation;               /* 0 not given, else 1 + COLLAB_AGGREGATION (0..2) */
     uint32_t robust_min;               /* COLLAB_ROBUST_MIN, 0 = not given */
     uint32_t max_weight_ratio;         /* COLLAB_MAX_WEIGHT_RATIO, 0 = not given */
+    uint8_t verify;                    /* 0 not given, else 1 + COLLAB_VERIFY (0..1) */
     uint64_t incarnation;              /* random per process: tells a restart from a retry */
     char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
 } cl_wire_join_t;
@@ -164,6 +165,7 @@ typedef struct {
     uint8_t aggregation;               /* 1 + COLLAB_AGGREGATION (0 with no settings) */
     uint32_t robust_min;               /* 0 with no settings */
     uint32_t max_weight_ratio;         /* 0 with no settings */
+    uint8_t verify;                    /* 1 + COLLAB_VERIFY (0 with no settings) */
 } cl_wire_join_reply_t;
 
 typedef struct {
@@ -185,6 +187,7 @@ typedef struct {
     uint32_t robust_min;        /* COLLAB_ROBUST_MIN, 0 .. CL_WIRE_ROBUST_MIN_MAX (0 as 1) */
     uint32_t max_weight_ratio;  /* COLLAB_MAX_WEIGHT_RATIO, 0 .. CL_WIRE_WEIGHT_RATIO_MAX
                                    (0: no cap; never sent by this code) */
+    uint8_t verify;             /* COLLAB_VERIFY: 0 / 1 */
     uint8_t flags;              /* CL_VIEW_GROUP_CLOSED */
     uint32_t count;             /* entries in members */
     cl_wire_member_t *members;  /* monitors by key, then members by rank; decoder-allocated

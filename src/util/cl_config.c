@@ -359,6 +359,14 @@ static int p_max_weight_ratio(const char *value, cl_config_t *cfg, char *why, si
     return 0;
 }
 
+static int p_verify(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cl_config_value_bool(value, &cfg->verify, why, whylen) != 0)
+        return -1;
+    cfg->verify_set = true;
+    return 0;
+}
+
 static int p_cuda(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (strcmp(value, "auto") == 0)
@@ -474,6 +482,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_MAX_WEIGHT_RATIO", "16", p_max_weight_ratio,                                         \
       "in the robust modes, most a weight counts, relative to the group's median weight "          \
       "(swarm-wide)")                                                                              \
+    X("COLLAB_VERIFY", "0", p_verify,                                                              \
+      "1: validators drawn at random recompute about one part of each butterfly all-reduce and "   \
+      "report a reducer whose result is wrong (swarm-wide)")                                       \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
     X("COLLAB_SHM", "auto", p_shm,                                                                 \

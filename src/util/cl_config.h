@@ -63,6 +63,8 @@ typedef struct {
     bool robust_min_set;      /* true if COLLAB_ROBUST_MIN was given */
     int max_weight_ratio;     /* COLLAB_MAX_WEIGHT_RATIO, default 16 */
     bool max_weight_ratio_set; /* true if COLLAB_MAX_WEIGHT_RATIO was given */
+    bool verify;              /* COLLAB_VERIFY (docs/security.md §6c) */
+    bool verify_set;          /* true if COLLAB_VERIFY was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
     bool shm;                 /* COLLAB_SHM: auto (true) or 0 */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */

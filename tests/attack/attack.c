@@ -65,6 +65,12 @@
                   COLLAB_MAX_UNEXPECTED_PER_PEER=16: each victim's RSS
                   grows by less than 64 MiB, the flood is named in its log,
                   and every all-reduce stays right.
+      status      with each first DATA chunk it sends a part's reducer, a
+                  STATUS for that part whose view names rank 1 failed.
+                  Old: the reducers took the failure over and left rank
+                  1's contribution out of every result (rank 1 itself
+                  hung).  Now: a failure counts only with the receiver's
+                  own evidence, and the forged view holds no repair back.
 */
 #include "engine/cl_handshake.h"
 #include "engine/cl_transport.h"
@@ -102,7 +108,7 @@ static int s_port[MAXP + 1];
 static char s_run[128];
 static int s_ready[2], s_go[2];
 static bool s_setup_failed; /* the test could not be set up (exit 3) */
-typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD } hostile_t;
+typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS } hostile_t;
 static hostile_t s_hostile = H_NONE;
 static atomic_bool s_armed; /* set at the rendezvous */
 
@@ -410,6 +416,17 @@ static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
         rh.aux = 0;
         inject(sock, rh, forged, 1 + blen);
         free(forged);
+    } else if (s_hostile == H_STATUS && h->type == CL_MSG_COLL && h->sub == CL_MSG_DATA &&
+               h->comm == CL_COMM_WORLD_ID && h->chunk == 0) {
+        /* A STATUS for the part this DATA goes to: its view says rank 1
+           (member 1) failed, and it holds no chunk (a part of 75000
+           floats has 2 chunks: one byte of chunk bits). */
+        uint8_t st[2] = {0x02, 0x00};
+        cl_wire_hdr_t sh = *h;
+        sh.sub = CL_MSG_STATUS;
+        sh.chunk = 0;
+        sh.aux = 0;
+        inject(sock, sh, st, sizeof st);
     }
 }
 
@@ -468,6 +485,7 @@ static int member_main(int i, int n, size_t cnt)
                     : strcmp(h, "admit") == 0  ? H_ADMIT
                     : strcmp(h, "update") == 0 ? H_UPDATE
                     : strcmp(h, "flood") == 0  ? H_FLOOD
+                    : strcmp(h, "status") == 0 ? H_STATUS
                                                : H_RESULT;
         char err[256], path[512];
         snprintf(path, sizeof path, "%s/id1", s_dir);
@@ -1224,7 +1242,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result|flood\n");
+                        "admit|update|result|flood|status\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -1245,7 +1263,7 @@ int main(int argc, char **argv)
         bad = sc_hellos();
     else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 || strcmp(sc, "update") == 0)
         bad = sc_member(sc, 1);
-    else if (strcmp(sc, "result") == 0)
+    else if (strcmp(sc, "result") == 0 || strcmp(sc, "status") == 0)
         bad = sc_member(sc, 300000);
     else if (strcmp(sc, "flood") == 0)
         bad = sc_flood();

@@ -310,6 +310,16 @@ static void test_messages(void)
             CL_CHECK(s_inject(h, CL_MSG_RESULT, 1, 0, 7, 1, v, sizeof v) == COLLAB_ERR_ARG);
             if (bc->codec) /* an int8 block shorter than its header */
                 CL_CHECK(s_inject(h, CL_MSG_DATA, 0, 0, 0, 1, junk, 3) == COLLAB_ERR_ARG);
+            if (!bc->codec) {
+                /* A relayed copy of member 2's part (3 floats) from member
+                   1, well formed but without member 2's tag for member 0,
+                   or naming member 1 as its producer: refused. */
+                uint8_t r[1 + 3 * 16 + 12] = {0x07};
+                memcpy(r + 1 + 3 * 16, junk, 12);
+                CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+                CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 1, 1, r, sizeof r) == COLLAB_ERR_ARG);
+                CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 3, 1, r, sizeof r) == COLLAB_ERR_ARG);
+            }
         }
         if (bc->kind == CL_COLL_ALLREDUCE && bc->small != 0) {
             /* member 2's part sent by member 1 */

@@ -31,6 +31,7 @@ typedef struct {
     bool triple;      /* user op on 3-element user datatypes (tr_triple) */
     int codec;
     size_t chunk, small;
+    bool verify; /* COLLAB_VERIFY, each member checking the next one's part */
 } rcase_t;
 
 static const char *s_kind(cl_coll_kind_t k)
@@ -90,7 +91,9 @@ static int s_run(const rcase_t *tc, uint64_t seed)
                                    .recvbuf = out[i],
                                    .compression = tc->codec,
                                    .chunk_bytes = tc->chunk,
-                                   .small_bytes = tc->small};
+                                   .small_bytes = tc->small,
+                                   .verify = tc->verify,
+                                   .verify_target = tc->verify ? 1 + ranks[(i + 1) % n] : 0};
     }
     th_t *h = th_new(n, args);
     CL_CHECK(h != NULL);
@@ -98,6 +101,7 @@ static int s_run(const rcase_t *tc, uint64_t seed)
         goto out;
     th_plan_t plan = {.seed = seed};
     CL_CHECK(th_run(h, &plan) == 0);
+    CL_CHECK(th_convictions(h) == 0); /* honest reducers pass every check */
     CL_CHECK(th_refused(h) == 0);
     CL_CHECK(th_suspects(h) == 0);
     CL_CHECK(tr_triple_split == 0); /* no user element was cut */
@@ -160,7 +164,7 @@ static int s_run(const rcase_t *tc, uint64_t seed)
     }
     /* Butterfly traffic: each member moves 2(n-1)/n x size. */
     if (tc->kind == CL_COLL_ALLREDUCE && tc->count * e >= tc->small && n > 1 && !approx &&
-        tc->op != COLLAB_OP_USER && !tc->clients && tc->count * e >= 4096) {
+        tc->op != COLLAB_OP_USER && !tc->clients && !tc->verify && tc->count * e >= 4096) {
         double want = 2.0 * (n - 1) / n * (double)(tc->count * e);
         for (int i = 0; i < n; i++) {
             uint64_t sent = 0, recv = 0;
@@ -297,6 +301,32 @@ static void test_allreduce(void)
         tri.count = 3 * 7;
         s_cases(tri, 2);
     }
+}
+
+/* COLLAB_VERIFY with honest reducers: every member checks the next one's
+   part (recomputed with the reducer's own fold, bit for bit), nobody is
+   convicted, and the results stay right: plain and weighted SUM (the
+   eager and the buffered fold), MAX, a non-commutative user op, in place,
+   ranks absent. */
+static void test_verify(void)
+{
+    static const collab_op_kind_t ops[] = {COLLAB_OP_SUM, COLLAB_OP_MAX, COLLAB_OP_USER};
+    for (int n = 3; n <= 6; n += 3)
+        for (size_t o = 0; o < 3; o++)
+            for (int variant = 0; variant < 3; variant++) {
+                rcase_t tc = {.kind = CL_COLL_ALLREDUCE,
+                              .n = n,
+                              .size = variant == 2 ? n + 2 : n,
+                              .dt = ops[o] == COLLAB_OP_USER ? COLLAB_UINT64 : COLLAB_DOUBLE,
+                              .op = ops[o],
+                              .count = 3001,
+                              .inplace = variant == 1,
+                              .weighted = variant == 1 && ops[o] == COLLAB_OP_SUM,
+                              .chunk = 512,
+                              .small = 1024,
+                              .verify = true};
+                s_cases(tc, 2);
+            }
 }
 
 /* DESIGN §2: with ranks absent or weights set, SUM is size x weighted mean. */
@@ -481,6 +511,7 @@ int main(void)
 {
     test_types_ops();
     test_allreduce();
+    test_verify();
     test_weighted();
     test_clients_codec();
     test_reduce();

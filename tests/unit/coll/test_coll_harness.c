@@ -33,7 +33,7 @@ struct th {
     size_t nev, cap;
     uint64_t rng;
     double clock;
-    long events, refused, suspects;
+    long events, refused, suspects, convictions;
     long fuzzed, fuzz_ok;
     bool drop_all;
     bool no_fail_to_done;
@@ -110,6 +110,31 @@ static void s_suspect(void *eng, int r)
     fprintf(stderr, "harness: member %d suspects rank %d\n", me->idx, r);
 }
 
+/* COLLAB_VERIFY: a member found a reducer's result wrong. */
+static void s_convict(void *eng, int r)
+{
+    th_member_t *me = eng;
+    me->h->convictions++;
+    fprintf(stderr, "harness: member %d convicts rank %d\n", me->idx, r);
+}
+
+long th_convictions(const th_t *self)
+{
+    return self->convictions;
+}
+
+/* Relay tags: a key per pair of comm ranks, the same at both ends. */
+static int s_pair_key(void *eng, int r, uint8_t key[32])
+{
+    th_member_t *me = eng;
+    int a = me->h->ranks[me->idx], lo = a < r ? a : r, hi = a < r ? r : a;
+    memset(key, 0, 32);
+    memcpy(key, &lo, sizeof lo);
+    memcpy(key + 8, &hi, sizeof hi);
+    key[31] = 0x5a;
+    return COLLAB_OK;
+}
+
 th_t *th_new(int n, const cl_coll_args_t *args)
 {
     th_t *h = calloc(1, sizeof *h);
@@ -133,7 +158,9 @@ th_t *th_new(int n, const cl_coll_args_t *args)
                              .send = s_send,
                              .now = s_now,
                              .deadline = s_deadline,
-                             .suspect = s_suspect};
+                             .suspect = s_suspect,
+                             .convict = s_convict,
+                             .pair_key = s_pair_key};
         h->coll[i] = cl_coll_new(&args[i], &env);
         if (h->coll[i] == NULL) {
             th_destroy(&h);

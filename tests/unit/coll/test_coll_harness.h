@@ -55,6 +55,9 @@ cl_coll_t *th_coll(th_t *self, int i);
 /* True when member i was not killed. */
 bool th_alive(const th_t *self, int i);
 
+/* Verdicts (env->convict) reported so far. */
+long th_convictions(const th_t *self);
+
 /* Events delivered in the last run. */
 long th_events(const th_t *self);
 

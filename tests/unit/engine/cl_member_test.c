@@ -60,7 +60,7 @@ static void test_ranks_and_views(void)
         key_of(i, k[i]);
     cl_member_t *coord = cl_member_new(k[0]);
     CHECK(coord != NULL);
-    cl_settings_t s = {4, false, 0, 3, 0, 1, 16};
+    cl_settings_t s = {4, false, 0, 3, 0, 1, 16, false};
     CHECK(cl_member_found(coord, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &s) == 0);
     CHECK(cl_member_epoch(coord) == 1);
     CHECK(cl_member_self(coord) != NULL && cl_member_self(coord)->rank == 0);
@@ -193,7 +193,7 @@ static void test_many(void)
     uint8_t self[32];
     key_of(0, self);
     cl_member_t *m = cl_member_new(self);
-    cl_settings_t s = {600, false, 0, 64, 0, 1, 16};
+    cl_settings_t s = {600, false, 0, 64, 0, 1, 16, false};
     CHECK(cl_member_found(m, 0, "", false, 1, &s) == 0);
     for (int i = 1; i < 500; i++) {
         uint8_t k[32];
@@ -231,7 +231,7 @@ static void test_monitor(void)
     uint8_t k[4][32];
     for (int i = 0; i < 4; i++)
         key_of(i, k[i]);
-    cl_settings_t st = {4, false, 0, 4, 0, 1, 16};
+    cl_settings_t st = {4, false, 0, 4, 0, 1, 16, false};
     cl_member_t *mon = cl_member_new(k[0]);
     cl_member_t *t1 = cl_member_new(k[1]);
     CHECK(cl_member_found_monitor(mon, "/ip4/127.0.0.1/tcp/31337", &st) == 0);

@@ -521,7 +521,7 @@ static void test_bad_bodies(void)
     cl_wire_msg_clear(&o);
     b[vt] = 64;
     /* Swap the rank fields in the bytes: entry 0 at offset 40, rank at +32. */
-    size_t e0 = 8 + 8 + 4 + 1 + 1 + 4 + 9 + 1 + 4;
+    size_t e0 = 8 + 8 + 4 + 1 + 1 + 4 + 9 + 2 + 4; /* after verify, flags, count */
     size_t esz = 32 + 4 + 1 + 8 + 2;
     b[e0 + 32] = 1;
     b[e0 + esz + 32] = 0;
@@ -534,9 +534,9 @@ static void test_bad_bodies(void)
     b[e0 + esz + 32] = 2; /* rank 2 in a world of 2 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[e0 + esz + 32] = 1;
-    b[16 + 4 + 1 + 1 + 4 + 9 + 1] = 0xff; /* count 255 */
+    b[16 + 4 + 1 + 1 + 4 + 9 + 2] = 0xff; /* count 255 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
-    b[16 + 4 + 1 + 1 + 4 + 9 + 1] = 2;
+    b[16 + 4 + 1 + 1 + 4 + 9 + 2] = 2;
     /* Aggregation (offset 26) beyond centered_clip. */
     b[26] = 3;
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
@@ -544,6 +544,13 @@ static void test_bad_bodies(void)
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.aggregation == 2);
     cl_wire_msg_clear(&o);
     b[26] = 0;
+    /* COLLAB_VERIFY (offset 35) is 0 or 1. */
+    b[35] = 2;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    b[35] = 1;
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.verify == 1);
+    cl_wire_msg_clear(&o);
+    b[35] = 0;
     b[8] = 2; /* group epoch 2 > epoch 1 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[8] = 1;

@@ -761,7 +761,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 38);
+    CL_CHECK(n == 39);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -785,6 +785,7 @@ static void test_table(void)
                               "COLLAB_AGGREGATION",
                               "COLLAB_ROBUST_MIN",
                               "COLLAB_MAX_WEIGHT_RATIO",
+                              "COLLAB_VERIFY",
                               "COLLAB_CUDA",
                               "COLLAB_SHM",
                               "COLLAB_REPORT_INTERVAL",

@@ -1,0 +1,277 @@
+/*  soak_hostile.c - LD_PRELOAD shim that makes one peer of
+    bench/attack_soak.sh a hostile member.
+
+    The peer is a real member (the example trainer under collab-run); this
+    shim wraps zmq_send and zmq_msg_send, decodes every message the peer
+    sends with the project's codec and, once armed (SOAK_ARM seconds after
+    the first message, default 5), tampers with some and adds forgeries on
+    the same connection, as tests/attack/attack.c does:
+
+      results   with the first chunk of each world collective it sends a
+                member, a RESULT for the part of another member (member 0,
+                or 1 when it is member 0) full of 1e30;
+      NaN       one world collective in 5, its own contribution is all NaN;
+      weights   with every heartbeat, UPDATE weight 1e9 (the most
+                COLLAB_WEIGHT allows); SOAK_HUGE seconds after arming
+                (default 90), one UPDATE weight 1e308;
+      ADMIT     with every heartbeat, an ADMIT that re-admits a random key
+                as rank 1 with weight 0 for 100000 collectives;
+      VIEW      with every heartbeat, a VIEW one epoch ahead that lists
+                only this peer;
+      FETCH     with every heartbeat, 64 FETCHes of 1 GiB of state item 0.
+
+    Each forgery kind is counted; the counts are written to
+    $SOAK_OUT/hostile.counts when the process exits.
+*/
+#include "coll/cl_coll_impl.h"
+#include "engine/cl_comm.h"
+#include "engine/cl_elmsg.h"
+#include "engine/cl_wire.h"
+#include "util/cl_identity.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+enum { K_RESULT, K_NAN, K_UPDATE, K_HUGE, K_ADMIT, K_VIEW, K_FETCH, K_COUNT };
+static const char *const s_names[K_COUNT] = {"result", "nan",  "update", "huge_weight",
+                                             "admit",  "view", "fetch"};
+static atomic_long s_count[K_COUNT];
+static double s_t0, s_arm = 5, s_huge = 90;
+static atomic_bool s_huge_sent;
+
+static __thread bool t_have;
+static __thread void *t_sock;
+static __thread cl_wire_hdr_t t_hdr;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void s_report(void)
+{
+    const char *dir = getenv("SOAK_OUT");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hostile.counts", dir != NULL ? dir : "/tmp");
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return;
+    for (int k = 0; k < K_COUNT; k++)
+        fprintf(f, "%s %ld\n", s_names[k], atomic_load(&s_count[k]));
+    fclose(f);
+}
+
+__attribute__((constructor)) static void s_init(void)
+{
+    if (getenv("SOAK_ARM") != NULL)
+        s_arm = atof(getenv("SOAK_ARM"));
+    if (getenv("SOAK_HUGE") != NULL)
+        s_huge = atof(getenv("SOAK_HUGE"));
+    atexit(s_report);
+}
+
+static bool s_armed(void)
+{
+    double t = now_s();
+    if (s_t0 == 0)
+        s_t0 = t;
+    return t - s_t0 >= s_arm;
+}
+
+static int real_zmq_send(void *s, const void *buf, size_t len, int flags)
+{
+    static int (*fn)(void *, const void *, size_t, int);
+    if (fn == NULL)
+        fn = (int (*)(void *, const void *, size_t, int))dlsym(RTLD_NEXT, "zmq_send");
+    return fn(s, buf, len, flags);
+}
+
+static int real_zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+{
+    static int (*fn)(zmq_msg_t *, void *, int);
+    if (fn == NULL)
+        fn = (int (*)(zmq_msg_t *, void *, int))dlsym(RTLD_NEXT, "zmq_msg_send");
+    return fn(m, s, flags);
+}
+
+static void inject(void *sock, cl_wire_hdr_t h, const uint8_t *body, size_t blen, int kind)
+{
+    uint8_t hb[CL_WIRE_HDR_SIZE];
+    h.version = CL_WIRE_VERSION;
+    h.length = blen;
+    cl_wire_hdr_encode(&h, hb);
+    if (real_zmq_send(sock, hb, sizeof hb, ZMQ_SNDMORE | ZMQ_DONTWAIT) == (int)sizeof hb &&
+        real_zmq_send(sock, blen > 0 ? body : (const uint8_t *)"", blen, ZMQ_DONTWAIT) >= 0)
+        atomic_fetch_add(&s_count[kind], 1);
+}
+
+static void inject_msg(void *sock, const cl_wire_hdr_t *like, cl_wire_msg_t *m, int kind)
+{
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    m->hdr.run = like->run;
+    if (m->hdr.epoch == 0)
+        m->hdr.epoch = like->epoch;
+    if (cl_wire_encode_body(m, &body, &blen) == CL_WIRE_OK)
+        inject(sock, m->hdr, body, blen, kind);
+    free(body);
+}
+
+static void inject_el(void *sock, const cl_wire_hdr_t *like, const cl_elmsg_t *a, int kind)
+{
+    uint8_t *eb = NULL;
+    size_t elen = 0;
+    if (cl_elmsg_encode(a, &eb, &elen) == COLLAB_OK) {
+        cl_wire_hdr_t eh = *like;
+        eh.type = CL_MSG_ELASTIC;
+        eh.sub = a->type;
+        eh.comm = 0;
+        eh.seq = 0;
+        inject(sock, eh, eb, elen, kind);
+    }
+    free(eb);
+}
+
+/* Forgeries that ride on a heartbeat. */
+static void s_on_heartbeat(void *sock, const cl_wire_hdr_t *h)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_UPDATE;
+    bool huge = now_s() - s_t0 >= s_arm + s_huge && !atomic_exchange(&s_huge_sent, true);
+    m.u.update.weight = huge ? 1e308 : 1e9;
+    inject_msg(sock, h, &m, huge ? K_HUGE : K_UPDATE);
+
+    cl_el_joiner_t j;
+    memset(&j, 0, sizeof j);
+    randombytes_buf(j.key, sizeof j.key);
+    j.rank = 1;
+    j.flags = CL_EL_JOINER_READMIT;
+    cl_elmsg_t a;
+    memset(&a, 0, sizeof a);
+    a.type = CL_EL_ADMIT;
+    a.s = 1;
+    a.w0_end = 100000;
+    a.gen = h->epoch;
+    a.joiners = &j;
+    a.njoiners = 1;
+    inject_el(sock, h, &a, K_ADMIT);
+
+    memset(&a, 0, sizeof a);
+    a.type = CL_EL_FETCH;
+    a.s = 1;
+    a.what = 0;
+    a.index = 0;
+    a.offset = 0;
+    a.len = (uint64_t)1 << 30;
+    for (int k = 0; k < 64; k++)
+        inject_el(sock, h, &a, K_FETCH);
+
+    /* A VIEW one epoch ahead listing this peer alone (as a client: no
+       address to check). */
+    static uint8_t self_key[32];
+    static bool have_key;
+    if (!have_key && getenv("COLLAB_IDENTITY") != NULL) {
+        char err[256];
+        cl_identity_t *id = cl_identity_new(getenv("COLLAB_IDENTITY"), err, sizeof err);
+        if (id != NULL) {
+            memcpy(self_key, cl_identity_public_key(id), 32);
+            have_key = true;
+        }
+        cl_identity_destroy(&id);
+    }
+    if (have_key) {
+        cl_wire_member_t me = {{0}, 0, CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP, 1.0, ""};
+        memcpy(me.key, self_key, 32);
+        memset(&m, 0, sizeof m);
+        m.hdr.type = CL_MSG_VIEW;
+        m.hdr.epoch = h->epoch + 1;
+        m.u.view.epoch = h->epoch + 1;
+        m.u.view.group_epoch = h->epoch + 1;
+        m.u.view.world_size = 7;
+        m.u.view.target_group = 64;
+        m.u.view.aggregation = 2;
+        m.u.view.robust_min = 1;
+        m.u.view.max_weight_ratio = 16;
+        m.u.view.count = 1;
+        m.u.view.members = &me;
+        uint8_t *body = NULL;
+        size_t blen = 0;
+        m.hdr.run = h->run;
+        if (cl_wire_encode_body(&m, &body, &blen) == CL_WIRE_OK)
+            inject(sock, m.hdr, body, blen, K_VIEW);
+        free(body);
+    }
+}
+
+__attribute__((visibility("default"))) int zmq_send(void *s, const void *buf, size_t len, int flags)
+{
+    if (len == CL_WIRE_HDR_SIZE && (flags & ZMQ_SNDMORE) && memcmp(buf, "CLAB", 4) == 0 &&
+        cl_wire_hdr_decode(buf, len, &t_hdr) == CL_WIRE_OK) {
+        t_have = true;
+        t_sock = s;
+    }
+    return real_zmq_send(s, buf, len, flags);
+}
+
+__attribute__((visibility("default"))) int zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+{
+    if (!t_have || s != t_sock)
+        return real_zmq_msg_send(m, s, flags);
+    t_have = false;
+    cl_wire_hdr_t h = t_hdr;
+    if (!s_armed())
+        return real_zmq_msg_send(m, s, flags);
+    size_t blen = zmq_msg_size(m);
+    bool coll = h.type == CL_MSG_COLL && h.comm == CL_COMM_WORLD_ID && h.sub == CL_MSG_RESULT &&
+                blen >= sizeof(float);
+    int rc;
+    if (coll && h.seq % 5 == 0) {
+        /* Its own contribution, all NaN (exchange: raw floats). */
+        zmq_msg_t bad;
+        if (zmq_msg_init_size(&bad, blen) != 0)
+            return real_zmq_msg_send(m, s, flags);
+        float nan = NAN;
+        uint8_t *d = zmq_msg_data(&bad);
+        for (size_t k = 0; k + sizeof nan <= blen; k += sizeof nan)
+            memcpy(d + k, &nan, sizeof nan);
+        rc = real_zmq_msg_send(&bad, s, flags);
+        if (rc < 0) {
+            zmq_msg_close(&bad);
+            return real_zmq_msg_send(m, s, flags);
+        }
+        atomic_fetch_add(&s_count[K_NAN], 1);
+        zmq_msg_close(m);
+        rc = (int)blen;
+    } else {
+        rc = real_zmq_msg_send(m, s, flags);
+    }
+    if (rc < 0)
+        return rc;
+    if (h.type == CL_MSG_HEARTBEAT) {
+        s_on_heartbeat(s, &h);
+    } else if (coll && h.chunk == 0) {
+        /* Another member's part, full of 1e30. */
+        uint8_t *forged = malloc(blen);
+        if (forged != NULL) {
+            float big = 1e30f;
+            for (size_t k = 0; k + sizeof big <= blen; k += sizeof big)
+                memcpy(forged + k, &big, sizeof big);
+            cl_wire_hdr_t fh = h;
+            fh.part = h.part == 0 ? 1 : 0;
+            inject(s, fh, forged, blen, K_RESULT);
+            free(forged);
+        }
+    }
+    return rc;
+}

@@ -1,0 +1,409 @@
+/*  verify.c - a reducer that corrupts its own part, against COLLAB_VERIFY.
+
+    Usage: attack_verify [runs] [collectives].  Each run starts 8 real
+    peers on loopback (forked processes that call collab_init, as
+    collab-run would start them) with COLLAB_VERIFY=1.  Peer 5 is a
+    hostile member: it runs the same all-reduces, but the wrappers of
+    zmq_send/zmq_msg_send below decode every message it sends with the
+    project's codec and, in each butterfly RESULT it sends for the part it
+    reduces, add 1000 to every value before it goes out.  The RESULT is
+    well formed and comes from the part's owner, so only a validator that
+    recomputes the part can tell.
+
+    Every honest peer runs `collectives` (default 60) all-reduces of
+    32768 + 1 floats, x[k] = rank + 1 + k % 7, and checks each: with the
+    hostile member in the group the result may be wrong (nothing repairs a
+    result after the fact), and the collective in which it is removed may
+    mix parts with and without it; from the next one on, every result
+    must be 8/7 x the sum of the 7 honest peers' inputs, no honest peer may ever be left out, and
+   the hostile member must be out by collective 50 at the latest.  The parent then checks that the
+   coordinator's log names the conviction
+    ("returned a wrong result").  It prints, per run, the collective at
+    which peer 0 first saw the group of 7; bench/verify.sh runs 20 runs.
+
+    Recorded effect without verification (COLLAB_VERIFY=0, see
+    tests/attack/recorded/verify.txt): every result of every collective
+    wrong, the hostile member never removed.
+*/
+#include "engine/cl_wire.h"
+#include "mpi_collab.h"
+#include "test_peers.h"
+
+#include "coll/cl_coll_impl.h"
+#include "engine/cl_comm.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define NP 8
+#define HOSTILE 5
+#define CNT 32768
+#define BOUND 50 /* the hostile member must be out by this collective */
+
+static char s_dir[256];
+static char s_addr[NP][256];
+static int s_port[NP];
+static char s_run[128];
+static bool s_hostile;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The hostile member's wrappers. */
+
+static __thread bool t_have; /* a RESULT header went out with SNDMORE */
+static __thread void *t_sock;
+
+static int real_zmq_send(void *s, const void *buf, size_t len, int flags)
+{
+    static int (*fn)(void *, const void *, size_t, int);
+    if (fn == NULL)
+        fn = (int (*)(void *, const void *, size_t, int))dlsym(RTLD_NEXT, "zmq_send");
+    return fn(s, buf, len, flags);
+}
+
+static int real_zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+{
+    static int (*fn)(zmq_msg_t *, void *, int);
+    if (fn == NULL)
+        fn = (int (*)(zmq_msg_t *, void *, int))dlsym(RTLD_NEXT, "zmq_msg_send");
+    return fn(m, s, flags);
+}
+
+int zmq_send(void *s, const void *buf, size_t len, int flags)
+{
+    cl_wire_hdr_t h;
+    if (s_hostile && len == CL_WIRE_HDR_SIZE && (flags & ZMQ_SNDMORE) &&
+        memcmp(buf, "CLAB", 4) == 0 && cl_wire_hdr_decode(buf, len, &h) == CL_WIRE_OK &&
+        h.type == CL_MSG_COLL && h.sub == CL_MSG_RESULT && h.comm == CL_COMM_WORLD_ID) {
+        t_have = true;
+        t_sock = s;
+    }
+    return real_zmq_send(s, buf, len, flags);
+}
+
+/* A RESULT of this member's part: bitmap (1 byte for 8 members), then
+   floats; each gets 1000 more. */
+int zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+{
+    if (!t_have || s != t_sock)
+        return real_zmq_msg_send(m, s, flags);
+    t_have = false;
+    size_t blen = zmq_msg_size(m);
+    zmq_msg_t forged;
+    if (blen < 1 + sizeof(float) || zmq_msg_init_size(&forged, blen) != 0)
+        return real_zmq_msg_send(m, s, flags);
+    uint8_t *d = zmq_msg_data(&forged);
+    memcpy(d, zmq_msg_data(m), blen);
+    for (size_t k = 1; k + sizeof(float) <= blen; k += sizeof(float)) {
+        float v;
+        memcpy(&v, d + k, sizeof v);
+        v += 1000.0f;
+        memcpy(d + k, &v, sizeof v);
+    }
+    int rc = real_zmq_msg_send(&forged, s, flags);
+    if (rc < 0) {
+        zmq_msg_close(&forged);
+        return real_zmq_msg_send(m, s, flags);
+    }
+    zmq_msg_close(m);
+    return (int)blen;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The peers. */
+
+static void peer_env(int i)
+{
+    char v[4096], path[512];
+    snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+    setenv("COLLAB_IDENTITY", path, 1);
+    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
+    setenv("COLLAB_LISTEN", v, 1);
+    snprintf(v, sizeof v, "%d", i);
+    setenv("COLLAB_RANK", v, 1);
+    snprintf(v, sizeof v, "%d", NP);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
+    setenv("COLLAB_RUN_ID", s_run, 1);
+    setenv("COLLAB_MATCHMAKING_TIME", "60", 1);
+    setenv("COLLAB_SHM", "0", 1); /* the wrappers see network traffic only */
+    if (getenv("COLLAB_VERIFY") == NULL)
+        setenv("COLLAB_VERIFY", "1", 1);
+    if (getenv("COLLAB_TIMEOUT") == NULL)
+        setenv("COLLAB_TIMEOUT", "5", 1);
+    if (getenv("COLLAB_LOG") == NULL)
+        setenv("COLLAB_LOG", "info", 1);
+    snprintf(path, sizeof path, "%s/log%d", s_dir, i);
+    setenv("COLLAB_LOG_FILE", path, 1);
+    v[0] = '\0';
+    for (int j = 0; j < (i == 0 ? 0 : NP); j++)
+        if (j != i) {
+            strncat(v, s_addr[j], sizeof v - strlen(v) - 2);
+            strcat(v, " ");
+        }
+    if (v[0] != '\0')
+        setenv("COLLAB_INITIAL_PEERS", v, 1);
+    else
+        unsetenv("COLLAB_INITIAL_PEERS");
+}
+
+/* Peer i: `iters` all-reduces, checked (see the top comment).  Peer 0
+   writes the collective at which it first saw the group of 7 (or -1) to
+   <dir>/out. */
+static int peer_main(int i, int iters)
+{
+    s_hostile = i == HOSTILE;
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[verify] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    float *x = malloc((CNT + 1) * sizeof *x), *y = malloc((CNT + 1) * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < CNT; k++)
+        x[k] = (float)(i + 1 + (int)(k % 7));
+    x[CNT] = 0;
+    collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
+    /* Until all 8 are in the group (a peer may join late): small
+       all-reduces, which every member of one group ends together. */
+    double t0 = now_s();
+    for (;;) {
+        double one = 1, got = 0;
+        collab_info_t info = {0};
+        rc = collab_allreduce(w, &one, &got, 1, COLLAB_DOUBLE, &sum, NULL);
+        (void)collab_last_info(&info);
+        if (rc == COLLAB_OK && info.group_size == NP)
+            break;
+        if (now_s() - t0 > 60) {
+            fprintf(stderr, "[verify] peer %d: the group of 8 did not form within 60 s\n", i);
+            return 3;
+        }
+    }
+    int out_at = -1, bad = 0, wrong8 = 0;
+    for (int it = 0; it < iters; it++) {
+        /* Peer 0 marks the last all-reduce: every peer stops after it,
+           the hostile one too (while it is still a member). */
+        if (i == 0 && it == iters - 1)
+            x[CNT] = 1;
+        rc = collab_allreduce(w, x, y, CNT + 1, COLLAB_FLOAT, &sum, NULL);
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        if (s_hostile) {
+            if (rc == COLLAB_OK && y[CNT] > 0)
+                break;
+            if (rc != COLLAB_OK)
+                break; /* removed */
+            continue;
+        }
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[verify] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
+            bad++;
+            break;
+        }
+        if (info.group_size == NP - 1 && out_at < 0)
+            out_at = it;
+        if (info.group_size == NP) {
+            if (out_at >= 0) {
+                fprintf(stderr, "[verify] peer %d: all-reduce %d: the hostile member is back\n", i,
+                        it);
+                bad++;
+            }
+            /* Its result may be wrong (nothing repairs it): counted for
+               the log only. */
+            for (size_t k = 0; k < CNT; k++)
+                if (y[k] != (float)(36.0 + 8.0 * (double)(k % 7))) {
+                    wrong8++;
+                    break;
+                }
+            continue;
+        }
+        if (info.group_size != NP - 1) {
+            fprintf(stderr, "[verify] peer %d: all-reduce %d with a group of %d\n", i, it,
+                    info.group_size);
+            bad++;
+            continue;
+        }
+        /* The removal may land inside that collective: parts reduced
+           before it still hold the hostile member's contribution (a
+           member that failed mid-collective stays in the parts that had
+           its data, docs/collectives.md).  From the next one on, exact. */
+        if (it == out_at)
+            continue;
+        size_t wrong = 0, first = 0;
+        for (size_t k = 0; k < CNT; k++) {
+            double want = 8.0 / 7.0 * (30.0 + 7.0 * (double)(k % 7));
+            if (fabs((double)y[k] - want) > 1e-4 * want && wrong++ == 0)
+                first = k;
+        }
+        if (wrong > 0) {
+            if (bad < 3)
+                fprintf(stderr, "[verify] peer %d: all-reduce %d: %zu elements wrong (%zu: %g)\n",
+                        i, it, wrong, first, (double)y[first]);
+            bad++;
+        }
+    }
+    if (s_hostile) {
+        pause(); /* killed by the parent */
+        return 0;
+    }
+    if (out_at < 0 || out_at > BOUND) {
+        fprintf(stderr, "[verify] peer %d: the hostile member was %s\n", i,
+                out_at < 0 ? "never taken out" : "taken out too late");
+        bad++;
+    }
+    fprintf(stderr,
+            "[verify] peer %d: group of 7 from all-reduce %d on, %d checks failed; %d "
+            "all-reduces with the hostile member had a wrong result\n",
+            i, out_at, bad, wrong8);
+    if (i == 0) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/out", s_dir);
+        FILE *f = fopen(path, "w");
+        if (f != NULL) {
+            fprintf(f, "%d\n", out_at);
+            fclose(f);
+        }
+    }
+    rc = collab_finalize();
+    free(x);
+    free(y);
+    return bad > 0 || rc != COLLAB_OK ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The parent. */
+
+static bool log_has(int i, const char *what)
+{
+    char path[512], line[4096];
+    snprintf(path, sizeof path, "%s/log%d", s_dir, i);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    while (f != NULL && !found && fgets(line, sizeof line, f) != NULL)
+        found = strstr(line, what) != NULL;
+    if (f != NULL)
+        fclose(f);
+    return found;
+}
+
+/* One run; returns 0 on success, 1 on failure, 3 on a broken set-up.
+ *out_at gets the collective at which the group shrank. */
+static int one_run(int run, int iters, int *out_at)
+{
+    test_peers_prepare("verify", NP, s_dir, sizeof s_dir, s_addr, s_port);
+    snprintf(s_run, sizeof s_run, "attack-verify-%d-%d", (int)getpid(), run);
+    pid_t pid[NP];
+    for (int i = 0; i < NP; i++) {
+        fflush(stderr);
+        pid[i] = fork();
+        if (pid[i] < 0) {
+            perror("fork");
+            return 3;
+        }
+        if (pid[i] == 0) {
+            peer_env(i);
+            int rc = peer_main(i, iters);
+            fflush(stderr);
+            _exit(rc);
+        }
+    }
+    int bad = 0;
+    bool setup = false;
+    double t0 = now_s();
+    for (int i = 0; i < NP; i++) {
+        if (i == HOSTILE)
+            continue;
+        int st = 0;
+        for (;;) {
+            pid_t r = waitpid(pid[i], &st, WNOHANG);
+            if (r == pid[i])
+                break;
+            if (now_s() - t0 > 120) {
+                fprintf(stderr, "[verify] peer %d still runs after 120 s; killing it\n", i);
+                kill(pid[i], SIGKILL);
+                waitpid(pid[i], &st, 0);
+                break;
+            }
+            usleep(20000);
+        }
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+            setup = true;
+        else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "[verify] peer %d failed (status %d)\n", i,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+            bad++;
+        }
+    }
+    kill(pid[HOSTILE], SIGKILL);
+    waitpid(pid[HOSTILE], NULL, 0);
+    if (setup && bad == 0) {
+        fprintf(stderr, "[verify] run %d: the swarm did not form (logs in %s)\n", run, s_dir);
+        return 3;
+    }
+    *out_at = -1;
+    char path[512];
+    snprintf(path, sizeof path, "%s/out", s_dir);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", out_at) != 1)
+            *out_at = -1;
+        fclose(f);
+    }
+    /* The coordinator (rank 0) names the convicted member. */
+    if (!log_has(0, "returned a wrong result")) {
+        fprintf(stderr, "[verify] run %d: rank 0's log does not name the wrong result\n", run);
+        bad++;
+    }
+    if (bad > 0 || getenv("VERIFY_KEEP") != NULL) {
+        fprintf(stderr, "[verify] run %d: logs kept in %s\n", run, s_dir);
+    } else {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+        if (strncmp(s_dir, "/tmp/collab-verify-", 19) == 0 && system(cmd) != 0)
+            fprintf(stderr, "[verify] could not remove %s\n", s_dir);
+    }
+    return bad > 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = argc > 1 ? atoi(argv[1]) : 2;
+    int iters = argc > 2 ? atoi(argv[2]) : 60;
+    if (runs < 1 || iters < BOUND + 2) {
+        fprintf(stderr, "usage: attack_verify [runs >= 1] [collectives >= %d]\n", BOUND + 2);
+        return 3;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int failed = 0;
+    for (int r = 0; r < runs; r++) {
+        int at = -1;
+        double t0 = now_s();
+        int rc = one_run(r, iters, &at);
+        if (rc == 3)
+            return 3;
+        failed += rc != 0;
+        printf("run %d: %s, group of 7 from all-reduce %d on (%.1f s)\n", r,
+               rc == 0 ? "caught" : "FAILED", at, now_s() - t0);
+        fflush(stdout);
+    }
+    printf("verify: %d of %d runs caught and removed the corrupting reducer by all-reduce %d\n",
+           runs - failed, runs, BOUND);
+    return failed > 0 ? 1 : 0;
+}
