@@ -428,8 +428,9 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     if (p != NULL)
         p->last_heard = eng_now();
     bool member = p != NULL && p->state != CL_PEER_GONE;
-    if (e->cfg.monitor && (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
-                           m->hdr.type == CL_MSG_ELASTIC)) {
+    if (e->cfg.monitor &&
+        (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
+         (m->hdr.type == CL_MSG_ELASTIC && !eng_ckpt_monitor_accepts(e, m->hdr.sub)))) {
         /* A monitor holds no rank and serves no state: nobody entitled
            sends it data (docs/monitor.md §3). */
         char desc[CL_WIRE_STR_MAX + 64];

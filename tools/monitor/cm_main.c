@@ -55,6 +55,7 @@ static void usage(FILE *f)
             "                      [--strict 0|1] [--http HOST:PORT|off] [--db FILE]\n"
             "                      [--run-id ID] [--swarm-key-file FILE] [--announce MULTIADDR]\n"
             "                      [--initial-peers ADDRS] [--tick SECONDS]\n"
+            "                      [--checkpoint-dir DIR --checkpoint-every N]\n"
             "\n"
             "The swarm's bootstrap peer: holds no rank, founds the swarm (fixing the\n"
             "swarm-wide settings) or joins it, prints the join line, records the peers'\n"
@@ -73,6 +74,9 @@ static void usage(FILE *f)
             "  --announce MULTIADDR   COLLAB_ANNOUNCE (public address behind NAT)\n"
             "  --initial-peers ADDRS  join a running swarm through these peers\n"
             "  --tick SECONDS         seconds between two rows of the history (default 2)\n"
+            "  --checkpoint-dir DIR   keep the swarm's checkpoints there (the newest 3) and \n"
+            "                         resume a swarm whose peers all died from the latest\n"
+            "  --checkpoint-every N   steps between two checkpoints\n"
             "\n"
             "Other COLLAB_* variables (COLLAB_TIMEOUT, COLLAB_LOG, ...) apply as for any peer.\n");
 }
@@ -93,6 +97,8 @@ static const flag_var_t s_flags[] = {
     {"--swarm-key-file", "COLLAB_SWARM_KEY_FILE"},
     {"--announce", "COLLAB_ANNOUNCE"},
     {"--initial-peers", "COLLAB_INITIAL_PEERS"},
+    {"--checkpoint-dir", "COLLAB_CHECKPOINT_DIR"},
+    {"--checkpoint-every", "COLLAB_CHECKPOINT_EVERY"},
 };
 #define NFLAGS (sizeof s_flags / sizeof s_flags[0])
 
@@ -118,8 +124,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             printf("collab-monitor %s\n", CM_VERSION);
             return 1;
         }
-        if (strcmp(a, "--relay") == 0 || strcmp(a, "--checkpoint-dir") == 0 ||
-            strcmp(a, "--checkpoint-every") == 0) {
+        if (strcmp(a, "--relay") == 0) {
             fprintf(stderr,
                     "collab-monitor: %s is not supported by this version (see "
                     "docs/monitor.md, \"Not yet\")\n",
