@@ -479,7 +479,7 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
             if (m->hdr.sub == CL_EL_FETCH && monitor && e->el != NULL &&
                 eng_donor_expects(e->el->donor, UINT64_MAX, key))
                 return true;
-            if (m->hdr.sub == CL_EL_FETCH && e->cfg.monitor && member && eng_ckpt_resumed(e, key))
+            if (m->hdr.sub == CL_EL_FETCH && e->cfg.monitor && member)
                 return true;
             return refuse(e, p, key, m, "state requests are for admitted joiners only",
                           !member && !former && !monitor);

@@ -79,6 +79,7 @@ struct el_ckpt {
     uint64_t r_s, r_step, r_prefix;
     uint32_t *r_sigs;
     uint8_t r_key[32];
+    bool resumed_from; /* this peer resumed: as coordinator it passes the RESUME on */
 };
 
 static bool is_self(struct cl_engine *e, const cl_peer_t *p)
@@ -122,11 +123,11 @@ int eng_ckpt_init(struct cl_engine *e)
     if (rc == 0) {
         c->have_ok = true;
         c->last_step = c->have.step;
-        cl_info("monitor: the latest checkpoint is %s (step %llu, %u items); a swarm whose "
+        cl_info("the latest checkpoint is %s (step %llu, %u items); a swarm whose "
                 "peers all died resumes from it",
                 path, (unsigned long long)c->have.step, c->have.nitems);
     } else {
-        cl_info("monitor: checkpoints every %d steps into %s (none yet)", every, dir);
+        cl_info("checkpoints every %d steps into %s (none yet)", every, dir);
     }
     return COLLAB_OK;
 }
@@ -205,7 +206,7 @@ void eng_ckpt_fetched(struct cl_engine *e)
     memset(&out, 0, sizeof out);
     out.items = calloc(n > 0 ? n : 1, sizeof *out.items);
     if (out.items == NULL) {
-        cl_error("monitor: out of memory writing the checkpoint of step %llu",
+        cl_error("out of memory writing the checkpoint of step %llu",
                  (unsigned long long)c->f_step);
         fetch_end(e, c);
         return;
@@ -241,14 +242,14 @@ void eng_ckpt_fetched(struct cl_engine *e)
     int donors = 0;
     eng_sync_totals(y, &items, &total, &donors);
     if (donors == 0) {
-        cl_warn("monitor: no member served the state of step %llu; no checkpoint written",
+        cl_warn("no member served the state of step %llu; no checkpoint written",
                 (unsigned long long)c->f_step);
         free(out.items);
         fetch_end(e, c);
         return;
     }
     if (got < n)
-        cl_warn("monitor: %zu of the swarm's %zu state items were not agreed by a majority of "
+        cl_warn("%zu of the swarm's %zu state items were not agreed by a majority of "
                 "the members that answered; the checkpoint of step %llu leaves them out",
                 n - got, n, (unsigned long long)c->f_step);
     out.step = c->f_step;
@@ -258,14 +259,14 @@ void eng_ckpt_fetched(struct cl_engine *e)
     out.nitems = (uint32_t)got;
     char path[4096], err[CL_CKPT_ERR_MAX];
     if (cl_checkpoint_write(e->cfg.checkpoint_dir, &out, path, sizeof path, err) != 0) {
-        cl_error("monitor: checkpoint of step %llu not written: %s", (unsigned long long)c->f_step,
+        cl_error("checkpoint of step %llu not written: %s", (unsigned long long)c->f_step,
                  err);
         free(out.items);
         fetch_end(e, c);
         return;
     }
     int pruned = cl_checkpoint_prune(e->cfg.checkpoint_dir, CL_CKPT_KEEP);
-    cl_info("monitor: checkpoint of step %llu written: %s (%zu items, %.1f MB from %d peer%s, "
+    cl_info("checkpoint of step %llu written: %s (%zu items, %.1f MB from %d peer%s, "
             "%.1f s)%s",
             (unsigned long long)c->f_step, path, got, (double)bytes / 1e6, donors,
             donors == 1 ? "" : "s", eng_now() - c->f_started,
@@ -277,7 +278,7 @@ void eng_ckpt_fetched(struct cl_engine *e)
         c->have = fresh;
         c->have_ok = true;
     } else {
-        cl_error("monitor: %s", err);
+        cl_error("%s", err);
     }
     c->last_step = c->f_step;
     free(out.items);
@@ -310,7 +311,7 @@ static void on_notice(struct cl_engine *e, struct el_ckpt *c, cl_peer_t *p, cons
     memset(&none, 0, sizeof none);
     e->el->sync = eng_sync_start(e, m->s, &none, p->key);
     if (e->el->sync == NULL) {
-        cl_error("monitor: out of memory starting a checkpoint");
+        cl_error("out of memory starting a checkpoint");
         fetch_end(e, c);
         return;
     }
@@ -424,7 +425,10 @@ static void on_resume(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[
     c->r_s = m->s;
     c->r_step = m->step;
     c->r_prefix = m->prefix;
-    memcpy(c->r_key, key, 32);
+    /* The monitor that holds the checkpoint: the sender, or the one a
+       resumed coordinator names. */
+    static const uint8_t zero[32];
+    memcpy(c->r_key, memcmp(m->key, zero, 32) != 0 ? m->key : key, 32);
     c->resume_pending = true;
 }
 
@@ -438,9 +442,13 @@ bool eng_ckpt_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint
     if (idx != 0 || el->phase != EL_IN)
         return false;
     free(el->adm_sigs);
-    el->adm_sigs = c->r_sigs;
+    el->adm_sigs = c->r_prefix > 0 ? malloc(c->r_prefix * sizeof *el->adm_sigs) : NULL;
+    if (c->r_prefix > 0 && el->adm_sigs == NULL)
+        return false;
+    if (c->r_prefix > 0)
+        memcpy(el->adm_sigs, c->r_sigs, c->r_prefix * sizeof *el->adm_sigs);
     el->adm_nsigs = (uint32_t)c->r_prefix;
-    c->r_sigs = NULL;
+    c->resumed_from = true;
     el->adm_s = c->r_s;
     el->adm_prefix = c->r_prefix;
     el->adm_gen = 0;
@@ -472,7 +480,25 @@ bool eng_ckpt_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint
 void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
 {
     struct el_ckpt *c = ck(e);
-    if (c == NULL || !c->have_ok || cl_member_group_closed(e->mb))
+    if (c == NULL || cl_member_group_closed(e->mb))
+        return;
+    if (!e->cfg.monitor && c->resumed_from) {
+        /* A coordinator that resumed from a monitor's checkpoint while the
+           group forms: the peers it admits resume from it too. */
+        cl_elmsg_t m;
+        memset(&m, 0, sizeof m);
+        m.type = CL_EL_CKPT;
+        m.ckpt = CL_EL_CKPT_RESUME;
+        m.s = c->r_s;
+        m.step = c->r_step;
+        m.prefix = c->r_prefix;
+        m.sigs = c->r_sigs;
+        m.nsigs = (uint32_t)c->r_prefix;
+        memcpy(m.key, c->r_key, 32);
+        (void)eng_el_send(e, key, &m);
+        return;
+    }
+    if (!e->cfg.monitor || !c->have_ok)
         return;
     cl_elmsg_t m;
     memset(&m, 0, sizeof m);
@@ -483,6 +509,7 @@ void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
     m.prefix = c->have.prefix;
     m.sigs = c->have.sigs;
     m.nsigs = (uint32_t)c->have.prefix;
+    memcpy(m.key, e->self_key, 32);
     if (eng_el_send(e, key, &m) != COLLAB_OK)
         return;
     if (!eng_ckpt_resumed(e, key)) {
@@ -493,7 +520,7 @@ void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
     }
     char sid[CL_PEER_ID_MAX];
     cl_base58_encode(key, 32, sid, sizeof sid);
-    cl_info("monitor: peer %.8s… resumes from the checkpoint of step %llu", sid,
+    cl_info("peer %.8s… resumes from the checkpoint of step %llu", sid,
             (unsigned long long)c->have.step);
 }
 
@@ -504,7 +531,7 @@ static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
     cl_elmsg_t r;
     memset(&r, 0, sizeof r);
     r.s = m->s;
-    if (!c->have_ok || m->s != c->have.seq || !eng_ckpt_resumed(e, key)) {
+    if (!c->have_ok || m->s != c->have.seq) {
         r.type = CL_EL_NACK;
         r.what = m->type == CL_EL_FETCH ? m->what : CL_EL_ITEM_BUFFER;
         r.index = m->index;
@@ -626,8 +653,9 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
         }
         break;
     case CL_EL_CKPT_RESUME:
-        /* From the monitor this peer asked to join, before its view. */
-        if (e->cfg.monitor || (e->state == ENG_MEMBER && !monitor))
+        /* From the monitor (or the coordinator that resumed from it) this
+           peer asked to join, before its view. */
+        if (e->cfg.monitor || e->state == ENG_MEMBER)
             break;
         on_resume(e, c, key, m);
         break;
