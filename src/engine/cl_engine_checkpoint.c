@@ -186,13 +186,16 @@ static void send_request(struct cl_engine *e, struct el_ckpt *c)
     (void)eng_el_send(e, a->key, &m);
 }
 
+/* The fetch ended: asks for the next checkpoint at once, so that it is
+   taken N steps after this one. */
 static void fetch_end(struct cl_engine *e, struct el_ckpt *c)
 {
     c->fetching = false;
     free(c->f_sigs);
     c->f_sigs = NULL;
-    c->next_request = eng_now();
-    (void)e;
+    if (e->state == ENG_MEMBER)
+        send_request(e, c);
+    c->next_request = eng_now() + REQUEST_EVERY;
 }
 
 void eng_ckpt_fetched(struct cl_engine *e)
