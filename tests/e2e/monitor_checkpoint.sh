@@ -6,7 +6,9 @@
 #      with its join line only;
 #   2. once the monitor wrote two checkpoints, every trainer is SIGKILLed
 #      at once;
-#   3. the newest checkpoint file is read here (its documented layout):
+#   3. `collab-monitor --check-checkpoint` verifies the newest file and
+#      refuses a copy with one flipped byte, naming the reason; the newest
+#      file is read here (its documented layout):
 #      its step K, its step-counter buffer (= K) and the FNV-1a checksum
 #      of its parameter buffers, the trainer's own checksum;
 #   4. four new trainers start with the monitor's join line only: each
@@ -20,7 +22,6 @@ preload="$E2E_LIBDIR/libmpicollab.so"
 py=${E2E_PYTHON:-python3}
 export COLLAB_TIMEOUT=2
 limit=100
-port=$((20000 + RANDOM % 20000))
 dir="$E2E_LOG/monitor_checkpoint"
 rm -rf "$dir" && mkdir -p "$dir"
 pids=()
@@ -46,12 +47,19 @@ wait_count() {
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
 trap cleanup EXIT
 
-"$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" --identity "$dir/monitor.key" \
-    --world-size 4 --http off --db "$dir/history.db" --tick 1 \
-    --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 \
-    >"$E2E_LOG/mon.out" 2>"$E2E_LOG/mon.err" &
-mon_pid=$!
-pids+=($mon_pid)
+# A random port may be taken by another test on this machine: a few tries.
+for try in 1 2 3; do
+    port=$((20000 + RANDOM % 20000))
+    "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" --identity "$dir/monitor.key" \
+        --world-size 4 --http off --db "$dir/history.db" --tick 1 \
+        --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 \
+        >"$E2E_LOG/mon.out" 2>"$E2E_LOG/mon.err" &
+    mon_pid=$!
+    pids+=($mon_pid)
+    wait_for "$E2E_LOG/mon.err" '^COLLAB_INITIAL_PEERS=\|Address already in use' 20
+    grep -q 'Address already in use' "$E2E_LOG/mon.err" || break
+    wait "$mon_pid"
+done
 (sleep "$limit" && kill -9 "$mon_pid" 2>/dev/null) >/dev/null 2>&1 &
 pids+=($!)
 wait_for "$E2E_LOG/mon.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the monitor printed no join line"
@@ -79,6 +87,16 @@ latest=$(ls "$dir/ckpt"/checkpoint-*.ckpt | tail -n 1)
 n=$(ls "$dir/ckpt"/checkpoint-*.ckpt | wc -l)
 [ "$n" -le 3 ] || fail "$n checkpoints kept, more than the 3 documented"
 ls "$dir/ckpt"/.checkpoint-* >/dev/null 2>&1 && fail "a temporary checkpoint file was left"
+"$E2E_MONITOR" --check-checkpoint "$latest" >"$E2E_LOG/check.out" 2>&1 ||
+    fail "--check-checkpoint refuses the newest checkpoint: $(cat "$E2E_LOG/check.out")"
+grep -q 'verified; step' "$E2E_LOG/check.out" || fail "--check-checkpoint printed no summary"
+cp "$latest" "$dir/corrupt.ckpt"
+printf '\001' | dd of="$dir/corrupt.ckpt" bs=1 seek=300 conv=notrunc 2>/dev/null
+"$E2E_MONITOR" --check-checkpoint "$dir/corrupt.ckpt" >"$E2E_LOG/corrupt.out" 2>&1 &&
+    fail "--check-checkpoint accepted a corrupted checkpoint"
+grep -q 'is refused: its hash does not match its contents (corrupted)' "$E2E_LOG/corrupt.out" ||
+    fail "the corrupted checkpoint was refused without the reason: $(cat "$E2E_LOG/corrupt.out")"
+say "$(cat "$E2E_LOG/corrupt.out")"
 # Step, step-counter buffer and FNV-1a of the parameter buffers (every
 # buffer but the last, the step counter).
 read -r K C X < <("$py" - "$latest" <<'EOF'

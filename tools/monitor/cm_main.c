@@ -19,6 +19,7 @@
 #include "cm_state.h"
 #include "cm_store.h"
 
+#include "elastic/cl_checkpoint.h"
 #include "engine/cl_engine.h"
 #include "util/cl_config.h"
 #include "util/cl_config_value.h"
@@ -56,6 +57,7 @@ static void usage(FILE *f)
             "                      [--run-id ID] [--swarm-key-file FILE] [--announce MULTIADDR]\n"
             "                      [--initial-peers ADDRS] [--tick SECONDS]\n"
             "                      [--checkpoint-dir DIR --checkpoint-every N]\n"
+            "       collab-monitor --check-checkpoint FILE\n"
             "\n"
             "The swarm's bootstrap peer: holds no rank, founds the swarm (fixing the\n"
             "swarm-wide settings) or joins it, prints the join line, records the peers'\n"
@@ -77,6 +79,7 @@ static void usage(FILE *f)
             "  --checkpoint-dir DIR   keep the swarm's checkpoints there (the newest 3) and \n"
             "                         resume a swarm whose peers all died from the latest\n"
             "  --checkpoint-every N   steps between two checkpoints\n"
+            "  --check-checkpoint FILE  verify a checkpoint file, print what it holds and exit\n"
             "\n"
             "Other COLLAB_* variables (COLLAB_TIMEOUT, COLLAB_LOG, ...) apply as for any peer.\n");
 }
@@ -108,6 +111,31 @@ typedef struct {
     double tick; /* seconds between two samples */
 } opts_t;
 
+/* --check-checkpoint FILE: verifies a checkpoint (docs/monitor.md §7)
+   and prints what it holds.  1 when it verifies (the caller exits 0), 2
+   with the reason it is refused. */
+static int check_checkpoint(const char *path)
+{
+    cl_ckpt_t c;
+    char err[CL_CKPT_ERR_MAX];
+    if (cl_checkpoint_read(path, &c, err) != 0) {
+        fprintf(stderr, "collab-monitor: %s\n", err);
+        return 2;
+    }
+    uint64_t bytes = 0;
+    uint32_t bufs = 0;
+    for (uint32_t i = 0; i < c.nitems; i++) {
+        bytes += c.items[i].size;
+        bufs += c.items[i].what == CL_CKPT_BUFFER;
+    }
+    printf("%s: verified; step %llu (collective #%llu, start-up prefix %llu): %u broadcast "
+           "buffers and %u start-up results, %llu bytes\n",
+           path, (unsigned long long)c.step, (unsigned long long)c.seq,
+           (unsigned long long)c.prefix, bufs, c.nitems - bufs, (unsigned long long)bytes);
+    cl_checkpoint_clear(&c);
+    return 1;
+}
+
 /* Returns 0, 1 (--help printed) or 2 (error printed). */
 static int parse_args(int argc, char **argv, opts_t *o)
 {
@@ -136,6 +164,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 2;
         }
         const char *v = argv[++i];
+        if (strcmp(a, "--check-checkpoint") == 0)
+            return check_checkpoint(v);
         if (strcmp(a, "--http") == 0) {
             char why[300];
             o->http = strcmp(v, "off") == 0 ? NULL : v;
