@@ -22,7 +22,9 @@
     §9), so that every member learns s before its program posts it.  It
     sends NOTICE (s, the step s begins, the start-up prefix and its
     signatures, the monitor's key) to every group member and the monitor,
-    and expects the monitor's fetch itself.  Members (and the admitter)
+    and expects the monitor's fetch itself.  A donor keeps one copy per
+    monitor: the next NOTICE frees the previous one (a striped fetch
+    reads only part of each copy, so "fetched in full" never frees it).  Members (and the admitter)
     copy their registered state when their program posts s
     (eng_donor_expect / eng_donor_on_post), and answer the monitor's QUERY
     and FETCH for s from that copy only: the authority gate lets a monitor
@@ -393,6 +395,7 @@ void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
     cl_el_joiner_t who;
     memset(&who, 0, sizeof who);
     memcpy(who.key, c->req_key, 32);
+    eng_donor_forget(el->donor, c->req_key); /* one copy per monitor */
     eng_donor_expect(e, el->donor, s, &who, 1);
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
@@ -647,6 +650,7 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
             cl_el_joiner_t who;
             memset(&who, 0, sizeof who);
             memcpy(who.key, m->key, 32);
+            eng_donor_forget(e->el->donor, m->key); /* one copy per monitor */
             eng_donor_expect(e, e->el->donor, m->s, &who, 1);
             /* Already blocked in s (it posted s and it did not complete):
                copy now. */

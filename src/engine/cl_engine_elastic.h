@@ -361,6 +361,9 @@ double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now);
    joiner of an admission served from a copy)?  Any s when s is
    UINT64_MAX. */
 bool eng_donor_expects(const el_donor_t *d, uint64_t s, const uint8_t key[32]);
+/* Frees every copy taken for key alone (a monitor's earlier checkpoint,
+   when the next one is noticed). */
+void eng_donor_forget(el_donor_t *d, const uint8_t key[32]);
 
 /* cl_engine_checkpoint.c: checkpoints taken by a monitor and resumed
    from (docs/monitor.md §7).  init reads COLLAB_CHECKPOINT_DIR/_EVERY
