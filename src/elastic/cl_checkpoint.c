@@ -293,9 +293,9 @@ int cl_checkpoint_read(const char *path, cl_ckpt_t *c, char err[CL_CKPT_ERR_MAX]
         it->size = get_le(row + 16, 8);
         memcpy(it->hash, row + 24, CL_CKPT_HASH);
         c->nitems = (uint32_t)i + 1;
-        if (it->what > CL_CKPT_RESULT || (i > 0 && (it[-1].what > it->what ||
-                                                    (it[-1].what == it->what &&
-                                                     it[-1].index >= it->index)))) {
+        if (it->what > CL_CKPT_RESULT ||
+            (i > 0 &&
+             (it[-1].what > it->what || (it[-1].what == it->what && it[-1].index >= it->index)))) {
             refuse(err, path, "its items are not in order");
             goto out;
         }

@@ -19,11 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_CKPT_HASH 32          /* BLAKE2b-256 */
-#define CL_CKPT_MAX_ITEMS 8192   /* 4096 buffers and 4096 results (docs/state-sync.md §7) */
-#define CL_CKPT_MAX_PREFIX 4096  /* start-up collectives */
-#define CL_CKPT_KEEP 3           /* checkpoints kept in a directory by cl_checkpoint_prune */
-#define CL_CKPT_ERR_MAX 8448     /* room for an error message (a path and why) */
+#define CL_CKPT_HASH 32         /* BLAKE2b-256 */
+#define CL_CKPT_MAX_ITEMS 8192  /* 4096 buffers and 4096 results (docs/state-sync.md §7) */
+#define CL_CKPT_MAX_PREFIX 4096 /* start-up collectives */
+#define CL_CKPT_KEEP 3          /* checkpoints kept in a directory by cl_checkpoint_prune */
+#define CL_CKPT_ERR_MAX 8448    /* room for an error message (a path and why) */
 
 enum { CL_CKPT_BUFFER = 0, CL_CKPT_RESULT = 1 };
 

@@ -440,8 +440,7 @@ void cl_elmsg_clear(cl_elmsg_t *m)
 
 const char *cl_elmsg_name(int type)
 {
-    static const char *const names[] = {"unknown", "ADMIT_REQ", "ADMIT", "QUERY", "HASHES",
-                                        "FETCH",   "DATA",      "DROP",  "NACK",  "PROBE",
-                                        "CKPT"};
+    static const char *const names[] = {"unknown", "ADMIT_REQ", "ADMIT", "QUERY", "HASHES", "FETCH",
+                                        "DATA",    "DROP",      "NACK",  "PROBE", "CKPT"};
     return type >= 1 && type <= CL_EL_CKPT ? names[type] : "unknown";
 }

@@ -109,10 +109,10 @@ typedef struct {
     /* PROBE */
     uint64_t epoch; /* the sender's view epoch */
     /* CKPT (also s; prefix and sigs for NOTICE and RESUME) */
-    uint8_t ckpt;      /* CL_EL_CKPT_* */
-    uint64_t step;     /* REQUEST: the last step checkpointed; else the step s begins */
-    uint64_t every;    /* REQUEST: steps between checkpoints, 1 .. 2^30 */
-    uint8_t key[32];   /* NOTICE: the monitor that fetches; else zero */
+    uint8_t ckpt;    /* CL_EL_CKPT_* */
+    uint64_t step;   /* REQUEST: the last step checkpointed; else the step s begins */
+    uint64_t every;  /* REQUEST: steps between checkpoints, 1 .. 2^30 */
+    uint8_t key[32]; /* NOTICE: the monitor that fetches; else zero */
 } cl_elmsg_t;
 
 /* Decodes the body of an ELASTIC message whose header `sub` is `type`.

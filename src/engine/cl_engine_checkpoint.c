@@ -53,10 +53,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define REQUEST_EVERY 2.0        /* seconds between two REQUESTs of a monitor */
-#define MIN_GAP 1.0              /* seconds between two checkpoints an admitter starts */
+#define REQUEST_EVERY 2.0          /* seconds between two REQUESTs of a monitor */
+#define MIN_GAP 1.0                /* seconds between two checkpoints an admitter starts */
 #define CHUNK ((size_t)256 * 1024) /* bytes per DATA message, as cl_engine_donor.c */
-#define RESUMED_MAX 64           /* peers a monitor sent RESUME to, remembered */
+#define RESUMED_MAX 64             /* peers a monitor sent RESUME to, remembered */
 
 struct el_ckpt {
     /* Monitor. */
@@ -264,8 +264,7 @@ void eng_ckpt_fetched(struct cl_engine *e)
     out.nitems = (uint32_t)got;
     char path[4096], err[CL_CKPT_ERR_MAX];
     if (cl_checkpoint_write(e->cfg.checkpoint_dir, &out, path, sizeof path, err) != 0) {
-        cl_error("checkpoint of step %llu not written: %s", (unsigned long long)c->f_step,
-                 err);
+        cl_error("checkpoint of step %llu not written: %s", (unsigned long long)c->f_step, err);
         free(out.items);
         fetch_end(e, c);
         return;
@@ -624,8 +623,8 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
     case CL_EL_CKPT_REQUEST:
         /* Only a monitor of this peer's view asks, and only the admitter
            acts on it. */
-        if (!monitor || e->cfg.monitor || e->state != ENG_MEMBER ||
-            eng_admit_admitter(e) == NULL || !is_self(e, eng_admit_admitter(e)))
+        if (!monitor || e->cfg.monitor || e->state != ENG_MEMBER || eng_admit_admitter(e) == NULL ||
+            !is_self(e, eng_admit_admitter(e)))
             break;
         c->req_pending = true;
         memcpy(c->req_key, key, 32);

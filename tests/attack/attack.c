@@ -251,8 +251,8 @@ static int ckpt_peer_main(int i, int n)
         rc = collab_allreduce(w, x, y, 2, COLLAB_DOUBLE, &SUM, NULL);
         if (rc != COLLAB_OK || y[0] != want) {
             if (bad++ < 3)
-                fprintf(stderr, "[attack] peer %d: all-reduce %d: rc %d, %g (want %g)\n", i, it,
-                        rc, y[0], want);
+                fprintf(stderr, "[attack] peer %d: all-reduce %d: rc %d, %g (want %g)\n", i, it, rc,
+                        y[0], want);
         }
         if (y[1] > 0)
             break;
@@ -564,7 +564,7 @@ static pid_t spawn(int i, int n, unsigned initial, unsigned alive_after)
         close(s_ready[0]);
         close(s_go[1]);
         peer_env(i, n, initial);
-        int rc = s_ckpt_peers      ? ckpt_peer_main(i, n)
+        int rc = s_ckpt_peers       ? ckpt_peer_main(i, n)
                  : s_member_cnt > 0 ? member_main(i, n, s_member_cnt)
                                     : peer_main(i, n, alive_after);
         fflush(stderr);
