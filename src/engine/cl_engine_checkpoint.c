@@ -660,8 +660,10 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
         break;
     case CL_EL_CKPT_RESUME:
         /* From the monitor (or the coordinator that resumed from it) this
-           peer asked to join, before its view. */
-        if (e->cfg.monitor || e->state == ENG_MEMBER)
+           peer asked to join, before its view (the gate checked that it
+           asked the sender); once a member, from a monitor of its view
+           only, before its first collective (on_resume checks). */
+        if (e->cfg.monitor || (e->state == ENG_MEMBER && !monitor))
             break;
         on_resume(e, c, key, m);
         break;
