@@ -253,10 +253,17 @@ void eng_ckpt_fetched(struct cl_engine *e)
         fetch_end(e, c);
         return;
     }
-    if (got < n)
-        cl_warn("%zu of the swarm's %zu state items were not agreed by a majority of "
-                "the members that answered; the checkpoint of step %llu leaves them out",
+    if (got < n) {
+        /* Agreed but not fetched (the members serving them died or went
+           silent): a checkpoint without them would resume a swarm from a
+           mix of its state and the program's own. */
+        cl_warn("%zu of the swarm's %zu state items of step %llu could not be fetched; no "
+                "checkpoint written (the next one is asked for)",
                 n - got, n, (unsigned long long)c->f_step);
+        free(out.items);
+        fetch_end(e, c);
+        return;
+    }
     out.step = c->f_step;
     out.seq = c->f_s;
     out.prefix = c->f_prefix;

@@ -475,6 +475,11 @@ static void keep_majority(el_sync_t *y)
             if (2 * same > replied)
                 dn->res[nr++] = dn->res[k];
         }
+        if (nb < dn->nbufs || nr < dn->nres)
+            cl_warn("a member declared %u start-up item%s that no majority of the %d members "
+                    "that answered declares alike; the checkpoint leaves them out",
+                    (dn->nbufs - nb) + (dn->nres - nr),
+                    (dn->nbufs - nb) + (dn->nres - nr) == 1 ? "" : "s", replied);
         dn->nbufs = nb;
         dn->nres = nr;
     }
