@@ -436,6 +436,38 @@ static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
    is allocated for them, so that what the monitor holds is bounded by
    the registry a majority declares; the rest is left out of the
    checkpoint. */
+/* Position of index in a donor's list (ascending, as the codec
+   enforces), or -1. */
+static long find_buf(const donor_t *o, uint64_t index)
+{
+    long lo = 0, hi = (long)o->nbufs - 1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (o->bufs[mid].index == index)
+            return mid;
+        if (o->bufs[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static long find_res(const donor_t *o, uint64_t index)
+{
+    long lo = 0, hi = (long)o->nres - 1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (o->res[mid].index == index)
+            return mid;
+        if (o->res[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
 static void keep_majority(el_sync_t *y)
 {
     int replied = 0;
@@ -450,12 +482,9 @@ static void keep_majority(el_sync_t *y)
             int same = 0;
             for (int x = 0; x < y->ndonors; x++) {
                 const donor_t *o = &y->donors[x];
-                for (uint32_t j = 0; o->replied && !o->gone && j < o->nbufs; j++)
-                    if (o->bufs[j].index == dn->bufs[k].index) {
-                        same += o->bufs[j].size == dn->bufs[k].size &&
-                                memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
-                        break;
-                    }
+                long j = o->replied && !o->gone ? find_buf(o, dn->bufs[k].index) : -1;
+                same += j >= 0 && o->bufs[j].size == dn->bufs[k].size &&
+                        memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
             }
             if (2 * same > replied)
                 dn->bufs[nb++] = dn->bufs[k];
@@ -464,13 +493,10 @@ static void keep_majority(el_sync_t *y)
             int same = 0;
             for (int x = 0; x < y->ndonors; x++) {
                 const donor_t *o = &y->donors[x];
-                for (uint32_t j = 0; o->replied && !o->gone && j < o->nres; j++)
-                    if (o->res[j].index == dn->res[k].index) {
-                        same += o->res[j].len == dn->res[k].len &&
-                                o->res[j].signature == dn->res[k].signature &&
-                                memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
-                        break;
-                    }
+                long j = o->replied && !o->gone ? find_res(o, dn->res[k].index) : -1;
+                same += j >= 0 && o->res[j].len == dn->res[k].len &&
+                        o->res[j].signature == dn->res[k].signature &&
+                        memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
             }
             if (2 * same > replied)
                 dn->res[nr++] = dn->res[k];
