@@ -511,10 +511,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p = cl_p2p_new();
         e->p2p_waiting = zlist_new();
         e->p2p_ssends = zlist_new();
+        int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_coll_init(e) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
-            rc = COLLAB_ERR_NO_MEM;
+            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+            rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
     if (rc == COLLAB_OK)

@@ -109,17 +109,17 @@ int eng_ckpt_init(struct cl_engine *e)
         cl_error("a monitor needs both COLLAB_CHECKPOINT_DIR (--checkpoint-dir) and "
                  "COLLAB_CHECKPOINT_EVERY (--checkpoint-every) to take checkpoints; %s is missing",
                  dir == NULL ? "COLLAB_CHECKPOINT_DIR" : "COLLAB_CHECKPOINT_EVERY");
-        return COLLAB_ERR_ARG;
+        return COLLAB_ERR_CONFIG;
     }
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         cl_error("COLLAB_CHECKPOINT_DIR=%s: cannot create it: %m", dir);
-        return COLLAB_ERR_ARG;
+        return COLLAB_ERR_CONFIG;
     }
     char err[CL_CKPT_ERR_MAX], path[4096];
     int rc = cl_checkpoint_latest(dir, &c->have, path, sizeof path, err);
     if (rc < 0) {
         cl_error("COLLAB_CHECKPOINT_DIR=%s: %s", dir, err);
-        return COLLAB_ERR_ARG;
+        return COLLAB_ERR_CONFIG;
     }
     c->enabled = true;
     if (rc == 0) {

@@ -367,7 +367,7 @@ void eng_donor_forget(el_donor_t *d, const uint8_t key[32]);
 
 /* cl_engine_checkpoint.c: checkpoints taken by a monitor and resumed
    from (docs/monitor.md §7).  init reads COLLAB_CHECKPOINT_DIR/_EVERY
-   (a monitor loads its newest checkpoint); COLLAB_ERR_ARG for a bad
+   (a monitor loads its newest checkpoint); COLLAB_ERR_CONFIG for a bad
    setting, logged. */
 int eng_ckpt_init(struct cl_engine *e);
 void eng_ckpt_fini(struct cl_engine *e);
