@@ -3,6 +3,7 @@
     Layout, little-endian:
 
       "COLLABCK"  version u32 (1)  nitems u32  step u64  seq u64  prefix u64
+      run id length u32 (1 .. 128), the run id's bytes
       prefix x    signature u32
       nitems x    what u8, 3 zero bytes, signature u32, index u64, size u64,
                   hash[32]  (BLAKE2b-256 of size || data)
@@ -31,7 +32,7 @@
 
 #define MAGIC "COLLABCK"
 #define VERSION 1u
-#define HEADER 40u
+#define HEADER 44u
 #define ITEM_ROW 56u
 #define PREFIX_NAME "checkpoint-"
 #define SUFFIX_NAME ".ckpt"
@@ -85,6 +86,11 @@ int cl_checkpoint_write(const char *dir, const cl_ckpt_t *c, char *path_out, siz
     char tmp[4096], path[4096];
     snprintf(tmp, sizeof tmp, "%s/.%s%012" PRIu64 ".tmp", dir, PREFIX_NAME, c->step);
     snprintf(path, sizeof path, "%s/%s%012" PRIu64 "%s", dir, PREFIX_NAME, c->step, SUFFIX_NAME);
+    size_t rlen = strnlen(c->run_id, sizeof c->run_id);
+    if (rlen == 0 || rlen > CL_CKPT_RUN_ID_MAX) {
+        snprintf(err, CL_CKPT_ERR_MAX, "no run id");
+        return -1;
+    }
     if (c->nitems > CL_CKPT_MAX_ITEMS || c->prefix > CL_CKPT_MAX_PREFIX) {
         snprintf(err, CL_CKPT_ERR_MAX, "too many items (%u) or start-up collectives (%" PRIu64 ")",
                  c->nitems, c->prefix);
@@ -108,7 +114,10 @@ int cl_checkpoint_write(const char *dir, const cl_ckpt_t *c, char *path_out, siz
     put_le(h + 16, c->step, 8);
     put_le(h + 24, c->seq, 8);
     put_le(h + 32, c->prefix, 8);
+    put_le(h + 40, rlen, 4);
     int rc = write_all(fd, &st, h, sizeof h);
+    if (rc == 0)
+        rc = write_all(fd, &st, c->run_id, rlen);
     for (uint64_t i = 0; rc == 0 && i < c->prefix; i++) {
         uint8_t s[4];
         put_le(s, c->sigs[i], 4);
@@ -224,13 +233,20 @@ int cl_checkpoint_read(const char *path, cl_ckpt_t *c, char err[CL_CKPT_ERR_MAX]
         refuse(err, path, why);
         goto out;
     }
-    uint64_t nitems = get_le(h + 12, 4), prefix = get_le(h + 32, 8);
+    uint64_t nitems = get_le(h + 12, 4), prefix = get_le(h + 32, 8), rlen = get_le(h + 40, 4);
     if (nitems > CL_CKPT_MAX_ITEMS || prefix > CL_CKPT_MAX_PREFIX) {
         refuse(err, path, "more items or start-up collectives than any swarm registers");
         goto out;
     }
+    char run[CL_CKPT_RUN_ID_MAX + 1];
+    if (rlen == 0 || rlen > CL_CKPT_RUN_ID_MAX || fsize < HEADER + rlen + CL_CKPT_HASH ||
+        read_all(fd, run, (size_t)rlen) != 0) {
+        refuse(err, path, "its run id is empty, longer than 128 bytes or cut short");
+        goto out;
+    }
+    run[rlen] = '\0';
     uint64_t tlen = 4 * prefix + ITEM_ROW * nitems;
-    if (fsize < HEADER + tlen + CL_CKPT_HASH) {
+    if (fsize < HEADER + rlen + tlen + CL_CKPT_HASH) {
         refuse(err, path, "cut short inside its table");
         goto out;
     }
@@ -250,10 +266,11 @@ int cl_checkpoint_read(const char *path, cl_ckpt_t *c, char err[CL_CKPT_ERR_MAX]
         }
         data += size;
     }
-    if (HEADER + tlen + data + CL_CKPT_HASH != fsize) {
+    if (HEADER + rlen + tlen + data + CL_CKPT_HASH != fsize) {
         refuse(err, path,
-               fsize < HEADER + tlen + data + CL_CKPT_HASH ? "cut short (its table announces more)"
-                                                           : "longer than its table announces");
+               fsize < HEADER + rlen + tlen + data + CL_CKPT_HASH
+                   ? "cut short (its table announces more)"
+                   : "longer than its table announces");
         goto out;
     }
     body = malloc((size_t)data + CL_CKPT_HASH);
@@ -265,6 +282,7 @@ int cl_checkpoint_read(const char *path, cl_ckpt_t *c, char err[CL_CKPT_ERR_MAX]
     uint8_t whole[CL_CKPT_HASH];
     crypto_generichash_init(&st, NULL, 0, CL_CKPT_HASH);
     crypto_generichash_update(&st, h, sizeof h);
+    crypto_generichash_update(&st, (const uint8_t *)run, (size_t)rlen);
     crypto_generichash_update(&st, table, (size_t)tlen);
     crypto_generichash_update(&st, body, (size_t)data);
     crypto_generichash_final(&st, whole, sizeof whole);
@@ -272,6 +290,7 @@ int cl_checkpoint_read(const char *path, cl_ckpt_t *c, char err[CL_CKPT_ERR_MAX]
         refuse(err, path, "its hash does not match its contents (corrupted)");
         goto out;
     }
+    memcpy(c->run_id, run, (size_t)rlen + 1);
     c->step = get_le(h + 16, 8);
     c->seq = get_le(h + 24, 8);
     c->prefix = prefix;

@@ -22,6 +22,7 @@
 #define CL_CKPT_HASH 32         /* BLAKE2b-256 */
 #define CL_CKPT_MAX_ITEMS 8192  /* 4096 buffers and 4096 results (docs/state-sync.md §7) */
 #define CL_CKPT_MAX_PREFIX 4096 /* start-up collectives */
+#define CL_CKPT_RUN_ID_MAX 128  /* as COLLAB_RUN_ID */
 #define CL_CKPT_KEEP 3          /* checkpoints kept in a directory by cl_checkpoint_prune */
 #define CL_CKPT_ERR_MAX 8448    /* room for an error message (a path and why) */
 
@@ -38,7 +39,8 @@ typedef struct {
 } cl_ckpt_item_t;
 
 typedef struct {
-    uint64_t step;   /* the step the state begins (steps completed before it) */
+    char run_id[CL_CKPT_RUN_ID_MAX + 1]; /* the swarm's COLLAB_RUN_ID */
+    uint64_t step;                       /* the step the state begins (steps completed before it) */
     uint64_t seq;    /* the group's collective sequence s of that step boundary */
     uint64_t prefix; /* start-up collectives P */
     uint32_t *sigs;  /* their stream signatures, prefix of them */

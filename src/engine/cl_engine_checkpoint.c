@@ -121,6 +121,14 @@ int eng_ckpt_init(struct cl_engine *e)
         cl_error("COLLAB_CHECKPOINT_DIR=%s: %s", dir, err);
         return COLLAB_ERR_CONFIG;
     }
+    const char *run = e->cfg.run_id != NULL ? e->cfg.run_id : "default";
+    if (rc == 0 && strcmp(c->have.run_id, run) != 0) {
+        cl_error("COLLAB_CHECKPOINT_DIR=%s holds checkpoints of COLLAB_RUN_ID=%s (the newest: %s); "
+                 "this monitor runs COLLAB_RUN_ID=%s: give it a directory of its own",
+                 dir, c->have.run_id, path, run);
+        cl_checkpoint_clear(&c->have);
+        return COLLAB_ERR_CONFIG;
+    }
     c->enabled = true;
     if (rc == 0) {
         c->have_ok = true;
@@ -264,6 +272,8 @@ void eng_ckpt_fetched(struct cl_engine *e)
         fetch_end(e, c);
         return;
     }
+    snprintf(out.run_id, sizeof out.run_id, "%s",
+             e->cfg.run_id != NULL ? e->cfg.run_id : "default");
     out.step = c->f_step;
     out.seq = c->f_s;
     out.prefix = c->f_prefix;

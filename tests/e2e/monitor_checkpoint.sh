@@ -116,8 +116,8 @@ read -r K C X < <("$py" - "$latest" <<'EOF'
 import struct, sys
 b = open(sys.argv[1], "rb").read()
 assert b[:8] == b"COLLABCK"
-ver, n, step, seq, prefix = struct.unpack_from("<IIQQQ", b, 8)
-off = 40 + 4 * prefix
+ver, n, step, seq, prefix, rlen = struct.unpack_from("<IIQQQI", b, 8)
+off = 44 + rlen + 4 * prefix
 rows = []
 for i in range(n):
     what, sig, idx, size = struct.unpack_from("<B3xIQQ", b, off)
@@ -174,4 +174,10 @@ sums=$(grep -h "done steps [0-9]*..$end " "$E2E_LOG"/b[0-3].out | sed -n 's/.*ch
 say "$at_k trainers resumed at step $K (checksum $X); at step $end: $(echo $sums)"
 kill -TERM "$mon_pid"
 wait "$mon_pid" || fail "the monitor did not stop cleanly"
+# Another run must not resume from these checkpoints.
+"$E2E_MONITOR" --listen /ip4/127.0.0.1/tcp/0 --http off --db "$dir/other.db" --run-id other \
+    --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 >"$E2E_LOG/other.out" 2>"$E2E_LOG/other.err" &&
+    fail "a monitor of another run id started on this run's checkpoints"
+grep -q 'holds checkpoints of COLLAB_RUN_ID=default.*this monitor runs COLLAB_RUN_ID=other' \
+    "$E2E_LOG/other.err" || fail "a monitor of another run id did not say why it stopped"
 pass "resumed from the checkpoint of step $K"

@@ -128,9 +128,9 @@ static int check_checkpoint(const char *path)
         bytes += c.items[i].size;
         bufs += c.items[i].what == CL_CKPT_BUFFER;
     }
-    printf("%s: verified; step %llu (collective #%llu, start-up prefix %llu): %u broadcast "
-           "buffers and %u start-up results, %llu bytes\n",
-           path, (unsigned long long)c.step, (unsigned long long)c.seq,
+    printf("%s: verified; run %s, step %llu (collective #%llu, start-up prefix %llu): %u "
+           "broadcast buffers and %u start-up results, %llu bytes\n",
+           path, c.run_id, (unsigned long long)c.step, (unsigned long long)c.seq,
            (unsigned long long)c.prefix, bufs, c.nitems - bufs, (unsigned long long)bytes);
     cl_checkpoint_clear(&c);
     return 1;

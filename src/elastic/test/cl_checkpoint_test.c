@@ -36,6 +36,7 @@ static void make(cl_ckpt_t *c, uint64_t step, uint8_t *bufa, uint8_t *bufb, uint
     sigs[0] = 11;
     sigs[1] = 22;
     sigs[2] = 33;
+    snprintf(c->run_id, sizeof c->run_id, "run-a");
     c->step = step;
     c->seq = 3 + 4 * step;
     c->prefix = 3;
@@ -98,6 +99,7 @@ static void test_roundtrip(void)
     CL_CHECK_STREQ(path, want);
     CL_CHECK(cl_checkpoint_read(path, &r, err) == 0);
     CL_CHECK(r.step == 12 && r.seq == 51 && r.prefix == 3 && r.nitems == 3);
+    CL_CHECK_STREQ(r.run_id, "run-a");
     CL_CHECK(r.sigs != NULL && r.sigs[0] == 11 && r.sigs[2] == 33);
     CL_CHECK(r.items != NULL && r.items[0].size == 3000 && memcmp(r.items[0].data, a, 3000) == 0);
     CL_CHECK(r.items != NULL && r.items[1].size == 8 && memcmp(r.items[1].data, b, 8) == 0);
@@ -154,17 +156,20 @@ static void expect_refused(const char *what, long at, uint8_t x, long cut, const
 
 static void test_corrupt(void)
 {
-    /* Header 40, 3 signatures (12), 3 rows of 56: data starts at 220. */
-    expect_refused("data byte", 220 + 1500, 0x01, 0, "hash does not match");
-    expect_refused("table byte", 40 + 12 + 56 + 30, 0x80, 0, "hash does not match");
-    expect_refused("signature", 44, 0x01, 0, "hash does not match");
+    /* Header 44, run id "run-a" (5), 3 signatures (12), 3 rows of 56:
+       data starts at 229. */
+    expect_refused("data byte", 229 + 1500, 0x01, 0, "hash does not match");
+    expect_refused("table byte", 49 + 12 + 56 + 30, 0x80, 0, "hash does not match");
+    expect_refused("signature", 49, 0x01, 0, "hash does not match");
+    expect_refused("run id", 45, 0x01, 0, "hash does not match");
+    expect_refused("run id length", 41, 0x01, 0, "run id");
     expect_refused("cut tail", -1, 0, 5, "cut short");
     expect_refused("appended", -1, 0, -1, "longer than");
     expect_refused("magic", 0, 0x20, 0, "not a checkpoint");
     expect_refused("version", 8, 0x02, 0, "format version");
     expect_refused("item count", 13, 0x40, 0, "more items");
-    expect_refused("item size", 40 + 12 + 16 + 5, 0x10, 0, "larger than the file");
-    expect_refused("item size small", 40 + 12 + 16, 0x01, 0, "");
+    expect_refused("item size", 49 + 12 + 16 + 5, 0x10, 0, "larger than the file");
+    expect_refused("item size small", 49 + 12 + 16, 0x01, 0, "");
     expect_refused("data cut off", -1, 0, 3000, "larger than the file");
 }
 
