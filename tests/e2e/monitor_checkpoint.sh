@@ -102,7 +102,7 @@ n=$(ls "$dir/ckpt"/checkpoint-*.ckpt | wc -l)
 ls "$dir/ckpt"/.checkpoint-* >/dev/null 2>&1 && fail "a temporary checkpoint file was left"
 "$E2E_MONITOR" --check-checkpoint "$latest" >"$E2E_LOG/check.out" 2>&1 ||
     fail "--check-checkpoint refuses the newest checkpoint: $(cat "$E2E_LOG/check.out")"
-grep -q 'verified; step' "$E2E_LOG/check.out" || fail "--check-checkpoint printed no summary"
+grep -q 'verified; run default, step' "$E2E_LOG/check.out" || fail "--check-checkpoint printed no summary"
 cp "$latest" "$dir/corrupt.ckpt"
 printf '\001' | dd of="$dir/corrupt.ckpt" bs=1 seek=300 conv=notrunc 2>/dev/null
 "$E2E_MONITOR" --check-checkpoint "$dir/corrupt.ckpt" >"$E2E_LOG/corrupt.out" 2>&1 &&
