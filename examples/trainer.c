@@ -380,7 +380,8 @@ int main(int argc, char **argv)
             printf("%s%s %zu", k ? ", " : "", tensor_names[k], p.n[k]);
         printf("), %ld samples over %d ranks, %ld steps\n", o.samples, size, o.steps);
     }
-    printf("trainer: rank %d pid %d starts at step %d\n", rank, (int)getpid(), step);
+    printf("trainer: rank %d pid %d starts at step %d checksum %016llx\n", rank, (int)getpid(),
+           step, (unsigned long long)checksum(&p));
     fflush(stdout);
 
     MPI_Request pers[NTENSORS];

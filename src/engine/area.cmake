@@ -40,6 +40,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_sync.c
     ${_eng}/cl_engine_donor.c
     ${_eng}/cl_engine_audit.c
+    ${_eng}/cl_engine_checkpoint.c
     # Who may send what (docs/security.md).
     ${_eng}/cl_engine_authority.c)
 

@@ -53,6 +53,15 @@ static bool admit_ok(const cl_elmsg_t *m)
            m->w0_end >= m->s;
 }
 
+static bool ckpt_ok(const cl_elmsg_t *m)
+{
+    if (m->ckpt == CL_EL_CKPT_REQUEST)
+        return m->every >= 1 && m->every <= ((uint64_t)1 << 30) && m->prefix == 0 &&
+               m->nsigs == 0 && m->s == 0;
+    return (m->ckpt == CL_EL_CKPT_NOTICE || m->ckpt == CL_EL_CKPT_RESUME) && m->every == 0 &&
+           m->prefix <= CL_ELMSG_MAX_PREFIX && m->nsigs == m->prefix && m->s >= m->prefix;
+}
+
 static bool joiner_ok(const cl_el_joiner_t *j)
 {
     return j->rank >= 0 && j->rank < WORLD_MAX && (j->flags & ~CL_EL_JOINER_READMIT) == 0;
@@ -166,6 +175,20 @@ int cl_elmsg_decode(uint8_t type, const uint8_t *body, size_t len, cl_elmsg_t *o
     case CL_EL_PROBE:
         out->epoch = cl_rd_u64(&r);
         break;
+    case CL_EL_CKPT:
+        out->ckpt = rd_u8(&r);
+        out->s = rd_u64(&r);
+        out->step = rd_u64(&r);
+        out->every = rd_u64(&r);
+        out->prefix = rd_u64(&r);
+        rd_bytes(&r, out->key, 32);
+        out->nsigs = rd_u32(&r);
+        rd_check(&r, out->nsigs <= CL_ELMSG_MAX_PREFIX);
+        out->sigs = rd_alloc(&r, out->nsigs, sizeof *out->sigs, 4, &oom);
+        for (uint32_t i = 0; out->sigs != NULL && i < out->nsigs; i++)
+            out->sigs[i] = rd_u32(&r);
+        rd_check(&r, ckpt_ok(out));
+        break;
     default:
         r.bad = true;
         break;
@@ -278,6 +301,20 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
     case CL_EL_PROBE:
         cl_wr_u64(&w, m->epoch);
         break;
+    case CL_EL_CKPT:
+        wr_check(&w, ckpt_ok(m) && (m->nsigs == 0 || m->sigs != NULL));
+        if (w.bad)
+            break;
+        wr_le(&w, m->ckpt, 1);
+        wr_le(&w, m->s, 8);
+        wr_le(&w, m->step, 8);
+        wr_le(&w, m->every, 8);
+        wr_le(&w, m->prefix, 8);
+        wr_raw(&w, m->key, 32);
+        wr_le(&w, m->nsigs, 4);
+        for (uint32_t i = 0; i < m->nsigs; i++)
+            wr_le(&w, m->sigs[i], 4);
+        break;
     default:
         w.bad = true;
         break;
@@ -305,7 +342,7 @@ void cl_elmsg_clear(cl_elmsg_t *m)
 
 const char *cl_elmsg_name(int type)
 {
-    static const char *const names[] = {"unknown", "ADMIT_REQ", "ADMIT", "QUERY", "HASHES",
-                                        "FETCH",   "DATA",      "DROP",  "NACK",  "PROBE"};
-    return type >= 1 && type <= CL_EL_PROBE ? names[type] : "unknown";
+    static const char *const names[] = {"unknown", "ADMIT_REQ", "ADMIT", "QUERY", "HASHES", "FETCH",
+                                        "DATA",    "DROP",      "NACK",  "PROBE", "CKPT"};
+    return type >= 1 && type <= CL_EL_CKPT ? names[type] : "unknown";
 }

@@ -32,7 +32,15 @@ typedef enum {
     CL_EL_DROP = 7,      /* joiner -> donors: these buffers differ between you; forget them */
     CL_EL_NACK = 8,      /* donor -> joiner: cannot serve a FETCH or QUERY */
     CL_EL_PROBE = 9,     /* a peer that was paused -> members: am I still in the view? */
+    CL_EL_CKPT = 10,     /* checkpoints (docs/monitor.md §7): request, notice or resume */
 } cl_el_type_t;
+
+/* What a CKPT says (its `ckpt` field). */
+enum {
+    CL_EL_CKPT_REQUEST = 1, /* monitor -> admitter: take a checkpoint `every` steps after `step` */
+    CL_EL_CKPT_NOTICE = 2,  /* admitter -> members, monitor: copy your state at s for `key` */
+    CL_EL_CKPT_RESUME = 3,  /* monitor -> a new first peer: start from its checkpoint at s */
+};
 
 /* What a FETCH, DATA or NACK is about. */
 enum { CL_EL_ITEM_BUFFER = 0, CL_EL_ITEM_RESULT = 1 };
@@ -100,6 +108,11 @@ typedef struct {
     uint32_t ndrops;
     /* PROBE */
     uint64_t epoch; /* the sender's view epoch */
+    /* CKPT (also s; prefix and sigs for NOTICE and RESUME) */
+    uint8_t ckpt;    /* CL_EL_CKPT_* */
+    uint64_t step;   /* REQUEST: the last step checkpointed; else the step s begins */
+    uint64_t every;  /* REQUEST: steps between checkpoints, 1 .. 2^30 */
+    uint8_t key[32]; /* NOTICE: the monitor that fetches; else zero */
 } cl_elmsg_t;
 
 /* Decodes the body of an ELASTIC message whose header `sub` is `type`.

@@ -428,8 +428,9 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     if (p != NULL)
         p->last_heard = eng_now();
     bool member = p != NULL && p->state != CL_PEER_GONE;
-    if (e->cfg.monitor && (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
-                           m->hdr.type == CL_MSG_ELASTIC)) {
+    if (e->cfg.monitor &&
+        (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
+         (m->hdr.type == CL_MSG_ELASTIC && !eng_ckpt_monitor_accepts(e, m->hdr.sub)))) {
         /* A monitor holds no rank and serves no state: nobody entitled
            sends it data (docs/monitor.md §3). */
         char desc[CL_WIRE_STR_MAX + 64];
@@ -518,10 +519,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         e->p2p_waiting = zlist_new();
         e->p2p_ssends = zlist_new();
+        int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_coll_init(e) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
-            rc = COLLAB_ERR_NO_MEM;
+            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+            rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
     if (rc == COLLAB_OK)

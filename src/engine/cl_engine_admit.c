@@ -69,6 +69,11 @@ static cl_peer_t *admitter(struct cl_engine *e)
     return NULL;
 }
 
+cl_peer_t *eng_admit_admitter(struct cl_engine *e)
+{
+    return admitter(e);
+}
+
 static bool others_alive(struct cl_engine *e)
 {
     size_t n;
@@ -254,6 +259,7 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || !cl_stream_is_boundary(el->stream, idx))
         return;
+    eng_ckpt_on_boundary(e, req->coll.seq, idx); /* docs/monitor.md §7 */
     if (cl_admission_pending(el->adm) == 0) {
         eng_audit_maybe_start(e, req->coll.seq, step_of(el, req->coll.seq));
         return;
@@ -464,7 +470,7 @@ static void answer_parked(struct cl_engine *e)
 bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx)
 {
     struct eng_elastic *el = e->el;
-    (void)s;
+    (void)eng_ckpt_take(e, s, req, idx); /* resuming from a checkpoint: as a joiner */
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
     double now = eng_now();

@@ -576,8 +576,38 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                the joiners an ADMIT named. */
             if (member && eng_el_is_entrant(e, key))
                 return true;
+            /* A monitor reads a copy the admitter told the members to take
+               for it (a checkpoint), never makes anyone forget; a monitor
+               serves its checkpoint to the peers it told to resume from it
+               (docs/monitor.md §7). */
+            if (m->hdr.sub == CL_EL_FETCH && monitor && e->el != NULL &&
+                eng_donor_expects(e->el->donor, UINT64_MAX, key))
+                return true;
+            if (m->hdr.sub == CL_EL_FETCH && e->cfg.monitor && member)
+                return true;
             return refuse(e, p, key, m, "state requests are for admitted joiners only",
-                          !member && !former);
+                          !member && !former && !monitor);
+        case CL_EL_QUERY:
+            if (member)
+                return true;
+            if (monitor && e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key))
+                return true;
+            return refuse(e, p, key, m, "a state query from a peer that is no member", false);
+        case CL_EL_HASHES:
+        case CL_EL_DATA:
+        case CL_EL_NACK:
+            /* A donor's answers: a member's, or a monitor's that serves
+               its checkpoint (the sync code checks it is this peer's
+               donor). */
+            if (member || monitor)
+                return true;
+            return refuse(e, p, key, m, "its sender is not a member", false);
+        case CL_EL_CKPT:
+            /* Checkpoints: a monitor's request or resume, the admitter's
+               notice; the checkpoint code checks the roles further. */
+            if (member || monitor || asked(e->auth, key))
+                return true;
+            return refuse(e, p, key, m, "a checkpoint message from a stranger", !former);
         default:
             if (member)
                 return true;

@@ -387,6 +387,26 @@ void eng_donor_on_post(struct cl_engine *e, el_donor_t *d, uint64_t seq)
              (unsigned long long)seq, sn->nitems, (double)sn->total / 1e6);
 }
 
+void eng_donor_forget(el_donor_t *d, const uint8_t key[32])
+{
+    snapshot_t *sn = d->snaps;
+    while (sn != NULL) {
+        snapshot_t *after = sn->next;
+        if (sn->nkeys == 1 && memcmp(sn->keys[0], key, 32) == 0)
+            snap_unlink(d, sn);
+        sn = after;
+    }
+}
+
+bool eng_donor_expects(const el_donor_t *d, uint64_t s, const uint8_t key[32])
+{
+    for (const snapshot_t *sn = d->snaps; sn != NULL; sn = sn->next)
+        for (uint32_t k = 0; (s == UINT64_MAX || sn->s == s) && k < sn->nkeys; k++)
+            if (memcmp(sn->keys[k], key, 32) == 0)
+                return true;
+    return false;
+}
+
 int eng_donor_snapshot(const el_donor_t *d, uint64_t s)
 {
     const snapshot_t *sn = snap_of(d, s);

@@ -69,7 +69,10 @@ int eng_el_init(struct cl_engine *e)
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
-    return COLLAB_OK;
+    int rc = eng_ckpt_init(e);
+    if (rc != COLLAB_OK)
+        eng_el_fini(e);
+    return rc;
 }
 
 void eng_el_fini(struct cl_engine *e)
@@ -85,6 +88,7 @@ void eng_el_fini(struct cl_engine *e)
     cl_statereg_destroy(&el->reg);
     cl_startup_destroy(&el->startup);
     cl_admission_destroy(&el->adm);
+    eng_ckpt_fini(e);
     free(el->kinds);
     free(el->adm_sigs);
     free(el);
@@ -620,6 +624,15 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
         return;
     }
     bool member = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0;
+    if (eng_ckpt_on_message(e, p, key, &em)) {
+        cl_elmsg_clear(&em);
+        return;
+    }
+    /* A monitor reads a member's state only for a copy expected for it
+       (a checkpoint, cl_engine_checkpoint.c; the gate checked it). */
+    bool fetcher = p != NULL && p->state != CL_PEER_GONE && p->monitor &&
+                   (em.type == CL_EL_QUERY || em.type == CL_EL_FETCH) &&
+                   eng_donor_expects(el->donor, em.s, key);
     cl_debug("elastic %s from %.8s… (s %llu)", cl_elmsg_name(em.type), p != NULL ? p->id : "?",
              (unsigned long long)em.s);
     switch (em.type) {
@@ -647,13 +660,13 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     case CL_EL_QUERY:
     case CL_EL_FETCH:
     case CL_EL_DROP:
-        if (member && e->state == ENG_MEMBER)
+        if ((member || fetcher) && e->state == ENG_MEMBER)
             eng_donor_on_message(e, el->donor, key, &em);
         break;
     case CL_EL_HASHES:
     case CL_EL_DATA:
     case CL_EL_NACK:
-        if (member && el->sync != NULL)
+        if ((member || (p != NULL && p->monitor && p->state != CL_PEER_GONE)) && el->sync != NULL)
             eng_sync_on_message(e, el->sync, key, &em);
         if (member && el->audit != NULL && em.type != CL_EL_DATA)
             eng_audit_on_message(e, key, &em);
@@ -679,6 +692,7 @@ double eng_el_timer(struct cl_engine *e, double now)
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
     double next = fmin(eng_admit_timer(e, now), eng_audit_timer(e, now));
+    next = fmin(next, eng_ckpt_timer(e, now));
     next = fmin(next, eng_donor_timer(e, el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(e, el->sync, now));

@@ -107,6 +107,7 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 typedef struct el_sync el_sync_t;
 typedef struct el_donor el_donor_t;
 typedef struct el_audit el_audit_t;
+typedef struct el_ckpt el_ckpt_t;
 
 #define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
@@ -216,6 +217,7 @@ struct eng_elastic {
     /* Admitter: the periodic check of the members' state. */
     el_audit_t *audit;
     bool audit_skip_logged; /* said that several groups turn the audit off */
+    el_ckpt_t *ckpt;        /* checkpoints (cl_engine_checkpoint.c) */
 };
 
 /* Did this peer complete the sequence of an admission under a generation
@@ -289,6 +291,9 @@ void eng_admit_abort(struct cl_engine *e, int status);
 void eng_admit_foreign(struct cl_engine *e, const char *what);
 void eng_admit_leave_foreign(struct cl_engine *e);
 
+/* The admitter as this peer computes it (docs/elastic.md §8), or NULL. */
+cl_peer_t *eng_admit_admitter(struct cl_engine *e);
+
 /* cl_engine_sync.c: the joiner's side of state sync. */
 /* Starts pulling the state of admission s from the donors: the live
    group members of the current view other than the joiners of that
@@ -298,7 +303,16 @@ void eng_admit_leave_foreign(struct cl_engine *e);
    serve, else the lowest-ranked one. */
 el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
                           const uint8_t *admitter);
+/* Starts pulling the state of collective s from one peer, key (a peer
+   resuming from a monitor's checkpoint: the monitor). */
+el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32]);
 void eng_sync_destroy(el_sync_t **sync_p);
+/* Items agreed so far (served or not), and the i-th of them when it was
+   served: 0 with its kind (CL_EL_ITEM_*), index, bytes and signature,
+   else COLLAB_ERR_ARG. */
+size_t eng_sync_count(const el_sync_t *sync);
+int eng_sync_item_at(const el_sync_t *sync, size_t i, int *what, uint64_t *index,
+                     const uint8_t **data, size_t *len, uint32_t *signature);
 bool eng_sync_done(const el_sync_t *sync);
 /* The agreed bytes of a buffer or result: 0 with *data, *len and *signature set,
    or COLLAB_ERR_ARG when it was not served (dropped, failed, unknown). */
@@ -343,5 +357,39 @@ void eng_donor_on_post(struct cl_engine *e, el_donor_t *d, uint64_t seq);
 int eng_donor_snapshot(const el_donor_t *d, uint64_t s);
 /* Frees copies past their time; returns when it wants to be called next. */
 double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now);
+/* Is a copy expected or taken for key (a monitor's checkpoint, or a
+   joiner of an admission served from a copy)?  Any s when s is
+   UINT64_MAX. */
+bool eng_donor_expects(const el_donor_t *d, uint64_t s, const uint8_t key[32]);
+/* Frees every copy taken for key alone (a monitor's earlier checkpoint,
+   when the next one is noticed). */
+void eng_donor_forget(el_donor_t *d, const uint8_t key[32]);
+
+/* cl_engine_checkpoint.c: checkpoints taken by a monitor and resumed
+   from (docs/monitor.md §7).  init reads COLLAB_CHECKPOINT_DIR/_EVERY
+   (a monitor loads its newest checkpoint); COLLAB_ERR_CONFIG for a bad
+   setting, logged. */
+int eng_ckpt_init(struct cl_engine *e);
+void eng_ckpt_fini(struct cl_engine *e);
+/* Does a monitor that takes checkpoints accept ELASTIC messages of this
+   sub type (the others are dropped as before)? */
+bool eng_ckpt_monitor_accepts(struct cl_engine *e, int sub);
+/* Did this monitor send key a checkpoint to resume from? */
+bool eng_ckpt_resumed(struct cl_engine *e, const uint8_t key[32]);
+/* A decoded ELASTIC message: true when it was a checkpoint's (handled). */
+bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                         const cl_elmsg_t *m);
+/* The admitter's program posted world collective seq (local idx), a step
+   boundary: starts a requested checkpoint. */
+void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx);
+/* This peer's first world collective (idx 0): when a monitor sent a
+   checkpoint to resume from, sets up the joiner's numbering and sync;
+   the caller goes on as for a joiner.  Always returns false. */
+bool eng_ckpt_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
+/* A monitor admits a rank (before the view goes out). */
+void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32]);
+/* The monitor's fetch finished (from cl_engine_sync.c). */
+void eng_ckpt_fetched(struct cl_engine *e);
+double eng_ckpt_timer(struct cl_engine *e, double now);
 
 #endif

@@ -26,6 +26,7 @@
     is gone, who is waiting, their keys), never from clocks, so one of them
     founds; the others keep COLLAB_INITIAL_PEERS as the way in.
 */
+#include "engine/cl_engine_elastic.h" /* checkpoints: a resuming rank */
 #include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
@@ -402,6 +403,7 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
                 cl_peer_t *p = cl_member_find(e->mb, key);
                 if (p != NULL)
                     p->incarnation = j->incarnation;
+                eng_ckpt_on_admit_rank(e, key); /* before its view, on the same link */
                 eng_coordinator_commit(e, &d);
             } else {
                 cl_member_delta_clear(&d);

@@ -113,6 +113,51 @@ static void hash_bytes(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH
     crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }
 
+el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32])
+{
+    el_sync_t *y = calloc(1, sizeof *y);
+    if (y == NULL)
+        return NULL;
+    y->donors = calloc(1, sizeof *y->donors);
+    if (y->donors == NULL) {
+        free(y);
+        return NULL;
+    }
+    y->s = s;
+    y->ndonors = 1;
+    memcpy(y->donors[0].key, key, 32);
+    double now = eng_now();
+    y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
+    y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
+    y->last_progress = now;
+    cl_elmsg_t q;
+    memset(&q, 0, sizeof q);
+    q.type = CL_EL_QUERY;
+    q.s = s;
+    if (eng_el_send(e, key, &q) != COLLAB_OK)
+        y->donors[0].gone = true;
+    return y;
+}
+
+size_t eng_sync_count(const el_sync_t *sync)
+{
+    return sync != NULL ? sync->nitems : 0;
+}
+
+int eng_sync_item_at(const el_sync_t *sync, size_t i, int *what, uint64_t *index,
+                     const uint8_t **data, size_t *len, uint32_t *signature)
+{
+    if (sync == NULL || i >= sync->nitems || sync->items[i].state != IT_OK)
+        return COLLAB_ERR_ARG;
+    const item_t *it = &sync->items[i];
+    *what = it->what;
+    *index = it->index;
+    *data = it->data;
+    *len = (size_t)it->size;
+    *signature = it->signature;
+    return COLLAB_OK;
+}
+
 el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
                           const uint8_t *admitter)
 {
@@ -385,14 +430,97 @@ static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
     return true;
 }
 
+/* A monitor's checkpoint (cl_engine_checkpoint.c): keeps in each donor's
+   answer only the items that more than half of the donors that answered
+   declare with the same size (and signature) and hash, before anything
+   is allocated for them, so that what the monitor holds is bounded by
+   the registry a majority declares; the rest is left out of the
+   checkpoint. */
+/* Position of index in a donor's list (ascending, as the codec
+   enforces), or -1. */
+static long find_buf(const donor_t *o, uint64_t index)
+{
+    long lo = 0, hi = (long)o->nbufs - 1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (o->bufs[mid].index == index)
+            return mid;
+        if (o->bufs[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static long find_res(const donor_t *o, uint64_t index)
+{
+    long lo = 0, hi = (long)o->nres - 1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (o->res[mid].index == index)
+            return mid;
+        if (o->res[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static void keep_majority(el_sync_t *y)
+{
+    int replied = 0;
+    for (int d = 0; d < y->ndonors; d++)
+        replied += y->donors[d].replied && !y->donors[d].gone;
+    for (int d = 0; d < y->ndonors; d++) {
+        donor_t *dn = &y->donors[d];
+        if (!dn->replied || dn->gone)
+            continue;
+        uint32_t nb = 0, nr = 0;
+        for (uint32_t k = 0; k < dn->nbufs; k++) {
+            int same = 0;
+            for (int x = 0; x < y->ndonors; x++) {
+                const donor_t *o = &y->donors[x];
+                long j = o->replied && !o->gone ? find_buf(o, dn->bufs[k].index) : -1;
+                same += j >= 0 && o->bufs[j].size == dn->bufs[k].size &&
+                        memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
+            }
+            if (2 * same > replied)
+                dn->bufs[nb++] = dn->bufs[k];
+        }
+        for (uint32_t k = 0; k < dn->nres; k++) {
+            int same = 0;
+            for (int x = 0; x < y->ndonors; x++) {
+                const donor_t *o = &y->donors[x];
+                long j = o->replied && !o->gone ? find_res(o, dn->res[k].index) : -1;
+                same += j >= 0 && o->res[j].len == dn->res[k].len &&
+                        o->res[j].signature == dn->res[k].signature &&
+                        memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
+            }
+            if (2 * same > replied)
+                dn->res[nr++] = dn->res[k];
+        }
+        if (nb < dn->nbufs || nr < dn->nres)
+            cl_warn("a member declared %u start-up item%s that no majority of the %d members "
+                    "that answered declares alike; the checkpoint leaves them out",
+                    (dn->nbufs - nb) + (dn->nres - nr),
+                    (dn->nbufs - nb) + (dn->nres - nr) == 1 ? "" : "s", replied);
+        dn->nbufs = nb;
+        dn->nres = nr;
+    }
+}
+
 static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
 {
     uint64_t *drops = NULL;
     uint32_t ndrops = 0;
+    if (e->cfg.monitor)
+        keep_majority(y);
     agree_buffers(e, y, &drops, &ndrops);
     agree_results(y);
     y->agreed = true;
-    if (ndrops > 0) {
+    if (ndrops > 0 && !e->cfg.monitor) { /* a monitor makes nobody forget anything */
         /* Ascending, as the wire wants it. */
         for (uint32_t a = 1; a < ndrops; a++)
             for (uint32_t b = a; b > 0 && drops[b - 1] > drops[b]; b--) {
@@ -504,7 +632,10 @@ static void finish(struct cl_engine *e, el_sync_t *y)
         if (y->items[i].state == IT_FETCHING)
             return;
     y->done = true;
-    eng_admit_sync_finished(e);
+    if (e->cfg.monitor)
+        eng_ckpt_fetched(e); /* a checkpoint, not an admission */
+    else
+        eng_admit_sync_finished(e);
 }
 
 /* All donors that can answer did (or the deadline forces a decision). */
@@ -605,7 +736,9 @@ void eng_sync_view_changed(struct cl_engine *e, el_sync_t *y)
         return;
     for (int d = 0; d < y->ndonors; d++) {
         cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
-        if (y->donors[d].gone || (p != NULL && p->state != CL_PEER_GONE && p->in_group))
+        /* A monitor serves a checkpoint from outside the group. */
+        if (y->donors[d].gone ||
+            (p != NULL && p->state != CL_PEER_GONE && (p->in_group || p->monitor)))
             continue;
         y->donors[d].gone = true;
         if (y->agreed)

@@ -401,6 +401,16 @@ static int p_report_loss(const char *value, cl_config_t *cfg, char *why, size_t 
     return s_int(value, 0, 1000, &cfg->report_loss, why, whylen);
 }
 
+static int p_checkpoint_dir(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_path(value, &cfg->checkpoint_dir, "the path of a directory", why, whylen);
+}
+
+static int p_checkpoint_every(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1L << 30, &cfg->checkpoint_every, why, whylen);
+}
+
 static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const struct {
@@ -495,6 +505,11 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_REPORT_LOSS", "0 (off)", p_report_loss,                                              \
       "N: report the mean of the N-th one-element float SUM all-reduce after each other "          \
       "collective as the loss")                                                                    \
+    X("COLLAB_CHECKPOINT_DIR", "none", p_checkpoint_dir,                                           \
+      "collab-monitor: directory of the swarm's checkpoints (--checkpoint-dir); read at start "    \
+      "to resume a swarm whose peers all died")                                                    \
+    X("COLLAB_CHECKPOINT_EVERY", "0 (off)", p_checkpoint_every,                                    \
+      "collab-monitor: steps between two checkpoints (--checkpoint-every)")                        \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
     X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")                      \
     X("COLLAB_MAX_MESSAGE", "1024", p_max_message,                                                 \
@@ -809,6 +824,7 @@ void cl_config_clear(cl_config_t *cfg)
     free(cfg->identity);
     free(cfg->run_id);
     free(cfg->log_file);
+    free(cfg->checkpoint_dir);
     memset(cfg, 0, sizeof *cfg);
 }
 

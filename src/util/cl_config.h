@@ -71,6 +71,8 @@ typedef struct {
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
     bool monitor;             /* not an environment variable: set by collab-monitor, which
                                  joins with a monitor role (docs/monitor.md) */
+    char *checkpoint_dir;     /* COLLAB_CHECKPOINT_DIR, NULL = none (collab-monitor) */
+    int checkpoint_every;     /* COLLAB_CHECKPOINT_EVERY steps, 0 = off (collab-monitor) */
     int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */
     char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
     long max_message_mib;     /* COLLAB_MAX_MESSAGE MiB, default 1024 */

@@ -71,6 +71,21 @@
                   1's contribution out of every result (rank 1 itself
                   hung).  Now: a failure counts only with the receiver's
                   own evidence, and the forged view holds no repair back.
+
+    Checkpoints (docs/monitor.md §7), a role with no old code to record
+    against:
+      checkpoint  the attacker joins the swarm of 3 as a monitor (anyone
+                  may, in an open swarm) and heartbeats like one.  It
+                  sends rank 1 QUERY and FETCH, and rank 2 a forged CKPT
+                  NOTICE naming itself (from a monitor, not the admitter)
+                  followed by QUERY and FETCH.  Must be: no state answer
+                  (HASHES, DATA, NACK) ever reaches it, since a monitor
+                  reads a member's state only for a copy a NOTICE of the
+                  admitter named it for.  Control: it then asks the
+                  admitter properly (CKPT REQUEST), gets the NOTICE, and
+                  its QUERY and FETCH for that collective are answered
+                  with the start-up broadcast's bytes, so answers could
+                  reach it; the three peers agree throughout.
 */
 #include "engine/cl_handshake.h"
 #include "engine/cl_transport.h"
@@ -220,6 +235,49 @@ static void steps(collab_comm_t *w, int i, int n, unsigned alive, int iters, dou
         s_failures++;
     }
     CHECK(collab_comm_rank(w) == i);
+}
+
+/* The checkpoint scenario's peers: a start-up broadcast of 64 bytes of
+   42 (state a checkpoint holds), then two-element all-reduces (rank+1,
+   and a stop flag rank 0 raises after 10 s past the rendezvous, so all
+   run the same number), each checked. */
+static int ckpt_peer_main(int i, int n)
+{
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    static uint8_t state[64];
+    if (i == 0)
+        memset(state, 42, sizeof state);
+    CHECK(collab_bcast(w, state, sizeof state, 0, NULL) == COLLAB_OK);
+    CHECK(state[0] == 42 && state[63] == 42);
+    double t0 = 0, want = n * (n + 1) / 2.0;
+    int it, bad = 0;
+    for (it = 0; it < 100000; it++) {
+        if (it == 12) {
+            rendezvous();
+            t0 = now_s();
+        }
+        double x[2] = {i + 1, i == 0 && it > 12 && now_s() - t0 > 10 ? 1 : 0}, y[2] = {0, 0};
+        rc = collab_allreduce(w, x, y, 2, COLLAB_DOUBLE, &SUM, NULL);
+        if (rc != COLLAB_OK || y[0] != want) {
+            if (bad++ < 3)
+                fprintf(stderr, "[attack] peer %d: all-reduce %d: rc %d, %g (want %g)\n", i, it, rc,
+                        y[0], want);
+        }
+        if (y[1] > 0)
+            break;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (bad > 0)
+        s_failures++;
+    fprintf(stderr, "[attack] peer %d: %d all-reduces, %d wrong\n", i, it, bad);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
 }
 
 static int peer_main(int i, int n, unsigned alive_after)
@@ -571,6 +629,7 @@ static int member_main(int i, int n, size_t cnt)
 
 static pid_t s_pid[MAXP];
 static size_t s_member_cnt; /* > 0: the peers run member_main with this many floats */
+static bool s_ckpt_peers;   /* the peers run ckpt_peer_main */
 
 static pid_t spawn(int i, int n, unsigned initial, unsigned alive_after)
 {
@@ -586,7 +645,9 @@ static pid_t spawn(int i, int n, unsigned initial, unsigned alive_after)
         close(s_ready[0]);
         close(s_go[1]);
         peer_env(i, n, initial);
-        int rc = s_member_cnt > 0 ? member_main(i, n, s_member_cnt) : peer_main(i, n, alive_after);
+        int rc = s_ckpt_peers       ? ckpt_peer_main(i, n)
+                 : s_member_cnt > 0 ? member_main(i, n, s_member_cnt)
+                                    : peer_main(i, n, alive_after);
         fflush(stderr);
         _exit(rc != 0 ? rc : s_failures > 0 ? 1 : 0);
     }
@@ -667,6 +728,14 @@ typedef struct {
     int up;       /* UP events seen */
     int refused;  /* REFUSED events seen */
     int messages; /* messages received */
+    /* Checkpoint scenario: what a monitor sees. */
+    uint64_t epoch;   /* newest view epoch */
+    bool in_view;     /* a view lists it as a monitor */
+    int answers;      /* HASHES, DATA or NACK received */
+    uint64_t notice;  /* s of a CKPT NOTICE naming it (0: none) */
+    int hashes_bufs;  /* buffers in the last HASHES */
+    uint8_t data[64]; /* the last DATA's first bytes */
+    size_t ndata;
 } attacker_t;
 
 static void on_event(void *ctx, const cl_tp_event_t *ev)
@@ -676,8 +745,40 @@ static void on_event(void *ctx, const cl_tp_event_t *ev)
         a->up++;
     else if (ev->kind == CL_TP_REFUSED)
         a->refused++;
-    else if (ev->kind == CL_TP_MESSAGE)
+    else if (ev->kind == CL_TP_MESSAGE) {
         a->messages++;
+        const cl_wire_msg_t *m = ev->msg;
+        if (m == NULL)
+            return;
+        if (m->hdr.type == CL_MSG_VIEW && m->u.view.epoch > a->epoch) {
+            a->epoch = m->u.view.epoch;
+            a->in_view = false;
+            for (uint32_t i = 0; i < m->u.view.count; i++)
+                a->in_view = a->in_view || ((m->u.view.members[i].flags & CL_MEMBER_MONITOR) &&
+                                            memcmp(m->u.view.members[i].key,
+                                                   cl_identity_public_key(a->id), 32) == 0);
+        }
+        if (m->hdr.type != CL_MSG_ELASTIC)
+            return;
+        cl_elmsg_t em;
+        if (cl_elmsg_decode(m->hdr.sub, m->payload, m->payload_len, &em) != 0)
+            return;
+        if (em.type == CL_EL_HASHES || em.type == CL_EL_DATA || em.type == CL_EL_NACK) {
+            a->answers++;
+            fprintf(stderr, "[attack] the monitor got %s for collective #%llu\n",
+                    cl_elmsg_name(em.type), (unsigned long long)em.s);
+        }
+        if (em.type == CL_EL_HASHES)
+            a->hashes_bufs = (int)em.nbufs;
+        if (em.type == CL_EL_DATA) {
+            a->ndata = em.len < sizeof a->data ? (size_t)em.len : sizeof a->data;
+            memcpy(a->data, em.data, a->ndata);
+        }
+        if (em.type == CL_EL_CKPT && em.ckpt == CL_EL_CKPT_NOTICE &&
+            memcmp(em.key, cl_identity_public_key(a->id), 32) == 0)
+            a->notice = em.s;
+        cl_elmsg_clear(&em);
+    }
 }
 
 static bool attacker_new(attacker_t *a, bool client)
@@ -867,6 +968,151 @@ static int sc_join_reply(void)
     CHECK(wait_ready(2, 60));
     go(2);
     int bad = reap(0x3u, 60);
+    attacker_destroy(&a);
+    return bad;
+}
+
+/* Sends an ELASTIC message through the attacker's transport. */
+static bool send_el(attacker_t *a, const uint8_t key[32], const cl_elmsg_t *em)
+{
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    if (cl_elmsg_encode(em, &body, &blen) != 0)
+        return false;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_ELASTIC;
+    m.hdr.sub = em->type;
+    m.payload = body;
+    m.payload_len = blen;
+    bool ok = cl_transport_send(a->tp, key, &m) == 0;
+    free(body);
+    return ok;
+}
+
+/* Polls for `seconds` as a monitor: heartbeats to the n peers every
+   0.3 s; returns early once *until becomes true (when not NULL). */
+static void monitor_pump(attacker_t *a, int n, double seconds, const bool *until)
+{
+    double t0 = now_s(), hb = 0;
+    while (now_s() - t0 < seconds && (until == NULL || !*until)) {
+        if (now_s() - hb >= 0.3) {
+            hb = now_s();
+            for (int i = 0; i < n; i++) {
+                uint8_t key[32];
+                peer_key(i, key);
+                cl_wire_msg_t m;
+                memset(&m, 0, sizeof m);
+                m.hdr.type = CL_MSG_HEARTBEAT;
+                m.hdr.epoch = a->epoch;
+                m.u.heartbeat.epoch = a->epoch;
+                (void)cl_transport_send(a->tp, key, &m);
+            }
+        }
+        (void)cl_transport_poll(a->tp, NULL, 0, 20, on_event, a);
+    }
+}
+
+static int sc_checkpoint(void)
+{
+    prepare("checkpoint", 3);
+    s_ckpt_peers = true;
+    for (int i = 0; i < 3; i++)
+        spawn(i, 3, i == 0 ? 0u : 0x7u & ~(1u << i), 0x7u);
+    CHECK(wait_ready(3, 60));
+    attacker_t a;
+    if (!attacker_new(&a, false) || !attacker_reach(&a, 0) || !attacker_reach(&a, 1) ||
+        !attacker_reach(&a, 2)) {
+        fprintf(stderr, "[attack] could not reach the peers\n");
+        s_setup_failed = true;
+        return 1;
+    }
+    uint8_t k0[32], k1[32], k2[32];
+    peer_key(0, k0);
+    peer_key(1, k1);
+    peer_key(2, k2);
+    /* Join as a monitor. */
+    cl_wire_msg_t j;
+    memset(&j, 0, sizeof j);
+    j.hdr.type = CL_MSG_JOIN;
+    j.u.join.rank = -1;
+    j.u.join.weight = 1;
+    j.u.join.flags = CL_JOIN_MONITOR;
+    j.u.join.world_size = 3;
+    j.u.join.target_group = 64;
+    j.u.join.incarnation = 7;
+    snprintf(j.u.join.address, sizeof j.u.join.address, "%s", cl_transport_address(a.tp));
+    CHECK(cl_transport_send(a.tp, k0, &j) == 0);
+    monitor_pump(&a, 3, 15, &a.in_view);
+    if (!a.in_view) {
+        fprintf(stderr, "[attack] the coordinator did not list the attacker as a monitor\n");
+        s_setup_failed = true;
+        go(3);
+        reap(0x7u, 60);
+        attacker_destroy(&a);
+        return 1;
+    }
+    fprintf(stderr, "[attack] listed as a monitor in view %llu\n", (unsigned long long)a.epoch);
+    /* Unasked reads, and a forged notice. */
+    cl_elmsg_t q;
+    memset(&q, 0, sizeof q);
+    q.type = CL_EL_QUERY;
+    q.s = 5;
+    cl_elmsg_t f;
+    memset(&f, 0, sizeof f);
+    f.type = CL_EL_FETCH;
+    f.s = 5;
+    f.what = CL_EL_ITEM_BUFFER;
+    f.len = 8;
+    CHECK(send_el(&a, k1, &q) && send_el(&a, k1, &f));
+    cl_elmsg_t n;
+    memset(&n, 0, sizeof n);
+    n.type = CL_EL_CKPT;
+    n.ckpt = CL_EL_CKPT_NOTICE;
+    n.s = 1000;
+    n.step = 10;
+    memcpy(n.key, cl_identity_public_key(a.id), 32);
+    q.s = f.s = n.s;
+    CHECK(send_el(&a, k2, &n) && send_el(&a, k2, &q) && send_el(&a, k2, &f));
+    fprintf(stderr, "[attack] sent QUERY and FETCH to rank 1, a forged NOTICE, QUERY and FETCH "
+                    "to rank 2\n");
+    go(3);
+    monitor_pump(&a, 3, 2.0, NULL);
+    int bad = 0;
+    if (a.answers > 0) {
+        fprintf(stderr, "[attack] the members answered %d unasked state reads\n", a.answers);
+        bad++;
+    }
+    /* Control: asked properly, the admitter's notice lets it read. */
+    cl_elmsg_t r;
+    memset(&r, 0, sizeof r);
+    r.type = CL_EL_CKPT;
+    r.ckpt = CL_EL_CKPT_REQUEST;
+    r.every = 1;
+    bool noticed = false;
+    for (int k = 0; k < 4 && a.notice == 0; k++) {
+        CHECK(send_el(&a, k0, &r));
+        monitor_pump(&a, 3, 2.0, &noticed);
+        noticed = a.notice != 0;
+    }
+    if (a.notice == 0) {
+        fprintf(stderr, "[attack] control: the admitter sent no CKPT NOTICE\n");
+        s_setup_failed = true;
+    } else {
+        q.s = f.s = a.notice;
+        f.len = 64;
+        int before = a.answers;
+        CHECK(send_el(&a, k1, &q) && send_el(&a, k1, &f));
+        monitor_pump(&a, 3, 3.0, NULL);
+        bool got = a.answers >= before + 2 && a.hashes_bufs >= 1 && a.ndata == 64 &&
+                   a.data[0] == 42 && a.data[63] == 42;
+        fprintf(stderr, "[attack] control: %s\n",
+                got ? "the state at the notice's collective was served"
+                    : "no state served after a proper request");
+        if (!got)
+            s_setup_failed = true;
+    }
+    bad += reap(0x7u, 60);
     attacker_destroy(&a);
     return bad;
 }
@@ -1242,7 +1488,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result|flood|status\n");
+                        "admit|update|result|flood|status|checkpoint\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -1267,6 +1513,8 @@ int main(int argc, char **argv)
         bad = sc_member(sc, 300000);
     else if (strcmp(sc, "flood") == 0)
         bad = sc_flood();
+    else if (strcmp(sc, "checkpoint") == 0)
+        bad = sc_checkpoint();
     else {
         fprintf(stderr, "attack: unknown scenario %s\n", sc);
         return 3;

@@ -55,5 +55,9 @@ if(COLLAB_MPICC_MPICH)
   if(TARGET collab-monitor)
     collab_e2e(monitor monitor.sh 4 200 "ours;elastic;monitor")
     set_tests_properties(e2e.monitor PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
+    collab_e2e(monitor_checkpoint monitor_checkpoint.sh 4 150 "ours;elastic;monitor")
+    collab_e2e(monitor_checkpoint_groups monitor_checkpoint.sh 4 150 "ours;elastic;monitor" groups)
+    set_tests_properties(e2e.monitor_checkpoint e2e.monitor_checkpoint_groups
+      PROPERTIES FIXTURES_REQUIRED "")
   endif()
 endif()

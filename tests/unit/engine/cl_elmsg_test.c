@@ -98,6 +98,19 @@ static int samples(cl_elmsg_t *out, int max)
     out[n++].reason = CL_EL_NACK_READ;
     out[n].type = CL_EL_PROBE;
     out[n++].epoch = 17;
+    out[n].type = CL_EL_CKPT;
+    out[n].ckpt = CL_EL_CKPT_REQUEST;
+    out[n].step = 40;
+    out[n++].every = 10;
+    out[n].type = CL_EL_CKPT;
+    out[n].ckpt = CL_EL_CKPT_NOTICE;
+    out[n].s = 1003;
+    out[n].step = 50;
+    out[n].prefix = 7;
+    out[n].sigs = s_sigs;
+    out[n].nsigs = 7;
+    memset(out[n].key, 0x5a, 32);
+    n++;
     CL_CHECK(n <= max);
     return n;
 }
@@ -109,7 +122,8 @@ static bool same(const cl_elmsg_t *a, const cl_elmsg_t *b)
         a->njoiners != b->njoiners || a->nsigs != b->nsigs || a->nbufs != b->nbufs ||
         a->nres != b->nres || a->what != b->what || a->index != b->index ||
         a->offset != b->offset || a->len != b->len || a->reason != b->reason ||
-        a->ndrops != b->ndrops || a->epoch != b->epoch)
+        a->ndrops != b->ndrops || a->epoch != b->epoch || a->ckpt != b->ckpt ||
+        a->step != b->step || a->every != b->every || memcmp(a->key, b->key, 32) != 0)
         return false;
     if (a->njoiners > 0 && memcmp(a->joiners, b->joiners, a->njoiners * sizeof *a->joiners) != 0)
         return false;

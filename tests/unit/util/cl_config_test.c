@@ -761,7 +761,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 39);
+    CL_CHECK(n == 41);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -790,6 +790,8 @@ static void test_table(void)
                               "COLLAB_SHM",
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
+                              "COLLAB_CHECKPOINT_DIR",
+                              "COLLAB_CHECKPOINT_EVERY",
                               "COLLAB_LOG",
                               "COLLAB_LOG_FILE",
                               "COLLAB_MAX_MESSAGE",
