@@ -176,18 +176,18 @@ int cl_elmsg_decode(uint8_t type, const uint8_t *body, size_t len, cl_elmsg_t *o
         out->epoch = cl_rd_u64(&r);
         break;
     case CL_EL_CKPT:
-        out->ckpt = rd_u8(&r);
-        out->s = rd_u64(&r);
-        out->step = rd_u64(&r);
-        out->every = rd_u64(&r);
-        out->prefix = rd_u64(&r);
-        rd_bytes(&r, out->key, 32);
-        out->nsigs = rd_u32(&r);
-        rd_check(&r, out->nsigs <= CL_ELMSG_MAX_PREFIX);
+        out->ckpt = cl_rd_u8(&r);
+        out->s = cl_rd_u64(&r);
+        out->step = cl_rd_u64(&r);
+        out->every = cl_rd_u64(&r);
+        out->prefix = cl_rd_u64(&r);
+        cl_rd_bytes(&r, out->key, 32);
+        out->nsigs = cl_rd_u32(&r);
+        cl_rd_check(&r, out->nsigs <= CL_ELMSG_MAX_PREFIX);
         out->sigs = rd_alloc(&r, out->nsigs, sizeof *out->sigs, 4, &oom);
         for (uint32_t i = 0; out->sigs != NULL && i < out->nsigs; i++)
-            out->sigs[i] = rd_u32(&r);
-        rd_check(&r, ckpt_ok(out));
+            out->sigs[i] = cl_rd_u32(&r);
+        cl_rd_check(&r, ckpt_ok(out));
         break;
     default:
         r.bad = true;
@@ -302,18 +302,18 @@ int cl_elmsg_encode(const cl_elmsg_t *m, uint8_t **out, size_t *outlen)
         cl_wr_u64(&w, m->epoch);
         break;
     case CL_EL_CKPT:
-        wr_check(&w, ckpt_ok(m) && (m->nsigs == 0 || m->sigs != NULL));
+        cl_wr_check(&w, ckpt_ok(m) && (m->nsigs == 0 || m->sigs != NULL));
         if (w.bad)
             break;
-        wr_le(&w, m->ckpt, 1);
-        wr_le(&w, m->s, 8);
-        wr_le(&w, m->step, 8);
-        wr_le(&w, m->every, 8);
-        wr_le(&w, m->prefix, 8);
-        wr_raw(&w, m->key, 32);
-        wr_le(&w, m->nsigs, 4);
+        cl_wr_u8(&w, m->ckpt);
+        cl_wr_u64(&w, m->s);
+        cl_wr_u64(&w, m->step);
+        cl_wr_u64(&w, m->every);
+        cl_wr_u64(&w, m->prefix);
+        cl_wr_bytes(&w, m->key, 32);
+        cl_wr_u32(&w, m->nsigs);
         for (uint32_t i = 0; i < m->nsigs; i++)
-            wr_le(&w, m->sigs[i], 4);
+            cl_wr_u32(&w, m->sigs[i]);
         break;
     default:
         w.bad = true;

@@ -569,7 +569,8 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
     if (memcmp(p->key, e->self_key, 32) == 0 || p->state == CL_PEER_GONE ||
         e->state != ENG_MEMBER)
         return;
-    if (eng_i_coordinate(e)) {
+    if (eng_self_coordinates(e)) {
+        eng_take_over(e);
         cl_warn("%s returned a wrong result (COLLAB_VERIFY: recomputed by this peer, the "
                 "coordinator): removing it from the swarm; its key is banned for %.0f s",
                 eng_peer_desc(p, desc, sizeof desc), CONVICT_BAN);
@@ -580,7 +581,7 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
             remove_suspects(e);
         return;
     }
-    cl_peer_t *c = eng_coordinator(e);
+    cl_peer_t *c = cl_member_coordinator(e->mb);
     if (c == NULL)
         return;
     cl_wire_msg_t m;

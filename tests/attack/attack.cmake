@@ -20,8 +20,8 @@ if(TARGET collab_engine AND TARGET collab_coll)
   # caught and removed within 50 all-reduces (3 runs here; bench/verify.sh
   # runs 20).
   add_executable(attack_verify ${CMAKE_CURRENT_LIST_DIR}/verify.c
-    ${PROJECT_SOURCE_DIR}/src/engine/test_peers.c)
-  target_include_directories(attack_verify PRIVATE ${PROJECT_SOURCE_DIR}/src/engine)
+    ${PROJECT_SOURCE_DIR}/tests/swarm/test_peers.c)
+  target_include_directories(attack_verify PRIVATE ${PROJECT_SOURCE_DIR}/tests/swarm)
   target_link_libraries(attack_verify PRIVATE collab_engine collab_elastic collab_coll
     collab_reduce collab_util)
   add_test(NAME attack_verify COMMAND attack_verify 3 60)

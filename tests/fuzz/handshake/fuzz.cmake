@@ -13,4 +13,4 @@ collab_fuzz_target(handshake
           ${COLLAB_UTIL_DIR}/cl_secret.c ${COLLAB_UTIL_DIR}/cl_identity.c
           ${COLLAB_UTIL_DIR}/cl_addr.c ${COLLAB_UTIL_DIR}/cl_base58.c
           ${COLLAB_UTIL_DIR}/cl_text.c ${COLLAB_UTIL_DIR}/cl_log.c
-  LIBS collab_engine_base collab_util)
+  LIBS collab_engine_base collab_elastic collab_util)

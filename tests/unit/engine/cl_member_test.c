@@ -308,7 +308,7 @@ static void test_coordinator_rule(void)
     uint8_t k[4][32];
     for (int i = 0; i < 4; i++)
         key_of(i, k[i]);
-    cl_settings_t s = {4, false, 0, 3, 0, 1, 16};
+    cl_settings_t s = {4, false, 0, 3, 0, 1, 16, false};
     cl_member_t *coord = cl_member_new(k[0]);
     cl_member_t *fol = cl_member_new(k[2]);
     CHECK(cl_member_coordinator(coord) == NULL); /* no view yet */
