@@ -59,7 +59,6 @@ struct eng_auth {
     double probed_at;              /* when (0: never) */
     size_t nprobed;
     uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
-    uint64_t total;                 /* all drops */
     uint64_t banned;                /* senders banned by this gate */
     uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
     size_t nwarned;
@@ -138,7 +137,6 @@ void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uin
     if (a == NULL)
         return;
     a->dropped[CL_MSG_COLL]++;
-    a->total++;
     bool first = true;
     for (size_t i = 0; i < a->nwarned; i++)
         first = first && memcmp(a->warned[i], p->key, 32) != 0;
@@ -209,11 +207,6 @@ bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience)
     return true;
 }
 
-uint64_t eng_auth_dropped(const struct cl_engine *e)
-{
-    return e->auth != NULL ? e->auth->total : 0;
-}
-
 bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch)
 {
     return epoch <= CL_EPOCH_MAX && (epoch <= own || epoch - own <= EPOCH_STEP);
@@ -240,7 +233,6 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
     struct eng_auth *a = e->auth;
     unsigned slot = m->hdr.type == CL_MSG_ELASTIC ? 128u + (m->hdr.sub & 127u) : m->hdr.type;
     a->dropped[slot]++;
-    a->total++;
     char sid[CL_PEER_ID_MAX];
     if (p != NULL)
         snprintf(sid, sizeof sid, "%.8s", p->id);

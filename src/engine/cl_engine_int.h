@@ -315,8 +315,6 @@ bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
    been ahead for `patience` seconds: time for the coordinator to raise
    its epoch above theirs. */
 bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
-/* Messages dropped by the gate so far. */
-uint64_t eng_auth_dropped(const struct cl_engine *e);
 
 /* cl_engine_member.c */
 /* Completes collab_init with status (if it still waits) and stops joining. */

@@ -844,22 +844,8 @@ const char *cl_transport_address(const cl_transport_t *self)
     return self->address;
 }
 
-void cl_transport_shm_stats(const cl_transport_t *self, size_t *links, uint64_t *sent,
-                            uint64_t *received)
-{
-    cl_shm_stats(self->shm, links, sent, received);
-}
-
 uint64_t cl_transport_malformed(const cl_transport_t *self)
 {
     return self->malformed;
 }
 
-void cl_transport_inbound_counts(const cl_transport_t *self, size_t *pending, size_t *up)
-{
-    size_t total = zhashx_size(self->in_by_rid);
-    if (pending != NULL)
-        *pending = self->npending;
-    if (up != NULL)
-        *up = total >= self->npending ? total - self->npending : 0;
-}

@@ -137,14 +137,6 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
    `seconds`. */
 void cl_transport_ban(cl_transport_t *self, const uint8_t key[32], double seconds);
 
-/* Inbound links: unfinished handshakes and authenticated ones. */
-void cl_transport_inbound_counts(const cl_transport_t *self, size_t *pending, size_t *up);
-
-/* Same-host links up now, and COLL messages sent and received through
-   them. */
-void cl_transport_shm_stats(const cl_transport_t *self, size_t *links, uint64_t *sent,
-                            uint64_t *received);
-
 /* Malformed messages dropped so far. */
 uint64_t cl_transport_malformed(const cl_transport_t *self);
 
