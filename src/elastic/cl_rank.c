@@ -13,6 +13,8 @@ int cl_rank_pick(const cl_rank_ask_t *ask, cl_rank_free_fn is_free, const void *
         return ask->current;
     if (ask->preferred >= 0 && is_free(ctx, ask->preferred))
         return ask->preferred;
+    if (ask->required)
+        return -1;
     for (int i = 0; i < CL_RANK_REMEMBERED; i++)
         if (ask->remembered[i] >= 0 && is_free(ctx, ask->remembered[i]))
             return ask->remembered[i];

@@ -4,7 +4,9 @@
     (cl_member_pick_rank) and by its admission queue (cl_admission): what
     it holds now if it is a member; else the rank it asks for
     (COLLAB_RANK) if free; else the ranks it held before, most recent
-    first, if free; else the lowest free rank; else none (a standby).
+    first, if free; else the lowest free rank; else none (a standby).  A
+    peer that rejoins asks for the rank its program holds, and gets that
+    or none: an MPI program's rank never changes.
     Pure: the caller says which ranks are free.
 */
 #ifndef CL_RANK_H_INCLUDED
@@ -17,6 +19,7 @@
 /* What is known of the peer that asks for a rank; -1 for "none". */
 typedef struct {
     bool member;                        /* it is a member (or monitor) now */
+    bool required;                      /* preferred or nothing (a peer rejoining) */
     int current;                        /* the rank it holds then (a monitor: -1) */
     int preferred;                      /* the rank it asks for */
     int remembered[CL_RANK_REMEMBERED]; /* ranks it held before, most recent first */

@@ -53,9 +53,15 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     cl_wire_join_t *j = &m.u.join;
     j->rank =
         e->cfg.rank >= 0 && e->cfg.rank < CL_WIRE_WORLD_MAX && !e->cfg.monitor ? e->cfg.rank : -1;
+    /* Rejoining (removed while alive): the program holds its rank, so the
+       peer takes that one back or waits as a standby until it frees. */
+    bool rejoin = e->member_since > 0 && !e->cfg.monitor && atomic_load(&e->rank) >= 0;
+    if (rejoin)
+        j->rank = atomic_load(&e->rank);
     j->weight = e->cfg.weight;
     j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
                          (e->cfg.monitor ? CL_JOIN_MONITOR : 0) |
+                         (rejoin ? CL_JOIN_RANK_REQUIRED : 0) |
                          (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
                          (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
                          (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
@@ -393,7 +399,8 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
                 CL_WIRE_MONITORS_MAX);
         r.u.join_reply.status = CL_JOIN_STANDBY;
     } else {
-        int rank = cl_member_pick_rank(e->mb, key, j->rank);
+        int rank =
+            cl_member_pick_rank(e->mb, key, j->rank, (j->flags & CL_JOIN_RANK_REQUIRED) != 0);
         if (rank < 0) {
             r.u.join_reply.status = CL_JOIN_STANDBY;
         } else {
@@ -428,7 +435,11 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
     case CL_JOIN_STANDBY:
         e->state = ENG_STANDBY;
         e->join_deadline = eng_now() + eng_join_limit(e->cfg.timeout);
-        if (!e->standby_logged)
+        if (!e->standby_logged && e->member_since > 0)
+            cl_warn("rank %d, which this program holds, went to another peer while this peer "
+                    "was out of the swarm; waiting as a standby until it frees up",
+                    atomic_load(&e->rank));
+        else if (!e->standby_logged)
             cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
                     "until a rank frees up",
                     j->world_size);

@@ -440,17 +440,36 @@ static bool rank_free(const void *ctx, int r)
     return r >= 0 && r < self->settings.world_size && cl_member_at_rank(self, r) == NULL;
 }
 
-int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred)
+int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred,
+                        bool required)
 {
     int ws = self->settings.world_size;
     cl_peer_t *p = cl_member_find(self, key);
-    /* Lowest free: the view is sorted, so the first gap. */
+    /* Lowest free: the view is sorted, so the first gap.  A rank whose
+       holder went silent (stopped, or cut off: it may come back, and its
+       program holds that rank) goes to a newcomer only when no other is
+       free. */
     int r = 0;
     for (size_t i = 0; i < self->nview && self->view[i]->rank == r; i++)
         r++;
+    for (int c = r; c < ws; c++) {
+        if (!rank_free(self, c))
+            continue;
+        bool reserved = false;
+        for (size_t i = 0; i < self->nrecs && !reserved; i++) {
+            const cl_peer_t *q = self->recs[i];
+            reserved = q->state == CL_PEER_GONE && q->prev_rank == c && q != p &&
+                       q->suspect_reason == CL_SUSPECT_SILENT;
+        }
+        if (!reserved) {
+            r = c;
+            break;
+        }
+    }
     bool member = p != NULL && p->state != CL_PEER_GONE;
     cl_rank_ask_t ask = {
         .member = member,
+        .required = required && preferred >= 0,
         .current = member ? p->rank : -1,
         .preferred = preferred,
         .remembered = {p != NULL ? p->prev_rank : -1, -1},

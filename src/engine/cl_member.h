@@ -127,8 +127,10 @@ void cl_member_delta_clear(cl_member_delta_t *delta);
 /* Coordinator: the rank a joiner gets (COLLAB_RANK if free, else the rank
    this key held before, else the lowest free one), or -1 when every rank
    is taken (the joiner waits as a standby).  A key that is already a
-   member keeps its rank. */
-int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred);
+   member keeps its rank.  `required`: preferred or none (a peer
+   rejoining, whose program holds that rank). */
+int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred,
+                        bool required);
 
 /* Coordinator: adds (or refreshes) a member at `rank` and bumps the epoch.
    A member joining after the world group was formed stays out of it.

@@ -452,7 +452,8 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_str(rp, j->address);
         cl_rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, weight_ok(j->weight));
-        cl_rd_check(rp, (j->flags & ~0x3fu) == 0);
+        cl_rd_check(rp, (j->flags & ~0x7fu) == 0 &&
+                            ((j->flags & CL_JOIN_RANK_REQUIRED) == 0 || j->rank >= 0));
         cl_rd_check(rp,
                  (j->flags & CL_JOIN_MONITOR) == 0 ||
                      (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
@@ -645,7 +646,8 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         const cl_wire_join_t *j = &m->u.join;
         cl_wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, weight_ok(j->weight));
-        cl_wr_check(&w, (j->flags & ~0x3fu) == 0);
+        cl_wr_check(&w, (j->flags & ~0x7fu) == 0 &&
+                            ((j->flags & CL_JOIN_RANK_REQUIRED) == 0 || j->rank >= 0));
         cl_wr_check(&w,
                  (j->flags & CL_JOIN_MONITOR) == 0 ||
                      (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));

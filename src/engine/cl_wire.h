@@ -89,6 +89,7 @@ enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
 #define CL_JOIN_COMPRESSION_SET 0x08u
 #define CL_JOIN_TARGET_GROUP_SET 0x10u
 #define CL_JOIN_MONITOR 0x20u
+#define CL_JOIN_RANK_REQUIRED 0x40u /* a peer rejoining: `rank` is the one its program holds */
 #define CL_VIEW_GROUP_CLOSED 0x01u
 #define CL_MEMBER_CLIENT 0x01u
 #define CL_MEMBER_IN_GROUP 0x02u

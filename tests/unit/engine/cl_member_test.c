@@ -67,9 +67,9 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_coordinator(coord) == cl_member_self(coord));
 
     /* Preferred rank when free, else lowest free. */
-    CHECK(cl_member_pick_rank(coord, k[1], 2) == 2);
-    CHECK(cl_member_pick_rank(coord, k[1], 0) == 1);
-    CHECK(cl_member_pick_rank(coord, k[1], 99) == 1);
+    CHECK(cl_member_pick_rank(coord, k[1], 2, false) == 2);
+    CHECK(cl_member_pick_rank(coord, k[1], 0, false) == 1);
+    CHECK(cl_member_pick_rank(coord, k[1], 99, false) == 1);
     cl_member_delta_t d;
     CHECK(cl_member_admit(coord, k[1], 2, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 5.0, &d) == 0);
     CHECK(d.nadded == 1 && d.added[0]->rank == 2 && d.nremoved == 0);
@@ -77,11 +77,11 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_epoch(coord) == 2);
     /* Rank held by someone else. */
     CHECK(cl_member_admit(coord, k[2], 2, "", true, 1.0, 5.0, &d) == COLLAB_ERR_RANK);
-    CHECK(cl_member_pick_rank(coord, k[2], 2) == 1);
+    CHECK(cl_member_pick_rank(coord, k[2], 2, false) == 1);
     CHECK(cl_member_admit(coord, k[2], 1, "", true, 3.0, 5.0, &d) == 0);
     cl_member_delta_clear(&d);
     /* A member asking again keeps its rank. */
-    CHECK(cl_member_pick_rank(coord, k[2], 3) == 1);
+    CHECK(cl_member_pick_rank(coord, k[2], 3, false) == 1);
 
     /* A follower installs the view. */
     cl_member_t *fol = cl_member_new(k[2]);
@@ -97,11 +97,11 @@ static void test_ranks_and_views(void)
     CHECK(ship_view(coord, fol, 6.0, &d) == 0);
 
     /* Fill the last rank; then every rank is taken: standby. */
-    CHECK(cl_member_pick_rank(coord, k[3], -1) == 3);
+    CHECK(cl_member_pick_rank(coord, k[3], -1, false) == 3);
     CHECK(cl_member_admit(coord, k[3], 3, "/ip4/127.0.0.1/tcp/4/p2p/d", false, 1.0, 7.0, &d) == 0);
     cl_member_delta_clear(&d);
-    CHECK(cl_member_pick_rank(coord, k[4], -1) == -1);
-    CHECK(cl_member_pick_rank(coord, k[4], 1) == -1);
+    CHECK(cl_member_pick_rank(coord, k[4], -1, false) == -1);
+    CHECK(cl_member_pick_rank(coord, k[4], 1, false) == -1);
 
     /* Group formation changes the group's generation; admissions before
        it do not (nobody is in the group yet). */
@@ -129,9 +129,17 @@ static void test_ranks_and_views(void)
     cl_member_delta_clear(&d);
     CHECK(cl_member_find(fol, k[3])->state == CL_PEER_GONE);
     /* Rank 3 is free again; a newcomer preferring nothing gets it... */
-    CHECK(cl_member_pick_rank(coord, k[5], -1) == 3);
+    CHECK(cl_member_pick_rank(coord, k[5], -1, false) == 3);
     /* ...and the old owner gets its old rank back. */
-    CHECK(cl_member_pick_rank(coord, k[3], -1) == 3);
+    CHECK(cl_member_pick_rank(coord, k[3], -1, false) == 3);
+    /* Had rank 3 gone silent (stopped: its program may come back holding
+       rank 3), a newcomer would get rank 3 only as the last free one, and
+       the old owner rejoining asks for rank 3 or nothing. */
+    cl_member_find(coord, k[3])->suspect_reason = CL_SUSPECT_SILENT;
+    CHECK(cl_member_pick_rank(coord, k[5], -1, false) == 3); /* the only free rank */
+    CHECK(cl_member_pick_rank(coord, k[3], 3, true) == 3);
+    CHECK(cl_member_pick_rank(coord, k[3], 2, true) == -1); /* held by rank 2 */
+    cl_member_find(coord, k[3])->suspect_reason = 0;
     CHECK(cl_member_group_epoch(coord) > gen); /* a group member left */
     gen = cl_member_group_epoch(coord);
     /* A joiner after the group formed stays out of the group: the group's
@@ -179,7 +187,7 @@ static void test_ranks_and_views(void)
     cl_member_purge(coord, 1000.0, 100.0);
     CHECK(cl_member_find(coord, k[2]) == NULL);
     CHECK(cl_member_find(coord, k[0]) != NULL && cl_member_find(coord, k[1]) != NULL);
-    CHECK(cl_member_pick_rank(coord, k[2], -1) == 1);
+    CHECK(cl_member_pick_rank(coord, k[2], -1, false) == 1);
 
     cl_member_destroy(&coord);
     cl_member_destroy(&fol);
@@ -201,7 +209,7 @@ static void test_many(void)
         k[0] = (uint8_t)i;
         k[1] = (uint8_t)(i >> 8);
         k[2] = 0x55;
-        int r = cl_member_pick_rank(m, k, -1);
+        int r = cl_member_pick_rank(m, k, -1, false);
         CHECK(r == i);
         cl_member_delta_t d;
         CHECK(cl_member_admit(m, k, r, "", false, 1, 0, &d) == 0);
@@ -241,13 +249,13 @@ static void test_monitor(void)
     CHECK(n == 0 && nm == 1 && ms[0]->monitor && ms[0]->rank == -1);
     CHECK(cl_member_coordinator(mon) == ms[0]); /* no ranked member: the monitor coordinates */
     /* The monitor admits a trainer: rank 0, the lowest free. */
-    CHECK(cl_member_pick_rank(mon, k[1], -1) == 0);
+    CHECK(cl_member_pick_rank(mon, k[1], -1, false) == 0);
     cl_member_delta_t d;
     CHECK(cl_member_admit(mon, k[1], 0, "/ip4/127.0.0.1/tcp/2", false, 1.0, 0.0, &d) == 0);
     CHECK(d.nadded == 1 && d.nmon_added == 0);
     cl_member_delta_clear(&d);
     CHECK(cl_member_coordinator(mon) == cl_member_find(mon, k[1]));
-    CHECK(cl_member_pick_rank(mon, k[2], -1) == 1);
+    CHECK(cl_member_pick_rank(mon, k[2], -1, false) == 1);
     /* A monitor cannot take a rank, nor a member a monitor seat. */
     CHECK(cl_member_admit(mon, k[0], 1, "/ip4/127.0.0.1/tcp/3", false, 1.0, 0.0, &d) ==
           COLLAB_ERR_RANK);

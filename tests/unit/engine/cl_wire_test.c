@@ -400,8 +400,12 @@ static void test_bad_bodies(void)
     m.u.join.target_group = CL_WIRE_WORLD_MAX + 1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
     m.u.join.target_group = CL_WIRE_WORLD_MAX;
-    m.u.join.flags = 0x40; /* unknown flag bit */
+    m.u.join.flags = 0x80; /* unknown flag bit */
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join.flags = CL_JOIN_RANK_REQUIRED; /* a required rank must be named */
+    m.u.join.rank = -1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.join.rank = 0;
     base_hdr(&m, CL_MSG_JOIN_REPLY);
     m.u.join_reply.status = CL_JOIN_STANDBY;
     m.u.join_reply.target_group = -1;
