@@ -40,6 +40,8 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "real_zmq.h"
+
 enum { K_RESULT, K_NAN, K_UPDATE, K_HUGE, K_ADMIT, K_VIEW, K_FETCH, K_COUNT };
 static const char *const s_names[K_COUNT] = {"result", "nan",  "update", "huge_weight",
                                              "admit",  "view", "fetch"};
@@ -86,22 +88,6 @@ static bool s_armed(void)
     if (s_t0 == 0)
         s_t0 = t;
     return t - s_t0 >= s_arm;
-}
-
-static int real_zmq_send(void *s, const void *buf, size_t len, int flags)
-{
-    static int (*fn)(void *, const void *, size_t, int);
-    if (fn == NULL)
-        fn = (int (*)(void *, const void *, size_t, int))dlsym(RTLD_NEXT, "zmq_send");
-    return fn(s, buf, len, flags);
-}
-
-static int real_zmq_msg_send(zmq_msg_t *m, void *s, int flags)
-{
-    static int (*fn)(zmq_msg_t *, void *, int);
-    if (fn == NULL)
-        fn = (int (*)(zmq_msg_t *, void *, int))dlsym(RTLD_NEXT, "zmq_msg_send");
-    return fn(m, s, flags);
 }
 
 static void inject(void *sock, cl_wire_hdr_t h, const uint8_t *body, size_t blen, int kind)

@@ -459,6 +459,20 @@ void eng_request_match(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* Suspicion. */
 
+/* A member's suspicion of p, for the coordinator to confirm. */
+static void tell_coordinator(struct cl_engine *e, const cl_peer_t *p, int reason)
+{
+    cl_peer_t *c = cl_member_coordinator(e->mb);
+    if (c == NULL)
+        return;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_SUSPECT;
+    memcpy(m.u.suspect.key, p->key, 32);
+    m.u.suspect.reason = (uint8_t)reason;
+    (void)eng_send(e, c, &m);
+}
+
 /* Takes p out of the group for reason: at once when this peer
    coordinates, else by a SUSPECT report to the coordinator. */
 static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
@@ -477,15 +491,7 @@ static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
             cl_member_delta_clear(&d);
         return;
     }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    if (c == NULL)
-        return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_SUSPECT;
-    memcpy(m.u.suspect.key, p->key, 32);
-    m.u.suspect.reason = (uint8_t)reason;
-    (void)eng_send(e, c, &m);
+    tell_coordinator(e, p, reason);
 }
 
 static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
@@ -508,15 +514,8 @@ static void suspect(struct cl_engine *e, cl_peer_t *p, int reason)
         remove_suspects(e);
         return;
     }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    if (c == NULL || reason == REASON_LEFT)
-        return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_SUSPECT;
-    memcpy(m.u.suspect.key, p->key, 32);
-    m.u.suspect.reason = (uint8_t)reason;
-    (void)eng_send(e, c, &m);
+    if (reason != REASON_LEFT)
+        tell_coordinator(e, p, reason);
 }
 
 void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
@@ -581,15 +580,7 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
             remove_suspects(e);
         return;
     }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    if (c == NULL)
-        return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_SUSPECT;
-    memcpy(m.u.suspect.key, p->key, 32);
-    m.u.suspect.reason = CL_SUSPECT_CORRUPT;
-    (void)eng_send(e, c, &m);
+    tell_coordinator(e, p, CL_SUSPECT_CORRUPT);
 }
 
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
@@ -1045,12 +1036,7 @@ static void check(struct cl_engine *e, double now)
         cl_peer_t *p = i < nm ? mons[i] : list[i - nm];
         if (p->state != CL_PEER_SUSPECT || p->suspect_reason == REASON_LEFT)
             continue;
-        cl_wire_msg_t m;
-        memset(&m, 0, sizeof m);
-        m.hdr.type = CL_MSG_SUSPECT;
-        memcpy(m.u.suspect.key, p->key, 32);
-        m.u.suspect.reason = (uint8_t)p->suspect_reason;
-        (void)eng_send(e, c, &m);
+        tell_coordinator(e, p, p->suspect_reason);
     }
     /* Ask again at every check while the group is not formed: a MATCH
        can be lost with a coordinator that failed, or reach a peer that

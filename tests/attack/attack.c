@@ -113,6 +113,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "real_zmq.h"
+
 #define MAXP 4
 
 static int s_failures = 0;
@@ -306,22 +308,6 @@ static atomic_int s_forged; /* forgeries sent */
 static __thread bool t_have; /* a CLAB header went out with SNDMORE */
 static __thread void *t_sock;
 static __thread cl_wire_hdr_t t_hdr;
-
-static int real_zmq_send(void *s, const void *buf, size_t len, int flags)
-{
-    static int (*fn)(void *, const void *, size_t, int);
-    if (fn == NULL)
-        fn = (int (*)(void *, const void *, size_t, int))dlsym(RTLD_NEXT, "zmq_send");
-    return fn(s, buf, len, flags);
-}
-
-static int real_zmq_msg_send(zmq_msg_t *m, void *s, int flags)
-{
-    static int (*fn)(zmq_msg_t *, void *, int);
-    if (fn == NULL)
-        fn = (int (*)(zmq_msg_t *, void *, int))dlsym(RTLD_NEXT, "zmq_msg_send");
-    return fn(m, s, flags);
-}
 
 /* Sends hdr (length set here) and body on sock, a DEALER. */
 static void inject(void *sock, cl_wire_hdr_t h, const uint8_t *body, size_t blen)

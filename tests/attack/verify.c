@@ -45,6 +45,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "real_zmq.h"
+
 #define NP 8
 #define HOSTILE 5
 #define CNT 32768
@@ -68,22 +70,6 @@ static double now_s(void)
 
 static __thread bool t_have; /* a RESULT header went out with SNDMORE */
 static __thread void *t_sock;
-
-static int real_zmq_send(void *s, const void *buf, size_t len, int flags)
-{
-    static int (*fn)(void *, const void *, size_t, int);
-    if (fn == NULL)
-        fn = (int (*)(void *, const void *, size_t, int))dlsym(RTLD_NEXT, "zmq_send");
-    return fn(s, buf, len, flags);
-}
-
-static int real_zmq_msg_send(zmq_msg_t *m, void *s, int flags)
-{
-    static int (*fn)(zmq_msg_t *, void *, int);
-    if (fn == NULL)
-        fn = (int (*)(zmq_msg_t *, void *, int))dlsym(RTLD_NEXT, "zmq_msg_send");
-    return fn(m, s, flags);
-}
 
 int zmq_send(void *s, const void *buf, size_t len, int flags)
 {
