@@ -577,8 +577,9 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                 return true;
             if (m->hdr.sub == CL_EL_FETCH && e->cfg.monitor && member)
                 return true;
-            return refuse(e, p, key, m, "state requests are for admitted joiners only",
-                          !member && !former && !monitor);
+            /* Not banned: a monitor admitted by a view still on its way
+               here looks like a stranger for a moment. */
+            return refuse(e, p, key, m, "state requests are for admitted joiners only", false);
         case CL_EL_QUERY:
             if (member)
                 return true;
@@ -599,7 +600,8 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                notice; the checkpoint code checks the roles further. */
             if (member || monitor || asked(e->auth, key))
                 return true;
-            return refuse(e, p, key, m, "a checkpoint message from a stranger", !former);
+            return refuse(e, p, key, m, "a checkpoint message from a stranger",
+                          false); /* as for FETCH */
         default:
             if (member)
                 return true;
