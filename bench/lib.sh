@@ -22,3 +22,14 @@ bench_ab_table() {
             'BEGIN {printf "%10d | %10.1f (%6.1f..%6.1f) | %10.1f (%6.1f..%6.1f) | %6.2f\n", s, ma, la, ha, mb, lb, hb, (ma > 0 ? mb / ma : 0)}'
     done
 }
+
+# wait_line FILE PATTERN SECONDS: polls FILE every 0.1 s until a line
+# matches PATTERN (0) or SECONDS pass (1).
+wait_line() {
+    local i
+    for i in $(seq $(($3 * 10))); do
+        grep -q -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}

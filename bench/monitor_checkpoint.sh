@@ -17,6 +17,7 @@
 # write time), the medians, the spread (min..max) and the cost of the
 # median.  Method and results: docs/benchmarks.md.
 set -u
+. "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=3 steps=400 runs=5 every=20
 while [ $# -gt 0 ]; do
@@ -42,15 +43,6 @@ cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
 trap cleanup EXIT
 export COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0 COLLAB_TIMEOUT=5
 targs=(--steps "$steps" --hidden 503 --log-every $((steps / 4)))
-
-wait_line() { # FILE PATTERN SECONDS
-    local i
-    for i in $(seq $(($3 * 10))); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # one SETUP RUN: prints "ms/step checkpoints mean-seconds".
 one() {
