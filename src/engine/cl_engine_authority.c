@@ -19,10 +19,13 @@
       admitter      the member the receiver computes as admitter
                     (docs/elastic.md)
 
-    A message that fails its rule is dropped and counted per type; its
-    sender is banned (cl_transport_ban) where the message could only come
-    from a hostile peer (a JOIN_REPLY to a peer that never asked it, a view
-    whose epoch jumps beyond the bounded step).  The first drop of each
+    A message that fails its rule is dropped and counted per type.  Its
+    sender is banned (cl_transport_ban) by one rule, whatever the type and
+    the sender's role: only when the content breaks a bound that every
+    honest peer keeps in every state (enum refusal).  A role or a state
+    that does not allow the message is never enough: views in flight make
+    honest peers send such messages (a peer admitted by a coordinator that
+    died, a late answer to an earlier incarnation).  The first drop of each
     type is logged as a warning naming the sender and the rule, later ones
     at debug level, with the count.
 
@@ -218,10 +221,27 @@ static const char *type_name(const cl_wire_msg_t *m)
                                          : cl_wire_type_name(m->hdr.type);
 }
 
-/* Drops (and counts) m; bans its sender when `ban`. */
-static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
-                   const cl_wire_msg_t *m, const char *rule, bool ban)
+/* Why a message is refused.  The ban follows from this alone. */
+enum refusal {
+    REFUSE_ROLE,  /* the sender's role or the receiver's state does not allow
+                     it: dropped (honest peers send these while views travel) */
+    REFUSE_BOUND, /* its content breaks a bound every honest peer keeps in
+                     every state: dropped and the sender banned */
+};
+
+/* A view or heartbeat epoch no honest peer announces to a receiver at
+   `own`: past the ceiling, or more than the bounded step ahead (a peer
+   with no epoch yet, own 0, takes any epoch below the ceiling). */
+static bool epoch_out_of_bounds(uint64_t own, uint64_t epoch)
 {
+    return epoch > CL_EPOCH_MAX || (own > 0 && !eng_auth_epoch_step_ok(own, epoch));
+}
+
+/* Drops (and counts) m; bans its sender for a REFUSE_BOUND. */
+static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                   const cl_wire_msg_t *m, const char *rule, enum refusal why)
+{
+    bool ban = why == REFUSE_BOUND;
     /* Stale messages of honest peers (a heartbeat of a peer just removed,
        an update that reached the coordinator before last) are routine:
        only forgeries are warned about. */
@@ -398,7 +418,7 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     bool member = p != NULL && p->state != CL_PEER_GONE && (p->rank >= 0 || p->monitor);
     uint64_t own = cl_member_epoch(e->mb);
     if (!in_view(v, key))
-        return refuse(e, p, key, m, "its sender is not in it", !member);
+        return refuse(e, p, key, m, "its sender is not in it", REFUSE_ROLE);
     /* Every address a view lists is dialled: it must be a multiaddr that
        names the member's own key (a client's is empty). */
     for (uint32_t i = 0; i < v->count; i++) {
@@ -409,16 +429,17 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
                                                 : cl_addr_parse(addr, &a, NULL, 0) == 0 &&
                                                       a.has_key && memcmp(a.key, x->key, 32) == 0;
         if (!ok)
-            return refuse(e, p, key, m, "it lists an address that is not its member's own", true);
+            return refuse(e, p, key, m, "it lists an address that is not its member's own",
+                          REFUSE_BOUND);
     }
-    if (!eng_auth_epoch_step_ok(own, v->epoch) && own > 0)
-        return refuse(e, p, key, m, "its epoch jumps too far ahead", !member);
+    if (epoch_out_of_bounds(own, v->epoch))
+        return refuse(e, p, key, m, "its epoch jumps too far ahead", REFUSE_BOUND);
     if (e->state != ENG_MEMBER) {
         /* Joining, a standby, or rejoining after a removal: a view from a
            peer it asked for a rank, or from a member of its last view. */
         if (asked(e->auth, key) || (p != NULL && (p->rank >= 0 || p->prev_rank >= 0 || p->monitor)))
             return true;
-        return refuse(e, p, key, m, "this peer never asked it to join", true);
+        return refuse(e, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
     }
     /* Not banned: after a coordinator died with its views in flight, a
        member this peer never saw admitted may hold the newer view, and
@@ -427,7 +448,7 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     if (!member) {
         if (v->epoch > own && adds_only_sender(e, key, v))
             return true;
-        return refuse(e, p, key, m, "its sender is not a member of this peer's view", false);
+        return refuse(e, p, key, m, "its sender is not a member of this peer's view", REFUSE_ROLE);
     }
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
@@ -448,9 +469,9 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     if (smaller_group_without_me(e, p, v)) {
         eng_outbid_view(e, v);
         return refuse(e, p, key, m, "a smaller group's view (answered with this peer's view)",
-                      false);
+                      REFUSE_ROLE);
     }
-    return refuse(e, p, key, m, "its sender is not this peer's coordinator", false);
+    return refuse(e, p, key, m, "its sender is not this peer's coordinator", REFUSE_ROLE);
 }
 
 /* The admitter as the receiver computes it (docs/elastic.md): the
@@ -483,19 +504,21 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     switch (m->hdr.type) {
     case CL_MSG_JOIN:
         if (!(m->u.join.weight <= WEIGHT_MAX))
-            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
+                          REFUSE_BOUND);
         return true; /* anyone may ask; the coordinator decides */
     case CL_MSG_JOIN_REPLY:
         if (asked(e->auth, key))
             return true;
-        return refuse(e, p, key, m, "this peer never asked it to join", true);
+        /* Not banned: a late answer to an earlier incarnation of this key. */
+        return refuse(e, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
     case CL_MSG_VIEW:
         return check_view(e, p, key, m);
     case CL_MSG_HEARTBEAT:
+        if (epoch_out_of_bounds(cl_member_epoch(e->mb), m->u.heartbeat.epoch))
+            return refuse(e, p, key, m, "a heartbeat with an epoch far ahead", REFUSE_BOUND);
         if (member || monitor)
             return true;
-        if (!former && !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), m->u.heartbeat.epoch))
-            return refuse(e, p, key, m, "a stranger's heartbeat with an epoch far ahead", true);
         /* A peer that believes it is a member (it was removed, or a view
            of a coordinator that died listed it): its coordinator answers
            with a view that shows it is not.  The epoch it raises its own
@@ -503,44 +526,45 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
            join lines do not. */
         if (e->state == ENG_MEMBER && eng_self_coordinates(e))
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", false);
+        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_SUSPECT:
     case CL_MSG_UPDATE:
         /* No peer may claim over the network a weight its own
            COLLAB_WEIGHT could not hold. */
         if (m->hdr.type == CL_MSG_UPDATE && !(m->u.update.weight <= WEIGHT_MAX))
-            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)", true);
+            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
+                          REFUSE_BOUND);
         /* A monitor reports the members it lost; it has no weight.  A
            stranger is not banned: a peer admitted by a coordinator that
            died with its view in flight believes it is a member, and its
            heartbeats must still reach this peer's coordinator, whose
            answer shows it that it is not (check_view). */
         if (!member && !(monitor && m->hdr.type == CL_MSG_SUSPECT))
-            return refuse(e, p, key, m, "its sender is not a member", false);
+            return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
         if (e->state != ENG_MEMBER || !eng_self_coordinates(e))
-            return refuse(e, p, key, m, "it goes to the coordinator only", false);
+            return refuse(e, p, key, m, "it goes to the coordinator only", REFUSE_ROLE);
         return true;
     case CL_MSG_GOODBYE:
         if (member || monitor)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", false);
+        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_MATCH:
         if (member)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", false);
+        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_BYE_ACK:
         /* Answers this peer's GOODBYE: only from peers of its view. */
         if (member || monitor || former)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", true);
+        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_REPORT:
         /* Statistics go to monitors only, from ranked members (the report
            code checks the rank field against the view). */
         if (!e->cfg.monitor)
-            return refuse(e, p, key, m, "this peer is not a monitor", !member && !former);
+            return refuse(e, p, key, m, "this peer is not a monitor", REFUSE_ROLE);
         if (member)
             return true;
-        return refuse(e, p, key, m, "its sender is not a ranked member", !former);
+        return refuse(e, p, key, m, "its sender is not a ranked member", REFUSE_ROLE);
     case CL_MSG_COLL:
     case CL_MSG_P2P:
         return true; /* members' data; early data waits in the bounded held queue */
@@ -549,18 +573,19 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
            names only this peer's own sends, and only members receive. */
         if (member || former)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", true);
+        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_ELASTIC:
         switch (m->hdr.sub) {
         case CL_EL_PROBE: /* the view goes only to members, past or present */
             if (member || former)
                 return true;
-            return refuse(e, p, key, m, "PROBE from a peer that was never a member", false);
+            return refuse(e, p, key, m, "PROBE from a peer that was never a member", REFUSE_ROLE);
         case CL_EL_ADMIT: /* only the admitter decides admissions */
-            if (!member) /* not banned: the same race as SUSPECT */
-                return refuse(e, p, key, m, "ADMIT from a non-member", false);
+            if (!member)  /* not banned: the same race as SUSPECT */
+                return refuse(e, p, key, m, "ADMIT from a non-member", REFUSE_ROLE);
             if (admitter(e) != p)
-                return refuse(e, p, key, m, "ADMIT from a member that is not the admitter", false);
+                return refuse(e, p, key, m, "ADMIT from a member that is not the admitter",
+                              REFUSE_ROLE);
             return true;
         case CL_EL_FETCH:
         case CL_EL_DROP:
@@ -579,13 +604,14 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                 return true;
             /* Not banned: a monitor admitted by a view still on its way
                here looks like a stranger for a moment. */
-            return refuse(e, p, key, m, "state requests are for admitted joiners only", false);
+            return refuse(e, p, key, m, "state requests are for admitted joiners only",
+                          REFUSE_ROLE);
         case CL_EL_QUERY:
             if (member)
                 return true;
             if (monitor && e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key))
                 return true;
-            return refuse(e, p, key, m, "a state query from a peer that is no member", false);
+            return refuse(e, p, key, m, "a state query from a peer that is no member", REFUSE_ROLE);
         case CL_EL_HASHES:
         case CL_EL_DATA:
         case CL_EL_NACK:
@@ -594,20 +620,20 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                donor). */
             if (member || monitor)
                 return true;
-            return refuse(e, p, key, m, "its sender is not a member", false);
+            return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
         case CL_EL_CKPT:
             /* Checkpoints: a monitor's request or resume, the admitter's
                notice; the checkpoint code checks the roles further. */
             if (member || monitor || asked(e->auth, key))
                 return true;
             return refuse(e, p, key, m, "a checkpoint message from a stranger",
-                          false); /* as for FETCH */
+                          REFUSE_ROLE); /* as for FETCH */
         default:
             if (member)
                 return true;
-            return refuse(e, p, key, m, "its sender is not a member", false);
+            return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
         }
     default:
-        return refuse(e, p, key, m, "a message type the engine does not take", true);
+        return refuse(e, p, key, m, "a message type the engine does not take", REFUSE_BOUND);
     }
 }
