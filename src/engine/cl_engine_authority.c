@@ -274,6 +274,11 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
     return false;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    return memcmp(a, b, 32);
+}
+
 /* The lowest-ranked public member of v, or NULL. */
 static const cl_wire_member_t *view_coordinator(const cl_wire_view_t *v)
 {
@@ -348,19 +353,6 @@ static void count_members(struct cl_engine *e, size_t *present, size_t *alive)
    peer believes alive is in it.  Such a view renumbers and drops nobody;
    its sender, the lowest rank in it, gains what a JOIN naming that free
    rank would give it: coordinating. */
-static bool rank_taken(struct cl_engine *e, int32_t rank)
-{
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    for (size_t i = 0; i < n; i++) {
-        const cl_peer_t *q = list[i];
-        bool self = memcmp(q->key, e->self_key, 32) == 0;
-        if (q->rank == rank && !q->monitor && (self || q->state == CL_PEER_ALIVE))
-            return true;
-    }
-    return false;
-}
-
 static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
 {
     const cl_wire_member_t *vc = view_coordinator(v);
@@ -371,20 +363,30 @@ static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const c
         const cl_peer_t *q = cl_member_find(e->mb, x->key);
         bool known = q != NULL && q->state != CL_PEER_GONE && (q->rank >= 0 || q->monitor);
         if (known ? q->rank != x->rank || q->monitor != (x->rank < 0)
-                  : x->rank < 0 || rank_taken(e, x->rank))
+                  : x->rank < 0 || cl_member_rank_live(e->mb, x->rank, e->self_key))
             return false;
     }
+    /* Every member believed alive here is in v: over v's keys sorted once
+       (a stranger's view may list thousands; no quadratic scan). */
+    uint8_t *keys = malloc((size_t)v->count * 32 + 1);
+    if (keys == NULL)
+        return false;
+    for (uint32_t i = 0; i < v->count; i++)
+        memcpy(keys + (size_t)i * 32, v->members[i].key, 32);
+    qsort(keys, v->count, 32, cmp_key);
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    for (size_t i = 0; i < n; i++) {
+    bool all = true;
+    for (size_t i = 0; i < n && all; i++) {
         const cl_peer_t *q = list[i];
         bool self = memcmp(q->key, e->self_key, 32) == 0;
         if (q->state == CL_PEER_GONE || q->monitor)
             continue;
-        if ((self || q->state == CL_PEER_ALIVE) && view_member(v, q->key) == NULL)
-            return false;
+        if (self || q->state == CL_PEER_ALIVE)
+            all = bsearch(q->key, keys, v->count, 32, cmp_key) != NULL;
     }
-    return true;
+    free(keys);
+    return all;
 }
 
 /* The other side of adds_only_sender: v, from member p that coordinates

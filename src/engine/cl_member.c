@@ -18,13 +18,13 @@
 
 struct cl_member {
     uint8_t self_key[32];
-    cl_peer_t **recs;     /* every record */
+    cl_peer_t **recs; /* every record */
     size_t nrecs, caprecs;
-    size_t *index;        /* open addressing: recs index + 1, 0 = empty */
-    size_t capindex;      /* power of two, >= 2 * nrecs */
-    cl_peer_t **view;     /* members sorted by rank */
+    size_t *index;    /* open addressing: recs index + 1, 0 = empty */
+    size_t capindex;  /* power of two, >= 2 * nrecs */
+    cl_peer_t **view; /* members sorted by rank */
     size_t nview;
-    cl_peer_t **mons;     /* monitors (no rank) sorted by key */
+    cl_peer_t **mons; /* monitors (no rank) sorted by key */
     size_t nmons;
     uint64_t epoch;       /* 0 = no view */
     uint64_t group_epoch; /* epoch of the last change of the world group */
@@ -171,8 +171,7 @@ static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
 }
 
 /* Did the world group (members, weights, client flags) change? */
-static bool group_changed(const cl_member_t *self, const entry_t *e, size_t n,
-                          bool group_closed)
+static bool group_changed(const cl_member_t *self, const entry_t *e, size_t n, bool group_closed)
 {
     if (group_closed != self->group_closed)
         return true;
@@ -344,8 +343,8 @@ void cl_member_delta_clear(cl_member_delta_t *delta)
     memset(delta, 0, sizeof *delta);
 }
 
-int cl_member_found(cl_member_t *self, int rank, const char *address, bool client,
-                    double weight, const cl_settings_t *settings)
+int cl_member_found(cl_member_t *self, int rank, const char *address, bool client, double weight,
+                    const cl_settings_t *settings)
 {
     cl_peer_t *me = cl_member_touch(self, self->self_key);
     if (me == NULL)
@@ -359,8 +358,7 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
     return rc;
 }
 
-int cl_member_found_monitor(cl_member_t *self, const char *address,
-                            const cl_settings_t *settings)
+int cl_member_found_monitor(cl_member_t *self, const char *address, const cl_settings_t *settings)
 {
     cl_peer_t *me = cl_member_touch(self, self->self_key);
     if (me == NULL)
@@ -409,9 +407,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
                          monitor};
     }
     if (rc == COLLAB_OK) {
-        cl_settings_t s = {v->world_size,  v->strict != 0, v->compression,     v->target_group,
-                           v->aggregation, v->robust_min,  v->max_weight_ratio,
-                           v->verify != 0};
+        cl_settings_t s = {v->world_size,  v->strict != 0, v->compression,      v->target_group,
+                           v->aggregation, v->robust_min,  v->max_weight_ratio, v->verify != 0};
         rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
                       v->group_epoch, now, delta);
     }
@@ -419,7 +416,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
     return rc == COLLAB_OK ? 1 : rc;
 }
 
-cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r)
+/* The first view entry with a rank of at least r (the view is sorted). */
+static size_t view_lower_bound(const cl_member_t *self, int r)
 {
     size_t lo = 0, hi = self->nview;
     while (lo < hi) {
@@ -429,11 +427,33 @@ cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r)
         else
             hi = mid;
     }
-    return lo < self->nview && self->view[lo]->rank == r ? self->view[lo] : NULL;
+    return lo;
 }
 
-/* cl_rank_pick's view of this peer's records: free = in the world and
-   held by no member of the view. */
+cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r)
+{
+    size_t i = view_lower_bound(self, r);
+    return i < self->nview && self->view[i]->rank == r ? self->view[i] : NULL;
+}
+
+bool cl_member_rank_live(const cl_member_t *self, int r, const uint8_t self_key[32])
+{
+    if (r < 0)
+        return false;
+    for (size_t i = view_lower_bound(self, r); i < self->nview && self->view[i]->rank == r; i++) {
+        const cl_peer_t *q = self->view[i];
+        if (q->state == CL_PEER_ALIVE || memcmp(q->key, self_key, 32) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 static bool rank_free(const void *ctx, int r)
 {
     const cl_member_t *self = ctx;
@@ -452,20 +472,26 @@ int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int pref
     int r = 0;
     for (size_t i = 0; i < self->nview && self->view[i]->rank == r; i++)
         r++;
+    /* The silent holders' ranks, sorted once: the scan below is then
+       O(world log n), not O(world x records), for every JOIN. */
+    int *silent = self->nrecs > 0 ? malloc(self->nrecs * sizeof *silent) : NULL;
+    size_t nsilent = 0;
+    for (size_t i = 0; silent != NULL && i < self->nrecs; i++) {
+        const cl_peer_t *q = self->recs[i];
+        if (q->state == CL_PEER_GONE && q->prev_rank >= r && q != p &&
+            q->suspect_reason == CL_SUSPECT_SILENT)
+            silent[nsilent++] = q->prev_rank;
+    }
+    if (nsilent > 1)
+        qsort(silent, nsilent, sizeof *silent, cmp_int);
     for (int c = r; c < ws; c++) {
-        if (!rank_free(self, c))
-            continue;
-        bool reserved = false;
-        for (size_t i = 0; i < self->nrecs && !reserved; i++) {
-            const cl_peer_t *q = self->recs[i];
-            reserved = q->state == CL_PEER_GONE && q->prev_rank == c && q != p &&
-                       q->suspect_reason == CL_SUSPECT_SILENT;
-        }
-        if (!reserved) {
+        if (rank_free(self, c) &&
+            (nsilent == 0 || bsearch(&c, silent, nsilent, sizeof *silent, cmp_int) == NULL)) {
             r = c;
             break;
         }
     }
+    free(silent);
     bool member = p != NULL && p->state != CL_PEER_GONE;
     cl_rank_ask_t ask = {
         .member = member,
@@ -514,8 +540,8 @@ int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const ch
         n++;
     e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : "", false};
     qsort(e, n, sizeof *e, cmp_entry_rank);
-    int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
-                      delta);
+    int rc =
+        view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);
     free(e);
     return rc;
 }
@@ -593,8 +619,8 @@ int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
         return COLLAB_ERR_NO_MEM;
     for (size_t i = 0; i < view_nentries(self); i++)
         e[i].in_group = !e[i].monitor;
-    int rc = view_set(self, e, view_nentries(self), self->epoch + 1, &self->settings, true, 0,
-                      0.0, delta);
+    int rc = view_set(self, e, view_nentries(self), self->epoch + 1, &self->settings, true, 0, 0.0,
+                      delta);
     free(e);
     return rc == COLLAB_OK ? 1 : rc;
 }
@@ -643,8 +669,8 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
         size_t i = self->nmons + k;
         memcpy(m[i].key, p->key, 32);
         m[i].rank = p->rank;
-        m[i].flags = (uint8_t)((p->client ? CL_MEMBER_CLIENT : 0) |
-                               (p->in_group ? CL_MEMBER_IN_GROUP : 0));
+        m[i].flags =
+            (uint8_t)((p->client ? CL_MEMBER_CLIENT : 0) | (p->in_group ? CL_MEMBER_IN_GROUP : 0));
         m[i].weight = p->weight;
         m[i].address = p->address;
     }
@@ -695,8 +721,8 @@ int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char
     size_t n = view_nentries(self);
     e[n++] = (entry_t){p, -1, false, false, 1.0, address, true};
     qsort(e, n, sizeof *e, cmp_entry_rank);
-    int rc = view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now,
-                      delta);
+    int rc =
+        view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);
     free(e);
     return rc;
 }

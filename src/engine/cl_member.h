@@ -43,21 +43,21 @@ typedef struct {
     double last_heard;                 /* local monotonic seconds of the last message */
     double gone_at;                    /* when it left the view (for purging) */
     /* Engine's per-peer bookkeeping, kept here to avoid a second table. */
-    double bandwidth;                  /* measured bytes/s from this peer, 0 = unknown */
-    double last_data;                  /* local time of its last large data message */
-    double suspect_since;              /* local time of the first late report, 0 = none */
-    int suspect_reason;                /* CL_SUSPECT_* of the local suspicion */
-    bool link_closed;                  /* our connection to it closed */
-    uint64_t incarnation;              /* its JOIN's incarnation (coordinator), 0 = unknown */
+    double bandwidth;     /* measured bytes/s from this peer, 0 = unknown */
+    double last_data;     /* local time of its last large data message */
+    double suspect_since; /* local time of the first late report, 0 = none */
+    int suspect_reason;   /* CL_SUSPECT_* of the local suspicion */
+    bool link_closed;     /* our connection to it closed */
+    uint64_t incarnation; /* its JOIN's incarnation (coordinator), 0 = unknown */
 } cl_peer_t;
 
 /* Swarm-wide settings carried by every view. */
 typedef struct {
-    int world_size;   /* nominal MPI_COMM_WORLD size */
-    bool strict;      /* COLLAB_STRICT */
-    int compression;  /* 0 none, 1 fp16, 2 int8 */
-    int target_group; /* COLLAB_TARGET_GROUP: most members of one all-reduce group */
-    int aggregation;  /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
+    int world_size;            /* nominal MPI_COMM_WORLD size */
+    bool strict;               /* COLLAB_STRICT */
+    int compression;           /* 0 none, 1 fp16, 2 int8 */
+    int target_group;          /* COLLAB_TARGET_GROUP: most members of one all-reduce group */
+    int aggregation;           /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
     uint32_t robust_min;       /* COLLAB_ROBUST_MIN: elements, >= 1 */
     uint32_t max_weight_ratio; /* COLLAB_MAX_WEIGHT_RATIO: >= 1 */
     bool verify;               /* COLLAB_VERIFY */
@@ -66,19 +66,19 @@ typedef struct {
 /* What a view change did.  Arrays point at records; valid until the next
    call that changes the membership. */
 typedef struct {
-    cl_peer_t **added;      /* new members */
+    cl_peer_t **added; /* new members */
     size_t nadded;
-    cl_peer_t **removed;    /* members no longer in the view */
+    cl_peer_t **removed; /* members no longer in the view */
     size_t nremoved;
-    cl_peer_t **ungrouped;  /* members that left the world group but stay members */
+    cl_peer_t **ungrouped; /* members that left the world group but stay members */
     size_t nungrouped;
-    cl_peer_t **mon_added;  /* new monitors (docs/monitor.md) */
+    cl_peer_t **mon_added; /* new monitors (docs/monitor.md) */
     size_t nmon_added;
     cl_peer_t **mon_removed; /* monitors no longer in the view */
     size_t nmon_removed;
-    bool group_closed_now;  /* the world group was formed by this change */
-    bool self_removed;      /* this peer is not in the new view */
-    bool self_added;        /* this peer appears for the first time */
+    bool group_closed_now; /* the world group was formed by this change */
+    bool self_removed;     /* this peer is not in the new view */
+    bool self_added;       /* this peer appears for the first time */
 } cl_member_delta_t;
 
 typedef struct cl_member cl_member_t;
@@ -93,14 +93,13 @@ void cl_member_destroy(cl_member_t **self_p);
 /* Founds a swarm: view epoch 1 holding only this peer at `rank` (0 when
    rank < 0 or out of range) with the given settings.  Returns 0 or
    COLLAB_ERR_NO_MEM. */
-int cl_member_found(cl_member_t *self, int rank, const char *address, bool client,
-                    double weight, const cl_settings_t *settings);
+int cl_member_found(cl_member_t *self, int rank, const char *address, bool client, double weight,
+                    const cl_settings_t *settings);
 
 /* Founds a swarm as a monitor: view epoch 1 holding only this peer as a
    monitor entry (no rank) with the given settings.  Returns 0 or
    COLLAB_ERR_NO_MEM. */
-int cl_member_found_monitor(cl_member_t *self, const char *address,
-                            const cl_settings_t *settings);
+int cl_member_found_monitor(cl_member_t *self, const char *address, const cl_settings_t *settings);
 
 /* Coordinator: adds a monitor (no rank, never in the world group) and
    bumps the epoch.  Returns 0 (also when it is a monitor already, without
@@ -180,6 +179,10 @@ cl_peer_t *cl_member_touch(cl_member_t *self, const uint8_t key[32]);
 
 /* The member holding world rank r, or NULL. */
 cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r);
+
+/* Whether rank r is held by a member believed alive, or by this peer
+   (self_key) itself.  O(log n). */
+bool cl_member_rank_live(const cl_member_t *self, int r, const uint8_t self_key[32]);
 
 /* This peer's record, or NULL before it has one. */
 cl_peer_t *cl_member_self(const cl_member_t *self);

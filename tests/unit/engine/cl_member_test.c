@@ -228,6 +228,44 @@ static void test_many(void)
     size_t n;
     cl_member_list(m, &n);
     CHECK(n == 500);
+    /* Ranks 100..199 leave, 100..149 of them gone silent (their programs
+       may come back holding those ranks): a newcomer gets the lowest rank
+       that no silent holder may come back to, a silent holder its own. */
+    uint8_t gone[100][32];
+    for (int i = 0; i < 100; i++)
+        memcpy(gone[i], cl_member_at_rank(m, 100 + i)->key, 32);
+    cl_member_delta_t d;
+    CHECK(cl_member_remove(m, (const uint8_t(*)[32])gone, 100, 1.0, &d) == 1 && d.nremoved == 100);
+    cl_member_delta_clear(&d);
+    for (int i = 0; i < 50; i++)
+        cl_member_find(m, gone[i])->suspect_reason = CL_SUSPECT_SILENT;
+    uint8_t fresh[32];
+    memset(fresh, 0xee, 32);
+    CHECK(cl_member_pick_rank(m, fresh, -1, false) == 150);
+    CHECK(cl_member_pick_rank(m, gone[20], 120, true) == 120);
+    CHECK(cl_member_pick_rank(m, gone[20], -1, false) == 120); /* its remembered rank */
+    /* Who holds a rank, alive or as this peer itself. */
+    CHECK(cl_member_rank_live(m, 0, self));
+    CHECK(!cl_member_rank_live(m, 120, self) && !cl_member_rank_live(m, 599, self));
+    CHECK(!cl_member_rank_live(m, -1, self));
+    cl_member_find(m, cl_member_at_rank(m, 99)->key)->state = CL_PEER_ALIVE;
+    CHECK(cl_member_rank_live(m, 99, self));
+    cl_member_find(m, cl_member_at_rank(m, 99)->key)->state = CL_PEER_SUSPECT;
+    CHECK(!cl_member_rank_live(m, 99, self));
+    /* With every free rank reserved but the silent ones, a newcomer gets
+       the lowest silent one rather than none. */
+    for (int r = 150; r < 600; r++) {
+        if (cl_member_at_rank(m, r) != NULL)
+            continue;
+        uint8_t k[32];
+        memset(k, 0, 32);
+        k[0] = (uint8_t)r;
+        k[1] = (uint8_t)(r >> 8);
+        k[2] = 0x66;
+        CHECK(cl_member_admit(m, k, r, "", false, 1, 0, &d) == 0);
+        cl_member_delta_clear(&d);
+    }
+    CHECK(cl_member_pick_rank(m, fresh, -1, false) == 100);
     cl_member_destroy(&m);
 }
 
