@@ -184,11 +184,11 @@ static void s_on_heartbeat(void *sock, const cl_wire_hdr_t *h)
         m.hdr.epoch = h->epoch + 1;
         m.u.view.epoch = h->epoch + 1;
         m.u.view.group_epoch = h->epoch + 1;
-        m.u.view.world_size = 7;
-        m.u.view.target_group = 64;
-        m.u.view.aggregation = 2;
-        m.u.view.robust_min = 1;
-        m.u.view.max_weight_ratio = 16;
+        m.u.view.settings.world_size = 7;
+        m.u.view.settings.target_group = 64;
+        m.u.view.settings.aggregation = 2;
+        m.u.view.settings.robust_min = 1;
+        m.u.view.settings.max_weight_ratio = 16;
         m.u.view.count = 1;
         m.u.view.members = &me;
         uint8_t *body = NULL;

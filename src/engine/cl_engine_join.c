@@ -59,21 +59,22 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     if (rejoin)
         j->rank = atomic_load(&e->rank);
     j->weight = e->cfg.weight;
-    j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
-                         (e->cfg.monitor ? CL_JOIN_MONITOR : 0) |
-                         (rejoin ? CL_JOIN_RANK_REQUIRED : 0) |
-                         (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
-                         (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
-                         (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
-                         (e->cfg.target_group_set ? CL_JOIN_TARGET_GROUP_SET : 0));
-    j->world_size = e->cfg.world_size;
-    j->strict = e->cfg.strict ? 1 : 0;
-    j->compression = (uint8_t)e->cfg.compression;
-    j->target_group = e->cfg.target_group;
-    j->aggregation = e->cfg.aggregation_set ? (uint8_t)(e->cfg.aggregation + 1) : 0;
-    j->robust_min = e->cfg.robust_min_set ? (uint32_t)e->cfg.robust_min : 0;
-    j->max_weight_ratio = e->cfg.max_weight_ratio_set ? (uint32_t)e->cfg.max_weight_ratio : 0;
-    j->verify = e->cfg.verify_set ? (uint8_t)(e->cfg.verify ? 2 : 1) : 0;
+    j->flags =
+        (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
+                  (e->cfg.monitor ? CL_JOIN_MONITOR : 0) | (rejoin ? CL_JOIN_RANK_REQUIRED : 0) |
+                  (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
+                  (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
+                  (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
+                  (e->cfg.target_group_set ? CL_JOIN_TARGET_GROUP_SET : 0));
+    cl_wire_settings_t *js = &j->settings;
+    js->world_size = e->cfg.world_size;
+    js->strict = e->cfg.strict ? 1 : 0;
+    js->compression = (uint8_t)e->cfg.compression;
+    js->target_group = e->cfg.target_group;
+    js->aggregation = e->cfg.aggregation_set ? (uint8_t)(e->cfg.aggregation + 1) : 0;
+    js->robust_min = e->cfg.robust_min_set ? (uint32_t)e->cfg.robust_min : 0;
+    js->max_weight_ratio = e->cfg.max_weight_ratio_set ? (uint32_t)e->cfg.max_weight_ratio : 0;
+    js->verify = e->cfg.verify_set ? (uint8_t)(e->cfg.verify ? 2 : 1) : 0;
     j->incarnation = e->incarnation;
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
     eng_auth_note_join_sent(e, key);
@@ -316,15 +317,7 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
 
 void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
 {
-    const cl_settings_t *s = cl_member_settings(e->mb);
-    r->world_size = s->world_size;
-    r->strict = s->strict ? 1 : 0;
-    r->compression = (uint8_t)s->compression;
-    r->target_group = s->target_group;
-    r->aggregation = (uint8_t)(s->aggregation + 1);
-    r->robust_min = s->robust_min;
-    r->max_weight_ratio = s->max_weight_ratio;
-    r->verify = (uint8_t)(s->verify ? 2 : 1);
+    cl_settings_to_wire(cl_member_settings(e->mb), true, &r->settings);
 }
 
 /* Coordinator: a JOIN. */
@@ -348,14 +341,16 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
             return;
         }
     }
-    bool conflict = ((j->flags & CL_JOIN_WORLD_SET) && j->world_size != s->world_size) ||
-                    ((j->flags & CL_JOIN_STRICT_SET) && (j->strict != 0) != s->strict) ||
-                    ((j->flags & CL_JOIN_COMPRESSION_SET) && j->compression != s->compression) ||
-                    ((j->flags & CL_JOIN_TARGET_GROUP_SET) && j->target_group != s->target_group) ||
-                    (j->aggregation != 0 && j->aggregation - 1 != s->aggregation) ||
-                    (j->robust_min != 0 && j->robust_min != s->robust_min) ||
-                    (j->max_weight_ratio != 0 && j->max_weight_ratio != s->max_weight_ratio) ||
-                    (j->verify != 0 && (j->verify == 2) != s->verify);
+    const cl_wire_settings_t *js = &j->settings;
+    bool conflict =
+        ((j->flags & CL_JOIN_WORLD_SET) && js->world_size != s->world_size) ||
+        ((j->flags & CL_JOIN_STRICT_SET) && (js->strict != 0) != s->strict) ||
+        ((j->flags & CL_JOIN_COMPRESSION_SET) && js->compression != s->compression) ||
+        ((j->flags & CL_JOIN_TARGET_GROUP_SET) && js->target_group != s->target_group) ||
+        (js->aggregation != 0 && js->aggregation - 1 != s->aggregation) ||
+        (js->robust_min != 0 && js->robust_min != s->robust_min) ||
+        (js->max_weight_ratio != 0 && js->max_weight_ratio != s->max_weight_ratio) ||
+        (js->verify != 0 && (js->verify == 2) != s->verify);
     cl_peer_t *old = cl_member_find(e->mb, key);
     if (!conflict && old != NULL && old->state != CL_PEER_GONE) {
         if (old->incarnation == 0 || old->incarnation == j->incarnation) {
@@ -442,7 +437,7 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         else if (!e->standby_logged)
             cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
                     "until a rank frees up",
-                    j->world_size);
+                    j->settings.world_size);
         e->standby_logged = true;
         break;
     case CL_JOIN_REDIRECT: {
@@ -496,18 +491,12 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         break;
     }
     case CL_JOIN_CONFLICT: {
-        cl_settings_t theirs = {j->world_size,
-                                j->strict != 0,
-                                j->compression,
-                                j->target_group,
-                                j->aggregation > 0 ? j->aggregation - 1 : 0,
-                                j->robust_min,
-                                j->max_weight_ratio,
-                                j->verify == 2};
+        cl_settings_t theirs;
+        cl_settings_from_wire(&j->settings, true, &theirs);
         if (!eng_settings_conflict(e, &theirs))
             cl_error("the swarm refused this peer's settings (its world size %d, strict %d, "
                      "compression %d, target group %d)",
-                     j->world_size, j->strict, j->compression, j->target_group);
+                     theirs.world_size, theirs.strict, theirs.compression, theirs.target_group);
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         break;
     }

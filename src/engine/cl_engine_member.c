@@ -153,9 +153,10 @@ void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
     bool loud = now - logged > 10.0;
     if (loud)
         logged = now;
-    cl_log(loud ? CL_LOG_INFO : CL_LOG_DEBUG, "a group of %u of this peer's members formed without it (a view of the coordinator "
-            "before was lost with it); sending them this peer's larger view",
-            v->count);
+    cl_log(loud ? CL_LOG_INFO : CL_LOG_DEBUG,
+           "a group of %u of this peer's members formed without it (a view of the coordinator "
+           "before was lost with it); sending them this peer's larger view",
+           v->count);
     for (uint32_t i = 0; i < v->count; i++)
         eng_reply_view(e, v->members[i].key);
 }
@@ -565,8 +566,7 @@ void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
 void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
 {
     char desc[CL_WIRE_STR_MAX + 64];
-    if (memcmp(p->key, e->self_key, 32) == 0 || p->state == CL_PEER_GONE ||
-        e->state != ENG_MEMBER)
+    if (memcmp(p->key, e->self_key, 32) == 0 || p->state == CL_PEER_GONE || e->state != ENG_MEMBER)
         return;
     if (eng_self_coordinates(e)) {
         eng_take_over(e);
@@ -757,10 +757,9 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         return;
     if (e->state != ENG_MEMBER && !has_me)
         return;
-    if (e->member_since <= 0 &&
-        eng_settings_conflict(e, &(cl_settings_t){v->world_size, v->strict != 0, v->compression,
-                                                  v->target_group, v->aggregation, v->robust_min,
-                                                  v->max_weight_ratio, v->verify != 0})) {
+    cl_settings_t theirs;
+    cl_settings_from_wire(&v->settings, false, &theirs);
+    if (e->member_since <= 0 && eng_settings_conflict(e, &theirs)) {
         /* Admitted, but with settings this peer must not adopt. */
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         cl_wire_msg_t m;

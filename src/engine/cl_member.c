@@ -388,7 +388,7 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
            and valid weights; check again what this class relies on. */
         bool monitor = (m->flags & CL_MEMBER_MONITOR) != 0;
         if (monitor ? m->rank != -1 || (i > 0 && !e[i - 1].monitor)
-                    : m->rank < 0 || m->rank >= v->world_size ||
+                    : m->rank < 0 || m->rank >= v->settings.world_size ||
                           (i > 0 && !e[i - 1].monitor && m->rank <= e[i - 1].rank)) {
             rc = COLLAB_ERR_ARG;
             break;
@@ -407,8 +407,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
                          monitor};
     }
     if (rc == COLLAB_OK) {
-        cl_settings_t s = {v->world_size,  v->strict != 0, v->compression,      v->target_group,
-                           v->aggregation, v->robust_min,  v->max_weight_ratio, v->verify != 0};
+        cl_settings_t s;
+        cl_settings_from_wire(&v->settings, false, &s);
         rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
                       v->group_epoch, now, delta);
     }
@@ -434,6 +434,35 @@ cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r)
 {
     size_t i = view_lower_bound(self, r);
     return i < self->nview && self->view[i]->rank == r ? self->view[i] : NULL;
+}
+
+void cl_settings_to_wire(const cl_settings_t *s, bool optional, cl_wire_settings_t *out)
+{
+    *out = (cl_wire_settings_t){
+        .world_size = s->world_size,
+        .strict = s->strict ? 1 : 0,
+        .compression = (uint8_t)s->compression,
+        .target_group = s->target_group,
+        .aggregation = (uint8_t)(s->aggregation + (optional ? 1 : 0)),
+        .robust_min = s->robust_min,
+        .max_weight_ratio = s->max_weight_ratio,
+        .verify = (uint8_t)((s->verify ? 1 : 0) + (optional ? 1 : 0)),
+    };
+}
+
+void cl_settings_from_wire(const cl_wire_settings_t *w, bool optional, cl_settings_t *out)
+{
+    int off = optional ? 1 : 0;
+    *out = (cl_settings_t){
+        .world_size = w->world_size,
+        .strict = w->strict != 0,
+        .compression = w->compression,
+        .target_group = w->target_group,
+        .aggregation = w->aggregation >= off ? w->aggregation - off : 0,
+        .robust_min = w->robust_min,
+        .max_weight_ratio = w->max_weight_ratio,
+        .verify = w->verify > off,
+    };
 }
 
 bool cl_member_rank_live(const cl_member_t *self, int r, const uint8_t self_key[32])
@@ -676,14 +705,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
     }
     out->epoch = self->epoch;
     out->group_epoch = self->group_epoch;
-    out->world_size = self->settings.world_size;
-    out->strict = self->settings.strict ? 1 : 0;
-    out->compression = (uint8_t)self->settings.compression;
-    out->target_group = self->settings.target_group;
-    out->aggregation = (uint8_t)self->settings.aggregation;
-    out->robust_min = self->settings.robust_min;
-    out->max_weight_ratio = self->settings.max_weight_ratio;
-    out->verify = self->settings.verify ? 1 : 0;
+    cl_settings_to_wire(&self->settings, false, &out->settings);
     out->flags = self->group_closed ? CL_VIEW_GROUP_CLOSED : 0;
     out->count = (uint32_t)total;
     out->members = m;

@@ -180,6 +180,12 @@ cl_peer_t *cl_member_touch(cl_member_t *self, const uint8_t key[32]);
 /* The member holding world rank r, or NULL. */
 cl_peer_t *cl_member_at_rank(const cl_member_t *self, int r);
 
+/* Settings to the wire's block and back: the fixed form of a VIEW, or
+   (optional) the form of JOIN_REPLY, where aggregation and verify are 1 +
+   the value. */
+void cl_settings_to_wire(const cl_settings_t *s, bool optional, cl_wire_settings_t *out);
+void cl_settings_from_wire(const cl_wire_settings_t *w, bool optional, cl_settings_t *out);
+
 /* Whether rank r is held by a member believed alive, or by this peer
    (self_key) itself.  O(log n). */
 bool cl_member_rank_live(const cl_member_t *self, int r, const uint8_t self_key[32]);

@@ -162,6 +162,51 @@ int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
 /* ---------------------------------------------------------------------- */
 /* Bodies. */
 
+/* The settings block of JOIN, JOIN_REPLY and VIEW (cl_wire_settings_t):
+   the same bytes in all three, read and written here only. */
+enum settings_form {
+    SETTINGS_FIXED,    /* VIEW: the values themselves */
+    SETTINGS_OPTIONAL, /* JOIN: 0 not given; aggregation and verify 1 + the value */
+    SETTINGS_OR_NONE,  /* JOIN_REPLY: as JOIN, or world size and target group 0 (none) */
+};
+
+static bool settings_ok(const cl_wire_settings_t *s, enum settings_form form)
+{
+    int32_t least = form == SETTINGS_OR_NONE ? 0 : 1;
+    unsigned given = form == SETTINGS_FIXED ? 0 : 1; /* the optional form's offset */
+    return s->world_size >= least && s->world_size <= CL_WIRE_WORLD_MAX && s->strict <= 1 &&
+           s->compression <= 2 && s->target_group >= least &&
+           s->target_group <= CL_WIRE_WORLD_MAX && s->aggregation <= 2 + given &&
+           s->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
+           s->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX && s->verify <= 1 + given;
+}
+
+static void rd_settings(cl_rd_t *r, cl_wire_settings_t *s, enum settings_form form)
+{
+    s->world_size = cl_rd_i32(r);
+    s->strict = cl_rd_u8(r);
+    s->compression = cl_rd_u8(r);
+    s->target_group = cl_rd_i32(r);
+    s->aggregation = cl_rd_u8(r);
+    s->robust_min = cl_rd_u32(r);
+    s->max_weight_ratio = cl_rd_u32(r);
+    s->verify = cl_rd_u8(r);
+    cl_rd_check(r, settings_ok(s, form));
+}
+
+static void wr_settings(cl_wr_t *w, const cl_wire_settings_t *s, enum settings_form form)
+{
+    cl_wr_check(w, settings_ok(s, form));
+    cl_wr_u32(w, (uint32_t)s->world_size);
+    cl_wr_u8(w, s->strict);
+    cl_wr_u8(w, s->compression);
+    cl_wr_u32(w, (uint32_t)s->target_group);
+    cl_wr_u8(w, s->aggregation);
+    cl_wr_u32(w, s->robust_min);
+    cl_wr_u32(w, s->max_weight_ratio);
+    cl_wr_u8(w, s->verify);
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     return memcmp(a, b, 32);
@@ -182,7 +227,7 @@ static bool member_entry_ok(const cl_wire_view_t *v, uint32_t i, int32_t rank, u
     }
     if ((flags & ~(CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP)) != 0)
         return false;
-    if (rank < 0 || rank >= v->world_size)
+    if (rank < 0 || rank >= v->settings.world_size)
         return false;
     return prev == NULL || (prev->flags & CL_MEMBER_MONITOR) != 0 || prev->rank < rank;
 }
@@ -191,24 +236,12 @@ static int decode_view(cl_rd_t *r, cl_wire_view_t *v)
 {
     v->epoch = cl_rd_u64(r);
     v->group_epoch = cl_rd_u64(r);
-    v->world_size = cl_rd_i32(r);
-    v->strict = cl_rd_u8(r);
-    v->compression = cl_rd_u8(r);
-    v->target_group = cl_rd_i32(r);
-    v->aggregation = cl_rd_u8(r);
-    v->robust_min = cl_rd_u32(r);
-    v->max_weight_ratio = cl_rd_u32(r);
-    v->verify = cl_rd_u8(r);
+    rd_settings(r, &v->settings, SETTINGS_FIXED);
     v->flags = cl_rd_u8(r);
     v->count = cl_rd_u32(r);
     cl_rd_check(r, v->epoch >= 1);
     cl_rd_check(r, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
-    cl_rd_check(r, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
-    cl_rd_check(r, v->strict <= 1 && v->compression <= 2);
-    cl_rd_check(r, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
-    cl_rd_check(r, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    cl_rd_check(r, v->verify <= 1 && (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    cl_rd_check(r, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     cl_rd_check(r, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX);
     /* Each entry is at least 32+4+1+8+2 = 47 bytes: refuse counts the body
        cannot hold before allocating anything. */
@@ -440,28 +473,16 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->rank = cl_rd_i32(rp);
         j->weight = cl_rd_f64(rp);
         j->flags = cl_rd_u8(rp);
-        j->world_size = cl_rd_i32(rp);
-        j->strict = cl_rd_u8(rp);
-        j->compression = cl_rd_u8(rp);
-        j->target_group = cl_rd_i32(rp);
-        j->aggregation = cl_rd_u8(rp);
-        j->robust_min = cl_rd_u32(rp);
-        j->max_weight_ratio = cl_rd_u32(rp);
-        j->verify = cl_rd_u8(rp);
+        rd_settings(rp, &j->settings, SETTINGS_OPTIONAL);
         j->incarnation = cl_rd_u64(rp);
         rd_str(rp, j->address);
         cl_rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, weight_ok(j->weight));
         cl_rd_check(rp, (j->flags & ~0x7fu) == 0 &&
                             ((j->flags & CL_JOIN_RANK_REQUIRED) == 0 || j->rank >= 0));
-        cl_rd_check(rp,
-                 (j->flags & CL_JOIN_MONITOR) == 0 ||
-                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
-        cl_rd_check(rp, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
-        cl_rd_check(rp, j->strict <= 1 && j->compression <= 2 && j->verify <= 2);
-        cl_rd_check(rp, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
-        cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        cl_rd_check(
+            rp, (j->flags & CL_JOIN_MONITOR) == 0 ||
+                    (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         break;
     }
     case CL_MSG_JOIN_REPLY: {
@@ -469,21 +490,8 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         j->status = cl_rd_u8(rp);
         cl_rd_bytes(rp, j->key, 32);
         rd_str(rp, j->address);
-        j->world_size = cl_rd_i32(rp);
-        j->strict = cl_rd_u8(rp);
-        j->compression = cl_rd_u8(rp);
-        j->target_group = cl_rd_i32(rp);
-        j->aggregation = cl_rd_u8(rp);
-        j->robust_min = cl_rd_u32(rp);
-        j->max_weight_ratio = cl_rd_u32(rp);
-        j->verify = cl_rd_u8(rp);
-        cl_rd_check(rp, j->verify <= 2);
-        cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        rd_settings(rp, &j->settings, SETTINGS_OR_NONE);
         cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
-        cl_rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
-        cl_rd_check(rp, j->strict <= 1 && j->compression <= 2);
-        cl_rd_check(rp, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
         break;
     }
@@ -502,7 +510,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         cl_rd_bytes(rp, out->u.suspect.key, 32);
         out->u.suspect.reason = cl_rd_u8(rp);
         cl_rd_check(rp, out->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                         out->u.suspect.reason <= CL_SUSPECT_CORRUPT);
+                            out->u.suspect.reason <= CL_SUSPECT_CORRUPT);
         break;
     case CL_MSG_GOODBYE: {
         /* An empty body (a peer that entered no collective, or abort)
@@ -570,23 +578,11 @@ static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
 {
     cl_wr_check(w, v->epoch >= 1);
     cl_wr_check(w, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
-    cl_wr_check(w, v->world_size >= 1 && v->world_size <= CL_WIRE_WORLD_MAX);
-    cl_wr_check(w, v->strict <= 1 && v->compression <= 2);
-    cl_wr_check(w, v->target_group >= 1 && v->target_group <= CL_WIRE_WORLD_MAX);
-    cl_wr_check(w, v->aggregation <= 2 && v->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                    v->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-    cl_wr_check(w, v->verify <= 1 && (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
+    cl_wr_check(w, (v->flags & ~CL_VIEW_GROUP_CLOSED) == 0);
     cl_wr_check(w, v->count >= 1 && v->count <= CL_WIRE_VIEW_MAX && v->members != NULL);
     cl_wr_u64(w, v->epoch);
     cl_wr_u64(w, v->group_epoch);
-    cl_wr_u32(w, (uint32_t)v->world_size);
-    cl_wr_u8(w, v->strict);
-    cl_wr_u8(w, v->compression);
-    cl_wr_u32(w, (uint32_t)v->target_group);
-    cl_wr_u8(w, v->aggregation);
-    cl_wr_u32(w, v->robust_min);
-    cl_wr_u32(w, v->max_weight_ratio);
-    cl_wr_u8(w, v->verify);
+    wr_settings(w, &v->settings, SETTINGS_FIXED);
     cl_wr_u8(w, v->flags);
     cl_wr_u32(w, v->count);
     uint32_t nmon = 0;
@@ -648,25 +644,13 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         cl_wr_check(&w, weight_ok(j->weight));
         cl_wr_check(&w, (j->flags & ~0x7fu) == 0 &&
                             ((j->flags & CL_JOIN_RANK_REQUIRED) == 0 || j->rank >= 0));
-        cl_wr_check(&w,
-                 (j->flags & CL_JOIN_MONITOR) == 0 ||
-                     (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
-        cl_wr_check(&w, j->world_size >= 1 && j->world_size <= CL_WIRE_WORLD_MAX);
-        cl_wr_check(&w, j->strict <= 1 && j->compression <= 2);
-        cl_wr_check(&w, j->target_group >= 1 && j->target_group <= CL_WIRE_WORLD_MAX);
-        cl_wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                         j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
+        cl_wr_check(
+            &w, (j->flags & CL_JOIN_MONITOR) == 0 ||
+                    (j->rank == -1 && (j->flags & CL_JOIN_CLIENT) == 0 && j->address[0] != '\0'));
         cl_wr_u32(&w, (uint32_t)j->rank);
         cl_wr_f64(&w, j->weight);
         cl_wr_u8(&w, j->flags);
-        cl_wr_u32(&w, (uint32_t)j->world_size);
-        cl_wr_u8(&w, j->strict);
-        cl_wr_u8(&w, j->compression);
-        cl_wr_u32(&w, (uint32_t)j->target_group);
-        cl_wr_u8(&w, j->aggregation);
-        cl_wr_u32(&w, j->robust_min);
-        cl_wr_u32(&w, j->max_weight_ratio);
-        cl_wr_u8(&w, j->verify);
+        wr_settings(&w, &j->settings, SETTINGS_OPTIONAL);
         cl_wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
         break;
@@ -674,23 +658,11 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_JOIN_REPLY: {
         const cl_wire_join_reply_t *j = &m->u.join_reply;
         cl_wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
-        cl_wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
-        cl_wr_check(&w, j->strict <= 1 && j->compression <= 2);
-        cl_wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
-        cl_wr_check(&w, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
-                            j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
         cl_wr_u8(&w, j->status);
         cl_wr_bytes(&w, j->key, 32);
         wr_str(&w, j->address);
-        cl_wr_u32(&w, (uint32_t)j->world_size);
-        cl_wr_u8(&w, j->strict);
-        cl_wr_u8(&w, j->compression);
-        cl_wr_u32(&w, (uint32_t)j->target_group);
-        cl_wr_u8(&w, j->aggregation);
-        cl_wr_u32(&w, j->robust_min);
-        cl_wr_u32(&w, j->max_weight_ratio);
-        cl_wr_u8(&w, j->verify);
+        wr_settings(&w, &j->settings, SETTINGS_OR_NONE);
         break;
     }
     case CL_MSG_VIEW:
@@ -702,7 +674,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_SUSPECT:
         cl_wr_check(&w, m->u.suspect.reason >= CL_SUSPECT_SILENT &&
-                         m->u.suspect.reason <= CL_SUSPECT_CORRUPT);
+                            m->u.suspect.reason <= CL_SUSPECT_CORRUPT);
         cl_wr_bytes(&w, m->u.suspect.key, 32);
         cl_wr_u8(&w, m->u.suspect.reason);
         break;

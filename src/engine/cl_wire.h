@@ -139,18 +139,31 @@ typedef struct {
     uint8_t mac[32]; /* client proof */
 } cl_wire_auth_t;
 
+/* The swarm-wide settings a founder fixes, as JOIN, JOIN_REPLY and VIEW
+   carry them: one block, one codec (cl_wire.c), the same bytes in all
+   three.  A VIEW carries the values themselves (the fixed form); a JOIN
+   carries what its peer's own configuration says, and a JOIN_REPLY the
+   swarm's when it refuses or parks the joiner, both in the optional form:
+   0 for "not given", aggregation and verify as 1 + the value. */
+typedef struct {
+    int32_t world_size;        /* 1 .. CL_WIRE_WORLD_MAX (JOIN_REPLY: 0 with no settings) */
+    uint8_t strict;            /* 0 / 1 */
+    uint8_t compression;       /* 0 / 1 / 2 */
+    int32_t target_group;      /* 1 .. CL_WIRE_WORLD_MAX (JOIN_REPLY: 0 with no settings) */
+    uint8_t aggregation;       /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip
+                                  (optional form: 0 not given, else 1 + that) */
+    uint32_t robust_min;       /* COLLAB_ROBUST_MIN, 0 .. CL_WIRE_ROBUST_MIN_MAX (0: not given;
+                                  in a view, as 1) */
+    uint32_t max_weight_ratio; /* COLLAB_MAX_WEIGHT_RATIO, 0 .. CL_WIRE_WEIGHT_RATIO_MAX
+                                  (0: not given, or no cap) */
+    uint8_t verify;            /* COLLAB_VERIFY: 0 / 1 (optional form: 0 not given, else 1 + that) */
+} cl_wire_settings_t;
+
 typedef struct {
     int32_t rank;                      /* preferred rank or -1 */
     double weight;                     /* > 0, finite */
     uint8_t flags;                     /* CL_JOIN_* */
-    int32_t world_size;                /* 1 .. CL_WIRE_WORLD_MAX */
-    uint8_t strict;                    /* 0 / 1 */
-    uint8_t compression;               /* 0 / 1 / 2 */
-    int32_t target_group;              /* 1 .. CL_WIRE_WORLD_MAX */
-    uint8_t aggregation;               /* 0 not given, else 1 + COLLAB_AGGREGATION (0..2) */
-    uint32_t robust_min;               /* COLLAB_ROBUST_MIN, 0 = not given */
-    uint32_t max_weight_ratio;         /* COLLAB_MAX_WEIGHT_RATIO, 0 = not given */
-    uint8_t verify;                    /* 0 not given, else 1 + COLLAB_VERIFY (0..1) */
+    cl_wire_settings_t settings;       /* the optional form */
     uint64_t incarnation;              /* random per process: tells a restart from a retry */
     char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
 } cl_wire_join_t;
@@ -159,14 +172,8 @@ typedef struct {
     uint8_t status;                    /* CL_JOIN_NOT_MEMBER ... */
     uint8_t key[32];                   /* coordinator (REDIRECT) */
     char address[CL_WIRE_STR_MAX + 1]; /* coordinator (REDIRECT) */
-    int32_t world_size;                /* swarm settings (CONFLICT, STANDBY) or 0 */
-    uint8_t strict;
-    uint8_t compression;
-    int32_t target_group;              /* 0 .. CL_WIRE_WORLD_MAX (0 with no settings) */
-    uint8_t aggregation;               /* 1 + COLLAB_AGGREGATION (0 with no settings) */
-    uint32_t robust_min;               /* 0 with no settings */
-    uint32_t max_weight_ratio;         /* 0 with no settings */
-    uint8_t verify;                    /* 1 + COLLAB_VERIFY (0 with no settings) */
+    cl_wire_settings_t settings;       /* the optional form; world_size 0 with none
+                                          (only CONFLICT and STANDBY carry them) */
 } cl_wire_join_reply_t;
 
 typedef struct {
@@ -180,15 +187,7 @@ typedef struct {
 typedef struct {
     uint64_t epoch;             /* >= 1 */
     uint64_t group_epoch;       /* epoch at which the world group last changed, 1..epoch */
-    int32_t world_size;         /* 1 .. CL_WIRE_WORLD_MAX */
-    uint8_t strict;             /* 0 / 1 */
-    uint8_t compression;        /* 0 / 1 / 2 */
-    int32_t target_group;       /* 1 .. CL_WIRE_WORLD_MAX */
-    uint8_t aggregation;        /* COLLAB_AGGREGATION: 0 mean, 1 trimmed_mean, 2 centered_clip */
-    uint32_t robust_min;        /* COLLAB_ROBUST_MIN, 0 .. CL_WIRE_ROBUST_MIN_MAX (0 as 1) */
-    uint32_t max_weight_ratio;  /* COLLAB_MAX_WEIGHT_RATIO, 0 .. CL_WIRE_WEIGHT_RATIO_MAX
-                                   (0: no cap; never sent by this code) */
-    uint8_t verify;             /* COLLAB_VERIFY: 0 / 1 */
+    cl_wire_settings_t settings; /* the fixed form */
     uint8_t flags;              /* CL_VIEW_GROUP_CLOSED */
     uint32_t count;             /* entries in members */
     cl_wire_member_t *members;  /* monitors by key, then members by rank; decoder-allocated

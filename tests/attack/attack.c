@@ -879,10 +879,10 @@ static int sc_view(void)
     m.hdr.epoch = (uint64_t)1 << 62;
     m.u.view.epoch = (uint64_t)1 << 62;
     m.u.view.group_epoch = (uint64_t)1 << 62;
-    m.u.view.world_size = 3;
-    m.u.view.target_group = 64;
-    m.u.view.robust_min = 1;
-    m.u.view.max_weight_ratio = 16;
+    m.u.view.settings.world_size = 3;
+    m.u.view.settings.target_group = 64;
+    m.u.view.settings.robust_min = 1;
+    m.u.view.settings.max_weight_ratio = 16;
     m.u.view.flags = CL_VIEW_GROUP_CLOSED;
     m.u.view.count = 2;
     m.u.view.members = mem;
@@ -943,8 +943,8 @@ static int sc_join_reply(void)
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_JOIN_REPLY;
     m.u.join_reply.status = CL_JOIN_CONFLICT;
-    m.u.join_reply.world_size = 99;
-    m.u.join_reply.target_group = 64;
+    m.u.join_reply.settings.world_size = 99;
+    m.u.join_reply.settings.target_group = 64;
     uint8_t key[32];
     peer_key(1, key);
     CHECK(cl_transport_send(a.tp, key, &m) == 0);
@@ -1024,8 +1024,8 @@ static int sc_checkpoint(void)
     j.u.join.rank = -1;
     j.u.join.weight = 1;
     j.u.join.flags = CL_JOIN_MONITOR;
-    j.u.join.world_size = 3;
-    j.u.join.target_group = 64;
+    j.u.join.settings.world_size = 3;
+    j.u.join.settings.target_group = 64;
     j.u.join.incarnation = 7;
     snprintf(j.u.join.address, sizeof j.u.join.address, "%s", cl_transport_address(a.tp));
     CHECK(cl_transport_send(a.tp, k0, &j) == 0);

@@ -159,10 +159,10 @@ static void on_view(void *arg, const cl_wire_view_t *v)
     cm_state_t *st = arg;
     pthread_mutex_lock(&st->mu);
     st->epoch = v->epoch;
-    st->world_size = v->world_size;
-    st->target_group = v->target_group;
-    st->compression = v->compression;
-    st->strict = v->strict != 0;
+    st->world_size = v->settings.world_size;
+    st->target_group = v->settings.target_group;
+    st->compression = v->settings.compression;
+    st->strict = v->settings.strict != 0;
     for (int i = 0; i < st->npeers; i++)
         st->peers[i].alive = false;
     for (uint32_t i = 0; i < v->count; i++) {

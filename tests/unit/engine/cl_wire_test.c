@@ -142,18 +142,18 @@ static void test_roundtrips(void)
     m.u.join.rank = 3;
     m.u.join.weight = 2.5;
     m.u.join.flags = CL_JOIN_WORLD_SET | CL_JOIN_TARGET_GROUP_SET;
-    m.u.join.world_size = 4;
-    m.u.join.compression = 2;
-    m.u.join.target_group = 70000;
-    m.u.join.aggregation = 3;
-    m.u.join.max_weight_ratio = 8;
+    m.u.join.settings.world_size = 4;
+    m.u.join.settings.compression = 2;
+    m.u.join.settings.target_group = 70000;
+    m.u.join.settings.aggregation = 3;
+    m.u.join.settings.max_weight_ratio = 8;
     m.u.join.incarnation = 0x1122334455667788ull;
     strcpy(m.u.join.address, "/ip4/1.2.3.4/tcp/5/p2p/x");
     o = roundtrip(&m, &b, &bl);
-    CHECK(o.u.join.rank == 3 && o.u.join.weight == 2.5 && o.u.join.world_size == 4);
-    CHECK(o.u.join.compression == 2 && strcmp(o.u.join.address, m.u.join.address) == 0);
-    CHECK(o.u.join.target_group == 70000 && o.u.join.aggregation == 3);
-    CHECK(o.u.join.robust_min == 0 && o.u.join.max_weight_ratio == 8);
+    CHECK(o.u.join.rank == 3 && o.u.join.weight == 2.5 && o.u.join.settings.world_size == 4);
+    CHECK(o.u.join.settings.compression == 2 && strcmp(o.u.join.address, m.u.join.address) == 0);
+    CHECK(o.u.join.settings.target_group == 70000 && o.u.join.settings.aggregation == 3);
+    CHECK(o.u.join.settings.robust_min == 0 && o.u.join.settings.max_weight_ratio == 8);
     CHECK(o.u.join.flags == (CL_JOIN_WORLD_SET | CL_JOIN_TARGET_GROUP_SET));
     CHECK(o.u.join.incarnation == 0x1122334455667788ull);
     free(b);
@@ -164,22 +164,22 @@ static void test_roundtrips(void)
     strcpy(m.u.join_reply.address, "/ip4/127.0.0.1/tcp/9/p2p/y");
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join_reply.status == CL_JOIN_REDIRECT && o.u.join_reply.key[5] == 9);
-    CHECK(o.u.join_reply.world_size == 0 && o.u.join_reply.target_group == 0);
+    CHECK(o.u.join_reply.settings.world_size == 0 && o.u.join_reply.settings.target_group == 0);
     free(b);
 
     base_hdr(&m, CL_MSG_JOIN_REPLY);
     m.u.join_reply.status = CL_JOIN_CONFLICT;
-    m.u.join_reply.world_size = 6;
-    m.u.join_reply.compression = 1;
-    m.u.join_reply.target_group = 2;
-    m.u.join_reply.aggregation = 1;
-    m.u.join_reply.robust_min = 1;
-    m.u.join_reply.max_weight_ratio = 16;
+    m.u.join_reply.settings.world_size = 6;
+    m.u.join_reply.settings.compression = 1;
+    m.u.join_reply.settings.target_group = 2;
+    m.u.join_reply.settings.aggregation = 1;
+    m.u.join_reply.settings.robust_min = 1;
+    m.u.join_reply.settings.max_weight_ratio = 16;
     o = roundtrip(&m, &b, &bl);
-    CHECK(o.u.join_reply.status == CL_JOIN_CONFLICT && o.u.join_reply.world_size == 6);
-    CHECK(o.u.join_reply.compression == 1 && o.u.join_reply.target_group == 2);
-    CHECK(o.u.join_reply.aggregation == 1 && o.u.join_reply.robust_min == 1 &&
-          o.u.join_reply.max_weight_ratio == 16);
+    CHECK(o.u.join_reply.status == CL_JOIN_CONFLICT && o.u.join_reply.settings.world_size == 6);
+    CHECK(o.u.join_reply.settings.compression == 1 && o.u.join_reply.settings.target_group == 2);
+    CHECK(o.u.join_reply.settings.aggregation == 1 && o.u.join_reply.settings.robust_min == 1 &&
+          o.u.join_reply.settings.max_weight_ratio == 16);
     free(b);
 
     cl_wire_member_t mem[3];
@@ -194,20 +194,20 @@ static void test_roundtrips(void)
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view.epoch = 12;
     m.u.view.group_epoch = 10;
-    m.u.view.world_size = 8;
-    m.u.view.strict = 1;
-    m.u.view.target_group = 3;
-    m.u.view.aggregation = 2;
-    m.u.view.robust_min = 4096;
-    m.u.view.max_weight_ratio = 16;
+    m.u.view.settings.world_size = 8;
+    m.u.view.settings.strict = 1;
+    m.u.view.settings.target_group = 3;
+    m.u.view.settings.aggregation = 2;
+    m.u.view.settings.robust_min = 4096;
+    m.u.view.settings.max_weight_ratio = 16;
     m.u.view.flags = CL_VIEW_GROUP_CLOSED;
     m.u.view.count = 3;
     m.u.view.members = mem;
     o = roundtrip(&m, &b, &bl);
-    CHECK(o.u.view.epoch == 12 && o.u.view.count == 3 && o.u.view.strict == 1);
-    CHECK(o.u.view.group_epoch == 10 && o.u.view.target_group == 3);
-    CHECK(o.u.view.aggregation == 2 && o.u.view.robust_min == 4096 &&
-          o.u.view.max_weight_ratio == 16);
+    CHECK(o.u.view.epoch == 12 && o.u.view.count == 3 && o.u.view.settings.strict == 1);
+    CHECK(o.u.view.group_epoch == 10 && o.u.view.settings.target_group == 3);
+    CHECK(o.u.view.settings.aggregation == 2 && o.u.view.settings.robust_min == 4096 &&
+          o.u.view.settings.max_weight_ratio == 16);
     CHECK(o.u.view.flags == CL_VIEW_GROUP_CLOSED);
     for (int i = 0; i < 3 && o.u.view.members != NULL; i++) {
         CHECK(o.u.view.members[i].rank == i * 2);
@@ -388,18 +388,18 @@ static void test_bad_bodies(void)
     /* The encoder refuses out-of-range fields. */
     base_hdr(&m, CL_MSG_JOIN);
     m.u.join.weight = NAN;
-    m.u.join.world_size = 4;
-    m.u.join.target_group = 2;
+    m.u.join.settings.world_size = 4;
+    m.u.join.settings.target_group = 2;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY && b == NULL);
     m.u.join.weight = 1;
-    m.u.join.world_size = 0;
+    m.u.join.settings.world_size = 0;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
-    m.u.join.world_size = 4;
-    m.u.join.target_group = 0;
+    m.u.join.settings.world_size = 4;
+    m.u.join.settings.target_group = 0;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
-    m.u.join.target_group = CL_WIRE_WORLD_MAX + 1;
+    m.u.join.settings.target_group = CL_WIRE_WORLD_MAX + 1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
-    m.u.join.target_group = CL_WIRE_WORLD_MAX;
+    m.u.join.settings.target_group = CL_WIRE_WORLD_MAX;
     m.u.join.flags = 0x80; /* unknown flag bit */
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
     m.u.join.flags = CL_JOIN_RANK_REQUIRED; /* a required rank must be named */
@@ -408,16 +408,16 @@ static void test_bad_bodies(void)
     m.u.join.rank = 0;
     base_hdr(&m, CL_MSG_JOIN_REPLY);
     m.u.join_reply.status = CL_JOIN_STANDBY;
-    m.u.join_reply.target_group = -1;
+    m.u.join_reply.settings.target_group = -1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
-    m.u.join_reply.target_group = CL_WIRE_WORLD_MAX + 1;
+    m.u.join_reply.settings.target_group = CL_WIRE_WORLD_MAX + 1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
     base_hdr(&m, CL_MSG_VIEW);
     cl_wire_member_t one = {.weight = 1, .address = ""};
-    m.u.view = (cl_wire_view_t){.epoch = 1, .group_epoch = 1, .world_size = 1, .count = 1,
+    m.u.view = (cl_wire_view_t){.epoch = 1, .group_epoch = 1, .settings.world_size = 1, .count = 1,
                                 .members = &one};
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY); /* target group 0 */
-    m.u.view.target_group = CL_WIRE_WORLD_MAX + 1;
+    m.u.view.settings.target_group = CL_WIRE_WORLD_MAX + 1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
 
     /* The decoder refuses them too: JOIN target group at offset 4+8+1+4+1+1. */
@@ -425,10 +425,10 @@ static void test_bad_bodies(void)
     m.u.join.rank = -1;
     m.u.join.weight = 1;
     m.u.join.flags = CL_JOIN_TARGET_GROUP_SET;
-    m.u.join.world_size = 4;
-    m.u.join.target_group = 2;
+    m.u.join.settings.world_size = 4;
+    m.u.join.settings.target_group = 2;
     b = encode(&m, hdr, &bl);
-    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.join.target_group == 2);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.join.settings.target_group == 2);
     size_t jt = 4 + 8 + 1 + 4 + 1 + 1;
     memset(b + jt, 0, 4); /* 0 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
@@ -437,7 +437,7 @@ static void test_bad_bodies(void)
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[jt] = 0; /* 2^20, the largest */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK &&
-          o.u.join.target_group == CL_WIRE_WORLD_MAX);
+          o.u.join.settings.target_group == CL_WIRE_WORLD_MAX);
     memset(b + jt, 0xff, 4); /* -1 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     memset(b + jt, 0, 4);
@@ -503,8 +503,8 @@ static void test_bad_bodies(void)
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view.epoch = 1;
     m.u.view.group_epoch = 1;
-    m.u.view.world_size = 2;
-    m.u.view.target_group = 64;
+    m.u.view.settings.world_size = 2;
+    m.u.view.settings.target_group = 64;
     m.u.view.count = 2;
     m.u.view.members = mem;
     b = encode(&m, hdr, &bl);
@@ -521,7 +521,7 @@ static void test_bad_bodies(void)
     b[vt + 3] = 0x80;
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[vt + 3] = 0;
-    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.target_group == 1);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.settings.target_group == 1);
     cl_wire_msg_clear(&o);
     b[vt] = 64;
     /* Swap the rank fields in the bytes: entry 0 at offset 40, rank at +32. */
@@ -545,14 +545,14 @@ static void test_bad_bodies(void)
     b[26] = 3;
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[26] = 2;
-    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.aggregation == 2);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.settings.aggregation == 2);
     cl_wire_msg_clear(&o);
     b[26] = 0;
     /* COLLAB_VERIFY (offset 35) is 0 or 1. */
     b[35] = 2;
     CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
     b[35] = 1;
-    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.verify == 1);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK && o.u.view.settings.verify == 1);
     cl_wire_msg_clear(&o);
     b[35] = 0;
     b[8] = 2; /* group epoch 2 > epoch 1 */
@@ -576,8 +576,8 @@ static void test_bad_bodies(void)
     base_hdr(&m, CL_MSG_VIEW);
     m.u.view.epoch = 3;
     m.u.view.group_epoch = 2;
-    m.u.view.world_size = n;
-    m.u.view.target_group = 16;
+    m.u.view.settings.world_size = n;
+    m.u.view.settings.target_group = 16;
     m.u.view.count = (uint32_t)n;
     m.u.view.members = big;
     b = encode(&m, hdr, &bl);
@@ -602,13 +602,13 @@ static void test_mutations(void)
     cl_wire_msg_t seeds[5];
     base_hdr(&seeds[0], CL_MSG_VIEW);
     seeds[0].u.view =
-        (cl_wire_view_t){.epoch = 2, .group_epoch = 1, .world_size = 4, .target_group = 2,
+        (cl_wire_view_t){.epoch = 2, .group_epoch = 1, .settings.world_size = 4, .settings.target_group = 2,
                          .count = 2, .members = mem};
     base_hdr(&seeds[1], CL_MSG_HELLO);
     seeds[1].u.hello.max_version = seeds[1].u.hello.min_version = 1;
     strcpy(seeds[1].u.hello.address, "/ip4/127.0.0.1/tcp/1");
     base_hdr(&seeds[2], CL_MSG_JOIN);
-    seeds[2].u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .world_size = 2, .target_group = 3};
+    seeds[2].u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .settings.world_size = 2, .settings.target_group = 3};
     base_hdr(&seeds[3], CL_MSG_JOIN_REPLY);
     seeds[3].u.join_reply.status = CL_JOIN_STANDBY;
     base_hdr(&seeds[4], CL_MSG_REFUSE);
@@ -729,8 +729,8 @@ static void test_monitors(void)
     e[3].rank = 2;
     e[3].flags = CL_MEMBER_IN_GROUP;
     base_hdr(&m, CL_MSG_VIEW);
-    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .world_size = 4,
-                                .target_group = 4, .count = 4, .members = e};
+    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .settings.world_size = 4,
+                                .settings.target_group = 4, .count = 4, .members = e};
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.view.count == 4 && o.u.view.members[0].rank == -1 &&
           o.u.view.members[1].flags == CL_MEMBER_MONITOR && o.u.view.members[3].rank == 2);
@@ -767,8 +767,8 @@ static void test_monitors(void)
     /* The decoder refuses the same: encode a good view, then flip the
        first entry's rank (offset 8+8+4+1+1+4+9+1+4 + 32) to 0. */
     base_hdr(&m, CL_MSG_VIEW);
-    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .world_size = 4,
-                                .target_group = 4, .count = 4, .members = e};
+    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .settings.world_size = 4,
+                                .settings.target_group = 4, .count = 4, .members = e};
     b = encode(&m, hdr, &bl);
     b[40 + 32] = 0;
     b[40 + 33] = 0;
@@ -797,7 +797,7 @@ static void test_monitors(void)
     /* JOIN with the monitor flag: rank -1, not a client, an address. */
     base_hdr(&m, CL_MSG_JOIN);
     m.u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .flags = CL_JOIN_MONITOR,
-                                .world_size = 4, .target_group = 4};
+                                .settings.world_size = 4, .settings.target_group = 4};
     snprintf(m.u.join.address, sizeof m.u.join.address, "/ip4/127.0.0.1/tcp/1");
     o = roundtrip(&m, &b, &bl);
     CHECK(o.u.join.flags == CL_JOIN_MONITOR);
