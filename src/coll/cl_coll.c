@@ -25,6 +25,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -552,6 +553,72 @@ int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chu
     if (rc == COLLAB_OK)
         self->sent += m.len;
     return rc;
+}
+
+/* The tag of (part, chunk) for the pair (this member, other), given the
+   value's digest. */
+static int s_tag(cl_coll_t *self, uint32_t part, uint32_t chunk, int other, const uint8_t *ctx,
+                 size_t ctxlen, const uint8_t dig[32], uint8_t out[CL_COLL_TAG])
+{
+    uint8_t key[32];
+    int rc = self->env.pair_key(self->env.eng, self->members[other], key);
+    if (rc != COLLAB_OK) {
+        sodium_memzero(key, sizeof key);
+        return rc;
+    }
+    uint8_t head[24];
+    uint64_t comm = self->a.comm_id, seq = self->a.seq;
+    for (int k = 0; k < 8; k++) {
+        head[k] = (uint8_t)(comm >> (8 * k));
+        head[8 + k] = (uint8_t)(seq >> (8 * k));
+    }
+    for (int k = 0; k < 4; k++) {
+        head[16 + k] = (uint8_t)(part >> (8 * k));
+        head[20 + k] = (uint8_t)(chunk >> (8 * k));
+    }
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, key, sizeof key, CL_COLL_TAG);
+    crypto_generichash_update(&h, head, sizeof head);
+    if (ctxlen > 0)
+        crypto_generichash_update(&h, ctx, ctxlen);
+    crypto_generichash_update(&h, dig, 32);
+    crypto_generichash_final(&h, out, CL_COLL_TAG);
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(&h, sizeof h);
+    return COLLAB_OK;
+}
+
+int cl_coll_tags_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
+                      size_t ctxlen, const void *val, size_t bytes, uint8_t *out)
+{
+    memset(out, 0, (size_t)self->n * CL_COLL_TAG);
+    if (self->env.pair_key == NULL)
+        return COLLAB_OK;
+    uint8_t dig[32];
+    crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
+    for (int m = 0; m < self->n; m++) {
+        if (m == self->me || !cl_coll_alive(self, m))
+            continue;
+        int rc = s_tag(self, part, chunk, m, ctx, ctxlen, dig, out + (size_t)m * CL_COLL_TAG);
+        if (rc == COLLAB_ERR_NO_MEM)
+            return rc;
+    }
+    return COLLAB_OK;
+}
+
+bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
+                        const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
+                        const uint8_t *tags)
+{
+    if (self->env.pair_key == NULL)
+        return true;
+    if (producer < 0 || producer >= self->n || producer == self->me)
+        return false;
+    uint8_t dig[32], want[CL_COLL_TAG];
+    crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
+    if (s_tag(self, part, chunk, producer, ctx, ctxlen, dig, want) != COLLAB_OK)
+        return false;
+    return sodium_memcmp(want, tags + (size_t)self->me * CL_COLL_TAG, CL_COLL_TAG) == 0;
 }
 
 void cl_coll_send_done(cl_coll_t *self)

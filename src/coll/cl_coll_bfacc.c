@@ -341,7 +341,8 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     }
     /* Tags over the bits every member holds, so that a holder can relay
        the chunk to a member that lacks it (docs/security.md §6). */
-    if ((rc = bf_tags_make(self, j, c, included, val, bytes, wire + nb)) != COLLAB_OK)
+    if ((rc = cl_coll_tags_make(self, (uint32_t)j, (uint32_t)c, included, nb, val, bytes,
+                                 wire + nb)) != COLLAB_OK)
         return rc;
     memcpy(st->tags[j] + c * tb, wire + nb, tb);
     st->vprod[j][c] = self->me;
@@ -418,66 +419,4 @@ int bf_recompute(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint
     free(acc);
     free(y);
     return rc;
-}
-
-/* The tag of (j, c) for the pair (producer, m), given the value digest. */
-static int s_tag(cl_coll_t *self, int j, size_t c, int other, const uint8_t *bm,
-                 const uint8_t dig[32], uint8_t out[BF_TAG])
-{
-    uint8_t key[32];
-    int rc = self->env.pair_key(self->env.eng, self->members[other], key);
-    if (rc != COLLAB_OK) {
-        sodium_memzero(key, sizeof key);
-        return rc;
-    }
-    uint8_t head[24];
-    uint64_t comm = self->a.comm_id, seq = self->a.seq;
-    uint32_t part = (uint32_t)j, chunk = (uint32_t)c;
-    for (int k = 0; k < 8; k++) {
-        head[k] = (uint8_t)(comm >> (8 * k));
-        head[8 + k] = (uint8_t)(seq >> (8 * k));
-    }
-    for (int k = 0; k < 4; k++) {
-        head[16 + k] = (uint8_t)(part >> (8 * k));
-        head[20 + k] = (uint8_t)(chunk >> (8 * k));
-    }
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, key, sizeof key, BF_TAG);
-    crypto_generichash_update(&h, head, sizeof head);
-    crypto_generichash_update(&h, bm, self->nb);
-    crypto_generichash_update(&h, dig, 32);
-    crypto_generichash_final(&h, out, BF_TAG);
-    sodium_memzero(key, sizeof key);
-    sodium_memzero(&h, sizeof h);
-    return COLLAB_OK;
-}
-
-int bf_tags_make(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *val,
-                 size_t bytes, uint8_t *out)
-{
-    memset(out, 0, (size_t)self->n * BF_TAG);
-    if (self->env.pair_key == NULL)
-        return COLLAB_OK;
-    uint8_t dig[32];
-    crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
-    for (int m = 0; m < self->n; m++) {
-        if (m == self->me || !cl_coll_alive(self, m))
-            continue;
-        int rc = s_tag(self, j, c, m, bm, dig, out + (size_t)m * BF_TAG);
-        if (rc == COLLAB_ERR_NO_MEM)
-            return rc;
-    }
-    return COLLAB_OK;
-}
-
-bool bf_tags_check(cl_coll_t *self, int j, size_t c, int producer, const uint8_t *bm,
-                   const uint8_t *val, size_t bytes, const uint8_t *tags)
-{
-    if (self->env.pair_key == NULL)
-        return true;
-    uint8_t dig[32], want[BF_TAG];
-    crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
-    if (s_tag(self, j, c, producer, bm, dig, want) != COLLAB_OK)
-        return false;
-    return sodium_memcmp(want, tags + (size_t)self->me * BF_TAG, BF_TAG) == 0;
 }

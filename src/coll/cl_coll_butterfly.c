@@ -443,7 +443,8 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     int prod = msg->type == CL_MSG_RESULT ? from : (int)msg->aux;
     if (msg->type == CL_MSG_RELAY &&
         (!s_may_produce(self, j, c, prod) ||
-         !bf_tags_check(self, j, c, prod, bm, data, dlen, tags)))
+         !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen,
+                             tags)))
         return COLLAB_ERR_ARG; /* not what its producer made */
     uint8_t *val = bf_value(self, j, c, true);
     if (val == NULL)

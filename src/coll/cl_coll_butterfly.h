@@ -9,8 +9,7 @@
 #include "cl_coll_impl.h"
 #include "cl_relay.h"
 
-/* Bytes of one relay tag: a MAC of a chunk's digest for one member. */
-#define BF_TAG 16
+#define BF_TAG CL_COLL_TAG
 
 /* The reducer's state for one chunk. */
 typedef struct {
@@ -78,21 +77,6 @@ void bf_hold(cl_coll_t *self, int j, size_t c, const uint8_t *bm);
 
 /* Frees the accumulators. */
 void bf_acc_free_all(cl_coll_t *self);
-
-/* Relay tags of (j, c) as produced by member `producer` with contributor
-   bitmap bm and value val (the decoded bits every member holds): for
-   each member m, BLAKE2b-128 keyed with the key producer and m share
-   (env->pair_key) over comm id, seq, part, chunk, bm and the BLAKE2b-256
-   digest of val.  out gets n x BF_TAG bytes (zero where no key).  Called
-   by the producer only, for itself.  Returns 0 or a negative status. */
-int bf_tags_make(cl_coll_t *self, int j, size_t c, const uint8_t *bm, const uint8_t *val,
-                 size_t bytes, uint8_t *out);
-
-/* True when tags (n x BF_TAG, as relayed) hold this member's valid tag of
-   (j, c) from `producer` for bm and val; true without a key
-   (env->pair_key NULL). */
-bool bf_tags_check(cl_coll_t *self, int j, size_t c, int producer, const uint8_t *bm,
-                   const uint8_t *val, size_t bytes, const uint8_t *tags);
 
 /* Recomputes (j, c) as its reducer must have: the contributions of the
    members in bm, x[m] pointing at member m's chunk (cnt elements as on

@@ -145,6 +145,28 @@ double cl_coll_now(cl_coll_t *self);
 int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chunk, uint32_t aux,
                  const void *head, size_t hlen, const void *data, size_t dlen);
 
+/* Relay tags (docs/security.md §6): the producer of a chunk gives every
+   member its own tag, so that a copy relayed by a third member counts
+   only if it is the producer's.  Bytes of one tag: */
+#define CL_COLL_TAG 16
+
+/* Tags of chunk (part, chunk) of this collective with value val (the
+   bits every member holds) and context ctx (the butterfly: its
+   contributor bitmap; else empty), as this member produces them: for each
+   live member m but this one, BLAKE2b-128 keyed with the key this member
+   and m share (env->pair_key) over comm id, seq, part, chunk, ctx and the
+   BLAKE2b-256 digest of val.  out gets n x CL_COLL_TAG bytes (zero where
+   no key).  Returns 0 or a negative status. */
+int cl_coll_tags_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
+                      size_t ctxlen, const void *val, size_t bytes, uint8_t *out);
+
+/* True when tags (n x CL_COLL_TAG, as relayed) hold this member's valid
+   tag of that chunk from member `producer`; true without keys
+   (env->pair_key NULL). */
+bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
+                        const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
+                        const uint8_t *tags);
+
 /* Sends DONE to every live member but this one. */
 void cl_coll_send_done(cl_coll_t *self);
 
