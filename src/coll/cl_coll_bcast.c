@@ -10,11 +10,11 @@
     root's uplink carries the buffer once.  A chunk counts only as its
     producer made it: one that does not come straight from its producer
     needs the receiver's valid tag from it, so no member on the way can
-    change what it forwards or relays (docs/security.md §6).  With one chunk they form a binomial tree (p's children are
-    p + 2^k for 2^k > p), which takes log2(n) steps.  A member holding
-    every chunk sends DONE to all and completes once every live member has
-    sent DONE, so that a completed broadcast is never asked for data
-    again.
+    change what it forwards or relays (docs/security.md §6).  With one
+    chunk they form a binomial tree (p's children are p + 2^k for
+    2^k > p), which takes log2(n) steps.  A member holding every chunk
+    sends DONE to all and completes once every live member has sent DONE,
+    so that a completed broadcast is never asked for data again.
 
     Cost (size S, C chunks): chain: every member receives S and sends S
     (the last one sends nothing); time about (n - 2 + C) chunk steps.
@@ -37,12 +37,12 @@
 
 typedef struct {
     cl_relay_t *rl;
-    size_t cb;  /* chunk bytes */
-    size_t nch; /* chunks */
-    int root;   /* member index of the acting root */
-    bool chain; /* chain (else binomial tree) */
-    int *prod;  /* per chunk: member whose data it is, -1 until held */
-    int *rfrom; /* per chunk: member the RESULT came from, -1 */
+    size_t cb;     /* chunk bytes */
+    size_t nch;    /* chunks */
+    int root;      /* member index of the acting root */
+    bool chain;    /* chain (else binomial tree) */
+    int *prod;     /* per chunk: member whose data it is, -1 until held */
+    int *rfrom;    /* per chunk: member the RESULT came from, -1 */
     uint8_t *tags; /* per chunk: n x CL_COLL_TAG, its producer's tags */
     bool done_sent;
 } bc_t;

@@ -342,7 +342,7 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     /* Tags over the bits every member holds, so that a holder can relay
        the chunk to a member that lacks it (docs/security.md §6). */
     if ((rc = cl_coll_tags_make(self, (uint32_t)j, (uint32_t)c, included, nb, val, bytes,
-                                 wire + nb)) != COLLAB_OK)
+                                wire + nb)) != COLLAB_OK)
         return rc;
     memcpy(st->tags[j] + c * tb, wire + nb, tb);
     st->vprod[j][c] = self->me;

@@ -300,8 +300,8 @@ static int s_setup(cl_coll_t *self)
     st->rfrom = calloc(P, sizeof *st->rfrom);
     st->vprod = calloc(P, sizeof *st->vprod);
     st->store = calloc(P, sizeof *st->store);
-    if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->cbm == NULL || st->tags == NULL ||
-        st->rfrom == NULL || st->vprod == NULL || st->store == NULL)
+    if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->cbm == NULL ||
+        st->tags == NULL || st->rfrom == NULL || st->vprod == NULL || st->store == NULL)
         return COLLAB_ERR_NO_MEM;
     size_t cb = st->ce * self->esize;
     for (int j = 0; j < st->nparts; j++) {
@@ -443,8 +443,7 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     int prod = msg->type == CL_MSG_RESULT ? from : (int)msg->aux;
     if (msg->type == CL_MSG_RELAY &&
         (!s_may_produce(self, j, c, prod) ||
-         !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen,
-                             tags)))
+         !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen, tags)))
         return COLLAB_ERR_ARG; /* not what its producer made */
     uint8_t *val = bf_value(self, j, c, true);
     if (val == NULL)
