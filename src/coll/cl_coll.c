@@ -592,7 +592,8 @@ int cl_coll_tags_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint
                       size_t ctxlen, const void *val, size_t bytes, uint8_t *out)
 {
     memset(out, 0, (size_t)self->n * CL_COLL_TAG);
-    if (self->env.pair_key == NULL)
+    /* With two members there is no third to relay anything: no tags. */
+    if (self->env.pair_key == NULL || self->n <= 2)
         return COLLAB_OK;
     uint8_t dig[32];
     crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);
@@ -612,7 +613,7 @@ bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int prod
 {
     if (self->env.pair_key == NULL)
         return true;
-    if (producer < 0 || producer >= self->n || producer == self->me)
+    if (producer < 0 || producer >= self->n || producer == self->me || self->n <= 2)
         return false;
     uint8_t dig[32], want[CL_COLL_TAG];
     crypto_generichash(dig, sizeof dig, val, bytes, NULL, 0);

@@ -103,30 +103,38 @@ static int s_tag_own(cl_coll_t *self, size_t c)
                              len, st->tags + c * s_tb(self));
 }
 
-/* Sends chunk c (data of member `prod`) to this member's children. */
+/* Sends chunk c (data of member `prod`) to this member's children: one
+   framed payload (the producer's tags, then the bytes) for all. */
 static int s_forward(cl_coll_t *self, size_t c, int prod)
 {
     bc_t *st = s_st(self);
-    const uint8_t *tags = st->tags + c * s_tb(self);
-    size_t off, len;
-    cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
-    const uint8_t *data = (const uint8_t *)self->a.recvbuf + off;
     int p = s_pos(self, self->me);
-    int rc = COLLAB_OK;
+    int kids[64], nk = 0;
     if (st->chain) {
         if (p + 1 < self->n)
-            rc = cl_coll_send(self, s_member(self, p + 1), CL_MSG_RESULT, 0, (uint32_t)c,
-                              (uint32_t)prod, tags, s_tb(self), data, len);
-        return rc;
+            kids[nk++] = s_member(self, p + 1);
+    } else {
+        for (long k = 1; k < self->n && nk < 64; k *= 2)
+            if (k > p && p + k < self->n)
+                kids[nk++] = s_member(self, (int)(p + k));
     }
-    for (long k = 1; k < self->n; k *= 2) {
-        if (k <= p || p + k >= self->n)
-            continue;
-        int r = cl_coll_send(self, s_member(self, (int)(p + k)), CL_MSG_RESULT, 0, (uint32_t)c,
-                             (uint32_t)prod, tags, s_tb(self), data, len);
+    if (nk == 0)
+        return COLLAB_OK;
+    size_t off, len, tb = s_tb(self);
+    cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
+    uint8_t *wire = malloc(tb + len + 1);
+    if (wire == NULL)
+        return COLLAB_ERR_NO_MEM;
+    memcpy(wire, st->tags + c * tb, tb);
+    memcpy(wire + tb, (const uint8_t *)self->a.recvbuf + off, len);
+    int rc = COLLAB_OK;
+    for (int i = 0; i < nk; i++) {
+        int r = cl_coll_send(self, kids[i], CL_MSG_RESULT, 0, (uint32_t)c, (uint32_t)prod, NULL, 0,
+                             wire, tb + len);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
+    free(wire);
     return rc;
 }
 

@@ -280,21 +280,27 @@ static int s_send_own(cl_coll_t *self, size_t c, uint32_t aux, const uint8_t *sr
         held = st->val[self->me] + off;
     }
     /* Tags over those bits, so that a holder can relay the chunk to a
-       member that lacks it once this member failed. */
+       member that lacks it once this member failed; one framed payload
+       (tags, then the bytes) for every member. */
     size_t tb = (size_t)self->n * CL_COLL_TAG;
     uint8_t *tags = st->tags[self->me] + (c < cl_relay_nchunks(st->rl, self->me) ? c * tb : 0);
     int rc = cl_coll_tags_make(self, (uint32_t)self->me, (uint32_t)c, NULL, 0, held, len, tags);
-    if (rc != COLLAB_OK) {
+    uint8_t *wire = rc == COLLAB_OK ? malloc(tb + elen + 1) : NULL;
+    if (wire == NULL) {
         free(enc);
-        return rc;
+        return rc != COLLAB_OK ? rc : COLLAB_ERR_NO_MEM;
     }
+    memcpy(wire, tags, tb);
+    if (elen > 0)
+        memcpy(wire + tb, data, elen);
+    free(enc);
     for (int m = 0; m < self->n; m++) {
-        int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, aux, tags, tb,
-                             data, elen);
+        int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, aux, NULL, 0,
+                             wire, tb + elen);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
-    free(enc);
+    free(wire);
     return rc;
 }
 

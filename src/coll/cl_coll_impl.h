@@ -156,13 +156,14 @@ int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chu
    live member m but this one, BLAKE2b-128 keyed with the key this member
    and m share (env->pair_key) over comm id, seq, part, chunk, ctx and the
    BLAKE2b-256 digest of val.  out gets n x CL_COLL_TAG bytes (zero where
-   no key).  Returns 0 or a negative status. */
+   no key, and all zero with two members, where no third can relay).
+   Returns 0 or a negative status. */
 int cl_coll_tags_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
                       size_t ctxlen, const void *val, size_t bytes, uint8_t *out);
 
 /* True when tags (n x CL_COLL_TAG, as relayed) hold this member's valid
    tag of that chunk from member `producer`; true without keys
-   (env->pair_key NULL). */
+   (env->pair_key NULL); false with two members (nobody relays). */
 bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
                         const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
                         const uint8_t *tags);
