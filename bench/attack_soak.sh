@@ -4,14 +4,19 @@
 # §7, docs/testing.md).
 #
 #   bench/attack_soak.sh [--build DIR] [--steps N] [--sleep-ms MS] [--out DIR]
+#                        [--no-chaos] [--chaos SPEC ...]
 #
 # First a fault-free run: the example trainer on 7 honest peers gives the
 # reference loss.  Then the same training with rank 6 hostile: its trainer
 # runs with bench/soak_hostile.c preloaded, which forges RESULTs for parts
 # it does not own, sends NaN contributions, weights of 1e9 and once 1e308,
-# forged ADMITs and VIEWs, and floods FETCH (64 per heartbeat).  Checked:
+# forged ADMITs and VIEWs, and floods FETCH (64 per heartbeat).  Chaos on
+# top, unless --no-chaos: honest rank 2 is stopped (SIGSTOP) for 6 s at
+# 25 s, honest rank 4 is killed (SIGKILL) at 45 s and a new peer joins at
+# 50 s (collab-run --chaos; --chaos SPEC replaces these).  Checked:
 #
-#   agree   the 6 honest peers finish with one checksum (bitwise equal)
+#   agree   the 6 honest peers finish with one checksum (bitwise equal;
+#           with chaos, the joiner in place of the killed rank 4)
 #   loss    each honest final loss within 5 % of the fault-free loss
 #   rss     each honest peer's RSS grows by less than 64 MiB (first sample
 #           5 s after its start against the largest later one)
@@ -22,17 +27,20 @@
 # Exit status 0 when every check passes.  Logs stay in OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" steps=3000 sleep_ms=30 out=''
+build="$here/../build" steps=3000 sleep_ms=30 out='' chaos=() default_chaos=1
 while [ $# -gt 0 ]; do
     case "$1" in
+    --no-chaos) default_chaos=0; shift ;;
+    --chaos) chaos+=(--chaos "$2"); default_chaos=0; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --sleep-ms) sleep_ms=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "attack_soak.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
+[ "$default_chaos" = 1 ] && chaos=(--chaos 'stop:2@25s+6' --chaos 'kill:4@45s' --chaos 'start@50s')
 build=$(cd "$build" && pwd)
 crun="$build/bin/collab-run" trainer="$build/examples/trainer"
 shim="$build/bench/libsoak_hostile.so"
@@ -70,12 +78,14 @@ chmod +x "$out/peer.sh"
 done_lines() { grep -h 'trainer: rank [0-9]* pid [0-9]* done steps' "$1" || true; }
 honest_done() { done_lines "$1" | grep -v "trainer: rank $hostile "; }
 
-# Runs collab-run (name, SOAK_HOSTILE) in the background, sampling the RSS
-# of its peers every second into $out/$name.rss ("rank kib" lines).
+# Runs collab-run (name, SOAK_HOSTILE, faults...) in the background,
+# sampling the RSS of its peers every second into $out/$name.rss
+# ("seconds rank kib" lines).
 run() {
     local name=$1 h=$2
+    shift 2
     SOAK_HOSTILE=$h SOAK_OUT="$out" timeout -k 5 $((limit + 30)) "$crun" -n $np --abi mpich \
-        --timeout "$limit" --tag-output -- "$out/peer.sh" "${targs[@]}" \
+        --timeout "$limit" --tag-output "$@" -- "$out/peer.sh" "${targs[@]}" \
         >"$out/$name.out" 2>"$out/$name.err" &
     local cr=$!
     : >"$out/$name.rss"
@@ -91,7 +101,8 @@ run() {
     wait "$cr"
 }
 
-echo "attack_soak.sh: logs in $out; $np peers, trainer ${targs[*]}, centered_clip"
+echo "attack_soak.sh: logs in $out; $np peers, trainer ${targs[*]}, centered_clip," \
+    "faults: ${chaos[*]:-none}"
 t0=$SECONDS
 run reference 0
 st=$?
@@ -99,7 +110,7 @@ ref=$(honest_done "$out/reference.out" | sed -n 's/.* final loss \([^ ]*\) .*/\1
 [ "$st" -eq 0 ] && [ -n "$ref" ] || { echo "attack_soak.sh: the fault-free run failed ($st)" >&2; exit 1; }
 echo "attack_soak.sh: fault-free: loss $ref in $((SECONDS - t0)) s"
 t0=$SECONDS
-run attack 1
+run attack 1 "${chaos[@]}"
 st=$?
 secs=$((SECONDS - t0))
 bad=0

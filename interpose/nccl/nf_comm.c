@@ -352,6 +352,11 @@ static ncclResult_t init_rank(const char *call, ncclComm_t *out, int nranks, int
             rc = env_claim(call, "COLLAB_RANK", rank);
         if (rc != ncclSuccess)
             return rc;
+        /* The rank is the program's: while another peer holds it (a
+           restarted process whose old self is not yet taken out), wait as
+           a standby rather than take another (docs/nccl.md §2). */
+        if (getenv("COLLAB_RANK_REQUIRED") == NULL && setenv("COLLAB_RANK_REQUIRED", "1", 1) != 0)
+            return nf_fail(NULL, ncclSystemError, call, "setenv(COLLAB_RANK_REQUIRED): %m");
         collab_init_args_t args = {.requested_thread_level = 3, .abi_name = "nccl"};
         int st = collab_init(&args);
         if (st != COLLAB_OK)

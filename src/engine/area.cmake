@@ -16,6 +16,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_transport.c
     ${_eng}/cl_transport_recv.c
     ${_eng}/cl_shm.c
+    ${_eng}/cl_shm_link.c
     ${_eng}/cl_elmsg.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
@@ -78,7 +79,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   # Admission at step boundaries and state sync (scenarios in tests/swarm/test_elastic.c).
   add_executable(test_elastic ${_eng_swarm}/test_elastic.c ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_elastic PRIVATE ${COLLAB_ENGINE_ALL})
-  foreach(sc join_marks join_config join_learned straggler diverge join_groups)
+  foreach(sc join_marks join_config join_learned straggler diverge join_groups rank_required)
     add_test(NAME elastic_${sc} COMMAND test_elastic ${sc})
     set_tests_properties(elastic_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;elastic")
   endforeach()

@@ -58,10 +58,13 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     bool rejoin = e->member_since > 0 && !e->cfg.monitor && atomic_load(&e->rank) >= 0;
     if (rejoin)
         j->rank = atomic_load(&e->rank);
+    /* COLLAB_RANK_REQUIRED: a program whose rank is given to it (a
+       launcher's, NCCL's ncclCommInitRank) holds that one or none. */
+    bool required = rejoin || (e->cfg.rank_required && j->rank >= 0);
     j->weight = e->cfg.weight;
     j->flags =
         (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
-                  (e->cfg.monitor ? CL_JOIN_MONITOR : 0) | (rejoin ? CL_JOIN_RANK_REQUIRED : 0) |
+                  (e->cfg.monitor ? CL_JOIN_MONITOR : 0) | (required ? CL_JOIN_RANK_REQUIRED : 0) |
                   (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
                   (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
                   (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
@@ -434,6 +437,10 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
             cl_warn("rank %d, which this program holds, went to another peer while this peer "
                     "was out of the swarm; waiting as a standby until it frees up",
                     atomic_load(&e->rank));
+        else if (!e->standby_logged && e->cfg.rank_required && e->cfg.rank >= 0)
+            cl_warn("rank %d, which this peer requires (COLLAB_RANK_REQUIRED=1), is held by "
+                    "another peer; waiting as a standby until it frees up",
+                    e->cfg.rank);
         else if (!e->standby_logged)
             cl_warn("the swarm is full (world size %d, every rank held); waiting as a standby "
                     "until a rank frees up",

@@ -1,4 +1,6 @@
-/*  cl_shm.c - collective payloads between peers of one host (see cl_shm.h).
+/*  cl_shm.c - collective payloads between peers of one host (see cl_shm.h):
+    the rings, the data path and the class; setting a link up is in
+    cl_shm_link.c, the types both share in cl_shm_int.h.
 
     Setting up a link (docs/wire.md §9):
       1. The peer with the lower key connects to the other's abstract unix
@@ -41,7 +43,7 @@
     receiver is awake.
 */
 #define _GNU_SOURCE
-#include "engine/cl_shm.h"
+#include "engine/cl_shm_int.h"
 
 #include "mpi_collab.h"
 #include "util/cl_log.h"
@@ -60,133 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HDR 64                          /* wire header (CL_WIRE_HDR_SIZE) */
-#define SEG_HDR 4096                    /* segment header, a page */
-#define RING_HDR 256                    /* ring header: four cache lines */
-#define ENT 16                          /* entry header */
-#define F_FIRST 1u                      /* first fragment of a message */
-#define F_LAST 2u                       /* last fragment of a message */
-#define F_PAD 4u                        /* filler up to the end of the buffer */
-#define DEFAULT_RING ((size_t)16 << 20) /* bytes per direction */
-#define MIN_RING ((size_t)64 << 10)
-#define MAX_RING ((size_t)256 << 20)
-#define REWIND ((size_t)64 << 10)       /* an empty ring past this offset rewinds */
-#define QUEUE_LIMIT ((size_t)256 << 20) /* bytes queued for one peer at most */
-#define SETUP_SECONDS 5.0               /* an unfinished proposal is dropped after this */
-#define MAX_SETUPS 64                   /* unfinished accepted proposals kept at most */
-#define VERSION 1u
-
-static const char SEG_MAGIC[8] = {'C', 'L', 'S', 'H', 'M', 'S', 'G', '1'};
-static const char HELLO_MAGIC[8] = {'C', 'L', 'S', 'H', 'M', 'H', 'I', '1'};
-static const char OK_MAGIC[8] = {'C', 'L', 'S', 'H', 'M', 'O', 'K', '1'};
-
-typedef struct {
-    _Atomic uint64_t head; /* consumer's position */
-    char pad0[56];
-    _Atomic uint64_t tail; /* producer's position */
-    char pad1[56];
-    _Atomic uint32_t sleeping; /* consumer may sleep: wake it after publishing */
-    char pad2[60];
-    _Atomic uint32_t want_space; /* producer waits for room: wake it after consuming */
-    uint32_t pad3;
-    /* Written by the consumer: the fingerprint of the last CurveZMQ
-       message it handed on from this ring's producer (see "Order"). */
-    _Atomic uint64_t net_seen;
-    char pad4[48];
-} ring_hdr_t;
-
-_Static_assert(sizeof(ring_hdr_t) == RING_HDR, "a ring header is four cache lines");
-
-typedef struct {
-    char magic[8];
-    uint32_t version;
-    uint32_t ring_bytes;
-    uint64_t run;
-    uint8_t nonce[32];
-    uint8_t key_c[32];      /* the proposer (ring 0 is its sending ring) */
-    uint8_t key_a[32];      /* the other side (ring 1) */
-    _Atomic uint32_t acked; /* set by the other side once it mapped and checked */
-} seg_hdr_t;
-
-typedef struct {
-    char magic[8];
-    uint32_t version;
-    uint32_t ring_bytes;
-    uint64_t run;
-    uint8_t from[32];
-    uint8_t to[32];
-    char boot[40];           /* /proc/sys/kernel/random/boot_id */
-    uint64_t ns_dev, ns_ino; /* /proc/self/ns/net */
-    uint8_t nonce[32];
-} hello_t;
-
-typedef struct {
-    char magic[8];
-    uint8_t nonce[32];
-} ok_t;
-
-typedef struct {
-    uint32_t len;   /* data bytes of this entry */
-    uint32_t flags; /* F_* */
-    uint64_t total; /* bytes of the whole message (header + body) */
-} ent_t;
-
-typedef struct qent {
-    struct qent *next;
-    bool ring; /* for the ring (else for CurveZMQ) */
-    uint8_t hdr[HDR];
-    uint8_t *body; /* owned */
-    size_t blen;
-    size_t off; /* bytes of hdr + body already in the ring */
-} qent_t;
-
-/* L_WAITKEY: a valid proposal from a key the transport has not reported
-   up yet (its handshake on our side may finish a moment later). */
-typedef enum { L_PROPOSED, L_ACCEPTED, L_WAITKEY, L_UP, L_DEAD } lstate_t;
-
-typedef struct {
-    uint8_t key[32]; /* the peer (L_ACCEPTED: not known yet) */
-    int fd;
-    lstate_t state;
-    double deadline; /* L_PROPOSED, L_ACCEPTED */
-    uint8_t nonce[32];
-    uint8_t *map;
-    size_t maplen;
-    size_t cap, mask;
-    ring_hdr_t *tx, *rx;
-    uint8_t *txd, *rxd;
-    qent_t *qhead, *qtail;
-    size_t qbytes;
-    int mfd;          /* L_WAITKEY: the proposed segment */
-    uint8_t *asm_buf; /* a fragmented message being assembled */
-    size_t asm_len, asm_total;
-    bool draining;
-    /* Order of CurveZMQ messages before ring ones: the fingerprint of the
-       last CurveZMQ message sent to the peer, and whether the peer may not
-       have handed it on yet (then COLL messages go on CurveZMQ too). */
-    uint64_t net_last;
-    bool net_dirty;
-    uint64_t net_got; /* fingerprint of the last CurveZMQ message from the peer */
-} link_t;
-
-struct cl_shm {
-    cl_shm_config_t cfg;
-    uint8_t self_key[32];
-    int lfd;
-    char boot[40];
-    uint64_t ns_dev, ns_ino;
-    uid_t uid;
-    link_t **links;
-    size_t nlinks, caplinks;
-    link_t **polled; /* links in the order of the last poll items */
-    size_t npolled, cappolled;
-    uint8_t (*tried)[32]; /* keys proposed to (never twice) */
-    size_t ntried, captried;
-    uint64_t sent, received;
-    bool announced; /* the first link was logged at info level */
-};
-
-static double now_s(void)
+double shm_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -198,7 +74,7 @@ static size_t round16(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
-static void short_id(const uint8_t key[32], char out[17])
+void shm_short_id(const uint8_t key[32], char out[17])
 {
     static const char hx[] = "0123456789abcdef";
     for (int i = 0; i < 8; i++) {
@@ -206,31 +82,6 @@ static void short_id(const uint8_t key[32], char out[17])
         out[2 * i + 1] = hx[key[i] & 15];
     }
     out[16] = '\0';
-}
-
-/* "\0mpicollab/<run>/<key>" into sa; returns the address length. */
-static socklen_t sock_name(uint64_t run, const uint8_t key[32], struct sockaddr_un *sa)
-{
-    static const char hx[] = "0123456789abcdef";
-    memset(sa, 0, sizeof *sa);
-    sa->sun_family = AF_UNIX;
-    char name[100];
-    int n = snprintf(name, sizeof name, "mpicollab/%016llx/", (unsigned long long)run);
-    for (int i = 0; i < 32; i++) {
-        name[n++] = hx[key[i] >> 4];
-        name[n++] = hx[key[i] & 15];
-    }
-    memcpy(sa->sun_path + 1, name, (size_t)n);
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-}
-
-static bool peer_uid_ok(int fd, uid_t uid)
-{
-    struct ucred cr;
-    socklen_t len = sizeof cr;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || len != sizeof cr)
-        return false;
-    return cr.uid == uid;
 }
 
 static void wake(int fd)
@@ -242,7 +93,7 @@ static void wake(int fd)
 /* ---------------------------------------------------------------------- */
 /* Links. */
 
-static link_t *find(const cl_shm_t *self, const uint8_t key[32], bool up_only)
+link_t *shm_find(const cl_shm_t *self, const uint8_t key[32], bool up_only)
 {
     for (size_t i = 0; i < self->nlinks; i++) {
         link_t *l = self->links[i];
@@ -254,7 +105,7 @@ static link_t *find(const cl_shm_t *self, const uint8_t key[32], bool up_only)
     return NULL;
 }
 
-static link_t *link_add(cl_shm_t *self, int fd, lstate_t st)
+link_t *shm_link_add(cl_shm_t *self, int fd, lstate_t st)
 {
     if (self->nlinks == self->caplinks) {
         size_t cap = self->caplinks > 0 ? 2 * self->caplinks : 8;
@@ -270,7 +121,7 @@ static link_t *link_add(cl_shm_t *self, int fd, lstate_t st)
     l->fd = fd;
     l->mfd = -1;
     l->state = st;
-    l->deadline = now_s() + SETUP_SECONDS;
+    l->deadline = shm_now() + SETUP_SECONDS;
     self->links[self->nlinks++] = l;
     return l;
 }
@@ -280,9 +131,6 @@ static void deliver_one(cl_shm_t *self, link_t *l, const uint8_t *msg, size_t to
     self->received++;
     self->cfg.deliver(self->cfg.ctx, l->key, msg, msg + HDR, total - HDR);
 }
-
-static void link_kill(cl_shm_t *self, link_t *l, const char *why);
-static void try_accept(cl_shm_t *self, link_t *l);
 
 /* Delivers every complete message in l's receiving ring. */
 static void drain(cl_shm_t *self, link_t *l)
@@ -365,7 +213,7 @@ static void drain(cl_shm_t *self, link_t *l)
     }
     l->draining = false;
     if (bad != NULL)
-        link_kill(self, l, bad);
+        shm_link_kill(self, l, bad);
 }
 
 /* Writes as much of q as fits; true when all of it is in the ring. */
@@ -504,12 +352,12 @@ static void unmap(link_t *l)
 
 /* Closes l: delivers what its peer completed, sends what was queued on
    CurveZMQ, frees the rest (the struct goes at the next reap). */
-static void link_kill(cl_shm_t *self, link_t *l, const char *why)
+void shm_link_kill(cl_shm_t *self, link_t *l, const char *why)
 {
     if (l->state == L_DEAD)
         return;
     char sid[17];
-    short_id(l->key, sid);
+    shm_short_id(l->key, sid);
     if (l->state == L_UP) {
         if (why != NULL)
             cl_warn("same-host link to peer %s… closed: %s; its messages go over the network", sid,
@@ -558,315 +406,8 @@ static void reap(cl_shm_t *self)
     self->nlinks = k;
 }
 
-static int map_rings(link_t *l, int mfd, size_t cap, bool proposer)
-{
-    size_t len = SEG_HDR + 2 * (RING_HDR + cap);
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-    if (p == MAP_FAILED)
-        return -1;
-    l->map = p;
-    l->maplen = len;
-    l->cap = cap;
-    l->mask = cap - 1;
-    uint8_t *r0 = l->map + SEG_HDR, *r1 = r0 + RING_HDR + cap;
-    l->tx = (ring_hdr_t *)(proposer ? r0 : r1);
-    l->rx = (ring_hdr_t *)(proposer ? r1 : r0);
-    l->txd = (uint8_t *)l->tx + RING_HDR;
-    l->rxd = (uint8_t *)l->rx + RING_HDR;
-    return 0;
-}
-
-static void link_up_log(cl_shm_t *self, const link_t *l)
-{
-    char sid[17];
-    short_id(l->key, sid);
-    if (!self->announced)
-        cl_info("peers of this host exchange collective payloads through shared memory "
-                "(COLLAB_SHM=0: over the network)");
-    self->announced = true;
-    cl_debug("peer %s… is on this host: collective payloads go through shared memory", sid);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Proposing (the lower key). */
-
-void cl_shm_offer(cl_shm_t *self, const uint8_t key[32])
-{
-    if (self == NULL)
-        return;
-    if (memcmp(self->self_key, key, 32) > 0) {
-        link_t *w = find(self, key, false);
-        if (w != NULL)
-            try_accept(self, w);
-        return;
-    }
-    if (memcmp(self->self_key, key, 32) == 0)
-        return;
-    for (size_t i = 0; i < self->ntried; i++)
-        if (memcmp(self->tried[i], key, 32) == 0)
-            return;
-    if (self->ntried == self->captried) {
-        size_t cap = self->captried > 0 ? 2 * self->captried : 16;
-        uint8_t(*a)[32] = realloc(self->tried, cap * sizeof *a);
-        if (a == NULL)
-            return;
-        self->tried = a;
-        self->captried = cap;
-    }
-    memcpy(self->tried[self->ntried++], key, 32);
-    char sid[17];
-    short_id(key, sid);
-    struct sockaddr_un sa;
-    socklen_t salen = sock_name(self->cfg.run, key, &sa);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return;
-    if (connect(fd, (struct sockaddr *)&sa, salen) != 0) {
-        /* Another host or namespace, or a peer with COLLAB_SHM=0. */
-        cl_debug("peer %s… is not reachable through shared memory: %m", sid);
-        close(fd);
-        return;
-    }
-    if (!peer_uid_ok(fd, self->uid)) {
-        cl_debug("peer %s… runs as another user: no shared memory with it", sid);
-        close(fd);
-        return;
-    }
-    size_t cap = self->cfg.ring_bytes, len = SEG_HDR + 2 * (RING_HDR + cap);
-    int mfd = memfd_create("mpicollab-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    link_t *l = NULL;
-    if (mfd < 0 || ftruncate(mfd, (off_t)len) != 0 ||
-        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        cl_debug("no shared-memory segment for peer %s…: %m", sid);
-        goto fail;
-    }
-    l = link_add(self, fd, L_PROPOSED);
-    if (l == NULL)
-        goto fail;
-    memcpy(l->key, key, 32);
-    if (map_rings(l, mfd, cap, true) != 0) {
-        cl_debug("cannot map a shared-memory segment for peer %s…: %m", sid);
-        goto fail_link;
-    }
-    seg_hdr_t *sh = (seg_hdr_t *)l->map;
-    randombytes_buf(l->nonce, 32);
-    memcpy(sh->magic, SEG_MAGIC, 8);
-    sh->version = VERSION;
-    sh->ring_bytes = (uint32_t)cap;
-    sh->run = self->cfg.run;
-    memcpy(sh->nonce, l->nonce, 32);
-    memcpy(sh->key_c, self->self_key, 32);
-    memcpy(sh->key_a, key, 32);
-    hello_t h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, HELLO_MAGIC, 8);
-    h.version = VERSION;
-    h.ring_bytes = (uint32_t)cap;
-    h.run = self->cfg.run;
-    memcpy(h.from, self->self_key, 32);
-    memcpy(h.to, key, 32);
-    memcpy(h.boot, self->boot, sizeof h.boot);
-    h.ns_dev = self->ns_dev;
-    h.ns_ino = self->ns_ino;
-    memcpy(h.nonce, l->nonce, 32);
-    struct iovec iov = {&h, sizeof h};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } c;
-    memset(&c, 0, sizeof c);
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = c.buf;
-    mh.msg_controllen = sizeof c.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &mfd, sizeof mfd);
-    if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
-        cl_debug("cannot propose shared memory to peer %s…: %m", sid);
-        goto fail_link;
-    }
-    close(mfd);
-    return;
-fail_link:
-    link_kill(self, l, NULL);
-    fd = -1; /* closed with the link */
-fail:
-    if (mfd >= 0)
-        close(mfd);
-    if (fd >= 0)
-        close(fd);
-}
-
-static void on_ok(cl_shm_t *self, link_t *l)
-{
-    ok_t ok;
-    ssize_t n = recv(l->fd, &ok, sizeof ok, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    seg_hdr_t *sh = (seg_hdr_t *)l->map;
-    if (n != (ssize_t)sizeof ok || memcmp(ok.magic, OK_MAGIC, 8) != 0 ||
-        sodium_memcmp(ok.nonce, l->nonce, 32) != 0 ||
-        atomic_load_explicit(&sh->acked, memory_order_acquire) != 1) {
-        link_kill(self, l, n == 0 ? "refused" : "a wrong answer");
-        return;
-    }
-    l->state = L_UP;
-    atomic_store_explicit(&l->rx->net_seen, l->net_got, memory_order_release);
-    link_up_log(self, l);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Accepting (the higher key). */
-
-static void on_accept(cl_shm_t *self)
-{
-    size_t pending = 0;
-    for (size_t i = 0; i < self->nlinks; i++)
-        pending += self->links[i]->state == L_ACCEPTED;
-    for (;;) {
-        int fd = accept4(self->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
-        if (!peer_uid_ok(fd, self->uid) || pending >= MAX_SETUPS ||
-            link_add(self, fd, L_ACCEPTED) == NULL) {
-            close(fd);
-            continue;
-        }
-        pending++;
-    }
-}
-
-/* Finishes a valid proposal once its proposer is a peer the transport
-   authenticated: maps the segment, checks it, acknowledges. */
-static void try_accept(cl_shm_t *self, link_t *l)
-{
-    if (l->state != L_WAITKEY || !self->cfg.known(self->cfg.ctx, l->key))
-        return;
-    const char *why = NULL;
-    struct stat st;
-    size_t cap = l->cap;
-    if (fstat(l->mfd, &st) != 0 || (size_t)st.st_size != SEG_HDR + 2 * (RING_HDR + cap) ||
-        (fcntl(l->mfd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_SEAL)) !=
-            (F_SEAL_SHRINK | F_SEAL_SEAL))
-        why = "a segment that is not sealed or has the wrong size";
-    else if (map_rings(l, l->mfd, cap, false) != 0)
-        why = "a segment that cannot be mapped";
-    if (why == NULL) {
-        seg_hdr_t *sh = (seg_hdr_t *)l->map;
-        if (memcmp(sh->magic, SEG_MAGIC, 8) != 0 || sh->version != VERSION ||
-            sh->ring_bytes != cap || sh->run != self->cfg.run ||
-            sodium_memcmp(sh->nonce, l->nonce, 32) != 0 || memcmp(sh->key_c, l->key, 32) != 0 ||
-            memcmp(sh->key_a, self->self_key, 32) != 0)
-            why = "a segment that does not hold what the proposal says";
-    }
-    close(l->mfd);
-    l->mfd = -1;
-    if (why != NULL) {
-        link_kill(self, l, why);
-        return;
-    }
-    seg_hdr_t *sh = (seg_hdr_t *)l->map;
-    atomic_store_explicit(&sh->acked, 1, memory_order_release);
-    ok_t ok;
-    memcpy(ok.magic, OK_MAGIC, 8);
-    memcpy(ok.nonce, l->nonce, 32);
-    l->state = L_UP; /* link_kill below logs it as a link that was up */
-    atomic_store_explicit(&l->rx->net_seen, l->net_got, memory_order_release);
-    if (send(l->fd, &ok, sizeof ok, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof ok) {
-        link_kill(self, l, "cannot answer");
-        return;
-    }
-    link_up_log(self, l);
-}
-
-static void on_hello(cl_shm_t *self, link_t *l)
-{
-    hello_t h;
-    memset(&h, 0, sizeof h);
-    struct iovec iov = {&h, sizeof h};
-    union {
-        char buf[CMSG_SPACE(4 * sizeof(int))];
-        struct cmsghdr align;
-    } c;
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = c.buf;
-    mh.msg_controllen = sizeof c.buf;
-    ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    int mfd = -1, extra = 0;
-    for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm != NULL;
-         cm = CMSG_NXTHDR(&mh, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-            if (mfd < 0)
-                mfd = fd;
-            else {
-                close(fd);
-                extra++;
-            }
-        }
-    }
-    const char *why = NULL;
-    size_t cap = h.ring_bytes;
-    if (n != (ssize_t)sizeof h || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || mfd < 0 ||
-        extra > 0)
-        why = "a malformed proposal";
-    else if (memcmp(h.magic, HELLO_MAGIC, 8) != 0 || h.version != VERSION)
-        why = "an unknown proposal version";
-    else if (h.run != self->cfg.run)
-        why = "another run";
-    else if (memcmp(h.to, self->self_key, 32) != 0 || memcmp(h.from, self->self_key, 32) >= 0)
-        why = "keys that do not fit";
-    else if (memcmp(h.boot, self->boot, sizeof h.boot) != 0)
-        why = "another boot id";
-    else if (h.ns_dev != self->ns_dev || h.ns_ino != self->ns_ino)
-        why = "another network namespace";
-    else if (cap < MIN_RING || cap > MAX_RING || (cap & (cap - 1)) != 0)
-        why = "a ring size out of range";
-    else if (find(self, h.from, false) != NULL)
-        why = "a second link";
-    if (why != NULL) {
-        if (mfd >= 0)
-            close(mfd);
-        link_kill(self, l, n == 0 ? NULL : why);
-        return;
-    }
-    memcpy(l->key, h.from, 32);
-    memcpy(l->nonce, h.nonce, 32);
-    l->cap = cap;
-    l->mfd = mfd;
-    l->state = L_WAITKEY;
-    l->deadline = now_s() + SETUP_SECONDS;
-    try_accept(self, l);
-}
-
 /* ---------------------------------------------------------------------- */
 /* The class. */
-
-static int read_boot_id(char out[40])
-{
-    memset(out, 0, 40);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f == NULL)
-        return -1;
-    char *ok = fgets(out, 40, f);
-    fclose(f);
-    if (ok == NULL || strlen(out) < 32)
-        return -1;
-    out[strcspn(out, "\n")] = '\0';
-    return 0;
-}
 
 cl_shm_t *cl_shm_new(const cl_shm_config_t *cfg)
 {
@@ -884,7 +425,7 @@ cl_shm_t *cl_shm_new(const cl_shm_config_t *cfg)
     self->uid = geteuid();
     self->lfd = -1;
     struct stat st;
-    if (read_boot_id(self->boot) != 0) {
+    if (shm_read_boot_id(self->boot) != 0) {
         cl_debug("no boot id (/proc/sys/kernel/random/boot_id): shared memory off");
         goto fail;
     }
@@ -895,7 +436,7 @@ cl_shm_t *cl_shm_new(const cl_shm_config_t *cfg)
     self->ns_dev = (uint64_t)st.st_dev;
     self->ns_ino = (uint64_t)st.st_ino;
     struct sockaddr_un sa;
-    socklen_t salen = sock_name(cfg->run, self->self_key, &sa);
+    socklen_t salen = shm_sock_name(cfg->run, self->self_key, &sa);
     self->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (self->lfd < 0 || bind(self->lfd, (struct sockaddr *)&sa, salen) != 0 ||
         listen(self->lfd, 64) != 0) {
@@ -919,7 +460,7 @@ void cl_shm_destroy(cl_shm_t **self_p)
         link_t *l = self->links[i];
         if (l->state == L_UP)
             drain(self, l);
-        link_kill(self, l, NULL);
+        shm_link_kill(self, l, NULL);
         unmap(l);
         free(l);
     }
@@ -935,7 +476,7 @@ void cl_shm_destroy(cl_shm_t **self_p)
 void cl_shm_net_received(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr,
                          const uint8_t *body, size_t blen)
 {
-    link_t *l = self != NULL ? find(self, key, false) : NULL;
+    link_t *l = self != NULL ? shm_find(self, key, false) : NULL;
     if (l == NULL)
         return;
     l->net_got = fingerprint(hdr, body, blen);
@@ -945,7 +486,7 @@ void cl_shm_net_received(cl_shm_t *self, const uint8_t key[32], const uint8_t *h
 
 bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32])
 {
-    return self != NULL && find(self, key, true) != NULL;
+    return self != NULL && shm_find(self, key, true) != NULL;
 }
 
 int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const uint8_t *body,
@@ -954,11 +495,11 @@ int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const
     if (self != NULL && !ring) {
         /* Tracked before the link is up too: its first ring message must
            not overtake a CurveZMQ one still on the way. */
-        link_t *any = find(self, key, false);
+        link_t *any = shm_find(self, key, false);
         if (any != NULL && (any->state != L_UP || any->qhead == NULL))
             net_sent(any, hdr, body, blen);
     }
-    link_t *l = self != NULL ? find(self, key, true) : NULL;
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
     if (l == NULL || (!ring && l->qhead == NULL))
         return 0;
     if (ring && l->qhead == NULL && !net_clean(l))
@@ -982,7 +523,7 @@ int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const
         free(q);
         free(copy);
         if (tmp.off > 0)
-            link_kill(self, l, "no memory to queue a message");
+            shm_link_kill(self, l, "no memory to queue a message");
         return COLLAB_ERR_NO_MEM;
     }
     if (blen > 0)
@@ -1044,7 +585,7 @@ void cl_shm_after_poll(cl_shm_t *self, const zmq_pollitem_t *items, size_t n)
 {
     if (self == NULL || n == 0)
         return;
-    double now = now_s();
+    double now = shm_now();
     for (size_t i = 0; i + 1 < n && i < self->npolled; i++) {
         link_t *l = self->polled[i];
         short rev = items[i + 1].revents;
@@ -1053,19 +594,19 @@ void cl_shm_after_poll(cl_shm_t *self, const zmq_pollitem_t *items, size_t n)
         if (l->state == L_UP)
             atomic_store(&l->rx->sleeping, 0);
         if (l->state == L_WAITKEY)
-            try_accept(self, l);
+            shm_try_accept(self, l);
         if (rev == 0 || l->state == L_WAITKEY) {
             if (l->state != L_UP && l->state != L_DEAD && now > l->deadline)
-                link_kill(self, l,
-                          l->state == L_WAITKEY ? "a peer without an authenticated link"
-                                                : "no answer");
+                shm_link_kill(self, l,
+                              l->state == L_WAITKEY ? "a peer without an authenticated link"
+                                                    : "no answer");
             if (rev == 0 || l->state == L_DEAD)
                 continue;
         }
         if (l->state == L_PROPOSED) {
-            on_ok(self, l);
+            shm_on_ok(self, l);
         } else if (l->state == L_ACCEPTED) {
-            on_hello(self, l);
+            shm_on_hello(self, l);
         } else {
             /* Wake-ups carry no data; an end of file is a closed link. */
             char buf[64];
@@ -1080,13 +621,13 @@ void cl_shm_after_poll(cl_shm_t *self, const zmq_pollitem_t *items, size_t n)
                 break;
             }
             if (eof) {
-                link_kill(self, l, NULL);
+                shm_link_kill(self, l, NULL);
                 continue;
             }
         }
     }
     if (items[0].revents & ZMQ_POLLIN)
-        on_accept(self);
+        shm_on_accept(self);
     for (size_t i = 0; i < self->nlinks; i++) {
         link_t *l = self->links[i];
         if (l->state != L_UP)
@@ -1099,7 +640,7 @@ void cl_shm_after_poll(cl_shm_t *self, const zmq_pollitem_t *items, size_t n)
 
 void cl_shm_drain_from(cl_shm_t *self, const uint8_t key[32])
 {
-    link_t *l = self != NULL ? find(self, key, true) : NULL;
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
     if (l != NULL)
         drain(self, l);
 }

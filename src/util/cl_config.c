@@ -178,6 +178,11 @@ static int p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return s_int(value, 0, CL_WORLD_MAX - 1, &cfg->rank, why, whylen);
 }
 
+static int p_rank_required(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_bool(value, &cfg->rank_required, why, whylen);
+}
+
 static int p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_int(value, 1, CL_STEP_MAX, &cfg->collectives_per_step, why, whylen);
@@ -458,6 +463,8 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_WORLD_SIZE", "64 (collab-run: -n)", p_world_size,                                    \
       "nominal MPI_Comm_size, 1-65536; fixed by the peer that founds the swarm")                   \
     X("COLLAB_RANK", "lowest free rank", p_rank, "preferred rank, below the world size")           \
+    X("COLLAB_RANK_REQUIRED", "0", p_rank_required,                                                \
+      "1: COLLAB_RANK or nothing: while another peer holds it, wait as a standby")                 \
     X("COLLAB_COLLECTIVES_PER_STEP", "learned from the program", p_collectives_per_step,           \
       "collectives in one training step, when the period cannot be learned")                       \
     X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")            \
@@ -697,6 +704,9 @@ static int s_check_combinations(const cl_config_t *cfg, char *const *envp, char 
     bool size_known = cfg->world_size_set || cfg->initial_peers == NULL;
     const char *size_origin =
         cfg->world_size_set ? "COLLAB_WORLD_SIZE" : "the default world size (COLLAB_WORLD_SIZE)";
+    if (cfg->rank_required && cfg->rank < 0)
+        return s_report(err, errlen, "COLLAB_RANK_REQUIRED", s_lookup(envp, "COLLAB_RANK_REQUIRED"),
+                        "expected COLLAB_RANK too (the rank that is required)");
     if (size_known && cfg->rank >= cfg->world_size) {
         snprintf(reason, sizeof reason, "expected a rank from 0 to %d, below %s %d",
                  cfg->world_size - 1, size_origin, cfg->world_size);

@@ -39,6 +39,7 @@ typedef struct {
     int world_size;           /* COLLAB_WORLD_SIZE, default 64 */
     bool world_size_set;      /* true if COLLAB_WORLD_SIZE was given */
     int rank;                 /* COLLAB_RANK, -1 = lowest free */
+    bool rank_required;       /* COLLAB_RANK_REQUIRED: that rank or a standby's wait */
     int collectives_per_step; /* COLLAB_COLLECTIVES_PER_STEP, 0 = learn */
     int min_group;            /* COLLAB_MIN_GROUP, default 1 */
     int target_group;         /* COLLAB_TARGET_GROUP, default 64 */

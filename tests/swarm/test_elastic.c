@@ -33,6 +33,8 @@
       diverge      3 peers; rank 1 changes its own parameters at step 30;
                    the state check at step 64 finds it and resyncs it, so
                    every peer still ends bitwise equal.
+      rank_required  a peer requiring a held rank waits as a standby and
+                   takes that rank once its holder is gone
       join_groups  COLLAB_TARGET_GROUP=2: 3 peers start (the group closes
                    at 2, the third is admitted at a step boundary) and a
                    4th joins at ~1.5 s, so every admission happens while
@@ -245,12 +247,12 @@ static int program(int i, const prog_t *pg)
     if (f != NULL) {
         fprintf(f,
                 "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %02x%02x\n"
-                "checksum %016llx\nbad %d\n",
+                "checksum %016llx\nbad %d\nrank %d\n",
                 first, seed_out, all[0], all[1], all[2], n > 3 ? all[3] : 0, got, scratch[0],
                 scratch[SCRATCH - 1],
                 (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
                                      fnv(table, NTABLE * sizeof(float))),
-                bad);
+                bad, me);
         fclose(f);
     }
     rc = collab_finalize();
@@ -265,7 +267,7 @@ static int program(int i, const prog_t *pg)
 /* Parent: running and checking. */
 
 typedef struct {
-    int first, seed, all[4], scatter;
+    int first, seed, all[4], scatter, rank;
     char scratch[8];
     char checksum[32];
     int bad;
@@ -280,11 +282,11 @@ static bool read_out(int i, out_t *o)
         return false;
     int k = fscanf(f,
                    "first %d\nseed %d\nall %d %d %d %d\nscatter %d\nscratch %7s\n"
-                   "checksum %31s\nbad %d\n",
+                   "checksum %31s\nbad %d\nrank %d\n",
                    &o->first, &o->seed, &o->all[0], &o->all[1], &o->all[2], &o->all[3], &o->scatter,
-                   o->scratch, o->checksum, &o->bad);
+                   o->scratch, o->checksum, &o->bad, &o->rank);
     fclose(f);
-    return k == 10;
+    return k == 11;
 }
 
 static int s_fail = 0;
@@ -314,10 +316,12 @@ static pid_t spawn(int i, int world, int nveterans, const prog_t *pg)
 }
 
 /* Waits for the n children until deadline (seconds from now), continuing
-   a stopped child after cont_after seconds.  Returns the number that did
+   a stopped child after cont_after seconds, or (cont_after < 0) killing it
+   at once with SIGKILL, which does not count.  Returns the number that did
    not exit 0 (killed at the deadline counts). */
 static int wait_all(pid_t *pids, int n, double deadline, double cont_after)
 {
+    bool killed[MAXP] = {false};
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bool done[MAXP] = {false};
@@ -336,9 +340,17 @@ static int wait_all(pid_t *pids, int n, double deadline, double cont_after)
             if (WIFSTOPPED(st)) {
                 fprintf(stderr, "[test] peer %d stopped itself at %.1f s\n", i, el);
                 stopped_at[i] = el;
+                if (cont_after < 0) {
+                    fprintf(stderr, "[test] killing peer %d\n", i);
+                    kill(pids[i], SIGKILL);
+                    killed[i] = true;
+                    stopped_at[i] = 0;
+                }
             } else if (WIFEXITED(st) || WIFSIGNALED(st)) {
                 done[i] = true;
                 left--;
+                if (killed[i] && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+                    continue;
                 if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                     fprintf(stderr, "[test] peer %d: %s %d\n", i,
                             WIFEXITED(st) ? "exited with" : "killed by signal",
@@ -530,6 +542,78 @@ static int scenario_join_groups(void)
     return s_fail == 0 ? 0 : 1;
 }
 
+/* Whether file `path` holds `text`. */
+static bool file_holds(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    char line[1024];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = strstr(line, text) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* COLLAB_RANK_REQUIRED (docs/config.md): peers 0..2 of a world of 4 train
+   (rank 3 is free); peer 3, requiring rank 1, starts at 1.5 s while rank
+   1's peer is alive.  It waits as a standby (without the requirement it
+   would take rank 3).  Rank 1 stops itself at step 200 and is killed;
+   once the swarm takes it out, peer 3 is admitted with rank 1, starts at
+   the swarm's step, and the three peers that finish agree bitwise. */
+static int scenario_rank_required(void)
+{
+    prog_t pg = {.steps = 400,
+                 .sleep_ms = 20,
+                 .marks = true,
+                 .stop_rank = 1,
+                 .stop_step = 200,
+                 .bend_rank = -1};
+    prepare(4);
+    pid_t pids[4];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn(i, 4, 3, &pg);
+    nap(1500);
+    char log[512];
+    snprintf(log, sizeof log, "%s/log3", s_dir);
+    unlink(log);
+    pids[3] = fork();
+    if (pids[3] < 0) {
+        perror("fork");
+        exit(3);
+    }
+    if (pids[3] == 0) {
+        child_env(3, 4, 3);
+        setenv("COLLAB_RANK", "1", 1);
+        setenv("COLLAB_RANK_REQUIRED", "1", 1);
+        setenv("COLLAB_LOG_FILE", log, 1);
+        int rc = program(3, &pg);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
+    int bad = wait_all(pids, 4, 80.0, -1);
+    EXPECT(bad == 0);
+    EXPECT(file_holds(log, "rank 1, which this peer requires (COLLAB_RANK_REQUIRED=1), is held"));
+    out_t o[4];
+    bool have = read_out(0, &o[0]) && read_out(2, &o[2]) && read_out(3, &o[3]);
+    EXPECT(have);
+    if (have) {
+        EXPECT(o[3].rank == 1);
+        EXPECT(o[3].first > pg.stop_step && o[3].first < pg.steps);
+        for (int i = 0; i < 4; i++)
+            if (i != 1) {
+                EXPECT(o[i].bad == 0);
+                EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
+            }
+        fprintf(stderr, "[test] the peer requiring rank 1 got it at step %d\n", o[3].first);
+    }
+    unlink(log);
+    cleanup(4);
+    return s_fail == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     s_scenario = argc > 1 ? argv[1] : "join_marks";
@@ -545,7 +629,9 @@ int main(int argc, char **argv)
         return scenario_diverge();
     if (strcmp(s_scenario, "join_groups") == 0)
         return scenario_join_groups();
+    if (strcmp(s_scenario, "rank_required") == 0)
+        return scenario_rank_required();
     fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge|"
-                    "join_groups\n");
+                    "join_groups|rank_required\n");
     return 2;
 }

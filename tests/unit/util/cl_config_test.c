@@ -755,13 +755,20 @@ static void test_limits(void)
     CL_CHECK(strstr(err, "COLLAB_MAX_UNEXPECTED_MSGS") != NULL);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_STREAMS_PER_PEER", "x", NULL) == -1);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_UNEXPECTED_PER_PEER", "-5", NULL) == -1);
+    /* A required rank needs the rank. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_RANK_REQUIRED", "1", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_RANK_REQUIRED") != NULL && strstr(err, "COLLAB_RANK too") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_RANK_REQUIRED", "yes please", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_RANK_REQUIRED", "1", "COLLAB_RANK", "2", NULL) ==
+                 0 &&
+             cfg.rank_required && cfg.rank == 2);
 }
 
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 41);
+    CL_CHECK(n == 42);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -770,6 +777,7 @@ static void test_table(void)
                               "COLLAB_RUN_ID",
                               "COLLAB_WORLD_SIZE",
                               "COLLAB_RANK",
+                              "COLLAB_RANK_REQUIRED",
                               "COLLAB_COLLECTIVES_PER_STEP",
                               "COLLAB_MIN_GROUP",
                               "COLLAB_TARGET_GROUP",
