@@ -5,16 +5,12 @@
     With several chunks and n > 2 they form a chain p -> p+1: the root
     sends every chunk to p = 1, and every member forwards each chunk to the
     next one as soon as it arrives (RESULT, part 0, chunk c, aux = index of
-    the member whose data it is; payload: that member's relay tags of the
-    chunk for every member, n x CL_COLL_TAG, then the chunk), so the
-    root's uplink carries the buffer once.  A chunk counts only as its
-    producer made it: one that does not come straight from its producer
-    needs the receiver's valid tag from it, so no member on the way can
-    change what it forwards or relays (docs/security.md §6).  With one
-    chunk they form a binomial tree (p's children are p + 2^k for
-    2^k > p), which takes log2(n) steps.  A member holding every chunk
-    sends DONE to all and completes once every live member has sent DONE,
-    so that a completed broadcast is never asked for data again.
+    the member whose data it is), so the root's uplink carries the buffer
+    once.  With one chunk they form a binomial tree (p's children are
+    p + 2^k for 2^k > p), which takes log2(n) steps.  A member holding
+    every chunk sends DONE to all and completes once every live member has
+    sent DONE, so that a completed broadcast is never asked for data
+    again.
 
     Cost (size S, C chunks): chain: every member receives S and sends S
     (the last one sends nothing); time about (n - 2 + C) chunk steps.
@@ -37,13 +33,12 @@
 
 typedef struct {
     cl_relay_t *rl;
-    size_t cb;     /* chunk bytes */
-    size_t nch;    /* chunks */
-    int root;      /* member index of the acting root */
-    bool chain;    /* chain (else binomial tree) */
-    int *prod;     /* per chunk: member whose data it is, -1 until held */
-    int *rfrom;    /* per chunk: member the RESULT came from, -1 */
-    uint8_t *tags; /* per chunk: n x CL_COLL_TAG, its producer's tags */
+    size_t cb;  /* chunk bytes */
+    size_t nch; /* chunks */
+    int root;   /* member index of the acting root */
+    bool chain; /* chain (else binomial tree) */
+    int *prod;  /* per chunk: member whose data it is, -1 until held */
+    int *rfrom; /* per chunk: member the RESULT came from, -1 */
     bool done_sent;
 } bc_t;
 
@@ -58,7 +53,6 @@ static void s_destroy(cl_coll_t *self)
     cl_relay_destroy(&st->rl);
     free(st->prod);
     free(st->rfrom);
-    free(st->tags);
     free(st);
     self->st = NULL;
 }
@@ -87,54 +81,29 @@ static int s_parent(cl_coll_t *self, int idx)
     return s_member(self, p - hb);
 }
 
-/* Bytes of one chunk's tags. */
-static size_t s_tb(const cl_coll_t *self)
-{
-    return (size_t)self->n * CL_COLL_TAG;
-}
-
-/* Tags chunk c, which this member produces from its own buffer. */
-static int s_tag_own(cl_coll_t *self, size_t c)
+/* Sends chunk c (data of member `prod`) to this member's children. */
+static int s_forward(cl_coll_t *self, size_t c, int prod)
 {
     bc_t *st = s_st(self);
     size_t off, len;
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
-    return cl_coll_tags_make(self, 0, (uint32_t)c, NULL, 0, (const uint8_t *)self->a.recvbuf + off,
-                             len, st->tags + c * s_tb(self));
-}
-
-/* Sends chunk c (data of member `prod`) to this member's children: one
-   framed payload (the producer's tags, then the bytes) for all. */
-static int s_forward(cl_coll_t *self, size_t c, int prod)
-{
-    bc_t *st = s_st(self);
+    const uint8_t *data = (const uint8_t *)self->a.recvbuf + off;
     int p = s_pos(self, self->me);
-    int kids[64], nk = 0;
+    int rc = COLLAB_OK;
     if (st->chain) {
         if (p + 1 < self->n)
-            kids[nk++] = s_member(self, p + 1);
-    } else {
-        for (long k = 1; k < self->n && nk < 64; k *= 2)
-            if (k > p && p + k < self->n)
-                kids[nk++] = s_member(self, (int)(p + k));
+            rc = cl_coll_send(self, s_member(self, p + 1), CL_MSG_RESULT, 0, (uint32_t)c,
+                              (uint32_t)prod, NULL, 0, data, len);
+        return rc;
     }
-    if (nk == 0)
-        return COLLAB_OK;
-    size_t off, len, tb = s_tb(self);
-    cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
-    uint8_t *wire = malloc(tb + len + 1);
-    if (wire == NULL)
-        return COLLAB_ERR_NO_MEM;
-    memcpy(wire, st->tags + c * tb, tb);
-    memcpy(wire + tb, (const uint8_t *)self->a.recvbuf + off, len);
-    int rc = COLLAB_OK;
-    for (int i = 0; i < nk; i++) {
-        int r = cl_coll_send(self, kids[i], CL_MSG_RESULT, 0, (uint32_t)c, (uint32_t)prod, NULL, 0,
-                             wire, tb + len);
+    for (long k = 1; k < self->n; k *= 2) {
+        if (k <= p || p + k >= self->n)
+            continue;
+        int r = cl_coll_send(self, s_member(self, (int)(p + k)), CL_MSG_RESULT, 0, (uint32_t)c,
+                             (uint32_t)prod, NULL, 0, data, len);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
-    free(wire);
     return rc;
 }
 
@@ -179,9 +148,8 @@ static int s_relay(cl_coll_t *self, int part, int chunk, int to)
         return COLLAB_OK; /* everybody has sent DONE */
     size_t off, len;
     cl_coll_chunk(self->a.count, st->cb, (size_t)chunk, &off, &len);
-    return cl_coll_send(self, to, CL_MSG_RELAY, 0, (uint32_t)chunk, (uint32_t)st->prod[chunk],
-                        st->tags + (size_t)chunk * s_tb(self), s_tb(self),
-                        (const uint8_t *)self->a.recvbuf + off, len);
+    return cl_coll_send(self, to, CL_MSG_RELAY, 0, (uint32_t)chunk, (uint32_t)st->prod[chunk], NULL,
+                        0, (const uint8_t *)self->a.recvbuf + off, len);
 }
 
 static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
@@ -197,14 +165,11 @@ static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
     }
     /* Nobody has the root's data: this member's own bytes become it. */
     s_take(self, c, self->me);
-    int rc = s_tag_own(self, c);
-    if (rc != COLLAB_OK)
-        return rc;
     size_t off, len;
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
+    int rc = COLLAB_OK;
     for (int m = 0; m < self->n; m++) {
-        int r = cl_coll_send(self, m, CL_MSG_RESULT, 0, (uint32_t)c, (uint32_t)self->me,
-                             st->tags + c * s_tb(self), s_tb(self),
+        int r = cl_coll_send(self, m, CL_MSG_RESULT, 0, (uint32_t)c, (uint32_t)self->me, NULL, 0,
                              (const uint8_t *)self->a.recvbuf + off, len);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
@@ -234,8 +199,7 @@ static int s_start(cl_coll_t *self)
     st->rl = cl_relay_new(self, 1, &s_ops);
     st->prod = malloc(st->nch * sizeof *st->prod);
     st->rfrom = malloc(st->nch * sizeof *st->rfrom);
-    st->tags = calloc(st->nch, s_tb(self));
-    if (st->rl == NULL || st->prod == NULL || st->rfrom == NULL || st->tags == NULL)
+    if (st->rl == NULL || st->prod == NULL || st->rfrom == NULL)
         return COLLAB_ERR_NO_MEM;
     int rc = cl_relay_part(st->rl, 0, st->nch, st->cb, -1, CL_FB_SELF, s_parent(self, self->me));
     if (rc != COLLAB_OK)
@@ -245,8 +209,7 @@ static int s_start(cl_coll_t *self)
     if (self->me == st->root) {
         for (size_t c = 0; c < st->nch; c++) {
             s_take(self, c, self->me);
-            if ((rc = s_tag_own(self, c)) != COLLAB_OK ||
-                (rc = s_forward(self, c, self->me)) == COLLAB_ERR_NO_MEM)
+            if ((rc = s_forward(self, c, self->me)) == COLLAB_ERR_NO_MEM)
                 return rc;
         }
     }
@@ -261,11 +224,10 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t c = msg->chunk;
     if (msg->part != 0 || c >= st->nch || msg->aux >= (uint32_t)self->n)
         return COLLAB_ERR_ARG;
-    size_t off, len, tb = s_tb(self);
+    size_t off, len;
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
-    if (msg->len != tb + len)
+    if (msg->len != len)
         return COLLAB_ERR_ARG;
-    const uint8_t *tags = msg->data, *data = msg->data + tb;
     /* A RESULT counts only from the member this one expects the chunk
        from (its parent in the tree, or the stand-in a decision named),
        from the root sending its own bytes, or from a stand-in sending its
@@ -285,11 +247,7 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
             return COLLAB_ERR_ARG; /* the same chunk twice from the same member */
         return COLLAB_OK;
     }
-    /* Not straight from its producer: only with the producer's tag. */
-    if (from != prod && !cl_coll_tags_check(self, 0, (uint32_t)c, prod, NULL, 0, data, len, tags))
-        return COLLAB_ERR_ARG;
-    memcpy((uint8_t *)self->a.recvbuf + off, data, len);
-    memcpy(st->tags + c * tb, tags, tb);
+    memcpy((uint8_t *)self->a.recvbuf + off, msg->data, len);
     if (msg->type == CL_MSG_RESULT)
         st->rfrom[c] = from;
     s_take(self, c, prod);

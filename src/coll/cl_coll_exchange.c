@@ -3,9 +3,7 @@
 
     Schedule (one round): member i cuts its input (part i) into chunks of
     chunk_bytes and sends every chunk to every other member as RESULT
-    (part = i, chunk = c, aux = the part's length, clipped to 32 bits;
-    payload: i's relay tags of the chunk for every member, n x
-    CL_COLL_TAG, then the chunk).
+    (part = i, chunk = c, aux = the part's length, clipped to 32 bits).
     When a member holds every part it is done: allreduce folds the parts
     chunk by chunk in rank order (cl_coll_combine), allgatherv has them in
     place, barrier has nothing to compute.  Everyone folds the same inputs
@@ -18,13 +16,11 @@
 
     Failures (relay rule, cl_relay.c): part i is produced by member i only.
     When i fails, a member lacking some of its chunks starts a repair:
-    members that hold them relay them (RELAY: i's tags, then the raw
-    decoded bytes); when no survivor holds a chunk it becomes absent on
-    every survivor (the input is left out of the fold, the allgatherv slot
-    is zero-filled).  A relayed chunk counts only with the receiver's
-    valid tag from i, and any relay only for the part of a member the
-    receiver itself knows failed, so no member can put words in another's
-    mouth (docs/security.md §6).  After
+    members that hold them relay them (RELAY, raw decoded bytes); when no
+    survivor holds a chunk it becomes absent on every survivor (the input
+    is left out of the fold, the allgatherv slot is zero-filled).  A relay
+    counts only for the part of a member the receiver itself knows failed:
+    nobody can speak for a live member (docs/security.md §6).  After
     completion the parts stay in private memory (allreduce: always;
     allgatherv: copied at release) so that a retained collective can still
     relay them.
@@ -46,7 +42,6 @@ typedef struct {
     uint8_t **val;    /* per part: private value (allreduce; allgatherv after release) */
     uint8_t **absent; /* per part: absent chunks */
     uint8_t **orig;   /* per part: chunks received from the part's own member */
-    uint8_t **tags;   /* per part: nchunks x n x CL_COLL_TAG, its member's tags of each chunk */
     uint8_t *bad;     /* parts whose length did not match (allgatherv) */
     bool priv;        /* allgatherv: values live in val[] (released) */
     bool finished;
@@ -73,7 +68,6 @@ static void s_destroy(cl_coll_t *self)
     CL_FREE_ROWS(st->val, self->n);
     CL_FREE_ROWS(st->absent, self->n);
     CL_FREE_ROWS(st->orig, self->n);
-    CL_FREE_ROWS(st->tags, self->n);
     free(st->plen);
     free(st->bad);
     free(st);
@@ -190,11 +184,11 @@ static int s_relay(cl_coll_t *self, int part, int chunk, int to)
     if (cl_bit(st->absent[part], (size_t)chunk))
         return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk,
                             aux | CL_AUX_ABSENT, NULL, 0, NULL, 0);
-    size_t off, len, tb = (size_t)self->n * CL_COLL_TAG;
+    size_t off, len;
     cl_coll_chunk(st->plen[part], st->cb, (size_t)chunk, &off, &len);
     uint8_t *v = s_value(self, part);
-    return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, aux,
-                        st->tags[part] + (size_t)chunk * tb, tb, len > 0 ? v + off : NULL, len);
+    return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, aux, NULL, 0,
+                        len > 0 ? v + off : NULL, len);
 }
 
 static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
@@ -227,10 +221,9 @@ static int s_setup(cl_coll_t *self)
     st->val = calloc(n, sizeof *st->val);
     st->absent = calloc(n, sizeof *st->absent);
     st->orig = calloc(n, sizeof *st->orig);
-    st->tags = calloc(n, sizeof *st->tags);
     st->bad = calloc(self->nb, 1);
     if (st->rl == NULL || st->plen == NULL || st->val == NULL || st->absent == NULL ||
-        st->orig == NULL || st->tags == NULL || st->bad == NULL)
+        st->orig == NULL || st->bad == NULL)
         return COLLAB_ERR_NO_MEM;
     for (int i = 0; i < self->n; i++) {
         if (self->a.kind == CL_COLL_ALLREDUCE)
@@ -243,8 +236,7 @@ static int s_setup(cl_coll_t *self)
             return rc;
         st->absent[i] = calloc(cl_bm_bytes(nch), 1);
         st->orig[i] = calloc(cl_bm_bytes(nch), 1);
-        st->tags[i] = calloc(nch > 0 ? nch * n : 1, CL_COLL_TAG);
-        if (st->absent[i] == NULL || st->orig[i] == NULL || st->tags[i] == NULL)
+        if (st->absent[i] == NULL || st->orig[i] == NULL)
             return COLLAB_ERR_NO_MEM;
         if (self->a.kind == CL_COLL_ALLREDUCE &&
             (st->val[i] = malloc(st->plen[i] > 0 ? st->plen[i] : 1)) == NULL)
@@ -262,7 +254,6 @@ static int s_send_own(cl_coll_t *self, size_t c, uint32_t aux, const uint8_t *sr
     const void *data = src != NULL && len > 0 ? src + off : NULL;
     void *enc = NULL;
     size_t elen = len;
-    const void *held = data; /* the decoded bits every member will hold */
     if (self->codec != CL_COMPRESS_NONE && len > 0) {
         size_t cnt = len / self->esize;
         enc = malloc(cl_compress_bound(self->codec, self->a.dtype, cnt));
@@ -277,30 +268,15 @@ static int s_send_own(cl_coll_t *self, size_t c, uint32_t aux, const uint8_t *sr
             return COLLAB_ERR_INTERNAL;
         }
         data = enc;
-        held = st->val[self->me] + off;
     }
-    /* Tags over those bits, so that a holder can relay the chunk to a
-       member that lacks it once this member failed; one framed payload
-       (tags, then the bytes) for every member. */
-    size_t tb = (size_t)self->n * CL_COLL_TAG;
-    uint8_t *tags = st->tags[self->me] + (c < cl_relay_nchunks(st->rl, self->me) ? c * tb : 0);
-    int rc = cl_coll_tags_make(self, (uint32_t)self->me, (uint32_t)c, NULL, 0, held, len, tags);
-    uint8_t *wire = rc == COLLAB_OK ? malloc(tb + elen + 1) : NULL;
-    if (wire == NULL) {
-        free(enc);
-        return rc != COLLAB_OK ? rc : COLLAB_ERR_NO_MEM;
-    }
-    memcpy(wire, tags, tb);
-    if (elen > 0)
-        memcpy(wire + tb, data, elen);
-    free(enc);
+    int rc = COLLAB_OK;
     for (int m = 0; m < self->n; m++) {
         int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, aux, NULL, 0,
-                             wire, tb + elen);
+                             data, elen);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
-    free(wire);
+    free(enc);
     return rc;
 }
 
@@ -364,11 +340,9 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
 {
     ex_t *st = s_st(self);
     int i = (int)msg->part;
-    size_t c = msg->chunk, tb = (size_t)self->n * CL_COLL_TAG;
-    if (msg->part >= (uint32_t)self->n || i != from || msg->len < tb)
+    size_t c = msg->chunk;
+    if (msg->part >= (uint32_t)self->n || i != from)
         return COLLAB_ERR_ARG;
-    const uint8_t *tags = msg->data, *data = msg->data + tb;
-    size_t dlen = msg->len - tb;
     if (self->a.kind == CL_COLL_ALLGATHERV) {
         size_t want = st->plen[i] > UINT32_MAX ? UINT32_MAX : st->plen[i];
         if (msg->aux != want) {
@@ -378,7 +352,7 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
                as such; anything else is malformed. */
             size_t off, len;
             cl_coll_chunk(msg->aux, st->cb, c, &off, &len);
-            if (c >= cl_coll_nchunks(msg->aux, st->cb) || dlen != len)
+            if (c >= cl_coll_nchunks(msg->aux, st->cb) || msg->len != len)
                 return COLLAB_ERR_ARG;
             if (!cl_bit(st->bad, (size_t)i) && cl_relay_missing(st->rl, i) > 0)
                 s_mismatch(self, i);
@@ -395,23 +369,22 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
     if (cl_relay_held(st->rl, i, c)) {
         /* Already relayed by someone else: same bytes, nothing to do. */
-        if (self->codec == CL_COMPRESS_NONE && dlen != len)
+        if (self->codec == CL_COMPRESS_NONE && msg->len != len)
             return COLLAB_ERR_ARG;
         cl_bit_set(st->orig[i], c);
         return COLLAB_OK;
     }
     uint8_t *v = s_value(self, i);
     if (self->codec != CL_COMPRESS_NONE && len > 0) {
-        if (cl_compress_decode(self->codec, self->a.dtype, data, dlen, len / self->esize,
+        if (cl_compress_decode(self->codec, self->a.dtype, msg->data, msg->len, len / self->esize,
                                v + off) != COLLAB_OK)
             return COLLAB_ERR_ARG;
     } else {
-        if (dlen != len)
+        if (msg->len != len)
             return COLLAB_ERR_ARG;
         if (len > 0)
-            memcpy(v + off, data, len);
+            memcpy(v + off, msg->data, len);
     }
-    memcpy(st->tags[i] + c * tb, tags, tb);
     cl_bit_set(st->orig[i], c);
     cl_relay_hold(st->rl, i, c);
     if (cl_relay_repairing(st->rl, i))
@@ -423,32 +396,26 @@ static int s_on_relay(cl_coll_t *self, const cl_coll_msg_t *msg)
 {
     ex_t *st = s_st(self);
     int i = (int)msg->part;
-    size_t c = msg->chunk, tb = (size_t)self->n * CL_COLL_TAG;
-    /* Relays repair the part of a member that failed: for a part whose
-       member this one still counts alive, nobody may speak. */
+    size_t c = msg->chunk;
+    /* Relays repair the part of a member that failed: one this member
+       still counts alive is nobody else's to send (a member's STATUS,
+       which asks for relays, goes out only once it learned the failure). */
     if (msg->part >= (uint32_t)self->n || cl_coll_alive(self, i) ||
         c >= cl_relay_nchunks(st->rl, i) || (msg->aux & ~(CL_AUX_ABSENT | CL_AUX_MISMATCH)) != 0)
         return COLLAB_ERR_ARG;
     size_t off, len;
     cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
     bool absent = (msg->aux & CL_AUX_ABSENT) != 0;
-    if (absent ? msg->len != 0 : msg->len != tb + len)
+    if (absent ? msg->len != 0 : msg->len != len)
         return COLLAB_ERR_ARG;
     if (cl_relay_held(st->rl, i, c))
         return COLLAB_OK; /* several holders may relay the same chunk */
-    const uint8_t *tags = msg->data, *data = absent ? NULL : msg->data + tb;
-    /* A value counts only as member i produced it (a mismatched part is
-       zeros that i never tagged). */
-    if (!absent && !(msg->aux & CL_AUX_MISMATCH) &&
-        !cl_coll_tags_check(self, (uint32_t)i, (uint32_t)c, i, NULL, 0, data, len, tags))
-        return COLLAB_ERR_ARG;
     uint8_t *v = s_value(self, i);
     if (absent) {
         s_decide(self, i, (int)c, -1);
     } else {
         if (len > 0)
-            memcpy(v + off, data, len);
-        memcpy(st->tags[i] + c * tb, tags, tb);
+            memcpy(v + off, msg->data, len);
         cl_relay_hold(st->rl, i, c);
     }
     if (msg->aux & CL_AUX_MISMATCH)

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 6         /* the version this code writes */
-#define CL_WIRE_MIN_VERSION 6     /* the lowest version this code reads (HELLO, REFUSE: any) */
+#define CL_WIRE_VERSION 5         /* the version this code writes */
+#define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
 #define CL_WIRE_VIEW_MAX 65536    /* most member entries in one VIEW */
