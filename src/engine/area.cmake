@@ -52,6 +52,12 @@ target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
+# The authority gate alone, on a fake engine (the test stubs the rest and
+# records the transport's bans).
+collab_selftest(cl_auth_test ${_eng_unit}/cl_auth_test.c collab_engine_base collab_elastic
+                collab_util)
+target_sources(cl_auth_test PRIVATE ${_eng}/cl_engine_authority.c)
+target_link_options(cl_auth_test PRIVATE -Wl,--wrap=cl_transport_ban)
 
 # Tests of the whole engine need the collective algorithms.
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
