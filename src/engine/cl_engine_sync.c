@@ -8,9 +8,11 @@
     HASHES; a donor that leaves the view or refuses is dropped.  (2) Once
     every remaining donor answered (or the query deadline passed with at
     least one answer), agree: an item (a broadcast buffer or a start-up
-    result) is served when every donor that has it reports the same size
-    and hash; a buffer on which they differ is dropped everywhere (DROP)
-    and this peer keeps its own value.  (3) Cut each agreed item into
+    result) is served with the size and hash that more than half of the
+    donors that answered report, by those donors (one that reports it
+    otherwise is named); a buffer on which the donors differ without such
+    a majority is dropped everywhere (DROP) and this peer keeps its own
+    value.  (3) Cut each agreed item into
     stripes (cl_stripe_plan: up to four donors, at least 1 MiB each,
     rotated by index and rank), FETCH each stripe from its donor and copy
     the DATA pieces in.  A stripe whose donor fails, refuses or stalls is
@@ -44,6 +46,7 @@ typedef struct {
     uint32_t nbufs;
     cl_el_res_t *res;
     uint32_t nres;
+    bool named; /* declared an item unlike the majority (named once) */
 } donor_t;
 
 typedef struct {
@@ -310,68 +313,178 @@ static int add_item(el_sync_t *y, int what, uint64_t index, uint64_t size, uint3
     return COLLAB_OK;
 }
 
-/* Agrees on the buffers: an index is served when every donor that lists
-   it gives the same size and hash. */
+static long find_buf(const donor_t *o, uint64_t index);
+static long find_res(const donor_t *o, uint64_t index);
+
+/* How many donors that answered declare item (what, index) exactly as
+   donor d does; *listing gets how many declare it at all. */
+static int declared_alike(const el_sync_t *y, int what, int d, uint32_t k, int *listing)
+{
+    const donor_t *dn = &y->donors[d];
+    int same = 0;
+    *listing = 0;
+    for (int x = 0; x < y->ndonors; x++) {
+        const donor_t *o = &y->donors[x];
+        if (!o->replied || o->gone)
+            continue;
+        if (what == CL_EL_ITEM_BUFFER) {
+            long j = find_buf(o, dn->bufs[k].index);
+            if (j < 0)
+                continue;
+            (*listing)++;
+            same += o->bufs[j].size == dn->bufs[k].size &&
+                    memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
+        } else {
+            long j = find_res(o, dn->res[k].index);
+            if (j < 0)
+                continue;
+            (*listing)++;
+            same += o->res[j].len == dn->res[k].len &&
+                    o->res[j].signature == dn->res[k].signature &&
+                    memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
+        }
+    }
+    return same;
+}
+
+static int donors_replied(const el_sync_t *y)
+{
+    int n = 0;
+    for (int d = 0; d < y->ndonors; d++)
+        n += y->donors[d].replied && !y->donors[d].gone;
+    return n;
+}
+
+/* Names donor d, which declared an item unlike the majority of the donors
+   (once per donor and state transfer). */
+static void name_minority(struct cl_engine *e, el_sync_t *y, int d, const char *what,
+                          uint64_t index)
+{
+    donor_t *dn = &y->donors[d];
+    if (dn->named)
+        return;
+    dn->named = true;
+    const cl_peer_t *p = cl_member_find(e->mb, dn->key);
+    cl_warn("state of collective #%llu: rank %d (%.12s) declared %s #%llu unlike the majority of "
+            "the donors; it serves nothing this peer takes",
+            (unsigned long long)y->s, p != NULL ? p->rank : -1, p != NULL ? p->id : "?", what,
+            (unsigned long long)index);
+}
+
+/* Agrees on the buffers: an index is served with the size and hash that
+   more than half of the donors that answered declare, by those donors;
+   a donor declaring it otherwise is named and serves nothing of it, so
+   one hostile donor can neither feed a joiner its bytes nor make the
+   swarm forget a buffer.  When the donors that list an index differ and
+   no such majority exists (a buffer that differs from peer to peer: a
+   temporary, or one the program writes per rank) it is dropped
+   everywhere (DROP) and this peer keeps its own value. */
 static void agree_buffers(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uint32_t *ndrops)
 {
+    int replied = donors_replied(y);
     for (int d = 0; d < y->ndonors; d++) {
         const donor_t *dn = &y->donors[d];
         if (!dn->replied || dn->gone)
             continue;
         for (uint32_t k = 0; k < dn->nbufs; k++) {
             const cl_el_buf_t *b = &dn->bufs[k];
-            item_t *it = item_of(y, CL_EL_ITEM_BUFFER, b->index);
             bool dropped = false;
             for (uint32_t x = 0; x < *ndrops; x++)
                 dropped = dropped || (*drops)[x] == b->index;
             if (dropped)
                 continue;
-            if (it == NULL) {
-                if (add_item(y, CL_EL_ITEM_BUFFER, b->index, b->size, 0, b->hash) != COLLAB_OK)
-                    continue;
-                it = &y->items[y->nitems - 1];
-            } else if (it->size != b->size || memcmp(it->hash, b->hash, CL_ELMSG_HASH) != 0) {
-                cl_warn("start-up broadcast #%llu differs between the peers that would serve "
-                        "it (a temporary or freed buffer?); this peer keeps its own value",
-                        (unsigned long long)b->index);
-                it->state = IT_FAILED;
-                uint64_t *a = realloc(*drops, (*ndrops + 1) * sizeof *a);
-                if (a != NULL) {
-                    *drops = a;
-                    a[(*ndrops)++] = b->index;
+            int listing;
+            int same = declared_alike(y, CL_EL_ITEM_BUFFER, d, k, &listing);
+            item_t *it = item_of(y, CL_EL_ITEM_BUFFER, b->index);
+            if (2 * same > replied) {
+                if (it == NULL) {
+                    if (add_item(y, CL_EL_ITEM_BUFFER, b->index, b->size, 0, b->hash) != COLLAB_OK)
+                        continue;
+                    it = &y->items[y->nitems - 1];
                 }
+                it->holder[d] = 1;
                 continue;
             }
-            it->holder[d] = 1;
+            if (same == listing)
+                continue; /* alike where listed, but too few: not served, not dropped */
+            /* Another value may hold the majority: then this donor is the
+               odd one out. */
+            bool other = false;
+            for (int x = 0; x < y->ndonors && !other; x++) {
+                const donor_t *o = &y->donors[x];
+                long j = o->replied && !o->gone ? find_buf(o, b->index) : -1;
+                int l2;
+                other = j >= 0 &&
+                        2 * declared_alike(y, CL_EL_ITEM_BUFFER, x, (uint32_t)j, &l2) > replied;
+            }
+            if (other) {
+                name_minority(e, y, d, "start-up broadcast", b->index);
+                continue;
+            }
+            cl_warn("start-up broadcast #%llu differs between the peers that would serve "
+                    "it (a temporary or freed buffer?); this peer keeps its own value",
+                    (unsigned long long)b->index);
+            if (it != NULL)
+                it->state = IT_FAILED;
+            uint64_t *a = realloc(*drops, (*ndrops + 1) * sizeof *a);
+            if (a != NULL) {
+                *drops = a;
+                a[(*ndrops)++] = b->index;
+            }
         }
     }
-    (void)e;
 }
 
-static void agree_results(el_sync_t *y)
+/* Agrees on the start-up results the same way (without DROP: a result
+   nobody agrees on is kept by this peer as it computed it). */
+static void agree_results(struct cl_engine *e, el_sync_t *y)
 {
+    int replied = donors_replied(y);
     for (int d = 0; d < y->ndonors; d++) {
         const donor_t *dn = &y->donors[d];
         if (!dn->replied || dn->gone)
             continue;
         for (uint32_t k = 0; k < dn->nres; k++) {
             const cl_el_res_t *r = &dn->res[k];
+            int listing;
+            int same = declared_alike(y, CL_EL_ITEM_RESULT, d, k, &listing);
             item_t *it = item_of(y, CL_EL_ITEM_RESULT, r->index);
+            if (2 * same > replied) {
+                if (it == NULL) {
+                    if (add_item(y, CL_EL_ITEM_RESULT, r->index, r->len, r->signature, r->hash) !=
+                        COLLAB_OK)
+                        continue;
+                    it = &y->items[y->nitems - 1];
+                }
+                if (it->state != IT_FAILED)
+                    it->holder[d] = 1;
+                continue;
+            }
+            if (same == listing)
+                continue;
+            bool other = false;
+            for (int x = 0; x < y->ndonors && !other; x++) {
+                const donor_t *o = &y->donors[x];
+                long j = o->replied && !o->gone ? find_res(o, r->index) : -1;
+                int l2;
+                other = j >= 0 &&
+                        2 * declared_alike(y, CL_EL_ITEM_RESULT, x, (uint32_t)j, &l2) > replied;
+            }
+            if (other) {
+                name_minority(e, y, d, "start-up result", r->index);
+                continue;
+            }
             if (it == NULL) {
                 if (add_item(y, CL_EL_ITEM_RESULT, r->index, r->len, r->signature, r->hash) !=
                     COLLAB_OK)
                     continue;
                 it = &y->items[y->nitems - 1];
-            } else if (it->size != r->len || it->signature != r->signature ||
-                       memcmp(it->hash, r->hash, CL_ELMSG_HASH) != 0) {
-                if (it->state != IT_FAILED)
-                    cl_warn("the peers disagree on the result of start-up collective #%llu; "
-                            "this peer keeps its own",
-                            (unsigned long long)r->index);
-                it->state = IT_FAILED;
-                continue;
             }
-            it->holder[d] = 1;
+            if (it->state != IT_FAILED)
+                cl_warn("the peers disagree on the result of start-up collective #%llu; "
+                        "this peer keeps its own",
+                        (unsigned long long)r->index);
+            it->state = IT_FAILED;
         }
     }
 }
@@ -518,7 +631,7 @@ static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
     if (e->cfg.monitor)
         keep_majority(y);
     agree_buffers(e, y, &drops, &ndrops);
-    agree_results(y);
+    agree_results(e, y);
     y->agreed = true;
     if (ndrops > 0 && !e->cfg.monitor) { /* a monitor makes nobody forget anything */
         /* Ascending, as the wire wants it. */
