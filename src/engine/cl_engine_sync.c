@@ -73,6 +73,7 @@ struct el_sync {
     stripe_t *stripes;
     size_t nstripes, capstripes;
     bool agreed;
+    bool split; /* a monitor's: an item without a majority either way */
     bool done;
     double deadline; /* queries; then: no progress since */
     double last_progress;
@@ -260,6 +261,11 @@ int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t
     return COLLAB_OK;
 }
 
+bool eng_sync_split(const el_sync_t *sync)
+{
+    return sync != NULL && sync->split;
+}
+
 void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors)
 {
     *nitems = 0;
@@ -430,12 +436,14 @@ static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
     return true;
 }
 
-/* A monitor's checkpoint (cl_engine_checkpoint.c): keeps in each donor's
-   answer only the items that more than half of the donors that answered
-   declare with the same size (and signature) and hash, before anything
-   is allocated for them, so that what the monitor holds is bounded by
-   the registry a majority declares; the rest is left out of the
-   checkpoint. */
+/* A monitor's checkpoint (cl_engine_checkpoint.c, docs/monitor.md §7):
+   an item is taken only when more than half of the donors that answered
+   declare it with the same size (and signature) and hash, decided before
+   anything is allocated for it, so that what the monitor holds is
+   bounded by the registry a majority declares.  An item that more than
+   half do not declare is left out; one with no majority either way (one
+   honest donor against one that lies, a split) means no checkpoint.
+   Every donor whose declaration differs from the majority is named. */
 /* Position of index in a donor's list (ascending, as the codec
    enforces), or -1. */
 static long find_buf(const donor_t *o, uint64_t index)
@@ -468,55 +476,164 @@ static long find_res(const donor_t *o, uint64_t index)
     return -1;
 }
 
-static void keep_majority(el_sync_t *y)
+/* What one donor declares for one item: found, and its size, signature
+   (results) and hash. */
+typedef struct {
+    bool has;
+    uint64_t size;
+    uint32_t signature;
+    const uint8_t *hash;
+} decl_t;
+
+static decl_t decl_of(const donor_t *o, bool res, uint64_t index)
+{
+    decl_t d = {false, 0, 0, NULL};
+    if (!o->replied || o->gone)
+        return d;
+    long j = res ? find_res(o, index) : find_buf(o, index);
+    if (j < 0)
+        return d;
+    d.has = true;
+    d.size = res ? o->res[j].len : o->bufs[j].size;
+    d.signature = res ? o->res[j].signature : 0;
+    d.hash = res ? o->res[j].hash : o->bufs[j].hash;
+    return d;
+}
+
+static bool decl_same(const decl_t *a, const decl_t *b)
+{
+    if (a->has != b->has)
+        return false;
+    return !a->has || (a->size == b->size && a->signature == b->signature &&
+                       memcmp(a->hash, b->hash, CL_ELMSG_HASH) == 0);
+}
+
+/* Names donor d's declaration of an item in a warning. */
+static void name_donor(struct cl_engine *e, const el_sync_t *y, int d, bool res, uint64_t index,
+                       const decl_t *mine, const char *why)
+{
+    const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+    char what[160];
+    if (mine->has)
+        snprintf(what, sizeof what,
+                 "declared start-up %s #%llu as %llu bytes with hash %02x%02x%02x%02x…",
+                 res ? "result" : "broadcast", (unsigned long long)index,
+                 (unsigned long long)mine->size, mine->hash[0], mine->hash[1], mine->hash[2],
+                 mine->hash[3]);
+    else
+        snprintf(what, sizeof what, "did not declare start-up %s #%llu",
+                 res ? "result" : "broadcast", (unsigned long long)index);
+    cl_warn("checkpoint of collective #%llu: rank %d (%.12s) %s, %s", (unsigned long long)y->s,
+            p != NULL ? p->rank : -1, p != NULL ? p->id : "?", what, why);
+}
+
+/* The majority rule of one item (index, result or buffer) over the donors
+   that answered: the versions they declare (size, signature, hash, or
+   "not declared") are counted.  Returns 1 when one version is declared by
+   more than half of them (it is taken; the others are named) or when
+   more than half do not declare it (it is left out; those that do are
+   named), 0 when no version has a majority (each declaration is named).
+   *keep gets the version to take (has false: none). */
+static int decide_item(struct cl_engine *e, const el_sync_t *y, int replied, bool res,
+                       uint64_t index, decl_t *keep)
+{
+    int major = -1;
+    for (int d = 0; d < y->ndonors && major < 0; d++) {
+        if (!y->donors[d].replied || y->donors[d].gone)
+            continue;
+        decl_t v = decl_of(&y->donors[d], res, index);
+        int same = 0;
+        for (int x = 0; x < y->ndonors; x++) {
+            decl_t o = decl_of(&y->donors[x], res, index);
+            same += y->donors[x].replied && !y->donors[x].gone && decl_same(&v, &o);
+        }
+        if (2 * same > replied) {
+            major = d;
+            *keep = v;
+        }
+    }
+    for (int d = 0; d < y->ndonors; d++) {
+        if (!y->donors[d].replied || y->donors[d].gone)
+            continue;
+        decl_t v = decl_of(&y->donors[d], res, index);
+        if (major >= 0 && decl_same(&v, keep))
+            continue;
+        name_donor(e, y, d, res, index, &v,
+                   major < 0 ? "and no version of it has a majority of the members that answered"
+                   : keep->has
+                       ? "unlike the majority of the members that answered; it is not asked for it"
+                       : "that the majority of the members that answered does not hold; left out");
+    }
+    if (major < 0)
+        keep->has = false;
+    return major >= 0;
+}
+
+/* Keeps in each donor's answer only the items the majority rule takes
+   (decide_item), before anything is allocated for them.  False when an
+   item has no majority either way (one honest donor against one that
+   lies, or a split): then nothing is kept, as no checkpoint can be
+   trusted. */
+static bool keep_majority(struct cl_engine *e, el_sync_t *y)
 {
     int replied = 0;
     for (int d = 0; d < y->ndonors; d++)
         replied += y->donors[d].replied && !y->donors[d].gone;
+    bool decided = true;
+    for (int res = 0; res <= 1; res++)
+        for (int d = 0; d < y->ndonors; d++) {
+            donor_t *dn = &y->donors[d];
+            if (!dn->replied || dn->gone)
+                continue;
+            uint32_t n = res ? dn->nres : dn->nbufs;
+            for (uint32_t k = 0; k < n; k++) {
+                uint64_t index = res ? dn->res[k].index : dn->bufs[k].index;
+                /* Once per index: at the first donor that declares it. */
+                bool seen = false;
+                for (int x = 0; x < d && !seen; x++)
+                    seen = decl_of(&y->donors[x], res, index).has;
+                decl_t keep;
+                if (!seen && decide_item(e, y, replied, res, index, &keep) == 0)
+                    decided = false;
+            }
+        }
     for (int d = 0; d < y->ndonors; d++) {
         donor_t *dn = &y->donors[d];
         if (!dn->replied || dn->gone)
             continue;
         uint32_t nb = 0, nr = 0;
-        for (uint32_t k = 0; k < dn->nbufs; k++) {
+        for (uint32_t k = 0; k < dn->nbufs && decided; k++) {
+            decl_t v = decl_of(dn, false, dn->bufs[k].index);
             int same = 0;
             for (int x = 0; x < y->ndonors; x++) {
-                const donor_t *o = &y->donors[x];
-                long j = o->replied && !o->gone ? find_buf(o, dn->bufs[k].index) : -1;
-                same += j >= 0 && o->bufs[j].size == dn->bufs[k].size &&
-                        memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
+                decl_t o = decl_of(&y->donors[x], false, dn->bufs[k].index);
+                same += o.has && decl_same(&v, &o);
             }
             if (2 * same > replied)
                 dn->bufs[nb++] = dn->bufs[k];
         }
-        for (uint32_t k = 0; k < dn->nres; k++) {
+        for (uint32_t k = 0; k < dn->nres && decided; k++) {
+            decl_t v = decl_of(dn, true, dn->res[k].index);
             int same = 0;
             for (int x = 0; x < y->ndonors; x++) {
-                const donor_t *o = &y->donors[x];
-                long j = o->replied && !o->gone ? find_res(o, dn->res[k].index) : -1;
-                same += j >= 0 && o->res[j].len == dn->res[k].len &&
-                        o->res[j].signature == dn->res[k].signature &&
-                        memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
+                decl_t o = decl_of(&y->donors[x], true, dn->res[k].index);
+                same += o.has && decl_same(&v, &o);
             }
             if (2 * same > replied)
                 dn->res[nr++] = dn->res[k];
         }
-        if (nb < dn->nbufs || nr < dn->nres)
-            cl_warn("a member declared %u start-up item%s that no majority of the %d members "
-                    "that answered declares alike; the checkpoint leaves them out",
-                    (dn->nbufs - nb) + (dn->nres - nr),
-                    (dn->nbufs - nb) + (dn->nres - nr) == 1 ? "" : "s", replied);
         dn->nbufs = nb;
         dn->nres = nr;
     }
+    return decided;
 }
 
 static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
 {
     uint64_t *drops = NULL;
     uint32_t ndrops = 0;
-    if (e->cfg.monitor)
-        keep_majority(y);
+    if (e->cfg.monitor && !keep_majority(e, y))
+        y->split = true;
     agree_buffers(e, y, &drops, &ndrops);
     agree_results(y);
     y->agreed = true;

@@ -19,7 +19,8 @@
       prehs, conntable, hellos          attack_handshake.c
       suspect, admit, update, result, status, flood
                                         attack_member.c
-      checkpoint                        attack_checkpoint.c
+      checkpoint, checkpoint_liar, checkpoint_tie
+                                        attack_checkpoint.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
     control, the hostile member's wrappers, the attacker's transport) is in
@@ -43,8 +44,9 @@ void prepare(const char *sc, int n)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result|flood|status|checkpoint\n");
+        fprintf(stderr,
+                "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
+                "admit|update|result|flood|status|checkpoint|checkpoint_liar|checkpoint_tie\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -71,6 +73,10 @@ int main(int argc, char **argv)
         bad = sc_flood();
     else if (strcmp(sc, "checkpoint") == 0)
         bad = sc_checkpoint();
+    else if (strcmp(sc, "checkpoint_liar") == 0)
+        bad = sc_checkpoint_liar(3);
+    else if (strcmp(sc, "checkpoint_tie") == 0)
+        bad = sc_checkpoint_liar(2);
     else {
         fprintf(stderr, "attack: unknown scenario %s\n", sc);
         return 3;

@@ -17,6 +17,16 @@ if(TARGET collab_engine AND TARGET collab_coll)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
   endforeach()
+  # A hostile member against the majority rule of a real collab-monitor's
+  # checkpoints (docs/monitor.md §7): 3 trainers (the liar outvoted) and 2
+  # (a tie: no checkpoint).
+  if(TARGET collab-monitor)
+    foreach(sc checkpoint_liar checkpoint_tie)
+      add_test(NAME attack_${sc} COMMAND attack ${sc})
+      set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack;monitor"
+        ENVIRONMENT "ATTACK_MONITOR=$<TARGET_FILE:collab-monitor>")
+    endforeach()
+  endif()
   # Above the default COLLAB_MAX_HANDSHAKES (1024), so that only the per-host
   # cap lets the joiner in; the recorded run on the old code (cap 4096)
   # used 4100 keys.
