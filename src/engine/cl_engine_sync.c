@@ -33,6 +33,7 @@
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
 #define MAX_BUFFER ((uint64_t)1 << 36) /* a donor announcing more is not believed */
+#define REQUERY_EVERY 1.0              /* seconds between two QUERYs to a donor that is silent */
 
 enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
 
@@ -75,7 +76,8 @@ struct el_sync {
     bool agreed;
     bool split; /* a monitor's: an item without a majority either way */
     bool done;
-    double deadline; /* queries; then: no progress since */
+    double deadline;   /* queries; then: no progress since */
+    double next_query; /* QUERY again to the donors that did not answer yet */
     double last_progress;
     double stall; /* seconds without DATA before a donor counts as stalled */
     uint64_t bytes;
@@ -130,6 +132,7 @@ el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
     y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
+    y->next_query = now + REQUERY_EVERY;
     y->last_progress = now;
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
@@ -207,6 +210,7 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
     y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
+    y->next_query = now + REQUERY_EVERY;
     y->last_progress = now;
     if (y->ndonors == 0) {
         cl_warn("no member of the group can serve its state; this peer keeps its own values");
@@ -866,6 +870,19 @@ void eng_sync_view_changed(struct cl_engine *e, el_sync_t *y)
     finish(e, y);
 }
 
+/* QUERY again to every donor that has not answered. */
+static void requery(struct cl_engine *e, el_sync_t *y)
+{
+    cl_elmsg_t q;
+    memset(&q, 0, sizeof q);
+    q.type = CL_EL_QUERY;
+    q.s = y->s;
+    for (int d = 0; d < y->ndonors; d++)
+        if (!y->donors[d].replied && !y->donors[d].gone &&
+            eng_el_send(e, y->donors[d].key, &q) != COLLAB_OK)
+            y->donors[d].gone = true;
+}
+
 double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
 {
     if (y->done)
@@ -876,8 +893,14 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
                     "that did",
                     fmax(30.0, 6.0 * e->cfg.timeout));
             maybe_agree(e, y, true);
+        } else if (now >= y->next_query) {
+            /* A donor that did not know this peer yet (a monitor serving a
+               checkpoint may hear a resuming peer's QUERY before the view
+               that admits it) dropped the QUERY: ask again. */
+            requery(e, y);
+            y->next_query = now + REQUERY_EVERY;
         }
-        return y->agreed ? now + 1.0 : y->deadline;
+        return y->agreed ? now + 1.0 : fmin(y->deadline, y->next_query);
     }
     if (now - y->last_progress >= y->stall) {
         /* Donors that owe stripes and sent nothing for a while. */
