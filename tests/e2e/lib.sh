@@ -207,6 +207,28 @@ wait_count() {
     return 1
 }
 
+# monitor_start NAME ARGS...: starts collab-monitor ($E2E_MONITOR) with
+# ARGS on a random loopback port, in the background, its output in
+# NAME.out and NAME.err; a port another test holds is tried again with
+# another (3 tries).  Sets mon_port, mon_pid (added to the array pids) and
+# mon_addr (its join line); fails the test when it prints none in 20 s.
+monitor_start() {
+    local name=$1 try
+    shift
+    for try in 1 2 3; do
+        mon_port=$((20000 + RANDOM % 20000))
+        "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$mon_port" "$@" \
+            >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
+        mon_pid=$!
+        pids+=($mon_pid)
+        wait_for "$E2E_LOG/$name.err" '^COLLAB_INITIAL_PEERS=\|Address already in use' 20
+        grep -q 'Address already in use' "$E2E_LOG/$name.err" || break
+        wait "$mon_pid"
+    done
+    wait_for "$E2E_LOG/$name.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "monitor $name printed no join line"
+    mon_addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/$name.err" | head -n 1)
+}
+
 # ckpt_summary FILE: reads a collab-monitor checkpoint of the example
 # trainer (the layout of docs/monitor.md §7) and prints its step, its
 # step-counter buffer (the last buffer) and the FNV-1a checksum of the

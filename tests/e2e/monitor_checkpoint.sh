@@ -37,23 +37,11 @@ pids=()
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
 trap cleanup EXIT
 
-# A random port may be taken by another test on this machine: a few tries.
-for try in 1 2 3; do
-    port=$((20000 + RANDOM % 20000))
-    "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" --identity "$dir/monitor.key" \
-        --world-size 4 --http off --db "$dir/history.db" --tick 1 \
-        --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 "${gflags[@]}" \
-        >"$E2E_LOG/mon.out" 2>"$E2E_LOG/mon.err" &
-    mon_pid=$!
-    pids+=($mon_pid)
-    wait_for "$E2E_LOG/mon.err" '^COLLAB_INITIAL_PEERS=\|Address already in use' 20
-    grep -q 'Address already in use' "$E2E_LOG/mon.err" || break
-    wait "$mon_pid"
-done
+monitor_start mon --identity "$dir/monitor.key" --world-size 4 --http off \
+    --db "$dir/history.db" --tick 1 --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 "${gflags[@]}"
 (sleep "$limit" && kill -9 "$mon_pid" 2>/dev/null) >/dev/null 2>&1 &
 pids+=($!)
-wait_for "$E2E_LOG/mon.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the monitor printed no join line"
-addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/mon.err" | head -n 1)
+addr=$mon_addr
 
 # trainer NAME STEPS
 trainer() {

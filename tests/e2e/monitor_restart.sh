@@ -28,29 +28,23 @@ pids=()
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
 trap cleanup EXIT
 
-# monitor NAME DIR: starts a monitor on $port with the state of DIR (key,
-# history, checkpoints); its log is NAME.err; sets mon_pid.
-monitor() {
-    "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" --identity "$2/monitor.key" \
-        --world-size 4 --http off --db "$2/history.db" --tick 1 \
-        --checkpoint-dir "$2/ckpt" --checkpoint-every 5 >"$E2E_LOG/$1.out" 2>"$E2E_LOG/$1.err" &
+# mflags DIR: the flags of a monitor with the state of DIR (key,
+# history, checkpoints); first_monitor starts one on a free port (sets
+# port and addr, its join line), monitor_again another on the same port.
+mflags() {
+    echo --identity "$1/monitor.key" --world-size 4 --http off --db "$1/history.db" --tick 1 \
+        --checkpoint-dir "$1/ckpt" --checkpoint-every 5
+}
+first_monitor() {
+    monitor_start "$1" $(mflags "$2")
+    port=$mon_port
+    addr=$mon_addr
+}
+monitor_again() {
+    "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" $(mflags "$2") \
+        >"$E2E_LOG/$1.out" 2>"$E2E_LOG/$1.err" &
     mon_pid=$!
     pids+=($mon_pid)
-}
-
-# first_monitor NAME DIR: monitor on a random free port (a few tries: one
-# may be taken by another test); sets port and addr (its join line).
-first_monitor() {
-    local try
-    for try in 1 2 3; do
-        port=$((20000 + RANDOM % 20000))
-        monitor "$1" "$2"
-        wait_for "$E2E_LOG/$1.err" '^COLLAB_INITIAL_PEERS=\|Address already in use' 20
-        grep -q 'Address already in use' "$E2E_LOG/$1.err" || break
-        wait "$mon_pid"
-    done
-    wait_for "$E2E_LOG/$1.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "monitor $1 printed no join line"
-    addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/$1.err" | head -n 1)
 }
 
 # trainer NAME STEPS: a trainer given only the join line $addr.  The world
@@ -101,7 +95,7 @@ if [ "$mode" = alive ]; then
     kill -9 "$mon_pid"
     { wait "$mon_pid"; } 2>/dev/null
     t0=$(date +%s.%N)
-    monitor mon2 "$dir"
+    monitor_again mon2 "$dir"
     wait_for "$E2E_LOG/mon2.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the restarted monitor printed no join line"
     secs=$(since "$t0")
     [ "$(grep '^COLLAB_INITIAL_PEERS=' "$E2E_LOG/mon2.err" | head -n 1)" = "$line1" ] ||
@@ -128,7 +122,7 @@ latest=$(ls "$dir/ckpt"/checkpoint-*.ckpt | tail -n 1)
 read -r K C X < <(ckpt_summary "$latest")
 [ -n "$K" ] && [ "$K" -ge 5 ] && [ "$C" = "$K" ] || fail "unreadable checkpoint $latest"
 t0=$(date +%s.%N)
-monitor mon2 "$dir"
+monitor_again mon2 "$dir"
 wait_for "$E2E_LOG/mon2.err" 'found no active peers' 40 || fail "the restarted monitor did not found the swarm"
 secs=$(since "$t0")
 float_cmp "$secs < 15" || fail "the restarted monitor took $secs s to found the swarm again"
