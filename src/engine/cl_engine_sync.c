@@ -696,11 +696,29 @@ static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
         y->bytes += it->size;
         return;
     }
-    /* A donor's buffer changed while it was read: once more, from the
-       other donors. */
+    /* A donor's buffer changed while it was read, or a donor served bytes
+       other than those whose hash it declared: once more, from the other
+       donors.  The donors of this try are named (which of them, when
+       several served stripes, the hash cannot tell). */
+    int served = 0;
     for (size_t k = 0; k < y->nstripes; k++)
-        if (y->stripes[k].item == i)
-            it->holder[y->stripes[k].donor] = 0;
+        if (y->stripes[k].item == i && it->holder[y->stripes[k].donor] == 1) {
+            it->holder[y->stripes[k].donor] = 2; /* served this try */
+            served++;
+        }
+    for (size_t k = 0; k < y->nstripes; k++) {
+        int d = y->stripes[k].donor;
+        if (y->stripes[k].item != i || it->holder[d] != 2)
+            continue;
+        it->holder[d] = 0; /* named once; no holder from now on */
+        const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        cl_warn("state of collective #%llu: the %s #%llu that rank %d (%.12s)%s served does not "
+                "match the hash its donors declared",
+                (unsigned long long)y->s,
+                it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
+                (unsigned long long)it->index, p != NULL ? p->rank : -1, p != NULL ? p->id : "?",
+                served > 1 ? " and others" : "");
+    }
     if (++it->tries > 1 || !plan_item(e, y, i)) {
         cl_warn("the swarm's %s #%llu arrived with a wrong hash; this peer keeps its own value",
                 it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",

@@ -19,7 +19,7 @@
       prehs, conntable, hellos          attack_handshake.c
       suspect, admit, update, result, status, flood
                                         attack_member.c
-      checkpoint, checkpoint_liar, checkpoint_tie
+      checkpoint, checkpoint_liar, checkpoint_liar_data, checkpoint_tie
                                         attack_checkpoint.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
@@ -44,9 +44,9 @@ void prepare(const char *sc, int n)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr,
-                "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                "admit|update|result|flood|status|checkpoint|checkpoint_liar|checkpoint_tie\n");
+        fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
+                        "admit|update|result|flood|status|checkpoint|checkpoint_liar|checkpoint_"
+                        "liar_data|checkpoint_tie\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -74,9 +74,11 @@ int main(int argc, char **argv)
     else if (strcmp(sc, "checkpoint") == 0)
         bad = sc_checkpoint();
     else if (strcmp(sc, "checkpoint_liar") == 0)
-        bad = sc_checkpoint_liar(3);
+        bad = sc_checkpoint_liar(3, false);
+    else if (strcmp(sc, "checkpoint_liar_data") == 0)
+        bad = sc_checkpoint_liar(3, true);
     else if (strcmp(sc, "checkpoint_tie") == 0)
-        bad = sc_checkpoint_liar(2);
+        bad = sc_checkpoint_liar(2, false);
     else {
         fprintf(stderr, "attack: unknown scenario %s\n", sc);
         return 3;

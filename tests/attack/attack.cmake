@@ -18,10 +18,10 @@ if(TARGET collab_engine AND TARGET collab_coll)
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
   endforeach()
   # A hostile member against the majority rule of a real collab-monitor's
-  # checkpoints (docs/monitor.md §7): 3 trainers (the liar outvoted) and 2
-  # (a tie: no checkpoint).
+  # checkpoints (docs/monitor.md §7): 3 trainers (the liar outvoted, or its
+  # DATA refused by the hash check) and 2 (a tie: no checkpoint).
   if(TARGET collab-monitor)
-    foreach(sc checkpoint_liar checkpoint_tie)
+    foreach(sc checkpoint_liar checkpoint_liar_data checkpoint_tie)
       add_test(NAME attack_${sc} COMMAND attack ${sc})
       set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack;monitor"
         ENVIRONMENT "ATTACK_MONITOR=$<TARGET_FILE:collab-monitor>")

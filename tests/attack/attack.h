@@ -24,7 +24,8 @@ int sc_member(const char *mode, size_t cnt);
 int sc_flood(void);
 /* attack_checkpoint.c */
 int sc_checkpoint(void);
-/* n trainers (3: a majority against the liar; 2: a tie), the last lies. */
-int sc_checkpoint_liar(int n);
+/* n trainers (3: a majority against the liar; 2: a tie), the last lies:
+   in its HASHES, or (data) in the DATA it serves. */
+int sc_checkpoint_liar(int n, bool data);
 
 #endif

@@ -33,6 +33,12 @@
                   the monitor's address space grows by less than 1 GiB
                   (nothing allocated for the 8 GiB).  The old rule took
                   the majority but named nobody.
+      checkpoint_liar_data  3 trainers, rank 0 (a donor the monitor's
+                  stripes of small items go to) declares honest hashes but
+                  changes the first byte of every DATA it serves.  Must
+                  be: every checkpoint the honest state (the monitor's
+                  hash check asks the other donors), the log names rank 0
+                  and no honest rank.  The old code fetched again silently.
       checkpoint_tie  2 trainers, rank 1 lies: one honest donor against
                   one liar, no majority either way.  Must be: no
                   checkpoint file, the refusal in the log with both ranks
@@ -274,13 +280,38 @@ static bool lie(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
 
 static const harness_wrap_t s_liar_wrap = {is_hashes, lie, NULL};
 
+/* checkpoint_liar_data: honest HASHES, every DATA it serves with its
+   first byte changed. */
+static bool is_data(void *sock, const cl_wire_hdr_t *h)
+{
+    (void)sock;
+    return h->type == CL_MSG_ELASTIC && h->sub == CL_EL_DATA;
+}
+
+static bool lie_data(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
+{
+    cl_elmsg_t m;
+    if (cl_elmsg_decode(h->sub, body, len, &m) != 0)
+        return false;
+    bool ok = m.len > 0 && m.data >= body && m.data < body + len;
+    if (ok) {
+        body[m.data - body] ^= 0x5a; /* the codec's DATA points into the body */
+        harness_write_int("forged", atomic_fetch_add(&s_forged, 1) + 1);
+    }
+    cl_elmsg_clear(&m);
+    return ok;
+}
+
+static const harness_wrap_t s_data_liar_wrap = {is_data, lie_data, NULL};
+static bool s_lie_data; /* the liar lies in DATA, not in HASHES */
+
 /* A trainer: three start-up broadcasts from rank 0, then steps of one
    two-element all-reduce (n, and a stop flag rank 0 raises 8 s after the
    rendezvous), each followed by the change to the next step's state. */
 static int liar_peer_main(int i, int n)
 {
     if (i == s_liar)
-        harness_wrap(&s_liar_wrap);
+        harness_wrap(s_lie_data ? &s_data_liar_wrap : &s_liar_wrap);
     int rc = collab_init(NULL);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
@@ -415,10 +446,13 @@ static int check_files(void)
     return files;
 }
 
-int sc_checkpoint_liar(int n)
+int sc_checkpoint_liar(int n, bool data)
 {
-    prepare(n == 3 ? "checkpoint_liar" : "checkpoint_tie", n + 1);
-    s_liar = n - 1;
+    prepare(data ? "checkpoint_liar_data" : n == 3 ? "checkpoint_liar" : "checkpoint_tie", n + 1);
+    s_lie_data = data;
+    /* The monitor's stripes of small items go to the first donors (by
+       rank): a liar in DATA must be one of them. */
+    s_liar = data ? 0 : n - 1;
     const char *bin = getenv("ATTACK_MONITOR");
     if (bin == NULL || !start_monitor(bin, n, n)) {
         fprintf(stderr, "[attack] could not start collab-monitor (ATTACK_MONITOR=%s)\n",
@@ -446,17 +480,18 @@ int sc_checkpoint_liar(int n)
     for (int i = 0; i < n; i++) {
         char who[32];
         snprintf(who, sizeof who, "rank %d (", i);
-        named[i] = harness_log_lines(log, "checkpoint of collective", who);
+        named[i] = harness_log_lines(
+            log, data ? "does not match the hash" : "checkpoint of collective", who);
     }
     int files = check_files();
     fprintf(stderr,
-            "[attack] the liar (rank %d) sent %d forged HASHES; the monitor wrote %d "
+            "[attack] the liar (rank %d) sent %d forged messages; the monitor wrote %d "
             "checkpoint(s) (%d file(s) kept), refused %d; lines naming rank 0..%d: %d %d %d; "
             "address space %ld KiB at the start, at most %ld KiB\n",
             s_liar, forged, written, files, refused, n - 1, named[0], named[1], named[2], vm0,
             peak);
     if (forged == 0) {
-        fprintf(stderr, "[attack] the liar sent no forged HASHES; the test proves nothing\n");
+        fprintf(stderr, "[attack] the liar sent no forgery; the test proves nothing\n");
         s_setup_failed = true;
     }
     if (n >= 3) {
