@@ -512,23 +512,30 @@ static bool decl_same(const decl_t *a, const decl_t *b)
                        memcmp(a->hash, b->hash, CL_ELMSG_HASH) == 0);
 }
 
-/* Names donor d's declaration of an item in a warning. */
-static void name_donor(struct cl_engine *e, const el_sync_t *y, int d, bool res, uint64_t index,
-                       const decl_t *mine, const char *why)
+/* What is said of one donor at a checkpoint: how many of its
+   declarations differ from the majority, and the first of them (one
+   warning per donor, however many items a hostile one declares). */
+typedef struct {
+    int count;
+    char first[224];
+} naming_t;
+
+/* Records donor d's declaration of an item that differs from the
+   majority. */
+static void name_donor(naming_t *names, int d, bool res, uint64_t index, const decl_t *mine,
+                       const char *why)
 {
-    const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
-    char what[160];
+    if (names == NULL || names[d].count++ > 0)
+        return;
     if (mine->has)
-        snprintf(what, sizeof what,
-                 "declared start-up %s #%llu as %llu bytes with hash %02x%02x%02x%02x…",
+        snprintf(names[d].first, sizeof names[d].first,
+                 "declared start-up %s #%llu as %llu bytes with hash %02x%02x%02x%02x…, %s",
                  res ? "result" : "broadcast", (unsigned long long)index,
                  (unsigned long long)mine->size, mine->hash[0], mine->hash[1], mine->hash[2],
-                 mine->hash[3]);
+                 mine->hash[3], why);
     else
-        snprintf(what, sizeof what, "did not declare start-up %s #%llu",
-                 res ? "result" : "broadcast", (unsigned long long)index);
-    cl_warn("checkpoint of collective #%llu: rank %d (%.12s) %s, %s", (unsigned long long)y->s,
-            p != NULL ? p->rank : -1, p != NULL ? p->id : "?", what, why);
+        snprintf(names[d].first, sizeof names[d].first, "did not declare start-up %s #%llu, %s",
+                 res ? "result" : "broadcast", (unsigned long long)index, why);
 }
 
 /* The majority rule of one item (index, result or buffer) over the donors
@@ -538,8 +545,8 @@ static void name_donor(struct cl_engine *e, const el_sync_t *y, int d, bool res,
    more than half do not declare it (it is left out; those that do are
    named), 0 when no version has a majority (each declaration is named).
    *keep gets the version to take (has false: none). */
-static int decide_item(struct cl_engine *e, const el_sync_t *y, int replied, bool res,
-                       uint64_t index, decl_t *keep)
+static int decide_item(naming_t *names, const el_sync_t *y, int replied, bool res, uint64_t index,
+                       decl_t *keep)
 {
     int major = -1;
     for (int d = 0; d < y->ndonors && major < 0; d++) {
@@ -562,7 +569,7 @@ static int decide_item(struct cl_engine *e, const el_sync_t *y, int replied, boo
         decl_t v = decl_of(&y->donors[d], res, index);
         if (major >= 0 && decl_same(&v, keep))
             continue;
-        name_donor(e, y, d, res, index, &v,
+        name_donor(names, d, res, index, &v,
                    major < 0 ? "and no version of it has a majority of the members that answered"
                    : keep->has
                        ? "unlike the majority of the members that answered; it is not asked for it"
@@ -584,6 +591,7 @@ static bool keep_majority(struct cl_engine *e, el_sync_t *y)
     for (int d = 0; d < y->ndonors; d++)
         replied += y->donors[d].replied && !y->donors[d].gone;
     bool decided = true;
+    naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
     for (int res = 0; res <= 1; res++)
         for (int d = 0; d < y->ndonors; d++) {
             donor_t *dn = &y->donors[d];
@@ -597,10 +605,21 @@ static bool keep_majority(struct cl_engine *e, el_sync_t *y)
                 for (int x = 0; x < d && !seen; x++)
                     seen = decl_of(&y->donors[x], res, index).has;
                 decl_t keep;
-                if (!seen && decide_item(e, y, replied, res, index, &keep) == 0)
+                if (!seen && decide_item(names, y, replied, res, index, &keep) == 0)
                     decided = false;
             }
         }
+    for (int d = 0; names != NULL && d < y->ndonors; d++) {
+        if (names[d].count == 0)
+            continue;
+        const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        char more[64] = "";
+        if (names[d].count > 1)
+            snprintf(more, sizeof more, " (%d items in all unlike the majority)", names[d].count);
+        cl_warn("checkpoint of collective #%llu: rank %d (%.12s) %s%s", (unsigned long long)y->s,
+                p != NULL ? p->rank : -1, p != NULL ? p->id : "?", names[d].first, more);
+    }
+    free(names);
     for (int d = 0; d < y->ndonors; d++) {
         donor_t *dn = &y->donors[d];
         if (!dn->replied || dn->gone)
