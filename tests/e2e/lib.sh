@@ -174,15 +174,9 @@ hand_start() {
     hand_watchdogs+=($!)
 }
 
-# hand_wait_for FILE PATTERN SECONDS: until a line of FILE matches.
-hand_wait_for() {
-    local i
-    for i in $(seq $(($3 * 10))); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# hand_wait_for FILE PATTERN SECONDS: until a line of FILE matches
+# (wait_for, below).
+hand_wait_for() { wait_for "$@"; }
 
 hand_cleanup() { kill -9 "${hand_pids[@]}" "${hand_watchdogs[@]}" 2>/dev/null; }
 
