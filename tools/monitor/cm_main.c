@@ -12,8 +12,8 @@
     the library's own, started with cl_engine_start_hooks.  The main
     thread wakes every second: it samples the swarm into the history,
     stores events and logs progress.  A restarted monitor that finds peers
-    alive in its history joins through them; if none answers it founds the
-    swarm again.
+    alive in its history joins through them; if none answers within 5 s,
+    it founds the swarm again.
 */
 #include "cm_http.h"
 #include "cm_state.h"
@@ -106,7 +106,7 @@ static const flag_var_t s_flags[] = {
 #define NFLAGS (sizeof s_flags / sizeof s_flags[0])
 
 /* Seconds a restarted monitor waits for a handshake with one of the peers
-   of its history before it founds the swarm again (docs/monitor.md §3). */
+   of its history before it founds the swarm again (docs/monitor.md §5). */
 #define REJOIN_WAIT 5.0
 
 typedef struct {
