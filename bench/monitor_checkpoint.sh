@@ -38,49 +38,61 @@ for f in "$trainer" "$monitor" "$preload"; do
     [ -e "$f" ] || { echo "monitor_checkpoint.sh: $f is not built" >&2; exit 1; }
 done
 work=$(mktemp -d /tmp/monitor_checkpoint.XXXXXX)
-pids=()
-cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
+# one() runs in a subshell (read < <(one ...)): the processes it starts are
+# listed in a file, so that an interrupted benchmark leaves none behind.
+cleanup() { kill -9 $(cat "$work/pids" 2>/dev/null) 2>/dev/null; }
 trap cleanup EXIT
 export COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0 COLLAB_TIMEOUT=5
 targs=(--steps "$steps" --hidden 503 --log-every $((steps / 4)))
 
-# one SETUP RUN: prints "ms/step checkpoints mean-seconds".
+# one SETUP RUN: prints "ms/step checkpoints mean-seconds" of this run
+# only: its monitor and trainers have a run id of their own (peers of
+# another run id refuse each other), its files a folder of their own; the
+# step time comes from the one trainer of this run that is rank 0, and a
+# run whose checkpoints do not match its setup is refused.
 one() {
-    local setup=$1 run=$2 d="$work/$1.$2" addr k
+    local setup=$1 run=$2 d="$work/$1.$2" rid="bench-ckpt-$$-$1-$2" addr k
     mkdir -p "$d"
     local extra=()
     [ "$setup" = checkpoint ] && extra=(--checkpoint-dir "$d/ckpt" --checkpoint-every "$every")
     "$monitor" --listen /ip4/127.0.0.1/tcp/0 --world-size "$np" --http off --db "$d/h.db" \
-        "${extra[@]}" 2>"$d/monitor.err" &
+        --run-id "$rid" "${extra[@]}" 2>"$d/monitor.err" &
     local mpid=$!
-    pids+=($mpid)
+    echo "$mpid" >>"$work/pids"
     wait_line "$d/monitor.err" '^COLLAB_INITIAL_PEERS=' 20 || { echo "no monitor" >&2; return 1; }
-    addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$d/monitor.err")
+    addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$d/monitor.err" | head -n 1)
     for k in $(seq 0 $((np - 1))); do
-        env COLLAB_INITIAL_PEERS="$addr" LD_PRELOAD="$preload" "$trainer" "${targs[@]}" \
-            >"$d/t$k.out" 2>"$d/t$k.err" &
-        pids+=($!)
+        env COLLAB_RUN_ID="$rid" COLLAB_INITIAL_PEERS="$addr" LD_PRELOAD="$preload" "$trainer" \
+            "${targs[@]}" >"$d/t$k.out" 2>"$d/t$k.err" &
+        echo "$!" >>"$work/pids"
     done
     wait_line "$d/t0.out" ' done steps' 600 || wait_line "$d/t1.out" ' done steps' 60
     sleep 1
     kill -TERM "$mpid" 2>/dev/null
     wait 2>/dev/null
-    pids=()
-    cat "$d"/t*.out | "${PYTHON:-/usr/bin/python3}" -c '
-import re, sys
-steps, mon = int(sys.argv[1]), open(sys.argv[2], errors="replace").read()
-w = {}
-for line in sys.stdin:
-    m = re.match(r"trainer: rank 0 step (\d+) batch loss \S+ wall (\S+)", line)
-    if m:
-        w[int(m.group(1))] = float(m.group(2))
+    : >"$work/pids" # all reaped
+    "${PYTHON:-/usr/bin/python3}" - "$steps" "$d" "$setup" <<'EOF'
+import glob, re, sys
+steps, d, setup = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+mon = open(d + "/monitor.err", errors="replace").read()
+w, files = {}, set()
+for f in sorted(glob.glob(d + "/t*.out")):
+    for line in open(f, errors="replace"):
+        m = re.match(r"trainer: rank 0 step (\d+) batch loss \S+ wall (\S+)", line)
+        if m:
+            w[int(m.group(1))] = float(m.group(2))
+            files.add(f)
+if len(files) != 1:
+    sys.exit("%s: rank 0's steps are in %d files, not one" % (d, len(files)))
 a, b = steps // 4, steps
 if a not in w or b not in w:
-    sys.exit("rank 0 logged no steps %d and %d" % (a, b))
+    sys.exit("%s: rank 0 logged no steps %d and %d" % (d, a, b))
 t = re.findall(r"checkpoint of step \d+ written: .* ([\d.]+) s\)", mon)
+if (setup == "checkpoint") != (len(t) > 0):
+    sys.exit("%s: %d checkpoints written in setup %s" % (d, len(t), setup))
 print("%.3f %d %.3f" % ((w[b] - w[a]) / (b - a) * 1000, len(t),
                         sum(map(float, t)) / len(t) if t else 0))
-' "$steps" "$d/monitor.err"
+EOF
 }
 
 declare -A times

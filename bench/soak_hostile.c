@@ -5,7 +5,7 @@
     shim wraps zmq_send and zmq_msg_send, decodes every message the peer
     sends with the project's codec and, once armed (SOAK_ARM seconds after
     the first message, default 5), tampers with some and adds forgeries on
-    the same connection, as tests/attack/attack.c does:
+    the same connection, as tests/attack/harness.c does:
 
       results   with the first chunk of each world collective it sends a
                 member, a RESULT for the part of another member (member 0,

@@ -214,6 +214,13 @@ void eng_ckpt_fetched(struct cl_engine *e)
     el_sync_t *y = e->el->sync;
     if (c == NULL || !c->fetching || y == NULL)
         return;
+    if (eng_sync_split(y)) {
+        cl_warn("the members that answered do not agree by a majority on the state of step %llu "
+                "(named above); no checkpoint written",
+                (unsigned long long)c->f_step);
+        fetch_end(e, c);
+        return;
+    }
     size_t n = eng_sync_count(y), got = 0;
     cl_ckpt_t out;
     memset(&out, 0, sizeof out);

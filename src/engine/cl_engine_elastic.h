@@ -319,6 +319,10 @@ bool eng_sync_done(const el_sync_t *sync);
 int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t **data,
                   size_t *len, uint32_t *signature);
 void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors);
+/* A monitor's fetch (docs/monitor.md §7): true when an item had no
+   majority either way among the members that answered, so that nothing
+   was fetched and no checkpoint may be written. */
+bool eng_sync_split(const el_sync_t *sync);
 void eng_sync_on_message(struct cl_engine *e, el_sync_t *sync, const uint8_t key[32],
                          const cl_elmsg_t *m);
 void eng_sync_view_changed(struct cl_engine *e, el_sync_t *sync);

@@ -25,6 +25,12 @@
     are admitted by it.  Every joiner decides from the same facts (who
     is gone, who is waiting, their keys), never from clocks, so one of them
     founds; the others keep COLLAB_INITIAL_PEERS as the way in.
+
+    A restarted collab-monitor (docs/monitor.md §3, "Restart") lists the
+    peers of its history, not peers that wait for it: when none of them
+    completed a handshake within cfg.monitor_found_after seconds (and none
+    redirected it), nobody of its last run is left, and it founds the
+    swarm again then rather than at the join deadline.
 */
 #include "engine/cl_engine_elastic.h" /* checkpoints: a resuming rank */
 #include "engine/cl_engine_int.h"
@@ -146,10 +152,38 @@ int eng_join_start(struct cl_engine *e)
     return COLLAB_OK;
 }
 
+/* See "A restarted collab-monitor" above.  True when this monitor
+   founded. */
+static bool monitor_found_again(struct cl_engine *e, double now)
+{
+    if (e->state != ENG_JOINING || e->cfg.monitor_found_after <= 0 || e->ninitial == 0 ||
+        e->have_redirect)
+        return false;
+    double started = e->join_deadline - eng_join_limit(e->cfg.timeout);
+    if (now - started < e->cfg.monitor_found_after)
+        return false;
+    for (size_t i = 0; i < e->ninitial; i++)
+        if (e->initial_state[i] == 1 || e->initial_lost[i] > 0)
+            return false; /* one answered: the join goes on */
+    cl_settings_t s = s_own_settings(e);
+    if (cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s) != COLLAB_OK) {
+        cl_error("out of memory founding the swarm again");
+        eng_fail_init(e, COLLAB_ERR_NO_MEM);
+        return true;
+    }
+    cl_warn("none of the %zu peers of this monitor's last run answered within %.0f s; founding "
+            "the swarm again",
+            e->ninitial, e->cfg.monitor_found_after);
+    eng_become_member(e, true);
+    return true;
+}
+
 /* See "Founding again" above.  True when this peer founded. */
 static bool maybe_found_again(struct cl_engine *e, double now)
 {
-    if (e->state != ENG_JOINING || e->cfg.client_mode || e->cfg.monitor || e->ninitial == 0)
+    if (e->cfg.monitor)
+        return monitor_found_again(e, now);
+    if (e->state != ENG_JOINING || e->cfg.client_mode || e->ninitial == 0)
         return false;
     if (e->have_redirect && cl_transport_has_link(e->tp, e->redirect_key))
         return false; /* a member named a coordinator that is up */

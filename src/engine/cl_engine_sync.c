@@ -35,6 +35,7 @@
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
 #define MAX_BUFFER ((uint64_t)1 << 36) /* a donor announcing more is not believed */
+#define REQUERY_EVERY 1.0              /* seconds between two QUERYs to a donor that is silent */
 
 enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
 
@@ -46,7 +47,6 @@ typedef struct {
     uint32_t nbufs;
     cl_el_res_t *res;
     uint32_t nres;
-    bool named; /* declared an item unlike the majority (named once) */
 } donor_t;
 
 typedef struct {
@@ -76,8 +76,10 @@ struct el_sync {
     stripe_t *stripes;
     size_t nstripes, capstripes;
     bool agreed;
+    bool split; /* a monitor's: an item without a majority either way */
     bool done;
-    double deadline; /* queries; then: no progress since */
+    double deadline;   /* queries; then: no progress since */
+    double next_query; /* QUERY again to the donors that did not answer yet */
     double last_progress;
     double stall; /* seconds without DATA before a donor counts as stalled */
     uint64_t bytes;
@@ -132,6 +134,7 @@ el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
     y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
+    y->next_query = now + REQUERY_EVERY;
     y->last_progress = now;
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
@@ -209,6 +212,7 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
     double now = eng_now();
     y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
     y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
+    y->next_query = now + REQUERY_EVERY;
     y->last_progress = now;
     if (y->ndonors == 0) {
         cl_warn("no member of the group can serve its state; this peer keeps its own values");
@@ -263,6 +267,11 @@ int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t
     return COLLAB_OK;
 }
 
+bool eng_sync_split(const el_sync_t *sync)
+{
+    return sync != NULL && sync->split;
+}
+
 void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors)
 {
     *nitems = 0;
@@ -311,182 +320,6 @@ static int add_item(el_sync_t *y, int what, uint64_t index, uint64_t size, uint3
     }
     y->nitems++;
     return COLLAB_OK;
-}
-
-static long find_buf(const donor_t *o, uint64_t index);
-static long find_res(const donor_t *o, uint64_t index);
-
-/* How many donors that answered declare item (what, index) exactly as
-   donor d does; *listing gets how many declare it at all. */
-static int declared_alike(const el_sync_t *y, int what, int d, uint32_t k, int *listing)
-{
-    const donor_t *dn = &y->donors[d];
-    int same = 0;
-    *listing = 0;
-    for (int x = 0; x < y->ndonors; x++) {
-        const donor_t *o = &y->donors[x];
-        if (!o->replied || o->gone)
-            continue;
-        if (what == CL_EL_ITEM_BUFFER) {
-            long j = find_buf(o, dn->bufs[k].index);
-            if (j < 0)
-                continue;
-            (*listing)++;
-            same += o->bufs[j].size == dn->bufs[k].size &&
-                    memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
-        } else {
-            long j = find_res(o, dn->res[k].index);
-            if (j < 0)
-                continue;
-            (*listing)++;
-            same += o->res[j].len == dn->res[k].len &&
-                    o->res[j].signature == dn->res[k].signature &&
-                    memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
-        }
-    }
-    return same;
-}
-
-static int donors_replied(const el_sync_t *y)
-{
-    int n = 0;
-    for (int d = 0; d < y->ndonors; d++)
-        n += y->donors[d].replied && !y->donors[d].gone;
-    return n;
-}
-
-/* Names donor d, which declared an item unlike the majority of the donors
-   (once per donor and state transfer). */
-static void name_minority(struct cl_engine *e, el_sync_t *y, int d, const char *what,
-                          uint64_t index)
-{
-    donor_t *dn = &y->donors[d];
-    if (dn->named)
-        return;
-    dn->named = true;
-    const cl_peer_t *p = cl_member_find(e->mb, dn->key);
-    cl_warn("state of collective #%llu: rank %d (%.12s) declared %s #%llu unlike the majority of "
-            "the donors; it serves nothing this peer takes",
-            (unsigned long long)y->s, p != NULL ? p->rank : -1, p != NULL ? p->id : "?", what,
-            (unsigned long long)index);
-}
-
-/* Agrees on the buffers: an index is served with the size and hash that
-   more than half of the donors that answered declare, by those donors;
-   a donor declaring it otherwise is named and serves nothing of it, so
-   one hostile donor can neither feed a joiner its bytes nor make the
-   swarm forget a buffer.  When the donors that list an index differ and
-   no such majority exists (a buffer that differs from peer to peer: a
-   temporary, or one the program writes per rank) it is dropped
-   everywhere (DROP) and this peer keeps its own value. */
-static void agree_buffers(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uint32_t *ndrops)
-{
-    int replied = donors_replied(y);
-    for (int d = 0; d < y->ndonors; d++) {
-        const donor_t *dn = &y->donors[d];
-        if (!dn->replied || dn->gone)
-            continue;
-        for (uint32_t k = 0; k < dn->nbufs; k++) {
-            const cl_el_buf_t *b = &dn->bufs[k];
-            bool dropped = false;
-            for (uint32_t x = 0; x < *ndrops; x++)
-                dropped = dropped || (*drops)[x] == b->index;
-            if (dropped)
-                continue;
-            int listing;
-            int same = declared_alike(y, CL_EL_ITEM_BUFFER, d, k, &listing);
-            item_t *it = item_of(y, CL_EL_ITEM_BUFFER, b->index);
-            if (2 * same > replied) {
-                if (it == NULL) {
-                    if (add_item(y, CL_EL_ITEM_BUFFER, b->index, b->size, 0, b->hash) != COLLAB_OK)
-                        continue;
-                    it = &y->items[y->nitems - 1];
-                }
-                it->holder[d] = 1;
-                continue;
-            }
-            if (same == listing)
-                continue; /* alike where listed, but too few: not served, not dropped */
-            /* Another value may hold the majority: then this donor is the
-               odd one out. */
-            bool other = false;
-            for (int x = 0; x < y->ndonors && !other; x++) {
-                const donor_t *o = &y->donors[x];
-                long j = o->replied && !o->gone ? find_buf(o, b->index) : -1;
-                int l2;
-                other = j >= 0 &&
-                        2 * declared_alike(y, CL_EL_ITEM_BUFFER, x, (uint32_t)j, &l2) > replied;
-            }
-            if (other) {
-                name_minority(e, y, d, "start-up broadcast", b->index);
-                continue;
-            }
-            cl_warn("start-up broadcast #%llu differs between the peers that would serve "
-                    "it (a temporary or freed buffer?); this peer keeps its own value",
-                    (unsigned long long)b->index);
-            if (it != NULL)
-                it->state = IT_FAILED;
-            uint64_t *a = realloc(*drops, (*ndrops + 1) * sizeof *a);
-            if (a != NULL) {
-                *drops = a;
-                a[(*ndrops)++] = b->index;
-            }
-        }
-    }
-}
-
-/* Agrees on the start-up results the same way (without DROP: a result
-   nobody agrees on is kept by this peer as it computed it). */
-static void agree_results(struct cl_engine *e, el_sync_t *y)
-{
-    int replied = donors_replied(y);
-    for (int d = 0; d < y->ndonors; d++) {
-        const donor_t *dn = &y->donors[d];
-        if (!dn->replied || dn->gone)
-            continue;
-        for (uint32_t k = 0; k < dn->nres; k++) {
-            const cl_el_res_t *r = &dn->res[k];
-            int listing;
-            int same = declared_alike(y, CL_EL_ITEM_RESULT, d, k, &listing);
-            item_t *it = item_of(y, CL_EL_ITEM_RESULT, r->index);
-            if (2 * same > replied) {
-                if (it == NULL) {
-                    if (add_item(y, CL_EL_ITEM_RESULT, r->index, r->len, r->signature, r->hash) !=
-                        COLLAB_OK)
-                        continue;
-                    it = &y->items[y->nitems - 1];
-                }
-                if (it->state != IT_FAILED)
-                    it->holder[d] = 1;
-                continue;
-            }
-            if (same == listing)
-                continue;
-            bool other = false;
-            for (int x = 0; x < y->ndonors && !other; x++) {
-                const donor_t *o = &y->donors[x];
-                long j = o->replied && !o->gone ? find_res(o, r->index) : -1;
-                int l2;
-                other = j >= 0 &&
-                        2 * declared_alike(y, CL_EL_ITEM_RESULT, x, (uint32_t)j, &l2) > replied;
-            }
-            if (other) {
-                name_minority(e, y, d, "start-up result", r->index);
-                continue;
-            }
-            if (it == NULL) {
-                if (add_item(y, CL_EL_ITEM_RESULT, r->index, r->len, r->signature, r->hash) !=
-                    COLLAB_OK)
-                    continue;
-                it = &y->items[y->nitems - 1];
-            }
-            if (it->state != IT_FAILED)
-                cl_warn("the peers disagree on the result of start-up collective #%llu; "
-                        "this peer keeps its own",
-                        (unsigned long long)r->index);
-            it->state = IT_FAILED;
-        }
-    }
 }
 
 static int add_stripe(el_sync_t *y, size_t item, int donor, uint64_t offset, uint64_t len)
@@ -543,12 +376,14 @@ static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
     return true;
 }
 
-/* A monitor's checkpoint (cl_engine_checkpoint.c): keeps in each donor's
-   answer only the items that more than half of the donors that answered
-   declare with the same size (and signature) and hash, before anything
-   is allocated for them, so that what the monitor holds is bounded by
-   the registry a majority declares; the rest is left out of the
-   checkpoint. */
+/* A monitor's checkpoint (cl_engine_checkpoint.c, docs/monitor.md §7):
+   an item is taken only when more than half of the donors that answered
+   declare it with the same size (and signature) and hash, decided before
+   anything is allocated for it, so that what the monitor holds is
+   bounded by the registry a majority declares.  An item that more than
+   half do not declare is left out; one with no majority either way (one
+   honest donor against one that lies, a split) means no checkpoint.
+   Every donor whose declaration differs from the majority is named. */
 /* Position of index in a donor's list (ascending, as the codec
    enforces), or -1. */
 static long find_buf(const donor_t *o, uint64_t index)
@@ -581,57 +416,261 @@ static long find_res(const donor_t *o, uint64_t index)
     return -1;
 }
 
-static void keep_majority(el_sync_t *y)
+/* What one donor declares for one item: found, and its size, signature
+   (results) and hash. */
+typedef struct {
+    bool has;
+    uint64_t size;
+    uint32_t signature;
+    const uint8_t *hash;
+} decl_t;
+
+static decl_t decl_of(const donor_t *o, bool res, uint64_t index)
+{
+    decl_t d = {false, 0, 0, NULL};
+    if (!o->replied || o->gone)
+        return d;
+    long j = res ? find_res(o, index) : find_buf(o, index);
+    if (j < 0)
+        return d;
+    d.has = true;
+    d.size = res ? o->res[j].len : o->bufs[j].size;
+    d.signature = res ? o->res[j].signature : 0;
+    d.hash = res ? o->res[j].hash : o->bufs[j].hash;
+    return d;
+}
+
+static bool decl_same(const decl_t *a, const decl_t *b)
+{
+    if (a->has != b->has)
+        return false;
+    return !a->has || (a->size == b->size && a->signature == b->signature &&
+                       memcmp(a->hash, b->hash, CL_ELMSG_HASH) == 0);
+}
+
+/* What is said of one donor at a checkpoint: how many of its
+   declarations differ from the majority, and the first of them (one
+   warning per donor, however many items a hostile one declares). */
+typedef struct {
+    int count;
+    char first[224];
+} naming_t;
+
+/* Records donor d's declaration of an item that differs from the
+   majority. */
+static void name_donor(naming_t *names, int d, bool res, uint64_t index, const decl_t *mine,
+                       const char *why)
+{
+    if (names == NULL || names[d].count++ > 0)
+        return;
+    if (mine->has)
+        snprintf(names[d].first, sizeof names[d].first,
+                 "declared start-up %s #%llu as %llu bytes with hash %02x%02x%02x%02x…, %s",
+                 res ? "result" : "broadcast", (unsigned long long)index,
+                 (unsigned long long)mine->size, mine->hash[0], mine->hash[1], mine->hash[2],
+                 mine->hash[3], why);
+    else
+        snprintf(names[d].first, sizeof names[d].first, "did not declare start-up %s #%llu, %s",
+                 res ? "result" : "broadcast", (unsigned long long)index, why);
+}
+
+/* The majority rule of one item (index, result or buffer) over the donors
+   that answered: the versions they declare (size, signature, hash, or
+   "not declared") are counted.  Returns 1 when one version is declared by
+   more than half of them (it is taken; the others are named) or when
+   more than half do not declare it (it is left out; those that do are
+   named), 0 when no version has a majority (each declaration is named).
+   *keep gets the version to take (has false: none). */
+static int decide_item(naming_t *names, const el_sync_t *y, int replied, bool res, uint64_t index,
+                       decl_t *keep)
+{
+    int major = -1;
+    for (int d = 0; d < y->ndonors && major < 0; d++) {
+        if (!y->donors[d].replied || y->donors[d].gone)
+            continue;
+        decl_t v = decl_of(&y->donors[d], res, index);
+        int same = 0;
+        for (int x = 0; x < y->ndonors; x++) {
+            decl_t o = decl_of(&y->donors[x], res, index);
+            same += y->donors[x].replied && !y->donors[x].gone && decl_same(&v, &o);
+        }
+        if (2 * same > replied) {
+            major = d;
+            *keep = v;
+        }
+    }
+    for (int d = 0; d < y->ndonors; d++) {
+        if (!y->donors[d].replied || y->donors[d].gone)
+            continue;
+        decl_t v = decl_of(&y->donors[d], res, index);
+        if (major >= 0 && decl_same(&v, keep))
+            continue;
+        name_donor(names, d, res, index, &v,
+                   major < 0 ? "and no version of it has a majority of the members that answered"
+                   : keep->has
+                       ? "unlike the majority of the members that answered; it is not asked for it"
+                       : "that the majority of the members that answered does not hold; left out");
+    }
+    if (major < 0)
+        keep->has = false;
+    return major >= 0;
+}
+
+/* Reports the donors named by the majority rule, one line each. */
+static void report_names(struct cl_engine *e, const el_sync_t *y, const naming_t *names,
+                         const char *what)
+{
+    for (int d = 0; names != NULL && d < y->ndonors; d++) {
+        if (names[d].count == 0)
+            continue;
+        const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        char more[64] = "";
+        if (names[d].count > 1)
+            snprintf(more, sizeof more, " (%d items in all unlike the majority)", names[d].count);
+        cl_warn("%s of collective #%llu: rank %d (%.12s) %s%s", what, (unsigned long long)y->s,
+                p != NULL ? p->rank : -1, p != NULL ? p->id : "?", names[d].first, more);
+    }
+}
+
+/* Keeps in each donor's answer only the items the majority rule takes
+   (decide_item), before anything is allocated for them.  False when an
+   item has no majority either way (one honest donor against one that
+   lies, or a split): then nothing is kept, as no checkpoint can be
+   trusted. */
+static bool keep_majority(struct cl_engine *e, el_sync_t *y)
 {
     int replied = 0;
     for (int d = 0; d < y->ndonors; d++)
         replied += y->donors[d].replied && !y->donors[d].gone;
+    bool decided = true;
+    naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
+    for (int res = 0; res <= 1; res++)
+        for (int d = 0; d < y->ndonors; d++) {
+            donor_t *dn = &y->donors[d];
+            if (!dn->replied || dn->gone)
+                continue;
+            uint32_t n = res ? dn->nres : dn->nbufs;
+            for (uint32_t k = 0; k < n; k++) {
+                uint64_t index = res ? dn->res[k].index : dn->bufs[k].index;
+                /* Once per index: at the first donor that declares it. */
+                bool seen = false;
+                for (int x = 0; x < d && !seen; x++)
+                    seen = decl_of(&y->donors[x], res, index).has;
+                decl_t keep;
+                if (!seen && decide_item(names, y, replied, res, index, &keep) == 0)
+                    decided = false;
+            }
+        }
+    report_names(e, y, names, "checkpoint");
+    free(names);
     for (int d = 0; d < y->ndonors; d++) {
         donor_t *dn = &y->donors[d];
         if (!dn->replied || dn->gone)
             continue;
         uint32_t nb = 0, nr = 0;
-        for (uint32_t k = 0; k < dn->nbufs; k++) {
+        for (uint32_t k = 0; k < dn->nbufs && decided; k++) {
+            decl_t v = decl_of(dn, false, dn->bufs[k].index);
             int same = 0;
             for (int x = 0; x < y->ndonors; x++) {
-                const donor_t *o = &y->donors[x];
-                long j = o->replied && !o->gone ? find_buf(o, dn->bufs[k].index) : -1;
-                same += j >= 0 && o->bufs[j].size == dn->bufs[k].size &&
-                        memcmp(o->bufs[j].hash, dn->bufs[k].hash, CL_ELMSG_HASH) == 0;
+                decl_t o = decl_of(&y->donors[x], false, dn->bufs[k].index);
+                same += o.has && decl_same(&v, &o);
             }
             if (2 * same > replied)
                 dn->bufs[nb++] = dn->bufs[k];
         }
-        for (uint32_t k = 0; k < dn->nres; k++) {
+        for (uint32_t k = 0; k < dn->nres && decided; k++) {
+            decl_t v = decl_of(dn, true, dn->res[k].index);
             int same = 0;
             for (int x = 0; x < y->ndonors; x++) {
-                const donor_t *o = &y->donors[x];
-                long j = o->replied && !o->gone ? find_res(o, dn->res[k].index) : -1;
-                same += j >= 0 && o->res[j].len == dn->res[k].len &&
-                        o->res[j].signature == dn->res[k].signature &&
-                        memcmp(o->res[j].hash, dn->res[k].hash, CL_ELMSG_HASH) == 0;
+                decl_t o = decl_of(&y->donors[x], true, dn->res[k].index);
+                same += o.has && decl_same(&v, &o);
             }
             if (2 * same > replied)
                 dn->res[nr++] = dn->res[k];
         }
-        if (nb < dn->nbufs || nr < dn->nres)
-            cl_warn("a member declared %u start-up item%s that no majority of the %d members "
-                    "that answered declares alike; the checkpoint leaves them out",
-                    (dn->nbufs - nb) + (dn->nres - nr),
-                    (dn->nbufs - nb) + (dn->nres - nr) == 1 ? "" : "s", replied);
         dn->nbufs = nb;
         dn->nres = nr;
     }
+    return decided;
+}
+
+/* Agrees on every item (decide_item): one that a majority of the donors
+   that answered declares alike is served by those donors, so one hostile
+   donor can neither feed this peer its bytes nor make the swarm forget a
+   buffer; a buffer without a majority whose declarations differ (one the
+   program writes differently on each peer) is dropped everywhere (DROP)
+   and this peer keeps its own value; a result without one is kept as
+   this peer computed it.  A monitor pruned its donors' lists by the same
+   rule already (keep_majority). */
+static void agree_items(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uint32_t *ndrops)
+{
+    int replied = 0;
+    for (int d = 0; d < y->ndonors; d++)
+        replied += y->donors[d].replied && !y->donors[d].gone;
+    naming_t *names = e->cfg.monitor ? NULL : calloc((size_t)y->ndonors, sizeof *names);
+    for (int res = 0; res <= 1; res++)
+        for (int d = 0; d < y->ndonors; d++) {
+            const donor_t *dn = &y->donors[d];
+            if (!dn->replied || dn->gone)
+                continue;
+            uint32_t n = res ? dn->nres : dn->nbufs;
+            for (uint32_t k = 0; k < n; k++) {
+                uint64_t index = res ? dn->res[k].index : dn->bufs[k].index;
+                bool seen = false; /* decided at the first donor that declares it */
+                for (int x = 0; x < d && !seen; x++)
+                    seen = decl_of(&y->donors[x], res, index).has;
+                if (seen)
+                    continue;
+                decl_t keep;
+                int what = res ? CL_EL_ITEM_RESULT : CL_EL_ITEM_BUFFER;
+                if (decide_item(names, y, replied, res, index, &keep) != 0) {
+                    if (!keep.has ||
+                        add_item(y, what, index, keep.size, keep.signature, keep.hash) != COLLAB_OK)
+                        continue;
+                    item_t *it = &y->items[y->nitems - 1];
+                    for (int x = 0; x < y->ndonors; x++) {
+                        decl_t o = decl_of(&y->donors[x], res, index);
+                        it->holder[x] = o.has && decl_same(&o, &keep);
+                    }
+                    continue;
+                }
+                /* No majority: alike where declared (too few) is not
+                   served; different declarations are the program's. */
+                decl_t mine = decl_of(dn, res, index);
+                bool differ = false;
+                for (int x = d + 1; x < y->ndonors && !differ; x++) {
+                    decl_t o = decl_of(&y->donors[x], res, index);
+                    differ = o.has && !decl_same(&o, &mine);
+                }
+                if (!differ)
+                    continue;
+                if (res) {
+                    cl_warn("the peers disagree on the result of start-up collective #%llu; "
+                            "this peer keeps its own",
+                            (unsigned long long)index);
+                    continue;
+                }
+                cl_warn("start-up broadcast #%llu differs between the peers that would serve "
+                        "it (a temporary or freed buffer?); this peer keeps its own value",
+                        (unsigned long long)index);
+                uint64_t *a = realloc(*drops, (*ndrops + 1) * sizeof *a);
+                if (a != NULL) {
+                    *drops = a;
+                    a[(*ndrops)++] = index;
+                }
+            }
+        }
+    report_names(e, y, names, "state");
+    free(names);
 }
 
 static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
 {
     uint64_t *drops = NULL;
     uint32_t ndrops = 0;
-    if (e->cfg.monitor)
-        keep_majority(y);
-    agree_buffers(e, y, &drops, &ndrops);
-    agree_results(e, y);
+    if (e->cfg.monitor && !keep_majority(e, y))
+        y->split = true;
+    agree_items(e, y, &drops, &ndrops);
     y->agreed = true;
     if (ndrops > 0 && !e->cfg.monitor) { /* a monitor makes nobody forget anything */
         /* Ascending, as the wire wants it. */
@@ -688,11 +727,29 @@ static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
         y->bytes += it->size;
         return;
     }
-    /* A donor's buffer changed while it was read: once more, from the
-       other donors. */
+    /* A donor's buffer changed while it was read, or a donor served bytes
+       other than those whose hash it declared: once more, from the other
+       donors.  The donors of this try are named (which of them, when
+       several served stripes, the hash cannot tell). */
+    int served = 0;
     for (size_t k = 0; k < y->nstripes; k++)
-        if (y->stripes[k].item == i)
-            it->holder[y->stripes[k].donor] = 0;
+        if (y->stripes[k].item == i && it->holder[y->stripes[k].donor] == 1) {
+            it->holder[y->stripes[k].donor] = 2; /* served this try */
+            served++;
+        }
+    for (size_t k = 0; k < y->nstripes; k++) {
+        int d = y->stripes[k].donor;
+        if (y->stripes[k].item != i || it->holder[d] != 2)
+            continue;
+        it->holder[d] = 0; /* named once; no holder from now on */
+        const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        cl_warn("state of collective #%llu: the %s #%llu that rank %d (%.12s)%s served does not "
+                "match the hash its donors declared",
+                (unsigned long long)y->s,
+                it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
+                (unsigned long long)it->index, p != NULL ? p->rank : -1, p != NULL ? p->id : "?",
+                served > 1 ? " and others" : "");
+    }
     if (++it->tries > 1 || !plan_item(e, y, i)) {
         cl_warn("the swarm's %s #%llu arrived with a wrong hash; this peer keeps its own value",
                 it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
@@ -862,6 +919,19 @@ void eng_sync_view_changed(struct cl_engine *e, el_sync_t *y)
     finish(e, y);
 }
 
+/* QUERY again to every donor that has not answered. */
+static void requery(struct cl_engine *e, el_sync_t *y)
+{
+    cl_elmsg_t q;
+    memset(&q, 0, sizeof q);
+    q.type = CL_EL_QUERY;
+    q.s = y->s;
+    for (int d = 0; d < y->ndonors; d++)
+        if (!y->donors[d].replied && !y->donors[d].gone &&
+            eng_el_send(e, y->donors[d].key, &q) != COLLAB_OK)
+            y->donors[d].gone = true;
+}
+
 double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
 {
     if (y->done)
@@ -872,8 +942,14 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
                     "that did",
                     fmax(30.0, 6.0 * e->cfg.timeout));
             maybe_agree(e, y, true);
+        } else if (now >= y->next_query) {
+            /* A donor that did not know this peer yet (a monitor serving a
+               checkpoint may hear a resuming peer's QUERY before the view
+               that admits it) dropped the QUERY: ask again. */
+            requery(e, y);
+            y->next_query = now + REQUERY_EVERY;
         }
-        return y->agreed ? now + 1.0 : y->deadline;
+        return y->agreed ? now + 1.0 : fmin(y->deadline, y->next_query);
     }
     if (now - y->last_progress >= y->stall) {
         /* Donors that owe stripes and sent nothing for a while. */

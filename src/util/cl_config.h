@@ -72,6 +72,10 @@ typedef struct {
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
     bool monitor;             /* not an environment variable: set by collab-monitor, which
                                  joins with a monitor role (docs/monitor.md) */
+    double monitor_found_after; /* not an environment variable: set by a restarted
+                                   collab-monitor that rejoins through the peers of its
+                                   history: seconds after which it founds the swarm again
+                                   when none of them completed a handshake (0: never) */
     char *checkpoint_dir;     /* COLLAB_CHECKPOINT_DIR, NULL = none (collab-monitor) */
     int checkpoint_every;     /* COLLAB_CHECKPOINT_EVERY steps, 0 = off (collab-monitor) */
     int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */

@@ -1,17 +1,32 @@
-# Hostile peers against real swarms (tests/attack/attack.c): each scenario
-# asserts that the effect it had on the old code (tests/attack/recorded/)
-# is gone.
+# Hostile peers against real swarms (tests/attack/attack*.c, one file a
+# theme, on the shared harness.c): each scenario asserts that the effect
+# it had on the old code (tests/attack/recorded/) is gone.
 if(TARGET collab_engine AND TARGET collab_coll)
-  add_executable(attack ${CMAKE_CURRENT_LIST_DIR}/attack.c
+  add_library(attack_harness STATIC ${CMAKE_CURRENT_LIST_DIR}/harness.c
     ${PROJECT_SOURCE_DIR}/tests/swarm/test_peers.c)
-  target_include_directories(attack PRIVATE ${PROJECT_SOURCE_DIR}/tests/swarm)
-  target_link_libraries(attack PRIVATE collab_engine collab_elastic collab_coll collab_reduce
-    collab_util)
+  target_include_directories(attack_harness PUBLIC ${PROJECT_SOURCE_DIR}/tests/swarm
+    ${CMAKE_CURRENT_LIST_DIR})
+  target_link_libraries(attack_harness PUBLIC collab_engine collab_elastic collab_coll
+    collab_reduce collab_util)
+  add_executable(attack ${CMAKE_CURRENT_LIST_DIR}/attack.c
+    ${CMAKE_CURRENT_LIST_DIR}/attack_stranger.c ${CMAKE_CURRENT_LIST_DIR}/attack_handshake.c
+    ${CMAKE_CURRENT_LIST_DIR}/attack_member.c ${CMAKE_CURRENT_LIST_DIR}/attack_checkpoint.c)
+  target_link_libraries(attack PRIVATE attack_harness)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood status
       checkpoint)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
   endforeach()
+  # A hostile member against the majority rule of a real collab-monitor's
+  # checkpoints (docs/monitor.md §7): 3 trainers (the liar outvoted, or its
+  # DATA refused by the hash check) and 2 (a tie: no checkpoint).
+  if(TARGET collab-monitor)
+    foreach(sc checkpoint_liar checkpoint_liar_data checkpoint_tie)
+      add_test(NAME attack_${sc} COMMAND attack ${sc})
+      set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack;monitor"
+        ENVIRONMENT "ATTACK_MONITOR=$<TARGET_FILE:collab-monitor>")
+    endforeach()
+  endif()
   # Above the default COLLAB_MAX_HANDSHAKES (1024), so that only the per-host
   # cap lets the joiner in; the recorded run on the old code (cap 4096)
   # used 4100 keys.
@@ -19,11 +34,8 @@ if(TARGET collab_engine AND TARGET collab_coll)
   # COLLAB_VERIFY: a reducer corrupting its own part among 8 members is
   # caught and removed within 50 all-reduces (3 runs here; bench/verify.sh
   # runs 20).
-  add_executable(attack_verify ${CMAKE_CURRENT_LIST_DIR}/verify.c
-    ${PROJECT_SOURCE_DIR}/tests/swarm/test_peers.c)
-  target_include_directories(attack_verify PRIVATE ${PROJECT_SOURCE_DIR}/tests/swarm)
-  target_link_libraries(attack_verify PRIVATE collab_engine collab_elastic collab_coll
-    collab_reduce collab_util)
+  add_executable(attack_verify ${CMAKE_CURRENT_LIST_DIR}/verify.c)
+  target_link_libraries(attack_verify PRIVATE attack_harness)
   add_test(NAME attack_verify COMMAND attack_verify 3 60)
   set_tests_properties(attack_verify PROPERTIES TIMEOUT 170 LABELS "swarm;attack")
 endif()

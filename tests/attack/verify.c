@@ -25,135 +25,75 @@
     tests/attack/recorded/verify.txt): every result of every collective
     wrong, the hostile member never removed.
 */
-#include "engine/cl_wire.h"
-#include "mpi_collab.h"
-#include "test_peers.h"
+#include "harness.h"
 
 #include "coll/cl_coll_impl.h"
 #include "engine/cl_comm.h"
 
-#include <dlfcn.h>
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include <zmq.h>
-
-#include "real_zmq.h"
 
 #define NP 8
 #define HOSTILE 5
 #define CNT 32768
 #define BOUND 50 /* the hostile member must be out by this collective */
 
-static char s_dir[256];
-static char s_addr[NP][256];
-static int s_port[NP];
-static char s_run[128];
-static bool s_hostile;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---------------------------------------------------------------------- */
-/* The hostile member's wrappers. */
+/* The hostile member's wrappers: they catch the butterfly RESULTs it
+   sends for its part (bitmap, 1 byte for 8 members, then floats) and add
+   1000 to each value. */
 
-static __thread bool t_have; /* a RESULT header went out with SNDMORE */
-static __thread void *t_sock;
-
-int zmq_send(void *s, const void *buf, size_t len, int flags)
+static bool is_result(void *sock, const cl_wire_hdr_t *h)
 {
-    cl_wire_hdr_t h;
-    if (s_hostile && len == CL_WIRE_HDR_SIZE && (flags & ZMQ_SNDMORE) &&
-        memcmp(buf, "CLAB", 4) == 0 && cl_wire_hdr_decode(buf, len, &h) == CL_WIRE_OK &&
-        h.type == CL_MSG_COLL && h.sub == CL_MSG_RESULT && h.comm == CL_COMM_WORLD_ID) {
-        t_have = true;
-        t_sock = s;
-    }
-    return real_zmq_send(s, buf, len, flags);
+    (void)sock;
+    return h->type == CL_MSG_COLL && h->sub == CL_MSG_RESULT && h->comm == CL_COMM_WORLD_ID;
 }
 
-/* A RESULT of this member's part: bitmap (1 byte for 8 members), then
-   floats; each gets 1000 more. */
-int zmq_msg_send(zmq_msg_t *m, void *s, int flags)
+static bool corrupt(const cl_wire_hdr_t *h, uint8_t *d, size_t blen)
 {
-    if (!t_have || s != t_sock)
-        return real_zmq_msg_send(m, s, flags);
-    t_have = false;
-    size_t blen = zmq_msg_size(m);
-    zmq_msg_t forged;
-    if (blen < 1 + sizeof(float) || zmq_msg_init_size(&forged, blen) != 0)
-        return real_zmq_msg_send(m, s, flags);
-    uint8_t *d = zmq_msg_data(&forged);
-    memcpy(d, zmq_msg_data(m), blen);
+    (void)h;
+    if (blen < 1 + sizeof(float))
+        return false;
     for (size_t k = 1; k + sizeof(float) <= blen; k += sizeof(float)) {
         float v;
         memcpy(&v, d + k, sizeof v);
         v += 1000.0f;
         memcpy(d + k, &v, sizeof v);
     }
-    int rc = real_zmq_msg_send(&forged, s, flags);
-    if (rc < 0) {
-        zmq_msg_close(&forged);
-        return real_zmq_msg_send(m, s, flags);
-    }
-    zmq_msg_close(m);
-    return (int)blen;
+    return true;
 }
+
+static const harness_wrap_t s_wrap = {is_result, corrupt, NULL};
 
 /* ---------------------------------------------------------------------- */
 /* The peers. */
 
+static int s_iters;
+
+/* What verify adds to the environment of harness_peer_env. */
 static void peer_env(int i)
 {
-    char v[4096], path[512];
-    snprintf(path, sizeof path, "%s/id%d", s_dir, i);
-    setenv("COLLAB_IDENTITY", path, 1);
-    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
-    setenv("COLLAB_LISTEN", v, 1);
-    snprintf(v, sizeof v, "%d", i);
-    setenv("COLLAB_RANK", v, 1);
-    snprintf(v, sizeof v, "%d", NP);
-    setenv("COLLAB_WORLD_SIZE", v, 1);
-    setenv("COLLAB_RUN_ID", s_run, 1);
-    setenv("COLLAB_MATCHMAKING_TIME", "60", 1);
-    setenv("COLLAB_SHM", "0", 1); /* the wrappers see network traffic only */
+    char path[512];
     if (getenv("COLLAB_VERIFY") == NULL)
         setenv("COLLAB_VERIFY", "1", 1);
-    if (getenv("COLLAB_TIMEOUT") == NULL)
-        setenv("COLLAB_TIMEOUT", "5", 1);
-    if (getenv("COLLAB_LOG") == NULL)
-        setenv("COLLAB_LOG", "info", 1);
     snprintf(path, sizeof path, "%s/log%d", s_dir, i);
     setenv("COLLAB_LOG_FILE", path, 1);
-    v[0] = '\0';
-    for (int j = 0; j < (i == 0 ? 0 : NP); j++)
-        if (j != i) {
-            strncat(v, s_addr[j], sizeof v - strlen(v) - 2);
-            strcat(v, " ");
-        }
-    if (v[0] != '\0')
-        setenv("COLLAB_INITIAL_PEERS", v, 1);
-    else
-        unsetenv("COLLAB_INITIAL_PEERS");
 }
 
 /* Peer i: `iters` all-reduces, checked (see the top comment).  Peer 0
    writes the collective at which it first saw the group of 7 (or -1) to
    <dir>/out. */
-static int peer_main(int i, int iters)
+static int peer_main(int i, int n)
 {
-    s_hostile = i == HOSTILE;
+    (void)n;
+    int iters = s_iters;
+    bool hostile = i == HOSTILE;
+    peer_env(i);
+    if (hostile)
+        harness_wrap(&s_wrap);
     int rc = collab_init(NULL);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[verify] peer %d: collab_init: %s\n", i, collab_strerror(rc));
@@ -191,7 +131,7 @@ static int peer_main(int i, int iters)
         rc = collab_allreduce(w, x, y, CNT + 1, COLLAB_FLOAT, &sum, NULL);
         collab_info_t info = {0};
         (void)collab_last_info(&info);
-        if (s_hostile) {
+        if (hostile) {
             if (rc == COLLAB_OK && y[CNT] > 0)
                 break;
             if (rc != COLLAB_OK)
@@ -245,7 +185,7 @@ static int peer_main(int i, int iters)
             bad++;
         }
     }
-    if (s_hostile) {
+    if (hostile) {
         pause(); /* killed by the parent */
         return 0;
     }
@@ -258,15 +198,8 @@ static int peer_main(int i, int iters)
             "[verify] peer %d: group of 7 from all-reduce %d on, %d checks failed; %d "
             "all-reduces with the hostile member had a wrong result\n",
             i, out_at, bad, wrong8);
-    if (i == 0) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/out", s_dir);
-        FILE *f = fopen(path, "w");
-        if (f != NULL) {
-            fprintf(f, "%d\n", out_at);
-            fclose(f);
-        }
-    }
+    if (i == 0)
+        harness_write_int("out", out_at);
     rc = collab_finalize();
     free(x);
     free(y);
@@ -278,93 +211,47 @@ static int peer_main(int i, int iters)
 
 static bool log_has(int i, const char *what)
 {
-    char path[512], line[4096];
+    char path[512];
     snprintf(path, sizeof path, "%s/log%d", s_dir, i);
-    FILE *f = fopen(path, "r");
-    bool found = false;
-    while (f != NULL && !found && fgets(line, sizeof line, f) != NULL)
-        found = strstr(line, what) != NULL;
-    if (f != NULL)
-        fclose(f);
-    return found;
+    return harness_log_lines(path, what, NULL) > 0;
 }
 
 /* One run; returns 0 on success, 1 on failure, 3 on a broken set-up.
  *out_at gets the collective at which the group shrank. */
 static int one_run(int run, int iters, int *out_at)
 {
-    test_peers_prepare("verify", NP, s_dir, sizeof s_dir, s_addr, s_port);
-    snprintf(s_run, sizeof s_run, "attack-verify-%d-%d", (int)getpid(), run);
-    pid_t pid[NP];
-    for (int i = 0; i < NP; i++) {
-        fflush(stderr);
-        pid[i] = fork();
-        if (pid[i] < 0) {
-            perror("fork");
-            return 3;
-        }
-        if (pid[i] == 0) {
-            peer_env(i);
-            int rc = peer_main(i, iters);
-            fflush(stderr);
-            _exit(rc);
-        }
-    }
+    char id[128];
+    snprintf(id, sizeof id, "attack-verify-%d-%d", (int)getpid(), run);
+    harness_prepare("verify", id, NP);
+    s_iters = iters;
+    for (int i = 0; i < NP; i++)
+        spawn(i, NP, i == 0 ? 0u : ((1u << NP) - 1) & ~(1u << i), peer_main);
+    (void)reap(((1u << NP) - 1) & ~(1u << HOSTILE), 120);
     int bad = 0;
     bool setup = false;
-    double t0 = now_s();
     for (int i = 0; i < NP; i++) {
-        if (i == HOSTILE)
+        if (i == HOSTILE || s_status[i] == 0)
             continue;
-        int st = 0;
-        for (;;) {
-            pid_t r = waitpid(pid[i], &st, WNOHANG);
-            if (r == pid[i])
-                break;
-            if (now_s() - t0 > 120) {
-                fprintf(stderr, "[verify] peer %d still runs after 120 s; killing it\n", i);
-                kill(pid[i], SIGKILL);
-                waitpid(pid[i], &st, 0);
-                break;
-            }
-            usleep(20000);
-        }
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+        if (s_status[i] == 3)
             setup = true;
-        else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "[verify] peer %d failed (status %d)\n", i,
-                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+        else
             bad++;
-        }
     }
-    kill(pid[HOSTILE], SIGKILL);
-    waitpid(pid[HOSTILE], NULL, 0);
+    harness_kill(HOSTILE);
     if (setup && bad == 0) {
         fprintf(stderr, "[verify] run %d: the swarm did not form (logs in %s)\n", run, s_dir);
         return 3;
     }
-    *out_at = -1;
-    char path[512];
-    snprintf(path, sizeof path, "%s/out", s_dir);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        if (fscanf(f, "%d", out_at) != 1)
-            *out_at = -1;
-        fclose(f);
-    }
+    *out_at = harness_read_int("out", -1);
     /* The coordinator (rank 0) names the convicted member. */
     if (!log_has(0, "returned a wrong result")) {
         fprintf(stderr, "[verify] run %d: rank 0's log does not name the wrong result\n", run);
         bad++;
     }
-    if (bad > 0 || getenv("VERIFY_KEEP") != NULL) {
+    if (bad > 0 || getenv("VERIFY_KEEP") != NULL)
         fprintf(stderr, "[verify] run %d: logs kept in %s\n", run, s_dir);
-    } else {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-        if (strncmp(s_dir, "/tmp/collab-verify-", 19) == 0 && system(cmd) != 0)
-            fprintf(stderr, "[verify] could not remove %s\n", s_dir);
-    }
+    else
+        harness_cleanup();
     return bad > 0 ? 1 : 0;
 }
 
@@ -377,6 +264,9 @@ int main(int argc, char **argv)
         return 3;
     }
     signal(SIGPIPE, SIG_IGN);
+    harness_tag = "verify";
+    if (getenv("COLLAB_TIMEOUT") == NULL)
+        setenv("COLLAB_TIMEOUT", "5", 1);
     int failed = 0;
     for (int r = 0; r < runs; r++) {
         int at = -1;

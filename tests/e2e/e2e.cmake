@@ -57,7 +57,9 @@ if(COLLAB_MPICC_MPICH)
     set_tests_properties(e2e.monitor PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
     collab_e2e(monitor_checkpoint monitor_checkpoint.sh 4 150 "ours;elastic;monitor")
     collab_e2e(monitor_checkpoint_groups monitor_checkpoint.sh 4 150 "ours;elastic;monitor" groups)
+    collab_e2e(monitor_restart_alive monitor_restart.sh 4 150 "ours;elastic;monitor" alive)
+    collab_e2e(monitor_restart_all monitor_restart.sh 4 150 "ours;elastic;monitor" all)
     set_tests_properties(e2e.monitor_checkpoint e2e.monitor_checkpoint_groups
-      PROPERTIES FIXTURES_REQUIRED "")
+      e2e.monitor_restart_alive e2e.monitor_restart_all PROPERTIES FIXTURES_REQUIRED "")
   endif()
 endif()

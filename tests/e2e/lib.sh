@@ -174,8 +174,15 @@ hand_start() {
     hand_watchdogs+=($!)
 }
 
-# hand_wait_for FILE PATTERN SECONDS: until a line of FILE matches.
-hand_wait_for() {
+# hand_wait_for FILE PATTERN SECONDS: until a line of FILE matches
+# (wait_for, below).
+hand_wait_for() { wait_for "$@"; }
+
+hand_cleanup() { kill -9 "${hand_pids[@]}" "${hand_watchdogs[@]}" 2>/dev/null; }
+
+# wait_for FILE PATTERN SECONDS: true once FILE has a line matching PATTERN
+# (grep's basic syntax), false after SECONDS.
+wait_for() {
     local i
     for i in $(seq $(($3 * 10))); do
         grep -q -- "$2" "$1" 2>/dev/null && return 0
@@ -184,4 +191,64 @@ hand_wait_for() {
     return 1
 }
 
-hand_cleanup() { kill -9 "${hand_pids[@]}" "${hand_watchdogs[@]}" 2>/dev/null; }
+# wait_count FILE PATTERN N SECONDS: true once N lines of FILE match.
+wait_count() {
+    local i
+    for i in $(seq $(($4 * 10))); do
+        [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# monitor_start NAME ARGS...: starts collab-monitor ($E2E_MONITOR) with
+# ARGS on a random loopback port, in the background, its output in
+# NAME.out and NAME.err; a port another test holds is tried again with
+# another (3 tries).  Sets mon_port, mon_pid (added to the array pids) and
+# mon_addr (its join line); fails the test when it prints none in 20 s.
+monitor_start() {
+    local name=$1 try
+    shift
+    for try in 1 2 3; do
+        mon_port=$((20000 + RANDOM % 20000))
+        "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$mon_port" "$@" \
+            >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
+        mon_pid=$!
+        pids+=($mon_pid)
+        wait_for "$E2E_LOG/$name.err" '^COLLAB_INITIAL_PEERS=\|Address already in use' 20
+        grep -q 'Address already in use' "$E2E_LOG/$name.err" || break
+        wait "$mon_pid"
+    done
+    wait_for "$E2E_LOG/$name.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "monitor $name printed no join line"
+    mon_addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/$name.err" | head -n 1)
+}
+
+# ckpt_summary FILE: reads a collab-monitor checkpoint of the example
+# trainer (the layout of docs/monitor.md §7) and prints its step, its
+# step-counter buffer (the last buffer) and the FNV-1a checksum of the
+# parameter buffers (every other one), the trainer's own checksum.
+ckpt_summary() {
+    "${E2E_PYTHON:-python3}" - "$1" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"COLLABCK"
+ver, n, step, seq, prefix, rlen = struct.unpack_from("<IIQQQI", b, 8)
+off = 44 + rlen + 4 * prefix
+rows = []
+for i in range(n):
+    what, sig, idx, size = struct.unpack_from("<B3xIQQ", b, off)
+    rows.append((what, idx, size))
+    off += 56
+data = {}
+for what, idx, size in rows:
+    data[(what, idx)] = b[off:off + size]
+    off += size
+bufs = sorted(k for k in data if k[0] == 0)
+h = 0xcbf29ce484222325
+for k in bufs[:-1]:
+    for c in data[k]:
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+counter = struct.unpack("<i", data[bufs[-1]])[0]
+print(step, counter, "%016x" % h)
+EOF
+}

@@ -63,15 +63,6 @@ wait_row() {
     return 1
 }
 
-wait_for() {
-    local i
-    for i in $(seq $(($3 * 10))); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # monitor NAME [extra flags]: starts the monitor in the background.
 monitor() {
     local name=$1

@@ -28,51 +28,20 @@ gflags=()
 need E2E_TRAINER E2E_MONITOR
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
-py=${E2E_PYTHON:-python3}
 export COLLAB_TIMEOUT=2
 limit=100
 dir="$E2E_LOG/monitor_checkpoint"
 rm -rf "$dir" && mkdir -p "$dir"
 pids=()
 
-wait_for() {
-    local i
-    for i in $(seq $(($3 * 10))); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-# wait_count FILE PATTERN N SECONDS
-wait_count() {
-    local i
-    for i in $(seq $(($4 * 10))); do
-        [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 cleanup() { kill -9 "${pids[@]}" 2>/dev/null; }
 trap cleanup EXIT
 
-# A random port may be taken by another test on this machine: a few tries.
-for try in 1 2 3; do
-    port=$((20000 + RANDOM % 20000))
-    "$E2E_MONITOR" --listen "/ip4/127.0.0.1/tcp/$port" --identity "$dir/monitor.key" \
-        --world-size 4 --http off --db "$dir/history.db" --tick 1 \
-        --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 "${gflags[@]}" \
-        >"$E2E_LOG/mon.out" 2>"$E2E_LOG/mon.err" &
-    mon_pid=$!
-    pids+=($mon_pid)
-    wait_for "$E2E_LOG/mon.err" '^COLLAB_INITIAL_PEERS=\|Address already in use' 20
-    grep -q 'Address already in use' "$E2E_LOG/mon.err" || break
-    wait "$mon_pid"
-done
+monitor_start mon --identity "$dir/monitor.key" --world-size 4 --http off \
+    --db "$dir/history.db" --tick 1 --checkpoint-dir "$dir/ckpt" --checkpoint-every 5 "${gflags[@]}"
 (sleep "$limit" && kill -9 "$mon_pid" 2>/dev/null) >/dev/null 2>&1 &
 pids+=($!)
-wait_for "$E2E_LOG/mon.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the monitor printed no join line"
-addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/mon.err" | head -n 1)
+addr=$mon_addr
 
 # trainer NAME STEPS
 trainer() {
@@ -112,30 +81,7 @@ grep -q 'is refused: its hash does not match its contents (corrupted)' "$E2E_LOG
 say "$(cat "$E2E_LOG/corrupt.out")"
 # Step, step-counter buffer and FNV-1a of the parameter buffers (every
 # buffer but the last, the step counter).
-read -r K C X < <("$py" - "$latest" <<'EOF'
-import struct, sys
-b = open(sys.argv[1], "rb").read()
-assert b[:8] == b"COLLABCK"
-ver, n, step, seq, prefix, rlen = struct.unpack_from("<IIQQQI", b, 8)
-off = 44 + rlen + 4 * prefix
-rows = []
-for i in range(n):
-    what, sig, idx, size = struct.unpack_from("<B3xIQQ", b, off)
-    rows.append((what, idx, size))
-    off += 56
-data = {}
-for what, idx, size in rows:
-    data[(what, idx)] = b[off:off + size]
-    off += size
-bufs = sorted(k for k in data if k[0] == 0)
-h = 0xcbf29ce484222325
-for k in bufs[:-1]:
-    for c in data[k]:
-        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-counter = struct.unpack("<i", data[bufs[-1]])[0]
-print(step, counter, "%016x" % h)
-EOF
-)
+read -r K C X < <(ckpt_summary "$latest")
 say "latest checkpoint: $latest: step $K, step counter $C, parameters' checksum $X"
 [ -n "$K" ] && [ "$K" -ge 5 ] || fail "unreadable checkpoint or step below 5"
 [ "$C" = "$K" ] || fail "the checkpoint's step counter ($C) is not its step ($K)"

@@ -102,31 +102,14 @@ static void cleanup(int n)
    `nveterans` first peers other than itself. */
 static void child_env(int i, int world, int nveterans)
 {
-    char v[4096], path[512];
-    snprintf(path, sizeof path, "%s/id%d", s_dir, i);
-    setenv("COLLAB_IDENTITY", path, 1);
-    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
-    setenv("COLLAB_LISTEN", v, 1);
-    snprintf(v, sizeof v, "%d", i);
-    setenv("COLLAB_RANK", v, 1);
-    snprintf(v, sizeof v, "%d", world);
-    setenv("COLLAB_WORLD_SIZE", v, 1);
-    snprintf(v, sizeof v, "test-elastic-%s-%d", s_scenario, (int)getppid());
-    setenv("COLLAB_RUN_ID", v, 1);
+    char run[256];
+    snprintf(run, sizeof run, "test-elastic-%s-%d", s_scenario, (int)getppid());
+    test_peers_env(s_dir, i, s_port[i], world, run);
     setenv("COLLAB_MATCHMAKING_TIME", "1", 1);
     setenv("COLLAB_TIMEOUT", "2", 1);
     if (getenv("COLLAB_LOG") == NULL)
         setenv("COLLAB_LOG", "info", 1);
-    unsetenv("COLLAB_INITIAL_PEERS");
-    v[0] = '\0';
-    for (int j = 0; j < nveterans; j++) {
-        if (j == i)
-            continue;
-        strncat(v, s_addr[j], sizeof v - strlen(v) - 2);
-        strcat(v, " ");
-    }
-    if (i > 0)
-        setenv("COLLAB_INITIAL_PEERS", v, 1);
+    test_peers_initial(s_addr, nveterans, i > 0 ? ((1u << nveterans) - 1) & ~(1u << i) : 0u);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -433,19 +416,15 @@ static int scenario_join(bool marks, const char *per_step)
     return s_fail == 0 ? 0 : 1;
 }
 
-static int scenario_straggler(void)
+/* Runs 3 peers of pg (wait_all with `deadline` and `stop_after`): every
+   one must finish with no bad step and the same checksum. */
+static int run_agree(const prog_t *pg, double deadline, double stop_after)
 {
-    prog_t pg = {.steps = 300,
-                 .sleep_ms = 30,
-                 .marks = true,
-                 .stop_rank = 2,
-                 .stop_step = 15,
-                 .bend_rank = -1};
     prepare(3);
     pid_t pids[3];
     for (int i = 0; i < 3; i++)
-        pids[i] = spawn(i, 3, 3, &pg);
-    int bad = wait_all(pids, 3, 80.0, 6.0);
+        pids[i] = spawn(i, 3, 3, pg);
+    int bad = wait_all(pids, 3, deadline, stop_after);
     EXPECT(bad == 0);
     out_t o[3];
     bool have = true;
@@ -460,6 +439,17 @@ static int scenario_straggler(void)
     return s_fail == 0 ? 0 : 1;
 }
 
+static int scenario_straggler(void)
+{
+    prog_t pg = {.steps = 300,
+                 .sleep_ms = 30,
+                 .marks = true,
+                 .stop_rank = 2,
+                 .stop_step = 15,
+                 .bend_rank = -1};
+    return run_agree(&pg, 80.0, 6.0);
+}
+
 /* Rank 1 changes its parameters at step 30; the check at step 64 finds
    it and resyncs it. */
 static int scenario_diverge(void)
@@ -470,23 +460,7 @@ static int scenario_diverge(void)
                  .stop_rank = -1,
                  .bend_rank = 1,
                  .bend_step = 30};
-    prepare(3);
-    pid_t pids[3];
-    for (int i = 0; i < 3; i++)
-        pids[i] = spawn(i, 3, 3, &pg);
-    int bad = wait_all(pids, 3, 60.0, 0);
-    EXPECT(bad == 0);
-    out_t o[3];
-    bool have = true;
-    for (int i = 0; i < 3; i++)
-        have = read_out(i, &o[i]) && have;
-    EXPECT(have);
-    for (int i = 0; have && i < 3; i++) {
-        EXPECT(o[i].bad == 0);
-        EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
-    }
-    cleanup(3);
-    return s_fail == 0 ? 0 : 1;
+    return run_agree(&pg, 60.0, 0);
 }
 
 /* The hash peer i recorded at the top of `step`, or false. */

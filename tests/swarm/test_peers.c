@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,4 +49,32 @@ void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (
                  cl_identity_peer_id(id));
         cl_identity_destroy(&id);
     }
+}
+
+void test_peers_env(const char *dir, int i, int port, int n, const char *run)
+{
+    char v[512];
+    snprintf(v, sizeof v, "%s/id%d", dir, i);
+    setenv("COLLAB_IDENTITY", v, 1);
+    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", port);
+    setenv("COLLAB_LISTEN", v, 1);
+    snprintf(v, sizeof v, "%d", i);
+    setenv("COLLAB_RANK", v, 1);
+    snprintf(v, sizeof v, "%d", n);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
+    setenv("COLLAB_RUN_ID", run, 1);
+}
+
+void test_peers_initial(char (*addrs)[256], int n, unsigned mask)
+{
+    char v[4096] = "";
+    for (int j = 0; j < n; j++)
+        if (mask & (1u << j)) {
+            strncat(v, addrs[j], sizeof v - strlen(v) - 2);
+            strcat(v, " ");
+        }
+    if (v[0] != '\0')
+        setenv("COLLAB_INITIAL_PEERS", v, 1);
+    else
+        unsetenv("COLLAB_INITIAL_PEERS");
 }

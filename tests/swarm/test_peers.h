@@ -1,5 +1,5 @@
 /*  test_peers.h - set-up shared by the multi-process engine tests
-    (test_swarm.c, test_elastic.c): what collab-run does for local peers.
+    (tests/swarm, tests/attack): what collab-run does for local peers.
 */
 #ifndef TEST_PEERS_H_INCLUDED
 #define TEST_PEERS_H_INCLUDED
@@ -13,5 +13,14 @@
    with status 3 on failure (a broken test set-up, not a test failure). */
 void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (*addrs)[256],
                         int *ports);
+
+/* Sets the environment collab-run gives peer i of n of run `run`:
+   COLLAB_IDENTITY (<dir>/id<i>), COLLAB_LISTEN (loopback, `port`),
+   COLLAB_RANK, COLLAB_WORLD_SIZE and COLLAB_RUN_ID. */
+void test_peers_env(const char *dir, int i, int port, int n, const char *run);
+
+/* Sets COLLAB_INITIAL_PEERS to the addresses of the peers in `mask` (bit
+   j: addrs[j], j < n), or unsets it when the mask is empty. */
+void test_peers_initial(char (*addrs)[256], int n, unsigned mask);
 
 #endif

@@ -100,37 +100,20 @@ static void cleanup_dir(int n)
     rmdir(s_dir);
 }
 
-/* The environment collab-run gives peer i of n. */
+/* The environment collab-run gives peer i of n: peer 0 founds, the
+   others list every other peer. */
 static void child_env(int i, int n, const char *extra_run)
 {
-    char v[4096], path[512];
-    snprintf(path, sizeof path, "%s/id%d", s_dir, i);
-    setenv("COLLAB_IDENTITY", path, 1);
-    snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
-    setenv("COLLAB_LISTEN", v, 1);
-    snprintf(v, sizeof v, "%d", i);
-    setenv("COLLAB_RANK", v, 1);
-    snprintf(v, sizeof v, "%d", n);
-    setenv("COLLAB_WORLD_SIZE", v, 1);
-    snprintf(v, sizeof v, "test-%s-%d", extra_run, (int)getppid());
-    setenv("COLLAB_RUN_ID", v, 1);
+    char run[256];
+    snprintf(run, sizeof run, "test-%s-%d", extra_run, (int)getppid());
+    test_peers_env(s_dir, i, s_port[i], n, run);
     if (getenv("COLLAB_MATCHMAKING_TIME") == NULL)
         setenv("COLLAB_MATCHMAKING_TIME", "10", 1);
     if (getenv("COLLAB_TIMEOUT") == NULL)
         setenv("COLLAB_TIMEOUT", "2", 1);
     if (getenv("COLLAB_LOG") == NULL)
         setenv("COLLAB_LOG", "info", 1);
-    unsetenv("COLLAB_INITIAL_PEERS");
-    if (i > 0) {
-        v[0] = '\0';
-        for (int j = 0; j < n; j++) {
-            if (j == i)
-                continue;
-            strncat(v, s_addr[j], sizeof v - strlen(v) - 2);
-            strcat(v, " ");
-        }
-        setenv("COLLAB_INITIAL_PEERS", v, 1);
-    }
+    test_peers_initial(s_addr, n, i > 0 ? ((1u << n) - 1) & ~(1u << i) : 0u);
 }
 
 typedef int (*child_fn)(int i, int n);
@@ -767,164 +750,162 @@ static int child_standby(int i, int n)
     return 0;
 }
 
+/* Forks peer k of n with child_env, then env(k) when not NULL, running
+   fn; the child exits 1 when fn or a CHECK failed. */
+static pid_t fork_child(int k, int n, const char *sc, child_fn fn, void (*env)(int k))
+{
+    pid_t p = fork();
+    if (p == 0) {
+        s_rank = k;
+        child_env(k, n, sc);
+        if (env != NULL)
+            env(k);
+        _exit(fn(k, n) != 0 || s_failures > 0 ? 1 : 0);
+    }
+    return p;
+}
+
+/* 1 when any of the n wait statuses is not a clean exit 0 (each named). */
+static int failed(const int *st, int n, const char *what)
+{
+    int rc = 0;
+    for (int k = 0; k < n; k++)
+        if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
+            fprintf(stderr, "[test] %s %d failed\n", what, k);
+            rc = 1;
+        }
+    return rc;
+}
+
+/* The restarted rank 2 of scenario restart. */
+static void env_again(int k)
+{
+    (void)k;
+    setenv("TEST_SWARM_AGAIN", "1", 1);
+}
+
+/* Scenario errors: peers 1 to 4 list peer 0 only and name no world size. */
+static void env_errors(int k)
+{
+    (void)k;
+    setenv("COLLAB_INITIAL_PEERS", s_addr[0], 1);
+    unsetenv("COLLAB_WORLD_SIZE");
+}
+
+/* Scenario passphrase: the joiners list peer 0 only; peer 2 names no rank
+   or world size; the founder sets the aggregation the others adopt. */
+static void env_passphrase(int k)
+{
+    if (k > 0)
+        setenv("COLLAB_INITIAL_PEERS", s_addr[0], 1);
+    if (k == 2) {
+        unsetenv("COLLAB_RANK");
+        unsetenv("COLLAB_WORLD_SIZE");
+    }
+    if (k == 0)
+        setenv("COLLAB_AGGREGATION", "centered_clip", 1);
+}
+
+/* The scenarios that run() runs as they are: n peers of fn under a
+   deadline; `victim` (-1: none) is the rank the scenario harms, and may
+   die of a signal when `killed`; `timeout` overrides COLLAB_TIMEOUT. */
+typedef struct {
+    const char *name;
+    int n;
+    child_fn fn;
+    double deadline;
+    int victim;
+    bool killed;
+    const char *timeout;
+} scenario_t;
+
+static const scenario_t s_scenarios[] = {
+    {"basic", 4, child_basic, 90, -1, false, NULL},
+    {"kill", 3, child_kill, 90, 2, true, NULL},
+    {"kill0", 3, child_kill, 90, 0, true, NULL},
+    {"stop", 3, child_stop, 90, 1, true, NULL},
+    {"goodbye", 3, child_goodbye, 90, 2, false, "5"},
+    {"client", 3, child_client, 90, -1, false, NULL},
+    {"strict", 3, child_strict, 90, 2, true, NULL},
+    {"standby", 3, child_standby, 90, -1, false, NULL},
+    {"groups", 5, child_groups, 120, -1, false, NULL},
+    {"strict_leave", 3, child_strict_leave, 90, -1, false, "5"},
+    {"weight", 3, child_weight, 90, -1, false, NULL},
+    {"monitor", 4, child_monitor, 90, -1, false, NULL},
+    {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
+    {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
+};
+
 int main(int argc, char **argv)
 {
     const char *sc = argc > 1 ? argv[1] : "basic";
     int rc;
-    if (strcmp(sc, "basic") == 0) {
-        prepare(4);
-        rc = run(4, child_basic, sc, 90, 0);
-        cleanup_dir(4);
-    } else if (strcmp(sc, "kill") == 0 || strcmp(sc, "kill0") == 0) {
-        s_victim = strcmp(sc, "kill0") == 0 ? 0 : 2;
-        prepare(3);
-        rc = run(3, child_kill, sc, 90, 1u << s_victim);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "stop") == 0) {
-        s_victim = 1;
-        prepare(3);
-        rc = run(3, child_stop, sc, 90, 1u << s_victim);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "goodbye") == 0) {
-        setenv("COLLAB_TIMEOUT", "5", 1);
-        s_victim = 2;
-        prepare(3);
-        rc = run(3, child_goodbye, sc, 90, 0);
-        cleanup_dir(3);
+    const scenario_t *t = NULL;
+    for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios[0] && t == NULL; k++)
+        if (strcmp(sc, s_scenarios[k].name) == 0)
+            t = &s_scenarios[k];
+    if (t != NULL) {
+        if (t->timeout != NULL)
+            setenv("COLLAB_TIMEOUT", t->timeout, 1);
+        s_victim = t->victim;
+        prepare(t->n);
+        rc = run(t->n, t->fn, sc, t->deadline, t->victim >= 0 && t->killed ? 1u << t->victim : 0);
+        cleanup_dir(t->n);
     } else if (strcmp(sc, "restart") == 0) {
         prepare(3);
         pid_t p[4];
-        for (int i = 0; i < 3; i++) {
-            p[i] = fork();
-            if (p[i] == 0) {
-                s_rank = i;
-                child_env(i, 3, sc);
-                _exit(child_restart(i, 3) != 0 || s_failures > 0 ? 1 : 0);
-            }
-        }
+        for (int i = 0; i < 3; i++)
+            p[i] = fork_child(i, 3, sc, child_restart, NULL);
         int st[4];
         waitpid(p[2], &st[2], 0); /* the first rank 2 kills itself */
-        p[3] = fork();
-        if (p[3] == 0) {
-            s_rank = 2;
-            child_env(2, 3, sc);
-            setenv("TEST_SWARM_AGAIN", "1", 1);
-            _exit(child_restart(2, 3) != 0 || s_failures > 0 ? 1 : 0);
-        }
+        p[3] = fork_child(2, 3, sc, child_restart, env_again);
         waitpid(p[0], &st[0], 0);
         waitpid(p[1], &st[1], 0);
         waitpid(p[3], &st[3], 0);
-        rc = 0;
-        for (int i = 0; i < 4; i++)
-            if (i != 2 && !(WIFEXITED(st[i]) && WEXITSTATUS(st[i]) == 0)) {
-                fprintf(stderr, "[test] process %d failed\n", i);
-                rc = 1;
-            }
-        cleanup_dir(3);
-    } else if (strcmp(sc, "client") == 0) {
-        prepare(3);
-        rc = run(3, child_client, sc, 90, 0);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "strict") == 0) {
-        s_victim = 2;
-        prepare(3);
-        rc = run(3, child_strict, sc, 90, 1u << s_victim);
+        st[2] = 0; /* killed itself, as it should */
+        rc = failed(st, 4, "process");
         cleanup_dir(3);
     } else if (strcmp(sc, "errors") == 0) {
         prepare(5);
         if (pipe(s_pipe) != 0)
             return 3;
         /* Run the founder alone first so that the joiners find it. */
-        pid_t founder = fork();
-        if (founder == 0) {
-            s_rank = 0;
-            child_env(0, 3, sc);
-            _exit(child_errors(0, 3) != 0 || s_failures > 0 ? 1 : 0);
-        }
+        pid_t founder = fork_child(0, 3, sc, child_errors, NULL);
         close(s_pipe[0]);
         /* Peers 1 to 4 list peer 0 only. */
-        char only0[300];
-        snprintf(only0, sizeof only0, "%s", s_addr[0]);
         pid_t j[4];
-        for (int k = 1; k <= 4; k++) {
-            j[k - 1] = fork();
-            if (j[k - 1] == 0) {
-                s_rank = k;
-                child_env(k, 3, sc);
-                setenv("COLLAB_INITIAL_PEERS", only0, 1);
-                unsetenv("COLLAB_WORLD_SIZE");
-                _exit(child_errors(k, 3) != 0 || s_failures > 0 ? 1 : 0);
-            }
-        }
+        for (int k = 1; k <= 4; k++)
+            j[k - 1] = fork_child(k, 3, sc, child_errors, env_errors);
         int st[5];
         for (int k = 1; k <= 4; k++)
             waitpid(j[k - 1], &st[k], 0);
         close(s_pipe[1]);
         waitpid(founder, &st[0], 0);
-        rc = 0;
-        for (int k = 0; k <= 4; k++)
-            if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
-                fprintf(stderr, "[test] peer %d failed\n", k);
-                rc = 1;
-            }
+        rc = failed(st, 5, "peer");
         cleanup_dir(5);
     } else if (strcmp(sc, "passphrase") == 0) {
         prepare(3);
         if (pipe(s_pipe) != 0)
             return 3;
-        char only0[300];
-        snprintf(only0, sizeof only0, "%s", s_addr[0]);
         pid_t p[3];
-        for (int k = 0; k < 3; k++) {
-            p[k] = fork();
-            if (p[k] == 0) {
-                s_rank = k;
-                child_env(k, 2, sc);
-                if (k > 0)
-                    setenv("COLLAB_INITIAL_PEERS", only0, 1);
-                if (k == 2) {
-                    unsetenv("COLLAB_RANK");
-                    unsetenv("COLLAB_WORLD_SIZE");
-                }
-                if (k == 0)
-                    setenv("COLLAB_AGGREGATION", "centered_clip", 1);
-                _exit(child_passphrase(k, 2) != 0 || s_failures > 0 ? 1 : 0);
-            }
-        }
+        for (int k = 0; k < 3; k++)
+            p[k] = fork_child(k, 2, sc, child_passphrase, env_passphrase);
         close(s_pipe[0]);
         int st[3];
         waitpid(p[1], &st[1], 0);
         waitpid(p[2], &st[2], 0);
         close(s_pipe[1]);
         waitpid(p[0], &st[0], 0);
-        rc = 0;
-        for (int k = 0; k < 3; k++)
-            if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
-                fprintf(stderr, "[test] peer %d failed\n", k);
-                rc = 1;
-            }
+        rc = failed(st, 3, "peer");
         cleanup_dir(3);
     } else if (strcmp(sc, "unreachable") == 0) {
         prepare(2);
         /* Only peer 1's process runs; it lists peer 0, which never starts. */
-        pid_t p = fork();
-        if (p == 0) {
-            s_rank = 1;
-            child_env(1, 2, sc);
-            _exit(child_unreachable(1, 2) != 0 || s_failures > 0 ? 1 : 0);
-        }
+        pid_t p = fork_child(1, 2, sc, child_unreachable, NULL);
         int st;
         waitpid(p, &st, 0);
         rc = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
         cleanup_dir(2);
-    } else if (strcmp(sc, "standby") == 0) {
-        prepare(3);
-        rc = run(3, child_standby, sc, 90, 0);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "groups") == 0) {
-        prepare(5);
-        rc = run(5, child_groups, sc, 120, 0);
-        cleanup_dir(5);
     } else if (strcmp(sc, "sigterm") == 0 || strcmp(sc, "leave") == 0) {
         bool sig = strcmp(sc, "sigterm") == 0;
         setenv("COLLAB_TIMEOUT", "5", 1);
@@ -936,27 +917,6 @@ int main(int argc, char **argv)
             rc = 1;
         }
         unlink(leave_marker_path());
-        cleanup_dir(3);
-    } else if (strcmp(sc, "strict_leave") == 0) {
-        setenv("COLLAB_TIMEOUT", "5", 1);
-        prepare(3);
-        rc = run(3, child_strict_leave, sc, 90, 0);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "weight") == 0) {
-        prepare(3);
-        rc = run(3, child_weight, sc, 90, 0);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "monitor") == 0) {
-        prepare(4);
-        rc = run(4, child_monitor, sc, 90, 0);
-        cleanup_dir(4);
-    } else if (strcmp(sc, "shm_kill") == 0) {
-        prepare(3);
-        rc = run(3, child_shm_kill, sc, 90, 1u << 2);
-        cleanup_dir(3);
-    } else if (strcmp(sc, "unexpected") == 0) {
-        prepare(3);
-        rc = run(3, child_unexpected, sc, 90, 0);
         cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"

@@ -12,8 +12,8 @@
     the library's own, started with cl_engine_start_hooks.  The main
     thread wakes every second: it samples the swarm into the history,
     stores events and logs progress.  A restarted monitor that finds peers
-    alive in its history joins through them; if none answers it founds the
-    swarm again.
+    alive in its history joins through them; if none answers within 5 s,
+    it founds the swarm again.
 */
 #include "cm_http.h"
 #include "cm_state.h"
@@ -104,6 +104,10 @@ static const flag_var_t s_flags[] = {
     {"--checkpoint-every", "COLLAB_CHECKPOINT_EVERY"},
 };
 #define NFLAGS (sizeof s_flags / sizeof s_flags[0])
+
+/* Seconds a restarted monitor waits for a handshake with one of the peers
+   of its history before it founds the swarm again (docs/monitor.md §5). */
+#define REJOIN_WAIT 5.0
 
 typedef struct {
     const char *http; /* NULL: off */
@@ -208,9 +212,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
     return 0;
 }
 
-/* Loads the configuration and identity and starts the engine as a monitor.
+/* Loads the configuration and identity and starts the engine as a monitor;
+   found_after > 0: it rejoins through the peers of its history and founds
+   the swarm again when none of them answers within that many seconds.
    Returns 0 or a collab status (logged). */
-static int start_engine(cm_state_t *st, cl_engine_t **eng)
+static int start_engine(cm_state_t *st, cl_engine_t **eng, double found_after)
 {
     cl_config_t cfg;
     char err[600];
@@ -236,6 +242,7 @@ static int start_engine(cm_state_t *st, cl_engine_t **eng)
     }
     snprintf(st->run_id, sizeof st->run_id, "%s", cfg.run_id != NULL ? cfg.run_id : "default");
     cfg.monitor = true;
+    cfg.monitor_found_after = found_after;
     cl_engine_hooks_t hooks = cm_state_hooks(st);
     int rc = cl_engine_start_hooks(&cfg, &id, &hooks, eng);
     cl_identity_destroy(&id);
@@ -288,12 +295,17 @@ int main(int argc, char **argv)
                             "alive when it last ran\n");
         }
     }
+    /* Those peers are gone when none of them completes a handshake
+       within REJOIN_WAIT: it founds the swarm again then, instead of at
+       the join deadline (a trainer that is alive answers in far less).
+       One that answers but does not take it in: founding at the deadline. */
     cl_engine_t *eng = NULL;
-    int rc = start_engine(&st, &eng);
+    int rc = start_engine(&st, &eng, rejoin ? REJOIN_WAIT : 0);
     if (rc == COLLAB_ERR_NETWORK && rejoin) {
-        cl_warn("none of the peers of the last run answered; founding the swarm again");
+        cl_warn("none of the peers of the last run took this monitor in; founding the swarm "
+                "again");
         unsetenv("COLLAB_INITIAL_PEERS");
-        rc = start_engine(&st, &eng);
+        rc = start_engine(&st, &eng, 0);
     }
     if (rc != COLLAB_OK) {
         fprintf(stderr, "collab-monitor: could not start (%s)\n", collab_strerror(rc));

@@ -1,0 +1,31 @@
+/*  attack.h - the scenarios of the attack program (attack.c), one file a
+    theme; each returns the number of peers that failed (0: the attack had
+    no effect) and sets s_setup_failed when the test could not be set up.
+*/
+#ifndef ATTACK_H_INCLUDED
+#define ATTACK_H_INCLUDED
+
+#include "harness.h"
+
+/* harness_prepare for scenario sc with n peers (run id attack-<sc>-<pid>). */
+void prepare(const char *sc, int n);
+
+/* attack_stranger.c */
+int sc_view(void);
+int sc_heartbeat(void);
+int sc_join_reply(void);
+/* attack_handshake.c */
+int sc_prehs(void);
+int sc_conntable(void);
+int sc_hellos(void);
+/* attack_member.c: mode suspect, admit, update, result or status; cnt
+   floats per all-reduce. */
+int sc_member(const char *mode, size_t cnt);
+int sc_flood(void);
+/* attack_checkpoint.c */
+int sc_checkpoint(void);
+/* n trainers (3: a majority against the liar; 2: a tie), the last lies:
+   in its HASHES, or (data) in the DATA it serves. */
+int sc_checkpoint_liar(int n, bool data);
+
+#endif

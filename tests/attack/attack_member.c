@@ -1,0 +1,383 @@
+/*  attack_member.c - a hostile member against real swarms.  Scenarios of
+    the attack program (attack.c).
+
+    Hostile members.  In these scenarios peer 3 of 4 is a real member (it
+    runs collab_init and the same all-reduces) whose outgoing messages pass
+    through the wrappers of zmq_send and zmq_msg_send (harness.h): they decode
+    each message with the project's codec and, once the peer is armed at
+    the rendezvous, add forged ones on the same connection.
+      suspect     SUSPECT(straggler) about rank 1 with every heartbeat.
+                  Old: rank 1 was taken out of the group.  Now: one
+                  member's report alone takes nobody out.
+      admit       an ADMIT that re-admits rank 1 as a straggler with
+                  weight 0 for the next 100000 collectives.  Old: results
+                  lost rank 1's contribution.  Now: only the admitter's
+                  ADMIT counts.
+      update      UPDATE with weight 1e308.  Old: every result was 4 x the
+                  attacker's input.  Now: refused (above the 1e9 that
+                  COLLAB_WEIGHT allows) and the sender banned.
+      result      with each DATA it sends a part's reducer, a RESULT for
+                  that part (which it does not own) full of 1e30.  Old:
+                  corrupted results.  Now: a RESULT counts only from the
+                  part's producer.
+      flood       with every message it sends, point-to-point messages of
+                  64 KiB that nobody receives (tag 999 on the world) and
+                  collective messages of 64 KiB for 16 communicators nobody
+                  created, 64 MiB of each to every other peer.  Old (no
+                  bound on either): each victim kept all of it.  Now, with
+                  COLLAB_MAX_UNEXPECTED_PER_PEER=16: each victim's RSS
+                  grows by less than 64 MiB, the flood is named in its log,
+                  and every all-reduce stays right.
+      status      with each first DATA chunk it sends a part's reducer, a
+                  STATUS for that part whose view names rank 1 failed.
+                  Old: the reducers took the failure over and left rank
+                  1's contribution out of every result (rank 1 itself
+                  hung).  Now: a failure counts only with the receiver's
+                  own evidence, and the forged view holds no repair back.
+*/
+#include "attack.h"
+#include "coll/cl_coll_impl.h"
+#include "engine/cl_comm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS } hostile_t;
+static hostile_t s_hostile = H_NONE;
+
+static uint8_t s_target[32]; /* rank 1's key */
+static uint64_t s_world_seq; /* last world collective seen going out */
+static uint64_t s_world_gen;
+
+/* The flood: per DEALER (one per victim), what went out so far. */
+#define FLOOD_MSG ((size_t)64 << 10)
+#define FLOOD_EACH ((size_t)64 << 20) /* of each kind, to each victim */
+#define FLOOD_COMMS 16
+typedef struct {
+    void *sock;
+    size_t p2p, coll;
+} flood_t;
+static flood_t s_flood[MAXP];
+
+static void flood_after(void *sock, const cl_wire_hdr_t *h)
+{
+    static uint8_t *payload;
+    if (payload == NULL && (payload = calloc(1, FLOOD_MSG)) == NULL)
+        return;
+    flood_t *f = NULL;
+    for (int k = 0; k < MAXP && f == NULL; k++)
+        if (s_flood[k].sock == sock || s_flood[k].sock == NULL) {
+            f = &s_flood[k];
+            f->sock = sock;
+        }
+    if (f == NULL)
+        return;
+    for (int k = 0; k < 8 && f->p2p < FLOOD_EACH; k++) {
+        cl_wire_hdr_t ph;
+        memset(&ph, 0, sizeof ph);
+        ph.type = CL_MSG_P2P;
+        ph.sub = CL_P2P_STANDARD;
+        ph.run = h->run;
+        ph.epoch = h->epoch;
+        ph.comm = CL_COMM_WORLD_ID;
+        ph.part = 3; /* its own world rank: a well-formed send */
+        ph.aux = 999;
+        harness_inject(sock, ph, payload, FLOOD_MSG);
+        f->p2p += FLOOD_MSG;
+    }
+    for (int k = 0; k < 2 && f->coll < FLOOD_EACH; k++) {
+        cl_wire_hdr_t ch;
+        memset(&ch, 0, sizeof ch);
+        ch.type = CL_MSG_COLL;
+        ch.sub = CL_MSG_DATA;
+        ch.run = h->run;
+        ch.epoch = h->epoch;
+        ch.comm = 0x5eed0000u + (f->coll / FLOOD_MSG) % FLOOD_COMMS;
+        ch.seq = f->coll / FLOOD_MSG / FLOOD_COMMS;
+        harness_inject(sock, ch, payload, FLOOD_MSG);
+        f->coll += FLOOD_MSG;
+    }
+}
+
+/* What the hostile member adds after a message (h, body) went out on a
+   DEALER. */
+static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, size_t blen)
+{
+    (void)body;
+    if (h->type == CL_MSG_COLL && h->comm == CL_COMM_WORLD_ID) {
+        s_world_seq = h->seq;
+        s_world_gen = h->epoch;
+    }
+    if (!atomic_load(&s_armed))
+        return;
+    if (s_hostile == H_FLOOD) {
+        flood_after(sock, h);
+        return;
+    }
+    if (h->type == CL_MSG_HEARTBEAT) {
+        cl_wire_msg_t m;
+        memset(&m, 0, sizeof m);
+        if (s_hostile == H_SUSPECT) {
+            m.hdr.type = CL_MSG_SUSPECT;
+            memcpy(m.u.suspect.key, s_target, 32);
+            m.u.suspect.reason = CL_SUSPECT_STRAGGLER;
+            harness_inject_msg(sock, h, &m);
+        } else if (s_hostile == H_UPDATE) {
+            m.hdr.type = CL_MSG_UPDATE;
+            m.u.update.weight = 1e308;
+            harness_inject_msg(sock, h, &m);
+        } else if (s_hostile == H_ADMIT && s_world_gen > 0) {
+            cl_elmsg_t a;
+            memset(&a, 0, sizeof a);
+            cl_el_joiner_t j;
+            memset(&j, 0, sizeof j);
+            memcpy(j.key, s_target, 32);
+            j.rank = 1;
+            j.flags = CL_EL_JOINER_READMIT;
+            a.type = CL_EL_ADMIT;
+            a.s = s_world_seq + 2;
+            a.w0_end = a.s + 100000;
+            a.gen = s_world_gen;
+            a.joiners = &j;
+            a.njoiners = 1;
+            uint8_t *eb = NULL;
+            size_t elen = 0;
+            if (cl_elmsg_encode(&a, &eb, &elen) == COLLAB_OK) {
+                cl_wire_hdr_t eh = *h;
+                eh.type = CL_MSG_ELASTIC;
+                eh.sub = CL_EL_ADMIT;
+                harness_inject(sock, eh, eb, elen);
+            }
+            free(eb);
+        }
+    } else if (s_hostile == H_RESULT && h->type == CL_MSG_COLL && h->sub == CL_MSG_DATA &&
+               h->comm == CL_COMM_WORLD_ID && blen >= sizeof(float)) {
+        /* A RESULT for the part this DATA goes to: bitmap (every one of the
+           4 members contributed), then the chunk's values, all 1e30. */
+        size_t n = blen / sizeof(float);
+        uint8_t *forged = malloc(1 + blen);
+        if (forged == NULL)
+            return;
+        forged[0] = 0x0f;
+        float big = 1e30f;
+        for (size_t k = 0; k < n; k++)
+            memcpy(forged + 1 + k * sizeof(float), &big, sizeof big);
+        cl_wire_hdr_t rh = *h;
+        rh.sub = CL_MSG_RESULT;
+        rh.aux = 0;
+        harness_inject(sock, rh, forged, 1 + blen);
+        free(forged);
+    } else if (s_hostile == H_STATUS && h->type == CL_MSG_COLL && h->sub == CL_MSG_DATA &&
+               h->comm == CL_COMM_WORLD_ID && h->chunk == 0) {
+        /* A STATUS for the part this DATA goes to: its view says rank 1
+           (member 1) failed, and it holds no chunk (a part of 75000
+           floats has 2 chunks: one byte of chunk bits). */
+        uint8_t st[2] = {0x02, 0x00};
+        cl_wire_hdr_t sh = *h;
+        sh.sub = CL_MSG_STATUS;
+        sh.chunk = 0;
+        sh.aux = 0;
+        harness_inject(sock, sh, st, sizeof st);
+    }
+}
+
+static bool is_dealer(void *sock, const cl_wire_hdr_t *h)
+{
+    (void)h;
+    int type = 0;
+    size_t len = sizeof type;
+    return zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) == 0 && type == ZMQ_DEALER;
+}
+
+/* The wrappers catch what goes out on DEALERs and add forgeries after. */
+static const harness_wrap_t s_wrap = {is_dealer, NULL, forge_after};
+
+/* Peer i of 4 with a hostile peer 3.  Each all-reduce of x[k] = i + 1 +
+   k % 7 must give what the group present makes of honest inputs: with all
+   four, the plain sum 10 + 4 (k % 7); with the hostile member taken out
+   (it may be, once banned), 4 x the mean of ranks 0..2, 8 + 4 (k % 7).
+   Anything else (rank 1 left out or weighted 0, the attacker's weight or
+   values winning) is the attack's effect. */
+static int member_main(int i, int n, size_t cnt)
+{
+    (void)n;
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    if (i == 3) {
+        const char *h = getenv("ATTACK_HOSTILE");
+        s_hostile = strcmp(h, "suspect") == 0  ? H_SUSPECT
+                    : strcmp(h, "admit") == 0  ? H_ADMIT
+                    : strcmp(h, "update") == 0 ? H_UPDATE
+                    : strcmp(h, "flood") == 0  ? H_FLOOD
+                    : strcmp(h, "status") == 0 ? H_STATUS
+                                               : H_RESULT;
+        peer_key(1, s_target);
+        harness_wrap(&s_wrap);
+    }
+    collab_comm_t *w = collab_comm_world();
+    /* One more element: rank 0 sets it once the attack has run long
+       enough, and every peer stops after the all-reduce that carries it,
+       so all run the same number of collectives. */
+    float *x = malloc((cnt + 1) * sizeof *x), *y = malloc((cnt + 1) * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < cnt; k++)
+        x[k] = (float)(i + 1 + (int)(k % 7));
+    x[cnt] = 0;
+    double t0 = 0;
+    int bad = 0, it;
+    for (it = 0; it < 1000000; it++) {
+        if (it == 1) {
+            rendezvous();
+            t0 = now_s();
+        }
+        if (i == 0 && it > 12 && now_s() - t0 > 6)
+            x[cnt] = 1;
+        rc = collab_allreduce(w, x, y, cnt + 1, COLLAB_FLOAT, &SUM, NULL);
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        bool last = rc == COLLAB_OK && y[cnt] > 0;
+        if (i == 3) {
+            if (last)
+                break;
+            continue; /* the attacker does not check */
+        }
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
+            if (++bad > 20)
+                break;
+            continue;
+        }
+        double base = info.group_size == 4 ? 10 : info.group_size == 3 ? 8 : -1;
+        size_t wrong = 0, first = 0;
+        for (size_t k = 0; k < cnt; k++)
+            if (y[k] != (float)(base + 4.0 * (double)(k % 7)) && wrong++ == 0)
+                first = k;
+        if (wrong > 0) {
+            if (bad++ < 3)
+                fprintf(stderr,
+                        "[attack] peer %d: all-reduce %d with a group of %d: %zu of %zu "
+                        "elements wrong (element %zu is %g, want %g)\n",
+                        i, it, info.group_size, wrong, cnt, first, (double)y[first],
+                        base + 4.0 * (double)(first % 7));
+        }
+        if (last)
+            break;
+    }
+    if (i == 3) {
+        fprintf(stderr, "[attack] hostile peer 3 sent %d forged messages\n",
+                atomic_load(&s_forged));
+        harness_write_int("forged", atomic_load(&s_forged));
+        /* Wait to be killed: its finalize would only wait for the others. */
+        pause();
+    }
+    if (bad > 0)
+        s_failures++;
+    fprintf(stderr, "[attack] peer %d: %d all-reduces, %d wrong\n", i, it, bad);
+    CHECK(collab_finalize() == COLLAB_OK);
+    free(x);
+    free(y);
+    return 0;
+}
+
+/* The peers of the member scenarios: member_main with this many floats. */
+static size_t s_member_cnt;
+static int member_peer(int i, int n)
+{
+    return member_main(i, n, s_member_cnt);
+}
+
+/* A hostile member (peer 3 of 4) in mode `mode`. */
+int sc_member(const char *mode, size_t cnt)
+{
+    prepare(mode, 4);
+    setenv("ATTACK_HOSTILE", mode, 1);
+    s_member_cnt = cnt;
+    for (int i = 0; i < 4; i++)
+        spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), member_peer);
+    CHECK(wait_ready(4, 60));
+    go(4);
+    int bad = reap(0x7u, 90);
+    harness_kill(3);
+    /* The test means something only if the forgeries went out. */
+    if (harness_read_int("forged", 0) == 0) {
+        fprintf(stderr, "[attack] the hostile peer sent no forgery; the test proves nothing\n");
+        s_setup_failed = true;
+    }
+    return bad;
+}
+
+/* Flood of unexpected messages from a hostile member (peer 3 of 4), with
+   the bounds lowered so that the test stays small: the victims' RSS is
+   sampled until they finish. */
+int sc_flood(void)
+{
+    setenv("COLLAB_MAX_UNEXPECTED", getenv("ATTACK_UNBOUNDED") ? "16777216" : "64", 1);
+    setenv("COLLAB_MAX_UNEXPECTED_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "16777216" : "16", 1);
+    setenv("COLLAB_MAX_UNEXPECTED_MSGS", getenv("ATTACK_UNBOUNDED") ? "16777216" : "65536", 1);
+    setenv("COLLAB_MAX_STREAMS_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "1048576" : "8", 1);
+    setenv("COLLAB_MAX_STREAMS", getenv("ATTACK_UNBOUNDED") ? "1048576" : "1024", 1);
+    prepare("flood", 4);
+    char log[600];
+    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    setenv("ATTACK_HOSTILE", "flood", 1);
+    s_member_cnt = 1;
+    for (int i = 0; i < 4; i++)
+        spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), member_peer);
+    CHECK(wait_ready(4, 60));
+    long before[3], peak[3];
+    for (int i = 0; i < 3; i++)
+        peak[i] = before[i] = rss_kib(s_pid[i]);
+    go(4);
+    double t0 = now_s();
+    for (bool alive = true; alive && now_s() - t0 < 90;) {
+        alive = false;
+        for (int i = 0; i < 3; i++) {
+            long r = rss_kib(s_pid[i]); /* -1 once it exited */
+            alive |= r >= 0;
+            if (r > peak[i])
+                peak[i] = r;
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    int bad = reap(0x7u, 10);
+    harness_kill(3);
+    for (int i = 0; i < 3; i++) {
+        fprintf(stderr,
+                "[attack] victim %d: RSS %ld KiB before the flood, at most %ld KiB during "
+                "it (+%ld KiB)\n",
+                i, before[i], peak[i], peak[i] - before[i]);
+#if defined(__SANITIZE_ADDRESS__)
+        (void)0; /* ASan's quarantine keeps freed memory resident */
+#else
+        if (getenv("ATTACK_UNBOUNDED") == NULL)
+            CHECK(before[i] > 0 && peak[i] - before[i] < 64 * 1024);
+#endif
+    }
+    /* The flood went out, and each victim named its sender. */
+    int forged = harness_read_int("forged", 0);
+    fprintf(stderr, "[attack] the hostile peer sent %d flood messages\n", forged);
+    if (forged == 0)
+        s_setup_failed = true;
+    const char *by3 = "from rank 3 (";
+    int p2p_lines = harness_log_lines(log, by3, "dropped a point-to-point message");
+    int stream_lines =
+        harness_log_lines(log, by3, "for a communicator this program has not created");
+    int early_lines = harness_log_lines(log, by3, "dropped an early collective message");
+    fprintf(stderr, "[attack] log lines naming rank 3: %d point-to-point, %d stream, %d early\n",
+            p2p_lines, stream_lines, early_lines);
+    if (getenv("ATTACK_UNBOUNDED") == NULL) {
+        CHECK(p2p_lines >= 3); /* each victim named it */
+        CHECK(stream_lines >= 3);
+        CHECK(early_lines >= 3);
+        CHECK(p2p_lines + stream_lines + early_lines < 200); /* a few lines, not one per drop */
+    }
+    return bad;
+}
