@@ -19,8 +19,8 @@
       prehs, conntable, hellos          attack_handshake.c
       suspect, admit, update, result, status, flood
                                         attack_member.c
-      checkpoint, checkpoint_liar, checkpoint_liar_data, checkpoint_tie
-                                        attack_checkpoint.c
+      checkpoint, checkpoint_liar, checkpoint_liar_data, checkpoint_tie,
+      sync_liar                         attack_checkpoint.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
     control, the hostile member's wrappers, the attacker's transport) is in
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
                         "admit|update|result|flood|status|checkpoint|checkpoint_liar|checkpoint_"
-                        "liar_data|checkpoint_tie\n");
+                        "liar_data|checkpoint_tie|sync_liar\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -77,6 +77,8 @@ int main(int argc, char **argv)
         bad = sc_checkpoint_liar(3, false);
     else if (strcmp(sc, "checkpoint_liar_data") == 0)
         bad = sc_checkpoint_liar(3, true);
+    else if (strcmp(sc, "sync_liar") == 0)
+        bad = sc_sync_liar();
     else if (strcmp(sc, "checkpoint_tie") == 0)
         bad = sc_checkpoint_liar(2, false);
     else {

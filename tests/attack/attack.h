@@ -27,5 +27,7 @@ int sc_checkpoint(void);
 /* n trainers (3: a majority against the liar; 2: a tie), the last lies:
    in its HASHES, or (data) in the DATA it serves. */
 int sc_checkpoint_liar(int n, bool data);
+/* 4 trainers of a world of 5, rank 3 lying in its HASHES, and a joiner. */
+int sc_sync_liar(void);
 
 #endif

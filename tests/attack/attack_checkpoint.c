@@ -45,6 +45,13 @@
                   named, the same memory bound.  The old rule wrote a
                   checkpoint without any item ("from 2 peers"), which a
                   resume would take for the swarm's state.
+      sync_liar   4 trainers of a world of 5, rank 3 lies in its HASHES
+                  as above, and a joiner comes after the rendezvous.
+                  Must be: every byte of the joiner's start-up broadcasts
+                  is the trainers' state at one step, and its log names
+                  rank 3 and nobody else.  The old rule (any difference
+                  drops the buffer everywhere) left the joiner its own
+                  zeros in the buffers the liar misdeclared.
 */
 #include "attack.h"
 #include "elastic/cl_checkpoint.h"
@@ -518,5 +525,104 @@ int sc_checkpoint_liar(int n, bool data)
         if (f != NULL)
             fclose(f);
     }
+    return bad;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A hostile donor against a joiner's state agreement (docs/state-sync.md
+   §4): sync_liar. */
+
+/* 13 x 197 = 1 (mod 256): the step whose state starts with byte b0. */
+#define INV13 197u
+
+/* Four trainers of a world of 5 (rank 3 lies in its HASHES as in
+   checkpoint_liar) and a joiner, peer 4, started after the rendezvous.
+   The joiner checks that its start-up broadcasts hold the trainers'
+   state at one step (every byte), and writes the verdict to "joined". */
+static int sync_peer_main(int i, int n)
+{
+    setenv("COLLAB_MATCHMAKING_TIME", "1", 1); /* the group of 4 forms without the 5th */
+    bool joiner = i == n - 1;
+    if (i == s_liar)
+        harness_wrap(&s_liar_wrap);
+    if (joiner) {
+        char log[600];
+        snprintf(log, sizeof log, "%s/joiner.log", s_dir);
+        setenv("COLLAB_LOG_FILE", log, 1);
+    }
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    static uint8_t b0[65536], b1[4096], b2[100];
+    uint8_t *b[LIAR_BUFS] = {b0, b1, b2};
+    if (i == 0)
+        liar_state(b, 0);
+    for (int j = 0; j < LIAR_BUFS; j++)
+        CHECK(collab_bcast(w, b[j], s_liar_size[j], 0, NULL) == COLLAB_OK);
+    if (joiner) {
+        uint64_t t = (uint64_t)((b0[0] * INV13) & 255u);
+        size_t wrong = 0;
+        for (int j = 0; j < LIAR_BUFS; j++)
+            for (size_t k = 0; k < s_liar_size[j]; k++)
+                wrong += b[j][k] != liar_byte(j, k, t);
+        fprintf(stderr, "[attack] joiner: state of step %llu (mod 256), %zu bytes unlike it\n",
+                (unsigned long long)t, wrong);
+        harness_write_int("joined", wrong == 0 ? 1 : 0);
+    } else {
+        rendezvous();
+    }
+    double t0 = now_s();
+    uint64_t t;
+    for (t = 0; t < 100000; t++) {
+        double x[2] = {1, i == 0 && now_s() - t0 > 8 ? 1 : 0}, y[2] = {0, 0};
+        rc = collab_allreduce(w, x, y, 2, COLLAB_DOUBLE, &SUM, NULL);
+        CHECK(rc == COLLAB_OK);
+        if (y[1] > 0 || rc != COLLAB_OK)
+            break;
+        liar_state(b, t + 1);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+int sc_sync_liar(void)
+{
+    const int n = 5;
+    prepare("sync_liar", n);
+    s_liar = 3;
+    s_lie_data = false;
+    for (int i = 0; i < n - 1; i++)
+        spawn(i, n, i == 0 ? 0 : 1u, sync_peer_main);
+    CHECK(wait_ready(n - 1, 60));
+    go(n - 1);
+    struct timespec ts = {1, 500 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    spawn(n - 1, n, 1u, sync_peer_main);
+    int bad = reap((1u << n) - 1, 90);
+    char log[600];
+    snprintf(log, sizeof log, "%s/joiner.log", s_dir);
+    int forged = harness_read_int("forged", 0);
+    int joined = harness_read_int("joined", -1);
+    int named = harness_log_lines(log, "unlike the majority", "rank 3 (");
+    int others = harness_log_lines(log, "unlike the majority", NULL) - named;
+    fprintf(stderr,
+            "[attack] the liar (rank 3) sent %d forged HASHES; the joiner %s the trainers' "
+            "state; lines of its log naming the liar: %d, naming others: %d\n",
+            forged,
+            joined == 1   ? "took"
+            : joined == 0 ? "did NOT take"
+                          : "never reported",
+            named, others);
+    if (forged == 0) {
+        fprintf(stderr, "[attack] the liar sent no forgery; the test proves nothing\n");
+        s_setup_failed = true;
+    }
+    CHECK(joined == 1);
+    CHECK(named >= 1 && others == 0);
     return bad;
 }
