@@ -12,6 +12,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_wire.c
     ${_eng}/cl_member.c
     ${_eng}/cl_p2p.c
+    ${_eng}/cl_flow.c
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
     ${_eng}/cl_transport_recv.c
@@ -29,6 +30,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_groups.c
     ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c
+    ${_eng}/cl_engine_flow.c
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
     ${_eng}/cl_stage.c
@@ -48,7 +50,7 @@ add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
-foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
+foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 

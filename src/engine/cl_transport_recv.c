@@ -148,6 +148,7 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     memcpy(l->cnonce, h->nonce, 32);
     randombytes_buf(l->snonce, 32);
     l->client = (h->flags & CL_HELLO_CLIENT) != 0;
+    l->version = v;
     snprintf(l->address, sizeof l->address, "%s", h->address);
     l->created = l->last = tp_now();
     snprintf(l->host, sizeof l->host, "%s", host);
@@ -364,6 +365,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
         emit_down(l, fn, ctx);
         return;
     }
+    l->version = w->version;
     l->state = OL_UP;
     /* Flush what waited for the handshake, in order. */
     pending_msg_t *p = l->head;
