@@ -70,10 +70,11 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
-    ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_peers.c)
+    ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c
+    ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
-      standby groups weight sigterm leave strict_leave monitor shm_kill unexpected)
+      standby groups weight sigterm leave strict_leave monitor shm_kill unexpected flow)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

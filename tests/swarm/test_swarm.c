@@ -53,6 +53,11 @@
       unexpected  3 peers; ranks 1 and 2 send rank 0 10008 messages each
                   before it posts a receive: every one arrives intact and
                   rank 0's memory stays bounded (test_swarm_unexpected.c)
+      flow        3 peers, bounds of 100 messages and 1 MiB per sender;
+                  ranks 1 and 2 send rank 0 ten times that ahead of its
+                  receives, then a synchronous send: all arrive intact and
+                  in order, and rank 0 holds only its grants
+                  (test_swarm_flow.c)
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -958,10 +963,14 @@ int main(int argc, char **argv)
         prepare(3);
         rc = run(3, child_unexpected, sc, 90, 0);
         cleanup_dir(3);
+    } else if (strcmp(sc, "flow") == 0) {
+        prepare(3);
+        rc = run(3, child_flow, sc, 90, 0);
+        cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill|unexpected\n");
+                        "shm_kill|unexpected|flow\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");
