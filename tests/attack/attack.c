@@ -57,14 +57,21 @@
                   that part (which it does not own) full of 1e30.  Old:
                   corrupted results.  Now: a RESULT counts only from the
                   part's producer.
-      flood       with every message it sends, point-to-point messages of
-                  64 KiB that nobody receives (tag 999 on the world) and
-                  collective messages of 64 KiB for 16 communicators nobody
-                  created, 64 MiB of each to every other peer.  Old (no
-                  bound on either): each victim kept all of it.  Now, with
-                  COLLAB_MAX_UNEXPECTED_PER_PEER=16: each victim's RSS
-                  grows by less than 64 MiB, the flood is named in its log,
-                  and every all-reduce stays right.
+      flood       with every message it sends, collective messages of 64
+                  KiB for 16 communicators nobody created, 64 MiB to every
+                  other peer.  Old (no bound): each victim kept all of it.
+                  Now, with COLLAB_MAX_UNEXPECTED_PER_PEER=16: each
+                  victim's RSS grows by less than 64 MiB, the flood is
+                  named in its log, and every all-reduce stays right.
+      credit      with every message it sends, point-to-point messages of
+                  64 KiB that nobody receives (tag 999 on the world), 64
+                  MiB to every other peer, ignoring the credit each grants
+                  (docs/wire.md section 10).  Old (no bound): each victim
+                  kept all of it; then (bounds without flow control) each
+                  dropped the excess without a ban.  Now: each victim bans
+                  it at its first message past the grant (one log line),
+                  its RSS grows by less than 64 MiB, and every all-reduce
+                  of the three stays right.
       status      with each first DATA chunk it sends a part's reducer, a
                   STATUS for that part whose view names rank 1 failed.
                   Old: the reducers took the failure over and left rank
@@ -125,7 +132,7 @@ static int s_port[MAXP + 1];
 static char s_run[128];
 static int s_ready[2], s_go[2];
 static bool s_setup_failed; /* the test could not be set up (exit 3) */
-typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS } hostile_t;
+typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS, H_CREDIT } hostile_t;
 static hostile_t s_hostile = H_NONE;
 static atomic_bool s_armed; /* set at the rendezvous */
 
@@ -352,7 +359,7 @@ typedef struct {
 } flood_t;
 static flood_t s_flood[MAXP];
 
-static void flood_after(void *sock, const cl_wire_hdr_t *h)
+static void flood_after(void *sock, const cl_wire_hdr_t *h, bool p2p, bool coll)
 {
     static uint8_t *payload;
     if (payload == NULL && (payload = calloc(1, FLOOD_MSG)) == NULL)
@@ -365,7 +372,7 @@ static void flood_after(void *sock, const cl_wire_hdr_t *h)
         }
     if (f == NULL)
         return;
-    for (int k = 0; k < 8 && f->p2p < FLOOD_EACH; k++) {
+    for (int k = 0; k < 8 && p2p && f->p2p < FLOOD_EACH; k++) {
         cl_wire_hdr_t ph;
         memset(&ph, 0, sizeof ph);
         ph.type = CL_MSG_P2P;
@@ -378,7 +385,7 @@ static void flood_after(void *sock, const cl_wire_hdr_t *h)
         inject(sock, ph, payload, FLOOD_MSG);
         f->p2p += FLOOD_MSG;
     }
-    for (int k = 0; k < 2 && f->coll < FLOOD_EACH; k++) {
+    for (int k = 0; k < 2 && coll && f->coll < FLOOD_EACH; k++) {
         cl_wire_hdr_t ch;
         memset(&ch, 0, sizeof ch);
         ch.type = CL_MSG_COLL;
@@ -403,8 +410,8 @@ static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
     }
     if (!atomic_load(&s_armed))
         return;
-    if (s_hostile == H_FLOOD) {
-        flood_after(sock, h);
+    if (s_hostile == H_FLOOD || s_hostile == H_CREDIT) {
+        flood_after(sock, h, s_hostile == H_CREDIT, s_hostile == H_FLOOD);
         return;
     }
     if (h->type == CL_MSG_HEARTBEAT) {
@@ -530,6 +537,7 @@ static int member_main(int i, int n, size_t cnt)
                     : strcmp(h, "update") == 0 ? H_UPDATE
                     : strcmp(h, "flood") == 0  ? H_FLOOD
                     : strcmp(h, "status") == 0 ? H_STATUS
+                    : strcmp(h, "credit") == 0 ? H_CREDIT
                                                : H_RESULT;
         char err[256], path[512];
         snprintf(path, sizeof path, "%s/id1", s_dir);
@@ -1331,18 +1339,18 @@ static int sc_member(const char *mode, size_t cnt)
 /* Flood of unexpected messages from a hostile member (peer 3 of 4), with
    the bounds lowered so that the test stays small: the victims' RSS is
    sampled until they finish. */
-static int sc_flood(void)
+static int sc_flood(bool credit)
 {
     setenv("COLLAB_MAX_UNEXPECTED", getenv("ATTACK_UNBOUNDED") ? "16777216" : "64", 1);
     setenv("COLLAB_MAX_UNEXPECTED_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "16777216" : "16", 1);
     setenv("COLLAB_MAX_UNEXPECTED_MSGS", getenv("ATTACK_UNBOUNDED") ? "16777216" : "65536", 1);
     setenv("COLLAB_MAX_STREAMS_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "1048576" : "8", 1);
     setenv("COLLAB_MAX_STREAMS", getenv("ATTACK_UNBOUNDED") ? "1048576" : "1024", 1);
-    prepare("flood", 4);
+    prepare(credit ? "credit" : "flood", 4);
     char log[600];
     snprintf(log, sizeof log, "%s/peers.log", s_dir);
     setenv("COLLAB_LOG_FILE", log, 1);
-    setenv("ATTACK_HOSTILE", "flood", 1);
+    setenv("ATTACK_HOSTILE", credit ? "credit" : "flood", 1);
     s_member_cnt = 1;
     for (int i = 0; i < 4; i++)
         spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), 0xfu);
@@ -1391,23 +1399,31 @@ static int sc_flood(void)
     fprintf(stderr, "[attack] the hostile peer sent %d flood messages\n", forged);
     if (forged == 0)
         s_setup_failed = true;
-    int p2p_lines = 0, stream_lines = 0, early_lines = 0;
+    int p2p_lines = 0, stream_lines = 0, early_lines = 0, credit_lines = 0;
     char line[1024];
     f = fopen(log, "r");
     while (f != NULL && fgets(line, sizeof line, f) != NULL) {
         if (strstr(line, "from rank 3 (") == NULL)
             continue;
         p2p_lines += strstr(line, "dropped a point-to-point message") != NULL;
+        credit_lines += strstr(line, "passed the credit this peer granted") != NULL &&
+                        strstr(line, "ignoring the peer") != NULL;
         stream_lines += strstr(line, "for a communicator this program has not created") != NULL;
         early_lines += strstr(line, "dropped an early collective message") != NULL;
     }
     if (f != NULL)
         fclose(f);
-    fprintf(stderr, "[attack] log lines naming rank 3: %d point-to-point, %d stream, %d early\n",
-            p2p_lines, stream_lines, early_lines);
-    if (getenv("ATTACK_UNBOUNDED") == NULL) {
-        CHECK(p2p_lines >= 3); /* each victim named it */
-        CHECK(stream_lines >= 3);
+    fprintf(stderr,
+            "[attack] log lines naming rank 3: %d point-to-point (%d past its credit, banned), "
+            "%d stream, %d early\n",
+            p2p_lines, credit_lines, stream_lines, early_lines);
+    if (credit) {
+        /* Each victim banned it at its first message past the grant: one
+           line each, and nothing else from it got through. */
+        CHECK(credit_lines >= 3 && credit_lines <= 6);
+        CHECK(p2p_lines == credit_lines);
+    } else if (getenv("ATTACK_UNBOUNDED") == NULL) {
+        CHECK(stream_lines >= 3); /* each victim named it */
         CHECK(early_lines >= 3);
         CHECK(p2p_lines + stream_lines + early_lines < 200); /* a few lines, not one per drop */
     }
@@ -1474,7 +1490,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result|flood|status|checkpoint\n");
+                        "admit|update|result|flood|credit|status|checkpoint\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -1497,8 +1513,8 @@ int main(int argc, char **argv)
         bad = sc_member(sc, 1);
     else if (strcmp(sc, "result") == 0 || strcmp(sc, "status") == 0)
         bad = sc_member(sc, 300000);
-    else if (strcmp(sc, "flood") == 0)
-        bad = sc_flood();
+    else if (strcmp(sc, "flood") == 0 || strcmp(sc, "credit") == 0)
+        bad = sc_flood(strcmp(sc, "credit") == 0);
     else if (strcmp(sc, "checkpoint") == 0)
         bad = sc_checkpoint();
     else {

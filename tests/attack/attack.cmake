@@ -7,7 +7,7 @@ if(TARGET collab_engine AND TARGET collab_coll)
   target_include_directories(attack PRIVATE ${PROJECT_SOURCE_DIR}/tests/swarm)
   target_link_libraries(attack PRIVATE collab_engine collab_elastic collab_coll collab_reduce
     collab_util)
-  foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood status
+  foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit status
       checkpoint)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
