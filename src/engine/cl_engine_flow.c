@@ -373,14 +373,18 @@ static cl_flow_count_t window_for(struct cl_engine *e, size_t w)
 }
 
 static void send_credit(struct cl_engine *e, const cl_peer_t *p, flow_peer_t *fp,
-                        cl_flow_count_t consumed, size_t w)
+                        cl_flow_count_t consumed, size_t w, bool overdraft)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_P2P_CTL;
     m.hdr.sub = CL_P2P_CREDIT;
     m.u.credit.incarnation = e->flow->incarnation;
-    cl_flow_rx_grant(&fp->rx, consumed, window_for(e, w), &m.u.credit.cls[CL_CREDIT_P2P]);
+    if (overdraft)
+        cl_flow_rx_overdraft(&fp->rx, consumed, (size_t)e->cfg.max_message_mib << 20,
+                             &m.u.credit.cls[CL_CREDIT_P2P]);
+    else
+        cl_flow_rx_grant(&fp->rx, consumed, window_for(e, w), &m.u.credit.cls[CL_CREDIT_P2P]);
     /* Class EARLY is not limited yet (docs/wire.md section 10). */
     m.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = UINT64_MAX;
     m.u.credit.cls[CL_CREDIT_EARLY].limit_bytes = UINT64_MAX;
@@ -390,7 +394,12 @@ static void send_credit(struct cl_engine *e, const cl_peer_t *p, flow_peer_t *fp
 /* Sends the CREDITs that are due.  periodic: every unreported
    consumption; otherwise a quarter of the window, or any when a receive
    of this peer waits and the sender is near its grant (it may hold the
-   message that receive waits for). */
+   message that receive waits for).  A sender whose messages wait here
+   unreceived while a receive waits for one of its others gets one
+   message beyond the bound per round trip (the overdraft): a program
+   that takes its messages in another order than they were sent, deeper
+   than the bound, goes on as with eager buffering, its memory growing
+   only as far as its own receives ask. */
 static void report(struct cl_engine *e, bool periodic)
 {
     struct eng_flow *f = e->flow;
@@ -399,16 +408,21 @@ static void report(struct cl_engine *e, bool periodic)
         flow_peer_t *fp = &f->peers[i];
         if (!fp->used || fp->rx.arrived.msgs == 0 || fp->version < 6)
             continue;
-        cl_flow_count_t consumed = cl_flow_rx_consumed(&fp->rx, queued_of(e, (int)i));
+        cl_flow_count_t queued = queued_of(e, (int)i);
+        cl_flow_count_t consumed = cl_flow_rx_consumed(&fp->rx, queued);
         const cl_flow_rx_t *rx = &fp->rx;
         bool near = rx->limit.msgs - rx->arrived.msgs < f->window.msgs / 4 + 1 ||
                     rx->limit.bytes - rx->arrived.bytes < f->window.bytes / 4 + 1;
-        if (!cl_flow_rx_due(rx, consumed, f->window, periodic || (waits && near)))
+        bool due = cl_flow_rx_due(rx, consumed, f->window, periodic || (waits && near));
+        bool overdraft = !due && waits && near &&
+                         cl_flow_rx_overdraft_due(rx, queued, periodic) &&
+                         eng_p2p_waits_for(e, (int)i);
+        if (!due && !overdraft)
             continue;
         cl_peer_t *p = cl_member_at_rank(e->mb, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)
             continue;
-        send_credit(e, p, fp, consumed, i);
+        send_credit(e, p, fp, consumed, i, overdraft);
     }
 }
 

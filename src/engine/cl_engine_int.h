@@ -513,6 +513,9 @@ double eng_p2p_timer(struct cl_engine *e, double now);
 void eng_p2p_cancel_all(struct cl_engine *e);
 void eng_p2p_fail_all(struct cl_engine *e, int status);
 void eng_p2p_mark_seen(struct cl_engine *e, int world_rank);
+/* Does a posted receive or probe wait for a message that world rank w
+   could send (from w, or from any source)? */
+bool eng_p2p_waits_for(struct cl_engine *e, int w);
 
 /* cl_engine_flow.c: flow control of P2P messages (docs/wire.md section 10). */
 int eng_flow_init(struct cl_engine *e);

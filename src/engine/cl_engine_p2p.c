@@ -64,6 +64,34 @@ static bool may_wait(struct cl_engine *e, collab_comm_t *comm, int r)
     return w >= 0 && (w >= e->nseen || e->seen[w] == 0);
 }
 
+typedef struct {
+    int world;
+    bool found;
+} waits_ctx_t;
+
+/* Never removes: looks for an entry world rank `world` could match. */
+static bool waits_pred(void *ctx, const cl_p2p_posted_t *p)
+{
+    waits_ctx_t *c = ctx;
+    collab_request_t *req = p->req;
+    if (!c->found && (p->src == COLLAB_ANY_SOURCE || cl_comm_world_of(req->comm, p->src) == c->world))
+        c->found = true;
+    return false;
+}
+
+static void waits_none(void *ctx, const cl_p2p_posted_t *p)
+{
+    (void)ctx;
+    (void)p;
+}
+
+bool eng_p2p_waits_for(struct cl_engine *e, int w)
+{
+    waits_ctx_t c = {w, false};
+    (void)cl_p2p_remove_posted_if(e->p2p, waits_pred, waits_none, &c);
+    return c.found;
+}
+
 /* Is comm rank r of comm a live member (or this peer)? */
 static bool present(struct cl_engine *e, collab_comm_t *comm, int r)
 {

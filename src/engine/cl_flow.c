@@ -131,6 +131,26 @@ void cl_flow_rx_grant(cl_flow_rx_t *rx, cl_flow_count_t consumed, cl_flow_count_
     out->limit_bytes = rx->limit.bytes;
 }
 
+bool cl_flow_rx_overdraft_due(const cl_flow_rx_t *rx, cl_flow_count_t queued, bool periodic)
+{
+    if (queued.msgs == 0 || !rx->told)
+        return false;
+    return periodic || rx->arrived.msgs > rx->overdraft_mark;
+}
+
+void cl_flow_rx_overdraft(cl_flow_rx_t *rx, cl_flow_count_t consumed, size_t max_len,
+                          cl_wire_credit_class_t *out)
+{
+    rx->limit.msgs = max_u64(rx->limit.msgs, sat_add(rx->arrived.msgs, 1));
+    rx->limit.bytes = max_u64(rx->limit.bytes, sat_add(rx->arrived.bytes, cl_flow_cost(max_len)));
+    rx->overdraft_mark = rx->arrived.msgs;
+    rx->reported = consumed;
+    out->consumed_msgs = consumed.msgs;
+    out->consumed_bytes = consumed.bytes;
+    out->limit_msgs = rx->limit.msgs;
+    out->limit_bytes = rx->limit.bytes;
+}
+
 cl_flow_count_t cl_flow_rx_outstanding(const cl_flow_rx_t *rx, cl_flow_count_t consumed)
 {
     cl_flow_count_t o;

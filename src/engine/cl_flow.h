@@ -38,6 +38,7 @@ typedef struct {
     cl_flow_count_t limit;    /* granted (the initial limit until a CREDIT) */
     cl_flow_count_t reported; /* consumed, as the last CREDIT said */
     bool told;                /* a CREDIT went out */
+    uint64_t overdraft_mark;  /* arrived.msgs at the last overdraft */
 } cl_flow_rx_t;
 
 /* A message of len payload bytes, as counted against a byte limit. */
@@ -84,6 +85,18 @@ bool cl_flow_rx_due(const cl_flow_rx_t *rx, cl_flow_count_t consumed, cl_flow_co
    fills out with the CREDIT class to send; marks it reported. */
 void cl_flow_rx_grant(cl_flow_rx_t *rx, cl_flow_count_t consumed, cl_flow_count_t window,
                       cl_wire_credit_class_t *out);
+
+/* A receive of this peer waits for a message of the sender while `queued`
+   of its messages wait here unreceived: is the sender due one message
+   beyond the bound?  When something of it waits, and it used the last
+   overdraft (or `periodic`: the first, or a lost one). */
+bool cl_flow_rx_overdraft_due(const cl_flow_rx_t *rx, cl_flow_count_t queued, bool periodic);
+
+/* Grants the sender one more message of up to max_len bytes beyond what
+   arrived (never below an earlier grant) and fills out with the CREDIT
+   class to send. */
+void cl_flow_rx_overdraft(cl_flow_rx_t *rx, cl_flow_count_t consumed, size_t max_len,
+                          cl_wire_credit_class_t *out);
 
 /* What rx granted beyond what is consumed (0 when nothing). */
 cl_flow_count_t cl_flow_rx_outstanding(const cl_flow_rx_t *rx, cl_flow_count_t consumed);

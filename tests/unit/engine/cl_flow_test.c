@@ -160,12 +160,49 @@ static void test_credit_checks(void)
     CHECK(tx.incarnation == 4 && tx.sent.msgs == 2 && tx.limit.msgs == 66);
 }
 
+/* The overdraft: one message beyond the grant per round trip, and only
+   while something of the sender waits and it used the last one. */
+static void test_overdraft(void)
+{
+    cl_flow_tx_t tx;
+    cl_flow_rx_t rx;
+    cl_flow_tx_init(&tx);
+    cl_flow_rx_init(&rx);
+    cl_flow_count_t queued = none;
+    cl_wire_credit_class_t c;
+    CHECK(!cl_flow_rx_overdraft_due(&rx, queued, true)); /* nothing waits */
+    while (cl_flow_tx_may_send(&tx, 10)) {
+        cl_flow_tx_sent(&tx, 10);
+        CHECK(cl_flow_rx_admit(&rx, 10, queued));
+        queued.msgs++;
+        queued.bytes += cl_flow_cost(10);
+    }
+    cl_flow_rx_grant(&rx, cl_flow_rx_consumed(&rx, queued), (cl_flow_count_t){64, 1u << 20}, &c);
+    CHECK(cl_flow_tx_credit(&tx, 5, &c));
+    CHECK(!cl_flow_tx_may_send(&tx, 10)); /* nothing consumed: still full */
+    CHECK(cl_flow_rx_overdraft_due(&rx, queued, false));
+    cl_flow_rx_overdraft(&rx, cl_flow_rx_consumed(&rx, queued), 1000, &c);
+    CHECK(c.limit_msgs == 65);
+    CHECK(cl_flow_tx_credit(&tx, 5, &c));
+    CHECK(!cl_flow_rx_overdraft_due(&rx, queued, false)); /* not used yet */
+    CHECK(cl_flow_tx_may_send(&tx, 1000));
+    CHECK(!cl_flow_tx_may_send(&tx, 1001 + CL_FLOW_INIT_BYTES));
+    cl_flow_tx_sent(&tx, 1000);
+    CHECK(!cl_flow_tx_may_send(&tx, 0));
+    CHECK(cl_flow_rx_admit(&rx, 1000, queued));
+    queued.msgs++;
+    queued.bytes += cl_flow_cost(1000);
+    CHECK(!cl_flow_rx_admit(&rx, 0, queued)); /* only one */
+    CHECK(cl_flow_rx_overdraft_due(&rx, queued, false));
+}
+
 int main(void)
 {
     test_initial();
     test_large();
     test_grant();
     test_credit_checks();
+    test_overdraft();
     if (s_failures != 0) {
         fprintf(stderr, "cl_flow_test: %d checks failed\n", s_failures);
         return 1;
