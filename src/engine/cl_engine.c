@@ -503,6 +503,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 /* docs/wire.md section 10: two windows and
                                    the control messages, twice over. */
                                 .rcv_hwm = 2 * (2 * (size_t)e->cfg.max_unexpected_msgs + 1024),
+                                .max_version = e->cfg.wire_version,
                                 .shm = e->cfg.shm};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;

@@ -38,6 +38,7 @@ typedef struct {
     double ban_seconds;            /* how long a malformed sender is ignored (0 = 60) */
     size_t max_message;            /* largest frame accepted or sent, bytes (0 = 1 GiB) */
     size_t rcv_hwm;                /* messages one connection may queue unread (0 = no limit) */
+    int max_version;               /* highest wire version spoken (0 = CL_WIRE_VERSION) */
     size_t max_handshakes;         /* unfinished inbound handshakes kept (0 = 1024) */
     size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
     double link_idle;              /* seconds after which a silent inbound link is

@@ -58,6 +58,8 @@
                   receives, then a synchronous send: all arrive intact and
                   in order, and rank 0 holds only its grants
                   (test_swarm_flow.c)
+      flow_v5     the same with rank 2 at wire version 5: its links keep
+                  the behaviour of before (test_swarm_flow.c)
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -967,10 +969,14 @@ int main(int argc, char **argv)
         prepare(3);
         rc = run(3, child_flow, sc, 90, 0);
         cleanup_dir(3);
+    } else if (strcmp(sc, "flow_v5") == 0) {
+        prepare(3);
+        rc = run(3, child_flow_v5, sc, 90, 0);
+        cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill|unexpected|flow\n");
+                        "shm_kill|unexpected|flow|flow_v5\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");
