@@ -2,8 +2,9 @@
     (docs/wire.md section 10) an honest program that sends ten times the
     per-peer bounds ahead of its receiver loses nothing.
 
-    Three peers, with COLLAB_MAX_UNEXPECTED_MSGS=100 and
-    COLLAB_MAX_UNEXPECTED_PER_PEER=1 (MiB).  Ranks 1 and 2 each send rank
+    Three peers, with COLLAB_MAX_UNEXPECTED_MSGS=100,
+    COLLAB_MAX_UNEXPECTED_PER_PEER=1 and COLLAB_MAX_UNEXPECTED=1 (MiB: the
+    two senders share what one may hold).  Ranks 1 and 2 each send rank
     0 1000 messages of 64 bytes and 40 of 256 KiB (10 MiB), then one
     synchronous send that waits in their FIFO behind all of these.  Every
     standard send completes at once, before rank 0 receives anything: the
@@ -79,6 +80,7 @@ int child_flow(int i, int n)
 {
     setenv("COLLAB_MAX_UNEXPECTED_MSGS", "100", 1);
     setenv("COLLAB_MAX_UNEXPECTED_PER_PEER", "1", 1);
+    setenv("COLLAB_MAX_UNEXPECTED", "1", 1); /* the two senders share 1 MiB */
     char log[512];
     snprintf(log, sizeof log, "%s/flowlog%d", s_dir, i);
     unlink(log);
