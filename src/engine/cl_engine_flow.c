@@ -18,6 +18,13 @@
       first message (the grant grows from the protocol's initial limit to
       the window), when a receive waits, and every COLLAB_TIMEOUT/4
       while anything is unreported.
+    Counts for a member begin anew when its holder fails or leaves (both
+    sides forget them) or another key holds its rank.  Where only this
+    side may have begun anew (the member was removed while alive and is
+    back, or this process restarted under its key less than a failure
+    timeout ago), a message past the grant within 2 x COLLAB_TIMEOUT
+    meets the bounds of cl_p2p (dropped past them, without a ban) instead
+    of the ban.
     The window of one sender is the per-peer bound (COLLAB_MAX_UNEXPECTED_
     PER_PEER, _MSGS; at least the protocol's initial limit); what all
     senders hold granted together stays within COLLAB_MAX_UNEXPECTED (and
@@ -63,6 +70,8 @@ typedef struct {
     size_t item_bytes;
     cl_flow_rx_t rx;     /* from it */
     uint64_t refused;    /* its messages past the grant */
+    bool gone;           /* its holder failed or left; counts forgotten */
+    double grace_until;  /* no ban before (docs/wire.md section 10) */
 } flow_peer_t;
 
 struct eng_flow {
@@ -145,8 +154,15 @@ static flow_peer_t *peer_of(struct cl_engine *e, const cl_peer_t *p)
         f->npeers = n;
     }
     flow_peer_t *fp = &f->peers[w];
-    if (!fp->used || memcmp(fp->key, p->key, 32) != 0)
+    bool back = fp->used && fp->gone && memcmp(fp->key, p->key, 32) == 0;
+    if (!fp->used || fp->gone || memcmp(fp->key, p->key, 32) != 0) {
         reset_peer(f, fp, p->key);
+        /* Counts begin anew on this side only: the other may still count
+           on the old ones for a moment (it was removed while alive and
+           is back, or this process restarted under its key). */
+        double now = eng_now(), grace = 2 * e->cfg.timeout;
+        fp->grace_until = back ? now + grace : e->t0 + grace;
+    }
     return fp;
 }
 
@@ -287,7 +303,7 @@ void eng_flow_peer_gone(struct cl_engine *e, int w)
         return;
     flow_peer_t *fp = &f->peers[w];
     drop_items(f, fp);
-    memset(fp, 0, sizeof *fp);
+    fp->gone = true;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -313,6 +329,14 @@ int eng_flow_p2p_admit(struct cl_engine *e, const cl_peer_t *from, size_t len)
         return 0;
     if (cl_flow_rx_admit(&fp->rx, len, queued_of(e, from->rank)))
         return 1;
+    if (eng_now() < fp->grace_until) {
+        /* Within the grace the bounds decide, without a ban. */
+        cl_flow_rx_count(&fp->rx, len);
+        cl_debug("a point-to-point message from rank %d passed its grant within the grace of "
+                 "new counts; the bounds apply",
+                 from->rank);
+        return 0;
+    }
     fp->refused++;
     char desc[CL_WIRE_STR_MAX + 64];
     cl_warn("dropped a point-to-point message (%zu bytes) from %s: it passed the credit this "

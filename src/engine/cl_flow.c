@@ -96,13 +96,17 @@ cl_flow_count_t cl_flow_rx_consumed(const cl_flow_rx_t *rx, cl_flow_count_t queu
     return c;
 }
 
+void cl_flow_rx_count(cl_flow_rx_t *rx, size_t len)
+{
+    rx->arrived.msgs++;
+    rx->arrived.bytes = sat_add(rx->arrived.bytes, cl_flow_cost(len));
+}
+
 bool cl_flow_rx_admit(cl_flow_rx_t *rx, size_t len, cl_flow_count_t queued)
 {
-    uint64_t cost = cl_flow_cost(len);
-    if (queued.msgs != 0 && !within(rx->arrived, rx->limit, cost))
+    if (queued.msgs != 0 && !within(rx->arrived, rx->limit, cl_flow_cost(len)))
         return false;
-    rx->arrived.msgs++;
-    rx->arrived.bytes = sat_add(rx->arrived.bytes, cost);
+    cl_flow_rx_count(rx, len);
     return true;
 }
 

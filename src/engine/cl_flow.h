@@ -71,6 +71,10 @@ void cl_flow_rx_init(cl_flow_rx_t *rx);
    one message of any size); false when the sender passed its grant. */
 bool cl_flow_rx_admit(cl_flow_rx_t *rx, size_t len, cl_flow_count_t queued);
 
+/* Counts a message of len bytes that arrived past the grant but is let
+   through to the bounds (a receiver's grace). */
+void cl_flow_rx_count(cl_flow_rx_t *rx, size_t len);
+
 /* What the sender has consumed of rx, given what still waits. */
 cl_flow_count_t cl_flow_rx_consumed(const cl_flow_rx_t *rx, cl_flow_count_t queued);
 

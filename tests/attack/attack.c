@@ -66,10 +66,12 @@
       credit      with every message it sends, point-to-point messages of
                   64 KiB that nobody receives (tag 999 on the world), 64
                   MiB to every other peer, ignoring the credit each grants
-                  (docs/wire.md section 10).  Old (no bound): each victim
-                  kept all of it; then (bounds without flow control) each
-                  dropped the excess without a ban.  Now: each victim bans
-                  it at its first message past the grant (one log line),
+                  (docs/wire.md section 10), once the victims are older
+                  than their grace (2 x COLLAB_TIMEOUT).  Old (no bound):
+                  each victim kept all of it; then (bounds without flow
+                  control) each dropped the excess without a ban.  Now:
+                  each victim bans it at its first message past the grant
+                  (one log line),
                   its RSS grows by less than 64 MiB, and every all-reduce
                   of the three stays right.
       status      with each first DATA chunk it sends a part's reducer, a
@@ -1352,9 +1354,22 @@ static int sc_flood(bool credit)
     setenv("COLLAB_LOG_FILE", log, 1);
     setenv("ATTACK_HOSTILE", credit ? "credit" : "flood", 1);
     s_member_cnt = 1;
+    double started = now_s();
     for (int i = 0; i < 4; i++)
         spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), 0xfu);
     CHECK(wait_ready(4, 60));
+    if (credit) {
+        /* A receiver younger than 2 x COLLAB_TIMEOUT may have restarted
+           under its key, and its senders may still count on its old
+           grant: it lets the bounds drop their excess without a ban
+           (docs/wire.md section 10).  The attack comes after that. */
+        const char *t = getenv("COLLAB_TIMEOUT");
+        double grace = 2 * (t != NULL ? atof(t) : 5.0) + 0.5;
+        while (now_s() - started < grace) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
     long before[3], peak[3];
     for (int i = 0; i < 3; i++)
         peak[i] = before[i] = rss_kib(s_pid[i]);
