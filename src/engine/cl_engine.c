@@ -526,8 +526,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_flow_init(e) != COLLAB_OK ||
-            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+            eng_flow_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
+            eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);

@@ -62,16 +62,16 @@ typedef struct flow_item {
 
 typedef struct {
     bool used;
-    uint8_t key[32];     /* the member holding this rank */
-    int version;         /* negotiated wire version, 0 until known */
-    cl_flow_tx_t tx;     /* to it */
+    uint8_t key[32];          /* the member holding this rank */
+    int version;              /* negotiated wire version, 0 until known */
+    cl_flow_tx_t tx;          /* to it */
     flow_item_t *head, *tail; /* waiting for credit, in order */
     size_t nitems;
     size_t item_bytes;
-    cl_flow_rx_t rx;     /* from it */
-    uint64_t refused;    /* its messages past the grant */
-    bool gone;           /* its holder failed or left; counts forgotten */
-    double grace_until;  /* no ban before (docs/wire.md section 10) */
+    cl_flow_rx_t rx;    /* from it */
+    uint64_t refused;   /* its messages past the grant */
+    bool gone;          /* its holder failed or left; counts forgotten */
+    double grace_until; /* no ban before (docs/wire.md section 10) */
 } flow_peer_t;
 
 struct eng_flow {
@@ -438,8 +438,7 @@ static void report(struct cl_engine *e, bool periodic)
         bool near = rx->limit.msgs - rx->arrived.msgs < f->window.msgs / 4 + 1 ||
                     rx->limit.bytes - rx->arrived.bytes < f->window.bytes / 4 + 1;
         bool due = cl_flow_rx_due(rx, consumed, f->window, periodic || (waits && near));
-        bool overdraft = !due && waits && near &&
-                         cl_flow_rx_overdraft_due(rx, queued, periodic) &&
+        bool overdraft = !due && waits && near && cl_flow_rx_overdraft_due(rx, queued, periodic) &&
                          eng_p2p_waits_for(e, (int)i);
         if (!due && !overdraft)
             continue;

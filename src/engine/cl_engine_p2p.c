@@ -74,7 +74,8 @@ static bool waits_pred(void *ctx, const cl_p2p_posted_t *p)
 {
     waits_ctx_t *c = ctx;
     collab_request_t *req = p->req;
-    if (!c->found && (p->src == COLLAB_ANY_SOURCE || cl_comm_world_of(req->comm, p->src) == c->world))
+    if (!c->found &&
+        (p->src == COLLAB_ANY_SOURCE || cl_comm_world_of(req->comm, p->src) == c->world))
         c->found = true;
     return false;
 }

@@ -16,7 +16,7 @@
 uint64_t cl_flow_cost(size_t len)
 {
     return (uint64_t)len > UINT64_MAX - CL_FLOW_MSG_COST ? UINT64_MAX
-                                                          : (uint64_t)len + CL_FLOW_MSG_COST;
+                                                         : (uint64_t)len + CL_FLOW_MSG_COST;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -32,8 +32,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 /* Within limit after one more message of cost bytes on top of used? */
 static bool within(cl_flow_count_t used, cl_flow_count_t limit, uint64_t cost)
 {
-    return used.msgs < limit.msgs && used.bytes <= limit.bytes &&
-           cost <= limit.bytes - used.bytes;
+    return used.msgs < limit.msgs && used.bytes <= limit.bytes && cost <= limit.bytes - used.bytes;
 }
 
 void cl_flow_tx_init(cl_flow_tx_t *tx)

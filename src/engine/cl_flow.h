@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_FLOW_MSG_COST 96u              /* bytes counted per message besides its payload */
-#define CL_FLOW_INIT_MSGS 64u             /* the protocol's initial limit, messages */
-#define CL_FLOW_INIT_BYTES (1u << 20)     /* and bytes */
+#define CL_FLOW_MSG_COST 96u          /* bytes counted per message besides its payload */
+#define CL_FLOW_INIT_MSGS 64u         /* the protocol's initial limit, messages */
+#define CL_FLOW_INIT_BYTES (1u << 20) /* and bytes */
 
 typedef struct {
     uint64_t msgs, bytes;
@@ -56,10 +56,9 @@ void cl_flow_tx_sent(cl_flow_tx_t *tx, size_t len);
 
 /* Applies a CREDIT class from a receiver of the given incarnation.  A new
    incarnation starts the counts again from what the new one consumed
-   (what went to the old one is gone with it).  Counts only grow: an older CREDIT changes nothing.  Returns
-   true when applied, false when the CREDIT is impossible (it reports
-   more consumed than was sent, or a limit below what it consumed): then
-   tx is unchanged. */
+   (what went to the old one is gone with it).  Counts only grow: an older CREDIT changes nothing.
+   Returns true when applied, false when the CREDIT is impossible (it reports more consumed than was
+   sent, or a limit below what it consumed): then tx is unchanged. */
 bool cl_flow_tx_credit(cl_flow_tx_t *tx, uint64_t incarnation, const cl_wire_credit_class_t *c);
 
 /* Sets rx to the protocol's initial state. */

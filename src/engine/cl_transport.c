@@ -737,9 +737,10 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->ban_seconds = cfg->ban_seconds > 0 ? cfg->ban_seconds : 60.0;
     self->max_message = cfg->max_message > 0 ? cfg->max_message : DEFAULT_MAX_MESSAGE;
     self->rcv_hwm = cfg->rcv_hwm <= INT_MAX ? (int)cfg->rcv_hwm : INT_MAX;
-    self->max_version = cfg->max_version >= CL_WIRE_MIN_VERSION && cfg->max_version <= CL_WIRE_VERSION
-                            ? cfg->max_version
-                            : CL_WIRE_VERSION;
+    self->max_version =
+        cfg->max_version >= CL_WIRE_MIN_VERSION && cfg->max_version <= CL_WIRE_VERSION
+            ? cfg->max_version
+            : CL_WIRE_VERSION;
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->max_handshakes_host =

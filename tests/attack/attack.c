@@ -134,7 +134,16 @@ static int s_port[MAXP + 1];
 static char s_run[128];
 static int s_ready[2], s_go[2];
 static bool s_setup_failed; /* the test could not be set up (exit 3) */
-typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS, H_CREDIT } hostile_t;
+typedef enum {
+    H_NONE,
+    H_SUSPECT,
+    H_ADMIT,
+    H_UPDATE,
+    H_RESULT,
+    H_FLOOD,
+    H_STATUS,
+    H_CREDIT
+} hostile_t;
 static hostile_t s_hostile = H_NONE;
 static atomic_bool s_armed; /* set at the rendezvous */
 

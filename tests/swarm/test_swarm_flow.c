@@ -226,8 +226,10 @@ int child_flow_v5(int i, int n)
         for (int t = 0; t < SMALL; t++)
             wrong += take(w, 1, 1, t, SMALL_BYTES, buf, want);
         int kept = drain(w, 2, buf, want);
-        fprintf(stderr, "[test] rank 0: rank 1 (version 6): %d of %d wrong or missing; rank 2 "
-                        "(version 5): %d kept of %d\n", wrong, SMALL, kept, SMALL);
+        fprintf(stderr,
+                "[test] rank 0: rank 1 (version 6): %d of %d wrong or missing; rank 2 "
+                "(version 5): %d kept of %d\n",
+                wrong, SMALL, kept, SMALL);
         CHECK(wrong == 0);
         CHECK(kept == 100);
     } else if (i == 2) {
