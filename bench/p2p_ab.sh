@@ -43,7 +43,7 @@ for r in $(seq "$runs"); do
         env $e timeout 600 "$d/bin/collab-run" -n 2 --timeout 590 -- "$bench" --time "$time" \
             --window "$window" --sizes "$sizes" 2> /dev/null |
             sed -n 's/^.*bench: \([a-z]\)/\1/p' | tee -a "$tmp/raw" |
-            awk -v x=$x '$5 == "ok" {print x, $2, $4 > "'"$tmp"'/" $1}' ||
+            awk -v x=$x -v d="$tmp" '$5 == "ok" {print x, $2, $4 >> (d "/" $1)}' ||
             echo "p2p_ab.sh: run $r of $x failed" >&2
     done
 done
