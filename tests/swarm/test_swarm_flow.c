@@ -6,7 +6,9 @@
     COLLAB_MAX_UNEXPECTED_PER_PEER=1 and COLLAB_MAX_UNEXPECTED=1 (MiB: the
     two senders share what one may hold).  Ranks 1 and 2 each send rank
     0 1000 messages of 64 bytes and 40 of 256 KiB (10 MiB), then one
-    synchronous send that waits in their FIFO behind all of these.  Every
+    synchronous send that waits in their FIFO behind all of these, and a
+    second one that they cancel while it is still there (it completes as
+    cancelled and never arrives).  Every
     standard send completes at once, before rank 0 receives anything: the
     sender waits, never its program.  After a barrier rank 0 sleeps a
     second, then takes rank 1's messages by source and tag and rank 2's
@@ -41,6 +43,7 @@
 #define LARGE_TAG 2000
 #define SYNC_TAG 5000
 #define DEEP 300
+#define CANCEL_TAG 6000
 
 static long self_rss_kib(void)
 {
@@ -112,6 +115,14 @@ int child_flow(int i, int n)
         }
         fill(large, SMALL_BYTES, i, SYNC_TAG);
         CHECK(collab_ssend(w, large, SMALL_BYTES, 0, SYNC_TAG, &sync) == COLLAB_OK);
+        /* Another one behind it, cancelled while still in the FIFO: it
+           completes as cancelled and never reaches rank 0. */
+        collab_request_t *gone = NULL;
+        CHECK(collab_ssend(w, large, SMALL_BYTES, 0, CANCEL_TAG, &gone) == COLLAB_OK);
+        CHECK(collab_cancel(gone) == COLLAB_OK);
+        collab_status_info_t cst;
+        memset(&cst, 0, sizeof cst);
+        CHECK(collab_wait(&gone, &cst) == COLLAB_OK && cst.cancelled == 1);
         /* Rank 0 receives nothing before the barrier: these complete on
            this side alone. */
         for (int t = 0; t < SMALL + LARGE; t++)
@@ -133,6 +144,9 @@ int child_flow(int i, int n)
                 wrong += take(w, how, src, LARGE_TAG + t, LARGE_BYTES, large, want);
             wrong += take(w, how, src, SYNC_TAG, SMALL_BYTES, large, want);
         }
+        int flag = 1;
+        CHECK(collab_probe(w, COLLAB_ANY_SOURCE, CANCEL_TAG, 0, &flag, NULL, NULL) == COLLAB_OK &&
+              flag == 0);
         fprintf(stderr,
                 "[test] rank 0: %d messages from each of %d ranks, %d wrong, missing or out of "
                 "order; RSS %ld KiB before, %ld KiB while they wait (+%ld KiB)\n",
