@@ -82,6 +82,8 @@ struct eng_flow {
     double next_report;     /* the periodic CREDIT round */
     cl_flow_count_t window; /* per sender */
     cl_flow_count_t total;  /* all senders together */
+    bool member;            /* this peer was a member at the last round */
+    bool been_member;       /* ... at some round */
 };
 
 int eng_flow_init(struct cl_engine *e)
@@ -449,12 +451,38 @@ static void report(struct cl_engine *e, bool periodic)
     }
 }
 
+/* This peer is a member again after it was removed while alive: every
+   other member forgot its counts for it (eng_flow_peer_gone), so it
+   forgets its own, both ways.  What waits in its FIFOs goes out under the
+   new counts; the grace covers messages of the old ones still arriving. */
+static void rejoined(struct cl_engine *e)
+{
+    struct eng_flow *f = e->flow;
+    double until = eng_now() + 2 * e->cfg.timeout;
+    for (size_t i = 0; i < f->npeers; i++) {
+        flow_peer_t *fp = &f->peers[i];
+        if (!fp->used)
+            continue;
+        cl_flow_tx_init(&fp->tx);
+        cl_flow_rx_init(&fp->rx);
+        fp->version = 0;
+        fp->gone = false;
+        fp->grace_until = until;
+    }
+}
+
 void eng_flow_progress(struct cl_engine *e)
 {
     struct eng_flow *f = e->flow;
-    if (f == NULL || e->state != ENG_MEMBER)
+    if (f == NULL)
         return;
-    report(e, false);
+    bool member = e->state == ENG_MEMBER;
+    if (member && !f->member && f->been_member)
+        rejoined(e);
+    f->member = member;
+    f->been_member |= member;
+    if (member)
+        report(e, false);
 }
 
 double eng_flow_timer(struct cl_engine *e, double now)
