@@ -16,15 +16,19 @@
       tells what it consumed; a CREDIT goes out when a quarter of the
       window was consumed since the last one, when the member sent its
       first message (the grant grows from the protocol's initial limit to
-      the window), when a receive waits, and every COLLAB_TIMEOUT/4
-      while anything is unreported.
-    Counts for a member begin anew when its holder fails or leaves (both
-    sides forget them) or another key holds its rank.  Where only this
-    side may have begun anew (the member was removed while alive and is
-    back, or this process restarted under its key less than a failure
-    timeout ago), a message past the grant within 2 x COLLAB_TIMEOUT
-    meets the bounds of cl_p2p (dropped past them, without a ban) instead
-    of the ban.
+      the window), when a receive waits and the member is near its
+      grant, and every COLLAB_TIMEOUT/4 while anything is unreported.  A
+      receive that waits for a member whose messages fill its grant here
+      gives it one message more per round trip (the overdraft), so a
+      program that receives out of order deeper than the bound goes on.
+    Counts for a member begin anew when its holder fails, leaves or is
+    removed (both sides forget them), when another key holds its rank,
+    and, for every member, when this peer is a member again after it was
+    removed.  Where this side may have begun anew before the other (the
+    member is back after a removal, this peer rejoined, or this process
+    restarted under its key less than 2 x COLLAB_TIMEOUT ago), a message
+    past the grant within 2 x COLLAB_TIMEOUT meets the bounds of cl_p2p
+    (dropped past them, without a ban) instead of the ban.
     The window of one sender is the per-peer bound (COLLAB_MAX_UNEXPECTED_
     PER_PEER, _MSGS; at least the protocol's initial limit); what all
     senders hold granted together stays within COLLAB_MAX_UNEXPECTED (and
