@@ -91,6 +91,8 @@ static bool pump_until(int *flag, int want)
     return *flag >= want;
 }
 
+static int s_max_version; /* of the next node_init (0: this code's) */
+
 static bool node_init(node_t *n, const char *name, bool client, const char *run, const char *key)
 {
     memset(n, 0, sizeof *n);
@@ -108,7 +110,8 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
                                  .client_mode = client,
                                  .run_id = run,
                                  .swarm_secret = key != NULL ? n->secret : NULL,
-                                 .ban_seconds = 30};
+                                 .ban_seconds = 30,
+                                 .max_version = s_max_version};
     n->tp = cl_transport_new(&cfg, err, sizeof err);
     if (n->tp == NULL) {
         fprintf(stderr, "transport %s: %s\n", name, err);
@@ -347,7 +350,27 @@ int main(void)
     CHECK(cl_hs_pick_version(1, 4, 2, 3) == 3);
     CHECK(cl_hs_pick_version(1, 1, 2, 3) == 0);
 
-    node_t *all[] = {&a, &b, &c, &d, &e};
+    /* The version of a link (docs/wire.md section 5): the highest both
+       offer.  a and c speak 6 (c reaches a over its own connection);
+       f offers at most 5 (COLLAB_WIRE_VERSION=5) and a link with it is
+       version 5, both ways. */
+    static node_t f;
+    CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(c.id)) == CL_WIRE_VERSION);
+    CHECK(cl_transport_link_version(c.tp, cl_identity_public_key(a.id)) == CL_WIRE_VERSION);
+    s_max_version = 5;
+    CHECK(node_init(&f, "f", false, "run1", "secret"));
+    s_max_version = 0;
+    CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 0); /* no link yet */
+    CHECK(cl_transport_connect(f.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    int amsgs = a.msgs;
+    CHECK(send_hb(&f, &a, 11) == 0);
+    CHECK(pump_until(&a.msgs, amsgs + 1));
+    CHECK(a.last_progress == 11);
+    CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 5);
+    CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(f.id)) == 5);
+
+    node_t *all[] = {&a, &b, &c, &d, &e, &f};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);
