@@ -18,7 +18,10 @@
       stop        rank 1 stops (SIGSTOP): found silent after COLLAB_TIMEOUT
       goodbye     rank 2 finalizes early: the others go on without waiting
       restart     rank 2 dies and is started again with the same identity file
-                  and no COLLAB_RANK: it gets rank 2 back and talks to rank 0
+                  and no COLLAB_RANK: it gets rank 2 back and talks to rank 0;
+                  each of its processes sends ranks 0 and 1 300 messages
+                  each (more than the initial credit), all received in
+                  order
       client      rank 2 in client mode (binds nothing): collectives and p2p
       strict      COLLAB_STRICT=1; rank 2 dies: the others' next collective
                   fails with COLLAB_ERR_PROC_FAILED instead of hanging
@@ -556,6 +559,8 @@ static int child_strict(int i, int n)
     return 0;
 }
 
+#define RESTART_MSGS 300 /* each process of rank 2 sends rank 0 */
+
 static int child_restart(int i, int n)
 {
     (void)n;
@@ -573,18 +578,50 @@ static int child_restart(int i, int n)
            point-to-point works. */
         int v = 1234;
         CHECK(collab_send(w, &v, sizeof v, 0, 5, NULL) == COLLAB_OK);
+        /* More than the initial credit (docs/wire.md section 10): rank 0
+           counted the first process's messages, and this one's must not
+           wait for a credit that never comes. */
+        for (int t = 0; t < RESTART_MSGS; t++)
+            for (int to = 0; to < 2; to++)
+                CHECK(collab_send(w, &t, sizeof t, to, 200, NULL) == COLLAB_OK);
         CHECK(collab_recv(w, &v, sizeof v, 0, 6, NULL, NULL) == COLLAB_OK && v == 4321);
         CHECK(collab_finalize() == COLLAB_OK);
         return 0;
     }
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
-    if (i == 2)
+    if (i == 2) {
+        for (int t = 0; t < RESTART_MSGS; t++)
+            for (int to = 0; to < 2; to++)
+                CHECK(collab_send(w, &t, sizeof t, to, 100, NULL) == COLLAB_OK);
+        int v = 0;
+        for (int from = 0; from < 2; from++) /* all taken */
+            CHECK(collab_recv(w, &v, sizeof v, from, 7, NULL, NULL) == COLLAB_OK);
         raise(SIGKILL);
+    }
+    if (i == 1) {
+        /* Not the coordinator: it learns of the restart from views. */
+        int v = 0;
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, 2, 100, NULL, NULL) == COLLAB_OK && v == t);
+        CHECK(collab_send(w, &v, sizeof v, 2, 7, NULL) == COLLAB_OK);
+        /* From any source until the new process of rank 2 is a member
+           (a receive from an absent rank fails at once). */
+        collab_status_info_t st;
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, t == 0 ? COLLAB_ANY_SOURCE : 2, 200, &st, NULL) ==
+                      COLLAB_OK &&
+                  v == t && st.source == 2);
+    }
     if (i == 0) {
         int v = 0;
         collab_status_info_t st;
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, 2, 100, NULL, NULL) == COLLAB_OK && v == t);
+        CHECK(collab_send(w, &v, sizeof v, 2, 7, NULL) == COLLAB_OK);
         CHECK(collab_recv(w, &v, sizeof v, COLLAB_ANY_SOURCE, 5, &st, NULL) == COLLAB_OK);
         CHECK(v == 1234 && st.source == 2);
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, 2, 200, NULL, NULL) == COLLAB_OK && v == t);
         v = 4321;
         CHECK(collab_send(w, &v, sizeof v, 2, 6, NULL) == COLLAB_OK);
     }
