@@ -12,6 +12,7 @@
 #include "engine/cl_transport.h"
 
 #include "engine/cl_handshake.h"
+#include "engine/cl_transport_int.h" /* the sockets' options */
 #include "mpi_collab.h"
 #include "util/cl_identity.h"
 #include "util/cl_secret.h"
@@ -92,6 +93,7 @@ static bool pump_until(int *flag, int want)
 }
 
 static int s_max_version; /* of the next node_init (0: this code's) */
+static size_t s_rcv_hwm;  /* of the next node_init (0: none) */
 
 static bool node_init(node_t *n, const char *name, bool client, const char *run, const char *key)
 {
@@ -111,7 +113,8 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
                                  .run_id = run,
                                  .swarm_secret = key != NULL ? n->secret : NULL,
                                  .ban_seconds = 30,
-                                 .max_version = s_max_version};
+                                 .max_version = s_max_version,
+                                 .rcv_hwm = s_rcv_hwm};
     n->tp = cl_transport_new(&cfg, err, sizeof err);
     if (n->tp == NULL) {
         fprintf(stderr, "transport %s: %s\n", name, err);
@@ -358,8 +361,14 @@ int main(void)
     CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(c.id)) == CL_WIRE_VERSION);
     CHECK(cl_transport_link_version(c.tp, cl_identity_public_key(a.id)) == CL_WIRE_VERSION);
     s_max_version = 5;
+    s_rcv_hwm = 1234;
     CHECK(node_init(&f, "f", false, "run1", "secret"));
     s_max_version = 0;
+    s_rcv_hwm = 0;
+    /* The receive high-water mark (docs/wire.md section 10) is on every
+       socket: the listening one and each outbound link. */
+    CHECK(zsock_rcvhwm(f.tp->router) == 1234 && zsock_sndhwm(f.tp->router) == 0);
+    CHECK(zsock_rcvhwm(a.tp->router) == 0);
     CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 0); /* no link yet */
     CHECK(cl_transport_connect(f.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
           0);
@@ -368,6 +377,10 @@ int main(void)
     CHECK(pump_until(&a.msgs, amsgs + 1));
     CHECK(a.last_progress == 11);
     CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 5);
+    {
+        out_link_t *l = tp_outbound_of(f.tp, cl_identity_public_key(a.id));
+        CHECK(l != NULL && zsock_rcvhwm(l->dealer) == 1234);
+    }
     CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(f.id)) == 5);
 
     node_t *all[] = {&a, &b, &c, &d, &e, &f};
