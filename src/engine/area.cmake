@@ -12,6 +12,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_wire.c
     ${_eng}/cl_member.c
     ${_eng}/cl_p2p.c
+    ${_eng}/cl_flow.c
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
     ${_eng}/cl_transport_recv.c
@@ -30,6 +31,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_groups.c
     ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c
+    ${_eng}/cl_engine_flow.c
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
     ${_eng}/cl_stage.c
@@ -49,7 +51,7 @@ add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
-foreach(t cl_wire_test cl_member_test cl_p2p_test cl_transport_test cl_elmsg_test cl_shm_test)
+foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 # The authority gate alone, on a fake engine (the test stubs the rest and
@@ -75,10 +77,11 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
-    ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_peers.c)
+    ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c
+    ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
-      standby groups weight sigterm leave strict_leave monitor shm_kill unexpected)
+      standby groups weight sigterm leave strict_leave monitor shm_kill unexpected flow flow_v5)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

@@ -500,6 +500,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .max_handshakes = (size_t)e->cfg.max_handshakes,
                                 .max_handshakes_host = (size_t)e->cfg.max_handshakes_host,
                                 .link_idle = e->cfg.link_idle,
+                                /* docs/wire.md section 10: two windows and
+                                   the control messages, twice over. */
+                                .rcv_hwm = 2 * (2 * (size_t)e->cfg.max_unexpected_msgs + 1024),
+                                .max_version = e->cfg.wire_version,
                                 .shm = e->cfg.shm};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
@@ -522,7 +526,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+            eng_flow_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
+            eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -541,6 +546,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         if (e->state == ENG_MEMBER) {
             next = fmin(next, eng_coll_timer(e, now));
             next = fmin(next, eng_p2p_timer(e, now));
+            next = fmin(next, eng_flow_timer(e, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         next = fmin(next, eng_report_timer(e, now));
@@ -579,6 +585,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         eng_coll_deliver_local(e);
         eng_coll_deferred(e);
+        eng_flow_progress(e);
     }
 cleanup:
     if (e->state != ENG_LEFT && e->tp != NULL && e->mb != NULL)
@@ -593,6 +600,7 @@ cleanup:
         zlist_destroy(&e->p2p_waiting);
     }
     eng_p2p_cancel_all(e);
+    eng_flow_fini(e);
     zlist_destroy(&e->p2p_ssends);
     cl_p2p_destroy(&e->p2p);
     free(e->seen);

@@ -64,6 +64,35 @@ static bool may_wait(struct cl_engine *e, collab_comm_t *comm, int r)
     return w >= 0 && (w >= e->nseen || e->seen[w] == 0);
 }
 
+typedef struct {
+    int world;
+    bool found;
+} waits_ctx_t;
+
+/* Never removes: looks for an entry world rank `world` could match. */
+static bool waits_pred(void *ctx, const cl_p2p_posted_t *p)
+{
+    waits_ctx_t *c = ctx;
+    collab_request_t *req = p->req;
+    if (!c->found &&
+        (p->src == COLLAB_ANY_SOURCE || cl_comm_world_of(req->comm, p->src) == c->world))
+        c->found = true;
+    return false;
+}
+
+static void waits_none(void *ctx, const cl_p2p_posted_t *p)
+{
+    (void)ctx;
+    (void)p;
+}
+
+bool eng_p2p_waits_for(struct cl_engine *e, int w)
+{
+    waits_ctx_t c = {w, false};
+    (void)cl_p2p_remove_posted_if(e->p2p, waits_pred, waits_none, &c);
+    return c.found;
+}
+
 /* Is comm rank r of comm a live member (or this peer)? */
 static bool present(struct cl_engine *e, collab_comm_t *comm, int r)
 {
@@ -118,7 +147,7 @@ static void matched(struct cl_engine *e, uint64_t comm, uint64_t sync, int from)
    receives and probes, or queues it.  sync: the sender's synchronous-send
    id (0 for a standard send), from its world rank. */
 static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const void *data,
-                   size_t len, uint64_t sync, int from)
+                   size_t len, uint64_t sync, int from, bool granted)
 {
     cl_p2p_posted_t p;
     while (cl_p2p_match_posted(e->p2p, comm, src, tag, &p)) {
@@ -163,7 +192,8 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
     }
     int rc = from == atomic_load(&e->rank)
                  ? cl_p2p_store_sync(e->p2p, comm, src, tag, data, len, sync, from)
-                 : cl_p2p_store_from(e->p2p, comm, src, tag, data, len, sync, from);
+             : granted ? cl_p2p_store_granted(e->p2p, comm, src, tag, data, len, sync, from)
+                       : cl_p2p_store_from(e->p2p, comm, src, tag, data, len, sync, from);
     if (rc == CL_P2P_OVER_PEER || rc == CL_P2P_OVER_TOTAL) {
         uint64_t n = cl_p2p_dropped(e->p2p, from);
         if ((n & (n - 1)) == 0) {
@@ -201,7 +231,7 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
     req->sync_world = w;
     if (w == atomic_load(&e->rank)) {
         if (!req->sync) {
-            arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, 0, w);
+            arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, 0, w, false);
             cl_request_complete(req, COLLAB_OK);
             return;
         }
@@ -211,7 +241,7 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
             return;
         }
         cl_request_taken(req);
-        arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, req->sync_id, w);
+        arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, req->sync_id, w, false);
         return;
     }
     cl_peer_t *p = cl_member_at_rank(e->mb, w);
@@ -236,7 +266,7 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
     m.hdr.seq = req->sync ? req->sync_id : 0;
     m.payload = req->sbuf;
     m.payload_len = req->bytes;
-    int rc = eng_send(e, p, &m);
+    int rc = eng_flow_p2p_send(e, p, &m);
     if (rc != COLLAB_OK || !req->sync) {
         cl_request_complete(req, rc);
         return;
@@ -325,6 +355,11 @@ static void cancel_send(struct cl_engine *e, collab_request_t *t)
             ssend_done(e, self, t->comm->id, t->sync_id, true);
         return;
     }
+    if (eng_flow_cancel(e, t->sync_world, t->comm->id, t->sync_id)) {
+        /* Still waiting for credit here: it never left. */
+        ssend_done(e, t->sync_world, t->comm->id, t->sync_id, true);
+        return;
+    }
     cl_peer_t *p = cl_member_at_rank(e->mb, t->sync_world);
     if (p != NULL)
         send_ctl(e, p, t->comm->id, CL_P2P_CANCEL, t->sync_id);
@@ -353,6 +388,9 @@ static void on_ctl(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
         if (cl_p2p_withdraw(e->p2p, m->hdr.comm, from->rank, m->hdr.seq))
             send_ctl(e, from, m->hdr.comm, CL_P2P_CANCELLED, m->hdr.seq);
         break;
+    case CL_P2P_CREDIT:
+        eng_flow_on_credit(e, from, m);
+        break;
     default: /* the codec lets no other value through */
         break;
     }
@@ -364,6 +402,11 @@ void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_
         on_ctl(e, from, m);
         return;
     }
+    /* Flow control counts every message its sender sent, before any
+       check of this peer's own could drop it. */
+    int granted = eng_flow_p2p_admit(e, from, m->payload_len);
+    if (granted < 0)
+        return;
     int src = (int)m->hdr.part;
     int tag = (int)m->hdr.aux;
     /* The sender's comm rank must be the sender's: checked wherever this
@@ -384,7 +427,7 @@ void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_
         }
     }
     arrive(e, m->hdr.comm, src, tag, m->payload, m->payload_len,
-           m->hdr.sub == CL_P2P_SYNC ? m->hdr.seq : 0, from->rank);
+           m->hdr.sub == CL_P2P_SYNC ? m->hdr.seq : 0, from->rank, granted > 0);
 }
 
 typedef struct {
@@ -443,6 +486,7 @@ void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p)
     fail_ctx_t f = {e, w, COLLAB_ERR_PROC_FAILED, false};
     cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
     ssends_end(e, w, COLLAB_ERR_PROC_FAILED, false);
+    eng_flow_peer_gone(e, w);
 }
 
 /* Retries sends that waited for their peer. */

@@ -234,6 +234,20 @@ int cl_p2p_store_from(cl_p2p_t *self, uint64_t comm, int src, int tag, const voi
     return store(self, comm, src, tag, data, len, sync, from, who);
 }
 
+int cl_p2p_store_granted(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data,
+                         size_t len, uint64_t sync, int from)
+{
+    sender_t *who = sender(self, from);
+    if (who == NULL)
+        return COLLAB_ERR_NO_MEM;
+    return store(self, comm, src, tag, data, len, sync, from, who);
+}
+
+size_t cl_p2p_posted(const cl_p2p_t *self)
+{
+    return self->nposted;
+}
+
 uint64_t cl_p2p_dropped(const cl_p2p_t *self, int from)
 {
     return from >= 0 && (size_t)from < self->nsenders ? self->senders[from].dropped : 0;

@@ -117,6 +117,16 @@ void cl_p2p_set_limits(cl_p2p_t *self, const cl_p2p_limits_t *limits);
 int cl_p2p_store_from(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
                       uint64_t sync, int from);
 
+/* As cl_p2p_store_from for a message its sender had credit for (flow
+   control, docs/wire.md section 10): counted against from like the
+   others, but never refused by the limits, which the grants respect.
+   Returns 0 or COLLAB_ERR_NO_MEM. */
+int cl_p2p_store_granted(cl_p2p_t *self, uint64_t comm, int src, int tag, const void *data,
+                         size_t len, uint64_t sync, int from);
+
+/* Receives and probes posted now (waiting for a message). */
+size_t cl_p2p_posted(const cl_p2p_t *self);
+
 /* Messages of world rank from refused by the limits so far. */
 uint64_t cl_p2p_dropped(const cl_p2p_t *self, int from);
 

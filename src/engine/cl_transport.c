@@ -21,6 +21,7 @@
 
 #include <czmq.h>
 #include <errno.h>
+#include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
@@ -208,7 +209,7 @@ int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *h
 int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE], uint8_t **body,
               size_t *blen)
 {
-    m->hdr.version = CL_WIRE_VERSION;
+    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr);
     m->hdr.run = self->run;
     int rc = cl_wire_encode_body(m, body, blen);
     if (rc == CL_WIRE_ENOMEM)
@@ -330,7 +331,7 @@ static int send_shm_coll(cl_transport_t *self, const uint8_t key[32], cl_wire_ms
                  m->payload_len, self->max_message);
         return COLLAB_ERR_ARG;
     }
-    m->hdr.version = CL_WIRE_VERSION;
+    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr);
     m->hdr.run = self->run;
     m->hdr.length = m->payload_len;
     uint8_t hdr[CL_WIRE_HDR_SIZE];
@@ -394,8 +395,11 @@ static void sock_common(const cl_transport_t *self, zsock_t *s)
        read into memory: libzmq drops the connection at its size field. */
     int64_t max = (int64_t)self->max_message;
     zmq_setsockopt(zsock_resolve(s), ZMQ_MAXMSGSIZE, &max, sizeof max);
+    /* The sender's own queue is its program's memory; what one connection
+       may bring in is bounded by flow control (docs/wire.md section 10):
+       past rcv_hwm ZeroMQ stops reading that connection. */
     zsock_set_sndhwm(s, 0);
-    zsock_set_rcvhwm(s, 0);
+    zsock_set_rcvhwm(s, self->rcv_hwm);
     zsock_set_linger(s, 0);
     zsock_set_tcp_keepalive(s, 1);
     zsock_set_tcp_keepalive_idle(s, 30);
@@ -458,7 +462,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_HELLO;
-    m.u.hello.max_version = CL_WIRE_VERSION;
+    m.u.hello.max_version = (uint16_t)self->max_version;
     m.u.hello.min_version = CL_WIRE_MIN_VERSION;
     memcpy(m.u.hello.key, self->self_key, 32);
     randombytes_buf(l->nonce, sizeof l->nonce);
@@ -512,6 +516,15 @@ bool cl_transport_link_up(const cl_transport_t *self, const uint8_t key[32])
 {
     const out_link_t *l = tp_outbound_of(self, key);
     return l != NULL && l->state == OL_UP;
+}
+
+int cl_transport_link_version(cl_transport_t *self, const uint8_t key[32])
+{
+    const out_link_t *l = tp_outbound_of(self, key);
+    if (l != NULL && l->state == OL_UP && l->version > 0)
+        return l->version;
+    const in_link_t *in = tp_inbound_of(self, key);
+    return in != NULL && in->state == IL_UP ? in->version : 0;
 }
 
 void cl_transport_set_client(cl_transport_t *self)
@@ -723,6 +736,11 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->run = cl_wire_run_hash(cfg->run_id);
     self->ban_seconds = cfg->ban_seconds > 0 ? cfg->ban_seconds : 60.0;
     self->max_message = cfg->max_message > 0 ? cfg->max_message : DEFAULT_MAX_MESSAGE;
+    self->rcv_hwm = cfg->rcv_hwm <= INT_MAX ? (int)cfg->rcv_hwm : INT_MAX;
+    self->max_version =
+        cfg->max_version >= CL_WIRE_MIN_VERSION && cfg->max_version <= CL_WIRE_VERSION
+            ? cfg->max_version
+            : CL_WIRE_VERSION;
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->max_handshakes_host =

@@ -37,6 +37,8 @@ typedef struct {
     const uint8_t *swarm_secret;   /* 32-byte swarm secret (cl_secret.h), NULL = open swarm */
     double ban_seconds;            /* how long a malformed sender is ignored (0 = 60) */
     size_t max_message;            /* largest frame accepted or sent, bytes (0 = 1 GiB) */
+    size_t rcv_hwm;                /* messages one connection may queue unread (0 = no limit) */
+    int max_version;               /* highest wire version spoken (0 = CL_WIRE_VERSION) */
     size_t max_handshakes;         /* unfinished inbound handshakes kept (0 = 1024) */
     size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
     double link_idle;              /* seconds after which a silent inbound link is
@@ -96,6 +98,10 @@ int cl_transport_expect_client(cl_transport_t *self, const uint8_t key[32]);
 
 /* True when our outbound link to key has completed its handshake. */
 bool cl_transport_link_up(const cl_transport_t *self, const uint8_t key[32]);
+
+/* The wire version negotiated with key: that of our link to it once up,
+   else that of its link to us once up, else 0 (not known yet). */
+int cl_transport_link_version(cl_transport_t *self, const uint8_t key[32]);
 
 /* From now on this peer says it is in client mode in its handshakes and
    announces no address (COLLAB_CLIENT_MODE=auto, once the swarm could not

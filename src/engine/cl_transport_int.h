@@ -43,6 +43,7 @@ typedef struct {
     pending_msg_t *head, *tail;    /* waiting for UP */
     size_t pending_bytes;          /* their bodies */
     bool handshake_warned;
+    int version;                   /* chosen by the peer's WELCOME (at UP) */
 } out_link_t;
 
 typedef enum { IL_AUTH_WAIT = 0, IL_UP = 1 } il_state_t;
@@ -59,6 +60,7 @@ typedef struct {
     double created;
     double last;   /* last message on it (local monotonic seconds) */
     char host[64]; /* the remote IP address (ZeroMQ's Peer-Address) */
+    int version;   /* chosen for its HELLO */
 } in_link_t;
 
 typedef enum { REF_ROUTER, REF_ZAP, REF_DEALER, REF_MONITOR } ref_kind_t;
@@ -76,6 +78,8 @@ struct cl_transport {
     uint8_t k[32];                     /* handshake key, wiped at destroy */
     double ban_seconds;
     size_t max_message;                /* largest frame, both ways */
+    int rcv_hwm;                       /* ZMQ_RCVHWM of every socket, messages (0 = none) */
+    int max_version;                   /* highest wire version spoken */
     size_t max_handshakes;             /* IL_AUTH_WAIT links kept at most */
     size_t npending;                   /* IL_AUTH_WAIT links now */
     size_t max_handshakes_host;        /* IL_AUTH_WAIT links of one remote address at most */

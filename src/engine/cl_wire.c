@@ -117,6 +117,11 @@ static bool type_known(int t)
     }
 }
 
+int cl_wire_msg_version(const cl_wire_hdr_t *h)
+{
+    return h->type == CL_MSG_P2P_CTL && h->sub == CL_P2P_CREDIT ? 6 : 5;
+}
+
 int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
 {
     memset(h, 0, sizeof *h);
@@ -153,8 +158,12 @@ int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
     if (h->type == CL_MSG_P2P && !(h->sub == CL_P2P_STANDARD && h->seq == 0) &&
         !(h->sub == CL_P2P_SYNC && h->seq >= 1))
         return CL_WIRE_EBODY;
-    if (h->type == CL_MSG_P2P_CTL &&
+    if (h->type == CL_MSG_P2P_CTL && h->sub != CL_P2P_CREDIT &&
         (h->sub < CL_P2P_MATCHED || h->sub > CL_P2P_CANCELLED || h->seq == 0))
+        return CL_WIRE_EBODY;
+    /* CREDIT exists from version 6 on, and names no send. */
+    if (h->type == CL_MSG_P2P_CTL && h->sub == CL_P2P_CREDIT &&
+        (h->version < 6 || h->comm != 0 || h->seq != 0))
         return CL_WIRE_EBODY;
     return CL_WIRE_OK;
 }
@@ -535,8 +544,20 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         }
         break;
     }
-    case CL_MSG_MATCH:
     case CL_MSG_P2P_CTL:
+        if (out->hdr.sub == CL_P2P_CREDIT) {
+            cl_wire_credit_t *c = &out->u.credit;
+            c->incarnation = cl_rd_u64(rp);
+            cl_rd_check(rp, c->incarnation != 0);
+            for (int k = 0; k < CL_CREDIT_CLASSES; k++) {
+                c->cls[k].consumed_msgs = cl_rd_u64(rp);
+                c->cls[k].consumed_bytes = cl_rd_u64(rp);
+                c->cls[k].limit_msgs = cl_rd_u64(rp);
+                c->cls[k].limit_bytes = cl_rd_u64(rp);
+            }
+        }
+        break;
+    case CL_MSG_MATCH:
     case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:
@@ -689,8 +710,20 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
             }
         }
         break;
-    case CL_MSG_MATCH:
     case CL_MSG_P2P_CTL:
+        if (m->hdr.sub == CL_P2P_CREDIT) {
+            const cl_wire_credit_t *c = &m->u.credit;
+            cl_wr_check(&w, c->incarnation != 0);
+            cl_wr_u64(&w, c->incarnation);
+            for (int k = 0; k < CL_CREDIT_CLASSES; k++) {
+                cl_wr_u64(&w, c->cls[k].consumed_msgs);
+                cl_wr_u64(&w, c->cls[k].consumed_bytes);
+                cl_wr_u64(&w, c->cls[k].limit_msgs);
+                cl_wr_u64(&w, c->cls[k].limit_bytes);
+            }
+        }
+        break;
+    case CL_MSG_MATCH:
     case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 5         /* the version this code writes */
+#define CL_WIRE_VERSION 6         /* the highest version this code speaks */
 #define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
@@ -51,7 +51,9 @@ typedef enum {
 /* P2P sub: the send mode. */
 enum { CL_P2P_STANDARD = 0, CL_P2P_SYNC = 1 };
 /* P2P_CTL sub. */
-enum { CL_P2P_MATCHED = 1, CL_P2P_CANCEL = 2, CL_P2P_CANCELLED = 3 };
+enum { CL_P2P_MATCHED = 1, CL_P2P_CANCEL = 2, CL_P2P_CANCELLED = 3, CL_P2P_CREDIT = 4 };
+/* Flow-control classes of a CREDIT (docs/wire.md section 10). */
+enum { CL_CREDIT_P2P = 0, CL_CREDIT_EARLY = 1, CL_CREDIT_CLASSES = 2 };
 
 /* Decoder results (0 = ok).  Every one but CL_WIRE_ENOMEM means the input
    is malformed. */
@@ -256,6 +258,23 @@ typedef struct {
 /* True when name is a valid REPORT value name ([A-Za-z0-9_.], 1..32 bytes). */
 bool cl_wire_report_name_ok(const char *name);
 
+/* P2P_CTL CREDIT (wire version 6, docs/wire.md section 10): the receiver's
+   incarnation and, per class, cumulative counts since it began. */
+typedef struct {
+    uint64_t consumed_msgs, consumed_bytes; /* what the receiver consumed */
+    uint64_t limit_msgs, limit_bytes;       /* what the sender may have sent */
+} cl_wire_credit_class_t;
+
+typedef struct {
+    uint64_t incarnation; /* the receiver's, != 0 */
+    cl_wire_credit_class_t cls[CL_CREDIT_CLASSES];
+} cl_wire_credit_t;
+
+/* The version a message is written with: the lowest one that has its
+   layout (5 for everything but P2P_CTL CREDIT, 6), so that a peer of
+   version 5 reads every message a version 6 peer sends it. */
+int cl_wire_msg_version(const cl_wire_hdr_t *h);
+
 /* A decoded message.  For COLL and P2P, payload points into the caller's
    body buffer (valid as long as that buffer). */
 typedef struct {
@@ -274,6 +293,7 @@ typedef struct {
         cl_wire_goodbye_t goodbye;
 
         cl_wire_report_t report;
+        cl_wire_credit_t credit; /* P2P_CTL CREDIT */
     } u;
     const uint8_t *payload; /* COLL / P2P body */
     size_t payload_len;

@@ -228,6 +228,11 @@ static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, si
     return s_int(value, 1, 1 << 20, &cfg->max_streams_peer, why, whylen);
 }
 
+static int p_wire_version(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 5, 6, &cfg->wire_version, why, whylen);
+}
+
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cl_config_value_seconds(value, &cfg->link_idle, why, whylen) != 0)
@@ -536,7 +541,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_MAX_STREAMS", "1024", p_max_streams,                                                 \
       "communicators this program has not created that peers may open streams for, in all")        \
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
-      "of those, how many one peer may open")
+      "of those, how many one peer may open")                                                      \
+    X("COLLAB_WIRE_VERSION", "6", p_wire_version,                                                  \
+      "highest wire protocol version spoken (5: no flow control, as a peer of the release before)")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
@@ -671,6 +678,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_unexpected_msgs = 65536;
     cfg->max_streams = 1024;
     cfg->max_streams_peer = 64;
+    cfg->wire_version = 6;
 }
 
 /* Wipes and frees the plaintext key and passphrase. */

@@ -21,7 +21,9 @@ int sc_hellos(void);
 /* attack_member.c: mode suspect, admit, update, result or status; cnt
    floats per all-reduce. */
 int sc_member(const char *mode, size_t cnt);
-int sc_flood(void);
+/* flood: collective messages for communicators nobody created; credit:
+   point-to-point messages past the credit each victim grants. */
+int sc_flood(bool credit);
 /* attack_checkpoint.c */
 int sc_checkpoint(void);
 /* n trainers (3: a majority against the liar; 2: a tie), the last lies:

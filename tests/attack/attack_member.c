@@ -20,14 +20,22 @@
                   that part (which it does not own) full of 1e30.  Old:
                   corrupted results.  Now: a RESULT counts only from the
                   part's producer.
-      flood       with every message it sends, point-to-point messages of
-                  64 KiB that nobody receives (tag 999 on the world) and
-                  collective messages of 64 KiB for 16 communicators nobody
-                  created, 64 MiB of each to every other peer.  Old (no
-                  bound on either): each victim kept all of it.  Now, with
-                  COLLAB_MAX_UNEXPECTED_PER_PEER=16: each victim's RSS
-                  grows by less than 64 MiB, the flood is named in its log,
-                  and every all-reduce stays right.
+      flood       with every message it sends, collective messages of 64
+                  KiB for 16 communicators nobody created, 64 MiB to every
+                  other peer.  Old (no bound): each victim kept all of it.
+                  Now, with COLLAB_MAX_UNEXPECTED_PER_PEER=16: each
+                  victim's RSS grows by less than 64 MiB, the flood is
+                  named in its log, and every all-reduce stays right.
+      credit      with every message it sends, point-to-point messages of
+                  64 KiB that nobody receives (tag 999 on the world), 64
+                  MiB to every other peer, ignoring the credit each grants
+                  (docs/wire.md section 10), once the victims are older
+                  than their grace (2 x COLLAB_TIMEOUT).  Old (no bound):
+                  each victim kept all of it; then (bounds without flow
+                  control) each dropped the excess without a ban.  Now:
+                  each victim bans it at its first message past the grant
+                  (one log line), its RSS grows by less than 64 MiB, and
+                  every all-reduce of the three stays right.
       status      with each first DATA chunk it sends a part's reducer, a
                   STATUS for that part whose view names rank 1 failed.
                   Old: the reducers took the failure over and left rank
@@ -44,7 +52,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS } hostile_t;
+typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS, H_CREDIT } hostile_t;
 static hostile_t s_hostile = H_NONE;
 
 static uint8_t s_target[32]; /* rank 1's key */
@@ -61,7 +69,7 @@ typedef struct {
 } flood_t;
 static flood_t s_flood[MAXP];
 
-static void flood_after(void *sock, const cl_wire_hdr_t *h)
+static void flood_after(void *sock, const cl_wire_hdr_t *h, bool p2p, bool coll)
 {
     static uint8_t *payload;
     if (payload == NULL && (payload = calloc(1, FLOOD_MSG)) == NULL)
@@ -74,7 +82,7 @@ static void flood_after(void *sock, const cl_wire_hdr_t *h)
         }
     if (f == NULL)
         return;
-    for (int k = 0; k < 8 && f->p2p < FLOOD_EACH; k++) {
+    for (int k = 0; k < 8 && p2p && f->p2p < FLOOD_EACH; k++) {
         cl_wire_hdr_t ph;
         memset(&ph, 0, sizeof ph);
         ph.type = CL_MSG_P2P;
@@ -87,7 +95,7 @@ static void flood_after(void *sock, const cl_wire_hdr_t *h)
         harness_inject(sock, ph, payload, FLOOD_MSG);
         f->p2p += FLOOD_MSG;
     }
-    for (int k = 0; k < 2 && f->coll < FLOOD_EACH; k++) {
+    for (int k = 0; k < 2 && coll && f->coll < FLOOD_EACH; k++) {
         cl_wire_hdr_t ch;
         memset(&ch, 0, sizeof ch);
         ch.type = CL_MSG_COLL;
@@ -112,8 +120,8 @@ static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
     }
     if (!atomic_load(&s_armed))
         return;
-    if (s_hostile == H_FLOOD) {
-        flood_after(sock, h);
+    if (s_hostile == H_FLOOD || s_hostile == H_CREDIT) {
+        flood_after(sock, h, s_hostile == H_CREDIT, s_hostile == H_FLOOD);
         return;
     }
     if (h->type == CL_MSG_HEARTBEAT) {
@@ -214,6 +222,7 @@ static int member_main(int i, int n, size_t cnt)
                     : strcmp(h, "admit") == 0  ? H_ADMIT
                     : strcmp(h, "update") == 0 ? H_UPDATE
                     : strcmp(h, "flood") == 0  ? H_FLOOD
+                    : strcmp(h, "credit") == 0 ? H_CREDIT
                     : strcmp(h, "status") == 0 ? H_STATUS
                                                : H_RESULT;
         peer_key(1, s_target);
@@ -315,22 +324,35 @@ int sc_member(const char *mode, size_t cnt)
 /* Flood of unexpected messages from a hostile member (peer 3 of 4), with
    the bounds lowered so that the test stays small: the victims' RSS is
    sampled until they finish. */
-int sc_flood(void)
+int sc_flood(bool credit)
 {
     setenv("COLLAB_MAX_UNEXPECTED", getenv("ATTACK_UNBOUNDED") ? "16777216" : "64", 1);
     setenv("COLLAB_MAX_UNEXPECTED_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "16777216" : "16", 1);
     setenv("COLLAB_MAX_UNEXPECTED_MSGS", getenv("ATTACK_UNBOUNDED") ? "16777216" : "65536", 1);
     setenv("COLLAB_MAX_STREAMS_PER_PEER", getenv("ATTACK_UNBOUNDED") ? "1048576" : "8", 1);
     setenv("COLLAB_MAX_STREAMS", getenv("ATTACK_UNBOUNDED") ? "1048576" : "1024", 1);
-    prepare("flood", 4);
+    prepare(credit ? "credit" : "flood", 4);
     char log[600];
     snprintf(log, sizeof log, "%s/peers.log", s_dir);
     setenv("COLLAB_LOG_FILE", log, 1);
-    setenv("ATTACK_HOSTILE", "flood", 1);
+    setenv("ATTACK_HOSTILE", credit ? "credit" : "flood", 1);
     s_member_cnt = 1;
+    double started = now_s();
     for (int i = 0; i < 4; i++)
         spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), member_peer);
     CHECK(wait_ready(4, 60));
+    if (credit) {
+        /* A receiver younger than 2 x COLLAB_TIMEOUT may have restarted
+           under its key, and its senders may still count on its old
+           grant: it lets the bounds drop their excess without a ban
+           (docs/wire.md section 10).  The attack comes after that. */
+        const char *t = getenv("COLLAB_TIMEOUT");
+        double grace = 2 * (t != NULL ? atof(t) : 5.0) + 0.5;
+        while (now_s() - started < grace) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
     long before[3], peak[3];
     for (int i = 0; i < 3; i++)
         peak[i] = before[i] = rss_kib(s_pid[i]);
@@ -371,11 +393,18 @@ int sc_flood(void)
     int stream_lines =
         harness_log_lines(log, by3, "for a communicator this program has not created");
     int early_lines = harness_log_lines(log, by3, "dropped an early collective message");
-    fprintf(stderr, "[attack] log lines naming rank 3: %d point-to-point, %d stream, %d early\n",
-            p2p_lines, stream_lines, early_lines);
-    if (getenv("ATTACK_UNBOUNDED") == NULL) {
-        CHECK(p2p_lines >= 3); /* each victim named it */
-        CHECK(stream_lines >= 3);
+    int credit_lines = harness_log_lines(log, by3, "passed the credit this peer granted");
+    fprintf(stderr,
+            "[attack] log lines naming rank 3: %d point-to-point (%d past its credit, banned), "
+            "%d stream, %d early\n",
+            p2p_lines, credit_lines, stream_lines, early_lines);
+    if (credit) {
+        /* Each victim banned it at its first message past the grant: one
+           line each, and nothing else from it got through. */
+        CHECK(credit_lines >= 3 && credit_lines <= 6);
+        CHECK(p2p_lines == credit_lines);
+    } else if (getenv("ATTACK_UNBOUNDED") == NULL) {
+        CHECK(stream_lines >= 3); /* each victim named it */
         CHECK(early_lines >= 3);
         CHECK(p2p_lines + stream_lines + early_lines < 200); /* a few lines, not one per drop */
     }

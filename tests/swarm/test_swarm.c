@@ -18,7 +18,10 @@
       stop        rank 1 stops (SIGSTOP): found silent after COLLAB_TIMEOUT
       goodbye     rank 2 finalizes early: the others go on without waiting
       restart     rank 2 dies and is started again with the same identity file
-                  and no COLLAB_RANK: it gets rank 2 back and talks to rank 0
+                  and no COLLAB_RANK: it gets rank 2 back and talks to rank 0;
+                  each of its processes sends ranks 0 and 1 300 messages
+                  each (more than the initial credit), all received in
+                  order
       client      rank 2 in client mode (binds nothing): collectives and p2p
       strict      COLLAB_STRICT=1; rank 2 dies: the others' next collective
                   fails with COLLAB_ERR_PROC_FAILED instead of hanging
@@ -53,6 +56,13 @@
       unexpected  3 peers; ranks 1 and 2 send rank 0 10008 messages each
                   before it posts a receive: every one arrives intact and
                   rank 0's memory stays bounded (test_swarm_unexpected.c)
+      flow        3 peers, bounds of 100 messages and 1 MiB per sender;
+                  ranks 1 and 2 send rank 0 ten times that ahead of its
+                  receives, then a synchronous send: all arrive intact and
+                  in order, and rank 0 holds only its grants
+                  (test_swarm_flow.c)
+      flow_v5     the same with rank 2 at wire version 5: its links keep
+                  the behaviour of before (test_swarm_flow.c)
 */
 #include "mpi_collab.h"
 #include "test_peers.h"
@@ -532,6 +542,8 @@ static int child_strict(int i, int n)
     return 0;
 }
 
+#define RESTART_MSGS 300 /* each process of rank 2 sends rank 0 */
+
 static int child_restart(int i, int n)
 {
     (void)n;
@@ -549,18 +561,50 @@ static int child_restart(int i, int n)
            point-to-point works. */
         int v = 1234;
         CHECK(collab_send(w, &v, sizeof v, 0, 5, NULL) == COLLAB_OK);
+        /* More than the initial credit (docs/wire.md section 10): rank 0
+           counted the first process's messages, and this one's must not
+           wait for a credit that never comes. */
+        for (int t = 0; t < RESTART_MSGS; t++)
+            for (int to = 0; to < 2; to++)
+                CHECK(collab_send(w, &t, sizeof t, to, 200, NULL) == COLLAB_OK);
         CHECK(collab_recv(w, &v, sizeof v, 0, 6, NULL, NULL) == COLLAB_OK && v == 4321);
         CHECK(collab_finalize() == COLLAB_OK);
         return 0;
     }
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
-    if (i == 2)
+    if (i == 2) {
+        for (int t = 0; t < RESTART_MSGS; t++)
+            for (int to = 0; to < 2; to++)
+                CHECK(collab_send(w, &t, sizeof t, to, 100, NULL) == COLLAB_OK);
+        int v = 0;
+        for (int from = 0; from < 2; from++) /* all taken */
+            CHECK(collab_recv(w, &v, sizeof v, from, 7, NULL, NULL) == COLLAB_OK);
         raise(SIGKILL);
+    }
+    if (i == 1) {
+        /* Not the coordinator: it learns of the restart from views. */
+        int v = 0;
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, 2, 100, NULL, NULL) == COLLAB_OK && v == t);
+        CHECK(collab_send(w, &v, sizeof v, 2, 7, NULL) == COLLAB_OK);
+        /* From any source until the new process of rank 2 is a member
+           (a receive from an absent rank fails at once). */
+        collab_status_info_t st;
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, t == 0 ? COLLAB_ANY_SOURCE : 2, 200, &st, NULL) ==
+                      COLLAB_OK &&
+                  v == t && st.source == 2);
+    }
     if (i == 0) {
         int v = 0;
         collab_status_info_t st;
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, 2, 100, NULL, NULL) == COLLAB_OK && v == t);
+        CHECK(collab_send(w, &v, sizeof v, 2, 7, NULL) == COLLAB_OK);
         CHECK(collab_recv(w, &v, sizeof v, COLLAB_ANY_SOURCE, 5, &st, NULL) == COLLAB_OK);
         CHECK(v == 1234 && st.source == 2);
+        for (int t = 0; t < RESTART_MSGS; t++)
+            CHECK(collab_recv(w, &v, sizeof v, 2, 200, NULL, NULL) == COLLAB_OK && v == t);
         v = 4321;
         CHECK(collab_send(w, &v, sizeof v, 2, 6, NULL) == COLLAB_OK);
     }
@@ -834,6 +878,8 @@ static const scenario_t s_scenarios[] = {
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
+    {"flow", 3, child_flow, 90, -1, false, NULL},
+    {"flow_v5", 3, child_flow_v5, 90, -1, false, NULL},
 };
 
 int main(int argc, char **argv)
@@ -921,7 +967,7 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill|unexpected\n");
+                        "shm_kill|unexpected|flow|flow_v5\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -51,6 +51,9 @@ int child_shm_kill(int i, int n);
 
 /* Scenario "unexpected" (test_swarm_unexpected.c): peer i of n. */
 int child_unexpected(int i, int n);
+/* Scenario "flow" (test_swarm_flow.c): peer i of n. */
+int child_flow(int i, int n);
+int child_flow_v5(int i, int n);
 
 /* The full address of peer i (after the parent prepared the run). */
 const char *test_swarm_addr(int i);

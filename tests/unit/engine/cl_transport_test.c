@@ -12,6 +12,7 @@
 #include "engine/cl_transport.h"
 
 #include "engine/cl_handshake.h"
+#include "engine/cl_transport_int.h" /* the sockets' options */
 #include "mpi_collab.h"
 #include "util/cl_identity.h"
 #include "util/cl_secret.h"
@@ -91,6 +92,9 @@ static bool pump_until(int *flag, int want)
     return *flag >= want;
 }
 
+static int s_max_version; /* of the next node_init (0: this code's) */
+static size_t s_rcv_hwm;  /* of the next node_init (0: none) */
+
 static bool node_init(node_t *n, const char *name, bool client, const char *run, const char *key)
 {
     memset(n, 0, sizeof *n);
@@ -108,7 +112,9 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
                                  .client_mode = client,
                                  .run_id = run,
                                  .swarm_secret = key != NULL ? n->secret : NULL,
-                                 .ban_seconds = 30};
+                                 .ban_seconds = 30,
+                                 .max_version = s_max_version,
+                                 .rcv_hwm = s_rcv_hwm};
     n->tp = cl_transport_new(&cfg, err, sizeof err);
     if (n->tp == NULL) {
         fprintf(stderr, "transport %s: %s\n", name, err);
@@ -347,7 +353,37 @@ int main(void)
     CHECK(cl_hs_pick_version(1, 4, 2, 3) == 3);
     CHECK(cl_hs_pick_version(1, 1, 2, 3) == 0);
 
-    node_t *all[] = {&a, &b, &c, &d, &e};
+    /* The version of a link (docs/wire.md section 5): the highest both
+       offer.  a and c speak 6 (c reaches a over its own connection);
+       f offers at most 5 (COLLAB_WIRE_VERSION=5) and a link with it is
+       version 5, both ways. */
+    static node_t f;
+    CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(c.id)) == CL_WIRE_VERSION);
+    CHECK(cl_transport_link_version(c.tp, cl_identity_public_key(a.id)) == CL_WIRE_VERSION);
+    s_max_version = 5;
+    s_rcv_hwm = 1234;
+    CHECK(node_init(&f, "f", false, "run1", "secret"));
+    s_max_version = 0;
+    s_rcv_hwm = 0;
+    /* The receive high-water mark (docs/wire.md section 10) is on every
+       socket: the listening one and each outbound link. */
+    CHECK(zsock_rcvhwm(f.tp->router) == 1234 && zsock_sndhwm(f.tp->router) == 0);
+    CHECK(zsock_rcvhwm(a.tp->router) == 0);
+    CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 0); /* no link yet */
+    CHECK(cl_transport_connect(f.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    int amsgs = a.msgs;
+    CHECK(send_hb(&f, &a, 11) == 0);
+    CHECK(pump_until(&a.msgs, amsgs + 1));
+    CHECK(a.last_progress == 11);
+    CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 5);
+    {
+        out_link_t *l = tp_outbound_of(f.tp, cl_identity_public_key(a.id));
+        CHECK(l != NULL && zsock_rcvhwm(l->dealer) == 1234);
+    }
+    CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(f.id)) == 5);
+
+    node_t *all[] = {&a, &b, &c, &d, &e, &f};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);

@@ -762,13 +762,22 @@ static void test_limits(void)
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_RANK_REQUIRED", "1", "COLLAB_RANK", "2", NULL) ==
                  0 &&
              cfg.rank_required && cfg.rank == 2);
+    /* COLLAB_WIRE_VERSION: 5 or 6 (docs/wire.md section 5), default 6. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 6);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "5", NULL) == 0 &&
+             cfg.wire_version == 5);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "4", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_WIRE_VERSION") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "7", NULL) == -1);
 }
 
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 42);
+    CL_CHECK(n == 43);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -810,7 +819,8 @@ static void test_table(void)
                               "COLLAB_MAX_UNEXPECTED_PER_PEER",
                               "COLLAB_MAX_UNEXPECTED_MSGS",
                               "COLLAB_MAX_STREAMS",
-                              "COLLAB_MAX_STREAMS_PER_PEER"};
+                              "COLLAB_MAX_STREAMS_PER_PEER",
+                              "COLLAB_WIRE_VERSION"};
     for (size_t i = 0; i < n && i < sizeof expected / sizeof expected[0]; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
         CL_CHECK(t[i].default_text != NULL && t[i].default_text[0] != '\0');

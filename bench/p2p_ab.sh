@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# p2p_ab.sh - point-to-point latency and streaming rate of two builds of
+# mpicollab, 2 peers, interleaved.
+#
+#   bench/p2p_ab.sh BUILD_A BUILD_B [--runs R] [--time S] [--window N]
+#                   [--sizes "8 1024 65536 1048576"] [--env-b "VAR=VAL ..."]
+#
+# Runs bench/p2p_bench (BUILD_B's, built with mpicc.mpich) under BUILD_A's
+# and BUILD_B's collab-run, alternating A, B, A, B ... R times each
+# (default 5), and prints per kind and size the median time per message
+# of each (with min..max) and the ratio B/A.  pingpong is half a round
+# trip (osu_latency); stream is a window of MPI_Isend whose receives are
+# posted late (what flow control holds back).  --env-b adds environment
+# to B's runs only (e.g. small COLLAB_MAX_UNEXPECTED_MSGS).
+# Method: docs/benchmarks.md.
+set -u
+. "$(dirname "$0")/lib.sh"
+[ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
+a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
+shift 2
+runs=5 time=0.3 window=256 sizes="8 1024 65536 1048576" envb=''
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --time) time=$2; shift 2 ;;
+    --window) window=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --env-b) envb=$2; shift 2 ;;
+    *) echo "p2p_ab.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+bench="$b/bench/p2p_bench"
+for f in "$bench" "$a/bin/collab-run" "$b/bin/collab-run"; do
+    [ -x "$f" ] || { echo "p2p_ab.sh: missing $f" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for r in $(seq "$runs"); do
+    for x in a b; do
+        d=$([ $x = a ] && echo "$a" || echo "$b")
+        e=$([ $x = b ] && echo "$envb" || true)
+        # shellcheck disable=SC2086
+        env $e timeout 600 "$d/bin/collab-run" -n 2 --timeout 590 -- "$bench" --time "$time" \
+            --window "$window" --sizes "$sizes" 2> /dev/null |
+            sed -n 's/^.*bench: \([a-z]\)/\1/p' | tee -a "$tmp/raw" |
+            awk -v x=$x -v d="$tmp" '$5 == "ok" {print x, $2, $4 >> (d "/" $1)}' ||
+            echo "p2p_ab.sh: run $r of $x failed" >&2
+    done
+done
+if grep -q WRONG "$tmp/raw" 2>/dev/null; then
+    echo "p2p_ab.sh: a run checked a WRONG message" >&2
+fi
+for kind in pingpong stream; do
+    [ -s "$tmp/$kind" ] || continue
+    printf '# %s, 2 peers, %d interleaved runs each; us per message, median (min..max)\n' \
+        "$kind" "$runs"
+    bench_ab_table "$tmp/$kind" "A" "B"
+done
