@@ -35,6 +35,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_stage.c
     ${_eng}/cl_engine_report.c
     ${_eng}/cl_engine_dialback.c
+    ${_eng}/cl_engine_relay.c
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_admit.c

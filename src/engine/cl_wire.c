@@ -111,7 +111,7 @@ static bool type_known(int t)
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC:
     case CL_MSG_P2P_CTL:
-    case CL_MSG_RELAY:
+    case CL_MSG_RELAYED:
         return true;
     default:
         return false;
@@ -481,7 +481,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         cl_rd_check(rp, j->verify <= 2);
         cl_rd_check(rp, j->aggregation <= 3 && j->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
                          j->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX);
-        cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
+        cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_NO_PATH);
         cl_rd_check(rp, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, j->strict <= 1 && j->compression <= 2);
         cl_rd_check(rp, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
@@ -539,7 +539,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
     case CL_MSG_REPORT:
         decode_report(rp, &out->u.report);
         break;
-    case CL_MSG_RELAY:
+    case CL_MSG_RELAYED:
         cl_rd_bytes(rp, out->u.relay.dst, 32);
         cl_rd_bytes(rp, out->u.relay.src, 32);
         out->u.relay.counter = cl_rd_u64(rp);
@@ -687,7 +687,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     }
     case CL_MSG_JOIN_REPLY: {
         const cl_wire_join_reply_t *j = &m->u.join_reply;
-        cl_wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
+        cl_wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_NO_PATH);
         cl_wr_check(&w, j->world_size >= 0 && j->world_size <= CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, j->strict <= 1 && j->compression <= 2);
         cl_wr_check(&w, j->target_group >= 0 && j->target_group <= CL_WIRE_WORLD_MAX);
@@ -742,7 +742,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_REPORT:
         encode_report(&w, &m->u.report);
         break;
-    case CL_MSG_RELAY:
+    case CL_MSG_RELAYED:
         cl_wr_check(&w, m->payload != NULL &&
                             m->payload_len >= CL_WIRE_RELAY_MAC + CL_WIRE_HDR_SIZE &&
                             memcmp(m->u.relay.dst, m->u.relay.src, 32) != 0);
@@ -835,7 +835,7 @@ const char *cl_wire_type_name(int type)
         return "ELASTIC";
     case CL_MSG_P2P_CTL:
         return "P2P_CTL";
-    case CL_MSG_RELAY:
+    case CL_MSG_RELAYED:
         return "RELAY";
     default:
         return "unknown";

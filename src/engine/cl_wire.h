@@ -46,7 +46,7 @@ typedef enum {
     CL_MSG_P2P = 21,
     CL_MSG_ELASTIC = 22, /* admission and state sync; body read by cl_elmsg.c */
     CL_MSG_P2P_CTL = 23, /* synchronous-send completion and cancellation */
-    CL_MSG_RELAY = 24,   /* a sealed message between two client members, through a monitor */
+    CL_MSG_RELAYED = 24,   /* a sealed message between two client members, through a monitor */
 } cl_msg_type_t;
 
 /* P2P sub: the send mode. */
@@ -78,6 +78,8 @@ enum {
     CL_JOIN_REDIRECT = 3,
     CL_JOIN_CONFLICT = 4,
     CL_JOIN_UNREACHABLE = 5, /* the coordinator could not connect to the joiner's address */
+    CL_JOIN_NO_PATH = 6, /* a client joiner could reach no other client member: no public
+                            member and no relaying monitor (docs/monitor.md §8) */
 };
 /* SUSPECT reasons. */
 enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
