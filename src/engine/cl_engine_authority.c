@@ -545,13 +545,11 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     case CL_MSG_P2P:
         return true; /* members' data; early data waits in the bounded held queue */
     case CL_MSG_RELAYED:
-        /* To a relaying monitor from a member (the relay code checks that
-           both ends are client members); to a member only from a monitor
-           of its view that announced relaying (docs/monitor.md §8). */
+        /* To a relaying monitor: the relay code checks that both ends are
+           client members of its view.  To a member only from a monitor of
+           its view that announced relaying (docs/monitor.md §8). */
         if (e->cfg.monitor && e->cfg.relay)
-            return member ? true
-                          : refuse(e, p, key, m, "relaying is for client-mode members only",
-                                   !former && !monitor);
+            return true; /* a member this view does not list yet waits for it there */
         if (monitor && p->relay)
             return true;
         return refuse(e, p, key, m, "RELAY from a peer that is not a relaying monitor of the view",

@@ -35,6 +35,11 @@
 #define RELAY_QUEUE_SECONDS 2.0
 #define RELAY_QUEUE_MIN (16u << 20)
 #define RELAY_BURST 0.05
+/* A message between peers the monitor's view does not list yet waits for
+   the view (polled every RELAY_WAIT_POLL s) at most max(2 s,
+   COLLAB_TIMEOUT); at most RELAY_WAIT_MAX messages wait. */
+#define RELAY_WAIT_MAX 256
+#define RELAY_WAIT_POLL 0.02
 
 /* Kinds of refusal, each logged at its first time and every power of 2. */
 enum {
@@ -54,7 +59,8 @@ typedef struct relay_item {
     struct relay_item *next;
     uint8_t dst[32];
     cl_wire_relay_t hdr;
-    size_t len; /* of box */
+    double since; /* when it arrived */
+    size_t len;   /* of box */
     uint8_t box[];
 } relay_item_t;
 
@@ -66,8 +72,12 @@ struct eng_relay {
     double tokens;  /* may go below 0: the last message borrowed */
     double filled;  /* when tokens were last refilled */
     size_t queue_max;
-    relay_item_t *head, *tail;
+    relay_item_t *head, *tail; /* the bucket's queue */
     size_t queued;
+    relay_item_t *wait_head, *wait_tail; /* waiting for the view */
+    size_t waiting;
+    int nwait;
+    double wait_max;
     uint64_t refused[REF_NKINDS];
     uint64_t no_path; /* sends that found no relaying monitor */
     /* Read by collab-monitor's thread. */
@@ -91,6 +101,7 @@ int eng_relay_init(struct cl_engine *e)
     r->queue_max = q > (double)RELAY_QUEUE_MIN ? (size_t)q : RELAY_QUEUE_MIN;
     r->tokens = RELAY_BURST * r->rate;
     r->filled = eng_now();
+    r->wait_max = e->cfg.timeout > 2.0 ? e->cfg.timeout : 2.0;
     e->relay = r;
     if (e->cfg.relay && !e->cfg.monitor)
         cl_warn("COLLAB_RELAY=1 is for collab-monitor (--relay); this peer relays nothing");
@@ -105,11 +116,13 @@ void eng_relay_fini(struct cl_engine *e)
     struct eng_relay *r = e->relay;
     if (r == NULL)
         return;
-    relay_item_t *it = r->head;
-    while (it != NULL) {
-        relay_item_t *next = it->next;
-        free(it);
-        it = next;
+    for (int q = 0; q < 2; q++) {
+        relay_item_t *it = q == 0 ? r->head : r->wait_head;
+        while (it != NULL) {
+            relay_item_t *next = it->next;
+            free(it);
+            it = next;
+        }
     }
     cl_seal_destroy(&r->seal);
     free(r);
@@ -134,7 +147,8 @@ bool eng_relay_needed(const struct cl_engine *e, const cl_peer_t *to)
            memcmp(to->key, e->self_key, 32) != 0;
 }
 
-/* The relaying monitor of the view this peer reaches: alive, linked; the
+/* The relaying monitor of the view this peer reaches: alive, with a link
+   (one whose handshake is under way keeps what is sent in order); the
    lowest key first. */
 static const cl_peer_t *pick_relay(struct cl_engine *e)
 {
@@ -142,7 +156,7 @@ static const cl_peer_t *pick_relay(struct cl_engine *e)
     cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
     for (size_t i = 0; i < nm; i++) {
         const cl_peer_t *p = mons[i];
-        if (p->relay && p->state == CL_PEER_ALIVE && cl_transport_link_up(e->tp, p->key))
+        if (p->relay && p->state == CL_PEER_ALIVE && cl_transport_has_link(e->tp, p->key))
             return p;
     }
     return NULL;
@@ -267,43 +281,142 @@ static void drain(struct cl_engine *e, double now)
     }
 }
 
+/* Are both ends client members of this view?  1 yes, -1 no (refused
+   and logged: one end is a public member or a monitor, or `final` and
+   one end is still unknown), 0 not yet: an end this view does not list
+   yet (a member's view can be ahead of the monitor's). */
+static int check_ends(struct cl_engine *e, const uint8_t src[32], const uint8_t dst[32], bool final)
+{
+    const cl_peer_t *ends[2] = {cl_member_find(e->mb, src), cl_member_find(e->mb, dst)};
+    int rc = 1;
+    for (int k = 0; k < 2; k++) {
+        const cl_peer_t *p = ends[k];
+        bool client = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0 && p->client;
+        bool other = p != NULL && p->state != CL_PEER_GONE && !client;
+        if (client)
+            continue;
+        if (!other && !final) {
+            rc = 0;
+            continue;
+        }
+        char a[CL_WIRE_STR_MAX + 64], b[CL_WIRE_STR_MAX + 64];
+        if (ends[0] != NULL)
+            eng_peer_desc(ends[0], a, sizeof a);
+        else
+            snprintf(a, sizeof a, "a peer that is no member");
+        if (ends[1] != NULL)
+            eng_peer_desc(ends[1], b, sizeof b);
+        else
+            snprintf(b, sizeof b, "a peer that is no member");
+        if (k == 0)
+            refuse(e, REF_NOT_CLIENT_SRC,
+                   "%s is not a client-mode member of this view (only those may relay; to %s)",
+                   a, b);
+        else
+            refuse(e, REF_BAD_DST,
+                   "%s asked for %s, which is not a client-mode member (only those are relayed "
+                   "to)",
+                   a, b);
+        return -1;
+    }
+    return rc;
+}
+
+/* Into the bucket's queue, or dropped (counted) when it is full. */
+static void enqueue(struct cl_engine *e, relay_item_t *it)
+{
+    struct eng_relay *r = e->relay;
+    size_t bytes = CL_WIRE_RELAY_FIXED + it->len;
+    if (r->queued + it->len > r->queue_max) {
+        uint64_t n = atomic_fetch_add(&r->drop_msgs, 1) + 1;
+        atomic_fetch_add(&r->drop_bytes, bytes);
+        if ((n & (n - 1)) == 0) {
+            const cl_peer_t *p = cl_member_find(e->mb, it->hdr.src);
+            char a[CL_WIRE_STR_MAX + 64];
+            if (p != NULL)
+                eng_peer_desc(p, a, sizeof a);
+            else
+                snprintf(a, sizeof a, "a peer that is no member");
+            cl_warn("relay: dropped a message of %zu bytes from %s: %zu bytes wait already, "
+                    "the most --relay-mbit %d lets wait (%llu dropped so far)",
+                    bytes, a, r->queued, e->cfg.relay_mbit, (unsigned long long)n);
+        }
+        free(it);
+        return;
+    }
+    it->next = NULL;
+    if (r->tail != NULL)
+        r->tail->next = it;
+    else
+        r->head = it;
+    r->tail = it;
+    r->queued += it->len;
+}
+
+/* Moves what the view now allows from the waiting list to the queue, in
+   each sender's order; refuses what waited too long. */
+static void settle(struct cl_engine *e, double now)
+{
+    struct eng_relay *r = e->relay;
+    relay_item_t **pp = &r->wait_head, *prev = NULL;
+    uint8_t blocked[RELAY_WAIT_MAX][32];
+    int nblocked = 0;
+    while (*pp != NULL) {
+        relay_item_t *it = *pp;
+        bool behind = false;
+        for (int k = 0; k < nblocked && !behind; k++)
+            behind = memcmp(blocked[k], it->hdr.src, 32) == 0;
+        int ok = behind ? 0 : check_ends(e, it->hdr.src, it->dst, now - it->since > r->wait_max);
+        if (ok == 0) {
+            if (!behind && nblocked < RELAY_WAIT_MAX)
+                memcpy(blocked[nblocked++], it->hdr.src, 32);
+            prev = it;
+            pp = &it->next;
+            continue;
+        }
+        *pp = it->next;
+        if (r->wait_tail == it)
+            r->wait_tail = prev;
+        r->nwait--;
+        r->waiting -= it->len;
+        if (ok > 0)
+            enqueue(e, it);
+        else
+            free(it);
+    }
+}
+
+static bool waits_from(const struct eng_relay *r, const uint8_t src[32])
+{
+    for (const relay_item_t *it = r->wait_head; it != NULL; it = it->next)
+        if (memcmp(it->hdr.src, src, 32) == 0)
+            return true;
+    return false;
+}
+
 static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                   const cl_wire_msg_t *m)
 {
     struct eng_relay *r = e->relay;
     const cl_wire_relay_t *h = &m->u.relay;
-    char a[CL_WIRE_STR_MAX + 64], b[CL_WIRE_STR_MAX + 64];
-    if (p == NULL || p->state == CL_PEER_GONE || p->rank < 0 || !p->client) {
+    if (memcmp(h->src, key, 32) != 0) {
+        char a[CL_WIRE_STR_MAX + 64], sid[CL_PEER_ID_MAX];
         if (p != NULL)
             eng_peer_desc(p, a, sizeof a);
+        else if (cl_base58_encode(key, 32, sid, sizeof sid) == 0)
+            snprintf(a, sizeof a, "peer %.8s…", sid);
         else
-            snprintf(a, sizeof a, "a peer that is no member");
-        refuse(e, REF_NOT_CLIENT_SRC, "%s is not a client-mode member of this view%s", a, "");
-        return;
-    }
-    eng_peer_desc(p, a, sizeof a);
-    if (memcmp(h->src, key, 32) != 0) {
+            snprintf(a, sizeof a, "a peer");
         refuse(e, REF_SPOOFED_SRC, "%s named another peer as its sender%s", a, "");
         return;
     }
-    const cl_peer_t *to = cl_member_find(e->mb, h->dst);
-    if (to == NULL || to->state == CL_PEER_GONE || to->rank < 0 || !to->client) {
-        if (to != NULL)
-            eng_peer_desc(to, b, sizeof b);
-        else
-            snprintf(b, sizeof b, "a peer that is no member");
-        refuse(e, REF_BAD_DST, "%s asked for %s, which is not a client-mode member (only those "
-               "are relayed to)", a, b);
+    bool wait = waits_from(r, h->src);
+    int ok = wait ? 0 : check_ends(e, h->src, h->dst, false);
+    if (ok < 0)
         return;
-    }
-    size_t bytes = CL_WIRE_RELAY_FIXED + m->payload_len;
-    if (r->queued + m->payload_len > r->queue_max) {
-        uint64_t n = atomic_fetch_add(&r->drop_msgs, 1) + 1;
-        atomic_fetch_add(&r->drop_bytes, bytes);
-        if ((n & (n - 1)) == 0)
-            cl_warn("relay: dropped a message of %zu bytes from %s: %zu bytes wait already, "
-                    "the most --relay-mbit %d allows to queue (%llu dropped so far)",
-                    bytes, a, r->queued, e->cfg.relay_mbit, (unsigned long long)n);
+    if (ok == 0 && (r->nwait >= RELAY_WAIT_MAX || r->waiting + m->payload_len > r->queue_max / 4)) {
+        refuse(e, REF_NOT_CLIENT_SRC, "too many messages between peers this view does not list "
+               "wait already%s%s", "", "");
         return;
     }
     relay_item_t *it = malloc(sizeof *it + m->payload_len);
@@ -313,25 +426,36 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     memcpy(it->dst, h->dst, 32);
     it->hdr = *h;
     it->len = m->payload_len;
+    it->since = eng_now();
     memcpy(it->box, m->payload, m->payload_len);
-    if (r->tail != NULL)
-        r->tail->next = it;
+    if (ok > 0) {
+        enqueue(e, it);
+        drain(e, it->since);
+        return;
+    }
+    if (r->wait_tail != NULL)
+        r->wait_tail->next = it;
     else
-        r->head = it;
-    r->tail = it;
-    r->queued += it->len;
-    drain(e, eng_now());
+        r->wait_head = it;
+    r->wait_tail = it;
+    r->nwait++;
+    r->waiting += it->len;
 }
 
 double eng_relay_timer(struct cl_engine *e, double now)
 {
     struct eng_relay *r = e->relay;
-    if (r == NULL || r->head == NULL)
+    if (r == NULL || (r->head == NULL && r->wait_head == NULL))
         return now + ENG_IDLE_WAKE;
+    if (r->wait_head != NULL)
+        settle(e, now);
     drain(e, now);
-    if (r->head == NULL)
-        return now + ENG_IDLE_WAKE;
-    return now + fmax(1e-4, -r->tokens / r->rate);
+    double next = now + ENG_IDLE_WAKE;
+    if (r->wait_head != NULL)
+        next = now + RELAY_WAIT_POLL;
+    if (r->head != NULL)
+        next = fmin(next, now + fmax(1e-4, -r->tokens / r->rate));
+    return next;
 }
 
 /* ---------------------------------------------------------------------- */

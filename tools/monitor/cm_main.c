@@ -374,6 +374,14 @@ int main(int argc, char **argv)
             last_log = now;
         }
     }
+    cl_relay_stats_t rs;
+    cl_engine_relay_stats(eng, &rs);
+    if (rs.serving)
+        cl_info("relay: %.1f MB forwarded in %llu messages, %llu dropped (%.1f MB) over "
+                "--relay-mbit %d, %llu refused",
+                (double)rs.forwarded_bytes / 1e6, (unsigned long long)rs.forwarded_msgs,
+                (unsigned long long)rs.dropped_msgs, (double)rs.dropped_bytes / 1e6, rs.mbit,
+                (unsigned long long)rs.refused);
     cl_info("stopping");
     (void)cm_store_peers(store, &st); /* who was alive: the way back in at the next start */
     cm_http_stop(&http);
