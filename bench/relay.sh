@@ -91,8 +91,7 @@ one_run() {
     t1=$(now)
     local dropped
     dropped=$(metric collab_relay_dropped_total)
-    cleanup
-    wait 2>/dev/null
+    { cleanup; wait; } 2>/dev/null
     [ -n "$b0" ] && [ -n "$b1" ] || { echo "relay.sh: no metrics" >&2; return 1; }
     "$py" -c "print('$limit 0 %.2f ${dropped:-0}' % (($b1 - $b0) * 8 / ($t1 - $t0) / 1e6))" >>"$results"
     echo "relay.sh: limit $limit Mbit/s: $(tail -n 1 "$results" | awk '{print $3}') Mbit/s achieved, ${dropped:-0} dropped"

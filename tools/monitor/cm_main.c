@@ -305,6 +305,7 @@ int main(int argc, char **argv)
     }
     pthread_mutex_lock(&st.mu);
     snprintf(st.join_line, sizeof st.join_line, "COLLAB_INITIAL_PEERS=%s", cl_engine_address(eng));
+    st.engine = eng;
     pthread_mutex_unlock(&st.mu);
     (void)cm_store_meta_set(store, "run_id", st.run_id);
     (void)cm_store_meta_set(store, "join_line", st.join_line);
@@ -385,6 +386,9 @@ int main(int argc, char **argv)
     cl_info("stopping");
     (void)cm_store_peers(store, &st); /* who was alive: the way back in at the next start */
     cm_http_stop(&http);
+    pthread_mutex_lock(&st.mu);
+    st.engine = NULL;
+    pthread_mutex_unlock(&st.mu);
     cl_engine_stop(&eng);
     int n;
     while ((n = cm_state_take_events(&st, ev, 64)) > 0)
