@@ -7,7 +7,8 @@
 #     gather, allgather, alltoall and point-to-point on the three clients;
 #     every rank must find every result equal to the expected value
 #     (exact comparisons), the monitor's /metrics must show bytes forwarded
-#     (collab_relay_bytes_total > 0) and its log the relay's totals.
+#     (collab_relay_bytes_total > 0) and pass promtool (when installed), and
+#     its log the relay's totals.
 #  2. Without --relay, a second client-mode trainer must be refused within
 #     30 s with the error that names --relay (never hang).
 # Where this runs as root and `ip netns` works, every process runs in a
@@ -152,6 +153,11 @@ done
 bytes=$(metric collab_relay_bytes_total)
 [ -n "$bytes" ] && [ "$bytes" -gt 0 ] || fail "/metrics shows no relayed bytes ($bytes)"
 dropped=$(metric collab_relay_dropped_total)
+if command -v promtool >/dev/null 2>&1; then
+    in_ns 0 "$py" -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$hport/metrics', timeout=5).read().decode(), end='')" \
+        >"$E2E_LOG/metrics.txt" || fail "GET /metrics failed"
+    promtool check metrics <"$E2E_LOG/metrics.txt" || fail "promtool rejects /metrics with the relay's totals"
+fi
 kill -TERM "$mpid"
 wait "$mpid"
 grep -q 'relay: .* MB forwarded in [0-9]* messages' "$E2E_LOG/relay.err" ||
