@@ -68,8 +68,12 @@ static double now_s(void)
 /* ---------------------------------------------------------------------- */
 /* The honest peers. */
 
+static int s_world = NP; /* ranks of the swarm under test */
+
 static int peer_main(int i)
 {
+    const int n = s_world;
+    const double total = n * (n + 1) / 2.0;
     int rc = collab_init(NULL);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[relay] peer %d: collab_init: %s\n", i, collab_strerror(rc));
@@ -82,16 +86,16 @@ static int peer_main(int i)
     for (int it = 0; it < ITERS; it++) {
         double x = i + 1, y = -1;
         rc = collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &sum, NULL);
-        if (rc != COLLAB_OK || y != 6.0) {
+        if (rc != COLLAB_OK || y != total) {
             if (bad++ < 3)
-                fprintf(stderr, "[relay] peer %d: all-reduce %d: rc %d, %g (want 6)\n", i, it, rc,
-                        y);
+                fprintf(stderr, "[relay] peer %d: all-reduce %d: rc %d, %g (want %g)\n", i, it, rc,
+                        y, total);
         }
         for (int k = 0; k < 1000; k++)
             xs[k] = (float)((i + 1) * (k % 17)) + 0.25f * (float)it;
         rc = collab_allreduce(w, xs, ys, 1000, COLLAB_FLOAT, &sum, NULL);
         for (int k = 0; k < 1000 && rc == COLLAB_OK; k++)
-            if (ys[k] != (float)(6 * (k % 17)) + 0.75f * (float)it) {
+            if (ys[k] != (float)(total * (k % 17)) + 0.25f * (float)(n * it)) {
                 rc = -1000;
                 break;
             }
@@ -115,7 +119,9 @@ static int peer_main(int i)
     return bad > 0 ? 1 : 0;
 }
 
-static pid_t spawn(int i)
+/* Peer i: the public founder (i == 0 and no initial peer), or a client
+   that joins through `initial`. */
+static pid_t spawn(int i, const char *initial)
 {
     fflush(stdout);
     fflush(stderr);
@@ -137,19 +143,20 @@ static pid_t spawn(int i)
     setenv("COLLAB_IDENTITY", v, 1);
     snprintf(v, sizeof v, "%d", i);
     setenv("COLLAB_RANK", v, 1);
-    setenv("COLLAB_WORLD_SIZE", "3", 1);
+    snprintf(v, sizeof v, "%d", s_world);
+    setenv("COLLAB_WORLD_SIZE", v, 1);
     setenv("COLLAB_RUN_ID", s_run, 1);
     setenv("COLLAB_MATCHMAKING_TIME", "60", 1);
     setenv("COLLAB_SHM", "0", 1);
     setenv("COLLAB_TIMEOUT", "3", 1);
     setenv("COLLAB_LOG", "info", 1);
-    if (i == 0) {
-        snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[0]);
+    if (initial == NULL) {
+        snprintf(v, sizeof v, "/ip4/127.0.0.1/tcp/%d", s_port[i]);
         setenv("COLLAB_LISTEN", v, 1);
         unsetenv("COLLAB_INITIAL_PEERS");
     } else {
         setenv("COLLAB_CLIENT_MODE", "1", 1);
-        setenv("COLLAB_INITIAL_PEERS", s_addr[0], 1);
+        setenv("COLLAB_INITIAL_PEERS", initial, 1);
     }
     _exit(peer_main(i));
 }
@@ -348,7 +355,7 @@ static bool transport_new(cl_identity_t **id, cl_transport_t **tp, const char *n
 static bool logged(int i, const char *what)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/peer%d.log", s_dir, i);
+    snprintf(path, sizeof path, "%s/%s%d.log", s_dir, i < NP ? "peer" : "monitor", i);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return false;
@@ -363,15 +370,24 @@ static bool logged(int i, const char *what)
 static void dump(int i)
 {
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "tail -n 25 %s/peer%d.log >&2", s_dir, i);
-    fprintf(stderr, "----- peer %d\n", i);
+    snprintf(cmd, sizeof cmd, "tail -n 25 %s/%s%d.log >&2", s_dir, i < NP ? "peer" : "monitor",
+             i);
+    fprintf(stderr, "----- %s %d\n", i < NP ? "peer" : "monitor", i);
     if (system(cmd) != 0)
         fprintf(stderr, "(no log)\n");
 }
 
-int main(void)
+static int sc_monitor(const char *monitor);
+
+int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
+    if (argc == 3 && strcmp(argv[1], "monitor") == 0)
+        return sc_monitor(argv[2]);
+    if (argc != 1) {
+        fprintf(stderr, "usage: attack_relay [monitor PATH-OF-collab-monitor]\n");
+        return 2;
+    }
     test_peers_prepare("relay", NP, s_dir, sizeof s_dir, s_addr, s_port);
     snprintf(s_run, sizeof s_run, "attack-relay-%d", (int)getpid());
     for (int i = 0; i < NP; i++) {
@@ -384,7 +400,7 @@ int main(void)
         cl_identity_destroy(&id);
         s_exit[i] = -1;
     }
-    s_pid[0] = spawn(0);
+    s_pid[0] = spawn(0, NULL);
     attacker_t *a = &s_a;
     memset(a, 0, sizeof *a);
     if (!transport_new(&a->id, &a->tp, "attacker"))
@@ -444,8 +460,8 @@ int main(void)
             pump(a, 0.01, NULL);
         }
     }
-    s_pid[1] = spawn(1);
-    s_pid[2] = spawn(2);
+    s_pid[1] = spawn(1, s_addr[0]);
+    s_pid[2] = spawn(2, s_addr[0]);
     pump(a, 90, all_exited);
     bool ok = all_exited();
     for (int i = 0; i < NP && !ok; i++)
@@ -484,6 +500,144 @@ int main(void)
             dump(i);
     cl_transport_destroy(&a->tp, 0);
     cl_identity_destroy(&a->id);
+    fprintf(stderr, "[relay] %s\n", s_failures == 0 ? "PASSED" : "FAILED");
+    return s_failures == 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The real relaying monitor against hostile senders. */
+
+/* Sends a RELAY from tp to key with the given ends and a box of random
+   bytes. */
+static bool send_relay(cl_transport_t *tp, const uint8_t to[32], const uint8_t src[32],
+                       const uint8_t dst[32])
+{
+    uint8_t box[200];
+    randombytes_buf(box, sizeof box);
+    cl_wire_msg_t r;
+    memset(&r, 0, sizeof r);
+    r.hdr.type = CL_MSG_RELAYED;
+    memcpy(r.u.relay.dst, dst, 32);
+    memcpy(r.u.relay.src, src, 32);
+    r.u.relay.counter = 1;
+    r.payload = box;
+    r.payload_len = sizeof box;
+    return cl_transport_send(tp, to, &r) == 0;
+}
+
+/* collab-monitor --relay founds a swarm of 2 client-mode ranks (0, 1;
+   the monitor is identity 2).  A stranger that completed the handshake
+   with the monitor sends it a RELAY that names rank 0 as its sender (a
+   spoof) and one of its own for rank 0 (not a member).  Asserted: the
+   monitor refuses each with its log line ("named another peer as its
+   sender" at once, "is not a client-mode member" once the stranger's
+   wait for a view that could list it is over), counts both in the
+   totals it logs ("2 refused"), and the two ranks' collectives through
+   it stay exact. */
+static int sc_monitor(const char *monitor)
+{
+    s_world = 2;
+    test_peers_prepare("relaym", NP, s_dir, sizeof s_dir, s_addr, s_port);
+    snprintf(s_run, sizeof s_run, "attack-relaym-%d", (int)getpid());
+    for (int i = 0; i < NP; i++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
+        if (id == NULL)
+            return 3;
+        memcpy(s_key[i], cl_identity_public_key(id), 32);
+        cl_identity_destroy(&id);
+        s_exit[i] = -1;
+    }
+    /* The monitor: identity 2, its port. */
+    fflush(stderr);
+    pid_t mpid = fork();
+    if (mpid < 0)
+        return 3;
+    if (mpid == 0) {
+        char log[512], id[512], listen[128], db[512];
+        snprintf(log, sizeof log, "%s/monitor%d.log", s_dir, NP);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            dup2(fd, 1);
+            close(fd);
+        }
+        snprintf(id, sizeof id, "%s/id2", s_dir);
+        snprintf(listen, sizeof listen, "/ip4/127.0.0.1/tcp/%d", s_port[2]);
+        snprintf(db, sizeof db, "%s/monitor.db", s_dir);
+        setenv("COLLAB_TIMEOUT", "3", 1);
+        setenv("COLLAB_SHM", "0", 1);
+        execl(monitor, monitor, "--listen", listen, "--identity", id, "--world-size", "2",
+              "--relay", "--http", "off", "--db", db, "--run-id", s_run, (char *)NULL);
+        _exit(127);
+    }
+    s_pid[0] = spawn(0, s_addr[2]);
+    s_pid[1] = spawn(1, s_addr[2]);
+    s_pid[2] = mpid;
+    /* The stranger. */
+    cl_identity_t *sid = NULL;
+    cl_transport_t *stp = NULL;
+    int bad = 0;
+    if (!transport_new(&sid, &stp, "stranger"))
+        return 3;
+    double t0 = now_s();
+    while (s_stranger_up == 0 && now_s() - t0 < 20) {
+        (void)cl_transport_connect(stp, s_key[2], s_addr[2]);
+        for (int k = 0; k < 25 && s_stranger_up == 0; k++)
+            (void)cl_transport_poll(stp, NULL, 0, 20, on_stranger, NULL);
+    }
+    CHECK(s_stranger_up > 0);
+    const uint8_t *me = cl_identity_public_key(sid);
+    CHECK(send_relay(stp, s_key[2], s_key[0], s_key[1])); /* spoofed sender */
+    CHECK(send_relay(stp, s_key[2], me, s_key[0]));       /* a stranger's own */
+    double sent = now_s();
+    for (int k = 0; k < 50; k++)
+        (void)cl_transport_poll(stp, NULL, 0, 20, on_stranger, NULL);
+    /* The ranks train through the monitor meanwhile. */
+    t0 = now_s();
+    while (now_s() - t0 < 90) {
+        bool done = true;
+        for (int i = 0; i < 2; i++) {
+            int st;
+            if (s_exit[i] == -1 && waitpid(s_pid[i], &st, WNOHANG) == s_pid[i])
+                s_exit[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            done = done && s_exit[i] != -1;
+        }
+        if (done)
+            break;
+        (void)cl_transport_poll(stp, NULL, 0, 50, on_stranger, NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (s_exit[i] == -1) {
+            kill(s_pid[i], SIGKILL);
+            waitpid(s_pid[i], NULL, 0);
+            s_exit[i] = 137;
+        }
+        if (s_exit[i] != 0) {
+            fprintf(stderr, "[relay] peer %d exited with %d\n", i, s_exit[i]);
+            bad++;
+        }
+    }
+    /* The stranger's own waits for a view that could list it, at most
+       max(2 s, COLLAB_TIMEOUT = 3 s), before it is refused. */
+    while (now_s() - sent < 5)
+        (void)cl_transport_poll(stp, NULL, 0, 50, on_stranger, NULL);
+    kill(mpid, SIGTERM);
+    int st;
+    waitpid(mpid, &st, 0);
+    CHECK(logged(NP, "named another peer as its sender"));
+    CHECK(logged(NP, "is not a client-mode member of this view"));
+    CHECK(logged(NP, "2 refused"));
+    CHECK(logged(NP, "relay: ") && logged(0, "joined in client mode"));
+    s_failures += bad;
+    if (s_failures > 0) {
+        dump(0);
+        dump(1);
+        dump(NP);
+    }
+    cl_transport_destroy(&stp, 0);
+    cl_identity_destroy(&sid);
     fprintf(stderr, "[relay] %s\n", s_failures == 0 ? "PASSED" : "FAILED");
     return s_failures == 0 ? 0 : 1;
 }
