@@ -66,11 +66,11 @@ typedef struct relay_item {
 
 struct eng_relay {
     cl_seal_t *seal;
-    uint64_t run;   /* run hash of the inner header */
-    bool serving;   /* this peer is a relaying monitor */
-    double rate;    /* bytes/s */
-    double tokens;  /* may go below 0: the last message borrowed */
-    double filled;  /* when tokens were last refilled */
+    uint64_t run;  /* run hash of the inner header */
+    bool serving;  /* this peer is a relaying monitor */
+    double rate;   /* bytes/s */
+    double tokens; /* may go below 0: the last message borrowed */
+    double filled; /* when tokens were last refilled */
     size_t queue_max;
     relay_item_t *head, *tail; /* the bucket's queue */
     size_t queued;
@@ -310,8 +310,8 @@ static int check_ends(struct cl_engine *e, const uint8_t src[32], const uint8_t 
             snprintf(b, sizeof b, "a peer that is no member");
         if (k == 0)
             refuse(e, REF_NOT_CLIENT_SRC,
-                   "%s is not a client-mode member of this view (only those may relay; to %s)",
-                   a, b);
+                   "%s is not a client-mode member of this view (only those may relay; to %s)", a,
+                   b);
         else
             refuse(e, REF_BAD_DST,
                    "%s asked for %s, which is not a client-mode member (only those are relayed "
@@ -415,8 +415,10 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     if (ok < 0)
         return;
     if (ok == 0 && (r->nwait >= RELAY_WAIT_MAX || r->waiting + m->payload_len > r->queue_max / 4)) {
-        refuse(e, REF_NOT_CLIENT_SRC, "too many messages between peers this view does not list "
-               "wait already%s%s", "", "");
+        refuse(e, REF_NOT_CLIENT_SRC,
+               "too many messages between peers this view does not list "
+               "wait already%s%s",
+               "", "");
         return;
     }
     relay_item_t *it = malloc(sizeof *it + m->payload_len);
@@ -487,8 +489,8 @@ static void receive(struct cl_engine *e, const cl_peer_t *via, const cl_wire_msg
         snprintf(b, sizeof b, "?");
     b[8 < sizeof b ? 8 : sizeof b - 1] = '\0';
     if (memcmp(h->dst, e->self_key, 32) != 0) {
-        refuse(e, REF_WRONG_DST, "monitor %s forwarded a message for another peer (from %.8s…)",
-               a, b);
+        refuse(e, REF_WRONG_DST, "monitor %s forwarded a message for another peer (from %.8s…)", a,
+               b);
         return;
     }
     if (!e->cfg.client_mode) {

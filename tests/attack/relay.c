@@ -53,7 +53,7 @@ static uint8_t s_key[NP][32];
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "[relay] %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);      \
+            fprintf(stderr, "[relay] %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);       \
             s_failures++;                                                                          \
         }                                                                                          \
     } while (0)
@@ -370,8 +370,7 @@ static bool logged(int i, const char *what)
 static void dump(int i)
 {
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "tail -n 25 %s/%s%d.log >&2", s_dir, i < NP ? "peer" : "monitor",
-             i);
+    snprintf(cmd, sizeof cmd, "tail -n 25 %s/%s%d.log >&2", s_dir, i < NP ? "peer" : "monitor", i);
     fprintf(stderr, "----- %s %d\n", i < NP ? "peer" : "monitor", i);
     if (system(cmd) != 0)
         fprintf(stderr, "(no log)\n");
@@ -470,8 +469,9 @@ int main(int argc, char **argv)
             waitpid(s_pid[i], NULL, 0);
             s_exit[i] = 137;
         }
-    fprintf(stderr, "[relay] forwarded %d; sent %d flipped, %d replayed, %d misdirected, %d to a "
-                    "public peer\n",
+    fprintf(stderr,
+            "[relay] forwarded %d; sent %d flipped, %d replayed, %d misdirected, %d to a "
+            "public peer\n",
             a->forwarded, a->sent[0], a->sent[1], a->sent[2], a->sent[3]);
     for (int i = 0; i < NP; i++) {
         if (s_exit[i] != 0) {
@@ -479,8 +479,7 @@ int main(int argc, char **argv)
             s_failures++;
         }
     }
-    CHECK(a->forwarded > 0 && a->sent[0] > 0 && a->sent[1] > 0 && a->sent[2] > 0 &&
-          a->sent[3] > 0);
+    CHECK(a->forwarded > 0 && a->sent[0] > 0 && a->sent[1] > 0 && a->sent[2] > 0 && a->sent[3] > 0);
     bool flip = logged(1, "its seal does not open") || logged(2, "its seal does not open");
     bool replay = logged(1, "(a replay)") || logged(2, "(a replay)");
     bool misdirect = logged(1, "for another peer") || logged(2, "for another peer");

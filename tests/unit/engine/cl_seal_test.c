@@ -19,8 +19,8 @@ typedef struct {
     uint8_t pk[32], sk[32];
 } keys_t;
 
-static int open_free(cl_seal_t *s, const uint8_t src[32], uint64_t c, const uint8_t *box,
-                     size_t n, const char *want)
+static int open_free(cl_seal_t *s, const uint8_t src[32], uint64_t c, const uint8_t *box, size_t n,
+                     const char *want)
 {
     uint8_t *m = NULL;
     size_t len = 0;
