@@ -30,10 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The monitor's queue holds at most this many seconds at the rate (and at
-   least RELAY_QUEUE_MIN bytes); the bucket at most RELAY_BURST seconds. */
+/* The monitor's queue holds this many seconds at the rate, at least
+   RELAY_QUEUE_MIN and at most RELAY_QUEUE_MAX bytes; the bucket at most
+   RELAY_BURST seconds. */
 #define RELAY_QUEUE_SECONDS 2.0
-#define RELAY_QUEUE_MIN (16u << 20)
+#define RELAY_QUEUE_MIN (16.0 * (1 << 20))
+#define RELAY_QUEUE_MAX (256.0 * (1 << 20))
 #define RELAY_BURST 0.05
 /* A message between peers the monitor's view does not list yet waits for
    the view (polled every RELAY_WAIT_POLL s) at most max(2 s,
@@ -97,8 +99,8 @@ int eng_relay_init(struct cl_engine *e)
     r->run = cl_wire_run_hash(e->cfg.run_id);
     r->serving = e->cfg.monitor && e->cfg.relay;
     r->rate = (double)(e->cfg.relay_mbit > 0 ? e->cfg.relay_mbit : 100) * 1e6 / 8.0;
-    double q = RELAY_QUEUE_SECONDS * r->rate;
-    r->queue_max = q > (double)RELAY_QUEUE_MIN ? (size_t)q : RELAY_QUEUE_MIN;
+    r->queue_max =
+        (size_t)fmin(RELAY_QUEUE_MAX, fmax(RELAY_QUEUE_MIN, RELAY_QUEUE_SECONDS * r->rate));
     r->tokens = RELAY_BURST * r->rate;
     r->filled = eng_now();
     r->wait_max = e->cfg.timeout > 2.0 ? e->cfg.timeout : 2.0;

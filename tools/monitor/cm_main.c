@@ -207,6 +207,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
     }
     if (getenv("COLLAB_LISTEN") == NULL)
         setenv("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/31337", 1);
+    const char *relay = getenv("COLLAB_RELAY");
+    if (getenv("COLLAB_RELAY_MBIT") != NULL && (relay == NULL || strcmp(relay, "1") != 0))
+        fprintf(stderr, "[collab] collab-monitor: warning: --relay-mbit (COLLAB_RELAY_MBIT) has "
+                        "no effect without --relay\n");
     return 0;
 }
 
