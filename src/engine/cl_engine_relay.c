@@ -149,16 +149,17 @@ bool eng_relay_needed(const struct cl_engine *e, const cl_peer_t *to)
            memcmp(to->key, e->self_key, 32) != 0;
 }
 
-/* The relaying monitor of the view this peer reaches: alive, with a link
-   (one whose handshake is under way keeps what is sent in order); the
-   lowest key first. */
+/* The relaying monitor of the view this peer reaches: in the view (a
+   suspected one too: a late heartbeat is no lost link), with a link (one
+   whose handshake is under way keeps what is sent in order); the lowest
+   key first. */
 static const cl_peer_t *pick_relay(struct cl_engine *e)
 {
     size_t nm;
     cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
     for (size_t i = 0; i < nm; i++) {
         const cl_peer_t *p = mons[i];
-        if (p->relay && p->state == CL_PEER_ALIVE && cl_transport_has_link(e->tp, p->key))
+        if (p->relay && p->state != CL_PEER_GONE && cl_transport_has_link(e->tp, p->key))
             return p;
     }
     return NULL;
