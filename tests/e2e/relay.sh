@@ -9,6 +9,9 @@
 #     (exact comparisons), the monitor's /metrics must show bytes forwarded
 #     (collab_relay_bytes_total > 0) and pass promtool (when installed), and
 #     its log the relay's totals.
+#     Then, in a new swarm, three client-mode example trainers (unchanged)
+#     train 40 steps through its relaying monitor and must end with bitwise
+#     equal parameters.
 #  2. Without --relay, a second client-mode trainer must be refused within
 #     30 s with the error that names --relay (never hang).
 # Where this runs as root and `ip netns` works, every process runs in a
@@ -16,7 +19,7 @@
 # drop every inbound TCP SYN (iptables): nothing can connect to them.  Elsewhere it runs on loopback with COLLAB_CLIENT_MODE=1.  The mode
 # is in the PASSED line.
 . "$(dirname "$0")/lib.sh"
-need E2E_MONITOR E2E_COLL_CHECK
+need E2E_MONITOR E2E_COLL_CHECK E2E_TRAINER
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
 py=${E2E_PYTHON:-python3}
@@ -162,6 +165,23 @@ kill -TERM "$mpid"
 wait "$mpid"
 grep -q 'relay: .* MB forwarded in [0-9]* messages' "$E2E_LOG/relay.err" ||
     fail "the monitor did not log the relay's totals"
+# The example trainer, unchanged, through a relay of a swarm of its own.
+monitor trainers --relay
+for i in 1 2 3; do
+    in_ns "$i" env COLLAB_CLIENT_MODE=1 COLLAB_INITIAL_PEERS="$line" LD_PRELOAD="$preload" \
+        timeout -s KILL "$limit" "$E2E_TRAINER" --steps 40 --log-every 20 \
+        >"$E2E_LOG/t$i.out" 2>"$E2E_LOG/t$i.err" &
+    pids+=($!)
+    eval "tpid_$i=$!"
+done
+for i in 1 2 3; do
+    p=tpid_$i
+    wait "${!p}" || fail "trainer t$i failed (see t$i.out/.err)"
+done
+cat "$E2E_LOG"/t[123].out "$E2E_LOG"/t[123].err >"$E2E_LOG/trainers.log"
+expect_agreement "$E2E_LOG/trainers.log" 3
+kill -TERM "$mpid"
+wait "$mpid"
 say "3 client-mode ranks passed $summary in $((t1 - t0)) s; relayed $bytes bytes, dropped $dropped"
 
 # 2. Without the relay: refused, with the remedy, quickly.
