@@ -76,7 +76,16 @@ else
 fi
 say "mode: $mode"
 
-# in_ns I cmd...: runs cmd in namespace I (or here).
+# ns I: sets the array $ns to the prefix that runs a command in namespace
+# I (empty without namespaces), so that `"${ns[@]}" cmd &` gives the
+# command's own pid in $! (ip netns exec execs it).
+ns() {
+    ns=()
+    [ "$netns" = 1 ] && ns=(ip netns exec "${tag}n$1")
+    return 0
+}
+
+# in_ns I cmd...: runs cmd in namespace I (or here), in the foreground.
 in_ns() {
     local i=$1
     shift
@@ -104,7 +113,8 @@ monitor() {
     hport=$((20000 + RANDOM % 20000))
     rm -f "$E2E_LOG/$name.db"*
     say "[$name] collab-monitor $*"
-    in_ns 0 "$E2E_MONITOR" --listen "/ip4/$mon_addr/tcp/$port" --world-size "$np" \
+    ns 0
+    "${ns[@]}" "$E2E_MONITOR" --listen "/ip4/$mon_addr/tcp/$port" --world-size "$np" \
         --http "127.0.0.1:$hport" --db "$E2E_LOG/$name.db" "$@" \
         >"$E2E_LOG/$name.out" 2>"$E2E_LOG/$name.err" &
     mpid=$!
@@ -115,7 +125,8 @@ monitor() {
 
 # client NAME I: a client-mode coll_check in namespace I.
 client() {
-    in_ns "$2" env COLLAB_CLIENT_MODE=1 COLLAB_INITIAL_PEERS="$line" LD_PRELOAD="$preload" \
+    ns "$2"
+    "${ns[@]}" env COLLAB_CLIENT_MODE=1 COLLAB_INITIAL_PEERS="$line" LD_PRELOAD="$preload" \
         timeout -s KILL "$limit" "$E2E_COLL_CHECK" --quick --groups "$groups" \
         >"$E2E_LOG/$1.out" 2>"$E2E_LOG/$1.err" &
     pids+=($!)
@@ -163,12 +174,14 @@ if command -v promtool >/dev/null 2>&1; then
 fi
 kill -TERM "$mpid"
 wait "$mpid"
+grep -q 'monitor: stopping' "$E2E_LOG/relay.err" || fail "the monitor did not stop on SIGTERM"
 grep -q 'relay: .* MB forwarded in [0-9]* messages' "$E2E_LOG/relay.err" ||
     fail "the monitor did not log the relay's totals"
 # The example trainer, unchanged, through a relay of a swarm of its own.
 monitor trainers --relay
 for i in 1 2 3; do
-    in_ns "$i" env COLLAB_CLIENT_MODE=1 COLLAB_INITIAL_PEERS="$line" LD_PRELOAD="$preload" \
+    ns "$i"
+    "${ns[@]}" env COLLAB_CLIENT_MODE=1 COLLAB_INITIAL_PEERS="$line" LD_PRELOAD="$preload" \
         timeout -s KILL "$limit" "$E2E_TRAINER" --steps 40 --log-every 20 \
         >"$E2E_LOG/t$i.out" 2>"$E2E_LOG/t$i.err" &
     pids+=($!)
