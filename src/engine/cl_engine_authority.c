@@ -469,6 +469,13 @@ static const cl_peer_t *admitter(struct cl_engine *e)
         if (!q->client && q->in_group && (self || q->state == CL_PEER_ALIVE))
             return q;
     }
+    /* No public member in the group: a client admits (as cl_engine_admit.c). */
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *q = list[i];
+        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        if (q->in_group && (self || q->state == CL_PEER_ALIVE))
+            return q;
+    }
     return NULL;
 }
 

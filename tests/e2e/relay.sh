@@ -9,9 +9,11 @@
 #     (exact comparisons), the monitor's /metrics must show bytes forwarded
 #     (collab_relay_bytes_total > 0) and pass promtool (when installed), and
 #     its log the relay's totals.
-#     Then, in a new swarm, three client-mode example trainers (unchanged)
-#     train 40 steps through its relaying monitor and must end with bitwise
-#     equal parameters.
+#     Then, in a new swarm, two client-mode example trainers (unchanged)
+#     train through its relaying monitor and a third joins later: it must
+#     be admitted into the running group (a client-mode admitter and
+#     donors, through the relay) and all three end with bitwise equal
+#     parameters.
 #  2. Without --relay, a second client-mode trainer must be refused within
 #     30 s with the error that names --relay (never hang).
 # Where this runs as root and `ip netns` works, every process runs in a
@@ -177,22 +179,31 @@ wait "$mpid"
 grep -q 'monitor: stopping' "$E2E_LOG/relay.err" || fail "the monitor did not stop on SIGTERM"
 grep -q 'relay: .* MB forwarded in [0-9]* messages' "$E2E_LOG/relay.err" ||
     fail "the monitor did not log the relay's totals"
-# The example trainer, unchanged, through a relay of a swarm of its own.
+# The example trainer, unchanged, through a relay of a swarm of its own:
+# two form the group, a third joins it later and is admitted at a step
+# boundary by a client-mode admitter, with client-mode donors.
 monitor trainers --relay
-for i in 1 2 3; do
-    ns "$i"
-    "${ns[@]}" env COLLAB_CLIENT_MODE=1 COLLAB_INITIAL_PEERS="$line" LD_PRELOAD="$preload" \
-        timeout -s KILL "$limit" "$E2E_TRAINER" --steps 40 --log-every 20 \
-        >"$E2E_LOG/t$i.out" 2>"$E2E_LOG/t$i.err" &
+trainer() {
+    ns "$1"
+    "${ns[@]}" env COLLAB_CLIENT_MODE=1 COLLAB_MATCHMAKING_TIME=2 COLLAB_INITIAL_PEERS="$line" \
+        LD_PRELOAD="$preload" timeout -s KILL "$limit" "$E2E_TRAINER" --steps 200 \
+        --sleep-ms 30 --log-every 50 --log-all >"$E2E_LOG/t$1.out" 2>"$E2E_LOG/t$1.err" &
     pids+=($!)
-    eval "tpid_$i=$!"
-done
+    eval "tpid_$1=$!"
+}
+trainer 1
+trainer 2
+wait_for "$E2E_LOG/t1.out" 'trainer: rank [0-9]* step 50 ' 40 || fail "the first two trainers did not reach step 50"
+trainer 3
 for i in 1 2 3; do
     p=tpid_$i
     wait "${!p}" || fail "trainer t$i failed (see t$i.out/.err)"
 done
 cat "$E2E_LOG"/t[123].out "$E2E_LOG"/t[123].err >"$E2E_LOG/trainers.log"
+late=$(start_steps "$E2E_LOG/t3.out" "$E2E_LOG/t3.err" | head -n 1)
+[ -n "$late" ] && [ "$late" -gt 0 ] || fail "the late trainer did not join the running group (starts at step '$late')"
 expect_agreement "$E2E_LOG/trainers.log" 3
+say "the late trainer joined at step $late"
 kill -TERM "$mpid"
 wait "$mpid"
 say "3 client-mode ranks passed $summary in $((t1 - t0)) s; relayed $bytes bytes, dropped $dropped"
