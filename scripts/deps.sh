@@ -8,7 +8,8 @@
 # are stuck when a run reaches its deadline.  libsqlite3-dev and
 # libmicrohttpd-dev build collab-monitor; chromium (headless) and
 # prometheus (promtool) are what e2e.monitor checks its dashboard and
-# /metrics with.
+# /metrics with.  iptables lets e2e.relay (as root) put client-mode
+# trainers in network namespaces that drop inbound connections.
 set -u
 packages=(
     cmake make gcc g++ pkg-config
@@ -16,7 +17,7 @@ packages=(
     mpich libmpich-dev openmpi-bin libopenmpi-dev
     python3 python3-numpy python3-mpi4py
     clang iproute2 procps gdb
-    libsqlite3-dev libmicrohttpd-dev chromium prometheus
+    libsqlite3-dev libmicrohttpd-dev chromium prometheus iptables
 )
 missing=()
 for p in "${packages[@]}"; do

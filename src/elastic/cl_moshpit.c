@@ -16,9 +16,12 @@
 
     A group must be able to average: it needs a member with weight > 0 (a
     re-admitted straggler weighs 0 for its first step) and a member that is
-    not a client (clients reduce no parts).  A block that lacks either is
-    merged into the next block (cyclically) until every block has both or
-    a single block is left.
+    not a client (clients reduce no parts while a public member is in the
+    group).  A block that lacks either is merged into the next block
+    (cyclically) until every block has both or a single block is left.
+    When every member is a client (a swarm whose only public peer is a
+    relaying monitor, docs/monitor.md §8), clients reduce and only the
+    weight rule applies.
 */
 #include "elastic/cl_moshpit.h"
 
@@ -61,6 +64,12 @@ int cl_moshpit_split(int n, int target, uint64_t seq, const double *weight, cons
         grp[i] = 0;
     if (k <= 1)
         return 1;
+    /* With no public member, clients reduce (through a relay). */
+    bool public = client == NULL;
+    for (int i = 0; i < n && !public; i++)
+        public = client[i] == 0;
+    if (!public)
+        client = NULL;
     int *perm = malloc((size_t)n * sizeof *perm);
     if (perm == NULL)
         return -1;

@@ -22,8 +22,9 @@ int cl_moshpit_ngroups(int n, int target);
    number of groups.  The members are shuffled by a permutation seeded with
    seq and cut into cl_moshpit_ngroups(n, target) blocks of balanced size
    (each at most target).  A block with no member of weight > 0, or with
-   clients only, is merged into the next block (so such a group may exceed
-   target); weight and client may be NULL (all 1, none a client).  With
+   clients only while some member is not a client, is merged into the next
+   block (so such a group may exceed target); weight and client may be
+   NULL (all 1, none a client).  With
    n <= target every member is in group 0.  Returns -1 when out of
    memory. */
 int cl_moshpit_split(int n, int target, uint64_t seq, const double *weight, const int *client,

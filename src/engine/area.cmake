@@ -18,7 +18,8 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_transport_recv.c
     ${_eng}/cl_shm.c
     ${_eng}/cl_shm_link.c
-    ${_eng}/cl_elmsg.c)
+    ${_eng}/cl_elmsg.c
+    ${_eng}/cl_seal.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_comm.c
@@ -37,6 +38,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_stage.c
     ${_eng}/cl_engine_report.c
     ${_eng}/cl_engine_dialback.c
+    ${_eng}/cl_engine_relay.c
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_admit.c
@@ -51,7 +53,8 @@ add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
-foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test)
+foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test
+    cl_seal_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 # The authority gate alone, on a fake engine (the test stubs the rest and

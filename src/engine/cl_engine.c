@@ -76,7 +76,14 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
         m->hdr.epoch = cl_member_epoch(e->mb);
+    if (eng_relay_needed(e, to)) /* client to client: through a monitor */
+        return eng_relay_send(e, to, m);
     return cl_transport_send(e->tp, to->key, m);
+}
+
+void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out)
+{
+    eng_relay_stats(self, out);
 }
 
 void eng_set_info(struct cl_engine *e, const collab_info_t *info)
@@ -421,9 +428,13 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
         eng_member_on_event(e, ev);
         return;
     }
-    const cl_wire_msg_t *m = ev->msg;
-    cl_peer_t *p = cl_member_find(e->mb, ev->key);
-    if (!eng_auth_message(e, p, ev->key, m))
+    eng_on_message(e, ev->key, ev->msg);
+}
+
+void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    cl_peer_t *p = cl_member_find(e->mb, key);
+    if (!eng_auth_message(e, p, key, m))
         return;
     if (p != NULL)
         p->last_heard = eng_now();
@@ -445,19 +456,22 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
     case CL_MSG_P2P_CTL:
         if (e->state == ENG_LEFT)
             break;
-        if (member && e->state == ENG_MEMBER && !held_from(e, ev->key))
+        if (member && e->state == ENG_MEMBER && !held_from(e, key))
             dispatch_data(e, p, m);
         else
-            hold(e, ev->key, m);
+            hold(e, key, m);
         break;
     case CL_MSG_ELASTIC: /* elastic hook: admission and state sync */
-        eng_el_on_message(e, p, ev->key, m);
+        eng_el_on_message(e, p, key, m);
         break;
     case CL_MSG_REPORT: /* to a monitor */
         eng_report_on_message(e, p, m);
         break;
+    case CL_MSG_RELAYED: /* between client members (cl_engine_relay.c) */
+        eng_relay_on_message(e, p, key, m);
+        break;
     default:
-        eng_member_on_message(e, p, ev->key, m);
+        eng_member_on_message(e, p, key, m);
         break;
     }
 }
@@ -526,8 +540,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_flow_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
-            eng_leave_init(e) != COLLAB_OK)
+            eng_flow_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
+            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -551,6 +565,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         next = fmin(next, eng_report_timer(e, now));
         next = fmin(next, eng_dialback_timer(e, now));
+        next = fmin(next, eng_relay_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             if (e->leaving)
@@ -609,6 +624,7 @@ cleanup:
     cl_member_destroy(&e->mb);
     eng_auth_fini(e);
     eng_dialback_fini(e);
+    eng_relay_fini(e);
     free(e->initial);
     e->initial = NULL;
     free(e->joined);

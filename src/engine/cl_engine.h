@@ -50,6 +50,22 @@ typedef struct {
 int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
                           const cl_engine_hooks_t *hooks, cl_engine_t **out);
 
+/* A relaying monitor's totals (docs/monitor.md §8). */
+typedef struct {
+    bool serving;             /* this peer relays (collab-monitor --relay) */
+    int mbit;                 /* its rate limit, Mbit/s (COLLAB_RELAY_MBIT) */
+    uint64_t forwarded_msgs;  /* messages forwarded */
+    uint64_t forwarded_bytes; /* their bytes (RELAY bodies) */
+    uint64_t dropped_msgs;    /* dropped: over the rate limit's queue, or their
+                                 destination left while they waited */
+    uint64_t dropped_bytes;
+    uint64_t refused;         /* RELAYs refused (not between client members, forged, ...) */
+} cl_relay_stats_t;
+
+/* Fills *out with this peer's relay totals.  Any thread, while the engine
+   runs. */
+void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out);
+
 /* The peer's join line address (its announced multiaddr), "" in client
    mode.  Valid while the engine runs. */
 const char *cl_engine_address(const cl_engine_t *self);

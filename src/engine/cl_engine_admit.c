@@ -66,6 +66,13 @@ static cl_peer_t *admitter(struct cl_engine *e)
         if (!p->client && p->in_group && (is_self(e, p) || p->state == CL_PEER_ALIVE))
             return p;
     }
+    /* No public member in the group: its members reach each other through
+       a relaying monitor (docs/monitor.md §8), and a client admits. */
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *p = list[i];
+        if (p->in_group && (is_self(e, p) || p->state == CL_PEER_ALIVE))
+            return p;
+    }
     return NULL;
 }
 

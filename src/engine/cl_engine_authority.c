@@ -492,6 +492,13 @@ static const cl_peer_t *admitter(struct cl_engine *e)
         if (!q->client && q->in_group && (self || q->state == CL_PEER_ALIVE))
             return q;
     }
+    /* No public member in the group: a client admits (as cl_engine_admit.c). */
+    for (size_t i = 0; i < n; i++) {
+        cl_peer_t *q = list[i];
+        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        if (q->in_group && (self || q->state == CL_PEER_ALIVE))
+            return q;
+    }
     return NULL;
 }
 
@@ -570,6 +577,16 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     case CL_MSG_COLL:
     case CL_MSG_P2P:
         return true; /* members' data; early data waits in the bounded held queue */
+    case CL_MSG_RELAYED:
+        /* To a relaying monitor: the relay code checks that both ends are
+           client members of its view.  To a member only from a monitor of
+           its view that announced relaying (docs/monitor.md §8). */
+        if (e->cfg.monitor && e->cfg.relay)
+            return true; /* a member this view does not list yet waits for it there */
+        if (monitor && p->relay)
+            return true;
+        return refuse(e, p, key, m, "RELAY from a peer that is not a relaying monitor of the view",
+                      REFUSE_ROLE);
     case CL_MSG_P2P_CTL:
         /* A receiver's match or cancellation of a synchronous send: it
            names only this peer's own sends, and only members receive. */

@@ -225,6 +225,9 @@ struct cl_engine {
     /* Joiners the coordinator dials back before admitting them
        (cl_engine_dialback.c). */
     struct eng_dialback *dialback;
+    /* Messages between client members through a monitor, and a monitor's
+       relaying (cl_engine_relay.c). */
+    struct eng_relay *relay;
     /* Point-to-point. */
     cl_p2p_t *p2p;
     zlist_t *p2p_waiting;   /* sends waiting for their peer to appear */
@@ -263,6 +266,9 @@ double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
+/* A decoded message from key, as the transport delivers it: the authority
+   gate, then its handler (a relayed message arrives here opened). */
+void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);
 void eng_replay_held(struct cl_engine *e);
 
@@ -419,6 +425,23 @@ void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_re
 /* Sends this peer's report when due; returns the next deadline. */
 double eng_report_timer(struct cl_engine *e, double now);
 void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+
+/* cl_engine_relay.c: client member to client member through a relaying
+   monitor (docs/monitor.md §8). */
+int eng_relay_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
+void eng_relay_fini(struct cl_engine *e);
+/* Must a message to `to` go relayed (both are client-mode members)? */
+bool eng_relay_needed(const struct cl_engine *e, const cl_peer_t *to);
+/* Seals m for `to` and sends it to a relaying monitor of the view.  Returns
+   as eng_send; COLLAB_ERR_PROC_FAILED (logged) when no monitor relays. */
+int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
+/* A RELAY that passed the authority gate: forwarded (a relaying monitor)
+   or opened and handed to eng_on_message as the sender's (a member). */
+void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                          const cl_wire_msg_t *m);
+/* A monitor forwards what its rate allows; returns the next deadline. */
+double eng_relay_timer(struct cl_engine *e, double now);
+void eng_relay_stats(const struct cl_engine *e, cl_relay_stats_t *out);
 
 /* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
 int eng_dialback_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */

@@ -68,13 +68,14 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
        launcher's, NCCL's ncclCommInitRank) holds that one or none. */
     bool required = rejoin || (e->cfg.rank_required && j->rank >= 0);
     j->weight = e->cfg.weight;
-    j->flags =
-        (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
-                  (e->cfg.monitor ? CL_JOIN_MONITOR : 0) | (required ? CL_JOIN_RANK_REQUIRED : 0) |
-                  (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
-                  (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
-                  (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
-                  (e->cfg.target_group_set ? CL_JOIN_TARGET_GROUP_SET : 0));
+    j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
+                         (e->cfg.monitor ? CL_JOIN_MONITOR : 0) |
+                         (e->cfg.monitor && e->cfg.relay ? CL_JOIN_RELAY : 0) |
+                         (required ? CL_JOIN_RANK_REQUIRED : 0) |
+                         (e->cfg.world_size_set ? CL_JOIN_WORLD_SET : 0) |
+                         (e->cfg.strict_set ? CL_JOIN_STRICT_SET : 0) |
+                         (e->cfg.compression_set ? CL_JOIN_COMPRESSION_SET : 0) |
+                         (e->cfg.target_group_set ? CL_JOIN_TARGET_GROUP_SET : 0));
     cl_wire_settings_t *js = &j->settings;
     js->world_size = e->cfg.world_size;
     js->strict = e->cfg.strict ? 1 : 0;
@@ -126,9 +127,10 @@ int eng_join_start(struct cl_engine *e)
             return COLLAB_ERR_CONFIG;
         }
         cl_settings_t s = s_own_settings(e);
-        int rc = e->cfg.monitor ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s)
-                                : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp),
-                                                  false, e->cfg.weight, &s);
+        int rc = e->cfg.monitor
+                     ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), e->cfg.relay, &s)
+                     : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
+                                       e->cfg.weight, &s);
         if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
@@ -166,7 +168,8 @@ static bool monitor_found_again(struct cl_engine *e, double now)
         if (e->initial_state[i] == 1 || e->initial_lost[i] > 0)
             return false; /* one answered: the join goes on */
     cl_settings_t s = s_own_settings(e);
-    if (cl_member_found_monitor(e->mb, cl_transport_address(e->tp), &s) != COLLAB_OK) {
+    if (cl_member_found_monitor(e->mb, cl_transport_address(e->tp), e->cfg.relay, &s) !=
+        COLLAB_OK) {
         cl_error("out of memory founding the swarm again");
         eng_fail_init(e, COLLAB_ERR_NO_MEM);
         return true;
@@ -357,6 +360,29 @@ void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
     cl_settings_to_wire(cl_member_settings(e->mb), true, &r->settings);
 }
 
+/* Could a client joiner reach the members it must exchange data with?
+   Yes when a public member or a relaying monitor lives, or when no other
+   client member does (it would be alone with the monitors). */
+static bool client_has_path(struct cl_engine *e, const uint8_t key[32])
+{
+    size_t n, nm;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
+    for (size_t i = 0; i < nm; i++)
+        if (mons[i]->relay && mons[i]->state != CL_PEER_GONE)
+            return true;
+    bool other_client = false;
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *p = list[i];
+        if (p->state == CL_PEER_GONE || memcmp(p->key, key, 32) == 0)
+            continue;
+        if (!p->client)
+            return true;
+        other_client = true;
+    }
+    return !other_client;
+}
+
 /* Coordinator: a JOIN. */
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
@@ -407,6 +433,19 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
         else
             cl_member_delta_clear(&d);
     }
+    /* Two client members reach each other only through a relaying
+       monitor; a swarm with neither that nor a public member to carry
+       the collectives would take the joiner in and hang. */
+    if (!conflict && client && !monitor && !client_has_path(e, key)) {
+        cl_warn("refusing client-mode peer %.8s…: no member of the swarm accepts connections "
+                "and no monitor relays, so it could not reach the other client-mode members "
+                "(start collab-monitor with --relay)",
+                sid);
+        r.u.join_reply.status = CL_JOIN_NO_PATH;
+        eng_join_reply_settings(e, &r.u.join_reply);
+        (void)cl_transport_reply(e->tp, key, &r);
+        return;
+    }
     /* A public joiner is admitted once this peer could connect to it
        (cl_engine_dialback.c): every member will have to. */
     if (!conflict && !client && eng_dialback_check(e, key, j) != 1)
@@ -416,7 +455,8 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     } else if (monitor) {
         /* A monitor gets a seat without a rank (docs/monitor.md). */
         cl_member_delta_t d;
-        int rc = cl_member_admit_monitor(e->mb, key, j->address, eng_now(), &d);
+        int rc = cl_member_admit_monitor(e->mb, key, j->address, (j->flags & CL_JOIN_RELAY) != 0,
+                                         eng_now(), &d);
         if (rc == COLLAB_OK) {
             cl_peer_t *p = cl_member_find(e->mb, key);
             if (p != NULL)
@@ -531,6 +571,15 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         eng_fail_init(e, COLLAB_ERR_NETWORK);
         break;
     }
+    case CL_JOIN_NO_PATH:
+        if (!e->cfg.client_mode)
+            break; /* an answer to a JOIN sent as a client before */
+        cl_error("the swarm refused this client-mode peer: none of its members accepts "
+                 "connections and no monitor relays, so this peer could not reach the other "
+                 "client-mode members; start the monitor with collab-monitor --relay, or run at "
+                 "least one trainer that accepts connections (without COLLAB_CLIENT_MODE=1)");
+        eng_fail_init(e, COLLAB_ERR_NETWORK);
+        break;
     case CL_JOIN_CONFLICT: {
         cl_settings_t theirs;
         cl_settings_from_wire(&j->settings, true, &theirs);

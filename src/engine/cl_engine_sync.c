@@ -179,12 +179,19 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
         return NULL;
     }
     int members = 0, admitter_at = -1, lowest_at = -1, lowest = -1;
+    /* Client-mode members donate only when the group has no public one:
+       then they reach this peer through a relaying monitor
+       (docs/monitor.md §8). */
+    bool public = false;
+    for (size_t i = 0; i < n && !public; i++)
+        public = list[i]->in_group && !list[i]->client && list[i]->state == CL_PEER_ALIVE &&
+                 memcmp(list[i]->key, e->self_key, 32) != 0;
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         bool joiner = false;
         for (uint32_t j = 0; j < admit->njoiners; j++)
             joiner = joiner || memcmp(admit->joiners[j].key, p->key, 32) == 0;
-        if (joiner || !p->in_group || p->client || p->state != CL_PEER_ALIVE ||
+        if (joiner || !p->in_group || (p->client && public) || p->state != CL_PEER_ALIVE ||
             memcmp(p->key, e->self_key, 32) == 0)
             continue;
         if (admitter != NULL && memcmp(p->key, admitter, 32) == 0)

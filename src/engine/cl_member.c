@@ -158,6 +158,7 @@ typedef struct {
     double weight;
     const char *address;
     bool monitor;
+    bool relay; /* a monitor entry that relays (CL_MEMBER_RELAY) */
 } entry_t;
 
 static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
@@ -242,6 +243,7 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
         }
         p->gone_at = 0.0;
         p->monitor = e[i].monitor;
+        p->relay = e[i].monitor && e[i].relay;
         p->rank = e[i].monitor ? -1 : e[i].rank;
         if (!e[i].monitor)
             p->prev_rank = e[i].rank;
@@ -316,12 +318,12 @@ static entry_t *view_entries(const cl_member_t *self, size_t extra)
         return NULL;
     for (size_t i = 0; i < self->nmons; i++) {
         cl_peer_t *p = self->mons[i];
-        e[i] = (entry_t){p, -1, false, false, p->weight, p->address, true};
+        e[i] = (entry_t){p, -1, false, false, p->weight, p->address, true, p->relay};
     }
     for (size_t i = 0; i < self->nview; i++) {
         cl_peer_t *p = self->view[i];
         e[self->nmons + i] =
-            (entry_t){p, p->rank, p->in_group, p->client, p->weight, p->address, false};
+            (entry_t){p, p->rank, p->in_group, p->client, p->weight, p->address, false, false};
     }
     return e;
 }
@@ -351,19 +353,20 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
         return COLLAB_ERR_NO_MEM;
     if (rank < 0 || rank >= settings->world_size)
         rank = 0;
-    entry_t e = {me, rank, false, client, weight, address != NULL ? address : "", false};
+    entry_t e = {me, rank, false, client, weight, address != NULL ? address : "", false, false};
     cl_member_delta_t d;
     int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
     cl_member_delta_clear(&d);
     return rc;
 }
 
-int cl_member_found_monitor(cl_member_t *self, const char *address, const cl_settings_t *settings)
+int cl_member_found_monitor(cl_member_t *self, const char *address, bool relay,
+                            const cl_settings_t *settings)
 {
     cl_peer_t *me = cl_member_touch(self, self->self_key);
     if (me == NULL)
         return COLLAB_ERR_NO_MEM;
-    entry_t e = {me, -1, false, false, 1.0, address != NULL ? address : "", true};
+    entry_t e = {me, -1, false, false, 1.0, address != NULL ? address : "", true, relay};
     cl_member_delta_t d;
     int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
     cl_member_delta_clear(&d);
@@ -404,7 +407,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
                          (m->flags & CL_MEMBER_CLIENT) != 0,
                          m->weight,
                          m->address != NULL ? m->address : "",
-                         monitor};
+                         monitor,
+                         (m->flags & CL_MEMBER_RELAY) != 0};
     }
     if (rc == COLLAB_OK) {
         cl_settings_t s;
@@ -567,7 +571,7 @@ int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const ch
     bool in_group = i < n ? e[i].in_group : false;
     if (i == n)
         n++;
-    e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : "", false};
+    e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : "", false, false};
     qsort(e, n, sizeof *e, cmp_entry_rank);
     int rc =
         view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);
@@ -689,7 +693,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
         const cl_peer_t *p = self->mons[i];
         memcpy(m[i].key, p->key, 32);
         m[i].rank = -1;
-        m[i].flags = CL_MEMBER_MONITOR;
+        m[i].flags = (uint8_t)(CL_MEMBER_MONITOR | (p->relay ? CL_MEMBER_RELAY : 0));
         m[i].weight = 1.0;
         m[i].address = p->address;
     }
@@ -725,7 +729,7 @@ cl_peer_t *const *cl_member_monitors(const cl_member_t *self, size_t *n)
 }
 
 int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char *address,
-                            double now, cl_member_delta_t *delta)
+                            bool relay, double now, cl_member_delta_t *delta)
 {
     memset(delta, 0, sizeof *delta);
     if (self->epoch == 0 || address == NULL || address[0] == '\0')
@@ -741,7 +745,7 @@ int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
     size_t n = view_nentries(self);
-    e[n++] = (entry_t){p, -1, false, false, 1.0, address, true};
+    e[n++] = (entry_t){p, -1, false, false, 1.0, address, true, relay};
     qsort(e, n, sizeof *e, cmp_entry_rank);
     int rc =
         view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);

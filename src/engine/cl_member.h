@@ -37,6 +37,7 @@ typedef struct {
     int prev_rank;                     /* last rank held (for rejoin), or -1 */
     bool client;                       /* client mode */
     bool monitor;                      /* a monitor (collab-monitor): in the view, no rank */
+    bool relay;                        /* a monitor that relays between client members */
     bool in_group;                     /* member of the world group */
     double weight;                     /* averaging weight */
     cl_peer_state_t state;             /* see above */
@@ -99,7 +100,8 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
 /* Founds a swarm as a monitor: view epoch 1 holding only this peer as a
    monitor entry (no rank) with the given settings.  Returns 0 or
    COLLAB_ERR_NO_MEM. */
-int cl_member_found_monitor(cl_member_t *self, const char *address, const cl_settings_t *settings);
+int cl_member_found_monitor(cl_member_t *self, const char *address, bool relay,
+                            const cl_settings_t *settings);
 
 /* Coordinator: adds a monitor (no rank, never in the world group) and
    bumps the epoch.  Returns 0 (also when it is a monitor already, without
@@ -107,7 +109,7 @@ int cl_member_found_monitor(cl_member_t *self, const char *address, const cl_set
    or CL_WIRE_MONITORS_MAX monitors are in the view, COLLAB_ERR_ARG without
    a view or address, COLLAB_ERR_NO_MEM. */
 int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char *address,
-                            double now, cl_member_delta_t *delta);
+                            bool relay, double now, cl_member_delta_t *delta);
 
 /* The monitors of the current view, by key; *n receives the count.  They
    are not in cl_member_list. */

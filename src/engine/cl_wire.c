@@ -111,6 +111,7 @@ static bool type_known(int t)
     case CL_MSG_P2P:
     case CL_MSG_ELASTIC:
     case CL_MSG_P2P_CTL:
+    case CL_MSG_RELAYED:
         return true;
     default:
         return false;
@@ -229,7 +230,7 @@ static bool member_entry_ok(const cl_wire_view_t *v, uint32_t i, int32_t rank, u
 {
     const cl_wire_member_t *prev = i > 0 ? &v->members[i - 1] : NULL;
     if (flags & CL_MEMBER_MONITOR) {
-        if (flags != CL_MEMBER_MONITOR || rank != -1 || addrlen == 0)
+        if ((flags & ~CL_MEMBER_RELAY) != CL_MEMBER_MONITOR || rank != -1 || addrlen == 0)
             return false;
         return prev == NULL || ((prev->flags & CL_MEMBER_MONITOR) != 0 &&
                                 memcmp(prev->key, v->members[i].key, 32) < 0);
@@ -487,7 +488,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_str(rp, j->address);
         cl_rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, weight_ok(j->weight));
-        cl_rd_check(rp, (j->flags & ~0x7fu) == 0 &&
+        cl_rd_check(rp, ((j->flags & CL_JOIN_RELAY) == 0 || (j->flags & CL_JOIN_MONITOR) != 0) &&
                             ((j->flags & CL_JOIN_RANK_REQUIRED) == 0 || j->rank >= 0));
         cl_rd_check(
             rp, (j->flags & CL_JOIN_MONITOR) == 0 ||
@@ -500,7 +501,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         cl_rd_bytes(rp, j->key, 32);
         rd_str(rp, j->address);
         rd_settings(rp, &j->settings, SETTINGS_OR_NONE);
-        cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
+        cl_rd_check(rp, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_NO_PATH);
         cl_rd_check(rp, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
         break;
     }
@@ -566,6 +567,19 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         break;
     case CL_MSG_REPORT:
         decode_report(rp, &out->u.report);
+        break;
+    case CL_MSG_RELAYED:
+        cl_rd_bytes(rp, out->u.relay.dst, 32);
+        cl_rd_bytes(rp, out->u.relay.src, 32);
+        out->u.relay.counter = cl_rd_u64(rp);
+        /* The box: a sealed header frame at least (opened by the receiver). */
+        cl_rd_check(rp, rp->left >= CL_WIRE_RELAY_MAC + CL_WIRE_HDR_SIZE &&
+                            memcmp(out->u.relay.dst, out->u.relay.src, 32) != 0);
+        if (!rp->bad) {
+            out->payload = body + CL_WIRE_RELAY_FIXED;
+            out->payload_len = rp->left;
+            rp->left = 0;
+        }
         break;
     case CL_MSG_COLL:
     case CL_MSG_P2P:
@@ -663,7 +677,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         const cl_wire_join_t *j = &m->u.join;
         cl_wr_check(&w, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_wr_check(&w, weight_ok(j->weight));
-        cl_wr_check(&w, (j->flags & ~0x7fu) == 0 &&
+        cl_wr_check(&w, ((j->flags & CL_JOIN_RELAY) == 0 || (j->flags & CL_JOIN_MONITOR) != 0) &&
                             ((j->flags & CL_JOIN_RANK_REQUIRED) == 0 || j->rank >= 0));
         cl_wr_check(
             &w, (j->flags & CL_JOIN_MONITOR) == 0 ||
@@ -678,7 +692,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     }
     case CL_MSG_JOIN_REPLY: {
         const cl_wire_join_reply_t *j = &m->u.join_reply;
-        cl_wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_UNREACHABLE);
+        cl_wr_check(&w, j->status >= CL_JOIN_NOT_MEMBER && j->status <= CL_JOIN_NO_PATH);
         cl_wr_check(&w, j->status != CL_JOIN_REDIRECT || j->address[0] != '\0');
         cl_wr_u8(&w, j->status);
         cl_wr_bytes(&w, j->key, 32);
@@ -732,6 +746,15 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_REPORT:
         encode_report(&w, &m->u.report);
+        break;
+    case CL_MSG_RELAYED:
+        cl_wr_check(&w, m->payload != NULL &&
+                            m->payload_len >= CL_WIRE_RELAY_MAC + CL_WIRE_HDR_SIZE &&
+                            memcmp(m->u.relay.dst, m->u.relay.src, 32) != 0);
+        cl_wr_bytes(&w, m->u.relay.dst, 32);
+        cl_wr_bytes(&w, m->u.relay.src, 32);
+        cl_wr_u64(&w, m->u.relay.counter);
+        cl_wr_bytes(&w, m->payload, m->payload_len);
         break;
     case CL_MSG_COLL:
     case CL_MSG_P2P:
@@ -817,6 +840,8 @@ const char *cl_wire_type_name(int type)
         return "ELASTIC";
     case CL_MSG_P2P_CTL:
         return "P2P_CTL";
+    case CL_MSG_RELAYED:
+        return "RELAY";
     default:
         return "unknown";
     }

@@ -46,6 +46,7 @@ typedef enum {
     CL_MSG_P2P = 21,
     CL_MSG_ELASTIC = 22, /* admission and state sync; body read by cl_elmsg.c */
     CL_MSG_P2P_CTL = 23, /* synchronous-send completion and cancellation */
+    CL_MSG_RELAYED = 24,   /* a sealed message between two client members, through a monitor */
 } cl_msg_type_t;
 
 /* P2P sub: the send mode. */
@@ -79,6 +80,8 @@ enum {
     CL_JOIN_REDIRECT = 3,
     CL_JOIN_CONFLICT = 4,
     CL_JOIN_UNREACHABLE = 5, /* the coordinator could not connect to the joiner's address */
+    CL_JOIN_NO_PATH = 6, /* a client joiner could reach no other client member: no public
+                            member and no relaying monitor (docs/monitor.md §8) */
 };
 /* SUSPECT reasons. */
 enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
@@ -92,10 +95,12 @@ enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
 #define CL_JOIN_TARGET_GROUP_SET 0x10u
 #define CL_JOIN_MONITOR 0x20u
 #define CL_JOIN_RANK_REQUIRED 0x40u /* a peer rejoining: `rank` is the one its program holds */
+#define CL_JOIN_RELAY 0x80u /* a monitor that relays between client members (with MONITOR) */
 #define CL_VIEW_GROUP_CLOSED 0x01u
 #define CL_MEMBER_CLIENT 0x01u
 #define CL_MEMBER_IN_GROUP 0x02u
 #define CL_MEMBER_MONITOR 0x04u
+#define CL_MEMBER_RELAY 0x08u /* a monitor entry that relays (docs/monitor.md §8) */
 #define CL_REPORT_CLIENT 0x01u
 #define CL_REPORT_IN_GROUP 0x02u
 
@@ -255,6 +260,15 @@ typedef struct {
     cl_wire_value_t values[CL_WIRE_REPORT_VALUES];
 } cl_wire_report_t;
 
+/* RELAY (docs/wire.md §11): the fixed fields before the sealed box. */
+#define CL_WIRE_RELAY_FIXED 72 /* dst 32 + src 32 + counter 8 */
+#define CL_WIRE_RELAY_MAC 16   /* crypto_box_MACBYTES */
+typedef struct {
+    uint8_t dst[32];  /* the destination member's key */
+    uint8_t src[32];  /* the sender member's key */
+    uint64_t counter; /* the sender's counter for (src, dst): the nonce */
+} cl_wire_relay_t;
+
 /* True when name is a valid REPORT value name ([A-Za-z0-9_.], 1..32 bytes). */
 bool cl_wire_report_name_ok(const char *name);
 
@@ -294,8 +308,9 @@ typedef struct {
 
         cl_wire_report_t report;
         cl_wire_credit_t credit; /* P2P_CTL CREDIT */
+        cl_wire_relay_t relay;
     } u;
-    const uint8_t *payload; /* COLL / P2P body */
+    const uint8_t *payload; /* COLL / P2P / ELASTIC body, RELAY box */
     size_t payload_len;
 } cl_wire_msg_t;
 

@@ -421,6 +421,18 @@ static int p_checkpoint_every(const char *value, cl_config_t *cfg, char *why, si
     return s_int(value, 1, 1L << 30, &cfg->checkpoint_every, why, whylen);
 }
 
+static int p_relay(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (cl_config_value_bool(value, &cfg->relay, why, whylen) != 0)
+        return s_why(why, whylen, "expected 1 or 0");
+    return 0;
+}
+
+static int p_relay_mbit(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1000000, &cfg->relay_mbit, why, whylen);
+}
+
 static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     static const struct {
@@ -522,6 +534,10 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "to resume a swarm whose peers all died")                                                    \
     X("COLLAB_CHECKPOINT_EVERY", "0 (off)", p_checkpoint_every,                                    \
       "collab-monitor: steps between two checkpoints (--checkpoint-every)")                        \
+    X("COLLAB_RELAY", "0", p_relay,                                                                \
+      "collab-monitor: 1 forwards sealed messages between client-mode members (--relay)")          \
+    X("COLLAB_RELAY_MBIT", "100", p_relay_mbit,                                                    \
+      "collab-monitor: Mbit/s the relay forwards at most, in all (--relay-mbit)")                  \
     X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
     X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")                      \
     X("COLLAB_MAX_MESSAGE", "1024", p_max_message,                                                 \
@@ -668,6 +684,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->robust_min = 1;
     cfg->max_weight_ratio = 16;
     cfg->report_interval = 5.0;
+    cfg->relay_mbit = 100;
     cfg->log_level = CL_LOG_INFO;
     cfg->max_message_mib = 1024;
     cfg->max_handshakes = 1024;

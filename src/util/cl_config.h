@@ -78,6 +78,8 @@ typedef struct {
                                    when none of them completed a handshake (0: never) */
     char *checkpoint_dir;     /* COLLAB_CHECKPOINT_DIR, NULL = none (collab-monitor) */
     int checkpoint_every;     /* COLLAB_CHECKPOINT_EVERY steps, 0 = off (collab-monitor) */
+    bool relay;               /* COLLAB_RELAY: relay between client members (collab-monitor) */
+    int relay_mbit;           /* COLLAB_RELAY_MBIT: the relay's rate limit, default 100 */
     int log_level;            /* COLLAB_LOG: cl_log_level_t, default info */
     char *log_file;           /* COLLAB_LOG_FILE, NULL = stderr */
     long max_message_mib;     /* COLLAB_MAX_MESSAGE MiB, default 1024 */

@@ -37,5 +37,18 @@ if(TARGET collab_engine AND TARGET collab_coll)
   add_executable(attack_verify ${CMAKE_CURRENT_LIST_DIR}/verify.c)
   target_link_libraries(attack_verify PRIVATE attack_harness)
   add_test(NAME attack_verify COMMAND attack_verify 3 60)
+  # A hostile relaying monitor between client-mode members (docs/monitor.md §8).
+  add_executable(attack_relay ${CMAKE_CURRENT_LIST_DIR}/relay.c
+    ${PROJECT_SOURCE_DIR}/tests/swarm/test_peers.c)
+  target_include_directories(attack_relay PRIVATE ${PROJECT_SOURCE_DIR}/tests/swarm)
+  target_link_libraries(attack_relay PRIVATE collab_engine collab_elastic collab_coll
+    collab_reduce collab_util)
+  add_test(NAME attack_relay COMMAND attack_relay)
+  set_tests_properties(attack_relay PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
+  if(TARGET collab-monitor)
+    # The real relaying monitor against a spoofed sender and a stranger.
+    add_test(NAME attack_relay_monitor COMMAND attack_relay monitor $<TARGET_FILE:collab-monitor>)
+    set_tests_properties(attack_relay_monitor PROPERTIES TIMEOUT 120 LABELS "swarm;attack;monitor")
+  endif()
   set_tests_properties(attack_verify PROPERTIES TIMEOUT 170 LABELS "swarm;attack")
 endif()

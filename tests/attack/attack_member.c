@@ -52,7 +52,16 @@
 #include <unistd.h>
 #include <zmq.h>
 
-typedef enum { H_NONE, H_SUSPECT, H_ADMIT, H_UPDATE, H_RESULT, H_FLOOD, H_STATUS, H_CREDIT } hostile_t;
+typedef enum {
+    H_NONE,
+    H_SUSPECT,
+    H_ADMIT,
+    H_UPDATE,
+    H_RESULT,
+    H_FLOOD,
+    H_STATUS,
+    H_CREDIT
+} hostile_t;
 static hostile_t s_hostile = H_NONE;
 
 static uint8_t s_target[32]; /* rank 1's key */

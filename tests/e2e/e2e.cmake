@@ -12,7 +12,8 @@ set(_e2e_env
   E2E_LIBDIR=${COLLAB_LIBDIR}
   E2E_OUT=${CMAKE_CURRENT_BINARY_DIR}/e2e
   E2E_PYTHON=${COLLAB_PYTHON}
-  E2E_MONITOR=${CMAKE_BINARY_DIR}/bin/collab-monitor)
+  E2E_MONITOR=${CMAKE_BINARY_DIR}/bin/collab-monitor
+  E2E_COLL_CHECK=${COLLAB_COLL_CHECK})
 
 # collab_e2e(<name> <script> <peers> <timeout> <labels> [args...])
 function(collab_e2e name script peers timeout labels)
@@ -61,5 +62,8 @@ if(COLLAB_MPICC_MPICH)
     collab_e2e(monitor_restart_all monitor_restart.sh 4 150 "ours;elastic;monitor" all)
     set_tests_properties(e2e.monitor_checkpoint e2e.monitor_checkpoint_groups
       e2e.monitor_restart_alive e2e.monitor_restart_all PROPERTIES FIXTURES_REQUIRED "")
+    # Client-mode trainers through a relaying monitor (docs/monitor.md §8).
+    collab_e2e(relay relay.sh 4 150 "ours;monitor")
+    set_tests_properties(e2e.relay PROPERTIES FIXTURES_REQUIRED "")
   endif()
 endif()

@@ -622,6 +622,36 @@ static void metrics(cm_http_t *h, buf_t *b)
        "# HELP collab_reports_total Reports received from members.\n"
        "# TYPE collab_reports_total counter\ncollab_reports_total %llu\n",
        (unsigned long long)st->reports_total);
+    /* The relay's totals now, not as of the last tick: rates computed
+       from two reads are exact to the read. */
+    cl_relay_stats_t rs = st->relay;
+    if (st->engine != NULL)
+        cl_engine_relay_stats(st->engine, &rs);
+    if (rs.serving) {
+        bp(b,
+           "# HELP collab_relay_bytes_total Bytes forwarded between client-mode members.\n"
+           "# TYPE collab_relay_bytes_total counter\ncollab_relay_bytes_total %llu\n",
+           (unsigned long long)rs.forwarded_bytes);
+        bp(b,
+           "# HELP collab_relay_messages_total Messages forwarded between client-mode members.\n"
+           "# TYPE collab_relay_messages_total counter\ncollab_relay_messages_total %llu\n",
+           (unsigned long long)rs.forwarded_msgs);
+        bp(b,
+           "# HELP collab_relay_dropped_total Relayed messages dropped: over the rate limit's "
+           "queue, or their destination left.\n"
+           "# TYPE collab_relay_dropped_total counter\ncollab_relay_dropped_total %llu\n",
+           (unsigned long long)rs.dropped_msgs);
+        bp(b,
+           "# HELP collab_relay_refused_total RELAY messages refused (not between client-mode "
+           "members).\n"
+           "# TYPE collab_relay_refused_total counter\ncollab_relay_refused_total %llu\n",
+           (unsigned long long)rs.refused);
+        bp(b,
+           "# HELP collab_relay_limit_mbit_per_second The relay's rate limit (--relay-mbit).\n"
+           "# TYPE collab_relay_limit_mbit_per_second gauge\n"
+           "collab_relay_limit_mbit_per_second %d\n",
+           rs.mbit);
+    }
     static const char *const kinds[] = {"joined", "failed", "left", "ungrouped"};
     bp(b, "# HELP collab_events_total Membership events seen by the monitor.\n"
           "# TYPE collab_events_total counter\n");

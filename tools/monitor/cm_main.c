@@ -57,6 +57,7 @@ static void usage(FILE *f)
             "                      [--run-id ID] [--swarm-key-file FILE] [--announce MULTIADDR]\n"
             "                      [--initial-peers ADDRS] [--tick SECONDS]\n"
             "                      [--checkpoint-dir DIR --checkpoint-every N]\n"
+            "                      [--relay [--relay-mbit N]]\n"
             "       collab-monitor --check-checkpoint FILE\n"
             "\n"
             "The swarm's bootstrap peer: holds no rank, founds the swarm (fixing the\n"
@@ -80,6 +81,9 @@ static void usage(FILE *f)
             "                         resume a swarm whose peers all died from the latest\n"
             "  --checkpoint-every N   steps between two checkpoints\n"
             "  --check-checkpoint FILE  verify a checkpoint file, print what it holds and exit\n"
+            "  --relay                forward sealed messages between client-mode trainers\n"
+            "                         (when none of them accepts connections)\n"
+            "  --relay-mbit N         the relay's rate limit, Mbit/s in all (default 100)\n"
             "\n"
             "Other COLLAB_* variables (COLLAB_TIMEOUT, COLLAB_LOG, ...) apply as for any peer.\n");
 }
@@ -102,6 +106,7 @@ static const flag_var_t s_flags[] = {
     {"--initial-peers", "COLLAB_INITIAL_PEERS"},
     {"--checkpoint-dir", "COLLAB_CHECKPOINT_DIR"},
     {"--checkpoint-every", "COLLAB_CHECKPOINT_EVERY"},
+    {"--relay-mbit", "COLLAB_RELAY_MBIT"},
 };
 #define NFLAGS (sizeof s_flags / sizeof s_flags[0])
 
@@ -157,11 +162,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 1;
         }
         if (strcmp(a, "--relay") == 0) {
-            fprintf(stderr,
-                    "collab-monitor: %s is not supported by this version (see "
-                    "docs/monitor.md, \"Not yet\")\n",
-                    a);
-            return 2;
+            setenv("COLLAB_RELAY", "1", 1);
+            continue;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "collab-monitor: %s needs a value (try --help)\n", a);
@@ -209,6 +211,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
     }
     if (getenv("COLLAB_LISTEN") == NULL)
         setenv("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/31337", 1);
+    const char *relay = getenv("COLLAB_RELAY");
+    if (getenv("COLLAB_RELAY_MBIT") != NULL && (relay == NULL || strcmp(relay, "1") != 0))
+        fprintf(stderr, "[collab] collab-monitor: warning: --relay-mbit (COLLAB_RELAY_MBIT) has "
+                        "no effect without --relay\n");
     return 0;
 }
 
@@ -315,6 +321,7 @@ int main(int argc, char **argv)
     }
     pthread_mutex_lock(&st.mu);
     snprintf(st.join_line, sizeof st.join_line, "COLLAB_INITIAL_PEERS=%s", cl_engine_address(eng));
+    st.engine = eng;
     pthread_mutex_unlock(&st.mu);
     (void)cm_store_meta_set(store, "run_id", st.run_id);
     (void)cm_store_meta_set(store, "join_line", st.join_line);
@@ -335,6 +342,9 @@ int main(int argc, char **argv)
 
     uint64_t logged_step = 0;
     double last_log = 0;
+    cl_relay_stats_t logged_relay;
+    memset(&logged_relay, 0, sizeof logged_relay);
+    double last_relay_log = 0;
     cm_event_t ev[64];
     double next = cm_wall() + o.tick;
     while (!s_stop) {
@@ -347,6 +357,22 @@ int main(int argc, char **argv)
         while ((n = cm_state_take_events(&st, ev, 64)) > 0)
             (void)cm_store_events(store, ev, n);
         now = cm_wall();
+        cl_relay_stats_t rs;
+        cl_engine_relay_stats(eng, &rs);
+        pthread_mutex_lock(&st.mu);
+        st.relay = rs;
+        pthread_mutex_unlock(&st.mu);
+        if (rs.serving && now - last_relay_log >= 10.0 &&
+            (rs.forwarded_msgs != logged_relay.forwarded_msgs ||
+             rs.dropped_msgs != logged_relay.dropped_msgs || rs.refused != logged_relay.refused)) {
+            cl_info("relay: %.1f MB forwarded in %llu messages, %llu dropped (%.1f MB) over "
+                    "--relay-mbit %d, %llu refused",
+                    (double)rs.forwarded_bytes / 1e6, (unsigned long long)rs.forwarded_msgs,
+                    (unsigned long long)rs.dropped_msgs, (double)rs.dropped_bytes / 1e6, rs.mbit,
+                    (unsigned long long)rs.refused);
+            logged_relay = rs;
+            last_relay_log = now;
+        }
         if (now < next)
             continue;
         next = now + o.tick;
@@ -365,9 +391,20 @@ int main(int argc, char **argv)
             last_log = now;
         }
     }
+    cl_relay_stats_t rs;
+    cl_engine_relay_stats(eng, &rs);
+    if (rs.serving)
+        cl_info("relay: %.1f MB forwarded in %llu messages, %llu dropped (%.1f MB) over "
+                "--relay-mbit %d, %llu refused",
+                (double)rs.forwarded_bytes / 1e6, (unsigned long long)rs.forwarded_msgs,
+                (unsigned long long)rs.dropped_msgs, (double)rs.dropped_bytes / 1e6, rs.mbit,
+                (unsigned long long)rs.refused);
     cl_info("stopping");
     (void)cm_store_peers(store, &st); /* who was alive: the way back in at the next start */
     cm_http_stop(&http);
+    pthread_mutex_lock(&st.mu);
+    st.engine = NULL;
+    pthread_mutex_unlock(&st.mu);
     cl_engine_stop(&eng);
     int n;
     while ((n = cm_state_take_events(&st, ev, 64)) > 0)

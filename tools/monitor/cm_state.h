@@ -74,6 +74,8 @@ typedef struct {
     char join_line[600]; /* "COLLAB_INITIAL_PEERS=..." */
     char run_id[160];
     double started; /* wall-clock seconds */
+    cl_relay_stats_t relay; /* the relay's totals (copied by the main loop) */
+    const cl_engine_t *engine; /* set while the engine runs, for its relay totals */
 } cm_state_t;
 
 /* Zeroes and initialises *st.  Returns 0, or -1 out of memory. */

@@ -132,6 +132,15 @@ static void test_merge(void)
             CL_CHECK(reducer && sz[b] >= 1);
         }
     }
+    /* Clients only (a swarm through a relaying monitor): they reduce, so
+       the split is the same as without client flags. */
+    const int all[6] = {1, 1, 1, 1, 1, 1};
+    int g2[NMAX];
+    for (uint64_t seq = 0; seq < 50; seq++) {
+        int k = cl_moshpit_split(6, 2, seq, NULL, all, grp);
+        CL_CHECK(k == 3 && cl_moshpit_split(6, 2, seq, NULL, NULL, g2) == 3);
+        CL_CHECK(memcmp(grp, g2, 6 * sizeof *grp) == 0);
+    }
     /* Nobody weighted: one group, as without a split. */
     const double z[6] = {0, 0, 0, 0, 0, 0};
     CL_CHECK(cl_moshpit_split(6, 2, 3, z, NULL, grp) == 1);

@@ -98,7 +98,7 @@ static void setup(void)
     cl_member_delta_clear(&d);
     CL_CHECK(cl_member_remove(s_e.mb, (const uint8_t(*)[32])s_key[FORMER], 1, 2.0, &d) == 1);
     cl_member_delta_clear(&d);
-    CL_CHECK(cl_member_admit_monitor(s_e.mb, s_key[MON], "/ip4/127.0.0.1/tcp/9", 3.0, &d) ==
+    CL_CHECK(cl_member_admit_monitor(s_e.mb, s_key[MON], "/ip4/127.0.0.1/tcp/9", false, 3.0, &d) ==
              COLLAB_OK);
     cl_member_delta_clear(&d);
     for (int i = M1; i <= M2; i++)

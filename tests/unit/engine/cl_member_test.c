@@ -280,7 +280,7 @@ static void test_monitor(void)
     cl_settings_t st = {4, false, 0, 4, 0, 1, 16, false};
     cl_member_t *mon = cl_member_new(k[0]);
     cl_member_t *t1 = cl_member_new(k[1]);
-    CHECK(cl_member_found_monitor(mon, "/ip4/127.0.0.1/tcp/31337", &st) == 0);
+    CHECK(cl_member_found_monitor(mon, "/ip4/127.0.0.1/tcp/31337", false, &st) == 0);
     size_t n, nm;
     (void)cl_member_list(mon, &n);
     cl_peer_t *const *ms = cl_member_monitors(mon, &nm);
@@ -298,7 +298,7 @@ static void test_monitor(void)
     CHECK(cl_member_admit(mon, k[0], 1, "/ip4/127.0.0.1/tcp/3", false, 1.0, 0.0, &d) ==
           COLLAB_ERR_RANK);
     cl_member_delta_clear(&d);
-    CHECK(cl_member_admit_monitor(mon, k[1], "/ip4/127.0.0.1/tcp/2", 0.0, &d) == COLLAB_ERR_RANK);
+    CHECK(cl_member_admit_monitor(mon, k[1], "/ip4/127.0.0.1/tcp/2", false, 0.0, &d) == COLLAB_ERR_RANK);
     cl_member_delta_clear(&d);
     /* The trainer installs the view: it is rank 0 and knows the monitor. */
     CHECK(ship_view(mon, t1, 1.0, &d) == 1);
@@ -316,7 +316,7 @@ static void test_monitor(void)
     /* A second monitor joins; the trainer removes the first (it failed). */
     CHECK(ship_view(mon, t1, 2.0, &d) == 1);
     cl_member_delta_clear(&d);
-    CHECK(cl_member_admit_monitor(t1, k[3], "/ip4/127.0.0.1/tcp/4", 3.0, &d) == 0);
+    CHECK(cl_member_admit_monitor(t1, k[3], "/ip4/127.0.0.1/tcp/4", false, 3.0, &d) == 0);
     CHECK(d.nmon_added == 1);
     cl_member_delta_clear(&d);
     (void)cl_member_monitors(t1, &nm);

@@ -89,7 +89,8 @@ static cl_wire_msg_t roundtrip(cl_wire_msg_t *in, uint8_t **body_keep, size_t *b
     CHECK(out.hdr.type == in->hdr.type && out.hdr.epoch == in->hdr.epoch);
     CHECK(out.hdr.run == in->hdr.run && out.hdr.length == blen);
     if (in->hdr.type != CL_MSG_COLL && in->hdr.type != CL_MSG_P2P &&
-        in->hdr.type != CL_MSG_GOODBYE && in->hdr.type != CL_MSG_MATCH)
+        in->hdr.type != CL_MSG_GOODBYE && in->hdr.type != CL_MSG_MATCH &&
+        in->hdr.type != CL_MSG_RELAYED)
         check_truncations(hdr, body, blen);
     *body_keep = body;
     *blen_keep = blen;
@@ -922,8 +923,101 @@ static void test_monitors(void)
           !cl_wire_report_name_ok("abcdefghijklmnopqrstuvwxyz0123456"));
 }
 
+/* RELAY (docs/wire.md §11), the relay flag of a monitor entry and of a
+   monitor's JOIN, JOIN_REPLY NO_PATH. */
+static void test_relay(void)
+{
+    cl_wire_msg_t m, o;
+    uint8_t *b = NULL;
+    size_t bl;
+    uint8_t box[CL_WIRE_RELAY_MAC + CL_WIRE_HDR_SIZE + 5];
+    for (size_t i = 0; i < sizeof box; i++)
+        box[i] = (uint8_t)i;
+    base_hdr(&m, CL_MSG_RELAYED);
+    memset(m.u.relay.dst, 1, 32);
+    memset(m.u.relay.src, 2, 32);
+    m.u.relay.counter = 0x0102030405060708ull;
+    m.payload = box;
+    m.payload_len = sizeof box;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(bl == CL_WIRE_RELAY_FIXED + sizeof box);
+    CHECK(o.u.relay.counter == m.u.relay.counter && o.u.relay.dst[31] == 1 &&
+          o.u.relay.src[0] == 2 && o.payload_len == sizeof box &&
+          memcmp(o.payload, box, sizeof box) == 0);
+    CHECK(strcmp(cl_wire_type_name(CL_MSG_RELAYED), "RELAY") == 0);
+    /* Cut below a sealed header: refused. */
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    cl_wire_hdr_t h = o.hdr;
+    for (size_t cut = 0; cut < CL_WIRE_RELAY_FIXED + CL_WIRE_RELAY_MAC + CL_WIRE_HDR_SIZE;
+         cut++) {
+        h.length = cut;
+        cl_wire_hdr_encode(&h, hdr);
+        cl_wire_msg_t x;
+        CHECK(cl_wire_decode(hdr, sizeof hdr, b, cut, &x) == CL_WIRE_EBODY);
+        cl_wire_msg_clear(&x);
+    }
+    cl_wire_msg_clear(&o);
+    /* The same key at both ends: refused by both sides of the codec. */
+    memcpy(b + 32, b, 32);
+    h.length = bl;
+    cl_wire_hdr_encode(&h, hdr);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    cl_wire_msg_clear(&o);
+    free(b);
+    memcpy(m.u.relay.src, m.u.relay.dst, 32);
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    memset(m.u.relay.src, 2, 32);
+    m.payload_len = CL_WIRE_RELAY_MAC + CL_WIRE_HDR_SIZE - 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    /* The relay flag: on a monitor entry only. */
+    cl_wire_member_t e[2];
+    memset(e, 0, sizeof e);
+    e[0].key[0] = 1;
+    e[0].rank = -1;
+    e[0].flags = CL_MEMBER_MONITOR | CL_MEMBER_RELAY;
+    e[0].weight = 1;
+    e[0].address = "/ip4/127.0.0.1/tcp/1";
+    e[1].key[0] = 2;
+    e[1].flags = CL_MEMBER_CLIENT;
+    e[1].weight = 1;
+    e[1].address = "";
+    base_hdr(&m, CL_MSG_VIEW);
+    m.u.view = (cl_wire_view_t){.epoch = 3, .group_epoch = 2, .settings.world_size = 4,
+                                .settings.target_group = 4, .count = 2, .members = e};
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.view.count == 2 && o.u.view.members[0].flags == (CL_MEMBER_MONITOR | CL_MEMBER_RELAY));
+    cl_wire_msg_clear(&o);
+    free(b);
+    e[1].flags = CL_MEMBER_CLIENT | CL_MEMBER_RELAY;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    e[1].flags = CL_MEMBER_CLIENT;
+    e[0].flags = CL_MEMBER_MONITOR | CL_MEMBER_RELAY | CL_MEMBER_CLIENT;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    /* JOIN: the relay bit only with the monitor bit. */
+    base_hdr(&m, CL_MSG_JOIN);
+    m.u.join = (cl_wire_join_t){.rank = -1, .weight = 1, .settings.world_size = 4, .settings.target_group = 4,
+                                .flags = CL_JOIN_MONITOR | CL_JOIN_RELAY};
+    snprintf(m.u.join.address, sizeof m.u.join.address, "/ip4/127.0.0.1/tcp/1");
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.join.flags == (CL_JOIN_MONITOR | CL_JOIN_RELAY));
+    cl_wire_msg_clear(&o);
+    free(b);
+    m.u.join.flags = CL_JOIN_RELAY;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    /* JOIN_REPLY NO_PATH. */
+    base_hdr(&m, CL_MSG_JOIN_REPLY);
+    m.u.join_reply.status = CL_JOIN_NO_PATH;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.join_reply.status == CL_JOIN_NO_PATH);
+    cl_wire_msg_clear(&o);
+    free(b);
+    m.u.join_reply.status = CL_JOIN_NO_PATH + 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+}
+
 int main(void)
 {
+    test_relay();
     test_monitors();
     test_roundtrips();
     test_p2p_modes();

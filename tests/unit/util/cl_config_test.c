@@ -777,7 +777,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 43);
+    CL_CHECK(n == 45);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -809,6 +809,8 @@ static void test_table(void)
                               "COLLAB_REPORT_LOSS",
                               "COLLAB_CHECKPOINT_DIR",
                               "COLLAB_CHECKPOINT_EVERY",
+                              "COLLAB_RELAY",
+                              "COLLAB_RELAY_MBIT",
                               "COLLAB_LOG",
                               "COLLAB_LOG_FILE",
                               "COLLAB_MAX_MESSAGE",
