@@ -248,6 +248,7 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
     bool loud =
         m->hdr.type == CL_MSG_VIEW || m->hdr.type == CL_MSG_JOIN_REPLY ||
         m->hdr.type == CL_MSG_SUSPECT || m->hdr.type == CL_MSG_UPDATE ||
+        m->hdr.type == CL_MSG_RELAYED ||
         (m->hdr.type == CL_MSG_ELASTIC &&
          (m->hdr.sub == CL_EL_ADMIT || m->hdr.sub == CL_EL_FETCH || m->hdr.sub == CL_EL_DROP));
     struct eng_auth *a = e->auth;
