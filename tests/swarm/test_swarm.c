@@ -615,6 +615,26 @@ static int child_restart(int i, int n)
 static int s_pipe[2];
 
 /* True when the file at path contains every one of the n strings. */
+long test_self_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+void test_fill(uint8_t *buf, size_t len, int src, int tag)
+{
+    for (size_t k = 0; k < len; k++)
+        buf[k] = (uint8_t)(src * 31 + tag * 7 + (int)k);
+}
+
 bool file_has(const char *path, const char *const *want, int n)
 {
     char buf[16384];

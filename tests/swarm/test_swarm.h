@@ -31,6 +31,10 @@ static const collab_op_t MIN = {COLLAB_OP_MIN, NULL, NULL, 1};
 double now_s(void);
 /* True when the file at path contains every one of the n strings. */
 bool file_has(const char *path, const char *const *want, int n);
+/* This process's resident set in KiB, or -1. */
+long test_self_rss_kib(void);
+/* The bytes a point-to-point scenario sends from src with tag. */
+void test_fill(uint8_t *buf, size_t len, int src, int tag);
 
 /* Scenario "groups" (test_swarm_groups.c): peer i of n. */
 int child_groups(int i, int n);

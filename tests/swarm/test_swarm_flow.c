@@ -45,26 +45,6 @@
 #define DEEP 300
 #define CANCEL_TAG 6000
 
-static long self_rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f == NULL)
-        return -1;
-    char line[256];
-    long kb = -1;
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = strtol(line + 6, NULL, 10);
-    fclose(f);
-    return kb;
-}
-
-static void fill(uint8_t *buf, size_t len, int src, int tag)
-{
-    for (size_t k = 0; k < len; k++)
-        buf[k] = (uint8_t)(src * 31 + tag * 7 + (int)k);
-}
-
 /* Receives the next message of src (COLLAB_ANY_SOURCE: any) and checks
    it is (from, tag, len) with the expected bytes; returns 1 when not. */
 static int take(collab_comm_t *w, int src, int from, int tag, size_t len, uint8_t *buf,
@@ -72,7 +52,7 @@ static int take(collab_comm_t *w, int src, int from, int tag, size_t len, uint8_
 {
     collab_status_info_t st;
     memset(buf, 0, len);
-    fill(want, len, from, tag);
+    test_fill(want, len, from, tag);
     int rc = collab_recv(w, buf, LARGE_BYTES, src, src == COLLAB_ANY_SOURCE ? COLLAB_ANY_TAG : tag,
                          &st, NULL);
     return rc != COLLAB_OK || st.source != from || st.tag != tag || st.bytes != len ||
@@ -95,7 +75,7 @@ int child_flow(int i, int n)
     }
     collab_comm_t *w = collab_comm_world();
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
-    long before = self_rss_kib();
+    long before = test_self_rss_kib();
     uint8_t *large = malloc(LARGE_BYTES), *want = malloc(LARGE_BYTES);
     if (large == NULL || want == NULL)
         return 2;
@@ -105,15 +85,15 @@ int child_flow(int i, int n)
         if (req == NULL)
             return 2;
         for (int t = 0; t < SMALL; t++) {
-            fill(large, SMALL_BYTES, i, t);
+            test_fill(large, SMALL_BYTES, i, t);
             CHECK(collab_send(w, large, SMALL_BYTES, 0, t, &req[t]) == COLLAB_OK);
         }
         for (int t = 0; t < LARGE; t++) {
-            fill(large, LARGE_BYTES, i, LARGE_TAG + t);
+            test_fill(large, LARGE_BYTES, i, LARGE_TAG + t);
             CHECK(collab_send(w, large, LARGE_BYTES, 0, LARGE_TAG + t, &req[SMALL + t]) ==
                   COLLAB_OK);
         }
-        fill(large, SMALL_BYTES, i, SYNC_TAG);
+        test_fill(large, SMALL_BYTES, i, SYNC_TAG);
         CHECK(collab_ssend(w, large, SMALL_BYTES, 0, SYNC_TAG, &sync) == COLLAB_OK);
         /* Another one behind it, cancelled while still in the FIFO: it
            completes as cancelled and never reaches rank 0. */
@@ -134,7 +114,7 @@ int child_flow(int i, int n)
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     if (i == 0) {
         usleep(1000 * 1000);
-        long queued = self_rss_kib();
+        long queued = test_self_rss_kib();
         int wrong = 0;
         for (int src = 1; src < n; src++) {
             int how = src == 1 ? src : COLLAB_ANY_SOURCE;
@@ -165,7 +145,7 @@ int child_flow(int i, int n)
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     if (i == 1) {
         for (int t = 0; t < DEEP; t++) {
-            fill(large, SMALL_BYTES, i, t);
+            test_fill(large, SMALL_BYTES, i, t);
             CHECK(collab_send(w, large, SMALL_BYTES, 0, t, NULL) == COLLAB_OK);
         }
     } else if (i == 0) {
@@ -230,7 +210,7 @@ int child_flow_v5(int i, int n)
     uint8_t buf[SMALL_BYTES], want[SMALL_BYTES];
     int to = i == 0 ? 2 : 0, count = i == 0 ? 150 : SMALL;
     for (int t = 0; t < count; t++) {
-        fill(buf, sizeof buf, i, t);
+        test_fill(buf, sizeof buf, i, t);
         CHECK(collab_send(w, buf, sizeof buf, to, t, NULL) == COLLAB_OK);
     }
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);

@@ -26,26 +26,6 @@
 #define LARGE_BYTES ((size_t)1 << 20)
 #define LARGE_TAG 20000
 
-static long self_rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f == NULL)
-        return -1;
-    char line[256];
-    long kb = -1;
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = strtol(line + 6, NULL, 10);
-    fclose(f);
-    return kb;
-}
-
-static void fill(uint8_t *buf, size_t len, int src, int tag)
-{
-    for (size_t k = 0; k < len; k++)
-        buf[k] = (uint8_t)(src * 31 + tag * 7 + (int)k);
-}
-
 int child_unexpected(int i, int n)
 {
     setenv("COLLAB_MAX_UNEXPECTED_MSGS", "12000", 1);
@@ -56,7 +36,7 @@ int child_unexpected(int i, int n)
     }
     collab_comm_t *w = collab_comm_world();
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
-    long before = self_rss_kib();
+    long before = test_self_rss_kib();
     uint8_t *large = malloc(LARGE_BYTES);
     if (large == NULL)
         return 2;
@@ -64,11 +44,11 @@ int child_unexpected(int i, int n)
         collab_request_t **req = calloc(SMALL + LARGE, sizeof *req);
         uint8_t small[SMALL_BYTES];
         for (int t = 0; t < SMALL && req != NULL; t++) {
-            fill(small, sizeof small, i, t);
+            test_fill(small, sizeof small, i, t);
             CHECK(collab_send(w, small, sizeof small, 0, t, &req[t]) == COLLAB_OK);
         }
         for (int t = 0; t < LARGE && req != NULL; t++) {
-            fill(large, LARGE_BYTES, i, LARGE_TAG + t);
+            test_fill(large, LARGE_BYTES, i, LARGE_TAG + t);
             CHECK(collab_send(w, large, LARGE_BYTES, 0, LARGE_TAG + t, &req[SMALL + t]) ==
                   COLLAB_OK);
         }
@@ -79,7 +59,7 @@ int child_unexpected(int i, int n)
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     if (i == 0) {
         usleep(1000 * 1000);
-        long queued = self_rss_kib();
+        long queued = test_self_rss_kib();
         int wrong = 0;
         uint8_t want[SMALL_BYTES], got[SMALL_BYTES];
         uint8_t *lwant = malloc(LARGE_BYTES);
@@ -87,7 +67,7 @@ int child_unexpected(int i, int n)
             for (int t = LARGE - 1; t >= 0; t--) {
                 collab_status_info_t st;
                 memset(large, 0, LARGE_BYTES);
-                fill(lwant, LARGE_BYTES, src, LARGE_TAG + t);
+                test_fill(lwant, LARGE_BYTES, src, LARGE_TAG + t);
                 rc = collab_recv(w, large, LARGE_BYTES, src, LARGE_TAG + t, &st, NULL);
                 wrong += rc != COLLAB_OK || st.bytes != LARGE_BYTES ||
                          memcmp(large, lwant, LARGE_BYTES) != 0;
@@ -95,7 +75,7 @@ int child_unexpected(int i, int n)
             for (int t = SMALL - 1; t >= 0; t--) {
                 collab_status_info_t st;
                 memset(got, 0, sizeof got);
-                fill(want, sizeof want, src, t);
+                test_fill(want, sizeof want, src, t);
                 rc = collab_recv(w, got, sizeof got, src, t, &st, NULL);
                 wrong += rc != COLLAB_OK || st.bytes != sizeof got ||
                          memcmp(got, want, sizeof want) != 0;
