@@ -138,7 +138,7 @@ static void refuse(struct cl_engine *e, int kind, const char *fmt, const char *a
     atomic_fetch_add(&r->refused_total, 1);
     if ((n & (n - 1)) != 0)
         return;
-    char line[600];
+    char line[2 * (CL_WIRE_STR_MAX + 64) + 256]; /* the format, and both texts whole */
     snprintf(line, sizeof line, fmt, a, b);
     cl_warn("dropped a RELAY: %s (%llu such drops)", line, (unsigned long long)n);
 }
