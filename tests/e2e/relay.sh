@@ -182,11 +182,20 @@ grep -q 'relay: .* MB forwarded in [0-9]* messages' "$E2E_LOG/relay.err" ||
 # The example trainer, unchanged, through a relay of a swarm of its own:
 # two form the group, a third joins it later and is admitted at a step
 # boundary by a client-mode admitter, with client-mode donors.
+# With namespaces, the third trainer sets no client mode (auto, the
+# default) and listens on its namespace's address, which drops inbound
+# connections: the monitor's dial-back gets no answer, and the trainer
+# must join as a client by itself (issue: a peer behind a firewall).
 monitor trainers --relay
+steps=200
+[ "$netns" = 1 ] && steps=700
 trainer() {
     ns "$1"
-    "${ns[@]}" env COLLAB_CLIENT_MODE=1 COLLAB_MATCHMAKING_TIME=2 COLLAB_INITIAL_PEERS="$line" \
-        LD_PRELOAD="$preload" timeout -s KILL "$limit" "$E2E_TRAINER" --steps 200 \
+    local mode=(COLLAB_CLIENT_MODE=1)
+    [ "$netns" = 1 ] && [ "$1" = 3 ] &&
+        mode=(COLLAB_LISTEN="/ip4/10.79.0.$(($1 + 1))/tcp/$((20000 + RANDOM % 20000))")
+    "${ns[@]}" env "${mode[@]}" COLLAB_MATCHMAKING_TIME=2 COLLAB_INITIAL_PEERS="$line" \
+        LD_PRELOAD="$preload" timeout -s KILL "$limit" "$E2E_TRAINER" --steps "$steps" \
         --sleep-ms 30 --log-every 50 --log-all >"$E2E_LOG/t$1.out" 2>"$E2E_LOG/t$1.err" &
     pids+=($!)
     eval "tpid_$1=$!"
@@ -203,6 +212,11 @@ cat "$E2E_LOG"/t[123].out "$E2E_LOG"/t[123].err >"$E2E_LOG/trainers.log"
 late=$(start_steps "$E2E_LOG/t3.out" "$E2E_LOG/t3.err" | head -n 1)
 [ -n "$late" ] && [ "$late" -gt 0 ] || fail "the late trainer did not join the running group (starts at step '$late')"
 expect_agreement "$E2E_LOG/trainers.log" 3
+if [ "$netns" = 1 ]; then
+    grep -q 'joining as a client, which only connects out' "$E2E_LOG/t3.err" ||
+        fail "the trainer behind the dropping firewall did not switch to client mode by itself"
+    say "the trainer behind a firewall that drops inbound connections joined as a client by itself"
+fi
 say "the late trainer joined at step $late"
 kill -TERM "$mpid"
 wait "$mpid"
