@@ -762,6 +762,7 @@ static void test_limits(void)
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_RANK_REQUIRED", "1", "COLLAB_RANK", "2", NULL) ==
                  0 &&
              cfg.rank_required && cfg.rank == 2);
+    cl_config_clear(&cfg);
     /* COLLAB_WIRE_VERSION: 5 or 6 (docs/wire.md section 5), default 6. */
     CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 6);
     cl_config_clear(&cfg);
