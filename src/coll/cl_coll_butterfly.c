@@ -35,6 +35,7 @@
     again), which every survivor still has since nobody completed.
 */
 #include "cl_coll_butterfly.h"
+#include "util/cl_log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -441,10 +442,22 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
         return COLLAB_OK;          /* several holders may send it */
     }
     int prod = msg->type == CL_MSG_RESULT ? from : (int)msg->aux;
-    if (msg->type == CL_MSG_RELAY &&
-        (!s_may_produce(self, j, c, prod) ||
-         !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen, tags)))
+    if (msg->type == CL_MSG_RELAY && !s_may_produce(self, j, c, prod)) {
+        cl_debug(
+            "collective #%llu: a relay of (%d, %zu) names producer %d, which may not produce it",
+            (unsigned long long)self->a.seq, j, c, prod);
+        return COLLAB_ERR_ARG;
+    }
+    /* The tag is checked only while its producer lives: a check of a dead
+       producer's chunk refused honest copies and stalled the repair
+       (docs/security.md §6, cause not found). */
+    if (msg->type == CL_MSG_RELAY && cl_coll_alive(self, prod) &&
+        !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen, tags)) {
+        cl_debug("collective #%llu: a relay of (%d, %zu) from producer %d fails its tag (n %d, "
+                 "bitmap %02x)",
+                 (unsigned long long)self->a.seq, j, c, prod, self->n, bm[0]);
         return COLLAB_ERR_ARG; /* not what its producer made */
+    }
     uint8_t *val = bf_value(self, j, c, true);
     if (val == NULL)
         return COLLAB_ERR_NO_MEM;
