@@ -64,9 +64,9 @@
       flow_v5     the same with rank 2 at wire version 5: its links keep
                   the behaviour of before (test_swarm_flow.c)
 */
+#include "test_swarm.h"
 #include "mpi_collab.h"
 #include "test_peers.h"
-#include "test_swarm.h"
 #include "util/cl_identity.h"
 
 #include <arpa/inet.h>
@@ -329,8 +329,8 @@ static int child_basic(int i, int n)
         int seen = 0;
         for (int k = 1; k < n; k++) {
             int who = -1;
-            CHECK(collab_recv(w, &who, sizeof who, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, &st,
-                              NULL) == COLLAB_OK);
+            CHECK(collab_recv(w, &who, sizeof who, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, &st, NULL) ==
+                  COLLAB_OK);
             CHECK(who == st.source && st.tag == 40 + who);
             seen |= 1 << who;
         }
@@ -615,6 +615,26 @@ static int child_restart(int i, int n)
 static int s_pipe[2];
 
 /* True when the file at path contains every one of the n strings. */
+collab_comm_t *test_join(int i, const char *log, char *path, size_t len)
+{
+    if (log != NULL) {
+        char own[512];
+        if (path == NULL) {
+            path = own;
+            len = sizeof own;
+        }
+        snprintf(path, len, "%s/%s%d", s_dir, log, i);
+        unlink(path);
+        setenv("COLLAB_LOG_FILE", path, 1);
+    }
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+        return NULL;
+    }
+    return collab_comm_world();
+}
+
 long test_self_rss_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");

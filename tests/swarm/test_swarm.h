@@ -31,6 +31,10 @@ static const collab_op_t MIN = {COLLAB_OP_MIN, NULL, NULL, 1};
 double now_s(void);
 /* True when the file at path contains every one of the n strings. */
 bool file_has(const char *path, const char *const *want, int n);
+/* Joins the swarm as peer i, logging to <dir>/<log><i> when log is not
+   NULL (that path in path[len], when path is not NULL); the world
+   communicator, or NULL (said on stderr). */
+collab_comm_t *test_join(int i, const char *log, char *path, size_t len);
 /* This process's resident set in KiB, or -1. */
 long test_self_rss_kib(void);
 /* The bytes a point-to-point scenario sends from src with tag. */

@@ -65,15 +65,9 @@ int child_flow(int i, int n)
     setenv("COLLAB_MAX_UNEXPECTED_PER_PEER", "1", 1);
     setenv("COLLAB_MAX_UNEXPECTED", "1", 1); /* the two senders share 1 MiB */
     char log[512];
-    snprintf(log, sizeof log, "%s/flowlog%d", s_dir, i);
-    unlink(log);
-    setenv("COLLAB_LOG_FILE", log, 1);
-    int rc = collab_init(NULL);
-    if (rc != COLLAB_OK) {
-        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+    collab_comm_t *w = test_join(i, "flowlog", log, sizeof log);
+    if (w == NULL)
         return 2;
-    }
-    collab_comm_t *w = collab_comm_world();
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     long before = test_self_rss_kib();
     uint8_t *large = malloc(LARGE_BYTES), *want = malloc(LARGE_BYTES);
@@ -197,15 +191,9 @@ int child_flow_v5(int i, int n)
     if (i == 2)
         setenv("COLLAB_WIRE_VERSION", "5", 1);
     char log[512];
-    snprintf(log, sizeof log, "%s/flowlog%d", s_dir, i);
-    unlink(log);
-    setenv("COLLAB_LOG_FILE", log, 1);
-    int rc = collab_init(NULL);
-    if (rc != COLLAB_OK) {
-        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+    collab_comm_t *w = test_join(i, "flowlog", log, sizeof log);
+    if (w == NULL)
         return 2;
-    }
-    collab_comm_t *w = collab_comm_world();
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     uint8_t buf[SMALL_BYTES], want[SMALL_BYTES];
     int to = i == 0 ? 2 : 0, count = i == 0 ? 150 : SMALL;

@@ -29,12 +29,10 @@
 int child_unexpected(int i, int n)
 {
     setenv("COLLAB_MAX_UNEXPECTED_MSGS", "12000", 1);
-    int rc = collab_init(NULL);
-    if (rc != COLLAB_OK) {
-        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+    collab_comm_t *w = test_join(i, NULL, NULL, 0);
+    int rc;
+    if (w == NULL)
         return 2;
-    }
-    collab_comm_t *w = collab_comm_world();
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     long before = test_self_rss_kib();
     uint8_t *large = malloc(LARGE_BYTES);
