@@ -200,6 +200,8 @@ static int program(int i, const prog_t *pg)
         char spath[512];
         snprintf(spath, sizeof spath, "%s/steps%d", s_dir, i);
         steps = fopen(spath, "w");
+        if (steps != NULL)
+            setvbuf(steps, NULL, _IOLBF, 0); /* the parent may wait for a step */
     }
     for (; step < pg->steps; step++) {
         if (steps != NULL)
@@ -530,9 +532,29 @@ static bool file_holds(const char *path, const char *text)
     return found;
 }
 
+/* Waits until peer i has written the top of step `step` to steps<i>. */
+static bool wait_step(int i, int step, double seconds)
+{
+    char path[512], want[32], line[128];
+    snprintf(path, sizeof path, "%s/steps%d", s_dir, i);
+    snprintf(want, sizeof want, "step %d ", step);
+    for (int waited = 0; waited < (int)(seconds * 20); waited++) {
+        FILE *f = fopen(path, "r");
+        bool found = false;
+        while (f != NULL && !found && fgets(line, sizeof line, f) != NULL)
+            found = strncmp(line, want, strlen(want)) == 0;
+        if (f != NULL)
+            fclose(f);
+        if (found)
+            return true;
+        nap(50);
+    }
+    return false;
+}
+
 /* COLLAB_RANK_REQUIRED (docs/config.md): peers 0..2 of a world of 4 train
-   (rank 3 is free); peer 3, requiring rank 1, starts at 1.5 s while rank
-   1's peer is alive.  It waits as a standby (without the requirement it
+   (rank 3 is free); peer 3, requiring rank 1, starts once step 5 is under
+   way, while rank 1's peer is alive.  It waits as a standby (without the requirement it
    would take rank 3).  Rank 1 stops itself at step 200 and is killed;
    once the swarm takes it out, peer 3 is admitted with rank 1, starts at
    the swarm's step, and the three peers that finish agree bitwise. */
@@ -543,12 +565,13 @@ static int scenario_rank_required(void)
                  .marks = true,
                  .stop_rank = 1,
                  .stop_step = 200,
-                 .bend_rank = -1};
+                 .bend_rank = -1,
+                 .hashes = true};
     prepare(4);
     pid_t pids[4];
     for (int i = 0; i < 3; i++)
         pids[i] = spawn(i, 4, 3, &pg);
-    nap(1500);
+    EXPECT(wait_step(0, 5, 60.0)); /* rank 1's peer trains */
     char log[512];
     snprintf(log, sizeof log, "%s/log3", s_dir);
     unlink(log);
