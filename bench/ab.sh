@@ -24,19 +24,15 @@ while [ $# -gt 0 ]; do
     esac
 done
 bench="$a/bench/allreduce_bench"
-for f in "$bench" "$a/bin/collab-run" "$b/bin/collab-run"; do
-    [ -x "$f" ] || { echo "ab.sh: missing $f" >&2; exit 1; }
-done
+bench_need ab.sh "$bench" "$a/bin/collab-run" "$b/bin/collab-run"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for r in $(seq "$runs"); do
-    for x in a b; do
-        d=$([ $x = a ] && echo "$a" || echo "$b")
-        timeout 600 "$d/bin/collab-run" -n "$np" --timeout 590 -- "$bench" --max-bytes "$max" \
-            --time "$time" 2> /dev/null | sed -n 's/^.*bench: \([0-9]\)/\1/p' |
-            awk -v x=$x '{print x, $1, $3}' >> "$tmp/all" ||
-            echo "ab.sh: run $r of $x failed" >&2
-    done
-done
+one_run() { # RUN VARIANT BUILD
+    timeout 600 "$3/bin/collab-run" -n "$np" --timeout 590 -- "$bench" --max-bytes "$max" \
+        --time "$time" 2> /dev/null | sed -n 's/^.*bench: \([0-9]\)/\1/p' |
+        awk -v x="$2" '{print x, $1, $3}' >> "$tmp/all" ||
+        echo "ab.sh: run $1 of $2 failed" >&2
+}
+bench_interleave "$runs" one_run
 printf '# MPI_Allreduce float sum, %d peers, %d interleaved runs each; latency us, median (min..max)\n' "$np" "$runs"
 bench_ab_table "$tmp/all" "A" "B"

@@ -33,3 +33,25 @@ wait_line() {
     done
     return 1
 }
+
+# bench_need NAME FILE...: stops with "NAME: missing FILE" unless every
+# FILE is executable.
+bench_need() {
+    local name=$1 f
+    shift
+    for f in "$@"; do
+        [ -x "$f" ] || { echo "$name: missing $f" >&2; exit 1; }
+    done
+}
+
+# bench_interleave RUNS FUNC: calls "FUNC RUN VARIANT BUILD" for RUN in
+# 1..RUNS and VARIANT a then b (BUILD: $a or $b), so that both builds see
+# the same drift of a noisy machine.
+bench_interleave() {
+    local r x
+    for r in $(seq "$1"); do
+        for x in a b; do
+            "$2" "$r" "$x" "$([ "$x" = a ] && echo "$a" || echo "$b")"
+        done
+    done
+}

@@ -30,23 +30,20 @@ while [ $# -gt 0 ]; do
     esac
 done
 bench="$b/bench/p2p_bench"
-for f in "$bench" "$a/bin/collab-run" "$b/bin/collab-run"; do
-    [ -x "$f" ] || { echo "p2p_ab.sh: missing $f" >&2; exit 1; }
-done
+bench_need p2p_ab.sh "$bench" "$a/bin/collab-run" "$b/bin/collab-run"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for r in $(seq "$runs"); do
-    for x in a b; do
-        d=$([ $x = a ] && echo "$a" || echo "$b")
-        e=$([ $x = b ] && echo "$envb" || true)
-        # shellcheck disable=SC2086
-        env $e timeout 600 "$d/bin/collab-run" -n 2 --timeout 590 -- "$bench" --time "$time" \
-            --window "$window" --sizes "$sizes" 2> /dev/null |
-            sed -n 's/^.*bench: \([a-z]\)/\1/p' | tee -a "$tmp/raw" |
-            awk -v x=$x -v d="$tmp" '$5 == "ok" {print x, $2, $4 >> (d "/" $1)}' ||
-            echo "p2p_ab.sh: run $r of $x failed" >&2
-    done
-done
+one_run() { # RUN VARIANT BUILD
+    local e
+    e=$([ "$2" = b ] && echo "$envb" || true)
+    # shellcheck disable=SC2086
+    env $e timeout 600 "$3/bin/collab-run" -n 2 --timeout 590 -- "$bench" --time "$time" \
+        --window "$window" --sizes "$sizes" 2> /dev/null |
+        sed -n 's/^.*bench: \([a-z]\)/\1/p' | tee -a "$tmp/raw" |
+        awk -v x="$2" -v d="$tmp" '$5 == "ok" {print x, $2, $4 >> (d "/" $1)}' ||
+        echo "p2p_ab.sh: run $1 of $2 failed" >&2
+}
+bench_interleave "$runs" one_run
 if grep -q WRONG "$tmp/raw" 2>/dev/null; then
     echo "p2p_ab.sh: a run checked a WRONG message" >&2
 fi
