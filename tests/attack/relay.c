@@ -351,6 +351,24 @@ static bool transport_new(cl_identity_t **id, cl_transport_t **tp, const char *n
     return *tp != NULL;
 }
 
+/* The peers' folder, identities and keys, and the run id "attack-TAG-PID". */
+static bool relay_prepare(const char *tag)
+{
+    test_peers_prepare(tag, NP, s_dir, sizeof s_dir, s_addr, s_port);
+    snprintf(s_run, sizeof s_run, "attack-%s-%d", tag, (int)getpid());
+    for (int i = 0; i < NP; i++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
+        if (id == NULL)
+            return false;
+        memcpy(s_key[i], cl_identity_public_key(id), 32);
+        cl_identity_destroy(&id);
+        s_exit[i] = -1;
+    }
+    return true;
+}
+
 /* Does peer i's log hold `what`? */
 static bool logged(int i, const char *what)
 {
@@ -387,18 +405,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attack_relay [monitor PATH-OF-collab-monitor]\n");
         return 2;
     }
-    test_peers_prepare("relay", NP, s_dir, sizeof s_dir, s_addr, s_port);
-    snprintf(s_run, sizeof s_run, "attack-relay-%d", (int)getpid());
-    for (int i = 0; i < NP; i++) {
-        char path[512], err[256];
-        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
-        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
-        if (id == NULL)
-            return 3;
-        memcpy(s_key[i], cl_identity_public_key(id), 32);
-        cl_identity_destroy(&id);
-        s_exit[i] = -1;
-    }
+    if (!relay_prepare("relay"))
+        return 3;
     s_pid[0] = spawn(0, NULL);
     attacker_t *a = &s_a;
     memset(a, 0, sizeof *a);
@@ -536,18 +544,8 @@ static bool send_relay(cl_transport_t *tp, const uint8_t to[32], const uint8_t s
 static int sc_monitor(const char *monitor)
 {
     s_world = 2;
-    test_peers_prepare("relaym", NP, s_dir, sizeof s_dir, s_addr, s_port);
-    snprintf(s_run, sizeof s_run, "attack-relaym-%d", (int)getpid());
-    for (int i = 0; i < NP; i++) {
-        char path[512], err[256];
-        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
-        cl_identity_t *id = cl_identity_new(path, err, sizeof err);
-        if (id == NULL)
-            return 3;
-        memcpy(s_key[i], cl_identity_public_key(id), 32);
-        cl_identity_destroy(&id);
-        s_exit[i] = -1;
-    }
+    if (!relay_prepare("relaym"))
+        return 3;
     /* The monitor: identity 2, its port. */
     fflush(stderr);
     pid_t mpid = fork();
