@@ -448,10 +448,7 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
             (unsigned long long)self->a.seq, j, c, prod);
         return COLLAB_ERR_ARG;
     }
-    /* The tag is checked only while its producer lives: a check of a dead
-       producer's chunk refused honest copies and stalled the repair
-       (docs/security.md §6, cause not found). */
-    if (msg->type == CL_MSG_RELAY && cl_coll_alive(self, prod) &&
+    if (msg->type == CL_MSG_RELAY &&
         !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen, tags)) {
         cl_debug("collective #%llu: a relay of (%d, %zu) from producer %d fails its tag (n %d, "
                  "bitmap %02x)",

@@ -51,6 +51,7 @@ static void ctx_free(coll_ctx_t **ctx_p)
     if (*ctx_p == NULL)
         return;
     free((*ctx_p)->members);
+    free((*ctx_p)->keys);
     free((*ctx_p)->failed);
     free((*ctx_p)->failed_left);
     free((*ctx_p)->notified);
@@ -422,14 +423,23 @@ static void env_suspect(void *eng, int r)
         eng_coll_defer_late(e, p, CL_SUSPECT_STRAGGLER);
 }
 
-/* Relay tags (docs/security.md §6): the key shared with comm rank r. */
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Relay tags (docs/security.md §6): the key shared with comm rank r, from
+   the identity r had when the collective started.  The peer table is not
+   asked: once r failed its record goes, or its rank passes to a
+   newcomer, while its chunks are still relayed and checked. */
 static int env_pair_key(void *eng, int r, uint8_t key[32])
 {
     coll_ctx_t *ctx = eng;
-    cl_peer_t *p = peer_of(ctx, r);
-    if (p == NULL)
+    const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
+    if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
         return COLLAB_ERR_ARG;
-    return eng_pair_key(ctx->e, p->key, key);
+    return eng_pair_key(ctx->e, ctx->keys[at - ctx->members], key);
 }
 
 int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
@@ -494,7 +504,9 @@ typedef struct {
     int rank; /* comm rank */
     double weight;
     int client;
-    bool gone; /* no longer a live member of the world group */
+    bool gone;       /* no longer a live member of the world group */
+    bool haskey;     /* key holds its identity key when the collective started */
+    uint8_t key[32];
 } member_t;
 
 static int cmp_member(const void *a, const void *b)
@@ -582,7 +594,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         member_t *m = malloc(sizeof *m);
         if (m == NULL)
             return COLLAB_ERR_NO_MEM;
-        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false};
+        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false, false, {0}};
         *out = m;
         return 1;
     }
@@ -607,7 +619,10 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         int left = eng_leave_status(e, g->world[i], comm->id, seq);
         if (left >= 0)
             gone = left == 0;
-        m[k++] = (member_t){r, w, g->client[i], gone};
+        m[k] = (member_t){r, w, g->client[i], gone, p != NULL, {0}};
+        if (p != NULL)
+            memcpy(m[k].key, p->key, 32);
+        k++;
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
     k = keep_my_group(e, comm, kind, seq, m, k);
@@ -679,6 +694,11 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     ctx = calloc(1, sizeof *ctx);
     if (ranks == NULL || weights == NULL || clients == NULL || ctx == NULL)
         goto err;
+    /* keys, then whether each is known, in one block */
+    ctx->keys = malloc((size_t)n * (32 + sizeof(bool)));
+    if (ctx->keys == NULL)
+        goto err;
+    ctx->haskey = (bool *)(ctx->keys + n);
     if (n > 1 && snapshot_input(req, s->comm->size) != COLLAB_OK)
         goto err;
     cl_coll_args_t args = req->coll;
@@ -688,6 +708,8 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         ranks[i] = mem[i].rank;
         weights[i] = mem[i].weight;
         clients[i] = mem[i].client;
+        memcpy(ctx->keys[i], mem[i].key, 32);
+        ctx->haskey[i] = mem[i].haskey;
     }
     if (set->aggregation != 0 && set->max_weight_ratio > 0)
         cap_weights(weights, n, (double)set->max_weight_ratio);

@@ -65,6 +65,8 @@ typedef struct {
     cl_coll_kind_t kind;
     int *members; /* comm ranks of the group, ascending */
     int nmembers;
+    uint8_t (*keys)[32]; /* per member: its identity key at the start (relay tags) */
+    bool *haskey;        /* ... known (inside the keys block) */
     int *failed;       /* members declared failed during the call */
     bool *failed_left; /* ... of which those that said goodbye */
     int nmismatch;     /* ... of which those that called another collective */
