@@ -99,6 +99,7 @@ struct cl_transport {
     size_t capitems;
     double last_sweep;
     cl_shm_t *shm;                     /* same-host links, NULL when off */
+    double fd_warned;                  /* when the file-descriptor limit was last logged */
     cl_tp_handler_fn *poll_fn;         /* the handler during cl_transport_poll */
     void *poll_ctx;
 };
