@@ -565,6 +565,7 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
     /* What eng_admit_undo restores if this admission is lost. */
     el->adm_pending = true;
     el->adm_answered = false;
+    el->adm_unserved = false;
     el->adm_deadline = eng_now() + eng_exchange_limit(e->cfg.timeout);
     el->adm_prev_mapped = el->mapped;
     el->adm_prev_local = el->map_local;
@@ -602,6 +603,11 @@ void eng_admit_sync_finished(struct cl_engine *e)
     struct eng_elastic *el = e->el;
     if (el->phase != EL_SYNCING)
         return;
+    if (el->adm_pending && eng_sync_unserved(e, el->sync)) {
+        /* Undone from the timer: this may run inside the sync's own. */
+        el->adm_unserved = true;
+        return;
+    }
     el->adm_answered = true;
     size_t nitems = 0;
     uint64_t bytes = 0;
@@ -678,6 +684,10 @@ double eng_admit_timer(struct cl_engine *e, double now)
     double next = now + ENG_IDLE_WAKE;
     if (is_self(e, admitter(e)))
         (void)cl_admission_expire(el->adm, now, ENG_ADMIT_REQ_EXPIRE);
+    if (el->adm_pending && el->adm_unserved) {
+        el->adm_unserved = false;
+        eng_admit_undo(e, "live members did not serve the swarm's state");
+    }
     if (el->adm_pending && cl_member_epoch(e->mb) < el->adm_gen) {
         /* The view of an admission follows its ADMIT on the same
            connection; without it the admitter never published it. */

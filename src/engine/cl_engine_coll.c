@@ -52,6 +52,7 @@ static void ctx_free(coll_ctx_t **ctx_p)
         return;
     free((*ctx_p)->members);
     free((*ctx_p)->keys);
+    eng_coll_free_seen(*ctx_p);
     free((*ctx_p)->failed);
     free((*ctx_p)->failed_left);
     free((*ctx_p)->notified);
@@ -799,6 +800,7 @@ void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
     cl_debug("%s #%llu restarts under the older group generation %llu (was %llu)",
              eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq,
              (unsigned long long)gen, (unsigned long long)s->active_ctx->gen);
+    eng_coll_requeue_seen(e, s);
     cl_coll_destroy(&s->active);
     ctx_free(&s->active_ctx);
     s->active_req = NULL;

@@ -696,6 +696,8 @@ double eng_el_timer(struct cl_engine *e, double now)
     next = fmin(next, eng_donor_timer(e, el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(e, el->sync, now));
+    if (el->adm_unserved)
+        next = now; /* eng_admit_timer undoes the admission at once */
     return next;
 }
 

@@ -199,6 +199,7 @@ struct eng_elastic {
        that admits this peer reached the group): eng_admit_undo. */
     bool adm_pending;
     bool adm_answered;   /* the group's state reached the program (answers, overwrite) */
+    bool adm_unserved;   /* the sync ended unserved by live members: undo (eng_admit_timer) */
     double adm_deadline; /* no view of generation adm_gen by then: the admission is lost */
     bool adm_prev_mapped, adm_prev_in, adm_prev_evicted; /* as before the ADMIT */
     uint64_t adm_prev_local, adm_prev_seq;
@@ -319,6 +320,11 @@ bool eng_sync_done(const el_sync_t *sync);
 int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t **data,
                   size_t *len, uint32_t *signature);
 void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors);
+/* True when an item was not served although a donor that stopped
+   serving it is still a live member: the members do not take this peer
+   for admitted (their ADMIT was lost with its admitter), and keeping its
+   own values would make it diverge from the group in silence. */
+bool eng_sync_unserved(struct cl_engine *e, const el_sync_t *sync);
 /* A monitor's fetch (docs/monitor.md §7): true when an item had no
    majority either way among the members that answered, so that nothing
    was fetched and no checkpoint may be written. */

@@ -67,6 +67,12 @@ typedef struct {
     int nmembers;
     uint8_t (*keys)[32]; /* per member: its identity key at the start (relay tags) */
     bool *haskey;        /* ... known (inside the keys block) */
+    /* Copies of the other peers' messages it took, given back to the
+       stream when it restarts under another generation (cl_engine_route.c,
+       eng_coll_requeue_seen); up to SEEN_MAX bytes. */
+    struct buffered *seen_head, *seen_tail;
+    size_t seen_bytes;
+    bool seen_full;
     int *failed;       /* members declared failed during the call */
     bool *failed_left; /* ... of which those that said goodbye */
     int nmismatch;     /* ... of which those that called another collective */
@@ -525,6 +531,13 @@ void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
 /* Forgets the accounting of one early message taken off a stream's list
    (the caller frees it). */
 void eng_coll_release_buffered(struct cl_engine *e, const buffered_t *b);
+/* Before the running collective of s restarts under another generation:
+   the messages it took go back to the front of the stream's buffer, where
+   the restarted collective (or a later restart under their generation)
+   finds them. */
+void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s);
+/* Frees a collective's copies (ctx_free). */
+void eng_coll_free_seen(coll_ctx_t *ctx);
 
 /* cl_engine_p2p.c */
 void eng_p2p_send(struct cl_engine *e, collab_request_t *req);

@@ -159,6 +159,92 @@ bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t s
 }
 
 /* Hands one message to the running (active) or retained collective. */
+/* A copy of a message the running collective took.  Around an admission
+   whose admitter dies, a collective may restart under the admission's
+   generation and then again under the one before (docs/elastic.md §3);
+   members that completed it under that one meanwhile never send their
+   messages again, and without these copies the restarted collective
+   waited for them for ever.  Up to SEEN_MAX bytes per collective: a
+   larger one restarts with what was kept. */
+#define SEEN_MAX ((size_t)1 << 20)
+
+/* A copy of message h (data, len) from world rank from_world, or NULL
+   when out of memory. */
+static buffered_t *buffered_new(int from_world, const cl_wire_hdr_t *h, const void *data,
+                                size_t len)
+{
+    buffered_t *b = calloc(1, sizeof *b);
+    if (b == NULL || (len > 0 && (b->data = malloc(len)) == NULL)) {
+        free(b);
+        return NULL;
+    }
+    if (len > 0)
+        memcpy(b->data, data, len);
+    b->seq = h->seq;
+    b->gen = h->epoch;
+    b->signature = h->signature;
+    b->from_world = from_world;
+    b->type = h->sub;
+    b->part = h->part;
+    b->chunk = h->chunk;
+    b->aux = h->aux;
+    b->len = len;
+    return b;
+}
+
+static void record_seen(coll_ctx_t *ctx, int from_world, const cl_wire_hdr_t *h, const void *data,
+                        size_t len)
+{
+    if (ctx->seen_full || ctx->seen_bytes + BUFFERED_COST(len) > SEEN_MAX) {
+        ctx->seen_full = true;
+        return;
+    }
+    buffered_t *b = buffered_new(from_world, h, data, len);
+    if (b == NULL) {
+        ctx->seen_full = true;
+        return;
+    }
+    if (ctx->seen_tail != NULL)
+        ctx->seen_tail->next = b;
+    else
+        ctx->seen_head = b;
+    ctx->seen_tail = b;
+    ctx->seen_bytes += BUFFERED_COST(len);
+}
+
+void eng_coll_free_seen(coll_ctx_t *ctx)
+{
+    buffered_t *b = ctx->seen_head;
+    while (b != NULL) {
+        buffered_t *next = b->next;
+        free(b->data);
+        free(b);
+        b = next;
+    }
+    ctx->seen_head = ctx->seen_tail = NULL;
+    ctx->seen_bytes = 0;
+}
+
+void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s)
+{
+    coll_ctx_t *ctx = s->active_ctx;
+    if (ctx == NULL || ctx->seen_head == NULL)
+        return;
+    /* Not counted against their senders (they arrived in order, were
+       taken, and are bounded by SEEN_MAX). */
+    for (buffered_t *b = ctx->seen_head; b != NULL; b = b->next) {
+        b->limited = false;
+        e->buffered_bytes += BUFFERED_COST(b->len);
+        e->buffered_msgs++;
+    }
+    ctx->seen_tail->next = s->buf_head;
+    if (s->buf_tail == NULL)
+        s->buf_tail = ctx->seen_tail;
+    s->buf_head = ctx->seen_head;
+    ctx->seen_head = ctx->seen_tail = NULL;
+    ctx->seen_bytes = 0;
+}
+
 static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
                     const cl_wire_hdr_t *h, const void *data, size_t len)
 {
@@ -185,7 +271,10 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
         }
     } else {
         cl_coll_msg_t msg = {h->sub, h->part, h->chunk, h->aux, from, data, len};
-        if (cl_coll_on_msg(c, &msg) == COLLAB_ERR_ARG) {
+        int rc = cl_coll_on_msg(c, &msg);
+        if (active && rc != COLLAB_ERR_ARG && from_world != atomic_load(&e->rank))
+            record_seen(ctx, from_world, h, data, len);
+        if (rc == COLLAB_ERR_ARG) {
             /* The algorithm refused it: a RESULT for a part its sender
                does not produce, or a message that does not fit the
                collective.  Dropped, counted, named in the log. */
@@ -283,24 +372,9 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
             return;
         }
     }
-    buffered_t *b = calloc(1, sizeof *b);
+    buffered_t *b = buffered_new(from_world, h, data, len);
     if (b == NULL)
         return;
-    if (len > 0 && (b->data = malloc(len)) == NULL) {
-        free(b);
-        return;
-    }
-    if (len > 0)
-        memcpy(b->data, data, len);
-    b->seq = h->seq;
-    b->gen = h->epoch;
-    b->signature = h->signature;
-    b->from_world = from_world;
-    b->type = h->sub;
-    b->part = h->part;
-    b->chunk = h->chunk;
-    b->aux = h->aux;
-    b->len = len;
     b->limited = q != NULL;
     if (s->buf_tail != NULL)
         s->buf_tail->next = b;

@@ -43,6 +43,7 @@ typedef struct {
     uint8_t key[32];
     bool replied; /* HASHES arrived */
     bool gone;    /* left, refused or stalled: asked for nothing more */
+    bool stalled; /* gone because it sent nothing for a while */
     cl_el_buf_t *bufs;
     uint32_t nbufs;
     cl_el_res_t *res;
@@ -293,6 +294,23 @@ void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int
         }
     for (int i = 0; i < sync->ndonors; i++)
         *ndonors += sync->donors[i].replied && !sync->donors[i].gone;
+}
+
+bool eng_sync_unserved(struct cl_engine *e, const el_sync_t *sync)
+{
+    if (sync == NULL)
+        return false;
+    bool failed = false;
+    for (size_t i = 0; i < sync->nitems && !failed; i++)
+        failed = sync->items[i].state == IT_FAILED;
+    if (!failed)
+        return false;
+    for (int d = 0; d < sync->ndonors; d++) {
+        const cl_peer_t *p = cl_member_find(e->mb, sync->donors[d].key);
+        if (sync->donors[d].stalled && p != NULL && p->state == CL_PEER_ALIVE && !p->link_closed)
+            return true;
+    }
+    return false;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -966,6 +984,7 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
                 !y->donors[st->donor].gone) {
                 cl_warn("a peer serving the swarm's state stalled; asking another");
                 y->donors[st->donor].gone = true;
+                y->donors[st->donor].stalled = true;
                 replan_donor(e, y, st->donor, 0, 0, true);
             }
         }
