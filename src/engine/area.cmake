@@ -29,6 +29,9 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_leave.c
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_coll_start.c
+    ${_eng}/cl_engine_coll_env.c
+    ${_eng}/cl_engine_gens.c
     ${_eng}/cl_engine_groups.c
     ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c

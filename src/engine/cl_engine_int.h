@@ -455,7 +455,8 @@ void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
 /* Ends dial-backs that took too long; returns the next deadline. */
 double eng_dialback_timer(struct cl_engine *e, double now);
 
-/* cl_engine_coll.c */
+/* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
+   cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */
 int eng_coll_init(struct cl_engine *e);
 void eng_coll_fini(struct cl_engine *e);
 void eng_coll_fail_all(struct cl_engine *e, int status);
