@@ -26,6 +26,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_request.c
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_suspect.c
     ${_eng}/cl_engine_leave.c
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_coll.c
