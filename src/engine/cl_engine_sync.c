@@ -488,28 +488,28 @@ static void name_donor(naming_t *names, int d, bool res, uint64_t index, const d
    more than half do not declare it (it is left out; those that do are
    named), 0 when no version has a majority (each declaration is named).
    *keep gets the version to take (has false: none). */
-static int decide_item(naming_t *names, const el_sync_t *y, int replied, bool res, uint64_t index,
-                       decl_t *keep)
+static int decide_item(naming_t *names, const donor_t *donors, int ndonors, int replied, bool res,
+                       uint64_t index, decl_t *keep)
 {
     int major = -1;
-    for (int d = 0; d < y->ndonors && major < 0; d++) {
-        if (!y->donors[d].replied || y->donors[d].gone)
+    for (int d = 0; d < ndonors && major < 0; d++) {
+        if (!donors[d].replied || donors[d].gone)
             continue;
-        decl_t v = decl_of(&y->donors[d], res, index);
+        decl_t v = decl_of(&donors[d], res, index);
         int same = 0;
-        for (int x = 0; x < y->ndonors; x++) {
-            decl_t o = decl_of(&y->donors[x], res, index);
-            same += y->donors[x].replied && !y->donors[x].gone && decl_same(&v, &o);
+        for (int x = 0; x < ndonors; x++) {
+            decl_t o = decl_of(&donors[x], res, index);
+            same += donors[x].replied && !donors[x].gone && decl_same(&v, &o);
         }
         if (2 * same > replied) {
             major = d;
             *keep = v;
         }
     }
-    for (int d = 0; d < y->ndonors; d++) {
-        if (!y->donors[d].replied || y->donors[d].gone)
+    for (int d = 0; d < ndonors; d++) {
+        if (!donors[d].replied || donors[d].gone)
             continue;
-        decl_t v = decl_of(&y->donors[d], res, index);
+        decl_t v = decl_of(&donors[d], res, index);
         if (major >= 0 && decl_same(&v, keep))
             continue;
         name_donor(names, d, res, index, &v,
@@ -540,20 +540,20 @@ static void report_names(struct cl_engine *e, const el_sync_t *y, const naming_t
 }
 
 /* Keeps in each donor's answer only the items the majority rule takes
-   (decide_item), before anything is allocated for them.  False when an
+   (decide_item), before anything is allocated for them; names (NULL:
+   nobody) gets the donors whose declarations differ.  False when an
    item has no majority either way (one honest donor against one that
    lies, or a split): then nothing is kept, as no checkpoint can be
    trusted. */
-static bool keep_majority(struct cl_engine *e, el_sync_t *y)
+static bool prune_majority(naming_t *names, donor_t *donors, int ndonors)
 {
     int replied = 0;
-    for (int d = 0; d < y->ndonors; d++)
-        replied += y->donors[d].replied && !y->donors[d].gone;
+    for (int d = 0; d < ndonors; d++)
+        replied += donors[d].replied && !donors[d].gone;
     bool decided = true;
-    naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
     for (int res = 0; res <= 1; res++)
-        for (int d = 0; d < y->ndonors; d++) {
-            donor_t *dn = &y->donors[d];
+        for (int d = 0; d < ndonors; d++) {
+            donor_t *dn = &donors[d];
             if (!dn->replied || dn->gone)
                 continue;
             uint32_t n = res ? dn->nres : dn->nbufs;
@@ -562,24 +562,22 @@ static bool keep_majority(struct cl_engine *e, el_sync_t *y)
                 /* Once per index: at the first donor that declares it. */
                 bool seen = false;
                 for (int x = 0; x < d && !seen; x++)
-                    seen = decl_of(&y->donors[x], res, index).has;
+                    seen = decl_of(&donors[x], res, index).has;
                 decl_t keep;
-                if (!seen && decide_item(names, y, replied, res, index, &keep) == 0)
+                if (!seen && decide_item(names, donors, ndonors, replied, res, index, &keep) == 0)
                     decided = false;
             }
         }
-    report_names(e, y, names, "checkpoint");
-    free(names);
-    for (int d = 0; d < y->ndonors; d++) {
-        donor_t *dn = &y->donors[d];
+    for (int d = 0; d < ndonors; d++) {
+        donor_t *dn = &donors[d];
         if (!dn->replied || dn->gone)
             continue;
         uint32_t nb = 0, nr = 0;
         for (uint32_t k = 0; k < dn->nbufs && decided; k++) {
             decl_t v = decl_of(dn, false, dn->bufs[k].index);
             int same = 0;
-            for (int x = 0; x < y->ndonors; x++) {
-                decl_t o = decl_of(&y->donors[x], false, dn->bufs[k].index);
+            for (int x = 0; x < ndonors; x++) {
+                decl_t o = decl_of(&donors[x], false, dn->bufs[k].index);
                 same += o.has && decl_same(&v, &o);
             }
             if (2 * same > replied)
@@ -588,8 +586,8 @@ static bool keep_majority(struct cl_engine *e, el_sync_t *y)
         for (uint32_t k = 0; k < dn->nres && decided; k++) {
             decl_t v = decl_of(dn, true, dn->res[k].index);
             int same = 0;
-            for (int x = 0; x < y->ndonors; x++) {
-                decl_t o = decl_of(&y->donors[x], true, dn->res[k].index);
+            for (int x = 0; x < ndonors; x++) {
+                decl_t o = decl_of(&donors[x], true, dn->res[k].index);
                 same += o.has && decl_same(&v, &o);
             }
             if (2 * same > replied)
@@ -598,6 +596,16 @@ static bool keep_majority(struct cl_engine *e, el_sync_t *y)
         dn->nbufs = nb;
         dn->nres = nr;
     }
+    return decided;
+}
+
+/* prune_majority, with the donors it names reported. */
+static bool keep_majority(struct cl_engine *e, el_sync_t *y)
+{
+    naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
+    bool decided = prune_majority(names, y->donors, y->ndonors);
+    report_names(e, y, names, "checkpoint");
+    free(names);
     return decided;
 }
 
@@ -630,7 +638,7 @@ static void agree_items(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uin
                     continue;
                 decl_t keep;
                 int what = res ? CL_EL_ITEM_RESULT : CL_EL_ITEM_BUFFER;
-                if (decide_item(names, y, replied, res, index, &keep) != 0) {
+                if (decide_item(names, y->donors, y->ndonors, replied, res, index, &keep) != 0) {
                     if (!keep.has ||
                         add_item(y, what, index, keep.size, keep.signature, keep.hash) != COLLAB_OK)
                         continue;
