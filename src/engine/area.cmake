@@ -19,6 +19,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_shm.c
     ${_eng}/cl_shm_link.c
     ${_eng}/cl_elmsg.c
+    ${_eng}/cl_sync_agree.c
     ${_eng}/cl_seal.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
