@@ -82,7 +82,8 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set_tests_properties(cl_stage_test PROPERTIES TIMEOUT 120 LABELS selftest)
   set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
   # Real processes over loopback (see the scenarios in tests/swarm/test_swarm.c).
-  add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_groups.c
+  add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_util.c
+    ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
     ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c
