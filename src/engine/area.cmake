@@ -62,6 +62,8 @@ foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test
     cl_seal_test cl_sync_agree_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
+# The wire codec's selftest is two files.
+target_sources(cl_wire_test PRIVATE ${_eng_unit}/cl_wire_test_ext.c)
 # The authority gate alone, on a fake engine (the test stubs the rest and
 # records the transport's bans).
 collab_selftest(cl_auth_test ${_eng_unit}/cl_auth_test.c collab_engine_base collab_elastic
