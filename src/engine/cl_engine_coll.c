@@ -38,8 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TICK 0.1 /* seconds between ticks of a running collective */
-
 const char *eng_coll_kind_name(cl_coll_kind_t k)
 {
     static const char *const names[] = {
@@ -200,7 +198,7 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
         e->log_seconds += seconds;
         e->log_peers = ncontrib;
     }
-    if (e->log_tensors > 0 && now - e->last_step_log >= 1.0) {
+    if (e->log_tensors > 0 && now - e->last_step_log >= ENG_STEP_LOG_EVERY) {
         uint64_t step = e->steps > 0 ? e->steps : e->progress + 1;
         cl_info("step %llu: averaged %llu tensor%s (%.1f MB) with %d peer%s in %.2f s",
                 (unsigned long long)step, (unsigned long long)e->log_tensors,
@@ -335,7 +333,7 @@ static void log_no_group(struct cl_engine *e)
     size_t n;
     (void)cl_member_list(e->mb, &n);
     const cl_settings_t *set = cl_member_settings(e->mb);
-    double waited = fmax(30.0, 4.0 * e->cfg.timeout) + e->cfg.matchmaking_time;
+    double waited = eng_group_wait_limit(e->cfg.timeout) + e->cfg.matchmaking_time;
     cl_peer_t *c = cl_member_coordinator(e->mb);
     if (set->strict)
         cl_error("the group of the world communicator did not form within %.0f s: "
@@ -357,7 +355,7 @@ static void log_no_group(struct cl_engine *e)
 
 double eng_coll_timer(struct cl_engine *e, double now)
 {
-    double next = now + 5.0;
+    double next = now + ENG_IDLE_WAKE;
     bool tick = now >= e->next_tick;
     bool any_active = false;
     for (size_t i = 0; i < e->nstreams; i++) {
@@ -388,7 +386,7 @@ double eng_coll_timer(struct cl_engine *e, double now)
         }
     }
     if (tick)
-        e->next_tick = now + TICK;
+        e->next_tick = now + ENG_COLL_TICK;
     if (any_active)
         next = fmin(next, e->next_tick);
     return next;

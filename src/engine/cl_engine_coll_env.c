@@ -4,7 +4,7 @@
     Sends to comm ranks (to this peer itself through a local queue that
     the main loop delivers, never re-entrantly), the clock, how long to
     wait for a peer (COLLAB_TIMEOUT plus the time its bytes take at its
-    measured bandwidth; a peer that said goodbye gets DEPARTED_GRACE), the
+    measured bandwidth; a peer that said goodbye gets ENG_DEPARTED_GRACE), the
     pair keys of relay tags (docs/security.md §6), which failures this
     peer confirms itself, and the suspicions and verdicts an algorithm
     raises.  Those may change the view, so they wait in a queue that the
@@ -84,8 +84,6 @@ static double env_now(void *eng)
     return eng_now();
 }
 
-#define DEPARTED_GRACE 0.2 /* seconds a collective waits for a peer that said goodbye */
-
 static double env_deadline(void *eng, int from, size_t bytes)
 {
     coll_ctx_t *ctx = eng;
@@ -94,7 +92,7 @@ static double env_deadline(void *eng, int from, size_t bytes)
        comes. */
     int w = cl_comm_world_of(ctx->s->comm, from);
     if (eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0)
-        return DEPARTED_GRACE;
+        return ENG_DEPARTED_GRACE;
     cl_peer_t *p = eng_coll_peer_of(ctx, from);
     double bw = p != NULL && p->bandwidth > 0 ? p->bandwidth : DEFAULT_BANDWIDTH;
     return ctx->e->cfg.timeout + (double)bytes / bw;

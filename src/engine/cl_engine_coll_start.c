@@ -374,7 +374,7 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
         if (gen == UINT64_MAX) {
             bool formed = cl_member_group_closed(e->mb);
             if (req->deadline <= 0)
-                req->deadline = eng_now() + fmax(30.0, 4.0 * e->cfg.timeout) +
+                req->deadline = eng_now() + eng_group_wait_limit(e->cfg.timeout) +
                                 (formed ? 0.0 : e->cfg.matchmaking_time);
             if (!formed) {
                 e->waiting_for_group = true;

@@ -37,7 +37,6 @@
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
 #define MAX_BUFFER ((uint64_t)1 << 36) /* a donor announcing more is not believed */
-#define REQUERY_EVERY 1.0              /* seconds between two QUERYs to a donor that is silent */
 
 enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
 
@@ -126,9 +125,9 @@ el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key
     y->ndonors = 1;
     memcpy(y->donors[0].key, key, 32);
     double now = eng_now();
-    y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
-    y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
-    y->next_query = now + REQUERY_EVERY;
+    y->stall = eng_sync_stall(e->cfg.timeout);
+    y->deadline = now + eng_sync_limit(e->cfg.timeout);
+    y->next_query = now + ENG_SYNC_REQUERY_EVERY;
     y->last_progress = now;
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
@@ -211,9 +210,9 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
                 members, cl_member_settings(e->mb)->target_group, d != NULL ? d->rank : -1);
     }
     double now = eng_now();
-    y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
-    y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
-    y->next_query = now + REQUERY_EVERY;
+    y->stall = eng_sync_stall(e->cfg.timeout);
+    y->deadline = now + eng_sync_limit(e->cfg.timeout);
+    y->next_query = now + ENG_SYNC_REQUERY_EVERY;
     y->last_progress = now;
     if (y->ndonors == 0) {
         cl_warn("no member of the group can serve its state; this peer keeps its own values");
@@ -745,21 +744,21 @@ static void requery(struct cl_engine *e, el_sync_t *y)
 double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
 {
     if (y->done)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     if (!y->agreed) {
         if (now >= y->deadline) {
             cl_warn("not every member answered for its state within %.0f s; going on with those "
                     "that did",
-                    fmax(30.0, 6.0 * e->cfg.timeout));
+                    eng_sync_limit(e->cfg.timeout));
             maybe_agree(e, y, true);
         } else if (now >= y->next_query) {
             /* A donor that did not know this peer yet (a monitor serving a
                checkpoint may hear a resuming peer's QUERY before the view
                that admits it) dropped the QUERY: ask again. */
             requery(e, y);
-            y->next_query = now + REQUERY_EVERY;
+            y->next_query = now + ENG_SYNC_REQUERY_EVERY;
         }
-        return y->agreed ? now + 1.0 : fmin(y->deadline, y->next_query);
+        return y->agreed ? now + ENG_SYNC_AFTER_AGREE : fmin(y->deadline, y->next_query);
     }
     if (now - y->last_progress >= y->stall) {
         /* Donors that owe stripes and sent nothing for a while. */
