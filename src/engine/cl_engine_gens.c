@@ -151,6 +151,18 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
     return true;
 }
 
+/* Is world rank w in this peer's current group?  Only members still in
+   the group may pull a collective back to an older generation: a member
+   taken out since (failed, evicted) may still send under the generation
+   it knew, and following it would split the survivors between those
+   that already completed under the new generation and those that
+   restarted under the old one. */
+bool eng_coll_in_group(struct cl_engine *e, int w)
+{
+    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    return p != NULL && p->in_group;
+}
+
 /* Is this peer in the member list of generation gen? */
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
 {
