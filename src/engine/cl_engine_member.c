@@ -16,7 +16,6 @@
     suspects, stragglers, COLLAB_VERIFY verdicts) is in cl_engine_suspect.c;
     what the two files share is declared in cl_engine_member_int.h.
 */
-#include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_member_int.h"
 
 #include "util/cl_log.h"
