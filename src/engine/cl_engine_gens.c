@@ -2,13 +2,13 @@
 
     The world group of a view, with its members' weights and client
     flags, is a *generation* (the view's group_epoch, docs/wire.md
-    section 6).  The collective streams remember the last
-    ENG_GENS of them here, so that a collective runs under the same member
-    list on every member: the oldest generation in use for a sequence
-    number wins (cl_engine_coll_start.c, cl_engine_route.c).  A generation
-    this peer never saw (the view that formed it was lost with its
-    coordinator) is learned from a notice of another member, under the
-    checks of eng_coll_learn_gen.
+    section 6).  The collective streams remember the last ENG_GENS of
+    them here, so that a collective runs under the same member list on
+    every member: the oldest generation in use for a sequence number wins
+    (cl_engine_coll_start.c, cl_engine_route.c).  A generation this peer
+    never saw (the view that formed it was lost with its coordinator) is
+    learned from a notice of a member of the current group
+    (eng_coll_in_group), under the checks of eng_coll_learn_gen.
 */
 #include "engine/cl_engine_coll_int.h"
 
