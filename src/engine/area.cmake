@@ -19,6 +19,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_shm.c
     ${_eng}/cl_shm_link.c
     ${_eng}/cl_elmsg.c
+    ${_eng}/cl_sync_agree.c
     ${_eng}/cl_seal.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
@@ -26,9 +27,13 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_request.c
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_suspect.c
     ${_eng}/cl_engine_leave.c
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_coll_start.c
+    ${_eng}/cl_engine_coll_env.c
+    ${_eng}/cl_engine_gens.c
     ${_eng}/cl_engine_groups.c
     ${_eng}/cl_engine_route.c
     ${_eng}/cl_engine_p2p.c
@@ -54,9 +59,11 @@ target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test
-    cl_seal_test cl_transport_fd_test)
+    cl_seal_test cl_sync_agree_test cl_transport_fd_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
+# The wire codec's selftest is two files.
+target_sources(cl_wire_test PRIVATE ${_eng_unit}/cl_wire_test_ext.c)
 # The authority gate alone, on a fake engine (the test stubs the rest and
 # records the transport's bans).
 collab_selftest(cl_auth_test ${_eng_unit}/cl_auth_test.c collab_engine_base collab_elastic
@@ -77,7 +84,8 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set_tests_properties(cl_stage_test PROPERTIES TIMEOUT 120 LABELS selftest)
   set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
   # Real processes over loopback (see the scenarios in tests/swarm/test_swarm.c).
-  add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_groups.c
+  add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_util.c
+    ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
     ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c

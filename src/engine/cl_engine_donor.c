@@ -341,7 +341,7 @@ void eng_donor_expect(struct cl_engine *e, el_donor_t *d, uint64_t s, const cl_e
         memcpy(sn->keys[j], js[j].key, 32);
     sn->nkeys = nj;
     sn->s = s;
-    sn->expires = eng_now() + fmax(60.0, 12.0 * e->cfg.timeout);
+    sn->expires = eng_now() + eng_donor_keep_limit(e->cfg.timeout);
     sn->next = d->snaps;
     d->snaps = sn;
     d->nsnaps++;
@@ -416,7 +416,7 @@ int eng_donor_snapshot(const el_donor_t *d, uint64_t s)
 double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now)
 {
     (void)e;
-    double next = now + 5.0;
+    double next = now + ENG_IDLE_WAKE;
     snapshot_t *sn = d->snaps;
     while (sn != NULL) {
         snapshot_t *after = sn->next;

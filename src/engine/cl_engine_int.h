@@ -365,6 +365,18 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
                            const cl_wire_msg_t *m);
 double eng_member_timer(struct cl_engine *e, double now);
 void eng_goodbye_all(struct cl_engine *e);
+/* cl_engine_coll_env.c: the 32-byte key this peer shares with the peer of
+   public key `peer`:
+   BLAKE2b-256 of their X25519 shared secret and both public keys (lower
+   first), cached.  Returns 0, or COLLAB_ERR_ARG for a key X25519 refuses. */
+int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32]);
+void eng_request_match(struct cl_engine *e);
+void eng_set_weight(struct cl_engine *e, double w);
+/* Leaves the swarm for good while the program still runs: says goodbye,
+   and every pending and later call (but finalize) completes with status. */
+void eng_leave(struct cl_engine *e, int status);
+
+/* cl_engine_suspect.c: suspicion, stragglers and COLLAB_VERIFY verdicts. */
 void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
 /* This peer cannot go on with the world group (it completed a collective
    under a member list that an admission changed after the fact): asks the
@@ -380,15 +392,6 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
    (comm members `ranks`, world ranks through comm) should check:
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
-/* The 32-byte key this peer shares with the peer of public key `peer`:
-   BLAKE2b-256 of their X25519 shared secret and both public keys (lower
-   first), cached.  Returns 0, or COLLAB_ERR_ARG for a key X25519 refuses. */
-int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32]);
-void eng_request_match(struct cl_engine *e);
-void eng_set_weight(struct cl_engine *e, double w);
-/* Leaves the swarm for good while the program still runs: says goodbye,
-   and every pending and later call (but finalize) completes with status. */
-void eng_leave(struct cl_engine *e, int status);
 
 /* cl_engine_leave.c: a graceful departure keeps its contributions
    (docs/elastic.md §10). */
@@ -463,7 +466,8 @@ void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
 /* Ends dial-backs that took too long; returns the next deadline. */
 double eng_dialback_timer(struct cl_engine *e, double now);
 
-/* cl_engine_coll.c */
+/* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
+   cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */
 int eng_coll_init(struct cl_engine *e);
 void eng_coll_fini(struct cl_engine *e);
 void eng_coll_fail_all(struct cl_engine *e, int status);
@@ -512,7 +516,7 @@ bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl
    returns its size, or a negative status. */
 int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *rank,
                     const double *weight, const int *client);
-/* World rank w is in this peer's current group (cl_engine_route.c). */
+/* World rank w is in this peer's current group (cl_engine_gens.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 /* May a message of world rank w pull collective seq of s back to an older
    generation?  Members of the group, and peers that left after taking

@@ -139,18 +139,6 @@ static bool learn_or_ask(struct cl_engine *e, stream_t *s, int from_world, const
     return false;
 }
 
-/* Is world rank w in this peer's current group?  Only members still in
-   the group may pull a collective back to an older generation: a member
-   taken out since (failed, evicted) may still send under the generation
-   it knew, and following it would split the survivors between those
-   that already completed under the new generation and those that
-   restarted under the old one. */
-bool eng_coll_in_group(struct cl_engine *e, int w)
-{
-    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
-    return p != NULL && p->in_group;
-}
-
 bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t seq)
 {
     /* A peer that said goodbye after taking part in seq ran it with the

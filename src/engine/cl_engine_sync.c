@@ -21,9 +21,11 @@
     more from other donors, then give up on it with a warning.
 
     Everything is kept in private memory; cl_engine_admit.c writes it into
-    the program's buffers.  Every wait has a deadline.
+    the program's buffers.  Every wait has a deadline.  The majority rule
+    of (2), shared with a monitor's checkpoints, is in cl_sync_agree.c.
 */
 #include "engine/cl_engine_elastic.h"
+#include "engine/cl_sync_agree.h"
 
 #include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
@@ -35,20 +37,10 @@
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
 #define MAX_BUFFER ((uint64_t)1 << 36) /* a donor announcing more is not believed */
-#define REQUERY_EVERY 1.0              /* seconds between two QUERYs to a donor that is silent */
 
 enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
 
-typedef struct {
-    uint8_t key[32];
-    bool replied; /* HASHES arrived */
-    bool gone;    /* left, refused or stalled: asked for nothing more */
-    bool stalled; /* gone because it sent nothing for a while */
-    cl_el_buf_t *bufs;
-    uint32_t nbufs;
-    cl_el_res_t *res;
-    uint32_t nres;
-} donor_t;
+typedef cl_sync_donor_t donor_t; /* cl_sync_agree.h */
 
 typedef struct {
     int what; /* CL_EL_ITEM_* */
@@ -133,9 +125,9 @@ el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key
     y->ndonors = 1;
     memcpy(y->donors[0].key, key, 32);
     double now = eng_now();
-    y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
-    y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
-    y->next_query = now + REQUERY_EVERY;
+    y->stall = eng_sync_stall(e->cfg.timeout);
+    y->deadline = now + eng_sync_limit(e->cfg.timeout);
+    y->next_query = now + ENG_SYNC_REQUERY_EVERY;
     y->last_progress = now;
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
@@ -218,9 +210,9 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
                 members, cl_member_settings(e->mb)->target_group, d != NULL ? d->rank : -1);
     }
     double now = eng_now();
-    y->stall = fmax(2.0 * e->cfg.timeout, 10.0);
-    y->deadline = now + fmax(30.0, 6.0 * e->cfg.timeout);
-    y->next_query = now + REQUERY_EVERY;
+    y->stall = eng_sync_stall(e->cfg.timeout);
+    y->deadline = now + eng_sync_limit(e->cfg.timeout);
+    y->next_query = now + ENG_SYNC_REQUERY_EVERY;
     y->last_progress = now;
     if (y->ndonors == 0) {
         cl_warn("no member of the group can serve its state; this peer keeps its own values");
@@ -401,148 +393,8 @@ static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
     return true;
 }
 
-/* A monitor's checkpoint (cl_engine_checkpoint.c, docs/monitor.md §7):
-   an item is taken only when more than half of the donors that answered
-   declare it with the same size (and signature) and hash, decided before
-   anything is allocated for it, so that what the monitor holds is
-   bounded by the registry a majority declares.  An item that more than
-   half do not declare is left out; one with no majority either way (one
-   honest donor against one that lies, a split) means no checkpoint.
-   Every donor whose declaration differs from the majority is named. */
-/* Position of index in a donor's list (ascending, as the codec
-   enforces), or -1. */
-static long find_buf(const donor_t *o, uint64_t index)
-{
-    long lo = 0, hi = (long)o->nbufs - 1;
-    while (lo <= hi) {
-        long mid = lo + (hi - lo) / 2;
-        if (o->bufs[mid].index == index)
-            return mid;
-        if (o->bufs[mid].index < index)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-static long find_res(const donor_t *o, uint64_t index)
-{
-    long lo = 0, hi = (long)o->nres - 1;
-    while (lo <= hi) {
-        long mid = lo + (hi - lo) / 2;
-        if (o->res[mid].index == index)
-            return mid;
-        if (o->res[mid].index < index)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-/* What one donor declares for one item: found, and its size, signature
-   (results) and hash. */
-typedef struct {
-    bool has;
-    uint64_t size;
-    uint32_t signature;
-    const uint8_t *hash;
-} decl_t;
-
-static decl_t decl_of(const donor_t *o, bool res, uint64_t index)
-{
-    decl_t d = {false, 0, 0, NULL};
-    if (!o->replied || o->gone)
-        return d;
-    long j = res ? find_res(o, index) : find_buf(o, index);
-    if (j < 0)
-        return d;
-    d.has = true;
-    d.size = res ? o->res[j].len : o->bufs[j].size;
-    d.signature = res ? o->res[j].signature : 0;
-    d.hash = res ? o->res[j].hash : o->bufs[j].hash;
-    return d;
-}
-
-static bool decl_same(const decl_t *a, const decl_t *b)
-{
-    if (a->has != b->has)
-        return false;
-    return !a->has || (a->size == b->size && a->signature == b->signature &&
-                       memcmp(a->hash, b->hash, CL_ELMSG_HASH) == 0);
-}
-
-/* What is said of one donor at a checkpoint: how many of its
-   declarations differ from the majority, and the first of them (one
-   warning per donor, however many items a hostile one declares). */
-typedef struct {
-    int count;
-    char first[224];
-} naming_t;
-
-/* Records donor d's declaration of an item that differs from the
-   majority. */
-static void name_donor(naming_t *names, int d, bool res, uint64_t index, const decl_t *mine,
-                       const char *why)
-{
-    if (names == NULL || names[d].count++ > 0)
-        return;
-    if (mine->has)
-        snprintf(names[d].first, sizeof names[d].first,
-                 "declared start-up %s #%llu as %llu bytes with hash %02x%02x%02x%02x…, %s",
-                 res ? "result" : "broadcast", (unsigned long long)index,
-                 (unsigned long long)mine->size, mine->hash[0], mine->hash[1], mine->hash[2],
-                 mine->hash[3], why);
-    else
-        snprintf(names[d].first, sizeof names[d].first, "did not declare start-up %s #%llu, %s",
-                 res ? "result" : "broadcast", (unsigned long long)index, why);
-}
-
-/* The majority rule of one item (index, result or buffer) over the donors
-   that answered: the versions they declare (size, signature, hash, or
-   "not declared") are counted.  Returns 1 when one version is declared by
-   more than half of them (it is taken; the others are named) or when
-   more than half do not declare it (it is left out; those that do are
-   named), 0 when no version has a majority (each declaration is named).
-   *keep gets the version to take (has false: none). */
-static int decide_item(naming_t *names, const el_sync_t *y, int replied, bool res, uint64_t index,
-                       decl_t *keep)
-{
-    int major = -1;
-    for (int d = 0; d < y->ndonors && major < 0; d++) {
-        if (!y->donors[d].replied || y->donors[d].gone)
-            continue;
-        decl_t v = decl_of(&y->donors[d], res, index);
-        int same = 0;
-        for (int x = 0; x < y->ndonors; x++) {
-            decl_t o = decl_of(&y->donors[x], res, index);
-            same += y->donors[x].replied && !y->donors[x].gone && decl_same(&v, &o);
-        }
-        if (2 * same > replied) {
-            major = d;
-            *keep = v;
-        }
-    }
-    for (int d = 0; d < y->ndonors; d++) {
-        if (!y->donors[d].replied || y->donors[d].gone)
-            continue;
-        decl_t v = decl_of(&y->donors[d], res, index);
-        if (major >= 0 && decl_same(&v, keep))
-            continue;
-        name_donor(names, d, res, index, &v,
-                   major < 0 ? "and no version of it has a majority of the members that answered"
-                   : keep->has
-                       ? "unlike the majority of the members that answered; it is not asked for it"
-                       : "that the majority of the members that answered does not hold; left out");
-    }
-    if (major < 0)
-        keep->has = false;
-    return major >= 0;
-}
-
 /* Reports the donors named by the majority rule, one line each. */
-static void report_names(struct cl_engine *e, const el_sync_t *y, const naming_t *names,
+static void report_names(struct cl_engine *e, const el_sync_t *y, const cl_sync_naming_t *names,
                          const char *what)
 {
     for (int d = 0; names != NULL && d < y->ndonors; d++) {
@@ -557,69 +409,17 @@ static void report_names(struct cl_engine *e, const el_sync_t *y, const naming_t
     }
 }
 
-/* Keeps in each donor's answer only the items the majority rule takes
-   (decide_item), before anything is allocated for them.  False when an
-   item has no majority either way (one honest donor against one that
-   lies, or a split): then nothing is kept, as no checkpoint can be
-   trusted. */
+/* cl_sync_agree_prune, with the donors it names reported. */
 static bool keep_majority(struct cl_engine *e, el_sync_t *y)
 {
-    int replied = 0;
-    for (int d = 0; d < y->ndonors; d++)
-        replied += y->donors[d].replied && !y->donors[d].gone;
-    bool decided = true;
-    naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
-    for (int res = 0; res <= 1; res++)
-        for (int d = 0; d < y->ndonors; d++) {
-            donor_t *dn = &y->donors[d];
-            if (!dn->replied || dn->gone)
-                continue;
-            uint32_t n = res ? dn->nres : dn->nbufs;
-            for (uint32_t k = 0; k < n; k++) {
-                uint64_t index = res ? dn->res[k].index : dn->bufs[k].index;
-                /* Once per index: at the first donor that declares it. */
-                bool seen = false;
-                for (int x = 0; x < d && !seen; x++)
-                    seen = decl_of(&y->donors[x], res, index).has;
-                decl_t keep;
-                if (!seen && decide_item(names, y, replied, res, index, &keep) == 0)
-                    decided = false;
-            }
-        }
+    cl_sync_naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
+    bool decided = cl_sync_agree_prune(names, y->donors, y->ndonors);
     report_names(e, y, names, "checkpoint");
     free(names);
-    for (int d = 0; d < y->ndonors; d++) {
-        donor_t *dn = &y->donors[d];
-        if (!dn->replied || dn->gone)
-            continue;
-        uint32_t nb = 0, nr = 0;
-        for (uint32_t k = 0; k < dn->nbufs && decided; k++) {
-            decl_t v = decl_of(dn, false, dn->bufs[k].index);
-            int same = 0;
-            for (int x = 0; x < y->ndonors; x++) {
-                decl_t o = decl_of(&y->donors[x], false, dn->bufs[k].index);
-                same += o.has && decl_same(&v, &o);
-            }
-            if (2 * same > replied)
-                dn->bufs[nb++] = dn->bufs[k];
-        }
-        for (uint32_t k = 0; k < dn->nres && decided; k++) {
-            decl_t v = decl_of(dn, true, dn->res[k].index);
-            int same = 0;
-            for (int x = 0; x < y->ndonors; x++) {
-                decl_t o = decl_of(&y->donors[x], true, dn->res[k].index);
-                same += o.has && decl_same(&v, &o);
-            }
-            if (2 * same > replied)
-                dn->res[nr++] = dn->res[k];
-        }
-        dn->nbufs = nb;
-        dn->nres = nr;
-    }
     return decided;
 }
 
-/* Agrees on every item (decide_item): one that a majority of the donors
+/* Agrees on every item (cl_sync_agree_decide): one that a majority of the donors
    that answered declares alike is served by those donors, so one hostile
    donor can neither feed this peer its bytes nor make the swarm forget a
    buffer; a buffer without a majority whose declarations differ (one the
@@ -632,7 +432,7 @@ static void agree_items(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uin
     int replied = 0;
     for (int d = 0; d < y->ndonors; d++)
         replied += y->donors[d].replied && !y->donors[d].gone;
-    naming_t *names = e->cfg.monitor ? NULL : calloc((size_t)y->ndonors, sizeof *names);
+    cl_sync_naming_t *names = e->cfg.monitor ? NULL : calloc((size_t)y->ndonors, sizeof *names);
     for (int res = 0; res <= 1; res++)
         for (int d = 0; d < y->ndonors; d++) {
             const donor_t *dn = &y->donors[d];
@@ -643,29 +443,30 @@ static void agree_items(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uin
                 uint64_t index = res ? dn->res[k].index : dn->bufs[k].index;
                 bool seen = false; /* decided at the first donor that declares it */
                 for (int x = 0; x < d && !seen; x++)
-                    seen = decl_of(&y->donors[x], res, index).has;
+                    seen = cl_sync_agree_decl(&y->donors[x], res, index).has;
                 if (seen)
                     continue;
-                decl_t keep;
+                cl_sync_decl_t keep;
                 int what = res ? CL_EL_ITEM_RESULT : CL_EL_ITEM_BUFFER;
-                if (decide_item(names, y, replied, res, index, &keep) != 0) {
+                if (cl_sync_agree_decide(names, y->donors, y->ndonors, replied, res, index,
+                                         &keep) != 0) {
                     if (!keep.has ||
                         add_item(y, what, index, keep.size, keep.signature, keep.hash) != COLLAB_OK)
                         continue;
                     item_t *it = &y->items[y->nitems - 1];
                     for (int x = 0; x < y->ndonors; x++) {
-                        decl_t o = decl_of(&y->donors[x], res, index);
-                        it->holder[x] = o.has && decl_same(&o, &keep);
+                        cl_sync_decl_t o = cl_sync_agree_decl(&y->donors[x], res, index);
+                        it->holder[x] = o.has && cl_sync_agree_same(&o, &keep);
                     }
                     continue;
                 }
                 /* No majority: alike where declared (too few) is not
                    served; different declarations are the program's. */
-                decl_t mine = decl_of(dn, res, index);
+                cl_sync_decl_t mine = cl_sync_agree_decl(dn, res, index);
                 bool differ = false;
                 for (int x = d + 1; x < y->ndonors && !differ; x++) {
-                    decl_t o = decl_of(&y->donors[x], res, index);
-                    differ = o.has && !decl_same(&o, &mine);
+                    cl_sync_decl_t o = cl_sync_agree_decl(&y->donors[x], res, index);
+                    differ = o.has && !cl_sync_agree_same(&o, &mine);
                 }
                 if (!differ)
                     continue;
@@ -960,21 +761,21 @@ static void requery(struct cl_engine *e, el_sync_t *y)
 double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
 {
     if (y->done)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     if (!y->agreed) {
         if (now >= y->deadline) {
             cl_warn("not every member answered for its state within %.0f s; going on with those "
                     "that did",
-                    fmax(30.0, 6.0 * e->cfg.timeout));
+                    eng_sync_limit(e->cfg.timeout));
             maybe_agree(e, y, true);
         } else if (now >= y->next_query) {
             /* A donor that did not know this peer yet (a monitor serving a
                checkpoint may hear a resuming peer's QUERY before the view
                that admits it) dropped the QUERY: ask again. */
             requery(e, y);
-            y->next_query = now + REQUERY_EVERY;
+            y->next_query = now + ENG_SYNC_REQUERY_EVERY;
         }
-        return y->agreed ? now + 1.0 : fmin(y->deadline, y->next_query);
+        return y->agreed ? now + ENG_SYNC_AFTER_AGREE : fmin(y->deadline, y->next_query);
     }
     if (now - y->last_progress >= y->stall) {
         /* Donors that owe stripes and sent nothing for a while. */

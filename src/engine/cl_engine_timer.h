@@ -48,11 +48,61 @@ static inline double eng_join_limit(double timeout)
     return fmax(30.0, 4.0 * timeout);
 }
 
+/* A running collective's algorithm is ticked this often (the waits and
+   repairs it keeps itself). */
+#define ENG_COLL_TICK 0.1
+
+/* A collective waits this long for what a peer that said goodbye has not
+   sent: its GOODBYE came after everything it sent, so the rest never
+   comes. */
+#define ENG_DEPARTED_GRACE 0.2
+
+/* The "step N: averaged ..." line is logged at most this often. */
+#define ENG_STEP_LOG_EVERY 1.0
+
+/* A joiner pulling state asks a donor that has not answered its QUERY
+   again this often. */
+#define ENG_SYNC_REQUERY_EVERY 1.0
+
+/* Once the donors' answers are agreed on, the joiner looks at the
+   fetches again this soon. */
+#define ENG_SYNC_AFTER_AGREE 1.0
+
 /* How long one exchange with the members (an admission round, an audit)
    may take before it is abandoned: never under 10 s. */
 static inline double eng_exchange_limit(double timeout)
 {
     return fmax(10.0, 4.0 * timeout);
+}
+
+/* How long a call waits for the world group to form, or for this peer
+   to be admitted to it, before it fails (COLLAB_MATCHMAKING_TIME comes
+   on top while the group is not formed): never under 30 s. */
+static inline double eng_group_wait_limit(double timeout)
+{
+    return fmax(30.0, 4.0 * timeout);
+}
+
+/* A donor keeps its copy of the state of one admission this long for
+   the joiners to fetch: never under 60 s. */
+static inline double eng_donor_keep_limit(double timeout)
+{
+    return fmax(60.0, 12.0 * timeout);
+}
+
+/* A joiner pulling state waits this long for every donor's answer
+   (HASHES) before it goes on with those that answered: never under
+   30 s. */
+static inline double eng_sync_limit(double timeout)
+{
+    return fmax(30.0, 6.0 * timeout);
+}
+
+/* A donor that sends no DATA for this long counts as stalled; its
+   stripes go to other donors: never under 10 s. */
+static inline double eng_sync_stall(double timeout)
+{
+    return fmax(2.0 * timeout, 10.0);
 }
 
 #endif

@@ -1,0 +1,241 @@
+/*  cl_engine_coll_env.c - the environment a collective algorithm gets
+    (cl_coll_env_t, src/coll/cl_coll.h).
+
+    Sends to comm ranks (to this peer itself through a local queue that
+    the main loop delivers, never re-entrantly), the clock, how long to
+    wait for a peer (COLLAB_TIMEOUT plus the time its bytes take at its
+    measured bandwidth; a peer that said goodbye gets ENG_DEPARTED_GRACE), the
+    pair keys of relay tags (docs/security.md §6), which failures this
+    peer confirms itself, and the suspicions and verdicts an algorithm
+    raises.  Those may change the view, so they wait in a queue that the
+    main loop empties (eng_coll_deferred), outside the algorithm.
+*/
+#include "engine/cl_engine_coll_int.h"
+
+#include "util/cl_log.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_BANDWIDTH 25e6 /* bytes/s assumed before any measurement */
+
+cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
+{
+    int w = cl_comm_world_of(ctx->s->comm, comm_rank);
+    return w >= 0 ? cl_member_at_rank(ctx->e->mb, w) : NULL;
+}
+
+static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
+{
+    coll_ctx_t *ctx = eng;
+    struct cl_engine *e = ctx->e;
+    collab_comm_t *comm = ctx->s->comm;
+    int w = cl_comm_world_of(comm, to);
+    if (w < 0 || msg == NULL || (msg->data == NULL && msg->len > 0))
+        return COLLAB_ERR_ARG;
+    if (w == atomic_load(&e->rank)) {
+        /* To itself: delivered from the main loop, never re-entrantly. */
+        local_msg_t *l = malloc(sizeof *l + msg->len);
+        if (l == NULL)
+            return COLLAB_ERR_NO_MEM;
+        l->next = NULL;
+        l->comm = ctx->s->comm_id;
+        l->seq = ctx->seq;
+        l->signature = ctx->signature;
+        l->msg = *msg;
+        l->msg.from = comm->rank;
+        if (msg->len > 0)
+            memcpy(l->payload, msg->data, msg->len);
+        l->msg.data = l->payload;
+        if (e->local_tail != NULL)
+            e->local_tail->next = l;
+        else
+            e->local_head = l;
+        e->local_tail = l;
+        return COLLAB_OK;
+    }
+    cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    if (p == NULL)
+        return COLLAB_ERR_PROC_FAILED;
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_COLL;
+    m.hdr.sub = msg->type;
+    m.hdr.comm = ctx->s->comm_id;
+    m.hdr.epoch = ctx->gen;
+    m.hdr.seq = ctx->seq;
+    m.hdr.signature = ctx->signature;
+    m.hdr.part = msg->part;
+    m.hdr.chunk = msg->chunk;
+    m.hdr.aux = msg->aux;
+    m.payload = msg->data;
+    m.payload_len = msg->len;
+    int rc = eng_send(e, p, &m);
+    cl_debug("coll send #%llu/%llu type %u part %u chunk %u aux %u len %zu to rank %d: %d",
+             (unsigned long long)ctx->seq, (unsigned long long)ctx->gen, msg->type, msg->part,
+             msg->chunk, msg->aux, msg->len, w, rc);
+    return rc;
+}
+
+static double env_now(void *eng)
+{
+    (void)eng;
+    return eng_now();
+}
+
+static double env_deadline(void *eng, int from, size_t bytes)
+{
+    coll_ctx_t *ctx = eng;
+    /* Everything a peer that said goodbye sent has arrived (its GOODBYE
+       came after it on the same connection): what is still missing never
+       comes. */
+    int w = cl_comm_world_of(ctx->s->comm, from);
+    if (eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0)
+        return ENG_DEPARTED_GRACE;
+    cl_peer_t *p = eng_coll_peer_of(ctx, from);
+    double bw = p != NULL && p->bandwidth > 0 ? p->bandwidth : DEFAULT_BANDWIDTH;
+    return ctx->e->cfg.timeout + (double)bytes / bw;
+}
+
+/* Queues a late member for eng_coll_deferred: acting on it may change
+   the view and call back into the algorithm, which must not happen while
+   the algorithm is running. */
+/* Makes room for one more late report; false when out of memory. */
+static bool eng_coll_defer_grow(struct cl_engine *e)
+{
+    size_t cap = e->caplate > 0 ? 2 * e->caplate : 8;
+    struct late_report *a = realloc(e->late, cap * sizeof *a);
+    if (a == NULL)
+        return false;
+    e->late = a;
+    e->caplate = cap;
+    return true;
+}
+
+void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
+{
+    if (e->nlate == e->caplate && !eng_coll_defer_grow(e))
+        return;
+    memcpy(e->late[e->nlate].key, p->key, 32);
+    e->late[e->nlate].reason = reason;
+    e->nlate++;
+}
+
+void eng_coll_deferred(struct cl_engine *e)
+{
+    for (size_t i = 0; i < e->nlate; i++) {
+        if (e->late[i].reason == ENG_REASON_LEFT) {
+            eng_coll_fail_departed(e, e->late[i].key);
+            continue;
+        }
+        cl_peer_t *p = cl_member_find(e->mb, e->late[i].key);
+        if (p != NULL && p->state != CL_PEER_GONE && e->late[i].reason == CL_SUSPECT_CORRUPT)
+            eng_report_corrupt(e, p);
+        else if (p != NULL && p->state != CL_PEER_GONE)
+            eng_report_late(e, p, e->late[i].reason);
+    }
+    e->nlate = 0;
+}
+
+static void env_suspect(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    struct cl_engine *e = ctx->e;
+    int w = cl_comm_world_of(ctx->s->comm, r);
+    uint8_t key[32];
+    if (eng_leave_status(e, w, ctx->s->comm_id, ctx->seq) >= 0 && eng_leave_key(e, w, key)) {
+        /* It said goodbye and what this collective waits for never
+           comes: failed here, whatever the view says. */
+        if (e->nlate < e->caplate || eng_coll_defer_grow(e)) {
+            memcpy(e->late[e->nlate].key, key, 32);
+            e->late[e->nlate].reason = ENG_REASON_LEFT;
+            e->nlate++;
+        }
+        return;
+    }
+    cl_peer_t *p = eng_coll_peer_of(ctx, r);
+    if (p != NULL)
+        eng_coll_defer_late(e, p, CL_SUSPECT_STRAGGLER);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Relay tags (docs/security.md §6): the key shared with comm rank r, from
+   the identity r had when the collective started.  The peer table is not
+   asked: once r failed its record goes, or its rank passes to a
+   newcomer, while its chunks are still relayed and checked. */
+static int env_pair_key(void *eng, int r, uint8_t key[32])
+{
+    coll_ctx_t *ctx = eng;
+    const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
+    if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
+        return COLLAB_ERR_ARG;
+    return eng_pair_key(ctx->e, ctx->keys[at - ctx->members], key);
+}
+
+int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
+{
+    size_t n = sizeof e->pairkeys / sizeof e->pairkeys[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->pairkeys[i].set && memcmp(e->pairkeys[i].peer, peer, 32) == 0) {
+            memcpy(out, e->pairkeys[i].key, 32);
+            return COLLAB_OK;
+        }
+    uint8_t q[crypto_scalarmult_BYTES];
+    if (crypto_scalarmult(q, cl_identity_secret_key(e->id), peer) != 0) {
+        sodium_memzero(q, sizeof q);
+        return COLLAB_ERR_ARG;
+    }
+    bool low = memcmp(e->self_key, peer, 32) < 0;
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, NULL, 0, 32);
+    crypto_generichash_update(&h, q, sizeof q);
+    crypto_generichash_update(&h, low ? e->self_key : peer, 32);
+    crypto_generichash_update(&h, low ? peer : e->self_key, 32);
+    crypto_generichash_final(&h, out, 32);
+    sodium_memzero(q, sizeof q);
+    sodium_memzero(&h, sizeof h);
+    size_t k = (size_t)e->pairkey_next;
+    e->pairkey_next = (int)((k + 1) % n);
+    memcpy(e->pairkeys[k].peer, peer, 32);
+    memcpy(e->pairkeys[k].key, out, 32);
+    e->pairkeys[k].set = true;
+    return COLLAB_OK;
+}
+
+/* A failure a STATUS names counts here only with this peer's own
+   evidence (docs/security.md §3). */
+static bool env_confirms_failed(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    for (int i = 0; i < ctx->nfailed; i++)
+        if (ctx->failed[i] == r)
+            return true;
+    cl_peer_t *p = eng_coll_peer_of(ctx, r);
+    if (p == NULL || p->state != CL_PEER_ALIVE || p->link_closed)
+        return true;
+    int w = cl_comm_world_of(ctx->s->comm, r);
+    return eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0;
+}
+
+/* COLLAB_VERIFY: a verdict, acted on from the main loop like a suspicion
+   (it may change the view). */
+static void env_convict(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    cl_peer_t *p = eng_coll_peer_of(ctx, r);
+    if (p != NULL)
+        eng_coll_defer_late(ctx->e, p, CL_SUSPECT_CORRUPT);
+}
+
+cl_coll_env_t eng_coll_env(coll_ctx_t *ctx)
+{
+    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
+                         env_suspect, env_convict, env_pair_key, env_confirms_failed};
+    return env;
+}

@@ -1,0 +1,421 @@
+/*  cl_engine_coll_start.c - starting a collective on its stream.
+
+    The generation a call starts under (choose_gen: the oldest of the
+    current one and those early messages for it carry), its member list
+    (members_of: that generation restricted to the communicator, ascending
+    by comm rank, with its weights, capped in the robust modes, and client
+    flags; this peer's part only when a world all-reduce runs in several
+    groups, cl_engine_groups.c), a copy of an in-place input so that a
+    restart finds it intact, and the cl_coll_t built from all that
+    (start_gen).  Members of that generation that are gone by now are
+    marked failed before the start.  A call that cannot start yet (no
+    group, or this peer outside it) waits with a deadline
+    (cl_engine_coll.c gives up on it).  The reverse is here too: a running
+    collective restarted under an older generation (eng_coll_restart) or
+    stopped and handed back with the queued calls (eng_coll_take_back).
+*/
+#include "engine/cl_engine_coll_int.h"
+#include "engine/cl_engine_elastic.h" /* elastic hooks */
+
+#include "util/cl_log.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BYTES ((size_t)256 * 1024) /* pipelining chunk */
+#define SMALL_BYTES ((size_t)64 * 1024)  /* one-round allreduce below this */
+
+void eng_coll_ctx_free(coll_ctx_t **ctx_p)
+{
+    if (*ctx_p == NULL)
+        return;
+    free((*ctx_p)->members);
+    free((*ctx_p)->keys);
+    eng_coll_free_seen(*ctx_p);
+    free((*ctx_p)->failed);
+    free((*ctx_p)->failed_left);
+    free((*ctx_p)->notified);
+    free(*ctx_p);
+    *ctx_p = NULL;
+}
+
+typedef struct {
+    int rank; /* comm rank */
+    double weight;
+    int client;
+    bool gone;       /* no longer a live member of the world group */
+    bool haskey;     /* key holds its identity key when the collective started */
+    uint8_t key[32];
+} member_t;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const member_t *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Robust modes: a weight counts at most ratio x the lower median of the
+   group's positive weights (a weight of 0, a re-admitted straggler's, does
+   not lower the cap), in every collective (docs/security.md §6b).  Every
+   member caps the same list the same way. */
+static void cap_weights(double *w, int n, double ratio)
+{
+    if (n <= 0)
+        return;
+    double *s = malloc((size_t)n * sizeof *s);
+    if (s == NULL)
+        return; /* the robust aggregation caps again on its own */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (w[i] > 0)
+            s[m++] = w[i];
+    if (m == 0) {
+        free(s);
+        return;
+    }
+    for (int a = 1; a < m; a++) { /* insertion sort: m is a group size */
+        double x = s[a];
+        int b = a - 1;
+        while (b >= 0 && s[b] > x) {
+            s[b + 1] = s[b];
+            b--;
+        }
+        s[b + 1] = x;
+    }
+    double cap = ratio * s[(m - 1) / 2];
+    free(s);
+    for (int i = 0; i < n; i++)
+        if (w[i] > cap)
+            w[i] = cap;
+}
+
+/* Keeps in m (k members, sorted) only this peer's group when a world
+   all-reduce runs in several groups (cl_engine_groups.c).  Returns the
+   new count, or a negative status. */
+static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
+                         uint64_t seq, member_t *m, int k)
+{
+    if (!eng_groups_split_applies(e, comm, kind, k))
+        return k;
+    int *rank = malloc((size_t)k * sizeof *rank);
+    int *client = malloc((size_t)k * sizeof *client);
+    double *weight = malloc((size_t)k * sizeof *weight);
+    int rc = COLLAB_ERR_NO_MEM;
+    if (rank != NULL && client != NULL && weight != NULL) {
+        for (int i = 0; i < k; i++) {
+            rank[i] = m[i].rank;
+            weight[i] = m[i].weight;
+            client[i] = m[i].client;
+        }
+        rc = eng_groups_mine(e, comm->rank, seq, k, rank, weight, client);
+        if (rc > 0) { /* rank[] now lists this peer's group, in order */
+            int n = 0;
+            for (int i = 0; i < k && n < rc; i++)
+                if (m[i].rank == rank[n])
+                    m[n++] = m[i];
+        }
+    }
+    free(rank);
+    free(client);
+    free(weight);
+    return rc;
+}
+
+/* The member list of collective seq (of kind) on comm under generation
+   gen (gen 0: this peer alone).  Returns the count, or a negative
+   status. */
+static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, uint64_t seq,
+                      cl_coll_kind_t kind, member_t **out)
+{
+    *out = NULL;
+    if (gen == 0) {
+        cl_peer_t *me = cl_member_self(e->mb);
+        member_t *m = malloc(sizeof *m);
+        if (m == NULL)
+            return COLLAB_ERR_NO_MEM;
+        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false, false, {0}};
+        *out = m;
+        return 1;
+    }
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    if (g == NULL)
+        return COLLAB_ERR_INTERNAL;
+    member_t *m = malloc((size_t)(g->n > 0 ? g->n : 1) * sizeof *m);
+    if (m == NULL)
+        return COLLAB_ERR_NO_MEM;
+    int k = 0;
+    for (int i = 0; i < g->n; i++) {
+        int r = cl_comm_rank_of_world(comm, g->world[i]);
+        if (r < 0)
+            continue;
+        double w = g->weight[i];
+        if (!eng_el_takes_part(e, comm, g->world[i], seq, &w))
+            continue; /* elastic hook: admitted from a later sequence on */
+        cl_peer_t *p = cl_member_at_rank(e->mb, g->world[i]);
+        bool gone = p == NULL || !p->in_group;
+        /* A peer that said goodbye counts in exactly the collectives it
+           entered (cl_engine_leave.c), whatever the view says by now. */
+        int left = eng_leave_status(e, g->world[i], comm->id, seq);
+        if (left >= 0)
+            gone = left == 0;
+        m[k] = (member_t){r, w, g->client[i], gone, p != NULL, {0}};
+        if (p != NULL)
+            memcpy(m[k].key, p->key, 32);
+        k++;
+    }
+    qsort(m, (size_t)k, sizeof *m, cmp_member);
+    k = keep_my_group(e, comm, kind, seq, m, k);
+    if (k < 0) {
+        free(m);
+        return k;
+    }
+    *out = m;
+    return k;
+}
+
+/* Copies an in-place input so that a restart finds it intact. */
+static int snapshot_input(collab_request_t *req, int comm_size)
+{
+    cl_coll_args_t *a = &req->coll;
+    if (a->sendbuf != NULL || req->snapshot != NULL)
+        return COLLAB_OK;
+    size_t bytes;
+    switch (a->kind) {
+    case CL_COLL_ALLREDUCE:
+    case CL_COLL_REDUCE:
+        bytes = a->count * collab_dtype_extent(a->dtype);
+        break;
+    case CL_COLL_REDUCE_SCATTER_BLOCK:
+        bytes = a->count * collab_dtype_extent(a->dtype) * (size_t)comm_size;
+        break;
+    case CL_COLL_ALLTOALL:
+        bytes = a->count * (size_t)comm_size;
+        break;
+    default:
+        return COLLAB_OK; /* inputs these kinds keep in place are never written */
+    }
+    if (bytes == 0 || a->recvbuf == NULL)
+        return COLLAB_OK;
+    req->snapshot = malloc(bytes);
+    if (req->snapshot == NULL)
+        return COLLAB_ERR_NO_MEM;
+    memcpy(req->snapshot, a->recvbuf, bytes);
+    return COLLAB_OK;
+}
+
+/* Creates and starts the collective of req under generation gen. */
+static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t gen)
+{
+    const cl_settings_t *set = cl_member_settings(e->mb);
+    member_t *mem = NULL;
+    int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
+    int *ranks = NULL, *clients = NULL;
+    double *weights = NULL;
+    coll_ctx_t *ctx = NULL;
+    int rc = n;
+    if (n < 0)
+        goto err;
+    rc = COLLAB_ERR_NO_MEM;
+    ranks = malloc((size_t)n * sizeof(int));
+    weights = malloc((size_t)n * sizeof(double));
+    clients = malloc((size_t)n * sizeof(int));
+    ctx = calloc(1, sizeof *ctx);
+    if (ranks == NULL || weights == NULL || clients == NULL || ctx == NULL)
+        goto err;
+    /* keys, then whether each is known, in one block */
+    ctx->keys = malloc((size_t)n * (32 + sizeof(bool)));
+    if (ctx->keys == NULL)
+        goto err;
+    ctx->haskey = (bool *)(ctx->keys + n);
+    if (n > 1 && snapshot_input(req, s->comm->size) != COLLAB_OK)
+        goto err;
+    cl_coll_args_t args = req->coll;
+    if (req->snapshot != NULL)
+        args.sendbuf = req->snapshot;
+    for (int i = 0; i < n; i++) {
+        ranks[i] = mem[i].rank;
+        weights[i] = mem[i].weight;
+        clients[i] = mem[i].client;
+        memcpy(ctx->keys[i], mem[i].key, 32);
+        ctx->haskey[i] = mem[i].haskey;
+    }
+    if (set->aggregation != 0 && set->max_weight_ratio > 0)
+        cap_weights(weights, n, (double)set->max_weight_ratio);
+    args.comm_id = s->comm_id;
+    args.comm_size = s->comm->size;
+    args.nmembers = n;
+    args.members = ranks;
+    args.weights = weights;
+    args.clients = clients;
+    args.self = s->comm->rank;
+    args.strict = set->strict ? 1 : 0;
+    args.compression = set->compression;
+    /* Robust aggregation: float SUM all-reduces on the world communicator
+       of at least COLLAB_ROBUST_MIN elements (docs/security.md). */
+    if (set->aggregation != 0 && args.kind == CL_COLL_ALLREDUCE && args.op.kind == COLLAB_OP_SUM &&
+        (args.dtype == COLLAB_FLOAT || args.dtype == COLLAB_DOUBLE) &&
+        s->comm_id == CL_COMM_WORLD_ID && args.count >= set->robust_min) {
+        args.aggregation = set->aggregation;
+        args.max_weight_ratio = set->max_weight_ratio;
+    }
+    args.chunk_bytes = CHUNK_BYTES;
+    args.small_bytes = SMALL_BYTES;
+    /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
+       the part of a member reported to it. */
+    if (set->verify) {
+        args.verify = 1;
+        if (args.kind == CL_COLL_ALLREDUCE &&
+            args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
+            args.verify_target = eng_verify_target(e, ranks, n, s->comm);
+    }
+    ctx->e = e;
+    ctx->s = s;
+    ctx->seq = args.seq;
+    ctx->gen = gen;
+    ctx->signature = cl_coll_signature(&args);
+    ctx->kind = args.kind;
+    ctx->members = ranks;
+    ctx->nmembers = n;
+    ctx->t_start = req->t_start;
+    ranks = NULL;
+    cl_coll_env_t env = eng_coll_env(ctx);
+    cl_coll_t *c = cl_coll_new(&args, &env);
+    if (c == NULL)
+        goto err;
+    s->active = c;
+    s->active_ctx = ctx;
+    s->nstarts++;
+    s->active_req = req;
+    s->started = args.seq + 1;
+    /* Members of that generation that are gone already. */
+    for (int i = 0; i < n; i++)
+        if (mem[i].gone && mem[i].rank != s->comm->rank)
+            (void)cl_coll_on_fail(c, mem[i].rank);
+    free(weights);
+    free(clients);
+    free(mem);
+    rc = cl_coll_start(c);
+    if (rc != COLLAB_OK && !cl_coll_done(c)) {
+        cl_error("%s #%llu could not start: %s", eng_coll_kind_name(ctx->kind),
+                 (unsigned long long)ctx->seq, collab_strerror(rc));
+        cl_coll_destroy(&s->active);
+        eng_coll_ctx_free(&s->active_ctx);
+        s->active_req = NULL;
+        cl_request_complete(req, rc);
+        return;
+    }
+    eng_coll_take_buffered(e, s);
+    if (s->active == c) {
+        (void)cl_coll_on_tick(c);
+        eng_coll_check_done(e, s);
+    }
+    return;
+err:
+    free(mem);
+    free(ranks);
+    free(weights);
+    free(clients);
+    eng_coll_ctx_free(&ctx);
+    cl_error("cannot start a collective: %s", collab_strerror(rc));
+    cl_request_complete(req, rc);
+}
+
+void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
+{
+    collab_request_t *req = s->active_req;
+    cl_debug("%s #%llu restarts under the older group generation %llu (was %llu)",
+             eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq,
+             (unsigned long long)gen, (unsigned long long)s->active_ctx->gen);
+    eng_coll_requeue_seen(e, s);
+    cl_coll_destroy(&s->active);
+    eng_coll_ctx_free(&s->active_ctx);
+    s->active_req = NULL;
+    start_gen(e, s, req, gen);
+}
+
+size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max)
+{
+    size_t n = 0;
+    if (s->active != NULL && max > 0) {
+        collab_request_t *req = s->active_req;
+        cl_debug("%s #%llu stops; its request goes back to the elastic layer",
+                 eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq);
+        cl_coll_destroy(&s->active);
+        eng_coll_ctx_free(&s->active_ctx);
+        s->active_req = NULL;
+        out[n++] = req;
+    }
+    collab_request_t *r;
+    while (n < max && (r = zlist_pop(s->queue)) != NULL)
+        out[n++] = r;
+    for (size_t i = 0; i < n; i++) {
+        out[i]->deadline = 0; /* a wait for the group starts afresh when submitted again */
+        out[i]->waiting_logged = false;
+    }
+    return n;
+}
+
+/* The generation a new collective on s starts under: the oldest of the
+   current one and those that early messages for it carry (if known and
+   this peer is in them).  Returns 0 to wait (no group yet, or this peer is
+   outside it). */
+static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    if (s->comm->kind == CL_COMM_SELF || s->comm->size == 1)
+        return 0;
+    uint64_t el = eng_el_choose_gen(e, s, seq); /* elastic hook: a straggler runs alone */
+    if (el != ENG_EL_DEFAULT)
+        return el;
+    uint64_t cur = cl_member_group_epoch(e->mb);
+    if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
+        return UINT64_MAX;
+    cur = eng_coll_gen_with_departed(e, s, seq, cur);
+    for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
+        if (b->seq == seq && b->gen < cur && eng_coll_in_gen(e, b->gen) &&
+            eng_coll_may_pull(e, s, b->from_world, seq) &&
+            eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: not before an admission */
+            cur = b->gen;
+    return cur;
+}
+
+void eng_coll_try_start(struct cl_engine *e, stream_t *s)
+{
+    while (s->active == NULL && s->comm != NULL) {
+        collab_request_t *req = zlist_first(s->queue);
+        if (req == NULL)
+            return;
+        uint64_t gen = choose_gen(e, s, req->coll.seq);
+        if (gen == UINT64_MAX) {
+            bool formed = cl_member_group_closed(e->mb);
+            if (req->deadline <= 0)
+                req->deadline = eng_now() + eng_group_wait_limit(e->cfg.timeout) +
+                                (formed ? 0.0 : e->cfg.matchmaking_time);
+            if (!formed) {
+                e->waiting_for_group = true;
+                eng_request_match(e);
+            } else if (!req->waiting_logged) {
+                cl_warn("this peer is not in the group of the world communicator (it joined "
+                        "after the group formed, or was taken out); waiting to be admitted");
+                req->waiting_logged = true;
+            }
+            return;
+        }
+        zlist_pop(s->queue);
+        const cl_settings_t *set = cl_member_settings(e->mb);
+        if (set->strict && gen != 0) {
+            /* Strict: every rank of the communicator must be there. */
+            member_t *mem = NULL;
+            int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
+            int live = 0;
+            for (int i = 0; i < n; i++)
+                live += !mem[i].gone;
+            free(mem);
+            if (live < s->comm->size) {
+                cl_request_complete(req, COLLAB_ERR_PROC_FAILED);
+                continue;
+            }
+        }
+        start_gen(e, s, req, gen);
+    }
+}

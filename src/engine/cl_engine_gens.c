@@ -1,0 +1,217 @@
+/*  cl_engine_gens.c - generations of the world group.
+
+    The world group of a view, with its members' weights and client
+    flags, is a *generation* (the view's group_epoch, docs/wire.md
+    section 6).  The collective streams remember the last ENG_GENS of
+    them here, so that a collective runs under the same member list on
+    every member: the oldest generation in use for a sequence number wins
+    (cl_engine_coll_start.c, cl_engine_route.c).  A generation this peer
+    never saw (the view that formed it was lost with its coordinator) is
+    learned from a notice of a member of the current group
+    (eng_coll_in_group), under the checks of eng_coll_learn_gen.
+*/
+#include "engine/cl_engine_coll_int.h"
+
+#include "util/cl_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void gen_clear(group_gen_t *g)
+{
+    free(g->world);
+    free(g->weight);
+    free(g->client);
+    memset(g, 0, sizeof *g);
+}
+
+void eng_coll_gens_fini(struct cl_engine *e)
+{
+    for (int i = 0; i < ENG_GENS; i++)
+        gen_clear(&e->gens[i]);
+}
+
+const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
+{
+    for (int i = 0; i < ENG_GENS && gen != 0; i++)
+        if (e->gens[i].gen == gen)
+            return &e->gens[i];
+    return NULL;
+}
+
+void eng_coll_record_group(struct cl_engine *e)
+{
+    uint64_t gen = cl_member_group_epoch(e->mb);
+    if (!cl_member_group_closed(e->mb) || gen == 0 || eng_coll_gen(e, gen) != NULL)
+        return;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    group_gen_t g = {gen, 0, malloc((n > 0 ? n : 1) * sizeof(int)),
+                     malloc((n > 0 ? n : 1) * sizeof(double)),
+                     malloc((n > 0 ? n : 1) * sizeof(int))};
+    if (g.world == NULL || g.weight == NULL || g.client == NULL) {
+        gen_clear(&g);
+        cl_error("out of memory recording the group");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!list[i]->in_group)
+            continue;
+        g.world[g.n] = list[i]->rank;
+        g.weight[g.n] = list[i]->weight;
+        g.client[g.n] = list[i]->client ? 1 : 0;
+        g.n++;
+    }
+    gen_clear(&e->gens[e->gen_next]);
+    e->gens[e->gen_next] = g;
+    e->gen_next = (e->gen_next + 1) % ENG_GENS;
+}
+
+/* A generation notice's body (docs/wire.md §6): per member of the
+   generation, its world rank (u32), client flag (u8) and weight (IEEE
+   double bits, u64), little-endian. */
+#define GEN_ENTRY 13
+
+size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
+{
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    *out = NULL;
+    if (g == NULL || g->n <= 0 || (*out = malloc((size_t)g->n * GEN_ENTRY)) == NULL)
+        return 0;
+    uint8_t *b = *out;
+    for (int i = 0; i < g->n; i++, b += GEN_ENTRY) {
+        uint64_t bits;
+        memcpy(&bits, &g->weight[i], 8);
+        for (int k = 0; k < 4; k++)
+            b[k] = (uint8_t)((uint32_t)g->world[i] >> (8 * k));
+        b[4] = g->client[i] ? 1 : 0;
+        for (int k = 0; k < 8; k++)
+            b[5 + k] = (uint8_t)(bits >> (8 * k));
+    }
+    return (size_t)g->n * GEN_ENTRY;
+}
+
+bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
+                        const uint8_t *body, size_t len)
+{
+    const group_gen_t *c = eng_coll_gen(e, cur);
+    int me = atomic_load(&e->rank), ws = atomic_load(&e->world_size);
+    if (eng_coll_gen(e, gen) != NULL)
+        return true;
+    if (gen == 0 || gen >= cur || c == NULL || len == 0 || len % GEN_ENTRY != 0 ||
+        len / GEN_ENTRY > (size_t)ws || !eng_coll_in_group(e, from_world))
+        return false;
+    int n = (int)(len / GEN_ENTRY);
+    group_gen_t g = {gen, 0, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(double)),
+                     malloc((size_t)n * sizeof(int))};
+    bool ok = g.world != NULL && g.weight != NULL && g.client != NULL, has_me = false;
+    for (int i = 0; i < n && ok; i++) {
+        const uint8_t *b = body + (size_t)i * GEN_ENTRY;
+        uint32_t w = 0;
+        for (int k = 0; k < 4; k++)
+            w |= (uint32_t)b[k] << (8 * k);
+        ok = w < (uint32_t)ws && (g.n == 0 || (int)w > g.world[g.n - 1]); /* ascending */
+        if (!ok)
+            break;
+        /* A member of the current generation keeps what this peer knows
+           of it; any other must be gone here, so that the generation
+           learned counts nobody this peer's own would not. */
+        int j = 0;
+        while (j < c->n && c->world[j] != (int)w)
+            j++;
+        if (j < c->n) {
+            g.weight[g.n] = c->weight[j];
+            g.client[g.n] = c->client[j];
+        } else {
+            const cl_peer_t *p = cl_member_at_rank(e->mb, (int)w);
+            ok = p == NULL || !p->in_group;
+            g.weight[g.n] = 1.0;
+            g.client[g.n] = b[4] != 0;
+        }
+        has_me = has_me || (int)w == me;
+        g.world[g.n++] = (int)w;
+    }
+    /* Every member of the current generation is in it. */
+    for (int j = 0; j < c->n && ok; j++) {
+        bool found = false;
+        for (int i = 0; i < g.n && !found; i++)
+            found = g.world[i] == c->world[j];
+        ok = found;
+    }
+    if (!ok || !has_me) {
+        gen_clear(&g);
+        return false;
+    }
+    cl_debug("learned group generation %llu (%d members) from rank %d: the view that formed it "
+             "did not reach this peer",
+             (unsigned long long)gen, g.n, from_world);
+    gen_clear(&e->gens[e->gen_next]);
+    e->gens[e->gen_next] = g;
+    e->gen_next = (e->gen_next + 1) % ENG_GENS;
+    return true;
+}
+
+/* Is world rank w in this peer's current group?  Only members still in
+   the group may pull a collective back to an older generation: a member
+   taken out since (failed, evicted) may still send under the generation
+   it knew, and following it would split the survivors between those
+   that already completed under the new generation and those that
+   restarted under the old one. */
+bool eng_coll_in_group(struct cl_engine *e, int w)
+{
+    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    return p != NULL && p->in_group;
+}
+
+/* Is this peer in the member list of generation gen? */
+bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
+{
+    const group_gen_t *g = eng_coll_gen(e, gen);
+    int me = atomic_load(&e->rank);
+    for (int i = 0; g != NULL && i < g->n; i++)
+        if (g->world[i] == me)
+            return true;
+    return false;
+}
+
+static bool gen_has(const group_gen_t *g, int w)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->world[i] == w)
+            return true;
+    return false;
+}
+
+/* A peer that left after taking part in seq counts there, so seq runs
+   under a generation that still lists it: the newest one (not after cur)
+   that lists every such peer of this communicator and this peer.  The
+   others started seq before the view dropped it, under that generation
+   (the coordinator drops it only once its GOODBYE reached every member,
+   cl_engine_leave.c).  Returns cur when it lists them all or none does. */
+uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur)
+{
+    enum { MAXDEP = 64 };
+    int dep[MAXDEP];
+    int k = 0, n = eng_leave_contributors(e, s->comm_id, seq, dep, MAXDEP);
+    for (int i = 0; i < n; i++)
+        if (cl_comm_rank_of_world(s->comm, dep[i]) >= 0)
+            dep[k++] = dep[i];
+    const group_gen_t *g = eng_coll_gen(e, cur);
+    bool all = g != NULL;
+    for (int i = 0; i < k && all; i++)
+        all = gen_has(g, dep[i]);
+    if (k == 0 || all)
+        return cur;
+    uint64_t best = 0;
+    for (int j = 0; j < ENG_GENS; j++) {
+        const group_gen_t *c = &e->gens[j];
+        if (c->gen == 0 || c->gen >= cur || c->gen <= best || !eng_coll_in_gen(e, c->gen))
+            continue;
+        bool ok = true;
+        for (int i = 0; i < k && ok; i++)
+            ok = gen_has(c, dep[i]);
+        if (ok)
+            best = c->gen;
+    }
+    return best != 0 ? best : cur;
+}

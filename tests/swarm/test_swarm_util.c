@@ -1,0 +1,245 @@
+/*  test_swarm_util.c - the harness of the swarm scenarios (test_swarm.c
+    and the test_swarm_*.c files it names).
+
+    The parent prepares what collab-run would (an identity file and a
+    fixed loopback port per peer), forks the peers with their environment
+    and waits for them under a deadline, killing them for real (SIGKILL)
+    when it passes (run, fork_child).  In the children: joining, the bytes
+    a point-to-point scenario sends, this process's memory, and checks of
+    a log file.
+*/
+#include "test_swarm_util.h"
+
+#include "test_peers.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int s_failures = 0;
+int s_rank = -1;
+char s_dir[256];
+char s_addr[MAXP][256];
+int s_port[MAXP];
+
+/* ---------------------------------------------------------------------- */
+/* Set-up done by the parent. */
+
+void prepare(int n)
+{
+    test_peers_prepare("swarm", n, s_dir, sizeof s_dir, s_addr, s_port);
+}
+
+void cleanup_dir(int n)
+{
+    for (int i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/id%d", s_dir, i);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/log%d", s_dir, i);
+        unlink(path);
+    }
+    rmdir(s_dir);
+}
+
+/* The environment collab-run gives peer i of n: peer 0 founds, the
+   others list every other peer. */
+void child_env(int i, int n, const char *extra_run)
+{
+    char run[256];
+    snprintf(run, sizeof run, "test-%s-%d", extra_run, (int)getppid());
+    test_peers_env(s_dir, i, s_port[i], n, run);
+    if (getenv("COLLAB_MATCHMAKING_TIME") == NULL)
+        setenv("COLLAB_MATCHMAKING_TIME", "10", 1);
+    if (getenv("COLLAB_TIMEOUT") == NULL)
+        setenv("COLLAB_TIMEOUT", "2", 1);
+    if (getenv("COLLAB_LOG") == NULL)
+        setenv("COLLAB_LOG", "info", 1);
+    test_peers_initial(s_addr, n, i > 0 ? ((1u << n) - 1) & ~(1u << i) : 0u);
+}
+
+/* Forks n children running fn; waits up to deadline seconds.  Children in
+   `expect_killed` may die of a signal.  Returns 0 when every other child
+   exited 0. */
+int run(int n, child_fn fn, const char *name, double deadline, unsigned expect_killed)
+{
+    pid_t pids[MAXP];
+    int status[MAXP];
+    bool done[MAXP] = {false};
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    for (int i = 0; i < n; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) {
+            perror("fork");
+            return 3;
+        }
+        if (pids[i] == 0) {
+            sigprocmask(SIG_UNBLOCK, &set, NULL);
+            s_rank = i;
+            child_env(i, n, name);
+            int rc = fn(i, n);
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc != 0 ? rc : s_failures > 0 ? 1 : 0);
+        }
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int left = n;
+    while (left > 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
+        /* Stopped children that were meant to be killed: once the others
+           are done, end them. */
+        int others = 0;
+        for (int i = 0; i < n; i++)
+            others += !done[i] && !(expect_killed & (1u << i));
+        if (others == 0)
+            for (int i = 0; i < n; i++)
+                if (!done[i])
+                    kill(pids[i], SIGKILL);
+        if (el >= deadline) {
+            fprintf(stderr, "[test] deadline of %.0f s passed; killing the peers\n", deadline);
+            for (int i = 0; i < n; i++)
+                if (!done[i])
+                    kill(pids[i], SIGKILL);
+            while (left > 0) {
+                for (int i = 0; i < n; i++)
+                    if (!done[i] && waitpid(pids[i], &status[i], 0) == pids[i]) {
+                        done[i] = true;
+                        left--;
+                    }
+            }
+            return 1;
+        }
+        double wait = fmin(deadline - el, 1.0);
+        struct timespec ts = {(time_t)wait, (long)((wait - (time_t)wait) * 1e9)};
+        (void)sigtimedwait(&set, NULL, &ts);
+        for (int i = 0; i < n; i++) {
+            if (done[i])
+                continue;
+            pid_t r = waitpid(pids[i], &status[i], WNOHANG);
+            if (r == pids[i]) {
+                done[i] = true;
+                left--;
+            }
+        }
+    }
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        if (WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0)
+            continue;
+        if (WIFSIGNALED(status[i]) && (expect_killed & (1u << i)))
+            continue;
+        fprintf(stderr, "[test] peer %d: %s %d\n", i,
+                WIFEXITED(status[i]) ? "exited with" : "killed by signal",
+                WIFEXITED(status[i]) ? WEXITSTATUS(status[i]) : WTERMSIG(status[i]));
+        bad++;
+    }
+    return bad == 0 ? 0 : 1;
+}
+
+const char *test_swarm_addr(int i)
+{
+    return s_addr[i];
+}
+
+double now_s(void)
+{
+    return collab_wtime();
+}
+
+collab_comm_t *test_join(int i, const char *log, char *path, size_t len)
+{
+    if (log != NULL) {
+        char own[512];
+        if (path == NULL) {
+            path = own;
+            len = sizeof own;
+        }
+        snprintf(path, len, "%s/%s%d", s_dir, log, i);
+        unlink(path);
+        setenv("COLLAB_LOG_FILE", path, 1);
+    }
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
+        return NULL;
+    }
+    return collab_comm_world();
+}
+
+long test_self_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+void test_fill(uint8_t *buf, size_t len, int src, int tag)
+{
+    for (size_t k = 0; k < len; k++)
+        buf[k] = (uint8_t)(src * 31 + tag * 7 + (int)k);
+}
+
+/* True when the file at path contains every one of the n strings. */
+bool file_has(const char *path, const char *const *want, int n)
+{
+    char buf[16384];
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    for (int i = 0; i < n; i++)
+        if (strstr(buf, want[i]) == NULL) {
+            fprintf(stderr, "[test] rank %d: %s lacks \"%s\"\n", s_rank, path, want[i]);
+            return false;
+        }
+    return true;
+}
+
+/* Forks peer k of n with child_env, then env(k) when not NULL, running
+   fn; the child exits 1 when fn or a CHECK failed. */
+pid_t fork_child(int k, int n, const char *sc, child_fn fn, void (*env)(int k))
+{
+    pid_t p = fork();
+    if (p == 0) {
+        s_rank = k;
+        child_env(k, n, sc);
+        if (env != NULL)
+            env(k);
+        _exit(fn(k, n) != 0 || s_failures > 0 ? 1 : 0);
+    }
+    return p;
+}
+
+/* 1 when any of the n wait statuses is not a clean exit 0 (each named). */
+int failed(const int *st, int n, const char *what)
+{
+    int rc = 0;
+    for (int k = 0; k < n; k++)
+        if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
+            fprintf(stderr, "[test] %s %d failed\n", what, k);
+            rc = 1;
+        }
+    return rc;
+}

@@ -1,0 +1,69 @@
+/*  test_swarm_util.h - the harness of the swarm scenarios
+    (test_swarm_util.c): the parent's set-up and its wait for the peers,
+    and helpers the peers share.
+*/
+#ifndef TEST_SWARM_UTIL_H
+#define TEST_SWARM_UTIL_H
+
+#include "mpi_collab.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define MAXP 8
+
+extern int s_failures;  /* failed CHECKs in this process */
+extern int s_rank;      /* the peer this process runs, -1 in the parent */
+extern char s_dir[256]; /* identities and logs of the run */
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "[test] rank %d: %s:%d: check failed: %s\n", s_rank, __FILE__,         \
+                    __LINE__, #cond);                                                              \
+            s_failures++;                                                                          \
+        }                                                                                          \
+    } while (0)
+
+extern char s_addr[MAXP][256]; /* peer i's full address (after prepare) */
+extern int s_port[MAXP];       /* peer i's loopback port (after prepare) */
+
+/* What a peer of a scenario runs: peer i of n; 0 when its checks passed. */
+typedef int (*child_fn)(int i, int n);
+
+/* The parent: identities and a port for n peers in a new s_dir. */
+void prepare(int n);
+/* The parent: removes s_dir with the identities and logs of n peers. */
+void cleanup_dir(int n);
+/* The environment collab-run gives peer i of n: peer 0 founds, the
+   others list every other peer; extra_run names the run. */
+void child_env(int i, int n, const char *extra_run);
+/* Forks n children running fn; waits up to deadline seconds.  Children in
+   `expect_killed` may die of a signal.  Returns 0 when every other child
+   exited 0. */
+int run(int n, child_fn fn, const char *name, double deadline, unsigned expect_killed);
+/* Forks peer k of n with child_env, then env(k) when not NULL, running
+   fn; the child exits 1 when fn or a CHECK failed. */
+pid_t fork_child(int k, int n, const char *sc, child_fn fn, void (*env)(int k));
+/* 1 when any of the n wait statuses is not a clean exit 0 (each named). */
+int failed(const int *st, int n, const char *what);
+
+/* collab_wtime(). */
+double now_s(void);
+/* True when the file at path contains every one of the n strings. */
+bool file_has(const char *path, const char *const *want, int n);
+/* Joins the swarm as peer i, logging to <dir>/<log><i> when log is not
+   NULL (that path in path[len], when path is not NULL); the world
+   communicator, or NULL (said on stderr). */
+collab_comm_t *test_join(int i, const char *log, char *path, size_t len);
+/* This process's resident set in KiB, or -1. */
+long test_self_rss_kib(void);
+/* The bytes a point-to-point scenario sends from src with tag. */
+void test_fill(uint8_t *buf, size_t len, int src, int tag);
+
+/* The full address of peer i (after the parent prepared the run). */
+const char *test_swarm_addr(int i);
+
+#endif
