@@ -77,7 +77,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   collab_selftest(cl_api_test ${_eng_unit}/cl_api_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
   add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
-  target_include_directories(cl_stage_test PRIVATE ${_eng_swarm})
+  target_include_directories(cl_stage_test PRIVATE ${_eng_swarm} ${PROJECT_SOURCE_DIR}/tests/unit)
   target_link_libraries(cl_stage_test PRIVATE ${COLLAB_ENGINE_ALL})
   add_test(NAME cl_stage_test COMMAND cl_stage_test)
   add_test(NAME cl_stage_mixed COMMAND cl_stage_test mixed)

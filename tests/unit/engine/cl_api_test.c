@@ -14,15 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int s_failures = 0;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            s_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "selftest.h"
 
 static const collab_op_t SUM = {COLLAB_OP_SUM, NULL, NULL, 1};
 static const collab_op_t MAX = {COLLAB_OP_MAX, NULL, NULL, 1};

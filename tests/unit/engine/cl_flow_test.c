@@ -11,15 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int s_failures = 0;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            s_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "selftest.h"
 
 static const cl_flow_count_t none = {0, 0};
 

@@ -13,15 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int s_failures = 0;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            s_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "selftest.h"
 
 static void key_of(int i, uint8_t key[32])
 {

@@ -13,15 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int s_failures = 0;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            s_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "selftest.h"
 
 static bool from_src2(void *ctx, const cl_p2p_posted_t *e)
 {

@@ -32,14 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int s_failures = 0;
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            s_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "selftest.h"
 
 #define ARENA ((size_t)64 << 20)
 #define FAKE_MAX 64
