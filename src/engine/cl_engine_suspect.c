@@ -79,6 +79,16 @@ void eng_tell_coordinator(struct cl_engine *e, const cl_peer_t *p, int reason)
     (void)eng_send(e, c, &m);
 }
 
+/* The coordinator takes p out of the group and publishes the view. */
+static void ungroup(struct cl_engine *e, const cl_peer_t *p)
+{
+    cl_member_delta_t d;
+    if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
+        eng_coordinator_commit(e, &d);
+    else
+        cl_member_delta_clear(&d);
+}
+
 /* Takes p out of the group for reason: at once when this peer
    coordinates, else by a SUSPECT report to the coordinator. */
 static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
@@ -90,11 +100,7 @@ static void take_out(struct cl_engine *e, cl_peer_t *p, int reason)
         if (reason == CL_SUSPECT_STRAGGLER &&
             !eng_auth_straggler_vote(e, p->key, e->self_key, cl_member_group(e->mb, one, 1)))
             return;
-        cl_member_delta_t d;
-        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
-            eng_coordinator_commit(e, &d);
-        else
-            cl_member_delta_clear(&d);
+        ungroup(e, p);
         return;
     }
     eng_tell_coordinator(e, p, reason);
@@ -262,11 +268,7 @@ void eng_on_suspect(struct cl_engine *e, const cl_peer_t *from, const cl_wire_su
             return;
         }
         p->suspect_reason = s->reason;
-        cl_member_delta_t d;
-        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])p->key, 1, &d) == 1)
-            eng_coordinator_commit(e, &d);
-        else
-            cl_member_delta_clear(&d);
+        ungroup(e, p);
         return;
     }
     /* Confirm with what this peer sees itself. */
