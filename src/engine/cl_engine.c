@@ -216,7 +216,7 @@ bool cl_engine_wait_left(cl_engine_t *self, int ms)
 
 int cl_engine_leave_bound_ms(const cl_engine_t *self)
 {
-    return (int)(1000.0 * (2.0 * self->cfg.timeout + 2.0));
+    return (int)(1000.0 * eng_leave_bound(self->cfg.timeout));
 }
 
 void eng_leave(struct cl_engine *e, int status)

@@ -45,7 +45,7 @@
 
 static double wait_limit(struct cl_engine *e)
 {
-    return fmax(60.0, 12.0 * e->cfg.timeout);
+    return eng_admit_wait_limit(e->cfg.timeout);
 }
 
 static bool is_self(struct cl_engine *e, const cl_peer_t *p)

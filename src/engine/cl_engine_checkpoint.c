@@ -352,13 +352,13 @@ double eng_ckpt_timer(struct cl_engine *e, double now)
 {
     struct el_ckpt *c = ck(e);
     if (c == NULL || !c->enabled || e->state != ENG_MEMBER)
-        return now + 5.0;
+        return now + ENG_IDLE_WAKE;
     if (c->fetching) {
         if (e->el->sync == NULL || eng_sync_done(e->el->sync)) {
             /* Ended without eng_ckpt_fetched (freed by a view change). */
             fetch_end(e, c);
         } else {
-            return now + 1.0;
+            return now + ENG_CKPT_POLL;
         }
     }
     if (e->el->sync != NULL && eng_sync_done(e->el->sync))

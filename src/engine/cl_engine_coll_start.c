@@ -44,8 +44,8 @@ typedef struct {
     int rank; /* comm rank */
     double weight;
     int client;
-    bool gone;       /* no longer a live member of the world group */
-    bool haskey;     /* key holds its identity key when the collective started */
+    bool gone;   /* no longer a live member of the world group */
+    bool haskey; /* key holds its identity key when the collective started */
     uint8_t key[32];
 } member_t;
 

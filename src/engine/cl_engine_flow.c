@@ -514,5 +514,6 @@ double eng_flow_timer(struct cl_engine *e, double now)
         else
             flush(e, p, fp);
     }
-    return unknown && now + 0.05 < f->next_report ? now + 0.05 : f->next_report;
+    return unknown && now + ENG_FLOW_VERSION_POLL < f->next_report ? now + ENG_FLOW_VERSION_POLL
+                                                                   : f->next_report;
 }

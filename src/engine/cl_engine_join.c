@@ -190,7 +190,7 @@ static bool maybe_found_again(struct cl_engine *e, double now)
         return false;
     if (e->have_redirect && cl_transport_has_link(e->tp, e->redirect_key))
         return false; /* a member named a coordinator that is up */
-    double grace = fmax(1.0, 0.5 * e->cfg.timeout);
+    double grace = eng_found_grace(e->cfg.timeout);
     double lost = 0;
     size_t gone = 0, waiting = 0;
     for (size_t i = 0; i < e->ninitial; i++) {

@@ -90,6 +90,34 @@ static inline double eng_donor_keep_limit(double timeout)
     return fmax(60.0, 12.0 * timeout);
 }
 
+/* A peer waits this long to be admitted (or re-admitted) to the group
+   before its collective gives up: never under 60 s. */
+static inline double eng_admit_wait_limit(double timeout)
+{
+    return fmax(60.0, 12.0 * timeout);
+}
+
+/* A departing peer's engine runs its GOODBYE exchange for at most this
+   long (finalize). */
+static inline double eng_leave_bound(double timeout)
+{
+    return 2.0 * timeout + 2.0;
+}
+
+/* A joiner whose initial peers are all gone for this long founds the
+   swarm again: never under 1 s. */
+static inline double eng_found_grace(double timeout)
+{
+    return fmax(1.0, 0.5 * timeout);
+}
+
+/* A checkpoint being fetched is looked at this often. */
+#define ENG_CKPT_POLL 1.0
+
+/* While a peer's wire version is not known yet, its held credit reports
+   are looked at this often. */
+#define ENG_FLOW_VERSION_POLL 0.05
+
 /* A joiner pulling state waits this long for every donor's answer
    (HASHES) before it goes on with those that answered: never under
    30 s. */

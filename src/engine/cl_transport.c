@@ -23,10 +23,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <sys/resource.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 double tp_now(void)
@@ -298,8 +298,8 @@ out_link_t *tp_outbound_of(const cl_transport_t *self, const uint8_t key[32])
     return zhashx_lookup(self->out_by_key, hex);
 }
 
-int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *hdr,
-                    uint8_t *body, size_t blen)
+int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *hdr, uint8_t *body,
+                    size_t blen)
 {
     out_link_t *out = tp_outbound_of(self, key);
     in_link_t *in = tp_inbound_of(self, key);
@@ -444,16 +444,17 @@ static bool limits_allow_link(cl_transport_t *self, const char *address)
     size_t links = zhashx_size(self->out_by_key) + zlist_size(self->dead);
     int max_sockets = zmq_ctx_get(zsys_init(), ZMQ_MAX_SOCKETS);
     struct rlimit rl;
-    if (max_sockets > 0 &&
-        (links + 1) * LINK_SOCKETS + LINK_SOCKET_RESERVE > (size_t)max_sockets) {
-        snprintf(why, sizeof why, "%zu links reach this process's limit of %d ZeroMQ sockets (ZSYS_MAX_SOCKETS)",
+    if (max_sockets > 0 && (links + 1) * LINK_SOCKETS + LINK_SOCKET_RESERVE > (size_t)max_sockets) {
+        snprintf(why, sizeof why,
+                 "%zu links reach this process's limit of %d ZeroMQ sockets (ZSYS_MAX_SOCKETS)",
                  links, max_sockets);
     } else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         long open = open_fds();
         if (open < 0 || (rlim_t)open + LINK_FDS + LINK_FD_RESERVE > rl.rlim_cur)
-            snprintf(why, sizeof why, "this process has %ld of its %llu file descriptors open "
-                     "(ulimit -n)", open < 0 ? (long)rl.rlim_cur : open,
-                     (unsigned long long)rl.rlim_cur);
+            snprintf(why, sizeof why,
+                     "this process has %ld of its %llu file descriptors open "
+                     "(ulimit -n)",
+                     open < 0 ? (long)rl.rlim_cur : open, (unsigned long long)rl.rlim_cur);
     }
     if (why[0] == '\0')
         return true;
@@ -462,7 +463,8 @@ static bool limits_allow_link(cl_transport_t *self, const char *address)
         self->fd_warned = now;
         char q[128];
         cl_warn("cannot open a link to %s: %s; the peer counts as unreachable until links close "
-                "or the limit is raised", cl_text_quote(address, 100, q, sizeof q), why);
+                "or the limit is raised",
+                cl_text_quote(address, 100, q, sizeof q), why);
     }
     return false;
 }
@@ -928,4 +930,3 @@ uint64_t cl_transport_malformed(const cl_transport_t *self)
 {
     return self->malformed;
 }
-

@@ -13,8 +13,8 @@
    ZeroMQ socket limit, where they are refused too (CZMQ would abort). */
 #define _GNU_SOURCE
 #include "engine/cl_transport.h"
-#include "util/cl_identity.h"
 #include "mpi_collab.h"
+#include "util/cl_identity.h"
 
 #include <czmq.h>
 #include <dirent.h>
@@ -29,7 +29,7 @@
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
             return 1;                                                                              \
         }                                                                                          \
     } while (0)
@@ -92,17 +92,14 @@ static int child(void)
     low.rlim_cur = (rlim_t)nopen + 120;
     CHECK(low.rlim_cur <= rl.rlim_max);
     CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
-    cl_transport_config_t cfg = {.identity = id,
-                                 .listen = "/ip4/127.0.0.1/tcp/0",
-                                 .run_id = "fd-test",
-                                 .ban_seconds = 30};
+    cl_transport_config_t cfg = {
+        .identity = id, .listen = "/ip4/127.0.0.1/tcp/0", .run_id = "fd-test", .ban_seconds = 30};
     cl_transport_t *tp = cl_transport_new(&cfg, err, sizeof err);
     CHECK(tp != NULL);
     bool refused;
     int ok = connect_many(tp, 400, &refused);
     fprintf(stderr, "[test] limit %llu: %d links opened, then %s; %ld descriptors open\n",
-            (unsigned long long)low.rlim_cur, ok, refused ? "refused" : "no refusal",
-            count_fds());
+            (unsigned long long)low.rlim_cur, ok, refused ? "refused" : "no refusal", count_fds());
     CHECK(ok >= 5);
     CHECK(refused);
     (void)cl_transport_poll(tp, NULL, 0, 50, handler, NULL);
