@@ -272,6 +272,22 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
     int w = p->rank >= 0 ? p->rank : p->prev_rank;
     if (w < 0)
         return;
+    /* Streams of communicators this program has not created hold only
+       early messages: a failed peer's go (its collectives will count it
+       failed), and a stream left empty is freed, which also gives back
+       its place under COLLAB_MAX_STREAMS (docs/security.md §5).  A peer
+       that said goodbye counts in the collectives it entered: its
+       messages stay. */
+    bool left = p->suspect_reason == ENG_REASON_LEFT;
+    for (size_t i = 0; i < e->nstreams && !left;) {
+        stream_t *s = e->streams[i];
+        if (s->comm == NULL && eng_coll_drop_buffered_from(e, s, w) == 0) {
+            e->streams[i] = e->streams[--e->nstreams];
+            stream_free(e, s, COLLAB_ERR_COMM);
+            continue;
+        }
+        i++;
+    }
     for (size_t i = 0; i < e->nstreams; i++) {
         stream_t *s = e->streams[i];
         if (s->active == NULL)

@@ -532,6 +532,9 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
                     const void *data, size_t len);
 void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
+/* Drops the early messages of world rank w from s; returns how many
+   messages are left. */
+size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w);
 /* Forgets the accounting of one early message taken off a stream's list
    (the caller frees it). */
 void eng_coll_release_buffered(struct cl_engine *e, const buffered_t *b);

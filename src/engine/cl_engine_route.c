@@ -91,6 +91,32 @@ void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
     s->buf_head = s->buf_tail = NULL;
 }
 
+size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
+{
+    size_t left = 0;
+    buffered_t *prev = NULL, *b = s->buf_head;
+    while (b != NULL) {
+        buffered_t *next = b->next;
+        if (b->from_world != w) {
+            left++;
+            prev = b;
+            b = next;
+            continue;
+        }
+        if (prev != NULL)
+            prev->next = next;
+        else
+            s->buf_head = next;
+        if (s->buf_tail == b)
+            s->buf_tail = prev;
+        eng_coll_release_buffered(e, b);
+        free(b->data);
+        free(b);
+        b = next;
+    }
+    return left;
+}
+
 /* Tells world rank w that this peer runs (or ran) seq under generation
    gen, once per collective. */
 static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)

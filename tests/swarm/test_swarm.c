@@ -694,6 +694,7 @@ static const scenario_t s_scenarios[] = {
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
+    {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
     {"flow_v5", 3, child_flow_v5, 90, -1, false, NULL},
 };

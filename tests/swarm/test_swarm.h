@@ -30,6 +30,8 @@ int child_shm_kill(int i, int n);
 
 /* Scenario "unexpected" (test_swarm_unexpected.c): peer i of n. */
 int child_unexpected(int i, int n);
+/* Scenario "streams" (test_swarm_streams.c): peer i of n. */
+int child_streams(int i, int n);
 /* Scenario "flow" (test_swarm_flow.c): peer i of n. */
 int child_flow(int i, int n);
 int child_flow_v5(int i, int n);
