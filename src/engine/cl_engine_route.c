@@ -172,7 +172,6 @@ bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t s
     return eng_coll_in_group(e, w) || eng_leave_status(e, w, s->comm_id, seq) == 1;
 }
 
-/* Hands one message to the running (active) or retained collective. */
 /* A copy of a message the running collective took.  Around an admission
    whose admitter dies, a collective may restart under the admission's
    generation and then again under the one before (docs/elastic.md §3);
@@ -259,6 +258,7 @@ void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s)
     ctx->seen_bytes = 0;
 }
 
+/* Hands one message to the running (active) or retained collective. */
 static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
                     const cl_wire_hdr_t *h, const void *data, size_t len)
 {
