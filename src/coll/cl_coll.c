@@ -521,6 +521,27 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args)
         h = s_fnv(h, &args->aggregation, sizeof args->aggregation);
         h = s_fnv(h, &args->max_weight_ratio, sizeof args->max_weight_ratio);
     }
+    /* Parts sized by bandwidth: members that would cut the vector
+       differently (their views disagree on the figures) must not run it
+       together, so the figures that size the parts are signed. */
+    if (args->kind == CL_COLL_ALLREDUCE && args->bandwidths != NULL &&
+        args->op.kind != COLLAB_OP_USER && args->nmembers > 0 && args->members != NULL) {
+        uint32_t fig[64], *f = args->nmembers <= 64 ? fig : malloc((size_t)args->nmembers * 4);
+        size_t k = 0;
+        for (int i = 0; f != NULL && i < args->nmembers; i++)
+            if (args->clients == NULL || !args->clients[i])
+                f[k++] = args->bandwidths[i];
+        for (int i = 0; f != NULL && k == 0 && i < args->nmembers; i++)
+            f[i] = args->bandwidths[i]; /* clients only: every member reduces */
+        if (f != NULL && k == 0)
+            k = (size_t)args->nmembers;
+        if (f != NULL && k > (size_t)args->count)
+            k = (size_t)args->count;
+        if (f != NULL && cl_coll_split_weighted(args->count, k, args->nmembers, f))
+            h = s_fnv(h, f, k * sizeof *f);
+        if (f != fig)
+            free(f);
+    }
     /* Allgatherv's counts are the same at every rank (MPI requires it). */
     if (args->kind == CL_COLL_ALLGATHERV && args->counts != NULL)
         h = s_fnv(h, args->counts, (size_t)args->comm_size * sizeof(size_t));

@@ -122,6 +122,7 @@ static void gen_clear(group_gen_t *g)
     free(g->world);
     free(g->weight);
     free(g->client);
+    free(g->bandwidth);
     memset(g, 0, sizeof *g);
 }
 
@@ -175,8 +176,9 @@ void eng_coll_record_group(struct cl_engine *e)
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
     group_gen_t g = {gen, 0, malloc((n > 0 ? n : 1) * sizeof(int)),
                      malloc((n > 0 ? n : 1) * sizeof(double)),
-                     malloc((n > 0 ? n : 1) * sizeof(int))};
-    if (g.world == NULL || g.weight == NULL || g.client == NULL) {
+                     malloc((n > 0 ? n : 1) * sizeof(int)),
+                     malloc((n > 0 ? n : 1) * sizeof(uint32_t))};
+    if (g.world == NULL || g.weight == NULL || g.client == NULL || g.bandwidth == NULL) {
         gen_clear(&g);
         cl_error("out of memory recording the group");
         return;
@@ -187,6 +189,7 @@ void eng_coll_record_group(struct cl_engine *e)
         g.world[g.n] = list[i]->rank;
         g.weight[g.n] = list[i]->weight;
         g.client[g.n] = list[i]->client ? 1 : 0;
+        g.bandwidth[g.n] = list[i]->bw_figure;
         g.n++;
     }
     gen_clear(&e->gens[e->gen_next]);
@@ -230,8 +233,9 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
         return false;
     int n = (int)(len / GEN_ENTRY);
     group_gen_t g = {gen, 0, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(double)),
-                     malloc((size_t)n * sizeof(int))};
-    bool ok = g.world != NULL && g.weight != NULL && g.client != NULL, has_me = false;
+                     malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(uint32_t))};
+    bool ok = g.world != NULL && g.weight != NULL && g.client != NULL && g.bandwidth != NULL,
+         has_me = false;
     for (int i = 0; i < n && ok; i++) {
         const uint8_t *b = body + (size_t)i * GEN_ENTRY;
         uint32_t w = 0;
@@ -249,11 +253,13 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
         if (j < c->n) {
             g.weight[g.n] = c->weight[j];
             g.client[g.n] = c->client[j];
+            g.bandwidth[g.n] = c->bandwidth[j];
         } else {
             const cl_peer_t *p = cl_member_at_rank(e->mb, (int)w);
             ok = p == NULL || !p->in_group;
             g.weight[g.n] = 1.0;
             g.client[g.n] = b[4] != 0;
+            g.bandwidth[g.n] = 0; /* unknown: the parts stay equal */
         }
         has_me = has_me || (int)w == me;
         g.world[g.n++] = (int)w;
@@ -494,7 +500,8 @@ typedef struct {
     int rank; /* comm rank */
     double weight;
     int client;
-    bool gone; /* no longer a live member of the world group */
+    bool gone;          /* no longer a live member of the world group */
+    uint32_t bandwidth; /* the generation's bandwidth figure (kbit/s, 0 unknown) */
 } member_t;
 
 static int cmp_member(const void *a, const void *b)
@@ -582,7 +589,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         member_t *m = malloc(sizeof *m);
         if (m == NULL)
             return COLLAB_ERR_NO_MEM;
-        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false};
+        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false, 0};
         *out = m;
         return 1;
     }
@@ -607,7 +614,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         int left = eng_leave_status(e, g->world[i], comm->id, seq);
         if (left >= 0)
             gone = left == 0;
-        m[k++] = (member_t){r, w, g->client[i], gone};
+        m[k++] = (member_t){r, w, g->client[i], gone, g->bandwidth[i]};
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
     k = keep_my_group(e, comm, kind, seq, m, k);
@@ -668,6 +675,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;
+    uint32_t *bandwidths = NULL;
     coll_ctx_t *ctx = NULL;
     int rc = n;
     if (n < 0)
@@ -676,8 +684,9 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     ranks = malloc((size_t)n * sizeof(int));
     weights = malloc((size_t)n * sizeof(double));
     clients = malloc((size_t)n * sizeof(int));
+    bandwidths = malloc((size_t)n * sizeof(uint32_t));
     ctx = calloc(1, sizeof *ctx);
-    if (ranks == NULL || weights == NULL || clients == NULL || ctx == NULL)
+    if (ranks == NULL || weights == NULL || clients == NULL || bandwidths == NULL || ctx == NULL)
         goto err;
     if (n > 1 && snapshot_input(req, s->comm->size) != COLLAB_OK)
         goto err;
@@ -688,6 +697,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         ranks[i] = mem[i].rank;
         weights[i] = mem[i].weight;
         clients[i] = mem[i].client;
+        bandwidths[i] = mem[i].bandwidth;
     }
     if (set->aggregation != 0 && set->max_weight_ratio > 0)
         cap_weights(weights, n, (double)set->max_weight_ratio);
@@ -697,6 +707,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     args.members = ranks;
     args.weights = weights;
     args.clients = clients;
+    args.bandwidths = bandwidths;
     args.self = s->comm->rank;
     args.strict = set->strict ? 1 : 0;
     args.compression = set->compression;
@@ -744,6 +755,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
             (void)cl_coll_on_fail(c, mem[i].rank);
     free(weights);
     free(clients);
+    free(bandwidths);
     free(mem);
     rc = cl_coll_start(c);
     if (rc != COLLAB_OK && !cl_coll_done(c)) {
@@ -766,6 +778,7 @@ err:
     free(ranks);
     free(weights);
     free(clients);
+    free(bandwidths);
     ctx_free(&ctx);
     cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);
