@@ -1,6 +1,6 @@
 /*  cl_coll_layout.c - the butterfly all-reduce's parts sized by bandwidth.
 
-    Model (docs/collectives.md §2.1).  n members, k of them reducers (not
+    Model (docs/collectives.md §2.2b).  n members, k of them reducers (not
     in client mode), a vector of C elements, reducer i's part L_i elements
     (sum C).  Member i sends its input for every other part (C - L_i) and
     the result of its own part to the n - 1 others ((n - 1) L_i); it
@@ -17,7 +17,7 @@
     an element per kbit/s).  With n = 2 every
     member carries C whatever the split, and the split stays equal.
 
-    Bounds (docs/security.md §9).  A member's figure is its own claim, so
+    Bounds (docs/security.md §5).  A member's figure is its own claim, so
     a part never falls below 1/8 of the equal share C/k (claiming a slow
     link sheds at most 7/8 of one's work) nor rises above twice it
     (claiming a fast link takes at most one extra share, never the whole

@@ -94,6 +94,13 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     (void)cl_transport_send(e->tp, key, &m);
 }
 
+/* The bandwidth figure a founder puts in its own view entry: none when
+   it speaks no version that carries figures (COLLAB_WIRE_VERSION < 7). */
+static uint32_t s_own_bandwidth(const struct cl_engine *e)
+{
+    return e->cfg.wire_version >= 7 ? e->cfg.bandwidth_kbit : 0;
+}
+
 /* The swarm-wide settings a founder gives the swarm: its own. */
 static cl_settings_t s_own_settings(const struct cl_engine *e)
 {
@@ -133,7 +140,7 @@ int eng_join_start(struct cl_engine *e)
         int rc = e->cfg.monitor
                      ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), e->cfg.relay, &s)
                      : cl_member_found_bw(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
-                                          e->cfg.weight, e->cfg.bandwidth_kbit, &s);
+                                          e->cfg.weight, s_own_bandwidth(e), &s);
         if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
@@ -224,7 +231,7 @@ static bool maybe_found_again(struct cl_engine *e, double now)
         return false;
     cl_settings_t s = s_own_settings(e);
     if (cl_member_found_bw(e->mb, e->cfg.rank, cl_transport_address(e->tp), false, e->cfg.weight,
-                           e->cfg.bandwidth_kbit, &s) != COLLAB_OK) {
+                           s_own_bandwidth(e), &s) != COLLAB_OK) {
         cl_error("out of memory founding the swarm again");
         eng_fail_init(e, COLLAB_ERR_NO_MEM);
         return true;

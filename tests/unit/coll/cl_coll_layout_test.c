@@ -1,7 +1,7 @@
 /*  cl_coll_layout_test.c - selftest of the butterfly's parts sized by
     bandwidth (cl_coll_split_bw): equal or unknown figures give exactly the
     equal layout; skewed figures fill every link for the same time (the
-    optimum of docs/collectives.md §2.1, checked against its conditions);
+    optimum of docs/collectives.md §2.2b, checked against its conditions);
     every part stays within 1/8 .. 2 equal shares whatever a member
     claims; the parts always tile the vector.
 */
