@@ -146,3 +146,44 @@ int child_bandwidth(int i, int n)
     CHECK(collab_finalize() == COLLAB_OK);
     return 0;
 }
+
+/* Scenario "bandwidth_v6": the same figures, but rank 2 speaks wire
+   version 6 (COLLAB_WIRE_VERSION=6), whose JOIN and views carry none.  Its
+   figure is unknown to everyone and it sees no figures at all, so every
+   member cuts equal parts: sums exact, everyone carrying 1.5 x the vector
+   each way, and no member excluded for a signature of its own. */
+int child_bandwidth_v6(int i, int n)
+{
+    setenv("COLLAB_BANDWIDTH_MBIT", i == 3 ? "25" : "100", 1);
+    if (i == 2)
+        setenv("COLLAB_WIRE_VERSION", "6", 1);
+    collab_comm_t *w = test_join(i, "bw6log", NULL, 0);
+    if (w == NULL)
+        return 2;
+    double *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < COUNT; k++)
+        x[k] = (i + 1) * v(k);
+    const double C = COUNT * sizeof(double);
+    collab_info_t info = {0};
+    for (int it = 0; it < 3; it++) {
+        CHECK(collab_allreduce(w, x, y, COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        CHECK(collab_last_info(&info) == COLLAB_OK);
+        CHECK(info.group_size == n);
+        size_t bad = 0;
+        for (size_t k = 0; k < COUNT; k++)
+            bad += y[k] != 10 * v(k);
+        CHECK(bad == 0);
+        double sent = (double)info.bytes_sent, recv = (double)info.bytes_received;
+        CHECK(sent > 1.45 * C && sent < 1.55 * C);
+        CHECK(recv > 1.45 * C && recv < 1.55 * C);
+        if (it == 0)
+            fprintf(stderr, "[test] rank %d: sent %.3f C, received %.3f C\n", i, sent / C,
+                    recv / C);
+    }
+    free(x);
+    free(y);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
