@@ -235,8 +235,8 @@ cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env)
     self->heard = calloc(n, sizeof(double));
     self->waiting = malloc(n * sizeof(double));
     if (self->members == NULL || self->weights == NULL || self->clients == NULL ||
-        self->bandwidths == NULL || self->failed == NULL || self->done_from == NULL || self->heard == NULL ||
-        self->waiting == NULL)
+        self->bandwidths == NULL || self->failed == NULL || self->done_from == NULL ||
+        self->heard == NULL || self->waiting == NULL)
         goto err;
     for (size_t i = 0; i < n; i++) {
         self->weights[i] = args->weights != NULL ? args->weights[i] : 1.0;

@@ -32,10 +32,10 @@
 
 #include <stdint.h>
 
-#define BW_MIN_DIV 8         /* a part holds at least 1/BW_MIN_DIV of the equal share */
-#define BW_MAX_MUL 2         /* and at most BW_MAX_MUL equal shares */
-#define BW_MIN_ELEMS 64      /* elements per part below which parts stay equal */
-#define BW_SCALE 1048576u    /* resolution of T: one step moves a part by < 2^-20 C b/b_max */
+#define BW_MIN_DIV 8              /* a part holds at least 1/BW_MIN_DIV of the equal share */
+#define BW_MAX_MUL 2              /* and at most BW_MAX_MUL equal shares */
+#define BW_MIN_ELEMS 64           /* elements per part below which parts stay equal */
+#define BW_SCALE 1048576u         /* resolution of T: one step moves a part by < 2^-20 C b/b_max */
 #define BW_MAX_COUNT (1ULL << 48) /* larger vectors (not reachable today) stay equal */
 #define BW_MAX_MEMBERS (1 << 20)
 

@@ -174,7 +174,9 @@ void eng_coll_record_group(struct cl_engine *e)
         return;
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    group_gen_t g = {gen, 0, malloc((n > 0 ? n : 1) * sizeof(int)),
+    group_gen_t g = {gen,
+                     0,
+                     malloc((n > 0 ? n : 1) * sizeof(int)),
                      malloc((n > 0 ? n : 1) * sizeof(double)),
                      malloc((n > 0 ? n : 1) * sizeof(int)),
                      malloc((n > 0 ? n : 1) * sizeof(uint32_t))};
@@ -232,8 +234,12 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
         len / GEN_ENTRY > (size_t)ws || !eng_coll_in_group(e, from_world))
         return false;
     int n = (int)(len / GEN_ENTRY);
-    group_gen_t g = {gen, 0, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(double)),
-                     malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(uint32_t))};
+    group_gen_t g = {gen,
+                     0,
+                     malloc((size_t)n * sizeof(int)),
+                     malloc((size_t)n * sizeof(double)),
+                     malloc((size_t)n * sizeof(int)),
+                     malloc((size_t)n * sizeof(uint32_t))};
     bool ok = g.world != NULL && g.weight != NULL && g.client != NULL && g.bandwidth != NULL,
          has_me = false;
     for (int i = 0; i < n && ok; i++) {

@@ -158,8 +158,8 @@ typedef struct {
     double weight;
     const char *address;
     bool monitor;
-    bool relay;     /* a monitor entry that relays (CL_MEMBER_RELAY) */
-    uint32_t bw;    /* bandwidth figure, kbit/s (0 unknown) */
+    bool relay;  /* a monitor entry that relays (CL_MEMBER_RELAY) */
+    uint32_t bw; /* bandwidth figure, kbit/s (0 unknown) */
 } entry_t;
 
 static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
@@ -325,9 +325,8 @@ static entry_t *view_entries(const cl_member_t *self, size_t extra)
     }
     for (size_t i = 0; i < self->nview; i++) {
         cl_peer_t *p = self->view[i];
-        e[self->nmons + i] =
-            (entry_t){p,           p->rank, p->in_group, p->client, p->weight,
-                      p->address, false,   false,       p->bw_figure};
+        e[self->nmons + i] = (entry_t){p,          p->rank, p->in_group, p->client,   p->weight,
+                                       p->address, false,   false,       p->bw_figure};
     }
     return e;
 }
@@ -355,8 +354,8 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
     return cl_member_found_bw(self, rank, address, client, weight, 0, settings);
 }
 
-int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client,
-                       double weight, uint32_t bandwidth, const cl_settings_t *settings)
+int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client, double weight,
+                       uint32_t bandwidth, const cl_settings_t *settings)
 {
     cl_peer_t *me = cl_member_touch(self, self->self_key);
     if (me == NULL)

@@ -101,8 +101,8 @@ int cl_member_found(cl_member_t *self, int rank, const char *address, bool clien
 
 /* cl_member_found with this peer's bandwidth figure (kbit/s, 0 none) in
    its entry. */
-int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client,
-                       double weight, uint32_t bandwidth, const cl_settings_t *settings);
+int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client, double weight,
+                       uint32_t bandwidth, const cl_settings_t *settings);
 
 /* Founds a swarm as a monitor: view epoch 1 holding only this peer as a
    monitor entry (no rank) with the given settings.  Returns 0 or

@@ -139,8 +139,8 @@ int child_bandwidth(int i, int n)
         CHECK(sent > 1.0 * C && sent < 1.1 * C);
     else
         CHECK(sent > 1.4 * C && sent < 1.55 * C);
-    fprintf(stderr, "[test] rank %d: went on without rank 1 after %d all-reduces; sent %.3f C\n",
-            i, iters, sent / C);
+    fprintf(stderr, "[test] rank %d: went on without rank 1 after %d all-reduces; sent %.3f C\n", i,
+            iters, sent / C);
     free(x);
     free(y);
     CHECK(collab_finalize() == COLLAB_OK);
