@@ -40,6 +40,7 @@
 #include "cl_coll_butterfly.h"
 #include "util/cl_log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,6 +278,16 @@ static int s_layout(cl_coll_t *self)
         for (int j = 0; j < st->nparts; j++)
             fig[j] = self->bandwidths[elig[j]];
         cl_coll_split_bw(self->a.count, P, n, fig, st->in_lo, st->len);
+        if (cl_log_enabled(CL_LOG_DEBUG) && cl_coll_split_weighted(self->a.count, P, n, fig)) {
+            char line[256];
+            size_t at = 0;
+            for (int j = 0; j < st->nparts && j < 8 && at < sizeof line; j++)
+                at += (size_t)snprintf(line + at, sizeof line - at, " %zu (%u kbit/s)", st->len[j],
+                                       fig[j]);
+            cl_debug("collective #%llu: %d parts sized by bandwidth:%s%s",
+                     (unsigned long long)self->a.seq, st->nparts, line,
+                     st->nparts > 8 ? " ..." : "");
+        }
         free(fig);
     }
     int nclient = 0;
