@@ -5,7 +5,7 @@
     may reduce (not in client mode), on element boundaries; part j is
     reduced by its reducer.  An all-reduce sizes the parts by the
     reducers' agreed bandwidth figures (cl_coll_layout.c: the split that
-    fills every link for the same time, each part within 1/8 .. 2 equal
+    fills every link for the same time, each part within 1/16 .. 2 equal
     shares); equal or unknown figures give equal parts.  Every member cuts each part into chunks of
     chunk_bytes and sends chunk c of part j to j's reducer as DATA (part j,
     chunk c), chunk-major so that every reducer gets its first chunk early.

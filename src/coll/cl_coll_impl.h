@@ -219,7 +219,7 @@ bool cl_coll_split_weighted(size_t count, size_t k, int n, const uint32_t *fig);
    all-reduce of `count` elements among n members (clients included),
    part i reduced by a member whose agreed bandwidth figure is fig[i]
    (kbit/s, 0 unknown): the time-optimal split of cl_coll_layout.c, each
-   part between 1/8 and 2 equal shares; exactly cl_coll_split's layout
+   part between 1/16 and 2 equal shares; exactly cl_coll_split's layout
    when cl_coll_split_weighted is false.  Integer arithmetic only, so
    every member computes the same layout. */
 void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t *lo, size_t *len);

@@ -18,8 +18,8 @@
     member carries C whatever the split, and the split stays equal.
 
     Bounds (docs/security.md §5).  A member's figure is its own claim, so
-    a part never falls below 1/8 of the equal share C/k (claiming a slow
-    link sheds at most 7/8 of one's work) nor rises above twice it
+    a part never falls below 1/16 of the equal share C/k (claiming a slow
+    link sheds at most 15/16 of one's work) nor rises above twice it
     (claiming a fast link takes at most one extra share, never the whole
     vector while k > 2).
 
@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#define BW_MIN_DIV 8              /* a part holds at least 1/BW_MIN_DIV of the equal share */
+#define BW_MIN_DIV 16             /* a part holds at least 1/BW_MIN_DIV of the equal share */
 #define BW_MAX_MUL 2              /* and at most BW_MAX_MUL equal shares */
 #define BW_MIN_ELEMS 64           /* elements per part below which parts stay equal */
 #define BW_SCALE 1048576u         /* resolution of T: one step moves a part by < 2^-20 C b/b_max */
@@ -94,7 +94,7 @@ void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t
     for (size_t i = 1; i < k; i++)
         fmin = fig[i] < fmin ? fig[i] : fmin;
     /* At hi every part is at lmax (k lmax >= 2 C >= C); at 0 at lmin
-       (k lmin <= C / 8 < C). */
+       (k lmin <= C / 16 < C). */
     bw_u128 lo_t = 0;
     bw_u128 hi_t = ((bw_u128)lmax * d + count) * BW_SCALE / fmin + 1;
     while (hi_t - lo_t > 1) {

@@ -2,7 +2,7 @@
     bandwidth (cl_coll_split_bw): equal or unknown figures give exactly the
     equal layout; skewed figures fill every link for the same time (the
     optimum of docs/collectives.md §2.2b, checked against its conditions);
-    every part stays within 1/8 .. 2 equal shares whatever a member
+    every part stays within 1/16 .. 2 equal shares whatever a member
     claims; the parts always tile the vector.
 */
 #include "cl_coll_impl.h"
@@ -80,7 +80,7 @@ static void s_check_optimal(size_t count, size_t k, int n, const uint32_t *fig)
     size_t lo[MAXK], len[MAXK];
     cl_coll_split_bw(count, k, n, fig, lo, len);
     CL_CHECK(s_tiles(count, k, lo, len));
-    size_t lmin = count / k / 8, lmax = (2 * count + k - 1) / k;
+    size_t lmin = count / k / 16, lmax = (2 * count + k - 1) / k;
     double t = 0;
     for (size_t i = 0; i < k; i++) {
         CL_CHECK(len[i] >= lmin && len[i] <= lmax);
@@ -113,21 +113,21 @@ static void test_skewed(void)
     CL_CHECK(cl_coll_split_weighted(count, 4, 4, wan));
     cl_coll_split_bw(count, 4, 4, wan, lo, len);
     CL_CHECK(s_tiles(count, 4, lo, len));
-    CL_CHECK(len[3] == count / 4 / 8); /* the slow one at its floor */
+    CL_CHECK(len[3] == count / 4 / 16); /* the slow one at its floor */
     for (int i = 0; i < 3; i++)        /* the others share the rest */
         CL_CHECK(len[i] + 1 >= (count - len[3]) / 3 && len[i] <= (count - len[3]) / 3 + 1);
-    /* the slow link now carries C (1 + 2/32) instead of C (1 + 2/4) */
+    /* the slow link now carries C (1 + 2/64) instead of C (1 + 2/4) */
     s_check_optimal(count, 4, 4, wan);
     /* the slow one in the middle, and a client among the members (n > k) */
     uint32_t mid[4] = {100000, 25000, 100000, 100000};
     cl_coll_split_bw(count, 4, 5, mid, lo, len);
-    CL_CHECK(len[1] == count / 4 / 8);
+    CL_CHECK(len[1] == count / 4 / 16);
     s_check_optimal(count, 4, 5, mid);
     /* moderately skewed: nobody at a bound, every link busy equally long */
     uint32_t mod[3] = {100000, 80000, 120000};
     cl_coll_split_bw(999983, 3, 3, mod, lo, len);
     CL_CHECK(len[1] < len[0] && len[0] < len[2]);
-    CL_CHECK(len[1] > 999983 / 3 / 8 && len[2] < 2 * 999983 / 3);
+    CL_CHECK(len[1] > 999983 / 3 / 16 && len[2] < 2 * 999983 / 3);
     s_check_optimal(999983, 3, 3, mod);
     /* a faster link takes a larger part, never a smaller one */
     uint32_t f[6] = {1000, 2000, 3000, 4000, 5000, 6000};
@@ -163,7 +163,7 @@ static void test_skewed(void)
 }
 
 /* A member claiming an absurd figure takes at most two shares, one
-   claiming the least sheds at most 7/8 of its own. */
+   claiming the least sheds at most 15/16 of its own. */
 static void test_hostile(void)
 {
     size_t lo[MAXK], len[MAXK];
@@ -179,14 +179,14 @@ static void test_hostile(void)
         g[1] = 1;
         cl_coll_split_bw(count, k, (int)k, g, lo, len);
         CL_CHECK(s_tiles(count, k, lo, len));
-        CL_CHECK(len[1] == count / k / 8);
+        CL_CHECK(len[1] == count / k / 16);
         /* everybody claims the extremes at once */
         for (size_t i = 0; i < k; i++)
             g[i] = i % 2 ? UINT32_MAX : 1;
         cl_coll_split_bw(count, k, (int)k + 1, g, lo, len);
         CL_CHECK(s_tiles(count, k, lo, len));
         for (size_t i = 0; i < k; i++)
-            CL_CHECK(len[i] >= count / k / 8 && len[i] <= (2 * count + k - 1) / k);
+            CL_CHECK(len[i] >= count / k / 16 && len[i] <= (2 * count + k - 1) / k);
     }
     /* the largest vector sized by bandwidth, the widest spread */
     uint32_t g2[4] = {1, UINT32_MAX, 1, UINT32_MAX};
