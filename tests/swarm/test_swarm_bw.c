@@ -187,3 +187,45 @@ int child_bandwidth_v6(int i, int n)
     CHECK(collab_finalize() == COLLAB_OK);
     return 0;
 }
+
+/* Scenario "bandwidth_claims": absurd figures.  Rank 0 claims the most
+   COLLAB_BANDWIDTH_MBIT takes (4 Tbit/s), rank 1 the least (1 kbit/s),
+   ranks 2 and 3 100 Mbit/s.  Rank 0's part stops at two equal shares
+   (half the vector: its link carries 2 C), rank 1's at 1/16 of one
+   (1/64: 1.031 C), ranks 2 and 3 share the rest (about 1.48 C each);
+   the sums stay exact. */
+int child_bandwidth_claims(int i, int n)
+{
+    static const char *claim[4] = {"4000000", "0.001", "100", "100"};
+    static const double lo[4] = {1.98, 1.0, 1.46, 1.46}, hi[4] = {2.02, 1.05, 1.51, 1.51};
+    setenv("COLLAB_BANDWIDTH_MBIT", claim[i], 1);
+    collab_comm_t *w = test_join(i, "bwclog", NULL, 0);
+    if (w == NULL)
+        return 2;
+    double *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < COUNT; k++)
+        x[k] = (i + 1) * v(k);
+    const double C = COUNT * sizeof(double);
+    collab_info_t info = {0};
+    for (int it = 0; it < 2; it++) {
+        CHECK(collab_allreduce(w, x, y, COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        CHECK(collab_last_info(&info) == COLLAB_OK);
+        CHECK(info.group_size == n);
+        size_t bad = 0;
+        for (size_t k = 0; k < COUNT; k++)
+            bad += y[k] != 10 * v(k);
+        CHECK(bad == 0);
+        double sent = (double)info.bytes_sent, recv = (double)info.bytes_received;
+        CHECK(sent > lo[i] * C && sent < hi[i] * C);
+        CHECK(recv > lo[i] * C && recv < hi[i] * C);
+        if (it == 0)
+            fprintf(stderr, "[test] rank %d (claims %s Mbit/s): sent %.3f C, received %.3f C\n", i,
+                    claim[i], sent / C, recv / C);
+    }
+    free(x);
+    free(y);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
