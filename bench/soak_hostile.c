@@ -177,7 +177,7 @@ static void s_on_heartbeat(void *sock, const cl_wire_hdr_t *h)
         cl_identity_destroy(&id);
     }
     if (have_key) {
-        cl_wire_member_t me = {{0}, 0, CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP, 1.0, ""};
+        cl_wire_member_t me = {{0}, 0, CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP, 1.0, "", 0};
         memcpy(me.key, self_key, 32);
         memset(&m, 0, sizeof m);
         m.hdr.type = CL_MSG_VIEW;

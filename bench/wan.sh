@@ -7,12 +7,15 @@
 # links, and cleans up after itself.  Needs root (ip netns, tc).
 #
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--sizes "16"]
-#                [--compression none|fp16|int8] [--runs 3] [--build DIR]
+#                [--compression none|fp16|int8] [--runs 3] [--declare]
+#                [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
 #   --sizes   all-reduce sizes in MiB of floats
 #   --runs    runs per size (a fresh swarm each); the median and min..max
+#   --declare every peer declares its link's rate (COLLAB_BANDWIDTH_MBIT),
+#             so that the butterfly sizes its parts by them
 #
 # Bounds (S bytes, n peers, B the common rate, b the slow one):
 #   equal links      2(n-1)/n * S / B   (what each link must carry in a
@@ -24,7 +27,7 @@
 # ideal is 0.5 and int8's 0.25 of the fp32 bound.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3
+build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --compression) comp=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --declare) declare=1; shift ;;
     -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -89,13 +93,21 @@ print(f"{t:.4f}")
 EOF
 }
 
+# What peer $1 declares with --declare: its link's rate; else 0 (none).
+declared() {
+    if [ "$declare" -eq 0 ]; then echo 0
+    elif [ -n "$slow" ] && [ "$1" -eq $((np - 1)) ]; then echo "$slow"
+    else echo "$rate"; fi
+}
+
 # One swarm: rank 0 founds it in namespace 0, the others join it; prints
 # the latency (seconds) of the size from rank 0's table.
 one_run() {
     local bytes=$1 i addr pids=()
     local env=(COLLAB_WORLD_SIZE="$np" COLLAB_MATCHMAKING_TIME=30 COLLAB_TIMEOUT=10
                COLLAB_COMPRESSION="$comp" COLLAB_LOG=warn)
-    ip netns exec "${tag}n0" env "${env[@]}" COLLAB_LISTEN=/ip4/10.77.0.1/tcp/4000 \
+    ip netns exec "${tag}n0" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared 0)" \
+        COLLAB_LISTEN=/ip4/10.77.0.1/tcp/4000 \
         COLLAB_LOG=info LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" --max-bytes "$bytes" \
         --time 0.1 --max-iters 2 >"$work/r0.out" 2>"$work/r0.err" &
     pids+=($!)
@@ -106,7 +118,8 @@ one_run() {
     done
     [ -n "$addr" ] || { echo "wan.sh: the founder printed no join line" >&2; kill -9 "${pids[@]}"; return 1; }
     for i in $(seq 1 $((np - 1))); do
-        ip netns exec "${tag}n$i" env "${env[@]}" COLLAB_LISTEN="/ip4/10.77.0.$((i + 1))/tcp/4000" \
+        ip netns exec "${tag}n$i" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared "$i")" \
+            COLLAB_LISTEN="/ip4/10.77.0.$((i + 1))/tcp/4000" \
             COLLAB_INITIAL_PEERS="$addr" LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" \
             --max-bytes "$bytes" --time 0.1 --max-iters 2 >"$work/r$i.out" 2>"$work/r$i.err" &
         pids+=($!)
@@ -117,7 +130,7 @@ one_run() {
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }
 
-echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s)}, compression $comp, $runs runs"
+echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s)}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
 printf '%10s %12s %22s %10s %8s\n' "MiB" "bound s" "median s (min..max)" "÷ bound" "check"
 for mib in $sizes; do
     bytes=$((mib * 1048576))

@@ -229,17 +229,19 @@ cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env)
     self->members = s_dup(args->members, n * sizeof(int));
     self->weights = malloc(n * sizeof(double));
     self->clients = calloc(n, sizeof(int));
+    self->bandwidths = calloc(n, sizeof(uint32_t));
     self->failed = calloc(self->nb, 1);
     self->done_from = calloc(self->nb, 1);
     self->heard = calloc(n, sizeof(double));
     self->waiting = malloc(n * sizeof(double));
     if (self->members == NULL || self->weights == NULL || self->clients == NULL ||
-        self->failed == NULL || self->done_from == NULL || self->heard == NULL ||
-        self->waiting == NULL)
+        self->bandwidths == NULL || self->failed == NULL || self->done_from == NULL ||
+        self->heard == NULL || self->waiting == NULL)
         goto err;
     for (size_t i = 0; i < n; i++) {
         self->weights[i] = args->weights != NULL ? args->weights[i] : 1.0;
         self->clients[i] = args->clients != NULL ? args->clients[i] : 0;
+        self->bandwidths[i] = args->bandwidths != NULL ? args->bandwidths[i] : 0;
         self->waiting[i] = -1;
     }
     size_t cs = (size_t)args->comm_size;
@@ -250,6 +252,7 @@ cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env)
     self->a.members = self->members;
     self->a.weights = self->weights;
     self->a.clients = self->clients;
+    self->a.bandwidths = self->bandwidths;
     self->a.counts = self->counts;
     self->a.displs = self->displs;
     self->me = s_index(self, args->self);
@@ -277,6 +280,7 @@ void cl_coll_destroy(cl_coll_t **self_p)
     free(self->members);
     free(self->weights);
     free(self->clients);
+    free(self->bandwidths);
     free(self->counts);
     free(self->displs);
     free(self->failed);
@@ -516,6 +520,27 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args)
     if (args->aggregation != 0) { /* robust members are never averaged with plain ones */
         h = s_fnv(h, &args->aggregation, sizeof args->aggregation);
         h = s_fnv(h, &args->max_weight_ratio, sizeof args->max_weight_ratio);
+    }
+    /* Parts sized by bandwidth: members that would cut the vector
+       differently (their views disagree on the figures) must not run it
+       together, so the figures that size the parts are signed. */
+    if (args->kind == CL_COLL_ALLREDUCE && args->bandwidths != NULL &&
+        args->op.kind != COLLAB_OP_USER && args->nmembers > 0 && args->members != NULL) {
+        uint32_t fig[64], *f = args->nmembers <= 64 ? fig : malloc((size_t)args->nmembers * 4);
+        size_t k = 0;
+        for (int i = 0; f != NULL && i < args->nmembers; i++)
+            if (args->clients == NULL || !args->clients[i])
+                f[k++] = args->bandwidths[i];
+        for (int i = 0; f != NULL && k == 0 && i < args->nmembers; i++)
+            f[i] = args->bandwidths[i]; /* clients only: every member reduces */
+        if (f != NULL && k == 0)
+            k = (size_t)args->nmembers;
+        if (f != NULL && k > (size_t)args->count)
+            k = (size_t)args->count;
+        if (f != NULL && cl_coll_split_weighted(args->count, k, args->nmembers, f))
+            h = s_fnv(h, f, k * sizeof *f);
+        if (f != fig)
+            free(f);
     }
     /* Allgatherv's counts are the same at every rank (MPI requires it). */
     if (args->kind == CL_COLL_ALLGATHERV && args->counts != NULL)

@@ -112,6 +112,9 @@ typedef struct {
     const int *members;    /* their comm ranks, ascending */
     const double *weights; /* their averaging weights (>= 0, finite), or NULL = all 1 */
     const int *clients;    /* 1 if member i is in client mode (never a reducer), or NULL */
+    const uint32_t *bandwidths; /* their agreed link figures in kbit/s (0 unknown), or NULL:
+                                   a butterfly all-reduce sizes its parts by them
+                                   (cl_coll_split_bw), so every member must get the same */
     int self;              /* this peer's comm rank */
     int root;              /* comm rank of the root (rooted kinds), else -1 */
     /* Reductions: element type, count and op.  Data movement: dtype ==

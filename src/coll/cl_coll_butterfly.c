@@ -3,7 +3,10 @@
 
     Schedule.  The vector is cut into one contiguous part per member that
     may reduce (not in client mode), on element boundaries; part j is
-    reduced by its reducer.  Every member cuts each part into chunks of
+    reduced by its reducer.  An all-reduce sizes the parts by the
+    reducers' agreed bandwidth figures (cl_coll_layout.c: the split that
+    fills every link for the same time, each part within 1/16 .. 2 equal
+    shares); equal or unknown figures give equal parts.  Every member cuts each part into chunks of
     chunk_bytes and sends chunk c of part j to j's reducer as DATA (part j,
     chunk c), chunk-major so that every reducer gets its first chunk early.
     The reducer folds the contributions of a chunk in rank order as they
@@ -37,6 +40,7 @@
 #include "cl_coll_butterfly.h"
 #include "util/cl_log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,6 +266,30 @@ static int s_layout(cl_coll_t *self)
         free(elig);
         return COLLAB_ERR_NO_MEM;
     }
+    /* An all-reduce's parts are sized by the reducers' agreed bandwidth
+       figures (cl_coll_layout.c); equal figures give the equal split. */
+    bool bw = self->a.kind == CL_COLL_ALLREDUCE && !cl_coll_whole(self) && st->nparts > 1;
+    if (bw) {
+        uint32_t *fig = malloc(P * sizeof *fig);
+        if (fig == NULL) {
+            free(elig);
+            return COLLAB_ERR_NO_MEM;
+        }
+        for (int j = 0; j < st->nparts; j++)
+            fig[j] = self->bandwidths[elig[j]];
+        cl_coll_split_bw(self->a.count, P, n, fig, st->in_lo, st->len);
+        if (cl_log_enabled(CL_LOG_DEBUG) && cl_coll_split_weighted(self->a.count, P, n, fig)) {
+            char line[256];
+            size_t at = 0;
+            for (int j = 0; j < st->nparts && j < 8 && at < sizeof line; j++)
+                at += (size_t)snprintf(line + at, sizeof line - at, " %zu (%u kbit/s)", st->len[j],
+                                       fig[j]);
+            cl_debug("collective #%llu: %d parts sized by bandwidth:%s%s",
+                     (unsigned long long)self->a.seq, st->nparts, line,
+                     st->nparts > 8 ? " ..." : "");
+        }
+        free(fig);
+    }
     int nclient = 0;
     for (int j = 0; j < st->nparts; j++) {
         if (rsb) {
@@ -271,7 +299,8 @@ static int s_layout(cl_coll_t *self)
             st->consumer[j] = j;
             st->prod0[j] = self->clients[j] ? elig[nclient++ % np] : j;
         } else {
-            cl_coll_split(self->a.count, P, (size_t)j, &st->in_lo[j], &st->len[j]);
+            if (!bw)
+                cl_coll_split(self->a.count, P, (size_t)j, &st->in_lo[j], &st->len[j]);
             st->out_lo[j] = st->in_lo[j];
             st->consumer[j] = self->a.kind == CL_COLL_REDUCE ? self->root : -1;
             st->prod0[j] = elig[j];

@@ -75,6 +75,7 @@ struct cl_coll {
     int *members;          /* owned copy of a.members */
     double *weights;       /* owned weights (all 1 when none were given) */
     int *clients;          /* owned client flags (all 0 when none were given) */
+    uint32_t *bandwidths;  /* owned bandwidth figures (all 0 when none were given) */
     size_t *counts;        /* owned copy of a.counts, or NULL */
     size_t *displs;        /* owned copy of a.displs, or NULL */
     size_t nb;             /* bytes of a member bitmap */
@@ -208,6 +209,20 @@ int cl_coll_lowest_alive(const cl_coll_t *self);
 /* Element range [lo, lo+len) of piece i when `count` elements are cut in
    k pieces as evenly as possible (the first count % k pieces get one more). */
 void cl_coll_split(size_t count, size_t k, size_t i, size_t *lo, size_t *len);
+
+/* True when cl_coll_split_bw sizes parts by bandwidth: an all-reduce of
+   `count` elements in k >= 2 parts among n >= 3 members, every figure
+   known (> 0), not all equal, and at least 64 elements per part. */
+bool cl_coll_split_weighted(size_t count, size_t k, int n, const uint32_t *fig);
+
+/* Element ranges [lo[i], lo[i]+len[i]) of the k parts of a butterfly
+   all-reduce of `count` elements among n members (clients included),
+   part i reduced by a member whose agreed bandwidth figure is fig[i]
+   (kbit/s, 0 unknown): the time-optimal split of cl_coll_layout.c, each
+   part between 1/16 and 2 equal shares; exactly cl_coll_split's layout
+   when cl_coll_split_weighted is false.  Integer arithmetic only, so
+   every member computes the same layout. */
+void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t *lo, size_t *len);
 
 /* Number of chunks of a piece of `bytes` bytes (at least 1) and the
    offset/length of chunk c, with chunk size `cb` (a multiple of the

@@ -44,8 +44,9 @@ typedef struct {
     int rank; /* comm rank */
     double weight;
     int client;
-    bool gone;   /* no longer a live member of the world group */
-    bool haskey; /* key holds its identity key when the collective started */
+    bool gone;          /* no longer a live member of the world group */
+    uint32_t bandwidth; /* the generation's bandwidth figure (kbit/s, 0 unknown) */
+    bool haskey;        /* key holds its identity key when the collective started */
     uint8_t key[32];
 } member_t;
 
@@ -134,7 +135,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         member_t *m = malloc(sizeof *m);
         if (m == NULL)
             return COLLAB_ERR_NO_MEM;
-        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false, false, {0}};
+        *m = (member_t){comm->rank, me->weight, me->client ? 1 : 0, false, 0, false, {0}};
         *out = m;
         return 1;
     }
@@ -159,7 +160,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         int left = eng_leave_status(e, g->world[i], comm->id, seq);
         if (left >= 0)
             gone = left == 0;
-        m[k] = (member_t){r, w, g->client[i], gone, p != NULL, {0}};
+        m[k] = (member_t){r, w, g->client[i], gone, g->bandwidth[i], p != NULL, {0}};
         if (p != NULL)
             memcpy(m[k].key, p->key, 32);
         k++;
@@ -212,6 +213,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;
+    uint32_t *bandwidths = NULL;
     coll_ctx_t *ctx = NULL;
     int rc = n;
     if (n < 0)
@@ -220,8 +222,9 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     ranks = malloc((size_t)n * sizeof(int));
     weights = malloc((size_t)n * sizeof(double));
     clients = malloc((size_t)n * sizeof(int));
+    bandwidths = malloc((size_t)n * sizeof(uint32_t));
     ctx = calloc(1, sizeof *ctx);
-    if (ranks == NULL || weights == NULL || clients == NULL || ctx == NULL)
+    if (ranks == NULL || weights == NULL || clients == NULL || bandwidths == NULL || ctx == NULL)
         goto err;
     /* keys, then whether each is known, in one block */
     ctx->keys = malloc((size_t)n * (32 + sizeof(bool)));
@@ -237,6 +240,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         ranks[i] = mem[i].rank;
         weights[i] = mem[i].weight;
         clients[i] = mem[i].client;
+        bandwidths[i] = mem[i].bandwidth;
         memcpy(ctx->keys[i], mem[i].key, 32);
         ctx->haskey[i] = mem[i].haskey;
     }
@@ -248,6 +252,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     args.members = ranks;
     args.weights = weights;
     args.clients = clients;
+    args.bandwidths = bandwidths;
     args.self = s->comm->rank;
     args.strict = set->strict ? 1 : 0;
     args.compression = set->compression;
@@ -294,6 +299,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
             (void)cl_coll_on_fail(c, mem[i].rank);
     free(weights);
     free(clients);
+    free(bandwidths);
     free(mem);
     rc = cl_coll_start(c);
     if (rc != COLLAB_OK && !cl_coll_done(c)) {
@@ -316,6 +322,7 @@ err:
     free(ranks);
     free(weights);
     free(clients);
+    free(bandwidths);
     eng_coll_ctx_free(&ctx);
     cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);

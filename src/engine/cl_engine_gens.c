@@ -22,6 +22,7 @@ static void gen_clear(group_gen_t *g)
     free(g->world);
     free(g->weight);
     free(g->client);
+    free(g->bandwidth);
     memset(g, 0, sizeof *g);
 }
 
@@ -46,10 +47,13 @@ void eng_coll_record_group(struct cl_engine *e)
         return;
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    group_gen_t g = {gen, 0, malloc((n > 0 ? n : 1) * sizeof(int)),
+    group_gen_t g = {gen,
+                     0,
+                     malloc((n > 0 ? n : 1) * sizeof(int)),
                      malloc((n > 0 ? n : 1) * sizeof(double)),
-                     malloc((n > 0 ? n : 1) * sizeof(int))};
-    if (g.world == NULL || g.weight == NULL || g.client == NULL) {
+                     malloc((n > 0 ? n : 1) * sizeof(int)),
+                     malloc((n > 0 ? n : 1) * sizeof(uint32_t))};
+    if (g.world == NULL || g.weight == NULL || g.client == NULL || g.bandwidth == NULL) {
         gen_clear(&g);
         cl_error("out of memory recording the group");
         return;
@@ -60,6 +64,7 @@ void eng_coll_record_group(struct cl_engine *e)
         g.world[g.n] = list[i]->rank;
         g.weight[g.n] = list[i]->weight;
         g.client[g.n] = list[i]->client ? 1 : 0;
+        g.bandwidth[g.n] = list[i]->bw_figure;
         g.n++;
     }
     gen_clear(&e->gens[e->gen_next]);
@@ -102,9 +107,14 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
         len / GEN_ENTRY > (size_t)ws || !eng_coll_in_group(e, from_world))
         return false;
     int n = (int)(len / GEN_ENTRY);
-    group_gen_t g = {gen, 0, malloc((size_t)n * sizeof(int)), malloc((size_t)n * sizeof(double)),
-                     malloc((size_t)n * sizeof(int))};
-    bool ok = g.world != NULL && g.weight != NULL && g.client != NULL, has_me = false;
+    group_gen_t g = {gen,
+                     0,
+                     malloc((size_t)n * sizeof(int)),
+                     malloc((size_t)n * sizeof(double)),
+                     malloc((size_t)n * sizeof(int)),
+                     malloc((size_t)n * sizeof(uint32_t))};
+    bool ok = g.world != NULL && g.weight != NULL && g.client != NULL && g.bandwidth != NULL,
+         has_me = false;
     for (int i = 0; i < n && ok; i++) {
         const uint8_t *b = body + (size_t)i * GEN_ENTRY;
         uint32_t w = 0;
@@ -122,11 +132,13 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
         if (j < c->n) {
             g.weight[g.n] = c->weight[j];
             g.client[g.n] = c->client[j];
+            g.bandwidth[g.n] = c->bandwidth[j];
         } else {
             const cl_peer_t *p = cl_member_at_rank(e->mb, (int)w);
             ok = p == NULL || !p->in_group;
             g.weight[g.n] = 1.0;
             g.client[g.n] = b[4] != 0;
+            g.bandwidth[g.n] = 0; /* unknown: the parts stay equal */
         }
         has_me = has_me || (int)w == me;
         g.world[g.n++] = (int)w;

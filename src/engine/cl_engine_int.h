@@ -109,6 +109,7 @@ typedef struct {
     int *world; /* world ranks, ascending */
     double *weight;
     int *client;
+    uint32_t *bandwidth; /* agreed bandwidth figures (kbit/s, 0 unknown) */
 } group_gen_t;
 
 #define ENG_GENS 16 /* generations remembered */

@@ -68,6 +68,9 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
        launcher's, NCCL's ncclCommInitRank) holds that one or none. */
     bool required = rejoin || (e->cfg.rank_required && j->rank >= 0);
     j->weight = e->cfg.weight;
+    /* COLLAB_BANDWIDTH_MBIT: the coordinator puts it in this peer's view
+       entry (written only on links of wire version 7). */
+    j->bandwidth = e->cfg.monitor ? 0 : e->cfg.bandwidth_kbit;
     j->flags = (uint8_t)((e->cfg.client_mode ? CL_JOIN_CLIENT : 0) |
                          (e->cfg.monitor ? CL_JOIN_MONITOR : 0) |
                          (e->cfg.monitor && e->cfg.relay ? CL_JOIN_RELAY : 0) |
@@ -89,6 +92,13 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
     eng_auth_note_join_sent(e, key);
     (void)cl_transport_send(e->tp, key, &m);
+}
+
+/* The bandwidth figure a founder puts in its own view entry: none when
+   it speaks no version that carries figures (COLLAB_WIRE_VERSION < 7). */
+static uint32_t s_own_bandwidth(const struct cl_engine *e)
+{
+    return e->cfg.wire_version >= 7 ? e->cfg.bandwidth_kbit : 0;
 }
 
 /* The swarm-wide settings a founder gives the swarm: its own. */
@@ -129,8 +139,8 @@ int eng_join_start(struct cl_engine *e)
         cl_settings_t s = s_own_settings(e);
         int rc = e->cfg.monitor
                      ? cl_member_found_monitor(e->mb, cl_transport_address(e->tp), e->cfg.relay, &s)
-                     : cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
-                                       e->cfg.weight, &s);
+                     : cl_member_found_bw(e->mb, e->cfg.rank, cl_transport_address(e->tp), false,
+                                          e->cfg.weight, s_own_bandwidth(e), &s);
         if (rc != COLLAB_OK)
             return COLLAB_ERR_NO_MEM;
         eng_become_member(e, true);
@@ -220,8 +230,8 @@ static bool maybe_found_again(struct cl_engine *e, double now)
     if (waiting == 0)
         return false;
     cl_settings_t s = s_own_settings(e);
-    if (cl_member_found(e->mb, e->cfg.rank, cl_transport_address(e->tp), false, e->cfg.weight,
-                        &s) != COLLAB_OK) {
+    if (cl_member_found_bw(e->mb, e->cfg.rank, cl_transport_address(e->tp), false, e->cfg.weight,
+                           s_own_bandwidth(e), &s) != COLLAB_OK) {
         cl_error("out of memory founding the swarm again");
         eng_fail_init(e, COLLAB_ERR_NO_MEM);
         return true;
@@ -477,8 +487,8 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
             r.u.join_reply.status = CL_JOIN_STANDBY;
         } else {
             cl_member_delta_t d;
-            if (cl_member_admit(e->mb, key, rank, client ? "" : j->address, client, j->weight,
-                                eng_now(), &d) == COLLAB_OK) {
+            if (cl_member_admit_bw(e->mb, key, rank, client ? "" : j->address, client, j->weight,
+                                   j->bandwidth, eng_now(), &d) == COLLAB_OK) {
                 cl_peer_t *p = cl_member_find(e->mb, key);
                 if (p != NULL)
                     p->incarnation = j->incarnation;

@@ -158,7 +158,8 @@ typedef struct {
     double weight;
     const char *address;
     bool monitor;
-    bool relay; /* a monitor entry that relays (CL_MEMBER_RELAY) */
+    bool relay;  /* a monitor entry that relays (CL_MEMBER_RELAY) */
+    uint32_t bw; /* bandwidth figure, kbit/s (0 unknown) */
 } entry_t;
 
 static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
@@ -171,7 +172,8 @@ static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
     return COLLAB_OK;
 }
 
-/* Did the world group (members, weights, client flags) change? */
+/* Did the world group (members, weights, client flags, bandwidth
+   figures) change? */
 static bool group_changed(const cl_member_t *self, const entry_t *e, size_t n, bool group_closed)
 {
     if (group_closed != self->group_closed)
@@ -185,7 +187,7 @@ static bool group_changed(const cl_member_t *self, const entry_t *e, size_t n, b
         now++;
         const cl_peer_t *p = e[i].p;
         if (!p->in_group || p->state == CL_PEER_GONE || p->weight != e[i].weight ||
-            p->client != e[i].client)
+            p->client != e[i].client || p->bw_figure != e[i].bw)
             return true;
     }
     return old != now;
@@ -250,6 +252,7 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
         p->in_group = e[i].in_group && !e[i].monitor;
         p->client = e[i].client;
         p->weight = e[i].weight;
+        p->bw_figure = e[i].monitor ? 0 : e[i].bw;
         if (e[i].address != p->address) {
             size_t len = strlen(e[i].address);
             if (len > CL_WIRE_STR_MAX)
@@ -318,12 +321,12 @@ static entry_t *view_entries(const cl_member_t *self, size_t extra)
         return NULL;
     for (size_t i = 0; i < self->nmons; i++) {
         cl_peer_t *p = self->mons[i];
-        e[i] = (entry_t){p, -1, false, false, p->weight, p->address, true, p->relay};
+        e[i] = (entry_t){p, -1, false, false, p->weight, p->address, true, p->relay, 0};
     }
     for (size_t i = 0; i < self->nview; i++) {
         cl_peer_t *p = self->view[i];
-        e[self->nmons + i] =
-            (entry_t){p, p->rank, p->in_group, p->client, p->weight, p->address, false, false};
+        e[self->nmons + i] = (entry_t){p,          p->rank, p->in_group, p->client,   p->weight,
+                                       p->address, false,   false,       p->bw_figure};
     }
     return e;
 }
@@ -348,12 +351,19 @@ void cl_member_delta_clear(cl_member_delta_t *delta)
 int cl_member_found(cl_member_t *self, int rank, const char *address, bool client, double weight,
                     const cl_settings_t *settings)
 {
+    return cl_member_found_bw(self, rank, address, client, weight, 0, settings);
+}
+
+int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client, double weight,
+                       uint32_t bandwidth, const cl_settings_t *settings)
+{
     cl_peer_t *me = cl_member_touch(self, self->self_key);
     if (me == NULL)
         return COLLAB_ERR_NO_MEM;
     if (rank < 0 || rank >= settings->world_size)
         rank = 0;
-    entry_t e = {me, rank, false, client, weight, address != NULL ? address : "", false, false};
+    entry_t e = {me,    rank,  false,    client, weight, address != NULL ? address : "",
+                 false, false, bandwidth};
     cl_member_delta_t d;
     int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
     cl_member_delta_clear(&d);
@@ -366,7 +376,7 @@ int cl_member_found_monitor(cl_member_t *self, const char *address, bool relay,
     cl_peer_t *me = cl_member_touch(self, self->self_key);
     if (me == NULL)
         return COLLAB_ERR_NO_MEM;
-    entry_t e = {me, -1, false, false, 1.0, address != NULL ? address : "", true, relay};
+    entry_t e = {me, -1, false, false, 1.0, address != NULL ? address : "", true, relay, 0};
     cl_member_delta_t d;
     int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
     cl_member_delta_clear(&d);
@@ -408,7 +418,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
                          m->weight,
                          m->address != NULL ? m->address : "",
                          monitor,
-                         (m->flags & CL_MEMBER_RELAY) != 0};
+                         (m->flags & CL_MEMBER_RELAY) != 0,
+                         monitor ? 0 : m->bandwidth};
     }
     if (rc == COLLAB_OK) {
         cl_settings_t s;
@@ -549,6 +560,13 @@ static int cmp_entry_rank(const void *a, const void *b)
 int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
                     bool client, double weight, double now, cl_member_delta_t *delta)
 {
+    return cl_member_admit_bw(self, key, rank, address, client, weight, 0, now, delta);
+}
+
+int cl_member_admit_bw(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
+                       bool client, double weight, uint32_t bandwidth, double now,
+                       cl_member_delta_t *delta)
+{
     memset(delta, 0, sizeof *delta);
     if (self->epoch == 0 || rank < 0 || rank >= self->settings.world_size)
         return COLLAB_ERR_RANK;
@@ -571,7 +589,8 @@ int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const ch
     bool in_group = i < n ? e[i].in_group : false;
     if (i == n)
         n++;
-    e[i] = (entry_t){p, rank, in_group, client, weight, address != NULL ? address : "", false, false};
+    e[i] = (entry_t){p,     rank,  in_group, client, weight, address != NULL ? address : "",
+                     false, false, bandwidth};
     qsort(e, n, sizeof *e, cmp_entry_rank);
     int rc =
         view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);
@@ -706,6 +725,7 @@ int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
             (uint8_t)((p->client ? CL_MEMBER_CLIENT : 0) | (p->in_group ? CL_MEMBER_IN_GROUP : 0));
         m[i].weight = p->weight;
         m[i].address = p->address;
+        m[i].bandwidth = p->bw_figure;
     }
     out->epoch = self->epoch;
     out->group_epoch = self->group_epoch;
@@ -745,7 +765,7 @@ int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char
     if (e == NULL)
         return COLLAB_ERR_NO_MEM;
     size_t n = view_nentries(self);
-    e[n++] = (entry_t){p, -1, false, false, 1.0, address, true, relay};
+    e[n++] = (entry_t){p, -1, false, false, 1.0, address, true, relay, 0};
     qsort(e, n, sizeof *e, cmp_entry_rank);
     int rc =
         view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);

@@ -40,6 +40,8 @@ typedef struct {
     bool relay;                        /* a monitor that relays between client members */
     bool in_group;                     /* member of the world group */
     double weight;                     /* averaging weight */
+    uint32_t bw_figure;                /* agreed bandwidth figure from the view (kbit/s, the
+                                          member's COLLAB_BANDWIDTH_MBIT), 0 unknown */
     cl_peer_state_t state;             /* see above */
     double last_heard;                 /* local monotonic seconds of the last message */
     double gone_at;                    /* when it left the view (for purging) */
@@ -97,6 +99,11 @@ void cl_member_destroy(cl_member_t **self_p);
 int cl_member_found(cl_member_t *self, int rank, const char *address, bool client, double weight,
                     const cl_settings_t *settings);
 
+/* cl_member_found with this peer's bandwidth figure (kbit/s, 0 none) in
+   its entry. */
+int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client, double weight,
+                       uint32_t bandwidth, const cl_settings_t *settings);
+
 /* Founds a swarm as a monitor: view epoch 1 holding only this peer as a
    monitor entry (no rank) with the given settings.  Returns 0 or
    COLLAB_ERR_NO_MEM. */
@@ -139,6 +146,13 @@ int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int pref
    another key, COLLAB_ERR_NO_MEM). */
 int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
                     bool client, double weight, double now, cl_member_delta_t *delta);
+
+/* cl_member_admit with the member's bandwidth figure (kbit/s, 0 none, as
+   its JOIN declared it).  A figure is part of the world group like a
+   weight: changing a grouped member's starts a new generation. */
+int cl_member_admit_bw(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
+                       bool client, double weight, uint32_t bandwidth, double now,
+                       cl_member_delta_t *delta);
 
 /* Coordinator: removes members or monitors (bumps the epoch once).  When
    the last member of the formed world group goes, the group is open again

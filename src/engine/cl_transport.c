@@ -208,10 +208,10 @@ int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *h
 }
 
 /* Encodes m into a header and a body (owned by the caller). */
-int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE], uint8_t **body,
-              size_t *blen)
+int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, int link, uint8_t hdr[CL_WIRE_HDR_SIZE],
+              uint8_t **body, size_t *blen)
 {
-    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr);
+    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr, link);
     m->hdr.run = self->run;
     int rc = cl_wire_encode_body(m, body, blen);
     if (rc == CL_WIRE_ENOMEM)
@@ -333,7 +333,7 @@ static int send_shm_coll(cl_transport_t *self, const uint8_t key[32], cl_wire_ms
                  m->payload_len, self->max_message);
         return COLLAB_ERR_ARG;
     }
-    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr);
+    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr, 0);
     m->hdr.run = self->run;
     m->hdr.length = m->payload_len;
     uint8_t hdr[CL_WIRE_HDR_SIZE];
@@ -351,7 +351,7 @@ int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
-    int rc = tp_encode(self, m, hdr, &body, &blen);
+    int rc = tp_encode(self, m, cl_transport_link_version(self, key), hdr, &body, &blen);
     if (rc != COLLAB_OK)
         return rc;
     if (self->shm != NULL) {
@@ -373,7 +373,7 @@ int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
-    int rc = tp_encode(self, m, hdr, &body, &blen);
+    int rc = tp_encode(self, m, in->version, hdr, &body, &blen);
     if (rc != COLLAB_OK)
         return rc;
     if (self->shm != NULL && cl_shm_up(self->shm, key)) {
@@ -536,7 +536,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
-    if (tp_encode(self, &m, hdr, &body, &blen) != COLLAB_OK)
+    if (tp_encode(self, &m, 0, hdr, &body, &blen) != COLLAB_OK)
         goto err_free;
     if (tp_send_raw(zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0)
         goto err_free;

@@ -124,8 +124,11 @@ void tp_in_link_delete(cl_transport_t *self, in_link_t *l);
    Returns 0 or -1 with errno set. */
 int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *hdr, uint8_t *body, size_t blen);
 /* Encodes m (version and run filled in) into a header and a malloc'ed
-   body.  Returns 0, COLLAB_ERR_NO_MEM or COLLAB_ERR_ARG (logged). */
-int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE], uint8_t **body, size_t *blen);
+   body, in the layout of a link negotiated at version `link` (0 unknown:
+   the oldest layout, cl_wire_msg_version).  Returns 0, COLLAB_ERR_NO_MEM
+   or COLLAB_ERR_ARG (logged). */
+int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, int link, uint8_t hdr[CL_WIRE_HDR_SIZE],
+              uint8_t **body, size_t *blen);
 /* Sends on an outbound link, or queues until its handshake is done;
    takes ownership of body.  Returns 0 or a negative status. */
 int tp_out_link_send(out_link_t *l, const uint8_t *hdr, uint8_t *body, size_t blen);

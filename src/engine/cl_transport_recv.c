@@ -84,7 +84,7 @@ static void send_refuse(cl_transport_t *self, in_link_t *tmp, int reason, const 
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
-    if (tp_encode(self, &m, hdr, &body, &blen) == COLLAB_OK)
+    if (tp_encode(self, &m, 0, hdr, &body, &blen) == COLLAB_OK)
         (void)tp_send_raw(zsock_resolve(self->router), tmp->rid, tmp->rid_len, hdr, body, blen);
 }
 
@@ -164,7 +164,7 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
-    if (tp_encode(self, &w, hdr, &body, &blen) == COLLAB_OK)
+    if (tp_encode(self, &w, 0, hdr, &body, &blen) == COLLAB_OK)
         (void)tp_send_raw(zsock_resolve(self->router), rid, rid_len, hdr, body, blen);
 }
 
@@ -359,7 +359,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
     size_t blen;
-    if (tp_encode(self, &a, hdr, &body, &blen) != COLLAB_OK ||
+    if (tp_encode(self, &a, 0, hdr, &body, &blen) != COLLAB_OK ||
         tp_send_raw(zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
         tp_out_link_kill(self, l);
         emit_down(l, fn, ctx);

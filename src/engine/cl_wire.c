@@ -118,8 +118,10 @@ static bool type_known(int t)
     }
 }
 
-int cl_wire_msg_version(const cl_wire_hdr_t *h)
+int cl_wire_msg_version(const cl_wire_hdr_t *h, int link)
 {
+    if (h->type == CL_MSG_JOIN || h->type == CL_MSG_VIEW)
+        return link >= 7 ? 7 : 5;
     return h->type == CL_MSG_P2P_CTL && h->sub == CL_P2P_CREDIT ? 6 : 5;
 }
 
@@ -242,7 +244,7 @@ static bool member_entry_ok(const cl_wire_view_t *v, uint32_t i, int32_t rank, u
     return prev == NULL || (prev->flags & CL_MEMBER_MONITOR) != 0 || prev->rank < rank;
 }
 
-static int decode_view(cl_rd_t *r, cl_wire_view_t *v)
+static int decode_view(cl_rd_t *r, cl_wire_view_t *v, int version)
 {
     v->epoch = cl_rd_u64(r);
     v->group_epoch = cl_rd_u64(r);
@@ -281,8 +283,10 @@ static int decode_view(cl_rd_t *r, cl_wire_view_t *v)
         const uint8_t *s;
         size_t n;
         rd_str_ref(r, &s, &n);
+        m->bandwidth = version >= 7 ? cl_rd_u32(r) : 0;
         if (r->bad)
             break;
+        cl_rd_check(r, (m->flags & CL_MEMBER_MONITOR) == 0 || m->bandwidth == 0);
         cl_rd_check(r, member_entry_ok(v, i, m->rank, m->flags, n));
         cl_rd_check(r, weight_ok(m->weight));
         nmon += (m->flags & CL_MEMBER_MONITOR) != 0;
@@ -486,6 +490,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         rd_settings(rp, &j->settings, SETTINGS_OPTIONAL);
         j->incarnation = cl_rd_u64(rp);
         rd_str(rp, j->address);
+        j->bandwidth = out->hdr.version >= 7 ? cl_rd_u32(rp) : 0;
         cl_rd_check(rp, j->rank >= -1 && j->rank < CL_WIRE_WORLD_MAX);
         cl_rd_check(rp, weight_ok(j->weight));
         cl_rd_check(rp, ((j->flags & CL_JOIN_RELAY) == 0 || (j->flags & CL_JOIN_MONITOR) != 0) &&
@@ -506,7 +511,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         break;
     }
     case CL_MSG_VIEW:
-        rc = decode_view(rp, &out->u.view);
+        rc = decode_view(rp, &out->u.view, out->hdr.version);
         if (rc == CL_WIRE_ENOMEM) {
             cl_wire_msg_clear(out);
             return rc;
@@ -609,7 +614,7 @@ void cl_wire_msg_clear(cl_wire_msg_t *m)
     memset(m, 0, sizeof *m);
 }
 
-static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
+static void encode_view(cl_wr_t *w, const cl_wire_view_t *v, int version)
 {
     cl_wr_check(w, v->epoch >= 1);
     cl_wr_check(w, v->group_epoch >= 1 && v->group_epoch <= v->epoch);
@@ -626,6 +631,7 @@ static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
         cl_wr_check(w, m->address != NULL &&
                            member_entry_ok(v, i, m->rank, m->flags, strlen(m->address)));
         cl_wr_check(w, weight_ok(m->weight));
+        cl_wr_check(w, (m->flags & CL_MEMBER_MONITOR) == 0 || m->bandwidth == 0);
         nmon += (m->flags & CL_MEMBER_MONITOR) != 0;
         cl_wr_check(w, nmon <= CL_WIRE_MONITORS_MAX);
         cl_wr_bytes(w, m->key, 32);
@@ -633,6 +639,8 @@ static void encode_view(cl_wr_t *w, const cl_wire_view_t *v)
         cl_wr_u8(w, m->flags);
         cl_wr_f64(w, m->weight);
         wr_str(w, m->address);
+        if (version >= 7)
+            cl_wr_u32(w, m->bandwidth);
     }
 }
 
@@ -688,6 +696,8 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         wr_settings(&w, &j->settings, SETTINGS_OPTIONAL);
         cl_wr_u64(&w, j->incarnation);
         wr_str(&w, j->address);
+        if (m->hdr.version >= 7)
+            cl_wr_u32(&w, j->bandwidth);
         break;
     }
     case CL_MSG_JOIN_REPLY: {
@@ -701,7 +711,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     }
     case CL_MSG_VIEW:
-        encode_view(&w, &m->u.view);
+        encode_view(&w, &m->u.view, m->hdr.version);
         break;
     case CL_MSG_HEARTBEAT:
         cl_wr_u64(&w, m->u.heartbeat.epoch);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 6         /* the highest version this code speaks */
+#define CL_WIRE_VERSION 7         /* the highest version this code speaks */
 #define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
@@ -173,6 +173,7 @@ typedef struct {
     cl_wire_settings_t settings;       /* the optional form */
     uint64_t incarnation;              /* random per process: tells a restart from a retry */
     char address[CL_WIRE_STR_MAX + 1]; /* "" for clients */
+    uint32_t bandwidth; /* COLLAB_BANDWIDTH_MBIT in kbit/s, 0 none (on the wire from version 7) */
 } cl_wire_join_t;
 
 typedef struct {
@@ -189,6 +190,7 @@ typedef struct {
     uint8_t flags;       /* CL_MEMBER_* */
     double weight;       /* averaging weight */
     const char *address; /* NUL-terminated; owned by the view */
+    uint32_t bandwidth;  /* bandwidth figure in kbit/s, 0 unknown (on the wire from version 7) */
 } cl_wire_member_t;
 
 typedef struct {
@@ -284,10 +286,13 @@ typedef struct {
     cl_wire_credit_class_t cls[CL_CREDIT_CLASSES];
 } cl_wire_credit_t;
 
-/* The version a message is written with: the lowest one that has its
-   layout (5 for everything but P2P_CTL CREDIT, 6), so that a peer of
-   version 5 reads every message a version 6 peer sends it. */
-int cl_wire_msg_version(const cl_wire_hdr_t *h);
+/* The version a message is written with on a link negotiated at
+   version `link` (0: not known yet): the lowest one that has its layout
+   (5 for most, 6 for P2P_CTL CREDIT), so that a peer of version 5 reads
+   every message a later peer sends it; JOIN and VIEW carry bandwidth
+   figures from version 7 on, and are written with 7 on links of 7, else
+   with 5 (without them).  The body's layout follows hdr.version. */
+int cl_wire_msg_version(const cl_wire_hdr_t *h, int link);
 
 /* A decoded message.  For COLL and P2P, payload points into the caller's
    body buffer (valid as long as that buffer). */

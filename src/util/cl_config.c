@@ -230,7 +230,7 @@ static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, si
 
 static int p_wire_version(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    return s_int(value, 5, 6, &cfg->wire_version, why, whylen);
+    return s_int(value, 5, 7, &cfg->wire_version, why, whylen);
 }
 
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -306,6 +306,19 @@ static int p_swarm_passphrase(const char *value, cl_config_t *cfg, char *why, si
     cfg->swarm_passphrase = strdup(value);
     if (cfg->swarm_passphrase == NULL)
         return s_why(why, whylen, "out of memory");
+    return 0;
+}
+
+/* Mbit/s with up to three decimals (kbit/s on the wire, a u32), 0 none. */
+static int p_bandwidth(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    double v;
+    if (cl_config_value_number(value, &v) != 0 || !(v >= 0) || v > 4000000.0 ||
+        (v > 0 && v < 0.001))
+        return s_why(why, whylen,
+                     "expected Mbit/s from 0.001 to 4000000 (this peer's link rate, the slower "
+                     "of upload and download), like 100 or 25.5, or 0 for none");
+    cfg->bandwidth_kbit = (uint32_t)(v * 1000.0 + 0.5);
     return 0;
 }
 
@@ -503,6 +516,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "a passphrase (8 bytes or more) instead of a key, stretched with Argon2id (salt from the "   \
       "run id)")                                                                                   \
     X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
+    X("COLLAB_BANDWIDTH_MBIT", "0 (none)", p_bandwidth,                                            \
+      "Mbit/s of this peer's link (the slower way): butterfly all-reduce parts are sized by "      \
+      "the members' figures when every member declares one")                                      \
     X("COLLAB_LEAVE_ON", "none", p_leave_on,                                                       \
       "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
       "as the program's previous disposition says")                                               \
@@ -558,8 +574,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "communicators this program has not created that peers may open streams for, in all")        \
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
       "of those, how many one peer may open")                                                      \
-    X("COLLAB_WIRE_VERSION", "6", p_wire_version,                                                  \
-      "highest wire protocol version spoken (5: no flow control, as a peer of the release before)")
+    X("COLLAB_WIRE_VERSION", "7", p_wire_version,                                                  \
+      "highest wire protocol version spoken (6: no bandwidth figures, 5: no flow control either, "  \
+      "as peers of the releases before)")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
@@ -695,7 +712,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_unexpected_msgs = 65536;
     cfg->max_streams = 1024;
     cfg->max_streams_peer = 64;
-    cfg->wire_version = 6;
+    cfg->wire_version = 7;
 }
 
 /* Wipes and frees the plaintext key and passphrase. */

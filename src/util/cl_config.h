@@ -55,6 +55,7 @@ typedef struct {
     bool swarm_closed;        /* a swarm key or passphrase was given */
     uint8_t swarm_secret[32]; /* the swarm secret (cl_secret.h) when closed; wiped by clear */
     double weight;            /* COLLAB_WEIGHT, default 1 */
+    uint32_t bandwidth_kbit;  /* COLLAB_BANDWIDTH_MBIT in kbit/s, 0 (default) none */
     bool leave_on_sigterm;    /* COLLAB_LEAVE_ON=SIGTERM */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
@@ -91,7 +92,7 @@ typedef struct {
     int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */
     int max_streams;          /* COLLAB_MAX_STREAMS, default 1024 */
     int max_streams_peer;     /* COLLAB_MAX_STREAMS_PER_PEER, default 64 */
-    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 6 */
+    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 7 */
 } cl_config_t;
 
 /* One row of the table, for documentation checks and --help output. */

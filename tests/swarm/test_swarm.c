@@ -50,6 +50,11 @@
                   fail with COLLAB_ERR_LEFT
       strict_leave  COLLAB_STRICT=1: a collective that needs a rank that
                   finalized fails with COLLAB_ERR_PROC_FAILED
+      bandwidth   4 peers, one declaring a slower link: parts sized by the
+                  figures (each member's traffic), exact sums; a member
+                  killed mid all-reduce: the survivors agree bitwise
+      bandwidth_v6  the same with rank 2 at wire version 6: equal parts
+      bandwidth_claims  absurd figures (4 Tbit/s, 1 kbit/s): parts bounded
       weight      3 peers; every rank changes its weight mid-loop: no
                   error, every result a weighted sum, the new weights in
                   effect after a barrier
@@ -691,6 +696,9 @@ static const scenario_t s_scenarios[] = {
     {"groups", 5, child_groups, 120, -1, false, NULL},
     {"strict_leave", 3, child_strict_leave, 90, -1, false, "5"},
     {"weight", 3, child_weight, 90, -1, false, NULL},
+    {"bandwidth", 4, child_bandwidth, 90, 1, true, NULL},
+    {"bandwidth_v6", 4, child_bandwidth_v6, 90, -1, false, NULL},
+    {"bandwidth_claims", 4, child_bandwidth_claims, 90, -1, false, NULL},
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
@@ -784,7 +792,8 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill|unexpected|flow|flow_v5\n");
+                        "shm_kill|unexpected|flow|flow_v5|bandwidth|bandwidth_v6|\n"
+                        "bandwidth_claims\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

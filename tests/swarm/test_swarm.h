@@ -21,6 +21,10 @@ int child_strict_leave(int i, int n);
 const char *leave_marker_path(void);
 /* Scenario "weight" (test_swarm_weight.c): peer i of n. */
 int child_weight(int i, int n);
+/* Scenario "bandwidth" (test_swarm_bw.c): peer i of n. */
+int child_bandwidth(int i, int n);
+int child_bandwidth_v6(int i, int n);
+int child_bandwidth_claims(int i, int n);
 
 /* Scenario "monitor" (test_swarm_monitor.c): peer i of n. */
 int child_monitor(int i, int n);

@@ -38,7 +38,11 @@ typedef struct {
     int codec;
     bool strict;
     bool inplace;
+    const uint32_t *bw; /* per member: bandwidth figure (parts sized by it), or NULL */
 } fcase_t;
+
+/* Figures that make the parts unequal (cl_coll_layout.c). */
+static const uint32_t s_skew[MAXN] = {100000, 25000, 100000, 400000, 100000, 1, 100000, 100000};
 
 typedef struct {
     const fcase_t *tc;
@@ -111,6 +115,7 @@ static void s_setup(fx_t *fx, const fcase_t *tc)
                               .nmembers = n,
                               .members = fx->ranks,
                               .clients = tc->clients ? fx->clients : NULL,
+                              .bandwidths = tc->bw,
                               .self = me,
                               .root = -1,
                               .dtype = red ? tc->dt : COLLAB_BYTE,
@@ -469,6 +474,27 @@ static const fcase_t cases[] = {
      .count = 48,
      .chunk = 64,
      .small = 0},
+    {.name = "butterfly BOR bandwidth",
+     .kind = CL_COLL_ALLREDUCE,
+     .n = 5,
+     .size = 5,
+     .dt = COLLAB_INT32,
+     .op = COLLAB_OP_BOR,
+     .count = 400,
+     .chunk = 256,
+     .small = 0,
+     .bw = s_skew},
+    {.name = "butterfly SUM bandwidth clients",
+     .kind = CL_COLL_ALLREDUCE,
+     .n = 5,
+     .size = 5,
+     .dt = COLLAB_DOUBLE,
+     .op = COLLAB_OP_SUM,
+     .count = 300,
+     .chunk = 512,
+     .small = 0,
+     .clients = 0x4,
+     .bw = s_skew},
     {.name = "butterfly clients",
      .kind = CL_COLL_ALLREDUCE,
      .n = 5,

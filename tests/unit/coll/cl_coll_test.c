@@ -7,6 +7,7 @@
     plain-loop reference (test_coll_ref.c) bit for bit, or within the
     codec's tolerance and bit for bit between members when compressing.
 */
+#include "cl_coll_impl.h" /* cl_coll_split_bw */
 #include "test_coll_harness.h"
 #include "test_coll_ref.h"
 #include "util/cl_selftest.h"
@@ -32,6 +33,7 @@ typedef struct {
     int codec;
     size_t chunk, small;
     bool verify; /* COLLAB_VERIFY, each member checking the next one's part */
+    const uint32_t *bw; /* per member: bandwidth figure (kbit/s), or NULL */
 } rcase_t;
 
 static const char *s_kind(cl_coll_kind_t k)
@@ -82,6 +84,7 @@ static int s_run(const rcase_t *tc, uint64_t seed)
                                    .members = ranks,
                                    .weights = w,
                                    .clients = tc->clients ? clients : NULL,
+                                   .bandwidths = tc->bw,
                                    .self = ranks[i],
                                    .root = tc->kind == CL_COLL_REDUCE ? tc->root : -1,
                                    .dtype = tc->dt,
@@ -166,9 +169,14 @@ static int s_run(const rcase_t *tc, uint64_t seed)
     if (tc->kind == CL_COLL_ALLREDUCE && tc->count * e >= tc->small && n > 1 && !approx &&
         tc->op != COLLAB_OP_USER && !tc->clients && !tc->verify && tc->count * e >= 4096) {
         double want = 2.0 * (n - 1) / n * (double)(tc->count * e);
+        size_t plo[MAXN], plen[MAXN];
+        cl_coll_split_bw(tc->count, (size_t)n, n, tc->bw, plo, plen);
         for (int i = 0; i < n; i++) {
             uint64_t sent = 0, recv = 0;
             cl_coll_traffic(th_coll(h, i), &sent, &recv);
+            /* parts sized by bandwidth: C + (n - 2) L_i elements each way */
+            if (tc->bw != NULL)
+                want = (double)(tc->count - plen[i] + (size_t)(n - 1) * plen[i]) * (double)e;
             CL_CHECK(sent > 0.9 * want && sent < 1.1 * want + 4096);
             CL_CHECK(recv > 0.9 * want && recv < 1.1 * want + 4096);
         }
@@ -421,6 +429,64 @@ static void test_clients_codec(void)
     s_cases(ti, 1);
 }
 
+/* Parts sized by the members' bandwidth figures (cl_coll_layout.c): the
+   results stay those of the reference, bit for bit on every member (or
+   within the codec's tolerance and equal between members), and each
+   member carries what its part's size makes it (checked in s_run). */
+static void test_bandwidth(void)
+{
+    static const uint32_t skew[MAXN] = {100000, 100000, 25000, 100000, 400000, 5000, 100000};
+    static const uint32_t hostile[MAXN] = {UINT32_MAX, 1, 100000, 100000, 1, UINT32_MAX, 100000};
+    const uint32_t *sets[] = {skew, hostile};
+    static const collab_dtype_t types[] = {COLLAB_FLOAT, COLLAB_DOUBLE, COLLAB_INT64};
+    for (int set = 0; set < 2; set++)
+        for (int n = 3; n <= 7; n += 2)
+            for (size_t t = 0; t < 3; t++) {
+                rcase_t tc = {.kind = CL_COLL_ALLREDUCE,
+                              .n = n,
+                              .size = n,
+                              .dt = types[t],
+                              .op = COLLAB_OP_SUM,
+                              .count = 20011,
+                              .chunk = 4096,
+                              .small = 0,
+                              .bw = sets[set]};
+                s_cases(tc, 2);
+                tc.inplace = true;
+                tc.weighted = true;
+                s_cases(tc, 1);
+                tc.op = COLLAB_OP_MAX;
+                s_cases(tc, 1);
+            }
+    rcase_t tc = {.kind = CL_COLL_ALLREDUCE,
+                  .n = 5,
+                  .size = 8,
+                  .ranks = {0, 2, 3, 5, 7},
+                  .dt = COLLAB_FLOAT,
+                  .op = COLLAB_OP_SUM,
+                  .count = 30000,
+                  .chunk = 2048,
+                  .small = 0,
+                  .bw = skew};
+    for (int codec = 1; codec <= 2; codec++) { /* compression: equal bits on all */
+        tc.codec = codec;
+        s_cases(tc, 1);
+    }
+    tc.codec = 0;
+    tc.clients = 0x5; /* clients reduce nothing: the others' figures size the parts */
+    s_cases(tc, 2);
+    tc.clients = 0;
+    tc.verify = true; /* every member checks the next one's (unequal) part */
+    s_cases(tc, 2);
+    tc.verify = false;
+    tc.kind = CL_COLL_REDUCE; /* reduce keeps equal parts */
+    tc.root = 3;
+    s_cases(tc, 1);
+    tc.kind = CL_COLL_REDUCE_SCATTER_BLOCK;
+    tc.count = 300;
+    s_cases(tc, 1);
+}
+
 static void test_reduce(void)
 {
     for (int big = 0; big < 2; big++)
@@ -514,6 +580,7 @@ int main(void)
     test_verify();
     test_weighted();
     test_clients_codec();
+    test_bandwidth();
     test_reduce();
     test_rsb();
     test_barrier();

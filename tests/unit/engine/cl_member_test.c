@@ -3,7 +3,8 @@
     Covers rank assignment (preferred, previous, lowest free, standby),
     admission and removal deltas, a follower installing the coordinator's
     views through the wire codec, coordinator succession, silence
-    detection, group formation and purging of old records.
+    detection, group formation and purging of old records, bandwidth
+    figures in the view.
 */
 #include "engine/cl_member.h"
 
@@ -371,8 +372,53 @@ static void test_coordinator_rule(void)
     cl_member_destroy(&fol);
 }
 
+/* Bandwidth figures (wire version 7): the founder's and each joiner's in
+   their view entries, shipped to a follower as they are (none in the
+   version 5 layout); a member that rejoins with another figure starts a
+   new group generation, as a weight change does. */
+static void test_bandwidth(void)
+{
+    uint8_t k[3][32];
+    for (int i = 0; i < 3; i++)
+        key_of(i, k[i]);
+    cl_settings_t s = {3, false, 0, 3, 0, 1, 16, false};
+    cl_member_t *coord = cl_member_new(k[0]);
+    cl_member_t *fol = cl_member_new(k[1]);
+    CHECK(cl_member_found_bw(coord, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, 100000, &s) == 0);
+    cl_member_delta_t d;
+    CHECK(cl_member_admit_bw(coord, k[1], 1, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 25000, 0.0,
+                             &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_admit(coord, k[2], 2, "/ip4/127.0.0.1/tcp/3/p2p/c", false, 1.0, 0.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_close_group(coord, &d) >= 0);
+    cl_member_delta_clear(&d);
+    uint64_t gen = cl_member_group_epoch(coord);
+    CHECK(ship_view(coord, fol, 1.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_at_rank(fol, 0)->bw_figure == 100000);
+    CHECK(cl_member_self(fol)->bw_figure == 25000);
+    CHECK(cl_member_at_rank(fol, 2)->bw_figure == 0);
+    /* The same figure again changes nothing in the group... */
+    CHECK(cl_member_admit_bw(coord, k[1], 1, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 25000, 2.0,
+                             &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_group_epoch(coord) == gen);
+    /* ...another one is a new generation. */
+    CHECK(cl_member_admit_bw(coord, k[1], 1, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 50000, 3.0,
+                             &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_group_epoch(coord) > gen);
+    CHECK(ship_view(coord, fol, 3.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_self(fol)->bw_figure == 50000);
+    cl_member_destroy(&coord);
+    cl_member_destroy(&fol);
+}
+
 int main(void)
 {
+    test_bandwidth();
     test_monitor();
     test_ranks_and_views();
     test_many();

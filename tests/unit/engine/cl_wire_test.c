@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 /*  cl_wire_test.c - selftest of the wire codec.
 
     Round-trips every message type, then feeds the decoder every truncation
@@ -494,6 +495,7 @@ static void test_bad_bodies(void)
     mem[0].weight = mem[1].weight = 1;
     mem[0].address = mem[1].address = "";
     base_hdr(&m, CL_MSG_VIEW);
+    m.hdr.version = 5; /* the offsets below are those of the version 5 layout */
     m.u.view.epoch = 1;
     m.u.view.group_epoch = 1;
     m.u.view.settings.world_size = 2;
@@ -653,6 +655,7 @@ int main(void)
     test_roundtrips();
     test_p2p_modes();
     test_credit();
+    test_bandwidth();
     test_bad_headers();
     test_bad_bodies();
     test_mutations();

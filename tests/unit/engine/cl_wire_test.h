@@ -33,6 +33,7 @@ cl_wire_msg_t roundtrip(cl_wire_msg_t *in, uint8_t **body_keep, size_t *blen_kee
 /* cl_wire_test_ext.c */
 void test_p2p_modes(void);
 void test_credit(void);
+void test_bandwidth(void);
 void test_monitors(void);
 void test_relay(void);
 

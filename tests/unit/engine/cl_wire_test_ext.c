@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 /*  cl_wire_test_ext.c - selftest of the wire codec, part two (with
     cl_wire_test.c, one CTest): the messages and fields of later wire
     versions.
@@ -85,7 +86,7 @@ void test_credit(void)
         m.u.credit.cls[k].limit_msgs = 74u + (unsigned)k;
         m.u.credit.cls[k].limit_bytes = UINT64_MAX - (unsigned)k;
     }
-    CHECK(cl_wire_msg_version(&m.hdr) == 6);
+    CHECK(cl_wire_msg_version(&m.hdr, 6) == 6 && cl_wire_msg_version(&m.hdr, 7) == 6);
     uint8_t *body = NULL;
     size_t len = 0;
     CHECK(cl_wire_encode_body(&m, &body, &len) == CL_WIRE_OK && len == 72);
@@ -123,10 +124,107 @@ void test_credit(void)
     memset(&h, 0, sizeof h);
     h.type = CL_MSG_P2P_CTL;
     h.sub = CL_P2P_MATCHED;
-    CHECK(cl_wire_msg_version(&h) == 5);
+    CHECK(cl_wire_msg_version(&h, 6) == 5 && cl_wire_msg_version(&h, 7) == 5);
+    /* JOIN and VIEW carry bandwidth figures from version 7 on: written
+       with 7 only on links of 7 (0: not known yet, the oldest layout). */
     h.type = CL_MSG_VIEW;
-    CHECK(cl_wire_msg_version(&h) == 5);
+    CHECK(cl_wire_msg_version(&h, 5) == 5 && cl_wire_msg_version(&h, 6) == 5);
+    CHECK(cl_wire_msg_version(&h, 7) == 7 && cl_wire_msg_version(&h, 0) == 5);
+    h.type = CL_MSG_JOIN;
+    CHECK(cl_wire_msg_version(&h, 6) == 5 && cl_wire_msg_version(&h, 7) == 7);
 }
+
+/* Version 7: bandwidth figures in JOIN and in VIEW entries; the version 5
+   layout has none (0), a monitor entry never has one, and a body of one
+   layout under the other's header is malformed. */
+void test_bandwidth(void)
+{
+    cl_wire_msg_t m, o;
+    uint8_t *b = NULL, *b5 = NULL;
+    size_t bl = 0, bl5 = 0;
+    cl_wire_member_t mem[3];
+    const char *addrs[3] = {"/ip4/10.0.0.9/tcp/1", "/ip4/127.0.0.1/tcp/4000", ""};
+    memset(mem, 0, sizeof mem);
+    for (int i = 0; i < 3; i++) {
+        mem[i].key[0] = (uint8_t)(i + 1);
+        mem[i].rank = i == 0 ? -1 : i;
+        mem[i].flags = i == 0 ? CL_MEMBER_MONITOR : CL_MEMBER_IN_GROUP;
+        mem[i].weight = 1.0;
+        mem[i].address = addrs[i];
+    }
+    mem[2].flags |= CL_MEMBER_CLIENT;
+    mem[1].bandwidth = 100000;
+    mem[2].bandwidth = UINT32_MAX;
+    base_hdr(&m, CL_MSG_VIEW);
+    m.u.view.epoch = 5;
+    m.u.view.group_epoch = 5;
+    m.u.view.settings.world_size = 4;
+    m.u.view.settings.target_group = 4;
+    m.u.view.settings.robust_min = 1;
+    m.u.view.settings.max_weight_ratio = 1;
+    m.u.view.count = 3;
+    m.u.view.members = mem;
+    CHECK(m.hdr.version == 7);
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.view.count == 3 && o.u.view.members != NULL);
+    if (o.u.view.members != NULL)
+        CHECK(o.u.view.members[0].bandwidth == 0 && o.u.view.members[1].bandwidth == 100000 &&
+              o.u.view.members[2].bandwidth == UINT32_MAX);
+    cl_wire_msg_clear(&o);
+    /* The version 5 layout: 4 bytes less per entry, figures read as 0. */
+    m.hdr.version = 5;
+    o = roundtrip(&m, &b5, &bl5);
+    CHECK(bl5 + 3 * 4 == bl);
+    if (o.u.view.members != NULL)
+        CHECK(o.u.view.members[1].bandwidth == 0 && o.u.view.members[2].bandwidth == 0);
+    cl_wire_msg_clear(&o);
+    /* Each body under the other version's header is malformed. */
+    uint8_t hdr[CL_WIRE_HDR_SIZE];
+    m.hdr.length = bl;
+    cl_wire_hdr_encode(&m.hdr, hdr); /* version 5, the longer body */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    m.hdr.version = 7;
+    m.hdr.length = bl5;
+    cl_wire_hdr_encode(&m.hdr, hdr);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b5, bl5, &o) == CL_WIRE_EBODY);
+    free(b);
+    free(b5);
+    /* A monitor entry with a figure is refused both ways. */
+    mem[0].bandwidth = 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    mem[0].bandwidth = 0;
+    b = encode(&m, hdr, &bl);
+    /* the monitor entry's figure: the 4 bytes after its address */
+    const uint8_t *a = memmem(b, bl, addrs[0], strlen(addrs[0]));
+    CHECK(a != NULL);
+    if (a != NULL) {
+        size_t fig = (size_t)(a - b) + strlen(addrs[0]);
+        CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
+        cl_wire_msg_clear(&o);
+        b[fig] = 1;
+        CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    }
+    free(b);
+    /* JOIN: the figure after the address, from version 7 on. */
+    base_hdr(&m, CL_MSG_JOIN);
+    m.u.join.rank = 3;
+    m.u.join.weight = 2.0;
+    m.u.join.incarnation = 9;
+    m.u.join.settings.world_size = 4;
+    m.u.join.settings.target_group = 2;
+    snprintf(m.u.join.address, sizeof m.u.join.address, "%s", addrs[1]);
+    m.u.join.bandwidth = 25000;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.join.bandwidth == 25000 && o.u.join.rank == 3);
+    cl_wire_msg_clear(&o);
+    m.hdr.version = 5;
+    o = roundtrip(&m, &b5, &bl5);
+    CHECK(o.u.join.bandwidth == 0 && bl5 + 4 == bl);
+    cl_wire_msg_clear(&o);
+    free(b);
+    free(b5);
+}
+
 
 /* Version 3: monitor entries in VIEW, the monitor flag of JOIN, REPORT. */
 void test_monitors(void)

@@ -763,22 +763,45 @@ static void test_limits(void)
                  0 &&
              cfg.rank_required && cfg.rank == 2);
     cl_config_clear(&cfg);
-    /* COLLAB_WIRE_VERSION: 5 or 6 (docs/wire.md section 5), default 6. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 6);
+    /* COLLAB_WIRE_VERSION: 5 to 7 (docs/wire.md section 5), default 7. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 7);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "6", NULL) == 0 &&
+             cfg.wire_version == 6);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "5", NULL) == 0 &&
              cfg.wire_version == 5);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "4", NULL) == -1);
     CL_CHECK(strstr(err, "COLLAB_WIRE_VERSION") != NULL);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "7", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", NULL) == -1);
+    cl_config_clear(&cfg);
+    /* COLLAB_BANDWIDTH_MBIT: Mbit/s to kbit/s, 0 none; negative, non-finite,
+       absurd or unparsable figures are refused with the variable named. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.bandwidth_kbit == 0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "25.5", NULL) == 0 &&
+             cfg.bandwidth_kbit == 25500);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "4000000", NULL) == 0 &&
+             cfg.bandwidth_kbit == 4000000000u);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "0", NULL) == 0 &&
+             cfg.bandwidth_kbit == 0);
+    cl_config_clear(&cfg);
+    const char *bad_bw[] = {"-1", "nan", "inf", "1e400", "4000001", "0.0001", "fast", ""};
+    for (size_t i = 0; i < sizeof bad_bw / sizeof bad_bw[0]; i++) {
+        CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", bad_bw[i], NULL) == -1);
+        CL_CHECK(strstr(err, "COLLAB_BANDWIDTH_MBIT") != NULL);
+        cl_config_clear(&cfg);
+    }
 }
 
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 45);
+    CL_CHECK(n == 46);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -798,6 +821,7 @@ static void test_table(void)
                               "COLLAB_SWARM_KEY_FILE",
                               "COLLAB_SWARM_PASSPHRASE",
                               "COLLAB_WEIGHT",
+                              "COLLAB_BANDWIDTH_MBIT",
                               "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
                               "COLLAB_AGGREGATION",

@@ -1,0 +1,124 @@
+/*  cl_coll_layout.c - the butterfly all-reduce's parts sized by bandwidth.
+
+    Model (docs/collectives.md §2.2b).  n members, k of them reducers (not
+    in client mode), a vector of C elements, reducer i's part L_i elements
+    (sum C).  Member i sends its input for every other part (C - L_i) and
+    the result of its own part to the n - 1 others ((n - 1) L_i); it
+    receives as much.  So each way its link carries
+
+        load_i = C + (n - 2) L_i
+
+    and, with b_i the rate of its link (the slower of its two directions),
+    the all-reduce takes at least max_i load_i / b_i.  The L_i that
+    minimise that maximum fill every link to the same time T:
+    L_i = (T b_i - C) / (n - 2), clamped to [Lmin, Lmax]; T is the least
+    time at which the clamped lengths cover the vector.  Every length is
+    non-decreasing in T, so T is found by bisection (in steps of 2^-20 of
+    an element per kbit/s).  With n = 2 every
+    member carries C whatever the split, and the split stays equal.
+
+    Bounds (docs/security.md §5).  A member's figure is its own claim, so
+    a part never falls below 1/16 of the equal share C/k (claiming a slow
+    link sheds at most 15/16 of one's work) nor rises above twice it
+    (claiming a fast link takes at most one extra share, never the whole
+    vector while k > 2).
+
+    Agreement.  Every member computes the layout from the same agreed
+    figures; the arithmetic is integer (128-bit) so that no two machines
+    round differently.  Equal figures, an unknown figure (0), or fewer
+    than 64 elements per part give cl_coll_split's equal layout exactly.
+*/
+#include "cl_coll_impl.h"
+
+#include <stdint.h>
+
+#define BW_MIN_DIV 16             /* a part holds at least 1/BW_MIN_DIV of the equal share */
+#define BW_MAX_MUL 2              /* and at most BW_MAX_MUL equal shares */
+#define BW_MIN_ELEMS 64           /* elements per part below which parts stay equal */
+#define BW_SCALE 1048576u         /* resolution of T: one step moves a part by < 2^-20 C b/b_max */
+#define BW_MAX_COUNT (1ULL << 48) /* larger vectors (not reachable today) stay equal */
+#define BW_MAX_MEMBERS (1 << 20)
+
+__extension__ typedef unsigned __int128 bw_u128;
+
+/* L_i at time T: (T f - C SCALE) / ((n - 2) SCALE), clamped. */
+static size_t s_len_at(bw_u128 t, uint32_t f, size_t count, unsigned d, size_t lmin, size_t lmax)
+{
+    bw_u128 a = t * f, c = (bw_u128)count * BW_SCALE;
+    bw_u128 q = a <= c ? 0 : (a - c) / ((bw_u128)d * BW_SCALE);
+    if (q < lmin)
+        return lmin;
+    return q > lmax ? lmax : (size_t)q;
+}
+
+static size_t s_sum_at(bw_u128 t, const uint32_t *fig, size_t k, size_t count, unsigned d,
+                       size_t lmin, size_t lmax, size_t *len)
+{
+    size_t sum = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t l = s_len_at(t, fig[i], count, d, lmin, lmax);
+        if (len != NULL)
+            len[i] = l;
+        sum += l; /* k * lmax <= 2 C + k: no overflow below BW_MAX_COUNT */
+    }
+    return sum;
+}
+
+bool cl_coll_split_weighted(size_t count, size_t k, int n, const uint32_t *fig)
+{
+    if (fig == NULL || k < 2 || n < 3 || n > BW_MAX_MEMBERS || count > BW_MAX_COUNT ||
+        count / k < BW_MIN_ELEMS)
+        return false;
+    bool differ = false;
+    for (size_t i = 0; i < k; i++) {
+        if (fig[i] == 0)
+            return false;
+        differ = differ || fig[i] != fig[0];
+    }
+    return differ;
+}
+
+void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t *lo, size_t *len)
+{
+    if (!cl_coll_split_weighted(count, k, n, fig)) {
+        for (size_t i = 0; i < k; i++)
+            cl_coll_split(count, k, i, &lo[i], &len[i]);
+        return;
+    }
+    unsigned d = (unsigned)(n - 2);
+    size_t lmin = count / k / BW_MIN_DIV;
+    size_t lmax = (BW_MAX_MUL * count + k - 1) / k;
+    if (lmax > count)
+        lmax = count;
+    uint32_t fmin = fig[0];
+    for (size_t i = 1; i < k; i++)
+        fmin = fig[i] < fmin ? fig[i] : fmin;
+    /* At hi every part is at lmax (k lmax >= 2 C >= C); at 0 at lmin
+       (k lmin <= C / 16 < C). */
+    bw_u128 lo_t = 0;
+    bw_u128 hi_t = ((bw_u128)lmax * d + count) * BW_SCALE / fmin + 1;
+    while (hi_t - lo_t > 1) {
+        bw_u128 mid = lo_t + (hi_t - lo_t) / 2;
+        if (s_sum_at(mid, fig, k, count, d, lmin, lmax, NULL) >= count)
+            hi_t = mid;
+        else
+            lo_t = mid;
+    }
+    /* At lo_t the parts fall short of C, at hi_t they cover it: start
+       from lo_t's and hand the shortfall out in part order, each part at
+       most what the last step of T added to it (about f_i / ((n - 2) 2^20)
+       elements), so that no part's time is off by more than that step. */
+    size_t sum = s_sum_at(lo_t, fig, k, count, d, lmin, lmax, len);
+    size_t deficit = count - sum;
+    for (size_t i = 0; i < k && deficit > 0; i++) {
+        size_t up = s_len_at(hi_t, fig[i], count, d, lmin, lmax) - len[i];
+        up = up < deficit ? up : deficit;
+        len[i] += up;
+        deficit -= up;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < k; i++) {
+        lo[i] = at;
+        at += len[i];
+    }
+}
