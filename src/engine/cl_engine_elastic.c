@@ -305,13 +305,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     while (b != NULL) {
         buffered_t *next = b->next;
         if (b->seq <= seq) {
-            if (prev != NULL)
-                prev->next = next;
-            else
-                s->buf_head = next;
-            if (s->buf_tail == b)
-                s->buf_tail = prev;
-            eng_coll_release_buffered(e, b);
+            eng_coll_unlink_buffered(e, s, prev, b);
             free(b->data);
             free(b);
         } else {

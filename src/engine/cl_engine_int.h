@@ -533,12 +533,12 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
                     const void *data, size_t len);
 void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
+/* Takes b (after prev, NULL when first) off s's list of early messages
+   and forgets its accounting; the caller frees it. */
+void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev, buffered_t *b);
 /* Drops the early messages of world rank w from s; returns how many
    messages are left. */
 size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w);
-/* Forgets the accounting of one early message taken off a stream's list
-   (the caller frees it). */
-void eng_coll_release_buffered(struct cl_engine *e, const buffered_t *b);
 /* Before the running collective of s restarts under another generation:
    the messages it took go back to the front of the stream's buffer, where
    the restarted collective (or a later restart under their generation)

@@ -50,7 +50,9 @@ static eng_quota_t *early_quota(struct cl_engine *e, int w)
     return &e->early[w];
 }
 
-void eng_coll_release_buffered(struct cl_engine *e, const buffered_t *b)
+/* Forgets the accounting of one early message taken off a stream's list
+   (the caller frees it). */
+static void release_buffered(struct cl_engine *e, const buffered_t *b)
 {
     e->buffered_bytes -= BUFFERED_COST(b->len);
     e->buffered_msgs--;
@@ -83,12 +85,23 @@ void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
     buffered_t *b = s->buf_head;
     while (b != NULL) {
         buffered_t *next = b->next;
-        eng_coll_release_buffered(e, b);
+        release_buffered(e, b);
         free(b->data);
         free(b);
         b = next;
     }
     s->buf_head = s->buf_tail = NULL;
+}
+
+void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev, buffered_t *b)
+{
+    if (prev != NULL)
+        prev->next = b->next;
+    else
+        s->buf_head = b->next;
+    if (s->buf_tail == b)
+        s->buf_tail = prev;
+    release_buffered(e, b);
 }
 
 size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
@@ -103,13 +116,7 @@ size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
             b = next;
             continue;
         }
-        if (prev != NULL)
-            prev->next = next;
-        else
-            s->buf_head = next;
-        if (s->buf_tail == b)
-            s->buf_tail = prev;
-        eng_coll_release_buffered(e, b);
+        eng_coll_unlink_buffered(e, s, prev, b);
         free(b->data);
         free(b);
         b = next;
@@ -478,13 +485,7 @@ static void take_pass(struct cl_engine *e, stream_t *s)
             b = next;
             continue;
         }
-        if (prev != NULL)
-            prev->next = next;
-        else
-            s->buf_head = next;
-        if (s->buf_tail == b)
-            s->buf_tail = prev;
-        eng_coll_release_buffered(e, b);
+        eng_coll_unlink_buffered(e, s, prev, b);
         if (b->gen == cur) {
             cl_wire_hdr_t h;
             memset(&h, 0, sizeof h);

@@ -77,40 +77,64 @@ static int check_result(int i, const double *y, const collab_info_t *info, int n
     return 0;
 }
 
-int child_bandwidth(int i, int n)
+/* One peer's run: its world, its input and result. */
+typedef struct {
+    collab_comm_t *w;
+    double *x, *y;
+    collab_info_t info;
+} bw_run_t;
+
+/* Joins as peer i (logging to <log><i>) and runs `rounds` all-reduces of
+   all n peers: every sum exact, this member's traffic each way within
+   lo..hi times the vector.  False when it could not start. */
+static bool bw_rounds(bw_run_t *r, int i, int n, const char *log, int rounds, double lo, double hi)
 {
-    setenv("COLLAB_BANDWIDTH_MBIT", i == 3 ? "25" : "100", 1);
-    collab_comm_t *w = test_join(i, "bwlog", NULL, 0);
-    if (w == NULL)
-        return 2;
-    double *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y);
-    if (x == NULL || y == NULL)
-        return 2;
+    memset(r, 0, sizeof *r);
+    r->w = test_join(i, log, NULL, 0);
+    r->x = malloc(COUNT * sizeof *r->x);
+    r->y = malloc(COUNT * sizeof *r->y);
+    if (r->w == NULL || r->x == NULL || r->y == NULL)
+        return false;
     for (size_t k = 0; k < COUNT; k++)
-        x[k] = (i + 1) * v(k);
+        r->x[k] = (i + 1) * v(k);
     const double C = COUNT * sizeof(double);
-    collab_info_t info = {0};
-    /* All four: exact sums, and the traffic of sized parts. */
-    for (int it = 0; it < 3; it++) {
-        CHECK(collab_allreduce(w, x, y, COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
-        CHECK(collab_last_info(&info) == COLLAB_OK);
-        CHECK(info.group_size == n);
+    for (int it = 0; it < rounds; it++) {
+        CHECK(collab_allreduce(r->w, r->x, r->y, COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        CHECK(collab_last_info(&r->info) == COLLAB_OK);
+        CHECK(r->info.group_size == n);
         size_t bad = 0;
         for (size_t k = 0; k < COUNT; k++)
-            bad += y[k] != 10 * v(k);
+            bad += r->y[k] != 10 * v(k);
         CHECK(bad == 0);
-        double sent = (double)info.bytes_sent, recv = (double)info.bytes_received;
-        if (i == 3) {
-            CHECK(sent > 1.0 * C && sent < 1.05 * C);
-            CHECK(recv > 1.0 * C && recv < 1.05 * C);
-        } else {
-            CHECK(sent > 1.62 * C && sent < 1.7 * C);
-            CHECK(recv > 1.62 * C && recv < 1.7 * C);
-        }
+        double sent = (double)r->info.bytes_sent, recv = (double)r->info.bytes_received;
+        CHECK(sent > lo * C && sent < hi * C);
+        CHECK(recv > lo * C && recv < hi * C);
         if (it == 0)
             fprintf(stderr, "[test] rank %d: sent %.3f C, received %.3f C\n", i, sent / C,
                     recv / C);
     }
+    return true;
+}
+
+static int bw_end(bw_run_t *r)
+{
+    free(r->x);
+    free(r->y);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+int child_bandwidth(int i, int n)
+{
+    setenv("COLLAB_BANDWIDTH_MBIT", i == 3 ? "25" : "100", 1);
+    /* All four: exact sums, and the traffic of sized parts. */
+    bw_run_t r;
+    if (!bw_rounds(&r, i, n, "bwlog", 3, i == 3 ? 1.0 : 1.62, i == 3 ? 1.05 : 1.7))
+        return 2;
+    collab_comm_t *w = r.w;
+    double *x = r.x, *y = r.y;
+    const double C = COUNT * sizeof(double);
+    collab_info_t info = r.info;
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     /* Rank 1 dies in the middle of an all-reduce. */
     pthread_t t;
@@ -141,10 +165,7 @@ int child_bandwidth(int i, int n)
         CHECK(sent > 1.45 * C && sent < 1.55 * C);
     fprintf(stderr, "[test] rank %d: went on without rank 1 after %d all-reduces; sent %.3f C\n", i,
             iters, sent / C);
-    free(x);
-    free(y);
-    CHECK(collab_finalize() == COLLAB_OK);
-    return 0;
+    return bw_end(&r);
 }
 
 /* Scenario "bandwidth_v6": the same figures, but rank 2 speaks wire
@@ -157,35 +178,10 @@ int child_bandwidth_v6(int i, int n)
     setenv("COLLAB_BANDWIDTH_MBIT", i == 3 ? "25" : "100", 1);
     if (i == 2)
         setenv("COLLAB_WIRE_VERSION", "6", 1);
-    collab_comm_t *w = test_join(i, "bw6log", NULL, 0);
-    if (w == NULL)
+    bw_run_t r;
+    if (!bw_rounds(&r, i, n, "bw6log", 3, 1.45, 1.55))
         return 2;
-    double *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y);
-    if (x == NULL || y == NULL)
-        return 2;
-    for (size_t k = 0; k < COUNT; k++)
-        x[k] = (i + 1) * v(k);
-    const double C = COUNT * sizeof(double);
-    collab_info_t info = {0};
-    for (int it = 0; it < 3; it++) {
-        CHECK(collab_allreduce(w, x, y, COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
-        CHECK(collab_last_info(&info) == COLLAB_OK);
-        CHECK(info.group_size == n);
-        size_t bad = 0;
-        for (size_t k = 0; k < COUNT; k++)
-            bad += y[k] != 10 * v(k);
-        CHECK(bad == 0);
-        double sent = (double)info.bytes_sent, recv = (double)info.bytes_received;
-        CHECK(sent > 1.45 * C && sent < 1.55 * C);
-        CHECK(recv > 1.45 * C && recv < 1.55 * C);
-        if (it == 0)
-            fprintf(stderr, "[test] rank %d: sent %.3f C, received %.3f C\n", i, sent / C,
-                    recv / C);
-    }
-    free(x);
-    free(y);
-    CHECK(collab_finalize() == COLLAB_OK);
-    return 0;
+    return bw_end(&r);
 }
 
 /* Scenario "bandwidth_claims": absurd figures.  Rank 0 claims the most
@@ -199,33 +195,8 @@ int child_bandwidth_claims(int i, int n)
     static const char *claim[4] = {"4000000", "0.001", "100", "100"};
     static const double lo[4] = {1.98, 1.0, 1.46, 1.46}, hi[4] = {2.02, 1.05, 1.51, 1.51};
     setenv("COLLAB_BANDWIDTH_MBIT", claim[i], 1);
-    collab_comm_t *w = test_join(i, "bwclog", NULL, 0);
-    if (w == NULL)
+    bw_run_t r;
+    if (!bw_rounds(&r, i, n, "bwclog", 2, lo[i], hi[i]))
         return 2;
-    double *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y);
-    if (x == NULL || y == NULL)
-        return 2;
-    for (size_t k = 0; k < COUNT; k++)
-        x[k] = (i + 1) * v(k);
-    const double C = COUNT * sizeof(double);
-    collab_info_t info = {0};
-    for (int it = 0; it < 2; it++) {
-        CHECK(collab_allreduce(w, x, y, COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
-        CHECK(collab_last_info(&info) == COLLAB_OK);
-        CHECK(info.group_size == n);
-        size_t bad = 0;
-        for (size_t k = 0; k < COUNT; k++)
-            bad += y[k] != 10 * v(k);
-        CHECK(bad == 0);
-        double sent = (double)info.bytes_sent, recv = (double)info.bytes_received;
-        CHECK(sent > lo[i] * C && sent < hi[i] * C);
-        CHECK(recv > lo[i] * C && recv < hi[i] * C);
-        if (it == 0)
-            fprintf(stderr, "[test] rank %d (claims %s Mbit/s): sent %.3f C, received %.3f C\n", i,
-                    claim[i], sent / C, recv / C);
-    }
-    free(x);
-    free(y);
-    CHECK(collab_finalize() == COLLAB_OK);
-    return 0;
+    return bw_end(&r);
 }
