@@ -459,17 +459,7 @@ void peer_key(int i, uint8_t out[32])
 
 long rss_kib(pid_t pid)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    long kb = -1;
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = strtol(line + 6, NULL, 10);
-    fclose(f);
-    return kb;
+    return test_peers_rss_kib(pid);
 }
 
 int harness_read_int(const char *name, int dflt)

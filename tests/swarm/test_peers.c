@@ -78,3 +78,18 @@ void test_peers_initial(char (*addrs)[256], int n, unsigned mask)
     else
         unsetenv("COLLAB_INITIAL_PEERS");
 }
+
+long test_peers_rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    long kb = -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kb;
+}

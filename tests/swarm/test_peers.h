@@ -5,6 +5,7 @@
 #define TEST_PEERS_H_INCLUDED
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Creates a private folder /tmp/collab-<tag>-XXXXXX (written to dir) with
    an identity file id<i> for each of n peers, picks a free loopback port
@@ -22,5 +23,9 @@ void test_peers_env(const char *dir, int i, int port, int n, const char *run);
 /* Sets COLLAB_INITIAL_PEERS to the addresses of the peers in `mask` (bit
    j: addrs[j], j < n), or unsets it when the mask is empty. */
 void test_peers_initial(char (*addrs)[256], int n, unsigned mask);
+
+/* Resident set of process pid in KiB (from /proc), or -1 once it is
+   gone. */
+long test_peers_rss_kib(pid_t pid);
 
 #endif

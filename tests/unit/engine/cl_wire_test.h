@@ -6,17 +6,8 @@
 
 #include "engine/cl_wire.h"
 
-#include <stdio.h>
-
-extern int s_failures; /* failed CHECKs */
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            s_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+#define SELFTEST_SHARED_COUNTER /* defined in cl_wire_test.c */
+#include "selftest.h"
 
 /* Encodes m fully; returns body (caller frees) and fills hdr bytes. */
 uint8_t *encode(cl_wire_msg_t *m, uint8_t hdr[CL_WIRE_HDR_SIZE], size_t *blen);
