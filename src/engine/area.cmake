@@ -16,6 +16,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
     ${_eng}/cl_transport_recv.c
+    ${_eng}/cl_transport_limits.c
     ${_eng}/cl_shm.c
     ${_eng}/cl_shm_link.c
     ${_eng}/cl_elmsg.c

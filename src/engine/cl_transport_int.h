@@ -151,6 +151,11 @@ int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *
    way to verify peers; logged at debug level). */
 void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg);
 
+/* cl_transport_limits.c: true when one more outbound link leaves the
+   reserves of ZeroMQ sockets and file descriptors free; otherwise logs
+   why (once a minute) and returns false. */
+bool tp_limits_allow_link(cl_transport_t *self, const char *address);
+
 /* cl_transport_recv.c: handle what is waiting on one socket. */
 void tp_on_router(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx);
 /* One message read from the ROUTER: the routing id rid (1..255 bytes) of
