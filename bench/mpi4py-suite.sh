@@ -13,8 +13,7 @@
 # an error at import, a crash or a timeout), and for each failed test
 # (FAIL or ERROR, any rank) or stopped file its class, decided by
 # bench/mpi4py_classify.py: a feature outside the declared scope
-# (docs/testing.md: derived datatypes, Alltoallv/w, persistent requests,
-# Iscan/Iexscan, inter-communicators, topologies, and DESIGN's
+# (docs/testing.md: inter-communicators, topologies, and DESIGN's
 # out-of-scope RMA, I/O and dynamic processes), or "defect".  Logs go to
 # DIR (default a fresh folder under /tmp); --reuse classifies the logs
 # already in DIR again instead of running.  Exit status 0 when no failure

@@ -5,23 +5,30 @@
 #
 #   bench/mpich_coll.sh --src MPICH_CHECKOUT [--build DIR] [--work DIR]
 #                       [--max-np 16] [--only REGEX] [--timeout S] [--mpich]
-#                       [--large]
+#                       [--large] [--skip-merged-comm]
 #
 # MPICH_CHECKOUT is a checkout of github.com/pmodels/mpich at tag v4.0.2
 # (git archive v4.0.2 test/mpi is enough).  The tests are built by hand,
 # without MPICH's configure: test/mpi/util's mtest files and dtpools, with
 # a minimal mpitestconf.h and an empty mtest_mpix.h written into WORK
 # (default: a new folder in /tmp) and a minimal dtpools/dtpoolsconf.h
-# written into the checkout if it has none.  Every line of coll/testlist.in with at
+# written into the checkout if it has none.  A line whose test has no
+# source of its own is built as coll/Makefile.am says (its _SOURCES and the
+# -D flags of its _CPPFLAGS: the nonblocking variants).  Every line of coll/testlist.in with at
 # most MAX-NP processes runs through collab-run (preload, MPICH face), with
 # the line's arg= arguments and env= variables (lines marked @largetest@
 # only with --large, as in MPICH); a run passes when it exits
 # 0 and prints "No Errors", as MPICH's runtests judges.  Tests that do not
 # build are reported as such.  --mpich runs each line on real MPICH too.
+# --skip-merged-comm builds MTest from a copy in WORK whose communicator
+# generator skips its one communicator made by MPI_Intercomm_create and
+# MPI_Intercomm_merge (inter-communicators are out of scope), so that the
+# tests looping over MTest's communicators exercise the others instead of
+# failing as a whole; the checkout is never changed.
 # Prints one line per run and a summary; the logs stay in WORK/logs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" src='' work='' maxnp=16 only='' tmo=180 mpich=0 large=0
+build="$here/../build" src='' work='' maxnp=16 only='' tmo=180 mpich=0 large=0 skipmerge=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --src) src=$2; shift 2 ;;
@@ -32,7 +39,8 @@ while [ $# -gt 0 ]; do
     --timeout) tmo=$2; shift 2 ;;
     --mpich) mpich=1; shift ;;
     --large) large=1; shift ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    --skip-merged-comm) skipmerge=1; shift ;;
+    -h | --help) sed -n '2,/^set -u/{/^set -u/!p}' "$0"; exit 0 ;;
     *) echo "mpich_coll.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -69,13 +77,28 @@ inc=(-I"$work/include" -I"$t/include" -I"$t/dtpools/include")
 [ -f "$t/dtpools/dtpoolsconf.h" ] ||
     printf '#define HAVE_STDLIB_H 1\n#define HAVE_STRING_H 1\n#define HAVE_STDINT_H 1\n' \
         >"$t/dtpools/dtpoolsconf.h"
+# The copy of mtest.c compiled with --skip-merged-comm: case 5 of
+# MTestGetIntracommGeneral, "Dup of the world using MPI_Intercomm_merge",
+# yields MPI_COMM_NULL at once, as it does on one process.
+mtest_src="$t/util/mtest.c"
+if [ "$skipmerge" -eq 1 ]; then
+    mtest_src="$work/mtest_skip_merge.c"
+    sed '/Dup of the world using MPI_Intercomm_merge/a\
+                    *comm = MPI_COMM_NULL; break; /* mpich_coll.sh --skip-merged-comm */' \
+        "$t/util/mtest.c" >"$mtest_src"
+    grep -q 'skip-merged-comm' "$mtest_src" ||
+        { echo "mpich_coll.sh: --skip-merged-comm: MTest's merged communicator not found" >&2; exit 2; }
+    rm -f "$work/mtest.o"
+fi
 objs=()
 for f in util/mtest util/mtest_common util/dtypes util/mtest_thread dtpools/src/dtpools \
     dtpools/src/dtpools_attr dtpools/src/dtpools_custom dtpools/src/dtpools_desc \
     dtpools/src/dtpools_init_verify dtpools/src/dtpools_misc; do
     o="$work/$(basename "$f").o"
     if [ ! -f "$o" ]; then
-        mpicc.mpich -O1 -w "${inc[@]}" -c "$t/$f.c" -o "$o" ||
+        c="$t/$f.c"
+        [ "$f" = util/mtest ] && c=$mtest_src
+        mpicc.mpich -O1 -w -I"$t/util" "${inc[@]}" -c "$c" -o "$o" ||
             { echo "mpich_coll.sh: cannot build $f.c" >&2; exit 2; }
     fi
     objs+=("$o")
@@ -104,9 +127,20 @@ while read -r name np rest; do
     done
     bin="$work/bin/$name"
     if [ ! -x "$bin" ] && [ ! -f "$bin.nobuild" ]; then
-        if [ -f "$t/coll/$name.c" ] &&
-            mpicc.mpich -O1 -w "${inc[@]}" -o "$bin" "$t/coll/$name.c" "${objs[@]}" -lm \
-                >"$bin.buildlog" 2>&1; then
+        # A test is coll/NAME.c, or, for the variants Makefile.am builds
+        # from another test (nballtoall1, nbcoll2, nbic*: NAME_SOURCES and
+        # -D flags in NAME_CPPFLAGS, e.g. -DUSE_MTEST_NBC), that file.
+        csrc="$t/coll/$name.c" cflags=()
+        if [ ! -f "$csrc" ]; then
+            am=$(sed -n "s/^${name}_SOURCES *= *\([A-Za-z0-9_]*\.c\) *\$/\1/p" "$t/coll/Makefile.am")
+            [ -n "$am" ] && csrc="$t/coll/$am"
+            for w in $(sed -n "s/^${name}_CPPFLAGS *= *//p" "$t/coll/Makefile.am"); do
+                [[ "$w" == -D* ]] && cflags+=("$w")
+            done
+        fi
+        if [ -f "$csrc" ] &&
+            mpicc.mpich -O1 -w "${cflags[@]+"${cflags[@]}"}" "${inc[@]}" -o "$bin" "$csrc" \
+                "${objs[@]}" -lm >"$bin.buildlog" 2>&1; then
             :
         else
             touch "$bin.nobuild"
@@ -133,7 +167,8 @@ while read -r name np rest; do
     else
         fail=$((fail + 1))
         printf '%-50s FAILED  %4d s (exit %d): %s\n' "$id" $(($(date +%s) - t0)) "$rc" \
-            "$(grep -h -m1 -i "error\|found\|expected" "$work/logs/$id.log" | cut -c1-120)"
+            "$(grep -h -i "error\|found\|expected" "$work/logs/$id.log" |
+                grep -v -m1 "found no active peers" | cut -c1-120)"
     fi
 done <"$t/coll/testlist.in"
 echo "mpich_coll.sh: $pass passed, $fail failed, $nobuild not built, $skipped skipped" \
