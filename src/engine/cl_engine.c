@@ -163,7 +163,7 @@ static void progress_requested_leave(struct cl_engine *e, double now)
         cl_info("leaving the swarm as asked (COLLAB_LEAVE_ON or MPIX_Collab_leave)");
         e->leaving = true;
         e->leaving_deadline = now + e->cfg.timeout;
-        eng_p2p_cancel_all(e);
+        eng_p2p_cancel_all(e->p2p);
     }
     if (!e->leaving)
         return;
@@ -181,7 +181,7 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     e->left_status = COLLAB_ERR_LEFT;
     eng_admit_abort(e, COLLAB_ERR_LEFT);
     eng_coll_fail_all(e, COLLAB_ERR_LEFT);
-    eng_p2p_fail_all(e, COLLAB_ERR_LEFT);
+    eng_p2p_fail_all(e->p2p, COLLAB_ERR_LEFT);
     cl_info("left the swarm; further MPI calls of this peer fail");
     char one = 1;
     ssize_t w;
@@ -229,7 +229,7 @@ void eng_leave(struct cl_engine *e, int status)
     e->left_status = status;
     eng_admit_abort(e, status);
     eng_coll_fail_all(e, status);
-    eng_p2p_fail_all(e, status);
+    eng_p2p_fail_all(e->p2p, status);
 }
 
 static void process(struct cl_engine *e, collab_request_t *req)
@@ -244,16 +244,16 @@ static void process(struct cl_engine *e, collab_request_t *req)
         eng_coll_submit(e, req);
         break;
     case CL_OP_SEND:
-        eng_p2p_send(e, req);
+        eng_p2p_send(e->p2p, req);
         break;
     case CL_OP_RECV:
-        eng_p2p_recv(e, req);
+        eng_p2p_recv(e->p2p, req);
         break;
     case CL_OP_PROBE:
-        eng_p2p_probe(e, req);
+        eng_p2p_probe(e->p2p, req);
         break;
     case CL_OP_CANCEL:
-        eng_p2p_cancel(e, req);
+        eng_p2p_cancel(e->p2p, req);
         break;
     case CL_OP_WEIGHT:
         eng_set_weight(e, req->weight);
@@ -278,7 +278,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
         /* Receives nobody will match are cancelled; collectives get a
            bounded time to finish (they cannot hang: every wait has a
            deadline). */
-        eng_p2p_cancel_all(e);
+        eng_p2p_cancel_all(e->p2p);
         e->finalize_deadline = req->t_start + fmax(4 * e->cfg.timeout, 10.0);
         break;
     case CL_OP_ABORT:
@@ -322,7 +322,7 @@ static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t
     if (m->hdr.type == CL_MSG_COLL)
         eng_coll_on_message(e, p, m);
     else
-        eng_p2p_on_message(e, p, m);
+        eng_p2p_on_message(e->p2p, p, m);
 }
 
 /* Keeps a data message that arrived before its sender (or this peer) is a
@@ -479,6 +479,87 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
 /* ---------------------------------------------------------------------- */
 /* The thread. */
 
+/* ---------------------------------------------------------------------- */
+/* The context of the point-to-point component (cl_engine_p2p.h): what it
+   may ask of the engine. */
+
+static double p2p_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int p2p_self_rank(void *arg)
+{
+    struct cl_engine *e = arg;
+    return atomic_load(&e->rank);
+}
+
+static bool p2p_is_member(void *arg)
+{
+    const struct cl_engine *e = arg;
+    return e->state == ENG_MEMBER;
+}
+
+static double p2p_member_since(void *arg)
+{
+    const struct cl_engine *e = arg;
+    return e->member_since;
+}
+
+static cl_peer_t *p2p_member_at(void *arg, int w)
+{
+    const struct cl_engine *e = arg;
+    return cl_member_at_rank(e->mb, w);
+}
+
+static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_send(arg, to, m);
+}
+
+static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
+{
+    const struct cl_engine *e = arg;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
+            return false;
+    }
+    return true;
+}
+
+static int p2p_link_version(void *arg, const uint8_t key[32])
+{
+    const struct cl_engine *e = arg;
+    return cl_transport_link_version(e->tp, key);
+}
+
+static void p2p_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    const struct cl_engine *e = arg;
+    cl_transport_ban(e->tp, key, seconds);
+}
+
+static eng_p2p_t *p2p_new(struct cl_engine *e)
+{
+    eng_p2p_ctx_t ctx = {.arg = e,
+                         .cfg = &e->cfg,
+                         .t0 = e->t0,
+                         .incarnation = e->incarnation,
+                         .now = p2p_now,
+                         .self_rank = p2p_self_rank,
+                         .is_member = p2p_is_member,
+                         .member_since = p2p_member_since,
+                         .member_at = p2p_member_at,
+                         .send = p2p_send,
+                         .desc = eng_peer_desc,
+                         .comm_rank_is = p2p_comm_rank_is,
+                         .link_version = p2p_link_version,
+                         .ban = p2p_ban};
+    return eng_p2p_new(&ctx);
+}
+
 static void wait_term(zsock_t *pipe)
 {
     for (;;) {
@@ -526,21 +607,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
         rc = COLLAB_ERR_NETWORK;
     } else {
         e->mb = cl_member_new(e->self_key);
-        e->p2p = cl_p2p_new();
-        if (e->p2p != NULL) {
-            size_t per = (size_t)e->cfg.max_unexpected_msgs;
-            cl_p2p_limits_t lim = {.peer_bytes = (size_t)e->cfg.max_unexpected_peer_mib << 20,
-                                   .peer_msgs = per,
-                                   .total_bytes = (size_t)e->cfg.max_unexpected_mib << 20,
-                                   .total_msgs = 4 * per};
-            cl_p2p_set_limits(e->p2p, &lim);
-        }
-        e->p2p_waiting = zlist_new();
-        e->p2p_ssends = zlist_new();
+        e->p2p = p2p_new(e);
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
-        if (e->mb == NULL || e->p2p == NULL || e->p2p_waiting == NULL || e->p2p_ssends == NULL ||
-            eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_flow_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
+        if (e->mb == NULL || e->p2p == NULL || eng_auth_init(e) != COLLAB_OK ||
+            eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
             (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
@@ -559,8 +629,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         next = fmin(next, eng_member_timer(e, now));
         if (e->state == ENG_MEMBER) {
             next = fmin(next, eng_coll_timer(e, now));
-            next = fmin(next, eng_p2p_timer(e, now));
-            next = fmin(next, eng_flow_timer(e, now));
+            next = fmin(next, eng_p2p_timer(e->p2p, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         next = fmin(next, eng_report_timer(e, now));
@@ -600,7 +669,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         eng_coll_deliver_local(e);
         eng_coll_deferred(e);
-        eng_flow_progress(e);
+        eng_p2p_progress(e->p2p);
     }
 cleanup:
     if (e->state != ENG_LEFT && e->tp != NULL && e->mb != NULL)
@@ -608,18 +677,7 @@ cleanup:
     free_held(e);
     eng_coll_fini(e);
     eng_leave_fini(e);
-    if (e->p2p_waiting != NULL) {
-        collab_request_t *r;
-        while ((r = zlist_pop(e->p2p_waiting)) != NULL)
-            cl_request_complete(r, COLLAB_ERR_NOT_INIT);
-        zlist_destroy(&e->p2p_waiting);
-    }
-    eng_p2p_cancel_all(e);
-    eng_flow_fini(e);
-    zlist_destroy(&e->p2p_ssends);
-    cl_p2p_destroy(&e->p2p);
-    free(e->seen);
-    e->seen = NULL;
+    eng_p2p_destroy(&e->p2p);
     cl_transport_destroy(&e->tp, 500);
     cl_member_destroy(&e->mb);
     eng_auth_fini(e);

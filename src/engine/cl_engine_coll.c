@@ -426,6 +426,6 @@ void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm)
         stream_free(e, s, COLLAB_ERR_COMM);
         break;
     }
-    cl_p2p_drop_comm(e->p2p, comm->id);
+    eng_p2p_comm_free(e->p2p, comm->id);
     cl_comm_destroy(&comm);
 }

@@ -1,5 +1,7 @@
 /*  cl_engine_flow.c - flow control of point-to-point messages on the
-    engine thread (docs/wire.md section 10, wire version 6).
+    engine thread (docs/wire.md section 10, wire version 6): the helper
+    file of the point-to-point component (cl_engine_p2p.c), whose context
+    and matching queues it uses (cl_engine_p2p_int.h).
 
     Each peer keeps, per other member (by world rank, reset when another
     key holds the rank), both sides of the credit accounting of cl_flow:
@@ -41,8 +43,9 @@
     initial limit, which a version 6 receiver admits; the FIFO empties
     without credit once the link turns out to be version 5.
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_p2p_int.h"
 
+#include "engine/cl_engine_timer.h"
 #include "engine/cl_flow.h"
 #include "util/cl_log.h"
 
@@ -79,7 +82,10 @@ typedef struct {
 } flow_peer_t;
 
 struct eng_flow {
-    flow_peer_t *peers; /* by world rank */
+    const eng_p2p_ctx_t *ctx; /* the component's (cl_engine_p2p.h) */
+    cl_p2p_t *q;              /* its matching queues: what waits unreceived */
+    eng_p2p_t *owner;         /* the component (eng_p2p_waits_for) */
+    flow_peer_t *peers;       /* by world rank */
     size_t npeers;
     uint64_t incarnation;   /* this peer's, in its CREDITs */
     size_t waiting;         /* messages in every FIFO */
@@ -90,20 +96,22 @@ struct eng_flow {
     bool been_member;       /* ... at some round */
 };
 
-int eng_flow_init(struct cl_engine *e)
+eng_flow_t *eng_flow_new(const eng_p2p_ctx_t *ctx, cl_p2p_t *q, eng_p2p_t *owner)
 {
     struct eng_flow *f = calloc(1, sizeof *f);
     if (f == NULL)
-        return COLLAB_ERR_NO_MEM;
-    f->incarnation = e->incarnation != 0 ? e->incarnation : 1;
-    uint64_t per_bytes = (uint64_t)e->cfg.max_unexpected_peer_mib << 20;
-    uint64_t per_msgs = (uint64_t)e->cfg.max_unexpected_msgs;
+        return NULL;
+    f->ctx = ctx;
+    f->q = q;
+    f->owner = owner;
+    f->incarnation = ctx->incarnation != 0 ? ctx->incarnation : 1;
+    uint64_t per_bytes = (uint64_t)ctx->cfg->max_unexpected_peer_mib << 20;
+    uint64_t per_msgs = (uint64_t)ctx->cfg->max_unexpected_msgs;
     f->window.msgs = per_msgs > CL_FLOW_INIT_MSGS ? per_msgs : CL_FLOW_INIT_MSGS;
     f->window.bytes = per_bytes > CL_FLOW_INIT_BYTES ? per_bytes : CL_FLOW_INIT_BYTES;
     f->total.msgs = 4 * per_msgs;
-    f->total.bytes = (uint64_t)e->cfg.max_unexpected_mib << 20;
-    e->flow = f;
-    return COLLAB_OK;
+    f->total.bytes = (uint64_t)ctx->cfg->max_unexpected_mib << 20;
+    return f;
 }
 
 static void drop_items(struct eng_flow *f, flow_peer_t *fp)
@@ -120,16 +128,16 @@ static void drop_items(struct eng_flow *f, flow_peer_t *fp)
     fp->item_bytes = 0;
 }
 
-void eng_flow_fini(struct cl_engine *e)
+void eng_flow_destroy(eng_flow_t **self_p)
 {
-    struct eng_flow *f = e->flow;
+    struct eng_flow *f = self_p != NULL ? *self_p : NULL;
     if (f == NULL)
         return;
     for (size_t i = 0; i < f->npeers; i++)
         drop_items(f, &f->peers[i]);
     free(f->peers);
     free(f);
-    e->flow = NULL;
+    *self_p = NULL;
 }
 
 static void reset_peer(struct eng_flow *f, flow_peer_t *fp, const uint8_t key[32])
@@ -144,9 +152,8 @@ static void reset_peer(struct eng_flow *f, flow_peer_t *fp, const uint8_t key[32
 
 /* The entry of member p (its world rank), reset when another key holds
    the rank; NULL without a rank or memory. */
-static flow_peer_t *peer_of(struct cl_engine *e, const cl_peer_t *p)
+static flow_peer_t *peer_of(eng_flow_t *f, const cl_peer_t *p)
 {
-    struct eng_flow *f = e->flow;
     if (f == NULL || p->rank < 0)
         return NULL;
     size_t w = (size_t)p->rank;
@@ -166,21 +173,21 @@ static flow_peer_t *peer_of(struct cl_engine *e, const cl_peer_t *p)
         /* Counts begin anew on this side only: the other may still count
            on the old ones for a moment (it was removed while alive and
            is back, or this process restarted under its key). */
-        double now = eng_now(), grace = 2 * e->cfg.timeout;
-        fp->grace_until = back ? now + grace : e->t0 + grace;
+        double now = f->ctx->now(f->ctx->arg), grace = 2 * f->ctx->cfg->timeout;
+        fp->grace_until = back ? now + grace : f->ctx->t0 + grace;
     }
     return fp;
 }
 
 /* The link's version, once known. */
-static int version_of(struct cl_engine *e, flow_peer_t *fp)
+static int version_of(eng_flow_t *f, flow_peer_t *fp)
 {
     if (fp->version == 0)
-        fp->version = cl_transport_link_version(e->tp, fp->key);
+        fp->version = f->ctx->link_version(f->ctx->arg, fp->key);
     return fp->version;
 }
 
-static int send_item(struct cl_engine *e, const cl_peer_t *p, const flow_item_t *it)
+static int send_item(eng_flow_t *f, const cl_peer_t *p, const flow_item_t *it)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
@@ -192,14 +199,13 @@ static int send_item(struct cl_engine *e, const cl_peer_t *p, const flow_item_t 
     m.hdr.seq = it->seq;
     m.payload = it->data;
     m.payload_len = it->len;
-    return eng_send(e, p, &m);
+    return f->ctx->send(f->ctx->arg, p, &m);
 }
 
 /* Sends what the credit (or a version 5 link) lets out of p's FIFO. */
-static void flush(struct cl_engine *e, const cl_peer_t *p, flow_peer_t *fp)
+static void flush(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp)
 {
-    struct eng_flow *f = e->flow;
-    bool free_run = version_of(e, fp) != 0 && fp->version < 6;
+    bool free_run = version_of(f, fp) != 0 && fp->version < 6;
     while (fp->head != NULL) {
         flow_item_t *it = fp->head;
         if (!free_run && !cl_flow_tx_may_send(&fp->tx, it->len))
@@ -212,25 +218,25 @@ static void flush(struct cl_engine *e, const cl_peer_t *p, flow_peer_t *fp)
         fp->nitems--;
         fp->item_bytes -= it->len;
         f->waiting--;
-        (void)send_item(e, p, it); /* a failed link: as a failed eager send */
+        (void)send_item(f, p, it); /* a failed link: as a failed eager send */
         free(it);
     }
 }
 
-int eng_flow_p2p_send(struct cl_engine *e, const cl_peer_t *p, cl_wire_msg_t *m)
+int eng_flow_p2p_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
 {
-    flow_peer_t *fp = peer_of(e, p);
+    flow_peer_t *fp = peer_of(f, p);
     if (fp == NULL)
-        return eng_send(e, p, m);
-    int v = version_of(e, fp);
+        return f->ctx->send(f->ctx->arg, p, m);
+    int v = version_of(f, fp);
     if (v != 0 && v < 6) {
         if (fp->head != NULL)
-            flush(e, p, fp);
-        return eng_send(e, p, m);
+            flush(f, p, fp);
+        return f->ctx->send(f->ctx->arg, p, m);
     }
     if (fp->head == NULL && cl_flow_tx_may_send(&fp->tx, m->payload_len)) {
         cl_flow_tx_sent(&fp->tx, m->payload_len);
-        return eng_send(e, p, m);
+        return f->ctx->send(f->ctx->arg, p, m);
     }
     flow_item_t *it = malloc(sizeof *it + m->payload_len);
     if (it == NULL)
@@ -251,13 +257,12 @@ int eng_flow_p2p_send(struct cl_engine *e, const cl_peer_t *p, cl_wire_msg_t *m)
     fp->tail = it;
     fp->nitems++;
     fp->item_bytes += it->len;
-    e->flow->waiting++;
+    f->waiting++;
     return COLLAB_OK;
 }
 
-bool eng_flow_cancel(struct cl_engine *e, int w, uint64_t comm, uint64_t sync)
+bool eng_flow_cancel(eng_flow_t *f, int w, uint64_t comm, uint64_t sync)
 {
-    struct eng_flow *f = e->flow;
     if (f == NULL || w < 0 || (size_t)w >= f->npeers)
         return false;
     flow_peer_t *fp = &f->peers[w];
@@ -280,9 +285,8 @@ bool eng_flow_cancel(struct cl_engine *e, int w, uint64_t comm, uint64_t sync)
     return false;
 }
 
-size_t eng_flow_waiting(const struct cl_engine *e, int w, size_t *bytes)
+size_t eng_flow_waiting(const eng_flow_t *f, int w, size_t *bytes)
 {
-    const struct eng_flow *f = e->flow;
     if (bytes != NULL)
         *bytes = 0;
     if (f == NULL)
@@ -302,9 +306,8 @@ size_t eng_flow_waiting(const struct cl_engine *e, int w, size_t *bytes)
     return f->peers[w].nitems;
 }
 
-void eng_flow_peer_gone(struct cl_engine *e, int w)
+void eng_flow_peer_gone(eng_flow_t *f, int w)
 {
-    struct eng_flow *f = e->flow;
     if (f == NULL || w < 0 || (size_t)w >= f->npeers)
         return;
     flow_peer_t *fp = &f->peers[w];
@@ -316,26 +319,26 @@ void eng_flow_peer_gone(struct cl_engine *e, int w)
 /* The receiver's side. */
 
 /* What of p's admitted messages still waits here, in flow units. */
-static cl_flow_count_t queued_of(struct cl_engine *e, int w)
+static cl_flow_count_t queued_of(eng_flow_t *f, int w)
 {
     size_t bytes = 0;
-    size_t msgs = cl_p2p_queued_from(e->p2p, w, &bytes);
+    size_t msgs = cl_p2p_queued_from(f->q, w, &bytes);
     cl_flow_count_t q;
     q.msgs = msgs;
     q.bytes = bytes - msgs * CL_P2P_MSG_COST + msgs * (uint64_t)CL_FLOW_MSG_COST;
     return q;
 }
 
-int eng_flow_p2p_admit(struct cl_engine *e, const cl_peer_t *from, size_t len)
+int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
 {
-    flow_peer_t *fp = peer_of(e, from);
+    flow_peer_t *fp = peer_of(f, from);
     if (fp == NULL)
         return 0;
-    if (version_of(e, fp) < 6)
+    if (version_of(f, fp) < 6)
         return 0;
-    if (cl_flow_rx_admit(&fp->rx, len, queued_of(e, from->rank)))
+    if (cl_flow_rx_admit(&fp->rx, len, queued_of(f, from->rank)))
         return 1;
-    if (eng_now() < fp->grace_until) {
+    if (f->ctx->now(f->ctx->arg) < fp->grace_until) {
         /* Within the grace the bounds decide, without a ban. */
         cl_flow_rx_count(&fp->rx, len);
         cl_debug("a point-to-point message from rank %d passed its grant within the grace of "
@@ -348,47 +351,45 @@ int eng_flow_p2p_admit(struct cl_engine *e, const cl_peer_t *from, size_t len)
     cl_warn("dropped a point-to-point message (%zu bytes) from %s: it passed the credit this "
             "peer granted (%llu messages, %llu bytes; it sent %llu, %llu); ignoring the peer "
             "for %.0f s",
-            len, eng_peer_desc(from, desc, sizeof desc), (unsigned long long)fp->rx.limit.msgs,
+            len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)fp->rx.limit.msgs,
             (unsigned long long)fp->rx.limit.bytes, (unsigned long long)fp->rx.arrived.msgs + 1,
             (unsigned long long)(fp->rx.arrived.bytes + cl_flow_cost(len)), FLOW_BAN_SECONDS);
-    cl_transport_ban(e->tp, from->key, FLOW_BAN_SECONDS);
+    f->ctx->ban(f->ctx->arg, from->key, FLOW_BAN_SECONDS);
     return -1;
 }
 
-uint64_t eng_flow_refused(const struct cl_engine *e, int w)
+uint64_t eng_flow_refused(const eng_flow_t *f, int w)
 {
-    const struct eng_flow *f = e->flow;
     return f != NULL && w >= 0 && (size_t)w < f->npeers ? f->peers[w].refused : 0;
 }
 
-void eng_flow_on_credit(struct cl_engine *e, const cl_peer_t *from, const cl_wire_msg_t *m)
+void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_t *m)
 {
-    flow_peer_t *fp = peer_of(e, from);
+    flow_peer_t *fp = peer_of(f, from);
     if (fp == NULL)
         return;
     const cl_wire_credit_t *c = &m->u.credit;
     if (!cl_flow_tx_credit(&fp->tx, c->incarnation, &c->cls[CL_CREDIT_P2P])) {
         char desc[CL_WIRE_STR_MAX + 64];
         cl_debug("ignored a CREDIT from %s: it reports %llu messages consumed, of %llu sent",
-                 eng_peer_desc(from, desc, sizeof desc),
+                 f->ctx->desc(from, desc, sizeof desc),
                  (unsigned long long)c->cls[CL_CREDIT_P2P].consumed_msgs,
                  (unsigned long long)fp->tx.sent.msgs);
         return;
     }
-    flush(e, from, fp);
+    flush(f, from, fp);
 }
 
 /* The window this peer can grant sender w now: its per-peer window,
    less what the total lacks. */
-static cl_flow_count_t window_for(struct cl_engine *e, size_t w)
+static cl_flow_count_t window_for(eng_flow_t *f, size_t w)
 {
-    struct eng_flow *f = e->flow;
     cl_flow_count_t others = {0, 0};
     for (size_t i = 0; i < f->npeers; i++) {
         if (i == w || !f->peers[i].used || f->peers[i].version < 6)
             continue;
         cl_flow_count_t o = cl_flow_rx_outstanding(
-            &f->peers[i].rx, cl_flow_rx_consumed(&f->peers[i].rx, queued_of(e, (int)i)));
+            &f->peers[i].rx, cl_flow_rx_consumed(&f->peers[i].rx, queued_of(f, (int)i)));
         others.msgs += o.msgs;
         others.bytes += o.bytes;
     }
@@ -402,23 +403,23 @@ static cl_flow_count_t window_for(struct cl_engine *e, size_t w)
     return win;
 }
 
-static void send_credit(struct cl_engine *e, const cl_peer_t *p, flow_peer_t *fp,
+static void send_credit(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp,
                         cl_flow_count_t consumed, size_t w, bool overdraft)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_P2P_CTL;
     m.hdr.sub = CL_P2P_CREDIT;
-    m.u.credit.incarnation = e->flow->incarnation;
+    m.u.credit.incarnation = f->incarnation;
     if (overdraft)
-        cl_flow_rx_overdraft(&fp->rx, consumed, (size_t)e->cfg.max_message_mib << 20,
+        cl_flow_rx_overdraft(&fp->rx, consumed, (size_t)f->ctx->cfg->max_message_mib << 20,
                              &m.u.credit.cls[CL_CREDIT_P2P]);
     else
-        cl_flow_rx_grant(&fp->rx, consumed, window_for(e, w), &m.u.credit.cls[CL_CREDIT_P2P]);
+        cl_flow_rx_grant(&fp->rx, consumed, window_for(f, w), &m.u.credit.cls[CL_CREDIT_P2P]);
     /* Class EARLY is not limited yet (docs/wire.md section 10). */
     m.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = UINT64_MAX;
     m.u.credit.cls[CL_CREDIT_EARLY].limit_bytes = UINT64_MAX;
-    (void)eng_send(e, p, &m);
+    (void)f->ctx->send(f->ctx->arg, p, &m);
 }
 
 /* Sends the CREDITs that are due.  periodic: every unreported
@@ -430,28 +431,27 @@ static void send_credit(struct cl_engine *e, const cl_peer_t *p, flow_peer_t *fp
    that takes its messages in another order than they were sent, deeper
    than the bound, goes on as with eager buffering, its memory growing
    only as far as its own receives ask. */
-static void report(struct cl_engine *e, bool periodic)
+static void report(eng_flow_t *f, bool periodic)
 {
-    struct eng_flow *f = e->flow;
-    bool waits = cl_p2p_posted(e->p2p) > 0;
+    bool waits = cl_p2p_posted(f->q) > 0;
     for (size_t i = 0; i < f->npeers; i++) {
         flow_peer_t *fp = &f->peers[i];
         if (!fp->used || fp->rx.arrived.msgs == 0 || fp->version < 6)
             continue;
-        cl_flow_count_t queued = queued_of(e, (int)i);
+        cl_flow_count_t queued = queued_of(f, (int)i);
         cl_flow_count_t consumed = cl_flow_rx_consumed(&fp->rx, queued);
         const cl_flow_rx_t *rx = &fp->rx;
         bool near = rx->limit.msgs - rx->arrived.msgs < f->window.msgs / 4 + 1 ||
                     rx->limit.bytes - rx->arrived.bytes < f->window.bytes / 4 + 1;
         bool due = cl_flow_rx_due(rx, consumed, f->window, periodic || (waits && near));
         bool overdraft = !due && waits && near && cl_flow_rx_overdraft_due(rx, queued, periodic) &&
-                         eng_p2p_waits_for(e, (int)i);
+                         eng_p2p_waits_for(f->owner, (int)i);
         if (!due && !overdraft)
             continue;
-        cl_peer_t *p = cl_member_at_rank(e->mb, (int)i);
+        cl_peer_t *p = f->ctx->member_at(f->ctx->arg, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)
             continue;
-        send_credit(e, p, fp, consumed, i, overdraft);
+        send_credit(f, p, fp, consumed, i, overdraft);
     }
 }
 
@@ -459,10 +459,9 @@ static void report(struct cl_engine *e, bool periodic)
    other member forgot its counts for it (eng_flow_peer_gone), so it
    forgets its own, both ways.  What waits in its FIFOs goes out under the
    new counts; the grace covers messages of the old ones still arriving. */
-static void rejoined(struct cl_engine *e)
+static void rejoined(eng_flow_t *f)
 {
-    struct eng_flow *f = e->flow;
-    double until = eng_now() + 2 * e->cfg.timeout;
+    double until = f->ctx->now(f->ctx->arg) + 2 * f->ctx->cfg->timeout;
     for (size_t i = 0; i < f->npeers; i++) {
         flow_peer_t *fp = &f->peers[i];
         if (!fp->used)
@@ -475,29 +474,27 @@ static void rejoined(struct cl_engine *e)
     }
 }
 
-void eng_flow_progress(struct cl_engine *e)
+void eng_flow_progress(eng_flow_t *f)
 {
-    struct eng_flow *f = e->flow;
     if (f == NULL)
         return;
-    bool member = e->state == ENG_MEMBER;
+    bool member = f->ctx->is_member(f->ctx->arg);
     if (member && !f->member && f->been_member)
-        rejoined(e);
+        rejoined(f);
     f->member = member;
     f->been_member |= member;
     if (member)
-        report(e, false);
+        report(f, false);
 }
 
-double eng_flow_timer(struct cl_engine *e, double now)
+double eng_flow_timer(eng_flow_t *f, double now)
 {
-    struct eng_flow *f = e->flow;
     if (f == NULL)
         return now + ENG_IDLE_WAKE;
     if (now >= f->next_report) {
-        f->next_report = now + e->cfg.timeout / 4;
-        if (e->state == ENG_MEMBER)
-            report(e, true);
+        f->next_report = now + f->ctx->cfg->timeout / 4;
+        if (f->ctx->is_member(f->ctx->arg))
+            report(f, true);
     }
     /* A FIFO whose link's version is not known yet empties at once when
        it turns out to be 5; look again soon. */
@@ -506,13 +503,13 @@ double eng_flow_timer(struct cl_engine *e, double now)
         flow_peer_t *fp = &f->peers[i];
         if (fp->head == NULL)
             continue;
-        cl_peer_t *p = cl_member_at_rank(e->mb, (int)i);
+        cl_peer_t *p = f->ctx->member_at(f->ctx->arg, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)
             continue;
-        if (version_of(e, fp) == 0)
+        if (version_of(f, fp) == 0)
             unknown = true;
         else
-            flush(e, p, fp);
+            flush(f, p, fp);
     }
     return unknown && now + ENG_FLOW_VERSION_POLL < f->next_report ? now + ENG_FLOW_VERSION_POLL
                                                                    : f->next_report;

@@ -2,8 +2,9 @@
 
     cl_engine.c runs the thread, the request queue and the timers;
     cl_engine_member.c the join protocol, views, heartbeats and failure
-    detection; cl_engine_coll.c the collective streams; cl_engine_p2p.c
-    point-to-point.  Everything below except the fields marked "shared" is
+    detection; cl_engine_coll.c the collective streams.  Point-to-point is
+    a component of its own (cl_engine_p2p.h) that does not include this
+    header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
 */
 #ifndef CL_ENGINE_INT_H_INCLUDED
@@ -12,6 +13,7 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
@@ -237,15 +239,8 @@ struct cl_engine {
     /* Messages between client members through a monitor, and a monitor's
        relaying (cl_engine_relay.c). */
     struct eng_relay *relay;
-    /* Point-to-point. */
-    cl_p2p_t *p2p;
-    zlist_t *p2p_waiting;   /* sends waiting for their peer to appear */
-    zlist_t *p2p_ssends;    /* synchronous sends sent, waiting to be matched */
-    struct eng_flow *flow;  /* credit per member (cl_engine_flow.c) */
-    uint64_t p2p_sync_next; /* last synchronous-send id given out */
-    bool p2p_grace_over;    /* absent ranks now fail at once */
-    uint8_t *seen;          /* per world rank: 1 once a member held it */
-    int nseen;
+    /* Point-to-point, with its credit (cl_engine_p2p.h). */
+    eng_p2p_t *p2p;
     /* Counters and log pacing. */
     uint64_t progress; /* collectives completed */
     uint64_t steps;    /* collab_step calls */
@@ -546,49 +541,5 @@ size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w);
 void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s);
 /* Frees a collective's copies (ctx_free). */
 void eng_coll_free_seen(coll_ctx_t *ctx);
-
-/* cl_engine_p2p.c */
-void eng_p2p_send(struct cl_engine *e, collab_request_t *req);
-void eng_p2p_recv(struct cl_engine *e, collab_request_t *req);
-void eng_p2p_probe(struct cl_engine *e, collab_request_t *req);
-void eng_p2p_cancel(struct cl_engine *e, collab_request_t *req);
-void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
-void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p);
-void eng_p2p_view_changed(struct cl_engine *e);
-double eng_p2p_timer(struct cl_engine *e, double now);
-void eng_p2p_cancel_all(struct cl_engine *e);
-void eng_p2p_fail_all(struct cl_engine *e, int status);
-void eng_p2p_mark_seen(struct cl_engine *e, int world_rank);
-/* Does a posted receive or probe wait for a message that world rank w
-   could send (from w, or from any source)? */
-bool eng_p2p_waits_for(struct cl_engine *e, int w);
-
-/* cl_engine_flow.c: flow control of P2P messages (docs/wire.md section 10). */
-int eng_flow_init(struct cl_engine *e);
-void eng_flow_fini(struct cl_engine *e);
-/* Sends P2P message m to member p now, or keeps a copy in p's FIFO until
-   p grants credit.  Returns what eng_send returns, or COLLAB_ERR_NO_MEM. */
-int eng_flow_p2p_send(struct cl_engine *e, const cl_peer_t *p, cl_wire_msg_t *m);
-/* A P2P message of len bytes from member `from` arrives: 0 on a link
-   without flow control (the bounds apply), 1 when granted (to be queued
-   past the bounds), -1 when past the grant (dropped; its sender is
-   banned). */
-int eng_flow_p2p_admit(struct cl_engine *e, const cl_peer_t *from, size_t len);
-/* A CREDIT from member `from`. */
-void eng_flow_on_credit(struct cl_engine *e, const cl_peer_t *from, const cl_wire_msg_t *m);
-/* Removes synchronous send (comm, sync) to world rank w from its FIFO:
-   true if it was still there (it never left). */
-bool eng_flow_cancel(struct cl_engine *e, int w, uint64_t comm, uint64_t sync);
-/* Forgets world rank w's counts and FIFO (its holder failed or left). */
-void eng_flow_peer_gone(struct cl_engine *e, int w);
-/* Messages (and payload bytes) waiting for credit to world rank w; w < 0:
-   to every member. */
-size_t eng_flow_waiting(const struct cl_engine *e, int w, size_t *bytes);
-/* Messages from world rank w dropped for passing their grant. */
-uint64_t eng_flow_refused(const struct cl_engine *e, int w);
-/* After each poll round: the CREDITs that are due. */
-void eng_flow_progress(struct cl_engine *e);
-/* The periodic CREDIT round; returns when it wants to run next. */
-double eng_flow_timer(struct cl_engine *e, double now);
 
 #endif

@@ -255,7 +255,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     for (size_t i = 0; i < d->nadded; i++) {
         cl_peer_t *p = d->added[i];
-        eng_p2p_mark_seen(e, p->rank);
+        eng_p2p_mark_seen(e->p2p, p->rank);
         note_joined(e, p->rank);
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
@@ -311,7 +311,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
             e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
             p->suspect_reason != 0 ? reason_text(p->suspect_reason) : "removed by the coordinator");
         eng_coll_peer_gone(e, p);
-        eng_p2p_peer_gone(e, p);
+        eng_p2p_peer_gone(e->p2p, p);
         cl_transport_drop(e->tp, p->key);
         p->suspect_since = 0;
         p->suspect_reason = 0;
@@ -350,7 +350,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         cl_debug("the group of the world communicator is formed: %zu peers", n);
     }
     eng_coll_view_changed(e);
-    eng_p2p_view_changed(e);
+    eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
     eng_report_view(e);
 }

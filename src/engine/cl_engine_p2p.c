@@ -1,4 +1,13 @@
-/*  cl_engine_p2p.c - point-to-point on the engine thread.
+/*  cl_engine_p2p.c - point-to-point on the engine thread: the component
+    eng_p2p_t (cl_engine_p2p.h).
+
+    It owns every piece of point-to-point state (struct eng_p2p below and
+    the credit in cl_engine_flow.c, its helper file) and sees the engine
+    only through the context it got at creation: the clock, the
+    configuration, this peer's rank, the member holding a world rank,
+    sending a message, a communicator's ranks, a link's version and bans.
+    The engine forwards requests, messages, view changes, departures and
+    its timer to it.
 
     Sends are eager: the payload is copied into one P2P message (header
     part = sender's comm rank, aux = tag) and a standard send completes
@@ -29,39 +38,131 @@
     the bounds too.  A synchronous send dropped this way gets no answer
     (CANCELLED would tell its sender the send succeeded as cancelled).
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_p2p_int.h"
 
+#include "engine/cl_comm.h"
+#include "engine/cl_engine_timer.h"
 #include "util/cl_log.h"
 
+#include <czmq.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void eng_p2p_mark_seen(struct cl_engine *e, int w)
+struct eng_p2p {
+    eng_p2p_ctx_t ctx;  /* what it may ask of the engine */
+    cl_p2p_t *q;        /* matching: posted receives, unexpected messages */
+    zlist_t *waiting;   /* sends waiting for their peer to appear */
+    zlist_t *ssends;    /* synchronous sends sent, waiting to be matched */
+    eng_flow_t *flow;   /* credit per member (cl_engine_flow.c) */
+    uint64_t sync_next; /* last synchronous-send id given out */
+    bool grace_over;    /* absent ranks now fail at once */
+    uint8_t *seen;      /* per world rank: 1 once a member held it */
+    int nseen;
+};
+
+static double now_of(const eng_p2p_t *self)
+{
+    return self->ctx.now(self->ctx.arg);
+}
+
+static int self_rank(const eng_p2p_t *self)
+{
+    return self->ctx.self_rank(self->ctx.arg);
+}
+
+static cl_peer_t *member_at(const eng_p2p_t *self, int w)
+{
+    return self->ctx.member_at(self->ctx.arg, w);
+}
+
+static int send_to(const eng_p2p_t *self, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return self->ctx.send(self->ctx.arg, to, m);
+}
+
+/* The end of the start-up grace: max(COLLAB_MATCHMAKING_TIME,
+   COLLAB_TIMEOUT) after this peer got its rank. */
+static double grace_end(const eng_p2p_t *self)
+{
+    const cl_config_t *cfg = self->ctx.cfg;
+    return self->ctx.member_since(self->ctx.arg) + fmax(cfg->matchmaking_time, cfg->timeout);
+}
+
+eng_p2p_t *eng_p2p_new(const eng_p2p_ctx_t *ctx)
+{
+    eng_p2p_t *self = calloc(1, sizeof *self);
+    if (self == NULL)
+        return NULL;
+    self->ctx = *ctx;
+    self->q = cl_p2p_new();
+    if (self == NULL)
+        goto err_free;
+    size_t per = (size_t)ctx->cfg->max_unexpected_msgs;
+    cl_p2p_limits_t lim = {.peer_bytes = (size_t)ctx->cfg->max_unexpected_peer_mib << 20,
+                           .peer_msgs = per,
+                           .total_bytes = (size_t)ctx->cfg->max_unexpected_mib << 20,
+                           .total_msgs = 4 * per};
+    cl_p2p_set_limits(self->q, &lim);
+    self->waiting = zlist_new();
+    self->ssends = zlist_new();
+    if (self->waiting == NULL || self->ssends == NULL)
+        goto err_lists;
+    self->flow = eng_flow_new(&self->ctx, self->q, self);
+    if (self->flow == NULL)
+        goto err_lists;
+    return self;
+err_lists:
+    zlist_destroy(&self->ssends);
+    zlist_destroy(&self->waiting);
+    cl_p2p_destroy(&self->q);
+err_free:
+    free(self);
+    return NULL;
+}
+
+void eng_p2p_destroy(eng_p2p_t **self_p)
+{
+    eng_p2p_t *self = self_p != NULL ? *self_p : NULL;
+    if (self == NULL)
+        return;
+    collab_request_t *r;
+    while ((r = zlist_pop(self->waiting)) != NULL)
+        cl_request_complete(r, COLLAB_ERR_NOT_INIT);
+    zlist_destroy(&self->waiting);
+    eng_p2p_cancel_all(self);
+    eng_flow_destroy(&self->flow);
+    zlist_destroy(&self->ssends);
+    cl_p2p_destroy(&self->q);
+    free(self->seen);
+    free(self);
+    *self_p = NULL;
+}
+
+void eng_p2p_mark_seen(eng_p2p_t *self, int w)
 {
     if (w < 0)
         return;
-    if (w >= e->nseen) {
-        int n = w + 1 > 2 * e->nseen ? w + 1 : 2 * e->nseen;
-        uint8_t *a = realloc(e->seen, (size_t)n);
+    if (w >= self->nseen) {
+        int n = w + 1 > 2 * self->nseen ? w + 1 : 2 * self->nseen;
+        uint8_t *a = realloc(self->seen, (size_t)n);
         if (a == NULL)
             return;
-        memset(a + e->nseen, 0, (size_t)(n - e->nseen));
-        e->seen = a;
-        e->nseen = n;
+        memset(a + self->nseen, 0, (size_t)(n - self->nseen));
+        self->seen = a;
+        self->nseen = n;
     }
-    e->seen[w] = 1;
+    self->seen[w] = 1;
 }
 
 /* May a call on an absent comm rank r still wait for it to appear? */
-static bool may_wait(struct cl_engine *e, collab_comm_t *comm, int r)
+static bool may_wait(eng_p2p_t *self, collab_comm_t *comm, int r)
 {
-    if (e->p2p_grace_over ||
-        eng_now() >= e->member_since + fmax(e->cfg.matchmaking_time, e->cfg.timeout))
+    if (self->grace_over || now_of(self) >= grace_end(self))
         return false;
     int w = cl_comm_world_of(comm, r);
-    return w >= 0 && (w >= e->nseen || e->seen[w] == 0);
+    return w >= 0 && (w >= self->nseen || self->seen[w] == 0);
 }
 
 typedef struct {
@@ -86,21 +187,21 @@ static void waits_none(void *ctx, const cl_p2p_posted_t *p)
     (void)p;
 }
 
-bool eng_p2p_waits_for(struct cl_engine *e, int w)
+bool eng_p2p_waits_for(eng_p2p_t *self, int w)
 {
     waits_ctx_t c = {w, false};
-    (void)cl_p2p_remove_posted_if(e->p2p, waits_pred, waits_none, &c);
+    (void)cl_p2p_remove_posted_if(self->q, waits_pred, waits_none, &c);
     return c.found;
 }
 
 /* Is comm rank r of comm a live member (or this peer)? */
-static bool present(struct cl_engine *e, collab_comm_t *comm, int r)
+static bool present(eng_p2p_t *self, collab_comm_t *comm, int r)
 {
     int w = cl_comm_world_of(comm, r);
-    return w >= 0 && (w == atomic_load(&e->rank) || cl_member_at_rank(e->mb, w) != NULL);
+    return w >= 0 && (w == self_rank(self) || member_at(self, w) != NULL);
 }
 
-static int send_ctl(struct cl_engine *e, cl_peer_t *p, uint64_t comm, int sub, uint64_t id)
+static int send_ctl(eng_p2p_t *self, cl_peer_t *p, uint64_t comm, int sub, uint64_t id)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
@@ -108,17 +209,16 @@ static int send_ctl(struct cl_engine *e, cl_peer_t *p, uint64_t comm, int sub, u
     m.hdr.sub = (uint8_t)sub;
     m.hdr.comm = comm;
     m.hdr.seq = id;
-    return eng_send(e, p, &m);
+    return send_to(self, p, &m);
 }
 
 /* Completes the pending synchronous send `id` on comm to world rank w
    (cancelled or matched); a late or unknown answer is ignored. */
-static void ssend_done(struct cl_engine *e, int w, uint64_t comm, uint64_t id, bool cancelled)
+static void ssend_done(eng_p2p_t *self, int w, uint64_t comm, uint64_t id, bool cancelled)
 {
-    for (collab_request_t *r = zlist_first(e->p2p_ssends); r != NULL;
-         r = zlist_next(e->p2p_ssends)) {
+    for (collab_request_t *r = zlist_first(self->ssends); r != NULL; r = zlist_next(self->ssends)) {
         if (r->sync_id == id && r->sync_world == w && r->comm->id == comm) {
-            zlist_remove(e->p2p_ssends, r);
+            zlist_remove(self->ssends, r);
             r->info.cancelled = cancelled ? 1 : 0;
             cl_request_complete(r, COLLAB_OK);
             return;
@@ -130,27 +230,27 @@ static void ssend_done(struct cl_engine *e, int w, uint64_t comm, uint64_t id, b
 
 /* A receive (or matched probe) took a message: tells a synchronous
    sender (world rank `from`) that its send matched. */
-static void matched(struct cl_engine *e, uint64_t comm, uint64_t sync, int from)
+static void matched(eng_p2p_t *self, uint64_t comm, uint64_t sync, int from)
 {
     if (sync == 0)
         return;
-    if (from == atomic_load(&e->rank)) {
-        ssend_done(e, from, comm, sync, false);
+    if (from == self_rank(self)) {
+        ssend_done(self, from, comm, sync, false);
         return;
     }
-    cl_peer_t *p = cl_member_at_rank(e->mb, from);
+    cl_peer_t *p = member_at(self, from);
     if (p != NULL) /* else the sender is gone: nobody waits */
-        send_ctl(e, p, comm, CL_P2P_MATCHED, sync);
+        send_ctl(self, p, comm, CL_P2P_MATCHED, sync);
 }
 
 /* Gives an arriving message (comm, src, tag, data) to the waiting
    receives and probes, or queues it.  sync: the sender's synchronous-send
    id (0 for a standard send), from its world rank. */
-static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const void *data,
-                   size_t len, uint64_t sync, int from, bool granted)
+static void arrive(eng_p2p_t *self, uint64_t comm, int src, int tag, const void *data, size_t len,
+                   uint64_t sync, int from, bool granted)
 {
     cl_p2p_posted_t p;
-    while (cl_p2p_match_posted(e->p2p, comm, src, tag, &p)) {
+    while (cl_p2p_match_posted(self->q, comm, src, tag, &p)) {
         collab_request_t *req = p.req;
         req->info.source = src;
         req->info.tag = tag;
@@ -179,7 +279,7 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
             req->msg = m;
             req->found = true;
             cl_request_complete(req, COLLAB_OK);
-            matched(e, comm, sync, from);
+            matched(self, comm, sync, from);
             return;
         }
         size_t n = len <= req->bytes ? len : req->bytes;
@@ -187,30 +287,31 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
             memcpy(req->buf, data, n);
         req->info.bytes = n;
         cl_request_complete(req, len <= req->bytes ? COLLAB_OK : COLLAB_ERR_TRUNCATE);
-        matched(e, comm, sync, from);
+        matched(self, comm, sync, from);
         return;
     }
-    int rc = from == atomic_load(&e->rank)
-                 ? cl_p2p_store_sync(e->p2p, comm, src, tag, data, len, sync, from)
-             : granted ? cl_p2p_store_granted(e->p2p, comm, src, tag, data, len, sync, from)
-                       : cl_p2p_store_from(e->p2p, comm, src, tag, data, len, sync, from);
+    int rc = from == self_rank(self)
+                 ? cl_p2p_store_sync(self->q, comm, src, tag, data, len, sync, from)
+             : granted ? cl_p2p_store_granted(self->q, comm, src, tag, data, len, sync, from)
+                       : cl_p2p_store_from(self->q, comm, src, tag, data, len, sync, from);
     if (rc == CL_P2P_OVER_PEER || rc == CL_P2P_OVER_TOTAL) {
-        uint64_t n = cl_p2p_dropped(e->p2p, from);
+        uint64_t n = cl_p2p_dropped(self->q, from);
         if ((n & (n - 1)) == 0) {
             char desc[160];
-            const cl_peer_t *p = cl_member_at_rank(e->mb, from);
+            const cl_peer_t *p = member_at(self, from);
             if (p != NULL)
-                eng_peer_desc(p, desc, sizeof desc);
+                self->ctx.desc(p, desc, sizeof desc);
             else
                 snprintf(desc, sizeof desc, "rank %d", from);
-            size_t bytes = 0, msgs = cl_p2p_queued_from(e->p2p, from, &bytes);
+            size_t bytes = 0, msgs = cl_p2p_queued_from(self->q, from, &bytes);
             cl_warn("dropped a point-to-point message (tag %d, %zu bytes) from %s: %zu of its "
                     "messages (%zu bytes) wait unreceived, more than %s allows (%llu of its "
                     "messages dropped so far)",
                     tag, len, desc, msgs, bytes,
-                    rc == CL_P2P_OVER_TOTAL                      ? "COLLAB_MAX_UNEXPECTED"
-                    : msgs >= (size_t)e->cfg.max_unexpected_msgs ? "COLLAB_MAX_UNEXPECTED_MSGS"
-                                                                 : "COLLAB_MAX_UNEXPECTED_PER_PEER",
+                    rc == CL_P2P_OVER_TOTAL ? "COLLAB_MAX_UNEXPECTED"
+                    : msgs >= (size_t)self->ctx.cfg->max_unexpected_msgs
+                        ? "COLLAB_MAX_UNEXPECTED_MSGS"
+                        : "COLLAB_MAX_UNEXPECTED_PER_PEER",
                     (unsigned long long)n);
         }
     } else if (rc != COLLAB_OK) {
@@ -218,7 +319,7 @@ static void arrive(struct cl_engine *e, uint64_t comm, int src, int tag, const v
     }
 }
 
-void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
+void eng_p2p_send(eng_p2p_t *self, collab_request_t *req)
 {
     collab_comm_t *comm = req->comm;
     int w = cl_comm_world_of(comm, req->peer);
@@ -227,27 +328,27 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
         return;
     }
     if (req->sync && req->sync_id == 0)
-        req->sync_id = ++e->p2p_sync_next;
+        req->sync_id = ++self->sync_next;
     req->sync_world = w;
-    if (w == atomic_load(&e->rank)) {
+    if (w == self_rank(self)) {
         if (!req->sync) {
-            arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, 0, w, false);
+            arrive(self, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, 0, w, false);
             cl_request_complete(req, COLLAB_OK);
             return;
         }
         /* Pending first: a posted receive matches it inside arrive. */
-        if (zlist_append(e->p2p_ssends, req) != 0) {
+        if (zlist_append(self->ssends, req) != 0) {
             cl_request_complete(req, COLLAB_ERR_NO_MEM);
             return;
         }
         cl_request_taken(req);
-        arrive(e, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, req->sync_id, w, false);
+        arrive(self, comm->id, comm->rank, req->tag, req->sbuf, req->bytes, req->sync_id, w, false);
         return;
     }
-    cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    cl_peer_t *p = member_at(self, w);
     if (p == NULL) {
-        if (may_wait(e, comm, req->peer)) {
-            if (zlist_append(e->p2p_waiting, req) != 0)
+        if (may_wait(self, comm, req->peer)) {
+            if (zlist_append(self->waiting, req) != 0)
                 cl_request_complete(req, COLLAB_ERR_NO_MEM);
             else
                 cl_request_taken(req);
@@ -266,21 +367,21 @@ void eng_p2p_send(struct cl_engine *e, collab_request_t *req)
     m.hdr.seq = req->sync ? req->sync_id : 0;
     m.payload = req->sbuf;
     m.payload_len = req->bytes;
-    int rc = eng_flow_p2p_send(e, p, &m);
+    int rc = eng_flow_p2p_send(self->flow, p, &m);
     if (rc != COLLAB_OK || !req->sync) {
         cl_request_complete(req, rc);
         return;
     }
-    if (zlist_append(e->p2p_ssends, req) != 0)
+    if (zlist_append(self->ssends, req) != 0)
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
     else
         cl_request_taken(req);
 }
 
-void eng_p2p_recv(struct cl_engine *e, collab_request_t *req)
+void eng_p2p_recv(eng_p2p_t *self, collab_request_t *req)
 {
     collab_comm_t *comm = req->comm;
-    cl_p2p_msg_t *m = cl_p2p_find(e->p2p, comm->id, req->peer, req->tag, true);
+    cl_p2p_msg_t *m = cl_p2p_find(self->q, comm->id, req->peer, req->tag, true);
     if (m != NULL) {
         size_t n = m->len <= req->bytes ? m->len : req->bytes;
         if (n > 0)
@@ -289,25 +390,25 @@ void eng_p2p_recv(struct cl_engine *e, collab_request_t *req)
         req->info.tag = m->tag;
         req->info.bytes = n;
         int status = m->len <= req->bytes ? COLLAB_OK : COLLAB_ERR_TRUNCATE;
-        matched(e, m->comm, m->sync, m->from);
+        matched(self, m->comm, m->sync, m->from);
         cl_p2p_msg_free(m);
         cl_request_complete(req, status);
         return;
     }
-    if (req->peer != COLLAB_ANY_SOURCE && !present(e, comm, req->peer) &&
-        !may_wait(e, comm, req->peer)) {
+    if (req->peer != COLLAB_ANY_SOURCE && !present(self, comm, req->peer) &&
+        !may_wait(self, comm, req->peer)) {
         cl_request_complete(req, COLLAB_ERR_PROC_FAILED);
         return;
     }
     cl_p2p_posted_t p = {comm->id, req->peer, req->tag, CL_P2P_RECV, req};
-    if (cl_p2p_post(e->p2p, &p) != COLLAB_OK)
+    if (cl_p2p_post(self->q, &p) != COLLAB_OK)
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
 }
 
-void eng_p2p_probe(struct cl_engine *e, collab_request_t *req)
+void eng_p2p_probe(eng_p2p_t *self, collab_request_t *req)
 {
     collab_comm_t *comm = req->comm;
-    cl_p2p_msg_t *m = cl_p2p_find(e->p2p, comm->id, req->peer, req->tag, req->take);
+    cl_p2p_msg_t *m = cl_p2p_find(self->q, comm->id, req->peer, req->tag, req->take);
     if (m != NULL) {
         req->info.source = m->src;
         req->info.tag = m->tag;
@@ -315,7 +416,7 @@ void eng_p2p_probe(struct cl_engine *e, collab_request_t *req)
         req->found = true;
         if (req->take) {
             req->msg = m;
-            matched(e, m->comm, m->sync, m->from);
+            matched(self, m->comm, m->sync, m->from);
         }
         cl_request_complete(req, COLLAB_OK);
         return;
@@ -325,86 +426,86 @@ void eng_p2p_probe(struct cl_engine *e, collab_request_t *req)
         cl_request_complete(req, COLLAB_OK);
         return;
     }
-    if (req->peer != COLLAB_ANY_SOURCE && !present(e, comm, req->peer) &&
-        !may_wait(e, comm, req->peer)) {
+    if (req->peer != COLLAB_ANY_SOURCE && !present(self, comm, req->peer) &&
+        !may_wait(self, comm, req->peer)) {
         cl_request_complete(req, COLLAB_ERR_PROC_FAILED);
         return;
     }
     cl_p2p_posted_t p = {comm->id, req->peer, req->tag, req->take ? CL_P2P_MPROBE : CL_P2P_PROBE,
                          req};
-    if (cl_p2p_post(e->p2p, &p) != COLLAB_OK)
+    if (cl_p2p_post(self->q, &p) != COLLAB_OK)
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
 }
 
 /* MPI_Cancel of a send: one that has not left yet is cancelled here; a
    pending synchronous send asks its receiver to withdraw the message
    (the answer completes it); a standard send that has left completed. */
-static void cancel_send(struct cl_engine *e, collab_request_t *t)
+static void cancel_send(eng_p2p_t *self, collab_request_t *t)
 {
-    if (zlist_exists(e->p2p_waiting, t)) {
-        zlist_remove(e->p2p_waiting, t);
+    if (zlist_exists(self->waiting, t)) {
+        zlist_remove(self->waiting, t);
         t->info.cancelled = 1;
         cl_request_complete(t, COLLAB_OK);
         return;
     }
-    if (!zlist_exists(e->p2p_ssends, t))
+    if (!zlist_exists(self->ssends, t))
         return;
-    int self = atomic_load(&e->rank);
-    if (t->sync_world == self) {
-        if (cl_p2p_withdraw(e->p2p, t->comm->id, self, t->sync_id))
-            ssend_done(e, self, t->comm->id, t->sync_id, true);
+    int me = self_rank(self);
+    if (t->sync_world == me) {
+        if (cl_p2p_withdraw(self->q, t->comm->id, me, t->sync_id))
+            ssend_done(self, me, t->comm->id, t->sync_id, true);
         return;
     }
-    if (eng_flow_cancel(e, t->sync_world, t->comm->id, t->sync_id)) {
+    if (eng_flow_cancel(self->flow, t->sync_world, t->comm->id, t->sync_id)) {
         /* Still waiting for credit here: it never left. */
-        ssend_done(e, t->sync_world, t->comm->id, t->sync_id, true);
+        ssend_done(self, t->sync_world, t->comm->id, t->sync_id, true);
         return;
     }
-    cl_peer_t *p = cl_member_at_rank(e->mb, t->sync_world);
+    cl_peer_t *p = member_at(self, t->sync_world);
     if (p != NULL)
-        send_ctl(e, p, t->comm->id, CL_P2P_CANCEL, t->sync_id);
+        send_ctl(self, p, t->comm->id, CL_P2P_CANCEL, t->sync_id);
 }
 
-void eng_p2p_cancel(struct cl_engine *e, collab_request_t *req)
+void eng_p2p_cancel(eng_p2p_t *self, collab_request_t *req)
 {
     collab_request_t *t = req->target;
     if (t != NULL && t->op == CL_OP_SEND) {
-        cancel_send(e, t);
-    } else if (t != NULL && cl_p2p_cancel(e->p2p, t)) {
+        cancel_send(self, t);
+    } else if (t != NULL && cl_p2p_cancel(self->q, t)) {
         t->info.cancelled = 1;
         cl_request_complete(t, COLLAB_OK);
     }
     cl_request_complete(req, COLLAB_OK);
 }
 
-static void on_ctl(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+static void on_ctl(eng_p2p_t *self, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     switch (m->hdr.sub) {
     case CL_P2P_MATCHED:
     case CL_P2P_CANCELLED:
-        ssend_done(e, from->rank, m->hdr.comm, m->hdr.seq, m->hdr.sub == CL_P2P_CANCELLED);
+        ssend_done(self, from->rank, m->hdr.comm, m->hdr.seq, m->hdr.sub == CL_P2P_CANCELLED);
         break;
     case CL_P2P_CANCEL:
-        if (cl_p2p_withdraw(e->p2p, m->hdr.comm, from->rank, m->hdr.seq))
-            send_ctl(e, from, m->hdr.comm, CL_P2P_CANCELLED, m->hdr.seq);
+        if (cl_p2p_withdraw(self->q, m->hdr.comm, from->rank, m->hdr.seq))
+            send_ctl(self, from, m->hdr.comm, CL_P2P_CANCELLED, m->hdr.seq);
         break;
     case CL_P2P_CREDIT:
-        eng_flow_on_credit(e, from, m);
+        eng_flow_on_credit(self->flow, from, m);
         break;
     default: /* the codec lets no other value through */
         break;
     }
 }
 
-void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+void eng_p2p_on_message(eng_p2p_t *self, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (m->hdr.type == CL_MSG_P2P_CTL) {
-        on_ctl(e, from, m);
+        on_ctl(self, from, m);
         return;
     }
     /* Flow control counts every message its sender sent, before any
        check of this peer's own could drop it. */
-    int granted = eng_flow_p2p_admit(e, from, m->payload_len);
+    int granted = eng_flow_p2p_admit(self->flow, from, m->payload_len);
     if (granted < 0)
         return;
     int src = (int)m->hdr.part;
@@ -417,21 +518,17 @@ void eng_p2p_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_
         cl_warn("dropped a message claiming world rank %d from rank %d", src, from->rank);
         return;
     }
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
-        if (s->comm_id == m->hdr.comm && s->comm != NULL &&
-            cl_comm_world_of(s->comm, src) != from->rank) {
-            cl_warn("dropped a message claiming rank %d of a communicator from rank %d", src,
-                    from->rank);
-            return;
-        }
+    if (!self->ctx.comm_rank_is(self->ctx.arg, m->hdr.comm, src, from->rank)) {
+        cl_warn("dropped a message claiming rank %d of a communicator from rank %d", src,
+                from->rank);
+        return;
     }
-    arrive(e, m->hdr.comm, src, tag, m->payload, m->payload_len,
+    arrive(self, m->hdr.comm, src, tag, m->payload, m->payload_len,
            m->hdr.sub == CL_P2P_SYNC ? m->hdr.seq : 0, from->rank, granted > 0);
 }
 
 typedef struct {
-    struct cl_engine *e;
+    eng_p2p_t *self;
     int world;  /* the rank that failed, or -1: every absent rank */
     int status; /* completion status of removed entries */
     bool cancelled;
@@ -448,7 +545,7 @@ static bool fail_pred(void *ctx, const cl_p2p_posted_t *p)
     int w = cl_comm_world_of(req->comm, p->src);
     if (f->world >= 0)
         return w == f->world;
-    return !present(f->e, req->comm, p->src);
+    return !present(f->self, req->comm, p->src);
 }
 
 static void fail_fn(void *ctx, const cl_p2p_posted_t *p)
@@ -462,15 +559,15 @@ static void fail_fn(void *ctx, const cl_p2p_posted_t *p)
 
 /* Completes the pending synchronous sends to world rank w (every one
    when w < 0) with status; cancelled marks them cancelled. */
-static void ssends_end(struct cl_engine *e, int w, int status, bool cancelled)
+static void ssends_end(eng_p2p_t *self, int w, int status, bool cancelled)
 {
-    if (e->p2p_ssends == NULL)
+    if (self->ssends == NULL)
         return;
-    size_t n = zlist_size(e->p2p_ssends);
+    size_t n = zlist_size(self->ssends);
     for (size_t i = 0; i < n; i++) {
-        collab_request_t *r = zlist_pop(e->p2p_ssends);
+        collab_request_t *r = zlist_pop(self->ssends);
         if (w >= 0 && r->sync_world != w) {
-            zlist_append(e->p2p_ssends, r); /* room: it was just there */
+            zlist_append(self->ssends, r); /* room: it was just there */
             continue;
         }
         r->info.cancelled = cancelled ? 1 : 0;
@@ -478,63 +575,90 @@ static void ssends_end(struct cl_engine *e, int w, int status, bool cancelled)
     }
 }
 
-void eng_p2p_peer_gone(struct cl_engine *e, const cl_peer_t *p)
+void eng_p2p_peer_gone(eng_p2p_t *self, const cl_peer_t *p)
 {
     int w = p->rank >= 0 ? p->rank : p->prev_rank;
     if (w < 0)
         return;
-    fail_ctx_t f = {e, w, COLLAB_ERR_PROC_FAILED, false};
-    cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
-    ssends_end(e, w, COLLAB_ERR_PROC_FAILED, false);
-    eng_flow_peer_gone(e, w);
+    fail_ctx_t f = {self, w, COLLAB_ERR_PROC_FAILED, false};
+    cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
+    ssends_end(self, w, COLLAB_ERR_PROC_FAILED, false);
+    eng_flow_peer_gone(self->flow, w);
 }
 
 /* Retries sends that waited for their peer. */
-static void retry_waiting(struct cl_engine *e)
+static void retry_waiting(eng_p2p_t *self)
 {
-    size_t n = zlist_size(e->p2p_waiting);
+    size_t n = zlist_size(self->waiting);
     for (size_t i = 0; i < n; i++) {
-        collab_request_t *req = zlist_pop(e->p2p_waiting);
-        eng_p2p_send(e, req); /* completes it or queues it again */
+        collab_request_t *req = zlist_pop(self->waiting);
+        eng_p2p_send(self, req); /* completes it or queues it again */
     }
 }
 
-void eng_p2p_view_changed(struct cl_engine *e)
+void eng_p2p_view_changed(eng_p2p_t *self)
 {
-    retry_waiting(e);
+    retry_waiting(self);
 }
 
-double eng_p2p_timer(struct cl_engine *e, double now)
+/* The end of the start-up grace; returns the next deadline. */
+static double grace_timer(eng_p2p_t *self, double now)
 {
-    if (e->p2p_grace_over)
+    if (self->grace_over)
         return now + ENG_IDLE_WAKE;
-    double end = e->member_since + fmax(e->cfg.matchmaking_time, e->cfg.timeout);
+    double end = grace_end(self);
     if (now < end)
         return end;
-    e->p2p_grace_over = true;
-    retry_waiting(e);
-    fail_ctx_t f = {e, -1, COLLAB_ERR_PROC_FAILED, false};
-    cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
+    self->grace_over = true;
+    retry_waiting(self);
+    fail_ctx_t f = {self, -1, COLLAB_ERR_PROC_FAILED, false};
+    cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
     return now + ENG_IDLE_WAKE;
 }
 
-void eng_p2p_fail_all(struct cl_engine *e, int status)
+double eng_p2p_timer(eng_p2p_t *self, double now)
 {
-    if (e->p2p == NULL)
-        return;
-    fail_ctx_t f = {e, -1, status, false};
-    cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
-    collab_request_t *r;
-    while (e->p2p_waiting != NULL && (r = zlist_pop(e->p2p_waiting)) != NULL)
-        cl_request_complete(r, status);
-    ssends_end(e, -1, status, false);
+    double next = grace_timer(self, now);
+    return fmin(next, eng_flow_timer(self->flow, now));
 }
 
-void eng_p2p_cancel_all(struct cl_engine *e)
+void eng_p2p_progress(eng_p2p_t *self)
 {
-    if (e->p2p == NULL)
+    eng_flow_progress(self->flow);
+}
+
+void eng_p2p_comm_free(eng_p2p_t *self, uint64_t comm)
+{
+    cl_p2p_drop_comm(self->q, comm);
+}
+
+size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes)
+{
+    return eng_flow_waiting(self->flow, w, bytes);
+}
+
+uint64_t eng_p2p_flow_refused(const eng_p2p_t *self, int w)
+{
+    return eng_flow_refused(self->flow, w);
+}
+
+void eng_p2p_fail_all(eng_p2p_t *self, int status)
+{
+    if (self == NULL)
         return;
-    fail_ctx_t f = {e, -1, COLLAB_OK, true};
-    cl_p2p_remove_posted_if(e->p2p, fail_pred, fail_fn, &f);
-    ssends_end(e, -1, COLLAB_OK, true);
+    fail_ctx_t f = {self, -1, status, false};
+    cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
+    collab_request_t *r;
+    while (self->waiting != NULL && (r = zlist_pop(self->waiting)) != NULL)
+        cl_request_complete(r, status);
+    ssends_end(self, -1, status, false);
+}
+
+void eng_p2p_cancel_all(eng_p2p_t *self)
+{
+    if (self == NULL)
+        return;
+    fail_ctx_t f = {self, -1, COLLAB_OK, true};
+    cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
+    ssends_end(self, -1, COLLAB_OK, true);
 }

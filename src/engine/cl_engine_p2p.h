@@ -1,0 +1,105 @@
+/*  cl_engine_p2p.h - point-to-point on the engine thread: one component.
+
+    eng_p2p_t owns everything point-to-point keeps: the matching queues
+    (cl_p2p), the sends waiting for their peer to appear, the synchronous
+    sends waiting for MATCHED, the start-up grace, the table of world
+    ranks a member ever held, and the credit of every member
+    (cl_engine_flow.c, its private helper file; docs/wire.md section 10).
+    It sees the engine only through the context it gets at creation
+    (eng_p2p_ctx_t): it never includes the engine's private header, and
+    nothing else writes its state.  Engine thread only.
+*/
+#ifndef CL_ENGINE_P2P_H_INCLUDED
+#define CL_ENGINE_P2P_H_INCLUDED
+
+#include "engine/cl_member.h"
+#include "engine/cl_request.h"
+#include "engine/cl_wire.h"
+#include "util/cl_config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct eng_p2p eng_p2p_t;
+
+/* What the component may ask of the engine.  Every function gets `arg`.
+   The pointers stay valid for the component's life. */
+typedef struct {
+    void *arg;
+    /* The engine's configuration (read only here; the engine may update
+       swarm-wide settings it learns while joining). */
+    const cl_config_t *cfg;
+    double t0;            /* the engine's clock when it started */
+    uint64_t incarnation; /* this process's, in CREDITs (0: use 1) */
+    /* The engine's clock (eng_now). */
+    double (*now)(void *arg);
+    /* This peer's world rank, -1 before it holds one. */
+    int (*self_rank)(void *arg);
+    /* True while this peer holds a rank (the engine's member state). */
+    bool (*is_member)(void *arg);
+    /* When this peer got its rank (0: never). */
+    double (*member_since)(void *arg);
+    /* The member of the current view holding world rank w, or NULL. */
+    cl_peer_t *(*member_at)(void *arg, int w);
+    /* Sends m to member `to`; returns 0 or a negative status. */
+    int (*send)(void *arg, const cl_peer_t *to, cl_wire_msg_t *m);
+    /* Writes a log description of p into out (len bytes); returns out. */
+    const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
+    /* False when this peer knows communicator `comm` and its rank r is not
+       world rank w; true otherwise (unknown communicators included). */
+    bool (*comm_rank_is)(void *arg, uint64_t comm, int r, int w);
+    /* The wire version negotiated with key's link, 0 until known. */
+    int (*link_version)(void *arg, const uint8_t key[32]);
+    /* Refuses key's messages and connections for `seconds`. */
+    void (*ban)(void *arg, const uint8_t key[32], double seconds);
+} eng_p2p_ctx_t;
+
+/* Creates the component, with the unexpected-message bounds of ctx->cfg
+   (COLLAB_MAX_UNEXPECTED*).  Copies ctx.  Returns NULL without memory;
+   the caller owns the result. */
+eng_p2p_t *eng_p2p_new(const eng_p2p_ctx_t *ctx);
+/* Completes what still waits (sends waiting for their peer with
+   COLLAB_ERR_NOT_INIT, receives and synchronous sends as cancelled),
+   frees the component and nulls *self_p.  Accepts NULL. */
+void eng_p2p_destroy(eng_p2p_t **self_p);
+
+/* Requests (CL_OP_SEND, _RECV, _PROBE, _CANCEL): each is completed, now
+   or later, with cl_request_complete.  The component holds a request and
+   its buffers only until it completes it. */
+void eng_p2p_send(eng_p2p_t *self, collab_request_t *req);
+void eng_p2p_recv(eng_p2p_t *self, collab_request_t *req);
+void eng_p2p_probe(eng_p2p_t *self, collab_request_t *req);
+void eng_p2p_cancel(eng_p2p_t *self, collab_request_t *req);
+
+/* A P2P or P2P_CTL message from member `from` (it passed the authority
+   gate). */
+void eng_p2p_on_message(eng_p2p_t *self, cl_peer_t *from, const cl_wire_msg_t *m);
+/* Member p (its rank, or previous rank) failed, left or was removed:
+   what waits on it fails with COLLAB_ERR_PROC_FAILED, its credit is
+   forgotten. */
+void eng_p2p_peer_gone(eng_p2p_t *self, const cl_peer_t *p);
+/* A member holds world rank w (it was added to the view). */
+void eng_p2p_mark_seen(eng_p2p_t *self, int w);
+/* The view changed: sends waiting for their peer try again. */
+void eng_p2p_view_changed(eng_p2p_t *self);
+/* The communicator `comm` is freed: its unexpected messages go. */
+void eng_p2p_comm_free(eng_p2p_t *self, uint64_t comm);
+/* While this peer is a member: the end of the start-up grace, then the
+   periodic CREDIT round.  Returns the next deadline. */
+double eng_p2p_timer(eng_p2p_t *self, double now);
+/* After each poll round: the CREDITs that are due. */
+void eng_p2p_progress(eng_p2p_t *self);
+/* Cancels every posted receive and probe and every synchronous send
+   still waiting for its match (finalize, leave). */
+void eng_p2p_cancel_all(eng_p2p_t *self);
+/* Completes everything that waits with status (this peer left). */
+void eng_p2p_fail_all(eng_p2p_t *self, int status);
+
+/* Messages (and payload bytes) waiting for credit to world rank w; w < 0:
+   to every member. */
+size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes);
+/* Messages from world rank w dropped for passing their grant. */
+uint64_t eng_p2p_flow_refused(const eng_p2p_t *self, int w);
+
+#endif

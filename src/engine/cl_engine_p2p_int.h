@@ -1,0 +1,47 @@
+/*  cl_engine_p2p_int.h - what cl_engine_p2p.c and its helper file
+    cl_engine_flow.c (credit of point-to-point messages, docs/wire.md
+    section 10) share.  Nothing else includes it.
+*/
+#ifndef CL_ENGINE_P2P_INT_H_INCLUDED
+#define CL_ENGINE_P2P_INT_H_INCLUDED
+
+#include "engine/cl_engine_p2p.h"
+#include "engine/cl_p2p.h"
+
+typedef struct eng_flow eng_flow_t;
+
+/* Creates the credit state of the component `owner`, which keeps the
+   matching queues q; ctx must outlive it.  NULL without memory. */
+eng_flow_t *eng_flow_new(const eng_p2p_ctx_t *ctx, cl_p2p_t *q, eng_p2p_t *owner);
+/* Frees it (what waits for credit is dropped) and nulls *self_p. */
+void eng_flow_destroy(eng_flow_t **self_p);
+/* Sends P2P message m to member p now, or keeps a copy in p's FIFO until
+   p grants credit.  Returns what ctx->send returns, or COLLAB_ERR_NO_MEM. */
+int eng_flow_p2p_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m);
+/* A P2P message of len bytes from member `from` arrives: 0 on a link
+   without flow control (the bounds apply), 1 when granted (to be queued
+   past the bounds), -1 when past the grant (dropped; its sender is
+   banned). */
+int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len);
+/* A CREDIT from member `from`. */
+void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_t *m);
+/* Removes synchronous send (comm, sync) to world rank w from its FIFO:
+   true if it was still there (it never left). */
+bool eng_flow_cancel(eng_flow_t *f, int w, uint64_t comm, uint64_t sync);
+/* Forgets world rank w's counts and FIFO (its holder failed or left). */
+void eng_flow_peer_gone(eng_flow_t *f, int w);
+/* Messages (and payload bytes) waiting for credit to world rank w; w < 0:
+   to every member. */
+size_t eng_flow_waiting(const eng_flow_t *f, int w, size_t *bytes);
+/* Messages from world rank w dropped for passing their grant. */
+uint64_t eng_flow_refused(const eng_flow_t *f, int w);
+/* After each poll round: the CREDITs that are due. */
+void eng_flow_progress(eng_flow_t *f);
+/* The periodic CREDIT round; returns when it wants to run next. */
+double eng_flow_timer(eng_flow_t *f, double now);
+
+/* Does a posted receive or probe of `self` wait for a message that world
+   rank w could send (from w, or from any source)? */
+bool eng_p2p_waits_for(eng_p2p_t *self, int w);
+
+#endif

@@ -1,0 +1,561 @@
+/*  cl_engine_p2p_test.c - selftest of the point-to-point component
+    (cl_engine_p2p.c with its credit, cl_engine_flow.c).
+
+    Drives the component through a fake context, without sockets or a
+    clock: this peer is world rank 0 of three, the other two are records
+    the test owns, every message the component sends is recorded, and
+    the test plays the other side's messages.  Checks a send and its
+    matching receive, an unexpected message then its receive, a
+    synchronous send that completes only on MATCHED (and the MATCHED this
+    peer answers to a synchronous sender), a receive that fails with
+    COLLAB_ERR_PROC_FAILED when its rank is gone (and one posted for an
+    absent rank after the start-up grace), the sender's credit (a sender
+    past its grant waits; CREDITs release its messages in order), and
+    the receiver's (a sender past its grant is dropped and banned).
+*/
+#include "engine/cl_engine_p2p.h"
+
+#include "engine/cl_comm.h"
+#include "engine/cl_flow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selftest.h"
+
+#define NPEERS 3
+#define MAXSENT 256
+
+typedef struct {
+    cl_wire_msg_t m;  /* header fields; payload points at data */
+    uint8_t data[64]; /* the first bytes of its payload */
+    int to;           /* world rank */
+} sent_t;
+
+typedef struct {
+    cl_config_t cfg;
+    double now;
+    double member_since;
+    cl_peer_t peers[NPEERS]; /* by world rank; [0] is this peer */
+    bool alive[NPEERS];
+    sent_t sent[MAXSENT];
+    int nsent;
+    int bans;
+    uint8_t banned[32];
+} fake_t;
+
+static double f_now(void *arg)
+{
+    return ((fake_t *)arg)->now;
+}
+
+static int f_self_rank(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static bool f_is_member(void *arg)
+{
+    (void)arg;
+    return true;
+}
+
+static double f_member_since(void *arg)
+{
+    return ((fake_t *)arg)->member_since;
+}
+
+static cl_peer_t *f_member_at(void *arg, int w)
+{
+    fake_t *f = arg;
+    return w >= 0 && w < NPEERS && f->alive[w] ? &f->peers[w] : NULL;
+}
+
+static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    fake_t *f = arg;
+    if (f->nsent >= MAXSENT)
+        return COLLAB_ERR_NO_MEM;
+    sent_t *s = &f->sent[f->nsent++];
+    s->m = *m;
+    size_t n = m->payload_len < sizeof s->data ? m->payload_len : sizeof s->data;
+    if (n > 0)
+        memcpy(s->data, m->payload, n);
+    s->m.payload = s->data;
+    s->to = to->rank;
+    return COLLAB_OK;
+}
+
+static const char *f_desc(const cl_peer_t *p, char *out, size_t len)
+{
+    snprintf(out, len, "rank %d", p->rank);
+    return out;
+}
+
+static bool f_comm_rank_is(void *arg, uint64_t comm, int r, int w)
+{
+    (void)arg;
+    return comm != CL_COMM_WORLD_ID || r == w;
+}
+
+static int f_link_version(void *arg, const uint8_t key[32])
+{
+    (void)arg;
+    (void)key;
+    return 6;
+}
+
+static void f_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    fake_t *f = arg;
+    (void)seconds;
+    f->bans++;
+    memcpy(f->banned, key, 32);
+}
+
+/* A fake swarm of three members, this peer rank 0, its clock at now,
+   member since `since`; ranks [0, nseen) were held by a member. */
+static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg.timeout = 5;
+    f->cfg.matchmaking_time = 5;
+    f->cfg.max_message_mib = 16;
+    f->cfg.max_unexpected_mib = 64;
+    f->cfg.max_unexpected_peer_mib = 16;
+    f->cfg.max_unexpected_msgs = 1024;
+    f->member_since = since;
+    f->now = now;
+    for (int w = 0; w < NPEERS; w++) {
+        memset(f->peers[w].key, 0x10 + w, 32);
+        f->peers[w].rank = w;
+        f->peers[w].prev_rank = -1;
+        f->alive[w] = true;
+    }
+    eng_p2p_ctx_t ctx = {.arg = f,
+                         .cfg = &f->cfg,
+                         .t0 = 0,
+                         .incarnation = 7,
+                         .now = f_now,
+                         .self_rank = f_self_rank,
+                         .is_member = f_is_member,
+                         .member_since = f_member_since,
+                         .member_at = f_member_at,
+                         .send = f_send,
+                         .desc = f_desc,
+                         .comm_rank_is = f_comm_rank_is,
+                         .link_version = f_link_version,
+                         .ban = f_ban};
+    eng_p2p_t *p = eng_p2p_new(&ctx);
+    CHECK(p != NULL);
+    for (int w = 0; w < nseen; w++)
+        eng_p2p_mark_seen(p, w);
+    return p;
+}
+
+/* As setup_at, every rank held, the start-up grace over (the first timer
+   ends it: now is far past member_since). */
+static eng_p2p_t *setup(fake_t *f)
+{
+    eng_p2p_t *p = setup_at(f, 1000, 1, NPEERS);
+    (void)eng_p2p_timer(p, f->now);
+    return p;
+}
+
+static collab_request_t *send_req(collab_comm_t *comm, int peer, int tag, const void *buf,
+                                  size_t len, bool sync)
+{
+    collab_request_t *r = cl_request_new(CL_OP_SEND);
+    r->comm = comm;
+    r->peer = peer;
+    r->tag = tag;
+    r->sbuf = buf;
+    r->bytes = len;
+    r->sync = sync;
+    return r;
+}
+
+static collab_request_t *recv_req(collab_comm_t *comm, int peer, int tag, void *buf, size_t len)
+{
+    collab_request_t *r = cl_request_new(CL_OP_RECV);
+    r->comm = comm;
+    r->peer = peer;
+    r->tag = tag;
+    r->buf = buf;
+    r->bytes = len;
+    return r;
+}
+
+/* A P2P message from world rank `from` (its world rank as comm rank). */
+static cl_wire_msg_t p2p_msg(int from, int tag, const void *data, size_t len, uint64_t sync)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_P2P;
+    m.hdr.comm = CL_COMM_WORLD_ID;
+    m.hdr.part = (uint32_t)from;
+    m.hdr.aux = (uint32_t)tag;
+    m.hdr.sub = sync != 0 ? CL_P2P_SYNC : CL_P2P_STANDARD;
+    m.hdr.seq = sync;
+    m.payload = data;
+    m.payload_len = len;
+    return m;
+}
+
+static cl_wire_msg_t ctl_msg(int sub, uint64_t seq)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_P2P_CTL;
+    m.hdr.sub = (uint8_t)sub;
+    m.hdr.comm = CL_COMM_WORLD_ID;
+    m.hdr.seq = seq;
+    return m;
+}
+
+/* A send to rank 1 goes out as one P2P message and completes at once;
+   the same bytes arriving from rank 1 complete a posted receive. */
+static void test_send_recv(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    const char hello[] = "hello";
+    collab_request_t *s = send_req(world, 1, 42, hello, sizeof hello, false);
+    eng_p2p_send(p, s);
+    CHECK(cl_request_done(s) && s->status == COLLAB_OK);
+    CHECK(f.nsent == 1);
+    CHECK(f.sent[0].to == 1 && f.sent[0].m.hdr.type == CL_MSG_P2P);
+    CHECK(f.sent[0].m.hdr.aux == 42 && f.sent[0].m.hdr.part == 0);
+    CHECK(f.sent[0].m.hdr.sub == CL_P2P_STANDARD);
+    CHECK(f.sent[0].m.payload_len == sizeof hello && memcmp(f.sent[0].data, hello, 6) == 0);
+
+    char buf[16] = {0};
+    collab_request_t *r = recv_req(world, 1, 42, buf, sizeof buf);
+    eng_p2p_recv(p, r);
+    CHECK(!cl_request_done(r)); /* posted */
+    cl_wire_msg_t m = p2p_msg(1, 43, "other", 6, 0);
+    eng_p2p_on_message(p, &f.peers[1], &m); /* another tag: unexpected */
+    CHECK(!cl_request_done(r));
+    m = p2p_msg(1, 42, "world", 6, 0);
+    eng_p2p_on_message(p, &f.peers[1], &m);
+    CHECK(cl_request_done(r) && r->status == COLLAB_OK);
+    CHECK(r->info.source == 1 && r->info.tag == 42 && r->info.bytes == 6);
+    CHECK(strcmp(buf, "world") == 0);
+    CHECK(f.nsent == 1); /* a standard send gets no answer */
+
+    cl_request_destroy(&s);
+    cl_request_destroy(&r);
+    eng_p2p_destroy(&p);
+    CHECK(p == NULL);
+    cl_comm_destroy(&world);
+}
+
+/* Messages that arrive before their receive wait, in order, and the
+   receives take them at once; a short buffer truncates. */
+static void test_unexpected(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    cl_wire_msg_t m = p2p_msg(2, 5, "first", 6, 0);
+    eng_p2p_on_message(p, &f.peers[2], &m);
+    m = p2p_msg(2, 5, "second", 7, 0);
+    eng_p2p_on_message(p, &f.peers[2], &m);
+
+    char buf[16] = {0};
+    collab_request_t *r = recv_req(world, COLLAB_ANY_SOURCE, 5, buf, sizeof buf);
+    eng_p2p_recv(p, r);
+    CHECK(cl_request_done(r) && r->status == COLLAB_OK);
+    CHECK(r->info.source == 2 && strcmp(buf, "first") == 0);
+    cl_request_destroy(&r);
+
+    char small[3] = {0};
+    r = recv_req(world, 2, COLLAB_ANY_TAG, small, sizeof small);
+    eng_p2p_recv(p, r);
+    CHECK(cl_request_done(r) && r->status == COLLAB_ERR_TRUNCATE);
+    CHECK(r->info.bytes == 3 && memcmp(small, "sec", 3) == 0);
+    cl_request_destroy(&r);
+
+    /* Nothing left: the next receive waits. */
+    r = recv_req(world, 2, 5, buf, sizeof buf);
+    eng_p2p_recv(p, r);
+    CHECK(!cl_request_done(r));
+    eng_p2p_destroy(&p); /* cancels it */
+    CHECK(cl_request_done(r) && r->info.cancelled == 1);
+    cl_request_destroy(&r);
+    cl_comm_destroy(&world);
+}
+
+/* A synchronous send stays pending until the receiver answers MATCHED
+   for its id; an answer for another id or from another rank changes
+   nothing.  A synchronous message this peer receives is answered with
+   MATCHED once a receive takes it. */
+static void test_ssend(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    collab_request_t *s = send_req(world, 1, 9, "sync", 5, true);
+    eng_p2p_send(p, s);
+    CHECK(!cl_request_done(s));
+    CHECK(f.nsent == 1 && f.sent[0].m.hdr.sub == CL_P2P_SYNC);
+    uint64_t id = f.sent[0].m.hdr.seq;
+    CHECK(id != 0 && s->sync_id == id);
+
+    cl_wire_msg_t c = ctl_msg(CL_P2P_MATCHED, id + 1);
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(!cl_request_done(s));
+    c = ctl_msg(CL_P2P_MATCHED, id);
+    eng_p2p_on_message(p, &f.peers[2], &c); /* not its receiver */
+    CHECK(!cl_request_done(s));
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(cl_request_done(s) && s->status == COLLAB_OK && s->info.cancelled == 0);
+    cl_request_destroy(&s);
+
+    /* The other direction: rank 2 sends synchronously, id 77. */
+    cl_wire_msg_t m = p2p_msg(2, 3, "abc", 4, 77);
+    eng_p2p_on_message(p, &f.peers[2], &m);
+    CHECK(f.nsent == 1); /* not matched yet */
+    char buf[8];
+    collab_request_t *r = recv_req(world, 2, 3, buf, sizeof buf);
+    eng_p2p_recv(p, r);
+    CHECK(cl_request_done(r) && r->status == COLLAB_OK);
+    CHECK(f.nsent == 2 && f.sent[1].to == 2);
+    CHECK(f.sent[1].m.hdr.type == CL_MSG_P2P_CTL && f.sent[1].m.hdr.sub == CL_P2P_MATCHED);
+    CHECK(f.sent[1].m.hdr.seq == 77);
+    cl_request_destroy(&r);
+
+    /* A synchronous send to a rank that fails completes with the failure. */
+    s = send_req(world, 2, 9, "sync", 5, true);
+    eng_p2p_send(p, s);
+    CHECK(!cl_request_done(s));
+    f.alive[2] = false;
+    eng_p2p_peer_gone(p, &f.peers[2]);
+    CHECK(cl_request_done(s) && s->status == COLLAB_ERR_PROC_FAILED);
+    cl_request_destroy(&s);
+    eng_p2p_destroy(&p);
+    cl_comm_destroy(&world);
+}
+
+/* A receive waiting on a rank fails when that rank is gone; one from an
+   absent rank fails at once after the start-up grace, and waits during
+   it until the grace ends. */
+static void test_gone(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    char buf[8];
+    collab_request_t *r1 = recv_req(world, 1, 1, buf, sizeof buf);
+    collab_request_t *r2 = recv_req(world, 2, 1, buf, sizeof buf);
+    eng_p2p_recv(p, r1);
+    eng_p2p_recv(p, r2);
+    CHECK(!cl_request_done(r1) && !cl_request_done(r2));
+    f.alive[1] = false;
+    eng_p2p_peer_gone(p, &f.peers[1]);
+    CHECK(cl_request_done(r1) && r1->status == COLLAB_ERR_PROC_FAILED);
+    CHECK(!cl_request_done(r2)); /* another rank */
+    collab_request_t *r3 = recv_req(world, 1, 1, buf, sizeof buf);
+    eng_p2p_recv(p, r3);
+    CHECK(cl_request_done(r3) && r3->status == COLLAB_ERR_PROC_FAILED);
+    collab_request_t *s = send_req(world, 1, 1, "x", 1, false);
+    eng_p2p_send(p, s);
+    CHECK(cl_request_done(s) && s->status == COLLAB_ERR_PROC_FAILED);
+    eng_p2p_destroy(&p);
+    CHECK(cl_request_done(r2) && r2->info.cancelled == 1);
+    cl_request_destroy(&r1);
+    cl_request_destroy(&r2);
+    cl_request_destroy(&r3);
+    cl_request_destroy(&s);
+
+    /* Within the grace (it ends at member_since 8 + 5), a rank no member
+       has held yet may still come. */
+    p = setup_at(&f, 10, 8, 2);
+    f.alive[2] = false;
+    collab_request_t *w = recv_req(world, 2, 1, buf, sizeof buf);
+    eng_p2p_recv(p, w);
+    CHECK(!cl_request_done(w)); /* rank 2 was never held: it may come */
+    s = send_req(world, 2, 1, "y", 1, false);
+    eng_p2p_send(p, s);
+    CHECK(!cl_request_done(s)); /* waits for rank 2 */
+    double next = eng_p2p_timer(p, f.now);
+    CHECK(next <= 8 + 5 + 1e-9);
+    CHECK(!cl_request_done(w) && !cl_request_done(s));
+    f.now = 13.5;
+    (void)eng_p2p_timer(p, f.now);
+    CHECK(cl_request_done(w) && w->status == COLLAB_ERR_PROC_FAILED);
+    CHECK(cl_request_done(s) && s->status == COLLAB_ERR_PROC_FAILED);
+    cl_request_destroy(&w);
+    cl_request_destroy(&s);
+    eng_p2p_destroy(&p);
+    cl_comm_destroy(&world);
+}
+
+/* The sender's credit: the first CL_FLOW_INIT_MSGS messages to a member
+   go out, the next wait (their sends complete: the payload is copied);
+   each CREDIT lets out what it grants, in the order sent. */
+static void test_credit(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    const int n = (int)CL_FLOW_INIT_MSGS + 3;
+    for (int i = 0; i < n; i++) {
+        uint32_t v = (uint32_t)i;
+        collab_request_t *s = send_req(world, 1, 1, &v, sizeof v, false);
+        eng_p2p_send(p, s);
+        CHECK(cl_request_done(s) && s->status == COLLAB_OK);
+        cl_request_destroy(&s);
+    }
+    CHECK(f.nsent == (int)CL_FLOW_INIT_MSGS);
+    size_t bytes = 0;
+    CHECK(eng_p2p_flow_waiting(p, 1, &bytes) == 3 && bytes == 3 * sizeof(uint32_t));
+    CHECK(eng_p2p_flow_waiting(p, -1, NULL) == 3);
+    CHECK(eng_p2p_flow_waiting(p, 2, NULL) == 0);
+
+    /* A CREDIT for one more message lets exactly the next one out. */
+    cl_wire_msg_t c = ctl_msg(CL_P2P_CREDIT, 0);
+    c.u.credit.incarnation = 99;
+    cl_wire_credit_class_t *cls = &c.u.credit.cls[CL_CREDIT_P2P];
+    cls->consumed_msgs = 10;
+    cls->consumed_bytes = 10 * cl_flow_cost(sizeof(uint32_t));
+    cls->limit_msgs = CL_FLOW_INIT_MSGS + 1;
+    cls->limit_bytes = CL_FLOW_INIT_BYTES;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(f.nsent == (int)CL_FLOW_INIT_MSGS + 1);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 2);
+
+    /* A send behind waiting ones waits too, even with credit for it. */
+    uint32_t last = 1000;
+    collab_request_t *s = send_req(world, 1, 1, &last, sizeof last, false);
+    eng_p2p_send(p, s);
+    CHECK(cl_request_done(s));
+    cl_request_destroy(&s);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 3);
+
+    /* An impossible CREDIT (more consumed than sent) changes nothing. */
+    cls->consumed_msgs = 10000;
+    cls->limit_msgs = 20000;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 3);
+
+    cls->consumed_msgs = 60;
+    cls->consumed_bytes = 60 * cl_flow_cost(sizeof(uint32_t));
+    cls->limit_msgs = 1000;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 0);
+    CHECK(f.nsent == n + 1);
+    /* Every message went to rank 1, in the order sent. */
+    for (int i = 0; i < f.nsent; i++) {
+        uint32_t v;
+        memcpy(&v, f.sent[i].data, sizeof v);
+        CHECK(f.sent[i].to == 1 && f.sent[i].m.hdr.type == CL_MSG_P2P);
+        CHECK(v == (i < n ? (uint32_t)i : last));
+    }
+    CHECK(f.bans == 0);
+
+    /* To rank 2: a message past the byte grant waits, and a small one
+       behind it waits too although the grant has room for it. */
+    size_t big = CL_FLOW_INIT_BYTES;
+    uint8_t *payload = calloc(1, big);
+    CHECK(payload != NULL);
+    int before = f.nsent;
+    s = send_req(world, 2, 1, "a", 2, false);
+    eng_p2p_send(p, s);
+    cl_request_destroy(&s);
+    s = send_req(world, 2, 1, payload, big, false);
+    eng_p2p_send(p, s);
+    CHECK(cl_request_done(s) && s->status == COLLAB_OK);
+    cl_request_destroy(&s);
+    s = send_req(world, 2, 1, "b", 2, false);
+    eng_p2p_send(p, s);
+    cl_request_destroy(&s);
+    CHECK(f.nsent == before + 1);
+    CHECK(eng_p2p_flow_waiting(p, 2, &bytes) == 2 && bytes == big + 2);
+    /* Everything consumed: the big one may go (one message of any size),
+       the small one waits for the next CREDIT. */
+    cls->consumed_msgs = 1;
+    cls->consumed_bytes = cl_flow_cost(2);
+    cls->limit_msgs = CL_FLOW_INIT_MSGS;
+    cls->limit_bytes = CL_FLOW_INIT_BYTES;
+    eng_p2p_on_message(p, &f.peers[2], &c);
+    CHECK(f.nsent == before + 2 && f.sent[before + 1].m.payload_len == big);
+    CHECK(eng_p2p_flow_waiting(p, 2, NULL) == 1);
+    cls->consumed_msgs = 2;
+    cls->consumed_bytes = cl_flow_cost(2) + cl_flow_cost(big);
+    cls->limit_bytes = cls->consumed_bytes + CL_FLOW_INIT_BYTES;
+    eng_p2p_on_message(p, &f.peers[2], &c);
+    CHECK(f.nsent == before + 3 && f.sent[before + 2].data[0] == 'b');
+    CHECK(eng_p2p_flow_waiting(p, 2, NULL) == 0);
+    free(payload);
+    eng_p2p_destroy(&p);
+    cl_comm_destroy(&world);
+}
+
+/* The receiver's credit: a sender that passes the grant while all it
+   sent waits unreceived is dropped and banned; periodic rounds send
+   CREDITs for what was consumed. */
+static void test_grant(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    for (uint32_t i = 0; i < CL_FLOW_INIT_MSGS; i++) {
+        cl_wire_msg_t m = p2p_msg(2, 1, &i, sizeof i, 0);
+        eng_p2p_on_message(p, &f.peers[2], &m);
+    }
+    CHECK(f.bans == 0);
+    uint32_t x = 12345;
+    cl_wire_msg_t m = p2p_msg(2, 1, &x, sizeof x, 0);
+    eng_p2p_on_message(p, &f.peers[2], &m);
+    CHECK(f.bans == 1 && memcmp(f.banned, f.peers[2].key, 32) == 0);
+    CHECK(eng_p2p_flow_refused(p, 2) == 1);
+
+    /* What was admitted is there, in order; the refused one is not. */
+    char buf[8];
+    for (uint32_t i = 0; i < CL_FLOW_INIT_MSGS; i++) {
+        uint32_t v = 0;
+        collab_request_t *r = recv_req(world, 2, 1, &v, sizeof v);
+        eng_p2p_recv(p, r);
+        CHECK(cl_request_done(r) && r->status == COLLAB_OK && v == i);
+        cl_request_destroy(&r);
+    }
+    collab_request_t *r = recv_req(world, 2, 1, buf, sizeof buf);
+    eng_p2p_recv(p, r);
+    CHECK(!cl_request_done(r));
+
+    /* Everything consumed: a CREDIT goes to rank 2 with the counts. */
+    int before = f.nsent;
+    eng_p2p_progress(p);
+    bool credit = false;
+    for (int i = before; i < f.nsent; i++) {
+        const cl_wire_msg_t *s = &f.sent[i].m;
+        if (f.sent[i].to == 2 && s->hdr.type == CL_MSG_P2P_CTL && s->hdr.sub == CL_P2P_CREDIT) {
+            credit = true;
+            CHECK(s->u.credit.incarnation == 7);
+            CHECK(s->u.credit.cls[CL_CREDIT_P2P].consumed_msgs == CL_FLOW_INIT_MSGS);
+            CHECK(s->u.credit.cls[CL_CREDIT_P2P].limit_msgs > CL_FLOW_INIT_MSGS);
+        }
+    }
+    CHECK(credit);
+    eng_p2p_destroy(&p);
+    CHECK(cl_request_done(r) && r->info.cancelled == 1);
+    cl_request_destroy(&r);
+    cl_comm_destroy(&world);
+}
+
+int main(void)
+{
+    test_send_recv();
+    test_unexpected();
+    test_ssend();
+    test_gone();
+    test_credit();
+    test_grant();
+    if (s_failures == 0)
+        printf("cl_engine_p2p_test: ok\n");
+    return s_failures != 0;
+}
