@@ -532,12 +532,15 @@ typedef struct {
     int world;  /* the rank that failed, or -1: every absent rank */
     int status; /* completion status of removed entries */
     bool cancelled;
+    bool every; /* every posted entry, any source included (this peer left) */
 } fail_ctx_t;
 
 static bool fail_pred(void *ctx, const cl_p2p_posted_t *p)
 {
     fail_ctx_t *f = ctx;
     collab_request_t *req = p->req;
+    if (f->every)
+        return true;
     if (p->src == COLLAB_ANY_SOURCE)
         return f->cancelled;
     if (f->cancelled)
@@ -580,7 +583,7 @@ void eng_p2p_peer_gone(eng_p2p_t *self, const cl_peer_t *p)
     int w = p->rank >= 0 ? p->rank : p->prev_rank;
     if (w < 0)
         return;
-    fail_ctx_t f = {self, w, COLLAB_ERR_PROC_FAILED, false};
+    fail_ctx_t f = {self, w, COLLAB_ERR_PROC_FAILED, false, false};
     cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
     ssends_end(self, w, COLLAB_ERR_PROC_FAILED, false);
     eng_flow_peer_gone(self->flow, w);
@@ -611,7 +614,7 @@ static double grace_timer(eng_p2p_t *self, double now)
         return end;
     self->grace_over = true;
     retry_waiting(self);
-    fail_ctx_t f = {self, -1, COLLAB_ERR_PROC_FAILED, false};
+    fail_ctx_t f = {self, -1, COLLAB_ERR_PROC_FAILED, false, false};
     cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
     return now + ENG_IDLE_WAKE;
 }
@@ -646,7 +649,10 @@ void eng_p2p_fail_all(eng_p2p_t *self, int status)
 {
     if (self == NULL)
         return;
-    fail_ctx_t f = {self, -1, status, false};
+    /* This peer left: nothing can arrive any more, so every posted receive
+       and probe fails, whatever its source (a receive from a live rank or
+       from any source would otherwise wait for ever). */
+    fail_ctx_t f = {self, -1, status, false, true};
     cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
     collab_request_t *r;
     while (self->waiting != NULL && (r = zlist_pop(self->waiting)) != NULL)
@@ -658,7 +664,7 @@ void eng_p2p_cancel_all(eng_p2p_t *self)
 {
     if (self == NULL)
         return;
-    fail_ctx_t f = {self, -1, COLLAB_OK, true};
+    fail_ctx_t f = {self, -1, COLLAB_OK, true, false};
     cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
     ssends_end(self, -1, COLLAB_OK, true);
 }

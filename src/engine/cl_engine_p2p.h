@@ -93,7 +93,9 @@ void eng_p2p_progress(eng_p2p_t *self);
 /* Cancels every posted receive and probe and every synchronous send
    still waiting for its match (finalize, leave). */
 void eng_p2p_cancel_all(eng_p2p_t *self);
-/* Completes everything that waits with status (this peer left). */
+/* Completes everything that waits with status (this peer left): every
+   posted receive and probe, whatever its source, the sends waiting for
+   their peer and the synchronous sends waiting for their match. */
 void eng_p2p_fail_all(eng_p2p_t *self, int status);
 
 /* Messages (and payload bytes) waiting for credit to world rank w; w < 0:

@@ -547,6 +547,33 @@ static void test_grant(void)
     cl_comm_destroy(&world);
 }
 
+/* This peer left: receives from a live rank and from any source fail
+   with the leave's status instead of waiting for ever, and so does a
+   synchronous send still waiting for its match. */
+static void test_left(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    char buf[8];
+    collab_request_t *r1 = recv_req(world, 1, 1, buf, sizeof buf);
+    collab_request_t *r2 = recv_req(world, COLLAB_ANY_SOURCE, COLLAB_ANY_TAG, buf, sizeof buf);
+    collab_request_t *s = send_req(world, 2, 1, "z", 1, true);
+    eng_p2p_recv(p, r1);
+    eng_p2p_recv(p, r2);
+    eng_p2p_send(p, s);
+    CHECK(!cl_request_done(r1) && !cl_request_done(r2) && !cl_request_done(s));
+    eng_p2p_fail_all(p, COLLAB_ERR_LEFT);
+    CHECK(cl_request_done(r1) && r1->status == COLLAB_ERR_LEFT && r1->info.cancelled == 0);
+    CHECK(cl_request_done(r2) && r2->status == COLLAB_ERR_LEFT);
+    CHECK(cl_request_done(s) && s->status == COLLAB_ERR_LEFT);
+    cl_request_destroy(&r1);
+    cl_request_destroy(&r2);
+    cl_request_destroy(&s);
+    eng_p2p_destroy(&p);
+    cl_comm_destroy(&world);
+}
+
 int main(void)
 {
     test_send_recv();
@@ -555,6 +582,7 @@ int main(void)
     test_gone();
     test_credit();
     test_grant();
+    test_left();
     if (s_failures == 0)
         printf("cl_engine_p2p_test: ok\n");
     return s_failures != 0;
