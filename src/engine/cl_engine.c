@@ -424,11 +424,11 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
 {
     struct cl_engine *e = ctx;
     eng_el_check_pause(e); /* elastic hook: this process was stopped */
-    if (ev->kind != CL_TP_MESSAGE) {
+    if (ev->kind != CL_TP_MESSAGE)
         eng_member_on_event(e, ev);
-        return;
-    }
-    eng_on_message(e, ev->key, ev->msg);
+    else
+        eng_on_message(e, ev->key, ev->msg);
+    eng_auth_successor_check(e); /* the coordinator may have failed here just now */
 }
 
 void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
@@ -627,6 +627,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         double now = eng_now();
         double next = now + ENG_IDLE_WAKE;
         next = fmin(next, eng_member_timer(e, now));
+        eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
         if (e->state == ENG_MEMBER) {
             next = fmin(next, eng_coll_timer(e, now));
             next = fmin(next, eng_p2p_timer(e->p2p, now));

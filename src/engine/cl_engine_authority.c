@@ -54,6 +54,10 @@
 #define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
 #define WARNED_MAX 64       /* senders of refused collective data already named */
 #define VOTES_MAX 64        /* straggler reports remembered */
+#define SUCC_KEPT_MAX 8     /* messages of the coordinator's successor kept */
+#define SUCC_KEPT_FOR 4.0   /* × COLLAB_TIMEOUT they are kept at most */
+
+static const char *type_name(const cl_wire_msg_t *m);
 
 struct eng_auth {
     uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
@@ -71,7 +75,26 @@ struct eng_auth {
     } votes[VOTES_MAX]; /* recent straggler reports (ring) */
     size_t next_vote;
     double ahead_since; /* coordinator: a member's epoch ahead of ours since (0: none) */
+    /* Views and admissions of the coordinator's successor that arrived
+       before this peer saw the coordinator fail, encoded as they came, in
+       order, all from one sender (eng_auth_successor_check). */
+    struct {
+        double t;
+        uint8_t hdr[CL_WIRE_HDR_SIZE];
+        uint8_t *body;
+        size_t blen;
+    } succ[SUCC_KEPT_MAX];
+    size_t nsucc;
+    uint8_t succ_key[32];
+    bool replaying; /* re-running the kept messages through this gate */
 };
+
+static void succ_clear(struct eng_auth *a)
+{
+    for (size_t i = 0; i < a->nsucc; i++)
+        free(a->succ[i].body);
+    a->nsucc = 0;
+}
 
 int eng_auth_init(struct cl_engine *e)
 {
@@ -81,8 +104,82 @@ int eng_auth_init(struct cl_engine *e)
 
 void eng_auth_fini(struct cl_engine *e)
 {
+    if (e->auth != NULL)
+        succ_clear(e->auth);
     free(e->auth);
     e->auth = NULL;
+}
+
+/* A VIEW or an ADMIT refused because its sender is not (yet) this peer's
+   coordinator or admitter, from the member the coordinator rule names
+   next: the coordinator may have died, and its successor may already
+   know it.  Kept (at most SUCC_KEPT_MAX, newest kept) and run through this
+   gate again once this peer sees the coordinator fail, so that it does
+   not miss the successor's first view or the admission the successor
+   hands on (docs/security.md §4).  Returns true when kept. */
+static bool keep_for_successor(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+                               const cl_wire_msg_t *m)
+{
+    struct eng_auth *a = e->auth;
+    if (a->replaying || p == NULL || e->state != ENG_MEMBER || cl_member_successor(e->mb) != p)
+        return false;
+    if (a->nsucc > 0 && memcmp(a->succ_key, key, 32) != 0)
+        succ_clear(a); /* another successor now: the older one's are stale */
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    if (cl_wire_encode_body(m, &body, &blen) != CL_WIRE_OK)
+        return false;
+    if (a->nsucc == SUCC_KEPT_MAX) {
+        free(a->succ[0].body);
+        memmove(&a->succ[0], &a->succ[1], (SUCC_KEPT_MAX - 1) * sizeof a->succ[0]);
+        a->nsucc--;
+    }
+    cl_wire_hdr_t h = m->hdr;
+    h.length = blen;
+    cl_wire_hdr_encode(&h, a->succ[a->nsucc].hdr);
+    a->succ[a->nsucc].body = body;
+    a->succ[a->nsucc].blen = blen;
+    a->succ[a->nsucc].t = eng_now();
+    memcpy(a->succ_key, key, 32);
+    a->nsucc++;
+    cl_debug("kept a %s of %.8s…, the member that coordinates should the coordinator fail, "
+             "until this peer sees it fail",
+             type_name(m), p->id);
+    return true;
+}
+
+void eng_auth_successor_check(struct cl_engine *e)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL || a->nsucc == 0 || a->replaying)
+        return;
+    const cl_peer_t *c = cl_member_coordinator(e->mb);
+    const cl_peer_t *p = cl_member_find(e->mb, a->succ_key);
+    if (e->state != ENG_MEMBER || p == NULL || p->state == CL_PEER_GONE ||
+        eng_now() - a->succ[a->nsucc - 1].t > SUCC_KEPT_FOR * e->cfg.timeout) {
+        cl_debug("forgot %zu message%s kept for a coordinator's successor that did not take over",
+                 a->nsucc, a->nsucc == 1 ? "" : "s");
+        succ_clear(a);
+        return;
+    }
+    if (c != p)
+        return;
+    /* The coordinator failed here, and the successor took over: its
+       messages now pass the gate (or are refused by it, as any). */
+    size_t n = a->nsucc;
+    a->nsucc = 0;
+    a->replaying = true;
+    for (size_t i = 0; i < n; i++) {
+        cl_wire_msg_t m;
+        if (cl_wire_decode(a->succ[i].hdr, CL_WIRE_HDR_SIZE, a->succ[i].body, a->succ[i].blen,
+                           &m) == CL_WIRE_OK) {
+            cl_debug("applying a kept %s of the new coordinator", type_name(&m));
+            eng_on_message(e, a->succ_key, &m);
+            cl_wire_msg_clear(&m);
+        }
+        free(a->succ[i].body);
+    }
+    a->replaying = false;
 }
 
 void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
@@ -474,6 +571,8 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
         return refuse(e, p, key, m, "a smaller group's view (answered with this peer's view)",
                       REFUSE_ROLE);
     }
+    if (keep_for_successor(e, p, key, m))
+        return false;
     return refuse(e, p, key, m, "its sender is not this peer's coordinator", REFUSE_ROLE);
 }
 
@@ -603,9 +702,12 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
         case CL_EL_ADMIT: /* only the admitter decides admissions */
             if (!member)  /* not banned: the same race as SUSPECT */
                 return refuse(e, p, key, m, "ADMIT from a non-member", REFUSE_ROLE);
-            if (admitter(e) != p)
+            if (admitter(e) != p) {
+                if (keep_for_successor(e, p, key, m))
+                    return false;
                 return refuse(e, p, key, m, "ADMIT from a member that is not the admitter",
                               REFUSE_ROLE);
+            }
             return true;
         case CL_EL_FETCH:
         case CL_EL_DROP:

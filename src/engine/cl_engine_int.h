@@ -311,6 +311,11 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
 /* True when `epoch` is at most EPOCH_STEP above `own` and below the
    ceiling CL_EPOCH_MAX. */
 bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch);
+/* Runs the views and admissions kept from the coordinator's successor
+   (refused while the coordinator looked alive here) through the gate
+   again once the successor coordinates here; forgets them when it does
+   not take over within 4 × COLLAB_TIMEOUT.  Called after every event. */
+void eng_auth_successor_check(struct cl_engine *e);
 /* A collective algorithm refused a message of p (sub, part): counted and
    warned about once per sender. */
 void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part);

@@ -788,6 +788,20 @@ cl_peer_t *cl_member_coordinator(const cl_member_t *self)
     return NULL;
 }
 
+cl_peer_t *cl_member_successor(const cl_member_t *self)
+{
+    bool first = true;
+    for (size_t i = 0; i < self->nview; i++) {
+        cl_peer_t *p = self->view[i];
+        if (p->client || !(is_self(self, p) || p->state == CL_PEER_ALIVE))
+            continue;
+        if (!first)
+            return p;
+        first = false;
+    }
+    return NULL;
+}
+
 uint64_t cl_member_epoch(const cl_member_t *self)
 {
     return self->epoch;

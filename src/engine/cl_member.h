@@ -219,6 +219,12 @@ cl_peer_t *const *cl_member_list(const cl_member_t *self, size_t *n);
    swarm, or every trainer died): the live monitor with the lowest key.
    NULL without a view. */
 cl_peer_t *cl_member_coordinator(const cl_member_t *self);
+/* The successor: the member the coordinator rule would name if the
+   coordinator failed (the next live public member in rank order; NULL
+   when there is none, or while a monitor coordinates).  A view or an
+   admission it sends before this peer sees the coordinator fail is kept
+   for then (docs/security.md §4). */
+cl_peer_t *cl_member_successor(const cl_member_t *self);
 
 /* Current epoch (0 = no view yet), settings, and whether the world group
    is formed. */

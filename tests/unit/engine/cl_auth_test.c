@@ -26,10 +26,25 @@
 
 static bool s_coordinates = true;
 static int s_bans;
+static double s_now = 100.0;
+/* Messages the gate handed back to the engine (kept successor messages
+   replayed), and what the gate said of each on its second pass. */
+static int s_replayed, s_replay_taken;
+static uint8_t s_replay_type;
+static uint64_t s_replay_epoch;
 
 double eng_now(void)
 {
-    return 100.0;
+    return s_now;
+}
+
+void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    s_replayed++;
+    s_replay_type = m->hdr.type;
+    s_replay_epoch = m->hdr.type == CL_MSG_VIEW ? m->u.view.epoch : 0;
+    if (eng_auth_message(e, cl_member_find(e->mb, key), key, m))
+        s_replay_taken++;
 }
 
 bool eng_self_coordinates(struct cl_engine *e)
@@ -238,11 +253,111 @@ static void test_table(void)
     CL_CHECK(gate(M1, &m) == 2);
 }
 
+/* The coordinator's successor (docs/security.md §4).  The receiver is
+   rank 2 of public members {0, 1, 2, 3}: rank 0 coordinates, rank 1
+   would next.  A view of rank 1 that arrives before the receiver sees
+   rank 0 fail is refused but kept (no ban), and passes the gate once
+   rank 0 is suspected here; a view of rank 3, not the successor, is not
+   kept; kept messages are forgotten after 4 × COLLAB_TIMEOUT; an ADMIT
+   of the successor is kept too. */
+static void test_successor(void)
+{
+    enum { R0, R1, R2, R3, N };
+    uint8_t k[N][32];
+    char addr[N][96];
+    for (int i = 0; i < N; i++) {
+        memset(k[i], 0, 32);
+        k[i][0] = (uint8_t)(0x40 + i);
+        snprintf(addr[i], sizeof addr[i], "/ip4/127.0.0.1/tcp/%d", 1000 + i);
+    }
+    struct cl_engine e;
+    memset(&e, 0, sizeof e);
+    memcpy(e.self_key, k[R2], 32);
+    e.cfg.timeout = 5;
+    e.state = ENG_MEMBER;
+    e.mb = cl_member_new(k[R2]);
+    cl_settings_t st = {8, false, 0, 8, 0, 1, 16, false};
+    CL_CHECK(cl_member_found(e.mb, 2, addr[R2], false, 1.0, &st) == COLLAB_OK);
+    cl_member_delta_t d;
+    for (int i = 0; i < N; i++) {
+        if (i == R2)
+            continue;
+        CL_CHECK(cl_member_admit(e.mb, k[i], i, addr[i], false, 1.0, 1.0, &d) == COLLAB_OK);
+        cl_member_delta_clear(&d);
+        cl_member_find(e.mb, k[i])->state = CL_PEER_ALIVE;
+    }
+    CL_CHECK(eng_auth_init(&e) == COLLAB_OK);
+    s_coordinates = false;
+    CL_CHECK(cl_member_coordinator(e.mb) == cl_member_find(e.mb, k[R0]));
+    CL_CHECK(cl_member_successor(e.mb) == cl_member_find(e.mb, k[R1]));
+
+    uint64_t own = cl_member_epoch(e.mb);
+    cl_wire_member_t ents[N];
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.version = CL_WIRE_VERSION; /* as the transport decoded it */
+    m.hdr.type = CL_MSG_VIEW;
+    m.u.view.epoch = own + 7;
+    m.u.view.group_epoch = 1;
+    m.u.view.settings = (cl_wire_settings_t){.world_size = 8, .target_group = 8, .robust_min = 1};
+    for (int i = 0; i < N; i++) {
+        ents[i] =
+            (cl_wire_member_t){.rank = i, .flags = CL_MEMBER_CLIENT, .weight = 1.0, .address = ""};
+        memcpy(ents[i].key, k[i], 32);
+    }
+    m.u.view.count = N;
+    m.u.view.members = ents;
+
+    int bans = s_bans;
+    const cl_peer_t *p1 = cl_member_find(e.mb, k[R1]), *p3 = cl_member_find(e.mb, k[R3]);
+    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m)); /* refused for now */
+    CL_CHECK(!eng_auth_message(&e, p3, k[R3], &m)); /* not the successor: dropped */
+    CL_CHECK(s_bans == bans);
+    eng_auth_successor_check(&e);
+    CL_CHECK(s_replayed == 0); /* rank 0 still coordinates here */
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(&e);
+    CL_CHECK(s_replayed == 1 && s_replay_taken == 1); /* rank 1's view, now taken */
+    CL_CHECK(s_replay_type == CL_MSG_VIEW && s_replay_epoch == own + 7);
+    eng_auth_successor_check(&e);
+    CL_CHECK(s_replayed == 1); /* once */
+
+    /* Kept for at most 4 × COLLAB_TIMEOUT. */
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_ALIVE;
+    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m));
+    s_now += 4 * e.cfg.timeout + 1;
+    eng_auth_successor_check(&e); /* forgotten */
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(&e);
+    CL_CHECK(s_replayed == 1);
+
+    /* An ADMIT of the successor: kept, and handed back once it admits. */
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_ALIVE;
+    memset(&m, 0, sizeof m);
+    m.hdr.version = CL_WIRE_VERSION;
+    m.hdr.type = CL_MSG_ELASTIC;
+    m.hdr.sub = CL_EL_ADMIT;
+    static const uint8_t admit_body[5] = {1, 2, 3, 4, 5};
+    m.payload = admit_body;
+    m.payload_len = 5;
+    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m));
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(&e);
+    CL_CHECK(s_replayed == 2 && s_replay_type == CL_MSG_ELASTIC);
+    CL_CHECK(s_bans == bans);
+
+    s_coordinates = true;
+    s_now = 100.0;
+    eng_auth_fini(&e);
+    cl_member_destroy(&e.mb);
+}
+
 int main(void)
 {
     setup();
     test_table();
     eng_auth_fini(&s_e);
     cl_member_destroy(&s_e.mb);
+    test_successor();
     return cl_selftest_end("cl_auth_test");
 }

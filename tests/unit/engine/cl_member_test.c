@@ -158,8 +158,10 @@ static void test_ranks_and_views(void)
        the next lowest live public rank: rank 2 (the follower itself, rank
        1, is a client: nobody can connect to it). */
     CHECK(cl_member_coordinator(fol)->rank == 0);
+    CHECK(cl_member_successor(fol) == cl_member_at_rank(fol, 2)); /* the one it names next */
     cl_member_find(fol, k[0])->state = CL_PEER_SUSPECT;
     CHECK(cl_member_coordinator(fol) == cl_member_at_rank(fol, 2));
+    CHECK(cl_member_successor(fol) == cl_member_at_rank(fol, 3));
 
     /* Silence: members not heard from within the timeout. */
     cl_peer_t *sil[8];
@@ -360,11 +362,14 @@ static void test_coordinator_rule(void)
     CHECK(ship_view(coord, fol, 1.0, &d) == 1);
     cl_member_delta_clear(&d);
     CHECK(cl_member_coordinator(fol) == cl_member_find(fol, k[0]));
+    /* The successor passes over the client (rank 1): rank 2. */
+    CHECK(cl_member_successor(fol) == cl_member_self(fol));
     /* Rank 0 is suspected: rank 1 is a client, so rank 2 (the follower
-       itself) coordinates. */
+       itself) coordinates, and nobody would follow it. */
     CHECK(cl_member_find(fol, k[1])->client);
     cl_member_find(fol, k[0])->state = CL_PEER_SUSPECT;
     CHECK(cl_member_coordinator(fol) == cl_member_self(fol));
+    CHECK(cl_member_successor(fol) == NULL);
     /* The coordinator never suspects itself. */
     cl_member_find(coord, k[1])->state = CL_PEER_SUSPECT;
     CHECK(cl_member_coordinator(coord) == cl_member_self(coord));
