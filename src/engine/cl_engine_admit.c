@@ -105,12 +105,20 @@ static uint64_t step_of(const struct eng_elastic *el, uint64_t idx)
 static void remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
 {
     struct eng_elastic *el = e->el;
-    bool have = false;
+    const el_barrier_t *have = NULL;
     for (int i = 0; i < EL_BARRIERS; i++)
-        have = have || (el->barriers[i].gen == m->gen && el->barriers[i].s == m->s);
-    if (!have) {
+        if (el->barriers[i].gen == m->gen && el->barriers[i].s == m->s)
+            have = &el->barriers[i];
+    if (have != NULL && have->void_until != 0)
+        return; /* a lost admission handed on late: it stays lost */
+    if (have == NULL) {
         el_barrier_t *b = &el->barriers[el->next_barrier];
+        free(b->admit);
         *b = (el_barrier_t){.gen = m->gen, .s = m->s, .prev_gen = cl_member_group_epoch(e->mb)};
+        if (cl_elmsg_encode(m, &b->admit, &b->admit_len) != COLLAB_OK) {
+            b->admit = NULL; /* then it cannot be handed on */
+            b->admit_len = 0;
+        }
         if (admitter != NULL)
             memcpy(b->admitter, admitter, 32);
         el->next_barrier = (el->next_barrier + 1) % EL_BARRIERS;
@@ -131,6 +139,50 @@ static void remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *ad
         slot->w0_end = m->w0_end;
         slot->readmit = (x->flags & CL_EL_JOINER_READMIT) != 0;
         slot->gen = m->gen;
+    }
+}
+
+/* An admitter may die after its ADMIT reached only some members: those
+   run the admission's sequence s under its generation, the others under
+   the one before, and neither side can complete s (each waits for the
+   other; e2e.kill_admitter).  The coordinator that takes over, if it got
+   that ADMIT and has not completed s, hands it on to every member: those
+   that have it already ignore it, the others adopt the admission (and
+   serve the joiners' FETCHes).  A member that sees this coordinator's
+   ADMIT before it sees the admitter fail keeps it until then
+   (eng_auth_successor_check).  Once per admission. */
+void eng_admit_hand_on(struct cl_engine *e)
+{
+    struct eng_elastic *el = e->el;
+    if (el == NULL || e->state != ENG_MEMBER || !is_self(e, admitter(e)))
+        return;
+    for (int i = 0; i < EL_BARRIERS; i++) {
+        el_barrier_t *b = &el->barriers[i];
+        if (b->gen == 0 || b->admit == NULL || b->handed_on || b->void_until != 0 ||
+            el->done_seq > b->s || memcmp(b->admitter, e->self_key, 32) == 0)
+            continue;
+        const cl_peer_t *a = cl_member_find(e->mb, b->admitter);
+        if (a != NULL && a->rank >= 0 && a->state == CL_PEER_ALIVE)
+            continue; /* its admitter lives: it sent the ADMIT to everyone */
+        b->handed_on = true;
+        cl_elmsg_t m;
+        if (cl_elmsg_decode(CL_EL_ADMIT, b->admit, b->admit_len, &m) != COLLAB_OK)
+            continue;
+        size_t n;
+        cl_peer_t *const *list = cl_member_list(e->mb, &n);
+        int sent = 0;
+        for (size_t k = 0; k < n; k++) {
+            const cl_peer_t *q = list[k];
+            if (is_self(e, q) || q->state == CL_PEER_GONE || q->rank < 0 ||
+                memcmp(q->key, b->admitter, 32) == 0)
+                continue;
+            if (eng_el_send(e, q->key, &m) == COLLAB_OK)
+                sent++;
+        }
+        cl_info("the admitter of the admission at collective #%llu (generation %llu) failed "
+                "during it; this peer, which admits now, handed its ADMIT on to %d member%s",
+                (unsigned long long)b->s, (unsigned long long)b->gen, sent, sent == 1 ? "" : "s");
+        cl_elmsg_clear(&m);
     }
 }
 

@@ -89,6 +89,8 @@ void eng_el_fini(struct cl_engine *e)
     cl_startup_destroy(&el->startup);
     cl_admission_destroy(&el->adm);
     eng_ckpt_fini(e);
+    for (int i = 0; i < EL_BARRIERS; i++)
+        free(el->barriers[i].admit);
     free(el->kinds);
     free(el->adm_sigs);
     free(el);
@@ -558,6 +560,7 @@ void eng_el_view_changed(struct cl_engine *e)
     if (el == NULL)
         return;
     feed_admission(e);
+    eng_admit_hand_on(e); /* before this view goes out (an ADMIT precedes its view) */
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
     bool in =

@@ -127,6 +127,12 @@ typedef struct {
        the group got its view, see eng_el_view_changed); generations in
        [gen, void_until) may not run from s on, older ones may again. */
     uint64_t void_until;
+    /* The ADMIT as it came (cl_elmsg encoding; NULL if it could not be
+       kept), so that a coordinator that takes over from an admitter that
+       died mid-admission can hand it on (eng_admit_hand_on). */
+    uint8_t *admit;
+    size_t admit_len;
+    bool handed_on;
 } el_barrier_t;
 
 /* A peer admitted into the world group by an ADMIT. */
@@ -269,6 +275,9 @@ int eng_el_can_serve(struct cl_engine *e, uint64_t s);
 void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
 void eng_admit_on_request(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m);
 void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m);
+/* The coordinator that took over from an admitter that died during an
+   admission hands that admission's ADMIT on to the members (once). */
+void eng_admit_hand_on(struct cl_engine *e);
 /* Takes req (local index idx) over while this peer waits outside the
    group; false when it must run normally. */
 bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);

@@ -368,6 +368,18 @@ static void fetch(struct cl_engine *e, el_sync_t *y, const stripe_t *st)
         y->donors[st->donor].gone = true;
 }
 
+static bool stripe_open(const stripe_t *st);
+
+/* Does donor d owe an open stripe of an item still being fetched? */
+static bool owes(const el_sync_t *y, int d)
+{
+    for (size_t k = 0; k < y->nstripes; k++)
+        if (y->stripes[k].donor == d && stripe_open(&y->stripes[k]) &&
+            y->items[y->stripes[k].item].state == IT_FETCHING)
+            return true;
+    return false;
+}
+
 /* Plans (or plans again) every stripe of item i over the donors that
    hold it and are not gone; false when none is left. */
 static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
@@ -778,16 +790,31 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
         return y->agreed ? now + ENG_SYNC_AFTER_AGREE : fmin(y->deadline, y->next_query);
     }
     if (now - y->last_progress >= y->stall) {
-        /* Donors that owe stripes and sent nothing for a while. */
-        for (size_t k = 0; k < y->nstripes; k++) {
-            stripe_t *st = &y->stripes[k];
-            if (stripe_open(st) && y->items[st->item].state == IT_FETCHING &&
-                !y->donors[st->donor].gone) {
-                cl_warn("a peer serving the swarm's state stalled; asking another");
-                y->donors[st->donor].gone = true;
-                y->donors[st->donor].stalled = true;
-                replan_donor(e, y, st->donor, 0, 0, true);
+        /* Donors that owe stripes and sent nothing for a while.  A live
+           member is asked once more first: it may have dropped the FETCH
+           because the ADMIT naming this peer reached it only later (its
+           admitter died mid-admission and the next coordinator handed the
+           ADMIT on, docs/elastic.md §3). */
+        for (int d = 0; d < y->ndonors; d++) {
+            if (y->donors[d].gone || !owes(y, d))
+                continue;
+            const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+            if (!y->donors[d].retried && p != NULL && p->state == CL_PEER_ALIVE &&
+                !p->link_closed) {
+                y->donors[d].retried = true;
+                cl_debug("a peer serving the swarm's state sent nothing for %.0f s; asking it "
+                         "again",
+                         y->stall);
+                for (size_t k = 0; k < y->nstripes; k++)
+                    if (y->stripes[k].donor == d && stripe_open(&y->stripes[k]) &&
+                        y->items[y->stripes[k].item].state == IT_FETCHING)
+                        fetch(e, y, &y->stripes[k]);
+                continue;
             }
+            cl_warn("a peer serving the swarm's state stalled; asking another");
+            y->donors[d].gone = true;
+            y->donors[d].stalled = true;
+            replan_donor(e, y, d, 0, 0, true);
         }
         y->last_progress = now;
         finish(e, y);
