@@ -233,7 +233,7 @@ static void publish(struct cl_engine *e, uint64_t seq, uint64_t idx, cl_adm_batc
        its state taken when its program posts seq (now, when seq is the
        collective it is in), since its group at seq need not hold them. */
     if (split)
-        eng_donor_expect(e, el->donor, seq, js, nj);
+        eng_donor_expect(el->donor, seq, js, nj);
     el->report_pending = true;
     el->report_s = seq;
     el->report_step = step_of(el, seq); /* in the group's numbering */

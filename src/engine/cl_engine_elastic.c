@@ -49,6 +49,23 @@ static struct eng_elastic *el_of(struct cl_engine *e)
     return e->el;
 }
 
+/* The donor's context (cl_engine_donor.h): the engine as it sees it. */
+static double ctx_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return eng_el_send(arg, key, m);
+}
+
+static int donor_can_serve(void *arg, uint64_t s)
+{
+    return eng_el_can_serve(arg, s);
+}
+
 int eng_el_init(struct cl_engine *e)
 {
     struct eng_elastic *el = calloc(1, sizeof *el);
@@ -58,7 +75,14 @@ int eng_el_init(struct cl_engine *e)
     el->reg = cl_statereg_new();
     el->startup = cl_startup_new(0);
     el->adm = cl_admission_new(e->cfg.world_size > 0 ? e->cfg.world_size : 1);
-    el->donor = eng_donor_new();
+    eng_donor_ctx_t dctx = {.arg = e,
+                            .reg = el->reg,
+                            .startup = el->startup,
+                            .cfg = &e->cfg,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .can_serve = donor_can_serve};
+    el->donor = eng_donor_new(&dctx);
     el->kinds = calloc(CL_STREAM_HISTORY, 1);
     el->trimmed = CL_STREAM_NONE;
     for (int i = 0; i < EL_ENTRANTS; i++)
@@ -270,8 +294,8 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
     if (eng_admit_take(e, s, req, idx))
         return true;
     eng_admit_on_post(e, s, req, idx);
-    eng_donor_on_post(e, el->donor, req->coll.seq);
-    eng_donor_progress(e, el->donor);
+    eng_donor_on_post(el->donor, req->coll.seq);
+    eng_donor_progress(el->donor);
     return false;
 }
 
@@ -338,7 +362,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     }
     eng_admit_on_done(e, seq, ncontrib);
     eng_el_check_admissions(e);
-    eng_donor_progress(e, el->donor);
+    eng_donor_progress(el->donor);
 }
 
 bool eng_el_boundaries_known(struct cl_engine *e)
@@ -594,7 +618,7 @@ void eng_el_view_changed(struct cl_engine *e)
     if (el->sync != NULL)
         eng_sync_view_changed(e, el->sync);
     eng_el_check_admissions(e);
-    eng_donor_progress(e, el->donor);
+    eng_donor_progress(el->donor);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -655,7 +679,7 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     case CL_EL_FETCH:
     case CL_EL_DROP:
         if ((member || fetcher) && e->state == ENG_MEMBER)
-            eng_donor_on_message(e, el->donor, key, &em);
+            eng_donor_on_message(el->donor, key, &em);
         break;
     case CL_EL_HASHES:
     case CL_EL_DATA:
@@ -687,7 +711,7 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_sync_destroy(&el->sync);
     double next = fmin(eng_admit_timer(e, now), eng_audit_timer(e, now));
     next = fmin(next, eng_ckpt_timer(e, now));
-    next = fmin(next, eng_donor_timer(e, el->donor, now));
+    next = fmin(next, eng_donor_timer(el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(e, el->sync, now));
     if (el->adm_unserved)
