@@ -268,7 +268,7 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
         return;
     eng_ckpt_on_boundary(e, req->coll.seq, idx); /* docs/monitor.md §7 */
     if (cl_admission_pending(el->adm) == 0) {
-        eng_audit_maybe_start(e, req->coll.seq, step_of(el, req->coll.seq));
+        eng_audit_maybe_start(el->audit, req->coll.seq, step_of(el, req->coll.seq));
         return;
     }
     /* An admission ahead of this collective (several groups) is still to

@@ -216,8 +216,7 @@ struct eng_elastic {
     /* Pause detection. */
     double last_alive;       /* eng_raw_now() at the last turn of the loop */
     /* Admitter: the periodic check of the members' state. */
-    el_audit_t *audit;
-    bool audit_skip_logged; /* said that several groups turn the audit off */
+    el_audit_t *audit;      /* the periodic state check (cl_engine_audit.c) */
     el_ckpt_t *ckpt;        /* checkpoints (cl_engine_checkpoint.c) */
 };
 
