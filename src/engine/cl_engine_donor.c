@@ -27,6 +27,9 @@
     that arrives before the copy is taken waits for it.  The contents are
     freed once every joiner of the admission fetched all of them, the
     entry after max(60 s, 12 x COLLAB_TIMEOUT).
+
+    The donor is a component (cl_engine_donor.h): it owns its queries and
+    copies and sees the engine only through eng_donor_ctx_t.
 */
 #include "engine/cl_engine_donor.h"
 
