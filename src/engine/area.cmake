@@ -80,6 +80,15 @@ target_sources(cl_engine_p2p_test PRIVATE ${_eng}/cl_engine_p2p.c ${_eng}/cl_eng
                ${_eng}/cl_comm.c ${_eng}/cl_request.c ${_eng}/cl_stage.c
                ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
 
+# The donor component alone, on a fake context: no sockets, no engine.
+collab_selftest(cl_engine_donor_test ${_eng_unit}/cl_engine_donor_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_donor_test PRIVATE ${_eng}/cl_engine_donor.c)
+# The periodic state check alone, on a fake context.
+collab_selftest(cl_engine_audit_test ${_eng_unit}/cl_engine_audit_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_audit_test PRIVATE ${_eng}/cl_engine_audit.c)
+
 # Tests of the whole engine need the collective algorithms.
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)

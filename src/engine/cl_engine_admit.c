@@ -285,7 +285,7 @@ static void publish(struct cl_engine *e, uint64_t seq, uint64_t idx, cl_adm_batc
        its state taken when its program posts seq (now, when seq is the
        collective it is in), since its group at seq need not hold them. */
     if (split)
-        eng_donor_expect(e, el->donor, seq, js, nj);
+        eng_donor_expect(el->donor, seq, js, nj);
     el->report_pending = true;
     el->report_s = seq;
     el->report_step = step_of(el, seq); /* in the group's numbering */
@@ -320,7 +320,7 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
         return;
     eng_ckpt_on_boundary(e, req->coll.seq, idx); /* docs/monitor.md §7 */
     if (cl_admission_pending(el->adm) == 0) {
-        eng_audit_maybe_start(e, req->coll.seq, step_of(el, req->coll.seq));
+        eng_audit_maybe_start(el->audit, req->coll.seq, step_of(el, req->coll.seq));
         return;
     }
     /* An admission ahead of this collective (several groups) is still to

@@ -16,8 +16,15 @@
     group runs all-reduces in several groups (more members than
     COLLAB_TARGET_GROUP, docs/elastic.md §9) the members' states differ by
     design, and no audit runs.
+
+    The audit is a component (cl_engine_audit.h): it owns the check in
+    progress and sees the engine only through eng_audit_ctx_t; taking
+    members out of the group is the engine's, asked through take_out.
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_audit.h"
+
+#include "engine/cl_engine_timer.h"
+#include "mpi_collab.h"
 
 #include "util/cl_log.h"
 
@@ -34,18 +41,25 @@ typedef struct {
     uint32_t nbufs;
 } auditee_t;
 
-struct el_audit {
+/* One check in progress. */
+typedef struct {
     uint64_t s;
     double deadline;
     auditee_t *m; /* m[0] is this peer */
     int n;
+} check_t;
+
+struct el_audit {
+    eng_audit_ctx_t ctx; /* the engine, as the audit sees it */
+    check_t *run;        /* the check in progress, or NULL */
+    bool skip_logged;    /* said that several groups turn the check off */
 };
 
-void eng_audit_destroy(el_audit_t **a_p)
+static void check_destroy(check_t **a_p)
 {
     if (a_p == NULL || *a_p == NULL)
         return;
-    el_audit_t *a = *a_p;
+    check_t *a = *a_p;
     for (int i = 0; i < a->n; i++)
         free(a->m[i].bufs);
     free(a->m);
@@ -53,10 +67,32 @@ void eng_audit_destroy(el_audit_t **a_p)
     *a_p = NULL;
 }
 
-/* This peer's own hashes, as a donor reports them. */
-static bool own_hashes(struct cl_engine *e, auditee_t *me)
+el_audit_t *eng_audit_new(const eng_audit_ctx_t *ctx)
 {
-    cl_statereg_t *reg = e->el->reg;
+    el_audit_t *au = calloc(1, sizeof *au);
+    if (au != NULL)
+        au->ctx = *ctx;
+    return au;
+}
+
+void eng_audit_destroy(el_audit_t **a_p)
+{
+    if (a_p == NULL || *a_p == NULL)
+        return;
+    check_destroy(&(*a_p)->run);
+    free(*a_p);
+    *a_p = NULL;
+}
+
+bool eng_audit_running(const el_audit_t *a)
+{
+    return a != NULL && a->run != NULL;
+}
+
+/* This peer's own hashes, as a donor reports them. */
+static bool own_hashes(el_audit_t *au, auditee_t *me)
+{
+    cl_statereg_t *reg = au->ctx.reg;
     size_t nb = cl_statereg_count(reg);
     me->bufs = calloc(nb > 0 ? nb : 1, sizeof *me->bufs);
     if (me->bufs == NULL)
@@ -77,35 +113,34 @@ static bool own_hashes(struct cl_engine *e, auditee_t *me)
     return true;
 }
 
-void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step)
+void eng_audit_maybe_start(el_audit_t *au, uint64_t seq, uint64_t step)
 {
-    struct eng_elastic *el = e->el;
-    if (el->audit != NULL || step == 0 || step % AUDIT_STEPS != 0 ||
-        cl_statereg_count(el->reg) == 0)
+    if (au->run != NULL || step == 0 || step % AUDIT_STEPS != 0 ||
+        cl_statereg_count(au->ctx.reg) == 0)
         return;
-    if (eng_coll_multigroup(e)) {
+    if (au->ctx.multigroup(au->ctx.arg)) {
         /* Several groups hold different states by design: comparing them
            would take correct members out (docs/elastic.md §9). */
-        if (!el->audit_skip_logged)
+        if (!au->skip_logged)
             cl_debug("the group runs all-reduces in several groups: the periodic state check "
                      "is off");
-        el->audit_skip_logged = true;
+        au->skip_logged = true;
         return;
     }
-    el->audit_skip_logged = false;
+    au->skip_logged = false;
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    el_audit_t *a = calloc(1, sizeof *a);
+    cl_peer_t *const *list = au->ctx.members(au->ctx.arg, &n);
+    check_t *a = calloc(1, sizeof *a);
     if (a == NULL || (a->m = calloc(n + 1, sizeof *a->m)) == NULL) {
         free(a);
         return;
     }
     a->s = seq;
-    a->deadline = eng_now() + eng_exchange_limit(e->cfg.timeout);
-    memcpy(a->m[0].key, e->self_key, 32);
+    a->deadline = au->ctx.now(au->ctx.arg) + eng_exchange_limit(au->ctx.cfg->timeout);
+    memcpy(a->m[0].key, au->ctx.self_key, 32);
     a->n = 1;
-    if (!own_hashes(e, &a->m[0])) {
-        eng_audit_destroy(&a);
+    if (!own_hashes(au, &a->m[0])) {
+        check_destroy(&a);
         return;
     }
     cl_elmsg_t q;
@@ -114,17 +149,17 @@ void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step)
     q.s = seq;
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
-        if (memcmp(p->key, e->self_key, 32) == 0 || !p->in_group || p->state != CL_PEER_ALIVE)
+        if (memcmp(p->key, au->ctx.self_key, 32) == 0 || !p->in_group || p->state != CL_PEER_ALIVE)
             continue;
         memcpy(a->m[a->n].key, p->key, 32);
         a->n++;
-        (void)eng_el_send(e, p->key, &q);
+        (void)au->ctx.send(au->ctx.arg, p->key, &q);
     }
-    el->audit = a;
+    au->run = a;
     cl_debug("checking that the %d members hold the same state at step %llu", a->n,
              (unsigned long long)step);
     if (a->n == 1)
-        eng_audit_destroy(&el->audit);
+        check_destroy(&au->run);
 }
 
 static const cl_el_buf_t *find_buf(const auditee_t *m, uint64_t index)
@@ -141,7 +176,7 @@ static bool same(const cl_el_buf_t *x, const cl_el_buf_t *y)
 }
 
 /* Every member answered: decide. */
-static void decide(struct cl_engine *e, el_audit_t *a)
+static void decide(el_audit_t *au, check_t *a)
 {
     uint8_t(*out)[32] = calloc((size_t)a->n, 32);
     bool *diverged = calloc((size_t)a->n, sizeof *diverged);
@@ -188,38 +223,32 @@ static void decide(struct cl_engine *e, el_audit_t *a)
         m.drops = drops;
         m.ndrops = ndrops;
         for (int i = 1; i < a->n; i++)
-            (void)eng_el_send(e, a->m[i].key, &m);
+            (void)au->ctx.send(au->ctx.arg, a->m[i].key, &m);
         for (uint32_t k = 0; k < ndrops; k++)
-            (void)cl_statereg_drop(e->el->reg, drops[k],
+            (void)cl_statereg_drop(au->ctx.reg, drops[k],
                                    "its contents differ between peers (no majority)");
     }
     size_t nout = 0;
     for (int i = 0; i < a->n; i++) {
         if (!diverged[i])
             continue;
-        cl_peer_t *p = cl_member_find(e->mb, a->m[i].key);
+        cl_peer_t *p = au->ctx.find(au->ctx.arg, a->m[i].key);
         cl_warn("rank %d holds parameters that differ from the group's; it is resynced at the "
                 "next step boundary",
                 p != NULL ? p->rank : -1);
         memcpy(out[nout++], a->m[i].key, 32);
     }
-    if (nout > 0 && eng_self_coordinates(e)) {
-        eng_take_over(e);
-        cl_member_delta_t d;
-        if (cl_member_ungroup(e->mb, (const uint8_t(*)[32])out, nout, &d) == 1)
-            eng_coordinator_commit(e, &d);
-        else
-            cl_member_delta_clear(&d);
-    }
+    if (nout > 0)
+        au->ctx.take_out(au->ctx.arg, (const uint8_t(*)[32])out, nout);
 done:
     free(out);
     free(diverged);
     free(drops);
 }
 
-void eng_audit_on_message(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
+void eng_audit_on_message(el_audit_t *au, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    el_audit_t *a = e->el->audit;
+    check_t *a = au->run;
     if (a == NULL || m->s != a->s)
         return;
     for (int i = 1; i < a->n; i++) {
@@ -227,13 +256,13 @@ void eng_audit_on_message(struct cl_engine *e, const uint8_t key[32], const cl_e
         if (memcmp(x->key, key, 32) != 0 || x->replied)
             continue;
         if (m->type == CL_EL_NACK) {
-            eng_audit_destroy(&e->el->audit); /* it went past s: try another time */
+            check_destroy(&au->run); /* it went past s: try another time */
             return;
         }
         x->replied = true;
         x->bufs = m->nbufs > 0 ? malloc(m->nbufs * sizeof *x->bufs) : NULL;
         if (m->nbufs > 0 && x->bufs == NULL) {
-            eng_audit_destroy(&e->el->audit);
+            check_destroy(&au->run);
             return;
         }
         if (m->nbufs > 0)
@@ -244,23 +273,23 @@ void eng_audit_on_message(struct cl_engine *e, const uint8_t key[32], const cl_e
     for (int i = 0; i < a->n; i++)
         if (!a->m[i].replied)
             return;
-    decide(e, a);
-    eng_audit_destroy(&e->el->audit);
+    decide(au, a);
+    check_destroy(&au->run);
 }
 
-double eng_audit_timer(struct cl_engine *e, double now)
+double eng_audit_timer(el_audit_t *au, double now)
 {
-    el_audit_t *a = e->el->audit;
+    check_t *a = au->run;
     if (a == NULL)
         return now + ENG_IDLE_WAKE;
     bool gone = false;
     for (int i = 1; i < a->n && !gone; i++) {
-        cl_peer_t *p = cl_member_find(e->mb, a->m[i].key);
+        cl_peer_t *p = au->ctx.find(au->ctx.arg, a->m[i].key);
         gone = p == NULL || p->state == CL_PEER_GONE || !p->in_group;
     }
     if (gone || now >= a->deadline) {
         cl_debug("the state check of collective #%llu was abandoned", (unsigned long long)a->s);
-        eng_audit_destroy(&e->el->audit);
+        check_destroy(&au->run);
         return now + ENG_IDLE_WAKE;
     }
     return a->deadline;

@@ -419,7 +419,7 @@ void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
     memset(&who, 0, sizeof who);
     memcpy(who.key, c->req_key, 32);
     eng_donor_forget(el->donor, c->req_key); /* one copy per monitor */
-    eng_donor_expect(e, el->donor, s, &who, 1);
+    eng_donor_expect(el->donor, s, &who, 1);
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
     for (size_t i = 0; i < n; i++)
@@ -674,12 +674,12 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
             memset(&who, 0, sizeof who);
             memcpy(who.key, m->key, 32);
             eng_donor_forget(e->el->donor, m->key); /* one copy per monitor */
-            eng_donor_expect(e, e->el->donor, m->s, &who, 1);
+            eng_donor_expect(e->el->donor, m->s, &who, 1);
             /* Already blocked in s (it posted s and it did not complete):
                copy now. */
             stream_t *w = eng_el_world(e);
             if (w != NULL && w->next_seq > m->s && e->el->done_seq <= m->s)
-                eng_donor_on_post(e, e->el->donor, m->s);
+                eng_donor_on_post(e->el->donor, m->s);
         }
         break;
     case CL_EL_CKPT_RESUME:

@@ -27,8 +27,14 @@
     that arrives before the copy is taken waits for it.  The contents are
     freed once every joiner of the admission fetched all of them, the
     entry after max(60 s, 12 x COLLAB_TIMEOUT).
+
+    The donor is a component (cl_engine_donor.h): it owns its queries and
+    copies and sees the engine only through eng_donor_ctx_t.
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_donor.h"
+
+#include "engine/cl_engine_timer.h"
+#include "mpi_collab.h"
 
 #include "util/cl_log.h"
 
@@ -72,6 +78,7 @@ typedef struct snapshot {
 #define MAX_SNAPSHOTS 4 /* admissions served from a copy at once */
 
 struct el_donor {
+    eng_donor_ctx_t ctx; /* the engine, as the donor sees it */
     query_t *head;
     size_t n;
     snapshot_t *snaps;
@@ -107,9 +114,12 @@ static void snap_unlink(el_donor_t *d, snapshot_t *sn)
         }
 }
 
-el_donor_t *eng_donor_new(void)
+el_donor_t *eng_donor_new(const eng_donor_ctx_t *ctx)
 {
-    return calloc(1, sizeof(el_donor_t));
+    el_donor_t *d = calloc(1, sizeof *d);
+    if (d != NULL)
+        d->ctx = *ctx;
+    return d;
 }
 
 void eng_donor_destroy(el_donor_t **d_p)
@@ -128,7 +138,7 @@ void eng_donor_destroy(el_donor_t **d_p)
     *d_p = NULL;
 }
 
-static void nack(struct cl_engine *e, const uint8_t key[32], uint64_t s, int what, uint64_t index,
+static void nack(el_donor_t *d, const uint8_t key[32], uint64_t s, int what, uint64_t index,
                  uint64_t offset, uint64_t len, int reason)
 {
     cl_elmsg_t m;
@@ -140,7 +150,7 @@ static void nack(struct cl_engine *e, const uint8_t key[32], uint64_t s, int wha
     m.offset = offset;
     m.len = len;
     m.reason = (uint8_t)reason;
-    (void)eng_el_send(e, key, &m);
+    (void)d->ctx.send(d->ctx.arg, key, &m);
 }
 
 /* BLAKE2b-256 over len (u64 LE) || bytes, as cl_statereg_hash does. */
@@ -157,13 +167,13 @@ static void hash_bytes(const void *data, size_t len, uint8_t out[CL_ELMSG_HASH])
     crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }
 
-static void send_hashes(struct cl_engine *e, const uint8_t key[32], uint64_t s)
+static void send_hashes(el_donor_t *d, const uint8_t key[32], uint64_t s)
 {
-    cl_statereg_t *reg = e->el->reg;
-    const snapshot_t *sn = snap_of(e->el->donor, s);
+    cl_statereg_t *reg = d->ctx.reg;
+    const snapshot_t *sn = snap_of(d, s);
     if (sn != NULL && !sn->taken)
         sn = NULL;
-    cl_startup_t *st = e->el->startup;
+    cl_startup_t *st = d->ctx.startup;
     size_t nb = cl_statereg_count(reg), nr = cl_startup_count(st);
     cl_elmsg_t m;
     memset(&m, 0, sizeof m);
@@ -213,7 +223,7 @@ static void send_hashes(struct cl_engine *e, const uint8_t key[32], uint64_t s)
     }
     cl_debug("state query for collective #%llu: %u buffers%s, %u results", (unsigned long long)s,
              m.nbufs, sn != NULL ? " (from the copy taken at it)" : "", m.nres);
-    (void)eng_el_send(e, key, &m);
+    (void)d->ctx.send(d->ctx.arg, key, &m);
 out:
     free(m.bufs);
     free(m.res);
@@ -243,12 +253,12 @@ static void snap_served(el_donor_t *dn, snapshot_t *sn, const uint8_t key[32], u
     (void)dn;
 }
 
-static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *f)
+static void send_range(el_donor_t *d, const uint8_t key[32], const cl_elmsg_t *f)
 {
-    cl_statereg_t *reg = e->el->reg;
+    cl_statereg_t *reg = d->ctx.reg;
     uint64_t end = f->offset + f->len;
     const uint8_t *src = NULL;
-    snapshot_t *sn = snap_of(e->el->donor, f->s);
+    snapshot_t *sn = snap_of(d, f->s);
     if (sn != NULL && !sn->taken)
         sn = NULL;
     if (f->what == CL_EL_ITEM_BUFFER && sn != NULL) {
@@ -257,20 +267,20 @@ static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elms
             if (sn->items[i].index == f->index)
                 it = &sn->items[i];
         if (it == NULL || end > it->size || (sn->emptied && it->size > 0)) {
-            nack(e, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
+            nack(d, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
             return;
         }
         src = it->data;
     } else if (f->what == CL_EL_ITEM_BUFFER) {
         cl_statereg_entry_t ent;
         if (cl_statereg_find(reg, f->index, &ent) != COLLAB_OK || end > ent.bytes) {
-            nack(e, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
+            nack(d, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
             return;
         }
     } else {
         cl_startup_entry_t r;
-        if (cl_startup_get(e->el->startup, f->index, &r) != COLLAB_OK || end > r.len) {
-            nack(e, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
+        if (cl_startup_get(d->ctx.startup, f->index, &r) != COLLAB_OK || end > r.len) {
+            nack(d, key, f->s, f->what, f->index, f->offset, f->len, CL_EL_NACK_UNKNOWN);
             return;
         }
         src = r.data;
@@ -280,42 +290,41 @@ static void send_range(struct cl_engine *e, const uint8_t key[32], const cl_elms
         cl_error("out of memory serving a joiner");
         return;
     }
-    cl_elmsg_t d;
-    memset(&d, 0, sizeof d);
-    d.type = CL_EL_DATA;
-    d.s = f->s;
-    d.what = f->what;
-    d.index = f->index;
+    cl_elmsg_t dm;
+    memset(&dm, 0, sizeof dm);
+    dm.type = CL_EL_DATA;
+    dm.s = f->s;
+    dm.what = f->what;
+    dm.index = f->index;
     uint64_t sent = 0;
     for (uint64_t off = f->offset; off < end;) {
         size_t n = end - off < CHUNK ? (size_t)(end - off) : CHUNK;
         if (chunk != NULL) {
             if (cl_statereg_read(reg, f->index, (size_t)off, n, chunk) != COLLAB_OK) {
                 (void)cl_statereg_drop(reg, f->index, "it can no longer be read");
-                nack(e, key, f->s, f->what, f->index, off, end - off, CL_EL_NACK_READ);
+                nack(d, key, f->s, f->what, f->index, off, end - off, CL_EL_NACK_READ);
                 break;
             }
-            d.data = chunk;
+            dm.data = chunk;
         } else {
-            d.data = src + off;
+            dm.data = src + off;
         }
-        d.offset = off;
-        d.len = n;
-        if (eng_el_send(e, key, &d) != COLLAB_OK)
+        dm.offset = off;
+        dm.len = n;
+        if (d->ctx.send(d->ctx.arg, key, &dm) != COLLAB_OK)
             break; /* the joiner is gone; it will ask someone else */
         off += n;
         sent += n;
     }
     free(chunk);
     if (sn != NULL && f->what == CL_EL_ITEM_BUFFER)
-        snap_served(e->el->donor, sn, key, sent);
+        snap_served(d, sn, key, sent);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Snapshots (see the top comment). */
 
-void eng_donor_expect(struct cl_engine *e, el_donor_t *d, uint64_t s, const cl_el_joiner_t *js,
-                      uint32_t nj)
+void eng_donor_expect(el_donor_t *d, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
 {
     if (snap_of(d, s) != NULL)
         return;
@@ -341,18 +350,18 @@ void eng_donor_expect(struct cl_engine *e, el_donor_t *d, uint64_t s, const cl_e
         memcpy(sn->keys[j], js[j].key, 32);
     sn->nkeys = nj;
     sn->s = s;
-    sn->expires = eng_now() + eng_donor_keep_limit(e->cfg.timeout);
+    sn->expires = d->ctx.now(d->ctx.arg) + eng_donor_keep_limit(d->ctx.cfg->timeout);
     sn->next = d->snaps;
     d->snaps = sn;
     d->nsnaps++;
 }
 
-void eng_donor_on_post(struct cl_engine *e, el_donor_t *d, uint64_t seq)
+void eng_donor_on_post(el_donor_t *d, uint64_t seq)
 {
     snapshot_t *sn = snap_of(d, seq);
     if (sn == NULL || sn->taken)
         return;
-    cl_statereg_t *reg = e->el->reg;
+    cl_statereg_t *reg = d->ctx.reg;
     size_t nb = cl_statereg_count(reg);
     sn->items = calloc(nb > 0 ? nb : 1, sizeof *sn->items);
     if (sn->items == NULL) {
@@ -413,9 +422,8 @@ int eng_donor_snapshot(const el_donor_t *d, uint64_t s)
     return sn == NULL ? -1 : sn->taken ? 1 : 0;
 }
 
-double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now)
+double eng_donor_timer(el_donor_t *d, double now)
 {
-    (void)e;
     double next = now + ENG_IDLE_WAKE;
     snapshot_t *sn = d->snaps;
     while (sn != NULL) {
@@ -433,23 +441,22 @@ double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now)
     return next;
 }
 
-void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[32],
-                          const cl_elmsg_t *m)
+void eng_donor_on_message(el_donor_t *d, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    int can = eng_el_can_serve(e, m->s);
+    int can = d->ctx.can_serve(d->ctx.arg, m->s);
     switch (m->type) {
     case CL_EL_QUERY:
         if (can > 0) {
-            send_hashes(e, key, m->s);
+            send_hashes(d, key, m->s);
         } else if (can < 0) {
-            nack(e, key, m->s, CL_EL_ITEM_BUFFER, 0, 0, 0, CL_EL_NACK_MOVED);
+            nack(d, key, m->s, CL_EL_ITEM_BUFFER, 0, 0, 0, CL_EL_NACK_MOVED);
         } else {
             for (query_t *q = d->head; q != NULL; q = q->next)
                 if (q->s == m->s && memcmp(q->key, key, 32) == 0)
                     return;
             query_t *q = d->n < MAX_QUERIES ? calloc(1, sizeof *q) : NULL;
             if (q == NULL) {
-                nack(e, key, m->s, CL_EL_ITEM_BUFFER, 0, 0, 0, CL_EL_NACK_MOVED);
+                nack(d, key, m->s, CL_EL_ITEM_BUFFER, 0, 0, 0, CL_EL_NACK_MOVED);
                 return;
             }
             memcpy(q->key, key, 32);
@@ -461,15 +468,15 @@ void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[
         break;
     case CL_EL_FETCH:
         if (can > 0)
-            send_range(e, key, m);
+            send_range(d, key, m);
         else
-            nack(e, key, m->s, m->what, m->index, m->offset, m->len, CL_EL_NACK_MOVED);
+            nack(d, key, m->s, m->what, m->index, m->offset, m->len, CL_EL_NACK_MOVED);
         break;
     case CL_EL_DROP:
         for (uint32_t i = 0; i < m->ndrops; i++) {
             cl_statereg_entry_t ent;
-            if (cl_statereg_find(e->el->reg, m->drops[i], &ent) == COLLAB_OK)
-                (void)cl_statereg_drop(e->el->reg, m->drops[i],
+            if (cl_statereg_find(d->ctx.reg, m->drops[i], &ent) == COLLAB_OK)
+                (void)cl_statereg_drop(d->ctx.reg, m->drops[i],
                                        "its contents differ between peers");
         }
         break;
@@ -478,12 +485,12 @@ void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[
     }
 }
 
-void eng_donor_progress(struct cl_engine *e, el_donor_t *d)
+void eng_donor_progress(el_donor_t *d)
 {
     query_t **pp = &d->head;
     while (*pp != NULL) {
         query_t *q = *pp;
-        int can = eng_el_can_serve(e, q->s);
+        int can = d->ctx.can_serve(d->ctx.arg, q->s);
         if (can == 0) {
             pp = &q->next;
             continue;
@@ -491,9 +498,9 @@ void eng_donor_progress(struct cl_engine *e, el_donor_t *d)
         *pp = q->next;
         d->n--;
         if (can > 0)
-            send_hashes(e, q->key, q->s);
+            send_hashes(d, q->key, q->s);
         else
-            nack(e, q->key, q->s, CL_EL_ITEM_BUFFER, 0, 0, 0, CL_EL_NACK_MOVED);
+            nack(d, q->key, q->s, CL_EL_ITEM_BUFFER, 0, 0, 0, CL_EL_NACK_MOVED);
         free(q);
     }
 }

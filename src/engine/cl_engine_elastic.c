@@ -49,6 +49,55 @@ static struct eng_elastic *el_of(struct cl_engine *e)
     return e->el;
 }
 
+/* The contexts of the donor and the audit (cl_engine_donor.h,
+   cl_engine_audit.h): the engine as they see it. */
+static double ctx_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return eng_el_send(arg, key, m);
+}
+
+static int donor_can_serve(void *arg, uint64_t s)
+{
+    return eng_el_can_serve(arg, s);
+}
+
+/* The audit's context (cl_engine_audit.h). */
+static bool audit_multigroup(void *arg)
+{
+    return eng_coll_multigroup(arg);
+}
+
+static cl_peer_t *const *audit_members(void *arg, size_t *n)
+{
+    return cl_member_list(((struct cl_engine *)arg)->mb, n);
+}
+
+static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
+{
+    return cl_member_find(((struct cl_engine *)arg)->mb, key);
+}
+
+/* Members whose state differs from the group's: the coordinator, which
+   alone changes views, takes them out of the group. */
+static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
+{
+    struct cl_engine *e = arg;
+    if (!eng_self_coordinates(e))
+        return;
+    eng_take_over(e);
+    cl_member_delta_t d;
+    if (cl_member_ungroup(e->mb, keys, n, &d) == 1)
+        eng_coordinator_commit(e, &d);
+    else
+        cl_member_delta_clear(&d);
+}
+
 int eng_el_init(struct cl_engine *e)
 {
     struct eng_elastic *el = calloc(1, sizeof *el);
@@ -58,14 +107,32 @@ int eng_el_init(struct cl_engine *e)
     el->reg = cl_statereg_new();
     el->startup = cl_startup_new(0);
     el->adm = cl_admission_new(e->cfg.world_size > 0 ? e->cfg.world_size : 1);
-    el->donor = eng_donor_new();
+    eng_donor_ctx_t dctx = {.arg = e,
+                            .reg = el->reg,
+                            .startup = el->startup,
+                            .cfg = &e->cfg,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .can_serve = donor_can_serve};
+    el->donor = eng_donor_new(&dctx);
+    eng_audit_ctx_t actx = {.arg = e,
+                            .reg = el->reg,
+                            .cfg = &e->cfg,
+                            .self_key = e->self_key,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .multigroup = audit_multigroup,
+                            .members = audit_members,
+                            .find = audit_find,
+                            .take_out = audit_take_out};
+    el->audit = eng_audit_new(&actx);
     el->kinds = calloc(CL_STREAM_HISTORY, 1);
     el->trimmed = CL_STREAM_NONE;
     for (int i = 0; i < EL_ENTRANTS; i++)
         el->entrants[i].rank = -1;
     e->el = el;
     if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->adm == NULL ||
-        el->donor == NULL || el->kinds == NULL) {
+        el->donor == NULL || el->audit == NULL || el->kinds == NULL) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
@@ -272,8 +339,8 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
     if (eng_admit_take(e, s, req, idx))
         return true;
     eng_admit_on_post(e, s, req, idx);
-    eng_donor_on_post(e, el->donor, req->coll.seq);
-    eng_donor_progress(e, el->donor);
+    eng_donor_on_post(el->donor, req->coll.seq);
+    eng_donor_progress(el->donor);
     return false;
 }
 
@@ -340,7 +407,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     }
     eng_admit_on_done(e, seq, ncontrib);
     eng_el_check_admissions(e);
-    eng_donor_progress(e, el->donor);
+    eng_donor_progress(el->donor);
 }
 
 bool eng_el_boundaries_known(struct cl_engine *e)
@@ -597,7 +664,7 @@ void eng_el_view_changed(struct cl_engine *e)
     if (el->sync != NULL)
         eng_sync_view_changed(e, el->sync);
     eng_el_check_admissions(e);
-    eng_donor_progress(e, el->donor);
+    eng_donor_progress(el->donor);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -658,15 +725,15 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     case CL_EL_FETCH:
     case CL_EL_DROP:
         if ((member || fetcher) && e->state == ENG_MEMBER)
-            eng_donor_on_message(e, el->donor, key, &em);
+            eng_donor_on_message(el->donor, key, &em);
         break;
     case CL_EL_HASHES:
     case CL_EL_DATA:
     case CL_EL_NACK:
         if ((member || (p != NULL && p->monitor && p->state != CL_PEER_GONE)) && el->sync != NULL)
             eng_sync_on_message(e, el->sync, key, &em);
-        if (member && el->audit != NULL && em.type != CL_EL_DATA)
-            eng_audit_on_message(e, key, &em);
+        if (member && eng_audit_running(el->audit) && em.type != CL_EL_DATA)
+            eng_audit_on_message(el->audit, key, &em);
         break;
     default:
         break;
@@ -688,9 +755,9 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_admit_leave_foreign(e);
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    double next = fmin(eng_admit_timer(e, now), eng_audit_timer(e, now));
+    double next = fmin(eng_admit_timer(e, now), eng_audit_timer(el->audit, now));
     next = fmin(next, eng_ckpt_timer(e, now));
-    next = fmin(next, eng_donor_timer(e, el->donor, now));
+    next = fmin(next, eng_donor_timer(el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(e, el->sync, now));
     if (el->adm_unserved)

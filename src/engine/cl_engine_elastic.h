@@ -19,6 +19,8 @@
 #include "elastic/cl_statereg.h"
 #include "elastic/cl_stream.h"
 #include "engine/cl_elmsg.h"
+#include "engine/cl_engine_audit.h"
+#include "engine/cl_engine_donor.h"
 #include "engine/cl_engine_int.h"
 
 #include <stdbool.h>
@@ -105,8 +107,6 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
    cl_engine_donor.c. */
 
 typedef struct el_sync el_sync_t;
-typedef struct el_donor el_donor_t;
-typedef struct el_audit el_audit_t;
 typedef struct el_ckpt el_ckpt_t;
 
 #define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
@@ -222,8 +222,7 @@ struct eng_elastic {
     /* Pause detection. */
     double last_alive;       /* eng_raw_now() at the last turn of the loop */
     /* Admitter: the periodic check of the members' state. */
-    el_audit_t *audit;
-    bool audit_skip_logged; /* said that several groups turn the audit off */
+    el_audit_t *audit;      /* the periodic state check (cl_engine_audit.c) */
     el_ckpt_t *ckpt;        /* checkpoints (cl_engine_checkpoint.c) */
 };
 
@@ -342,47 +341,6 @@ void eng_sync_on_message(struct cl_engine *e, el_sync_t *sync, const uint8_t key
                          const cl_elmsg_t *m);
 void eng_sync_view_changed(struct cl_engine *e, el_sync_t *sync);
 double eng_sync_timer(struct cl_engine *e, el_sync_t *sync, double now);
-
-/* cl_engine_audit.c: every 64 steps the admitter checks that the members
-   hold the same registered state (docs/state-sync.md §3); not while the
-   group runs all-reduces in several groups (docs/elastic.md §9). */
-void eng_audit_maybe_start(struct cl_engine *e, uint64_t seq, uint64_t step);
-void eng_audit_on_message(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m);
-double eng_audit_timer(struct cl_engine *e, double now);
-void eng_audit_destroy(el_audit_t **a_p);
-
-/* cl_engine_donor.c: the donor's side. */
-el_donor_t *eng_donor_new(void);
-void eng_donor_destroy(el_donor_t **d_p);
-void eng_donor_on_message(struct cl_engine *e, el_donor_t *d, const uint8_t key[32],
-                          const cl_elmsg_t *m);
-/* The program posted a world collective, or a collective completed:
-   answers the queries that waited for it, refuses those it went past. */
-void eng_donor_progress(struct cl_engine *e, el_donor_t *d);
-/* This peer alone serves the state of admission s to the joiners js (the
-   admitter while the group runs all-reduces in several groups,
-   docs/elastic.md §9): it copies its registered buffers when its program
-   posts s (eng_donor_on_post) and serves QUERY and FETCH for s from that
-   copy (start-up results as always), also once it went past s.  The
-   copied contents are freed when every joiner fetched all of them, the
-   rest after max(60 s, 12 x COLLAB_TIMEOUT). */
-void eng_donor_expect(struct cl_engine *e, el_donor_t *d, uint64_t s, const cl_el_joiner_t *js,
-                      uint32_t nj);
-/* The program posted world collective seq (before it runs): takes the
-   copy expected for seq, if any. */
-void eng_donor_on_post(struct cl_engine *e, el_donor_t *d, uint64_t seq);
-/* The copy for admission s: 1 taken, 0 expected (the program has not
-   posted s yet), -1 none. */
-int eng_donor_snapshot(const el_donor_t *d, uint64_t s);
-/* Frees copies past their time; returns when it wants to be called next. */
-double eng_donor_timer(struct cl_engine *e, el_donor_t *d, double now);
-/* Is a copy expected or taken for key (a monitor's checkpoint, or a
-   joiner of an admission served from a copy)?  Any s when s is
-   UINT64_MAX. */
-bool eng_donor_expects(const el_donor_t *d, uint64_t s, const uint8_t key[32]);
-/* Frees every copy taken for key alone (a monitor's earlier checkpoint,
-   when the next one is noticed). */
-void eng_donor_forget(el_donor_t *d, const uint8_t key[32]);
 
 /* cl_engine_checkpoint.c: checkpoints taken by a monitor and resumed
    from (docs/monitor.md §7).  init reads COLLAB_CHECKPOINT_DIR/_EVERY
