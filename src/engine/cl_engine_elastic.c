@@ -475,9 +475,12 @@ bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
                 return false;
             continue;
         }
-        /* Only once its view is installed here: before that nobody here
-           can run under it. */
-        if (gen < b->gen && eng_coll_gen(e, b->gen) != NULL)
+        /* Only once its view, or a later one, is installed here: before
+           that nobody here can run under it.  (A member that got the ADMIT
+           handed on by a new coordinator never sees the admission's own
+           view, only the new coordinator's later one.) */
+        if (gen < b->gen &&
+            (eng_coll_gen(e, b->gen) != NULL || cl_member_group_epoch(e->mb) > b->gen))
             return false;
     }
     return true;
