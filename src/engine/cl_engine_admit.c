@@ -142,13 +142,36 @@ static void remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *ad
     }
 }
 
+/* Are the joiners of the admission of generation gen in the group in
+   this peer's view (it installed the admitting view, or a later one that
+   keeps them)?  False when a joiner is out of the group: then this
+   peer's views void the admission (eng_el_view_changed). */
+static bool joiners_in_group(struct cl_engine *e, uint64_t gen)
+{
+    const struct eng_elastic *el = e->el;
+    bool any = false;
+    for (int k = 0; k < EL_ENTRANTS; k++) {
+        const el_entrant_t *x = &el->entrants[k];
+        if (x->rank < 0 || x->gen != gen)
+            continue;
+        const cl_peer_t *p = cl_member_find(e->mb, x->key);
+        if (p == NULL || p->state == CL_PEER_GONE || p->rank != x->rank || !p->in_group)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
 /* An admitter may die after its ADMIT reached only some members: those
    run the admission's sequence s under its generation, the others under
    the one before, and neither side can complete s (each waits for the
    other; e2e.kill_admitter).  The coordinator that takes over, if it got
-   that ADMIT and has not completed s, hands it on to every member: those
-   that have it already ignore it, the others adopt the admission (and
-   serve the joiners' FETCHes).  A member that sees this coordinator's
+   that ADMIT and also the view that puts its joiners into the group, and
+   has not completed s, hands the ADMIT on to every member: those that
+   have it already ignore it, the others adopt the admission (and serve
+   the joiners' FETCHes).  Without that view, its own views leave the
+   joiners out and the admission is lost (eng_el_view_changed voids it
+   first); it is not handed on.  A member that sees this coordinator's
    ADMIT before it sees the admitter fail keeps it until then
    (eng_auth_successor_check).  Once per admission. */
 void eng_admit_hand_on(struct cl_engine *e)
@@ -164,6 +187,8 @@ void eng_admit_hand_on(struct cl_engine *e)
         const cl_peer_t *a = cl_member_find(e->mb, b->admitter);
         if (a != NULL && a->rank >= 0 && a->state == CL_PEER_ALIVE)
             continue; /* its admitter lives: it sent the ADMIT to everyone */
+        if (!joiners_in_group(e, b->gen))
+            continue; /* this peer never got the admitting view: the admission is lost */
         b->handed_on = true;
         cl_elmsg_t m;
         if (cl_elmsg_decode(CL_EL_ADMIT, b->admit, b->admit_len, &m) != COLLAB_OK)

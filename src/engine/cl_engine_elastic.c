@@ -630,13 +630,15 @@ void eng_el_view_changed(struct cl_engine *e)
     if (el == NULL)
         return;
     feed_admission(e);
-    eng_admit_hand_on(e); /* before this view goes out (an ADMIT precedes its view) */
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
     bool in =
         e->state == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE && me->in_group && closed;
     stream_t *w = eng_el_world(e);
     void_lost_admissions(e);
+    /* After the voiding: an admission lost here is not handed on.  Still
+       before this view goes out (an ADMIT precedes its view). */
+    eng_admit_hand_on(e);
     if (!in && el->adm_pending && e->state == ENG_MEMBER && cl_member_epoch(e->mb) >= el->adm_gen)
         eng_admit_undo(e, "a later view of the group leaves it out");
     if (in) {
