@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$runs" =~ ^[0-9]+$ && "$minutes" =~ ^[0-9]+$ ]] ||
     { echo "repeat.sh: --runs and --minutes take whole numbers" >&2; exit 2; }
-ctest --test-dir "$build" -N -R "^${test}\$" | grep -q "Total Tests: 1" ||
+ctest --test-dir "$build" -N -R "^${test}\$" | grep -Eq "Test +#[0-9]+: ${test//./\\.}\$" ||
     { echo "repeat.sh: no CTest named '$test' in $build" >&2; exit 2; }
 [ -n "$out" ] || out=$(mktemp -d /tmp/repeat.XXXXXX)
 mkdir -p "$out"
