@@ -300,6 +300,10 @@ void eng_admit_abort(struct cl_engine *e, int status);
 void eng_admit_foreign(struct cl_engine *e, const char *what);
 void eng_admit_leave_foreign(struct cl_engine *e);
 
+/* The joiner's sync's view of this engine (cl_engine_sync.h): the
+   context eng_sync_start and eng_sync_start_one copy. */
+void eng_el_sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx);
+
 /* The admitter as this peer computes it (docs/elastic.md §8), or NULL. */
 cl_peer_t *eng_admit_admitter(struct cl_engine *e);
 
