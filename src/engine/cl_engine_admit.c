@@ -666,13 +666,15 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
     cl_info("%s at collective #%llu of the group; fetching the swarm's state",
             el->readmit ? "re-admitted" : "admitted", (unsigned long long)m->s);
     eng_sync_destroy(&el->sync);
-    el->sync = eng_sync_start(e, m->s, m, p != NULL ? p->key : NULL);
+    eng_sync_ctx_t sctx;
+    eng_el_sync_ctx(e, &sctx);
+    el->sync = eng_sync_start(&sctx, m->s, m, p != NULL ? p->key : NULL);
     if (el->sync == NULL) {
         cl_error("out of memory starting the state sync; this peer keeps its own state");
         eng_admit_sync_finished(e);
         return;
     }
-    eng_sync_view_changed(e, el->sync); /* finishes at once when there is nothing to ask */
+    eng_sync_view_changed(el->sync); /* finishes at once when there is nothing to ask */
 }
 
 void eng_admit_sync_finished(struct cl_engine *e)
@@ -680,7 +682,7 @@ void eng_admit_sync_finished(struct cl_engine *e)
     struct eng_elastic *el = e->el;
     if (el->phase != EL_SYNCING)
         return;
-    if (el->adm_pending && eng_sync_unserved(e, el->sync)) {
+    if (el->adm_pending && eng_sync_unserved(el->sync)) {
         /* Undone from the timer: this may run inside the sync's own. */
         el->adm_unserved = true;
         return;

@@ -337,7 +337,9 @@ static void on_notice(struct cl_engine *e, struct el_ckpt *c, cl_peer_t *p, cons
     c->fetching = true;
     cl_elmsg_t none;
     memset(&none, 0, sizeof none);
-    e->el->sync = eng_sync_start(e, m->s, &none, p->key);
+    eng_sync_ctx_t sctx;
+    eng_el_sync_ctx(e, &sctx);
+    e->el->sync = eng_sync_start(&sctx, m->s, &none, p->key);
     if (e->el->sync == NULL) {
         cl_error("out of memory starting a checkpoint");
         fetch_end(e, c);
@@ -345,7 +347,7 @@ static void on_notice(struct cl_engine *e, struct el_ckpt *c, cl_peer_t *p, cons
     }
     cl_debug("monitor: fetching the state of step %llu (collective #%llu)",
              (unsigned long long)m->step, (unsigned long long)m->s);
-    eng_sync_view_changed(e, e->el->sync);
+    eng_sync_view_changed(e->el->sync);
 }
 
 double eng_ckpt_timer(struct cl_engine *e, double now)
@@ -496,7 +498,9 @@ bool eng_ckpt_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint
     cl_info("resuming from the monitor's checkpoint of step %llu (collective #%llu); fetching it",
             (unsigned long long)c->r_step, (unsigned long long)c->r_s);
     eng_sync_destroy(&el->sync);
-    el->sync = eng_sync_start_one(e, c->r_s, c->r_key);
+    eng_sync_ctx_t sctx;
+    eng_el_sync_ctx(e, &sctx);
+    el->sync = eng_sync_start_one(&sctx, c->r_s, c->r_key);
     if (el->sync == NULL) {
         cl_error("out of memory starting the state sync; this peer keeps its own state");
         eng_admit_sync_finished(e);

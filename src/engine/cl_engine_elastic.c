@@ -83,6 +83,43 @@ static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
     return cl_member_find(((struct cl_engine *)arg)->mb, key);
 }
 
+/* The joiner's sync's context (cl_engine_sync.h): built at each start. */
+static int sync_rank(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->rank);
+}
+
+static bool sync_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+                       int *target_group)
+{
+    struct cl_engine *e = arg;
+    *target_group = cl_member_settings(e->mb)->target_group;
+    return eng_el_split_admission(e, js, nj, members);
+}
+
+static void sync_finished(void *arg)
+{
+    struct cl_engine *e = arg;
+    if (e->cfg.monitor)
+        eng_ckpt_fetched(e); /* a checkpoint, not an admission */
+    else
+        eng_admit_sync_finished(e);
+}
+
+void eng_el_sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
+{
+    *ctx = (eng_sync_ctx_t){.arg = e,
+                            .cfg = &e->cfg,
+                            .self_key = e->self_key,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .rank = sync_rank,
+                            .members = audit_members,
+                            .find = audit_find,
+                            .split = sync_split,
+                            .finished = sync_finished};
+}
+
 /* Members whose state differs from the group's: the coordinator, which
    alone changes views, takes them out of the group. */
 static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
@@ -667,7 +704,7 @@ void eng_el_view_changed(struct cl_engine *e)
             eng_coll_restart(e, w, cur);
     }
     if (el->sync != NULL)
-        eng_sync_view_changed(e, el->sync);
+        eng_sync_view_changed(el->sync);
     eng_el_check_admissions(e);
     eng_donor_progress(el->donor);
 }
@@ -736,7 +773,7 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     case CL_EL_DATA:
     case CL_EL_NACK:
         if ((member || (p != NULL && p->monitor && p->state != CL_PEER_GONE)) && el->sync != NULL)
-            eng_sync_on_message(e, el->sync, key, &em);
+            eng_sync_on_message(el->sync, key, &em);
         if (member && eng_audit_running(el->audit) && em.type != CL_EL_DATA)
             eng_audit_on_message(el->audit, key, &em);
         break;
@@ -764,7 +801,7 @@ double eng_el_timer(struct cl_engine *e, double now)
     next = fmin(next, eng_ckpt_timer(e, now));
     next = fmin(next, eng_donor_timer(el->donor, now));
     if (el->sync != NULL)
-        next = fmin(next, eng_sync_timer(e, el->sync, now));
+        next = fmin(next, eng_sync_timer(el->sync, now));
     if (el->adm_unserved)
         next = now; /* eng_admit_timer undoes the admission at once */
     return next;

@@ -23,11 +23,19 @@
     Everything is kept in private memory; cl_engine_admit.c writes it into
     the program's buffers.  Every wait has a deadline.  The majority rule
     of (2), shared with a monitor's checkpoints, is in cl_sync_agree.c.
+
+    The sync is a component (cl_engine_sync.h): it owns its donors, items
+    and stripes and sees the engine only through eng_sync_ctx_t.
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_sync.h"
+
+#include "engine/cl_engine_timer.h"
 #include "engine/cl_sync_agree.h"
+#include "mpi_collab.h"
 
 #include "elastic/cl_moshpit.h"
+#include "elastic/cl_startup.h"
+#include "elastic/cl_statereg.h"
 #include "util/cl_log.h"
 
 #include <math.h>
@@ -61,6 +69,7 @@ typedef struct {
 } stripe_t;
 
 struct el_sync {
+    eng_sync_ctx_t ctx; /* the engine as this sync sees it */
     uint64_t s;
     donor_t *donors;
     int ndonors;
@@ -78,9 +87,19 @@ struct el_sync {
     uint64_t bytes;
 };
 
-static void finish(struct cl_engine *e, el_sync_t *y);
+static void finish(el_sync_t *y);
 
 /* ---------------------------------------------------------------------- */
+
+static int send_to(el_sync_t *y, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return y->ctx.send(y->ctx.arg, key, m);
+}
+
+static const cl_peer_t *find(const el_sync_t *y, const uint8_t key[32])
+{
+    return y->ctx.find(y->ctx.arg, key);
+}
 
 static int donor_of(const el_sync_t *y, const uint8_t key[32])
 {
@@ -111,11 +130,12 @@ static void hash_bytes(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH
     crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }
 
-el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32])
+el_sync_t *eng_sync_start_one(const eng_sync_ctx_t *ctx, uint64_t s, const uint8_t key[32])
 {
     el_sync_t *y = calloc(1, sizeof *y);
     if (y == NULL)
         return NULL;
+    y->ctx = *ctx;
     y->donors = calloc(1, sizeof *y->donors);
     if (y->donors == NULL) {
         free(y);
@@ -124,16 +144,16 @@ el_sync_t *eng_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key
     y->s = s;
     y->ndonors = 1;
     memcpy(y->donors[0].key, key, 32);
-    double now = eng_now();
-    y->stall = eng_sync_stall(e->cfg.timeout);
-    y->deadline = now + eng_sync_limit(e->cfg.timeout);
+    double now = y->ctx.now(y->ctx.arg);
+    y->stall = eng_sync_stall(y->ctx.cfg->timeout);
+    y->deadline = now + eng_sync_limit(y->ctx.cfg->timeout);
     y->next_query = now + ENG_SYNC_REQUERY_EVERY;
     y->last_progress = now;
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
     q.type = CL_EL_QUERY;
     q.s = s;
-    if (eng_el_send(e, key, &q) != COLLAB_OK)
+    if (send_to(y, key, &q) != COLLAB_OK)
         y->donors[0].gone = true;
     return y;
 }
@@ -157,15 +177,16 @@ int eng_sync_item_at(const el_sync_t *sync, size_t i, int *what, uint64_t *index
     return COLLAB_OK;
 }
 
-el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
+el_sync_t *eng_sync_start(const eng_sync_ctx_t *ctx, uint64_t s, const cl_elmsg_t *admit,
                           const uint8_t *admitter)
 {
     el_sync_t *y = calloc(1, sizeof *y);
     if (y == NULL)
         return NULL;
+    y->ctx = *ctx;
     y->s = s;
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = y->ctx.members(y->ctx.arg, &n);
     y->donors = calloc(n > 0 ? n : 1, sizeof *y->donors);
     if (y->donors == NULL) {
         free(y);
@@ -178,14 +199,14 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
     bool public = false;
     for (size_t i = 0; i < n && !public; i++)
         public = list[i]->in_group && !list[i]->client && list[i]->state == CL_PEER_ALIVE &&
-                 memcmp(list[i]->key, e->self_key, 32) != 0;
+                 memcmp(list[i]->key, y->ctx.self_key, 32) != 0;
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         bool joiner = false;
         for (uint32_t j = 0; j < admit->njoiners; j++)
             joiner = joiner || memcmp(admit->joiners[j].key, p->key, 32) == 0;
         if (joiner || !p->in_group || (p->client && public) || p->state != CL_PEER_ALIVE ||
-            memcmp(p->key, e->self_key, 32) == 0)
+            memcmp(p->key, y->ctx.self_key, 32) == 0)
             continue;
         if (admitter != NULL && memcmp(p->key, admitter, 32) == 0)
             admitter_at = y->ndonors;
@@ -199,19 +220,21 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
        they would agree on nothing.  One donor serves everything, so that
        this peer ends equal to one member: the admitter, else the
        lowest-ranked donor. */
-    if (y->ndonors > 1 && eng_el_split_admission(e, admit->joiners, admit->njoiners, &members)) {
+    int target_group = 0;
+    if (y->ndonors > 1 &&
+        y->ctx.split(y->ctx.arg, admit->joiners, admit->njoiners, &members, &target_group)) {
         int pick = admitter_at >= 0 ? admitter_at : lowest_at;
         if (pick != 0)
             memcpy(y->donors[0].key, y->donors[pick].key, 32);
         y->ndonors = 1;
-        cl_peer_t *d = cl_member_find(e->mb, y->donors[0].key);
+        const cl_peer_t *d = find(y, y->donors[0].key);
         cl_info("%d members run all-reduces in several groups (COLLAB_TARGET_GROUP=%d): taking "
                 "the state from rank %d alone",
-                members, cl_member_settings(e->mb)->target_group, d != NULL ? d->rank : -1);
+                members, target_group, d != NULL ? d->rank : -1);
     }
-    double now = eng_now();
-    y->stall = eng_sync_stall(e->cfg.timeout);
-    y->deadline = now + eng_sync_limit(e->cfg.timeout);
+    double now = y->ctx.now(y->ctx.arg);
+    y->stall = eng_sync_stall(y->ctx.cfg->timeout);
+    y->deadline = now + eng_sync_limit(y->ctx.cfg->timeout);
     y->next_query = now + ENG_SYNC_REQUERY_EVERY;
     y->last_progress = now;
     if (y->ndonors == 0) {
@@ -224,7 +247,7 @@ el_sync_t *eng_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *adm
     q.type = CL_EL_QUERY;
     q.s = s;
     for (int i = 0; i < y->ndonors; i++)
-        if (eng_el_send(e, y->donors[i].key, &q) != COLLAB_OK)
+        if (send_to(y, y->donors[i].key, &q) != COLLAB_OK)
             y->donors[i].gone = true;
     return y;
 }
@@ -288,7 +311,7 @@ void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int
         *ndonors += sync->donors[i].replied && !sync->donors[i].gone;
 }
 
-bool eng_sync_unserved(struct cl_engine *e, const el_sync_t *sync)
+bool eng_sync_unserved(const el_sync_t *sync)
 {
     if (sync == NULL)
         return false;
@@ -298,7 +321,7 @@ bool eng_sync_unserved(struct cl_engine *e, const el_sync_t *sync)
     if (!failed)
         return false;
     for (int d = 0; d < sync->ndonors; d++) {
-        const cl_peer_t *p = cl_member_find(e->mb, sync->donors[d].key);
+        const cl_peer_t *p = find(sync, sync->donors[d].key);
         if (sync->donors[d].stalled && p != NULL && p->state == CL_PEER_ALIVE && !p->link_closed)
             return true;
     }
@@ -353,7 +376,7 @@ static int add_stripe(el_sync_t *y, size_t item, int donor, uint64_t offset, uin
     return COLLAB_OK;
 }
 
-static void fetch(struct cl_engine *e, el_sync_t *y, const stripe_t *st)
+static void fetch(el_sync_t *y, const stripe_t *st)
 {
     const item_t *it = &y->items[st->item];
     cl_elmsg_t f;
@@ -364,7 +387,7 @@ static void fetch(struct cl_engine *e, el_sync_t *y, const stripe_t *st)
     f.index = it->index;
     f.offset = st->offset + st->got;
     f.len = st->len - st->got;
-    if (eng_el_send(e, y->donors[st->donor].key, &f) != COLLAB_OK)
+    if (send_to(y, y->donors[st->donor].key, &f) != COLLAB_OK)
         y->donors[st->donor].gone = true;
 }
 
@@ -382,7 +405,7 @@ static bool owes(const el_sync_t *y, int d)
 
 /* Plans (or plans again) every stripe of item i over the donors that
    hold it and are not gone; false when none is left. */
-static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
+static bool plan_item(el_sync_t *y, size_t i)
 {
     item_t *it = &y->items[i];
     int hold[CL_STRIPE_MAX * 64];
@@ -394,25 +417,24 @@ static bool plan_item(struct cl_engine *e, el_sync_t *y, size_t i)
         return false;
     cl_stripe_t plan[CL_STRIPE_MAX];
     int ns = cl_stripe_plan(it->size, nh, MIN_STRIPE,
-                            (unsigned)(it->index + (uint64_t)atomic_load(&e->rank)), plan);
+                            (unsigned)(it->index + (uint64_t)y->ctx.rank(y->ctx.arg)), plan);
     if (ns <= 0)
         return false;
     for (int k = 0; k < ns; k++) {
         if (add_stripe(y, i, hold[plan[k].donor], plan[k].offset, plan[k].len) != COLLAB_OK)
             return false;
-        fetch(e, y, &y->stripes[y->nstripes - 1]);
+        fetch(y, &y->stripes[y->nstripes - 1]);
     }
     return true;
 }
 
 /* Reports the donors named by the majority rule, one line each. */
-static void report_names(struct cl_engine *e, const el_sync_t *y, const cl_sync_naming_t *names,
-                         const char *what)
+static void report_names(const el_sync_t *y, const cl_sync_naming_t *names, const char *what)
 {
     for (int d = 0; names != NULL && d < y->ndonors; d++) {
         if (names[d].count == 0)
             continue;
-        const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        const cl_peer_t *p = find(y, y->donors[d].key);
         char more[64] = "";
         if (names[d].count > 1)
             snprintf(more, sizeof more, " (%d items in all unlike the majority)", names[d].count);
@@ -422,11 +444,11 @@ static void report_names(struct cl_engine *e, const el_sync_t *y, const cl_sync_
 }
 
 /* cl_sync_agree_prune, with the donors it names reported. */
-static bool keep_majority(struct cl_engine *e, el_sync_t *y)
+static bool keep_majority(el_sync_t *y)
 {
     cl_sync_naming_t *names = calloc((size_t)y->ndonors, sizeof *names); /* NULL: nobody named */
     bool decided = cl_sync_agree_prune(names, y->donors, y->ndonors);
-    report_names(e, y, names, "checkpoint");
+    report_names(y, names, "checkpoint");
     free(names);
     return decided;
 }
@@ -439,12 +461,13 @@ static bool keep_majority(struct cl_engine *e, el_sync_t *y)
    and this peer keeps its own value; a result without one is kept as
    this peer computed it.  A monitor pruned its donors' lists by the same
    rule already (keep_majority). */
-static void agree_items(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uint32_t *ndrops)
+static void agree_items(el_sync_t *y, uint64_t **drops, uint32_t *ndrops)
 {
     int replied = 0;
     for (int d = 0; d < y->ndonors; d++)
         replied += y->donors[d].replied && !y->donors[d].gone;
-    cl_sync_naming_t *names = e->cfg.monitor ? NULL : calloc((size_t)y->ndonors, sizeof *names);
+    cl_sync_naming_t *names =
+        y->ctx.cfg->monitor ? NULL : calloc((size_t)y->ndonors, sizeof *names);
     for (int res = 0; res <= 1; res++)
         for (int d = 0; d < y->ndonors; d++) {
             const donor_t *dn = &y->donors[d];
@@ -498,19 +521,19 @@ static void agree_items(struct cl_engine *e, el_sync_t *y, uint64_t **drops, uin
                 }
             }
         }
-    report_names(e, y, names, "state");
+    report_names(y, names, "state");
     free(names);
 }
 
-static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
+static void agree_and_plan(el_sync_t *y)
 {
     uint64_t *drops = NULL;
     uint32_t ndrops = 0;
-    if (e->cfg.monitor && !keep_majority(e, y))
+    if (y->ctx.cfg->monitor && !keep_majority(y))
         y->split = true;
-    agree_items(e, y, &drops, &ndrops);
+    agree_items(y, &drops, &ndrops);
     y->agreed = true;
-    if (ndrops > 0 && !e->cfg.monitor) { /* a monitor makes nobody forget anything */
+    if (ndrops > 0 && !y->ctx.cfg->monitor) { /* a monitor makes nobody forget anything */
         /* Ascending, as the wire wants it. */
         for (uint32_t a = 1; a < ndrops; a++)
             for (uint32_t b = a; b > 0 && drops[b - 1] > drops[b]; b--) {
@@ -526,7 +549,7 @@ static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
         m.ndrops = ndrops > CL_ELMSG_MAX_ITEMS ? CL_ELMSG_MAX_ITEMS : ndrops;
         for (int d = 0; d < y->ndonors; d++)
             if (y->donors[d].replied && !y->donors[d].gone)
-                (void)eng_el_send(e, y->donors[d].key, &m);
+                (void)send_to(y, y->donors[d].key, &m);
     }
     free(drops);
     for (size_t i = 0; i < y->nitems; i++) {
@@ -535,13 +558,13 @@ static void agree_and_plan(struct cl_engine *e, el_sync_t *y)
             continue;
         if (it->size == 0)
             it->state = IT_OK;
-        else if (!plan_item(e, y, i))
+        else if (!plan_item(y, i))
             it->state = IT_FAILED;
     }
-    y->last_progress = eng_now();
+    y->last_progress = y->ctx.now(y->ctx.arg);
     cl_debug("state of collective #%llu: %zu items agreed, %zu stripes asked",
              (unsigned long long)y->s, y->nitems, y->nstripes);
-    finish(e, y);
+    finish(y);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -552,7 +575,7 @@ static bool stripe_open(const stripe_t *st)
 }
 
 /* Every stripe of item i is in: check it. */
-static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
+static void check_item(el_sync_t *y, size_t i)
 {
     item_t *it = &y->items[i];
     for (size_t k = 0; k < y->nstripes; k++)
@@ -580,7 +603,7 @@ static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
         if (y->stripes[k].item != i || it->holder[d] != 2)
             continue;
         it->holder[d] = 0; /* named once; no holder from now on */
-        const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        const cl_peer_t *p = find(y, y->donors[d].key);
         cl_warn("state of collective #%llu: the %s #%llu that rank %d (%.12s)%s served does not "
                 "match the hash its donors declared",
                 (unsigned long long)y->s,
@@ -588,7 +611,7 @@ static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
                 (unsigned long long)it->index, p != NULL ? p->rank : -1, p != NULL ? p->id : "?",
                 served > 1 ? " and others" : "");
     }
-    if (++it->tries > 1 || !plan_item(e, y, i)) {
+    if (++it->tries > 1 || !plan_item(y, i)) {
         cl_warn("the swarm's %s #%llu arrived with a wrong hash; this peer keeps its own value",
                 it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
                 (unsigned long long)it->index);
@@ -597,8 +620,7 @@ static void check_item(struct cl_engine *e, el_sync_t *y, size_t i)
 }
 
 /* Stripes of donor d that are not complete go to other donors. */
-static void replan_donor(struct cl_engine *e, el_sync_t *y, int d, int what, uint64_t index,
-                         bool all)
+static void replan_donor(el_sync_t *y, int d, int what, uint64_t index, bool all)
 {
     size_t n = y->nstripes;
     for (size_t k = 0; k < n; k++) {
@@ -628,11 +650,11 @@ static void replan_donor(struct cl_engine *e, el_sync_t *y, int d, int what, uin
             y->items[item].state = IT_FAILED;
             continue;
         }
-        fetch(e, y, &y->stripes[y->nstripes - 1]);
+        fetch(y, &y->stripes[y->nstripes - 1]);
     }
 }
 
-static void finish(struct cl_engine *e, el_sync_t *y)
+static void finish(el_sync_t *y)
 {
     if (y->done || !y->agreed)
         return;
@@ -640,14 +662,11 @@ static void finish(struct cl_engine *e, el_sync_t *y)
         if (y->items[i].state == IT_FETCHING)
             return;
     y->done = true;
-    if (e->cfg.monitor)
-        eng_ckpt_fetched(e); /* a checkpoint, not an admission */
-    else
-        eng_admit_sync_finished(e);
+    y->ctx.finished(y->ctx.arg); /* the admission's, or a monitor's checkpoint */
 }
 
 /* All donors that can answer did (or the deadline forces a decision). */
-static void maybe_agree(struct cl_engine *e, el_sync_t *y, bool force)
+static void maybe_agree(el_sync_t *y, bool force)
 {
     if (y->agreed)
         return;
@@ -665,17 +684,16 @@ static void maybe_agree(struct cl_engine *e, el_sync_t *y, bool force)
     if (replied == 0) {
         cl_warn("no member of the group answered for its state; this peer keeps its own values");
         y->agreed = true;
-        finish(e, y);
+        finish(y);
         return;
     }
     for (int d = 0; d < y->ndonors; d++)
         if (!y->donors[d].replied)
             y->donors[d].gone = true;
-    agree_and_plan(e, y);
+    agree_and_plan(y);
 }
 
-void eng_sync_on_message(struct cl_engine *e, el_sync_t *y, const uint8_t key[32],
-                         const cl_elmsg_t *m)
+void eng_sync_on_message(el_sync_t *y, const uint8_t key[32], const cl_elmsg_t *m)
 {
     int d = donor_of(y, key);
     if (d < 0 || m->s != y->s || y->done)
@@ -698,7 +716,7 @@ void eng_sync_on_message(struct cl_engine *e, el_sync_t *y, const uint8_t key[32
             memcpy(dn->res, m->res, m->nres * sizeof *dn->res);
         dn->nbufs = m->nbufs;
         dn->nres = m->nres;
-        maybe_agree(e, y, false);
+        maybe_agree(y, false);
         break;
     case CL_EL_DATA: {
         item_t *it = item_of(y, m->what, m->index);
@@ -712,10 +730,10 @@ void eng_sync_on_message(struct cl_engine *e, el_sync_t *y, const uint8_t key[32
                 continue;
             memcpy(it->data + m->offset, m->data, (size_t)m->len);
             st->got += m->len;
-            y->last_progress = eng_now();
+            y->last_progress = y->ctx.now(y->ctx.arg);
             if (!stripe_open(st))
-                check_item(e, y, i);
-            finish(e, y);
+                check_item(y, i);
+            finish(y);
             return;
         }
         cl_debug("ignored a piece of state #%llu at %llu that nobody asked for",
@@ -725,40 +743,40 @@ void eng_sync_on_message(struct cl_engine *e, el_sync_t *y, const uint8_t key[32
     case CL_EL_NACK:
         if (!y->agreed) {
             dn->gone = true; /* it went past s or cannot serve */
-            maybe_agree(e, y, false);
+            maybe_agree(y, false);
             return;
         }
         if (m->reason == CL_EL_NACK_MOVED)
             dn->gone = true;
-        replan_donor(e, y, d, m->what, m->index, m->reason == CL_EL_NACK_MOVED);
-        finish(e, y);
+        replan_donor(y, d, m->what, m->index, m->reason == CL_EL_NACK_MOVED);
+        finish(y);
         break;
     default:
         break;
     }
 }
 
-void eng_sync_view_changed(struct cl_engine *e, el_sync_t *y)
+void eng_sync_view_changed(el_sync_t *y)
 {
     if (y->done)
         return;
     for (int d = 0; d < y->ndonors; d++) {
-        cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+        const cl_peer_t *p = find(y, y->donors[d].key);
         /* A monitor serves a checkpoint from outside the group. */
         if (y->donors[d].gone ||
             (p != NULL && p->state != CL_PEER_GONE && (p->in_group || p->monitor)))
             continue;
         y->donors[d].gone = true;
         if (y->agreed)
-            replan_donor(e, y, d, 0, 0, true);
+            replan_donor(y, d, 0, 0, true);
     }
     if (!y->agreed)
-        maybe_agree(e, y, false);
-    finish(e, y);
+        maybe_agree(y, false);
+    finish(y);
 }
 
 /* QUERY again to every donor that has not answered. */
-static void requery(struct cl_engine *e, el_sync_t *y)
+static void requery(el_sync_t *y)
 {
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
@@ -766,11 +784,11 @@ static void requery(struct cl_engine *e, el_sync_t *y)
     q.s = y->s;
     for (int d = 0; d < y->ndonors; d++)
         if (!y->donors[d].replied && !y->donors[d].gone &&
-            eng_el_send(e, y->donors[d].key, &q) != COLLAB_OK)
+            send_to(y, y->donors[d].key, &q) != COLLAB_OK)
             y->donors[d].gone = true;
 }
 
-double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
+double eng_sync_timer(el_sync_t *y, double now)
 {
     if (y->done)
         return now + ENG_IDLE_WAKE;
@@ -778,13 +796,13 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
         if (now >= y->deadline) {
             cl_warn("not every member answered for its state within %.0f s; going on with those "
                     "that did",
-                    eng_sync_limit(e->cfg.timeout));
-            maybe_agree(e, y, true);
+                    eng_sync_limit(y->ctx.cfg->timeout));
+            maybe_agree(y, true);
         } else if (now >= y->next_query) {
             /* A donor that did not know this peer yet (a monitor serving a
                checkpoint may hear a resuming peer's QUERY before the view
                that admits it) dropped the QUERY: ask again. */
-            requery(e, y);
+            requery(y);
             y->next_query = now + ENG_SYNC_REQUERY_EVERY;
         }
         return y->agreed ? now + ENG_SYNC_AFTER_AGREE : fmin(y->deadline, y->next_query);
@@ -798,7 +816,7 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
         for (int d = 0; d < y->ndonors; d++) {
             if (y->donors[d].gone || !owes(y, d))
                 continue;
-            const cl_peer_t *p = cl_member_find(e->mb, y->donors[d].key);
+            const cl_peer_t *p = find(y, y->donors[d].key);
             if (!y->donors[d].retried && p != NULL && p->state == CL_PEER_ALIVE &&
                 !p->link_closed) {
                 y->donors[d].retried = true;
@@ -808,16 +826,16 @@ double eng_sync_timer(struct cl_engine *e, el_sync_t *y, double now)
                 for (size_t k = 0; k < y->nstripes; k++)
                     if (y->stripes[k].donor == d && stripe_open(&y->stripes[k]) &&
                         y->items[y->stripes[k].item].state == IT_FETCHING)
-                        fetch(e, y, &y->stripes[k]);
+                        fetch(y, &y->stripes[k]);
                 continue;
             }
             cl_warn("a peer serving the swarm's state stalled; asking another");
             y->donors[d].gone = true;
             y->donors[d].stalled = true;
-            replan_donor(e, y, d, 0, 0, true);
+            replan_donor(y, d, 0, 0, true);
         }
         y->last_progress = now;
-        finish(e, y);
+        finish(y);
     }
     return y->last_progress + y->stall;
 }

@@ -1,0 +1,509 @@
+/*  cl_engine_sync_test.c - selftest of the joiner's state sync
+    (cl_engine_sync.c).
+
+    Drives the sync through a fake context, without sockets or a clock: a
+    membership of the test's own peer records, a fake clock, and a record
+    of every elastic message the sync sends; the test plays the donors,
+    answering QUERY with HASHES and FETCH with DATA from its own copies of
+    their state.  Checks (a) a QUERY to every donor, HASHES from a
+    majority agreeing, the agreed items FETCHed in stripes and the DATA
+    completing them (the bytes served are those the donors declared, the
+    hash checked: bytes that do not match are fetched once more from
+    another donor); (b) a donor declaring another hash outvoted (never
+    asked for that item) and named in the log; (c) a donor silent past
+    the stall asked once more, then its stripes asked of another donor;
+    (d) a donor leaving the view, its stripes asked of another donor; (e)
+    DATA at an offset nobody asked for ignored.
+*/
+#include "engine/cl_engine_sync.h"
+
+#include "engine/cl_engine_timer.h"
+#include "mpi_collab.h"
+#include "util/cl_log.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "selftest.h"
+
+#define MAXSENT 256
+#define NPEERS 4              /* this peer and three donors */
+#define SMALL 100             /* buffer 0 */
+#define BIG ((size_t)3 << 20) /* buffer 1: striped over the donors */
+#define RES 40                /* result 2 */
+#define SIG 0xabcdu
+
+typedef struct {
+    uint8_t to[32];
+    cl_elmsg_t m; /* copied; drops are not kept */
+} sent_t;
+
+typedef struct {
+    cl_config_t cfg;
+    double now;
+    cl_peer_t peers[NPEERS]; /* [0] is this peer */
+    cl_peer_t *list[NPEERS];
+    sent_t sent[MAXSENT];
+    int nsent;
+    int finished;
+} fake_t;
+
+static double f_now(void *arg)
+{
+    return ((fake_t *)arg)->now;
+}
+
+static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    fake_t *f = arg;
+    if (f->nsent == MAXSENT)
+        return COLLAB_ERR_NO_MEM;
+    sent_t *x = &f->sent[f->nsent++];
+    memcpy(x->to, key, 32);
+    x->m = *m;
+    x->m.drops = NULL;
+    return COLLAB_OK;
+}
+
+static int f_rank(void *arg)
+{
+    return ((fake_t *)arg)->peers[0].rank;
+}
+
+static cl_peer_t *const *f_members(void *arg, size_t *n)
+{
+    *n = NPEERS;
+    return ((fake_t *)arg)->list;
+}
+
+static cl_peer_t *f_find(void *arg, const uint8_t key[32])
+{
+    fake_t *f = arg;
+    for (int i = 0; i < NPEERS; i++)
+        if (memcmp(f->peers[i].key, key, 32) == 0)
+            return &f->peers[i];
+    return NULL;
+}
+
+static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+                    int *target_group)
+{
+    (void)arg;
+    (void)js;
+    (void)nj;
+    *members = NPEERS;
+    *target_group = 0;
+    return false;
+}
+
+static void f_finished(void *arg)
+{
+    ((fake_t *)arg)->finished++;
+}
+
+/* BLAKE2b-256 over len (u64 LE) || bytes, as the wire says. */
+static void hash_of(const void *data, size_t len, uint8_t out[CL_ELMSG_HASH])
+{
+    crypto_generichash_state st;
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)((uint64_t)len >> (8 * i));
+    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
+    crypto_generichash_update(&st, le, sizeof le);
+    if (len > 0)
+        crypto_generichash_update(&st, data, len);
+    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
+}
+
+/* The swarm's state, as every honest donor holds it. */
+static uint8_t s_small[SMALL], s_res[RES];
+static uint8_t *s_big;
+static uint8_t s_small_hash[CL_ELMSG_HASH], s_big_hash[CL_ELMSG_HASH], s_res_hash[CL_ELMSG_HASH];
+
+static void reset(fake_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg.timeout = 5.0;
+    f->now = 100.0;
+    for (int i = 0; i < NPEERS; i++) {
+        cl_peer_t *p = &f->peers[i];
+        memset(p->key, 0x10 + i, 32);
+        snprintf(p->id, sizeof p->id, "peer%c", 'A' + i);
+        p->rank = i;
+        p->prev_rank = -1;
+        p->in_group = true;
+        p->state = CL_PEER_ALIVE;
+        f->list[i] = p;
+    }
+}
+
+static eng_sync_ctx_t ctx_of(fake_t *f)
+{
+    return (eng_sync_ctx_t){.arg = f,
+                            .cfg = &f->cfg,
+                            .self_key = f->peers[0].key,
+                            .now = f_now,
+                            .send = f_send,
+                            .rank = f_rank,
+                            .members = f_members,
+                            .find = f_find,
+                            .split = f_split,
+                            .finished = f_finished};
+}
+
+/* Donor d's HASHES for s; with `liar`, buffer 0 declared with another
+   hash. */
+static void hashes(el_sync_t *y, const fake_t *f, int d, uint64_t s, bool liar)
+{
+    cl_el_buf_t bufs[2];
+    cl_el_res_t res[1];
+    memset(bufs, 0, sizeof bufs);
+    memset(res, 0, sizeof res);
+    bufs[0].index = 0;
+    bufs[0].size = SMALL;
+    memcpy(bufs[0].hash, s_small_hash, CL_ELMSG_HASH);
+    if (liar)
+        bufs[0].hash[0] ^= 0xff;
+    bufs[1].index = 1;
+    bufs[1].size = BIG;
+    memcpy(bufs[1].hash, s_big_hash, CL_ELMSG_HASH);
+    res[0].index = 2;
+    res[0].signature = SIG;
+    res[0].len = RES;
+    memcpy(res[0].hash, s_res_hash, CL_ELMSG_HASH);
+    cl_elmsg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = CL_EL_HASHES;
+    m.s = s;
+    m.bufs = bufs;
+    m.nbufs = 2;
+    m.res = res;
+    m.nres = 1;
+    eng_sync_on_message(y, f->peers[d].key, &m);
+}
+
+static const uint8_t *bytes_of(int what, uint64_t index, uint64_t *size)
+{
+    if (what == CL_EL_ITEM_RESULT) {
+        *size = RES;
+        return s_res;
+    }
+    *size = index == 0 ? SMALL : BIG;
+    return index == 0 ? s_small : s_big;
+}
+
+static void data(el_sync_t *y, const uint8_t key[32], uint64_t s, int what, uint64_t index,
+                 uint64_t off, uint64_t len, const uint8_t *bytes)
+{
+    cl_elmsg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = CL_EL_DATA;
+    m.s = s;
+    m.what = (uint8_t)what;
+    m.index = index;
+    m.offset = off;
+    m.len = len;
+    m.data = bytes;
+    eng_sync_on_message(y, key, &m);
+}
+
+/* Answers every FETCH sent since *from (and those the answers cause)
+   with one DATA from the honest state, except FETCHes to `silent`
+   (NULL: none); *from moves past them.  Returns the FETCHes answered. */
+static int serve(el_sync_t *y, fake_t *f, int *from, uint64_t s, const uint8_t *silent)
+{
+    int answered = 0;
+    for (; *from < f->nsent; (*from)++) {
+        const sent_t x = f->sent[*from];
+        if (x.m.type != CL_EL_FETCH || (silent != NULL && memcmp(x.to, silent, 32) == 0))
+            continue;
+        uint64_t size;
+        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
+        CHECK(x.m.s == s && x.m.offset + x.m.len <= size);
+        data(y, x.to, s, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
+        answered++;
+    }
+    return answered;
+}
+
+/* FETCHes sent since `from` to key: how many, and of item (what, index)
+   alone when what >= 0. */
+static int fetches_to(const fake_t *f, int from, const uint8_t key[32], int what, uint64_t index)
+{
+    int n = 0;
+    for (int i = from; i < f->nsent; i++)
+        n += f->sent[i].m.type == CL_EL_FETCH && memcmp(f->sent[i].to, key, 32) == 0 &&
+             (what < 0 || (f->sent[i].m.what == what && f->sent[i].m.index == index));
+    return n;
+}
+
+/* The served items equal the honest state. */
+static void check_served(const el_sync_t *y)
+{
+    const uint8_t *d;
+    size_t len;
+    uint32_t sig = 0;
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &d, &len, NULL) == COLLAB_OK && len == SMALL &&
+          memcmp(d, s_small, SMALL) == 0);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) == COLLAB_OK && len == BIG &&
+          memcmp(d, s_big, BIG) == 0);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_RESULT, 2, &d, &len, &sig) == COLLAB_OK && len == RES &&
+          sig == SIG && memcmp(d, s_res, RES) == 0);
+    size_t nitems;
+    uint64_t bytes;
+    int ndonors;
+    eng_sync_totals(y, &nitems, &bytes, &ndonors);
+    CHECK(nitems == 3 && bytes == SMALL + BIG + RES);
+}
+
+static bool log_has(const char *path, const char *needle)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return false;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+static cl_elmsg_t no_admit(void)
+{
+    cl_elmsg_t a;
+    memset(&a, 0, sizeof a);
+    a.type = CL_EL_ADMIT;
+    return a;
+}
+
+/* (a), (b), (e) and the hash check. */
+static void test_agree_fetch(const char *logpath)
+{
+    static fake_t f;
+    reset(&f);
+    eng_sync_ctx_t ctx = ctx_of(&f);
+    cl_elmsg_t admit = no_admit();
+    el_sync_t *y = eng_sync_start(&ctx, 10, &admit, NULL);
+    CHECK(y != NULL);
+    if (y == NULL)
+        return;
+    /* (a) A QUERY to every donor, none to this peer. */
+    CHECK(f.nsent == 3);
+    for (int d = 1; d < NPEERS; d++) {
+        int q = 0;
+        for (int i = 0; i < f.nsent; i++)
+            q += f.sent[i].m.type == CL_EL_QUERY && f.sent[i].m.s == 10 &&
+                 memcmp(f.sent[i].to, f.peers[d].key, 32) == 0;
+        CHECK(q == 1);
+    }
+    int from = f.nsent;
+    /* Two donors agree, the third (rank 3) declares buffer 0 otherwise. */
+    hashes(y, &f, 1, 10, false);
+    hashes(y, &f, 2, 10, false);
+    CHECK(f.nsent == from); /* waits for the third */
+    hashes(y, &f, 3, 10, true);
+    CHECK(f.nsent > from);
+    /* (b) The liar is outvoted: buffer 0 is never asked of it, but the
+       others are; it is named. */
+    CHECK(fetches_to(&f, from, f.peers[3].key, CL_EL_ITEM_BUFFER, 0) == 0);
+    CHECK(fetches_to(&f, from, f.peers[1].key, CL_EL_ITEM_BUFFER, 0) +
+              fetches_to(&f, from, f.peers[2].key, CL_EL_ITEM_BUFFER, 0) ==
+          1);
+    CHECK(fetches_to(&f, from, f.peers[3].key, CL_EL_ITEM_BUFFER, 1) == 1);
+    CHECK(log_has(logpath, "state of collective #10: rank 3 (peerD)"));
+    /* Buffer 1 is striped over all three donors. */
+    for (int d = 1; d < NPEERS; d++)
+        CHECK(fetches_to(&f, from, f.peers[d].key, CL_EL_ITEM_BUFFER, 1) == 1);
+
+    /* (e) DATA at an offset nobody asked for, or from a donor not asked,
+       is ignored: it neither lands nor completes the item. */
+    const sent_t *fs = NULL;
+    for (int i = from; i < f.nsent && fs == NULL; i++)
+        if (f.sent[i].m.type == CL_EL_FETCH && f.sent[i].m.what == CL_EL_ITEM_BUFFER &&
+            f.sent[i].m.index == 0)
+            fs = &f.sent[i];
+    CHECK(fs != NULL && fs->m.offset == 0 && fs->m.len == SMALL);
+    if (fs == NULL)
+        goto out;
+    const uint8_t *dp;
+    size_t len;
+    data(y, fs->to, 10, CL_EL_ITEM_BUFFER, 0, 1, SMALL - 1, s_small + 1);
+    data(y, f.peers[3].key, 10, CL_EL_ITEM_BUFFER, 0, 0, SMALL, s_small);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &dp, &len, NULL) == COLLAB_ERR_ARG);
+
+    /* The hash is checked: buffer 0 served with other bytes at the right
+       offset fails it and is asked once more of the other agreeing
+       donor. */
+    static uint8_t wrong[SMALL];
+    memcpy(wrong, s_small, SMALL);
+    wrong[7] ^= 0x01;
+    int before = f.nsent;
+    uint8_t first[32];
+    memcpy(first, fs->to, 32);
+    data(y, first, 10, CL_EL_ITEM_BUFFER, 0, 0, SMALL, wrong);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &dp, &len, NULL) == COLLAB_ERR_ARG);
+    CHECK(f.nsent == before + 1);
+    if (f.nsent == before + 1) {
+        const sent_t *r = &f.sent[before];
+        CHECK(r->m.type == CL_EL_FETCH && r->m.index == 0 && r->m.offset == 0);
+        CHECK(memcmp(r->to, first, 32) != 0 && memcmp(r->to, f.peers[3].key, 32) != 0);
+    }
+    CHECK(log_has(logpath, "does not match the hash its donors declared"));
+
+    /* (a) Every FETCH answered: the items are complete and finished once. */
+    from = before;
+    CHECK(serve(y, &f, &from, 10, NULL) == 1);
+    /* The first round's stripes of buffer 1 and the result. */
+    for (int i = 3; i < before; i++) {
+        const sent_t x = f.sent[i];
+        if (x.m.type != CL_EL_FETCH || x.m.index == 0)
+            continue;
+        uint64_t size;
+        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
+        data(y, x.to, 10, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
+    }
+    CHECK(eng_sync_done(y));
+    CHECK(f.finished == 1);
+    check_served(y);
+    CHECK(!eng_sync_unserved(y));
+    /* Done: more DATA changes nothing. */
+    data(y, f.peers[1].key, 10, CL_EL_ITEM_BUFFER, 0, 0, SMALL, wrong);
+    CHECK(f.finished == 1);
+    check_served(y);
+out:
+    eng_sync_destroy(&y);
+    CHECK(y == NULL);
+    eng_sync_destroy(&y);
+}
+
+/* Starts a sync with donors 1 and 2 only (3 is not in the group) and
+   lets both agree; *from is the first FETCH. */
+static el_sync_t *two_donors(fake_t *f, eng_sync_ctx_t *ctx, uint64_t s, int *from)
+{
+    reset(f);
+    f->peers[3].in_group = false;
+    f->peers[3].state = CL_PEER_GONE;
+    *ctx = ctx_of(f);
+    cl_elmsg_t admit = no_admit();
+    el_sync_t *y = eng_sync_start(ctx, s, &admit, NULL);
+    CHECK(y != NULL);
+    if (y == NULL)
+        return NULL;
+    CHECK(f->nsent == 2);
+    *from = f->nsent;
+    hashes(y, f, 1, s, false);
+    hashes(y, f, 2, s, false);
+    CHECK(f->nsent > *from);
+    CHECK(fetches_to(f, *from, f->peers[2].key, CL_EL_ITEM_BUFFER, 1) == 1);
+    return y;
+}
+
+/* (c) A silent live donor is asked once more, then its stripes go to
+   the other donor. */
+static void test_stall(void)
+{
+    static fake_t f;
+    eng_sync_ctx_t ctx;
+    int from;
+    el_sync_t *y = two_donors(&f, &ctx, 20, &from);
+    if (y == NULL)
+        return;
+    const uint8_t *silent = f.peers[2].key;
+    int owed = fetches_to(&f, from, silent, -1, 0);
+    CHECK(owed >= 1);
+    serve(y, &f, &from, 20, silent);
+    CHECK(!eng_sync_done(y));
+    double stall = eng_sync_stall(f.cfg.timeout);
+    /* Before the stall, nothing happens. */
+    f.now += stall - 1.0;
+    int before = f.nsent;
+    double next = eng_sync_timer(y, f.now);
+    CHECK(f.nsent == before && next > f.now);
+    /* Past it: the same stripes asked of the silent donor once more, and
+       nothing of the other. */
+    f.now = next;
+    (void)eng_sync_timer(y, f.now);
+    CHECK(fetches_to(&f, before, silent, -1, 0) == owed);
+    CHECK(fetches_to(&f, before, f.peers[1].key, -1, 0) == 0);
+    /* Silent again: now its stripes go to donor 1. */
+    before = f.nsent;
+    f.now += stall;
+    next = eng_sync_timer(y, f.now);
+    CHECK(fetches_to(&f, before, silent, -1, 0) == 0);
+    CHECK(fetches_to(&f, before, f.peers[1].key, -1, 0) == owed);
+    from = before;
+    serve(y, &f, &from, 20, silent);
+    CHECK(eng_sync_done(y) && f.finished == 1);
+    check_served(y);
+    /* Everything was served: nothing unserved, though the donor lives. */
+    CHECK(!eng_sync_unserved(y));
+    CHECK(eng_sync_timer(y, f.now) == f.now + ENG_IDLE_WAKE);
+    eng_sync_destroy(&y);
+}
+
+/* (d) A donor that leaves the view has its stripes asked of the other. */
+static void test_leave(void)
+{
+    static fake_t f;
+    eng_sync_ctx_t ctx;
+    int from;
+    el_sync_t *y = two_donors(&f, &ctx, 30, &from);
+    if (y == NULL)
+        return;
+    const uint8_t *leaver = f.peers[2].key;
+    int owed = fetches_to(&f, from, leaver, -1, 0);
+    serve(y, &f, &from, 30, leaver);
+    CHECK(!eng_sync_done(y));
+    int before = f.nsent;
+    eng_sync_view_changed(y); /* nobody left yet */
+    CHECK(f.nsent == before);
+    f.peers[2].state = CL_PEER_GONE;
+    f.peers[2].in_group = false;
+    eng_sync_view_changed(y);
+    CHECK(fetches_to(&f, before, f.peers[1].key, -1, 0) == owed);
+    CHECK(fetches_to(&f, before, leaver, -1, 0) == 0);
+    from = before;
+    serve(y, &f, &from, 30, NULL);
+    CHECK(eng_sync_done(y) && f.finished == 1);
+    check_served(y);
+    eng_sync_destroy(&y);
+}
+
+int main(void)
+{
+    if (sodium_init() < 0)
+        return 1;
+    char logpath[] = "/tmp/cl_engine_sync_test.XXXXXX";
+    int fd = mkstemp(logpath);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return 1;
+    close(fd);
+    CHECK(cl_log_configure(CL_LOG_WARN, logpath) == 0);
+    s_big = malloc(BIG);
+    CHECK(s_big != NULL);
+    if (s_big == NULL)
+        return 1;
+    for (size_t i = 0; i < SMALL; i++)
+        s_small[i] = (uint8_t)(i * 7 + 1);
+    for (size_t i = 0; i < BIG; i++)
+        s_big[i] = (uint8_t)(i * 13 + 5 + (i >> 16));
+    for (size_t i = 0; i < RES; i++)
+        s_res[i] = (uint8_t)(200 - i);
+    hash_of(s_small, SMALL, s_small_hash);
+    hash_of(s_big, BIG, s_big_hash);
+    hash_of(s_res, RES, s_res_hash);
+
+    test_agree_fetch(logpath);
+    test_stall();
+    test_leave();
+
+    cl_log_configure(CL_LOG_WARN, NULL);
+    unlink(logpath);
+    free(s_big);
+    printf("cl_engine_sync_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
+    return s_failures != 0;
+}
