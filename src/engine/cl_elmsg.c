@@ -13,6 +13,8 @@
 
 #include "mpi_collab.h"
 
+#include <sodium.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,4 +347,17 @@ const char *cl_elmsg_name(int type)
     static const char *const names[] = {"unknown", "ADMIT_REQ", "ADMIT", "QUERY", "HASHES", "FETCH",
                                         "DATA",    "DROP",      "NACK",  "PROBE", "CKPT"};
     return type >= 1 && type <= CL_EL_CKPT ? names[type] : "unknown";
+}
+
+void cl_elmsg_hash(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH])
+{
+    crypto_generichash_state st;
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(len >> (8 * i));
+    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
+    crypto_generichash_update(&st, le, sizeof le);
+    if (len > 0)
+        crypto_generichash_update(&st, data, (size_t)len);
+    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }

@@ -132,4 +132,8 @@ void cl_elmsg_clear(cl_elmsg_t *m);
 /* Name of a type ("ADMIT", ...) or "unknown". */
 const char *cl_elmsg_name(int type);
 
+/* The hash of a buffer or result in HASHES and of what DATA delivers:
+   BLAKE2b-256 over len (u64 LE) || bytes. */
+void cl_elmsg_hash(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH]);
+
 #endif

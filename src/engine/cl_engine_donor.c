@@ -39,7 +39,6 @@
 #include "util/cl_log.h"
 
 #include <math.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,20 +152,6 @@ static void nack(el_donor_t *d, const uint8_t key[32], uint64_t s, int what, uin
     (void)d->ctx.send(d->ctx.arg, key, &m);
 }
 
-/* BLAKE2b-256 over len (u64 LE) || bytes, as cl_statereg_hash does. */
-static void hash_bytes(const void *data, size_t len, uint8_t out[CL_ELMSG_HASH])
-{
-    crypto_generichash_state st;
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)((uint64_t)len >> (8 * i));
-    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
-    crypto_generichash_update(&st, le, sizeof le);
-    if (len > 0)
-        crypto_generichash_update(&st, data, len);
-    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
-}
-
 static void send_hashes(el_donor_t *d, const uint8_t key[32], uint64_t s)
 {
     cl_statereg_t *reg = d->ctx.reg;
@@ -219,7 +204,7 @@ static void send_hashes(el_donor_t *d, const uint8_t key[32], uint64_t s)
         x->index = r.index;
         x->signature = r.signature;
         x->len = r.len;
-        hash_bytes(r.data, r.len, x->hash);
+        cl_elmsg_hash(r.data, r.len, x->hash);
     }
     cl_debug("state query for collective #%llu: %u buffers%s, %u results", (unsigned long long)s,
              m.nbufs, sn != NULL ? " (from the copy taken at it)" : "", m.nres);
@@ -387,7 +372,7 @@ void eng_donor_on_post(el_donor_t *d, uint64_t seq)
         }
         it->index = ent.index;
         it->size = ent.bytes;
-        hash_bytes(it->data, ent.bytes, it->hash);
+        cl_elmsg_hash(it->data, ent.bytes, it->hash);
         sn->total += ent.bytes;
         sn->nitems++;
     }

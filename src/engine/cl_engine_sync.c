@@ -39,7 +39,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
-#include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,19 +115,6 @@ static item_t *item_of(const el_sync_t *y, int what, uint64_t index)
         if (y->items[i].what == what && y->items[i].index == index)
             return &y->items[i];
     return NULL;
-}
-
-static void hash_bytes(const void *data, uint64_t len, uint8_t out[CL_ELMSG_HASH])
-{
-    crypto_generichash_state st;
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)(len >> (8 * i));
-    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
-    crypto_generichash_update(&st, le, sizeof le);
-    if (len > 0)
-        crypto_generichash_update(&st, data, (size_t)len);
-    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }
 
 el_sync_t *eng_sync_start_one(const eng_sync_ctx_t *ctx, uint64_t s, const uint8_t key[32])
@@ -582,7 +569,7 @@ static void check_item(el_sync_t *y, size_t i)
         if (y->stripes[k].item == i && stripe_open(&y->stripes[k]))
             return;
     uint8_t h[CL_ELMSG_HASH];
-    hash_bytes(it->data, it->size, h);
+    cl_elmsg_hash(it->data, it->size, h);
     if (memcmp(h, it->hash, CL_ELMSG_HASH) == 0) {
         it->state = IT_OK;
         y->bytes += it->size;

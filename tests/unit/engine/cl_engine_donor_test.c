@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "el_hash.h"
 #include "selftest.h"
 
 #define MAXSENT 64
@@ -102,20 +103,6 @@ static void forget_sent(fake_t *f)
     f->nsent = 0;
 }
 
-/* BLAKE2b-256 over len (u64 LE) || bytes, as the wire says. */
-static void hash_of(const void *data, size_t len, uint8_t out[CL_ELMSG_HASH])
-{
-    crypto_generichash_state st;
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)((uint64_t)len >> (8 * i));
-    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
-    crypto_generichash_update(&st, le, sizeof le);
-    if (len > 0)
-        crypto_generichash_update(&st, data, len);
-    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
-}
-
 static cl_elmsg_t fetch(uint64_t s, int what, uint64_t index, uint64_t off, uint64_t len)
 {
     cl_elmsg_t m;
@@ -158,9 +145,9 @@ int main(void)
     for (size_t i = 0; i < sizeof result; i++)
         result[i] = (uint8_t)(200 - i);
     uint8_t small_hash[CL_ELMSG_HASH], big_hash[CL_ELMSG_HASH], res_hash[CL_ELMSG_HASH];
-    hash_of(small, sizeof small, small_hash);
-    hash_of(big, sizeof big, big_hash);
-    hash_of(result, sizeof result, res_hash);
+    el_hash(small, sizeof small, small_hash);
+    el_hash(big, sizeof big, big_hash);
+    el_hash(result, sizeof result, res_hash);
     static uint8_t small0[sizeof small], big0[BIG];
     memcpy(small0, small, sizeof small);
     memcpy(big0, big, sizeof big);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "el_hash.h"
 #include "selftest.h"
 
 #define MAXSENT 256
@@ -102,20 +103,6 @@ static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *membe
 static void f_finished(void *arg)
 {
     ((fake_t *)arg)->finished++;
-}
-
-/* BLAKE2b-256 over len (u64 LE) || bytes, as the wire says. */
-static void hash_of(const void *data, size_t len, uint8_t out[CL_ELMSG_HASH])
-{
-    crypto_generichash_state st;
-    uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)((uint64_t)len >> (8 * i));
-    crypto_generichash_init(&st, NULL, 0, CL_ELMSG_HASH);
-    crypto_generichash_update(&st, le, sizeof le);
-    if (len > 0)
-        crypto_generichash_update(&st, data, len);
-    crypto_generichash_final(&st, out, CL_ELMSG_HASH);
 }
 
 /* The swarm's state, as every honest donor holds it. */
@@ -493,9 +480,9 @@ int main(void)
         s_big[i] = (uint8_t)(i * 13 + 5 + (i >> 16));
     for (size_t i = 0; i < RES; i++)
         s_res[i] = (uint8_t)(200 - i);
-    hash_of(s_small, SMALL, s_small_hash);
-    hash_of(s_big, BIG, s_big_hash);
-    hash_of(s_res, RES, s_res_hash);
+    el_hash(s_small, SMALL, s_small_hash);
+    el_hash(s_big, BIG, s_big_hash);
+    el_hash(s_res, RES, s_res_hash);
 
     test_agree_fetch(logpath);
     test_stall();
