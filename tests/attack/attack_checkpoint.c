@@ -344,7 +344,9 @@ static int liar_peer_main(int i, int n)
            rank 0's stop comes while it is out, the others finish and
            leave, and it goes on alone (the library's rule).  Its run ends
            there: an all-reduce of itself alone after the stop time. */
-        if (rc == COLLAB_OK && y[0] == 1 && n > 1 && now_s() - t0 > 8)
+        collab_info_t info;
+        if (rc == COLLAB_OK && n > 1 && now_s() - t0 > 8 && collab_last_info(&info) == COLLAB_OK &&
+            info.group_size == 1)
             break;
         if ((rc != COLLAB_OK || y[0] != n) && bad++ < 3)
             fprintf(stderr, "[attack] peer %d: all-reduce %llu: rc %d, %g (want %d)\n", i,
