@@ -110,13 +110,15 @@ void eng_auth_fini(struct cl_engine *e)
     e->auth = NULL;
 }
 
-/* A VIEW or an ADMIT refused because its sender is not (yet) this peer's
-   coordinator or admitter, from the member the coordinator rule names
-   next: the coordinator may have died, and its successor may already
-   know it.  Kept (at most SUCC_KEPT_MAX, newest kept) and run through this
-   gate again once this peer sees the coordinator fail, so that it does
-   not miss the successor's first view or the admission the successor
-   hands on (docs/security.md §4).  Returns true when kept. */
+/* An ADMIT refused because its sender is not (yet) this peer's admitter,
+   from the member the coordinator rule names next: the coordinator may
+   have died mid-admission, and its successor, which saw it first, hands
+   the admission on (eng_admit_hand_on).  Kept (at most SUCC_KEPT_MAX,
+   newest kept) and run through this gate again once this peer sees the
+   coordinator fail (docs/security.md §4).  A VIEW of the successor is not
+   kept: one made before the successor learned of the last admissions
+   would undo them here, and the heartbeats bring its later views.
+   Returns true when kept. */
 static bool keep_for_successor(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                                const cl_wire_msg_t *m)
 {
@@ -571,8 +573,6 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
         return refuse(e, p, key, m, "a smaller group's view (answered with this peer's view)",
                       REFUSE_ROLE);
     }
-    if (keep_for_successor(e, p, key, m))
-        return false;
     return refuse(e, p, key, m, "its sender is not this peer's coordinator", REFUSE_ROLE);
 }
 

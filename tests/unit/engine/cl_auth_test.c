@@ -310,6 +310,22 @@ static void test_successor(void)
 
     int bans = s_bans;
     const cl_peer_t *p1 = cl_member_find(e.mb, k[R1]), *p3 = cl_member_find(e.mb, k[R3]);
+    /* A view of the successor is dropped, not kept. */
+    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m));
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(&e);
+    CL_CHECK(s_replayed == 0);
+    cl_member_find(e.mb, k[R0])->state = CL_PEER_ALIVE;
+
+    /* An ADMIT of the successor: kept, and handed back once rank 0 is
+       suspected here; not kept from rank 3, which is not the successor. */
+    memset(&m, 0, sizeof m);
+    m.hdr.version = CL_WIRE_VERSION;
+    m.hdr.type = CL_MSG_ELASTIC;
+    m.hdr.sub = CL_EL_ADMIT;
+    static const uint8_t admit_body[5] = {1, 2, 3, 4, 5};
+    m.payload = admit_body;
+    m.payload_len = 5;
     CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m)); /* refused for now */
     CL_CHECK(!eng_auth_message(&e, p3, k[R3], &m)); /* not the successor: dropped */
     CL_CHECK(s_bans == bans);
@@ -317,8 +333,7 @@ static void test_successor(void)
     CL_CHECK(s_replayed == 0); /* rank 0 still coordinates here */
     cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
     eng_auth_successor_check(&e);
-    CL_CHECK(s_replayed == 1 && s_replay_taken == 1); /* rank 1's view, now taken */
-    CL_CHECK(s_replay_type == CL_MSG_VIEW && s_replay_epoch == own + 7);
+    CL_CHECK(s_replayed == 1 && s_replay_type == CL_MSG_ELASTIC);
     eng_auth_successor_check(&e);
     CL_CHECK(s_replayed == 1); /* once */
 
@@ -330,20 +345,6 @@ static void test_successor(void)
     cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
     eng_auth_successor_check(&e);
     CL_CHECK(s_replayed == 1);
-
-    /* An ADMIT of the successor: kept, and handed back once it admits. */
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_ALIVE;
-    memset(&m, 0, sizeof m);
-    m.hdr.version = CL_WIRE_VERSION;
-    m.hdr.type = CL_MSG_ELASTIC;
-    m.hdr.sub = CL_EL_ADMIT;
-    static const uint8_t admit_body[5] = {1, 2, 3, 4, 5};
-    m.payload = admit_body;
-    m.payload_len = 5;
-    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m));
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
-    eng_auth_successor_check(&e);
-    CL_CHECK(s_replayed == 2 && s_replay_type == CL_MSG_ELASTIC);
     CL_CHECK(s_bans == bans);
 
     s_coordinates = true;
