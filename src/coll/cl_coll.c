@@ -101,7 +101,7 @@ int cl_coll_args_check(const cl_coll_args_t *a)
         return COLLAB_ERR_RANK;
     if (s_rooted(a->kind) && (a->root < 0 || a->root >= a->comm_size))
         return COLLAB_ERR_ROOT;
-    if (a->compression < 0 || a->compression > 2)
+    if (a->compression < 0 || a->compression > CL_COLL_COMPRESSION_ADAPTIVE)
         return COLLAB_ERR_ARG;
     bool at_root = a->self == a->root;
     size_t total;
@@ -260,8 +260,15 @@ cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env)
     self->esize = s_reduction(args->kind) ? collab_dtype_extent(args->dtype) : 1;
     self->codec = CL_COMPRESS_NONE;
     if (s_reduction(args->kind) && args->op.kind == COLLAB_OP_SUM &&
-        (args->dtype == COLLAB_FLOAT || args->dtype == COLLAB_DOUBLE))
-        self->codec = (cl_compress_t)args->compression;
+        (args->dtype == COLLAB_FLOAT || args->dtype == COLLAB_DOUBLE)) {
+        if (args->compression == CL_COLL_COMPRESSION_ADAPTIVE) {
+            if ((self->codecs = malloc(n * sizeof *self->codecs)) == NULL ||
+                cl_coll_adaptive_codecs(self->bandwidths, (int)n, self->codecs) != COLLAB_OK)
+                goto err;
+        } else {
+            self->codec = (cl_compress_t)args->compression;
+        }
+    }
     self->last_check = -1;
     self->algo = s_pick(args, self->esize);
     return self;
@@ -281,6 +288,7 @@ void cl_coll_destroy(cl_coll_t **self_p)
     free(self->weights);
     free(self->clients);
     free(self->bandwidths);
+    free(self->codecs);
     free(self->counts);
     free(self->displs);
     free(self->failed);
@@ -498,6 +506,16 @@ static uint32_t s_fnv(uint32_t h, const void *p, size_t n)
     return h;
 }
 
+bool cl_coll_any_codec(const cl_coll_t *self)
+{
+    if (self->codecs == NULL)
+        return self->codec != CL_COMPRESS_NONE;
+    for (int i = 0; i < self->n; i++)
+        if (self->codecs[i] != CL_COMPRESS_NONE)
+            return true;
+    return false;
+}
+
 uint32_t cl_coll_signature(const cl_coll_args_t *args)
 {
     if (args == NULL)
@@ -542,6 +560,12 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args)
         if (f != fig)
             free(f);
     }
+    /* Adaptive compression: each member's codec follows every member's
+       figure, so members that would encode or decode differently must
+       not run the collective together. */
+    if (args->compression == CL_COLL_COMPRESSION_ADAPTIVE && s_reduction(args->kind) &&
+        args->bandwidths != NULL && args->nmembers > 0)
+        h = s_fnv(h, args->bandwidths, (size_t)args->nmembers * sizeof *args->bandwidths);
     /* Allgatherv's counts are the same at every rank (MPI requires it). */
     if (args->kind == CL_COLL_ALLGATHERV && args->counts != NULL)
         h = s_fnv(h, args->counts, (size_t)args->comm_size * sizeof(size_t));

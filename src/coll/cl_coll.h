@@ -103,6 +103,10 @@ typedef struct {
                            place), recvbuf: comm_size blocks each
    small_bytes and chunk_bytes choose the algorithm and the message layout,
    so every member must get the same values (they are in the signature). */
+/* cl_coll_args_t.compression: each member's uploads encoded by the speed of
+   its link (docs/collectives.md §2.2c). */
+#define CL_COLL_COMPRESSION_ADAPTIVE 3
+
 typedef struct {
     cl_coll_kind_t kind;
     uint64_t comm_id;
@@ -129,7 +133,8 @@ typedef struct {
     const size_t *displs; /* per comm rank, bytes (v-variants) */
     size_t rbytes;        /* scatterv: bytes this rank receives */
     int strict;           /* COLLAB_STRICT: a failure fails the call */
-    int compression;      /* 0 none, 1 fp16, 2 int8 (float SUM only) */
+    int compression;      /* 0 none, 1 fp16, 2 int8, CL_COLL_COMPRESSION_ADAPTIVE (float SUM
+                             only); adaptive picks each member's codec from `bandwidths` */
     int aggregation;      /* allreduce of FLOAT/DOUBLE with SUM only: 0 the sum (DESIGN's mean
                              rule), 1 trimmed mean, 2 centered clip (cl_robust.h); the robust
                              modes run the one-round exchange whatever the size */

@@ -180,13 +180,14 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
     size_t bytes = cnt * self->esize;
+    cl_compress_t codec = cl_coll_codec(self, m, self->me); /* m's contribution to this reducer */
     if (cl_relay_held(st->rl, j, c)) {
         /* Finished already (a contribution sent to a reducer that has been
            replaced and is back): nothing to add. */
         bf_acc_t *a = bf_acc(self, j, c, false);
         if (a != NULL && cl_bit(a->arrived, (size_t)m))
             return COLLAB_ERR_ARG;
-        return self->codec == CL_COMPRESS_NONE && len != bytes ? COLLAB_ERR_ARG : COLLAB_OK;
+        return codec == CL_COMPRESS_NONE && len != bytes ? COLLAB_ERR_ARG : COLLAB_OK;
     }
     bf_acc_t *a = bf_acc(self, j, c, true);
     if (a == NULL)
@@ -199,10 +200,10 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
         /* Its turn has come (the usual case): fold it straight from the
            message, or from the scratch chunk it decodes into. */
         const void *x = data;
-        if (self->codec != CL_COMPRESS_NONE) {
+        if (codec != CL_COMPRESS_NONE) {
             if (st->scratch == NULL && (st->scratch = malloc(st->ce * self->esize)) == NULL)
                 return COLLAB_ERR_NO_MEM;
-            if (cl_compress_decode(self->codec, self->a.dtype, data, len, cnt, st->scratch) !=
+            if (cl_compress_decode(codec, self->a.dtype, data, len, cnt, st->scratch) !=
                 COLLAB_OK)
                 return COLLAB_ERR_ARG;
             x = st->scratch;
@@ -220,8 +221,8 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
     uint8_t *buf = malloc(bytes > 0 ? bytes : 1);
     if (buf == NULL)
         return COLLAB_ERR_NO_MEM;
-    if (self->codec != CL_COMPRESS_NONE) {
-        if (cl_compress_decode(self->codec, self->a.dtype, data, len, cnt, buf) != COLLAB_OK) {
+    if (codec != CL_COMPRESS_NONE) {
+        if (cl_compress_decode(codec, self->a.dtype, data, len, cnt, buf) != COLLAB_OK) {
             free(buf);
             return COLLAB_ERR_ARG;
         }
@@ -311,9 +312,9 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     /* Scratch buffers of the collective, sized for its largest chunk. */
     size_t nb = self->nb, tb = (size_t)self->n * BF_TAG;
     size_t full = st->ce * self->esize;
-    size_t vmax = self->codec != CL_COMPRESS_NONE
-                      ? cl_compress_bound(self->codec, self->a.dtype, st->ce)
-                      : full;
+    cl_compress_t codec = cl_coll_codec(self, self->me, -1); /* results: this member's own */
+    size_t vmax =
+        codec != CL_COMPRESS_NONE ? cl_compress_bound(codec, self->a.dtype, st->ce) : full;
     if (st->res == NULL)
         st->res = malloc(full);
     if (st->wire == NULL)
@@ -328,10 +329,10 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
         return rc;
     size_t wlen, h = nb + tb;
     memcpy(wire, included, nb);
-    if (self->codec != CL_COMPRESS_NONE) {
-        wlen = h + cl_compress_encode(self->codec, self->a.dtype, res, cnt, wire + h);
+    if (codec != CL_COMPRESS_NONE) {
+        wlen = h + cl_compress_encode(codec, self->a.dtype, res, cnt, wire + h);
         /* Keep what the others will decode, not what was computed. */
-        if (cl_compress_decode(self->codec, self->a.dtype, wire + h, wlen - h, cnt, val) !=
+        if (cl_compress_decode(codec, self->a.dtype, wire + h, wlen - h, cnt, val) !=
             COLLAB_OK)
             return COLLAB_ERR_INTERNAL;
     } else {

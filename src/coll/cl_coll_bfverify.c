@@ -71,7 +71,7 @@ static bool s_done_chunk(const bf_verify_t *v, int m, size_t c)
 int bf_verify_setup(cl_coll_t *self)
 {
     bf_t *st = bf_st(self);
-    if (!self->a.verify || self->a.kind != CL_COLL_ALLREDUCE || self->codec != CL_COMPRESS_NONE ||
+    if (!self->a.verify || self->a.kind != CL_COLL_ALLREDUCE || cl_coll_any_codec(self) ||
         self->n < 3)
         return COLLAB_OK; /* with two members nobody could tell who lies */
     bf_verify_t *v = calloc(1, sizeof *v);

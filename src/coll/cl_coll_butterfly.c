@@ -95,13 +95,14 @@ static int s_contribute_to(cl_coll_t *self, int j, size_t c, int to)
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
     const uint8_t *x = st->input + first * self->esize;
-    if (self->codec == CL_COMPRESS_NONE)
+    cl_compress_t codec = cl_coll_codec(self, self->me, to);
+    if (codec == CL_COMPRESS_NONE)
         return cl_coll_send(self, to, CL_MSG_DATA, (uint32_t)j, (uint32_t)c, 0, NULL, 0, x,
                             cnt * self->esize);
-    uint8_t *enc = malloc(cl_compress_bound(self->codec, self->a.dtype, cnt) + 1);
+    uint8_t *enc = malloc(cl_compress_bound(codec, self->a.dtype, cnt) + 1);
     if (enc == NULL)
         return COLLAB_ERR_NO_MEM;
-    size_t elen = cl_compress_encode(self->codec, self->a.dtype, x, cnt, enc);
+    size_t elen = cl_compress_encode(codec, self->a.dtype, x, cnt, enc);
     int rc = cl_coll_send(self, to, CL_MSG_DATA, (uint32_t)j, (uint32_t)c, 0, NULL, 0, enc, elen);
     free(enc);
     return rc;
@@ -462,7 +463,11 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t dlen = msg->len - self->nb - tb;
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
-    bool coded = msg->type == CL_MSG_RESULT && self->codec != CL_COMPRESS_NONE;
+    /* A RESULT comes from its producer, encoded with the producer's codec;
+       a RELAY carries the decoded bits. */
+    cl_compress_t codec =
+        msg->type == CL_MSG_RESULT ? cl_coll_codec(self, from, -1) : CL_COMPRESS_NONE;
+    bool coded = codec != CL_COMPRESS_NONE;
     if (!coded && dlen != cnt * self->esize)
         return COLLAB_ERR_ARG;
     if (cl_relay_held(st->rl, j, c)) {
@@ -488,7 +493,7 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     if (val == NULL)
         return COLLAB_ERR_NO_MEM;
     if (coded) {
-        if (cl_compress_decode(self->codec, self->a.dtype, data, dlen, cnt, val) != COLLAB_OK)
+        if (cl_compress_decode(codec, self->a.dtype, data, dlen, cnt, val) != COLLAB_OK)
             return COLLAB_ERR_ARG;
     } else {
         memcpy(val, data, dlen);

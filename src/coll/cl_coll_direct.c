@@ -177,11 +177,12 @@ static int s_send_piece(cl_coll_t *self, int to, const uint8_t *src, size_t len)
         cl_coll_chunk(len, st->cb, c, &off, &clen);
         const void *data = clen > 0 ? src + off : NULL;
         void *enc = NULL;
-        if (self->codec != CL_COMPRESS_NONE && clen > 0) {
+        cl_compress_t codec = cl_coll_codec(self, self->me, to); /* reduce: to the root alone */
+        if (codec != CL_COMPRESS_NONE && clen > 0) {
             size_t cnt = clen / self->esize;
-            if ((enc = malloc(cl_compress_bound(self->codec, self->a.dtype, cnt) + 1)) == NULL)
+            if ((enc = malloc(cl_compress_bound(codec, self->a.dtype, cnt) + 1)) == NULL)
                 return COLLAB_ERR_NO_MEM;
-            clen = cl_compress_encode(self->codec, self->a.dtype, data, cnt, enc);
+            clen = cl_compress_encode(codec, self->a.dtype, data, cnt, enc);
             data = enc;
         }
         int rc = cl_coll_send(self, to, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, s_aux(len),
@@ -363,7 +364,7 @@ static int s_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
         size_t off, len;
         cl_coll_chunk(msg->aux, st->cb, c, &off, &len);
         if (c >= cl_coll_nchunks(msg->aux, st->cb) ||
-            (self->codec == CL_COMPRESS_NONE && msg->len != len))
+            (cl_coll_codec(self, i, self->me) == CL_COMPRESS_NONE && msg->len != len))
             return COLLAB_ERR_ARG;
         if (cl_bit(st->bad, (size_t)i) || st->missing[i] == 0)
             return COLLAB_OK;
@@ -381,8 +382,9 @@ static int s_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t off, len;
     cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
     uint8_t *slot = s_slot(self, i);
-    if (self->codec != CL_COMPRESS_NONE && len > 0) {
-        if (cl_compress_decode(self->codec, self->a.dtype, msg->data, msg->len, len / self->esize,
+    cl_compress_t codec = cl_coll_codec(self, i, self->me);
+    if (codec != CL_COMPRESS_NONE && len > 0) {
+        if (cl_compress_decode(codec, self->a.dtype, msg->data, msg->len, len / self->esize,
                                slot + off) != COLLAB_OK)
             return COLLAB_ERR_ARG;
     } else {

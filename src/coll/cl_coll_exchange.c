@@ -254,15 +254,16 @@ static int s_send_own(cl_coll_t *self, size_t c, uint32_t aux, const uint8_t *sr
     const void *data = src != NULL && len > 0 ? src + off : NULL;
     void *enc = NULL;
     size_t elen = len;
-    if (self->codec != CL_COMPRESS_NONE && len > 0) {
+    /* Every member folds this input: one encoding for all of them. */
+    cl_compress_t codec = cl_coll_codec(self, self->me, -1);
+    if (codec != CL_COMPRESS_NONE && len > 0) {
         size_t cnt = len / self->esize;
-        enc = malloc(cl_compress_bound(self->codec, self->a.dtype, cnt));
+        enc = malloc(cl_compress_bound(codec, self->a.dtype, cnt));
         if (enc == NULL)
             return COLLAB_ERR_NO_MEM;
-        elen = cl_compress_encode(self->codec, self->a.dtype, data, cnt, enc);
+        elen = cl_compress_encode(codec, self->a.dtype, data, cnt, enc);
         /* This member folds what the others will decode. */
-        int rc =
-            cl_compress_decode(self->codec, self->a.dtype, enc, elen, cnt, st->val[self->me] + off);
+        int rc = cl_compress_decode(codec, self->a.dtype, enc, elen, cnt, st->val[self->me] + off);
         if (rc != COLLAB_OK) {
             free(enc);
             return COLLAB_ERR_INTERNAL;
@@ -369,14 +370,15 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
     if (cl_relay_held(st->rl, i, c)) {
         /* Already relayed by someone else: same bytes, nothing to do. */
-        if (self->codec == CL_COMPRESS_NONE && msg->len != len)
+        if (cl_coll_codec(self, i, -1) == CL_COMPRESS_NONE && msg->len != len)
             return COLLAB_ERR_ARG;
         cl_bit_set(st->orig[i], c);
         return COLLAB_OK;
     }
     uint8_t *v = s_value(self, i);
-    if (self->codec != CL_COMPRESS_NONE && len > 0) {
-        if (cl_compress_decode(self->codec, self->a.dtype, msg->data, msg->len, len / self->esize,
+    cl_compress_t codec = cl_coll_codec(self, i, -1);
+    if (codec != CL_COMPRESS_NONE && len > 0) {
+        if (cl_compress_decode(codec, self->a.dtype, msg->data, msg->len, len / self->esize,
                                v + off) != COLLAB_OK)
             return COLLAB_ERR_ARG;
     } else {

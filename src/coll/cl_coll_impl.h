@@ -71,7 +71,9 @@ struct cl_coll {
     int me;                /* index of this member */
     int root;              /* member index of the root, -1 when absent or not rooted */
     size_t esize;          /* extent of one element of a.dtype */
-    cl_compress_t codec;   /* wire codec in effect (NONE unless float/double SUM) */
+    cl_compress_t codec;   /* swarm-wide wire codec (NONE unless float/double SUM, and with
+                              adaptive compression); read it through cl_coll_codec */
+    cl_compress_t *codecs; /* adaptive compression: each member's upload codec, else NULL */
     int *members;          /* owned copy of a.members */
     double *weights;       /* owned weights (all 1 when none were given) */
     int *clients;          /* owned client flags (all 0 when none were given) */
@@ -94,6 +96,31 @@ struct cl_coll {
     double *waiting;   /* per member: since when this member waits for it, < 0 none */
     double last_check; /* time of the last deadline scan */
 };
+
+/* The codec member m encodes what it sends to member `to` with
+   (docs/collectives.md §2.2c): the swarm's codec, or, with adaptive
+   compression, m's own codec (results and the exchange's inputs, which
+   several members decode: pass to = -1) or, for a contribution sent to
+   one reducer, the stronger of the sender's and the reducer's. */
+static inline cl_compress_t cl_coll_codec(const cl_coll_t *self, int m, int to)
+{
+    if (self->codecs == NULL)
+        return self->codec;
+    cl_compress_t c = self->codecs[m];
+    if (to >= 0 && self->codecs[to] > c)
+        c = self->codecs[to];
+    return c;
+}
+
+/* True when some member of the collective sends encoded values. */
+bool cl_coll_any_codec(const cl_coll_t *self);
+
+/* Adaptive compression: each member's upload codec from the agreed
+   bandwidth figures of all n members (kbit/s): INT8 for a figure at most
+   a quarter of the median, FP16 at most half of it, NONE otherwise; every
+   member NONE when a figure is unknown (0) or n < 2.  Returns COLLAB_OK
+   or COLLAB_ERR_NO_MEM (out then undefined). */
+int cl_coll_adaptive_codecs(const uint32_t *fig, int n, cl_compress_t *out);
 
 /* --- bitmaps -------------------------------------------------------- */
 

@@ -31,6 +31,8 @@
 #include "cl_coll_impl.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define BW_MIN_DIV 16             /* a part holds at least 1/BW_MIN_DIV of the equal share */
 #define BW_MAX_MUL 2              /* and at most BW_MAX_MUL equal shares */
@@ -121,4 +123,38 @@ void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t
         lo[i] = at;
         at += len[i];
     }
+}
+
+/* Adaptive compression (docs/collectives.md §2.2c).  The median is the
+   upper one of the sorted figures; the comparisons are exact in 64 bits. */
+static int s_fig_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int cl_coll_adaptive_codecs(const uint32_t *fig, int n, cl_compress_t *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = CL_COMPRESS_NONE;
+    if (n < 2 || fig == NULL)
+        return COLLAB_OK;
+    for (int i = 0; i < n; i++)
+        if (fig[i] == 0)
+            return COLLAB_OK;
+    uint32_t small[64], *sorted = n <= 64 ? small : malloc((size_t)n * sizeof *sorted);
+    if (sorted == NULL)
+        return COLLAB_ERR_NO_MEM; /* never a guess: other members decide from the figures */
+    memcpy(sorted, fig, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, s_fig_cmp);
+    uint64_t median = sorted[n / 2];
+    if (sorted != small)
+        free(sorted);
+    for (int i = 0; i < n; i++) {
+        if ((uint64_t)fig[i] * 4 <= median)
+            out[i] = CL_COMPRESS_INT8;
+        else if ((uint64_t)fig[i] * 2 <= median)
+            out[i] = CL_COMPRESS_FP16;
+    }
+    return COLLAB_OK;
 }

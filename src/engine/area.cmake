@@ -116,7 +116,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
       standby groups weight sigterm leave strict_leave monitor shm_kill unexpected flow flow_v5
-      streams bandwidth bandwidth_v6 bandwidth_claims)
+      streams bandwidth bandwidth_v6 bandwidth_claims adaptive)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

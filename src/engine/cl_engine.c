@@ -30,6 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
+_Static_assert(CL_CONFIG_WIRE_VERSION == CL_WIRE_VERSION,
+               "COLLAB_WIRE_VERSION is bounded by the wire's version");
+_Static_assert(CL_CONFIG_ADAPTIVE_WIRE_VERSION <= CL_WIRE_VERSION,
+               "adaptive compression has its version");
+
 /* Seconds during which this process was found not running (stopped,
    frozen, starved): the engine's clock does not count them, so that a
    peer that was not running never blames the others for its own silence
@@ -599,6 +604,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                    the control messages, twice over. */
                                 .rcv_hwm = 2 * (2 * (size_t)e->cfg.max_unexpected_msgs + 1024),
                                 .max_version = e->cfg.wire_version,
+                                /* peers of older releases could not read the views */
+                                .min_version = e->cfg.compression == CL_CONFIG_COMPRESSION_ADAPTIVE
+                                                   ? CL_CONFIG_ADAPTIVE_WIRE_VERSION
+                                                   : 0,
                                 .shm = e->cfg.shm};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;

@@ -310,7 +310,7 @@ void eng_join_timer(struct cl_engine *e, double now)
 
 bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
 {
-    static const char *const comp[] = {"none", "fp16", "int8"};
+    static const char *const comp[] = {"none", "fp16", "int8", "adaptive"};
     static const char *const agg[] = {"mean", "trimmed_mean", "centered_clip"};
     int ws = s->world_size, strict = s->strict ? 1 : 0, compression = s->compression;
     int target_group = s->target_group;
@@ -353,7 +353,7 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
     if (e->cfg.compression_set && e->cfg.compression != compression) {
         cl_error("COLLAB_COMPRESSION=%s conflicts with the swarm's setting %s (fixed by the "
                  "peer that founded it)",
-                 comp[e->cfg.compression % 3], comp[compression % 3]);
+                 comp[e->cfg.compression % 4], comp[compression % 4]);
         return true;
     }
     if (e->cfg.target_group_set && e->cfg.target_group != target_group) {
@@ -362,6 +362,11 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
                  e->cfg.target_group, target_group);
         return true;
     }
+    /* The swarm's settings will be this peer's: a setting that needs a
+       wire version keeps peers of older releases out of its handshakes
+       from now on (they could not read the views). */
+    if (compression == CL_CONFIG_COMPRESSION_ADAPTIVE)
+        cl_transport_set_min_version(e->tp, CL_CONFIG_ADAPTIVE_WIRE_VERSION);
     return false;
 }
 

@@ -181,7 +181,7 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
         return COLLAB_ERR_PROC_FAILED;
     }
     /* The message as the transport would have framed it. */
-    m->hdr.version = CL_WIRE_VERSION;
+    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr, CL_WIRE_VERSION);
     m->hdr.run = r->run;
     uint8_t *body = NULL;
     size_t blen = 0;

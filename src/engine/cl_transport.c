@@ -465,7 +465,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_HELLO;
     m.u.hello.max_version = (uint16_t)self->max_version;
-    m.u.hello.min_version = CL_WIRE_MIN_VERSION;
+    m.u.hello.min_version = (uint16_t)self->min_version;
     memcpy(m.u.hello.key, self->self_key, 32);
     randombytes_buf(l->nonce, sizeof l->nonce);
     memcpy(m.u.hello.nonce, l->nonce, 32);
@@ -553,6 +553,16 @@ void cl_transport_set_client(cl_transport_t *self)
     for (size_t i = 0; i < k; i++)
         (void)cl_transport_reconnect(self, redo[i].key, redo[i].address);
     free(redo);
+}
+
+void cl_transport_set_min_version(cl_transport_t *self, int version)
+{
+    if (self == NULL)
+        return;
+    if (version > self->max_version)
+        version = self->max_version;
+    if (version > self->min_version)
+        self->min_version = version;
 }
 
 int cl_transport_reconnect(cl_transport_t *self, const uint8_t key[32], const char *address)
@@ -743,6 +753,8 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
         cfg->max_version >= CL_WIRE_MIN_VERSION && cfg->max_version <= CL_WIRE_VERSION
             ? cfg->max_version
             : CL_WIRE_VERSION;
+    self->min_version = CL_WIRE_MIN_VERSION;
+    cl_transport_set_min_version(self, cfg->min_version);
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->max_handshakes_host =

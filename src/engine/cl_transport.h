@@ -39,6 +39,8 @@ typedef struct {
     size_t max_message;            /* largest frame accepted or sent, bytes (0 = 1 GiB) */
     size_t rcv_hwm;                /* messages one connection may queue unread (0 = no limit) */
     int max_version;               /* highest wire version spoken (0 = CL_WIRE_VERSION) */
+    int min_version;               /* lowest one (0 = CL_WIRE_MIN_VERSION); see also
+                                      cl_transport_set_min_version */
     size_t max_handshakes;         /* unfinished inbound handshakes kept (0 = 1024) */
     size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
     double link_idle;              /* seconds after which a silent inbound link is
@@ -108,6 +110,12 @@ int cl_transport_link_version(cl_transport_t *self, const uint8_t key[32]);
    connect back to it).  Its listening socket stays open; its outbound
    links are made again, so that their handshakes say so. */
 void cl_transport_set_client(cl_transport_t *self);
+
+/* Raises the lowest wire version this peer speaks in handshakes from now
+   on (links up or under way keep theirs), within [CL_WIRE_MIN_VERSION,
+   its highest]; a lower value than the current one is ignored.  Used when
+   a swarm-wide setting needs a version (COLLAB_COMPRESSION=adaptive). */
+void cl_transport_set_min_version(cl_transport_t *self, int version);
 
 /* Closes our link to key; its connections to us stay until they close. */
 void cl_transport_drop(cl_transport_t *self, const uint8_t key[32]);

@@ -79,7 +79,7 @@ static void send_refuse(cl_transport_t *self, in_link_t *tmp, int reason, const 
     m.hdr.type = CL_MSG_REFUSE;
     m.u.refuse.reason = (uint16_t)reason;
     m.u.refuse.max_version = (uint16_t)self->max_version;
-    m.u.refuse.min_version = CL_WIRE_MIN_VERSION;
+    m.u.refuse.min_version = (uint16_t)self->min_version;
     snprintf(m.u.refuse.text, sizeof m.u.refuse.text, "%s", text);
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
@@ -106,12 +106,12 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
         return;
     }
     int v =
-        cl_hs_pick_version(CL_WIRE_MIN_VERSION, self->max_version, h->min_version, h->max_version);
+        cl_hs_pick_version(self->min_version, self->max_version, h->min_version, h->max_version);
     if (v == 0) {
         char text[160];
         snprintf(text, sizeof text,
                  "protocol versions %u..%u are not compatible with this peer's %d..%d",
-                 h->min_version, h->max_version, CL_WIRE_MIN_VERSION, self->max_version);
+                 h->min_version, h->max_version, self->min_version, self->max_version);
         cl_warn("refused peer %s…: its %s", tp_short_id(key, sid), text);
         send_refuse(self, &tmp, CL_REFUSE_VERSION, text);
         return;
@@ -336,7 +336,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
                        cl_tp_handler_fn *fn, void *ctx)
 {
     const cl_wire_welcome_t *w = &m->u.welcome;
-    if (w->version < CL_WIRE_MIN_VERSION || w->version > self->max_version) {
+    if (w->version < self->min_version || w->version > self->max_version) {
         tp_malformed(self, l->key, "WELCOME chose a version this peer does not speak");
         tp_out_link_kill(self, l);
         emit_refused(l, CL_REFUSE_VERSION, "chose an unknown protocol version", fn, ctx);
@@ -405,7 +405,7 @@ bool tp_dealer_frames(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn,
             cl_error("peer at %s refused this peer: it speaks protocol versions %u..%u, "
                      "this peer %d..%d",
                      l->address, m.u.refuse.min_version, m.u.refuse.max_version,
-                     CL_WIRE_MIN_VERSION, self->max_version);
+                     self->min_version, self->max_version);
         char line[CL_WIRE_STR_MAX * 4 + 64];
         snprintf(line, sizeof line, "it refused this peer: %s", text);
         tp_out_link_kill(self, l);

@@ -187,7 +187,7 @@ static bool settings_ok(const cl_wire_settings_t *s, enum settings_form form)
     int32_t least = form == SETTINGS_OR_NONE ? 0 : 1;
     unsigned given = form == SETTINGS_FIXED ? 0 : 1; /* the optional form's offset */
     return s->world_size >= least && s->world_size <= CL_WIRE_WORLD_MAX && s->strict <= 1 &&
-           s->compression <= 2 && s->target_group >= least &&
+           s->compression <= CL_WIRE_COMPRESSION_MAX && s->target_group >= least &&
            s->target_group <= CL_WIRE_WORLD_MAX && s->aggregation <= 2 + given &&
            s->robust_min <= CL_WIRE_ROBUST_MIN_MAX &&
            s->max_weight_ratio <= CL_WIRE_WEIGHT_RATIO_MAX && s->verify <= 1 + given;
@@ -373,7 +373,7 @@ static void decode_report(cl_rd_t *r, cl_wire_report_t *p)
     p->nlinks = cl_rd_u16(r);
     cl_rd_check(r, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
     cl_rd_check(r, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
-    cl_rd_check(r, p->compression <= 2 && weight_ok(p->weight));
+    cl_rd_check(r, p->compression <= CL_WIRE_COMPRESSION_MAX && weight_ok(p->weight));
     cl_rd_check(r, p->group_size <= CL_WIRE_WORLD_MAX);
     cl_rd_check(r, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
     cl_rd_check(r, p->nlinks <= CL_WIRE_REPORT_LINKS);
@@ -404,7 +404,7 @@ static void encode_report(cl_wr_t *w, const cl_wire_report_t *p)
 {
     cl_wr_check(w, p->rank >= 0 && p->rank < CL_WIRE_WORLD_MAX);
     cl_wr_check(w, (p->flags & ~(CL_REPORT_CLIENT | CL_REPORT_IN_GROUP)) == 0);
-    cl_wr_check(w, p->compression <= 2 && weight_ok(p->weight));
+    cl_wr_check(w, p->compression <= CL_WIRE_COMPRESSION_MAX && weight_ok(p->weight));
     cl_wr_check(w, p->group_size <= CL_WIRE_WORLD_MAX);
     cl_wr_check(w, seconds_ok(p->coll_seconds) && seconds_ok(p->wait_seconds));
     cl_wr_check(w, p->nlinks <= CL_WIRE_REPORT_LINKS && p->nvalues <= CL_WIRE_REPORT_VALUES);

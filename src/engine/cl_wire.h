@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 7         /* the highest version this code speaks */
+#define CL_WIRE_VERSION 8         /* the highest version this code speaks */
 #define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
@@ -21,6 +21,7 @@
 #define CL_WIRE_WORLD_MAX (1 << 20) /* largest world size on the wire */
 #define CL_WIRE_ROBUST_MIN_MAX 0x7fffffffu /* largest COLLAB_ROBUST_MIN on the wire */
 #define CL_WIRE_WEIGHT_RATIO_MAX 65536u    /* largest COLLAB_MAX_WEIGHT_RATIO on the wire */
+#define CL_WIRE_COMPRESSION_MAX 3 /* settings: 0 none, 1 fp16, 2 int8, 3 adaptive (version 8) */
 #define CL_WIRE_TAG_MAX 0x7fffffffu /* largest P2P tag */
 #define CL_WIRE_MONITORS_MAX 8     /* most monitor entries in one VIEW */
 #define CL_WIRE_REPORT_LINKS 64    /* most links in one REPORT */

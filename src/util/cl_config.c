@@ -230,7 +230,7 @@ static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, si
 
 static int p_wire_version(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    return s_int(value, 5, 7, &cfg->wire_version, why, whylen);
+    return s_int(value, 5, CL_CONFIG_WIRE_VERSION, &cfg->wire_version, why, whylen);
 }
 
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -269,15 +269,15 @@ static int p_timeout(const char *value, cl_config_t *cfg, char *why, size_t whyl
 
 static int p_compression(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    static const char *const names[] = {"none", "fp16", "int8"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const names[] = {"none", "fp16", "int8", "adaptive"};
+    for (int i = 0; i < 4; i++) {
         if (strcasecmp(value, names[i]) == 0) {
             cfg->compression = i;
             cfg->compression_set = true;
             return 0;
         }
     }
-    return s_why(why, whylen, "expected none, fp16 or int8");
+    return s_why(why, whylen, "expected none, fp16, int8 or adaptive");
 }
 
 static int p_swarm_key(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -506,7 +506,8 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_TIMEOUT", "5", p_timeout,                                                            \
       "seconds of silence before a peer counts as failed; floor of data deadlines")                \
     X("COLLAB_COMPRESSION", "none", p_compression,                                                 \
-      "none, fp16 or int8: wire format of float SUM payloads (swarm-wide)")                        \
+      "none, fp16, int8 or adaptive (each peer's uploads by the speed of its link): wire format " \
+      "of float SUM payloads (swarm-wide)")                        \
     X("COLLAB_SWARM_KEY", "none (open swarm)", p_swarm_key,                                        \
       "shared secret (32 bytes or more): peers without it cannot join")                            \
     X("COLLAB_SWARM_KEY_FILE", "none", p_swarm_key_file,                                           \
@@ -574,9 +575,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "communicators this program has not created that peers may open streams for, in all")        \
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
       "of those, how many one peer may open")                                                      \
-    X("COLLAB_WIRE_VERSION", "7", p_wire_version,                                                  \
-      "highest wire protocol version spoken (6: no bandwidth figures, 5: no flow control either, "  \
-      "as peers of the releases before)")
+    X("COLLAB_WIRE_VERSION", "8", p_wire_version,                                                  \
+      "highest wire protocol version spoken (7: no adaptive compression, 6: no bandwidth "         \
+      "figures either, 5: no flow control either, as peers of the releases before)")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
@@ -712,7 +713,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_unexpected_msgs = 65536;
     cfg->max_streams = 1024;
     cfg->max_streams_peer = 64;
-    cfg->wire_version = 7;
+    cfg->wire_version = CL_CONFIG_WIRE_VERSION;
 }
 
 /* Wipes and frees the plaintext key and passphrase. */
@@ -766,6 +767,14 @@ static int s_check_combinations(const cl_config_t *cfg, char *const *envp, char 
                  "expected at most %s %d (a group never has more members than ranks)", size_origin,
                  cfg->world_size);
         return s_report(err, errlen, "COLLAB_MIN_GROUP", s_lookup(envp, "COLLAB_MIN_GROUP"),
+                        reason);
+    }
+    if (cfg->compression == CL_CONFIG_COMPRESSION_ADAPTIVE &&
+        cfg->wire_version < CL_CONFIG_ADAPTIVE_WIRE_VERSION) {
+        snprintf(reason, sizeof reason,
+                 "adaptive needs wire version %d; COLLAB_WIRE_VERSION is %d",
+                 CL_CONFIG_ADAPTIVE_WIRE_VERSION, cfg->wire_version);
+        return s_report(err, errlen, "COLLAB_COMPRESSION", s_lookup(envp, "COLLAB_COMPRESSION"),
                         reason);
     }
     return 0;

@@ -46,7 +46,7 @@ typedef struct {
     bool target_group_set;    /* true if COLLAB_TARGET_GROUP was given */
     double matchmaking_time;  /* COLLAB_MATCHMAKING_TIME seconds, default 5 */
     double timeout;           /* COLLAB_TIMEOUT seconds, default 5 */
-    int compression;          /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8 */
+    int compression;          /* COLLAB_COMPRESSION: 0 none, 1 fp16, 2 int8, 3 adaptive */
     bool compression_set;     /* true if COLLAB_COMPRESSION was given */
     char *swarm_key;          /* COLLAB_SWARM_KEY or contents of COLLAB_SWARM_KEY_FILE while
                                  loading; wiped and NULL once loaded */
@@ -92,8 +92,12 @@ typedef struct {
     int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */
     int max_streams;          /* COLLAB_MAX_STREAMS, default 1024 */
     int max_streams_peer;     /* COLLAB_MAX_STREAMS_PER_PEER, default 64 */
-    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 7 */
+    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 8 */
 } cl_config_t;
+
+#define CL_CONFIG_WIRE_VERSION 8          /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
+#define CL_CONFIG_COMPRESSION_ADAPTIVE 3  /* COLLAB_COMPRESSION=adaptive */
+#define CL_CONFIG_ADAPTIVE_WIRE_VERSION 8 /* the first version that carries it */
 
 /* One row of the table, for documentation checks and --help output. */
 typedef struct {

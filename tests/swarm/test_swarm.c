@@ -699,6 +699,7 @@ static const scenario_t s_scenarios[] = {
     {"bandwidth", 4, child_bandwidth, 90, 1, true, NULL},
     {"bandwidth_v6", 4, child_bandwidth_v6, 90, -1, false, NULL},
     {"bandwidth_claims", 4, child_bandwidth_claims, 90, -1, false, NULL},
+    {"adaptive", 4, child_adaptive, 90, -1, false, NULL},
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
@@ -793,7 +794,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
                         "shm_kill|unexpected|flow|flow_v5|bandwidth|bandwidth_v6|\n"
-                        "bandwidth_claims\n");
+                        "bandwidth_claims|adaptive\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

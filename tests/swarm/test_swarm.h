@@ -25,6 +25,7 @@ int child_weight(int i, int n);
 int child_bandwidth(int i, int n);
 int child_bandwidth_v6(int i, int n);
 int child_bandwidth_claims(int i, int n);
+int child_adaptive(int i, int n);
 
 /* Scenario "monitor" (test_swarm_monitor.c): peer i of n. */
 int child_monitor(int i, int n);

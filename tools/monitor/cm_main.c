@@ -52,7 +52,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: collab-monitor [--listen MULTIADDR] [--identity FILE] [--world-size N]\n"
-            "                      [--compression none|fp16|int8] [--target-group N]\n"
+            "                      [--compression none|fp16|int8|adaptive] [--target-group N]\n"
             "                      [--strict 0|1] [--http HOST:PORT|off] [--db FILE]\n"
             "                      [--run-id ID] [--swarm-key-file FILE] [--announce MULTIADDR]\n"
             "                      [--initial-peers ADDRS] [--tick SECONDS]\n"

@@ -101,7 +101,7 @@ static void test_args(void)
     BAD(a.weights = winf, COLLAB_ERR_ARG);
     int cl2[3] = {0, 2, 0};
     BAD(a.clients = cl2, COLLAB_ERR_ARG);
-    BAD(a.compression = 3, COLLAB_ERR_ARG);
+    BAD(a.compression = 4, COLLAB_ERR_ARG);
     BAD(a.compression = -1, COLLAB_ERR_ARG);
     BAD(a.dtype = COLLAB_DTYPE_COUNT, COLLAB_ERR_TYPE);
     BAD(a.op.kind = COLLAB_OP_REPLACE, COLLAB_ERR_OP);

@@ -197,8 +197,67 @@ static void test_hostile(void)
     CL_CHECK(!cl_coll_split_weighted(big + 1, 4, 4, g2));
 }
 
+/* COLLAB_COMPRESSION=adaptive: a member's codec from its figure against
+   the (upper) median of all; nobody compresses when a figure is unknown. */
+static void test_codecs(void)
+{
+    cl_compress_t c[MAXK];
+    uint32_t f[MAXK] = {25000, 100000, 100000, 100000};
+    CL_CHECK(cl_coll_adaptive_codecs(f, 4, c) == COLLAB_OK);
+    CL_CHECK(c[0] == CL_COMPRESS_INT8 && c[1] == CL_COMPRESS_NONE && c[2] == CL_COMPRESS_NONE &&
+             c[3] == CL_COMPRESS_NONE);
+    f[0] = 25001; /* just above a quarter: fp16 */
+    CL_CHECK(cl_coll_adaptive_codecs(f, 4, c) == COLLAB_OK && c[0] == CL_COMPRESS_FP16);
+    f[0] = 50000; /* half: fp16 */
+    CL_CHECK(cl_coll_adaptive_codecs(f, 4, c) == COLLAB_OK && c[0] == CL_COMPRESS_FP16);
+    f[0] = 50001; /* just above half: none */
+    CL_CHECK(cl_coll_adaptive_codecs(f, 4, c) == COLLAB_OK && c[0] == CL_COMPRESS_NONE);
+    f[0] = 0; /* unknown: nobody compresses */
+    f[1] = 1;
+    CL_CHECK(cl_coll_adaptive_codecs(f, 4, c) == COLLAB_OK);
+    for (int i = 0; i < 4; i++)
+        CL_CHECK(c[i] == CL_COMPRESS_NONE);
+    /* two members: the slower one against the faster (the upper median) */
+    uint32_t two[2] = {100000, 20000};
+    CL_CHECK(cl_coll_adaptive_codecs(two, 2, c) == COLLAB_OK);
+    CL_CHECK(c[0] == CL_COMPRESS_NONE && c[1] == CL_COMPRESS_INT8);
+    /* one member, or equal figures: nobody */
+    CL_CHECK(cl_coll_adaptive_codecs(two, 1, c) == COLLAB_OK && c[0] == CL_COMPRESS_NONE);
+    for (int i = 0; i < MAXK; i++)
+        f[i] = 7;
+    CL_CHECK(cl_coll_adaptive_codecs(f, MAXK, c) == COLLAB_OK);
+    for (int i = 0; i < MAXK; i++)
+        CL_CHECK(c[i] == CL_COMPRESS_NONE);
+    /* extreme claims stay exact (64-bit comparisons), and a majority of
+       slow members is the median itself: nobody compresses */
+    uint32_t ext[5] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 1, UINT32_MAX / 4};
+    CL_CHECK(cl_coll_adaptive_codecs(ext, 5, c) == COLLAB_OK);
+    CL_CHECK(c[0] == CL_COMPRESS_NONE && c[3] == CL_COMPRESS_INT8 && c[4] == CL_COMPRESS_INT8);
+    uint32_t most[5] = {10, 10, 10, 1000, 1000};
+    CL_CHECK(cl_coll_adaptive_codecs(most, 5, c) == COLLAB_OK);
+    for (int i = 0; i < 5; i++)
+        CL_CHECK(c[i] == CL_COMPRESS_NONE);
+    /* large groups (sorted on the heap) give what small ones give */
+    enum { BIG = 1000 };
+    uint32_t *big = malloc(BIG * sizeof *big);
+    cl_compress_t *bc = malloc(BIG * sizeof *bc);
+    CL_CHECK(big != NULL && bc != NULL);
+    if (big != NULL && bc != NULL) {
+        for (int i = 0; i < BIG; i++)
+            big[i] = i % 10 == 0 ? 20000 : i % 10 == 1 ? 40000 : 100000 + (uint32_t)i;
+        CL_CHECK(cl_coll_adaptive_codecs(big, BIG, bc) == COLLAB_OK);
+        for (int i = 0; i < BIG; i++)
+            CL_CHECK(bc[i] == (i % 10 == 0   ? CL_COMPRESS_INT8
+                               : i % 10 == 1 ? CL_COMPRESS_FP16
+                                             : CL_COMPRESS_NONE));
+    }
+    free(big);
+    free(bc);
+}
+
 int main(void)
 {
+    test_codecs();
     test_equal();
     test_skewed();
     test_hostile();

@@ -65,7 +65,7 @@ static void handler(void *ctx, const cl_tp_event_t *ev)
     }
 }
 
-static node_t *s_nodes[8];
+static node_t *s_nodes[9];
 static int s_nnodes = 0;
 
 static void pump_once(void)
@@ -375,7 +375,26 @@ int main(void)
     }
     CHECK(cl_transport_link_version(a.tp, cl_identity_public_key(f.id)) == 5);
 
-    node_t *all[] = {&a, &b, &c, &d, &e, &f};
+    /* A swarm setting that needs a version (adaptive compression, wire
+       version 8) raises a's lowest version for handshakes from then on:
+       g, which speaks at most 7, is refused with VERSION; the link with f,
+       made before, stays; a lower minimum later changes nothing. */
+    static node_t g;
+    cl_transport_set_min_version(a.tp, 8);
+    cl_transport_set_min_version(a.tp, 6);
+    s_max_version = 7;
+    CHECK(node_init(&g, "g", false, "run1", "secret"));
+    s_max_version = 0;
+    CHECK(cl_transport_connect(g.tp, cl_identity_public_key(a.id), cl_transport_address(a.tp)) ==
+          0);
+    CHECK(pump_until(&g.refused, 1));
+    CHECK(g.refuse_reason == CL_REFUSE_VERSION);
+    CHECK(cl_transport_link_version(g.tp, cl_identity_public_key(a.id)) == 0);
+    amsgs = a.msgs;
+    CHECK(send_hb(&f, &a, 12) == 0);
+    CHECK(pump_until(&a.msgs, amsgs + 1) && a.last_progress == 12);
+
+    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);

@@ -176,6 +176,16 @@ static void test_roundtrips(void)
           o.u.join_reply.settings.max_weight_ratio == 16);
     free(b);
 
+    /* compression 3 (adaptive, version 8) reads back; 4 is refused */
+    m.u.join_reply.settings.compression = 3;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.join_reply.settings.compression == 3);
+    free(b);
+    m.u.join_reply.settings.compression = 4;
+    b = NULL;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) != CL_WIRE_OK);
+    free(b);
+
     cl_wire_member_t mem[3];
     const char *addrs[3] = {"/ip4/127.0.0.1/tcp/1/p2p/a", "", "/dns/h.example/tcp/3/p2p/c"};
     for (int i = 0; i < 3; i++) {

@@ -166,6 +166,7 @@ static void test_good_values(void)
         {"COLLAB_WEIGHT", "0.000001", 5, 1e-6},
         {"COLLAB_COMPRESSION", "int8", 6, 2},
         {"COLLAB_COMPRESSION", "none", 6, 0},
+        {"COLLAB_COMPRESSION", "Adaptive", 6, 3},
         {"COLLAB_LOG", "WARN", 7, CL_LOG_WARN},
         {"COLLAB_LOG", "warning", 7, CL_LOG_WARN},
         {"COLLAB_LOG", "error", 7, CL_LOG_ERROR},
@@ -334,9 +335,9 @@ static void test_bad_values(void)
         {"COLLAB_TIMEOUT", "1e", "duration in seconds"},
         {"COLLAB_TIMEOUT", "+5", "duration in seconds"},
         {"COLLAB_TIMEOUT", "5ss", "duration in seconds"},
-        {"COLLAB_COMPRESSION", "", "none, fp16 or int8"},
-        {"COLLAB_COMPRESSION", "fp32", "none, fp16 or int8"},
-        {"COLLAB_COMPRESSION", "fp16 ", "none, fp16 or int8"},
+        {"COLLAB_COMPRESSION", "", "none, fp16, int8 or adaptive"},
+        {"COLLAB_COMPRESSION", "fp32", "none, fp16, int8 or adaptive"},
+        {"COLLAB_COMPRESSION", "fp16 ", "none, fp16, int8 or adaptive"},
         {"COLLAB_WEIGHT", "0", "greater than 0"},
         {"COLLAB_WEIGHT", "-1", "greater than 0"},
         {"COLLAB_WEIGHT", "1e10", "greater than 0"},
@@ -763,8 +764,19 @@ static void test_limits(void)
                  0 &&
              cfg.rank_required && cfg.rank == 2);
     cl_config_clear(&cfg);
-    /* COLLAB_WIRE_VERSION: 5 to 7 (docs/wire.md section 5), default 7. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 7);
+    /* COLLAB_WIRE_VERSION: 5 to 8 (docs/wire.md section 5), default 8. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 8);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "7", NULL) == 0 &&
+             cfg.wire_version == 7);
+    cl_config_clear(&cfg);
+    /* adaptive compression needs version 8: refused below it, named */
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "7", "COLLAB_COMPRESSION",
+                    "adaptive", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_COMPRESSION") != NULL && strstr(err, "wire version 8") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", "COLLAB_COMPRESSION",
+                    "adaptive", NULL) == 0 &&
+             cfg.compression == 3);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "6", NULL) == 0 &&
              cfg.wire_version == 6);
@@ -774,7 +786,7 @@ static void test_limits(void)
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "4", NULL) == -1);
     CL_CHECK(strstr(err, "COLLAB_WIRE_VERSION") != NULL);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "9", NULL) == -1);
     cl_config_clear(&cfg);
     /* COLLAB_BANDWIDTH_MBIT: Mbit/s to kbit/s, 0 none; negative, non-finite,
        absurd or unparsable figures are refused with the variable named. */
