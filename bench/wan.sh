@@ -6,12 +6,14 @@
 # the time of one all-reduce per size against the best bound for the
 # links, and cleans up after itself.  Needs root (ip netns, tc).
 #
-#   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--sizes "16"]
-#                [--compression none|fp16|int8] [--runs 3] [--declare]
-#                [--build DIR]
+#   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
+#                [--sizes "16"] [--compression none|fp16|int8|adaptive]
+#                [--runs 3] [--declare] [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
+#   --up-only the slow link is slow on its upload only (a home connection);
+#             its download runs at --rate
 #   --sizes   all-reduce sizes in MiB of floats
 #   --runs    runs per size (a fresh swarm each); the median and min..max
 #   --declare every peer declares its link's rate (COLLAB_BANDWIDTH_MBIT),
@@ -23,11 +25,13 @@
 #   one slow link    max(2(n-1)/n * S / B, S / b): the slow peer must at
 #                    least upload its own input and download the result,
 #                    over its own link, both ways at once
+#   slow upload only max(2(n-1)/n * S / B, S / b): it must upload its input
 # Compression divides what travels but not the bound printed, so fp16's
-# ideal is 0.5 and int8's 0.25 of the fp32 bound.
+# ideal is 0.5 and int8's 0.25 of the fp32 bound.  With adaptive (which
+# needs --declare) only the slow peer's uploads shrink.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0
+build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -38,7 +42,8 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --declare) declare=1; shift ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    --up-only) uponly=1; shift ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -70,6 +75,8 @@ for i in $(seq 0 $((np - 1))); do
     ns=${tag}n$i
     r=$rate
     [ -n "$slow" ] && [ "$i" -eq $((np - 1)) ] && r=$slow
+    down=$r
+    [ "$uponly" -eq 1 ] && down=$rate
     ip netns add "$ns" || exit 1
     ip link add "${tag}h$i" type veth peer name p$i netns "$ns" || exit 1
     ip link set "${tag}h$i" master "$br" up
@@ -78,8 +85,10 @@ for i in $(seq 0 $((np - 1))); do
     ip -n "$ns" link set lo up
     burst=$((r * 1000000 / 8 / 250)) # 4 ms of traffic, at least a few frames
     [ "$burst" -lt 16000 ] && burst=16000
+    dburst=$((down * 1000000 / 8 / 250))
+    [ "$dburst" -lt 16000 ] && dburst=16000
     tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency 100ms || exit 1
-    tc qdisc add dev "${tag}h$i" root tbf rate "${r}mbit" burst "$burst" latency 100ms || exit 1
+    tc qdisc add dev "${tag}h$i" root tbf rate "${down}mbit" burst "$dburst" latency 100ms || exit 1
 done
 
 bound() { # bytes -> seconds
@@ -130,7 +139,7 @@ one_run() {
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }
 
-echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s)}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
+echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
 printf '%10s %12s %22s %10s %8s\n' "MiB" "bound s" "median s (min..max)" "÷ bound" "check"
 for mib in $sizes; do
     bytes=$((mib * 1048576))
