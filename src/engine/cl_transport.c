@@ -177,9 +177,10 @@ static void free_body(void *data, void *hint)
 
 /* Sends [rid] hdr body on sock; takes ownership of body.  Returns 0 or -1
    (errno set). */
-int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *hdr, uint8_t *body,
-                size_t blen)
+int tp_send_raw(cl_transport_t *self, void *sock, const uint8_t *rid, size_t rid_len,
+                const uint8_t *hdr, uint8_t *body, size_t blen)
 {
+    self->zmq_touched = true; /* a send may take in the socket's commands (cl_transport_poll) */
     if (rid != NULL && zmq_send(sock, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
         free(body);
         return -1;
@@ -232,10 +233,11 @@ int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, int link, uint8_t hdr[CL_W
     return COLLAB_OK;
 }
 
-int tp_out_link_send(out_link_t *l, const uint8_t *hdr, uint8_t *body, size_t blen)
+int tp_out_link_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
+                     size_t blen)
 {
     if (l->state == OL_UP) {
-        if (tp_send_raw(zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
+        if (tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
             cl_debug("send to %s failed: %s", l->address, zmq_strerror(errno));
             return COLLAB_ERR_PROC_FAILED;
         }
@@ -273,7 +275,7 @@ int tp_router_send(cl_transport_t *self, in_link_t *l, const uint8_t *hdr, uint8
         free(body);
         return COLLAB_ERR_PROC_FAILED;
     }
-    if (tp_send_raw(zsock_resolve(self->router), l->rid, l->rid_len, hdr, body, blen) != 0) {
+    if (tp_send_raw(self, zsock_resolve(self->router), l->rid, l->rid_len, hdr, body, blen) != 0) {
         /* ROUTER_MANDATORY: the connection is gone. */
         cl_debug("send on inbound connection failed: %s", zmq_strerror(errno));
         tp_in_link_delete(self, l);
@@ -312,7 +314,7 @@ int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *
         return COLLAB_ERR_PROC_FAILED;
     }
     if (out != NULL)
-        return tp_out_link_send(out, hdr, body, blen);
+        return tp_out_link_send(self, out, hdr, body, blen);
     return tp_router_send(self, in, hdr, body, blen);
 }
 
@@ -476,7 +478,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     size_t blen;
     if (tp_encode(self, &m, 0, hdr, &body, &blen) != COLLAB_OK)
         goto err_free;
-    if (tp_send_raw(zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0)
+    if (tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0)
         goto err_free;
     l->state = OL_HELLO;
     zhashx_insert(self->out_by_key, l->hex, l);
@@ -600,8 +602,119 @@ static int grow_items(cl_transport_t *self, size_t n)
     if (r == NULL)
         return -1;
     self->refs = r;
+    struct pollfd *p = realloc(self->pfds, cap * sizeof *p);
+    if (p == NULL)
+        return -1;
+    self->pfds = p;
+    bool *f = realloc(self->fired, cap * sizeof *f);
+    if (f == NULL)
+        return -1;
+    self->fired = f;
     self->capitems = cap;
     return 0;
+}
+
+/* The ZeroMQ sockets' events (ZMQ_EVENTS, which also takes in the
+   socket's pending commands), into items[i].revents; the number ready. */
+static int s_zmq_events(zmq_pollitem_t *items, size_t n, const bool *only)
+{
+    int ready = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].socket == NULL || (only != NULL && !only[i]))
+            continue;
+        int ev = 0;
+        size_t len = sizeof ev;
+        if (zmq_getsockopt(items[i].socket, ZMQ_EVENTS, &ev, &len) != 0)
+            ev = errno == ETERM ? -1 : 0;
+        if (ev < 0)
+            return -1;
+        items[i].revents = (short)(ev & items[i].events);
+        ready += items[i].revents != 0;
+    }
+    return ready;
+}
+
+/* zmq_poll without its cost on the paths that never touch ZeroMQ.
+   zmq_poll asks every ZeroMQ socket for its events before and after it
+   sleeps, and each question is two system calls (libzmq's check of the
+   process id and a poll of the socket's mailbox), so one round with the
+   engine's five or more sockets took some twenty system calls even when
+   only a raw descriptor (a request, a shared-memory ring) was ready.
+   Here one poll() covers every descriptor, a socket's mailbox descriptor
+   included (readable whenever commands reached the socket since it last
+   took them in), and a socket is asked for its events only when that
+   descriptor fired, or when this peer sent or read on a ZeroMQ socket
+   since the last round (a send or a read may have taken in the commands
+   that announce a message, and a handler may have left messages behind:
+   libzmq's descriptor would not fire for those).  Returns the number of
+   items ready, or -1 when the context is terminated. */
+static int s_poll(cl_transport_t *self, zmq_pollitem_t *items, size_t n, long timeout_ms)
+{
+    int ready = 0;
+    for (size_t i = 0; i < n; i++)
+        items[i].revents = 0;
+    if (self->zmq_touched) {
+        self->zmq_touched = false;
+        if ((ready = s_zmq_events(items, n, NULL)) < 0) {
+            errno = ETERM;
+            return -1;
+        }
+        if (ready > 0)
+            timeout_ms = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct pollfd *p = &self->pfds[i];
+        p->events = 0;
+        p->revents = 0;
+        if (items[i].socket != NULL) {
+            zmq_fd_t fd = -1;
+            size_t len = sizeof fd;
+            if (zmq_getsockopt(items[i].socket, ZMQ_FD, &fd, &len) != 0) {
+                if (errno == ETERM)
+                    return -1;
+                fd = -1;
+            }
+            p->fd = fd;
+            p->events = POLLIN;
+        } else {
+            p->fd = items[i].fd;
+            p->events = (short)((items[i].events & ZMQ_POLLIN ? POLLIN : 0) |
+                                (items[i].events & ZMQ_POLLOUT ? POLLOUT : 0) |
+                                (items[i].events & ZMQ_POLLPRI ? POLLPRI : 0));
+        }
+    }
+    int timeout = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
+    int rc = poll(self->pfds, (nfds_t)n, timeout);
+    if (rc < 0)
+        return ready; /* EINTR: what the events said, if anything */
+    bool *fired = self->fired;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        short re = self->pfds[i].revents;
+        fired[i] = false;
+        if (items[i].socket != NULL) {
+            /* The mailbox descriptor says only "look": ask for the events,
+               unless this round did already. */
+            fired[i] = re != 0 && items[i].revents == 0;
+            any = any || fired[i];
+        } else if (re != 0) {
+            if (items[i].revents == 0)
+                ready++;
+            items[i].revents = (short)((re & POLLIN ? ZMQ_POLLIN : 0) |
+                                       (re & POLLOUT ? ZMQ_POLLOUT : 0) |
+                                       (re & POLLPRI ? ZMQ_POLLPRI : 0) |
+                                       (re & ~(POLLIN | POLLOUT | POLLPRI) ? ZMQ_POLLERR : 0));
+        }
+    }
+    if (any) {
+        int more = s_zmq_events(items, n, fired);
+        if (more < 0) {
+            errno = ETERM;
+            return -1;
+        }
+        ready += more;
+    }
+    return ready;
 }
 
 int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, long timeout_ms,
@@ -639,7 +752,7 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
         timeout_ms = 0; /* a ring holds messages already */
     self->poll_fn = fn;
     self->poll_ctx = ctx;
-    int rc = zmq_poll(self->items, (int)n, timeout_ms);
+    int rc = s_poll(self, self->items, n, timeout_ms);
     if (rc < 0) {
         if (errno == ETERM)
             return -1;
@@ -657,6 +770,7 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
         if ((self->items[i].revents & ZMQ_POLLIN) == 0)
             continue;
         poll_ref_t *r = &self->refs[i];
+        self->zmq_touched = true; /* what a handler read, and what it left behind */
         switch (r->kind) {
         case REF_ROUTER:
             tp_on_router(self, fn, ctx);
@@ -754,6 +868,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
             ? cfg->max_version
             : CL_WIRE_VERSION;
     self->min_version = CL_WIRE_MIN_VERSION;
+    self->zmq_touched = true; /* the first round asks every socket */
     cl_transport_set_min_version(self, cfg->min_version);
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
@@ -867,6 +982,8 @@ void cl_transport_destroy(cl_transport_t **self_p, int linger_ms)
     sodium_memzero(self->k, sizeof self->k);
     free(self->items);
     free(self->refs);
+    free(self->pfds);
+    free(self->fired);
     free(self);
     *self_p = NULL;
 }

@@ -11,6 +11,7 @@
 #include "engine/cl_transport.h"
 
 #include <czmq.h>
+#include <poll.h>
 
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define PENDING_LIMIT ((size_t)256 << 20) /* bytes queued on a link still handshaking */
@@ -97,7 +98,11 @@ struct cl_transport {
     uint64_t malformed;
     zmq_pollitem_t *items;             /* poll arrays, grown as needed */
     poll_ref_t *refs;
+    struct pollfd *pfds;               /* what poll() is given for items */
+    bool *fired;                       /* per item: its socket's descriptor fired */
     size_t capitems;
+    bool zmq_touched;                  /* a ZeroMQ socket was sent or read on since the last
+                                          poll: ask every socket for its events (cl_transport_poll) */
     double last_sweep;
     cl_shm_t *shm;                     /* same-host links, NULL when off */
     double fd_warned;                  /* when the file-descriptor limit was last logged */
@@ -123,7 +128,8 @@ void tp_out_link_kill(cl_transport_t *self, out_link_t *l);
 void tp_in_link_delete(cl_transport_t *self, in_link_t *l);
 /* Sends [rid] hdr body without blocking; takes ownership of body.
    Returns 0 or -1 with errno set. */
-int tp_send_raw(void *sock, const uint8_t *rid, size_t rid_len, const uint8_t *hdr, uint8_t *body, size_t blen);
+int tp_send_raw(cl_transport_t *self, void *sock, const uint8_t *rid, size_t rid_len,
+                const uint8_t *hdr, uint8_t *body, size_t blen);
 /* Encodes m (version and run filled in) into a header and a malloc'ed
    body, in the layout of a link negotiated at version `link` (0 unknown:
    the oldest layout, cl_wire_msg_version).  Returns 0, COLLAB_ERR_NO_MEM
@@ -132,7 +138,8 @@ int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, int link, uint8_t hdr[CL_W
               uint8_t **body, size_t *blen);
 /* Sends on an outbound link, or queues until its handshake is done;
    takes ownership of body.  Returns 0 or a negative status. */
-int tp_out_link_send(out_link_t *l, const uint8_t *hdr, uint8_t *body, size_t blen);
+int tp_out_link_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
+                     size_t blen);
 
 /* Sends [hdr body] on the ROUTER to inbound link l; takes ownership of
    body.  Returns 0 or COLLAB_ERR_PROC_FAILED (the connection is gone and

@@ -85,7 +85,7 @@ static void send_refuse(cl_transport_t *self, in_link_t *tmp, int reason, const 
     uint8_t *body;
     size_t blen;
     if (tp_encode(self, &m, 0, hdr, &body, &blen) == COLLAB_OK)
-        (void)tp_send_raw(zsock_resolve(self->router), tmp->rid, tmp->rid_len, hdr, body, blen);
+        (void)tp_send_raw(self, zsock_resolve(self->router), tmp->rid, tmp->rid_len, hdr, body, blen);
 }
 
 static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, const char *rhex,
@@ -165,7 +165,7 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     uint8_t *body;
     size_t blen;
     if (tp_encode(self, &w, 0, hdr, &body, &blen) == COLLAB_OK)
-        (void)tp_send_raw(zsock_resolve(self->router), rid, rid_len, hdr, body, blen);
+        (void)tp_send_raw(self, zsock_resolve(self->router), rid, rid_len, hdr, body, blen);
 }
 
 void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
@@ -360,7 +360,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     uint8_t *body;
     size_t blen;
     if (tp_encode(self, &a, 0, hdr, &body, &blen) != COLLAB_OK ||
-        tp_send_raw(zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
+        tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
         tp_out_link_kill(self, l);
         emit_down(l, fn, ctx);
         return;
@@ -373,7 +373,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     l->pending_bytes = 0;
     while (p != NULL) {
         pending_msg_t *next = p->next;
-        (void)tp_out_link_send(l, p->hdr, p->body, p->blen);
+        (void)tp_out_link_send(self, l, p->hdr, p->body, p->blen);
         free(p);
         p = next;
     }
