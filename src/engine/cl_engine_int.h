@@ -13,6 +13,7 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
@@ -103,18 +104,6 @@ struct stream {
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */
 };
-
-/* The world group of one generation (a view's group_epoch). */
-typedef struct {
-    uint64_t gen; /* 0 = unused slot */
-    int n;
-    int *world; /* world ranks, ascending */
-    double *weight;
-    int *client;
-    uint32_t *bandwidth; /* agreed bandwidth figures (kbit/s, 0 unknown) */
-} group_gen_t;
-
-#define ENG_GENS 16 /* generations remembered */
 
 /* A data message from a peer that is not a member in this peer's view
    yet (its admission view is still on the way), kept until the next view
