@@ -429,3 +429,15 @@ void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm)
     eng_p2p_comm_free(e->p2p, comm->id);
     cl_comm_destroy(&comm);
 }
+
+/* Is world rank w in this peer's current group?  Only members still in
+   the group may pull a collective back to an older generation: a member
+   taken out since (failed, evicted) may still send under the generation
+   it knew, and following it would split the survivors between those
+   that already completed under the new generation and those that
+   restarted under the old one. */
+bool eng_coll_in_group(struct cl_engine *e, int w)
+{
+    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    return p != NULL && p->in_group;
+}

@@ -506,7 +506,7 @@ bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl
    returns its size, or a negative status. */
 int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *rank,
                     const double *weight, const int *client);
-/* World rank w is in this peer's current group (cl_engine_gens.c). */
+/* World rank w is in this peer's current group (cl_engine_coll.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 /* May a message of world rank w pull collective seq of s back to an older
    generation?  Members of the group, and peers that left after taking
