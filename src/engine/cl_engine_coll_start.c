@@ -427,14 +427,6 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
     }
 }
 
-static bool gen_has(const group_gen_t *g, int w)
-{
-    for (int i = 0; i < g->n; i++)
-        if (g->world[i] == w)
-            return true;
-    return false;
-}
-
 /* A peer that left after taking part in seq counts there, so seq runs
    under a generation that still lists it: the newest one (not after cur)
    that lists every such peer of this communicator and this peer.  The
@@ -452,19 +444,9 @@ uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t s
     const group_gen_t *g = eng_coll_gen(e, cur);
     bool all = g != NULL;
     for (int i = 0; i < k && all; i++)
-        all = gen_has(g, dep[i]);
+        all = eng_gens_lists(g, dep[i]);
     if (k == 0 || all)
         return cur;
-    uint64_t best = 0;
-    for (int j = 0; j < ENG_GENS; j++) {
-        const group_gen_t *c = &e->gens[j];
-        if (c->gen == 0 || c->gen >= cur || c->gen <= best || !eng_coll_in_gen(e, c->gen))
-            continue;
-        bool ok = true;
-        for (int i = 0; i < k && ok; i++)
-            ok = gen_has(c, dep[i]);
-        if (ok)
-            best = c->gen;
-    }
+    uint64_t best = eng_gens_newest_listing(e->gens, cur, dep, k);
     return best != 0 ? best : cur;
 }

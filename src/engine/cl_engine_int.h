@@ -202,8 +202,7 @@ struct cl_engine {
         int left;        /* butterfly all-reduces in which this coordinator checks its part */
     } vtarget[4];
     local_msg_t *local_head, *local_tail;
-    group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
-    int gen_next;               /* slot the next one goes to */
+    eng_gens_t *gens;           /* recent generations of the world group (cl_engine_gens.h) */
     size_t buffered_bytes;      /* early messages of every stream, with their overheads */
     size_t buffered_msgs;
     eng_quota_t *early; /* early messages per sending world rank */
@@ -486,6 +485,9 @@ void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
    collective it is a member of (it said goodbye, yet one still waits for
    it). */
 void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32]);
+/* The generations of the world group (cl_engine_gens.h) as the engine
+   asks (cl_engine_coll.c): generation gen or NULL; record the group of
+   the view just installed. */
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
 /* The members of generation gen as a notice's body (malloc'd into *out;
    0 when unknown). */
