@@ -32,8 +32,8 @@ typedef struct {
     /* The engine's configuration (read only): monitor,
        COLLAB_CHECKPOINT_DIR/_EVERY, COLLAB_RUN_ID. */
     const cl_config_t *cfg;
-    const uint8_t *self_key;     /* this peer's key, 32 bytes */
-    const cl_stream_t *stream;   /* the world communicator's stream (read only) */
+    const uint8_t *self_key;   /* this peer's key, 32 bytes */
+    const cl_stream_t *stream; /* the world communicator's stream (read only) */
     /* The engine's clock (eng_now). */
     double (*now)(void *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */

@@ -67,8 +67,8 @@ size_t eng_gens_encode(const eng_gens_t *g, uint64_t gen, uint8_t **out);
    lists this peer and every member of cur in ascending order, and
    otherwise only peers out of the group here.  True when gen is known
    now. */
-bool eng_gens_learn(eng_gens_t *g, uint64_t gen, uint64_t cur, int from_world,
-                    const uint8_t *body, size_t len);
+bool eng_gens_learn(eng_gens_t *g, uint64_t gen, uint64_t cur, int from_world, const uint8_t *body,
+                    size_t len);
 /* Does generation gen list this peer (false when unknown)? */
 bool eng_gens_has_self(const eng_gens_t *g, uint64_t gen);
 /* Does generation gen list world rank w? */

@@ -202,7 +202,7 @@ struct cl_engine {
         int left;        /* butterfly all-reduces in which this coordinator checks its part */
     } vtarget[4];
     local_msg_t *local_head, *local_tail;
-    eng_gens_t *gens;           /* recent generations of the world group (cl_engine_gens.h) */
+    eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
     size_t buffered_bytes;      /* early messages of every stream, with their overheads */
     size_t buffered_msgs;
     eng_quota_t *early; /* early messages per sending world rank */

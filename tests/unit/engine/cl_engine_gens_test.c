@@ -175,8 +175,8 @@ static void test_encode_learn(void)
     /* (d) Refusals first (each leaves 5 unknown). */
     CHECK(!eng_gens_learn(b, 7, 6, 0, body, len)); /* not older than the current */
     CHECK(eng_gens_find(b, 7) == NULL);
-    CHECK(!eng_gens_learn(b, 5, 9, 0, body, len));  /* current one unknown */
-    CHECK(!eng_gens_learn(b, 5, 6, 2, body, len));  /* sender out of the group */
+    CHECK(!eng_gens_learn(b, 5, 9, 0, body, len));     /* current one unknown */
+    CHECK(!eng_gens_learn(b, 5, 6, 2, body, len));     /* sender out of the group */
     CHECK(!eng_gens_learn(b, 5, 6, 0, body, len - 1)); /* cut */
     CHECK(!eng_gens_learn(b, 5, 6, 0, body, 0));
     CHECK(!eng_gens_learn(b, 0, 6, 0, body, len));
