@@ -21,7 +21,15 @@
     written, the next REQUEST sent; an item whose bytes fail the hash at
     every member given up on: nothing written either; (e) bytes that fail the hash fetched
     again elsewhere, DATA beyond what was asked ignored; (f) no majority
-    among the members: nothing written.
+    among the members: nothing written; (g) the admitter: a monitor's
+    REQUEST (none from a member that is no monitor), the NOTICE at the
+    first step boundary at least EL_ADMIT_AHEAD collectives ahead, to
+    every group member and the monitor, with the start-up signatures, the
+    copy for the monitor expected, not before the step asked for nor
+    within a second of the last; (h) a member keeping a copy for the
+    monitor on the admitter's NOTICE only; (i) a monitor's RESUME taken
+    once, passed on by the coordinator that resumed from it, refused once
+    the program ran.
 */
 #include "engine/cl_engine_checkpoint.h"
 
@@ -63,6 +71,14 @@ typedef struct {
     el_ckpt_t *c;
     el_sync_t *y; /* the running pull (the engine's, here the test's) */
     int fetches;  /* fetches started */
+    int self;     /* this peer's record (0: the monitor) */
+    bool fresh;   /* no world collective posted yet */
+    int copies;   /* keep_copy calls, the last one's arguments */
+    uint64_t copy_s;
+    uint8_t copy_key[32];
+    bool copy_now;
+    uint32_t sigs[8]; /* the sigs of the last CKPT sent */
+    uint32_t nsigs;
 } fake_t;
 
 static double f_now(void *arg)
@@ -78,6 +94,11 @@ static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
     sent_t *x = &f->sent[f->nsent++];
     memcpy(x->to, key, 32);
     x->m = *m;
+    if (m->type == CL_EL_CKPT) {
+        f->nsigs = m->nsigs < 8 ? m->nsigs : 8;
+        if (f->nsigs > 0)
+            memcpy(f->sigs, m->sigs, f->nsigs * sizeof *f->sigs);
+    }
     x->m.drops = NULL;
     x->m.bufs = NULL;
     x->m.res = NULL;
@@ -120,16 +141,16 @@ static bool f_closed(void *arg)
 
 static bool f_fresh(void *arg)
 {
-    (void)arg;
-    return true;
+    return ((fake_t *)arg)->fresh;
 }
 
 static void f_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
 {
-    (void)arg;
-    (void)s;
-    (void)key;
-    (void)now_if_blocked;
+    fake_t *f = arg;
+    f->copies++;
+    f->copy_s = s;
+    memcpy(f->copy_key, key, 32);
+    f->copy_now = now_if_blocked;
 }
 
 static const el_sync_t *f_sync(void *arg)
@@ -191,13 +212,17 @@ static uint8_t *s_big;
 static uint8_t s_small_hash[CL_ELMSG_HASH], s_big_hash[CL_ELMSG_HASH], s_res_hash[CL_ELMSG_HASH];
 static uint32_t s_sigs[1] = {0x1234u};
 
-static void start(fake_t *f, const char *dir)
+/* This peer is record `self`: 0 the monitor (dir: its checkpoints), else
+   a member (dir NULL); stream: the world stream it reads (NULL). */
+static void start_as(fake_t *f, const char *dir, int self, const cl_stream_t *stream)
 {
     memset(f, 0, sizeof *f);
+    f->self = self;
+    f->fresh = true;
     f->cfg.timeout = 5.0;
-    f->cfg.monitor = true;
+    f->cfg.monitor = self == 0;
     f->cfg.checkpoint_dir = (char *)dir;
-    f->cfg.checkpoint_every = 2;
+    f->cfg.checkpoint_every = self == 0 ? 2 : 0;
     f->now = 100.0;
     f->closed = true;
     for (int i = 0; i < NPEERS; i++) {
@@ -213,8 +238,8 @@ static void start(fake_t *f, const char *dir)
     }
     eng_ckpt_ctx_t ctx = {.arg = f,
                           .cfg = &f->cfg,
-                          .self_key = f->peers[0].key,
-                          .stream = NULL,
+                          .self_key = f->peers[self].key,
+                          .stream = stream,
                           .now = f_now,
                           .send = f_send,
                           .member = f_member,
@@ -227,6 +252,11 @@ static void start(fake_t *f, const char *dir)
                           .sync = f_sync,
                           .fetch = f_fetch};
     CHECK(eng_ckpt_new(&ctx, &f->c) == COLLAB_OK && f->c != NULL);
+}
+
+static void start(fake_t *f, const char *dir)
+{
+    start_as(f, dir, 0, NULL);
 }
 
 static void stop(fake_t *f)
@@ -669,6 +699,140 @@ static void test_refused(void)
     rmdir_all(dir2);
 }
 
+/* A member's CKPT of sub type `sub` from record `from`. */
+static bool ckpt_msg(fake_t *f, int from, int sub, uint64_t step, uint64_t every,
+                     const uint8_t *key)
+{
+    cl_elmsg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = CL_EL_CKPT;
+    m.ckpt = (uint8_t)sub;
+    m.step = step;
+    m.every = every;
+    m.s = 10;
+    m.prefix = 1;
+    m.sigs = s_sigs;
+    m.nsigs = 1;
+    if (key != NULL)
+        memcpy(m.key, key, 32);
+    return eng_ckpt_on_message(f->c, &f->peers[from], f->peers[from].key, &m);
+}
+
+/* (g) The admitter: a monitor's REQUEST, the NOTICE at the first step
+   boundary far enough ahead, to every group member and the monitor, and
+   the copy for the monitor expected. */
+static void test_admitter(void)
+{
+    /* The world stream: 3 start-up collectives, then steps of 2. */
+    cl_stream_t *w = cl_stream_new("the world communicator", 2);
+    CHECK(w != NULL);
+    if (w == NULL)
+        return;
+    uint32_t pre[3] = {0x51, 0x52, 0x53};
+    for (int i = 0; i < 3; i++)
+        (void)cl_stream_record(w, pre[i], NULL, NULL);
+    for (int i = 0; i < 20; i++)
+        (void)cl_stream_record(w, i % 2 == 0 ? 0x60u : 0x61u, NULL, NULL);
+    CHECK(cl_stream_prefix(w) == 3 && cl_stream_period(w) == 2);
+    static fake_t f;
+    start_as(&f, NULL, 1, w); /* the admitter */
+    const uint8_t *mon = f.peers[0].key;
+    /* Nothing asked: a boundary does nothing. */
+    eng_ckpt_on_boundary(f.c, 21, 21);
+    CHECK(f.nsent == 0 && f.copies == 0);
+    /* A REQUEST from a member that is no monitor is ignored. */
+    CHECK(ckpt_msg(&f, 2, CL_EL_CKPT_REQUEST, 0, 2, NULL));
+    eng_ckpt_on_boundary(f.c, 21, 21);
+    CHECK(f.nsent == 0);
+    /* The monitor's REQUEST (its last checkpoint at step 0, every 2). */
+    CHECK(ckpt_msg(&f, 0, CL_EL_CKPT_REQUEST, 0, 2, NULL));
+    /* Not a boundary the stream knows ahead: 21 + 8 = 29, a boundary
+       (3 + 2m): s = 29, step 13. */
+    eng_ckpt_on_boundary(f.c, 21, 21);
+    CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 3);
+    CHECK(sent_of(&f, 0, mon, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
+    CHECK(sent_of(&f, 0, f.peers[2].key, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
+    CHECK(sent_of(&f, 0, f.peers[3].key, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
+    CHECK(sent_of(&f, 0, f.peers[1].key, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 0);
+    const sent_t *n = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_NOTICE);
+    CHECK(n != NULL && n->m.s == 29 && n->m.step == 13 && n->m.prefix == 3 && n->m.nsigs == 3 &&
+          memcmp(n->m.key, mon, 32) == 0);
+    CHECK(f.nsigs == 3 && f.sigs[0] == 0x51 && f.sigs[2] == 0x53);
+    CHECK(f.copies == 1 && f.copy_s == 29 && memcmp(f.copy_key, mon, 32) == 0 && !f.copy_now);
+    /* Done: the next boundary sends nothing more. */
+    int before = f.nsent;
+    eng_ckpt_on_boundary(f.c, 23, 23);
+    CHECK(f.nsent == before);
+    /* A REQUEST whose next checkpoint is far off waits for its step; and
+       no two checkpoints within a second. */
+    CHECK(ckpt_msg(&f, 0, CL_EL_CKPT_REQUEST, 13, 10, NULL));
+    f.now += 2.0;
+    eng_ckpt_on_boundary(f.c, 25, 25); /* step 15 < 23 */
+    CHECK(f.nsent == before);
+    eng_ckpt_on_boundary(f.c, 41, 41); /* s 49, step 23 */
+    CHECK(sent_of(&f, before, mon, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
+    n = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_NOTICE);
+    CHECK(n != NULL && n->m.s == 49 && n->m.step == 23);
+    CHECK(ckpt_msg(&f, 0, CL_EL_CKPT_REQUEST, 23, 1, NULL));
+    before = f.nsent;
+    eng_ckpt_on_boundary(f.c, 51, 51);
+    CHECK(f.nsent == before); /* within MIN_GAP of the last */
+    f.now += 1.5;
+    eng_ckpt_on_boundary(f.c, 53, 53);
+    CHECK(sent_of(&f, before, mon, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
+    stop(&f);
+    cl_stream_destroy(&w);
+}
+
+/* (h) A member: the admitter's NOTICE makes it keep a copy for the
+   monitor; another member's, or one naming no monitor, does not.  (i) A
+   new first peer: a monitor's RESUME taken once, passed on as the
+   coordinator that resumed from it; refused once its program ran. */
+static void test_member_resume(void)
+{
+    static fake_t f;
+    start_as(&f, NULL, 2, NULL);
+    const uint8_t *mon = f.peers[0].key;
+    CHECK(ckpt_msg(&f, 3, CL_EL_CKPT_NOTICE, 4, 0, mon));
+    CHECK(ckpt_msg(&f, 1, CL_EL_CKPT_NOTICE, 4, 0, f.peers[3].key));
+    CHECK(f.copies == 0);
+    CHECK(ckpt_msg(&f, 1, CL_EL_CKPT_NOTICE, 4, 0, mon));
+    CHECK(f.copies == 1 && f.copy_s == 10 && memcmp(f.copy_key, mon, 32) == 0 && f.copy_now);
+    /* A member never answers QUERY or FETCH here: the donor's. */
+    cl_elmsg_t q;
+    memset(&q, 0, sizeof q);
+    q.type = CL_EL_QUERY;
+    CHECK(!eng_ckpt_on_message(f.c, &f.peers[3], f.peers[3].key, &q));
+
+    /* (i) */
+    eng_ckpt_resume_t r;
+    CHECK(!eng_ckpt_take_resume(f.c, &r));
+    CHECK(ckpt_msg(&f, 3, CL_EL_CKPT_RESUME, 4, 0, NULL)); /* no monitor: ignored */
+    CHECK(!eng_ckpt_take_resume(f.c, &r));
+    CHECK(ckpt_msg(&f, 0, CL_EL_CKPT_RESUME, 4, 0, NULL));
+    memset(&r, 0, sizeof r);
+    CHECK(eng_ckpt_take_resume(f.c, &r));
+    CHECK(r.s == 10 && r.step == 4 && r.prefix == 1 && r.sigs != NULL && r.sigs[0] == s_sigs[0] &&
+          memcmp(r.key, mon, 32) == 0);
+    CHECK(!eng_ckpt_take_resume(f.c, &r)); /* once */
+    /* As the coordinator while the group forms, it passes it on. */
+    uint8_t newcomer[32];
+    memset(newcomer, 0x77, 32);
+    f.closed = false;
+    eng_ckpt_on_admit_rank(f.c, newcomer);
+    CHECK(sent_of(&f, 0, newcomer, CL_EL_CKPT, CL_EL_CKPT_RESUME) == 0); /* not resumed yet */
+    eng_ckpt_resuming(f.c);
+    eng_ckpt_on_admit_rank(f.c, newcomer);
+    const sent_t *x = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_RESUME);
+    CHECK(sent_of(&f, 0, newcomer, CL_EL_CKPT, CL_EL_CKPT_RESUME) == 1 && x != NULL &&
+          x->m.s == 10 && x->m.step == 4 && memcmp(x->m.key, mon, 32) == 0);
+    /* Its program ran already: a RESUME is refused. */
+    f.fresh = false;
+    CHECK(ckpt_msg(&f, 0, CL_EL_CKPT_RESUME, 4, 0, NULL));
+    CHECK(!eng_ckpt_take_resume(f.c, &r));
+    stop(&f);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -692,6 +856,8 @@ int main(void)
     test_silent_replaced();
     test_given_up();
     test_refused();
+    test_admitter();
+    test_member_resume();
 
     free(s_big);
     printf("cl_engine_checkpoint_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
