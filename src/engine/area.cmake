@@ -92,6 +92,16 @@ target_sources(cl_engine_audit_test PRIVATE ${_eng}/cl_engine_audit.c)
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_sync_test PRIVATE ${_eng}/cl_engine_sync.c)
+# The generations of the world group alone, on a fake context.
+collab_selftest(cl_engine_gens_test ${_eng_unit}/cl_engine_gens_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_gens_test PRIVATE ${_eng}/cl_engine_gens.c)
+# A monitor's checkpoints alone, on a fake context (the fetch runs as the
+# real pull of cl_engine_sync.c).
+collab_selftest(cl_engine_checkpoint_test ${_eng_unit}/cl_engine_checkpoint_test.c
+                collab_engine_base collab_elastic collab_util)
+target_sources(cl_engine_checkpoint_test PRIVATE ${_eng}/cl_engine_checkpoint.c
+               ${_eng}/cl_engine_sync.c)
 
 # Tests of the whole engine need the collective algorithms.
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)

@@ -446,7 +446,7 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
     bool member = p != NULL && p->state != CL_PEER_GONE;
     if (e->cfg.monitor &&
         (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
-         (m->hdr.type == CL_MSG_ELASTIC && !eng_ckpt_monitor_accepts(e, m->hdr.sub)))) {
+         (m->hdr.type == CL_MSG_ELASTIC && !eng_el_monitor_accepts(e, m->hdr.sub)))) {
         /* A monitor holds no rank and serves no state: nobody entitled
            sends it data (docs/monitor.md §3). */
         char desc[CL_WIRE_STR_MAX + 64];

@@ -343,7 +343,7 @@ void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, 
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || !cl_stream_is_boundary(el->stream, idx))
         return;
-    eng_ckpt_on_boundary(e, req->coll.seq, idx); /* docs/monitor.md §7 */
+    eng_ckpt_on_boundary(el->ckpt, req->coll.seq, idx); /* docs/monitor.md §7 */
     if (cl_admission_pending(el->adm) == 0) {
         eng_audit_maybe_start(el->audit, req->coll.seq, step_of(el, req->coll.seq));
         return;
@@ -444,7 +444,7 @@ void eng_admit_foreign(struct cl_engine *e, const char *what)
 void eng_admit_leave_foreign(struct cl_engine *e)
 {
     struct eng_elastic *el = e->el;
-    el->phase = EL_IN; /* el->sync is done; the timer frees it */
+    el->phase = EL_IN; /* the pull is done; eng_el_timer frees it */
     eng_leave(e, COLLAB_ERR_MISMATCH);
 }
 
@@ -469,7 +469,7 @@ static void answer(struct cl_engine *e, collab_request_t *req, uint64_t i)
     uint32_t rsig;
     int comm_size = req->comm != NULL ? req->comm->size : 1;
     if (a->kind == CL_COLL_BCAST) {
-        if (eng_sync_item(el->sync, CL_EL_ITEM_BUFFER, i, &d, &len, NULL) == COLLAB_OK) {
+        if (eng_sync_item(eng_el_sync(e), CL_EL_ITEM_BUFFER, i, &d, &len, NULL) == COLLAB_OK) {
             if (len != a->count) {
                 char what[96];
                 snprintf(what, sizeof what, "start-up broadcast #%llu has %zu bytes here and %zu "
@@ -487,7 +487,7 @@ static void answer(struct cl_engine *e, collab_request_t *req, uint64_t i)
     void *ptr;
     size_t want;
     if (eng_el_result_span(req, comm_size, &ptr, &want)) {
-        if (eng_sync_item(el->sync, CL_EL_ITEM_RESULT, i, &d, &len, &rsig) == COLLAB_OK &&
+        if (eng_sync_item(eng_el_sync(e), CL_EL_ITEM_RESULT, i, &d, &len, &rsig) == COLLAB_OK &&
             len == want && rsig == sig) {
             if (len > 0)
                 memcpy(ptr, d, len);
@@ -551,10 +551,54 @@ static void answer_parked(struct cl_engine *e)
         eng_admit_leave_foreign(e);
 }
 
+/* This peer's first world collective (idx 0): when a monitor sent a
+   checkpoint to resume from (cl_engine_checkpoint.c), sets up the
+   joiner's numbering and pulls the checkpoint from that monitor; the
+   caller goes on as for a joiner (it parks the collective until the
+   pull is done). */
+static void resume(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx)
+{
+    struct eng_elastic *el = e->el;
+    eng_ckpt_resume_t r;
+    if (!eng_ckpt_take_resume(el->ckpt, &r))
+        return;
+    if (idx != 0 || el->phase != EL_IN)
+        return;
+    free(el->adm_sigs);
+    el->adm_sigs = r.prefix > 0 ? malloc(r.prefix * sizeof *el->adm_sigs) : NULL;
+    if (r.prefix > 0 && el->adm_sigs == NULL)
+        return;
+    if (r.prefix > 0)
+        memcpy(el->adm_sigs, r.sigs, r.prefix * sizeof *el->adm_sigs);
+    el->adm_nsigs = (uint32_t)r.prefix;
+    eng_ckpt_resuming(el->ckpt);
+    el->adm_s = r.s;
+    el->adm_prefix = r.prefix;
+    el->adm_gen = 0;
+    el->adm_pending = false;
+    el->adm_answered = false;
+    el->readmit = false;
+    el->phase = EL_SYNCING;
+    el->mapped = true;
+    el->map_local = r.prefix;
+    el->map_seq = r.s;
+    if (s->started < r.s)
+        s->started = r.s;
+    if (idx >= el->map_local)
+        req->coll.seq = el->map_seq + (idx - el->map_local);
+    s->next_seq = el->map_seq + (el->posted > el->map_local ? el->posted - el->map_local : 0);
+    cl_info("resuming from the monitor's checkpoint of step %llu (collective #%llu); fetching it",
+            (unsigned long long)r.step, (unsigned long long)r.s);
+    if (!eng_el_sync_start_one(e, r.s, r.key)) {
+        cl_error("out of memory starting the state sync; this peer keeps its own state");
+        eng_admit_sync_finished(e);
+    }
+}
+
 bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx)
 {
     struct eng_elastic *el = e->el;
-    (void)eng_ckpt_take(e, s, req, idx); /* resuming from a checkpoint: as a joiner */
+    resume(e, s, req, idx); /* resuming from a checkpoint: as a joiner */
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
     double now = eng_now();
@@ -583,13 +627,13 @@ bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uin
     }
     if (!el->readmit && el->phase == EL_SYNCING) {
         if (idx >= el->adm_prefix) {
-            if (eng_sync_done(el->sync) && el->parked == NULL) {
+            if (eng_sync_done(eng_el_sync(e)) && el->parked == NULL) {
                 el->phase = EL_IN;
-                eng_sync_destroy(&el->sync);
+                eng_el_sync_stop(e);
             }
             return false;
         }
-        if (eng_sync_done(el->sync) && el->parked == NULL) {
+        if (eng_sync_done(eng_el_sync(e)) && el->parked == NULL) {
             answer(e, req, idx);
             if (el->foreign)
                 eng_admit_leave_foreign(e);
@@ -665,16 +709,12 @@ void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m)
     }
     cl_info("%s at collective #%llu of the group; fetching the swarm's state",
             el->readmit ? "re-admitted" : "admitted", (unsigned long long)m->s);
-    eng_sync_destroy(&el->sync);
-    eng_sync_ctx_t sctx;
-    eng_el_sync_ctx(e, &sctx);
-    el->sync = eng_sync_start(&sctx, m->s, m, p != NULL ? p->key : NULL);
-    if (el->sync == NULL) {
+    if (!eng_el_sync_start(e, m->s, m, p != NULL ? p->key : NULL)) {
         cl_error("out of memory starting the state sync; this peer keeps its own state");
         eng_admit_sync_finished(e);
         return;
     }
-    eng_sync_view_changed(el->sync); /* finishes at once when there is nothing to ask */
+    eng_el_sync_check_donors(e); /* finishes at once when there is nothing to ask */
 }
 
 void eng_admit_sync_finished(struct cl_engine *e)
@@ -682,7 +722,8 @@ void eng_admit_sync_finished(struct cl_engine *e)
     struct eng_elastic *el = e->el;
     if (el->phase != EL_SYNCING)
         return;
-    if (el->adm_pending && eng_sync_unserved(el->sync)) {
+    const el_sync_t *y = eng_el_sync(e);
+    if (el->adm_pending && eng_sync_unserved(y)) {
         /* Undone from the timer: this may run inside the sync's own. */
         el->adm_unserved = true;
         return;
@@ -691,8 +732,8 @@ void eng_admit_sync_finished(struct cl_engine *e)
     size_t nitems = 0;
     uint64_t bytes = 0;
     int ndonors = 0;
-    if (el->sync != NULL)
-        eng_sync_totals(el->sync, &nitems, &bytes, &ndonors);
+    if (y != NULL)
+        eng_sync_totals(y, &nitems, &bytes, &ndonors);
     if (!el->readmit) {
         cl_info("received the swarm's state from %d peer%s (%zu items, %.1f MB)", ndonors,
                 ndonors == 1 ? "" : "s", nitems, (double)bytes / 1e6);
@@ -708,8 +749,8 @@ void eng_admit_sync_finished(struct cl_engine *e)
          ok = cl_statereg_next(el->reg, ent.index, &ent)) {
         const uint8_t *d;
         size_t len;
-        if (el->sync == NULL ||
-            eng_sync_item(el->sync, CL_EL_ITEM_BUFFER, ent.index, &d, &len, NULL) != COLLAB_OK)
+        if (y == NULL ||
+            eng_sync_item(y, CL_EL_ITEM_BUFFER, ent.index, &d, &len, NULL) != COLLAB_OK)
             continue;
         if (len != ent.bytes) {
             char what[96];
@@ -737,7 +778,7 @@ void eng_admit_sync_finished(struct cl_engine *e)
     cl_info("resynced with the group from %d peer%s: %zu buffers (%.1f MB) overwritten; "
             "this peer's first step back counts with weight 0",
             ndonors, ndonors == 1 ? "" : "s", written, (double)wbytes / 1e6);
-    el->phase = EL_IN; /* el->sync is freed by the timer (we may be inside it) */
+    el->phase = EL_IN; /* eng_el_timer frees the pull (we may be inside it) */
     el->evicted = false;
     el->readmit = false;
     collab_request_t *req = el->held;
@@ -826,7 +867,7 @@ void eng_admit_undo(struct cl_engine *e, const char *why)
     if (!el->adm_pending)
         return;
     el->adm_pending = false;
-    eng_sync_destroy(&el->sync);
+    eng_el_sync_stop(e);
     stream_t *w = eng_el_world(e);
     collab_request_t *taken[UNDO_MAX];
     size_t n = w != NULL ? eng_coll_take_back(w, taken, UNDO_MAX) : 0;

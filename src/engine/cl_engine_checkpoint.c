@@ -40,8 +40,15 @@
     monitor alone (QUERY, FETCH of the checkpoint's items), and its
     collective P + j runs as the group's s + j.  All new first peers do the
     same, so they form their group at s, bitwise equal to the checkpoint.
+
+    A component (cl_engine_checkpoint.h): it sees the engine only through
+    eng_ckpt_ctx_t, built by eng_el_init (cl_engine_elastic.c), which
+    also owns the pull of the state a fetch runs as, and the numbering a
+    resuming peer takes (cl_engine_admit.c).
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_checkpoint.h"
+#include "engine/cl_engine_timer.h"
+#include "mpi_collab.h"
 
 #include "elastic/cl_checkpoint.h"
 #include "util/cl_identity.h"
@@ -49,6 +56,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,11 +67,12 @@
 #define RESUMED_MAX 64             /* peers a monitor sent RESUME to, remembered */
 
 struct el_ckpt {
+    eng_ckpt_ctx_t ctx;
     /* Monitor. */
     bool enabled;
     uint64_t last_step;  /* step of the newest checkpoint (0: none) */
     double next_request; /* next REQUEST */
-    bool fetching;       /* el->sync is this checkpoint's fetch */
+    bool fetching;       /* the running pull (eng_el_sync) is this checkpoint's fetch */
     uint64_t f_s, f_step, f_prefix;
     uint32_t *f_sigs;
     double f_started;
@@ -84,20 +93,49 @@ struct el_ckpt {
     bool resumed_from; /* this peer resumed: as coordinator it passes the RESUME on */
 };
 
-static bool is_self(struct cl_engine *e, const cl_peer_t *p)
+static bool is_self(const struct el_ckpt *c, const cl_peer_t *p)
 {
-    return p != NULL && memcmp(p->key, e->self_key, 32) == 0;
+    return p != NULL && memcmp(p->key, c->ctx.self_key, 32) == 0;
 }
 
-int eng_ckpt_init(struct cl_engine *e)
+static double now_of(const struct el_ckpt *c)
+{
+    return c->ctx.now(c->ctx.arg);
+}
+
+static int send_to(const struct el_ckpt *c, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return c->ctx.send(c->ctx.arg, key, m);
+}
+
+static cl_peer_t *admitter_of(const struct el_ckpt *c)
+{
+    return c->ctx.admitter(c->ctx.arg);
+}
+
+static int configure(struct el_ckpt *c);
+
+int eng_ckpt_new(const eng_ckpt_ctx_t *ctx, el_ckpt_t **out)
 {
     struct el_ckpt *c = calloc(1, sizeof *c);
     if (c == NULL)
         return COLLAB_ERR_NO_MEM;
-    e->el->ckpt = c;
-    const char *dir = e->cfg.checkpoint_dir;
-    int every = e->cfg.checkpoint_every;
-    if (!e->cfg.monitor) {
+    c->ctx = *ctx;
+    int rc = configure(c);
+    if (rc != COLLAB_OK) {
+        eng_ckpt_destroy(&c);
+        return rc;
+    }
+    *out = c;
+    return COLLAB_OK;
+}
+
+static int configure(struct el_ckpt *c)
+{
+    const cl_config_t *cfg = c->ctx.cfg;
+    const char *dir = cfg->checkpoint_dir;
+    int every = cfg->checkpoint_every;
+    if (!cfg->monitor) {
         if (dir != NULL || every > 0)
             cl_warn("COLLAB_CHECKPOINT_DIR and COLLAB_CHECKPOINT_EVERY are read by collab-monitor "
                     "only; this peer ignores them");
@@ -121,7 +159,7 @@ int eng_ckpt_init(struct cl_engine *e)
         cl_error("COLLAB_CHECKPOINT_DIR=%s: %s", dir, err);
         return COLLAB_ERR_CONFIG;
     }
-    const char *run = e->cfg.run_id != NULL ? e->cfg.run_id : "default";
+    const char *run = cfg->run_id != NULL ? cfg->run_id : "default";
     if (rc == 0 && strcmp(c->have.run_id, run) != 0) {
         cl_error("COLLAB_CHECKPOINT_DIR=%s holds checkpoints of COLLAB_RUN_ID=%s (the newest: %s); "
                  "this monitor runs COLLAB_RUN_ID=%s: give it a directory of its own",
@@ -142,37 +180,29 @@ int eng_ckpt_init(struct cl_engine *e)
     return COLLAB_OK;
 }
 
-void eng_ckpt_fini(struct cl_engine *e)
+void eng_ckpt_destroy(el_ckpt_t **c_p)
 {
-    struct el_ckpt *c = e->el != NULL ? e->el->ckpt : NULL;
+    struct el_ckpt *c = c_p != NULL ? *c_p : NULL;
     if (c == NULL)
         return;
     cl_checkpoint_clear(&c->have);
     free(c->f_sigs);
     free(c->r_sigs);
     free(c);
-    e->el->ckpt = NULL;
+    *c_p = NULL;
 }
 
-static struct el_ckpt *ck(struct cl_engine *e)
+bool eng_ckpt_monitor_accepts(const el_ckpt_t *c, int sub)
 {
-    return e->el != NULL ? e->el->ckpt : NULL;
-}
-
-bool eng_ckpt_monitor_accepts(struct cl_engine *e, int sub)
-{
-    struct el_ckpt *c = ck(e);
     if (c == NULL || !c->enabled)
         return false;
     return sub == CL_EL_CKPT || sub == CL_EL_HASHES || sub == CL_EL_DATA || sub == CL_EL_NACK ||
            sub == CL_EL_QUERY || sub == CL_EL_FETCH;
 }
 
-bool eng_ckpt_resumed(struct cl_engine *e, const uint8_t key[32])
+/* Did this monitor send key a checkpoint to resume from? */
+static bool resumed(const struct el_ckpt *c, const uint8_t key[32])
 {
-    struct el_ckpt *c = ck(e);
-    if (c == NULL)
-        return false;
     for (size_t i = 0; i < c->nresumed; i++)
         if (memcmp(c->resumed[i], key, 32) == 0)
             return true;
@@ -182,43 +212,41 @@ bool eng_ckpt_resumed(struct cl_engine *e, const uint8_t key[32])
 /* ---------------------------------------------------------------------- */
 /* The monitor: asking, fetching, writing. */
 
-static void send_request(struct cl_engine *e, struct el_ckpt *c)
+static void send_request(struct el_ckpt *c)
 {
-    cl_peer_t *a = eng_admit_admitter(e);
-    if (a == NULL || is_self(e, a) || a->state != CL_PEER_ALIVE)
+    cl_peer_t *a = admitter_of(c);
+    if (a == NULL || is_self(c, a) || a->state != CL_PEER_ALIVE)
         return;
     cl_elmsg_t m;
     memset(&m, 0, sizeof m);
     m.type = CL_EL_CKPT;
     m.ckpt = CL_EL_CKPT_REQUEST;
     m.step = c->last_step;
-    m.every = (uint64_t)e->cfg.checkpoint_every;
-    (void)eng_el_send(e, a->key, &m);
+    m.every = (uint64_t)c->ctx.cfg->checkpoint_every;
+    (void)send_to(c, a->key, &m);
 }
 
 /* The fetch ended: asks for the next checkpoint at once, so that it is
    taken N steps after this one. */
-static void fetch_end(struct cl_engine *e, struct el_ckpt *c)
+static void fetch_end(struct el_ckpt *c)
 {
     c->fetching = false;
     free(c->f_sigs);
     c->f_sigs = NULL;
-    if (e->state == ENG_MEMBER)
-        send_request(e, c);
-    c->next_request = eng_now() + REQUEST_EVERY;
+    if (c->ctx.member(c->ctx.arg))
+        send_request(c);
+    c->next_request = now_of(c) + REQUEST_EVERY;
 }
 
-void eng_ckpt_fetched(struct cl_engine *e)
+void eng_ckpt_fetched(el_ckpt_t *c, const el_sync_t *y)
 {
-    struct el_ckpt *c = ck(e);
-    el_sync_t *y = e->el->sync;
     if (c == NULL || !c->fetching || y == NULL)
         return;
     if (eng_sync_split(y)) {
         cl_warn("the members that answered do not agree by a majority on the state of step %llu "
                 "(named above); no checkpoint written",
                 (unsigned long long)c->f_step);
-        fetch_end(e, c);
+        fetch_end(c);
         return;
     }
     size_t n = eng_sync_count(y), got = 0;
@@ -228,7 +256,7 @@ void eng_ckpt_fetched(struct cl_engine *e)
     if (out.items == NULL) {
         cl_error("out of memory writing the checkpoint of step %llu",
                  (unsigned long long)c->f_step);
-        fetch_end(e, c);
+        fetch_end(c);
         return;
     }
     uint64_t bytes = 0;
@@ -265,7 +293,7 @@ void eng_ckpt_fetched(struct cl_engine *e)
         cl_warn("no member served the state of step %llu; no checkpoint written",
                 (unsigned long long)c->f_step);
         free(out.items);
-        fetch_end(e, c);
+        fetch_end(c);
         return;
     }
     if (got < n) {
@@ -276,28 +304,28 @@ void eng_ckpt_fetched(struct cl_engine *e)
                 "checkpoint written (the next one is asked for)",
                 n - got, n, (unsigned long long)c->f_step);
         free(out.items);
-        fetch_end(e, c);
+        fetch_end(c);
         return;
     }
     snprintf(out.run_id, sizeof out.run_id, "%s",
-             e->cfg.run_id != NULL ? e->cfg.run_id : "default");
+             c->ctx.cfg->run_id != NULL ? c->ctx.cfg->run_id : "default");
     out.step = c->f_step;
     out.seq = c->f_s;
     out.prefix = c->f_prefix;
     out.sigs = c->f_sigs;
     out.nitems = (uint32_t)got;
     char path[4096], err[CL_CKPT_ERR_MAX];
-    if (cl_checkpoint_write(e->cfg.checkpoint_dir, &out, path, sizeof path, err) != 0) {
+    if (cl_checkpoint_write(c->ctx.cfg->checkpoint_dir, &out, path, sizeof path, err) != 0) {
         cl_error("checkpoint of step %llu not written: %s", (unsigned long long)c->f_step, err);
         free(out.items);
-        fetch_end(e, c);
+        fetch_end(c);
         return;
     }
-    int pruned = cl_checkpoint_prune(e->cfg.checkpoint_dir, CL_CKPT_KEEP);
+    int pruned = cl_checkpoint_prune(c->ctx.cfg->checkpoint_dir, CL_CKPT_KEEP);
     cl_info("checkpoint of step %llu written: %s (%zu items, %.1f MB from %d peer%s, "
             "%.1f s)%s",
             (unsigned long long)c->f_step, path, got, (double)bytes / 1e6, donors,
-            donors == 1 ? "" : "s", eng_now() - c->f_started,
+            donors == 1 ? "" : "s", now_of(c) - c->f_started,
             pruned > 0 ? "; older ones pruned" : "");
     /* Served to resuming peers from now on: read back what was written. */
     cl_ckpt_t fresh;
@@ -310,16 +338,16 @@ void eng_ckpt_fetched(struct cl_engine *e)
     }
     c->last_step = c->f_step;
     free(out.items);
-    fetch_end(e, c);
+    fetch_end(c);
 }
 
-static void on_notice(struct cl_engine *e, struct el_ckpt *c, cl_peer_t *p, const cl_elmsg_t *m)
+static void on_notice(struct el_ckpt *c, cl_peer_t *p, const cl_elmsg_t *m)
 {
-    if (!c->enabled || c->fetching || e->el->sync != NULL)
+    if (!c->enabled || c->fetching || c->ctx.sync(c->ctx.arg) != NULL)
         return;
-    if (memcmp(m->key, e->self_key, 32) != 0)
+    if (memcmp(m->key, c->ctx.self_key, 32) != 0)
         return; /* another monitor's */
-    if (p == NULL || p->rank < 0 || eng_admit_admitter(e) != p) {
+    if (p == NULL || p->rank < 0 || admitter_of(c) != p) {
         cl_debug("monitor: a checkpoint notice from a member that is not the admitter; ignored");
         return;
     }
@@ -333,40 +361,31 @@ static void on_notice(struct cl_engine *e, struct el_ckpt *c, cl_peer_t *p, cons
     c->f_s = m->s;
     c->f_step = m->step;
     c->f_prefix = m->prefix;
-    c->f_started = eng_now();
+    c->f_started = now_of(c);
     c->fetching = true;
-    cl_elmsg_t none;
-    memset(&none, 0, sizeof none);
-    eng_sync_ctx_t sctx;
-    eng_el_sync_ctx(e, &sctx);
-    e->el->sync = eng_sync_start(&sctx, m->s, &none, p->key);
-    if (e->el->sync == NULL) {
-        cl_error("out of memory starting a checkpoint");
-        fetch_end(e, c);
-        return;
-    }
     cl_debug("monitor: fetching the state of step %llu (collective #%llu)",
              (unsigned long long)m->step, (unsigned long long)m->s);
-    eng_sync_view_changed(e->el->sync);
+    if (!c->ctx.fetch(c->ctx.arg, m->s, p->key)) {
+        cl_error("out of memory starting a checkpoint");
+        fetch_end(c);
+    }
 }
 
-double eng_ckpt_timer(struct cl_engine *e, double now)
+double eng_ckpt_timer(el_ckpt_t *c, double now)
 {
-    struct el_ckpt *c = ck(e);
-    if (c == NULL || !c->enabled || e->state != ENG_MEMBER)
+    if (c == NULL || !c->enabled || !c->ctx.member(c->ctx.arg))
         return now + ENG_IDLE_WAKE;
     if (c->fetching) {
-        if (e->el->sync == NULL || eng_sync_done(e->el->sync)) {
-            /* Ended without eng_ckpt_fetched (freed by a view change). */
-            fetch_end(e, c);
+        const el_sync_t *y = c->ctx.sync(c->ctx.arg);
+        if (y == NULL || eng_sync_done(y)) {
+            /* Ended without eng_ckpt_fetched (another pull replaced it). */
+            fetch_end(c);
         } else {
             return now + ENG_CKPT_POLL;
         }
     }
-    if (e->el->sync != NULL && eng_sync_done(e->el->sync))
-        eng_sync_destroy(&e->el->sync);
     if (now >= c->next_request) {
-        send_request(e, c);
+        send_request(c);
         c->next_request = now + REQUEST_EVERY;
     }
     return c->next_request;
@@ -375,27 +394,26 @@ double eng_ckpt_timer(struct cl_engine *e, double now)
 /* ---------------------------------------------------------------------- */
 /* The admitter. */
 
-void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
+void eng_ckpt_on_boundary(el_ckpt_t *c, uint64_t seq, uint64_t idx)
 {
-    struct el_ckpt *c = ck(e);
-    struct eng_elastic *el = e->el;
     if (c == NULL || !c->req_pending)
         return;
-    cl_peer_t *mon = cl_member_find(e->mb, c->req_key);
+    const cl_stream_t *stream = c->ctx.stream;
+    cl_peer_t *mon = c->ctx.find(c->ctx.arg, c->req_key);
     if (mon == NULL || !mon->monitor || mon->state != CL_PEER_ALIVE) {
         c->req_pending = false;
         return;
     }
-    uint64_t p = cl_stream_prefix(el->stream), t = cl_stream_period(el->stream);
+    uint64_t p = cl_stream_prefix(stream), t = cl_stream_period(stream);
     if (p == CL_STREAM_NONE || t == 0 || seq < p)
         return;
     uint64_t ahead = t > EL_ADMIT_AHEAD ? t : EL_ADMIT_AHEAD;
-    uint64_t at = cl_stream_next_boundary(el->stream, idx + ahead);
+    uint64_t at = cl_stream_next_boundary(stream, idx + ahead);
     if (at == CL_STREAM_NONE || at < idx + ahead)
         return;
     uint64_t s = seq + (at - idx);
     uint64_t step = (s - p) / t;
-    if (step < c->req_after + c->req_every || eng_now() - c->last_notice < MIN_GAP)
+    if (step < c->req_after + c->req_every || now_of(c) - c->last_notice < MIN_GAP)
         return;
     if (p > CL_ELMSG_MAX_PREFIX)
         return;
@@ -403,7 +421,7 @@ void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
     if (p > 0 && sigs == NULL)
         return;
     for (uint64_t i = 0; i < p; i++)
-        if (cl_stream_signature(el->stream, i, &sigs[i]) != COLLAB_OK) {
+        if (cl_stream_signature(stream, i, &sigs[i]) != COLLAB_OK) {
             free(sigs);
             return;
         }
@@ -417,20 +435,16 @@ void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
     m.sigs = sigs;
     m.nsigs = (uint32_t)p;
     memcpy(m.key, c->req_key, 32);
-    cl_el_joiner_t who;
-    memset(&who, 0, sizeof who);
-    memcpy(who.key, c->req_key, 32);
-    eng_donor_forget(el->donor, c->req_key); /* one copy per monitor */
-    eng_donor_expect(el->donor, s, &who, 1);
+    c->ctx.keep_copy(c->ctx.arg, s, c->req_key, false); /* one copy per monitor */
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = c->ctx.members(c->ctx.arg, &n);
     for (size_t i = 0; i < n; i++)
-        if (!is_self(e, list[i]) && list[i]->in_group && list[i]->state == CL_PEER_ALIVE)
-            (void)eng_el_send(e, list[i]->key, &m);
-    (void)eng_el_send(e, c->req_key, &m);
+        if (!is_self(c, list[i]) && list[i]->in_group && list[i]->state == CL_PEER_ALIVE)
+            (void)send_to(c, list[i]->key, &m);
+    (void)send_to(c, c->req_key, &m);
     free(sigs);
     c->req_pending = false;
-    c->last_notice = eng_now();
+    c->last_notice = now_of(c);
     cl_debug("checkpoint of step %llu at collective #%llu for monitor %.8s…",
              (unsigned long long)step, (unsigned long long)s, mon->id);
 }
@@ -438,11 +452,9 @@ void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
 /* ---------------------------------------------------------------------- */
 /* A new first peer resuming from a monitor's checkpoint. */
 
-static void on_resume(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
-                      const cl_elmsg_t *m)
+static void on_resume(struct el_ckpt *c, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    struct eng_elastic *el = e->el;
-    if (e->cfg.monitor || el->posted > 0 || el->phase != EL_IN || el->mapped) {
+    if (c->ctx.cfg->monitor || !c->ctx.fresh(c->ctx.arg)) {
         cl_warn("a checkpoint to resume from arrived after this peer's first collective; it "
                 "starts from its own state");
         return;
@@ -463,59 +475,32 @@ static void on_resume(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[
     c->resume_pending = true;
 }
 
-bool eng_ckpt_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx)
+bool eng_ckpt_take_resume(el_ckpt_t *c, eng_ckpt_resume_t *out)
 {
-    struct el_ckpt *c = ck(e);
-    struct eng_elastic *el = e->el;
     if (c == NULL || !c->resume_pending)
         return false;
     c->resume_pending = false;
-    if (idx != 0 || el->phase != EL_IN)
-        return false;
-    free(el->adm_sigs);
-    el->adm_sigs = c->r_prefix > 0 ? malloc(c->r_prefix * sizeof *el->adm_sigs) : NULL;
-    if (c->r_prefix > 0 && el->adm_sigs == NULL)
-        return false;
-    if (c->r_prefix > 0)
-        memcpy(el->adm_sigs, c->r_sigs, c->r_prefix * sizeof *el->adm_sigs);
-    el->adm_nsigs = (uint32_t)c->r_prefix;
-    c->resumed_from = true;
-    el->adm_s = c->r_s;
-    el->adm_prefix = c->r_prefix;
-    el->adm_gen = 0;
-    el->adm_pending = false;
-    el->adm_answered = false;
-    el->readmit = false;
-    el->phase = EL_SYNCING;
-    el->mapped = true;
-    el->map_local = c->r_prefix;
-    el->map_seq = c->r_s;
-    if (s->started < c->r_s)
-        s->started = c->r_s;
-    if (idx >= el->map_local)
-        req->coll.seq = el->map_seq + (idx - el->map_local);
-    s->next_seq = el->map_seq + (el->posted > el->map_local ? el->posted - el->map_local : 0);
-    cl_info("resuming from the monitor's checkpoint of step %llu (collective #%llu); fetching it",
-            (unsigned long long)c->r_step, (unsigned long long)c->r_s);
-    eng_sync_destroy(&el->sync);
-    eng_sync_ctx_t sctx;
-    eng_el_sync_ctx(e, &sctx);
-    el->sync = eng_sync_start_one(&sctx, c->r_s, c->r_key);
-    if (el->sync == NULL) {
-        cl_error("out of memory starting the state sync; this peer keeps its own state");
-        eng_admit_sync_finished(e);
-    }
-    return false; /* eng_admit_take parks it until the sync is done */
+    out->s = c->r_s;
+    out->step = c->r_step;
+    out->prefix = c->r_prefix;
+    out->sigs = c->r_sigs;
+    memcpy(out->key, c->r_key, 32);
+    return true;
+}
+
+void eng_ckpt_resuming(el_ckpt_t *c)
+{
+    if (c != NULL)
+        c->resumed_from = true;
 }
 
 /* The monitor, as the coordinator that admits a rank: a new first peer
    resumes from the checkpoint. */
-void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
+void eng_ckpt_on_admit_rank(el_ckpt_t *c, const uint8_t key[32])
 {
-    struct el_ckpt *c = ck(e);
-    if (c == NULL || cl_member_group_closed(e->mb))
+    if (c == NULL || c->ctx.group_closed(c->ctx.arg))
         return;
-    if (!e->cfg.monitor && c->resumed_from) {
+    if (!c->ctx.cfg->monitor && c->resumed_from) {
         /* A coordinator that resumed from a monitor's checkpoint while the
            group forms: the peers it admits resume from it too. */
         cl_elmsg_t m;
@@ -528,10 +513,10 @@ void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
         m.sigs = c->r_sigs;
         m.nsigs = (uint32_t)c->r_prefix;
         memcpy(m.key, c->r_key, 32);
-        (void)eng_el_send(e, key, &m);
+        (void)send_to(c, key, &m);
         return;
     }
-    if (!e->cfg.monitor || !c->have_ok)
+    if (!c->ctx.cfg->monitor || !c->have_ok)
         return;
     cl_elmsg_t m;
     memset(&m, 0, sizeof m);
@@ -542,10 +527,10 @@ void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
     m.prefix = c->have.prefix;
     m.sigs = c->have.sigs;
     m.nsigs = (uint32_t)c->have.prefix;
-    memcpy(m.key, e->self_key, 32);
-    if (eng_el_send(e, key, &m) != COLLAB_OK)
+    memcpy(m.key, c->ctx.self_key, 32);
+    if (send_to(c, key, &m) != COLLAB_OK)
         return;
-    if (!eng_ckpt_resumed(e, key)) {
+    if (!resumed(c, key)) {
         memcpy(c->resumed[c->next_resumed], key, 32);
         c->next_resumed = (c->next_resumed + 1) % RESUMED_MAX;
         if (c->nresumed < RESUMED_MAX)
@@ -558,8 +543,7 @@ void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
 }
 
 /* The monitor serving its checkpoint to a resuming peer. */
-static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
-                  const cl_elmsg_t *m)
+static void serve(struct el_ckpt *c, const uint8_t key[32], const cl_elmsg_t *m)
 {
     cl_elmsg_t r;
     memset(&r, 0, sizeof r);
@@ -571,7 +555,7 @@ static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
         r.offset = m->offset;
         r.len = m->len;
         r.reason = CL_EL_NACK_MOVED;
-        (void)eng_el_send(e, key, &r);
+        (void)send_to(c, key, &r);
         return;
     }
     const cl_ckpt_t *h = &c->have;
@@ -593,7 +577,7 @@ static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
             }
         }
         if (r.bufs != NULL && r.res != NULL)
-            (void)eng_el_send(e, key, &r);
+            (void)send_to(c, key, &r);
         free(r.bufs);
         free(r.res);
         return;
@@ -610,7 +594,7 @@ static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
         r.offset = m->offset;
         r.len = m->len;
         r.reason = CL_EL_NACK_UNKNOWN;
-        (void)eng_el_send(e, key, &r);
+        (void)send_to(c, key, &r);
         return;
     }
     r.type = CL_EL_DATA;
@@ -622,7 +606,7 @@ static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
         r.offset = off;
         r.len = n;
         r.data = it->data + off;
-        if (eng_el_send(e, key, &r) != COLLAB_OK)
+        if (send_to(c, key, &r) != COLLAB_OK)
             break;
         off += n;
     }
@@ -630,19 +614,19 @@ static void serve(struct cl_engine *e, struct el_ckpt *c, const uint8_t key[32],
 
 /* ---------------------------------------------------------------------- */
 
-bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
-                         const cl_elmsg_t *m)
+bool eng_ckpt_on_message(el_ckpt_t *c, cl_peer_t *p, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    struct el_ckpt *c = ck(e);
     if (c == NULL)
         return false;
+    const cl_config_t *cfg = c->ctx.cfg;
+    bool in = c->ctx.member(c->ctx.arg);
     bool member = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0;
     bool monitor = p != NULL && p->state != CL_PEER_GONE && p->monitor;
     if (m->type == CL_EL_QUERY || m->type == CL_EL_FETCH) {
-        if (!e->cfg.monitor)
+        if (!cfg->monitor)
             return false; /* the donor's (cl_engine_donor.c) */
-        if (member && e->state == ENG_MEMBER)
-            serve(e, c, key, m);
+        if (member && in)
+            serve(c, key, m);
         return true;
     }
     if (m->type != CL_EL_CKPT)
@@ -651,8 +635,8 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
     case CL_EL_CKPT_REQUEST:
         /* Only a monitor of this peer's view asks, and only the admitter
            acts on it. */
-        if (!monitor || e->cfg.monitor || e->state != ENG_MEMBER || eng_admit_admitter(e) == NULL ||
-            !is_self(e, eng_admit_admitter(e)))
+        if (!monitor || cfg->monitor || !in || admitter_of(c) == NULL ||
+            !is_self(c, admitter_of(c)))
             break;
         c->req_pending = true;
         memcpy(c->req_key, key, 32);
@@ -660,30 +644,23 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
         c->req_every = m->every;
         break;
     case CL_EL_CKPT_NOTICE:
-        if (e->cfg.monitor) {
-            on_notice(e, c, p, m);
+        if (cfg->monitor) {
+            on_notice(c, p, m);
             break;
         }
         /* A member copies its state at s for the monitor the admitter
            names, a monitor of this peer's view. */
-        if (!member || e->state != ENG_MEMBER || eng_admit_admitter(e) != p) {
+        if (!member || !in || admitter_of(c) != p) {
             cl_debug("a checkpoint notice from a peer that is not the admitter; ignored");
             break;
         }
         {
-            cl_peer_t *mon = cl_member_find(e->mb, m->key);
+            cl_peer_t *mon = c->ctx.find(c->ctx.arg, m->key);
             if (mon == NULL || !mon->monitor || mon->state == CL_PEER_GONE)
                 break;
-            cl_el_joiner_t who;
-            memset(&who, 0, sizeof who);
-            memcpy(who.key, m->key, 32);
-            eng_donor_forget(e->el->donor, m->key); /* one copy per monitor */
-            eng_donor_expect(e->el->donor, m->s, &who, 1);
-            /* Already blocked in s (it posted s and it did not complete):
-               copy now. */
-            stream_t *w = eng_el_world(e);
-            if (w != NULL && w->next_seq > m->s && e->el->done_seq <= m->s)
-                eng_donor_on_post(e->el->donor, m->s);
+            /* One copy per monitor; already blocked in s (it posted s and
+               it did not complete): copied now. */
+            c->ctx.keep_copy(c->ctx.arg, m->s, m->key, true);
         }
         break;
     case CL_EL_CKPT_RESUME:
@@ -691,9 +668,9 @@ bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32
            peer asked to join, before its view (the gate checked that it
            asked the sender); once a member, from a monitor of its view
            only, before its first collective (on_resume checks). */
-        if (e->cfg.monitor || (e->state == ENG_MEMBER && !monitor))
+        if (cfg->monitor || (in && !monitor))
             break;
-        on_resume(e, c, key, m);
+        on_resume(c, key, m);
         break;
     default:
         break;

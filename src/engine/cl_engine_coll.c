@@ -105,8 +105,29 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
     return s;
 }
 
+/* The generations' context (cl_engine_gens.h). */
+static int gens_rank(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->rank);
+}
+
+static int gens_world_size(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->world_size);
+}
+
+static bool gens_in_group(void *arg, int w)
+{
+    return eng_coll_in_group(arg, w);
+}
+
 int eng_coll_init(struct cl_engine *e)
 {
+    eng_gens_ctx_t gctx = {
+        .arg = e, .rank = gens_rank, .world_size = gens_world_size, .in_group = gens_in_group};
+    e->gens = eng_gens_new(&gctx);
+    if (e->gens == NULL)
+        return COLLAB_ERR_NO_MEM;
     return eng_el_init(e); /* elastic hook */
 }
 
@@ -124,7 +145,7 @@ void eng_coll_fini(struct cl_engine *e)
     free(e->late);
     e->late = NULL;
     e->nlate = e->caplate = 0;
-    eng_coll_gens_fini(e);
+    eng_gens_destroy(&e->gens);
     local_msg_t *l = e->local_head;
     while (l != NULL) {
         local_msg_t *next = l->next;
@@ -332,6 +353,36 @@ void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
         eng_coll_check_done(e, e->streams[i]);
 }
 
+const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
+{
+    return eng_gens_find(e->gens, gen);
+}
+
+void eng_coll_record_group(struct cl_engine *e)
+{
+    if (!cl_member_group_closed(e->mb))
+        return;
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    eng_gens_record(e->gens, cl_member_group_epoch(e->mb), list, n);
+}
+
+size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
+{
+    return eng_gens_encode(e->gens, gen, out);
+}
+
+bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
+                        const uint8_t *body, size_t len)
+{
+    return eng_gens_learn(e->gens, gen, cur, from_world, body, len);
+}
+
+bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
+{
+    return eng_gens_has_self(e->gens, gen);
+}
+
 void eng_coll_view_changed(struct cl_engine *e)
 {
     eng_coll_record_group(e);
@@ -428,4 +479,16 @@ void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm)
     }
     eng_p2p_comm_free(e->p2p, comm->id);
     cl_comm_destroy(&comm);
+}
+
+/* Is world rank w in this peer's current group?  Only members still in
+   the group may pull a collective back to an older generation: a member
+   taken out since (failed, evicted) may still send under the generation
+   it knew, and following it would split the survivors between those
+   that already completed under the new generation and those that
+   restarted under the old one. */
+bool eng_coll_in_group(struct cl_engine *e, int w)
+{
+    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    return p != NULL && p->in_group;
 }

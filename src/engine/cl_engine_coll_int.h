@@ -30,9 +30,7 @@ cl_coll_env_t eng_coll_env(coll_ctx_t *ctx);
    NULL. */
 cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank);
 
-/* cl_engine_gens.c */
-/* Frees every generation remembered. */
-void eng_coll_gens_fini(struct cl_engine *e);
+/* cl_engine_coll_start.c */
 /* A peer that left after taking part in collective seq of s counts
    there, so seq runs under a generation that still lists it: the newest
    one (not after cur) that lists every such peer of the communicator and

@@ -426,3 +426,27 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
         start_gen(e, s, req, gen);
     }
 }
+
+/* A peer that left after taking part in seq counts there, so seq runs
+   under a generation that still lists it: the newest one (not after cur)
+   that lists every such peer of this communicator and this peer.  The
+   others started seq before the view dropped it, under that generation
+   (the coordinator drops it only once its GOODBYE reached every member,
+   cl_engine_leave.c).  Returns cur when it lists them all or none does. */
+uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur)
+{
+    enum { MAXDEP = 64 };
+    int dep[MAXDEP];
+    int k = 0, n = eng_leave_contributors(e, s->comm_id, seq, dep, MAXDEP);
+    for (int i = 0; i < n; i++)
+        if (cl_comm_rank_of_world(s->comm, dep[i]) >= 0)
+            dep[k++] = dep[i];
+    const group_gen_t *g = eng_coll_gen(e, cur);
+    bool all = g != NULL;
+    for (int i = 0; i < k && all; i++)
+        all = eng_gens_lists(g, dep[i]);
+    if (k == 0 || all)
+        return cur;
+    uint64_t best = eng_gens_newest_listing(e->gens, cur, dep, k);
+    return best != 0 ? best : cur;
+}

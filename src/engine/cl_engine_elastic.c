@@ -101,12 +101,12 @@ static void sync_finished(void *arg)
 {
     struct cl_engine *e = arg;
     if (e->cfg.monitor)
-        eng_ckpt_fetched(e); /* a checkpoint, not an admission */
+        eng_ckpt_fetched(e->el->ckpt, e->el->sync); /* a checkpoint, not an admission */
     else
         eng_admit_sync_finished(e);
 }
 
-void eng_el_sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
+static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
 {
     *ctx = (eng_sync_ctx_t){.arg = e,
                             .cfg = &e->cfg,
@@ -118,6 +118,112 @@ void eng_el_sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
                             .find = audit_find,
                             .split = sync_split,
                             .finished = sync_finished};
+}
+
+/* The running pull of the state: this file alone starts, replaces and
+   frees it (el->sync). */
+const el_sync_t *eng_el_sync(struct cl_engine *e)
+{
+    return e->el != NULL ? e->el->sync : NULL;
+}
+
+bool eng_el_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
+                       const uint8_t *admitter)
+{
+    struct eng_elastic *el = el_of(e);
+    eng_sync_destroy(&el->sync);
+    eng_sync_ctx_t sctx;
+    sync_ctx(e, &sctx);
+    el->sync = eng_sync_start(&sctx, s, admit, admitter);
+    return el->sync != NULL;
+}
+
+bool eng_el_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    eng_sync_destroy(&el->sync);
+    eng_sync_ctx_t sctx;
+    sync_ctx(e, &sctx);
+    el->sync = eng_sync_start_one(&sctx, s, key);
+    return el->sync != NULL;
+}
+
+void eng_el_sync_check_donors(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL && el->sync != NULL)
+        eng_sync_view_changed(el->sync);
+}
+
+void eng_el_sync_stop(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_sync_destroy(&el->sync);
+}
+
+/* The checkpoints' context (cl_engine_checkpoint.h). */
+static bool ckpt_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static cl_peer_t *ckpt_admitter(void *arg)
+{
+    return eng_admit_admitter(arg);
+}
+
+static bool ckpt_group_closed(void *arg)
+{
+    return cl_member_group_closed(((struct cl_engine *)arg)->mb);
+}
+
+static bool ckpt_fresh(void *arg)
+{
+    struct eng_elastic *el = ((struct cl_engine *)arg)->el;
+    return el->posted == 0 && el->phase == EL_IN && !el->mapped;
+}
+
+static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
+{
+    struct cl_engine *e = arg;
+    struct eng_elastic *el = e->el;
+    cl_el_joiner_t who;
+    memset(&who, 0, sizeof who);
+    memcpy(who.key, key, 32);
+    eng_donor_forget(el->donor, key);
+    eng_donor_expect(el->donor, s, &who, 1);
+    if (!now_if_blocked)
+        return;
+    stream_t *w = eng_el_world(e);
+    if (w != NULL && w->next_seq > s && el->done_seq <= s)
+        eng_donor_on_post(el->donor, s);
+}
+
+static const el_sync_t *ckpt_sync(void *arg)
+{
+    return eng_el_sync(arg);
+}
+
+static bool ckpt_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
+{
+    cl_elmsg_t none;
+    memset(&none, 0, sizeof none);
+    if (!eng_el_sync_start(arg, s, &none, admitter))
+        return false;
+    eng_el_sync_check_donors(arg);
+    return true;
+}
+
+bool eng_el_monitor_accepts(struct cl_engine *e, int sub)
+{
+    return e->el != NULL && eng_ckpt_monitor_accepts(e->el->ckpt, sub);
+}
+
+void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
+{
+    if (e->el != NULL)
+        eng_ckpt_on_admit_rank(e->el->ckpt, key);
 }
 
 /* Members whose state differs from the group's: the coordinator, which
@@ -173,7 +279,22 @@ int eng_el_init(struct cl_engine *e)
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
-    int rc = eng_ckpt_init(e);
+    eng_ckpt_ctx_t cctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .self_key = e->self_key,
+                           .stream = el->stream,
+                           .now = ctx_now,
+                           .send = ctx_send,
+                           .member = ckpt_member,
+                           .admitter = ckpt_admitter,
+                           .members = audit_members,
+                           .find = audit_find,
+                           .group_closed = ckpt_group_closed,
+                           .fresh = ckpt_fresh,
+                           .keep_copy = ckpt_keep_copy,
+                           .sync = ckpt_sync,
+                           .fetch = ckpt_fetch};
+    int rc = eng_ckpt_new(&cctx, &el->ckpt);
     if (rc != COLLAB_OK)
         eng_el_fini(e);
     return rc;
@@ -192,7 +313,7 @@ void eng_el_fini(struct cl_engine *e)
     cl_statereg_destroy(&el->reg);
     cl_startup_destroy(&el->startup);
     cl_admission_destroy(&el->adm);
-    eng_ckpt_fini(e);
+    eng_ckpt_destroy(&el->ckpt);
     for (int i = 0; i < EL_BARRIERS; i++)
         free(el->barriers[i].admit);
     free(el->kinds);
@@ -730,7 +851,7 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
         return;
     }
     bool member = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0;
-    if (eng_ckpt_on_message(e, p, key, &em)) {
+    if (eng_ckpt_on_message(el->ckpt, p, key, &em)) {
         cl_elmsg_clear(&em);
         return;
     }
@@ -798,7 +919,7 @@ double eng_el_timer(struct cl_engine *e, double now)
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
     double next = fmin(eng_admit_timer(e, now), eng_audit_timer(el->audit, now));
-    next = fmin(next, eng_ckpt_timer(e, now));
+    next = fmin(next, eng_ckpt_timer(el->ckpt, now));
     next = fmin(next, eng_donor_timer(el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(el->sync, now));

@@ -20,6 +20,7 @@
 #include "elastic/cl_stream.h"
 #include "engine/cl_elmsg.h"
 #include "engine/cl_engine_audit.h"
+#include "engine/cl_engine_checkpoint.h"
 #include "engine/cl_engine_donor.h"
 #include "engine/cl_engine_int.h"
 #include "engine/cl_engine_sync.h"
@@ -107,12 +108,9 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 /* Shared by cl_engine_elastic.c, cl_engine_admit.c, cl_engine_sync.c and
    cl_engine_donor.c. */
 
-typedef struct el_ckpt el_ckpt_t;
-
 #define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
 #define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
-#define EL_ADMIT_AHEAD 8 /* several groups: admissions take effect at least this far ahead */
 #define EL_DONE_RING 64  /* completed world collectives whose generation is remembered */
 
 /* An admission: from sequence s of the world communicator on, only
@@ -300,38 +298,33 @@ void eng_admit_abort(struct cl_engine *e, int status);
 void eng_admit_foreign(struct cl_engine *e, const char *what);
 void eng_admit_leave_foreign(struct cl_engine *e);
 
-/* The joiner's sync's view of this engine (cl_engine_sync.h): the
-   context eng_sync_start and eng_sync_start_one copy. */
-void eng_el_sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx);
+/* The running pull of the state (cl_engine_sync.h: an admission's sync,
+   a monitor's checkpoint fetch, a peer resuming from a checkpoint).
+   cl_engine_elastic.c alone starts, replaces and frees it (el->sync) and
+   builds its context; the others ask through these.  eng_el_sync: the
+   running pull, or NULL (read only).  eng_el_sync_start replaces it with
+   a pull of admission s (eng_sync_start; admit and admitter as there),
+   eng_el_sync_start_one with a pull of collective s from key alone
+   (eng_sync_start_one); both return false without memory (then none
+   runs).  eng_el_sync_check_donors: the pull looks at the view now
+   (eng_sync_view_changed; it finishes at once when nobody is left to
+   ask).  eng_el_sync_stop frees it (never from inside its `finished`). */
+const el_sync_t *eng_el_sync(struct cl_engine *e);
+bool eng_el_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
+                       const uint8_t *admitter);
+bool eng_el_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32]);
+void eng_el_sync_check_donors(struct cl_engine *e);
+void eng_el_sync_stop(struct cl_engine *e);
 
 /* The admitter as this peer computes it (docs/elastic.md §8), or NULL. */
 cl_peer_t *eng_admit_admitter(struct cl_engine *e);
 
-/* cl_engine_checkpoint.c: checkpoints taken by a monitor and resumed
-   from (docs/monitor.md §7).  init reads COLLAB_CHECKPOINT_DIR/_EVERY
-   (a monitor loads its newest checkpoint); COLLAB_ERR_CONFIG for a bad
-   setting, logged. */
-int eng_ckpt_init(struct cl_engine *e);
-void eng_ckpt_fini(struct cl_engine *e);
-/* Does a monitor that takes checkpoints accept ELASTIC messages of this
-   sub type (the others are dropped as before)? */
-bool eng_ckpt_monitor_accepts(struct cl_engine *e, int sub);
-/* Did this monitor send key a checkpoint to resume from? */
-bool eng_ckpt_resumed(struct cl_engine *e, const uint8_t key[32]);
-/* A decoded ELASTIC message: true when it was a checkpoint's (handled). */
-bool eng_ckpt_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
-                         const cl_elmsg_t *m);
-/* The admitter's program posted world collective seq (local idx), a step
-   boundary: starts a requested checkpoint. */
-void eng_ckpt_on_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx);
-/* This peer's first world collective (idx 0): when a monitor sent a
-   checkpoint to resume from, sets up the joiner's numbering and sync;
-   the caller goes on as for a joiner.  Always returns false. */
-bool eng_ckpt_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
-/* A monitor admits a rank (before the view goes out). */
-void eng_ckpt_on_admit_rank(struct cl_engine *e, const uint8_t key[32]);
-/* The monitor's fetch finished (from cl_engine_sync.c). */
-void eng_ckpt_fetched(struct cl_engine *e);
-double eng_ckpt_timer(struct cl_engine *e, double now);
+/* Checkpoints (cl_engine_checkpoint.h) as the rest of the engine asks:
+   does a monitor that takes checkpoints accept ELASTIC messages of this
+   sub type (the loop drops the others); this peer, as coordinator,
+   admits a rank (before the view goes out: a new first peer resumes from
+   a monitor's checkpoint). */
+bool eng_el_monitor_accepts(struct cl_engine *e, int sub);
+void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32]);
 
 #endif

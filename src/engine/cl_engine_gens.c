@@ -8,14 +8,24 @@
     (cl_engine_coll_start.c, cl_engine_route.c).  A generation this peer
     never saw (the view that formed it was lost with its coordinator) is
     learned from a notice of a member of the current group
-    (eng_coll_in_group), under the checks of eng_coll_learn_gen.
+    (in_group), under the checks of eng_gens_learn.
+
+    A component (cl_engine_gens.h): it sees the engine only through
+    eng_gens_ctx_t, built by eng_coll_init (cl_engine_coll.c), whose
+    eng_coll_gen* functions the rest of the engine calls.
 */
-#include "engine/cl_engine_coll_int.h"
+#include "engine/cl_engine_gens.h"
 
 #include "util/cl_log.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+struct eng_gens {
+    eng_gens_ctx_t ctx;
+    group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
+    int gen_next;               /* slot the next one goes to */
+};
 
 static void gen_clear(group_gen_t *g)
 {
@@ -26,27 +36,45 @@ static void gen_clear(group_gen_t *g)
     memset(g, 0, sizeof *g);
 }
 
-void eng_coll_gens_fini(struct cl_engine *e)
+eng_gens_t *eng_gens_new(const eng_gens_ctx_t *ctx)
 {
-    for (int i = 0; i < ENG_GENS; i++)
-        gen_clear(&e->gens[i]);
+    eng_gens_t *g = calloc(1, sizeof *g);
+    if (g != NULL)
+        g->ctx = *ctx;
+    return g;
 }
 
-const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
+void eng_gens_destroy(eng_gens_t **g_p)
 {
-    for (int i = 0; i < ENG_GENS && gen != 0; i++)
-        if (e->gens[i].gen == gen)
-            return &e->gens[i];
+    eng_gens_t *g = g_p != NULL ? *g_p : NULL;
+    if (g == NULL)
+        return;
+    for (int i = 0; i < ENG_GENS; i++)
+        gen_clear(&g->gens[i]);
+    free(g);
+    *g_p = NULL;
+}
+
+const group_gen_t *eng_gens_find(const eng_gens_t *g, uint64_t gen)
+{
+    for (int i = 0; g != NULL && i < ENG_GENS && gen != 0; i++)
+        if (g->gens[i].gen == gen)
+            return &g->gens[i];
     return NULL;
 }
 
-void eng_coll_record_group(struct cl_engine *e)
+/* Puts gen into the ring's oldest slot (taking its arrays). */
+static void keep(eng_gens_t *self, group_gen_t *gen)
 {
-    uint64_t gen = cl_member_group_epoch(e->mb);
-    if (!cl_member_group_closed(e->mb) || gen == 0 || eng_coll_gen(e, gen) != NULL)
+    gen_clear(&self->gens[self->gen_next]);
+    self->gens[self->gen_next] = *gen;
+    self->gen_next = (self->gen_next + 1) % ENG_GENS;
+}
+
+void eng_gens_record(eng_gens_t *self, uint64_t gen, cl_peer_t *const *list, size_t n)
+{
+    if (gen == 0 || eng_gens_find(self, gen) != NULL)
         return;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
     group_gen_t g = {gen,
                      0,
                      malloc((n > 0 ? n : 1) * sizeof(int)),
@@ -67,9 +95,7 @@ void eng_coll_record_group(struct cl_engine *e)
         g.bandwidth[g.n] = list[i]->bw_figure;
         g.n++;
     }
-    gen_clear(&e->gens[e->gen_next]);
-    e->gens[e->gen_next] = g;
-    e->gen_next = (e->gen_next + 1) % ENG_GENS;
+    keep(self, &g);
 }
 
 /* A generation notice's body (docs/wire.md §6): per member of the
@@ -77,9 +103,9 @@ void eng_coll_record_group(struct cl_engine *e)
    double bits, u64), little-endian. */
 #define GEN_ENTRY 13
 
-size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
+size_t eng_gens_encode(const eng_gens_t *self, uint64_t gen, uint8_t **out)
 {
-    const group_gen_t *g = eng_coll_gen(e, gen);
+    const group_gen_t *g = eng_gens_find(self, gen);
     *out = NULL;
     if (g == NULL || g->n <= 0 || (*out = malloc((size_t)g->n * GEN_ENTRY)) == NULL)
         return 0;
@@ -96,15 +122,15 @@ size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
     return (size_t)g->n * GEN_ENTRY;
 }
 
-bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
-                        const uint8_t *body, size_t len)
+bool eng_gens_learn(eng_gens_t *self, uint64_t gen, uint64_t cur, int from_world,
+                    const uint8_t *body, size_t len)
 {
-    const group_gen_t *c = eng_coll_gen(e, cur);
-    int me = atomic_load(&e->rank), ws = atomic_load(&e->world_size);
-    if (eng_coll_gen(e, gen) != NULL)
+    const group_gen_t *c = eng_gens_find(self, cur);
+    int me = self->ctx.rank(self->ctx.arg), ws = self->ctx.world_size(self->ctx.arg);
+    if (eng_gens_find(self, gen) != NULL)
         return true;
     if (gen == 0 || gen >= cur || c == NULL || len == 0 || len % GEN_ENTRY != 0 ||
-        len / GEN_ENTRY > (size_t)ws || !eng_coll_in_group(e, from_world))
+        len / GEN_ENTRY > (size_t)ws || !self->ctx.in_group(self->ctx.arg, from_world))
         return false;
     int n = (int)(len / GEN_ENTRY);
     group_gen_t g = {gen,
@@ -134,8 +160,7 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
             g.client[g.n] = c->client[j];
             g.bandwidth[g.n] = c->bandwidth[j];
         } else {
-            const cl_peer_t *p = cl_member_at_rank(e->mb, (int)w);
-            ok = p == NULL || !p->in_group;
+            ok = !self->ctx.in_group(self->ctx.arg, (int)w);
             g.weight[g.n] = 1.0;
             g.client[g.n] = b[4] != 0;
             g.bandwidth[g.n] = 0; /* unknown: the parts stay equal */
@@ -157,73 +182,40 @@ bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int fro
     cl_debug("learned group generation %llu (%d members) from rank %d: the view that formed it "
              "did not reach this peer",
              (unsigned long long)gen, g.n, from_world);
-    gen_clear(&e->gens[e->gen_next]);
-    e->gens[e->gen_next] = g;
-    e->gen_next = (e->gen_next + 1) % ENG_GENS;
+    keep(self, &g);
     return true;
 }
 
-/* Is world rank w in this peer's current group?  Only members still in
-   the group may pull a collective back to an older generation: a member
-   taken out since (failed, evicted) may still send under the generation
-   it knew, and following it would split the survivors between those
-   that already completed under the new generation and those that
-   restarted under the old one. */
-bool eng_coll_in_group(struct cl_engine *e, int w)
+bool eng_gens_has_self(const eng_gens_t *self, uint64_t gen)
 {
-    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
-    return p != NULL && p->in_group;
-}
-
-/* Is this peer in the member list of generation gen? */
-bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
-{
-    const group_gen_t *g = eng_coll_gen(e, gen);
-    int me = atomic_load(&e->rank);
+    const group_gen_t *g = eng_gens_find(self, gen);
+    int me = self->ctx.rank(self->ctx.arg);
     for (int i = 0; g != NULL && i < g->n; i++)
         if (g->world[i] == me)
             return true;
     return false;
 }
 
-static bool gen_has(const group_gen_t *g, int w)
+bool eng_gens_lists(const group_gen_t *gen, int w)
 {
-    for (int i = 0; i < g->n; i++)
-        if (g->world[i] == w)
+    for (int i = 0; i < gen->n; i++)
+        if (gen->world[i] == w)
             return true;
     return false;
 }
 
-/* A peer that left after taking part in seq counts there, so seq runs
-   under a generation that still lists it: the newest one (not after cur)
-   that lists every such peer of this communicator and this peer.  The
-   others started seq before the view dropped it, under that generation
-   (the coordinator drops it only once its GOODBYE reached every member,
-   cl_engine_leave.c).  Returns cur when it lists them all or none does. */
-uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur)
+uint64_t eng_gens_newest_listing(const eng_gens_t *self, uint64_t cur, const int *w, int k)
 {
-    enum { MAXDEP = 64 };
-    int dep[MAXDEP];
-    int k = 0, n = eng_leave_contributors(e, s->comm_id, seq, dep, MAXDEP);
-    for (int i = 0; i < n; i++)
-        if (cl_comm_rank_of_world(s->comm, dep[i]) >= 0)
-            dep[k++] = dep[i];
-    const group_gen_t *g = eng_coll_gen(e, cur);
-    bool all = g != NULL;
-    for (int i = 0; i < k && all; i++)
-        all = gen_has(g, dep[i]);
-    if (k == 0 || all)
-        return cur;
     uint64_t best = 0;
     for (int j = 0; j < ENG_GENS; j++) {
-        const group_gen_t *c = &e->gens[j];
-        if (c->gen == 0 || c->gen >= cur || c->gen <= best || !eng_coll_in_gen(e, c->gen))
+        const group_gen_t *c = &self->gens[j];
+        if (c->gen == 0 || c->gen >= cur || c->gen <= best || !eng_gens_has_self(self, c->gen))
             continue;
         bool ok = true;
         for (int i = 0; i < k && ok; i++)
-            ok = gen_has(c, dep[i]);
+            ok = eng_gens_lists(c, w[i]);
         if (ok)
             best = c->gen;
     }
-    return best != 0 ? best : cur;
+    return best;
 }

@@ -13,6 +13,7 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
@@ -103,18 +104,6 @@ struct stream {
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */
 };
-
-/* The world group of one generation (a view's group_epoch). */
-typedef struct {
-    uint64_t gen; /* 0 = unused slot */
-    int n;
-    int *world; /* world ranks, ascending */
-    double *weight;
-    int *client;
-    uint32_t *bandwidth; /* agreed bandwidth figures (kbit/s, 0 unknown) */
-} group_gen_t;
-
-#define ENG_GENS 16 /* generations remembered */
 
 /* A data message from a peer that is not a member in this peer's view
    yet (its admission view is still on the way), kept until the next view
@@ -213,8 +202,7 @@ struct cl_engine {
         int left;        /* butterfly all-reduces in which this coordinator checks its part */
     } vtarget[4];
     local_msg_t *local_head, *local_tail;
-    group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
-    int gen_next;               /* slot the next one goes to */
+    eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
     size_t buffered_bytes;      /* early messages of every stream, with their overheads */
     size_t buffered_msgs;
     eng_quota_t *early; /* early messages per sending world rank */
@@ -497,6 +485,9 @@ void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
    collective it is a member of (it said goodbye, yet one still waits for
    it). */
 void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32]);
+/* The generations of the world group (cl_engine_gens.h) as the engine
+   asks (cl_engine_coll.c): generation gen or NULL; record the group of
+   the view just installed. */
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
 /* The members of generation gen as a notice's body (malloc'd into *out;
    0 when unknown). */
@@ -517,7 +508,7 @@ bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl
    returns its size, or a negative status. */
 int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *rank,
                     const double *weight, const int *client);
-/* World rank w is in this peer's current group (cl_engine_gens.c). */
+/* World rank w is in this peer's current group (cl_engine_coll.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 /* May a message of world rank w pull collective seq of s back to an older
    generation?  Members of the group, and peers that left after taking

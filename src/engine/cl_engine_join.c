@@ -497,7 +497,7 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
                 cl_peer_t *p = cl_member_find(e->mb, key);
                 if (p != NULL)
                     p->incarnation = j->incarnation;
-                eng_ckpt_on_admit_rank(e, key); /* before its view, on the same link */
+                eng_el_on_admit_rank(e, key); /* before its view, on the same link */
                 eng_coordinator_commit(e, &d);
             } else {
                 cl_member_delta_clear(&d);

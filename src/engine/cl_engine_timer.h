@@ -111,6 +111,12 @@ static inline double eng_found_grace(double timeout)
     return fmax(1.0, 0.5 * timeout);
 }
 
+/* Not a time but a lead: an admission while several groups run, and a
+   checkpoint, take effect at least this many world collectives after the
+   admitter decides, so that every member learns of it before its
+   program posts that collective (docs/elastic.md §9). */
+#define EL_ADMIT_AHEAD 8
+
 /* A checkpoint being fetched is looked at this often. */
 #define ENG_CKPT_POLL 1.0
 
