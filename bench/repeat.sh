@@ -56,7 +56,7 @@ pass=0 n=0
 while [ "$n" -lt "$runs" ] && { [ "$minutes" -eq 0 ] || [ "$(date +%s)" -lt "$end" ]; }; do
     n=$((n + 1))
     env $([ "$debug" -eq 1 ] && echo COLLAB_LOG=debug) \
-        ctest --test-dir "$build" -R "$regex" -j2 --timeout 300 >"$out/ctest.$n.log" 2>&1
+        ctest --test-dir "$build" -R "$regex" -j2 --timeout 300 --output-on-failure >"$out/ctest.$n.log" 2>&1
     if grep -Eq "^ *[0-9]+/[0-9]+ Test +#[0-9]+: ${test//./\\.} .*Passed" "$out/ctest.$n.log"; then
         pass=$((pass + 1))
         line="run $n: passed"

@@ -646,22 +646,32 @@ static int s_zmq_events(zmq_pollitem_t *items, size_t n, const bool *only)
    descriptor fired, or when this peer sent or read on a ZeroMQ socket
    since the last round (a send or a read may have taken in the commands
    that announce a message, and a handler may have left messages behind:
-   libzmq's descriptor would not fire for those).  Returns the number of
-   items ready, or -1 when the context is terminated. */
+   libzmq's descriptor would not fire for those).  As a safeguard against
+   an announcement this rule would miss, a round never sleeps longer than
+   TP_SWEEP_MS, and a round that slept its whole time asks every socket
+   the next time (a debug line says when that found anything).  Returns
+   the number of items ready, or -1 when the context is terminated. */
+#define TP_SWEEP_MS 50
+
 static int s_poll(cl_transport_t *self, zmq_pollitem_t *items, size_t n, long timeout_ms)
 {
     int ready = 0;
     for (size_t i = 0; i < n; i++)
         items[i].revents = 0;
-    if (self->zmq_touched) {
-        self->zmq_touched = false;
+    if (self->zmq_touched || self->zmq_idle) {
         if ((ready = s_zmq_events(items, n, NULL)) < 0) {
             errno = ETERM;
             return -1;
         }
+        if (ready > 0 && self->zmq_idle && !self->zmq_touched)
+            cl_debug("a ZeroMQ socket had messages that its descriptor did not announce");
+        self->zmq_touched = false;
+        self->zmq_idle = false;
         if (ready > 0)
             timeout_ms = 0;
     }
+    if (timeout_ms < 0 || timeout_ms > TP_SWEEP_MS)
+        timeout_ms = TP_SWEEP_MS;
     for (size_t i = 0; i < n; i++) {
         struct pollfd *p = &self->pfds[i];
         p->events = 0;
@@ -687,6 +697,7 @@ static int s_poll(cl_transport_t *self, zmq_pollitem_t *items, size_t n, long ti
     int rc = poll(self->pfds, (nfds_t)n, timeout);
     if (rc < 0)
         return ready; /* EINTR: what the events said, if anything */
+    self->zmq_idle = rc == 0 && timeout > 0;
     bool *fired = self->fired;
     bool any = false;
     for (size_t i = 0; i < n; i++) {

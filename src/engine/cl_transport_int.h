@@ -103,6 +103,7 @@ struct cl_transport {
     size_t capitems;
     bool zmq_touched;                  /* a ZeroMQ socket was sent or read on since the last
                                           poll: ask every socket for its events (cl_transport_poll) */
+    bool zmq_idle;                     /* the last poll slept its whole time: ask them too */
     double last_sweep;
     cl_shm_t *shm;                     /* same-host links, NULL when off */
     double fd_warned;                  /* when the file-descriptor limit was last logged */
