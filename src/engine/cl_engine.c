@@ -2,10 +2,11 @@
 
     One CZMQ actor per process.  Application threads append requests to a
     mutex-protected list and write an eventfd; the thread polls that fd,
-    its actor pipe and every socket of the transport in one zmq_poll whose
-    timeout is the nearest deadline of the member, collective and
-    point-to-point timers, so it sleeps whenever nothing is due (several
-    peers share a few cores).  Everything network-facing happens here.
+    its actor pipe and every socket of the transport in one poll
+    (cl_transport_poll) whose timeout is the nearest deadline of the
+    member, collective and point-to-point timers, so it sleeps whenever
+    nothing is due (several peers share a few cores).  Everything
+    network-facing happens here.
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
