@@ -206,7 +206,7 @@ struct cl_engine {
         uint8_t peer[32]; /* a peer's public key */
         uint8_t key[32];  /* the key this peer shares with it (relay tags; wiped at exit) */
         bool set;
-    } pairkeys[64];       /* cache of eng_pair_key, replaced round-robin */
+    } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
     int pairkey_next;
     struct {
         uint8_t key[32]; /* a member reported for a wrong result (COLLAB_VERIFY) */
@@ -332,7 +332,23 @@ bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
    its epoch above theirs. */
 bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
 
+/* cl_engine.c: membership changes, fanned out to the rest of the engine
+   (point-to-point, the collective streams, the reports, the transport's
+   connections).  Membership calls them after updating its records. */
+/* Who joined, left, failed or left the group (the peer records still
+   say why: suspect_reason). */
+void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d);
+/* Then: the view changed (its epoch, the group, the settings). */
+void eng_fan_out_view(struct cl_engine *e);
+/* This peer became a member (collab_init completes). */
+void eng_fan_out_member(struct cl_engine *e);
+/* A member's weight changed: a new group generation, same members. */
+void eng_fan_out_weight(struct cl_engine *e);
+
 /* cl_engine_member.c */
+/* What a suspicion's reason (CL_SUSPECT_*, ENG_REASON_LEFT) says, for logs
+   and the reports. */
+const char *eng_suspect_text(int reason);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */

@@ -32,7 +32,7 @@
 /* Epochs a new coordinator skips (see eng_take_over). */
 #define TAKEOVER_EPOCHS 64
 
-static const char *reason_text(int reason)
+const char *eng_suspect_text(int reason)
 {
     switch (reason) {
     case CL_SUSPECT_SILENT:
@@ -219,9 +219,7 @@ void eng_become_member(struct cl_engine *e, bool founder)
     else
         snprintf(tag, sizeof tag, "rank %d", me->rank);
     cl_log_set_tag(tag);
-    eng_report_view(e); /* a monitor's picture starts with its own view */
-    if (e->init_req != NULL && !cl_request_done(e->init_req))
-        cl_request_complete(e->init_req, COLLAB_OK);
+    eng_fan_out_member(e);
 }
 
 /* Notes that rank r is (or was) a member, for matchmaking: once every rank
@@ -245,90 +243,27 @@ static void note_joined(struct cl_engine *e, int r)
     }
 }
 
-/* Acts on what a view change did. */
+/* Acts on what a view change did: this peer's own records here; the
+   rest of the engine learns who joined, left, failed or left the group
+   from the loop (eng_fan_out_peers), then that the view changed
+   (eng_fan_out_view). */
 static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 {
-    char desc[CL_WIRE_STR_MAX + 64];
     if (e->state != ENG_MEMBER && cl_member_self(e->mb) != NULL &&
         cl_member_self(e->mb)->state != CL_PEER_GONE)
         eng_become_member(e, false);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
-    for (size_t i = 0; i < d->nadded; i++) {
-        cl_peer_t *p = d->added[i];
-        eng_p2p_mark_seen(e->p2p, p->rank);
-        note_joined(e, p->rank);
+    for (size_t i = 0; i < d->nadded; i++)
+        note_joined(e, d->added[i]->rank);
+    eng_fan_out_peers(e, d);
+    /* The records of those gone keep nothing of their suspicion. */
+    for (size_t i = 0; i < d->nmon_removed + d->nremoved; i++) {
+        cl_peer_t *p = i < d->nmon_removed ? d->mon_removed[i] : d->removed[i - d->nmon_removed];
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
-        if (!p->client && p->address[0] != '\0')
-            (void)cl_transport_connect(e->tp, p->key, p->address);
-        else if (p->client)
-            (void)cl_transport_expect_client(e->tp, p->key); /* its connection may come later */
-        if (!d->self_added) {
-            /* A monitor logs joins and failures in its own words (hooks). */
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
-                   eng_peer_desc(p, desc, sizeof desc));
-            eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
-        }
-    }
-    for (size_t i = 0; i < d->nmon_added; i++) {
-        cl_peer_t *p = d->mon_added[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        (void)cl_transport_connect(e->tp, p->key, p->address);
-        if (!d->self_added)
-            cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
-    }
-    for (size_t i = 0; i < d->nmon_removed; i++) {
-        cl_peer_t *p = d->mon_removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
-                reason_text(p->suspect_reason));
-        eng_report_peer_event(e, p,
-                              p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-                              reason_text(p->suspect_reason));
-        cl_transport_drop(e->tp, p->key);
         p->suspect_since = 0;
         p->suspect_reason = 0;
         p->link_closed = false;
-    }
-    for (size_t i = 0; i < d->nremoved; i++) {
-        cl_peer_t *p = d->removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
-        if (p->suspect_reason == REASON_LEFT)
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
-                   eng_peer_desc(p, desc, sizeof desc));
-        else if (p->suspect_reason != 0)
-            cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
-                   reason_text(p->suspect_reason));
-        else
-            cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
-                   eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(
-            e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            p->suspect_reason != 0 ? reason_text(p->suspect_reason) : "removed by the coordinator");
-        eng_coll_peer_gone(e, p);
-        eng_p2p_peer_gone(e->p2p, p);
-        cl_transport_drop(e->tp, p->key);
-        p->suspect_since = 0;
-        p->suspect_reason = 0;
-        p->link_closed = false;
-    }
-    for (size_t i = 0; i < d->nungrouped; i++) {
-        cl_peer_t *p = d->ungrouped[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
-                    reason_text(p->suspect_reason));
-        else
-            cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
-                    reason_text(p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER));
-        eng_report_peer_event(
-            e, p, CL_EVENT_UNGROUPED,
-            reason_text(p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER));
-        eng_coll_peer_gone(e, p);
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
         /* The coordinator lost contact with us; ask to come back. */
@@ -349,10 +284,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         size_t n = cl_member_group(e->mb, grp, 1);
         cl_debug("the group of the world communicator is formed: %zu peers", n);
     }
-    eng_coll_view_changed(e);
-    eng_p2p_view_changed(e->p2p);
-    eng_replay_held(e);
-    eng_report_view(e);
+    eng_fan_out_view(e);
 }
 
 static void maybe_close_group(struct cl_engine *e, double now);
@@ -432,7 +364,8 @@ void eng_suspect(struct cl_engine *e, cl_peer_t *p, int reason)
     if (reason == REASON_LEFT)
         cl_debug("%s said goodbye", eng_peer_desc(p, desc, sizeof desc));
     else if (reason != CL_SUSPECT_CORRUPT) /* named by eng_report_corrupt */
-        cl_warn("%s seems dead: %s%s", eng_peer_desc(p, desc, sizeof desc), reason_text(reason),
+        cl_warn("%s seems dead: %s%s", eng_peer_desc(p, desc, sizeof desc),
+                eng_suspect_text(reason),
                 reason == CL_SUSPECT_SILENT ? " (no message for COLLAB_TIMEOUT)" : "");
     if (e->state != ENG_MEMBER)
         return;
@@ -451,7 +384,7 @@ void eng_suspect(struct cl_engine *e, cl_peer_t *p, int reason)
    start under it, then publishes the view. */
 static void weight_changed(struct cl_engine *e)
 {
-    eng_coll_view_changed(e);
+    eng_fan_out_weight(e);
     broadcast_view(e);
 }
 
@@ -700,17 +633,10 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         }
         break;
     case CL_MSG_GOODBYE:
-        /* Acknowledged in any state: the leaving peer waits for it. */
-        eng_leave_on_goodbye(e, member ? from : NULL, key, &m->u.goodbye);
-        if (member && e->state == ENG_MEMBER) {
+        /* The loop acknowledged it and tells the collectives
+           (eng_on_goodbye in cl_engine.c). */
+        if (member && e->state == ENG_MEMBER)
             eng_suspect(e, from, REASON_LEFT);
-            /* Absent from the collectives it did not enter; those it
-               entered keep it (cl_engine_leave.c). */
-            eng_coll_peer_gone(e, from);
-        }
-        break;
-    case CL_MSG_BYE_ACK:
-        eng_leave_on_ack(e, key);
         break;
     case CL_MSG_MATCH:
         /* A peer that is not the coordinator (yet) keeps the request too:
