@@ -437,7 +437,7 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
     if (!eng_auth_message(e, p, key, m))
         return;
     if (p != NULL)
-        p->last_heard = eng_now();
+        eng_member_heard(e, p);
     bool member = p != NULL && p->state != CL_PEER_GONE;
     if (e->cfg.monitor &&
         (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||

@@ -346,6 +346,13 @@ void eng_fan_out_member(struct cl_engine *e);
 void eng_fan_out_weight(struct cl_engine *e);
 
 /* cl_engine_member.c */
+/* Peer records are written by membership only: a message from p came in
+   now; p answered in a collective (no longer late); this peer was stopped
+   and its own stop explains p's silence (a suspect that did not say
+   goodbye and whose connection works is alive again). */
+void eng_member_heard(struct cl_engine *e, cl_peer_t *p);
+void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
+void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
 /* What a suspicion's reason (CL_SUSPECT_*, ENG_REASON_LEFT) says, for logs
    and the reports. */
 const char *eng_suspect_text(int reason);

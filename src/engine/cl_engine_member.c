@@ -106,6 +106,38 @@ void eng_fail_init(struct cl_engine *e, int status)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Peer records: the rest of the engine writes none of their fields (the
+   class cl_member.c and these do). */
+
+/* A suspect whose connection still works, and that did not say goodbye,
+   was only slow. */
+static void revive(cl_peer_t *p)
+{
+    if (p->state == CL_PEER_SUSPECT && !p->link_closed && p->suspect_reason != REASON_LEFT)
+        p->state = CL_PEER_ALIVE;
+}
+
+void eng_member_heard(struct cl_engine *e, cl_peer_t *p)
+{
+    (void)e;
+    p->last_heard = eng_now();
+}
+
+void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
+{
+    (void)e;
+    if (p->state == CL_PEER_ALIVE)
+        p->suspect_since = 0;
+}
+
+void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now)
+{
+    (void)e;
+    p->last_heard = now;
+    revive(p);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Views. */
 
 static void broadcast_view(struct cl_engine *e)
@@ -618,11 +650,8 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         on_view(e, key, &m->u.view);
         break;
     case CL_MSG_HEARTBEAT:
-        if (member && e->state == ENG_MEMBER) {
-            if (from->state == CL_PEER_SUSPECT && !from->link_closed &&
-                from->suspect_reason != REASON_LEFT)
-                from->state = CL_PEER_ALIVE; /* it was only slow */
-        }
+        if (member && e->state == ENG_MEMBER)
+            revive(from); /* it was only slow */
         if (e->state == ENG_MEMBER)
             on_heartbeat_epoch(e, from, key, m->u.heartbeat.epoch);
         break;
