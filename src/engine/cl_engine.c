@@ -529,10 +529,10 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
         cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
-                eng_suspect_text(p->suspect_reason));
+                eng_suspect_reason_text(p->suspect_reason));
         eng_report_peer_event(
             e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            eng_suspect_text(p->suspect_reason));
+            eng_suspect_reason_text(p->suspect_reason));
         cl_transport_drop(e->tp, p->key);
     }
     for (size_t i = 0; i < d->nremoved; i++) {
@@ -545,13 +545,13 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
                    eng_peer_desc(p, desc, sizeof desc));
         else if (p->suspect_reason != 0)
             cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
-                   eng_suspect_text(p->suspect_reason));
+                   eng_suspect_reason_text(p->suspect_reason));
         else
             cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
                    eng_peer_desc(p, desc, sizeof desc));
         eng_report_peer_event(
             e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            p->suspect_reason != 0 ? eng_suspect_text(p->suspect_reason)
+            p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
                                    : "removed by the coordinator");
         eng_coll_peer_gone(e, p);
         eng_p2p_peer_gone(e->p2p, p);
@@ -562,11 +562,11 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         int why = p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER;
         if (memcmp(p->key, e->self_key, 32) == 0)
             cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
-                    eng_suspect_text(p->suspect_reason));
+                    eng_suspect_reason_text(p->suspect_reason));
         else
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
-                    eng_suspect_text(why));
-        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED, eng_suspect_text(why));
+                    eng_suspect_reason_text(why));
+        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
         eng_coll_peer_gone(e, p);
     }
 }
@@ -723,8 +723,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
     } else {
         e->mb = cl_member_new(e->self_key);
         e->p2p = p2p_new(e);
+        e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
-        if (e->mb == NULL || e->p2p == NULL || eng_auth_init(e) != COLLAB_OK ||
+        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_auth_init(e) != COLLAB_OK ||
             eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
             (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
@@ -795,6 +796,7 @@ cleanup:
     eng_coll_fini(e);
     eng_leave_fini(e);
     eng_p2p_destroy(&e->p2p);
+    eng_suspect_destroy(&e->susp);
     cl_transport_destroy(&e->tp, 500);
     cl_member_destroy(&e->mb);
     eng_auth_fini(e);

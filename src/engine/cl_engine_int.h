@@ -14,6 +14,7 @@
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_p2p.h"
+#include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
@@ -25,7 +26,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define ENG_REASON_LEFT 99 /* suspect_reason of a peer that said goodbye (local only) */
+#define ENG_REASON_LEFT                                                                            \
+    ENG_SUSPECT_LEFT /* suspect_reason of a peer that said goodbye (local only) */
 
 typedef enum {
     ENG_JOINING = 0, /* looking for the swarm */
@@ -185,16 +187,10 @@ struct cl_engine {
     bool standby_logged;
     uint8_t redirect_key[32]; /* coordinator named by a REDIRECT */
     bool have_redirect;
-    /* Membership timers. */
-    double next_heartbeat;
-    double next_check;
-    double next_purge;
     /* Coordinator: matchmaking of the world group. */
     double match_since;          /* 0 = nobody asked yet */
     uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
     bool match_asked;
-    bool coordinating;        /* a tenure as coordinator began (eng_take_over) */
-    uint64_t max_epoch_heard; /* highest view epoch in a heartbeat */
     /* Collectives. */
     stream_t **streams; /* one per communicator seen (array: safe to walk
                            while callbacks add streams) */
@@ -208,10 +204,6 @@ struct cl_engine {
         bool set;
     } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
     int pairkey_next;
-    struct {
-        uint8_t key[32]; /* a member reported for a wrong result (COLLAB_VERIFY) */
-        int left;        /* butterfly all-reduces in which this coordinator checks its part */
-    } vtarget[4];
     local_msg_t *local_head, *local_tail;
     group_gen_t gens[ENG_GENS]; /* recent generations of the world group */
     int gen_next;               /* slot the next one goes to */
@@ -241,6 +233,8 @@ struct cl_engine {
     struct eng_relay *relay;
     /* Point-to-point, with its credit (cl_engine_p2p.h). */
     eng_p2p_t *p2p;
+    /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
+    eng_suspect_t *susp;
     /* Counters and log pacing. */
     uint64_t progress; /* collectives completed */
     uint64_t steps;    /* collab_step calls */
@@ -353,9 +347,8 @@ void eng_fan_out_weight(struct cl_engine *e);
 void eng_member_heard(struct cl_engine *e, cl_peer_t *p);
 void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
-/* What a suspicion's reason (CL_SUSPECT_*, ENG_REASON_LEFT) says, for logs
-   and the reports. */
-const char *eng_suspect_text(int reason);
+/* The failure detector, its context built here (cl_engine_start). */
+eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */
@@ -412,7 +405,7 @@ void eng_report_self_out(struct cl_engine *e);
    bans its key; any other member reports it to the coordinator, which
    then checks p's part itself in its next all-reduces. */
 void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
-/* Coordinator: the part of a member in vtarget that this collective
+/* Coordinator: the part of a member reported for a wrong result that this collective
    (comm members `ranks`, world ranks through comm) should check:
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
