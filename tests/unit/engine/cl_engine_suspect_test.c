@@ -7,9 +7,12 @@
     installed like a VIEW from the network, and a record of every message
     sent or replied and of every view change the component commits (as the
     coordinator does: eng_coordinator_commit).  Checks that heartbeats go
-    to every live member, that a silent member is suspected and, at the
-    coordinator, removed in a view that names it; that a member that is
-    not the coordinator reports it (SUSPECT) instead; that when the
+    to every live member, that the coordinator answers the epochs they
+    carry (a view to a member behind, an outbidding view to one ahead, a
+    view above its epoch to a peer that is no member), that a silent
+    member is suspected and, at the coordinator, removed in a view that
+    names it; that a member that is not the coordinator reports it
+    (SUSPECT) instead; that when the
     coordinator itself goes silent its successor takes over (its epoch
     jumps above every view heard of) and removes it; that the coordinator
     confirms a report only when it sees the silence itself; that a
@@ -393,6 +396,47 @@ static void test_successor_takes_over(void)
     fake_fini(&f, &s);
 }
 
+static cl_wire_msg_t heartbeat_of(uint64_t epoch)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_HEARTBEAT;
+    m.u.heartbeat.epoch = epoch;
+    return m;
+}
+
+/* The coordinator answers the epochs of heartbeats: a member behind gets
+   the view; a member still ahead (the authority says for long enough)
+   is outbid, the takeover's epoch above it; a peer that is no member
+   gets a view above its epoch, raised only by a bounded step. */
+static void test_heartbeat_epochs(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    uint64_t own = cl_member_epoch(f.mb);
+    cl_wire_msg_t hb = heartbeat_of(own);
+    eng_suspect_on_message(s, rec(&f, 1), K[1], &hb);
+    CHECK(f.replied_views == 0 && f.nsent == 0 && cl_member_epoch(f.mb) == own);
+    hb = heartbeat_of(own - 1);
+    eng_suspect_on_message(s, rec(&f, 1), K[1], &hb);
+    CHECK(f.replied_views == 1 && cl_member_epoch(f.mb) == own);
+    hb = heartbeat_of(own + 3);
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(f.replied_views == 2);
+    CHECK(cl_member_epoch(f.mb) == own + 3 + 64);
+    /* Far beyond a bounded step: heard of, never followed. */
+    uint64_t now_epoch = cl_member_epoch(f.mb);
+    hb = heartbeat_of(now_epoch + 5000);
+    eng_suspect_on_message(s, NULL, K[2], &hb);
+    CHECK(f.replied_views == 3 && cl_member_epoch(f.mb) == now_epoch);
+    hb = heartbeat_of(now_epoch + 10);
+    eng_suspect_on_message(s, NULL, K[2], &hb);
+    CHECK(f.replied_views == 4 && cl_member_epoch(f.mb) == now_epoch + 11);
+    fake_fini(&f, &s);
+}
+
 /* The coordinator confirms a member's report only when it sees the
    silence itself. */
 static void test_report_confirmed(void)
@@ -505,6 +549,7 @@ int main(void)
     test_coordinator_removes_silent();
     test_member_reports_silent();
     test_successor_takes_over();
+    test_heartbeat_epochs();
     test_report_confirmed();
     test_goodbye();
     test_straggler_and_corrupt();
