@@ -23,7 +23,6 @@
 #include "util/cl_log.h"
 #include "util/cl_text.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
