@@ -67,20 +67,17 @@ void eng_fail_init(struct cl_engine *e, int status)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Peer records: the rest of the engine writes none of their fields (the
-   class cl_member.c and these do). */
+/* Peer records: the rest of the engine writes none of their fields; the
+   class cl_member.c and the failure detector do. */
 
 void eng_member_heard(struct cl_engine *e, cl_peer_t *p)
 {
-    (void)e;
-    p->last_heard = eng_now();
+    eng_suspect_heard(e->susp, p);
 }
 
 void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
 {
-    (void)e;
-    if (p->state == CL_PEER_ALIVE)
-        p->suspect_since = 0;
+    eng_suspect_answered(e->susp, p);
 }
 
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now)
@@ -240,11 +237,8 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     /* The records of those gone keep nothing of their suspicion. */
     for (size_t i = 0; i < d->nmon_removed + d->nremoved; i++) {
         cl_peer_t *p = i < d->nmon_removed ? d->mon_removed[i] : d->removed[i - d->nmon_removed];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        p->suspect_since = 0;
-        p->suspect_reason = 0;
-        p->link_closed = false;
+        if (memcmp(p->key, e->self_key, 32) != 0)
+            eng_suspect_forget(e->susp, p);
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
         /* The coordinator lost contact with us; ask to come back. */
@@ -417,7 +411,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
             break;
         eng_dialback_on_up(e, ev->key);
         if (p != NULL)
-            p->link_closed = false; /* our connection to it works (again) */
+            eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
         if (idx >= 0) {
             e->initial_state[idx] = 1;
             e->initial_lost[idx] = 0;
@@ -443,10 +437,8 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
                 cl_warn("cannot join through initial peer %s: %s", addr,
                         ev->text != NULL ? ev->text : "refused");
         }
-        if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER) {
-            p->link_closed = true;
-            eng_suspect_peer(e->susp, p, CL_SUSPECT_CLOSED);
-        }
+        if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
+            eng_suspect_refused(e->susp, p);
         break;
     case CL_TP_MESSAGE:
         break;

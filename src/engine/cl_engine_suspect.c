@@ -519,6 +519,38 @@ static void revive(cl_peer_t *p)
         p->state = CL_PEER_ALIVE;
 }
 
+void eng_suspect_heard(eng_suspect_t *s, cl_peer_t *p)
+{
+    p->last_heard = now_of(s);
+}
+
+void eng_suspect_answered(eng_suspect_t *s, cl_peer_t *p)
+{
+    (void)s;
+    if (p->state == CL_PEER_ALIVE)
+        p->suspect_since = 0;
+}
+
+void eng_suspect_link_up(eng_suspect_t *s, cl_peer_t *p)
+{
+    (void)s;
+    p->link_closed = false;
+}
+
+void eng_suspect_refused(eng_suspect_t *s, cl_peer_t *p)
+{
+    p->link_closed = true;
+    eng_suspect_peer(s, p, CL_SUSPECT_CLOSED);
+}
+
+void eng_suspect_forget(eng_suspect_t *s, cl_peer_t *p)
+{
+    (void)s;
+    p->suspect_since = 0;
+    p->suspect_reason = 0;
+    p->link_closed = false;
+}
+
 void eng_suspect_excuse(eng_suspect_t *s, cl_peer_t *p, double now)
 {
     (void)s;

@@ -114,6 +114,16 @@ void eng_suspect_on_message(eng_suspect_t *s, cl_peer_t *from, const uint8_t key
 /* Heartbeats, the check of silent members, the purge of old records:
    returns when it wants to be called next.  Members only. */
 double eng_suspect_timer(eng_suspect_t *s, double now);
+/* What the rest of the engine learns of a peer, written into its record
+   here only: a message from p came in (now); p answered in a collective
+   (no longer late); our connection to p works (again); a connection to
+   the member p was refused (a failure, like a closed one); p left the
+   view (its record keeps nothing of its suspicion). */
+void eng_suspect_heard(eng_suspect_t *s, cl_peer_t *p);
+void eng_suspect_answered(eng_suspect_t *s, cl_peer_t *p);
+void eng_suspect_link_up(eng_suspect_t *s, cl_peer_t *p);
+void eng_suspect_refused(eng_suspect_t *s, cl_peer_t *p);
+void eng_suspect_forget(eng_suspect_t *s, cl_peer_t *p);
 /* This peer was stopped: its own stop explains p's silence (heard now;
    a suspect that did not say goodbye and whose connection works is alive
    again). */

@@ -352,6 +352,17 @@ static void test_member_reports_silent(void)
     /* A closed link is not revived by a heartbeat still on its way. */
     eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
     CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT);
+    /* Once the connection works again, it is. */
+    eng_suspect_link_up(s, rec(&f, 2));
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(rec(&f, 2)->state == CL_PEER_ALIVE && !rec(&f, 2)->link_closed);
+    /* A refused connection is a failure too. */
+    f.nsent = 0;
+    eng_suspect_refused(s, rec(&f, 2));
+    CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT && rec(&f, 2)->link_closed);
+    CHECK(f.nsent == 1 && f.sent[0].reason == CL_SUSPECT_CLOSED);
+    eng_suspect_forget(s, rec(&f, 2));
+    CHECK(rec(&f, 2)->suspect_reason == 0 && !rec(&f, 2)->link_closed);
     fake_fini(&f, &s);
 }
 
