@@ -88,6 +88,10 @@ target_sources(cl_engine_donor_test PRIVATE ${_eng}/cl_engine_donor.c)
 collab_selftest(cl_engine_audit_test ${_eng_unit}/cl_engine_audit_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_audit_test PRIVATE ${_eng}/cl_engine_audit.c)
+# The failure detector alone, on a fake context over real peer records.
+collab_selftest(cl_engine_suspect_test ${_eng_unit}/cl_engine_suspect_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_suspect_test PRIVATE ${_eng}/cl_engine_suspect.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -443,7 +443,7 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
     if (!eng_auth_message(e, p, key, m))
         return;
     if (p != NULL)
-        p->last_heard = eng_now();
+        eng_member_heard(e, p);
     bool member = p != NULL && p->state != CL_PEER_GONE;
     if (e->cfg.monitor &&
         (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
@@ -476,10 +476,125 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
     case CL_MSG_RELAYED: /* between client members (cl_engine_relay.c) */
         eng_relay_on_message(e, p, key, m);
         break;
+    case CL_MSG_GOODBYE: {
+        /* Acknowledged in any state: the leaving peer waits for it. */
+        eng_leave_on_goodbye(e, member ? p : NULL, key, &m->u.goodbye);
+        bool counted = member && e->state == ENG_MEMBER;
+        eng_member_on_message(e, p, key, m); /* suspects it: it left */
+        /* Absent from the collectives it did not enter; those it entered
+           keep it (cl_engine_leave.c). */
+        if (counted)
+            eng_coll_peer_gone(e, p);
+        break;
+    }
+    case CL_MSG_BYE_ACK:
+        eng_leave_on_ack(e, key);
+        break;
     default:
         eng_member_on_message(e, p, key, m);
         break;
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Membership changes, fanned out to the rest of the engine.  Membership
+   (cl_engine_member.c) updates its own records and calls these; it never
+   calls point-to-point, the collective streams, the reports or the
+   transport's connections itself. */
+
+void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
+{
+    char desc[CL_WIRE_STR_MAX + 64];
+    for (size_t i = 0; i < d->nadded; i++) {
+        cl_peer_t *p = d->added[i];
+        eng_p2p_mark_seen(e->p2p, p->rank);
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        if (!p->client && p->address[0] != '\0')
+            (void)cl_transport_connect(e->tp, p->key, p->address);
+        else if (p->client)
+            (void)cl_transport_expect_client(e->tp, p->key); /* its connection may come later */
+        if (!d->self_added) {
+            /* A monitor logs joins and failures in its own words (hooks). */
+            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
+                   eng_peer_desc(p, desc, sizeof desc));
+            eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
+        }
+    }
+    for (size_t i = 0; i < d->nmon_added; i++) {
+        cl_peer_t *p = d->mon_added[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        (void)cl_transport_connect(e->tp, p->key, p->address);
+        if (!d->self_added)
+            cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
+        eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
+    }
+    for (size_t i = 0; i < d->nmon_removed; i++) {
+        cl_peer_t *p = d->mon_removed[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
+                eng_suspect_reason_text(p->suspect_reason));
+        eng_report_peer_event(
+            e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            eng_suspect_reason_text(p->suspect_reason));
+        cl_transport_drop(e->tp, p->key);
+    }
+    for (size_t i = 0; i < d->nremoved; i++) {
+        cl_peer_t *p = d->removed[i];
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            continue;
+        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
+        if (p->suspect_reason == ENG_REASON_LEFT)
+            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
+                   eng_peer_desc(p, desc, sizeof desc));
+        else if (p->suspect_reason != 0)
+            cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
+                   eng_suspect_reason_text(p->suspect_reason));
+        else
+            cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
+                   eng_peer_desc(p, desc, sizeof desc));
+        eng_report_peer_event(
+            e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
+                                   : "removed by the coordinator");
+        eng_coll_peer_gone(e, p);
+        eng_p2p_peer_gone(e->p2p, p);
+        cl_transport_drop(e->tp, p->key);
+    }
+    for (size_t i = 0; i < d->nungrouped; i++) {
+        cl_peer_t *p = d->ungrouped[i];
+        int why = p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER;
+        if (memcmp(p->key, e->self_key, 32) == 0)
+            cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
+                    eng_suspect_reason_text(p->suspect_reason));
+        else
+            cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
+                    eng_suspect_reason_text(why));
+        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
+        eng_coll_peer_gone(e, p);
+    }
+}
+
+void eng_fan_out_view(struct cl_engine *e)
+{
+    eng_coll_view_changed(e);
+    eng_p2p_view_changed(e->p2p);
+    eng_replay_held(e);
+    eng_report_view(e);
+}
+
+void eng_fan_out_member(struct cl_engine *e)
+{
+    eng_report_view(e); /* a monitor's picture starts with its own view */
+    if (e->init_req != NULL && !cl_request_done(e->init_req))
+        cl_request_complete(e->init_req, COLLAB_OK);
+}
+
+void eng_fan_out_weight(struct cl_engine *e)
+{
+    eng_coll_view_changed(e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -618,8 +733,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
     } else {
         e->mb = cl_member_new(e->self_key);
         e->p2p = p2p_new(e);
+        e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
-        if (e->mb == NULL || e->p2p == NULL || eng_auth_init(e) != COLLAB_OK ||
+        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_auth_init(e) != COLLAB_OK ||
             eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
             (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
@@ -649,8 +765,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             if (e->leaving)
-                next = fmin(next, eng_leave_started(e) ? eng_leave_timer(e, now)
-                                                       : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
+                next = fmin(next, eng_leave_started(e)
+                                      ? eng_leave_timer(e, now)
+                                      : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
             if (eng_leave_started(e) || eng_coll_idle(e) || now >= e->finalize_deadline)
@@ -689,6 +806,7 @@ cleanup:
     eng_coll_fini(e);
     eng_leave_fini(e);
     eng_p2p_destroy(&e->p2p);
+    eng_suspect_destroy(&e->susp);
     cl_transport_destroy(&e->tp, 500);
     cl_member_destroy(&e->mb);
     eng_auth_fini(e);

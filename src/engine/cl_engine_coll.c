@@ -264,8 +264,8 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         /* Members that answered are no longer late. */
         for (int i = 0; i < ncontrib; i++) {
             cl_peer_t *p = eng_coll_peer_of(ctx, contrib[i]);
-            if (p != NULL && p->state == CL_PEER_ALIVE)
-                p->suspect_since = 0;
+            if (p != NULL)
+                eng_member_answered(e, p);
         }
         if (e->last_done > 0)
             e->step_gap = e->step_gap > 0 ? 0.8 * e->step_gap + 0.2 * (now - e->last_done)

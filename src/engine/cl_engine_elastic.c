@@ -943,12 +943,10 @@ static void on_pause(struct cl_engine *e, double now, double gap)
         cl_peer_t *p = list[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
-        /* Our own stop explains their silence. */
-        p->last_heard = now;
+        /* Our own stop explains their silence (one that said goodbye
+           stays gone). */
+        eng_member_excuse(e, p, now);
         eng_auth_note_probe_sent(e, p->key); /* its answer (a view) counts */
-        if (p->state == CL_PEER_SUSPECT && !p->link_closed &&
-            p->suspect_reason != ENG_REASON_LEFT) /* one that said goodbye stays gone */
-            p->state = CL_PEER_ALIVE;
         /* Whoever took us out forgot our connection to it: open a fresh
            one before anything else goes out. */
         if (!p->client && p->address[0] != '\0')

@@ -15,6 +15,7 @@
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_p2p.h"
+#include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
@@ -26,7 +27,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define ENG_REASON_LEFT 99 /* suspect_reason of a peer that said goodbye (local only) */
+#define ENG_REASON_LEFT                                                                            \
+    ENG_SUSPECT_LEFT /* suspect_reason of a peer that said goodbye (local only) */
 
 typedef enum {
     ENG_JOINING = 0, /* looking for the swarm */
@@ -174,16 +176,10 @@ struct cl_engine {
     bool standby_logged;
     uint8_t redirect_key[32]; /* coordinator named by a REDIRECT */
     bool have_redirect;
-    /* Membership timers. */
-    double next_heartbeat;
-    double next_check;
-    double next_purge;
     /* Coordinator: matchmaking of the world group. */
     double match_since;          /* 0 = nobody asked yet */
     uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
     bool match_asked;
-    bool coordinating;        /* a tenure as coordinator began (eng_take_over) */
-    uint64_t max_epoch_heard; /* highest view epoch in a heartbeat */
     /* Collectives. */
     stream_t **streams; /* one per communicator seen (array: safe to walk
                            while callbacks add streams) */
@@ -195,12 +191,8 @@ struct cl_engine {
         uint8_t peer[32]; /* a peer's public key */
         uint8_t key[32];  /* the key this peer shares with it (relay tags; wiped at exit) */
         bool set;
-    } pairkeys[64];       /* cache of eng_pair_key, replaced round-robin */
+    } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
     int pairkey_next;
-    struct {
-        uint8_t key[32]; /* a member reported for a wrong result (COLLAB_VERIFY) */
-        int left;        /* butterfly all-reduces in which this coordinator checks its part */
-    } vtarget[4];
     local_msg_t *local_head, *local_tail;
     eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
     size_t buffered_bytes;      /* early messages of every stream, with their overheads */
@@ -229,6 +221,8 @@ struct cl_engine {
     struct eng_relay *relay;
     /* Point-to-point, with its credit (cl_engine_p2p.h). */
     eng_p2p_t *p2p;
+    /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
+    eng_suspect_t *susp;
     /* Counters and log pacing. */
     uint64_t progress; /* collectives completed */
     uint64_t steps;    /* collab_step calls */
@@ -320,7 +314,29 @@ bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
    its epoch above theirs. */
 bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
 
+/* cl_engine.c: membership changes, fanned out to the rest of the engine
+   (point-to-point, the collective streams, the reports, the transport's
+   connections).  Membership calls them after updating its records. */
+/* Who joined, left, failed or left the group (the peer records still
+   say why: suspect_reason). */
+void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d);
+/* Then: the view changed (its epoch, the group, the settings). */
+void eng_fan_out_view(struct cl_engine *e);
+/* This peer became a member (collab_init completes). */
+void eng_fan_out_member(struct cl_engine *e);
+/* A member's weight changed: a new group generation, same members. */
+void eng_fan_out_weight(struct cl_engine *e);
+
 /* cl_engine_member.c */
+/* Peer records are written by membership only: a message from p came in
+   now; p answered in a collective (no longer late); this peer was stopped
+   and its own stop explains p's silence (a suspect that did not say
+   goodbye and whose connection works is alive again). */
+void eng_member_heard(struct cl_engine *e, cl_peer_t *p);
+void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
+void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
+/* The failure detector, its context built here (cl_engine_start). */
+eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */
@@ -377,7 +393,7 @@ void eng_report_self_out(struct cl_engine *e);
    bans its key; any other member reports it to the coordinator, which
    then checks p's part itself in its next all-reduces. */
 void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
-/* Coordinator: the part of a member in vtarget that this collective
+/* Coordinator: the part of a member reported for a wrong result that this collective
    (comm members `ranks`, world ranks through comm) should check:
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);

@@ -12,50 +12,27 @@
     the next member in rank order takes over: every peer computes that
     locally from the view and its own suspicions, without clocks.
 
-    The coordinator's side of suspicion (SUSPECT reports, the removal of
-    suspects, stragglers, COLLAB_VERIFY verdicts) is in cl_engine_suspect.c;
-    what the two files share is declared in cl_engine_member_int.h.
+    Heartbeats, suspicion, the coordinator's side of it (SUSPECT reports,
+    the removal of suspects, stragglers, COLLAB_VERIFY verdicts) and the
+    coordinator's tenure are the component eng_suspect_t
+    (cl_engine_suspect.c), whose context this file builds.
 */
-#include "engine/cl_engine_member_int.h"
+#include "engine/cl_engine_elastic.h" /* step boundaries */
+#include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PURGE_KEEP 3600.0 /* seconds a departed peer's record (and rank) is remembered */
-
-/* Epochs a new coordinator skips (see eng_take_over). */
-#define TAKEOVER_EPOCHS 64
-
-static const char *reason_text(int reason)
-{
-    switch (reason) {
-    case CL_SUSPECT_SILENT:
-        return "it went silent";
-    case CL_SUSPECT_CLOSED:
-        return "its connection closed";
-    case CL_SUSPECT_STRAGGLER:
-        return "it fell behind the group";
-    case CL_SUSPECT_MISMATCH:
-        return "it called a different collective";
-    case CL_SUSPECT_CORRUPT:
-        return "it returned a wrong result (COLLAB_VERIFY)";
-    case REASON_LEFT:
-        return "it left";
-    default:
-        return "it is no longer reachable";
-    }
-}
+#define REASON_LEFT ENG_REASON_LEFT
 
 bool eng_self_coordinates(struct cl_engine *e)
 {
-    const cl_peer_t *c = cl_member_coordinator(e->mb);
-    return e->state == ENG_MEMBER && c != NULL && memcmp(c->key, e->self_key, 32) == 0;
+    return e->susp != NULL && eng_suspect_coordinates(e->susp);
 }
 
 /* Calls fn for every member and monitor of the view but this peer. */
@@ -77,25 +54,9 @@ static void send_to(struct cl_engine *e, cl_peer_t *p, void *m)
     (void)eng_send(e, p, m);
 }
 
-static void send_to_live(struct cl_engine *e, cl_peer_t *p, void *m)
-{
-    if (p->state != CL_PEER_GONE)
-        (void)eng_send(e, p, m);
-}
-
 void eng_take_over(struct cl_engine *e)
 {
-    assert(eng_self_coordinates(e));
-    if (e->coordinating)
-        return;
-    /* Taking over: the views this peer makes from now on get epochs above
-       any view the coordinator before it may have sent to some peers only
-       (those never collide with ours). */
-    uint64_t base = cl_member_epoch(e->mb);
-    if (e->max_epoch_heard > base)
-        base = e->max_epoch_heard;
-    cl_member_raise_epoch(e->mb, base + TAKEOVER_EPOCHS);
-    e->coordinating = true;
+    eng_suspect_take_over(e->susp);
 }
 
 void eng_fail_init(struct cl_engine *e, int status)
@@ -103,6 +64,25 @@ void eng_fail_init(struct cl_engine *e, int status)
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, status);
     e->state = ENG_LEFT;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Peer records: the rest of the engine writes none of their fields; the
+   class cl_member.c and the failure detector do. */
+
+void eng_member_heard(struct cl_engine *e, cl_peer_t *p)
+{
+    eng_suspect_heard(e->susp, p);
+}
+
+void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
+{
+    eng_suspect_answered(e->susp, p);
+}
+
+void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now)
+{
+    eng_suspect_excuse(e->susp, p, now);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -188,8 +168,7 @@ void eng_become_member(struct cl_engine *e, bool founder)
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     if (!rejoin)
         e->member_since = eng_now();
-    e->next_heartbeat = eng_now();
-    e->next_check = eng_now() + e->hb_interval;
+    eng_suspect_started(e->susp, founder);
     if (!rejoin) {
         cl_log_set_tag(NULL);
         print_join_line(e);
@@ -205,7 +184,6 @@ void eng_become_member(struct cl_engine *e, bool founder)
         cl_info("rejoined the swarm as rank %d", me->rank);
     }
     if (founder) {
-        e->coordinating = true; /* no coordinator before it: nothing to take over */
         if (e->cfg.monitor)
             cl_info("found no active peers; waiting for trainers to join");
         else
@@ -219,9 +197,7 @@ void eng_become_member(struct cl_engine *e, bool founder)
     else
         snprintf(tag, sizeof tag, "rank %d", me->rank);
     cl_log_set_tag(tag);
-    eng_report_view(e); /* a monitor's picture starts with its own view */
-    if (e->init_req != NULL && !cl_request_done(e->init_req))
-        cl_request_complete(e->init_req, COLLAB_OK);
+    eng_fan_out_member(e);
 }
 
 /* Notes that rank r is (or was) a member, for matchmaking: once every rank
@@ -245,90 +221,24 @@ static void note_joined(struct cl_engine *e, int r)
     }
 }
 
-/* Acts on what a view change did. */
+/* Acts on what a view change did: this peer's own records here; the
+   rest of the engine learns who joined, left, failed or left the group
+   from the loop (eng_fan_out_peers), then that the view changed
+   (eng_fan_out_view). */
 static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 {
-    char desc[CL_WIRE_STR_MAX + 64];
     if (e->state != ENG_MEMBER && cl_member_self(e->mb) != NULL &&
         cl_member_self(e->mb)->state != CL_PEER_GONE)
         eng_become_member(e, false);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
-    for (size_t i = 0; i < d->nadded; i++) {
-        cl_peer_t *p = d->added[i];
-        eng_p2p_mark_seen(e->p2p, p->rank);
-        note_joined(e, p->rank);
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        if (!p->client && p->address[0] != '\0')
-            (void)cl_transport_connect(e->tp, p->key, p->address);
-        else if (p->client)
-            (void)cl_transport_expect_client(e->tp, p->key); /* its connection may come later */
-        if (!d->self_added) {
-            /* A monitor logs joins and failures in its own words (hooks). */
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
-                   eng_peer_desc(p, desc, sizeof desc));
-            eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
-        }
-    }
-    for (size_t i = 0; i < d->nmon_added; i++) {
-        cl_peer_t *p = d->mon_added[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        (void)cl_transport_connect(e->tp, p->key, p->address);
-        if (!d->self_added)
-            cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
-    }
-    for (size_t i = 0; i < d->nmon_removed; i++) {
-        cl_peer_t *p = d->mon_removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
-                reason_text(p->suspect_reason));
-        eng_report_peer_event(e, p,
-                              p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-                              reason_text(p->suspect_reason));
-        cl_transport_drop(e->tp, p->key);
-        p->suspect_since = 0;
-        p->suspect_reason = 0;
-        p->link_closed = false;
-    }
-    for (size_t i = 0; i < d->nremoved; i++) {
-        cl_peer_t *p = d->removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
-        if (p->suspect_reason == REASON_LEFT)
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
-                   eng_peer_desc(p, desc, sizeof desc));
-        else if (p->suspect_reason != 0)
-            cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
-                   reason_text(p->suspect_reason));
-        else
-            cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
-                   eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(
-            e, p, p->suspect_reason == REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            p->suspect_reason != 0 ? reason_text(p->suspect_reason) : "removed by the coordinator");
-        eng_coll_peer_gone(e, p);
-        eng_p2p_peer_gone(e->p2p, p);
-        cl_transport_drop(e->tp, p->key);
-        p->suspect_since = 0;
-        p->suspect_reason = 0;
-        p->link_closed = false;
-    }
-    for (size_t i = 0; i < d->nungrouped; i++) {
-        cl_peer_t *p = d->ungrouped[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
-                    reason_text(p->suspect_reason));
-        else
-            cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
-                    reason_text(p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER));
-        eng_report_peer_event(
-            e, p, CL_EVENT_UNGROUPED,
-            reason_text(p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER));
-        eng_coll_peer_gone(e, p);
+    for (size_t i = 0; i < d->nadded; i++)
+        note_joined(e, d->added[i]->rank);
+    eng_fan_out_peers(e, d);
+    /* The records of those gone keep nothing of their suspicion. */
+    for (size_t i = 0; i < d->nmon_removed + d->nremoved; i++) {
+        cl_peer_t *p = i < d->nmon_removed ? d->mon_removed[i] : d->removed[i - d->nmon_removed];
+        if (memcmp(p->key, e->self_key, 32) != 0)
+            eng_suspect_forget(e->susp, p);
     }
     if (d->self_removed && e->state == ENG_MEMBER) {
         /* The coordinator lost contact with us; ask to come back. */
@@ -349,10 +259,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         size_t n = cl_member_group(e->mb, grp, 1);
         cl_debug("the group of the world communicator is formed: %zu peers", n);
     }
-    eng_coll_view_changed(e);
-    eng_p2p_view_changed(e->p2p);
-    eng_replay_held(e);
-    eng_report_view(e);
+    eng_fan_out_view(e);
 }
 
 static void maybe_close_group(struct cl_engine *e, double now);
@@ -418,40 +325,13 @@ void eng_request_match(struct cl_engine *e)
     }
 }
 
-/* ---------------------------------------------------------------------- */
-/* Suspicion. */
-
-void eng_suspect(struct cl_engine *e, cl_peer_t *p, int reason)
-{
-    char desc[CL_WIRE_STR_MAX + 64];
-    if (memcmp(p->key, e->self_key, 32) == 0 || p->state != CL_PEER_ALIVE)
-        return;
-    p->state = CL_PEER_SUSPECT;
-    p->suspect_reason = reason;
-    p->suspect_since = eng_now();
-    if (reason == REASON_LEFT)
-        cl_debug("%s said goodbye", eng_peer_desc(p, desc, sizeof desc));
-    else if (reason != CL_SUSPECT_CORRUPT) /* named by eng_report_corrupt */
-        cl_warn("%s seems dead: %s%s", eng_peer_desc(p, desc, sizeof desc), reason_text(reason),
-                reason == CL_SUSPECT_SILENT ? " (no message for COLLAB_TIMEOUT)" : "");
-    if (e->state != ENG_MEMBER)
-        return;
-    if (eng_self_coordinates(e)) {
-        eng_take_over(e);
-        eng_remove_suspects(e);
-        return;
-    }
-    if (reason != REASON_LEFT)
-        eng_tell_coordinator(e, p, reason);
-}
-
 /* Coordinator: a member's weight changed, which starts a new group
    generation (docs/membership.md §2).  The coordinator records it like
    every member that installs the view, before its next collective can
    start under it, then publishes the view. */
 static void weight_changed(struct cl_engine *e)
 {
-    eng_coll_view_changed(e);
+    eng_fan_out_weight(e);
     broadcast_view(e);
 }
 
@@ -531,7 +411,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
             break;
         eng_dialback_on_up(e, ev->key);
         if (p != NULL)
-            p->link_closed = false; /* our connection to it works (again) */
+            eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
         if (idx >= 0) {
             e->initial_state[idx] = 1;
             e->initial_lost[idx] = 0;
@@ -545,17 +425,8 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
             e->initial_state[idx] = 0;
             e->initial_lost[idx] = eng_now();
         }
-        if (p != NULL && p->state != CL_PEER_GONE) {
-            p->link_closed = true;
-            bool departed = e->state == ENG_MEMBER && p->state == CL_PEER_SUSPECT &&
-                            p->suspect_reason == REASON_LEFT && eng_self_coordinates(e);
-            if (departed) {
-                eng_take_over(e);
-                eng_remove_suspects(e); /* a departed peer went */
-            } else if (e->state == ENG_MEMBER) {
-                eng_suspect(e, p, CL_SUSPECT_CLOSED);
-            }
-        }
+        if (p != NULL && p->state != CL_PEER_GONE)
+            eng_suspect_closed(e->susp, p);
         break;
     case CL_TP_REFUSED:
         if (idx >= 0 && ev->reason != CL_REFUSE_BUSY) {
@@ -566,73 +437,11 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
                 cl_warn("cannot join through initial peer %s: %s", addr,
                         ev->text != NULL ? ev->text : "refused");
         }
-        if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER) {
-            p->link_closed = true;
-            eng_suspect(e, p, CL_SUSPECT_CLOSED);
-        }
+        if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
+            eng_suspect_refused(e->susp, p);
         break;
     case CL_TP_MESSAGE:
         break;
-    }
-}
-
-/* A heartbeat tells the epoch of the sender's view.  A coordinator that
-   dies may leave its last views with only some peers, so survivors can
-   hold different views; only views of the coordinator each member
-   computes count (docs/security.md §4).  The coordinator sends its view
-   to a member that is behind, and answers a member that is ahead by
-   raising its own epoch above it (by a bounded step) and sending its view
-   with that epoch.  A member that is behind answers a member that is
-   ahead with its own heartbeat, so that the coordinator among them learns
-   it.  The coordinator also answers a former member that believes it is
-   still one: with a view above its epoch, in which it finds itself
-   missing and joins again (§4, removed while alive).  Epochs heard count
-   only from members, and only by a bounded step (eng_auth_epoch_step_ok),
-   so nobody can push them near the ceiling. */
-static void on_heartbeat_epoch(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
-                               uint64_t epoch)
-{
-    bool member = from != NULL && from->state != CL_PEER_GONE;
-    uint64_t own = cl_member_epoch(e->mb);
-    bool step_ok = eng_auth_epoch_step_ok(own, epoch);
-    if (member && epoch == own)
-        eng_auth_member_ahead(e, false, 0);
-    if (member && step_ok && epoch > e->max_epoch_heard)
-        e->max_epoch_heard = epoch;
-    /* Whether this peer coordinates, without taking over yet: a takeover
-       raises the epoch, and doing that on any heartbeat would put this
-       peer's epoch above views still on their way to it (an admitter's,
-       right after a newcomer took the lowest rank). */
-    bool coord = eng_self_coordinates(e);
-    if (member && epoch > own) {
-        /* A member is ahead of its coordinator.  Usually a view of the
-           admitter is on its way to the coordinator too: wait for it.  A
-           member still ahead after two heartbeats holds a view the
-           coordinator will never get (its predecessor sent it before it
-           died): then the coordinator outbids it. */
-        if (coord && step_ok && eng_auth_member_ahead(e, true, 2.0 * e->hb_interval)) {
-            eng_take_over(e);
-            cl_member_raise_epoch(e->mb, epoch + 1);
-            eng_reply_view(e, key);
-            return;
-        }
-        cl_wire_msg_t m;
-        memset(&m, 0, sizeof m);
-        m.hdr.type = CL_MSG_HEARTBEAT;
-        m.hdr.epoch = own;
-        m.u.heartbeat.epoch = own;
-        m.u.heartbeat.progress = e->progress;
-        (void)cl_transport_reply(e->tp, key, &m);
-    } else if (member && epoch < own && coord) {
-        eng_auth_member_ahead(e, false, 0);
-        eng_reply_view(e, key);
-    } else if (!member && coord) {
-        eng_take_over(e);
-        if (from == NULL || from->suspect_reason != REASON_LEFT) {
-            if (step_ok)
-                cl_member_raise_epoch(e->mb, epoch + 1);
-            eng_reply_view(e, key);
-        }
     }
 }
 
@@ -685,32 +494,14 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         on_view(e, key, &m->u.view);
         break;
     case CL_MSG_HEARTBEAT:
-        if (member && e->state == ENG_MEMBER) {
-            if (from->state == CL_PEER_SUSPECT && !from->link_closed &&
-                from->suspect_reason != REASON_LEFT)
-                from->state = CL_PEER_ALIVE; /* it was only slow */
-        }
-        if (e->state == ENG_MEMBER)
-            on_heartbeat_epoch(e, from, key, m->u.heartbeat.epoch);
-        break;
     case CL_MSG_SUSPECT:
-        if (member && eng_self_coordinates(e)) {
-            eng_take_over(e);
-            eng_on_suspect(e, from, &m->u.suspect);
-        }
+        eng_suspect_on_message(e->susp, from, key, m);
         break;
     case CL_MSG_GOODBYE:
-        /* Acknowledged in any state: the leaving peer waits for it. */
-        eng_leave_on_goodbye(e, member ? from : NULL, key, &m->u.goodbye);
-        if (member && e->state == ENG_MEMBER) {
-            eng_suspect(e, from, REASON_LEFT);
-            /* Absent from the collectives it did not enter; those it
-               entered keep it (cl_engine_leave.c). */
-            eng_coll_peer_gone(e, from);
-        }
-        break;
-    case CL_MSG_BYE_ACK:
-        eng_leave_on_ack(e, key);
+        /* The loop acknowledged it and tells the collectives
+           (eng_on_goodbye in cl_engine.c). */
+        if (member && e->state == ENG_MEMBER)
+            eng_suspect_peer(e->susp, from, REASON_LEFT);
         break;
     case CL_MSG_MATCH:
         /* A peer that is not the coordinator (yet) keeps the request too:
@@ -738,47 +529,15 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 /* ---------------------------------------------------------------------- */
 /* Timers. */
 
-static void heartbeat(struct cl_engine *e)
+/* After each check of silent members (eng_suspect_timer): matchmaking. */
+static void ctx_checked(void *arg, bool coordinator, double now)
 {
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_HEARTBEAT;
-    m.u.heartbeat.epoch = cl_member_epoch(e->mb);
-    m.u.heartbeat.progress = e->progress;
-    for_others(e, send_to_live, &m);
-}
-
-static void check(struct cl_engine *e, double now)
-{
-    cl_peer_t *silent[64];
-    size_t n;
-    while ((n = cl_member_silent(e->mb, now, e->cfg.timeout, silent, 64)) > 0) {
-        for (size_t i = 0; i < n; i++)
-            eng_suspect(e, silent[i], CL_SUSPECT_SILENT);
-        if (e->state != ENG_MEMBER)
-            return;
-    }
-    if (e->state != ENG_MEMBER)
-        return;
-    /* Remind the coordinator of what this peer still suspects (a report
-       can be lost with a coordinator that fails), or act as it. */
-    if (eng_self_coordinates(e)) {
-        eng_take_over(e);
-        eng_remove_suspects(e);
+    struct cl_engine *e = arg;
+    if (coordinator) {
         if (e->waiting_for_group)
             eng_request_match(e); /* starts the clock of a new coordinator */
         maybe_close_group(e, now);
         return;
-    }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    size_t nl, nm;
-    cl_peer_t *const *list = cl_member_list(e->mb, &nl);
-    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
-    for (size_t i = 0; i < nm + nl && c != NULL; i++) {
-        cl_peer_t *p = i < nm ? mons[i] : list[i - nm];
-        if (p->state != CL_PEER_SUSPECT || p->suspect_reason == REASON_LEFT)
-            continue;
-        eng_tell_coordinator(e, p, p->suspect_reason);
     }
     /* Ask again at every check while the group is not formed: a MATCH
        can be lost with a coordinator that failed, or reach a peer that
@@ -792,10 +551,7 @@ static void check(struct cl_engine *e, double now)
 double eng_member_timer(struct cl_engine *e, double now)
 {
     double next = now + ENG_IDLE_WAKE;
-    /* A tenure as coordinator ends when this peer no longer coordinates;
-       eng_take_over begins the next one. */
-    if (e->coordinating && !eng_self_coordinates(e))
-        e->coordinating = false;
+    eng_suspect_tenure(e->susp);
     if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
         eng_join_timer(e, now);
         if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
@@ -807,23 +563,145 @@ double eng_member_timer(struct cl_engine *e, double now)
     }
     if (e->state != ENG_MEMBER)
         return next;
-    if (now >= e->next_heartbeat) {
-        heartbeat(e);
-        e->next_heartbeat = now + e->hb_interval;
-    }
-    if (now >= e->next_check) {
-        check(e, now);
-        e->next_check = now + e->hb_interval;
-    }
-    if (now >= e->next_purge) {
-        cl_member_purge(e->mb, now, PURGE_KEEP);
-        e->next_purge = now + ENG_PURGE_EVERY;
-    }
-    next = fmin(next, fmin(e->next_heartbeat, e->next_check));
+    next = fmin(next, eng_suspect_timer(e->susp, now));
     if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
         maybe_close_group(e, now);
         if (!cl_member_group_closed(e->mb))
             next = fmin(next, fmax(now + ENG_MATCH_POLL, e->match_since + e->cfg.matchmaking_time));
     }
     return next;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The failure detector's context (cl_engine_suspect.h), and what the rest
+   of the engine asks of it. */
+
+static double ctx_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static bool ctx_is_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static int ctx_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+{
+    return eng_send(arg, p, m);
+}
+
+static int ctx_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static void ctx_reply_view(void *arg, const uint8_t key[32])
+{
+    eng_reply_view(arg, key);
+}
+
+static void ctx_commit(void *arg, cl_member_delta_t *d)
+{
+    eng_coordinator_commit(arg, d);
+}
+
+static void ctx_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+}
+
+static const char *ctx_desc(void *arg, const cl_peer_t *p, char *out, size_t len)
+{
+    (void)arg;
+    return eng_peer_desc(p, out, len);
+}
+
+static uint64_t ctx_progress(void *arg)
+{
+    return ((struct cl_engine *)arg)->progress;
+}
+
+static double ctx_step_gap(void *arg)
+{
+    return ((struct cl_engine *)arg)->step_gap;
+}
+
+static bool ctx_boundaries_known(void *arg)
+{
+    return eng_el_boundaries_known(arg);
+}
+
+static void ctx_late_seen(void *arg, double now)
+{
+    eng_report_late_seen(arg, now);
+}
+
+static bool ctx_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
+{
+    (void)arg;
+    return eng_auth_epoch_step_ok(own, epoch);
+}
+
+static bool ctx_member_ahead(void *arg, bool ahead, double patience)
+{
+    return eng_auth_member_ahead(arg, ahead, patience);
+}
+
+static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
+                               size_t group_size)
+{
+    return eng_auth_straggler_vote(arg, subject, reporter, group_size);
+}
+
+eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
+{
+    eng_suspect_ctx_t ctx = {.arg = e,
+                             .cfg = &e->cfg,
+                             .self_key = e->self_key,
+                             .mb = e->mb,
+                             .hb_interval = e->hb_interval,
+                             .now = ctx_now,
+                             .is_member = ctx_is_member,
+                             .send = ctx_send,
+                             .reply = ctx_reply,
+                             .reply_view = ctx_reply_view,
+                             .commit = ctx_commit,
+                             .ban = ctx_ban,
+                             .desc = ctx_desc,
+                             .progress = ctx_progress,
+                             .step_gap = ctx_step_gap,
+                             .boundaries_known = ctx_boundaries_known,
+                             .late_seen = ctx_late_seen,
+                             .epoch_step_ok = ctx_epoch_step_ok,
+                             .member_ahead = ctx_member_ahead,
+                             .straggler_vote = ctx_straggler_vote,
+                             .checked = ctx_checked};
+    return eng_suspect_new(&ctx);
+}
+
+void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
+{
+    eng_suspect_late(e->susp, p, reason);
+}
+
+void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
+{
+    eng_suspect_corrupt(e->susp, p);
+}
+
+void eng_report_self_out(struct cl_engine *e)
+{
+    eng_suspect_self_out(e->susp);
+}
+
+static int rank_of(const void *comm, int world)
+{
+    return cl_comm_rank_of_world(comm, world);
+}
+
+int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
+{
+    return eng_suspect_verify_target(e->susp, ranks, n, rank_of, comm);
 }

@@ -1,0 +1,570 @@
+/*  cl_engine_suspect_test.c - selftest of the failure detector
+    (cl_engine_suspect.c), one component of membership.
+
+    Drives it through a fake context, without sockets or a clock: real
+    peer records (cl_member) of three members A (rank 0), B (rank 1) and
+    C (rank 2), views made by a coordinator's table in the test and
+    installed like a VIEW from the network, and a record of every message
+    sent or replied and of every view change the component commits (as the
+    coordinator does: eng_coordinator_commit).  Checks that heartbeats go
+    to every live member, that the coordinator answers the epochs they
+    carry (a view to a member behind, an outbidding view to one ahead, a
+    view above its epoch to a peer that is no member), that a silent
+    member is suspected and, at the coordinator, removed in a view that
+    names it; that a member that is not the coordinator reports it
+    (SUSPECT) instead; that when the
+    coordinator itself goes silent its successor takes over (its epoch
+    jumps above every view heard of) and removes it; that the coordinator
+    confirms a report only when it sees the silence itself; that a
+    heartbeat revives a suspect that was only slow; that a closed
+    connection is a failure; that a peer that said goodbye is removed only
+    once its connection closed; that a straggler is taken out of the group
+    (not the swarm) once late for long enough and the vote agrees; and
+    that a tenure ends when this peer no longer coordinates.
+*/
+#include "engine/cl_engine_suspect.h"
+
+#include "engine/cl_engine_timer.h"
+#include "mpi_collab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selftest.h"
+
+#define MAXSENT 32
+
+typedef struct {
+    uint8_t to[32];
+    int type;
+    uint8_t about[32]; /* SUSPECT: whom */
+    int reason;        /* SUSPECT: why */
+    uint64_t epoch;    /* HEARTBEAT: the sender's epoch */
+} sent_t;
+
+typedef struct {
+    cl_config_t cfg;
+    uint8_t self[32];
+    cl_member_t *mb;
+    double now;
+    bool member;
+    bool vote; /* the authority's straggler vote */
+    bool boundaries;
+    sent_t sent[MAXSENT];
+    int nsent;
+    int replied_views;
+    /* The last view change committed. */
+    int commits;
+    uint8_t removed[4][32];
+    size_t nremoved;
+    uint8_t ungrouped[4][32];
+    size_t nungrouped;
+    uint64_t commit_epoch;
+    int late_seen;
+    int checked_coord, checked_member;
+    int bans;
+} fake_t;
+
+static double f_now(void *arg)
+{
+    return ((fake_t *)arg)->now;
+}
+
+static bool f_is_member(void *arg)
+{
+    return ((fake_t *)arg)->member;
+}
+
+static void record(fake_t *f, const uint8_t to[32], const cl_wire_msg_t *m)
+{
+    if (f->nsent == MAXSENT)
+        return;
+    sent_t *x = &f->sent[f->nsent++];
+    memcpy(x->to, to, 32);
+    x->type = m->hdr.type;
+    if (m->hdr.type == CL_MSG_SUSPECT) {
+        memcpy(x->about, m->u.suspect.key, 32);
+        x->reason = m->u.suspect.reason;
+    } else if (m->hdr.type == CL_MSG_HEARTBEAT) {
+        x->epoch = m->u.heartbeat.epoch;
+    }
+}
+
+static int f_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+{
+    record(arg, p->key, m);
+    return COLLAB_OK;
+}
+
+static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    record(arg, key, m);
+    return COLLAB_OK;
+}
+
+static void f_reply_view(void *arg, const uint8_t key[32])
+{
+    (void)key;
+    ((fake_t *)arg)->replied_views++;
+}
+
+static void f_commit(void *arg, cl_member_delta_t *d)
+{
+    fake_t *f = arg;
+    f->commits++;
+    f->nremoved = 0;
+    f->nungrouped = 0;
+    for (size_t i = 0; i < d->nremoved && i < 4; i++)
+        memcpy(f->removed[f->nremoved++], d->removed[i]->key, 32);
+    for (size_t i = 0; i < d->nungrouped && i < 4; i++)
+        memcpy(f->ungrouped[f->nungrouped++], d->ungrouped[i]->key, 32);
+    f->commit_epoch = cl_member_epoch(f->mb);
+    cl_member_delta_clear(d);
+}
+
+static void f_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    (void)key;
+    (void)seconds;
+    ((fake_t *)arg)->bans++;
+}
+
+static const char *f_desc(void *arg, const cl_peer_t *p, char *out, size_t len)
+{
+    (void)arg;
+    snprintf(out, len, "rank %d", p->rank >= 0 ? p->rank : p->prev_rank);
+    return out;
+}
+
+static uint64_t f_progress(void *arg)
+{
+    (void)arg;
+    return 7;
+}
+
+static double f_step_gap(void *arg)
+{
+    (void)arg;
+    return 0.1;
+}
+
+static bool f_boundaries(void *arg)
+{
+    return ((fake_t *)arg)->boundaries;
+}
+
+static void f_late_seen(void *arg, double now)
+{
+    (void)now;
+    ((fake_t *)arg)->late_seen++;
+}
+
+static bool f_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
+{
+    (void)arg;
+    return epoch <= own || epoch - own <= 1024;
+}
+
+static bool f_member_ahead(void *arg, bool ahead, double patience)
+{
+    (void)arg;
+    (void)patience;
+    return ahead;
+}
+
+static bool f_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32], size_t n)
+{
+    (void)subject;
+    (void)reporter;
+    (void)n;
+    return ((fake_t *)arg)->vote;
+}
+
+static void f_checked(void *arg, bool coordinator, double now)
+{
+    (void)now;
+    fake_t *f = arg;
+    if (coordinator)
+        f->checked_coord++;
+    else
+        f->checked_member++;
+}
+
+static uint8_t K[3][32]; /* A, B, C */
+
+/* A fake whose records hold the view of a coordinator's table with A at
+   rank 0, B at 1 and C at 2, the world group formed, as seen by `self`
+   (0, 1 or 2), installed at time `now`. */
+static void fake_init(fake_t *f, int self, double now)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg.timeout = 1.0;
+    memcpy(f->self, K[self], 32);
+    f->now = now;
+    f->member = true;
+    f->vote = true;
+    f->boundaries = true;
+    cl_settings_t set = {4, false, 0, 3, 0, 1, 16, false};
+    cl_member_t *ct = cl_member_new(K[0]);
+    CHECK(cl_member_found(ct, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &set) == 0);
+    cl_member_delta_t d;
+    CHECK(cl_member_admit(ct, K[1], 1, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, now, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_admit(ct, K[2], 2, "/ip4/127.0.0.1/tcp/3/p2p/c", false, 1.0, now, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_close_group(ct, &d) == 1);
+    cl_member_delta_clear(&d);
+    cl_wire_view_t v;
+    CHECK(cl_member_view(ct, &v) == 0);
+    f->mb = cl_member_new(K[self]);
+    CHECK(cl_member_apply_view(f->mb, &v, now, &d) == 1); /* the coordinator's view */
+    cl_member_delta_clear(&d);
+    free(v.members);
+    cl_member_destroy(&ct);
+}
+
+static eng_suspect_t *fd_new(fake_t *f)
+{
+    eng_suspect_ctx_t ctx = {.arg = f,
+                             .cfg = &f->cfg,
+                             .self_key = f->self,
+                             .mb = f->mb,
+                             .hb_interval = 0.25,
+                             .now = f_now,
+                             .is_member = f_is_member,
+                             .send = f_send,
+                             .reply = f_reply,
+                             .reply_view = f_reply_view,
+                             .commit = f_commit,
+                             .ban = f_ban,
+                             .desc = f_desc,
+                             .progress = f_progress,
+                             .step_gap = f_step_gap,
+                             .boundaries_known = f_boundaries,
+                             .late_seen = f_late_seen,
+                             .epoch_step_ok = f_epoch_step_ok,
+                             .member_ahead = f_member_ahead,
+                             .straggler_vote = f_vote,
+                             .checked = f_checked};
+    eng_suspect_t *s = eng_suspect_new(&ctx);
+    CHECK(s != NULL);
+    return s;
+}
+
+static void fake_fini(fake_t *f, eng_suspect_t **s)
+{
+    eng_suspect_destroy(s);
+    CHECK(*s == NULL);
+    cl_member_destroy(&f->mb);
+}
+
+static cl_peer_t *rec(fake_t *f, int i)
+{
+    return cl_member_find(f->mb, K[i]);
+}
+
+static int count_sent(const fake_t *f, int type, int to)
+{
+    int n = 0;
+    for (int i = 0; i < f->nsent; i++)
+        if (f->sent[i].type == type && (to < 0 || memcmp(f->sent[i].to, K[to], 32) == 0))
+            n++;
+    return n;
+}
+
+static void heard_all(fake_t *f, double now)
+{
+    for (int i = 0; i < 3; i++)
+        cl_member_heard(f->mb, K[i], now);
+}
+
+/* The coordinator heartbeats every member; a member silent for
+   COLLAB_TIMEOUT is suspected and removed in a view that names it. */
+static void test_coordinator_removes_silent(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    CHECK(eng_suspect_coordinates(s));
+    double next = eng_suspect_timer(s, f.now);
+    CHECK(count_sent(&f, CL_MSG_HEARTBEAT, 1) == 1 && count_sent(&f, CL_MSG_HEARTBEAT, 2) == 1);
+    CHECK(count_sent(&f, CL_MSG_HEARTBEAT, 0) == 0); /* never to itself */
+    CHECK(next == f.now + 0.25);
+    CHECK(f.commits == 0);
+    uint64_t epoch = cl_member_epoch(f.mb);
+
+    /* B keeps talking, C goes silent. */
+    f.now = 11.2;
+    cl_member_heard(f.mb, K[1], f.now);
+    (void)eng_suspect_timer(s, f.now);
+    CHECK(f.commits == 1);
+    CHECK(f.nremoved == 1 && memcmp(f.removed[0], K[2], 32) == 0);
+    CHECK(rec(&f, 2)->state == CL_PEER_GONE);
+    CHECK(rec(&f, 2)->suspect_reason == CL_SUSPECT_SILENT); /* the fan-out reads it */
+    CHECK(rec(&f, 1)->state == CL_PEER_ALIVE);
+    /* The first action of its tenure raised the epoch. */
+    CHECK(f.commit_epoch > epoch + 64);
+    CHECK(f.checked_coord == 1 && f.checked_member == 0);
+    CHECK(count_sent(&f, CL_MSG_SUSPECT, -1) == 0);
+    fake_fini(&f, &s);
+}
+
+/* A member that does not coordinate reports a silent member to the
+   coordinator and removes nobody itself. */
+static void test_member_reports_silent(void)
+{
+    fake_t f;
+    fake_init(&f, 1, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    CHECK(!eng_suspect_coordinates(s));
+    (void)eng_suspect_timer(s, f.now);
+    f.nsent = 0;
+    f.now = 11.2;
+    cl_member_heard(f.mb, K[0], f.now);
+    (void)eng_suspect_timer(s, f.now);
+    CHECK(f.commits == 0);
+    CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT);
+    CHECK(count_sent(&f, CL_MSG_SUSPECT, 0) >= 1);
+    bool named = false;
+    for (int i = 0; i < f.nsent; i++)
+        if (f.sent[i].type == CL_MSG_SUSPECT)
+            named = memcmp(f.sent[i].about, K[2], 32) == 0 && f.sent[i].reason == CL_SUSPECT_SILENT;
+    CHECK(named);
+    CHECK(f.checked_member == 1 && f.checked_coord == 0);
+
+    /* A heartbeat of the suspect: it was only slow. */
+    cl_wire_msg_t hb;
+    memset(&hb, 0, sizeof hb);
+    hb.hdr.type = CL_MSG_HEARTBEAT;
+    hb.u.heartbeat.epoch = cl_member_epoch(f.mb);
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(rec(&f, 2)->state == CL_PEER_ALIVE);
+
+    /* Its connection closes: a failure, reported as such. */
+    f.nsent = 0;
+    eng_suspect_closed(s, rec(&f, 2));
+    CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT && rec(&f, 2)->link_closed);
+    CHECK(f.nsent == 1 && f.sent[0].type == CL_MSG_SUSPECT &&
+          f.sent[0].reason == CL_SUSPECT_CLOSED);
+    /* A closed link is not revived by a heartbeat still on its way. */
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT);
+    /* Once the connection works again, it is. */
+    eng_suspect_link_up(s, rec(&f, 2));
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(rec(&f, 2)->state == CL_PEER_ALIVE && !rec(&f, 2)->link_closed);
+    /* A refused connection is a failure too. */
+    f.nsent = 0;
+    eng_suspect_refused(s, rec(&f, 2));
+    CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT && rec(&f, 2)->link_closed);
+    CHECK(f.nsent == 1 && f.sent[0].reason == CL_SUSPECT_CLOSED);
+    eng_suspect_forget(s, rec(&f, 2));
+    CHECK(rec(&f, 2)->suspect_reason == 0 && !rec(&f, 2)->link_closed);
+    fake_fini(&f, &s);
+}
+
+/* The coordinator fails: its successor (B, rank 1) computes that it
+   coordinates now, takes over above every epoch heard, and removes it. */
+static void test_successor_takes_over(void)
+{
+    fake_t f;
+    fake_init(&f, 1, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    (void)eng_suspect_timer(s, f.now);
+    /* C's heartbeat tells of an epoch ahead of this peer's view (a view
+       of A that never reached B). */
+    uint64_t own = cl_member_epoch(f.mb);
+    cl_wire_msg_t hb;
+    memset(&hb, 0, sizeof hb);
+    hb.hdr.type = CL_MSG_HEARTBEAT;
+    hb.u.heartbeat.epoch = own + 5;
+    f.nsent = 0;
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    /* Not the coordinator: it answers with its own heartbeat. */
+    CHECK(f.nsent == 1 && f.sent[0].type == CL_MSG_HEARTBEAT && f.sent[0].epoch == own);
+    CHECK(f.replied_views == 0);
+
+    f.now = 11.2;
+    cl_member_heard(f.mb, K[2], f.now);
+    (void)eng_suspect_timer(s, f.now);
+    CHECK(eng_suspect_coordinates(s));
+    CHECK(f.commits == 1);
+    CHECK(f.nremoved == 1 && memcmp(f.removed[0], K[0], 32) == 0);
+    CHECK(f.commit_epoch == own + 5 + 64 + 1); /* above the epoch heard, then the removal */
+    CHECK(f.checked_coord == 1);
+    /* Nobody else was suspected or reported. */
+    CHECK(rec(&f, 2)->state == CL_PEER_ALIVE);
+    CHECK(count_sent(&f, CL_MSG_SUSPECT, -1) == 0);
+
+    /* Later actions of the tenure raise nothing. */
+    uint64_t e1 = cl_member_epoch(f.mb);
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e1);
+    fake_fini(&f, &s);
+}
+
+static cl_wire_msg_t heartbeat_of(uint64_t epoch)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_HEARTBEAT;
+    m.u.heartbeat.epoch = epoch;
+    return m;
+}
+
+/* The coordinator answers the epochs of heartbeats: a member behind gets
+   the view; a member still ahead (the authority says for long enough)
+   is outbid, the takeover's epoch above it; a peer that is no member
+   gets a view above its epoch, raised only by a bounded step. */
+static void test_heartbeat_epochs(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    uint64_t own = cl_member_epoch(f.mb);
+    cl_wire_msg_t hb = heartbeat_of(own);
+    eng_suspect_on_message(s, rec(&f, 1), K[1], &hb);
+    CHECK(f.replied_views == 0 && f.nsent == 0 && cl_member_epoch(f.mb) == own);
+    hb = heartbeat_of(own - 1);
+    eng_suspect_on_message(s, rec(&f, 1), K[1], &hb);
+    CHECK(f.replied_views == 1 && cl_member_epoch(f.mb) == own);
+    hb = heartbeat_of(own + 3);
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(f.replied_views == 2);
+    CHECK(cl_member_epoch(f.mb) == own + 3 + 64);
+    /* Far beyond a bounded step: heard of, never followed. */
+    uint64_t now_epoch = cl_member_epoch(f.mb);
+    hb = heartbeat_of(now_epoch + 5000);
+    eng_suspect_on_message(s, NULL, K[2], &hb);
+    CHECK(f.replied_views == 3 && cl_member_epoch(f.mb) == now_epoch);
+    hb = heartbeat_of(now_epoch + 10);
+    eng_suspect_on_message(s, NULL, K[2], &hb);
+    CHECK(f.replied_views == 4 && cl_member_epoch(f.mb) == now_epoch + 11);
+    fake_fini(&f, &s);
+}
+
+/* The coordinator confirms a member's report only when it sees the
+   silence itself. */
+static void test_report_confirmed(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_SUSPECT;
+    memcpy(m.u.suspect.key, K[2], 32);
+    m.u.suspect.reason = CL_SUSPECT_SILENT;
+    f.now = 10.3; /* heard from C 0.3 s ago: below COLLAB_TIMEOUT/2 */
+    eng_suspect_on_message(s, rec(&f, 1), K[1], &m);
+    CHECK(f.commits == 0 && rec(&f, 2)->state == CL_PEER_ALIVE);
+    f.now = 10.6;
+    eng_suspect_on_message(s, rec(&f, 1), K[1], &m);
+    CHECK(f.commits == 1 && f.nremoved == 1 && memcmp(f.removed[0], K[2], 32) == 0);
+    /* A report of a non-member is not acted upon. */
+    f.commits = 0;
+    eng_suspect_on_message(s, NULL, K[2], &m);
+    CHECK(f.commits == 0);
+    fake_fini(&f, &s);
+}
+
+/* A peer that said goodbye is removed once its connection closed. */
+static void test_goodbye(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    eng_suspect_peer(s, rec(&f, 1), ENG_SUSPECT_LEFT);
+    CHECK(rec(&f, 1)->state == CL_PEER_SUSPECT);
+    CHECK(f.commits == 0); /* others may still be receiving its GOODBYE */
+    CHECK(count_sent(&f, CL_MSG_SUSPECT, -1) == 0);
+    eng_suspect_closed(s, rec(&f, 1));
+    CHECK(f.commits == 1 && f.nremoved == 1 && memcmp(f.removed[0], K[1], 32) == 0);
+    CHECK(rec(&f, 1)->suspect_reason == ENG_SUSPECT_LEFT);
+    /* C says goodbye and keeps its connection: the check removes it
+       COLLAB_TIMEOUT later. */
+    eng_suspect_peer(s, rec(&f, 2), ENG_SUSPECT_LEFT);
+    (void)eng_suspect_timer(s, f.now);
+    CHECK(f.commits == 1);
+    f.now += 1.0;
+    cl_member_heard(f.mb, K[2], f.now);
+    (void)eng_suspect_timer(s, f.now);
+    CHECK(f.commits == 2 && f.nremoved == 1 && memcmp(f.removed[0], K[2], 32) == 0);
+    fake_fini(&f, &s);
+}
+
+/* A straggler is taken out of the group, not the swarm, once late for
+   long enough, when the vote agrees; a corrupt reducer is banned and
+   removed. */
+static void test_straggler_and_corrupt(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    eng_suspect_late(s, rec(&f, 2), CL_SUSPECT_STRAGGLER);
+    CHECK(f.late_seen == 1 && f.commits == 0);
+    f.now = 10.5; /* allow: max(COLLAB_TIMEOUT, 3 x step gap) = 1 s */
+    heard_all(&f, f.now);
+    eng_suspect_late(s, rec(&f, 2), CL_SUSPECT_STRAGGLER);
+    CHECK(f.commits == 0);
+    f.now = 11.1;
+    heard_all(&f, f.now);
+    f.vote = false;
+    eng_suspect_late(s, rec(&f, 2), CL_SUSPECT_STRAGGLER);
+    CHECK(f.commits == 0); /* one report is not enough */
+    f.vote = true;
+    eng_suspect_late(s, rec(&f, 2), CL_SUSPECT_STRAGGLER);
+    CHECK(f.commits == 1 && f.nungrouped == 1 && memcmp(f.ungrouped[0], K[2], 32) == 0);
+    CHECK(f.nremoved == 0 && rec(&f, 2)->state == CL_PEER_ALIVE && !rec(&f, 2)->in_group);
+
+    eng_suspect_corrupt(s, rec(&f, 1));
+    CHECK(f.bans == 1);
+    CHECK(f.commits == 2 && f.nremoved == 1 && memcmp(f.removed[0], K[1], 32) == 0);
+    fake_fini(&f, &s);
+}
+
+/* A tenure ends when this peer no longer coordinates (it was removed,
+   or it left): the next one raises the epoch again. */
+static void test_tenure(void)
+{
+    fake_t f;
+    fake_init(&f, 0, 10.0);
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, true); /* a founder: nothing to take over */
+    uint64_t e0 = cl_member_epoch(f.mb);
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e0);
+    f.member = false;
+    CHECK(!eng_suspect_coordinates(s));
+    eng_suspect_tenure(s);
+    f.member = true;
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e0 + 64);
+    fake_fini(&f, &s);
+}
+
+int main(void)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 32; j++)
+            K[i][j] = (uint8_t)(0x10 * (i + 1) + j);
+    CHECK(strcmp(eng_suspect_reason_text(CL_SUSPECT_SILENT), "it went silent") == 0);
+    test_coordinator_removes_silent();
+    test_member_reports_silent();
+    test_successor_takes_over();
+    test_heartbeat_epochs();
+    test_report_confirmed();
+    test_goodbye();
+    test_straggler_and_corrupt();
+    test_tenure();
+    printf("cl_engine_suspect_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
+    return s_failures != 0;
+}
