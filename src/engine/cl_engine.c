@@ -72,13 +72,26 @@ const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
     return out;
 }
 
-int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+/* eng_send without class EARLY's credit. */
+static int send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
         m->hdr.epoch = cl_member_epoch(e->mb);
     if (eng_relay_needed(e, to)) /* client to client: through a monitor */
         return eng_relay_send(e, to, m);
     return cl_transport_send(e->tp, to->key, m);
+}
+
+int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    /* Every COLL message to another member counts against its receiver's
+       grant of class EARLY (docs/wire.md section 10), whichever path sent
+       it: the collectives' transport, a generation notice, a relayed
+       copy.  A relay through a monitor has no link to count on. */
+    if (m->hdr.type == CL_MSG_COLL && e->p2p != NULL && !eng_relay_needed(e, to) &&
+        memcmp(to->key, e->self_key, 32) != 0)
+        return eng_p2p_coll_send(e->p2p, to, m);
+    return send_now(e, to, m);
 }
 
 void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out)
@@ -515,7 +528,7 @@ static cl_peer_t *p2p_member_at(void *arg, int w)
 
 static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    return eng_send(arg, to, m);
+    return send_now(arg, to, m); /* a COLL message from a FIFO was counted */
 }
 
 static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
@@ -556,7 +569,9 @@ static eng_p2p_t *p2p_new(struct cl_engine *e)
                          .desc = eng_peer_desc,
                          .comm_rank_is = p2p_comm_rank_is,
                          .link_version = p2p_link_version,
-                         .ban = p2p_ban};
+                         .ban = p2p_ban,
+                         .early_queued = eng_coll_early_queued,
+                         .coll_waits_for = eng_coll_waits_for};
     return eng_p2p_new(&ctx);
 }
 

@@ -80,6 +80,8 @@ static void log_refused(struct cl_engine *e, int w, uint64_t dropped, const char
             what, desc, bound, (unsigned long long)dropped);
 }
 
+static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
 {
     buffered_t *b = s->buf_head;
@@ -372,7 +374,9 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     eng_quota_t *q = limited ? early_quota(e, from_world) : NULL;
     if (limited && q == NULL)
         return; /* out of memory */
-    if (q != NULL) {
+    if (q != NULL && !e->coll_credited) {
+        /* (A message under class EARLY's credit is kept past them: the
+           grants already respect them, docs/wire.md section 10.) */
         size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
         size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
         size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
@@ -556,10 +560,45 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
     return false;
 }
 
+size_t eng_coll_early_queued(void *arg, int w, size_t *bytes)
+{
+    const struct cl_engine *e = arg;
+    *bytes = 0;
+    if (w < 0 || w >= e->nearly)
+        return 0;
+    const eng_quota_t *q = &e->early[w];
+    *bytes = q->bytes - q->msgs * BUFFERED_COST(0);
+    return q->msgs;
+}
+
+bool eng_coll_waits_for(void *arg, int w)
+{
+    const struct cl_engine *e = arg;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->active != NULL && s->comm != NULL && cl_comm_rank_of_world(s->comm, w) >= 0)
+            return true;
+    }
+    return false;
+}
+
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (from->rank < 0)
         return;
+    /* Class EARLY's credit, before any other check: a message that a
+       later check drops still counts as arrived, and as consumed at once
+       (only what waits in the early buffer holds credit). */
+    int credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
+    if (credit < 0)
+        return;
+    e->coll_credited = credit > 0;
+    route_message(e, from, m);
+    e->coll_credited = false;
+}
+
+static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+{
     if (m->payload_len >= 65536) {
         /* Bandwidth seen from this peer, for data deadlines. */
         double now = eng_now();

@@ -230,7 +230,7 @@ static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, si
 
 static int p_wire_version(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    return s_int(value, 5, 7, &cfg->wire_version, why, whylen);
+    return s_int(value, 5, 8, &cfg->wire_version, why, whylen);
 }
 
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -574,9 +574,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "communicators this program has not created that peers may open streams for, in all")        \
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
       "of those, how many one peer may open")                                                      \
-    X("COLLAB_WIRE_VERSION", "7", p_wire_version,                                                  \
-      "highest wire protocol version spoken (6: no bandwidth figures, 5: no flow control either, "  \
-      "as peers of the releases before)")
+    X("COLLAB_WIRE_VERSION", "8", p_wire_version,                                                  \
+      "highest wire protocol version spoken (7: no flow control of collective messages, 6: no "    \
+      "bandwidth figures either, 5: no flow control at all, as peers of the releases before)")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},
@@ -712,7 +712,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_unexpected_msgs = 65536;
     cfg->max_streams = 1024;
     cfg->max_streams_peer = 64;
-    cfg->wire_version = 7;
+    cfg->wire_version = 8;
 }
 
 /* Wipes and frees the plaintext key and passphrase. */

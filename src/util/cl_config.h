@@ -92,7 +92,7 @@ typedef struct {
     int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */
     int max_streams;          /* COLLAB_MAX_STREAMS, default 1024 */
     int max_streams_peer;     /* COLLAB_MAX_STREAMS_PER_PEER, default 64 */
-    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 7 */
+    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 8 */
 } cl_config_t;
 
 /* One row of the table, for documentation checks and --help output. */
