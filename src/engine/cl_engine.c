@@ -658,7 +658,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                                        : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
-            if (eng_leave_started(e) || eng_coll_idle(e) || now >= e->finalize_deadline)
+            /* Messages waiting for credit go out first (a collective
+               whose part here completed while they wait needs them). */
+            bool drained = eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
+            if (eng_leave_started(e) || (eng_coll_idle(e) && drained) ||
+                now >= e->finalize_deadline)
                 progress_finalize(e, now);
             if (e->finalize_req != NULL)
                 next = fmin(next,

@@ -559,7 +559,10 @@ static void report(eng_flow_t *f, bool periodic)
             cl_flow_count_t econsumed = cl_flow_rx_consumed(erx, equeued);
             bool ewaits = f->ctx->coll_waits_for != NULL &&
                           f->ctx->coll_waits_for(f->ctx->arg, (int)i);
-            bool enear = near_grant(f, erx);
+            /* Near also when a message of the largest size would not
+               fit: a collective's part may be that large. */
+            uint64_t big = cl_flow_cost((size_t)f->ctx->cfg->max_message_mib << 20);
+            bool enear = near_grant(f, erx) || erx->limit.bytes - erx->arrived.bytes < big;
             edue = cl_flow_rx_due(erx, econsumed, f->window, periodic || (ewaits && enear));
             eoverdraft = !edue && ewaits && enear &&
                          cl_flow_rx_overdraft_due(erx, equeued, periodic);
