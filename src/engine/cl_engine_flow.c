@@ -397,6 +397,13 @@ static int admit(eng_flow_t *f, const cl_peer_t *from, size_t len, bool early)
                  what, from->rank);
         return 0;
     }
+    if (early) {
+        /* Counted, and delivered if its collective runs (it holds nothing
+           then); kept in the early buffer only within its bounds
+           (eng_flow_coll_refuse names what they drop). */
+        cl_flow_rx_count(rx, len);
+        return -1;
+    }
     fp->refused++;
     char desc[CL_WIRE_STR_MAX + 64];
     cl_warn("dropped a %s message (%zu bytes) from %s: it passed the credit this peer granted "
@@ -416,6 +423,34 @@ int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
 int eng_flow_coll_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
 {
     return admit(f, from, len, true);
+}
+
+void eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len)
+{
+    flow_peer_t *fp = peer_of(f, from);
+    if (fp == NULL)
+        return;
+    /* Dropped and named, not banned.  A sender past its grant meets the
+       early buffer's bounds (as on a link without flow control), and
+       only a message they drop is refused here.  A ban would be wrong
+       twice: by one receiver alone it takes the sender out of that
+       receiver's view only, and the members then disagree about the
+       group (tried: the others' all-reduces of attack_flood came out
+       wrong); and refusing every message past the grant drops the
+       sender's messages for the collectives that run too.  An honest
+       sender never passes its grant, so only one that ignores the
+       protocol loses messages.  Named at the first drop and every power
+       of two after it. */
+    fp->refused++;
+    if ((fp->refused & (fp->refused - 1)) != 0)
+        return;
+    char desc[CL_WIRE_STR_MAX + 64];
+    cl_warn("dropped a collective message (%zu bytes) from %s: it passed the credit this peer "
+            "granted for early collective messages (%llu messages, %llu bytes; it sent %llu, "
+            "%llu; %llu of its messages dropped so far)",
+            len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)fp->erx.limit.msgs,
+            (unsigned long long)fp->erx.limit.bytes, (unsigned long long)fp->erx.arrived.msgs,
+            (unsigned long long)fp->erx.arrived.bytes, (unsigned long long)fp->refused);
 }
 
 uint64_t eng_flow_refused(const eng_flow_t *f, int w)

@@ -102,6 +102,7 @@ struct stream {
     bool take_again;                 /* a start inside it asked for another pass */
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */
+    double last_delivery;            /* last start of its collective or message delivered to it */
 };
 
 /* The world group of one generation (a view's group_epoch). */
@@ -219,7 +220,7 @@ struct cl_engine {
     size_t buffered_msgs;
     eng_quota_t *early; /* early messages per sending world rank */
     int nearly;
-    bool coll_credited; /* the COLL message being routed came under class EARLY's credit */
+    int coll_credit; /* of the COLL message being routed: eng_p2p_coll_admit's answer */
     uint64_t streams_refused; /* messages that would have opened a stream past a limit */
     double next_tick;
     bool waiting_for_group;    /* some call waits for the world group */

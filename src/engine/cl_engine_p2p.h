@@ -110,10 +110,14 @@ void eng_p2p_fail_all(eng_p2p_t *self, int status);
    status. */
 int eng_p2p_coll_send(eng_p2p_t *self, const cl_peer_t *to, cl_wire_msg_t *m);
 /* A COLL message of len bytes from member `from` arrives (before any
-   other check of it): 0 on a link without class EARLY or within the
-   grace (the early buffer's bounds apply), 1 when granted (buffered past
-   the bounds), -1 when past the grant (drop it; its sender is banned). */
+   other check of it; counted): 0 on a link without class EARLY or within
+   the grace (the early buffer's bounds apply), 1 when granted (buffered
+   past the bounds), -1 when past the grant (delivered if its collective
+   runs, never buffered: eng_p2p_coll_refuse). */
 int eng_p2p_coll_admit(eng_p2p_t *self, const cl_peer_t *from, size_t len);
+/* The early buffer refuses a message that passed the grant of world rank
+   w (len bytes): counted and named in the log, not banned. */
+void eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len);
 
 /* Messages (and payload bytes) waiting for credit to world rank w, both
    classes; w < 0: to every member. */

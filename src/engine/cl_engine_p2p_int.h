@@ -32,9 +32,14 @@ int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len);
    version ENG_FLOW_EARLY_VERSION or later).  Returns what ctx->send
    returns, or COLLAB_ERR_NO_MEM. */
 int eng_flow_coll_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m);
-/* A COLL message of len bytes from member `from` arrives: as
-   eng_flow_p2p_admit, for class EARLY. */
+/* A COLL message of len bytes from member `from` arrives (counted): 0 on
+   a link without class EARLY or within the grace (the bounds apply), 1
+   when granted (to be buffered past the bounds), -1 when past the grant
+   (it may be delivered, not buffered: eng_flow_coll_refuse). */
 int eng_flow_coll_admit(eng_flow_t *f, const cl_peer_t *from, size_t len);
+/* The early buffer refuses such a message: counted and named (not
+   banned). */
+void eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len);
 /* A CREDIT from member `from`. */
 void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_t *m);
 /* Removes synchronous send (comm, sync) to world rank w from its FIFO:

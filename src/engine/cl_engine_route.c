@@ -276,6 +276,8 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
     int from = cl_comm_rank_of_world(s->comm, from_world);
     if (c == NULL || from < 0 || h->sub == SUB_NOTICE)
         return;
+    if (active)
+        s->last_delivery = eng_now();
     if (h->signature != ctx->signature) {
         cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
         cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
@@ -374,9 +376,10 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     eng_quota_t *q = limited ? early_quota(e, from_world) : NULL;
     if (limited && q == NULL)
         return; /* out of memory */
-    if (q != NULL && !e->coll_credited) {
+    if (q != NULL && e->coll_credit <= 0) {
         /* (A message under class EARLY's credit is kept past them: the
-           grants already respect them, docs/wire.md section 10.) */
+           grants already respect them, docs/wire.md section 10.  One past
+           its grant meets them, as on a link without flow control.) */
         size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
         size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
         size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
@@ -390,6 +393,12 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
                  (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
             bound = "COLLAB_MAX_UNEXPECTED";
         if (bound != NULL) {
+            /* Past its sender's grant of class EARLY too: only a sender
+               that ignores the protocol gets here (docs/wire.md section
+               10); named as such. */
+            cl_peer_t *p = e->coll_credit < 0 ? cl_member_at_rank(e->mb, from_world) : NULL;
+            if (p != NULL)
+                eng_p2p_coll_refuse(e->p2p, p, len);
             q->dropped++;
             log_refused(e, from_world, q->dropped,
                         "an early collective message (for a collective this peer has not called)",
@@ -521,6 +530,7 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
         return;
     }
     s->taking = true;
+    s->last_delivery = eng_now(); /* a start */
     do {
         s->take_again = false;
         if (s->active != NULL && s->active_ctx != NULL)
@@ -574,9 +584,14 @@ size_t eng_coll_early_queued(void *arg, int w, size_t *bytes)
 bool eng_coll_waits_for(void *arg, int w)
 {
     const struct cl_engine *e = arg;
+    double now = eng_now();
     for (size_t i = 0; i < e->nstreams; i++) {
         const stream_t *s = e->streams[i];
-        if (s->active != NULL && s->comm != NULL && cl_comm_rank_of_world(s->comm, w) >= 0)
+        /* Stalled: a collective that takes messages is not held up by a
+           FIFO, and a sender whose early messages fill its grant gets no
+           more while the collectives here move (a flood meets its grant). */
+        if (s->active != NULL && s->comm != NULL && now - s->last_delivery >= ENG_EARLY_STALL &&
+            cl_comm_rank_of_world(s->comm, w) >= 0)
             return true;
     }
     return false;
@@ -586,15 +601,13 @@ void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg
 {
     if (from->rank < 0)
         return;
-    /* Class EARLY's credit, before any other check: a message that a
-       later check drops still counts as arrived, and as consumed at once
-       (only what waits in the early buffer holds credit). */
-    int credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
-    if (credit < 0)
-        return;
-    e->coll_credited = credit > 0;
+    /* Class EARLY's credit, before any other check: every message counts
+       as arrived, and as consumed at once unless it waits in the early
+       buffer (only that holds credit, and only that is refused past the
+       grant: a message its collective takes at once costs nothing). */
+    e->coll_credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
     route_message(e, from, m);
-    e->coll_credited = false;
+    e->coll_credit = 0;
 }
 
 static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
