@@ -1,7 +1,18 @@
-/*  cl_engine_flow.c - flow control of point-to-point messages on the
-    engine thread (docs/wire.md section 10, wire version 6): the helper
+/*  cl_engine_flow.c - flow control of point-to-point messages (class
+    P2P, wire version 6) and of collective messages (class EARLY, wire
+    version 8) on the engine thread (docs/wire.md section 10): the helper
     file of the point-to-point component (cl_engine_p2p.c), whose context
     and matching queues it uses (cl_engine_p2p_int.h).
+
+    Class EARLY works as class P2P below, with these differences: it
+    counts every COLL message to or from another member (eng_send and
+    eng_coll_on_message call in here), with its own FIFO per receiver;
+    the receiver's unconsumed messages are those waiting in the early
+    buffer (the context's early_queued); the overdraft goes to a sender
+    while a stalled running collective has it (coll_waits_for); and a
+    message past the grant is not refused here: it goes on to the route,
+    delivered if its collective runs, kept early only within the bounds,
+    and what they drop is named (eng_flow_coll_refuse), without a ban.
 
     Each peer keeps, per other member (by world rank, reset when another
     key holds the rank), both sides of the credit accounting of cl_flow:

@@ -9,6 +9,12 @@
     section 6).  A message whose signature differs from the local
     collective's is not delivered and its sender is excluded from it.
 
+    Flow control (docs/wire.md section 10, class EARLY, links of version
+    8): every message from a member counts against its grant as it
+    arrives, before anything else, and holds it only while it waits in
+    the early buffer (what of each sender waits there is its
+    consumption, eng_coll_early_queued).  A message within its grant is
+    kept past the bounds below.
     Bounds (docs/security.md section 5): early messages count, with their
     fixed overhead, against their sender and against the whole buffer
     (COLLAB_MAX_UNEXPECTED_PER_PEER, COLLAB_MAX_UNEXPECTED_MSGS,
@@ -16,8 +22,9 @@
     not created opens a stream only within COLLAB_MAX_STREAMS_PER_PEER
     such streams of its sender and COLLAB_MAX_STREAMS in all.  What passes
     a bound is dropped, counted and its sender named in the log; it is
-    not banned, since a member whose program runs far ahead can pass them
-    too (no flow control holds it back yet).
+    not banned, since on a link without flow control a member whose
+    program runs far ahead can pass them too (and one past its grant is
+    named as such).
 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_int.h"
