@@ -500,8 +500,12 @@ void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_
    window, less what the class's total lacks.  Each class has its own
    buffer here (the unexpected queue, the early buffer), each within the
    bounds of docs/security.md section 5. */
+static cl_flow_count_t early_window(eng_flow_t *f, size_t w);
+
 static cl_flow_count_t window_for(eng_flow_t *f, size_t w, bool early)
 {
+    if (early)
+        return early_window(f, w);
     cl_flow_count_t others = {0, 0};
     int min_version = early ? ENG_FLOW_EARLY_VERSION : 6;
     for (size_t i = 0; i < f->npeers; i++) {
@@ -520,6 +524,32 @@ static cl_flow_count_t window_for(eng_flow_t *f, size_t w, bool early)
         win.msgs = room_m;
     if (room_b < win.bytes)
         win.bytes = room_b;
+    return win;
+}
+
+/* Class EARLY's window for sender w: the per-peer window, or its even
+   share of the total among the senders of this class, whichever is
+   smaller.  Not what the others leave, as class P2P: every member of a
+   group sends collective messages to every other, so with more than
+   total / per-peer senders (three at the defaults) the first ones would
+   hold the total and the others wait for a CREDIT at every message.  A
+   grant never shrinks, so while a new sender's arrival shrinks the
+   shares, the grants outstanding may pass the total by the shares given
+   before it, until those are consumed. */
+static cl_flow_count_t early_window(eng_flow_t *f, size_t w)
+{
+    uint64_t n = 1;
+    for (size_t i = 0; i < f->npeers; i++) {
+        const flow_peer_t *fp = &f->peers[i];
+        if (i != w && fp->used && fp->version >= ENG_FLOW_EARLY_VERSION &&
+            (fp->erx.told || fp->erx.arrived.msgs > 0))
+            n++;
+    }
+    cl_flow_count_t win = f->window;
+    if (f->total.msgs / n < win.msgs)
+        win.msgs = f->total.msgs / n;
+    if (f->total.bytes / n < win.bytes)
+        win.bytes = f->total.bytes / n;
     return win;
 }
 
