@@ -180,7 +180,10 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     }
     if (!e->leaving)
         return;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e) && !eng_coll_idle(e) &&
+    /* Collectives finish, and what waits for credit goes out (the
+       collectives this peer entered need it), within the deadline. */
+    bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
+    if (e->state == ENG_MEMBER && !eng_leave_started(e) && (!eng_coll_idle(e) || !drained) &&
         now < e->leaving_deadline)
         return;
     if (e->state == ENG_MEMBER && !eng_leave_started(e))
@@ -660,7 +663,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         if (e->finalize_req != NULL && !e->leaving) {
             /* Messages waiting for credit go out first (a collective
                whose part here completed while they wait needs them). */
-            bool drained = eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
+            bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
             if (eng_leave_started(e) || (eng_coll_idle(e) && drained) ||
                 now >= e->finalize_deadline)
                 progress_finalize(e, now);
