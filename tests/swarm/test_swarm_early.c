@@ -12,8 +12,8 @@
     0 calls its first.  Rank 0 sleeps a second, then runs its reduces and
     compares every result exactly.  Without flow control rank 0 would keep
     100 of each sender's messages and drop the rest.  Its resident set
-    grows by less than 4 MiB while they wait; its log names no drop and no
-    ban.
+    grows by less than 4 MiB while they wait; its log names no dropped
+    collective message and no ban.
 
     Scenario "early_comms": the cross-communicator case.  Two duplicates
     of the world, A and B.  Ranks 1 and 2 run ROUNDS reduces to root 0 on
@@ -27,6 +27,7 @@
 #include "test_swarm.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,13 +65,23 @@ static int reduce_one(collab_comm_t *c, int i, int n, int k)
     return memcmp(out, want, sizeof want) != 0;
 }
 
-/* Checks that rank 0's log names no drop and no ban. */
+/* Checks that rank 0's log names no drop of a collective message and no
+   ban (and shows the lines that do).  (Other drops are no concern here:
+   under load a VIEW of a peer that is not yet this one's coordinator may
+   be dropped while the swarm forms.) */
 static void clean_log(const char *log)
 {
-    const char *dropped[] = {"dropped"};
+    const char *dropped[] = {"collective message"};
     const char *banned[] = {"ignoring the peer"};
     CHECK(!file_has(log, dropped, 1));
     CHECK(!file_has(log, banned, 1));
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strstr(line, "dropped") != NULL || strstr(line, "ignoring the peer") != NULL)
+            fprintf(stderr, "[test] rank 0's log: %s", line);
+    if (f != NULL)
+        fclose(f);
 }
 
 int child_early(int i, int n)
