@@ -616,6 +616,19 @@ static bool near_grant(const eng_flow_t *f, const cl_flow_rx_t *rx)
 static void report(eng_flow_t *f, bool periodic)
 {
     bool waits = cl_p2p_posted(f->q) > 0;
+    /* What all senders hold in the early buffer: the overdraft of class
+       EARLY stops at the total, and at twice a sender's window, so that
+       a sender that ignores the protocol holds no more while a
+       collective here is stalled. */
+    cl_flow_count_t eall = {0, 0};
+    for (size_t i = 0; i < f->npeers; i++) {
+        if (f->peers[i].used && f->peers[i].version >= ENG_FLOW_EARLY_VERSION) {
+            cl_flow_count_t q = queued_of(f, (int)i, true);
+            eall.msgs += q.msgs;
+            eall.bytes += q.bytes;
+        }
+    }
+    bool eroom = eall.msgs < f->total.msgs && eall.bytes < f->total.bytes;
     for (size_t i = 0; i < f->npeers; i++) {
         flow_peer_t *fp = &f->peers[i];
         if (!fp->used || (fp->rx.arrived.msgs == 0 && fp->erx.arrived.msgs == 0) ||
@@ -640,7 +653,9 @@ static void report(eng_flow_t *f, bool periodic)
             uint64_t big = cl_flow_cost((size_t)f->ctx->cfg->max_message_mib << 20);
             bool enear = near_grant(f, erx) || erx->limit.bytes - erx->arrived.bytes < big;
             edue = cl_flow_rx_due(erx, econsumed, f->window, periodic || (ewaits && enear));
-            eoverdraft = !edue && ewaits && enear &&
+            bool capped = equeued.msgs >= 2 * f->window.msgs ||
+                          equeued.bytes >= 2 * f->window.bytes || !eroom;
+            eoverdraft = !edue && ewaits && enear && !capped &&
                          cl_flow_rx_overdraft_due(erx, equeued, periodic);
         }
         if (!due && !overdraft && !edue && !eoverdraft)

@@ -73,7 +73,7 @@
                   first: every result exact, nothing dropped, nobody
                   banned, rank 0's memory bounded (test_swarm_early.c)
       early_comms the same across two communicators: rank 0's reduce on B
-                  waits for a message behind 1000 on A (test_swarm_early.c)
+                  waits for a message behind 150 on A (test_swarm_early.c)
 */
 #include "test_swarm.h"
 #include "mpi_collab.h"

@@ -16,12 +16,13 @@
     collective message and no ban.
 
     Scenario "early_comms": the cross-communicator case.  Two duplicates
-    of the world, A and B.  Ranks 1 and 2 run ROUNDS reduces to root 0 on
-    A, then one on B; rank 0 runs the reduce on B first, then its reduces
-    on A.  The message rank 0's B reduce waits for sits behind ROUNDS A
-    messages in each sender's FIFO, and those fill rank 0's grant: only
-    the overdraft of a running collective (one message beyond the bound
-    per round trip) lets it through.  Every result is compared exactly,
+    of the world, A and B.  Ranks 1 and 2 run AHEAD (150) reduces to root
+    0 on A, then one on B; rank 0 runs the reduce on B first, then its
+    reduces on A.  The message rank 0's B reduce waits for sits behind 150
+    A messages in each sender's FIFO, and 100 of those fill rank 0's
+    grant: only the overdraft of a stalled running collective (one
+    message beyond the bound per round trip, up to twice the window)
+    lets it through.  Every result is compared exactly,
     nobody is banned and nothing dropped.
 */
 #include "test_swarm.h"
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #define ROUNDS 1000
+#define AHEAD 150 /* reduces on A ahead of B: past the window, within twice it */
 #define COUNT 8
 
 static const collab_op_t ISUM = {COLLAB_OP_SUM, NULL, NULL, 1};
@@ -139,17 +141,17 @@ int child_early_comms(int i, int n)
     int wrong = 0;
     double t0 = now_s();
     if (i > 0) {
-        for (int k = 0; k < ROUNDS; k++)
+        for (int k = 0; k < AHEAD; k++)
             wrong += reduce_one(a, i, n, k);
-        wrong += reduce_one(b, i, n, ROUNDS);
+        wrong += reduce_one(b, i, n, AHEAD);
     } else {
-        wrong += reduce_one(b, i, n, ROUNDS);
+        wrong += reduce_one(b, i, n, AHEAD);
         fprintf(stderr, "[test] rank 0: the reduce on B done after %.2f s\n", now_s() - t0);
-        for (int k = 0; k < ROUNDS; k++)
+        for (int k = 0; k < AHEAD; k++)
             wrong += reduce_one(a, i, n, k);
     }
     fprintf(stderr, "[test] rank %d: %d reduces on A and one on B in %.2f s, %d wrong\n", i,
-            ROUNDS, now_s() - t0, wrong);
+            AHEAD, now_s() - t0, wrong);
     CHECK(wrong == 0);
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     CHECK(collab_comm_free(&a) == COLLAB_OK);
