@@ -781,7 +781,8 @@ static void test_early_grant(void)
    (of collectives this peer has not called) and sends nothing more.
    While no running collective has rank 1, nothing beyond the bound is
    granted; once one does (it may wait for a message of rank 1 behind
-   those), rank 1 gets one message more per round trip: once it used it. */
+   those), rank 1 gets one message more per round trip: once it used it,
+   and until twice its window waits here. */
 static void test_early_overdraft(void)
 {
     fake_t f;
@@ -820,6 +821,14 @@ static void test_early_overdraft(void)
     eng_p2p_progress(p);
     c = last_credit(&f, before, 1);
     CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == win + 2);
+    /* Twice its window waits here: no more overdraft (a sender that
+       ignores its grant gains nothing while a collective is stalled). */
+    CHECK(eng_p2p_coll_admit(p, &f.peers[1], 4) == 1);
+    f.early_msgs[1] = 2 * win;
+    f.early_bytes[1] = 8 * win;
+    before = f.nsent;
+    eng_p2p_progress(p);
+    CHECK(last_credit(&f, before, 1) == NULL);
     CHECK(f.bans == 0);
     eng_p2p_destroy(&p);
 }
