@@ -78,13 +78,26 @@ const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
     return out;
 }
 
-int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+/* eng_send without class EARLY's credit. */
+static int send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
         m->hdr.epoch = cl_member_epoch(e->mb);
     if (eng_relay_needed(e, to)) /* client to client: through a monitor */
         return eng_relay_send(e, to, m);
     return cl_transport_send(e->tp, to->key, m);
+}
+
+int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    /* Every COLL message to another member counts against its receiver's
+       grant of class EARLY (docs/wire.md section 10), whichever path sent
+       it: the collectives' transport, a generation notice, a relayed
+       copy.  A relay through a monitor has no link to count on. */
+    if (m->hdr.type == CL_MSG_COLL && e->p2p != NULL && !eng_relay_needed(e, to) &&
+        memcmp(to->key, e->self_key, 32) != 0)
+        return eng_p2p_coll_send(e->p2p, to, m);
+    return send_now(e, to, m);
 }
 
 void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out)
@@ -173,7 +186,10 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     }
     if (!e->leaving)
         return;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e) && !eng_coll_idle(e) &&
+    /* Collectives finish, and what waits for credit goes out (the
+       collectives this peer entered need it), within the deadline. */
+    bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
+    if (e->state == ENG_MEMBER && !eng_leave_started(e) && (!eng_coll_idle(e) || !drained) &&
         now < e->leaving_deadline)
         return;
     if (e->state == ENG_MEMBER && !eng_leave_started(e))
@@ -636,7 +652,7 @@ static cl_peer_t *p2p_member_at(void *arg, int w)
 
 static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    return eng_send(arg, to, m);
+    return send_now(arg, to, m); /* a COLL message from a FIFO was counted */
 }
 
 static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
@@ -677,7 +693,9 @@ static eng_p2p_t *p2p_new(struct cl_engine *e)
                          .desc = eng_peer_desc,
                          .comm_rank_is = p2p_comm_rank_is,
                          .link_version = p2p_link_version,
-                         .ban = p2p_ban};
+                         .ban = p2p_ban,
+                         .early_queued = eng_coll_early_queued,
+                         .coll_waits_for = eng_coll_waits_for};
     return eng_p2p_new(&ctx);
 }
 
@@ -770,7 +788,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                       : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
-            if (eng_leave_started(e) || eng_coll_idle(e) || now >= e->finalize_deadline)
+            /* Messages waiting for credit go out first (a collective
+               whose part here completed while they wait needs them). */
+            bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
+            if (eng_leave_started(e) || (eng_coll_idle(e) && drained) ||
+                now >= e->finalize_deadline)
                 progress_finalize(e, now);
             if (e->finalize_req != NULL)
                 next = fmin(next,

@@ -1,7 +1,18 @@
-/*  cl_engine_flow.c - flow control of point-to-point messages on the
-    engine thread (docs/wire.md section 10, wire version 6): the helper
+/*  cl_engine_flow.c - flow control of point-to-point messages (class
+    P2P, wire version 6) and of collective messages (class EARLY, wire
+    version 8) on the engine thread (docs/wire.md section 10): the helper
     file of the point-to-point component (cl_engine_p2p.c), whose context
     and matching queues it uses (cl_engine_p2p_int.h).
+
+    Class EARLY works as class P2P below, with these differences: it
+    counts every COLL message to or from another member (eng_send and
+    eng_coll_on_message call in here), with its own FIFO per receiver;
+    the receiver's unconsumed messages are those waiting in the early
+    buffer (the context's early_queued); the overdraft goes to a sender
+    while a stalled running collective has it (coll_waits_for); and a
+    message past the grant is not refused here: it goes on to the route,
+    delivered if its collective runs, kept early only within the bounds,
+    and what they drop is named (eng_flow_coll_refuse), without a ban.
 
     Each peer keeps, per other member (by world rank, reset when another
     key holds the rank), both sides of the credit accounting of cl_flow:
@@ -59,24 +70,29 @@
 
 typedef struct flow_item {
     struct flow_item *next;
-    uint64_t comm;
-    uint32_t part, aux;
-    uint8_t sub;
-    uint64_t seq;
+    cl_wire_hdr_t hdr; /* as the message would have gone out (P2P or COLL) */
     size_t len;
     uint8_t data[]; /* the payload */
 } flow_item_t;
+
+/* One FIFO of messages waiting for credit. */
+typedef struct {
+    flow_item_t *head, *tail; /* in order */
+    size_t nitems;
+    size_t item_bytes;
+} flow_fifo_t;
 
 typedef struct {
     bool used;
     uint8_t key[32];          /* the member holding this rank */
     int version;              /* negotiated wire version, 0 until known */
-    cl_flow_tx_t tx;          /* to it */
-    flow_item_t *head, *tail; /* waiting for credit, in order */
-    size_t nitems;
-    size_t item_bytes;
-    cl_flow_rx_t rx;    /* from it */
-    uint64_t refused;   /* its messages past the grant */
+    cl_flow_tx_t tx;    /* to it, class P2P */
+    flow_fifo_t fifo;   /* P2P messages waiting for credit */
+    cl_flow_tx_t etx;   /* to it, class EARLY (every COLL message) */
+    flow_fifo_t efifo;  /* COLL messages waiting for credit */
+    cl_flow_rx_t rx;    /* from it, class P2P */
+    cl_flow_rx_t erx;   /* from it, class EARLY */
+    uint64_t refused;   /* its messages past the grant (both classes) */
     bool gone;          /* its holder failed or left; counts forgotten */
     double grace_until; /* no ban before (docs/wire.md section 10) */
 } flow_peer_t;
@@ -90,8 +106,8 @@ struct eng_flow {
     uint64_t incarnation;   /* this peer's, in its CREDITs */
     size_t waiting;         /* messages in every FIFO */
     double next_report;     /* the periodic CREDIT round */
-    cl_flow_count_t window; /* per sender */
-    cl_flow_count_t total;  /* all senders together */
+    cl_flow_count_t window; /* per sender (both classes) */
+    cl_flow_count_t total;  /* all senders together (per class) */
     bool member;            /* this peer was a member at the last round */
     bool been_member;       /* ... at some round */
 };
@@ -114,18 +130,22 @@ eng_flow_t *eng_flow_new(const eng_p2p_ctx_t *ctx, cl_p2p_t *q, eng_p2p_t *owner
     return f;
 }
 
-static void drop_items(struct eng_flow *f, flow_peer_t *fp)
+static void drop_fifo(struct eng_flow *f, flow_fifo_t *q)
 {
-    flow_item_t *it = fp->head;
+    flow_item_t *it = q->head;
     while (it != NULL) {
         flow_item_t *next = it->next;
         free(it);
         it = next;
     }
-    f->waiting -= fp->nitems;
-    fp->head = fp->tail = NULL;
-    fp->nitems = 0;
-    fp->item_bytes = 0;
+    f->waiting -= q->nitems;
+    memset(q, 0, sizeof *q);
+}
+
+static void drop_items(struct eng_flow *f, flow_peer_t *fp)
+{
+    drop_fifo(f, &fp->fifo);
+    drop_fifo(f, &fp->efifo);
 }
 
 void eng_flow_destroy(eng_flow_t **self_p)
@@ -148,6 +168,8 @@ static void reset_peer(struct eng_flow *f, flow_peer_t *fp, const uint8_t key[32
     memcpy(fp->key, key, 32);
     cl_flow_tx_init(&fp->tx);
     cl_flow_rx_init(&fp->rx);
+    cl_flow_tx_init(&fp->etx);
+    cl_flow_rx_init(&fp->erx);
 }
 
 /* The entry of member p (its world rank), reset when another key holds
@@ -191,36 +213,63 @@ static int send_item(eng_flow_t *f, const cl_peer_t *p, const flow_item_t *it)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_P2P;
-    m.hdr.comm = it->comm;
-    m.hdr.part = it->part;
-    m.hdr.aux = it->aux;
-    m.hdr.sub = it->sub;
-    m.hdr.seq = it->seq;
+    m.hdr = it->hdr;
     m.payload = it->data;
     m.payload_len = it->len;
     return f->ctx->send(f->ctx->arg, p, &m);
 }
 
-/* Sends what the credit (or a version 5 link) lets out of p's FIFO. */
-static void flush(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp)
+/* Sends what the credit tx (or, free_run, a link without it) lets out of
+   FIFO q, counting it. */
+static void flush_fifo(eng_flow_t *f, const cl_peer_t *p, flow_fifo_t *q, cl_flow_tx_t *tx,
+                       bool free_run)
 {
-    bool free_run = version_of(f, fp) != 0 && fp->version < 6;
-    while (fp->head != NULL) {
-        flow_item_t *it = fp->head;
-        if (!free_run && !cl_flow_tx_may_send(&fp->tx, it->len))
+    while (q->head != NULL) {
+        flow_item_t *it = q->head;
+        if (!free_run && !cl_flow_tx_may_send(tx, it->len))
             return;
         if (!free_run)
-            cl_flow_tx_sent(&fp->tx, it->len);
-        fp->head = it->next;
-        if (fp->head == NULL)
-            fp->tail = NULL;
-        fp->nitems--;
-        fp->item_bytes -= it->len;
+            cl_flow_tx_sent(tx, it->len);
+        q->head = it->next;
+        if (q->head == NULL)
+            q->tail = NULL;
+        q->nitems--;
+        q->item_bytes -= it->len;
         f->waiting--;
         (void)send_item(f, p, it); /* a failed link: as a failed eager send */
         free(it);
     }
+}
+
+/* Sends what the credit (or a link without flow control) lets out of p's
+   FIFOs. */
+static void flush(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp)
+{
+    int v = version_of(f, fp);
+    flush_fifo(f, p, &fp->fifo, &fp->tx, v != 0 && v < 6);
+    flush_fifo(f, p, &fp->efifo, &fp->etx, v != 0 && v < ENG_FLOW_EARLY_VERSION);
+}
+
+/* Appends a copy of m to q; COLLAB_ERR_NO_MEM without memory. */
+static int enqueue(eng_flow_t *f, flow_fifo_t *q, const cl_wire_msg_t *m)
+{
+    flow_item_t *it = malloc(sizeof *it + m->payload_len);
+    if (it == NULL)
+        return COLLAB_ERR_NO_MEM;
+    it->next = NULL;
+    it->hdr = m->hdr;
+    it->len = m->payload_len;
+    if (m->payload_len > 0)
+        memcpy(it->data, m->payload, m->payload_len);
+    if (q->tail != NULL)
+        q->tail->next = it;
+    else
+        q->head = it;
+    q->tail = it;
+    q->nitems++;
+    q->item_bytes += it->len;
+    f->waiting++;
+    return COLLAB_OK;
 }
 
 int eng_flow_p2p_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
@@ -230,53 +279,53 @@ int eng_flow_p2p_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
         return f->ctx->send(f->ctx->arg, p, m);
     int v = version_of(f, fp);
     if (v != 0 && v < 6) {
-        if (fp->head != NULL)
+        if (fp->fifo.head != NULL)
             flush(f, p, fp);
         return f->ctx->send(f->ctx->arg, p, m);
     }
-    if (fp->head == NULL && cl_flow_tx_may_send(&fp->tx, m->payload_len)) {
+    if (fp->fifo.head == NULL && cl_flow_tx_may_send(&fp->tx, m->payload_len)) {
         cl_flow_tx_sent(&fp->tx, m->payload_len);
         return f->ctx->send(f->ctx->arg, p, m);
     }
-    flow_item_t *it = malloc(sizeof *it + m->payload_len);
-    if (it == NULL)
-        return COLLAB_ERR_NO_MEM;
-    it->next = NULL;
-    it->comm = m->hdr.comm;
-    it->part = m->hdr.part;
-    it->aux = m->hdr.aux;
-    it->sub = m->hdr.sub;
-    it->seq = m->hdr.seq;
-    it->len = m->payload_len;
-    if (m->payload_len > 0)
-        memcpy(it->data, m->payload, m->payload_len);
-    if (fp->tail != NULL)
-        fp->tail->next = it;
-    else
-        fp->head = it;
-    fp->tail = it;
-    fp->nitems++;
-    fp->item_bytes += it->len;
-    f->waiting++;
-    return COLLAB_OK;
+    return enqueue(f, &fp->fifo, m);
+}
+
+int eng_flow_coll_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
+{
+    flow_peer_t *fp = peer_of(f, p);
+    if (fp == NULL)
+        return f->ctx->send(f->ctx->arg, p, m);
+    int v = version_of(f, fp);
+    if (v != 0 && v < ENG_FLOW_EARLY_VERSION) {
+        if (fp->efifo.head != NULL)
+            flush(f, p, fp);
+        return f->ctx->send(f->ctx->arg, p, m);
+    }
+    if (fp->efifo.head == NULL && cl_flow_tx_may_send(&fp->etx, m->payload_len)) {
+        cl_flow_tx_sent(&fp->etx, m->payload_len);
+        return f->ctx->send(f->ctx->arg, p, m);
+    }
+    /* The program goes on: a rooted collective's part that only sends
+       completes here while its message waits (MPI allows it). */
+    return enqueue(f, &fp->efifo, m);
 }
 
 bool eng_flow_cancel(eng_flow_t *f, int w, uint64_t comm, uint64_t sync)
 {
     if (f == NULL || w < 0 || (size_t)w >= f->npeers)
         return false;
-    flow_peer_t *fp = &f->peers[w];
+    flow_fifo_t *q = &f->peers[w].fifo;
     flow_item_t *prev = NULL;
-    for (flow_item_t *it = fp->head; it != NULL; prev = it, it = it->next) {
-        if (it->sub == CL_P2P_SYNC && it->seq == sync && it->comm == comm) {
+    for (flow_item_t *it = q->head; it != NULL; prev = it, it = it->next) {
+        if (it->hdr.sub == CL_P2P_SYNC && it->hdr.seq == sync && it->hdr.comm == comm) {
             if (prev != NULL)
                 prev->next = it->next;
             else
-                fp->head = it->next;
-            if (fp->tail == it)
-                fp->tail = prev;
-            fp->nitems--;
-            fp->item_bytes -= it->len;
+                q->head = it->next;
+            if (q->tail == it)
+                q->tail = prev;
+            q->nitems--;
+            q->item_bytes -= it->len;
             f->waiting--;
             free(it);
             return true;
@@ -294,16 +343,17 @@ size_t eng_flow_waiting(const eng_flow_t *f, int w, size_t *bytes)
     if (w < 0) {
         size_t b = 0;
         for (size_t i = 0; i < f->npeers; i++)
-            b += f->peers[i].item_bytes;
+            b += f->peers[i].fifo.item_bytes + f->peers[i].efifo.item_bytes;
         if (bytes != NULL)
             *bytes = b;
         return f->waiting;
     }
     if ((size_t)w >= f->npeers)
         return 0;
+    const flow_peer_t *fp = &f->peers[w];
     if (bytes != NULL)
-        *bytes = f->peers[w].item_bytes;
-    return f->peers[w].nitems;
+        *bytes = fp->fifo.item_bytes + fp->efifo.item_bytes;
+    return fp->fifo.nitems + fp->efifo.nitems;
 }
 
 void eng_flow_peer_gone(eng_flow_t *f, int w)
@@ -318,49 +368,118 @@ void eng_flow_peer_gone(eng_flow_t *f, int w)
 /* ---------------------------------------------------------------------- */
 /* The receiver's side. */
 
-/* What of p's admitted messages still waits here, in flow units. */
-static cl_flow_count_t queued_of(eng_flow_t *f, int w)
+/* What of w's admitted messages of one class still waits here, in flow
+   units: class P2P in cl_p2p's unexpected queue, class EARLY in the
+   collectives' early buffer. */
+static cl_flow_count_t queued_of(eng_flow_t *f, int w, bool early)
 {
     size_t bytes = 0;
-    size_t msgs = cl_p2p_queued_from(f->q, w, &bytes);
     cl_flow_count_t q;
+    if (early) {
+        size_t msgs =
+            f->ctx->early_queued != NULL ? f->ctx->early_queued(f->ctx->arg, w, &bytes) : 0;
+        q.msgs = msgs;
+        q.bytes = bytes + msgs * (uint64_t)CL_FLOW_MSG_COST;
+        return q;
+    }
+    size_t msgs = cl_p2p_queued_from(f->q, w, &bytes);
     q.msgs = msgs;
     q.bytes = bytes - msgs * CL_P2P_MSG_COST + msgs * (uint64_t)CL_FLOW_MSG_COST;
     return q;
 }
 
-int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
+/* A message of one class and len bytes from `from`: see eng_flow_p2p_admit. */
+static int admit(eng_flow_t *f, const cl_peer_t *from, size_t len, bool early)
 {
     flow_peer_t *fp = peer_of(f, from);
     if (fp == NULL)
         return 0;
-    if (version_of(f, fp) < 6)
+    if (version_of(f, fp) < (early ? ENG_FLOW_EARLY_VERSION : 6))
         return 0;
-    if (cl_flow_rx_admit(&fp->rx, len, queued_of(f, from->rank)))
+    cl_flow_rx_t *rx = early ? &fp->erx : &fp->rx;
+    if (cl_flow_rx_admit(rx, len, queued_of(f, from->rank, early)))
         return 1;
+    const char *what = early ? "collective" : "point-to-point";
     if (f->ctx->now(f->ctx->arg) < fp->grace_until) {
         /* Within the grace the bounds decide, without a ban. */
-        cl_flow_rx_count(&fp->rx, len);
-        cl_debug("a point-to-point message from rank %d passed its grant within the grace of "
-                 "new counts; the bounds apply",
-                 from->rank);
+        cl_flow_rx_count(rx, len);
+        cl_debug("a %s message from rank %d passed its grant within the grace of new counts; "
+                 "the bounds apply",
+                 what, from->rank);
         return 0;
+    }
+    if (early) {
+        /* Counted, and delivered if its collective runs (it holds nothing
+           then); kept in the early buffer only within its bounds
+           (eng_flow_coll_refuse names what they drop). */
+        cl_flow_rx_count(rx, len);
+        return -1;
     }
     fp->refused++;
     char desc[CL_WIRE_STR_MAX + 64];
-    cl_warn("dropped a point-to-point message (%zu bytes) from %s: it passed the credit this "
-            "peer granted (%llu messages, %llu bytes; it sent %llu, %llu); ignoring the peer "
-            "for %.0f s",
-            len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)fp->rx.limit.msgs,
-            (unsigned long long)fp->rx.limit.bytes, (unsigned long long)fp->rx.arrived.msgs + 1,
-            (unsigned long long)(fp->rx.arrived.bytes + cl_flow_cost(len)), FLOW_BAN_SECONDS);
+    cl_warn("dropped a %s message (%zu bytes) from %s: it passed the credit this peer granted "
+            "(%llu messages, %llu bytes; it sent %llu, %llu); ignoring the peer for %.0f s",
+            what, len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)rx->limit.msgs,
+            (unsigned long long)rx->limit.bytes, (unsigned long long)rx->arrived.msgs + 1,
+            (unsigned long long)(rx->arrived.bytes + cl_flow_cost(len)), FLOW_BAN_SECONDS);
     f->ctx->ban(f->ctx->arg, from->key, FLOW_BAN_SECONDS);
     return -1;
+}
+
+int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
+{
+    return admit(f, from, len, false);
+}
+
+int eng_flow_coll_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
+{
+    return admit(f, from, len, true);
+}
+
+void eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len)
+{
+    flow_peer_t *fp = peer_of(f, from);
+    if (fp == NULL)
+        return;
+    /* Dropped and named, not banned.  A sender past its grant meets the
+       early buffer's bounds (as on a link without flow control), and
+       only a message they drop is refused here.  A ban would be wrong
+       twice: by one receiver alone it takes the sender out of that
+       receiver's view only, and the members then disagree about the
+       group (tried: the others' all-reduces of attack_flood came out
+       wrong); and refusing every message past the grant drops the
+       sender's messages for the collectives that run too.  An honest
+       sender never passes its grant, so only one that ignores the
+       protocol loses messages.  Named at the first drop and every power
+       of two after it. */
+    fp->refused++;
+    if ((fp->refused & (fp->refused - 1)) != 0)
+        return;
+    char desc[CL_WIRE_STR_MAX + 64];
+    cl_warn("dropped a collective message (%zu bytes) from %s: it passed the credit this peer "
+            "granted for early collective messages (%llu messages, %llu bytes; it sent %llu, "
+            "%llu; %llu of its messages dropped so far)",
+            len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)fp->erx.limit.msgs,
+            (unsigned long long)fp->erx.limit.bytes, (unsigned long long)fp->erx.arrived.msgs,
+            (unsigned long long)fp->erx.arrived.bytes, (unsigned long long)fp->refused);
 }
 
 uint64_t eng_flow_refused(const eng_flow_t *f, int w)
 {
     return f != NULL && w >= 0 && (size_t)w < f->npeers ? f->peers[w].refused : 0;
+}
+
+/* Applies one class of a CREDIT from `from` to tx. */
+static void apply_credit(eng_flow_t *f, const cl_peer_t *from, cl_flow_tx_t *tx,
+                         const cl_wire_credit_t *c, int cls)
+{
+    if (cl_flow_tx_credit(tx, c->incarnation, &c->cls[cls]))
+        return;
+    char desc[CL_WIRE_STR_MAX + 64];
+    cl_debug("ignored class %d of a CREDIT from %s: it reports %llu messages consumed, of %llu "
+             "sent",
+             cls, f->ctx->desc(from, desc, sizeof desc),
+             (unsigned long long)c->cls[cls].consumed_msgs, (unsigned long long)tx->sent.msgs);
 }
 
 void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_t *m)
@@ -369,27 +488,32 @@ void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_
     if (fp == NULL)
         return;
     const cl_wire_credit_t *c = &m->u.credit;
-    if (!cl_flow_tx_credit(&fp->tx, c->incarnation, &c->cls[CL_CREDIT_P2P])) {
-        char desc[CL_WIRE_STR_MAX + 64];
-        cl_debug("ignored a CREDIT from %s: it reports %llu messages consumed, of %llu sent",
-                 f->ctx->desc(from, desc, sizeof desc),
-                 (unsigned long long)c->cls[CL_CREDIT_P2P].consumed_msgs,
-                 (unsigned long long)fp->tx.sent.msgs);
-        return;
-    }
+    apply_credit(f, from, &fp->tx, c, CL_CREDIT_P2P);
+    /* Class EARLY means something only on a link of version 8 or later:
+       an older receiver sends consumed 0 and limits 2^64 - 1. */
+    if (version_of(f, fp) >= ENG_FLOW_EARLY_VERSION)
+        apply_credit(f, from, &fp->etx, c, CL_CREDIT_EARLY);
     flush(f, from, fp);
 }
 
-/* The window this peer can grant sender w now: its per-peer window,
-   less what the total lacks. */
-static cl_flow_count_t window_for(eng_flow_t *f, size_t w)
+/* The window this peer can grant sender w now in one class: its per-peer
+   window, less what the class's total lacks.  Each class has its own
+   buffer here (the unexpected queue, the early buffer), each within the
+   bounds of docs/security.md section 5. */
+static cl_flow_count_t early_window(eng_flow_t *f, size_t w);
+
+static cl_flow_count_t window_for(eng_flow_t *f, size_t w, bool early)
 {
+    if (early)
+        return early_window(f, w);
     cl_flow_count_t others = {0, 0};
+    int min_version = early ? ENG_FLOW_EARLY_VERSION : 6;
     for (size_t i = 0; i < f->npeers; i++) {
-        if (i == w || !f->peers[i].used || f->peers[i].version < 6)
+        if (i == w || !f->peers[i].used || f->peers[i].version < min_version)
             continue;
-        cl_flow_count_t o = cl_flow_rx_outstanding(
-            &f->peers[i].rx, cl_flow_rx_consumed(&f->peers[i].rx, queued_of(f, (int)i)));
+        const cl_flow_rx_t *rx = early ? &f->peers[i].erx : &f->peers[i].rx;
+        cl_flow_count_t o =
+            cl_flow_rx_outstanding(rx, cl_flow_rx_consumed(rx, queued_of(f, (int)i, early)));
         others.msgs += o.msgs;
         others.bytes += o.bytes;
     }
@@ -403,23 +527,78 @@ static cl_flow_count_t window_for(eng_flow_t *f, size_t w)
     return win;
 }
 
-static void send_credit(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp,
-                        cl_flow_count_t consumed, size_t w, bool overdraft)
+/* Class EARLY's window for sender w: the per-peer window, or its even
+   share of the total among the senders of this class, whichever is
+   smaller.  Not what the others leave, as class P2P: every member of a
+   group sends collective messages to every other, so with more than
+   total / per-peer senders (three at the defaults) the first ones would
+   hold the total and the others wait for a CREDIT at every message.  A
+   grant never shrinks, so while a new sender's arrival shrinks the
+   shares, the grants outstanding may pass the total by the shares given
+   before it, until those are consumed. */
+static cl_flow_count_t early_window(eng_flow_t *f, size_t w)
+{
+    uint64_t n = 1;
+    for (size_t i = 0; i < f->npeers; i++) {
+        const flow_peer_t *fp = &f->peers[i];
+        if (i != w && fp->used && fp->version >= ENG_FLOW_EARLY_VERSION &&
+            (fp->erx.told || fp->erx.arrived.msgs > 0))
+            n++;
+    }
+    cl_flow_count_t win = f->window;
+    if (f->total.msgs / n < win.msgs)
+        win.msgs = f->total.msgs / n;
+    if (f->total.bytes / n < win.bytes)
+        win.bytes = f->total.bytes / n;
+    return win;
+}
+
+/* What one class of a CREDIT to sender w says: a grant of the window, or
+   (overdraft) one message beyond the bound. */
+static void fill_class(eng_flow_t *f, flow_peer_t *fp, size_t w, bool early, bool overdraft,
+                       cl_wire_credit_class_t *out)
+{
+    cl_flow_rx_t *rx = early ? &fp->erx : &fp->rx;
+    cl_flow_count_t consumed = cl_flow_rx_consumed(rx, queued_of(f, (int)w, early));
+    if (!rx->told && rx->arrived.msgs == 0) {
+        /* Nothing of this class came yet: the initial limit stands, and
+           no window is held for it (the total is for senders that send). */
+        memset(out, 0, sizeof *out);
+        out->limit_msgs = rx->limit.msgs;
+        out->limit_bytes = rx->limit.bytes;
+        return;
+    }
+    if (overdraft)
+        cl_flow_rx_overdraft(rx, consumed, (size_t)f->ctx->cfg->max_message_mib << 20, out);
+    else
+        cl_flow_rx_grant(rx, consumed, window_for(f, w, early), out);
+}
+
+static void send_credit(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp, size_t w,
+                        bool overdraft, bool early_overdraft)
 {
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_P2P_CTL;
     m.hdr.sub = CL_P2P_CREDIT;
     m.u.credit.incarnation = f->incarnation;
-    if (overdraft)
-        cl_flow_rx_overdraft(&fp->rx, consumed, (size_t)f->ctx->cfg->max_message_mib << 20,
-                             &m.u.credit.cls[CL_CREDIT_P2P]);
-    else
-        cl_flow_rx_grant(&fp->rx, consumed, window_for(f, w), &m.u.credit.cls[CL_CREDIT_P2P]);
-    /* Class EARLY is not limited yet (docs/wire.md section 10). */
-    m.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = UINT64_MAX;
-    m.u.credit.cls[CL_CREDIT_EARLY].limit_bytes = UINT64_MAX;
+    fill_class(f, fp, w, false, overdraft, &m.u.credit.cls[CL_CREDIT_P2P]);
+    if (fp->version >= ENG_FLOW_EARLY_VERSION) {
+        fill_class(f, fp, w, true, early_overdraft, &m.u.credit.cls[CL_CREDIT_EARLY]);
+    } else {
+        /* Class EARLY is not limited on this link (docs/wire.md section 10). */
+        m.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = UINT64_MAX;
+        m.u.credit.cls[CL_CREDIT_EARLY].limit_bytes = UINT64_MAX;
+    }
     (void)f->ctx->send(f->ctx->arg, p, &m);
+}
+
+/* Is sender fp near its grant in class rx (within a quarter of the
+   window)? */
+static bool near_grant(const eng_flow_t *f, const cl_flow_rx_t *rx)
+{
+    return rx->limit.msgs - rx->arrived.msgs < f->window.msgs / 4 + 1 ||
+           rx->limit.bytes - rx->arrived.bytes < f->window.bytes / 4 + 1;
 }
 
 /* Sends the CREDITs that are due.  periodic: every unreported
@@ -430,28 +609,61 @@ static void send_credit(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp,
    message beyond the bound per round trip (the overdraft): a program
    that takes its messages in another order than they were sent, deeper
    than the bound, goes on as with eager buffering, its memory growing
-   only as far as its own receives ask. */
+   only as far as its own receives ask.  Class EARLY alike, where a
+   running collective on a communicator of the sender is the waiting
+   receive: the message it waits for may sit in the sender's FIFO behind
+   early messages of other collectives that fill the window. */
 static void report(eng_flow_t *f, bool periodic)
 {
     bool waits = cl_p2p_posted(f->q) > 0;
+    /* What all senders hold in the early buffer: the overdraft of class
+       EARLY stops at the total, and at twice a sender's window, so that
+       a sender that ignores the protocol holds no more while a
+       collective here is stalled. */
+    cl_flow_count_t eall = {0, 0};
+    for (size_t i = 0; i < f->npeers; i++) {
+        if (f->peers[i].used && f->peers[i].version >= ENG_FLOW_EARLY_VERSION) {
+            cl_flow_count_t q = queued_of(f, (int)i, true);
+            eall.msgs += q.msgs;
+            eall.bytes += q.bytes;
+        }
+    }
+    bool eroom = eall.msgs < f->total.msgs && eall.bytes < f->total.bytes;
     for (size_t i = 0; i < f->npeers; i++) {
         flow_peer_t *fp = &f->peers[i];
-        if (!fp->used || fp->rx.arrived.msgs == 0 || fp->version < 6)
+        if (!fp->used || (fp->rx.arrived.msgs == 0 && fp->erx.arrived.msgs == 0) ||
+            fp->version < 6)
             continue;
-        cl_flow_count_t queued = queued_of(f, (int)i);
+        cl_flow_count_t queued = queued_of(f, (int)i, false);
         cl_flow_count_t consumed = cl_flow_rx_consumed(&fp->rx, queued);
         const cl_flow_rx_t *rx = &fp->rx;
-        bool near = rx->limit.msgs - rx->arrived.msgs < f->window.msgs / 4 + 1 ||
-                    rx->limit.bytes - rx->arrived.bytes < f->window.bytes / 4 + 1;
+        bool near = near_grant(f, rx);
         bool due = cl_flow_rx_due(rx, consumed, f->window, periodic || (waits && near));
         bool overdraft = !due && waits && near && cl_flow_rx_overdraft_due(rx, queued, periodic) &&
                          eng_p2p_waits_for(f->owner, (int)i);
-        if (!due && !overdraft)
+        bool edue = false, eoverdraft = false;
+        if (fp->version >= ENG_FLOW_EARLY_VERSION) {
+            const cl_flow_rx_t *erx = &fp->erx;
+            cl_flow_count_t equeued = queued_of(f, (int)i, true);
+            cl_flow_count_t econsumed = cl_flow_rx_consumed(erx, equeued);
+            bool ewaits = f->ctx->coll_waits_for != NULL &&
+                          f->ctx->coll_waits_for(f->ctx->arg, (int)i);
+            /* Near also when a message of the largest size would not
+               fit: a collective's part may be that large. */
+            uint64_t big = cl_flow_cost((size_t)f->ctx->cfg->max_message_mib << 20);
+            bool enear = near_grant(f, erx) || erx->limit.bytes - erx->arrived.bytes < big;
+            edue = cl_flow_rx_due(erx, econsumed, f->window, periodic || (ewaits && enear));
+            bool capped = equeued.msgs >= 2 * f->window.msgs ||
+                          equeued.bytes >= 2 * f->window.bytes || !eroom;
+            eoverdraft = !edue && ewaits && enear && !capped &&
+                         cl_flow_rx_overdraft_due(erx, equeued, periodic);
+        }
+        if (!due && !overdraft && !edue && !eoverdraft)
             continue;
         cl_peer_t *p = f->ctx->member_at(f->ctx->arg, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)
             continue;
-        send_credit(f, p, fp, consumed, i, overdraft);
+        send_credit(f, p, fp, i, overdraft, eoverdraft);
     }
 }
 
@@ -468,6 +680,8 @@ static void rejoined(eng_flow_t *f)
             continue;
         cl_flow_tx_init(&fp->tx);
         cl_flow_rx_init(&fp->rx);
+        cl_flow_tx_init(&fp->etx);
+        cl_flow_rx_init(&fp->erx);
         fp->version = 0;
         fp->gone = false;
         fp->grace_until = until;
@@ -497,11 +711,11 @@ double eng_flow_timer(eng_flow_t *f, double now)
             report(f, true);
     }
     /* A FIFO whose link's version is not known yet empties at once when
-       it turns out to be 5; look again soon. */
+       it turns out to be older than its class; look again soon. */
     bool unknown = false;
     for (size_t i = 0; i < f->npeers && f->waiting > 0; i++) {
         flow_peer_t *fp = &f->peers[i];
-        if (fp->head == NULL)
+        if (fp->fifo.head == NULL && fp->efifo.head == NULL)
             continue;
         cl_peer_t *p = f->ctx->member_at(f->ctx->arg, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)

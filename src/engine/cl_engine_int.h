@@ -105,6 +105,7 @@ struct stream {
     bool take_again;                 /* a start inside it asked for another pass */
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */
+    double last_delivery;            /* last start of its collective or message delivered to it */
 };
 
 /* A data message from a peer that is not a member in this peer's view
@@ -199,6 +200,7 @@ struct cl_engine {
     size_t buffered_msgs;
     eng_quota_t *early; /* early messages per sending world rank */
     int nearly;
+    int coll_credit; /* of the COLL message being routed: eng_p2p_coll_admit's answer */
     uint64_t streams_refused; /* messages that would have opened a stream past a limit */
     double next_tick;
     bool waiting_for_group;    /* some call waits for the world group */
@@ -540,6 +542,14 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
                     const void *data, size_t len);
 void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
+/* Early messages of world rank w waiting in the early buffers (counted
+   against it), and their payload bytes in *bytes (arg: the engine; the
+   point-to-point context's early_queued). */
+size_t eng_coll_early_queued(void *arg, int w, size_t *bytes);
+/* Does a running collective wait for a message world rank w could send:
+   one on a communicator that has w (arg: the engine; the context's
+   coll_waits_for)? */
+bool eng_coll_waits_for(void *arg, int w);
 /* Takes b (after prev, NULL when first) off s's list of early messages
    and forgets its accounting; the caller frees it. */
 void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev, buffered_t *b);

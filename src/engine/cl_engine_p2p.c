@@ -635,6 +635,21 @@ void eng_p2p_comm_free(eng_p2p_t *self, uint64_t comm)
     cl_p2p_drop_comm(self->q, comm);
 }
 
+int eng_p2p_coll_send(eng_p2p_t *self, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_flow_coll_send(self->flow, to, m);
+}
+
+int eng_p2p_coll_admit(eng_p2p_t *self, const cl_peer_t *from, size_t len)
+{
+    return eng_flow_coll_admit(self->flow, from, len);
+}
+
+void eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len)
+{
+    eng_flow_coll_refuse(self->flow, from, len);
+}
+
 size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes)
 {
     return eng_flow_waiting(self->flow, w, bytes);

@@ -53,6 +53,12 @@ typedef struct {
     int (*link_version)(void *arg, const uint8_t key[32]);
     /* Refuses key's messages and connections for `seconds`. */
     void (*ban)(void *arg, const uint8_t key[32], double seconds);
+    /* Collective messages of world rank w waiting in the early buffer
+       (counted against it), and their payload bytes in *bytes. */
+    size_t (*early_queued)(void *arg, int w, size_t *bytes);
+    /* Does a running collective wait for a message that world rank w
+       could send (one on a communicator that has w)? */
+    bool (*coll_waits_for)(void *arg, int w);
 } eng_p2p_ctx_t;
 
 /* Creates the component, with the unexpected-message bounds of ctx->cfg
@@ -98,8 +104,23 @@ void eng_p2p_cancel_all(eng_p2p_t *self);
    their peer and the synchronous sends waiting for their match. */
 void eng_p2p_fail_all(eng_p2p_t *self, int status);
 
-/* Messages (and payload bytes) waiting for credit to world rank w; w < 0:
-   to every member. */
+/* Sends COLL message m to member `to` under class EARLY's credit: now, or
+   a copy later, in order, from `to`'s FIFO of collective messages (the
+   caller's send has completed either way).  Returns 0 or a negative
+   status. */
+int eng_p2p_coll_send(eng_p2p_t *self, const cl_peer_t *to, cl_wire_msg_t *m);
+/* A COLL message of len bytes from member `from` arrives (before any
+   other check of it; counted): 0 on a link without class EARLY or within
+   the grace (the early buffer's bounds apply), 1 when granted (buffered
+   past the bounds), -1 when past the grant (delivered if its collective
+   runs, never buffered: eng_p2p_coll_refuse). */
+int eng_p2p_coll_admit(eng_p2p_t *self, const cl_peer_t *from, size_t len);
+/* The early buffer refuses a message that passed the grant of world rank
+   w (len bytes): counted and named in the log, not banned. */
+void eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len);
+
+/* Messages (and payload bytes) waiting for credit to world rank w, both
+   classes; w < 0: to every member. */
 size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes);
 /* Messages from world rank w dropped for passing their grant. */
 uint64_t eng_p2p_flow_refused(const eng_p2p_t *self, int w);

@@ -10,6 +10,10 @@
 
 typedef struct eng_flow eng_flow_t;
 
+/* The lowest wire version whose links count class EARLY (every COLL
+   message; docs/wire.md section 10 item 8).  Class P2P: 6. */
+#define ENG_FLOW_EARLY_VERSION 8
+
 /* Creates the credit state of the component `owner`, which keeps the
    matching queues q; ctx must outlive it.  NULL without memory. */
 eng_flow_t *eng_flow_new(const eng_p2p_ctx_t *ctx, cl_p2p_t *q, eng_p2p_t *owner);
@@ -23,6 +27,19 @@ int eng_flow_p2p_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m);
    past the bounds), -1 when past the grant (dropped; its sender is
    banned). */
 int eng_flow_p2p_admit(eng_flow_t *f, const cl_peer_t *from, size_t len);
+/* Sends COLL message m to member p now, or keeps a copy in p's FIFO of
+   collective messages until p grants credit (class EARLY, on a link of
+   version ENG_FLOW_EARLY_VERSION or later).  Returns what ctx->send
+   returns, or COLLAB_ERR_NO_MEM. */
+int eng_flow_coll_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m);
+/* A COLL message of len bytes from member `from` arrives (counted): 0 on
+   a link without class EARLY or within the grace (the bounds apply), 1
+   when granted (to be buffered past the bounds), -1 when past the grant
+   (it may be delivered, not buffered: eng_flow_coll_refuse). */
+int eng_flow_coll_admit(eng_flow_t *f, const cl_peer_t *from, size_t len);
+/* The early buffer refuses such a message: counted and named (not
+   banned). */
+void eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len);
 /* A CREDIT from member `from`. */
 void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_t *m);
 /* Removes synchronous send (comm, sync) to world rank w from its FIFO:

@@ -181,7 +181,11 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
         return COLLAB_ERR_PROC_FAILED;
     }
     /* The message as the transport would have framed it. */
-    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr, CL_WIRE_VERSION);
+    /* The lowest version with its layout (7 for JOIN and VIEW, whose
+       layout changed there): the destination's version is not known
+       here, and every layout a relayed message has is read alike by
+       versions 7 and later. */
+    m->hdr.version = (uint8_t)cl_wire_msg_version(&m->hdr, 7);
     m->hdr.run = r->run;
     uint8_t *body = NULL;
     size_t blen = 0;

@@ -9,6 +9,12 @@
     section 6).  A message whose signature differs from the local
     collective's is not delivered and its sender is excluded from it.
 
+    Flow control (docs/wire.md section 10, class EARLY, links of version
+    8): every message from a member counts against its grant as it
+    arrives, before anything else, and holds it only while it waits in
+    the early buffer (what of each sender waits there is its
+    consumption, eng_coll_early_queued).  A message within its grant is
+    kept past the bounds below.
     Bounds (docs/security.md section 5): early messages count, with their
     fixed overhead, against their sender and against the whole buffer
     (COLLAB_MAX_UNEXPECTED_PER_PEER, COLLAB_MAX_UNEXPECTED_MSGS,
@@ -16,8 +22,9 @@
     not created opens a stream only within COLLAB_MAX_STREAMS_PER_PEER
     such streams of its sender and COLLAB_MAX_STREAMS in all.  What passes
     a bound is dropped, counted and its sender named in the log; it is
-    not banned, since a member whose program runs far ahead can pass them
-    too (no flow control holds it back yet).
+    not banned, since on a link without flow control a member whose
+    program runs far ahead can pass them too (and one past its grant is
+    named as such).
 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_int.h"
@@ -79,6 +86,8 @@ static void log_refused(struct cl_engine *e, int w, uint64_t dropped, const char
             "dropped so far)",
             what, desc, bound, (unsigned long long)dropped);
 }
+
+static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 
 void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
 {
@@ -274,6 +283,8 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
     int from = cl_comm_rank_of_world(s->comm, from_world);
     if (c == NULL || from < 0 || h->sub == SUB_NOTICE)
         return;
+    if (active)
+        s->last_delivery = eng_now();
     if (h->signature != ctx->signature) {
         cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
         cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
@@ -372,7 +383,10 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     eng_quota_t *q = limited ? early_quota(e, from_world) : NULL;
     if (limited && q == NULL)
         return; /* out of memory */
-    if (q != NULL) {
+    if (q != NULL && e->coll_credit <= 0) {
+        /* (A message under class EARLY's credit is kept past them: the
+           grants already respect them, docs/wire.md section 10.  One past
+           its grant meets them, as on a link without flow control.) */
         size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
         size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
         size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
@@ -386,6 +400,12 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
                  (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
             bound = "COLLAB_MAX_UNEXPECTED";
         if (bound != NULL) {
+            /* Past its sender's grant of class EARLY too: only a sender
+               that ignores the protocol gets here (docs/wire.md section
+               10); named as such. */
+            cl_peer_t *p = e->coll_credit < 0 ? cl_member_at_rank(e->mb, from_world) : NULL;
+            if (p != NULL)
+                eng_p2p_coll_refuse(e->p2p, p, len);
             q->dropped++;
             log_refused(e, from_world, q->dropped,
                         "an early collective message (for a collective this peer has not called)",
@@ -517,6 +537,7 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
         return;
     }
     s->taking = true;
+    s->last_delivery = eng_now(); /* a start */
     do {
         s->take_again = false;
         if (s->active != NULL && s->active_ctx != NULL)
@@ -556,10 +577,48 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
     return false;
 }
 
+size_t eng_coll_early_queued(void *arg, int w, size_t *bytes)
+{
+    const struct cl_engine *e = arg;
+    *bytes = 0;
+    if (w < 0 || w >= e->nearly)
+        return 0;
+    const eng_quota_t *q = &e->early[w];
+    *bytes = q->bytes - q->msgs * BUFFERED_COST(0);
+    return q->msgs;
+}
+
+bool eng_coll_waits_for(void *arg, int w)
+{
+    const struct cl_engine *e = arg;
+    double now = eng_now();
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        /* Stalled: a collective that takes messages is not held up by a
+           FIFO, and a sender whose early messages fill its grant gets no
+           more while the collectives here move (a flood meets its grant). */
+        if (s->active != NULL && s->comm != NULL && now - s->last_delivery >= ENG_EARLY_STALL &&
+            cl_comm_rank_of_world(s->comm, w) >= 0)
+            return true;
+    }
+    return false;
+}
+
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (from->rank < 0)
         return;
+    /* Class EARLY's credit, before any other check: every message counts
+       as arrived, and as consumed at once unless it waits in the early
+       buffer (only that holds credit, and only that is refused past the
+       grant: a message its collective takes at once costs nothing). */
+    e->coll_credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
+    route_message(e, from, m);
+    e->coll_credit = 0;
+}
+
+static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+{
     if (m->payload_len >= 65536) {
         /* Bandwidth seen from this peer, for data deadlines. */
         double now = eng_now();

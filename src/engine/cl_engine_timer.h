@@ -124,6 +124,11 @@ static inline double eng_found_grace(double timeout)
    are looked at this often. */
 #define ENG_FLOW_VERSION_POLL 0.05
 
+/* A running collective that got no message for this long may wait for
+   one behind early messages that fill its sender's grant: the sender
+   gets the overdraft of class EARLY (docs/wire.md section 10 item 8). */
+#define ENG_EARLY_STALL 0.02
+
 /* A joiner pulling state waits this long for every donor's answer
    (HASHES) before it goes on with those that answered: never under
    30 s. */

@@ -576,8 +576,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
       "of those, how many one peer may open")                                                      \
     X("COLLAB_WIRE_VERSION", "8", p_wire_version,                                                  \
-      "highest wire protocol version spoken (7: no adaptive compression, 6: no bandwidth "         \
-      "figures either, 5: no flow control either, as peers of the releases before)")
+      "highest wire protocol version spoken (7: no flow control of collective messages and no "    \
+      "adaptive compression, 6: no bandwidth figures either, 5: no flow control at all, as peers "  \
+      "of the releases before)")
 // clang-format on
 
 #define CL_ENTRY(name, def, parser, help) {name, def, help},

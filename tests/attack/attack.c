@@ -17,7 +17,7 @@
     Scenarios:
       view, heartbeat, join_reply       attack_stranger.c
       prehs, conntable, hellos          attack_handshake.c
-      suspect, admit, update, result, status, flood, credit
+      suspect, admit, update, result, status, flood, credit, early
                                         attack_member.c
       checkpoint, checkpoint_liar, checkpoint_liar_data, checkpoint_tie,
       sync_liar                         attack_checkpoint.c
@@ -45,8 +45,8 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result|flood|credit|status|checkpoint|checkpoint_liar|checkpoint_"
-                        "liar_data|checkpoint_tie|sync_liar\n");
+                        "admit|update|result|flood|credit|early|status|checkpoint|"
+                        "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -69,8 +69,8 @@ int main(int argc, char **argv)
         bad = sc_member(sc, 1);
     else if (strcmp(sc, "result") == 0 || strcmp(sc, "status") == 0)
         bad = sc_member(sc, 300000);
-    else if (strcmp(sc, "flood") == 0 || strcmp(sc, "credit") == 0)
-        bad = sc_flood(strcmp(sc, "credit") == 0);
+    else if (strcmp(sc, "flood") == 0 || strcmp(sc, "credit") == 0 || strcmp(sc, "early") == 0)
+        bad = sc_flood(sc);
     else if (strcmp(sc, "checkpoint") == 0)
         bad = sc_checkpoint();
     else if (strcmp(sc, "checkpoint_liar") == 0)

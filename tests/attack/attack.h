@@ -22,8 +22,9 @@ int sc_hellos(void);
    floats per all-reduce. */
 int sc_member(const char *mode, size_t cnt);
 /* flood: collective messages for communicators nobody created; credit:
-   point-to-point messages past the credit each victim grants. */
-int sc_flood(bool credit);
+   point-to-point messages past the credit each victim grants; early:
+   early collective messages past the credit each victim grants. */
+int sc_flood(const char *mode);
 /* attack_checkpoint.c */
 int sc_checkpoint(void);
 /* n trainers (3: a majority against the liar; 2: a tie), the last lies:

@@ -68,6 +68,12 @@
                   (test_swarm_flow.c)
       flow_v5     the same with rank 2 at wire version 5: its links keep
                   the behaviour of before (test_swarm_flow.c)
+      early       3 peers, bounds of 100 messages per sender; ranks 1 and
+                  2 run 1000 reduces to root 0 before rank 0 calls its
+                  first: every result exact, nothing dropped, nobody
+                  banned, rank 0's memory bounded (test_swarm_early.c)
+      early_comms the same across two communicators: rank 0's reduce on B
+                  waits for a message behind 150 on A (test_swarm_early.c)
 */
 #include "test_swarm.h"
 #include "mpi_collab.h"
@@ -706,6 +712,8 @@ static const scenario_t s_scenarios[] = {
     {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
     {"flow_v5", 3, child_flow_v5, 90, -1, false, NULL},
+    {"early", 3, child_early, 90, -1, false, NULL},
+    {"early_comms", 3, child_early_comms, 90, -1, false, NULL},
 };
 
 int main(int argc, char **argv)
@@ -793,8 +801,8 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill|unexpected|flow|flow_v5|bandwidth|bandwidth_v6|\n"
-                        "bandwidth_claims|adaptive\n");
+                        "shm_kill|unexpected|flow|flow_v5|early|early_comms|bandwidth|\n"
+                        "bandwidth_v6|bandwidth_claims|adaptive\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

@@ -43,6 +43,10 @@ typedef struct {
     int nsent;
     int bans;
     uint8_t banned[32];
+    int version;                 /* of every link (6 unless a test sets it) */
+    size_t early_msgs[NPEERS];   /* early messages of each rank in the early buffer */
+    size_t early_bytes[NPEERS];  /* and their payload bytes */
+    bool coll_waits[NPEERS];     /* a running collective has that rank */
 } fake_t;
 
 static double f_now(void *arg)
@@ -102,9 +106,20 @@ static bool f_comm_rank_is(void *arg, uint64_t comm, int r, int w)
 
 static int f_link_version(void *arg, const uint8_t key[32])
 {
-    (void)arg;
     (void)key;
-    return 6;
+    return ((fake_t *)arg)->version;
+}
+
+static size_t f_early_queued(void *arg, int w, size_t *bytes)
+{
+    fake_t *f = arg;
+    *bytes = f->early_bytes[w];
+    return f->early_msgs[w];
+}
+
+static bool f_coll_waits_for(void *arg, int w)
+{
+    return ((fake_t *)arg)->coll_waits[w];
 }
 
 static void f_ban(void *arg, const uint8_t key[32], double seconds)
@@ -128,6 +143,7 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
     f->cfg.max_unexpected_msgs = 1024;
     f->member_since = since;
     f->now = now;
+    f->version = 6;
     for (int w = 0; w < NPEERS; w++) {
         memset(f->peers[w].key, 0x10 + w, 32);
         f->peers[w].rank = w;
@@ -147,7 +163,9 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
                          .desc = f_desc,
                          .comm_rank_is = f_comm_rank_is,
                          .link_version = f_link_version,
-                         .ban = f_ban};
+                         .ban = f_ban,
+                         .early_queued = f_early_queued,
+                         .coll_waits_for = f_coll_waits_for};
     eng_p2p_t *p = eng_p2p_new(&ctx);
     CHECK(p != NULL);
     for (int w = 0; w < nseen; w++)
@@ -574,6 +592,247 @@ static void test_left(void)
     cl_comm_destroy(&world);
 }
 
+
+/* A COLL message of collective seq on communicator comm, payload v. */
+static cl_wire_msg_t coll_msg(uint64_t comm, uint64_t seq, const uint32_t *v)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_COLL;
+    m.hdr.comm = comm;
+    m.hdr.seq = seq;
+    m.hdr.epoch = 3;
+    m.hdr.part = 5;
+    m.payload = (const uint8_t *)v;
+    m.payload_len = sizeof *v;
+    return m;
+}
+
+/* The last CREDIT sent to world rank w since index `from` of the record,
+   or NULL. */
+static const cl_wire_msg_t *last_credit(fake_t *f, int from, int w)
+{
+    const cl_wire_msg_t *c = NULL;
+    for (int i = from; i < f->nsent; i++)
+        if (f->sent[i].to == w && f->sent[i].m.hdr.type == CL_MSG_P2P_CTL &&
+            f->sent[i].m.hdr.sub == CL_P2P_CREDIT)
+            c = &f->sent[i].m;
+    return c;
+}
+
+/* Class EARLY, the sender (docs/wire.md section 10 item 8): on a link of
+   version 8 every COLL message counts; past the initial limit they wait
+   in the receiver's FIFO, in order (communicators mixed), the send
+   returning at once; a CREDIT's class EARLY lets them out, its class P2P
+   does not.  On a link of version 7 they go out at once, and a CREDIT's
+   class EARLY (2^64 - 1 from an older receiver) changes nothing. */
+static void test_early_send(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    f.version = 8;
+    const int n = (int)CL_FLOW_INIT_MSGS + 4;
+    for (int i = 0; i < n; i++) {
+        uint32_t v = (uint32_t)i;
+        cl_wire_msg_t m = coll_msg(i % 2 == 0 ? 11 : 12, (uint64_t)i, &v);
+        CHECK(eng_p2p_coll_send(p, &f.peers[1], &m) == COLLAB_OK);
+    }
+    CHECK(f.nsent == (int)CL_FLOW_INIT_MSGS);
+    size_t bytes = 0;
+    CHECK(eng_p2p_flow_waiting(p, 1, &bytes) == 4 && bytes == 4 * sizeof(uint32_t));
+
+    /* Class P2P's credit does not move them. */
+    cl_wire_msg_t c = ctl_msg(CL_P2P_CREDIT, 0);
+    c.u.credit.incarnation = 99;
+    c.u.credit.cls[CL_CREDIT_P2P].limit_msgs = 100000;
+    c.u.credit.cls[CL_CREDIT_P2P].limit_bytes = 1u << 30;
+    c.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = CL_FLOW_INIT_MSGS;
+    c.u.credit.cls[CL_CREDIT_EARLY].limit_bytes = CL_FLOW_INIT_BYTES;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(f.nsent == (int)CL_FLOW_INIT_MSGS && eng_p2p_flow_waiting(p, 1, NULL) == 4);
+
+    /* Class EARLY for two more: exactly the next two, in order. */
+    cl_wire_credit_class_t *e = &c.u.credit.cls[CL_CREDIT_EARLY];
+    e->consumed_msgs = 30;
+    e->consumed_bytes = 30 * cl_flow_cost(sizeof(uint32_t));
+    e->limit_msgs = CL_FLOW_INIT_MSGS + 2;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(f.nsent == (int)CL_FLOW_INIT_MSGS + 2 && eng_p2p_flow_waiting(p, 1, NULL) == 2);
+    /* A later COLL message waits behind them although credit is short. */
+    uint32_t last = 1000;
+    cl_wire_msg_t m = coll_msg(12, 9999, &last);
+    CHECK(eng_p2p_coll_send(p, &f.peers[1], &m) == COLLAB_OK);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 3);
+    /* An impossible CREDIT (more consumed than sent) changes nothing. */
+    e->consumed_msgs = 5000;
+    e->limit_msgs = 6000;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 3);
+    e->consumed_msgs = CL_FLOW_INIT_MSGS + 2; /* all it sent */
+    e->consumed_bytes = 0;
+    e->limit_msgs = 1000;
+    e->limit_bytes = 1u << 20;
+    eng_p2p_on_message(p, &f.peers[1], &c);
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 0 && f.nsent == n + 1);
+    for (int i = 0; i < f.nsent; i++) {
+        uint32_t v;
+        memcpy(&v, f.sent[i].data, sizeof v);
+        const cl_wire_hdr_t *h = &f.sent[i].m.hdr;
+        CHECK(f.sent[i].to == 1 && h->type == CL_MSG_COLL && h->epoch == 3 && h->part == 5);
+        CHECK(v == (i < n ? (uint32_t)i : last));
+        CHECK(h->seq == (i < n ? (uint64_t)i : 9999) && h->comm == (i < n && i % 2 == 0 ? 11 : 12));
+    }
+
+    /* Version 7: no class EARLY, everything goes at once. */
+    f.version = 7;
+    int before = f.nsent;
+    for (int i = 0; i < 2 * (int)CL_FLOW_INIT_MSGS; i++) {
+        uint32_t v = (uint32_t)i;
+        m = coll_msg(11, (uint64_t)i, &v);
+        CHECK(eng_p2p_coll_send(p, &f.peers[2], &m) == COLLAB_OK);
+    }
+    CHECK(f.nsent == before + 2 * (int)CL_FLOW_INIT_MSGS && eng_p2p_flow_waiting(p, 2, NULL) == 0);
+    /* ... nor is anything refused from it. */
+    for (int i = 0; i < 3 * (int)CL_FLOW_INIT_MSGS; i++) {
+        f.early_msgs[2]++;
+        CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == 0);
+    }
+    CHECK(f.bans == 0);
+    eng_p2p_destroy(&p);
+}
+
+/* Class EARLY, the receiver: what waits in the early buffer holds the
+   grant, what the route delivered or dropped is consumed; a message past
+   its sender's grant is dropped (not banned); CREDITs carry class EARLY's counts on
+   a link of version 8, 2^64 - 1 on one of 7. */
+static void test_early_grant(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    f.version = 8;
+    /* Rank 1's messages are delivered at once (its collectives run): far
+       past the initial limit, never refused. */
+    for (int i = 0; i < 3 * (int)CL_FLOW_INIT_MSGS; i++)
+        CHECK(eng_p2p_coll_admit(p, &f.peers[1], 4) == 1);
+    /* Rank 2's wait in the early buffer: the initial limit, then a drop
+       (named and counted, without a ban: docs/wire.md section 10). */
+    for (int i = 0; i < (int)CL_FLOW_INIT_MSGS; i++) {
+        CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == 1);
+        f.early_msgs[2]++;
+        f.early_bytes[2] += 4;
+    }
+    CHECK(f.bans == 0);
+    /* Past the grant: counted (its collective may take it at once), and
+       refused by the early buffer. */
+    CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
+    eng_p2p_coll_refuse(p, &f.peers[2], 4);
+    CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
+    eng_p2p_coll_refuse(p, &f.peers[2], 4);
+    CHECK(f.bans == 0 && eng_p2p_flow_refused(p, 2) == 2);
+
+    /* The CREDITs: rank 1 consumed all, rank 2 none. */
+    int before = f.nsent;
+    eng_p2p_progress(p);
+    const cl_wire_msg_t *c1 = last_credit(&f, before, 1), *c2 = last_credit(&f, before, 2);
+    CHECK(c1 != NULL && c2 != NULL);
+    if (c1 != NULL && c2 != NULL) {
+        const cl_wire_credit_class_t *e1 = &c1->u.credit.cls[CL_CREDIT_EARLY];
+        const cl_wire_credit_class_t *e2 = &c2->u.credit.cls[CL_CREDIT_EARLY];
+        CHECK(e1->consumed_msgs == 3 * CL_FLOW_INIT_MSGS);
+        CHECK(e1->consumed_bytes == 3 * CL_FLOW_INIT_MSGS * cl_flow_cost(4));
+        CHECK(e1->limit_msgs == 3 * CL_FLOW_INIT_MSGS + (uint64_t)f.cfg.max_unexpected_msgs);
+        /* (the two refused were never queued: consumed) */
+        CHECK(e2->consumed_msgs == 2 &&
+              e2->limit_msgs == 2 + (uint64_t)f.cfg.max_unexpected_msgs);
+        /* Class P2P: nothing came, the initial limit stands. */
+        CHECK(c1->u.credit.cls[CL_CREDIT_P2P].consumed_msgs == 0);
+        CHECK(c1->u.credit.cls[CL_CREDIT_P2P].limit_msgs == CL_FLOW_INIT_MSGS);
+    }
+    /* Rank 2's messages leave the early buffer (its collective ran, or
+       they were dropped as obsolete): consumed, and within the new grant
+       the next ones are admitted. */
+    f.early_msgs[2] = 0;
+    f.early_bytes[2] = 0;
+    for (int i = 0; i < 10; i++)
+        CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == 1);
+    CHECK(f.bans == 0);
+
+    /* On a link of version 7 class EARLY is not limited. */
+    fake_t g;
+    eng_p2p_t *q = setup(&g);
+    g.version = 7;
+    for (int i = 0; i < 3 * (int)CL_FLOW_INIT_MSGS; i++) {
+        g.early_msgs[1]++;
+        CHECK(eng_p2p_coll_admit(q, &g.peers[1], 4) == 0);
+    }
+    uint32_t x = 1;
+    cl_wire_msg_t m = p2p_msg(1, 1, &x, sizeof x, 0);
+    eng_p2p_on_message(q, &g.peers[1], &m);
+    eng_p2p_progress(q);
+    const cl_wire_msg_t *c = last_credit(&g, 0, 1);
+    CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == UINT64_MAX &&
+          c->u.credit.cls[CL_CREDIT_EARLY].consumed_msgs == 0);
+    CHECK(g.bans == 0);
+    eng_p2p_destroy(&q);
+    eng_p2p_destroy(&p);
+}
+
+/* Class EARLY's overdraft: rank 1 filled its grant with early messages
+   (of collectives this peer has not called) and sends nothing more.
+   While no running collective has rank 1, nothing beyond the bound is
+   granted; once one does (it may wait for a message of rank 1 behind
+   those), rank 1 gets one message more per round trip: once it used it,
+   and until twice its window waits here. */
+static void test_early_overdraft(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f);
+    f.version = 8;
+    uint64_t win = f.cfg.max_unexpected_msgs;
+    for (uint64_t i = 0; i < CL_FLOW_INIT_MSGS; i++) {
+        CHECK(eng_p2p_coll_admit(p, &f.peers[1], 4) == 1);
+        f.early_msgs[1]++;
+        f.early_bytes[1] += 4;
+    }
+    eng_p2p_progress(p); /* the first CREDIT: the window */
+    const cl_wire_msg_t *c = last_credit(&f, 0, 1);
+    CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == win);
+    for (uint64_t i = CL_FLOW_INIT_MSGS; i < win; i++) {
+        CHECK(eng_p2p_coll_admit(p, &f.peers[1], 4) == 1);
+        f.early_msgs[1]++;
+        f.early_bytes[1] += 4;
+    }
+    int before = f.nsent;
+    eng_p2p_progress(p);
+    (void)eng_p2p_timer(p, f.now += 10); /* the periodic round too */
+    CHECK(last_credit(&f, before, 1) == NULL);
+
+    f.coll_waits[1] = true;
+    eng_p2p_progress(p);
+    c = last_credit(&f, before, 1);
+    CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == win + 1);
+    CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].consumed_msgs == 0);
+    before = f.nsent;
+    eng_p2p_progress(p); /* not used yet: no second one */
+    CHECK(last_credit(&f, before, 1) == NULL);
+    CHECK(eng_p2p_coll_admit(p, &f.peers[1], 4) == 1);
+    f.early_msgs[1]++;
+    f.early_bytes[1] += 4;
+    eng_p2p_progress(p);
+    c = last_credit(&f, before, 1);
+    CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == win + 2);
+    /* Twice its window waits here: no more overdraft (a sender that
+       ignores its grant gains nothing while a collective is stalled). */
+    CHECK(eng_p2p_coll_admit(p, &f.peers[1], 4) == 1);
+    f.early_msgs[1] = 2 * win;
+    f.early_bytes[1] = 8 * win;
+    before = f.nsent;
+    eng_p2p_progress(p);
+    CHECK(last_credit(&f, before, 1) == NULL);
+    CHECK(f.bans == 0);
+    eng_p2p_destroy(&p);
+}
+
 int main(void)
 {
     test_send_recv();
@@ -583,6 +842,9 @@ int main(void)
     test_credit();
     test_grant();
     test_left();
+    test_early_send();
+    test_early_grant();
+    test_early_overdraft();
     if (s_failures == 0)
         printf("cl_engine_p2p_test: ok\n");
     return s_failures != 0;
