@@ -473,8 +473,21 @@ uint64_t eng_flow_refused(const eng_flow_t *f, int w)
 static void apply_credit(eng_flow_t *f, const cl_peer_t *from, cl_flow_tx_t *tx,
                          const cl_wire_credit_t *c, int cls)
 {
-    if (cl_flow_tx_credit(tx, c->incarnation, &c->cls[cls]))
+    uint64_t before = tx->sent.msgs;
+    /* Class EARLY's receivers never ban: counts out of step are set right
+       from the receiver's (cl_flow_tx_credit_resync); class P2P's ban a
+       sender past its grant, so an impossible CREDIT is ignored there. */
+    if (cls == CL_CREDIT_EARLY ? cl_flow_tx_credit_resync(tx, c->incarnation, &c->cls[cls])
+                               : cl_flow_tx_credit(tx, c->incarnation, &c->cls[cls])) {
+        if (tx->sent.msgs != before && cls == CL_CREDIT_EARLY) {
+            char desc[CL_WIRE_STR_MAX + 64];
+            cl_debug("class %d counts to %s set from its CREDIT: %llu messages consumed, %llu "
+                     "sent here",
+                     cls, f->ctx->desc(from, desc, sizeof desc),
+                     (unsigned long long)c->cls[cls].consumed_msgs, (unsigned long long)before);
+        }
         return;
+    }
     char desc[CL_WIRE_STR_MAX + 64];
     cl_debug("ignored class %d of a CREDIT from %s: it reports %llu messages consumed, of %llu "
              "sent",

@@ -80,6 +80,25 @@ bool cl_flow_tx_credit(cl_flow_tx_t *tx, uint64_t incarnation, const cl_wire_cre
     return true;
 }
 
+bool cl_flow_tx_credit_resync(cl_flow_tx_t *tx, uint64_t incarnation,
+                              const cl_wire_credit_class_t *c)
+{
+    if (cl_flow_tx_credit(tx, incarnation, c))
+        return true;
+    if (c->limit_msgs < c->consumed_msgs || c->limit_bytes < c->consumed_bytes)
+        return false;
+    cl_flow_tx_t t = *tx;
+    if (incarnation != t.incarnation) {
+        if (t.incarnation != 0)
+            cl_flow_tx_init(&t);
+        t.incarnation = incarnation;
+    }
+    t.sent.msgs = max_u64(t.sent.msgs, c->consumed_msgs);
+    t.sent.bytes = max_u64(t.sent.bytes, c->consumed_bytes);
+    *tx = t;
+    return cl_flow_tx_credit(tx, incarnation, c);
+}
+
 void cl_flow_rx_init(cl_flow_rx_t *rx)
 {
     memset(rx, 0, sizeof *rx);

@@ -61,6 +61,18 @@ void cl_flow_tx_sent(cl_flow_tx_t *tx, size_t len);
    sent, or a limit below what it consumed): then tx is unchanged. */
 bool cl_flow_tx_credit(cl_flow_tx_t *tx, uint64_t incarnation, const cl_wire_credit_class_t *c);
 
+/* As cl_flow_tx_credit, but a CREDIT that reports more consumed than
+   was sent moves this side's count up to it instead of being refused:
+   the two sides' counts came out of step (one forgot them when a member
+   was removed while alive, and messages of the old counts still
+   arrived), and the receiver's count is the one its grants are made
+   of.  For a class whose receiver never bans a sender past its grant
+   (class EARLY): what this side then sends beyond the receiver's true
+   grant meets the receiver's bounds.  A limit below what it consumed is
+   still refused. */
+bool cl_flow_tx_credit_resync(cl_flow_tx_t *tx, uint64_t incarnation,
+                              const cl_wire_credit_class_t *c);
+
 /* Sets rx to the protocol's initial state. */
 void cl_flow_rx_init(cl_flow_rx_t *rx);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 int s_failures = 0;
+bool s_keep_logs = false;
 int s_rank = -1;
 char s_dir[256];
 char s_addr[MAXP][256];
@@ -38,6 +39,10 @@ void prepare(int n)
 
 void cleanup_dir(int n)
 {
+    if (s_keep_logs) {
+        fprintf(stderr, "[test] logs kept in %s\n", s_dir);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/id%d", s_dir, i);
@@ -110,6 +115,7 @@ int run(int n, child_fn fn, const char *name, double deadline, unsigned expect_k
                     kill(pids[i], SIGKILL);
         if (el >= deadline) {
             fprintf(stderr, "[test] deadline of %.0f s passed; killing the peers\n", deadline);
+            s_keep_logs = true; /* the peers' logs say where they were */
             for (int i = 0; i < n; i++)
                 if (!done[i])
                     kill(pids[i], SIGKILL);
@@ -141,6 +147,7 @@ int run(int n, child_fn fn, const char *name, double deadline, unsigned expect_k
             continue;
         if (WIFSIGNALED(status[i]) && (expect_killed & (1u << i)))
             continue;
+        s_keep_logs = true;
         fprintf(stderr, "[test] peer %d: %s %d\n", i,
                 WIFEXITED(status[i]) ? "exited with" : "killed by signal",
                 WIFEXITED(status[i]) ? WEXITSTATUS(status[i]) : WTERMSIG(status[i]));
@@ -230,6 +237,7 @@ int failed(const int *st, int n, const char *what)
     for (int k = 0; k < n; k++)
         if (!(WIFEXITED(st[k]) && WEXITSTATUS(st[k]) == 0)) {
             fprintf(stderr, "[test] %s %d failed\n", what, k);
+            s_keep_logs = true;
             rc = 1;
         }
     return rc;

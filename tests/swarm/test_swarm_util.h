@@ -15,6 +15,7 @@
 #define MAXP 8
 
 extern int s_failures;  /* failed CHECKs in this process */
+extern bool s_keep_logs; /* a peer failed: cleanup_dir keeps the logs and names them */
 extern int s_rank;      /* the peer this process runs, -1 in the parent */
 extern char s_dir[256]; /* identities and logs of the run */
 

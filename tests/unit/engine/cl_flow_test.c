@@ -152,6 +152,31 @@ static void test_credit_checks(void)
     CHECK(tx.incarnation == 4 && tx.sent.msgs == 2 && tx.limit.msgs == 66);
 }
 
+/* Counts out of step (the receiver counted more than this side sent):
+   cl_flow_tx_credit refuses the CREDIT, cl_flow_tx_credit_resync takes
+   the receiver's count and its grant; a limit below the consumption is
+   refused by both. */
+static void test_credit_resync(void)
+{
+    cl_flow_tx_t tx;
+    cl_flow_tx_init(&tx);
+    for (int i = 0; i < 10; i++)
+        cl_flow_tx_sent(&tx, 5);
+    cl_wire_credit_class_t ahead = {138, 138 * cl_flow_cost(5), 400, 1u << 20};
+    CHECK(!cl_flow_tx_credit(&tx, 3, &ahead));
+    CHECK(tx.sent.msgs == 10 && tx.incarnation == 0);
+    CHECK(cl_flow_tx_credit_resync(&tx, 3, &ahead));
+    CHECK(tx.sent.msgs == 138 && tx.consumed.msgs == 138 && tx.limit.msgs == 400 &&
+          tx.incarnation == 3);
+    CHECK(cl_flow_tx_may_send(&tx, 5));
+    cl_wire_credit_class_t low = {500, 500 * cl_flow_cost(5), 499, 1u << 30};
+    CHECK(!cl_flow_tx_credit_resync(&tx, 3, &low));
+    CHECK(tx.sent.msgs == 138 && tx.limit.msgs == 400);
+    /* in step: the same as cl_flow_tx_credit */
+    cl_wire_credit_class_t ok = {138, 138 * cl_flow_cost(5), 450, 1u << 20};
+    CHECK(cl_flow_tx_credit_resync(&tx, 3, &ok) && tx.sent.msgs == 138 && tx.limit.msgs == 450);
+}
+
 /* The overdraft: one message beyond the grant per round trip, and only
    while something of the sender waits and it used the last one. */
 static void test_overdraft(void)
@@ -194,6 +219,7 @@ int main(void)
     test_large();
     test_grant();
     test_credit_checks();
+    test_credit_resync();
     test_overdraft();
     if (s_failures != 0) {
         fprintf(stderr, "cl_flow_test: %d checks failed\n", s_failures);
