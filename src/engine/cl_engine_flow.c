@@ -272,22 +272,34 @@ static int enqueue(eng_flow_t *f, flow_fifo_t *q, const cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
+/* Sends m to p in one class (its FIFO q, its credit tx): at once on a
+   link older than min_version (after what still waits there), at once
+   when nothing waits and the credit allows it, else queued behind the
+   rest.  The program goes on either way: a standard send's payload is
+   copied, and a rooted collective's part that only sends completes while
+   its message waits (MPI allows it). */
+static int class_send(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp, cl_wire_msg_t *m,
+                      flow_fifo_t *q, cl_flow_tx_t *tx, int min_version)
+{
+    int v = version_of(f, fp);
+    if (v != 0 && v < min_version) {
+        if (q->head != NULL)
+            flush(f, p, fp);
+        return f->ctx->send(f->ctx->arg, p, m);
+    }
+    if (q->head == NULL && cl_flow_tx_may_send(tx, m->payload_len)) {
+        cl_flow_tx_sent(tx, m->payload_len);
+        return f->ctx->send(f->ctx->arg, p, m);
+    }
+    return enqueue(f, q, m);
+}
+
 int eng_flow_p2p_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
 {
     flow_peer_t *fp = peer_of(f, p);
     if (fp == NULL)
         return f->ctx->send(f->ctx->arg, p, m);
-    int v = version_of(f, fp);
-    if (v != 0 && v < 6) {
-        if (fp->fifo.head != NULL)
-            flush(f, p, fp);
-        return f->ctx->send(f->ctx->arg, p, m);
-    }
-    if (fp->fifo.head == NULL && cl_flow_tx_may_send(&fp->tx, m->payload_len)) {
-        cl_flow_tx_sent(&fp->tx, m->payload_len);
-        return f->ctx->send(f->ctx->arg, p, m);
-    }
-    return enqueue(f, &fp->fifo, m);
+    return class_send(f, p, fp, m, &fp->fifo, &fp->tx, 6);
 }
 
 int eng_flow_coll_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
@@ -295,19 +307,7 @@ int eng_flow_coll_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
     flow_peer_t *fp = peer_of(f, p);
     if (fp == NULL)
         return f->ctx->send(f->ctx->arg, p, m);
-    int v = version_of(f, fp);
-    if (v != 0 && v < ENG_FLOW_EARLY_VERSION) {
-        if (fp->efifo.head != NULL)
-            flush(f, p, fp);
-        return f->ctx->send(f->ctx->arg, p, m);
-    }
-    if (fp->efifo.head == NULL && cl_flow_tx_may_send(&fp->etx, m->payload_len)) {
-        cl_flow_tx_sent(&fp->etx, m->payload_len);
-        return f->ctx->send(f->ctx->arg, p, m);
-    }
-    /* The program goes on: a rooted collective's part that only sends
-       completes here while its message waits (MPI allows it). */
-    return enqueue(f, &fp->efifo, m);
+    return class_send(f, p, fp, m, &fp->efifo, &fp->etx, ENG_FLOW_EARLY_VERSION);
 }
 
 bool eng_flow_cancel(eng_flow_t *f, int w, uint64_t comm, uint64_t sync)
