@@ -15,6 +15,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_flow.c
     ${_eng}/cl_handshake.c
     ${_eng}/cl_transport.c
+    ${_eng}/cl_transport_poll.c
     ${_eng}/cl_transport_recv.c
     ${_eng}/cl_transport_limits.c
     ${_eng}/cl_shm.c

@@ -139,6 +139,8 @@ int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, int link, uint8_t hdr[CL_W
               uint8_t **body, size_t *blen);
 /* Sends on an outbound link, or queues until its handshake is done;
    takes ownership of body.  Returns 0 or a negative status. */
+/* Frees an outbound link (a zhashx destructor's shape). */
+void tp_out_link_free(void **item);
 int tp_out_link_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
                      size_t blen);
 
