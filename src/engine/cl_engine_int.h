@@ -272,6 +272,8 @@ void eng_join_timer(struct cl_engine *e, double now);
 /* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
    differs from the swarm's. */
 bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s);
+/* The swarm's settings s became this peer's (a view admitted it). */
+void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s);
 /* Coordinator: a JOIN from key. */
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Joiner: an answer to its JOIN. */

@@ -362,12 +362,16 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
                  e->cfg.target_group, target_group);
         return true;
     }
-    /* The swarm's settings will be this peer's: a setting that needs a
-       wire version keeps peers of older releases out of its handshakes
-       from now on (they could not read the views). */
-    if (compression == CL_CONFIG_COMPRESSION_ADAPTIVE)
-        cl_transport_set_min_version(e->tp, CL_CONFIG_ADAPTIVE_WIRE_VERSION);
     return false;
+}
+
+void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s)
+{
+    /* A setting that needs a wire version keeps peers of older releases
+       out of this peer's handshakes from now on (they could not read the
+       views). */
+    if (s->compression == CL_CONFIG_COMPRESSION_ADAPTIVE)
+        cl_transport_set_min_version(e->tp, CL_CONFIG_ADAPTIVE_WIRE_VERSION);
 }
 
 void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)

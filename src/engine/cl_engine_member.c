@@ -391,8 +391,11 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         (void)cl_transport_send(e->tp, key, &m);
         return;
     }
+    bool first = e->member_since <= 0;
     cl_member_delta_t d;
     int rc = cl_member_apply_view(e->mb, v, eng_now(), &d);
+    if (rc == 1 && first)
+        eng_settings_adopted(e, &theirs);
     if (rc == 1)
         apply_delta(e, &d);
     cl_member_delta_clear(&d);
