@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "el_fixture.h"
 #include "selftest.h"
 
 #define NPEERS 3
@@ -80,11 +81,7 @@ static cl_peer_t *const *f_members(void *arg, size_t *n)
 
 static cl_peer_t *f_find(void *arg, const uint8_t key[32])
 {
-    fake_t *f = arg;
-    for (int i = 0; i < NPEERS; i++)
-        if (memcmp(f->peers[i].key, key, 32) == 0)
-            return &f->peers[i];
-    return NULL;
+    return el_peer_find(((fake_t *)arg)->peers, NPEERS, key);
 }
 
 static void f_take_out(void *arg, const uint8_t (*keys)[32], size_t n)

@@ -45,20 +45,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "el_hash.h"
+#include "el_fixture.h"
 #include "selftest.h"
 
 #define MAXSENT 512
 #define NPEERS 4              /* this monitor and three members */
-#define SMALL 100             /* buffer 0 */
-#define BIG ((size_t)3 << 20) /* buffer 1: striped over the members */
-#define RES 40                /* result 2 */
-#define SIG 0xabcdu
-
-typedef struct {
-    uint8_t to[32];
-    cl_elmsg_t m; /* copied; its pointers are not kept */
-} sent_t;
 
 typedef struct {
     cl_config_t cfg;
@@ -66,7 +57,7 @@ typedef struct {
     cl_peer_t peers[NPEERS]; /* [0] is this monitor, [1] the admitter */
     cl_peer_t *list[NPEERS];
     bool closed; /* the world group is formed */
-    sent_t sent[MAXSENT];
+    el_sent_t sent[MAXSENT];
     int nsent;
     el_ckpt_t *c;
     el_sync_t *y; /* the running pull (the engine's, here the test's) */
@@ -89,23 +80,12 @@ static double f_now(void *arg)
 static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
     fake_t *f = arg;
-    if (f->nsent == MAXSENT)
-        return COLLAB_ERR_NO_MEM;
-    sent_t *x = &f->sent[f->nsent++];
-    memcpy(x->to, key, 32);
-    x->m = *m;
     if (m->type == CL_EL_CKPT) {
         f->nsigs = m->nsigs < 8 ? m->nsigs : 8;
         if (f->nsigs > 0)
             memcpy(f->sigs, m->sigs, f->nsigs * sizeof *f->sigs);
     }
-    x->m.drops = NULL;
-    x->m.bufs = NULL;
-    x->m.res = NULL;
-    x->m.sigs = NULL;
-    x->m.data = NULL;
-    x->m.joiners = NULL;
-    return COLLAB_OK;
+    return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);
 }
 
 static bool f_member(void *arg)
@@ -127,11 +107,7 @@ static cl_peer_t *const *f_members(void *arg, size_t *n)
 
 static cl_peer_t *f_find(void *arg, const uint8_t key[32])
 {
-    fake_t *f = arg;
-    for (int i = 0; i < NPEERS; i++)
-        if (memcmp(f->peers[i].key, key, 32) == 0)
-            return &f->peers[i];
-    return NULL;
+    return el_peer_find(((fake_t *)arg)->peers, NPEERS, key);
 }
 
 static bool f_closed(void *arg)
@@ -206,10 +182,6 @@ static bool f_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
     return true;
 }
 
-/* The swarm's state, as every honest member holds it. */
-static uint8_t s_small[SMALL], s_res[RES];
-static uint8_t *s_big;
-static uint8_t s_small_hash[CL_ELMSG_HASH], s_big_hash[CL_ELMSG_HASH], s_res_hash[CL_ELMSG_HASH];
 static uint32_t s_sigs[1] = {0x1234u};
 
 /* This peer is record `self`: 0 the monitor (dir: its checkpoints), else
@@ -277,7 +249,7 @@ static int sent_of(const fake_t *f, int from, const uint8_t *key, int type, int 
     return n;
 }
 
-static const sent_t *last_of(const fake_t *f, int type, int ckpt)
+static const el_sent_t *last_of(const fake_t *f, int type, int ckpt)
 {
     for (int i = f->nsent - 1; i >= 0; i--)
         if (f->sent[i].m.type == type && (type != CL_EL_CKPT || f->sent[i].m.ckpt == ckpt))
@@ -308,56 +280,26 @@ static void hashes(fake_t *f, int d, uint64_t s, bool liar)
 {
     cl_el_buf_t bufs[2];
     cl_el_res_t res[1];
-    memset(bufs, 0, sizeof bufs);
-    memset(res, 0, sizeof res);
-    bufs[0].index = 0;
-    bufs[0].size = SMALL;
-    memcpy(bufs[0].hash, s_small_hash, CL_ELMSG_HASH);
-    if (liar)
-        bufs[0].hash[0] ^= 0xff;
-    bufs[1].index = 1;
-    bufs[1].size = BIG;
-    memcpy(bufs[1].hash, s_big_hash, CL_ELMSG_HASH);
-    res[0].index = 2;
-    res[0].signature = SIG;
-    res[0].len = RES;
-    memcpy(res[0].hash, s_res_hash, CL_ELMSG_HASH);
     cl_elmsg_t m;
-    memset(&m, 0, sizeof m);
-    m.type = CL_EL_HASHES;
-    m.s = s;
-    m.bufs = bufs;
-    m.nbufs = 2;
-    m.res = res;
-    m.nres = 1;
+    el_state_hashes(s, liar, bufs, res, &m);
     if (f->y != NULL)
         eng_sync_on_message(f->y, f->peers[d].key, &m);
-}
-
-static const uint8_t *bytes_of(int what, uint64_t index, uint64_t *size)
-{
-    if (what == CL_EL_ITEM_RESULT) {
-        *size = RES;
-        return s_res;
-    }
-    *size = index == 0 ? SMALL : BIG;
-    return index == 0 ? s_small : s_big;
 }
 
 static void data(fake_t *f, const uint8_t key[32], uint64_t s, int what, uint64_t index,
                  uint64_t off, uint64_t len, const uint8_t *bytes)
 {
     cl_elmsg_t m;
-    memset(&m, 0, sizeof m);
-    m.type = CL_EL_DATA;
-    m.s = s;
-    m.what = (uint8_t)what;
-    m.index = index;
-    m.offset = off;
-    m.len = len;
-    m.data = bytes;
+    el_state_data(s, what, index, off, len, bytes, &m);
     if (f->y != NULL)
         eng_sync_on_message(f->y, key, &m);
+}
+
+static void deliver(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    fake_t *f = arg;
+    if (f->y != NULL)
+        eng_sync_on_message(f->y, key, m);
 }
 
 /* Answers every FETCH sent since *from (and those the answers cause)
@@ -365,15 +307,7 @@ static void data(fake_t *f, const uint8_t key[32], uint64_t s, int what, uint64_
    none). */
 static void serve_all(fake_t *f, int *from, uint64_t s, const uint8_t *silent)
 {
-    for (; *from < f->nsent; (*from)++) {
-        const sent_t x = f->sent[*from];
-        if (x.m.type != CL_EL_FETCH || (silent != NULL && memcmp(x.to, silent, 32) == 0))
-            continue;
-        uint64_t size;
-        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
-        CHECK(x.m.s == s && x.m.offset + x.m.len <= size);
-        data(f, x.to, s, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
-    }
+    (void)el_state_serve(f->sent, &f->nsent, from, s, silent, deliver, f);
 }
 
 /* The newest checkpoint of dir: 0 and *out (clear it), or 1 when none. */
@@ -395,12 +329,12 @@ static void check_written(const char *dir, uint64_t s, uint64_t step)
     CHECK(k.nitems == 3);
     if (k.nitems == 3) {
         CHECK(k.items[0].what == CL_CKPT_BUFFER && k.items[0].index == 0 &&
-              k.items[0].size == SMALL && memcmp(k.items[0].data, s_small, SMALL) == 0);
+              k.items[0].size == EL_SMALL && memcmp(k.items[0].data, el_state()->small, EL_SMALL) == 0);
         CHECK(k.items[1].what == CL_CKPT_BUFFER && k.items[1].index == 1 &&
-              k.items[1].size == BIG && memcmp(k.items[1].data, s_big, BIG) == 0);
+              k.items[1].size == EL_BIG && memcmp(k.items[1].data, el_state()->big, EL_BIG) == 0);
         CHECK(k.items[2].what == CL_CKPT_RESULT && k.items[2].index == 2 &&
-              k.items[2].size == RES && k.items[2].signature == SIG &&
-              memcmp(k.items[2].data, s_res, RES) == 0);
+              k.items[2].size == EL_RES && k.items[2].signature == EL_SIG &&
+              memcmp(k.items[2].data, el_state()->res, EL_RES) == 0);
     }
     cl_checkpoint_clear(&k);
 }
@@ -473,7 +407,7 @@ static void test_fetch_write(void)
     check_written(dir, 10, 4);
     /* The next one is asked for at once, after step 4. */
     CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == req_before + 1);
-    const sent_t *r = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_REQUEST);
+    const el_sent_t *r = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_REQUEST);
     CHECK(r != NULL && r->m.step == 4 && memcmp(r->to, f.peers[1].key, 32) == 0);
 
     /* (b) Serving that checkpoint to a resuming peer (a member now). */
@@ -504,7 +438,7 @@ static void test_fetch_write(void)
         }
     CHECK(covered == q.len);
     /* A FETCH beyond the item is refused. */
-    q.offset = BIG - 10;
+    q.offset = EL_BIG - 10;
     q.len = 11;
     from = f.nsent;
     CHECK(eng_ckpt_on_message(f.c, &f.peers[2], who, &q));
@@ -611,15 +545,15 @@ static void test_given_up(void)
     int from = f.nsent;
     for (int d = 1; d < NPEERS; d++)
         hashes(&f, d, 40, false);
-    static uint8_t wrong[SMALL];
-    memcpy(wrong, s_small, SMALL);
+    static uint8_t wrong[EL_SMALL];
+    memcpy(wrong, el_state()->small, EL_SMALL);
     wrong[3] ^= 0x40;
     for (; from < f.nsent; from++) {
-        const sent_t x = f.sent[from];
+        const el_sent_t x = f.sent[from];
         if (x.m.type != CL_EL_FETCH)
             continue;
         uint64_t size;
-        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
+        const uint8_t *b = el_state_bytes(x.m.what, x.m.index, &size);
         if (x.m.what == CL_EL_ITEM_BUFFER && x.m.index == 0)
             b = wrong;
         data(&f, x.to, 40, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
@@ -649,31 +583,31 @@ static void test_refused(void)
         hashes(&f, d, 50, false);
     /* Buffer 0 served with other bytes, and longer than asked: neither
        lands; it is asked once more. */
-    const sent_t *fs = NULL;
+    const el_sent_t *fs = NULL;
     for (int i = from; i < f.nsent && fs == NULL; i++)
         if (f.sent[i].m.type == CL_EL_FETCH && f.sent[i].m.what == CL_EL_ITEM_BUFFER &&
             f.sent[i].m.index == 0)
             fs = &f.sent[i];
     CHECK(fs != NULL);
     if (fs != NULL) {
-        static uint8_t wrong[SMALL + 8];
-        memcpy(wrong, s_small, SMALL);
+        static uint8_t wrong[EL_SMALL + 8];
+        memcpy(wrong, el_state()->small, EL_SMALL);
         wrong[7] ^= 0x01;
-        data(&f, fs->to, 50, CL_EL_ITEM_BUFFER, 0, 0, SMALL + 8, wrong);
+        data(&f, fs->to, 50, CL_EL_ITEM_BUFFER, 0, 0, EL_SMALL + 8, wrong);
         const uint8_t *dp;
         size_t len;
         CHECK(eng_sync_item(f.y, CL_EL_ITEM_BUFFER, 0, &dp, &len, NULL) == COLLAB_ERR_ARG);
         int before = f.nsent;
-        data(&f, fs->to, 50, CL_EL_ITEM_BUFFER, 0, 0, SMALL, wrong);
+        data(&f, fs->to, 50, CL_EL_ITEM_BUFFER, 0, 0, EL_SMALL, wrong);
         CHECK(f.nsent > before); /* fetched again */
     }
     /* Everything else served honestly (the wrong FETCH's answer skipped). */
     for (; from < f.nsent; from++) {
-        const sent_t x = f.sent[from];
+        const el_sent_t x = f.sent[from];
         if (x.m.type != CL_EL_FETCH || &f.sent[from] == fs)
             continue;
         uint64_t size;
-        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
+        const uint8_t *b = el_state_bytes(x.m.what, x.m.index, &size);
         data(&f, x.to, 50, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
     }
     CHECK(eng_sync_done(f.y));
@@ -754,7 +688,7 @@ static void test_admitter(void)
     CHECK(sent_of(&f, 0, f.peers[2].key, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
     CHECK(sent_of(&f, 0, f.peers[3].key, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 1);
     CHECK(sent_of(&f, 0, f.peers[1].key, CL_EL_CKPT, CL_EL_CKPT_NOTICE) == 0);
-    const sent_t *n = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_NOTICE);
+    const el_sent_t *n = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_NOTICE);
     CHECK(n != NULL && n->m.s == 29 && n->m.step == 13 && n->m.prefix == 3 && n->m.nsigs == 3 &&
           memcmp(n->m.key, mon, 32) == 0);
     CHECK(f.nsigs == 3 && f.sigs[0] == 0x51 && f.sigs[2] == 0x53);
@@ -823,7 +757,7 @@ static void test_member_resume(void)
     CHECK(sent_of(&f, 0, newcomer, CL_EL_CKPT, CL_EL_CKPT_RESUME) == 0); /* not resumed yet */
     eng_ckpt_resuming(f.c);
     eng_ckpt_on_admit_rank(f.c, newcomer);
-    const sent_t *x = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_RESUME);
+    const el_sent_t *x = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_RESUME);
     CHECK(sent_of(&f, 0, newcomer, CL_EL_CKPT, CL_EL_CKPT_RESUME) == 1 && x != NULL &&
           x->m.s == 10 && x->m.step == 4 && memcmp(x->m.key, mon, 32) == 0);
     /* Its program ran already: a RESUME is refused. */
@@ -838,19 +772,10 @@ int main(void)
     if (sodium_init() < 0)
         return 1;
     CHECK(cl_log_configure(CL_LOG_ERROR, NULL) == 0);
-    s_big = malloc(BIG);
-    CHECK(s_big != NULL);
-    if (s_big == NULL)
+    bool filled = el_state_init();
+    CHECK(filled);
+    if (!filled)
         return 1;
-    for (size_t i = 0; i < SMALL; i++)
-        s_small[i] = (uint8_t)(i * 7 + 1);
-    for (size_t i = 0; i < BIG; i++)
-        s_big[i] = (uint8_t)(i * 13 + 5 + (i >> 16));
-    for (size_t i = 0; i < RES; i++)
-        s_res[i] = (uint8_t)(200 - i);
-    el_hash(s_small, SMALL, s_small_hash);
-    el_hash(s_big, BIG, s_big_hash);
-    el_hash(s_res, RES, s_res_hash);
 
     test_fetch_write();
     test_silent_replaced();
@@ -859,7 +784,7 @@ int main(void)
     test_admitter();
     test_member_resume();
 
-    free(s_big);
+    el_state_free();
     printf("cl_engine_checkpoint_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }

@@ -27,27 +27,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "el_hash.h"
+#include "el_fixture.h"
 #include "selftest.h"
 
 #define MAXSENT 256
 #define NPEERS 4              /* this peer and three donors */
-#define SMALL 100             /* buffer 0 */
-#define BIG ((size_t)3 << 20) /* buffer 1: striped over the donors */
-#define RES 40                /* result 2 */
-#define SIG 0xabcdu
-
-typedef struct {
-    uint8_t to[32];
-    cl_elmsg_t m; /* copied; drops are not kept */
-} sent_t;
 
 typedef struct {
     cl_config_t cfg;
     double now;
     cl_peer_t peers[NPEERS]; /* [0] is this peer */
     cl_peer_t *list[NPEERS];
-    sent_t sent[MAXSENT];
+    el_sent_t sent[MAXSENT];
     int nsent;
     int finished;
 } fake_t;
@@ -60,13 +51,7 @@ static double f_now(void *arg)
 static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
     fake_t *f = arg;
-    if (f->nsent == MAXSENT)
-        return COLLAB_ERR_NO_MEM;
-    sent_t *x = &f->sent[f->nsent++];
-    memcpy(x->to, key, 32);
-    x->m = *m;
-    x->m.drops = NULL;
-    return COLLAB_OK;
+    return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);
 }
 
 static int f_rank(void *arg)
@@ -82,11 +67,7 @@ static cl_peer_t *const *f_members(void *arg, size_t *n)
 
 static cl_peer_t *f_find(void *arg, const uint8_t key[32])
 {
-    fake_t *f = arg;
-    for (int i = 0; i < NPEERS; i++)
-        if (memcmp(f->peers[i].key, key, 32) == 0)
-            return &f->peers[i];
-    return NULL;
+    return el_peer_find(((fake_t *)arg)->peers, NPEERS, key);
 }
 
 static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
@@ -104,11 +85,6 @@ static void f_finished(void *arg)
 {
     ((fake_t *)arg)->finished++;
 }
-
-/* The swarm's state, as every honest donor holds it. */
-static uint8_t s_small[SMALL], s_res[RES];
-static uint8_t *s_big;
-static uint8_t s_small_hash[CL_ELMSG_HASH], s_big_hash[CL_ELMSG_HASH], s_res_hash[CL_ELMSG_HASH];
 
 static void reset(fake_t *f)
 {
@@ -147,54 +123,22 @@ static void hashes(el_sync_t *y, const fake_t *f, int d, uint64_t s, bool liar)
 {
     cl_el_buf_t bufs[2];
     cl_el_res_t res[1];
-    memset(bufs, 0, sizeof bufs);
-    memset(res, 0, sizeof res);
-    bufs[0].index = 0;
-    bufs[0].size = SMALL;
-    memcpy(bufs[0].hash, s_small_hash, CL_ELMSG_HASH);
-    if (liar)
-        bufs[0].hash[0] ^= 0xff;
-    bufs[1].index = 1;
-    bufs[1].size = BIG;
-    memcpy(bufs[1].hash, s_big_hash, CL_ELMSG_HASH);
-    res[0].index = 2;
-    res[0].signature = SIG;
-    res[0].len = RES;
-    memcpy(res[0].hash, s_res_hash, CL_ELMSG_HASH);
     cl_elmsg_t m;
-    memset(&m, 0, sizeof m);
-    m.type = CL_EL_HASHES;
-    m.s = s;
-    m.bufs = bufs;
-    m.nbufs = 2;
-    m.res = res;
-    m.nres = 1;
+    el_state_hashes(s, liar, bufs, res, &m);
     eng_sync_on_message(y, f->peers[d].key, &m);
-}
-
-static const uint8_t *bytes_of(int what, uint64_t index, uint64_t *size)
-{
-    if (what == CL_EL_ITEM_RESULT) {
-        *size = RES;
-        return s_res;
-    }
-    *size = index == 0 ? SMALL : BIG;
-    return index == 0 ? s_small : s_big;
 }
 
 static void data(el_sync_t *y, const uint8_t key[32], uint64_t s, int what, uint64_t index,
                  uint64_t off, uint64_t len, const uint8_t *bytes)
 {
     cl_elmsg_t m;
-    memset(&m, 0, sizeof m);
-    m.type = CL_EL_DATA;
-    m.s = s;
-    m.what = (uint8_t)what;
-    m.index = index;
-    m.offset = off;
-    m.len = len;
-    m.data = bytes;
+    el_state_data(s, what, index, off, len, bytes, &m);
     eng_sync_on_message(y, key, &m);
+}
+
+static void deliver(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    eng_sync_on_message(arg, key, m);
 }
 
 /* Answers every FETCH sent since *from (and those the answers cause)
@@ -202,18 +146,7 @@ static void data(el_sync_t *y, const uint8_t key[32], uint64_t s, int what, uint
    (NULL: none); *from moves past them.  Returns the FETCHes answered. */
 static int serve(el_sync_t *y, fake_t *f, int *from, uint64_t s, const uint8_t *silent)
 {
-    int answered = 0;
-    for (; *from < f->nsent; (*from)++) {
-        const sent_t x = f->sent[*from];
-        if (x.m.type != CL_EL_FETCH || (silent != NULL && memcmp(x.to, silent, 32) == 0))
-            continue;
-        uint64_t size;
-        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
-        CHECK(x.m.s == s && x.m.offset + x.m.len <= size);
-        data(y, x.to, s, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
-        answered++;
-    }
-    return answered;
+    return el_state_serve(f->sent, &f->nsent, from, s, silent, deliver, y);
 }
 
 /* FETCHes sent since `from` to key: how many, and of item (what, index)
@@ -233,17 +166,17 @@ static void check_served(const el_sync_t *y)
     const uint8_t *d;
     size_t len;
     uint32_t sig = 0;
-    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &d, &len, NULL) == COLLAB_OK && len == SMALL &&
-          memcmp(d, s_small, SMALL) == 0);
-    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) == COLLAB_OK && len == BIG &&
-          memcmp(d, s_big, BIG) == 0);
-    CHECK(eng_sync_item(y, CL_EL_ITEM_RESULT, 2, &d, &len, &sig) == COLLAB_OK && len == RES &&
-          sig == SIG && memcmp(d, s_res, RES) == 0);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &d, &len, NULL) == COLLAB_OK && len == EL_SMALL &&
+          memcmp(d, el_state()->small, EL_SMALL) == 0);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) == COLLAB_OK && len == EL_BIG &&
+          memcmp(d, el_state()->big, EL_BIG) == 0);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_RESULT, 2, &d, &len, &sig) == COLLAB_OK && len == EL_RES &&
+          sig == EL_SIG && memcmp(d, el_state()->res, EL_RES) == 0);
     size_t nitems;
     uint64_t bytes;
     int ndonors;
     eng_sync_totals(y, &nitems, &bytes, &ndonors);
-    CHECK(nitems == 3 && bytes == SMALL + BIG + RES);
+    CHECK(nitems == 3 && bytes == EL_SMALL + EL_BIG + EL_RES);
 }
 
 static bool log_has(const char *path, const char *needle)
@@ -307,34 +240,34 @@ static void test_agree_fetch(const char *logpath)
 
     /* (e) DATA at an offset nobody asked for, or from a donor not asked,
        is ignored: it neither lands nor completes the item. */
-    const sent_t *fs = NULL;
+    const el_sent_t *fs = NULL;
     for (int i = from; i < f.nsent && fs == NULL; i++)
         if (f.sent[i].m.type == CL_EL_FETCH && f.sent[i].m.what == CL_EL_ITEM_BUFFER &&
             f.sent[i].m.index == 0)
             fs = &f.sent[i];
-    CHECK(fs != NULL && fs->m.offset == 0 && fs->m.len == SMALL);
+    CHECK(fs != NULL && fs->m.offset == 0 && fs->m.len == EL_SMALL);
     if (fs == NULL)
         goto out;
     const uint8_t *dp;
     size_t len;
-    data(y, fs->to, 10, CL_EL_ITEM_BUFFER, 0, 1, SMALL - 1, s_small + 1);
-    data(y, f.peers[3].key, 10, CL_EL_ITEM_BUFFER, 0, 0, SMALL, s_small);
+    data(y, fs->to, 10, CL_EL_ITEM_BUFFER, 0, 1, EL_SMALL - 1, el_state()->small + 1);
+    data(y, f.peers[3].key, 10, CL_EL_ITEM_BUFFER, 0, 0, EL_SMALL, el_state()->small);
     CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &dp, &len, NULL) == COLLAB_ERR_ARG);
 
     /* The hash is checked: buffer 0 served with other bytes at the right
        offset fails it and is asked once more of the other agreeing
        donor. */
-    static uint8_t wrong[SMALL];
-    memcpy(wrong, s_small, SMALL);
+    static uint8_t wrong[EL_SMALL];
+    memcpy(wrong, el_state()->small, EL_SMALL);
     wrong[7] ^= 0x01;
     int before = f.nsent;
     uint8_t first[32];
     memcpy(first, fs->to, 32);
-    data(y, first, 10, CL_EL_ITEM_BUFFER, 0, 0, SMALL, wrong);
+    data(y, first, 10, CL_EL_ITEM_BUFFER, 0, 0, EL_SMALL, wrong);
     CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 0, &dp, &len, NULL) == COLLAB_ERR_ARG);
     CHECK(f.nsent == before + 1);
     if (f.nsent == before + 1) {
-        const sent_t *r = &f.sent[before];
+        const el_sent_t *r = &f.sent[before];
         CHECK(r->m.type == CL_EL_FETCH && r->m.index == 0 && r->m.offset == 0);
         CHECK(memcmp(r->to, first, 32) != 0 && memcmp(r->to, f.peers[3].key, 32) != 0);
     }
@@ -345,11 +278,11 @@ static void test_agree_fetch(const char *logpath)
     CHECK(serve(y, &f, &from, 10, NULL) == 1);
     /* The first round's stripes of buffer 1 and the result. */
     for (int i = 3; i < before; i++) {
-        const sent_t x = f.sent[i];
+        const el_sent_t x = f.sent[i];
         if (x.m.type != CL_EL_FETCH || x.m.index == 0)
             continue;
         uint64_t size;
-        const uint8_t *b = bytes_of(x.m.what, x.m.index, &size);
+        const uint8_t *b = el_state_bytes(x.m.what, x.m.index, &size);
         data(y, x.to, 10, x.m.what, x.m.index, x.m.offset, x.m.len, b + x.m.offset);
     }
     CHECK(eng_sync_done(y));
@@ -357,7 +290,7 @@ static void test_agree_fetch(const char *logpath)
     check_served(y);
     CHECK(!eng_sync_unserved(y));
     /* Done: more DATA changes nothing. */
-    data(y, f.peers[1].key, 10, CL_EL_ITEM_BUFFER, 0, 0, SMALL, wrong);
+    data(y, f.peers[1].key, 10, CL_EL_ITEM_BUFFER, 0, 0, EL_SMALL, wrong);
     CHECK(f.finished == 1);
     check_served(y);
 out:
@@ -470,19 +403,10 @@ int main(void)
         return 1;
     close(fd);
     CHECK(cl_log_configure(CL_LOG_WARN, logpath) == 0);
-    s_big = malloc(BIG);
-    CHECK(s_big != NULL);
-    if (s_big == NULL)
+    bool filled = el_state_init();
+    CHECK(filled);
+    if (!filled)
         return 1;
-    for (size_t i = 0; i < SMALL; i++)
-        s_small[i] = (uint8_t)(i * 7 + 1);
-    for (size_t i = 0; i < BIG; i++)
-        s_big[i] = (uint8_t)(i * 13 + 5 + (i >> 16));
-    for (size_t i = 0; i < RES; i++)
-        s_res[i] = (uint8_t)(200 - i);
-    el_hash(s_small, SMALL, s_small_hash);
-    el_hash(s_big, BIG, s_big_hash);
-    el_hash(s_res, RES, s_res_hash);
 
     test_agree_fetch(logpath);
     test_stall();
@@ -490,7 +414,7 @@ int main(void)
 
     cl_log_configure(CL_LOG_WARN, NULL);
     unlink(logpath);
-    free(s_big);
+    el_state_free();
     printf("cl_engine_sync_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
