@@ -677,8 +677,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         next = fmin(next, eng_report_timer(e, now));
-        next = fmin(next, eng_dialback_timer(e, now));
         next = fmin(next, eng_relay_timer(e, now));
+        cl_timer_run(e->timers, now); /* the deadlines registered */
+        next = fmin(next, cl_timer_next(e->timers));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             if (e->leaving)
@@ -759,6 +760,7 @@ static void engine_free(struct cl_engine *e)
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
     eng_report_fini(e);
+    cl_timer_destroy(&e->timers); /* after every component that registered */
     sodium_memzero(e->pairkeys, sizeof e->pairkeys);
     free(e);
 }
@@ -799,10 +801,11 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->hb_interval = fmin(fmax(e->cfg.timeout / 4.0, 0.05), 2.0);
     e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
+    e->timers = cl_timer_new(ENG_TIMERS_MAX);
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         e->left_pipe[0] = e->left_pipe[1] = -1;
-    if (e->init_req == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
+    if (e->init_req == NULL || e->timers == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
         eng_report_init(e) != COLLAB_OK) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);

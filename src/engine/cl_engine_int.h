@@ -17,6 +17,7 @@
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
 #include "engine/cl_request.h"
@@ -159,6 +160,7 @@ struct cl_engine {
     pthread_mutex_t info_mu; /* guards info */
     collab_info_t info;
     /* Engine thread only. */
+    cl_timer_t *timers; /* the deadlines the components registered (cl_timer.h) */
     cl_transport_t *tp;
     cl_member_t *mb;
     eng_state_t state;
@@ -470,8 +472,6 @@ void eng_dialback_fini(struct cl_engine *e);
 int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Our outbound link to key completed its handshake. */
 void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
-/* Ends dial-backs that took too long; returns the next deadline. */
-double eng_dialback_timer(struct cl_engine *e, double now);
 
 /* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
    cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */

@@ -19,6 +19,10 @@
    component's bookkeeping costs at most this long. */
 #define ENG_IDLE_WAKE 5.0
 
+/* Timers the components may register with the loop's set (cl_timer.h):
+   a handful each, fixed at start. */
+#define ENG_TIMERS_MAX 32
+
 /* A joiner sends JOIN again this often while it has no answer (a standby
    peer, waiting for a free rank, every ENG_STANDBY_RETRY). */
 #define ENG_JOIN_RETRY 1.0
