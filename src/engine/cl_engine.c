@@ -676,7 +676,6 @@ static void engine_actor(zsock_t *pipe, void *arg)
             next = fmin(next, eng_p2p_timer(e->p2p, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
-        next = fmin(next, eng_report_timer(e, now));
         next = fmin(next, eng_relay_timer(e, now));
         cl_timer_run(e->timers, now); /* the deadlines registered */
         next = fmin(next, cl_timer_next(e->timers));

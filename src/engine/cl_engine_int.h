@@ -437,13 +437,12 @@ void eng_report_fini(struct cl_engine *e);
 void eng_report_late_seen(struct cl_engine *e, double now);
 /* A member or monitor joined, failed, left, left the group (CL_EVENT_*). */
 void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, const char *why);
-/* The view changed (a monitor's on_view hook). */
+/* The view changed (a monitor's on_view hook; the reports' timer looks
+   again). */
 void eng_report_view(struct cl_engine *e);
 /* A collective completed (totals; COLLAB_REPORT_LOSS). */
 void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
                           int ncontrib, const collab_info_t *info, double now);
-/* Sends this peer's report when due; returns the next deadline. */
-double eng_report_timer(struct cl_engine *e, double now);
 void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 
 /* cl_engine_relay.c: client member to client member through a relaying
