@@ -529,7 +529,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 /* ---------------------------------------------------------------------- */
 /* Timers. */
 
-/* After each check of silent members (eng_suspect_timer): matchmaking. */
+/* After each check of silent members (the timer of _suspect): matchmaking. */
 static void ctx_checked(void *arg, bool coordinator, double now)
 {
     struct cl_engine *e = arg;
@@ -563,7 +563,6 @@ double eng_member_timer(struct cl_engine *e, double now)
     }
     if (e->state != ENG_MEMBER)
         return next;
-    next = fmin(next, eng_suspect_timer(e->susp, now));
     if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
         maybe_close_group(e, now);
         if (!cl_member_group_closed(e->mb))
@@ -661,6 +660,7 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
                              .cfg = &e->cfg,
                              .self_key = e->self_key,
                              .mb = e->mb,
+                             .timers = e->timers,
                              .hb_interval = e->hb_interval,
                              .now = ctx_now,
                              .is_member = ctx_is_member,
