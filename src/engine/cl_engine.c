@@ -1,12 +1,17 @@
-/*  cl_engine.c - the engine thread: request queue, poll loop and timers.
+/*  cl_engine.c - the engine thread: request queue, poll loop, timers and
+    the dispatch of messages.
 
     One CZMQ actor per process.  Application threads append requests to a
     mutex-protected list and write an eventfd; the thread polls that fd,
     its actor pipe and every socket of the transport in one poll
-    (cl_transport_poll) whose timeout is the nearest deadline of the
-    member, collective and point-to-point timers, so it sleeps whenever
-    nothing is due (several peers share a few cores).  Everything
-    network-facing happens here.
+    (cl_transport_poll) whose timeout is the nearest deadline, so it
+    sleeps whenever nothing is due (several peers share a few cores).
+    The deadlines are those the components registered in the loop's
+    timer set (cl_timer.h), which each turn runs what is due, and those
+    of the components still asked every turn (eng_*_timer).  A message
+    passes the authority gate (cl_engine_authority.c), then goes to the
+    handler its component registered for its type (eng_on_type).
+    Everything network-facing happens here.
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
@@ -16,6 +21,7 @@
 #include "util/cl_text.h"
 #include "util/cl_topo.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -35,6 +41,7 @@ _Static_assert(CL_CONFIG_WIRE_VERSION == CL_WIRE_VERSION,
                "COLLAB_WIRE_VERSION is bounded by the wire's version");
 _Static_assert(CL_CONFIG_ADAPTIVE_WIRE_VERSION <= CL_WIRE_VERSION,
                "adaptive compression has its version");
+_Static_assert(sizeof(((cl_wire_hdr_t *)0)->type) == 1, "the table has every message type");
 
 /* Seconds during which this process was found not running (stopped,
    frozen, starved): the engine's clock does not count them, so that a
@@ -460,7 +467,6 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
         return;
     if (p != NULL)
         eng_member_heard(e, p);
-    bool member = p != NULL && p->state != CL_PEER_GONE;
     if (e->cfg.monitor &&
         (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
          (m->hdr.type == CL_MSG_ELASTIC && !eng_el_monitor_accepts(e, m->hdr.sub)))) {
@@ -472,44 +478,43 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
                  p != NULL ? eng_peer_desc(p, desc, sizeof desc) : "a non-member");
         return;
     }
-    switch (m->hdr.type) {
-    case CL_MSG_COLL:
-    case CL_MSG_P2P:
-    case CL_MSG_P2P_CTL:
-        if (e->state == ENG_LEFT)
-            break;
-        if (member && e->state == ENG_MEMBER && !held_from(e, key))
-            dispatch_data(e, p, m);
-        else
-            hold(e, key, m);
-        break;
-    case CL_MSG_ELASTIC: /* elastic hook: admission and state sync */
-        eng_el_on_message(e, p, key, m);
-        break;
-    case CL_MSG_REPORT: /* to a monitor */
-        eng_report_on_message(e, p, m);
-        break;
-    case CL_MSG_RELAYED: /* between client members (cl_engine_relay.c) */
-        eng_relay_on_message(e, p, key, m);
-        break;
-    case CL_MSG_GOODBYE: {
-        /* Acknowledged in any state: the leaving peer waits for it. */
-        eng_leave_on_goodbye(e, member ? p : NULL, key, &m->u.goodbye);
-        bool counted = member && e->state == ENG_MEMBER;
-        eng_member_on_message(e, p, key, m); /* suspects it: it left */
-        /* Absent from the collectives it did not enter; those it entered
-           keep it (cl_engine_leave.c). */
-        if (counted)
-            eng_coll_peer_gone(e, p);
-        break;
-    }
-    case CL_MSG_BYE_ACK:
-        eng_leave_on_ack(e, key);
-        break;
-    default:
-        eng_member_on_message(e, p, key, m);
-        break;
-    }
+    eng_msg_fn *fn = e->on_type[m->hdr.type];
+    if (fn != NULL) /* registered by its component at init (eng_on_type) */
+        fn(e, p, key, m);
+}
+
+void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
+{
+    assert(type >= 0 && type < ENG_MSG_TYPES);
+    e->on_type[type] = fn;
+}
+
+/* COLL, P2P and P2P_CTL: to their component, or held while the sender
+   (or this peer) is not yet a member here. */
+static void on_data(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                    const cl_wire_msg_t *m)
+{
+    if (e->state == ENG_LEFT)
+        return;
+    bool member = p != NULL && p->state != CL_PEER_GONE;
+    if (member && e->state == ENG_MEMBER && !held_from(e, key))
+        dispatch_data(e, p, m);
+    else
+        hold(e, key, m);
+}
+
+/* GOODBYE: acknowledged in any state (the leaving peer waits for it),
+   then a suspicion (it left) and, for the collectives it did not enter,
+   an absence; those it entered keep it (cl_engine_leave.c). */
+static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    bool member = p != NULL && p->state != CL_PEER_GONE;
+    eng_leave_on_goodbye(e, member ? p : NULL, key, &m->u.goodbye);
+    bool counted = member && e->state == ENG_MEMBER;
+    eng_member_on_message(e, p, key, m);
+    if (counted)
+        eng_coll_peer_gone(e, p);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -648,9 +653,16 @@ static void engine_actor(zsock_t *pipe, void *arg)
         cl_error("%s", err);
         rc = COLLAB_ERR_NETWORK;
     } else {
+        /* The loop's own messages; each component registers its own at
+           its init. */
+        eng_on_type(e, CL_MSG_COLL, on_data);
+        eng_on_type(e, CL_MSG_P2P, on_data);
+        eng_on_type(e, CL_MSG_P2P_CTL, on_data);
+        eng_on_type(e, CL_MSG_GOODBYE, on_goodbye);
         e->mb = cl_member_new(e->self_key);
         e->p2p = p2p_new(e);
         e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
+        eng_member_init(e);
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_auth_init(e) != COLLAB_OK ||
             eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||

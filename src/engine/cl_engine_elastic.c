@@ -297,6 +297,8 @@ int eng_el_init(struct cl_engine *e)
     int rc = eng_ckpt_new(&cctx, &el->ckpt);
     if (rc != COLLAB_OK)
         eng_el_fini(e);
+    else
+        eng_on_type(e, CL_MSG_ELASTIC, eng_el_on_message); /* by sub, there */
     return rc;
 }
 

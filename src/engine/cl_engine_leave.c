@@ -56,10 +56,21 @@ struct eng_leave {
     size_t nawait;
 };
 
+static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    (void)p;
+    (void)m;
+    eng_leave_on_ack(e, key);
+}
+
 int eng_leave_init(struct cl_engine *e)
 {
     e->leave = calloc(1, sizeof *e->leave);
-    return e->leave != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    if (e->leave == NULL)
+        return COLLAB_ERR_NO_MEM;
+    eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
+    return COLLAB_OK;
 }
 
 void eng_leave_fini(struct cl_engine *e)

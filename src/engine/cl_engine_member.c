@@ -654,6 +654,14 @@ static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8
     return eng_auth_straggler_vote(arg, subject, reporter, group_size);
 }
 
+void eng_member_init(struct cl_engine *e)
+{
+    static const int types[] = {CL_MSG_JOIN,      CL_MSG_JOIN_REPLY, CL_MSG_VIEW,  CL_MSG_HEARTBEAT,
+                                CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        eng_on_type(e, types[i], eng_member_on_message);
+}
+
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
 {
     eng_suspect_ctx_t ctx = {.arg = e,

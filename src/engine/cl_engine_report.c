@@ -52,6 +52,8 @@ struct eng_report {
 
 static void on_timer(void *arg, double now);
 static double report(struct cl_engine *e, double now);
+static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                      const cl_wire_msg_t *m);
 
 int eng_report_init(struct cl_engine *e)
 {
@@ -61,6 +63,7 @@ int eng_report_init(struct cl_engine *e)
     pthread_mutex_init(&e->rep->mu, NULL);
     e->rep->timed = cl_log_enabled(CL_LOG_DEBUG);
     e->rep->timer = cl_timer_add(e->timers, on_timer, e);
+    eng_on_type(e, CL_MSG_REPORT, on_report);
     if (e->rep->timer < 0) {
         eng_report_fini(e);
         return COLLAB_ERR_NO_MEM;
@@ -302,8 +305,10 @@ static double report(struct cl_engine *e, double now)
     return r->next_send;
 }
 
-void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                      const cl_wire_msg_t *m)
 {
+    (void)key;
     /* Only a monitor listens, and only to ranked members of its view. */
     if (!e->cfg.monitor || e->state != ENG_MEMBER || from == NULL || from->state == CL_PEER_GONE ||
         from->monitor || from->rank < 0 || m->u.report.rank != from->rank)
