@@ -254,6 +254,7 @@ int eng_el_init(struct cl_engine *e)
                             .reg = el->reg,
                             .startup = el->startup,
                             .cfg = &e->cfg,
+                            .timers = e->timers,
                             .now = ctx_now,
                             .send = ctx_send,
                             .can_serve = donor_can_serve};
@@ -922,7 +923,6 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_sync_destroy(&el->sync);
     double next = fmin(eng_admit_timer(e, now), eng_audit_timer(el->audit, now));
     next = fmin(next, eng_ckpt_timer(el->ckpt, now));
-    next = fmin(next, eng_donor_timer(el->donor, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(el->sync, now));
     if (el->adm_unserved)
