@@ -263,6 +263,7 @@ int eng_el_init(struct cl_engine *e)
                             .reg = el->reg,
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
+                            .timers = e->timers,
                             .now = ctx_now,
                             .send = ctx_send,
                             .multigroup = audit_multigroup,
@@ -790,6 +791,7 @@ void eng_el_view_changed(struct cl_engine *e)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
+    eng_audit_view_changed(el->audit); /* a member of its check may have left */
     feed_admission(e);
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
@@ -921,7 +923,7 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_admit_leave_foreign(e);
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    double next = fmin(eng_admit_timer(e, now), eng_audit_timer(el->audit, now));
+    double next = eng_admit_timer(e, now);
     next = fmin(next, eng_ckpt_timer(el->ckpt, now));
     if (el->sync != NULL)
         next = fmin(next, eng_sync_timer(el->sync, now));
