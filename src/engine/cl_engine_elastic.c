@@ -111,6 +111,7 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
     *ctx = (eng_sync_ctx_t){.arg = e,
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
+                            .timers = e->timers,
                             .now = ctx_now,
                             .send = ctx_send,
                             .rank = sync_rank,
@@ -925,8 +926,6 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_sync_destroy(&el->sync);
     double next = eng_admit_timer(e, now);
     next = fmin(next, eng_ckpt_timer(el->ckpt, now));
-    if (el->sync != NULL)
-        next = fmin(next, eng_sync_timer(el->sync, now));
     if (el->adm_unserved)
         next = now; /* eng_admit_timer undoes the admission at once */
     return next;
