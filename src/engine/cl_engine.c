@@ -682,6 +682,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
         double now = eng_now();
         double next = now + ENG_IDLE_WAKE;
         next = fmin(next, eng_member_timer(e, now));
+        /* The deadlines registered (cl_timer.h), where _member's timer
+           ran them when the loop asked each component: a suspicion of
+           _suspect is followed by the check below, an unserved pull of
+           _sync is undone by eng_el_timer in this turn. */
+        cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
         if (e->state == ENG_MEMBER) {
             next = fmin(next, eng_coll_timer(e, now));
@@ -689,8 +694,6 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         next = fmin(next, eng_relay_timer(e, now));
-        cl_timer_run(e->timers, now); /* the deadlines registered */
-        next = fmin(next, cl_timer_next(e->timers));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             if (e->leaving)
@@ -709,6 +712,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
                 next = fmin(next,
                             eng_leave_started(e) ? eng_leave_timer(e, now) : e->finalize_deadline);
         }
+        next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
         long ms = 0;
         if (e->local_head == NULL && next > now)
             ms = (long)ceil((next - now) * 1000.0);
