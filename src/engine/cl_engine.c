@@ -696,10 +696,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
         next = fmin(next, eng_relay_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
-            if (e->leaving)
-                next = fmin(next, eng_leave_started(e)
-                                      ? eng_leave_timer(e, now)
-                                      : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
+            /* Once started, _leave's deadline is in the set. */
+            if (e->leaving && !eng_leave_started(e))
+                next = fmin(next, fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
             /* Messages waiting for credit go out first (a collective
@@ -708,9 +707,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
             if (eng_leave_started(e) || (eng_coll_idle(e) && drained) ||
                 now >= e->finalize_deadline)
                 progress_finalize(e, now);
-            if (e->finalize_req != NULL)
-                next = fmin(next,
-                            eng_leave_started(e) ? eng_leave_timer(e, now) : e->finalize_deadline);
+            if (e->finalize_req != NULL && !eng_leave_started(e))
+                next = fmin(next, e->finalize_deadline);
         }
         next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
         long ms = 0;

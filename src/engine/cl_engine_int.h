@@ -447,7 +447,6 @@ void eng_leave_start(struct cl_engine *e);
 bool eng_leave_started(struct cl_engine *e);
 /* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
 bool eng_leave_done(struct cl_engine *e, double now);
-double eng_leave_timer(struct cl_engine *e, double now);
 
 /* cl_engine_report.c: reports to the monitors, and a monitor's hooks. */
 int eng_report_init(struct cl_engine *e);
