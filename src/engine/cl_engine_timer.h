@@ -1,9 +1,11 @@
 /*  cl_engine_timer.h - the engine's clock: how its components name their
     deadlines.
 
-    The loop in cl_engine.c asks every component, each turn, for the time
-    of its next deadline (eng_*_timer(e, now)) and sleeps until the
-    earliest one or until a message or request arrives.  The periods and
+    Components register their deadlines in the loop's timer set
+    (cl_timer.h); the loop runs what is due each turn, asks the components
+    not converted yet for their next deadline (eng_*_timer(e, now)), and
+    sleeps until the earliest one or until a message or request arrives.
+    The periods and
     limits those deadlines are made of live here, named, instead of as
     literals in each component, so that one place says how often the
     engine wakes up and how long each wait may last.  Times are seconds of
@@ -14,7 +16,7 @@
 
 #include <math.h>
 
-/* A component with nothing due answers now + ENG_IDLE_WAKE: the loop
+/* A component asked with nothing due answers now + ENG_IDLE_WAKE: the loop
    looks again then even when nothing happens, so a deadline missed by a
    component's bookkeeping costs at most this long. */
 #define ENG_IDLE_WAKE 5.0
