@@ -3,13 +3,13 @@
 
     Components register their deadlines in the loop's timer set
     (cl_timer.h); the loop runs what is due each turn, asks the components
-    not converted yet for their next deadline (eng_*_timer(e, now)), and
-    sleeps until the earliest one or until a message or request arrives.
-    The periods and
-    limits those deadlines are made of live here, named, instead of as
-    literals in each component, so that one place says how often the
-    engine wakes up and how long each wait may last.  Times are seconds of
-    eng_now(), the engine's monotonic clock.
+    that still keep a timer function for their next deadline
+    (eng_*_timer(e, now)), and sleeps until the earliest one or until a
+    message or request arrives.  The periods and limits those deadlines
+    are made of live here, named, instead of as literals in each
+    component, so that one place says how often the engine wakes up and
+    how long each wait may last.  Times are seconds of eng_now(), the
+    engine's monotonic clock.
 */
 #ifndef CL_ENGINE_TIMER_H_INCLUDED
 #define CL_ENGINE_TIMER_H_INCLUDED
