@@ -1,12 +1,17 @@
-/*  cl_engine.c - the engine thread: request queue, poll loop and timers.
+/*  cl_engine.c - the engine thread: request queue, poll loop, timers and
+    the dispatch of messages.
 
     One CZMQ actor per process.  Application threads append requests to a
     mutex-protected list and write an eventfd; the thread polls that fd,
     its actor pipe and every socket of the transport in one poll
-    (cl_transport_poll) whose timeout is the nearest deadline of the
-    member, collective and point-to-point timers, so it sleeps whenever
-    nothing is due (several peers share a few cores).  Everything
-    network-facing happens here.
+    (cl_transport_poll) whose timeout is the nearest deadline, so it
+    sleeps whenever nothing is due (several peers share a few cores).
+    The deadlines are those the components registered in the loop's
+    timer set (cl_timer.h), which each turn runs what is due, and those
+    of the components still asked every turn (eng_*_timer).  A message
+    passes the authority gate (cl_engine_authority.c), then goes to the
+    handler its component registered for its type (eng_on_type).
+    Everything network-facing happens here.
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
@@ -16,6 +21,7 @@
 #include "util/cl_text.h"
 #include "util/cl_topo.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -35,6 +41,7 @@ _Static_assert(CL_CONFIG_WIRE_VERSION == CL_WIRE_VERSION,
                "COLLAB_WIRE_VERSION is bounded by the wire's version");
 _Static_assert(CL_CONFIG_ADAPTIVE_WIRE_VERSION <= CL_WIRE_VERSION,
                "adaptive compression has its version");
+_Static_assert(sizeof(((cl_wire_hdr_t *)0)->type) == 1, "the table has every message type");
 
 /* Seconds during which this process was found not running (stopped,
    frozen, starved): the engine's clock does not count them, so that a
@@ -460,7 +467,6 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
         return;
     if (p != NULL)
         eng_member_heard(e, p);
-    bool member = p != NULL && p->state != CL_PEER_GONE;
     if (e->cfg.monitor &&
         (m->hdr.type == CL_MSG_COLL || m->hdr.type == CL_MSG_P2P ||
          (m->hdr.type == CL_MSG_ELASTIC && !eng_el_monitor_accepts(e, m->hdr.sub)))) {
@@ -472,145 +478,43 @@ void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_ms
                  p != NULL ? eng_peer_desc(p, desc, sizeof desc) : "a non-member");
         return;
     }
-    switch (m->hdr.type) {
-    case CL_MSG_COLL:
-    case CL_MSG_P2P:
-    case CL_MSG_P2P_CTL:
-        if (e->state == ENG_LEFT)
-            break;
-        if (member && e->state == ENG_MEMBER && !held_from(e, key))
-            dispatch_data(e, p, m);
-        else
-            hold(e, key, m);
-        break;
-    case CL_MSG_ELASTIC: /* elastic hook: admission and state sync */
-        eng_el_on_message(e, p, key, m);
-        break;
-    case CL_MSG_REPORT: /* to a monitor */
-        eng_report_on_message(e, p, m);
-        break;
-    case CL_MSG_RELAYED: /* between client members (cl_engine_relay.c) */
-        eng_relay_on_message(e, p, key, m);
-        break;
-    case CL_MSG_GOODBYE: {
-        /* Acknowledged in any state: the leaving peer waits for it. */
-        eng_leave_on_goodbye(e, member ? p : NULL, key, &m->u.goodbye);
-        bool counted = member && e->state == ENG_MEMBER;
-        eng_member_on_message(e, p, key, m); /* suspects it: it left */
-        /* Absent from the collectives it did not enter; those it entered
-           keep it (cl_engine_leave.c). */
-        if (counted)
-            eng_coll_peer_gone(e, p);
-        break;
-    }
-    case CL_MSG_BYE_ACK:
-        eng_leave_on_ack(e, key);
-        break;
-    default:
-        eng_member_on_message(e, p, key, m);
-        break;
-    }
+    eng_msg_fn *fn = e->on_type[m->hdr.type];
+    if (fn != NULL) /* registered by its component at init (eng_on_type) */
+        fn(e, p, key, m);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Membership changes, fanned out to the rest of the engine.  Membership
-   (cl_engine_member.c) updates its own records and calls these; it never
-   calls point-to-point, the collective streams, the reports or the
-   transport's connections itself. */
-
-void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
+void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
 {
-    char desc[CL_WIRE_STR_MAX + 64];
-    for (size_t i = 0; i < d->nadded; i++) {
-        cl_peer_t *p = d->added[i];
-        eng_p2p_mark_seen(e->p2p, p->rank);
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        if (!p->client && p->address[0] != '\0')
-            (void)cl_transport_connect(e->tp, p->key, p->address);
-        else if (p->client)
-            (void)cl_transport_expect_client(e->tp, p->key); /* its connection may come later */
-        if (!d->self_added) {
-            /* A monitor logs joins and failures in its own words (hooks). */
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
-                   eng_peer_desc(p, desc, sizeof desc));
-            eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
-        }
-    }
-    for (size_t i = 0; i < d->nmon_added; i++) {
-        cl_peer_t *p = d->mon_added[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        (void)cl_transport_connect(e->tp, p->key, p->address);
-        if (!d->self_added)
-            cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
-    }
-    for (size_t i = 0; i < d->nmon_removed; i++) {
-        cl_peer_t *p = d->mon_removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
-                eng_suspect_reason_text(p->suspect_reason));
-        eng_report_peer_event(
-            e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            eng_suspect_reason_text(p->suspect_reason));
-        cl_transport_drop(e->tp, p->key);
-    }
-    for (size_t i = 0; i < d->nremoved; i++) {
-        cl_peer_t *p = d->removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            continue;
-        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
-        if (p->suspect_reason == ENG_REASON_LEFT)
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
-                   eng_peer_desc(p, desc, sizeof desc));
-        else if (p->suspect_reason != 0)
-            cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
-                   eng_suspect_reason_text(p->suspect_reason));
-        else
-            cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
-                   eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(
-            e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
-                                   : "removed by the coordinator");
+    assert(type >= 0 && type < ENG_MSG_TYPES);
+    e->on_type[type] = fn;
+}
+
+/* COLL, P2P and P2P_CTL: to their component, or held while the sender
+   (or this peer) is not yet a member here. */
+static void on_data(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                    const cl_wire_msg_t *m)
+{
+    if (e->state == ENG_LEFT)
+        return;
+    bool member = p != NULL && p->state != CL_PEER_GONE;
+    if (member && e->state == ENG_MEMBER && !held_from(e, key))
+        dispatch_data(e, p, m);
+    else
+        hold(e, key, m);
+}
+
+/* GOODBYE: acknowledged in any state (the leaving peer waits for it),
+   then a suspicion (it left) and, for the collectives it did not enter,
+   an absence; those it entered keep it (cl_engine_leave.c). */
+static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    bool member = p != NULL && p->state != CL_PEER_GONE;
+    eng_leave_on_goodbye(e, member ? p : NULL, key, &m->u.goodbye);
+    bool counted = member && e->state == ENG_MEMBER;
+    eng_member_on_message(e, p, key, m);
+    if (counted)
         eng_coll_peer_gone(e, p);
-        eng_p2p_peer_gone(e->p2p, p);
-        cl_transport_drop(e->tp, p->key);
-    }
-    for (size_t i = 0; i < d->nungrouped; i++) {
-        cl_peer_t *p = d->ungrouped[i];
-        int why = p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER;
-        if (memcmp(p->key, e->self_key, 32) == 0)
-            cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
-                    eng_suspect_reason_text(p->suspect_reason));
-        else
-            cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
-                    eng_suspect_reason_text(why));
-        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
-        eng_coll_peer_gone(e, p);
-    }
-}
-
-void eng_fan_out_view(struct cl_engine *e)
-{
-    eng_coll_view_changed(e);
-    eng_p2p_view_changed(e->p2p);
-    eng_replay_held(e);
-    eng_report_view(e);
-}
-
-void eng_fan_out_member(struct cl_engine *e)
-{
-    eng_report_view(e); /* a monitor's picture starts with its own view */
-    if (e->init_req != NULL && !cl_request_done(e->init_req))
-        cl_request_complete(e->init_req, COLLAB_OK);
-}
-
-void eng_fan_out_weight(struct cl_engine *e)
-{
-    eng_coll_view_changed(e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -749,9 +653,16 @@ static void engine_actor(zsock_t *pipe, void *arg)
         cl_error("%s", err);
         rc = COLLAB_ERR_NETWORK;
     } else {
+        /* The loop's own messages; each component registers its own at
+           its init. */
+        eng_on_type(e, CL_MSG_COLL, on_data);
+        eng_on_type(e, CL_MSG_P2P, on_data);
+        eng_on_type(e, CL_MSG_P2P_CTL, on_data);
+        eng_on_type(e, CL_MSG_GOODBYE, on_goodbye);
         e->mb = cl_member_new(e->self_key);
         e->p2p = p2p_new(e);
         e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
+        eng_member_init(e);
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_auth_init(e) != COLLAB_OK ||
             eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
@@ -771,21 +682,23 @@ static void engine_actor(zsock_t *pipe, void *arg)
         double now = eng_now();
         double next = now + ENG_IDLE_WAKE;
         next = fmin(next, eng_member_timer(e, now));
+        /* The deadlines registered (cl_timer.h), where _member's timer
+           ran them when the loop asked each component: a suspicion of
+           _suspect is followed by the check below, an unserved pull of
+           _sync is undone by eng_el_timer in this turn. */
+        cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
         if (e->state == ENG_MEMBER) {
             next = fmin(next, eng_coll_timer(e, now));
             next = fmin(next, eng_p2p_timer(e->p2p, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
-        next = fmin(next, eng_report_timer(e, now));
-        next = fmin(next, eng_dialback_timer(e, now));
         next = fmin(next, eng_relay_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
-            if (e->leaving)
-                next = fmin(next, eng_leave_started(e)
-                                      ? eng_leave_timer(e, now)
-                                      : fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
+            /* Once started, _leave's deadline is in the set. */
+            if (e->leaving && !eng_leave_started(e))
+                next = fmin(next, fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
             /* Messages waiting for credit go out first (a collective
@@ -794,10 +707,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
             if (eng_leave_started(e) || (eng_coll_idle(e) && drained) ||
                 now >= e->finalize_deadline)
                 progress_finalize(e, now);
-            if (e->finalize_req != NULL)
-                next = fmin(next,
-                            eng_leave_started(e) ? eng_leave_timer(e, now) : e->finalize_deadline);
+            if (e->finalize_req != NULL && !eng_leave_started(e))
+                next = fmin(next, e->finalize_deadline);
         }
+        next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
         long ms = 0;
         if (e->local_head == NULL && next > now)
             ms = (long)ceil((next - now) * 1000.0);
@@ -860,6 +773,7 @@ static void engine_free(struct cl_engine *e)
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
     eng_report_fini(e);
+    cl_timer_destroy(&e->timers); /* after every component that registered */
     sodium_memzero(e->pairkeys, sizeof e->pairkeys);
     free(e);
 }
@@ -900,10 +814,11 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->hb_interval = fmin(fmax(e->cfg.timeout / 4.0, 0.05), 2.0);
     e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
+    e->timers = cl_timer_new(ENG_TIMERS_MAX);
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         e->left_pipe[0] = e->left_pipe[1] = -1;
-    if (e->init_req == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
+    if (e->init_req == NULL || e->timers == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
         eng_report_init(e) != COLLAB_OK) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);

@@ -51,6 +51,7 @@ typedef struct {
 
 struct el_audit {
     eng_audit_ctx_t ctx; /* the engine, as the audit sees it */
+    int timer;           /* in ctx.timers: the running check's deadline */
     check_t *run;        /* the check in progress, or NULL */
     bool skip_logged;    /* said that several groups turn the check off */
 };
@@ -67,11 +68,19 @@ static void check_destroy(check_t **a_p)
     *a_p = NULL;
 }
 
+static void on_timer(void *arg, double now);
+
 el_audit_t *eng_audit_new(const eng_audit_ctx_t *ctx)
 {
     el_audit_t *au = calloc(1, sizeof *au);
-    if (au != NULL)
-        au->ctx = *ctx;
+    if (au == NULL)
+        return NULL;
+    au->ctx = *ctx;
+    au->timer = cl_timer_add(ctx->timers, on_timer, au);
+    if (au->timer < 0) {
+        free(au);
+        return NULL;
+    }
     return au;
 }
 
@@ -80,6 +89,7 @@ void eng_audit_destroy(el_audit_t **a_p)
     if (a_p == NULL || *a_p == NULL)
         return;
     check_destroy(&(*a_p)->run);
+    cl_timer_remove((*a_p)->ctx.timers, (*a_p)->timer);
     free(*a_p);
     *a_p = NULL;
 }
@@ -156,6 +166,7 @@ void eng_audit_maybe_start(el_audit_t *au, uint64_t seq, uint64_t step)
         (void)au->ctx.send(au->ctx.arg, p->key, &q);
     }
     au->run = a;
+    cl_timer_arm(au->ctx.timers, au->timer, a->deadline);
     cl_debug("checking that the %d members hold the same state at step %llu", a->n,
              (unsigned long long)step);
     if (a->n == 1)
@@ -277,11 +288,20 @@ void eng_audit_on_message(el_audit_t *au, const uint8_t key[32], const cl_elmsg_
     check_destroy(&au->run);
 }
 
-double eng_audit_timer(el_audit_t *au, double now)
+void eng_audit_view_changed(el_audit_t *au)
 {
+    if (au != NULL && au->run != NULL)
+        cl_timer_arm_by(au->ctx.timers, au->timer, au->ctx.now(au->ctx.arg));
+}
+
+/* Abandons a check past its deadline or one of whose members left the
+   group; armed again at the deadline of a check that goes on. */
+static void on_timer(void *arg, double now)
+{
+    el_audit_t *au = arg;
     check_t *a = au->run;
     if (a == NULL)
-        return now + ENG_IDLE_WAKE;
+        return;
     bool gone = false;
     for (int i = 1; i < a->n && !gone; i++) {
         cl_peer_t *p = au->ctx.find(au->ctx.arg, a->m[i].key);
@@ -290,7 +310,7 @@ double eng_audit_timer(el_audit_t *au, double now)
     if (gone || now >= a->deadline) {
         cl_debug("the state check of collective #%llu was abandoned", (unsigned long long)a->s);
         check_destroy(&au->run);
-        return now + ENG_IDLE_WAKE;
+        return;
     }
-    return a->deadline;
+    cl_timer_arm(au->ctx.timers, au->timer, a->deadline);
 }

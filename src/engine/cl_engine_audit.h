@@ -15,6 +15,7 @@
 #include "elastic/cl_statereg.h"
 #include "engine/cl_elmsg.h"
 #include "engine/cl_member.h"
+#include "engine/cl_timer.h"
 #include "util/cl_config.h"
 
 #include <stdbool.h>
@@ -30,6 +31,7 @@ typedef struct {
     cl_statereg_t *reg;      /* this peer's registered buffers */
     const cl_config_t *cfg;  /* read only: COLLAB_TIMEOUT bounds a check */
     const uint8_t *self_key; /* this peer's public key (32 bytes) */
+    cl_timer_t *timers;      /* the loop's set: the audit registers one timer there */
     /* The engine's clock (eng_now). */
     double (*now)(void *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
@@ -47,11 +49,12 @@ typedef struct {
     void (*take_out)(void *arg, const uint8_t (*keys)[32], size_t n);
 } eng_audit_ctx_t;
 
-/* Creates the audit; copies ctx.  Returns NULL without memory; the caller
+/* Creates the audit; copies ctx and registers its timer in ctx.timers.
+   Returns NULL without memory or without room in ctx.timers; the caller
    owns the result. */
 el_audit_t *eng_audit_new(const eng_audit_ctx_t *ctx);
-/* Abandons the check in progress, frees the audit and nulls *a_p.
-   Accepts NULL. */
+/* Abandons the check in progress, unregisters its timer, frees the audit
+   and nulls *a_p.  Accepts NULL. */
 void eng_audit_destroy(el_audit_t **a_p);
 /* The admitter completed posting world collective seq, the first of step
    `step`: every 64 steps it starts a check (QUERY to every other live
@@ -62,9 +65,10 @@ void eng_audit_maybe_start(el_audit_t *a, uint64_t seq, uint64_t step);
    answered, decides (DROP of buffers with no majority, take_out of the
    members that differ from it).  A NACK abandons the check. */
 void eng_audit_on_message(el_audit_t *a, const uint8_t key[32], const cl_elmsg_t *m);
-/* Abandons a check past its deadline or whose member left the group;
-   returns when it wants to be called next. */
-double eng_audit_timer(el_audit_t *a, double now);
+/* The view changed: a member of the running check may have left the
+   group, which abandons the check at the next turn of the loop (its
+   timer, which also abandons a check past its deadline). */
+void eng_audit_view_changed(el_audit_t *a);
 /* True while a check runs. */
 bool eng_audit_running(const el_audit_t *a);
 

@@ -16,7 +16,8 @@
     At most DIALBACK_MAX dial-backs run at once (the addresses are the
     joiners' choice: a flood of JOINs cannot make the coordinator dial
     more than that); a JOIN beyond them is left for its sender's next try.
-    A verdict is kept for DIALBACK_KEEP seconds.
+    A verdict is kept for DIALBACK_KEEP seconds.  One timer of the loop's
+    set (cl_timer.h) is armed at the earliest end of a running dial-back.
 */
 #include "engine/cl_engine_int.h"
 
@@ -41,16 +42,28 @@ typedef struct {
 
 struct eng_dialback {
     db_entry_t e[DIALBACK_MAX];
+    int timer; /* in e->timers: the earliest end of a running dial-back */
 };
+
+static void on_timer(void *arg, double now);
 
 int eng_dialback_init(struct cl_engine *e)
 {
     e->dialback = calloc(1, sizeof *e->dialback);
-    return e->dialback != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    if (e->dialback == NULL)
+        return COLLAB_ERR_NO_MEM;
+    e->dialback->timer = cl_timer_add(e->timers, on_timer, e);
+    if (e->dialback->timer < 0) {
+        eng_dialback_fini(e);
+        return COLLAB_ERR_NO_MEM;
+    }
+    return COLLAB_OK;
 }
 
 void eng_dialback_fini(struct cl_engine *e)
 {
+    if (e->dialback != NULL)
+        cl_timer_remove(e->timers, e->dialback->timer);
     free(e->dialback);
     e->dialback = NULL;
 }
@@ -130,6 +143,7 @@ int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire
         reply_unreachable(e, x);
         return -1;
     }
+    cl_timer_arm_by(e->timers, d->timer, now + dialback_time(e));
     cl_debug("checking that %.64s can be reached before admitting it", j->address);
     return 0;
 }
@@ -148,12 +162,13 @@ void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
     }
 }
 
-double eng_dialback_timer(struct cl_engine *e, double now)
+/* Ends the dial-backs that took too long; armed again at the earliest
+   end of those still running. */
+static void on_timer(void *arg, double now)
 {
+    struct cl_engine *e = arg;
     struct eng_dialback *d = e->dialback;
-    double next = now + ENG_IDLE_WAKE;
-    if (d == NULL)
-        return next;
+    double next = INFINITY;
     double limit = dialback_time(e);
     for (int i = 0; i < DIALBACK_MAX; i++) {
         db_entry_t *x = &d->e[i];
@@ -177,5 +192,6 @@ double eng_dialback_timer(struct cl_engine *e, double now)
         if (eng_self_coordinates(e))
             reply_unreachable(e, x);
     }
-    return next;
+    if (next < INFINITY)
+        cl_timer_arm(e->timers, d->timer, next);
 }

@@ -78,6 +78,7 @@ typedef struct snapshot {
 
 struct el_donor {
     eng_donor_ctx_t ctx; /* the engine, as the donor sees it */
+    int timer;           /* in ctx.timers: the earliest expiry of a copy */
     query_t *head;
     size_t n;
     snapshot_t *snaps;
@@ -113,11 +114,19 @@ static void snap_unlink(el_donor_t *d, snapshot_t *sn)
         }
 }
 
+static void on_timer(void *arg, double now);
+
 el_donor_t *eng_donor_new(const eng_donor_ctx_t *ctx)
 {
     el_donor_t *d = calloc(1, sizeof *d);
-    if (d != NULL)
-        d->ctx = *ctx;
+    if (d == NULL)
+        return NULL;
+    d->ctx = *ctx;
+    d->timer = cl_timer_add(ctx->timers, on_timer, d);
+    if (d->timer < 0) {
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -125,6 +134,7 @@ void eng_donor_destroy(el_donor_t **d_p)
 {
     if (d_p == NULL || *d_p == NULL)
         return;
+    cl_timer_remove((*d_p)->ctx.timers, (*d_p)->timer);
     query_t *q = (*d_p)->head;
     while (q != NULL) {
         query_t *next = q->next;
@@ -336,6 +346,7 @@ void eng_donor_expect(el_donor_t *d, uint64_t s, const cl_el_joiner_t *js, uint3
     sn->nkeys = nj;
     sn->s = s;
     sn->expires = d->ctx.now(d->ctx.arg) + eng_donor_keep_limit(d->ctx.cfg->timeout);
+    cl_timer_arm_by(d->ctx.timers, d->timer, sn->expires);
     sn->next = d->snaps;
     d->snaps = sn;
     d->nsnaps++;
@@ -407,9 +418,12 @@ int eng_donor_snapshot(const el_donor_t *d, uint64_t s)
     return sn == NULL ? -1 : sn->taken ? 1 : 0;
 }
 
-double eng_donor_timer(el_donor_t *d, double now)
+/* Frees copies past their time; armed again at the earliest expiry of
+   those left. */
+static void on_timer(void *arg, double now)
 {
-    double next = now + ENG_IDLE_WAKE;
+    el_donor_t *d = arg;
+    double next = INFINITY;
     snapshot_t *sn = d->snaps;
     while (sn != NULL) {
         snapshot_t *after = sn->next;
@@ -423,7 +437,8 @@ double eng_donor_timer(el_donor_t *d, double now)
         }
         sn = after;
     }
-    return next;
+    if (next < INFINITY)
+        cl_timer_arm(d->ctx.timers, d->timer, next);
 }
 
 void eng_donor_on_message(el_donor_t *d, const uint8_t key[32], const cl_elmsg_t *m)

@@ -14,6 +14,7 @@
 #include "elastic/cl_startup.h"
 #include "elastic/cl_statereg.h"
 #include "engine/cl_elmsg.h"
+#include "engine/cl_timer.h"
 #include "util/cl_config.h"
 
 #include <stdbool.h>
@@ -30,6 +31,9 @@ typedef struct {
     /* The engine's configuration (read only): COLLAB_TIMEOUT says how
        long copies are kept. */
     const cl_config_t *cfg;
+    /* The loop's timer set: the donor registers one timer there, armed
+       at the earliest expiry of its copies. */
+    cl_timer_t *timers;
     /* The engine's clock (eng_now). */
     double (*now)(void *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
@@ -39,11 +43,12 @@ typedef struct {
     int (*can_serve)(void *arg, uint64_t s);
 } eng_donor_ctx_t;
 
-/* Creates the donor; copies ctx.  Returns NULL without memory; the caller
-   owns the result. */
+/* Creates the donor; copies ctx and registers its timer in ctx.timers
+   (it frees copies past their time).  Returns NULL without memory or
+   without room in ctx.timers; the caller owns the result. */
 el_donor_t *eng_donor_new(const eng_donor_ctx_t *ctx);
-/* Frees the waiting queries and every copy, and nulls *d_p.  Accepts
-   NULL. */
+/* Unregisters its timer, frees the waiting queries and every copy, and
+   nulls *d_p.  Accepts NULL. */
 void eng_donor_destroy(el_donor_t **d_p);
 /* A QUERY, FETCH or DROP from key (a member, or a monitor a copy is
    expected for): answers it (HASHES, DATA or NACK), keeps a QUERY that
@@ -66,8 +71,6 @@ void eng_donor_on_post(el_donor_t *d, uint64_t seq);
 /* The copy for admission s: 1 taken, 0 expected (the program has not
    posted s yet), -1 none. */
 int eng_donor_snapshot(const el_donor_t *d, uint64_t s);
-/* Frees copies past their time; returns when it wants to be called next. */
-double eng_donor_timer(el_donor_t *d, double now);
 /* Is a copy expected or taken for key (a monitor's checkpoint, or a
    joiner of an admission served from a copy)?  Any s when s is
    UINT64_MAX. */

@@ -111,6 +111,7 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
     *ctx = (eng_sync_ctx_t){.arg = e,
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
+                            .timers = e->timers,
                             .now = ctx_now,
                             .send = ctx_send,
                             .rank = sync_rank,
@@ -254,6 +255,7 @@ int eng_el_init(struct cl_engine *e)
                             .reg = el->reg,
                             .startup = el->startup,
                             .cfg = &e->cfg,
+                            .timers = e->timers,
                             .now = ctx_now,
                             .send = ctx_send,
                             .can_serve = donor_can_serve};
@@ -262,6 +264,7 @@ int eng_el_init(struct cl_engine *e)
                             .reg = el->reg,
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
+                            .timers = e->timers,
                             .now = ctx_now,
                             .send = ctx_send,
                             .multigroup = audit_multigroup,
@@ -297,6 +300,8 @@ int eng_el_init(struct cl_engine *e)
     int rc = eng_ckpt_new(&cctx, &el->ckpt);
     if (rc != COLLAB_OK)
         eng_el_fini(e);
+    else
+        eng_on_type(e, CL_MSG_ELASTIC, eng_el_on_message); /* by sub, there */
     return rc;
 }
 
@@ -787,6 +792,7 @@ void eng_el_view_changed(struct cl_engine *e)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
+    eng_audit_view_changed(el->audit); /* a member of its check may have left */
     feed_admission(e);
     cl_peer_t *me = cl_member_self(e->mb);
     bool closed = cl_member_group_closed(e->mb);
@@ -918,11 +924,8 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_admit_leave_foreign(e);
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    double next = fmin(eng_admit_timer(e, now), eng_audit_timer(el->audit, now));
+    double next = eng_admit_timer(e, now);
     next = fmin(next, eng_ckpt_timer(el->ckpt, now));
-    next = fmin(next, eng_donor_timer(el->donor, now));
-    if (el->sync != NULL)
-        next = fmin(next, eng_sync_timer(el->sync, now));
     if (el->adm_unserved)
         next = now; /* eng_admit_timer undoes the admission at once */
     return next;

@@ -17,6 +17,7 @@
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
 #include "engine/cl_request.h"
@@ -36,6 +37,16 @@ typedef enum {
     ENG_MEMBER = 2,  /* holds a rank */
     ENG_LEFT = 3,    /* said goodbye */
 } eng_state_t;
+
+struct cl_engine;
+
+/* A handler of one message type (eng_on_type): the sender's record p
+   (NULL when it has none), its key and the message, which passed the
+   authority gate first (eng_on_message). */
+typedef void eng_msg_fn(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                        const cl_wire_msg_t *m);
+/* The loop's table has a handler for every value of a header's type. */
+#define ENG_MSG_TYPES 256
 
 /* A collective message that arrived before its collective started. */
 typedef struct buffered {
@@ -159,6 +170,8 @@ struct cl_engine {
     pthread_mutex_t info_mu; /* guards info */
     collab_info_t info;
     /* Engine thread only. */
+    cl_timer_t *timers; /* the deadlines the components registered (cl_timer.h) */
+    eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
     cl_transport_t *tp;
     cl_member_t *mb;
     eng_state_t state;
@@ -257,6 +270,10 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 /* A decoded message from key, as the transport delivers it: the authority
    gate, then its handler (a relayed message arrives here opened). */
 void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m);
+/* Registers fn as the handler of messages of `type` (cl_msg_type_t), at
+   a component's init: one per type, a later one replaces it.  A type
+   nobody registered is dropped after the gate. */
+void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);
 void eng_replay_held(struct cl_engine *e);
 
@@ -318,7 +335,7 @@ bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
    its epoch above theirs. */
 bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
 
-/* cl_engine.c: membership changes, fanned out to the rest of the engine
+/* cl_engine_fanout.c: membership changes, fanned out to the rest of the engine
    (point-to-point, the collective streams, the reports, the transport's
    connections).  Membership calls them after updating its records. */
 /* Who joined, left, failed or left the group (the peer records still
@@ -341,6 +358,9 @@ void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
 /* The failure detector, its context built here (cl_engine_start). */
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
+/* Registers membership's messages with the loop (JOIN, JOIN_REPLY, VIEW,
+   HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message). */
+void eng_member_init(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */
@@ -422,13 +442,13 @@ int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32]);
 void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint8_t key[32],
                           const cl_wire_goodbye_t *g);
 void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32]);
+/* (eng_leave_init registers BYE_ACK with the loop: eng_leave_on_ack.) */
 /* This peer leaves: sends every member a GOODBYE naming the collectives it
    entered and starts waiting for their BYE_ACK. */
 void eng_leave_start(struct cl_engine *e);
 bool eng_leave_started(struct cl_engine *e);
 /* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
 bool eng_leave_done(struct cl_engine *e, double now);
-double eng_leave_timer(struct cl_engine *e, double now);
 
 /* cl_engine_report.c: reports to the monitors, and a monitor's hooks. */
 int eng_report_init(struct cl_engine *e);
@@ -437,14 +457,13 @@ void eng_report_fini(struct cl_engine *e);
 void eng_report_late_seen(struct cl_engine *e, double now);
 /* A member or monitor joined, failed, left, left the group (CL_EVENT_*). */
 void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, const char *why);
-/* The view changed (a monitor's on_view hook). */
+/* The view changed (a monitor's on_view hook; the reports' timer looks
+   again). */
 void eng_report_view(struct cl_engine *e);
 /* A collective completed (totals; COLLAB_REPORT_LOSS). */
 void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
                           int ncontrib, const collab_info_t *info, double now);
-/* Sends this peer's report when due; returns the next deadline. */
-double eng_report_timer(struct cl_engine *e, double now);
-void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+/* (eng_report_init registers REPORT with the loop: a monitor's hooks.) */
 
 /* cl_engine_relay.c: client member to client member through a relaying
    monitor (docs/monitor.md §8). */
@@ -456,7 +475,8 @@ bool eng_relay_needed(const struct cl_engine *e, const cl_peer_t *to);
    as eng_send; COLLAB_ERR_PROC_FAILED (logged) when no monitor relays. */
 int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 /* A RELAY that passed the authority gate: forwarded (a relaying monitor)
-   or opened and handed to eng_on_message as the sender's (a member). */
+   or opened and handed to eng_on_message as the sender's (a member).
+   eng_relay_init registers it with the loop. */
 void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                           const cl_wire_msg_t *m);
 /* A monitor forwards what its rate allows; returns the next deadline. */
@@ -472,8 +492,6 @@ void eng_dialback_fini(struct cl_engine *e);
 int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Our outbound link to key completed its handshake. */
 void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
-/* Ends dial-backs that took too long; returns the next deadline. */
-double eng_dialback_timer(struct cl_engine *e, double now);
 
 /* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
    cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */

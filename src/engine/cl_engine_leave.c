@@ -52,14 +52,39 @@ struct eng_leave {
     /* This peer's own departure. */
     bool started;
     double deadline;
+    int timer;            /* in e->timers: deadline, while acknowledgements are missing */
     uint8_t (*await)[32]; /* members that have not acknowledged yet */
     size_t nawait;
 };
 
+/* The departure's deadline came: the loop's turn it wakes ends the
+   departure (eng_leave_done, from the loop's progress of the leave). */
+static void on_deadline(void *arg, double now)
+{
+    (void)arg;
+    (void)now;
+}
+
+static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    (void)p;
+    (void)m;
+    eng_leave_on_ack(e, key);
+}
+
 int eng_leave_init(struct cl_engine *e)
 {
     e->leave = calloc(1, sizeof *e->leave);
-    return e->leave != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    if (e->leave == NULL)
+        return COLLAB_ERR_NO_MEM;
+    e->leave->timer = cl_timer_add(e->timers, on_deadline, e);
+    if (e->leave->timer < 0) {
+        eng_leave_fini(e);
+        return COLLAB_ERR_NO_MEM;
+    }
+    eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
+    return COLLAB_OK;
 }
 
 void eng_leave_fini(struct cl_engine *e)
@@ -67,6 +92,7 @@ void eng_leave_fini(struct cl_engine *e)
     struct eng_leave *l = e->leave;
     if (l == NULL)
         return;
+    cl_timer_remove(e->timers, l->timer);
     for (size_t i = 0; i < l->ndep; i++)
         free(l->dep[i].comms);
     free(l->dep);
@@ -235,6 +261,8 @@ void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32])
                      l->nawait == 2 ? "" : "s");
             memmove(l->await[i], l->await[l->nawait - 1], 32);
             l->nawait--;
+            if (l->nawait == 0)
+                cl_timer_cancel(e->timers, l->timer);
             return;
         }
 }
@@ -295,9 +323,11 @@ void eng_leave_start(struct cl_engine *e)
     for (size_t i = 0; i < n; i++)
         if (memcmp(mons[i]->key, e->self_key, 32) != 0)
             (void)eng_send(e, mons[i], &m);
-    if (l != NULL && l->nawait > 0)
+    if (l != NULL && l->nawait > 0) {
+        cl_timer_arm(e->timers, l->timer, l->deadline);
         cl_debug("left: waiting for %zu member%s to acknowledge the goodbye", l->nawait,
                  l->nawait == 1 ? "" : "s");
+    }
 }
 
 bool eng_leave_started(struct cl_engine *e)
@@ -324,8 +354,10 @@ bool eng_leave_done(struct cl_engine *e, double now)
             i++;
         }
     }
-    if (l->nawait == 0)
+    if (l->nawait == 0) {
+        cl_timer_cancel(e->timers, l->timer);
         return true;
+    }
     if (now >= l->deadline) {
         char desc[CL_WIRE_STR_MAX + 64];
         for (size_t i = 0; i < l->nawait; i++) {
@@ -336,13 +368,8 @@ bool eng_leave_done(struct cl_engine *e, double now)
                         eng_peer_desc(p, desc, sizeof desc), e->cfg.timeout);
         }
         l->nawait = 0;
+        cl_timer_cancel(e->timers, l->timer);
         return true;
     }
     return false;
-}
-
-double eng_leave_timer(struct cl_engine *e, double now)
-{
-    struct eng_leave *l = e->leave;
-    return l != NULL && l->started && l->nawait > 0 ? l->deadline : now + ENG_IDLE_WAKE;
 }

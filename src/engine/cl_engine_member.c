@@ -532,7 +532,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 /* ---------------------------------------------------------------------- */
 /* Timers. */
 
-/* After each check of silent members (eng_suspect_timer): matchmaking. */
+/* After each check of silent members (the timer of _suspect): matchmaking. */
 static void ctx_checked(void *arg, bool coordinator, double now)
 {
     struct cl_engine *e = arg;
@@ -566,7 +566,6 @@ double eng_member_timer(struct cl_engine *e, double now)
     }
     if (e->state != ENG_MEMBER)
         return next;
-    next = fmin(next, eng_suspect_timer(e->susp, now));
     if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
         maybe_close_group(e, now);
         if (!cl_member_group_closed(e->mb))
@@ -658,12 +657,21 @@ static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8
     return eng_auth_straggler_vote(arg, subject, reporter, group_size);
 }
 
+void eng_member_init(struct cl_engine *e)
+{
+    static const int types[] = {CL_MSG_JOIN,      CL_MSG_JOIN_REPLY, CL_MSG_VIEW,  CL_MSG_HEARTBEAT,
+                                CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        eng_on_type(e, types[i], eng_member_on_message);
+}
+
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
 {
     eng_suspect_ctx_t ctx = {.arg = e,
                              .cfg = &e->cfg,
                              .self_key = e->self_key,
                              .mb = e->mb,
+                             .timers = e->timers,
                              .hb_interval = e->hb_interval,
                              .now = ctx_now,
                              .is_member = ctx_is_member,

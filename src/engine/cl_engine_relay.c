@@ -86,6 +86,12 @@ struct eng_relay {
     atomic_uint_fast64_t fwd_msgs, fwd_bytes, drop_msgs, drop_bytes, refused_total;
 };
 
+static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    eng_relay_on_message(e, p, key, m);
+}
+
 int eng_relay_init(struct cl_engine *e)
 {
     struct eng_relay *r = calloc(1, sizeof *r);
@@ -105,6 +111,7 @@ int eng_relay_init(struct cl_engine *e)
     r->filled = eng_now();
     r->wait_max = e->cfg.timeout > 2.0 ? e->cfg.timeout : 2.0;
     e->relay = r;
+    eng_on_type(e, CL_MSG_RELAYED, on_relayed);
     if (e->cfg.relay && !e->cfg.monitor)
         cl_warn("COLLAB_RELAY=1 is for collab-monitor (--relay); this peer relays nothing");
     if (r->serving)

@@ -33,6 +33,7 @@ struct eng_report {
     cl_wire_value_t values[CL_WIRE_REPORT_VALUES];
     uint8_t nvalues;
     /* Engine thread only. */
+    int timer;        /* in e->timers: next_send, or soon after a view */
     double next_send; /* 0: not scheduled yet */
     uint64_t bytes_sent, bytes_recv;
     double coll_seconds, wait_seconds;
@@ -49,6 +50,11 @@ struct eng_report {
     double send_seconds, count_seconds;
 };
 
+static void on_timer(void *arg, double now);
+static double report(struct cl_engine *e, double now);
+static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                      const cl_wire_msg_t *m);
+
 int eng_report_init(struct cl_engine *e)
 {
     e->rep = calloc(1, sizeof *e->rep);
@@ -56,6 +62,12 @@ int eng_report_init(struct cl_engine *e)
         return COLLAB_ERR_NO_MEM;
     pthread_mutex_init(&e->rep->mu, NULL);
     e->rep->timed = cl_log_enabled(CL_LOG_DEBUG);
+    e->rep->timer = cl_timer_add(e->timers, on_timer, e);
+    eng_on_type(e, CL_MSG_REPORT, on_report);
+    if (e->rep->timer < 0) {
+        eng_report_fini(e);
+        return COLLAB_ERR_NO_MEM;
+    }
     return COLLAB_OK;
 }
 
@@ -63,6 +75,7 @@ void eng_report_fini(struct cl_engine *e)
 {
     if (e->rep == NULL)
         return;
+    cl_timer_remove(e->timers, e->rep->timer);
     struct eng_report *r = e->rep;
     if (r->timed && r->sent + r->counted > 0)
         cl_debug("reporting cost: %llu reports sent in %.1f us, accounting of %llu collectives "
@@ -127,6 +140,9 @@ void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, co
 
 void eng_report_view(struct cl_engine *e)
 {
+    /* This peer's state, its rank or the monitors may have changed: the
+       timer looks at once. */
+    cl_timer_arm_by(e->timers, e->rep->timer, eng_now());
     if (e->hooks.on_view == NULL)
         return;
     cl_wire_view_t v;
@@ -245,17 +261,29 @@ static void fill(struct cl_engine *e, cl_wire_report_t *p)
     pthread_mutex_unlock(&r->mu);
 }
 
-double eng_report_timer(struct cl_engine *e, double now)
+/* Sends this peer's report when due; armed again at next_send.  With
+   nothing to report (not a ranked member, or no monitor) it waits for
+   the next view (eng_report_view). */
+static void on_timer(void *arg, double now)
+{
+    struct cl_engine *e = arg;
+    struct eng_report *r = e->rep;
+    double next = report(e, now);
+    if (next < INFINITY)
+        cl_timer_arm(e->timers, r->timer, next);
+}
+
+static double report(struct cl_engine *e, double now)
 {
     struct eng_report *r = e->rep;
     cl_peer_t *me = cl_member_self(e->mb);
     if (e->state != ENG_MEMBER || e->cfg.monitor || me == NULL || me->rank < 0)
-        return now + ENG_IDLE_WAKE;
+        return INFINITY;
     size_t nmon;
     cl_peer_t *const *mons = cl_member_monitors(e->mb, &nmon);
     if (nmon == 0) {
         r->next_send = 0;
-        return now + ENG_IDLE_WAKE;
+        return INFINITY;
     }
     if (r->next_send <= 0) /* a monitor appeared: report soon */
         r->next_send = now + fmin(1.0, e->cfg.report_interval);
@@ -277,8 +305,10 @@ double eng_report_timer(struct cl_engine *e, double now)
     return r->next_send;
 }
 
-void eng_report_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                      const cl_wire_msg_t *m)
 {
+    (void)key;
     /* Only a monitor listens, and only to ranked members of its view. */
     if (!e->cfg.monitor || e->state != ENG_MEMBER || from == NULL || from->state == CL_PEER_GONE ||
         from->monitor || from->rank < 0 || m->u.report.rank != from->rank)

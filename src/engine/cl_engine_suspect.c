@@ -46,6 +46,7 @@
 
 struct eng_suspect {
     eng_suspect_ctx_t ctx;
+    int timer; /* in ctx.timers: the next heartbeat or check */
     double next_heartbeat;
     double next_check;
     double next_purge;
@@ -57,12 +58,19 @@ struct eng_suspect {
     } vtarget[4];
 };
 
+static void on_timer(void *arg, double now);
+
 eng_suspect_t *eng_suspect_new(const eng_suspect_ctx_t *ctx)
 {
     eng_suspect_t *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
     s->ctx = *ctx;
+    s->timer = cl_timer_add(ctx->timers, on_timer, s);
+    if (s->timer < 0) {
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -70,6 +78,7 @@ void eng_suspect_destroy(eng_suspect_t **s_p)
 {
     if (s_p == NULL || *s_p == NULL)
         return;
+    cl_timer_remove((*s_p)->ctx.timers, (*s_p)->timer);
     free(*s_p);
     *s_p = NULL;
 }
@@ -146,6 +155,7 @@ void eng_suspect_started(eng_suspect_t *s, bool founder)
     double now = now_of(s);
     s->next_heartbeat = now;
     s->next_check = now + s->ctx.hb_interval;
+    cl_timer_arm(s->ctx.timers, s->timer, now);
     if (founder)
         s->coordinating = true; /* no coordinator before it: nothing to take over */
 }
@@ -635,8 +645,14 @@ static void check(eng_suspect_t *s, double now)
     s->ctx.checked(s->ctx.arg, false, now);
 }
 
-double eng_suspect_timer(eng_suspect_t *s, double now)
+/* Heartbeats, the check of silent members, the purge of old records,
+   while this peer is a member (eng_suspect_started arms the timer again
+   when it becomes one). */
+static void on_timer(void *arg, double now)
 {
+    eng_suspect_t *s = arg;
+    if (!s->ctx.is_member(s->ctx.arg))
+        return;
     if (now >= s->next_heartbeat) {
         heartbeat(s);
         s->next_heartbeat = now + s->ctx.hb_interval;
@@ -649,5 +665,5 @@ double eng_suspect_timer(eng_suspect_t *s, double now)
         cl_member_purge(s->ctx.mb, now, PURGE_KEEP);
         s->next_purge = now + ENG_PURGE_EVERY;
     }
-    return fmin(s->next_heartbeat, s->next_check);
+    cl_timer_arm(s->ctx.timers, s->timer, fmin(s->next_heartbeat, s->next_check));
 }

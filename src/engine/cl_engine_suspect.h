@@ -21,6 +21,7 @@
 #define CL_ENGINE_SUSPECT_H_INCLUDED
 
 #include "engine/cl_member.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_wire.h"
 #include "util/cl_config.h"
 
@@ -41,6 +42,7 @@ typedef struct {
     const cl_config_t *cfg;  /* read only: COLLAB_TIMEOUT */
     const uint8_t *self_key; /* this peer's public key (32 bytes) */
     cl_member_t *mb;         /* the peer records and the view */
+    cl_timer_t *timers;      /* the loop's set: one timer is registered in it */
     double hb_interval;      /* seconds between heartbeats and checks */
     /* The engine's clock (eng_now). */
     double (*now)(void *arg);
@@ -80,16 +82,18 @@ typedef struct {
     void (*checked)(void *arg, bool coordinator, double now);
 } eng_suspect_ctx_t;
 
-/* Creates the failure detector; copies ctx.  NULL without memory. */
+/* Creates the failure detector; copies ctx and registers its timer in
+   ctx.timers.  NULL without memory or without room in ctx.timers. */
 eng_suspect_t *eng_suspect_new(const eng_suspect_ctx_t *ctx);
-/* Frees it and nulls *s_p.  Accepts NULL. */
+/* Unregisters its timer, frees it and nulls *s_p.  Accepts NULL. */
 void eng_suspect_destroy(eng_suspect_t **s_p);
 
 /* What a suspicion's reason (CL_SUSPECT_*, ENG_SUSPECT_LEFT) says. */
 const char *eng_suspect_reason_text(int reason);
 
-/* This peer became a member: heartbeats start; a founder coordinates
-   from the start (there is nothing to take over). */
+/* This peer became a member: heartbeats start (its timer is armed now;
+   it runs while this peer is a member); a founder coordinates from the
+   start (there is nothing to take over). */
 void eng_suspect_started(eng_suspect_t *s, bool founder);
 /* Whether this peer is a member and its own coordinator
    (cl_member_coordinator).  Pure. */
@@ -111,9 +115,6 @@ void eng_suspect_closed(eng_suspect_t *s, cl_peer_t *p);
 /* HEARTBEAT and SUSPECT from key (from: its record, or NULL). */
 void eng_suspect_on_message(eng_suspect_t *s, cl_peer_t *from, const uint8_t key[32],
                             const cl_wire_msg_t *m);
-/* Heartbeats, the check of silent members, the purge of old records:
-   returns when it wants to be called next.  Members only. */
-double eng_suspect_timer(eng_suspect_t *s, double now);
 /* What the rest of the engine learns of a peer, written into its record
    here only: a message from p came in (now); p answered in a collective
    (no longer late); our connection to p works (again); a connection to

@@ -70,6 +70,7 @@ typedef struct {
 
 struct el_sync {
     eng_sync_ctx_t ctx; /* the engine as this sync sees it */
+    int timer;          /* in ctx.timers (armed) */
     uint64_t s;
     donor_t *donors;
     int ndonors;
@@ -117,6 +118,21 @@ static item_t *item_of(const el_sync_t *y, int what, uint64_t index)
     return NULL;
 }
 
+static void on_timer(void *arg, double now);
+
+/* Registers y's timer, due at once: the loop looks at a pull at its next
+   turn after it starts.  Frees y and returns NULL without room. */
+static el_sync_t *armed(el_sync_t *y)
+{
+    y->timer = cl_timer_add(y->ctx.timers, on_timer, y);
+    if (y->timer < 0) {
+        eng_sync_destroy(&y);
+        return NULL;
+    }
+    cl_timer_arm(y->ctx.timers, y->timer, y->ctx.now(y->ctx.arg));
+    return y;
+}
+
 el_sync_t *eng_sync_start_one(const eng_sync_ctx_t *ctx, uint64_t s, const uint8_t key[32])
 {
     el_sync_t *y = calloc(1, sizeof *y);
@@ -142,7 +158,7 @@ el_sync_t *eng_sync_start_one(const eng_sync_ctx_t *ctx, uint64_t s, const uint8
     q.s = s;
     if (send_to(y, key, &q) != COLLAB_OK)
         y->donors[0].gone = true;
-    return y;
+    return armed(y);
 }
 
 size_t eng_sync_count(const el_sync_t *sync)
@@ -227,7 +243,7 @@ el_sync_t *eng_sync_start(const eng_sync_ctx_t *ctx, uint64_t s, const cl_elmsg_
     if (y->ndonors == 0) {
         cl_warn("no member of the group can serve its state; this peer keeps its own values");
         y->agreed = true; /* nothing to fetch: eng_sync_view_changed finishes it */
-        return y;
+        return armed(y);
     }
     cl_elmsg_t q;
     memset(&q, 0, sizeof q);
@@ -236,7 +252,7 @@ el_sync_t *eng_sync_start(const eng_sync_ctx_t *ctx, uint64_t s, const cl_elmsg_
     for (int i = 0; i < y->ndonors; i++)
         if (send_to(y, y->donors[i].key, &q) != COLLAB_OK)
             y->donors[i].gone = true;
-    return y;
+    return armed(y);
 }
 
 void eng_sync_destroy(el_sync_t **sync_p)
@@ -244,6 +260,7 @@ void eng_sync_destroy(el_sync_t **sync_p)
     if (sync_p == NULL || *sync_p == NULL)
         return;
     el_sync_t *y = *sync_p;
+    cl_timer_remove(y->ctx.timers, y->timer);
     for (int i = 0; i < y->ndonors; i++) {
         free(y->donors[i].bufs);
         free(y->donors[i].res);
@@ -775,10 +792,10 @@ static void requery(el_sync_t *y)
             y->donors[d].gone = true;
 }
 
-double eng_sync_timer(el_sync_t *y, double now)
+/* The query deadline, QUERY again to the silent, and stalled donors (a
+   live one asked once more first); returns when it wants to run next. */
+static double timer_due(el_sync_t *y, double now)
 {
-    if (y->done)
-        return now + ENG_IDLE_WAKE;
     if (!y->agreed) {
         if (now >= y->deadline) {
             cl_warn("not every member answered for its state within %.0f s; going on with those "
@@ -825,4 +842,15 @@ double eng_sync_timer(el_sync_t *y, double now)
         finish(y);
     }
     return y->last_progress + y->stall;
+}
+
+/* Armed again at what timer_due answers, until the pull is done. */
+static void on_timer(void *arg, double now)
+{
+    el_sync_t *y = arg;
+    if (y->done)
+        return;
+    double next = timer_due(y, now);
+    if (!y->done)
+        cl_timer_arm(y->ctx.timers, y->timer, next);
 }

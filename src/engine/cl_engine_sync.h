@@ -12,6 +12,7 @@
 
 #include "engine/cl_elmsg.h"
 #include "engine/cl_member.h"
+#include "engine/cl_timer.h"
 #include "util/cl_config.h"
 
 #include <stdbool.h>
@@ -28,6 +29,9 @@ typedef struct {
        query deadline and the stall; a monitor fetches a checkpoint. */
     const cl_config_t *cfg;
     const uint8_t *self_key; /* this peer's key, 32 bytes */
+    /* The loop's timer set: each pull registers one timer there (the
+       query deadline, QUERY again, stalled donors). */
+    cl_timer_t *timers;
     /* The engine's clock (eng_now). */
     double (*now)(void *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
@@ -45,7 +49,7 @@ typedef struct {
                   int *target_group);
     /* Every item is served, dropped or given up on: the admission's sync
        ended, or a monitor's checkpoint fetch.  Called once, from inside
-       eng_sync_on_message, eng_sync_view_changed or eng_sync_timer. */
+       eng_sync_on_message, eng_sync_view_changed or its timer. */
     void (*finished)(void *arg);
 } eng_sync_ctx_t;
 
@@ -54,16 +58,17 @@ typedef struct {
    admission and client-mode peers.  When the group is larger than
    COLLAB_TARGET_GROUP (several groups whose states differ), only one of
    them: `admitter` (the sender of the ADMIT, may be NULL) when it can
-   serve, else the lowest-ranked one.  Sends the QUERYs; copies ctx.
-   Returns NULL without memory; the caller owns the result. */
+   serve, else the lowest-ranked one.  Sends the QUERYs; copies ctx;
+   registers its timer in ctx.timers, due at once.  Returns NULL without
+   memory or without room in ctx.timers; the caller owns the result. */
 el_sync_t *eng_sync_start(const eng_sync_ctx_t *ctx, uint64_t s, const cl_elmsg_t *admit,
                           const uint8_t *admitter);
 /* Starts pulling the state of collective s from one peer, key (a peer
    resuming from a monitor's checkpoint: the monitor).  As
    eng_sync_start. */
 el_sync_t *eng_sync_start_one(const eng_sync_ctx_t *ctx, uint64_t s, const uint8_t key[32]);
-/* Frees the sync and every byte it fetched, and nulls *sync_p.  Accepts
-   NULL.  Not from inside ctx.finished. */
+/* Unregisters its timer, frees the sync and every byte it fetched, and
+   nulls *sync_p.  Accepts NULL.  Not from inside ctx.finished. */
 void eng_sync_destroy(el_sync_t **sync_p);
 /* Items agreed so far (served or not), and the i-th of them when it was
    served: 0 with its kind (CL_EL_ITEM_*), index, bytes and signature,
@@ -96,9 +101,5 @@ void eng_sync_on_message(el_sync_t *sync, const uint8_t key[32], const cl_elmsg_
 /* The view changed: a donor that is gone, or out of the group and no
    monitor, is asked for nothing more and its stripes move to others. */
 void eng_sync_view_changed(el_sync_t *sync);
-/* The query deadline, QUERY again to the silent, and stalled donors (a
-   live one asked once more first); returns when it wants to be called
-   next. */
-double eng_sync_timer(el_sync_t *sync, double now);
 
 #endif

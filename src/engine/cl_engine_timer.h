@@ -1,23 +1,29 @@
 /*  cl_engine_timer.h - the engine's clock: how its components name their
     deadlines.
 
-    The loop in cl_engine.c asks every component, each turn, for the time
-    of its next deadline (eng_*_timer(e, now)) and sleeps until the
-    earliest one or until a message or request arrives.  The periods and
-    limits those deadlines are made of live here, named, instead of as
-    literals in each component, so that one place says how often the
-    engine wakes up and how long each wait may last.  Times are seconds of
-    eng_now(), the engine's monotonic clock.
+    Components register their deadlines in the loop's timer set
+    (cl_timer.h); the loop runs what is due each turn, asks the components
+    that still keep a timer function for their next deadline
+    (eng_*_timer(e, now)), and sleeps until the earliest one or until a
+    message or request arrives.  The periods and limits those deadlines
+    are made of live here, named, instead of as literals in each
+    component, so that one place says how often the engine wakes up and
+    how long each wait may last.  Times are seconds of eng_now(), the
+    engine's monotonic clock.
 */
 #ifndef CL_ENGINE_TIMER_H_INCLUDED
 #define CL_ENGINE_TIMER_H_INCLUDED
 
 #include <math.h>
 
-/* A component with nothing due answers now + ENG_IDLE_WAKE: the loop
+/* A component asked with nothing due answers now + ENG_IDLE_WAKE: the loop
    looks again then even when nothing happens, so a deadline missed by a
    component's bookkeeping costs at most this long. */
 #define ENG_IDLE_WAKE 5.0
+
+/* Timers the components may register with the loop's set (cl_timer.h):
+   a handful each, fixed at start. */
+#define ENG_TIMERS_MAX 32
 
 /* A joiner sends JOIN again this often while it has no answer (a standby
    peer, waiting for a free rank, every ENG_STANDBY_RETRY). */

@@ -12,13 +12,16 @@
     as the coordinator does today), that a buffer with no majority is
     dropped everywhere (DROP to the others, dropped here; a tie is no
     majority), and that a
-    NACK, a member gone or the deadline abandon the check.
+    NACK, a member gone or the deadline abandon the check (its timer runs
+    in a real cl_timer set: at the deadline, and at once after a view
+    change, when a member may have left the group).
 */
 #include "engine/cl_engine_audit.h"
 
 #include "engine/cl_engine_timer.h"
 #include "mpi_collab.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@ typedef struct {
     uint8_t out[NPEERS][32]; /* taken out, last call */
     size_t nout;
     int take_outs; /* calls */
+    cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 
 static double f_now(void *arg)
@@ -147,12 +151,14 @@ int main(void)
                            .reg = reg,
                            .cfg = &f.cfg,
                            .self_key = f.peers[0].key,
+                           .timers = f.timers = cl_timer_new(2),
                            .now = f_now,
                            .send = f_send,
                            .multigroup = f_multigroup,
                            .members = f_members,
                            .find = f_find,
                            .take_out = f_take_out};
+    CHECK(f.timers != NULL);
     el_audit_t *a = eng_audit_new(&ctx);
     CHECK(a != NULL);
     cl_el_buf_t mine[2], theirs[2];
@@ -174,7 +180,7 @@ int main(void)
         CHECK(f.sent[i].m.type == CL_EL_QUERY && f.sent[i].m.s == 640);
         CHECK(memcmp(f.sent[i].to, f.peers[0].key, 32) != 0);
     }
-    CHECK(eng_audit_timer(a, f.now) == f.now + eng_exchange_limit(f.cfg.timeout));
+    CHECK(cl_timer_next(f.timers) == f.now + eng_exchange_limit(f.cfg.timeout));
     reset(&f);
     cl_elmsg_t m = hashes(640, mine, 2);
     eng_audit_on_message(a, f.peers[1].key, &m);
@@ -254,16 +260,24 @@ int main(void)
     eng_audit_on_message(a, f.peers[2].key, &m);
     CHECK(eng_audit_running(a));
     double deadline = f.now + eng_exchange_limit(f.cfg.timeout);
-    CHECK(eng_audit_timer(a, deadline - 0.5) == deadline);
+    CHECK(cl_timer_next(f.timers) == deadline);
+    CHECK(cl_timer_run(f.timers, deadline - 0.5) == 0);
     CHECK(eng_audit_running(a));
-    CHECK(eng_audit_timer(a, deadline) == deadline + ENG_IDLE_WAKE);
+    CHECK(cl_timer_run(f.timers, deadline) == 1);
     CHECK(!eng_audit_running(a));
+    CHECK(isinf(cl_timer_next(f.timers)));
 
-    /* A member that leaves the group abandons it at the next tick. */
+    /* A member that leaves the group abandons it at the next turn after
+       the view (and only after a view: the timer waits for the deadline
+       otherwise). */
     eng_audit_maybe_start(a, 4480, 448);
     CHECK(eng_audit_running(a));
     f.peers[2].in_group = false;
-    (void)eng_audit_timer(a, f.now);
+    (void)cl_timer_run(f.timers, f.now);
+    CHECK(eng_audit_running(a));
+    eng_audit_view_changed(a);
+    CHECK(cl_timer_next(f.timers) == f.now);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(!eng_audit_running(a));
 
     /* A tie is no majority: C does not report buffer 0, B's differs from
@@ -286,6 +300,7 @@ int main(void)
     eng_audit_destroy(&a);
     CHECK(a == NULL);
     eng_audit_destroy(&a);
+    cl_timer_destroy(&f.timers);
     cl_statereg_destroy(&reg);
     printf("cl_engine_audit_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;

@@ -70,6 +70,7 @@ typedef struct {
     bool copy_now;
     uint32_t sigs[8]; /* the sigs of the last CKPT sent */
     uint32_t nsigs;
+    cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 
 static double f_now(void *arg)
@@ -165,6 +166,7 @@ static bool f_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
     eng_sync_ctx_t sctx = {.arg = f,
                            .cfg = &f->cfg,
                            .self_key = f->peers[0].key,
+                           .timers = f->timers,
                            .now = f_now,
                            .send = f_send,
                            .rank = f_rank,
@@ -188,7 +190,10 @@ static uint32_t s_sigs[1] = {0x1234u};
    a member (dir NULL); stream: the world stream it reads (NULL). */
 static void start_as(fake_t *f, const char *dir, int self, const cl_stream_t *stream)
 {
+    cl_timer_t *timers = f->timers; /* kept from a start before */
     memset(f, 0, sizeof *f);
+    f->timers = timers != NULL ? timers : cl_timer_new(8);
+    CHECK(f->timers != NULL);
     f->self = self;
     f->fresh = true;
     f->cfg.timeout = 5.0;
@@ -496,13 +501,13 @@ static void test_silent_replaced(void)
     /* Past the stall: asked once more; then its stripes go elsewhere. */
     f.now += eng_sync_stall(f.cfg.timeout) + 0.1;
     int again = f.nsent;
-    (void)eng_sync_timer(f.y, f.now);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(sent_of(&f, again, silent, CL_EL_FETCH, 0) >= 1);
     serve_all(&f, &from, 20, silent);
     CHECK(!eng_sync_done(f.y));
     f.now += eng_sync_stall(f.cfg.timeout) + 0.1;
     int moved = f.nsent;
-    (void)eng_sync_timer(f.y, f.now);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(sent_of(&f, moved, silent, CL_EL_FETCH, 0) == 0);
     CHECK(sent_of(&f, moved, f.peers[1].key, CL_EL_FETCH, 0) +
               sent_of(&f, moved, f.peers[3].key, CL_EL_FETCH, 0) >=
@@ -528,7 +533,7 @@ static void test_given_up(void)
     int req_before = sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST);
     for (int round = 0; round < 4 && !eng_sync_done(f.y); round++) {
         f.now += eng_sync_stall(f.cfg.timeout) + 0.1;
-        (void)eng_sync_timer(f.y, f.now);
+        (void)cl_timer_run(f.timers, f.now);
     }
     CHECK(eng_sync_done(f.y));
     CHECK(newest(dir, &(cl_ckpt_t){0}) == 1);

@@ -12,14 +12,16 @@
     FETCH for a sequence this peer went past without a copy refused
     (NACK MOVED) and a key no copy is expected for not named by
     eng_donor_expects (the engine's gate); a range past the end of a
-    buffer refused (NACK UNKNOWN); and the timer dropping a copy nobody
-    fetched.
+    buffer refused (NACK UNKNOWN); and the timer, registered in a real
+    cl_timer set, dropping a copy nobody fetched and then staying
+    disarmed.
 */
 #include "engine/cl_engine_donor.h"
 
 #include "engine/cl_engine_timer.h"
 #include "mpi_collab.h"
 
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,7 @@ typedef struct {
     uint64_t next_seq; /* the program posted every collective below it */
     uint64_t done_seq; /* and completed every one below this one */
     el_donor_t *d;
+    cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
     sent_t sent[MAXSENT];
     int nsent;
 } fake_t;
@@ -167,9 +170,11 @@ int main(void)
                            .reg = reg,
                            .startup = st,
                            .cfg = &f.cfg,
+                           .timers = f.timers = cl_timer_new(2),
                            .now = f_now,
                            .send = f_send,
                            .can_serve = f_can_serve};
+    CHECK(f.timers != NULL);
     f.d = eng_donor_new(&ctx);
     CHECK(f.d != NULL);
 
@@ -296,21 +301,23 @@ int main(void)
     eng_donor_on_post(f.d, 30);
     CHECK(eng_donor_snapshot(f.d, 30) == 1);
     f.now = t30 + keep - 1.0;
-    double next = eng_donor_timer(f.d, f.now);
+    (void)cl_timer_run(f.timers, f.now);
+    double next = cl_timer_next(f.timers);
     CHECK(next <= t30 + keep && next > f.now);
     CHECK(eng_donor_snapshot(f.d, 30) == 1);
     f.now = t30 + keep;
-    (void)eng_donor_timer(f.d, f.now);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(eng_donor_snapshot(f.d, 30) == -1);
     CHECK(eng_donor_snapshot(f.d, 10) == -1); /* expected at t = 100 too */
     CHECK(!eng_donor_expects(f.d, UINT64_MAX, j2.key));
-    /* Nothing left: the timer answers the idle wake-up. */
-    CHECK(eng_donor_timer(f.d, f.now) == f.now + ENG_IDLE_WAKE);
+    /* Nothing left: the timer is not armed again. */
+    CHECK(isinf(cl_timer_next(f.timers)));
     CHECK(f.nsent == 0);
 
     eng_donor_destroy(&f.d);
     CHECK(f.d == NULL);
     eng_donor_destroy(&f.d);
+    cl_timer_destroy(&f.timers);
     cl_statereg_destroy(&reg);
     cl_startup_destroy(&st);
     printf("cl_engine_donor_test: %s\n", s_failures == 0 ? "ok" : "FAILED");

@@ -20,13 +20,16 @@
     connection is a failure; that a peer that said goodbye is removed only
     once its connection closed; that a straggler is taken out of the group
     (not the swarm) once late for long enough and the vote agrees; and
-    that a tenure ends when this peer no longer coordinates.
+    that a tenure ends when this peer no longer coordinates.  Its timer
+    lives in a real cl_timer set that the test runs as the loop would; it
+    stops while this peer is not a member.
 */
 #include "engine/cl_engine_suspect.h"
 
 #include "engine/cl_engine_timer.h"
 #include "mpi_collab.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +67,7 @@ typedef struct {
     int late_seen;
     int checked_coord, checked_member;
     int bans;
+    cl_timer_t *timers; /* the loop's set, run by tick */
 } fake_t;
 
 static double f_now(void *arg)
@@ -205,6 +209,8 @@ static void fake_init(fake_t *f, int self, double now)
     f->member = true;
     f->vote = true;
     f->boundaries = true;
+    f->timers = cl_timer_new(4);
+    CHECK(f->timers != NULL);
     cl_settings_t set = {4, false, 0, 3, 0, 1, 16, false};
     cl_member_t *ct = cl_member_new(K[0]);
     CHECK(cl_member_found(ct, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &set) == 0);
@@ -230,6 +236,7 @@ static eng_suspect_t *fd_new(fake_t *f)
                              .cfg = &f->cfg,
                              .self_key = f->self,
                              .mb = f->mb,
+                             .timers = f->timers,
                              .hb_interval = 0.25,
                              .now = f_now,
                              .is_member = f_is_member,
@@ -256,7 +263,15 @@ static void fake_fini(fake_t *f, eng_suspect_t **s)
 {
     eng_suspect_destroy(s);
     CHECK(*s == NULL);
+    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
+    cl_timer_destroy(&f->timers);
     cl_member_destroy(&f->mb);
+}
+
+/* The loop's turn at f->now: the timers that are due run. */
+static void tick(fake_t *f)
+{
+    (void)cl_timer_run(f->timers, f->now);
 }
 
 static cl_peer_t *rec(fake_t *f, int i)
@@ -288,17 +303,18 @@ static void test_coordinator_removes_silent(void)
     eng_suspect_t *s = fd_new(&f);
     eng_suspect_started(s, false);
     CHECK(eng_suspect_coordinates(s));
-    double next = eng_suspect_timer(s, f.now);
+    CHECK(cl_timer_next(f.timers) == f.now); /* started: heartbeats at once */
+    tick(&f);
     CHECK(count_sent(&f, CL_MSG_HEARTBEAT, 1) == 1 && count_sent(&f, CL_MSG_HEARTBEAT, 2) == 1);
     CHECK(count_sent(&f, CL_MSG_HEARTBEAT, 0) == 0); /* never to itself */
-    CHECK(next == f.now + 0.25);
+    CHECK(cl_timer_next(f.timers) == f.now + 0.25);
     CHECK(f.commits == 0);
     uint64_t epoch = cl_member_epoch(f.mb);
 
     /* B keeps talking, C goes silent. */
     f.now = 11.2;
     cl_member_heard(f.mb, K[1], f.now);
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     CHECK(f.commits == 1);
     CHECK(f.nremoved == 1 && memcmp(f.removed[0], K[2], 32) == 0);
     CHECK(rec(&f, 2)->state == CL_PEER_GONE);
@@ -308,6 +324,18 @@ static void test_coordinator_removes_silent(void)
     CHECK(f.commit_epoch > epoch + 64);
     CHECK(f.checked_coord == 1 && f.checked_member == 0);
     CHECK(count_sent(&f, CL_MSG_SUSPECT, -1) == 0);
+    /* No longer a member: its timer stops, until it is one again. */
+    f.member = false;
+    f.nsent = 0;
+    f.now = 12.0;
+    tick(&f);
+    CHECK(f.nsent == 0);
+    CHECK(isinf(cl_timer_next(f.timers)));
+    f.member = true;
+    eng_suspect_started(s, false);
+    tick(&f);
+    CHECK(count_sent(&f, CL_MSG_HEARTBEAT, 1) == 1);
+    CHECK(cl_timer_next(f.timers) == f.now + 0.25);
     fake_fini(&f, &s);
 }
 
@@ -320,11 +348,11 @@ static void test_member_reports_silent(void)
     eng_suspect_t *s = fd_new(&f);
     eng_suspect_started(s, false);
     CHECK(!eng_suspect_coordinates(s));
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     f.nsent = 0;
     f.now = 11.2;
     cl_member_heard(f.mb, K[0], f.now);
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     CHECK(f.commits == 0);
     CHECK(rec(&f, 2)->state == CL_PEER_SUSPECT);
     CHECK(count_sent(&f, CL_MSG_SUSPECT, 0) >= 1);
@@ -374,7 +402,7 @@ static void test_successor_takes_over(void)
     fake_init(&f, 1, 10.0);
     eng_suspect_t *s = fd_new(&f);
     eng_suspect_started(s, false);
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     /* C's heartbeat tells of an epoch ahead of this peer's view (a view
        of A that never reached B). */
     uint64_t own = cl_member_epoch(f.mb);
@@ -390,7 +418,7 @@ static void test_successor_takes_over(void)
 
     f.now = 11.2;
     cl_member_heard(f.mb, K[2], f.now);
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     CHECK(eng_suspect_coordinates(s));
     CHECK(f.commits == 1);
     CHECK(f.nremoved == 1 && memcmp(f.removed[0], K[0], 32) == 0);
@@ -491,11 +519,11 @@ static void test_goodbye(void)
     /* C says goodbye and keeps its connection: the check removes it
        COLLAB_TIMEOUT later. */
     eng_suspect_peer(s, rec(&f, 2), ENG_SUSPECT_LEFT);
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     CHECK(f.commits == 1);
     f.now += 1.0;
     cl_member_heard(f.mb, K[2], f.now);
-    (void)eng_suspect_timer(s, f.now);
+    tick(&f);
     CHECK(f.commits == 2 && f.nremoved == 1 && memcmp(f.removed[0], K[2], 32) == 0);
     fake_fini(&f, &s);
 }
