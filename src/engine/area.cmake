@@ -43,6 +43,9 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
     ${_eng}/cl_stage.c
+    # Small collectives of two same-host peers on the calling thread.
+    ${_eng}/cl_fast.c
+    ${_eng}/cl_engine_fast.c
     ${_eng}/cl_engine_report.c
     ${_eng}/cl_engine_dialback.c
     ${_eng}/cl_engine_relay.c

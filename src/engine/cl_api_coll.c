@@ -6,10 +6,17 @@
     the MPI face), and queues a collective request; the engine thread gives
     it a sequence number and runs it (cl_engine_coll.c).  Buffers belong to
     the caller until the request completes.
+
+    A blocking small all-reduce or barrier on a communicator of two peers
+    of this host is first offered to the fast path (cl_fast.h), which the
+    calling thread carries out itself while the engine grants it; when it
+    is not taken it goes to the engine at the same sequence number.
 */
 #include "engine/cl_api_int.h"
 
 #include "engine/cl_comm.h"
+#include "engine/cl_fast.h"
+#include "util/cl_device.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,6 +104,8 @@ int collab_barrier(collab_comm_t *comm, collab_request_t **req)
     int rc = check_comm(comm);
     if (rc != COLLAB_OK)
         return rc;
+    if (req == NULL && cl_fast_barrier(atomic_load(&comm->fast)) == 1)
+        return COLLAB_OK;
     collab_request_t *r = coll_new(comm, CL_COLL_BARRIER);
     if (r == NULL)
         return COLLAB_ERR_NO_MEM;
@@ -140,6 +149,9 @@ static int reduction(collab_comm_t *comm, cl_coll_kind_t kind, const void *sendb
         if (!at_root && sendbuf == NULL)
             return COLLAB_ERR_ARG;
     }
+    if (kind == CL_COLL_ALLREDUCE && req == NULL && !cl_device_active() &&
+        cl_fast_allreduce(atomic_load(&comm->fast), sendbuf, recvbuf, count, dtype, op) == 1)
+        return COLLAB_OK;
     collab_request_t *r = coll_new(comm, kind);
     if (r == NULL)
         return COLLAB_ERR_NO_MEM;
