@@ -271,6 +271,11 @@ size_t cl_fast_take(cl_fast_t *self, cl_fast_report_t *out, size_t cap)
     return n;
 }
 
+uint64_t cl_fast_next_seq(const cl_fast_t *self)
+{
+    return atomic_load(&self->next_seq);
+}
+
 uint64_t cl_fast_completed(const cl_fast_t *self)
 {
     return atomic_load(&self->completed);

@@ -102,6 +102,9 @@ int cl_fast_barrier(cl_fast_t *self);
    and releases the other member if it waits on the fast path. */
 void cl_fast_before_engine(cl_fast_t *self);
 
+/* The sequence number the next fast collective runs as. */
+uint64_t cl_fast_next_seq(const cl_fast_t *self);
+
 /* Fast collectives completed by this process (statistics, tests). */
 uint64_t cl_fast_completed(const cl_fast_t *self);
 
