@@ -1,6 +1,6 @@
 /*  test_swarm_fast.c - scenarios "fast_bits", "fast_kill" and "fast_stop"
     of test_swarm: small collectives of two peers of one host done by the
-    calling thread (src/engine/cl_fast.c, docs/collectives.md §12).
+    calling thread (src/engine/cl_fast.c, docs/collectives.md §5).
 
     fast_bits  2 peers.  On the world and on a duplicate of it, thousands
                of small all-reduces (float and double SUM with values of
