@@ -1,5 +1,5 @@
 /*  cl_engine_fast.c - the engine's side of the same-host fast path
-    (cl_fast.h, docs/collectives.md §12): the engine stays the authority on
+    (cl_fast.h, docs/collectives.md §5): the engine stays the authority on
     membership and sequence numbers.
 
     Grant.  At every turn of the loop, and when a stream falls idle, each

@@ -11,7 +11,7 @@
     (cl_fast_allreduce, cl_fast_barrier) only under a grant, and reports
     each completed sequence, which the engine takes (cl_fast_take) to keep
     its stream's numbering and records right.  The protocol and its
-    guarantees are in cl_fast.c's comment and docs/collectives.md §12.
+    guarantees are in cl_fast.c's comment and docs/collectives.md §5.
 */
 #ifndef CL_FAST_H_INCLUDED
 #define CL_FAST_H_INCLUDED
