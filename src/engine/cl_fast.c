@@ -92,8 +92,10 @@ typedef struct {
 } fslot_t;
 
 typedef struct {
-    _Atomic uint64_t comm_id; /* the communicator holding the channel, 0: free */
-    char pad0[56];
+    _Atomic uint64_t comm_id;    /* the communicator holding the channel, 0: free */
+    _Atomic uint32_t present[2]; /* member m's engine attached (a peer with the fast
+                                    path off never does: no grant then) */
+    char pad0[48];
     _Atomic uint64_t ctl[FAST_OUTCOMES]; /* outcome words: CTL(sequence, flags) at seq % 4 */
     char pad1[32];
     _Atomic uint32_t futex;    /* bumped at every outcome and revocation */
@@ -186,6 +188,7 @@ bool cl_fast_attach(cl_fast_t *self, void *area, uint64_t comm_id, int me, uint6
     memcpy(self->peer, peer, 32);
     self->me = me;
     self->last[0] = self->last[1] = 0;
+    atomic_store(&c->present[me], 1);
     atomic_store(&self->ch, c);
     return true;
 }
@@ -229,7 +232,9 @@ bool cl_fast_idle(const cl_fast_t *self)
 
 bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pending)
 {
-    if (self->area == NULL || atomic_load(pending) != 0 || atomic_load(&self->inside) != 0)
+    fchan_t *c = atomic_load(&self->ch);
+    if (self->area == NULL || c == NULL || atomic_load(&c->present[1 - self->me]) == 0 ||
+        atomic_load(pending) != 0 || atomic_load(&self->inside) != 0)
         return false;
     atomic_store(&self->next_seq, next_seq);
     uint64_t g = ++self->grants;

@@ -64,7 +64,9 @@ const uint8_t *cl_fast_peer_key(const cl_fast_t *self);
    Returns true when detached (call again later otherwise). */
 bool cl_fast_detach(cl_fast_t *self);
 
-/* Grants the fast path from sequence next_seq on, unless *pending
+/* Grants the fast path from sequence next_seq on, unless the other
+   member's engine has not attached to the area (its fast path is off),
+   an application thread is inside, or *pending
    (collectives of this communicator submitted to the engine and not yet
    complete) is non-zero before or after.  Returns true when granted. */
 bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pending);
