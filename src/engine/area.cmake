@@ -115,6 +115,8 @@ target_sources(cl_engine_checkpoint_test PRIVATE ${_eng}/cl_engine_checkpoint.c
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)
   collab_selftest(cl_api_test ${_eng_unit}/cl_api_test.c ${COLLAB_ENGINE_ALL})
+  # The same-host fast path's protocol: two threads on two mappings.
+  collab_selftest(cl_fast_test ${_eng_unit}/cl_fast_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
   add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
   target_include_directories(cl_stage_test PRIVATE ${_eng_swarm} ${PROJECT_SOURCE_DIR}/tests/unit)
