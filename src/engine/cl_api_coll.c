@@ -7,7 +7,7 @@
     it a sequence number and runs it (cl_engine_coll.c).  Buffers belong to
     the caller until the request completes.
 
-    A blocking small all-reduce or barrier on a communicator of two peers
+    A blocking small all-reduce, broadcast or barrier on a communicator of two peers
     of this host is first offered to the fast path (cl_fast.h), which the
     calling thread carries out itself while the engine grants it; when it
     is not taken it goes to the engine at the same sequence number.
@@ -151,6 +151,12 @@ int collab_bcast(collab_comm_t *comm, void *buf, size_t bytes, int root, collab_
         rc = COLLAB_ERR_ARG;
     if (rc != COLLAB_OK)
         return rc;
+    double t0 = mono_now();
+    if (req == NULL && !cl_device_active() &&
+        cl_fast_bcast(atomic_load(&comm->fast), buf, bytes, root) == 1) {
+        fast_info(comm, bytes, t0);
+        return COLLAB_OK;
+    }
     collab_request_t *r = coll_new(comm, CL_COLL_BCAST);
     if (r == NULL)
         return COLLAB_ERR_NO_MEM;

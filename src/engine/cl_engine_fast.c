@@ -63,7 +63,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
                 req.coll.kind = (cl_coll_kind_t)r->kind;
                 req.coll.comm_id = s->comm_id;
                 req.coll.seq = seq;
-                req.coll.root = -1;
+                req.coll.root = r->root;
                 req.coll.count = r->count;
                 req.coll.dtype = r->dtype;
                 req.coll.op.kind = r->op;

@@ -293,7 +293,7 @@ static bool report(cl_fast_t *self, const cl_fast_report_t *r)
     pthread_mutex_lock(&self->lock);
     cl_fast_report_t *t = self->nrep > 0 ? &self->rep[self->nrep - 1] : NULL;
     if (t != NULL && t->first + t->n == r->first && t->kind == r->kind && t->count == r->count &&
-        t->dtype == r->dtype && t->op == r->op && t->sendbuf == r->sendbuf &&
+        t->dtype == r->dtype && t->op == r->op && t->root == r->root && t->sendbuf == r->sendbuf &&
         t->recvbuf == r->recvbuf)
         t->n++;
     else if (self->nrep < CL_FAST_REPORTS)
@@ -357,12 +357,15 @@ static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g)
     }
 }
 
-/* The fast path of one collective (kind, input src of bytes, or none).
+/* The fast path of one collective: an all-reduce (sendbuf, or recvbuf in
+   place), a broadcast of count bytes in recvbuf from root, or a barrier.
    Returns 1 done, 0 not taken. */
 static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, size_t count,
-               collab_dtype_t dtype, const collab_op_t *op)
+               collab_dtype_t dtype, const collab_op_t *op, int root)
 {
-    size_t bytes = kind == CL_COLL_ALLREDUCE ? count * collab_dtype_extent(dtype) : 0;
+    size_t bytes = kind == CL_COLL_ALLREDUCE ? count * collab_dtype_extent(dtype)
+                   : kind == CL_COLL_BCAST   ? count
+                                             : 0;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&self->inside, &expected, 1))
         return 0; /* another thread of this process (not allowed by MPI) */
@@ -383,9 +386,10 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     atomic_thread_fence(memory_order_release);
     mine->kind = (uint32_t)kind;
     mine->dtype = (uint32_t)dtype;
-    mine->op = op != NULL ? (uint32_t)op->kind : 0;
+    /* A broadcast's root travels in the op field. */
+    mine->op = kind == CL_COLL_BCAST ? (uint32_t)root : op != NULL ? (uint32_t)op->kind : 0;
     mine->bytes = bytes;
-    if (bytes > 0)
+    if (bytes > 0 && (kind != CL_COLL_BCAST || root == me))
         memcpy(mine->data, sendbuf != NULL ? sendbuf : recvbuf, bytes);
     atomic_store_explicit(&mine->seq, q, memory_order_release);
     /* Arrive. */
@@ -424,6 +428,8 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     if (kind == CL_COLL_ALLREDUCE && count > 0) {
         const void *in[2] = {c->slot[0][par].data, c->slot[1][par].data};
         (void)cl_reduce_fold(op, dtype, recvbuf, in, 2, count);
+    } else if (kind == CL_COLL_BCAST && root != me && bytes > 0) {
+        memcpy(recvbuf, c->slot[root][par].data, bytes);
     }
     atomic_store_explicit(&c->read[me], q + 1, memory_order_release);
     self->last[par] = q + 1;
@@ -435,6 +441,7 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
                           .count = count,
                           .dtype = dtype,
                           .op = op != NULL ? op->kind : COLLAB_OP_NO_OP,
+                          .root = kind == CL_COLL_BCAST ? root : -1,
                           .sendbuf = sendbuf,
                           .recvbuf = recvbuf};
     (void)report(self, &r); /* room was checked above; only this thread adds */
@@ -455,14 +462,21 @@ int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_
                                                                       : 1) ||
         collab_dtype_extent(dtype) == 0)
         return 0;
-    return run(self, CL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op);
+    return run(self, CL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1);
+}
+
+int cl_fast_bcast(cl_fast_t *self, void *buf, size_t bytes, int root)
+{
+    if (self == NULL || bytes > CL_FAST_MAX_BYTES || (root != 0 && root != 1))
+        return 0;
+    return run(self, CL_COLL_BCAST, NULL, buf, bytes, COLLAB_BYTE, NULL, root);
 }
 
 int cl_fast_barrier(cl_fast_t *self)
 {
     if (self == NULL)
         return 0;
-    return run(self, CL_COLL_BARRIER, NULL, NULL, 0, COLLAB_BYTE, NULL);
+    return run(self, CL_COLL_BARRIER, NULL, NULL, 0, COLLAB_BYTE, NULL, -1);
 }
 
 void cl_fast_before_engine(cl_fast_t *self)

@@ -1,14 +1,15 @@
-/*  cl_fast.h - small collectives between the two members of a
-    communicator on one host, carried out by the application thread
-    itself through the fast-path area of their shared segment (cl_shm.h),
-    with no engine round trip and no system call in the common case.
+/*  cl_fast.h - small collectives (all-reduce, broadcast, barrier) between
+    the two members of a communicator on one host, carried out by the
+    application thread itself through the fast-path area of their shared
+    segment (cl_shm.h), with no engine round trip and no system call in
+    the common case.
 
     A cl_fast_t belongs to one communicator of this process.  The engine
     creates it, attaches it to the pair's area (cl_fast_attach), grants it
     while nothing is changing (cl_fast_grant: the sequence number to run
     next) and revokes it (cl_fast_revoke) when anything might change; the
     application thread runs an all-reduce or a barrier on it
-    (cl_fast_allreduce, cl_fast_barrier) only under a grant, and reports
+    (cl_fast_allreduce, cl_fast_bcast, cl_fast_barrier) only under a grant, and reports
     each completed sequence, which the engine takes (cl_fast_take) to keep
     its stream's numbering and records right.  The protocol and its
     guarantees are in cl_fast.c's comment and docs/collectives.md §5.
@@ -31,10 +32,11 @@ typedef struct cl_fast cl_fast_t;
    consecutive sequence numbers (first .. first + n - 1). */
 typedef struct {
     uint64_t first, n;
-    int kind; /* cl_coll_kind_t: all-reduce or barrier */
+    int kind; /* cl_coll_kind_t: all-reduce, broadcast or barrier */
     size_t count;
     collab_dtype_t dtype;
     collab_op_kind_t op;
+    int root;            /* broadcast: the root; else -1 */
     const void *sendbuf; /* the program's buffers (only compared, never read) */
     void *recvbuf;
 } cl_fast_report_t;
@@ -95,6 +97,10 @@ size_t cl_fast_take(cl_fast_t *self, cl_fast_report_t *out, size_t cap);
    same sequence number (call cl_fast_before_engine first). */
 int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
                       collab_dtype_t dtype, const collab_op_t *op);
+
+/* Same for a broadcast of bytes (at most CL_FAST_MAX_BYTES) in buf from
+   comm rank root. */
+int cl_fast_bcast(cl_fast_t *self, void *buf, size_t bytes, int root);
 
 /* Same for a barrier. */
 int cl_fast_barrier(cl_fast_t *self);

@@ -4,8 +4,8 @@
 
     fast_bits  2 peers.  On the world and on a duplicate of it, thousands
                of small all-reduces (float and double SUM with values of
-               very different magnitudes, int MIN and BXOR, in place) and
-               barriers.  Every blocking result equals, bit for bit, the
+               very different magnitudes, int MIN and BXOR, in place),
+               broadcasts from either rank and barriers.  Every blocking result equals, bit for bit, the
                result of the same call made nonblocking (which always
                takes the engine path) and the sum computed here in rank
                order; most blocking calls took the fast path.
@@ -105,6 +105,18 @@ static void bits_round(collab_comm_t *c, int i, int it)
     for (int k = 0; k < NF; k++)
         CHECK(iout[k] == ((int32_t)mix((uint64_t)(it * 64 + k)) ^
                           (int32_t)mix((uint64_t)(100000 + it * 64 + k))));
+    /* A broadcast of 37 bytes from either rank. */
+    uint8_t bb[37], beng[37];
+    int root = it % 2;
+    for (int k = 0; k < 37; k++)
+        bb[k] = i == root ? (uint8_t)mix((uint64_t)(it * 37 + k)) : 0xee;
+    memcpy(beng, bb, sizeof bb);
+    CHECK(collab_bcast(c, bb, sizeof bb, root, NULL) == COLLAB_OK);
+    CHECK(collab_bcast(c, beng, sizeof beng, root, &r) == COLLAB_OK);
+    CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+    CHECK(memcmp(bb, beng, sizeof bb) == 0);
+    for (int k = 0; k < 37; k++)
+        CHECK(bb[k] == (uint8_t)mix((uint64_t)(it * 37 + k)));
     CHECK(collab_barrier(c, NULL) == COLLAB_OK);
 }
 
@@ -137,7 +149,7 @@ int child_fast_bits(int i, int n)
     uint64_t fw = fast_done(w), fd = fast_done(d);
     fprintf(stderr, "[test] rank %d: fast path: %llu calls on the world, %llu on its duplicate\n",
             i, (unsigned long long)fw, (unsigned long long)fd);
-    /* Blocking calls are 5 of the 8 per round, plus the loop's 3000. */
+    /* Blocking calls are 6 of the 10 per round, plus the loop's 3000. */
     CHECK(fw >= 2000 && fd >= (uint64_t)iters);
     CHECK(collab_comm_free(&d) == COLLAB_OK);
     CHECK(collab_finalize() == COLLAB_OK);
