@@ -58,6 +58,8 @@
       weight      3 peers; every rank changes its weight mid-loop: no
                   error, every result a weighted sum, the new weights in
                   effect after a barrier
+      fast_bits, fast_kill, fast_stop  2 peers of one host: small
+                  collectives on the calling thread (test_swarm_fast.c)
       unexpected  3 peers; ranks 1 and 2 send rank 0 10008 messages each
                   before it posts a receive: every one arrives intact and
                   rank 0's memory stays bounded (test_swarm_unexpected.c)
