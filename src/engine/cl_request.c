@@ -8,9 +8,6 @@
 #include "engine/cl_request.h"
 
 #include "engine/cl_comm.h"
-
-#include <stdatomic.h>
-
 #include "engine/cl_stage.h"
 
 #include <stdatomic.h>
