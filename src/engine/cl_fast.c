@@ -71,16 +71,16 @@
 #include <unistd.h>
 
 #define FAST_CHANS 4
-#define FAST_OUTCOMES 4 /* outcome words, by sequence number modulo 4 */
-#define SPIN_US 30.0       /* spinning before sleeping */
-#define SLEEP_NS 2000000L  /* one futex sleep at most (the grant is checked after) */
-#define WAIT_LIMIT 0.5     /* seconds a first arriver waits before the engine path */
+#define FAST_OUTCOMES 4   /* outcome words, by sequence number modulo 4 */
+#define SPIN_US 30.0      /* spinning before sleeping */
+#define SLEEP_NS 2000000L /* one futex sleep at most (the grant is checked after) */
+#define WAIT_LIMIT 0.5    /* seconds a first arriver waits before the engine path */
 #define F_ARR(m) (1u << (m))
 #define F_COMPLETE 4u
 #define F_ABORTED 8u
 #define CTL(q, f) (((q) << 4) | (f))
 #define CTL_SEQ(v) ((v) >> 4)
-#define CTL_FL(v) ((unsigned)((v) & 15u))
+#define CTL_FL(v) ((unsigned)((v)&15u))
 #define SEQ_NONE UINT64_MAX
 
 typedef struct {
@@ -115,10 +115,10 @@ struct cl_fast {
     _Atomic(fchan_t *) ch;     /* the channel in the mapped area, NULL when detached */
     void *area;                /* the mapping (engine side) */
     uint64_t link_id;
-    uint8_t peer[32];  /* the other member's key (engine side) */
-    uint64_t grants;   /* grant numbers given so far */
-    int me;            /* this member's index (comm rank) */
-    uint64_t last[2];  /* 1 + the last sequence of each parity completed here */
+    uint8_t peer[32]; /* the other member's key (engine side) */
+    uint64_t grants;  /* grant numbers given so far */
+    int me;           /* this member's index (comm rank) */
+    uint64_t last[2]; /* 1 + the last sequence of each parity completed here */
     _Atomic uint64_t completed;
     pthread_mutex_t lock; /* guards the reports */
     cl_fast_report_t rep[CL_FAST_REPORTS];
@@ -457,10 +457,9 @@ out:
 int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
                       collab_dtype_t dtype, const collab_op_t *op)
 {
-    if (self == NULL || op == NULL || op->kind == COLLAB_OP_USER ||
-        count > CL_FAST_MAX_BYTES / (collab_dtype_extent(dtype) > 0 ? collab_dtype_extent(dtype)
-                                                                      : 1) ||
-        collab_dtype_extent(dtype) == 0)
+    size_t ext = collab_dtype_extent(dtype);
+    if (self == NULL || op == NULL || op->kind == COLLAB_OP_USER || ext == 0 ||
+        count > CL_FAST_MAX_BYTES / ext)
         return 0;
     return run(self, CL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1);
 }

@@ -5,10 +5,11 @@
     fast_bits  2 peers.  On the world and on a duplicate of it, thousands
                of small all-reduces (float and double SUM with values of
                very different magnitudes, int MIN and BXOR, in place),
-               broadcasts from either rank and barriers.  Every blocking result equals, bit for bit, the
-               result of the same call made nonblocking (which always
-               takes the engine path) and the sum computed here in rank
-               order; most blocking calls took the fast path.
+               broadcasts from either rank and barriers.  Every
+               blocking result equals, bit for bit, the result of the
+               same call made nonblocking (which always takes the engine
+               path) and the sum computed here in rank order; most
+               blocking calls took the fast path.
     fast_kill  2 peers; rank 1 SIGKILLs itself from a second thread in the
                middle of a run of fast all-reduces.  Rank 0 finishes
                every call without hanging, each result with both inputs
