@@ -512,8 +512,8 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
     record(e, (collab_request_t *)req, &idx);
     uint64_t seq = req->coll.seq;
     if (el->mapped && idx >= el->map_local && el->map_seq + (idx - el->map_local) != seq)
-        cl_debug("fast collective #%llu is local #%llu, mapped to #%llu",
-                 (unsigned long long)seq, (unsigned long long)idx,
+        cl_debug("fast collective #%llu is local #%llu, mapped to #%llu", (unsigned long long)seq,
+                 (unsigned long long)idx,
                  (unsigned long long)(el->map_seq + (idx - el->map_local)));
     eng_donor_on_post(el->donor, seq);
     eng_donor_progress(el->donor);
@@ -528,9 +528,9 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
     struct eng_elastic *el = el_of(e);
     if (el == NULL || !is_world(s))
         return true;
-    if (el->phase != EL_IN || el->evicted || el->adm_pending || el->hold_next ||
-        el->held != NULL || el->parked != NULL || el->report_pending || el->resubmit != NULL ||
-        el->foreign || el->sync != NULL || !el->was_in_group)
+    if (el->phase != EL_IN || el->evicted || el->adm_pending || el->hold_next || el->held != NULL ||
+        el->parked != NULL || el->report_pending || el->resubmit != NULL || el->foreign ||
+        el->sync != NULL || !el->was_in_group)
         return false;
     if (cl_admission_pending(el->adm) > 0)
         return false;
