@@ -324,15 +324,14 @@ static int harm_loop(int i, int sig)
         }
         if (nrec < caprec)
             rec[nrec++] = (rec_t){info.sequence, y[0], was_fast, info.group_size};
-        if (it == 200)
-            fast0 = fast_done(w);
         it++;
     }
+    fast0 = fast_done(w); /* rank 0: all before the harm (it is alone after) */
     fprintf(stderr,
             "[test] rank %d: %d all-reduces (%d with both, %d alone), slowest %.2f s, "
-            "%llu on the fast path before the harm\n",
+            "%llu on the fast path\n",
             i, it, both_n, alone, slowest, (unsigned long long)fast0);
-    CHECK(fast0 >= 100); /* the harm came during fast all-reduces */
+    CHECK(fast0 >= 1000); /* the harm (at 0.3 s) came amid fast all-reduces */
     if (i == 0)
         CHECK(alone > 0); /* it went on without the victim */
     CHECK(slowest < 15.0);
