@@ -45,6 +45,9 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
     ${_eng}/cl_stage.c
+    # Small collectives of two same-host peers on the calling thread.
+    ${_eng}/cl_fast.c
+    ${_eng}/cl_engine_fast.c
     ${_eng}/cl_engine_report.c
     ${_eng}/cl_engine_dialback.c
     ${_eng}/cl_engine_relay.c
@@ -114,6 +117,8 @@ target_sources(cl_engine_checkpoint_test PRIVATE ${_eng}/cl_engine_checkpoint.c
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   set(COLLAB_ENGINE_ALL collab_engine collab_elastic collab_coll collab_reduce collab_util)
   collab_selftest(cl_api_test ${_eng_unit}/cl_api_test.c ${COLLAB_ENGINE_ALL})
+  # The same-host fast path's protocol: two threads on two mappings.
+  collab_selftest(cl_fast_test ${_eng_unit}/cl_fast_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
   add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
   target_include_directories(cl_stage_test PRIVATE ${_eng_swarm} ${PROJECT_SOURCE_DIR}/tests/unit)
@@ -127,13 +132,15 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
     ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
+    ${_eng_swarm}/test_swarm_fast.c
     ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c
     ${_eng_swarm}/test_swarm_early.c
     ${_eng_swarm}/test_swarm_streams.c ${_eng_swarm}/test_swarm_bw.c
     ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
-      standby groups weight sigterm leave strict_leave monitor shm_kill unexpected flow flow_v5
+      standby groups weight sigterm leave strict_leave monitor shm_kill fast_bits fast_kill
+      fast_stop unexpected flow flow_v5
       early early_comms
       streams bandwidth bandwidth_v6 bandwidth_claims adaptive)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
@@ -142,7 +149,8 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   # Admission at step boundaries and state sync (scenarios in tests/swarm/test_elastic.c).
   add_executable(test_elastic ${_eng_swarm}/test_elastic.c ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_elastic PRIVATE ${COLLAB_ENGINE_ALL})
-  foreach(sc join_marks join_config join_learned straggler diverge join_groups rank_required)
+  foreach(sc join_marks join_config join_learned straggler diverge join_groups rank_required
+      fast_readmit)
     add_test(NAME elastic_${sc} COMMAND test_elastic ${sc})
     set_tests_properties(elastic_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;elastic")
   endforeach()

@@ -9,6 +9,7 @@
 #include "engine/cl_api_int.h"
 
 #include "engine/cl_comm.h"
+#include "engine/cl_fast.h"
 #include "engine/cl_stage.h"
 #include "util/cl_config.h"
 #include "util/cl_device.h"
@@ -44,9 +45,19 @@ int cl_api_run(collab_request_t *req, collab_request_t **req_out)
 {
     cl_engine_t *e = cl_api_engine();
     int rc = e != NULL ? cl_stage_in(req) : COLLAB_ERR_NOT_INIT;
+    if (rc == COLLAB_OK && req->op == CL_OP_COLL && req->comm != NULL) {
+        /* Counted first, so that the engine grants no fast path while it
+           is outstanding (cl_fast_grant), then the grant is dropped. */
+        req->counted = true;
+        atomic_fetch_add(&req->comm->coll_pending, 1);
+        cl_fast_before_engine(atomic_load(&req->comm->fast));
+    }
     if (rc == COLLAB_OK)
         rc = cl_engine_submit(e, req);
     if (rc != COLLAB_OK) {
+        if (req->counted)
+            atomic_fetch_sub(&req->comm->coll_pending, 1);
+        req->counted = false;
         cl_request_destroy(&req);
         return rc;
     }

@@ -6,20 +6,54 @@
     the MPI face), and queues a collective request; the engine thread gives
     it a sequence number and runs it (cl_engine_coll.c).  Buffers belong to
     the caller until the request completes.
+
+    A blocking small all-reduce, broadcast or barrier on a communicator of two peers
+    of this host is first offered to the fast path (cl_fast.h), which the
+    calling thread carries out itself while the engine grants it; when it
+    is not taken it goes to the engine at the same sequence number.
 */
 #include "engine/cl_api_int.h"
 
 #include "engine/cl_comm.h"
+#include "engine/cl_engine_int.h" /* eng_set_info */
+#include "engine/cl_fast.h"
+#include "util/cl_device.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int check_comm(const collab_comm_t *comm)
 {
     if (comm == NULL)
         return COLLAB_ERR_COMM;
     return cl_api_engine() != NULL ? COLLAB_OK : COLLAB_ERR_NOT_INIT;
+}
+
+/* MPIX_Collab_last_info after a collective done on the fast path: both
+   members took part. */
+static void fast_info(collab_comm_t *comm, size_t bytes, double t0)
+{
+    static _Thread_local collab_info_t info;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    info.group_size = 2;
+    info.world_size = comm->size;
+    info.sequence = cl_fast_next_seq(atomic_load(&comm->fast)) - 1;
+    info.bytes_sent = info.bytes_received = bytes;
+    info.seconds = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - t0;
+    info.nranks = 2;
+    info.ranks[0] = 0;
+    info.ranks[1] = 1;
+    eng_set_info(cl_api_engine(), &info);
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int check_root(const collab_comm_t *comm, int root)
@@ -97,6 +131,11 @@ int collab_barrier(collab_comm_t *comm, collab_request_t **req)
     int rc = check_comm(comm);
     if (rc != COLLAB_OK)
         return rc;
+    double t0 = mono_now();
+    if (req == NULL && cl_fast_barrier(atomic_load(&comm->fast)) == 1) {
+        fast_info(comm, 0, t0);
+        return COLLAB_OK;
+    }
     collab_request_t *r = coll_new(comm, CL_COLL_BARRIER);
     if (r == NULL)
         return COLLAB_ERR_NO_MEM;
@@ -112,6 +151,12 @@ int collab_bcast(collab_comm_t *comm, void *buf, size_t bytes, int root, collab_
         rc = COLLAB_ERR_ARG;
     if (rc != COLLAB_OK)
         return rc;
+    double t0 = mono_now();
+    if (req == NULL && !cl_device_active() &&
+        cl_fast_bcast(atomic_load(&comm->fast), buf, bytes, root) == 1) {
+        fast_info(comm, bytes, t0);
+        return COLLAB_OK;
+    }
     collab_request_t *r = coll_new(comm, CL_COLL_BCAST);
     if (r == NULL)
         return COLLAB_ERR_NO_MEM;
@@ -139,6 +184,12 @@ static int reduction(collab_comm_t *comm, cl_coll_kind_t kind, const void *sendb
             return COLLAB_ERR_ARG;
         if (!at_root && sendbuf == NULL)
             return COLLAB_ERR_ARG;
+    }
+    double t0 = mono_now();
+    if (kind == CL_COLL_ALLREDUCE && req == NULL && !cl_device_active() &&
+        cl_fast_allreduce(atomic_load(&comm->fast), sendbuf, recvbuf, count, dtype, op) == 1) {
+        fast_info(comm, count * collab_dtype_extent(dtype), t0);
+        return COLLAB_OK;
     }
     collab_request_t *r = coll_new(comm, kind);
     if (r == NULL)

@@ -33,6 +33,10 @@ struct collab_comm {
     pthread_mutex_t lock;    /* guards the two fields below */
     uint64_t *group_keys;    /* pairs (key of a member list and tag, count) */
     int ngroup_keys;         /* pairs in group_keys */
+    /* The same-host fast path (cl_fast.h): made, attached and granted by
+       the engine, used by application threads; freed by the engine. */
+    struct cl_fast *_Atomic fast;
+    _Atomic int coll_pending; /* collectives submitted to the engine, not complete */
 };
 
 /* The world communicator of a peer at world rank `rank` of `size`.

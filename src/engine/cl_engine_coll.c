@@ -69,6 +69,7 @@ void eng_coll_fail_all(struct cl_engine *e, int status)
 /* Frees a stream; requests still attached complete with status. */
 static void stream_free(struct cl_engine *e, stream_t *s, int status)
 {
+    eng_fast_release(e, s);
     stream_fail(s, status);
     zlist_destroy(&s->queue);
     cl_coll_destroy(&s->retained);
@@ -164,6 +165,7 @@ void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
     }
     if (s->comm == NULL)
         s->comm = req->comm;
+    eng_fast_drain(e, s); /* sequences the program ran on the fast path */
     req->coll.comm_id = s->comm_id;
     req->coll.seq = s->next_seq++;
     if (eng_el_on_post(e, s, req)) /* elastic hook: may renumber or take it */
@@ -282,6 +284,7 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         eng_set_info(e, &info);
         cl_request_complete(req, status);
         eng_coll_try_start(e, s);
+        eng_fast_update_stream(e, s); /* granted again before the program's next call */
     }
 }
 
@@ -422,6 +425,7 @@ static void log_no_group(struct cl_engine *e)
 
 double eng_coll_timer(struct cl_engine *e, double now)
 {
+    eng_fast_update(e);
     double next = now + ENG_IDLE_WAKE;
     bool tick = now >= e->next_tick;
     bool any_active = false;

@@ -37,4 +37,17 @@ cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank);
    this peer.  Returns cur when it lists them all or none does. */
 uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur);
 
+/* cl_engine_fast.c: the same-host fast path (cl_fast.h). */
+/* Applies the fast sequences s's application thread reported. */
+void eng_fast_drain(struct cl_engine *e, stream_t *s);
+/* Grants or revokes every stream's fast path (each turn of the loop),
+   or s's (when its collective completed). */
+void eng_fast_update(struct cl_engine *e);
+void eng_fast_update_stream(struct cl_engine *e, stream_t *s);
+/* A collective message for sequence seq arrived on s: revokes a grant
+   that it shows the other member does not use. */
+void eng_fast_on_message(struct cl_engine *e, stream_t *s, uint64_t seq);
+/* Frees s's fast path (its communicator goes, or the engine stops). */
+void eng_fast_release(struct cl_engine *e, stream_t *s);
+
 #endif

@@ -507,6 +507,54 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
     return false;
 }
 
+void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *req)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s))
+        return;
+    el->posted++;
+    uint64_t idx;
+    record(e, (collab_request_t *)req, &idx);
+    uint64_t seq = req->coll.seq;
+    if (el->mapped && idx >= el->map_local && el->map_seq + (idx - el->map_local) != seq)
+        cl_debug("fast collective #%llu is local #%llu, mapped to #%llu", (unsigned long long)seq,
+                 (unsigned long long)idx,
+                 (unsigned long long)(el->map_seq + (idx - el->map_local)));
+    eng_donor_on_post(el->donor, seq);
+    eng_donor_progress(el->donor);
+    if (seq + 1 > el->done_seq)
+        el->done_seq = seq + 1;
+    el->done_ring[seq % EL_DONE_RING].seq = seq;
+    el->done_ring[seq % EL_DONE_RING].gen = cl_member_group_epoch(e->mb);
+}
+
+bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s))
+        return true;
+    if (el->phase != EL_IN || el->evicted || el->adm_pending || el->hold_next || el->held != NULL ||
+        el->parked != NULL || el->report_pending || el->resubmit != NULL || el->foreign ||
+        el->sync != NULL || !el->was_in_group)
+        return false;
+    if (cl_admission_pending(el->adm) > 0)
+        return false;
+    uint64_t p = cl_stream_prefix(el->stream);
+    if (p == CL_STREAM_NONE || el->posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)
+        return false;
+    for (int i = 0; i < EL_BARRIERS; i++)
+        if (el->barriers[i].gen != 0 && el->barriers[i].s >= el->done_seq)
+            return false;
+    return true;
+}
+
+uint64_t eng_el_period(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    uint64_t t = el != NULL ? cl_stream_period(el->stream) : 0;
+    return t == 0 || t == CL_STREAM_NONE ? 1 : t;
+}
+
 void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
 {
     struct eng_elastic *el = el_of(e);

@@ -49,6 +49,20 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req);
    request completes): keeps start-up results for joiners. */
 void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status);
 
+/* The fast path (cl_engine_fast.c) completed collective req of stream s
+   (a stand-in request: arguments and sequence; the program is no longer
+   in it): records it as eng_el_on_post and eng_el_on_done would. */
+void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *req);
+
+/* May stream s run on the fast path now?  True for communicators other
+   than the world; for the world only while this peer is in the group,
+   past its start-up collectives, and no admission waits or is under
+   way. */
+bool eng_el_fast_ok(struct cl_engine *e, stream_t *s);
+
+/* Collectives in one step of the world stream (1 while unknown). */
+uint64_t eng_el_period(struct cl_engine *e);
+
 /* MPIX_Collab_step was called. */
 void eng_el_mark_step(struct cl_engine *e);
 /* Are this peer's step boundaries on the world communicator known

@@ -117,6 +117,11 @@ struct stream {
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */
     double last_delivery;            /* last start of its collective or message delivered to it */
+    /* The same-host fast path (cl_engine_fast.c). */
+    uint64_t fast_done;      /* sequences completed on it */
+    double fast_since;       /* when it was last granted */
+    uint64_t fast_hold;      /* after a lapsed lease: collectives to post on the engine path */
+    uint64_t fast_hold_from; /* ... from this sequence on */
 };
 
 /* A data message from a peer that is not a member in this peer's view

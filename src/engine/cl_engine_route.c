@@ -26,8 +26,8 @@
     program runs far ahead can pass them too (and one past its grant is
     named as such).
 */
+#include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
-#include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
 
@@ -438,6 +438,7 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
              (unsigned long long)h->seq, (unsigned long long)h->epoch, h->sub, h->part, h->chunk,
              h->aux, len, from_world, s->active != NULL ? (long long)s->active_ctx->seq : -1LL,
              (unsigned long long)s->started);
+    eng_fast_on_message(e, s, h->seq);
     if (s->comm != NULL && s->active != NULL && h->seq == s->active_ctx->seq) {
         to_active(e, s, from_world, h, data, len);
     } else if (s->comm != NULL && s->retained != NULL && h->seq == s->retained_ctx->seq) {

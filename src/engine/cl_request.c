@@ -7,8 +7,10 @@
 */
 #include "engine/cl_request.h"
 
+#include "engine/cl_comm.h"
 #include "engine/cl_stage.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -47,6 +49,10 @@ void cl_request_destroy(collab_request_t **req_p)
 
 void cl_request_complete(collab_request_t *req, int status)
 {
+    if (req->counted) {
+        req->counted = false;
+        atomic_fetch_sub(&req->comm->coll_pending, 1);
+    }
     pthread_mutex_lock(&s_mu);
     req->status = status;
     req->info.error = status;

@@ -68,6 +68,7 @@ struct collab_request {
     double t_start;              /* when the engine received it */
     double deadline;             /* 0 = none */
     bool waiting_logged;         /* a "still waiting" line was printed */
+    bool counted;                /* COLL: counted in comm->coll_pending until completion */
 };
 
 /* A zeroed request for op; NULL on allocation failure.  Caller owns. */

@@ -120,6 +120,8 @@ link_t *shm_link_add(cl_shm_t *self, int fd, lstate_t st)
         return NULL;
     l->fd = fd;
     l->mfd = -1;
+    l->seg_fd = -1;
+    l->id = ++self->next_id;
     l->state = st;
     l->deadline = shm_now() + SETUP_SECONDS;
     self->links[self->nlinks++] = l;
@@ -390,6 +392,9 @@ void shm_link_kill(cl_shm_t *self, link_t *l, const char *why)
     if (l->mfd >= 0)
         close(l->mfd);
     l->mfd = -1;
+    if (l->seg_fd >= 0)
+        close(l->seg_fd);
+    l->seg_fd = -1;
 }
 
 static void reap(cl_shm_t *self)
@@ -643,6 +648,25 @@ void cl_shm_drain_from(cl_shm_t *self, const uint8_t key[32])
     link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
     if (l != NULL)
         drain(self, l);
+}
+
+uint64_t cl_shm_link_id(const cl_shm_t *self, const uint8_t key[32])
+{
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
+    return l != NULL ? l->id : 0;
+}
+
+void *cl_shm_fast_map(cl_shm_t *self, const uint8_t key[32], bool *low)
+{
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
+    if (l == NULL || l->seg_fd < 0)
+        return NULL;
+    void *p = mmap(NULL, CL_SHM_FAST_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, l->seg_fd,
+                   (off_t)FAST_OFF);
+    if (p == MAP_FAILED)
+        return NULL;
+    *low = memcmp(self->self_key, key, 32) < 0;
+    return p;
 }
 
 void cl_shm_stats(const cl_shm_t *self, size_t *links, uint64_t *sent, uint64_t *received)

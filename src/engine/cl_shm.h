@@ -36,6 +36,10 @@
 
 typedef struct cl_shm cl_shm_t;
 
+/* Bytes of a segment's fast-path area (cl_fast.h): after the segment's
+   header page, before the rings; zero when the segment is made. */
+#define CL_SHM_FAST_BYTES ((size_t)160 << 10)
+
 /* Hands one message that arrived on a ring to the transport: hdr is the
    64-byte wire header, body its blen bytes; both valid during the call. */
 typedef void(cl_shm_deliver_fn)(void *ctx, const uint8_t key[32], const uint8_t *hdr,
@@ -114,6 +118,16 @@ void cl_shm_net_received(cl_shm_t *self, const uint8_t key[32], const uint8_t *h
 /* Delivers what key's ring holds now (called before a CurveZMQ message of
    key is handed on, so that it cannot overtake them). */
 void cl_shm_drain_from(cl_shm_t *self, const uint8_t key[32]);
+
+/* The id of the up link to key (unique in this process, never 0), or 0
+   when none is up. */
+uint64_t cl_shm_link_id(const cl_shm_t *self, const uint8_t key[32]);
+
+/* A new mapping of the fast-path area (CL_SHM_FAST_BYTES) of the segment
+   shared with key, or NULL when no link to key is up.  *low is set when
+   this peer's key is the lower of the two.  The mapping is the caller's
+   (munmap); it stays valid after the link closes. */
+void *cl_shm_fast_map(cl_shm_t *self, const uint8_t key[32], bool *low);
 
 /* Links up now and messages moved through rings (sent, received). */
 void cl_shm_stats(const cl_shm_t *self, size_t *links, uint64_t *sent, uint64_t *received);

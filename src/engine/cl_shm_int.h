@@ -30,7 +30,10 @@
 #define QUEUE_LIMIT ((size_t)256 << 20) /* bytes queued for one peer at most */
 #define SETUP_SECONDS 5.0               /* an unfinished proposal is dropped after this */
 #define MAX_SETUPS 64                   /* unfinished accepted proposals kept at most */
-#define VERSION 1u
+#define VERSION 2u                      /* 2: the fast-path area after the header */
+#define FAST_OFF SEG_HDR                /* the fast-path area (cl_fast.c) */
+#define RINGS_OFF (SEG_HDR + CL_SHM_FAST_BYTES)
+#define SEG_BYTES(cap) (RINGS_OFF + 2 * (RING_HDR + (cap)))
 
 static const char SEG_MAGIC[8] = {'C', 'L', 'S', 'H', 'M', 'S', 'G', '1'};
 static const char HELLO_MAGIC[8] = {'C', 'L', 'S', 'H', 'M', 'H', 'I', '1'};
@@ -114,6 +117,8 @@ typedef struct {
     qent_t *qhead, *qtail;
     size_t qbytes;
     int mfd;          /* L_WAITKEY: the proposed segment */
+    int seg_fd;       /* L_UP: the segment, kept to map its fast-path area again */
+    uint64_t id;      /* unique in this process (cl_shm_link_id) */
     uint8_t *asm_buf; /* a fragmented message being assembled */
     size_t asm_len, asm_total;
     bool draining;
@@ -139,6 +144,7 @@ struct cl_shm {
     uint8_t (*tried)[32]; /* keys proposed to (never twice) */
     size_t ntried, captried;
     uint64_t sent, received;
+    uint64_t next_id; /* ids of links */
     bool announced; /* the first link was logged at info level */
 };
 

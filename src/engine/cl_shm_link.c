@@ -50,7 +50,7 @@ static bool peer_uid_ok(int fd, uid_t uid)
 
 static int map_rings(link_t *l, int mfd, size_t cap, bool proposer)
 {
-    size_t len = SEG_HDR + 2 * (RING_HDR + cap);
+    size_t len = SEG_BYTES(cap);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     if (p == MAP_FAILED)
         return -1;
@@ -58,7 +58,7 @@ static int map_rings(link_t *l, int mfd, size_t cap, bool proposer)
     l->maplen = len;
     l->cap = cap;
     l->mask = cap - 1;
-    uint8_t *r0 = l->map + SEG_HDR, *r1 = r0 + RING_HDR + cap;
+    uint8_t *r0 = l->map + RINGS_OFF, *r1 = r0 + RING_HDR + cap;
     l->tx = (ring_hdr_t *)(proposer ? r0 : r1);
     l->rx = (ring_hdr_t *)(proposer ? r1 : r0);
     l->txd = (uint8_t *)l->tx + RING_HDR;
@@ -119,7 +119,7 @@ void cl_shm_offer(cl_shm_t *self, const uint8_t key[32])
         close(fd);
         return;
     }
-    size_t cap = self->cfg.ring_bytes, len = SEG_HDR + 2 * (RING_HDR + cap);
+    size_t cap = self->cfg.ring_bytes, len = SEG_BYTES(cap);
     int mfd = memfd_create("mpicollab-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     link_t *l = NULL;
     if (mfd < 0 || ftruncate(mfd, (off_t)len) != 0 ||
@@ -176,7 +176,7 @@ void cl_shm_offer(cl_shm_t *self, const uint8_t key[32])
         cl_debug("cannot propose shared memory to peer %s…: %m", sid);
         goto fail_link;
     }
-    close(mfd);
+    l->seg_fd = mfd; /* kept: the fast path maps its area (cl_shm_fast_map) */
     return;
 fail_link:
     shm_link_kill(self, l, NULL);
@@ -233,7 +233,7 @@ void shm_try_accept(cl_shm_t *self, link_t *l)
     const char *why = NULL;
     struct stat st;
     size_t cap = l->cap;
-    if (fstat(l->mfd, &st) != 0 || (size_t)st.st_size != SEG_HDR + 2 * (RING_HDR + cap) ||
+    if (fstat(l->mfd, &st) != 0 || (size_t)st.st_size != SEG_BYTES(cap) ||
         (fcntl(l->mfd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_SEAL)) !=
             (F_SEAL_SHRINK | F_SEAL_SEAL))
         why = "a segment that is not sealed or has the wrong size";
@@ -247,7 +247,10 @@ void shm_try_accept(cl_shm_t *self, link_t *l)
             memcmp(sh->key_a, self->self_key, 32) != 0)
             why = "a segment that does not hold what the proposal says";
     }
-    close(l->mfd);
+    if (why == NULL)
+        l->seg_fd = l->mfd; /* kept: the fast path maps its area (cl_shm_fast_map) */
+    else
+        close(l->mfd);
     l->mfd = -1;
     if (why != NULL) {
         shm_link_kill(self, l, why);

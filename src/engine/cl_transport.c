@@ -782,3 +782,8 @@ uint64_t cl_transport_malformed(const cl_transport_t *self)
 {
     return self->malformed;
 }
+
+struct cl_shm *cl_transport_shm(cl_transport_t *self)
+{
+    return self != NULL ? self->shm : NULL;
+}

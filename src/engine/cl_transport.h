@@ -151,6 +151,10 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
    `seconds`. */
 void cl_transport_ban(cl_transport_t *self, const uint8_t key[32], double seconds);
 
+/* The same-host links (cl_shm.h), or NULL when shared memory is off.
+   Engine thread only. */
+struct cl_shm *cl_transport_shm(cl_transport_t *self);
+
 /* Malformed messages dropped so far. */
 uint64_t cl_transport_malformed(const cl_transport_t *self);
 

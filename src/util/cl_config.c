@@ -414,6 +414,17 @@ static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
+static int p_shm_fast(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    if (strcmp(value, "1") == 0)
+        cfg->shm_fast = true;
+    else if (strcmp(value, "0") == 0)
+        cfg->shm_fast = false;
+    else
+        return s_why(why, whylen, "expected 1 or 0");
+    return 0;
+}
+
 static int p_report_interval(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_seconds(value, &cfg->report_interval, why, whylen);
@@ -541,6 +552,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_SHM", "auto", p_shm,                                                                 \
       "collective payloads between peers of one host (same boot, user and network namespace) "     \
       "through shared memory: auto, or 0 for the network")                                         \
+    X("COLLAB_SHM_FAST", "1", p_shm_fast,                                                          \
+      "1: small all-reduces, broadcasts and barriers of a communicator of two peers of one host "  \
+      "are done by the calling thread through shared memory; 0: by the engine")                    \
     X("COLLAB_REPORT_INTERVAL", "5", p_report_interval,                                            \
       "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
     X("COLLAB_REPORT_LOSS", "0 (off)", p_report_loss,                                              \
@@ -694,6 +708,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->rank = -1;
     cfg->cuda = -1;
     cfg->shm = true;
+    cfg->shm_fast = true;
     cfg->min_group = 1;
     cfg->target_group = 64;
     cfg->matchmaking_time = 5.0;

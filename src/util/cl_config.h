@@ -69,6 +69,8 @@ typedef struct {
     bool verify_set;          /* true if COLLAB_VERIFY was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
     bool shm;                 /* COLLAB_SHM: auto (true) or 0 */
+    bool shm_fast;            /* COLLAB_SHM_FAST: small collectives of two same-host peers done
+                                 by the application thread (cl_fast.h) */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
     bool monitor;             /* not an environment variable: set by collab-monitor, which

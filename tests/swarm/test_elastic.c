@@ -33,6 +33,10 @@
       diverge      3 peers; rank 1 changes its own parameters at step 30;
                    the state check at step 64 finds it and resyncs it, so
                    every peer still ends bitwise equal.
+      fast_readmit 2 peers of one host, the per-step counter all-reduce on
+                   the same-host fast path; rank 1 stops itself at step 15
+                   for 6 s, is re-admitted and resynced at a step boundary
+                   while fast all-reduces run, and ends bitwise equal.
       rank_required  a peer requiring a held rank waits as a standby and
                    takes that rank once its holder is gone
       join_groups  COLLAB_TARGET_GROUP=2: 3 peers start (the group closes
@@ -46,6 +50,8 @@
                    bitwise equal to rank 0 at that step (the peers'
                    final states differ by design: groups average apart).
 */
+#include "engine/cl_comm.h"
+#include "engine/cl_fast.h"
 #include "mpi_collab.h"
 #include "test_peers.h"
 #include "util/cl_identity.h"
@@ -55,6 +61,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,6 +131,7 @@ typedef struct {
     int bend_rank; /* changes its own parameters at bend_step (-1: nobody) */
     int bend_step;
     bool hashes; /* writes "step N HASH" for the top of each step to steps<i> */
+    bool fast;   /* the small all-reduces must have taken the same-host fast path */
 } prog_t;
 
 static uint64_t fnv(const void *p, size_t n)
@@ -226,6 +234,13 @@ static int program(int i, const prog_t *pg)
     }
     if (steps != NULL)
         fclose(steps);
+    if (pg->fast) {
+        cl_fast_t *fp = atomic_load(&w->fast);
+        uint64_t nf = fp != NULL ? cl_fast_completed(fp) : 0;
+        fprintf(stderr, "[test] peer %d: %llu calls on the fast path\n", i, (unsigned long long)nf);
+        if (nf < (uint64_t)pg->steps / 4)
+            bad++;
+    }
     char path[512];
     snprintf(path, sizeof path, "%s/out%d", s_dir, i);
     FILE *f = fopen(path, "w");
@@ -418,27 +433,32 @@ static int scenario_join(bool marks, const char *per_step)
     return s_fail == 0 ? 0 : 1;
 }
 
-/* Runs 3 peers of pg (wait_all with `deadline` and `stop_after`): every
+/* Runs n peers of pg (wait_all with `deadline` and `stop_after`): every
    one must finish with no bad step and the same checksum. */
-static int run_agree(const prog_t *pg, double deadline, double stop_after)
+static int run_agree_n(const prog_t *pg, int n, double deadline, double stop_after)
 {
-    prepare(3);
+    prepare(n);
     pid_t pids[3];
-    for (int i = 0; i < 3; i++)
-        pids[i] = spawn(i, 3, 3, pg);
-    int bad = wait_all(pids, 3, deadline, stop_after);
+    for (int i = 0; i < n; i++)
+        pids[i] = spawn(i, n, n, pg);
+    int bad = wait_all(pids, n, deadline, stop_after);
     EXPECT(bad == 0);
     out_t o[3];
     bool have = true;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < n; i++)
         have = read_out(i, &o[i]) && have;
     EXPECT(have);
-    for (int i = 0; have && i < 3; i++) {
+    for (int i = 0; have && i < n; i++) {
         EXPECT(o[i].bad == 0);
         EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
     }
-    cleanup(3);
+    cleanup(n);
     return s_fail == 0 ? 0 : 1;
+}
+
+static int run_agree(const prog_t *pg, double deadline, double stop_after)
+{
+    return run_agree_n(pg, 3, deadline, stop_after);
 }
 
 static int scenario_straggler(void)
@@ -450,6 +470,24 @@ static int scenario_straggler(void)
                  .stop_step = 15,
                  .bend_rank = -1};
     return run_agree(&pg, 80.0, 6.0);
+}
+
+/* Two peers of one host: the per-step counter all-reduce runs on the
+   same-host fast path (docs/collectives.md §5).  Rank 1 stops itself at
+   step 15 for 6 s; rank 0 goes on alone, and rank 1 is re-admitted at a
+   step boundary (as a joiner is) and resynced while fast all-reduces
+   run: both end bitwise equal. */
+static int scenario_fast_readmit(void)
+{
+    setenv("COLLAB_SHM", "auto", 1);
+    prog_t pg = {.steps = 300,
+                 .sleep_ms = 30,
+                 .marks = false,
+                 .stop_rank = 1,
+                 .stop_step = 15,
+                 .bend_rank = -1,
+                 .fast = true};
+    return run_agree_n(&pg, 2, 80.0, 6.0);
 }
 
 /* Rank 1 changes its parameters at step 30; the check at step 64 finds
@@ -628,7 +666,9 @@ int main(int argc, char **argv)
         return scenario_join_groups();
     if (strcmp(s_scenario, "rank_required") == 0)
         return scenario_rank_required();
+    if (strcmp(s_scenario, "fast_readmit") == 0)
+        return scenario_fast_readmit();
     fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge|"
-                    "join_groups|rank_required\n");
+                    "join_groups|rank_required|fast_readmit\n");
     return 2;
 }

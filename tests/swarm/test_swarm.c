@@ -58,6 +58,8 @@
       weight      3 peers; every rank changes its weight mid-loop: no
                   error, every result a weighted sum, the new weights in
                   effect after a barrier
+      fast_bits, fast_kill, fast_stop  2 peers of one host: small
+                  collectives on the calling thread (test_swarm_fast.c)
       unexpected  3 peers; ranks 1 and 2 send rank 0 10008 messages each
                   before it posts a receive: every one arrives intact and
                   rank 0's memory stays bounded (test_swarm_unexpected.c)
@@ -708,6 +710,9 @@ static const scenario_t s_scenarios[] = {
     {"adaptive", 4, child_adaptive, 90, -1, false, NULL},
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
+    {"fast_bits", 2, child_fast_bits, 120, -1, false, NULL},
+    {"fast_kill", 2, child_fast_kill, 90, 1, true, NULL},
+    {"fast_stop", 2, child_fast_stop, 90, 1, false, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
     {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
@@ -801,8 +806,8 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
-                        "shm_kill|unexpected|flow|flow_v5|early|early_comms|bandwidth|\n"
-                        "bandwidth_v6|bandwidth_claims|adaptive\n");
+                        "shm_kill|fast_bits|fast_kill|fast_stop|unexpected|flow|flow_v5|early|\n"
+                        "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive\n");
         return 2;
     }
     fprintf(stderr, "[test] %s: %s\n", sc, rc == 0 ? "passed" : "FAILED");

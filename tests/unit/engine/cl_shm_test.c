@@ -347,7 +347,7 @@ static void fill_hello(raw_hello_t *h, const uint8_t from[32], const uint8_t to[
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, "CLSHMHI1", 8);
-    h->version = 1;
+    h->version = 2;
     h->ring_bytes = (uint32_t)RING;
     h->run = RUN;
     memcpy(h->from, from, 32);
@@ -414,7 +414,7 @@ static int segment(size_t len, bool seal)
     if (p == MAP_FAILED)
         return fd;
     memcpy(p, "CLSHMSG1", 8);
-    uint32_t v = 1, rb = (uint32_t)RING;
+    uint32_t v = 2, rb = (uint32_t)RING;
     uint64_t run = RUN;
     memcpy(p + 8, &v, 4);
     memcpy(p + 12, &rb, 4);
@@ -433,7 +433,7 @@ static void test_hostile(void)
     node_init(&s_nodes[1], 9, RING);
     if (s_nodes[1].shm == NULL)
         return;
-    const size_t seglen = 4096 + 2 * (256 + RING);
+    const size_t seglen = 4096 + CL_SHM_FAST_BYTES + 2 * (256 + RING);
     uint8_t from[32], other[32];
     for (int i = 0; i < 32; i++) {
         from[i] = (uint8_t)(1 + i);
@@ -494,7 +494,7 @@ static void test_hostile(void)
     CL_CHECK(p != MAP_FAILED);
     if (p != MAP_FAILED) {
         uint64_t tail = (uint64_t)RING * 3 + 16;
-        memcpy(p + 4096 + 64, &tail, 8); /* ring 0's tail */
+        memcpy(p + 4096 + CL_SHM_FAST_BYTES + 64, &tail, 8); /* ring 0's tail */
         char b = 1;
         (void)send(sock, &b, 1, MSG_NOSIGNAL);
         double end = now_s() + 3;

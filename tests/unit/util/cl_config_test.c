@@ -180,6 +180,8 @@ static void test_good_values(void)
         {"COLLAB_CUDA", "1", 12, 1},
         {"COLLAB_SHM", "auto", 14, 1},
         {"COLLAB_SHM", "0", 14, 0},
+        {"COLLAB_SHM_FAST", "1", 15, 1},
+        {"COLLAB_SHM_FAST", "0", 15, 0},
         {"COLLAB_LEAVE_ON", "SIGTERM", 13, 1},
         {"COLLAB_LEAVE_ON", "sigterm", 13, 1},
         {"COLLAB_LEAVE_ON", "none", 13, 0},
@@ -240,6 +242,9 @@ static void test_good_values(void)
             break;
         case 14:
             got = cfg.shm;
+            break;
+        case 15:
+            got = cfg.shm_fast;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -355,6 +360,7 @@ static void test_bad_values(void)
         {"COLLAB_SHM", "1", "expected auto or 0"},
         {"COLLAB_SHM", "off", "expected auto or 0"},
         {"COLLAB_SHM", "", "expected auto or 0"},
+        {"COLLAB_SHM_FAST", "auto", "expected 1 or 0"},
         {"COLLAB_LOG", "verbose", "error, warn, info or debug"},
         {"COLLAB_LOG", "", "error, warn, info or debug"},
         {"COLLAB_LOG_FILE", "", "path of a file"},
@@ -813,7 +819,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 46);
+    CL_CHECK(n == 47);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -842,6 +848,7 @@ static void test_table(void)
                               "COLLAB_VERIFY",
                               "COLLAB_CUDA",
                               "COLLAB_SHM",
+                              "COLLAB_SHM_FAST",
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
                               "COLLAB_CHECKPOINT_DIR",

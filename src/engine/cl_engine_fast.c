@@ -1,0 +1,217 @@
+/*  cl_engine_fast.c - the engine's side of the same-host fast path
+    (cl_fast.h, docs/collectives.md §5): the engine stays the authority on
+    membership and sequence numbers.
+
+    Grant.  At every turn of the loop, and when a stream falls idle, each
+    communicator's fast path is granted, from the stream's next sequence
+    number, only while nothing is changing: COLLAB_SHM_FAST on; a
+    communicator of nominal size 2 whose other member is a live, unsuspected
+    member of the closed world group with weight 1 (as this peer), reached
+    through an up same-host link; no compression, robust aggregation or
+    validation; no collective of it queued, running or submitted; no early
+    message waiting for it; this peer not leaving; and on the world
+    communicator the elastic layer quiet (eng_el_fast_ok: no admission in
+    progress or waiting, start-up over).  Anything else revokes it.
+
+    Lease.  A grant on the world communicator lapses after FAST_LEASE
+    seconds and is given again only after the program posted one full
+    step (the stream's period, plus one) on the engine path, so that the
+    admitter's work at step boundaries (admissions, state audits,
+    checkpoints) still finds boundaries there.
+
+    Reports.  The application thread reports every completed fast
+    sequence; the engine takes the reports before it numbers a new
+    submission, at every turn of the loop and before it grants: the
+    stream's next sequence, its started count, its early buffer, the
+    elastic records (eng_el_on_fast) and the progress counter follow.
+
+    Revocation by messages.  A collective message for a sequence at or
+    after the stream's next one means the other member runs it on the
+    engine path: the grant is revoked at once (the other member also
+    releases this one's wait itself, cl_fast_before_engine).
+*/
+#include "engine/cl_engine_coll_int.h"
+#include "engine/cl_engine_elastic.h"
+#include "engine/cl_fast.h"
+#include "engine/cl_shm.h"
+
+#include "util/cl_log.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAST_LEASE 1.0 /* seconds a world grant lasts before one step on the engine path */
+
+/* Applies the reports of s's fast path. */
+void eng_fast_drain(struct cl_engine *e, stream_t *s)
+{
+    cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
+    if (f == NULL)
+        return;
+    cl_fast_report_t rep[64];
+    size_t n;
+    while ((n = cl_fast_take(f, rep, 64)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            const cl_fast_report_t *r = &rep[i];
+            for (uint64_t k = 0; k < r->n; k++) {
+                uint64_t seq = r->first + k;
+                collab_request_t req;
+                memset(&req, 0, sizeof req);
+                req.op = CL_OP_COLL;
+                req.comm = s->comm;
+                req.coll.kind = (cl_coll_kind_t)r->kind;
+                req.coll.comm_id = s->comm_id;
+                req.coll.seq = seq;
+                req.coll.root = r->root;
+                req.coll.count = r->count;
+                req.coll.dtype = r->dtype;
+                req.coll.op.kind = r->op;
+                req.coll.sendbuf = r->sendbuf;
+                req.coll.recvbuf = r->recvbuf;
+                if (seq + 1 > s->next_seq)
+                    s->next_seq = seq + 1;
+                if (seq + 1 > s->started)
+                    s->started = seq + 1;
+                eng_el_on_fast(e, s, &req); /* elastic hook: records */
+                e->progress++;
+                s->fast_done++;
+            }
+            e->last_done = eng_now();
+        }
+    }
+    /* Early messages of sequences now done here are stale. */
+    buffered_t *prev = NULL, *b = s->buf_head;
+    while (b != NULL) {
+        buffered_t *next = b->next;
+        if (b->seq < s->started) {
+            eng_coll_unlink_buffered(e, s, prev, b);
+            free(b->data);
+            free(b);
+        } else {
+            prev = b;
+        }
+        b = next;
+    }
+}
+
+/* The other member's record when s may run on the fast path now. */
+static cl_peer_t *allowed(struct cl_engine *e, stream_t *s)
+{
+    collab_comm_t *c = s->comm;
+    cl_shm_t *shm = cl_transport_shm(e->tp);
+    if (!e->cfg.shm_fast || shm == NULL || c == NULL || c->size != 2 || e->state != ENG_MEMBER ||
+        e->leaving || atomic_load(&e->leave_asked) || e->finalize_req != NULL)
+        return NULL;
+    if (s->active != NULL || zlist_size(s->queue) > 0 || atomic_load(&c->coll_pending) != 0 ||
+        s->buf_head != NULL)
+        return NULL;
+    if (!cl_member_group_closed(e->mb) || e->cfg.compression != 0)
+        return NULL;
+    const cl_settings_t *set = cl_member_settings(e->mb);
+    if (set->compression != 0 || set->aggregation != 0 || set->verify)
+        return NULL;
+    cl_peer_t *me = cl_member_self(e->mb);
+    cl_peer_t *p = cl_member_at_rank(e->mb, cl_comm_world_of(c, 1 - c->rank));
+    if (me == NULL || p == NULL || !me->in_group || !p->in_group || p == me ||
+        p->state != CL_PEER_ALIVE || p->suspect_since > 0 || p->link_closed || p->client ||
+        me->weight != 1.0 || p->weight != 1.0)
+        return NULL;
+    if (!cl_shm_up(shm, p->key))
+        return NULL;
+    if (!eng_el_fast_ok(e, s))
+        return NULL;
+    return p;
+}
+
+/* Grants or revokes s's fast path as allowed() says. */
+static void update(struct cl_engine *e, stream_t *s, double now)
+{
+    collab_comm_t *c = s->comm;
+    if (c == NULL)
+        return;
+    eng_fast_drain(e, s);
+    cl_fast_t *f = atomic_load(&c->fast);
+    cl_shm_t *shm = cl_transport_shm(e->tp);
+    /* An area whose link closed (or was replaced) is given up. */
+    if (f != NULL && cl_fast_link(f) != 0 &&
+        cl_shm_link_id(shm, cl_fast_peer_key(f)) != cl_fast_link(f))
+        (void)cl_fast_detach(f);
+    cl_peer_t *p = allowed(e, s);
+    if (p == NULL) {
+        if (f != NULL && cl_fast_granted(f))
+            cl_fast_revoke(f);
+        return;
+    }
+    /* The world's lease. */
+    bool world = c->kind == CL_COMM_WORLD;
+    if (f != NULL && cl_fast_granted(f)) {
+        if (world && now - s->fast_since > FAST_LEASE) {
+            cl_fast_revoke(f);
+            s->fast_hold = eng_el_period(e) + 1;
+            s->fast_hold_from = s->next_seq;
+        }
+        return;
+    }
+    if (world && s->fast_hold > 0 && s->next_seq < s->fast_hold_from + s->fast_hold)
+        return;
+    s->fast_hold = 0;
+    if (f == NULL) {
+        f = cl_fast_new();
+        if (f == NULL)
+            return;
+        atomic_store(&c->fast, f);
+    }
+    uint64_t link = cl_shm_link_id(shm, p->key);
+    if (cl_fast_link(f) != link) {
+        if (!cl_fast_detach(f))
+            return;
+        bool low;
+        void *area = cl_shm_fast_map(shm, p->key, &low);
+        if (area == NULL || !cl_fast_attach(f, area, c->id, c->rank, link, p->key))
+            return;
+    }
+    /* Numbered after every sequence the program completed here. */
+    if (!cl_fast_idle(f))
+        return;
+    eng_fast_drain(e, s);
+    if (cl_fast_grant(f, s->next_seq, &c->coll_pending)) {
+        s->fast_since = now;
+        cl_debug("fast path on communicator %016llx from collective #%llu",
+                 (unsigned long long)c->id, (unsigned long long)s->next_seq);
+    }
+}
+
+void eng_fast_update(struct cl_engine *e)
+{
+    double now = eng_now();
+    for (size_t i = 0; i < e->nstreams; i++)
+        update(e, e->streams[i], now);
+}
+
+void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
+{
+    update(e, s, eng_now());
+}
+
+void eng_fast_on_message(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
+    if (f == NULL || !cl_fast_granted(f))
+        return;
+    eng_fast_drain(e, s);
+    if (seq >= s->next_seq)
+        cl_fast_revoke(f);
+}
+
+void eng_fast_release(struct cl_engine *e, stream_t *s)
+{
+    if (s->comm == NULL)
+        return;
+    cl_fast_t *f = atomic_load(&s->comm->fast);
+    if (f == NULL)
+        return;
+    eng_fast_drain(e, s);
+    atomic_store(&s->comm->fast, NULL);
+    cl_fast_destroy(&f);
+}

@@ -1,0 +1,497 @@
+/*  cl_fast.c - the fast path of small collectives between the two members
+    of a communicator on one host (see cl_fast.h).
+
+    The area.  The segment of a same-host link (cl_shm.c) holds, after its
+    header page, CL_SHM_FAST_BYTES for this path: FAST_CHANS channels, one
+    per communicator (slot comm_id % FAST_CHANS, claimed by writing the
+    id; a communicator whose slot another one holds takes the engine
+    path).  A channel holds an outcome word `ctl`, a futex word, the
+    count of sleepers, and per member two input slots (by the parity of
+    the sequence number) and the last sequence whose other input it
+    finished reading.
+
+    Schedule of sequence q (every member's input to the other, then each
+    folds both in comm-rank order with the kernels of the exchange
+    all-reduce, cl_reduce_fold: the same bits as the engine path):
+      1. Member m writes its input into slot[m][q & 1] (seq, kind, type,
+         op, length, data; seq is written last).
+      2. It arrives: ctl = (q, ARRIVED_m) by compare-and-swap, from any
+         outcome of an earlier sequence.  If the other has arrived at q
+         already, it checks the other's slot against its own call and
+         sets (q, COMPLETE), or (q, ABORTED) when they differ.
+      3. The first arriver waits for the outcome: a brief spin (at most
+         SPIN_US with a pause instruction), then sleeps on the futex with
+         a timeout, re-checking its grant.  When its grant is revoked, or
+         it waited WAIT_LIMIT (the other member is slow: the engine's
+         straggler rules take over), it sets (q, ABORTED) by
+         compare-and-swap from (q, ARRIVED_m).
+      4. COMPLETE: both fold slot[0] and slot[1] into the result and
+         record that they finished reading.  ABORTED, or a ctl of another
+         sequence: both run q on the engine path, which handles slow,
+         stopped and dead members as on the network.
+    Exactly one party ends sequence q: the last arriver (COMPLETE) or an
+    aborting member (ABORTED), each by one compare-and-swap from the
+    state where only the first has arrived.  So either both members
+    complete q here with both inputs, or both run q on the engine path; a
+    member that arrives late finds ABORTED (or a later sequence) and never
+    completes with inputs the other abandoned.  A member that goes to the
+    engine path while the other waits on it aborts the other's sequence
+    first (cl_fast_before_engine).
+
+    Slots.  Member m writes slot[m][q & 1] only when the other finished
+    reading the last sequence of that parity that completed here (else q
+    takes the engine path): a member stopped while it reads keeps its
+    input intact.
+
+    Trust.  Everything read from the area is bounded by this member's own
+    call: the length it reads is its own (at most CL_FAST_MAX_BYTES); a
+    member writing nonsense can make the pair take the engine path, or
+    (like any member) contribute a wrong input, nothing more.
+
+    Cost of one small all-reduce: one copy in, one compare-and-swap, the
+    fold of two inputs; no system call unless a member sleeps (then one
+    futex wake and one wait).
+*/
+#define _GNU_SOURCE
+#include "engine/cl_fast.h"
+
+#include "coll/cl_coll.h"
+#include "coll/cl_reduce.h"
+#include "engine/cl_shm.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FAST_CHANS 4
+#define FAST_OUTCOMES 4   /* outcome words, by sequence number modulo 4 */
+#define SPIN_US 30.0      /* spinning before sleeping */
+#define SLEEP_NS 2000000L /* one futex sleep at most (the grant is checked after) */
+#define WAIT_LIMIT 0.5    /* seconds a first arriver waits before the engine path */
+#define F_ARR(m) (1u << (m))
+#define F_COMPLETE 4u
+#define F_ABORTED 8u
+#define CTL(q, f) (((q) << 4) | (f))
+#define CTL_SEQ(v) ((v) >> 4)
+#define CTL_FL(v) ((unsigned)((v)&15u))
+#define SEQ_NONE UINT64_MAX
+
+typedef struct {
+    _Atomic uint64_t seq; /* the sequence it holds; SEQ_NONE while written */
+    uint32_t kind, dtype, op, pad;
+    uint64_t bytes;
+    char pad1[32];
+    uint8_t data[CL_FAST_MAX_BYTES];
+} fslot_t;
+
+typedef struct {
+    _Atomic uint64_t comm_id;    /* the communicator holding the channel, 0: free */
+    _Atomic uint32_t present[2]; /* member m's engine attached (a peer with the fast
+                                    path off never does: no grant then) */
+    char pad0[48];
+    _Atomic uint64_t ctl[FAST_OUTCOMES]; /* outcome words: CTL(sequence, flags) at seq % 4 */
+    char pad1[32];
+    _Atomic uint32_t futex;    /* bumped at every outcome and revocation */
+    _Atomic uint32_t sleepers; /* members sleeping on futex */
+    char pad2[56];
+    _Atomic uint64_t read[2]; /* read[m]: 1 + the last sequence whose inputs m finished reading */
+    char pad3[48];
+    fslot_t slot[2][2]; /* [member][sequence & 1] */
+} fchan_t;
+
+_Static_assert(sizeof(fchan_t) * FAST_CHANS <= CL_SHM_FAST_BYTES, "the channels fit the area");
+
+struct cl_fast {
+    _Atomic uint64_t grant;    /* 0: revoked; else the grant's number */
+    _Atomic int inside;        /* an application thread uses the area */
+    _Atomic uint64_t next_seq; /* the sequence the next fast collective runs as */
+    _Atomic(fchan_t *) ch;     /* the channel in the mapped area, NULL when detached */
+    void *area;                /* the mapping (engine side) */
+    uint64_t link_id;
+    uint8_t peer[32]; /* the other member's key (engine side) */
+    uint64_t grants;  /* grant numbers given so far */
+    int me;           /* this member's index (comm rank) */
+    uint64_t last[2]; /* 1 + the last sequence of each parity completed here */
+    _Atomic uint64_t completed;
+    pthread_mutex_t lock; /* guards the reports */
+    cl_fast_report_t rep[CL_FAST_REPORTS];
+    size_t nrep;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void futex_wake(fchan_t *c, bool always)
+{
+    atomic_fetch_add(&c->futex, 1);
+    if (always || atomic_load(&c->sleepers) > 0)
+        (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+cl_fast_t *cl_fast_new(void)
+{
+    cl_fast_t *self = calloc(1, sizeof *self);
+    if (self == NULL)
+        return NULL;
+    if (pthread_mutex_init(&self->lock, NULL) != 0) {
+        free(self);
+        return NULL;
+    }
+    return self;
+}
+
+void cl_fast_destroy(cl_fast_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return;
+    cl_fast_t *self = *self_p;
+    atomic_store(&self->grant, 0);
+    if (self->area != NULL)
+        munmap(self->area, CL_SHM_FAST_BYTES);
+    pthread_mutex_destroy(&self->lock);
+    free(self);
+    *self_p = NULL;
+}
+
+bool cl_fast_attach(cl_fast_t *self, void *area, uint64_t comm_id, int me, uint64_t link_id,
+                    const uint8_t peer[32])
+{
+    fchan_t *c = (fchan_t *)area + comm_id % FAST_CHANS;
+    uint64_t want = 0;
+    if (self->area != NULL || (me != 0 && me != 1) ||
+        (!atomic_compare_exchange_strong(&c->comm_id, &want, comm_id) && want != comm_id)) {
+        munmap(area, CL_SHM_FAST_BYTES);
+        return false;
+    }
+    self->area = area;
+    self->link_id = link_id;
+    memcpy(self->peer, peer, 32);
+    self->me = me;
+    self->last[0] = self->last[1] = 0;
+    atomic_store(&c->present[me], 1);
+    atomic_store(&self->ch, c);
+    return true;
+}
+
+uint64_t cl_fast_link(const cl_fast_t *self)
+{
+    return self->area != NULL ? self->link_id : 0;
+}
+
+const uint8_t *cl_fast_peer_key(const cl_fast_t *self)
+{
+    return self->peer;
+}
+
+void cl_fast_revoke(cl_fast_t *self)
+{
+    atomic_store(&self->grant, 0);
+    fchan_t *c = atomic_load(&self->ch);
+    if (c != NULL)
+        futex_wake(c, true); /* this process's waiter, if any */
+}
+
+bool cl_fast_detach(cl_fast_t *self)
+{
+    cl_fast_revoke(self);
+    if (self->area == NULL)
+        return true;
+    atomic_store(&self->ch, NULL);
+    if (atomic_load(&self->inside) != 0)
+        return false; /* the application thread still uses it: next time */
+    munmap(self->area, CL_SHM_FAST_BYTES);
+    self->area = NULL;
+    self->link_id = 0;
+    return true;
+}
+
+bool cl_fast_idle(const cl_fast_t *self)
+{
+    return atomic_load(&self->inside) == 0;
+}
+
+bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pending)
+{
+    fchan_t *c = atomic_load(&self->ch);
+    if (self->area == NULL || c == NULL || atomic_load(&c->present[1 - self->me]) == 0 ||
+        atomic_load(pending) != 0 || atomic_load(&self->inside) != 0)
+        return false;
+    atomic_store(&self->next_seq, next_seq);
+    uint64_t g = ++self->grants;
+    atomic_store(&self->grant, g);
+    /* A submission that raced with us counted itself before it dropped
+       the grant: one of the two sees the other. */
+    if (atomic_load(pending) != 0) {
+        uint64_t want = g;
+        atomic_compare_exchange_strong(&self->grant, &want, 0);
+        return false;
+    }
+    return true;
+}
+
+bool cl_fast_granted(const cl_fast_t *self)
+{
+    return atomic_load(&self->grant) != 0;
+}
+
+bool cl_fast_partner_waits(const cl_fast_t *self)
+{
+    fchan_t *c = atomic_load(&self->ch);
+    if (c == NULL)
+        return false;
+    for (int i = 0; i < FAST_OUTCOMES; i++)
+        if (CTL_FL(atomic_load(&c->ctl[i])) == F_ARR(1 - self->me))
+            return true;
+    return false;
+}
+
+size_t cl_fast_take(cl_fast_t *self, cl_fast_report_t *out, size_t cap)
+{
+    pthread_mutex_lock(&self->lock);
+    size_t n = self->nrep < cap ? self->nrep : cap;
+    memcpy(out, self->rep, n * sizeof *out);
+    memmove(self->rep, self->rep + n, (self->nrep - n) * sizeof *out);
+    self->nrep -= n;
+    pthread_mutex_unlock(&self->lock);
+    return n;
+}
+
+uint64_t cl_fast_next_seq(const cl_fast_t *self)
+{
+    return atomic_load(&self->next_seq);
+}
+
+uint64_t cl_fast_completed(const cl_fast_t *self)
+{
+    return atomic_load(&self->completed);
+}
+
+/* Adds sequence q to the reports; false when they are full. */
+static bool report(cl_fast_t *self, const cl_fast_report_t *r)
+{
+    bool ok = true;
+    pthread_mutex_lock(&self->lock);
+    cl_fast_report_t *t = self->nrep > 0 ? &self->rep[self->nrep - 1] : NULL;
+    if (t != NULL && t->first + t->n == r->first && t->kind == r->kind && t->count == r->count &&
+        t->dtype == r->dtype && t->op == r->op && t->root == r->root && t->sendbuf == r->sendbuf &&
+        t->recvbuf == r->recvbuf)
+        t->n++;
+    else if (self->nrep < CL_FAST_REPORTS)
+        self->rep[self->nrep++] = *r;
+    else
+        ok = false;
+    pthread_mutex_unlock(&self->lock);
+    return ok;
+}
+
+static bool reports_full(cl_fast_t *self)
+{
+    pthread_mutex_lock(&self->lock);
+    bool full = self->nrep + 1 >= CL_FAST_REPORTS;
+    pthread_mutex_unlock(&self->lock);
+    return full;
+}
+
+/* Drops this process's grant g (a sequence went to the engine path). */
+static void drop_grant(cl_fast_t *self, uint64_t g)
+{
+    uint64_t want = g;
+    atomic_compare_exchange_strong(&self->grant, &want, 0);
+}
+
+/* Waits for the outcome of q, which this member arrived at first.
+   Returns true when COMPLETE. */
+static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g)
+{
+    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    const uint64_t mine = CTL(q, F_ARR(self->me));
+    double t0 = now_s(), t = t0;
+    unsigned spins = 0;
+    for (;;) {
+        uint64_t v = atomic_load_explicit(ctl, memory_order_acquire);
+        if (v != mine)
+            return v == CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE);
+        if ((++spins & 31) == 0)
+            t = now_s();
+        bool give_up = atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT;
+        if (give_up) {
+            uint64_t want = mine;
+            if (atomic_compare_exchange_strong(ctl, &want, CTL(q, F_ABORTED))) {
+                futex_wake(c, false);
+                return false;
+            }
+            continue; /* the outcome came first */
+        }
+        if (t - t0 < SPIN_US * 1e-6) {
+            cpu_pause();
+            continue;
+        }
+        atomic_fetch_add(&c->sleepers, 1);
+        uint32_t f = atomic_load(&c->futex);
+        if (atomic_load(ctl) == mine && atomic_load(&self->grant) == g) {
+            struct timespec ts = {0, SLEEP_NS};
+            (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAIT, f, &ts, NULL, 0);
+        }
+        atomic_fetch_sub(&c->sleepers, 1);
+        t = now_s();
+    }
+}
+
+/* The fast path of one collective: an all-reduce (sendbuf, or recvbuf in
+   place), a broadcast of count bytes in recvbuf from root, or a barrier.
+   Returns 1 done, 0 not taken. */
+static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, size_t count,
+               collab_dtype_t dtype, const collab_op_t *op, int root)
+{
+    size_t bytes = kind == CL_COLL_ALLREDUCE ? count * collab_dtype_extent(dtype)
+                   : kind == CL_COLL_BCAST   ? count
+                                             : 0;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&self->inside, &expected, 1))
+        return 0; /* another thread of this process (not allowed by MPI) */
+    int rc = 0;
+    uint64_t g = atomic_load(&self->grant);
+    fchan_t *c = atomic_load(&self->ch);
+    if (g == 0 || c == NULL || reports_full(self))
+        goto out;
+    const int me = self->me, other = 1 - me;
+    const uint64_t q = atomic_load(&self->next_seq);
+    const unsigned par = (unsigned)(q & 1);
+    /* The other member finished reading what this member's slot of this
+       parity held last. */
+    if (atomic_load_explicit(&c->read[other], memory_order_acquire) < self->last[par])
+        goto abandon;
+    fslot_t *mine = &c->slot[me][par];
+    atomic_store_explicit(&mine->seq, SEQ_NONE, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    mine->kind = (uint32_t)kind;
+    mine->dtype = (uint32_t)dtype;
+    /* A broadcast's root travels in the op field. */
+    mine->op = kind == CL_COLL_BCAST ? (uint32_t)root : op != NULL ? (uint32_t)op->kind : 0;
+    mine->bytes = bytes;
+    if (bytes > 0 && (kind != CL_COLL_BCAST || root == me))
+        memcpy(mine->data, sendbuf != NULL ? sendbuf : recvbuf, bytes);
+    atomic_store_explicit(&mine->seq, q, memory_order_release);
+    /* Arrive. */
+    bool complete = false, arrived = false;
+    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    for (;;) {
+        uint64_t v = atomic_load(ctl);
+        uint64_t vs = CTL_SEQ(v);
+        unsigned vf = CTL_FL(v);
+        if (vs > q || (vs == q && (vf & ~F_ARR(other)) != 0))
+            break; /* aborted, the other ahead, or nonsense: engine path */
+        if (vs == q && vf == F_ARR(other)) {
+            /* The other is here: the last arriver decides. */
+            const fslot_t *os = &c->slot[other][par];
+            bool same = atomic_load_explicit(&os->seq, memory_order_acquire) == q &&
+                        os->kind == (uint32_t)kind && os->dtype == (uint32_t)dtype &&
+                        os->op == mine->op && os->bytes == bytes;
+            uint64_t to = same ? CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE) : CTL(q, F_ABORTED);
+            if (atomic_compare_exchange_strong(ctl, &v, to)) {
+                futex_wake(c, false);
+                complete = same;
+                break;
+            }
+            continue;
+        }
+        /* An earlier sequence's outcome (or nobody here yet): arrive first. */
+        if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ARR(me)))) {
+            arrived = true;
+            break;
+        }
+    }
+    if (arrived)
+        complete = wait_outcome(self, c, q, g);
+    if (!complete)
+        goto abandon;
+    if (kind == CL_COLL_ALLREDUCE && count > 0) {
+        const void *in[2] = {c->slot[0][par].data, c->slot[1][par].data};
+        (void)cl_reduce_fold(op, dtype, recvbuf, in, 2, count);
+    } else if (kind == CL_COLL_BCAST && root != me && bytes > 0) {
+        memcpy(recvbuf, c->slot[root][par].data, bytes);
+    }
+    atomic_store_explicit(&c->read[me], q + 1, memory_order_release);
+    self->last[par] = q + 1;
+    atomic_store(&self->next_seq, q + 1);
+    atomic_fetch_add(&self->completed, 1);
+    cl_fast_report_t r = {.first = q,
+                          .n = 1,
+                          .kind = kind,
+                          .count = count,
+                          .dtype = dtype,
+                          .op = op != NULL ? op->kind : COLLAB_OP_NO_OP,
+                          .root = kind == CL_COLL_BCAST ? root : -1,
+                          .sendbuf = sendbuf,
+                          .recvbuf = recvbuf};
+    (void)report(self, &r); /* room was checked above; only this thread adds */
+    rc = 1;
+    goto out;
+abandon:
+    drop_grant(self, g);
+out:
+    atomic_store(&self->inside, 0);
+    return rc;
+}
+
+int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
+                      collab_dtype_t dtype, const collab_op_t *op)
+{
+    size_t ext = collab_dtype_extent(dtype);
+    if (self == NULL || op == NULL || op->kind == COLLAB_OP_USER || ext == 0 ||
+        count > CL_FAST_MAX_BYTES / ext)
+        return 0;
+    return run(self, CL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1);
+}
+
+int cl_fast_bcast(cl_fast_t *self, void *buf, size_t bytes, int root)
+{
+    if (self == NULL || bytes > CL_FAST_MAX_BYTES || (root != 0 && root != 1))
+        return 0;
+    return run(self, CL_COLL_BCAST, NULL, buf, bytes, COLLAB_BYTE, NULL, root);
+}
+
+int cl_fast_barrier(cl_fast_t *self)
+{
+    if (self == NULL)
+        return 0;
+    return run(self, CL_COLL_BARRIER, NULL, NULL, 0, COLLAB_BYTE, NULL, -1);
+}
+
+void cl_fast_before_engine(cl_fast_t *self)
+{
+    if (self == NULL)
+        return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&self->inside, &expected, 1))
+        return;
+    atomic_store(&self->grant, 0);
+    fchan_t *c = atomic_load(&self->ch);
+    for (int i = 0; c != NULL && i < FAST_OUTCOMES; i++) {
+        uint64_t v = atomic_load(&c->ctl[i]);
+        if (CTL_FL(v) == F_ARR(1 - self->me) &&
+            atomic_compare_exchange_strong(&c->ctl[i], &v, CTL(CTL_SEQ(v), F_ABORTED)))
+            futex_wake(c, false);
+    }
+    atomic_store(&self->inside, 0);
+}

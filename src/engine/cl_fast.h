@@ -1,0 +1,119 @@
+/*  cl_fast.h - small collectives (all-reduce, broadcast, barrier) between
+    the two members of a communicator on one host, carried out by the
+    application thread itself through the fast-path area of their shared
+    segment (cl_shm.h), with no engine round trip and no system call in
+    the common case.
+
+    A cl_fast_t belongs to one communicator of this process.  The engine
+    creates it, attaches it to the pair's area (cl_fast_attach), grants it
+    while nothing is changing (cl_fast_grant: the sequence number to run
+    next) and revokes it (cl_fast_revoke) when anything might change; the
+    application thread runs an all-reduce or a barrier on it
+    (cl_fast_allreduce, cl_fast_bcast, cl_fast_barrier) only under a grant, and reports
+    each completed sequence, which the engine takes (cl_fast_take) to keep
+    its stream's numbering and records right.  The protocol and its
+    guarantees are in cl_fast.c's comment and docs/collectives.md §5.
+*/
+#ifndef CL_FAST_H_INCLUDED
+#define CL_FAST_H_INCLUDED
+
+#include "mpi_collab.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CL_FAST_MAX_BYTES 8192 /* largest all-reduce input (bytes) on the fast path */
+#define CL_FAST_REPORTS 1024   /* reports waiting for the engine at most */
+
+typedef struct cl_fast cl_fast_t;
+
+/* One run of completed fast collectives with the same arguments and
+   consecutive sequence numbers (first .. first + n - 1). */
+typedef struct {
+    uint64_t first, n;
+    int kind; /* cl_coll_kind_t: all-reduce, broadcast or barrier */
+    size_t count;
+    collab_dtype_t dtype;
+    collab_op_kind_t op;
+    int root;            /* broadcast: the root; else -1 */
+    const void *sendbuf; /* the program's buffers (only compared, never read) */
+    void *recvbuf;
+} cl_fast_report_t;
+
+/* A detached, revoked channel; NULL on allocation failure.  Caller owns. */
+cl_fast_t *cl_fast_new(void);
+
+/* Frees *self_p (accepts NULL, nulls it).  Only when no application
+   thread can use it any more (communicator freed, engine stopped). */
+void cl_fast_destroy(cl_fast_t **self_p);
+
+/* --- engine side ---------------------------------------------------- */
+
+/* Attaches to area (a mapping of CL_SHM_FAST_BYTES, which self now owns)
+   for communicator comm_id, this member at index me (0 or 1, its comm
+   rank), link_id and peer naming the link the area belongs to.  Returns
+   false (area unmapped) when the area's slot for comm_id is taken by
+   another communicator. */
+bool cl_fast_attach(cl_fast_t *self, void *area, uint64_t comm_id, int me, uint64_t link_id,
+                    const uint8_t peer[32]);
+
+/* The link id of the attached area, 0 when detached, and its peer's key. */
+uint64_t cl_fast_link(const cl_fast_t *self);
+const uint8_t *cl_fast_peer_key(const cl_fast_t *self);
+
+/* Revokes and, once no application thread is inside, unmaps the area.
+   Returns true when detached (call again later otherwise). */
+bool cl_fast_detach(cl_fast_t *self);
+
+/* Grants the fast path from sequence next_seq on, unless the other
+   member's engine has not attached to the area (its fast path is off),
+   an application thread is inside, or *pending
+   (collectives of this communicator submitted to the engine and not yet
+   complete) is non-zero before or after.  Returns true when granted. */
+bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pending);
+
+/* True when no application thread is inside the fast path: the reports
+   taken after this hold every sequence it completed. */
+bool cl_fast_idle(const cl_fast_t *self);
+
+/* Revokes the grant and wakes an application thread waiting on it. */
+void cl_fast_revoke(cl_fast_t *self);
+
+/* True while granted. */
+bool cl_fast_granted(const cl_fast_t *self);
+
+/* True when the other member has arrived at a sequence and waits. */
+bool cl_fast_partner_waits(const cl_fast_t *self);
+
+/* Moves up to cap reports into out (oldest first); returns how many. */
+size_t cl_fast_take(cl_fast_t *self, cl_fast_report_t *out, size_t cap);
+
+/* --- application side ----------------------------------------------- */
+
+/* Runs an all-reduce (sendbuf NULL: in place in recvbuf) on the fast
+   path.  Returns 1 when done (recvbuf holds the result every member
+   gets), 0 when not taken: the caller runs it on the engine path at the
+   same sequence number (call cl_fast_before_engine first). */
+int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
+                      collab_dtype_t dtype, const collab_op_t *op);
+
+/* Same for a broadcast of bytes (at most CL_FAST_MAX_BYTES) in buf from
+   comm rank root. */
+int cl_fast_bcast(cl_fast_t *self, void *buf, size_t bytes, int root);
+
+/* Same for a barrier. */
+int cl_fast_barrier(cl_fast_t *self);
+
+/* Before a collective of this communicator goes to the engine: drops
+   this process's grant (the engine grants again at its next sequence)
+   and releases the other member if it waits on the fast path. */
+void cl_fast_before_engine(cl_fast_t *self);
+
+/* The sequence number the next fast collective runs as. */
+uint64_t cl_fast_next_seq(const cl_fast_t *self);
+
+/* Fast collectives completed by this process (statistics, tests). */
+uint64_t cl_fast_completed(const cl_fast_t *self);
+
+#endif

@@ -1,0 +1,357 @@
+/*  test_swarm_fast.c - scenarios "fast_bits", "fast_kill" and "fast_stop"
+    of test_swarm: small collectives of two peers of one host done by the
+    calling thread (src/engine/cl_fast.c, docs/collectives.md §5).
+
+    fast_bits  2 peers.  On the world and on a duplicate of it, thousands
+               of small all-reduces (float and double SUM with values of
+               very different magnitudes, int MIN and BXOR, in place),
+               broadcasts from either rank and barriers.  Every
+               blocking result equals, bit for bit, the result of the
+               same call made nonblocking (which always takes the engine
+               path) and the sum computed here in rank order; most
+               blocking calls took the fast path.
+    fast_kill  2 peers; rank 1 SIGKILLs itself from a second thread in the
+               middle of a run of fast all-reduces.  Rank 0 finishes
+               every call without hanging, each result with both inputs
+               or with its own alone (counted as the mean, DESIGN §2).
+    fast_stop  2 peers; rank 1 SIGSTOPs itself the same way; a helper
+               process continues it 4 s later (COLLAB_TIMEOUT is 2 s).
+               Both finish their loops without hanging; every result of
+               either holds both inputs or one alone (a re-admitted
+               straggler's first step back weighs 0), and every sequence
+               that either completed on the fast path both completed
+               there with the same result: the victim never completes a
+               fast call with inputs the other abandoned.
+*/
+#include "test_swarm.h"
+
+#include "engine/cl_comm.h"
+#include "engine/cl_fast.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NF 16 /* elements per small all-reduce */
+
+static const collab_op_t BXOR = {COLLAB_OP_BXOR, NULL, NULL, 1};
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Input element k of rank r at iteration it: magnitudes 2^-30 .. 2^30. */
+static double val(int r, int it, int k)
+{
+    uint64_t h = mix(((uint64_t)r << 40) ^ ((uint64_t)it << 8) ^ (uint64_t)k);
+    double m = (double)(h % 1000003) / 1000003.0;
+    return ldexp(h & 1 ? -m : m, (int)((h >> 8) % 61) - 30);
+}
+
+static uint64_t fast_done(collab_comm_t *c)
+{
+    cl_fast_t *f = atomic_load(&c->fast);
+    return f != NULL ? cl_fast_completed(f) : 0;
+}
+
+/* One round of checks on comm c at iteration it; *engine_calls counts the
+   nonblocking ones. */
+static void bits_round(collab_comm_t *c, int i, int it)
+{
+    float fin[NF], fout[NF], feng[NF];
+    double din[NF], dout[NF], deng[NF];
+    int32_t iin[NF], iout[NF], ieng[NF];
+    for (int k = 0; k < NF; k++) {
+        fin[k] = (float)val(i, it, k);
+        din[k] = val(i, it, k + NF);
+        iin[k] = (int32_t)mix((uint64_t)(i * 100000 + it * 64 + k));
+    }
+    collab_request_t *r = NULL;
+    /* float SUM: blocking (fast), nonblocking (engine), and by hand. */
+    CHECK(collab_allreduce(c, fin, fout, NF, COLLAB_FLOAT, &SUM, NULL) == COLLAB_OK);
+    CHECK(collab_allreduce(c, fin, feng, NF, COLLAB_FLOAT, &SUM, &r) == COLLAB_OK);
+    CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+    CHECK(memcmp(fout, feng, sizeof fout) == 0);
+    for (int k = 0; k < NF; k++) {
+        float want = (float)val(0, it, k) + (float)val(1, it, k);
+        CHECK(memcmp(&fout[k], &want, sizeof want) == 0);
+    }
+    /* double SUM in place. */
+    memcpy(dout, din, sizeof din);
+    CHECK(collab_allreduce(c, NULL, dout, NF, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(collab_allreduce(c, din, deng, NF, COLLAB_DOUBLE, &SUM, &r) == COLLAB_OK);
+    CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+    CHECK(memcmp(dout, deng, sizeof dout) == 0);
+    for (int k = 0; k < NF; k++) {
+        double want = val(0, it, k + NF) + val(1, it, k + NF);
+        CHECK(memcmp(&dout[k], &want, sizeof want) == 0);
+    }
+    /* int MIN and BXOR. */
+    CHECK(collab_allreduce(c, iin, iout, NF, COLLAB_INT32, &MIN, NULL) == COLLAB_OK);
+    CHECK(collab_allreduce(c, iin, ieng, NF, COLLAB_INT32, &MIN, &r) == COLLAB_OK);
+    CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+    CHECK(memcmp(iout, ieng, sizeof iout) == 0);
+    CHECK(collab_allreduce(c, iin, iout, NF, COLLAB_INT32, &BXOR, NULL) == COLLAB_OK);
+    for (int k = 0; k < NF; k++)
+        CHECK(iout[k] == ((int32_t)mix((uint64_t)(it * 64 + k)) ^
+                          (int32_t)mix((uint64_t)(100000 + it * 64 + k))));
+    /* A broadcast of 37 bytes from either rank. */
+    uint8_t bb[37], beng[37];
+    int root = it % 2;
+    for (int k = 0; k < 37; k++)
+        bb[k] = i == root ? (uint8_t)mix((uint64_t)(it * 37 + k)) : 0xee;
+    memcpy(beng, bb, sizeof bb);
+    CHECK(collab_bcast(c, bb, sizeof bb, root, NULL) == COLLAB_OK);
+    CHECK(collab_bcast(c, beng, sizeof beng, root, &r) == COLLAB_OK);
+    CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+    CHECK(memcmp(bb, beng, sizeof bb) == 0);
+    for (int k = 0; k < 37; k++)
+        CHECK(bb[k] == (uint8_t)mix((uint64_t)(it * 37 + k)));
+    CHECK(collab_barrier(c, NULL) == COLLAB_OK);
+}
+
+int child_fast_bits(int i, int n)
+{
+    (void)n;
+    setenv("COLLAB_SHM", "auto", 1);
+    if (collab_init(NULL) != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world(), *d = NULL;
+    CHECK(collab_comm_dup(w, &d) == COLLAB_OK && d != NULL);
+    const int iters = 400;
+    for (int it = 0; it < iters; it++) {
+        bits_round(w, i, it);
+        bits_round(d, i, it + iters);
+    }
+    /* A plain loop on the world, as a training step would run it. */
+    float fin[NF], fout[NF];
+    for (int it = 0; it < 3000; it++) {
+        for (int k = 0; k < NF; k++)
+            fin[k] = (float)val(i, it, k);
+        CHECK(collab_allreduce(w, fin, fout, NF, COLLAB_FLOAT, &SUM, NULL) == COLLAB_OK);
+        for (int k = 0; k < NF; k++) {
+            float want = (float)val(0, it, k) + (float)val(1, it, k);
+            CHECK(memcmp(&fout[k], &want, sizeof want) == 0);
+        }
+    }
+    collab_info_t info;
+    CHECK(collab_last_info(&info) == COLLAB_OK && info.group_size == 2);
+    uint64_t fw = fast_done(w), fd = fast_done(d);
+    fprintf(stderr, "[test] rank %d: fast path: %llu calls on the world, %llu on its duplicate\n",
+            i, (unsigned long long)fw, (unsigned long long)fd);
+    /* Blocking calls are 6 of the 10 per round, plus the loop's 3000. */
+    CHECK(fw >= 2000 && fd >= (uint64_t)iters);
+    CHECK(collab_comm_free(&d) == COLLAB_OK);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+/* fast_kill and fast_stop: a thread harms this process after `delay_us`. */
+static atomic_int s_harm_sig;
+static void *harm_soon(void *arg)
+{
+    usleep((useconds_t)(intptr_t)arg);
+    raise(atomic_load(&s_harm_sig));
+    return NULL;
+}
+
+/* Element k of rank r's input (the same at every call: after a
+   re-admission the two ranks' iterations no longer line up). */
+static double input(int r, int k)
+{
+    return r == 0 ? (double)(1 + k % 5) : (double)(10 + k % 7);
+}
+
+/* Is y (element k) the sum of both inputs, or one rank's alone counted
+   twice (the absent rank as the mean; a re-admitted straggler's first
+   step back weighs 0)?  *both: the first. */
+static bool valid(double y, int k, bool *both)
+{
+    double a = input(0, k), b = input(1, k);
+    *both = y == a + b;
+    return *both || y == 2 * a || y == 2 * b;
+}
+
+typedef struct {
+    uint64_t seq;
+    double y0;
+    int fast; /* the call took the fast path */
+    int group;
+} rec_t;
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const rec_t *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* fast_stop: rank 1 leaves the sequence numbers and results of its calls
+   in a file; rank 0 compares them with its own: a sequence both completed
+   has the same result on both. */
+static void cross_check(int i, rec_t *rec, size_t n)
+{
+    char path[600], tmp[620];
+    snprintf(path, sizeof path, "%s/fastseq", s_dir);
+    if (i == 1) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        FILE *f = fopen(tmp, "wb");
+        CHECK(f != NULL && fwrite(rec, sizeof *rec, n, f) == n);
+        if (f != NULL)
+            fclose(f);
+        CHECK(rename(tmp, path) == 0);
+        return;
+    }
+    double end = now_s() + 30;
+    FILE *f = NULL;
+    while ((f = fopen(path, "rb")) == NULL && now_s() < end)
+        usleep(20000);
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    fseek(f, 0, SEEK_END);
+    size_t m = (size_t)ftell(f) / sizeof(rec_t);
+    fseek(f, 0, SEEK_SET);
+    rec_t *o = malloc((m + 1) * sizeof *o);
+    CHECK(o != NULL && fread(o, sizeof *o, m, f) == m);
+    fclose(f);
+    qsort(rec, n, sizeof *rec, rec_cmp);
+    qsort(o, m, sizeof *o, rec_cmp);
+    size_t a = 0, b = 0, common = 0, fast = 0, differ = 0;
+    while (a < n && b < m) {
+        if (rec[a].seq < o[b].seq) {
+            a++;
+        } else if (rec[a].seq > o[b].seq) {
+            b++;
+        } else {
+            common++;
+            /* A sequence that either completed on the fast path was
+               completed there by both, with the same bits.  (On the
+               engine path a straggler finishes the calls it is in alone,
+               docs/elastic.md §6, and its result may differ.) */
+            if (rec[a].fast || o[b].fast) {
+                fast++;
+                if (!rec[a].fast || !o[b].fast ||
+                    memcmp(&rec[a].y0, &o[b].y0, sizeof(double)) != 0) {
+                    if (differ++ < 5)
+                        fprintf(stderr,
+                                "[test] sequence %llu: %g here (fast %d, group %d), %g at rank 1 "
+                                "(fast %d, group %d)\n",
+                                (unsigned long long)rec[a].seq, rec[a].y0, rec[a].fast,
+                                rec[a].group, o[b].y0, o[b].fast, o[b].group);
+                }
+            }
+            a++;
+            b++;
+        }
+    }
+    fprintf(stderr,
+            "[test] %zu sequences completed by both, %zu of them on the fast path, %zu of those "
+            "differ\n",
+            common, fast, differ);
+    CHECK(fast > 1000 && differ == 0);
+    free(o);
+}
+
+static int harm_loop(int i, int sig)
+{
+    setenv("COLLAB_SHM", "auto", 1);
+    if (collab_init(NULL) != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    CHECK(collab_barrier(w, NULL) == COLLAB_OK);
+    pid_t helper = -1;
+    if (i == 1 && sig == SIGSTOP) {
+        pid_t me = getpid();
+        helper = fork();
+        if (helper == 0) {
+            usleep(4000000);
+            kill(me, SIGCONT);
+            _exit(0);
+        }
+    }
+    pthread_t t;
+    if (i == 1) {
+        atomic_store(&s_harm_sig, sig);
+        CHECK(pthread_create(&t, NULL, harm_soon, (void *)(intptr_t)300000) == 0);
+    }
+    /* Time-bound, so that the victim, continued, finds the other still
+       calling. */
+    double t0 = now_s(), slowest = 0;
+    int it = 0, alone = 0, both_n = 0;
+    size_t nrec = 0, caprec = 1 << 16;
+    rec_t *rec = malloc(caprec * sizeof *rec);
+    CHECK(rec != NULL);
+    uint64_t fast0 = 0;
+    while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0)) {
+        double x[NF], y[NF];
+        for (int k = 0; k < NF; k++)
+            x[k] = input(i, k);
+        double c0 = now_s();
+        uint64_t f0 = fast_done(w);
+        CHECK(collab_allreduce(w, x, y, NF, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        int was_fast = fast_done(w) != f0;
+        double dt = now_s() - c0;
+        slowest = dt > slowest ? dt : slowest;
+        bool all_both = true;
+        for (int k = 0; k < NF; k++) {
+            bool both;
+            CHECK(valid(y[k], k, &both));
+            all_both = all_both && both;
+            /* One call's elements all hold the same inputs. */
+            if (k > 0)
+                CHECK(both == (y[0] == input(0, 0) + input(1, 0)));
+        }
+        both_n += all_both;
+        alone += !all_both;
+        collab_info_t info;
+        CHECK(collab_last_info(&info) == COLLAB_OK);
+        if (nrec == caprec) {
+            rec_t *r2 = realloc(rec, 2 * caprec * sizeof *rec);
+            CHECK(r2 != NULL);
+            if (r2 != NULL)
+                rec = r2, caprec *= 2;
+        }
+        if (nrec < caprec)
+            rec[nrec++] = (rec_t){info.sequence, y[0], was_fast, info.group_size};
+        it++;
+    }
+    fast0 = fast_done(w); /* rank 0: all before the harm (it is alone after) */
+    fprintf(stderr,
+            "[test] rank %d: %d all-reduces (%d with both, %d alone), slowest %.2f s, "
+            "%llu on the fast path\n",
+            i, it, both_n, alone, slowest, (unsigned long long)fast0);
+    CHECK(fast0 >= 1000); /* the harm (at 0.3 s) came amid fast all-reduces */
+    if (i == 0)
+        CHECK(alone > 0); /* it went on without the victim */
+    CHECK(slowest < 15.0);
+    if (helper > 0)
+        waitpid(helper, NULL, 0);
+    CHECK(collab_finalize() == COLLAB_OK);
+    if (sig == SIGSTOP)
+        cross_check(i, rec, nrec);
+    free(rec);
+    return 0;
+}
+
+int child_fast_kill(int i, int n)
+{
+    (void)n;
+    return harm_loop(i, SIGKILL);
+}
+
+int child_fast_stop(int i, int n)
+{
+    (void)n;
+    return harm_loop(i, SIGSTOP);
+}
