@@ -13,6 +13,7 @@
 #include "engine/cl_engine_coll_int.h"
 
 #include "util/cl_log.h"
+#include "util/cl_xsign.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -208,6 +209,80 @@ int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
     return COLLAB_OK;
 }
 
+/* Relay proofs signed with this peer's identity key (cl_xsign): the run
+   id goes first, so that no proof serves in another run. */
+static uint8_t *run_msg(struct cl_engine *e, const uint8_t *msg, size_t len, size_t *out_len)
+{
+    const char *run = e->cfg.run_id != NULL ? e->cfg.run_id : "default";
+    size_t r = strlen(run);
+    uint8_t *m = malloc(2 + r + len);
+    if (m == NULL)
+        return NULL;
+    m[0] = (uint8_t)(r & 0xff);
+    m[1] = (uint8_t)(r >> 8);
+    memcpy(m + 2, run, r);
+    memcpy(m + 2 + r, msg, len);
+    *out_len = 2 + r + len;
+    return m;
+}
+
+static int env_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
+{
+    coll_ctx_t *ctx = eng;
+    size_t mlen;
+    uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
+    if (m == NULL)
+        return COLLAB_ERR_NO_MEM;
+    int rc = cl_xsign_sign(cl_identity_secret_key(ctx->e->id), m, mlen, proof + CL_XSIGN_PK,
+                           proof);
+    free(m);
+    return rc == 0 ? COLLAB_OK : COLLAB_ERR_INTERNAL;
+}
+
+/* The signing key in a proof counts only as the one of r's identity when
+   the collective started (cl_xsign_binds), checked once per member and
+   collective; a member's proofs are then checked against that key. */
+static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof)
+{
+    coll_ctx_t *ctx = eng;
+    const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
+    if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
+        return false;
+    size_t i = (size_t)(at - ctx->members);
+    if (ctx->signkeys == NULL) {
+        size_t n = (size_t)ctx->nmembers;
+        ctx->signkeys = calloc(n, 32 + sizeof(bool));
+        if (ctx->signkeys == NULL)
+            return false;
+        ctx->signok = (bool *)(ctx->signkeys + n);
+    }
+    if (!ctx->signok[i] || sodium_memcmp(ctx->signkeys[i], proof, CL_XSIGN_PK) != 0) {
+        if (!cl_xsign_binds(ctx->keys[i], proof))
+            return false;
+        memcpy(ctx->signkeys[i], proof, CL_XSIGN_PK);
+        ctx->signok[i] = true;
+    }
+    size_t mlen;
+    uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
+    if (m == NULL)
+        return false;
+    bool ok = cl_xsign_verify(proof, m, mlen, proof + CL_XSIGN_PK);
+    free(m);
+    return ok;
+}
+
+/* Whether comm rank r reads signed proofs: it speaks wire version 9 or
+   later with this peer (its last link's version while none is up). */
+static bool env_signs(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
+    if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
+        return false;
+    return cl_transport_peer_version(ctx->e->tp, ctx->keys[at - ctx->members]) >=
+           CL_WIRE_SIGNED_VERSION;
+}
+
 /* A failure a STATUS names counts here only with this peer's own
    evidence (docs/security.md §3). */
 static bool env_confirms_failed(void *eng, int r)
@@ -235,7 +310,8 @@ static void env_convict(void *eng, int r)
 
 cl_coll_env_t eng_coll_env(coll_ctx_t *ctx)
 {
-    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
-                         env_suspect, env_convict, env_pair_key, env_confirms_failed};
+    cl_coll_env_t env = {ctx,          env_send,   env_now,      env_deadline,
+                         env_suspect,  env_convict, env_pair_key, env_confirms_failed,
+                         env_sign,     env_verify, env_signs};
     return env;
 }

@@ -72,6 +72,9 @@ typedef struct {
     int nmembers;
     uint8_t (*keys)[32]; /* per member: its identity key at the start (relay tags) */
     bool *haskey;        /* ... known (inside the keys block) */
+    uint8_t (*signkeys)[32]; /* per member: its signing key once checked against its identity
+                                key (relay proofs), NULL until the first check */
+    bool *signok;            /* ... checked (inside the signkeys block) */
     /* Copies of the other peers' messages it took, given back to the
        stream when it restarts under another generation (cl_engine_route.c,
        eng_coll_requeue_seen); up to SEEN_MAX bytes. */

@@ -50,7 +50,7 @@ int cl_xsign_public(const uint8_t xsk[32], uint8_t pk[CL_XSIGN_PK])
 }
 
 int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
-                  uint8_t sig[CL_XSIGN_SIG])
+                  uint8_t sig[CL_XSIGN_SIG], uint8_t *pk_out)
 {
     uint8_t a[32], pk[32], z[64], hr[64], r[32], hh[64], h[32], ha[32];
     int rc = s_scalar(xsk, a, pk);
@@ -75,6 +75,8 @@ int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
     crypto_core_ed25519_scalar_reduce(h, hh);
     crypto_core_ed25519_scalar_mul(ha, h, a);
     crypto_core_ed25519_scalar_add(sig + 32, r, ha);
+    if (pk_out != NULL)
+        memcpy(pk_out, pk, sizeof pk);
     sodium_memzero(a, sizeof a);
     sodium_memzero(z, sizeof z);
     sodium_memzero(hr, sizeof hr);

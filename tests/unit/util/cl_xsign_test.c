@@ -43,12 +43,12 @@ static void test_keys(void)
 
         uint8_t m[100];
         randombytes_buf(m, sizeof m);
-        CL_CHECK(cl_xsign_sign(xsk, m, sizeof m, sig) == 0);
+        CL_CHECK(cl_xsign_sign(xsk, m, sizeof m, sig, NULL) == 0);
         CL_CHECK(cl_xsign_verify(pk, m, sizeof m, sig));
         CL_CHECK(crypto_sign_verify_detached(sig, m, sizeof m, pk) == 0);
         /* Randomised nonce: two signatures differ, both verify. */
         uint8_t sig2[64];
-        CL_CHECK(cl_xsign_sign(xsk, m, sizeof m, sig2) == 0);
+        CL_CHECK(cl_xsign_sign(xsk, m, sizeof m, sig2, pk2) == 0 && memcmp(pk2, pk, 32) == 0);
         CL_CHECK(memcmp(sig, sig2, 64) != 0 && cl_xsign_verify(pk, m, sizeof m, sig2));
         /* Another message, an altered signature, another key: refused. */
         m[k % sizeof m] ^= 1;
@@ -62,7 +62,7 @@ static void test_keys(void)
         CL_CHECK(!cl_xsign_verify(opk_ed, m, sizeof m, sig));
         /* A signature made by another identity's secret does not pass
            under this identity's key. */
-        CL_CHECK(cl_xsign_sign(osk, m, sizeof m, sig2) == 0);
+        CL_CHECK(cl_xsign_sign(osk, m, sizeof m, sig2, NULL) == 0);
         CL_CHECK(!cl_xsign_verify(pk, m, sizeof m, sig2));
         CL_CHECK(cl_xsign_binds(opk, opk_ed) && !cl_xsign_binds(xpk, opk_ed));
     }
@@ -85,7 +85,7 @@ static void bench(size_t chunk, int runs)
         crypto_generichash(dig, sizeof dig, buf, chunk, NULL, 0);
     double t1 = s_now();
     for (int i = 0; i < runs; i++)
-        cl_xsign_sign(xsk, dig, sizeof dig, sig);
+        cl_xsign_sign(xsk, dig, sizeof dig, sig, NULL);
     double t2 = s_now();
     int ok = 0;
     for (int i = 0; i < runs; i++)
