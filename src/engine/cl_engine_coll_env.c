@@ -233,35 +233,40 @@ static int env_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
     uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
     if (m == NULL)
         return COLLAB_ERR_NO_MEM;
-    int rc = cl_xsign_sign(cl_identity_secret_key(ctx->e->id), m, mlen, proof + CL_XSIGN_PK,
-                           proof);
+    cl_identity_sign(ctx->e->id, m, mlen, proof, proof + CL_XSIGN_PK);
     free(m);
-    return rc == 0 ? COLLAB_OK : COLLAB_ERR_INTERNAL;
+    return COLLAB_OK;
+}
+
+/* Whether sign is the signing key of identity key peer (cl_xsign_binds),
+   with the bindings checked so far kept round-robin: a check costs about
+   a signature verification, and the same members sign every collective. */
+static bool signkey_binds(struct cl_engine *e, const uint8_t peer[32], const uint8_t sign[32])
+{
+    size_t n = sizeof e->signkeys / sizeof e->signkeys[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->signkeys[i].set && memcmp(e->signkeys[i].peer, peer, 32) == 0)
+            return memcmp(e->signkeys[i].sign, sign, 32) == 0;
+    if (!cl_xsign_binds(peer, sign))
+        return false;
+    size_t k = (size_t)e->signkey_next;
+    e->signkey_next = (int)((k + 1) % n);
+    memcpy(e->signkeys[k].peer, peer, 32);
+    memcpy(e->signkeys[k].sign, sign, 32);
+    e->signkeys[k].set = true;
+    return true;
 }
 
 /* The signing key in a proof counts only as the one of r's identity when
-   the collective started (cl_xsign_binds), checked once per member and
-   collective; a member's proofs are then checked against that key. */
+   the collective started; a member's proofs are then checked against it. */
 static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof)
 {
     coll_ctx_t *ctx = eng;
     const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
     if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
         return false;
-    size_t i = (size_t)(at - ctx->members);
-    if (ctx->signkeys == NULL) {
-        size_t n = (size_t)ctx->nmembers;
-        ctx->signkeys = calloc(n, 32 + sizeof(bool));
-        if (ctx->signkeys == NULL)
-            return false;
-        ctx->signok = (bool *)(ctx->signkeys + n);
-    }
-    if (!ctx->signok[i] || sodium_memcmp(ctx->signkeys[i], proof, CL_XSIGN_PK) != 0) {
-        if (!cl_xsign_binds(ctx->keys[i], proof))
-            return false;
-        memcpy(ctx->signkeys[i], proof, CL_XSIGN_PK);
-        ctx->signok[i] = true;
-    }
+    if (!signkey_binds(ctx->e, ctx->keys[at - ctx->members], proof))
+        return false;
     size_t mlen;
     uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
     if (m == NULL)

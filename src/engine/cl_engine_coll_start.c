@@ -32,7 +32,6 @@ void eng_coll_ctx_free(coll_ctx_t **ctx_p)
         return;
     free((*ctx_p)->members);
     free((*ctx_p)->keys);
-    free((*ctx_p)->signkeys);
     eng_coll_free_seen(*ctx_p);
     free((*ctx_p)->failed);
     free((*ctx_p)->failed_left);

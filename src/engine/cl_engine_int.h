@@ -72,9 +72,6 @@ typedef struct {
     int nmembers;
     uint8_t (*keys)[32]; /* per member: its identity key at the start (relay tags) */
     bool *haskey;        /* ... known (inside the keys block) */
-    uint8_t (*signkeys)[32]; /* per member: its signing key once checked against its identity
-                                key (relay proofs), NULL until the first check */
-    bool *signok;            /* ... checked (inside the signkeys block) */
     /* Copies of the other peers' messages it took, given back to the
        stream when it restarts under another generation (cl_engine_route.c,
        eng_coll_requeue_seen); up to SEEN_MAX bytes. */
@@ -197,6 +194,12 @@ struct cl_engine {
         bool set;
     } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
     int pairkey_next;
+    struct {
+        uint8_t peer[32]; /* an identity key */
+        uint8_t sign[32]; /* its signing key, checked (cl_xsign_binds) */
+        bool set;
+    } signkeys[64];       /* relay proofs: checked bindings, replaced round-robin */
+    int signkey_next;
     local_msg_t *local_head, *local_tail;
     eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
     size_t buffered_bytes;      /* early messages of every stream, with their overheads */

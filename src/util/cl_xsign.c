@@ -49,19 +49,21 @@ int cl_xsign_public(const uint8_t xsk[32], uint8_t pk[CL_XSIGN_PK])
     return rc;
 }
 
-int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
-                  uint8_t sig[CL_XSIGN_SIG], uint8_t *pk_out)
+int cl_xsign_key(const uint8_t xsk[32], cl_xsign_key_t *key)
 {
-    uint8_t a[32], pk[32], z[64], hr[64], r[32], hh[64], h[32], ha[32];
-    int rc = s_scalar(xsk, a, pk);
-    if (rc != 0)
-        return rc;
+    return s_scalar(xsk, key->a, key->pk);
+}
+
+void cl_xsign_sign_key(const cl_xsign_key_t *key, const uint8_t *m, size_t mlen,
+                       uint8_t sig[CL_XSIGN_SIG])
+{
+    uint8_t z[64], hr[64], r[32], hh[64], h[32], ha[32];
     crypto_hash_sha512_state st;
     do {
         randombytes_buf(z, sizeof z);
         crypto_hash_sha512_init(&st);
         crypto_hash_sha512_update(&st, (const uint8_t *)s_domain, sizeof s_domain - 1);
-        crypto_hash_sha512_update(&st, a, sizeof a);
+        crypto_hash_sha512_update(&st, key->a, sizeof key->a);
         crypto_hash_sha512_update(&st, z, sizeof z);
         crypto_hash_sha512_update(&st, m, mlen);
         crypto_hash_sha512_final(&st, hr);
@@ -69,21 +71,31 @@ int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
     } while (crypto_scalarmult_ed25519_base_noclamp(sig, r) != 0); /* r = 0: draw again */
     crypto_hash_sha512_init(&st);
     crypto_hash_sha512_update(&st, sig, 32);
-    crypto_hash_sha512_update(&st, pk, sizeof pk);
+    crypto_hash_sha512_update(&st, key->pk, sizeof key->pk);
     crypto_hash_sha512_update(&st, m, mlen);
     crypto_hash_sha512_final(&st, hh);
     crypto_core_ed25519_scalar_reduce(h, hh);
-    crypto_core_ed25519_scalar_mul(ha, h, a);
+    crypto_core_ed25519_scalar_mul(ha, h, key->a);
     crypto_core_ed25519_scalar_add(sig + 32, r, ha);
-    if (pk_out != NULL)
-        memcpy(pk_out, pk, sizeof pk);
-    sodium_memzero(a, sizeof a);
     sodium_memzero(z, sizeof z);
     sodium_memzero(hr, sizeof hr);
     sodium_memzero(r, sizeof r);
     sodium_memzero(ha, sizeof ha);
     sodium_memzero(&st, sizeof st);
-    return 0;
+}
+
+int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
+                  uint8_t sig[CL_XSIGN_SIG], uint8_t *pk_out)
+{
+    cl_xsign_key_t key;
+    int rc = cl_xsign_key(xsk, &key);
+    if (rc == 0) {
+        cl_xsign_sign_key(&key, m, mlen, sig);
+        if (pk_out != NULL)
+            memcpy(pk_out, key.pk, sizeof key.pk);
+    }
+    sodium_memzero(&key, sizeof key);
+    return rc;
 }
 
 bool cl_xsign_binds(const uint8_t xpk[32], const uint8_t pk[CL_XSIGN_PK])

@@ -28,6 +28,21 @@
    (never for a key crypto_box_keypair or CurveZMQ made). */
 int cl_xsign_public(const uint8_t xsk[32], uint8_t pk[CL_XSIGN_PK]);
 
+/* A signing key derived once from an X25519 secret (the scalar and the
+   public key), for a signer that signs often.  Holds a secret: wipe it
+   with sodium_memzero when done. */
+typedef struct {
+    uint8_t a[32];           /* the secret scalar, reduced and sign-adjusted */
+    uint8_t pk[CL_XSIGN_PK]; /* its public key, as cl_xsign_public */
+} cl_xsign_key_t;
+
+/* Derives key from xsk.  Returns 0, or -1 as cl_xsign_public. */
+int cl_xsign_key(const uint8_t xsk[32], cl_xsign_key_t *key);
+
+/* As cl_xsign_sign with a derived key (one scalar multiplication less). */
+void cl_xsign_sign_key(const cl_xsign_key_t *key, const uint8_t *m, size_t mlen,
+                       uint8_t sig[CL_XSIGN_SIG]);
+
 /* Signs m (mlen bytes) with xsk's signing key: sig gets R || S, and pk
    (unless NULL) the signing key, as cl_xsign_public gives it.  Returns 0,
    or -1 as cl_xsign_public.  Secrets are wiped. */
