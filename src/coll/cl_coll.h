@@ -87,9 +87,10 @@ typedef struct {
        signing key and the signature, CL_COLL_SIG bytes, into proof;
        returns 0 or a negative status.  verify: true when proof holds the
        signing key of comm rank r's identity as the collective started
-       and its valid signature of msg.  signs: true when comm rank r reads
-       signed proofs (it speaks wire version 9 or later).  Any NULL: the
-       collective uses the tags of pair_key. */
+       and its valid signature of msg.  signs: false when comm rank r is
+       known not to read signed proofs (it speaks wire version 8 or older);
+       every member must answer alike.  Any NULL: the collective uses the
+       tags of pair_key. */
     int (*sign)(void *eng, const uint8_t *msg, size_t len, uint8_t *proof);
     bool (*verify)(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof);
     bool (*signs)(void *eng, int r);
