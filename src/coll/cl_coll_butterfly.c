@@ -495,12 +495,13 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     }
     if (!sig && self->sig) {
         cl_debug("collective #%llu: %s of (%d, %zu) carries tags where its producer %d signs",
-                 (unsigned long long)self->a.seq, msg->type == CL_MSG_RESULT ? "a result" : "a relay",
-                 j, c, prod);
+                 (unsigned long long)self->a.seq,
+                 msg->type == CL_MSG_RESULT ? "a result" : "a relay", j, c, prod);
         return COLLAB_ERR_ARG;
     }
     if (!sig && msg->type == CL_MSG_RELAY &&
-        !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen, proof)) {
+        !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen,
+                            proof)) {
         cl_debug("collective #%llu: a relay of (%d, %zu) from producer %d fails its tag (n %d, "
                  "bitmap %02x)",
                  (unsigned long long)self->a.seq, j, c, prod, self->n, bm[0]);
@@ -518,8 +519,8 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     if (sig && !cl_coll_sig_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb,
                                   coded ? val : data, cnt * self->esize, proof)) {
         cl_debug("collective #%llu: %s of (%d, %zu) fails producer %d's signature",
-                 (unsigned long long)self->a.seq, msg->type == CL_MSG_RESULT ? "a result" : "a relay",
-                 j, c, prod);
+                 (unsigned long long)self->a.seq,
+                 msg->type == CL_MSG_RESULT ? "a result" : "a relay", j, c, prod);
         return COLLAB_ERR_ARG; /* its producer did not sign it: never held, never relayed */
     }
     if (!coded)

@@ -325,8 +325,8 @@ static void env_convict(void *eng, int r)
 
 cl_coll_env_t eng_coll_env(coll_ctx_t *ctx)
 {
-    cl_coll_env_t env = {ctx,          env_send,   env_now,      env_deadline,
-                         env_suspect,  env_convict, env_pair_key, env_confirms_failed,
-                         env_sign,     env_verify, env_signs};
+    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
+                         env_suspect, env_convict, env_pair_key, env_confirms_failed,
+                         env_sign,    env_verify,  env_signs};
     return env;
 }

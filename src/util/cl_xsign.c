@@ -84,8 +84,8 @@ void cl_xsign_sign_key(const cl_xsign_key_t *key, const uint8_t *m, size_t mlen,
     sodium_memzero(&st, sizeof st);
 }
 
-int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
-                  uint8_t sig[CL_XSIGN_SIG], uint8_t *pk_out)
+int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen, uint8_t sig[CL_XSIGN_SIG],
+                  uint8_t *pk_out)
 {
     cl_xsign_key_t key;
     int rc = cl_xsign_key(xsk, &key);

@@ -46,8 +46,8 @@ void cl_xsign_sign_key(const cl_xsign_key_t *key, const uint8_t *m, size_t mlen,
 /* Signs m (mlen bytes) with xsk's signing key: sig gets R || S, and pk
    (unless NULL) the signing key, as cl_xsign_public gives it.  Returns 0,
    or -1 as cl_xsign_public.  Secrets are wiped. */
-int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen,
-                  uint8_t sig[CL_XSIGN_SIG], uint8_t *pk);
+int cl_xsign_sign(const uint8_t xsk[32], const uint8_t *m, size_t mlen, uint8_t sig[CL_XSIGN_SIG],
+                  uint8_t *pk);
 
 /* True when pk is the signing key of the X25519 public key xpk: a valid
    point of the prime-order group whose Montgomery u is xpk and whose

@@ -46,11 +46,11 @@
 #define PROOF_CNT 300000
 #define VICTIM 1
 
-static bool s_attack;          /* peer 3 rewrites its RESULTs */
-static uint64_t s_seq;         /* the armed collective (0: none seen yet) */
-static atomic_int s_results;   /* RESULTs of it that went out */
-static atomic_long s_last_ms;  /* when the last one went out (ms of now_s) */
-static __thread int s_dest;    /* rank the caught message goes to */
+static bool s_attack;         /* peer 3 rewrites its RESULTs */
+static uint64_t s_seq;        /* the armed collective (0: none seen yet) */
+static atomic_int s_results;  /* RESULTs of it that went out */
+static atomic_long s_last_ms; /* when the last one went out (ms of now_s) */
+static __thread int s_dest;   /* rank the caught message goes to */
 
 /* The peer a DEALER is connected to: by the port of its endpoint. */
 static int dest_of(void *sock)
@@ -71,9 +71,9 @@ static bool want(void *sock, const cl_wire_hdr_t *h)
 {
     int type = 0;
     size_t len = sizeof type;
-    if (!s_attack || !atomic_load(&s_armed) || h->type != CL_MSG_COLL ||
-        h->sub != CL_MSG_RESULT || h->comm != CL_COMM_WORLD_ID ||
-        zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) != 0 || type != ZMQ_DEALER)
+    if (!s_attack || !atomic_load(&s_armed) || h->type != CL_MSG_COLL || h->sub != CL_MSG_RESULT ||
+        h->comm != CL_COMM_WORLD_ID || zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) != 0 ||
+        type != ZMQ_DEALER)
         return false;
     if (s_seq == 0)
         s_seq = h->seq;
@@ -113,8 +113,9 @@ static void *killer(void *arg)
         nanosleep(&ts, NULL);
         long last = atomic_load(&s_last_ms);
         if (atomic_load(&s_results) > 0 && (long)(now_s() * 1000) - last > 300) {
-            fprintf(stderr, "[attack] hostile peer 3: %d results of collective #%llu out; "
-                            "failing now\n",
+            fprintf(stderr,
+                    "[attack] hostile peer 3: %d results of collective #%llu out; "
+                    "failing now\n",
                     atomic_load(&s_results), (unsigned long long)s_seq);
             raise(SIGKILL);
         }
@@ -182,8 +183,8 @@ static int proofs_peer(int i, int n)
                     i, it, info.group_size, wrong, cnt, first, (double)y[first],
                     8 + 4 * (int)(first % 7));
         if (it == 1) {
-            fprintf(stderr, "[attack] peer %d: the armed all-reduce took %.2f s (group of %d)\n",
-                    i, took, info.group_size);
+            fprintf(stderr, "[attack] peer %d: the armed all-reduce took %.2f s (group of %d)\n", i,
+                    took, info.group_size);
             char name[32];
             snprintf(name, sizeof name, "armed_ms_%d", i);
             harness_write_int(name, (int)(took * 1000));

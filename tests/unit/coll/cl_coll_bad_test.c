@@ -520,8 +520,7 @@ static void test_signed_relays(void)
     /* ... or naming itself its producer, which it may not be */
     mlen = s_sig_msg(m, 2, 0, 1, 0x07, val, sizeof val);
     CL_CHECK(cl_xsign_sign(sk1, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
-    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 1 | CL_AUX_SIGNED, 1, r, sizeof r) ==
-             COLLAB_ERR_ARG);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 1 | CL_AUX_SIGNED, 1, r, sizeof r) == COLLAB_ERR_ARG);
     /* member 2's signature of another value, of another chunk, of another
        contributor set, or altered */
     int32_t other[3] = {7, 7, 7};
