@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ab.sh - MPI_Allreduce latency of two builds of mpicollab, interleaved.
 #
-#   bench/ab.sh BUILD_A BUILD_B [--np N] [--max-bytes B] [--time S] [--runs R]
+#   bench/ab.sh BUILD_A BUILD_B [--np N] [--min-bytes B] [--max-bytes B] [--time S] [--runs R]
 #
 # Runs BUILD_A's and BUILD_B's collab-run on the same allreduce_bench
 # program (BUILD_A's), alternating A, B, A, B ... R times each (default 5),
@@ -13,10 +13,11 @@ set -u
 [ $# -ge 2 ] || { sed -n '2,10p' "$0"; exit 2; }
 a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
 shift 2
-np=4 max=$((1 << 20)) time=0.3 runs=5
+np=4 min=4 max=$((1 << 20)) time=0.3 runs=5
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
+    --min-bytes) min=$2; shift 2 ;;
     --max-bytes) max=$2; shift 2 ;;
     --time) time=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
@@ -28,7 +29,7 @@ bench_need ab.sh "$bench" "$a/bin/collab-run" "$b/bin/collab-run"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 one_run() { # RUN VARIANT BUILD
-    timeout 600 "$3/bin/collab-run" -n "$np" --timeout 590 -- "$bench" --max-bytes "$max" \
+    timeout 600 "$3/bin/collab-run" -n "$np" --timeout 590 -- "$bench" --min-bytes "$min" --max-bytes "$max" \
         --time "$time" 2> /dev/null | sed -n 's/^.*bench: \([0-9]\)/\1/p' |
         awk -v x="$2" '{print x, $1, $3}' >> "$tmp/all" ||
         echo "ab.sh: run $1 of $2 failed" >&2

@@ -81,6 +81,19 @@ typedef struct {
        confirms: no member can declare another failed (docs/security.md
        §3).  NULL: every failure a STATUS names is taken over. */
     bool (*confirms_failed)(void *eng, int r);
+    /* Relay proofs signed by their producer (docs/security.md §6, wire
+       version 9).  sign: signs msg (len bytes) with this peer's identity
+       key (cl_xsign; the engine binds the run id in) and writes the
+       signing key and the signature, CL_COLL_SIG bytes, into proof;
+       returns 0 or a negative status.  verify: true when proof holds the
+       signing key of comm rank r's identity as the collective started
+       and its valid signature of msg.  signs: false when comm rank r is
+       known not to read signed proofs (it speaks wire version 8 or older);
+       every member must answer alike.  Any NULL: the collective uses the
+       tags of pair_key. */
+    int (*sign)(void *eng, const uint8_t *msg, size_t len, uint8_t *proof);
+    bool (*verify)(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof);
+    bool (*signs)(void *eng, int r);
 } cl_coll_env_t;
 
 /* Everything a collective needs, copied by cl_coll_new (arrays too).

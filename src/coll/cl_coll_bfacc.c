@@ -310,7 +310,7 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     if (val == NULL && self->released)
         return COLLAB_OK; /* nobody can need it any more */
     /* Scratch buffers of the collective, sized for its largest chunk. */
-    size_t nb = self->nb, tb = (size_t)self->n * BF_TAG;
+    size_t nb = self->nb, tb = cl_coll_proof_bytes(self, self->sig);
     size_t full = st->ce * self->esize;
     cl_compress_t codec = cl_coll_codec(self, self->me, -1); /* results: this member's own */
     size_t vmax =
@@ -320,7 +320,7 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
     if (st->wire == NULL)
         st->wire = malloc(nb + tb + vmax + 1);
     uint8_t *res = st->res;
-    uint8_t *wire = st->wire; /* contributor bitmap, relay tags, then the value as sent */
+    uint8_t *wire = st->wire; /* contributor bitmap, relay proof, then the value as sent */
     if (val == NULL || res == NULL || wire == NULL)
         return COLLAB_ERR_NO_MEM;
     const uint8_t *included = NULL;
@@ -340,20 +340,23 @@ int bf_try_finalize(cl_coll_t *self, int j, size_t c)
         memcpy(wire + h, res, bytes);
         wlen = h + bytes;
     }
-    /* Tags over the bits every member holds, so that a holder can relay
-       the chunk to a member that lacks it (docs/security.md §6). */
-    if ((rc = cl_coll_tags_make(self, (uint32_t)j, (uint32_t)c, included, nb, val, bytes,
-                                wire + nb)) != COLLAB_OK)
+    /* The proof (signed, or tags) over the bits every member holds, so
+       that a holder can relay the chunk to a member that lacks it
+       (docs/security.md §6). */
+    if ((rc = cl_coll_proof_make(self, (uint32_t)j, (uint32_t)c, included, nb, val, bytes,
+                                 wire + nb)) != COLLAB_OK)
         return rc;
-    memcpy(st->tags[j] + c * tb, wire + nb, tb);
+    uint8_t *slot = st->tags[j] + c * bf_slot(self);
+    slot[0] = self->sig ? 1 : 0;
+    memcpy(slot + 1, wire + nb, tb);
     st->vprod[j][c] = self->me;
     bf_hold(self, j, c, included);
     /* One framed buffer for every consumer. */
     for (int m = 0; m < self->n; m++) {
         if (st->consumer[j] >= 0 && st->consumer[j] != m)
             continue;
-        int r =
-            cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)j, (uint32_t)c, 0, wire, wlen, NULL, 0);
+        int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)j, (uint32_t)c,
+                             self->sig ? CL_AUX_SIGNED : 0, wire, wlen, NULL, 0);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }

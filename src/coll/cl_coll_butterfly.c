@@ -199,19 +199,24 @@ static int s_relay(cl_coll_t *self, int part, int chunk, int to)
     uint8_t *val = bf_value(self, part, (size_t)chunk, false);
     if (val == NULL)
         return COLLAB_OK; /* released: everybody had it (DONE) */
-    size_t first, cnt, tb = (size_t)self->n * BF_TAG;
-    bf_chunk(self, part, (size_t)chunk, &first, &cnt);
-    /* bitmap, the producer's tags, then the value; aux names the producer. */
-    uint8_t *head = malloc(self->nb + tb);
-    if (head == NULL)
-        return COLLAB_ERR_NO_MEM;
-    memcpy(head, st->cbm[part] + (size_t)chunk * self->nb, self->nb);
-    memcpy(head + self->nb, st->tags[part] + (size_t)chunk * tb, tb);
     int prod = st->vprod[part][chunk];
     if (prod < 0)
         return COLLAB_OK; /* never held here */
-    int rc = cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, (uint32_t)prod,
-                          head, self->nb + tb, val, cnt * self->esize);
+    size_t first, cnt;
+    bf_chunk(self, part, (size_t)chunk, &first, &cnt);
+    /* bitmap, the producer's proof, then the value; aux names the
+       producer and says whether the proof is signed. */
+    const uint8_t *slot = st->tags[part] + (size_t)chunk * bf_slot(self);
+    bool sig = slot[0] != 0;
+    size_t prb = cl_coll_proof_bytes(self, sig);
+    uint8_t *head = malloc(self->nb + prb);
+    if (head == NULL)
+        return COLLAB_ERR_NO_MEM;
+    memcpy(head, st->cbm[part] + (size_t)chunk * self->nb, self->nb);
+    memcpy(head + self->nb, slot + 1, prb);
+    uint32_t aux = (uint32_t)prod | (sig ? CL_AUX_SIGNED : 0);
+    int rc = cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, aux, head,
+                          self->nb + prb, val, cnt * self->esize);
     free(head);
     return rc;
 }
@@ -344,7 +349,7 @@ static int s_setup(cl_coll_t *self)
             return rc;
         st->sent[j] = calloc(nch, self->nb);
         st->cbm[j] = calloc(nch, self->nb);
-        st->tags[j] = calloc(nch * (size_t)self->n, BF_TAG);
+        st->tags[j] = calloc(nch, bf_slot(self));
         st->rfrom[j] = malloc(nch * sizeof(int));
         st->vprod[j] = malloc(nch * sizeof(int));
         if (st->sent[j] == NULL || st->cbm[j] == NULL || st->tags[j] == NULL ||
@@ -433,21 +438,27 @@ static bool s_may_produce(cl_coll_t *self, int j, size_t c, int p)
            p == cl_coll_lowest_producer(self);
 }
 
-/* A RESULT or RELAY: bitmap, the producer's relay tags (n x BF_TAG), then
-   the value (encoded in a RESULT when compression is on).  A RELAY names
-   the producer in aux, and counts only with this member's valid tag from
-   it (docs/security.md §6). */
+/* A RESULT or RELAY: bitmap, the producer's proof, then the value
+   (encoded in a RESULT when compression is on).  aux says whether the
+   proof is signed (CL_AUX_SIGNED); a RELAY names the producer in the rest.
+   A signed proof is checked whenever the chunk is first taken, from its
+   producer or relayed, so that this member never holds (nor relays) a
+   chunk its producer did not sign; tags are refused in a collective that
+   signs, and otherwise checked on relays only, with this member's own tag
+   (docs/security.md §6). */
 static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
 {
     bf_t *st = bf_st(self);
-    size_t tb = (size_t)self->n * BF_TAG;
     if (msg->part >= (uint32_t)st->nparts)
         return COLLAB_ERR_ARG;
-    if (msg->type == CL_MSG_RESULT ? msg->aux != 0 : msg->aux >= (uint32_t)self->n)
+    bool sig = (msg->aux & CL_AUX_SIGNED) != 0;
+    uint32_t aux = msg->aux & ~CL_AUX_SIGNED;
+    if (msg->type == CL_MSG_RESULT ? aux != 0 : aux >= (uint32_t)self->n)
         return COLLAB_ERR_ARG;
+    size_t prb = cl_coll_proof_bytes(self, sig);
     int j = (int)msg->part;
     size_t c = msg->chunk;
-    if (c >= cl_relay_nchunks(st->rl, j) || !s_consumes(self, j) || msg->len < self->nb + tb)
+    if (c >= cl_relay_nchunks(st->rl, j) || !s_consumes(self, j) || msg->len < self->nb + prb)
         return COLLAB_ERR_ARG;
     /* A RESULT counts only from the chunk's producer (its reducer, or the
        member a repair decision made it): any other member's is a forgery
@@ -458,9 +469,9 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t nbits = cl_bm_count(bm, (size_t)self->n);
     if (nbits == 0 || cl_bm_count(bm, self->nb * 8) != nbits)
         return COLLAB_ERR_ARG;
-    const uint8_t *tags = bm + self->nb;
-    const uint8_t *data = tags + tb;
-    size_t dlen = msg->len - self->nb - tb;
+    const uint8_t *proof = bm + self->nb;
+    const uint8_t *data = proof + prb;
+    size_t dlen = msg->len - self->nb - prb;
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
     /* A RESULT comes from its producer, encoded with the producer's codec;
@@ -475,15 +486,22 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
             return COLLAB_ERR_ARG; /* the same chunk twice from its producer */
         return COLLAB_OK;          /* several holders may send it */
     }
-    int prod = msg->type == CL_MSG_RESULT ? from : (int)msg->aux;
+    int prod = msg->type == CL_MSG_RESULT ? from : (int)aux;
     if (msg->type == CL_MSG_RELAY && !s_may_produce(self, j, c, prod)) {
         cl_debug(
             "collective #%llu: a relay of (%d, %zu) names producer %d, which may not produce it",
             (unsigned long long)self->a.seq, j, c, prod);
         return COLLAB_ERR_ARG;
     }
-    if (msg->type == CL_MSG_RELAY &&
-        !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen, tags)) {
+    if (!sig && self->sig) {
+        cl_debug("collective #%llu: %s of (%d, %zu) carries tags where its producer %d signs",
+                 (unsigned long long)self->a.seq,
+                 msg->type == CL_MSG_RESULT ? "a result" : "a relay", j, c, prod);
+        return COLLAB_ERR_ARG;
+    }
+    if (!sig && msg->type == CL_MSG_RELAY &&
+        !cl_coll_tags_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb, data, dlen,
+                            proof)) {
         cl_debug("collective #%llu: a relay of (%d, %zu) from producer %d fails its tag (n %d, "
                  "bitmap %02x)",
                  (unsigned long long)self->a.seq, j, c, prod, self->n, bm[0]);
@@ -493,15 +511,26 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     if (val == NULL)
         return COLLAB_ERR_NO_MEM;
     if (coded) {
+        /* Decoded in place: the chunk is not held until its proof passes,
+           and a valid copy or a repair writes it again. */
         if (cl_compress_decode(codec, self->a.dtype, data, dlen, cnt, val) != COLLAB_OK)
             return COLLAB_ERR_ARG;
-    } else {
-        memcpy(val, data, dlen);
     }
+    if (sig && !cl_coll_sig_check(self, (uint32_t)j, (uint32_t)c, prod, bm, self->nb,
+                                  coded ? val : data, cnt * self->esize, proof)) {
+        cl_debug("collective #%llu: %s of (%d, %zu) fails producer %d's signature",
+                 (unsigned long long)self->a.seq,
+                 msg->type == CL_MSG_RESULT ? "a result" : "a relay", j, c, prod);
+        return COLLAB_ERR_ARG; /* its producer did not sign it: never held, never relayed */
+    }
+    if (!coded)
+        memcpy(val, data, dlen);
     if (msg->type == CL_MSG_RESULT)
         st->rfrom[j][c] = from;
     st->vprod[j][c] = prod;
-    memcpy(st->tags[j] + c * tb, tags, tb);
+    uint8_t *slot = st->tags[j] + c * bf_slot(self);
+    slot[0] = sig ? 1 : 0;
+    memcpy(slot + 1, proof, prb);
     bf_hold(self, j, c, bm);
     if (cl_relay_repairing(st->rl, j))
         cl_relay_poke(st->rl, j);

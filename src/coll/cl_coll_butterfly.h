@@ -32,7 +32,7 @@ typedef struct {
     bf_acc_t **acc;  /* per part: per chunk, or NULL until needed */
     uint8_t **sent;  /* per part: nchunks x nb, producers this member sent to */
     uint8_t **cbm;   /* per part: nchunks x nb, contributors of each held chunk */
-    uint8_t **tags;  /* per part: nchunks x n x BF_TAG, its producer's tags of each held chunk */
+    uint8_t **tags;  /* per part: nchunks x bf_slot, its producer's proof of each held chunk */
     int **rfrom;     /* per part: per chunk, member that delivered the RESULT (-1) */
     int **vprod;     /* per part: per chunk, producer of the held value, whose tags are in tags */
     uint8_t **store; /* per part: private result (parts this member reduces but does not consume) */
@@ -49,6 +49,14 @@ typedef struct {
 static inline bf_t *bf_st(cl_coll_t *self)
 {
     return self->st;
+}
+
+/* Bytes of the proof kept with a held chunk: a flag (1: signed, else
+   tags), then the proof (cl_coll_proof_bytes of its kind). */
+static inline size_t bf_slot(const cl_coll_t *self)
+{
+    size_t t = (size_t)self->n * BF_TAG;
+    return 1 + (t > CL_COLL_SIG ? t : CL_COLL_SIG);
 }
 
 /* Chunk c of part j: first element (input), element count. */

@@ -95,6 +95,8 @@ struct cl_coll {
     double *heard;     /* per member: last time a valid message came from it */
     double *waiting;   /* per member: since when this member waits for it, < 0 none */
     double last_check; /* time of the last deadline scan */
+    bool sig;          /* proofs are signed: every other member reads them (env->signs) and
+                          there are 3 members or more; a proof of tags is then refused */
 };
 
 /* The codec member m encodes what it sends to member `to` with
@@ -195,6 +197,38 @@ int cl_coll_tags_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint
 bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
                         const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
                         const uint8_t *tags);
+
+/* Signed proofs (docs/security.md §6, wire version 9): the producer's
+   signing key (cl_xsign, bound to its identity) and its Ed25519
+   signature over the domain "mpicollab chunk v1", comm id, seq (u64
+   each), part, chunk and the producer's comm rank (u32 each, all
+   little-endian), ctx and the BLAKE2b-256 digest of the value; the
+   engine puts the run id first.  One proof serves every member.  Bytes: */
+#define CL_COLL_SIG 96
+
+/* aux bit of a RESULT or RELAY whose proof is signed (else: tags). */
+#define CL_AUX_SIGNED 0x40000000u
+
+/* Bytes of a proof: signed (CL_COLL_SIG) or tags (n x CL_COLL_TAG). */
+static inline size_t cl_coll_proof_bytes(const cl_coll_t *self, bool sig)
+{
+    return sig ? CL_COLL_SIG : (size_t)self->n * CL_COLL_TAG;
+}
+
+/* The proof of chunk (part, chunk) with value val and context ctx that
+   this member produces: signed when the collective signs (self->sig),
+   else tags (cl_coll_tags_make).  out gets cl_coll_proof_bytes bytes.
+   Returns 0 or a negative status. */
+int cl_coll_proof_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
+                       size_t ctxlen, const void *val, size_t bytes, uint8_t *out);
+
+/* True when the signed proof (CL_COLL_SIG bytes) is member producer's
+   valid signature of chunk (part, chunk) with that value and context.
+   Costs one digest of val, one check of the key's binding (cached by the
+   engine) and one verification. */
+bool cl_coll_sig_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
+                       const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
+                       const uint8_t *proof);
 
 /* Sends DONE to every live member but this one. */
 void cl_coll_send_done(cl_coll_t *self);

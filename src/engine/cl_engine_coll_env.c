@@ -13,6 +13,7 @@
 #include "engine/cl_engine_coll_int.h"
 
 #include "util/cl_log.h"
+#include "util/cl_xsign.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -208,6 +209,95 @@ int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
     return COLLAB_OK;
 }
 
+/* Relay proofs signed with this peer's identity key (cl_xsign): the run
+   id goes first, so that no proof serves in another run. */
+static uint8_t *run_msg(struct cl_engine *e, const uint8_t *msg, size_t len, size_t *out_len)
+{
+    const char *run = e->cfg.run_id != NULL ? e->cfg.run_id : "default";
+    size_t r = strlen(run);
+    uint8_t *m = malloc(2 + r + len);
+    if (m == NULL)
+        return NULL;
+    m[0] = (uint8_t)(r & 0xff);
+    m[1] = (uint8_t)(r >> 8);
+    memcpy(m + 2, run, r);
+    memcpy(m + 2 + r, msg, len);
+    *out_len = 2 + r + len;
+    return m;
+}
+
+static int env_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
+{
+    coll_ctx_t *ctx = eng;
+    size_t mlen;
+    uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
+    if (m == NULL)
+        return COLLAB_ERR_NO_MEM;
+    cl_identity_sign(ctx->e->id, m, mlen, proof, proof + CL_XSIGN_PK);
+    free(m);
+    return COLLAB_OK;
+}
+
+/* Whether sign is the signing key of identity key peer (cl_xsign_binds),
+   with the bindings checked so far kept round-robin: a check costs about
+   a signature verification, and the same members sign every collective. */
+static bool signkey_binds(struct cl_engine *e, const uint8_t peer[32], const uint8_t sign[32])
+{
+    size_t n = sizeof e->signkeys / sizeof e->signkeys[0];
+    for (size_t i = 0; i < n; i++)
+        if (e->signkeys[i].set && memcmp(e->signkeys[i].peer, peer, 32) == 0)
+            return memcmp(e->signkeys[i].sign, sign, 32) == 0;
+    if (!cl_xsign_binds(peer, sign))
+        return false;
+    size_t k = (size_t)e->signkey_next;
+    e->signkey_next = (int)((k + 1) % n);
+    memcpy(e->signkeys[k].peer, peer, 32);
+    memcpy(e->signkeys[k].sign, sign, 32);
+    e->signkeys[k].set = true;
+    return true;
+}
+
+/* The signing key in a proof counts only as the one of r's identity when
+   the collective started; a member's proofs are then checked against it. */
+static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof)
+{
+    coll_ctx_t *ctx = eng;
+    const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
+    if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
+        return false;
+    if (!signkey_binds(ctx->e, ctx->keys[at - ctx->members], proof))
+        return false;
+    size_t mlen;
+    uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
+    if (m == NULL)
+        return false;
+    bool ok = cl_xsign_verify(proof, m, mlen, proof + CL_XSIGN_PK);
+    free(m);
+    return ok;
+}
+
+/* Whether comm rank r reads signed proofs: it does not speak an older
+   version than 9 with this peer (its link's version, or its last link's
+   while none is up).  What this peer does not know counts as yes: a
+   member whose record it no longer has (it removed it just before the
+   collective started, while the others still count it) and one it never
+   linked with (a member just admitted, or a client reached only through
+   a relay).  Members must agree on the kind, and only a peer that said
+   "8 or older" makes them all use tags (attack_verify: the coordinator
+   that had just removed a convicted reducer made tags, which every other
+   member refused). */
+static bool env_signs(void *eng, int r)
+{
+    coll_ctx_t *ctx = eng;
+    const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
+    if (at == NULL || ctx->keys == NULL)
+        return false;
+    if (!ctx->haskey[at - ctx->members])
+        return true;
+    int v = cl_transport_peer_version(ctx->e->tp, ctx->keys[at - ctx->members]);
+    return v == 0 || v >= CL_WIRE_SIGNED_VERSION;
+}
+
 /* A failure a STATUS names counts here only with this peer's own
    evidence (docs/security.md §3). */
 static bool env_confirms_failed(void *eng, int r)
@@ -236,6 +326,7 @@ static void env_convict(void *eng, int r)
 cl_coll_env_t eng_coll_env(coll_ctx_t *ctx)
 {
     cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
-                         env_suspect, env_convict, env_pair_key, env_confirms_failed};
+                         env_suspect, env_convict, env_pair_key, env_confirms_failed,
+                         env_sign,    env_verify,  env_signs};
     return env;
 }

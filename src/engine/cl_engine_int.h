@@ -212,6 +212,12 @@ struct cl_engine {
         bool set;
     } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
     int pairkey_next;
+    struct {
+        uint8_t peer[32]; /* an identity key */
+        uint8_t sign[32]; /* its signing key, checked (cl_xsign_binds) */
+        bool set;
+    } signkeys[64];       /* relay proofs: checked bindings, replaced round-robin */
+    int signkey_next;
     local_msg_t *local_head, *local_tail;
     eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
     size_t buffered_bytes;      /* early messages of every stream, with their overheads */

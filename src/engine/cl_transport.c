@@ -531,6 +531,40 @@ int cl_transport_link_version(cl_transport_t *self, const uint8_t key[32])
     return in != NULL && in->state == IL_UP ? in->version : 0;
 }
 
+/* Keys whose last version is kept; past it the record starts again (only
+   keys that completed a handshake enter it, and a peer whose record went
+   is asked through its live link). */
+#define TP_VERSIONS_MAX 4096
+
+void tp_note_version(cl_transport_t *self, const uint8_t key[32], int v)
+{
+    char hex[65];
+    tp_hex(key, 32, hex);
+    int *at = zhashx_lookup(self->versions, hex);
+    if (at != NULL) {
+        *at = v;
+        return;
+    }
+    if (zhashx_size(self->versions) >= TP_VERSIONS_MAX)
+        zhashx_purge(self->versions);
+    int *nv = malloc(sizeof *nv);
+    if (nv == NULL)
+        return;
+    *nv = v;
+    zhashx_update(self->versions, hex, nv);
+}
+
+int cl_transport_peer_version(cl_transport_t *self, const uint8_t key[32])
+{
+    int v = cl_transport_link_version(self, key);
+    if (v > 0)
+        return v;
+    char hex[65];
+    tp_hex(key, 32, hex);
+    const int *at = zhashx_lookup(self->versions, hex);
+    return at != NULL ? *at : 0;
+}
+
 void cl_transport_set_client(cl_transport_t *self)
 {
     self->client_mode = true;
@@ -664,14 +698,16 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->in_by_rid = zhashx_new();
     self->in_by_key = zhashx_new();
     self->bans = zhashx_new();
+    self->versions = zhashx_new();
     self->dead = zlist_new();
     if (self->out_by_key == NULL || self->in_by_rid == NULL || self->in_by_key == NULL ||
-        self->bans == NULL || self->dead == NULL) {
+        self->bans == NULL || self->versions == NULL || self->dead == NULL) {
         snprintf(err, errlen, "out of memory");
         goto err_destroy;
     }
     zhashx_set_destructor(self->in_by_rid, in_link_free);
     zhashx_set_destructor(self->bans, free_item);
+    zhashx_set_destructor(self->versions, free_item);
 
     /* The ZAP handler is per ZeroMQ context, i.e. per process: the first
        transport serves it (several transports share a process in tests). */
@@ -754,6 +790,7 @@ void cl_transport_destroy(cl_transport_t **self_p, int linger_ms)
     zhashx_destroy(&self->in_by_key);
     zhashx_destroy(&self->in_by_rid);
     zhashx_destroy(&self->bans);
+    zhashx_destroy(&self->versions);
     if (self->dead != NULL) {
         out_link_t *l;
         while ((l = zlist_pop(self->dead)) != NULL) {

@@ -93,6 +93,9 @@ struct cl_transport {
     zhashx_t *in_by_rid;               /* hex rid -> in_link_t (owned) */
     zhashx_t *in_by_key;               /* hex key -> in_link_t (latest UP) */
     zhashx_t *bans;                    /* hex key -> double* until */
+    zhashx_t *versions;                /* hex key -> int*: the version of the last link that came
+                                          up with it (cl_transport_peer_version), at most
+                                          TP_VERSIONS_MAX keys */
     zlist_t *dead;                     /* out_link_t waiting to be freed */
     uint64_t monitor_seq;
     uint64_t malformed;
@@ -112,6 +115,8 @@ struct cl_transport {
 };
 
 /* cl_transport.c */
+/* Records v as the version of key's link that just came up. */
+void tp_note_version(cl_transport_t *self, const uint8_t key[32], int v);
 /* Monotonic seconds. */
 double tp_now(void);
 /* Lower-case hex of n bytes into out (2n+1 chars). */

@@ -203,6 +203,7 @@ void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, con
         if (cl_hs_verify(self->k, "AUTH", l->key, self->self_key, l->cnonce, l->snonce,
                          m.u.auth.mac)) {
             l->state = IL_UP;
+            tp_note_version(self, key, l->version);
             if (self->npending > 0)
                 self->npending--;
             sodium_memzero(l->cnonce, 32);
@@ -367,6 +368,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     }
     l->version = w->version;
     l->state = OL_UP;
+    tp_note_version(self, l->key, l->version);
     /* Flush what waited for the handshake, in order. */
     pending_msg_t *p = l->head;
     l->head = l->tail = NULL;

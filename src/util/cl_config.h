@@ -94,10 +94,10 @@ typedef struct {
     int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */
     int max_streams;          /* COLLAB_MAX_STREAMS, default 1024 */
     int max_streams_peer;     /* COLLAB_MAX_STREAMS_PER_PEER, default 64 */
-    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 8 */
+    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 9 */
 } cl_config_t;
 
-#define CL_CONFIG_WIRE_VERSION 8          /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
+#define CL_CONFIG_WIRE_VERSION 9          /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
 #define CL_CONFIG_COMPRESSION_ADAPTIVE 3  /* COLLAB_COMPRESSION=adaptive */
 #define CL_CONFIG_ADAPTIVE_WIRE_VERSION 8 /* the first version that carries it */
 

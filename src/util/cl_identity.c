@@ -23,6 +23,7 @@
 */
 #define _GNU_SOURCE
 #include "util/cl_identity.h"
+#include "util/cl_xsign.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
@@ -48,13 +49,16 @@ struct cl_identity {
     char public_z85[CL_Z85_CHARS + 1];
     char secret_z85[CL_Z85_CHARS + 1]; /* wiped on destroy */
     char peer_id[CL_PEER_ID_MAX];
+    cl_xsign_key_t sign; /* the signing key of the secret key (cl_xsign), wiped on destroy */
 };
 
-/* Fills the derived fields (Z85 texts, peer id) from the two keys. */
+/* Fills the derived fields (Z85 texts, peer id, signing key) from the two
+   keys. */
 static int s_derive(cl_identity_t *self)
 {
     if (zmq_z85_encode(self->public_z85, self->public_key, CL_KEY_BYTES) == NULL ||
-        zmq_z85_encode(self->secret_z85, self->secret_key, CL_KEY_BYTES) == NULL)
+        zmq_z85_encode(self->secret_z85, self->secret_key, CL_KEY_BYTES) == NULL ||
+        cl_xsign_key(self->secret_key, &self->sign) != 0)
         return -1;
     return cl_base58_encode(self->public_key, CL_KEY_BYTES, self->peer_id, sizeof self->peer_id);
 }
@@ -371,6 +375,13 @@ void cl_identity_destroy(cl_identity_t **self_p)
     sodium_memzero(*self_p, sizeof **self_p);
     free(*self_p);
     *self_p = NULL;
+}
+
+void cl_identity_sign(const cl_identity_t *self, const uint8_t *m, size_t mlen, uint8_t *pk,
+                      uint8_t *sig)
+{
+    memcpy(pk, self->sign.pk, CL_XSIGN_PK);
+    cl_xsign_sign_key(&self->sign, m, mlen, sig);
 }
 
 const uint8_t *cl_identity_public_key(const cl_identity_t *self)

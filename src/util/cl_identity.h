@@ -33,6 +33,12 @@ void cl_identity_destroy(cl_identity_t **self_p);
 const uint8_t *cl_identity_public_key(const cl_identity_t *self); /* 32 bytes */
 const uint8_t *cl_identity_secret_key(const cl_identity_t *self); /* 32 bytes */
 const char *cl_identity_public_z85(const cl_identity_t *self);    /* 40 chars + NUL */
+
+/* Signs m (mlen bytes) with the identity's signing key (cl_xsign.h,
+   derived once when the identity is loaded): pk gets the key (32 bytes),
+   sig the signature (64). */
+void cl_identity_sign(const cl_identity_t *self, const uint8_t *m, size_t mlen, uint8_t *pk,
+                      uint8_t *sig);
 const char *cl_identity_secret_z85(const cl_identity_t *self);    /* 40 chars + NUL */
 const char *cl_identity_peer_id(const cl_identity_t *self);       /* base58 */
 

@@ -10,10 +10,11 @@ if(TARGET collab_engine AND TARGET collab_coll)
     collab_reduce collab_util)
   add_executable(attack ${CMAKE_CURRENT_LIST_DIR}/attack.c
     ${CMAKE_CURRENT_LIST_DIR}/attack_stranger.c ${CMAKE_CURRENT_LIST_DIR}/attack_handshake.c
-    ${CMAKE_CURRENT_LIST_DIR}/attack_member.c ${CMAKE_CURRENT_LIST_DIR}/attack_checkpoint.c)
+    ${CMAKE_CURRENT_LIST_DIR}/attack_member.c ${CMAKE_CURRENT_LIST_DIR}/attack_checkpoint.c
+    ${CMAKE_CURRENT_LIST_DIR}/attack_proofs.c)
   target_link_libraries(attack PRIVATE attack_harness)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit early status
-      checkpoint sync_liar)
+      checkpoint sync_liar proofs proofs_mixed)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
   endforeach()

@@ -25,6 +25,8 @@ int sc_member(const char *mode, size_t cnt);
    point-to-point messages past the credit each victim grants; early:
    early collective messages past the credit each victim grants. */
 int sc_flood(const char *mode);
+/* attack_proofs.c: proofs, proofs_v8 or proofs_mixed. */
+int sc_proofs(const char *mode);
 /* attack_checkpoint.c */
 int sc_checkpoint(void);
 /* n trainers (3: a majority against the liar; 2: a tie), the last lies:

@@ -29,9 +29,12 @@
 
 #include "coll/cl_coll_impl.h"
 #include "engine/cl_comm.h"
+#include "util/cl_identity.h"
+#include "util/cl_xsign.h"
 
 #include <math.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,8 +46,15 @@
 
 /* ---------------------------------------------------------------------- */
 /* The hostile member's wrappers: they catch the butterfly RESULTs it
-   sends for its part (bitmap, 1 byte for 8 members, then floats) and add
-   1000 to each value. */
+   sends for its part and add 1000 to each value.  A signed result (wire
+   version 9: bitmap, 1 byte for 8 members, the 96-byte proof, then
+   floats) is signed again with the member's own identity key, as a
+   hostile library would sign what it sends, so that it stays well formed
+   and only a validator that recomputes the part can tell; a result with
+   tags (bitmap, tags, floats) goes out with its tags changed too, which
+   nothing checks on a result from its producer. */
+
+static cl_identity_t *s_id; /* the hostile member's identity */
 
 static bool is_result(void *sock, const cl_wire_hdr_t *h)
 {
@@ -52,17 +62,57 @@ static bool is_result(void *sock, const cl_wire_hdr_t *h)
     return h->type == CL_MSG_COLL && h->sub == CL_MSG_RESULT && h->comm == CL_COMM_WORLD_ID;
 }
 
+/* The proof of cl_coll.c's s_sig_msg (with the engine's run id first) for
+   chunk (h->part, h->chunk) of the hostile member's part, signed again. */
+static void resign(const cl_wire_hdr_t *h, uint8_t *d, size_t blen)
+{
+    static const char domain[] = "mpicollab chunk v1";
+    size_t r = strlen(s_run), dl = sizeof domain - 1, off = 1 + CL_COLL_SIG;
+    uint8_t *m = malloc(2 + r + dl + 28 + 1 + 32);
+    if (m == NULL || s_id == NULL) {
+        free(m);
+        return;
+    }
+    size_t k = 0;
+    m[k++] = (uint8_t)(r & 0xff);
+    m[k++] = (uint8_t)(r >> 8);
+    memcpy(m + k, s_run, r);
+    k += r;
+    memcpy(m + k, domain, dl);
+    k += dl;
+    uint64_t comm = h->comm, seq = h->seq;
+    uint32_t part = h->part, chunk = h->chunk, rank = HOSTILE;
+    for (int b = 0; b < 8; b++) {
+        m[k + b] = (uint8_t)(comm >> (8 * b));
+        m[k + 8 + b] = (uint8_t)(seq >> (8 * b));
+    }
+    for (int b = 0; b < 4; b++) {
+        m[k + 16 + b] = (uint8_t)(part >> (8 * b));
+        m[k + 20 + b] = (uint8_t)(chunk >> (8 * b));
+        m[k + 24 + b] = (uint8_t)(rank >> (8 * b));
+    }
+    k += 28;
+    m[k++] = d[0];
+    crypto_generichash(m + k, 32, d + off, blen - off, NULL, 0);
+    k += 32;
+    (void)cl_xsign_sign(cl_identity_secret_key(s_id), m, k, d + 1 + CL_XSIGN_PK, d + 1);
+    free(m);
+}
+
 static bool corrupt(const cl_wire_hdr_t *h, uint8_t *d, size_t blen)
 {
-    (void)h;
-    if (blen < 1 + sizeof(float))
+    bool sig = (h->aux & CL_AUX_SIGNED) != 0;
+    size_t off = sig ? 1 + CL_COLL_SIG : 1;
+    if (blen < off + sizeof(float))
         return false;
-    for (size_t k = 1; k + sizeof(float) <= blen; k += sizeof(float)) {
+    for (size_t k = off; k + sizeof(float) <= blen; k += sizeof(float)) {
         float v;
         memcpy(&v, d + k, sizeof v);
         v += 1000.0f;
         memcpy(d + k, &v, sizeof v);
     }
+    if (sig)
+        resign(h, d, blen);
     return true;
 }
 
@@ -92,8 +142,13 @@ static int peer_main(int i, int n)
     int iters = s_iters;
     bool hostile = i == HOSTILE;
     peer_env(i);
-    if (hostile)
+    if (hostile) {
+        char err[256];
+        s_id = cl_identity_new(getenv("COLLAB_IDENTITY"), err, sizeof err);
+        if (s_id == NULL)
+            fprintf(stderr, "[verify] peer %d: its identity: %s\n", i, err);
         harness_wrap(&s_wrap);
+    }
     int rc = collab_init(NULL);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[verify] peer %d: collab_init: %s\n", i, collab_strerror(rc));

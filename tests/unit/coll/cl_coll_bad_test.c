@@ -9,6 +9,8 @@
 #include "cl_coll_impl.h" /* the message types */
 #include "test_coll_harness.h"
 #include "util/cl_selftest.h"
+#include "util/cl_xsign.h"
+#include <sodium.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -458,11 +460,125 @@ static void test_forged_relays(void)
     }
 }
 
+/* The message member `producer` (comm rank) signs for chunk (part,
+   chunk) of collective (comm 5, seq 0), as cl_coll.c builds it. */
+static size_t s_sig_msg(uint8_t *m, uint32_t part, uint32_t chunk, uint32_t producer,
+                        uint8_t bitmap, const void *val, size_t bytes)
+{
+    static const char domain[] = "mpicollab chunk v1";
+    size_t d = sizeof domain - 1;
+    memcpy(m, domain, d);
+    memset(m + d, 0, 28);
+    m[d] = 5; /* comm id; seq 0 */
+    for (int k = 0; k < 4; k++) {
+        m[d + 16 + k] = (uint8_t)(part >> (8 * k));
+        m[d + 20 + k] = (uint8_t)(chunk >> (8 * k));
+        m[d + 24 + k] = (uint8_t)(producer >> (8 * k));
+    }
+    m[d + 28] = bitmap;
+    crypto_generichash(m + d + 29, 32, val, bytes, NULL, 0);
+    return d + 29 + 32;
+}
+
+/* The harness's identity key of comm rank r (test_coll_harness.c). */
+static void s_identity(int r, uint8_t pk[32], uint8_t sk[32])
+{
+    uint8_t seed[32] = {0};
+    memcpy(seed, &r, sizeof r);
+    seed[31] = 0x17;
+    crypto_box_seed_keypair(pk, sk, seed);
+}
+
+/* Signed relay proofs (docs/security.md §6): a relayed copy of member 2's
+   part counts only with member 2's valid signature of exactly that value
+   and contributor set; a proof of tags is refused in a collective that
+   signs; a RESULT from the producer is checked too. */
+static void test_signed_relays(void)
+{
+    const bcase_t bc = {CL_COLL_ALLREDUCE, -1, 0, 0};
+    bfix_t f;
+    s_fix(&f, &bc, 10); /* part 2: 3 int32, one chunk */
+    th_t *h = th_new(3, f.args);
+    CL_CHECK(h != NULL);
+    if (h == NULL)
+        return;
+    uint8_t pk2[32], sk2[32], pk1[32], sk1[32];
+    s_identity(2, pk2, sk2);
+    s_identity(1, pk1, sk1);
+    int32_t val[3] = {7, 0x107, 0x207};
+    uint8_t m[128], r[1 + CL_COLL_SIG + 12];
+    size_t mlen = s_sig_msg(m, 2, 0, 2, 0x07, val, sizeof val);
+    r[0] = 0x07;
+    memcpy(r + 1 + CL_COLL_SIG, val, sizeof val);
+    uint32_t from2 = 2 | CL_AUX_SIGNED;
+    /* a garbage proof */
+    memset(r + 1, 0x33, CL_COLL_SIG);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    /* member 1's own key and signature, claiming member 2's chunk */
+    CL_CHECK(cl_xsign_sign(sk1, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    /* ... or naming itself its producer, which it may not be */
+    mlen = s_sig_msg(m, 2, 0, 1, 0x07, val, sizeof val);
+    CL_CHECK(cl_xsign_sign(sk1, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 1 | CL_AUX_SIGNED, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    /* member 2's signature of another value, of another chunk, of another
+       contributor set, or altered */
+    int32_t other[3] = {7, 7, 7};
+    mlen = s_sig_msg(m, 2, 0, 2, 0x07, other, sizeof other);
+    CL_CHECK(cl_xsign_sign(sk2, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    mlen = s_sig_msg(m, 1, 0, 2, 0x07, val, sizeof val);
+    CL_CHECK(cl_xsign_sign(sk2, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    mlen = s_sig_msg(m, 2, 0, 2, 0x03, val, sizeof val);
+    CL_CHECK(cl_xsign_sign(sk2, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    mlen = s_sig_msg(m, 2, 0, 2, 0x07, val, sizeof val);
+    CL_CHECK(cl_xsign_sign(sk2, m, mlen, r + 1 + CL_XSIGN_PK, r + 1) == 0);
+    r[1 + CL_XSIGN_PK + 40] ^= 1;
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_ERR_ARG);
+    CL_CHECK(s_inject(h, CL_MSG_RESULT, 2, 0, CL_AUX_SIGNED, 2, r, sizeof r) == COLLAB_ERR_ARG);
+    r[1 + CL_XSIGN_PK + 40] ^= 1;
+    /* tags where the collective signs, even well formed */
+    uint8_t t[1 + 3 * CL_COLL_TAG + 12] = {0x07};
+    memcpy(t + 1 + 3 * CL_COLL_TAG, val, sizeof val);
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 2, 1, t, sizeof t) == COLLAB_ERR_ARG);
+    CL_CHECK(s_inject(h, CL_MSG_RESULT, 2, 0, 0, 2, t, sizeof t) == COLLAB_ERR_ARG);
+    /* member 2's valid signature, relayed by member 1: taken */
+    CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_OK);
+    CL_CHECK(memcmp(f.out[0] + 7, val, sizeof val) == 0);
+    th_destroy(&h);
+
+    /* A member of wire version 8 in the group: tags (checked as before),
+       and a signed proof still counts when it verifies. */
+    th_unsigned = 1u << 1;
+    s_fix(&f, &bc, 10);
+    h = th_new(3, f.args);
+    CL_CHECK(h != NULL);
+    if (h != NULL) {
+        CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, 2, 1, t, sizeof t) == COLLAB_ERR_ARG);
+        CL_CHECK(s_inject(h, CL_MSG_RELAY, 2, 0, from2, 1, r, sizeof r) == COLLAB_OK);
+        th_destroy(&h);
+    }
+    s_fix(&f, &bc, 10);
+    h = th_new(3, f.args);
+    CL_CHECK(h != NULL);
+    if (h != NULL) {
+        th_plan_t plan = {.seed = 3};
+        CL_CHECK(th_run(h, &plan) == 0 && th_suspects(h) == 0);
+        for (int i = 0; i < 3; i++)
+            CL_CHECK(memcmp(f.out[i], f.out[0], 40) == 0);
+        th_destroy(&h);
+    }
+    th_unsigned = 0;
+}
+
 int main(void)
 {
     test_args();
     test_messages();
     test_forged_relays();
+    test_signed_relays();
     test_fuzz();
     return cl_selftest_end("cl_coll_bad_test");
 }

@@ -186,7 +186,7 @@ static int s_run(const rcase_t *tc, uint64_t seed)
     /* Adaptive compression: a member sends its part's results and its
        contributions with its own codec, a contribution to a reducer with a
        stronger codec with that one; payload bytes each way, computed chunk
-       by chunk from the layout (RESULT: bitmap and tags besides). */
+       by chunk from the layout (RESULT: bitmap and signed proof besides). */
     if (tc->codec == CL_COLL_COMPRESSION_ADAPTIVE && tc->kind == CL_COLL_ALLREDUCE &&
         tc->bw != NULL && approx && tc->count * e >= tc->small && n > 2 && !tc->clients &&
         !tc->verify && (size_t)n <= tc->count) {
@@ -194,7 +194,8 @@ static int s_run(const rcase_t *tc, uint64_t seed)
         CL_CHECK(cl_coll_adaptive_codecs(tc->bw, n, cod) == COLLAB_OK);
         size_t plo[MAXN], plen[MAXN];
         cl_coll_split_bw(tc->count, (size_t)n, n, tc->bw, plo, plen);
-        size_t ce = tc->chunk / e, ovh = (size_t)n * CL_COLL_TAG + (size_t)(n + 7) / 8;
+        /* n > 2 and every member signs (th_unsigned 0): one signed proof */
+        size_t ce = tc->chunk / e, ovh = CL_COLL_SIG + (size_t)(n + 7) / 8;
         for (int i = 0; i < n; i++) {
             uint64_t sent = 0, recv = 0, want_sent = 0, want_recv = 0;
             cl_coll_traffic(th_coll(h, i), &sent, &recv);

@@ -2,7 +2,11 @@
     collective selftests (see test_coll_harness.h).
 */
 #include "test_coll_harness.h"
+#include "coll/cl_coll_impl.h"
 #include "mpi_collab.h"
+#include "util/cl_xsign.h"
+
+#include <sodium.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +41,19 @@ struct th {
     long fuzzed, fuzz_ok;
     bool drop_all;
     bool no_fail_to_done;
+    uint64_t unsigned_mask;         /* th_unsigned at th_new */
+    uint8_t (*xpk)[32], (*xsk)[32]; /* per member: identity key pair */
+    th_tamper_fn *tamper;
+    void *tamper_arg;
 };
+
+uint64_t th_unsigned = 0;
+
+void th_set_tamper(th_t *self, th_tamper_fn *fn, void *arg)
+{
+    self->tamper = fn;
+    self->tamper_arg = arg;
+}
 
 uint64_t th_rand(uint64_t *state)
 {
@@ -88,6 +104,10 @@ static int s_send(void *eng, int to, const cl_coll_msg_t *msg)
         memcpy(d, msg->data, msg->len);
         ev.m.data = d;
     }
+    if (h->tamper != NULL && !h->tamper(h->tamper_arg, me->idx, t, &ev.m)) {
+        free((void *)ev.m.data);
+        return COLLAB_OK; /* dropped on the way */
+    }
     return s_push(h, ev);
 }
 
@@ -135,8 +155,35 @@ static int s_pair_key(void *eng, int r, uint8_t key[32])
     return COLLAB_OK;
 }
 
+/* Signed proofs with the member's identity key, as the engine makes them
+   (without the run id). */
+static int s_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
+{
+    th_member_t *me = eng;
+    return cl_xsign_sign(me->h->xsk[me->idx], msg, len, proof + CL_XSIGN_PK, proof) == 0
+               ? COLLAB_OK
+               : COLLAB_ERR_INTERNAL;
+}
+
+static bool s_verify(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof)
+{
+    th_member_t *me = eng;
+    int i = s_index(me->h, r);
+    return i >= 0 && cl_xsign_binds(me->h->xpk[i], proof) &&
+           cl_xsign_verify(proof, msg, len, proof + CL_XSIGN_PK);
+}
+
+static bool s_signs(void *eng, int r)
+{
+    th_member_t *me = eng;
+    int i = s_index(me->h, r);
+    return i >= 0 && !((me->h->unsigned_mask >> i) & 1);
+}
+
 th_t *th_new(int n, const cl_coll_args_t *args)
 {
+    if (sodium_init() < 0)
+        return NULL;
     th_t *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
@@ -146,13 +193,23 @@ th_t *th_new(int n, const cl_coll_args_t *args)
     h->mem = calloc((size_t)n, sizeof *h->mem);
     h->alive = calloc((size_t)n, sizeof *h->alive);
     h->released = calloc((size_t)n, sizeof *h->released);
+    h->xpk = calloc((size_t)n, sizeof *h->xpk);
+    h->xsk = calloc((size_t)n, sizeof *h->xsk);
+    h->unsigned_mask = th_unsigned;
     if (h->ranks == NULL || h->coll == NULL || h->mem == NULL || h->alive == NULL ||
-        h->released == NULL) {
+        h->released == NULL || h->xpk == NULL || h->xsk == NULL) {
         th_destroy(&h);
         return NULL;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         h->ranks[i] = args[i].self;
+    for (int i = 0; i < n; i++) {
+        uint8_t seed[32] = {0};
+        memcpy(seed, &h->ranks[i], sizeof h->ranks[i]);
+        seed[31] = 0x17;
+        crypto_box_seed_keypair(h->xpk[i], h->xsk[i], seed);
+    }
+    for (int i = 0; i < n; i++) {
         h->mem[i] = (th_member_t){h, i};
         cl_coll_env_t env = {.eng = &h->mem[i],
                              .send = s_send,
@@ -161,6 +218,11 @@ th_t *th_new(int n, const cl_coll_args_t *args)
                              .suspect = s_suspect,
                              .convict = s_convict,
                              .pair_key = s_pair_key};
+        if (!((h->unsigned_mask >> i) & 1)) {
+            env.sign = s_sign;
+            env.verify = s_verify;
+            env.signs = s_signs;
+        }
         h->coll[i] = cl_coll_new(&args[i], &env);
         if (h->coll[i] == NULL) {
             th_destroy(&h);
@@ -193,6 +255,8 @@ void th_destroy(th_t **self_p)
     free(h->mem);
     free(h->alive);
     free(h->released);
+    free(h->xpk);
+    free(h->xsk);
     free(h);
     *self_p = NULL;
 }

@@ -37,10 +37,25 @@ typedef struct {
     bool no_fail_to_done;       /* completed members get no failure notices */
 } th_plan_t;
 
+/* Relay proofs: every member has an identity key (X25519, one per comm
+   rank) and signs with it (cl_xsign), as an engine of wire version 9
+   does, except the members whose bit (member index) is set here: they
+   speak version 8 (no sign, verify or signs in their env, and the others'
+   env->signs says false for them), so a collective with one of them uses
+   tags.  Read by th_new; 0 by default, ~0 for tags everywhere. */
+extern uint64_t th_unsigned;
+
 /* Creates n members from args[0..n) (one per member, each with its own
    buffers; members/comm_size/self must be filled).  Returns NULL when a
    cl_coll_new fails.  Caller owns. */
 th_t *th_new(int n, const cl_coll_args_t *args);
+
+/* Called for every message an algorithm sends, with a copy the function
+   may change (data is the harness's own copy, len bytes); it returns
+   false to drop the message.  from and to are member indexes.  A hostile
+   member's behaviour in tests.  NULL: none. */
+typedef bool th_tamper_fn(void *arg, int from, int to, cl_coll_msg_t *m);
+void th_set_tamper(th_t *self, th_tamper_fn *fn, void *arg);
 
 /* Destroys and nulls *self_p; accepts NULL. */
 void th_destroy(th_t **self_p);

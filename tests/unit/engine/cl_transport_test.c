@@ -394,6 +394,15 @@ int main(void)
     CHECK(send_hb(&f, &a, 12) == 0);
     CHECK(pump_until(&a.msgs, amsgs + 1) && a.last_progress == 12);
 
+    /* What a peer speaks is remembered once its links are gone (relay
+       proofs ask it, docs/security.md §6): f drops its only link to a. */
+    CHECK(cl_transport_peer_version(f.tp, cl_identity_public_key(a.id)) == 5);
+    CHECK(cl_transport_peer_version(a.tp, cl_identity_public_key(c.id)) == CL_WIRE_VERSION);
+    cl_transport_drop(f.tp, cl_identity_public_key(a.id));
+    CHECK(cl_transport_link_version(f.tp, cl_identity_public_key(a.id)) == 0);
+    CHECK(cl_transport_peer_version(f.tp, cl_identity_public_key(a.id)) == 5);
+    CHECK(cl_transport_peer_version(g.tp, cl_identity_public_key(a.id)) == 0); /* refused */
+
     node_t *all[] = {&a, &b, &c, &d, &e, &f, &g};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);

@@ -1,0 +1,253 @@
+/*  attack_proofs.c - a producer that gives one member a wrong relay proof
+    of its part and then fails (docs/security.md §6, relay proofs).
+
+    Usage: attack proofs | proofs_v8 | proofs_mixed.  Peers 0..3 of 4 run
+    butterfly all-reduces of 300000 floats; peer 3 is a real member whose
+    outgoing messages pass through the harness's wrappers.  Armed at the
+    rendezvous, in the first all-reduce after it, peer 3 (the reducer of
+    part 3) sends each RESULT of its part:
+      to rank 1 (the victim)  with an empty contributor bitmap, which the
+                              victim refuses, so it never holds the part;
+      to ranks 0 and 2        as its library made it (signed), or, when
+                              the proof is tags, with rank 1's tag wrong;
+    then, once its RESULTs have gone out and 300 ms passed without more,
+    it SIGKILLs itself.  Its input is the mean of the others' (2 + k % 7
+    against i + 1 + k % 7), so every all-reduce has one right answer,
+    8 + 4 (k % 7), whoever contributed: every survivor checks every
+    element of every all-reduce (so they are bitwise equal), and times the
+    armed one.
+
+      proofs        every peer at wire version 9.  The holders verified
+                    peer 3's signature when they took the chunk; their
+                    relays to rank 1 carry it and count.  Asserted: every
+                    all-reduce right at the three survivors, the armed one
+                    done within COLLAB_TIMEOUT (2 s) at each (no deadline
+                    waited for), and no survivor left the group.
+      proofs_v8     every peer at COLLAB_WIRE_VERSION=8: tags, the code of
+                    before.  Recorded (tests/attack/recorded/proofs.txt):
+                    rank 1 refuses the honest relays (its tag fails), waits
+                    for deadlines, suspects the honest holders.  Not a
+                    CTest: it shows the effect the signatures remove.
+      proofs_mixed  no attack, peer 2 at COLLAB_WIRE_VERSION=8 (a peer of
+                    the release before): tags in every collective, and
+                    every all-reduce right, before and after peer 3 fails.
+*/
+#include "attack.h"
+#include "coll/cl_coll_impl.h"
+#include "engine/cl_comm.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define PROOF_CNT 300000
+#define VICTIM 1
+
+static bool s_attack;         /* peer 3 rewrites its RESULTs */
+static uint64_t s_seq;        /* the armed collective (0: none seen yet) */
+static atomic_int s_results;  /* RESULTs of it that went out */
+static atomic_long s_last_ms; /* when the last one went out (ms of now_s) */
+static __thread int s_dest;   /* rank the caught message goes to */
+
+/* The peer a DEALER is connected to: by the port of its endpoint. */
+static int dest_of(void *sock)
+{
+    char ep[256];
+    size_t len = sizeof ep;
+    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len) != 0)
+        return -1;
+    const char *colon = strrchr(ep, ':');
+    int port = colon != NULL ? atoi(colon + 1) : -1;
+    for (int i = 0; i < MAXP; i++)
+        if (s_port[i] == port)
+            return i;
+    return -1;
+}
+
+static bool want(void *sock, const cl_wire_hdr_t *h)
+{
+    int type = 0;
+    size_t len = sizeof type;
+    if (!s_attack || !atomic_load(&s_armed) || h->type != CL_MSG_COLL || h->sub != CL_MSG_RESULT ||
+        h->comm != CL_COMM_WORLD_ID || zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) != 0 ||
+        type != ZMQ_DEALER)
+        return false;
+    if (s_seq == 0)
+        s_seq = h->seq;
+    if (h->seq != s_seq)
+        return false;
+    s_dest = dest_of(sock);
+    return true;
+}
+
+/* Body of a RESULT: contributor bitmap (one byte for 4 members), the
+   proof (signed: 96 bytes, aux says so; tags: 16 per member), the value. */
+static bool rewrite(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
+{
+    bool changed = false;
+    if (s_dest == VICTIM && len > 0) {
+        body[0] = 0; /* refused by the victim: it never holds the chunk */
+        changed = true;
+    } else if ((h->aux & CL_AUX_SIGNED) == 0 && len > 1 + 4 * CL_COLL_TAG) {
+        body[1 + VICTIM * CL_COLL_TAG + 3] ^= 0x40; /* the victim's tag */
+        changed = true;
+    }
+    atomic_fetch_add(&s_results, 1);
+    atomic_store(&s_last_ms, (long)(now_s() * 1000));
+    if (changed && atomic_fetch_add(&s_forged, 1) == 0)
+        harness_write_int("forged", 1);
+    return changed;
+}
+
+static const harness_wrap_t s_wrap = {want, rewrite, NULL};
+
+/* Peer 3 fails once its RESULTs of the armed collective went out. */
+static void *killer(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        long last = atomic_load(&s_last_ms);
+        if (atomic_load(&s_results) > 0 && (long)(now_s() * 1000) - last > 300) {
+            fprintf(stderr,
+                    "[attack] hostile peer 3: %d results of collective #%llu out; "
+                    "failing now\n",
+                    atomic_load(&s_results), (unsigned long long)s_seq);
+            raise(SIGKILL);
+        }
+    }
+    return NULL;
+}
+
+static int proofs_peer(int i, int n)
+{
+    (void)n;
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    if (i == 3 && s_attack) {
+        harness_wrap(&s_wrap);
+        pthread_t t;
+        if (pthread_create(&t, NULL, killer, NULL) != 0)
+            return 2;
+        pthread_detach(t);
+    }
+    collab_comm_t *w = collab_comm_world();
+    size_t cnt = PROOF_CNT;
+    float *x = malloc((cnt + 1) * sizeof *x), *y = malloc((cnt + 1) * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < cnt; k++)
+        x[k] = (float)(i == 3 ? 2 + (int)(k % 7) : i + 1 + (int)(k % 7));
+    x[cnt] = 0;
+    double t0 = 0;
+    int bad = 0, it, group = 0;
+    for (it = 0; it < 1000; it++) {
+        if (it == 1) {
+            rendezvous();
+            t0 = now_s();
+        }
+        /* Without the attack peer 3 is killed by the parent after a few
+           all-reduces; rank 0 stops the run 6 s after the rendezvous. */
+        if (i == 0 && it > 5 && now_s() - t0 > 6)
+            x[cnt] = 1;
+        double s = now_s();
+        rc = collab_allreduce(w, x, y, cnt + 1, COLLAB_FLOAT, &SUM, NULL);
+        double took = now_s() - s;
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        group = info.group_size;
+        bool last = rc == COLLAB_OK && y[cnt] > 0;
+        if (i == 3 && it == 2)
+            harness_write_int("ready3", 1);
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
+            if (++bad > 20)
+                break;
+            continue;
+        }
+        size_t wrong = 0, first = 0;
+        for (size_t k = 0; k < cnt; k++)
+            if (y[k] != (float)(8 + 4 * (int)(k % 7)) && wrong++ == 0)
+                first = k;
+        if (wrong > 0 && bad++ < 3)
+            fprintf(stderr,
+                    "[attack] peer %d: all-reduce %d with a group of %d: %zu of %zu elements "
+                    "wrong (element %zu is %g, want %d)\n",
+                    i, it, info.group_size, wrong, cnt, first, (double)y[first],
+                    8 + 4 * (int)(first % 7));
+        if (it == 1) {
+            fprintf(stderr, "[attack] peer %d: the armed all-reduce took %.2f s (group of %d)\n", i,
+                    took, info.group_size);
+            char name[32];
+            snprintf(name, sizeof name, "armed_ms_%d", i);
+            harness_write_int(name, (int)(took * 1000));
+        }
+        if (last)
+            break;
+    }
+    if (bad > 0)
+        s_failures++;
+    fprintf(stderr, "[attack] peer %d: %d all-reduces, %d wrong, last group of %d\n", i, it, bad,
+            group);
+    char name[32];
+    snprintf(name, sizeof name, "group_%d", i);
+    harness_write_int(name, group);
+    CHECK(collab_finalize() == COLLAB_OK);
+    free(x);
+    free(y);
+    return 0;
+}
+
+int sc_proofs(const char *mode)
+{
+    bool v8 = strcmp(mode, "proofs_v8") == 0, mixed = strcmp(mode, "proofs_mixed") == 0;
+    s_attack = !mixed;
+    prepare(mode, 4);
+    if (v8)
+        setenv("COLLAB_WIRE_VERSION", "8", 1);
+    for (int i = 0; i < 4; i++) {
+        if (mixed)
+            setenv("COLLAB_WIRE_VERSION", i == 2 ? "8" : "9", 1);
+        spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), proofs_peer);
+    }
+    CHECK(wait_ready(4, 60));
+    go(4);
+    if (mixed) {
+        /* Peer 3 fails (SIGKILL) a few all-reduces after the rendezvous. */
+        double t0 = now_s();
+        while (harness_read_int("ready3", 0) == 0 && now_s() - t0 < 30) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        harness_kill(3);
+    }
+    int bad = reap(0x7u, 90);
+    harness_kill(3);
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "armed_ms_%d", i);
+        int ms = harness_read_int(name, -1);
+        snprintf(name, sizeof name, "group_%d", i);
+        int group = harness_read_int(name, -1);
+        fprintf(stderr, "[attack] survivor %d: armed all-reduce %d ms, last group of %d\n", i, ms,
+                group);
+        if (!v8 && !mixed) {
+            CHECK(ms >= 0 && ms < 2000); /* within COLLAB_TIMEOUT: no deadline waited for */
+            CHECK(group == 3);           /* no honest holder taken out */
+        }
+        if (mixed)
+            CHECK(group == 3);
+    }
+    if (s_attack && harness_read_int("forged", 0) == 0) {
+        fprintf(stderr, "[attack] the hostile peer changed no result; the test proves nothing\n");
+        s_setup_failed = true;
+    }
+    return bad;
+}
