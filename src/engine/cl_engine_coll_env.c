@@ -289,6 +289,15 @@ static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const u
 static bool env_signs(void *eng, int r)
 {
     coll_ctx_t *ctx = eng;
+    /* Only a swarm that expects hostile members signs: one that runs a
+       robust aggregation or COLLAB_VERIFY (settings every member shares,
+       fixed by the founder, so all agree).  Under the default mean a
+       hostile member can spoil every result anyway (NaN, weights), and
+       the check of every received chunk would double the cost of the
+       butterfly on one host's peers for a liveness gain only. */
+    const cl_settings_t *set = cl_member_settings(ctx->e->mb);
+    if (set->aggregation == 0 && !set->verify)
+        return false;
     const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
     if (at == NULL || ctx->keys == NULL)
         return false;

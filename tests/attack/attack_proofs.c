@@ -1,7 +1,8 @@
 /*  attack_proofs.c - a producer that gives one member a wrong relay proof
     of its part and then fails (docs/security.md §6, relay proofs).
 
-    Usage: attack proofs | proofs_v8 | proofs_mixed.  Peers 0..3 of 4 run
+    Usage: attack proofs | proofs_v8 | proofs_mixed.  Peers 0..3 of 4,
+    all at COLLAB_VERIFY=1 (a swarm that signs its proofs), run
     butterfly all-reduces of 300000 floats; peer 3 is a real member whose
     outgoing messages pass through the harness's wrappers.  Armed at the
     rendezvous, in the first all-reduce after it, peer 3 (the reducer of
@@ -210,6 +211,10 @@ int sc_proofs(const char *mode)
     bool v8 = strcmp(mode, "proofs_v8") == 0, mixed = strcmp(mode, "proofs_mixed") == 0;
     s_attack = !mixed;
     prepare(mode, 4);
+    /* Signed proofs are made only in a swarm that expects hostile
+       members (a robust aggregation or COLLAB_VERIFY); every mode runs
+       in one, so that only the wire version differs. */
+    setenv("COLLAB_VERIFY", "1", 1);
     if (v8)
         setenv("COLLAB_WIRE_VERSION", "8", 1);
     for (int i = 0; i < 4; i++) {
