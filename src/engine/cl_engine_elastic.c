@@ -581,18 +581,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
         (void)cl_startup_put(el->startup, seq, eng_el_signature(req), ptr, len);
     }
     /* Early messages kept for a generation this collective did not use. */
-    buffered_t *prev = NULL, *b = s->buf_head;
-    while (b != NULL) {
-        buffered_t *next = b->next;
-        if (b->seq <= seq) {
-            eng_coll_unlink_buffered(e, s, prev, b);
-            free(b->data);
-            free(b);
-        } else {
-            prev = b;
-        }
-        b = next;
-    }
+    eng_coll_drop_buffered_below(e, s, seq + 1);
     int ncontrib = 0;
     if (s->active != NULL)
         (void)cl_coll_contributors(s->active, &ncontrib);

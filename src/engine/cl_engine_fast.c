@@ -81,18 +81,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
         }
     }
     /* Early messages of sequences now done here are stale. */
-    buffered_t *prev = NULL, *b = s->buf_head;
-    while (b != NULL) {
-        buffered_t *next = b->next;
-        if (b->seq < s->started) {
-            eng_coll_unlink_buffered(e, s, prev, b);
-            free(b->data);
-            free(b);
-        } else {
-            prev = b;
-        }
-        b = next;
-    }
+    eng_coll_drop_buffered_below(e, s, s->started);
 }
 
 /* The other member's record when s may run on the fast path now. */

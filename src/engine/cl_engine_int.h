@@ -584,6 +584,9 @@ bool eng_coll_waits_for(void *arg, int w);
 /* Takes b (after prev, NULL when first) off s's list of early messages
    and forgets its accounting; the caller frees it. */
 void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev, buffered_t *b);
+/* Drops the early messages of s for sequences below `below` (done here:
+   they are stale). */
+void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below);
 /* Drops the early messages of world rank w from s; returns how many
    messages are left. */
 size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w);

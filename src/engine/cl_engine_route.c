@@ -113,6 +113,22 @@ void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev
     release_buffered(e, b);
 }
 
+void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below)
+{
+    buffered_t *prev = NULL, *b = s->buf_head;
+    while (b != NULL) {
+        buffered_t *next = b->next;
+        if (b->seq < below) {
+            eng_coll_unlink_buffered(e, s, prev, b);
+            free(b->data);
+            free(b);
+        } else {
+            prev = b;
+        }
+        b = next;
+    }
+}
+
 size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
 {
     size_t left = 0;
