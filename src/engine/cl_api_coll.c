@@ -15,7 +15,6 @@
 #include "engine/cl_api_int.h"
 
 #include "engine/cl_comm.h"
-#include "engine/cl_engine_int.h" /* eng_set_info */
 #include "engine/cl_fast.h"
 #include "util/cl_device.h"
 
@@ -46,7 +45,7 @@ static void fast_info(collab_comm_t *comm, size_t bytes, double t0)
     info.nranks = 2;
     info.ranks[0] = 0;
     info.ranks[1] = 1;
-    eng_set_info(cl_api_engine(), &info);
+    cl_engine_set_last_info(cl_api_engine(), &info);
 }
 
 static double mono_now(void)

@@ -119,6 +119,11 @@ void eng_set_info(struct cl_engine *e, const collab_info_t *info)
     pthread_mutex_unlock(&e->info_mu);
 }
 
+void cl_engine_set_last_info(cl_engine_t *self, const collab_info_t *info)
+{
+    eng_set_info(self, info);
+}
+
 void cl_engine_last_info(cl_engine_t *self, collab_info_t *out)
 {
     pthread_mutex_lock(&self->info_mu);

@@ -108,5 +108,8 @@ int cl_engine_world_size(const cl_engine_t *self);
 
 /* Copies the information about the last completed collective. */
 void cl_engine_last_info(cl_engine_t *self, collab_info_t *out);
+/* Records it, for a collective the application thread completed itself
+   (the same-host fast path). */
+void cl_engine_set_last_info(cl_engine_t *self, const collab_info_t *info);
 
 #endif
