@@ -53,6 +53,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_relay.c
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
+    ${_eng}/cl_engine_elastic_ctx.c
     ${_eng}/cl_engine_admit.c
     ${_eng}/cl_engine_sync.c
     ${_eng}/cl_engine_donor.c

@@ -1,0 +1,300 @@
+/*  cl_engine_elastic_ctx.c - the elastic components' contexts: what the
+    donor, the audit, the joiner's state pull and the monitor's
+    checkpoints see of the engine (their adapters), the elastic hook's
+    init and fini, and the running state pull, which only this file
+    starts, replaces and frees (docs/architecture.md).  Moved out of
+    cl_engine_elastic.c, whose comment says what the hooks do.
+*/
+#include "engine/cl_engine_elastic.h"
+
+#include "util/cl_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct eng_elastic *el_of(struct cl_engine *e)
+{
+    return e->el;
+}
+
+/* The contexts of the donor and the audit (cl_engine_donor.h,
+   cl_engine_audit.h): the engine as they see it. */
+static double ctx_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return eng_el_send(arg, key, m);
+}
+
+static int donor_can_serve(void *arg, uint64_t s)
+{
+    return eng_el_can_serve(arg, s);
+}
+
+/* The audit's context (cl_engine_audit.h). */
+static bool audit_multigroup(void *arg)
+{
+    return eng_coll_multigroup(arg);
+}
+
+static cl_peer_t *const *audit_members(void *arg, size_t *n)
+{
+    return cl_member_list(((struct cl_engine *)arg)->mb, n);
+}
+
+static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
+{
+    return cl_member_find(((struct cl_engine *)arg)->mb, key);
+}
+
+/* The joiner's sync's context (cl_engine_sync.h): built at each start. */
+static int sync_rank(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->rank);
+}
+
+static bool sync_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+                       int *target_group)
+{
+    struct cl_engine *e = arg;
+    *target_group = cl_member_settings(e->mb)->target_group;
+    return eng_el_split_admission(e, js, nj, members);
+}
+
+static void sync_finished(void *arg)
+{
+    struct cl_engine *e = arg;
+    if (e->cfg.monitor)
+        eng_ckpt_fetched(e->el->ckpt, e->el->sync); /* a checkpoint, not an admission */
+    else
+        eng_admit_sync_finished(e);
+}
+
+static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
+{
+    *ctx = (eng_sync_ctx_t){.arg = e,
+                            .cfg = &e->cfg,
+                            .self_key = e->self_key,
+                            .timers = e->timers,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .rank = sync_rank,
+                            .members = audit_members,
+                            .find = audit_find,
+                            .split = sync_split,
+                            .finished = sync_finished};
+}
+
+/* The running pull of the state: this file alone starts, replaces and
+   frees it (el->sync). */
+const el_sync_t *eng_el_sync(struct cl_engine *e)
+{
+    return e->el != NULL ? e->el->sync : NULL;
+}
+
+bool eng_el_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
+                       const uint8_t *admitter)
+{
+    struct eng_elastic *el = el_of(e);
+    eng_sync_destroy(&el->sync);
+    eng_sync_ctx_t sctx;
+    sync_ctx(e, &sctx);
+    el->sync = eng_sync_start(&sctx, s, admit, admitter);
+    return el->sync != NULL;
+}
+
+bool eng_el_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    eng_sync_destroy(&el->sync);
+    eng_sync_ctx_t sctx;
+    sync_ctx(e, &sctx);
+    el->sync = eng_sync_start_one(&sctx, s, key);
+    return el->sync != NULL;
+}
+
+void eng_el_sync_check_donors(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL && el->sync != NULL)
+        eng_sync_view_changed(el->sync);
+}
+
+void eng_el_sync_stop(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_sync_destroy(&el->sync);
+}
+
+/* The checkpoints' context (cl_engine_checkpoint.h). */
+static bool ckpt_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static cl_peer_t *ckpt_admitter(void *arg)
+{
+    return eng_admit_admitter(arg);
+}
+
+static bool ckpt_group_closed(void *arg)
+{
+    return cl_member_group_closed(((struct cl_engine *)arg)->mb);
+}
+
+static bool ckpt_fresh(void *arg)
+{
+    struct eng_elastic *el = ((struct cl_engine *)arg)->el;
+    return el->posted == 0 && el->phase == EL_IN && !el->mapped;
+}
+
+static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
+{
+    struct cl_engine *e = arg;
+    struct eng_elastic *el = e->el;
+    cl_el_joiner_t who;
+    memset(&who, 0, sizeof who);
+    memcpy(who.key, key, 32);
+    eng_donor_forget(el->donor, key);
+    eng_donor_expect(el->donor, s, &who, 1);
+    if (!now_if_blocked)
+        return;
+    stream_t *w = eng_el_world(e);
+    if (w != NULL && w->next_seq > s && el->done_seq <= s)
+        eng_donor_on_post(el->donor, s);
+}
+
+static const el_sync_t *ckpt_sync(void *arg)
+{
+    return eng_el_sync(arg);
+}
+
+static bool ckpt_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
+{
+    cl_elmsg_t none;
+    memset(&none, 0, sizeof none);
+    if (!eng_el_sync_start(arg, s, &none, admitter))
+        return false;
+    eng_el_sync_check_donors(arg);
+    return true;
+}
+
+bool eng_el_monitor_accepts(struct cl_engine *e, int sub)
+{
+    return e->el != NULL && eng_ckpt_monitor_accepts(e->el->ckpt, sub);
+}
+
+void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
+{
+    if (e->el != NULL)
+        eng_ckpt_on_admit_rank(e->el->ckpt, key);
+}
+
+/* Members whose state differs from the group's: the coordinator, which
+   alone changes views, takes them out of the group. */
+static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
+{
+    struct cl_engine *e = arg;
+    if (!eng_self_coordinates(e))
+        return;
+    eng_take_over(e);
+    cl_member_delta_t d;
+    if (cl_member_ungroup(e->mb, keys, n, &d) == 1)
+        eng_coordinator_commit(e, &d);
+    else
+        cl_member_delta_clear(&d);
+}
+
+int eng_el_init(struct cl_engine *e)
+{
+    struct eng_elastic *el = calloc(1, sizeof *el);
+    if (el == NULL)
+        return COLLAB_ERR_NO_MEM;
+    el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
+    el->reg = cl_statereg_new();
+    el->startup = cl_startup_new(0);
+    el->adm = cl_admission_new(e->cfg.world_size > 0 ? e->cfg.world_size : 1);
+    eng_donor_ctx_t dctx = {.arg = e,
+                            .reg = el->reg,
+                            .startup = el->startup,
+                            .cfg = &e->cfg,
+                            .timers = e->timers,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .can_serve = donor_can_serve};
+    el->donor = eng_donor_new(&dctx);
+    eng_audit_ctx_t actx = {.arg = e,
+                            .reg = el->reg,
+                            .cfg = &e->cfg,
+                            .self_key = e->self_key,
+                            .timers = e->timers,
+                            .now = ctx_now,
+                            .send = ctx_send,
+                            .multigroup = audit_multigroup,
+                            .members = audit_members,
+                            .find = audit_find,
+                            .take_out = audit_take_out};
+    el->audit = eng_audit_new(&actx);
+    el->kinds = calloc(CL_STREAM_HISTORY, 1);
+    el->trimmed = CL_STREAM_NONE;
+    for (int i = 0; i < EL_ENTRANTS; i++)
+        el->entrants[i].rank = -1;
+    e->el = el;
+    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->adm == NULL ||
+        el->donor == NULL || el->audit == NULL || el->kinds == NULL) {
+        eng_el_fini(e);
+        return COLLAB_ERR_NO_MEM;
+    }
+    eng_ckpt_ctx_t cctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .self_key = e->self_key,
+                           .stream = el->stream,
+                           .now = ctx_now,
+                           .send = ctx_send,
+                           .member = ckpt_member,
+                           .admitter = ckpt_admitter,
+                           .members = audit_members,
+                           .find = audit_find,
+                           .group_closed = ckpt_group_closed,
+                           .fresh = ckpt_fresh,
+                           .keep_copy = ckpt_keep_copy,
+                           .sync = ckpt_sync,
+                           .fetch = ckpt_fetch};
+    int rc = eng_ckpt_new(&cctx, &el->ckpt);
+    if (rc != COLLAB_OK)
+        eng_el_fini(e);
+    else
+        eng_on_type(e, CL_MSG_ELASTIC, eng_el_on_message); /* by sub, there */
+    return rc;
+}
+
+void eng_el_fini(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    eng_admit_abort(e, COLLAB_ERR_NOT_INIT);
+    eng_sync_destroy(&el->sync);
+    eng_audit_destroy(&el->audit);
+    eng_donor_destroy(&el->donor);
+    cl_stream_destroy(&el->stream);
+    cl_statereg_destroy(&el->reg);
+    cl_startup_destroy(&el->startup);
+    cl_admission_destroy(&el->adm);
+    eng_ckpt_destroy(&el->ckpt);
+    for (int i = 0; i < EL_BARRIERS; i++)
+        free(el->barriers[i].admit);
+    free(el->kinds);
+    free(el->adm_sigs);
+    free(el);
+    e->el = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helpers shared with the other elastic files. */
+
