@@ -49,6 +49,9 @@ static struct eng_elastic *el_of(struct cl_engine *e)
     return e->el;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Helpers shared with the other elastic files. */
+
 stream_t *eng_el_world(struct cl_engine *e)
 {
     return eng_coll_stream(e, CL_COMM_WORLD_ID, false);

@@ -294,7 +294,3 @@ void eng_el_fini(struct cl_engine *e)
     free(el);
     e->el = NULL;
 }
-
-/* ---------------------------------------------------------------------- */
-/* Helpers shared with the other elastic files. */
-
