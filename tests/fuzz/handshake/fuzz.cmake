@@ -11,7 +11,7 @@ collab_fuzz_target(handshake
   SOURCES ${_fh_eng}/cl_transport.c ${_fh_eng}/cl_transport_poll.c ${_fh_eng}/cl_transport_recv.c ${_fh_eng}/cl_transport_limits.c
           ${_fh_eng}/cl_handshake.c
           ${_fh_eng}/cl_wire.c ${_fh_eng}/cl_shm.c ${_fh_eng}/cl_shm_link.c
-          ${COLLAB_UTIL_DIR}/cl_secret.c ${COLLAB_UTIL_DIR}/cl_identity.c
+          ${COLLAB_UTIL_DIR}/cl_secret.c ${COLLAB_UTIL_DIR}/cl_identity.c ${COLLAB_UTIL_DIR}/cl_xsign.c
           ${COLLAB_UTIL_DIR}/cl_addr.c ${COLLAB_UTIL_DIR}/cl_base58.c
           ${COLLAB_UTIL_DIR}/cl_text.c ${COLLAB_UTIL_DIR}/cl_log.c
   LIBS collab_engine_base collab_elastic collab_util)
