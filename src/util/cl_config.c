@@ -416,13 +416,7 @@ static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 
 static int p_shm_fast(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
-    if (strcmp(value, "1") == 0)
-        cfg->shm_fast = true;
-    else if (strcmp(value, "0") == 0)
-        cfg->shm_fast = false;
-    else
-        return s_why(why, whylen, "expected 1 or 0");
-    return 0;
+    return cl_config_value_bool(value, &cfg->shm_fast, why, whylen);
 }
 
 static int p_report_interval(const char *value, cl_config_t *cfg, char *why, size_t whylen)
