@@ -118,6 +118,33 @@ PYEOF
     if grep -q 'libmpi.so.40' "$logs/mpi4py.txt"; then echo ompi > "$logs/abi"
     else echo mpich > "$logs/abi"; fi
     echo "mpi4py ABI used: $(cat "$logs/abi")"
+    # torch's CUDA runtime and NCCL: linked or loaded, and how the runtime
+    # versions its symbols (the NCCL face follows device-to-device copies
+    # out of start-up broadcast buffers through cudaMemcpyAsync, docs/nccl.md §5).
+    "$py" - << 'PYEOF' > "$logs/torchlibs.txt" 2>&1 || true
+import glob, os, subprocess
+try:
+    import torch
+except Exception as e:
+    print("torch: not importable:", e); raise SystemExit
+d = os.path.join(os.path.dirname(torch.__file__), "lib")
+print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
+      "nccl", torch.cuda.nccl.version() if torch.cuda.is_available() else "-")
+for so in ("libc10_cuda.so", "libtorch_cuda.so"):
+    out = subprocess.run(["readelf", "-d", os.path.join(d, so)], capture_output=True, text=True).stdout
+    needed = [l.split("[")[1].rstrip("]") for l in out.splitlines() if "NEEDED" in l]
+    print(so, "needs", " ".join(n for n in needed if "cudart" in n or "nccl" in n or "cuda" in n))
+import ctypes
+torch.zeros(1, device="cuda")
+maps = open("/proc/self/maps").read()
+for name in ("libcudart", "libnccl", "libcuda.so"):
+    paths = sorted({l.split()[-1] for l in maps.splitlines() if name in l})
+    print("mapped", name, paths)
+for p in sorted({l.split()[-1] for l in maps.splitlines() if "libcudart" in l}):
+    out = subprocess.run(["readelf", "--dyn-syms", "-W", p], capture_output=True, text=True).stdout
+    print(p, [l.split()[-1] for l in out.splitlines() if "cudaMemcpyAsync" in l][:4])
+PYEOF
+    cat "$logs/torchlibs.txt"
     "$py" "$here/gpu/sandbox_probe.py" || fails=$((fails + $?))
     return $fails
 }
