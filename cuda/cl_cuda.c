@@ -12,6 +12,15 @@
     pushes the allocation's context, queues, waits for its stream and pops
     the context, so the caller's current context is left as it was.
     Pinned host memory is allocated portable (usable from every context).
+
+    Events of the stream-ordered entries (the NCCL face) are recycled, never
+    destroyed: event_wait runs on the face's proxy thread, and the driver
+    serialises event destruction behind a lock that a program thread holds
+    while it blocks in a copy to pageable memory, waiting for a stream that
+    in turn waits for the proxy (seen with PyTorch: `.cpu()` after a
+    collective).  For the same reason event_record, which runs on the
+    program's thread, creates the context's library stream before the
+    proxy needs it.
 */
 #include "util/cl_devops.h"
 
@@ -20,6 +29,7 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CL_CUDA_EXPORT __attribute__((visibility("default")))
@@ -33,6 +43,15 @@ static struct {
     CUstream stream;
 } s_streams[CL_CUDA_STREAMS];
 static CUcontext s_last_ctx = NULL; /* context of the last device pointer seen */
+
+/* Recycled events (event_record / event_wait), by context; guarded by
+   s_ev_mu.  Their number stays at the most ever in flight at once. */
+static pthread_mutex_t s_ev_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct spare_event {
+    CUcontext ctx;
+    CUevent ev;
+    struct spare_event *next;
+} *s_ev_free, *s_ev_nodes; /* events to reuse; list nodes without an event */
 
 static int fail(CUresult r, const char *what)
 {
@@ -310,20 +329,59 @@ CL_CODEC(fp16_decode)
 CL_CODEC(int8_encode)
 CL_CODEC(int8_decode)
 
+/* A spare event of ctx, or NULL. */
+static CUevent spare_take(CUcontext ctx)
+{
+    CUevent ev = NULL;
+    pthread_mutex_lock(&s_ev_mu);
+    for (struct spare_event **pp = &s_ev_free; *pp != NULL; pp = &(*pp)->next)
+        if ((*pp)->ctx == ctx) {
+            struct spare_event *n = *pp;
+            *pp = n->next;
+            ev = n->ev;
+            n->next = s_ev_nodes;
+            s_ev_nodes = n;
+            break;
+        }
+    pthread_mutex_unlock(&s_ev_mu);
+    return ev;
+}
+
+/* Keeps ev for reuse; destroys it only when no list node can be had (the
+   caller then risks the lock described above, which beats a leak). */
+static void spare_put(CUcontext ctx, CUevent ev)
+{
+    pthread_mutex_lock(&s_ev_mu);
+    struct spare_event *n = s_ev_nodes;
+    if (n != NULL)
+        s_ev_nodes = n->next;
+    else
+        n = malloc(sizeof *n);
+    if (n != NULL) {
+        *n = (struct spare_event){.ctx = ctx, .ev = ev, .next = s_ev_free};
+        s_ev_free = n;
+    }
+    pthread_mutex_unlock(&s_ev_mu);
+    if (n == NULL)
+        (void)cuEventDestroy(ev);
+}
+
 static int event_record(void *stream, void **ctx_out, void **event_out)
 {
     CUcontext ctx = NULL;
-    CUevent ev = NULL;
     CUresult r = cuStreamGetCtx((CUstream)stream, &ctx);
     if (r != CUDA_SUCCESS)
         return fail(r, "cuStreamGetCtx");
     if (push(ctx) != 0)
         return -1;
-    r = cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+    (void)stream_of(ctx); /* created here, on the program's thread */
+    CUevent ev = spare_take(ctx);
+    r = ev != NULL ? CUDA_SUCCESS
+                   : cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) {
         r = cuEventRecord(ev, (CUstream)stream);
         if (r != CUDA_SUCCESS)
-            (void)cuEventDestroy(ev);
+            spare_put(ctx, ev);
     }
     pop();
     if (r != CUDA_SUCCESS)
@@ -338,8 +396,8 @@ static int event_wait(void *ctx, void *event)
     if (push(ctx) != 0)
         return -1;
     CUresult r = cuEventSynchronize((CUevent)event);
-    (void)cuEventDestroy((CUevent)event);
     pop();
+    spare_put((CUcontext)ctx, (CUevent)event);
     return r == CUDA_SUCCESS ? 0 : fail(r, "cuEventSynchronize");
 }
 

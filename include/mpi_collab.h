@@ -204,6 +204,31 @@ COLLAB_EXPORT int collab_is_device_buffer(const void *p);
    undone. */
 COLLAB_EXPORT void collab_device_ordered(void);
 
+/* For the NCCL face: allocates in the calling thread the pinned staging
+   buffers that operations on buffers of sizes[0..n) bytes will take, so
+   that the thread running them allocates nothing (docs/nccl.md §3).
+   Returns 0 (also without device support) or COLLAB_ERR_NO_MEM. */
+COLLAB_EXPORT int collab_device_reserve(const size_t *sizes, int n);
+
+/* A copy the program made out of a start-up broadcast buffer: `bytes`
+   bytes at `src` (inside the buffer) went to `dst`. */
+typedef struct {
+    const void *src;
+    void *dst;
+    size_t bytes;
+} collab_follow_t;
+
+/* For the NCCL face: from now on the registered start-up broadcast
+   buffers are read and written, for joiners, resyncs and audits, at the
+   destinations of these copies instead of their own addresses
+   (docs/state-sync.md §2, docs/nccl.md §5).  A trainer that broadcasts a
+   temporary bucket and copies it into its parameters (PyTorch DDP) then
+   serves its parameters' live values.  Must come after the broadcasts it
+   names were posted, from the thread that posted them.  Returns 0,
+   COLLAB_ERR_ARG (v NULL with n > 0), COLLAB_ERR_NO_MEM or
+   COLLAB_ERR_NOT_INIT. */
+COLLAB_EXPORT int collab_state_follow(const collab_follow_t *v, size_t n);
+
 /* ---------------------------------------------------------------------- */
 /* Communicators.  The world communicator exists after collab_init().
    Ids of derived communicators are computed locally from the parent id,

@@ -172,7 +172,7 @@ def main():
         "nccl_bindings.c": gen_bindings(rows),
         "nf_impl.h": gen_impl_h(rows),
         "exports.map": "{\n  global:\n" + "".join("    %s;\n" % n for n in names(rows))
-                       + "    collab_*;\n  local:\n    *;\n};\n",
+                       + "    collab_*;\n    cudaMemcpyAsync;\n  local:\n    *;\n};\n",
         "exports.txt": "".join(n + "\n" for n in names(rows)),
     }
     for fname, text in files.items():

@@ -50,6 +50,7 @@ typedef enum {
     NF_ALLTOALL,
     NF_SEND,
     NF_RECV,
+    NF_FOLLOW, /* copies out of start-up broadcasts, for the core (nf_follow.c) */
 } nf_kind_t;
 
 typedef struct nf_op {
@@ -66,6 +67,7 @@ typedef struct nf_op {
     cudaStream_t stream; /* the program's stream */
     void *ev_ctx;        /* context and event recorded on stream at enqueue */
     void *event;
+    collab_follow_t *follow; /* NF_FOLLOW: `count` copies, owned */
     struct nf_op *next;
 } nf_op_t;
 
@@ -141,6 +143,15 @@ void nf_proxy_stop(ncclComm_t comm, bool drain);
 
 /* IEEE binary16 bits to double. */
 double nf_half_to_double(uint16_t h);
+
+/* Where the bytes of start-up broadcasts go (nf_follow.c).  In the
+   program's thread: a broadcast on the world communicator opens a window
+   on its buffer; any other call closes the windows and hands the copies
+   noted meanwhile to the broadcasts' communicators; a communicator that
+   goes is forgotten. */
+void nf_follow_bcast(ncclComm_t comm, void *buf, size_t bytes);
+void nf_follow_close(void);
+void nf_follow_forget(ncclComm_t comm);
 
 /* Runs one operation through the core (proxy thread); a core status. */
 int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req);

@@ -150,6 +150,10 @@ static ncclResult_t post(const char *call, nf_kind_t kind, const void *sendbuff,
         return nf_fail(c, ncclInvalidArgument, call, "sendbuff %p, recvbuff %p", sendbuff,
                        recvbuff);
     }
+    /* Copies out of start-up broadcast buffers are followed until the next
+       call that is not a broadcast (nf_follow.c). */
+    if (kind != NF_BCAST)
+        nf_follow_close();
     nf_op_t t = {.kind = kind,
                  .send = sendbuff,
                  .recv = recvbuff,
@@ -158,7 +162,10 @@ static ncclResult_t post(const char *call, nf_kind_t kind, const void *sendbuff,
                  .op = op != NULL ? *op : ncclSum,
                  .root = rooted ? root : 0,
                  .stream = stream};
-    return submit(call, c, &t);
+    rc = submit(call, c, &t);
+    if (rc == ncclSuccess && kind == NF_BCAST && !c->owns_core)
+        nf_follow_bcast(c, recvbuff, count * nf_dtype_size(datatype));
+    return rc;
 }
 
 ncclResult_t nf_impl_AllReduce(const void *sendbuff, void *recvbuff, size_t count,

@@ -525,6 +525,7 @@ static ncclResult_t comm_release(const char *call, ncclComm_t comm, bool drain)
     if (comm == NULL || !comm_unlink(comm, &left))
         return nf_fail(NULL, ncclInvalidArgument, call, "invalid communicator %p", (void *)comm);
     ncclComm_t c = comm;
+    nf_follow_forget(c);
     nf_proxy_stop(c, drain);
     if (c->owns_core)
         (void)collab_comm_free(&c->core);

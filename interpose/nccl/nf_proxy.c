@@ -260,6 +260,12 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
     collab_dtype_t dt = COLLAB_BYTE;
     bool reduction =
         op->kind == NF_ALLREDUCE || op->kind == NF_REDUCE || op->kind == NF_REDUCE_SCATTER;
+    if (op->kind == NF_FOLLOW) { /* bookkeeping: a failure costs joiners, not this call */
+        int st = collab_state_follow(op->follow, op->count);
+        if (st != COLLAB_OK)
+            cl_warn("copies out of start-up broadcasts not followed: %s", collab_strerror(st));
+        return COLLAB_OK;
+    }
     if (op->count == 0)
         return COLLAB_OK;
     if (reduction && op->dtype == ncclBfloat16)
@@ -334,6 +340,8 @@ int nf_run_op(ncclComm_t comm, nf_op_t *op, collab_request_t **req)
         return collab_send(comm->core, op->send, bytes, op->root, NF_TAG, req);
     case NF_RECV:
         return collab_recv(comm->core, op->recv, bytes, op->root, NF_TAG, NULL, req);
+    case NF_FOLLOW:
+        break; /* handled above */
     }
     return COLLAB_ERR_ARG;
 }
@@ -342,7 +350,8 @@ static const char *kind_name(nf_kind_t k)
 {
     static const char *names[] = {
         "ncclAllReduce", "ncclBroadcast", "ncclReduce",   "ncclAllGather", "ncclReduceScatter",
-        "ncclGather",    "ncclScatter",   "ncclAlltoAll", "ncclSend",      "ncclRecv"};
+        "ncclGather",    "ncclScatter",   "ncclAlltoAll", "ncclSend",      "ncclRecv",
+        "ncclBroadcast (its copies)"};
     return names[k];
 }
 
@@ -376,7 +385,8 @@ static void free_ops(nf_op_t *ops, const cl_devops_t *dev)
     while (ops != NULL) {
         nf_op_t *n = ops->next;
         if (ops->event != NULL && dev != NULL)
-            (void)dev->event_wait(ops->ev_ctx, ops->event); /* also destroys it */
+            (void)dev->event_wait(ops->ev_ctx, ops->event); /* also releases it */
+        free(ops->follow);
         free(ops);
         ops = n;
     }
@@ -444,6 +454,40 @@ static void *proxy_main(void *arg)
     return NULL;
 }
 
+/* The pinned staging buffers the batch's device buffers will take,
+   allocated here in the program's thread (collab_device_reserve). */
+static int reserve(ncclComm_t comm, const nf_op_t *ops)
+{
+    size_t sizes[16];
+    int k = 0;
+    for (const nf_op_t *op = ops; op != NULL && k + 2 <= 16; op = op->next) {
+        size_t b = op->count * nf_dtype_size(op->dtype), n = (size_t)comm->nranks;
+        switch (op->kind) {
+        case NF_FOLLOW:
+            continue;
+        case NF_ALLGATHER:
+        case NF_GATHER:
+            sizes[k++] = b;
+            sizes[k++] = b * n;
+            break;
+        case NF_REDUCE_SCATTER:
+        case NF_SCATTER:
+            sizes[k++] = b * n;
+            sizes[k++] = b;
+            break;
+        case NF_ALLTOALL:
+            sizes[k++] = b * n;
+            sizes[k++] = b * n;
+            break;
+        default:
+            sizes[k++] = b;
+            sizes[k++] = b;
+            break;
+        }
+    }
+    return collab_device_reserve(sizes, k);
+}
+
 ncclResult_t nf_proxy_submit(ncclComm_t comm, nf_op_t *ops, const char *call)
 {
     const cl_devops_t *dev = nf_devops();
@@ -457,8 +501,12 @@ ncclResult_t nf_proxy_submit(ncclComm_t comm, nf_op_t *ops, const char *call)
         rc = nf_fail(comm, ncclInvalidUsage, call, "no device support");
         goto err_batch;
     }
+    if (reserve(comm, ops) != COLLAB_OK) {
+        rc = nf_fail(comm, ncclSystemError, call, "no pinned host memory for staging");
+        goto err_batch;
+    }
     for (nf_op_t *op = ops; op != NULL; op = op->next)
-        if (dev->event_record(op->stream, &op->ev_ctx, &op->event) != 0) {
+        if (op->kind != NF_FOLLOW && dev->event_record(op->stream, &op->ev_ctx, &op->event) != 0) {
             rc = nf_fail(comm, ncclUnhandledCudaError, call, "recording an event: %s",
                          dev->last_error());
             goto err_batch;
@@ -489,6 +537,8 @@ ncclResult_t nf_proxy_submit(ncclComm_t comm, nf_op_t *ops, const char *call)
     int nstreams = 0;
     bool more = false;
     for (nf_op_t *op = ops; op != NULL; op = op->next) {
+        if (op->kind == NF_FOLLOW)
+            continue; /* no stream waits for the core's bookkeeping */
         int i = 0;
         while (i < nstreams && streams[i] != op->stream)
             i++;

@@ -15,6 +15,15 @@
     failed read into the program's memory, what is left in the pipe is
     drained so the next transfer starts clean.
 
+    Followed copies.  A buffer's bytes may have been copied elsewhere by
+    the program right after its broadcast (a bucket copied into the
+    parameters, docs/nccl.md §5).  Each entry then keeps its moves: pieces
+    (offset, length, destination), sorted by offset and disjoint, merged
+    where they continue each other.  Every transfer walks the requested
+    range, taking each covered part at its destination and each gap at
+    the buffer's own address, so a fully followed buffer's own address is
+    never touched again (the program may have reused that memory).
+
     Hashing reads each buffer in CL_STATEREG_CHUNK pieces into a bounce
     buffer (allocated on first use) and feeds BLAKE2b (libsodium's
     crypto_generichash), preceded by the buffer's size.
@@ -41,9 +50,18 @@
 #define USE_PIPE 1                  /* vm_copy: the kernel refused; use the pipe */
 
 typedef struct {
-    uint64_t index; /* start-up index */
-    uintptr_t addr; /* the program's buffer */
-    size_t bytes;   /* its size */
+    size_t off;     /* first byte of the buffer this piece covers */
+    size_t len;     /* bytes covered */
+    uintptr_t dst;  /* where they were copied */
+} reg_move_t;
+
+typedef struct {
+    uint64_t index;  /* start-up index */
+    uintptr_t addr;  /* the program's buffer */
+    size_t bytes;    /* its size */
+    reg_move_t *mv;  /* followed copies, sorted by off, disjoint (NULL: none) */
+    uint32_t nmv, cap_mv;
+    size_t moved;    /* bytes the moves cover */
 } reg_entry_t;
 _Static_assert(offsetof(reg_entry_t, index) == 0, "cl_sorted keys on the first member");
 
@@ -55,6 +73,8 @@ struct cl_statereg {
     int pfd[2];       /* the pipe, -1 until needed */
     uint8_t *bounce;  /* CL_STATEREG_CHUNK bytes for hashing, NULL until needed */
     bool warned_full; /* the registry-full warning was given */
+    size_t nmoves;    /* moves kept, all entries */
+    bool warned_moves; /* the too-many-moves warning was given */
 };
 
 cl_statereg_t *cl_statereg_new(void)
@@ -78,6 +98,8 @@ void cl_statereg_destroy(cl_statereg_t **self_p)
     if (self->pfd[1] >= 0)
         close(self->pfd[1]);
     free(self->bounce);
+    for (size_t i = 0; i < self->n; i++)
+        free(self->v[i].mv);
     free(self->v);
     free(self);
     *self_p = NULL;
@@ -101,6 +123,7 @@ static void to_public(const reg_entry_t *e, cl_statereg_entry_t *out)
     out->index = e->index;
     out->addr = (void *)e->addr;
     out->bytes = e->bytes;
+    out->moved = e->moved;
 }
 
 int cl_statereg_add(cl_statereg_t *self, uint64_t index, void *addr, size_t bytes)
@@ -272,6 +295,49 @@ void cl_statereg_use_pipe(cl_statereg_t *self)
         self->pipe_mode = true;
 }
 
+/* The first move of e that ends after off (e->nmv when none). */
+static uint32_t move_at(const reg_entry_t *e, size_t off)
+{
+    uint32_t lo = 0, hi = e->nmv;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (e->mv[mid].off + e->mv[mid].len <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Transfers [off, off + len) of entry e: each followed part at its
+   destination, each gap at the buffer's own address. */
+static int entry_copy(cl_statereg_t *self, const reg_entry_t *e, size_t off, void *local,
+                      size_t len, bool to_remote)
+{
+    char *l = local;
+    while (len > 0) {
+        uint32_t i = move_at(e, off);
+        uintptr_t remote;
+        size_t step;
+        if (i < e->nmv && e->mv[i].off <= off) {
+            remote = e->mv[i].dst + (off - e->mv[i].off);
+            step = e->mv[i].off + e->mv[i].len - off;
+        } else {
+            remote = e->addr + off;
+            step = (i < e->nmv ? e->mv[i].off : e->bytes) - off;
+        }
+        if (step > len)
+            step = len;
+        int rc = safe_copy(self, l, remote, step, to_remote);
+        if (rc != COLLAB_OK)
+            return rc;
+        off += step;
+        l += step;
+        len -= step;
+    }
+    return COLLAB_OK;
+}
+
 /* The entry of index when [offset, offset + len) lies inside it. */
 static const reg_entry_t *range_of(const cl_statereg_t *self, uint64_t index, size_t offset,
                                    size_t len)
@@ -289,7 +355,7 @@ int cl_statereg_read(cl_statereg_t *self, uint64_t index, size_t offset, size_t 
     const reg_entry_t *e = range_of(self, index, offset, len);
     if (e == NULL)
         return COLLAB_ERR_ARG;
-    return safe_copy(self, dst, e->addr + offset, len, false);
+    return entry_copy(self, e, offset, dst, len, false);
 }
 
 int cl_statereg_write(cl_statereg_t *self, uint64_t index, size_t offset, const void *src,
@@ -300,7 +366,7 @@ int cl_statereg_write(cl_statereg_t *self, uint64_t index, size_t offset, const 
     const reg_entry_t *e = range_of(self, index, offset, len);
     if (e == NULL)
         return COLLAB_ERR_ARG;
-    return safe_copy(self, (void *)src, e->addr + offset, len, true);
+    return entry_copy(self, e, offset, (void *)src, len, true);
 }
 
 int cl_statereg_hash(cl_statereg_t *self, uint64_t index, uint8_t out[CL_STATEREG_HASH_BYTES])
@@ -324,7 +390,7 @@ int cl_statereg_hash(cl_statereg_t *self, uint64_t index, uint8_t out[CL_STATERE
     crypto_generichash_update(&st, size_le, sizeof size_le);
     for (size_t off = 0; off < e->bytes; off += CL_STATEREG_CHUNK) {
         size_t step = e->bytes - off < CL_STATEREG_CHUNK ? e->bytes - off : CL_STATEREG_CHUNK;
-        int rc = safe_copy(self, self->bounce, e->addr + off, step, false);
+        int rc = entry_copy(self, e, off, self->bounce, step, false);
         if (rc != COLLAB_OK)
             return rc;
         crypto_generichash_update(&st, self->bounce, step);
@@ -336,6 +402,8 @@ int cl_statereg_hash(cl_statereg_t *self, uint64_t index, uint8_t out[CL_STATERE
 static void remove_at(cl_statereg_t *self, size_t i)
 {
     self->total -= self->v[i].bytes;
+    self->nmoves -= self->v[i].nmv;
+    free(self->v[i].mv);
     memmove(&self->v[i], &self->v[i + 1], (self->n - i - 1) * sizeof *self->v);
     self->n--;
 }
@@ -369,6 +437,101 @@ size_t cl_statereg_trim(cl_statereg_t *self, uint64_t prefix)
         cl_debug("forgot %zu broadcast buffer%s posted after the %llu start-up collectives", gone,
                  gone == 1 ? "" : "s", (unsigned long long)prefix);
     return gone;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Followed copies. */
+
+/* Inserts the move {off, len, dst} at position i of e, merged with the
+   move before it when both continue each other. */
+static int move_insert(cl_statereg_t *self, reg_entry_t *e, uint32_t i, size_t off, size_t len,
+                       uintptr_t dst)
+{
+    if (i > 0 && e->mv[i - 1].off + e->mv[i - 1].len == off &&
+        e->mv[i - 1].dst + e->mv[i - 1].len == dst) {
+        e->mv[i - 1].len += len;
+        e->moved += len;
+        return COLLAB_OK;
+    }
+    if (self->nmoves >= CL_STATEREG_MAX_MOVES) {
+        if (!self->warned_moves)
+            cl_warn("more than %u copies out of start-up broadcast buffers; later ones are not "
+                    "followed, and joiners are served those bytes from the broadcast buffers",
+                    CL_STATEREG_MAX_MOVES);
+        self->warned_moves = true;
+        return COLLAB_ERR_NO_MEM;
+    }
+    if (e->nmv == e->cap_mv) {
+        uint32_t cap = e->cap_mv != 0 ? 2 * e->cap_mv : 8;
+        reg_move_t *mv = realloc(e->mv, cap * sizeof *mv);
+        if (mv == NULL)
+            return COLLAB_ERR_NO_MEM;
+        e->mv = mv;
+        e->cap_mv = cap;
+    }
+    memmove(&e->mv[i + 1], &e->mv[i], (e->nmv - i) * sizeof *e->mv);
+    e->mv[i] = (reg_move_t){.off = off, .len = len, .dst = dst};
+    e->nmv++;
+    e->moved += len;
+    self->nmoves++;
+    return COLLAB_OK;
+}
+
+/* Records the bytes [off, off + len) of e as copied to dst, leaving the
+   parts already followed as they are.  Returns the bytes recorded. */
+static long long follow_entry(cl_statereg_t *self, reg_entry_t *e, size_t off, size_t len,
+                              uintptr_t dst)
+{
+    long long got = 0;
+    size_t o = off, end = off + len;
+    while (o < end) {
+        uint32_t i = move_at(e, o);
+        if (i < e->nmv && e->mv[i].off <= o) {
+            o = e->mv[i].off + e->mv[i].len; /* followed already: first copy wins */
+            continue;
+        }
+        size_t stop = i < e->nmv && e->mv[i].off < end ? e->mv[i].off : end;
+        int rc = move_insert(self, e, i, o, stop - o, dst + (o - off));
+        if (rc != COLLAB_OK)
+            return got > 0 ? got : rc;
+        got += (long long)(stop - o);
+        o = stop;
+    }
+    if (got > 0 && e->moved == e->bytes)
+        cl_debug("start-up broadcast #%llu (%zu bytes): every byte was copied elsewhere by the "
+                 "program (%u places); those are read and written from now on",
+                 (unsigned long long)e->index, e->bytes, e->nmv);
+    return got;
+}
+
+long long cl_statereg_follow(cl_statereg_t *self, const void *src, void *dst, size_t len)
+{
+    uintptr_t s = (uintptr_t)src, d = (uintptr_t)dst;
+    if (self == NULL || ((src == NULL || dst == NULL) && len > 0) ||
+        (len > 0 && (s > UINTPTR_MAX - (len - 1) || d > UINTPTR_MAX - (len - 1))))
+        return COLLAB_ERR_ARG;
+    long long total = 0;
+    while (len > 0) {
+        reg_entry_t *e = NULL; /* the latest buffer holding s */
+        for (size_t i = self->n; i-- > 0;)
+            if (self->v[i].bytes > 0 && s >= self->v[i].addr &&
+                s - self->v[i].addr < self->v[i].bytes) {
+                e = &self->v[i];
+                break;
+            }
+        if (e == NULL)
+            break;
+        size_t off = s - e->addr;
+        size_t step = e->bytes - off < len ? e->bytes - off : len;
+        long long got = follow_entry(self, e, off, step, d);
+        if (got < 0)
+            return total > 0 ? total : got;
+        total += got;
+        s += step;
+        d += step;
+        len -= step;
+    }
+    return total;
 }
 
 /* ---------------------------------------------------------------------- */

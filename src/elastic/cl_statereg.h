@@ -26,6 +26,7 @@
 #define CL_STATEREG_MAX 4096                /* buffers registered at most */
 #define CL_STATEREG_HASH_BYTES 32           /* BLAKE2b-256 */
 #define CL_STATEREG_CHUNK ((size_t)1 << 20) /* bytes hashed per read */
+#define CL_STATEREG_MAX_MOVES (1u << 20)    /* followed copies kept at most, all buffers */
 
 typedef struct cl_statereg cl_statereg_t;
 
@@ -34,6 +35,7 @@ typedef struct {
     uint64_t index; /* start-up index of the broadcast */
     void *addr;     /* the program's buffer (never dereferenced directly) */
     size_t bytes;   /* its size */
+    size_t moved;   /* bytes read and written at followed copies instead (cl_statereg_follow) */
 } cl_statereg_entry_t;
 
 /* Creates an empty registry.  Returns NULL on allocation failure or when
@@ -90,6 +92,20 @@ int cl_statereg_drop(cl_statereg_t *self, uint64_t index, const char *reason);
    stream's start-up prefix is known, later broadcasts are not start-up
    state.  Returns the number forgotten. */
 size_t cl_statereg_trim(cl_statereg_t *self, uint64_t prefix);
+
+/* Records that len bytes at src, inside a registered buffer, were copied
+   to dst by the program (a trainer that broadcasts a temporary bucket and
+   copies it into its parameters, docs/nccl.md §5).  The buffer is the
+   registered one with the highest index whose range holds src; a copy that
+   runs past its end is cut there and the rest attributed again.  From then
+   on every read, write and hash of those bytes of the buffer uses dst
+   instead of the buffer's own address; bytes already followed keep their
+   first destination.  Returns the number of bytes attributed (0 when src
+   lies in no registered buffer), or COLLAB_ERR_ARG (NULL pointers with
+   len > 0, a range that wraps), COLLAB_ERR_NO_MEM.  Past
+   CL_STATEREG_MAX_MOVES followed copies (one warning) nothing more is
+   recorded and 0 is returned. */
+long long cl_statereg_follow(cl_statereg_t *self, const void *src, void *dst, size_t len);
 
 /* For tests: carry bytes through a pipe instead of process_vm_readv/writev
    (the path taken when the kernel refuses those calls). */

@@ -756,6 +756,20 @@ int collab_step(void)
     return cl_api_run(r, NULL);
 }
 
+int collab_state_follow(const collab_follow_t *v, size_t n)
+{
+    if (v == NULL && n > 0)
+        return COLLAB_ERR_ARG;
+    if (n == 0)
+        return COLLAB_OK;
+    collab_request_t *r = cl_request_new(CL_OP_FOLLOW);
+    if (r == NULL)
+        return COLLAB_ERR_NO_MEM;
+    r->follow = v;
+    r->nfollow = n;
+    return cl_api_run(r, NULL);
+}
+
 int collab_set_weight(double weight)
 {
     /* The bound of COLLAB_WEIGHT: a larger weight on the wire is refused

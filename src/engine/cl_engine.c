@@ -298,6 +298,10 @@ static void process(struct cl_engine *e, collab_request_t *req)
         eng_el_mark_step(e); /* elastic hook: an explicit step boundary */
         cl_request_complete(req, COLLAB_OK);
         break;
+    case CL_OP_FOLLOW:
+        eng_el_follow(e, req->follow, req->nfollow);
+        cl_request_complete(req, COLLAB_OK);
+        break;
     case CL_OP_COMM_FREE:
         eng_coll_comm_free(e, req->comm);
         req->comm = NULL;

@@ -338,6 +338,24 @@ bool eng_el_boundaries_known(struct cl_engine *e)
            cl_stream_state(e->el->stream) == CL_STREAM_LOCKED;
 }
 
+void eng_el_follow(struct cl_engine *e, const collab_follow_t *v, size_t n)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    unsigned long long got = 0;
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        long long r = cl_statereg_follow(el->reg, v[i].src, v[i].dst, v[i].bytes);
+        if (r > 0) {
+            got += (unsigned long long)r;
+            hits++;
+        }
+    }
+    cl_debug("%zu of %zu copies out of start-up broadcast buffers followed (%llu bytes)", hits, n,
+             got);
+}
+
 void eng_el_mark_step(struct cl_engine *e)
 {
     if (e->el != NULL)

@@ -65,6 +65,10 @@ uint64_t eng_el_period(struct cl_engine *e);
 
 /* MPIX_Collab_step was called. */
 void eng_el_mark_step(struct cl_engine *e);
+
+/* The program copied bytes out of start-up broadcast buffers
+   (collab_state_follow): the registry reads and writes them there. */
+void eng_el_follow(struct cl_engine *e, const collab_follow_t *v, size_t n);
 /* Are this peer's step boundaries on the world communicator known
    (learned, configured or marked)?  Only then can a member taken out of
    the group be re-admitted, so only then is a late but live member taken

@@ -29,6 +29,7 @@ typedef enum {
     CL_OP_COMM_FREE = 8, /* forget a communicator (engine frees it) */
     CL_OP_FINALIZE = 9,  /* leave the swarm */
     CL_OP_ABORT = 10,    /* goodbye, best effort, now */
+    CL_OP_FOLLOW = 11,   /* copies out of start-up broadcast buffers (follow) */
 } cl_op_t;
 
 struct collab_request {
@@ -57,6 +58,8 @@ struct collab_request {
     int sync_world;              /* SEND with sync: the receiver's world rank */
     struct collab_request *target; /* CANCEL: the request to cancel */
     double weight;               /* WEIGHT */
+    const collab_follow_t *follow; /* FOLLOW: the copies, borrowed until completion */
+    size_t nfollow;
     /* Completion (guarded by the process-wide request mutex). */
     bool done;                   /* completed */
     bool taken;                  /* SEND: the engine has handled it (sent or queued) */

@@ -221,6 +221,48 @@ void cl_device_pinned_put(void *p, size_t cap)
         ops->host_free(p);
 }
 
+int cl_device_pinned_reserve(const size_t *sizes, int n)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    if (ops == NULL || sizes == NULL || n <= 0)
+        return COLLAB_OK;
+    pthread_mutex_lock(&s_mu);
+    if (s_pool_ops != ops) { /* as in cl_device_pinned_get */
+        memset(s_pool_n, 0, sizeof s_pool_n);
+        s_pool_ops = ops;
+    }
+    pthread_mutex_unlock(&s_mu);
+    int want[CL_POOL_CLASSES] = {0};
+    for (int i = 0; i < n; i++) {
+        int c = sizes[i] > 0 ? pool_class(sizes[i]) : -1;
+        if (c >= 0 && want[c] < CL_POOL_KEEP)
+            want[c]++;
+    }
+    for (int c = 0; c < CL_POOL_CLASSES; c++) {
+        for (;;) {
+            pthread_mutex_lock(&s_mu);
+            bool enough = s_pool_ops == ops && s_pool_n[c] >= want[c];
+            pthread_mutex_unlock(&s_mu);
+            if (enough || want[c] == 0)
+                break;
+            size_t cap = (size_t)1 << (CL_POOL_MIN_SHIFT + c);
+            void *p = ops->host_alloc(cap);
+            if (p == NULL) {
+                cl_error("cannot allocate %zu bytes of pinned host memory for device staging: %s",
+                         cap, ops->last_error());
+                return COLLAB_ERR_NO_MEM;
+            }
+            cl_device_pinned_put(p, cap);
+            pthread_mutex_lock(&s_mu);
+            bool kept = s_pool_ops == ops && s_pool_n[c] > 0 && s_pool[c][s_pool_n[c] - 1] == p;
+            pthread_mutex_unlock(&s_mu);
+            if (!kept)
+                break; /* another table or a full class: nothing more to do */
+        }
+    }
+    return COLLAB_OK;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Copies. */
 
@@ -283,6 +325,11 @@ int cl_device_write(void *dst, const void *src, size_t len)
     if (cl_device_h2d(&a, dst, src, len) != COLLAB_OK)
         return COLLAB_ERR_ARG;
     return cl_device_sync(&a) == COLLAB_OK ? COLLAB_OK : COLLAB_ERR_ARG;
+}
+
+int collab_device_reserve(const size_t *sizes, int n)
+{
+    return cl_device_pinned_reserve(sizes, n);
 }
 
 int collab_device_support(void)

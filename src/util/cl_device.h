@@ -57,6 +57,15 @@ static inline int cl_device_kind(const void *p, size_t len, cl_devattr_t *out)
    cl_device_pinned_put. */
 void *cl_device_pinned_get(size_t bytes, size_t *cap);
 void cl_device_pinned_put(void *p, size_t cap);
+/* Makes sure the pool holds, for each pooled size class, at least as many
+   free buffers as sizes[0..n) name in that class (at most the pool's
+   bound per class), allocating the missing ones in the calling thread.
+   The NCCL face calls it in the program's thread before it queues an
+   operation, so that the thread running the operation allocates no
+   pinned memory: that allocation can wait on a driver lock that the
+   program's thread holds while it blocks in a copy (docs/nccl.md §3).
+   Returns 0, or COLLAB_ERR_NO_MEM (logged). */
+int cl_device_pinned_reserve(const size_t *sizes, int n);
 
 /* Copies through the plugin (see cl_devops_t); COLLAB_ERR_INTERNAL with a
    log line naming the driver's reason on failure. */

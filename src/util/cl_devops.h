@@ -81,10 +81,15 @@ typedef struct {
     /* Stream work for the NCCL face (docs/nccl.md).  Unless said
        otherwise these run in the program's thread, with its context
        current; `stream` is a CUstream (NULL: the legacy default stream).
-       event_record creates an event (blocking sync, no timing), records it
-       on stream and returns it with the stream's context. */
+       event_record takes an event (blocking sync, no timing; a recycled
+       one where it can), records it on stream and returns it with the
+       stream's context; it also prepares the context's library stream, so
+       that the thread running the operation creates nothing. */
     int (*event_record)(void *stream, void **ctx, void **event);
-    /* Any thread: sleeps until the event has completed, then destroys it. */
+    /* Any thread: sleeps until the event has completed, then releases it
+       for reuse (it is never destroyed there: destroying takes a driver
+       lock that a program thread may hold while it waits for a stream
+       that waits for this operation). */
     int (*event_wait)(void *ctx, void *event);
     /* A zeroed 32-bit word of pinned host memory that the device can read
        (cuMemHostAlloc, mapped), and its release. */

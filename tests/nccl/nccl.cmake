@@ -17,7 +17,11 @@ add_executable(nccl_face_test ${_nccl_tdir}/nccl_face_test.c $<TARGET_OBJECTS:co
 target_include_directories(nccl_face_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_include_directories(nccl_face_test SYSTEM PRIVATE
   ${COLLAB_NCCL_INCLUDE_DIR} ${COLLAB_CUDART_INCLUDE_DIR})
-target_link_libraries(nccl_face_test PRIVATE collab_core Threads::Threads ${CMAKE_DL_LIBS} m)
+# The CUDA runtime's cudaMemcpyAsync as the face finds it (RTLD_NEXT).
+add_library(nccl_cudart_fake SHARED ${_nccl_tdir}/cudart_fake.c)
+target_include_directories(nccl_cudart_fake SYSTEM PRIVATE ${COLLAB_CUDART_INCLUDE_DIR})
+target_link_libraries(nccl_face_test PRIVATE collab_core nccl_cudart_fake Threads::Threads
+  ${CMAKE_DL_LIBS} m)
 foreach(mode args mpi-first nccl-first)
   add_test(NAME nccl_face_${mode} COMMAND nccl_face_test ${mode})
   set_tests_properties(nccl_face_${mode} PROPERTIES TIMEOUT 60 LABELS nccl
@@ -29,6 +33,12 @@ if(TARGET collab-run OR EXISTS ${COLLAB_RUN})
   set_tests_properties(nccl_face_coll PROPERTIES TIMEOUT 120 PROCESSORS 4 LABELS "nccl;ours"
     ENVIRONMENT "COLLAB_CUDA=0"
     FAIL_REGULAR_EXPRESSION "FAIL:|failure\\(s\\)")
+  foreach(mode follow follow-control)
+    add_test(NAME nccl_face_${mode}
+      COMMAND bash ${_nccl_tdir}/check_follow.sh ${COLLAB_RUN} $<TARGET_FILE:nccl_face_test> ${mode})
+    set_tests_properties(nccl_face_${mode} PROPERTIES TIMEOUT 150 PROCESSORS 3
+      LABELS "nccl;ours;elastic" ENVIRONMENT "COLLAB_CUDA=0")
+  endforeach()
   add_test(NAME nccl_face_absent
     COMMAND ${COLLAB_RUN} -n 4 --abi mpich --timeout 90
       --chaos kill:2@line:2:ready -- $<TARGET_FILE:nccl_face_test> absent)

@@ -19,6 +19,16 @@
                           send to the absent rank and a receive from it
                           are skipped outside strict mode, and the
                           communicator reports no asynchronous error
+    nccl_face_test follow | follow-control
+                          under collab-run -n 3 with rank 2 killed and a
+                          joiner started (check_follow.sh): a DDP-like
+                          trainer broadcasts a bucket of its parameters,
+                          copies it into them with cudaMemcpyAsync (the
+                          face follows those copies) and fills the bucket
+                          with other data; every peer ends with the same
+                          parameters, the joiner's included.  The control
+                          copies with memcpy, which the face cannot see:
+                          the joiner must then end with other parameters
     nccl_face_test mpi-first | nccl-first
                           one core for two faces: the other face's hold
                           (collab_init or collab_retain, as MPI_Init does)
@@ -607,12 +617,92 @@ static int test_holds(bool mpi_first)
     return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* A DDP-like start-up: the joiner must get the swarm's parameters. */
+
+extern int cudart_fake_calls;
+
+static int test_follow(bool control)
+{
+    const char *ws = getenv("COLLAB_WORLD_SIZE"), *rk = getenv("COLLAB_RANK");
+    if (ws == NULL || rk == NULL)
+        return 2;
+    int n = atoi(ws), me = atoi(rk);
+    s_rank = me;
+    fake_stream_t st = {0};
+    ncclComm_t comm = init_comm(n, me);
+    if (comm == NULL)
+        return 1;
+    enum { NP = 3 };
+    const size_t len[NP] = {100, 37, 1000};
+    size_t total = 0;
+    float *p[NP], *bucket, *grad;
+    int64_t *step;
+    for (int i = 0; i < NP; i++) {
+        CHECK(f_dev_alloc((void **)&p[i], len[i] * sizeof(float)) == 0);
+        for (size_t k = 0; k < len[i]; k++) /* every process its own initial values */
+            p[i][k] = (float)((getpid() % 997) * 0.001 + i + k * 1e-3);
+        total += len[i];
+    }
+    CHECK(f_dev_alloc((void **)&bucket, total * sizeof(float)) == 0);
+    CHECK(f_dev_alloc((void **)&grad, total * sizeof(float)) == 0);
+    CHECK(f_dev_alloc((void **)&step, sizeof *step) == 0);
+    for (size_t i = 0, off = 0; i < NP; off += len[i], i++) /* flatten (a kernel in torch) */
+        memcpy(bucket + off, p[i], len[i] * sizeof(float));
+    CHECK(ncclBroadcast(bucket, bucket, total, ncclFloat, 0, comm, STREAM(&st)) == ncclSuccess);
+    fake_sync(&st);
+    int calls = cudart_fake_calls;
+    for (size_t i = 0, off = 0; i < NP; off += len[i], i++) {
+        if (control)
+            memcpy(p[i], bucket + off, len[i] * sizeof(float));
+        else
+            CHECK(cudaMemcpyAsync(p[i], bucket + off, len[i] * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, STREAM(&st)) == cudaSuccess);
+    }
+    CHECK(cudart_fake_calls == calls + (control ? 0 : NP)); /* the real call ran */
+    for (size_t k = 0; k < total; k++) /* the bucket's memory serves other tensors now */
+        bucket[k] = -(float)(me + 1) * (float)k;
+    *step = 0;
+    CHECK(ncclBroadcast(step, step, 1, ncclInt64, 0, comm, STREAM(&st)) == ncclSuccess);
+    fake_sync(&st);
+    int64_t first = *step;
+    printf("rank %d starts at step %lld\n", me, (long long)first);
+    fflush(stdout);
+    for (int64_t s = first; s < 400; s++) {
+        for (size_t i = 0, off = 0; i < NP; off += len[i], i++)
+            for (size_t k = 0; k < len[i]; k++)
+                grad[off + k] = sinf(p[i][k] + (float)s * 0.01f + (float)me);
+        CHECK(ncclAllReduce(grad, grad, total, ncclFloat, ncclSum, comm, STREAM(&st)) ==
+              ncclSuccess);
+        fake_sync(&st);
+        for (size_t i = 0, off = 0; i < NP; off += len[i], i++)
+            for (size_t k = 0; k < len[i]; k++)
+                p[i][k] -= 0.01f * grad[off + k];
+        *step = s + 1;
+        if (s % 10 == 0) {
+            printf("step %lld rank %d\n", (long long)s, me);
+            fflush(stdout);
+        }
+        usleep(10000);
+    }
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the parameters' bytes */
+    for (int i = 0; i < NP; i++)
+        for (size_t b = 0; b < len[i] * sizeof(float); b++)
+            h = (h ^ ((const unsigned char *)p[i])[b]) * 1099511628211ull;
+    printf("PARAMS rank %d start %lld hash %016llx\n", me, (long long)first, (unsigned long long)h);
+    fflush(stdout);
+    CHECK(ncclCommDestroy(comm) == ncclSuccess);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cl_device_use_ops(&s_fake);
     const char *mode = argc > 1 ? argv[1] : "args";
     int rc = strcmp(mode, "coll") == 0         ? test_coll()
              : strcmp(mode, "absent") == 0     ? test_absent()
+             : strcmp(mode, "follow") == 0     ? test_follow(false)
+             : strcmp(mode, "follow-control") == 0 ? test_follow(true)
              : strcmp(mode, "mpi-first") == 0  ? test_holds(true)
              : strcmp(mode, "nccl-first") == 0 ? test_holds(false)
                                                : test_args();

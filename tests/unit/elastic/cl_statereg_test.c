@@ -8,7 +8,9 @@
     pipe path - that unmapped, shortened, read-only and inaccessible
     buffers give COLLAB_ERR_ARG instead of a crash.  The stripe planner is
     checked for coverage, sizes, alignment and donor spreading over many
-    inputs.
+    inputs.  Followed copies: reads, hashes and writes take the bytes at
+    their destinations once the buffer's memory is reused, gaps at the
+    buffer, the latest buffer at an address, copies across two buffers.
 */
 #define _GNU_SOURCE
 #include "elastic/cl_statereg.h"
@@ -337,6 +339,95 @@ static void test_stripes(void)
     CL_CHECK(bad == 0);
 }
 
+/* Followed copies: a broadcast bucket copied into "parameters", then the
+   bucket's memory reused for something else. */
+static void test_follow(bool use_pipe)
+{
+    cl_statereg_t *r = cl_statereg_new();
+    if (use_pipe)
+        cl_statereg_use_pipe(r);
+    size_t big = 3 * CL_STATEREG_CHUNK + 777, cut1 = 1000, cut2 = 2 * CL_STATEREG_CHUNK + 5;
+    uint8_t *bucket = malloc(big), *want = malloc(big), *copy = malloc(big);
+    uint8_t *p1 = malloc(cut1), *p2 = malloc(cut2 - cut1), *p3 = malloc(big - cut2);
+    fill(bucket, big, 4);
+    memcpy(want, bucket, big);
+    CL_CHECK(cl_statereg_add(r, 5, bucket, big) == 0);
+    /* The program's copies into its parameters; p2 in two adjacent halves
+       (one move after merging), p1 copied twice (the first copy wins). */
+    size_t half = (cut2 - cut1) / 2;
+    memcpy(p1, bucket, cut1);
+    memcpy(p2, bucket + cut1, cut2 - cut1);
+    memcpy(p3, bucket + cut2, big - cut2);
+    CL_CHECK(cl_statereg_follow(r, bucket, p1, cut1) == (long long)cut1);
+    CL_CHECK(cl_statereg_follow(r, bucket + cut1, p2, half) == (long long)half);
+    CL_CHECK(cl_statereg_follow(r, bucket + cut1 + half, p2 + half, cut2 - cut1 - half) ==
+             (long long)(cut2 - cut1 - half));
+    uint8_t elsewhere[64];
+    CL_CHECK(cl_statereg_follow(r, bucket + 10, elsewhere, sizeof elsewhere) == 0);
+    cl_statereg_entry_t e;
+    CL_CHECK(cl_statereg_find(r, 5, &e) == 0 && e.moved == cut2);
+    CL_CHECK(cl_statereg_follow(r, bucket + cut2, p3, big - cut2) == (long long)(big - cut2));
+    CL_CHECK(cl_statereg_find(r, 5, &e) == 0 && e.moved == big);
+    /* The bucket's memory is reused; the parameters are read instead. */
+    fill(bucket, big, 77);
+    memset(copy, 0, big);
+    CL_CHECK(cl_statereg_read(r, 5, 0, big, copy) == 0 && memcmp(copy, want, big) == 0);
+    CL_CHECK(cl_statereg_read(r, 5, cut1 - 3, 10, copy) == 0 && memcmp(copy, want + cut1 - 3, 10) == 0);
+    uint8_t h[32], hw[32];
+    expected_hash(want, big, hw);
+    CL_CHECK(cl_statereg_hash(r, 5, h) == 0 && memcmp(h, hw, 32) == 0);
+    /* The parameters change (training): the registry sees it. */
+    p2[7] ^= 0x11;
+    CL_CHECK(cl_statereg_hash(r, 5, h) == 0 && memcmp(h, hw, 32) != 0);
+    p2[7] ^= 0x11;
+    /* A resync writes the parameters, never the reused bucket. */
+    memcpy(copy, bucket, big);
+    fill(want, big, 12);
+    CL_CHECK(cl_statereg_write(r, 5, 0, want, big) == 0);
+    CL_CHECK(memcmp(p1, want, cut1) == 0 && memcmp(p2, want + cut1, cut2 - cut1) == 0 &&
+             memcmp(p3, want + cut2, big - cut2) == 0 && memcmp(copy, bucket, big) == 0);
+
+    /* Partly followed: the gaps still come from the buffer itself. */
+    uint8_t b2[300], q[100];
+    fill(b2, sizeof b2, 3);
+    CL_CHECK(cl_statereg_add(r, 6, b2, sizeof b2) == 0);
+    memset(q, 0xee, sizeof q);
+    CL_CHECK(cl_statereg_follow(r, b2 + 100, q, sizeof q) == 100);
+    uint8_t got[300];
+    CL_CHECK(cl_statereg_read(r, 6, 0, sizeof got, got) == 0);
+    CL_CHECK(memcmp(got, b2, 100) == 0 && got[100] == 0xee && got[199] == 0xee &&
+             memcmp(got + 200, b2 + 200, 100) == 0);
+
+    /* The latest buffer at an address takes the copies (memory reused for
+       a later broadcast); a copy across two adjacent buffers is cut. */
+    uint8_t two[200], dst2[150];
+    CL_CHECK(cl_statereg_add(r, 7, two, 100) == 0);
+    CL_CHECK(cl_statereg_add(r, 8, two + 100, 100) == 0);
+    CL_CHECK(cl_statereg_add(r, 9, two, 50) == 0);
+    CL_CHECK(cl_statereg_follow(r, two, dst2, 150) == 150);
+    CL_CHECK(cl_statereg_find(r, 9, &e) == 0 && e.moved == 50);
+    CL_CHECK(cl_statereg_find(r, 7, &e) == 0 && e.moved == 50);
+    CL_CHECK(cl_statereg_find(r, 8, &e) == 0 && e.moved == 50);
+    /* Bad arguments. */
+    CL_CHECK(cl_statereg_follow(r, NULL, dst2, 1) == COLLAB_ERR_ARG);
+    CL_CHECK(cl_statereg_follow(r, two, NULL, 1) == COLLAB_ERR_ARG);
+    CL_CHECK(cl_statereg_follow(r, (void *)(UINTPTR_MAX - 3), dst2, 8) == COLLAB_ERR_ARG);
+    CL_CHECK(cl_statereg_follow(NULL, two, dst2, 1) == COLLAB_ERR_ARG);
+    CL_CHECK(cl_statereg_follow(r, two, dst2, 0) == 0);
+    /* Dropping and trimming free the moves (checked under ASan). */
+    el_log_start(CL_LOG_WARN);
+    CL_CHECK(cl_statereg_drop(r, 6, "test") == 0);
+    free(el_log_take());
+    CL_CHECK(cl_statereg_trim(r, 8) == 2);
+    cl_statereg_destroy(&r);
+    free(bucket);
+    free(want);
+    free(copy);
+    free(p1);
+    free(p2);
+    free(p3);
+}
+
 int main(void)
 {
     s_page = (size_t)sysconf(_SC_PAGESIZE);
@@ -346,6 +437,8 @@ int main(void)
     test_access(false);
     test_access(true);
     test_refused_syscalls();
+    test_follow(false);
+    test_follow(true);
     test_stripes();
     el_log_cleanup();
     return cl_selftest_end("cl_statereg_test");
