@@ -193,15 +193,21 @@ stage_ddp() {
         sleep 0.1
     done
     grep -q '^STORE ready' "$logs/ddp_store.log" || { echo "FAIL: the TCPStore did not start:"; cat "$logs/ddp_store.log"; kill "$store_pid" 2> /dev/null; return 1; }
-    # A start that hangs: after 30 s, the threads' backtraces of every
-    # trainer (cuda-gdb attaches; the machine has no gdb) go to the logs.
-    ( sleep 30
-      [ "$(grep -c 'starts at step' "$logs/ddp.log" 2> /dev/null)" -ge 4 ] && exit 0
-      command -v cuda-gdb > /dev/null || { echo "note: the trainers hang at start-up and there is no cuda-gdb for backtraces"; exit 0; }
-      for pid in $(pgrep -f '^[^ ]*python[^ ]* [^ ]*ddp_train.py'); do
-          timeout 40 cuda-gdb -p "$pid" -batch -ex 'thread apply all bt' > "$logs/bt-$pid.txt" 2>&1 &
-      done
-      wait ) &
+    # A run that hangs: the threads' backtraces of every trainer (cuda-gdb
+    # attaches; the machine has no gdb) go to the logs, at 30 s when fewer
+    # than 4 trainers started, else at 70 s when none has finished.
+    ( dump() {
+          command -v cuda-gdb > /dev/null || { echo "note: a hang, and no cuda-gdb for backtraces"; return; }
+          echo "gpu-check: the trainers look stuck ($1): backtraces in bt-<pid>.txt"
+          for pid in $(pgrep -f '^[^ ]*python[^ ]* [^ ]*ddp_train.py'); do
+              timeout 25 cuda-gdb -p "$pid" -batch -ex 'thread apply all bt' > "$logs/bt-$pid.txt" 2>&1 &
+          done
+          wait
+      }
+      sleep 30
+      if [ "$(grep -c 'starts at step' "$logs/ddp.log" 2> /dev/null)" -lt 4 ]; then dump "start-up"; exit 0; fi
+      sleep 40
+      grep -q 'PARAMS rank' "$logs/ddp.log" 2> /dev/null || dump "training" ) &
     local dumper=$!
     MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=4 \
     LD_PRELOAD="$prefix/lib/libmpicollab-nccl.so${LD_PRELOAD:+:$LD_PRELOAD}" \
