@@ -202,6 +202,8 @@ static void *host_alloc(size_t bytes)
     pthread_mutex_lock(&s_mu);
     CUcontext ctx = s_last_ctx;
     pthread_mutex_unlock(&s_mu);
+    if (ctx == NULL && cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+        ctx = NULL; /* the calling thread's context, before any device pointer was seen */
     if (ctx == NULL) {
         snprintf(s_err, sizeof s_err, "no CUDA context known yet for pinned memory");
         return NULL;

@@ -34,6 +34,7 @@ static int s_nlive = 0;                                  /* their number */
 static bool s_holding = false;      /* this face holds the core (collab_init/retain) */
 static bool s_config_read = false;  /* s_strict and s_cuda are set */
 static bool s_strict = false;       /* COLLAB_STRICT */
+static bool s_async = false;        /* COLLAB_NCCL_ASYNC */
 static int s_cuda = CL_DEVICE_AUTO; /* COLLAB_CUDA */
 static char s_last_error[256];      /* ncclGetLastError(NULL) */
 
@@ -113,6 +114,7 @@ static void config_once(void)
     char err[256];
     if (cl_config_load(&cfg, err, sizeof err) == 0) {
         s_strict = cfg.strict;
+        s_async = cfg.nccl_async;
         s_cuda = cfg.cuda;
         /* This face's own lines follow COLLAB_LOG and COLLAB_LOG_FILE too
            when another face's library runs the core. */
@@ -190,6 +192,9 @@ static ncclComm_t comm_new(collab_comm_t *core, bool owns)
     pthread_mutex_lock(&s_mu);
     config_once();
     c->strict = s_strict;
+    /* Unless asked, a call returns once its operation completed: see
+       docs/nccl.md §3 for why the stream-ordered mode can deadlock. */
+    c->host_wait = !s_async;
     c->next_live = s_live;
     s_live = c;
     s_nlive++;

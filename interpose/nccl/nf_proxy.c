@@ -501,10 +501,8 @@ ncclResult_t nf_proxy_submit(ncclComm_t comm, nf_op_t *ops, const char *call)
         rc = nf_fail(comm, ncclInvalidUsage, call, "no device support");
         goto err_batch;
     }
-    if (reserve(comm, ops) != COLLAB_OK) {
-        rc = nf_fail(comm, ncclSystemError, call, "no pinned host memory for staging");
-        goto err_batch;
-    }
+    /* Best effort: without it the operation allocates its staging itself. */
+    (void)reserve(comm, ops);
     for (nf_op_t *op = ops; op != NULL; op = op->next)
         if (op->kind != NF_FOLLOW && dev->event_record(op->stream, &op->ev_ctx, &op->event) != 0) {
             rc = nf_fail(comm, ncclUnhandledCudaError, call, "recording an event: %s",

@@ -414,6 +414,11 @@ static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
+static int p_nccl_async(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_bool(value, &cfg->nccl_async, why, whylen);
+}
+
 static int p_shm_fast(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_bool(value, &cfg->shm_fast, why, whylen);
@@ -543,6 +548,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "report a reducer whose result is wrong (swarm-wide)")                                       \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
+    X("COLLAB_NCCL_ASYNC", "0", p_nccl_async,                                                      \
+      "NCCL face: 0: each call returns once its operation completed; 1: calls return at once "     \
+      "and the program's streams wait for the operation (can deadlock, see docs/nccl.md §3)")     \
     X("COLLAB_SHM", "auto", p_shm,                                                                 \
       "collective payloads between peers of one host (same boot, user and network namespace) "     \
       "through shared memory: auto, or 0 for the network")                                         \

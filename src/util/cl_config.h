@@ -69,6 +69,7 @@ typedef struct {
     bool verify_set;          /* true if COLLAB_VERIFY was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
     bool shm;                 /* COLLAB_SHM: auto (true) or 0 */
+    bool nccl_async;          /* COLLAB_NCCL_ASYNC: the NCCL face returns before completion */
     bool shm_fast;            /* COLLAB_SHM_FAST: small collectives of two same-host peers done
                                  by the application thread (cl_fast.h) */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */

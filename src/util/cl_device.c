@@ -247,8 +247,8 @@ int cl_device_pinned_reserve(const size_t *sizes, int n)
                 break;
             size_t cap = (size_t)1 << (CL_POOL_MIN_SHIFT + c);
             void *p = ops->host_alloc(cap);
-            if (p == NULL) {
-                cl_error("cannot allocate %zu bytes of pinned host memory for device staging: %s",
+            if (p == NULL) { /* the operation will try again itself */
+                cl_debug("no %zu bytes of pinned host memory reserved for device staging: %s",
                          cap, ops->last_error());
                 return COLLAB_ERR_NO_MEM;
             }

@@ -64,7 +64,7 @@ void cl_device_pinned_put(void *p, size_t cap);
    operation, so that the thread running the operation allocates no
    pinned memory: that allocation can wait on a driver lock that the
    program's thread holds while it blocks in a copy (docs/nccl.md §3).
-   Returns 0, or COLLAB_ERR_NO_MEM (logged). */
+   Returns 0, or COLLAB_ERR_NO_MEM (a debug line). */
 int cl_device_pinned_reserve(const size_t *sizes, int n);
 
 /* Copies through the plugin (see cl_devops_t); COLLAB_ERR_INTERNAL with a

@@ -27,11 +27,20 @@ foreach(mode args mpi-first nccl-first)
   set_tests_properties(nccl_face_${mode} PROPERTIES TIMEOUT 60 LABELS nccl
     ENVIRONMENT "COLLAB_WORLD_SIZE=1;COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0;COLLAB_CUDA=0")
 endforeach()
+# The stream-ordered mode (docs/nccl.md §3).
+add_test(NAME nccl_face_args_async COMMAND nccl_face_test args)
+set_tests_properties(nccl_face_args_async PROPERTIES TIMEOUT 60 LABELS nccl
+  ENVIRONMENT "COLLAB_WORLD_SIZE=1;COLLAB_LISTEN=/ip4/127.0.0.1/tcp/0;COLLAB_CUDA=0;COLLAB_NCCL_ASYNC=1")
 if(TARGET collab-run OR EXISTS ${COLLAB_RUN})
   add_test(NAME nccl_face_coll
     COMMAND ${COLLAB_RUN} -n 4 --abi mpich --timeout 90 -- $<TARGET_FILE:nccl_face_test> coll)
   set_tests_properties(nccl_face_coll PROPERTIES TIMEOUT 120 PROCESSORS 4 LABELS "nccl;ours"
     ENVIRONMENT "COLLAB_CUDA=0"
+    FAIL_REGULAR_EXPRESSION "FAIL:|failure\\(s\\)")
+  add_test(NAME nccl_face_coll_async
+    COMMAND ${COLLAB_RUN} -n 4 --abi mpich --timeout 90 -- $<TARGET_FILE:nccl_face_test> coll)
+  set_tests_properties(nccl_face_coll_async PROPERTIES TIMEOUT 120 PROCESSORS 4 LABELS "nccl;ours"
+    ENVIRONMENT "COLLAB_CUDA=0;COLLAB_NCCL_ASYNC=1"
     FAIL_REGULAR_EXPRESSION "FAIL:|failure\\(s\\)")
   foreach(mode follow follow-control)
     add_test(NAME nccl_face_${mode}
