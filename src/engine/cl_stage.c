@@ -83,7 +83,10 @@ static int uses(collab_request_t *req, cl_stage_use_t use[CL_STAGE_BUFS])
     case CL_COLL_BARRIER:
         return 0;
     case CL_COLL_BCAST:
-        use[k++] = (cl_stage_use_t){r, a->count, root, !root};
+        /* Copied in everywhere: a joiner whose start-up broadcast is not
+           served keeps its own value (docs/state-sync.md §4), and the
+           copy back must then carry that value, not the pool's bytes. */
+        use[k++] = (cl_stage_use_t){r, a->count, true, !root};
         return k;
     case CL_COLL_ALLREDUCE:
     case CL_COLL_REDUCE:

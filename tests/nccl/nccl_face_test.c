@@ -652,8 +652,14 @@ static int test_follow(bool control)
     CHECK(f_dev_alloc((void **)&step, sizeof *step) == 0);
     for (size_t i = 0, off = 0; i < NP; off += len[i], i++) /* flatten (a kernel in torch) */
         memcpy(bucket + off, p[i], len[i] * sizeof(float));
+    float *mine = malloc(total * sizeof(float));
+    if (mine == NULL)
+        return 1;
+    memcpy(mine, bucket, total * sizeof(float));
     CHECK(ncclBroadcast(bucket, bucket, total, ncclFloat, 0, comm, STREAM(&st)) == ncclSuccess);
     fake_sync(&st);
+    bool kept = memcmp(mine, bucket, total * sizeof(float)) == 0; /* its own values */
+    free(mine);
     int calls = cudart_fake_calls;
     for (size_t i = 0, off = 0; i < NP; off += len[i], i++) {
         if (control)
@@ -669,6 +675,10 @@ static int test_follow(bool control)
     CHECK(ncclBroadcast(step, step, 1, ncclInt64, 0, comm, STREAM(&st)) == ncclSuccess);
     fake_sync(&st);
     int64_t first = *step;
+    /* A joiner is served the swarm's parameters, or (control: the bucket's
+       memory was reused, nobody serves it) keeps exactly its own. */
+    if (first > 0)
+        CHECK(kept == control);
     printf("rank %d starts at step %lld\n", me, (long long)first);
     fflush(stdout);
     for (int64_t s = first; s < 400; s++) {
