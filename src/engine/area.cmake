@@ -92,6 +92,11 @@ target_sources(cl_engine_p2p_test PRIVATE ${_eng}/cl_engine_p2p.c ${_eng}/cl_eng
 collab_selftest(cl_engine_donor_test ${_eng_unit}/cl_engine_donor_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_donor_test PRIVATE ${_eng}/cl_engine_donor.c)
+# The admitter alone, on a fake context over real peer records and a real
+# world stream.
+collab_selftest(cl_engine_admitter_test ${_eng_unit}/cl_engine_admitter_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_admitter_test PRIVATE ${_eng}/cl_engine_admitter.c)
 # The periodic state check alone, on a fake context.
 collab_selftest(cl_engine_audit_test ${_eng_unit}/cl_engine_audit_test.c collab_engine_base
                 collab_elastic collab_util)
