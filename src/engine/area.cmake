@@ -97,6 +97,13 @@ target_sources(cl_engine_donor_test PRIVATE ${_eng}/cl_engine_donor.c)
 collab_selftest(cl_engine_admitter_test ${_eng_unit}/cl_engine_admitter_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_admitter_test PRIVATE ${_eng}/cl_engine_admitter.c)
+# The admittee alone, on a fake context over real peer records, a real
+# world stream and real requests.
+collab_selftest(cl_engine_admittee_test ${_eng_unit}/cl_engine_admittee_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_admittee_test PRIVATE ${_eng}/cl_engine_admittee.c ${_eng}/cl_engine_sync.c
+               ${_eng}/cl_comm.c
+               ${_eng}/cl_request.c ${_eng}/cl_stage.c ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
 # The periodic state check alone, on a fake context.
 collab_selftest(cl_engine_audit_test ${_eng_unit}/cl_engine_audit_test.c collab_engine_base
                 collab_elastic collab_util)
