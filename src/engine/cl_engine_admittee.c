@@ -211,7 +211,8 @@ static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
     uint32_t sig = x->signature(req);
     if (i >= a->adm_nsigs || a->adm_sigs[i] != sig) {
         char what[96];
-        snprintf(what, sizeof what, "start-up %s #%llu has signature %08x here and %08x in the swarm",
+        snprintf(what, sizeof what,
+                 "start-up %s #%llu has signature %08x here and %08x in the swarm",
                  x->kind_name(c->kind), (unsigned long long)i, (unsigned)sig,
                  i < a->adm_nsigs ? (unsigned)a->adm_sigs[i] : 0u);
         eng_admittee_foreign(a, what);
@@ -226,8 +227,10 @@ static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
         if (eng_sync_item(x->sync(x->arg), CL_EL_ITEM_BUFFER, i, &d, &len, NULL) == COLLAB_OK) {
             if (len != c->count) {
                 char what[96];
-                snprintf(what, sizeof what, "start-up broadcast #%llu has %zu bytes here and %zu "
-                         "in the swarm", (unsigned long long)i, c->count, len);
+                snprintf(what, sizeof what,
+                         "start-up broadcast #%llu has %zu bytes here and %zu "
+                         "in the swarm",
+                         (unsigned long long)i, c->count, len);
                 eng_admittee_foreign(a, what);
                 cl_request_complete(req, COLLAB_ERR_MISMATCH);
                 return;
@@ -493,8 +496,10 @@ void eng_admittee_sync_finished(el_admittee_t *a)
             continue;
         if (len != ent.bytes) {
             char what[96];
-            snprintf(what, sizeof what, "start-up broadcast #%llu has %zu bytes here and %zu in "
-                     "the swarm", (unsigned long long)ent.index, ent.bytes, len);
+            snprintf(what, sizeof what,
+                     "start-up broadcast #%llu has %zu bytes here and %zu in "
+                     "the swarm",
+                     (unsigned long long)ent.index, ent.bytes, len);
             eng_admittee_foreign(a, what);
             break;
         }

@@ -58,12 +58,12 @@ typedef struct {
     /* The engine's configuration (read only): COLLAB_TIMEOUT (how long it
        waits), COLLAB_RUN_ID (the log of a foreign program). */
     const cl_config_t *cfg;
-    const uint8_t *self_key;      /* this peer's public key (32 bytes) */
-    const cl_member_t *mb;        /* the membership's records (read) */
-    el_standing_t *st;            /* shared with the elastic hooks */
-    const cl_stream_t *stream;    /* the world stream (read): steps */
-    cl_statereg_t *reg;           /* a straggler's buffers, overwritten */
-    cl_startup_t *startup;        /* the start-up results it answers, kept */
+    const uint8_t *self_key;   /* this peer's public key (32 bytes) */
+    const cl_member_t *mb;     /* the membership's records (read) */
+    el_standing_t *st;         /* shared with the elastic hooks */
+    const cl_stream_t *stream; /* the world stream (read): steps */
+    cl_statereg_t *reg;        /* a straggler's buffers, overwritten */
+    cl_startup_t *startup;     /* the start-up results it answers, kept */
     /* The loop's timer set: it registers one timer there, armed while it
        waits (the next ADMIT_REQ, giving up) or its admission may still be
        lost (the view that admits it). */

@@ -39,10 +39,10 @@ typedef struct {
     /* The membership's records: it reads them (who admits, the view) and
        installs the view that admits the joiners (cl_member_apply_view). */
     cl_member_t *mb;
-    const cl_stream_t *stream;    /* the world stream (read): steps, signatures */
-    const cl_startup_t *startup;  /* the kept start-up results (read) */
-    const cl_statereg_t *reg;     /* the registered buffers (read: the report) */
-    const uint8_t *kinds;         /* kind + 1 of stream entries < CL_STREAM_HISTORY */
+    const cl_stream_t *stream;   /* the world stream (read): steps, signatures */
+    const cl_startup_t *startup; /* the kept start-up results (read) */
+    const cl_statereg_t *reg;    /* the registered buffers (read: the report) */
+    const uint8_t *kinds;        /* kind + 1 of stream entries < CL_STREAM_HISTORY */
     /* The loop's timer set: it registers one timer there, armed while
        requests are queued (they expire unless repeated). */
     cl_timer_t *timers;

@@ -31,7 +31,8 @@
     others dropped theirs when they took it out) and asks the members
     whether it is still in the view (PROBE; they answer with their view).
     A peer taken out of the group then finishes its step alone and asks to
-    be re-admitted (cl_engine_admit.c).
+    be re-admitted (cl_engine_admittee.c; the admitter decides, in
+    cl_engine_admitter.c).
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_stage.h"
@@ -238,7 +239,8 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
     uint64_t idx;
     record(e, (collab_request_t *)req, &idx);
     uint64_t seq = req->coll.seq;
-    if (el->st.mapped && idx >= el->st.map_local && el->st.map_seq + (idx - el->st.map_local) != seq)
+    if (el->st.mapped && idx >= el->st.map_local &&
+        el->st.map_seq + (idx - el->st.map_local) != seq)
         cl_debug("fast collective #%llu is local #%llu, mapped to #%llu", (unsigned long long)seq,
                  (unsigned long long)idx,
                  (unsigned long long)(el->st.map_seq + (idx - el->st.map_local)));

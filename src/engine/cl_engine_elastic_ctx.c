@@ -418,9 +418,8 @@ int eng_el_init(struct cl_engine *e)
     for (int i = 0; i < EL_ENTRANTS; i++)
         el->entrants[i].rank = -1;
     e->el = el;
-    if (el->stream == NULL || el->reg == NULL || el->startup == NULL ||
-        el->admitter == NULL || el->admittee == NULL || el->donor == NULL || el->audit == NULL ||
-        el->kinds == NULL) {
+    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->admitter == NULL ||
+        el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }

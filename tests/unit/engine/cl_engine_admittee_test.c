@@ -292,8 +292,7 @@ static int count_req(const fake_t *f, bool readmit)
 /* The program posts a world collective (count bytes): recorded in the
    stream, counted as the elastic hooks do, then offered to the admittee.
    Returns the request; *taken says whether the admittee kept it. */
-static collab_request_t *post(fake_t *f, el_admittee_t *a, size_t count, uint32_t sig,
-                              bool *taken)
+static collab_request_t *post(fake_t *f, el_admittee_t *a, size_t count, uint32_t sig, bool *taken)
 {
     collab_request_t *r = cl_request_new(CL_OP_COLL);
     CHECK(r != NULL);
@@ -303,8 +302,8 @@ static collab_request_t *post(fake_t *f, el_admittee_t *a, size_t count, uint32_
     r->coll.recvbuf = buf;
     uint64_t idx = cl_stream_record(f->stream, sig, NULL, NULL);
     f->st.posted++;
-    r->coll.seq = f->st.mapped && idx >= f->st.map_local ? f->st.map_seq + (idx - f->st.map_local)
-                                                          : idx;
+    r->coll.seq =
+        f->st.mapped && idx >= f->st.map_local ? f->st.map_seq + (idx - f->st.map_local) : idx;
     *taken = eng_admittee_take(a, r, idx);
     return r;
 }
@@ -473,7 +472,7 @@ static void test_straggler(void)
     el_admittee_t *a = adm_new(&f);
     bool taken;
     collab_request_t *r[12];
-    f.st.was_in_group = true; /* a member of the group until now */
+    f.st.was_in_group = true;      /* a member of the group until now */
     for (int i = 0; i < 11; i++) { /* start-up and five steps: the stream locks */
         r[i] = post(&f, a, 4 + (size_t)i, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
         CHECK(!taken);

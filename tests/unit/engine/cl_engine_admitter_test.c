@@ -126,8 +126,8 @@ static void f_idle(void *arg, uint64_t seq, uint64_t step)
 static void post_stream(fake_t *f, int n)
 {
     for (int i = 0; i < n; i++) {
-        uint64_t idx = cl_stream_record(f->stream, i == 0 ? SIG_BCAST : (i % 2 ? 0x11u : 0x22u),
-                                        NULL, NULL);
+        uint64_t idx =
+            cl_stream_record(f->stream, i == 0 ? SIG_BCAST : (i % 2 ? 0x11u : 0x22u), NULL, NULL);
         CHECK(idx == (uint64_t)i);
         f->kinds[idx] = (uint8_t)((i == 0 ? CL_COLL_BCAST : CL_COLL_ALLREDUCE) + 1);
     }
