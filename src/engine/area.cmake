@@ -54,7 +54,8 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_elastic_ctx.c
-    ${_eng}/cl_engine_admit.c
+    ${_eng}/cl_engine_admitter.c
+    ${_eng}/cl_engine_admittee.c
     ${_eng}/cl_engine_sync.c
     ${_eng}/cl_engine_donor.c
     ${_eng}/cl_engine_audit.c
@@ -91,6 +92,18 @@ target_sources(cl_engine_p2p_test PRIVATE ${_eng}/cl_engine_p2p.c ${_eng}/cl_eng
 collab_selftest(cl_engine_donor_test ${_eng_unit}/cl_engine_donor_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_donor_test PRIVATE ${_eng}/cl_engine_donor.c)
+# The admitter alone, on a fake context over real peer records and a real
+# world stream.
+collab_selftest(cl_engine_admitter_test ${_eng_unit}/cl_engine_admitter_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_admitter_test PRIVATE ${_eng}/cl_engine_admitter.c)
+# The admittee alone, on a fake context over real peer records, a real
+# world stream and real requests.
+collab_selftest(cl_engine_admittee_test ${_eng_unit}/cl_engine_admittee_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_admittee_test PRIVATE ${_eng}/cl_engine_admittee.c ${_eng}/cl_engine_sync.c
+               ${_eng}/cl_comm.c
+               ${_eng}/cl_request.c ${_eng}/cl_stage.c ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
 # The periodic state check alone, on a fake context.
 collab_selftest(cl_engine_audit_test ${_eng_unit}/cl_engine_audit_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -213,7 +213,7 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     e->leaving = false;
     e->state = ENG_LEFT;
     e->left_status = COLLAB_ERR_LEFT;
-    eng_admit_abort(e, COLLAB_ERR_LEFT);
+    eng_el_abort(e, COLLAB_ERR_LEFT);
     eng_coll_fail_all(e, COLLAB_ERR_LEFT);
     eng_p2p_fail_all(e->p2p, COLLAB_ERR_LEFT);
     cl_info("left the swarm; further MPI calls of this peer fail");
@@ -261,7 +261,7 @@ void eng_leave(struct cl_engine *e, int status)
         eng_goodbye_all(e);
     e->state = ENG_LEFT;
     e->left_status = status;
-    eng_admit_abort(e, status);
+    eng_el_abort(e, status);
     eng_coll_fail_all(e, status);
     eng_p2p_fail_all(e->p2p, status);
 }

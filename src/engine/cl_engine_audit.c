@@ -9,7 +9,7 @@
     the members that have it, the members holding another one have
     diverged and are taken out of the group (when the admitter is the
     coordinator, which alone changes views); they then resync like
-    stragglers at the next step boundary (cl_engine_admit.c).  When no
+    stragglers at the next step boundary (cl_engine_admitter.c).  When no
     hash has a majority the buffer is not shared state (a scratch buffer):
     every member drops it with a warning (DROP).  An audit that does not
     hear from every member before its deadline is abandoned.  While the

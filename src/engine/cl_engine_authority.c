@@ -113,7 +113,7 @@ void eng_auth_fini(struct cl_engine *e)
 /* An ADMIT refused because its sender is not (yet) this peer's admitter,
    from the member the coordinator rule names next: the coordinator may
    have died mid-admission, and its successor, which saw it first, hands
-   the admission on (eng_admit_hand_on).  Kept (at most SUCC_KEPT_MAX,
+   the admission on (eng_el_hand_on).  Kept (at most SUCC_KEPT_MAX,
    newest kept) and run through this gate again once this peer sees the
    coordinator fail (docs/security.md §4).  A VIEW of the successor is not
    kept: one made before the successor learned of the last admissions
@@ -592,7 +592,7 @@ static const cl_peer_t *admitter(struct cl_engine *e)
         if (!q->client && q->in_group && (self || q->state == CL_PEER_ALIVE))
             return q;
     }
-    /* No public member in the group: a client admits (as cl_engine_admit.c). */
+    /* No public member in the group: a client admits (as eng_admitter_pick). */
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *q = list[i];
         bool self = memcmp(q->key, e->self_key, 32) == 0;

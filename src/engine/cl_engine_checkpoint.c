@@ -44,7 +44,7 @@
     A component (cl_engine_checkpoint.h): it sees the engine only through
     eng_ckpt_ctx_t, built by eng_el_init (cl_engine_elastic.c), which
     also owns the pull of the state a fetch runs as, and the numbering a
-    resuming peer takes (cl_engine_admit.c).
+    resuming peer takes (cl_engine_admittee.c).
 */
 #include "engine/cl_engine_checkpoint.h"
 #include "engine/cl_engine_timer.h"

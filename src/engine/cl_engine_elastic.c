@@ -31,7 +31,8 @@
     others dropped theirs when they took it out) and asks the members
     whether it is still in the view (PROBE; they answer with their view).
     A peer taken out of the group then finishes its step alone and asks to
-    be re-admitted (cl_engine_admit.c).
+    be re-admitted (cl_engine_admittee.c; the admitter decides, in
+    cl_engine_admitter.c).
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_stage.h"
@@ -154,7 +155,7 @@ int eng_el_can_serve(struct cl_engine *e, uint64_t s)
     int snap = eng_donor_snapshot(el->donor, s);
     if (snap > 0)
         return 1; /* a copy taken when the program posted s */
-    if (el->evicted || el->phase != EL_IN || el->done_seq > s)
+    if (el->st.evicted || el->st.phase != EL_IN || el->done_seq > s)
         return -1;
     if (snap == 0)
         return 0; /* the copy is taken when the program posts s */
@@ -214,16 +215,16 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
         el->resubmit = NULL;
         return false; /* recorded when it was first posted */
     }
-    el->posted++;
+    el->st.posted++;
     uint64_t idx;
     record(e, req, &idx);
-    if (el->mapped && idx >= el->map_local) {
-        req->coll.seq = el->map_seq + (idx - el->map_local);
+    if (el->st.mapped && idx >= el->st.map_local) {
+        req->coll.seq = el->st.map_seq + (idx - el->st.map_local);
         s->next_seq = req->coll.seq + 1;
     }
-    if (eng_admit_take(e, s, req, idx))
+    if (eng_admittee_take(el->admittee, req, idx))
         return true;
-    eng_admit_on_post(e, s, req, idx);
+    eng_admitter_on_post(el->admitter, req->coll.seq, idx);
     eng_donor_on_post(el->donor, req->coll.seq);
     eng_donor_progress(el->donor);
     return false;
@@ -234,14 +235,15 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
     struct eng_elastic *el = el_of(e);
     if (el == NULL || !is_world(s))
         return;
-    el->posted++;
+    el->st.posted++;
     uint64_t idx;
     record(e, (collab_request_t *)req, &idx);
     uint64_t seq = req->coll.seq;
-    if (el->mapped && idx >= el->map_local && el->map_seq + (idx - el->map_local) != seq)
+    if (el->st.mapped && idx >= el->st.map_local &&
+        el->st.map_seq + (idx - el->st.map_local) != seq)
         cl_debug("fast collective #%llu is local #%llu, mapped to #%llu", (unsigned long long)seq,
                  (unsigned long long)idx,
-                 (unsigned long long)(el->map_seq + (idx - el->map_local)));
+                 (unsigned long long)(el->st.map_seq + (idx - el->st.map_local)));
     eng_donor_on_post(el->donor, seq);
     eng_donor_progress(el->donor);
     if (seq + 1 > el->done_seq)
@@ -255,14 +257,14 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
     struct eng_elastic *el = el_of(e);
     if (el == NULL || !is_world(s))
         return true;
-    if (el->phase != EL_IN || el->evicted || el->adm_pending || el->hold_next || el->held != NULL ||
-        el->parked != NULL || el->report_pending || el->resubmit != NULL || el->foreign ||
-        el->sync != NULL || !el->was_in_group)
+    if (el->st.phase != EL_IN || el->st.evicted || eng_admittee_busy(el->admittee) ||
+        eng_admitter_reporting(el->admitter) || el->resubmit != NULL || el->sync != NULL ||
+        !el->st.was_in_group)
         return false;
-    if (cl_admission_pending(el->adm) > 0)
+    if (eng_admitter_pending(el->admitter) > 0)
         return false;
     uint64_t p = cl_stream_prefix(el->stream);
-    if (p == CL_STREAM_NONE || el->posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)
+    if (p == CL_STREAM_NONE || el->st.posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)
         return false;
     for (int i = 0; i < EL_BARRIERS; i++)
         if (el->barriers[i].gen != 0 && el->barriers[i].s >= el->done_seq)
@@ -288,13 +290,12 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
     if (s->active_ctx->gen != 0) {
         el->done_ring[seq % EL_DONE_RING].seq = seq;
         el->done_ring[seq % EL_DONE_RING].gen = s->active_ctx->gen;
-        if (el->adm_pending && seq >= el->adm_s && status == COLLAB_OK)
-            el->adm_pending = false; /* this peer's admission took effect */
+        eng_admittee_on_done(el->admittee, seq, status);
     }
     /* Keep the result of a start-up collective for joiners.  Its local
        index: a peer whose numbering is mapped is past its start-up. */
     uint64_t p = cl_stream_prefix(el->stream);
-    if (!el->mapped && status == COLLAB_OK && req->coll.kind != CL_COLL_BCAST &&
+    if (!el->st.mapped && status == COLLAB_OK && req->coll.kind != CL_COLL_BCAST &&
         (p == CL_STREAM_NONE || seq < p) && seq < CL_STREAM_HISTORY) {
         void *ptr;
         size_t len;
@@ -311,7 +312,7 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
        collective, again and again after being re-admitted.  This peer
        runs another program than the swarm (docs/elastic.md §6). */
     const coll_ctx_t *ctx = s->active_ctx;
-    if (ctx->gen != 0 && !el->foreign) {
+    if (ctx->gen != 0 && !eng_admittee_is_foreign(el->admittee)) {
         if (ctx->nmismatch >= 2 && ncontrib <= 1) {
             if (++el->odd_out >= EL_ODD_OUT_LIMIT) {
                 char what[320];
@@ -321,13 +322,13 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
                          "be lined up with the swarm's: set COLLAB_COLLECTIVES_PER_STEP or call "
                          "MPIX_Collab_step() at the top of the loop",
                          el->odd_out);
-                eng_admit_foreign(e, what);
+                eng_admittee_foreign(el->admittee, what);
             }
         } else if (ncontrib >= 2) {
             el->odd_out = 0;
         }
     }
-    eng_admit_on_done(e, seq, ncontrib);
+    eng_admitter_on_done(el->admitter, seq, ncontrib);
     eng_el_check_admissions(e);
     eng_donor_progress(el->donor);
 }
@@ -369,8 +370,8 @@ void eng_el_check_admissions(struct cl_engine *e)
 {
     struct eng_elastic *el = el_of(e);
     cl_peer_t *me = cl_member_self(e->mb);
-    if (el == NULL || e->state != ENG_MEMBER || me == NULL || !me->in_group || el->evicted ||
-        el->phase != EL_IN)
+    if (el == NULL || e->state != ENG_MEMBER || me == NULL || !me->in_group || el->st.evicted ||
+        el->st.phase != EL_IN)
         return;
     for (int i = 0; i < EL_BARRIERS; i++) {
         el_barrier_t *b = &el->barriers[i];
@@ -430,7 +431,7 @@ uint64_t eng_el_choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
 {
     struct eng_elastic *el = el_of(e);
     (void)seq;
-    if (el != NULL && is_world(s) && el->evicted)
+    if (el != NULL && is_world(s) && el->st.evicted)
         return 0; /* finishing its step alone (docs/elastic.md §6) */
     return ENG_EL_DEFAULT;
 }
@@ -486,6 +487,120 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 /* ---------------------------------------------------------------------- */
 /* Views. */
 
+/* ---------------------------------------------------------------------- */
+/* What every member remembers of an admission. */
+
+void eng_el_remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
+{
+    struct eng_elastic *el = e->el;
+    const el_barrier_t *have = NULL;
+    for (int i = 0; i < EL_BARRIERS; i++)
+        if (el->barriers[i].gen == m->gen && el->barriers[i].s == m->s)
+            have = &el->barriers[i];
+    if (have != NULL && have->void_until != 0)
+        return; /* a lost admission handed on late: it stays lost */
+    if (have == NULL) {
+        el_barrier_t *b = &el->barriers[el->next_barrier];
+        free(b->admit);
+        *b = (el_barrier_t){.gen = m->gen, .s = m->s, .prev_gen = cl_member_group_epoch(e->mb)};
+        if (cl_elmsg_encode(m, &b->admit, &b->admit_len) != COLLAB_OK) {
+            b->admit = NULL; /* then it cannot be handed on */
+            b->admit_len = 0;
+        }
+        if (admitter != NULL)
+            memcpy(b->admitter, admitter, 32);
+        el->next_barrier = (el->next_barrier + 1) % EL_BARRIERS;
+    }
+    for (uint32_t j = 0; j < m->njoiners; j++) {
+        const cl_el_joiner_t *x = &m->joiners[j];
+        el_entrant_t *slot = NULL;
+        for (int i = 0; i < EL_ENTRANTS && slot == NULL; i++)
+            if (el->entrants[i].rank == x->rank)
+                slot = &el->entrants[i];
+        if (slot == NULL) {
+            slot = &el->entrants[el->next_entrant];
+            el->next_entrant = (el->next_entrant + 1) % EL_ENTRANTS;
+        }
+        memcpy(slot->key, x->key, 32);
+        slot->rank = x->rank;
+        slot->from = m->s;
+        slot->w0_end = m->w0_end;
+        slot->readmit = (x->flags & CL_EL_JOINER_READMIT) != 0;
+        slot->gen = m->gen;
+    }
+}
+
+/* Are the joiners of the admission of generation gen in the group in
+   this peer's view (it installed the admitting view, or a later one that
+   keeps them)?  False when a joiner is out of the group: then this
+   peer's views void the admission (eng_el_view_changed). */
+static bool joiners_in_group(struct cl_engine *e, uint64_t gen)
+{
+    const struct eng_elastic *el = e->el;
+    bool any = false;
+    for (int k = 0; k < EL_ENTRANTS; k++) {
+        const el_entrant_t *x = &el->entrants[k];
+        if (x->rank < 0 || x->gen != gen)
+            continue;
+        const cl_peer_t *p = cl_member_find(e->mb, x->key);
+        if (p == NULL || p->state == CL_PEER_GONE || p->rank != x->rank || !p->in_group)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+/* An admitter may die after its ADMIT reached only some members: those
+   run the admission's sequence s under its generation, the others under
+   the one before, and neither side can complete s (each waits for the
+   other; e2e.kill_admitter).  The coordinator that takes over, if it got
+   that ADMIT and also the view that puts its joiners into the group, and
+   has not completed s, hands the ADMIT on to every member: those that
+   have it already ignore it, the others adopt the admission (and serve
+   the joiners' FETCHes).  Without that view, its own views leave the
+   joiners out and the admission is lost (eng_el_view_changed voids it
+   first); it is not handed on.  A member that sees this coordinator's
+   ADMIT before it sees the admitter fail keeps it until then
+   (eng_auth_successor_check).  Once per admission. */
+void eng_el_hand_on(struct cl_engine *e)
+{
+    struct eng_elastic *el = e->el;
+    const cl_peer_t *adm = eng_admitter_pick(e->mb, e->self_key);
+    if (el == NULL || e->state != ENG_MEMBER || adm == NULL ||
+        memcmp(adm->key, e->self_key, 32) != 0)
+        return;
+    for (int i = 0; i < EL_BARRIERS; i++) {
+        el_barrier_t *b = &el->barriers[i];
+        if (b->gen == 0 || b->admit == NULL || b->handed_on || b->void_until != 0 ||
+            el->done_seq > b->s || memcmp(b->admitter, e->self_key, 32) == 0)
+            continue;
+        const cl_peer_t *a = cl_member_find(e->mb, b->admitter);
+        if (a != NULL && a->rank >= 0 && a->state == CL_PEER_ALIVE)
+            continue; /* its admitter lives: it sent the ADMIT to everyone */
+        if (!joiners_in_group(e, b->gen))
+            continue; /* this peer never got the admitting view: the admission is lost */
+        b->handed_on = true;
+        cl_elmsg_t m;
+        if (cl_elmsg_decode(CL_EL_ADMIT, b->admit, b->admit_len, &m) != COLLAB_OK)
+            continue;
+        size_t n;
+        cl_peer_t *const *list = cl_member_list(e->mb, &n);
+        int sent = 0;
+        for (size_t k = 0; k < n; k++) {
+            const cl_peer_t *q = list[k];
+            if (memcmp(q->key, e->self_key, 32) == 0 || q->state == CL_PEER_GONE || q->rank < 0 ||
+                memcmp(q->key, b->admitter, 32) == 0)
+                continue;
+            if (eng_el_send(e, q->key, &m) == COLLAB_OK)
+                sent++;
+        }
+        cl_info("the admitter of the admission at collective #%llu (generation %llu) failed "
+                "during it; this peer, which admits now, handed its ADMIT on to %d member%s",
+                (unsigned long long)b->s, (unsigned long long)b->gen, sent, sent == 1 ? "" : "s");
+        cl_elmsg_clear(&m);
+    }
+}
+
 static bool is_gone(struct cl_engine *e, const uint8_t key[32])
 {
     const cl_peer_t *p = cl_member_find(e->mb, key);
@@ -538,7 +653,7 @@ static void void_lost_admissions(struct cl_engine *e)
         uint64_t gen = b->prev_gen != 0 && eng_coll_in_gen(e, b->prev_gen) ? b->prev_gen : cur;
         if (w != NULL && w->active != NULL && w->active_ctx->gen != 0 &&
             w->active_ctx->seq >= b->s && me != NULL && me->in_group && w->active_ctx->gen != gen &&
-            eng_coll_in_gen(e, gen) && !el->evicted)
+            eng_coll_in_gen(e, gen) && !el->st.evicted)
             eng_coll_restart(e, w, gen);
     }
 }
@@ -559,7 +674,7 @@ static void feed_admission(struct cl_engine *e)
         m[k].in_group = list[i]->in_group;
         k++;
     }
-    if (cl_admission_set_view(e->el->adm, m, k) != COLLAB_OK)
+    if (eng_admitter_view(e->el->admitter, m, k) != COLLAB_OK)
         cl_debug("the admission queue refused a view of %zu members", k);
     free(m);
 }
@@ -579,22 +694,24 @@ void eng_el_view_changed(struct cl_engine *e)
     void_lost_admissions(e);
     /* After the voiding: an admission lost here is not handed on.  Still
        before this view goes out (an ADMIT precedes its view). */
-    eng_admit_hand_on(e);
-    if (!in && el->adm_pending && e->state == ENG_MEMBER && cl_member_epoch(e->mb) >= el->adm_gen)
-        eng_admit_undo(e, "a later view of the group leaves it out");
+    eng_el_hand_on(e);
+    uint64_t adm_gen = eng_admittee_gen(el->admittee);
+    if (!in && eng_admittee_pending(el->admittee) && e->state == ENG_MEMBER &&
+        cl_member_epoch(e->mb) >= adm_gen)
+        eng_admittee_undo(el->admittee, "a later view of the group leaves it out");
     if (in) {
-        el->was_in_group = true;
-        if (el->evicted && el->phase != EL_SYNCING) {
+        el->st.was_in_group = true;
+        if (el->st.evicted && el->st.phase != EL_SYNCING) {
             /* Back in without an admission of ours (a view that regrouped
                everyone): nothing to resync. */
-            el->evicted = false;
-            el->phase = EL_IN;
+            el->st.evicted = false;
+            el->st.phase = EL_IN;
         }
-    } else if (el->was_in_group && !el->evicted && (closed || e->state != ENG_MEMBER) &&
-               cl_member_epoch(e->mb) >= el->adm_gen) {
-        el->evicted = true;
-        el->phase = EL_WAITING;
-        el->readmit = true;
+    } else if (el->st.was_in_group && !el->st.evicted && (closed || e->state != ENG_MEMBER) &&
+               cl_member_epoch(e->mb) >= adm_gen) {
+        el->st.evicted = true;
+        el->st.phase = EL_WAITING;
+        el->st.readmit = true;
         cl_warn("the group went on without this peer; it finishes its current step alone and "
                 "asks to be re-admitted at a step boundary");
         if (w != NULL && w->active != NULL && w->active_ctx->gen != 0)
@@ -661,11 +778,11 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     }
     case CL_EL_ADMIT_REQ:
         if (member && e->state == ENG_MEMBER)
-            eng_admit_on_request(e, p, &em);
+            eng_admitter_on_request(el->admitter, p, &em);
         break;
     case CL_EL_ADMIT:
         if (member)
-            eng_admit_on_admit(e, p, &em);
+            eng_admittee_on_admit(el->admittee, p, &em);
         break;
     case CL_EL_QUERY:
     case CL_EL_FETCH:
@@ -697,14 +814,13 @@ double eng_el_timer(struct cl_engine *e, double now)
         return now + ENG_IDLE_WAKE;
     (void)now;
     el->last_alive = eng_raw_now();
-    if (el->foreign && e->state != ENG_LEFT)
-        eng_admit_leave_foreign(e);
-    if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
+    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+        eng_admittee_leave_foreign(el->admittee);
+    if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    double next = eng_admit_timer(e, now);
-    next = fmin(next, eng_ckpt_timer(el->ckpt, now));
-    if (el->adm_unserved)
-        next = now; /* eng_admit_timer undoes the admission at once */
+    /* Polled, not a timer: it follows the pull's timer of this turn. */
+    eng_admittee_poll(el->admittee, now);
+    double next = fmin(now + ENG_IDLE_WAKE, eng_ckpt_timer(el->ckpt, now));
     return next;
 }
 
@@ -758,6 +874,6 @@ void eng_el_check_pause(struct cl_engine *e)
                      gap);
     }
     el->last_alive = raw;
-    if (el->foreign && e->state != ENG_LEFT)
-        eng_admit_leave_foreign(e);
+    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+        eng_admittee_leave_foreign(el->admittee);
 }

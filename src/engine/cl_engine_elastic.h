@@ -19,6 +19,8 @@
 #include "elastic/cl_statereg.h"
 #include "elastic/cl_stream.h"
 #include "engine/cl_elmsg.h"
+#include "engine/cl_engine_admittee.h"
+#include "engine/cl_engine_admitter.h"
 #include "engine/cl_engine_audit.h"
 #include "engine/cl_engine_checkpoint.h"
 #include "engine/cl_engine_donor.h"
@@ -123,8 +125,8 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
                        double *weight);
 
 /* ---------------------------------------------------------------------- */
-/* Shared by cl_engine_elastic.c, cl_engine_admit.c, cl_engine_sync.c and
-   cl_engine_donor.c. */
+/* Shared by cl_engine_elastic.c and cl_engine_elastic_ctx.c (the
+   components' adapters). */
 
 #define EL_BARRIERS 16 /* admissions whose generation rule is remembered */
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
@@ -145,7 +147,7 @@ typedef struct {
     uint64_t void_until;
     /* The ADMIT as it came (cl_elmsg encoding; NULL if it could not be
        kept), so that a coordinator that takes over from an admitter that
-       died mid-admission can hand it on (eng_admit_hand_on). */
+       died mid-admission can hand it on (eng_el_hand_on). */
     uint8_t *admit;
     size_t admit_len;
     bool handed_on;
@@ -161,34 +163,20 @@ typedef struct {
     uint64_t gen; /* generation of the admission */
 } el_entrant_t;
 
-/* A request the elastic layer took over from the engine. */
-typedef struct el_parked {
-    struct el_parked *next;
-    collab_request_t *req;
-    uint64_t local; /* its index in this peer's world stream */
-} el_parked_t;
-
-/* Where this peer stands with respect to the world group. */
-typedef enum {
-    EL_IN = 0,      /* a member of the group (or the group is not formed yet) */
-    EL_WAITING = 1, /* outside; asks to be admitted (joiner) or re-admitted (straggler) */
-    EL_SYNCING = 2, /* admitted; pulls the group's state */
-} el_phase_t;
-
 struct eng_elastic {
     /* Building blocks (src/elastic/). */
     cl_stream_t *stream;   /* the world communicator's stream */
     cl_statereg_t *reg;    /* start-up broadcast buffers */
     cl_startup_t *startup; /* results of other start-up collectives */
-    cl_admission_t *adm;   /* joiner queue (acted on by the coordinator) */
+    el_admitter_t *admitter; /* admissions this peer decides (cl_engine_admitter.c) */
+    el_admittee_t *admittee; /* this peer's own admission (cl_engine_admittee.c) */
     el_donor_t *donor;     /* queries of joiners this peer serves */
     uint8_t *kinds;        /* kind + 1 of stream entries < CL_STREAM_HISTORY */
     uint64_t trimmed;      /* prefix the registry was trimmed to (NONE: not yet) */
     bool full_warned;      /* the registry was full */
-    /* Stream numbering: local index -> sequence number of the group. */
-    uint64_t posted; /* world collectives posted by the program */
-    bool mapped;     /* local >= map_local runs as map_seq + (local - map_local) */
-    uint64_t map_local, map_seq;
+    /* This peer's standing and its stream numbering: local index ->
+       sequence number of the group (shared with the admittee). */
+    el_standing_t st;
     uint64_t done_seq;          /* sequences below this one have completed here */
     struct {
         uint64_t seq, gen; /* gen 0: unused, or completed alone */
@@ -199,45 +187,10 @@ struct eng_elastic {
     int next_barrier;
     el_entrant_t entrants[EL_ENTRANTS];
     int next_entrant;
-    /* This peer outside the group. */
-    el_phase_t phase;
-    bool was_in_group;                 /* it has been a member of the formed group */
-    bool evicted;                      /* it was, and was taken out: finishes its step alone */
-    bool readmit;                      /* what it asks for is a re-admission */
-    el_parked_t *parked, *parked_tail; /* joiner: start-up collectives to answer */
-    collab_request_t *held;            /* straggler: its first collective of a step */
-    uint64_t held_local;
-    double next_request;  /* next ADMIT_REQ */
-    double wait_deadline; /* gives up waiting for an admission */
-    bool wait_logged;
-    /* The admission this peer is in. */
-    uint64_t adm_s, adm_prefix;
-    uint64_t adm_gen; /* generation of the view that admits this peer */
-    uint32_t *adm_sigs;
-    uint32_t adm_nsigs;
     el_sync_t *sync;
-    /* Until this peer completes a collective of the group from adm_s on,
-       the admission can still be lost (its admitter died before the view
-       that admits this peer reached the group): eng_admit_undo. */
-    bool adm_pending;
-    bool adm_answered;   /* the group's state reached the program (answers, overwrite) */
-    bool adm_unserved;   /* the sync ended unserved by live members: undo (eng_admit_timer) */
-    double adm_deadline; /* no view of generation adm_gen by then: the admission is lost */
-    bool adm_prev_mapped, adm_prev_in, adm_prev_evicted; /* as before the ADMIT */
-    uint64_t adm_prev_local, adm_prev_seq;
-    bool hold_next; /* hold the next world collective the program posts (readmit) */
-    bool foreign;            /* runs another program than the swarm: it leaves */
     int odd_out;             /* world collectives in a row where all others differed */
-    /* Coordinator: an admission to report once its collective completes. */
-    bool report_pending;
-    uint64_t report_s, report_step;
-    int report_rank;     /* one admitted rank (the first) */
-    bool report_readmit; /* it was a straggler */
-    size_t report_n;     /* peers admitted */
-    bool startup_warned;
     /* Pause detection. */
     double last_alive;       /* eng_raw_now() at the last turn of the loop */
-    /* Admitter: the periodic check of the members' state. */
     el_audit_t *audit;      /* the periodic state check (cl_engine_audit.c) */
     el_ckpt_t *ckpt;        /* checkpoints (cl_engine_checkpoint.c) */
 };
@@ -285,36 +238,17 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
    past s without a copy, or is outside the group). */
 int eng_el_can_serve(struct cl_engine *e, uint64_t s);
 
-/* cl_engine_admit.c: admission on the coordinator, and this peer's own
-   admission (as a joiner or a straggler). */
-void eng_admit_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
-void eng_admit_on_request(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m);
-void eng_admit_on_admit(struct cl_engine *e, cl_peer_t *p, const cl_elmsg_t *m);
+/* Completes every request this peer's admission parked or held with
+   status (eng_admittee_abort), when it leaves or stops. */
+void eng_el_abort(struct cl_engine *e, int status);
+
+/* What every member remembers of an admission (cl_engine_elastic.c):
+   its generation rule and its entrants (m an ADMIT, admitter its sender
+   or NULL). */
+void eng_el_remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter);
 /* The coordinator that took over from an admitter that died during an
    admission hands that admission's ADMIT on to the members (once). */
-void eng_admit_hand_on(struct cl_engine *e);
-/* Takes req (local index idx) over while this peer waits outside the
-   group; false when it must run normally. */
-bool eng_admit_take(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t idx);
-void eng_admit_on_done(struct cl_engine *e, uint64_t seq, int ncontrib);
-double eng_admit_timer(struct cl_engine *e, double now);
-/* The sync of this peer finished: answers parked start-up collectives or
-   resyncs the held straggler. */
-void eng_admit_sync_finished(struct cl_engine *e);
-/* This peer's admission did not take effect (why: for the log): the
-   group's view that admits it never came, or a later one leaves it out
-   before it completed a collective in the group.  Undoes the numbering,
-   the sync and what the engine runs for it, and asks to be admitted again:
-   as a joiner when nothing of the group's state reached its program yet,
-   else holding its next collective like a straggler, so that its
-   registered buffers are overwritten with the state of the new admission. */
-void eng_admit_undo(struct cl_engine *e, const char *why);
-/* Completes every parked or held request with status. */
-void eng_admit_abort(struct cl_engine *e, int status);
-/* This peer runs another program than the swarm: logs why (once) and
-   marks it; eng_admit_leave_foreign then takes it out of the swarm. */
-void eng_admit_foreign(struct cl_engine *e, const char *what);
-void eng_admit_leave_foreign(struct cl_engine *e);
+void eng_el_hand_on(struct cl_engine *e);
 
 /* The running pull of the state (cl_engine_sync.h: an admission's sync,
    a monitor's checkpoint fetch, a peer resuming from a checkpoint).
@@ -333,9 +267,6 @@ bool eng_el_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
 bool eng_el_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32]);
 void eng_el_sync_check_donors(struct cl_engine *e);
 void eng_el_sync_stop(struct cl_engine *e);
-
-/* The admitter as this peer computes it (docs/elastic.md §8), or NULL. */
-cl_peer_t *eng_admit_admitter(struct cl_engine *e);
 
 /* Checkpoints (cl_engine_checkpoint.h) as the rest of the engine asks:
    does a monitor that takes checkpoints accept ELASTIC messages of this

@@ -1,6 +1,6 @@
 /*  cl_engine_elastic_ctx.c - the elastic components' contexts: what the
-    donor, the audit, the joiner's state pull and the monitor's
-    checkpoints see of the engine (their adapters), the elastic hook's
+    donor, the audit, the joiner's state pull, the monitor's checkpoints,
+    the admitter and the admittee see of the engine (their adapters), the elastic hook's
     init and fini, and the running state pull, which only this file
     starts, replaces and frees (docs/architecture.md).  Moved out of
     cl_engine_elastic.c, whose comment says what the hooks do.
@@ -71,7 +71,7 @@ static void sync_finished(void *arg)
     if (e->cfg.monitor)
         eng_ckpt_fetched(e->el->ckpt, e->el->sync); /* a checkpoint, not an admission */
     else
-        eng_admit_sync_finished(e);
+        eng_admittee_sync_finished(e->el->admittee);
 }
 
 static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
@@ -139,7 +139,8 @@ static bool ckpt_member(void *arg)
 
 static cl_peer_t *ckpt_admitter(void *arg)
 {
-    return eng_admit_admitter(arg);
+    struct cl_engine *e = arg;
+    return eng_admitter_pick(e->mb, e->self_key);
 }
 
 static bool ckpt_group_closed(void *arg)
@@ -150,7 +151,7 @@ static bool ckpt_group_closed(void *arg)
 static bool ckpt_fresh(void *arg)
 {
     struct eng_elastic *el = ((struct cl_engine *)arg)->el;
-    return el->posted == 0 && el->phase == EL_IN && !el->mapped;
+    return el->st.posted == 0 && el->st.phase == EL_IN && !el->st.mapped;
 }
 
 static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
@@ -210,6 +211,131 @@ static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
         cl_member_delta_clear(&d);
 }
 
+/* The admitter's context (cl_engine_admitter.h). */
+static bool admitter_may(void *arg)
+{
+    struct cl_engine *e = arg;
+    const struct eng_elastic *el = e->el;
+    return e->state == ENG_MEMBER && !el->st.evicted && el->st.phase == EL_IN;
+}
+
+static bool admitter_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
+{
+    return eng_el_split_admission(arg, js, nj, NULL);
+}
+
+static void admitter_remember(void *arg, const cl_elmsg_t *admit)
+{
+    struct cl_engine *e = arg;
+    eng_el_remember(e, admit, e->self_key);
+}
+
+static void admitter_commit(void *arg, cl_member_delta_t *d)
+{
+    eng_coordinator_commit(arg, d);
+}
+
+static void admitter_serve_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
+{
+    eng_donor_expect(((struct cl_engine *)arg)->el->donor, s, js, nj);
+}
+
+static void admitter_boundary(void *arg, uint64_t seq, uint64_t idx)
+{
+    eng_ckpt_on_boundary(((struct cl_engine *)arg)->el->ckpt, seq, idx);
+}
+
+static void admitter_idle(void *arg, uint64_t seq, uint64_t step)
+{
+    eng_audit_maybe_start(((struct cl_engine *)arg)->el->audit, seq, step);
+}
+
+/* The admittee's context (cl_engine_admittee.h). */
+static const cl_peer_t *admittee_admitter(void *arg)
+{
+    struct cl_engine *e = arg;
+    return eng_admitter_pick(e->mb, e->self_key);
+}
+
+static void admittee_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
+{
+    eng_el_remember(arg, m, admitter);
+    eng_el_check_admissions(arg);
+}
+
+static int admittee_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
+{
+    struct cl_engine *e = arg;
+    stream_t *w = eng_el_world(e);
+    if (w == NULL)
+        return COLLAB_ERR_INTERNAL;
+    uint64_t keep = w->next_seq;
+    w->next_seq = seq;
+    e->el->resubmit = req; /* not recorded again (eng_el_on_post) */
+    eng_coll_submit(e, req);
+    w->next_seq = next != UINT64_MAX ? next : keep;
+    return COLLAB_OK;
+}
+
+static void admittee_renumber(void *arg, uint64_t started, uint64_t next)
+{
+    stream_t *w = eng_el_world(arg);
+    if (w == NULL)
+        return;
+    if (w->started < started)
+        w->started = started;
+    if (next != UINT64_MAX)
+        w->next_seq = next;
+}
+
+static size_t admittee_take_back(void *arg, collab_request_t **taken, size_t max)
+{
+    stream_t *w = eng_el_world(arg);
+    return w != NULL ? eng_coll_take_back(w, taken, max) : 0;
+}
+
+static bool admittee_sync_start(void *arg, uint64_t s, const cl_elmsg_t *admit,
+                                const uint8_t *admitter)
+{
+    return eng_el_sync_start(arg, s, admit, admitter);
+}
+
+static bool admittee_sync_start_one(void *arg, uint64_t s, const uint8_t key[32])
+{
+    return eng_el_sync_start_one(arg, s, key);
+}
+
+static void admittee_sync_check(void *arg)
+{
+    eng_el_sync_check_donors(arg);
+}
+
+static void admittee_sync_stop(void *arg)
+{
+    eng_el_sync_stop(arg);
+}
+
+static bool admittee_take_resume(void *arg, eng_ckpt_resume_t *r)
+{
+    return eng_ckpt_take_resume(((struct cl_engine *)arg)->el->ckpt, r);
+}
+
+static void admittee_resuming(void *arg)
+{
+    eng_ckpt_resuming(((struct cl_engine *)arg)->el->ckpt);
+}
+
+static void admittee_leave(void *arg, int status)
+{
+    eng_leave(arg, status);
+}
+
+void eng_el_abort(struct cl_engine *e, int status)
+{
+    if (e->el != NULL)
+        eng_admittee_abort(e->el->admittee, status);
+}
+
 int eng_el_init(struct cl_engine *e)
 {
     struct eng_elastic *el = calloc(1, sizeof *el);
@@ -218,7 +344,6 @@ int eng_el_init(struct cl_engine *e)
     el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
     el->reg = cl_statereg_new();
     el->startup = cl_startup_new(0);
-    el->adm = cl_admission_new(e->cfg.world_size > 0 ? e->cfg.world_size : 1);
     eng_donor_ctx_t dctx = {.arg = e,
                             .reg = el->reg,
                             .startup = el->startup,
@@ -241,12 +366,60 @@ int eng_el_init(struct cl_engine *e)
                             .take_out = audit_take_out};
     el->audit = eng_audit_new(&actx);
     el->kinds = calloc(CL_STREAM_HISTORY, 1);
+    eng_admitter_ctx_t mctx = {.arg = e,
+                               .cfg = &e->cfg,
+                               .self_key = e->self_key,
+                               .mb = e->mb,
+                               .stream = el->stream,
+                               .startup = el->startup,
+                               .reg = el->reg,
+                               .kinds = el->kinds,
+                               .timers = e->timers,
+                               .now = ctx_now,
+                               .send = ctx_send,
+                               .may_admit = admitter_may,
+                               .split = admitter_split,
+                               .remember = admitter_remember,
+                               .commit = admitter_commit,
+                               .serve_alone = admitter_serve_alone,
+                               .boundary = admitter_boundary,
+                               .idle = admitter_idle};
+    el->admitter = eng_admitter_new(&mctx);
+    eng_admittee_ctx_t tctx = {.arg = e,
+                               .cfg = &e->cfg,
+                               .self_key = e->self_key,
+                               .mb = e->mb,
+                               .st = &el->st,
+                               .stream = el->stream,
+                               .reg = el->reg,
+                               .startup = el->startup,
+                               .timers = e->timers,
+                               .now = ctx_now,
+                               .send = ctx_send,
+                               .member = ckpt_member,
+                               .admitter = admittee_admitter,
+                               .seen = admittee_seen,
+                               .submit = admittee_submit,
+                               .renumber = admittee_renumber,
+                               .take_back = admittee_take_back,
+                               .sync = ckpt_sync,
+                               .sync_start = admittee_sync_start,
+                               .sync_start_one = admittee_sync_start_one,
+                               .sync_check = admittee_sync_check,
+                               .sync_stop = admittee_sync_stop,
+                               .take_resume = admittee_take_resume,
+                               .resuming = admittee_resuming,
+                               .leave = admittee_leave,
+                               .signature = eng_el_signature,
+                               .result_span = eng_el_result_span,
+                               .kind_name = eng_coll_kind_name};
+    el->admittee = eng_admittee_new(&tctx);
     el->trimmed = CL_STREAM_NONE;
     for (int i = 0; i < EL_ENTRANTS; i++)
         el->entrants[i].rank = -1;
     e->el = el;
-    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->adm == NULL ||
-        el->donor == NULL || el->audit == NULL || el->kinds == NULL) {
+    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->admitter == NULL ||
+        el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
@@ -278,19 +451,18 @@ void eng_el_fini(struct cl_engine *e)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
-    eng_admit_abort(e, COLLAB_ERR_NOT_INIT);
+    eng_admittee_destroy(&el->admittee); /* completes what it holds: COLLAB_ERR_NOT_INIT */
+    eng_admitter_destroy(&el->admitter);
     eng_sync_destroy(&el->sync);
     eng_audit_destroy(&el->audit);
     eng_donor_destroy(&el->donor);
     cl_stream_destroy(&el->stream);
     cl_statereg_destroy(&el->reg);
     cl_startup_destroy(&el->startup);
-    cl_admission_destroy(&el->adm);
     eng_ckpt_destroy(&el->ckpt);
     for (int i = 0; i < EL_BARRIERS; i++)
         free(el->barriers[i].admit);
     free(el->kinds);
-    free(el->adm_sigs);
     free(el);
     e->el = NULL;
 }

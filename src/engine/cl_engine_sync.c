@@ -20,7 +20,7 @@
     assembled item against the agreed hash; on a mismatch fetch it once
     more from other donors, then give up on it with a warning.
 
-    Everything is kept in private memory; cl_engine_admit.c writes it into
+    Everything is kept in private memory; cl_engine_admittee.c writes it into
     the program's buffers.  Every wait has a deadline.  The majority rule
     of (2), shared with a monitor's checkpoints, is in cl_sync_agree.c.
 
