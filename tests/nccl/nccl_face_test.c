@@ -533,15 +533,25 @@ static int test_coll(void)
     return 0;
 }
 
-static int test_absent(void)
+/* The world communicator of a peer that collab-run started (its
+   COLLAB_WORLD_SIZE and COLLAB_RANK); NULL, with *n and *me set, when the
+   variables are missing or the init failed. */
+static ncclComm_t comm_from_env(int *n, int *me)
 {
     const char *ws = getenv("COLLAB_WORLD_SIZE"), *rk = getenv("COLLAB_RANK");
+    *n = ws != NULL ? atoi(ws) : 0;
+    *me = rk != NULL ? atoi(rk) : -1;
     if (ws == NULL || rk == NULL)
-        return 2;
-    int n = atoi(ws), me = atoi(rk);
-    s_rank = me;
+        return NULL;
+    s_rank = *me;
+    return init_comm(*n, *me);
+}
+
+static int test_absent(void)
+{
+    int n, me;
     fake_stream_t st = {0};
-    ncclComm_t comm = init_comm(n, me);
+    ncclComm_t comm = comm_from_env(&n, &me);
     if (comm == NULL || n != 4)
         return 1;
     double x[3] = {me + 1.0, 2.0 * (me + 1), -1.0}, y[3];
@@ -627,13 +637,9 @@ extern int cudart_fake_calls;
 
 static int test_follow(bool control)
 {
-    const char *ws = getenv("COLLAB_WORLD_SIZE"), *rk = getenv("COLLAB_RANK");
-    if (ws == NULL || rk == NULL)
-        return 2;
-    int n = atoi(ws), me = atoi(rk);
-    s_rank = me;
+    int n, me;
     fake_stream_t st = {0};
-    ncclComm_t comm = init_comm(n, me);
+    ncclComm_t comm = comm_from_env(&n, &me);
     if (comm == NULL)
         return 1;
     enum { NP = 3 };

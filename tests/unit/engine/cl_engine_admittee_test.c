@@ -207,23 +207,8 @@ static void fake_init(fake_t *f)
     f->startup = cl_startup_new(0);
     f->reg = cl_statereg_new();
     CHECK(f->timers != NULL && f->stream != NULL && f->startup != NULL && f->reg != NULL);
-    cl_settings_t set = {4, false, 0, 3, 0, 1, 16, false};
-    cl_member_t *ct = cl_member_new(K[0]);
-    cl_member_delta_t d;
-    CHECK(cl_member_found(ct, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &set) == 0);
-    CHECK(cl_member_admit(ct, K[1], 1, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 0, &d) == 0);
-    cl_member_delta_clear(&d);
-    CHECK(cl_member_close_group(ct, &d) == 1);
-    cl_member_delta_clear(&d);
-    CHECK(cl_member_admit(ct, K[2], 2, "/ip4/127.0.0.1/tcp/3/p2p/c", false, 1.0, 0, &d) == 0);
-    cl_member_delta_clear(&d);
-    cl_wire_view_t v;
-    CHECK(cl_member_view(ct, &v) == 0);
-    f->mb = cl_member_new(K[2]);
-    CHECK(cl_member_apply_view(f->mb, &v, f->now, &d) == 1);
-    cl_member_delta_clear(&d);
-    free(v.members);
-    cl_member_destroy(&ct);
+    f->mb = el_member_of_three(K, 2, f->now);
+    CHECK(f->mb != NULL);
 }
 
 static el_admittee_t *adm_new(fake_t *f)

@@ -187,4 +187,30 @@ static inline int el_state_serve(const el_sent_t *sent, const int *nsent, int *f
     return answered;
 }
 
+/* Member records of a group of three peers keys[0..2]: A founds, B is
+   admitted and the group formed, then C is admitted.  Returns the record
+   of keys[self] with that view applied at `now` (CHECKs on the way), or
+   NULL. */
+static inline cl_member_t *el_member_of_three(uint8_t keys[3][32], int self, double now)
+{
+    cl_settings_t set = {4, false, 0, 3, 0, 1, 16, false};
+    cl_member_t *ct = cl_member_new(keys[0]);
+    cl_member_delta_t d;
+    CHECK(cl_member_found(ct, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &set) == 0);
+    CHECK(cl_member_admit(ct, keys[1], 1, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 0, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_close_group(ct, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_admit(ct, keys[2], 2, "/ip4/127.0.0.1/tcp/3/p2p/c", false, 1.0, 0, &d) == 0);
+    cl_member_delta_clear(&d);
+    cl_wire_view_t v;
+    CHECK(cl_member_view(ct, &v) == 0);
+    cl_member_t *mb = cl_member_new(keys[self]);
+    CHECK(cl_member_apply_view(mb, &v, now, &d) == 1);
+    cl_member_delta_clear(&d);
+    free(v.members);
+    cl_member_destroy(&ct);
+    return mb;
+}
+
 #endif
