@@ -112,6 +112,10 @@ target_sources(cl_engine_audit_test PRIVATE ${_eng}/cl_engine_audit.c)
 collab_selftest(cl_engine_suspect_test ${_eng_unit}/cl_engine_suspect_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_suspect_test PRIVATE ${_eng}/cl_engine_suspect.c)
+# The reports to the monitors alone, on a fake context.
+collab_selftest(cl_engine_report_test ${_eng_unit}/cl_engine_report_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -261,7 +261,7 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         free(req->snapshot);
         req->snapshot = NULL;
         log_result(e, s, ctx, ncontrib, seconds);
-        eng_report_coll_done(e, s->comm_id, req, ncontrib, &info, now);
+        eng_report_coll_done(e->rep, s->comm_id, req, ncontrib, &info, now);
         eng_el_on_done(e, s, req, status); /* elastic hook: start-up results */
         /* Members that answered are no longer late. */
         for (int i = 0; i < ncontrib; i++) {

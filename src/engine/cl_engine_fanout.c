@@ -3,8 +3,11 @@
 
     Each function tells the components, in a fixed order, what one view
     change did (docs/architecture.md); the loop's services are in
-    cl_engine.c.
+    cl_engine.c.  The reports' component (cl_engine_report.c) gets its
+    context here too: most of what it reports is what these changes do.
 */
+#include "elastic/cl_stream.h"
+#include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
 #include "util/cl_log.h"
@@ -33,7 +36,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
             /* A monitor logs joins and failures in its own words (hooks). */
             cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
                    eng_peer_desc(p, desc, sizeof desc));
-            eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
+            eng_report_peer_event(e->rep, p, CL_EVENT_JOINED, "joined");
         }
     }
     for (size_t i = 0; i < d->nmon_added; i++) {
@@ -43,7 +46,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         (void)cl_transport_connect(e->tp, p->key, p->address);
         if (!d->self_added)
             cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(e, p, CL_EVENT_JOINED, "joined");
+        eng_report_peer_event(e->rep, p, CL_EVENT_JOINED, "joined");
     }
     for (size_t i = 0; i < d->nmon_removed; i++) {
         cl_peer_t *p = d->mon_removed[i];
@@ -52,7 +55,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
                 eng_suspect_reason_text(p->suspect_reason));
         eng_report_peer_event(
-            e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            e->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
             eng_suspect_reason_text(p->suspect_reason));
         cl_transport_drop(e->tp, p->key);
     }
@@ -71,7 +74,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
             cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
                    eng_peer_desc(p, desc, sizeof desc));
         eng_report_peer_event(
-            e, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            e->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
             p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
                                    : "removed by the coordinator");
         eng_coll_peer_gone(e, p);
@@ -87,7 +90,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         else
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
                     eng_suspect_reason_text(why));
-        eng_report_peer_event(e, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
+        eng_report_peer_event(e->rep, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
         eng_coll_peer_gone(e, p);
     }
 }
@@ -97,12 +100,12 @@ void eng_fan_out_view(struct cl_engine *e)
     eng_coll_view_changed(e);
     eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
-    eng_report_view(e);
+    eng_report_view(e->rep);
 }
 
 void eng_fan_out_member(struct cl_engine *e)
 {
-    eng_report_view(e); /* a monitor's picture starts with its own view */
+    eng_report_view(e->rep); /* a monitor's picture starts with its own view */
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }
@@ -110,4 +113,116 @@ void eng_fan_out_member(struct cl_engine *e)
 void eng_fan_out_weight(struct cl_engine *e)
 {
     eng_coll_view_changed(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The reports' context (cl_engine_report.h). */
+
+static double rep_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static double rep_raw_now(void *arg)
+{
+    (void)arg;
+    return eng_raw_now();
+}
+
+static bool rep_is_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static cl_peer_t *rep_self(void *arg)
+{
+    return cl_member_self(((struct cl_engine *)arg)->mb);
+}
+
+static cl_peer_t *const *rep_members(void *arg, size_t *n)
+{
+    return cl_member_list(((struct cl_engine *)arg)->mb, n);
+}
+
+static cl_peer_t *const *rep_monitors(void *arg, size_t *n)
+{
+    return cl_member_monitors(((struct cl_engine *)arg)->mb, n);
+}
+
+static int rep_compression(void *arg)
+{
+    return cl_member_settings(((struct cl_engine *)arg)->mb)->compression;
+}
+
+static int rep_view(void *arg, cl_wire_view_t *out)
+{
+    return cl_member_view(((struct cl_engine *)arg)->mb, out);
+}
+
+/* Steps: MPIX_Collab_step calls, else those of the period the elastic
+   layer learned on the world stream. */
+static uint64_t rep_steps(void *arg)
+{
+    struct cl_engine *e = arg;
+    if (e->steps > 0)
+        return e->steps;
+    if (e->el == NULL || e->el->stream == NULL)
+        return 0;
+    uint64_t period = cl_stream_period(e->el->stream);
+    uint64_t count = cl_stream_count(e->el->stream), prefix = cl_stream_prefix(e->el->stream);
+    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
+        return 0;
+    return (count - prefix) / period;
+}
+
+static uint64_t rep_progress(void *arg)
+{
+    return ((struct cl_engine *)arg)->progress;
+}
+
+static int rep_send(void *arg, cl_peer_t *p, cl_wire_msg_t *m)
+{
+    return eng_send(arg, p, m);
+}
+
+static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                      const cl_wire_msg_t *m)
+{
+    (void)key;
+    eng_report_on_msg(e->rep, from, &m->u.report);
+}
+
+int eng_report_init(struct cl_engine *e)
+{
+    eng_report_ctx_t ctx = {.arg = e,
+                            .cfg = &e->cfg,
+                            .timers = e->timers,
+                            .hooks = &e->hooks,
+                            .now = rep_now,
+                            .raw_now = rep_raw_now,
+                            .is_member = rep_is_member,
+                            .self = rep_self,
+                            .members = rep_members,
+                            .monitors = rep_monitors,
+                            .compression = rep_compression,
+                            .view = rep_view,
+                            .steps = rep_steps,
+                            .progress = rep_progress,
+                            .send = rep_send};
+    e->rep = eng_report_new(&ctx);
+    if (e->rep == NULL)
+        return COLLAB_ERR_NO_MEM;
+    eng_on_type(e, CL_MSG_REPORT, on_report);
+    return COLLAB_OK;
+}
+
+void eng_report_fini(struct cl_engine *e)
+{
+    eng_report_destroy(&e->rep);
+}
+
+int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
+{
+    return eng_report_set_value(e->rep, name, value);
 }

@@ -15,6 +15,7 @@
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_p2p.h"
+#include "engine/cl_engine_report.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_timer.h"
@@ -235,7 +236,7 @@ struct cl_engine {
     /* Elastic swarm: admission, state sync (cl_engine_elastic.h). */
     struct eng_elastic *el;
     /* Reports to the monitors; a monitor's hooks (cl_engine_report.c). */
-    struct eng_report *rep;
+    eng_report_t *rep;
     cl_engine_hooks_t hooks;
     /* Who may send what (cl_engine_authority.c). */
     struct eng_auth *auth;
@@ -461,20 +462,11 @@ bool eng_leave_started(struct cl_engine *e);
 /* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
 bool eng_leave_done(struct cl_engine *e, double now);
 
-/* cl_engine_report.c: reports to the monitors, and a monitor's hooks. */
-int eng_report_init(struct cl_engine *e);
+/* cl_engine_report.c (a component, cl_engine_report.h): reports to the
+   monitors, and a monitor's hooks.  Its context and the REPORT handler
+   are built in cl_engine_fanout.c. */
+int eng_report_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
 void eng_report_fini(struct cl_engine *e);
-/* A member was first found late in the running collective. */
-void eng_report_late_seen(struct cl_engine *e, double now);
-/* A member or monitor joined, failed, left, left the group (CL_EVENT_*). */
-void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, const char *why);
-/* The view changed (a monitor's on_view hook; the reports' timer looks
-   again). */
-void eng_report_view(struct cl_engine *e);
-/* A collective completed (totals; COLLAB_REPORT_LOSS). */
-void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
-                          int ncontrib, const collab_info_t *info, double now);
-/* (eng_report_init registers REPORT with the loop: a monitor's hooks.) */
 
 /* cl_engine_relay.c: client member to client member through a relaying
    monitor (docs/monitor.md §8). */

@@ -637,7 +637,7 @@ static bool ctx_boundaries_known(void *arg)
 
 static void ctx_late_seen(void *arg, double now)
 {
-    eng_report_late_seen(arg, now);
+    eng_report_late_seen(((struct cl_engine *)arg)->rep, now);
 }
 
 static bool ctx_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)

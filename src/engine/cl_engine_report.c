@@ -14,10 +14,12 @@
     the hooks that collab-monitor gave cl_engine_start_hooks: reports from
     ranked members, and the joins, failures and views the engine sees.
     Hooks run on the engine thread.
+
+    A component (cl_engine_report.h): it sees the engine through its
+    context only; the engine's adapters are in cl_engine_fanout.c.
 */
-#include "elastic/cl_stream.h"
-#include "engine/cl_engine_elastic.h"
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_report.h"
+#include "engine/cl_comm.h"
 
 #include "util/cl_log.h"
 
@@ -28,12 +30,13 @@
 #include <string.h>
 
 struct eng_report {
+    eng_report_ctx_t ctx;
     /* Written by the program's threads (collab_report); guarded by mu. */
     pthread_mutex_t mu;
     cl_wire_value_t values[CL_WIRE_REPORT_VALUES];
     uint8_t nvalues;
     /* Engine thread only. */
-    int timer;        /* in e->timers: next_send, or soon after a view */
+    int timer;        /* in ctx.timers: next_send, or soon after a view */
     double next_send; /* 0: not scheduled yet */
     uint64_t bytes_sent, bytes_recv;
     double coll_seconds, wait_seconds;
@@ -51,40 +54,39 @@ struct eng_report {
 };
 
 static void on_timer(void *arg, double now);
-static double report(struct cl_engine *e, double now);
-static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
-                      const cl_wire_msg_t *m);
+static double report(eng_report_t *r, double now);
 
-int eng_report_init(struct cl_engine *e)
+eng_report_t *eng_report_new(const eng_report_ctx_t *ctx)
 {
-    e->rep = calloc(1, sizeof *e->rep);
-    if (e->rep == NULL)
-        return COLLAB_ERR_NO_MEM;
-    pthread_mutex_init(&e->rep->mu, NULL);
-    e->rep->timed = cl_log_enabled(CL_LOG_DEBUG);
-    e->rep->timer = cl_timer_add(e->timers, on_timer, e);
-    eng_on_type(e, CL_MSG_REPORT, on_report);
-    if (e->rep->timer < 0) {
-        eng_report_fini(e);
-        return COLLAB_ERR_NO_MEM;
+    eng_report_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->ctx = *ctx;
+    pthread_mutex_init(&r->mu, NULL);
+    r->timed = cl_log_enabled(CL_LOG_DEBUG);
+    r->timer = cl_timer_add(r->ctx.timers, on_timer, r);
+    if (r->timer < 0) {
+        eng_report_destroy(&r);
+        return NULL;
     }
-    return COLLAB_OK;
+    return r;
 }
 
-void eng_report_fini(struct cl_engine *e)
+void eng_report_destroy(eng_report_t **self_p)
 {
-    if (e->rep == NULL)
+    if (self_p == NULL || *self_p == NULL)
         return;
-    cl_timer_remove(e->timers, e->rep->timer);
-    struct eng_report *r = e->rep;
+    struct eng_report *r = *self_p;
+    if (r->timer >= 0)
+        cl_timer_remove(r->ctx.timers, r->timer);
     if (r->timed && r->sent + r->counted > 0)
         cl_debug("reporting cost: %llu reports sent in %.1f us, accounting of %llu collectives "
                  "in %.1f us",
                  (unsigned long long)r->sent, r->send_seconds * 1e6, (unsigned long long)r->counted,
                  r->count_seconds * 1e6);
-    pthread_mutex_destroy(&e->rep->mu);
-    free(e->rep);
-    e->rep = NULL;
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    *self_p = NULL;
 }
 
 /* Sets (or adds) a named value; the oldest name gives way when the table
@@ -110,69 +112,69 @@ static void set_value(struct eng_report *r, const char *name, double value)
     pthread_mutex_unlock(&r->mu);
 }
 
-int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
+int eng_report_set_value(eng_report_t *self, const char *name, double value)
 {
-    if (name == NULL || !cl_wire_report_name_ok(name) || !isfinite(value))
+    if (self == NULL || name == NULL || !cl_wire_report_name_ok(name) || !isfinite(value))
         return COLLAB_ERR_ARG;
-    set_value(e->rep, name, value);
+    set_value(self, name, value);
     return COLLAB_OK;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Counting. */
 
-void eng_report_late_seen(struct cl_engine *e, double now)
+void eng_report_late_seen(eng_report_t *r, double now)
 {
-    if (e->rep->late_since <= 0)
-        e->rep->late_since = now;
+    if (r->late_since <= 0)
+        r->late_since = now;
 }
 
-void eng_report_peer_event(struct cl_engine *e, const cl_peer_t *p, int kind, const char *why)
+void eng_report_peer_event(eng_report_t *r, const cl_peer_t *p, int kind, const char *why)
 {
     if (kind == CL_EVENT_JOINED)
-        e->rep->joins++;
+        r->joins++;
     else if (kind == CL_EVENT_FAILED)
-        e->rep->failures++;
-    if (e->hooks.on_event != NULL)
-        e->hooks.on_event(e->hooks.arg, kind, p->rank >= 0 ? p->rank : p->prev_rank, p->monitor,
-                          p->id, p->address, why);
+        r->failures++;
+    const cl_engine_hooks_t *h = r->ctx.hooks;
+    if (h->on_event != NULL)
+        h->on_event(h->arg, kind, p->rank >= 0 ? p->rank : p->prev_rank, p->monitor, p->id,
+                    p->address, why);
 }
 
-void eng_report_view(struct cl_engine *e)
+void eng_report_view(eng_report_t *r)
 {
     /* This peer's state, its rank or the monitors may have changed: the
        timer looks at once. */
-    cl_timer_arm_by(e->timers, e->rep->timer, eng_now());
-    if (e->hooks.on_view == NULL)
+    cl_timer_arm_by(r->ctx.timers, r->timer, r->ctx.now(r->ctx.arg));
+    const cl_engine_hooks_t *h = r->ctx.hooks;
+    if (h->on_view == NULL)
         return;
     cl_wire_view_t v;
-    if (cl_member_view(e->mb, &v) != COLLAB_OK)
+    if (r->ctx.view(r->ctx.arg, &v) != COLLAB_OK)
         return;
-    e->hooks.on_view(e->hooks.arg, &v);
+    h->on_view(h->arg, &v);
     free(v.members);
 }
 
-static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+static void count_coll(eng_report_t *r, uint64_t comm_id, const collab_request_t *req,
                        int ncontrib, const collab_info_t *info, double now);
 
-void eng_report_coll_done(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+void eng_report_coll_done(eng_report_t *r, uint64_t comm_id, const collab_request_t *req,
                           int ncontrib, const collab_info_t *info, double now)
 {
-    struct eng_report *r = e->rep;
     if (!r->timed) {
-        count_coll(e, comm_id, req, ncontrib, info, now);
+        count_coll(r, comm_id, req, ncontrib, info, now);
         return;
     }
-    double t0 = eng_raw_now();
-    count_coll(e, comm_id, req, ncontrib, info, now);
-    r->count_seconds += eng_raw_now() - t0;
+    double t0 = r->ctx.raw_now(r->ctx.arg);
+    count_coll(r, comm_id, req, ncontrib, info, now);
+    r->count_seconds += r->ctx.raw_now(r->ctx.arg) - t0;
     r->counted++;
 }
 
-static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_request_t *req,
+static void count_coll(eng_report_t *r, uint64_t comm_id, const collab_request_t *req,
                        int ncontrib, const collab_info_t *info, double now)
 {
-    struct eng_report *r = e->rep;
     r->bytes_sent += info->bytes_sent;
     r->bytes_recv += info->bytes_received;
     if (isfinite(info->seconds) && info->seconds > 0)
@@ -194,7 +196,7 @@ static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_reque
         return;
     }
     r->scalar_run++;
-    if (e->cfg.report_loss <= 0 || r->scalar_run != (uint64_t)e->cfg.report_loss ||
+    if (r->ctx.cfg->report_loss <= 0 || r->scalar_run != (uint64_t)r->ctx.cfg->report_loss ||
         a->recvbuf == NULL || ncontrib <= 0)
         return;
     double v;
@@ -213,30 +215,17 @@ static void count_coll(struct cl_engine *e, uint64_t comm_id, const collab_reque
 /* ---------------------------------------------------------------------- */
 /* Sending and receiving. */
 
-/* Steps of a program that never calls collab_step: from the period the
-   elastic layer learned on the world stream. */
-static uint64_t learned_steps(struct cl_engine *e)
+static void fill(eng_report_t *r, cl_wire_report_t *p)
 {
-    if (e->el == NULL || e->el->stream == NULL)
-        return 0;
-    uint64_t period = cl_stream_period(e->el->stream);
-    uint64_t count = cl_stream_count(e->el->stream), prefix = cl_stream_prefix(e->el->stream);
-    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
-        return 0;
-    return (count - prefix) / period;
-}
-
-static void fill(struct cl_engine *e, cl_wire_report_t *p)
-{
-    struct eng_report *r = e->rep;
-    cl_peer_t *me = cl_member_self(e->mb);
+    void *a = r->ctx.arg;
+    cl_peer_t *me = r->ctx.self(a);
     memset(p, 0, sizeof *p);
     p->rank = me->rank;
     p->flags =
         (uint8_t)((me->client ? CL_REPORT_CLIENT : 0) | (me->in_group ? CL_REPORT_IN_GROUP : 0));
-    p->compression = (uint8_t)cl_member_settings(e->mb)->compression;
-    p->steps = e->steps > 0 ? e->steps : learned_steps(e);
-    p->collectives = e->progress;
+    p->compression = (uint8_t)r->ctx.compression(a);
+    p->steps = r->ctx.steps(a);
+    p->collectives = r->ctx.progress(a);
     p->weight = me->weight > 0 && isfinite(me->weight) ? me->weight : 1.0;
     p->bytes_sent = r->bytes_sent;
     p->bytes_recv = r->bytes_recv;
@@ -246,7 +235,7 @@ static void fill(struct cl_engine *e, cl_wire_report_t *p)
     p->failures = r->failures;
     p->joins = r->joins;
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = r->ctx.members(a, &n);
     for (size_t i = 0; i < n && p->nlinks < CL_WIRE_REPORT_LINKS; i++) {
         const cl_peer_t *q = list[i];
         if (q == me || !(q->bandwidth > 0) || !isfinite(q->bandwidth))
@@ -266,54 +255,52 @@ static void fill(struct cl_engine *e, cl_wire_report_t *p)
    the next view (eng_report_view). */
 static void on_timer(void *arg, double now)
 {
-    struct cl_engine *e = arg;
-    struct eng_report *r = e->rep;
-    double next = report(e, now);
+    eng_report_t *r = arg;
+    double next = report(r, now);
     if (next < INFINITY)
-        cl_timer_arm(e->timers, r->timer, next);
+        cl_timer_arm(r->ctx.timers, r->timer, next);
 }
 
-static double report(struct cl_engine *e, double now)
+static double report(eng_report_t *r, double now)
 {
-    struct eng_report *r = e->rep;
-    cl_peer_t *me = cl_member_self(e->mb);
-    if (e->state != ENG_MEMBER || e->cfg.monitor || me == NULL || me->rank < 0)
+    void *a = r->ctx.arg;
+    const cl_config_t *cfg = r->ctx.cfg;
+    cl_peer_t *me = r->ctx.self(a);
+    if (!r->ctx.is_member(a) || cfg->monitor || me == NULL || me->rank < 0)
         return INFINITY;
     size_t nmon;
-    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nmon);
+    cl_peer_t *const *mons = r->ctx.monitors(a, &nmon);
     if (nmon == 0) {
         r->next_send = 0;
         return INFINITY;
     }
     if (r->next_send <= 0) /* a monitor appeared: report soon */
-        r->next_send = now + fmin(1.0, e->cfg.report_interval);
+        r->next_send = now + fmin(1.0, cfg->report_interval);
     if (now < r->next_send)
         return r->next_send;
-    r->next_send = now + e->cfg.report_interval;
-    double t0 = r->timed ? eng_raw_now() : 0;
+    r->next_send = now + cfg->report_interval;
+    double t0 = r->timed ? r->ctx.raw_now(a) : 0;
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_REPORT;
-    fill(e, &m.u.report);
+    fill(r, &m.u.report);
     for (size_t i = 0; i < nmon; i++)
         if (mons[i]->state == CL_PEER_ALIVE)
-            (void)eng_send(e, mons[i], &m);
+            (void)r->ctx.send(a, mons[i], &m);
     if (r->timed) {
-        r->send_seconds += eng_raw_now() - t0;
+        r->send_seconds += r->ctx.raw_now(a) - t0;
         r->sent++;
     }
     return r->next_send;
 }
 
-static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
-                      const cl_wire_msg_t *m)
+void eng_report_on_msg(eng_report_t *r, const cl_peer_t *from, const cl_wire_report_t *rep)
 {
-    (void)key;
     /* Only a monitor listens, and only to ranked members of its view. */
-    if (!e->cfg.monitor || e->state != ENG_MEMBER || from == NULL || from->state == CL_PEER_GONE ||
-        from->monitor || from->rank < 0 || m->u.report.rank != from->rank)
+    if (!r->ctx.cfg->monitor || !r->ctx.is_member(r->ctx.arg) || from == NULL ||
+        from->state == CL_PEER_GONE || from->monitor || from->rank < 0 || rep->rank != from->rank)
         return;
-    if (e->hooks.on_report != NULL)
-        e->hooks.on_report(e->hooks.arg, from->key, from->id, from->address, from->client,
-                           &m->u.report);
+    const cl_engine_hooks_t *h = r->ctx.hooks;
+    if (h->on_report != NULL)
+        h->on_report(h->arg, from->key, from->id, from->address, from->client, rep);
 }
