@@ -396,6 +396,12 @@ void eng_coll_view_changed(struct cl_engine *e)
         eng_coll_try_start(e, e->streams[i]);
 }
 
+void eng_coll_start_queued(struct cl_engine *e)
+{
+    for (size_t i = 0; i < e->nstreams; i++)
+        eng_coll_try_start(e, e->streams[i]);
+}
+
 /* Why a call gave up waiting for the world group to form. */
 static void log_no_group(struct cl_engine *e)
 {

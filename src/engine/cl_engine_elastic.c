@@ -253,6 +253,8 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
 bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
 {
     struct eng_elastic *el = el_of(e);
+    if (el != NULL && el->doubt_until > 0)
+        return false; /* stopped: the others' answers come first */
     if (el == NULL || !is_world(s))
         return true;
     if (el->phase != EL_IN || el->evicted || el->adm_pending || el->hold_next || el->held != NULL ||
@@ -672,6 +674,40 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 /* ---------------------------------------------------------------------- */
 /* Timers and pauses. */
 
+/* The doubt after a pause ends: collectives may start again (an evicted
+   straggler's alone, eng_el_choose_gen). */
+static void end_doubt(struct cl_engine *e, const char *why)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el->doubt_until <= 0)
+        return;
+    el->doubt_until = 0;
+    el->ndoubt = 0;
+    cl_debug("after the pause: %s; collectives start again", why);
+    eng_coll_start_queued(e);
+}
+
+bool eng_el_in_doubt(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    return el != NULL && el->doubt_until > 0;
+}
+
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || el->doubt_until <= 0)
+        return;
+    for (int i = 0; i < el->ndoubt; i++)
+        if (memcmp(el->doubt_keys[i], key, 32) == 0) {
+            memmove(el->doubt_keys[i], el->doubt_keys[el->ndoubt - 1], 32);
+            el->ndoubt--;
+            break;
+        }
+    if (el->ndoubt == 0)
+        end_doubt(e, "every member asked answered");
+}
+
 double eng_el_timer(struct cl_engine *e, double now)
 {
     struct eng_elastic *el = el_of(e);
@@ -683,8 +719,13 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_admit_leave_foreign(e);
     if (el->sync != NULL && el->phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
+    if (el->doubt_until > 0 && (now >= el->doubt_until || e->state != ENG_MEMBER))
+        end_doubt(e, e->state != ENG_MEMBER ? "it joins again"
+                                            : "not every member asked answered in time");
     double next = eng_admit_timer(e, now);
     next = fmin(next, eng_ckpt_timer(el->ckpt, now));
+    if (el->doubt_until > 0)
+        next = fmin(next, el->doubt_until);
     if (el->adm_unserved)
         next = now; /* eng_admit_timer undoes the admission at once */
     return next;
@@ -692,6 +733,7 @@ double eng_el_timer(struct cl_engine *e, double now)
 
 static void on_pause(struct cl_engine *e, double now, double gap)
 {
+    struct eng_elastic *el = el_of(e);
     cl_warn("this peer was stopped for %.1f s (about COLLAB_TIMEOUT or longer); asking the others "
             "whether the swarm went on without it",
             gap);
@@ -701,10 +743,18 @@ static void on_pause(struct cl_engine *e, double now, double gap)
     memset(&probe, 0, sizeof probe);
     probe.type = CL_EL_PROBE;
     probe.epoch = cl_member_epoch(e->mb);
+    /* Until they answer, no collective starts: the others may have
+       completed the next ones without this peer, and their inputs for
+       them, sent while it was stopped, wait here (docs/collectives.md §3,
+       "Members that were stopped"). */
+    el->ndoubt = 0;
+    el->doubt_until = now + fmax(e->cfg.timeout, 1.0);
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
+        if (el->ndoubt < EL_DOUBT && p->state != CL_PEER_GONE && !p->monitor)
+            memcpy(el->doubt_keys[el->ndoubt++], p->key, 32);
         /* Our own stop explains their silence (one that said goodbye
            stays gone). */
         eng_member_excuse(e, p, now);

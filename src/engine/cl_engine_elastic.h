@@ -87,6 +87,16 @@ double eng_el_timer(struct cl_engine *e, double now);
    for their death and the peer finds out whether it was taken out. */
 void eng_el_check_pause(struct cl_engine *e);
 
+/* After such a pause, until every member it asked answered with its view
+   (or COLLAB_TIMEOUT passed): true, and no collective starts, so that one
+   the others may have completed without this peer never folds in their
+   inputs that waited for it (docs/collectives.md §3, "Members that were
+   stopped").  Collectives already running at the pause go on. */
+bool eng_el_in_doubt(struct cl_engine *e);
+/* A VIEW from key was handled (installed or not): an answer to a PROBE
+   ends the doubt once every member asked has answered. */
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32]);
+
 /* Generation rules.  ENG_EL_DEFAULT lets the engine decide. */
 #define ENG_EL_DEFAULT (UINT64_MAX - 1)
 /* The generation collective seq of s must start under: 0 (alone: an
@@ -126,6 +136,7 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
 #define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
 #define EL_DONE_RING 64  /* completed world collectives whose generation is remembered */
+#define EL_DOUBT 64      /* members asked after a pause whose answer is awaited */
 
 /* An admission: from sequence s of the world communicator on, only
    generations >= gen may run (docs/elastic.md §3). */
@@ -223,6 +234,10 @@ struct eng_elastic {
     uint64_t adm_prev_local, adm_prev_seq;
     bool hold_next; /* hold the next world collective the program posts (readmit) */
     bool foreign;            /* runs another program than the swarm: it leaves */
+    /* After a pause: the members asked (PROBE) that have not answered. */
+    uint8_t doubt_keys[EL_DOUBT][32];
+    int ndoubt;
+    double doubt_until; /* 0: no doubt; else it ends then at the latest */
     int odd_out;             /* world collectives in a row where all others differed */
     /* Coordinator: an admission to report once its collective completes. */
     bool report_pending;
