@@ -30,8 +30,11 @@
     records instead of suspecting them, reopens its connections (the
     others dropped theirs when they took it out) and asks the members
     whether it is still in the view (PROBE; they answer with their view).
-    A peer taken out of the group then finishes its step alone and asks to
-    be re-admitted (cl_engine_admit.c).
+    Until they answered (or COLLAB_TIMEOUT passed) no collective starts or
+    completes here (eng_el_in_doubt): the others' inputs for a sequence
+    they completed without this peer wait in its early buffer and must
+    not be folded in.  A peer taken out of the group then finishes its
+    step alone and asks to be re-admitted (cl_engine_admit.c).
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_stage.h"
@@ -765,6 +768,8 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             (void)cl_transport_reconnect(e->tp, p->key, p->address);
         (void)eng_el_send(e, p->key, &probe);
     }
+    if (el->ndoubt == 0)
+        el->doubt_until = 0; /* nobody to ask */
 }
 
 void eng_el_check_pause(struct cl_engine *e)
