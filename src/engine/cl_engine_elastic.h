@@ -88,10 +88,11 @@ double eng_el_timer(struct cl_engine *e, double now);
 void eng_el_check_pause(struct cl_engine *e);
 
 /* After such a pause, until every member it asked answered with its view
-   (or COLLAB_TIMEOUT passed): true, and no collective starts, so that one
-   the others may have completed without this peer never folds in their
-   inputs that waited for it (docs/collectives.md §3, "Members that were
-   stopped").  Collectives already running at the pause go on. */
+   (or COLLAB_TIMEOUT passed): true, and no collective starts or
+   completes, so that one the others may have completed without this peer
+   never folds in their inputs that waited for it (docs/collectives.md §3,
+   "Members that were stopped").  The answers may take it out of the
+   group: its running collective then restarts alone. */
 bool eng_el_in_doubt(struct cl_engine *e);
 /* A VIEW from key was handled (installed or not): an answer to a PROBE
    ends the doubt once every member asked has answered. */
