@@ -268,8 +268,7 @@ static void cross_check(int i, rec_t *rec, size_t n, bool engine)
             b++;
         }
     }
-    fprintf(stderr,
-            "[test] %zu sequences completed by both, %zu of them %s, %zu of those differ\n",
+    fprintf(stderr, "[test] %zu sequences completed by both, %zu of them %s, %zu of those differ\n",
             common, fast, engine ? "in a group" : "on the fast path", differ);
     CHECK(fast > (engine ? 100u : 1000u) && differ == 0);
     free(o);
