@@ -728,6 +728,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         int n = cl_transport_poll(e->tp, items, 2, ms, on_tp_event, e);
         if (n < 0)
             break; /* the ZeroMQ context is going away */
+        /* Elastic hook: a stop during poll, seen before the program's calls. */
+        eng_el_check_pause(e);
         if (items[0].revents & ZMQ_POLLIN) {
             char *cmd = zstr_recv(pipe);
             if (cmd == NULL || strcmp(cmd, "$TERM") == 0)

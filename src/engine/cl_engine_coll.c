@@ -30,6 +30,7 @@
 */
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "engine/cl_shm.h"
 
 #include "util/cl_log.h"
 
@@ -233,9 +234,41 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
     }
 }
 
+/* Has everything this peer sent to the live members of the running
+   collective of s left this process?  Nothing may wait for credit (class
+   EARLY) or in a shared-memory link's queue to one of them.  A result is
+   final only once this member's own contribution went out: otherwise a
+   member stopped just then (SIGSTOP) would hold a result with the others'
+   inputs while they, never getting its own, complete without it
+   (docs/collectives.md §3, "Members that were stopped"). */
+static bool own_sent(struct cl_engine *e, const stream_t *s)
+{
+    const coll_ctx_t *ctx = s->active_ctx;
+    cl_shm_t *shm = cl_transport_shm(e->tp);
+    for (int k = 0; k < ctx->nmembers; k++) {
+        int r = ctx->members[k];
+        bool failed = r == s->comm->rank;
+        for (int j = 0; j < ctx->nfailed && !failed; j++)
+            failed = ctx->failed[j] == r;
+        int w = failed ? -1 : cl_comm_world_of(s->comm, r);
+        cl_peer_t *p = w >= 0 ? cl_member_at_rank(e->mb, w) : NULL;
+        if (p == NULL || p->state == CL_PEER_GONE)
+            continue;
+        if (eng_p2p_coll_waiting(e->p2p, w) > 0 || cl_shm_queued(shm, p->key) > 0)
+            return false;
+    }
+    return true;
+}
+
 void eng_coll_check_done(struct cl_engine *e, stream_t *s)
 {
-    while (s->active != NULL && cl_coll_done(s->active)) {
+    /* Elastic hook: a peer just continued after a stop completes nothing
+       before the members' answers say whether it is still in the group
+       (an evicted straggler's collective then restarts alone). */
+    if (eng_el_in_doubt(e))
+        return;
+    /* Its own messages first (the loop looks again at every turn). */
+    while (s->active != NULL && cl_coll_done(s->active) && own_sent(e, s)) {
         cl_coll_t *c = s->active;
         coll_ctx_t *ctx = s->active_ctx;
         collab_request_t *req = s->active_req;
@@ -396,6 +429,14 @@ void eng_coll_view_changed(struct cl_engine *e)
         eng_coll_try_start(e, e->streams[i]);
 }
 
+void eng_coll_start_queued(struct cl_engine *e)
+{
+    for (size_t i = 0; i < e->nstreams; i++) {
+        eng_coll_check_done(e, e->streams[i]);
+        eng_coll_try_start(e, e->streams[i]);
+    }
+}
+
 /* Why a call gave up waiting for the world group to form. */
 static void log_no_group(struct cl_engine *e)
 {
@@ -433,10 +474,12 @@ double eng_coll_timer(struct cl_engine *e, double now)
         stream_t *s = e->streams[i];
         if (s->active != NULL) {
             any_active = true;
-            if (tick) {
+            if (tick)
                 (void)cl_coll_on_tick(s->active);
+            /* Also every turn: one done may wait for its own messages to
+               leave (own_sent), which the turn before may have sent. */
+            if (tick || cl_coll_done(s->active))
                 eng_coll_check_done(e, s);
-            }
         }
         /* A call waiting for the group (or for admission) has a deadline. */
         collab_request_t *req = s->active == NULL ? zlist_first(s->queue) : NULL;

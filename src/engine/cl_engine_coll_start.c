@@ -388,6 +388,8 @@ static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
 
 void eng_coll_try_start(struct cl_engine *e, stream_t *s)
 {
+    if (eng_el_in_doubt(e))
+        return; /* elastic hook: stopped; the others' answers come first */
     while (s->active == NULL && s->comm != NULL) {
         collab_request_t *req = zlist_first(s->queue);
         if (req == NULL)

@@ -30,9 +30,12 @@
     records instead of suspecting them, reopens its connections (the
     others dropped theirs when they took it out) and asks the members
     whether it is still in the view (PROBE; they answer with their view).
-    A peer taken out of the group then finishes its step alone and asks to
-    be re-admitted (cl_engine_admittee.c; the admitter decides, in
-    cl_engine_admitter.c).
+    Until they answered (or COLLAB_TIMEOUT passed) no collective starts or
+    completes here (eng_el_in_doubt): the others' inputs for a sequence
+    they completed without this peer wait in its early buffer and must
+    not be folded in.  A peer taken out of the group then finishes its
+    step alone and asks to be re-admitted (cl_engine_admittee.c; the
+    admitter decides, in cl_engine_admitter.c).
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_stage.h"
@@ -255,6 +258,8 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
 bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
 {
     struct eng_elastic *el = el_of(e);
+    if (el != NULL && el->doubt_until > 0)
+        return false; /* stopped: the others' answers come first */
     if (el == NULL || !is_world(s))
         return true;
     if (el->st.phase != EL_IN || el->st.evicted || eng_admittee_busy(el->admittee) ||
@@ -807,6 +812,40 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 /* ---------------------------------------------------------------------- */
 /* Timers and pauses. */
 
+/* The doubt after a pause ends: collectives may start again (an evicted
+   straggler's alone, eng_el_choose_gen). */
+static void end_doubt(struct cl_engine *e, const char *why)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el->doubt_until <= 0)
+        return;
+    el->doubt_until = 0;
+    el->ndoubt = 0;
+    cl_debug("after the pause: %s; collectives start again", why);
+    eng_coll_start_queued(e);
+}
+
+bool eng_el_in_doubt(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    return el != NULL && el->doubt_until > 0;
+}
+
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || el->doubt_until <= 0)
+        return;
+    for (int i = 0; i < el->ndoubt; i++)
+        if (memcmp(el->doubt_keys[i], key, 32) == 0) {
+            memmove(el->doubt_keys[i], el->doubt_keys[el->ndoubt - 1], 32);
+            el->ndoubt--;
+            break;
+        }
+    if (el->ndoubt == 0)
+        end_doubt(e, "every member asked answered");
+}
+
 double eng_el_timer(struct cl_engine *e, double now)
 {
     struct eng_elastic *el = el_of(e);
@@ -818,14 +857,20 @@ double eng_el_timer(struct cl_engine *e, double now)
         eng_admittee_leave_foreign(el->admittee);
     if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
+    if (el->doubt_until > 0 && (now >= el->doubt_until || e->state != ENG_MEMBER))
+        end_doubt(e, e->state != ENG_MEMBER ? "it joins again"
+                                            : "not every member asked answered in time");
     /* Polled, not a timer: it follows the pull's timer of this turn. */
     eng_admittee_poll(el->admittee, now);
     double next = fmin(now + ENG_IDLE_WAKE, eng_ckpt_timer(el->ckpt, now));
+    if (el->doubt_until > 0)
+        next = fmin(next, el->doubt_until);
     return next;
 }
 
 static void on_pause(struct cl_engine *e, double now, double gap)
 {
+    struct eng_elastic *el = el_of(e);
     cl_warn("this peer was stopped for %.1f s (about COLLAB_TIMEOUT or longer); asking the others "
             "whether the swarm went on without it",
             gap);
@@ -835,10 +880,18 @@ static void on_pause(struct cl_engine *e, double now, double gap)
     memset(&probe, 0, sizeof probe);
     probe.type = CL_EL_PROBE;
     probe.epoch = cl_member_epoch(e->mb);
+    /* Until they answer, no collective starts: the others may have
+       completed the next ones without this peer, and their inputs for
+       them, sent while it was stopped, wait here (docs/collectives.md §3,
+       "Members that were stopped"). */
+    el->ndoubt = 0;
+    el->doubt_until = now + fmax(e->cfg.timeout, 1.0);
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
             continue;
+        if (el->ndoubt < EL_DOUBT && p->state != CL_PEER_GONE && !p->monitor)
+            memcpy(el->doubt_keys[el->ndoubt++], p->key, 32);
         /* Our own stop explains their silence (one that said goodbye
            stays gone). */
         eng_member_excuse(e, p, now);
@@ -849,6 +902,8 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             (void)cl_transport_reconnect(e->tp, p->key, p->address);
         (void)eng_el_send(e, p->key, &probe);
     }
+    if (el->ndoubt == 0)
+        el->doubt_until = 0; /* nobody to ask */
 }
 
 void eng_el_check_pause(struct cl_engine *e)

@@ -93,6 +93,17 @@ double eng_el_timer(struct cl_engine *e, double now);
    for their death and the peer finds out whether it was taken out. */
 void eng_el_check_pause(struct cl_engine *e);
 
+/* After such a pause, until every member it asked answered with its view
+   (or COLLAB_TIMEOUT passed): true, and no collective starts or
+   completes, so that one the others may have completed without this peer
+   never folds in their inputs that waited for it (docs/collectives.md §3,
+   "Members that were stopped").  The answers may take it out of the
+   group: its running collective then restarts alone. */
+bool eng_el_in_doubt(struct cl_engine *e);
+/* A VIEW from key was handled (installed or not): an answer to a PROBE
+   ends the doubt once every member asked has answered. */
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32]);
+
 /* Generation rules.  ENG_EL_DEFAULT lets the engine decide. */
 #define ENG_EL_DEFAULT (UINT64_MAX - 1)
 /* The generation collective seq of s must start under: 0 (alone: an
@@ -132,6 +143,7 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
 #define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
 #define EL_DONE_RING 64  /* completed world collectives whose generation is remembered */
+#define EL_DOUBT 64      /* members asked after a pause whose answer is awaited */
 
 /* An admission: from sequence s of the world communicator on, only
    generations >= gen may run (docs/elastic.md §3). */
@@ -188,6 +200,10 @@ struct eng_elastic {
     el_entrant_t entrants[EL_ENTRANTS];
     int next_entrant;
     el_sync_t *sync;
+    /* After a pause: the members asked (PROBE) that have not answered. */
+    uint8_t doubt_keys[EL_DOUBT][32];
+    int ndoubt;
+    double doubt_until; /* 0: no doubt; else it ends then at the latest */
     int odd_out;             /* world collectives in a row where all others differed */
     /* Pause detection. */
     double last_alive;       /* eng_raw_now() at the last turn of the loop */

@@ -356,6 +356,13 @@ size_t eng_flow_waiting(const eng_flow_t *f, int w, size_t *bytes)
     return fp->fifo.nitems + fp->efifo.nitems;
 }
 
+size_t eng_flow_coll_waiting(const eng_flow_t *f, int w)
+{
+    if (f == NULL || w < 0 || (size_t)w >= f->npeers)
+        return 0;
+    return f->peers[w].efifo.nitems;
+}
+
 void eng_flow_peer_gone(eng_flow_t *f, int w)
 {
     if (f == NULL || w < 0 || (size_t)w >= f->npeers)

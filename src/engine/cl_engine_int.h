@@ -505,6 +505,9 @@ void eng_coll_submit(struct cl_engine *e, collab_request_t *req);
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
 void eng_coll_view_changed(struct cl_engine *e);
+/* Completes the done collectives and starts the queued ones of every
+   stream again (something that held them back, eng_el_in_doubt, ended). */
+void eng_coll_start_queued(struct cl_engine *e);
 double eng_coll_timer(struct cl_engine *e, double now);
 void eng_coll_deliver_local(struct cl_engine *e);
 void eng_coll_deferred(struct cl_engine *e);

@@ -495,6 +495,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         break;
     case CL_MSG_VIEW:
         on_view(e, key, &m->u.view);
+        eng_el_view_from(e, key); /* elastic hook: an answer to a PROBE */
         break;
     case CL_MSG_HEARTBEAT:
     case CL_MSG_SUSPECT:

@@ -655,6 +655,11 @@ size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes)
     return eng_flow_waiting(self->flow, w, bytes);
 }
 
+size_t eng_p2p_coll_waiting(const eng_p2p_t *self, int w)
+{
+    return self != NULL ? eng_flow_coll_waiting(self->flow, w) : 0;
+}
+
 uint64_t eng_p2p_flow_refused(const eng_p2p_t *self, int w)
 {
     return eng_flow_refused(self->flow, w);

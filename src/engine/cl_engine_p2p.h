@@ -122,6 +122,9 @@ void eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len);
 /* Messages (and payload bytes) waiting for credit to world rank w, both
    classes; w < 0: to every member. */
 size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes);
+/* COLL messages waiting for credit to world rank w (class EARLY only:
+   point-to-point ones may wait for the receiver's program). */
+size_t eng_p2p_coll_waiting(const eng_p2p_t *self, int w);
 /* Messages from world rank w dropped for passing their grant. */
 uint64_t eng_p2p_flow_refused(const eng_p2p_t *self, int w);
 

@@ -50,6 +50,8 @@ void eng_flow_peer_gone(eng_flow_t *f, int w);
 /* Messages (and payload bytes) waiting for credit to world rank w; w < 0:
    to every member. */
 size_t eng_flow_waiting(const eng_flow_t *f, int w, size_t *bytes);
+/* COLL messages (class EARLY) waiting for credit to world rank w. */
+size_t eng_flow_coll_waiting(const eng_flow_t *f, int w);
 /* Messages from world rank w dropped for passing their grant. */
 uint64_t eng_flow_refused(const eng_flow_t *f, int w);
 /* After each poll round: the CREDITs that are due. */

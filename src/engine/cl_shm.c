@@ -494,6 +494,15 @@ bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32])
     return self != NULL && shm_find(self, key, true) != NULL;
 }
 
+size_t cl_shm_queued(const cl_shm_t *self, const uint8_t key[32])
+{
+    const link_t *l = self != NULL ? shm_find(self, key, false) : NULL;
+    size_t n = 0;
+    for (const qent_t *q = l != NULL ? l->qhead : NULL; q != NULL; q = q->next)
+        n++;
+    return n;
+}
+
 int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const uint8_t *body,
                 size_t blen, bool ring)
 {

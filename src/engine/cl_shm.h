@@ -84,6 +84,12 @@ void cl_shm_offer(cl_shm_t *self, const uint8_t key[32]);
 /* True when COLL messages to key go through shared memory. */
 bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32]);
 
+/* Messages to key that still wait in this side's queue of its link (a
+   ring message behind a CurveZMQ one the peer may not have yet, or one
+   waiting for room in the ring): they have not left this process.  0
+   without a link. */
+size_t cl_shm_queued(const cl_shm_t *self, const uint8_t key[32]);
+
 /* Sends one encoded message to key.  A COLL message (ring = true) on an
    up link goes to the ring, or waits in order when the ring is full;
    a message for CurveZMQ (ring = false) waits only when ring messages

@@ -1,6 +1,7 @@
-/*  test_swarm_fast.c - scenarios "fast_bits", "fast_kill" and "fast_stop"
-    of test_swarm: small collectives of two peers of one host done by the
-    calling thread (src/engine/cl_fast.c, docs/collectives.md §5).
+/*  test_swarm_fast.c - scenarios "fast_bits", "fast_kill", "fast_stop"
+    and "engine_stop" of test_swarm: small collectives of two peers of one
+    host done by the calling thread (src/engine/cl_fast.c,
+    docs/collectives.md §5), and the same stop on the engine path.
 
     fast_bits  2 peers.  On the world and on a duplicate of it, thousands
                of small all-reduces (float and double SUM with values of
@@ -22,6 +23,17 @@
                that either completed on the fast path both completed
                there with the same result: the victim never completes a
                fast call with inputs the other abandoned.
+    engine_stop  2 peers, COLLAB_SHM_FAST=0: every all-reduce runs on the
+               engine path (the exchange).  Rank 1 stops itself between
+               two calls, after 50 ms of "computing", and the helper
+               continues it at 4 s; rank 0 meanwhile completes the next
+               sequence without it, and its input for that sequence waits
+               at rank 1.  Every sequence that either completed in a group
+               of two, both completed in that group with the same bits:
+               the continued rank never folds in an input of a sequence
+               that the other completed without it (docs/collectives.md
+               §3, "Members that were stopped"); it learns that it was
+               taken out and is re-admitted like any straggler.
 */
 #include "test_swarm.h"
 
@@ -199,7 +211,7 @@ static int rec_cmp(const void *a, const void *b)
 /* fast_stop: rank 1 leaves the sequence numbers and results of its calls
    in a file; rank 0 compares them with its own: a sequence both completed
    has the same result on both. */
-static void cross_check(int i, rec_t *rec, size_t n)
+static void cross_check(int i, rec_t *rec, size_t n, bool engine)
 {
     char path[600], tmp[620];
     snprintf(path, sizeof path, "%s/fastseq", s_dir);
@@ -236,12 +248,13 @@ static void cross_check(int i, rec_t *rec, size_t n)
         } else {
             common++;
             /* A sequence that either completed on the fast path was
-               completed there by both, with the same bits.  (On the
-               engine path a straggler finishes the calls it is in alone,
-               docs/elastic.md §6, and its result may differ.) */
-            if (rec[a].fast || o[b].fast) {
+               completed there by both, with the same bits.  On the
+               engine path, one that either completed in a group was
+               completed in that group by both, with the same bits. */
+            if (engine ? (rec[a].group > 1 || o[b].group > 1) : (rec[a].fast || o[b].fast)) {
                 fast++;
-                if (!rec[a].fast || !o[b].fast ||
+                if ((!engine && (!rec[a].fast || !o[b].fast)) ||
+                    (engine && rec[a].group != o[b].group) ||
                     memcmp(&rec[a].y0, &o[b].y0, sizeof(double)) != 0) {
                     if (differ++ < 5)
                         fprintf(stderr,
@@ -255,17 +268,17 @@ static void cross_check(int i, rec_t *rec, size_t n)
             b++;
         }
     }
-    fprintf(stderr,
-            "[test] %zu sequences completed by both, %zu of them on the fast path, %zu of those "
-            "differ\n",
-            common, fast, differ);
-    CHECK(fast > 1000 && differ == 0);
+    fprintf(stderr, "[test] %zu sequences completed by both, %zu of them %s, %zu of those differ\n",
+            common, fast, engine ? "in a group" : "on the fast path", differ);
+    CHECK(fast > (engine ? 100u : 1000u) && differ == 0);
     free(o);
 }
 
-static int harm_loop(int i, int sig)
+static int harm_loop(int i, int sig, bool engine)
 {
     setenv("COLLAB_SHM", "auto", 1);
+    if (engine)
+        setenv("COLLAB_SHM_FAST", "0", 1);
     if (collab_init(NULL) != COLLAB_OK)
         return 2;
     collab_comm_t *w = collab_comm_world();
@@ -281,7 +294,10 @@ static int harm_loop(int i, int sig)
         }
     }
     pthread_t t;
-    if (i == 1) {
+    bool stop_between = false; /* engine_stop: the victim stops itself between calls */
+    if (i == 1 && engine) {
+        stop_between = true;
+    } else if (i == 1) {
         atomic_store(&s_harm_sig, sig);
         CHECK(pthread_create(&t, NULL, harm_soon, (void *)(intptr_t)300000) == 0);
     }
@@ -294,6 +310,16 @@ static int harm_loop(int i, int sig)
     CHECK(rec != NULL);
     uint64_t fast0 = 0;
     while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0)) {
+        if (stop_between && now_s() - t0 >= 0.3) {
+            /* A trainer is mostly stopped while it computes: after 50 ms
+               of "computing" (its messages of the last call long out),
+               the rank stops between two calls; the helper continues it
+               at 4 s.  The other rank meanwhile completes the next call
+               without it, and its input for that call waits here. */
+            stop_between = false;
+            usleep(50000);
+            raise(SIGSTOP);
+        }
         double x[NF], y[NF];
         for (int k = 0; k < NF; k++)
             x[k] = input(i, k);
@@ -331,7 +357,10 @@ static int harm_loop(int i, int sig)
             "[test] rank %d: %d all-reduces (%d with both, %d alone), slowest %.2f s, "
             "%llu on the fast path\n",
             i, it, both_n, alone, slowest, (unsigned long long)fast0);
-    CHECK(fast0 >= 1000); /* the harm (at 0.3 s) came amid fast all-reduces */
+    if (!engine)
+        CHECK(fast0 >= 1000); /* the harm (at 0.3 s) came amid fast all-reduces */
+    else
+        CHECK(fast0 == 0);
     if (i == 0)
         CHECK(alone > 0); /* it went on without the victim */
     CHECK(slowest < 15.0);
@@ -339,7 +368,7 @@ static int harm_loop(int i, int sig)
         waitpid(helper, NULL, 0);
     CHECK(collab_finalize() == COLLAB_OK);
     if (sig == SIGSTOP)
-        cross_check(i, rec, nrec);
+        cross_check(i, rec, nrec, engine);
     free(rec);
     return 0;
 }
@@ -347,11 +376,17 @@ static int harm_loop(int i, int sig)
 int child_fast_kill(int i, int n)
 {
     (void)n;
-    return harm_loop(i, SIGKILL);
+    return harm_loop(i, SIGKILL, false);
 }
 
 int child_fast_stop(int i, int n)
 {
     (void)n;
-    return harm_loop(i, SIGSTOP);
+    return harm_loop(i, SIGSTOP, false);
+}
+
+int child_engine_stop(int i, int n)
+{
+    (void)n;
+    return harm_loop(i, SIGSTOP, true);
 }
