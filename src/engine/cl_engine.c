@@ -527,9 +527,6 @@ static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 }
 
 /* ---------------------------------------------------------------------- */
-/* The thread. */
-
-/* ---------------------------------------------------------------------- */
 /* The context of the point-to-point component (cl_engine_p2p.h): what it
    may ask of the engine. */
 

@@ -100,6 +100,9 @@ void eng_el_check_pause(struct cl_engine *e);
    "Members that were stopped").  The answers may take it out of the
    group: its running collective then restarts alone. */
 bool eng_el_in_doubt(struct cl_engine *e);
+/* The doubt after a pause ends (cl_engine_pause.c): collectives may start
+   again; why goes to the debug log. */
+void eng_el_end_doubt(struct cl_engine *e, const char *why);
 /* A VIEW from key was handled (installed or not): an answer to a PROBE
    ends the doubt once every member asked has answered. */
 void eng_el_view_from(struct cl_engine *e, const uint8_t key[32]);
