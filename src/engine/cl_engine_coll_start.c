@@ -16,6 +16,7 @@
 */
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "engine/cl_stage.h"
 
 #include "util/cl_log.h"
 
@@ -266,6 +267,20 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     }
     args.chunk_bytes = CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
+    /* Device buffers under the staging pipeline: a collective that does
+       not read its input chunk by chunk starts once the whole input is
+       in host memory (the loop looks again every ENG_STAGE_POLL). */
+    args.stage = cl_stage_hooks(req);
+    if (args.stage != NULL && !cl_coll_stage_aware(&args)) {
+        int ready = cl_stage_in_whole(req);
+        if (ready < 0) {
+            rc = ready;
+            goto err;
+        }
+        if (ready == 0)
+            goto defer;
+        args.stage = NULL;
+    }
     /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
        the part of a member reported to it. */
     if (set->verify) {
@@ -326,6 +341,16 @@ err:
     eng_coll_ctx_free(&ctx);
     cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);
+    return;
+defer:
+    free(mem);
+    free(ranks);
+    free(weights);
+    free(clients);
+    free(bandwidths);
+    eng_coll_ctx_free(&ctx);
+    zlist_push(s->queue, req); /* first again */
+    s->stage_wait = true;
 }
 
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
@@ -424,6 +449,8 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
             }
         }
         start_gen(e, s, req, gen);
+        if (s->stage_wait)
+            return; /* eng_coll_timer tries again */
     }
 }
 

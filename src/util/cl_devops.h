@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_DEVOPS_ABI 2
+#define CL_DEVOPS_ABI 3
 
 /* query() results. */
 #define CL_DEVQ_HOST 0   /* host memory (or registered/pinned host memory) */
@@ -99,6 +99,19 @@ typedef struct {
     /* Device memory in the current context (cuMemAlloc / cuMemFree). */
     int (*dev_alloc)(void **p, size_t n);
     int (*dev_free)(void *p);
+    /* The chunk pipeline of staging (cl_stage.c, ABI 3).  Any thread; none
+       of these waits for the device except stream_sync.  copy_async queues
+       a copy of n bytes on ctx's library stream, from device memory dev to
+       pinned host memory host when to_host, else the reverse, and returns
+       at once; with event != NULL it records an event after the copy and
+       returns it in *event (free it with event_free). */
+    int (*copy_async)(void *ctx, void *host, void *dev, size_t n, int to_host, void **event);
+    /* 1 once the event has completed, 0 while not yet, negative on error;
+       never waits. */
+    int (*event_done)(void *ctx, void *event);
+    void (*event_free)(void *ctx, void *event);
+    /* Waits for all work queued on ctx's library stream. */
+    int (*stream_sync)(void *ctx);
 } cl_devops_t;
 
 /* The one symbol the plugin exports. */

@@ -15,6 +15,16 @@
     mixed` runs three processes over loopback, two with device buffers and
     one with host buffers, through a start-up broadcast, all-reduces and an
     allgather.
+
+    The fake's queued copies (the staging pipeline, copy_async) are
+    asynchronous as on a GPU: they join one FIFO "stream" that a device
+    thread of the fake works through, one copy every FAKE_COPY_US, and an
+    event completes only once the device thread has done the copies before
+    it.  Until then the destination of a device-to-host copy holds a
+    poison pattern (all bits set: NaN in every float type), so a chunk
+    read or sent before its event completed turns the result into NaN and
+    the bitwise comparisons with the host path fail; a result read from
+    the device before the library waited for its stream is stale.
 */
 #define _GNU_SOURCE
 #include "elastic/cl_statereg.h"
@@ -48,6 +58,21 @@ static struct {
 static int s_nalloc;
 static uint64_t s_next_id = 1;
 static int s_host_allocs, s_syncs, s_d2h, s_h2d;
+
+/* The fake's stream (see the top comment). */
+#define FAKE_COPY_US 300
+typedef struct fake_op {
+    struct fake_op *next;
+    void *dst;
+    const void *src, *dev;
+    size_t n;
+    int *event; /* set to 1 once done, or NULL */
+} fake_op_t;
+static pthread_mutex_t s_smu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t s_scv = PTHREAD_COND_INITIALIZER;
+static fake_op_t *s_head, *s_tail;
+static int s_async_d2h, s_async_h2d, s_events_live;
+static int f_copy(void *dst, const void *src, size_t n, const void *dev);
 
 static const char *f_describe(void)
 {
@@ -100,9 +125,108 @@ static int f_copy(void *dst, const void *src, size_t n, const void *dev)
     return 0;
 }
 
+/* Waits until the stream has done every queued copy. */
+static void stream_drain(void)
+{
+    pthread_mutex_lock(&s_smu);
+    while (s_head != NULL)
+        pthread_cond_wait(&s_scv, &s_smu);
+    pthread_mutex_unlock(&s_smu);
+}
+
+/* The device thread: one queued copy every FAKE_COPY_US, in order. */
+static void *stream_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&s_smu);
+    for (;;) {
+        while (s_head == NULL)
+            pthread_cond_wait(&s_scv, &s_smu);
+        pthread_mutex_unlock(&s_smu);
+        nanosleep(&(struct timespec){0, FAKE_COPY_US * 1000L}, NULL);
+        pthread_mutex_lock(&s_smu);
+        fake_op_t *op = s_head;
+        pthread_mutex_unlock(&s_smu);
+        int rc = f_copy(op->dst, op->src, op->n, op->dev);
+        CHECK(rc == 0);
+        pthread_mutex_lock(&s_smu);
+        if (op->event != NULL)
+            __atomic_store_n(op->event, 1, __ATOMIC_RELEASE);
+        s_head = op->next;
+        if (s_head == NULL)
+            s_tail = NULL;
+        free(op);
+        pthread_cond_broadcast(&s_scv);
+    }
+    return NULL;
+}
+
+static void stream_start(void)
+{
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, stream_main, NULL) == 0);
+    pthread_detach(t);
+}
+
+static int f_copy_async(void *ctx, void *host, void *dev, size_t n, int to_host, void **event)
+{
+    (void)ctx;
+    if (in_arena(host, 1) || !in_arena(dev, n))
+        return -1;
+    fake_op_t *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return -1;
+    if (to_host) {
+        memset(host, 0xff, n); /* poison until the copy is done */
+        op->dst = host, op->src = dev;
+        __atomic_add_fetch(&s_async_d2h, 1, __ATOMIC_RELAXED);
+    } else {
+        op->dst = dev, op->src = host;
+        __atomic_add_fetch(&s_async_h2d, 1, __ATOMIC_RELAXED);
+    }
+    op->dev = dev;
+    op->n = n;
+    if (event != NULL) {
+        op->event = calloc(1, sizeof *op->event);
+        *event = op->event;
+        __atomic_add_fetch(&s_events_live, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_lock(&s_smu);
+    if (s_tail != NULL)
+        s_tail->next = op;
+    else
+        s_head = op;
+    s_tail = op;
+    pthread_cond_broadcast(&s_scv);
+    pthread_mutex_unlock(&s_smu);
+    return 0;
+}
+
+static int f_event_done(void *ctx, void *event)
+{
+    (void)ctx;
+    return __atomic_load_n((int *)event, __ATOMIC_ACQUIRE);
+}
+
+static void f_event_free(void *ctx, void *event)
+{
+    (void)ctx;
+    CHECK(f_event_done(ctx, event) == 1); /* the library frees events once completed */
+    __atomic_sub_fetch(&s_events_live, 1, __ATOMIC_RELAXED);
+    free(event);
+}
+
+static int f_stream_sync(void *ctx)
+{
+    (void)ctx;
+    stream_drain();
+    return 0;
+}
+
 static int f_d2h(void *ctx, void *host, const void *dev, size_t n)
 {
     (void)ctx;
+    stream_drain(); /* the copies of one stream run in order */
     if (in_arena(host, 1))
         return -1;
     __atomic_add_fetch(&s_d2h, 1, __ATOMIC_RELAXED);
@@ -112,6 +236,7 @@ static int f_d2h(void *ctx, void *host, const void *dev, size_t n)
 static int f_h2d(void *ctx, void *dev, const void *host, size_t n)
 {
     (void)ctx;
+    stream_drain();
     if (in_arena(host, 1))
         return -1;
     __atomic_add_fetch(&s_h2d, 1, __ATOMIC_RELAXED);
@@ -149,6 +274,10 @@ static const cl_devops_t s_fake = {
     .copy = f_copy_any,
     .ctx_sync = f_sync,
     .last_error = f_error,
+    .copy_async = f_copy_async,
+    .event_done = f_event_done,
+    .event_free = f_event_free,
+    .stream_sync = f_stream_sync,
 };
 
 /* A "device" allocation of n bytes holding init (or zeros). */
@@ -314,6 +443,58 @@ static void test_registry(void)
 
 #define MIXED_N 3
 #define MIXED_COUNT 5000
+#define BIG_COUNT 300000 /* 2.4 MB: the butterfly, about 12 chunks each way */
+
+/* The staging pipeline over the butterfly: every form of a large
+   all-reduce with device buffers gives the host path's bits (the host
+   path runs first, with the same inputs, as reference), while the fake's
+   copies are slower than loopback. */
+static void mixed_big(collab_comm_t *w, int me, bool device)
+{
+    static double x[BIG_COUNT], ref[BIG_COUNT], y[BIG_COUNT];
+    for (int i = 0; i < BIG_COUNT; i++) /* rounding makes the order of the sums count */
+        x[i] = (double)(me + 1) / 3.0 * (i % 977) + 1e-7 * i;
+    CHECK(collab_allreduce(w, x, ref, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(ref[1] == ref[1] && ref[BIG_COUNT - 1] == ref[BIG_COUNT - 1]); /* no NaN */
+    int d2h = s_async_d2h, h2d = s_async_h2d;
+    /* Device in, device out (host buffers at the host peer). */
+    double *dx = device ? dev_new(x, sizeof x) : x, *dy = device ? dev_new(NULL, sizeof y) : y;
+    memset(y, 0, sizeof y);
+    CHECK(collab_allreduce(w, dx, dy, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (device) {
+        dev_get(y, dy, sizeof y);
+        /* Chunk by chunk, both ways: one queued copy per chunk. */
+        CHECK(s_async_d2h - d2h >= 8 && s_async_h2d - h2d >= 8);
+    }
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    /* In place. */
+    double *dz = device ? dev_new(x, sizeof x) : y;
+    if (!device)
+        memcpy(y, x, sizeof y);
+    CHECK(collab_allreduce(w, NULL, dz, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (device)
+        dev_get(y, dz, sizeof y);
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    /* Nonblocking, the result in the device buffer once wait returns. */
+    collab_request_t *req = NULL;
+    double *dv = device ? dev_new(NULL, sizeof y) : y;
+    memset(y, 0, sizeof y);
+    CHECK(collab_allreduce(w, dx, dv, BIG_COUNT, COLLAB_DOUBLE, &SUM, &req) == COLLAB_OK);
+    CHECK(collab_wait(&req, NULL) == COLLAB_OK);
+    if (device)
+        dev_get(y, dv, sizeof y);
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    /* Mixed within one call: device input and host output at rank 0,
+       host input and device output at rank 2. */
+    memset(y, 0, sizeof y);
+    const double *in = me == 2 ? x : dx;
+    double *out = me == 0 ? y : dv;
+    CHECK(collab_allreduce(w, in, out, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (me == 2)
+        dev_get(y, dv, sizeof y);
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    CHECK(s_events_live == 0); /* every event freed */
+}
 
 static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *ports)
 {
@@ -341,6 +522,7 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
         setenv("COLLAB_INITIAL_PEERS", v, 1);
     }
     bool device = me != 1;
+    stream_start();
     if (device)
         cl_device_use_ops(&s_fake);
     if (collab_init(NULL) != COLLAB_OK)
@@ -368,6 +550,7 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
             bad += y[i] != 6.0 * (i % 100) + 3.0 * step;
         CHECK(bad == 0);
     }
+    mixed_big(w, me, device);
     /* Gather everyone's rank into device or host memory. */
     int mine = 100 + me, all[MIXED_N] = {0};
     size_t counts[MIXED_N], displs[MIXED_N];
@@ -448,6 +631,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "mixed") == 0)
         return test_mixed();
+    stream_start();
     cl_device_use_ops(&s_fake);
     setenv("COLLAB_WORLD_SIZE", "1", 1);
     setenv("COLLAB_TIMEOUT", "2", 1);
