@@ -18,9 +18,12 @@
 #include "cl_cuda_kernels.h"
 
 #include <cuda.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CL_CUDA_EXPORT __attribute__((visibility("default")))
 #define CL_CUDA_STREAMS 32 /* contexts with a library stream, at most */
@@ -455,6 +458,28 @@ static int stream_sync(void *ctx)
     return r == CUDA_SUCCESS ? 0 : fail(r, "cuStreamSynchronize");
 }
 
+/* Runs in the driver's callback thread: no CUDA call here. */
+static void CUDA_CB wake_fn(void *arg)
+{
+    uint64_t one = 1;
+    ssize_t w;
+    do
+        w = write((int)(intptr_t)arg, &one, sizeof one);
+    while (w < 0 && errno == EINTR);
+}
+
+static int host_wake(void *ctx, int fd)
+{
+    if (push(ctx) != 0)
+        return -1;
+    CUstream s = stream_of(ctx);
+    CUresult r = s != NULL ? cuLaunchHostFunc(s, wake_fn, (void *)(intptr_t)fd) : CUDA_SUCCESS;
+    pop();
+    if (s == NULL)
+        return -1;
+    return r == CUDA_SUCCESS ? 0 : fail(r, "cuLaunchHostFunc");
+}
+
 static const cl_devops_t s_ops = {
     .abi = CL_DEVOPS_ABI,
     .size = sizeof(cl_devops_t),
@@ -484,6 +509,7 @@ static const cl_devops_t s_ops = {
     .event_done = event_done,
     .event_free = event_free,
     .stream_sync = stream_sync,
+    .host_wake = host_wake,
 };
 
 CL_CUDA_EXPORT const cl_devops_t *collab_cuda_plugin_ops(void)

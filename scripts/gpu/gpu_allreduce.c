@@ -7,7 +7,12 @@
        the same call on host buffers (which the project's own tests check)
        and, for SUM/MAX/MIN, with the exact result; in place, nonblocking,
        Reduce, Bcast, Allgather, Sendrecv, Sendrecv_replace, Scan and
-       Reduce_scatter on device buffers too.
+       Reduce_scatter on device buffers too.  The staging pipeline (large
+       all-reduces, copied chunk by chunk): float and double values whose
+       sums round, so that the order of every addition shows, at 1 and
+       16 MiB, device to device, in place, nonblocking, device input with
+       host output and the reverse, each compared bit for bit with host
+       buffers.
     2. The GPU's own copy bandwidth between device and pinned host memory
        (64 MiB, cudaMemcpy, on rank 0).
     3. Latency and bus bandwidth of MPI_Allreduce (float SUM) from 8 B to
@@ -143,6 +148,63 @@ static void check_pair(const type_t *t, const op_t *o, size_t n)
     free(in);
     free(host_out);
     free(dev_out);
+}
+
+/* The staging pipeline against host buffers, bit for bit (see the top). */
+static void check_pipeline(MPI_Datatype t, size_t esize, const char *name, size_t bytes)
+{
+    size_t n = bytes / esize;
+    char *in = malloc(bytes), *ref = malloc(bytes), *got = malloc(bytes);
+    void *din, *dout;
+    CU(cudaMalloc(&din, bytes));
+    CU(cudaMalloc(&dout, bytes));
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)(s_rank + 1) / 3.0 * (double)(i % 977) + 1e-3 * (double)i;
+        if (esize == 4) {
+            float f = (float)v;
+            memcpy(in + i * 4, &f, 4);
+        } else {
+            memcpy(in + i * 8, &v, 8);
+        }
+    }
+    CU(cudaMemcpy(din, in, bytes, cudaMemcpyHostToDevice));
+    MPI_Allreduce(in, ref, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+    const char *what[] = {"device to device", "in place", "nonblocking", "device in, host out",
+                          "host in, device out"};
+    for (int k = 0; k < 5; k++) {
+        memset(got, 0, bytes);
+        CU(cudaMemset(dout, 0xab, bytes));
+        if (k == 1)
+            CU(cudaMemcpy(dout, in, bytes, cudaMemcpyHostToDevice));
+        MPI_Request req;
+        switch (k) {
+        case 0:
+            MPI_Allreduce(din, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case 1:
+            MPI_Allreduce(MPI_IN_PLACE, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case 2:
+            MPI_Iallreduce(din, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            break;
+        case 3:
+            MPI_Allreduce(din, got, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        default:
+            MPI_Allreduce(in, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        }
+        if (k != 3)
+            CU(cudaMemcpy(got, dout, bytes, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(got, ref, bytes) == 0, "pipelined Allreduce %s %zu bytes %s differs from host",
+              name, bytes, what[k]);
+    }
+    CU(cudaFree(din));
+    CU(cudaFree(dout));
+    free(in);
+    free(ref);
+    free(got);
 }
 
 static void check_others(void)
@@ -357,6 +419,10 @@ int main(int argc, char **argv)
             pairs++;
         }
     check_pair(&types[0], &ops[0], (size_t)4 << 20); /* 16 MiB through staging */
+    for (size_t mib = 1; mib <= 16 && (mib << 20) <= max_bytes; mib *= 16) {
+        check_pipeline(MPI_FLOAT, 4, "MPI_FLOAT", mib << 20);
+        check_pipeline(MPI_DOUBLE, 8, "MPI_DOUBLE", mib << 20);
+    }
     check_others();
     int fails = 0;
     MPI_Allreduce(&s_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -349,8 +349,8 @@ static int s_setup(cl_coll_t *self)
     st->vprod = calloc(P, sizeof *st->vprod);
     st->store = calloc(P, sizeof *st->store);
     if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->pend == NULL ||
-        st->cbm == NULL ||
-        st->tags == NULL || st->rfrom == NULL || st->vprod == NULL || st->store == NULL)
+        st->cbm == NULL || st->tags == NULL || st->rfrom == NULL || st->vprod == NULL ||
+        st->store == NULL)
         return COLLAB_ERR_NO_MEM;
     size_t cb = st->ce * self->esize;
     for (int j = 0; j < st->nparts; j++) {
@@ -367,8 +367,7 @@ static int s_setup(cl_coll_t *self)
         st->rfrom[j] = malloc(nch * sizeof(int));
         st->vprod[j] = malloc(nch * sizeof(int));
         if (st->sent[j] == NULL || st->pend[j] == NULL || st->cbm[j] == NULL ||
-            st->tags[j] == NULL ||
-            st->rfrom[j] == NULL || st->vprod[j] == NULL)
+            st->tags[j] == NULL || st->rfrom[j] == NULL || st->vprod[j] == NULL)
             return COLLAB_ERR_NO_MEM;
         for (size_t c = 0; c < nch; c++) {
             st->rfrom[j][c] = -1;

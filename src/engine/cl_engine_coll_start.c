@@ -267,9 +267,18 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     }
     args.chunk_bytes = CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
+    /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
+       the part of a member reported to it. */
+    if (set->verify) {
+        args.verify = 1;
+        if (args.kind == CL_COLL_ALLREDUCE &&
+            args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
+            args.verify_target = eng_verify_target(e, ranks, n, s->comm);
+    }
     /* Device buffers under the staging pipeline: a collective that does
        not read its input chunk by chunk starts once the whole input is
-       in host memory (the loop looks again every ENG_STAGE_POLL). */
+       in host memory (the loop looks again every ENG_STAGE_POLL, or when
+       the device wakes it). */
     args.stage = cl_stage_hooks(req);
     if (args.stage != NULL && !cl_coll_stage_aware(&args)) {
         int ready = cl_stage_in_whole(req);
@@ -280,14 +289,6 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         if (ready == 0)
             goto defer;
         args.stage = NULL;
-    }
-    /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
-       the part of a member reported to it. */
-    if (set->verify) {
-        args.verify = 1;
-        if (args.kind == CL_COLL_ALLREDUCE &&
-            args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
-            args.verify_target = eng_verify_target(e, ranks, n, s->comm);
     }
     ctx->e = e;
     ctx->s = s;

@@ -23,7 +23,8 @@
     in_need queues one device-to-host copy and an event per range, in the
     order asked (the butterfly asks chunk by chunk, in its sending order);
     in_ready queries the events, oldest first, never waiting (the copies
-    run on one stream, so they complete in queue order); out_done queues
+    run on one stream, so they complete in queue order), and the device
+    wakes the engine after each copy (host_wake); out_done queues
     the host-to-device copy of a final output chunk at once.  Completion
     (cl_stage_out) copies what no hook reported (collectives that are not
     stage-aware report nothing), then waits for the library streams before
@@ -79,9 +80,10 @@ struct cl_stage {
     size_t doneq;           /* copies seen completed: a prefix of the queue */
     cl_stage_range_t *outr; /* output ranges reported since the collective began */
     size_t nout, capout;
-    int err;                /* first device failure, else 0 */
-    bool synced;            /* the library streams were waited for */
-    cl_coll_stage_t hooks;  /* what the collective calls */
+    int wake_fd;           /* the engine's wake-up, written by the device after each copy */
+    int err;               /* first device failure, else 0 */
+    bool synced;           /* the library streams were waited for */
+    cl_coll_stage_t hooks; /* what the collective calls */
 };
 
 /* One buffer a call touches. */
@@ -212,6 +214,10 @@ static int seg_queue(cl_stage_t *st, size_t i, size_t off, size_t len)
                                   true, &ev);
     if (rc != COLLAB_OK)
         return st->err = rc;
+    /* The engine looks again as soon as the copy has landed (and on its
+       timer where the device cannot call back). */
+    if (st->wake_fd >= 0 && cl_device_host_wake(&b->a, st->wake_fd) != COLLAB_OK)
+        st->wake_fd = -1;
     memmove(&st->seg[i + 1], &st->seg[i], (st->nseg - i) * sizeof *st->seg);
     st->seg[i] = (cl_stage_seg_t){off, len, st->nseg};
     st->ev[st->nseg++] = ev;
@@ -284,8 +290,8 @@ static int out_copy(cl_stage_t *st, size_t off, size_t len)
     int rc = COLLAB_OK;
     if (st->in >= 0 && st->b[st->in].user == b->user && (rc = h_in_need(st, off, len)) != 0)
         return rc;
-    rc = cl_device_copy_async(&b->a, (uint8_t *)b->host + off, (uint8_t *)b->user + off, len,
-                              false, NULL);
+    rc = cl_device_copy_async(&b->a, (uint8_t *)b->host + off, (uint8_t *)b->user + off, len, false,
+                              NULL);
     return rc != COLLAB_OK ? (st->err = rc) : COLLAB_OK;
 }
 
@@ -355,7 +361,7 @@ static int pipe_finish(cl_stage_t *st)
 
 /* Sets the pipeline up for an all-reduce (see the top comment): *done
    true when it did (or failed), false when the call is not for it. */
-static int pipe_in(collab_request_t *req, bool *done)
+static int pipe_in(collab_request_t *req, int wake_fd, bool *done)
 {
     cl_coll_args_t *a = &req->coll;
     size_t bytes = a->count * collab_dtype_extent(a->dtype);
@@ -382,6 +388,7 @@ static int pipe_in(collab_request_t *req, bool *done)
         return COLLAB_ERR_NO_MEM;
     st->pipe = true;
     st->in = st->out = -1;
+    st->wake_fd = wake_fd;
     st->hooks = (cl_coll_stage_t){st, h_begin, h_in_need, h_in_ready, h_out_done};
     for (int k = 0; k < 2; k++) {
         bool in = k == 0;
@@ -428,12 +435,12 @@ int cl_stage_in_whole(collab_request_t *req)
 
 /* ---------------------------------------------------------------------- */
 
-int cl_stage_in(collab_request_t *req)
+int cl_stage_in(collab_request_t *req, int wake_fd)
 {
     if (!cl_device_active())
         return COLLAB_OK;
     bool piped = false;
-    int prc = pipe_in(req, &piped);
+    int prc = pipe_in(req, wake_fd, &piped);
     if (piped)
         return prc;
     cl_stage_use_t use[CL_STAGE_BUFS];

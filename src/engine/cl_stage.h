@@ -10,8 +10,9 @@
     test), copies the outputs into the user's device buffers before the
     call returns.  A large all-reduce runs the chunk pipeline instead:
     copies in both directions overlap the network, driven by the
-    collective through cl_stage_hooks (cl_stage.c's top comment).  The engine and the collective algorithms only ever see
-    host memory.  Without device support both calls cost one load.
+    collective through cl_stage_hooks (cl_stage.c's top comment).  The
+    engine and the collective algorithms only ever see host memory.
+    Without device support both calls cost one load.
 */
 #ifndef CL_STAGE_H_INCLUDED
 #define CL_STAGE_H_INCLUDED
@@ -22,9 +23,11 @@
 
 typedef struct cl_stage cl_stage_t;
 
-/* Stages req's device buffers (see above).  Returns 0 (also when there is
+/* Stages req's device buffers (see above).  wake_fd: the engine's wake-up
+   (cl_engine_wake_fd), which the device writes once each chunk of a
+   pipelined input has landed, or -1.  Returns 0 (also when there is
    nothing to stage), or a negative status (logged) with req unchanged. */
-int cl_stage_in(collab_request_t *req);
+int cl_stage_in(collab_request_t *req, int wake_fd);
 
 /* The chunk pipeline's hooks for req's collective (see cl_stage.c), or
    NULL when req's buffers were staged whole (or are host memory).  Valid

@@ -288,6 +288,14 @@ int cl_device_stream_sync(const cl_devattr_t *a)
     return COLLAB_OK;
 }
 
+int cl_device_host_wake(const cl_devattr_t *a, int fd)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    if (ops == NULL || ops->host_wake == NULL || ops->host_wake(a->context, fd) != 0)
+        return COLLAB_ERR_INTERNAL;
+    return COLLAB_OK;
+}
+
 void collab_device_ordered(void)
 {
     atomic_store(&s_ordered, true);

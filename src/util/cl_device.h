@@ -75,6 +75,10 @@ int cl_device_copy_async(const cl_devattr_t *a, void *host, void *dev, size_t n,
 int cl_device_event_done(const cl_devattr_t *a, void *event);
 void cl_device_event_free(const cl_devattr_t *a, void *event);
 int cl_device_stream_sync(const cl_devattr_t *a);
+/* Wakes the engine (writes to the eventfd fd) once the library stream of
+   a's context has done what is queued on it; COLLAB_ERR_INTERNAL where the
+   table cannot (the caller then relies on its timer). */
+int cl_device_host_wake(const cl_devattr_t *a, int fd);
 
 /* Waits for the device work of a's context (queued kernels may still be
    writing a buffer the library is about to read or write); returns at

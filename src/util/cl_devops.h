@@ -112,6 +112,11 @@ typedef struct {
     void (*event_free)(void *ctx, void *event);
     /* Waits for all work queued on ctx's library stream. */
     int (*stream_sync)(void *ctx);
+    /* Queues on ctx's library stream a host function that writes an
+       8-byte 1 to fd (an eventfd) once the work queued before it has
+       completed, and returns at once (cuLaunchHostFunc).  NULL: the core
+       looks at the events on a timer only. */
+    int (*host_wake)(void *ctx, int fd);
 } cl_devops_t;
 
 /* The one symbol the plugin exports. */

@@ -67,11 +67,12 @@ typedef struct fake_op {
     const void *src, *dev;
     size_t n;
     int *event; /* set to 1 once done, or NULL */
+    int wake;   /* host_wake: an eventfd written once done, else -1 */
 } fake_op_t;
 static pthread_mutex_t s_smu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t s_scv = PTHREAD_COND_INITIALIZER;
 static fake_op_t *s_head, *s_tail;
-static int s_async_d2h, s_async_h2d, s_events_live;
+static int s_async_d2h, s_async_h2d, s_events_live, s_wakes;
 static int f_copy(void *dst, const void *src, size_t n, const void *dev);
 
 static const char *f_describe(void)
@@ -147,8 +148,13 @@ static void *stream_main(void *arg)
         pthread_mutex_lock(&s_smu);
         fake_op_t *op = s_head;
         pthread_mutex_unlock(&s_smu);
-        int rc = f_copy(op->dst, op->src, op->n, op->dev);
+        int rc = op->n > 0 ? f_copy(op->dst, op->src, op->n, op->dev) : 0;
         CHECK(rc == 0);
+        if (op->wake >= 0) {
+            uint64_t one = 1;
+            CHECK(write(op->wake, &one, sizeof one) == sizeof one);
+            __atomic_add_fetch(&s_wakes, 1, __ATOMIC_RELAXED);
+        }
         pthread_mutex_lock(&s_smu);
         if (op->event != NULL)
             __atomic_store_n(op->event, 1, __ATOMIC_RELEASE);
@@ -168,6 +174,29 @@ static void stream_start(void)
     pthread_detach(t);
 }
 
+static void stream_push(fake_op_t *op)
+{
+    pthread_mutex_lock(&s_smu);
+    if (s_tail != NULL)
+        s_tail->next = op;
+    else
+        s_head = op;
+    s_tail = op;
+    pthread_cond_broadcast(&s_scv);
+    pthread_mutex_unlock(&s_smu);
+}
+
+static int f_host_wake(void *ctx, int fd)
+{
+    (void)ctx;
+    fake_op_t *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return -1;
+    op->wake = fd;
+    stream_push(op);
+    return 0;
+}
+
 static int f_copy_async(void *ctx, void *host, void *dev, size_t n, int to_host, void **event)
 {
     (void)ctx;
@@ -176,6 +205,7 @@ static int f_copy_async(void *ctx, void *host, void *dev, size_t n, int to_host,
     fake_op_t *op = calloc(1, sizeof *op);
     if (op == NULL)
         return -1;
+    op->wake = -1;
     if (to_host) {
         memset(host, 0xff, n); /* poison until the copy is done */
         op->dst = host, op->src = dev;
@@ -191,14 +221,7 @@ static int f_copy_async(void *ctx, void *host, void *dev, size_t n, int to_host,
         *event = op->event;
         __atomic_add_fetch(&s_events_live, 1, __ATOMIC_RELAXED);
     }
-    pthread_mutex_lock(&s_smu);
-    if (s_tail != NULL)
-        s_tail->next = op;
-    else
-        s_head = op;
-    s_tail = op;
-    pthread_cond_broadcast(&s_scv);
-    pthread_mutex_unlock(&s_smu);
+    stream_push(op);
     return 0;
 }
 
@@ -278,7 +301,9 @@ static const cl_devops_t s_fake = {
     .event_done = f_event_done,
     .event_free = f_event_free,
     .stream_sync = f_stream_sync,
+    .host_wake = f_host_wake,
 };
+static cl_devops_t s_fake_timer; /* s_fake without host_wake: the engine's timer only */
 
 /* A "device" allocation of n bytes holding init (or zeros). */
 static void *dev_new(const void *init, size_t n)
@@ -445,6 +470,12 @@ static void test_registry(void)
 #define MIXED_COUNT 5000
 #define BIG_COUNT 300000 /* 2.4 MB: the butterfly, about 12 chunks each way */
 
+/* `mixed verify`: COLLAB_VERIFY on, under which the all-reduce is not
+   stage-aware: it starts once the whole input is in host memory and its
+   output goes back whole; the fake cannot wake the engine here, which
+   looks at the events on its timer. */
+static bool s_verify;
+
 /* The staging pipeline over the butterfly: every form of a large
    all-reduce with device buffers gives the host path's bits (the host
    path runs first, with the same inputs, as reference), while the fake's
@@ -463,8 +494,12 @@ static void mixed_big(collab_comm_t *w, int me, bool device)
     CHECK(collab_allreduce(w, dx, dy, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
     if (device) {
         dev_get(y, dy, sizeof y);
-        /* Chunk by chunk, both ways: one queued copy per chunk. */
-        CHECK(s_async_d2h - d2h >= 8 && s_async_h2d - h2d >= 8);
+        /* Chunk by chunk, both ways: one queued copy per chunk; or one
+           copy each way for a collective that is not stage-aware. */
+        if (s_verify)
+            CHECK(s_async_d2h - d2h == 1 && s_async_h2d - h2d == 1);
+        else
+            CHECK(s_async_d2h - d2h >= 8 && s_async_h2d - h2d >= 8 && s_wakes > 0);
     }
     CHECK(memcmp(y, ref, sizeof y) == 0);
     /* In place. */
@@ -512,6 +547,8 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
     setenv("COLLAB_MATCHMAKING_TIME", "5", 1);
     setenv("COLLAB_TIMEOUT", "3", 1);
     setenv("COLLAB_CUDA", "0", 1);
+    if (s_verify)
+        setenv("COLLAB_VERIFY", "1", 1);
     if (me > 0) {
         v[0] = '\0';
         for (int j = 0; j < MIXED_N; j++)
@@ -523,8 +560,10 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
     }
     bool device = me != 1;
     stream_start();
+    s_fake_timer = s_fake;
+    s_fake_timer.host_wake = NULL;
     if (device)
-        cl_device_use_ops(&s_fake);
+        cl_device_use_ops(s_verify ? &s_fake_timer : &s_fake);
     if (collab_init(NULL) != COLLAB_OK)
         return 2;
     collab_comm_t *w = collab_comm_world();
@@ -629,8 +668,10 @@ int main(int argc, char **argv)
         perror("mmap");
         return 1;
     }
-    if (argc > 1 && strcmp(argv[1], "mixed") == 0)
+    if (argc > 1 && strcmp(argv[1], "mixed") == 0) {
+        s_verify = argc > 2 && strcmp(argv[2], "verify") == 0;
         return test_mixed();
+    }
     stream_start();
     cl_device_use_ops(&s_fake);
     setenv("COLLAB_WORLD_SIZE", "1", 1);
