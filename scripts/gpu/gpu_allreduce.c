@@ -21,10 +21,13 @@
     MPI_Reduce_local and datatype packing are not device-aware yet and are
     not called here (docs/cuda.md).
     Prints "RESULT key value" lines (read by gpu-check.sh) and exits 0 when
-    every correctness check passed.
+    every correctness check passed.  `gpu_allreduce BYTES pipe` (stage
+    `pipe`) checks the pipeline's bits at 16 MiB and times 1..64 MiB only,
+    run once with COLLAB_CUDA_PIPELINE=1 and once with 0.
 */
 #include <cuda_runtime_api.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,15 +340,18 @@ static void copy_bandwidth(void)
     CU(cudaFreeHost(p));
 }
 
-static void perf(size_t max_bytes)
+static void perf(size_t max_bytes, bool large)
 {
     float *hs = malloc(max_bytes), *hr = malloc(max_bytes), *ds, *dr;
     CU(cudaMalloc((void **)&ds, max_bytes));
     CU(cudaMalloc((void **)&dr, max_bytes));
     memset(hs, 0, max_bytes);
     CU(cudaMemset(ds, 0, max_bytes));
-    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 67108864};
-    for (size_t k = 0; k < sizeof sizes / sizeof *sizes && sizes[k] <= max_bytes; k++) {
+    static const size_t all[] = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 67108864};
+    static const size_t big[] = {1 << 20, 4 << 20, 16 << 20, 64 << 20}; /* `pipe`: 1..64 MiB */
+    const size_t *sizes = large ? big : all;
+    size_t nsizes = large ? sizeof big / sizeof *big : sizeof all / sizeof *all;
+    for (size_t k = 0; k < nsizes && sizes[k] <= max_bytes; k++) {
         size_t bytes = sizes[k];
         size_t n = bytes / 4 > 0 ? bytes / 4 : 1;
         int iters = bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 3;
@@ -377,6 +383,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &s_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &s_size);
     size_t max_bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)64 << 20;
+    bool pipe = argc > 2 && strcmp(argv[2], "pipe") == 0;
     int ndev = 0;
     CU(cudaGetDeviceCount(&ndev));
     const char *lr = getenv("MPI_LOCALRANKID");
@@ -410,6 +417,17 @@ int main(int argc, char **argv)
         {"MPI_LXOR", MPI_LXOR, 1}, {"MPI_BAND", MPI_BAND, 1}, {"MPI_BOR", MPI_BOR, 1},
         {"MPI_BXOR", MPI_BXOR, 1},
     };
+    if (pipe) { /* stage `pipe`: the staging pipeline's bits, then its timings only */
+        check_pipeline(MPI_FLOAT, 4, "MPI_FLOAT", (size_t)16 << 20);
+        int fails = 0;
+        MPI_Allreduce(&s_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (s_rank == 0)
+            printf("RESULT correctness_failures %d\n", fails);
+        fflush(stdout);
+        perf(max_bytes, true);
+        MPI_Finalize();
+        return fails == 0 ? 0 : 1;
+    }
     int pairs = 0;
     for (size_t t = 0; t < sizeof types / sizeof *types; t++)
         for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
@@ -432,7 +450,7 @@ int main(int argc, char **argv)
     if (s_rank == 0)
         copy_bandwidth();
     fflush(stdout);
-    perf(max_bytes);
+    perf(max_bytes, false);
     MPI_Finalize();
     return fails == 0 ? 0 : 1;
 }

@@ -162,6 +162,7 @@ int collab_init(const collab_init_args_t *args)
         pthread_mutex_unlock(&s_life);
         return COLLAB_ERR_CONFIG;
     }
+    cl_device_set_pipeline(cfg.cuda_pipeline);
     if (args != NULL && args->abi_name != NULL)
         cl_debug("starting (%s face, thread level %d)", args->abi_name,
                  args->requested_thread_level);

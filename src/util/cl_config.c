@@ -403,6 +403,11 @@ static int p_cuda(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
+static int p_cuda_pipeline(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_bool(value, &cfg->cuda_pipeline, why, whylen);
+}
+
 static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (strcmp(value, "auto") == 0)
@@ -543,6 +548,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "report a reducer whose result is wrong (swarm-wide)")                                       \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
+    X("COLLAB_CUDA_PIPELINE", "1", p_cuda_pipeline,                                                \
+      "1: an all-reduce of 64 KiB or more of device buffers is copied to and from the device "     \
+      "chunk by chunk while other chunks are on the network; 0: whole buffers, before and after")  \
     X("COLLAB_SHM", "auto", p_shm,                                                                 \
       "collective payloads between peers of one host (same boot, user and network namespace) "     \
       "through shared memory: auto, or 0 for the network")                                         \
@@ -701,6 +709,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->world_size = 64;
     cfg->rank = -1;
     cfg->cuda = -1;
+    cfg->cuda_pipeline = true;
     cfg->shm = true;
     cfg->shm_fast = true;
     cfg->min_group = 1;

@@ -250,10 +250,17 @@ int cl_device_h2d(const cl_devattr_t *a, void *dev, const void *host, size_t n)
     return COLLAB_OK;
 }
 
+static atomic_bool s_pipeline = true; /* COLLAB_CUDA_PIPELINE */
+
+void cl_device_set_pipeline(bool on)
+{
+    atomic_store(&s_pipeline, on);
+}
+
 bool cl_device_can_pipeline(void)
 {
     const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
-    return ops != NULL && ops->copy_async != NULL && ops->event_done != NULL &&
+    return atomic_load(&s_pipeline) && ops != NULL && ops->copy_async != NULL && ops->event_done != NULL &&
            ops->event_free != NULL && ops->stream_sync != NULL;
 }
 

@@ -70,6 +70,9 @@ int cl_device_h2d(const cl_devattr_t *a, void *dev, const void *host, size_t n);
    library stream.  Failures are logged with the driver's reason and
    answered COLLAB_ERR_INTERNAL. */
 bool cl_device_can_pipeline(void);
+/* COLLAB_CUDA_PIPELINE: false turns the chunk pipeline off (whole-buffer
+   staging for every call); set at collab_init. */
+void cl_device_set_pipeline(bool on);
 int cl_device_copy_async(const cl_devattr_t *a, void *host, void *dev, size_t n, bool to_host,
                          void **event);
 int cl_device_event_done(const cl_devattr_t *a, void *event);

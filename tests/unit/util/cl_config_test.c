@@ -182,6 +182,8 @@ static void test_good_values(void)
         {"COLLAB_SHM", "0", 14, 0},
         {"COLLAB_SHM_FAST", "1", 15, 1},
         {"COLLAB_SHM_FAST", "0", 15, 0},
+        {"COLLAB_CUDA_PIPELINE", "0", 16, 0},
+        {"COLLAB_CUDA_PIPELINE", "true", 16, 1},
         {"COLLAB_LEAVE_ON", "SIGTERM", 13, 1},
         {"COLLAB_LEAVE_ON", "sigterm", 13, 1},
         {"COLLAB_LEAVE_ON", "none", 13, 0},
@@ -245,6 +247,9 @@ static void test_good_values(void)
             break;
         case 15:
             got = cfg.shm_fast;
+            break;
+        case 16:
+            got = cfg.cuda_pipeline;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -361,6 +366,7 @@ static void test_bad_values(void)
         {"COLLAB_SHM", "off", "expected auto or 0"},
         {"COLLAB_SHM", "", "expected auto or 0"},
         {"COLLAB_SHM_FAST", "auto", "expected 1 or 0"},
+        {"COLLAB_CUDA_PIPELINE", "auto", "expected 1 or 0"},
         {"COLLAB_LOG", "verbose", "error, warn, info or debug"},
         {"COLLAB_LOG", "", "error, warn, info or debug"},
         {"COLLAB_LOG_FILE", "", "path of a file"},
@@ -822,7 +828,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 47);
+    CL_CHECK(n == 48);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -850,6 +856,7 @@ static void test_table(void)
                               "COLLAB_MAX_WEIGHT_RATIO",
                               "COLLAB_VERIFY",
                               "COLLAB_CUDA",
+                              "COLLAB_CUDA_PIPELINE",
                               "COLLAB_SHM",
                               "COLLAB_SHM_FAST",
                               "COLLAB_REPORT_INTERVAL",
