@@ -262,6 +262,11 @@ int bf_in_ready(cl_coll_t *self, int j, size_t c)
     const cl_coll_stage_t *sg = self->a.stage;
     if (sg == NULL)
         return 1;
+    /* A chunk was found not ready since the last pump: the copies land in
+       the order the butterfly asks for them, so the later ones wait for
+       the next pump too (one event query per pump, not one per chunk). */
+    if (self->in_wait)
+        return 0;
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
     int r = sg->in_ready(sg->arg, first * self->esize, cnt * self->esize);

@@ -672,8 +672,10 @@ static int s_pump(cl_coll_t *self)
         size_t nch = cl_relay_nchunks(st->rl, j);
         maxc = nch > maxc ? nch : maxc;
     }
-    for (size_t c = 0; c < maxc && !self->done; c++)
-        for (int j = 0; j < st->nparts && !self->done; j++) {
+    /* In the order the copies were queued: past the first chunk not ready
+       yet, none is (bf_in_ready). */
+    for (size_t c = 0; c < maxc && !self->done && !self->in_wait; c++)
+        for (int j = 0; j < st->nparts && !self->done && !self->in_wait; j++) {
             if (c >= cl_relay_nchunks(st->rl, j))
                 continue;
             const uint8_t *pend = st->pend[j] + c * self->nb;

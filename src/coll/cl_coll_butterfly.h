@@ -82,8 +82,8 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
 int bf_try_finalize(cl_coll_t *self, int j, size_t c);
 
 /* Whether this member's input of (j, c) may be read: 1 (always without
-   a.stage), 0 not yet (self->in_wait is set: cl_coll_pump asks again), or
-   a negative status. */
+   a.stage), 0 not yet (self->in_wait is set: cl_coll_pump asks again, and
+   until then every chunk answers 0), or a negative status. */
 int bf_in_ready(cl_coll_t *self, int j, size_t c);
 
 /* Staged input: counts this member's own contribution to (j, c), which it

@@ -24,7 +24,9 @@
     order asked (the butterfly asks chunk by chunk, in its sending order);
     in_ready queries the events, oldest first, never waiting (the copies
     run on one stream, so they complete in queue order), and the device
-    wakes the engine after each copy (host_wake); out_done queues
+    wakes the engine after the first copy and then every
+    CL_STAGE_WAKE_BYTES (host_wake; the engine's timer covers the rest);
+    out_done queues
     the host-to-device copy of a final output chunk at once.  Completion
     (cl_stage_out) copies what no hook reported (collectives that are not
     stage-aware report nothing), then waits for the library streams before
@@ -55,6 +57,10 @@ typedef struct {
 /* The chunk pipeline: starting at CL_STAGE_PIPE_MIN bytes (the butterfly's
    threshold: smaller all-reduces run in one round). */
 #define CL_STAGE_PIPE_MIN ((size_t)64 * 1024)
+/* The device wakes the engine after the first copy and then after at
+   least this many bytes: a host function stalls the stream for a few
+   microseconds, and the network needs far longer than PCIe for them. */
+#define CL_STAGE_WAKE_BYTES ((size_t)2 << 20)
 
 /* An input range whose copy from the device is queued. */
 typedef struct {
@@ -80,7 +86,8 @@ struct cl_stage {
     size_t doneq;           /* copies seen completed: a prefix of the queue */
     cl_stage_range_t *outr; /* output ranges reported since the collective began */
     size_t nout, capout;
-    int wake_fd;           /* the engine's wake-up, written by the device after each copy */
+    int wake_fd;           /* the engine's wake-up, written by the device after copies */
+    size_t unwoken;        /* bytes queued since the last wake-up was */
     int err;               /* first device failure, else 0 */
     bool synced;           /* the library streams were waited for */
     cl_coll_stage_t hooks; /* what the collective calls */
@@ -216,8 +223,12 @@ static int seg_queue(cl_stage_t *st, size_t i, size_t off, size_t len)
         return st->err = rc;
     /* The engine looks again as soon as the copy has landed (and on its
        timer where the device cannot call back). */
-    if (st->wake_fd >= 0 && cl_device_host_wake(&b->a, st->wake_fd) != COLLAB_OK)
-        st->wake_fd = -1;
+    st->unwoken += len;
+    if (st->wake_fd >= 0 && (st->nseg == 0 || st->unwoken >= CL_STAGE_WAKE_BYTES)) {
+        st->unwoken = 0;
+        if (cl_device_host_wake(&b->a, st->wake_fd) != COLLAB_OK)
+            st->wake_fd = -1;
+    }
     memmove(&st->seg[i + 1], &st->seg[i], (st->nseg - i) * sizeof *st->seg);
     st->seg[i] = (cl_stage_seg_t){off, len, st->nseg};
     st->ev[st->nseg++] = ev;
