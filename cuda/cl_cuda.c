@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -396,7 +397,50 @@ static int dev_free(void *p)
 }
 
 /* The chunk pipeline (cl_stage.c): copies queued without waiting, each
-   optionally followed by an event that the engine thread queries. */
+   optionally followed by an event that the engine thread queries.  The
+   events are recycled (a free list per context), so that the engine
+   thread creates and destroys none after the first operations. */
+static pthread_mutex_t s_pev_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pipe_event {
+    CUcontext ctx;
+    CUevent ev;
+    struct pipe_event *next;
+} *s_pev_free, *s_pev_nodes; /* spare events; list nodes without one */
+
+static CUevent pipe_event_take(CUcontext ctx)
+{
+    CUevent ev = NULL;
+    pthread_mutex_lock(&s_pev_mu);
+    for (struct pipe_event **pp = &s_pev_free; *pp != NULL; pp = &(*pp)->next)
+        if ((*pp)->ctx == ctx) {
+            struct pipe_event *n = *pp;
+            *pp = n->next;
+            ev = n->ev;
+            n->next = s_pev_nodes;
+            s_pev_nodes = n;
+            break;
+        }
+    pthread_mutex_unlock(&s_pev_mu);
+    return ev;
+}
+
+static void pipe_event_put(CUcontext ctx, CUevent ev)
+{
+    pthread_mutex_lock(&s_pev_mu);
+    struct pipe_event *n = s_pev_nodes;
+    if (n != NULL)
+        s_pev_nodes = n->next;
+    else
+        n = malloc(sizeof *n);
+    if (n != NULL) {
+        *n = (struct pipe_event){.ctx = ctx, .ev = ev, .next = s_pev_free};
+        s_pev_free = n;
+    }
+    pthread_mutex_unlock(&s_pev_mu);
+    if (n == NULL)
+        (void)cuEventDestroy(ev);
+}
+
 static int copy_async(void *ctx, void *host, void *dev, size_t n, int to_host, void **event)
 {
     if (push(ctx) != 0)
@@ -413,9 +457,11 @@ static int copy_async(void *ctx, void *host, void *dev, size_t n, int to_host, v
     else if (n > 0)
         r = cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dev, host, n, s);
     if (r == CUDA_SUCCESS && event != NULL) {
-        r = cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+        ev = pipe_event_take((CUcontext)ctx);
+        if (ev == NULL)
+            r = cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
         if (r == CUDA_SUCCESS && (r = cuEventRecord(ev, s)) != CUDA_SUCCESS)
-            (void)cuEventDestroy(ev);
+            pipe_event_put((CUcontext)ctx, ev);
     }
     pop();
     if (r != CUDA_SUCCESS)
@@ -440,10 +486,8 @@ static int event_done(void *ctx, void *event)
 
 static void event_free(void *ctx, void *event)
 {
-    if (event == NULL || push(ctx) != 0)
-        return;
-    (void)cuEventDestroy((CUevent)event);
-    pop();
+    if (event != NULL)
+        pipe_event_put((CUcontext)ctx, (CUevent)event);
 }
 
 static int stream_sync(void *ctx)

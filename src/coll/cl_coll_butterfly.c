@@ -30,6 +30,14 @@
     the root; reduce_scatter_block: (n-1)/n x S each (S = n blocks).
     Latency: two message steps plus the pipeline fill of one chunk.
 
+    Device buffers (a.stage, docs/cuda.md "Chunk pipeline"): at its start
+    the butterfly asks staging for every chunk of its input in the order
+    above (its own part's too), sends DATA for a chunk, and counts its own
+    contribution to a chunk it reduces, only once staging says the
+    chunk's copy from the device has landed (until then the producer waits
+    in `pend`, retried by s_pump), and reports each chunk of the output
+    that it holds, so that its copy back starts at once.
+
     Failures (cl_relay.c): a reducer finishes its chunks without a
     contributor that failed before its data arrived.  When a reducer fails,
     a consumer lacking its chunks starts a repair: holders relay them

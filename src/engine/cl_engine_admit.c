@@ -35,6 +35,7 @@
     computed from stale parameters.
 */
 #include "engine/cl_engine_elastic.h"
+#include "engine/cl_stage.h"
 
 #include "util/cl_log.h"
 
@@ -496,7 +497,10 @@ static void answer(struct cl_engine *e, collab_request_t *req, uint64_t i)
             cl_warn("no result of the swarm's start-up %s #%llu reached this peer; it keeps "
                     "its own input",
                     eng_coll_kind_name(a->kind), (unsigned long long)i);
-            if (a->kind == CL_COLL_ALLREDUCE && a->sendbuf != NULL && want > 0)
+            /* (Device input still on the device under the staging
+               pipeline: staging copies it at completion.) */
+            if (a->kind == CL_COLL_ALLREDUCE && a->sendbuf != NULL && want > 0 &&
+                !cl_stage_keep_input(req))
                 memcpy(a->recvbuf, a->sendbuf, want);
         }
     } else {

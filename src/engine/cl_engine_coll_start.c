@@ -211,6 +211,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
 {
     const cl_settings_t *set = cl_member_settings(e->mb);
     member_t *mem = NULL;
+    s->stage_wait = false; /* set again below if it must wait for its device input */
     int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;

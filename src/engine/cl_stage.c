@@ -90,6 +90,8 @@ struct cl_stage {
     size_t unwoken;        /* bytes queued since the last wake-up was */
     int err;               /* first device failure, else 0 */
     bool synced;           /* the library streams were waited for */
+    bool keep_input;       /* the result is the input (cl_stage_keep_input) */
+    void *user_recv;       /* the user's recvbuf (host or device) */
     cl_coll_stage_t hooks; /* what the collective calls */
 };
 
@@ -353,6 +355,13 @@ static int pipe_sync(cl_stage_t *st)
 /* Completion: copies the output ranges nobody reported, then waits. */
 static int pipe_finish(cl_stage_t *st)
 {
+    if (st->keep_input) {
+        int rc = pipe_sync(st);
+        cl_stage_buf_t *in = &st->b[st->in];
+        if (rc == COLLAB_OK && st->user_recv != in->user)
+            rc = collab_memcpy(st->user_recv, in->user, in->len);
+        return rc;
+    }
     if (st->out >= 0 && st->err == COLLAB_OK) {
         cl_stage_buf_t *b = &st->b[st->out];
         qsort(st->outr, st->nout, sizeof *st->outr, range_cmp);
@@ -401,6 +410,7 @@ static int pipe_in(collab_request_t *req, int wake_fd, bool *done)
     st->in = st->out = -1;
     st->wake_fd = wake_fd;
     st->hooks = (cl_coll_stage_t){st, h_begin, h_in_need, h_in_ready, h_out_done};
+    st->user_recv = a->recvbuf;
     for (int k = 0; k < 2; k++) {
         bool in = k == 0;
         if ((in ? ks : kr) != CL_DEVQ_DEVICE)
@@ -417,8 +427,12 @@ static int pipe_in(collab_request_t *req, int wake_fd, bool *done)
         *(in ? &st->in : &st->out) = st->n++;
     }
     /* The program's kernels may still be writing the input: they finish
-       before the first copy is queued. */
-    if (st->in >= 0 && cl_device_sync(&st->b[st->in].a) != COLLAB_OK) {
+       before the first copy is queued.  Waiting for the library streams
+       here also creates them in the program's thread, not the engine's. */
+    bool bad = st->in >= 0 && cl_device_sync(&st->b[st->in].a) != COLLAB_OK;
+    for (int i = 0; i < st->n && !bad; i++)
+        bad = cl_device_stream_sync(&st->b[i].a) != COLLAB_OK;
+    if (bad) {
         cl_stage_free(&st);
         return COLLAB_ERR_INTERNAL;
     }
@@ -434,6 +448,15 @@ const cl_coll_stage_t *cl_stage_hooks(const collab_request_t *req)
 {
     const cl_stage_t *st = req->stage;
     return st != NULL && st->pipe ? &st->hooks : NULL;
+}
+
+bool cl_stage_keep_input(collab_request_t *req)
+{
+    cl_stage_t *st = req->stage;
+    if (st == NULL || !st->pipe || st->in < 0)
+        return false;
+    st->keep_input = true;
+    return true;
 }
 
 int cl_stage_in_whole(collab_request_t *req)

@@ -40,6 +40,13 @@ const cl_coll_stage_t *cl_stage_hooks(const collab_request_t *req);
    negative on a device failure.  Never waits. */
 int cl_stage_in_whole(collab_request_t *req);
 
+/* The result of req, an all-reduce completed without running (a joiner's
+   start-up call that got no result from the swarm), is its own input:
+   true when staging takes that over (the input is still on the device
+   under the pipeline; it is copied to the user's output at completion),
+   false when the caller copies sendbuf to recvbuf itself. */
+bool cl_stage_keep_input(collab_request_t *req);
+
 /* Copies req's staged outputs to the user's device buffers, once, when
    req completed with status 0.  Returns req's status, or the copy's error. */
 int cl_stage_out(collab_request_t *req);

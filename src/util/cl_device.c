@@ -259,8 +259,12 @@ void cl_device_set_pipeline(bool on)
 
 bool cl_device_can_pipeline(void)
 {
+    /* Not under the NCCL face (collab_device_ordered): there the program's
+       streams wait for the operation, and a driver call of the engine
+       thread could wait behind a program thread that holds the driver's
+       lock while it waits for such a stream (docs/nccl.md). */
     const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
-    return atomic_load(&s_pipeline) && ops != NULL && ops->copy_async != NULL && ops->event_done != NULL &&
+    return atomic_load(&s_pipeline) && !atomic_load(&s_ordered) && ops != NULL && ops->copy_async != NULL && ops->event_done != NULL &&
            ops->event_free != NULL && ops->stream_sync != NULL;
 }
 

@@ -107,7 +107,8 @@ typedef struct {
        returns it in *event (free it with event_free). */
     int (*copy_async)(void *ctx, void *host, void *dev, size_t n, int to_host, void **event);
     /* 1 once the event has completed, 0 while not yet, negative on error;
-       never waits. */
+       never waits.  event_free releases a completed event (the plugin
+       recycles it rather than destroy it on the engine's thread). */
     int (*event_done)(void *ctx, void *event);
     void (*event_free)(void *ctx, void *event);
     /* Waits for all work queued on ctx's library stream. */
