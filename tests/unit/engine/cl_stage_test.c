@@ -475,6 +475,9 @@ static void test_registry(void)
    output goes back whole; the fake cannot wake the engine here, which
    looks at the events on its timer. */
 static bool s_verify;
+/* `mixed whole`: COLLAB_CUDA_PIPELINE=0, whole-buffer staging (no queued
+   copy), the same bits. */
+static bool s_whole;
 
 /* The staging pipeline over the butterfly: every form of a large
    all-reduce with device buffers gives the host path's bits (the host
@@ -496,7 +499,9 @@ static void mixed_big(collab_comm_t *w, int me, bool device)
         dev_get(y, dy, sizeof y);
         /* Chunk by chunk, both ways: one queued copy per chunk; or one
            copy each way for a collective that is not stage-aware. */
-        if (s_verify)
+        if (s_whole)
+            CHECK(s_async_d2h == d2h && s_async_h2d == h2d);
+        else if (s_verify)
             CHECK(s_async_d2h - d2h == 1 && s_async_h2d - h2d == 1);
         else
             CHECK(s_async_d2h - d2h >= 8 && s_async_h2d - h2d >= 8 && s_wakes > 0);
@@ -549,6 +554,8 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
     setenv("COLLAB_CUDA", "0", 1);
     if (s_verify)
         setenv("COLLAB_VERIFY", "1", 1);
+    if (s_whole)
+        setenv("COLLAB_CUDA_PIPELINE", "0", 1);
     if (me > 0) {
         v[0] = '\0';
         for (int j = 0; j < MIXED_N; j++)
@@ -670,6 +677,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "mixed") == 0) {
         s_verify = argc > 2 && strcmp(argv[2], "verify") == 0;
+        s_whole = argc > 2 && strcmp(argv[2], "whole") == 0;
         return test_mixed();
     }
     stream_start();
