@@ -27,10 +27,13 @@
 #include "cl_cuda_kernels.h"
 
 #include <cuda.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CL_CUDA_EXPORT __attribute__((visibility("default")))
 #define CL_CUDA_STREAMS 32 /* contexts with a library stream, at most */
@@ -452,6 +455,94 @@ static int dev_free(void *p)
     return r == CUDA_SUCCESS ? 0 : fail(r, "cuMemFree");
 }
 
+/* The chunk pipeline (cl_stage.c): copies queued without waiting, each
+   optionally followed by an event that the engine thread queries.  The
+   events come from the same recycled list as event_record's (blocking
+   sync for both: a recycled event may be waited on), so that the engine
+   thread creates and destroys none after the first operations. */
+static int copy_async(void *ctx, void *host, void *dev, size_t n, int to_host, void **event)
+{
+    if (push(ctx) != 0)
+        return -1;
+    CUstream s = stream_of(ctx);
+    CUresult r = CUDA_SUCCESS;
+    CUevent ev = NULL;
+    if (s == NULL) {
+        pop();
+        return -1;
+    }
+    if (n > 0 && to_host)
+        r = cuMemcpyDtoHAsync(host, (CUdeviceptr)(uintptr_t)dev, n, s);
+    else if (n > 0)
+        r = cuMemcpyHtoDAsync((CUdeviceptr)(uintptr_t)dev, host, n, s);
+    if (r == CUDA_SUCCESS && event != NULL) {
+        ev = spare_take((CUcontext)ctx);
+        if (ev == NULL)
+            r = cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+        if (r == CUDA_SUCCESS && (r = cuEventRecord(ev, s)) != CUDA_SUCCESS)
+            spare_put((CUcontext)ctx, ev);
+    }
+    pop();
+    if (r != CUDA_SUCCESS)
+        return fail(r, to_host ? "queued device to host copy" : "queued host to device copy");
+    if (event != NULL)
+        *event = ev;
+    return 0;
+}
+
+static int event_done(void *ctx, void *event)
+{
+    if (push(ctx) != 0)
+        return -1;
+    CUresult r = cuEventQuery((CUevent)event);
+    pop();
+    if (r == CUDA_SUCCESS)
+        return 1;
+    if (r == CUDA_ERROR_NOT_READY)
+        return 0;
+    return fail(r, "cuEventQuery");
+}
+
+static void event_free(void *ctx, void *event)
+{
+    if (event != NULL)
+        spare_put((CUcontext)ctx, (CUevent)event);
+}
+
+static int stream_sync(void *ctx)
+{
+    if (push(ctx) != 0)
+        return -1;
+    CUstream s = stream_of(ctx);
+    CUresult r = s != NULL ? cuStreamSynchronize(s) : CUDA_SUCCESS;
+    pop();
+    if (s == NULL)
+        return -1;
+    return r == CUDA_SUCCESS ? 0 : fail(r, "cuStreamSynchronize");
+}
+
+/* Runs in the driver's callback thread: no CUDA call here. */
+static void CUDA_CB wake_fn(void *arg)
+{
+    uint64_t one = 1;
+    ssize_t w;
+    do
+        w = write((int)(intptr_t)arg, &one, sizeof one);
+    while (w < 0 && errno == EINTR);
+}
+
+static int host_wake(void *ctx, int fd)
+{
+    if (push(ctx) != 0)
+        return -1;
+    CUstream s = stream_of(ctx);
+    CUresult r = s != NULL ? cuLaunchHostFunc(s, wake_fn, (void *)(intptr_t)fd) : CUDA_SUCCESS;
+    pop();
+    if (s == NULL)
+        return -1;
+    return r == CUDA_SUCCESS ? 0 : fail(r, "cuLaunchHostFunc");
+}
+
 static const cl_devops_t s_ops = {
     .abi = CL_DEVOPS_ABI,
     .size = sizeof(cl_devops_t),
@@ -477,6 +568,11 @@ static const cl_devops_t s_ops = {
     .current_device = current_device,
     .dev_alloc = dev_alloc,
     .dev_free = dev_free,
+    .copy_async = copy_async,
+    .event_done = event_done,
+    .event_free = event_free,
+    .stream_sync = stream_sync,
+    .host_wake = host_wake,
 };
 
 CL_CUDA_EXPORT const cl_devops_t *collab_cuda_plugin_ops(void)

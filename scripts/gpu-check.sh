@@ -28,8 +28,12 @@
 #                    sharing the GPU with the NCCL face preloaded; torch's
 #                    TCPStore in a process of its own; a kill and a join;
 #                    parameters bitwise equal (docs/nccl.md)
-# Default: all five (at most 6.5 minutes); `env ddp` checks the NCCL face
-# alone in at most 2.5.  Logs go to $OUT/gpu-check (the device tool's
+#   pipe     (90 s)  the staging pipeline measured (not in the default
+#                    list): all-reduce 1..64 MiB on N peers, device vs
+#                    host, with COLLAB_CUDA_PIPELINE=1 (chunk by chunk)
+#                    and 0 (whole buffers), bits checked at 16 MiB
+# Default: the first five (at most 6.5 minutes); `env ddp` checks the NCCL
+# face alone in at most 2.5, `env pipe` the pipeline in at most 2.  Logs go to $OUT/gpu-check (the device tool's
 # folder) or /tmp/gpu-check.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,8 +46,8 @@ while [ $# -gt 0 ]; do
     --python) py=$2; shift 2 ;;
     --inner) inner=$2; shift 2 ;; # run one stage (the outer script times it)
     -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
-    env | kernels | mpi | torch | ddp) stages+=("$1"); shift ;;
-    *) echo "gpu-check.sh: unknown argument '$1' (stages: env kernels mpi torch ddp)" >&2; exit 2 ;;
+    env | kernels | mpi | torch | ddp | pipe) stages+=("$1"); shift ;;
+    *) echo "gpu-check.sh: unknown argument '$1' (stages: env kernels mpi torch ddp pipe)" >&2; exit 2 ;;
     esac
 done
 [ ${#stages[@]} -gt 0 ] || stages=(env kernels mpi torch ddp)
@@ -166,6 +170,18 @@ stage_mpi() {
         --libdir "$prefix/lib" --timeout 110 "$bin/gpu_allreduce"
 }
 
+stage_pipe() {
+    local rc=0 on
+    for on in 1 0; do
+        COLLAB_CUDA=1 COLLAB_CUDA_PIPELINE=$on COLLAB_LOG=warn "$prefix/bin/collab-run" -n "$np" \
+            --abi mpich --mode replace --libdir "$prefix/lib" --timeout 42 \
+            "$bin/gpu_allreduce" $((64 << 20)) pipe |
+            sed "s/^RESULT allreduce /RESULT pipeline$on /"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    done
+    return $rc
+}
+
 stage_torch() {
     local abi mpiabi
     abi=$(cat "$logs/abi" 2> /dev/null || echo mpich)
@@ -229,7 +245,7 @@ if [ -n "$inner" ]; then
     exit $?
 fi
 
-declare -A limit=([env]=30 [kernels]=45 [mpi]=120 [torch]=100 [ddp]=100)
+declare -A limit=([env]=30 [kernels]=45 [mpi]=120 [torch]=100 [ddp]=100 [pipe]=90)
 for s in "${stages[@]}"; do
     echo "=== gpu-check: stage $s (limit ${limit[$s]} s) ==="
     t0=$(date +%s%N)
@@ -260,6 +276,15 @@ if ran mpi; then
     grep -o 'RESULT allreduce .*' "$logs/mpi.log" | awk '{printf "  %10s %12s %12s %10s %10s %7s\n", $3, $5, $8, $11, $13, $15}'
     big=$(grep -o 'RESULT allreduce 67108864 .*' "$logs/mpi.log" | awk '{print $15}')
     [ -n "$big" ] && echo "mpi: 64 MiB device/host time ratio $big (bound 1.1: $(awk -v r="$big" 'BEGIN {print (r <= 1.1 ? "met" : "NOT met")}'))"
+fi
+if ran pipe; then
+    grep -o 'RESULT correctness_failures.*' "$logs/pipe.log" | sed 's/^RESULT /pipe: /'
+    echo "pipe: all-reduce float SUM, $np peers, medians of 5 interleaved rounds (us); piped:"
+    echo "      COLLAB_CUDA_PIPELINE=1 (chunk by chunk), whole: =0 (one copy each way)"
+    printf '  %10s %10s %10s %10s %11s %11s\n' bytes host piped whole piped/host whole/host
+    join <(grep -o 'RESULT pipeline1 .*' "$logs/pipe.log" | awk '{print $3, $5, $8}' | sort) \
+        <(grep -o 'RESULT pipeline0 .*' "$logs/pipe.log" | awk '{print $3, $8}' | sort) |
+        sort -n | awk '{printf "  %10s %10s %10s %10s %11.3f %11.3f\n", $1, $2, $3, $4, $3 / $2, $4 / $2}'
 fi
 if ran torch; then
     n=$(grep -c 'PARAMS rank' "$logs/torch.log")

@@ -7,7 +7,12 @@
        the same call on host buffers (which the project's own tests check)
        and, for SUM/MAX/MIN, with the exact result; in place, nonblocking,
        Reduce, Bcast, Allgather, Sendrecv, Sendrecv_replace, Scan and
-       Reduce_scatter on device buffers too.
+       Reduce_scatter on device buffers too.  The staging pipeline (large
+       all-reduces, copied chunk by chunk): float and double values whose
+       sums round, so that the order of every addition shows, at 1 and
+       16 MiB, device to device, in place, nonblocking, device input with
+       host output and the reverse, each compared bit for bit with host
+       buffers.
     2. The GPU's own copy bandwidth between device and pinned host memory
        (64 MiB, cudaMemcpy, on rank 0).
     3. Latency and bus bandwidth of MPI_Allreduce (float SUM) from 8 B to
@@ -16,10 +21,13 @@
     MPI_Reduce_local and datatype packing are not device-aware yet and are
     not called here (docs/cuda.md).
     Prints "RESULT key value" lines (read by gpu-check.sh) and exits 0 when
-    every correctness check passed.
+    every correctness check passed.  `gpu_allreduce BYTES pipe` (stage
+    `pipe`) checks the pipeline's bits at 16 MiB and times 1..64 MiB only,
+    run once with COLLAB_CUDA_PIPELINE=1 and once with 0.
 */
 #include <cuda_runtime_api.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +151,63 @@ static void check_pair(const type_t *t, const op_t *o, size_t n)
     free(in);
     free(host_out);
     free(dev_out);
+}
+
+/* The staging pipeline against host buffers, bit for bit (see the top). */
+static void check_pipeline(MPI_Datatype t, size_t esize, const char *name, size_t bytes)
+{
+    size_t n = bytes / esize;
+    char *in = malloc(bytes), *ref = malloc(bytes), *got = malloc(bytes);
+    void *din, *dout;
+    CU(cudaMalloc(&din, bytes));
+    CU(cudaMalloc(&dout, bytes));
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)(s_rank + 1) / 3.0 * (double)(i % 977) + 1e-3 * (double)i;
+        if (esize == 4) {
+            float f = (float)v;
+            memcpy(in + i * 4, &f, 4);
+        } else {
+            memcpy(in + i * 8, &v, 8);
+        }
+    }
+    CU(cudaMemcpy(din, in, bytes, cudaMemcpyHostToDevice));
+    MPI_Allreduce(in, ref, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+    const char *what[] = {"device to device", "in place", "nonblocking", "device in, host out",
+                          "host in, device out"};
+    for (int k = 0; k < 5; k++) {
+        memset(got, 0, bytes);
+        CU(cudaMemset(dout, 0xab, bytes));
+        if (k == 1)
+            CU(cudaMemcpy(dout, in, bytes, cudaMemcpyHostToDevice));
+        MPI_Request req;
+        switch (k) {
+        case 0:
+            MPI_Allreduce(din, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case 1:
+            MPI_Allreduce(MPI_IN_PLACE, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case 2:
+            MPI_Iallreduce(din, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            break;
+        case 3:
+            MPI_Allreduce(din, got, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        default:
+            MPI_Allreduce(in, dout, (int)n, t, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        }
+        if (k != 3)
+            CU(cudaMemcpy(got, dout, bytes, cudaMemcpyDeviceToHost));
+        CHECK(memcmp(got, ref, bytes) == 0, "pipelined Allreduce %s %zu bytes %s differs from host",
+              name, bytes, what[k]);
+    }
+    CU(cudaFree(din));
+    CU(cudaFree(dout));
+    free(in);
+    free(ref);
+    free(got);
 }
 
 static void check_others(void)
@@ -275,15 +340,18 @@ static void copy_bandwidth(void)
     CU(cudaFreeHost(p));
 }
 
-static void perf(size_t max_bytes)
+static void perf(size_t max_bytes, bool large)
 {
     float *hs = malloc(max_bytes), *hr = malloc(max_bytes), *ds, *dr;
     CU(cudaMalloc((void **)&ds, max_bytes));
     CU(cudaMalloc((void **)&dr, max_bytes));
     memset(hs, 0, max_bytes);
     CU(cudaMemset(ds, 0, max_bytes));
-    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 67108864};
-    for (size_t k = 0; k < sizeof sizes / sizeof *sizes && sizes[k] <= max_bytes; k++) {
+    static const size_t all[] = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 67108864};
+    static const size_t big[] = {1 << 20, 4 << 20, 16 << 20, 64 << 20}; /* `pipe`: 1..64 MiB */
+    const size_t *sizes = large ? big : all;
+    size_t nsizes = large ? sizeof big / sizeof *big : sizeof all / sizeof *all;
+    for (size_t k = 0; k < nsizes && sizes[k] <= max_bytes; k++) {
         size_t bytes = sizes[k];
         size_t n = bytes / 4 > 0 ? bytes / 4 : 1;
         int iters = bytes <= (1 << 16) ? 50 : bytes <= (1 << 22) ? 10 : 3;
@@ -315,6 +383,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &s_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &s_size);
     size_t max_bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)64 << 20;
+    bool pipe = argc > 2 && strcmp(argv[2], "pipe") == 0;
     int ndev = 0;
     CU(cudaGetDeviceCount(&ndev));
     const char *lr = getenv("MPI_LOCALRANKID");
@@ -348,6 +417,17 @@ int main(int argc, char **argv)
         {"MPI_LXOR", MPI_LXOR, 1}, {"MPI_BAND", MPI_BAND, 1}, {"MPI_BOR", MPI_BOR, 1},
         {"MPI_BXOR", MPI_BXOR, 1},
     };
+    if (pipe) { /* stage `pipe`: the staging pipeline's bits, then its timings only */
+        check_pipeline(MPI_FLOAT, 4, "MPI_FLOAT", (size_t)16 << 20);
+        int fails = 0;
+        MPI_Allreduce(&s_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (s_rank == 0)
+            printf("RESULT correctness_failures %d\n", fails);
+        fflush(stdout);
+        perf(max_bytes, true);
+        MPI_Finalize();
+        return fails == 0 ? 0 : 1;
+    }
     int pairs = 0;
     for (size_t t = 0; t < sizeof types / sizeof *types; t++)
         for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
@@ -357,6 +437,10 @@ int main(int argc, char **argv)
             pairs++;
         }
     check_pair(&types[0], &ops[0], (size_t)4 << 20); /* 16 MiB through staging */
+    for (size_t mib = 1; mib <= 16 && (mib << 20) <= max_bytes; mib *= 16) {
+        check_pipeline(MPI_FLOAT, 4, "MPI_FLOAT", mib << 20);
+        check_pipeline(MPI_DOUBLE, 8, "MPI_DOUBLE", mib << 20);
+    }
     check_others();
     int fails = 0;
     MPI_Allreduce(&s_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -366,7 +450,7 @@ int main(int argc, char **argv)
     if (s_rank == 0)
         copy_bandwidth();
     fflush(stdout);
-    perf(max_bytes);
+    perf(max_bytes, false);
     MPI_Finalize();
     return fails == 0 ? 0 : 1;
 }

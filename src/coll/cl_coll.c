@@ -454,6 +454,28 @@ int cl_coll_on_tick(cl_coll_t *self)
     return COLLAB_OK;
 }
 
+bool cl_coll_stage_aware(const cl_coll_args_t *args)
+{
+    return args != NULL && args->kind == CL_COLL_ALLREDUCE && !args->verify &&
+           s_pick(args, collab_dtype_extent(args->dtype)) == &cl_algo_butterfly;
+}
+
+bool cl_coll_waits_input(const cl_coll_t *self)
+{
+    return self != NULL && !self->done && self->in_wait;
+}
+
+int cl_coll_pump(cl_coll_t *self)
+{
+    if (!cl_coll_waits_input(self) || self->st == NULL || self->algo->pump == NULL)
+        return COLLAB_OK;
+    self->in_wait = false;
+    int rc = self->algo->pump(self);
+    if (rc != COLLAB_OK && !self->done)
+        cl_coll_complete(self, rc);
+    return rc;
+}
+
 bool cl_coll_done(const cl_coll_t *self)
 {
     return self != NULL && self->done;
@@ -498,6 +520,8 @@ int cl_coll_release_user_buffers(cl_coll_t *self)
     self->released = true;
     self->a.sendbuf = NULL;
     self->a.recvbuf = NULL;
+    self->a.stage = NULL; /* staging's buffers go back with the request */
+    self->in_wait = false;
     return rc;
 }
 

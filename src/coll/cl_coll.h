@@ -96,6 +96,30 @@ typedef struct {
     bool (*signs)(void *eng, int r);
 } cl_coll_env_t;
 
+/* Staging's side of a collective whose buffers live in device memory
+   (src/engine/cl_stage.c, docs/cuda.md "Chunk pipeline"): the collective
+   asks before it reads a range of its input and says when a range of its
+   output is final, so that copies over PCIe overlap the network.  Offsets
+   are bytes from the start of sendbuf and recvbuf.  Runs on the engine
+   thread; none of the entries waits for the device.  Owned by the caller
+   of the collective; the collective drops it in
+   cl_coll_release_user_buffers. */
+typedef struct {
+    void *arg; /* passed back to every entry */
+    /* The collective starts (again, after a restart): output ranges
+       reported before are forgotten. */
+    void (*begin)(void *arg);
+    /* Input bytes [off, off + len) will be read; the copies are queued in
+       the order of these calls.  Returns 0 or a negative status. */
+    int (*in_need)(void *arg, size_t off, size_t len);
+    /* 1 when input bytes [off, off + len) may be read now, 0 not yet (the
+       collective asks again from cl_coll_pump), negative on error. */
+    int (*in_ready)(void *arg, size_t off, size_t len);
+    /* Output bytes [off, off + len) of recvbuf are final: their copy back
+       may start.  Returns 0 or a negative status. */
+    int (*out_done)(void *arg, size_t off, size_t len);
+} cl_coll_stage_t;
+
 /* Everything a collective needs, copied by cl_coll_new (arrays too).
    Per kind (counts in bytes for data movement, dtype COLLAB_BYTE):
      barrier               nothing else
@@ -158,6 +182,9 @@ typedef struct {
                              any case (the coordinator's follow-up of a report), 0 none */
     size_t chunk_bytes;   /* pipelining chunk size */
     size_t small_bytes;   /* below this, allreduce uses the one-round algorithm */
+    const cl_coll_stage_t *stage; /* input and output staged chunk by chunk (device
+                                     buffers), or NULL: both are ready host memory.  Only
+                                     where cl_coll_stage_aware says so */
 } cl_coll_args_t;
 
 typedef struct cl_coll cl_coll_t;
@@ -193,6 +220,19 @@ int cl_coll_on_fail(cl_coll_t *self, int r);
 /* Called at least every 100 ms and after every event; checks deadlines
    (calls env->suspect for members that are late). */
 int cl_coll_on_tick(cl_coll_t *self);
+
+/* True when the algorithm cl_coll_new would pick for args reads its input
+   and reports its output through args->stage (the butterfly all-reduce
+   without COLLAB_VERIFY); other collectives need the whole input ready
+   before they start, and report no output. */
+bool cl_coll_stage_aware(const cl_coll_args_t *args);
+
+/* True while the collective waits for staged input (args->stage answered
+   "not yet"); the engine then calls cl_coll_pump on a short timer.
+   cl_coll_pump sends what has become ready.  Returns 0 or a negative
+   status (the collective is then complete with it). */
+bool cl_coll_waits_input(const cl_coll_t *self);
+int cl_coll_pump(cl_coll_t *self);
 
 /* true once the result is final and written to the caller's buffers. */
 bool cl_coll_done(const cl_coll_t *self);

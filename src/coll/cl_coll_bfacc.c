@@ -21,6 +21,7 @@
     value of what it sent, so every member holds the same bits.
 */
 #include "cl_coll_butterfly.h"
+#include "util/cl_log.h"
 
 #include <sodium.h>
 #include <stdlib.h>
@@ -105,8 +106,9 @@ bf_acc_t *bf_acc(cl_coll_t *self, int j, size_t c, bool create)
             s_acc_clear(self, a);
             return NULL;
         }
-        /* This member's own input is always at hand while it may reduce. */
-        if (st->input != NULL)
+        /* This member's own input is at hand while it may reduce, once
+           staging has copied it (bf_own_ready counts it then). */
+        if (st->input != NULL && bf_in_ready(self, j, c) == 1)
             cl_bit_set(a->arrived, (size_t)self->me);
     }
     return a;
@@ -243,6 +245,53 @@ void bf_hold(cl_coll_t *self, int j, size_t c, const uint8_t *bm)
     bf_t *st = bf_st(self);
     cl_relay_hold(st->rl, j, c);
     memcpy(st->cbm[j] + c * self->nb, bm, self->nb);
+    const cl_coll_stage_t *sg = self->a.stage;
+    if (sg != NULL && !self->released && (st->consumer[j] < 0 || st->consumer[j] == self->me)) {
+        /* The chunk is final in the output buffer: its copy back may go. */
+        size_t first, cnt;
+        bf_chunk(self, j, c, &first, &cnt);
+        size_t off = (st->out_lo[j] + c * st->ce) * self->esize;
+        if (sg->out_done(sg->arg, off, cnt * self->esize) != COLLAB_OK)
+            cl_error("collective #%llu: the copy of a result chunk back to the device failed",
+                     (unsigned long long)self->a.seq);
+    }
+}
+
+int bf_in_ready(cl_coll_t *self, int j, size_t c)
+{
+    const cl_coll_stage_t *sg = self->a.stage;
+    if (sg == NULL)
+        return 1;
+    /* A chunk was found not ready since the last pump: the copies land in
+       the order the butterfly asks for them, so the later ones wait for
+       the next pump too (one event query per pump, not one per chunk). */
+    if (self->in_wait)
+        return 0;
+    size_t first, cnt;
+    bf_chunk(self, j, c, &first, &cnt);
+    int r = sg->in_ready(sg->arg, first * self->esize, cnt * self->esize);
+    if (r == 0)
+        self->in_wait = true;
+    return r;
+}
+
+int bf_own_ready(cl_coll_t *self, int j, size_t c)
+{
+    bf_t *st = bf_st(self);
+    bf_acc_t *a = bf_acc(self, j, c, false);
+    if (a == NULL || st->input == NULL || cl_bit(a->arrived, (size_t)self->me) ||
+        cl_relay_held(st->rl, j, c))
+        return COLLAB_OK;
+    int r = bf_in_ready(self, j, c);
+    if (r <= 0)
+        return r;
+    cl_bit_set(a->arrived, (size_t)self->me);
+    if (st->eager) {
+        int rc = s_fold(self, a, j, c);
+        if (rc != COLLAB_OK)
+            return rc;
+    }
+    return bf_try_finalize(self, j, c);
 }
 
 /* Computes the result of (j, c) into out (cnt elements); *included gets

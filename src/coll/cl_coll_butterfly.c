@@ -30,6 +30,14 @@
     the root; reduce_scatter_block: (n-1)/n x S each (S = n blocks).
     Latency: two message steps plus the pipeline fill of one chunk.
 
+    Device buffers (a.stage, docs/cuda.md "Chunk pipeline"): at its start
+    the butterfly asks staging for every chunk of its input in the order
+    above (its own part's too), sends DATA for a chunk, and counts its own
+    contribution to a chunk it reduces, only once staging says the
+    chunk's copy from the device has landed (until then the producer waits
+    in `pend`, retried by s_pump), and reports each chunk of the output
+    that it holds, so that its copy back starts at once.
+
     Failures (cl_relay.c): a reducer finishes its chunks without a
     contributor that failed before its data arrived.  When a reducer fails,
     a consumer lacking its chunks starts a repair: holders relay them
@@ -51,6 +59,7 @@ static void s_destroy(cl_coll_t *self)
     if (st->rl != NULL && st->acc != NULL)
         bf_acc_free_all(self);
     CL_FREE_ROWS(st->sent, st->nparts);
+    CL_FREE_ROWS(st->pend, st->nparts);
     CL_FREE_ROWS(st->cbm, st->nparts);
     CL_FREE_ROWS(st->tags, st->nparts);
     CL_FREE_ROWS(st->rfrom, st->nparts);
@@ -91,6 +100,16 @@ static int s_contribute_to(cl_coll_t *self, int j, size_t c, int to)
     uint8_t *sent = st->sent[j] + c * self->nb;
     if (to == self->me || cl_bit(sent, (size_t)to) || st->input == NULL)
         return COLLAB_OK;
+    /* Staged input: DATA goes once the chunk's copy from the device has
+       completed; until then the producer waits in pend (s_pump). */
+    int ready = bf_in_ready(self, j, c);
+    if (ready < 0)
+        return ready;
+    if (ready == 0) {
+        cl_bit_set(st->pend[j] + c * self->nb, (size_t)to);
+        return COLLAB_OK;
+    }
+    cl_bit_clr(st->pend[j] + c * self->nb, (size_t)to);
     cl_bit_set(sent, (size_t)to);
     size_t first, cnt;
     bf_chunk(self, j, c, &first, &cnt);
@@ -331,13 +350,15 @@ static int s_setup(cl_coll_t *self)
     st->rl = cl_relay_new(self, st->nparts, &s_ops);
     st->acc = calloc(P, sizeof *st->acc);
     st->sent = calloc(P, sizeof *st->sent);
+    st->pend = calloc(P, sizeof *st->pend);
     st->cbm = calloc(P, sizeof *st->cbm);
     st->tags = calloc(P, sizeof *st->tags);
     st->rfrom = calloc(P, sizeof *st->rfrom);
     st->vprod = calloc(P, sizeof *st->vprod);
     st->store = calloc(P, sizeof *st->store);
-    if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->cbm == NULL ||
-        st->tags == NULL || st->rfrom == NULL || st->vprod == NULL || st->store == NULL)
+    if (st->rl == NULL || st->acc == NULL || st->sent == NULL || st->pend == NULL ||
+        st->cbm == NULL || st->tags == NULL || st->rfrom == NULL || st->vprod == NULL ||
+        st->store == NULL)
         return COLLAB_ERR_NO_MEM;
     size_t cb = st->ce * self->esize;
     for (int j = 0; j < st->nparts; j++) {
@@ -348,12 +369,13 @@ static int s_setup(cl_coll_t *self)
             COLLAB_OK)
             return rc;
         st->sent[j] = calloc(nch, self->nb);
+        st->pend[j] = calloc(nch, self->nb);
         st->cbm[j] = calloc(nch, self->nb);
         st->tags[j] = calloc(nch, bf_slot(self));
         st->rfrom[j] = malloc(nch * sizeof(int));
         st->vprod[j] = malloc(nch * sizeof(int));
-        if (st->sent[j] == NULL || st->cbm[j] == NULL || st->tags[j] == NULL ||
-            st->rfrom[j] == NULL || st->vprod[j] == NULL)
+        if (st->sent[j] == NULL || st->pend[j] == NULL || st->cbm[j] == NULL ||
+            st->tags[j] == NULL || st->rfrom[j] == NULL || st->vprod[j] == NULL)
             return COLLAB_ERR_NO_MEM;
         for (size_t c = 0; c < nch; c++) {
             st->rfrom[j][c] = -1;
@@ -408,11 +430,28 @@ static int s_start(cl_coll_t *self)
         size_t nch = cl_relay_nchunks(st->rl, j);
         maxc = nch > maxc ? nch : maxc;
     }
+    const cl_coll_stage_t *sg = self->a.stage;
+    if (sg != NULL) {
+        /* Staged input: the chunks' copies from the device are queued in
+           the order they are sent (chunk-major), this member's own part
+           included (it folds its own input). */
+        sg->begin(sg->arg);
+        for (size_t c = 0; c < maxc; c++)
+            for (int j = 0; j < st->nparts; j++) {
+                size_t first, cnt;
+                if (c >= cl_relay_nchunks(st->rl, j))
+                    continue;
+                bf_chunk(self, j, c, &first, &cnt);
+                if ((rc = sg->in_need(sg->arg, first * self->esize, cnt * self->esize)) !=
+                    COLLAB_OK)
+                    return rc;
+            }
+    }
     for (size_t c = 0; c < maxc && rc == COLLAB_OK; c++)
         for (int j = 0; j < st->nparts && rc == COLLAB_OK; j++)
             if (c < cl_relay_nchunks(st->rl, j) && s_needed(self, j) && st->prod0[j] != self->me) {
                 rc = s_contribute_to(self, j, c, st->prod0[j]);
-                if (rc == COLLAB_ERR_NO_MEM)
+                if (rc == COLLAB_ERR_NO_MEM || rc == COLLAB_ERR_INTERNAL) /* memory, device */
                     return rc;
                 rc = COLLAB_OK;
             }
@@ -630,6 +669,42 @@ static void s_expect(cl_coll_t *self, size_t *bytes)
     cl_relay_expect(st->rl, bytes);
 }
 
+/* Staged input (a.stage): sends the DATA and counts the own contributions
+   that waited for their chunk's copy from the device, chunk-major as
+   s_start sends them. */
+static int s_pump(cl_coll_t *self)
+{
+    bf_t *st = bf_st(self);
+    size_t maxc = 0;
+    for (int j = 0; j < st->nparts; j++) {
+        size_t nch = cl_relay_nchunks(st->rl, j);
+        maxc = nch > maxc ? nch : maxc;
+    }
+    /* In the order the copies were queued: past the first chunk not ready
+       yet, none is (bf_in_ready). */
+    for (size_t c = 0; c < maxc && !self->done && !self->in_wait; c++)
+        for (int j = 0; j < st->nparts && !self->done && !self->in_wait; j++) {
+            if (c >= cl_relay_nchunks(st->rl, j))
+                continue;
+            const uint8_t *pend = st->pend[j] + c * self->nb;
+            for (int m = 0; m < self->n; m++) {
+                if (!cl_bit(pend, (size_t)m))
+                    continue;
+                if (!cl_coll_alive(self, m)) {
+                    cl_bit_clr(st->pend[j] + c * self->nb, (size_t)m);
+                    continue;
+                }
+                int rc = s_contribute_to(self, j, c, m);
+                if (rc == COLLAB_ERR_NO_MEM || rc == COLLAB_ERR_INTERNAL)
+                    return rc;
+            }
+            int rc = bf_own_ready(self, j, c);
+            if (rc != COLLAB_OK)
+                return rc;
+        }
+    return s_check(self);
+}
+
 static int s_release(cl_coll_t *self)
 {
     /* Allreduce completes only when every live member holds everything,
@@ -648,4 +723,5 @@ const cl_algo_t cl_algo_butterfly = {
     .expect = s_expect,
     .release = s_release,
     .destroy = s_destroy,
+    .pump = s_pump,
 };

@@ -31,6 +31,7 @@ typedef struct {
     int *prod0;      /* per part: first producer */
     bf_acc_t **acc;  /* per part: per chunk, or NULL until needed */
     uint8_t **sent;  /* per part: nchunks x nb, producers this member sent to */
+    uint8_t **pend;  /* per part: nchunks x nb, producers waiting for staged input (a.stage) */
     uint8_t **cbm;   /* per part: nchunks x nb, contributors of each held chunk */
     uint8_t **tags;  /* per part: nchunks x bf_slot, its producer's proof of each held chunk */
     int **rfrom;     /* per part: per chunk, member that delivered the RESULT (-1) */
@@ -80,7 +81,18 @@ int bf_contribute(cl_coll_t *self, int j, size_t c, int m, const void *data, siz
    or a negative status. */
 int bf_try_finalize(cl_coll_t *self, int j, size_t c);
 
-/* Records (j, c) as held with contributor bitmap bm. */
+/* Whether this member's input of (j, c) may be read: 1 (always without
+   a.stage), 0 not yet (self->in_wait is set: cl_coll_pump asks again, and
+   until then every chunk answers 0), or a negative status. */
+int bf_in_ready(cl_coll_t *self, int j, size_t c);
+
+/* Staged input: counts this member's own contribution to (j, c), which it
+   produces, once its input is ready, and finishes the chunk when it can.
+   Returns 0 or a negative status. */
+int bf_own_ready(cl_coll_t *self, int j, size_t c);
+
+/* Records (j, c) as held with contributor bitmap bm; with a.stage, a chunk
+   of the output buffer is reported final. */
 void bf_hold(cl_coll_t *self, int j, size_t c, const uint8_t *bm);
 
 /* Frees the accumulators. */

@@ -60,6 +60,10 @@ typedef struct cl_algo {
     int (*release)(cl_coll_t *self);
     /* Frees `st`. */
     void (*destroy)(cl_coll_t *self);
+    /* Optional (algorithms that read a staged input, cl_coll_stage_aware):
+       retries what waited for input; sets self->in_wait again when
+       something still waits.  Returns 0 or a negative status. */
+    int (*pump)(cl_coll_t *self);
 } cl_algo_t;
 
 struct cl_coll {
@@ -87,6 +91,7 @@ struct cl_coll {
     bool started;          /* cl_coll_start ran */
     bool done;             /* completed */
     bool released;         /* user buffers dropped */
+    bool in_wait;          /* waits for staged input (a.stage): cl_coll_pump retries */
     int status;            /* completion status */
     int *contrib;          /* comm ranks whose contribution is in the result */
     int ncontrib;

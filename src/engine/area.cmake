@@ -146,6 +146,10 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   add_test(NAME cl_stage_mixed COMMAND cl_stage_test mixed)
   set_tests_properties(cl_stage_test PROPERTIES TIMEOUT 120 LABELS selftest)
   set_tests_properties(cl_stage_mixed PROPERTIES TIMEOUT 120 LABELS swarm)
+  add_test(NAME cl_stage_mixed_verify COMMAND cl_stage_test mixed verify)
+  set_tests_properties(cl_stage_mixed_verify PROPERTIES TIMEOUT 120 LABELS swarm)
+  add_test(NAME cl_stage_mixed_whole COMMAND cl_stage_test mixed whole)
+  set_tests_properties(cl_stage_mixed_whole PROPERTIES TIMEOUT 120 LABELS swarm)
   # Real processes over loopback (see the scenarios in tests/swarm/test_swarm.c).
   add_executable(test_swarm ${_eng_swarm}/test_swarm.c ${_eng_swarm}/test_swarm_util.c
     ${_eng_swarm}/test_swarm_groups.c

@@ -44,7 +44,7 @@ cl_engine_t *cl_api_engine(void)
 int cl_api_run(collab_request_t *req, collab_request_t **req_out)
 {
     cl_engine_t *e = cl_api_engine();
-    int rc = e != NULL ? cl_stage_in(req) : COLLAB_ERR_NOT_INIT;
+    int rc = e != NULL ? cl_stage_in(req, cl_engine_wake_fd(e)) : COLLAB_ERR_NOT_INIT;
     if (rc == COLLAB_OK && req->op == CL_OP_COLL && req->comm != NULL) {
         /* Counted first, so that the engine grants no fast path while it
            is outstanding (cl_fast_grant), then the grant is dropped. */
@@ -162,6 +162,7 @@ int collab_init(const collab_init_args_t *args)
         pthread_mutex_unlock(&s_life);
         return COLLAB_ERR_CONFIG;
     }
+    cl_device_set_pipeline(cfg.cuda_pipeline);
     if (args != NULL && args->abi_name != NULL)
         cl_debug("starting (%s face, thread level %d)", args->abi_name,
                  args->requested_thread_level);
@@ -669,7 +670,7 @@ int collab_recv(collab_comm_t *comm, void *buf, size_t bytes, int src, int tag,
     if (req != NULL)
         return cl_api_run(r, req);
     cl_engine_t *e = cl_api_engine();
-    rc = e != NULL ? cl_stage_in(r) : COLLAB_ERR_NOT_INIT;
+    rc = e != NULL ? cl_stage_in(r, cl_engine_wake_fd(e)) : COLLAB_ERR_NOT_INIT;
     if (rc == COLLAB_OK)
         rc = cl_engine_submit(e, r);
     if (rc != COLLAB_OK) {

@@ -166,6 +166,11 @@ int cl_engine_submit(cl_engine_t *self, collab_request_t *req)
     return COLLAB_OK;
 }
 
+int cl_engine_wake_fd(const cl_engine_t *self)
+{
+    return self->wake_fd;
+}
+
 /* Finalize, once this peer's collectives are done (or their deadline
    passed): a member says goodbye naming what it took part in and waits
    for the others' acknowledgements (cl_engine_leave.c); then it has left. */

@@ -79,6 +79,12 @@ int cl_engine_report_value(cl_engine_t *self, const char *name, double value);
    engine has stopped (req is then not touched). */
 int cl_engine_submit(cl_engine_t *self, collab_request_t *req);
 
+/* The file descriptor (an eventfd) that wakes the engine's loop when 8
+   bytes holding 1 are written to it, from any thread (the device's
+   callbacks of the staging pipeline, cl_stage.c); the loop then runs its
+   timers.  Valid while the engine lives. */
+int cl_engine_wake_fd(const cl_engine_t *self);
+
 /* Leaves the swarm gracefully (pending operations complete first, others
    are told at once), stops the thread and frees everything; nulls *self_p. */
 int cl_engine_stop(cl_engine_t **self_p);

@@ -25,6 +25,7 @@
 
 #include "engine/cl_comm.h"
 #include "engine/cl_engine_timer.h"
+#include "engine/cl_stage.h"
 #include "mpi_collab.h"
 #include "util/cl_log.h"
 
@@ -253,7 +254,10 @@ static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
             cl_warn("no result of the swarm's start-up %s #%llu reached this peer; it keeps "
                     "its own input",
                     x->kind_name(c->kind), (unsigned long long)i);
-            if (c->kind == CL_COLL_ALLREDUCE && c->sendbuf != NULL && want > 0)
+            /* (Device input still on the device under the staging
+               pipeline: staging copies it at completion.) */
+            if (c->kind == CL_COLL_ALLREDUCE && c->sendbuf != NULL && want > 0 &&
+                !cl_stage_keep_input(req))
                 memcpy(c->recvbuf, c->sendbuf, want);
         }
     } else {

@@ -472,6 +472,17 @@ double eng_coll_timer(struct cl_engine *e, double now)
     bool any_active = false;
     for (size_t i = 0; i < e->nstreams; i++) {
         stream_t *s = e->streams[i];
+        /* Device input on its way to host memory (cl_stage.c). */
+        if (s->stage_wait) {
+            s->stage_wait = false;
+            eng_coll_try_start(e, s);
+        }
+        if (s->active != NULL && cl_coll_waits_input(s->active)) {
+            (void)cl_coll_pump(s->active);
+            eng_coll_check_done(e, s);
+        }
+        if (s->stage_wait || (s->active != NULL && cl_coll_waits_input(s->active)))
+            next = fmin(next, now + ENG_STAGE_POLL);
         if (s->active != NULL) {
             any_active = true;
             if (tick)

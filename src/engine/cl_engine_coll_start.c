@@ -16,6 +16,7 @@
 */
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
+#include "engine/cl_stage.h"
 
 #include "util/cl_log.h"
 
@@ -210,6 +211,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
 {
     const cl_settings_t *set = cl_member_settings(e->mb);
     member_t *mem = NULL;
+    s->stage_wait = false; /* set again below if it must wait for its device input */
     int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;
@@ -274,6 +276,21 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
             args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
             args.verify_target = eng_verify_target(e, ranks, n, s->comm);
     }
+    /* Device buffers under the staging pipeline: a collective that does
+       not read its input chunk by chunk starts once the whole input is
+       in host memory (the loop looks again every ENG_STAGE_POLL, or when
+       the device wakes it). */
+    args.stage = cl_stage_hooks(req);
+    if (args.stage != NULL && !cl_coll_stage_aware(&args)) {
+        int ready = cl_stage_in_whole(req);
+        if (ready < 0) {
+            rc = ready;
+            goto err;
+        }
+        if (ready == 0)
+            goto defer;
+        args.stage = NULL;
+    }
     ctx->e = e;
     ctx->s = s;
     ctx->seq = args.seq;
@@ -326,6 +343,16 @@ err:
     eng_coll_ctx_free(&ctx);
     cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);
+    return;
+defer:
+    free(mem);
+    free(ranks);
+    free(weights);
+    free(clients);
+    free(bandwidths);
+    eng_coll_ctx_free(&ctx);
+    zlist_push(s->queue, req); /* first again */
+    s->stage_wait = true;
 }
 
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
@@ -426,6 +453,8 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
             }
         }
         start_gen(e, s, req, gen);
+        if (s->stage_wait)
+            return; /* eng_coll_timer tries again */
     }
 }
 

@@ -114,6 +114,8 @@ struct stream {
     buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
     uint64_t nstarts;                /* starts (and restarts) of collectives on this stream */
     bool taking;                     /* eng_coll_take_buffered runs (it may start the next one) */
+    bool stage_wait;                 /* the first queued call waits for its staged device
+                                        input before it starts (cl_stage_in_whole) */
     bool take_again;                 /* a start inside it asked for another pass */
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */

@@ -8,8 +8,11 @@
     program's queued kernels have finished writing them).  cl_stage_out,
     called by the thread that completes the call (blocking call, wait or
     test), copies the outputs into the user's device buffers before the
-    call returns.  The engine and the collective algorithms only ever see
-    host memory.  Without device support both calls cost one load.
+    call returns.  A large all-reduce runs the chunk pipeline instead:
+    copies in both directions overlap the network, driven by the
+    collective through cl_stage_hooks (cl_stage.c's top comment).  The
+    engine and the collective algorithms only ever see host memory.
+    Without device support both calls cost one load.
 */
 #ifndef CL_STAGE_H_INCLUDED
 #define CL_STAGE_H_INCLUDED
@@ -20,9 +23,29 @@
 
 typedef struct cl_stage cl_stage_t;
 
-/* Stages req's device buffers (see above).  Returns 0 (also when there is
+/* Stages req's device buffers (see above).  wake_fd: the engine's wake-up
+   (cl_engine_wake_fd), which the device writes once each chunk of a
+   pipelined input has landed, or -1.  Returns 0 (also when there is
    nothing to stage), or a negative status (logged) with req unchanged. */
-int cl_stage_in(collab_request_t *req);
+int cl_stage_in(collab_request_t *req, int wake_fd);
+
+/* The chunk pipeline's hooks for req's collective (see cl_stage.c), or
+   NULL when req's buffers were staged whole (or are host memory).  Valid
+   until req completes. */
+const cl_coll_stage_t *cl_stage_hooks(const collab_request_t *req);
+
+/* For a collective that is not stage-aware (cl_coll_stage_aware) under
+   the pipeline: queues the copy of the whole input; 1 once it has
+   completed (or there is nothing to copy), 0 not yet (ask again later),
+   negative on a device failure.  Never waits. */
+int cl_stage_in_whole(collab_request_t *req);
+
+/* The result of req, an all-reduce completed without running (a joiner's
+   start-up call that got no result from the swarm), is its own input:
+   true when staging takes that over (the input is still on the device
+   under the pipeline; it is copied to the user's output at completion),
+   false when the caller copies sendbuf to recvbuf itself. */
+bool cl_stage_keep_input(collab_request_t *req);
 
 /* Copies req's staged outputs to the user's device buffers, once, when
    req completed with status 0.  Returns req's status, or the copy's error. */

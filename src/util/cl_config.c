@@ -403,6 +403,11 @@ static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
+static int p_cuda_pipeline(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return cl_config_value_bool(value, &cfg->cuda_pipeline, why, whylen);
+}
+
 static int p_nccl_async(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return cl_config_value_bool(value, &cfg->nccl_async, why, whylen);
@@ -537,6 +542,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "report a reducer whose result is wrong (swarm-wide)")                                       \
     X("COLLAB_CUDA", "auto", p_cuda,                                                               \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
+    X("COLLAB_CUDA_PIPELINE", "1", p_cuda_pipeline,                                                \
+      "1: an all-reduce of 64 KiB or more of device buffers is copied to and from the device "     \
+      "chunk by chunk while other chunks are on the network; 0: whole buffers, before and after")  \
     X("COLLAB_NCCL_ASYNC", "0", p_nccl_async,                                                      \
       "NCCL face: 0: each call returns once its operation completed; 1: calls return at once "     \
       "and the program's streams wait for the operation (can deadlock, see docs/nccl.md §3)")     \

@@ -68,6 +68,8 @@ typedef struct {
     bool verify;              /* COLLAB_VERIFY (docs/security.md §6c) */
     bool verify_set;          /* true if COLLAB_VERIFY was given */
     int cuda;                 /* COLLAB_CUDA: -1 auto, 0 off, 1 required */
+    bool cuda_pipeline;       /* COLLAB_CUDA_PIPELINE: large all-reduces of device buffers
+                                 staged chunk by chunk (cl_stage.c) */
     bool shm;                 /* COLLAB_SHM: auto (true) or 0 */
     bool nccl_async;          /* COLLAB_NCCL_ASYNC: the NCCL face returns before completion */
     bool shm_fast;            /* COLLAB_SHM_FAST: small collectives of two same-host peers done

@@ -132,6 +132,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->world_size = 64;
     cfg->rank = -1;
     cfg->cuda = -1;
+    cfg->cuda_pipeline = true;
     cfg->shm = true;
     cfg->shm_fast = true;
     cfg->min_group = 1;

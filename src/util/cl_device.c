@@ -292,6 +292,63 @@ int cl_device_h2d(const cl_devattr_t *a, void *dev, const void *host, size_t n)
     return COLLAB_OK;
 }
 
+static atomic_bool s_pipeline = true; /* COLLAB_CUDA_PIPELINE */
+
+void cl_device_set_pipeline(bool on)
+{
+    atomic_store(&s_pipeline, on);
+}
+
+bool cl_device_can_pipeline(void)
+{
+    /* Not under the NCCL face (collab_device_ordered): there the program's
+       streams wait for the operation, and a driver call of the engine
+       thread could wait behind a program thread that holds the driver's
+       lock while it waits for such a stream (docs/nccl.md). */
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    return atomic_load(&s_pipeline) && !atomic_load(&s_ordered) && ops != NULL && ops->copy_async != NULL && ops->event_done != NULL &&
+           ops->event_free != NULL && ops->stream_sync != NULL;
+}
+
+int cl_device_copy_async(const cl_devattr_t *a, void *host, void *dev, size_t n, bool to_host,
+                         void **event)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    if (ops == NULL || ops->copy_async(a->context, host, dev, n, to_host ? 1 : 0, event) != 0)
+        return fail(ops, to_host ? "queued to host copy" : "queued from host copy");
+    return COLLAB_OK;
+}
+
+int cl_device_event_done(const cl_devattr_t *a, void *event)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    int r = ops != NULL ? ops->event_done(a->context, event) : -1;
+    return r >= 0 ? r : fail(ops, "event query");
+}
+
+void cl_device_event_free(const cl_devattr_t *a, void *event)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    if (ops != NULL && event != NULL)
+        ops->event_free(a->context, event);
+}
+
+int cl_device_stream_sync(const cl_devattr_t *a)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    if (ops == NULL || ops->stream_sync(a->context) != 0)
+        return fail(ops, "stream synchronisation");
+    return COLLAB_OK;
+}
+
+int cl_device_host_wake(const cl_devattr_t *a, int fd)
+{
+    const cl_devops_t *ops = atomic_load(&cl_device_ops_p);
+    if (ops == NULL || ops->host_wake == NULL || ops->host_wake(a->context, fd) != 0)
+        return COLLAB_ERR_INTERNAL;
+    return COLLAB_OK;
+}
+
 void collab_device_ordered(void)
 {
     atomic_store(&s_ordered, true);

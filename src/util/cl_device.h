@@ -71,6 +71,27 @@ int cl_device_pinned_reserve(const size_t *sizes, int n);
    log line naming the driver's reason on failure. */
 int cl_device_d2h(const cl_devattr_t *a, void *host, const void *dev, size_t n);
 int cl_device_h2d(const cl_devattr_t *a, void *dev, const void *host, size_t n);
+/* The chunk pipeline of staging (cl_stage.c): true when the table has the
+   queued copies and events (ABI 3).  copy_async queues a copy on the
+   library stream of a's context and returns at once (an event after it in
+   *event when event != NULL); event_done answers 1 (completed), 0 (not
+   yet) or a negative status without waiting; stream_sync waits for the
+   library stream.  Failures are logged with the driver's reason and
+   answered COLLAB_ERR_INTERNAL. */
+bool cl_device_can_pipeline(void);
+/* COLLAB_CUDA_PIPELINE: false turns the chunk pipeline off (whole-buffer
+   staging for every call); set at collab_init. */
+void cl_device_set_pipeline(bool on);
+int cl_device_copy_async(const cl_devattr_t *a, void *host, void *dev, size_t n, bool to_host,
+                         void **event);
+int cl_device_event_done(const cl_devattr_t *a, void *event);
+void cl_device_event_free(const cl_devattr_t *a, void *event);
+int cl_device_stream_sync(const cl_devattr_t *a);
+/* Wakes the engine (writes to the eventfd fd) once the library stream of
+   a's context has done what is queued on it; COLLAB_ERR_INTERNAL where the
+   table cannot (the caller then relies on its timer). */
+int cl_device_host_wake(const cl_devattr_t *a, int fd);
+
 /* Waits for the device work of a's context (queued kernels may still be
    writing a buffer the library is about to read or write); returns at
    once after collab_device_ordered(). */

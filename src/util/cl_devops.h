@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_DEVOPS_ABI 2
+#define CL_DEVOPS_ABI 3
 
 /* query() results. */
 #define CL_DEVQ_HOST 0   /* host memory (or registered/pinned host memory) */
@@ -104,6 +104,25 @@ typedef struct {
     /* Device memory in the current context (cuMemAlloc / cuMemFree). */
     int (*dev_alloc)(void **p, size_t n);
     int (*dev_free)(void *p);
+    /* The chunk pipeline of staging (cl_stage.c, ABI 3).  Any thread; none
+       of these waits for the device except stream_sync.  copy_async queues
+       a copy of n bytes on ctx's library stream, from device memory dev to
+       pinned host memory host when to_host, else the reverse, and returns
+       at once; with event != NULL it records an event after the copy and
+       returns it in *event (free it with event_free). */
+    int (*copy_async)(void *ctx, void *host, void *dev, size_t n, int to_host, void **event);
+    /* 1 once the event has completed, 0 while not yet, negative on error;
+       never waits.  event_free releases a completed event (the plugin
+       recycles it rather than destroy it on the engine's thread). */
+    int (*event_done)(void *ctx, void *event);
+    void (*event_free)(void *ctx, void *event);
+    /* Waits for all work queued on ctx's library stream. */
+    int (*stream_sync)(void *ctx);
+    /* Queues on ctx's library stream a host function that writes an
+       8-byte 1 to fd (an eventfd) once the work queued before it has
+       completed, and returns at once (cuLaunchHostFunc).  NULL: the core
+       looks at the events on a timer only. */
+    int (*host_wake)(void *ctx, int fd);
 } cl_devops_t;
 
 /* The one symbol the plugin exports. */

@@ -15,6 +15,16 @@
     mixed` runs three processes over loopback, two with device buffers and
     one with host buffers, through a start-up broadcast, all-reduces and an
     allgather.
+
+    The fake's queued copies (the staging pipeline, copy_async) are
+    asynchronous as on a GPU: they join one FIFO "stream" that a device
+    thread of the fake works through, one copy every FAKE_COPY_US, and an
+    event completes only once the device thread has done the copies before
+    it.  Until then the destination of a device-to-host copy holds a
+    poison pattern (all bits set: NaN in every float type), so a chunk
+    read or sent before its event completed turns the result into NaN and
+    the bitwise comparisons with the host path fail; a result read from
+    the device before the library waited for its stream is stale.
 */
 #define _GNU_SOURCE
 #include "elastic/cl_statereg.h"
@@ -48,6 +58,22 @@ static struct {
 static int s_nalloc;
 static uint64_t s_next_id = 1;
 static int s_host_allocs, s_syncs, s_d2h, s_h2d;
+
+/* The fake's stream (see the top comment). */
+#define FAKE_COPY_US 300
+typedef struct fake_op {
+    struct fake_op *next;
+    void *dst;
+    const void *src, *dev;
+    size_t n;
+    int *event; /* set to 1 once done, or NULL */
+    int wake;   /* host_wake: an eventfd written once done, else -1 */
+} fake_op_t;
+static pthread_mutex_t s_smu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t s_scv = PTHREAD_COND_INITIALIZER;
+static fake_op_t *s_head, *s_tail;
+static int s_async_d2h, s_async_h2d, s_events_live, s_wakes;
+static int f_copy(void *dst, const void *src, size_t n, const void *dev);
 
 static const char *f_describe(void)
 {
@@ -100,9 +126,130 @@ static int f_copy(void *dst, const void *src, size_t n, const void *dev)
     return 0;
 }
 
+/* Waits until the stream has done every queued copy. */
+static void stream_drain(void)
+{
+    pthread_mutex_lock(&s_smu);
+    while (s_head != NULL)
+        pthread_cond_wait(&s_scv, &s_smu);
+    pthread_mutex_unlock(&s_smu);
+}
+
+/* The device thread: one queued copy every FAKE_COPY_US, in order. */
+static void *stream_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&s_smu);
+    for (;;) {
+        while (s_head == NULL)
+            pthread_cond_wait(&s_scv, &s_smu);
+        pthread_mutex_unlock(&s_smu);
+        nanosleep(&(struct timespec){0, FAKE_COPY_US * 1000L}, NULL);
+        pthread_mutex_lock(&s_smu);
+        fake_op_t *op = s_head;
+        pthread_mutex_unlock(&s_smu);
+        int rc = op->n > 0 ? f_copy(op->dst, op->src, op->n, op->dev) : 0;
+        CHECK(rc == 0);
+        if (op->wake >= 0) {
+            uint64_t one = 1;
+            CHECK(write(op->wake, &one, sizeof one) == sizeof one);
+            __atomic_add_fetch(&s_wakes, 1, __ATOMIC_RELAXED);
+        }
+        pthread_mutex_lock(&s_smu);
+        if (op->event != NULL)
+            __atomic_store_n(op->event, 1, __ATOMIC_RELEASE);
+        s_head = op->next;
+        if (s_head == NULL)
+            s_tail = NULL;
+        free(op);
+        pthread_cond_broadcast(&s_scv);
+    }
+    return NULL;
+}
+
+static void stream_start(void)
+{
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, stream_main, NULL) == 0);
+    pthread_detach(t);
+}
+
+static void stream_push(fake_op_t *op)
+{
+    pthread_mutex_lock(&s_smu);
+    if (s_tail != NULL)
+        s_tail->next = op;
+    else
+        s_head = op;
+    s_tail = op;
+    pthread_cond_broadcast(&s_scv);
+    pthread_mutex_unlock(&s_smu);
+}
+
+static int f_host_wake(void *ctx, int fd)
+{
+    (void)ctx;
+    fake_op_t *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return -1;
+    op->wake = fd;
+    stream_push(op);
+    return 0;
+}
+
+static int f_copy_async(void *ctx, void *host, void *dev, size_t n, int to_host, void **event)
+{
+    (void)ctx;
+    if (in_arena(host, 1) || !in_arena(dev, n))
+        return -1;
+    fake_op_t *op = calloc(1, sizeof *op);
+    if (op == NULL)
+        return -1;
+    op->wake = -1;
+    if (to_host) {
+        memset(host, 0xff, n); /* poison until the copy is done */
+        op->dst = host, op->src = dev;
+        __atomic_add_fetch(&s_async_d2h, 1, __ATOMIC_RELAXED);
+    } else {
+        op->dst = dev, op->src = host;
+        __atomic_add_fetch(&s_async_h2d, 1, __ATOMIC_RELAXED);
+    }
+    op->dev = dev;
+    op->n = n;
+    if (event != NULL) {
+        op->event = calloc(1, sizeof *op->event);
+        *event = op->event;
+        __atomic_add_fetch(&s_events_live, 1, __ATOMIC_RELAXED);
+    }
+    stream_push(op);
+    return 0;
+}
+
+static int f_event_done(void *ctx, void *event)
+{
+    (void)ctx;
+    return __atomic_load_n((int *)event, __ATOMIC_ACQUIRE);
+}
+
+static void f_event_free(void *ctx, void *event)
+{
+    (void)ctx;
+    CHECK(f_event_done(ctx, event) == 1); /* the library frees events once completed */
+    __atomic_sub_fetch(&s_events_live, 1, __ATOMIC_RELAXED);
+    free(event);
+}
+
+static int f_stream_sync(void *ctx)
+{
+    (void)ctx;
+    stream_drain();
+    return 0;
+}
+
 static int f_d2h(void *ctx, void *host, const void *dev, size_t n)
 {
     (void)ctx;
+    stream_drain(); /* the copies of one stream run in order */
     if (in_arena(host, 1))
         return -1;
     __atomic_add_fetch(&s_d2h, 1, __ATOMIC_RELAXED);
@@ -112,6 +259,7 @@ static int f_d2h(void *ctx, void *host, const void *dev, size_t n)
 static int f_h2d(void *ctx, void *dev, const void *host, size_t n)
 {
     (void)ctx;
+    stream_drain();
     if (in_arena(host, 1))
         return -1;
     __atomic_add_fetch(&s_h2d, 1, __ATOMIC_RELAXED);
@@ -149,7 +297,13 @@ static const cl_devops_t s_fake = {
     .copy = f_copy_any,
     .ctx_sync = f_sync,
     .last_error = f_error,
+    .copy_async = f_copy_async,
+    .event_done = f_event_done,
+    .event_free = f_event_free,
+    .stream_sync = f_stream_sync,
+    .host_wake = f_host_wake,
 };
+static cl_devops_t s_fake_timer; /* s_fake without host_wake: the engine's timer only */
 
 /* A "device" allocation of n bytes holding init (or zeros). */
 static void *dev_new(const void *init, size_t n)
@@ -314,6 +468,73 @@ static void test_registry(void)
 
 #define MIXED_N 3
 #define MIXED_COUNT 5000
+#define BIG_COUNT 300000 /* 2.4 MB: the butterfly, about 12 chunks each way */
+
+/* `mixed verify`: COLLAB_VERIFY on, under which the all-reduce is not
+   stage-aware: it starts once the whole input is in host memory and its
+   output goes back whole; the fake cannot wake the engine here, which
+   looks at the events on its timer. */
+static bool s_verify;
+/* `mixed whole`: COLLAB_CUDA_PIPELINE=0, whole-buffer staging (no queued
+   copy), the same bits. */
+static bool s_whole;
+
+/* The staging pipeline over the butterfly: every form of a large
+   all-reduce with device buffers gives the host path's bits (the host
+   path runs first, with the same inputs, as reference), while the fake's
+   copies are slower than loopback. */
+static void mixed_big(collab_comm_t *w, int me, bool device)
+{
+    static double x[BIG_COUNT], ref[BIG_COUNT], y[BIG_COUNT];
+    for (int i = 0; i < BIG_COUNT; i++) /* rounding makes the order of the sums count */
+        x[i] = (double)(me + 1) / 3.0 * (i % 977) + 1e-7 * i;
+    CHECK(collab_allreduce(w, x, ref, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    CHECK(ref[1] == ref[1] && ref[BIG_COUNT - 1] == ref[BIG_COUNT - 1]); /* no NaN */
+    int d2h = s_async_d2h, h2d = s_async_h2d;
+    /* Device in, device out (host buffers at the host peer). */
+    double *dx = device ? dev_new(x, sizeof x) : x, *dy = device ? dev_new(NULL, sizeof y) : y;
+    memset(y, 0, sizeof y);
+    CHECK(collab_allreduce(w, dx, dy, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (device) {
+        dev_get(y, dy, sizeof y);
+        /* Chunk by chunk, both ways: one queued copy per chunk; or one
+           copy each way for a collective that is not stage-aware. */
+        if (s_whole)
+            CHECK(s_async_d2h == d2h && s_async_h2d == h2d);
+        else if (s_verify)
+            CHECK(s_async_d2h - d2h == 1 && s_async_h2d - h2d == 1);
+        else
+            CHECK(s_async_d2h - d2h >= 8 && s_async_h2d - h2d >= 8 && s_wakes > 0);
+    }
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    /* In place. */
+    double *dz = device ? dev_new(x, sizeof x) : y;
+    if (!device)
+        memcpy(y, x, sizeof y);
+    CHECK(collab_allreduce(w, NULL, dz, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (device)
+        dev_get(y, dz, sizeof y);
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    /* Nonblocking, the result in the device buffer once wait returns. */
+    collab_request_t *req = NULL;
+    double *dv = device ? dev_new(NULL, sizeof y) : y;
+    memset(y, 0, sizeof y);
+    CHECK(collab_allreduce(w, dx, dv, BIG_COUNT, COLLAB_DOUBLE, &SUM, &req) == COLLAB_OK);
+    CHECK(collab_wait(&req, NULL) == COLLAB_OK);
+    if (device)
+        dev_get(y, dv, sizeof y);
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    /* Mixed within one call: device input and host output at rank 0,
+       host input and device output at rank 2. */
+    memset(y, 0, sizeof y);
+    const double *in = me == 2 ? x : dx;
+    double *out = me == 0 ? y : dv;
+    CHECK(collab_allreduce(w, in, out, BIG_COUNT, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+    if (me == 2)
+        dev_get(y, dv, sizeof y);
+    CHECK(memcmp(y, ref, sizeof y) == 0);
+    CHECK(s_events_live == 0); /* every event freed */
+}
 
 static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *ports)
 {
@@ -331,6 +552,10 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
     setenv("COLLAB_MATCHMAKING_TIME", "5", 1);
     setenv("COLLAB_TIMEOUT", "3", 1);
     setenv("COLLAB_CUDA", "0", 1);
+    if (s_verify)
+        setenv("COLLAB_VERIFY", "1", 1);
+    if (s_whole)
+        setenv("COLLAB_CUDA_PIPELINE", "0", 1);
     if (me > 0) {
         v[0] = '\0';
         for (int j = 0; j < MIXED_N; j++)
@@ -341,8 +566,11 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
         setenv("COLLAB_INITIAL_PEERS", v, 1);
     }
     bool device = me != 1;
+    stream_start();
+    s_fake_timer = s_fake;
+    s_fake_timer.host_wake = NULL;
     if (device)
-        cl_device_use_ops(&s_fake);
+        cl_device_use_ops(s_verify ? &s_fake_timer : &s_fake);
     if (collab_init(NULL) != COLLAB_OK)
         return 2;
     collab_comm_t *w = collab_comm_world();
@@ -368,6 +596,7 @@ static int mixed_peer(int me, const char *dir, char (*addrs)[256], const int *po
             bad += y[i] != 6.0 * (i % 100) + 3.0 * step;
         CHECK(bad == 0);
     }
+    mixed_big(w, me, device);
     /* Gather everyone's rank into device or host memory. */
     int mine = 100 + me, all[MIXED_N] = {0};
     size_t counts[MIXED_N], displs[MIXED_N];
@@ -446,8 +675,12 @@ int main(int argc, char **argv)
         perror("mmap");
         return 1;
     }
-    if (argc > 1 && strcmp(argv[1], "mixed") == 0)
+    if (argc > 1 && strcmp(argv[1], "mixed") == 0) {
+        s_verify = argc > 2 && strcmp(argv[2], "verify") == 0;
+        s_whole = argc > 2 && strcmp(argv[2], "whole") == 0;
         return test_mixed();
+    }
+    stream_start();
     cl_device_use_ops(&s_fake);
     setenv("COLLAB_WORLD_SIZE", "1", 1);
     setenv("COLLAB_TIMEOUT", "2", 1);

@@ -91,6 +91,8 @@ static void test_good_values(void)
         {"COLLAB_SHM_FAST", "0", 15, 0},
         {"COLLAB_NCCL_ASYNC", "1", 16, 1},
         {"COLLAB_NCCL_ASYNC", "no", 16, 0},
+        {"COLLAB_CUDA_PIPELINE", "0", 17, 0},
+        {"COLLAB_CUDA_PIPELINE", "true", 17, 1},
         {"COLLAB_LEAVE_ON", "SIGTERM", 13, 1},
         {"COLLAB_LEAVE_ON", "sigterm", 13, 1},
         {"COLLAB_LEAVE_ON", "none", 13, 0},
@@ -157,6 +159,9 @@ static void test_good_values(void)
             break;
         case 16:
             got = cfg.nccl_async;
+            break;
+        case 17:
+            got = cfg.cuda_pipeline;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -274,6 +279,7 @@ static void test_bad_values(void)
         {"COLLAB_SHM", "", "expected auto or 0"},
         {"COLLAB_SHM_FAST", "auto", "expected 1 or 0"},
         {"COLLAB_NCCL_ASYNC", "async", "expected 1 or 0"},
+        {"COLLAB_CUDA_PIPELINE", "auto", "expected 1 or 0"},
         {"COLLAB_LOG", "verbose", "error, warn, info or debug"},
         {"COLLAB_LOG", "", "error, warn, info or debug"},
         {"COLLAB_LOG_FILE", "", "path of a file"},
@@ -472,7 +478,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 48);
+    CL_CHECK(n == 49);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -500,6 +506,7 @@ static void test_table(void)
                               "COLLAB_MAX_WEIGHT_RATIO",
                               "COLLAB_VERIFY",
                               "COLLAB_CUDA",
+                              "COLLAB_CUDA_PIPELINE",
                               "COLLAB_NCCL_ASYNC",
                               "COLLAB_SHM",
                               "COLLAB_SHM_FAST",
