@@ -85,8 +85,7 @@ const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
     return out;
 }
 
-/* eng_send without class EARLY's credit. */
-static int send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+int eng_send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
         m->hdr.epoch = cl_member_epoch(e->mb);
@@ -104,7 +103,7 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
     if (m->hdr.type == CL_MSG_COLL && e->p2p != NULL && !eng_relay_needed(e, to) &&
         memcmp(to->key, e->self_key, 32) != 0)
         return eng_p2p_coll_send(e->p2p, to, m);
-    return send_now(e, to, m);
+    return eng_send_now(e, to, m);
 }
 
 void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out)
@@ -531,89 +530,6 @@ static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
         eng_coll_peer_gone(e, p);
 }
 
-/* ---------------------------------------------------------------------- */
-/* The context of the point-to-point component (cl_engine_p2p.h): what it
-   may ask of the engine. */
-
-static double p2p_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
-static int p2p_self_rank(void *arg)
-{
-    struct cl_engine *e = arg;
-    return atomic_load(&e->rank);
-}
-
-static bool p2p_is_member(void *arg)
-{
-    const struct cl_engine *e = arg;
-    return e->state == ENG_MEMBER;
-}
-
-static double p2p_member_since(void *arg)
-{
-    const struct cl_engine *e = arg;
-    return e->member_since;
-}
-
-static cl_peer_t *p2p_member_at(void *arg, int w)
-{
-    const struct cl_engine *e = arg;
-    return cl_member_at_rank(e->mb, w);
-}
-
-static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
-{
-    return send_now(arg, to, m); /* a COLL message from a FIFO was counted */
-}
-
-static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
-{
-    const struct cl_engine *e = arg;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
-        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
-            return false;
-    }
-    return true;
-}
-
-static int p2p_link_version(void *arg, const uint8_t key[32])
-{
-    const struct cl_engine *e = arg;
-    return cl_transport_link_version(e->tp, key);
-}
-
-static void p2p_ban(void *arg, const uint8_t key[32], double seconds)
-{
-    const struct cl_engine *e = arg;
-    cl_transport_ban(e->tp, key, seconds);
-}
-
-static eng_p2p_t *p2p_new(struct cl_engine *e)
-{
-    eng_p2p_ctx_t ctx = {.arg = e,
-                         .cfg = &e->cfg,
-                         .t0 = e->t0,
-                         .incarnation = e->incarnation,
-                         .now = p2p_now,
-                         .self_rank = p2p_self_rank,
-                         .is_member = p2p_is_member,
-                         .member_since = p2p_member_since,
-                         .member_at = p2p_member_at,
-                         .send = p2p_send,
-                         .desc = eng_peer_desc,
-                         .comm_rank_is = p2p_comm_rank_is,
-                         .link_version = p2p_link_version,
-                         .ban = p2p_ban,
-                         .early_queued = eng_coll_early_queued,
-                         .coll_waits_for = eng_coll_waits_for};
-    return eng_p2p_new(&ctx);
-}
-
 static void wait_term(zsock_t *pipe)
 {
     for (;;) {
@@ -671,7 +587,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         eng_on_type(e, CL_MSG_P2P_CTL, on_data);
         eng_on_type(e, CL_MSG_GOODBYE, on_goodbye);
         e->mb = cl_member_new(e->self_key);
-        e->p2p = p2p_new(e);
+        e->p2p = eng_p2p_create(e);
         e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
         eng_member_init(e);
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */

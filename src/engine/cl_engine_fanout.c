@@ -3,8 +3,9 @@
 
     Each function tells the components, in a fixed order, what one view
     change did (docs/architecture.md); the loop's services are in
-    cl_engine.c.  The reports' component (cl_engine_report.c) gets its
-    context here too: most of what it reports is what these changes do.
+    cl_engine.c.  The reports' component (cl_engine_report.c) and the
+    point-to-point component (cl_engine_p2p.c) get their contexts here
+    too: the engine's adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -225,4 +226,87 @@ void eng_report_fini(struct cl_engine *e)
 int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
 {
     return eng_report_set_value(e->rep, name, value);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The context of the point-to-point component (cl_engine_p2p.h): what it
+   may ask of the engine. */
+
+static double p2p_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int p2p_self_rank(void *arg)
+{
+    struct cl_engine *e = arg;
+    return atomic_load(&e->rank);
+}
+
+static bool p2p_is_member(void *arg)
+{
+    const struct cl_engine *e = arg;
+    return e->state == ENG_MEMBER;
+}
+
+static double p2p_member_since(void *arg)
+{
+    const struct cl_engine *e = arg;
+    return e->member_since;
+}
+
+static cl_peer_t *p2p_member_at(void *arg, int w)
+{
+    const struct cl_engine *e = arg;
+    return cl_member_at_rank(e->mb, w);
+}
+
+static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_send_now(arg, to, m); /* a COLL message from a FIFO was counted */
+}
+
+static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
+{
+    const struct cl_engine *e = arg;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
+            return false;
+    }
+    return true;
+}
+
+static int p2p_link_version(void *arg, const uint8_t key[32])
+{
+    const struct cl_engine *e = arg;
+    return cl_transport_link_version(e->tp, key);
+}
+
+static void p2p_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    const struct cl_engine *e = arg;
+    cl_transport_ban(e->tp, key, seconds);
+}
+
+eng_p2p_t *eng_p2p_create(struct cl_engine *e)
+{
+    eng_p2p_ctx_t ctx = {.arg = e,
+                         .cfg = &e->cfg,
+                         .t0 = e->t0,
+                         .incarnation = e->incarnation,
+                         .now = p2p_now,
+                         .self_rank = p2p_self_rank,
+                         .is_member = p2p_is_member,
+                         .member_since = p2p_member_since,
+                         .member_at = p2p_member_at,
+                         .send = p2p_send,
+                         .desc = eng_peer_desc,
+                         .comm_rank_is = p2p_comm_rank_is,
+                         .link_version = p2p_link_version,
+                         .ban = p2p_ban,
+                         .early_queued = eng_coll_early_queued,
+                         .coll_waits_for = eng_coll_waits_for};
+    return eng_p2p_new(&ctx);
 }

@@ -281,6 +281,9 @@ double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
+/* eng_send without class EARLY's credit (a COLL message from a FIFO of
+   the point-to-point component, already counted). */
+int eng_send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 /* A decoded message from key, as the transport delivers it: the authority
    gate, then its handler (a relayed message arrives here opened). */
 void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m);
@@ -468,6 +471,9 @@ bool eng_leave_done(struct cl_engine *e, double now);
    monitors, and a monitor's hooks.  Its context and the REPORT handler
    are built in cl_engine_fanout.c. */
 int eng_report_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
+/* The point-to-point component with its context (cl_engine_fanout.c), or
+   NULL. */
+eng_p2p_t *eng_p2p_create(struct cl_engine *e);
 void eng_report_fini(struct cl_engine *e);
 
 /* cl_engine_relay.c: client member to client member through a relaying
