@@ -645,17 +645,19 @@ static int test_follow(bool control)
     enum { NP = 3 };
     const size_t len[NP] = {100, 37, 1000};
     size_t total = 0;
-    float *p[NP], *bucket, *grad;
-    int64_t *step;
+    float *p[NP] = {NULL}, *bucket = NULL, *grad = NULL;
+    int64_t *step = NULL;
     for (int i = 0; i < NP; i++) {
-        CHECK(f_dev_alloc((void **)&p[i], len[i] * sizeof(float)) == 0);
+        if (f_dev_alloc((void **)&p[i], len[i] * sizeof(float)) != 0)
+            return 1;
         for (size_t k = 0; k < len[i]; k++) /* every process its own initial values */
             p[i][k] = (float)((getpid() % 997) * 0.001 + i + k * 1e-3);
         total += len[i];
     }
-    CHECK(f_dev_alloc((void **)&bucket, total * sizeof(float)) == 0);
-    CHECK(f_dev_alloc((void **)&grad, total * sizeof(float)) == 0);
-    CHECK(f_dev_alloc((void **)&step, sizeof *step) == 0);
+    if (f_dev_alloc((void **)&bucket, total * sizeof(float)) != 0 ||
+        f_dev_alloc((void **)&grad, total * sizeof(float)) != 0 ||
+        f_dev_alloc((void **)&step, sizeof *step) != 0)
+        return 1;
     for (size_t i = 0, off = 0; i < NP; off += len[i], i++) /* flatten (a kernel in torch) */
         memcpy(bucket + off, p[i], len[i] * sizeof(float));
     float *mine = malloc(total * sizeof(float));
