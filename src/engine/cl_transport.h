@@ -110,8 +110,9 @@ int cl_transport_link_version(cl_transport_t *self, const uint8_t key[32]);
 /* As cl_transport_link_version, and once no link is up, the version of
    the last link with key that came up (0: none known).  What a peer
    speaks does not change while it runs, so a link down for a moment does
-   not change what this peer expects of it (relay proofs, docs/security.md
-   §6). */
+   not change what this peer expects of it.  (Relay proofs no longer ask
+   it: a swarm that signs has no link below version 9, docs/security.md
+   §6.) */
 int cl_transport_peer_version(cl_transport_t *self, const uint8_t key[32]);
 
 /* From now on this peer says it is in client mode in its handshakes and

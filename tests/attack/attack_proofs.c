@@ -41,11 +41,16 @@
                     (recorded/downgrade.txt) peer 3 was admitted and every
                     collective it was in fell back to tags: a member chose
                     the weaker proofs by speaking 8.  Asserted: peer 3's
-                    collab_init fails within 30 s (every member refuses
+                    collab_init fails within 10 s (every member refuses
                     its handshake: version 9 needed), peers 0..2 run 8
                     all-reduces in a group of 3, all right, and every
                     RESULT each of them sends is signed (none carries
                     tags).
+      downgrade_adopted  the same, but only peer 0, the founder, sets
+                    COLLAB_VERIFY=1 (peers 1 and 2 take it from the
+                    swarm's settings when they join), and peer 3 starts
+                    once peers 1 and 2 are members and lists only them:
+                    the floor comes from the adopted settings.
 */
 #include "attack.h"
 #include "coll/cl_coll_impl.h"
@@ -55,6 +60,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -253,6 +259,9 @@ static int downgrade_peer(int i, int n)
             return 2;
         }
         harness_wrap(&s_count);
+        char up[32];
+        snprintf(up, sizeof up, "up_%d", i);
+        harness_write_int(up, 1);
     }
     collab_comm_t *w = collab_comm_world();
     size_t cnt = PROOF_CNT;
@@ -290,26 +299,39 @@ static int downgrade_peer(int i, int n)
     return 0;
 }
 
-int sc_downgrade(void)
+int sc_downgrade(bool adopted)
 {
-    prepare("downgrade", 4);
+    prepare(adopted ? "downgrade_adopted" : "downgrade", 4);
     for (int i = 0; i < 4; i++) {
         if (i < 3) {
-            setenv("COLLAB_VERIFY", "1", 1);
+            if (i == 0 || !adopted)
+                setenv("COLLAB_VERIFY", "1", 1);
+            else
+                unsetenv("COLLAB_VERIFY");
             unsetenv("COLLAB_WIRE_VERSION");
         } else {
             unsetenv("COLLAB_VERIFY");
             setenv("COLLAB_WIRE_VERSION", "8", 1);
         }
-        /* The honest peers list each other; the older one lists them. */
-        spawn(i, 4, i == 3 ? 0x7u : 0x7u & ((1u << i) - 1), downgrade_peer);
+        /* Adopted: peer 3 comes once peers 1 and 2 are members. */
+        double t0 = now_s();
+        while (adopted && i == 3 &&
+               (harness_read_int("up_1", 0) == 0 || harness_read_int("up_2", 0) == 0) &&
+               now_s() - t0 < 30) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        /* The honest peers list each other; the older one lists them
+           (adopted: only the two that took the setting from the swarm). */
+        unsigned older = adopted ? 0x6u : 0x7u;
+        spawn(i, 4, i == 3 ? older : 0x7u & ((1u << i) - 1), downgrade_peer);
     }
     int bad = reap(0xfu, 100);
     int admitted = harness_read_int("admitted3", -1), init_ms = harness_read_int("init_ms3", -1);
     fprintf(stderr, "[attack] older peer 3: %s after %d ms\n",
             admitted == 1 ? "ADMITTED" : admitted == 0 ? "refused" : "no answer", init_ms);
     CHECK(admitted == 0);
-    CHECK(init_ms >= 0 && init_ms < 30000);
+    CHECK(init_ms >= 0 && init_ms < 10000); /* about 1 s: no join deadline waited for */
     for (int i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "group_%d", i);

@@ -399,8 +399,8 @@ int main(void)
     CHECK(send_hb(&f, &a, 12) == 0);
     CHECK(pump_until(&a.msgs, amsgs + 1) && a.last_progress == 12);
 
-    /* What a peer speaks is remembered once its links are gone (relay
-       proofs ask it, docs/security.md §6): f drops its only link to a. */
+    /* What a peer speaks is remembered once its links are gone: f drops
+       its only link to a. */
     CHECK(cl_transport_peer_version(f.tp, cl_identity_public_key(a.id)) == 5);
     CHECK(cl_transport_peer_version(a.tp, cl_identity_public_key(c.id)) == CL_WIRE_VERSION);
     cl_transport_drop(f.tp, cl_identity_public_key(a.id));
