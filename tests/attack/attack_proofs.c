@@ -329,7 +329,10 @@ int sc_downgrade(bool adopted)
     int bad = reap(0xfu, 100);
     int admitted = harness_read_int("admitted3", -1), init_ms = harness_read_int("init_ms3", -1);
     fprintf(stderr, "[attack] older peer 3: %s after %d ms\n",
-            admitted == 1 ? "ADMITTED" : admitted == 0 ? "refused" : "no answer", init_ms);
+            admitted == 1   ? "ADMITTED"
+            : admitted == 0 ? "refused"
+                            : "no answer",
+            init_ms);
     CHECK(admitted == 0);
     CHECK(init_ms >= 0 && init_ms < 10000); /* about 1 s: no join deadline waited for */
     for (int i = 0; i < 3; i++) {
