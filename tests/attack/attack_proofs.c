@@ -50,7 +50,9 @@
                     COLLAB_VERIFY=1 (peers 1 and 2 take it from the
                     swarm's settings when they join), and peer 3 starts
                     once peers 1 and 2 are members and lists only them:
-                    the floor comes from the adopted settings.
+                    the floor comes from the adopted settings.  Both
+                    modes also check peer 3's log: every initial peer
+                    refused it, naming version 9 and why.
 */
 #include "attack.h"
 #include "coll/cl_coll_impl.h"
@@ -243,6 +245,10 @@ static int downgrade_peer(int i, int n)
 {
     (void)n;
     setenv("COLLAB_MATCHMAKING_TIME", "3", 1); /* a group of 3 of the 4 ranks */
+    char path[300];
+    snprintf(path, sizeof path, "%s/older.err", s_dir);
+    if (i == 3 && freopen(path, "w", stderr) == NULL) /* its log, read by the parent */
+        return 2;
     double t0 = now_s();
     int rc = collab_init(NULL);
     if (i == 3) {
@@ -335,6 +341,15 @@ int sc_downgrade(bool adopted)
             init_ms);
     CHECK(admitted == 0);
     CHECK(init_ms >= 0 && init_ms < 10000); /* about 1 s: no join deadline waited for */
+    /* Refused by the members it lists, each naming the version and why
+       (adopted: peers 1 and 2 raised their floor when they joined). */
+    char path[300];
+    snprintf(path, sizeof path, "%s/older.err", s_dir);
+    int why = harness_log_lines(path, "needs wire version 9 on every link", NULL);
+    int all = harness_log_lines(path, "COLLAB_INITIAL_PEERS refused this peer", "protocol version");
+    fprintf(stderr, "[attack] older peer 3's log: %d refusals naming version 9, %s\n", why,
+            all > 0 ? "every initial peer refused it" : "NOT refused by every initial peer");
+    CHECK(why >= (adopted ? 2 : 3) && all == 1);
     for (int i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "group_%d", i);
