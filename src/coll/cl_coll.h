@@ -88,8 +88,8 @@ typedef struct {
        returns 0 or a negative status.  verify: true when proof holds the
        signing key of comm rank r's identity as the collective started
        and its valid signature of msg.  signs: false when comm rank r is
-       known not to read signed proofs (it speaks wire version 8 or older);
-       every member must answer alike.  Any NULL: the collective uses the
+       known not to read signed proofs (the engine: in a swarm that does
+       not sign); every member must answer alike.  Any NULL: the collective uses the
        tags of pair_key. */
     int (*sign)(void *eng, const uint8_t *msg, size_t len, uint8_t *proof);
     bool (*verify)(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof);

@@ -555,6 +555,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
     pthread_sigmask(SIG_BLOCK, &term, NULL);
     (void)cl_topo_place_engine_thread();
     e->t0 = eng_now();
+    const char *floor_why = NULL;
+    int floor = eng_own_wire_floor(e, &floor_why);
     cl_transport_config_t tc = {.identity = e->id,
                                 .listen = e->cfg.listen,
                                 .announce = e->cfg.announce,
@@ -569,10 +571,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                    the control messages, twice over. */
                                 .rcv_hwm = 2 * (2 * (size_t)e->cfg.max_unexpected_msgs + 1024),
                                 .max_version = e->cfg.wire_version,
-                                /* peers of older releases could not read the views */
-                                .min_version = e->cfg.compression == CL_CONFIG_COMPRESSION_ADAPTIVE
-                                                   ? CL_CONFIG_ADAPTIVE_WIRE_VERSION
-                                                   : 0,
+                                .min_version = floor, /* what its settings need */
+                                .min_why = floor_why,
                                 .shm = e->cfg.shm};
     e->tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;

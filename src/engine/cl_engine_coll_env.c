@@ -276,16 +276,14 @@ static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const u
     return ok;
 }
 
-/* Whether comm rank r reads signed proofs: it does not speak an older
-   version than 9 with this peer (its link's version, or its last link's
-   while none is up).  What this peer does not know counts as yes: a
-   member whose record it no longer has (it removed it just before the
-   collective started, while the others still count it) and one it never
-   linked with (a member just admitted, or a client reached only through
-   a relay).  Members must agree on the kind, and only a peer that said
-   "8 or older" makes them all use tags (attack_verify: the coordinator
-   that had just removed a convicted reducer made tags, which every other
-   member refused). */
+/* Whether comm rank r reads signed proofs: every member of the
+   collective does in a swarm that signs, none in another.  Members must
+   agree on the kind (attack_verify: a coordinator that made tags after
+   it had removed a convicted reducer saw them refused by every other
+   member), so the kind follows only settings every member shares, never
+   a link's version: a swarm that signs keeps every peer below version 9
+   out at the handshake and at the JOIN (eng_settings_wire_floor), and a
+   member cannot bring tags back by speaking 8 (attack_downgrade). */
 static bool env_signs(void *eng, int r)
 {
     coll_ctx_t *ctx = eng;
@@ -299,12 +297,7 @@ static bool env_signs(void *eng, int r)
     if (set->aggregation == 0 && !set->verify)
         return false;
     const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
-    if (at == NULL || ctx->keys == NULL)
-        return false;
-    if (!ctx->haskey[at - ctx->members])
-        return true;
-    int v = cl_transport_peer_version(ctx->e->tp, ctx->keys[at - ctx->members]);
-    return v == 0 || v >= CL_WIRE_SIGNED_VERSION;
+    return at != NULL && ctx->keys != NULL;
 }
 
 /* A failure a STATUS names counts here only with this peer's own

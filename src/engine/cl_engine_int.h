@@ -306,8 +306,17 @@ void eng_join_timer(struct cl_engine *e, double now);
 /* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
    differs from the swarm's. */
 bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s);
-/* The swarm's settings s became this peer's (a view admitted it). */
+/* The swarm's settings s became this peer's (a view admitted it): raises
+   the transport's lowest wire version to what they need. */
 void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s);
+/* The lowest wire version every link of a swarm with settings s must
+   speak (0: no floor above the code's own), and in *why a sentence that
+   says which setting needs it (static text).  Signing (COLLAB_VERIFY=1 or
+   a robust COLLAB_AGGREGATION) needs 9, COLLAB_COMPRESSION=adaptive 8. */
+int eng_settings_wire_floor(const cl_settings_t *s, const char **why);
+/* The same for the settings this peer would found a swarm with (its own
+   configuration), for its transport's first handshakes. */
+int eng_own_wire_floor(const struct cl_engine *e, const char **why);
 /* Coordinator: a JOIN from key. */
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Joiner: an answer to its JOIN. */

@@ -365,13 +365,44 @@ bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
     return false;
 }
 
+_Static_assert(CL_CONFIG_SIGNED_WIRE_VERSION == CL_WIRE_SIGNED_VERSION,
+               "a swarm that signs needs the version that carries signed proofs");
+
+int eng_settings_wire_floor(const cl_settings_t *s, const char **why)
+{
+    /* A swarm that signs its relay proofs keeps every peer below version 9
+       out: one member that spoke 8 would make each collective it is in
+       fall back to tags, which a hostile member could choose that way,
+       and members that disagree on the kind refuse each other's results
+       (docs/security.md §6). */
+    if (s->verify || s->aggregation != 0) {
+        *why = "this swarm signs its relay proofs (COLLAB_VERIFY=1 or a robust "
+               "COLLAB_AGGREGATION) and needs wire version 9 on every link";
+        return CL_CONFIG_SIGNED_WIRE_VERSION;
+    }
+    /* Peers of older releases could not read the views' figures. */
+    if (s->compression == CL_CONFIG_COMPRESSION_ADAPTIVE) {
+        *why = "this swarm's COLLAB_COMPRESSION=adaptive needs wire version 8 on every link";
+        return CL_CONFIG_ADAPTIVE_WIRE_VERSION;
+    }
+    *why = NULL;
+    return 0;
+}
+
+int eng_own_wire_floor(const struct cl_engine *e, const char **why)
+{
+    cl_settings_t s = s_own_settings(e);
+    return eng_settings_wire_floor(&s, why);
+}
+
 void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s)
 {
     /* A setting that needs a wire version keeps peers of older releases
-       out of this peer's handshakes from now on (they could not read the
-       views). */
-    if (s->compression == CL_CONFIG_COMPRESSION_ADAPTIVE)
-        cl_transport_set_min_version(e->tp, CL_CONFIG_ADAPTIVE_WIRE_VERSION);
+       out of this peer's handshakes from now on. */
+    const char *why;
+    int floor = eng_settings_wire_floor(s, &why);
+    if (floor > 0)
+        cl_transport_set_min_version(e->tp, floor, why);
 }
 
 void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
@@ -433,6 +464,16 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
         (js->robust_min != 0 && js->robust_min != s->robust_min) ||
         (js->max_weight_ratio != 0 && js->max_weight_ratio != s->max_weight_ratio) ||
         (js->verify != 0 && (js->verify == 2) != s->verify);
+    /* Every link of the swarm speaks at least what its settings need (the
+       handshake refuses older peers): one made before this peer adopted
+       them is refused here. */
+    const char *why;
+    int floor = eng_settings_wire_floor(s, &why);
+    int v = cl_transport_link_version(e->tp, key);
+    if (!conflict && floor > 0 && v > 0 && v < floor) {
+        cl_warn("refusing peer %.8s…: it speaks wire version %d with this peer; %s", sid, v, why);
+        conflict = true;
+    }
     cl_peer_t *old = cl_member_find(e->mb, key);
     if (!conflict && old != NULL && old->state != CL_PEER_GONE) {
         if (old->incarnation == 0 || old->incarnation == j->incarnation) {

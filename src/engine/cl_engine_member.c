@@ -440,6 +440,15 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
                 cl_warn("cannot join through initial peer %s: %s", addr,
                         ev->text != NULL ? ev->text : "refused");
         }
+        /* The member a JOIN was sent on to (the coordinator) speaks no
+           version this peer speaks (a swarm that signs needs 9): no retry
+           can change that. */
+        if (e->state == ENG_JOINING && ev->reason == CL_REFUSE_VERSION && e->have_redirect &&
+            memcmp(ev->key, e->redirect_key, 32) == 0) {
+            cl_error("the swarm's coordinator refused this peer's protocol version: %s",
+                     ev->text != NULL ? ev->text : "refused");
+            eng_fail_init(e, COLLAB_ERR_NETWORK);
+        }
         if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
             eng_suspect_refused(e->susp, p);
         break;

@@ -591,14 +591,16 @@ void cl_transport_set_client(cl_transport_t *self)
     free(redo);
 }
 
-void cl_transport_set_min_version(cl_transport_t *self, int version)
+void cl_transport_set_min_version(cl_transport_t *self, int version, const char *why)
 {
     if (self == NULL)
         return;
     if (version > self->max_version)
         version = self->max_version;
-    if (version > self->min_version)
+    if (version > self->min_version) {
         self->min_version = version;
+        snprintf(self->min_why, sizeof self->min_why, "%s", why != NULL ? why : "");
+    }
 }
 
 int cl_transport_reconnect(cl_transport_t *self, const uint8_t key[32], const char *address)
@@ -688,7 +690,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
             : CL_WIRE_VERSION;
     self->min_version = CL_WIRE_MIN_VERSION;
     self->zmq_touched = true; /* the first round asks every socket */
-    cl_transport_set_min_version(self, cfg->min_version);
+    cl_transport_set_min_version(self, cfg->min_version, cfg->min_why);
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->max_handshakes_host =

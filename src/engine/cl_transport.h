@@ -41,6 +41,8 @@ typedef struct {
     int max_version;               /* highest wire version spoken (0 = CL_WIRE_VERSION) */
     int min_version;               /* lowest one (0 = CL_WIRE_MIN_VERSION); see also
                                       cl_transport_set_min_version */
+    const char *min_why;           /* why min_version is raised (NULL: it is not), for
+                                      the refusals (copied) */
     size_t max_handshakes;         /* unfinished inbound handshakes kept (0 = 1024) */
     size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
     double link_idle;              /* seconds after which a silent inbound link is
@@ -108,8 +110,9 @@ int cl_transport_link_version(cl_transport_t *self, const uint8_t key[32]);
 /* As cl_transport_link_version, and once no link is up, the version of
    the last link with key that came up (0: none known).  What a peer
    speaks does not change while it runs, so a link down for a moment does
-   not change what this peer expects of it (relay proofs, docs/security.md
-   §6). */
+   not change what this peer expects of it.  (Relay proofs no longer ask
+   it: a swarm that signs has no link below version 9, docs/security.md
+   §6.) */
 int cl_transport_peer_version(cl_transport_t *self, const uint8_t key[32]);
 
 /* From now on this peer says it is in client mode in its handshakes and
@@ -121,8 +124,10 @@ void cl_transport_set_client(cl_transport_t *self);
 /* Raises the lowest wire version this peer speaks in handshakes from now
    on (links up or under way keep theirs), within [CL_WIRE_MIN_VERSION,
    its highest]; a lower value than the current one is ignored.  Used when
-   a swarm-wide setting needs a version (COLLAB_COMPRESSION=adaptive). */
-void cl_transport_set_min_version(cl_transport_t *self, int version);
+   a swarm-wide setting needs a version (COLLAB_COMPRESSION=adaptive, a
+   swarm that signs).  `why` (copied; NULL: none) says which, in the log
+   line and the REFUSE text a peer that speaks only older versions gets. */
+void cl_transport_set_min_version(cl_transport_t *self, int version, const char *why);
 
 /* Closes our link to key; its connections to us stay until they close. */
 void cl_transport_drop(cl_transport_t *self, const uint8_t key[32]);

@@ -82,6 +82,7 @@ struct cl_transport {
     int rcv_hwm;                       /* ZMQ_RCVHWM of every socket, messages (0 = none) */
     int max_version;                   /* highest wire version spoken */
     int min_version;                   /* lowest one, for handshakes from now on */
+    char min_why[160];                 /* why it is raised ("": it is not) */
     size_t max_handshakes;             /* IL_AUTH_WAIT links kept at most */
     size_t npending;                   /* IL_AUTH_WAIT links now */
     size_t max_handshakes_host;        /* IL_AUTH_WAIT links of one remote address at most */

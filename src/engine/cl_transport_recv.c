@@ -108,10 +108,12 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     int v =
         cl_hs_pick_version(self->min_version, self->max_version, h->min_version, h->max_version);
     if (v == 0) {
-        char text[160];
+        char text[400];
         snprintf(text, sizeof text,
-                 "protocol versions %u..%u are not compatible with this peer's %d..%d",
-                 h->min_version, h->max_version, self->min_version, self->max_version);
+                 "protocol versions %u..%u are not compatible with this peer's %d..%d%s%s%s",
+                 h->min_version, h->max_version, self->min_version, self->max_version,
+                 self->min_why[0] != '\0' ? " (" : "", self->min_why,
+                 self->min_why[0] != '\0' ? ")" : "");
         cl_warn("refused peer %s…: its %s", tp_short_id(key, sid), text);
         send_refuse(self, &tmp, CL_REFUSE_VERSION, text);
         return;

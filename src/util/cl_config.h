@@ -103,6 +103,9 @@ typedef struct {
 #define CL_CONFIG_WIRE_VERSION 9          /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
 #define CL_CONFIG_COMPRESSION_ADAPTIVE 3  /* COLLAB_COMPRESSION=adaptive */
 #define CL_CONFIG_ADAPTIVE_WIRE_VERSION 8 /* the first version that carries it */
+/* The lowest wire version of a swarm that signs its relay proofs
+   (COLLAB_VERIFY=1 or a robust COLLAB_AGGREGATION; docs/security.md §6). */
+#define CL_CONFIG_SIGNED_WIRE_VERSION 9
 
 /* One row of the table, for documentation checks and --help output. */
 typedef struct {

@@ -219,6 +219,17 @@ static int s_check_combinations(const cl_config_t *cfg, char *const *envp, char 
         return s_report(err, errlen, "COLLAB_COMPRESSION", s_lookup(envp, "COLLAB_COMPRESSION"),
                         reason);
     }
+    /* A swarm that signs keeps older peers out (docs/security.md §6): a
+       peer that asks for one cannot speak below it itself. */
+    if ((cfg->verify || cfg->aggregation != 0) &&
+        cfg->wire_version < CL_CONFIG_SIGNED_WIRE_VERSION) {
+        const char *name = cfg->verify ? "COLLAB_VERIFY" : "COLLAB_AGGREGATION";
+        snprintf(reason, sizeof reason,
+                 "a swarm that signs its relay proofs needs wire version %d on every link; "
+                 "COLLAB_WIRE_VERSION is %d",
+                 CL_CONFIG_SIGNED_WIRE_VERSION, cfg->wire_version);
+        return s_report(err, errlen, name, s_lookup(envp, name), reason);
+    }
     return 0;
 }
 

@@ -14,7 +14,7 @@ if(TARGET collab_engine AND TARGET collab_coll)
     ${CMAKE_CURRENT_LIST_DIR}/attack_proofs.c)
   target_link_libraries(attack PRIVATE attack_harness)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit early status
-      checkpoint sync_liar proofs proofs_mixed)
+      checkpoint sync_liar proofs proofs_mixed downgrade downgrade_adopted)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
   endforeach()

@@ -27,6 +27,8 @@ int sc_member(const char *mode, size_t cnt);
 int sc_flood(const char *mode);
 /* attack_proofs.c: proofs, proofs_v8 or proofs_mixed. */
 int sc_proofs(const char *mode);
+/* attack_proofs.c: an older peer (wire version 8) against a swarm that signs. */
+int sc_downgrade(bool adopted);
 /* attack_checkpoint.c */
 int sc_checkpoint(void);
 /* n trainers (3: a majority against the liar; 2: a tie), the last lies:

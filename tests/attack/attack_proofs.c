@@ -1,8 +1,9 @@
 /*  attack_proofs.c - a producer that gives one member a wrong relay proof
-    of its part and then fails (docs/security.md §6, relay proofs).
+    of its part and then fails, and an older peer that would bring tags
+    back into a swarm that signs (docs/security.md §6, relay proofs).
 
-    Usage: attack proofs | proofs_v8 | proofs_mixed.  Peers 0..3 of 4,
-    all at COLLAB_VERIFY=1 (a swarm that signs its proofs), run
+    Usage: attack proofs | proofs_v8 | proofs_mixed | downgrade.  Peers
+    0..3 of 4, at COLLAB_VERIFY=1 (a swarm that signs its proofs), run
     butterfly all-reduces of 300000 floats; peer 3 is a real member whose
     outgoing messages pass through the harness's wrappers.  Armed at the
     rendezvous, in the first all-reduce after it, peer 3 (the reducer of
@@ -29,9 +30,29 @@
                     rank 1 refuses the honest relays (its tag fails), waits
                     for deadlines, suspects the honest holders.  Not a
                     CTest: it shows the effect the signatures remove.
-      proofs_mixed  no attack, peer 2 at COLLAB_WIRE_VERSION=8 (a peer of
-                    the release before): tags in every collective, and
-                    every all-reduce right, before and after peer 3 fails.
+      proofs_mixed  no attack, default settings (a swarm that does not
+                    sign), peer 2 at COLLAB_WIRE_VERSION=8 (a peer of the
+                    release before): admitted, tags in every collective,
+                    and every all-reduce right, before and after peer 3
+                    fails.  (A swarm that signs refuses peer 2: downgrade.)
+      downgrade     peers 0..2 at COLLAB_VERIFY=1, peer 3 speaks the real
+                    protocol at COLLAB_WIRE_VERSION=8 and does not say it
+                    expects signatures.  Before the swarm's floor
+                    (recorded/downgrade.txt) peer 3 was admitted and every
+                    collective it was in fell back to tags: a member chose
+                    the weaker proofs by speaking 8.  Asserted: peer 3's
+                    collab_init fails within 10 s (every member refuses
+                    its handshake: version 9 needed), peers 0..2 run 8
+                    all-reduces in a group of 3, all right, and every
+                    RESULT each of them sends is signed (none carries
+                    tags).
+      downgrade_adopted  the same, but only peer 0, the founder, sets
+                    COLLAB_VERIFY=1 (peers 1 and 2 take it from the
+                    swarm's settings when they join), and peer 3 starts
+                    once peers 1 and 2 are members and lists only them:
+                    the floor comes from the adopted settings.  Both
+                    modes also check peer 3's log: every initial peer
+                    refused it, naming version 9 and why.
 */
 #include "attack.h"
 #include "coll/cl_coll_impl.h"
@@ -41,6 +62,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -206,15 +228,158 @@ static int proofs_peer(int i, int n)
     return 0;
 }
 
+/* downgrade: RESULTs this peer sent, signed and with tags. */
+static atomic_int s_signed, s_tagged;
+
+static bool count_results(void *sock, const cl_wire_hdr_t *h)
+{
+    (void)sock;
+    if (h->type == CL_MSG_COLL && h->sub == CL_MSG_RESULT)
+        atomic_fetch_add((h->aux & CL_AUX_SIGNED) != 0 ? &s_signed : &s_tagged, 1);
+    return false; /* read only: every message goes out as made */
+}
+
+static const harness_wrap_t s_count = {count_results, NULL, NULL};
+
+static int downgrade_peer(int i, int n)
+{
+    (void)n;
+    setenv("COLLAB_MATCHMAKING_TIME", "3", 1); /* a group of 3 of the 4 ranks */
+    char path[300];
+    snprintf(path, sizeof path, "%s/older.err", s_dir);
+    if (i == 3 && freopen(path, "w", stderr) == NULL) /* its log, read by the parent */
+        return 2;
+    double t0 = now_s();
+    int rc = collab_init(NULL);
+    if (i == 3) {
+        harness_write_int("admitted3", rc == COLLAB_OK);
+        harness_write_int("init_ms3", (int)((now_s() - t0) * 1000));
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[attack] older peer 3: collab_init: %s (kept out)\n",
+                    collab_strerror(rc));
+            return 0;
+        }
+    } else {
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+            return 2;
+        }
+        harness_wrap(&s_count);
+        char up[32];
+        snprintf(up, sizeof up, "up_%d", i);
+        harness_write_int(up, 1);
+    }
+    collab_comm_t *w = collab_comm_world();
+    size_t cnt = PROOF_CNT;
+    float *x = malloc(cnt * sizeof *x), *y = malloc(cnt * sizeof *y);
+    if (x == NULL || y == NULL)
+        return 2;
+    for (size_t k = 0; k < cnt; k++)
+        x[k] = (float)(1 + (int)(k % 7));
+    int group = 0;
+    for (int it = 0; it < 8; it++) {
+        rc = collab_allreduce(w, x, y, cnt, COLLAB_FLOAT, &SUM, NULL);
+        CHECK(rc == COLLAB_OK);
+        if (rc != COLLAB_OK)
+            break;
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        group = info.group_size;
+        /* An absent rank counts as the mean of the others: the sum of the
+           world of 4 whoever contributed. */
+        size_t wrong = 0;
+        for (size_t k = 0; k < cnt; k++)
+            wrong += y[k] != (float)(4 * (1 + (int)(k % 7)));
+        CHECK(wrong == 0);
+    }
+    char name[32];
+    snprintf(name, sizeof name, "group_%d", i);
+    harness_write_int(name, group);
+    snprintf(name, sizeof name, "signed_%d", i);
+    harness_write_int(name, atomic_load(&s_signed));
+    snprintf(name, sizeof name, "tagged_%d", i);
+    harness_write_int(name, atomic_load(&s_tagged));
+    CHECK(collab_finalize() == COLLAB_OK);
+    free(x);
+    free(y);
+    return 0;
+}
+
+int sc_downgrade(bool adopted)
+{
+    prepare(adopted ? "downgrade_adopted" : "downgrade", 4);
+    for (int i = 0; i < 4; i++) {
+        if (i < 3) {
+            if (i == 0 || !adopted)
+                setenv("COLLAB_VERIFY", "1", 1);
+            else
+                unsetenv("COLLAB_VERIFY");
+            unsetenv("COLLAB_WIRE_VERSION");
+        } else {
+            unsetenv("COLLAB_VERIFY");
+            setenv("COLLAB_WIRE_VERSION", "8", 1);
+        }
+        /* Adopted: peer 3 comes once peers 1 and 2 are members. */
+        double t0 = now_s();
+        while (adopted && i == 3 &&
+               (harness_read_int("up_1", 0) == 0 || harness_read_int("up_2", 0) == 0) &&
+               now_s() - t0 < 30) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        /* The honest peers list each other; the older one lists them
+           (adopted: only the two that took the setting from the swarm). */
+        unsigned older = adopted ? 0x6u : 0x7u;
+        spawn(i, 4, i == 3 ? older : 0x7u & ((1u << i) - 1), downgrade_peer);
+    }
+    int bad = reap(0xfu, 100);
+    int admitted = harness_read_int("admitted3", -1), init_ms = harness_read_int("init_ms3", -1);
+    fprintf(stderr, "[attack] older peer 3: %s after %d ms\n",
+            admitted == 1   ? "ADMITTED"
+            : admitted == 0 ? "refused"
+                            : "no answer",
+            init_ms);
+    CHECK(admitted == 0);
+    CHECK(init_ms >= 0 && init_ms < 10000); /* about 1 s: no join deadline waited for */
+    /* Refused by the members it lists, each naming the version and why
+       (adopted: peers 1 and 2 raised their floor when they joined). */
+    char path[300];
+    snprintf(path, sizeof path, "%s/older.err", s_dir);
+    int why = harness_log_lines(path, "needs wire version 9 on every link", NULL);
+    int all = harness_log_lines(path, "COLLAB_INITIAL_PEERS refused this peer", "protocol version");
+    fprintf(stderr, "[attack] older peer 3's log: %d refusals naming version 9, %s\n", why,
+            all > 0 ? "every initial peer refused it" : "NOT refused by every initial peer");
+    CHECK(why >= (adopted ? 2 : 3) && all == 1);
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "group_%d", i);
+        int group = harness_read_int(name, -1);
+        snprintf(name, sizeof name, "signed_%d", i);
+        int sig = harness_read_int(name, -1);
+        snprintf(name, sizeof name, "tagged_%d", i);
+        int tag = harness_read_int(name, -1);
+        fprintf(stderr, "[attack] peer %d: group of %d, RESULTs sent %d signed, %d with tags\n", i,
+                group, sig, tag);
+        CHECK(group == 3);
+        CHECK(sig > 0 && tag == 0);
+    }
+    return bad;
+}
+
 int sc_proofs(const char *mode)
 {
     bool v8 = strcmp(mode, "proofs_v8") == 0, mixed = strcmp(mode, "proofs_mixed") == 0;
     s_attack = !mixed;
     prepare(mode, 4);
     /* Signed proofs are made only in a swarm that expects hostile
-       members (a robust aggregation or COLLAB_VERIFY); every mode runs
-       in one, so that only the wire version differs. */
-    setenv("COLLAB_VERIFY", "1", 1);
+       members (a robust aggregation or COLLAB_VERIFY); the attack modes
+       run in one, so that only the wire version differs.  Such a swarm
+       keeps peers below version 9 out, so the mixed one runs in a swarm
+       that does not sign. */
+    if (mixed)
+        unsetenv("COLLAB_VERIFY");
+    else
+        setenv("COLLAB_VERIFY", "1", 1);
     if (v8)
         setenv("COLLAB_WIRE_VERSION", "8", 1);
     for (int i = 0; i < 4; i++) {

@@ -29,6 +29,7 @@ typedef struct {
     cl_identity_t *id;
     cl_transport_t *tp;
     int up_in, up_out, down, refused, refuse_reason, msgs;
+    char refuse_text[1200]; /* the last REFUSED event's text */
     uint64_t last_progress;
     uint8_t last_from[32];
     uint8_t secret[32]; /* the swarm secret of its key */
@@ -55,6 +56,7 @@ static void handler(void *ctx, const cl_tp_event_t *ev)
     case CL_TP_REFUSED:
         n->refused++;
         n->refuse_reason = ev->reason;
+        snprintf(n->refuse_text, sizeof n->refuse_text, "%s", ev->text != NULL ? ev->text : "");
         break;
     case CL_TP_MESSAGE:
         n->msgs++;
@@ -380,8 +382,8 @@ int main(void)
        g, which speaks at most 7, is refused with VERSION; the link with f,
        made before, stays; a lower minimum later changes nothing. */
     static node_t g;
-    cl_transport_set_min_version(a.tp, 8);
-    cl_transport_set_min_version(a.tp, 6);
+    cl_transport_set_min_version(a.tp, 8, "adaptive compression");
+    cl_transport_set_min_version(a.tp, 6, NULL);
     s_max_version = 7;
     CHECK(node_init(&g, "g", false, "run1", "secret"));
     s_max_version = 0;
@@ -389,13 +391,16 @@ int main(void)
           0);
     CHECK(pump_until(&g.refused, 1));
     CHECK(g.refuse_reason == CL_REFUSE_VERSION);
+    /* the refusal says which setting needs the version */
+    CHECK(strstr(g.refuse_text, "8..9") != NULL &&
+          strstr(g.refuse_text, "adaptive compression") != NULL);
     CHECK(cl_transport_link_version(g.tp, cl_identity_public_key(a.id)) == 0);
     amsgs = a.msgs;
     CHECK(send_hb(&f, &a, 12) == 0);
     CHECK(pump_until(&a.msgs, amsgs + 1) && a.last_progress == 12);
 
-    /* What a peer speaks is remembered once its links are gone (relay
-       proofs ask it, docs/security.md §6): f drops its only link to a. */
+    /* What a peer speaks is remembered once its links are gone: f drops
+       its only link to a. */
     CHECK(cl_transport_peer_version(f.tp, cl_identity_public_key(a.id)) == 5);
     CHECK(cl_transport_peer_version(a.tp, cl_identity_public_key(c.id)) == CL_WIRE_VERSION);
     cl_transport_drop(f.tp, cl_identity_public_key(a.id));
