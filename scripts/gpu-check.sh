@@ -240,6 +240,8 @@ stage_ddp() {
     return $rc
 }
 
+# Every stage needs the libraries, not only env's: link them before any.
+[ -n "$inner" ] || make_deplibs
 if [ -n "$inner" ]; then
     "stage_$inner"
     exit $?
