@@ -61,16 +61,7 @@ typedef struct {
     int boundaries, idles;
 } fake_t;
 
-static double f_now(void *arg)
-{
-    return ((fake_t *)arg)->now;
-}
-
-static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
-{
-    fake_t *f = arg;
-    return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);
-}
+EL_FAKE_NOW_AND_SEND(fake_t)
 
 static bool f_may(void *arg)
 {

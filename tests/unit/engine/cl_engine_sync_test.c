@@ -45,16 +45,7 @@ typedef struct {
     cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 
-static double f_now(void *arg)
-{
-    return ((fake_t *)arg)->now;
-}
-
-static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
-{
-    fake_t *f = arg;
-    return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);
-}
+EL_FAKE_NOW_AND_SEND(fake_t)
 
 static int f_rank(void *arg)
 {

@@ -213,4 +213,17 @@ static inline cl_member_t *el_member_of_three(uint8_t keys[3][32], int self, dou
     return mb;
 }
 
+/* The clock and the send of a selftest's fake context, for a fake_t with
+   fields `now`, `sent` and `nsent` (a log of at most MAXSENT messages). */
+#define EL_FAKE_NOW_AND_SEND(fake_t)                                                               \
+    static double f_now(void *arg)                                                                 \
+    {                                                                                              \
+        return ((fake_t *)arg)->now;                                                               \
+    }                                                                                              \
+    static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)                       \
+    {                                                                                              \
+        fake_t *f = arg;                                                                           \
+        return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);                                  \
+    }
+
 #endif
