@@ -218,6 +218,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     uint32_t *bandwidths = NULL;
     coll_ctx_t *ctx = NULL;
     int rc = n;
+    bool deferred = false; /* the device input must reach host memory first */
     if (n < 0)
         goto err;
     rc = COLLAB_ERR_NO_MEM;
@@ -287,8 +288,10 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
             rc = ready;
             goto err;
         }
-        if (ready == 0)
-            goto defer;
+        if (ready == 0) {
+            deferred = true;
+            goto err;
+        }
         args.stage = NULL;
     }
     ctx->e = e;
@@ -334,25 +337,20 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         eng_coll_check_done(e, s);
     }
     return;
-err:
+err: /* also the deferral: the input is not yet in host memory */
     free(mem);
     free(ranks);
     free(weights);
     free(clients);
     free(bandwidths);
     eng_coll_ctx_free(&ctx);
+    if (deferred) {
+        zlist_push(s->queue, req); /* first again */
+        s->stage_wait = true;
+        return;
+    }
     cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);
-    return;
-defer:
-    free(mem);
-    free(ranks);
-    free(weights);
-    free(clients);
-    free(bandwidths);
-    eng_coll_ctx_free(&ctx);
-    zlist_push(s->queue, req); /* first again */
-    s->stage_wait = true;
 }
 
 void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)

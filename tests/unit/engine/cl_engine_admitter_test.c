@@ -186,12 +186,7 @@ static void fake_fini(fake_t *f, el_admitter_t **a)
 {
     eng_admitter_destroy(a);
     CHECK(*a == NULL);
-    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
-    cl_timer_destroy(&f->timers);
-    cl_member_destroy(&f->mb);
-    cl_stream_destroy(&f->stream);
-    cl_startup_destroy(&f->startup);
-    cl_statereg_destroy(&f->reg);
+    el_world_free(&f->timers, &f->mb, &f->stream, &f->startup, &f->reg);
 }
 
 static cl_elmsg_t admit_req(bool readmit)

@@ -10,12 +10,17 @@
 #define EL_FIXTURE_H_INCLUDED
 
 #include "engine/cl_elmsg.h"
+#include "elastic/cl_startup.h"
+#include "elastic/cl_statereg.h"
+#include "elastic/cl_stream.h"
 #include "engine/cl_member.h"
+#include "engine/cl_timer.h"
 #include "mpi_collab.h"
 
 #include "el_hash.h"
 #include "selftest.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -225,5 +230,18 @@ static inline cl_member_t *el_member_of_three(uint8_t keys[3][32], int self, dou
         fake_t *f = arg;                                                                           \
         return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);                                  \
     }
+
+/* Frees what a selftest's fake engine holds for a component, after
+   checking that the component's timer went with it. */
+static inline void el_world_free(cl_timer_t **timers, cl_member_t **mb, cl_stream_t **stream,
+                                 cl_startup_t **startup, cl_statereg_t **reg)
+{
+    CHECK(isinf(cl_timer_next(*timers))); /* its timer went with it */
+    cl_timer_destroy(timers);
+    cl_member_destroy(mb);
+    cl_stream_destroy(stream);
+    cl_startup_destroy(startup);
+    cl_statereg_destroy(reg);
+}
 
 #endif
