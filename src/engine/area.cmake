@@ -58,6 +58,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_admitter.c
     ${_eng}/cl_engine_admittee.c
     ${_eng}/cl_engine_sync.c
+    ${_eng}/cl_engine_sync_bound.c
     ${_eng}/cl_engine_donor.c
     ${_eng}/cl_engine_audit.c
     ${_eng}/cl_engine_checkpoint.c
@@ -103,6 +104,7 @@ target_sources(cl_engine_admitter_test PRIVATE ${_eng}/cl_engine_admitter.c)
 collab_selftest(cl_engine_admittee_test ${_eng_unit}/cl_engine_admittee_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_admittee_test PRIVATE ${_eng}/cl_engine_admittee.c ${_eng}/cl_engine_sync.c
+               ${_eng}/cl_engine_sync_bound.c
                ${_eng}/cl_comm.c
                ${_eng}/cl_request.c ${_eng}/cl_stage.c ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
 # The periodic state check alone, on a fake context.
@@ -120,7 +122,8 @@ target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)
-target_sources(cl_engine_sync_test PRIVATE ${_eng}/cl_engine_sync.c)
+target_sources(cl_engine_sync_test PRIVATE ${_eng}/cl_engine_sync.c
+               ${_eng}/cl_engine_sync_bound.c)
 # The generations of the world group alone, on a fake context.
 collab_selftest(cl_engine_gens_test ${_eng_unit}/cl_engine_gens_test.c collab_engine_base
                 collab_elastic collab_util)
@@ -130,7 +133,7 @@ target_sources(cl_engine_gens_test PRIVATE ${_eng}/cl_engine_gens.c)
 collab_selftest(cl_engine_checkpoint_test ${_eng_unit}/cl_engine_checkpoint_test.c
                 collab_engine_base collab_elastic collab_util)
 target_sources(cl_engine_checkpoint_test PRIVATE ${_eng}/cl_engine_checkpoint.c
-               ${_eng}/cl_engine_sync.c)
+               ${_eng}/cl_engine_sync.c ${_eng}/cl_engine_sync_bound.c)
 
 # Tests of the whole engine need the collective algorithms.
 if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)

@@ -352,12 +352,11 @@ static void drain_queue(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* Network events. */
 
-#define HELD_LIMIT ((size_t)256 << 20) /* bytes of early data messages kept */
 /* What one held message costs besides its payload: an empty one is not
    free (docs/security.md §5). */
 #define HELD_COST(len) (sizeof(held_msg_t) + (len))
-#define HELD_COUNT_MAX 16384 /* early data messages kept at most (each scan walks them) */
-#define HELD_PER_PEER 1024   /* of them from one sender */
+/* The bounds are COLLAB_MAX_HELD (MiB), COLLAB_MAX_HELD_MSGS (each scan
+   walks them) and COLLAB_MAX_HELD_PER_PEER. */
 
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
@@ -377,18 +376,20 @@ static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t
         n++;
         mine += memcmp(x->key, key, 32) == 0;
     }
-    if (n >= HELD_COUNT_MAX || mine >= HELD_PER_PEER) {
+    size_t count_max = (size_t)e->cfg.max_held_msgs, per_peer = (size_t)e->cfg.max_held_peer;
+    if (n >= count_max || mine >= per_peer) {
         /* A peer whose admitting view is on its way sends a few messages
            before it arrives, not thousands. */
-        if (n == HELD_COUNT_MAX || mine == HELD_PER_PEER) /* once per flood */
+        if (n == count_max || mine == per_peer) /* once per flood */
             cl_warn("dropped an early %s message: %zu wait for views already (%zu from its "
-                    "sender)",
-                    cl_wire_type_name(m->hdr.type), n, mine);
+                    "sender; COLLAB_MAX_HELD_MSGS=%zu, COLLAB_MAX_HELD_PER_PEER=%zu)",
+                    cl_wire_type_name(m->hdr.type), n, mine, count_max, per_peer);
         return;
     }
-    if (e->held_bytes + HELD_COST(m->payload_len) > HELD_LIMIT) {
-        cl_warn("dropped an early %s message: %zu bytes wait for views already",
-                cl_wire_type_name(m->hdr.type), e->held_bytes);
+    if (e->held_bytes + HELD_COST(m->payload_len) > ((size_t)e->cfg.max_held_mib << 20)) {
+        cl_warn("dropped an early %s message: %zu bytes wait for views already "
+                "(COLLAB_MAX_HELD=%d MiB)",
+                cl_wire_type_name(m->hdr.type), e->held_bytes, e->cfg.max_held_mib);
         return;
     }
     held_msg_t *h = malloc(sizeof *h + m->payload_len);

@@ -203,9 +203,20 @@ void eng_admittee_leave_foreign(el_admittee_t *a)
     a->ctx.leave(a->ctx.arg, COLLAB_ERR_MISMATCH);
 }
 
+/* Tells the pull this program's own size of start-up item i
+   (eng_sync_want): false while its bytes are still on the way. */
+static bool wanted(el_admittee_t *a, int what, uint64_t i, size_t size)
+{
+    if (a->ctx.sync_want == NULL)
+        return true;
+    return a->ctx.sync_want(a->ctx.arg, what, i, size) != ENG_SYNC_PENDING;
+}
+
 /* Fills a start-up collective's outputs as the veterans had them, or
-   leaves the program's own values (docs/state-sync.md §4). */
-static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
+   leaves the program's own values (docs/state-sync.md §4).  False when
+   the swarm's bytes for it are still on the way (nothing done: answer it
+   again once the pull finishes). */
+static bool answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
 {
     const eng_admittee_ctx_t *x = &a->ctx;
     cl_coll_args_t *c = &req->coll;
@@ -218,13 +229,17 @@ static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
                  i < a->adm_nsigs ? (unsigned)a->adm_sigs[i] : 0u);
         eng_admittee_foreign(a, what);
         cl_request_complete(req, COLLAB_ERR_MISMATCH);
-        return;
+        return true;
     }
     const uint8_t *d;
     size_t len;
     uint32_t rsig;
     int comm_size = req->comm != NULL ? req->comm->size : 1;
     if (c->kind == CL_COLL_BCAST) {
+        /* The bytes allocated for it are bounded by this program's own
+           count (docs/security.md §5). */
+        if (!wanted(a, CL_EL_ITEM_BUFFER, i, c->count))
+            return false;
         if (eng_sync_item(x->sync(x->arg), CL_EL_ITEM_BUFFER, i, &d, &len, NULL) == COLLAB_OK) {
             if (len != c->count) {
                 char what[96];
@@ -234,17 +249,19 @@ static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
                          (unsigned long long)i, c->count, len);
                 eng_admittee_foreign(a, what);
                 cl_request_complete(req, COLLAB_ERR_MISMATCH);
-                return;
+                return true;
             }
             if (len > 0)
                 memcpy(c->recvbuf, d, len);
         }
         cl_request_complete(req, COLLAB_OK);
-        return;
+        return true;
     }
     void *ptr;
     size_t want;
     if (x->result_span(req, comm_size, &ptr, &want)) {
+        if (!wanted(a, CL_EL_ITEM_RESULT, i, want))
+            return false;
         if (eng_sync_item(x->sync(x->arg), CL_EL_ITEM_RESULT, i, &d, &len, &rsig) == COLLAB_OK &&
             len == want && rsig == sig) {
             if (len > 0)
@@ -275,6 +292,7 @@ static void answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
         (void)cl_startup_put(a->ctx.startup, i, sig, NULL, 0);
     }
     cl_request_complete(req, COLLAB_OK);
+    return true;
 }
 
 /* Hands a request back to the engine under its mapped sequence. */
@@ -290,13 +308,17 @@ static void answer_parked(el_admittee_t *a)
 {
     while (a->parked != NULL) {
         el_parked_t *p = a->parked;
+        /* Its bytes still on the way: answered when the pull finishes
+           again (eng_admittee_sync_finished). */
+        if (!a->foreign && p->local < a->adm_prefix && !answer(a, p->req, p->local))
+            return;
         a->parked = p->next;
         if (a->parked == NULL)
             a->parked_tail = NULL;
         if (a->foreign)
             cl_request_complete(p->req, COLLAB_ERR_MISMATCH);
         else if (p->local < a->adm_prefix)
-            answer(a, p->req, p->local);
+            ; /* answered above */
         else
             resubmit(a, p->req, p->local);
         free(p);
@@ -379,13 +401,20 @@ bool eng_admittee_take(el_admittee_t *a, collab_request_t *req, uint64_t idx)
     if (!st->readmit && st->phase == EL_SYNCING) {
         if (idx >= a->adm_prefix) {
             if (eng_sync_done(a->ctx.sync(a->ctx.arg)) && a->parked == NULL) {
+                size_t nitems = 0;
+                uint64_t bytes = 0;
+                int ndonors = 0;
+                eng_sync_totals(a->ctx.sync(a->ctx.arg), &nitems, &bytes, &ndonors);
+                cl_info("received the swarm's state from %d peer%s (%zu items, %.1f MB)",
+                        ndonors, ndonors == 1 ? "" : "s", nitems, (double)bytes / 1e6);
                 st->phase = EL_IN;
                 a->ctx.sync_stop(a->ctx.arg);
             }
             return false;
         }
         if (eng_sync_done(a->ctx.sync(a->ctx.arg)) && a->parked == NULL) {
-            answer(a, req, idx);
+            if (!answer(a, req, idx))
+                park(a, req, idx); /* its bytes are on the way */
             if (a->foreign)
                 eng_admittee_leave_foreign(a);
         } else {
@@ -474,6 +503,11 @@ void eng_admittee_sync_finished(el_admittee_t *a)
         a->adm_unserved = true;
         return;
     }
+    if (a->adm_answered && !st->readmit) {
+        /* Items this program's start-up asked for (eng_sync_want) are in. */
+        answer_parked(a);
+        return;
+    }
     a->adm_answered = true;
     size_t nitems = 0;
     uint64_t bytes = 0;
@@ -481,8 +515,9 @@ void eng_admittee_sync_finished(el_admittee_t *a)
     if (y != NULL)
         eng_sync_totals(y, &nitems, &bytes, &ndonors);
     if (!st->readmit) {
-        cl_info("received the swarm's state from %d peer%s (%zu items, %.1f MB)", ndonors,
-                ndonors == 1 ? "" : "s", nitems, (double)bytes / 1e6);
+        cl_info("agreed on the swarm's state with %d peer%s (%zu items agreed); each is fetched "
+                "when this program's start-up reaches it",
+                ndonors, ndonors == 1 ? "" : "s", eng_sync_count(y));
         answer_parked(a);
         return; /* EL_IN once the program is past its start-up (eng_admittee_take) */
     }

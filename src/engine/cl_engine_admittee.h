@@ -92,11 +92,13 @@ typedef struct {
        (eng_coll_take_back); returns how many went to taken[0..max). */
     size_t (*take_back)(void *arg, collab_request_t **taken, size_t max);
     /* The running pull of the state and its control (eng_el_sync,
-       eng_el_sync_start, eng_el_sync_start_one, eng_el_sync_check_donors,
-       eng_el_sync_stop). */
+       eng_el_sync_start, eng_el_sync_start_one, eng_sync_want,
+       eng_el_sync_check_donors, eng_el_sync_stop). */
     const el_sync_t *(*sync)(void *arg);
     bool (*sync_start)(void *arg, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter);
     bool (*sync_start_one)(void *arg, uint64_t s, const uint8_t key[32]);
+    /* eng_sync_want on the running pull (ENG_SYNC_NONE without one). */
+    int (*sync_want)(void *arg, int what, uint64_t index, uint64_t size);
     void (*sync_check)(void *arg);
     void (*sync_stop)(void *arg);
     /* A monitor's checkpoint to resume from (eng_ckpt_take_resume), and

@@ -36,6 +36,7 @@
 #include "engine/cl_engine_timer.h"
 #include "mpi_collab.h"
 
+#include "util/cl_identity.h"
 #include "util/cl_log.h"
 
 #include <math.h>
@@ -76,6 +77,17 @@ typedef struct snapshot {
 
 #define MAX_SNAPSHOTS 4 /* admissions served from a copy at once */
 
+/* What one joiner asked of this donor for one admission (FETCH): at most
+   COLLAB_FETCH_LIMIT times the state served (docs/security.md §5). */
+typedef struct {
+    uint8_t key[32];
+    uint64_t s;
+    uint64_t bytes;    /* asked for and served */
+    uint64_t refused;  /* FETCHes refused past the bound */
+} fetcher_t;
+
+#define MAX_FETCHERS 256 /* joiners of admissions this donor still serves */
+
 struct el_donor {
     eng_donor_ctx_t ctx; /* the engine, as the donor sees it */
     int timer;           /* in ctx.timers: the earliest expiry of a copy */
@@ -83,6 +95,8 @@ struct el_donor {
     size_t n;
     snapshot_t *snaps;
     size_t nsnaps;
+    fetcher_t fetchers[MAX_FETCHERS];
+    size_t nfetchers;
 };
 
 static void snap_free(snapshot_t *sn)
@@ -246,6 +260,68 @@ static void snap_served(el_donor_t *dn, snapshot_t *sn, const uint8_t key[32], u
         sn->emptied = true;
     }
     (void)dn;
+}
+
+/* The record of key's FETCHes for admission s: found, or made (records
+   of admissions this donor can no longer serve make room); NULL when the
+   table is full of admissions still served. */
+static fetcher_t *fetcher_of(el_donor_t *d, const uint8_t key[32], uint64_t s)
+{
+    for (size_t i = 0; i < d->nfetchers; i++)
+        if (d->fetchers[i].s == s && memcmp(d->fetchers[i].key, key, 32) == 0)
+            return &d->fetchers[i];
+    if (d->nfetchers == MAX_FETCHERS)
+        for (size_t i = 0; i < d->nfetchers;) {
+            if (d->ctx.can_serve(d->ctx.arg, d->fetchers[i].s) <= 0)
+                d->fetchers[i] = d->fetchers[--d->nfetchers];
+            else
+                i++;
+        }
+    if (d->nfetchers == MAX_FETCHERS)
+        return NULL;
+    fetcher_t *fr = &d->fetchers[d->nfetchers++];
+    memset(fr, 0, sizeof *fr);
+    memcpy(fr->key, key, 32);
+    fr->s = s;
+    return fr;
+}
+
+/* The state this donor serves for admission s: its copy, or its
+   registered buffers, and the kept start-up results. */
+static uint64_t state_bytes(const el_donor_t *d, uint64_t s)
+{
+    const snapshot_t *sn = snap_of(d, s);
+    uint64_t bufs = sn != NULL && sn->taken ? sn->total : cl_statereg_total(d->ctx.reg);
+    return bufs + (uint64_t)cl_startup_bytes(d->ctx.startup);
+}
+
+/* A joiner may make this donor read and queue its state only a bounded
+   number of times per admission: an honest one fetches each byte once,
+   again after a hash mismatch and once more from a donor that stalled,
+   so COLLAB_FETCH_LIMIT (4) times the state is never reached; a FETCH
+   past it is refused (NACK: an honest joiner asks another donor) and
+   the flood named, at its first refusal and every power of 2 after. */
+static bool fetch_admitted(el_donor_t *d, const uint8_t key[32], const cl_elmsg_t *f)
+{
+    fetcher_t *fr = fetcher_of(d, key, f->s);
+    uint64_t state = state_bytes(d, f->s);
+    uint64_t limit = (uint64_t)(d->ctx.cfg->fetch_limit > 0 ? d->ctx.cfg->fetch_limit : 4) * state;
+    if (fr != NULL && f->len <= limit && fr->bytes <= limit - f->len) {
+        fr->bytes += f->len;
+        return true;
+    }
+    uint64_t n = fr != NULL ? ++fr->refused : 1;
+    if ((n & (n - 1)) == 0) {
+        char id[64] = "?";
+        (void)cl_base58_encode(key, 32, id, sizeof id);
+        cl_warn("refused %llu FETCH%s of %.12s for collective #%llu: it asked for more than "
+                "COLLAB_FETCH_LIMIT=%d times the %llu bytes of state this peer serves (%llu "
+                "bytes served to it already; a FETCH flood)",
+                (unsigned long long)n, n == 1 ? "" : "es", id, (unsigned long long)f->s,
+                d->ctx.cfg->fetch_limit, (unsigned long long)state,
+                (unsigned long long)(fr != NULL ? fr->bytes : 0));
+    }
+    return false;
 }
 
 static void send_range(el_donor_t *d, const uint8_t key[32], const cl_elmsg_t *f)
@@ -467,7 +543,9 @@ void eng_donor_on_message(el_donor_t *d, const uint8_t key[32], const cl_elmsg_t
         }
         break;
     case CL_EL_FETCH:
-        if (can > 0)
+        if (can > 0 && !fetch_admitted(d, key, m))
+            nack(d, key, m->s, m->what, m->index, m->offset, m->len, CL_EL_NACK_UNKNOWN);
+        else if (can > 0)
             send_range(d, key, m);
         else
             nack(d, key, m->s, m->what, m->index, m->offset, m->len, CL_EL_NACK_MOVED);

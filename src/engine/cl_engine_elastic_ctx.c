@@ -74,6 +74,23 @@ static void sync_finished(void *arg)
         eng_admittee_sync_finished(e->el->admittee);
 }
 
+/* This peer's own size of a start-up item (eng_sync_ctx_t.own_size): a
+   monitor has none; a straggler has its registry; a joiner tells each
+   when its program posts it (eng_sync_want). */
+static int sync_own_size(void *arg, int what, uint64_t index, uint64_t *size)
+{
+    struct cl_engine *e = arg;
+    if (e->cfg.monitor)
+        return 2;
+    if (!e->el->st.readmit)
+        return 0;
+    cl_statereg_entry_t ent;
+    if (what != CL_EL_ITEM_BUFFER || cl_statereg_find(e->el->reg, index, &ent) != COLLAB_OK)
+        return -1; /* a straggler overwrites its registered buffers only */
+    *size = ent.bytes;
+    return 1;
+}
+
 static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
 {
     *ctx = (eng_sync_ctx_t){.arg = e,
@@ -86,6 +103,7 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
                             .members = audit_members,
                             .find = audit_find,
                             .split = sync_split,
+                            .own_size = sync_own_size,
                             .finished = sync_finished};
 }
 
@@ -305,6 +323,12 @@ static bool admittee_sync_start_one(void *arg, uint64_t s, const uint8_t key[32]
     return eng_el_sync_start_one(arg, s, key);
 }
 
+static int admittee_sync_want(void *arg, int what, uint64_t index, uint64_t size)
+{
+    struct cl_engine *e = arg;
+    return eng_sync_want(e->el->sync, what, index, size);
+}
+
 static void admittee_sync_check(void *arg)
 {
     eng_el_sync_check_donors(arg);
@@ -405,6 +429,7 @@ int eng_el_init(struct cl_engine *e)
                                .sync = ckpt_sync,
                                .sync_start = admittee_sync_start,
                                .sync_start_one = admittee_sync_start_one,
+                               .sync_want = admittee_sync_want,
                                .sync_check = admittee_sync_check,
                                .sync_stop = admittee_sync_stop,
                                .take_resume = admittee_take_resume,

@@ -28,6 +28,7 @@
     and stripes and sees the engine only through eng_sync_ctx_t.
 */
 #include "engine/cl_engine_sync.h"
+#include "engine/cl_engine_sync_int.h"
 
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_sync_agree.h"
@@ -45,48 +46,6 @@
 
 #define MIN_STRIPE ((uint64_t)1 << 20) /* docs/state-sync.md §5 */
 #define MAX_BUFFER ((uint64_t)1 << 36) /* a donor announcing more is not believed */
-
-enum { IT_FETCHING = 0, IT_OK = 1, IT_FAILED = 2 };
-
-typedef cl_sync_donor_t donor_t; /* cl_sync_agree.h */
-
-typedef struct {
-    int what; /* CL_EL_ITEM_* */
-    uint64_t index;
-    uint64_t size;
-    uint32_t signature; /* results */
-    uint8_t hash[CL_ELMSG_HASH];
-    uint8_t *data;
-    int state;       /* IT_* */
-    int tries;       /* complete fetches that failed the hash check */
-    uint8_t *holder; /* per donor: 1 when it agreed and may serve this item */
-} item_t;
-
-typedef struct {
-    size_t item;
-    int donor;
-    uint64_t offset, len, got;
-} stripe_t;
-
-struct el_sync {
-    eng_sync_ctx_t ctx; /* the engine as this sync sees it */
-    int timer;          /* in ctx.timers (armed) */
-    uint64_t s;
-    donor_t *donors;
-    int ndonors;
-    item_t *items;
-    size_t nitems;
-    stripe_t *stripes;
-    size_t nstripes, capstripes;
-    bool agreed;
-    bool split; /* a monitor's: an item without a majority either way */
-    bool done;
-    double deadline;   /* queries; then: no progress since */
-    double next_query; /* QUERY again to the donors that did not answer yet */
-    double last_progress;
-    double stall; /* seconds without DATA before a donor counts as stalled */
-    uint64_t bytes;
-};
 
 static void finish(el_sync_t *y);
 
@@ -110,7 +69,7 @@ static int donor_of(const el_sync_t *y, const uint8_t key[32])
     return -1;
 }
 
-static item_t *item_of(const el_sync_t *y, int what, uint64_t index)
+item_t *eng_sync_item_of(const el_sync_t *y, int what, uint64_t index)
 {
     for (size_t i = 0; i < y->nitems; i++)
         if (y->items[i].what == what && y->items[i].index == index)
@@ -284,7 +243,7 @@ bool eng_sync_done(const el_sync_t *sync)
 int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t **data,
                   size_t *len, uint32_t *signature)
 {
-    const item_t *it = sync != NULL ? item_of(sync, what, index) : NULL;
+    const item_t *it = sync != NULL ? eng_sync_item_of(sync, what, index) : NULL;
     if (it == NULL || it->state != IT_OK)
         return COLLAB_ERR_ARG;
     *data = it->data;
@@ -356,12 +315,8 @@ static int add_item(el_sync_t *y, int what, uint64_t index, uint64_t size, uint3
     it->signature = sig;
     memcpy(it->hash, hash, CL_ELMSG_HASH);
     it->holder = calloc((size_t)y->ndonors, 1);
-    it->data = size > 0 ? malloc((size_t)size) : NULL;
-    if (it->holder == NULL || (size > 0 && it->data == NULL)) {
-        free(it->holder);
-        free(it->data);
+    if (it->holder == NULL)
         return COLLAB_ERR_NO_MEM;
-    }
     y->nitems++;
     return COLLAB_OK;
 }
@@ -409,7 +364,7 @@ static bool owes(const el_sync_t *y, int d)
 
 /* Plans (or plans again) every stripe of item i over the donors that
    hold it and are not gone; false when none is left. */
-static bool plan_item(el_sync_t *y, size_t i)
+bool eng_sync_plan_item(el_sync_t *y, size_t i)
 {
     item_t *it = &y->items[i];
     int hold[CL_STRIPE_MAX * 64];
@@ -556,14 +511,25 @@ static void agree_and_plan(el_sync_t *y)
                 (void)send_to(y, y->donors[d].key, &m);
     }
     free(drops);
+    /* Nothing is allocated for an item before this peer knows its own
+       size for it (docs/security.md §5): a monitor, which runs no
+       program, takes what the majority declares (keep_majority); a
+       straggler knows its registry now; a joiner learns each size when
+       its program posts the collective (eng_sync_want). */
     for (size_t i = 0; i < y->nitems; i++) {
         item_t *it = &y->items[i];
         if (it->state != IT_FETCHING)
             continue;
-        if (it->size == 0)
-            it->state = IT_OK;
-        else if (!plan_item(y, i))
-            it->state = IT_FAILED;
+        uint64_t own = 0;
+        int known = y->ctx.own_size != NULL
+                        ? y->ctx.own_size(y->ctx.arg, it->what, it->index, &own)
+                        : 2;
+        if (known == 2)
+            eng_sync_start_item(y, i);
+        else if (known == 1)
+            eng_sync_bound_item(y, i, own);
+        else
+            it->state = IT_DEFERRED;
     }
     y->last_progress = y->ctx.now(y->ctx.arg);
     cl_debug("state of collective #%llu: %zu items agreed, %zu stripes asked",
@@ -615,7 +581,7 @@ static void check_item(el_sync_t *y, size_t i)
                 (unsigned long long)it->index, p != NULL ? p->rank : -1, p != NULL ? p->id : "?",
                 served > 1 ? " and others" : "");
     }
-    if (++it->tries > 1 || !plan_item(y, i)) {
+    if (++it->tries > 1 || !eng_sync_plan_item(y, i)) {
         cl_warn("the swarm's %s #%llu arrived with a wrong hash; this peer keeps its own value",
                 it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
                 (unsigned long long)it->index);
@@ -723,7 +689,7 @@ void eng_sync_on_message(el_sync_t *y, const uint8_t key[32], const cl_elmsg_t *
         maybe_agree(y, false);
         break;
     case CL_EL_DATA: {
-        item_t *it = item_of(y, m->what, m->index);
+        item_t *it = eng_sync_item_of(y, m->what, m->index);
         if (it == NULL || it->state != IT_FETCHING)
             return;
         size_t i = (size_t)(it - y->items);

@@ -47,9 +47,17 @@ typedef struct {
        (COLLAB_TARGET_GROUP) for the log line when it does. */
     bool (*split)(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
                   int *target_group);
+    /* This peer's own size of item (what, index): 1 with *size when its
+       program told it (a straggler's registry), 0 while its program has
+       not posted that collective yet (a joiner: eng_sync_want tells it
+       then), 2 when this peer has no program to bound it (a monitor:
+       the majority's declaration is taken), -1 when it will never ask
+       for it.  NULL: 2 for every item. */
+    int (*own_size)(void *arg, int what, uint64_t index, uint64_t *size);
     /* Every item is served, dropped or given up on: the admission's sync
-       ended, or a monitor's checkpoint fetch.  Called once, from inside
-       eng_sync_on_message, eng_sync_view_changed or its timer. */
+       ended, or a monitor's checkpoint fetch.  Called from inside
+       eng_sync_on_message, eng_sync_view_changed or its timer: once, and
+       again each time the items an eng_sync_want started are in. */
     void (*finished)(void *arg);
 } eng_sync_ctx_t;
 
@@ -76,7 +84,17 @@ void eng_sync_destroy(el_sync_t **sync_p);
 size_t eng_sync_count(const el_sync_t *sync);
 int eng_sync_item_at(const el_sync_t *sync, size_t i, int *what, uint64_t *index,
                      const uint8_t **data, size_t *len, uint32_t *signature);
-/* Has the sync finished (ctx.finished was called)?  True for NULL. */
+/* A joiner's program posted start-up collective `index` (what: its
+   item kind) with `size` bytes: the item is allocated (that size at
+   most: a donor declaring another is named and refused) and fetched.
+   ENG_SYNC_READY: its bytes are in (eng_sync_item); ENG_SYNC_PENDING:
+   not yet (ctx.finished is called again once they are, or the sync has
+   not agreed yet); ENG_SYNC_NONE: the swarm does not serve it (this peer
+   keeps its own value). */
+enum { ENG_SYNC_NONE = 0, ENG_SYNC_READY = 1, ENG_SYNC_PENDING = 2 };
+int eng_sync_want(el_sync_t *sync, int what, uint64_t index, uint64_t size);
+/* Has the sync finished (ctx.finished was called)?  True for NULL.  A
+   joiner's eng_sync_want may start it again. */
 bool eng_sync_done(const el_sync_t *sync);
 /* The agreed bytes of a buffer or result: 0 with *data, *len and *signature set,
    or COLLAB_ERR_ARG when it was not served (dropped, failed, unknown). */

@@ -217,6 +217,26 @@ static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, si
     return s_int(value, 1, 1 << 20, &cfg->max_streams_peer, why, whylen);
 }
 
+static int p_max_held(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 20, &cfg->max_held_mib, why, whylen);
+}
+
+static int p_max_held_msgs(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 24, &cfg->max_held_msgs, why, whylen);
+}
+
+static int p_max_held_peer(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1 << 24, &cfg->max_held_peer, why, whylen);
+}
+
+static int p_fetch_limit(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    return s_int(value, 1, 1024, &cfg->fetch_limit, why, whylen);
+}
+
 static int p_wire_version(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_int(value, 5, CL_CONFIG_WIRE_VERSION, &cfg->wire_version, why, whylen);
@@ -588,6 +608,15 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "communicators this program has not created that peers may open streams for, in all")        \
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
       "of those, how many one peer may open")                                                      \
+    X("COLLAB_MAX_HELD", "256", p_max_held,                                                        \
+      "MiB: data messages kept while the view that admits their sender is on its way, in all")     \
+    X("COLLAB_MAX_HELD_MSGS", "16384", p_max_held_msgs,                                            \
+      "of those, how many messages in all")                                                        \
+    X("COLLAB_MAX_HELD_PER_PEER", "1024", p_max_held_peer,                                         \
+      "of those, how many messages from one sender")                                               \
+    X("COLLAB_FETCH_LIMIT", "4", p_fetch_limit,                                                    \
+      "a donor serves one joiner per admission at most this many times its state (FETCH), "        \
+      "then refuses")                                                                              \
     X("COLLAB_WIRE_VERSION", "9", p_wire_version,                                                  \
       "highest wire protocol version spoken (8: relay proofs of the butterfly tagged, not signed, " \
       "7: no flow control of collective messages and no adaptive compression either, 6: no "        \

@@ -97,6 +97,10 @@ typedef struct {
     int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */
     int max_streams;          /* COLLAB_MAX_STREAMS, default 1024 */
     int max_streams_peer;     /* COLLAB_MAX_STREAMS_PER_PEER, default 64 */
+    int max_held_mib;         /* COLLAB_MAX_HELD MiB: early data messages kept, default 256 */
+    int max_held_msgs;        /* COLLAB_MAX_HELD_MSGS, default 16384 */
+    int max_held_peer;        /* COLLAB_MAX_HELD_PER_PEER messages, default 1024 */
+    int fetch_limit;          /* COLLAB_FETCH_LIMIT: state a joiner may fetch, x its size, 4 */
     int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 9 */
 } cl_config_t;
 

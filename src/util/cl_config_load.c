@@ -155,6 +155,10 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_unexpected_msgs = 65536;
     cfg->max_streams = 1024;
     cfg->max_streams_peer = 64;
+    cfg->max_held_mib = 256;
+    cfg->max_held_msgs = 16384;
+    cfg->max_held_peer = 1024;
+    cfg->fetch_limit = 4;
     cfg->wire_version = CL_CONFIG_WIRE_VERSION;
 }
 

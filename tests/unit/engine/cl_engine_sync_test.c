@@ -392,6 +392,113 @@ static void test_leave(void)
     eng_sync_destroy(&y);
 }
 
+/* A joiner (docs/security.md §5): nothing is allocated before its own
+   program tells an item's size (eng_sync_want), and a declared size
+   unlike its own is refused. */
+static int f_own_unknown(void *arg, int what, uint64_t index, uint64_t *size)
+{
+    (void)arg;
+    (void)what;
+    (void)index;
+    (void)size;
+    return 0;
+}
+
+/* Donor d's HASHES with buffer 1 declared as `big` bytes (honest hash). */
+static void hashes_sized(el_sync_t *y, const fake_t *f, int d, uint64_t s, uint64_t big)
+{
+    cl_el_buf_t bufs[2];
+    cl_el_res_t res[1];
+    cl_elmsg_t m;
+    el_state_hashes(s, false, bufs, res, &m);
+    bufs[1].size = big;
+    eng_sync_on_message(y, f->peers[d].key, &m);
+}
+
+/* liars: a mask of the donors (1..3) that declare buffer 1 as 64 GiB. */
+static el_sync_t *joiner_sync(fake_t *f, eng_sync_ctx_t *ctx, uint64_t s, unsigned liars)
+{
+    reset(f);
+    *ctx = ctx_of(f);
+    ctx->own_size = f_own_unknown;
+    cl_elmsg_t admit = no_admit();
+    el_sync_t *y = eng_sync_start(ctx, s, &admit, NULL);
+    CHECK(y != NULL);
+    if (y == NULL)
+        return NULL;
+    int from = f->nsent;
+    for (int d = 1; d < NPEERS; d++)
+        hashes_sized(y, f, d, s, (liars >> d) & 1 ? (uint64_t)1 << 36 : EL_BIG);
+    /* Agreed, nothing asked for: the program has posted nothing yet. */
+    CHECK(fetches_to(f, from, f->peers[1].key, -1, 0) + fetches_to(f, from, f->peers[2].key, -1, 0) +
+              fetches_to(f, from, f->peers[3].key, -1, 0) ==
+          0);
+    CHECK(eng_sync_done(y) && f->finished == 1);
+    return y;
+}
+
+static void test_bound(const char *logpath)
+{
+    static fake_t f;
+    eng_sync_ctx_t ctx;
+    const uint8_t *d;
+    size_t len;
+    /* One liar among three: outvoted; buffer 1 comes from the others when
+       the program asks for it, and only then. */
+    el_sync_t *y = joiner_sync(&f, &ctx, 30, 1u << 3);
+    if (y == NULL)
+        return;
+    int from = f.nsent;
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 1, EL_BIG) == ENG_SYNC_PENDING);
+    CHECK(!eng_sync_done(y));
+    CHECK(fetches_to(&f, from, f.peers[3].key, -1, 0) == 0);
+    CHECK(fetches_to(&f, from, f.peers[1].key, CL_EL_ITEM_BUFFER, 1) +
+              fetches_to(&f, from, f.peers[2].key, CL_EL_ITEM_BUFFER, 1) >=
+          1);
+    CHECK(serve(y, &f, &from, 30, NULL) >= 1);
+    CHECK(eng_sync_done(y) && f.finished == 2);
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 1, EL_BIG) == ENG_SYNC_READY);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) == COLLAB_OK && len == EL_BIG &&
+          memcmp(d, el_state()->big, EL_BIG) == 0);
+    /* An item nobody declared: not served. */
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 7, 10) == ENG_SYNC_NONE);
+    eng_sync_destroy(&y);
+
+    /* Two liars of three (the majority declares 64 GiB): refused and
+       named; the honest donor serves it, at this program's size. */
+    y = joiner_sync(&f, &ctx, 31, (1u << 2) | (1u << 3));
+    if (y == NULL)
+        return;
+    from = f.nsent;
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 1, EL_BIG) == ENG_SYNC_PENDING);
+    CHECK(log_has(logpath, "rank 2 (peerC) declared start-up broadcast #1 as 68719476736 bytes, "
+                           "but this program's own has"));
+    CHECK(log_has(logpath, "rank 3 (peerD) declared start-up broadcast #1 as 68719476736"));
+    CHECK(fetches_to(&f, from, f.peers[2].key, -1, 0) == 0);
+    CHECK(fetches_to(&f, from, f.peers[3].key, -1, 0) == 0);
+    CHECK(fetches_to(&f, from, f.peers[1].key, CL_EL_ITEM_BUFFER, 1) == 1);
+    CHECK(serve(y, &f, &from, 31, NULL) == 1);
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 1, EL_BIG) == ENG_SYNC_READY);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) == COLLAB_OK && len == EL_BIG &&
+          memcmp(d, el_state()->big, EL_BIG) == 0);
+    eng_sync_destroy(&y);
+
+    /* Every donor lies: refused with an error, nothing fetched. */
+    y = joiner_sync(&f, &ctx, 32, 0xeu);
+    if (y == NULL)
+        return;
+    from = f.nsent;
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 1, EL_BIG) == ENG_SYNC_NONE);
+    CHECK(f.nsent == from && eng_sync_done(y));
+    CHECK(log_has(logpath, "no honest majority of the peers that answered declared the swarm's "
+                           "start-up broadcast #1 with this program's size"));
+    /* The other items are served at their own sizes. */
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 0, EL_SMALL) == ENG_SYNC_PENDING);
+    CHECK(serve(y, &f, &from, 32, NULL) == 1);
+    CHECK(eng_sync_want(y, CL_EL_ITEM_BUFFER, 0, EL_SMALL) == ENG_SYNC_READY);
+    eng_sync_destroy(&y);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -411,6 +518,7 @@ int main(void)
     test_agree_fetch(logpath);
     test_stall();
     test_leave();
+    test_bound(logpath);
 
     cl_log_configure(CL_LOG_WARN, NULL);
     unlink(logpath);

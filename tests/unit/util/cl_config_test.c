@@ -418,6 +418,23 @@ static void test_limits(void)
     CL_CHECK(strstr(err, "COLLAB_MAX_UNEXPECTED_MSGS") != NULL);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_STREAMS_PER_PEER", "x", NULL) == -1);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_UNEXPECTED_PER_PEER", "-5", NULL) == -1);
+    /* Held messages and FETCH: defaults, values, refusals. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.max_held_mib == 256 && cfg.max_held_msgs == 16384 && cfg.max_held_peer == 1024 &&
+             cfg.fetch_limit == 4);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HELD", "8", "COLLAB_MAX_HELD_MSGS", "100",
+                    "COLLAB_MAX_HELD_PER_PEER", "10", "COLLAB_FETCH_LIMIT", "2", NULL) == 0);
+    CL_CHECK(cfg.max_held_mib == 8 && cfg.max_held_msgs == 100 && cfg.max_held_peer == 10 &&
+             cfg.fetch_limit == 2);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HELD_MSGS", "0", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_MAX_HELD_MSGS") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HELD_PER_PEER", "x", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_MAX_HELD_PER_PEER") != NULL);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_MAX_HELD", "-1", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_FETCH_LIMIT", "0", NULL) == -1);
+    CL_CHECK(strstr(err, "COLLAB_FETCH_LIMIT") != NULL);
     /* A required rank needs the rank. */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_RANK_REQUIRED", "1", NULL) == -1);
     CL_CHECK(strstr(err, "COLLAB_RANK_REQUIRED") != NULL && strstr(err, "COLLAB_RANK too") != NULL);
@@ -494,7 +511,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 49);
+    CL_CHECK(n == 53);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -543,6 +560,10 @@ static void test_table(void)
                               "COLLAB_MAX_UNEXPECTED_MSGS",
                               "COLLAB_MAX_STREAMS",
                               "COLLAB_MAX_STREAMS_PER_PEER",
+                              "COLLAB_MAX_HELD",
+                              "COLLAB_MAX_HELD_MSGS",
+                              "COLLAB_MAX_HELD_PER_PEER",
+                              "COLLAB_FETCH_LIMIT",
                               "COLLAB_WIRE_VERSION"};
     for (size_t i = 0; i < n && i < sizeof expected / sizeof expected[0]; i++) {
         CL_CHECK_STREQ(t[i].name, expected[i]);
