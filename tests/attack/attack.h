@@ -36,5 +36,8 @@ int sc_checkpoint(void);
 int sc_checkpoint_liar(int n, bool data);
 /* 4 trainers of a world of 5, rank 3 lying in its HASHES, and a joiner. */
 int sc_sync_liar(void);
+/* attack_state.c: sync_huge (a donor declaring 8 GiB buffers) or
+   fetch_flood (a joiner repeating its FETCHes). */
+int sc_state(const char *mode);
 
 #endif
