@@ -314,6 +314,43 @@ int main(void)
     CHECK(isinf(cl_timer_next(f.timers)));
     CHECK(f.nsent == 0);
 
+    /* FETCH is bounded per joiner and admission (docs/security.md §5):
+       served live at s = 40, a joiner gets COLLAB_FETCH_LIMIT times the
+       state (the registry and the results), then NACK; another joiner,
+       or the same one at another admission, has its own budget. */
+    f.cfg.fetch_limit = 4;
+    f.next_seq = 41;
+    f.done_seq = 40;
+    uint8_t k3[32], k4[32];
+    memset(k3, 0x4c, 32);
+    memset(k4, 0x4d, 32);
+    uint64_t state = sizeof small + BIG + sizeof result;
+    uint64_t asked = 0;
+    int served = 0;
+    for (int r = 0; r < 6; r++) {
+        forget_sent(&f);
+        m = fetch(40, CL_EL_ITEM_BUFFER, 1, 0, BIG);
+        eng_donor_on_message(f.d, k3, &m);
+        bool ok = f.nsent == 2 && f.sent[0].m.type == CL_EL_DATA;
+        CHECK(ok == (asked + BIG <= 4 * state));
+        if (!ok)
+            CHECK(f.nsent == 1 && f.sent[0].m.type == CL_EL_NACK &&
+                  f.sent[0].m.reason == CL_EL_NACK_UNKNOWN);
+        asked += ok ? BIG : 0;
+        served += ok;
+    }
+    CHECK(served == 4);
+    forget_sent(&f);
+    m = fetch(40, CL_EL_ITEM_BUFFER, 1, 0, BIG);
+    eng_donor_on_message(f.d, k4, &m);
+    CHECK(f.nsent == 2 && f.sent[0].m.type == CL_EL_DATA);
+    forget_sent(&f);
+    /* One FETCH larger than the bound is refused at once. */
+    m = fetch(40, CL_EL_ITEM_BUFFER, 1, 0, 5 * state);
+    eng_donor_on_message(f.d, k4, &m);
+    CHECK(f.nsent == 1 && f.sent[0].m.type == CL_EL_NACK);
+    forget_sent(&f);
+
     eng_donor_destroy(&f.d);
     CHECK(f.d == NULL);
     eng_donor_destroy(&f.d);
