@@ -67,6 +67,44 @@ void eng_coll_fail_all(struct cl_engine *e, int status)
         stream_fail(e->streams[i], status);
 }
 
+static void stream_free(struct cl_engine *e, stream_t *s, int status);
+
+stream_t *eng_coll_retired(struct cl_engine *e, uint64_t id)
+{
+    for (size_t i = 0; i < e->nretired; i++)
+        if (e->retired[i]->comm_id == id)
+            return e->retired[i];
+    return NULL;
+}
+
+void eng_coll_retire_streams(struct cl_engine *e, double now, double after)
+{
+    for (size_t i = 0; i < e->nstreams;) {
+        stream_t *s = e->streams[i];
+        if (s->comm != NULL || s->opened_by <= 0 || s->active != NULL ||
+            zlist_size(s->queue) > 0 || now - s->opened_at < after) {
+            i++;
+            continue;
+        }
+        e->streams[i] = e->streams[--e->nstreams];
+        if (s->buf_head == NULL) {
+            stream_free(e, s, COLLAB_ERR_COMM); /* nothing to keep */
+            continue;
+        }
+        if (e->nretired == e->capretired) {
+            size_t cap = e->capretired > 0 ? 2 * e->capretired : 8;
+            stream_t **a = realloc(e->retired, cap * sizeof *a);
+            if (a == NULL) {
+                e->streams[e->nstreams++] = s; /* kept where it was */
+                return;
+            }
+            e->retired = a;
+            e->capretired = cap;
+        }
+        e->retired[e->nretired++] = s;
+    }
+}
+
 /* Frees a stream; requests still attached complete with status. */
 static void stream_free(struct cl_engine *e, stream_t *s, int status)
 {
@@ -94,6 +132,16 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
         e->streams = a;
         e->capstreams = cap;
     }
+    /* A retired stream of this communicator comes back with its early
+       messages, older than anything that follows (docs/security.md §5). */
+    for (size_t i = 0; i < e->nretired; i++)
+        if (e->retired[i]->comm_id == id) {
+            stream_t *r = e->retired[i];
+            e->retired[i] = e->retired[--e->nretired];
+            r->opened_at = eng_now();
+            e->streams[e->nstreams++] = r;
+            return r;
+        }
     stream_t *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
@@ -141,6 +189,11 @@ void eng_coll_fini(struct cl_engine *e)
     free(e->streams);
     e->streams = NULL;
     e->nstreams = e->capstreams = 0;
+    for (size_t i = 0; i < e->nretired; i++)
+        stream_free(e, e->retired[i], COLLAB_ERR_NOT_INIT);
+    free(e->retired);
+    e->retired = NULL;
+    e->nretired = e->capretired = 0;
     free(e->early); /* after the streams: freeing their early messages counts */
     e->early = NULL;
     e->nearly = 0;
@@ -340,6 +393,15 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
         stream_t *s = e->streams[i];
         if (s->comm == NULL && eng_coll_drop_buffered_from(e, s, w) == 0) {
             e->streams[i] = e->streams[--e->nstreams];
+            stream_free(e, s, COLLAB_ERR_COMM);
+            continue;
+        }
+        i++;
+    }
+    for (size_t i = 0; i < e->nretired && !left;) {
+        stream_t *s = e->retired[i];
+        if (eng_coll_drop_buffered_from(e, s, w) == 0) {
+            e->retired[i] = e->retired[--e->nretired];
             stream_free(e, s, COLLAB_ERR_COMM);
             continue;
         }

@@ -119,6 +119,7 @@ struct stream {
     bool take_again;                 /* a start inside it asked for another pass */
     int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
                                         still NULL: this program has not created it); 0: none */
+    double opened_at;                /* when a message opened it (opened_by > 0) */
     double last_delivery;            /* last start of its collective or message delivered to it */
     /* The same-host fast path (cl_engine_fast.c). */
     uint64_t fast_done;      /* sequences completed on it */
@@ -206,6 +207,12 @@ struct cl_engine {
     stream_t **streams; /* one per communicator seen (array: safe to walk
                            while callbacks add streams) */
     size_t nstreams, capstreams;
+    /* Streams of communicators this program has not created, retired
+       after ENG_STREAM_RETIRE_AFTER: kept with their early messages,
+       taken back when the program creates the communicator (or a message
+       opens it again), outside COLLAB_MAX_STREAMS (docs/security.md §5). */
+    stream_t **retired;
+    size_t nretired, capretired;
     struct late_report *late; /* suspicions raised inside algorithm callbacks,
                                  handled from the main loop */
     size_t nlate, caplate;
@@ -539,6 +546,16 @@ bool eng_coll_multigroup(struct cl_engine *e);
 /* Shared by cl_engine_coll.c and cl_engine_route.c. */
 const char *eng_coll_kind_name(cl_coll_kind_t k);
 stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
+/* Retires the streams that messages opened for communicators this
+   program has not created, `after` seconds ago or more, and that hold
+   no request: out of e->streams (and COLLAB_MAX_STREAMS) into
+   e->retired with their early messages, or freed when they hold none.
+   eng_coll_stream takes one back when the program creates its
+   communicator. */
+void eng_coll_retire_streams(struct cl_engine *e, double now, double after);
+/* The retired stream of communicator id, or NULL: a message for it waits
+   there, and it stays retired. */
+stream_t *eng_coll_retired(struct cl_engine *e, uint64_t id);
 void eng_coll_check_done(struct cl_engine *e, stream_t *s);
 void eng_coll_fail_member(stream_t *s, int r, bool left);
 void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);

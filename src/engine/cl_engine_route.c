@@ -565,10 +565,16 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
 
 /* May a message of `from` open a stream for a communicator this program
    has not created?  Within COLLAB_MAX_STREAMS_PER_PEER streams opened by
-   it and COLLAB_MAX_STREAMS in all, among those this program has not
-   created since. */
+   it (retired ones too) and COLLAB_MAX_STREAMS in all, among those this
+   program has not created since.  First, streams older than
+   ENG_STREAM_RETIRE_AFTER leave the table (eng_coll_retire_streams): their
+   early messages stay, counted against their senders as before, so no
+   message within a sender's grant is lost, and hostile members that stay
+   alive hold a place under COLLAB_MAX_STREAMS only for that long, and
+   their own COLLAB_MAX_STREAMS_PER_PEER for good (docs/security.md §5). */
 static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
 {
+    eng_coll_retire_streams(e, eng_now(), ENG_STREAM_RETIRE_AFTER(e->cfg.timeout));
     int mine = 0, all = 0;
     for (size_t i = 0; i < e->nstreams; i++) {
         const stream_t *s = e->streams[i];
@@ -577,6 +583,8 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
             mine += s->opened_by == from->rank + 1;
         }
     }
+    for (size_t i = 0; i < e->nretired; i++)
+        mine += e->retired[i]->opened_by == from->rank + 1;
     const char *bound = NULL;
     if (e->cfg.max_streams_peer > 0 && mine >= e->cfg.max_streams_peer)
         bound = "COLLAB_MAX_STREAMS_PER_PEER";
@@ -649,10 +657,13 @@ static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_ms
     if (m->hdr.comm == CL_COMM_SELF_ID)
         return; /* nobody else speaks on our self communicator */
     stream_t *s = eng_coll_stream(e, m->hdr.comm, false);
+    if (s == NULL)
+        s = eng_coll_retired(e, m->hdr.comm); /* waits there, outside the table */
     if (s == NULL) {
         if (!may_open_stream(e, from) || (s = eng_coll_stream(e, m->hdr.comm, true)) == NULL)
             return;
         s->opened_by = from->rank + 1;
+        s->opened_at = eng_now();
     }
     eng_coll_route(e, s, from->rank, &m->hdr, m->payload, m->payload_len);
 }

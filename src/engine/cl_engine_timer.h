@@ -140,6 +140,10 @@ static inline double eng_found_grace(double timeout)
    one behind early messages that fill its sender's grant: the sender
    gets the overdraft of class EARLY (docs/wire.md section 10 item 8). */
 #define ENG_EARLY_STALL 0.02
+/* A stream that messages opened for a communicator this program has not
+   created leaves the table of COLLAB_MAX_STREAMS after this many seconds
+   (its early messages stay: cl_engine_route.c, docs/security.md §5). */
+#define ENG_STREAM_RETIRE_AFTER(timeout) (4.0 * (timeout))
 
 /* A joiner pulling state waits this long for every donor's answer
    (HASHES) before it goes on with those that answered: never under

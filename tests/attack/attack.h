@@ -39,5 +39,7 @@ int sc_sync_liar(void);
 /* attack_state.c: sync_huge (a donor declaring 8 GiB buffers) or
    fetch_flood (a joiner repeating its FETCHes). */
 int sc_state(const char *mode);
+/* attack_streams.c: a live member filling COLLAB_MAX_STREAMS. */
+int sc_streams(void);
 
 #endif
