@@ -565,13 +565,13 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
 
 /* May a message of `from` open a stream for a communicator this program
    has not created?  Within COLLAB_MAX_STREAMS_PER_PEER streams opened by
-   it (retired ones too) and COLLAB_MAX_STREAMS in all, among those this
-   program has not created since.  First, streams older than
-   ENG_STREAM_RETIRE_AFTER leave the table (eng_coll_retire_streams): their
-   early messages stay, counted against their senders as before, so no
-   message within a sender's grant is lost, and hostile members that stay
-   alive hold a place under COLLAB_MAX_STREAMS only for that long, and
-   their own COLLAB_MAX_STREAMS_PER_PEER for good (docs/security.md §5). */
+   it and COLLAB_MAX_STREAMS in all, among those this program has not
+   created since.  First, streams older than ENG_STREAM_RETIRE_AFTER leave
+   the table (eng_coll_retire_streams): their early messages stay,
+   counted against their senders as before, so no message within a
+   sender's grant is lost, and hostile members that stay alive hold a
+   place only for that long; to take it again they must send more, which
+   their early-buffer share caps (docs/security.md §5). */
 static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
 {
     eng_coll_retire_streams(e, eng_now(), ENG_STREAM_RETIRE_AFTER(e->cfg.timeout));
@@ -583,8 +583,6 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
             mine += s->opened_by == from->rank + 1;
         }
     }
-    for (size_t i = 0; i < e->nretired; i++)
-        mine += e->retired[i]->opened_by == from->rank + 1;
     const char *bound = NULL;
     if (e->cfg.max_streams_peer > 0 && mine >= e->cfg.max_streams_peer)
         bound = "COLLAB_MAX_STREAMS_PER_PEER";

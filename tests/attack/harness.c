@@ -371,6 +371,8 @@ static void on_event(void *ctx, const cl_tp_event_t *ev)
     }
 }
 
+int s_attacker_max_version; /* 0: the highest */
+
 bool attacker_new(attacker_t *a, bool client)
 {
     memset(a, 0, sizeof *a);
@@ -386,6 +388,7 @@ bool attacker_new(attacker_t *a, bool client)
     cfg.listen = "/ip4/127.0.0.1/tcp/0";
     cfg.client_mode = client;
     cfg.run_id = s_run;
+    cfg.max_version = s_attacker_max_version;
     a->tp = cl_transport_new(&cfg, err, sizeof err);
     if (a->tp == NULL) {
         fprintf(stderr, "[%s] transport: %s\n", harness_tag, err);

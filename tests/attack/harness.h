@@ -141,6 +141,9 @@ typedef struct {
     size_t ndata;
 } attacker_t;
 
+/* The highest wire version the attacker's next transport speaks (0: the
+   highest there is). */
+extern int s_attacker_max_version;
 /* A fresh identity (<dir>/attacker) and transport on a free loopback
    port (client: binds nothing); false with a message on failure. */
 bool attacker_new(attacker_t *a, bool client);
