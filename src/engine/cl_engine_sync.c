@@ -12,7 +12,11 @@
     donors that answered report, by those donors (one that reports it
     otherwise is named); a buffer on which the donors differ without such
     a majority is dropped everywhere (DROP) and this peer keeps its own
-    value.  (3) Cut each agreed item into
+    value.  (3) Once this peer knows its own size of an agreed item (a
+    monitor: at once; a straggler: from its registry; a joiner: when its
+    program posts that collective, eng_sync_want in
+    cl_engine_sync_bound.c, which refuses donors that declared another
+    size), allocate it, cut it into
     stripes (cl_stripe_plan: up to four donors, at least 1 MiB each,
     rotated by index and rank), FETCH each stripe from its donor and copy
     the DATA pieces in.  A stripe whose donor fails, refuses or stalls is
