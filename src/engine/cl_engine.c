@@ -377,19 +377,26 @@ static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t
         mine += memcmp(x->key, key, 32) == 0;
     }
     size_t count_max = (size_t)e->cfg.max_held_msgs, per_peer = (size_t)e->cfg.max_held_peer;
+    /* A peer whose admitting view is on its way sends a few messages
+       before it arrives, not thousands: a flood is named at its first
+       drop and every power of 2 after. */
     if (n >= count_max || mine >= per_peer) {
-        /* A peer whose admitting view is on its way sends a few messages
-           before it arrives, not thousands. */
-        if (n == count_max || mine == per_peer) /* once per flood */
+        uint64_t d = ++e->held_dropped;
+        if ((d & (d - 1)) == 0)
             cl_warn("dropped an early %s message: %zu wait for views already (%zu from its "
-                    "sender; COLLAB_MAX_HELD_MSGS=%zu, COLLAB_MAX_HELD_PER_PEER=%zu)",
-                    cl_wire_type_name(m->hdr.type), n, mine, count_max, per_peer);
+                    "sender; COLLAB_MAX_HELD_MSGS=%zu, COLLAB_MAX_HELD_PER_PEER=%zu; %llu "
+                    "dropped so far)",
+                    cl_wire_type_name(m->hdr.type), n, mine, count_max, per_peer,
+                    (unsigned long long)d);
         return;
     }
     if (e->held_bytes + HELD_COST(m->payload_len) > ((size_t)e->cfg.max_held_mib << 20)) {
-        cl_warn("dropped an early %s message: %zu bytes wait for views already "
-                "(COLLAB_MAX_HELD=%d MiB)",
-                cl_wire_type_name(m->hdr.type), e->held_bytes, e->cfg.max_held_mib);
+        uint64_t d = ++e->held_dropped;
+        if ((d & (d - 1)) == 0)
+            cl_warn("dropped an early %s message: %zu bytes wait for views already "
+                    "(COLLAB_MAX_HELD=%d MiB; %llu dropped so far)",
+                    cl_wire_type_name(m->hdr.type), e->held_bytes, e->cfg.max_held_mib,
+                    (unsigned long long)d);
         return;
     }
     held_msg_t *h = malloc(sizeof *h + m->payload_len);

@@ -242,6 +242,7 @@ struct cl_engine {
     bool admission_logged;
     held_msg_t *held_head, *held_tail; /* see held_msg_t */
     size_t held_bytes;
+    uint64_t held_dropped; /* refused by the COLLAB_MAX_HELD* bounds so far */
     /* Elastic swarm: admission, state sync (cl_engine_elastic.h). */
     struct eng_elastic *el;
     /* Reports to the monitors; a monitor's hooks (cl_engine_report.c). */

@@ -23,7 +23,7 @@
       checkpoint, checkpoint_liar, checkpoint_liar_data, checkpoint_tie,
       sync_liar                         attack_checkpoint.c
       sync_huge, fetch_flood            attack_state.c
-      streams                           attack_streams.c
+      streams, held                     attack_streams.c
       wirefloor                         attack_floor.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
                         "admit|update|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
-                        "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|streams|wirefloor\n");
+                        "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|streams|held|wirefloor\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -90,6 +90,8 @@ int main(int argc, char **argv)
         bad = sc_sync_liar();
     else if (strcmp(sc, "sync_huge") == 0 || strcmp(sc, "fetch_flood") == 0)
         bad = sc_state(sc);
+    else if (strcmp(sc, "held") == 0)
+        bad = sc_held();
     else if (strcmp(sc, "wirefloor") == 0)
         bad = sc_wirefloor();
     else if (strcmp(sc, "streams") == 0)

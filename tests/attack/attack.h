@@ -41,6 +41,8 @@ int sc_sync_liar(void);
 int sc_state(const char *mode);
 /* attack_streams.c: a live member filling COLLAB_MAX_STREAMS. */
 int sc_streams(void);
+/* attack_streams.c: a stranger filling the held queue (COLLAB_MAX_HELD_MSGS). */
+int sc_held(void);
 /* attack_floor.c: a JOIN over a link older than the swarm's wire floor. */
 int sc_wirefloor(void);
 

@@ -1,6 +1,7 @@
-/*  attack_streams.c - a hostile member that stays alive against the
-    streams of communicators nobody creates (docs/security.md §5).  A
-    scenario of the attack program (attack.c).
+/*  attack_streams.c - the engine's bounds on messages it keeps for later
+    (docs/security.md §5): a hostile member that stays alive against the
+    streams of communicators nobody creates, and a stranger against the
+    held queue.  Scenarios of the attack program (attack.c).
 
       streams     3 members, COLLAB_MAX_STREAMS=8 and
                   COLLAB_MAX_STREAMS_PER_PEER=8 on every peer.  Once armed,
@@ -19,9 +20,12 @@
                   COLLAB_TIMEOUT with their messages, nothing of the honest
                   peers is dropped, and the three all-reduces on the
                   duplicate are right.
+      held        a stranger sends rank 0 100 collective messages at
+                  COLLAB_MAX_HELD_MSGS=10 (see sc_held).
 */
 #include "attack.h"
 #include "coll/cl_coll_impl.h"
+#include "engine/cl_comm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,5 +144,81 @@ int sc_streams(void)
         if (system(cmd) != 0)
             fprintf(stderr, "[attack] (no warnings in the peers' log)\n");
     }
+    return bad;
+}
+
+/* ---------------------------------------------------------------------- */
+/* held: the held queue's count bound is COLLAB_MAX_HELD_MSGS.  Data from
+   a peer that is not a member here waits there for the view that would
+   admit it (2 x COLLAB_TIMEOUT); a stranger sends rank 0 100 collective
+   messages at COLLAB_MAX_HELD_MSGS=10.  Must be: rank 0 keeps 10, names
+   the variable when it drops the rest, and both members' all-reduces
+   stay right.  Before, the bound was a constant (16384) nobody could
+   set. */
+
+static int held_peer(int i, int n)
+{
+    (void)i;
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    double x = 1, y = 0;
+    CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK && y == n);
+    rendezvous();
+    double t0 = now_s();
+    while (harness_read_int("stop", 0) == 0 && now_s() - t0 < 60) {
+        y = 0;
+        CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK && y == n);
+        nap(0.05);
+    }
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+int sc_held(void)
+{
+    const int n = 2;
+    setenv("COLLAB_MAX_HELD_MSGS", "10", 1);
+    prepare("held", n);
+    char log[600];
+    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    spawn(0, n, 0u, held_peer);
+    spawn(1, n, 1u, held_peer);
+    CHECK(wait_ready(n, 60));
+    go(n);
+    attacker_t a;
+    if (!attacker_new(&a, true) || !attacker_reach(&a, 0)) {
+        s_setup_failed = true;
+        return 0;
+    }
+    uint8_t k0[32];
+    peer_key(0, k0);
+    static uint8_t payload[64];
+    int sent = 0;
+    for (int k = 0; k < 100; k++) {
+        cl_wire_msg_t m;
+        memset(&m, 0, sizeof m);
+        m.hdr.type = CL_MSG_COLL;
+        m.hdr.sub = CL_MSG_DATA;
+        m.hdr.comm = CL_COMM_WORLD_ID;
+        m.hdr.seq = 1000000 + (uint64_t)k;
+        m.payload = payload;
+        m.payload_len = sizeof payload;
+        sent += cl_transport_send(a.tp, k0, &m) == 0;
+    }
+    attacker_pump(&a, 2);
+    harness_write_int("stop", 1);
+    int bad = reap((1u << n) - 1, 30);
+    int named = harness_log_lines(log, "wait for views already", "COLLAB_MAX_HELD_MSGS=10");
+    fprintf(stderr,
+            "[attack] a stranger sent rank 0 %d collective messages; lines naming "
+            "COLLAB_MAX_HELD_MSGS=10: %d\n",
+            sent, named);
+    if (sent == 0)
+        s_setup_failed = true;
+    CHECK(named >= 1 && named <= 8); /* 90 drops: at powers of 2 */
+    attacker_destroy(&a);
     return bad;
 }
