@@ -405,8 +405,8 @@ bool eng_admittee_take(el_admittee_t *a, collab_request_t *req, uint64_t idx)
                 uint64_t bytes = 0;
                 int ndonors = 0;
                 eng_sync_totals(a->ctx.sync(a->ctx.arg), &nitems, &bytes, &ndonors);
-                cl_info("received the swarm's state from %d peer%s (%zu items, %.1f MB)",
-                        ndonors, ndonors == 1 ? "" : "s", nitems, (double)bytes / 1e6);
+                cl_info("received the swarm's state from %d peer%s (%zu items, %.1f MB)", ndonors,
+                        ndonors == 1 ? "" : "s", nitems, (double)bytes / 1e6);
                 st->phase = EL_IN;
                 a->ctx.sync_stop(a->ctx.arg);
             }

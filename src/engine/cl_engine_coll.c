@@ -81,8 +81,8 @@ void eng_coll_retire_streams(struct cl_engine *e, double now, double after)
 {
     for (size_t i = 0; i < e->nstreams;) {
         stream_t *s = e->streams[i];
-        if (s->comm != NULL || s->opened_by <= 0 || s->active != NULL ||
-            zlist_size(s->queue) > 0 || now - s->opened_at < after) {
+        if (s->comm != NULL || s->opened_by <= 0 || s->active != NULL || zlist_size(s->queue) > 0 ||
+            now - s->opened_at < after) {
             i++;
             continue;
         }

@@ -82,8 +82,8 @@ typedef struct snapshot {
 typedef struct {
     uint8_t key[32];
     uint64_t s;
-    uint64_t bytes;    /* asked for and served */
-    uint64_t refused;  /* FETCHes refused past the bound */
+    uint64_t bytes;   /* asked for and served */
+    uint64_t refused; /* FETCHes refused past the bound */
 } fetcher_t;
 
 #define MAX_FETCHERS 256 /* joiners of admissions this donor still serves */

@@ -525,9 +525,8 @@ static void agree_and_plan(el_sync_t *y)
         if (it->state != IT_FETCHING)
             continue;
         uint64_t own = 0;
-        int known = y->ctx.own_size != NULL
-                        ? y->ctx.own_size(y->ctx.arg, it->what, it->index, &own)
-                        : 2;
+        int known =
+            y->ctx.own_size != NULL ? y->ctx.own_size(y->ctx.arg, it->what, it->index, &own) : 2;
         if (known == 2)
             eng_sync_start_item(y, i);
         else if (known == 1)

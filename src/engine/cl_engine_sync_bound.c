@@ -83,10 +83,10 @@ void eng_sync_bound_item(el_sync_t *y, size_t i, uint64_t own)
         }
     }
     cl_sync_decl_t keep = {false, 0, 0, NULL};
-    bool ok = replied > 0 &&
-              cl_sync_agree_decide(NULL, y->donors, y->ndonors, replied, res, it->index, &keep) !=
-                  0 &&
-              keep.has && keep.size == own;
+    bool ok =
+        replied > 0 &&
+        cl_sync_agree_decide(NULL, y->donors, y->ndonors, replied, res, it->index, &keep) != 0 &&
+        keep.has && keep.size == own;
     for (int d = 0; d < y->ndonors; d++) {
         cl_sync_decl_t o = cl_sync_agree_decl(&y->donors[d], res, it->index);
         it->holder[d] = ok && o.has && cl_sync_agree_same(&o, &keep);
@@ -126,4 +126,3 @@ int eng_sync_want(el_sync_t *y, int what, uint64_t index, uint64_t size)
         return ENG_SYNC_PENDING;
     return it->state == IT_OK && it->size == size ? ENG_SYNC_READY : ENG_SYNC_NONE;
 }
-

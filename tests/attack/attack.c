@@ -51,7 +51,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
                         "admit|update|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
-                        "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|streams|held|wirefloor\n");
+                        "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
+                        "streams|held|wirefloor\n");
         return 3;
     }
     zsys_handler_set(NULL);

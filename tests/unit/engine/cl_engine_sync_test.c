@@ -430,7 +430,8 @@ static el_sync_t *joiner_sync(fake_t *f, eng_sync_ctx_t *ctx, uint64_t s, unsign
     for (int d = 1; d < NPEERS; d++)
         hashes_sized(y, f, d, s, (liars >> d) & 1 ? (uint64_t)1 << 36 : EL_BIG);
     /* Agreed, nothing asked for: the program has posted nothing yet. */
-    CHECK(fetches_to(f, from, f->peers[1].key, -1, 0) + fetches_to(f, from, f->peers[2].key, -1, 0) +
+    CHECK(fetches_to(f, from, f->peers[1].key, -1, 0) +
+              fetches_to(f, from, f->peers[2].key, -1, 0) +
               fetches_to(f, from, f->peers[3].key, -1, 0) ==
           0);
     CHECK(eng_sync_done(y) && f->finished == 1);
