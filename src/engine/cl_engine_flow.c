@@ -721,17 +721,11 @@ void eng_flow_progress(eng_flow_t *f)
         report(f, false);
 }
 
-double eng_flow_timer(eng_flow_t *f, double now)
+/* Sends what the credit lets out of every FIFO whose link's version is
+   known; true when a FIFO waits for its link's version (it empties at
+   once when that turns out to be older than its class). */
+static bool flush_waiting(eng_flow_t *f)
 {
-    if (f == NULL)
-        return now + ENG_IDLE_WAKE;
-    if (now >= f->next_report) {
-        f->next_report = now + f->ctx->cfg->timeout / 4;
-        if (f->ctx->is_member(f->ctx->arg))
-            report(f, true);
-    }
-    /* A FIFO whose link's version is not known yet empties at once when
-       it turns out to be older than its class; look again soon. */
     bool unknown = false;
     for (size_t i = 0; i < f->npeers && f->waiting > 0; i++) {
         flow_peer_t *fp = &f->peers[i];
@@ -745,6 +739,21 @@ double eng_flow_timer(eng_flow_t *f, double now)
         else
             flush(f, p, fp);
     }
+    return unknown;
+}
+
+double eng_flow_timer(eng_flow_t *f, double now)
+{
+    if (f == NULL)
+        return now + ENG_IDLE_WAKE;
+    if (now >= f->next_report) {
+        f->next_report = now + f->ctx->cfg->timeout / 4;
+        if (f->ctx->is_member(f->ctx->arg))
+            report(f, true);
+    }
+    /* A FIFO whose link's version is not known yet empties at once when
+       it turns out to be older than its class; look again soon. */
+    bool unknown = flush_waiting(f);
     return unknown && now + ENG_FLOW_VERSION_POLL < f->next_report ? now + ENG_FLOW_VERSION_POLL
                                                                    : f->next_report;
 }
