@@ -620,7 +620,6 @@ static void engine_actor(zsock_t *pipe, void *arg)
             next = fmin(next, eng_p2p_timer(e->p2p, now));
         }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
-        next = fmin(next, eng_relay_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             /* Once started, _leave's deadline is in the set. */

@@ -102,6 +102,7 @@ void eng_fan_out_view(struct cl_engine *e)
     eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
     eng_report_view(e->rep);
+    eng_relay_view(e);
 }
 
 void eng_fan_out_member(struct cl_engine *e)

@@ -499,8 +499,10 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
    eng_relay_init registers it with the loop. */
 void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                           const cl_wire_msg_t *m);
-/* A monitor forwards what its rate allows; returns the next deadline. */
-double eng_relay_timer(struct cl_engine *e, double now);
+/* The view changed: a relaying monitor looks at once at the messages that
+   waited for it (its timer in e->timers, armed while anything waits,
+   forwards what the rate allows). */
+void eng_relay_view(struct cl_engine *e);
 void eng_relay_stats(const struct cl_engine *e, cl_relay_stats_t *out);
 
 /* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
