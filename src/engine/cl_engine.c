@@ -615,10 +615,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
            _sync is undone by eng_el_timer in this turn. */
         cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
-        if (e->state == ENG_MEMBER) {
+        if (e->state == ENG_MEMBER)
             next = fmin(next, eng_coll_timer(e, now));
-            next = fmin(next, eng_p2p_timer(e->p2p, now));
-        }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);

@@ -108,6 +108,7 @@ void eng_fan_out_view(struct cl_engine *e)
 void eng_fan_out_member(struct cl_engine *e)
 {
     eng_report_view(e->rep); /* a monitor's picture starts with its own view */
+    eng_p2p_member(e->p2p);  /* its timer runs while this peer is a member */
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }
@@ -296,6 +297,7 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
     eng_p2p_ctx_t ctx = {.arg = e,
                          .cfg = &e->cfg,
                          .t0 = e->t0,
+                         .timers = e->timers,
                          .incarnation = e->incarnation,
                          .now = p2p_now,
                          .self_rank = p2p_self_rank,

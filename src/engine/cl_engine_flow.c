@@ -60,6 +60,7 @@
 #include "engine/cl_flow.h"
 #include "util/cl_log.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -708,17 +709,23 @@ static void rejoined(eng_flow_t *f)
     }
 }
 
-void eng_flow_progress(eng_flow_t *f)
+static bool flush_waiting(eng_flow_t *f);
+
+double eng_flow_progress(eng_flow_t *f)
 {
     if (f == NULL)
-        return;
+        return INFINITY;
     bool member = f->ctx->is_member(f->ctx->arg);
     if (member && !f->member && f->been_member)
         rejoined(f);
     f->member = member;
     f->been_member |= member;
-    if (member)
-        report(f, false);
+    if (!member)
+        return INFINITY;
+    report(f, false);
+    /* Also after every poll round, as when the loop asked the timer
+       each turn: what the credit lets out goes. */
+    return flush_waiting(f) ? f->ctx->now(f->ctx->arg) + ENG_FLOW_VERSION_POLL : INFINITY;
 }
 
 /* Sends what the credit lets out of every FIFO whose link's version is
@@ -745,7 +752,7 @@ static bool flush_waiting(eng_flow_t *f)
 double eng_flow_timer(eng_flow_t *f, double now)
 {
     if (f == NULL)
-        return now + ENG_IDLE_WAKE;
+        return INFINITY;
     if (now >= f->next_report) {
         f->next_report = now + f->ctx->cfg->timeout / 4;
         if (f->ctx->is_member(f->ctx->arg))

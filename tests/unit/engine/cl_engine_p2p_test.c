@@ -14,10 +14,12 @@
     the receiver's (a sender past its grant is dropped and banned).
 */
 #include "engine/cl_engine_p2p.h"
+#include "engine/cl_engine_timer.h"
 
 #include "engine/cl_comm.h"
 #include "engine/cl_flow.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,11 @@
 
 #define NPEERS 3
 #define MAXSENT 256
+
+/* The loop's set of deadlines, one for the whole program: each component
+   a test creates registers its timer there and removes it when
+   destroyed. */
+static cl_timer_t *s_timers;
 
 typedef struct {
     cl_wire_msg_t m;  /* header fields; payload points at data */
@@ -47,6 +54,7 @@ typedef struct {
     size_t early_msgs[NPEERS];   /* early messages of each rank in the early buffer */
     size_t early_bytes[NPEERS];  /* and their payload bytes */
     bool coll_waits[NPEERS];     /* a running collective has that rank */
+    bool not_member;             /* this peer lost its rank */
 } fake_t;
 
 static double f_now(void *arg)
@@ -62,8 +70,7 @@ static int f_self_rank(void *arg)
 
 static bool f_is_member(void *arg)
 {
-    (void)arg;
-    return true;
+    return !((fake_t *)arg)->not_member;
 }
 
 static double f_member_since(void *arg)
@@ -153,6 +160,7 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
     eng_p2p_ctx_t ctx = {.arg = f,
                          .cfg = &f->cfg,
                          .t0 = 0,
+                         .timers = s_timers,
                          .incarnation = 7,
                          .now = f_now,
                          .self_rank = f_self_rank,
@@ -166,11 +174,20 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
                          .ban = f_ban,
                          .early_queued = f_early_queued,
                          .coll_waits_for = f_coll_waits_for};
+    double armed = cl_timer_next(s_timers);
     eng_p2p_t *p = eng_p2p_new(&ctx);
     CHECK(p != NULL);
     for (int w = 0; w < nseen; w++)
         eng_p2p_mark_seen(p, w);
+    CHECK(cl_timer_next(s_timers) == armed); /* not before this peer is a member */
+    eng_p2p_member(p);                     /* as the engine, once it is one */
     return p;
+}
+
+/* The loop's turn at f->now: runs the deadlines that are due. */
+static void run_timers(fake_t *f)
+{
+    (void)cl_timer_run(s_timers, f->now);
 }
 
 /* As setup_at, every rank held, the start-up grace over (the first timer
@@ -178,7 +195,7 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
 static eng_p2p_t *setup(fake_t *f)
 {
     eng_p2p_t *p = setup_at(f, 1000, 1, NPEERS);
-    (void)eng_p2p_timer(p, f->now);
+    run_timers(f);
     return p;
 }
 
@@ -399,11 +416,16 @@ static void test_gone(void)
     s = send_req(world, 2, 1, "y", 1, false);
     eng_p2p_send(p, s);
     CHECK(!cl_request_done(s)); /* waits for rank 2 */
-    double next = eng_p2p_timer(p, f.now);
-    CHECK(next <= 8 + 5 + 1e-9);
+    run_timers(&f);
     CHECK(!cl_request_done(w) && !cl_request_done(s));
-    f.now = 13.5;
-    (void)eng_p2p_timer(p, f.now);
+    /* The loop, woken at each deadline of the set (the CREDIT rounds),
+       wakes at the grace's end too. */
+    for (f.now = cl_timer_next(s_timers); f.now < 8 + 5 - 1e-9; f.now = cl_timer_next(s_timers)) {
+        run_timers(&f);
+        CHECK(!cl_request_done(w) && !cl_request_done(s));
+    }
+    CHECK(fabs(f.now - (8 + 5)) < 1e-9);
+    run_timers(&f);
     CHECK(cl_request_done(w) && w->status == COLLAB_ERR_PROC_FAILED);
     CHECK(cl_request_done(s) && s->status == COLLAB_ERR_PROC_FAILED);
     cl_request_destroy(&w);
@@ -808,7 +830,8 @@ static void test_early_overdraft(void)
     }
     int before = f.nsent;
     eng_p2p_progress(p);
-    (void)eng_p2p_timer(p, f.now += 10); /* the periodic round too */
+    f.now += 10;
+    run_timers(&f); /* the periodic round too */
     CHECK(last_credit(&f, before, 1) == NULL);
 
     f.coll_waits[1] = true;
@@ -837,8 +860,57 @@ static void test_early_overdraft(void)
     eng_p2p_destroy(&p);
 }
 
+/* The component's timer in the loop's set: the CREDIT round every
+   COLLAB_TIMEOUT/4 while this peer is a member, stopped while it is not
+   and armed again when it becomes one; a FIFO waiting for its link's
+   version wakes the loop every ENG_FLOW_VERSION_POLL until it is known. */
+static void test_timer(void)
+{
+    fake_t f;
+    eng_p2p_t *p = setup(&f); /* its first round ran at 1000 */
+    double period = f.cfg.timeout / 4;
+    CHECK(fabs(cl_timer_next(s_timers) - (1000 + period)) < 1e-9);
+    f.now = 1000 + period;
+    run_timers(&f);
+    CHECK(fabs(cl_timer_next(s_timers) - (1000 + 2 * period)) < 1e-9);
+    f.not_member = true;
+    f.now += period;
+    run_timers(&f);
+    CHECK(isinf(cl_timer_next(s_timers))); /* no member: nothing due */
+    f.not_member = false;
+    eng_p2p_member(p); /* a member again */
+    CHECK(cl_timer_next(s_timers) <= f.now);
+    run_timers(&f);
+    CHECK(fabs(cl_timer_next(s_timers) - (f.now + period)) < 1e-9);
+
+    /* The link's version unknown: what the credit holds back waits. */
+    f.version = 0;
+    collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
+    const int n = (int)CL_FLOW_INIT_MSGS + 2;
+    for (int i = 0; i < n; i++) {
+        uint32_t v = (uint32_t)i;
+        collab_request_t *s = send_req(world, 1, 1, &v, sizeof v, false);
+        eng_p2p_send(p, s);
+        cl_request_destroy(&s);
+    }
+    CHECK(eng_p2p_flow_waiting(p, 1, NULL) == 2);
+    eng_p2p_progress(p); /* after the poll round: the loop must look again soon */
+    CHECK(cl_timer_next(s_timers) <= f.now + ENG_FLOW_VERSION_POLL + 1e-9);
+    f.version = 5; /* older than credit: what waits goes at once */
+    int before = f.nsent;
+    f.now += ENG_FLOW_VERSION_POLL;
+    run_timers(&f);
+    CHECK(f.nsent - before >= 2 && eng_p2p_flow_waiting(p, 1, NULL) == 0);
+    CHECK(fabs(cl_timer_next(s_timers) - (f.now - ENG_FLOW_VERSION_POLL + period)) < 1e-9);
+    eng_p2p_destroy(&p);
+    CHECK(isinf(cl_timer_next(s_timers))); /* removed with it */
+    cl_comm_destroy(&world);
+}
+
 int main(void)
 {
+    s_timers = cl_timer_new(8);
+    CHECK(s_timers != NULL);
     test_send_recv();
     test_unexpected();
     test_ssend();
@@ -849,6 +921,9 @@ int main(void)
     test_early_send();
     test_early_grant();
     test_early_overdraft();
+    test_timer();
+    CHECK(isinf(cl_timer_next(s_timers))); /* every component removed its timer */
+    cl_timer_destroy(&s_timers);
     if (s_failures == 0)
         printf("cl_engine_p2p_test: ok\n");
     return s_failures != 0;
