@@ -464,6 +464,22 @@ static void log_no_group(struct cl_engine *e)
                  waited, eng_peer_desc(c, desc, sizeof desc), n, set->world_size);
 }
 
+/* Device input on its way to host memory (cl_stage.c): a deferred start
+   tried again, a collective waiting for input pumped.  True while s
+   still waits for it. */
+static bool stage_turn(struct cl_engine *e, stream_t *s)
+{
+    if (s->stage_wait) {
+        s->stage_wait = false;
+        eng_coll_try_start(e, s);
+    }
+    if (s->active != NULL && cl_coll_waits_input(s->active)) {
+        (void)cl_coll_pump(s->active);
+        eng_coll_check_done(e, s);
+    }
+    return s->stage_wait || (s->active != NULL && cl_coll_waits_input(s->active));
+}
+
 double eng_coll_timer(struct cl_engine *e, double now)
 {
     eng_fast_update(e);
@@ -472,16 +488,7 @@ double eng_coll_timer(struct cl_engine *e, double now)
     bool any_active = false;
     for (size_t i = 0; i < e->nstreams; i++) {
         stream_t *s = e->streams[i];
-        /* Device input on its way to host memory (cl_stage.c). */
-        if (s->stage_wait) {
-            s->stage_wait = false;
-            eng_coll_try_start(e, s);
-        }
-        if (s->active != NULL && cl_coll_waits_input(s->active)) {
-            (void)cl_coll_pump(s->active);
-            eng_coll_check_done(e, s);
-        }
-        if (s->stage_wait || (s->active != NULL && cl_coll_waits_input(s->active)))
+        if (stage_turn(e, s))
             next = fmin(next, now + ENG_STAGE_POLL);
         if (s->active != NULL) {
             any_active = true;
