@@ -615,8 +615,6 @@ static void engine_actor(zsock_t *pipe, void *arg)
            _sync is undone by eng_el_timer in this turn. */
         cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
-        if (e->state == ENG_MEMBER)
-            next = fmin(next, eng_coll_timer(e, now));
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
@@ -656,8 +654,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
             if (atomic_load(&e->leave_asked))
                 progress_requested_leave(e, eng_now());
         }
+        /* Progress after every poll round, not deadlines. */
         eng_coll_deliver_local(e);
         eng_coll_deferred(e);
+        eng_coll_progress(e);
         eng_p2p_progress(e->p2p);
     }
 cleanup:
@@ -729,6 +729,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
+    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

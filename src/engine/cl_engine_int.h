@@ -230,6 +230,7 @@ struct cl_engine {
     int coll_credit; /* of the COLL message being routed: eng_p2p_coll_admit's answer */
     uint64_t streams_refused; /* messages that would have opened a stream past a limit */
     double next_tick;
+    int coll_timer;            /* _coll's deadline in timers (-1 until eng_coll_init) */
     bool waiting_for_group;    /* some call waits for the world group */
     double admission_deadline; /* for a peer outside the formed group */
     bool admission_logged;
@@ -527,7 +528,16 @@ void eng_coll_view_changed(struct cl_engine *e);
 /* Completes the done collectives and starts the queued ones of every
    stream again (something that held them back, eng_el_in_doubt, ended). */
 void eng_coll_start_queued(struct cl_engine *e);
-double eng_coll_timer(struct cl_engine *e, double now);
+/* This peer became a member: _coll's timer in e->timers (the tick of
+   running collectives, the deadline of calls waiting for the group, the
+   poll of device input) runs while it is one. */
+void eng_coll_member(struct cl_engine *e);
+/* After each poll round, while this peer is a member (progress, not a
+   deadline): the same-host fast path granted or revoked and its reports
+   taken (eng_fast_update), device input pumped, and the collectives that
+   are done completed (one may have waited for its own messages to
+   leave). */
+void eng_coll_progress(struct cl_engine *e);
 void eng_coll_deliver_local(struct cl_engine *e);
 void eng_coll_deferred(struct cl_engine *e);
 bool eng_coll_idle(struct cl_engine *e);
