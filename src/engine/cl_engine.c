@@ -8,7 +8,11 @@
     sleeps whenever nothing is due (several peers share a few cores).
     The deadlines are those the components registered in the loop's
     timer set (cl_timer.h), which each turn runs what is due, and those
-    of the components still asked every turn (eng_*_timer).  A message
+    of the components still asked every turn (eng_member_timer,
+    eng_el_timer).  After each poll round the loop calls the components'
+    progress hooks (eng_coll_deliver_local, eng_coll_deferred,
+    eng_coll_progress, eng_p2p_progress): work that follows what the
+    round brought, not a deadline.  A message
     passes the authority gate (cl_engine_authority.c), then goes to the
     handler its component registered for its type (eng_on_type).
     Everything network-facing happens here.

@@ -455,7 +455,7 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
         }
         start_gen(e, s, req, gen);
         if (s->stage_wait)
-            return; /* eng_coll_timer tries again */
+            return; /* _coll's timer or eng_coll_progress tries again */
     }
 }
 
