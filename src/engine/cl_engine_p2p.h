@@ -31,7 +31,7 @@ typedef struct {
     /* The engine's configuration (read only here; the engine may update
        swarm-wide settings it learns while joining). */
     const cl_config_t *cfg;
-    double t0;            /* the engine's clock when it started */
+    double t0; /* the engine's clock when it started */
     /* The loop's set of deadlines: the component registers one timer
        there (the start-up grace, the CREDIT round, a link's version). */
     cl_timer_t *timers;
