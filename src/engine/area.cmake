@@ -119,6 +119,16 @@ target_sources(cl_engine_suspect_test PRIVATE ${_eng}/cl_engine_suspect.c)
 collab_selftest(cl_engine_report_test ${_eng_unit}/cl_engine_report_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
+# A graceful departure's deadline, on a fake engine (real records and
+# timer set; the clock and send stubbed by the test).
+collab_selftest(cl_engine_leave_test ${_eng_unit}/cl_engine_leave_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_leave_test PRIVATE ${_eng}/cl_engine_leave.c)
+# A relaying monitor's token bucket and its deadline, on a fake engine
+# (real records, timer set and identity; the clock and send stubbed).
+collab_selftest(cl_engine_relay_test ${_eng_unit}/cl_engine_relay_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_relay_test PRIVATE ${_eng}/cl_engine_relay.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)
@@ -165,7 +175,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
     ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
-      standby groups weight sigterm leave strict_leave monitor shm_kill fast_bits fast_kill
+      standby groups weight sigterm leave strict_leave group_wait monitor shm_kill fast_bits fast_kill
       fast_stop engine_stop unexpected flow flow_v5
       early early_comms
       streams bandwidth bandwidth_v6 bandwidth_claims adaptive)

@@ -8,7 +8,11 @@
     sleeps whenever nothing is due (several peers share a few cores).
     The deadlines are those the components registered in the loop's
     timer set (cl_timer.h), which each turn runs what is due, and those
-    of the components still asked every turn (eng_*_timer).  A message
+    of the components still asked every turn (eng_member_timer,
+    eng_el_timer).  After each poll round the loop calls the components'
+    progress hooks (eng_coll_deliver_local, eng_coll_deferred,
+    eng_coll_progress, eng_p2p_progress): work that follows what the
+    round brought, not a deadline.  A message
     passes the authority gate (cl_engine_authority.c), then goes to the
     handler its component registered for its type (eng_on_type).
     Everything network-facing happens here.
@@ -623,12 +627,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
            _sync is undone by eng_el_timer in this turn. */
         cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
-        if (e->state == ENG_MEMBER) {
-            next = fmin(next, eng_coll_timer(e, now));
-            next = fmin(next, eng_p2p_timer(e->p2p, now));
-        }
         next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
-        next = fmin(next, eng_relay_timer(e, now));
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             /* Once started, _leave's deadline is in the set. */
@@ -667,8 +666,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
             if (atomic_load(&e->leave_asked))
                 progress_requested_leave(e, eng_now());
         }
+        /* Progress after every poll round, not deadlines. */
         eng_coll_deliver_local(e);
         eng_coll_deferred(e);
+        eng_coll_progress(e);
         eng_p2p_progress(e->p2p);
     }
 cleanup:
@@ -740,6 +741,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
+    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

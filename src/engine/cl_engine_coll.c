@@ -171,8 +171,13 @@ static bool gens_in_group(void *arg, int w)
     return eng_coll_in_group(arg, w);
 }
 
+static void on_timer(void *arg, double now);
+
 int eng_coll_init(struct cl_engine *e)
 {
+    e->coll_timer = cl_timer_add(e->timers, on_timer, e);
+    if (e->coll_timer < 0)
+        return COLLAB_ERR_NO_MEM;
     eng_gens_ctx_t gctx = {
         .arg = e, .rank = gens_rank, .world_size = gens_world_size, .in_group = gens_in_group};
     e->gens = eng_gens_new(&gctx);
@@ -201,6 +206,8 @@ void eng_coll_fini(struct cl_engine *e)
     e->late = NULL;
     e->nlate = e->caplate = 0;
     eng_gens_destroy(&e->gens);
+    cl_timer_remove(e->timers, e->coll_timer);
+    e->coll_timer = -1;
     local_msg_t *l = e->local_head;
     while (l != NULL) {
         local_msg_t *next = l->next;
@@ -526,31 +533,38 @@ static void log_no_group(struct cl_engine *e)
                  waited, eng_peer_desc(c, desc, sizeof desc), n, set->world_size);
 }
 
-double eng_coll_timer(struct cl_engine *e, double now)
+/* Device input on its way to host memory (cl_stage.c): a deferred start
+   tried again, a collective waiting for input pumped.  True while s
+   still waits for it. */
+static bool stage_turn(struct cl_engine *e, stream_t *s)
 {
-    eng_fast_update(e);
-    double next = now + ENG_IDLE_WAKE;
+    if (s->stage_wait) {
+        s->stage_wait = false;
+        eng_coll_try_start(e, s);
+    }
+    if (s->active != NULL && cl_coll_waits_input(s->active)) {
+        (void)cl_coll_pump(s->active);
+        eng_coll_check_done(e, s);
+    }
+    return s->stage_wait || (s->active != NULL && cl_coll_waits_input(s->active));
+}
+
+/* The deadlines of the streams: the tick of running collectives (every
+   ENG_COLL_TICK), the calls waiting for the group, device input; returns
+   the next one (INFINITY when nothing is due). */
+static double coll_deadlines(struct cl_engine *e, double now)
+{
+    double next = INFINITY;
     bool tick = now >= e->next_tick;
     bool any_active = false;
     for (size_t i = 0; i < e->nstreams; i++) {
         stream_t *s = e->streams[i];
-        /* Device input on its way to host memory (cl_stage.c). */
-        if (s->stage_wait) {
-            s->stage_wait = false;
-            eng_coll_try_start(e, s);
-        }
-        if (s->active != NULL && cl_coll_waits_input(s->active)) {
-            (void)cl_coll_pump(s->active);
-            eng_coll_check_done(e, s);
-        }
-        if (s->stage_wait || (s->active != NULL && cl_coll_waits_input(s->active)))
+        if (stage_turn(e, s))
             next = fmin(next, now + ENG_STAGE_POLL);
         if (s->active != NULL) {
             any_active = true;
             if (tick)
                 (void)cl_coll_on_tick(s->active);
-            /* Also every turn: one done may wait for its own messages to
-               leave (own_sent), which the turn before may have sent. */
             if (tick || cl_coll_done(s->active))
                 eng_coll_check_done(e, s);
         }
@@ -577,6 +591,48 @@ double eng_coll_timer(struct cl_engine *e, double now)
     if (any_active)
         next = fmin(next, e->next_tick);
     return next;
+}
+
+/* _coll's deadline in the loop's set, while this peer is a member;
+   re-armed at the next one.  Found no member, it stops until
+   eng_coll_member. */
+static void on_timer(void *arg, double now)
+{
+    struct cl_engine *e = arg;
+    if (e->state != ENG_MEMBER)
+        return;
+    double next = coll_deadlines(e, now);
+    if (!isinf(next))
+        cl_timer_arm_by(e->timers, e->coll_timer, next);
+}
+
+void eng_coll_wake_by(struct cl_engine *e, double when)
+{
+    cl_timer_arm_by(e->timers, e->coll_timer, when);
+}
+
+void eng_coll_member(struct cl_engine *e)
+{
+    /* What waited while this peer was no member is looked at now. */
+    cl_timer_arm(e->timers, e->coll_timer, eng_now());
+}
+
+void eng_coll_progress(struct cl_engine *e)
+{
+    if (e->state != ENG_MEMBER)
+        return;
+    eng_fast_update(e);
+    bool input = false;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        stream_t *s = e->streams[i];
+        input |= stage_turn(e, s);
+        /* One done may wait for its own messages to leave (own_sent),
+           which this round may have sent. */
+        if (s->active != NULL && cl_coll_done(s->active))
+            eng_coll_check_done(e, s);
+    }
+    if (input)
+        eng_coll_wake_by(e, eng_now() + ENG_STAGE_POLL);
 }
 
 bool eng_coll_idle(struct cl_engine *e)

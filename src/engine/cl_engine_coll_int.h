@@ -13,6 +13,12 @@
 
 #include "engine/cl_engine_int.h"
 
+/* cl_engine_coll.c */
+/* Arms _coll's timer by `when` (an earlier deadline stays): a collective
+   started (its tick), a call waiting for the group (its deadline), a
+   start deferred until its device input is in host memory. */
+void eng_coll_wake_by(struct cl_engine *e, double when);
+
 /* cl_engine_coll_start.c */
 /* Starts the queued calls of s, in order, while nothing runs on s and a
    generation is known for the first; a call that must wait for the group

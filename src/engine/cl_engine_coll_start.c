@@ -309,6 +309,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     if (c == NULL)
         goto err;
     s->active = c;
+    eng_coll_wake_by(e, e->next_tick); /* its tick */
     s->active_ctx = ctx;
     s->nstarts++;
     s->active_req = req;
@@ -347,6 +348,7 @@ err: /* also the deferral: the input is not yet in host memory */
     if (deferred) {
         zlist_push(s->queue, req); /* first again */
         s->stage_wait = true;
+        eng_coll_wake_by(e, eng_now() + ENG_STAGE_POLL);
         return;
     }
     cl_error("cannot start a collective: %s", collab_strerror(rc));
@@ -425,6 +427,7 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
             if (req->deadline <= 0)
                 req->deadline = eng_now() + eng_group_wait_limit(e->cfg.timeout) +
                                 (formed ? 0.0 : e->cfg.matchmaking_time);
+            eng_coll_wake_by(e, req->deadline);
             if (!formed) {
                 e->waiting_for_group = true;
                 eng_request_match(e);
@@ -452,7 +455,7 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
         }
         start_gen(e, s, req, gen);
         if (s->stage_wait)
-            return; /* eng_coll_timer tries again */
+            return; /* _coll's timer or eng_coll_progress tries again */
     }
 }
 

@@ -102,11 +102,14 @@ void eng_fan_out_view(struct cl_engine *e)
     eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
     eng_report_view(e->rep);
+    eng_relay_view(e);
 }
 
 void eng_fan_out_member(struct cl_engine *e)
 {
     eng_report_view(e->rep); /* a monitor's picture starts with its own view */
+    eng_coll_member(e);      /* their timers run while this peer is a member */
+    eng_p2p_member(e->p2p);
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }
@@ -295,6 +298,7 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
     eng_p2p_ctx_t ctx = {.arg = e,
                          .cfg = &e->cfg,
                          .t0 = e->t0,
+                         .timers = e->timers,
                          .incarnation = e->incarnation,
                          .now = p2p_now,
                          .self_rank = p2p_self_rank,

@@ -60,6 +60,7 @@
 #include "engine/cl_flow.h"
 #include "util/cl_log.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -708,30 +709,30 @@ static void rejoined(eng_flow_t *f)
     }
 }
 
-void eng_flow_progress(eng_flow_t *f)
+static bool flush_waiting(eng_flow_t *f);
+
+double eng_flow_progress(eng_flow_t *f)
 {
     if (f == NULL)
-        return;
+        return INFINITY;
     bool member = f->ctx->is_member(f->ctx->arg);
     if (member && !f->member && f->been_member)
         rejoined(f);
     f->member = member;
     f->been_member |= member;
-    if (member)
-        report(f, false);
+    if (!member)
+        return INFINITY;
+    report(f, false);
+    /* Also after every poll round, as when the loop asked the timer
+       each turn: what the credit lets out goes. */
+    return flush_waiting(f) ? f->ctx->now(f->ctx->arg) + ENG_FLOW_VERSION_POLL : INFINITY;
 }
 
-double eng_flow_timer(eng_flow_t *f, double now)
+/* Sends what the credit lets out of every FIFO whose link's version is
+   known; true when a FIFO waits for its link's version (it empties at
+   once when that turns out to be older than its class). */
+static bool flush_waiting(eng_flow_t *f)
 {
-    if (f == NULL)
-        return now + ENG_IDLE_WAKE;
-    if (now >= f->next_report) {
-        f->next_report = now + f->ctx->cfg->timeout / 4;
-        if (f->ctx->is_member(f->ctx->arg))
-            report(f, true);
-    }
-    /* A FIFO whose link's version is not known yet empties at once when
-       it turns out to be older than its class; look again soon. */
     bool unknown = false;
     for (size_t i = 0; i < f->npeers && f->waiting > 0; i++) {
         flow_peer_t *fp = &f->peers[i];
@@ -745,6 +746,21 @@ double eng_flow_timer(eng_flow_t *f, double now)
         else
             flush(f, p, fp);
     }
+    return unknown;
+}
+
+double eng_flow_timer(eng_flow_t *f, double now)
+{
+    if (f == NULL)
+        return INFINITY;
+    if (now >= f->next_report) {
+        f->next_report = now + f->ctx->cfg->timeout / 4;
+        if (f->ctx->is_member(f->ctx->arg))
+            report(f, true);
+    }
+    /* A FIFO whose link's version is not known yet empties at once when
+       it turns out to be older than its class; look again soon. */
+    bool unknown = flush_waiting(f);
     return unknown && now + ENG_FLOW_VERSION_POLL < f->next_report ? now + ENG_FLOW_VERSION_POLL
                                                                    : f->next_report;
 }

@@ -237,6 +237,7 @@ struct cl_engine {
     int coll_credit; /* of the COLL message being routed: eng_p2p_coll_admit's answer */
     uint64_t streams_refused; /* messages that would have opened a stream past a limit */
     double next_tick;
+    int coll_timer;            /* _coll's deadline in timers (-1 until eng_coll_init) */
     bool waiting_for_group;    /* some call waits for the world group */
     double admission_deadline; /* for a peer outside the formed group */
     bool admission_logged;
@@ -507,8 +508,10 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
    eng_relay_init registers it with the loop. */
 void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
                           const cl_wire_msg_t *m);
-/* A monitor forwards what its rate allows; returns the next deadline. */
-double eng_relay_timer(struct cl_engine *e, double now);
+/* The view changed: a relaying monitor looks at once at the messages that
+   waited for it (its timer in e->timers, armed while anything waits,
+   forwards what the rate allows). */
+void eng_relay_view(struct cl_engine *e);
 void eng_relay_stats(const struct cl_engine *e, cl_relay_stats_t *out);
 
 /* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
@@ -533,7 +536,16 @@ void eng_coll_view_changed(struct cl_engine *e);
 /* Completes the done collectives and starts the queued ones of every
    stream again (something that held them back, eng_el_in_doubt, ended). */
 void eng_coll_start_queued(struct cl_engine *e);
-double eng_coll_timer(struct cl_engine *e, double now);
+/* This peer became a member: _coll's timer in e->timers (the tick of
+   running collectives, the deadline of calls waiting for the group, the
+   poll of device input) runs while it is one. */
+void eng_coll_member(struct cl_engine *e);
+/* After each poll round, while this peer is a member (progress, not a
+   deadline): the same-host fast path granted or revoked and its reports
+   taken (eng_fast_update), device input pumped, and the collectives that
+   are done completed (one may have waited for its own messages to
+   leave). */
+void eng_coll_progress(struct cl_engine *e);
 void eng_coll_deliver_local(struct cl_engine *e);
 void eng_coll_deferred(struct cl_engine *e);
 bool eng_coll_idle(struct cl_engine *e);

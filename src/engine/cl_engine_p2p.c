@@ -58,6 +58,7 @@ struct eng_p2p {
     eng_flow_t *flow;   /* credit per member (cl_engine_flow.c) */
     uint64_t sync_next; /* last synchronous-send id given out */
     bool grace_over;    /* absent ranks now fail at once */
+    int timer;          /* in ctx.timers: grace, CREDIT round, versions */
     uint8_t *seen;      /* per world rank: 1 once a member held it */
     int nseen;
 };
@@ -90,6 +91,8 @@ static double grace_end(const eng_p2p_t *self)
     return self->ctx.member_since(self->ctx.arg) + fmax(cfg->matchmaking_time, cfg->timeout);
 }
 
+static void on_timer(void *arg, double now);
+
 eng_p2p_t *eng_p2p_new(const eng_p2p_ctx_t *ctx)
 {
     eng_p2p_t *self = calloc(1, sizeof *self);
@@ -112,6 +115,11 @@ eng_p2p_t *eng_p2p_new(const eng_p2p_ctx_t *ctx)
     self->flow = eng_flow_new(&self->ctx, self->q, self);
     if (self->flow == NULL)
         goto err_lists;
+    self->timer = cl_timer_add(ctx->timers, on_timer, self);
+    if (self->timer < 0) {
+        eng_flow_destroy(&self->flow);
+        goto err_lists;
+    }
     return self;
 err_lists:
     zlist_destroy(&self->ssends);
@@ -133,6 +141,7 @@ void eng_p2p_destroy(eng_p2p_t **self_p)
     zlist_destroy(&self->waiting);
     eng_p2p_cancel_all(self);
     eng_flow_destroy(&self->flow);
+    cl_timer_remove(self->ctx.timers, self->timer);
     zlist_destroy(&self->ssends);
     cl_p2p_destroy(&self->q);
     free(self->seen);
@@ -604,11 +613,12 @@ void eng_p2p_view_changed(eng_p2p_t *self)
     retry_waiting(self);
 }
 
-/* The end of the start-up grace; returns the next deadline. */
+/* The end of the start-up grace; returns the next deadline (INFINITY
+   once it ended). */
 static double grace_timer(eng_p2p_t *self, double now)
 {
     if (self->grace_over)
-        return now + ENG_IDLE_WAKE;
+        return INFINITY;
     double end = grace_end(self);
     if (now < end)
         return end;
@@ -616,18 +626,36 @@ static double grace_timer(eng_p2p_t *self, double now)
     retry_waiting(self);
     fail_ctx_t f = {self, -1, COLLAB_ERR_PROC_FAILED, false, false};
     cl_p2p_remove_posted_if(self->q, fail_pred, fail_fn, &f);
-    return now + ENG_IDLE_WAKE;
+    return INFINITY;
 }
 
-double eng_p2p_timer(eng_p2p_t *self, double now)
+/* The component's deadline in the loop's set, while this peer is a
+   member: the grace, the CREDIT round; re-armed at the next one.  Found
+   no member, it stops until eng_p2p_member. */
+static void on_timer(void *arg, double now)
 {
+    eng_p2p_t *self = arg;
+    if (!self->ctx.is_member(self->ctx.arg))
+        return;
     double next = grace_timer(self, now);
-    return fmin(next, eng_flow_timer(self->flow, now));
+    next = fmin(next, eng_flow_timer(self->flow, now));
+    if (!isinf(next))
+        cl_timer_arm(self->ctx.timers, self->timer, next);
+}
+
+void eng_p2p_member(eng_p2p_t *self)
+{
+    if (self != NULL) /* the grace and the first CREDIT round are due from now */
+        cl_timer_arm(self->ctx.timers, self->timer, now_of(self));
 }
 
 void eng_p2p_progress(eng_p2p_t *self)
 {
-    eng_flow_progress(self->flow);
+    if (self == NULL)
+        return;
+    double poll = eng_flow_progress(self->flow); /* a FIFO waits for a link's version */
+    if (!isinf(poll))
+        cl_timer_arm_by(self->ctx.timers, self->timer, poll);
 }
 
 void eng_p2p_comm_free(eng_p2p_t *self, uint64_t comm)

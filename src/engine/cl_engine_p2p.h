@@ -14,6 +14,7 @@
 
 #include "engine/cl_member.h"
 #include "engine/cl_request.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_wire.h"
 #include "util/cl_config.h"
 
@@ -30,7 +31,10 @@ typedef struct {
     /* The engine's configuration (read only here; the engine may update
        swarm-wide settings it learns while joining). */
     const cl_config_t *cfg;
-    double t0;            /* the engine's clock when it started */
+    double t0; /* the engine's clock when it started */
+    /* The loop's set of deadlines: the component registers one timer
+       there (the start-up grace, the CREDIT round, a link's version). */
+    cl_timer_t *timers;
     uint64_t incarnation; /* this process's, in CREDITs (0: use 1) */
     /* The engine's clock (eng_now). */
     double (*now)(void *arg);
@@ -91,10 +95,13 @@ void eng_p2p_mark_seen(eng_p2p_t *self, int w);
 void eng_p2p_view_changed(eng_p2p_t *self);
 /* The communicator `comm` is freed: its unexpected messages go. */
 void eng_p2p_comm_free(eng_p2p_t *self, uint64_t comm);
-/* While this peer is a member: the end of the start-up grace, then the
-   periodic CREDIT round.  Returns the next deadline. */
-double eng_p2p_timer(eng_p2p_t *self, double now);
-/* After each poll round: the CREDITs that are due. */
+/* This peer became a member: its timer runs, in the loop's set, while it
+   is one (the end of the start-up grace, the periodic CREDIT round, and
+   every ENG_FLOW_VERSION_POLL while a FIFO waits for a link's version);
+   it stops when it finds this peer no member, until the next call. */
+void eng_p2p_member(eng_p2p_t *self);
+/* After each poll round (progress, not a deadline): the CREDITs that are
+   due, and what the credit now lets out of the FIFOs. */
 void eng_p2p_progress(eng_p2p_t *self);
 /* Cancels every posted receive and probe and every synchronous send
    still waiting for its match (finalize, leave). */

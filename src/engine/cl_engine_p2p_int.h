@@ -54,9 +54,12 @@ size_t eng_flow_waiting(const eng_flow_t *f, int w, size_t *bytes);
 size_t eng_flow_coll_waiting(const eng_flow_t *f, int w);
 /* Messages from world rank w dropped for passing their grant. */
 uint64_t eng_flow_refused(const eng_flow_t *f, int w);
-/* After each poll round: the CREDITs that are due. */
-void eng_flow_progress(eng_flow_t *f);
-/* The periodic CREDIT round; returns when it wants to run next. */
+/* After each poll round: the CREDITs that are due, and what the credit
+   lets out of the FIFOs.  Returns now + ENG_FLOW_VERSION_POLL while a
+   FIFO waits for its link's version, else INFINITY. */
+double eng_flow_progress(eng_flow_t *f);
+/* At the deadline of eng_p2p_t's timer: the periodic CREDIT round and
+   the FIFOs; returns when it wants to run next. */
 double eng_flow_timer(eng_flow_t *f, double now);
 
 /* Does a posted receive or probe of `self` wait for a message that world

@@ -80,6 +80,7 @@ struct eng_relay {
     size_t waiting;
     int nwait;
     double wait_max;
+    int timer; /* in e->timers: armed while anything waits (bucket or view) */
     uint64_t refused[REF_NKINDS];
     uint64_t no_path; /* sends that found no relaying monitor */
     /* Read by collab-monitor's thread. */
@@ -91,6 +92,9 @@ static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 {
     eng_relay_on_message(e, p, key, m);
 }
+
+static void on_timer(void *arg, double now);
+static void arm(struct cl_engine *e, double now, bool sooner_only);
 
 int eng_relay_init(struct cl_engine *e)
 {
@@ -110,6 +114,12 @@ int eng_relay_init(struct cl_engine *e)
     r->tokens = RELAY_BURST * r->rate;
     r->filled = eng_now();
     r->wait_max = e->cfg.timeout > 2.0 ? e->cfg.timeout : 2.0;
+    r->timer = cl_timer_add(e->timers, on_timer, e);
+    if (r->timer < 0) {
+        cl_seal_destroy(&r->seal);
+        free(r);
+        return COLLAB_ERR_NO_MEM;
+    }
     e->relay = r;
     eng_on_type(e, CL_MSG_RELAYED, on_relayed);
     if (e->cfg.relay && !e->cfg.monitor)
@@ -133,6 +143,7 @@ void eng_relay_fini(struct cl_engine *e)
             it = next;
         }
     }
+    cl_timer_remove(e->timers, r->timer);
     cl_seal_destroy(&r->seal);
     free(r);
     e->relay = NULL;
@@ -447,6 +458,7 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     if (ok > 0) {
         enqueue(e, it);
         drain(e, it->since);
+        arm(e, it->since, true); /* what the bucket holds back */
         return;
     }
     if (r->wait_tail != NULL)
@@ -456,22 +468,55 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     r->wait_tail = it;
     r->nwait++;
     r->waiting += it->len;
+    arm(e, it->since, true); /* it waits for the view */
 }
 
-double eng_relay_timer(struct cl_engine *e, double now)
+/* When what waits is due next: the tokens the bucket's head needs, and
+   every RELAY_WAIT_POLL s while a message waits for the view; INFINITY
+   when nothing waits. */
+static double next_due(const struct eng_relay *r, double now)
 {
-    struct eng_relay *r = e->relay;
-    if (r == NULL || (r->head == NULL && r->wait_head == NULL))
-        return now + ENG_IDLE_WAKE;
-    if (r->wait_head != NULL)
-        settle(e, now);
-    drain(e, now);
-    double next = now + ENG_IDLE_WAKE;
+    double next = INFINITY;
     if (r->wait_head != NULL)
         next = now + RELAY_WAIT_POLL;
     if (r->head != NULL)
         next = fmin(next, now + fmax(1e-4, -r->tokens / r->rate));
     return next;
+}
+
+/* Arms the timer by what waits (nothing armed when nothing does);
+   sooner_only keeps an earlier deadline (a new message must not put off
+   the look at those that waited before it). */
+static void arm(struct cl_engine *e, double now, bool sooner_only)
+{
+    struct eng_relay *r = e->relay;
+    double next = next_due(r, now);
+    if (sooner_only) {
+        if (!isinf(next))
+            cl_timer_arm_by(e->timers, r->timer, next);
+    } else if (isinf(next))
+        cl_timer_cancel(e->timers, r->timer);
+    else
+        cl_timer_arm(e->timers, r->timer, next);
+}
+
+/* The relay's deadline: a monitor forwards what its rate allows and what
+   the view now lets through, then re-arms while anything still waits. */
+static void on_timer(void *arg, double now)
+{
+    struct cl_engine *e = arg;
+    struct eng_relay *r = e->relay;
+    if (r->wait_head != NULL)
+        settle(e, now);
+    drain(e, now);
+    arm(e, now, false);
+}
+
+void eng_relay_view(struct cl_engine *e)
+{
+    struct eng_relay *r = e->relay;
+    if (r != NULL && r->wait_head != NULL)
+        cl_timer_arm(e->timers, r->timer, eng_now());
 }
 
 /* ---------------------------------------------------------------------- */

@@ -48,6 +48,11 @@
                   gracefully, then its program's own handler runs
       leave       collab_leave(): the same from the program; later calls
                   fail with COLLAB_ERR_LEFT
+      group_wait  COLLAB_STRICT=1 and rank 2 never starts: the others'
+                  first collective waits for the group and fails with
+                  COLLAB_ERR_TIMEOUT once the wait's limit passed (the
+                  deadline _coll arms in the loop's set: nothing else
+                  wakes it)
       strict_leave  COLLAB_STRICT=1: a collective that needs a rank that
                   finalized fails with COLLAB_ERR_PROC_FAILED
       bandwidth   4 peers, one declaring a slower link: parts sized by the
@@ -419,6 +424,27 @@ static int child_strict(int i, int n)
     return 0;
 }
 
+static int child_group_wait(int i, int n)
+{
+    (void)n;
+    if (i == 2)
+        return 0; /* never comes: the group of all 3 ranks cannot form */
+    setenv("COLLAB_STRICT", "1", 1);
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK)
+        return 2;
+    collab_comm_t *w = collab_comm_world();
+    double x = i + 1, y = 0, t0 = now_s();
+    rc = collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL);
+    double waited = now_s() - t0;
+    CHECK(rc == COLLAB_ERR_TIMEOUT);
+    /* eng_group_wait_limit(5) = 30 s, plus COLLAB_MATCHMAKING_TIME (5 s)
+       before the group forms. */
+    CHECK(waited > 30 && waited < 50);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
 #define RESTART_MSGS 300 /* each process of rank 2 sends rank 0 */
 
 static int child_restart(int i, int n)
@@ -706,6 +732,7 @@ static const scenario_t s_scenarios[] = {
     {"standby", 3, child_standby, 90, -1, false, NULL},
     {"groups", 5, child_groups, 120, -1, false, NULL},
     {"strict_leave", 3, child_strict_leave, 90, -1, false, "5"},
+    {"group_wait", 3, child_group_wait, 90, 2, false, "5"},
     {"weight", 3, child_weight, 90, -1, false, NULL},
     {"bandwidth", 4, child_bandwidth, 90, 1, true, NULL},
     {"bandwidth_v6", 4, child_bandwidth_v6, 90, -1, false, NULL},
@@ -809,7 +836,7 @@ int main(int argc, char **argv)
         cleanup_dir(3);
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
-                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave|monitor|"
+                        "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
                         "shm_kill|fast_bits|fast_kill|fast_stop|engine_stop|unexpected|flow|flow_v5|early|\n"
                         "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive\n");
         return 2;
