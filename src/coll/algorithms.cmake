@@ -7,6 +7,7 @@ set(_cl_coll_tests ${PROJECT_SOURCE_DIR}/tests/unit/coll)
 
 collab_area(collab_coll
     ${_cl_coll_dir}/cl_coll.c
+    ${_cl_coll_dir}/cl_coll_sign.c
     ${_cl_coll_dir}/cl_relay.c
     ${_cl_coll_dir}/cl_coll_exchange.c
     ${_cl_coll_dir}/cl_coll_butterfly.c

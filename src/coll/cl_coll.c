@@ -701,65 +701,6 @@ bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int prod
     return sodium_memcmp(want, tags + (size_t)self->me * CL_COLL_TAG, CL_COLL_TAG) == 0;
 }
 
-/* What a signed proof of (part, chunk) from member producer signs: the
-   header of cl_coll_impl.h, ctx and the digest, in msg (malloc'd). */
-static uint8_t *s_sig_msg(const cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
-                          const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
-                          size_t *len)
-{
-    static const char domain[] = "mpicollab chunk v1";
-    size_t d = sizeof domain - 1, h = d + 28;
-    uint8_t *m = malloc(h + ctxlen + 32);
-    if (m == NULL)
-        return NULL;
-    memcpy(m, domain, d);
-    uint64_t comm = self->a.comm_id, seq = self->a.seq;
-    uint32_t rank = (uint32_t)self->members[producer];
-    for (int k = 0; k < 8; k++) {
-        m[d + k] = (uint8_t)(comm >> (8 * k));
-        m[d + 8 + k] = (uint8_t)(seq >> (8 * k));
-    }
-    for (int k = 0; k < 4; k++) {
-        m[d + 16 + k] = (uint8_t)(part >> (8 * k));
-        m[d + 20 + k] = (uint8_t)(chunk >> (8 * k));
-        m[d + 24 + k] = (uint8_t)(rank >> (8 * k));
-    }
-    if (ctxlen > 0)
-        memcpy(m + h, ctx, ctxlen);
-    crypto_generichash(m + h + ctxlen, 32, val, bytes, NULL, 0);
-    *len = h + ctxlen + 32;
-    return m;
-}
-
-int cl_coll_proof_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
-                       size_t ctxlen, const void *val, size_t bytes, uint8_t *out)
-{
-    if (!self->sig)
-        return cl_coll_tags_make(self, part, chunk, ctx, ctxlen, val, bytes, out);
-    size_t len;
-    uint8_t *m = s_sig_msg(self, part, chunk, self->me, ctx, ctxlen, val, bytes, &len);
-    if (m == NULL)
-        return COLLAB_ERR_NO_MEM;
-    int rc = self->env.sign(self->env.eng, m, len, out);
-    free(m);
-    return rc;
-}
-
-bool cl_coll_sig_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
-                       const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
-                       const uint8_t *proof)
-{
-    if (self->env.verify == NULL || producer < 0 || producer >= self->n || producer == self->me)
-        return false;
-    size_t len;
-    uint8_t *m = s_sig_msg(self, part, chunk, producer, ctx, ctxlen, val, bytes, &len);
-    if (m == NULL)
-        return false;
-    bool ok = self->env.verify(self->env.eng, self->members[producer], m, len, proof);
-    free(m);
-    return ok;
-}
-
 void cl_coll_send_done(cl_coll_t *self)
 {
     for (int m = 0; m < self->n; m++)
