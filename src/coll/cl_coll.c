@@ -298,6 +298,7 @@ void cl_coll_destroy(cl_coll_t **self_p)
     free(self->counts);
     free(self->displs);
     free(self->failed);
+    free(self->disowned);
     free(self->done_from);
     free(self->heard);
     free(self->waiting);
@@ -367,7 +368,7 @@ int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
         return COLLAB_ERR_ARG;
     /* A member this member knows to have failed is out of the collective:
        its late messages must not change anything (cl_relay.c). */
-    if (!cl_coll_alive(self, from))
+    if (!cl_coll_alive(self, from) && !(msg->type == CL_MSG_STATUS && cl_coll_disowned(self, from)))
         return COLLAB_OK;
     if (!self->started) {
         int rc = cl_coll_start(self);
@@ -607,7 +608,7 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args)
 int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chunk, uint32_t aux,
                  const void *head, size_t hlen, const void *data, size_t dlen)
 {
-    if (idx == self->me || !cl_coll_alive(self, idx))
+    if (idx == self->me || (!cl_coll_alive(self, idx) && !cl_coll_disowned(self, idx)))
         return COLLAB_OK;
     cl_coll_msg_t m = {
         .type = (uint8_t)type, .part = part, .chunk = chunk, .aux = aux, .from = self->a.self};

@@ -103,6 +103,7 @@ struct cl_coll {
     bool sig;          /* proofs are signed: every other member reads them (env->signs) and
                           there are 3 members or more; a proof of tags is then refused */
     int forged;        /* members that sent this member a value its producer did not sign */
+    uint8_t *disowned; /* those members (counted failed here, cl_coll_disown), or NULL */
 };
 
 /* The codec member m encodes what it sends to member `to` with
@@ -169,6 +170,17 @@ size_t cl_bm_count(const uint8_t *bm, size_t bits);
 static inline bool cl_coll_alive(const cl_coll_t *self, int idx)
 {
     return idx >= 0 && idx < self->n && !cl_bit(self->failed, (size_t)idx);
+}
+
+/* True when member idx is counted failed here only because it sent a
+   forgery (cl_coll_disown): it lives for everybody else, so this member
+   still sends it what the algorithm owes every live member (its DONE,
+   relays it asks for), and reads its statuses, but takes nothing else
+   from it. */
+static inline bool cl_coll_disowned(const cl_coll_t *self, int idx)
+{
+    return self->disowned != NULL && idx >= 0 && idx < self->n &&
+           cl_bit(self->disowned, (size_t)idx);
 }
 
 /* Monotonic seconds from the engine. */

@@ -111,6 +111,9 @@ void cl_coll_disown(cl_coll_t *self, int from, const char *what, int part, size_
 {
     if (from < 0 || from >= self->n || from == self->me || !cl_coll_alive(self, from))
         return;
+    if (self->disowned == NULL && (self->disowned = calloc(self->nb, 1)) == NULL)
+        return; /* out of memory: dropped only */
+    cl_bit_set(self->disowned, (size_t)from);
     self->forged++;
     cl_warn("%s #%llu on comm %016llx: rank %d sent %s of (part %d, chunk %zu) that rank %d did "
             "not sign (forged); dropped, and rank %d counts as failed in this collective here",

@@ -192,7 +192,8 @@ bool cl_relay_repairing(const cl_relay_t *self, int part)
    Failures it names that this member's engine does not confirm (members
    it sees alive) are not part of it: a member cannot declare another one
    failed (docs/security.md §3), nor hold a repair back by naming a view
-   nobody else will reach. */
+   nobody else will reach.  Nor does a member this one disowned
+   (cl_coll_disown), which the others still count alive. */
 static bool s_at_view(const cl_relay_t *self, const cl_rpart_t *p, int m)
 {
     const cl_coll_t *c = self->coll;
@@ -203,8 +204,8 @@ static bool s_at_view(const cl_relay_t *self, const cl_rpart_t *p, int m)
         return p->st_pop[m] == (size_t)c->nfailed && memcmp(tag, c->failed, c->nb) == 0;
     for (int i = 0; i < c->n; i++) {
         bool mine = cl_bit(c->failed, (size_t)i), theirs = cl_bit(tag, (size_t)i);
-        if (mine && !theirs)
-            return false;
+        if (mine && !theirs && !cl_coll_disowned(c, i))
+            return false; /* (a member only this one disowned: nobody else names it) */
         if (theirs && !mine && c->env.confirms_failed(c->env.eng, c->members[i]))
             return false; /* a failure this member will learn of: wait for it */
     }
@@ -284,8 +285,8 @@ static int s_serve(cl_relay_t *self, int j)
     }
     int rc = COLLAB_OK;
     for (int m = 0; m < c->n; m++) {
-        if (m == c->me || !cl_coll_alive(c, m) || !s_consumer(p, m) ||
-            cl_bit(c->done_from, (size_t)m) || !s_at_view(self, p, m))
+        if (m == c->me || (!cl_coll_alive(c, m) && !cl_coll_disowned(c, m)) ||
+            !s_consumer(p, m) || cl_bit(c->done_from, (size_t)m) || !s_at_view(self, p, m))
             continue;
         const uint8_t *theirs = p->st_held + (size_t)m * p->cb;
         uint8_t *sent = p->relayed + (size_t)m * p->cb;
@@ -317,8 +318,11 @@ static int s_evaluate(cl_relay_t *self, int j)
     cl_rpart_t *p = &self->parts[j];
     if (!p->repair || p->missing == 0 || p->sent_serial != c->nfailed)
         return COLLAB_OK;
+    /* A member this one disowned for a forgery still counts here: the
+       others hear its status, so deciding without it could differ. */
     for (int m = 0; m < c->n; m++)
-        if (m != c->me && cl_coll_alive(c, m) && !s_at_view(self, p, m))
+        if (m != c->me && (cl_coll_alive(c, m) || cl_coll_disowned(c, m)) &&
+            !s_at_view(self, p, m))
             return COLLAB_OK;
     int producer = -1;
     if (p->fb == CL_FB_SELF)
@@ -331,8 +335,8 @@ static int s_evaluate(cl_relay_t *self, int j)
             continue;
         bool someone = false;
         for (int m = 0; m < c->n && !someone; m++)
-            someone =
-                m != c->me && cl_coll_alive(c, m) && cl_bit(p->st_held + (size_t)m * p->cb, k);
+            someone = m != c->me && (cl_coll_alive(c, m) || cl_coll_disowned(c, m)) &&
+                      cl_bit(p->st_held + (size_t)m * p->cb, k);
         if (someone)
             continue;
         p->decided[k] = c->nfailed;

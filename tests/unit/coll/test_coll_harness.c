@@ -49,6 +49,7 @@ struct th {
 };
 
 uint64_t th_unsigned = 0;
+bool th_confirms = false;
 
 void th_set_tamper(th_t *self, th_tamper_fn *fn, void *arg)
 {
@@ -176,6 +177,15 @@ static bool s_verify(void *eng, int r, const uint8_t *msg, size_t len, const uin
            cl_xsign_verify(proof, msg, len, proof + CL_XSIGN_PK);
 }
 
+/* As the engine: a member has evidence of a failure the harness made
+   (a kill), never of one another member only claims. */
+static bool s_confirms(void *eng, int r)
+{
+    th_member_t *me = eng;
+    int i = s_index(me->h, r);
+    return i < 0 || !me->h->alive[i];
+}
+
 static bool s_signs(void *eng, int r)
 {
     th_member_t *me = eng;
@@ -227,6 +237,8 @@ th_t *th_new(int n, const cl_coll_args_t *args)
                              .suspect = s_suspect,
                              .convict = s_convict,
                              .pair_key = s_pair_key};
+        if (th_confirms)
+            env.confirms_failed = s_confirms;
         if (!((h->unsigned_mask >> i) & 1)) {
             env.sign = s_sign;
             env.verify = s_verify;
