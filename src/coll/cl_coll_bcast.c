@@ -24,6 +24,14 @@
     subtree.  A chunk no survivor holds (the root failed before sending
     it) is taken from the lowest live member's own buffer, which it sends
     to everybody: all survivors end with the same bytes.
+
+    In a collective that signs (self->sig) the root signs each chunk, and a
+    stand-in each chunk it produces (cl_coll_sign.c, "mpicollab bcast v1");
+    RESULT and RELAY carry the signer's 96 bytes before the chunk, and a
+    member checks them before it holds or forwards the chunk.  Per chunk,
+    so that the chain still forwards each chunk as it arrives.  A forwarder
+    or holder that sent an altered chunk is disowned (cl_coll_disown): the
+    repair fetches the chunk from another holder, usually the root.
 */
 #include "cl_coll_impl.h"
 #include "cl_relay.h"

@@ -20,7 +20,18 @@
     survivor holds a chunk it becomes absent on every survivor (the input
     is left out of the fold, the allgatherv slot is zero-filled).  A relay
     counts only for the part of a member the receiver itself knows failed:
-    nobody can speak for a live member (docs/security.md §6).  After
+    nobody can speak for a live member (docs/security.md §6).
+
+    In a collective that signs (self->sig: a swarm that signs, 3 members or
+    more) every chunk of a piece is signed by its member (cl_coll_sign.c,
+    "mpicollab piece v1", over the decoded bytes and the announced
+    length); RESULT and RELAY carry the 96 bytes before the value, every
+    member checks them when it first takes a chunk, and a relay counts
+    from any holder when the producer signed it.  A sender of a value its
+    producer did not sign is disowned (cl_coll_disown).  Absences are not
+    relayed there (cl_relay_hold_silent: every member decides them), and
+    a piece of the wrong length is relayed with its producer's signed
+    chunk as the evidence (EX_MIS_HEAD).  After
     completion the parts stay in private memory (allreduce: always;
     allgatherv: copied at release) so that a retained collective can still
     relay them.

@@ -588,8 +588,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
       "communicators this program has not created that peers may open streams for, in all")        \
     X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
       "of those, how many one peer may open")                                                      \
-    X("COLLAB_WIRE_VERSION", "9", p_wire_version,                                                  \
-      "highest wire protocol version spoken (8: relay proofs of the butterfly tagged, not signed, " \
+    X("COLLAB_WIRE_VERSION", "10", p_wire_version,                                                 \
+      "highest wire protocol version spoken (9: the exchange and broadcasts carry no proofs, 8: "   \
+      "relay proofs of the butterfly tagged, not signed, "                                         \
       "7: no flow control of collective messages and no adaptive compression either, 6: no "        \
       "bandwidth figures either, 5: no flow control at all, as peers of the releases before)")
 // clang-format on

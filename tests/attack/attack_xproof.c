@@ -115,16 +115,19 @@ static bool hostile_want(void *sock, const cl_wire_hdr_t *h)
     return h->sub == CL_MSG_RELAY && h->part == X_FAILING && (h->aux & CL_AUX_ABSENT) == 0;
 }
 
-/* The value is last in every layout (signed or not): flip a bit of its
-   last byte (the exponent of the last float). */
+/* The value is last in every layout (signed or not): flip a bit of the
+   exponent of its last float but one (the last is the stop flag, which
+   the peers do not check). */
 static bool hostile_rewrite(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
 {
-    (void)h;
-    if (len == 0)
+    if (len < 5)
         return false;
-    body[len - 1] ^= 0x40;
-    if (atomic_fetch_add(&s_forged, 1) == 0)
-        harness_write_int("forged", 1);
+    body[len - 5] ^= 0x40;
+    if (atomic_fetch_add(&s_forged, 1) < 3)
+        fprintf(stderr, "[attack] hostile peer 1: changed a %s of collective #%llu (part %u, chunk %u)\n",
+                h->sub == CL_MSG_RELAY ? "RELAY" : "forwarded RESULT", (unsigned long long)h->seq,
+                h->part, h->chunk);
+    harness_write_int("forged", 1);
     return true;
 }
 
