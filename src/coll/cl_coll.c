@@ -368,7 +368,10 @@ int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
         return COLLAB_ERR_ARG;
     /* A member this member knows to have failed is out of the collective:
        its late messages must not change anything (cl_relay.c). */
-    if (!cl_coll_alive(self, from) && !(msg->type == CL_MSG_STATUS && cl_coll_disowned(self, from)))
+    /* A member disowned here for a forgery lives for the others: its
+       statuses count, and its relays, which are checked like anyone's. */
+    if (!cl_coll_alive(self, from) &&
+        !((msg->type == CL_MSG_STATUS || msg->type == CL_MSG_RELAY) && cl_coll_disowned(self, from)))
         return COLLAB_OK;
     if (!self->started) {
         int rc = cl_coll_start(self);

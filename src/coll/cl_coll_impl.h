@@ -175,8 +175,8 @@ static inline bool cl_coll_alive(const cl_coll_t *self, int idx)
 /* True when member idx is counted failed here only because it sent a
    forgery (cl_coll_disown): it lives for everybody else, so this member
    still sends it what the algorithm owes every live member (its DONE,
-   relays it asks for), and reads its statuses, but takes nothing else
-   from it. */
+   relays it asks for), and reads its statuses and relays (checked like
+   anyone's), but takes nothing else from it. */
 static inline bool cl_coll_disowned(const cl_coll_t *self, int idx)
 {
     return self->disowned != NULL && idx >= 0 && idx < self->n &&
