@@ -16,7 +16,9 @@
     the sum is exact); a wrong result is reported in the table.
 
     usage: allreduce_bench [--min-bytes B] [--max-bytes B] [--factor F]
-                           [--time S] [--max-iters N] [--in-place]
+                           [--time S] [--max-iters N] [--in-place] [--bcast]
+    --bcast times MPI_Bcast of the floats from rank 0 instead (busbw is
+    then meaningless; the check is that every rank got rank 0's values).
     Output (rank 0): lines starting with "bench:", one per size:
         bench: <bytes> <iterations> <latency us> <algbw MB/s> <busbw MB/s> ok|WRONG
 */
@@ -31,15 +33,22 @@ typedef struct {
     long min_bytes, max_bytes, factor, max_iters;
     double time;
     int in_place;
+    int bcast; /* time MPI_Bcast from rank 0 instead of MPI_Allreduce */
 } opts_t;
+
+static int s_bcast;
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){8, 64L << 20, 4, 1000, 0.5, 0};
+    *o = (opts_t){8, 64L << 20, 4, 1000, 0.5, 0, 0};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--in-place") == 0) {
             o->in_place = 1;
+            continue;
+        }
+        if (strcmp(a, "--bcast") == 0) {
+            o->bcast = 1;
             continue;
         }
         if (k + 1 >= argc) {
@@ -87,7 +96,9 @@ static double timed(float *in, float *out, int n, int iters, int in_place)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; i++)
+    for (int i = 0; i < iters && s_bcast; i++)
+        MPI_Bcast(in, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < iters && !s_bcast; i++)
         MPI_Allreduce(in_place ? MPI_IN_PLACE : in, in_place ? in : out, n, MPI_FLOAT, MPI_SUM,
                       MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0, tmax = 0;
@@ -100,6 +111,7 @@ int main(int argc, char **argv)
     opts_t o;
     if (parse(argc, argv, &o) != 0)
         return 2;
+    s_bcast = o.bcast;
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -111,20 +123,21 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (rank == 0) {
-        printf("bench: # MPI_Allreduce float sum%s on %d ranks\n", o.in_place ? " in place" : "",
-               size);
+        printf("bench: # %s%s on %d ranks\n", o.bcast ? "MPI_Bcast floats" : "MPI_Allreduce float sum",
+               o.in_place ? " in place" : "", size);
         printf("bench: # bytes iterations latency_us algbw_MBps busbw_MBps check\n");
         fflush(stdout);
     }
     int wrong_any = 0;
     for (long bytes = o.min_bytes; bytes <= o.max_bytes;) {
         int n = (int)(bytes / (long)sizeof(float));
-        float *res = o.in_place ? in : out;
-        /* Correctness: in = rank + 1 everywhere, sum = n(n+1)/2. */
+        float *res = o.in_place || o.bcast ? in : out;
+        /* Correctness: in = rank + 1 everywhere, sum = n(n+1)/2 (bcast:
+           rank 0's 1). */
         for (int i = 0; i < n; i++)
             in[i] = (float)(rank + 1);
         timed(in, out, n, 1, o.in_place);
-        float want = (float)size * (float)(size + 1) / 2.0f;
+        float want = o.bcast ? 1.0f : (float)size * (float)(size + 1) / 2.0f;
         int wrong = res[0] != want || res[n / 2] != want || res[n - 1] != want, any = 0;
         MPI_Allreduce(&wrong, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         wrong_any |= any;

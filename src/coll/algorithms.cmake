@@ -7,6 +7,7 @@ set(_cl_coll_tests ${PROJECT_SOURCE_DIR}/tests/unit/coll)
 
 collab_area(collab_coll
     ${_cl_coll_dir}/cl_coll.c
+    ${_cl_coll_dir}/cl_coll_sign.c
     ${_cl_coll_dir}/cl_relay.c
     ${_cl_coll_dir}/cl_coll_exchange.c
     ${_cl_coll_dir}/cl_coll_butterfly.c
@@ -28,7 +29,7 @@ if(TARGET collab_reduce AND TARGET collab_util AND EXISTS ${_cl_coll_tests}/test
   set_source_files_properties(${_cl_coll_tests}/test_coll_ref.c PROPERTIES
       COMPILE_OPTIONS "-ffp-contract=off")
   foreach(t cl_coll_test cl_coll_move_test cl_coll_fail_test cl_coll_bad_test
-      cl_coll_layout_test)
+      cl_coll_layout_test cl_coll_xproof_test)
     if(EXISTS ${_cl_coll_tests}/${t}.c)
       collab_selftest(${t} ${_cl_coll_tests}/${t}.c
           collab_coll_harness collab_coll collab_reduce collab_util)

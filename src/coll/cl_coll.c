@@ -298,6 +298,7 @@ void cl_coll_destroy(cl_coll_t **self_p)
     free(self->counts);
     free(self->displs);
     free(self->failed);
+    free(self->disowned);
     free(self->done_from);
     free(self->heard);
     free(self->waiting);
@@ -367,7 +368,10 @@ int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
         return COLLAB_ERR_ARG;
     /* A member this member knows to have failed is out of the collective:
        its late messages must not change anything (cl_relay.c). */
-    if (!cl_coll_alive(self, from))
+    /* A member disowned here for a forgery lives for the others: its
+       statuses count, and its relays, which are checked like anyone's. */
+    if (!cl_coll_alive(self, from) &&
+        !((msg->type == CL_MSG_STATUS || msg->type == CL_MSG_RELAY) && cl_coll_disowned(self, from)))
         return COLLAB_OK;
     if (!self->started) {
         int rc = cl_coll_start(self);
@@ -607,7 +611,7 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args)
 int cl_coll_send(cl_coll_t *self, int idx, int type, uint32_t part, uint32_t chunk, uint32_t aux,
                  const void *head, size_t hlen, const void *data, size_t dlen)
 {
-    if (idx == self->me || !cl_coll_alive(self, idx))
+    if (idx == self->me || (!cl_coll_alive(self, idx) && !cl_coll_disowned(self, idx)))
         return COLLAB_OK;
     cl_coll_msg_t m = {
         .type = (uint8_t)type, .part = part, .chunk = chunk, .aux = aux, .from = self->a.self};
@@ -699,65 +703,6 @@ bool cl_coll_tags_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int prod
     if (s_tag(self, part, chunk, producer, ctx, ctxlen, dig, want) != COLLAB_OK)
         return false;
     return sodium_memcmp(want, tags + (size_t)self->me * CL_COLL_TAG, CL_COLL_TAG) == 0;
-}
-
-/* What a signed proof of (part, chunk) from member producer signs: the
-   header of cl_coll_impl.h, ctx and the digest, in msg (malloc'd). */
-static uint8_t *s_sig_msg(const cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
-                          const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
-                          size_t *len)
-{
-    static const char domain[] = "mpicollab chunk v1";
-    size_t d = sizeof domain - 1, h = d + 28;
-    uint8_t *m = malloc(h + ctxlen + 32);
-    if (m == NULL)
-        return NULL;
-    memcpy(m, domain, d);
-    uint64_t comm = self->a.comm_id, seq = self->a.seq;
-    uint32_t rank = (uint32_t)self->members[producer];
-    for (int k = 0; k < 8; k++) {
-        m[d + k] = (uint8_t)(comm >> (8 * k));
-        m[d + 8 + k] = (uint8_t)(seq >> (8 * k));
-    }
-    for (int k = 0; k < 4; k++) {
-        m[d + 16 + k] = (uint8_t)(part >> (8 * k));
-        m[d + 20 + k] = (uint8_t)(chunk >> (8 * k));
-        m[d + 24 + k] = (uint8_t)(rank >> (8 * k));
-    }
-    if (ctxlen > 0)
-        memcpy(m + h, ctx, ctxlen);
-    crypto_generichash(m + h + ctxlen, 32, val, bytes, NULL, 0);
-    *len = h + ctxlen + 32;
-    return m;
-}
-
-int cl_coll_proof_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
-                       size_t ctxlen, const void *val, size_t bytes, uint8_t *out)
-{
-    if (!self->sig)
-        return cl_coll_tags_make(self, part, chunk, ctx, ctxlen, val, bytes, out);
-    size_t len;
-    uint8_t *m = s_sig_msg(self, part, chunk, self->me, ctx, ctxlen, val, bytes, &len);
-    if (m == NULL)
-        return COLLAB_ERR_NO_MEM;
-    int rc = self->env.sign(self->env.eng, m, len, out);
-    free(m);
-    return rc;
-}
-
-bool cl_coll_sig_check(cl_coll_t *self, uint32_t part, uint32_t chunk, int producer,
-                       const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes,
-                       const uint8_t *proof)
-{
-    if (self->env.verify == NULL || producer < 0 || producer >= self->n || producer == self->me)
-        return false;
-    size_t len;
-    uint8_t *m = s_sig_msg(self, part, chunk, producer, ctx, ctxlen, val, bytes, &len);
-    if (m == NULL)
-        return false;
-    bool ok = self->env.verify(self->env.eng, self->members[producer], m, len, proof);
-    free(m);
-    return ok;
 }
 
 void cl_coll_send_done(cl_coll_t *self)

@@ -24,6 +24,14 @@
     subtree.  A chunk no survivor holds (the root failed before sending
     it) is taken from the lowest live member's own buffer, which it sends
     to everybody: all survivors end with the same bytes.
+
+    In a collective that signs (self->sig) the root signs each chunk, and a
+    stand-in each chunk it produces (cl_coll_sign.c, "mpicollab bcast v1");
+    RESULT and RELAY carry the signer's 96 bytes before the chunk, and a
+    member checks them before it holds or forwards the chunk.  Per chunk,
+    so that the chain still forwards each chunk as it arrives.  A forwarder
+    or holder that sent an altered chunk is disowned (cl_coll_disown): the
+    repair fetches the chunk from another holder, usually the root.
 */
 #include "cl_coll_impl.h"
 #include "cl_relay.h"
@@ -40,6 +48,7 @@ typedef struct {
     int *prod;  /* per chunk: member whose data it is, -1 until held */
     int *rfrom; /* per chunk: member the RESULT came from, -1 */
     bool done_sent;
+    uint8_t *proof; /* signs (self->sig): per chunk, its producer's signature (CL_COLL_SIG) */
 } bc_t;
 
 static bc_t *s_st(cl_coll_t *self)
@@ -53,6 +62,7 @@ static void s_destroy(cl_coll_t *self)
     cl_relay_destroy(&st->rl);
     free(st->prod);
     free(st->rfrom);
+    free(st->proof);
     free(st);
     self->st = NULL;
 }
@@ -81,6 +91,37 @@ static int s_parent(cl_coll_t *self, int idx)
     return s_member(self, p - hb);
 }
 
+/* The signed context of a broadcast chunk: the broadcast's length. */
+static void s_ctx(const cl_coll_t *self, uint8_t ctx[8])
+{
+    uint64_t n = self->a.count;
+    for (int k = 0; k < 8; k++)
+        ctx[k] = (uint8_t)(n >> (8 * k));
+}
+
+/* Signs chunk c of this member's own buffer (the root's, or a stand-in's)
+   into st->proof.  Returns 0 or a negative status. */
+static int s_sign(cl_coll_t *self, size_t c)
+{
+    bc_t *st = s_st(self);
+    size_t off, len;
+    cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
+    uint8_t ctx[8];
+    s_ctx(self, ctx);
+    return cl_coll_sig_make(self, CL_PROOF_BCAST, 0, (uint32_t)c, ctx, sizeof ctx,
+                            (const uint8_t *)self->a.recvbuf + off, len,
+                            st->proof + c * CL_COLL_SIG);
+}
+
+/* The head of a message carrying chunk c: its producer's signature in a
+   collective that signs, else nothing. */
+static const uint8_t *s_head(cl_coll_t *self, size_t c, size_t *hlen)
+{
+    bc_t *st = s_st(self);
+    *hlen = self->sig ? CL_COLL_SIG : 0;
+    return self->sig ? st->proof + c * CL_COLL_SIG : NULL;
+}
+
 /* Sends chunk c (data of member `prod`) to this member's children. */
 static int s_forward(cl_coll_t *self, size_t c, int prod)
 {
@@ -89,18 +130,20 @@ static int s_forward(cl_coll_t *self, size_t c, int prod)
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
     const uint8_t *data = (const uint8_t *)self->a.recvbuf + off;
     int p = s_pos(self, self->me);
+    size_t hlen;
+    const uint8_t *head = s_head(self, c, &hlen);
     int rc = COLLAB_OK;
     if (st->chain) {
         if (p + 1 < self->n)
             rc = cl_coll_send(self, s_member(self, p + 1), CL_MSG_RESULT, 0, (uint32_t)c,
-                              (uint32_t)prod, NULL, 0, data, len);
+                              (uint32_t)prod, head, hlen, data, len);
         return rc;
     }
     for (long k = 1; k < self->n; k *= 2) {
         if (k <= p || p + k >= self->n)
             continue;
         int r = cl_coll_send(self, s_member(self, (int)(p + k)), CL_MSG_RESULT, 0, (uint32_t)c,
-                             (uint32_t)prod, NULL, 0, data, len);
+                             (uint32_t)prod, head, hlen, data, len);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
@@ -146,10 +189,11 @@ static int s_relay(cl_coll_t *self, int part, int chunk, int to)
     bc_t *st = s_st(self);
     if (self->released)
         return COLLAB_OK; /* everybody has sent DONE */
-    size_t off, len;
+    size_t off, len, hlen;
     cl_coll_chunk(self->a.count, st->cb, (size_t)chunk, &off, &len);
-    return cl_coll_send(self, to, CL_MSG_RELAY, 0, (uint32_t)chunk, (uint32_t)st->prod[chunk], NULL,
-                        0, (const uint8_t *)self->a.recvbuf + off, len);
+    const uint8_t *head = s_head(self, (size_t)chunk, &hlen);
+    return cl_coll_send(self, to, CL_MSG_RELAY, 0, (uint32_t)chunk, (uint32_t)st->prod[chunk], head,
+                        hlen, (const uint8_t *)self->a.recvbuf + off, len);
 }
 
 static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
@@ -164,12 +208,15 @@ static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
         return COLLAB_OK;
     }
     /* Nobody has the root's data: this member's own bytes become it. */
+    int rc = self->sig ? s_sign(self, c) : COLLAB_OK;
+    if (rc != COLLAB_OK)
+        return rc;
     s_take(self, c, self->me);
-    size_t off, len;
+    size_t off, len, hlen;
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
-    int rc = COLLAB_OK;
+    const uint8_t *head = s_head(self, c, &hlen);
     for (int m = 0; m < self->n; m++) {
-        int r = cl_coll_send(self, m, CL_MSG_RESULT, 0, (uint32_t)c, (uint32_t)self->me, NULL, 0,
+        int r = cl_coll_send(self, m, CL_MSG_RESULT, 0, (uint32_t)c, (uint32_t)self->me, head, hlen,
                              (const uint8_t *)self->a.recvbuf + off, len);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
@@ -201,6 +248,8 @@ static int s_start(cl_coll_t *self)
     st->rfrom = malloc(st->nch * sizeof *st->rfrom);
     if (st->rl == NULL || st->prod == NULL || st->rfrom == NULL)
         return COLLAB_ERR_NO_MEM;
+    if (self->sig && (st->proof = malloc(st->nch * CL_COLL_SIG)) == NULL)
+        return COLLAB_ERR_NO_MEM;
     int rc = cl_relay_part(st->rl, 0, st->nch, st->cb, -1, CL_FB_SELF, s_parent(self, self->me));
     if (rc != COLLAB_OK)
         return rc;
@@ -208,6 +257,8 @@ static int s_start(cl_coll_t *self)
         st->prod[c] = st->rfrom[c] = -1;
     if (self->me == st->root) {
         for (size_t c = 0; c < st->nch; c++) {
+            if (self->sig && (rc = s_sign(self, c)) != COLLAB_OK)
+                return rc;
             s_take(self, c, self->me);
             if ((rc = s_forward(self, c, self->me)) == COLLAB_ERR_NO_MEM)
                 return rc;
@@ -224,10 +275,11 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t c = msg->chunk;
     if (msg->part != 0 || c >= st->nch || msg->aux >= (uint32_t)self->n)
         return COLLAB_ERR_ARG;
-    size_t off, len;
+    size_t off, len, hlen = self->sig ? CL_COLL_SIG : 0;
     cl_coll_chunk(self->a.count, st->cb, c, &off, &len);
-    if (msg->len != len)
+    if (msg->len != hlen + len)
         return COLLAB_ERR_ARG;
+    const uint8_t *data = (const uint8_t *)msg->data + hlen;
     /* A RESULT counts only from the member this one expects the chunk
        from (its parent in the tree, or the stand-in a decision named),
        from the root sending its own bytes, or from a stand-in sending its
@@ -247,7 +299,22 @@ static int s_on_value(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
             return COLLAB_ERR_ARG; /* the same chunk twice from the same member */
         return COLLAB_OK;
     }
-    memcpy((uint8_t *)self->a.recvbuf + off, msg->data, len);
+    if (self->sig) {
+        /* The producer's signature, checked before the chunk is held or
+           forwarded: a forwarder or holder that changed it is hostile,
+           and is counted failed here, so that the repair takes the chunk
+           from another holder (cl_coll_disown). */
+        uint8_t ctx[8];
+        s_ctx(self, ctx);
+        if (!cl_coll_sig_valid(self, CL_PROOF_BCAST, 0, (uint32_t)c, prod, ctx, sizeof ctx, data,
+                               len, msg->data)) {
+            cl_coll_disown(self, from, msg->type == CL_MSG_RESULT ? "a forwarded chunk" : "a relay",
+                           0, c, prod);
+            return COLLAB_ERR_ARG;
+        }
+        memcpy(st->proof + c * CL_COLL_SIG, msg->data, CL_COLL_SIG);
+    }
+    memcpy((uint8_t *)self->a.recvbuf + off, data, len);
     if (msg->type == CL_MSG_RESULT)
         st->rfrom[c] = from;
     s_take(self, c, prod);

@@ -20,7 +20,18 @@
     survivor holds a chunk it becomes absent on every survivor (the input
     is left out of the fold, the allgatherv slot is zero-filled).  A relay
     counts only for the part of a member the receiver itself knows failed:
-    nobody can speak for a live member (docs/security.md §6).  After
+    nobody can speak for a live member (docs/security.md §6).
+
+    In a collective that signs (self->sig: a swarm that signs, 3 members or
+    more) every chunk of a piece is signed by its member (cl_coll_sign.c,
+    "mpicollab piece v1", over the decoded bytes and the announced
+    length); RESULT and RELAY carry the 96 bytes before the value, every
+    member checks them when it first takes a chunk, and a relay counts
+    from any holder when the producer signed it.  A sender of a value its
+    producer did not sign is disowned (cl_coll_disown).  Absences are not
+    relayed there (cl_relay_hold_silent: every member decides them), and
+    a piece of the wrong length is relayed with its producer's signed
+    chunk as the evidence (EX_MIS_HEAD).  After
     completion the parts stay in private memory (allreduce: always;
     allgatherv: copied at release) so that a retained collective can still
     relay them.
@@ -45,7 +56,14 @@ typedef struct {
     uint8_t *bad;     /* parts whose length did not match (allgatherv) */
     bool priv;        /* allgatherv: values live in val[] (released) */
     bool finished;
+    /* In a collective that signs (self->sig): */
+    uint8_t **proof; /* per part: nchunks x CL_COLL_SIG, its producer's signature of each chunk */
+    uint8_t **mis;   /* per part: evidence of a length mismatch (EX_MIS_HEAD, then the chunk) */
+    size_t *mislen;  /* bytes of mis[i] */
 } ex_t;
+
+/* Evidence of a mismatch: u32 announced length, u32 chunk, the proof. */
+#define EX_MIS_HEAD (8 + CL_COLL_SIG)
 
 static ex_t *s_st(cl_coll_t *self)
 {
@@ -68,6 +86,9 @@ static void s_destroy(cl_coll_t *self)
     CL_FREE_ROWS(st->val, self->n);
     CL_FREE_ROWS(st->absent, self->n);
     CL_FREE_ROWS(st->orig, self->n);
+    CL_FREE_ROWS(st->proof, self->n);
+    CL_FREE_ROWS(st->mis, self->n);
+    free(st->mislen);
     free(st->plen);
     free(st->bad);
     free(st);
@@ -177,9 +198,69 @@ static void s_mismatch(cl_coll_t *self, int i)
         cl_relay_hold(st->rl, i, c);
 }
 
+/* The signed context of a piece: its announced length (u32 LE). */
+static void s_ctx(uint32_t aux, uint8_t ctx[4])
+{
+    for (int k = 0; k < 4; k++)
+        ctx[k] = (uint8_t)(aux >> (8 * k));
+}
+
+/* The length part i announces when it fits its slot. */
+static uint32_t s_want(const cl_coll_t *self, int i)
+{
+    if (self->a.kind != CL_COLL_ALLGATHERV)
+        return 0;
+    size_t pl = s_st((cl_coll_t *)self)->plen[i];
+    return pl > UINT32_MAX ? UINT32_MAX : (uint32_t)pl;
+}
+
+/* Keeps the evidence that part i's length differs from its slot: its
+   producer's signed chunk c of announced length aux (the first one). */
+static int s_keep_evidence(cl_coll_t *self, int i, uint32_t aux, size_t c, const uint8_t *proof,
+                           const void *data, size_t len)
+{
+    ex_t *st = s_st(self);
+    if (st->mis[i] != NULL)
+        return COLLAB_OK;
+    uint8_t *e = malloc(EX_MIS_HEAD + len + 1);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    s_ctx(aux, e);
+    s_ctx((uint32_t)c, e + 4);
+    memcpy(e + 8, proof, CL_COLL_SIG);
+    if (len > 0)
+        memcpy(e + EX_MIS_HEAD, data, len);
+    st->mis[i] = e;
+    st->mislen[i] = EX_MIS_HEAD + len;
+    return COLLAB_OK;
+}
+
+/* A relay in a collective that signs: the producer's signature, then the
+   value; a mismatched part sends the evidence instead.  Absences are
+   never relayed there (cl_relay_hold_silent). */
+static int s_relay_signed(cl_coll_t *self, int part, int chunk, int to)
+{
+    ex_t *st = s_st(self);
+    if (cl_bit(st->bad, (size_t)part))
+        return st->mis[part] == NULL ? COLLAB_OK
+                                     : cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part,
+                                                    (uint32_t)chunk, CL_AUX_MISMATCH, NULL, 0,
+                                                    st->mis[part], st->mislen[part]);
+    if (cl_bit(st->absent[part], (size_t)chunk))
+        return COLLAB_OK;
+    size_t off, len;
+    cl_coll_chunk(st->plen[part], st->cb, (size_t)chunk, &off, &len);
+    uint8_t *v = s_value(self, part);
+    return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk, 0,
+                        st->proof[part] + (size_t)chunk * CL_COLL_SIG, CL_COLL_SIG,
+                        len > 0 ? v + off : NULL, len);
+}
+
 static int s_relay(cl_coll_t *self, int part, int chunk, int to)
 {
     ex_t *st = s_st(self);
+    if (self->sig)
+        return s_relay_signed(self, part, chunk, to);
     uint32_t aux = cl_bit(st->bad, (size_t)part) ? CL_AUX_MISMATCH : 0;
     if (cl_bit(st->absent[part], (size_t)chunk))
         return cl_coll_send(self, to, CL_MSG_RELAY, (uint32_t)part, (uint32_t)chunk,
@@ -201,6 +282,8 @@ static int s_decide(cl_coll_t *self, int part, int chunk, int producer)
     if (len > 0 && v != NULL)
         memset(v + off, 0, len);
     cl_bit_set(st->absent[part], (size_t)chunk);
+    if (self->sig)
+        return cl_relay_hold_silent(st->rl, part, (size_t)chunk);
     cl_relay_hold(st->rl, part, (size_t)chunk);
     return COLLAB_OK;
 }
@@ -225,6 +308,10 @@ static int s_setup(cl_coll_t *self)
     if (st->rl == NULL || st->plen == NULL || st->val == NULL || st->absent == NULL ||
         st->orig == NULL || st->bad == NULL)
         return COLLAB_ERR_NO_MEM;
+    if (self->sig && ((st->proof = calloc(n, sizeof *st->proof)) == NULL ||
+                      (st->mis = calloc(n, sizeof *st->mis)) == NULL ||
+                      (st->mislen = calloc(n, sizeof *st->mislen)) == NULL))
+        return COLLAB_ERR_NO_MEM;
     for (int i = 0; i < self->n; i++) {
         if (self->a.kind == CL_COLL_ALLREDUCE)
             st->plen[i] = self->a.count * self->esize;
@@ -237,6 +324,8 @@ static int s_setup(cl_coll_t *self)
         st->absent[i] = calloc(cl_bm_bytes(nch), 1);
         st->orig[i] = calloc(cl_bm_bytes(nch), 1);
         if (st->absent[i] == NULL || st->orig[i] == NULL)
+            return COLLAB_ERR_NO_MEM;
+        if (self->sig && (st->proof[i] = malloc(nch * CL_COLL_SIG)) == NULL)
             return COLLAB_ERR_NO_MEM;
         if (self->a.kind == CL_COLL_ALLREDUCE &&
             (st->val[i] = malloc(st->plen[i] > 0 ? st->plen[i] : 1)) == NULL)
@@ -271,9 +360,26 @@ static int s_send_own(cl_coll_t *self, size_t c, uint32_t aux, const uint8_t *sr
         data = enc;
     }
     int rc = COLLAB_OK;
+    uint8_t proof[CL_COLL_SIG], ctx[4];
+    if (self->sig) {
+        /* Signed over the decoded bits, which every member folds and
+           relays; one signature serves every member. */
+        const void *bits = codec != CL_COMPRESS_NONE && len > 0 ? st->val[self->me] + off : data;
+        s_ctx(aux, ctx);
+        rc = cl_coll_sig_make(self, CL_PROOF_PIECE, (uint32_t)self->me, (uint32_t)c, ctx, 4, bits,
+                              len, proof);
+        if (rc == COLLAB_OK && cl_bit(st->bad, (size_t)self->me))
+            rc = s_keep_evidence(self, self->me, aux, c, proof, bits, len);
+        else if (rc == COLLAB_OK)
+            memcpy(st->proof[self->me] + c * CL_COLL_SIG, proof, CL_COLL_SIG);
+        if (rc != COLLAB_OK) {
+            free(enc);
+            return rc;
+        }
+    }
     for (int m = 0; m < self->n; m++) {
-        int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, aux, NULL, 0,
-                             data, elen);
+        int r = cl_coll_send(self, m, CL_MSG_RESULT, (uint32_t)self->me, (uint32_t)c, aux,
+                             self->sig ? proof : NULL, self->sig ? CL_COLL_SIG : 0, data, elen);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
@@ -337,6 +443,10 @@ static int s_start(cl_coll_t *self)
     return s_finish(self);
 }
 
+/* A RESULT: the piece's chunk from its own member (in a collective that
+   signs: its signature, then the value as sent).  Every chunk is checked
+   when first taken; a member that signed what it sent badly is disowned
+   here (cl_coll_disown), and its piece comes from the other holders. */
 static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
 {
     ex_t *st = s_st(self);
@@ -344,6 +454,17 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     size_t c = msg->chunk;
     if (msg->part >= (uint32_t)self->n || i != from)
         return COLLAB_ERR_ARG;
+    const uint8_t *proof = NULL, *mdata = msg->data;
+    size_t mlen = msg->len;
+    uint8_t ctx[4];
+    s_ctx(msg->aux, ctx);
+    if (self->sig) {
+        if (mlen < CL_COLL_SIG)
+            return COLLAB_ERR_ARG;
+        proof = mdata;
+        mdata += CL_COLL_SIG;
+        mlen -= CL_COLL_SIG;
+    }
     if (self->a.kind == CL_COLL_ALLGATHERV) {
         size_t want = st->plen[i] > UINT32_MAX ? UINT32_MAX : st->plen[i];
         if (msg->aux != want) {
@@ -353,8 +474,17 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
                as such; anything else is malformed. */
             size_t off, len;
             cl_coll_chunk(msg->aux, st->cb, c, &off, &len);
-            if (c >= cl_coll_nchunks(msg->aux, st->cb) || msg->len != len)
+            if (c >= cl_coll_nchunks(msg->aux, st->cb) || mlen != len)
                 return COLLAB_ERR_ARG;
+            if (self->sig) {
+                if (!cl_coll_sig_valid(self, CL_PROOF_PIECE, (uint32_t)i, (uint32_t)c, i, ctx, 4,
+                                       mdata, mlen, proof)) {
+                    cl_coll_disown(self, from, "a result", i, c, i);
+                    return COLLAB_ERR_ARG;
+                }
+                if (s_keep_evidence(self, i, msg->aux, c, proof, mdata, mlen) != COLLAB_OK)
+                    return COLLAB_ERR_NO_MEM;
+            }
             if (!cl_bit(st->bad, (size_t)i) && cl_relay_missing(st->rl, i) > 0)
                 s_mismatch(self, i);
             return s_finish(self);
@@ -370,23 +500,32 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
     if (cl_relay_held(st->rl, i, c)) {
         /* Already relayed by someone else: same bytes, nothing to do. */
-        if (cl_coll_codec(self, i, -1) == CL_COMPRESS_NONE && msg->len != len)
+        if (cl_coll_codec(self, i, -1) == CL_COMPRESS_NONE && mlen != len)
             return COLLAB_ERR_ARG;
         cl_bit_set(st->orig[i], c);
         return COLLAB_OK;
     }
     uint8_t *v = s_value(self, i);
     cl_compress_t codec = cl_coll_codec(self, i, -1);
-    if (codec != CL_COMPRESS_NONE && len > 0) {
-        if (cl_compress_decode(codec, self->a.dtype, msg->data, msg->len, len / self->esize,
-                               v + off) != COLLAB_OK)
+    bool coded = codec != CL_COMPRESS_NONE && len > 0;
+    if (coded) {
+        /* Decoded in place: not held until its signature passes. */
+        if (cl_compress_decode(codec, self->a.dtype, mdata, mlen, len / self->esize, v + off) !=
+            COLLAB_OK)
             return COLLAB_ERR_ARG;
-    } else {
-        if (msg->len != len)
-            return COLLAB_ERR_ARG;
-        if (len > 0)
-            memcpy(v + off, msg->data, len);
+    } else if (mlen != len) {
+        return COLLAB_ERR_ARG;
     }
+    if (self->sig) {
+        if (!cl_coll_sig_valid(self, CL_PROOF_PIECE, (uint32_t)i, (uint32_t)c, i, ctx, 4,
+                               coded ? v + off : mdata, len, proof)) {
+            cl_coll_disown(self, from, "a result", i, c, i);
+            return COLLAB_ERR_ARG;
+        }
+        memcpy(st->proof[i] + c * CL_COLL_SIG, proof, CL_COLL_SIG);
+    }
+    if (!coded && len > 0)
+        memcpy(v + off, mdata, len);
     cl_bit_set(st->orig[i], c);
     cl_relay_hold(st->rl, i, c);
     if (cl_relay_repairing(st->rl, i))
@@ -394,9 +533,79 @@ static int s_on_result(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     return s_finish(self);
 }
 
-static int s_on_relay(cl_coll_t *self, const cl_coll_msg_t *msg)
+/* A RELAY in a collective that signs: the producer's signature and the
+   value, or (CL_AUX_MISMATCH) the evidence that the piece's length
+   differs from its slot.  It counts from any holder when the signature
+   is the producer's, whether or not this member knows the producer
+   failed; an absence is never relayed there (every member decides it by
+   the rule), so a claimed one is a forgery like a bad signature. */
+static int s_on_relay_signed(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
 {
     ex_t *st = s_st(self);
+    int i = (int)msg->part;
+    size_t c = msg->chunk;
+    if (msg->part >= (uint32_t)self->n || i == self->me || c >= cl_relay_nchunks(st->rl, i) ||
+        (msg->aux & ~(CL_AUX_ABSENT | CL_AUX_MISMATCH)) != 0)
+        return COLLAB_ERR_ARG;
+    if (msg->aux & CL_AUX_ABSENT) {
+        cl_coll_disown(self, from, "an absence claim", i, c, i);
+        return COLLAB_ERR_ARG;
+    }
+    const uint8_t *d = msg->data;
+    if (msg->aux & CL_AUX_MISMATCH) {
+        if (msg->len < EX_MIS_HEAD)
+            return COLLAB_ERR_ARG;
+        uint32_t aux = 0, ec = 0;
+        for (int k = 0; k < 4; k++) {
+            aux |= (uint32_t)d[k] << (8 * k);
+            ec |= (uint32_t)d[4 + k] << (8 * k);
+        }
+        size_t off, len, dlen = msg->len - EX_MIS_HEAD;
+        cl_coll_chunk(aux, st->cb, ec, &off, &len);
+        if (self->a.kind != CL_COLL_ALLGATHERV || ec >= cl_coll_nchunks(aux, st->cb) ||
+            dlen != len)
+            return COLLAB_ERR_ARG;
+        if (aux == s_want(self, i) ||
+            !cl_coll_sig_valid(self, CL_PROOF_PIECE, (uint32_t)i, ec, i, d, 4, d + EX_MIS_HEAD,
+                               dlen, d + 8)) {
+            cl_coll_disown(self, from, "a mismatch claim", i, c, i);
+            return COLLAB_ERR_ARG;
+        }
+        if (cl_bit(st->bad, (size_t)i))
+            return COLLAB_OK;
+        if (s_keep_evidence(self, i, aux, ec, d + 8, d + EX_MIS_HEAD, dlen) != COLLAB_OK)
+            return COLLAB_ERR_NO_MEM;
+        s_mismatch(self, i);
+        cl_relay_poke(st->rl, i);
+        return s_finish(self);
+    }
+    size_t off, len;
+    cl_coll_chunk(st->plen[i], st->cb, c, &off, &len);
+    if (msg->len != CL_COLL_SIG + len)
+        return COLLAB_ERR_ARG;
+    uint8_t ctx[4];
+    s_ctx(s_want(self, i), ctx);
+    /* Checked even when held: a forgery is named whenever it comes. */
+    if (!cl_coll_sig_valid(self, CL_PROOF_PIECE, (uint32_t)i, (uint32_t)c, i, ctx, 4,
+                           d + CL_COLL_SIG, len, d)) {
+        cl_coll_disown(self, from, "a relay", i, c, i);
+        return COLLAB_ERR_ARG;
+    }
+    if (cl_relay_held(st->rl, i, c))
+        return COLLAB_OK; /* several holders may relay the same chunk */
+    if (len > 0)
+        memcpy(s_value(self, i) + off, d + CL_COLL_SIG, len);
+    memcpy(st->proof[i] + c * CL_COLL_SIG, d, CL_COLL_SIG);
+    cl_relay_hold(st->rl, i, c);
+    cl_relay_poke(st->rl, i);
+    return s_finish(self);
+}
+
+static int s_on_relay(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
+{
+    ex_t *st = s_st(self);
+    if (self->sig)
+        return s_on_relay_signed(self, from, msg);
     int i = (int)msg->part;
     size_t c = msg->chunk;
     /* Relays repair the part of a member that failed: one this member
@@ -433,7 +642,7 @@ static int s_on_msg(cl_coll_t *self, int from, const cl_coll_msg_t *msg)
     case CL_MSG_RESULT:
         return s_on_result(self, from, msg);
     case CL_MSG_RELAY:
-        return s_on_relay(self, msg);
+        return s_on_relay(self, from, msg);
     case CL_MSG_STATUS: {
         int rc = cl_relay_on_status(st->rl, from, msg);
         if (rc != COLLAB_OK)

@@ -102,6 +102,8 @@ struct cl_coll {
     double last_check; /* time of the last deadline scan */
     bool sig;          /* proofs are signed: every other member reads them (env->signs) and
                           there are 3 members or more; a proof of tags is then refused */
+    int forged;        /* members that sent this member a value its producer did not sign */
+    uint8_t *disowned; /* those members (counted failed here, cl_coll_disown), or NULL */
 };
 
 /* The codec member m encodes what it sends to member `to` with
@@ -170,6 +172,17 @@ static inline bool cl_coll_alive(const cl_coll_t *self, int idx)
     return idx >= 0 && idx < self->n && !cl_bit(self->failed, (size_t)idx);
 }
 
+/* True when member idx is counted failed here only because it sent a
+   forgery (cl_coll_disown): it lives for everybody else, so this member
+   still sends it what the algorithm owes every live member (its DONE,
+   relays it asks for), and reads its statuses and relays (checked like
+   anyone's), but takes nothing else from it. */
+static inline bool cl_coll_disowned(const cl_coll_t *self, int idx)
+{
+    return self->disowned != NULL && idx >= 0 && idx < self->n &&
+           cl_bit(self->disowned, (size_t)idx);
+}
+
 /* Monotonic seconds from the engine. */
 double cl_coll_now(cl_coll_t *self);
 
@@ -226,6 +239,35 @@ static inline size_t cl_coll_proof_bytes(const cl_coll_t *self, bool sig)
    Returns 0 or a negative status. */
 int cl_coll_proof_make(cl_coll_t *self, uint32_t part, uint32_t chunk, const uint8_t *ctx,
                        size_t ctxlen, const void *val, size_t bytes, uint8_t *out);
+
+/* The kind of value a signature covers: one domain each (cl_coll_sign.c). */
+typedef enum {
+    CL_PROOF_CHUNK, /* butterfly RESULT chunk: ctx is the contributor bitmap */
+    CL_PROOF_PIECE, /* exchange piece (a member's input): ctx is its length (u32 LE) */
+    CL_PROOF_BCAST  /* broadcast chunk of the root or a stand-in: ctx is the length (u64 LE) */
+} cl_proof_kind_t;
+
+/* Signs the value val (bytes) of (part, chunk) of kind `kind`, produced by
+   this member, with context ctx: CL_COLL_SIG bytes into out (env->sign).
+   Returns 0 or a negative status. */
+int cl_coll_sig_make(cl_coll_t *self, cl_proof_kind_t kind, uint32_t part, uint32_t chunk,
+                     const uint8_t *ctx, size_t ctxlen, const void *val, size_t bytes, uint8_t *out);
+
+/* True when proof (CL_COLL_SIG bytes) is member producer's valid
+   signature of that value of kind `kind` (env->verify: the key of its
+   identity as the collective started).  False for this member itself. */
+bool cl_coll_sig_valid(cl_coll_t *self, cl_proof_kind_t kind, uint32_t part, uint32_t chunk,
+                       int producer, const uint8_t *ctx, size_t ctxlen, const void *val,
+                       size_t bytes, const uint8_t *proof);
+
+/* Member `from` sent `what` ("a relay", "a result") of (part, chunk)
+   whose signature is not its producer's: only a hostile member does
+   that.  Names it in the log (once: it is out of the collective here
+   afterwards), counts it in self->forged and counts it failed in this
+   collective at this member (cl_coll_on_fail), so that the repair asks
+   the other holders. */
+void cl_coll_disown(cl_coll_t *self, int from, const char *what, int part, size_t chunk,
+                    int producer);
 
 /* True when the signed proof (CL_COLL_SIG bytes) is member producer's
    valid signature of chunk (part, chunk) with that value and context.

@@ -29,6 +29,7 @@ typedef struct {
     cl_fallback_t fb;
     uint8_t *held;      /* chunks this member holds */
     uint8_t *producing; /* chunks this member may finish */
+    uint8_t *silent;    /* held chunks never reported held nor relayed (NULL: none) */
     int *up;            /* per chunk: expected from (member index) or -1 */
     size_t missing;     /* chunks not held */
     bool repair;        /* in repair: statuses sent at every view */
@@ -72,6 +73,7 @@ static void s_part_free(cl_rpart_t *p)
 {
     free(p->held);
     free(p->producing);
+    free(p->silent);
     free(p->up);
     free(p->st_have);
     free(p->st_tag);
@@ -138,6 +140,16 @@ void cl_relay_hold(cl_relay_t *self, int part, size_t chunk)
     }
 }
 
+int cl_relay_hold_silent(cl_relay_t *self, int part, size_t chunk)
+{
+    cl_rpart_t *p = &self->parts[part];
+    if (p->silent == NULL && (p->silent = calloc(p->cb, 1)) == NULL)
+        return COLLAB_ERR_NO_MEM;
+    cl_bit_set(p->silent, chunk);
+    cl_relay_hold(self, part, chunk);
+    return COLLAB_OK;
+}
+
 bool cl_relay_held(const cl_relay_t *self, int part, size_t chunk)
 {
     return cl_bit(self->parts[part].held, chunk);
@@ -180,7 +192,8 @@ bool cl_relay_repairing(const cl_relay_t *self, int part)
    Failures it names that this member's engine does not confirm (members
    it sees alive) are not part of it: a member cannot declare another one
    failed (docs/security.md §3), nor hold a repair back by naming a view
-   nobody else will reach. */
+   nobody else will reach.  Nor does a member this one disowned
+   (cl_coll_disown), which the others still count alive. */
 static bool s_at_view(const cl_relay_t *self, const cl_rpart_t *p, int m)
 {
     const cl_coll_t *c = self->coll;
@@ -191,8 +204,8 @@ static bool s_at_view(const cl_relay_t *self, const cl_rpart_t *p, int m)
         return p->st_pop[m] == (size_t)c->nfailed && memcmp(tag, c->failed, c->nb) == 0;
     for (int i = 0; i < c->n; i++) {
         bool mine = cl_bit(c->failed, (size_t)i), theirs = cl_bit(tag, (size_t)i);
-        if (mine && !theirs)
-            return false;
+        if (mine && !theirs && !cl_coll_disowned(c, i))
+            return false; /* (a member only this one disowned: nobody else names it) */
         if (theirs && !mine && c->env.confirms_failed(c->env.eng, c->members[i]))
             return false; /* a failure this member will learn of: wait for it */
     }
@@ -208,15 +221,25 @@ static int s_send_status(cl_relay_t *self, int j)
     p->sent_serial = c->nfailed;
     for (size_t k = 0; k < p->cb; k++)
         p->producing[k] &= p->held[k];
+    uint8_t *held = p->held;
+    if (p->silent != NULL) {
+        /* Silent chunks (decided absent where absences are not relayed)
+           are reported as not held: every member decides them itself. */
+        if ((held = malloc(p->cb)) == NULL)
+            return COLLAB_ERR_NO_MEM;
+        for (size_t k = 0; k < p->cb; k++)
+            held[k] = p->held[k] & (uint8_t)~p->silent[k];
+    }
     int rc = COLLAB_OK;
     for (int m = 0; m < c->n; m++) {
         if (m == c->me || !cl_coll_alive(c, m))
             continue;
-        int r =
-            cl_coll_send(c, m, CL_MSG_STATUS, (uint32_t)j, 0, 0, c->failed, c->nb, p->held, p->cb);
+        int r = cl_coll_send(c, m, CL_MSG_STATUS, (uint32_t)j, 0, 0, c->failed, c->nb, held, p->cb);
         if (r == COLLAB_ERR_NO_MEM)
             rc = r;
     }
+    if (held != p->held)
+        free(held);
     return rc;
 }
 
@@ -246,7 +269,10 @@ static int s_enter(cl_relay_t *self, int j)
 
 /* Relays every chunk this member owes: to each consumer whose status of
    this view lacks a chunk that this member holds, when no lower member's
-   status of this view holds it. */
+   status of this view holds it.  In a collective that signs, a lower
+   member the consumer's status names failed does not count: the consumer
+   may have disowned it for a forgery (cl_coll_disown), and would wait
+   for ever for its relay; a copy too many is dropped as a duplicate. */
 static int s_serve(cl_relay_t *self, int j)
 {
     cl_coll_t *c = self->coll;
@@ -259,18 +285,20 @@ static int s_serve(cl_relay_t *self, int j)
     }
     int rc = COLLAB_OK;
     for (int m = 0; m < c->n; m++) {
-        if (m == c->me || !cl_coll_alive(c, m) || !s_consumer(p, m) ||
-            cl_bit(c->done_from, (size_t)m) || !s_at_view(self, p, m))
+        if (m == c->me || (!cl_coll_alive(c, m) && !cl_coll_disowned(c, m)) ||
+            !s_consumer(p, m) || cl_bit(c->done_from, (size_t)m) || !s_at_view(self, p, m))
             continue;
         const uint8_t *theirs = p->st_held + (size_t)m * p->cb;
         uint8_t *sent = p->relayed + (size_t)m * p->cb;
         for (size_t k = 0; k < p->nchunks; k++) {
-            if (!cl_bit(p->held, k) || cl_bit(theirs, k) || cl_bit(sent, k))
+            if (!cl_bit(p->held, k) || cl_bit(theirs, k) || cl_bit(sent, k) ||
+                (p->silent != NULL && cl_bit(p->silent, k)))
                 continue;
+            const uint8_t *view = p->st_tag + (size_t)m * c->nb;
             bool lower = false;
             for (int h = 0; h < c->me && !lower; h++)
-                lower = h != m && cl_coll_alive(c, h) && s_at_view(self, p, h) &&
-                        cl_bit(p->st_held + (size_t)h * p->cb, k);
+                lower = h != m && cl_coll_alive(c, h) && !(c->sig && cl_bit(view, (size_t)h)) &&
+                        s_at_view(self, p, h) && cl_bit(p->st_held + (size_t)h * p->cb, k);
             if (lower)
                 continue;
             cl_bit_set(sent, k);
@@ -290,8 +318,11 @@ static int s_evaluate(cl_relay_t *self, int j)
     cl_rpart_t *p = &self->parts[j];
     if (!p->repair || p->missing == 0 || p->sent_serial != c->nfailed)
         return COLLAB_OK;
+    /* A member this one disowned for a forgery still counts here: the
+       others hear its status, so deciding without it could differ. */
     for (int m = 0; m < c->n; m++)
-        if (m != c->me && cl_coll_alive(c, m) && !s_at_view(self, p, m))
+        if (m != c->me && (cl_coll_alive(c, m) || cl_coll_disowned(c, m)) &&
+            !s_at_view(self, p, m))
             return COLLAB_OK;
     int producer = -1;
     if (p->fb == CL_FB_SELF)
@@ -304,8 +335,8 @@ static int s_evaluate(cl_relay_t *self, int j)
             continue;
         bool someone = false;
         for (int m = 0; m < c->n && !someone; m++)
-            someone =
-                m != c->me && cl_coll_alive(c, m) && cl_bit(p->st_held + (size_t)m * p->cb, k);
+            someone = m != c->me && (cl_coll_alive(c, m) || cl_coll_disowned(c, m)) &&
+                      cl_bit(p->st_held + (size_t)m * p->cb, k);
         if (someone)
             continue;
         p->decided[k] = c->nfailed;

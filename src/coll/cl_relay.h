@@ -63,6 +63,12 @@ size_t cl_relay_nchunks(const cl_relay_t *self, int part);
 /* Records that this member now holds (part, chunk). */
 void cl_relay_hold(cl_relay_t *self, int part, size_t chunk);
 
+/* Records that this member holds (part, chunk) but never reports it held
+   in a STATUS nor relays it: a chunk decided absent in a collective that
+   signs, where nobody can prove an absence, so that every member decides
+   it by the rule itself.  Returns 0 or COLLAB_ERR_NO_MEM. */
+int cl_relay_hold_silent(cl_relay_t *self, int part, size_t chunk);
+
 /* True when this member holds (part, chunk). */
 bool cl_relay_held(const cl_relay_t *self, int part, size_t chunk);
 

@@ -281,7 +281,7 @@ static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const u
    agree on the kind (attack_verify: a coordinator that made tags after
    it had removed a convicted reducer saw them refused by every other
    member), so the kind follows only settings every member shares, never
-   a link's version: a swarm that signs keeps every peer below version 9
+   a link's version: a swarm that signs keeps every peer below version 10
    out at the handshake and at the JOIN (eng_settings_wire_floor), and a
    member cannot bring tags back by speaking 8 (attack_downgrade). */
 static bool env_signs(void *eng, int r)

@@ -206,6 +206,25 @@ static int snapshot_input(collab_request_t *req, int comm_size)
     return COLLAB_OK;
 }
 
+/* The identity key of comm rank r, a member of generation gen whose
+   record is gone (it failed before this collective started), from the
+   last completed collective of this communicator when it ran under the
+   same generation (the same identity held r then).  Relays of its pieces
+   are checked against it (docs/security.md §6); without it they could
+   not be.  True when found. */
+static bool key_of_gone(const stream_t *s, uint64_t gen, int r, uint8_t key[32])
+{
+    const coll_ctx_t *old = s->retained_ctx;
+    if (old == NULL || old->gen != gen || old->keys == NULL)
+        return false;
+    for (int i = 0; i < old->nmembers; i++)
+        if (old->members[i] == r && old->haskey[i]) {
+            memcpy(key, old->keys[i], 32);
+            return true;
+        }
+    return false;
+}
+
 /* Creates and starts the collective of req under generation gen. */
 static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t gen)
 {
@@ -246,6 +265,8 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         bandwidths[i] = mem[i].bandwidth;
         memcpy(ctx->keys[i], mem[i].key, 32);
         ctx->haskey[i] = mem[i].haskey;
+        if (!mem[i].haskey)
+            ctx->haskey[i] = key_of_gone(s, gen, mem[i].rank, ctx->keys[i]);
     }
     if (set->aggregation != 0 && set->max_weight_ratio > 0)
         cap_weights(weights, n, (double)set->max_weight_ratio);

@@ -370,14 +370,15 @@ _Static_assert(CL_CONFIG_SIGNED_WIRE_VERSION == CL_WIRE_SIGNED_VERSION,
 
 int eng_settings_wire_floor(const cl_settings_t *s, const char **why)
 {
-    /* A swarm that signs its relay proofs keeps every peer below version 9
-       out: one member that spoke 8 would make each collective it is in
+    /* A swarm that signs its relay proofs keeps every peer below version
+       10 out: one member that spoke 8 would make each collective it is in
        fall back to tags, which a hostile member could choose that way,
-       and members that disagree on the kind refuse each other's results
-       (docs/security.md §6). */
+       members that disagree on the kind refuse each other's results, and
+       one of 9 would not read the signed exchange pieces and broadcast
+       chunks (docs/security.md §6). */
     if (s->verify || s->aggregation != 0) {
         *why = "this swarm signs its relay proofs (COLLAB_VERIFY=1 or a robust "
-               "COLLAB_AGGREGATION) and needs wire version 9 on every link";
+               "COLLAB_AGGREGATION) and needs wire version 10 on every link";
         return CL_CONFIG_SIGNED_WIRE_VERSION;
     }
     /* Peers of older releases could not read the views' figures. */

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 9         /* the highest version this code speaks */
-#define CL_WIRE_SIGNED_VERSION 9  /* relay proofs may be signed (docs/wire.md section 5) */
+#define CL_WIRE_VERSION 10        /* the highest version this code speaks */
+#define CL_WIRE_SIGNED_VERSION 10 /* a swarm that signs: every proof signed (docs/wire.md section 5) */
 #define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */

@@ -617,8 +617,9 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
     X("COLLAB_FETCH_LIMIT", "4", p_fetch_limit,                                                    \
       "a donor serves one joiner per admission at most this many times its state (FETCH), "        \
       "then refuses")                                                                              \
-    X("COLLAB_WIRE_VERSION", "9", p_wire_version,                                                  \
-      "highest wire protocol version spoken (8: relay proofs of the butterfly tagged, not signed, " \
+    X("COLLAB_WIRE_VERSION", "10", p_wire_version,                                                 \
+      "highest wire protocol version spoken (9: the exchange and broadcasts carry no proofs, 8: "   \
+      "relay proofs of the butterfly tagged, not signed, "                                         \
       "7: no flow control of collective messages and no adaptive compression either, 6: no "        \
       "bandwidth figures either, 5: no flow control at all, as peers of the releases before)")
 // clang-format on

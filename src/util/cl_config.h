@@ -101,15 +101,15 @@ typedef struct {
     int max_held_msgs;        /* COLLAB_MAX_HELD_MSGS, default 16384 */
     int max_held_peer;        /* COLLAB_MAX_HELD_PER_PEER messages, default 1024 */
     int fetch_limit;          /* COLLAB_FETCH_LIMIT: state a joiner may fetch, x its size, 4 */
-    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 9 */
+    int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 10 */
 } cl_config_t;
 
-#define CL_CONFIG_WIRE_VERSION 9          /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
+#define CL_CONFIG_WIRE_VERSION 10         /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
 #define CL_CONFIG_COMPRESSION_ADAPTIVE 3  /* COLLAB_COMPRESSION=adaptive */
 #define CL_CONFIG_ADAPTIVE_WIRE_VERSION 8 /* the first version that carries it */
 /* The lowest wire version of a swarm that signs its relay proofs
    (COLLAB_VERIFY=1 or a robust COLLAB_AGGREGATION; docs/security.md §6). */
-#define CL_CONFIG_SIGNED_WIRE_VERSION 9
+#define CL_CONFIG_SIGNED_WIRE_VERSION 10
 
 /* One row of the table, for documentation checks and --help output. */
 typedef struct {

@@ -20,6 +20,7 @@
       suspect, admit, update, result, status, flood, credit, early
                                         attack_member.c
       proofs, proofs_v8, proofs_mixed, downgrade(_adopted)   attack_proofs.c
+      xrelay, xbcast                    attack_xproof.c
       checkpoint, checkpoint_liar, checkpoint_liar_data, checkpoint_tie,
       sync_liar                         attack_checkpoint.c
       sync_huge, fetch_flood            attack_state.c
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
                         "admit|update|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
                         "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
-                        "streams|held|wirefloor\n");
+                        "streams|held|wirefloor|xrelay|xbcast\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
         bad = sc_proofs(sc);
     else if (strcmp(sc, "downgrade") == 0 || strcmp(sc, "downgrade_adopted") == 0)
         bad = sc_downgrade(strcmp(sc, "downgrade_adopted") == 0);
+    else if (strcmp(sc, "xrelay") == 0 || strcmp(sc, "xbcast") == 0)
+        bad = sc_xproof(sc);
     else if (strcmp(sc, "checkpoint") == 0)
         bad = sc_checkpoint();
     else if (strcmp(sc, "checkpoint_liar") == 0)

@@ -29,6 +29,9 @@ int sc_flood(const char *mode);
 int sc_proofs(const char *mode);
 /* attack_proofs.c: an older peer (wire version 8) against a swarm that signs. */
 int sc_downgrade(bool adopted);
+/* attack_xproof.c: xrelay (a forged relay of a failed member's exchange
+   piece) or xbcast (a broadcast-chain intermediate that alters chunks). */
+int sc_xproof(const char *mode);
 /* attack_checkpoint.c */
 int sc_checkpoint(void);
 /* n trainers (3: a majority against the liar; 2: a tie), the last lies:

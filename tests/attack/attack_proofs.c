@@ -19,7 +19,7 @@
     element of every all-reduce (so they are bitwise equal), and times the
     armed one.
 
-      proofs        every peer at wire version 9.  The holders verified
+      proofs        every peer at wire version 10.  The holders verified
                     peer 3's signature when they took the chunk; their
                     relays to rank 1 carry it and count.  Asserted: every
                     all-reduce right at the three survivors, the armed one
@@ -42,7 +42,7 @@
                     collective it was in fell back to tags: a member chose
                     the weaker proofs by speaking 8.  Asserted: peer 3's
                     collab_init fails within 10 s (every member refuses
-                    its handshake: version 9 needed), peers 0..2 run 8
+                    its handshake: version 10 needed), peers 0..2 run 8
                     all-reduces in a group of 3, all right, and every
                     RESULT each of them sends is signed (none carries
                     tags).
@@ -52,7 +52,7 @@
                     once peers 1 and 2 are members and lists only them:
                     the floor comes from the adopted settings.  Both
                     modes also check peer 3's log: every initial peer
-                    refused it, naming version 9 and why.
+                    refused it, naming version 10 and why.
 */
 #include "attack.h"
 #include "coll/cl_coll_impl.h"
@@ -125,7 +125,7 @@ static bool rewrite(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return changed;
 }
 
-static const harness_wrap_t s_wrap = {want, rewrite, NULL};
+static const harness_wrap_t s_wrap = {want, rewrite, NULL, NULL};
 
 /* Peer 3 fails once its RESULTs of the armed collective went out. */
 static void *killer(void *arg)
@@ -239,7 +239,7 @@ static bool count_results(void *sock, const cl_wire_hdr_t *h)
     return false; /* read only: every message goes out as made */
 }
 
-static const harness_wrap_t s_count = {count_results, NULL, NULL};
+static const harness_wrap_t s_count = {count_results, NULL, NULL, NULL};
 
 static int downgrade_peer(int i, int n)
 {
@@ -345,9 +345,9 @@ int sc_downgrade(bool adopted)
        (adopted: peers 1 and 2 raised their floor when they joined). */
     char path[300];
     snprintf(path, sizeof path, "%s/older.err", s_dir);
-    int why = harness_log_lines(path, "needs wire version 9 on every link", NULL);
+    int why = harness_log_lines(path, "needs wire version 10 on every link", NULL);
     int all = harness_log_lines(path, "COLLAB_INITIAL_PEERS refused this peer", "protocol version");
-    fprintf(stderr, "[attack] older peer 3's log: %d refusals naming version 9, %s\n", why,
+    fprintf(stderr, "[attack] older peer 3's log: %d refusals naming version 10, %s\n", why,
             all > 0 ? "every initial peer refused it" : "NOT refused by every initial peer");
     CHECK(why >= (adopted ? 2 : 3) && all == 1);
     for (int i = 0; i < 3; i++) {
@@ -374,7 +374,7 @@ int sc_proofs(const char *mode)
     /* Signed proofs are made only in a swarm that expects hostile
        members (a robust aggregation or COLLAB_VERIFY); the attack modes
        run in one, so that only the wire version differs.  Such a swarm
-       keeps peers below version 9 out, so the mixed one runs in a swarm
+       keeps peers below version 10 out, so the mixed one runs in a swarm
        that does not sign. */
     if (mixed)
         unsetenv("COLLAB_VERIFY");

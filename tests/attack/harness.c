@@ -240,6 +240,7 @@ int harness_peer_main(int i, int n)
 static const harness_wrap_t *s_wrap;
 static __thread bool t_have; /* a caught CLAB header went out with SNDMORE */
 static __thread void *t_sock;
+static __thread bool t_drop; /* the caught message is dropped (harness_wrap_t.drop) */
 static __thread cl_wire_hdr_t t_hdr;
 
 void harness_wrap(const harness_wrap_t *w)
@@ -280,6 +281,9 @@ int zmq_send(void *s, const void *buf, size_t len, int flags)
         (w->want == NULL || w->want(s, &t_hdr))) {
         t_have = true;
         t_sock = s;
+        t_drop = w->drop != NULL && w->drop(s, &t_hdr);
+        if (t_drop)
+            return (int)len; /* neither the header nor its body goes out */
     }
     return real_zmq_send(s, buf, len, flags);
 }
@@ -312,6 +316,12 @@ int zmq_msg_send(zmq_msg_t *m, void *s, int flags)
     if (w == NULL || !t_have || s != t_sock)
         return real_zmq_msg_send(m, s, flags);
     t_have = false;
+    if (t_drop) {
+        t_drop = false;
+        int blen = (int)zmq_msg_size(m);
+        zmq_msg_close(m);
+        return blen;
+    }
     if (w->rewrite != NULL)
         return send_rewritten(w, m, s, flags);
     size_t blen = zmq_msg_size(m);

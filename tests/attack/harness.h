@@ -109,6 +109,9 @@ typedef struct {
     bool (*rewrite)(const cl_wire_hdr_t *h, uint8_t *body, size_t len);
     /* When set: called after a caught message went out (body copied). */
     void (*after)(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, size_t len);
+    /* When set: true drops the caught message (header and body) as if
+       the process had died before sending it. */
+    bool (*drop)(void *sock, const cl_wire_hdr_t *h);
 } harness_wrap_t;
 
 /* Installs the wrappers' hooks (w must outlive the process's sends). */

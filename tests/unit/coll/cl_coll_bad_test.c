@@ -269,6 +269,12 @@ static void test_messages(void)
         int before = cl_selftest_failures;
         bfix_t f;
         s_fix(&f, bc, count);
+        /* The exchange and the broadcast as a swarm that does not sign
+           sends them (no proof before the value); what one that signs
+           refuses is cl_coll_xproof_test's. */
+        bool plain = (bc->kind == CL_COLL_ALLREDUCE && bc->small != 0) ||
+                     bc->kind == CL_COLL_BCAST || bc->kind == CL_COLL_ALLGATHERV;
+        th_unsigned = plain ? ~(uint64_t)0 : 0;
         th_t *h = th_new(3, f.args);
         CL_CHECK(h != NULL);
         if (h == NULL)
@@ -368,6 +374,7 @@ static void test_messages(void)
         if (cl_selftest_failures > before)
             fprintf(stderr, "  in message case %zu\n", ci);
         th_destroy(&h);
+        th_unsigned = 0;
     }
 }
 
@@ -419,6 +426,8 @@ static void test_fuzz(void)
    no member passes its own bytes for the root's while the root lives. */
 static void test_forged_relays(void)
 {
+    /* The layout of a swarm that does not sign (signed: cl_coll_xproof_test). */
+    th_unsigned = ~(uint64_t)0;
     const size_t count = 10; /* exchange: 40 bytes in chunks of 16; bcast: 40 bytes */
     uint8_t data[16];
     for (size_t k = 0; k < sizeof data; k++)
@@ -458,6 +467,7 @@ static void test_forged_relays(void)
         CL_CHECK(s_inject(h, CL_MSG_RESULT, 0, 0, 1, 2, data, sizeof data) == COLLAB_OK);
         th_destroy(&h);
     }
+    th_unsigned = 0;
 }
 
 /* The message member `producer` (comm rank) signs for chunk (part,

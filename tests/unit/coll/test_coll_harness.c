@@ -43,11 +43,13 @@ struct th {
     bool no_fail_to_done;
     uint64_t unsigned_mask;         /* th_unsigned at th_new */
     uint8_t (*xpk)[32], (*xsk)[32]; /* per member: identity key pair */
+    cl_xsign_key_t *xkey;           /* per member: its signing key, derived once (as the engine) */
     th_tamper_fn *tamper;
     void *tamper_arg;
 };
 
 uint64_t th_unsigned = 0;
+bool th_confirms = false;
 
 void th_set_tamper(th_t *self, th_tamper_fn *fn, void *arg)
 {
@@ -160,17 +162,28 @@ static int s_pair_key(void *eng, int r, uint8_t key[32])
 static int s_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
 {
     th_member_t *me = eng;
-    return cl_xsign_sign(me->h->xsk[me->idx], msg, len, proof + CL_XSIGN_PK, proof) == 0
-               ? COLLAB_OK
-               : COLLAB_ERR_INTERNAL;
+    cl_xsign_sign_key(&me->h->xkey[me->idx], msg, len, proof + CL_XSIGN_PK);
+    memcpy(proof, me->h->xkey[me->idx].pk, CL_XSIGN_PK);
+    return COLLAB_OK;
 }
 
 static bool s_verify(void *eng, int r, const uint8_t *msg, size_t len, const uint8_t *proof)
 {
     th_member_t *me = eng;
     int i = s_index(me->h, r);
-    return i >= 0 && cl_xsign_binds(me->h->xpk[i], proof) &&
+    /* The binding is checked once per member and kept, as the engine
+       keeps it (cl_xsign_binds held for the key derived at th_new). */
+    return i >= 0 && sodium_memcmp(me->h->xkey[i].pk, proof, CL_XSIGN_PK) == 0 &&
            cl_xsign_verify(proof, msg, len, proof + CL_XSIGN_PK);
+}
+
+/* As the engine: a member has evidence of a failure the harness made
+   (a kill), never of one another member only claims. */
+static bool s_confirms(void *eng, int r)
+{
+    th_member_t *me = eng;
+    int i = s_index(me->h, r);
+    return i < 0 || !me->h->alive[i];
 }
 
 static bool s_signs(void *eng, int r)
@@ -195,9 +208,11 @@ th_t *th_new(int n, const cl_coll_args_t *args)
     h->released = calloc((size_t)n, sizeof *h->released);
     h->xpk = calloc((size_t)n, sizeof *h->xpk);
     h->xsk = calloc((size_t)n, sizeof *h->xsk);
+    h->xkey = calloc((size_t)n, sizeof *h->xkey);
     h->unsigned_mask = th_unsigned;
     if (h->ranks == NULL || h->coll == NULL || h->mem == NULL || h->alive == NULL ||
-        h->released == NULL || h->xpk == NULL || h->xsk == NULL) {
+        h->released == NULL || h->xpk == NULL || h->xsk == NULL ||
+        h->xkey == NULL) {
         th_destroy(&h);
         return NULL;
     }
@@ -208,6 +223,10 @@ th_t *th_new(int n, const cl_coll_args_t *args)
         memcpy(seed, &h->ranks[i], sizeof h->ranks[i]);
         seed[31] = 0x17;
         crypto_box_seed_keypair(h->xpk[i], h->xsk[i], seed);
+        if (cl_xsign_key(h->xsk[i], &h->xkey[i]) != 0 || !cl_xsign_binds(h->xpk[i], h->xkey[i].pk)) {
+            th_destroy(&h);
+            return NULL;
+        }
     }
     for (int i = 0; i < n; i++) {
         h->mem[i] = (th_member_t){h, i};
@@ -218,6 +237,8 @@ th_t *th_new(int n, const cl_coll_args_t *args)
                              .suspect = s_suspect,
                              .convict = s_convict,
                              .pair_key = s_pair_key};
+        if (th_confirms)
+            env.confirms_failed = s_confirms;
         if (!((h->unsigned_mask >> i) & 1)) {
             env.sign = s_sign;
             env.verify = s_verify;
@@ -256,6 +277,9 @@ void th_destroy(th_t **self_p)
     free(h->alive);
     free(h->released);
     free(h->xpk);
+    if (h->xkey != NULL)
+        sodium_memzero(h->xkey, (size_t)h->n * sizeof *h->xkey);
+    free(h->xkey);
     free(h->xsk);
     free(h);
     *self_p = NULL;

@@ -45,6 +45,13 @@ typedef struct {
    tags.  Read by th_new; 0 by default, ~0 for tags everywhere. */
 extern uint64_t th_unsigned;
 
+/* When set (before th_new), each member's env->confirms_failed says what
+   the engine's says: true for a member the harness killed, false for a
+   live one, so that a STATUS naming a live member failed (one a member
+   disowned for a forgery, cl_coll_disown) leaves the others' views alone.
+   false by default: statuses must name the same view exactly. */
+extern bool th_confirms;
+
 /* Creates n members from args[0..n) (one per member, each with its own
    buffers; members/comm_size/self must be filled).  Returns NULL when a
    cl_coll_new fails.  Caller owns. */

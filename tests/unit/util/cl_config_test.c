@@ -443,8 +443,8 @@ static void test_limits(void)
                  0 &&
              cfg.rank_required && cfg.rank == 2);
     cl_config_clear(&cfg);
-    /* COLLAB_WIRE_VERSION: 5 to 9 (docs/wire.md section 5), default 9. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 9);
+    /* COLLAB_WIRE_VERSION: 5 to 10 (docs/wire.md section 5), default 10. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 10);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", NULL) == 0 &&
              cfg.wire_version == 8);
@@ -461,18 +461,21 @@ static void test_limits(void)
              cfg.compression == 3);
     cl_config_clear(&cfg);
     /* a swarm that signs (COLLAB_VERIFY=1, a robust aggregation) needs
-       version 9: refused below it, named (docs/security.md §6) */
+       version 10: refused below it, named (docs/security.md §6) */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", "COLLAB_VERIFY", "1",
                     NULL) == -1);
-    CL_CHECK(strstr(err, "COLLAB_VERIFY") != NULL && strstr(err, "wire version 9") != NULL);
+    CL_CHECK(strstr(err, "COLLAB_VERIFY") != NULL && strstr(err, "wire version 10") != NULL);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", "COLLAB_AGGREGATION",
                     "trimmed_mean", NULL) == -1);
-    CL_CHECK(strstr(err, "COLLAB_AGGREGATION") != NULL && strstr(err, "wire version 9") != NULL);
+    CL_CHECK(strstr(err, "COLLAB_AGGREGATION") != NULL && strstr(err, "wire version 10") != NULL);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", "COLLAB_VERIFY", "0",
                     NULL) == 0 &&
              cfg.wire_version == 8);
     cl_config_clear(&cfg);
+    /* 9 does not carry the signed exchange pieces and broadcast chunks */
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "9", "COLLAB_VERIFY", "1",
+                    NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "10", "COLLAB_VERIFY", "1",
                     NULL) == 0 &&
              cfg.verify);
     cl_config_clear(&cfg);
@@ -484,7 +487,7 @@ static void test_limits(void)
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "4", NULL) == -1);
     CL_CHECK(strstr(err, "COLLAB_WIRE_VERSION") != NULL);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "10", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "11", NULL) == -1);
     cl_config_clear(&cfg);
     /* COLLAB_BANDWIDTH_MBIT: Mbit/s to kbit/s, 0 none; negative, non-finite,
        absurd or unparsable figures are refused with the variable named. */
