@@ -159,6 +159,7 @@ _Static_assert(SMALL_AREA + FAST_CHANS * 2 * BIG_RING == CL_SHM_FAST_BYTES,
 
 struct cl_fast {
     _Atomic uint64_t grant;    /* 0: revoked; else the grant's number */
+    _Atomic uint64_t lapse;    /* a grant number that ends before the next call */
     _Atomic int inside;        /* an application thread uses the area */
     _Atomic uint64_t next_seq; /* the sequence the next fast collective runs as */
     _Atomic(fchan_t *) ch;     /* the channel in the mapped area, NULL when detached */
@@ -301,6 +302,17 @@ bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pendin
         return false;
     }
     return true;
+}
+
+void cl_fast_lapse(cl_fast_t *self)
+{
+    atomic_store(&self->lapse, atomic_load(&self->grant));
+}
+
+bool cl_fast_lapsing(const cl_fast_t *self)
+{
+    uint64_t g = atomic_load(&self->grant);
+    return g != 0 && atomic_load(&self->lapse) == g;
 }
 
 bool cl_fast_granted(const cl_fast_t *self)
@@ -623,6 +635,8 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     fchan_t *c = atomic_load(&self->ch);
     if (g == 0 || c == NULL || reports_full(self))
         goto out;
+    if (atomic_load(&self->lapse) == g)
+        goto abandon; /* the lease ended (cl_fast_lapse) */
     const int me = self->me, other = 1 - me;
     const uint64_t q = atomic_load(&self->next_seq);
     const unsigned par = (unsigned)(q & 1);

@@ -81,6 +81,13 @@ bool cl_fast_idle(const cl_fast_t *self);
 /* Revokes the grant and wakes an application thread waiting on it. */
 void cl_fast_revoke(cl_fast_t *self);
 
+/* Ends the grant before the application thread's next call, letting a
+   call under way finish (the world's lease: no transfer is cut short). */
+void cl_fast_lapse(cl_fast_t *self);
+
+/* True while granted with a lapse pending. */
+bool cl_fast_lapsing(const cl_fast_t *self);
+
 /* True while granted. */
 bool cl_fast_granted(const cl_fast_t *self);
 
