@@ -32,7 +32,9 @@
                fast call with inputs the other abandoned.
     fast_big_kill, fast_big_stop  the same with all-reduces of 2 MiB
                (the big fast path, 32 chunks per call), the signal
-               raised 1.5 s in, so that it lands mid-transfer: every
+               raised once 150 calls ran on the fast path, so that it
+               lands mid-transfer, the victim continued 3.7 s after it
+               stopped; loops 4 s longer: every
                result whole in all its elements, and for fast_big_stop
                every sequence completed on the fast path by either was
                completed there by both with the same bits.
@@ -273,11 +275,37 @@ int child_fast_bits(int i, int n)
 
 /* fast_kill and fast_stop: a thread harms this process after `delay_us`. */
 static atomic_int s_harm_sig;
+static collab_comm_t *s_harm_comm; /* big: harm once this many fast calls ran here */
+static uint64_t s_harm_after;
 static void *harm_soon(void *arg)
 {
     usleep((useconds_t)(intptr_t)arg);
+    /* Big: the first calls run on the engine path (slowly on a loaded
+       machine) until the step is learned; harm amid fast ones. */
+    for (int k = 0; s_harm_comm != NULL && k < 8000 && fast_done(s_harm_comm) < s_harm_after; k++)
+        usleep(1000);
     raise(atomic_load(&s_harm_sig));
     return NULL;
+}
+
+/* fast_big_stop's helper process: continues pid 3.7 s after it stopped. */
+static void cont_after_stop(pid_t pid)
+{
+    char path[64], st[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    for (int k = 0; k < 3000; k++) { /* 30 s at most */
+        FILE *f = fopen(path, "r");
+        size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
+        if (f != NULL)
+            fclose(f);
+        st[n] = 0;
+        const char *p = strrchr(st, ')');
+        if (p != NULL && p[1] == ' ' && p[2] == 'T')
+            break;
+        usleep(10000);
+    }
+    usleep(3700000);
+    kill(pid, SIGCONT);
 }
 
 /* Element k of rank r's input (the same at every call: after a
@@ -393,8 +421,12 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
         pid_t me = getpid();
         helper = fork();
         if (helper == 0) {
-            usleep(big ? 5200000 : 4000000); /* stopped for 3.7 s either way */
-            kill(me, SIGCONT);
+            if (big)
+                cont_after_stop(me);
+            else {
+                usleep(4000000);
+                kill(me, SIGCONT);
+            }
             _exit(0);
         }
     }
@@ -404,9 +436,12 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
         stop_between = true;
     } else if (i == 1) {
         atomic_store(&s_harm_sig, sig);
-        /* Big: after the step is learned (2 MiB calls on the engine path
-           first), amid calls that spend their time in the transfer. */
-        CHECK(pthread_create(&t, NULL, harm_soon, (void *)(intptr_t)(big ? 1500000 : 300000)) == 0);
+        /* Big: once 150 calls ran on the fast path here (the step is
+           learned after some 2 MiB calls on the engine path), amid calls
+           that spend their time in the transfer. */
+        s_harm_comm = big ? w : NULL;
+        s_harm_after = 150;
+        CHECK(pthread_create(&t, NULL, harm_soon, (void *)(intptr_t)(big ? 0 : 300000)) == 0);
     }
     /* Time-bound, so that the victim, continued, finds the other still
        calling. */
@@ -417,7 +452,7 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
     double *x = malloc(nel * sizeof *x), *y = malloc(nel * sizeof *y);
     CHECK(rec != NULL && x != NULL && y != NULL);
     uint64_t fast0 = 0;
-    while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0)) {
+    while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0) + (big ? 4.0 : 0.0)) {
         if (stop_between && now_s() - t0 >= 0.3) {
             /* A trainer is mostly stopped while it computes: after 50 ms
                of "computing" (its messages of the last call long out),
