@@ -118,6 +118,7 @@
 #define BIG_RING (BIG_CHUNK * BIG_DEPTH)
 #define PK(q, k) (((q) << 24) | (uint64_t)(k)) /* progress word: sequence, chunks */
 #define PK_MAX ((1u << 24) - 1)                /* chunks of one big all-reduce at most */
+#define SCRATCH_KEEP ((size_t)64 << 20)        /* in-place scratch kept between calls */
 
 typedef struct {
     _Atomic uint64_t seq; /* the sequence it holds; SEQ_NONE while written */
@@ -615,6 +616,11 @@ static bool run_big(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const v
                                           (BIG_CHUNK / collab_dtype_extent(dtype))));
     if (complete && sendbuf == NULL)
         memcpy(recvbuf, self->scratch, bytes);
+    if (self->scratch_cap > SCRATCH_KEEP) {
+        free(self->scratch); /* kept across calls only up to SCRATCH_KEEP */
+        self->scratch = NULL;
+        self->scratch_cap = 0;
+    }
     return complete;
 }
 
