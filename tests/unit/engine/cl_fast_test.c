@@ -204,6 +204,11 @@ static void test_nonsense(void)
         CHECK(rc == 0 || rc == 1);
         rc = cl_fast_barrier(a);
         CHECK(rc == 0 || rc == 1);
+        if (round % 3 == 0) { /* a big one: chunks, progress words, rings */
+            static double bx[20000], by[20000];
+            rc = cl_fast_allreduce(a, bx, by, 20000, COLLAB_DOUBLE, &SUMOP);
+            CHECK(rc == 0 || rc == 1);
+        }
         CHECK(now_s() - t0 < 2.0);
     }
     if (raw != NULL)
