@@ -2,8 +2,11 @@
 
     An ordinary MPI program (built with MPICH's mpicc), so the same binary
     measures real MPICH and mpicollab.  For each message size it runs a
-    few warm-up all-reduces of floats (MPI_SUM), lets rank 0 pick an
-    iteration count that fills about --time seconds and broadcasts it,
+    few warm-up all-reduces of floats (MPI_SUM, --warmup, 20 by default:
+    mpicollab's world takes its first collectives to learn the training
+    step before the same-host fast path may start), lets rank 0 pick from
+    the last two an iteration count that fills about --time seconds and
+    broadcasts it,
     then times that many all-reduces between two barriers.  The time of
     a size is the slowest rank's; from it:
 
@@ -16,7 +19,7 @@
     the sum is exact); a wrong result is reported in the table.
 
     usage: allreduce_bench [--min-bytes B] [--max-bytes B] [--factor F]
-                           [--time S] [--max-iters N] [--in-place] [--bcast]
+                           [--time S] [--max-iters N] [--warmup N] [--in-place] [--bcast]
     --bcast times MPI_Bcast of the floats from rank 0 instead (busbw is
     then meaningless; the check is that every rank got rank 0's values).
     Output (rank 0): lines starting with "bench:", one per size:
@@ -30,7 +33,7 @@
 #include <string.h>
 
 typedef struct {
-    long min_bytes, max_bytes, factor, max_iters;
+    long min_bytes, max_bytes, factor, max_iters, warmup;
     double time;
     int in_place;
     int bcast; /* time MPI_Bcast from rank 0 instead of MPI_Allreduce */
@@ -40,7 +43,7 @@ static int s_bcast;
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){8, 64L << 20, 4, 1000, 0.5, 0, 0};
+    *o = (opts_t){8, 64L << 20, 4, 1000, 20, 0.5, 0, 0};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--in-place") == 0) {
@@ -75,6 +78,8 @@ static int parse(int argc, char **argv, opts_t *o)
             o->factor = x;
         else if (strcmp(a, "--max-iters") == 0)
             o->max_iters = x;
+        else if (strcmp(a, "--warmup") == 0 && x >= 2 && x <= 100000)
+            o->warmup = x;
         else {
             fprintf(stderr, "allreduce_bench: unknown option %s\n", a);
             return -1;
@@ -142,7 +147,10 @@ int main(int argc, char **argv)
         MPI_Allreduce(&wrong, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         wrong_any |= any;
 
-        /* Warm-up, then an iteration count that fills about o.time. */
+        /* Warm-up, then an iteration count that fills about o.time, from
+           the last two warm-up calls. */
+        if (o.warmup > 2)
+            timed(in, out, n, (int)o.warmup - 2, o.in_place);
         double tw = timed(in, out, n, 2, o.in_place) / 2;
         int iters = tw > 0 ? (int)(o.time / tw) : (int)o.max_iters;
         if (iters < 3)

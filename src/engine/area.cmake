@@ -176,7 +176,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
       standby groups weight sigterm leave strict_leave group_wait monitor shm_kill fast_bits fast_kill
-      fast_stop engine_stop unexpected flow flow_v5
+      fast_stop engine_stop fast_big_kill fast_big_stop unexpected flow flow_v5
       early early_comms
       streams bandwidth bandwidth_v6 bandwidth_claims adaptive)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})

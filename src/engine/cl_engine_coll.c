@@ -375,9 +375,17 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         s->active_ctx = NULL;
         s->active_req = NULL;
         eng_set_info(e, &info);
-        cl_request_complete(req, status);
+        /* Granted again before the program learns of the completion:
+           woken first, its next call would count itself as submitted
+           before the engine looked, and a loop of calls that take longer
+           than a wake-up (a big all-reduce) would never be granted. */
+        if (req->counted) {
+            req->counted = false;
+            atomic_fetch_sub(&req->comm->coll_pending, 1);
+        }
         eng_coll_try_start(e, s);
-        eng_fast_update_stream(e, s); /* granted again before the program's next call */
+        eng_fast_update_stream(e, s);
+        cl_request_complete(req, status);
     }
 }
 

@@ -14,7 +14,8 @@
     progress or waiting, start-up over).  Anything else revokes it.
 
     Lease.  A grant on the world communicator lapses after FAST_LEASE
-    seconds and is given again only after the program posted one full
+    seconds, at the program's next call (cl_fast_lapse: a call under way
+    is not cut short), and is given again only after the program posted one full
     step (the stream's period, plus one) on the engine path, so that the
     admitter's work at step boundaries (admissions, state audits,
     checkpoints) still finds boundaries there.
@@ -135,9 +136,9 @@ static void update(struct cl_engine *e, stream_t *s, double now)
     /* The world's lease. */
     bool world = c->kind == CL_COMM_WORLD;
     if (f != NULL && cl_fast_granted(f)) {
-        if (world && now - s->fast_since > FAST_LEASE) {
-            cl_fast_revoke(f);
-            s->fast_hold = eng_el_period(e) + 1;
+        if (world && now - s->fast_since > FAST_LEASE && !cl_fast_lapsing(f)) {
+            cl_fast_lapse(f); /* at the next call: a call under way finishes */
+            s->fast_hold = eng_el_period(e) + 2; /* the call under way may still be fast */
             s->fast_hold_from = s->next_seq;
         }
         return;

@@ -51,6 +51,36 @@
     Cost of one small all-reduce: one copy in, one compare-and-swap, the
     fold of two inputs; no system call unless a member sleeps (then one
     futex wake and one wait).
+
+    Big all-reduces (more than CL_FAST_MAX_BYTES).  After the channels,
+    the area holds per channel and member a ring of BIG_DEPTH chunks of
+    BIG_CHUNK bytes, and the channel a side per member: its call (seq,
+    type, op, length) and two progress words PK(q, k), chunks of its
+    input written into its ring (wr) and chunks of the other's input
+    folded (rd).  Member m, for chunk k (elements k*per .. on element
+    boundaries): copies its chunk k into ring slot k % BIG_DEPTH once the
+    other folded chunk k - BIG_DEPTH, publishes wr; once the other's wr
+    covers k (its call checked against this one at the first chunk),
+    folds chunk k of both inputs, in comm-rank order, straight into its
+    own result (cl_reduce_fold, as the small path and the butterfly's
+    reducer: the same bits), publishes rd.  It writes one chunk ahead
+    before folding, so both copy while the other folds and the chunk
+    just copied is still in cache when folded.  When every chunk is
+    folded it needs nothing more from the other and arrives on the outcome
+    word as above: the last arriver sets COMPLETE; the first waits, and
+    aborts when its grant is revoked or the other made no progress
+    (neither word grew) for WAIT_LIMIT, which scales the limit to the
+    size.  A member waiting amid the transfer (a full ring, a chunk not
+    yet there) aborts the same way; it sets (q, ABORTED) from any state
+    of q but COMPLETE (abort_seq), and finds the other's ABORTED at every
+    wait.  So the outcome is decided as for a small call, once, after
+    both inputs went through: a member stopped or killed mid-transfer
+    makes the other abort, and the member, continued, finds ABORTED and
+    runs q on the engine path.  Its input is intact: an in-place call
+    folds into a private scratch copied into the buffer only on COMPLETE.
+    Cost per member: one copy in, one fold of two inputs (reading the own
+    input once from memory, the other's from the ring, in cache); two
+    progress stores per chunk.
 */
 #define _GNU_SOURCE
 #include "engine/cl_fast.h"
@@ -82,6 +112,13 @@
 #define CTL_SEQ(v) ((v) >> 4)
 #define CTL_FL(v) ((unsigned)((v)&15u))
 #define SEQ_NONE UINT64_MAX
+#define SMALL_AREA ((size_t)160 << 10) /* the channels; the big rings follow */
+#define BIG_CHUNK ((size_t)64 << 10)   /* bytes of one chunk of a big all-reduce */
+#define BIG_DEPTH 4                    /* chunks in flight per member */
+#define BIG_RING (BIG_CHUNK * BIG_DEPTH)
+#define PK(q, k) (((q) << 24) | (uint64_t)(k)) /* progress word: sequence, chunks */
+#define PK_MAX ((1u << 24) - 1)                /* chunks of one big all-reduce at most */
+#define SCRATCH_KEEP ((size_t)64 << 20)        /* in-place scratch kept between calls */
 
 typedef struct {
     _Atomic uint64_t seq; /* the sequence it holds; SEQ_NONE while written */
@@ -90,6 +127,16 @@ typedef struct {
     char pad1[32];
     uint8_t data[CL_FAST_MAX_BYTES];
 } fslot_t;
+
+/* One member's side of a big all-reduce (one cache line, written by it). */
+typedef struct {
+    _Atomic uint64_t wr;  /* PK(sequence, chunks of its input in its ring) */
+    _Atomic uint64_t rd;  /* PK(sequence, chunks of the other's input it folded) */
+    _Atomic uint64_t seq; /* the sequence its call below is for; SEQ_NONE while written */
+    uint32_t dtype, op;
+    uint64_t bytes;
+    char pad[24];
+} bside_t;
 
 typedef struct {
     _Atomic uint64_t comm_id;    /* the communicator holding the channel, 0: free */
@@ -103,13 +150,17 @@ typedef struct {
     char pad2[56];
     _Atomic uint64_t read[2]; /* read[m]: 1 + the last sequence whose inputs m finished reading */
     char pad3[48];
+    bside_t big[2];     /* [member]: its big all-reduce */
     fslot_t slot[2][2]; /* [member][sequence & 1] */
 } fchan_t;
 
-_Static_assert(sizeof(fchan_t) * FAST_CHANS <= CL_SHM_FAST_BYTES, "the channels fit the area");
+_Static_assert(sizeof(fchan_t) * FAST_CHANS <= SMALL_AREA, "the channels fit their part");
+_Static_assert(SMALL_AREA + FAST_CHANS * 2 * BIG_RING == CL_SHM_FAST_BYTES,
+               "the big rings fill the rest of the area");
 
 struct cl_fast {
     _Atomic uint64_t grant;    /* 0: revoked; else the grant's number */
+    _Atomic uint64_t lapse;    /* a grant number that ends before the next call */
     _Atomic int inside;        /* an application thread uses the area */
     _Atomic uint64_t next_seq; /* the sequence the next fast collective runs as */
     _Atomic(fchan_t *) ch;     /* the channel in the mapped area, NULL when detached */
@@ -118,6 +169,9 @@ struct cl_fast {
     uint8_t peer[32]; /* the other member's key (engine side) */
     uint64_t grants;  /* grant numbers given so far */
     int me;           /* this member's index (comm rank) */
+    int chan;         /* the channel's index in the area */
+    uint8_t *scratch; /* in-place big all-reduce: the result until COMPLETE */
+    size_t scratch_cap;
     uint64_t last[2]; /* 1 + the last sequence of each parity completed here */
     _Atomic uint64_t completed;
     pthread_mutex_t lock; /* guards the reports */
@@ -169,6 +223,7 @@ void cl_fast_destroy(cl_fast_t **self_p)
     if (self->area != NULL)
         munmap(self->area, CL_SHM_FAST_BYTES);
     pthread_mutex_destroy(&self->lock);
+    free(self->scratch);
     free(self);
     *self_p = NULL;
 }
@@ -187,6 +242,7 @@ bool cl_fast_attach(cl_fast_t *self, void *area, uint64_t comm_id, int me, uint6
     self->link_id = link_id;
     memcpy(self->peer, peer, 32);
     self->me = me;
+    self->chan = (int)(comm_id % FAST_CHANS);
     self->last[0] = self->last[1] = 0;
     atomic_store(&c->present[me], 1);
     atomic_store(&self->ch, c);
@@ -247,6 +303,17 @@ bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pendin
         return false;
     }
     return true;
+}
+
+void cl_fast_lapse(cl_fast_t *self)
+{
+    atomic_store(&self->lapse, atomic_load(&self->grant));
+}
+
+bool cl_fast_lapsing(const cl_fast_t *self)
+{
+    uint64_t g = atomic_load(&self->grant);
+    return g != 0 && atomic_load(&self->lapse) == g;
 }
 
 bool cl_fast_granted(const cl_fast_t *self)
@@ -320,12 +387,17 @@ static void drop_grant(cl_fast_t *self, uint64_t g)
 }
 
 /* Waits for the outcome of q, which this member arrived at first.
-   Returns true when COMPLETE. */
-static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g)
+   Returns true when COMPLETE.  prog (big all-reduce: the other's fold
+   progress) restarts the time limit whenever it grows, up to prog_max
+   (so a member writing nonsense cannot hold this one for long); NULL for
+   small. */
+static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g,
+                         const _Atomic uint64_t *prog, uint64_t prog_max)
 {
     _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
     const uint64_t mine = CTL(q, F_ARR(self->me));
-    double t0 = now_s(), t = t0;
+    double t0 = now_s(), t = t0, tw = t0;
+    uint64_t seen = prog != NULL ? atomic_load(prog) : 0;
     unsigned spins = 0;
     for (;;) {
         uint64_t v = atomic_load_explicit(ctl, memory_order_acquire);
@@ -333,6 +405,11 @@ static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g)
             return v == CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE);
         if ((++spins & 31) == 0)
             t = now_s();
+        uint64_t p = prog != NULL ? atomic_load(prog) : 0;
+        if (p > seen && p <= prog_max) {
+            seen = p;
+            t0 = t; /* the other still folds: not slow */
+        }
         bool give_up = atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT;
         if (give_up) {
             uint64_t want = mine;
@@ -342,19 +419,209 @@ static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g)
             }
             continue; /* the outcome came first */
         }
-        if (t - t0 < SPIN_US * 1e-6) {
+        if (t - tw < SPIN_US * 1e-6) {
             cpu_pause();
             continue;
         }
         atomic_fetch_add(&c->sleepers, 1);
         uint32_t f = atomic_load(&c->futex);
-        if (atomic_load(ctl) == mine && atomic_load(&self->grant) == g) {
+        if (atomic_load(ctl) == mine && atomic_load(&self->grant) == g &&
+            (prog == NULL || atomic_load(prog) == p)) {
             struct timespec ts = {0, SLEEP_NS};
             (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAIT, f, &ts, NULL, 0);
         }
         atomic_fetch_sub(&c->sleepers, 1);
         t = now_s();
     }
+}
+
+/* Ends sequence q as ABORTED unless it has an outcome already. */
+static void abort_seq(fchan_t *c, uint64_t q)
+{
+    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    for (;;) {
+        uint64_t v = atomic_load(ctl);
+        if (CTL_SEQ(v) > q || (CTL_SEQ(v) == q && (CTL_FL(v) & (F_ABORTED | F_COMPLETE)) != 0))
+            return;
+        if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ABORTED))) {
+            futex_wake(c, false);
+            return;
+        }
+    }
+}
+
+/* Member m's big ring. */
+static uint8_t *big_ring(const cl_fast_t *self, fchan_t *c, int m)
+{
+    uint8_t *area = (uint8_t *)(c - self->chan);
+    return area + SMALL_AREA + (size_t)(self->chan * 2 + m) * BIG_RING;
+}
+
+/* The transfer of a big all-reduce, sequence q: count elements of input
+   in, result into out (which aliases nothing).  Chunk k of each member's
+   input goes through ring slot k % BIG_DEPTH of that member; each member
+   folds chunk k of both inputs, in comm-rank order, into its own out.
+   Returns true when every chunk is folded (the caller then arrives),
+   false when q takes the engine path (q aborted, or left to the engine:
+   the other is slow, the calls differ, the grant is revoked). */
+static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const uint8_t *in,
+                         uint8_t *out, size_t count, collab_dtype_t dtype, const collab_op_t *op)
+{
+    const int me = self->me, other = 1 - me;
+    const size_t ext = collab_dtype_extent(dtype), per = BIG_CHUNK / ext;
+    const size_t n = (count + per - 1) / per;
+    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    uint64_t v = atomic_load(ctl);
+    if (n > PK_MAX || per == 0 || CTL_SEQ(v) > q ||
+        (CTL_SEQ(v) == q && (CTL_FL(v) & ~F_ARR(other)) != 0))
+        return false; /* too big, or q was ended (the other went ahead) */
+    bside_t *bm = &c->big[me], *bo = &c->big[other];
+    uint8_t *mine = big_ring(self, c, me);
+    const uint8_t *theirs = big_ring(self, c, other);
+    atomic_store(&bm->seq, SEQ_NONE);
+    bm->dtype = (uint32_t)dtype;
+    bm->op = (uint32_t)op->kind;
+    bm->bytes = count * ext;
+    atomic_store(&bm->seq, q);
+    atomic_store(&bm->rd, PK(q, 0));
+    atomic_store(&bm->wr, PK(q, 0));
+    size_t w = 0, f = 0; /* chunks written, folded */
+    bool checked = false;
+    double t = now_s(), t0 = t, tw = t; /* now, the other's last progress, wait start */
+    uint64_t seen_w = PK(q, 0), seen_r = PK(q, 0), end = PK(q, n);
+    unsigned spins = 0;
+    while (f < n) {
+        bool moved = false;
+        /* Write up to one chunk ahead of the fold, each once its ring slot
+           was folded by the other. */
+        while (w < n && w < f + 2 &&
+               (w < BIG_DEPTH || atomic_load(&bo->rd) >= PK(q, w - BIG_DEPTH + 1))) {
+            size_t k0 = w * per, k = count - k0 < per ? count - k0 : per;
+            memcpy(mine + (w % BIG_DEPTH) * BIG_CHUNK, in + k0 * ext, k * ext);
+            atomic_store(&bm->wr, PK(q, w + 1));
+            futex_wake(c, false);
+            w++;
+            moved = true;
+        }
+        /* Fold the next chunk when the other wrote it. */
+        if (f < w && atomic_load(&bo->wr) >= PK(q, f + 1)) {
+            if (!checked) {
+                /* The other's call is this call (read once its first chunk
+                   is out, which it published after its call). */
+                if (atomic_load(&bo->seq) != q || bo->dtype != (uint32_t)dtype ||
+                    bo->op != (uint32_t)op->kind || bo->bytes != count * ext)
+                    goto abort;
+                checked = true;
+            }
+            size_t k0 = f * per, k = count - k0 < per ? count - k0 : per;
+            const void *ins[2];
+            ins[me] = in + k0 * ext;
+            ins[other] = theirs + (f % BIG_DEPTH) * BIG_CHUNK;
+            (void)cl_reduce_fold(op, dtype, out + k0 * ext, ins, 2, k);
+            atomic_store(&bm->rd, PK(q, f + 1));
+            futex_wake(c, false);
+            f++;
+            moved = true;
+        }
+        if (moved) {
+            spins = 0;
+            tw = t = now_s();
+            continue;
+        }
+        /* Nothing to do: wait for the other, briefly spinning, then asleep. */
+        v = atomic_load(ctl);
+        if (CTL_SEQ(v) > q || (CTL_SEQ(v) == q && (CTL_FL(v) & ~F_ARR(other)) != 0))
+            return false; /* ended (aborted by the other, or nonsense) */
+        if ((++spins & 31) == 0)
+            t = now_s();
+        /* Progress counts when it grows within this call's chunks: a
+           member writing nonsense cannot hold this one for long. */
+        uint64_t ow = atomic_load(&bo->wr), orr = atomic_load(&bo->rd);
+        if ((ow > seen_w && ow <= end) || (orr > seen_r && orr <= end)) {
+            seen_w = ow > seen_w && ow <= end ? ow : seen_w;
+            seen_r = orr > seen_r && orr <= end ? orr : seen_r;
+            t0 = t;
+            continue;
+        }
+        if (atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT)
+            goto abort;
+        if (t - tw < SPIN_US * 1e-6) {
+            cpu_pause();
+            continue;
+        }
+        atomic_fetch_add(&c->sleepers, 1);
+        uint32_t fx = atomic_load(&c->futex);
+        if (atomic_load(ctl) == v && atomic_load(&self->grant) == g &&
+            atomic_load(&bo->wr) == ow && atomic_load(&bo->rd) == orr) {
+            struct timespec ts = {0, SLEEP_NS};
+            (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAIT, fx, &ts, NULL, 0);
+        }
+        atomic_fetch_sub(&c->sleepers, 1);
+        t = now_s();
+    }
+    return true;
+abort:
+    abort_seq(c, q);
+    return false;
+}
+
+/* A big all-reduce (more than CL_FAST_MAX_BYTES), sequence q: the
+   transfer, then the arrival as for a small one.  Returns true when
+   COMPLETE (recvbuf holds the result). */
+static bool run_big(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const void *sendbuf,
+                    void *recvbuf, size_t count, collab_dtype_t dtype, const collab_op_t *op)
+{
+    const int me = self->me, other = 1 - me;
+    size_t bytes = count * collab_dtype_extent(dtype);
+    uint8_t *out = recvbuf;
+    if (sendbuf == NULL) {
+        /* In place: the input must stay whole until COMPLETE (else the
+           engine path runs with it), so the result waits in scratch. */
+        if (self->scratch_cap < bytes) {
+            free(self->scratch);
+            self->scratch_cap = 0;
+            if ((self->scratch = malloc(bytes)) == NULL)
+                return false;
+            self->scratch_cap = bytes;
+        }
+        out = self->scratch;
+    }
+    if (!big_transfer(self, c, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, count, dtype, op))
+        return false;
+    /* Every chunk folded: arrive. */
+    bool complete = false, arrived = false;
+    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    for (;;) {
+        uint64_t v = atomic_load(ctl);
+        uint64_t vs = CTL_SEQ(v);
+        unsigned vf = CTL_FL(v);
+        if (vs > q || (vs == q && (vf & ~F_ARR(other)) != 0))
+            break;
+        if (vs == q && vf == F_ARR(other)) {
+            if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE))) {
+                futex_wake(c, false);
+                complete = true;
+                break;
+            }
+            continue;
+        }
+        if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ARR(me)))) {
+            arrived = true;
+            break;
+        }
+    }
+    if (arrived)
+        complete = wait_outcome(self, c, q, g, &c->big[other].rd,
+                                PK(q, (count + BIG_CHUNK / collab_dtype_extent(dtype) - 1) /
+                                          (BIG_CHUNK / collab_dtype_extent(dtype))));
+    if (complete && sendbuf == NULL)
+        memcpy(recvbuf, self->scratch, bytes);
+    if (self->scratch_cap > SCRATCH_KEEP) {
+        free(self->scratch); /* kept across calls only up to SCRATCH_KEEP */
+        self->scratch = NULL;
+        self->scratch_cap = 0;
+    }
+    return complete;
 }
 
 /* The fast path of one collective: an all-reduce (sendbuf, or recvbuf in
@@ -374,9 +641,16 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     fchan_t *c = atomic_load(&self->ch);
     if (g == 0 || c == NULL || reports_full(self))
         goto out;
+    if (atomic_load(&self->lapse) == g)
+        goto abandon; /* the lease ended (cl_fast_lapse) */
     const int me = self->me, other = 1 - me;
     const uint64_t q = atomic_load(&self->next_seq);
     const unsigned par = (unsigned)(q & 1);
+    if (kind == CL_COLL_ALLREDUCE && bytes > CL_FAST_MAX_BYTES) {
+        if (!run_big(self, c, g, q, sendbuf, recvbuf, count, dtype, op))
+            goto abandon;
+        goto done;
+    }
     /* The other member finished reading what this member's slot of this
        parity held last. */
     if (atomic_load_explicit(&c->read[other], memory_order_acquire) < self->last[par])
@@ -422,7 +696,7 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
         }
     }
     if (arrived)
-        complete = wait_outcome(self, c, q, g);
+        complete = wait_outcome(self, c, q, g, NULL, 0);
     if (!complete)
         goto abandon;
     if (kind == CL_COLL_ALLREDUCE && count > 0) {
@@ -431,8 +705,9 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     } else if (kind == CL_COLL_BCAST && root != me && bytes > 0) {
         memcpy(recvbuf, c->slot[root][par].data, bytes);
     }
-    atomic_store_explicit(&c->read[me], q + 1, memory_order_release);
     self->last[par] = q + 1;
+done:
+    atomic_store_explicit(&c->read[me], q + 1, memory_order_release);
     atomic_store(&self->next_seq, q + 1);
     atomic_fetch_add(&self->completed, 1);
     cl_fast_report_t r = {.first = q,
@@ -459,7 +734,7 @@ int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_
 {
     size_t ext = collab_dtype_extent(dtype);
     if (self == NULL || op == NULL || op->kind == COLLAB_OP_USER || ext == 0 ||
-        count > CL_FAST_MAX_BYTES / ext)
+        count > SIZE_MAX / ext)
         return 0;
     return run(self, CL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1);
 }
@@ -493,5 +768,9 @@ void cl_fast_before_engine(cl_fast_t *self)
             atomic_compare_exchange_strong(&c->ctl[i], &v, CTL(CTL_SEQ(v), F_ABORTED)))
             futex_wake(c, false);
     }
+    /* The other amid a big transfer (its sequence has no outcome yet). */
+    uint64_t hq = c != NULL ? atomic_load(&c->big[1 - self->me].seq) : SEQ_NONE;
+    if (hq != SEQ_NONE && CTL_SEQ(atomic_load(&c->ctl[hq % FAST_OUTCOMES])) < hq)
+        abort_seq(c, hq);
     atomic_store(&self->inside, 0);
 }

@@ -23,7 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_FAST_MAX_BYTES 8192 /* largest all-reduce input (bytes) on the fast path */
+#define CL_FAST_MAX_BYTES 8192 /* largest input (bytes) of a small call; larger all-reduces
+                                  go through the big rings in chunks */
 #define CL_FAST_REPORTS 1024   /* reports waiting for the engine at most */
 
 typedef struct cl_fast cl_fast_t;
@@ -80,6 +81,13 @@ bool cl_fast_idle(const cl_fast_t *self);
 /* Revokes the grant and wakes an application thread waiting on it. */
 void cl_fast_revoke(cl_fast_t *self);
 
+/* Ends the grant before the application thread's next call, letting a
+   call under way finish (the world's lease: no transfer is cut short). */
+void cl_fast_lapse(cl_fast_t *self);
+
+/* True while granted with a lapse pending. */
+bool cl_fast_lapsing(const cl_fast_t *self);
+
 /* True while granted. */
 bool cl_fast_granted(const cl_fast_t *self);
 
@@ -91,8 +99,9 @@ size_t cl_fast_take(cl_fast_t *self, cl_fast_report_t *out, size_t cap);
 
 /* --- application side ----------------------------------------------- */
 
-/* Runs an all-reduce (sendbuf NULL: in place in recvbuf) on the fast
-   path.  Returns 1 when done (recvbuf holds the result every member
+/* Runs an all-reduce of any size (sendbuf NULL: in place in recvbuf) on
+   the fast path; larger than CL_FAST_MAX_BYTES in chunks through the big
+   rings.  Returns 1 when done (recvbuf holds the result every member
    gets), 0 when not taken: the caller runs it on the engine path at the
    same sequence number (call cl_fast_before_engine first). */
 int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,

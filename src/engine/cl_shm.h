@@ -37,8 +37,9 @@
 typedef struct cl_shm cl_shm_t;
 
 /* Bytes of a segment's fast-path area (cl_fast.h): after the segment's
-   header page, before the rings; zero when the segment is made. */
-#define CL_SHM_FAST_BYTES ((size_t)160 << 10)
+   header page, before the rings; zero when the segment is made.  160 KiB
+   of channels, then 4 channels x 2 members x 256 KiB of big rings. */
+#define CL_SHM_FAST_BYTES ((size_t)2208 << 10)
 
 /* Hands one message that arrived on a ring to the transport: hdr is the
    64-byte wire header, body its blen bytes; both valid during the call. */

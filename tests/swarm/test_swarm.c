@@ -65,6 +65,8 @@
                   effect after a barrier
       fast_bits, fast_kill, fast_stop  2 peers of one host: small
                   collectives on the calling thread (test_swarm_fast.c)
+      fast_big_kill, fast_big_stop  the same with 2 MiB all-reduces (the
+                  big fast path), the signal landing mid-transfer
       engine_stop  fast_stop on the engine path (COLLAB_SHM_FAST=0): a
                   member continued after SIGSTOP agrees with the other on
                   every sequence either completed in a group
@@ -744,6 +746,8 @@ static const scenario_t s_scenarios[] = {
     {"fast_kill", 2, child_fast_kill, 90, 1, true, NULL},
     {"fast_stop", 2, child_fast_stop, 90, 1, false, NULL},
     {"engine_stop", 2, child_engine_stop, 90, 1, false, NULL},
+    {"fast_big_kill", 2, child_fast_big_kill, 90, 1, true, NULL},
+    {"fast_big_stop", 2, child_fast_big_stop, 90, 1, false, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
     {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
@@ -837,7 +841,8 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
-                        "shm_kill|fast_bits|fast_kill|fast_stop|engine_stop|unexpected|flow|flow_v5|early|\n"
+                        "shm_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
+                        "unexpected|flow|flow_v5|early|"
                         "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive\n");
         return 2;
     }

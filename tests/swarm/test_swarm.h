@@ -33,13 +33,16 @@ int child_monitor(int i, int n);
 /* Scenario "shm_kill" (test_swarm_shm.c): peer i of n. */
 int child_shm_kill(int i, int n);
 
-/* Scenarios "fast_bits", "fast_kill", "fast_stop", "engine_stop"
+/* Scenarios "fast_bits", "fast_kill", "fast_stop", "engine_stop",
+   "fast_big_kill", "fast_big_stop"
    (test_swarm_fast.c):
    peer i of n. */
 int child_fast_bits(int i, int n);
 int child_fast_kill(int i, int n);
 int child_fast_stop(int i, int n);
 int child_engine_stop(int i, int n);
+int child_fast_big_kill(int i, int n);
+int child_fast_big_stop(int i, int n);
 
 /* Scenario "unexpected" (test_swarm_unexpected.c): peer i of n. */
 int child_unexpected(int i, int n);

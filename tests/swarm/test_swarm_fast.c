@@ -10,7 +10,14 @@
                blocking result equals, bit for bit, the result of the
                same call made nonblocking (which always takes the engine
                path) and the sum computed here in rank order; most
-               blocking calls took the fast path.
+               blocking calls took the fast path.  Then big all-reduces
+               (16 KiB to 2 MiB, odd counts, in place; double, float
+               and int32 SUM, MIN, MAX, PROD over NaNs of different
+               payloads, signed zeros and magnitudes 2^-20 .. 2^20) on
+               the duplicate: each blocking result (fast path, in
+               chunks) equals bit for bit the same call made nonblocking
+               (the butterfly); a loop of 1 MiB float sums on the world
+               equals the sum in rank order; most took the fast path.
     fast_kill  2 peers; rank 1 SIGKILLs itself from a second thread in the
                middle of a run of fast all-reduces.  Rank 0 finishes
                every call without hanging, each result with both inputs
@@ -23,6 +30,14 @@
                that either completed on the fast path both completed
                there with the same result: the victim never completes a
                fast call with inputs the other abandoned.
+    fast_big_kill, fast_big_stop  the same with all-reduces of 2 MiB
+               (the big fast path, 32 chunks per call), the signal
+               raised once 150 calls ran on the fast path, so that it
+               lands mid-transfer, the victim continued 3.7 s after it
+               stopped; loops 4 s longer: every
+               result whole in all its elements, and for fast_big_stop
+               every sequence completed on the fast path by either was
+               completed there by both with the same bits.
     engine_stop  2 peers, COLLAB_SHM_FAST=0: every all-reduce runs on the
                engine path (the exchange).  Rank 1 stops itself between
                two calls, after 50 ms of "computing", and the helper
@@ -51,9 +66,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define NF 16 /* elements per small all-reduce */
+#define NF 16         /* elements per small all-reduce */
+#define NB (1u << 18) /* elements (doubles: 2 MiB) of a big all-reduce at most */
 
 static const collab_op_t BXOR = {COLLAB_OP_BXOR, NULL, NULL, 1};
+static const collab_op_t PROD = {COLLAB_OP_PROD, NULL, NULL, 1};
 
 static uint64_t mix(uint64_t x)
 {
@@ -133,6 +150,60 @@ static void bits_round(collab_comm_t *c, int i, int it)
     CHECK(collab_barrier(c, NULL) == COLLAB_OK);
 }
 
+/* Member r's big input of round it: NaNs whose payload names the member,
+   signed zeros in both orders, and magnitudes where rounding shows. */
+static void big_input(int r, int it, collab_dtype_t t, void *buf, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        uint64_t h = mix(((uint64_t)r << 50) ^ ((uint64_t)it << 32) ^ k);
+        double v = ldexp((double)(h % 2001) - 1000.0, (int)((h >> 12) % 41) - 20);
+        unsigned sel = (unsigned)((h >> 20) % 8);
+        if (sel == 0)
+            v = r == 0 ? nan("1") : nan("2");
+        else if (sel == 1 || sel == 2)
+            v = (r == 0) == (sel == 1) ? 0.0 : -0.0;
+        if (t == COLLAB_DOUBLE)
+            ((double *)buf)[k] = v;
+        else if (t == COLLAB_FLOAT)
+            ((float *)buf)[k] = (float)v;
+        else
+            ((int32_t *)buf)[k] = (int32_t)(h >> 3);
+    }
+}
+
+/* One big all-reduce on comm c: blocking (the fast path in chunks) and
+   nonblocking (the butterfly), compared bit for bit; *fast counts the
+   blocking ones that took the fast path. */
+static void big_round(collab_comm_t *c, int i, int it, void *x, void *y, void *e, int *fast)
+{
+    static const size_t counts[4] = {2049, 65536 + 3, 131072, NB - 5};
+    static const collab_dtype_t types[3] = {COLLAB_DOUBLE, COLLAB_FLOAT, COLLAB_INT32};
+    static const collab_op_t *ops[4] = {&SUM, &MIN, &MAX, &PROD};
+    collab_dtype_t t = types[it % 3];
+    const collab_op_t *op = ops[(it / 3) % 4];
+    size_t n = counts[it % 4], bytes = n * collab_dtype_extent(t);
+    big_input(i, it, t, x, n);
+    uint64_t f0 = fast_done(c);
+    if (it % 5 == 4) { /* in place */
+        memcpy(y, x, bytes);
+        CHECK(collab_allreduce(c, NULL, y, n, t, op, NULL) == COLLAB_OK);
+    } else {
+        CHECK(collab_allreduce(c, x, y, n, t, op, NULL) == COLLAB_OK);
+    }
+    *fast += fast_done(c) != f0;
+    collab_request_t *r = NULL;
+    CHECK(collab_allreduce(c, x, e, n, t, op, &r) == COLLAB_OK);
+    CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+    if (memcmp(y, e, bytes) != 0) {
+        size_t k = 0;
+        while (k < bytes && ((uint8_t *)y)[k] == ((uint8_t *)e)[k])
+            k++;
+        fprintf(stderr, "[test] big round %d (type %d, op %d, %zu elements): byte %zu differs\n",
+                it, (int)t, (int)op->kind, n, k);
+        CHECK(false);
+    }
+}
+
 int child_fast_bits(int i, int n)
 {
     (void)n;
@@ -157,6 +228,39 @@ int child_fast_bits(int i, int n)
             CHECK(memcmp(&fout[k], &want, sizeof want) == 0);
         }
     }
+    /* Big all-reduces of every kind on the duplicate (the world's
+       stream would stop being periodic: no fast path there meanwhile). */
+    void *x = malloc(NB * 8), *y = malloc(NB * 8), *e = malloc(NB * 8);
+    CHECK(x != NULL && y != NULL && e != NULL);
+    int bigfast = 0, wfast = 0;
+    const int bigs = 96, wbigs = 60;
+    for (int it = 0; it < bigs && x != NULL && y != NULL && e != NULL; it++)
+        big_round(d, i, it, x, y, e, &bigfast);
+    /* A training loop of 1 MiB float sums on the world: the sum in rank
+       order, element by element. */
+    for (int it = 0; it < wbigs && x != NULL && y != NULL; it++) {
+        const size_t nb = 1u << 18;
+        float *fx = x, *fy = y;
+        for (size_t k = 0; k < nb; k++)
+            fx[k] = (float)val(i, it, (int)(k % 4099));
+        uint64_t f0 = fast_done(w);
+        CHECK(collab_allreduce(w, fx, fy, nb, COLLAB_FLOAT, &SUM, NULL) == COLLAB_OK);
+        wfast += fast_done(w) != f0;
+        int bad = 0;
+        for (size_t k = 0; k < nb; k++) {
+            float want = (float)val(0, it, (int)(k % 4099)) + (float)val(1, it, (int)(k % 4099));
+            bad += memcmp(&fy[k], &want, sizeof want) != 0;
+        }
+        CHECK(bad == 0);
+    }
+    free(x);
+    free(y);
+    free(e);
+    fprintf(stderr,
+            "[test] rank %d: big all-reduces on the fast path: %d of %d on the duplicate, "
+            "%d of %d on the world\n",
+            i, bigfast, bigs, wfast, wbigs);
+    CHECK(bigfast >= bigs * 9 / 10 && wfast >= wbigs / 2);
     collab_info_t info;
     CHECK(collab_last_info(&info) == COLLAB_OK && info.group_size == 2);
     uint64_t fw = fast_done(w), fd = fast_done(d);
@@ -171,11 +275,37 @@ int child_fast_bits(int i, int n)
 
 /* fast_kill and fast_stop: a thread harms this process after `delay_us`. */
 static atomic_int s_harm_sig;
+static collab_comm_t *s_harm_comm; /* big: harm once this many fast calls ran here */
+static uint64_t s_harm_after;
 static void *harm_soon(void *arg)
 {
     usleep((useconds_t)(intptr_t)arg);
+    /* Big: the first calls run on the engine path (slowly on a loaded
+       machine) until the step is learned; harm amid fast ones. */
+    for (int k = 0; s_harm_comm != NULL && k < 8000 && fast_done(s_harm_comm) < s_harm_after; k++)
+        usleep(1000);
     raise(atomic_load(&s_harm_sig));
     return NULL;
+}
+
+/* fast_big_stop's helper process: continues pid 3.7 s after it stopped. */
+static void cont_after_stop(pid_t pid)
+{
+    char path[64], st[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    for (int k = 0; k < 3000; k++) { /* 30 s at most */
+        FILE *f = fopen(path, "r");
+        size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
+        if (f != NULL)
+            fclose(f);
+        st[n] = 0;
+        const char *p = strrchr(st, ')');
+        if (p != NULL && p[1] == ' ' && p[2] == 'T')
+            break;
+        usleep(10000);
+    }
+    usleep(3700000);
+    kill(pid, SIGCONT);
 }
 
 /* Element k of rank r's input (the same at every call: after a
@@ -198,7 +328,8 @@ static bool valid(double y, int k, bool *both)
 typedef struct {
     uint64_t seq;
     double y0;
-    int fast; /* the call took the fast path */
+    uint64_t h; /* a hash of every element of the result */
+    int fast;   /* the call took the fast path */
     int group;
 } rec_t;
 
@@ -211,7 +342,7 @@ static int rec_cmp(const void *a, const void *b)
 /* fast_stop: rank 1 leaves the sequence numbers and results of its calls
    in a file; rank 0 compares them with its own: a sequence both completed
    has the same result on both. */
-static void cross_check(int i, rec_t *rec, size_t n, bool engine)
+static void cross_check(int i, rec_t *rec, size_t n, bool engine, size_t min_common)
 {
     char path[600], tmp[620];
     snprintf(path, sizeof path, "%s/fastseq", s_dir);
@@ -255,7 +386,7 @@ static void cross_check(int i, rec_t *rec, size_t n, bool engine)
                 fast++;
                 if ((!engine && (!rec[a].fast || !o[b].fast)) ||
                     (engine && rec[a].group != o[b].group) ||
-                    memcmp(&rec[a].y0, &o[b].y0, sizeof(double)) != 0) {
+                    memcmp(&rec[a].y0, &o[b].y0, sizeof(double)) != 0 || rec[a].h != o[b].h) {
                     if (differ++ < 5)
                         fprintf(stderr,
                                 "[test] sequence %llu: %g here (fast %d, group %d), %g at rank 1 "
@@ -270,12 +401,14 @@ static void cross_check(int i, rec_t *rec, size_t n, bool engine)
     }
     fprintf(stderr, "[test] %zu sequences completed by both, %zu of them %s, %zu of those differ\n",
             common, fast, engine ? "in a group" : "on the fast path", differ);
-    CHECK(fast > (engine ? 100u : 1000u) && differ == 0);
+    CHECK(fast > min_common && differ == 0);
     free(o);
 }
 
-static int harm_loop(int i, int sig, bool engine)
+/* nel: elements per all-reduce (NF small, NB big). */
+static int harm_loop(int i, int sig, bool engine, size_t nel)
 {
+    const bool big = nel > NF;
     setenv("COLLAB_SHM", "auto", 1);
     if (engine)
         setenv("COLLAB_SHM_FAST", "0", 1);
@@ -288,8 +421,12 @@ static int harm_loop(int i, int sig, bool engine)
         pid_t me = getpid();
         helper = fork();
         if (helper == 0) {
-            usleep(4000000);
-            kill(me, SIGCONT);
+            if (big)
+                cont_after_stop(me);
+            else {
+                usleep(4000000);
+                kill(me, SIGCONT);
+            }
             _exit(0);
         }
     }
@@ -299,7 +436,12 @@ static int harm_loop(int i, int sig, bool engine)
         stop_between = true;
     } else if (i == 1) {
         atomic_store(&s_harm_sig, sig);
-        CHECK(pthread_create(&t, NULL, harm_soon, (void *)(intptr_t)300000) == 0);
+        /* Big: once 150 calls ran on the fast path here (the step is
+           learned after some 2 MiB calls on the engine path), amid calls
+           that spend their time in the transfer. */
+        s_harm_comm = big ? w : NULL;
+        s_harm_after = 150;
+        CHECK(pthread_create(&t, NULL, harm_soon, (void *)(intptr_t)(big ? 0 : 300000)) == 0);
     }
     /* Time-bound, so that the victim, continued, finds the other still
        calling. */
@@ -307,9 +449,10 @@ static int harm_loop(int i, int sig, bool engine)
     int it = 0, alone = 0, both_n = 0;
     size_t nrec = 0, caprec = 1 << 16;
     rec_t *rec = malloc(caprec * sizeof *rec);
-    CHECK(rec != NULL);
+    double *x = malloc(nel * sizeof *x), *y = malloc(nel * sizeof *y);
+    CHECK(rec != NULL && x != NULL && y != NULL);
     uint64_t fast0 = 0;
-    while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0)) {
+    while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0) + (big ? 4.0 : 0.0)) {
         if (stop_between && now_s() - t0 >= 0.3) {
             /* A trainer is mostly stopped while it computes: after 50 ms
                of "computing" (its messages of the last call long out),
@@ -320,24 +463,28 @@ static int harm_loop(int i, int sig, bool engine)
             usleep(50000);
             raise(SIGSTOP);
         }
-        double x[NF], y[NF];
-        for (int k = 0; k < NF; k++)
-            x[k] = input(i, k);
+        for (size_t k = 0; k < nel; k++)
+            x[k] = input(i, (int)(k % 35));
         double c0 = now_s();
         uint64_t f0 = fast_done(w);
-        CHECK(collab_allreduce(w, x, y, NF, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        CHECK(collab_allreduce(w, x, y, nel, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
         int was_fast = fast_done(w) != f0;
         double dt = now_s() - c0;
         slowest = dt > slowest ? dt : slowest;
-        bool all_both = true;
-        for (int k = 0; k < NF; k++) {
+        bool all_both = true, first_both = y[0] == input(0, 0) + input(1, 0);
+        uint64_t h = 0;
+        int bad = 0;
+        for (size_t k = 0; k < nel; k++) {
             bool both;
-            CHECK(valid(y[k], k, &both));
+            int kk = (int)(k % 35);
+            /* Whole, and one call's elements all hold the same inputs. */
+            bad += !valid(y[k], kk, &both) || both != first_both;
             all_both = all_both && both;
-            /* One call's elements all hold the same inputs. */
-            if (k > 0)
-                CHECK(both == (y[0] == input(0, 0) + input(1, 0)));
+            uint64_t b;
+            memcpy(&b, &y[k], 8);
+            h = mix(h ^ b);
         }
+        CHECK(bad == 0);
         both_n += all_both;
         alone += !all_both;
         collab_info_t info;
@@ -349,7 +496,7 @@ static int harm_loop(int i, int sig, bool engine)
                 rec = r2, caprec *= 2;
         }
         if (nrec < caprec)
-            rec[nrec++] = (rec_t){info.sequence, y[0], was_fast, info.group_size};
+            rec[nrec++] = (rec_t){info.sequence, y[0], h, was_fast, info.group_size};
         it++;
     }
     fast0 = fast_done(w); /* rank 0: all before the harm (it is alone after) */
@@ -358,7 +505,7 @@ static int harm_loop(int i, int sig, bool engine)
             "%llu on the fast path\n",
             i, it, both_n, alone, slowest, (unsigned long long)fast0);
     if (!engine)
-        CHECK(fast0 >= 1000); /* the harm (at 0.3 s) came amid fast all-reduces */
+        CHECK(fast0 >= (big ? 100u : 1000u)); /* the harm came amid fast all-reduces */
     else
         CHECK(fast0 == 0);
     if (i == 0)
@@ -368,25 +515,39 @@ static int harm_loop(int i, int sig, bool engine)
         waitpid(helper, NULL, 0);
     CHECK(collab_finalize() == COLLAB_OK);
     if (sig == SIGSTOP)
-        cross_check(i, rec, nrec, engine);
+        cross_check(i, rec, nrec, engine, engine ? 100 : big ? 100 : 1000);
     free(rec);
+    free(x);
+    free(y);
     return 0;
 }
 
 int child_fast_kill(int i, int n)
 {
     (void)n;
-    return harm_loop(i, SIGKILL, false);
+    return harm_loop(i, SIGKILL, false, NF);
+}
+
+int child_fast_big_kill(int i, int n)
+{
+    (void)n;
+    return harm_loop(i, SIGKILL, false, NB);
+}
+
+int child_fast_big_stop(int i, int n)
+{
+    (void)n;
+    return harm_loop(i, SIGSTOP, false, NB);
 }
 
 int child_fast_stop(int i, int n)
 {
     (void)n;
-    return harm_loop(i, SIGSTOP, false);
+    return harm_loop(i, SIGSTOP, false, NF);
 }
 
 int child_engine_stop(int i, int n)
 {
     (void)n;
-    return harm_loop(i, SIGSTOP, true);
+    return harm_loop(i, SIGSTOP, true, NF);
 }

@@ -9,12 +9,20 @@
     does the other (exactly one outcome per sequence); a member that
     goes to the engine path releases the other's wait; nonsense written
     over the whole area makes calls fail over to the engine path (or
-    complete), never crash or hang.
+    complete), never crash or hang.  Big all-reduces (in chunks through
+    the rings): sizes from just over the small limit to 3 MiB, odd
+    counts, in place, float/double/int32 SUM, MIN, MAX, PROD with NaNs of
+    different payloads and signed zeros, every result bit for bit the
+    fold of both inputs in rank order (cl_reduce_fold, the engine path's
+    kernels and order); a big call whose partner never comes, or whose
+    grant is revoked mid-transfer, returns "not taken" on both members.
 */
 #define _GNU_SOURCE
+#include "coll/cl_reduce.h"
 #include "engine/cl_fast.h"
 #include "engine/cl_shm.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -196,6 +204,11 @@ static void test_nonsense(void)
         CHECK(rc == 0 || rc == 1);
         rc = cl_fast_barrier(a);
         CHECK(rc == 0 || rc == 1);
+        if (round % 3 == 0) { /* a big one: chunks, progress words, rings */
+            static double bx[20000], by[20000];
+            rc = cl_fast_allreduce(a, bx, by, 20000, COLLAB_DOUBLE, &SUMOP);
+            CHECK(rc == 0 || rc == 1);
+        }
         CHECK(now_s() - t0 < 2.0);
     }
     if (raw != NULL)
@@ -204,8 +217,182 @@ static void test_nonsense(void)
     cl_fast_destroy(&b);
 }
 
+/* --- big all-reduces ------------------------------------------------ */
+
+#define BIG_MAX (3u << 20) /* bytes of the largest big call here */
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Member me's input of call `it`: values where the operand order shows
+   (NaNs of different payloads, +0 and -0, equal values). */
+static void big_input(int me, int it, collab_dtype_t t, uint8_t *buf, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        uint64_t h = mix(((uint64_t)me << 50) ^ ((uint64_t)it << 32) ^ k);
+        double v = ldexp((double)(h % 2001) - 1000.0, (int)((h >> 12) % 41) - 20);
+        switch ((h >> 20) % 8) {
+        case 0: /* a NaN whose payload names the member */
+            v = me == 0 ? nan("1") : nan("2");
+            break;
+        case 1:
+            v = me == 0 ? 0.0 : -0.0;
+            break;
+        case 2:
+            v = me == 0 ? -0.0 : 0.0;
+            break;
+        default:
+            break;
+        }
+        if (t == COLLAB_DOUBLE)
+            memcpy(buf + 8 * k, &v, 8);
+        else if (t == COLLAB_FLOAT) {
+            float f = (float)v;
+            memcpy(buf + 4 * k, &f, 4);
+        } else {
+            int32_t i = (int32_t)(h >> 3);
+            memcpy(buf + 4 * k, &i, 4);
+        }
+    }
+}
+
+typedef struct {
+    cl_fast_t *f;
+    int me, iters, taken, wrong;
+} big_member_t;
+
+static const collab_op_t BIG_OPS[4] = {{COLLAB_OP_SUM, NULL, NULL, 1},
+                                       {COLLAB_OP_MIN, NULL, NULL, 1},
+                                       {COLLAB_OP_MAX, NULL, NULL, 1},
+                                       {COLLAB_OP_PROD, NULL, NULL, 1}};
+static const collab_dtype_t BIG_TYPES[3] = {COLLAB_DOUBLE, COLLAB_FLOAT, COLLAB_INT32};
+
+/* Call `it`'s arguments. */
+static void big_call(int it, collab_dtype_t *t, const collab_op_t **op, size_t *count, bool *in_place)
+{
+    static const size_t bytes[5] = {8200, 65536 * 3 + 12, 1u << 20, 333333 * 4, BIG_MAX};
+    *t = BIG_TYPES[it % 3];
+    *op = &BIG_OPS[(it / 3) % 4];
+    *count = bytes[it % 5] / collab_dtype_extent(*t);
+    *in_place = it % 4 == 3;
+}
+
+static void *big_loop(void *arg)
+{
+    big_member_t *m = arg;
+    uint8_t *x = malloc(BIG_MAX), *y = malloc(BIG_MAX), *o = malloc(BIG_MAX), *w = malloc(BIG_MAX);
+    for (int it = 0; it < m->iters && x != NULL && y != NULL && o != NULL && w != NULL; it++) {
+        collab_dtype_t t;
+        const collab_op_t *op;
+        size_t count;
+        bool in_place;
+        big_call(it, &t, &op, &count, &in_place);
+        big_input(m->me, it, t, x, count);
+        int rc;
+        if (in_place) {
+            memcpy(y, x, count * collab_dtype_extent(t));
+            rc = cl_fast_allreduce(m->f, NULL, y, count, t, op);
+        } else {
+            rc = cl_fast_allreduce(m->f, x, y, count, t, op);
+        }
+        if (rc != 1)
+            continue;
+        m->taken++;
+        /* What the engine path computes: both inputs folded in rank order. */
+        big_input(1 - m->me, it, t, o, count);
+        const void *in[2] = {m->me == 0 ? x : o, m->me == 0 ? o : x};
+        CHECK(cl_reduce_fold(op, t, w, in, 2, count) == 0);
+        m->wrong += memcmp(w, y, count * collab_dtype_extent(t)) != 0;
+    }
+    free(x);
+    free(y);
+    free(o);
+    free(w);
+    return NULL;
+}
+
+static void test_big(void)
+{
+    cl_fast_t *a, *b;
+    pair_new(&a, &b);
+    CHECK(cl_fast_grant(a, 0, &s_none) && cl_fast_grant(b, 0, &s_none));
+    big_member_t ma = {a, 0, 120, 0, 0}, mb = {b, 1, 120, 0, 0};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, big_loop, &ma);
+    pthread_create(&tb, NULL, big_loop, &mb);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK(ma.taken == 120 && mb.taken == 120);
+    CHECK(ma.wrong == 0 && mb.wrong == 0);
+    CHECK(cl_fast_next_seq(a) == 120 && cl_fast_next_seq(b) == 120);
+    cl_fast_destroy(&a);
+    cl_fast_destroy(&b);
+}
+
+typedef struct {
+    cl_fast_t *f;
+    int rc;
+    double took;
+} big_one_t;
+
+static void *big_one(void *arg)
+{
+    big_one_t *o = arg;
+    size_t count = 8u << 20; /* 64 MiB of doubles: many chunks */
+    double *x = calloc(count, sizeof *x), *y = malloc(count * sizeof *y);
+    double t0 = now_s();
+    o->rc = x != NULL && y != NULL ? cl_fast_allreduce(o->f, x, y, count, COLLAB_DOUBLE, &SUMOP)
+                                   : -1;
+    o->took = now_s() - t0;
+    free(x);
+    free(y);
+    return NULL;
+}
+
+static void *revoke_soon(void *arg)
+{
+    usleep(3000);
+    cl_fast_revoke(arg);
+    return NULL;
+}
+
+/* A big call whose partner never comes gives up; the partner, coming
+   late, takes the engine path too.  A grant revoked mid-transfer: both
+   members take the engine path. */
+static void test_big_abort(void)
+{
+    cl_fast_t *a, *b;
+    pair_new(&a, &b);
+    CHECK(cl_fast_grant(a, 5, &s_none) && cl_fast_grant(b, 5, &s_none));
+    big_one_t oa = {a, 9, 0}, ob = {b, 9, 0};
+    big_one(&oa);
+    CHECK(oa.rc == 0 && oa.took < 3.0 && !cl_fast_granted(a));
+    big_one(&ob);
+    CHECK(ob.rc == 0 && ob.took < 0.4);
+    /* Sequence 6, both there; b's grant revoked after 3 ms. */
+    CHECK(cl_fast_grant(a, 6, &s_none) && cl_fast_grant(b, 6, &s_none));
+    pthread_t ta, tb, tr;
+    pthread_create(&ta, NULL, big_one, &oa);
+    pthread_create(&tb, NULL, big_one, &ob);
+    pthread_create(&tr, NULL, revoke_soon, b);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_join(tr, NULL);
+    CHECK(oa.rc == ob.rc);
+    CHECK(oa.rc == 0 && oa.took < 2.0 && ob.took < 2.0);
+    cl_fast_destroy(&a);
+    cl_fast_destroy(&b);
+}
+
 int main(void)
 {
+    test_big();
+    test_big_abort();
     test_run();
     test_revoke();
     test_release();
