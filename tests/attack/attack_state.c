@@ -78,7 +78,7 @@ static bool huge(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return ok;
 }
 
-static const harness_wrap_t s_huge_wrap = {is_hashes, huge, NULL};
+static const harness_wrap_t s_huge_wrap = {is_hashes, huge, NULL, NULL};
 
 /* fetch_flood: each FETCH sent again FLOOD_COPIES times. */
 static bool is_fetch(void *sock, const cl_wire_hdr_t *h)
@@ -93,7 +93,7 @@ static void flood_fetch(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
         harness_inject(sock, *h, body, len);
 }
 
-static const harness_wrap_t s_flood_wrap = {is_fetch, NULL, flood_fetch};
+static const harness_wrap_t s_flood_wrap = {is_fetch, NULL, flood_fetch, NULL};
 
 /* A field of /proc/self/status in KiB ("VmPeak:", "VmHWM:"), or -1. */
 static long self_kib(const char *field)
