@@ -808,28 +808,3 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     }
     cl_elmsg_clear(&em);
 }
-
-/* ---------------------------------------------------------------------- */
-/* The timer (pauses: cl_engine_pause.c). */
-
-double eng_el_timer(struct cl_engine *e, double now)
-{
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL)
-        return now + ENG_IDLE_WAKE;
-    (void)now;
-    el->last_alive = eng_raw_now();
-    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
-        eng_admittee_leave_foreign(el->admittee);
-    if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
-        eng_sync_destroy(&el->sync);
-    if (el->doubt_until > 0 && (now >= el->doubt_until || e->state != ENG_MEMBER))
-        eng_el_end_doubt(e, e->state != ENG_MEMBER ? "it joins again"
-                                                   : "not every member asked answered in time");
-    /* Polled, not a timer: it follows the pull's timer of this turn. */
-    eng_admittee_poll(el->admittee, now);
-    double next = fmin(now + ENG_IDLE_WAKE, eng_ckpt_timer(el->ckpt, now));
-    if (el->doubt_until > 0)
-        next = fmin(next, el->doubt_until);
-    return next;
-}
