@@ -8,8 +8,9 @@
     sleeps whenever nothing is due (several peers share a few cores).
     The deadlines are those the components registered in the loop's
     timer set (cl_timer.h), which each turn runs what is due, and those
-    of the components still asked every turn (eng_member_timer,
-    eng_el_timer).  After each poll round the loop calls the components'
+    of the component still asked every turn (eng_member_timer); right
+    after the timers it calls the elastic layer's after-timers hook
+    (eng_el_after_timers).  After each poll round the loop calls the components'
     progress hooks (eng_coll_deliver_local, eng_coll_deferred,
     eng_coll_progress, eng_p2p_progress): work that follows what the
     round brought, not a deadline.  A message
@@ -624,10 +625,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
         /* The deadlines registered (cl_timer.h), where _member's timer
            ran them when the loop asked each component: a suspicion of
            _suspect is followed by the check below, an unserved pull of
-           _sync is undone by eng_el_timer in this turn. */
+           _sync is undone by the elastic hook in this turn. */
         cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
-        next = fmin(next, eng_el_timer(e, now)); /* elastic hook */
+        eng_el_after_timers(e, now); /* elastic after-timers hook */
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             /* Once started, _leave's deadline is in the set. */

@@ -199,7 +199,7 @@ void eng_admittee_foreign(el_admittee_t *a, const char *what)
 
 void eng_admittee_leave_foreign(el_admittee_t *a)
 {
-    a->ctx.st->phase = EL_IN; /* the pull is done; eng_el_timer frees it */
+    a->ctx.st->phase = EL_IN; /* the pull is done; eng_el_after_timers frees it */
     a->ctx.leave(a->ctx.arg, COLLAB_ERR_MISMATCH);
 }
 
@@ -561,7 +561,7 @@ void eng_admittee_sync_finished(el_admittee_t *a)
     cl_info("resynced with the group from %d peer%s: %zu buffers (%.1f MB) overwritten; "
             "this peer's first step back counts with weight 0",
             ndonors, ndonors == 1 ? "" : "s", written, (double)wbytes / 1e6);
-    st->phase = EL_IN; /* eng_el_timer frees the pull (we may be inside it) */
+    st->phase = EL_IN; /* eng_el_after_timers frees the pull (we may be inside it) */
     st->evicted = false;
     st->readmit = false;
     collab_request_t *req = a->held;

@@ -151,7 +151,7 @@ void eng_admittee_abort(el_admittee_t *a, int status);
 void eng_admittee_foreign(el_admittee_t *a, const char *what);
 bool eng_admittee_is_foreign(const el_admittee_t *a);
 void eng_admittee_leave_foreign(el_admittee_t *a);
-/* Called every turn of the loop (eng_el_timer): a pull that ended
+/* Called every turn of the loop (eng_el_after_timers): a pull that ended
    unserved by live members undoes the admission here, in the turn whose
    timers ran the pull's own timer that found it so (a timer armed from
    inside a timer would wait for the next turn), and asks again at once. */

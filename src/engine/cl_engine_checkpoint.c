@@ -72,6 +72,7 @@ struct el_ckpt {
     bool enabled;
     uint64_t last_step;  /* step of the newest checkpoint (0: none) */
     double next_request; /* next REQUEST */
+    int timer;           /* in ctx.timers (-1: none, not a monitor that takes them) */
     bool fetching;       /* the running pull (eng_el_sync) is this checkpoint's fetch */
     uint64_t f_s, f_step, f_prefix;
     uint32_t *f_sigs;
@@ -114,6 +115,7 @@ static cl_peer_t *admitter_of(const struct el_ckpt *c)
 }
 
 static int configure(struct el_ckpt *c);
+static void on_timer(void *arg, double now);
 
 int eng_ckpt_new(const eng_ckpt_ctx_t *ctx, el_ckpt_t **out)
 {
@@ -121,7 +123,13 @@ int eng_ckpt_new(const eng_ckpt_ctx_t *ctx, el_ckpt_t **out)
     if (c == NULL)
         return COLLAB_ERR_NO_MEM;
     c->ctx = *ctx;
+    c->timer = -1;
     int rc = configure(c);
+    if (rc == COLLAB_OK && c->enabled) {
+        c->timer = cl_timer_add(c->ctx.timers, on_timer, c);
+        if (c->timer < 0)
+            rc = COLLAB_ERR_NO_MEM;
+    }
     if (rc != COLLAB_OK) {
         eng_ckpt_destroy(&c);
         return rc;
@@ -185,6 +193,8 @@ void eng_ckpt_destroy(el_ckpt_t **c_p)
     struct el_ckpt *c = c_p != NULL ? *c_p : NULL;
     if (c == NULL)
         return;
+    if (c->timer >= 0)
+        cl_timer_remove(c->ctx.timers, c->timer);
     cl_checkpoint_clear(&c->have);
     free(c->f_sigs);
     free(c->r_sigs);
@@ -368,27 +378,40 @@ static void on_notice(struct el_ckpt *c, cl_peer_t *p, const cl_elmsg_t *m)
     if (!c->ctx.fetch(c->ctx.arg, m->s, p->key)) {
         cl_error("out of memory starting a checkpoint");
         fetch_end(c);
+        return;
     }
+    /* While it fetches, the timer looks at it often. */
+    cl_timer_arm(c->ctx.timers, c->timer, now_of(c) + ENG_CKPT_POLL);
 }
 
-double eng_ckpt_timer(el_ckpt_t *c, double now)
+void eng_ckpt_member(el_ckpt_t *c)
 {
-    if (c == NULL || !c->enabled || !c->ctx.member(c->ctx.arg))
-        return now + ENG_IDLE_WAKE;
+    if (c != NULL && c->timer >= 0)
+        cl_timer_arm(c->ctx.timers, c->timer, now_of(c));
+}
+
+/* The monitor's REQUESTs and a fetch that ended unnoticed; found no
+   member, it stops (eng_ckpt_member arms it again). */
+static void on_timer(void *arg, double now)
+{
+    struct el_ckpt *c = arg;
+    if (!c->ctx.member(c->ctx.arg))
+        return;
     if (c->fetching) {
         const el_sync_t *y = c->ctx.sync(c->ctx.arg);
         if (y == NULL || eng_sync_done(y)) {
             /* Ended without eng_ckpt_fetched (another pull replaced it). */
             fetch_end(c);
         } else {
-            return now + ENG_CKPT_POLL;
+            cl_timer_arm(c->ctx.timers, c->timer, now + ENG_CKPT_POLL);
+            return;
         }
     }
     if (now >= c->next_request) {
         send_request(c);
         c->next_request = now + REQUEST_EVERY;
     }
-    return c->next_request;
+    cl_timer_arm(c->ctx.timers, c->timer, c->next_request);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include "engine/cl_elmsg.h"
 #include "engine/cl_engine_sync.h"
 #include "engine/cl_member.h"
+#include "engine/cl_timer.h"
 #include "util/cl_config.h"
 
 #include <stdbool.h>
@@ -61,6 +62,10 @@ typedef struct {
        When it ends the engine calls eng_ckpt_fetched. */
     const el_sync_t *(*sync)(void *arg);
     bool (*fetch)(void *arg, uint64_t s, const uint8_t admitter[32]);
+    /* The loop's timer set: a monitor that takes checkpoints registers
+       one timer there (its REQUESTs, every 2 s, and while it fetches
+       ENG_CKPT_POLL; a fetch whose pull another replaced ends there). */
+    cl_timer_t *timers;
 } eng_ckpt_ctx_t;
 
 /* Creates the component and reads COLLAB_CHECKPOINT_DIR/_EVERY (a
@@ -103,8 +108,9 @@ void eng_ckpt_on_admit_rank(el_ckpt_t *c, const uint8_t key[32]);
    `finished`): writes the checkpoint when every item agreed on was
    fetched. */
 void eng_ckpt_fetched(el_ckpt_t *c, const el_sync_t *y);
-/* The monitor's requests and a fetch that ended unnoticed; returns when
-   it wants to be called next. */
-double eng_ckpt_timer(el_ckpt_t *c, double now);
+/* This peer became a member: a monitor that takes checkpoints arms its
+   timer now (it runs while this peer is a member, and stops when it
+   finds it no member).  Accepts NULL. */
+void eng_ckpt_member(el_ckpt_t *c);
 
 #endif

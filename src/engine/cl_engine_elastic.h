@@ -84,8 +84,23 @@ void eng_el_view_changed(struct cl_engine *e);
 void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m);
 
-/* Retries and deadlines; returns when it wants to be called next. */
-double eng_el_timer(struct cl_engine *e, double now);
+/* The elastic layer's after-timers hook: the loop calls it every turn
+   right after cl_timer_run and eng_auth_successor_check.  It marks the
+   turn (last_alive, what eng_el_check_pause measures a stop from), makes
+   a foreign program leave, frees a pull that is done, ends a pause's
+   doubt once this peer is no member, and undoes an admission whose pull
+   this turn's timers found unserved (eng_admittee_poll).  Its deadlines
+   are in the loop's set: the end of a pause's doubt (eng_el_doubt_over)
+   and a monitor's checkpoints (cl_engine_checkpoint.c). */
+void eng_el_after_timers(struct cl_engine *e, double now);
+
+/* This peer became a member (eng_fan_out_member): arms the timers of the
+   elastic layer that run while it is one (a monitor's checkpoints). */
+void eng_el_member(struct cl_engine *e);
+
+/* The timer of a pause's doubt (registered by eng_el_init with the
+   engine as arg, armed at doubt_until by the pause): the doubt ends. */
+void eng_el_doubt_over(void *arg, double now);
 
 /* Called first thing in every turn of the engine loop and for every event:
    notices that this process was stopped for longer than COLLAB_TIMEOUT
@@ -207,6 +222,7 @@ struct eng_elastic {
     uint8_t doubt_keys[EL_DOUBT][32];
     int ndoubt;
     double doubt_until; /* 0: no doubt; else it ends then at the latest */
+    int doubt_timer;    /* in e->timers, armed at doubt_until (eng_el_doubt_over) */
     int odd_out;             /* world collectives in a row where all others differed */
     /* Pause detection. */
     double last_alive;       /* eng_raw_now() at the last turn of the loop */

@@ -365,6 +365,7 @@ int eng_el_init(struct cl_engine *e)
     struct eng_elastic *el = calloc(1, sizeof *el);
     if (el == NULL)
         return COLLAB_ERR_NO_MEM;
+    el->doubt_timer = cl_timer_add(e->timers, eng_el_doubt_over, e);
     el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
     el->reg = cl_statereg_new();
     el->startup = cl_startup_new(0);
@@ -444,7 +445,8 @@ int eng_el_init(struct cl_engine *e)
         el->entrants[i].rank = -1;
     e->el = el;
     if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->admitter == NULL ||
-        el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL) {
+        el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL ||
+        el->doubt_timer < 0) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
@@ -462,7 +464,8 @@ int eng_el_init(struct cl_engine *e)
                            .fresh = ckpt_fresh,
                            .keep_copy = ckpt_keep_copy,
                            .sync = ckpt_sync,
-                           .fetch = ckpt_fetch};
+                           .fetch = ckpt_fetch,
+                           .timers = e->timers};
     int rc = eng_ckpt_new(&cctx, &el->ckpt);
     if (rc != COLLAB_OK)
         eng_el_fini(e);
@@ -485,6 +488,8 @@ void eng_el_fini(struct cl_engine *e)
     cl_statereg_destroy(&el->reg);
     cl_startup_destroy(&el->startup);
     eng_ckpt_destroy(&el->ckpt);
+    if (el->doubt_timer >= 0)
+        cl_timer_remove(e->timers, el->doubt_timer);
     for (int i = 0; i < EL_BARRIERS; i++)
         free(el->barriers[i].admit);
     free(el->kinds);

@@ -27,6 +27,7 @@ void eng_el_end_doubt(struct cl_engine *e, const char *why)
         return;
     el->doubt_until = 0;
     el->ndoubt = 0;
+    cl_timer_cancel(e->timers, el->doubt_timer);
     cl_debug("after the pause: %s; collectives start again", why);
     eng_coll_start_queued(e);
 }
@@ -88,6 +89,8 @@ static void on_pause(struct cl_engine *e, double now, double gap)
     }
     if (el->ndoubt == 0)
         el->doubt_until = 0; /* nobody to ask */
+    else
+        cl_timer_arm(e->timers, el->doubt_timer, el->doubt_until);
 }
 
 void eng_el_check_pause(struct cl_engine *e)
@@ -120,24 +123,35 @@ void eng_el_check_pause(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* The elastic layer's turn of the loop. */
 
-double eng_el_timer(struct cl_engine *e, double now)
+void eng_el_doubt_over(void *arg, double now)
+{
+    struct cl_engine *e = arg;
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL && el->doubt_until > 0 && now >= el->doubt_until)
+        eng_el_end_doubt(e, "not every member asked answered in time");
+}
+
+void eng_el_member(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_ckpt_member(el->ckpt);
+}
+
+/* What must run every turn after the timers (cl_engine_elastic.h). */
+void eng_el_after_timers(struct cl_engine *e, double now)
 {
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
-        return now + ENG_IDLE_WAKE;
-    (void)now;
+        return;
     el->last_alive = eng_raw_now();
     if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
         eng_admittee_leave_foreign(el->admittee);
     if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    if (el->doubt_until > 0 && (now >= el->doubt_until || e->state != ENG_MEMBER))
-        eng_el_end_doubt(e, e->state != ENG_MEMBER ? "it joins again"
-                                                   : "not every member asked answered in time");
-    /* Polled, not a timer: it follows the pull's timer of this turn. */
+    if (el->doubt_until > 0 && e->state != ENG_MEMBER)
+        eng_el_end_doubt(e, "it joins again");
+    /* Polled, not a timer: it follows the pull's timer of this turn (a
+       timer armed from inside cl_timer_run would wait for the next). */
     eng_admittee_poll(el->admittee, now);
-    double next = fmin(now + ENG_IDLE_WAKE, eng_ckpt_timer(el->ckpt, now));
-    if (el->doubt_until > 0)
-        next = fmin(next, el->doubt_until);
-    return next;
 }

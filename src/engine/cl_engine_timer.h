@@ -4,7 +4,7 @@
     Components register their deadlines in the loop's timer set
     (cl_timer.h); the loop runs what is due each turn, asks the components
     that still keep a timer function for their next deadline
-    (eng_member_timer, eng_el_timer), and sleeps until the earliest one or
+    (eng_member_timer), and sleeps until the earliest one or
     until a message or request arrives.  The periods and limits those deadlines
     are made of live here, named, instead of as literals in each
     component, so that one place says how often the engine wakes up and

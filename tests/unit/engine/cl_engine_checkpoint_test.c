@@ -227,7 +227,8 @@ static void start_as(fake_t *f, const char *dir, int self, const cl_stream_t *st
                           .fresh = f_fresh,
                           .keep_copy = f_keep_copy,
                           .sync = f_sync,
-                          .fetch = f_fetch};
+                          .fetch = f_fetch,
+                          .timers = f->timers};
     CHECK(eng_ckpt_new(&ctx, &f->c) == COLLAB_OK && f->c != NULL);
 }
 
@@ -373,13 +374,18 @@ static void test_fetch_write(void)
     make_dir(dir);
     static fake_t f;
     start(&f, dir);
-    /* (a) A REQUEST to the admitter, none yet taken; again 2 s later. */
-    double next = eng_ckpt_timer(f.c, f.now);
+    /* (a) Its timer, armed when this peer becomes a member, sends a
+       REQUEST to the admitter, none yet taken; again 2 s later. */
+    (void)cl_timer_run(f.timers, f.now);
+    CHECK(f.nsent == 0);
+    eng_ckpt_member(f.c);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(sent_of(&f, 0, f.peers[1].key, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 1);
     CHECK(f.nsent == 1 && f.sent[0].m.step == 0 && f.sent[0].m.every == 2);
-    CHECK(next > f.now);
+    double next = cl_timer_next(f.timers);
+    CHECK(next > f.now && next <= f.now + 2.0);
     f.now = next;
-    (void)eng_ckpt_timer(f.c, f.now);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(sent_of(&f, 0, f.peers[1].key, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 2);
 
     /* A NOTICE from a member that is not the admitter, or for another
@@ -400,7 +406,8 @@ static void test_fetch_write(void)
     CHECK(f.fetches == 1);
     /* While it fetches, the timer looks at it often and asks nothing. */
     int before = f.nsent;
-    CHECK(eng_ckpt_timer(f.c, f.now) == f.now + ENG_CKPT_POLL);
+    CHECK(cl_timer_next(f.timers) <= f.now + ENG_CKPT_POLL);
+    (void)cl_timer_run(f.timers, f.now);
     CHECK(f.nsent == before);
 
     from = f.nsent;
@@ -475,9 +482,35 @@ static void test_fetch_write(void)
     /* A monitor started again loads it from the directory. */
     start(&f, dir);
     from = f.nsent;
-    (void)eng_ckpt_timer(f.c, f.now);
+    eng_ckpt_member(f.c);
+    (void)cl_timer_run(f.timers, f.now);
     r = last_of(&f, CL_EL_CKPT, CL_EL_CKPT_REQUEST);
     CHECK(r != NULL && r->m.step == 4);
+    stop(&f);
+    rmdir_all(dir);
+}
+
+/* A fetch whose pull another replaced (no eng_ckpt_fetched) ends at the
+   timer's next look, ENG_CKPT_POLL after the NOTICE, with a REQUEST. */
+static void test_fetch_replaced(void)
+{
+    char dir[] = "/tmp/cl_engine_checkpoint_test.XXXXXX";
+    make_dir(dir);
+    static fake_t f;
+    start(&f, dir);
+    eng_ckpt_member(f.c);
+    (void)cl_timer_run(f.timers, f.now);
+    CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 1);
+    f.now += 0.5;
+    notice(&f, 1, f.peers[0].key, 10, 4);
+    CHECK(f.fetches == 1 && f.y != NULL);
+    eng_sync_destroy(&f.y); /* replaced: the engine's pull is another */
+    f.now += ENG_CKPT_POLL;
+    (void)cl_timer_run(f.timers, f.now);
+    CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 2);
+    /* A NOTICE starts a fetch again. */
+    notice(&f, 1, f.peers[0].key, 12, 5);
+    CHECK(f.fetches == 2);
     stop(&f);
     rmdir_all(dir);
 }
@@ -538,8 +571,11 @@ static void test_given_up(void)
     CHECK(eng_sync_done(f.y));
     CHECK(newest(dir, &(cl_ckpt_t){0}) == 1);
     CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == req_before + 1);
-    /* The timer no longer takes it for a running fetch. */
-    CHECK(eng_ckpt_timer(f.c, f.now) != f.now + ENG_CKPT_POLL);
+    /* The timer no longer takes it for a running fetch: it asks again
+       2 s after the fetch ended, not before. */
+    int req_after = sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST);
+    (void)cl_timer_run(f.timers, f.now + ENG_CKPT_POLL);
+    CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == req_after);
     /* The next NOTICE starts a new fetch. */
     eng_sync_destroy(&f.y);
     notice(&f, 1, f.peers[0].key, 40, 10);
@@ -783,6 +819,7 @@ int main(void)
         return 1;
 
     test_fetch_write();
+    test_fetch_replaced();
     test_silent_replaced();
     test_given_up();
     test_refused();
