@@ -491,7 +491,8 @@ static void test_fetch_write(void)
 }
 
 /* A fetch whose pull another replaced (no eng_ckpt_fetched) ends at the
-   timer's next look, ENG_CKPT_POLL after the NOTICE, with a REQUEST. */
+   timer's next look (every ENG_CKPT_POLL while it fetches, from the
+   NOTICE on), with a REQUEST. */
 static void test_fetch_replaced(void)
 {
     char dir[] = "/tmp/cl_engine_checkpoint_test.XXXXXX";
@@ -501,6 +502,8 @@ static void test_fetch_replaced(void)
     eng_ckpt_member(f.c);
     (void)cl_timer_run(f.timers, f.now);
     CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 1);
+    /* Replaced at once: the timer's first look, ENG_CKPT_POLL after the
+       NOTICE (before the next REQUEST was due), ends it. */
     f.now += 0.5;
     notice(&f, 1, f.peers[0].key, 10, 4);
     CHECK(f.fetches == 1 && f.y != NULL);
@@ -508,9 +511,21 @@ static void test_fetch_replaced(void)
     f.now += ENG_CKPT_POLL;
     (void)cl_timer_run(f.timers, f.now);
     CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 2);
-    /* A NOTICE starts a fetch again. */
+    /* Replaced later: it looks at the running fetch every ENG_CKPT_POLL,
+       asking nothing meanwhile, and the look after the pull went ends
+       it. */
+    f.now += 0.5;
     notice(&f, 1, f.peers[0].key, 12, 5);
-    CHECK(f.fetches == 2);
+    CHECK(f.fetches == 2 && f.y != NULL);
+    f.now += ENG_CKPT_POLL;
+    (void)cl_timer_run(f.timers, f.now);
+    CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 2);
+    eng_sync_destroy(&f.y);
+    f.now += ENG_CKPT_POLL;
+    (void)cl_timer_run(f.timers, f.now);
+    CHECK(sent_of(&f, 0, NULL, CL_EL_CKPT, CL_EL_CKPT_REQUEST) == 3);
+    notice(&f, 1, f.peers[0].key, 14, 6);
+    CHECK(f.fetches == 3);
     stop(&f);
     rmdir_all(dir);
 }
