@@ -3,8 +3,12 @@
     engine's clock, and when the stop was long enough for the others to
     have taken it out it asks them (PROBE) and starts or completes no
     collective until they answered (docs/collectives.md §3, "Members that
-    were stopped"; docs/elastic.md, pauses).  Part of the elastic layer
-    (its state is in struct eng_elastic: last_alive, doubt_*).
+    were stopped"; docs/elastic.md, pauses).  The doubt's end is a timer
+    in the loop's set (eng_el_doubt_over).  Also the elastic layer's
+    after-timers hook, eng_el_after_timers, which the loop calls every
+    turn right after its timers (docs/architecture.md, "Timers").  Part
+    of the elastic layer (its state is in struct eng_elastic:
+    last_alive, doubt_*).
 */
 #include "engine/cl_engine_elastic.h"
 
