@@ -255,12 +255,6 @@ static void liar_state(uint8_t *b[LIAR_BUFS], uint64_t t)
             b[j][k] = liar_byte(j, k, t);
 }
 
-static bool is_hashes(void *sock, const cl_wire_hdr_t *h)
-{
-    (void)sock;
-    return h->type == CL_MSG_ELASTIC && h->sub == CL_EL_HASHES;
-}
-
 /* The lies, through the codec; the same length as the honest answer. */
 static bool lie(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
 {
@@ -285,7 +279,7 @@ static bool lie(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return ok;
 }
 
-static const harness_wrap_t s_liar_wrap = {is_hashes, lie, NULL, NULL};
+static const harness_wrap_t s_liar_wrap = {harness_is_hashes, lie, NULL, NULL};
 
 /* checkpoint_liar_data: honest HASHES, every DATA it serves with its
    first byte changed. */

@@ -75,21 +75,6 @@ static atomic_int s_results;  /* RESULTs of it that went out */
 static atomic_long s_last_ms; /* when the last one went out (ms of now_s) */
 static __thread int s_dest;   /* rank the caught message goes to */
 
-/* The peer a DEALER is connected to: by the port of its endpoint. */
-static int dest_of(void *sock)
-{
-    char ep[256];
-    size_t len = sizeof ep;
-    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len) != 0)
-        return -1;
-    const char *colon = strrchr(ep, ':');
-    int port = colon != NULL ? atoi(colon + 1) : -1;
-    for (int i = 0; i < MAXP; i++)
-        if (s_port[i] == port)
-            return i;
-    return -1;
-}
-
 static bool want(void *sock, const cl_wire_hdr_t *h)
 {
     int type = 0;
@@ -102,7 +87,7 @@ static bool want(void *sock, const cl_wire_hdr_t *h)
         s_seq = h->seq;
     if (h->seq != s_seq)
         return false;
-    s_dest = dest_of(sock);
+    s_dest = harness_dest_of(sock);
     return true;
 }
 
@@ -128,23 +113,7 @@ static bool rewrite(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
 static const harness_wrap_t s_wrap = {want, rewrite, NULL, NULL};
 
 /* Peer 3 fails once its RESULTs of the armed collective went out. */
-static void *killer(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        long last = atomic_load(&s_last_ms);
-        if (atomic_load(&s_results) > 0 && (long)(now_s() * 1000) - last > 300) {
-            fprintf(stderr,
-                    "[attack] hostile peer 3: %d results of collective #%llu out; "
-                    "failing now\n",
-                    atomic_load(&s_results), (unsigned long long)s_seq);
-            raise(SIGKILL);
-        }
-    }
-    return NULL;
-}
+static harness_fail_after_t s_fail = {&s_results, &s_last_ms, &s_seq, "hostile peer 3"};
 
 static int proofs_peer(int i, int n)
 {
@@ -157,7 +126,7 @@ static int proofs_peer(int i, int n)
     if (i == 3 && s_attack) {
         harness_wrap(&s_wrap);
         pthread_t t;
-        if (pthread_create(&t, NULL, killer, NULL) != 0)
+        if (pthread_create(&t, NULL, harness_fail_after, &s_fail) != 0)
             return 2;
         pthread_detach(t);
     }
@@ -189,28 +158,10 @@ static int proofs_peer(int i, int n)
         bool last = rc == COLLAB_OK && y[cnt] > 0;
         if (i == 3 && it == 2)
             harness_write_int("ready3", 1);
-        if (rc != COLLAB_OK) {
-            fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
-            if (++bad > 20)
+        if (harness_check_sums(i, it, rc, y, cnt, took, info.group_size, &bad) != 0) {
+            if (bad > 20)
                 break;
             continue;
-        }
-        size_t wrong = 0, first = 0;
-        for (size_t k = 0; k < cnt; k++)
-            if (y[k] != (float)(8 + 4 * (int)(k % 7)) && wrong++ == 0)
-                first = k;
-        if (wrong > 0 && bad++ < 3)
-            fprintf(stderr,
-                    "[attack] peer %d: all-reduce %d with a group of %d: %zu of %zu elements "
-                    "wrong (element %zu is %g, want %d)\n",
-                    i, it, info.group_size, wrong, cnt, first, (double)y[first],
-                    8 + 4 * (int)(first % 7));
-        if (it == 1) {
-            fprintf(stderr, "[attack] peer %d: the armed all-reduce took %.2f s (group of %d)\n", i,
-                    took, info.group_size);
-            char name[32];
-            snprintf(name, sizeof name, "armed_ms_%d", i);
-            harness_write_int(name, (int)(took * 1000));
         }
         if (last)
             break;

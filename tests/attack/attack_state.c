@@ -50,12 +50,6 @@ static void st_fill(uint64_t t)
 }
 
 /* sync_huge: every buffer of a HASHES declared as 8 GiB. */
-static bool is_hashes(void *sock, const cl_wire_hdr_t *h)
-{
-    (void)sock;
-    return h->type == CL_MSG_ELASTIC && h->sub == CL_EL_HASHES;
-}
-
 static bool huge(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
 {
     cl_elmsg_t m;
@@ -78,7 +72,7 @@ static bool huge(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return ok;
 }
 
-static const harness_wrap_t s_huge_wrap = {is_hashes, huge, NULL, NULL};
+static const harness_wrap_t s_huge_wrap = {harness_is_hashes, huge, NULL, NULL};
 
 /* fetch_flood: each FETCH sent again FLOOD_COPIES times. */
 static bool is_fetch(void *sock, const cl_wire_hdr_t *h)

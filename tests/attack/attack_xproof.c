@@ -57,21 +57,6 @@ static atomic_long s_last_ms; /* when the last one went out (ms of now_s) */
 static __thread int s_dest;   /* rank the caught message goes to */
 static bool s_bcast;          /* the scenario: xbcast, else xrelay */
 
-/* The peer a DEALER is connected to: by the port of its endpoint. */
-static int dest_of(void *sock)
-{
-    char ep[256];
-    size_t len = sizeof ep;
-    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len) != 0)
-        return -1;
-    const char *colon = strrchr(ep, ':');
-    int port = colon != NULL ? atoi(colon + 1) : -1;
-    for (int i = 0; i < MAXP; i++)
-        if (s_port[i] == port)
-            return i;
-    return -1;
-}
-
 static bool coll_out(void *sock, const cl_wire_hdr_t *h)
 {
     int type = 0;
@@ -89,7 +74,7 @@ static bool failing_want(void *sock, const cl_wire_hdr_t *h)
         s_seq = h->seq;
     if (h->seq != s_seq)
         return false;
-    s_dest = dest_of(sock);
+    s_dest = harness_dest_of(sock);
     atomic_fetch_add(&s_results, 1);
     atomic_store(&s_last_ms, (long)(now_s() * 1000));
     return true;
@@ -111,7 +96,7 @@ static bool hostile_want(void *sock, const cl_wire_hdr_t *h)
     if (!coll_out(sock, h))
         return false;
     if (s_bcast)
-        return h->sub == CL_MSG_RESULT && dest_of(sock) == 2;
+        return h->sub == CL_MSG_RESULT && harness_dest_of(sock) == 2;
     return h->sub == CL_MSG_RELAY && h->part == X_FAILING && (h->aux & CL_AUX_ABSENT) == 0;
 }
 
@@ -135,21 +120,7 @@ static const harness_wrap_t s_failing = {failing_want, NULL, NULL, failing_drop}
 static const harness_wrap_t s_hostile = {hostile_want, hostile_rewrite, NULL, NULL};
 
 /* Peer 3 fails once its RESULTs of the armed collective went out. */
-static void *killer(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        long last = atomic_load(&s_last_ms);
-        if (atomic_load(&s_results) > 0 && (long)(now_s() * 1000) - last > 300) {
-            fprintf(stderr, "[attack] peer 3: %d results of collective #%llu out; failing now\n",
-                    atomic_load(&s_results), (unsigned long long)s_seq);
-            raise(SIGKILL);
-        }
-    }
-    return NULL;
-}
+static harness_fail_after_t s_fail = {&s_results, &s_last_ms, &s_seq, "peer 3"};
 
 static int relay_peer(int i, collab_comm_t *w)
 {
@@ -176,28 +147,10 @@ static int relay_peer(int i, collab_comm_t *w)
         collab_info_t info = {0};
         (void)collab_last_info(&info);
         group = info.group_size;
-        if (rc != COLLAB_OK) {
-            fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
-            if (++bad > 20)
+        if (harness_check_sums(i, it, rc, y, cnt, took, info.group_size, &bad) != 0) {
+            if (bad > 20)
                 break;
             continue;
-        }
-        size_t wrong = 0, first = 0;
-        for (size_t k = 0; k < cnt; k++)
-            if (y[k] != (float)(8 + 4 * (int)(k % 7)) && wrong++ == 0)
-                first = k;
-        if (wrong > 0 && bad++ < 3)
-            fprintf(stderr,
-                    "[attack] peer %d: all-reduce %d with a group of %d: %zu of %zu elements "
-                    "wrong (element %zu is %g, want %d)\n",
-                    i, it, info.group_size, wrong, cnt, first, (double)y[first],
-                    8 + 4 * (int)(first % 7));
-        if (it == 1) {
-            fprintf(stderr, "[attack] peer %d: the armed all-reduce took %.2f s (group of %d)\n", i,
-                    took, info.group_size);
-            char name[32];
-            snprintf(name, sizeof name, "armed_ms_%d", i);
-            harness_write_int(name, (int)(took * 1000));
         }
         if (y[cnt] > 0)
             break;
@@ -263,7 +216,7 @@ static int xproof_peer(int i, int n)
     if (i == X_FAILING && !s_bcast) {
         harness_wrap(&s_failing);
         pthread_t t;
-        if (pthread_create(&t, NULL, killer, NULL) != 0)
+        if (pthread_create(&t, NULL, harness_fail_after, &s_fail) != 0)
             return 2;
         pthread_detach(t);
     }

@@ -521,3 +521,66 @@ void harness_cleanup(void)
         system(cmd) != 0)
         fprintf(stderr, "[%s] could not remove %s\n", harness_tag, s_dir);
 }
+
+int harness_dest_of(void *sock)
+{
+    char ep[256];
+    size_t len = sizeof ep;
+    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len) != 0)
+        return -1;
+    const char *colon = strrchr(ep, ':');
+    int port = colon != NULL ? atoi(colon + 1) : -1;
+    for (int i = 0; i < MAXP; i++)
+        if (s_port[i] == port)
+            return i;
+    return -1;
+}
+
+int harness_check_sums(int i, int it, int rc, const float *y, size_t cnt, double took, int group,
+                       int *bad)
+{
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
+        ++*bad;
+        return -1;
+    }
+    size_t wrong = 0, first = 0;
+    for (size_t k = 0; k < cnt; k++)
+        if (y[k] != (float)(8 + 4 * (int)(k % 7)) && wrong++ == 0)
+            first = k;
+    if (wrong > 0 && (*bad)++ < 3)
+        fprintf(stderr,
+                "[attack] peer %d: all-reduce %d with a group of %d: %zu of %zu elements "
+                "wrong (element %zu is %g, want %d)\n",
+                i, it, group, wrong, cnt, first, (double)y[first], 8 + 4 * (int)(first % 7));
+    if (it == 1) {
+        fprintf(stderr, "[attack] peer %d: the armed all-reduce took %.2f s (group of %d)\n", i, took,
+                group);
+        char name[32];
+        snprintf(name, sizeof name, "armed_ms_%d", i);
+        harness_write_int(name, (int)(took * 1000));
+    }
+    return 0;
+}
+
+bool harness_is_hashes(void *sock, const cl_wire_hdr_t *h)
+{
+    (void)sock;
+    return h->type == CL_MSG_ELASTIC && h->sub == CL_EL_HASHES;
+}
+
+void *harness_fail_after(void *arg)
+{
+    const harness_fail_after_t *f = arg;
+    for (;;) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        long last = atomic_load(f->last_ms);
+        if (atomic_load(f->results) > 0 && (long)(now_s() * 1000) - last > 300) {
+            fprintf(stderr, "[attack] %s: %d results of collective #%llu out; failing now\n", f->who,
+                    atomic_load(f->results), (unsigned long long)*f->seq);
+            raise(SIGKILL);
+        }
+    }
+    return NULL;
+}

@@ -50,6 +50,31 @@ static const collab_op_t SUM = {COLLAB_OP_SUM, NULL, NULL, 1};
 /* Monotonic seconds. */
 double now_s(void);
 
+/* The peer a DEALER socket is connected to (by its endpoint's port), -1
+   if none of this run. */
+int harness_dest_of(void *sock);
+
+/* A wrapper's "want": every state-sync HASHES message. */
+bool harness_is_hashes(void *sock, const cl_wire_hdr_t *h);
+
+/* A thread (pthread_create(..., harness_fail_after, &f)) that SIGKILLs
+   its process 300 ms after the last of the results counted in *results
+   went out (*last_ms: when, in ms of now_s), logging it as who. */
+typedef struct {
+    atomic_int *results;
+    atomic_long *last_ms;
+    const uint64_t *seq; /* the collective they belong to */
+    const char *who;
+} harness_fail_after_t;
+void *harness_fail_after(void *arg);
+
+/* The all-reduce of the relay-proof scenarios, where element k sums to
+   8 + 4 (k mod 7): logs a failed call (counting it in *bad) or wrong
+   elements (counting the call), and for call 1, the armed one, its time
+   (logged and written as armed_ms_<i>).  Non-zero when the call failed. */
+int harness_check_sums(int i, int it, int rc, const float *y, size_t cnt, double took, int group,
+                       int *bad);
+
 /* ---------------------------------------------------------------------- */
 /* Peers and process control. */
 
