@@ -68,7 +68,7 @@ export SOAK_ARM=5 SOAK_HUGE=$((steps * sleep_ms * 6 / 10000))
 cat > "$out/peer.sh" <<EOF
 #!/bin/sh
 if [ "\${SOAK_HOSTILE:-0}" = 1 ] && [ "\$COLLAB_RANK" = $hostile ]; then
-    LD_PRELOAD="\${LD_PRELOAD:+\$LD_PRELOAD:}$shim"
+    LD_PRELOAD="$shim\${LD_PRELOAD:+:\$LD_PRELOAD}"
     export LD_PRELOAD
 fi
 exec "$trainer" "\$@"

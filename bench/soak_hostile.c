@@ -10,7 +10,12 @@
       results   with the first chunk of each world collective it sends a
                 member, a RESULT for the part of another member (member 0,
                 or 1 when it is member 0) full of 1e30;
-      NaN       one world collective in 5, its own contribution is all NaN;
+      NaN       one MPI_Allreduce of floats in 5, its own contribution is all
+                NaN: the shim stands in front of the MPICH face
+                (MPI_Allreduce, MPICH's ABI) and hands the library a NaN
+                input, so the library encodes and, in a swarm that signs,
+                signs it as the peer's own (a hostile member runs the
+                library it likes);
       weights   with every heartbeat, UPDATE weight 1e9 (the most
                 COLLAB_WEIGHT allows); SOAK_HUGE seconds after arming
                 (default 90), one UPDATE weight 1e308;
@@ -221,27 +226,7 @@ __attribute__((visibility("default"))) int zmq_msg_send(zmq_msg_t *m, void *s, i
     size_t blen = zmq_msg_size(m);
     bool coll = h.type == CL_MSG_COLL && h.comm == CL_COMM_WORLD_ID && h.sub == CL_MSG_RESULT &&
                 blen >= sizeof(float);
-    int rc;
-    if (coll && h.seq % 5 == 0) {
-        /* Its own contribution, all NaN (exchange: raw floats). */
-        zmq_msg_t bad;
-        if (zmq_msg_init_size(&bad, blen) != 0)
-            return real_zmq_msg_send(m, s, flags);
-        float nan = NAN;
-        uint8_t *d = zmq_msg_data(&bad);
-        for (size_t k = 0; k + sizeof nan <= blen; k += sizeof nan)
-            memcpy(d + k, &nan, sizeof nan);
-        rc = real_zmq_msg_send(&bad, s, flags);
-        if (rc < 0) {
-            zmq_msg_close(&bad);
-            return real_zmq_msg_send(m, s, flags);
-        }
-        atomic_fetch_add(&s_count[K_NAN], 1);
-        zmq_msg_close(m);
-        rc = (int)blen;
-    } else {
-        rc = real_zmq_msg_send(m, s, flags);
-    }
+    int rc = real_zmq_msg_send(m, s, flags);
     if (rc < 0)
         return rc;
     if (h.type == CL_MSG_HEARTBEAT) {
@@ -259,5 +244,35 @@ __attribute__((visibility("default"))) int zmq_msg_send(zmq_msg_t *m, void *s, i
             free(forged);
         }
     }
+    return rc;
+}
+
+/* MPICH's ABI (the trainer is built with mpicc.mpich): handles are ints.
+   In place or not, the library is handed the NaN copy as this peer's
+   input and writes the result to rbuf. */
+#define SOAK_MPI_FLOAT 0x4c00040a
+
+typedef int (*allreduce_fn)(const void *, void *, int, int, int, int);
+
+/* One float all-reduce in 5, once armed: its own contribution all NaN. */
+__attribute__((visibility("default"))) int MPI_Allreduce(const void *sbuf, void *rbuf, int count,
+                                                         int dt, int op, int comm)
+{
+    static allreduce_fn real;
+    static atomic_long calls;
+    if (real == NULL)
+        real = (allreduce_fn)dlsym(RTLD_NEXT, "MPI_Allreduce");
+    if (real == NULL)
+        return 1; /* MPI_ERR_BUFFER: no library behind the shim */
+    if (!s_armed() || dt != SOAK_MPI_FLOAT || count <= 0 || atomic_fetch_add(&calls, 1) % 5 != 0)
+        return real(sbuf, rbuf, count, dt, op, comm);
+    float *nan_in = malloc((size_t)count * sizeof *nan_in);
+    if (nan_in == NULL)
+        return real(sbuf, rbuf, count, dt, op, comm);
+    for (int k = 0; k < count; k++)
+        nan_in[k] = NAN;
+    atomic_fetch_add(&s_count[K_NAN], 1);
+    int rc = real(nan_in, rbuf, count, dt, op, comm);
+    free(nan_in);
     return rc;
 }
