@@ -111,6 +111,7 @@ static void inject_msg(void *sock, const cl_wire_hdr_t *like, cl_wire_msg_t *m, 
     uint8_t *body = NULL;
     size_t blen = 0;
     m->hdr.run = like->run;
+    m->hdr.version = CL_WIRE_VERSION; /* the body's layout follows it (inject sends it) */
     if (m->hdr.epoch == 0)
         m->hdr.epoch = like->epoch;
     if (cl_wire_encode_body(m, &body, &blen) == CL_WIRE_OK)
@@ -199,6 +200,7 @@ static void s_on_heartbeat(void *sock, const cl_wire_hdr_t *h)
         uint8_t *body = NULL;
         size_t blen = 0;
         m.hdr.run = h->run;
+        m.hdr.version = CL_WIRE_VERSION; /* the body's layout follows it (inject sends it) */
         if (cl_wire_encode_body(&m, &body, &blen) == CL_WIRE_OK)
             inject(sock, m.hdr, body, blen, K_VIEW);
         free(body);
