@@ -456,9 +456,10 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     it->since = eng_now();
     memcpy(it->box, m->payload, m->payload_len);
     if (ok > 0) {
+        double now = it->since; /* drain may forward and free it */
         enqueue(e, it);
-        drain(e, it->since);
-        arm(e, it->since, true); /* what the bucket holds back */
+        drain(e, now);
+        arm(e, now, true); /* what the bucket holds back */
         return;
     }
     if (r->wait_tail != NULL)
