@@ -33,11 +33,19 @@
     fast_big_kill, fast_big_stop  the same with all-reduces of 2 MiB
                (the big fast path, 32 chunks per call), the signal
                raised once 150 calls ran on the fast path, so that it
-               lands mid-transfer, the victim continued 3.7 s after it
-               stopped; loops 4 s longer: every
-               result whole in all its elements, and for fast_big_stop
-               every sequence completed on the fast path by either was
-               completed there by both with the same bits.
+               lands mid-transfer, the victim continued once it stopped
+               and rank 0 left a marker file (40 calls alone over 1.5 s
+               at least; 30 s bound on each wait); loops 4 s longer:
+               every result whole in all its elements, and for
+               fast_big_stop every sequence completed on the fast path
+               by either was completed there by both with the same bits.
+    Inputs of all five harm scenarios change with the call: each rank's
+    call index stands in a field of its own of every element, so that a
+    result names the calls whose inputs it holds.  Each result holds this
+    call's own input (or none: a straggler's step back), the other's from
+    a later call than any it held before, and, until the rank first
+    completes without both, the other's call of the same index: a result
+    left over from an earlier call fails.
     engine_stop  2 peers, COLLAB_SHM_FAST=0: every all-reduce runs on the
                engine path (the exchange).  Rank 1 stops itself between
                two calls, after 50 ms of "computing", and the helper
@@ -288,12 +296,26 @@ static void *harm_soon(void *arg)
     return NULL;
 }
 
-/* fast_big_stop's helper process: continues pid 3.7 s after it stopped. */
+/* fast_big_stop: rank 0 leaves this file once it has completed
+   ALONE_MARK calls without the stopped rank, over ALONE_MARK_S seconds at
+   least; the helper continues the victim then (the other has gone on
+   alone for a while, and is still calling). */
+#define ALONE_MARK 40
+#define ALONE_MARK_S 1.5
+static void alone_marker_path(char *path, size_t size)
+{
+    snprintf(path, size, "%s/fast_alone", s_dir);
+}
+
+/* fast_big_stop's helper process: continues pid once it stopped and rank
+   0 left its marker (30 s at most for each). */
 static void cont_after_stop(pid_t pid)
 {
-    char path[64], st[256];
+    char path[64], st[256], mark[600];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    for (int k = 0; k < 3000; k++) { /* 30 s at most */
+    alone_marker_path(mark, sizeof mark);
+    double end = now_s() + 30;
+    while (now_s() < end) {
         FILE *f = fopen(path, "r");
         size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
         if (f != NULL)
@@ -304,25 +326,59 @@ static void cont_after_stop(pid_t pid)
             break;
         usleep(10000);
     }
-    usleep(3700000);
+    double stopped = now_s();
+    end = stopped + 30;
+    while (access(mark, F_OK) != 0 && now_s() < end)
+        usleep(10000);
+    fprintf(stderr, "[test] helper: rank 0's marker %s %.2f s after the stop\n",
+            access(mark, F_OK) == 0 ? "seen" : "NOT seen", now_s() - stopped);
     kill(pid, SIGCONT);
 }
 
-/* Element k of rank r's input (the same at every call: after a
-   re-admission the two ranks' iterations no longer line up). */
-static double input(int r, int k)
+/* Element k of rank r's input at its call `it`: the call index in a field
+   of its own (rank 0's times 2^6, rank 1's times 2^30) above a small base,
+   so that every sum of two inputs, and every input counted twice, is an
+   exact integer that names the calls it came from.  A result left over
+   from an earlier call names an earlier index. */
+#define IN_W0 64.0                      /* 2^6 */
+#define IN_W1 1073741824.0              /* 2^30 */
+#define IN_MAX_CALLS (1 << 22)          /* sums stay exact below 2^53 */
+static double in_base(int r, int k)
 {
     return r == 0 ? (double)(1 + k % 5) : (double)(10 + k % 7);
 }
-
-/* Is y (element k) the sum of both inputs, or one rank's alone counted
-   twice (the absent rank as the mean; a re-admitted straggler's first
-   step back weighs 0)?  *both: the first. */
-static bool valid(double y, int k, bool *both)
+static double input(int r, int it, int k)
 {
-    double a = input(0, k), b = input(1, k);
-    *both = y == a + b;
-    return *both || y == 2 * a || y == 2 * b;
+    return (double)(it + 1) * (r == 0 ? IN_W0 : IN_W1) + in_base(r, k);
+}
+
+/* What a result element holds: the call index of either rank's input,
+   -1 where that rank's input is absent (the other's counted twice: the
+   absent rank as the mean; a re-admitted straggler's first step back
+   weighs 0). */
+typedef struct {
+    int64_t it[2];
+} held_t;
+
+/* Decodes y (element k); false where it is no valid result. */
+static bool decode(double y, int k, held_t *h)
+{
+    if (!(y >= 0 && y < 9007199254740992.0) || y != floor(y))
+        return false;
+    double q1 = floor(y / IN_W1), rem = y - q1 * IN_W1;
+    double q0 = floor(rem / IN_W0), b = rem - q0 * IN_W0;
+    if (q0 > 0 && q1 > 0 && b == in_base(0, k) + in_base(1, k)) {
+        h->it[0] = (int64_t)q0 - 1;
+        h->it[1] = (int64_t)q1 - 1;
+        return true;
+    }
+    int r = q1 == 0 ? 0 : q0 == 0 ? 1 : -1;
+    double q = r == 0 ? q0 : q1;
+    if (r < 0 || q == 0 || fmod(q, 2) != 0 || b != 2 * in_base(r, k))
+        return false;
+    h->it[r] = (int64_t)q / 2 - 1;
+    h->it[1 - r] = -1;
+    return true;
 }
 
 typedef struct {
@@ -452,6 +508,11 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
     double *x = malloc(nel * sizeof *x), *y = malloc(nel * sizeof *y);
     CHECK(rec != NULL && x != NULL && y != NULL);
     uint64_t fast0 = 0;
+    int64_t last_theirs = -1; /* the other's latest call held in a result */
+    bool lined_up = true;     /* every result so far held both, of one index */
+    int wrong = 0, alone_after = 0;
+    double alone_t0 = 0;
+    bool mark_alone = i == 0 && big && sig == SIGSTOP;
     while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0) + (big ? 4.0 : 0.0)) {
         if (stop_between && now_s() - t0 >= 0.3) {
             /* A trainer is mostly stopped while it computes: after 50 ms
@@ -463,26 +524,58 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
             usleep(50000);
             raise(SIGSTOP);
         }
+        CHECK(it < IN_MAX_CALLS);
         for (size_t k = 0; k < nel; k++)
-            x[k] = input(i, (int)(k % 35));
+            x[k] = input(i, it, (int)(k % 35));
         double c0 = now_s();
         uint64_t f0 = fast_done(w);
         CHECK(collab_allreduce(w, x, y, nel, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
         int was_fast = fast_done(w) != f0;
         double dt = now_s() - c0;
         slowest = dt > slowest ? dt : slowest;
-        bool all_both = true, first_both = y[0] == input(0, 0) + input(1, 0);
+        /* Whole, and one call's elements all hold the same calls' inputs. */
+        held_t held = {{-2, -2}}, e;
         uint64_t h = 0;
         int bad = 0;
         for (size_t k = 0; k < nel; k++) {
-            bool both;
-            int kk = (int)(k % 35);
-            /* Whole, and one call's elements all hold the same inputs. */
-            bad += !valid(y[k], kk, &both) || both != first_both;
-            all_both = all_both && both;
+            bool ok = decode(y[k], (int)(k % 35), &e);
+            if (ok && k == 0)
+                held = e;
+            bad += !ok || e.it[0] != held.it[0] || e.it[1] != held.it[1];
             uint64_t b;
             memcpy(&b, &y[k], 8);
             h = mix(h ^ b);
+        }
+        /* This call's result: its own input is this call's (or absent, a
+           straggler's step back); the other's input, where present, is
+           from a call later than any it held before, and the very call of
+           the same index until this rank first completed without both. */
+        const int64_t mine = held.it[i], theirs = held.it[1 - i];
+        bool all_both = bad == 0 && mine >= 0 && theirs >= 0;
+        bool right = bad == 0 && (mine == it || mine == -1) && (mine >= 0 || theirs >= 0) &&
+                     (theirs == -1 || theirs > last_theirs) &&
+                     (!lined_up || !all_both || theirs == it);
+        if (!right && wrong++ < 5)
+            fprintf(stderr,
+                    "[test] rank %d call %d: %s (own input of call %lld, other's of call %lld, "
+                    "the other's last %lld)\n",
+                    i, it, bad != 0 ? "not a valid sum" : "wrong calls", (long long)mine,
+                    (long long)theirs, (long long)last_theirs);
+        if (theirs >= 0)
+            last_theirs = theirs;
+        lined_up = lined_up && all_both;
+        bad += !right;
+        if (mark_alone && !all_both && alone_after++ == 0)
+            alone_t0 = now_s();
+        if (mark_alone && alone_after >= ALONE_MARK && now_s() - alone_t0 >= ALONE_MARK_S) {
+            /* fast_big_stop: tell the helper that this rank went on alone. */
+            char mark[600];
+            alone_marker_path(mark, sizeof mark);
+            FILE *f = fopen(mark, "w");
+            CHECK(f != NULL);
+            if (f != NULL)
+                fclose(f);
+            mark_alone = false;
         }
         CHECK(bad == 0);
         both_n += all_both;
