@@ -569,6 +569,27 @@ bool harness_is_hashes(void *sock, const cl_wire_hdr_t *h)
     return h->type == CL_MSG_ELASTIC && h->sub == CL_EL_HASHES;
 }
 
+bool harness_rewrite_hashes(const cl_wire_hdr_t *h, uint8_t *body, size_t len,
+                            bool (*edit)(cl_elmsg_t *m))
+{
+    cl_elmsg_t m;
+    if (cl_elmsg_decode(h->sub, body, len, &m) != 0)
+        return false;
+    bool ok = false;
+    if (edit(&m)) {
+        uint8_t *out = NULL;
+        size_t olen = 0;
+        if (cl_elmsg_encode(&m, &out, &olen) == 0 && olen == len) {
+            memcpy(body, out, len);
+            ok = true;
+            harness_write_int("forged", atomic_fetch_add(&s_forged, 1) + 1);
+        }
+        free(out);
+    }
+    cl_elmsg_clear(&m);
+    return ok;
+}
+
 void *harness_fail_after(void *arg)
 {
     const harness_fail_after_t *f = arg;

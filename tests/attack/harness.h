@@ -57,6 +57,14 @@ int harness_dest_of(void *sock);
 /* A wrapper's "want": every state-sync HASHES message. */
 bool harness_is_hashes(void *sock, const cl_wire_hdr_t *h);
 
+/* A wrapper's "rewrite" of a state or checkpoint answer (HASHES), through
+   the codec: decodes body, lets edit change its buffer entries (edit
+   returns false to leave the message as it is), encodes it again and,
+   where it keeps its length, copies it over body and counts it in
+   s_forged (written as "forged").  True when body was rewritten. */
+bool harness_rewrite_hashes(const cl_wire_hdr_t *h, uint8_t *body, size_t len,
+                            bool (*edit)(cl_elmsg_t *m));
+
 /* A thread (pthread_create(..., harness_fail_after, &f)) that SIGKILLs
    its process 300 ms after the last of the results counted in *results
    went out (*last_ms: when, in ms of now_s), logging it as who. */
