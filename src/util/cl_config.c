@@ -2,6 +2,9 @@
 
     CL_CONFIG_VARS below is the only list of COLLAB_* variables in the
     project: name, default as shown to users, parser and one line of help.
+    The parser is a function of its own, or for the common kinds (an
+    integer in a range, a duration, a flag) the field it stores into and
+    the range, as columns of the table, parsed by cl_config_parse_var.
     It expands into the public table (cl_config_table, checked against the
     README and docs/config.md by tests) and into the parser array that
     cl_config_load_env (cl_config_load.c) runs through cl_config_parse_var.
@@ -24,6 +27,8 @@
 #include "util/cl_secret.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,87 +166,6 @@ static int p_world_size(const char *value, cl_config_t *cfg, char *why, size_t w
     return 0;
 }
 
-static int p_rank(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    /* The bound against the world size is checked once both are known. */
-    return s_int(value, 0, CL_WORLD_MAX - 1, &cfg->rank, why, whylen);
-}
-
-static int p_rank_required(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_bool(value, &cfg->rank_required, why, whylen);
-}
-
-static int p_collectives_per_step(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, CL_STEP_MAX, &cfg->collectives_per_step, why, whylen);
-}
-
-static int p_max_message(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_int(value, 1, 1L << 20, &cfg->max_message_mib, why, whylen);
-}
-
-static int p_max_handshakes(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 20, &cfg->max_handshakes, why, whylen);
-}
-
-static int p_max_handshakes_host(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 20, &cfg->max_handshakes_host, why, whylen);
-}
-
-static int p_max_unexpected(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_int(value, 1, 1L << 24, &cfg->max_unexpected_mib, why, whylen);
-}
-
-static int p_max_unexpected_peer(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_int(value, 1, 1L << 24, &cfg->max_unexpected_peer_mib, why, whylen);
-}
-
-static int p_max_unexpected_msgs(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 24, &cfg->max_unexpected_msgs, why, whylen);
-}
-
-static int p_max_streams(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 20, &cfg->max_streams, why, whylen);
-}
-
-static int p_max_streams_peer(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 20, &cfg->max_streams_peer, why, whylen);
-}
-
-static int p_max_held(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 20, &cfg->max_held_mib, why, whylen);
-}
-
-static int p_max_held_msgs(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 24, &cfg->max_held_msgs, why, whylen);
-}
-
-static int p_max_held_peer(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1 << 24, &cfg->max_held_peer, why, whylen);
-}
-
-static int p_fetch_limit(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1024, &cfg->fetch_limit, why, whylen);
-}
-
-static int p_wire_version(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 5, CL_CONFIG_WIRE_VERSION, &cfg->wire_version, why, whylen);
-}
-
 static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (cl_config_value_seconds(value, &cfg->link_idle, why, whylen) != 0)
@@ -253,27 +177,12 @@ static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t wh
     return 0;
 }
 
-static int p_min_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, CL_WORLD_MAX, &cfg->min_group, why, whylen);
-}
-
 static int p_target_group(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     if (s_int(value, 1, CL_WORLD_MAX, &cfg->target_group, why, whylen) != 0)
         return -1;
     cfg->target_group_set = true;
     return 0;
-}
-
-static int p_matchmaking_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_seconds(value, &cfg->matchmaking_time, why, whylen);
-}
-
-static int p_timeout(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_seconds(value, &cfg->timeout, why, whylen);
 }
 
 static int p_compression(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -423,39 +332,9 @@ static int p_shm(const char *value, cl_config_t *cfg, char *why, size_t whylen)
     return 0;
 }
 
-static int p_cuda_pipeline(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_bool(value, &cfg->cuda_pipeline, why, whylen);
-}
-
-static int p_nccl_async(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_bool(value, &cfg->nccl_async, why, whylen);
-}
-
-static int p_shm_fast(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_bool(value, &cfg->shm_fast, why, whylen);
-}
-
-static int p_report_interval(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return cl_config_value_seconds(value, &cfg->report_interval, why, whylen);
-}
-
-static int p_report_loss(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 0, 1000, &cfg->report_loss, why, whylen);
-}
-
 static int p_checkpoint_dir(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     return s_path(value, &cfg->checkpoint_dir, "the path of a directory", why, whylen);
-}
-
-static int p_checkpoint_every(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1L << 30, &cfg->checkpoint_every, why, whylen);
 }
 
 static int p_relay(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -463,11 +342,6 @@ static int p_relay(const char *value, cl_config_t *cfg, char *why, size_t whylen
     if (cl_config_value_bool(value, &cfg->relay, why, whylen) != 0)
         return s_why(why, whylen, "expected 1 or 0");
     return 0;
-}
-
-static int p_relay_mbit(const char *value, cl_config_t *cfg, char *why, size_t whylen)
-{
-    return s_int(value, 1, 1000000, &cfg->relay_mbit, why, whylen);
 }
 
 static int p_log(const char *value, cl_config_t *cfg, char *why, size_t whylen)
@@ -497,130 +371,160 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
 
 /* ---------------------------------------------------------------------- */
 /* The table.  Order matters only where a parser looks at an earlier
-   variable (SWARM_KEY before SWARM_KEY_FILE before SWARM_PASSPHRASE). */
+   variable (SWARM_KEY before SWARM_KEY_FILE before SWARM_PASSPHRASE).
+
+   The parser column is a parser of its own, CL_FN(p_...), or one of the
+   common kinds with the field of cl_config_t it stores into: CL_INT (an
+   int) and CL_LONG (a long) with the range [lo, hi] the value must be
+   in, CL_SECONDS (a double: CL_SECONDS_MIN to CL_SECONDS_MAX), CL_BOOL.
+   The field's type is checked at compile time.  COLLAB_RANK's bound
+   against the world size is checked once both are known (loading). */
+
+typedef enum { CL_KIND_FN, CL_KIND_INT, CL_KIND_LONG, CL_KIND_SECONDS, CL_KIND_BOOL } cl_kind_t;
+
+typedef struct {
+    cl_kind_t kind;
+    cl_config_parser_t *fn; /* CL_KIND_FN */
+    size_t offset;          /* of the field in cl_config_t (the other kinds) */
+    long lo, hi;            /* CL_KIND_INT, CL_KIND_LONG: the range allowed */
+} cl_config_parse_t;
+
+/* offsetof(cl_config_t, field), which must be of type `type`. */
+#define CL_FIELD(field, type)                                                                      \
+    (offsetof(cl_config_t, field) +                                                                \
+     0 * sizeof(char[_Generic(((cl_config_t *)0)->field, type: 1, default: -1)]))
+#define CL_FN(fn) {CL_KIND_FN, fn, 0, 0, 0}
+#define CL_INT(field, lo, hi) {CL_KIND_INT, NULL, CL_FIELD(field, int), lo, hi}
+#define CL_LONG(field, lo, hi) {CL_KIND_LONG, NULL, CL_FIELD(field, long), lo, hi}
+#define CL_SECONDS(field) {CL_KIND_SECONDS, NULL, CL_FIELD(field, double), 0, 0}
+#define CL_BOOL(field) {CL_KIND_BOOL, NULL, CL_FIELD(field, bool), 0, 0}
 
 // clang-format off
 #define CL_CONFIG_VARS(X)                                                                          \
-    X("COLLAB_INITIAL_PEERS", "none (this peer starts a new swarm)", p_initial_peers,              \
+    X("COLLAB_INITIAL_PEERS", "none (this peer starts a new swarm)", CL_FN(p_initial_peers),       \
       "addresses of live peers (/ip4/<ip>/tcp/<port>/p2p/<peer id>), space or comma separated")    \
-    X("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/0 (all interfaces, a free port)", p_listen,               \
+    X("COLLAB_LISTEN", "/ip4/0.0.0.0/tcp/0 (all interfaces, a free port)", CL_FN(p_listen),        \
       "address to listen on, e.g. /ip4/0.0.0.0/tcp/31337")                                         \
-    X("COLLAB_ANNOUNCE", "the listen address", p_announce,                                         \
+    X("COLLAB_ANNOUNCE", "the listen address", CL_FN(p_announce),                                  \
       "address other peers should use to reach this one (public address behind NAT)")              \
-    X("COLLAB_CLIENT_MODE", "auto", p_client_mode,                                                 \
+    X("COLLAB_CLIENT_MODE", "auto", CL_FN(p_client_mode),                                          \
       "1: accept no connections, only connect out (behind NAT or a firewall); auto: so when the "  \
       "swarm cannot connect back")                                                                 \
-    X("COLLAB_IDENTITY", "none (fresh keys at each start)", p_identity,                            \
+    X("COLLAB_IDENTITY", "none (fresh keys at each start)", CL_FN(p_identity),                     \
       "key file, created (mode 0600) if missing; a restart keeps peer id and rank")                \
-    X("COLLAB_RUN_ID", "default", p_run_id,                                                        \
+    X("COLLAB_RUN_ID", "default", CL_FN(p_run_id),                                                 \
       "experiment name (1-128 printable characters); different runs never mix")                    \
-    X("COLLAB_WORLD_SIZE", "64 (collab-run: -n)", p_world_size,                                    \
+    X("COLLAB_WORLD_SIZE", "64 (collab-run: -n)", CL_FN(p_world_size),                             \
       "nominal MPI_Comm_size, 1-65536; fixed by the peer that founds the swarm")                   \
-    X("COLLAB_RANK", "lowest free rank", p_rank, "preferred rank, below the world size")           \
-    X("COLLAB_RANK_REQUIRED", "0", p_rank_required,                                                \
+    X("COLLAB_RANK", "lowest free rank", CL_INT(rank, 0, CL_WORLD_MAX - 1),                        \
+      "preferred rank, below the world size")                                                      \
+    X("COLLAB_RANK_REQUIRED", "0", CL_BOOL(rank_required),                                         \
       "1: COLLAB_RANK or nothing: while another peer holds it, wait as a standby")                 \
-    X("COLLAB_COLLECTIVES_PER_STEP", "learned from the program", p_collectives_per_step,           \
+    X("COLLAB_COLLECTIVES_PER_STEP", "learned from the program",                                   \
+      CL_INT(collectives_per_step, 1, CL_STEP_MAX),                                                \
       "collectives in one training step, when the period cannot be learned")                       \
-    X("COLLAB_MIN_GROUP", "1", p_min_group, "fewest peers a collective group may have")            \
-    X("COLLAB_TARGET_GROUP", "64", p_target_group,                                                 \
+    X("COLLAB_MIN_GROUP", "1", CL_INT(min_group, 1, CL_WORLD_MAX),                                 \
+      "fewest peers a collective group may have")                                                  \
+    X("COLLAB_TARGET_GROUP", "64", CL_FN(p_target_group),                                          \
       "group size at which a leader closes matchmaking at once; larger groups run world "          \
       "all-reduces in several groups of at most this size (swarm-wide)")                           \
-    X("COLLAB_MATCHMAKING_TIME", "5", p_matchmaking_time,                                          \
+    X("COLLAB_MATCHMAKING_TIME", "5", CL_SECONDS(matchmaking_time),                                \
       "seconds a leader waits for followers (\"0.5\", \"250ms\")")                                 \
-    X("COLLAB_TIMEOUT", "5", p_timeout,                                                            \
+    X("COLLAB_TIMEOUT", "5", CL_SECONDS(timeout),                                                  \
       "seconds of silence before a peer counts as failed; floor of data deadlines")                \
-    X("COLLAB_COMPRESSION", "none", p_compression,                                                 \
-      "none, fp16, int8 or adaptive (each peer's uploads by the speed of its link): wire format " \
-      "of float SUM payloads (swarm-wide)")                        \
-    X("COLLAB_SWARM_KEY", "none (open swarm)", p_swarm_key,                                        \
+    X("COLLAB_COMPRESSION", "none", CL_FN(p_compression),                                          \
+      "none, fp16, int8 or adaptive (each peer's uploads by the speed of its link): wire format "  \
+      "of float SUM payloads (swarm-wide)")                                                        \
+    X("COLLAB_SWARM_KEY", "none (open swarm)", CL_FN(p_swarm_key),                                 \
       "shared secret (32 bytes or more): peers without it cannot join")                            \
-    X("COLLAB_SWARM_KEY_FILE", "none", p_swarm_key_file,                                           \
+    X("COLLAB_SWARM_KEY_FILE", "none", CL_FN(p_swarm_key_file),                                    \
       "file holding the shared secret (collab-keygen --swarm-key; mode 0600; a trailing newline "  \
       "is ignored)")                                                                               \
-    X("COLLAB_SWARM_PASSPHRASE", "none", p_swarm_passphrase,                                       \
+    X("COLLAB_SWARM_PASSPHRASE", "none", CL_FN(p_swarm_passphrase),                                \
       "a passphrase (8 bytes or more) instead of a key, stretched with Argon2id (salt from the "   \
       "run id)")                                                                                   \
-    X("COLLAB_WEIGHT", "1", p_weight, "this peer's averaging weight, e.g. its local batch size")   \
-    X("COLLAB_BANDWIDTH_MBIT", "0 (none)", p_bandwidth,                                            \
+    X("COLLAB_WEIGHT", "1", CL_FN(p_weight),                                                       \
+      "this peer's averaging weight, e.g. its local batch size")                                   \
+    X("COLLAB_BANDWIDTH_MBIT", "0 (none)", CL_FN(p_bandwidth),                                     \
       "Mbit/s of this peer's link (the slower way): butterfly all-reduce parts are sized by "      \
-      "the members' figures when every member declares one")                                      \
-    X("COLLAB_LEAVE_ON", "none", p_leave_on,                                                       \
+      "the members' figures when every member declares one")                                       \
+    X("COLLAB_LEAVE_ON", "none", CL_FN(p_leave_on),                                                \
       "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
-      "as the program's previous disposition says")                                               \
-    X("COLLAB_STRICT", "0", p_strict,                                                              \
+      "as the program's previous disposition says")                                                \
+    X("COLLAB_STRICT", "0", CL_FN(p_strict),                                                       \
       "1: collectives wait for all ranks and failures raise MPIX_ERR_PROC_FAILED (swarm-wide)")    \
-    X("COLLAB_AGGREGATION", "mean", p_aggregation,                                                 \
+    X("COLLAB_AGGREGATION", "mean", CL_FN(p_aggregation),                                          \
       "mean, trimmed_mean or centered_clip: how float SUM all-reduces on the world "               \
       "communicator combine members' contributions (swarm-wide)")                                  \
-    X("COLLAB_ROBUST_MIN", "1", p_robust_min,                                                      \
+    X("COLLAB_ROBUST_MIN", "1", CL_FN(p_robust_min),                                               \
       "elements: smaller tensors are summed as with mean in the robust modes (swarm-wide)")        \
-    X("COLLAB_MAX_WEIGHT_RATIO", "16", p_max_weight_ratio,                                         \
+    X("COLLAB_MAX_WEIGHT_RATIO", "16", CL_FN(p_max_weight_ratio),                                  \
       "in the robust modes, most a weight counts, relative to the group's median weight "          \
       "(swarm-wide)")                                                                              \
-    X("COLLAB_VERIFY", "0", p_verify,                                                              \
+    X("COLLAB_VERIFY", "0", CL_FN(p_verify),                                                       \
       "1: validators drawn at random recompute about one part of each butterfly all-reduce and "   \
       "report a reducer whose result is wrong (swarm-wide)")                                       \
-    X("COLLAB_CUDA", "auto", p_cuda,                                                               \
+    X("COLLAB_CUDA", "auto", CL_FN(p_cuda),                                                        \
       "device (CUDA) buffers: auto where the NVIDIA driver is found, 0 never, 1 required")         \
-    X("COLLAB_CUDA_PIPELINE", "1", p_cuda_pipeline,                                                \
+    X("COLLAB_CUDA_PIPELINE", "1", CL_BOOL(cuda_pipeline),                                         \
       "1: an all-reduce of 64 KiB or more of device buffers is copied to and from the device "     \
       "chunk by chunk while other chunks are on the network; 0: whole buffers, before and after")  \
-    X("COLLAB_NCCL_ASYNC", "0", p_nccl_async,                                                      \
+    X("COLLAB_NCCL_ASYNC", "0", CL_BOOL(nccl_async),                                               \
       "NCCL face: 0: each call returns once its operation completed; 1: calls return at once "     \
-      "and the program's streams wait for the operation (can deadlock, see docs/nccl.md §3)")     \
-    X("COLLAB_SHM", "auto", p_shm,                                                                 \
+      "and the program's streams wait for the operation (can deadlock, see docs/nccl.md §3)")      \
+    X("COLLAB_SHM", "auto", CL_FN(p_shm),                                                          \
       "collective payloads between peers of one host (same boot, user and network namespace) "     \
       "through shared memory: auto, or 0 for the network")                                         \
-    X("COLLAB_SHM_FAST", "1", p_shm_fast,                                                          \
+    X("COLLAB_SHM_FAST", "1", CL_BOOL(shm_fast),                                                   \
       "1: all-reduces, small broadcasts and barriers of a communicator of two peers of one host "  \
       "are done by the calling thread through shared memory; 0: by the engine")                    \
-    X("COLLAB_REPORT_INTERVAL", "5", p_report_interval,                                            \
+    X("COLLAB_REPORT_INTERVAL", "5", CL_SECONDS(report_interval),                                  \
       "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
-    X("COLLAB_REPORT_LOSS", "0 (off)", p_report_loss,                                              \
+    X("COLLAB_REPORT_LOSS", "0 (off)", CL_INT(report_loss, 0, 1000),                               \
       "N: report the mean of the N-th one-element float SUM all-reduce after each other "          \
       "collective as the loss")                                                                    \
-    X("COLLAB_CHECKPOINT_DIR", "none", p_checkpoint_dir,                                           \
+    X("COLLAB_CHECKPOINT_DIR", "none", CL_FN(p_checkpoint_dir),                                    \
       "collab-monitor: directory of the swarm's checkpoints (--checkpoint-dir); read at start "    \
       "to resume a swarm whose peers all died")                                                    \
-    X("COLLAB_CHECKPOINT_EVERY", "0 (off)", p_checkpoint_every,                                    \
+    X("COLLAB_CHECKPOINT_EVERY", "0 (off)", CL_INT(checkpoint_every, 1, 1L << 30),                 \
       "collab-monitor: steps between two checkpoints (--checkpoint-every)")                        \
-    X("COLLAB_RELAY", "0", p_relay,                                                                \
+    X("COLLAB_RELAY", "0", CL_FN(p_relay),                                                         \
       "collab-monitor: 1 forwards sealed messages between client-mode members (--relay)")          \
-    X("COLLAB_RELAY_MBIT", "100", p_relay_mbit,                                                    \
+    X("COLLAB_RELAY_MBIT", "100", CL_INT(relay_mbit, 1, 1000000),                                  \
       "collab-monitor: Mbit/s the relay forwards at most, in all (--relay-mbit)")                  \
-    X("COLLAB_LOG", "info", p_log, "log level: error, warn, info or debug")                        \
-    X("COLLAB_LOG_FILE", "stderr", p_log_file, "file the log is appended to")                      \
-    X("COLLAB_MAX_MESSAGE", "1024", p_max_message,                                                 \
+    X("COLLAB_LOG", "info", CL_FN(p_log), "log level: error, warn, info or debug")                 \
+    X("COLLAB_LOG_FILE", "stderr", CL_FN(p_log_file), "file the log is appended to")               \
+    X("COLLAB_MAX_MESSAGE", "1024", CL_LONG(max_message_mib, 1, 1L << 20),                         \
       "MiB: largest message a peer sends or accepts (frames above it are cut off unread)")         \
-    X("COLLAB_MAX_HANDSHAKES", "1024", p_max_handshakes,                                           \
+    X("COLLAB_MAX_HANDSHAKES", "1024", CL_INT(max_handshakes, 1, 1 << 20),                         \
       "unfinished inbound handshakes kept at once; more get BUSY")                                 \
-    X("COLLAB_MAX_HANDSHAKES_PER_HOST", "64", p_max_handshakes_host,                                \
-      "of those, how many one IP address may hold")                                               \
-    X("COLLAB_LINK_IDLE", "300", p_link_idle,                                                      \
+    X("COLLAB_MAX_HANDSHAKES_PER_HOST", "64", CL_INT(max_handshakes_host, 1, 1 << 20),             \
+      "of those, how many one IP address may hold")                                                \
+    X("COLLAB_LINK_IDLE", "300", CL_FN(p_link_idle),                                               \
       "seconds after which a silent inbound connection is forgotten")                              \
-    X("COLLAB_MAX_UNEXPECTED", "2048", p_max_unexpected,                                           \
+    X("COLLAB_MAX_UNEXPECTED", "2048", CL_LONG(max_unexpected_mib, 1, 1L << 24),                   \
       "MiB: unexpected point-to-point messages kept in all, and early collective messages in all") \
-    X("COLLAB_MAX_UNEXPECTED_PER_PEER", "1024", p_max_unexpected_peer,                             \
+    X("COLLAB_MAX_UNEXPECTED_PER_PEER", "1024", CL_LONG(max_unexpected_peer_mib, 1, 1L << 24),     \
       "MiB: of those, how much one sending peer may hold in each")                                 \
-    X("COLLAB_MAX_UNEXPECTED_MSGS", "65536", p_max_unexpected_msgs,                                \
+    X("COLLAB_MAX_UNEXPECTED_MSGS", "65536", CL_INT(max_unexpected_msgs, 1, 1 << 24),              \
       "messages one sending peer may hold in each (four times as many in all)")                    \
-    X("COLLAB_MAX_STREAMS", "1024", p_max_streams,                                                 \
+    X("COLLAB_MAX_STREAMS", "1024", CL_INT(max_streams, 1, 1 << 20),                               \
       "communicators this program has not created that peers may open streams for, in all")        \
-    X("COLLAB_MAX_STREAMS_PER_PEER", "64", p_max_streams_peer,                                     \
+    X("COLLAB_MAX_STREAMS_PER_PEER", "64", CL_INT(max_streams_peer, 1, 1 << 20),                   \
       "of those, how many one peer may open")                                                      \
-    X("COLLAB_MAX_HELD", "256", p_max_held,                                                        \
+    X("COLLAB_MAX_HELD", "256", CL_INT(max_held_mib, 1, 1 << 20),                                  \
       "MiB: data messages kept while the view that admits their sender is on its way, in all")     \
-    X("COLLAB_MAX_HELD_MSGS", "16384", p_max_held_msgs,                                            \
+    X("COLLAB_MAX_HELD_MSGS", "16384", CL_INT(max_held_msgs, 1, 1 << 24),                          \
       "of those, how many messages in all")                                                        \
-    X("COLLAB_MAX_HELD_PER_PEER", "1024", p_max_held_peer,                                         \
+    X("COLLAB_MAX_HELD_PER_PEER", "1024", CL_INT(max_held_peer, 1, 1 << 24),                       \
       "of those, how many messages from one sender")                                               \
-    X("COLLAB_FETCH_LIMIT", "4", p_fetch_limit,                                                    \
+    X("COLLAB_FETCH_LIMIT", "4", CL_INT(fetch_limit, 1, 1024),                                     \
       "a donor serves one joiner per admission at most this many times its state (FETCH), "        \
       "then refuses")                                                                              \
-    X("COLLAB_WIRE_VERSION", "10", p_wire_version,                                                 \
-      "highest wire protocol version spoken (9: the exchange and broadcasts carry no proofs, 8: "   \
+    X("COLLAB_WIRE_VERSION", "10", CL_INT(wire_version, 5, CL_CONFIG_WIRE_VERSION),                \
+      "highest wire protocol version spoken (9: the exchange and broadcasts carry no proofs, 8: "  \
       "relay proofs of the butterfly tagged, not signed, "                                         \
-      "7: no flow control of collective messages and no adaptive compression either, 6: no "        \
+      "7: no flow control of collective messages and no adaptive compression either, 6: no "       \
       "bandwidth figures either, 5: no flow control at all, as peers of the releases before)")
 // clang-format on
 
@@ -628,7 +532,7 @@ static int p_log_file(const char *value, cl_config_t *cfg, char *why, size_t why
 #define CL_PARSER(name, def, parser, help) parser,
 
 static const cl_config_entry_t s_entries[] = {CL_CONFIG_VARS(CL_ENTRY)};
-static cl_config_parser_t *const s_parsers[] = {CL_CONFIG_VARS(CL_PARSER)};
+static const cl_config_parse_t s_parsers[] = {CL_CONFIG_VARS(CL_PARSER)};
 #define CL_NVARS (sizeof s_entries / sizeof s_entries[0])
 
 const cl_config_entry_t *cl_config_table(size_t *n)
@@ -642,7 +546,25 @@ int cl_config_parse_var(size_t i, const char *value, cl_config_t *cfg, char *why
 {
     if (i >= CL_NVARS)
         return s_why(why, whylen, "expected a variable of the table");
-    return s_parsers[i](value, cfg, why, whylen);
+    const cl_config_parse_t *p = &s_parsers[i];
+    char *field = (char *)cfg + p->offset;
+    long v;
+    switch (p->kind) {
+    case CL_KIND_FN:
+        return p->fn(value, cfg, why, whylen);
+    case CL_KIND_INT:
+        if (cl_config_value_int(value, p->lo, p->hi, &v, why, whylen) != 0)
+            return -1;
+        *(int *)(void *)field = (int)v;
+        return 0;
+    case CL_KIND_LONG:
+        return cl_config_value_int(value, p->lo, p->hi, (long *)(void *)field, why, whylen);
+    case CL_KIND_SECONDS:
+        return cl_config_value_seconds(value, (double *)(void *)field, why, whylen);
+    case CL_KIND_BOOL:
+        return cl_config_value_bool(value, (bool *)(void *)field, why, whylen);
+    }
+    return s_why(why, whylen, "expected a variable of the table");
 }
 
 int cl_config_parse_seconds(const char *text, double *out)
