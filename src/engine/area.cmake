@@ -129,6 +129,14 @@ target_sources(cl_engine_leave_test PRIVATE ${_eng}/cl_engine_leave.c)
 collab_selftest(cl_engine_relay_test ${_eng_unit}/cl_engine_relay_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_relay_test PRIVATE ${_eng}/cl_engine_relay.c)
+# The collective streams' timer (the tick of running collectives, device
+# input), on a fake engine (a real timer set and stream; the collective,
+# the clock and the parts around the streams stubbed).
+collab_selftest(cl_engine_coll_test ${_eng_unit}/cl_engine_coll_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_engine_gens.c
+               ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
+
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

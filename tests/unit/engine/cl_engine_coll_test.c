@@ -1,0 +1,331 @@
+/*  cl_engine_coll_test.c - selftest of the collective streams' timer
+    (cl_engine_coll.c) on a fake engine: a real timer set and a real
+    stream, the running collective, the engine's clock and the parts
+    around the streams stubbed here.
+
+    A collective that runs is ticked (cl_coll_on_tick, its deadlines)
+    every ENG_COLL_TICK by _coll's timer in the loop's set, even when
+    nothing else wakes the loop (no message, no call): each turn the timer
+    wakes re-arms it for the next tick while a collective runs, and not
+    once none runs.  A collective whose device input is on its way to host
+    memory is pumped every ENG_STAGE_POLL the same way.  A peer that is no
+    member ticks nothing.
+*/
+#include "engine/cl_engine_coll_int.h"
+#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_timer.h"
+
+#include "selftest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- the stubbed rest of the engine ---------------------------------- */
+
+static double s_now = 100.0;
+static int s_ticks;       /* cl_coll_on_tick calls */
+static int s_pumps;       /* cl_coll_pump calls */
+static bool s_waits;      /* the fake collective waits for its device input */
+static int s_fake_coll;   /* the running collective: its address only */
+
+double eng_now(void)
+{
+    return s_now;
+}
+
+const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
+{
+    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
+    return out;
+}
+
+int cl_coll_on_tick(cl_coll_t *self)
+{
+    CHECK(self == (cl_coll_t *)&s_fake_coll);
+    s_ticks++;
+    return 0;
+}
+
+bool cl_coll_done(const cl_coll_t *self)
+{
+    (void)self;
+    return false;
+}
+
+bool cl_coll_waits_input(const cl_coll_t *self)
+{
+    (void)self;
+    return s_waits;
+}
+
+int cl_coll_pump(cl_coll_t *self)
+{
+    (void)self;
+    s_pumps++;
+    return 0;
+}
+
+void cl_coll_destroy(cl_coll_t **self_p)
+{
+    *self_p = NULL;
+}
+
+/* Called only for a completed collective, which these never are. */
+int cl_coll_status(const cl_coll_t *self)
+{
+    (void)self;
+    return 0;
+}
+const int *cl_coll_contributors(const cl_coll_t *self, int *n)
+{
+    (void)self;
+    *n = 0;
+    return NULL;
+}
+int cl_coll_on_fail(cl_coll_t *self, int r)
+{
+    (void)self, (void)r;
+    return 0;
+}
+void cl_coll_traffic(const cl_coll_t *self, uint64_t *sent, uint64_t *received)
+{
+    (void)self;
+    *sent = *received = 0;
+}
+int cl_coll_release_user_buffers(cl_coll_t *self)
+{
+    (void)self;
+    return 0;
+}
+
+void cl_request_complete(collab_request_t *req, int status)
+{
+    (void)req, (void)status;
+}
+void cl_comm_destroy(collab_comm_t **comm_p)
+{
+    *comm_p = NULL;
+}
+int cl_comm_world_of(const collab_comm_t *comm, int r)
+{
+    (void)comm;
+    return r;
+}
+int cl_comm_rank_of_world(const collab_comm_t *comm, int w)
+{
+    (void)comm;
+    return w;
+}
+
+void eng_coll_ctx_free(coll_ctx_t **ctx_p)
+{
+    *ctx_p = NULL;
+}
+void eng_coll_try_start(struct cl_engine *e, stream_t *s)
+{
+    (void)e, (void)s;
+}
+size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
+{
+    (void)e, (void)s, (void)w;
+    return 0;
+}
+void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
+{
+    (void)e, (void)s;
+}
+cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
+{
+    (void)ctx, (void)comm_rank;
+    return NULL;
+}
+
+int eng_el_init(struct cl_engine *e)
+{
+    (void)e;
+    return COLLAB_OK;
+}
+void eng_el_fini(struct cl_engine *e)
+{
+    (void)e;
+}
+bool eng_el_in_doubt(struct cl_engine *e)
+{
+    (void)e;
+    return false;
+}
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
+{
+    (void)e, (void)s, (void)req;
+    return false;
+}
+void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
+{
+    (void)e, (void)s, (void)req, (void)status;
+}
+void eng_el_view_changed(struct cl_engine *e)
+{
+    (void)e;
+}
+
+void eng_fast_drain(struct cl_engine *e, stream_t *s)
+{
+    (void)e, (void)s;
+}
+void eng_fast_update(struct cl_engine *e)
+{
+    (void)e;
+}
+void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
+{
+    (void)e, (void)s;
+}
+void eng_fast_release(struct cl_engine *e, stream_t *s)
+{
+    (void)e, (void)s;
+}
+
+int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq)
+{
+    (void)e, (void)w, (void)comm, (void)seq;
+    return 0;
+}
+int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32])
+{
+    (void)e, (void)key;
+    return -1;
+}
+void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
+{
+    (void)e, (void)p;
+}
+size_t eng_p2p_coll_waiting(const eng_p2p_t *self, int w)
+{
+    (void)self, (void)w;
+    return 0;
+}
+void eng_p2p_comm_free(eng_p2p_t *self, uint64_t comm)
+{
+    (void)self, (void)comm;
+}
+void eng_report_coll_done(eng_report_t *self, uint64_t comm_id, const collab_request_t *req,
+                          int ncontrib, const collab_info_t *info, double now)
+{
+    (void)self, (void)comm_id, (void)req, (void)ncontrib, (void)info, (void)now;
+}
+void eng_set_info(struct cl_engine *e, const collab_info_t *info)
+{
+    (void)e, (void)info;
+}
+
+/* --------------------------------------------------------------------- */
+
+static struct cl_engine *fake_engine(void)
+{
+    struct cl_engine *e = calloc(1, sizeof *e);
+    CHECK(e != NULL);
+    e->cfg.timeout = 2.0;
+    e->state = ENG_MEMBER;
+    e->timers = cl_timer_new(8);
+    CHECK(e->timers != NULL);
+    CHECK(eng_coll_init(e) == COLLAB_OK);
+    CHECK(isinf(cl_timer_next(e->timers))); /* nothing runs yet */
+    return e;
+}
+
+static void fake_free(struct cl_engine *e)
+{
+    eng_coll_fini(e);
+    CHECK(isinf(cl_timer_next(e->timers))); /* its timer went with it */
+    cl_timer_destroy(&e->timers);
+    free(e);
+}
+
+/* A collective started on a new stream: the start wakes the loop now. */
+static stream_t *start_one(struct cl_engine *e)
+{
+    stream_t *s = eng_coll_stream(e, 7, true);
+    CHECK(s != NULL);
+    if (s != NULL)
+        s->active = (cl_coll_t *)&s_fake_coll;
+    eng_coll_wake_by(e, s_now);
+    CHECK(fabs(cl_timer_next(e->timers) - s_now) < 1e-9);
+    return s;
+}
+
+/* A running collective is ticked every ENG_COLL_TICK by the timer alone,
+   and no longer once it is gone. */
+static void test_tick(void)
+{
+    struct cl_engine *e = fake_engine();
+    s_ticks = 0;
+    s_waits = false;
+    stream_t *s = start_one(e);
+    for (int k = 0; k < 5; k++) {
+        double when = cl_timer_next(e->timers);
+        CHECK(cl_timer_run(e->timers, when) == 1);
+        CHECK(s_ticks == k + 1);
+        /* Re-armed for the next tick, however quiet the loop is. */
+        CHECK(fabs(cl_timer_next(e->timers) - (when + ENG_COLL_TICK)) < 1e-9);
+        CHECK(cl_timer_run(e->timers, when + ENG_COLL_TICK / 2) == 0);
+    }
+    CHECK(s_ticks == 5);
+    /* Nothing runs: the next turn ticks nothing and arms nothing. */
+    s->active = NULL;
+    CHECK(cl_timer_run(e->timers, cl_timer_next(e->timers)) == 1);
+    CHECK(s_ticks == 5);
+    CHECK(isinf(cl_timer_next(e->timers)));
+    fake_free(e);
+}
+
+/* Device input on its way: pumped every ENG_STAGE_POLL in between. */
+static void test_stage(void)
+{
+    struct cl_engine *e = fake_engine();
+    s_ticks = s_pumps = 0;
+    s_waits = true;
+    (void)start_one(e);
+    double first = cl_timer_next(e->timers);
+    CHECK(cl_timer_run(e->timers, first) == 1);
+    CHECK(s_pumps == 1 && s_ticks == 1);
+    CHECK(fabs(cl_timer_next(e->timers) - (first + ENG_STAGE_POLL)) < 1e-9);
+    CHECK(cl_timer_run(e->timers, first + ENG_STAGE_POLL) == 1);
+    CHECK(s_pumps == 2 && s_ticks == 1); /* no tick before ENG_COLL_TICK */
+    /* The input is in host memory: back to the tick alone. */
+    s_waits = false;
+    CHECK(cl_timer_run(e->timers, cl_timer_next(e->timers)) == 1);
+    CHECK(s_pumps == 2);
+    CHECK(fabs(cl_timer_next(e->timers) - (first + ENG_COLL_TICK)) < 1e-9);
+    fake_free(e);
+}
+
+/* A peer that is no member (yet, or any more) ticks nothing; becoming
+   one looks at once. */
+static void test_not_member(void)
+{
+    struct cl_engine *e = fake_engine();
+    s_ticks = 0;
+    s_waits = false;
+    e->state = ENG_JOINING;
+    (void)start_one(e);
+    CHECK(cl_timer_run(e->timers, s_now) == 1);
+    CHECK(s_ticks == 0);
+    CHECK(isinf(cl_timer_next(e->timers)));
+    e->state = ENG_MEMBER;
+    eng_coll_member(e);
+    CHECK(cl_timer_run(e->timers, s_now) == 1);
+    CHECK(s_ticks == 1);
+    CHECK(!isinf(cl_timer_next(e->timers)));
+    fake_free(e);
+}
+
+int main(void)
+{
+    test_tick();
+    test_stage();
+    test_not_member();
+    printf("cl_engine_coll_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
+    return s_failures != 0;
+}
