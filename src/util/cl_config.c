@@ -390,6 +390,7 @@ typedef struct {
 } cl_config_parse_t;
 
 /* offsetof(cl_config_t, field), which must be of type `type`. */
+// clang-format off
 #define CL_FIELD(field, type)                                                                      \
     (offsetof(cl_config_t, field) +                                                                \
      0 * sizeof(char[_Generic(((cl_config_t *)0)->field, type: 1, default: -1)]))
@@ -398,6 +399,7 @@ typedef struct {
 #define CL_LONG(field, lo, hi) {CL_KIND_LONG, NULL, CL_FIELD(field, long), lo, hi}
 #define CL_SECONDS(field) {CL_KIND_SECONDS, NULL, CL_FIELD(field, double), 0, 0}
 #define CL_BOOL(field) {CL_KIND_BOOL, NULL, CL_FIELD(field, bool), 0, 0}
+// clang-format on
 
 // clang-format off
 #define CL_CONFIG_VARS(X)                                                                          \

@@ -340,9 +340,9 @@ static void cont_after_stop(pid_t pid)
    so that every sum of two inputs, and every input counted twice, is an
    exact integer that names the calls it came from.  A result left over
    from an earlier call names an earlier index. */
-#define IN_W0 64.0                      /* 2^6 */
-#define IN_W1 1073741824.0              /* 2^30 */
-#define IN_MAX_CALLS (1 << 22)          /* sums stay exact below 2^53 */
+#define IN_W0 64.0             /* 2^6 */
+#define IN_W1 1073741824.0     /* 2^30 */
+#define IN_MAX_CALLS (1 << 22) /* sums stay exact below 2^53 */
 static double in_base(int r, int k)
 {
     return r == 0 ? (double)(1 + k % 5) : (double)(10 + k % 7);

@@ -25,10 +25,10 @@
 /* --- the stubbed rest of the engine ---------------------------------- */
 
 static double s_now = 100.0;
-static int s_ticks;       /* cl_coll_on_tick calls */
-static int s_pumps;       /* cl_coll_pump calls */
-static bool s_waits;      /* the fake collective waits for its device input */
-static int s_fake_coll;   /* the running collective: its address only */
+static int s_ticks;     /* cl_coll_on_tick calls */
+static int s_pumps;     /* cl_coll_pump calls */
+static bool s_waits;    /* the fake collective waits for its device input */
+static int s_fake_coll; /* the running collective: its address only */
 
 double eng_now(void)
 {
