@@ -33,7 +33,9 @@
     two coordinators claim one swarm (a coordinator that suspects the one
     before it while others do not), from the coordinator of a view that
     outranks its own: more members, ties to the lower coordinator key,
-    listing only peers the receiver knows as members.  Every epoch step is
+    listing only peers the receiver knows as members.  Back from a pause,
+    a member's view counts once a majority of the last view answered a
+    PROBE with it (cl_viewack; docs/security.md §4).  Every epoch step is
     bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
     (CL_EPOCH_MAX) where it would wrap.
 */
@@ -230,7 +232,9 @@ void eng_auth_probe_start(struct cl_engine *e)
     size_t n;
     (void)cl_member_list(e->mb, &n);
     double now = eng_now();
-    cl_viewack_start(a->ack, n);
+    if (cl_viewack_start(a->ack, n) != 0)
+        cl_warn("out of memory for the answers to this peer's probes; only its coordinator's "
+                "views count");
     a->ack_until = now + probe_window(e);
     a->ack_next_probe = now + 1.0;
     a->rejoin_until = 0;
@@ -305,15 +309,13 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
        back (JOIN): the view one of them answers with, listing this peer,
        counts (docs/security.md §4). */
     size_t answered = cl_viewack_nanswered(a->ack), newer = 0;
-    uint8_t keys[CL_VIEWACK_MAX][32];
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
-        const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
-        if (ep > own)
-            memcpy(keys[newer++], k, 32);
+        (void)cl_viewack_key(a->ack, i, &ep);
+        newer += ep > own;
     }
-    cl_viewack_close(a->ack);
     if (newer == 0) {
+        cl_viewack_close(a->ack);
         cl_info("after the pause no view was answered by a majority of this peer's last view "
                 "(%zu of %zu members asked answered, none with a newer view); keeping this view",
                 answered, n);
@@ -324,8 +326,13 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
             "with a newer view",
             probe_window(e), answered, n, newer);
     a->rejoin_until = now + probe_window(e);
-    for (size_t i = 0; i < newer; i++)
-        eng_send_join(e, keys[i]);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ep;
+        const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
+        if (ep > own)
+            eng_send_join(e, k);
+    }
+    cl_viewack_close(a->ack);
 }
 
 static bool asked(const struct eng_auth *a, const uint8_t key[32])

@@ -5,8 +5,8 @@
     latest answer (epoch and a digest of the whole view).  An answer
     replaces the member's earlier one, so a member counts once however
     often it answers, and a member whose view moved on counts for its new
-    view only.  The count for a view is a scan of at most CL_VIEWACK_MAX
-    slots, done once per answer.
+    view only.  The count for a view is a scan of the slots (one per
+    member asked), done once per answer.
 */
 #include "engine/cl_viewack.h"
 
@@ -24,8 +24,8 @@ typedef struct {
 struct cl_viewack {
     bool open;
     size_t view_size; /* members of the last view, the receiver included */
-    size_t n;
-    slot_t slot[CL_VIEWACK_MAX];
+    size_t n, cap;
+    slot_t *slot; /* one per member asked (cap: the last view's size) */
 };
 
 cl_viewack_t *cl_viewack_new(void)
@@ -37,15 +37,26 @@ void cl_viewack_destroy(cl_viewack_t **self_p)
 {
     if (self_p == NULL || *self_p == NULL)
         return;
+    free((*self_p)->slot);
     free(*self_p);
     *self_p = NULL;
 }
 
-void cl_viewack_start(cl_viewack_t *self, size_t view_size)
+int cl_viewack_start(cl_viewack_t *self, size_t view_size)
 {
+    if (view_size > self->cap) {
+        slot_t *s = realloc(self->slot, view_size * sizeof *s);
+        if (s == NULL) {
+            self->open = false;
+            return -1;
+        }
+        self->slot = s;
+        self->cap = view_size;
+    }
     self->open = true;
     self->view_size = view_size;
     self->n = 0;
+    return 0;
 }
 
 void cl_viewack_close(cl_viewack_t *self)
@@ -69,7 +80,7 @@ static slot_t *find(const cl_viewack_t *self, const uint8_t key[32])
 
 void cl_viewack_asked(cl_viewack_t *self, const uint8_t key[32])
 {
-    if (!self->open || find(self, key) != NULL || self->n == CL_VIEWACK_MAX)
+    if (!self->open || find(self, key) != NULL || self->n == self->cap)
         return;
     slot_t *s = &self->slot[self->n++];
     memset(s, 0, sizeof *s);

@@ -13,8 +13,6 @@
 
 #include "engine/cl_wire.h"
 
-#define CL_VIEWACK_MAX 256 /* members asked in one round, at most */
-
 typedef struct cl_viewack cl_viewack_t;
 
 /* A tally with no round open, or NULL without memory.  Caller owns the
@@ -24,8 +22,9 @@ cl_viewack_t *cl_viewack_new(void);
 void cl_viewack_destroy(cl_viewack_t **self_p);
 
 /* Opens a new round for a last view of view_size members (the receiver
-   included): the answers of the previous round are forgotten. */
-void cl_viewack_start(cl_viewack_t *self, size_t view_size);
+   included): the answers of the previous round are forgotten.  Returns
+   0, or -1 without memory (no round is open then). */
+int cl_viewack_start(cl_viewack_t *self, size_t view_size);
 /* Ends the round (proof found, or given up): nothing is tallied until the
    next cl_viewack_start. */
 void cl_viewack_close(cl_viewack_t *self);
@@ -33,7 +32,7 @@ void cl_viewack_close(cl_viewack_t *self);
 bool cl_viewack_open(const cl_viewack_t *self);
 
 /* The receiver asked key (a member of its last view, not itself); asking
-   a key again keeps its answer.  Past CL_VIEWACK_MAX keys, ignored. */
+   a key again keeps its answer.  Past view_size keys, ignored. */
 void cl_viewack_asked(cl_viewack_t *self, const uint8_t key[32]);
 /* True when the open round asked key. */
 bool cl_viewack_was_asked(const cl_viewack_t *self, const uint8_t key[32]);
