@@ -23,7 +23,8 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_elmsg.c
     ${_eng}/cl_sync_agree.c
     ${_eng}/cl_seal.c
-    ${_eng}/cl_timer.c)
+    ${_eng}/cl_timer.c
+    ${_eng}/cl_viewack.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_comm.c

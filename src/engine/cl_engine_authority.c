@@ -33,7 +33,9 @@
     two coordinators claim one swarm (a coordinator that suspects the one
     before it while others do not), from the coordinator of a view that
     outranks its own: more members, ties to the lower coordinator key,
-    listing only peers the receiver knows as members.  Every epoch step is
+    listing only peers the receiver knows as members.  Back from a pause,
+    a member's view counts once a majority of the last view answered a
+    PROBE with it (cl_viewack; docs/security.md §4).  Every epoch step is
     bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
     (CL_EPOCH_MAX) where it would wrap.
 */
@@ -41,6 +43,7 @@
 
 #include "engine/cl_elmsg.h"
 #include "engine/cl_engine_elastic.h"
+#include "engine/cl_viewack.h"
 #include "util/cl_addr.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
@@ -62,9 +65,14 @@ static const char *type_name(const cl_wire_msg_t *m);
 struct eng_auth {
     uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
     size_t nasked, next_asked;
-    uint8_t probed[ASKED_MAX][32]; /* members sent a PROBE after this peer was stopped */
-    double probed_at;              /* when (0: never) */
-    size_t nprobed;
+    /* Back from a pause (docs/security.md §4): the members asked (PROBE)
+       and their answers; a view of one that is not the coordinator
+       counts once a majority of the last view answered with it. */
+    cl_viewack_t *ack;
+    double ack_until;      /* the round's deadline */
+    double ack_next_probe; /* when the members that did not agree are asked again */
+    double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
+                              until this (0: none) */
     uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
     uint64_t banned;                /* senders banned by this gate */
     uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
@@ -99,13 +107,23 @@ static void succ_clear(struct eng_auth *a)
 int eng_auth_init(struct cl_engine *e)
 {
     e->auth = calloc(1, sizeof *e->auth);
-    return e->auth != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    if (e->auth == NULL)
+        return COLLAB_ERR_NO_MEM;
+    e->auth->ack = cl_viewack_new();
+    if (e->auth->ack == NULL) {
+        free(e->auth);
+        e->auth = NULL;
+        return COLLAB_ERR_NO_MEM;
+    }
+    return COLLAB_OK;
 }
 
 void eng_auth_fini(struct cl_engine *e)
 {
-    if (e->auth != NULL)
+    if (e->auth != NULL) {
         succ_clear(e->auth);
+        cl_viewack_destroy(&e->auth->ack);
+    }
     free(e->auth);
     e->auth = NULL;
 }
@@ -198,31 +216,123 @@ void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
         a->nasked++;
 }
 
-void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
+/* How long a pause's round of probes may take to find a majority, and
+   how long the peers asked to take this peer back may answer:
+   max(10 s, 4 × COLLAB_TIMEOUT). */
+static double probe_window(const struct cl_engine *e)
+{
+    return e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+}
+
+void eng_auth_probe_start(struct cl_engine *e)
 {
     struct eng_auth *a = e->auth;
     if (a == NULL)
         return;
+    size_t n;
+    (void)cl_member_list(e->mb, &n);
     double now = eng_now();
-    if (now - a->probed_at > 1.0)
-        a->nprobed = 0; /* a new pause: a new round of probes */
-    a->probed_at = now;
-    if (a->nprobed < ASKED_MAX)
-        memcpy(a->probed[a->nprobed++], key, 32);
+    if (cl_viewack_start(a->ack, n) != 0)
+        cl_warn("out of memory for the answers to this peer's probes; only its coordinator's "
+                "views count");
+    a->ack_until = now + probe_window(e);
+    a->ack_next_probe = now + 1.0;
+    a->rejoin_until = 0;
 }
 
-/* Did this peer PROBE key since its last pause, recently enough that the
-   answer is still the one it asked for? */
-static bool probed(struct cl_engine *e, const uint8_t key[32])
+void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
 {
-    const struct eng_auth *a = e->auth;
-    double window = e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
-    if (a->probed_at <= 0 || eng_now() - a->probed_at > window)
+    struct eng_auth *a = e->auth;
+    if (a != NULL)
+        cl_viewack_asked(a->ack, key);
+}
+
+bool eng_auth_probing(struct cl_engine *e)
+{
+    return e->auth != NULL && (cl_viewack_open(e->auth->ack) || e->auth->rejoin_until > 0);
+}
+
+/* key, asked after the pause, answered with view m: true when more than
+   half of the last view has now answered with that same view, which
+   then counts (the round ends). */
+static bool acknowledged(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    struct eng_auth *a = e->auth;
+    uint8_t digest[32];
+    if (!cl_viewack_was_asked(a->ack, key) || !cl_viewack_digest(m, digest))
         return false;
-    for (size_t i = 0; i < a->nprobed; i++)
-        if (memcmp(a->probed[i], key, 32) == 0)
-            return true;
-    return false;
+    size_t same = cl_viewack_answer(a->ack, key, m->u.view.epoch, digest);
+    size_t need = cl_viewack_need(a->ack);
+    if (same < need)
+        return false;
+    uint64_t own = cl_member_epoch(e->mb);
+    cl_info("after the pause, %zu of the %zu members asked answered with one view (epoch %llu, "
+            "%s this peer's); a majority of its last view: it counts",
+            same, cl_viewack_nasked(a->ack), (unsigned long long)m->u.view.epoch,
+            m->u.view.epoch > own ? "newer than" : "not newer than");
+    cl_viewack_close(a->ack);
+    return true;
+}
+
+void eng_auth_probe_tick(struct cl_engine *e, double now)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    if (a->rejoin_until > 0 && (now >= a->rejoin_until || e->state != ENG_MEMBER))
+        a->rejoin_until = 0;
+    if (!cl_viewack_open(a->ack))
+        return;
+    uint64_t own = cl_member_epoch(e->mb);
+    size_t n = cl_viewack_nasked(a->ack);
+    if (e->state != ENG_MEMBER) {
+        cl_viewack_close(a->ack); /* removed: the join path takes over */
+        return;
+    }
+    if (now < a->ack_until) {
+        if (now < a->ack_next_probe)
+            return;
+        /* Views may have moved on while the members answered: ask again
+           until a majority agrees (their latest answers count). */
+        a->ack_next_probe = now + 1.0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t ep;
+            const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
+            const cl_peer_t *q = cl_member_find(e->mb, k);
+            if (q != NULL && q->state != CL_PEER_GONE)
+                eng_el_probe(e, k);
+        }
+        return;
+    }
+    /* No majority in time (members died, or the views never settled).
+       The members that claimed a newer view are asked to take this peer
+       back (JOIN): the view one of them answers with, listing this peer,
+       counts (docs/security.md §4). */
+    size_t answered = cl_viewack_nanswered(a->ack), newer = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ep;
+        (void)cl_viewack_key(a->ack, i, &ep);
+        newer += ep > own;
+    }
+    if (newer == 0) {
+        cl_viewack_close(a->ack);
+        cl_info("after the pause no view was answered by a majority of this peer's last view "
+                "(%zu of %zu members asked answered, none with a newer view); keeping this view",
+                answered, n);
+        return;
+    }
+    cl_warn("after the pause no view was answered by a majority of this peer's last view within "
+            "%.0f s (%zu of %zu members asked answered); rejoining through the %zu that answered "
+            "with a newer view",
+            probe_window(e), answered, n, newer);
+    a->rejoin_until = now + probe_window(e);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ep;
+        const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
+        if (ep > own)
+            eng_send_join(e, k);
+    }
+    cl_viewack_close(a->ack);
 }
 
 static bool asked(const struct eng_auth *a, const uint8_t key[32])
@@ -538,10 +648,19 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
         return refuse(e, p, key, m, "its epoch jumps too far ahead", REFUSE_BOUND);
     if (e->state != ENG_MEMBER) {
         /* Joining, a standby, or rejoining after a removal: a view from a
-           peer it asked for a rank, or from a member of its last view. */
-        if (asked(e->auth, key) || (p != NULL && (p->rank >= 0 || p->prev_rank >= 0 || p->monitor)))
+           peer it asked for a rank, or one that lists it from a member of
+           its last view (the admitter that publishes its admission).  A
+           view without it cannot throw it out again. */
+        if (asked(e->auth, key))
             return true;
-        return refuse(e, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
+        if (p != NULL && (p->rank >= 0 || p->prev_rank >= 0 || p->monitor) &&
+            in_view(v, e->self_key))
+            return true;
+        return refuse(e, p, key, m,
+                      in_view(v, e->self_key) ? "this peer never asked it to join"
+                                              : "a view without this rejoining peer from a peer "
+                                                "it did not ask",
+                      REFUSE_ROLE);
     }
     /* Not banned: after a coordinator died with its views in flight, a
        member this peer never saw admitted may hold the newer view, and
@@ -552,6 +671,10 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
             return true;
         return refuse(e, p, key, m, "its sender is not a member of this peer's view", REFUSE_ROLE);
     }
+    /* Back from a pause: every answer of a member asked is tallied (an
+       old view too: a majority that still holds this peer's view ends the
+       round). */
+    bool acked = member && acknowledged(e, key, m);
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
     const cl_peer_t *c = cl_member_coordinator(e->mb);
@@ -564,10 +687,21 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     if (outranks(e, p, v))
         return true;
     /* This peer was stopped and asked the members whether the swarm went
-       on without it: their answers count (the others may have removed it
-       and moved on under another coordinator). */
-    if (probed(e, key))
+       on without it: a view of a member that is not its coordinator
+       counts once a majority of its last view answered with it (the
+       others may have removed it and moved on under another
+       coordinator; one hostile member must not move it alone). */
+    if (acked)
         return true;
+    /* No majority answered in time: a peer it then asked to take it back
+       answers with a view that lists it. */
+    if (e->auth->rejoin_until > 0 && asked(e->auth, key) && in_view(v, e->self_key))
+        return true;
+    if (cl_viewack_was_asked(e->auth->ack, key))
+        return refuse(e, p, key, m,
+                      "after a pause a view of a member that is not the coordinator counts only "
+                      "once a majority of this peer's last view answered with it",
+                      REFUSE_ROLE);
     if (smaller_group_without_me(e, p, v)) {
         eng_outbid_view(e, v);
         return refuse(e, p, key, m, "a smaller group's view (answered with this peer's view)",

@@ -338,9 +338,20 @@ int eng_auth_init(struct cl_engine *e);
 void eng_auth_fini(struct cl_engine *e);
 /* This peer sent key a JOIN: key may answer it (JOIN_REPLY, VIEW). */
 void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32]);
-/* This peer, back from a pause, sent key a PROBE: key's view answers it
-   (docs/security.md §4). */
+/* This peer, back from a pause, asks the members of its view (PROBE):
+   a new round of the majority-acknowledgement tally (docs/security.md
+   §4), for max(10 s, 4 × COLLAB_TIMEOUT). */
+void eng_auth_probe_start(struct cl_engine *e);
+/* This peer, back from a pause, sent key a PROBE: key's view answers it,
+   and counts once a majority of the last view answered with it. */
 void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32]);
+/* Every turn of the loop: asks the members whose answers do not agree
+   again (each second), and at the round's deadline without a majority
+   sends a JOIN to the members that claimed a newer view. */
+void eng_auth_probe_tick(struct cl_engine *e, double now);
+/* True while a pause's round is open or the peers asked after it may
+   still answer. */
+bool eng_auth_probing(struct cl_engine *e);
 /* True when key (record p, NULL if none) may send m in this peer's state;
    otherwise m is dropped, counted, logged and key banned where only a
    hostile peer sends such a message. */

@@ -557,7 +557,10 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
 
 void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j)
 {
-    if (e->state != ENG_JOINING && e->state != ENG_STANDBY)
+    /* A member back from a pause that found no majority asks to be taken
+       back (docs/security.md §4): a redirect to the coordinator helps it. */
+    bool probing = e->state == ENG_MEMBER && j->status == CL_JOIN_REDIRECT && eng_auth_probing(e);
+    if (e->state != ENG_JOINING && e->state != ENG_STANDBY && !probing)
         return;
     int idx = eng_initial_index(e, key);
     switch (j->status) {

@@ -57,6 +57,15 @@ void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
         eng_el_end_doubt(e, "every member asked answered");
 }
 
+void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
+{
+    cl_elmsg_t probe;
+    memset(&probe, 0, sizeof probe);
+    probe.type = CL_EL_PROBE;
+    probe.epoch = cl_member_epoch(e->mb);
+    (void)eng_el_send(e, key, &probe);
+}
+
 static void on_pause(struct cl_engine *e, double now, double gap)
 {
     struct eng_elastic *el = el_of(e);
@@ -65,16 +74,13 @@ static void on_pause(struct cl_engine *e, double now, double gap)
             gap);
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    cl_elmsg_t probe;
-    memset(&probe, 0, sizeof probe);
-    probe.type = CL_EL_PROBE;
-    probe.epoch = cl_member_epoch(e->mb);
     /* Until they answer, no collective starts: the others may have
        completed the next ones without this peer, and their inputs for
        them, sent while it was stopped, wait here (docs/collectives.md §3,
        "Members that were stopped"). */
     el->ndoubt = 0;
     el->doubt_until = now + fmax(e->cfg.timeout, 1.0);
+    eng_auth_probe_start(e); /* their views count with a majority's answers */
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
@@ -84,12 +90,12 @@ static void on_pause(struct cl_engine *e, double now, double gap)
         /* Our own stop explains their silence (one that said goodbye
            stays gone). */
         eng_member_excuse(e, p, now);
-        eng_auth_note_probe_sent(e, p->key); /* its answer (a view) counts */
+        eng_auth_note_probe_sent(e, p->key); /* its answer (a view) is tallied */
         /* Whoever took us out forgot our connection to it: open a fresh
            one before anything else goes out. */
         if (!p->client && p->address[0] != '\0')
             (void)cl_transport_reconnect(e->tp, p->key, p->address);
-        (void)eng_el_send(e, p->key, &probe);
+        eng_el_probe(e, p->key);
     }
     if (el->ndoubt == 0)
         el->doubt_until = 0; /* nobody to ask */
@@ -155,6 +161,7 @@ void eng_el_after_timers(struct cl_engine *e, double now)
         eng_sync_destroy(&el->sync);
     if (el->doubt_until > 0 && e->state != ENG_MEMBER)
         eng_el_end_doubt(e, "it joins again");
+    eng_auth_probe_tick(e, now); /* the pause's round of probes */
     /* Polled, not a timer: it follows the pull's timer of this turn (a
        timer armed from inside cl_timer_run would wait for the next). */
     eng_admittee_poll(el->admittee, now);

@@ -26,6 +26,7 @@
       sync_huge, fetch_flood            attack_state.c
       streams, held                     attack_streams.c
       wirefloor                         attack_floor.c
+      pauseview                         attack_pause.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
     control, the hostile member's wrappers, the attacker's transport) is in
@@ -100,6 +101,8 @@ int main(int argc, char **argv)
         bad = sc_wirefloor();
     else if (strcmp(sc, "streams") == 0)
         bad = sc_streams();
+    else if (strcmp(sc, "pauseview") == 0)
+        bad = sc_pauseview();
     else if (strcmp(sc, "checkpoint_tie") == 0)
         bad = sc_checkpoint_liar(2, false);
     else {

@@ -48,5 +48,8 @@ int sc_streams(void);
 int sc_held(void);
 /* attack_floor.c: a JOIN over a link older than the swarm's wire floor. */
 int sc_wirefloor(void);
+/* attack_pause.c: a hostile member's forged views to a peer back from a
+   pause. */
+int sc_pauseview(void);
 
 #endif

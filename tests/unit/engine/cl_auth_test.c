@@ -73,6 +73,25 @@ bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
     return false;
 }
 
+/* PROBEs and JOINs the gate sends after a pause (to members of the
+   receiver's view, so one byte of the key tells which). */
+static int s_probes;
+static uint8_t s_joined[8];
+static int s_njoined;
+
+void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
+{
+    (void)e, (void)key;
+    s_probes++;
+}
+
+void eng_send_join(struct cl_engine *e, const uint8_t key[32])
+{
+    if (s_njoined < 8)
+        s_joined[s_njoined++] = key[0];
+    eng_auth_note_join_sent(e, key);
+}
+
 void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds);
 void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds)
 {
@@ -250,6 +269,83 @@ static void test_table(void)
     CL_CHECK(gate(M1, &m) == 2);
 }
 
+/* A peer back from a pause (docs/security.md §4, pauses and removals).
+   The receiver, rank 0 of {0, 1, 2}, asked members 1 and 2 (PROBE).  A
+   member that is not its coordinator cannot move it alone: member 2's
+   forged views, one listing only itself and one listing every member
+   but the receiver, are refused, and member 1's answer alone is not
+   enough; once both (more than half of the 3 members of the last view)
+   answered with one view, that view counts.  Rejoining, a view without
+   the receiver from a member it did not ask is refused.  Without a
+   majority by the deadline, the members that claimed a newer view are
+   sent a JOIN, and a view of theirs that lists the receiver counts. */
+static void test_pause(void)
+{
+    uint64_t own = cl_member_epoch(s_e.mb);
+    cl_wire_member_t ents[4];
+    int all[3] = {ME, M1, M2}, alone[1] = {M2}, but_me[2] = {M1, M2};
+    cl_wire_msg_t m;
+    int bans = s_bans;
+
+    eng_auth_probe_start(&s_e);
+    eng_auth_note_probe_sent(&s_e, s_key[M1]);
+    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    CL_CHECK(eng_auth_probing(&s_e));
+    m = view(own + 1, alone, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    m = view(own + 1, but_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    m = view(own + 1, all, 3, ents);
+    CL_CHECK(gate(M1, &m) == 0); /* one of the 3: no majority */
+    m = view(own + 2, but_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 0); /* still none */
+    /* The members are asked again each second. */
+    int probes = s_probes;
+    s_now += 1.5;
+    eng_auth_probe_tick(&s_e, s_now);
+    CL_CHECK(s_probes == probes + 2);
+    m = view(own + 1, all, 3, ents);
+    CL_CHECK(gate(M2, &m) == 1); /* two of the 3 answered with it */
+    CL_CHECK(!eng_auth_probing(&s_e));
+    m = view(own + 2, but_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 0); /* the round is over */
+    CL_CHECK(s_bans == bans);
+
+    /* Rejoining: a view without the receiver from a member of its last
+       view is refused; one that lists it is taken. */
+    s_e.state = ENG_JOINING;
+    m = view(own + 2, but_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0);
+    m = view(own + 2, all, 3, ents);
+    CL_CHECK(gate(M1, &m) == 1);
+    s_e.state = ENG_MEMBER;
+
+    /* No majority by the deadline (max(10 s, 4 × COLLAB_TIMEOUT)): the
+       member that claimed a newer view is sent a JOIN; its view counts
+       only while it lists the receiver. */
+    eng_auth_probe_start(&s_e);
+    eng_auth_note_probe_sent(&s_e, s_key[M1]);
+    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    m = view(own + 3, alone, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    s_njoined = 0;
+    s_now += 4 * s_e.cfg.timeout + 1;
+    eng_auth_probe_tick(&s_e, s_now);
+    CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
+    CL_CHECK(eng_auth_probing(&s_e));
+    m = view(own + 3, alone, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    int with_me[2] = {ME, M2};
+    m = view(own + 3, with_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 1);
+    s_now += 4 * s_e.cfg.timeout + 1;
+    eng_auth_probe_tick(&s_e, s_now);
+    CL_CHECK(!eng_auth_probing(&s_e));
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(s_bans == bans);
+    s_now = 100.0;
+}
+
 /* The coordinator's successor (docs/security.md §4).  The receiver is
    rank 2 of public members {0, 1, 2, 3}: rank 0 coordinates, rank 1
    would next.  A view of rank 1 that arrives before the receiver sees
@@ -354,6 +450,7 @@ int main(void)
 {
     setup();
     test_table();
+    test_pause();
     eng_auth_fini(&s_e);
     cl_member_destroy(&s_e.mb);
     test_successor();

@@ -1,0 +1,214 @@
+/*  attack_pause.c - a hostile member against a peer back from a pause
+    (docs/security.md §4, rules 4 and 5).  Scenario of the attack program
+    (attack.c).
+
+      pauseview   5 peers, COLLAB_TIMEOUT 6 s; peer 4 is a real member
+                  (it runs the same all-reduces) whose wrappers add two
+                  forged VIEWs one epoch ahead of its own, one listing
+                  every member but peer 2, one listing peer 4 alone (as a
+                  client), right after each answer it gives peer 2's
+                  PROBE and with every heartbeat it sends peer 2, once
+                  peer 2 ran again.  The parent stops peer 2 (SIGSTOP)
+                  for 5.2 s: long enough that peer 2 finds it was stopped
+                  and asks the members (PROBE), short enough that nobody
+                  takes it out.  Old (recorded/pauseview.txt, the gate of
+                  the commit before the rule, by hand): a view of a
+                  member it probed counted, so peer 2 applied a forgery,
+                  saw itself removed and rejoined, was removed again, and
+                  hung; the others' all-reduces went wrong.  Now: a view
+                  of a member that is not the coordinator counts after a
+                  pause only once a majority of the last view answered
+                  with it; peer 2 applies neither forgery, is never
+                  removed, and every honest peer's all-reduces give the
+                  sum of all five in a group of five.
+*/
+#include "attack.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define NP 5
+#define VICTIM 2
+#define HOSTILE 4
+
+/* The forged views: every member but the victim (public entries at
+   their real addresses), and the hostile member alone (a client). */
+static void forge_views(void *sock, const cl_wire_hdr_t *h)
+{
+    cl_wire_member_t ents[NP];
+    uint32_t n = 0;
+    for (int i = 0; i < NP; i++) {
+        if (i == VICTIM)
+            continue;
+        memset(&ents[n], 0, sizeof ents[n]);
+        peer_key(i, ents[n].key);
+        ents[n].rank = i;
+        ents[n].flags = CL_MEMBER_IN_GROUP;
+        ents[n].weight = 1.0;
+        ents[n].address = s_addr[i];
+        n++;
+    }
+    cl_wire_member_t alone = {{0}, 0, CL_MEMBER_CLIENT | CL_MEMBER_IN_GROUP, 1.0, "", 0};
+    peer_key(HOSTILE, alone.key);
+    for (int k = 0; k < 2; k++) {
+        cl_wire_msg_t m;
+        memset(&m, 0, sizeof m);
+        m.hdr.type = CL_MSG_VIEW;
+        m.hdr.version = CL_WIRE_VERSION; /* the layout harness_inject announces */
+        m.u.view.epoch = h->epoch + 1;
+        m.u.view.group_epoch = h->epoch + 1;
+        m.u.view.settings.world_size = NP;
+        m.u.view.settings.target_group = 64;
+        m.u.view.settings.robust_min = 1;
+        m.u.view.settings.max_weight_ratio = 16;
+        m.u.view.flags = CL_VIEW_GROUP_CLOSED;
+        m.u.view.count = k == 0 ? n : 1;
+        m.u.view.members = k == 0 ? ents : &alone;
+        cl_wire_hdr_t like = *h;
+        like.epoch = h->epoch + 1;
+        harness_inject_msg(sock, &like, &m);
+    }
+}
+
+/* After each heartbeat the hostile member sends the victim (on its
+   DEALER), and right after its answer to the victim's PROBE (a VIEW, on
+   its ROUTER), once the victim ran again: the forgeries. */
+static void *s_to_victim; /* the DEALER to the victim */
+static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, size_t blen)
+{
+    (void)body, (void)blen;
+    if (h->type == CL_MSG_HEARTBEAT && harness_dest_of(sock) == VICTIM)
+        s_to_victim = sock;
+    if (!atomic_load(&s_armed) || s_to_victim == NULL || harness_read_int("resumed", 0) == 0)
+        return;
+    if ((h->type == CL_MSG_HEARTBEAT && sock == s_to_victim) || h->type == CL_MSG_VIEW)
+        forge_views(s_to_victim, h);
+}
+
+static bool wanted(void *sock, const cl_wire_hdr_t *h)
+{
+    int type = 0;
+    size_t len = sizeof type;
+    return h->type == CL_MSG_VIEW ||
+           (zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) == 0 && type == ZMQ_DEALER);
+}
+
+static const harness_wrap_t s_wrap = {wanted, NULL, forge_after, NULL};
+
+/* Peer i: all-reduces of x[k] = i + 1 + k % 7 until rank 0 ends the run
+   (the last element); every result must be the sum of all five, 15 +
+   5 (k % 7), in a group of five. */
+static int pause_peer(int i, int n)
+{
+    (void)n;
+    enum { CNT = 1000 };
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    if (i == HOSTILE)
+        harness_wrap(&s_wrap);
+    collab_comm_t *w = collab_comm_world();
+    static float x[CNT + 1], y[CNT + 1];
+    for (size_t k = 0; k < CNT; k++)
+        x[k] = (float)(i + 1 + (int)(k % 7));
+    double t0 = 0;
+    int bad = 0, it;
+    for (it = 0; it < 1000000; it++) {
+        if (it == 1) {
+            rendezvous();
+            t0 = now_s();
+        }
+        /* Rank 0 ends the run 12 s after the victim ran again. */
+        if (i == 0 && it > 1 && it % 16 == 0 && x[CNT] == 0) {
+            int resumed = harness_read_int("resumed", 0);
+            if (resumed > 0 && now_s() - t0 > resumed / 1000.0 + 12)
+                x[CNT] = 1;
+        }
+        rc = collab_allreduce(w, x, y, CNT + 1, COLLAB_FLOAT, &SUM, NULL);
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        if (rc != COLLAB_OK) {
+            fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it, collab_strerror(rc));
+            if (++bad > 20)
+                break;
+            continue;
+        }
+        size_t wrong = 0, first = 0;
+        for (size_t k = 0; k < CNT; k++)
+            if (y[k] != (float)(15 + 5 * (int)(k % 7)) && wrong++ == 0)
+                first = k;
+        if ((wrong > 0 || info.group_size != NP) && i != HOSTILE && bad++ < 3)
+            fprintf(stderr,
+                    "[attack] peer %d: all-reduce %d with a group of %d: %zu elements wrong "
+                    "(element %zu is %g)\n",
+                    i, it, info.group_size, wrong, first, (double)y[first]);
+        if (y[CNT] > 0)
+            break;
+        if (i == 0 && it % 64 == 0) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (i == HOSTILE) {
+        harness_write_int("forged", atomic_load(&s_forged));
+        pause(); /* killed by the parent */
+    }
+    fprintf(stderr, "[attack] peer %d: %d all-reduces, %d wrong\n", i, it, bad);
+    CHECK(bad == 0);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+int sc_pauseview(void)
+{
+    setenv("COLLAB_TIMEOUT", "6", 1);
+    prepare("pauseview", NP);
+    char log[600];
+    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    for (int i = 0; i < NP; i++)
+        spawn(i, NP, i == 0 ? 0u : 0x1fu & ~(1u << i), pause_peer);
+    CHECK(wait_ready(NP, 60));
+    go(NP);
+    double t0 = now_s();
+    struct timespec two = {2, 0}, stop = {5, 200 * 1000 * 1000};
+    nanosleep(&two, NULL);
+    CHECK(kill(s_pid[VICTIM], SIGSTOP) == 0);
+    nanosleep(&stop, NULL);
+    CHECK(kill(s_pid[VICTIM], SIGCONT) == 0);
+    /* ms since the go, as rank 0 counts it (its t0 is a little later). */
+    harness_write_int("resumed", (int)((now_s() - t0) * 1000));
+    int bad = reap(0x1fu & ~(1u << HOSTILE), 90);
+    harness_kill(HOSTILE);
+    int forged = harness_read_int("forged", 0);
+    int paused = harness_log_lines(log, "this peer was stopped for", NULL);
+    int removed = harness_log_lines(log, "this peer was removed from the swarm", NULL);
+    int refused = harness_log_lines(log, "counts only once a majority", NULL);
+    fprintf(stderr,
+            "[attack] the hostile peer sent %d forged views; the victim found its pause %d "
+            "time(s), was removed %d time(s), named the rule %d time(s)\n",
+            forged, paused, removed, refused);
+    /* The test means something only if the victim probed and the
+       forgeries went out after. */
+    if (forged == 0 || paused == 0) {
+        fprintf(stderr, "[attack] no pause found or no forgery sent; the test proves nothing\n");
+        s_setup_failed = true;
+    }
+    CHECK(removed == 0);
+    if (bad > 0 || s_failures > 0) {
+        /* What the peers logged, for the failure's cause. */
+        FILE *f = fopen(log, "r");
+        char line[1024];
+        while (f != NULL && fgets(line, sizeof line, f) != NULL)
+            fputs(line, stderr);
+        if (f != NULL)
+            fclose(f);
+    }
+    return bad;
+}
