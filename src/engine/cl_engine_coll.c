@@ -238,6 +238,30 @@ void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
     eng_coll_try_start(e, s);
 }
 
+int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
+{
+    stream_t *w = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    if (w == NULL)
+        return COLLAB_ERR_INTERNAL;
+    uint64_t keep = w->next_seq;
+    w->next_seq = seq;
+    e->el->resubmit = req; /* not recorded again (eng_el_on_post) */
+    eng_coll_submit(e, req);
+    w->next_seq = next != UINT64_MAX ? next : keep;
+    return COLLAB_OK;
+}
+
+void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
+{
+    stream_t *w = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    if (w == NULL)
+        return;
+    if (w->started < started)
+        w->started = started;
+    if (next != UINT64_MAX)
+        w->next_seq = next;
+}
+
 void eng_coll_fail_member(stream_t *s, int r, bool left)
 {
     coll_ctx_t *ctx = s->active_ctx;

@@ -530,6 +530,14 @@ int eng_coll_init(struct cl_engine *e);
 void eng_coll_fini(struct cl_engine *e);
 void eng_coll_fail_all(struct cl_engine *e, int status);
 void eng_coll_submit(struct cl_engine *e, collab_request_t *req);
+/* Hands req back to the world stream as collective seq (not recorded
+   again by the elastic hooks), then sets the stream's next sequence to
+   next (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
+   stream (req untouched). */
+int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next);
+/* The world stream starts no collective below started and numbers the
+   next one next (UINT64_MAX: unchanged). */
+void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next);
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
 void eng_coll_view_changed(struct cl_engine *e);
