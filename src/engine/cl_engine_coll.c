@@ -217,7 +217,10 @@ void eng_coll_fini(struct cl_engine *e)
     e->local_head = e->local_tail = NULL;
 }
 
-void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
+/* Queues req on its stream under the stream's next sequence.  again: a
+   request handed back (eng_coll_submit_at), already recorded by the
+   elastic hooks when it was first posted. */
+static void submit(struct cl_engine *e, collab_request_t *req, bool again)
 {
     stream_t *s = eng_coll_stream(e, req->comm->id, true);
     if (s == NULL) {
@@ -229,13 +232,53 @@ void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
     eng_fast_drain(e, s); /* sequences the program ran on the fast path */
     req->coll.comm_id = s->comm_id;
     req->coll.seq = s->next_seq++;
-    if (eng_el_on_post(e, s, req)) /* elastic hook: may renumber or take it */
+    if (eng_el_on_post(e, s, req, again)) /* elastic hook: may renumber or take it */
         return;
     if (zlist_append(s->queue, req) != 0) {
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
         return;
     }
     eng_coll_try_start(e, s);
+}
+
+void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
+{
+    submit(e, req, false);
+}
+
+int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
+{
+    stream_t *w = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    if (w == NULL)
+        return COLLAB_ERR_INTERNAL;
+    uint64_t keep = w->next_seq;
+    w->next_seq = seq;
+    submit(e, req, true); /* not recorded again (eng_el_on_post) */
+    w->next_seq = next != UINT64_MAX ? next : keep;
+    return COLLAB_OK;
+}
+
+void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
+{
+    stream_t *w = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    if (w == NULL)
+        return;
+    if (w->started < started)
+        w->started = started;
+    if (next != UINT64_MAX)
+        w->next_seq = next;
+}
+
+void eng_coll_number(stream_t *s, collab_request_t *req, uint64_t seq)
+{
+    req->coll.seq = seq;
+    s->next_seq = seq + 1;
+}
+
+void eng_coll_skip_to(stream_t *s, uint64_t seq)
+{
+    if (seq + 1 > s->next_seq)
+        s->next_seq = seq + 1;
 }
 
 void eng_coll_fail_member(stream_t *s, int r, bool left)

@@ -209,22 +209,18 @@ static void record(struct cl_engine *e, collab_request_t *req, uint64_t *idx_out
     *idx_out = idx;
 }
 
-bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
 {
     struct eng_elastic *el = el_of(e);
     if (el == NULL || !is_world(s))
         return false;
-    if (req == el->resubmit) {
-        el->resubmit = NULL;
+    if (again)
         return false; /* recorded when it was first posted */
-    }
     el->st.posted++;
     uint64_t idx;
     record(e, req, &idx);
-    if (el->st.mapped && idx >= el->st.map_local) {
-        req->coll.seq = el->st.map_seq + (idx - el->st.map_local);
-        s->next_seq = req->coll.seq + 1;
-    }
+    if (el->st.mapped && idx >= el->st.map_local)
+        eng_coll_number(s, req, el->st.map_seq + (idx - el->st.map_local));
     if (eng_admittee_take(el->admittee, req, idx))
         return true;
     eng_admitter_on_post(el->admitter, req->coll.seq, idx);
@@ -263,8 +259,7 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
     if (el == NULL || !is_world(s))
         return true;
     if (el->st.phase != EL_IN || el->st.evicted || eng_admittee_busy(el->admittee) ||
-        eng_admitter_reporting(el->admitter) || el->resubmit != NULL || el->sync != NULL ||
-        !el->st.was_in_group)
+        eng_admitter_reporting(el->admitter) || el->sync != NULL || !el->st.was_in_group)
         return false;
     if (eng_admitter_pending(el->admitter) > 0)
         return false;

@@ -44,8 +44,10 @@ void eng_el_fini(struct cl_engine *e);
    index onto the group's sequence), lets the coordinator admit waiting
    peers, and returns true when it took the request over (a joiner's
    start-up collective answered from the veterans' state, a straggler held
-   at its step boundary): the engine must then not queue it. */
-bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req);
+   at its step boundary): the engine must then not queue it.  again: req
+   was handed back (eng_coll_submit_at) and recorded when first posted;
+   nothing is done. */
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again);
 
 /* Collective req of stream s completed with status (just before the
    request completes): keeps start-up results for joiners. */
@@ -214,7 +216,6 @@ struct eng_elastic {
     struct {
         uint64_t seq, gen; /* gen 0: unused, or completed alone */
     } done_ring[EL_DONE_RING]; /* the latest completed ones, by seq % EL_DONE_RING */
-    collab_request_t *resubmit; /* a request handed back to the engine (not recorded again) */
     /* Admissions known to this peer. */
     el_barrier_t barriers[EL_BARRIERS];
     int next_barrier;

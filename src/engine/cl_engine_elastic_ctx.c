@@ -283,27 +283,12 @@ static void admittee_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitte
 
 static int admittee_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    struct cl_engine *e = arg;
-    stream_t *w = eng_el_world(e);
-    if (w == NULL)
-        return COLLAB_ERR_INTERNAL;
-    uint64_t keep = w->next_seq;
-    w->next_seq = seq;
-    e->el->resubmit = req; /* not recorded again (eng_el_on_post) */
-    eng_coll_submit(e, req);
-    w->next_seq = next != UINT64_MAX ? next : keep;
-    return COLLAB_OK;
+    return eng_coll_submit_at(arg, req, seq, next);
 }
 
 static void admittee_renumber(void *arg, uint64_t started, uint64_t next)
 {
-    stream_t *w = eng_el_world(arg);
-    if (w == NULL)
-        return;
-    if (w->started < started)
-        w->started = started;
-    if (next != UINT64_MAX)
-        w->next_seq = next;
+    eng_coll_renumber(arg, started, next);
 }
 
 static size_t admittee_take_back(void *arg, collab_request_t **taken, size_t max)

@@ -70,8 +70,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
                 req.coll.op.kind = r->op;
                 req.coll.sendbuf = r->sendbuf;
                 req.coll.recvbuf = r->recvbuf;
-                if (seq + 1 > s->next_seq)
-                    s->next_seq = seq + 1;
+                eng_coll_skip_to(s, seq);
                 if (seq + 1 > s->started)
                     s->started = seq + 1;
                 eng_el_on_fast(e, s, &req); /* elastic hook: records */

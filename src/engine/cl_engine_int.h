@@ -103,7 +103,7 @@ typedef struct {
 struct stream {
     uint64_t comm_id;
     collab_comm_t *comm; /* NULL until the program uses the communicator here */
-    uint64_t next_seq;   /* sequence number of the next local call */
+    uint64_t next_seq;   /* sequence number of the next local call (written only by _coll) */
     uint64_t started;    /* collectives started so far (= seq of the next start) */
     zlist_t *queue;      /* collab_request_t* called but not started, in order */
     cl_coll_t *active;   /* running collective, or NULL */
@@ -541,6 +541,20 @@ int eng_coll_init(struct cl_engine *e);
 void eng_coll_fini(struct cl_engine *e);
 void eng_coll_fail_all(struct cl_engine *e, int status);
 void eng_coll_submit(struct cl_engine *e, collab_request_t *req);
+/* Hands req back to the world stream as collective seq (not recorded
+   again by the elastic hooks), then sets the stream's next sequence to
+   next (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
+   stream (req untouched). */
+int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next);
+/* The world stream starts no collective below started and numbers the
+   next one next (UINT64_MAX: unchanged). */
+void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next);
+/* req, the call just posted on s, runs as collective seq; s numbers the
+   next local call seq + 1 (the elastic hook's mapping, eng_el_on_post). */
+void eng_coll_number(stream_t *s, collab_request_t *req, uint64_t seq);
+/* Collective seq of s ran elsewhere (the fast path): the next local call
+   is numbered after it (never lowered). */
+void eng_coll_skip_to(stream_t *s, uint64_t seq);
 void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
 void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
 void eng_coll_view_changed(struct cl_engine *e);

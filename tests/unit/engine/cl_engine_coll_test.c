@@ -29,6 +29,8 @@ static int s_ticks;     /* cl_coll_on_tick calls */
 static int s_pumps;     /* cl_coll_pump calls */
 static bool s_waits;    /* the fake collective waits for its device input */
 static int s_fake_coll; /* the running collective: its address only */
+static int s_posted;    /* eng_el_on_post calls */
+static bool s_again;    /* the last one's again */
 
 double eng_now(void)
 {
@@ -156,9 +158,11 @@ bool eng_el_in_doubt(struct cl_engine *e)
     (void)e;
     return false;
 }
-bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req)
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
 {
     (void)e, (void)s, (void)req;
+    s_posted++;
+    s_again = again;
     return false;
 }
 void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
@@ -321,11 +325,69 @@ static void test_not_member(void)
     fake_free(e);
 }
 
+/* A call gets the stream's next sequence; one handed back at a given
+   sequence (eng_coll_submit_at) runs under it, is marked for the elastic
+   hook as not to be recorded again, and leaves the stream's next local
+   sequence as told (UINT64_MAX: as it was); the fast path's advance never
+   lowers it. */
+static void test_submit_at(void)
+{
+    struct cl_engine *e = fake_engine();
+    collab_comm_t world;
+    memset(&world, 0, sizeof world);
+    world.id = CL_COMM_WORLD_ID;
+    world.kind = CL_COMM_WORLD;
+    collab_request_t r[5];
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < 5; i++) {
+        r[i].op = CL_OP_COLL;
+        r[i].comm = &world;
+    }
+    /* No world stream yet: refused, the request untouched. */
+    r[0].coll.seq = 77;
+    CHECK(eng_coll_submit_at(e, &r[0], 3, 4) == COLLAB_ERR_INTERNAL);
+    CHECK(r[0].coll.seq == 77 && s_posted == 0);
+
+    s_posted = 0;
+    eng_coll_submit(e, &r[0]);
+    eng_coll_submit(e, &r[1]);
+    CHECK(r[0].coll.seq == 0 && r[1].coll.seq == 1);
+    CHECK(s_posted == 2 && !s_again);
+    stream_t *s = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    CHECK(s != NULL);
+    if (s == NULL) {
+        fake_free(e);
+        return;
+    }
+    CHECK(s->next_seq == 2);
+
+    CHECK(eng_coll_submit_at(e, &r[2], 10, 12) == COLLAB_OK);
+    CHECK(r[2].coll.seq == 10);
+    CHECK(r[2].coll.comm_id == CL_COMM_WORLD_ID);
+    CHECK(s_posted == 3 && s_again);
+    CHECK(s->next_seq == 12);
+
+    CHECK(eng_coll_submit_at(e, &r[3], 5, UINT64_MAX) == COLLAB_OK);
+    CHECK(r[3].coll.seq == 5 && s_again);
+    CHECK(s->next_seq == 12);
+
+    eng_coll_submit(e, &r[4]);
+    CHECK(r[4].coll.seq == 12 && !s_again);
+    CHECK(zlist_size(s->queue) == 5);
+
+    eng_coll_skip_to(s, 20);
+    CHECK(s->next_seq == 21);
+    eng_coll_skip_to(s, 4);
+    CHECK(s->next_seq == 21);
+    fake_free(e);
+}
+
 int main(void)
 {
     test_tick();
     test_stage();
     test_not_member();
+    test_submit_at();
     printf("cl_engine_coll_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
