@@ -227,6 +227,10 @@ static void note_joined(struct cl_engine *e, int r)
    (eng_fan_out_view). */
 static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 {
+    /* The records changed: whether this peer still coordinates (a view
+       that admits a lower rank, or leaves this peer out, ends its
+       tenure). */
+    eng_suspect_tenure(e->susp);
     if (e->state != ENG_MEMBER && cl_member_self(e->mb) != NULL &&
         cl_member_self(e->mb)->state != CL_PEER_GONE)
         eng_become_member(e, false);
@@ -564,7 +568,6 @@ static void ctx_checked(void *arg, bool coordinator, double now)
 double eng_member_timer(struct cl_engine *e, double now)
 {
     double next = now + ENG_IDLE_WAKE;
-    eng_suspect_tenure(e->susp);
     if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
         eng_join_timer(e, now);
         if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
