@@ -164,6 +164,22 @@ int eng_join_start(struct cl_engine *e)
     return COLLAB_OK;
 }
 
+void eng_join_again(struct cl_engine *e)
+{
+    /* The coordinator lost contact with us; ask to come back. */
+    cl_peer_t *c = cl_member_coordinator(e->mb);
+    cl_error("this peer was removed from the swarm (the others lost contact with it); "
+             "rejoining");
+    e->state = ENG_JOINING;
+    if (c != NULL) {
+        memcpy(e->redirect_key, c->key, 32);
+        e->have_redirect = true;
+        (void)cl_transport_connect(e->tp, c->key, c->address);
+    }
+    e->next_join_try = eng_now();
+    e->join_deadline = 0; /* no deadline for a rejoin */
+}
+
 /* See "A restarted collab-monitor" above.  True when this monitor
    founded. */
 static bool monitor_found_again(struct cl_engine *e, double now)

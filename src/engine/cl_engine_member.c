@@ -244,20 +244,8 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         if (memcmp(p->key, e->self_key, 32) != 0)
             eng_suspect_forget(e->susp, p);
     }
-    if (d->self_removed && e->state == ENG_MEMBER) {
-        /* The coordinator lost contact with us; ask to come back. */
-        cl_peer_t *c = cl_member_coordinator(e->mb);
-        cl_error("this peer was removed from the swarm (the others lost contact with it); "
-                 "rejoining");
-        e->state = ENG_JOINING;
-        if (c != NULL) {
-            memcpy(e->redirect_key, c->key, 32);
-            e->have_redirect = true;
-            (void)cl_transport_connect(e->tp, c->key, c->address);
-        }
-        e->next_join_try = eng_now();
-        e->join_deadline = 0; /* no deadline for a rejoin */
-    }
+    if (d->self_removed && e->state == ENG_MEMBER)
+        eng_join_again(e);
     if (d->group_closed_now) {
         cl_peer_t *grp[1];
         size_t n = cl_member_group(e->mb, grp, 1);
