@@ -679,6 +679,7 @@ cleanup:
     free_held(e);
     eng_coll_fini(e);
     eng_leave_fini(e);
+    eng_join_fini(e);
     eng_p2p_destroy(&e->p2p);
     eng_suspect_destroy(&e->susp);
     cl_transport_destroy(&e->tp, 500);
@@ -743,6 +744,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     *identity = NULL;
     e->wake_fd = -1;
     e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
+    e->join_timer = -1; /* the same for eng_join_fini */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

@@ -194,6 +194,7 @@ struct cl_engine {
                                    was up (0: it was not lost) */
     double *initial_not_member; /* per initial peer: when it last answered NOT_MEMBER */
     int refused_reason;         /* last definitive refusal */
+    int join_timer; /* _join's timer in timers (-1 until eng_join_start) */
     double join_deadline;
     double next_join_try;
     bool standby_logged;
@@ -313,8 +314,12 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32]);
 /* A view left this member out (the others lost contact with it): it
    joins again through the coordinator, with no deadline. */
 void eng_join_again(struct cl_engine *e);
-/* Retries and the deadline of a peer that is joining or a standby. */
-void eng_join_timer(struct cl_engine *e, double now);
+/* Something that founding again depends on changed (a link to an
+   initial peer, a JOIN_REPLY): while this peer joins, it may found the
+   swarm again now, and the join's timer is armed again. */
+void eng_join_changed(struct cl_engine *e);
+/* Removes the join's timer from the loop's set. */
+void eng_join_fini(struct cl_engine *e);
 /* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
    differs from the swarm's. */
 bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s);

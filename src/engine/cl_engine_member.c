@@ -447,6 +447,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
     case CL_TP_MESSAGE:
         break;
     }
+    eng_join_changed(e); /* a joiner may found again */
 }
 
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
@@ -556,15 +557,6 @@ static void ctx_checked(void *arg, bool coordinator, double now)
 double eng_member_timer(struct cl_engine *e, double now)
 {
     double next = now + ENG_IDLE_WAKE;
-    if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
-        eng_join_timer(e, now);
-        if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
-            next = fmin(next, e->next_join_try);
-            if (e->join_deadline > 0)
-                next = fmin(next, e->join_deadline);
-        }
-        return next;
-    }
     if (e->state != ENG_MEMBER)
         return next;
     if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
