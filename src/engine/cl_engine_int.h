@@ -202,6 +202,7 @@ struct cl_engine {
     bool have_redirect;
     /* Coordinator: matchmaking of the world group. */
     double match_since;          /* 0 = nobody asked yet */
+    int match_timer;             /* _member's timer in timers: the window's end (-1 before init) */
     uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
     bool match_asked;
     /* Collectives. */
@@ -402,8 +403,12 @@ void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
 /* The failure detector, its context built here (cl_engine_start). */
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 /* Registers membership's messages with the loop (JOIN, JOIN_REPLY, VIEW,
-   HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message). */
-void eng_member_init(struct cl_engine *e);
+   HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message) and the
+   matchmaking window's timer with its set.  COLLAB_ERR_NO_MEM when the
+   set is full. */
+int eng_member_init(struct cl_engine *e);
+/* Removes the matchmaking window's timer from the loop's set. */
+void eng_member_fini(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */
@@ -435,7 +440,6 @@ void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);
-double eng_member_timer(struct cl_engine *e, double now);
 void eng_goodbye_all(struct cl_engine *e);
 /* cl_engine_coll_env.c: the 32-byte key this peer shares with the peer of
    public key `peer`:

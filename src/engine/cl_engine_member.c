@@ -255,6 +255,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 }
 
 static void maybe_close_group(struct cl_engine *e, double now);
+static void match_asked(struct cl_engine *e, double now);
 
 void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
@@ -299,8 +300,7 @@ void eng_request_match(struct cl_engine *e)
         return;
     if (eng_self_coordinates(e)) {
         eng_take_over(e);
-        if (e->match_since <= 0)
-            e->match_since = eng_now();
+        match_asked(e, eng_now());
         maybe_close_group(e, eng_now());
         return;
     }
@@ -391,6 +391,8 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
     if (rc == 1)
         apply_delta(e, &d);
     cl_member_delta_clear(&d);
+    if (rc == 1)
+        maybe_close_group(e, eng_now()); /* a coordinator's count changed */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -515,8 +517,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
            notices the failure of the one before it, and its clock then
            runs from the first request it got. */
         if (member && e->state == ENG_MEMBER && !cl_member_group_closed(e->mb)) {
-            if (e->match_since <= 0)
-                e->match_since = eng_now();
+            match_asked(e, eng_now());
             maybe_close_group(e, eng_now());
         }
         break;
@@ -554,17 +555,25 @@ static void ctx_checked(void *arg, bool coordinator, double now)
     }
 }
 
-double eng_member_timer(struct cl_engine *e, double now)
+/* The end of the matchmaking window (match_since +
+   COLLAB_MATCHMAKING_TIME): the one deadline of matchmaking.  Every other
+   condition of forming the group changes with an event that looks at it
+   (a view installed or committed, a MATCH, each check of silent members
+   while this peer coordinates). */
+static void on_match_timer(void *arg, double now)
 {
-    double next = now + ENG_IDLE_WAKE;
-    if (e->state != ENG_MEMBER)
-        return next;
-    if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
+    struct cl_engine *e = arg;
+    if (e->state == ENG_MEMBER)
         maybe_close_group(e, now);
-        if (!cl_member_group_closed(e->mb))
-            next = fmin(next, fmax(now + ENG_MATCH_POLL, e->match_since + e->cfg.matchmaking_time));
-    }
-    return next;
+}
+
+/* Someone asked for the group (match_since is set): the window's end is
+   armed. */
+static void match_asked(struct cl_engine *e, double now)
+{
+    if (e->match_since <= 0)
+        e->match_since = now;
+    cl_timer_arm(e->timers, e->match_timer, e->match_since + e->cfg.matchmaking_time);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -650,12 +659,21 @@ static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8
     return eng_auth_straggler_vote(arg, subject, reporter, group_size);
 }
 
-void eng_member_init(struct cl_engine *e)
+int eng_member_init(struct cl_engine *e)
 {
     static const int types[] = {CL_MSG_JOIN,      CL_MSG_JOIN_REPLY, CL_MSG_VIEW,  CL_MSG_HEARTBEAT,
                                 CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         eng_on_type(e, types[i], eng_member_on_message);
+    e->match_timer = cl_timer_add(e->timers, on_match_timer, e);
+    return e->match_timer >= 0 ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_member_fini(struct cl_engine *e)
+{
+    if (e->match_timer >= 0)
+        cl_timer_remove(e->timers, e->match_timer);
+    e->match_timer = -1;
 }
 
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
