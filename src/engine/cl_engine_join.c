@@ -254,7 +254,7 @@ static bool monitor_found_again(struct cl_engine *e, double now)
         e->have_redirect)
         return false;
     double started = e->join_deadline - eng_join_limit(e->cfg.timeout);
-    if (now - started < e->cfg.monitor_found_after)
+    if (now < started + e->cfg.monitor_found_after) /* as found_deadline arms it */
         return false;
     for (size_t i = 0; i < e->ninitial; i++)
         if (e->initial_state[i] == 1 || e->initial_lost[i] > 0)
@@ -289,7 +289,7 @@ static bool maybe_found_again(struct cl_engine *e, double now)
         if (e->initial_state[i] == 2)
             continue;
         if (e->initial_lost[i] > 0) { /* down since (an UP clears it) */
-            if (now - e->initial_lost[i] < grace)
+            if (now < e->initial_lost[i] + grace) /* as found_deadline arms it */
                 return false;
             lost = fmax(lost, e->initial_lost[i]);
             gone++;

@@ -280,7 +280,7 @@ static void maybe_close_group(struct cl_engine *e, double now)
        nobody else can come, and waiting for the window is in vain. */
     bool close =
         (int)n >= s->world_size || (int)n >= s->target_group || e->njoined >= s->world_size;
-    if (!close && !s->strict && now - e->match_since >= e->cfg.matchmaking_time &&
+    if (!close && !s->strict && now >= e->match_since + e->cfg.matchmaking_time &&
         (int)n >= e->cfg.min_group)
         close = true;
     if (!close)
