@@ -18,6 +18,8 @@
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
+#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
+#include "engine_fake.h"
 #include "selftest.h"
 #include "util/cl_identity.h"
 
@@ -28,7 +30,6 @@
 
 /* --- the stubbed rest of the engine ---------------------------------- */
 
-static double s_now = 100.0;
 #define MAXSENT 64
 static struct {
     int type;
@@ -58,27 +59,11 @@ static int sent(int type, int to)
     return n;
 }
 
-double eng_now(void)
-{
-    return s_now;
-}
-
-const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
-{
-    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
-    return out;
-}
-
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     (void)e;
     record(m->hdr.type, to->key);
     return COLLAB_OK;
-}
-
-void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
-{
-    e->on_type[type] = fn;
 }
 
 void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
@@ -264,8 +249,7 @@ static void address_of(int i, char *out, size_t len)
    (none: it founds, as rank `rank`). */
 static struct cl_engine *fake_engine(int ninitial, int rank)
 {
-    struct cl_engine *e = calloc(1, sizeof *e);
-    CHECK(e != NULL);
+    struct cl_engine *e = fake_engine_alloc(s_keys[0], NULL);
     e->coll_timer = e->join_timer = e->match_timer = -1;
     e->cfg.timeout = 2.0;
     e->cfg.world_size = 4;
@@ -276,7 +260,6 @@ static struct cl_engine *fake_engine(int ninitial, int rank)
     e->cfg.rank = rank;
     e->cfg.wire_version = CL_WIRE_VERSION;
     e->hb_interval = 0.5;
-    memcpy(e->self_key, s_keys[0], 32);
     static char list[1024];
     list[0] = '\0';
     for (int i = 1; i <= ninitial; i++) {
@@ -285,9 +268,6 @@ static struct cl_engine *fake_engine(int ninitial, int rank)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i > 1 ? "," : "", a);
     }
     e->cfg.initial_peers = ninitial > 0 ? list : NULL;
-    e->timers = cl_timer_new(8);
-    e->mb = cl_member_new(e->self_key);
-    CHECK(e->timers != NULL && e->mb != NULL);
     e->susp = eng_member_suspect_new(e);
     CHECK(e->susp != NULL);
     CHECK(eng_member_init(e) == COLLAB_OK);
@@ -302,26 +282,13 @@ static void fake_free(struct cl_engine *e)
     eng_join_fini(e);
     eng_member_fini(e);
     eng_suspect_destroy(&e->susp);
-    CHECK(isinf(cl_timer_next(e->timers))); /* every timer went with its component */
-    cl_timer_destroy(&e->timers);
-    cl_member_destroy(&e->mb);
     free(e->initial);
     free(e->initial_state);
     free(e->initial_lost);
     free(e->initial_not_member);
     free(e->joined);
     e->cfg.initial_peers = NULL;
-    free(e);
-}
-
-/* The loop's turns up to and including time t: each runs what is due. */
-static void run_until(struct cl_engine *e, double t)
-{
-    while (cl_timer_next(e->timers) <= t) {
-        s_now = fmax(s_now, cl_timer_next(e->timers));
-        (void)cl_timer_run(e->timers, s_now);
-    }
-    s_now = t;
+    fake_engine_release(e);
 }
 
 static double join_due(const struct cl_engine *e)
@@ -360,16 +327,16 @@ static void test_retry_and_deadline(void)
     CHECK(join_due(e) == 101.0); /* armed at start */
     link_event(e, 1, CL_TP_UP);
     CHECK(sent(CL_MSG_JOIN, 1) == 1);
-    run_until(e, 101.0);
+    fake_run_until(e->timers, 101.0);
     CHECK(sent(CL_MSG_JOIN, 1) == 2); /* again; peer 2 is connected to again */
     CHECK(s_connects == 3);
     CHECK(join_due(e) == 102.0); /* armed again by its callback */
-    run_until(e, 104.0);
+    fake_run_until(e->timers, 104.0);
     CHECK(sent(CL_MSG_JOIN, 1) == 5);
     /* The deadline: max(30 s, 4 x COLLAB_TIMEOUT) after start. */
-    run_until(e, 129.5);
+    fake_run_until(e->timers, 129.5);
     CHECK(e->state == ENG_JOINING);
-    run_until(e, 130.0);
+    fake_run_until(e->timers, 130.0);
     CHECK(e->state == ENG_LEFT);
     CHECK(isinf(join_due(e))); /* not joining: it stopped */
     fake_free(e);
@@ -391,10 +358,10 @@ static void test_found_at_grace(void)
     s_now = 100.6;
     join_reply(e, 2, CL_JOIN_NOT_MEMBER);
     CHECK(e->state == ENG_JOINING); /* not yet gone for the grace */
-    run_until(e, 101.0);
+    fake_run_until(e->timers, 101.0);
     CHECK(e->state == ENG_JOINING);
     CHECK(join_due(e) == 101.5); /* the grace's end, before the next JOIN */
-    run_until(e, 101.5);
+    fake_run_until(e->timers, 101.5);
     CHECK(e->state == ENG_MEMBER && s_members_told == 1);
     CHECK(isinf(join_due(e)));
     fake_free(e);
@@ -411,7 +378,7 @@ static void test_found_on_events(void)
     link_event(e, 2, CL_TP_UP);
     s_now = 100.2;
     link_event(e, 1, CL_TP_DOWN);
-    run_until(e, 101.4); /* the grace ended at 101.2 */
+    fake_run_until(e->timers, 101.4); /* the grace ended at 101.2 */
     CHECK(e->state == ENG_JOINING);
     CHECK(join_due(e) == 102.0);
     join_reply(e, 2, CL_JOIN_NOT_MEMBER);
@@ -426,7 +393,7 @@ static void test_found_on_events(void)
     link_event(e, 1, CL_TP_DOWN);
     s_now = 100.3;
     join_reply(e, 2, CL_JOIN_NOT_MEMBER);
-    run_until(e, 101.4);
+    fake_run_until(e->timers, 101.4);
     CHECK(e->state == ENG_JOINING); /* peer 3 may be a member */
     link_event(e, 3, CL_TP_REFUSED);
     CHECK(e->state == ENG_MEMBER);
@@ -463,7 +430,7 @@ static void test_rejoin(void)
     s_now = 100.5;
     view_from(e, ct);
     CHECK(e->state == ENG_MEMBER);
-    run_until(e, 101.5); /* the join's timer found it a member: stopped */
+    fake_run_until(e->timers, 101.5); /* the join's timer found it a member: stopped */
     CHECK(isinf(join_due(e)));
     CHECK(cl_member_remove(ct, (const uint8_t(*)[32])s_keys[0], 1, s_now, &d) == 1);
     cl_member_delta_clear(&d);
@@ -471,7 +438,7 @@ static void test_rejoin(void)
     view_from(e, ct);
     CHECK(e->state == ENG_JOINING);
     CHECK(join_due(e) == s_now); /* at once */
-    run_until(e, s_now);
+    fake_run_until(e->timers, s_now);
     CHECK(sent(CL_MSG_JOIN, 1) > joins);
     cl_member_destroy(&ct);
     fake_free(e);
@@ -506,7 +473,7 @@ static void test_matchmaking(void)
         CHECK(isinf(cl_timer_when(e->timers, e->match_timer)));
         /* Off the grid of the checks of silent members (every 0.5 s from
            100), which look at the group too. */
-        run_until(e, 100.7);
+        fake_run_until(e->timers, 100.7);
         if (by_match) {
             cl_wire_msg_t m;
             memset(&m, 0, sizeof m);
@@ -517,10 +484,10 @@ static void test_matchmaking(void)
         }
         double end = cl_timer_when(e->timers, e->match_timer);
         CHECK(fabs(end - 105.7) < 1e-9);
-        run_until(e, 105.6);
+        fake_run_until(e->timers, 105.6);
         CHECK(!cl_member_group_closed(e->mb));
         s_nsent = 0;
-        run_until(e, fmin(end, 105.8)); /* the next check is at 106 */
+        fake_run_until(e->timers, fmin(end, 105.8)); /* the next check is at 106 */
         CHECK(cl_member_group_closed(e->mb));
         CHECK(sent(CL_MSG_VIEW, 1) == 1); /* the view that forms it */
         fake_free(e);
