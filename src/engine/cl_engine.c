@@ -603,10 +603,10 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->p2p = eng_p2p_create(e);
         e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
-        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL ||
-            eng_member_init(e) != COLLAB_OK || eng_auth_init(e) != COLLAB_OK ||
-            eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
-            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_member_init(e) != COLLAB_OK ||
+            eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
+            eng_relay_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
+            eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -742,8 +742,8 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
-    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
-    e->join_timer = -1; /* the same for eng_join_fini */
+    e->coll_timer = -1;  /* eng_coll_fini runs even when eng_coll_init did not */
+    e->join_timer = -1;  /* the same for eng_join_fini */
     e->match_timer = -1; /* and eng_member_fini */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);

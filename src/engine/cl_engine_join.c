@@ -289,7 +289,8 @@ static bool maybe_found_again(struct cl_engine *e, double now)
         if (e->initial_state[i] == 2)
             continue;
         if (e->initial_lost[i] > 0) { /* down since (an UP clears it) */
-            if (now < e->initial_lost[i] + grace) /* as found_deadline arms it */
+            /* Compared as found_deadline arms the join's timer. */
+            if (now < e->initial_lost[i] + grace)
                 return false;
             lost = fmax(lost, e->initial_lost[i]);
             gone++;

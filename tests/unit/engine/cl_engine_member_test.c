@@ -36,8 +36,8 @@ static struct {
     uint8_t to[32];
 } s_sent[MAXSENT]; /* every message sent, replied or sent by key */
 static int s_nsent;
-static int s_connects;  /* cl_transport_connect calls */
-static bool s_link[4];  /* whether this peer has a link to s_keys[i] */
+static int s_connects; /* cl_transport_connect calls */
+static bool s_link[4]; /* whether this peer has a link to s_keys[i] */
 static uint8_t s_keys[4][32];
 static int s_members_told; /* eng_fan_out_member: this peer became a member */
 
