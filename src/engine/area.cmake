@@ -138,6 +138,18 @@ collab_selftest(cl_engine_coll_test ${_eng_unit}/cl_engine_coll_test.c collab_en
 target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_engine_gens.c
                ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
 
+# Membership's deadlines (the join's timer, the matchmaking window) and the
+# coordinator's tenure, on a fake engine: _member, _join and _suspect
+# over real records and a real timer set; the rest stubbed by the test,
+# the transport's calls recorded.
+collab_selftest(cl_engine_member_test ${_eng_unit}/cl_engine_member_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_join.c
+               ${_eng}/cl_engine_suspect.c)
+target_link_options(cl_engine_member_test PRIVATE
+  -Wl,--wrap=cl_transport_send,--wrap=cl_transport_reply,--wrap=cl_transport_connect
+  -Wl,--wrap=cl_transport_has_link,--wrap=cl_transport_address,--wrap=cl_transport_link_version
+  -Wl,--wrap=cl_transport_ban,--wrap=cl_transport_set_client,--wrap=cl_transport_set_min_version)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

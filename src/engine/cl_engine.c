@@ -7,8 +7,8 @@
     (cl_transport_poll) whose timeout is the nearest deadline, so it
     sleeps whenever nothing is due (several peers share a few cores).
     The deadlines are those the components registered in the loop's
-    timer set (cl_timer.h), which each turn runs what is due, and those
-    of the component still asked every turn (eng_member_timer); right
+    timer set (cl_timer.h), which each turn runs what is due, and the
+    loop's own (a requested leave, a finalize); right
     after the timers it calls the elastic layer's after-timers hook
     (eng_el_after_timers).  After each poll round the loop calls the components'
     progress hooks (eng_coll_deliver_local, eng_coll_deferred,
@@ -602,11 +602,11 @@ static void engine_actor(zsock_t *pipe, void *arg)
         e->mb = cl_member_new(e->self_key);
         e->p2p = eng_p2p_create(e);
         e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
-        eng_member_init(e);
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
-        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_auth_init(e) != COLLAB_OK ||
-            eng_dialback_init(e) != COLLAB_OK || eng_relay_init(e) != COLLAB_OK ||
-            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_member_init(e) != COLLAB_OK ||
+            eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
+            eng_relay_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
+            eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -621,11 +621,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
         eng_el_check_pause(e); /* elastic hook: before anything is sent */
         double now = eng_now();
         double next = now + ENG_IDLE_WAKE;
-        next = fmin(next, eng_member_timer(e, now));
-        /* The deadlines registered (cl_timer.h), where _member's timer
-           ran them when the loop asked each component: a suspicion of
-           _suspect is followed by the check below, an unserved pull of
-           _sync is undone by the elastic hook in this turn. */
+        /* The deadlines registered (cl_timer.h): a suspicion of _suspect
+           is followed by the check below, an unserved pull of _sync is
+           undone by the elastic hook in this turn. */
         cl_timer_run(e->timers, now);
         eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
         eng_el_after_timers(e, now); /* elastic after-timers hook */
@@ -679,6 +677,8 @@ cleanup:
     free_held(e);
     eng_coll_fini(e);
     eng_leave_fini(e);
+    eng_join_fini(e);
+    eng_member_fini(e);
     eng_p2p_destroy(&e->p2p);
     eng_suspect_destroy(&e->susp);
     cl_transport_destroy(&e->tp, 500);
@@ -742,7 +742,9 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
-    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
+    e->coll_timer = -1;  /* eng_coll_fini runs even when eng_coll_init did not */
+    e->join_timer = -1;  /* the same for eng_join_fini */
+    e->match_timer = -1; /* and eng_member_fini */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

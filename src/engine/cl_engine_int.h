@@ -194,6 +194,7 @@ struct cl_engine {
                                    was up (0: it was not lost) */
     double *initial_not_member; /* per initial peer: when it last answered NOT_MEMBER */
     int refused_reason;         /* last definitive refusal */
+    int join_timer; /* _join's timer in timers (-1 until eng_join_start) */
     double join_deadline;
     double next_join_try;
     bool standby_logged;
@@ -201,6 +202,7 @@ struct cl_engine {
     bool have_redirect;
     /* Coordinator: matchmaking of the world group. */
     double match_since;          /* 0 = nobody asked yet */
+    int match_timer;             /* _member's timer in timers: the window's end (-1 before init) */
     uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
     bool match_asked;
     /* Collectives. */
@@ -310,8 +312,15 @@ int eng_join_start(struct cl_engine *e);
 int eng_initial_index(struct cl_engine *e, const uint8_t key[32]);
 /* Sends this peer's JOIN to key. */
 void eng_send_join(struct cl_engine *e, const uint8_t key[32]);
-/* Retries and the deadline of a peer that is joining or a standby. */
-void eng_join_timer(struct cl_engine *e, double now);
+/* A view left this member out (the others lost contact with it): it
+   joins again through the coordinator, with no deadline. */
+void eng_join_again(struct cl_engine *e);
+/* Something that founding again depends on changed (a link to an
+   initial peer, a JOIN_REPLY): while this peer joins, it may found the
+   swarm again now, and the join's timer is armed again. */
+void eng_join_changed(struct cl_engine *e);
+/* Removes the join's timer from the loop's set. */
+void eng_join_fini(struct cl_engine *e);
 /* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
    differs from the swarm's. */
 bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s);
@@ -405,8 +414,12 @@ void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
 /* The failure detector, its context built here (cl_engine_start). */
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 /* Registers membership's messages with the loop (JOIN, JOIN_REPLY, VIEW,
-   HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message). */
-void eng_member_init(struct cl_engine *e);
+   HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message) and the
+   matchmaking window's timer with its set.  COLLAB_ERR_NO_MEM when the
+   set is full. */
+int eng_member_init(struct cl_engine *e);
+/* Removes the matchmaking window's timer from the loop's set. */
+void eng_member_fini(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */
@@ -438,7 +451,6 @@ void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);
-double eng_member_timer(struct cl_engine *e, double now);
 void eng_goodbye_all(struct cl_engine *e);
 /* cl_engine_coll_env.c: the 32-byte key this peer shares with the peer of
    public key `peer`:

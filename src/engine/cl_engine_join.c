@@ -31,6 +31,15 @@
     completed a handshake within cfg.monitor_found_after seconds (and none
     redirected it), nobody of its last run is left, and it founds the
     swarm again then rather than at the join deadline.
+
+    Deadlines.  While this peer joins (or waits as a standby) one timer in
+    the loop's set (e->join_timer) is armed at the earliest of the next
+    JOIN (next_join_try), the join's deadline and the moment founding
+    again becomes due by the clock (the grace after the last initial peer
+    was lost; a monitor's monitor_found_after); its callback acts and arms
+    it again while this peer joins.  What events change (a link up, down
+    or refused, a JOIN_REPLY) is looked at when they come
+    (eng_join_changed): a joiner may found again then.
 */
 #include "engine/cl_engine_elastic.h" /* checkpoints: a resuming rank */
 #include "engine/cl_engine_int.h"
@@ -114,10 +123,65 @@ static cl_settings_t s_own_settings(const struct cl_engine *e)
                            e->cfg.verify};
 }
 
+static void on_join_timer(void *arg, double now);
+
+static bool joining(const struct cl_engine *e)
+{
+    return e->state == ENG_JOINING || e->state == ENG_STANDBY;
+}
+
+/* When founding again becomes due by the clock alone (see "Founding
+   again" and "A restarted collab-monitor" above); infinity when only
+   events can change the answer now. */
+static double found_deadline(const struct cl_engine *e, double now)
+{
+    if (e->state != ENG_JOINING || e->ninitial == 0)
+        return INFINITY;
+    double t = INFINITY;
+    if (e->cfg.monitor) {
+        if (e->cfg.monitor_found_after > 0 && !e->have_redirect)
+            t = e->join_deadline - eng_join_limit(e->cfg.timeout) + e->cfg.monitor_found_after;
+    } else if (!e->cfg.client_mode) {
+        double lost = 0;
+        for (size_t i = 0; i < e->ninitial; i++)
+            if (e->initial_state[i] != 2 && e->initial_lost[i] > 0)
+                lost = fmax(lost, e->initial_lost[i]);
+        if (lost > 0)
+            t = lost + eng_found_grace(e->cfg.timeout);
+    }
+    return t > now ? t : INFINITY;
+}
+
+/* Arms the join's timer at its earliest deadline while this peer joins,
+   cancels it otherwise. */
+static void join_arm(struct cl_engine *e, double now)
+{
+    if (e->join_timer < 0)
+        return;
+    if (!joining(e)) {
+        cl_timer_cancel(e->timers, e->join_timer);
+        return;
+    }
+    double t = fmin(e->next_join_try, found_deadline(e, now));
+    if (e->join_deadline > 0)
+        t = fmin(t, e->join_deadline);
+    cl_timer_arm(e->timers, e->join_timer, t);
+}
+
+void eng_join_fini(struct cl_engine *e)
+{
+    if (e->join_timer >= 0)
+        cl_timer_remove(e->timers, e->join_timer);
+    e->join_timer = -1;
+}
+
 int eng_join_start(struct cl_engine *e)
 {
     const char *text = e->cfg.initial_peers;
     char err[512];
+    e->join_timer = cl_timer_add(e->timers, on_join_timer, e);
+    if (e->join_timer < 0)
+        return COLLAB_ERR_NO_MEM;
     if (text != NULL && text[0] != '\0') {
         if (cl_addr_parse_list(text, true, &e->initial, &e->ninitial, err, sizeof err) != 0) {
             cl_error("COLLAB_INITIAL_PEERS: %s", err);
@@ -161,7 +225,25 @@ int eng_join_start(struct cl_engine *e)
             cl_transport_connect(e->tp, e->initial[i].key, addr) != COLLAB_OK)
             e->initial_state[i] = 2;
     }
+    join_arm(e, now);
     return COLLAB_OK;
+}
+
+void eng_join_again(struct cl_engine *e)
+{
+    /* The coordinator lost contact with us; ask to come back. */
+    cl_peer_t *c = cl_member_coordinator(e->mb);
+    cl_error("this peer was removed from the swarm (the others lost contact with it); "
+             "rejoining");
+    e->state = ENG_JOINING;
+    if (c != NULL) {
+        memcpy(e->redirect_key, c->key, 32);
+        e->have_redirect = true;
+        (void)cl_transport_connect(e->tp, c->key, c->address);
+    }
+    e->next_join_try = eng_now();
+    e->join_deadline = 0; /* no deadline for a rejoin */
+    join_arm(e, e->next_join_try);
 }
 
 /* See "A restarted collab-monitor" above.  True when this monitor
@@ -172,7 +254,7 @@ static bool monitor_found_again(struct cl_engine *e, double now)
         e->have_redirect)
         return false;
     double started = e->join_deadline - eng_join_limit(e->cfg.timeout);
-    if (now - started < e->cfg.monitor_found_after)
+    if (now < started + e->cfg.monitor_found_after) /* as found_deadline arms it */
         return false;
     for (size_t i = 0; i < e->ninitial; i++)
         if (e->initial_state[i] == 1 || e->initial_lost[i] > 0)
@@ -207,7 +289,8 @@ static bool maybe_found_again(struct cl_engine *e, double now)
         if (e->initial_state[i] == 2)
             continue;
         if (e->initial_lost[i] > 0) { /* down since (an UP clears it) */
-            if (now - e->initial_lost[i] < grace)
+            /* Compared as found_deadline arms the join's timer. */
+            if (now < e->initial_lost[i] + grace)
                 return false;
             lost = fmax(lost, e->initial_lost[i]);
             gone++;
@@ -243,7 +326,8 @@ static bool maybe_found_again(struct cl_engine *e, double now)
     return true;
 }
 
-void eng_join_timer(struct cl_engine *e, double now)
+/* The join's timer: the deadline, founding again, the next JOIN. */
+static void join_step(struct cl_engine *e, double now)
 {
     if (e->join_deadline > 0 && now >= e->join_deadline && e->state == ENG_STANDBY) {
         /* Every STANDBY answer moves the deadline: the swarm went away
@@ -306,6 +390,23 @@ void eng_join_timer(struct cl_engine *e, double now)
                                                           : "refused");
         eng_fail_init(e, COLLAB_ERR_NETWORK);
     }
+}
+
+static void on_join_timer(void *arg, double now)
+{
+    struct cl_engine *e = arg;
+    if (joining(e))
+        join_step(e, now);
+    join_arm(e, now);
+}
+
+void eng_join_changed(struct cl_engine *e)
+{
+    if (!joining(e))
+        return;
+    double now = eng_now();
+    (void)maybe_found_again(e, now);
+    join_arm(e, now);
 }
 
 bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s)
@@ -655,4 +756,5 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
         break;
     }
     }
+    eng_join_changed(e); /* e.g. the last initial peer not lost answered NOT_MEMBER */
 }

@@ -227,6 +227,10 @@ static void note_joined(struct cl_engine *e, int r)
    (eng_fan_out_view). */
 static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 {
+    /* The records changed: whether this peer still coordinates (a view
+       that admits a lower rank, or leaves this peer out, ends its
+       tenure). */
+    eng_suspect_tenure(e->susp);
     if (e->state != ENG_MEMBER && cl_member_self(e->mb) != NULL &&
         cl_member_self(e->mb)->state != CL_PEER_GONE)
         eng_become_member(e, false);
@@ -240,20 +244,8 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         if (memcmp(p->key, e->self_key, 32) != 0)
             eng_suspect_forget(e->susp, p);
     }
-    if (d->self_removed && e->state == ENG_MEMBER) {
-        /* The coordinator lost contact with us; ask to come back. */
-        cl_peer_t *c = cl_member_coordinator(e->mb);
-        cl_error("this peer was removed from the swarm (the others lost contact with it); "
-                 "rejoining");
-        e->state = ENG_JOINING;
-        if (c != NULL) {
-            memcpy(e->redirect_key, c->key, 32);
-            e->have_redirect = true;
-            (void)cl_transport_connect(e->tp, c->key, c->address);
-        }
-        e->next_join_try = eng_now();
-        e->join_deadline = 0; /* no deadline for a rejoin */
-    }
+    if (d->self_removed && e->state == ENG_MEMBER)
+        eng_join_again(e);
     if (d->group_closed_now) {
         cl_peer_t *grp[1];
         size_t n = cl_member_group(e->mb, grp, 1);
@@ -263,6 +255,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
 }
 
 static void maybe_close_group(struct cl_engine *e, double now);
+static void match_asked(struct cl_engine *e, double now);
 
 void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
@@ -287,7 +280,7 @@ static void maybe_close_group(struct cl_engine *e, double now)
        nobody else can come, and waiting for the window is in vain. */
     bool close =
         (int)n >= s->world_size || (int)n >= s->target_group || e->njoined >= s->world_size;
-    if (!close && !s->strict && now - e->match_since >= e->cfg.matchmaking_time &&
+    if (!close && !s->strict && now >= e->match_since + e->cfg.matchmaking_time &&
         (int)n >= e->cfg.min_group)
         close = true;
     if (!close)
@@ -307,8 +300,7 @@ void eng_request_match(struct cl_engine *e)
         return;
     if (eng_self_coordinates(e)) {
         eng_take_over(e);
-        if (e->match_since <= 0)
-            e->match_since = eng_now();
+        match_asked(e, eng_now());
         maybe_close_group(e, eng_now());
         return;
     }
@@ -399,6 +391,8 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
     if (rc == 1)
         apply_delta(e, &d);
     cl_member_delta_clear(&d);
+    if (rc == 1)
+        maybe_close_group(e, eng_now()); /* a coordinator's count changed */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -455,6 +449,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
     case CL_TP_MESSAGE:
         break;
     }
+    eng_join_changed(e); /* a joiner may found again */
 }
 
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
@@ -522,8 +517,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
            notices the failure of the one before it, and its clock then
            runs from the first request it got. */
         if (member && e->state == ENG_MEMBER && !cl_member_group_closed(e->mb)) {
-            if (e->match_since <= 0)
-                e->match_since = eng_now();
+            match_asked(e, eng_now());
             maybe_close_group(e, eng_now());
         }
         break;
@@ -561,27 +555,25 @@ static void ctx_checked(void *arg, bool coordinator, double now)
     }
 }
 
-double eng_member_timer(struct cl_engine *e, double now)
+/* The end of the matchmaking window (match_since +
+   COLLAB_MATCHMAKING_TIME): the one deadline of matchmaking.  Every other
+   condition of forming the group changes with an event that looks at it
+   (a view installed or committed, a MATCH, each check of silent members
+   while this peer coordinates). */
+static void on_match_timer(void *arg, double now)
 {
-    double next = now + ENG_IDLE_WAKE;
-    eng_suspect_tenure(e->susp);
-    if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
-        eng_join_timer(e, now);
-        if (e->state == ENG_JOINING || e->state == ENG_STANDBY) {
-            next = fmin(next, e->next_join_try);
-            if (e->join_deadline > 0)
-                next = fmin(next, e->join_deadline);
-        }
-        return next;
-    }
-    if (e->state != ENG_MEMBER)
-        return next;
-    if (e->match_since > 0 && !cl_member_group_closed(e->mb)) {
+    struct cl_engine *e = arg;
+    if (e->state == ENG_MEMBER)
         maybe_close_group(e, now);
-        if (!cl_member_group_closed(e->mb))
-            next = fmin(next, fmax(now + ENG_MATCH_POLL, e->match_since + e->cfg.matchmaking_time));
-    }
-    return next;
+}
+
+/* Someone asked for the group (match_since is set): the window's end is
+   armed. */
+static void match_asked(struct cl_engine *e, double now)
+{
+    if (e->match_since <= 0)
+        e->match_since = now;
+    cl_timer_arm(e->timers, e->match_timer, e->match_since + e->cfg.matchmaking_time);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -667,12 +659,21 @@ static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8
     return eng_auth_straggler_vote(arg, subject, reporter, group_size);
 }
 
-void eng_member_init(struct cl_engine *e)
+int eng_member_init(struct cl_engine *e)
 {
     static const int types[] = {CL_MSG_JOIN,      CL_MSG_JOIN_REPLY, CL_MSG_VIEW,  CL_MSG_HEARTBEAT,
                                 CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         eng_on_type(e, types[i], eng_member_on_message);
+    e->match_timer = cl_timer_add(e->timers, on_match_timer, e);
+    return e->match_timer >= 0 ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_member_fini(struct cl_engine *e)
+{
+    if (e->match_timer >= 0)
+        cl_timer_remove(e->timers, e->match_timer);
+    e->match_timer = -1;
 }
 
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)

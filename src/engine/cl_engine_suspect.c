@@ -145,7 +145,8 @@ void eng_suspect_take_over(eng_suspect_t *s)
 void eng_suspect_tenure(eng_suspect_t *s)
 {
     /* A tenure as coordinator ends when this peer no longer coordinates;
-       eng_suspect_take_over begins the next one. */
+       eng_suspect_take_over begins the next one.  Asked where that can
+       change: a view installed (_member), a suspect revived (revive). */
     if (s->coordinating && !eng_suspect_coordinates(s))
         s->coordinating = false;
 }
@@ -156,8 +157,10 @@ void eng_suspect_started(eng_suspect_t *s, bool founder)
     s->next_heartbeat = now;
     s->next_check = now + s->ctx.hb_interval;
     cl_timer_arm(s->ctx.timers, s->timer, now);
-    if (founder)
-        s->coordinating = true; /* no coordinator before it: nothing to take over */
+    /* A membership begins a tenure only for a founder (no coordinator
+       before it: nothing to take over); one that was a member before
+       coordinated nothing while it was out. */
+    s->coordinating = founder;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -522,11 +525,14 @@ static void on_heartbeat_epoch(eng_suspect_t *s, cl_peer_t *from, const uint8_t 
 }
 
 /* A suspect whose connection still works, and that did not say goodbye,
-   was only slow. */
-static void revive(cl_peer_t *p)
+   was only slow.  Alive again, it may coordinate again, which ends this
+   peer's tenure. */
+static void revive(eng_suspect_t *s, cl_peer_t *p)
 {
-    if (p->state == CL_PEER_SUSPECT && !p->link_closed && p->suspect_reason != REASON_LEFT)
+    if (p->state == CL_PEER_SUSPECT && !p->link_closed && p->suspect_reason != REASON_LEFT) {
         p->state = CL_PEER_ALIVE;
+        eng_suspect_tenure(s);
+    }
 }
 
 void eng_suspect_heard(eng_suspect_t *s, cl_peer_t *p)
@@ -563,9 +569,8 @@ void eng_suspect_forget(eng_suspect_t *s, cl_peer_t *p)
 
 void eng_suspect_excuse(eng_suspect_t *s, cl_peer_t *p, double now)
 {
-    (void)s;
     p->last_heard = now;
-    revive(p);
+    revive(s, p);
 }
 
 void eng_suspect_on_message(eng_suspect_t *s, cl_peer_t *from, const uint8_t key[32],
@@ -576,7 +581,7 @@ void eng_suspect_on_message(eng_suspect_t *s, cl_peer_t *from, const uint8_t key
     switch (m->hdr.type) {
     case CL_MSG_HEARTBEAT:
         if (member && self_member)
-            revive(from); /* it was only slow */
+            revive(s, from); /* it was only slow */
         if (self_member)
             on_heartbeat_epoch(s, from, key, m->u.heartbeat.epoch);
         break;

@@ -93,7 +93,8 @@ const char *eng_suspect_reason_text(int reason);
 
 /* This peer became a member: heartbeats start (its timer is armed now;
    it runs while this peer is a member); a founder coordinates from the
-   start (there is nothing to take over). */
+   start (there is nothing to take over), any other begins no tenure (one
+   that rejoins coordinated nothing while it was out). */
 void eng_suspect_started(eng_suspect_t *s, bool founder);
 /* Whether this peer is a member and its own coordinator
    (cl_member_coordinator).  Pure. */
@@ -129,7 +130,9 @@ void eng_suspect_forget(eng_suspect_t *s, cl_peer_t *p);
    a suspect that did not say goodbye and whose connection works is alive
    again). */
 void eng_suspect_excuse(eng_suspect_t *s, cl_peer_t *p, double now);
-/* Ends a tenure as coordinator when this peer no longer coordinates. */
+/* Ends a tenure as coordinator when this peer no longer coordinates:
+   called where that can change, by _member after each view it installs
+   and by this component when a suspect is alive again. */
 void eng_suspect_tenure(eng_suspect_t *s);
 
 /* A collective found p late (reason CL_SUSPECT_STRAGGLER or _MISMATCH):

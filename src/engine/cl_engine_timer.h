@@ -2,10 +2,8 @@
     deadlines.
 
     Components register their deadlines in the loop's timer set
-    (cl_timer.h); the loop runs what is due each turn, asks the components
-    that still keep a timer function for their next deadline
-    (eng_member_timer), and sleeps until the earliest one or
-    until a message or request arrives.  The periods and limits those deadlines
+    (cl_timer.h); the loop runs what is due each turn and sleeps until
+    the earliest one or until a message or request arrives.  The periods and limits those deadlines
     are made of live here, named, instead of as literals in each
     component, so that one place says how often the engine wakes up and
     how long each wait may last.  Times are seconds of eng_now(), the
@@ -16,9 +14,9 @@
 
 #include <math.h>
 
-/* A component asked with nothing due answers now + ENG_IDLE_WAKE: the loop
-   looks again then even when nothing happens, so a deadline missed by a
-   component's bookkeeping costs at most this long. */
+/* The loop sleeps at most this long: it looks again then even when
+   nothing happens, so a deadline missed by a component's bookkeeping
+   costs at most this long. */
 #define ENG_IDLE_WAKE 5.0
 
 /* Timers the components may register with the loop's set (cl_timer.h):
@@ -42,9 +40,6 @@
 
 /* The loop's poll while a requested leave waits to start. */
 #define ENG_LEAVE_POLL 0.1
-
-/* The shortest wait of the coordinator's matchmaking window. */
-#define ENG_MATCH_POLL 0.01
 
 /* How long a joiner tries before it gives up (COLLAB_TIMEOUT = timeout):
    never under 30 s, so that a swarm with a short timeout still admits a

@@ -12,7 +12,9 @@
 */
 #include "engine/cl_engine_int.h"
 
+#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
 #include "el_fixture.h"
+#include "engine_fake.h"
 #include "selftest.h"
 
 #include <math.h>
@@ -22,19 +24,7 @@
 
 /* --- the stubbed rest of the engine ---------------------------------- */
 
-static double s_now = 100.0;
 static int s_goodbyes; /* GOODBYEs sent */
-
-double eng_now(void)
-{
-    return s_now;
-}
-
-const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
-{
-    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
-    return out;
-}
 
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
@@ -43,24 +33,14 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
-{
-    e->on_type[type] = fn;
-}
-
 /* --------------------------------------------------------------------- */
 
 static uint8_t s_keys[3][32];
 
 static struct cl_engine *fake_engine(void)
 {
-    struct cl_engine *e = calloc(1, sizeof *e);
-    CHECK(e != NULL);
+    struct cl_engine *e = fake_engine_alloc(s_keys[0], el_member_of_three(s_keys, 0, s_now));
     e->cfg.timeout = 6.0;
-    memcpy(e->self_key, s_keys[0], 32);
-    e->timers = cl_timer_new(8);
-    e->mb = el_member_of_three(s_keys, 0, s_now);
-    CHECK(e->timers != NULL && e->mb != NULL);
     CHECK(eng_leave_init(e) == COLLAB_OK);
     CHECK(e->on_type[CL_MSG_BYE_ACK] != NULL);
     return e;
@@ -69,10 +49,7 @@ static struct cl_engine *fake_engine(void)
 static void fake_free(struct cl_engine *e)
 {
     eng_leave_fini(e);
-    CHECK(isinf(cl_timer_next(e->timers))); /* its timer went with it */
-    cl_timer_destroy(&e->timers);
-    cl_member_destroy(&e->mb);
-    free(e);
+    fake_engine_release(e); /* its timer went with it */
 }
 
 /* The deadline is armed; the two acknowledgements disarm it. */

@@ -13,6 +13,8 @@
 */
 #include "engine/cl_engine_int.h"
 
+#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
+#include "engine_fake.h"
 #include "selftest.h"
 
 #include <math.h>
@@ -22,20 +24,8 @@
 
 /* --- the stubbed rest of the engine ---------------------------------- */
 
-static double s_now = 100.0;
 static int s_forwarded; /* RELAYED messages sent on */
 static uint8_t s_last_to[32];
-
-double eng_now(void)
-{
-    return s_now;
-}
-
-const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
-{
-    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
-    return out;
-}
 
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
@@ -43,11 +33,6 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
     s_forwarded += m->hdr.type == CL_MSG_RELAYED;
     memcpy(s_last_to, to->key, 32);
     return COLLAB_OK;
-}
-
-void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
-{
-    e->on_type[type] = fn;
 }
 
 void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
@@ -68,19 +53,15 @@ static void admit_client(struct cl_engine *e, const uint8_t key[32], int rank)
 
 static struct cl_engine *fake_monitor(void)
 {
-    struct cl_engine *e = calloc(1, sizeof *e);
-    CHECK(e != NULL);
     char err[256];
-    e->id = cl_identity_new(NULL, err, sizeof err);
-    CHECK(e->id != NULL);
-    memcpy(e->self_key, cl_identity_public_key(e->id), 32);
+    cl_identity_t *id = cl_identity_new(NULL, err, sizeof err);
+    CHECK(id != NULL);
+    struct cl_engine *e = fake_engine_alloc(cl_identity_public_key(id), NULL);
+    e->id = id;
     e->cfg.monitor = true;
     e->cfg.relay = true;
     e->cfg.relay_mbit = 1;
     e->cfg.timeout = 5.0;
-    e->timers = cl_timer_new(8);
-    e->mb = cl_member_new(e->self_key);
-    CHECK(e->timers != NULL && e->mb != NULL);
     cl_settings_t set = {4, false, 0, 3, 0, 1, 16, false};
     CHECK(cl_member_found_monitor(e->mb, "/ip4/127.0.0.1/tcp/9/p2p/m", true, &set) == 0);
     admit_client(e, s_a, 0);
@@ -92,11 +73,8 @@ static struct cl_engine *fake_monitor(void)
 static void fake_free(struct cl_engine *e)
 {
     eng_relay_fini(e);
-    CHECK(isinf(cl_timer_next(e->timers))); /* its timer went with it */
-    cl_timer_destroy(&e->timers);
-    cl_member_destroy(&e->mb);
     cl_identity_destroy(&e->id);
-    free(e);
+    fake_engine_release(e); /* its timer went with it */
 }
 
 /* A RELAY of `len` box bytes from A to dst, as A's link hands it. */

@@ -559,8 +559,12 @@ static void test_straggler_and_corrupt(void)
     fake_fini(&f, &s);
 }
 
-/* A tenure ends when this peer no longer coordinates (it was removed,
-   or it left): the next one raises the epoch again. */
+/* A tenure ends when this peer no longer coordinates, and the next one
+   raises the epoch again.  The component learns of it where that can
+   change: a membership that begins again (eng_suspect_started: only a
+   founder coordinates from the start) and a suspect alive again (its
+   heartbeat, or this peer's own stop excusing it); _member asks after
+   each view it installs (eng_suspect_tenure). */
 static void test_tenure(void)
 {
     fake_t f;
@@ -570,12 +574,45 @@ static void test_tenure(void)
     uint64_t e0 = cl_member_epoch(f.mb);
     eng_suspect_take_over(s);
     CHECK(cl_member_epoch(f.mb) == e0);
-    f.member = false;
+    f.member = false; /* removed, then a member again: a new tenure */
     CHECK(!eng_suspect_coordinates(s));
-    eng_suspect_tenure(s);
     f.member = true;
+    eng_suspect_started(s, false);
     eng_suspect_take_over(s);
     CHECK(cl_member_epoch(f.mb) == e0 + 64);
+    eng_suspect_tenure(s); /* it still coordinates: the tenure goes on */
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e0 + 64);
+    fake_fini(&f, &s);
+
+    /* B (rank 1) coordinates while A (rank 0) is suspect. */
+    fake_init(&f, 1, 10.0);
+    s = fd_new(&f);
+    eng_suspect_started(s, false);
+    cl_peer_t *a = rec(&f, 0);
+    a->state = CL_PEER_SUSPECT;
+    a->suspect_reason = CL_SUSPECT_SILENT;
+    CHECK(eng_suspect_coordinates(s));
+    e0 = cl_member_epoch(f.mb);
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e0 + 64);
+    /* A's heartbeat: it was only slow, and coordinates again. */
+    cl_wire_msg_t hb;
+    memset(&hb, 0, sizeof hb);
+    hb.hdr.type = CL_MSG_HEARTBEAT;
+    hb.u.heartbeat.epoch = cl_member_epoch(f.mb);
+    eng_suspect_on_message(s, a, K[0], &hb);
+    CHECK(a->state == CL_PEER_ALIVE && !eng_suspect_coordinates(s));
+    /* Suspect again: B's next tenure raises the epoch again. */
+    a->state = CL_PEER_SUSPECT;
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e0 + 128);
+    /* This peer's own stop excuses A: the same. */
+    eng_suspect_excuse(s, a, f.now);
+    CHECK(a->state == CL_PEER_ALIVE && !eng_suspect_coordinates(s));
+    a->state = CL_PEER_SUSPECT;
+    eng_suspect_take_over(s);
+    CHECK(cl_member_epoch(f.mb) == e0 + 192);
     fake_fini(&f, &s);
 }
 

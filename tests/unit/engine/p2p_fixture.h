@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine_fake.h" /* fake_peer_desc */
 #include "selftest.h"
 
 #define NPEERS 3
@@ -92,12 +93,6 @@ static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-static const char *f_desc(const cl_peer_t *p, char *out, size_t len)
-{
-    snprintf(out, len, "rank %d", p->rank);
-    return out;
-}
-
 static bool f_comm_rank_is(void *arg, uint64_t comm, int r, int w)
 {
     (void)arg;
@@ -161,7 +156,7 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
                          .member_since = f_member_since,
                          .member_at = f_member_at,
                          .send = f_send,
-                         .desc = f_desc,
+                         .desc = fake_peer_desc,
                          .comm_rank_is = f_comm_rank_is,
                          .link_version = f_link_version,
                          .ban = f_ban,

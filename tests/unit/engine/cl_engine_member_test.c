@@ -1,0 +1,530 @@
+/*  cl_engine_member_test.c - selftest of membership's deadlines
+    (cl_engine_member.c, cl_engine_join.c, with the failure detector of
+    cl_engine_suspect.c) on a fake engine: real membership records and a
+    real timer set that the test runs as the loop would; the engine's
+    clock, send, log description and the rest of the engine stubbed here,
+    the transport's calls recorded (linked with --wrap).
+
+    The join's timer: armed at start by the next JOIN, again by its
+    callback while this peer joins, the join's deadline (a joiner gives
+    up), the end of the grace after an initial peer was lost (a joiner
+    founds the swarm again then, not at its next JOIN); the events
+    founding again depends on (a NOT_MEMBER answer, a refused link) looked
+    at when they come; a member a view leaves out joins again at once.
+    The matchmaking window: its end armed when the group is asked for
+    (eng_request_match, a MATCH), the group formed then.  The
+    coordinator's tenure ends with the view that admits a lower rank.
+*/
+#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_int.h"
+
+#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
+#include "engine_fake.h"
+#include "selftest.h"
+#include "util/cl_identity.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- the stubbed rest of the engine ---------------------------------- */
+
+#define MAXSENT 64
+static struct {
+    int type;
+    uint8_t to[32];
+} s_sent[MAXSENT]; /* every message sent, replied or sent by key */
+static int s_nsent;
+static int s_connects; /* cl_transport_connect calls */
+static bool s_link[4]; /* whether this peer has a link to s_keys[i] */
+static uint8_t s_keys[4][32];
+static int s_members_told; /* eng_fan_out_member: this peer became a member */
+
+static void record(int type, const uint8_t to[32])
+{
+    if (s_nsent < MAXSENT) {
+        s_sent[s_nsent].type = type;
+        memcpy(s_sent[s_nsent].to, to, 32);
+        s_nsent++;
+    }
+}
+
+/* Messages of type sent to s_keys[to] (any key when to < 0). */
+static int sent(int type, int to)
+{
+    int n = 0;
+    for (int i = 0; i < s_nsent; i++)
+        n += s_sent[i].type == type && (to < 0 || memcmp(s_sent[i].to, s_keys[to], 32) == 0);
+    return n;
+}
+
+int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    (void)e;
+    record(m->hdr.type, to->key);
+    return COLLAB_OK;
+}
+
+void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
+{
+    (void)e, (void)d;
+}
+
+void eng_fan_out_view(struct cl_engine *e)
+{
+    (void)e;
+}
+
+void eng_fan_out_member(struct cl_engine *e)
+{
+    (void)e;
+    s_members_told++;
+}
+
+void eng_fan_out_weight(struct cl_engine *e)
+{
+    (void)e;
+}
+
+bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch)
+{
+    return epoch <= own || epoch - own <= 1024;
+}
+
+bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience)
+{
+    (void)e, (void)patience;
+    return ahead;
+}
+
+bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+                             const uint8_t reporter[32], size_t group_size)
+{
+    (void)e, (void)subject, (void)reporter, (void)group_size;
+    return true;
+}
+
+void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
+{
+    (void)e, (void)key;
+}
+
+int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    (void)e, (void)key, (void)j;
+    return 1; /* reachable */
+}
+
+void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
+{
+    (void)e, (void)key;
+}
+
+bool eng_el_boundaries_known(struct cl_engine *e)
+{
+    (void)e;
+    return true;
+}
+
+void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
+{
+    (void)e, (void)key;
+}
+
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
+{
+    (void)e, (void)key;
+}
+
+void eng_report_late_seen(eng_report_t *r, double now)
+{
+    (void)r, (void)now;
+}
+
+/* collab_init's request: the fake engine has none (init_req is NULL). */
+bool cl_request_done(collab_request_t *r)
+{
+    (void)r;
+    return true;
+}
+
+void cl_request_complete(collab_request_t *r, int status)
+{
+    (void)r, (void)status;
+}
+
+int cl_comm_rank_of_world(const collab_comm_t *comm, int world)
+{
+    (void)comm;
+    return world;
+}
+
+/* The transport, recorded. */
+
+static int key_index(const uint8_t key[32])
+{
+    for (int i = 0; i < 4; i++)
+        if (memcmp(key, s_keys[i], 32) == 0)
+            return i;
+    return -1;
+}
+
+int __wrap_cl_transport_send(cl_transport_t *tp, const uint8_t key[32], cl_wire_msg_t *m);
+int __wrap_cl_transport_send(cl_transport_t *tp, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    (void)tp;
+    record(m->hdr.type, key);
+    return COLLAB_OK;
+}
+
+int __wrap_cl_transport_reply(cl_transport_t *tp, const uint8_t key[32], cl_wire_msg_t *m);
+int __wrap_cl_transport_reply(cl_transport_t *tp, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    (void)tp;
+    record(m->hdr.type, key);
+    return COLLAB_OK;
+}
+
+int __wrap_cl_transport_connect(cl_transport_t *tp, const uint8_t key[32], const char *addr);
+int __wrap_cl_transport_connect(cl_transport_t *tp, const uint8_t key[32], const char *addr)
+{
+    (void)tp, (void)key, (void)addr;
+    s_connects++;
+    return COLLAB_OK;
+}
+
+bool __wrap_cl_transport_has_link(cl_transport_t *tp, const uint8_t key[32]);
+bool __wrap_cl_transport_has_link(cl_transport_t *tp, const uint8_t key[32])
+{
+    (void)tp;
+    int i = key_index(key);
+    return i >= 0 && s_link[i];
+}
+
+const char *__wrap_cl_transport_address(const cl_transport_t *tp);
+const char *__wrap_cl_transport_address(const cl_transport_t *tp)
+{
+    (void)tp;
+    return "/ip4/127.0.0.1/tcp/9000/p2p/self";
+}
+
+int __wrap_cl_transport_link_version(cl_transport_t *tp, const uint8_t key[32]);
+int __wrap_cl_transport_link_version(cl_transport_t *tp, const uint8_t key[32])
+{
+    (void)tp, (void)key;
+    return 0;
+}
+
+void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds);
+void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds)
+{
+    (void)tp, (void)key, (void)seconds;
+}
+
+void __wrap_cl_transport_set_client(cl_transport_t *tp);
+void __wrap_cl_transport_set_client(cl_transport_t *tp)
+{
+    (void)tp;
+}
+
+void __wrap_cl_transport_set_min_version(cl_transport_t *tp, int version, const char *why);
+void __wrap_cl_transport_set_min_version(cl_transport_t *tp, int version, const char *why)
+{
+    (void)tp, (void)version, (void)why;
+}
+
+/* --------------------------------------------------------------------- */
+
+/* The address of s_keys[i], as COLLAB_INITIAL_PEERS lists it. */
+static void address_of(int i, char *out, size_t len)
+{
+    char id[64];
+    CHECK(cl_base58_encode(s_keys[i], 32, id, sizeof id) == 0);
+    snprintf(out, len, "/ip4/127.0.0.1/tcp/%d/p2p/%s", 9001 + i, id);
+}
+
+/* A fake engine whose key is s_keys[0], world size 4, COLLAB_TIMEOUT 2 s
+   (the founding grace: 1 s), listing initial peers s_keys[1..ninitial]
+   (none: it founds, as rank `rank`). */
+static struct cl_engine *fake_engine(int ninitial, int rank)
+{
+    struct cl_engine *e = fake_engine_alloc(s_keys[0], NULL);
+    e->coll_timer = e->join_timer = e->match_timer = -1;
+    e->cfg.timeout = 2.0;
+    e->cfg.world_size = 4;
+    e->cfg.target_group = 4;
+    e->cfg.min_group = 1;
+    e->cfg.matchmaking_time = 5.0;
+    e->cfg.weight = 1.0;
+    e->cfg.rank = rank;
+    e->cfg.wire_version = CL_WIRE_VERSION;
+    e->hb_interval = 0.5;
+    static char list[1024];
+    list[0] = '\0';
+    for (int i = 1; i <= ninitial; i++) {
+        char a[256];
+        address_of(i, a, sizeof a);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i > 1 ? "," : "", a);
+    }
+    e->cfg.initial_peers = ninitial > 0 ? list : NULL;
+    e->susp = eng_member_suspect_new(e);
+    CHECK(e->susp != NULL);
+    CHECK(eng_member_init(e) == COLLAB_OK);
+    memset(s_link, 0, sizeof s_link);
+    s_nsent = s_connects = s_members_told = 0;
+    CHECK(eng_join_start(e) == COLLAB_OK);
+    return e;
+}
+
+static void fake_free(struct cl_engine *e)
+{
+    eng_join_fini(e);
+    eng_member_fini(e);
+    eng_suspect_destroy(&e->susp);
+    free(e->initial);
+    free(e->initial_state);
+    free(e->initial_lost);
+    free(e->initial_not_member);
+    free(e->joined);
+    e->cfg.initial_peers = NULL;
+    fake_engine_release(e);
+}
+
+static double join_due(const struct cl_engine *e)
+{
+    return cl_timer_when(e->timers, e->join_timer);
+}
+
+static void link_event(struct cl_engine *e, int i, cl_tp_event_kind_t kind)
+{
+    cl_tp_event_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = kind;
+    memcpy(ev.key, s_keys[i], 32);
+    ev.reason = CL_REFUSE_AUTH;
+    s_link[i] = kind == CL_TP_UP;
+    eng_member_on_event(e, &ev);
+}
+
+static void join_reply(struct cl_engine *e, int i, int status)
+{
+    cl_wire_join_reply_t r;
+    memset(&r, 0, sizeof r);
+    r.status = (uint8_t)status;
+    r.settings.world_size = 4;
+    eng_on_join_reply(e, s_keys[i], &r);
+}
+
+/* A joiner sends JOIN at start (as each link comes up) and again every
+   ENG_JOIN_RETRY: its timer, armed at start, arms itself again; at the
+   join's deadline it gives up, and its timer stops. */
+static void test_retry_and_deadline(void)
+{
+    s_now = 100.0;
+    struct cl_engine *e = fake_engine(2, -1);
+    CHECK(e->state == ENG_JOINING && s_connects == 2);
+    CHECK(join_due(e) == 101.0); /* armed at start */
+    link_event(e, 1, CL_TP_UP);
+    CHECK(sent(CL_MSG_JOIN, 1) == 1);
+    fake_run_until(e->timers, 101.0);
+    CHECK(sent(CL_MSG_JOIN, 1) == 2); /* again; peer 2 is connected to again */
+    CHECK(s_connects == 3);
+    CHECK(join_due(e) == 102.0); /* armed again by its callback */
+    fake_run_until(e->timers, 104.0);
+    CHECK(sent(CL_MSG_JOIN, 1) == 5);
+    /* The deadline: max(30 s, 4 x COLLAB_TIMEOUT) after start. */
+    fake_run_until(e->timers, 129.5);
+    CHECK(e->state == ENG_JOINING);
+    fake_run_until(e->timers, 130.0);
+    CHECK(e->state == ENG_LEFT);
+    CHECK(isinf(join_due(e))); /* not joining: it stopped */
+    fake_free(e);
+}
+
+/* Initial peer 1 goes down, peer 2 answers NOT_MEMBER: once peer 1 has
+   been gone for the grace (1 s), this peer (the lowest key of those
+   waiting) founds the swarm again, at the grace's end, not at its next
+   JOIN. */
+static void test_found_at_grace(void)
+{
+    s_now = 100.0;
+    struct cl_engine *e = fake_engine(2, -1);
+    link_event(e, 1, CL_TP_UP);
+    link_event(e, 2, CL_TP_UP);
+    s_now = 100.5;
+    link_event(e, 1, CL_TP_DOWN);
+    CHECK(join_due(e) == 101.0);
+    s_now = 100.6;
+    join_reply(e, 2, CL_JOIN_NOT_MEMBER);
+    CHECK(e->state == ENG_JOINING); /* not yet gone for the grace */
+    fake_run_until(e->timers, 101.0);
+    CHECK(e->state == ENG_JOINING);
+    CHECK(join_due(e) == 101.5); /* the grace's end, before the next JOIN */
+    fake_run_until(e->timers, 101.5);
+    CHECK(e->state == ENG_MEMBER && s_members_told == 1);
+    CHECK(isinf(join_due(e)));
+    fake_free(e);
+}
+
+/* The grace is over but peer 2 was not heard since: its NOT_MEMBER, when
+   it comes, founds at once.  With a third peer that never answered,
+   founding waits for it; its refusal founds at once. */
+static void test_found_on_events(void)
+{
+    s_now = 100.0;
+    struct cl_engine *e = fake_engine(2, -1);
+    link_event(e, 1, CL_TP_UP);
+    link_event(e, 2, CL_TP_UP);
+    s_now = 100.2;
+    link_event(e, 1, CL_TP_DOWN);
+    fake_run_until(e->timers, 101.4); /* the grace ended at 101.2 */
+    CHECK(e->state == ENG_JOINING);
+    CHECK(join_due(e) == 102.0);
+    join_reply(e, 2, CL_JOIN_NOT_MEMBER);
+    CHECK(e->state == ENG_MEMBER);
+    fake_free(e);
+
+    s_now = 100.0;
+    e = fake_engine(3, -1);
+    link_event(e, 1, CL_TP_UP);
+    link_event(e, 2, CL_TP_UP);
+    s_now = 100.2;
+    link_event(e, 1, CL_TP_DOWN);
+    s_now = 100.3;
+    join_reply(e, 2, CL_JOIN_NOT_MEMBER);
+    fake_run_until(e->timers, 101.4);
+    CHECK(e->state == ENG_JOINING); /* peer 3 may be a member */
+    link_event(e, 3, CL_TP_REFUSED);
+    CHECK(e->state == ENG_MEMBER);
+    fake_free(e);
+}
+
+/* The view of the coordinator's table ct (s_keys[1]), as its VIEW. */
+static void view_from(struct cl_engine *e, cl_member_t *ct)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_VIEW;
+    CHECK(cl_member_view(ct, &m.u.view) == 0);
+    eng_member_on_message(e, cl_member_find(e->mb, s_keys[1]), s_keys[1], &m);
+    free(m.u.view.members);
+}
+
+/* A member that a view leaves out joins again at once through the
+   coordinator: the join's timer, stopped while it was a member, is
+   armed by the rejoin. */
+static void test_rejoin(void)
+{
+    s_now = 100.0;
+    struct cl_engine *e = fake_engine(1, -1);
+    link_event(e, 1, CL_TP_UP);
+    cl_settings_t set = {4, false, 0, 4, 0, 0, 0, false};
+    cl_member_t *ct = cl_member_new(s_keys[1]);
+    CHECK(cl_member_found(ct, 0, "/ip4/127.0.0.1/tcp/9002/p2p/c", false, 1.0, &set) == 0);
+    cl_member_delta_t d;
+    char a[256];
+    address_of(0, a, sizeof a);
+    CHECK(cl_member_admit(ct, s_keys[0], 1, a, false, 1.0, s_now, &d) == 0);
+    cl_member_delta_clear(&d);
+    s_now = 100.5;
+    view_from(e, ct);
+    CHECK(e->state == ENG_MEMBER);
+    fake_run_until(e->timers, 101.5); /* the join's timer found it a member: stopped */
+    CHECK(isinf(join_due(e)));
+    CHECK(cl_member_remove(ct, (const uint8_t(*)[32])s_keys[0], 1, s_now, &d) == 1);
+    cl_member_delta_clear(&d);
+    int joins = sent(CL_MSG_JOIN, 1);
+    view_from(e, ct);
+    CHECK(e->state == ENG_JOINING);
+    CHECK(join_due(e) == s_now); /* at once */
+    fake_run_until(e->timers, s_now);
+    CHECK(sent(CL_MSG_JOIN, 1) > joins);
+    cl_member_destroy(&ct);
+    fake_free(e);
+}
+
+/* A JOIN to this peer, the coordinator, from s_keys[i] asking for rank. */
+static void join_from(struct cl_engine *e, int i, int rank)
+{
+    cl_wire_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.hdr.type = CL_MSG_JOIN;
+    m.u.join.rank = rank;
+    m.u.join.weight = 1.0;
+    address_of(i, m.u.join.address, sizeof m.u.join.address);
+    eng_member_on_message(e, cl_member_find(e->mb, s_keys[i]), s_keys[i], &m);
+}
+
+/* The founder (rank 0) coordinates; peer 1 joins.  The group is asked
+   for (by this peer, or by a MATCH of peer 1): the window's end is armed
+   and forms the group then (2 of 4 ranks, COLLAB_MIN_GROUP=1), not at
+   the next check of silent members. */
+static void test_matchmaking(void)
+{
+    for (int by_match = 0; by_match < 2; by_match++) {
+        s_now = 100.0;
+        struct cl_engine *e = fake_engine(0, 0);
+        e->cfg.timeout = 10.0; /* peer 1 stays a member without heartbeats */
+        CHECK(e->state == ENG_MEMBER && eng_self_coordinates(e));
+        join_from(e, 1, -1);
+        cl_peer_t *p = cl_member_find(e->mb, s_keys[1]);
+        CHECK(p != NULL && p->state == CL_PEER_ALIVE && p->rank == 1);
+        CHECK(isinf(cl_timer_when(e->timers, e->match_timer)));
+        /* Off the grid of the checks of silent members (every 0.5 s from
+           100), which look at the group too. */
+        fake_run_until(e->timers, 100.7);
+        if (by_match) {
+            cl_wire_msg_t m;
+            memset(&m, 0, sizeof m);
+            m.hdr.type = CL_MSG_MATCH;
+            eng_member_on_message(e, p, s_keys[1], &m);
+        } else {
+            eng_request_match(e);
+        }
+        double end = cl_timer_when(e->timers, e->match_timer);
+        CHECK(fabs(end - 105.7) < 1e-9);
+        fake_run_until(e->timers, 105.6);
+        CHECK(!cl_member_group_closed(e->mb));
+        s_nsent = 0;
+        fake_run_until(e->timers, fmin(end, 105.8)); /* the next check is at 106 */
+        CHECK(cl_member_group_closed(e->mb));
+        CHECK(sent(CL_MSG_VIEW, 1) == 1); /* the view that forms it */
+        fake_free(e);
+    }
+}
+
+/* This peer founded as rank 1 and coordinates; a joiner takes rank 0:
+   the view that admits it ends this peer's tenure, so that when rank 0
+   fails this peer's next tenure raises the epoch above every view of
+   rank 0's. */
+static void test_tenure(void)
+{
+    s_now = 100.0;
+    struct cl_engine *e = fake_engine(0, 1);
+    CHECK(eng_self_coordinates(e));
+    join_from(e, 1, 0);
+    cl_peer_t *p = cl_member_find(e->mb, s_keys[1]);
+    CHECK(p != NULL && p->rank == 0 && !eng_self_coordinates(e));
+    uint64_t epoch = cl_member_epoch(e->mb);
+    p->state = CL_PEER_SUSPECT; /* rank 0 fails */
+    p->suspect_reason = CL_SUSPECT_SILENT;
+    CHECK(eng_self_coordinates(e));
+    eng_take_over(e);
+    CHECK(cl_member_epoch(e->mb) >= epoch + 64);
+    fake_free(e);
+}
+
+int main(void)
+{
+    for (int i = 0; i < 4; i++)
+        memset(s_keys[i], 0x11 * (i + 1), 32); /* s_keys[0], this peer's, is the lowest */
+    test_retry_and_deadline();
+    test_found_at_grace();
+    test_found_on_events();
+    test_rejoin();
+    test_matchmaking();
+    test_tenure();
+    printf("cl_engine_member_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
+    return s_failures != 0;
+}

@@ -1,0 +1,93 @@
+/*  engine_fake.h - the fake engine of the selftests whose component is
+    not yet behind a context (cl_engine_leave_test, cl_engine_relay_test,
+    cl_engine_member_test): the engine's clock (s_now, eng_now), its log
+    description of a peer (eng_peer_desc) and the loop's table of
+    handlers (eng_on_type), the loop's turns over a real timer set
+    (fake_run_until), a fake engine's allocation with a real timer set
+    and real peer records (fake_engine_alloc, fake_engine_release), and
+    the log description the fake contexts of the
+    components behind one give them too (fake_peer_desc, p2p_fixture.h).
+
+    Header-only, for one test each.  A test that includes it with
+    ENGINE_FAKE_SERVICES defined gets the engine's services above (they
+    replace cl_engine.c, which it does not link); without it only the
+    static helpers.  The test defines eng_send itself: what it records
+    differs from test to test.
+*/
+#ifndef ENGINE_FAKE_H_INCLUDED
+#define ENGINE_FAKE_H_INCLUDED
+
+#include "engine/cl_member.h"
+#include "engine/cl_timer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selftest.h"
+
+/* A peer in the log: its rank (-1 without a record). */
+static inline const char *fake_peer_desc(const cl_peer_t *p, char *out, size_t len)
+{
+    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
+    return out;
+}
+
+#ifdef ENGINE_FAKE_SERVICES
+#include "engine/cl_engine_int.h"
+
+/* The engine's clock: the test moves it. */
+static double s_now = 100.0;
+
+double eng_now(void)
+{
+    return s_now;
+}
+
+const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
+{
+    return fake_peer_desc(p, out, len);
+}
+
+void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
+{
+    e->on_type[type] = fn;
+}
+
+/* A zeroed engine: this peer's key, a real timer set (8 timers) and
+   peer records, mb when given (owned from now on), else new ones. */
+static inline struct cl_engine *fake_engine_alloc(const uint8_t key[32], cl_member_t *mb)
+{
+    struct cl_engine *e = calloc(1, sizeof *e);
+    CHECK(e != NULL);
+    memcpy(e->self_key, key, 32);
+    e->timers = cl_timer_new(8);
+    e->mb = mb != NULL ? mb : cl_member_new(key);
+    CHECK(e->timers != NULL && e->mb != NULL);
+    return e;
+}
+
+/* Frees what fake_engine_alloc made, once the test's components are
+   gone: each took its timers with it. */
+static inline void fake_engine_release(struct cl_engine *e)
+{
+    CHECK(isinf(cl_timer_next(e->timers))); /* every timer went with its component */
+    cl_timer_destroy(&e->timers);
+    cl_member_destroy(&e->mb);
+    free(e);
+}
+
+/* The loop's turns up to and including time t: each runs what is due at
+   its own deadline (the clock jumps there), then the clock stands at t. */
+static inline void fake_run_until(cl_timer_t *timers, double t)
+{
+    while (cl_timer_next(timers) <= t) {
+        s_now = fmax(s_now, cl_timer_next(timers));
+        (void)cl_timer_run(timers, s_now);
+    }
+    s_now = t;
+}
+#endif
+
+#endif
