@@ -47,6 +47,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_stage.c
     # Small collectives of two same-host peers on the calling thread.
     ${_eng}/cl_fast.c
+    ${_eng}/cl_fast_group.c
     ${_eng}/cl_engine_fast.c
     ${_eng}/cl_engine_report.c
     ${_eng}/cl_engine_dialback.c
@@ -151,6 +152,9 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   collab_selftest(cl_api_test ${_eng_unit}/cl_api_test.c ${COLLAB_ENGINE_ALL})
   # The same-host fast path's protocol: two threads on two mappings.
   collab_selftest(cl_fast_test ${_eng_unit}/cl_fast_test.c ${COLLAB_ENGINE_ALL})
+  # The fast path among 3 and 4 members: threads, and processes killed
+  # or stopped amid big all-reduces.
+  collab_selftest(cl_fast_group_test ${_eng_unit}/cl_fast_group_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
   add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
   target_include_directories(cl_stage_test PRIVATE ${_eng_swarm} ${PROJECT_SOURCE_DIR}/tests/unit)
