@@ -40,6 +40,7 @@
 static const _Atomic int s_none = 0;
 static int s_fd = -1;
 static size_t s_bytes;
+static _Atomic int *s_done; /* processes: calls each member completed (shared) */
 
 static double now_s(void)
 {
@@ -306,6 +307,7 @@ static void child(int me, int k, int fd)
         if (rc != 1)
             break;
         taken++;
+        atomic_fetch_add(&s_done[me], 1);
         /* The sum of small integers is exact: (k(k+1)/2)(it+1) + k(e % 13). */
         for (size_t e = 0; e < PCOUNT; e++)
             if (y[e] != (float)(k * (k + 1) / 2 * (it + 1)) + (float)(k * (int)(e % 13))) {
@@ -324,6 +326,8 @@ static void child(int me, int k, int fd)
 static void test_signal(int k, int sig)
 {
     area_new(k);
+    s_done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(s_done != MAP_FAILED);
     int fds[4][2];
     pid_t pid[4];
     for (int j = 0; j < k; j++) {
@@ -335,8 +339,12 @@ static void test_signal(int k, int sig)
         }
         close(fds[j][1]);
     }
-    usleep(400000); /* several calls in */
+    /* Two calls done, the next ones under way (30 s deadline). */
     double t0 = now_s();
+    while (atomic_load(&s_done[0]) < 2 && now_s() - t0 < 30)
+        usleep(2000);
+    CHECK(atomic_load(&s_done[0]) >= 2);
+    t0 = now_s();
     kill(pid[k - 1], sig);
     int taken[4] = {0}, wrong = 0;
     for (int j = 0; j < k - 1; j++) {
@@ -349,6 +357,8 @@ static void test_signal(int k, int sig)
         CHECK(waitpid(pid[j], &st, 0) == pid[j] && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
     CHECK(now_s() - t0 < 5.0);
+    if (taken[0] == 0 || taken[0] != taken[1])
+        fprintf(stderr, "k=%d sig %d: taken %d %d\n", k, sig, taken[0], taken[1]);
     CHECK(taken[0] > 0 && taken[0] == taken[1]); /* the same calls completed everywhere */
     if (sig == SIGSTOP) {
         kill(pid[k - 1], SIGCONT);
@@ -362,6 +372,7 @@ static void test_signal(int k, int sig)
     CHECK(wrong == 0);
     for (int j = 0; j < k; j++)
         close(fds[j][0]);
+    munmap((void *)s_done, 4096);
 }
 
 int main(int argc, char **argv)
