@@ -375,8 +375,76 @@ static void test_signal(int k, int sig)
     munmap((void *)s_done, 4096);
 }
 
+/* --- measurement ---------------------------------------------------- */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* `cl_fast_group_test bench K BYTES CALLS`: K processes run CALLS
+   all-reduces of BYTES of floats (SUM, not in place, inputs changing
+   every call) on the protocol alone (no engine, no MPI face); prints the
+   median over calls of the slowest member's median latency. */
+static int bench(int k, size_t bytes, int calls)
+{
+    if (k < 3 || k > 4 || bytes < 4 || calls < 1 || calls > 100000)
+        return 2;
+    area_new(k);
+    double *lat = mmap(NULL, sizeof(double) * 4 * (size_t)calls, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (lat == MAP_FAILED)
+        return 1;
+    pid_t pid[4];
+    for (int j = 0; j < k; j++) {
+        if ((pid[j] = fork()) != 0)
+            continue;
+        cl_fast_t *f = cl_fast_new();
+        if (f == NULL || !cl_fast_attach_group(f, map_area(), s_bytes, COMM, j, k, 5))
+            _exit(3);
+        double t0 = now_s();
+        while (!cl_fast_grant(f, 0, &s_none))
+            if (now_s() - t0 > 10 || usleep(1000) != 0)
+                _exit(4);
+        static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
+        size_t n = bytes / 4;
+        float *x = malloc(n * 4), *y = malloc(n * 4);
+        for (size_t e = 0; e < n; e++)
+            x[e] = (float)(e % 7);
+        for (int it = 0; it < calls; it++) {
+            x[0] = (float)it;
+            double t = now_s();
+            if (cl_fast_allreduce(f, x, y, n, COLLAB_FLOAT, &sum) != 1)
+                _exit(5);
+            lat[j * calls + it] = now_s() - t;
+        }
+        _exit(0);
+    }
+    int bad = 0;
+    for (int j = 0; j < k; j++) {
+        int st;
+        bad |= waitpid(pid[j], &st, 0) != pid[j] || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    if (bad) {
+        fprintf(stderr, "cl_fast_group_test bench: a member failed (a call not taken)\n");
+        return 1;
+    }
+    double worst = 0;
+    for (int j = 0; j < k; j++) {
+        qsort(lat + j * calls, (size_t)calls, sizeof(double), cmp_d);
+        double m = lat[j * calls + calls / 2];
+        worst = m > worst ? m : worst;
+    }
+    printf("fast group bench: k %d bytes %zu calls %d median_us %.1f\n", k, bytes, calls,
+           worst * 1e6);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "bench") == 0)
+        return bench(atoi(argv[2]), (size_t)strtoull(argv[3], NULL, 10), atoi(argv[4]));
     int iters = argc > 1 ? atoi(argv[1]) : 60;
     CHECK(cl_fast_group_bytes(2) == 0 && cl_fast_group_bytes(9) == 0);
     CHECK(cl_fast_group_bytes(4) == ((size_t)5 << 20) + 4096);
