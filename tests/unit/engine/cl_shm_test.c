@@ -347,7 +347,7 @@ static void fill_hello(raw_hello_t *h, const uint8_t from[32], const uint8_t to[
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, "CLSHMHI1", 8);
-    h->version = 3; /* docs/wire.md §9 */
+    h->version = 4; /* docs/wire.md §9 */
     h->ring_bytes = (uint32_t)RING;
     h->run = RUN;
     memcpy(h->from, from, 32);
