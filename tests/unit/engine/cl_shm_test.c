@@ -414,7 +414,7 @@ static int segment(size_t len, bool seal)
     if (p == MAP_FAILED)
         return fd;
     memcpy(p, "CLSHMSG1", 8);
-    uint32_t v = 3, rb = (uint32_t)RING;
+    uint32_t v = 4, rb = (uint32_t)RING;
     uint64_t run = RUN;
     memcpy(p + 8, &v, 4);
     memcpy(p + 12, &rb, 4);
