@@ -7,7 +7,8 @@
     number, only while nothing is changing: COLLAB_SHM_FAST on; a
     communicator of nominal size 2 whose other member is a live, unsuspected
     member of the closed world group with weight 1 (as this peer), reached
-    through an up same-host link; no compression, robust aggregation or
+    through an up same-host link, or of nominal size 3 .. 8 whose every
+    other member is (a group: update_group, docs/collectives.md §5b); no compression, robust aggregation or
     validation; no collective of it queued, running or submitted; no early
     message waiting for it; this peer not leaving; and on the world
     communicator the elastic layer quiet (eng_el_fast_ok: no admission in

@@ -64,6 +64,7 @@
 #include "coll/cl_reduce.h"
 
 #include <linux/futex.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -96,6 +97,9 @@ struct fgroup {
 };
 
 _Static_assert(sizeof(struct fgroup) <= G_HDR, "the header fits its page");
+_Static_assert(offsetof(struct fgroup, sy) == 64 && offsetof(struct fgroup, side) == 192 &&
+                   sizeof(gside_t) == 64,
+               "the layout of docs/wire.md §9");
 
 size_t cl_fast_group_bytes(int k)
 {
