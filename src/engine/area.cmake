@@ -48,6 +48,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_stage.c
     # Small collectives of two same-host peers on the calling thread.
     ${_eng}/cl_fast.c
+    ${_eng}/cl_fast_group.c
     ${_eng}/cl_engine_fast.c
     ${_eng}/cl_engine_report.c
     ${_eng}/cl_engine_dialback.c
@@ -172,6 +173,9 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   collab_selftest(cl_api_test ${_eng_unit}/cl_api_test.c ${COLLAB_ENGINE_ALL})
   # The same-host fast path's protocol: two threads on two mappings.
   collab_selftest(cl_fast_test ${_eng_unit}/cl_fast_test.c ${COLLAB_ENGINE_ALL})
+  # The fast path among 3 and 4 members: threads, and processes killed
+  # or stopped amid big all-reduces.
+  collab_selftest(cl_fast_group_test ${_eng_unit}/cl_fast_group_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
   add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
   target_include_directories(cl_stage_test PRIVATE ${_eng_swarm} ${PROJECT_SOURCE_DIR}/tests/unit)
@@ -189,7 +193,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
     ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
-    ${_eng_swarm}/test_swarm_fast.c
+    ${_eng_swarm}/test_swarm_fast.c ${_eng_swarm}/test_swarm_fastgroup.c
     ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c
     ${_eng_swarm}/test_swarm_early.c
     ${_eng_swarm}/test_swarm_streams.c ${_eng_swarm}/test_swarm_bw.c
@@ -197,7 +201,8 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
       standby groups weight sigterm leave strict_leave group_wait monitor shm_kill fast_bits fast_kill
-      fast_stop engine_stop fast_big_kill fast_big_stop unexpected flow flow_v5
+      fast_stop engine_stop fast_big_kill fast_big_stop fast_group3_kill fast_group4_kill
+      fast_group4_stop unexpected flow flow_v5
       early early_comms
       streams bandwidth bandwidth_v6 bandwidth_claims adaptive)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})

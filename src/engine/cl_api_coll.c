@@ -30,21 +30,21 @@ static int check_comm(const collab_comm_t *comm)
     return cl_api_engine() != NULL ? COLLAB_OK : COLLAB_ERR_NOT_INIT;
 }
 
-/* MPIX_Collab_last_info after a collective done on the fast path: both
-   members took part. */
+/* MPIX_Collab_last_info after a collective done on the fast path: every
+   member took part (the fast path runs only with the whole communicator). */
 static void fast_info(collab_comm_t *comm, size_t bytes, double t0)
 {
     static _Thread_local collab_info_t info;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    info.group_size = 2;
+    info.group_size = comm->size;
     info.world_size = comm->size;
     info.sequence = cl_fast_next_seq(atomic_load(&comm->fast)) - 1;
     info.bytes_sent = info.bytes_received = bytes;
     info.seconds = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - t0;
-    info.nranks = 2;
-    info.ranks[0] = 0;
-    info.ranks[1] = 1;
+    info.nranks = comm->size < COLLAB_MAX_INFO_RANKS ? comm->size : COLLAB_MAX_INFO_RANKS;
+    for (int r = 0; r < info.nranks; r++)
+        info.ranks[r] = r;
     cl_engine_set_last_info(cl_api_engine(), &info);
 }
 

@@ -7,7 +7,8 @@
     number, only while nothing is changing: COLLAB_SHM_FAST on; a
     communicator of nominal size 2 whose other member is a live, unsuspected
     member of the closed world group with weight 1 (as this peer), reached
-    through an up same-host link; no compression, robust aggregation or
+    through an up same-host link, or of nominal size 3 .. 8 whose every
+    other member is (a group: update_group, docs/collectives.md §5b); no compression, robust aggregation or
     validation; no collective of it queued, running or submitted; no early
     message waiting for it; this peer not leaving; and on the world
     communicator the elastic layer quiet (eng_el_fast_ok: no admission in
@@ -18,7 +19,10 @@
     is not cut short), and is given again only after the program posted one full
     step (the stream's period, plus one) on the engine path, so that the
     admitter's work at step boundaries (admissions, state audits,
-    checkpoints) still finds boundaries there.
+    checkpoints) still finds boundaries there.  When that stretch on the
+    engine path took long (big all-reduces of a group oversubscribing its
+    cores), the next lease lasts 9 times as long, up to FAST_LEASE_MAX:
+    the engine path then takes at most a tenth of the time.
 
     Reports.  The application thread reports every completed fast
     sequence; the engine takes the reports before it numbers a new
@@ -31,6 +35,7 @@
     engine path: the grant is revoked at once (the other member also
     releases this one's wait itself, cl_fast_before_engine).
 */
+#define _GNU_SOURCE
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_fast.h"
@@ -38,11 +43,17 @@
 
 #include "util/cl_log.h"
 
+#include <fcntl.h>
+#include <sodium.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-#define FAST_LEASE 1.0 /* seconds a world grant lasts before one step on the engine path */
+#define FAST_LEASE 1.0      /* seconds a world grant lasts at least before steps on the engine path */
+#define FAST_LEASE_MAX 30.0 /* ... and at most */
+#define FAST_LEASE_RATIO 9.0 /* ... else 9 x the last stretch on the engine path took */
 
 /* Applies the reports of s's fast path. */
 void eng_fast_drain(struct cl_engine *e, stream_t *s)
@@ -84,33 +95,169 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
     eng_coll_drop_buffered_below(e, s, s->started);
 }
 
-/* The other member's record when s may run on the fast path now. */
+/* What every fast path needs: the path on, nothing of s queued or
+   changing, no compression, robust aggregation or validation (they must
+   see each member's contribution), this peer a member of weight 1. */
+static bool quiet(struct cl_engine *e, stream_t *s)
+{
+    collab_comm_t *c = s->comm;
+    if (!e->cfg.shm_fast || cl_transport_shm(e->tp) == NULL || c == NULL ||
+        e->state != ENG_MEMBER || e->leaving || atomic_load(&e->leave_asked) ||
+        e->finalize_req != NULL)
+        return false;
+    if (s->active != NULL || zlist_size(s->queue) > 0 || atomic_load(&c->coll_pending) != 0 ||
+        s->buf_head != NULL)
+        return false;
+    if (!cl_member_group_closed(e->mb) || e->cfg.compression != 0)
+        return false;
+    const cl_settings_t *set = cl_member_settings(e->mb);
+    if (set->compression != 0 || set->aggregation != 0 || set->verify)
+        return false;
+    cl_peer_t *me = cl_member_self(e->mb);
+    return me != NULL && me->in_group && me->weight == 1.0;
+}
+
+/* The record of comm rank r of c when it may take part: a live,
+   unsuspected group member of weight 1 linked through shared memory. */
+static cl_peer_t *partner(struct cl_engine *e, const collab_comm_t *c, int r)
+{
+    cl_peer_t *me = cl_member_self(e->mb);
+    cl_peer_t *p = cl_member_at_rank(e->mb, cl_comm_world_of(c, r));
+    if (p == NULL || p == me || !p->in_group || p->state != CL_PEER_ALIVE ||
+        p->suspect_since > 0 || p->link_closed || p->client || p->weight != 1.0 ||
+        !cl_shm_up(cl_transport_shm(e->tp), p->key))
+        return NULL;
+    return p;
+}
+
+/* The other member's record when s (two members) may run on the fast
+   path now. */
 static cl_peer_t *allowed(struct cl_engine *e, stream_t *s)
 {
     collab_comm_t *c = s->comm;
-    cl_shm_t *shm = cl_transport_shm(e->tp);
-    if (!e->cfg.shm_fast || shm == NULL || c == NULL || c->size != 2 || e->state != ENG_MEMBER ||
-        e->leaving || atomic_load(&e->leave_asked) || e->finalize_req != NULL)
+    if (c == NULL || c->size != 2 || !quiet(e, s))
         return NULL;
-    if (s->active != NULL || zlist_size(s->queue) > 0 || atomic_load(&c->coll_pending) != 0 ||
-        s->buf_head != NULL)
-        return NULL;
-    if (!cl_member_group_closed(e->mb) || e->cfg.compression != 0)
-        return NULL;
-    const cl_settings_t *set = cl_member_settings(e->mb);
-    if (set->compression != 0 || set->aggregation != 0 || set->verify)
-        return NULL;
-    cl_peer_t *me = cl_member_self(e->mb);
-    cl_peer_t *p = cl_member_at_rank(e->mb, cl_comm_world_of(c, 1 - c->rank));
-    if (me == NULL || p == NULL || !me->in_group || !p->in_group || p == me ||
-        p->state != CL_PEER_ALIVE || p->suspect_since > 0 || p->link_closed || p->client ||
-        me->weight != 1.0 || p->weight != 1.0)
-        return NULL;
-    if (!cl_shm_up(shm, p->key))
-        return NULL;
-    if (!eng_el_fast_ok(e, s))
+    cl_peer_t *p = partner(e, c, 1 - c->rank);
+    if (p == NULL || !eng_el_fast_ok(e, s))
         return NULL;
     return p;
+}
+
+/* The world's lease (see the top): true when the grant stands or must
+   wait for the steps on the engine path. */
+static bool leased(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
+{
+    bool world = s->comm->kind == CL_COMM_WORLD;
+    if (f != NULL && cl_fast_granted(f)) {
+        double lease = s->fast_lease > FAST_LEASE ? s->fast_lease : FAST_LEASE;
+        if (world && now - s->fast_since > lease && !cl_fast_lapsing(f)) {
+            cl_fast_lapse(f); /* at the next call: a call under way finishes */
+            s->fast_hold = eng_el_period(e) + 2; /* the call under way may still be fast */
+            s->fast_hold_from = s->next_seq;
+            s->fast_hold_at = now;
+        }
+        return true;
+    }
+    if (world && s->fast_hold > 0 && s->next_seq < s->fast_hold_from + s->fast_hold)
+        return true;
+    if (s->fast_hold > 0) {
+        /* The steps on the engine path take at most a tenth of the time
+           (slow calls: big all-reduces of a group on two cores). */
+        double l = FAST_LEASE_RATIO * (now - s->fast_hold_at);
+        s->fast_lease = l < FAST_LEASE ? FAST_LEASE : l > FAST_LEASE_MAX ? FAST_LEASE_MAX : l;
+    }
+    s->fast_hold = 0;
+    return false;
+}
+
+/* Grants f from s's next sequence once nothing is inside. */
+static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
+{
+    if (!cl_fast_idle(f))
+        return;
+    eng_fast_drain(e, s);
+    if (cl_fast_grant(f, s->next_seq, &s->comm->coll_pending)) {
+        s->fast_since = now;
+        cl_debug("fast path on communicator %016llx from collective #%llu",
+                 (unsigned long long)s->comm->id, (unsigned long long)s->next_seq);
+    }
+}
+
+/* A group (3 .. CL_FAST_GROUP_MAX members, all of this host; cl_fast.h,
+   docs/collectives.md §5b).  Comm rank 0 creates the area (a sealed
+   memfd) and offers it over its link to every other member, again with a
+   fresh tag whenever one of those links changed (a member restarted); the
+   others attach the latest area rank 0 offered. */
+static void update_group(struct cl_engine *e, stream_t *s, double now)
+{
+    collab_comm_t *c = s->comm;
+    cl_fast_t *f = atomic_load(&c->fast);
+    cl_shm_t *shm = cl_transport_shm(e->tp);
+    const int k = c->size;
+    cl_peer_t *p[CL_FAST_GROUP_MAX];
+    bool ok = quiet(e, s);
+    for (int j = 0; ok && j < k; j++)
+        ok = j == c->rank || (p[j] = partner(e, c, j)) != NULL;
+    if (!ok || !eng_el_fast_ok(e, s)) {
+        if (f != NULL && cl_fast_granted(f))
+            cl_fast_revoke(f);
+        return;
+    }
+    if (leased(e, s, f, now))
+        return;
+    if (f == NULL) {
+        if ((f = cl_fast_new()) == NULL)
+            return;
+        atomic_store(&c->fast, f);
+    }
+    const size_t bytes = cl_fast_group_bytes(k);
+    bool fresh = cl_fast_link(f) != 0;
+    if (c->rank == 0) {
+        for (int j = 1; fresh && j < k; j++)
+            fresh = s->fast_glinks[j] == cl_shm_link_id(shm, p[j]->key);
+    } else {
+        uint64_t t = cl_shm_group_offered(shm, p[0]->key, c->id, (uint32_t)k, bytes);
+        fresh = fresh && (t == 0 || t == cl_fast_link(f));
+    }
+    if (!fresh) {
+        if (!cl_fast_detach(f))
+            return;
+        void *area = NULL;
+        uint64_t tag = 0;
+        if (c->rank == 0) {
+            while (tag == 0)
+                randombytes_buf(&tag, sizeof tag);
+            int mfd = memfd_create("mpicollab-group", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            if (mfd < 0 || ftruncate(mfd, (off_t)bytes) != 0 ||
+                fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+                (area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0)) ==
+                    MAP_FAILED) {
+                cl_debug("no group area for communicator %016llx: %m", (unsigned long long)c->id);
+                area = NULL;
+            }
+            for (int j = 1; area != NULL && j < k; j++) {
+                s->fast_glinks[j] = cl_shm_link_id(shm, p[j]->key);
+                if (!cl_shm_group_offer(shm, p[j]->key, c->id, (uint32_t)k, tag, mfd, bytes)) {
+                    munmap(area, bytes);
+                    area = NULL;
+                }
+            }
+            if (mfd >= 0)
+                close(mfd);
+        } else {
+            tag = cl_shm_group_offered(shm, p[0]->key, c->id, (uint32_t)k, bytes);
+            int fd = tag != 0 ? cl_shm_group_take(shm, p[0]->key, c->id, (uint32_t)k, tag, bytes)
+                              : -1;
+            if (fd >= 0) {
+                area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                area = area == MAP_FAILED ? NULL : area;
+                close(fd);
+            }
+        }
+        if (area == NULL || !cl_fast_attach_group(f, area, bytes, c->id, c->rank, k, tag))
+            return;
+    }
+    grant(e, s, f, now);
 }
 
 /* Grants or revokes s's fast path as allowed() says. */
@@ -120,6 +267,10 @@ static void update(struct cl_engine *e, stream_t *s, double now)
     if (c == NULL)
         return;
     eng_fast_drain(e, s);
+    if (c->size >= 3 && c->size <= CL_FAST_GROUP_MAX) {
+        update_group(e, s, now);
+        return;
+    }
     cl_fast_t *f = atomic_load(&c->fast);
     cl_shm_t *shm = cl_transport_shm(e->tp);
     /* An area whose link closed (or was replaced) is given up. */
@@ -132,19 +283,8 @@ static void update(struct cl_engine *e, stream_t *s, double now)
             cl_fast_revoke(f);
         return;
     }
-    /* The world's lease. */
-    bool world = c->kind == CL_COMM_WORLD;
-    if (f != NULL && cl_fast_granted(f)) {
-        if (world && now - s->fast_since > FAST_LEASE && !cl_fast_lapsing(f)) {
-            cl_fast_lapse(f); /* at the next call: a call under way finishes */
-            s->fast_hold = eng_el_period(e) + 2; /* the call under way may still be fast */
-            s->fast_hold_from = s->next_seq;
-        }
+    if (leased(e, s, f, now))
         return;
-    }
-    if (world && s->fast_hold > 0 && s->next_seq < s->fast_hold_from + s->fast_hold)
-        return;
-    s->fast_hold = 0;
     if (f == NULL) {
         f = cl_fast_new();
         if (f == NULL)
@@ -161,14 +301,7 @@ static void update(struct cl_engine *e, stream_t *s, double now)
             return;
     }
     /* Numbered after every sequence the program completed here. */
-    if (!cl_fast_idle(f))
-        return;
-    eng_fast_drain(e, s);
-    if (cl_fast_grant(f, s->next_seq, &c->coll_pending)) {
-        s->fast_since = now;
-        cl_debug("fast path on communicator %016llx from collective #%llu",
-                 (unsigned long long)c->id, (unsigned long long)s->next_seq);
-    }
+    grant(e, s, f, now);
 }
 
 void eng_fast_update(struct cl_engine *e)

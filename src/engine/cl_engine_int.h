@@ -126,6 +126,9 @@ struct stream {
     double fast_since;       /* when it was last granted */
     uint64_t fast_hold;      /* after a lapsed lease: collectives to post on the engine path */
     uint64_t fast_hold_from; /* ... from this sequence on */
+    double fast_hold_at;     /* when the lease lapsed */
+    double fast_lease;       /* seconds the next world grant lasts (0: FAST_LEASE) */
+    uint64_t fast_glinks[8]; /* a group's comm rank 0: the links its area went over (cl_fast.h) */
 };
 
 /* A data message from a peer that is not a member in this peer's view

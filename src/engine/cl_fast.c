@@ -83,7 +83,7 @@
     progress stores per chunk.
 */
 #define _GNU_SOURCE
-#include "engine/cl_fast.h"
+#include "engine/cl_fast_int.h"
 
 #include "coll/cl_coll.h"
 #include "coll/cl_reduce.h"
@@ -101,24 +101,10 @@
 #include <unistd.h>
 
 #define FAST_CHANS 4
-#define FAST_OUTCOMES 4   /* outcome words, by sequence number modulo 4 */
-#define SPIN_US 30.0      /* spinning before sleeping */
-#define SLEEP_NS 2000000L /* one futex sleep at most (the grant is checked after) */
-#define WAIT_LIMIT 0.5    /* seconds a first arriver waits before the engine path */
-#define F_ARR(m) (1u << (m))
-#define F_COMPLETE 4u
-#define F_ABORTED 8u
-#define CTL(q, f) (((q) << 4) | (f))
-#define CTL_SEQ(v) ((v) >> 4)
-#define CTL_FL(v) ((unsigned)((v)&15u))
-#define SEQ_NONE UINT64_MAX
 #define SMALL_AREA ((size_t)160 << 10) /* the channels; the big rings follow */
 #define BIG_CHUNK ((size_t)64 << 10)   /* bytes of one chunk of a big all-reduce */
 #define BIG_DEPTH 4                    /* chunks in flight per member */
 #define BIG_RING (BIG_CHUNK * BIG_DEPTH)
-#define PK(q, k) (((q) << 24) | (uint64_t)(k)) /* progress word: sequence, chunks */
-#define PK_MAX ((1u << 24) - 1)                /* chunks of one big all-reduce at most */
-#define SCRATCH_KEEP ((size_t)64 << 20)        /* in-place scratch kept between calls */
 
 typedef struct {
     _Atomic uint64_t seq; /* the sequence it holds; SEQ_NONE while written */
@@ -138,55 +124,30 @@ typedef struct {
     char pad[24];
 } bside_t;
 
-typedef struct {
+struct fchan {
     _Atomic uint64_t comm_id;    /* the communicator holding the channel, 0: free */
     _Atomic uint32_t present[2]; /* member m's engine attached (a peer with the fast
                                     path off never does: no grant then) */
     char pad0[48];
-    _Atomic uint64_t ctl[FAST_OUTCOMES]; /* outcome words: CTL(sequence, flags) at seq % 4 */
-    char pad1[32];
-    _Atomic uint32_t futex;    /* bumped at every outcome and revocation */
-    _Atomic uint32_t sleepers; /* members sleeping on futex */
-    char pad2[56];
+    fsync_t sy;               /* the outcome words and the futex */
     _Atomic uint64_t read[2]; /* read[m]: 1 + the last sequence whose inputs m finished reading */
     char pad3[48];
     bside_t big[2];     /* [member]: its big all-reduce */
     fslot_t slot[2][2]; /* [member][sequence & 1] */
-} fchan_t;
+};
 
 _Static_assert(sizeof(fchan_t) * FAST_CHANS <= SMALL_AREA, "the channels fit their part");
 _Static_assert(SMALL_AREA + FAST_CHANS * 2 * BIG_RING == CL_SHM_FAST_BYTES,
                "the big rings fill the rest of the area");
 
-struct cl_fast {
-    _Atomic uint64_t grant;    /* 0: revoked; else the grant's number */
-    _Atomic uint64_t lapse;    /* a grant number that ends before the next call */
-    _Atomic int inside;        /* an application thread uses the area */
-    _Atomic uint64_t next_seq; /* the sequence the next fast collective runs as */
-    _Atomic(fchan_t *) ch;     /* the channel in the mapped area, NULL when detached */
-    void *area;                /* the mapping (engine side) */
-    uint64_t link_id;
-    uint8_t peer[32]; /* the other member's key (engine side) */
-    uint64_t grants;  /* grant numbers given so far */
-    int me;           /* this member's index (comm rank) */
-    int chan;         /* the channel's index in the area */
-    uint8_t *scratch; /* in-place big all-reduce: the result until COMPLETE */
-    size_t scratch_cap;
-    uint64_t last[2]; /* 1 + the last sequence of each parity completed here */
-    _Atomic uint64_t completed;
-    pthread_mutex_t lock; /* guards the reports */
-    cl_fast_report_t rep[CL_FAST_REPORTS];
-    size_t nrep;
-};
-
-static double now_s(void)
+double fast_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static inline void cpu_pause(void)
+void fast_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -195,11 +156,11 @@ static inline void cpu_pause(void)
 #endif
 }
 
-static void futex_wake(fchan_t *c, bool always)
+void fast_wake(fsync_t *s, bool always)
 {
-    atomic_fetch_add(&c->futex, 1);
-    if (always || atomic_load(&c->sleepers) > 0)
-        (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    atomic_fetch_add(&s->futex, 1);
+    if (always || atomic_load(&s->sleepers) > 0)
+        (void)syscall(SYS_futex, (uint32_t *)&s->futex, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
 cl_fast_t *cl_fast_new(void)
@@ -221,7 +182,7 @@ void cl_fast_destroy(cl_fast_t **self_p)
     cl_fast_t *self = *self_p;
     atomic_store(&self->grant, 0);
     if (self->area != NULL)
-        munmap(self->area, CL_SHM_FAST_BYTES);
+        munmap(self->area, self->area_bytes);
     pthread_mutex_destroy(&self->lock);
     free(self->scratch);
     free(self);
@@ -239,13 +200,37 @@ bool cl_fast_attach(cl_fast_t *self, void *area, uint64_t comm_id, int me, uint6
         return false;
     }
     self->area = area;
+    self->area_bytes = CL_SHM_FAST_BYTES;
     self->link_id = link_id;
     memcpy(self->peer, peer, 32);
     self->me = me;
+    self->k = 2;
     self->chan = (int)(comm_id % FAST_CHANS);
     self->last[0] = self->last[1] = 0;
     atomic_store(&c->present[me], 1);
     atomic_store(&self->ch, c);
+    return true;
+}
+
+bool cl_fast_attach_group(cl_fast_t *self, void *area, size_t bytes, uint64_t comm_id, int me,
+                          int k, uint64_t area_id)
+{
+    fgroup_t *G = area;
+    if (self->area != NULL || k < 3 || k > CL_FAST_GROUP_MAX || me < 0 || me >= k ||
+        bytes != cl_fast_group_bytes(k) || !fast_group_claim(G, comm_id, k)) {
+        munmap(area, bytes);
+        return false;
+    }
+    self->area = area;
+    self->area_bytes = bytes;
+    self->link_id = area_id;
+    memset(self->peer, 0, 32);
+    self->me = me;
+    self->k = k;
+    self->chan = 0;
+    self->last[0] = self->last[1] = 0;
+    fast_group_set_present(G, me);
+    atomic_store(&self->grp, G);
     return true;
 }
 
@@ -259,12 +244,20 @@ const uint8_t *cl_fast_peer_key(const cl_fast_t *self)
     return self->peer;
 }
 
+/* The outcome words of the attached area; NULL when detached. */
+static fsync_t *sync_of(const cl_fast_t *self)
+{
+    fchan_t *c = atomic_load(&self->ch);
+    fgroup_t *G = atomic_load(&self->grp);
+    return c != NULL ? &c->sy : G != NULL ? fast_group_sync(G) : NULL;
+}
+
 void cl_fast_revoke(cl_fast_t *self)
 {
     atomic_store(&self->grant, 0);
-    fchan_t *c = atomic_load(&self->ch);
-    if (c != NULL)
-        futex_wake(c, true); /* this process's waiter, if any */
+    fsync_t *s = sync_of(self);
+    if (s != NULL)
+        fast_wake(s, true); /* this process's waiter, if any */
 }
 
 bool cl_fast_detach(cl_fast_t *self)
@@ -273,9 +266,10 @@ bool cl_fast_detach(cl_fast_t *self)
     if (self->area == NULL)
         return true;
     atomic_store(&self->ch, NULL);
+    atomic_store(&self->grp, NULL);
     if (atomic_load(&self->inside) != 0)
         return false; /* the application thread still uses it: next time */
-    munmap(self->area, CL_SHM_FAST_BYTES);
+    munmap(self->area, self->area_bytes);
     self->area = NULL;
     self->link_id = 0;
     return true;
@@ -289,8 +283,12 @@ bool cl_fast_idle(const cl_fast_t *self)
 bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pending)
 {
     fchan_t *c = atomic_load(&self->ch);
-    if (self->area == NULL || c == NULL || atomic_load(&c->present[1 - self->me]) == 0 ||
-        atomic_load(pending) != 0 || atomic_load(&self->inside) != 0)
+    fgroup_t *G = atomic_load(&self->grp);
+    bool present = c != NULL   ? atomic_load(&c->present[1 - self->me]) != 0
+                   : G != NULL ? fast_group_present(G, self->k)
+                               : false;
+    if (self->area == NULL || !present || atomic_load(pending) != 0 ||
+        atomic_load(&self->inside) != 0)
         return false;
     atomic_store(&self->next_seq, next_seq);
     uint64_t g = ++self->grants;
@@ -324,10 +322,13 @@ bool cl_fast_granted(const cl_fast_t *self)
 bool cl_fast_partner_waits(const cl_fast_t *self)
 {
     fchan_t *c = atomic_load(&self->ch);
+    fgroup_t *G = atomic_load(&self->grp);
+    if (G != NULL)
+        return fast_group_waits(G, self->me);
     if (c == NULL)
         return false;
     for (int i = 0; i < FAST_OUTCOMES; i++)
-        if (CTL_FL(atomic_load(&c->ctl[i])) == F_ARR(1 - self->me))
+        if (CTL_FL(atomic_load(&c->sy.ctl[i])) == F_ARR(1 - self->me))
             return true;
     return false;
 }
@@ -386,67 +387,125 @@ static void drop_grant(cl_fast_t *self, uint64_t g)
     atomic_compare_exchange_strong(&self->grant, &want, 0);
 }
 
-/* Waits for the outcome of q, which this member arrived at first.
-   Returns true when COMPLETE.  prog (big all-reduce: the other's fold
-   progress) restarts the time limit whenever it grows, up to prog_max
-   (so a member writing nonsense cannot hold this one for long); NULL for
-   small. */
-static bool wait_outcome(cl_fast_t *self, fchan_t *c, uint64_t q, uint64_t g,
-                         const _Atomic uint64_t *prog, uint64_t prog_max)
+fast_arr_t fast_arrive(fsync_t *s, uint64_t q, int me, unsigned all,
+                       bool (*same)(const void *ctx), const void *ctx)
 {
-    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
-    const uint64_t mine = CTL(q, F_ARR(self->me));
-    double t0 = now_s(), t = t0, tw = t0;
-    uint64_t seen = prog != NULL ? atomic_load(prog) : 0;
-    unsigned spins = 0;
+    _Atomic uint64_t *ctl = &s->ctl[q % FAST_OUTCOMES];
+    const unsigned mine = F_ARR(me);
     for (;;) {
-        uint64_t v = atomic_load_explicit(ctl, memory_order_acquire);
-        if (v != mine)
-            return v == CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE);
-        if ((++spins & 31) == 0)
-            t = now_s();
-        uint64_t p = prog != NULL ? atomic_load(prog) : 0;
-        if (p > seen && p <= prog_max) {
-            seen = p;
-            t0 = t; /* the other still folds: not slow */
-        }
-        bool give_up = atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT;
-        if (give_up) {
-            uint64_t want = mine;
-            if (atomic_compare_exchange_strong(ctl, &want, CTL(q, F_ABORTED))) {
-                futex_wake(c, false);
-                return false;
-            }
-            continue; /* the outcome came first */
-        }
-        if (t - tw < SPIN_US * 1e-6) {
-            cpu_pause();
+        uint64_t v = atomic_load(ctl);
+        uint64_t vs = CTL_SEQ(v);
+        unsigned vf = CTL_FL(v);
+        if (vs > q || (vs == q && (vf & (~all | mine)) != 0))
+            return ARR_ENDED; /* aborted, the others ahead, or nonsense: engine path */
+        if (vs < q) {
+            /* An earlier sequence's outcome (or nobody here yet): first. */
+            if (atomic_compare_exchange_strong(ctl, &v, CTL(q, mine)))
+                return ARR_WAIT;
             continue;
         }
-        atomic_fetch_add(&c->sleepers, 1);
-        uint32_t f = atomic_load(&c->futex);
-        if (atomic_load(ctl) == mine && atomic_load(&self->grant) == g &&
-            (prog == NULL || atomic_load(prog) == p)) {
-            struct timespec ts = {0, SLEEP_NS};
-            (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAIT, f, &ts, NULL, 0);
+        if ((vf | mine) == all) {
+            /* Every other member is here: the last arriver decides. */
+            bool ok = same == NULL || same(ctx);
+            uint64_t to = ok ? CTL(q, all | F_COMPLETE) : CTL(q, F_ABORTED);
+            if (atomic_compare_exchange_strong(ctl, &v, to)) {
+                fast_wake(s, false);
+                return ok ? ARR_COMPLETE : ARR_ENDED;
+            }
+            continue;
         }
-        atomic_fetch_sub(&c->sleepers, 1);
-        t = now_s();
+        if (atomic_compare_exchange_strong(ctl, &v, CTL(q, vf | mine)))
+            return ARR_WAIT;
     }
 }
 
-/* Ends sequence q as ABORTED unless it has an outcome already. */
-static void abort_seq(fchan_t *c, uint64_t q)
+uint64_t fast_prog(const fast_prog_t *pr)
 {
-    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    uint64_t sum = 0;
+    for (int i = 0; pr != NULL && i < pr->n; i++) {
+        uint64_t w = atomic_load(pr->w[i]);
+        if (w >= pr->lo && w <= pr->hi)
+            sum += w - pr->lo;
+    }
+    return sum;
+}
+
+bool fast_wait(cl_fast_t *self, fsync_t *s, uint64_t q, uint64_t g, unsigned all,
+               const fast_prog_t *pr)
+{
+    _Atomic uint64_t *ctl = &s->ctl[q % FAST_OUTCOMES];
+    double t0 = fast_now(), t = t0, tw = t0;
+    uint64_t seen = fast_prog(pr);
+    unsigned spins = 0;
+    for (;;) {
+        uint64_t v = atomic_load_explicit(ctl, memory_order_acquire);
+        if (CTL_SEQ(v) != q || (CTL_FL(v) & ~all) != 0)
+            return v == CTL(q, all | F_COMPLETE);
+        if ((++spins & 31) == 0)
+            t = fast_now();
+        uint64_t p = fast_prog(pr);
+        if (p > seen) {
+            seen = p;
+            t0 = t; /* the others still work: not slow */
+        }
+        if (atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT) {
+            fast_abort_seq(s, q);
+            continue; /* the outcome, ours or one that came first */
+        }
+        if (t - tw < SPIN_US * 1e-6) {
+            fast_pause();
+            continue;
+        }
+        atomic_fetch_add(&s->sleepers, 1);
+        uint32_t f = atomic_load(&s->futex);
+        if (atomic_load(ctl) == v && atomic_load(&self->grant) == g && fast_prog(pr) == p) {
+            struct timespec ts = {0, SLEEP_NS};
+            (void)syscall(SYS_futex, (uint32_t *)&s->futex, FUTEX_WAIT, f, &ts, NULL, 0);
+        }
+        atomic_fetch_sub(&s->sleepers, 1);
+        t = fast_now();
+    }
+}
+
+void fast_abort_seq(fsync_t *s, uint64_t q)
+{
+    _Atomic uint64_t *ctl = &s->ctl[q % FAST_OUTCOMES];
     for (;;) {
         uint64_t v = atomic_load(ctl);
         if (CTL_SEQ(v) > q || (CTL_SEQ(v) == q && (CTL_FL(v) & (F_ABORTED | F_COMPLETE)) != 0))
             return;
         if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ABORTED))) {
-            futex_wake(c, false);
+            fast_wake(s, false);
             return;
         }
+    }
+}
+
+uint8_t *fast_out_buf(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t bytes)
+{
+    if (sendbuf != NULL)
+        return recvbuf;
+    /* In place: the input must stay whole until COMPLETE (else the
+       engine path runs with it), so the result waits in scratch. */
+    if (self->scratch_cap < bytes) {
+        free(self->scratch);
+        self->scratch_cap = 0;
+        if ((self->scratch = malloc(bytes > 0 ? bytes : 1)) == NULL)
+            return NULL;
+        self->scratch_cap = bytes;
+    }
+    return self->scratch;
+}
+
+void fast_out_done(cl_fast_t *self, bool complete, const void *sendbuf, void *recvbuf,
+                   size_t bytes)
+{
+    if (complete && sendbuf == NULL && bytes > 0)
+        memcpy(recvbuf, self->scratch, bytes);
+    if (self->scratch_cap > SCRATCH_KEEP) {
+        free(self->scratch); /* kept across calls only up to SCRATCH_KEEP */
+        self->scratch = NULL;
+        self->scratch_cap = 0;
     }
 }
 
@@ -470,7 +529,7 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
     const int me = self->me, other = 1 - me;
     const size_t ext = collab_dtype_extent(dtype), per = BIG_CHUNK / ext;
     const size_t n = (count + per - 1) / per;
-    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
+    _Atomic uint64_t *ctl = &c->sy.ctl[q % FAST_OUTCOMES];
     uint64_t v = atomic_load(ctl);
     if (n > PK_MAX || per == 0 || CTL_SEQ(v) > q ||
         (CTL_SEQ(v) == q && (CTL_FL(v) & ~F_ARR(other)) != 0))
@@ -487,7 +546,7 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
     atomic_store(&bm->wr, PK(q, 0));
     size_t w = 0, f = 0; /* chunks written, folded */
     bool checked = false;
-    double t = now_s(), t0 = t, tw = t; /* now, the other's last progress, wait start */
+    double t = fast_now(), t0 = t, tw = t; /* now, the other's last progress, wait start */
     uint64_t seen_w = PK(q, 0), seen_r = PK(q, 0), end = PK(q, n);
     unsigned spins = 0;
     while (f < n) {
@@ -499,7 +558,7 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
             size_t k0 = w * per, k = count - k0 < per ? count - k0 : per;
             memcpy(mine + (w % BIG_DEPTH) * BIG_CHUNK, in + k0 * ext, k * ext);
             atomic_store(&bm->wr, PK(q, w + 1));
-            futex_wake(c, false);
+            fast_wake(&c->sy, false);
             w++;
             moved = true;
         }
@@ -519,13 +578,13 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
             ins[other] = theirs + (f % BIG_DEPTH) * BIG_CHUNK;
             (void)cl_reduce_fold(op, dtype, out + k0 * ext, ins, 2, k);
             atomic_store(&bm->rd, PK(q, f + 1));
-            futex_wake(c, false);
+            fast_wake(&c->sy, false);
             f++;
             moved = true;
         }
         if (moved) {
             spins = 0;
-            tw = t = now_s();
+            tw = t = fast_now();
             continue;
         }
         /* Nothing to do: wait for the other, briefly spinning, then asleep. */
@@ -533,7 +592,7 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
         if (CTL_SEQ(v) > q || (CTL_SEQ(v) == q && (CTL_FL(v) & ~F_ARR(other)) != 0))
             return false; /* ended (aborted by the other, or nonsense) */
         if ((++spins & 31) == 0)
-            t = now_s();
+            t = fast_now();
         /* Progress counts when it grows within this call's chunks: a
            member writing nonsense cannot hold this one for long. */
         uint64_t ow = atomic_load(&bo->wr), orr = atomic_load(&bo->rd);
@@ -546,22 +605,22 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
         if (atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT)
             goto abort;
         if (t - tw < SPIN_US * 1e-6) {
-            cpu_pause();
+            fast_pause();
             continue;
         }
-        atomic_fetch_add(&c->sleepers, 1);
-        uint32_t fx = atomic_load(&c->futex);
+        atomic_fetch_add(&c->sy.sleepers, 1);
+        uint32_t fx = atomic_load(&c->sy.futex);
         if (atomic_load(ctl) == v && atomic_load(&self->grant) == g &&
             atomic_load(&bo->wr) == ow && atomic_load(&bo->rd) == orr) {
             struct timespec ts = {0, SLEEP_NS};
-            (void)syscall(SYS_futex, (uint32_t *)&c->futex, FUTEX_WAIT, fx, &ts, NULL, 0);
+            (void)syscall(SYS_futex, (uint32_t *)&c->sy.futex, FUTEX_WAIT, fx, &ts, NULL, 0);
         }
-        atomic_fetch_sub(&c->sleepers, 1);
-        t = now_s();
+        atomic_fetch_sub(&c->sy.sleepers, 1);
+        t = fast_now();
     }
     return true;
 abort:
-    abort_seq(c, q);
+    fast_abort_seq(&c->sy, q);
     return false;
 }
 
@@ -572,56 +631,40 @@ static bool run_big(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const v
                     void *recvbuf, size_t count, collab_dtype_t dtype, const collab_op_t *op)
 {
     const int me = self->me, other = 1 - me;
-    size_t bytes = count * collab_dtype_extent(dtype);
-    uint8_t *out = recvbuf;
-    if (sendbuf == NULL) {
-        /* In place: the input must stay whole until COMPLETE (else the
-           engine path runs with it), so the result waits in scratch. */
-        if (self->scratch_cap < bytes) {
-            free(self->scratch);
-            self->scratch_cap = 0;
-            if ((self->scratch = malloc(bytes)) == NULL)
-                return false;
-            self->scratch_cap = bytes;
-        }
-        out = self->scratch;
-    }
-    if (!big_transfer(self, c, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, count, dtype, op))
+    const size_t ext = collab_dtype_extent(dtype), bytes = count * ext;
+    uint8_t *out = fast_out_buf(self, sendbuf, recvbuf, bytes);
+    if (out == NULL ||
+        !big_transfer(self, c, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, count, dtype, op))
         return false;
     /* Every chunk folded: arrive. */
-    bool complete = false, arrived = false;
-    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
-    for (;;) {
-        uint64_t v = atomic_load(ctl);
-        uint64_t vs = CTL_SEQ(v);
-        unsigned vf = CTL_FL(v);
-        if (vs > q || (vs == q && (vf & ~F_ARR(other)) != 0))
-            break;
-        if (vs == q && vf == F_ARR(other)) {
-            if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE))) {
-                futex_wake(c, false);
-                complete = true;
-                break;
-            }
-            continue;
-        }
-        if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ARR(me)))) {
-            arrived = true;
-            break;
-        }
+    fast_arr_t a = fast_arrive(&c->sy, q, me, F_ARR(0) | F_ARR(1), NULL, NULL);
+    bool complete = a == ARR_COMPLETE;
+    if (a == ARR_WAIT) {
+        const size_t per = BIG_CHUNK / ext;
+        fast_prog_t pr = {.w = {&c->big[other].rd}, .n = 1, .lo = PK(q, 0),
+                          .hi = PK(q, (count + per - 1) / per)};
+        complete = fast_wait(self, &c->sy, q, g, F_ARR(0) | F_ARR(1), &pr);
     }
-    if (arrived)
-        complete = wait_outcome(self, c, q, g, &c->big[other].rd,
-                                PK(q, (count + BIG_CHUNK / collab_dtype_extent(dtype) - 1) /
-                                          (BIG_CHUNK / collab_dtype_extent(dtype))));
-    if (complete && sendbuf == NULL)
-        memcpy(recvbuf, self->scratch, bytes);
-    if (self->scratch_cap > SCRATCH_KEEP) {
-        free(self->scratch); /* kept across calls only up to SCRATCH_KEEP */
-        self->scratch = NULL;
-        self->scratch_cap = 0;
-    }
+    fast_out_done(self, complete, sendbuf, recvbuf, bytes);
     return complete;
+}
+
+/* A small call as the last arriver sees it, against the other's slot. */
+typedef struct {
+    const fchan_t *c;
+    uint64_t q;
+    unsigned par;
+    int other;
+    uint32_t kind, dtype, op;
+    size_t bytes;
+} small_call_t;
+
+static bool same_call(const void *ctx)
+{
+    const small_call_t *m = ctx;
+    const fslot_t *os = &m->c->slot[m->other][m->par];
+    return atomic_load_explicit(&os->seq, memory_order_acquire) == m->q && os->kind == m->kind &&
+           os->dtype == m->dtype && os->op == m->op && os->bytes == m->bytes;
 }
 
 /* The fast path of one collective: an all-reduce (sendbuf, or recvbuf in
@@ -639,13 +682,21 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     int rc = 0;
     uint64_t g = atomic_load(&self->grant);
     fchan_t *c = atomic_load(&self->ch);
-    if (g == 0 || c == NULL || reports_full(self))
+    fgroup_t *G = atomic_load(&self->grp);
+    if (g == 0 || (c == NULL && G == NULL) || reports_full(self))
         goto out;
     if (atomic_load(&self->lapse) == g)
         goto abandon; /* the lease ended (cl_fast_lapse) */
     const int me = self->me, other = 1 - me;
     const uint64_t q = atomic_load(&self->next_seq);
     const unsigned par = (unsigned)(q & 1);
+    if (G != NULL) {
+        /* A group: all-reduces only (the rest on the engine path). */
+        if (kind != CL_COLL_ALLREDUCE ||
+            !fast_group_allreduce(self, G, g, q, sendbuf, recvbuf, count, dtype, op))
+            goto abandon;
+        goto done;
+    }
     if (kind == CL_COLL_ALLREDUCE && bytes > CL_FAST_MAX_BYTES) {
         if (!run_big(self, c, g, q, sendbuf, recvbuf, count, dtype, op))
             goto abandon;
@@ -666,37 +717,12 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     if (bytes > 0 && (kind != CL_COLL_BCAST || root == me))
         memcpy(mine->data, sendbuf != NULL ? sendbuf : recvbuf, bytes);
     atomic_store_explicit(&mine->seq, q, memory_order_release);
-    /* Arrive. */
-    bool complete = false, arrived = false;
-    _Atomic uint64_t *ctl = &c->ctl[q % FAST_OUTCOMES];
-    for (;;) {
-        uint64_t v = atomic_load(ctl);
-        uint64_t vs = CTL_SEQ(v);
-        unsigned vf = CTL_FL(v);
-        if (vs > q || (vs == q && (vf & ~F_ARR(other)) != 0))
-            break; /* aborted, the other ahead, or nonsense: engine path */
-        if (vs == q && vf == F_ARR(other)) {
-            /* The other is here: the last arriver decides. */
-            const fslot_t *os = &c->slot[other][par];
-            bool same = atomic_load_explicit(&os->seq, memory_order_acquire) == q &&
-                        os->kind == (uint32_t)kind && os->dtype == (uint32_t)dtype &&
-                        os->op == mine->op && os->bytes == bytes;
-            uint64_t to = same ? CTL(q, F_ARR(0) | F_ARR(1) | F_COMPLETE) : CTL(q, F_ABORTED);
-            if (atomic_compare_exchange_strong(ctl, &v, to)) {
-                futex_wake(c, false);
-                complete = same;
-                break;
-            }
-            continue;
-        }
-        /* An earlier sequence's outcome (or nobody here yet): arrive first. */
-        if (atomic_compare_exchange_strong(ctl, &v, CTL(q, F_ARR(me)))) {
-            arrived = true;
-            break;
-        }
-    }
-    if (arrived)
-        complete = wait_outcome(self, c, q, g, NULL, 0);
+    /* Arrive: the last arriver checks the other's call against its own. */
+    small_call_t call = {c, q, par, other, (uint32_t)kind, (uint32_t)dtype, mine->op, bytes};
+    fast_arr_t a = fast_arrive(&c->sy, q, me, F_ARR(0) | F_ARR(1), same_call, &call);
+    bool complete = a == ARR_COMPLETE;
+    if (a == ARR_WAIT)
+        complete = fast_wait(self, &c->sy, q, g, F_ARR(0) | F_ARR(1), NULL);
     if (!complete)
         goto abandon;
     if (kind == CL_COLL_ALLREDUCE && count > 0) {
@@ -707,7 +733,8 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     }
     self->last[par] = q + 1;
 done:
-    atomic_store_explicit(&c->read[me], q + 1, memory_order_release);
+    if (c != NULL)
+        atomic_store_explicit(&c->read[me], q + 1, memory_order_release);
     atomic_store(&self->next_seq, q + 1);
     atomic_fetch_add(&self->completed, 1);
     cl_fast_report_t r = {.first = q,
@@ -762,15 +789,18 @@ void cl_fast_before_engine(cl_fast_t *self)
         return;
     atomic_store(&self->grant, 0);
     fchan_t *c = atomic_load(&self->ch);
+    fgroup_t *G = atomic_load(&self->grp);
+    if (G != NULL)
+        fast_group_release(G, self->me, self->k);
     for (int i = 0; c != NULL && i < FAST_OUTCOMES; i++) {
-        uint64_t v = atomic_load(&c->ctl[i]);
+        uint64_t v = atomic_load(&c->sy.ctl[i]);
         if (CTL_FL(v) == F_ARR(1 - self->me) &&
-            atomic_compare_exchange_strong(&c->ctl[i], &v, CTL(CTL_SEQ(v), F_ABORTED)))
-            futex_wake(c, false);
+            atomic_compare_exchange_strong(&c->sy.ctl[i], &v, CTL(CTL_SEQ(v), F_ABORTED)))
+            fast_wake(&c->sy, false);
     }
     /* The other amid a big transfer (its sequence has no outcome yet). */
     uint64_t hq = c != NULL ? atomic_load(&c->big[1 - self->me].seq) : SEQ_NONE;
-    if (hq != SEQ_NONE && CTL_SEQ(atomic_load(&c->ctl[hq % FAST_OUTCOMES])) < hq)
-        abort_seq(c, hq);
+    if (hq != SEQ_NONE && CTL_SEQ(atomic_load(&c->sy.ctl[hq % FAST_OUTCOMES])) < hq)
+        fast_abort_seq(&c->sy, hq);
     atomic_store(&self->inside, 0);
 }

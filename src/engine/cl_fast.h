@@ -26,6 +26,7 @@
 #define CL_FAST_MAX_BYTES 8192 /* largest input (bytes) of a small call; larger all-reduces
                                   go through the big rings in chunks */
 #define CL_FAST_REPORTS 1024   /* reports waiting for the engine at most */
+#define CL_FAST_GROUP_MAX 8    /* members of a group on one host at most */
 
 typedef struct cl_fast cl_fast_t;
 
@@ -58,6 +59,21 @@ void cl_fast_destroy(cl_fast_t **self_p);
    another communicator. */
 bool cl_fast_attach(cl_fast_t *self, void *area, uint64_t comm_id, int me, uint64_t link_id,
                     const uint8_t peer[32]);
+
+/* Bytes of the area of a group of k members (3 .. CL_FAST_GROUP_MAX)
+   on one host: a 4 KiB header, then per member a ring of 4 chunks of
+   256 KiB (its input) and one such ring of results: (k + 1) MiB + 4 KiB
+   (5 MiB for k = 4, 9 MiB for k = 8); 0 for another k. */
+size_t cl_fast_group_bytes(int k);
+
+/* Attaches to the area of a group (bytes = cl_fast_group_bytes(k), a
+   zeroed shared mapping every member maps; self now owns it) for
+   communicator comm_id with k members, this one at index me (its comm
+   rank); area_id names the area as cl_fast_link reports it.  Returns
+   false (area unmapped) on a bad argument or when the area holds
+   another communicator or another k. */
+bool cl_fast_attach_group(cl_fast_t *self, void *area, size_t bytes, uint64_t comm_id, int me,
+                          int k, uint64_t area_id);
 
 /* The link id of the attached area, 0 when detached, and its peer's key. */
 uint64_t cl_fast_link(const cl_fast_t *self);

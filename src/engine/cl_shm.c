@@ -121,6 +121,7 @@ link_t *shm_link_add(cl_shm_t *self, int fd, lstate_t st)
     l->fd = fd;
     l->mfd = -1;
     l->seg_fd = -1;
+    l->grp_fd = -1;
     l->id = ++self->next_id;
     l->state = st;
     l->deadline = shm_now() + SETUP_SECONDS;
@@ -395,6 +396,9 @@ void shm_link_kill(cl_shm_t *self, link_t *l, const char *why)
     if (l->seg_fd >= 0)
         close(l->seg_fd);
     l->seg_fd = -1;
+    if (l->grp_fd >= 0)
+        close(l->grp_fd);
+    l->grp_fd = -1;
 }
 
 static void reap(cl_shm_t *self)
@@ -623,18 +627,7 @@ void cl_shm_after_poll(cl_shm_t *self, const zmq_pollitem_t *items, size_t n)
             shm_on_hello(self, l);
         } else {
             /* Wake-ups carry no data; an end of file is a closed link. */
-            char buf[64];
-            bool eof = false;
-            for (;;) {
-                ssize_t r = recv(l->fd, buf, sizeof buf, MSG_DONTWAIT);
-                if (r > 0)
-                    continue;
-                if (r < 0 && errno == EINTR)
-                    continue;
-                eof = r == 0 || errno != EAGAIN;
-                break;
-            }
-            if (eof) {
+            if (!shm_on_up_read(self, l)) {
                 shm_link_kill(self, l, NULL);
                 continue;
             }

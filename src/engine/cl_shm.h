@@ -136,6 +136,24 @@ uint64_t cl_shm_link_id(const cl_shm_t *self, const uint8_t key[32]);
    (munmap); it stays valid after the link closes. */
 void *cl_shm_fast_map(cl_shm_t *self, const uint8_t key[32], bool *low);
 
+/* Offers the group area in memfd mfd (bytes long, sealed against
+   shrinking; stays the caller's) for communicator comm_id of k members,
+   tag naming its members, to key over the up link's socket.  True when
+   sent; the peer keeps the last offer of each link. */
+bool cl_shm_group_offer(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id, uint32_t k,
+                        uint64_t tag, int mfd, size_t bytes);
+
+/* The tag of the group area key offers for (comm_id, k, bytes) and
+   nobody took yet; 0 when none. */
+uint64_t cl_shm_group_offered(const cl_shm_t *self, const uint8_t key[32], uint64_t comm_id,
+                              uint32_t k, size_t bytes);
+
+/* The memfd of the group area key offered for exactly (comm_id, k, tag,
+   bytes), sealed and of that size; -1 when there is none.  Caller owns
+   the result (the offer is taken). */
+int cl_shm_group_take(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id, uint32_t k,
+                      uint64_t tag, size_t bytes);
+
 /* Links up now and messages moved through rings (sent, received). */
 void cl_shm_stats(const cl_shm_t *self, size_t *links, uint64_t *sent, uint64_t *received);
 

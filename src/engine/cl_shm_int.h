@@ -30,7 +30,7 @@
 #define QUEUE_LIMIT ((size_t)256 << 20) /* bytes queued for one peer at most */
 #define SETUP_SECONDS 5.0               /* an unfinished proposal is dropped after this */
 #define MAX_SETUPS 64                   /* unfinished accepted proposals kept at most */
-#define VERSION 3u                      /* 2: the fast-path area; 3: its big rings */
+#define VERSION 4u /* 2: the fast-path area; 3: its big rings; 4: outcome words for groups */
 #define FAST_OFF SEG_HDR                /* the fast-path area (cl_fast.c) */
 #define RINGS_OFF (SEG_HDR + CL_SHM_FAST_BYTES)
 #define SEG_BYTES(cap) (RINGS_OFF + 2 * (RING_HDR + (cap)))
@@ -84,6 +84,17 @@ typedef struct {
     uint8_t nonce[32];
 } ok_t;
 
+/* A group area offered on an up link (docs/wire.md §9), with its memfd. */
+#define GROUP_MAGIC "CLSHMGR1"
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t k;       /* members */
+    uint64_t comm_id; /* the communicator */
+    uint64_t tag;     /* the members it is for (the engine's hash of their keys) */
+    uint64_t bytes;   /* the area's length */
+} group_msg_t;
+
 typedef struct {
     uint32_t len;   /* data bytes of this entry */
     uint32_t flags; /* F_* */
@@ -118,6 +129,8 @@ typedef struct {
     size_t qbytes;
     int mfd;          /* L_WAITKEY: the proposed segment */
     int seg_fd;       /* L_UP: the segment, kept to map its fast-path area again */
+    int grp_fd;       /* the last group area the peer offered, -1: none */
+    group_msg_t grp;  /* its offer */
     uint64_t id;      /* unique in this process (cl_shm_link_id) */
     uint8_t *asm_buf; /* a fragmented message being assembled */
     size_t asm_len, asm_total;
@@ -171,5 +184,8 @@ void shm_on_hello(cl_shm_t *self, link_t *l);
 void shm_on_ok(cl_shm_t *self, link_t *l);
 /* Finishes a valid proposal once the transport authenticated its key. */
 void shm_try_accept(cl_shm_t *self, link_t *l);
+/* An up link's socket is readable: wake-ups and group offers.  Returns
+   false when the peer closed it. */
+bool shm_on_up_read(cl_shm_t *self, link_t *l);
 
 #endif

@@ -351,3 +351,111 @@ int shm_read_boot_id(char out[40])
     out[strcspn(out, "\n")] = '\0';
     return 0;
 }
+
+bool shm_on_up_read(cl_shm_t *self, link_t *l)
+{
+    (void)self;
+    for (;;) {
+        group_msg_t m;
+        struct iovec iov = {&m, sizeof m};
+        union {
+            char buf[CMSG_SPACE(4 * sizeof(int))];
+            struct cmsghdr align;
+        } c;
+        struct msghdr mh = {0};
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = c.buf;
+        mh.msg_controllen = sizeof c.buf;
+        ssize_t r = recvmsg(l->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 && errno == EAGAIN;
+        int gfd = -1;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+                continue;
+            size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < n; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+                if (gfd < 0)
+                    gfd = fd;
+                else
+                    close(fd);
+            }
+        }
+        /* A one-byte wake-up, or a group offer (anything else is dropped). */
+        if (r == (ssize_t)sizeof m && gfd >= 0 && (mh.msg_flags & MSG_CTRUNC) == 0 &&
+            memcmp(m.magic, GROUP_MAGIC, 8) == 0 && m.version == VERSION) {
+            if (l->grp_fd >= 0)
+                close(l->grp_fd);
+            l->grp_fd = gfd;
+            l->grp = m;
+        } else if (gfd >= 0) {
+            close(gfd);
+        }
+    }
+}
+
+bool cl_shm_group_offer(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id, uint32_t k,
+                        uint64_t tag, int mfd, size_t bytes)
+{
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
+    if (l == NULL || mfd < 0)
+        return false;
+    group_msg_t m;
+    memset(&m, 0, sizeof m);
+    memcpy(m.magic, GROUP_MAGIC, 8);
+    m.version = VERSION;
+    m.k = k;
+    m.comm_id = comm_id;
+    m.tag = tag;
+    m.bytes = bytes;
+    struct iovec iov = {&m, sizeof m};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } c;
+    memset(&c, 0, sizeof c);
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = c.buf;
+    mh.msg_controllen = sizeof c.buf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &mfd, sizeof mfd);
+    return sendmsg(l->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m;
+}
+
+uint64_t cl_shm_group_offered(const cl_shm_t *self, const uint8_t key[32], uint64_t comm_id,
+                              uint32_t k, size_t bytes)
+{
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
+    if (l == NULL || l->grp_fd < 0 || l->grp.comm_id != comm_id || l->grp.k != k ||
+        l->grp.bytes != bytes)
+        return 0;
+    return l->grp.tag;
+}
+
+int cl_shm_group_take(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id, uint32_t k,
+                      uint64_t tag, size_t bytes)
+{
+    link_t *l = self != NULL ? shm_find(self, key, true) : NULL;
+    if (l == NULL || l->grp_fd < 0 || l->grp.comm_id != comm_id || l->grp.k != k ||
+        l->grp.tag != tag || l->grp.bytes != bytes)
+        return -1;
+    int fd = l->grp_fd;
+    l->grp_fd = -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != bytes ||
+        (fcntl(fd, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_SEAL)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

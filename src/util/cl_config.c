@@ -478,8 +478,9 @@ typedef struct {
       "collective payloads between peers of one host (same boot, user and network namespace) "     \
       "through shared memory: auto, or 0 for the network")                                         \
     X("COLLAB_SHM_FAST", "1", CL_BOOL(shm_fast),                                                   \
-      "1: all-reduces, small broadcasts and barriers of a communicator of two peers of one host "  \
-      "are done by the calling thread through shared memory; 0: by the engine")                    \
+      "1: all-reduces, small broadcasts and barriers of a communicator of two peers of one host, "  \
+      "and all-reduces of one of 3 to 8 peers all of one host, are done by the calling thread "    \
+      "through shared memory; 0: by the engine")                                                   \
     X("COLLAB_REPORT_INTERVAL", "5", CL_SECONDS(report_interval),                                  \
       "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
     X("COLLAB_REPORT_LOSS", "0 (off)", CL_INT(report_loss, 0, 1000),                               \

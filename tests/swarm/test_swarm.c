@@ -67,6 +67,9 @@
                   collectives on the calling thread (test_swarm_fast.c)
       fast_big_kill, fast_big_stop  the same with 2 MiB all-reduces (the
                   big fast path), the signal landing mid-transfer
+      fast_group3_kill, fast_group4_kill, fast_group4_stop  3 or 4 peers of
+                  one host: 4 MiB all-reduces on the group fast path, the
+                  last rank killed or stopped amid them (test_swarm_fastgroup.c)
       engine_stop  fast_stop on the engine path (COLLAB_SHM_FAST=0): a
                   member continued after SIGSTOP agrees with the other on
                   every sequence either completed in a group
@@ -748,6 +751,9 @@ static const scenario_t s_scenarios[] = {
     {"engine_stop", 2, child_engine_stop, 90, 1, false, NULL},
     {"fast_big_kill", 2, child_fast_big_kill, 90, 1, true, NULL},
     {"fast_big_stop", 2, child_fast_big_stop, 90, 1, false, NULL},
+    {"fast_group3_kill", 3, child_fast_group_kill, 120, 2, true, NULL},
+    {"fast_group4_kill", 4, child_fast_group_kill, 120, 3, true, NULL},
+    {"fast_group4_stop", 4, child_fast_group_stop, 120, 3, false, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
     {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
@@ -842,6 +848,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                         "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
                         "shm_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
+                        "fast_group3_kill|fast_group4_kill|fast_group4_stop|\n"
                         "unexpected|flow|flow_v5|early|"
                         "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive\n");
         return 2;

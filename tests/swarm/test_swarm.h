@@ -44,6 +44,11 @@ int child_engine_stop(int i, int n);
 int child_fast_big_kill(int i, int n);
 int child_fast_big_stop(int i, int n);
 
+/* Scenarios "fast_group3_kill", "fast_group4_kill", "fast_group4_stop"
+   (test_swarm_fastgroup.c): peer i of n. */
+int child_fast_group_kill(int i, int n);
+int child_fast_group_stop(int i, int n);
+
 /* Scenario "unexpected" (test_swarm_unexpected.c): peer i of n. */
 int child_unexpected(int i, int n);
 /* Scenario "streams" (test_swarm_streams.c): peer i of n. */

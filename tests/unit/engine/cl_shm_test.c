@@ -347,7 +347,7 @@ static void fill_hello(raw_hello_t *h, const uint8_t from[32], const uint8_t to[
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, "CLSHMHI1", 8);
-    h->version = 3; /* docs/wire.md §9 */
+    h->version = 4; /* docs/wire.md §9 */
     h->ring_bytes = (uint32_t)RING;
     h->run = RUN;
     memcpy(h->from, from, 32);
@@ -414,7 +414,7 @@ static int segment(size_t len, bool seal)
     if (p == MAP_FAILED)
         return fd;
     memcpy(p, "CLSHMSG1", 8);
-    uint32_t v = 3, rb = (uint32_t)RING;
+    uint32_t v = 4, rb = (uint32_t)RING;
     uint64_t run = RUN;
     memcpy(p + 8, &v, 4);
     memcpy(p + 12, &rb, 4);

@@ -1,0 +1,255 @@
+/*  test_swarm_fastgroup.c - scenarios "fast_group3_kill",
+    "fast_group4_kill" and "fast_group4_stop" of test_swarm: big
+    all-reduces of three or four peers of one host on the group fast path
+    (src/engine/cl_fast_group.c, docs/collectives.md §5b), the last rank
+    SIGKILLed, or SIGSTOPped and continued 3.7 s later, once 40 calls ran
+    on the fast path here, so that the signal lands amid a transfer.
+
+    Every rank runs 4 MiB double SUMs for 8 s (16 s with SIGSTOP), its
+    input changing every call (rank and iteration in every element).
+    While the whole group is present and in step, each result must equal,
+    bit for bit, the sum of the n inputs of that iteration (small
+    integers: exact in any order), so a stale or partial result is
+    caught; after that, every element must be n/m times the sum over some
+    m present ranks (DESIGN §2), within rounding.  No call may take more
+    than 15 s.  Each rank records (sequence, result hash, fast, group
+    size) per call; rank 0 checks that every sequence one rank completed
+    on the fast path was completed on the fast path by every rank that
+    completed it, with the same bits, and that any sequence two ranks
+    completed in a group of the same size has the same bits at both.
+*/
+#include "test_swarm.h"
+
+#include "engine/cl_comm.h"
+#include "engine/cl_fast.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NG ((size_t)1 << 19) /* doubles per all-reduce: 4 MiB */
+
+typedef struct {
+    uint64_t seq, h;
+    int fast, group;
+} grec_t;
+
+static collab_comm_t *s_world;
+static atomic_int s_sig, s_harmed;
+
+static uint64_t done_fast(void)
+{
+    cl_fast_t *f = s_world != NULL ? atomic_load(&s_world->fast) : NULL;
+    return f != NULL ? cl_fast_completed(f) : 0;
+}
+
+static void *harm(void *arg)
+{
+    (void)arg;
+    for (int k = 0; k < 30000 && done_fast() < 40; k++)
+        usleep(1000);
+    atomic_store(&s_harmed, 1);
+    raise(atomic_load(&s_sig));
+    return NULL;
+}
+
+/* The helper process: continues pid 3.7 s after it stopped. */
+static void cont_later(pid_t pid)
+{
+    char path[64], st[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    for (int k = 0; k < 6000; k++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
+        if (f != NULL)
+            fclose(f);
+        st[n] = 0;
+        const char *p = strrchr(st, ')');
+        if (p != NULL && p[1] == ' ' && p[2] == 'T')
+            break;
+        usleep(10000);
+    }
+    usleep(3700000);
+    kill(pid, SIGCONT);
+}
+
+static double gin(int r, int it, size_t k)
+{
+    return (double)((r + 1) * 1000 + it % 997) + (double)(k % 11);
+}
+
+static uint64_t hmix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 31);
+}
+
+static void cross(int i, int n, int sig, grec_t *rec, size_t nrec)
+{
+    char path[600], tmp[620];
+    snprintf(path, sizeof path, "%s/grpseq.%d", s_dir, i);
+    if (i != 0) {
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        FILE *f = fopen(tmp, "wb");
+        CHECK(f != NULL && fwrite(rec, sizeof *rec, nrec, f) == nrec);
+        if (f != NULL)
+            fclose(f);
+        CHECK(rename(tmp, path) == 0);
+        return;
+    }
+    size_t fast_seen = 0, differ = 0;
+    for (int r = 1; r < (sig == SIGKILL ? n - 1 : n); r++) { /* the killed rank writes nothing */
+        snprintf(path, sizeof path, "%s/grpseq.%d", s_dir, r);
+        double end = now_s() + 30;
+        FILE *f = NULL;
+        while ((f = fopen(path, "rb")) == NULL && now_s() < end)
+            usleep(20000);
+        CHECK(f != NULL);
+        if (f == NULL)
+            continue;
+        fseek(f, 0, SEEK_END);
+        size_t m = (size_t)ftell(f) / sizeof(grec_t);
+        fseek(f, 0, SEEK_SET);
+        grec_t *o = malloc((m + 1) * sizeof *o);
+        CHECK(o != NULL && fread(o, sizeof *o, m, f) == m);
+        fclose(f);
+        /* Sequences only grow at each rank: merge. */
+        size_t a = 0, b = 0;
+        while (a < nrec && b < m) {
+            if (rec[a].seq < o[b].seq) {
+                a++;
+            } else if (rec[a].seq > o[b].seq) {
+                b++;
+            } else {
+                bool bad = false;
+                if (rec[a].fast || o[b].fast) {
+                    fast_seen++;
+                    bad = !rec[a].fast || !o[b].fast || rec[a].h != o[b].h;
+                } else if (rec[a].group == o[b].group && rec[a].group > 1) {
+                    bad = rec[a].h != o[b].h;
+                }
+                if (bad && differ++ < 5)
+                    fprintf(stderr, "[test] sequence %llu: fast %d group %d here, %d %d at rank %d\n",
+                            (unsigned long long)rec[a].seq, rec[a].fast, rec[a].group, o[b].fast,
+                            o[b].group, r);
+                a++;
+                b++;
+            }
+        }
+        free(o);
+    }
+    fprintf(stderr, "[test] %zu sequence pairs on the fast path, %zu differ\n", fast_seen, differ);
+    CHECK(fast_seen > 20 && differ == 0);
+}
+
+static int group_loop(int i, int n, int sig)
+{
+    setenv("COLLAB_SHM", "auto", 1);
+    if (collab_init(NULL) != COLLAB_OK)
+        return 2;
+    s_world = collab_comm_world();
+    CHECK(collab_barrier(s_world, NULL) == COLLAB_OK);
+    const int victim = n - 1;
+    pid_t helper = -1;
+    pthread_t t;
+    if (i == victim) {
+        if (sig == SIGSTOP) {
+            pid_t me = getpid();
+            if ((helper = fork()) == 0) {
+                cont_later(me);
+                _exit(0);
+            }
+        }
+        atomic_store(&s_sig, sig);
+        CHECK(pthread_create(&t, NULL, harm, NULL) == 0);
+    }
+    double *x = malloc(NG * sizeof *x), *y = malloc(NG * sizeof *y);
+    size_t nrec = 0, caprec = 1 << 14;
+    grec_t *rec = malloc(caprec * sizeof *rec);
+    CHECK(x != NULL && y != NULL && rec != NULL);
+    double t0 = now_s(), slowest = 0;
+    int it = 0, exact = 0, inexact = 0;
+    bool in_step = true;
+    while (now_s() - t0 < (sig == SIGSTOP ? 16.0 : 8.0)) {
+        for (size_t k = 0; k < NG; k++)
+            x[k] = gin(i, it, k);
+        bool before = atomic_load(&s_harmed) == 0;
+        uint64_t f0 = done_fast();
+        double c0 = now_s();
+        CHECK(collab_allreduce(s_world, x, y, NG, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
+        double dt = now_s() - c0;
+        slowest = dt > slowest ? dt : slowest;
+        int was_fast = done_fast() != f0;
+        collab_info_t info;
+        CHECK(collab_last_info(&info) == COLLAB_OK);
+        if (info.group_size != n || (i == victim && !before))
+            in_step = false;
+        uint64_t h = 0;
+        int bad = 0;
+        for (size_t k = 0; k < NG; k++) {
+            double want = 0;
+            for (int r = 0; r < n; r++)
+                want += gin(r, it, k);
+            if (in_step) {
+                bad += memcmp(&y[k], &want, sizeof want) != 0;
+            } else {
+                /* n/m times the sum over m present ranks: within the
+                   range of all such sums. */
+                double lo = (double)n * gin(0, 0, 0) * 0.5, hi = want * (double)n;
+                bad += !(y[k] >= lo && y[k] <= hi);
+            }
+            uint64_t b;
+            memcpy(&b, &y[k], 8);
+            h = hmix(h ^ b);
+        }
+        if (bad != 0 && bad < 10000)
+            fprintf(stderr, "[test] rank %d: call %d (seq %llu, fast %d, group %d): %d bad\n", i,
+                    it, (unsigned long long)info.sequence, was_fast, info.group_size, bad);
+        CHECK(bad == 0);
+        exact += in_step;
+        inexact += !in_step;
+        if (nrec == caprec) {
+            grec_t *r2 = realloc(rec, 2 * caprec * sizeof *rec);
+            CHECK(r2 != NULL);
+            if (r2 != NULL)
+                rec = r2, caprec *= 2;
+        }
+        if (nrec < caprec)
+            rec[nrec++] = (grec_t){info.sequence, h, was_fast, info.group_size};
+        it++;
+    }
+    fprintf(stderr,
+            "[test] rank %d: %d all-reduces (%d checked exactly), %llu on the fast path, "
+            "slowest %.2f s\n",
+            i, it, exact, (unsigned long long)done_fast(), slowest);
+    CHECK(done_fast() >= 40 || i == victim);
+    CHECK(slowest < 15.0);
+    if (i == 0)
+        CHECK(inexact > 0); /* it went on without the victim */
+    if (helper > 0)
+        waitpid(helper, NULL, 0);
+    CHECK(collab_finalize() == COLLAB_OK);
+    cross(i, n, sig, rec, nrec);
+    free(rec);
+    free(x);
+    free(y);
+    return 0;
+}
+
+int child_fast_group_kill(int i, int n)
+{
+    return group_loop(i, n, SIGKILL);
+}
+
+int child_fast_group_stop(int i, int n)
+{
+    return group_loop(i, n, SIGSTOP);
+}
