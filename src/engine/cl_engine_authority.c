@@ -70,6 +70,7 @@ struct eng_auth {
        counts once a majority of the last view answered with it. */
     cl_viewack_t *ack;
     double ack_until;      /* the round's deadline */
+    uint64_t ack_epoch;    /* the epoch of the view this peer had when it began asking */
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
@@ -236,6 +237,7 @@ void eng_auth_probe_start(struct cl_engine *e)
         cl_warn("out of memory for the answers to this peer's probes; only its coordinator's "
                 "views count");
     a->ack_until = now + probe_window(e);
+    a->ack_epoch = cl_member_epoch(e->mb);
     a->ack_next_probe = now + 1.0;
     a->rejoin_until = 0;
 }
@@ -283,7 +285,11 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
         a->rejoin_until = 0;
     if (!cl_viewack_open(a->ack))
         return;
-    uint64_t own = cl_member_epoch(e->mb);
+    /* Newer than the view this peer had when it began asking: its own
+       epoch may have moved on since (it removes the members that have
+       not been heard from, those that took it out and stopped talking
+       to it included). */
+    uint64_t own = a->ack_epoch;
     size_t n = cl_viewack_nasked(a->ack);
     if (e->state != ENG_MEMBER) {
         cl_viewack_close(a->ack); /* removed: the join path takes over */
@@ -329,8 +335,15 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
         const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
-        if (ep > own)
-            eng_send_join(e, k);
+        if (ep <= own)
+            continue;
+        /* This peer may have taken that member out meanwhile (it stopped
+           talking to this peer once it had removed it), dropping its
+           link: the JOIN goes over a new one. */
+        const cl_peer_t *q = cl_member_find(e->mb, k);
+        if (!cl_transport_has_link(e->tp, k) && q != NULL && q->address[0] != '\0')
+            (void)cl_transport_connect(e->tp, k, q->address);
+        eng_send_join(e, k);
     }
     cl_viewack_close(a->ack);
 }
