@@ -341,7 +341,8 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
            talking to this peer once it had removed it), dropping its
            link: the JOIN goes over a new one. */
         const cl_peer_t *q = cl_member_find(e->mb, k);
-        if (!cl_transport_has_link(e->tp, k) && q != NULL && q->address[0] != '\0')
+        if (e->tp != NULL && q != NULL && !cl_transport_has_link(e->tp, k) &&
+            q->address[0] != '\0')
             (void)cl_transport_connect(e->tp, k, q->address);
         eng_send_join(e, k);
     }
