@@ -63,7 +63,7 @@ typedef struct buffered {
     bool limited; /* counted against its sender's limits (another peer's) */
 } buffered_t;
 
-/* What one sending peer holds in a bounded queue (docs/security.md §5). */
+/* What one sending peer holds in a bounded queue (docs/security-bounds.md §5). */
 typedef struct {
     size_t msgs, bytes;       /* held now (bytes with the fixed overheads) */
     uint64_t dropped;         /* refused by the limits so far */
@@ -210,7 +210,7 @@ struct cl_engine {
     /* Streams of communicators this program has not created, retired
        after ENG_STREAM_RETIRE_AFTER: kept with their early messages,
        taken back when the program creates the communicator (or a message
-       opens it again), outside COLLAB_MAX_STREAMS (docs/security.md §5). */
+       opens it again), outside COLLAB_MAX_STREAMS (docs/security-bounds.md §5). */
     stream_t **retired;
     size_t nretired, capretired;
     struct late_report *late; /* suspicions raised inside algorithm callbacks,
