@@ -70,7 +70,7 @@ struct eng_auth {
        counts once a majority of the last view answered with it. */
     cl_viewack_t *ack;
     double ack_until;      /* the round's deadline */
-    uint64_t ack_epoch;    /* the epoch of the view this peer had when it began asking */
+    uint64_t ack_epoch;    /* this peer's view's epoch when the round began */
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
@@ -285,11 +285,7 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
         a->rejoin_until = 0;
     if (!cl_viewack_open(a->ack))
         return;
-    /* Newer than the view this peer had when it began asking: its own
-       epoch may have moved on since (it removes the members that have
-       not been heard from, those that took it out and stopped talking
-       to it included). */
-    uint64_t own = a->ack_epoch;
+    uint64_t own = a->ack_epoch; /* not now's: it moves on as silent members go */
     size_t n = cl_viewack_nasked(a->ack);
     if (e->state != ENG_MEMBER) {
         cl_viewack_close(a->ack); /* removed: the join path takes over */
@@ -335,16 +331,8 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
         const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
-        if (ep <= own)
-            continue;
-        /* This peer may have taken that member out meanwhile (it stopped
-           talking to this peer once it had removed it), dropping its
-           link: the JOIN goes over a new one. */
-        const cl_peer_t *q = cl_member_find(e->mb, k);
-        if (e->tp != NULL && q != NULL && !cl_transport_has_link(e->tp, k) &&
-            q->address[0] != '\0')
-            (void)cl_transport_connect(e->tp, k, q->address);
-        eng_send_join(e, k);
+        if (ep > own)
+            eng_send_join_relinked(e, k); /* it may be removed here, its link dropped */
     }
     cl_viewack_close(a->ack);
 }

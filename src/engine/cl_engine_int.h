@@ -310,6 +310,9 @@ int eng_join_start(struct cl_engine *e);
 int eng_initial_index(struct cl_engine *e, const uint8_t key[32]);
 /* Sends this peer's JOIN to key. */
 void eng_send_join(struct cl_engine *e, const uint8_t key[32]);
+/* The same over a new link when this peer has none to key (a member it
+   removed, whose link it dropped) but still knows its address. */
+void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32]);
 /* Retries and the deadline of a peer that is joining or a standby. */
 void eng_join_timer(struct cl_engine *e, double now);
 /* True (and logged) when an explicitly set COLLAB_* swarm-wide setting

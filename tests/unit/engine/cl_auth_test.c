@@ -91,6 +91,10 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
         s_joined[s_njoined++] = key[0];
     eng_auth_note_join_sent(e, key);
 }
+void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32])
+{
+    eng_send_join(e, key);
+}
 
 void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds);
 void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds)
