@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # attack_soak.sh - 6 honest peers and 1 hostile member train together for
-# about 2 minutes with COLLAB_AGGREGATION=centered_clip (docs/security.md
+# about 2 minutes with COLLAB_AGGREGATION=centered_clip (docs/security-bounds.md
 # §7, docs/testing.md).
 #
 #   bench/attack_soak.sh [--build DIR] [--steps N] [--sleep-ms MS] [--out DIR]

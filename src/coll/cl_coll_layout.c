@@ -17,7 +17,7 @@
     an element per kbit/s).  With n = 2 every
     member carries C whatever the split, and the split stays equal.
 
-    Bounds (docs/security.md §5).  A member's figure is its own claim, so
+    Bounds (docs/security-bounds.md §5).  A member's figure is its own claim, so
     a part never falls below 1/16 of the equal share C/k (claiming a slow
     link sheds at most 15/16 of one's work) nor rises above twice it
     (claiming a fast link takes at most one extra share, never the whole

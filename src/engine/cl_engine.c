@@ -358,7 +358,7 @@ static void drain_queue(struct cl_engine *e)
 /* Network events. */
 
 /* What one held message costs besides its payload: an empty one is not
-   free (docs/security.md §5). */
+   free (docs/security-bounds.md §5). */
 #define HELD_COST(len) (sizeof(held_msg_t) + (len))
 /* The bounds are COLLAB_MAX_HELD (MiB), COLLAB_MAX_HELD_MSGS (each scan
    walks them) and COLLAB_MAX_HELD_PER_PEER. */

@@ -237,7 +237,7 @@ static bool answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
     int comm_size = req->comm != NULL ? req->comm->size : 1;
     if (c->kind == CL_COLL_BCAST) {
         /* The bytes allocated for it are bounded by this program's own
-           count (docs/security.md §5). */
+           count (docs/security-bounds.md §5). */
         if (!wanted(a, CL_EL_ITEM_BUFFER, i, c->count))
             return false;
         if (eng_sync_item(x->sync(x->arg), CL_EL_ITEM_BUFFER, i, &d, &len, NULL) == COLLAB_OK) {

@@ -70,6 +70,7 @@ struct eng_auth {
        counts once a majority of the last view answered with it. */
     cl_viewack_t *ack;
     double ack_until;      /* the round's deadline */
+    uint64_t ack_epoch;    /* this peer's view's epoch when the round began */
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
@@ -236,6 +237,7 @@ void eng_auth_probe_start(struct cl_engine *e)
         cl_warn("out of memory for the answers to this peer's probes; only its coordinator's "
                 "views count");
     a->ack_until = now + probe_window(e);
+    a->ack_epoch = cl_member_epoch(e->mb);
     a->ack_next_probe = now + 1.0;
     a->rejoin_until = 0;
 }
@@ -283,7 +285,7 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
         a->rejoin_until = 0;
     if (!cl_viewack_open(a->ack))
         return;
-    uint64_t own = cl_member_epoch(e->mb);
+    uint64_t own = a->ack_epoch; /* not now's: it moves on as silent members go */
     size_t n = cl_viewack_nasked(a->ack);
     if (e->state != ENG_MEMBER) {
         cl_viewack_close(a->ack); /* removed: the join path takes over */
@@ -330,7 +332,7 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
         uint64_t ep;
         const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
         if (ep > own)
-            eng_send_join(e, k);
+            eng_send_join_relinked(e, k); /* it may be removed here, its link dropped */
     }
     cl_viewack_close(a->ack);
 }

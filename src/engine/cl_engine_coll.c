@@ -133,7 +133,7 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
         e->capstreams = cap;
     }
     /* A retired stream of this communicator comes back with its early
-       messages, older than anything that follows (docs/security.md §5). */
+       messages, older than anything that follows (docs/security-bounds.md §5). */
     for (size_t i = 0; i < e->nretired; i++)
         if (e->retired[i]->comm_id == id) {
             stream_t *r = e->retired[i];
@@ -443,7 +443,7 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
     /* Streams of communicators this program has not created hold only
        early messages: a failed peer's go (its collectives will count it
        failed), and a stream left empty is freed, which also gives back
-       its place under COLLAB_MAX_STREAMS (docs/security.md §5).  A peer
+       its place under COLLAB_MAX_STREAMS (docs/security-bounds.md §5).  A peer
        that said goodbye counts in the collectives it entered: its
        messages stay. */
     bool left = p->suspect_reason == ENG_REASON_LEFT;

@@ -78,7 +78,7 @@ typedef struct snapshot {
 #define MAX_SNAPSHOTS 4 /* admissions served from a copy at once */
 
 /* What one joiner asked of this donor for one admission (FETCH): at most
-   COLLAB_FETCH_LIMIT times the state served (docs/security.md §5). */
+   COLLAB_FETCH_LIMIT times the state served (docs/security-bounds.md §5). */
 typedef struct {
     uint8_t key[32];
     uint64_t s;

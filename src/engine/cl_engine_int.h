@@ -63,7 +63,7 @@ typedef struct buffered {
     bool limited; /* counted against its sender's limits (another peer's) */
 } buffered_t;
 
-/* What one sending peer holds in a bounded queue (docs/security.md §5). */
+/* What one sending peer holds in a bounded queue (docs/security-bounds.md §5). */
 typedef struct {
     size_t msgs, bytes;       /* held now (bytes with the fixed overheads) */
     uint64_t dropped;         /* refused by the limits so far */
@@ -215,7 +215,7 @@ struct cl_engine {
     /* Streams of communicators this program has not created, retired
        after ENG_STREAM_RETIRE_AFTER: kept with their early messages,
        taken back when the program creates the communicator (or a message
-       opens it again), outside COLLAB_MAX_STREAMS (docs/security.md §5). */
+       opens it again), outside COLLAB_MAX_STREAMS (docs/security-bounds.md §5). */
     stream_t **retired;
     size_t nretired, capretired;
     struct late_report *late; /* suspicions raised inside algorithm callbacks,
@@ -315,6 +315,9 @@ int eng_join_start(struct cl_engine *e);
 int eng_initial_index(struct cl_engine *e, const uint8_t key[32]);
 /* Sends this peer's JOIN to key. */
 void eng_send_join(struct cl_engine *e, const uint8_t key[32]);
+/* The same over a new link when this peer has none to key (a member it
+   removed, whose link it dropped) but still knows its address. */
+void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32]);
 /* A view left this member out (the others lost contact with it): it
    joins again through the coordinator, with no deadline. */
 void eng_join_again(struct cl_engine *e);

@@ -103,6 +103,14 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     (void)cl_transport_send(e->tp, key, &m);
 }
 
+void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32])
+{
+    const cl_peer_t *q = cl_member_find(e->mb, key);
+    if (q != NULL && q->address[0] != '\0' && !cl_transport_has_link(e->tp, key))
+        (void)cl_transport_connect(e->tp, key, q->address);
+    eng_send_join(e, key);
+}
+
 /* The bandwidth figure a founder puts in its own view entry: none when
    it speaks no version that carries figures (COLLAB_WIRE_VERSION < 7). */
 static uint32_t s_own_bandwidth(const struct cl_engine *e)

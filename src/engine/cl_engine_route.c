@@ -571,7 +571,7 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
    counted against their senders as before, so no message within a
    sender's grant is lost, and hostile members that stay alive hold a
    place only for that long; to take it again they must send more, which
-   their early-buffer share caps (docs/security.md §5). */
+   their early-buffer share caps (docs/security-bounds.md §5). */
 static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
 {
     eng_coll_retire_streams(e, eng_now(), ENG_STREAM_RETIRE_AFTER(e->cfg.timeout));

@@ -516,7 +516,7 @@ static void agree_and_plan(el_sync_t *y)
     }
     free(drops);
     /* Nothing is allocated for an item before this peer knows its own
-       size for it (docs/security.md §5): a monitor, which runs no
+       size for it (docs/security-bounds.md §5): a monitor, which runs no
        program, takes what the majority declares (keep_majority); a
        straggler knows its registry now; a joiner learns each size when
        its program posts the collective (eng_sync_want). */

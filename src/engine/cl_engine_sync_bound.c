@@ -1,5 +1,5 @@
 /*  cl_engine_sync_bound.c - what a joiner allocates for the swarm's
-    state (docs/state-sync.md §4, docs/security.md §5).
+    state (docs/state-sync.md §4, docs/security-bounds.md §5).
 
     A joiner runs the same program as its donors, so its own start-up
     collectives tell the size of every item it takes: nothing is

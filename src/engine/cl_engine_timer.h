@@ -137,7 +137,7 @@ static inline double eng_found_grace(double timeout)
 #define ENG_EARLY_STALL 0.02
 /* A stream that messages opened for a communicator this program has not
    created leaves the table of COLLAB_MAX_STREAMS after this many seconds
-   (its early messages stay: cl_engine_route.c, docs/security.md §5). */
+   (its early messages stay: cl_engine_route.c, docs/security-bounds.md §5). */
 #define ENG_STREAM_RETIRE_AFTER(timeout) (4.0 * (timeout))
 
 /* A joiner pulling state waits this long for every donor's answer

@@ -1,6 +1,6 @@
 /*  cl_transport_limits.c - whether one more outbound link fits this
     process's limits of ZeroMQ sockets and file descriptors
-    (docs/security.md §5, "Sockets and descriptors").  CZMQ aborts the
+    (docs/security-bounds.md §5, "Sockets and descriptors").  CZMQ aborts the
     process when a socket cannot be created and libzmq when a mailbox
     cannot, so the transport asks before it opens a link.
 */
@@ -19,7 +19,7 @@
    DEALER, the monitor's PAIR inside libzmq and ours.  The reserves stay
    free for the program, the engine and libzmq: CZMQ aborts the process
    when a socket cannot be created, libzmq when a mailbox cannot
-   (docs/security.md §5). */
+   (docs/security-bounds.md §5). */
 #define LINK_FDS 4
 #define LINK_FD_RESERVE 32
 #define LINK_SOCKETS 3

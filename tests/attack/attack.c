@@ -26,7 +26,7 @@
       sync_huge, fetch_flood            attack_state.c
       streams, held                     attack_streams.c
       wirefloor                         attack_floor.c
-      pauseview                         attack_pause.c
+      pauseview, pausefallback          attack_pause.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
     control, the hostile member's wrappers, the attacker's transport) is in
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
                         "admit|update|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
                         "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
-                        "streams|held|wirefloor|xrelay|xbcast\n");
+                        "streams|held|wirefloor|xrelay|xbcast|pauseview|pausefallback\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -103,6 +103,8 @@ int main(int argc, char **argv)
         bad = sc_streams();
     else if (strcmp(sc, "pauseview") == 0)
         bad = sc_pauseview();
+    else if (strcmp(sc, "pausefallback") == 0)
+        bad = sc_pausefallback();
     else if (strcmp(sc, "checkpoint_tie") == 0)
         bad = sc_checkpoint_liar(2, false);
     else {

@@ -17,7 +17,7 @@ if(TARGET collab_engine AND TARGET collab_coll)
   target_link_libraries(attack PRIVATE attack_harness)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit early status
       checkpoint sync_liar sync_huge fetch_flood streams held wirefloor proofs proofs_mixed downgrade downgrade_adopted
-      xrelay xbcast pauseview)
+      xrelay xbcast pauseview pausefallback)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")
   endforeach()

@@ -51,5 +51,8 @@ int sc_wirefloor(void);
 /* attack_pause.c: a hostile member's forged views to a peer back from a
    pause. */
 int sc_pauseview(void);
+/* attack_pause.c: a peer back from a pause with no majority of its last
+   view left to answer (the fallback: JOIN through a newer view). */
+int sc_pausefallback(void);
 
 #endif

@@ -41,7 +41,7 @@
                   victim's early buffer), ignoring class EARLY's credit
                   (docs/wire.md section 10 item 8).  Each victim keeps
                   what passes the grant within the bounds of
-                  docs/security.md §5 and drops the rest, naming the
+                  docs/security-bounds.md §5 and drops the rest, naming the
                   sender as one past its credit (at powers of two; not
                   banned: a ban by one receiver alone splits the group),
                   its RSS grows by less than 64 MiB, and every all-reduce

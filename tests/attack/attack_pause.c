@@ -212,3 +212,159 @@ int sc_pauseview(void)
     }
     return bad;
 }
+
+/* ---------------------------------------------------------------------- */
+/* pausefallback: no majority left to answer after the pause.
+
+      pausefallback  5 peers, COLLAB_TIMEOUT 2 s (a probe window of
+                  max(10 s, 4 x 2 s) = 10 s); no hostile peer.  The
+                  parent stops peer 2 (SIGSTOP), SIGKILLs peer 0 (the
+                  coordinator peer 2 recognises) and peer 4 while it is
+                  stopped, and continues it 3 s later.  Peers 1 and 3 go
+                  on as a group of two with a new coordinator; peer 2
+                  finds its pause and probes, but only 2 of the 5 members
+                  of its last view can answer, so no view reaches a
+                  majority (docs/security.md §4, rule 5).  At the end of
+                  the window it must warn and send JOIN to the members
+                  that answered with a newer view (following a REDIRECT
+                  to their coordinator), and be taken back: the run ends
+                  only after every survivor's all-reduces have been the
+                  sum of peers 1, 2 and 3 in a group of three, scaled to
+                  the world of five (5 (9 + 3 (k % 7)) / 3), 30 times in
+                  a row; peer 1 ends it then (or gives up 45 s after the
+                  continue, and the checks fail).  Found on the first
+                  run: the fallback compared the answers with the
+                  victim's epoch at the deadline, which had moved on
+                  (it had removed the silent members itself), and sent
+                  its JOIN over links it had dropped with them.
+*/
+#define FB_KILL_A 0
+#define FB_KILL_B 4
+#define FB_SURVIVORS ((1u << 1) | (1u << VICTIM) | (1u << 3))
+
+static int fallback_peer(int i, int n)
+{
+    (void)n;
+    enum { CNT = 1000, INAROW = 30 };
+    int rc = collab_init(NULL);
+    if (rc != COLLAB_OK) {
+        fprintf(stderr, "[attack] peer %d: collab_init: %s\n", i, collab_strerror(rc));
+        return 2;
+    }
+    collab_comm_t *w = collab_comm_world();
+    static float x[CNT + 1], y[CNT + 1];
+    for (size_t k = 0; k < CNT; k++)
+        x[k] = (float)(i + 1 + (int)(k % 7));
+    double t0 = 0;
+    int failed = 0, good = 0, row = 0, it, group = 0;
+    size_t wrong = 0;
+    for (it = 0; it < 10000000; it++) {
+        if (it == 1) {
+            rendezvous();
+            t0 = now_s();
+        }
+        if (i == 1 && it > 1 && x[CNT] == 0) {
+            int resumed = harness_read_int("resumed", 0);
+            double since = resumed > 0 ? now_s() - t0 - resumed / 1000.0 : 0;
+            if (resumed > 0 && (row >= INAROW || since > 45)) {
+                if (row < INAROW)
+                    fprintf(stderr, "[attack] peer 1: no group of peers 1, 2 and 3 %.0f s after "
+                            "peer 2 ran again; ending the run\n", since);
+                x[CNT] = 1;
+            }
+        }
+        rc = collab_allreduce(w, x, y, CNT + 1, COLLAB_FLOAT, &SUM, NULL);
+        collab_info_t info = {0};
+        (void)collab_last_info(&info);
+        if (rc != COLLAB_OK) {
+            /* Expected while members die or the victim is out. */
+            if (failed++ < 5)
+                fprintf(stderr, "[attack] peer %d: all-reduce %d: %s\n", i, it,
+                        collab_strerror(rc));
+            row = 0;
+            if (failed > 2000)
+                break;
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        group = info.group_size;
+        wrong = 0;
+        for (size_t k = 0; k < CNT; k++) {
+            /* The sum of 3 scaled to the world of 5 (an absent rank
+               counts as the mean of the others). */
+            double want = NP * (9.0 + 3 * (int)(k % 7)) / 3;
+            wrong += !(y[k] > want - 1e-4 * want && y[k] < want + 1e-4 * want);
+        }
+        if (group == 3 && wrong == 0) {
+            good++;
+            row++;
+        } else {
+            row = 0;
+        }
+        if (y[CNT] > 0)
+            break;
+        if (it % 64 == 0) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    fprintf(stderr,
+            "[attack] peer %d: %d all-reduces (%d failed, %d exact in a group of three); the last "
+            "in a group of %d with %zu elements wrong\n",
+            i, it, failed, good, group, wrong);
+    /* The last all-reduce, the one that ended the run, is the same call
+       on every survivor: exact there means identical everywhere. */
+    CHECK(y[CNT] > 0);
+    CHECK(group == 3);
+    CHECK(wrong == 0);
+    harness_write_int(i == VICTIM ? "victim_good" : "survivor_good", good);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
+}
+
+int sc_pausefallback(void)
+{
+    setenv("COLLAB_TIMEOUT", "2", 1);
+    prepare("pausefallback", NP);
+    char log[600];
+    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    for (int i = 0; i < NP; i++)
+        spawn(i, NP, i == 0 ? 0u : 0x1fu & ~(1u << i), fallback_peer);
+    CHECK(wait_ready(NP, 60));
+    go(NP);
+    double t0 = now_s();
+    struct timespec two = {2, 0}, stop = {3, 0};
+    nanosleep(&two, NULL);
+    CHECK(kill(s_pid[VICTIM], SIGSTOP) == 0);
+    harness_kill(FB_KILL_A);
+    harness_kill(FB_KILL_B);
+    nanosleep(&stop, NULL);
+    CHECK(kill(s_pid[VICTIM], SIGCONT) == 0);
+    harness_write_int("resumed", (int)((now_s() - t0) * 1000));
+    int bad = reap(FB_SURVIVORS, 90);
+    int paused = harness_log_lines(log, "this peer was stopped for", NULL);
+    int warned = harness_log_lines(log, "no view was answered by a majority", "rejoining through");
+    fprintf(stderr,
+            "[attack] the victim found its pause %d time(s) and warned of no majority %d "
+            "time(s)\n",
+            paused, warned);
+    if (paused == 0) {
+        fprintf(stderr, "[attack] the victim found no pause; the test proves nothing\n");
+        s_setup_failed = true;
+    }
+    int readmitted = harness_log_lines(log, "re-admitted rank 2", NULL);
+    fprintf(stderr, "[attack] the survivors re-admitted the victim %d time(s)\n", readmitted);
+    CHECK(warned >= 1);
+    CHECK(readmitted >= 1);
+    if (bad > 0 || s_failures > 0) {
+        FILE *f = fopen(log, "r");
+        char line[1024];
+        while (f != NULL && fgets(line, sizeof line, f) != NULL)
+            fputs(line, stderr);
+        if (f != NULL)
+            fclose(f);
+    }
+    return bad;
+}

@@ -1,5 +1,5 @@
 /*  attack_state.c - hostile peers against the state a joiner takes from
-    its donors (docs/state-sync.md, docs/security.md §5).  Scenarios of
+    its donors (docs/state-sync.md, docs/security-bounds.md §5).  Scenarios of
     the attack program (attack.c).  A world of 2: rank 0 founds the swarm
     and trains alone (it broadcast three buffers at start-up: 4 MiB, 4 KiB
     and 100 bytes, then changes them every step); rank 1 starts once rank 0

@@ -1,5 +1,5 @@
 /*  attack_streams.c - the engine's bounds on messages it keeps for later
-    (docs/security.md §5): a hostile member that stays alive against the
+    (docs/security-bounds.md §5): a hostile member that stays alive against the
     streams of communicators nobody creates, and a stranger against the
     held queue.  Scenarios of the attack program (attack.c).
 

@@ -1,6 +1,6 @@
 /*  test_swarm_streams.c - scenario "streams" of test_swarm: the stream a
     failed peer opened for a communicator this program never created is
-    freed, and gives its place back (docs/security.md §5).
+    freed, and gives its place back (docs/security-bounds.md §5).
 
     Three peers, COLLAB_MAX_STREAMS=1 (one such stream at a time).  Rank 2
     duplicates the world communicator, starts an all-reduce on the copy

@@ -1,6 +1,6 @@
 /*  test_swarm_unexpected.c - scenario "unexpected" of test_swarm: an
     honest program that sends many messages before their receives are
-    posted loses none of them, within the bounds of docs/security.md §5.
+    posted loses none of them, within the bounds of docs/security-bounds.md §5.
 
     Three peers.  Ranks 1 and 2 each start 10000 nonblocking sends of 64
     bytes (tags 0..9999) and 8 of 1 MiB (tags 20000..20007) to rank 0,

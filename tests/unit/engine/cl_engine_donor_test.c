@@ -314,7 +314,7 @@ int main(void)
     CHECK(isinf(cl_timer_next(f.timers)));
     CHECK(f.nsent == 0);
 
-    /* FETCH is bounded per joiner and admission (docs/security.md §5):
+    /* FETCH is bounded per joiner and admission (docs/security-bounds.md §5):
        served live at s = 40, a joiner gets COLLAB_FETCH_LIMIT times the
        state (the registry and the results), then NACK; another joiner,
        or the same one at another admission, has its own budget. */

@@ -392,7 +392,7 @@ static void test_leave(void)
     eng_sync_destroy(&y);
 }
 
-/* A joiner (docs/security.md §5): nothing is allocated before its own
+/* A joiner (docs/security-bounds.md §5): nothing is allocated before its own
    program tells an item's size (eng_sync_want), and a declared size
    unlike its own is refused. */
 static int f_own_unknown(void *arg, int what, uint64_t index, uint64_t *size)

@@ -1,6 +1,6 @@
 /* cl_transport_fd_test - a peer at its file-descriptor limit refuses new
    links with an error and a log line; it never aborts inside libzmq
-   (docs/security.md §5).
+   (docs/security-bounds.md §5).
 
    A child lowers RLIMIT_NOFILE to what it has open plus 120, starts a
    transport and connects to 400 peers (random keys at a loopback port

@@ -385,7 +385,7 @@ static void test_aggregation_vars(void)
     CL_CHECK(s_is_zero(&cfg));
 }
 
-/* The resource bounds of docs/security.md §5: safe defaults, ranges. */
+/* The resource bounds of docs/security-bounds.md §5: safe defaults, ranges. */
 static void test_limits(void)
 {
     cl_config_t cfg;
