@@ -1,7 +1,11 @@
 /*  cl_engine_audit.c - the periodic check that members still hold the
     same state (docs/state-sync.md §3, "Periodic check").
 
-    Every AUDIT_STEPS steps, at a step boundary s where nobody is admitted,
+    Every AUDIT_STEPS steps, at a step boundary s where nobody is admitted
+    (the first one the admitter sees on the engine path once the step
+    count passed a multiple of AUDIT_STEPS: boundaries run on the
+    same-host fast path are not seen, and its lease brings the engine
+    path back at least every FAST_LEASE_MAX seconds, cl_engine_fast.c),
     the admitter asks every other member of the group for the hashes of
     its registered broadcast buffers (QUERY; a member answers while its
     program is blocked inside collective s, as a donor does) and hashes
@@ -54,6 +58,7 @@ struct el_audit {
     int timer;           /* in ctx.timers: the running check's deadline */
     check_t *run;        /* the check in progress, or NULL */
     bool skip_logged;    /* said that several groups turn the check off */
+    uint64_t last_step;  /* the step of the last check started (0: none) */
 };
 
 static void check_destroy(check_t **a_p)
@@ -125,7 +130,9 @@ static bool own_hashes(el_audit_t *au, auditee_t *me)
 
 void eng_audit_maybe_start(el_audit_t *au, uint64_t seq, uint64_t step)
 {
-    if (au->run != NULL || step == 0 || step % AUDIT_STEPS != 0 ||
+    if (step < au->last_step)
+        au->last_step = step; /* another numbering (a new admitter's group) */
+    if (au->run != NULL || step == 0 || step / AUDIT_STEPS <= au->last_step / AUDIT_STEPS ||
         cl_statereg_count(au->ctx.reg) == 0)
         return;
     if (au->ctx.multigroup(au->ctx.arg)) {
@@ -138,6 +145,7 @@ void eng_audit_maybe_start(el_audit_t *au, uint64_t seq, uint64_t step)
         return;
     }
     au->skip_logged = false;
+    au->last_step = step;
     size_t n;
     cl_peer_t *const *list = au->ctx.members(au->ctx.arg, &n);
     check_t *a = calloc(1, sizeof *a);

@@ -417,6 +417,11 @@ static void on_timer(void *arg, double now)
 /* ---------------------------------------------------------------------- */
 /* The admitter. */
 
+bool eng_ckpt_pending(const el_ckpt_t *c)
+{
+    return c != NULL && c->req_pending;
+}
+
 void eng_ckpt_on_boundary(el_ckpt_t *c, uint64_t seq, uint64_t idx)
 {
     if (c == NULL || !c->req_pending)

@@ -488,6 +488,14 @@ bool eng_donor_expects(const el_donor_t *d, uint64_t s, const uint8_t key[32])
     return false;
 }
 
+bool eng_donor_waiting(const el_donor_t *d)
+{
+    for (const snapshot_t *sn = d != NULL ? d->snaps : NULL; sn != NULL; sn = sn->next)
+        if (!sn->taken)
+            return true;
+    return false;
+}
+
 int eng_donor_snapshot(const el_donor_t *d, uint64_t s)
 {
     const snapshot_t *sn = snap_of(d, s);

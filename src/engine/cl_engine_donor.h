@@ -71,6 +71,10 @@ void eng_donor_on_post(el_donor_t *d, uint64_t seq);
 /* The copy for admission s: 1 taken, 0 expected (the program has not
    posted s yet), -1 none. */
 int eng_donor_snapshot(const el_donor_t *d, uint64_t s);
+/* Is a copy expected that the program has not posted for yet (the
+   same-host fast path must then wait: the copy is taken when the
+   program posts on the engine path)? */
+bool eng_donor_waiting(const el_donor_t *d);
 /* Is a copy expected or taken for key (a monitor's checkpoint, or a
    joiner of an admission served from a copy)?  Any s when s is
    UINT64_MAX. */

@@ -263,6 +263,12 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
         return false;
     if (eng_admitter_pending(el->admitter) > 0)
         return false;
+    /* A monitor's checkpoint or the periodic state check needs its step
+       boundary on the engine path (the copy is taken, and a QUERY
+       answered, while the program is blocked inside that collective). */
+    if (eng_ckpt_pending(el->ckpt) || eng_donor_waiting(el->donor) ||
+        eng_audit_running(el->audit))
+        return false;
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || el->st.posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)
         return false;
