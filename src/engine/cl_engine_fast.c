@@ -270,7 +270,8 @@ static void update(struct cl_engine *e, stream_t *s, double now)
         return;
     eng_fast_drain(e, s);
     if (c->size >= 3 && c->size <= CL_FAST_GROUP_MAX) {
-        update_group(e, s, now);
+        if (e->cfg.shm_group) /* opt-in: docs/collectives.md §5b, limits */
+            update_group(e, s, now);
         return;
     }
     cl_fast_t *f = atomic_load(&c->fast);

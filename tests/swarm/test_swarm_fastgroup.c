@@ -153,6 +153,7 @@ static void cross(int i, int n, int sig, grec_t *rec, size_t nrec)
 static int group_loop(int i, int n, int sig)
 {
     setenv("COLLAB_SHM", "auto", 1);
+    setenv("COLLAB_SHM_GROUP", "1", 1); /* the group path is opt-in */
     if (collab_init(NULL) != COLLAB_OK)
         return 2;
     s_world = collab_comm_world();

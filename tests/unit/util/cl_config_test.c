@@ -89,6 +89,8 @@ static void test_good_values(void)
         {"COLLAB_SHM", "0", 14, 0},
         {"COLLAB_SHM_FAST", "1", 15, 1},
         {"COLLAB_SHM_FAST", "0", 15, 0},
+        {"COLLAB_SHM_GROUP", "1", 18, 1},
+        {"COLLAB_SHM_GROUP", "0", 18, 0},
         {"COLLAB_NCCL_ASYNC", "1", 16, 1},
         {"COLLAB_NCCL_ASYNC", "no", 16, 0},
         {"COLLAB_CUDA_PIPELINE", "0", 17, 0},
@@ -162,6 +164,9 @@ static void test_good_values(void)
             break;
         case 17:
             got = cfg.cuda_pipeline;
+            break;
+        case 18:
+            got = cfg.shm_group;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -514,7 +519,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 53);
+    CL_CHECK(n == 54);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -546,6 +551,7 @@ static void test_table(void)
                               "COLLAB_NCCL_ASYNC",
                               "COLLAB_SHM",
                               "COLLAB_SHM_FAST",
+                              "COLLAB_SHM_GROUP",
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
                               "COLLAB_CHECKPOINT_DIR",
