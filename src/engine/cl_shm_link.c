@@ -325,8 +325,7 @@ void shm_on_hello(cl_shm_t *self, link_t *l)
         return;
     const char *why = NULL;
     size_t cap = h.ring_bytes;
-    if (n != (ssize_t)sizeof h || (flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || mfd < 0 ||
-        extra > 0)
+    if (n != (ssize_t)sizeof h || (flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || mfd < 0 || extra > 0)
         why = "a malformed proposal";
     else if (memcmp(h.magic, HELLO_MAGIC, 8) != 0 || h.version != VERSION)
         why = "an unknown proposal version";
@@ -412,8 +411,7 @@ bool cl_shm_group_offer(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id,
     m.comm_id = comm_id;
     m.tag = tag;
     m.bytes = bytes;
-    return send_with_fd(l->fd, &m, sizeof m, mfd, MSG_DONTWAIT | MSG_NOSIGNAL) ==
-           (ssize_t)sizeof m;
+    return send_with_fd(l->fd, &m, sizeof m, mfd, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m;
 }
 
 uint64_t cl_shm_group_offered(const cl_shm_t *self, const uint8_t key[32], uint64_t comm_id,
