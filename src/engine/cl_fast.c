@@ -430,40 +430,51 @@ uint64_t fast_prog(const fast_prog_t *pr)
     return sum;
 }
 
+bool fast_prog_same(const void *ctx)
+{
+    const fast_prog_at_t *at = ctx;
+    return fast_prog(at->pr) == at->p;
+}
+
+bool fast_idle(cl_fast_t *self, fsync_t *s, uint64_t g, const _Atomic uint64_t *ctl, uint64_t v,
+               fast_clock_t *ck, bool (*same)(const void *ctx), const void *ctx)
+{
+    if (atomic_load(&self->grant) != g || ck->t - ck->t0 > WAIT_LIMIT)
+        return false;
+    if (ck->t - ck->tw < SPIN_US * 1e-6) {
+        fast_pause();
+        return true;
+    }
+    atomic_fetch_add(&s->sleepers, 1);
+    uint32_t f = atomic_load(&s->futex);
+    if (atomic_load(ctl) == v && atomic_load(&self->grant) == g && same(ctx)) {
+        struct timespec ts = {0, SLEEP_NS};
+        (void)syscall(SYS_futex, (uint32_t *)&s->futex, FUTEX_WAIT, f, &ts, NULL, 0);
+    }
+    atomic_fetch_sub(&s->sleepers, 1);
+    ck->t = fast_now();
+    return true;
+}
+
 bool fast_wait(cl_fast_t *self, fsync_t *s, uint64_t q, uint64_t g, unsigned all,
                const fast_prog_t *pr)
 {
     _Atomic uint64_t *ctl = &s->ctl[q % FAST_OUTCOMES];
-    double t0 = fast_now(), t = t0, tw = t0;
+    double t0 = fast_now();
+    fast_clock_t ck = {.t = t0, .t0 = t0, .tw = t0, .spins = 0};
     uint64_t seen = fast_prog(pr);
-    unsigned spins = 0;
     for (;;) {
         uint64_t v = atomic_load_explicit(ctl, memory_order_acquire);
         if (CTL_SEQ(v) != q || (CTL_FL(v) & ~all) != 0)
             return v == CTL(q, all | F_COMPLETE);
-        if ((++spins & 31) == 0)
-            t = fast_now();
-        uint64_t p = fast_prog(pr);
-        if (p > seen) {
-            seen = p;
-            t0 = t; /* the others still work: not slow */
+        fast_clock_tick(&ck);
+        fast_prog_at_t at = {pr, fast_prog(pr)};
+        if (at.p > seen) {
+            seen = at.p;
+            ck.t0 = ck.t; /* the others still work: not slow */
         }
-        if (atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT) {
-            fast_abort_seq(s, q);
-            continue; /* the outcome, ours or one that came first */
-        }
-        if (t - tw < SPIN_US * 1e-6) {
-            fast_pause();
-            continue;
-        }
-        atomic_fetch_add(&s->sleepers, 1);
-        uint32_t f = atomic_load(&s->futex);
-        if (atomic_load(ctl) == v && atomic_load(&self->grant) == g && fast_prog(pr) == p) {
-            struct timespec ts = {0, SLEEP_NS};
-            (void)syscall(SYS_futex, (uint32_t *)&s->futex, FUTEX_WAIT, f, &ts, NULL, 0);
-        }
-        atomic_fetch_sub(&s->sleepers, 1);
-        t = fast_now();
+        if (!fast_idle(self, s, g, ctl, v, &ck, fast_prog_same, &at))
+            fast_abort_seq(s, q); /* then the outcome, ours or one that came first */
     }
 }
 
@@ -516,6 +527,18 @@ static uint8_t *big_ring(const cl_fast_t *self, fchan_t *c, int m)
     return area + SMALL_AREA + (size_t)(self->chan * 2 + m) * BIG_RING;
 }
 
+/* For fast_idle: the other's progress words still read wr and rd. */
+typedef struct {
+    const bside_t *bo;
+    uint64_t wr, rd;
+} big_at_t;
+
+static bool big_same(const void *ctx)
+{
+    const big_at_t *at = ctx;
+    return atomic_load(&at->bo->wr) == at->wr && atomic_load(&at->bo->rd) == at->rd;
+}
+
 /* The transfer of a big all-reduce, sequence q: count elements of input
    in, result into out (which aliases nothing).  Chunk k of each member's
    input goes through ring slot k % BIG_DEPTH of that member; each member
@@ -546,9 +569,9 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
     atomic_store(&bm->wr, PK(q, 0));
     size_t w = 0, f = 0; /* chunks written, folded */
     bool checked = false;
-    double t = fast_now(), t0 = t, tw = t; /* now, the other's last progress, wait start */
+    const double t = fast_now(); /* now, the other's last progress, wait start */
+    fast_clock_t ck = {.t = t, .t0 = t, .tw = t, .spins = 0};
     uint64_t seen_w = PK(q, 0), seen_r = PK(q, 0), end = PK(q, n);
-    unsigned spins = 0;
     while (f < n) {
         bool moved = false;
         /* Write up to one chunk ahead of the fold, each once its ring slot
@@ -583,40 +606,25 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
             moved = true;
         }
         if (moved) {
-            spins = 0;
-            tw = t = fast_now();
+            fast_clock_moved(&ck);
             continue;
         }
         /* Nothing to do: wait for the other, briefly spinning, then asleep. */
         v = atomic_load(ctl);
         if (CTL_SEQ(v) > q || (CTL_SEQ(v) == q && (CTL_FL(v) & ~F_ARR(other)) != 0))
             return false; /* ended (aborted by the other, or nonsense) */
-        if ((++spins & 31) == 0)
-            t = fast_now();
+        fast_clock_tick(&ck);
         /* Progress counts when it grows within this call's chunks: a
            member writing nonsense cannot hold this one for long. */
-        uint64_t ow = atomic_load(&bo->wr), orr = atomic_load(&bo->rd);
-        if ((ow > seen_w && ow <= end) || (orr > seen_r && orr <= end)) {
-            seen_w = ow > seen_w && ow <= end ? ow : seen_w;
-            seen_r = orr > seen_r && orr <= end ? orr : seen_r;
-            t0 = t;
+        big_at_t at = {bo, atomic_load(&bo->wr), atomic_load(&bo->rd)};
+        if ((at.wr > seen_w && at.wr <= end) || (at.rd > seen_r && at.rd <= end)) {
+            seen_w = at.wr > seen_w && at.wr <= end ? at.wr : seen_w;
+            seen_r = at.rd > seen_r && at.rd <= end ? at.rd : seen_r;
+            ck.t0 = ck.t;
             continue;
         }
-        if (atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT)
+        if (!fast_idle(self, &c->sy, g, ctl, v, &ck, big_same, &at))
             goto abort;
-        if (t - tw < SPIN_US * 1e-6) {
-            fast_pause();
-            continue;
-        }
-        atomic_fetch_add(&c->sy.sleepers, 1);
-        uint32_t fx = atomic_load(&c->sy.futex);
-        if (atomic_load(ctl) == v && atomic_load(&self->grant) == g &&
-            atomic_load(&bo->wr) == ow && atomic_load(&bo->rd) == orr) {
-            struct timespec ts = {0, SLEEP_NS};
-            (void)syscall(SYS_futex, (uint32_t *)&c->sy.futex, FUTEX_WAIT, fx, &ts, NULL, 0);
-        }
-        atomic_fetch_sub(&c->sy.sleepers, 1);
-        t = fast_now();
     }
     return true;
 abort:

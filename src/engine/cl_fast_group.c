@@ -63,12 +63,8 @@
 #include "coll/cl_coll.h"
 #include "coll/cl_reduce.h"
 
-#include <linux/futex.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #define G_HDR ((size_t)4096)
 #define G_CHUNK ((size_t)256 << 10) /* bytes of one chunk */
@@ -226,9 +222,9 @@ static bool transfer(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const
             pr.w[pr.n++] = &G->side[j].w[x];
     size_t w = 0, r = 0, o = 0; /* chunks written, reduced, copied out */
     bool checked = false;
-    double t = fast_now(), t0 = t, tw = t; /* now, the others' last progress, wait start */
+    const double t = fast_now(); /* now, the others' last progress, wait start */
+    fast_clock_t ck = {.t = t, .t0 = t, .tw = t, .spins = 0};
     uint64_t seen = fast_prog(&pr);
-    unsigned spins = 0;
     while (o < n) {
         bool moved = false;
         long mr = least(G, k, W_RED, q);
@@ -280,36 +276,22 @@ static bool transfer(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const
             moved = true;
         }
         if (moved) {
-            spins = 0;
-            tw = t = fast_now();
+            fast_clock_moved(&ck);
             continue;
         }
         /* Nothing to do: wait for the others, briefly spinning, then asleep. */
         v = atomic_load(ctl);
         if (CTL_SEQ(v) > q || (CTL_SEQ(v) == q && (CTL_FL(v) & ~all) != 0))
             return false; /* ended (aborted by another, or nonsense) */
-        if ((++spins & 31) == 0)
-            t = fast_now();
-        uint64_t p = fast_prog(&pr);
-        if (p > seen) {
-            seen = p;
-            t0 = t;
+        fast_clock_tick(&ck);
+        fast_prog_at_t at = {&pr, fast_prog(&pr)};
+        if (at.p > seen) {
+            seen = at.p;
+            ck.t0 = ck.t;
             continue;
         }
-        if (atomic_load(&self->grant) != g || t - t0 > WAIT_LIMIT)
+        if (!fast_idle(self, &G->sy, g, ctl, v, &ck, fast_prog_same, &at))
             goto abort;
-        if (t - tw < SPIN_US * 1e-6) {
-            fast_pause();
-            continue;
-        }
-        atomic_fetch_add(&G->sy.sleepers, 1);
-        uint32_t fx = atomic_load(&G->sy.futex);
-        if (atomic_load(ctl) == v && atomic_load(&self->grant) == g && fast_prog(&pr) == p) {
-            struct timespec ts = {0, SLEEP_NS};
-            (void)syscall(SYS_futex, (uint32_t *)&G->sy.futex, FUTEX_WAIT, fx, &ts, NULL, 0);
-        }
-        atomic_fetch_sub(&G->sy.sleepers, 1);
-        t = fast_now();
     }
     return true;
 abort:

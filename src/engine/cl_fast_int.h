@@ -104,6 +104,42 @@ bool fast_wait(cl_fast_t *self, fsync_t *s, uint64_t q, uint64_t g, unsigned all
 /* The sum of pr's words within its range (0 for NULL). */
 uint64_t fast_prog(const fast_prog_t *pr);
 
+/* The clock of a loop that waits for the others: now, their last
+   progress, when this wait began; spins since. */
+typedef struct {
+    double t, t0, tw;
+    unsigned spins;
+} fast_clock_t;
+
+/* This member moved: a new wait begins. */
+static inline void fast_clock_moved(fast_clock_t *ck)
+{
+    ck->spins = 0;
+    ck->tw = ck->t = fast_now();
+}
+
+/* One more round of waiting (the clock is read every 32). */
+static inline void fast_clock_tick(fast_clock_t *ck)
+{
+    if ((++ck->spins & 31) == 0)
+        ck->t = fast_now();
+}
+
+/* One idle round of a wait on s, whose outcome word ctl held v: false
+   when the grant g was revoked or the others made no progress for
+   WAIT_LIMIT (the caller aborts).  Otherwise spins briefly, then sleeps
+   on s's futex while ctl, the grant and same(ctx) (the others' progress
+   unchanged) still hold once the sleep is announced; true. */
+bool fast_idle(cl_fast_t *self, fsync_t *s, uint64_t g, const _Atomic uint64_t *ctl, uint64_t v,
+               fast_clock_t *ck, bool (*same)(const void *ctx), const void *ctx);
+
+/* For fast_idle: pr's sum is still p. */
+typedef struct {
+    const fast_prog_t *pr;
+    uint64_t p;
+} fast_prog_at_t;
+bool fast_prog_same(const void *ctx);
+
 /* Ends sequence q as ABORTED unless it has an outcome already. */
 void fast_abort_seq(fsync_t *s, uint64_t q);
 

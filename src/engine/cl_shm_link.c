@@ -48,6 +48,67 @@ static bool peer_uid_ok(int fd, uid_t uid)
     return cr.uid == uid;
 }
 
+/* Sends len bytes of buf on sock with fd attached (SCM_RIGHTS). */
+static ssize_t send_with_fd(int sock, const void *buf, size_t len, int fd, int flags)
+{
+    struct iovec iov = {(void *)buf, len};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } c;
+    memset(&c, 0, sizeof c);
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = c.buf;
+    mh.msg_controllen = sizeof c.buf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    return sendmsg(sock, &mh, flags);
+}
+
+/* Receives one message of at most len bytes into buf without blocking;
+   keeps the first descriptor it carries in *fd (-1: none), closes the
+   others and counts them in *extra, and gives recvmsg's msg_flags in
+   *msg_flags. Returns what recvmsg returns (errno kept when < 0). */
+static ssize_t recv_with_fd(int sock, void *buf, size_t len, int *fd, int *extra, int *msg_flags)
+{
+    struct iovec iov = {buf, len};
+    union {
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } c;
+    struct msghdr mh = {0};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = c.buf;
+    mh.msg_controllen = sizeof c.buf;
+    ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    *fd = -1;
+    *extra = 0;
+    *msg_flags = mh.msg_flags;
+    for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm != NULL;
+         cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int one;
+            memcpy(&one, CMSG_DATA(cm) + i * sizeof(int), sizeof one);
+            if (*fd < 0)
+                *fd = one;
+            else {
+                close(one);
+                (*extra)++;
+            }
+        }
+    }
+    return n;
+}
+
 static int map_rings(link_t *l, int mfd, size_t cap, bool proposer)
 {
     size_t len = SEG_BYTES(cap);
@@ -156,23 +217,7 @@ void cl_shm_offer(cl_shm_t *self, const uint8_t key[32])
     h.ns_dev = self->ns_dev;
     h.ns_ino = self->ns_ino;
     memcpy(h.nonce, l->nonce, 32);
-    struct iovec iov = {&h, sizeof h};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } c;
-    memset(&c, 0, sizeof c);
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = c.buf;
-    mh.msg_controllen = sizeof c.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &mfd, sizeof mfd);
-    if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
+    if (send_with_fd(fd, &h, sizeof h, mfd, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
         cl_debug("cannot propose shared memory to peer %s…: %m", sid);
         goto fail_link;
     }
@@ -274,40 +319,13 @@ void shm_on_hello(cl_shm_t *self, link_t *l)
 {
     hello_t h;
     memset(&h, 0, sizeof h);
-    struct iovec iov = {&h, sizeof h};
-    union {
-        char buf[CMSG_SPACE(4 * sizeof(int))];
-        struct cmsghdr align;
-    } c;
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = c.buf;
-    mh.msg_controllen = sizeof c.buf;
-    ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    int mfd, extra, flags;
+    ssize_t n = recv_with_fd(l->fd, &h, sizeof h, &mfd, &extra, &flags);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
-    int mfd = -1, extra = 0;
-    for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm != NULL;
-         cm = CMSG_NXTHDR(&mh, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-            if (mfd < 0)
-                mfd = fd;
-            else {
-                close(fd);
-                extra++;
-            }
-        }
-    }
     const char *why = NULL;
     size_t cap = h.ring_bytes;
-    if (n != (ssize_t)sizeof h || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || mfd < 0 ||
-        extra > 0)
+    if (n != (ssize_t)sizeof h || (flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || mfd < 0 || extra > 0)
         why = "a malformed proposal";
     else if (memcmp(h.magic, HELLO_MAGIC, 8) != 0 || h.version != VERSION)
         why = "an unknown proposal version";
@@ -357,37 +375,17 @@ bool shm_on_up_read(cl_shm_t *self, link_t *l)
     (void)self;
     for (;;) {
         group_msg_t m;
-        struct iovec iov = {&m, sizeof m};
-        union {
-            char buf[CMSG_SPACE(4 * sizeof(int))];
-            struct cmsghdr align;
-        } c;
-        struct msghdr mh = {0};
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = c.buf;
-        mh.msg_controllen = sizeof c.buf;
-        ssize_t r = recvmsg(l->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        int gfd, extra, flags;
+        ssize_t r = recv_with_fd(l->fd, &m, sizeof m, &gfd, &extra, &flags);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r <= 0) {
+            if (gfd >= 0)
+                close(gfd);
             return r < 0 && errno == EAGAIN;
-        int gfd = -1;
-        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
-            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-                continue;
-            size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < n; i++) {
-                int fd;
-                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-                if (gfd < 0)
-                    gfd = fd;
-                else
-                    close(fd);
-            }
         }
         /* A one-byte wake-up, or a group offer (anything else is dropped). */
-        if (r == (ssize_t)sizeof m && gfd >= 0 && (mh.msg_flags & MSG_CTRUNC) == 0 &&
+        if (r == (ssize_t)sizeof m && gfd >= 0 && (flags & MSG_CTRUNC) == 0 &&
             memcmp(m.magic, GROUP_MAGIC, 8) == 0 && m.version == VERSION) {
             if (l->grp_fd >= 0)
                 close(l->grp_fd);
@@ -413,23 +411,7 @@ bool cl_shm_group_offer(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id,
     m.comm_id = comm_id;
     m.tag = tag;
     m.bytes = bytes;
-    struct iovec iov = {&m, sizeof m};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } c;
-    memset(&c, 0, sizeof c);
-    struct msghdr mh = {0};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = c.buf;
-    mh.msg_controllen = sizeof c.buf;
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &mfd, sizeof mfd);
-    return sendmsg(l->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m;
+    return send_with_fd(l->fd, &m, sizeof m, mfd, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof m;
 }
 
 uint64_t cl_shm_group_offered(const cl_shm_t *self, const uint8_t key[32], uint64_t comm_id,

@@ -165,21 +165,32 @@ static int pause_peer(int i, int n)
     return 0;
 }
 
-int sc_pauseview(void)
+/* Starts scenario name (COLLAB_TIMEOUT timeout, the peers' log into
+   log) with NP peers running fn, and stops the victim 2 s after the go.
+   Returns when the go was given (now_s). */
+static double start_and_stop(char *log, size_t cap, const char *name, const char *timeout,
+                             harness_peer_fn fn)
 {
-    setenv("COLLAB_TIMEOUT", "6", 1);
-    prepare("pauseview", NP);
-    char log[600];
-    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    setenv("COLLAB_TIMEOUT", timeout, 1);
+    prepare(name, NP);
+    snprintf(log, cap, "%s/peers.log", s_dir);
     setenv("COLLAB_LOG_FILE", log, 1);
     for (int i = 0; i < NP; i++)
-        spawn(i, NP, i == 0 ? 0u : 0x1fu & ~(1u << i), pause_peer);
+        spawn(i, NP, i == 0 ? 0u : 0x1fu & ~(1u << i), fn);
     CHECK(wait_ready(NP, 60));
     go(NP);
     double t0 = now_s();
-    struct timespec two = {2, 0}, stop = {5, 200 * 1000 * 1000};
+    struct timespec two = {2, 0};
     nanosleep(&two, NULL);
     CHECK(kill(s_pid[VICTIM], SIGSTOP) == 0);
+    return t0;
+}
+
+int sc_pauseview(void)
+{
+    char log[600];
+    double t0 = start_and_stop(log, sizeof log, "pauseview", "6", pause_peer);
+    struct timespec stop = {5, 200 * 1000 * 1000};
     nanosleep(&stop, NULL);
     CHECK(kill(s_pid[VICTIM], SIGCONT) == 0);
     /* ms since the go, as rank 0 counts it (its t0 is a little later). */
@@ -202,13 +213,7 @@ int sc_pauseview(void)
     }
     CHECK(removed == 0);
     if (bad > 0 || s_failures > 0) {
-        /* What the peers logged, for the failure's cause. */
-        FILE *f = fopen(log, "r");
-        char line[1024];
-        while (f != NULL && fgets(line, sizeof line, f) != NULL)
-            fputs(line, stderr);
-        if (f != NULL)
-            fclose(f);
+        harness_print_file(log); /* what the peers logged, for the failure's cause */
     }
     return bad;
 }
@@ -325,19 +330,9 @@ static int fallback_peer(int i, int n)
 
 int sc_pausefallback(void)
 {
-    setenv("COLLAB_TIMEOUT", "2", 1);
-    prepare("pausefallback", NP);
     char log[600];
-    snprintf(log, sizeof log, "%s/peers.log", s_dir);
-    setenv("COLLAB_LOG_FILE", log, 1);
-    for (int i = 0; i < NP; i++)
-        spawn(i, NP, i == 0 ? 0u : 0x1fu & ~(1u << i), fallback_peer);
-    CHECK(wait_ready(NP, 60));
-    go(NP);
-    double t0 = now_s();
-    struct timespec two = {2, 0}, stop = {3, 0};
-    nanosleep(&two, NULL);
-    CHECK(kill(s_pid[VICTIM], SIGSTOP) == 0);
+    double t0 = start_and_stop(log, sizeof log, "pausefallback", "2", fallback_peer);
+    struct timespec stop = {3, 0};
     harness_kill(FB_KILL_A);
     harness_kill(FB_KILL_B);
     nanosleep(&stop, NULL);
@@ -358,13 +353,7 @@ int sc_pausefallback(void)
     fprintf(stderr, "[attack] the survivors re-admitted the victim %d time(s)\n", readmitted);
     CHECK(warned >= 1);
     CHECK(readmitted >= 1);
-    if (bad > 0 || s_failures > 0) {
-        FILE *f = fopen(log, "r");
-        char line[1024];
-        while (f != NULL && fgets(line, sizeof line, f) != NULL)
-            fputs(line, stderr);
-        if (f != NULL)
-            fclose(f);
-    }
+    if (bad > 0 || s_failures > 0)
+        harness_print_file(log);
     return bad;
 }

@@ -241,13 +241,7 @@ int sc_xproof(const char *mode)
     int bad = reap(s_bcast ? 0xfu : 0x7u, s_bcast ? 60 : 90);
     if (!s_bcast)
         harness_kill(X_FAILING);
-    /* What the peers logged, for the record. */
-    FILE *f = fopen(log, "r");
-    char line[1024];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        fputs(line, stderr);
-    if (f != NULL)
-        fclose(f);
+    harness_print_file(log); /* what the peers logged, for the record */
     for (int i = s_bcast ? 1 : 0; i < (s_bcast ? 4 : 3); i++) {
         char name[32];
         snprintf(name, sizeof name, "wrong_%d", i);

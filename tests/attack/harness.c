@@ -512,6 +512,16 @@ int harness_log_lines(const char *path, const char *what, const char *also)
     return n;
 }
 
+void harness_print_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        fputs(line, stderr);
+    if (f != NULL)
+        fclose(f);
+}
+
 void harness_cleanup(void)
 {
     char cmd[600], prefix[64];

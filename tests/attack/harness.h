@@ -208,6 +208,8 @@ void harness_write_int(const char *name, int v);
 /* Lines of the file at path that contain `what` and, when not NULL,
    `also`. */
 int harness_log_lines(const char *path, const char *what, const char *also);
+/* Copies the file at path to stderr (nothing when it cannot be read). */
+void harness_print_file(const char *path);
 /* Removes the run's folder. */
 void harness_cleanup(void);
 

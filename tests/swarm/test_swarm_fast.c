@@ -311,21 +311,11 @@ static void alone_marker_path(char *path, size_t size)
    0 left its marker (30 s at most for each). */
 static void cont_after_stop(pid_t pid)
 {
-    char path[64], st[256], mark[600];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char mark[600];
     alone_marker_path(mark, sizeof mark);
     double end = now_s() + 30;
-    while (now_s() < end) {
-        FILE *f = fopen(path, "r");
-        size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
-        if (f != NULL)
-            fclose(f);
-        st[n] = 0;
-        const char *p = strrchr(st, ')');
-        if (p != NULL && p[1] == ' ' && p[2] == 'T')
-            break;
+    while (now_s() < end && !test_proc_stopped(pid))
         usleep(10000);
-    }
     double stopped = now_s();
     end = stopped + 30;
     while (access(mark, F_OK) != 0 && now_s() < end)
@@ -400,30 +390,16 @@ static int rec_cmp(const void *a, const void *b)
    has the same result on both. */
 static void cross_check(int i, rec_t *rec, size_t n, bool engine, size_t min_common)
 {
-    char path[600], tmp[620];
+    char path[600];
     snprintf(path, sizeof path, "%s/fastseq", s_dir);
     if (i == 1) {
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "wb");
-        CHECK(f != NULL && fwrite(rec, sizeof *rec, n, f) == n);
-        if (f != NULL)
-            fclose(f);
-        CHECK(rename(tmp, path) == 0);
+        test_write_records(path, rec, sizeof *rec, n);
         return;
     }
-    double end = now_s() + 30;
-    FILE *f = NULL;
-    while ((f = fopen(path, "rb")) == NULL && now_s() < end)
-        usleep(20000);
-    CHECK(f != NULL);
-    if (f == NULL)
+    size_t m;
+    rec_t *o = test_read_records(path, sizeof *o, &m);
+    if (o == NULL)
         return;
-    fseek(f, 0, SEEK_END);
-    size_t m = (size_t)ftell(f) / sizeof(rec_t);
-    fseek(f, 0, SEEK_SET);
-    rec_t *o = malloc((m + 1) * sizeof *o);
-    CHECK(o != NULL && fread(o, sizeof *o, m, f) == m);
-    fclose(f);
     qsort(rec, n, sizeof *rec, rec_cmp);
     qsort(o, m, sizeof *o, rec_cmp);
     size_t a = 0, b = 0, common = 0, fast = 0, differ = 0;

@@ -63,19 +63,8 @@ static void *harm(void *arg)
 /* The helper process: continues pid 3.7 s after it stopped. */
 static void cont_later(pid_t pid)
 {
-    char path[64], st[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    for (int k = 0; k < 6000; k++) {
-        FILE *f = fopen(path, "r");
-        size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
-        if (f != NULL)
-            fclose(f);
-        st[n] = 0;
-        const char *p = strrchr(st, ')');
-        if (p != NULL && p[1] == ' ' && p[2] == 'T')
-            break;
+    for (int k = 0; k < 6000 && !test_proc_stopped(pid); k++)
         usleep(10000);
-    }
     usleep(3700000);
     kill(pid, SIGCONT);
 }
@@ -94,33 +83,19 @@ static uint64_t hmix(uint64_t x)
 
 static void cross(int i, int n, int sig, grec_t *rec, size_t nrec)
 {
-    char path[600], tmp[620];
+    char path[600];
     snprintf(path, sizeof path, "%s/grpseq.%d", s_dir, i);
     if (i != 0) {
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "wb");
-        CHECK(f != NULL && fwrite(rec, sizeof *rec, nrec, f) == nrec);
-        if (f != NULL)
-            fclose(f);
-        CHECK(rename(tmp, path) == 0);
+        test_write_records(path, rec, sizeof *rec, nrec);
         return;
     }
     size_t fast_seen = 0, differ = 0;
     for (int r = 1; r < (sig == SIGKILL ? n - 1 : n); r++) { /* the killed rank writes nothing */
         snprintf(path, sizeof path, "%s/grpseq.%d", s_dir, r);
-        double end = now_s() + 30;
-        FILE *f = NULL;
-        while ((f = fopen(path, "rb")) == NULL && now_s() < end)
-            usleep(20000);
-        CHECK(f != NULL);
-        if (f == NULL)
+        size_t m;
+        grec_t *o = test_read_records(path, sizeof *o, &m);
+        if (o == NULL)
             continue;
-        fseek(f, 0, SEEK_END);
-        size_t m = (size_t)ftell(f) / sizeof(grec_t);
-        fseek(f, 0, SEEK_SET);
-        grec_t *o = malloc((m + 1) * sizeof *o);
-        CHECK(o != NULL && fread(o, sizeof *o, m, f) == m);
-        fclose(f);
         /* Sequences only grow at each rank: merge. */
         size_t a = 0, b = 0;
         while (a < nrec && b < m) {

@@ -242,3 +242,47 @@ int failed(const int *st, int n, const char *what)
         }
     return rc;
 }
+
+void test_write_records(const char *path, const void *rec, size_t size, size_t n)
+{
+    char tmp[620];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    CHECK(f != NULL && fwrite(rec, size, n, f) == n);
+    if (f != NULL)
+        fclose(f);
+    CHECK(rename(tmp, path) == 0);
+}
+
+void *test_read_records(const char *path, size_t size, size_t *n)
+{
+    *n = 0;
+    double end = now_s() + 30;
+    FILE *f = NULL;
+    while ((f = fopen(path, "rb")) == NULL && now_s() < end)
+        usleep(20000);
+    CHECK(f != NULL);
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    size_t m = (size_t)ftell(f) / size;
+    fseek(f, 0, SEEK_SET);
+    void *o = malloc((m + 1) * size);
+    CHECK(o != NULL && fread(o, size, m, f) == m);
+    fclose(f);
+    *n = m;
+    return o;
+}
+
+bool test_proc_stopped(pid_t pid)
+{
+    char path[64], st[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(st, 1, sizeof st - 1, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    st[n] = 0;
+    const char *p = strrchr(st, ')');
+    return p != NULL && p[1] == ' ' && p[2] == 'T';
+}

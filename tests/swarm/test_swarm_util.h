@@ -64,6 +64,15 @@ long test_self_rss_kib(void);
 /* The bytes a point-to-point scenario sends from src with tag. */
 void test_fill(uint8_t *buf, size_t len, int src, int tag);
 
+/* True when process pid is stopped (state T in /proc/<pid>/stat). */
+bool test_proc_stopped(pid_t pid);
+/* Writes the n records of size bytes at rec to path (whole: through
+   path.tmp, then a rename). */
+void test_write_records(const char *path, const void *rec, size_t size, size_t n);
+/* The records of size bytes at path, waiting up to 30 s for the file
+   (malloc'd, room for one more; *n their count), or NULL. */
+void *test_read_records(const char *path, size_t size, size_t *n);
+
 /* The full address of peer i (after the parent prepared the run). */
 const char *test_swarm_addr(int i);
 

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cl_fast_fixture.h"
 #include "selftest.h"
 
 #define COMM 91u
@@ -41,13 +42,6 @@ static const _Atomic int s_none = 0;
 static int s_fd = -1;
 static size_t s_bytes;
 static _Atomic int *s_done; /* processes: calls each member completed (shared) */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void *map_area(void)
 {
@@ -236,13 +230,6 @@ static void *one(void *arg)
     return NULL;
 }
 
-static void *revoke_soon(void *arg)
-{
-    usleep(3000);
-    cl_fast_revoke(arg);
-    return NULL;
-}
-
 /* Members that never come, come late, or lose their grant. */
 static void test_abort(int k)
 {
@@ -286,9 +273,9 @@ static void test_abort(int k)
 
 #define PCOUNT ((size_t)1 << 20) /* floats: 4 MiB */
 
-/* A forked member: runs all-reduces until one is not taken, checking
-   each result; writes to fd: calls taken, wrong results, the last rc. */
-static void child(int me, int k, int fd)
+/* A forked process: member me of k, attached and granted (it exits 3
+   when it cannot attach, 4 when no grant comes within 10 s). */
+static cl_fast_t *child_member(int me, int k)
 {
     cl_fast_t *f = cl_fast_new();
     if (f == NULL || !cl_fast_attach_group(f, map_area(), s_bytes, COMM, me, k, 5))
@@ -297,6 +284,14 @@ static void child(int me, int k, int fd)
     while (!cl_fast_grant(f, 0, &s_none))
         if (now_s() - t0 > 10 || usleep(1000) != 0)
             _exit(4);
+    return f;
+}
+
+/* A forked member: runs all-reduces until one is not taken, checking
+   each result; writes to fd: calls taken, wrong results, the last rc. */
+static void child(int me, int k, int fd)
+{
+    cl_fast_t *f = child_member(me, k);
     static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
     float *x = malloc(PCOUNT * 4), *y = malloc(PCOUNT * 4);
     int taken = 0, wrong = 0, rc = 1;
@@ -400,13 +395,7 @@ static int bench(int k, size_t bytes, int calls)
     for (int j = 0; j < k; j++) {
         if ((pid[j] = fork()) != 0)
             continue;
-        cl_fast_t *f = cl_fast_new();
-        if (f == NULL || !cl_fast_attach_group(f, map_area(), s_bytes, COMM, j, k, 5))
-            _exit(3);
-        double t0 = now_s();
-        while (!cl_fast_grant(f, 0, &s_none))
-            if (now_s() - t0 > 10 || usleep(1000) != 0)
-                _exit(4);
+        cl_fast_t *f = child_member(j, k);
         static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
         size_t n = bytes / 4;
         float *x = malloc(n * 4), *y = malloc(n * 4);

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cl_fast_fixture.h"
 #include "selftest.h"
 
 #define COMM 77u
@@ -43,13 +44,6 @@ static void *map_area(void)
 {
     void *p = mmap(NULL, CL_SHM_FAST_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, s_fd, 0);
     return p == MAP_FAILED ? NULL : p;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static const uint8_t PEER[32] = {1};
@@ -351,13 +345,6 @@ static void *big_one(void *arg)
     o->took = now_s() - t0;
     free(x);
     free(y);
-    return NULL;
-}
-
-static void *revoke_soon(void *arg)
-{
-    usleep(3000);
-    cl_fast_revoke(arg);
     return NULL;
 }
 
