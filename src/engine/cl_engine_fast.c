@@ -185,6 +185,71 @@ static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
     }
 }
 
+/* The part every grant shares: when s may not run fast (!ok) a grant is
+   revoked; the lease may keep the grant or the engine path as it is;
+   otherwise the communicator's fast record, created on first use.  NULL
+   when nothing more is to be done now. */
+static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, bool ok, double now)
+{
+    cl_fast_t *f = atomic_load(&s->comm->fast);
+    if (!ok) {
+        if (f != NULL && cl_fast_granted(f))
+            cl_fast_revoke(f);
+        return NULL;
+    }
+    if (leased(e, s, f, now))
+        return NULL;
+    if (f == NULL && (f = cl_fast_new()) != NULL)
+        atomic_store(&s->comm->fast, f);
+    return f;
+}
+
+/* Comm rank 0's group area: a sealed memfd of `bytes`, mapped here and
+   offered under a fresh tag over the link of every other member p[j]
+   (whose link ids are kept in s->fast_glinks); NULL when it cannot be. */
+static void *group_area_create(cl_shm_t *shm, stream_t *s, cl_peer_t *const *p, size_t bytes,
+                               uint64_t *tag)
+{
+    collab_comm_t *c = s->comm;
+    const int k = c->size;
+    *tag = 0;
+    while (*tag == 0)
+        randombytes_buf(tag, sizeof *tag);
+    void *area = NULL;
+    int mfd = memfd_create("mpicollab-group", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (mfd < 0 || ftruncate(mfd, (off_t)bytes) != 0 ||
+        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+        (area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0)) == MAP_FAILED) {
+        cl_debug("no group area for communicator %016llx: %m", (unsigned long long)c->id);
+        area = NULL;
+    }
+    for (int j = 1; area != NULL && j < k; j++) {
+        s->fast_glinks[j] = cl_shm_link_id(shm, p[j]->key);
+        if (!cl_shm_group_offer(shm, p[j]->key, c->id, (uint32_t)k, *tag, mfd, bytes)) {
+            munmap(area, bytes);
+            area = NULL;
+        }
+    }
+    if (mfd >= 0)
+        close(mfd);
+    return area;
+}
+
+/* Another member's group area: the latest one comm rank 0 (at rank0)
+   offered, mapped; NULL when none is there. */
+static void *group_area_take(cl_shm_t *shm, const collab_comm_t *c, const cl_peer_t *rank0,
+                             size_t bytes, uint64_t *tag)
+{
+    *tag = cl_shm_group_offered(shm, rank0->key, c->id, (uint32_t)c->size, bytes);
+    int fd = *tag != 0 ? cl_shm_group_take(shm, rank0->key, c->id, (uint32_t)c->size, *tag, bytes)
+                       : -1;
+    if (fd < 0)
+        return NULL;
+    void *area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return area == MAP_FAILED ? NULL : area;
+}
+
 /* A group (3 .. CL_FAST_GROUP_MAX members, all of this host; cl_fast.h,
    docs/collectives.md §5b).  Comm rank 0 creates the area (a sealed
    memfd) and offers it over its link to every other member, again with a
@@ -193,25 +258,15 @@ static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
 static void update_group(struct cl_engine *e, stream_t *s, double now)
 {
     collab_comm_t *c = s->comm;
-    cl_fast_t *f = atomic_load(&c->fast);
     cl_shm_t *shm = cl_transport_shm(e->tp);
     const int k = c->size;
     cl_peer_t *p[CL_FAST_GROUP_MAX];
     bool ok = quiet(e, s);
     for (int j = 0; ok && j < k; j++)
         ok = j == c->rank || (p[j] = partner(e, c, j)) != NULL;
-    if (!ok || !eng_el_fast_ok(e, s)) {
-        if (f != NULL && cl_fast_granted(f))
-            cl_fast_revoke(f);
+    cl_fast_t *f = fast_for_grant(e, s, ok && eng_el_fast_ok(e, s), now);
+    if (f == NULL)
         return;
-    }
-    if (leased(e, s, f, now))
-        return;
-    if (f == NULL) {
-        if ((f = cl_fast_new()) == NULL)
-            return;
-        atomic_store(&c->fast, f);
-    }
     const size_t bytes = cl_fast_group_bytes(k);
     bool fresh = cl_fast_link(f) != 0;
     if (c->rank == 0) {
@@ -224,38 +279,9 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
     if (!fresh) {
         if (!cl_fast_detach(f))
             return;
-        void *area = NULL;
-        uint64_t tag = 0;
-        if (c->rank == 0) {
-            while (tag == 0)
-                randombytes_buf(&tag, sizeof tag);
-            int mfd = memfd_create("mpicollab-group", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-            if (mfd < 0 || ftruncate(mfd, (off_t)bytes) != 0 ||
-                fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-                (area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0)) ==
-                    MAP_FAILED) {
-                cl_debug("no group area for communicator %016llx: %m", (unsigned long long)c->id);
-                area = NULL;
-            }
-            for (int j = 1; area != NULL && j < k; j++) {
-                s->fast_glinks[j] = cl_shm_link_id(shm, p[j]->key);
-                if (!cl_shm_group_offer(shm, p[j]->key, c->id, (uint32_t)k, tag, mfd, bytes)) {
-                    munmap(area, bytes);
-                    area = NULL;
-                }
-            }
-            if (mfd >= 0)
-                close(mfd);
-        } else {
-            tag = cl_shm_group_offered(shm, p[0]->key, c->id, (uint32_t)k, bytes);
-            int fd = tag != 0 ? cl_shm_group_take(shm, p[0]->key, c->id, (uint32_t)k, tag, bytes)
-                              : -1;
-            if (fd >= 0) {
-                area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-                area = area == MAP_FAILED ? NULL : area;
-                close(fd);
-            }
-        }
+        uint64_t tag;
+        void *area = c->rank == 0 ? group_area_create(shm, s, p, bytes, &tag)
+                                  : group_area_take(shm, c, p[0], bytes, &tag);
         if (area == NULL || !cl_fast_attach_group(f, area, bytes, c->id, c->rank, k, tag))
             return;
     }
@@ -281,19 +307,8 @@ static void update(struct cl_engine *e, stream_t *s, double now)
         cl_shm_link_id(shm, cl_fast_peer_key(f)) != cl_fast_link(f))
         (void)cl_fast_detach(f);
     cl_peer_t *p = allowed(e, s);
-    if (p == NULL) {
-        if (f != NULL && cl_fast_granted(f))
-            cl_fast_revoke(f);
+    if ((f = fast_for_grant(e, s, p != NULL, now)) == NULL)
         return;
-    }
-    if (leased(e, s, f, now))
-        return;
-    if (f == NULL) {
-        f = cl_fast_new();
-        if (f == NULL)
-            return;
-        atomic_store(&c->fast, f);
-    }
     uint64_t link = cl_shm_link_id(shm, p->key);
     if (cl_fast_link(f) != link) {
         if (!cl_fast_detach(f))
