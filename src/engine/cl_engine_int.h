@@ -15,6 +15,7 @@
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_p2p.h"
+#include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
@@ -527,21 +528,6 @@ void eng_report_fini(struct cl_engine *e);
    monitor (docs/monitor.md §8). */
 int eng_relay_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
 void eng_relay_fini(struct cl_engine *e);
-/* Must a message to `to` go relayed (both are client-mode members)? */
-bool eng_relay_needed(const struct cl_engine *e, const cl_peer_t *to);
-/* Seals m for `to` and sends it to a relaying monitor of the view.  Returns
-   as eng_send; COLLAB_ERR_PROC_FAILED (logged) when no monitor relays. */
-int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
-/* A RELAY that passed the authority gate: forwarded (a relaying monitor)
-   or opened and handed to eng_on_message as the sender's (a member).
-   eng_relay_init registers it with the loop. */
-void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
-                          const cl_wire_msg_t *m);
-/* The view changed: a relaying monitor looks at once at the messages that
-   waited for it (its timer in e->timers, armed while anything waits,
-   forwards what the rate allows). */
-void eng_relay_view(struct cl_engine *e);
-void eng_relay_stats(const struct cl_engine *e, cl_relay_stats_t *out);
 
 /* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
 int eng_dialback_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
