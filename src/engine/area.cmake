@@ -126,8 +126,8 @@ target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
 collab_selftest(cl_engine_leave_test ${_eng_unit}/cl_engine_leave_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_leave_test PRIVATE ${_eng}/cl_engine_leave.c)
-# A relaying monitor's token bucket and its deadline, on a fake engine
-# (real records, timer set and identity; the clock and send stubbed).
+# The relay alone, on a fake context (real records, timer sets and
+# identities; the clock, links, send and delivery the test's).
 collab_selftest(cl_engine_relay_test ${_eng_unit}/cl_engine_relay_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_relay_test PRIVATE ${_eng}/cl_engine_relay.c)

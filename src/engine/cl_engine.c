@@ -94,8 +94,8 @@ int eng_send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
         m->hdr.epoch = cl_member_epoch(e->mb);
-    if (eng_relay_needed(e, to)) /* client to client: through a monitor */
-        return eng_relay_send(e, to, m);
+    if (eng_relay_needed(e->relay, to)) /* client to client: through a monitor */
+        return eng_relay_send(e->relay, to, m);
     return cl_transport_send(e->tp, to->key, m);
 }
 
@@ -105,7 +105,7 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
        grant of class EARLY (docs/wire.md section 10), whichever path sent
        it: the collectives' transport, a generation notice, a relayed
        copy.  A relay through a monitor has no link to count on. */
-    if (m->hdr.type == CL_MSG_COLL && e->p2p != NULL && !eng_relay_needed(e, to) &&
+    if (m->hdr.type == CL_MSG_COLL && e->p2p != NULL && !eng_relay_needed(e->relay, to) &&
         memcmp(to->key, e->self_key, 32) != 0)
         return eng_p2p_coll_send(e->p2p, to, m);
     return eng_send_now(e, to, m);
@@ -113,7 +113,7 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 
 void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out)
 {
-    eng_relay_stats(self, out);
+    eng_relay_stats(self->relay, out);
 }
 
 void eng_set_info(struct cl_engine *e, const collab_info_t *info)

@@ -3,9 +3,9 @@
 
     Each function tells the components, in a fixed order, what one view
     change did (docs/architecture.md); the loop's services are in
-    cl_engine.c.  The reports' component (cl_engine_report.c) and the
-    point-to-point component (cl_engine_p2p.c) get their contexts here
-    too: the engine's adapters for them.
+    cl_engine.c.  The reports' component (cl_engine_report.c), the relay
+    (cl_engine_relay.c) and the point-to-point component (cl_engine_p2p.c)
+    get their contexts here too: the engine's adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -102,7 +102,7 @@ void eng_fan_out_view(struct cl_engine *e)
     eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
     eng_report_view(e->rep);
-    eng_relay_view(e);
+    eng_relay_view(e->relay);
 }
 
 void eng_fan_out_member(struct cl_engine *e)
@@ -230,6 +230,61 @@ void eng_report_fini(struct cl_engine *e)
 int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
 {
     return eng_report_set_value(e->rep, name, value);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The relay's context (cl_engine_relay.h) and its RELAYED handler. */
+
+static double relay_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static bool relay_has_link(void *arg, const uint8_t key[32])
+{
+    return cl_transport_has_link(((struct cl_engine *)arg)->tp, key);
+}
+
+static int relay_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_send(arg, to, m);
+}
+
+static void relay_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    eng_on_message(arg, key, m);
+}
+
+static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    eng_relay_on_message(e->relay, p, key, m);
+}
+
+int eng_relay_init(struct cl_engine *e)
+{
+    eng_relay_ctx_t ctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .self_key = e->self_key,
+                           .secret_key = cl_identity_secret_key(e->id),
+                           .timers = e->timers,
+                           .mb = e->mb,
+                           .now = relay_now,
+                           .has_link = relay_has_link,
+                           .send = relay_send,
+                           .deliver = relay_deliver,
+                           .desc = eng_peer_desc};
+    e->relay = eng_relay_new(&ctx);
+    if (e->relay == NULL)
+        return COLLAB_ERR_NO_MEM;
+    eng_on_type(e, CL_MSG_RELAYED, on_relayed);
+    return COLLAB_OK;
+}
+
+void eng_relay_fini(struct cl_engine *e)
+{
+    eng_relay_destroy(&e->relay);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -19,14 +19,20 @@
 
     Every refusal is dropped with a log line (the first of each kind and
     then at every power of two), never acted on.
+
+    The component sees the engine only through its context
+    (eng_relay_ctx_t, cl_engine_relay.h), which the loop fills
+    (cl_engine_fanout.c); it registers one timer in the loop's set.
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_relay.h"
 #include "engine/cl_seal.h"
 
+#include "util/cl_identity.h"
 #include "util/cl_log.h"
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +73,7 @@ typedef struct relay_item {
 } relay_item_t;
 
 struct eng_relay {
+    eng_relay_ctx_t ctx;
     cl_seal_t *seal;
     uint64_t run;  /* run hash of the inner header */
     bool serving;  /* this peer is a relaying monitor */
@@ -80,61 +87,56 @@ struct eng_relay {
     size_t waiting;
     int nwait;
     double wait_max;
-    int timer; /* in e->timers: armed while anything waits (bucket or view) */
+    int timer; /* in ctx.timers: armed while anything waits (bucket or view) */
     uint64_t refused[REF_NKINDS];
     uint64_t no_path; /* sends that found no relaying monitor */
     /* Read by collab-monitor's thread. */
     atomic_uint_fast64_t fwd_msgs, fwd_bytes, drop_msgs, drop_bytes, refused_total;
 };
 
-static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
-                       const cl_wire_msg_t *m)
-{
-    eng_relay_on_message(e, p, key, m);
-}
-
 static void on_timer(void *arg, double now);
-static void arm(struct cl_engine *e, double now, bool sooner_only);
+static void arm(struct eng_relay *r, double now, bool sooner_only);
 
-int eng_relay_init(struct cl_engine *e)
+eng_relay_t *eng_relay_new(const eng_relay_ctx_t *ctx)
 {
+    const cl_config_t *cfg = ctx->cfg;
     struct eng_relay *r = calloc(1, sizeof *r);
     if (r == NULL)
-        return COLLAB_ERR_NO_MEM;
-    r->seal = cl_seal_new(e->self_key, cl_identity_secret_key(e->id), e->cfg.run_id);
+        return NULL;
+    r->ctx = *ctx;
+    r->seal = cl_seal_new(ctx->self_key, ctx->secret_key, cfg->run_id);
     if (r->seal == NULL) {
         free(r);
-        return COLLAB_ERR_NO_MEM;
+        return NULL;
     }
-    r->run = cl_wire_run_hash(e->cfg.run_id);
-    r->serving = e->cfg.monitor && e->cfg.relay;
-    r->rate = (double)(e->cfg.relay_mbit > 0 ? e->cfg.relay_mbit : 100) * 1e6 / 8.0;
+    r->run = cl_wire_run_hash(cfg->run_id);
+    r->serving = cfg->monitor && cfg->relay;
+    r->rate = (double)(cfg->relay_mbit > 0 ? cfg->relay_mbit : 100) * 1e6 / 8.0;
     r->queue_max =
         (size_t)fmin(RELAY_QUEUE_MAX, fmax(RELAY_QUEUE_MIN, RELAY_QUEUE_SECONDS * r->rate));
     r->tokens = RELAY_BURST * r->rate;
-    r->filled = eng_now();
-    r->wait_max = e->cfg.timeout > 2.0 ? e->cfg.timeout : 2.0;
-    r->timer = cl_timer_add(e->timers, on_timer, e);
+    r->filled = ctx->now(ctx->arg);
+    r->wait_max = cfg->timeout > 2.0 ? cfg->timeout : 2.0;
+    r->timer = cl_timer_add(ctx->timers, on_timer, r);
     if (r->timer < 0) {
         cl_seal_destroy(&r->seal);
         free(r);
-        return COLLAB_ERR_NO_MEM;
+        return NULL;
     }
-    e->relay = r;
-    eng_on_type(e, CL_MSG_RELAYED, on_relayed);
-    if (e->cfg.relay && !e->cfg.monitor)
+    if (cfg->relay && !cfg->monitor)
         cl_warn("COLLAB_RELAY=1 is for collab-monitor (--relay); this peer relays nothing");
     if (r->serving)
         cl_info("relaying between client-mode members at up to %d Mbit/s (--relay-mbit)",
-                e->cfg.relay_mbit);
-    return COLLAB_OK;
+                cfg->relay_mbit);
+    return r;
 }
 
-void eng_relay_fini(struct cl_engine *e)
+void eng_relay_destroy(eng_relay_t **self_p)
 {
-    struct eng_relay *r = e->relay;
-    if (r == NULL)
+    if (self_p == NULL || *self_p == NULL)
         return;
+    struct eng_relay *r = *self_p;
+    *self_p = NULL;
     for (int q = 0; q < 2; q++) {
         relay_item_t *it = q == 0 ? r->head : r->wait_head;
         while (it != NULL) {
@@ -143,15 +145,13 @@ void eng_relay_fini(struct cl_engine *e)
             it = next;
         }
     }
-    cl_timer_remove(e->timers, r->timer);
+    cl_timer_remove(r->ctx.timers, r->timer);
     cl_seal_destroy(&r->seal);
     free(r);
-    e->relay = NULL;
 }
 
-static void refuse(struct cl_engine *e, int kind, const char *fmt, const char *a, const char *b)
+static void refuse(struct eng_relay *r, int kind, const char *fmt, const char *a, const char *b)
 {
-    struct eng_relay *r = e->relay;
     uint64_t n = ++r->refused[kind];
     atomic_fetch_add(&r->refused_total, 1);
     if ((n & (n - 1)) != 0)
@@ -161,32 +161,31 @@ static void refuse(struct cl_engine *e, int kind, const char *fmt, const char *a
     cl_warn("dropped a RELAY: %s (%llu such drops)", line, (unsigned long long)n);
 }
 
-bool eng_relay_needed(const struct cl_engine *e, const cl_peer_t *to)
+bool eng_relay_needed(const eng_relay_t *r, const cl_peer_t *to)
 {
-    return e->cfg.client_mode && to->client && !to->monitor && to->rank >= 0 &&
-           memcmp(to->key, e->self_key, 32) != 0;
+    return r != NULL && r->ctx.cfg->client_mode && to->client && !to->monitor &&
+           to->rank >= 0 && memcmp(to->key, r->ctx.self_key, 32) != 0;
 }
 
 /* The relaying monitor of the view this peer reaches: in the view (a
    suspected one too: a late heartbeat is no lost link), with a link (one
    whose handshake is under way keeps what is sent in order); the lowest
    key first. */
-static const cl_peer_t *pick_relay(struct cl_engine *e)
+static const cl_peer_t *pick_relay(struct eng_relay *r)
 {
     size_t nm;
-    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
+    cl_peer_t *const *mons = cl_member_monitors(r->ctx.mb, &nm);
     for (size_t i = 0; i < nm; i++) {
         const cl_peer_t *p = mons[i];
-        if (p->relay && p->state != CL_PEER_GONE && cl_transport_has_link(e->tp, p->key))
+        if (p->relay && p->state != CL_PEER_GONE && r->ctx.has_link(r->ctx.arg, p->key))
             return p;
     }
     return NULL;
 }
 
-int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
+int eng_relay_send(eng_relay_t *r, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    struct eng_relay *r = e->relay;
-    const cl_peer_t *via = pick_relay(e);
+    const cl_peer_t *via = pick_relay(r);
     if (via == NULL) {
         uint64_t n = ++r->no_path;
         if ((n & (n - 1)) == 0) {
@@ -194,7 +193,7 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
             cl_error("no path to %s: it is in client mode like this peer, and no monitor of the "
                      "view relays (start collab-monitor with --relay, or run a trainer that "
                      "accepts connections) (%llu messages not sent)",
-                     eng_peer_desc(to, desc, sizeof desc), (unsigned long long)n);
+                     r->ctx.desc(to, desc, sizeof desc), (unsigned long long)n);
         }
         return COLLAB_ERR_PROC_FAILED;
     }
@@ -215,7 +214,7 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
                  cl_wire_type_name(m->hdr.type));
         return COLLAB_ERR_ARG;
     }
-    size_t max = (size_t)e->cfg.max_message_mib << 20;
+    size_t max = (size_t)r->ctx.cfg->max_message_mib << 20;
     size_t plain_len = CL_WIRE_HDR_SIZE + blen;
     if (plain_len + CL_SEAL_OVERHEAD + CL_WIRE_RELAY_FIXED > max) {
         cl_error("cannot relay a %s message of %zu bytes: with its seal it exceeds "
@@ -238,7 +237,7 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
     memset(&o, 0, sizeof o);
     o.hdr.type = CL_MSG_RELAYED;
     memcpy(o.u.relay.dst, to->key, 32);
-    memcpy(o.u.relay.src, e->self_key, 32);
+    memcpy(o.u.relay.src, r->ctx.self_key, 32);
     uint8_t *box = NULL;
     size_t boxlen = 0;
     rc = cl_seal_box(r->seal, to->key, plain, plain_len, &o.u.relay.counter, &box, &boxlen);
@@ -247,7 +246,7 @@ int eng_relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
         return rc == CL_SEAL_ENOMEM ? COLLAB_ERR_NO_MEM : COLLAB_ERR_ARG;
     o.payload = box;
     o.payload_len = boxlen;
-    rc = eng_send(e, via, &o);
+    rc = r->ctx.send(r->ctx.arg, via, &o);
     free(box);
     return rc;
 }
@@ -264,10 +263,9 @@ static void refill(struct eng_relay *r, double now)
     }
 }
 
-static void forward(struct cl_engine *e, relay_item_t *it)
+static void forward(struct eng_relay *r, relay_item_t *it)
 {
-    struct eng_relay *r = e->relay;
-    cl_peer_t *to = cl_member_find(e->mb, it->dst);
+    cl_peer_t *to = cl_member_find(r->ctx.mb, it->dst);
     size_t bytes = CL_WIRE_RELAY_FIXED + it->len;
     r->tokens -= (double)bytes;
     if (to == NULL || to->state == CL_PEER_GONE || to->rank < 0) {
@@ -281,7 +279,7 @@ static void forward(struct cl_engine *e, relay_item_t *it)
     m.u.relay = it->hdr;
     m.payload = it->box;
     m.payload_len = it->len;
-    if (eng_send(e, to, &m) == COLLAB_OK) {
+    if (r->ctx.send(r->ctx.arg, to, &m) == COLLAB_OK) {
         atomic_fetch_add(&r->fwd_msgs, 1);
         atomic_fetch_add(&r->fwd_bytes, bytes);
     } else {
@@ -291,9 +289,8 @@ static void forward(struct cl_engine *e, relay_item_t *it)
 }
 
 /* Forwards what the bucket allows, in order. */
-static void drain(struct cl_engine *e, double now)
+static void drain(struct eng_relay *r, double now)
 {
-    struct eng_relay *r = e->relay;
     refill(r, now);
     while (r->head != NULL && r->tokens >= 0) {
         relay_item_t *it = r->head;
@@ -301,7 +298,7 @@ static void drain(struct cl_engine *e, double now)
         if (r->head == NULL)
             r->tail = NULL;
         r->queued -= it->len;
-        forward(e, it);
+        forward(r, it);
         free(it);
     }
 }
@@ -310,9 +307,10 @@ static void drain(struct cl_engine *e, double now)
    and logged: one end is a public member or a monitor, or `final` and
    one end is still unknown), 0 not yet: an end this view does not list
    yet (a member's view can be ahead of the monitor's). */
-static int check_ends(struct cl_engine *e, const uint8_t src[32], const uint8_t dst[32], bool final)
+static int check_ends(struct eng_relay *r, const uint8_t src[32], const uint8_t dst[32],
+                      bool final)
 {
-    const cl_peer_t *ends[2] = {cl_member_find(e->mb, src), cl_member_find(e->mb, dst)};
+    const cl_peer_t *ends[2] = {cl_member_find(r->ctx.mb, src), cl_member_find(r->ctx.mb, dst)};
     int rc = 1;
     for (int k = 0; k < 2; k++) {
         const cl_peer_t *p = ends[k];
@@ -326,19 +324,19 @@ static int check_ends(struct cl_engine *e, const uint8_t src[32], const uint8_t 
         }
         char a[CL_WIRE_STR_MAX + 64], b[CL_WIRE_STR_MAX + 64];
         if (ends[0] != NULL)
-            eng_peer_desc(ends[0], a, sizeof a);
+            r->ctx.desc(ends[0], a, sizeof a);
         else
             snprintf(a, sizeof a, "a peer that is no member");
         if (ends[1] != NULL)
-            eng_peer_desc(ends[1], b, sizeof b);
+            r->ctx.desc(ends[1], b, sizeof b);
         else
             snprintf(b, sizeof b, "a peer that is no member");
         if (k == 0)
-            refuse(e, REF_NOT_CLIENT_SRC,
+            refuse(r, REF_NOT_CLIENT_SRC,
                    "%s is not a client-mode member of this view (only those may relay; to %s)", a,
                    b);
         else
-            refuse(e, REF_BAD_DST,
+            refuse(r, REF_BAD_DST,
                    "%s asked for %s, which is not a client-mode member (only those are relayed "
                    "to)",
                    a, b);
@@ -348,23 +346,22 @@ static int check_ends(struct cl_engine *e, const uint8_t src[32], const uint8_t 
 }
 
 /* Into the bucket's queue, or dropped (counted) when it is full. */
-static void enqueue(struct cl_engine *e, relay_item_t *it)
+static void enqueue(struct eng_relay *r, relay_item_t *it)
 {
-    struct eng_relay *r = e->relay;
     size_t bytes = CL_WIRE_RELAY_FIXED + it->len;
     if (r->queued + it->len > r->queue_max) {
         uint64_t n = atomic_fetch_add(&r->drop_msgs, 1) + 1;
         atomic_fetch_add(&r->drop_bytes, bytes);
         if ((n & (n - 1)) == 0) {
-            const cl_peer_t *p = cl_member_find(e->mb, it->hdr.src);
+            const cl_peer_t *p = cl_member_find(r->ctx.mb, it->hdr.src);
             char a[CL_WIRE_STR_MAX + 64];
             if (p != NULL)
-                eng_peer_desc(p, a, sizeof a);
+                r->ctx.desc(p, a, sizeof a);
             else
                 snprintf(a, sizeof a, "a peer that is no member");
             cl_warn("relay: dropped a message of %zu bytes from %s: %zu bytes wait already, "
                     "the most --relay-mbit %d lets wait (%llu dropped so far)",
-                    bytes, a, r->queued, e->cfg.relay_mbit, (unsigned long long)n);
+                    bytes, a, r->queued, r->ctx.cfg->relay_mbit, (unsigned long long)n);
         }
         free(it);
         return;
@@ -380,9 +377,8 @@ static void enqueue(struct cl_engine *e, relay_item_t *it)
 
 /* Moves what the view now allows from the waiting list to the queue, in
    each sender's order; refuses what waited too long. */
-static void settle(struct cl_engine *e, double now)
+static void settle(struct eng_relay *r, double now)
 {
-    struct eng_relay *r = e->relay;
     relay_item_t **pp = &r->wait_head, *prev = NULL;
     uint8_t blocked[RELAY_WAIT_MAX][32];
     int nblocked = 0;
@@ -391,7 +387,7 @@ static void settle(struct cl_engine *e, double now)
         bool behind = false;
         for (int k = 0; k < nblocked && !behind; k++)
             behind = memcmp(blocked[k], it->hdr.src, 32) == 0;
-        int ok = behind ? 0 : check_ends(e, it->hdr.src, it->dst, now - it->since > r->wait_max);
+        int ok = behind ? 0 : check_ends(r, it->hdr.src, it->dst, now - it->since > r->wait_max);
         if (ok == 0) {
             if (!behind && nblocked < RELAY_WAIT_MAX)
                 memcpy(blocked[nblocked++], it->hdr.src, 32);
@@ -405,7 +401,7 @@ static void settle(struct cl_engine *e, double now)
         r->nwait--;
         r->waiting -= it->len;
         if (ok > 0)
-            enqueue(e, it);
+            enqueue(r, it);
         else
             free(it);
     }
@@ -419,28 +415,27 @@ static bool waits_from(const struct eng_relay *r, const uint8_t src[32])
     return false;
 }
 
-static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+static void serve(struct eng_relay *r, const cl_peer_t *p, const uint8_t key[32],
                   const cl_wire_msg_t *m)
 {
-    struct eng_relay *r = e->relay;
     const cl_wire_relay_t *h = &m->u.relay;
     if (memcmp(h->src, key, 32) != 0) {
         char a[CL_WIRE_STR_MAX + 64], sid[CL_PEER_ID_MAX];
         if (p != NULL)
-            eng_peer_desc(p, a, sizeof a);
+            r->ctx.desc(p, a, sizeof a);
         else if (cl_base58_encode(key, 32, sid, sizeof sid) == 0)
             snprintf(a, sizeof a, "peer %.8s…", sid);
         else
             snprintf(a, sizeof a, "a peer");
-        refuse(e, REF_SPOOFED_SRC, "%s named another peer as its sender%s", a, "");
+        refuse(r, REF_SPOOFED_SRC, "%s named another peer as its sender%s", a, "");
         return;
     }
     bool wait = waits_from(r, h->src);
-    int ok = wait ? 0 : check_ends(e, h->src, h->dst, false);
+    int ok = wait ? 0 : check_ends(r, h->src, h->dst, false);
     if (ok < 0)
         return;
     if (ok == 0 && (r->nwait >= RELAY_WAIT_MAX || r->waiting + m->payload_len > r->queue_max / 4)) {
-        refuse(e, REF_NOT_CLIENT_SRC,
+        refuse(r, REF_NOT_CLIENT_SRC,
                "too many messages between peers this view does not list "
                "wait already%s%s",
                "", "");
@@ -453,13 +448,13 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     memcpy(it->dst, h->dst, 32);
     it->hdr = *h;
     it->len = m->payload_len;
-    it->since = eng_now();
+    it->since = r->ctx.now(r->ctx.arg);
     memcpy(it->box, m->payload, m->payload_len);
     if (ok > 0) {
         double now = it->since; /* drain may forward and free it */
-        enqueue(e, it);
-        drain(e, now);
-        arm(e, now, true); /* what the bucket holds back */
+        enqueue(r, it);
+        drain(r, now);
+        arm(r, now, true); /* what the bucket holds back */
         return;
     }
     if (r->wait_tail != NULL)
@@ -469,7 +464,7 @@ static void serve(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32]
     r->wait_tail = it;
     r->nwait++;
     r->waiting += it->len;
-    arm(e, it->since, true); /* it waits for the view */
+    arm(r, it->since, true); /* it waits for the view */
 }
 
 /* When what waits is due next: the tokens the bucket's head needs, and
@@ -488,36 +483,33 @@ static double next_due(const struct eng_relay *r, double now)
 /* Arms the timer by what waits (nothing armed when nothing does);
    sooner_only keeps an earlier deadline (a new message must not put off
    the look at those that waited before it). */
-static void arm(struct cl_engine *e, double now, bool sooner_only)
+static void arm(struct eng_relay *r, double now, bool sooner_only)
 {
-    struct eng_relay *r = e->relay;
     double next = next_due(r, now);
     if (sooner_only) {
         if (!isinf(next))
-            cl_timer_arm_by(e->timers, r->timer, next);
+            cl_timer_arm_by(r->ctx.timers, r->timer, next);
     } else if (isinf(next))
-        cl_timer_cancel(e->timers, r->timer);
+        cl_timer_cancel(r->ctx.timers, r->timer);
     else
-        cl_timer_arm(e->timers, r->timer, next);
+        cl_timer_arm(r->ctx.timers, r->timer, next);
 }
 
 /* The relay's deadline: a monitor forwards what its rate allows and what
    the view now lets through, then re-arms while anything still waits. */
 static void on_timer(void *arg, double now)
 {
-    struct cl_engine *e = arg;
-    struct eng_relay *r = e->relay;
+    struct eng_relay *r = arg;
     if (r->wait_head != NULL)
-        settle(e, now);
-    drain(e, now);
-    arm(e, now, false);
+        settle(r, now);
+    drain(r, now);
+    arm(r, now, false);
 }
 
-void eng_relay_view(struct cl_engine *e)
+void eng_relay_view(eng_relay_t *r)
 {
-    struct eng_relay *r = e->relay;
     if (r != NULL && r->wait_head != NULL)
-        cl_timer_arm(e->timers, r->timer, eng_now());
+        cl_timer_arm(r->ctx.timers, r->timer, r->ctx.now(r->ctx.arg));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -539,30 +531,29 @@ static bool relayable(int type)
     }
 }
 
-static void receive(struct cl_engine *e, const cl_peer_t *via, const cl_wire_msg_t *m)
+static void receive(struct eng_relay *r, const cl_peer_t *via, const cl_wire_msg_t *m)
 {
-    struct eng_relay *r = e->relay;
     const cl_wire_relay_t *h = &m->u.relay;
     char a[CL_WIRE_STR_MAX + 64], b[CL_PEER_ID_MAX];
-    eng_peer_desc(via, a, sizeof a);
+    r->ctx.desc(via, a, sizeof a);
     if (cl_base58_encode(h->src, 32, b, sizeof b) != 0)
         snprintf(b, sizeof b, "?");
     b[8 < sizeof b ? 8 : sizeof b - 1] = '\0';
-    if (memcmp(h->dst, e->self_key, 32) != 0) {
-        refuse(e, REF_WRONG_DST, "monitor %s forwarded a message for another peer (from %.8s…)", a,
+    if (memcmp(h->dst, r->ctx.self_key, 32) != 0) {
+        refuse(r, REF_WRONG_DST, "monitor %s forwarded a message for another peer (from %.8s…)", a,
                b);
         return;
     }
-    if (!e->cfg.client_mode) {
-        refuse(e, REF_NOT_CLIENT_ME,
+    if (!r->ctx.cfg->client_mode) {
+        refuse(r, REF_NOT_CLIENT_ME,
                "monitor %s forwarded a message from %.8s… to this public peer, which is reached "
                "directly",
                a, b);
         return;
     }
-    const cl_peer_t *src = cl_member_find(e->mb, h->src);
+    const cl_peer_t *src = cl_member_find(r->ctx.mb, h->src);
     if (src != NULL && src->state != CL_PEER_GONE && (src->monitor || !src->client)) {
-        refuse(e, REF_PUBLIC_SRC,
+        refuse(r, REF_PUBLIC_SRC,
                "monitor %s forwarded a message from %.8s…, a public peer that reaches this peer "
                "directly",
                a, b);
@@ -574,7 +565,7 @@ static void receive(struct cl_engine *e, const cl_peer_t *via, const cl_wire_msg
     if (rc != 0) {
         char who[CL_WIRE_STR_MAX + 128];
         snprintf(who, sizeof who, "%.8s… (through monitor %s)", b, a);
-        refuse(e, REF_SEAL, "the message from %s was refused: %s", who, cl_seal_strerror(rc));
+        refuse(r, REF_SEAL, "the message from %s was refused: %s", who, cl_seal_strerror(rc));
         return;
     }
     cl_wire_msg_t in;
@@ -583,7 +574,7 @@ static void receive(struct cl_engine *e, const cl_peer_t *via, const cl_wire_msg
                                    len - CL_WIRE_HDR_SIZE, &in)
                   : CL_WIRE_ESIZE;
     if (drc != CL_WIRE_OK || in.hdr.run != r->run || !relayable(in.hdr.type)) {
-        refuse(e, REF_INNER,
+        refuse(r, REF_INNER,
                "the sealed message from %.8s… does not decode, is of another run or of a type "
                "that is never relayed (%s)",
                b, drc != CL_WIRE_OK ? cl_wire_strerror(drc) : cl_wire_type_name(in.hdr.type));
@@ -592,30 +583,29 @@ static void receive(struct cl_engine *e, const cl_peer_t *via, const cl_wire_msg
         free(plain);
         return;
     }
-    eng_on_message(e, h->src, &in);
+    r->ctx.deliver(r->ctx.arg, h->src, &in);
     cl_wire_msg_clear(&in);
     free(plain);
 }
 
-void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+void eng_relay_on_message(eng_relay_t *r, const cl_peer_t *p, const uint8_t key[32],
                           const cl_wire_msg_t *m)
 {
-    if (e->relay == NULL)
+    if (r == NULL)
         return;
-    if (e->relay->serving)
-        serve(e, p, key, m);
+    if (r->serving)
+        serve(r, p, key, m);
     else if (p != NULL)
-        receive(e, p, m);
+        receive(r, p, m);
 }
 
-void eng_relay_stats(const struct cl_engine *e, cl_relay_stats_t *out)
+void eng_relay_stats(const eng_relay_t *r, cl_relay_stats_t *out)
 {
     memset(out, 0, sizeof *out);
-    const struct eng_relay *r = e->relay;
     if (r == NULL)
         return;
     out->serving = r->serving;
-    out->mbit = e->cfg.relay_mbit;
+    out->mbit = r->ctx.cfg->relay_mbit;
     out->forwarded_msgs = atomic_load(&r->fwd_msgs);
     out->forwarded_bytes = atomic_load(&r->fwd_bytes);
     out->dropped_msgs = atomic_load(&r->drop_msgs);
