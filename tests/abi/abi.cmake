@@ -2,7 +2,8 @@ include_guard(GLOBAL)
 # ABI tests of the MPICH face (docs/abi.md).  Included by
 # interpose/CMakeLists.txt (and by tests/CMakeLists.txt once it exists).
 #
-#   abi_proto_sync          include/mpicollab/mpi_proto.h equals what the table generates
+#   abi_proto_sync          include/mpicollab/mpi_proto*.h equal what the table generates
+#   abi_proto_sync_can_fail a header edited by hand, missing or stale is detected
 #   abi_table_audit         the table's names and prototypes equal MPICH 4.0.2's (needs MPICH)
 #   abi_protocheck_mpich    every exported prototype compiles against MPICH's mpi.h
 #   abi_constcheck          every constant and layout of our mpi.h equals MPICH's (+ C++)
@@ -39,8 +40,15 @@ function(abi_test name)
 endfunction()
 
 # --- header and table -------------------------------------------------------
-abi_test(abi_proto_sync ${CMAKE_COMMAND} -E compare_files
-         ${PROJECT_SOURCE_DIR}/include/mpicollab/mpi_proto.h ${ABI_GEN}/mpi_proto.h)
+# Every prototype header (mpi_proto.h and one per chapter of the standard)
+# against what the table generates; missing, stale and extra ones fail.
+abi_test(abi_proto_sync ${COLLAB_PYTHON} ${PROJECT_SOURCE_DIR}/interpose/gen/gen_bindings.py
+         --abi mpich --table ${PROJECT_SOURCE_DIR}/interpose/gen/mpi_functions.txt
+         --proto ${PROJECT_SOURCE_DIR}/include/mpicollab/mpi_proto.h --check)
+abi_test(abi_proto_sync_can_fail ${COLLAB_PYTHON} ${ABI_SRC}/proto_sync_can_fail.py
+         --gen ${PROJECT_SOURCE_DIR}/interpose/gen/gen_bindings.py
+         --table ${PROJECT_SOURCE_DIR}/interpose/gen/mpi_functions.txt
+         --headers ${PROJECT_SOURCE_DIR}/include/mpicollab --workdir ${ABI_BIN}/proto_sync_can_fail)
 
 if(EXISTS ${ABI_MPICH_INC}/mpi.h)
   abi_test(abi_constcheck ${COLLAB_PYTHON} ${ABI_SRC}/constcheck.py

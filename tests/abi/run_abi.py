@@ -16,6 +16,7 @@ passes it is killed and fails the test.  Exit status 0 if every check
 passed; each failed check is printed.
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -136,7 +137,12 @@ def cmd_install(args):
     check(r.returncode == 0, f"install: cmake --install failed: {r.stderr.strip()}")
     if r.returncode != 0:
         return
-    for f in ["include/mpicollab/mpi.h", "include/mpicollab/mpi_proto.h",
+    here = os.path.dirname(os.path.abspath(__file__))
+    protos = sorted(os.path.basename(p) for p in glob.glob(
+        os.path.join(here, "..", "..", "include", "mpicollab", "mpi_proto_*.h")))
+    check(len(protos) > 0, "install: no chapter headers mpi_proto_*.h in the source tree")
+    for f in ["include/mpicollab/mpi.h", "include/mpicollab/mpi_proto.h"] + [
+              "include/mpicollab/" + p for p in protos] + [
               "include/mpicollab/mpix_collab.h", "lib/libmpicollab.so",
               "lib/mpicollab/libmpich.so.12", "lib/mpicollab/libmpi.so.12",
               "lib/pkgconfig/mpicollab.pc", "lib/cmake/mpicollab/mpicollabConfig.cmake"]:
