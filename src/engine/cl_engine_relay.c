@@ -163,8 +163,8 @@ static void refuse(struct eng_relay *r, int kind, const char *fmt, const char *a
 
 bool eng_relay_needed(const eng_relay_t *r, const cl_peer_t *to)
 {
-    return r != NULL && r->ctx.cfg->client_mode && to->client && !to->monitor &&
-           to->rank >= 0 && memcmp(to->key, r->ctx.self_key, 32) != 0;
+    return r != NULL && r->ctx.cfg->client_mode && to->client && !to->monitor && to->rank >= 0 &&
+           memcmp(to->key, r->ctx.self_key, 32) != 0;
 }
 
 /* The relaying monitor of the view this peer reaches: in the view (a
@@ -307,8 +307,7 @@ static void drain(struct eng_relay *r, double now)
    and logged: one end is a public member or a monitor, or `final` and
    one end is still unknown), 0 not yet: an end this view does not list
    yet (a member's view can be ahead of the monitor's). */
-static int check_ends(struct eng_relay *r, const uint8_t src[32], const uint8_t dst[32],
-                      bool final)
+static int check_ends(struct eng_relay *r, const uint8_t src[32], const uint8_t dst[32], bool final)
 {
     const cl_peer_t *ends[2] = {cl_member_find(r->ctx.mb, src), cl_member_find(r->ctx.mb, dst)};
     int rc = 1;
