@@ -120,6 +120,11 @@ void eng_fan_out_weight(struct cl_engine *e)
     eng_coll_view_changed(e);
 }
 
+bool eng_coll_multigroup(struct cl_engine *e)
+{
+    return eng_el_split_admission(e, NULL, 0, NULL); /* the group, nobody being admitted */
+}
+
 /* ---------------------------------------------------------------------- */
 /* The reports' context (cl_engine_report.h). */
 

@@ -21,11 +21,6 @@ static int target(struct cl_engine *e)
     return cl_member_settings(e->mb)->target_group;
 }
 
-bool eng_coll_multigroup(struct cl_engine *e)
-{
-    return eng_el_split_admission(e, NULL, 0, NULL); /* the group, nobody being admitted */
-}
-
 /* Logs when world all-reduces start or stop running in several groups. */
 static void note_groups(struct cl_engine *e, int n, int ngroups)
 {
