@@ -605,8 +605,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_member_init(e) != COLLAB_OK ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_relay_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
-            eng_leave_init(e) != COLLAB_OK)
+            eng_relay_init(e) != COLLAB_OK || eng_groups_init(e) != COLLAB_OK ||
+            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -686,6 +686,7 @@ cleanup:
     eng_auth_fini(e);
     eng_dialback_fini(e);
     eng_relay_fini(e);
+    eng_groups_fini(e);
     free(e->initial);
     e->initial = NULL;
     free(e->joined);

@@ -98,7 +98,7 @@ static void cap_weights(double *w, int n, double ratio)
 static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
                          uint64_t seq, member_t *m, int k)
 {
-    if (!eng_groups_split_applies(e, comm, kind, k))
+    if (!eng_groups_split_applies(e->groups, comm, kind, k))
         return k;
     int *rank = malloc((size_t)k * sizeof *rank);
     int *client = malloc((size_t)k * sizeof *client);
@@ -110,7 +110,7 @@ static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll
             weight[i] = m[i].weight;
             client[i] = m[i].client;
         }
-        rc = eng_groups_mine(e, comm->rank, seq, k, rank, weight, client);
+        rc = eng_groups_mine(e->groups, comm->rank, seq, k, rank, weight, client);
         if (rc > 0) { /* rank[] now lists this peer's group, in order */
             int n = 0;
             for (int i = 0; i < k && n < rc; i++)

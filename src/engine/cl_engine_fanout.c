@@ -3,9 +3,10 @@
 
     Each function tells the components, in a fixed order, what one view
     change did (docs/architecture.md); the loop's services are in
-    cl_engine.c.  The reports' component (cl_engine_report.c) and the
-    point-to-point component (cl_engine_p2p.c) get their contexts here
-    too: the engine's adapters for them.
+    cl_engine.c.  The reports' component (cl_engine_report.c), the
+    point-to-point component (cl_engine_p2p.c) and the groups
+    (cl_engine_groups.c) get their contexts here too: the engine's
+    adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -118,6 +119,27 @@ void eng_fan_out_member(struct cl_engine *e)
 void eng_fan_out_weight(struct cl_engine *e)
 {
     eng_coll_view_changed(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The groups' context (cl_engine_groups.h), and the elastic layer's
+   question about the view. */
+
+static const cl_settings_t *groups_settings(void *arg)
+{
+    return cl_member_settings(((struct cl_engine *)arg)->mb);
+}
+
+int eng_groups_init(struct cl_engine *e)
+{
+    eng_groups_ctx_t ctx = {.arg = e, .settings = groups_settings};
+    e->groups = eng_groups_new(&ctx);
+    return e->groups != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_groups_fini(struct cl_engine *e)
+{
+    eng_groups_destroy(&e->groups);
 }
 
 bool eng_coll_multigroup(struct cl_engine *e)

@@ -14,6 +14,7 @@
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_gens.h"
+#include "engine/cl_engine_groups.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_report.h"
 #include "engine/cl_engine_suspect.h"
@@ -264,6 +265,8 @@ struct cl_engine {
     struct eng_relay *relay;
     /* Point-to-point, with its credit (cl_engine_p2p.h). */
     eng_p2p_t *p2p;
+    /* World all-reduces in several groups (cl_engine_groups.h). */
+    eng_groups_t *groups;
     /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
     eng_suspect_t *susp;
     /* Counters and log pacing. */
@@ -275,7 +278,6 @@ struct cl_engine {
     uint64_t log_tensors, log_bytes;
     double log_seconds;
     int log_peers;
-    int moshpit_groups; /* groups of the last world all-reduce (before merges) */
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
@@ -514,6 +516,11 @@ bool eng_leave_started(struct cl_engine *e);
 /* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
 bool eng_leave_done(struct cl_engine *e, double now);
 
+/* cl_engine_groups.c (a component, cl_engine_groups.h): world all-reduces
+   in several groups.  Its context is built in cl_engine_fanout.c. */
+int eng_groups_init(struct cl_engine *e); /* e->groups; 0 or COLLAB_ERR_NO_MEM */
+void eng_groups_fini(struct cl_engine *e);
+
 /* cl_engine_report.c (a component, cl_engine_report.h): reports to the
    monitors, and a monitor's hooks.  Its context and the REPORT handler
    are built in cl_engine_fanout.c. */
@@ -634,14 +641,6 @@ size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out);
 bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
                         const uint8_t *body, size_t len);
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
-/* cl_engine_groups.c: world all-reduces in several groups. */
-bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
-                              int k);
-/* rank[0..k) ascending comm ranks with their weights and client flags:
-   keeps in rank[] only the group of comm rank self for collective seq and
-   returns its size, or a negative status. */
-int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *rank,
-                    const double *weight, const int *client);
 /* World rank w is in this peer's current group (cl_engine_coll.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 /* May a message of world rank w pull collective seq of s back to an older
