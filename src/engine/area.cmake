@@ -156,6 +156,10 @@ collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_en
                 collab_elastic collab_util)
 target_sources(cl_engine_sync_test PRIVATE ${_eng}/cl_engine_sync.c
                ${_eng}/cl_engine_sync_bound.c)
+# World all-reduces in several groups alone, on a fake context.
+collab_selftest(cl_engine_groups_test ${_eng_unit}/cl_engine_groups_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_groups_test PRIVATE ${_eng}/cl_engine_groups.c)
 # The generations of the world group alone, on a fake context.
 collab_selftest(cl_engine_gens_test ${_eng_unit}/cl_engine_gens_test.c collab_engine_base
                 collab_elastic collab_util)
