@@ -4,9 +4,9 @@
     Each function tells the components, in a fixed order, what one view
     change did (docs/architecture.md); the loop's services are in
     cl_engine.c.  The reports' component (cl_engine_report.c), the
-    point-to-point component (cl_engine_p2p.c) and the groups
-    (cl_engine_groups.c) get their contexts here too: the engine's
-    adapters for them.
+    point-to-point component (cl_engine_p2p.c), the groups
+    (cl_engine_groups.c) and the dial-back (cl_engine_dialback.c) get
+    their contexts here too: the engine's adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -145,6 +145,81 @@ void eng_groups_fini(struct cl_engine *e)
 bool eng_coll_multigroup(struct cl_engine *e)
 {
     return eng_el_split_admission(e, NULL, 0, NULL); /* the group, nobody being admitted */
+}
+
+/* ---------------------------------------------------------------------- */
+/* The dial-back's context (cl_engine_dialback.h): the transport, the
+   records and the join protocol, for the coordinator's check that a
+   joiner can be reached. */
+
+static double db_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static bool db_link_up(void *arg, const uint8_t key[32])
+{
+    return cl_transport_link_up(((struct cl_engine *)arg)->tp, key);
+}
+
+static int db_connect(void *arg, const uint8_t key[32], const char *address)
+{
+    return cl_transport_connect(((struct cl_engine *)arg)->tp, key, address);
+}
+
+static void db_drop(void *arg, const uint8_t key[32])
+{
+    cl_transport_drop(((struct cl_engine *)arg)->tp, key);
+}
+
+static bool db_is_member(void *arg, const uint8_t key[32])
+{
+    const cl_peer_t *p = cl_member_find(((struct cl_engine *)arg)->mb, key);
+    return p != NULL && p->state != CL_PEER_GONE;
+}
+
+static bool db_coordinates(void *arg)
+{
+    return eng_self_coordinates(arg);
+}
+
+static void db_reply_settings(void *arg, cl_wire_join_reply_t *r)
+{
+    eng_join_reply_settings(arg, r);
+}
+
+static int db_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static void db_admit(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    eng_on_join(arg, key, j);
+}
+
+int eng_dialback_init(struct cl_engine *e)
+{
+    eng_dialback_ctx_t ctx = {.arg = e,
+                              .cfg = &e->cfg,
+                              .timers = e->timers,
+                              .now = db_now,
+                              .link_up = db_link_up,
+                              .connect = db_connect,
+                              .drop = db_drop,
+                              .is_member = db_is_member,
+                              .coordinates = db_coordinates,
+                              .reply_settings = db_reply_settings,
+                              .reply = db_reply,
+                              .admit = db_admit};
+    e->dialback = eng_dialback_new(&ctx);
+    return e->dialback != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_dialback_fini(struct cl_engine *e)
+{
+    eng_dialback_destroy(&e->dialback);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_groups.h"
 #include "engine/cl_engine_p2p.h"
@@ -259,7 +260,7 @@ struct cl_engine {
     struct eng_auth *auth;
     /* Joiners the coordinator dials back before admitting them
        (cl_engine_dialback.c). */
-    struct eng_dialback *dialback;
+    eng_dialback_t *dialback;
     /* Messages between client members through a monitor, and a monitor's
        relaying (cl_engine_relay.c). */
     struct eng_relay *relay;
@@ -550,15 +551,11 @@ void eng_relay_on_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t
 void eng_relay_view(struct cl_engine *e);
 void eng_relay_stats(const struct cl_engine *e, cl_relay_stats_t *out);
 
-/* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
-int eng_dialback_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
+/* cl_engine_dialback.c (a component, cl_engine_dialback.h): can a joiner
+   be reached (docs/membership.md)?  Its context is built in
+   cl_engine_fanout.c; _join and _member call it through e->dialback. */
+int eng_dialback_init(struct cl_engine *e); /* e->dialback; 0 or COLLAB_ERR_NO_MEM */
 void eng_dialback_fini(struct cl_engine *e);
-/* Coordinator, on a JOIN from a public peer that is not a member: 1 admit
-   it (reached), 0 not yet (the dial-back runs; it is admitted when it
-   completes), -1 unreachable (answered JOIN_REPLY UNREACHABLE). */
-int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
-/* Our outbound link to key completed its handshake. */
-void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
 
 /* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
    cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */
