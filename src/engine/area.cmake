@@ -156,6 +156,11 @@ collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_en
                 collab_elastic collab_util)
 target_sources(cl_engine_sync_test PRIVATE ${_eng}/cl_engine_sync.c
                ${_eng}/cl_engine_sync_bound.c)
+# The coordinator's dial-back of a joiner alone, on a fake context (the
+# transport's calls recorded, a real timer set).
+collab_selftest(cl_engine_dialback_test ${_eng_unit}/cl_engine_dialback_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_dialback_test PRIVATE ${_eng}/cl_engine_dialback.c)
 # World all-reduces in several groups alone, on a fake context.
 collab_selftest(cl_engine_groups_test ${_eng_unit}/cl_engine_groups_test.c collab_engine_base
                 collab_elastic collab_util)
