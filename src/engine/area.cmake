@@ -121,8 +121,8 @@ target_sources(cl_engine_suspect_test PRIVATE ${_eng}/cl_engine_suspect.c)
 collab_selftest(cl_engine_report_test ${_eng_unit}/cl_engine_report_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
-# A graceful departure's deadline, on a fake engine (real records and
-# timer set; the clock and send stubbed by the test).
+# The departures alone, on a fake context (real records and timer set;
+# the clock, send and the communicators entered are the test's).
 collab_selftest(cl_engine_leave_test ${_eng_unit}/cl_engine_leave_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_leave_test PRIVATE ${_eng}/cl_engine_leave.c)

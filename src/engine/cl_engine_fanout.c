@@ -5,8 +5,9 @@
     change did (docs/architecture.md); the loop's services are in
     cl_engine.c.  The reports' component (cl_engine_report.c), the
     point-to-point component (cl_engine_p2p.c), the groups
-    (cl_engine_groups.c) and the dial-back (cl_engine_dialback.c) get
-    their contexts here too: the engine's adapters for them.
+    (cl_engine_groups.c), the dial-back (cl_engine_dialback.c) and the
+    departures (cl_engine_leave.c) get their contexts here too: the
+    engine's adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -416,4 +417,75 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
                          .early_queued = eng_coll_early_queued,
                          .coll_waits_for = eng_coll_waits_for};
     return eng_p2p_new(&ctx);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The departures' context (cl_engine_leave.h), and BYE_ACK handed to
+   them. */
+
+static double leave_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int leave_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_send(arg, to, m);
+}
+
+static int leave_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+/* The communicators this peer entered collectives on: every stream but
+   the self communicator's that started one. */
+static size_t leave_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
+{
+    const struct cl_engine *e = arg;
+    size_t n = 0;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
+            continue;
+        if (n < max) {
+            comms[n].comm = s->comm_id;
+            comms[n].entered = s->started;
+        }
+        n++;
+    }
+    return n;
+}
+
+static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    (void)p;
+    (void)m;
+    eng_leave_on_ack(e->leave, key);
+}
+
+int eng_leave_init(struct cl_engine *e)
+{
+    eng_leave_ctx_t ctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .members = e->mb,
+                           .timers = e->timers,
+                           .now = leave_now,
+                           .send = leave_send,
+                           .reply = leave_reply,
+                           .desc = eng_peer_desc,
+                           .entered = leave_entered};
+    memcpy(ctx.self_key, e->self_key, 32);
+    e->leave = eng_leave_new(&ctx);
+    if (e->leave == NULL)
+        return COLLAB_ERR_NO_MEM;
+    eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
+    return COLLAB_OK;
+}
+
+void eng_leave_fini(struct cl_engine *e)
+{
+    eng_leave_destroy(&e->leave);
 }

@@ -16,6 +16,7 @@
 #include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_groups.h"
+#include "engine/cl_engine_leave.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_report.h"
 #include "engine/cl_engine_suspect.h"
@@ -282,7 +283,7 @@ struct cl_engine {
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
-    struct eng_leave *leave;  /* departures (cl_engine_leave.c) */
+    eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
     uint8_t *joined;          /* joined[r]: rank r was a member at some time (matchmaking) */
     int njoined_cap, njoined; /* size of joined, distinct ranks in it */
     bool leaving;             /* a leave requested by the program or a signal is under way */
@@ -489,33 +490,12 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
 
-/* cl_engine_leave.c: a graceful departure keeps its contributions
-   (docs/elastic.md §10). */
-int eng_leave_init(struct cl_engine *e);  /* 0 or COLLAB_ERR_NO_MEM */
+/* cl_engine_leave.c (a component, cl_engine_leave.h): a graceful
+   departure keeps its contributions (docs/elastic.md §10).  Its context
+   is built in cl_engine_fanout.c, which registers BYE_ACK for it; the
+   rest of the engine asks it through e->leave. */
+int eng_leave_init(struct cl_engine *e);  /* e->leave; 0 or COLLAB_ERR_NO_MEM */
 void eng_leave_fini(struct cl_engine *e); /* accepts an engine without it */
-/* Whether the peer that held world rank w left gracefully and took part in
-   collective seq of communicator comm: 1 it did (its contribution counts),
-   0 it left before it (absent), -1 it did not leave (as far as known). */
-int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq);
-/* Fills out (at most max) with the world ranks of the departed peers
-   that took part in collective seq of comm; returns their number. */
-int eng_leave_contributors(struct cl_engine *e, uint64_t comm, uint64_t seq, int *out, int max);
-/* The key of the departed peer that held world rank w; false if none. */
-bool eng_leave_key(struct cl_engine *e, int w, uint8_t key[32]);
-/* The world rank a departed peer held, or -1. */
-int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32]);
-/* A GOODBYE from key (from: its record, NULL if unknown): acknowledges it
-   and records what it took part in. */
-void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint8_t key[32],
-                          const cl_wire_goodbye_t *g);
-void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32]);
-/* (eng_leave_init registers BYE_ACK with the loop: eng_leave_on_ack.) */
-/* This peer leaves: sends every member a GOODBYE naming the collectives it
-   entered and starts waiting for their BYE_ACK. */
-void eng_leave_start(struct cl_engine *e);
-bool eng_leave_started(struct cl_engine *e);
-/* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
-bool eng_leave_done(struct cl_engine *e, double now);
 
 /* cl_engine_groups.c (a component, cl_engine_groups.h): world all-reduces
    in several groups.  Its context is built in cl_engine_fanout.c. */
