@@ -121,8 +121,8 @@ target_sources(cl_engine_suspect_test PRIVATE ${_eng}/cl_engine_suspect.c)
 collab_selftest(cl_engine_report_test ${_eng_unit}/cl_engine_report_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
-# A graceful departure's deadline, on a fake engine (real records and
-# timer set; the clock and send stubbed by the test).
+# The departures alone, on a fake context (real records and timer set;
+# the clock, send and the communicators entered are the test's).
 collab_selftest(cl_engine_leave_test ${_eng_unit}/cl_engine_leave_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_leave_test PRIVATE ${_eng}/cl_engine_leave.c)
@@ -156,6 +156,15 @@ collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_en
                 collab_elastic collab_util)
 target_sources(cl_engine_sync_test PRIVATE ${_eng}/cl_engine_sync.c
                ${_eng}/cl_engine_sync_bound.c)
+# The coordinator's dial-back of a joiner alone, on a fake context (the
+# transport's calls recorded, a real timer set).
+collab_selftest(cl_engine_dialback_test ${_eng_unit}/cl_engine_dialback_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_dialback_test PRIVATE ${_eng}/cl_engine_dialback.c)
+# World all-reduces in several groups alone, on a fake context.
+collab_selftest(cl_engine_groups_test ${_eng_unit}/cl_engine_groups_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_groups_test PRIVATE ${_eng}/cl_engine_groups.c)
 # The generations of the world group alone, on a fake context.
 collab_selftest(cl_engine_gens_test ${_eng_unit}/cl_engine_gens_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -180,14 +180,14 @@ int cl_engine_wake_fd(const cl_engine_t *self)
    for the others' acknowledgements (cl_engine_leave.c); then it has left. */
 static void progress_finalize(struct cl_engine *e, double now)
 {
-    if (e->state == ENG_MEMBER && !eng_leave_started(e)) {
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave)) {
         cl_debug("leaving the swarm (%.3f s after the finalize call)",
                  now - e->finalize_req->t_start);
-        eng_leave_start(e);
+        eng_leave_start(e->leave);
     }
-    if (!eng_leave_done(e, now))
+    if (!eng_leave_done(e->leave, now))
         return;
-    if (!eng_leave_started(e) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
+    if (!eng_leave_started(e->leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     e->state = ENG_LEFT;
     collab_request_t *r = e->finalize_req;
@@ -210,14 +210,14 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     /* Collectives finish, and what waits for credit goes out (the
        collectives this peer entered need it), within the deadline. */
     bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e) && (!eng_coll_idle(e) || !drained) &&
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave) && (!eng_coll_idle(e) || !drained) &&
         now < e->leaving_deadline)
         return;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e))
-        eng_leave_start(e);
-    if (!eng_leave_done(e, now))
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave))
+        eng_leave_start(e->leave);
+    if (!eng_leave_done(e->leave, now))
         return;
-    if (!eng_leave_started(e) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
+    if (!eng_leave_started(e->leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     e->leaving = false;
     e->state = ENG_LEFT;
@@ -536,7 +536,7 @@ static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m)
 {
     bool member = p != NULL && p->state != CL_PEER_GONE;
-    eng_leave_on_goodbye(e, member ? p : NULL, key, &m->u.goodbye);
+    eng_leave_on_goodbye(e->leave, member ? p : NULL, key, &m->u.goodbye);
     bool counted = member && e->state == ENG_MEMBER;
     eng_member_on_message(e, p, key, m);
     if (counted)
@@ -605,8 +605,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
         int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
         if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_member_init(e) != COLLAB_OK ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_relay_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK ||
-            eng_leave_init(e) != COLLAB_OK)
+            eng_relay_init(e) != COLLAB_OK || eng_groups_init(e) != COLLAB_OK ||
+            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -630,17 +630,17 @@ static void engine_actor(zsock_t *pipe, void *arg)
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             /* Once started, _leave's deadline is in the set. */
-            if (e->leaving && !eng_leave_started(e))
+            if (e->leaving && !eng_leave_started(e->leave))
                 next = fmin(next, fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
             /* Messages waiting for credit go out first (a collective
                whose part here completed while they wait needs them). */
             bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
-            if (eng_leave_started(e) || (eng_coll_idle(e) && drained) ||
+            if (eng_leave_started(e->leave) || (eng_coll_idle(e) && drained) ||
                 now >= e->finalize_deadline)
                 progress_finalize(e, now);
-            if (e->finalize_req != NULL && !eng_leave_started(e))
+            if (e->finalize_req != NULL && !eng_leave_started(e->leave))
                 next = fmin(next, e->finalize_deadline);
         }
         next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
@@ -686,6 +686,7 @@ cleanup:
     eng_auth_fini(e);
     eng_dialback_fini(e);
     eng_relay_fini(e);
+    eng_groups_fini(e);
     free(e->initial);
     e->initial = NULL;
     free(e->joined);

@@ -475,7 +475,7 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
             member = s->active_ctx->members[k] == r;
         if (r < 0 || !member || r == s->comm->rank)
             continue;
-        if (eng_leave_status(e, w, s->comm_id, s->active_ctx->seq) == 1)
+        if (eng_leave_status(e->leave, w, s->comm_id, s->active_ctx->seq) == 1)
             continue; /* it left after taking part: its contribution is here */
         eng_coll_fail_member(s, r, p->suspect_reason == ENG_REASON_LEFT);
         (void)cl_coll_on_tick(s->active);
@@ -486,7 +486,7 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
 
 void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
 {
-    int w = eng_leave_world_of(e, key);
+    int w = eng_leave_world_of(e->leave, key);
     if (w < 0)
         return;
     for (size_t i = 0; i < e->nstreams; i++) {

@@ -92,7 +92,7 @@ static double env_deadline(void *eng, int from, size_t bytes)
        came after it on the same connection): what is still missing never
        comes. */
     int w = cl_comm_world_of(ctx->s->comm, from);
-    if (eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0)
+    if (eng_leave_status(ctx->e->leave, w, ctx->s->comm_id, ctx->seq) >= 0)
         return ENG_DEPARTED_GRACE;
     cl_peer_t *p = eng_coll_peer_of(ctx, from);
     double bw = p != NULL && p->bandwidth > 0 ? p->bandwidth : DEFAULT_BANDWIDTH;
@@ -145,7 +145,8 @@ static void env_suspect(void *eng, int r)
     struct cl_engine *e = ctx->e;
     int w = cl_comm_world_of(ctx->s->comm, r);
     uint8_t key[32];
-    if (eng_leave_status(e, w, ctx->s->comm_id, ctx->seq) >= 0 && eng_leave_key(e, w, key)) {
+    if (eng_leave_status(e->leave, w, ctx->s->comm_id, ctx->seq) >= 0 &&
+        eng_leave_key(e->leave, w, key)) {
         /* It said goodbye and what this collective waits for never
            comes: failed here, whatever the view says. */
         if (e->nlate < e->caplate || eng_coll_defer_grow(e)) {
@@ -312,7 +313,7 @@ static bool env_confirms_failed(void *eng, int r)
     if (p == NULL || p->state != CL_PEER_ALIVE || p->link_closed)
         return true;
     int w = cl_comm_world_of(ctx->s->comm, r);
-    return eng_leave_status(ctx->e, w, ctx->s->comm_id, ctx->seq) >= 0;
+    return eng_leave_status(ctx->e->leave, w, ctx->s->comm_id, ctx->seq) >= 0;
 }
 
 /* COLLAB_VERIFY: a verdict, acted on from the main loop like a suspicion

@@ -98,7 +98,7 @@ static void cap_weights(double *w, int n, double ratio)
 static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
                          uint64_t seq, member_t *m, int k)
 {
-    if (!eng_groups_split_applies(e, comm, kind, k))
+    if (!eng_groups_split_applies(e->groups, comm, kind, k))
         return k;
     int *rank = malloc((size_t)k * sizeof *rank);
     int *client = malloc((size_t)k * sizeof *client);
@@ -110,7 +110,7 @@ static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll
             weight[i] = m[i].weight;
             client[i] = m[i].client;
         }
-        rc = eng_groups_mine(e, comm->rank, seq, k, rank, weight, client);
+        rc = eng_groups_mine(e->groups, comm->rank, seq, k, rank, weight, client);
         if (rc > 0) { /* rank[] now lists this peer's group, in order */
             int n = 0;
             for (int i = 0; i < k && n < rc; i++)
@@ -158,7 +158,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         bool gone = p == NULL || !p->in_group;
         /* A peer that said goodbye counts in exactly the collectives it
            entered (cl_engine_leave.c), whatever the view says by now. */
-        int left = eng_leave_status(e, g->world[i], comm->id, seq);
+        int left = eng_leave_status(e->leave, g->world[i], comm->id, seq);
         if (left >= 0)
             gone = left == 0;
         m[k] = (member_t){r, w, g->client[i], gone, g->bandwidth[i], p != NULL, {0}};
@@ -490,7 +490,7 @@ uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t s
 {
     enum { MAXDEP = 64 };
     int dep[MAXDEP];
-    int k = 0, n = eng_leave_contributors(e, s->comm_id, seq, dep, MAXDEP);
+    int k = 0, n = eng_leave_contributors(e->leave, s->comm_id, seq, dep, MAXDEP);
     for (int i = 0; i < n; i++)
         if (cl_comm_rank_of_world(s->comm, dep[i]) >= 0)
             dep[k++] = dep[i];

@@ -18,13 +18,20 @@
     more than that); a JOIN beyond them is left for its sender's next try.
     A verdict is kept for DIALBACK_KEEP seconds.  One timer of the loop's
     set (cl_timer.h) is armed at the earliest end of a running dial-back.
+
+    The component sees the transport, the records and the join protocol
+    only through its context (cl_engine_dialback.h), built by the loop
+    (cl_engine_fanout.c).
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_dialback.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
 
+#include "mpi_collab.h"
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,40 +48,43 @@ typedef struct {
 } db_entry_t;
 
 struct eng_dialback {
+    eng_dialback_ctx_t ctx;
     db_entry_t e[DIALBACK_MAX];
-    int timer; /* in e->timers: the earliest end of a running dial-back */
+    int timer; /* in ctx.timers: the earliest end of a running dial-back */
 };
 
 static void on_timer(void *arg, double now);
 
-int eng_dialback_init(struct cl_engine *e)
+eng_dialback_t *eng_dialback_new(const eng_dialback_ctx_t *ctx)
 {
-    e->dialback = calloc(1, sizeof *e->dialback);
-    if (e->dialback == NULL)
-        return COLLAB_ERR_NO_MEM;
-    e->dialback->timer = cl_timer_add(e->timers, on_timer, e);
-    if (e->dialback->timer < 0) {
-        eng_dialback_fini(e);
-        return COLLAB_ERR_NO_MEM;
+    eng_dialback_t *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    d->ctx = *ctx;
+    d->timer = cl_timer_add(ctx->timers, on_timer, d);
+    if (d->timer < 0) {
+        free(d);
+        return NULL;
     }
-    return COLLAB_OK;
+    return d;
 }
 
-void eng_dialback_fini(struct cl_engine *e)
+void eng_dialback_destroy(eng_dialback_t **d_p)
 {
-    if (e->dialback != NULL)
-        cl_timer_remove(e->timers, e->dialback->timer);
-    free(e->dialback);
-    e->dialback = NULL;
+    if (d_p == NULL || *d_p == NULL)
+        return;
+    cl_timer_remove((*d_p)->ctx.timers, (*d_p)->timer);
+    free(*d_p);
+    *d_p = NULL;
 }
 
 /* How long the coordinator waits for the joiner's handshake. */
-static double dialback_time(const struct cl_engine *e)
+static double dialback_time(const eng_dialback_t *d)
 {
-    return fmax(3.0, fmin(10.0, 2.0 * e->cfg.timeout));
+    return fmax(3.0, fmin(10.0, 2.0 * d->ctx.cfg->timeout));
 }
 
-static db_entry_t *find(struct eng_dialback *d, const uint8_t key[32])
+static db_entry_t *find(eng_dialback_t *d, const uint8_t key[32])
 {
     for (int i = 0; i < DIALBACK_MAX; i++)
         if (d->e[i].state != DB_FREE && memcmp(d->e[i].key, key, 32) == 0)
@@ -82,7 +92,7 @@ static db_entry_t *find(struct eng_dialback *d, const uint8_t key[32])
     return NULL;
 }
 
-static db_entry_t *slot(struct eng_dialback *d, double now)
+static db_entry_t *slot(eng_dialback_t *d, double now)
 {
     db_entry_t *oldest = NULL;
     for (int i = 0; i < DIALBACK_MAX; i++) {
@@ -96,24 +106,23 @@ static db_entry_t *slot(struct eng_dialback *d, double now)
     return oldest; /* a verdict may give way, a running dial-back never */
 }
 
-static void reply_unreachable(struct cl_engine *e, const db_entry_t *x)
+static void reply_unreachable(eng_dialback_t *d, const db_entry_t *x)
 {
     cl_wire_msg_t r;
     memset(&r, 0, sizeof r);
     r.hdr.type = CL_MSG_JOIN_REPLY;
     r.u.join_reply.status = CL_JOIN_UNREACHABLE;
-    eng_join_reply_settings(e, &r.u.join_reply);
+    d->ctx.reply_settings(d->ctx.arg, &r.u.join_reply);
     memcpy(r.u.join_reply.key, x->key, 32);
     snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s", x->join.address);
-    (void)cl_transport_reply(e->tp, x->key, &r);
+    (void)d->ctx.reply(d->ctx.arg, x->key, &r);
 }
 
-int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
+int eng_dialback_check(eng_dialback_t *d, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    struct eng_dialback *d = e->dialback;
-    if (d == NULL || cl_transport_link_up(e->tp, key))
+    if (d == NULL || d->ctx.link_up(d->ctx.arg, key))
         return 1;
-    double now = eng_now();
+    double now = d->ctx.now(d->ctx.arg);
     db_entry_t *x = find(d, key);
     if (x != NULL && x->state != DB_PENDING && now - x->since >= DIALBACK_KEEP) {
         x->state = DB_FREE; /* an old verdict: dial again */
@@ -122,7 +131,7 @@ int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire
     if (x != NULL) {
         x->join = *j;
         if (x->state == DB_UNREACHABLE && strcmp(x->join.address, j->address) == 0) {
-            reply_unreachable(e, x);
+            reply_unreachable(d, x);
             return -1;
         }
         if (x->state == DB_REACHED)
@@ -138,27 +147,26 @@ int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire
     x->join = *j;
     x->since = now;
     x->state = DB_PENDING;
-    if (cl_transport_connect(e->tp, key, j->address) != COLLAB_OK) {
+    if (d->ctx.connect(d->ctx.arg, key, j->address) != COLLAB_OK) {
         x->state = DB_UNREACHABLE;
-        reply_unreachable(e, x);
+        reply_unreachable(d, x);
         return -1;
     }
-    cl_timer_arm_by(e->timers, d->timer, now + dialback_time(e));
+    cl_timer_arm_by(d->ctx.timers, d->timer, now + dialback_time(d));
     cl_debug("checking that %.64s can be reached before admitting it", j->address);
     return 0;
 }
 
-void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
+void eng_dialback_on_up(eng_dialback_t *d, const uint8_t key[32])
 {
-    struct eng_dialback *d = e->dialback;
     db_entry_t *x = d != NULL ? find(d, key) : NULL;
     if (x == NULL || x->state != DB_PENDING)
         return;
     x->state = DB_REACHED;
-    x->since = eng_now();
-    if (eng_self_coordinates(e)) {
+    x->since = d->ctx.now(d->ctx.arg);
+    if (d->ctx.coordinates(d->ctx.arg)) {
         cl_wire_join_t j = x->join;
-        eng_on_join(e, key, &j); /* admitted now, not at its next try */
+        d->ctx.admit(d->ctx.arg, key, &j); /* admitted now, not at its next try */
     }
 }
 
@@ -166,10 +174,9 @@ void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
    end of those still running. */
 static void on_timer(void *arg, double now)
 {
-    struct cl_engine *e = arg;
-    struct eng_dialback *d = e->dialback;
+    eng_dialback_t *d = arg;
     double next = INFINITY;
-    double limit = dialback_time(e);
+    double limit = dialback_time(d);
     for (int i = 0; i < DIALBACK_MAX; i++) {
         db_entry_t *x = &d->e[i];
         if (x->state != DB_PENDING)
@@ -184,14 +191,13 @@ static void on_timer(void *arg, double now)
                 cl_text_quote(x->join.address, 120, q, sizeof q), limit);
         /* Unless it became a member meanwhile (through another path), the
            link to a place nobody answers goes. */
-        const cl_peer_t *p = cl_member_find(e->mb, x->key);
-        if (p == NULL || p->state == CL_PEER_GONE)
-            cl_transport_drop(e->tp, x->key);
+        if (!d->ctx.is_member(d->ctx.arg, x->key))
+            d->ctx.drop(d->ctx.arg, x->key);
         x->state = DB_UNREACHABLE;
         x->since = now;
-        if (eng_self_coordinates(e))
-            reply_unreachable(e, x);
+        if (d->ctx.coordinates(d->ctx.arg))
+            reply_unreachable(d, x);
     }
     if (next < INFINITY)
-        cl_timer_arm(e->timers, d->timer, next);
+        cl_timer_arm(d->ctx.timers, d->timer, next);
 }

@@ -4,8 +4,10 @@
     Each function tells the components, in a fixed order, what one view
     change did (docs/architecture.md); the loop's services are in
     cl_engine.c.  The reports' component (cl_engine_report.c), the relay
-    (cl_engine_relay.c) and the point-to-point component (cl_engine_p2p.c)
-    get their contexts here too: the engine's adapters for them.
+    (cl_engine_relay.c), the point-to-point component (cl_engine_p2p.c),
+    the groups (cl_engine_groups.c), the dial-back (cl_engine_dialback.c)
+    and the departures (cl_engine_leave.c) get their contexts here too:
+    the engine's adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -118,6 +120,107 @@ void eng_fan_out_member(struct cl_engine *e)
 void eng_fan_out_weight(struct cl_engine *e)
 {
     eng_coll_view_changed(e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The groups' context (cl_engine_groups.h), and the elastic layer's
+   question about the view. */
+
+static const cl_settings_t *groups_settings(void *arg)
+{
+    return cl_member_settings(((struct cl_engine *)arg)->mb);
+}
+
+int eng_groups_init(struct cl_engine *e)
+{
+    eng_groups_ctx_t ctx = {.arg = e, .settings = groups_settings};
+    e->groups = eng_groups_new(&ctx);
+    return e->groups != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_groups_fini(struct cl_engine *e)
+{
+    eng_groups_destroy(&e->groups);
+}
+
+bool eng_coll_multigroup(struct cl_engine *e)
+{
+    return eng_el_split_admission(e, NULL, 0, NULL); /* the group, nobody being admitted */
+}
+
+/* ---------------------------------------------------------------------- */
+/* The dial-back's context (cl_engine_dialback.h): the transport, the
+   records and the join protocol, for the coordinator's check that a
+   joiner can be reached. */
+
+static double db_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static bool db_link_up(void *arg, const uint8_t key[32])
+{
+    return cl_transport_link_up(((struct cl_engine *)arg)->tp, key);
+}
+
+static int db_connect(void *arg, const uint8_t key[32], const char *address)
+{
+    return cl_transport_connect(((struct cl_engine *)arg)->tp, key, address);
+}
+
+static void db_drop(void *arg, const uint8_t key[32])
+{
+    cl_transport_drop(((struct cl_engine *)arg)->tp, key);
+}
+
+static bool db_is_member(void *arg, const uint8_t key[32])
+{
+    const cl_peer_t *p = cl_member_find(((struct cl_engine *)arg)->mb, key);
+    return p != NULL && p->state != CL_PEER_GONE;
+}
+
+static bool db_coordinates(void *arg)
+{
+    return eng_self_coordinates(arg);
+}
+
+static void db_reply_settings(void *arg, cl_wire_join_reply_t *r)
+{
+    eng_join_reply_settings(arg, r);
+}
+
+static int db_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static void db_admit(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    eng_on_join(arg, key, j);
+}
+
+int eng_dialback_init(struct cl_engine *e)
+{
+    eng_dialback_ctx_t ctx = {.arg = e,
+                              .cfg = &e->cfg,
+                              .timers = e->timers,
+                              .now = db_now,
+                              .link_up = db_link_up,
+                              .connect = db_connect,
+                              .drop = db_drop,
+                              .is_member = db_is_member,
+                              .coordinates = db_coordinates,
+                              .reply_settings = db_reply_settings,
+                              .reply = db_reply,
+                              .admit = db_admit};
+    e->dialback = eng_dialback_new(&ctx);
+    return e->dialback != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_dialback_fini(struct cl_engine *e)
+{
+    eng_dialback_destroy(&e->dialback);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -369,4 +472,75 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
                          .early_queued = eng_coll_early_queued,
                          .coll_waits_for = eng_coll_waits_for};
     return eng_p2p_new(&ctx);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The departures' context (cl_engine_leave.h), and BYE_ACK handed to
+   them. */
+
+static double leave_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static int leave_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_send(arg, to, m);
+}
+
+static int leave_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+/* The communicators this peer entered collectives on: every stream but
+   the self communicator's that started one. */
+static size_t leave_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
+{
+    const struct cl_engine *e = arg;
+    size_t n = 0;
+    for (size_t i = 0; i < e->nstreams; i++) {
+        const stream_t *s = e->streams[i];
+        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
+            continue;
+        if (n < max) {
+            comms[n].comm = s->comm_id;
+            comms[n].entered = s->started;
+        }
+        n++;
+    }
+    return n;
+}
+
+static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    (void)p;
+    (void)m;
+    eng_leave_on_ack(e->leave, key);
+}
+
+int eng_leave_init(struct cl_engine *e)
+{
+    eng_leave_ctx_t ctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .members = e->mb,
+                           .timers = e->timers,
+                           .now = leave_now,
+                           .send = leave_send,
+                           .reply = leave_reply,
+                           .desc = eng_peer_desc,
+                           .entered = leave_entered};
+    memcpy(ctx.self_key, e->self_key, 32);
+    e->leave = eng_leave_new(&ctx);
+    if (e->leave == NULL)
+        return COLLAB_ERR_NO_MEM;
+    eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
+    return COLLAB_OK;
+}
+
+void eng_leave_fini(struct cl_engine *e)
+{
+    eng_leave_destroy(&e->leave);
 }

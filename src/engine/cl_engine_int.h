@@ -13,7 +13,10 @@
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
+#include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
+#include "engine/cl_engine_groups.h"
+#include "engine/cl_engine_leave.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
@@ -259,12 +262,14 @@ struct cl_engine {
     struct eng_auth *auth;
     /* Joiners the coordinator dials back before admitting them
        (cl_engine_dialback.c). */
-    struct eng_dialback *dialback;
+    eng_dialback_t *dialback;
     /* Messages between client members through a monitor, and a monitor's
        relaying (cl_engine_relay.c). */
     struct eng_relay *relay;
     /* Point-to-point, with its credit (cl_engine_p2p.h). */
     eng_p2p_t *p2p;
+    /* World all-reduces in several groups (cl_engine_groups.h). */
+    eng_groups_t *groups;
     /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
     eng_suspect_t *susp;
     /* Counters and log pacing. */
@@ -276,11 +281,10 @@ struct cl_engine {
     uint64_t log_tensors, log_bytes;
     double log_seconds;
     int log_peers;
-    int moshpit_groups; /* groups of the last world all-reduce (before merges) */
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
-    struct eng_leave *leave;  /* departures (cl_engine_leave.c) */
+    eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
     uint8_t *joined;          /* joined[r]: rank r was a member at some time (matchmaking) */
     int njoined_cap, njoined; /* size of joined, distinct ranks in it */
     bool leaving;             /* a leave requested by the program or a signal is under way */
@@ -487,33 +491,17 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
 
-/* cl_engine_leave.c: a graceful departure keeps its contributions
-   (docs/elastic.md §10). */
-int eng_leave_init(struct cl_engine *e);  /* 0 or COLLAB_ERR_NO_MEM */
+/* cl_engine_leave.c (a component, cl_engine_leave.h): a graceful
+   departure keeps its contributions (docs/elastic.md §10).  Its context
+   is built in cl_engine_fanout.c, which registers BYE_ACK for it; the
+   rest of the engine asks it through e->leave. */
+int eng_leave_init(struct cl_engine *e);  /* e->leave; 0 or COLLAB_ERR_NO_MEM */
 void eng_leave_fini(struct cl_engine *e); /* accepts an engine without it */
-/* Whether the peer that held world rank w left gracefully and took part in
-   collective seq of communicator comm: 1 it did (its contribution counts),
-   0 it left before it (absent), -1 it did not leave (as far as known). */
-int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq);
-/* Fills out (at most max) with the world ranks of the departed peers
-   that took part in collective seq of comm; returns their number. */
-int eng_leave_contributors(struct cl_engine *e, uint64_t comm, uint64_t seq, int *out, int max);
-/* The key of the departed peer that held world rank w; false if none. */
-bool eng_leave_key(struct cl_engine *e, int w, uint8_t key[32]);
-/* The world rank a departed peer held, or -1. */
-int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32]);
-/* A GOODBYE from key (from: its record, NULL if unknown): acknowledges it
-   and records what it took part in. */
-void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint8_t key[32],
-                          const cl_wire_goodbye_t *g);
-void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32]);
-/* (eng_leave_init registers BYE_ACK with the loop: eng_leave_on_ack.) */
-/* This peer leaves: sends every member a GOODBYE naming the collectives it
-   entered and starts waiting for their BYE_ACK. */
-void eng_leave_start(struct cl_engine *e);
-bool eng_leave_started(struct cl_engine *e);
-/* True once every member acknowledged, or COLLAB_TIMEOUT passed (logged). */
-bool eng_leave_done(struct cl_engine *e, double now);
+
+/* cl_engine_groups.c (a component, cl_engine_groups.h): world all-reduces
+   in several groups.  Its context is built in cl_engine_fanout.c. */
+int eng_groups_init(struct cl_engine *e); /* e->groups; 0 or COLLAB_ERR_NO_MEM */
+void eng_groups_fini(struct cl_engine *e);
 
 /* cl_engine_report.c (a component, cl_engine_report.h): reports to the
    monitors, and a monitor's hooks.  Its context and the REPORT handler
@@ -529,15 +517,11 @@ void eng_report_fini(struct cl_engine *e);
 int eng_relay_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
 void eng_relay_fini(struct cl_engine *e);
 
-/* cl_engine_dialback.c: can a joiner be reached (docs/membership.md)? */
-int eng_dialback_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
+/* cl_engine_dialback.c (a component, cl_engine_dialback.h): can a joiner
+   be reached (docs/membership.md)?  Its context is built in
+   cl_engine_fanout.c; _join and _member call it through e->dialback. */
+int eng_dialback_init(struct cl_engine *e); /* e->dialback; 0 or COLLAB_ERR_NO_MEM */
 void eng_dialback_fini(struct cl_engine *e);
-/* Coordinator, on a JOIN from a public peer that is not a member: 1 admit
-   it (reached), 0 not yet (the dial-back runs; it is admitted when it
-   completes), -1 unreachable (answered JOIN_REPLY UNREACHABLE). */
-int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
-/* Our outbound link to key completed its handshake. */
-void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32]);
 
 /* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
    cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */
@@ -620,14 +604,6 @@ size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out);
 bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
                         const uint8_t *body, size_t len);
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
-/* cl_engine_groups.c: world all-reduces in several groups. */
-bool eng_groups_split_applies(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
-                              int k);
-/* rank[0..k) ascending comm ranks with their weights and client flags:
-   keeps in rank[] only the group of comm rank self for collective seq and
-   returns its size, or a negative status. */
-int eng_groups_mine(struct cl_engine *e, int self, uint64_t seq, int k, int *rank,
-                    const double *weight, const int *client);
 /* World rank w is in this peer's current group (cl_engine_coll.c). */
 bool eng_coll_in_group(struct cl_engine *e, int w);
 /* May a message of world rank w pull collective seq of s back to an older

@@ -618,7 +618,7 @@ void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_
     }
     /* A public joiner is admitted once this peer could connect to it
        (cl_engine_dialback.c): every member will have to. */
-    if (!conflict && !client && eng_dialback_check(e, key, j) != 1)
+    if (!conflict && !client && eng_dialback_check(e->dialback, key, j) != 1)
         return;
     if (conflict) {
         r.u.join_reply.status = CL_JOIN_CONFLICT;

@@ -27,12 +27,17 @@
       GOODBYE, so that every member learned `entered` before the view that
       drops it (cl_engine_member.c).
 
-    The records of departed peers are the engine's only state here; the
-    rest of the engine asks through eng_leave_* (cl_engine_int.h).
+    The records of departed peers and this peer's own departure are the
+    component's state; the rest of the engine asks through eng_leave_*
+    (cl_engine_leave.h).  It sees the records, the clock, sending and the
+    communicators this peer entered only through its context, built by
+    the loop (cl_engine_fanout.c, which also hands it BYE_ACK).
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_leave.h"
 
 #include "util/cl_log.h"
+
+#include "mpi_collab.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +52,13 @@ typedef struct {
 } departed_t;
 
 struct eng_leave {
+    eng_leave_ctx_t ctx;
     departed_t *dep; /* oldest first */
     size_t ndep, capdep;
     /* This peer's own departure. */
     bool started;
     double deadline;
-    int timer;            /* in e->timers: deadline, while acknowledgements are missing */
+    int timer;            /* in ctx.timers: deadline, while acknowledgements are missing */
     uint8_t (*await)[32]; /* members that have not acknowledged yet */
     size_t nawait;
 };
@@ -65,52 +71,44 @@ static void on_deadline(void *arg, double now)
     (void)now;
 }
 
-static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
-                       const cl_wire_msg_t *m)
+eng_leave_t *eng_leave_new(const eng_leave_ctx_t *ctx)
 {
-    (void)p;
-    (void)m;
-    eng_leave_on_ack(e, key);
-}
-
-int eng_leave_init(struct cl_engine *e)
-{
-    e->leave = calloc(1, sizeof *e->leave);
-    if (e->leave == NULL)
-        return COLLAB_ERR_NO_MEM;
-    e->leave->timer = cl_timer_add(e->timers, on_deadline, e);
-    if (e->leave->timer < 0) {
-        eng_leave_fini(e);
-        return COLLAB_ERR_NO_MEM;
+    eng_leave_t *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    l->ctx = *ctx;
+    l->timer = cl_timer_add(ctx->timers, on_deadline, l);
+    if (l->timer < 0) {
+        free(l);
+        return NULL;
     }
-    eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
-    return COLLAB_OK;
+    return l;
 }
 
-void eng_leave_fini(struct cl_engine *e)
+void eng_leave_destroy(eng_leave_t **l_p)
 {
-    struct eng_leave *l = e->leave;
+    eng_leave_t *l = l_p != NULL ? *l_p : NULL;
     if (l == NULL)
         return;
-    cl_timer_remove(e->timers, l->timer);
+    cl_timer_remove(l->ctx.timers, l->timer);
     for (size_t i = 0; i < l->ndep; i++)
         free(l->dep[i].comms);
     free(l->dep);
     free(l->await);
     free(l);
-    e->leave = NULL;
+    *l_p = NULL;
 }
 
 /* A GOODBYE can reach a peer that has not installed its first view yet
    (it joined as the sender left): its record waits for the rank the
    view gives the sender. */
-static void resolve(struct eng_leave *l, struct cl_engine *e)
+static void resolve(eng_leave_t *l)
 {
     for (size_t i = 0; i < l->ndep; i++) {
         departed_t *d = &l->dep[i];
         if (d->world >= 0)
             continue;
-        const cl_peer_t *p = cl_member_find(e->mb, d->key);
+        const cl_peer_t *p = cl_member_find(l->ctx.members, d->key);
         if (p != NULL)
             d->world = p->rank >= 0 ? p->rank : p->prev_rank;
     }
@@ -118,13 +116,12 @@ static void resolve(struct eng_leave *l, struct cl_engine *e)
 
 /* The record of the peer that held world rank w, if it is still the one
    that left (a later holder of the rank is someone else). */
-static const departed_t *find_world(struct cl_engine *e, int w)
+static const departed_t *find_world(eng_leave_t *l, int w)
 {
-    struct eng_leave *l = e->leave;
     if (l == NULL || w < 0)
         return NULL;
-    resolve(l, e);
-    const cl_peer_t *holder = cl_member_at_rank(e->mb, w);
+    resolve(l);
+    const cl_peer_t *holder = cl_member_at_rank(l->ctx.members, w);
     for (size_t i = l->ndep; i-- > 0;) {
         const departed_t *d = &l->dep[i];
         if (d->world != w)
@@ -136,9 +133,9 @@ static const departed_t *find_world(struct cl_engine *e, int w)
     return NULL;
 }
 
-int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq)
+int eng_leave_status(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
 {
-    const departed_t *d = find_world(e, w);
+    const departed_t *d = find_world(l, w);
     if (d == NULL)
         return -1;
     for (uint32_t i = 0; i < d->ncomms; i++)
@@ -147,60 +144,57 @@ int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq)
     return 0;
 }
 
-int eng_leave_contributors(struct cl_engine *e, uint64_t comm, uint64_t seq, int *out, int max)
+int eng_leave_contributors(eng_leave_t *l, uint64_t comm, uint64_t seq, int *out, int max)
 {
-    struct eng_leave *l = e->leave;
     int n = 0;
     if (l != NULL)
-        resolve(l, e);
+        resolve(l);
     for (size_t i = 0; l != NULL && i < l->ndep && n < max; i++) {
         const departed_t *d = &l->dep[i];
-        if (find_world(e, d->world) == d && eng_leave_status(e, d->world, comm, seq) == 1)
+        if (find_world(l, d->world) == d && eng_leave_status(l, d->world, comm, seq) == 1)
             out[n++] = d->world;
     }
     return n;
 }
 
-bool eng_leave_key(struct cl_engine *e, int w, uint8_t key[32])
+bool eng_leave_key(eng_leave_t *l, int w, uint8_t key[32])
 {
-    const departed_t *d = find_world(e, w);
+    const departed_t *d = find_world(l, w);
     if (d == NULL)
         return false;
     memcpy(key, d->key, 32);
     return true;
 }
 
-int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32])
+int eng_leave_world_of(eng_leave_t *l, const uint8_t key[32])
 {
-    struct eng_leave *l = e->leave;
     if (l != NULL)
-        resolve(l, e);
+        resolve(l);
     for (size_t i = l != NULL ? l->ndep : 0; i-- > 0;)
         if (memcmp(l->dep[i].key, key, 32) == 0)
             return l->dep[i].world;
     return -1;
 }
 
-void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint8_t key[32],
+void eng_leave_on_goodbye(eng_leave_t *l, const cl_peer_t *from, const uint8_t key[32],
                           const cl_wire_goodbye_t *g)
 {
-    struct eng_leave *l = e->leave;
+    if (l == NULL)
+        return;
     /* Acknowledged whatever happens below: everything the sender sent
        this engine before the GOODBYE has arrived. */
     cl_wire_msg_t ack;
     memset(&ack, 0, sizeof ack);
     ack.hdr.type = CL_MSG_BYE_ACK;
     if (from != NULL)
-        (void)eng_send(e, from, &ack);
+        (void)l->ctx.send(l->ctx.arg, from, &ack);
     else
-        (void)cl_transport_reply(e->tp, key, &ack);
+        (void)l->ctx.reply(l->ctx.arg, key, &ack);
     /* A member that leaves too needs nothing from this peer any more (its
        own collectives are done), and may be gone before our GOODBYE
        reaches it. */
-    eng_leave_on_ack(e, key);
+    eng_leave_on_ack(l, key);
     int w = from != NULL ? (from->rank >= 0 ? from->rank : from->prev_rank) : -1;
-    if (l == NULL)
-        return;
     cl_wire_bye_comm_t *comms = NULL;
     if (g->count > 0) {
         comms = malloc(g->count * sizeof *comms);
@@ -250,9 +244,8 @@ void eng_leave_on_goodbye(struct cl_engine *e, const cl_peer_t *from, const uint
                  (unsigned long long)comms[i].comm);
 }
 
-void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32])
+void eng_leave_on_ack(eng_leave_t *l, const uint8_t key[32])
 {
-    struct eng_leave *l = e->leave;
     if (l == NULL || !l->started)
         return;
     for (size_t i = 0; i < l->nawait; i++)
@@ -262,82 +255,73 @@ void eng_leave_on_ack(struct cl_engine *e, const uint8_t key[32])
             memmove(l->await[i], l->await[l->nawait - 1], 32);
             l->nawait--;
             if (l->nawait == 0)
-                cl_timer_cancel(e->timers, l->timer);
+                cl_timer_cancel(l->ctx.timers, l->timer);
             return;
         }
 }
 
 /* Fills g with the communicators this peer entered collectives on. */
-static void fill_goodbye(struct cl_engine *e, cl_wire_goodbye_t *g, cl_wire_bye_comm_t *comms)
+static void fill_goodbye(eng_leave_t *l, cl_wire_goodbye_t *g, cl_wire_bye_comm_t *comms)
 {
-    g->count = 0;
-    g->comms = comms;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
-        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
-            continue;
-        if (g->count == CL_WIRE_GOODBYE_MAX) {
-            cl_warn("this peer leaves with collectives on more than %d communicators; the "
-                    "others count it as absent from the ones its goodbye does not name",
-                    CL_WIRE_GOODBYE_MAX);
-            break;
-        }
-        comms[g->count].comm = s->comm_id;
-        comms[g->count].entered = s->started;
-        g->count++;
+    size_t n = l->ctx.entered(l->ctx.arg, comms, CL_WIRE_GOODBYE_MAX);
+    if (n > CL_WIRE_GOODBYE_MAX) {
+        cl_warn("this peer leaves with collectives on more than %d communicators; the "
+                "others count it as absent from the ones its goodbye does not name",
+                CL_WIRE_GOODBYE_MAX);
+        n = CL_WIRE_GOODBYE_MAX;
     }
+    g->count = (uint32_t)n;
+    g->comms = comms;
 }
 
-void eng_leave_start(struct cl_engine *e)
+void eng_leave_start(eng_leave_t *l)
 {
-    struct eng_leave *l = e->leave;
+    if (l == NULL)
+        return;
     cl_wire_bye_comm_t comms[CL_WIRE_GOODBYE_MAX];
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_GOODBYE;
-    fill_goodbye(e, &m.u.goodbye, comms);
+    fill_goodbye(l, &m.u.goodbye, comms);
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    if (l != NULL) {
-        l->started = true;
-        l->deadline = eng_now() + e->cfg.timeout;
-        l->nawait = 0;
-        free(l->await);
-        l->await = malloc((n > 0 ? n : 1) * 32);
-    }
+    cl_peer_t *const *list = cl_member_list(l->ctx.members, &n);
+    l->started = true;
+    l->deadline = l->ctx.now(l->ctx.arg) + l->ctx.cfg->timeout;
+    l->nawait = 0;
+    free(l->await);
+    l->await = malloc((n > 0 ? n : 1) * 32);
     for (size_t i = 0; i < n; i++) {
         const cl_peer_t *p = list[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        if (memcmp(p->key, l->ctx.self_key, 32) == 0)
             continue;
-        int rc = eng_send(e, p, &m);
+        int rc = l->ctx.send(l->ctx.arg, p, &m);
         /* One that left already needs nothing; one that failed is
            dropped by the view, and one that went silent gets
            COLLAB_TIMEOUT. */
-        if (rc == COLLAB_OK && l != NULL && l->await != NULL && p->state != CL_PEER_GONE &&
-            eng_leave_world_of(e, p->key) < 0)
+        if (rc == COLLAB_OK && l->await != NULL && p->state != CL_PEER_GONE &&
+            eng_leave_world_of(l, p->key) < 0)
             memcpy(l->await[l->nawait++], p->key, 32);
     }
     /* The monitors learn of the departure too (docs/monitor.md); they
        hold no collective, so nothing waits for their acknowledgement. */
-    cl_peer_t *const *mons = cl_member_monitors(e->mb, &n);
+    cl_peer_t *const *mons = cl_member_monitors(l->ctx.members, &n);
     for (size_t i = 0; i < n; i++)
-        if (memcmp(mons[i]->key, e->self_key, 32) != 0)
-            (void)eng_send(e, mons[i], &m);
-    if (l != NULL && l->nawait > 0) {
-        cl_timer_arm(e->timers, l->timer, l->deadline);
+        if (memcmp(mons[i]->key, l->ctx.self_key, 32) != 0)
+            (void)l->ctx.send(l->ctx.arg, mons[i], &m);
+    if (l->nawait > 0) {
+        cl_timer_arm(l->ctx.timers, l->timer, l->deadline);
         cl_debug("left: waiting for %zu member%s to acknowledge the goodbye", l->nawait,
                  l->nawait == 1 ? "" : "s");
     }
 }
 
-bool eng_leave_started(struct cl_engine *e)
+bool eng_leave_started(const eng_leave_t *l)
 {
-    return e->leave != NULL && e->leave->started;
+    return l != NULL && l->started;
 }
 
-bool eng_leave_done(struct cl_engine *e, double now)
+bool eng_leave_done(eng_leave_t *l, double now)
 {
-    struct eng_leave *l = e->leave;
     if (l == NULL || !l->started)
         return true;
     /* A member the view dropped (it failed) needs nothing any more.  A
@@ -345,7 +329,7 @@ bool eng_leave_done(struct cl_engine *e, double now)
        still being set up reports that too, and the GOODBYE waits in its
        queue. */
     for (size_t i = 0; i < l->nawait;) {
-        const cl_peer_t *p = cl_member_find(e->mb, l->await[i]);
+        const cl_peer_t *p = cl_member_find(l->ctx.members, l->await[i]);
         if (p == NULL || p->state == CL_PEER_GONE || p->rank < 0) {
             cl_debug("left: no acknowledgement needed from a peer the view dropped");
             memmove(l->await[i], l->await[l->nawait - 1], 32);
@@ -355,20 +339,20 @@ bool eng_leave_done(struct cl_engine *e, double now)
         }
     }
     if (l->nawait == 0) {
-        cl_timer_cancel(e->timers, l->timer);
+        cl_timer_cancel(l->ctx.timers, l->timer);
         return true;
     }
     if (now >= l->deadline) {
         char desc[CL_WIRE_STR_MAX + 64];
         for (size_t i = 0; i < l->nawait; i++) {
-            cl_peer_t *p = cl_member_find(e->mb, l->await[i]);
+            cl_peer_t *p = cl_member_find(l->ctx.members, l->await[i]);
             if (p != NULL)
                 cl_warn("%s did not acknowledge this peer's goodbye within COLLAB_TIMEOUT "
                         "(%.1f s); leaving without it",
-                        eng_peer_desc(p, desc, sizeof desc), e->cfg.timeout);
+                        l->ctx.desc(p, desc, sizeof desc), l->ctx.cfg->timeout);
         }
         l->nawait = 0;
-        cl_timer_cancel(e->timers, l->timer);
+        cl_timer_cancel(l->ctx.timers, l->timer);
         return true;
     }
     return false;

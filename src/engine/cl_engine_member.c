@@ -406,7 +406,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
     case CL_TP_UP:
         if (ev->inbound)
             break;
-        eng_dialback_on_up(e, ev->key);
+        eng_dialback_on_up(e->dialback, ev->key);
         if (p != NULL)
             eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
         if (idx >= 0) {

@@ -201,7 +201,7 @@ bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t s
 {
     /* A peer that said goodbye after taking part in seq ran it with the
        group it knew, and counts there (cl_engine_leave.c). */
-    return eng_coll_in_group(e, w) || eng_leave_status(e, w, s->comm_id, seq) == 1;
+    return eng_coll_in_group(e, w) || eng_leave_status(e->leave, w, s->comm_id, seq) == 1;
 }
 
 /* A copy of a message the running collective took.  Around an admission

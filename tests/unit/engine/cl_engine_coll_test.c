@@ -191,14 +191,14 @@ void eng_fast_release(struct cl_engine *e, stream_t *s)
     (void)e, (void)s;
 }
 
-int eng_leave_status(struct cl_engine *e, int w, uint64_t comm, uint64_t seq)
+int eng_leave_status(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
 {
-    (void)e, (void)w, (void)comm, (void)seq;
+    (void)l, (void)w, (void)comm, (void)seq;
     return 0;
 }
-int eng_leave_world_of(struct cl_engine *e, const uint8_t key[32])
+int eng_leave_world_of(eng_leave_t *l, const uint8_t key[32])
 {
-    (void)e, (void)key;
+    (void)l, (void)key;
     return -1;
 }
 void eng_member_answered(struct cl_engine *e, cl_peer_t *p)

@@ -1,20 +1,24 @@
-/*  cl_engine_leave_test.c - selftest of a graceful departure's deadline
-    (cl_engine_leave.c) on a fake engine: real membership records and a
-    real timer set, the engine's clock, send and log description stubbed
-    here.
+/*  cl_engine_leave_test.c - selftest of the departures (cl_engine_leave.c)
+    on a fake context: real membership records (el_fixture.h) and a real
+    timer set; the clock, sending, replying and the communicators this
+    peer entered are this test's.
 
     This peer is rank 0 of a group of three.  It starts its departure: a
-    GOODBYE to each of the other two, and the departure's deadline
-    (COLLAB_TIMEOUT later) armed in the loop's set, so that the loop wakes
-    then even when nothing else would wake it (no heartbeat, no message).
-    Both acknowledgements cancel it; without them the turn the deadline
-    wakes ends the departure.
+    GOODBYE naming the collectives it entered to each of the other two
+    and to the monitors, and the departure's deadline (COLLAB_TIMEOUT
+    later) armed in the loop's set, so that the loop wakes then even when
+    nothing else would wake it.  Both acknowledgements cancel it; without
+    them the turn the deadline wakes ends the departure; a member the view
+    dropped is not waited for.  The other way round, a GOODBYE from a
+    member is acknowledged and recorded: the departed peer counts in the
+    collectives below `entered`, as absent from the others, until another
+    peer holds its rank.
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_leave.h"
 
-#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
 #include "el_fixture.h"
-#include "engine_fake.h"
+#include "engine_fake.h" /* fake_peer_desc */
+#include "mpi_collab.h"
 #include "selftest.h"
 
 #include <math.h>
@@ -22,72 +26,258 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- the stubbed rest of the engine ---------------------------------- */
+#define MAXSENT 16
+#define WORLD 1u /* the world communicator's id */
+#define OTHER 9u /* a derived communicator's */
 
-static int s_goodbyes; /* GOODBYEs sent */
+typedef struct {
+    uint8_t to[32];
+    uint8_t type;
+    uint32_t count;             /* a GOODBYE's communicators */
+    cl_wire_bye_comm_t comm[2]; /* ... its first two */
+    bool replied;               /* sent back on the connection (no record) */
+} sent_t;
 
-int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
-{
-    (void)e, (void)to;
-    s_goodbyes += m->hdr.type == CL_MSG_GOODBYE;
-    return COLLAB_OK;
-}
-
-/* --------------------------------------------------------------------- */
+typedef struct {
+    cl_config_t cfg;
+    cl_timer_t *timers;
+    cl_member_t *mb;
+    double now;
+    sent_t sent[MAXSENT];
+    int nsent;
+    int send_rc;                   /* what send returns */
+    size_t nentered;               /* communicators this peer entered */
+    cl_wire_bye_comm_t entered[2]; /* ... the first two of them */
+} fake_t;
 
 static uint8_t s_keys[3][32];
 
-static struct cl_engine *fake_engine(void)
+static sent_t *log_sent(fake_t *f, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    struct cl_engine *e = fake_engine_alloc(s_keys[0], el_member_of_three(s_keys, 0, s_now));
-    e->cfg.timeout = 6.0;
-    CHECK(eng_leave_init(e) == COLLAB_OK);
-    CHECK(e->on_type[CL_MSG_BYE_ACK] != NULL);
-    return e;
+    CHECK(f->nsent < MAXSENT);
+    sent_t *x = &f->sent[f->nsent < MAXSENT ? f->nsent++ : MAXSENT - 1];
+    memset(x, 0, sizeof *x);
+    memcpy(x->to, key, 32);
+    x->type = m->hdr.type;
+    if (m->hdr.type == CL_MSG_GOODBYE) {
+        x->count = m->u.goodbye.count;
+        for (uint32_t i = 0; i < m->u.goodbye.count && i < 2; i++)
+            x->comm[i] = m->u.goodbye.comms[i];
+    }
+    return x;
 }
 
-static void fake_free(struct cl_engine *e)
+static double f_now(void *arg)
 {
-    eng_leave_fini(e);
-    fake_engine_release(e); /* its timer went with it */
+    return ((fake_t *)arg)->now;
 }
 
-/* The deadline is armed; the two acknowledgements disarm it. */
+static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    fake_t *f = arg;
+    (void)log_sent(f, to->key, m);
+    return f->send_rc;
+}
+
+static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    log_sent(arg, key, m)->replied = true;
+    return COLLAB_OK;
+}
+
+static size_t f_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
+{
+    fake_t *f = arg;
+    for (size_t i = 0; i < f->nentered && i < max; i++)
+        comms[i] = f->entered[i < 2 ? i : 1];
+    return f->nentered;
+}
+
+static eng_leave_t *fake_leave(fake_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->now = 100.0;
+    f->cfg.timeout = 6.0;
+    f->timers = cl_timer_new(8);
+    f->mb = el_member_of_three(s_keys, 0, f->now);
+    CHECK(f->timers != NULL && f->mb != NULL);
+    f->nentered = 2;
+    f->entered[0] = (cl_wire_bye_comm_t){.comm = WORLD, .entered = 7};
+    f->entered[1] = (cl_wire_bye_comm_t){.comm = OTHER, .entered = 3};
+    eng_leave_ctx_t ctx = {.arg = f,
+                           .cfg = &f->cfg,
+                           .members = f->mb,
+                           .timers = f->timers,
+                           .now = f_now,
+                           .send = f_send,
+                           .reply = f_reply,
+                           .desc = fake_peer_desc,
+                           .entered = f_entered};
+    memcpy(ctx.self_key, s_keys[0], 32);
+    eng_leave_t *l = eng_leave_new(&ctx);
+    CHECK(l != NULL);
+    return l;
+}
+
+static void fake_free(fake_t *f, eng_leave_t **l)
+{
+    eng_leave_destroy(l);
+    CHECK(*l == NULL);
+    eng_leave_destroy(l);                   /* accepts NULL */
+    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
+    cl_timer_destroy(&f->timers);
+    cl_member_destroy(&f->mb);
+}
+
+static int count_type(const fake_t *f, uint8_t type)
+{
+    int n = 0;
+    for (int i = 0; i < f->nsent; i++)
+        n += f->sent[i].type == type;
+    return n;
+}
+
+/* The deadline is armed; the two acknowledgements disarm it.  The
+   GOODBYE names the communicators entered, and goes to the monitors
+   too, who are not waited for. */
 static void test_acked(void)
 {
-    struct cl_engine *e = fake_engine();
-    CHECK(isinf(cl_timer_next(e->timers))); /* nothing before the departure */
-    CHECK(eng_leave_done(e, s_now));        /* not started: nothing to wait for */
-    s_goodbyes = 0;
-    eng_leave_start(e);
-    CHECK(eng_leave_started(e));
-    CHECK(s_goodbyes == 2);
+    fake_t f;
+    eng_leave_t *l = fake_leave(&f);
+    uint8_t mon[32];
+    memset(mon, 0x77, 32);
+    cl_member_delta_t d;
+    CHECK(cl_member_admit_monitor(f.mb, mon, "/ip4/127.0.0.1/tcp/9/p2p/m", false, f.now, &d) ==
+          COLLAB_OK);
+    cl_member_delta_clear(&d);
+    CHECK(isinf(cl_timer_next(f.timers))); /* nothing before the departure */
+    CHECK(eng_leave_done(l, f.now));       /* not started: nothing to wait for */
+    CHECK(!eng_leave_started(l));
+    eng_leave_start(l);
+    CHECK(eng_leave_started(l));
+    CHECK(count_type(&f, CL_MSG_GOODBYE) == 3); /* two members, one monitor */
+    CHECK(f.sent[0].count == 2 && f.sent[0].comm[0].comm == WORLD &&
+          f.sent[0].comm[0].entered == 7 && f.sent[0].comm[1].comm == OTHER &&
+          f.sent[0].comm[1].entered == 3);
+    CHECK(memcmp(f.sent[2].to, mon, 32) == 0);
     /* The loop sleeps at most until COLLAB_TIMEOUT from now. */
-    CHECK(fabs(cl_timer_next(e->timers) - (s_now + e->cfg.timeout)) < 1e-9);
-    CHECK(!eng_leave_done(e, s_now + 1.0));
-    eng_leave_on_ack(e, s_keys[1]);
-    CHECK(!isinf(cl_timer_next(e->timers))); /* one is still missing */
-    CHECK(!eng_leave_done(e, s_now + 1.0));
-    eng_leave_on_ack(e, s_keys[2]);
-    CHECK(isinf(cl_timer_next(e->timers))); /* the last one cancels it */
-    CHECK(eng_leave_done(e, s_now + 1.0));
-    fake_free(e);
+    CHECK(fabs(cl_timer_next(f.timers) - (f.now + f.cfg.timeout)) < 1e-9);
+    CHECK(!eng_leave_done(l, f.now + 1.0));
+    eng_leave_on_ack(l, mon); /* nobody waits for a monitor's */
+    eng_leave_on_ack(l, s_keys[1]);
+    CHECK(!isinf(cl_timer_next(f.timers))); /* one is still missing */
+    CHECK(!eng_leave_done(l, f.now + 1.0));
+    eng_leave_on_ack(l, s_keys[2]);
+    CHECK(isinf(cl_timer_next(f.timers))); /* the last one cancels it */
+    CHECK(eng_leave_done(l, f.now + 1.0));
+    fake_free(&f, &l);
 }
 
 /* Nobody acknowledges: the deadline fires, and the turn it wakes ends
    the departure. */
 static void test_deadline(void)
 {
-    struct cl_engine *e = fake_engine();
-    eng_leave_start(e);
-    double when = cl_timer_next(e->timers);
-    CHECK(fabs(when - (s_now + e->cfg.timeout)) < 1e-9);
-    CHECK(cl_timer_run(e->timers, when - 0.5) == 0);
-    CHECK(!eng_leave_done(e, when - 0.5));
-    CHECK(cl_timer_run(e->timers, when) == 1); /* it wakes the loop */
-    CHECK(eng_leave_done(e, when));
-    CHECK(isinf(cl_timer_next(e->timers)));
-    fake_free(e);
+    fake_t f;
+    eng_leave_t *l = fake_leave(&f);
+    eng_leave_start(l);
+    double when = cl_timer_next(f.timers);
+    CHECK(fabs(when - (f.now + f.cfg.timeout)) < 1e-9);
+    CHECK(cl_timer_run(f.timers, when - 0.5) == 0);
+    CHECK(!eng_leave_done(l, when - 0.5));
+    CHECK(cl_timer_run(f.timers, when) == 1); /* it wakes the loop */
+    CHECK(eng_leave_done(l, when));
+    CHECK(isinf(cl_timer_next(f.timers)));
+    fake_free(&f, &l);
+}
+
+/* Members not waited for: one the view dropped, one whose GOODBYE says
+   it leaves too, one the send failed for.  More communicators than a
+   GOODBYE holds: the first CL_WIRE_GOODBYE_MAX. */
+static void test_not_waited(void)
+{
+    fake_t f;
+    eng_leave_t *l = fake_leave(&f);
+    f.nentered = CL_WIRE_GOODBYE_MAX + 5;
+    eng_leave_start(l);
+    CHECK(f.sent[0].type == CL_MSG_GOODBYE && f.sent[0].count == CL_WIRE_GOODBYE_MAX);
+    cl_member_delta_t d;
+    CHECK(cl_member_remove(f.mb, &s_keys[2], 1, f.now, &d) >= 0);
+    cl_member_delta_clear(&d);
+    CHECK(!eng_leave_done(l, f.now + 1.0)); /* rank 1 still */
+    cl_wire_goodbye_t g = {.count = 0, .comms = NULL};
+    f.nsent = 0;
+    eng_leave_on_goodbye(l, cl_member_find(f.mb, s_keys[1]), s_keys[1], &g);
+    CHECK(f.nsent == 1 && f.sent[0].type == CL_MSG_BYE_ACK && !f.sent[0].replied);
+    CHECK(isinf(cl_timer_next(f.timers)));
+    CHECK(eng_leave_done(l, f.now + 1.0));
+    fake_free(&f, &l);
+
+    l = fake_leave(&f);
+    f.send_rc = COLLAB_ERR_PROC_FAILED;
+    eng_leave_start(l);
+    CHECK(count_type(&f, CL_MSG_GOODBYE) == 2);
+    CHECK(isinf(cl_timer_next(f.timers))); /* nobody to wait for */
+    CHECK(eng_leave_done(l, f.now));
+    fake_free(&f, &l);
+}
+
+/* GOODBYEs of others: acknowledged and recorded. */
+static void test_records(void)
+{
+    fake_t f;
+    eng_leave_t *l = fake_leave(&f);
+    CHECK(eng_leave_status(l, 1, WORLD, 0) == -1);
+    CHECK(eng_leave_status(NULL, 1, WORLD, 0) == -1);
+    cl_wire_bye_comm_t comms[1] = {{.comm = WORLD, .entered = 5}};
+    cl_wire_goodbye_t g = {.count = 1, .comms = comms};
+    eng_leave_on_goodbye(l, cl_member_find(f.mb, s_keys[1]), s_keys[1], &g);
+    CHECK(f.nsent == 1 && f.sent[0].type == CL_MSG_BYE_ACK && !f.sent[0].replied &&
+          memcmp(f.sent[0].to, s_keys[1], 32) == 0);
+    CHECK(!eng_leave_started(l));                  /* another's goodbye starts nothing here */
+    CHECK(eng_leave_status(l, 1, WORLD, 4) == 1);  /* it took part */
+    CHECK(eng_leave_status(l, 1, WORLD, 5) == 0);  /* absent from the next */
+    CHECK(eng_leave_status(l, 1, OTHER, 0) == 0);  /* named no other communicator */
+    CHECK(eng_leave_status(l, 2, WORLD, 0) == -1); /* did not leave */
+    int out[4];
+    CHECK(eng_leave_contributors(l, WORLD, 4, out, 4) == 1 && out[0] == 1);
+    CHECK(eng_leave_contributors(l, WORLD, 5, out, 4) == 0);
+    uint8_t key[32];
+    CHECK(eng_leave_key(l, 1, key) && memcmp(key, s_keys[1], 32) == 0);
+    CHECK(!eng_leave_key(l, 2, key));
+    CHECK(eng_leave_world_of(l, s_keys[1]) == 1);
+    CHECK(eng_leave_world_of(l, s_keys[2]) == -1);
+    /* A second GOODBYE of the same peer replaces the first. */
+    comms[0].entered = 9;
+    eng_leave_on_goodbye(l, cl_member_find(f.mb, s_keys[1]), s_keys[1], &g);
+    CHECK(eng_leave_status(l, 1, WORLD, 8) == 1);
+    /* A GOODBYE from a peer without a record here: answered on its
+       connection; its rank is resolved once the records know it. */
+    f.nsent = 0;
+    eng_leave_on_goodbye(l, NULL, s_keys[2], &g);
+    CHECK(f.nsent == 1 && f.sent[0].replied && f.sent[0].type == CL_MSG_BYE_ACK);
+    CHECK(eng_leave_world_of(l, s_keys[2]) == 2); /* its record says rank 2 */
+    CHECK(eng_leave_status(l, 2, WORLD, 8) == 1);
+    CHECK(eng_leave_contributors(l, WORLD, 0, out, 4) == 2);
+    CHECK(eng_leave_contributors(l, WORLD, 0, out, 1) == 1); /* at most max */
+    uint8_t stranger[32];
+    memset(stranger, 0x99, 32);
+    eng_leave_on_goodbye(l, NULL, stranger, &g);
+    CHECK(eng_leave_world_of(l, stranger) == -1);
+    /* Another peer holds rank 1 now: the departed one's record no longer
+       answers for the rank. */
+    cl_member_delta_t d;
+    CHECK(cl_member_remove(f.mb, &s_keys[1], 1, f.now, &d) >= 0);
+    cl_member_delta_clear(&d);
+    CHECK(eng_leave_status(l, 1, WORLD, 0) == 1); /* nobody else holds it yet */
+    uint8_t newcomer[32];
+    memset(newcomer, 0x55, 32);
+    CHECK(cl_member_admit(f.mb, newcomer, 1, "/ip4/127.0.0.1/tcp/8/p2p/n", false, 1.0, f.now, &d) ==
+          COLLAB_OK);
+    cl_member_delta_clear(&d);
+    CHECK(eng_leave_status(l, 1, WORLD, 0) == -1);
+    CHECK(!eng_leave_key(l, 1, key));
+    CHECK(eng_leave_world_of(l, s_keys[1]) == 1); /* by key it still is */
+    fake_free(&f, &l);
 }
 
 int main(void)
@@ -96,6 +286,8 @@ int main(void)
         memset(s_keys[i], 0x11 * (i + 1), 32);
     test_acked();
     test_deadline();
+    test_not_waited();
+    test_records();
     printf("cl_engine_leave_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }

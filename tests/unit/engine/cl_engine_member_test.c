@@ -118,15 +118,15 @@ bool eng_auth_probing(struct cl_engine *e)
     return false;
 }
 
-int eng_dialback_check(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
+int eng_dialback_check(eng_dialback_t *d, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    (void)e, (void)key, (void)j;
+    (void)d, (void)key, (void)j;
     return 1; /* reachable */
 }
 
-void eng_dialback_on_up(struct cl_engine *e, const uint8_t key[32])
+void eng_dialback_on_up(eng_dialback_t *d, const uint8_t key[32])
 {
-    (void)e, (void)key;
+    (void)d, (void)key;
 }
 
 bool eng_el_boundaries_known(struct cl_engine *e)
