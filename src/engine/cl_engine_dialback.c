@@ -129,7 +129,6 @@ int eng_dialback_check(eng_dialback_t *d, const uint8_t key[32], const cl_wire_j
         x = NULL;
     }
     if (x != NULL) {
-        x->join = *j;
         if (x->state == DB_UNREACHABLE && strcmp(x->join.address, j->address) == 0) {
             reply_unreachable(d, x);
             return -1;
@@ -137,7 +136,7 @@ int eng_dialback_check(eng_dialback_t *d, const uint8_t key[32], const cl_wire_j
         if (x->state == DB_REACHED)
             return 1; /* its link dropped since; the members will dial it */
         if (x->state == DB_PENDING)
-            return 0;
+            return 0; /* the JOIN being dialed stays the one admitted */
         x->state = DB_FREE; /* unreachable at another address: try that one */
     }
     if ((x = slot(d, now)) == NULL)

@@ -276,6 +276,35 @@ static void test_unreachable(void)
     fake_free(&f, &d);
 }
 
+/* A joiner found unreachable that JOINs again from another address
+   within the minute is dialed at the new address, not refused: its
+   verdict was about the old one. */
+static void test_new_address(void)
+{
+    fake_t f;
+    eng_dialback_t *d = fake_dialback(&f);
+    uint8_t k[32];
+    key_of(k, 7);
+    cl_wire_join_t j = join_at("/ip4/10.0.0.7/tcp/5/p2p/x");
+    double t0 = f.now;
+    CHECK(eng_dialback_check(d, k, &j) == 0);
+    CHECK(cl_timer_run(f.timers, t0 + 4.0) == 1);
+    CHECK(f.nreplies == 1 && f.replies[0].status == CL_JOIN_UNREACHABLE);
+    f.now = t0 + 10.0;
+    cl_wire_join_t j2 = join_at("/ip4/10.0.0.8/tcp/6/p2p/x");
+    CHECK(eng_dialback_check(d, k, &j2) == 0); /* dialed, not refused */
+    CHECK(f.nreplies == 1);
+    CHECK(f.nconnects == 2 && strcmp(f.connects[1].address, j2.address) == 0);
+    CHECK(fabs(cl_timer_next(f.timers) - (f.now + 4.0)) < 1e-9);
+    /* The old address again while the new one is dialed: waits, and the
+       JOIN admitted when the link comes up is the one dialed. */
+    CHECK(eng_dialback_check(d, k, &j) == 0);
+    CHECK(f.nconnects == 2);
+    eng_dialback_on_up(d, k);
+    CHECK(f.nadmits == 1 && strcmp(f.admits[0].join_address, j2.address) == 0);
+    fake_free(&f, &d);
+}
+
 /* A connect the transport refuses is an unreachable joiner at once. */
 static void test_connect_fails(void)
 {
@@ -320,6 +349,7 @@ int main(void)
     test_link_up();
     test_reached();
     test_unreachable();
+    test_new_address();
     test_connect_fails();
     test_bounded();
     printf("cl_engine_dialback_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
