@@ -40,14 +40,20 @@ add_custom_command(
   DEPENDS ${_ompi_table} ${COLLAB_GEN_DIR}/gen_bindings.py
           ${COLLAB_OMPI_DIR}/extra_exports.txt
   COMMENT "Open MPI face: bindings")
+# The prototypes: mpi_ompi_proto.h includes one header per chapter
+# (gen_bindings.py's PROTO_CHAPTERS), written beside it.
+set(_ompi_proto ${COLLAB_OMPI_GEN}/mpi_ompi_proto.h)
+foreach(_chapter p2p coll dtype comm topo env rma io rest)
+  list(APPEND _ompi_proto ${COLLAB_OMPI_GEN}/mpi_ompi_proto_${_chapter}.h)
+endforeach()
 add_custom_command(
-  OUTPUT ${COLLAB_OMPI_GEN}/mpi_ompi_proto.h
+  OUTPUT ${_ompi_proto}
   COMMAND ${COLLAB_PYTHON} ${COLLAB_GEN_DIR}/gen_bindings.py --abi ompi
           --table ${_ompi_table} --proto ${COLLAB_OMPI_GEN}/mpi_ompi_proto.h
   DEPENDS ${_ompi_table} ${COLLAB_GEN_DIR}/gen_bindings.py
   COMMENT "Open MPI face: prototypes")
 add_custom_target(collab_ompi_generated
-  DEPENDS ${_ompi_generated} ${COLLAB_OMPI_GEN}/mpi_ompi_proto.h)
+  DEPENDS ${_ompi_generated} ${_ompi_proto})
 
 # The version script: exactly Open MPI's functions (exports.txt), our
 # extensions, the data objects and OMPI_C_* functions, and collab_*.
