@@ -97,18 +97,15 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
     eng_coll_drop_buffered_below(e, s, s->started);
 }
 
-/* What every fast path needs: the path on, nothing of s queued or
-   changing, no compression, robust aggregation or validation (they must
-   see each member's contribution), this peer a member of weight 1. */
-static bool quiet(struct cl_engine *e, stream_t *s)
+/* What every fast path needs but the moment: the path on, nothing of the
+   engine changing, no compression, robust aggregation or validation (they
+   must see each member's contribution), this peer a member of weight 1. */
+static bool steady(struct cl_engine *e, stream_t *s)
 {
     collab_comm_t *c = s->comm;
     if (!e->cfg.shm_fast || cl_transport_shm(e->tp) == NULL || c == NULL ||
         e->state != ENG_MEMBER || e->leaving || atomic_load(&e->leave_asked) ||
         e->finalize_req != NULL)
-        return false;
-    if (s->active != NULL || zlist_size(s->queue) > 0 || atomic_load(&c->coll_pending) != 0 ||
-        s->buf_head != NULL)
         return false;
     if (!cl_member_group_closed(e->mb) || e->cfg.compression != 0)
         return false;
@@ -117,6 +114,19 @@ static bool quiet(struct cl_engine *e, stream_t *s)
         return false;
     cl_peer_t *me = cl_member_self(e->mb);
     return me != NULL && me->in_group && me->weight == 1.0;
+}
+
+/* ... and the moment: nothing of s queued, running or submitted, no early
+   message waiting for it. */
+static bool idle(stream_t *s)
+{
+    return s->active == NULL && zlist_size(s->queue) == 0 &&
+           atomic_load(&s->comm->coll_pending) == 0 && s->buf_head == NULL;
+}
+
+static bool quiet(struct cl_engine *e, stream_t *s)
+{
+    return steady(e, s) && idle(s);
 }
 
 /* The record of comm rank r of c when it may take part: a live,
@@ -185,13 +195,14 @@ static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
     }
 }
 
-/* The part every grant shares: when s may not run fast (!ok) a grant is
-   revoked; the lease may keep the grant or the engine path as it is;
-   otherwise the communicator's fast record, created on first use.  NULL
-   when nothing more is to be done now. */
-static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, bool ok, double now)
+/* The pair's grant: when s may not run fast (!ok) a grant is revoked;
+   the lease may keep the grant or the engine path as it is; otherwise
+   the communicator's fast record, created on first use.  NULL when
+   nothing more is to be done now. */
+static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, collab_comm_t *c, bool ok,
+                                 double now)
 {
-    cl_fast_t *f = atomic_load(&s->comm->fast);
+    cl_fast_t *f = atomic_load(&c->fast);
     if (!ok) {
         if (f != NULL && cl_fast_granted(f))
             cl_fast_revoke(f);
@@ -200,7 +211,7 @@ static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, bool ok, doub
     if (leased(e, s, f, now))
         return NULL;
     if (f == NULL && (f = cl_fast_new()) != NULL)
-        atomic_store(&s->comm->fast, f);
+        atomic_store(&c->fast, f);
     return f;
 }
 
@@ -254,17 +265,31 @@ static void *group_area_take(cl_shm_t *shm, const collab_comm_t *c, const cl_pee
    docs/collectives.md §5b).  Comm rank 0 creates the area (a sealed
    memfd) and offers it over its link to every other member, again with a
    fresh tag whenever one of those links changed (a member restarted); the
-   others attach the latest area rank 0 offered. */
+   others attach the latest area rank 0 offered.  The grant is one
+   decision for the whole group (cl_fast_agree): each member publishes
+   whether it would run fast, comm rank 0 decides "fast from sequence N",
+   and each member is granted at exactly N, or leaves the decision (and
+   every member falls back at the same sequence). */
 static void update_group(struct cl_engine *e, stream_t *s, double now)
 {
     collab_comm_t *c = s->comm;
     cl_shm_t *shm = cl_transport_shm(e->tp);
     const int k = c->size;
     cl_peer_t *p[CL_FAST_GROUP_MAX];
-    bool ok = quiet(e, s);
+    bool ok = steady(e, s);
     for (int j = 0; ok && j < k; j++)
         ok = j == c->rank || (p[j] = partner(e, c, j)) != NULL;
-    cl_fast_t *f = fast_for_grant(e, s, ok && eng_el_fast_ok(e, s), now);
+    ok = ok && eng_el_fast_ok(e, s);
+    cl_fast_t *f = atomic_load(&c->fast);
+    if (!ok) {
+        if (f != NULL && cl_fast_granted(f))
+            cl_fast_revoke(f);
+        if (f != NULL) /* unwilling: no new decision; at the agreed sequence it leaves */
+            (void)cl_fast_agree(f, s->next_seq, false, false, &c->coll_pending);
+        return;
+    }
+    if (f == NULL && (f = cl_fast_new()) != NULL)
+        atomic_store(&c->fast, f);
     if (f == NULL)
         return;
     const size_t bytes = cl_fast_group_bytes(k);
@@ -285,7 +310,17 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
         if (area == NULL || !cl_fast_attach_group(f, area, bytes, c->id, c->rank, k, tag))
             return;
     }
-    grant(e, s, f, now);
+    /* The world's lease: a grant that lapses, or steps to post on the
+       engine path first (unwilling meanwhile). */
+    bool granted = cl_fast_granted(f);
+    bool held = leased(e, s, f, now) && !granted;
+    eng_fast_drain(e, s);
+    int r = cl_fast_agree(f, s->next_seq, !held, idle(s) && cl_fast_idle(f), &c->coll_pending);
+    if (r == CL_FAST_AGREE_ENGAGED) {
+        s->fast_since = now;
+        cl_debug("group fast path on communicator %016llx from collective #%llu",
+                 (unsigned long long)c->id, (unsigned long long)s->next_seq);
+    }
 }
 
 /* Grants or revokes s's fast path as allowed() says. */
@@ -307,7 +342,7 @@ static void update(struct cl_engine *e, stream_t *s, double now)
         cl_shm_link_id(shm, cl_fast_peer_key(f)) != cl_fast_link(f))
         (void)cl_fast_detach(f);
     cl_peer_t *p = allowed(e, s);
-    if ((f = fast_for_grant(e, s, p != NULL, now)) == NULL)
+    if ((f = fast_for_grant(e, s, c, p != NULL, now)) == NULL)
         return;
     uint64_t link = cl_shm_link_id(shm, p->key);
     if (cl_fast_link(f) != link) {
@@ -332,6 +367,15 @@ void eng_fast_update(struct cl_engine *e)
 void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
 {
     update(e, s, eng_now());
+}
+
+void eng_fast_on_post(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    (void)e;
+    cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
+    if (f != NULL && cl_fast_agree_post(f, seq))
+        cl_debug("group fast path on communicator %016llx: collective #%llu on the engine path",
+                 (unsigned long long)s->comm->id, (unsigned long long)seq);
 }
 
 void eng_fast_on_message(struct cl_engine *e, stream_t *s, uint64_t seq)
