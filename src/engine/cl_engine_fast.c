@@ -32,6 +32,13 @@
     stream's next sequence, its started count, its early buffer, the
     elastic records (eng_el_on_fast) and the progress counter follow.
 
+    A group's grant is one decision for all its members (update_group,
+    cl_fast_agree): each engine publishes whether it would grant, comm
+    rank 0 decides "fast from sequence N", each member is granted at
+    exactly N, and the first member to number a sequence at or past N for
+    the engine path aborts it for all (eng_fast_on_post), so that all
+    fall back at the same sequence.
+
     Revocation by messages.  A collective message for a sequence at or
     after the stream's next one means the other member runs it on the
     engine path: the grant is revoked at once (the other member also

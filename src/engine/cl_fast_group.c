@@ -48,6 +48,19 @@
     writes only its own ring and slice, which the others read only once
     its progress words name their (later) sequence.
 
+    The grant (fast_group_decide, _step, _post; docs/collectives.md
+    §5b).  One decision for the whole group, in the header: each member's
+    engine publishes its stream's next sequence and whether it is
+    willing; comm rank 0's engine, once all are willing and every member
+    left the last decision, writes epoch e: fast from N, N one past every
+    sequence any member numbered.  A member is granted at exactly N; one
+    that numbers a sequence q >= N for the engine path (or passes N)
+    aborts q (and N unless it engaged) and leaves, so that every member
+    falls back at the same sequence and none waits for a member on the
+    engine path.  A member numbering N while rank 0 decides: each stores
+    its word, then loads the other's (sequentially consistent), so one
+    of them sees the other and aborts N.
+
     Trust.  Every length and offset is this member's own; the others'
     words only gate reads of whole slots inside the area.  A member
     writing nonsense can make the group take the engine path, or (like
