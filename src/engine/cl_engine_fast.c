@@ -72,6 +72,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
         return;
     cl_fast_report_t rep[64];
     size_t n;
+    uint64_t upto = 0; /* one past the last sequence reported */
     while ((n = cl_fast_take(f, rep, 64)) > 0) {
         for (size_t i = 0; i < n; i++) {
             const cl_fast_report_t *r = &rep[i];
@@ -91,6 +92,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
                 req.coll.sendbuf = r->sendbuf;
                 req.coll.recvbuf = r->recvbuf;
                 eng_coll_skip_to(s, seq);
+                upto = seq + 1 > upto ? seq + 1 : upto;
                 if (seq + 1 > s->started)
                     s->started = seq + 1;
                 eng_el_on_fast(e, s, &req); /* elastic hook: records */
@@ -100,8 +102,12 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
             e->last_done = eng_now();
         }
     }
-    /* Early messages of sequences now done here are stale. */
-    eng_coll_drop_buffered_below(e, s, s->started);
+    /* Early messages of sequences done here are stale; only those: a
+       message buffered below s->started for a collective of the engine
+       path may still be needed (a window of nonblocking collectives on
+       several communicators hung when they were dropped at every turn). */
+    if (upto > 0)
+        eng_coll_drop_buffered_below(e, s, upto);
 }
 
 /* What every fast path needs but the moment: the path on, nothing of the
