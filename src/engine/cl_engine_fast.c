@@ -32,6 +32,13 @@
     stream's next sequence, its started count, its early buffer, the
     elastic records (eng_el_on_fast) and the progress counter follow.
 
+    A group's grant is one decision for all its members (update_group,
+    cl_fast_agree): each engine publishes whether it would grant, comm
+    rank 0 decides "fast from sequence N", each member is granted at
+    exactly N, and the first member to number a sequence at or past N for
+    the engine path aborts it for all (eng_fast_on_post), so that all
+    fall back at the same sequence.
+
     Revocation by messages.  A collective message for a sequence at or
     after the stream's next one means the other member runs it on the
     engine path: the grant is revoked at once (the other member also
@@ -65,6 +72,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
         return;
     cl_fast_report_t rep[64];
     size_t n;
+    uint64_t upto = 0; /* one past the last sequence reported */
     while ((n = cl_fast_take(f, rep, 64)) > 0) {
         for (size_t i = 0; i < n; i++) {
             const cl_fast_report_t *r = &rep[i];
@@ -84,6 +92,7 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
                 req.coll.sendbuf = r->sendbuf;
                 req.coll.recvbuf = r->recvbuf;
                 eng_coll_skip_to(s, seq);
+                upto = seq + 1 > upto ? seq + 1 : upto;
                 if (seq + 1 > s->started)
                     s->started = seq + 1;
                 eng_el_on_fast(e, s, &req); /* elastic hook: records */
@@ -93,22 +102,23 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
             e->last_done = eng_now();
         }
     }
-    /* Early messages of sequences now done here are stale. */
-    eng_coll_drop_buffered_below(e, s, s->started);
+    /* Early messages of sequences done here are stale; only those: a
+       message buffered below s->started for a collective of the engine
+       path may still be needed (a window of nonblocking collectives on
+       several communicators hung when they were dropped at every turn). */
+    if (upto > 0)
+        eng_coll_drop_buffered_below(e, s, upto);
 }
 
-/* What every fast path needs: the path on, nothing of s queued or
-   changing, no compression, robust aggregation or validation (they must
-   see each member's contribution), this peer a member of weight 1. */
-static bool quiet(struct cl_engine *e, stream_t *s)
+/* What every fast path needs but the moment: the path on, nothing of the
+   engine changing, no compression, robust aggregation or validation (they
+   must see each member's contribution), this peer a member of weight 1. */
+static bool steady(struct cl_engine *e, stream_t *s)
 {
     collab_comm_t *c = s->comm;
     if (!e->cfg.shm_fast || cl_transport_shm(e->tp) == NULL || c == NULL ||
         e->state != ENG_MEMBER || e->leaving || atomic_load(&e->leave_asked) ||
         e->finalize_req != NULL)
-        return false;
-    if (s->active != NULL || zlist_size(s->queue) > 0 || atomic_load(&c->coll_pending) != 0 ||
-        s->buf_head != NULL)
         return false;
     if (!cl_member_group_closed(e->mb) || e->cfg.compression != 0)
         return false;
@@ -117,6 +127,19 @@ static bool quiet(struct cl_engine *e, stream_t *s)
         return false;
     cl_peer_t *me = cl_member_self(e->mb);
     return me != NULL && me->in_group && me->weight == 1.0;
+}
+
+/* ... and the moment: nothing of s queued, running or submitted, no early
+   message waiting for it. */
+static bool idle(stream_t *s)
+{
+    return s->active == NULL && zlist_size(s->queue) == 0 &&
+           atomic_load(&s->comm->coll_pending) == 0 && s->buf_head == NULL;
+}
+
+static bool quiet(struct cl_engine *e, stream_t *s)
+{
+    return steady(e, s) && idle(s);
 }
 
 /* The record of comm rank r of c when it may take part: a live,
@@ -185,13 +208,14 @@ static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
     }
 }
 
-/* The part every grant shares: when s may not run fast (!ok) a grant is
-   revoked; the lease may keep the grant or the engine path as it is;
-   otherwise the communicator's fast record, created on first use.  NULL
-   when nothing more is to be done now. */
-static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, bool ok, double now)
+/* The pair's grant: when s may not run fast (!ok) a grant is revoked;
+   the lease may keep the grant or the engine path as it is; otherwise
+   the communicator's fast record, created on first use.  NULL when
+   nothing more is to be done now. */
+static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, collab_comm_t *c, bool ok,
+                                 double now)
 {
-    cl_fast_t *f = atomic_load(&s->comm->fast);
+    cl_fast_t *f = atomic_load(&c->fast);
     if (!ok) {
         if (f != NULL && cl_fast_granted(f))
             cl_fast_revoke(f);
@@ -200,7 +224,7 @@ static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, bool ok, doub
     if (leased(e, s, f, now))
         return NULL;
     if (f == NULL && (f = cl_fast_new()) != NULL)
-        atomic_store(&s->comm->fast, f);
+        atomic_store(&c->fast, f);
     return f;
 }
 
@@ -254,17 +278,31 @@ static void *group_area_take(cl_shm_t *shm, const collab_comm_t *c, const cl_pee
    docs/collectives.md §5b).  Comm rank 0 creates the area (a sealed
    memfd) and offers it over its link to every other member, again with a
    fresh tag whenever one of those links changed (a member restarted); the
-   others attach the latest area rank 0 offered. */
+   others attach the latest area rank 0 offered.  The grant is one
+   decision for the whole group (cl_fast_agree): each member publishes
+   whether it would run fast, comm rank 0 decides "fast from sequence N",
+   and each member is granted at exactly N, or leaves the decision (and
+   every member falls back at the same sequence). */
 static void update_group(struct cl_engine *e, stream_t *s, double now)
 {
     collab_comm_t *c = s->comm;
     cl_shm_t *shm = cl_transport_shm(e->tp);
     const int k = c->size;
     cl_peer_t *p[CL_FAST_GROUP_MAX];
-    bool ok = quiet(e, s);
+    bool ok = steady(e, s);
     for (int j = 0; ok && j < k; j++)
         ok = j == c->rank || (p[j] = partner(e, c, j)) != NULL;
-    cl_fast_t *f = fast_for_grant(e, s, ok && eng_el_fast_ok(e, s), now);
+    ok = ok && eng_el_fast_ok(e, s);
+    cl_fast_t *f = atomic_load(&c->fast);
+    if (!ok) {
+        if (f != NULL && cl_fast_granted(f))
+            cl_fast_revoke(f);
+        if (f != NULL) /* unwilling: no new decision; at the agreed sequence it leaves */
+            (void)cl_fast_agree(f, s->next_seq, false, false, &c->coll_pending);
+        return;
+    }
+    if (f == NULL && (f = cl_fast_new()) != NULL)
+        atomic_store(&c->fast, f);
     if (f == NULL)
         return;
     const size_t bytes = cl_fast_group_bytes(k);
@@ -285,7 +323,17 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
         if (area == NULL || !cl_fast_attach_group(f, area, bytes, c->id, c->rank, k, tag))
             return;
     }
-    grant(e, s, f, now);
+    /* The world's lease: a grant that lapses, or steps to post on the
+       engine path first (unwilling meanwhile). */
+    bool granted = cl_fast_granted(f);
+    bool held = leased(e, s, f, now) && !granted;
+    eng_fast_drain(e, s);
+    int r = cl_fast_agree(f, s->next_seq, !held, idle(s) && cl_fast_idle(f), &c->coll_pending);
+    if (r == CL_FAST_AGREE_ENGAGED) {
+        s->fast_since = now;
+        cl_debug("group fast path on communicator %016llx from collective #%llu",
+                 (unsigned long long)c->id, (unsigned long long)s->next_seq);
+    }
 }
 
 /* Grants or revokes s's fast path as allowed() says. */
@@ -307,7 +355,7 @@ static void update(struct cl_engine *e, stream_t *s, double now)
         cl_shm_link_id(shm, cl_fast_peer_key(f)) != cl_fast_link(f))
         (void)cl_fast_detach(f);
     cl_peer_t *p = allowed(e, s);
-    if ((f = fast_for_grant(e, s, p != NULL, now)) == NULL)
+    if ((f = fast_for_grant(e, s, c, p != NULL, now)) == NULL)
         return;
     uint64_t link = cl_shm_link_id(shm, p->key);
     if (cl_fast_link(f) != link) {
@@ -332,6 +380,15 @@ void eng_fast_update(struct cl_engine *e)
 void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
 {
     update(e, s, eng_now());
+}
+
+void eng_fast_on_post(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    (void)e;
+    cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
+    if (f != NULL && cl_fast_agree_post(f, seq))
+        cl_debug("group fast path on communicator %016llx: collective #%llu on the engine path",
+                 (unsigned long long)s->comm->id, (unsigned long long)seq);
 }
 
 void eng_fast_on_message(struct cl_engine *e, stream_t *s, uint64_t seq)

@@ -229,6 +229,7 @@ bool cl_fast_attach_group(cl_fast_t *self, void *area, size_t bytes, uint64_t co
     self->k = k;
     self->chan = 0;
     self->last[0] = self->last[1] = 0;
+    self->engaged = 0;
     fast_group_set_present(G, me);
     atomic_store(&self->grp, G);
     return true;
@@ -301,6 +302,38 @@ bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pendin
         return false;
     }
     return true;
+}
+
+int cl_fast_agree(cl_fast_t *self, uint64_t next_seq, bool willing, bool idle,
+                  const _Atomic int *pending)
+{
+    fgroup_t *G = atomic_load(&self->grp);
+    if (G == NULL || self->area == NULL)
+        return CL_FAST_AGREE_NONE;
+    fast_group_publish(G, self->me, next_seq, willing && fast_group_present(G, self->k));
+    if (self->me == 0)
+        (void)fast_group_decide(G, self->k);
+    uint64_t epoch, from;
+    switch (fast_group_step(G, self->me, next_seq, self->engaged, &epoch, &from)) {
+    case AG_NONE:
+        return CL_FAST_AGREE_NONE;
+    case AG_LEFT:
+        return CL_FAST_AGREE_LEFT;
+    case AG_BEFORE:
+        return CL_FAST_AGREE_WAIT;
+    case AG_AT:
+        break;
+    }
+    if (!willing || !idle || !cl_fast_grant(self, from, pending))
+        return CL_FAST_AGREE_WAIT; /* its call of `from` then goes to the engine and leaves */
+    self->engaged = epoch;
+    return CL_FAST_AGREE_ENGAGED;
+}
+
+bool cl_fast_agree_post(cl_fast_t *self, uint64_t seq)
+{
+    fgroup_t *G = atomic_load(&self->grp);
+    return G != NULL && fast_group_post(G, self->me, seq, self->engaged);
 }
 
 void cl_fast_lapse(cl_fast_t *self)
@@ -693,10 +726,10 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     fgroup_t *G = atomic_load(&self->grp);
     if (g == 0 || (c == NULL && G == NULL) || reports_full(self))
         goto out;
-    if (atomic_load(&self->lapse) == g)
-        goto abandon; /* the lease ended (cl_fast_lapse) */
     const int me = self->me, other = 1 - me;
     const uint64_t q = atomic_load(&self->next_seq);
+    if (atomic_load(&self->lapse) == g)
+        goto abandon; /* the lease ended (cl_fast_lapse) */
     const unsigned par = (unsigned)(q & 1);
     if (G != NULL) {
         /* A group: all-reduces only (the rest on the engine path). */
@@ -759,6 +792,8 @@ done:
     goto out;
 abandon:
     drop_grant(self, g);
+    if (G != NULL)
+        fast_abort_seq(fast_group_sync(G), q); /* a group falls back at q as one */
 out:
     atomic_store(&self->inside, 0);
     return rc;
@@ -795,9 +830,11 @@ void cl_fast_before_engine(cl_fast_t *self)
     int expected = 0;
     if (!atomic_compare_exchange_strong(&self->inside, &expected, 1))
         return;
-    atomic_store(&self->grant, 0);
+    uint64_t g = atomic_exchange(&self->grant, 0);
     fchan_t *c = atomic_load(&self->ch);
     fgroup_t *G = atomic_load(&self->grp);
+    if (G != NULL && g != 0)
+        fast_abort_seq(fast_group_sync(G), atomic_load(&self->next_seq)); /* all fall back here */
     if (G != NULL)
         fast_group_release(G, self->me, self->k);
     for (int i = 0; c != NULL && i < FAST_OUTCOMES; i++) {

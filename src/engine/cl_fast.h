@@ -90,6 +90,32 @@ bool cl_fast_detach(cl_fast_t *self);
    complete) is non-zero before or after.  Returns true when granted. */
 bool cl_fast_grant(cl_fast_t *self, uint64_t next_seq, const _Atomic int *pending);
 
+/* A group's one grant (docs/collectives.md §5b): what cl_fast_agree did. */
+enum {
+    CL_FAST_AGREE_NONE = 0, /* nothing (no decision, or done with it) */
+    CL_FAST_AGREE_WAIT,     /* a decision from a later sequence, or not granted yet at it */
+    CL_FAST_AGREE_ENGAGED,  /* granted from the agreed sequence */
+    CL_FAST_AGREE_LEFT,     /* past the agreed sequence without engaging: left it, and
+                               that sequence ended for every member */
+};
+
+/* One turn of a group member's engine: publishes next_seq (its stream's
+   next sequence) and willing (every condition for the fast path holds
+   but those of the moment); comm rank 0 takes a new decision, "fast from
+   sequence N", once every member left the last one and all are willing;
+   then this member engages (cl_fast_grant from N) when next_seq is N,
+   it is willing and idle (nothing of the communicator queued, running
+   or submitted), or leaves the decision when next_seq passed N.
+   Returns CL_FAST_AGREE_*. */
+int cl_fast_agree(cl_fast_t *self, uint64_t next_seq, bool willing, bool idle,
+                  const _Atomic int *pending);
+
+/* The engine numbers seq of a group on the engine path: at or past the
+   agreed sequence, every member runs seq there (this member aborts it on
+   the fast path) and this member leaves the decision.  True when it
+   left.  No-op for two members. */
+bool cl_fast_agree_post(cl_fast_t *self, uint64_t seq);
+
 /* True when no application thread is inside the fast path: the reports
    taken after this hold every sequence it completed. */
 bool cl_fast_idle(const cl_fast_t *self);
@@ -132,7 +158,9 @@ int cl_fast_barrier(cl_fast_t *self);
 
 /* Before a collective of this communicator goes to the engine: drops
    this process's grant (the engine grants again at its next sequence)
-   and releases the other member if it waits on the fast path. */
+   and releases the other member if it waits on the fast path; in a
+   group that held a grant, the sequence it was to run is aborted for
+   every member (they all run it on the engine path). */
 void cl_fast_before_engine(cl_fast_t *self);
 
 /* The sequence number the next fast collective runs as. */

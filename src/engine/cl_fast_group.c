@@ -48,6 +48,19 @@
     writes only its own ring and slice, which the others read only once
     its progress words name their (later) sequence.
 
+    The grant (fast_group_decide, _step, _post; docs/collectives.md
+    §5b).  One decision for the whole group, in the header: each member's
+    engine publishes its stream's next sequence and whether it is
+    willing; comm rank 0's engine, once all are willing and every member
+    left the last decision, writes epoch e: fast from N, N one past every
+    sequence any member numbered.  A member is granted at exactly N; one
+    that numbers a sequence q >= N for the engine path (or passes N)
+    aborts q (and N unless it engaged) and leaves, so that every member
+    falls back at the same sequence and none waits for a member on the
+    engine path.  A member numbering N while rank 0 decides: each stores
+    its word, then loads the other's (sequentially consistent), so one
+    of them sees the other and aborts N.
+
     Trust.  Every length and offset is this member's own; the others'
     words only gate reads of whole slots inside the area.  A member
     writing nonsense can make the group take the engine path, or (like
@@ -83,6 +96,20 @@ typedef struct {
     char pad[16];
 } gside_t;
 
+/* The group's one grant (see the top): comm rank 0's decision and each
+   member's engine's words, written by their engines only. */
+#define DEC(e, n) (((uint64_t)(n) << 24) | (uint64_t)(e)) /* epoch e: fast from sequence n */
+#define DEC_EPOCH(d) ((d) & ((1u << 24) - 1))
+#define DEC_FROM(d) ((d) >> 24)
+#define DEC_FROM_MAX (((uint64_t)1 << 40) - 1)
+#define HW(n, w) (((uint64_t)(n) << 1) | (uint64_t)((w) ? 1 : 0)) /* next sequence, willing */
+typedef struct {
+    _Atomic uint64_t dec;                     /* DEC(epoch, from); 0: none yet */
+    char pad[56];
+    _Atomic uint64_t hw[CL_FAST_GROUP_MAX];   /* member j: HW(its stream's next sequence, willing) */
+    _Atomic uint64_t left[CL_FAST_GROUP_MAX]; /* member j: the last epoch it left */
+} gagree_t;
+
 struct fgroup {
     _Atomic uint64_t comm_id; /* the communicator holding the area, 0: free */
     _Atomic uint32_t k;       /* its members */
@@ -90,11 +117,13 @@ struct fgroup {
     char pad0[20];
     fsync_t sy;
     gside_t side[CL_FAST_GROUP_MAX];
+    gagree_t ag; /* the grant (fast_group_decide, _step, _post) */
 };
 
 _Static_assert(sizeof(struct fgroup) <= G_HDR, "the header fits its page");
 _Static_assert(offsetof(struct fgroup, sy) == 64 && offsetof(struct fgroup, side) == 192 &&
-                   sizeof(gside_t) == 64,
+                   sizeof(gside_t) == 64 && offsetof(struct fgroup, ag) == 704 &&
+                   sizeof(gagree_t) == 192,
                "the layout of docs/wire.md §9");
 
 size_t cl_fast_group_bytes(int k)
@@ -156,6 +185,73 @@ void fast_group_release(fgroup_t *G, int me, int k)
         if (j != me && hq != SEQ_NONE && CTL_SEQ(atomic_load(&G->sy.ctl[hq % FAST_OUTCOMES])) < hq)
             fast_abort_seq(&G->sy, hq);
     }
+}
+
+void fast_group_publish(fgroup_t *G, int me, uint64_t next, bool willing)
+{
+    atomic_store(&G->ag.hw[me], HW(next, willing));
+}
+
+uint64_t fast_group_decide(fgroup_t *G, int k)
+{
+    uint64_t d = atomic_load(&G->ag.dec), cur = DEC_EPOCH(d), max = 0;
+    for (int j = 0; j < k; j++) {
+        uint64_t h = atomic_load(&G->ag.hw[j]);
+        if ((h & 1) == 0 || (cur != 0 && atomic_load(&G->ag.left[j]) != cur))
+            return 0; /* a member unwilling, or still in the last decision */
+        max = h >> 1 > max ? h >> 1 : max;
+    }
+    /* One past every sequence any member numbered: each member still
+       posts one on the engine path, by which time it saw the decision. */
+    uint64_t n = max + 1, e = cur % ((1u << 24) - 1) + 1;
+    if (n > DEC_FROM_MAX)
+        return 0;
+    atomic_store(&G->ag.dec, DEC(e, n)); /* sequentially consistent: see fast_group_post */
+    for (int j = 0; j < k; j++)
+        if (atomic_load(&G->ag.hw[j]) >> 1 > n) {
+            /* j numbered n before it could see the decision: n is ended
+               for all, and j leaves at its next turn (fast_group_step). */
+            fast_abort_seq(&G->sy, n);
+            break;
+        }
+    return n;
+}
+
+fast_agree_t fast_group_step(fgroup_t *G, int me, uint64_t next, uint64_t engaged,
+                             uint64_t *epoch, uint64_t *from)
+{
+    uint64_t d = atomic_load(&G->ag.dec), e = DEC_EPOCH(d), n = DEC_FROM(d);
+    *epoch = e;
+    *from = n;
+    if (e == 0 || engaged == e || atomic_load(&G->ag.left[me]) == e)
+        return AG_NONE;
+    if (next <= n)
+        return next == n ? AG_AT : AG_BEFORE;
+    /* Passed n without engaging: nobody can complete n without this
+       member; it is ended for all, who fall back from it. */
+    fast_abort_seq(&G->sy, n);
+    atomic_store(&G->ag.left[me], e);
+    return AG_LEFT;
+}
+
+bool fast_group_post(fgroup_t *G, int me, uint64_t seq, uint64_t engaged)
+{
+    uint64_t h = atomic_load(&G->ag.hw[me]);
+    uint64_t next = seq + 1 > h >> 1 ? seq + 1 : h >> 1;
+    /* Stored, then the decision loaded (both sequentially consistent);
+       fast_group_decide stores the decision, then loads these words: one
+       of the two sees the other. */
+    atomic_store(&G->ag.hw[me], HW(next, (h & 1) != 0));
+    uint64_t d = atomic_load(&G->ag.dec), e = DEC_EPOCH(d), n = DEC_FROM(d);
+    if (e == 0 || n > seq || atomic_load(&G->ag.left[me]) == e)
+        return false;
+    /* seq goes to the engine path at or after the agreed sequence: every
+       member runs it there (those on the fast path find it ABORTED). */
+    fast_abort_seq(&G->sy, seq);
+    if (engaged != e)
+        fast_abort_seq(&G->sy, n);
+    atomic_store(&G->ag.left[me], e);
+    return true;
 }
 
 /* Chunks of q that word w counts; -1 when w is of a later sequence. */

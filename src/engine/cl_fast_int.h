@@ -54,6 +54,7 @@ struct cl_fast {
     uint64_t link_id;
     uint8_t peer[32]; /* the other member's key (engine side; two members) */
     uint64_t grants;  /* grant numbers given so far */
+    uint64_t engaged; /* a group: the epoch of the decision this member engaged in */
     int me;           /* this member's index (comm rank) */
     int k;            /* members: 2, or 3 .. CL_FAST_GROUP_MAX for a group */
     int chan;         /* two members: the channel's index in the area */
@@ -168,6 +169,23 @@ void fast_group_set_present(fgroup_t *G, int me);
 bool fast_group_claim(fgroup_t *G, uint64_t comm_id, int k);
 /* Another member arrived at a sequence and waits. */
 bool fast_group_waits(fgroup_t *G, int me);
+/* The group's one grant (docs/collectives.md §5b).  Member me's engine
+   publishes its stream's next sequence and whether it would run fast. */
+void fast_group_publish(fgroup_t *G, int me, uint64_t next, bool willing);
+/* Comm rank 0's engine: a new decision (epoch, fast from one past every
+   sequence any member numbered) once every member left the last one and
+   is willing.  Returns its first sequence, 0 when none was taken. */
+uint64_t fast_group_decide(fgroup_t *G, int k);
+/* Where member me (next sequence next, engaged in epoch engaged) stands
+   with the decision (*epoch, *from); past it without engaging, it
+   leaves and aborts the agreed sequence. */
+typedef enum { AG_NONE, AG_BEFORE, AG_AT, AG_LEFT } fast_agree_t;
+fast_agree_t fast_group_step(fgroup_t *G, int me, uint64_t next, uint64_t engaged,
+                             uint64_t *epoch, uint64_t *from);
+/* Member me's engine numbers seq on the engine path: publishes it, and
+   when seq is at or past the decision's sequence, aborts seq (and the
+   agreed one unless engaged) and leaves.  True when it left. */
+bool fast_group_post(fgroup_t *G, int me, uint64_t seq, uint64_t engaged);
 /* Aborts every sequence another member runs or waits on (this member
    goes to the engine path). */
 void fast_group_release(fgroup_t *G, int me, int k);
