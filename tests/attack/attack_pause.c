@@ -191,8 +191,8 @@ static double start_and_stop(char *log, size_t cap, const char *name, const char
     int st = 0;
     bool stopped = false;
     for (double end = now_s() + 10; !stopped && now_s() < end;) {
-        stopped = waitpid(s_pid[VICTIM], &st, WNOHANG | WUNTRACED) == s_pid[VICTIM] &&
-                  WIFSTOPPED(st);
+        stopped =
+            waitpid(s_pid[VICTIM], &st, WNOHANG | WUNTRACED) == s_pid[VICTIM] && WIFSTOPPED(st);
         struct timespec ms = {0, 1000 * 1000};
         if (!stopped)
             nanosleep(&ms, NULL);
@@ -379,10 +379,9 @@ static int fallback_attempt(const char *name, int *warned, bool *followed)
        whose view then counted and showed it removed: it rejoined through
        the join path, a legitimate path that does not reach the fallback.
        More likely on a loaded machine. */
-    *followed = *warned == 0 &&
-                harness_log_lines(log, "rank 2: warning: rank 0 (", "failed: ") > 0 &&
-                harness_log_lines(log, "rank 2: error: this peer was removed from the swarm",
-                                  NULL) > 0;
+    *followed =
+        *warned == 0 && harness_log_lines(log, "rank 2: warning: rank 0 (", "failed: ") > 0 &&
+        harness_log_lines(log, "rank 2: error: this peer was removed from the swarm", NULL) > 0;
     fprintf(stderr,
             "[attack] %s: the victim found its pause %d time(s) and warned of no majority %d "
             "time(s)%s\n",

@@ -20,8 +20,9 @@
                    collab_step() at the top of each step; a 4th peer joins
                    at ~1.5 s, once rank 0 marked step 5 (on a loaded
                    machine the group forms late, and a peer started during
-                   matchmaking would be one of it, starting at step 0).  Its start-up results equal the veterans'
-                   (seed, allgatherv with the absent slot zero-filled), its
+                   matchmaking would be one of it, starting at step 0).
+                   Its start-up results equal the veterans' (seed,
+                   allgatherv with the absent slot zero-filled), its
                    scratch buffer keeps its own value (the veterans' copies
                    differ, so it is dropped), its scatterv slot is
                    zero-filled, it starts at the swarm's step (not 0) and
@@ -421,8 +422,10 @@ static bool three_then_joiner(const prog_t *pg, out_t o[4])
     training_mark_path(mark, sizeof mark);
     bool trains = test_peers_wait_file(mark, 40.0);
     if (!trains)
-        fprintf(stderr, "[test] rank 0 did not reach step %d within 41.5 s; starting the joiner "
-                "anyway\n", TRAINING_MARK_STEP);
+        fprintf(stderr,
+                "[test] rank 0 did not reach step %d within 41.5 s; starting the joiner "
+                "anyway\n",
+                TRAINING_MARK_STEP);
     EXPECT(trains);
     pids[3] = spawn(3, 4, 3, pg);
     int bad = wait_all(pids, 4, 60.0, 0);

@@ -52,10 +52,11 @@
     engine_stop  2 peers, COLLAB_SHM_FAST=0: every all-reduce runs on the
                engine path (the exchange).  Rank 1 stops itself between
                two calls, after 50 ms of "computing", and the helper
-               continues it on rank 0's marker; rank 0 meanwhile completes the next
-               sequence without it, and its input for that sequence waits
-               at rank 1.  Every sequence that either completed in a group
-               of two, both completed in that group with the same bits:
+               continues it on rank 0's marker; rank 0 meanwhile
+               completes the next sequence without it, and its input
+               for that sequence waits at rank 1.  Every sequence that
+               either completed in a group of two, both completed in
+               that group with the same bits:
                the continued rank never folds in an input of a sequence
                that the other completed without it (docs/collectives.md
                §3, "Members that were stopped"); it learns that it was
@@ -464,8 +465,9 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
         .name = ALONE_MARK_NAME, .need = ALONE_MARK, .min_s = ALONE_MARK_S};
     const bool mark_alone = i == 0 && sig == SIGSTOP;
     const double dur = (sig == SIGSTOP ? 12.0 : 4.0) + (big ? 4.0 : 0.0);
-    while (now_s() - t0 < dur || (mark_alone && (alone_mark.marked ? now_s() < alone_mark.at + 3
-                                                                   : now_s() - t0 < dur + ALONE_WAIT_S))) {
+    while (now_s() - t0 < dur ||
+           (mark_alone && (alone_mark.marked ? now_s() < alone_mark.at + 3
+                                             : now_s() - t0 < dur + ALONE_WAIT_S))) {
         if (stop_between && now_s() - t0 >= 0.3) {
             /* A trainer is mostly stopped while it computes: after 50 ms
                of "computing" (its messages of the last call long out),

@@ -154,8 +154,9 @@ static int group_loop(int i, int n, int sig)
         .name = ALONE_MARK_NAME, .need = ALONE_MARK, .min_s = ALONE_MARK_S};
     const bool mark_alone = i == 0 && sig == SIGSTOP;
     const double dur = sig == SIGSTOP ? 16.0 : 8.0;
-    while (now_s() - t0 < dur || (mark_alone && (alone_mark.marked ? now_s() < alone_mark.at + 3
-                                                                   : now_s() - t0 < dur + ALONE_WAIT_S))) {
+    while (now_s() - t0 < dur ||
+           (mark_alone && (alone_mark.marked ? now_s() < alone_mark.at + 3
+                                             : now_s() - t0 < dur + ALONE_WAIT_S))) {
         for (size_t k = 0; k < NG; k++)
             x[k] = gin(i, it, k);
         bool before = atomic_load(&s_harmed) == 0;

@@ -333,8 +333,8 @@ void test_count_mark(test_count_mark_t *m, bool happened)
         test_mark(m->name);
         m->marked = true;
         m->at = now_s();
-        fprintf(stderr, "[test] rank %d: marker \"%s\" left after %d events over %.2f s\n",
-                s_rank, m->name, m->count, now_s() - m->first);
+        fprintf(stderr, "[test] rank %d: marker \"%s\" left after %d events over %.2f s\n", s_rank,
+                m->name, m->count, now_s() - m->first);
     }
 }
 
