@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -183,6 +184,22 @@ static double start_and_stop(char *log, size_t cap, const char *name, const char
     struct timespec two = {2, 0};
     nanosleep(&two, NULL);
     CHECK(kill(s_pid[VICTIM], SIGSTOP) == 0);
+    /* Whatever comes next happens while the victim is stopped: its
+       threads may run on for a moment after the signal on a loaded
+       machine (it then saw peer 0's connection close before its pause).
+       The parent hears of the stop once every thread stopped. */
+    int st = 0;
+    bool stopped = false;
+    for (double end = now_s() + 10; !stopped && now_s() < end;) {
+        stopped =
+            waitpid(s_pid[VICTIM], &st, WNOHANG | WUNTRACED) == s_pid[VICTIM] && WIFSTOPPED(st);
+        struct timespec ms = {0, 1000 * 1000};
+        if (!stopped)
+            nanosleep(&ms, NULL);
+    }
+    if (!stopped)
+        fprintf(stderr, "[attack] the victim did not stop within 10 s of SIGSTOP\n");
+    CHECK(stopped);
     return t0;
 }
 
@@ -237,7 +254,16 @@ int sc_pauseview(void)
                   sum of peers 1, 2 and 3 in a group of three, scaled to
                   the world of five (5 (9 + 3 (k % 7)) / 3), 30 times in
                   a row; peer 1 ends it then (or gives up 45 s after the
-                  continue, and the checks fail).  Found on the first
+                  continue, and the checks fail).  Now and then (1 run
+                  in 5 on a loaded machine) the victim finds peer 0 failed
+                  (its connection closed, or silent) before peers 1 and 3
+                  go silent to it (their messages from before they removed
+                  it are read after it ran again) and, for that
+                  moment, recognises peer 1 as its coordinator: rule 1,
+                  legitimate, and it rejoins without the fallback (about
+                  6 s).  Such a run (its checks hold, and the victim's
+                  log shows the path) is run again, 5 runs at most; the
+                  fallback must come in one of them.  Found on the first
                   run: the fallback compared the answers with the
                   victim's epoch at the deadline, which had moved on
                   (it had removed the silent members itself), and sent
@@ -328,10 +354,14 @@ static int fallback_peer(int i, int n)
     return 0;
 }
 
-int sc_pausefallback(void)
+/* One run of pausefallback under run name `name`: the peers' failures
+   (reap) and the checks that hold on either path; *warned and *followed
+   say which path the victim took: the fallback's warning, or (without
+   it) rule 1 (below). */
+static int fallback_attempt(const char *name, int *warned, bool *followed)
 {
     char log[600];
-    double t0 = start_and_stop(log, sizeof log, "pausefallback", "2", fallback_peer);
+    double t0 = start_and_stop(log, sizeof log, name, "2", fallback_peer);
     struct timespec stop = {3, 0};
     harness_kill(FB_KILL_A);
     harness_kill(FB_KILL_B);
@@ -340,20 +370,55 @@ int sc_pausefallback(void)
     harness_write_int("resumed", (int)((now_s() - t0) * 1000));
     int bad = reap(FB_SURVIVORS, 90);
     int paused = harness_log_lines(log, "this peer was stopped for", NULL);
-    int warned = harness_log_lines(log, "no view was answered by a majority", "rejoining through");
+    *warned = harness_log_lines(log, "no view was answered by a majority", "rejoining through");
+    /* Rule 1 (docs/security.md §4): the victim found peer 0 failed
+       before peers 1 and 3 went silent to it (its connection closed,
+       read once the victim ran again, or silent first: what 1 and 3 sent
+       it before they removed it counts as heard when it is read after the
+       pause), so for a moment it recognised peer 1 as its coordinator,
+       whose view then counted and showed it removed: it rejoined through
+       the join path, a legitimate path that does not reach the fallback.
+       More likely on a loaded machine. */
+    *followed =
+        *warned == 0 && harness_log_lines(log, "rank 2: warning: rank 0 (", "failed: ") > 0 &&
+        harness_log_lines(log, "rank 2: error: this peer was removed from the swarm", NULL) > 0;
     fprintf(stderr,
-            "[attack] the victim found its pause %d time(s) and warned of no majority %d "
-            "time(s)\n",
-            paused, warned);
+            "[attack] %s: the victim found its pause %d time(s) and warned of no majority %d "
+            "time(s)%s\n",
+            name, paused, *warned,
+            *followed ? "; it found peer 0 failed first and followed peer 1 as its coordinator "
+                        "(rule 1)"
+                      : "");
     if (paused == 0) {
         fprintf(stderr, "[attack] the victim found no pause; the test proves nothing\n");
         s_setup_failed = true;
     }
     int readmitted = harness_log_lines(log, "re-admitted rank 2", NULL);
     fprintf(stderr, "[attack] the survivors re-admitted the victim %d time(s)\n", readmitted);
-    CHECK(warned >= 1);
     CHECK(readmitted >= 1);
-    if (bad > 0 || s_failures > 0)
+    if (bad > 0 || s_failures > 0 || (*warned == 0 && !*followed))
         harness_print_file(log);
+    return bad;
+}
+
+/* Up to FB_ATTEMPTS runs: one that took rule 1 is run again (its checks
+   held), and the fallback must be taken in one of them. */
+#define FB_ATTEMPTS 5
+int sc_pausefallback(void)
+{
+    int bad = 0, warned = 0;
+    for (int k = 1; k <= FB_ATTEMPTS; k++) {
+        char name[32];
+        snprintf(name, sizeof name, k == 1 ? "pausefallback" : "pausefallback%d", k);
+        bool followed = false;
+        bad += fallback_attempt(name, &warned, &followed);
+        if (warned > 0 || !followed || bad > 0 || s_failures > 0)
+            break;
+        if (k < FB_ATTEMPTS) {
+            fprintf(stderr, "[attack] the fallback was not reached; running the scenario again\n");
+            harness_cleanup(); /* that run's identities and log */
+        }
+    }
+    CHECK(warned >= 1);
     return bad;
 }

@@ -18,8 +18,11 @@
     Scenarios:
       join_marks   3 veterans in a world of 4; the program calls
                    collab_step() at the top of each step; a 4th peer joins
-                   at ~1.5 s.  Its start-up results equal the veterans'
-                   (seed, allgatherv with the absent slot zero-filled), its
+                   at ~1.5 s, once rank 0 marked step 5 (on a loaded
+                   machine the group forms late, and a peer started during
+                   matchmaking would be one of it, starting at step 0).
+                   Its start-up results equal the veterans' (seed,
+                   allgatherv with the absent slot zero-filled), its
                    scratch buffer keeps its own value (the veterans' copies
                    differ, so it is dropped), its scatterv slot is
                    zero-filled, it starts at the swarm's step (not 0) and
@@ -102,6 +105,8 @@ static void cleanup(int n)
         snprintf(path, sizeof path, "%s/steps%d", s_dir, i);
         unlink(path);
     }
+    snprintf(path, sizeof path, "%s/training", s_dir);
+    unlink(path);
     rmdir(s_dir);
 }
 
@@ -150,6 +155,24 @@ static void nap(int ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+/* Rank 0, a veteran, leaves this file at the top of step
+   TRAINING_MARK_STEP: the group has formed and trains, so that a peer
+   started now is a joiner, admitted at a later step boundary. */
+#define TRAINING_MARK_STEP 5
+static void training_mark_path(char *path, size_t size)
+{
+    snprintf(path, size, "%s/training", s_dir);
+}
+
+static void mark_training(void)
+{
+    char path[512];
+    training_mark_path(path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f != NULL)
+        fclose(f);
 }
 
 static int program(int i, const prog_t *pg)
@@ -212,6 +235,8 @@ static int program(int i, const prog_t *pg)
             setvbuf(steps, NULL, _IOLBF, 0); /* the parent may wait for a step */
     }
     for (; step < pg->steps; step++) {
+        if (me == 0 && first == 0 && step == TRAINING_MARK_STEP)
+            mark_training();
         if (steps != NULL)
             fprintf(steps, "step %d %016llx\n", step,
                     (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
@@ -381,7 +406,10 @@ static int wait_all(pid_t *pids, int n, double deadline, double cont_after)
 }
 
 /* Peers 0..2 of a world of 4 start at once and peer 3 1.5 s later (after
-   COLLAB_MATCHMAKING_TIME); all must end well.  Fills o[0..3] with their
+   COLLAB_MATCHMAKING_TIME) at the earliest, once rank 0 marked that the
+   group trains (at step TRAINING_MARK_STEP; on a loaded machine the
+   group forms late, and a peer started during matchmaking is one of the
+   group, not a joiner); all must end well.  Fills o[0..3] with their
    outputs; false when one is missing. */
 static bool three_then_joiner(const prog_t *pg, out_t o[4])
 {
@@ -390,6 +418,15 @@ static bool three_then_joiner(const prog_t *pg, out_t o[4])
     for (int i = 0; i < 3; i++)
         pids[i] = spawn(i, 4, 3, pg);
     nap(1500);
+    char mark[512];
+    training_mark_path(mark, sizeof mark);
+    bool trains = test_peers_wait_file(mark, 40.0);
+    if (!trains)
+        fprintf(stderr,
+                "[test] rank 0 did not reach step %d within 41.5 s; starting the joiner "
+                "anyway\n",
+                TRAINING_MARK_STEP);
+    EXPECT(trains);
     pids[3] = spawn(3, 4, 3, pg);
     int bad = wait_all(pids, 4, 60.0, 0);
     EXPECT(bad == 0);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A loopback TCP port that was free a moment ago. */
@@ -92,4 +93,19 @@ long test_peers_rss_kib(pid_t pid)
             kb = strtol(line + 6, NULL, 10);
     fclose(f);
     return kb;
+}
+
+bool test_peers_wait_file(const char *path, double timeout)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (access(path, F_OK) == 0)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9 >= timeout)
+            return false;
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
 }

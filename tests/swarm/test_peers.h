@@ -4,6 +4,7 @@
 #ifndef TEST_PEERS_H_INCLUDED
 #define TEST_PEERS_H_INCLUDED
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -27,5 +28,10 @@ void test_peers_initial(char (*addrs)[256], int n, unsigned mask);
 /* Resident set of process pid in KiB (from /proc), or -1 once it is
    gone. */
 long test_peers_rss_kib(pid_t pid);
+
+/* Waits up to timeout seconds (in naps of 10 ms) for a file at path,
+   which one process of a test leaves for another once an event happened
+   (a marker); true when it is there. */
+bool test_peers_wait_file(const char *path, double timeout);
 
 #endif

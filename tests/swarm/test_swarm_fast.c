@@ -23,7 +23,9 @@
                every call without hanging, each result with both inputs
                or with its own alone (counted as the mean, DESIGN §2).
     fast_stop  2 peers; rank 1 SIGSTOPs itself the same way; a helper
-               process continues it 4 s later (COLLAB_TIMEOUT is 2 s).
+               process continues it once rank 0 left a marker (40 calls
+               completed alone over 1.5 s at least; COLLAB_TIMEOUT is
+               2 s; 30 s bound on each wait, past which the test fails).
                Both finish their loops without hanging; every result of
                either holds both inputs or one alone (a re-admitted
                straggler's first step back weighs 0), and every sequence
@@ -33,9 +35,8 @@
     fast_big_kill, fast_big_stop  the same with all-reduces of 2 MiB
                (the big fast path, 32 chunks per call), the signal
                raised once 150 calls ran on the fast path, so that it
-               lands mid-transfer, the victim continued once it stopped
-               and rank 0 left a marker file (40 calls alone over 1.5 s
-               at least; 30 s bound on each wait); loops 4 s longer:
+               lands mid-transfer, the victim continued the same way;
+               loops 4 s longer:
                every result whole in all its elements, and for
                fast_big_stop every sequence completed on the fast path
                by either was completed there by both with the same bits.
@@ -45,14 +46,17 @@
     call's own input (or none: a straggler's step back), the other's from
     a later call than any it held before, and, until the rank first
     completes without both, the other's call of the same index: a result
-    left over from an earlier call fails.
+    left over from an earlier call fails.  Rank 0's loop, time-bound,
+    goes on until 3 s after it left its marker at least, so that the
+    victim, continued, finds it still calling.
     engine_stop  2 peers, COLLAB_SHM_FAST=0: every all-reduce runs on the
                engine path (the exchange).  Rank 1 stops itself between
                two calls, after 50 ms of "computing", and the helper
-               continues it at 4 s; rank 0 meanwhile completes the next
-               sequence without it, and its input for that sequence waits
-               at rank 1.  Every sequence that either completed in a group
-               of two, both completed in that group with the same bits:
+               continues it on rank 0's marker; rank 0 meanwhile
+               completes the next sequence without it, and its input
+               for that sequence waits at rank 1.  Every sequence that
+               either completed in a group of two, both completed in
+               that group with the same bits:
                the continued rank never folds in an input of a sequence
                that the other completed without it (docs/collectives.md
                §3, "Members that were stopped"); it learns that it was
@@ -296,34 +300,15 @@ static void *harm_soon(void *arg)
     return NULL;
 }
 
-/* fast_big_stop: rank 0 leaves this file once it has completed
-   ALONE_MARK calls without the stopped rank, over ALONE_MARK_S seconds at
-   least; the helper continues the victim then (the other has gone on
-   alone for a while, and is still calling). */
+/* fast_stop, fast_big_stop, engine_stop: rank 0 leaves marker
+   ALONE_MARK_NAME once it has completed ALONE_MARK calls without the
+   stopped rank, over ALONE_MARK_S seconds at least; the helper continues
+   the victim then (the other has gone on alone for a while, and is still
+   calling), or fails after ALONE_WAIT_S seconds. */
 #define ALONE_MARK 40
 #define ALONE_MARK_S 1.5
-static void alone_marker_path(char *path, size_t size)
-{
-    snprintf(path, size, "%s/fast_alone", s_dir);
-}
-
-/* fast_big_stop's helper process: continues pid once it stopped and rank
-   0 left its marker (30 s at most for each). */
-static void cont_after_stop(pid_t pid)
-{
-    char mark[600];
-    alone_marker_path(mark, sizeof mark);
-    double end = now_s() + 30;
-    while (now_s() < end && !test_proc_stopped(pid))
-        usleep(10000);
-    double stopped = now_s();
-    end = stopped + 30;
-    while (access(mark, F_OK) != 0 && now_s() < end)
-        usleep(10000);
-    fprintf(stderr, "[test] helper: rank 0's marker %s %.2f s after the stop\n",
-            access(mark, F_OK) == 0 ? "seen" : "NOT seen", now_s() - stopped);
-    kill(pid, SIGCONT);
-}
+#define ALONE_MARK_NAME "fast_alone"
+#define ALONE_WAIT_S 30.0
 
 /* Element k of rank r's input at its call `it`: the call index in a field
    of its own (rank 0's times 2^6, rank 1's times 2^30) above a small base,
@@ -449,19 +434,8 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
     collab_comm_t *w = collab_comm_world();
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     pid_t helper = -1;
-    if (i == 1 && sig == SIGSTOP) {
-        pid_t me = getpid();
-        helper = fork();
-        if (helper == 0) {
-            if (big)
-                cont_after_stop(me);
-            else {
-                usleep(4000000);
-                kill(me, SIGCONT);
-            }
-            _exit(0);
-        }
-    }
+    if (i == 1 && sig == SIGSTOP)
+        helper = test_fork_cont_on_mark(ALONE_MARK_NAME, ALONE_WAIT_S, ALONE_WAIT_S);
     pthread_t t;
     bool stop_between = false; /* engine_stop: the victim stops itself between calls */
     if (i == 1 && engine) {
@@ -486,15 +460,19 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
     uint64_t fast0 = 0;
     int64_t last_theirs = -1; /* the other's latest call held in a result */
     bool lined_up = true;     /* every result so far held both, of one index */
-    int wrong = 0, alone_after = 0;
-    double alone_t0 = 0;
-    bool mark_alone = i == 0 && big && sig == SIGSTOP;
-    while (now_s() - t0 < (sig == SIGSTOP ? 12.0 : 4.0) + (big ? 4.0 : 0.0)) {
+    int wrong = 0;
+    test_count_mark_t alone_mark = {
+        .name = ALONE_MARK_NAME, .need = ALONE_MARK, .min_s = ALONE_MARK_S};
+    const bool mark_alone = i == 0 && sig == SIGSTOP;
+    const double dur = (sig == SIGSTOP ? 12.0 : 4.0) + (big ? 4.0 : 0.0);
+    while (now_s() - t0 < dur ||
+           (mark_alone && (alone_mark.marked ? now_s() < alone_mark.at + 3
+                                             : now_s() - t0 < dur + ALONE_WAIT_S))) {
         if (stop_between && now_s() - t0 >= 0.3) {
             /* A trainer is mostly stopped while it computes: after 50 ms
                of "computing" (its messages of the last call long out),
                the rank stops between two calls; the helper continues it
-               at 4 s.  The other rank meanwhile completes the next call
+               on rank 0's marker.  The other rank meanwhile completes the next call
                without it, and its input for that call waits here. */
             stop_between = false;
             usleep(50000);
@@ -541,18 +519,8 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
             last_theirs = theirs;
         lined_up = lined_up && all_both;
         bad += !right;
-        if (mark_alone && !all_both && alone_after++ == 0)
-            alone_t0 = now_s();
-        if (mark_alone && alone_after >= ALONE_MARK && now_s() - alone_t0 >= ALONE_MARK_S) {
-            /* fast_big_stop: tell the helper that this rank went on alone. */
-            char mark[600];
-            alone_marker_path(mark, sizeof mark);
-            FILE *f = fopen(mark, "w");
-            CHECK(f != NULL);
-            if (f != NULL)
-                fclose(f);
-            mark_alone = false;
-        }
+        if (mark_alone) /* tell the helper once this rank went on alone */
+            test_count_mark(&alone_mark, !all_both);
         CHECK(bad == 0);
         both_n += all_both;
         alone += !all_both;
@@ -580,8 +548,7 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
     if (i == 0)
         CHECK(alone > 0); /* it went on without the victim */
     CHECK(slowest < 15.0);
-    if (helper > 0)
-        waitpid(helper, NULL, 0);
+    test_reap_cont_helper(helper); /* fails when the stop or the marker did not come */
     CHECK(collab_finalize() == COLLAB_OK);
     if (sig == SIGSTOP)
         cross_check(i, rec, nrec, engine, engine ? 100 : big ? 100 : 1000);

@@ -2,8 +2,12 @@
     "fast_group4_kill" and "fast_group4_stop" of test_swarm: big
     all-reduces of three or four peers of one host on the group fast path
     (src/engine/cl_fast_group.c, docs/collectives.md §5b), the last rank
-    SIGKILLed, or SIGSTOPped and continued 3.7 s later, once 40 calls ran
-    on the fast path here, so that the signal lands amid a transfer.
+    SIGKILLed, or SIGSTOPped, once 40 calls ran on the fast path here,
+    so that the signal lands amid a transfer.  The stopped rank's helper
+    process continues it once rank 0 left a marker: 10 calls completed
+    without it, over 1.5 s at least (30 s bound on each wait, past which
+    the test fails); rank 0 then calls for 3 s more at least, so that the
+    victim, continued, finds the others still calling.
 
     Every rank runs 4 MiB double SUMs for 8 s (16 s with SIGSTOP), its
     input changing every call (rank and iteration in every element).
@@ -60,14 +64,11 @@ static void *harm(void *arg)
     return NULL;
 }
 
-/* The helper process: continues pid 3.7 s after it stopped. */
-static void cont_later(pid_t pid)
-{
-    for (int k = 0; k < 6000 && !test_proc_stopped(pid); k++)
-        usleep(10000);
-    usleep(3700000);
-    kill(pid, SIGCONT);
-}
+/* Rank 0's marker for the stopped victim's helper (test_cont_on_mark). */
+#define ALONE_MARK_NAME "group_alone"
+#define ALONE_MARK 10
+#define ALONE_MARK_S 1.5
+#define ALONE_WAIT_S 30.0
 
 static double gin(int r, int it, size_t k)
 {
@@ -137,13 +138,8 @@ static int group_loop(int i, int n, int sig)
     pid_t helper = -1;
     pthread_t t;
     if (i == victim) {
-        if (sig == SIGSTOP) {
-            pid_t me = getpid();
-            if ((helper = fork()) == 0) {
-                cont_later(me);
-                _exit(0);
-            }
-        }
+        if (sig == SIGSTOP) /* the harm comes within 30 s */
+            helper = test_fork_cont_on_mark(ALONE_MARK_NAME, 60, ALONE_WAIT_S);
         atomic_store(&s_sig, sig);
         CHECK(pthread_create(&t, NULL, harm, NULL) == 0);
     }
@@ -154,7 +150,13 @@ static int group_loop(int i, int n, int sig)
     double t0 = now_s(), slowest = 0;
     int it = 0, exact = 0, inexact = 0;
     bool in_step = true;
-    while (now_s() - t0 < (sig == SIGSTOP ? 16.0 : 8.0)) {
+    test_count_mark_t alone_mark = {
+        .name = ALONE_MARK_NAME, .need = ALONE_MARK, .min_s = ALONE_MARK_S};
+    const bool mark_alone = i == 0 && sig == SIGSTOP;
+    const double dur = sig == SIGSTOP ? 16.0 : 8.0;
+    while (now_s() - t0 < dur ||
+           (mark_alone && (alone_mark.marked ? now_s() < alone_mark.at + 3
+                                             : now_s() - t0 < dur + ALONE_WAIT_S))) {
         for (size_t k = 0; k < NG; k++)
             x[k] = gin(i, it, k);
         bool before = atomic_load(&s_harmed) == 0;
@@ -190,6 +192,8 @@ static int group_loop(int i, int n, int sig)
             fprintf(stderr, "[test] rank %d: call %d (seq %llu, fast %d, group %d): %d bad\n", i,
                     it, (unsigned long long)info.sequence, was_fast, info.group_size, bad);
         CHECK(bad == 0);
+        if (mark_alone) /* tell the victim's helper once the others went on without it */
+            test_count_mark(&alone_mark, bad == 0 && info.group_size < n);
         exact += in_step;
         inexact += !in_step;
         if (nrec == caprec) {
@@ -210,8 +214,7 @@ static int group_loop(int i, int n, int sig)
     CHECK(slowest < 15.0);
     if (i == 0)
         CHECK(inexact > 0); /* it went on without the victim */
-    if (helper > 0)
-        waitpid(helper, NULL, 0);
+    test_reap_cont_helper(helper); /* fails when the stop or the marker did not come */
     CHECK(collab_finalize() == COLLAB_OK);
     cross(i, n, sig, rec, nrec);
     free(rec);

@@ -286,3 +286,94 @@ bool test_proc_stopped(pid_t pid)
     const char *p = strrchr(st, ')');
     return p != NULL && p[1] == ' ' && p[2] == 'T';
 }
+
+/* ---------------------------------------------------------------------- */
+/* Markers. */
+
+void test_marker_path(const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "%s/mark.%s", s_dir, name);
+}
+
+void test_mark(const char *name)
+{
+    char path[600];
+    test_marker_path(name, path, sizeof path);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f != NULL)
+        fclose(f);
+}
+
+bool test_marked(const char *name)
+{
+    char path[600];
+    test_marker_path(name, path, sizeof path);
+    return access(path, F_OK) == 0;
+}
+
+bool test_wait_mark(const char *name, double timeout, const char *what)
+{
+    char path[600];
+    test_marker_path(name, path, sizeof path);
+    if (test_peers_wait_file(path, timeout))
+        return true;
+    fprintf(stderr, "[test] rank %d: no marker \"%s\" (%s) within %.0f s\n", s_rank, name, what,
+            timeout);
+    return false;
+}
+
+void test_count_mark(test_count_mark_t *m, bool happened)
+{
+    if (m->marked || !happened)
+        return;
+    if (m->count++ == 0)
+        m->first = now_s();
+    if (m->count >= m->need && now_s() - m->first >= m->min_s) {
+        test_mark(m->name);
+        m->marked = true;
+        m->at = now_s();
+        fprintf(stderr, "[test] rank %d: marker \"%s\" left after %d events over %.2f s\n", s_rank,
+                m->name, m->count, now_s() - m->first);
+    }
+}
+
+int test_cont_on_mark(pid_t pid, const char *name, double stop_timeout, double mark_timeout)
+{
+    double t0 = now_s();
+    while (!test_proc_stopped(pid) && now_s() - t0 < stop_timeout)
+        usleep(10000);
+    bool stopped = test_proc_stopped(pid);
+    double at = now_s();
+    if (!stopped)
+        fprintf(stderr, "[test] helper: process %d did not stop within %.0f s\n", (int)pid,
+                stop_timeout);
+    bool marked = stopped && test_wait_mark(name, mark_timeout, "the event its continue waits for");
+    if (marked)
+        fprintf(stderr, "[test] helper: marker \"%s\" seen %.2f s after the stop; continuing\n",
+                name, now_s() - at);
+    kill(pid, SIGCONT); /* in every case: a stopped peer would hang the run */
+    return stopped && marked ? 0 : 1;
+}
+
+pid_t test_fork_cont_on_mark(const char *name, double stop_timeout, double mark_timeout)
+{
+    pid_t me = getpid(), p = fork();
+    if (p == 0)
+        _exit(test_cont_on_mark(me, name, stop_timeout, mark_timeout));
+    CHECK(p > 0);
+    return p;
+}
+
+void test_reap_cont_helper(pid_t helper)
+{
+    if (helper <= 0)
+        return;
+    int st = 0;
+    CHECK(waitpid(helper, &st, 0) == helper);
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        fprintf(stderr, "[test] rank %d: the helper that continues it failed (see above)\n",
+                s_rank);
+        CHECK(false);
+    }
+}

@@ -73,6 +73,45 @@ void test_write_records(const char *path, const void *rec, size_t size, size_t n
    (malloc'd, room for one more; *n their count), or NULL. */
 void *test_read_records(const char *path, size_t size, size_t *n);
 
+/* Markers: an empty file s_dir/<name> that one process of a scenario
+   leaves once an event happened, for another that waits for it (instead
+   of a fixed sleep). */
+void test_marker_path(const char *name, char *path, size_t size);
+/* Leaves marker name (a CHECK fails when it cannot). */
+void test_mark(const char *name);
+/* True when marker name exists. */
+bool test_marked(const char *name);
+/* Waits up to timeout seconds for marker name; false, said on stderr
+   with what it stands for, when it did not come. */
+bool test_wait_mark(const char *name, double timeout, const char *what);
+
+/* An event counted in one process and marked once it happened `need`
+   times over `min_s` seconds at least (from its first time): rank 0's
+   calls completed without a stopped peer, say. */
+typedef struct {
+    const char *name; /* the marker */
+    int need;
+    double min_s;
+    int count;    /* so far */
+    double first; /* now_s() of the first */
+    bool marked;
+    double at; /* now_s() when marked */
+} test_count_mark_t;
+/* Counts one event (when `happened`) and leaves the marker once due. */
+void test_count_mark(test_count_mark_t *m, bool happened);
+
+/* What the helper process of a peer that is stopped (SIGSTOP) runs:
+   waits up to stop_timeout seconds for pid to stop, then up to
+   mark_timeout seconds for marker name, and continues pid in every case.
+   Returns the helper's exit status: 0 when both came in time, 1 (said on
+   stderr) otherwise. */
+int test_cont_on_mark(pid_t pid, const char *name, double stop_timeout, double mark_timeout);
+/* Forks that helper for the calling process; -1 on failure. */
+pid_t test_fork_cont_on_mark(const char *name, double stop_timeout, double mark_timeout);
+/* Waits for that helper (pid > 0): a CHECK fails when it did not exit 0,
+   that is when the stop or the marker did not come in time. */
+void test_reap_cont_helper(pid_t helper);
+
 /* The full address of peer i (after the parent prepared the run). */
 const char *test_swarm_addr(int i);
 
