@@ -575,9 +575,9 @@ static cl_flow_count_t early_window(eng_flow_t *f, size_t w)
 }
 
 /* What one class of a CREDIT to sender w says: a grant of the window, or
-   (overdraft) one message beyond the bound, of up to `bytes`. */
+   (overdraft) one message beyond the bound. */
 static void fill_class(eng_flow_t *f, flow_peer_t *fp, size_t w, bool early, bool overdraft,
-                       uint64_t bytes, cl_wire_credit_class_t *out)
+                       cl_wire_credit_class_t *out)
 {
     cl_flow_rx_t *rx = early ? &fp->erx : &fp->rx;
     cl_flow_count_t consumed = cl_flow_rx_consumed(rx, queued_of(f, (int)w, early));
@@ -590,23 +590,22 @@ static void fill_class(eng_flow_t *f, flow_peer_t *fp, size_t w, bool early, boo
         return;
     }
     if (overdraft)
-        cl_flow_rx_overdraft(rx, consumed, bytes, out);
+        cl_flow_rx_overdraft(rx, consumed, (size_t)f->ctx->cfg->max_message_mib << 20, out);
     else
         cl_flow_rx_grant(rx, consumed, window_for(f, w, early), out);
 }
 
 static void send_credit(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp, size_t w,
-                        bool overdraft, bool early_overdraft, uint64_t early_bytes)
+                        bool overdraft, bool early_overdraft)
 {
-    uint64_t biggest = cl_flow_cost((size_t)f->ctx->cfg->max_message_mib << 20);
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_P2P_CTL;
     m.hdr.sub = CL_P2P_CREDIT;
     m.u.credit.incarnation = f->incarnation;
-    fill_class(f, fp, w, false, overdraft, biggest, &m.u.credit.cls[CL_CREDIT_P2P]);
+    fill_class(f, fp, w, false, overdraft, &m.u.credit.cls[CL_CREDIT_P2P]);
     if (fp->version >= ENG_FLOW_EARLY_VERSION) {
-        fill_class(f, fp, w, true, early_overdraft, early_bytes, &m.u.credit.cls[CL_CREDIT_EARLY]);
+        fill_class(f, fp, w, true, early_overdraft, &m.u.credit.cls[CL_CREDIT_EARLY]);
     } else {
         /* Class EARLY is not limited on this link (docs/wire.md section 10). */
         m.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = UINT64_MAX;
@@ -664,7 +663,6 @@ static void report(eng_flow_t *f, bool periodic)
         bool overdraft = !due && waits && near && cl_flow_rx_overdraft_due(rx, queued, periodic) &&
                          eng_p2p_waits_for(f->owner, (int)i);
         bool edue = false, eoverdraft = false;
-        uint64_t ebytes = 0;
         if (fp->version >= ENG_FLOW_EARLY_VERSION) {
             const cl_flow_rx_t *erx = &fp->erx;
             cl_flow_count_t equeued = queued_of(f, (int)i, true);
@@ -680,21 +678,13 @@ static void report(eng_flow_t *f, bool periodic)
                           equeued.bytes >= 2 * f->window.bytes || !eroom;
             eoverdraft = !edue && ewaits && enear && !capped &&
                          cl_flow_rx_overdraft_due(erx, equeued, periodic);
-            /* Its bytes stay within the caps too (twice the window held
-               from this sender, the total from all): while the count
-               granted earlier is not used up, the bytes of one message
-               of the largest size would let in many small ones. */
-            uint64_t room = 2 * f->window.bytes - equeued.bytes;
-            if (f->total.bytes - eall.bytes < room)
-                room = f->total.bytes - eall.bytes;
-            ebytes = eoverdraft ? (room < big ? room : big) : 0;
         }
         if (!due && !overdraft && !edue && !eoverdraft)
             continue;
         cl_peer_t *p = f->ctx->member_at(f->ctx->arg, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)
             continue;
-        send_credit(f, p, fp, i, overdraft, eoverdraft, ebytes);
+        send_credit(f, p, fp, i, overdraft, eoverdraft);
     }
 }
 
