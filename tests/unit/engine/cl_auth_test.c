@@ -1,5 +1,6 @@
 /*  cl_auth_test.c - selftest of the authority gate (cl_engine_authority.c,
-    docs/security.md §3) on a fake engine: real membership records and
+    docs/security.md §3, and its round after a pause,
+    cl_engine_auth_probe.c) on a fake engine: real membership records and
     wire structures, the engine's other parts stubbed here (the clock,
     "do I coordinate", elastic state) and the transport's ban recorded
     (linked with --wrap=cl_transport_ban).
