@@ -27,6 +27,7 @@ struct eng_auth {
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
+    int probe_timer;       /* the round's timer in the loop's set (-1: none) */
     uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
     uint64_t banned;                /* senders banned by this gate */
     uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
@@ -50,6 +51,12 @@ struct eng_auth {
     uint8_t succ_key[32];
     bool replaying; /* re-running the kept messages through this gate */
 };
+/* Sets up the round's state (the tally, the timer registered in the
+   loop's set) in e->auth; COLLAB_ERR_NO_MEM when out of memory.
+   eng_auth_probe_fini undoes it, also after a failed init. */
+int eng_auth_probe_init(struct cl_engine *e);
+void eng_auth_probe_fini(struct cl_engine *e);
+
 /* key, asked after the pause, answered with view m: true when more than
    half of the last view has now answered with that same view, which
    then counts (the round ends).  Tallies the answer either way. */

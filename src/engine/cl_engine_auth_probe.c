@@ -13,11 +13,23 @@
     the members that claimed a newer view are sent a JOIN, and for a
     while a view of theirs that lists this peer counts.  Part of the
     authority: its state is in struct eng_auth (cl_engine_auth_int.h).
+
+    Deadlines.  One timer in the loop's set (probe_timer, registered by
+    eng_auth_probe_init) is armed at the earliest of what is due: while
+    the round is open the next re-probe (ack_next_probe) and the round's
+    deadline (ack_until), then the end of the rejoin window
+    (rejoin_until); disarmed when nothing is.  It is armed where the
+    round starts and by its own callback, and moved where the round ends
+    early (a majority answered, eng_auth_acknowledged; a membership began
+    again, eng_auth_member).  A round that finds this peer no member
+    ends when its timer next fires.
 */
 #include "engine/cl_engine_auth_int.h"
 
 #include "engine/cl_engine_elastic.h"
 #include "util/cl_log.h"
+
+#include <math.h>
 
 /* How long a pause's round of probes may take to find a majority, and
    how long the peers asked to take this peer back may answer:
@@ -25,6 +37,43 @@
 static double probe_window(const struct cl_engine *e)
 {
     return e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+}
+
+/* Arms the round's timer at the earliest of what is due (see
+   "Deadlines" above), or disarms it when nothing is. */
+static void probe_arm(struct cl_engine *e)
+{
+    struct eng_auth *a = e->auth;
+    double t = INFINITY;
+    if (cl_viewack_open(a->ack))
+        t = fmin(a->ack_next_probe, a->ack_until);
+    if (a->rejoin_until > 0)
+        t = fmin(t, a->rejoin_until);
+    if (t < INFINITY)
+        cl_timer_arm(e->timers, a->probe_timer, t);
+    else
+        cl_timer_cancel(e->timers, a->probe_timer);
+}
+
+static void on_probe_timer(void *arg, double now);
+
+int eng_auth_probe_init(struct cl_engine *e)
+{
+    struct eng_auth *a = e->auth;
+    a->probe_timer = -1;
+    a->ack = cl_viewack_new();
+    if (a->ack == NULL)
+        return COLLAB_ERR_NO_MEM;
+    a->probe_timer = cl_timer_add(e->timers, on_probe_timer, e);
+    return a->probe_timer >= 0 ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_auth_probe_fini(struct cl_engine *e)
+{
+    struct eng_auth *a = e->auth;
+    cl_timer_remove(e->timers, a->probe_timer);
+    a->probe_timer = -1;
+    cl_viewack_destroy(&a->ack);
 }
 
 void eng_auth_probe_start(struct cl_engine *e)
@@ -42,6 +91,7 @@ void eng_auth_probe_start(struct cl_engine *e)
     a->ack_epoch = cl_member_epoch(e->mb);
     a->ack_next_probe = now + 1.0;
     a->rejoin_until = 0;
+    probe_arm(e);
 }
 
 void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
@@ -54,6 +104,16 @@ void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
 bool eng_auth_probing(struct cl_engine *e)
 {
     return e->auth != NULL && (cl_viewack_open(e->auth->ack) || e->auth->rejoin_until > 0);
+}
+
+void eng_auth_member(struct cl_engine *e)
+{
+    struct eng_auth *a = e->auth;
+    if (a == NULL)
+        return;
+    cl_viewack_close(a->ack);
+    a->rejoin_until = 0;
+    probe_arm(e);
 }
 
 bool eng_auth_acknowledged(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
@@ -72,14 +132,17 @@ bool eng_auth_acknowledged(struct cl_engine *e, const uint8_t key[32], const cl_
             same, cl_viewack_nasked(a->ack), (unsigned long long)m->u.view.epoch,
             m->u.view.epoch > own ? "newer than" : "not newer than");
     cl_viewack_close(a->ack);
+    probe_arm(e); /* nothing more is due */
     return true;
 }
 
-void eng_auth_probe_tick(struct cl_engine *e, double now)
+/* The round's step at one of its deadlines: the rejoin window's end;
+   the members whose answers do not agree asked again; at the round's
+   deadline without a majority, a JOIN to the members that claimed a
+   newer view.  A round or window of a peer that is no member ends. */
+static void probe_step(struct cl_engine *e, double now)
 {
     struct eng_auth *a = e->auth;
-    if (a == NULL)
-        return;
     if (a->rejoin_until > 0 && (now >= a->rejoin_until || e->state != ENG_MEMBER))
         a->rejoin_until = 0;
     if (!cl_viewack_open(a->ack))
@@ -134,4 +197,12 @@ void eng_auth_probe_tick(struct cl_engine *e, double now)
             eng_send_join_relinked(e, k); /* it may be removed here, its link dropped */
     }
     cl_viewack_close(a->ack);
+}
+
+/* The round's timer (see "Deadlines" above). */
+static void on_probe_timer(void *arg, double now)
+{
+    struct cl_engine *e = arg;
+    probe_step(e, now);
+    probe_arm(e);
 }

@@ -69,10 +69,8 @@ int eng_auth_init(struct cl_engine *e)
     e->auth = calloc(1, sizeof *e->auth);
     if (e->auth == NULL)
         return COLLAB_ERR_NO_MEM;
-    e->auth->ack = cl_viewack_new();
-    if (e->auth->ack == NULL) {
-        free(e->auth);
-        e->auth = NULL;
+    if (eng_auth_probe_init(e) != COLLAB_OK) {
+        eng_auth_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
     return COLLAB_OK;
@@ -82,7 +80,7 @@ void eng_auth_fini(struct cl_engine *e)
 {
     if (e->auth != NULL) {
         succ_clear(e->auth);
-        cl_viewack_destroy(&e->auth->ack);
+        eng_auth_probe_fini(e);
     }
     free(e->auth);
     e->auth = NULL;
