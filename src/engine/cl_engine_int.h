@@ -198,6 +198,7 @@ struct cl_engine {
     double *initial_not_member; /* per initial peer: when it last answered NOT_MEMBER */
     int refused_reason;         /* last definitive refusal */
     int join_timer; /* _join's timer in timers (-1 until eng_join_start) */
+    double join_started; /* when eng_join_start began the join (its only writer) */
     double join_deadline;
     double next_join_try;
     bool standby_logged;
