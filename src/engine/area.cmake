@@ -64,8 +64,9 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_donor.c
     ${_eng}/cl_engine_audit.c
     ${_eng}/cl_engine_checkpoint.c
-    # Who may send what (docs/security.md).
-    ${_eng}/cl_engine_authority.c)
+    # Who may send what (docs/security.md), and the round after a pause.
+    ${_eng}/cl_engine_authority.c
+    ${_eng}/cl_engine_auth_probe.c)
 
 add_library(collab_engine_base OBJECT ${COLLAB_ENGINE_BASE})
 target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
@@ -81,7 +82,7 @@ target_sources(cl_wire_test PRIVATE ${_eng_unit}/cl_wire_test_ext.c)
 # records the transport's bans).
 collab_selftest(cl_auth_test ${_eng_unit}/cl_auth_test.c collab_engine_base collab_elastic
                 collab_util)
-target_sources(cl_auth_test PRIVATE ${_eng}/cl_engine_authority.c)
+target_sources(cl_auth_test PRIVATE ${_eng}/cl_engine_authority.c ${_eng}/cl_engine_auth_probe.c)
 target_link_options(cl_auth_test PRIVATE -Wl,--wrap=cl_transport_ban)
 
 # The point-to-point component alone (with its credit), on a fake context:

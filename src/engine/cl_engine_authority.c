@@ -39,11 +39,10 @@
     bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
     (CL_EPOCH_MAX) where it would wrap.
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_auth_int.h"
 
 #include "engine/cl_elmsg.h"
 #include "engine/cl_engine_elastic.h"
-#include "engine/cl_viewack.h"
 #include "util/cl_addr.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
@@ -52,51 +51,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ASKED_MAX 64        /* peers remembered as asked for a rank */
 #define AUTH_BAN_SECONDS 60 /* how long a sender of a hostile-only message is ignored */
 #define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
-#define WARNED_MAX 64       /* senders of refused collective data already named */
-#define VOTES_MAX 64        /* straggler reports remembered */
-#define SUCC_KEPT_MAX 8     /* messages of the coordinator's successor kept */
 #define SUCC_KEPT_FOR 4.0   /* × COLLAB_TIMEOUT they are kept at most */
 
 static const char *type_name(const cl_wire_msg_t *m);
-
-struct eng_auth {
-    uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
-    size_t nasked, next_asked;
-    /* Back from a pause (docs/security.md §4): the members asked (PROBE)
-       and their answers; a view of one that is not the coordinator
-       counts once a majority of the last view answered with it. */
-    cl_viewack_t *ack;
-    double ack_until;      /* the round's deadline */
-    uint64_t ack_epoch;    /* this peer's view's epoch when the round began */
-    double ack_next_probe; /* when the members that did not agree are asked again */
-    double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
-                              until this (0: none) */
-    uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
-    uint64_t banned;                /* senders banned by this gate */
-    uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
-    size_t nwarned;
-    struct {
-        uint8_t subject[32], reporter[32];
-        double t;
-    } votes[VOTES_MAX]; /* recent straggler reports (ring) */
-    size_t next_vote;
-    double ahead_since; /* coordinator: a member's epoch ahead of ours since (0: none) */
-    /* Views and admissions of the coordinator's successor that arrived
-       before this peer saw the coordinator fail, encoded as they came, in
-       order, all from one sender (eng_auth_successor_check). */
-    struct {
-        double t;
-        uint8_t hdr[CL_WIRE_HDR_SIZE];
-        uint8_t *body;
-        size_t blen;
-    } succ[SUCC_KEPT_MAX];
-    size_t nsucc;
-    uint8_t succ_key[32];
-    bool replaying; /* re-running the kept messages through this gate */
-};
 
 static void succ_clear(struct eng_auth *a)
 {
@@ -110,10 +69,8 @@ int eng_auth_init(struct cl_engine *e)
     e->auth = calloc(1, sizeof *e->auth);
     if (e->auth == NULL)
         return COLLAB_ERR_NO_MEM;
-    e->auth->ack = cl_viewack_new();
-    if (e->auth->ack == NULL) {
-        free(e->auth);
-        e->auth = NULL;
+    if (eng_auth_probe_init(e) != COLLAB_OK) {
+        eng_auth_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
     return COLLAB_OK;
@@ -123,7 +80,7 @@ void eng_auth_fini(struct cl_engine *e)
 {
     if (e->auth != NULL) {
         succ_clear(e->auth);
-        cl_viewack_destroy(&e->auth->ack);
+        eng_auth_probe_fini(e);
     }
     free(e->auth);
     e->auth = NULL;
@@ -215,126 +172,6 @@ void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
     a->next_asked = (a->next_asked + 1) % ASKED_MAX;
     if (a->nasked < ASKED_MAX)
         a->nasked++;
-}
-
-/* How long a pause's round of probes may take to find a majority, and
-   how long the peers asked to take this peer back may answer:
-   max(10 s, 4 × COLLAB_TIMEOUT). */
-static double probe_window(const struct cl_engine *e)
-{
-    return e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
-}
-
-void eng_auth_probe_start(struct cl_engine *e)
-{
-    struct eng_auth *a = e->auth;
-    if (a == NULL)
-        return;
-    size_t n;
-    (void)cl_member_list(e->mb, &n);
-    double now = eng_now();
-    if (cl_viewack_start(a->ack, n) != 0)
-        cl_warn("out of memory for the answers to this peer's probes; only its coordinator's "
-                "views count");
-    a->ack_until = now + probe_window(e);
-    a->ack_epoch = cl_member_epoch(e->mb);
-    a->ack_next_probe = now + 1.0;
-    a->rejoin_until = 0;
-}
-
-void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32])
-{
-    struct eng_auth *a = e->auth;
-    if (a != NULL)
-        cl_viewack_asked(a->ack, key);
-}
-
-bool eng_auth_probing(struct cl_engine *e)
-{
-    return e->auth != NULL && (cl_viewack_open(e->auth->ack) || e->auth->rejoin_until > 0);
-}
-
-/* key, asked after the pause, answered with view m: true when more than
-   half of the last view has now answered with that same view, which
-   then counts (the round ends). */
-static bool acknowledged(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
-{
-    struct eng_auth *a = e->auth;
-    uint8_t digest[32];
-    if (!cl_viewack_was_asked(a->ack, key) || !cl_viewack_digest(m, digest))
-        return false;
-    size_t same = cl_viewack_answer(a->ack, key, m->u.view.epoch, digest);
-    size_t need = cl_viewack_need(a->ack);
-    if (same < need)
-        return false;
-    uint64_t own = cl_member_epoch(e->mb);
-    cl_info("after the pause, %zu of the %zu members asked answered with one view (epoch %llu, "
-            "%s this peer's); a majority of its last view: it counts",
-            same, cl_viewack_nasked(a->ack), (unsigned long long)m->u.view.epoch,
-            m->u.view.epoch > own ? "newer than" : "not newer than");
-    cl_viewack_close(a->ack);
-    return true;
-}
-
-void eng_auth_probe_tick(struct cl_engine *e, double now)
-{
-    struct eng_auth *a = e->auth;
-    if (a == NULL)
-        return;
-    if (a->rejoin_until > 0 && (now >= a->rejoin_until || e->state != ENG_MEMBER))
-        a->rejoin_until = 0;
-    if (!cl_viewack_open(a->ack))
-        return;
-    uint64_t own = a->ack_epoch; /* not now's: it moves on as silent members go */
-    size_t n = cl_viewack_nasked(a->ack);
-    if (e->state != ENG_MEMBER) {
-        cl_viewack_close(a->ack); /* removed: the join path takes over */
-        return;
-    }
-    if (now < a->ack_until) {
-        if (now < a->ack_next_probe)
-            return;
-        /* Views may have moved on while the members answered: ask again
-           until a majority agrees (their latest answers count). */
-        a->ack_next_probe = now + 1.0;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t ep;
-            const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
-            const cl_peer_t *q = cl_member_find(e->mb, k);
-            if (q != NULL && q->state != CL_PEER_GONE)
-                eng_el_probe(e, k);
-        }
-        return;
-    }
-    /* No majority in time (members died, or the views never settled).
-       The members that claimed a newer view are asked to take this peer
-       back (JOIN): the view one of them answers with, listing this peer,
-       counts (docs/security.md §4). */
-    size_t answered = cl_viewack_nanswered(a->ack), newer = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ep;
-        (void)cl_viewack_key(a->ack, i, &ep);
-        newer += ep > own;
-    }
-    if (newer == 0) {
-        cl_viewack_close(a->ack);
-        cl_info("after the pause no view was answered by a majority of this peer's last view "
-                "(%zu of %zu members asked answered, none with a newer view); keeping this view",
-                answered, n);
-        return;
-    }
-    cl_warn("after the pause no view was answered by a majority of this peer's last view within "
-            "%.0f s (%zu of %zu members asked answered); rejoining through the %zu that answered "
-            "with a newer view",
-            probe_window(e), answered, n, newer);
-    a->rejoin_until = now + probe_window(e);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ep;
-        const uint8_t *k = cl_viewack_key(a->ack, i, &ep);
-        if (ep > own)
-            eng_send_join_relinked(e, k); /* it may be removed here, its link dropped */
-    }
-    cl_viewack_close(a->ack);
 }
 
 static bool asked(const struct eng_auth *a, const uint8_t key[32])
@@ -676,7 +513,7 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
     /* Back from a pause: every answer of a member asked is tallied (an
        old view too: a majority that still holds this peer's view ends the
        round). */
-    bool acked = member && acknowledged(e, key, m);
+    bool acked = member && eng_auth_acknowledged(e, key, m);
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
     const cl_peer_t *c = cl_member_coordinator(e->mb);

@@ -112,7 +112,8 @@ void eng_fan_out_member(struct cl_engine *e)
     eng_report_view(e->rep); /* a monitor's picture starts with its own view */
     eng_coll_member(e);      /* their timers run while this peer is a member */
     eng_p2p_member(e->p2p);
-    eng_el_member(e); /* a monitor's checkpoints */
+    eng_el_member(e);   /* a monitor's checkpoints */
+    eng_auth_member(e); /* a pause's round of a former membership ends */
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }

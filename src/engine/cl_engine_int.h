@@ -202,6 +202,7 @@ struct cl_engine {
     double *initial_not_member; /* per initial peer: when it last answered NOT_MEMBER */
     int refused_reason;         /* last definitive refusal */
     int join_timer; /* _join's timer in timers (-1 until eng_join_start) */
+    double join_started; /* when eng_join_start began the join (its only writer) */
     double join_deadline;
     double next_join_try;
     bool standby_logged;
@@ -360,15 +361,15 @@ void eng_auth_fini(struct cl_engine *e);
 void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32]);
 /* This peer, back from a pause, asks the members of its view (PROBE):
    a new round of the majority-acknowledgement tally (docs/security.md
-   §4), for max(10 s, 4 × COLLAB_TIMEOUT). */
+   §4), for max(10 s, 4 × COLLAB_TIMEOUT); its timer in the loop's set
+   asks again each second and acts at the deadline. */
 void eng_auth_probe_start(struct cl_engine *e);
 /* This peer, back from a pause, sent key a PROBE: key's view answers it,
    and counts once a majority of the last view answered with it. */
 void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32]);
-/* Every turn of the loop: asks the members whose answers do not agree
-   again (each second), and at the round's deadline without a majority
-   sends a JOIN to the members that claimed a newer view. */
-void eng_auth_probe_tick(struct cl_engine *e, double now);
+/* This peer became a member (again, eng_fan_out_member): a round or a
+   rejoin window of its former membership ends. */
+void eng_auth_member(struct cl_engine *e);
 /* True while a pause's round is open or the peers asked after it may
    still answer. */
 bool eng_auth_probing(struct cl_engine *e);

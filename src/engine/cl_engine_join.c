@@ -148,7 +148,7 @@ static double found_deadline(const struct cl_engine *e, double now)
     double t = INFINITY;
     if (e->cfg.monitor) {
         if (e->cfg.monitor_found_after > 0 && !e->have_redirect)
-            t = e->join_deadline - eng_join_limit(e->cfg.timeout) + e->cfg.monitor_found_after;
+            t = e->join_started + e->cfg.monitor_found_after;
     } else if (!e->cfg.client_mode) {
         double lost = 0;
         for (size_t i = 0; i < e->ninitial; i++)
@@ -225,6 +225,7 @@ int eng_join_start(struct cl_engine *e)
         return COLLAB_ERR_NO_MEM;
     double now = eng_now();
     e->state = ENG_JOINING;
+    e->join_started = now;
     e->join_deadline = now + eng_join_limit(e->cfg.timeout);
     e->next_join_try = now + ENG_JOIN_RETRY;
     for (size_t i = 0; i < e->ninitial; i++) {
@@ -261,8 +262,7 @@ static bool monitor_found_again(struct cl_engine *e, double now)
     if (e->state != ENG_JOINING || e->cfg.monitor_found_after <= 0 || e->ninitial == 0 ||
         e->have_redirect)
         return false;
-    double started = e->join_deadline - eng_join_limit(e->cfg.timeout);
-    if (now < started + e->cfg.monitor_found_after) /* as found_deadline arms it */
+    if (now < e->join_started + e->cfg.monitor_found_after) /* as found_deadline arms it */
         return false;
     for (size_t i = 0; i < e->ninitial; i++)
         if (e->initial_state[i] == 1 || e->initial_lost[i] > 0)

@@ -161,7 +161,6 @@ void eng_el_after_timers(struct cl_engine *e, double now)
         eng_sync_destroy(&el->sync);
     if (el->doubt_until > 0 && e->state != ENG_MEMBER)
         eng_el_end_doubt(e, "it joins again");
-    eng_auth_probe_tick(e, now); /* the pause's round of probes */
     /* Polled, not a timer: it follows the pull's timer of this turn (a
        timer armed from inside cl_timer_run would wait for the next). */
     eng_admittee_poll(el->admittee, now);

@@ -1,5 +1,6 @@
 /*  cl_auth_test.c - selftest of the authority gate (cl_engine_authority.c,
-    docs/security.md §3) on a fake engine: real membership records and
+    docs/security.md §3, and its round after a pause,
+    cl_engine_auth_probe.c) on a fake engine: real membership records and
     wire structures, the engine's other parts stubbed here (the clock,
     "do I coordinate", elastic state) and the transport's ban recorded
     (linked with --wrap=cl_transport_ban).
@@ -11,6 +12,11 @@
     content that breaks a bound every honest peer keeps, never for the
     sender's role (a JOIN_REPLY, BYE_ACK, REPORT or P2P_CTL from a
     stranger is dropped, not banned).
+
+    The round after a pause runs on its timer in a real cl_timer set,
+    driven here as the loop would (run_until): armed where the round
+    starts, at each re-probe, the round's deadline and the end of the
+    rejoin window, and disarmed when nothing is due.
 */
 #include "engine/cl_engine_int.h"
 
@@ -18,6 +24,7 @@
 #include "engine/cl_engine_elastic.h"
 #include "util/cl_selftest.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +124,8 @@ static void setup(void)
         s_key[i][9] = 0x77;
     }
     memset(&s_e, 0, sizeof s_e);
+    s_e.timers = cl_timer_new(8);
+    CL_CHECK(s_e.timers != NULL);
     memcpy(s_e.self_key, s_key[ME], 32);
     s_e.cfg.timeout = 5;
     s_e.state = ENG_MEMBER;
@@ -139,6 +148,17 @@ static void setup(void)
     for (int i = M1; i <= M2; i++)
         cl_member_find(s_e.mb, s_key[i])->state = CL_PEER_ALIVE;
     CL_CHECK(eng_auth_init(&s_e) == COLLAB_OK);
+}
+
+/* The loop's turns up to t: each at the set's earliest deadline, whose
+   timers run then; the clock ends at t. */
+static void run_until(double t)
+{
+    for (double next = cl_timer_next(s_e.timers); next <= t; next = cl_timer_next(s_e.timers)) {
+        s_now = next;
+        cl_timer_run(s_e.timers, s_now);
+    }
+    s_now = t;
 }
 
 /* Hands m from key k to the gate: 1 taken, 0 dropped, 2 dropped and the
@@ -305,12 +325,12 @@ static void test_pause(void)
     CL_CHECK(gate(M2, &m) == 0); /* still none */
     /* The members are asked again each second. */
     int probes = s_probes;
-    s_now += 1.5;
-    eng_auth_probe_tick(&s_e, s_now);
+    run_until(s_now + 1.5);
     CL_CHECK(s_probes == probes + 2);
     m = view(own + 1, all, 3, ents);
     CL_CHECK(gate(M2, &m) == 1); /* two of the 3 answered with it */
     CL_CHECK(!eng_auth_probing(&s_e));
+    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY); /* nothing more is due */
     m = view(own + 2, but_me, 2, ents);
     CL_CHECK(gate(M2, &m) == 0); /* the round is over */
     CL_CHECK(s_bans == bans);
@@ -333,8 +353,7 @@ static void test_pause(void)
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     s_njoined = 0;
-    s_now += 4 * s_e.cfg.timeout + 1;
-    eng_auth_probe_tick(&s_e, s_now);
+    run_until(s_now + 4 * s_e.cfg.timeout + 1);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
     CL_CHECK(eng_auth_probing(&s_e));
     m = view(own + 3, alone, 1, ents);
@@ -342,8 +361,7 @@ static void test_pause(void)
     int with_me[2] = {ME, M2};
     m = view(own + 3, with_me, 2, ents);
     CL_CHECK(gate(M2, &m) == 1);
-    s_now += 4 * s_e.cfg.timeout + 1;
-    eng_auth_probe_tick(&s_e, s_now);
+    run_until(s_now + 4 * s_e.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(&s_e));
     CL_CHECK(gate(M2, &m) == 0);
     CL_CHECK(s_bans == bans);
@@ -362,12 +380,80 @@ static void test_pause(void)
     CL_CHECK(cl_member_apply_view(s_e.mb, &m.u.view, s_now, &delta) == 1);
     cl_member_delta_clear(&delta);
     s_njoined = 0;
-    s_now += 4 * s_e.cfg.timeout + 1;
-    eng_auth_probe_tick(&s_e, s_now);
+    run_until(s_now + 4 * s_e.cfg.timeout + 1);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
-    s_now += 4 * s_e.cfg.timeout + 1;
-    eng_auth_probe_tick(&s_e, s_now);
+    run_until(s_now + 4 * s_e.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(&s_e));
+    s_now = 100.0;
+}
+
+/* The round's timer, at its exact deadlines.  With COLLAB_TIMEOUT 2.6 s
+   the round lasts 10.4 s, so its deadline falls between two re-probes:
+   the timer is armed at the first re-probe where the round starts, each
+   re-probe arms the next one second later, the last before the deadline
+   arms the deadline, which sends the JOIN and arms the end of the rejoin
+   window; then nothing is due.  A round ends when its timer finds this
+   peer no member, and when a membership begins again. */
+static void test_probe_timer(void)
+{
+    uint64_t own = cl_member_epoch(s_e.mb);
+    cl_wire_member_t ents[4];
+    int alone[1] = {M2};
+    cl_wire_msg_t m;
+    double timeout = s_e.cfg.timeout;
+    s_e.cfg.timeout = 2.6;
+    double t0 = s_now, window = s_e.cfg.timeout * 4;
+    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
+    eng_auth_probe_start(&s_e);
+    eng_auth_note_probe_sent(&s_e, s_key[M1]);
+    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    CL_CHECK(cl_timer_next(s_e.timers) == t0 + 1.0); /* where the round starts */
+    m = view(own + 1, alone, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0); /* M2 claims a newer view */
+    int probes = s_probes;
+    s_njoined = 0;
+    run_until(t0 + 1.0);
+    CL_CHECK(s_probes == probes + 2);
+    CL_CHECK(cl_timer_next(s_e.timers) == t0 + 2.0); /* the next re-probe */
+    run_until(t0 + 10.0);
+    CL_CHECK(s_probes == probes + 20 && s_njoined == 0);
+    CL_CHECK(cl_timer_next(s_e.timers) == t0 + window); /* the deadline, before t0 + 11 */
+    run_until(t0 + window);
+    CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
+    CL_CHECK(eng_auth_probing(&s_e));
+    CL_CHECK(cl_timer_next(s_e.timers) == (t0 + window) + window); /* the rejoin window's end */
+    run_until((t0 + window) + window);
+    CL_CHECK(!eng_auth_probing(&s_e));
+    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
+    CL_CHECK(s_probes == probes + 20 && s_njoined == 1);
+
+    /* Removed meanwhile: the round's timer ends it, without a probe. */
+    eng_auth_probe_start(&s_e);
+    eng_auth_note_probe_sent(&s_e, s_key[M1]);
+    s_e.state = ENG_JOINING;
+    run_until(s_now + 1.0);
+    CL_CHECK(!eng_auth_probing(&s_e) && s_probes == probes + 20);
+    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
+    s_e.state = ENG_MEMBER;
+
+    /* A membership that begins again ends a round or a rejoin window of
+       the former one. */
+    eng_auth_probe_start(&s_e);
+    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    eng_auth_member(&s_e);
+    CL_CHECK(!eng_auth_probing(&s_e));
+    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
+    eng_auth_probe_start(&s_e);
+    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    m = view(own + 1, alone, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    s_njoined = 0;
+    run_until(s_now + window);
+    CL_CHECK(s_njoined == 1 && eng_auth_probing(&s_e));
+    eng_auth_member(&s_e);
+    CL_CHECK(!eng_auth_probing(&s_e));
+    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
+    s_e.cfg.timeout = timeout;
     s_now = 100.0;
 }
 
@@ -390,6 +476,8 @@ static void test_successor(void)
     }
     struct cl_engine e;
     memset(&e, 0, sizeof e);
+    e.timers = cl_timer_new(8);
+    CL_CHECK(e.timers != NULL);
     memcpy(e.self_key, k[R2], 32);
     e.cfg.timeout = 5;
     e.state = ENG_MEMBER;
@@ -469,6 +557,7 @@ static void test_successor(void)
     s_now = 100.0;
     eng_auth_fini(&e);
     cl_member_destroy(&e.mb);
+    cl_timer_destroy(&e.timers);
 }
 
 int main(void)
@@ -476,8 +565,11 @@ int main(void)
     setup();
     test_table();
     test_pause();
+    test_probe_timer();
     eng_auth_fini(&s_e);
+    CL_CHECK(s_e.auth == NULL);
     cl_member_destroy(&s_e.mb);
+    cl_timer_destroy(&s_e.timers);
     test_successor();
     return cl_selftest_end("cl_auth_test");
 }

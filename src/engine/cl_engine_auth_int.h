@@ -1,0 +1,65 @@
+/*  cl_engine_auth_int.h - what the two files of the authority share
+    among themselves only: cl_engine_authority.c (the gate every message
+    passes, docs/security.md §3) and cl_engine_auth_probe.c (the round of
+    PROBEs after a pause, §4).  Nobody else includes it; the rest of the
+    engine sees the authority through cl_engine_int.h.
+*/
+#ifndef CL_ENGINE_AUTH_INT_H_INCLUDED
+#define CL_ENGINE_AUTH_INT_H_INCLUDED
+
+#include "engine/cl_engine_int.h"
+#include "engine/cl_viewack.h"
+
+#define ASKED_MAX 64     /* peers remembered as asked for a rank */
+#define WARNED_MAX 64    /* senders of refused collective data already named */
+#define VOTES_MAX 64     /* straggler reports remembered */
+#define SUCC_KEPT_MAX 8  /* messages of the coordinator's successor kept */
+
+struct eng_auth {
+    uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
+    size_t nasked, next_asked;
+    /* Back from a pause (docs/security.md §4): the members asked (PROBE)
+       and their answers; a view of one that is not the coordinator
+       counts once a majority of the last view answered with it. */
+    cl_viewack_t *ack;
+    double ack_until;      /* the round's deadline */
+    uint64_t ack_epoch;    /* this peer's view's epoch when the round began */
+    double ack_next_probe; /* when the members that did not agree are asked again */
+    double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
+                              until this (0: none) */
+    int probe_timer;       /* the round's timer in the loop's set (-1: none) */
+    uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
+    uint64_t banned;                /* senders banned by this gate */
+    uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
+    size_t nwarned;
+    struct {
+        uint8_t subject[32], reporter[32];
+        double t;
+    } votes[VOTES_MAX]; /* recent straggler reports (ring) */
+    size_t next_vote;
+    double ahead_since; /* coordinator: a member's epoch ahead of ours since (0: none) */
+    /* Views and admissions of the coordinator's successor that arrived
+       before this peer saw the coordinator fail, encoded as they came, in
+       order, all from one sender (eng_auth_successor_check). */
+    struct {
+        double t;
+        uint8_t hdr[CL_WIRE_HDR_SIZE];
+        uint8_t *body;
+        size_t blen;
+    } succ[SUCC_KEPT_MAX];
+    size_t nsucc;
+    uint8_t succ_key[32];
+    bool replaying; /* re-running the kept messages through this gate */
+};
+/* Sets up the round's state (the tally, the timer registered in the
+   loop's set) in e->auth; COLLAB_ERR_NO_MEM when out of memory.
+   eng_auth_probe_fini undoes it, also after a failed init. */
+int eng_auth_probe_init(struct cl_engine *e);
+void eng_auth_probe_fini(struct cl_engine *e);
+
+/* key, asked after the pause, answered with view m: true when more than
+   half of the last view has now answered with that same view, which
+   then counts (the round ends).  Tallies the answer either way. */
+bool eng_auth_acknowledged(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m);
+
+#endif
