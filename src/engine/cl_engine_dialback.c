@@ -135,8 +135,14 @@ int eng_dialback_check(eng_dialback_t *d, const uint8_t key[32], const cl_wire_j
         }
         if (x->state == DB_REACHED)
             return 1; /* its link dropped since; the members will dial it */
-        if (x->state == DB_PENDING)
-            return 0; /* the JOIN being dialed stays the one admitted */
+        if (x->state == DB_PENDING) {
+            /* The latest JOIN for the address being dialed is the one
+               admitted (its figures may have changed since); one from
+               another address waits for this dial-back's verdict. */
+            if (strcmp(x->join.address, j->address) == 0)
+                x->join = *j;
+            return 0;
+        }
         x->state = DB_FREE; /* unreachable at another address: try that one */
     }
     if ((x = slot(d, now)) == NULL)

@@ -28,6 +28,7 @@ typedef struct {
     uint8_t status;                         /* a reply's */
     uint8_t settings_world;                 /* a reply's settings.world_size, as filled */
     char join_address[CL_WIRE_STR_MAX + 1]; /* an admitted JOIN's */
+    uint32_t join_bandwidth;                /* an admitted JOIN's */
 } logged_t;
 
 typedef struct {
@@ -120,6 +121,7 @@ static void f_admit(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
     fake_t *f = arg;
     logged_t *x = push(f->admits, &f->nadmits, key);
     snprintf(x->join_address, sizeof x->join_address, "%s", j->address);
+    x->join_bandwidth = j->bandwidth;
 }
 
 static eng_dialback_t *fake_dialback(fake_t *f)
@@ -203,6 +205,7 @@ static void test_reached(void)
     f.now += 1.0;
     cl_wire_join_t j2 = join_at("/ip4/10.0.0.2/tcp/5/p2p/x");
     j2.rank = 3;
+    j2.bandwidth = 100000; /* a later JOIN may say more (a link's version learned) */
     CHECK(eng_dialback_check(d, k, &j2) == 0); /* still running: not dialed again */
     CHECK(f.nconnects == 1);
     uint8_t other[32];
@@ -211,6 +214,7 @@ static void test_reached(void)
     CHECK(f.nadmits == 0);
     eng_dialback_on_up(d, k);
     CHECK(f.nadmits == 1 && memcmp(f.admits[0].key, k, 32) == 0);
+    CHECK(f.admits[0].join_bandwidth == 100000); /* the latest JOIN is admitted */
     eng_dialback_on_up(d, k); /* once */
     CHECK(f.nadmits == 1);
     CHECK(eng_dialback_check(d, k, &j) == 1); /* reached: its link may have dropped since */
