@@ -208,10 +208,20 @@ static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
     }
 }
 
+/* The communicator's fast record, created on first use (NULL when out of
+   memory). */
+static cl_fast_t *fast_record(collab_comm_t *c)
+{
+    cl_fast_t *f = atomic_load(&c->fast);
+    if (f == NULL && (f = cl_fast_new()) != NULL)
+        atomic_store(&c->fast, f);
+    return f;
+}
+
 /* The pair's grant: when s may not run fast (!ok) a grant is revoked;
    the lease may keep the grant or the engine path as it is; otherwise
-   the communicator's fast record, created on first use.  NULL when
-   nothing more is to be done now. */
+   the communicator's (c, s's) fast record, created on first use.  NULL
+   when nothing more is to be done now. */
 static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, collab_comm_t *c, bool ok,
                                  double now)
 {
@@ -223,9 +233,7 @@ static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, collab_comm_t
     }
     if (leased(e, s, f, now))
         return NULL;
-    if (f == NULL && (f = cl_fast_new()) != NULL)
-        atomic_store(&c->fast, f);
-    return f;
+    return fast_record(c);
 }
 
 /* Comm rank 0's group area: a sealed memfd of `bytes`, mapped here and
@@ -301,9 +309,7 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
             (void)cl_fast_agree(f, s->next_seq, false, false, &c->coll_pending);
         return;
     }
-    if (f == NULL && (f = cl_fast_new()) != NULL)
-        atomic_store(&c->fast, f);
-    if (f == NULL)
+    if ((f = fast_record(c)) == NULL)
         return;
     const size_t bytes = cl_fast_group_bytes(k);
     bool fresh = cl_fast_link(f) != 0;
