@@ -78,12 +78,12 @@ foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test
 endforeach()
 # The wire codec's selftest is two files.
 target_sources(cl_wire_test PRIVATE ${_eng_unit}/cl_wire_test_ext.c)
-# The authority gate alone, on a fake engine (the test stubs the rest and
-# records the transport's bans).
+# The authority alone (the gate and its round after a pause), on a fake
+# context (real records and timer set; the clock, the roles this peer
+# holds, the ban, PROBE and JOIN the test's): no sockets, no engine.
 collab_selftest(cl_auth_test ${_eng_unit}/cl_auth_test.c collab_engine_base collab_elastic
                 collab_util)
 target_sources(cl_auth_test PRIVATE ${_eng}/cl_engine_authority.c ${_eng}/cl_engine_auth_probe.c)
-target_link_options(cl_auth_test PRIVATE -Wl,--wrap=cl_transport_ban)
 
 # The point-to-point component alone (with its credit), on a fake context:
 # no sockets, no engine.

@@ -483,13 +483,13 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
         eng_member_on_event(e, ev);
     else
         eng_on_message(e, ev->key, ev->msg);
-    eng_auth_successor_check(e); /* the coordinator may have failed here just now */
+    eng_auth_successor_check(e->auth); /* the coordinator may have failed here just now */
 }
 
 void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
     cl_peer_t *p = cl_member_find(e->mb, key);
-    if (!eng_auth_message(e, p, key, m))
+    if (!eng_auth_message(e->auth, p, key, m))
         return;
     if (p != NULL)
         eng_member_heard(e, p);
@@ -625,7 +625,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
            is followed by the check below, an unserved pull of _sync is
            undone by the elastic hook in this turn. */
         cl_timer_run(e->timers, now);
-        eng_auth_successor_check(e); /* a suspicion may have made the successor coordinator */
+        eng_auth_successor_check(e->auth); /* a suspicion may have made the successor coordinator */
         eng_el_after_timers(e, now); /* elastic after-timers hook */
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);

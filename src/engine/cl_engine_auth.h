@@ -1,64 +1,141 @@
 /*  cl_engine_auth.h - who may send what, one component of the engine
     (cl_engine_authority.c, the gate of docs/security.md §3, and
     cl_engine_auth_probe.c, its round after a pause, §4).
+
+    eng_auth_t owns what the gate remembers: the peers this peer sent a
+    JOIN, the drops per type and the senders of refused collective data
+    named in the log, the straggler reports, how long members' epochs
+    have been ahead, the messages of the coordinator's successor kept
+    until the coordinator fails here, and the round after a pause (its
+    tally of answers, deadlines and one timer in the loop's set).
+
+    It sees the engine only through the context it gets at creation
+    (eng_auth_ctx_t): it never includes the engine's private header and
+    never writes a peer record; nothing else writes its state.  Engine
+    thread only.
 */
 #ifndef CL_ENGINE_AUTH_H_INCLUDED
 #define CL_ENGINE_AUTH_H_INCLUDED
 
+#include "engine/cl_engine.h"
 #include "engine/cl_member.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_wire.h"
+#include "util/cl_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct cl_engine;
-
 /* Largest step by which any message may raise a view epoch. */
 #define EPOCH_STEP ((uint64_t)1 << 20)
-/* This peer sent key a JOIN: key may answer it (JOIN_REPLY, VIEW). */
-void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32]);
+
+typedef struct eng_auth eng_auth_t;
+
+/* What the authority may ask of the engine.  Every function but desc
+   gets `arg`.  The pointers stay valid for the component's life. */
+typedef struct {
+    void *arg;
+    /* The engine's configuration (read only, read when used):
+       COLLAB_TIMEOUT (the pause's round, straggler reports, the
+       successor's messages), monitor and relay (REPORT, RELAYED). */
+    const cl_config_t *cfg;
+    uint8_t self_key[32]; /* this peer's identity key */
+    /* The loop's timer set: the component registers one timer there
+       (the round after a pause). */
+    cl_timer_t *timers;
+    /* The membership's records (read only): the sender's role, this
+       peer's view and epoch, who coordinates (cl_member_coordinator),
+       who would next (cl_member_successor) and who admits. */
+    const cl_member_t *mb;
+    /* The engine's clock (eng_now). */
+    double (*now)(void *arg);
+    /* Whether this peer holds a rank in its own view (ENG_MEMBER); false
+       while it joins, waits as a standby, rejoins after a removal or has
+       left. */
+    bool (*member)(void *arg);
+    /* Whether this peer is a member and its own coordinator
+       (eng_self_coordinates). */
+    bool (*coordinates)(void *arg);
+    /* Whether key is a joiner an ADMIT of the admitter named
+       (eng_el_is_entrant): it may read a donor's state. */
+    bool (*entrant)(void *arg, const uint8_t key[32]);
+    /* Whether this peer expects key, a monitor, to fetch a copy of its
+       state (eng_donor_expects, any admission). */
+    bool (*copy_expected)(void *arg, const uint8_t key[32]);
+    /* Coordinator: v, a smaller group's view that lost to this peer's,
+       is answered by raising the epoch above v's and sending this
+       peer's view (eng_outbid_view). */
+    void (*outbid)(void *arg, const cl_wire_view_t *v);
+    /* Hands a kept message of key to the engine as if it came now
+       (eng_on_message: it passes this gate again, then its handler). */
+    void (*deliver)(void *arg, const uint8_t key[32], const cl_wire_msg_t *m);
+    /* Makes the transport ignore key for `seconds` (cl_transport_ban). */
+    void (*ban)(void *arg, const uint8_t key[32], double seconds);
+    /* Sends key, a member of the last view, a PROBE (eng_el_probe). */
+    void (*probe)(void *arg, const uint8_t key[32]);
+    /* Sends key a JOIN, over a new link when this peer dropped its own
+       (eng_send_join_relinked); the JOIN is noted here through
+       eng_auth_note_join_sent as any. */
+    void (*rejoin)(void *arg, const uint8_t key[32]);
+    /* A peer's description for the log (eng_peer_desc). */
+    const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
+} eng_auth_ctx_t;
+
+/* Creates the component; copies ctx and registers its timer in
+   ctx.timers (not armed).  Returns NULL without memory or without room
+   in the set; the caller owns the result. */
+eng_auth_t *eng_auth_new(const eng_auth_ctx_t *ctx);
+/* Unregisters its timer, frees the kept messages and the tally, and
+   nulls *a_p.  Reads neither the records nor the clock.  Accepts NULL. */
+void eng_auth_destroy(eng_auth_t **a_p);
+
+/* True when key (record p, NULL if none) may send m in this peer's state;
+   otherwise m is dropped, counted, logged and key banned where only a
+   hostile peer sends such a message.  True when a is NULL. */
+bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
+                      const cl_wire_msg_t *m);
+/* This peer sent key a JOIN: key may answer it (JOIN_REPLY, VIEW).
+   Accepts NULL. */
+void eng_auth_note_join_sent(eng_auth_t *a, const uint8_t key[32]);
 /* This peer, back from a pause, asks the members of its view (PROBE):
    a new round of the majority-acknowledgement tally (docs/security.md
    §4), for max(10 s, 4 × COLLAB_TIMEOUT); its timer in the loop's set
-   asks again each second and acts at the deadline. */
-void eng_auth_probe_start(struct cl_engine *e);
+   asks again each second and acts at the deadline.  Accepts NULL. */
+void eng_auth_probe_start(eng_auth_t *a);
 /* This peer, back from a pause, sent key a PROBE: key's view answers it,
-   and counts once a majority of the last view answered with it. */
-void eng_auth_note_probe_sent(struct cl_engine *e, const uint8_t key[32]);
+   and counts once a majority of the last view answered with it.
+   Accepts NULL. */
+void eng_auth_note_probe_sent(eng_auth_t *a, const uint8_t key[32]);
 /* This peer became a member (again, eng_fan_out_member): a round or a
-   rejoin window of its former membership ends. */
-void eng_auth_member(struct cl_engine *e);
+   rejoin window of its former membership ends.  Accepts NULL. */
+void eng_auth_member(eng_auth_t *a);
 /* True while a pause's round is open or the peers asked after it may
-   still answer. */
-bool eng_auth_probing(struct cl_engine *e);
-/* True when key (record p, NULL if none) may send m in this peer's state;
-   otherwise m is dropped, counted, logged and key banned where only a
-   hostile peer sends such a message. */
-bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
-                      const cl_wire_msg_t *m);
+   still answer; false when a is NULL. */
+bool eng_auth_probing(const eng_auth_t *a);
 /* True when `epoch` is at most EPOCH_STEP above `own` and below the
    ceiling CL_EPOCH_MAX. */
 bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch);
 /* Runs the views and admissions kept from the coordinator's successor
    (refused while the coordinator looked alive here) through the gate
-   again once the successor coordinates here; forgets them when it does
-   not take over within 4 × COLLAB_TIMEOUT.  Called after every event. */
-void eng_auth_successor_check(struct cl_engine *e);
+   again, through the context's deliver, once the successor coordinates
+   here; forgets them when it does not take over within
+   4 × COLLAB_TIMEOUT.  Called after every event.  Accepts NULL. */
+void eng_auth_successor_check(eng_auth_t *a);
 /* A collective algorithm refused a message of p (sub, part): counted and
-   warned about once per sender. */
-void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part);
+   warned about once per sender.  Accepts NULL. */
+void eng_auth_refused_data(eng_auth_t *a, const cl_peer_t *p, int sub, uint32_t part);
 /* Coordinator: reporter (a group member, or this peer itself) finds
    subject straggling.  True once that is enough to take it out of the
    group: the subject's own report, or two distinct reporters within
    max(10 s, 4 x COLLAB_TIMEOUT) (one in a group of two), so that one
-   hostile member cannot evict an honest one. */
-bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
-                             const uint8_t reporter[32], size_t group_size);
+   hostile member cannot evict an honest one.  True when a is NULL. */
+bool eng_auth_straggler_vote(eng_auth_t *a, const uint8_t subject[32], const uint8_t reporter[32],
+                             size_t group_size);
 /* Coordinator: a member's heartbeat shows an epoch ahead of this peer's
    (ahead), or one that is not (!ahead, resets).  True once members have
    been ahead for `patience` seconds: time for the coordinator to raise
-   its epoch above theirs. */
-bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience);
+   its epoch above theirs.  `ahead` when a is NULL. */
+bool eng_auth_member_ahead(eng_auth_t *a, bool ahead, double patience);
 
 #endif

@@ -2,25 +2,30 @@
     among themselves only: cl_engine_authority.c (the gate every message
     passes, docs/security.md §3) and cl_engine_auth_probe.c (the round of
     PROBEs after a pause, §4).  Nobody else includes it; the rest of the
-    engine sees the authority through cl_engine_int.h.
+    engine sees the authority through cl_engine_auth.h.
+
+    Each field of struct eng_auth has one writer: the context is copied
+    at creation; the gate's own memory is written by
+    cl_engine_authority.c only, the round (struct auth_round) by
+    cl_engine_auth_probe.c only, which the gate asks through
+    eng_auth_acknowledged, eng_auth_was_probed and eng_auth_rejoining.
 */
 #ifndef CL_ENGINE_AUTH_INT_H_INCLUDED
 #define CL_ENGINE_AUTH_INT_H_INCLUDED
 
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_auth.h"
 #include "engine/cl_viewack.h"
 
-#define ASKED_MAX 64     /* peers remembered as asked for a rank */
-#define WARNED_MAX 64    /* senders of refused collective data already named */
-#define VOTES_MAX 64     /* straggler reports remembered */
-#define SUCC_KEPT_MAX 8  /* messages of the coordinator's successor kept */
+#define ASKED_MAX 64    /* peers remembered as asked for a rank */
+#define WARNED_MAX 64   /* senders of refused collective data already named */
+#define VOTES_MAX 64    /* straggler reports remembered */
+#define SUCC_KEPT_MAX 8 /* messages of the coordinator's successor kept */
 
-struct eng_auth {
-    uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
-    size_t nasked, next_asked;
-    /* Back from a pause (docs/security.md §4): the members asked (PROBE)
-       and their answers; a view of one that is not the coordinator
-       counts once a majority of the last view answered with it. */
+/* Back from a pause (docs/security.md §4): the members asked (PROBE)
+   and their answers; a view of one that is not the coordinator counts
+   once a majority of the last view answered with it.  Written by
+   cl_engine_auth_probe.c only. */
+struct auth_round {
     cl_viewack_t *ack;
     double ack_until;      /* the round's deadline */
     uint64_t ack_epoch;    /* this peer's view's epoch when the round began */
@@ -28,6 +33,13 @@ struct eng_auth {
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
     int probe_timer;       /* the round's timer in the loop's set (-1: none) */
+};
+
+struct eng_auth {
+    eng_auth_ctx_t ctx; /* copied at creation; read only */
+    /* The gate's memory: written by cl_engine_authority.c only. */
+    uint8_t asked[ASKED_MAX][32]; /* peers sent a JOIN (ring) */
+    size_t nasked, next_asked;
     uint64_t dropped[256];          /* per message type (ELASTIC: 128 + sub) */
     uint64_t banned;                /* senders banned by this gate */
     uint8_t warned[WARNED_MAX][32]; /* senders of refused collective data named in the log */
@@ -50,16 +62,24 @@ struct eng_auth {
     size_t nsucc;
     uint8_t succ_key[32];
     bool replaying; /* re-running the kept messages through this gate */
+    /* The round after a pause: cl_engine_auth_probe.c only. */
+    struct auth_round round;
 };
+
 /* Sets up the round's state (the tally, the timer registered in the
-   loop's set) in e->auth; COLLAB_ERR_NO_MEM when out of memory.
+   context's set) in a->round; COLLAB_ERR_NO_MEM when out of memory.
    eng_auth_probe_fini undoes it, also after a failed init. */
-int eng_auth_probe_init(struct cl_engine *e);
-void eng_auth_probe_fini(struct cl_engine *e);
+int eng_auth_probe_init(eng_auth_t *a);
+void eng_auth_probe_fini(eng_auth_t *a);
 
 /* key, asked after the pause, answered with view m: true when more than
    half of the last view has now answered with that same view, which
    then counts (the round ends).  Tallies the answer either way. */
-bool eng_auth_acknowledged(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m);
+bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_msg_t *m);
+/* Whether key was sent a PROBE in the latest round (open or ended). */
+bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32]);
+/* Whether the round ended without a majority and the peers then sent a
+   JOIN may still answer with a view that lists this peer. */
+bool eng_auth_rejoining(const eng_auth_t *a);
 
 #endif

@@ -38,11 +38,21 @@
     PROBE with it (cl_viewack; docs/security.md §4).  Every epoch step is
     bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
     (CL_EPOCH_MAX) where it would wrap.
+
+    A component (cl_engine_auth.h): it sees the engine only through the
+    context eng_auth_ctx_t that cl_engine_fanout.c builds (the
+    configuration, this peer's key, the peer records read only, the
+    clock, the timer set, whether this peer is a member and coordinates,
+    the joiners admitted, the copies expected for monitors, the outbid
+    of a smaller group, the delivery of kept messages, the ban, PROBE
+    and JOIN).  It computes the coordinator, its successor and the
+    admitter from the records itself.  Its state, struct eng_auth
+    (cl_engine_auth_int.h), is shared with cl_engine_auth_probe.c only,
+    each field written by one of the two files.
 */
 #include "engine/cl_engine_auth_int.h"
 
 #include "engine/cl_elmsg.h"
-#include "engine/cl_engine_elastic.h"
 #include "util/cl_addr.h"
 #include "util/cl_identity.h"
 #include "util/cl_log.h"
@@ -64,26 +74,46 @@ static void succ_clear(struct eng_auth *a)
     a->nsucc = 0;
 }
 
-int eng_auth_init(struct cl_engine *e)
+eng_auth_t *eng_auth_new(const eng_auth_ctx_t *ctx)
 {
-    e->auth = calloc(1, sizeof *e->auth);
-    if (e->auth == NULL)
-        return COLLAB_ERR_NO_MEM;
-    if (eng_auth_probe_init(e) != COLLAB_OK) {
-        eng_auth_fini(e);
-        return COLLAB_ERR_NO_MEM;
+    eng_auth_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return NULL;
+    a->ctx = *ctx;
+    if (eng_auth_probe_init(a) != COLLAB_OK) {
+        eng_auth_destroy(&a);
+        return NULL;
     }
-    return COLLAB_OK;
+    return a;
 }
 
-void eng_auth_fini(struct cl_engine *e)
+void eng_auth_destroy(eng_auth_t **a_p)
 {
-    if (e->auth != NULL) {
-        succ_clear(e->auth);
-        eng_auth_probe_fini(e);
-    }
-    free(e->auth);
-    e->auth = NULL;
+    eng_auth_t *a = a_p != NULL ? *a_p : NULL;
+    if (a == NULL)
+        return;
+    succ_clear(a);
+    eng_auth_probe_fini(a);
+    free(a);
+    *a_p = NULL;
+}
+
+/* The engine's clock. */
+static double now_of(const eng_auth_t *a)
+{
+    return a->ctx.now(a->ctx.arg);
+}
+
+/* Whether this peer holds a rank in its own view. */
+static bool is_member(const eng_auth_t *a)
+{
+    return a->ctx.member(a->ctx.arg);
+}
+
+/* Whether this peer is a member and its own coordinator. */
+static bool coordinates(const eng_auth_t *a)
+{
+    return a->ctx.coordinates(a->ctx.arg);
 }
 
 /* An ADMIT refused because its sender is not (yet) this peer's admitter,
@@ -95,11 +125,10 @@ void eng_auth_fini(struct cl_engine *e)
    kept: one made before the successor learned of the last admissions
    would undo them here, and the heartbeats bring its later views.
    Returns true when kept. */
-static bool keep_for_successor(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+static bool keep_for_successor(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
                                const cl_wire_msg_t *m)
 {
-    struct eng_auth *a = e->auth;
-    if (a->replaying || p == NULL || e->state != ENG_MEMBER || cl_member_successor(e->mb) != p)
+    if (a->replaying || p == NULL || !is_member(a) || cl_member_successor(a->ctx.mb) != p)
         return false;
     if (a->nsucc > 0 && memcmp(a->succ_key, key, 32) != 0)
         succ_clear(a); /* another successor now: the older one's are stale */
@@ -117,7 +146,7 @@ static bool keep_for_successor(struct cl_engine *e, const cl_peer_t *p, const ui
     cl_wire_hdr_encode(&h, a->succ[a->nsucc].hdr);
     a->succ[a->nsucc].body = body;
     a->succ[a->nsucc].blen = blen;
-    a->succ[a->nsucc].t = eng_now();
+    a->succ[a->nsucc].t = now_of(a);
     memcpy(a->succ_key, key, 32);
     a->nsucc++;
     cl_debug("kept a %s of %.8s…, the member that coordinates should the coordinator fail, "
@@ -126,15 +155,14 @@ static bool keep_for_successor(struct cl_engine *e, const cl_peer_t *p, const ui
     return true;
 }
 
-void eng_auth_successor_check(struct cl_engine *e)
+void eng_auth_successor_check(eng_auth_t *a)
 {
-    struct eng_auth *a = e->auth;
     if (a == NULL || a->nsucc == 0 || a->replaying)
         return;
-    const cl_peer_t *c = cl_member_coordinator(e->mb);
-    const cl_peer_t *p = cl_member_find(e->mb, a->succ_key);
-    if (e->state != ENG_MEMBER || p == NULL || p->state == CL_PEER_GONE ||
-        eng_now() - a->succ[a->nsucc - 1].t > SUCC_KEPT_FOR * e->cfg.timeout) {
+    const cl_peer_t *c = cl_member_coordinator(a->ctx.mb);
+    const cl_peer_t *p = cl_member_find(a->ctx.mb, a->succ_key);
+    if (!is_member(a) || p == NULL || p->state == CL_PEER_GONE ||
+        now_of(a) - a->succ[a->nsucc - 1].t > SUCC_KEPT_FOR * a->ctx.cfg->timeout) {
         cl_debug("forgot %zu message%s kept for a coordinator's successor that did not take over",
                  a->nsucc, a->nsucc == 1 ? "" : "s");
         succ_clear(a);
@@ -152,7 +180,7 @@ void eng_auth_successor_check(struct cl_engine *e)
         if (cl_wire_decode(a->succ[i].hdr, CL_WIRE_HDR_SIZE, a->succ[i].body, a->succ[i].blen,
                            &m) == CL_WIRE_OK) {
             cl_debug("applying a kept %s of the new coordinator", type_name(&m));
-            eng_on_message(e, a->succ_key, &m);
+            a->ctx.deliver(a->ctx.arg, a->succ_key, &m);
             cl_wire_msg_clear(&m);
         }
         free(a->succ[i].body);
@@ -160,9 +188,8 @@ void eng_auth_successor_check(struct cl_engine *e)
     a->replaying = false;
 }
 
-void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
+void eng_auth_note_join_sent(eng_auth_t *a, const uint8_t key[32])
 {
-    struct eng_auth *a = e->auth;
     if (a == NULL)
         return;
     for (size_t i = 0; i < a->nasked; i++)
@@ -182,9 +209,8 @@ static bool asked(const struct eng_auth *a, const uint8_t key[32])
     return false;
 }
 
-void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uint32_t part)
+void eng_auth_refused_data(eng_auth_t *a, const cl_peer_t *p, int sub, uint32_t part)
 {
-    struct eng_auth *a = e->auth;
     if (a == NULL)
         return;
     a->dropped[CL_MSG_COLL]++;
@@ -195,23 +221,22 @@ void eng_auth_refused_data(struct cl_engine *e, const cl_peer_t *p, int sub, uin
     if (first && a->nwarned < WARNED_MAX) {
         memcpy(a->warned[a->nwarned++], p->key, 32);
         cl_warn("dropped a collective message (type %d, part %u) from %s: %s (%llu such drops)",
-                sub, part, eng_peer_desc(p, desc, sizeof desc),
+                sub, part, a->ctx.desc(p, desc, sizeof desc),
                 sub == 2 ? "a RESULT for a part it does not produce"
                          : "it does not fit the collective",
                 (unsigned long long)a->dropped[CL_MSG_COLL]);
     } else {
         cl_debug("dropped a collective message (type %d, part %u) from %s", sub, part,
-                 eng_peer_desc(p, desc, sizeof desc));
+                 a->ctx.desc(p, desc, sizeof desc));
     }
 }
 
-bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
-                             const uint8_t reporter[32], size_t group_size)
+bool eng_auth_straggler_vote(eng_auth_t *a, const uint8_t subject[32], const uint8_t reporter[32],
+                             size_t group_size)
 {
-    struct eng_auth *a = e->auth;
     if (a == NULL || memcmp(subject, reporter, 32) == 0)
         return true; /* a member that reports itself is believed */
-    double now = eng_now(), window = e->cfg.timeout * 4 > 10 ? e->cfg.timeout * 4 : 10;
+    double now = now_of(a), window = a->ctx.cfg->timeout * 4 > 10 ? a->ctx.cfg->timeout * 4 : 10;
     bool have = false;
     for (size_t i = 0; i < VOTES_MAX && !have; i++)
         if (a->votes[i].t > 0 && memcmp(a->votes[i].subject, subject, 32) == 0 &&
@@ -240,16 +265,15 @@ bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
     return false;
 }
 
-bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience)
+bool eng_auth_member_ahead(eng_auth_t *a, bool ahead, double patience)
 {
-    struct eng_auth *a = e->auth;
     if (a == NULL)
         return ahead;
     if (!ahead) {
         a->ahead_since = 0;
         return false;
     }
-    double now = eng_now();
+    double now = now_of(a);
     if (a->ahead_since <= 0)
         a->ahead_since = now;
     if (now - a->ahead_since < patience)
@@ -286,8 +310,8 @@ static bool epoch_out_of_bounds(uint64_t own, uint64_t epoch)
 }
 
 /* Drops (and counts) m; bans its sender for a REFUSE_BOUND. */
-static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
-                   const cl_wire_msg_t *m, const char *rule, enum refusal why)
+static bool refuse(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32], const cl_wire_msg_t *m,
+                   const char *rule, enum refusal why)
 {
     bool ban = why == REFUSE_BOUND;
     /* Stale messages of honest peers (a heartbeat of a peer just removed,
@@ -299,7 +323,6 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
         m->hdr.type == CL_MSG_RELAYED ||
         (m->hdr.type == CL_MSG_ELASTIC &&
          (m->hdr.sub == CL_EL_ADMIT || m->hdr.sub == CL_EL_FETCH || m->hdr.sub == CL_EL_DROP));
-    struct eng_auth *a = e->auth;
     unsigned slot = m->hdr.type == CL_MSG_ELASTIC ? 128u + (m->hdr.sub & 127u) : m->hdr.type;
     a->dropped[slot]++;
     char sid[CL_PEER_ID_MAX];
@@ -318,7 +341,7 @@ static bool refuse(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32
                  sid, rule, (unsigned long long)a->dropped[slot]);
     if (ban) {
         a->banned++;
-        cl_transport_ban(e->tp, key, AUTH_BAN_SECONDS);
+        a->ctx.ban(a->ctx.arg, key, AUTH_BAN_SECONDS);
     }
     return false;
 }
@@ -347,25 +370,25 @@ static bool in_view(const cl_wire_view_t *v, const uint8_t key[32])
 
 /* The merge rule: v, from p (a member here that coordinates v), outranks
    this peer's view and lists only peers known here as members. */
-static bool outranks(struct cl_engine *e, const cl_peer_t *p, const cl_wire_view_t *v)
+static bool outranks(eng_auth_t *a, const cl_peer_t *p, const cl_wire_view_t *v)
 {
     const cl_wire_member_t *vc = view_coordinator(v);
     if (vc == NULL || memcmp(vc->key, p->key, 32) != 0)
         return false;
     for (uint32_t i = 0; i < v->count; i++) {
-        const cl_peer_t *q = cl_member_find(e->mb, v->members[i].key);
+        const cl_peer_t *q = cl_member_find(a->ctx.mb, v->members[i].key);
         if (q == NULL || (q->rank < 0 && q->prev_rank < 0))
             return false;
     }
     size_t n;
-    (void)cl_member_list(e->mb, &n);
+    (void)cl_member_list(a->ctx.mb, &n);
     if (v->count != n)
         return v->count > n;
-    const cl_peer_t *c = cl_member_coordinator(e->mb);
+    const cl_peer_t *c = cl_member_coordinator(a->ctx.mb);
     return c != NULL && memcmp(p->key, c->key, 32) < 0;
 }
 
-static const cl_peer_t *admitter(struct cl_engine *e);
+static const cl_peer_t *admitter(eng_auth_t *a);
 
 /* The member of v with this key, or NULL. */
 static const cl_wire_member_t *view_member(const cl_wire_view_t *v, const uint8_t key[32])
@@ -378,16 +401,16 @@ static const cl_wire_member_t *view_member(const cl_wire_view_t *v, const uint8_
 
 /* Members of this peer's view that are not gone, and those of them it
    believes alive (itself included). */
-static void count_members(struct cl_engine *e, size_t *present, size_t *alive)
+static void count_members(eng_auth_t *a, size_t *present, size_t *alive)
 {
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
     *present = *alive = 0;
     for (size_t i = 0; i < n; i++) {
         if (list[i]->state == CL_PEER_GONE)
             continue;
         (*present)++;
-        if (list[i]->state == CL_PEER_ALIVE || memcmp(list[i]->key, e->self_key, 32) == 0)
+        if (list[i]->state == CL_PEER_ALIVE || memcmp(list[i]->key, a->ctx.self_key, 32) == 0)
             (*alive)++;
     }
 }
@@ -402,17 +425,17 @@ static void count_members(struct cl_engine *e, size_t *present, size_t *alive)
    peer believes alive is in it.  Such a view renumbers and drops nobody;
    its sender, the lowest rank in it, gains what a JOIN naming that free
    rank would give it: coordinating. */
-static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
+static bool adds_only_sender(eng_auth_t *a, const uint8_t key[32], const cl_wire_view_t *v)
 {
     const cl_wire_member_t *vc = view_coordinator(v);
     if (vc == NULL || memcmp(vc->key, key, 32) != 0 || vc->rank < 0)
         return false;
     for (uint32_t i = 0; i < v->count; i++) {
         const cl_wire_member_t *x = &v->members[i];
-        const cl_peer_t *q = cl_member_find(e->mb, x->key);
+        const cl_peer_t *q = cl_member_find(a->ctx.mb, x->key);
         bool known = q != NULL && q->state != CL_PEER_GONE && (q->rank >= 0 || q->monitor);
         if (known ? q->rank != x->rank || q->monitor != (x->rank < 0)
-                  : x->rank < 0 || cl_member_rank_live(e->mb, x->rank, e->self_key))
+                  : x->rank < 0 || cl_member_rank_live(a->ctx.mb, x->rank, a->ctx.self_key))
             return false;
     }
     /* Every member believed alive here is in v: over v's keys sorted once
@@ -424,11 +447,11 @@ static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const c
         memcpy(keys + (size_t)i * 32, v->members[i].key, 32);
     qsort(keys, v->count, 32, cmp_key);
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
     bool all = true;
     for (size_t i = 0; i < n && all; i++) {
         const cl_peer_t *q = list[i];
-        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        bool self = memcmp(q->key, a->ctx.self_key, 32) == 0;
         if (q->state == CL_PEER_GONE || q->monitor)
             continue;
         if (self || q->state == CL_PEER_ALIVE)
@@ -443,62 +466,63 @@ static bool adds_only_sender(struct cl_engine *e, const uint8_t key[32], const c
    peer (they never got the view that admitted it).  This peer, their
    coordinator in its own view, outbids v's epoch and sends them its view,
    which they take by adds_only_sender. */
-static bool smaller_group_without_me(struct cl_engine *e, const cl_peer_t *p,
-                                     const cl_wire_view_t *v)
+static bool smaller_group_without_me(eng_auth_t *a, const cl_peer_t *p, const cl_wire_view_t *v)
 {
     const cl_wire_member_t *vc = view_coordinator(v);
-    if (vc == NULL || memcmp(vc->key, p->key, 32) != 0 || view_member(v, e->self_key) != NULL ||
-        !eng_self_coordinates(e))
+    if (vc == NULL || memcmp(vc->key, p->key, 32) != 0 || view_member(v, a->ctx.self_key) != NULL ||
+        !coordinates(a))
         return false;
     for (uint32_t i = 0; i < v->count; i++) {
-        const cl_peer_t *q = cl_member_find(e->mb, v->members[i].key);
+        const cl_peer_t *q = cl_member_find(a->ctx.mb, v->members[i].key);
         if (q == NULL || q->state == CL_PEER_GONE || q->rank != v->members[i].rank)
             return false;
     }
     size_t present, alive;
-    count_members(e, &present, &alive);
+    count_members(a, &present, &alive);
     return v->count < alive;
 }
 
-static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m)
 {
     const cl_wire_view_t *v = &m->u.view;
     /* A monitor entry coordinates while no ranked public member lives
        (docs/monitor.md §3): its views count as a member's. */
     bool member = p != NULL && p->state != CL_PEER_GONE && (p->rank >= 0 || p->monitor);
-    uint64_t own = cl_member_epoch(e->mb);
+    uint64_t own = cl_member_epoch(a->ctx.mb);
     if (!in_view(v, key))
-        return refuse(e, p, key, m, "its sender is not in it", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not in it", REFUSE_ROLE);
     /* Every address a view lists is dialled: it must be a multiaddr that
        names the member's own key (a client's is empty). */
     for (uint32_t i = 0; i < v->count; i++) {
         const cl_wire_member_t *x = &v->members[i];
         const char *addr = x->address != NULL ? x->address : "";
-        cl_addr_t a;
-        bool ok = (x->flags & CL_MEMBER_CLIENT) ? addr[0] == '\0'
-                                                : cl_addr_parse(addr, &a, NULL, 0) == 0 &&
-                                                      a.has_key && memcmp(a.key, x->key, 32) == 0;
+        cl_addr_t parsed;
+        bool ok = (x->flags & CL_MEMBER_CLIENT)
+                      ? addr[0] == '\0'
+                      : cl_addr_parse(addr, &parsed, NULL, 0) == 0 && parsed.has_key &&
+                            memcmp(parsed.key, x->key, 32) == 0;
         if (!ok)
-            return refuse(e, p, key, m, "it lists an address that is not its member's own",
+            return refuse(a, p, key, m, "it lists an address that is not its member's own",
                           REFUSE_BOUND);
     }
     if (epoch_out_of_bounds(own, v->epoch))
-        return refuse(e, p, key, m, "its epoch jumps too far ahead", REFUSE_BOUND);
-    if (e->state != ENG_MEMBER) {
+        return refuse(a, p, key, m, "its epoch jumps too far ahead", REFUSE_BOUND);
+    if (!is_member(a)) {
         /* Joining, a standby, or rejoining after a removal: a view from a
            peer it asked for a rank, or one that lists it from a member of
            its last view (the admitter that publishes its admission).  A
            view without it cannot throw it out again. */
-        if (asked(e->auth, key))
+        if (asked(a, key))
             return true;
         if (p != NULL && (p->rank >= 0 || p->prev_rank >= 0 || p->monitor) &&
-            in_view(v, e->self_key))
+            in_view(v, a->ctx.self_key))
             return true;
-        return refuse(e, p, key, m,
-                      in_view(v, e->self_key) ? "this peer never asked it to join"
-                                              : "a view without this rejoining peer from a peer "
-                                                "it did not ask",
+        return refuse(a, p, key, m,
+                      in_view(v, a->ctx.self_key)
+                          ? "this peer never asked it to join"
+                          : "a view without this rejoining peer from a peer "
+                            "it did not ask",
                       REFUSE_ROLE);
     }
     /* Not banned: after a coordinator died with its views in flight, a
@@ -506,24 +530,24 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
        its heartbeats must reach this peer's coordinator, which answers
        with a view that shows it what this peer's group is. */
     if (!member) {
-        if (v->epoch > own && adds_only_sender(e, key, v))
+        if (v->epoch > own && adds_only_sender(a, key, v))
             return true;
-        return refuse(e, p, key, m, "its sender is not a member of this peer's view", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a member of this peer's view", REFUSE_ROLE);
     }
     /* Back from a pause: every answer of a member asked is tallied (an
        old view too: a majority that still holds this peer's view ends the
        round). */
-    bool acked = member && eng_auth_acknowledged(e, key, m);
+    bool acked = member && eng_auth_acknowledged(a, key, m);
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
-    const cl_peer_t *c = cl_member_coordinator(e->mb);
+    const cl_peer_t *c = cl_member_coordinator(a->ctx.mb);
     if (c != NULL && c == p)
         return true;
     /* The admitter publishes the views that admit peers into the group
        (it is not the coordinator while a newcomer holds a lower rank). */
-    if (admitter(e) == p)
+    if (admitter(a) == p)
         return true;
-    if (outranks(e, p, v))
+    if (outranks(a, p, v))
         return true;
     /* This peer was stopped and asked the members whether the swarm went
        on without it: a view of a member that is not its coordinator
@@ -534,51 +558,51 @@ static bool check_view(struct cl_engine *e, const cl_peer_t *p, const uint8_t ke
         return true;
     /* No majority answered in time: a peer it then asked to take it back
        answers with a view that lists it. */
-    if (e->auth->rejoin_until > 0 && asked(e->auth, key) && in_view(v, e->self_key))
+    if (eng_auth_rejoining(a) && asked(a, key) && in_view(v, a->ctx.self_key))
         return true;
-    if (cl_viewack_was_asked(e->auth->ack, key))
-        return refuse(e, p, key, m,
+    if (eng_auth_was_probed(a, key))
+        return refuse(a, p, key, m,
                       "after a pause a view of a member that is not the coordinator counts only "
                       "once a majority of this peer's last view answered with it",
                       REFUSE_ROLE);
-    if (smaller_group_without_me(e, p, v)) {
-        eng_outbid_view(e, v);
-        return refuse(e, p, key, m, "a smaller group's view (answered with this peer's view)",
+    if (smaller_group_without_me(a, p, v)) {
+        a->ctx.outbid(a->ctx.arg, v);
+        return refuse(a, p, key, m, "a smaller group's view (answered with this peer's view)",
                       REFUSE_ROLE);
     }
-    return refuse(e, p, key, m, "its sender is not this peer's coordinator", REFUSE_ROLE);
+    return refuse(a, p, key, m, "its sender is not this peer's coordinator", REFUSE_ROLE);
 }
 
 /* The admitter as the receiver computes it (docs/elastic.md): the
    coordinator when it is in the formed group, else the lowest-ranked live
    public member of the group. */
-static const cl_peer_t *admitter(struct cl_engine *e)
+static const cl_peer_t *admitter(eng_auth_t *a)
 {
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    if (c != NULL && c->in_group && cl_member_group_closed(e->mb))
+    cl_peer_t *c = cl_member_coordinator(a->ctx.mb);
+    if (c != NULL && c->in_group && cl_member_group_closed(a->ctx.mb))
         return c;
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *q = list[i];
-        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        bool self = memcmp(q->key, a->ctx.self_key, 32) == 0;
         if (!q->client && q->in_group && (self || q->state == CL_PEER_ALIVE))
             return q;
     }
     /* No public member in the group: a client admits (as eng_admitter_pick). */
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *q = list[i];
-        bool self = memcmp(q->key, e->self_key, 32) == 0;
+        bool self = memcmp(q->key, a->ctx.self_key, 32) == 0;
         if (q->in_group && (self || q->state == CL_PEER_ALIVE))
             return q;
     }
     return NULL;
 }
 
-bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key[32],
+bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
                       const cl_wire_msg_t *m)
 {
-    if (e->auth == NULL)
+    if (a == NULL)
         return true;
     bool member = p != NULL && p->state != CL_PEER_GONE && p->rank >= 0;
     bool monitor = p != NULL && p->state != CL_PEER_GONE && p->monitor; /* docs/monitor.md §3 */
@@ -586,19 +610,19 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
     switch (m->hdr.type) {
     case CL_MSG_JOIN:
         if (!(m->u.join.weight <= WEIGHT_MAX))
-            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
+            return refuse(a, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
                           REFUSE_BOUND);
         return true; /* anyone may ask; the coordinator decides */
     case CL_MSG_JOIN_REPLY:
-        if (asked(e->auth, key))
+        if (asked(a, key))
             return true;
         /* Not banned: a late answer to an earlier incarnation of this key. */
-        return refuse(e, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
+        return refuse(a, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
     case CL_MSG_VIEW:
-        return check_view(e, p, key, m);
+        return check_view(a, p, key, m);
     case CL_MSG_HEARTBEAT:
-        if (epoch_out_of_bounds(cl_member_epoch(e->mb), m->u.heartbeat.epoch))
-            return refuse(e, p, key, m, "a heartbeat with an epoch far ahead", REFUSE_BOUND);
+        if (epoch_out_of_bounds(cl_member_epoch(a->ctx.mb), m->u.heartbeat.epoch))
+            return refuse(a, p, key, m, "a heartbeat with an epoch far ahead", REFUSE_BOUND);
         if (member || monitor)
             return true;
         /* A peer that believes it is a member (it was removed, or a view
@@ -606,15 +630,15 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
            with a view that shows it is not.  The epoch it raises its own
            by is bounded (above); the view tells nothing that the members'
            join lines do not. */
-        if (e->state == ENG_MEMBER && eng_self_coordinates(e))
+        if (is_member(a) && coordinates(a))
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_SUSPECT:
     case CL_MSG_UPDATE:
         /* No peer may claim over the network a weight its own
            COLLAB_WEIGHT could not hold. */
         if (m->hdr.type == CL_MSG_UPDATE && !(m->u.update.weight <= WEIGHT_MAX))
-            return refuse(e, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
+            return refuse(a, p, key, m, "a weight above 1e9 (the most COLLAB_WEIGHT allows)",
                           REFUSE_BOUND);
         /* A monitor reports the members it lost; it has no weight.  A
            stranger is not banned: a peer admitted by a coordinator that
@@ -622,31 +646,31 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
            heartbeats must still reach this peer's coordinator, whose
            answer shows it that it is not (check_view). */
         if (!member && !(monitor && m->hdr.type == CL_MSG_SUSPECT))
-            return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
-        if (e->state != ENG_MEMBER || !eng_self_coordinates(e))
-            return refuse(e, p, key, m, "it goes to the coordinator only", REFUSE_ROLE);
+            return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
+        if (!is_member(a) || !coordinates(a))
+            return refuse(a, p, key, m, "it goes to the coordinator only", REFUSE_ROLE);
         return true;
     case CL_MSG_GOODBYE:
         if (member || monitor)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_MATCH:
         if (member)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_BYE_ACK:
         /* Answers this peer's GOODBYE: only from peers of its view. */
         if (member || monitor || former)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_REPORT:
         /* Statistics go to monitors only, from ranked members (the report
            code checks the rank field against the view). */
-        if (!e->cfg.monitor)
-            return refuse(e, p, key, m, "this peer is not a monitor", REFUSE_ROLE);
+        if (!a->ctx.cfg->monitor)
+            return refuse(a, p, key, m, "this peer is not a monitor", REFUSE_ROLE);
         if (member)
             return true;
-        return refuse(e, p, key, m, "its sender is not a ranked member", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a ranked member", REFUSE_ROLE);
     case CL_MSG_COLL:
     case CL_MSG_P2P:
         return true; /* members' data; early data waits in the bounded held queue */
@@ -654,31 +678,31 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
         /* To a relaying monitor: the relay code checks that both ends are
            client members of its view.  To a member only from a monitor of
            its view that announced relaying (docs/monitor.md §8). */
-        if (e->cfg.monitor && e->cfg.relay)
+        if (a->ctx.cfg->monitor && a->ctx.cfg->relay)
             return true; /* a member this view does not list yet waits for it there */
         if (monitor && p->relay)
             return true;
-        return refuse(e, p, key, m, "RELAY from a peer that is not a relaying monitor of the view",
+        return refuse(a, p, key, m, "RELAY from a peer that is not a relaying monitor of the view",
                       REFUSE_ROLE);
     case CL_MSG_P2P_CTL:
         /* A receiver's match or cancellation of a synchronous send: it
            names only this peer's own sends, and only members receive. */
         if (member || former)
             return true;
-        return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+        return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
     case CL_MSG_ELASTIC:
         switch (m->hdr.sub) {
         case CL_EL_PROBE: /* the view goes only to members, past or present */
             if (member || former)
                 return true;
-            return refuse(e, p, key, m, "PROBE from a peer that was never a member", REFUSE_ROLE);
+            return refuse(a, p, key, m, "PROBE from a peer that was never a member", REFUSE_ROLE);
         case CL_EL_ADMIT: /* only the admitter decides admissions */
             if (!member)  /* not banned: the same race as SUSPECT */
-                return refuse(e, p, key, m, "ADMIT from a non-member", REFUSE_ROLE);
-            if (admitter(e) != p) {
-                if (keep_for_successor(e, p, key, m))
+                return refuse(a, p, key, m, "ADMIT from a non-member", REFUSE_ROLE);
+            if (admitter(a) != p) {
+                if (keep_for_successor(a, p, key, m))
                     return false;
-                return refuse(e, p, key, m, "ADMIT from a member that is not the admitter",
+                return refuse(a, p, key, m, "ADMIT from a member that is not the admitter",
                               REFUSE_ROLE);
             }
             return true;
@@ -686,27 +710,26 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
         case CL_EL_DROP:
             /* Reading a donor's state, or making it forget an item, is for
                the joiners an ADMIT named. */
-            if (member && eng_el_is_entrant(e, key))
+            if (member && a->ctx.entrant(a->ctx.arg, key))
                 return true;
             /* A monitor reads a copy the admitter told the members to take
                for it (a checkpoint), never makes anyone forget; a monitor
                serves its checkpoint to the peers it told to resume from it
                (docs/monitor.md §7). */
-            if (m->hdr.sub == CL_EL_FETCH && monitor && e->el != NULL &&
-                eng_donor_expects(e->el->donor, UINT64_MAX, key))
+            if (m->hdr.sub == CL_EL_FETCH && monitor && a->ctx.copy_expected(a->ctx.arg, key))
                 return true;
-            if (m->hdr.sub == CL_EL_FETCH && e->cfg.monitor && member)
+            if (m->hdr.sub == CL_EL_FETCH && a->ctx.cfg->monitor && member)
                 return true;
             /* Not banned: a monitor admitted by a view still on its way
                here looks like a stranger for a moment. */
-            return refuse(e, p, key, m, "state requests are for admitted joiners only",
+            return refuse(a, p, key, m, "state requests are for admitted joiners only",
                           REFUSE_ROLE);
         case CL_EL_QUERY:
             if (member)
                 return true;
-            if (monitor && e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key))
+            if (monitor && a->ctx.copy_expected(a->ctx.arg, key))
                 return true;
-            return refuse(e, p, key, m, "a state query from a peer that is no member", REFUSE_ROLE);
+            return refuse(a, p, key, m, "a state query from a peer that is no member", REFUSE_ROLE);
         case CL_EL_HASHES:
         case CL_EL_DATA:
         case CL_EL_NACK:
@@ -715,20 +738,20 @@ bool eng_auth_message(struct cl_engine *e, const cl_peer_t *p, const uint8_t key
                donor). */
             if (member || monitor)
                 return true;
-            return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+            return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
         case CL_EL_CKPT:
             /* Checkpoints: a monitor's request or resume, the admitter's
                notice; the checkpoint code checks the roles further. */
-            if (member || monitor || asked(e->auth, key))
+            if (member || monitor || asked(a, key))
                 return true;
-            return refuse(e, p, key, m, "a checkpoint message from a stranger",
+            return refuse(a, p, key, m, "a checkpoint message from a stranger",
                           REFUSE_ROLE); /* as for FETCH */
         default:
             if (member)
                 return true;
-            return refuse(e, p, key, m, "its sender is not a member", REFUSE_ROLE);
+            return refuse(a, p, key, m, "its sender is not a member", REFUSE_ROLE);
         }
     default:
-        return refuse(e, p, key, m, "a message type the engine does not take", REFUSE_BOUND);
+        return refuse(a, p, key, m, "a message type the engine does not take", REFUSE_BOUND);
     }
 }

@@ -5,9 +5,10 @@
     change did (docs/architecture.md); the loop's services are in
     cl_engine.c.  The reports' component (cl_engine_report.c), the relay
     (cl_engine_relay.c), the point-to-point component (cl_engine_p2p.c),
-    the groups (cl_engine_groups.c), the dial-back (cl_engine_dialback.c)
-    and the departures (cl_engine_leave.c) get their contexts here too:
-    the engine's adapters for them.
+    the groups (cl_engine_groups.c), the authority
+    (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
+    departures (cl_engine_leave.c) get their contexts here too: the
+    engine's adapters for them.
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -112,8 +113,8 @@ void eng_fan_out_member(struct cl_engine *e)
     eng_report_view(e->rep); /* a monitor's picture starts with its own view */
     eng_coll_member(e);      /* their timers run while this peer is a member */
     eng_p2p_member(e->p2p);
-    eng_el_member(e);   /* a monitor's checkpoints */
-    eng_auth_member(e); /* a pause's round of a former membership ends */
+    eng_el_member(e);         /* a monitor's checkpoints */
+    eng_auth_member(e->auth); /* a pause's round of a former membership ends */
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, COLLAB_OK);
 }
@@ -147,6 +148,92 @@ void eng_groups_fini(struct cl_engine *e)
 bool eng_coll_multigroup(struct cl_engine *e)
 {
     return eng_el_split_admission(e, NULL, 0, NULL); /* the group, nobody being admitted */
+}
+
+/* ---------------------------------------------------------------------- */
+/* The authority's context (cl_engine_auth.h): the records and the
+   engine's answers about this peer's own role, for the gate every
+   message passes and its round after a pause. */
+
+static double auth_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static bool auth_member(void *arg)
+{
+    return ((const struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static bool auth_coordinates(void *arg)
+{
+    return eng_self_coordinates(arg);
+}
+
+static bool auth_entrant(void *arg, const uint8_t key[32])
+{
+    return eng_el_is_entrant(arg, key);
+}
+
+/* A copy of this peer's state is expected for the monitor key, for any
+   admission (a checkpoint, docs/monitor.md §7). */
+static bool auth_copy_expected(void *arg, const uint8_t key[32])
+{
+    const struct cl_engine *e = arg;
+    return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
+}
+
+static void auth_outbid(void *arg, const cl_wire_view_t *v)
+{
+    eng_outbid_view(arg, v);
+}
+
+static void auth_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    eng_on_message(arg, key, m);
+}
+
+static void auth_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+}
+
+static void auth_probe(void *arg, const uint8_t key[32])
+{
+    eng_el_probe(arg, key);
+}
+
+static void auth_rejoin(void *arg, const uint8_t key[32])
+{
+    eng_send_join_relinked(arg, key);
+}
+
+int eng_auth_init(struct cl_engine *e)
+{
+    eng_auth_ctx_t ctx = {.arg = e,
+                          .cfg = &e->cfg,
+                          .timers = e->timers,
+                          .mb = e->mb,
+                          .now = auth_now,
+                          .member = auth_member,
+                          .coordinates = auth_coordinates,
+                          .entrant = auth_entrant,
+                          .copy_expected = auth_copy_expected,
+                          .outbid = auth_outbid,
+                          .deliver = auth_deliver,
+                          .ban = auth_ban,
+                          .probe = auth_probe,
+                          .rejoin = auth_rejoin,
+                          .desc = eng_peer_desc};
+    memcpy(ctx.self_key, e->self_key, 32);
+    e->auth = eng_auth_new(&ctx);
+    return e->auth != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_auth_fini(struct cl_engine *e)
+{
+    eng_auth_destroy(&e->auth);
 }
 
 /* ---------------------------------------------------------------------- */

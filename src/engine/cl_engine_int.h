@@ -260,8 +260,8 @@ struct cl_engine {
     /* Reports to the monitors; a monitor's hooks (cl_engine_report.c). */
     eng_report_t *rep;
     cl_engine_hooks_t hooks;
-    /* Who may send what (cl_engine_authority.c). */
-    struct eng_auth *auth;
+    /* Who may send what (cl_engine_auth.h). */
+    eng_auth_t *auth;
     /* Joiners the coordinator dials back before admitting them
        (cl_engine_dialback.c). */
     eng_dialback_t *dialback;
@@ -352,11 +352,6 @@ int eng_own_wire_floor(const struct cl_engine *e, const char **why);
 void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
 /* Joiner: an answer to its JOIN. */
 void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j);
-
-/* cl_engine_authority.c: the gate of docs/security.md §3
-   (cl_engine_auth.h). */
-int eng_auth_init(struct cl_engine *e);
-void eng_auth_fini(struct cl_engine *e);
 
 /* cl_engine_fanout.c: membership changes, fanned out to the rest of the engine
    (point-to-point, the collective streams, the reports, the transport's
@@ -473,6 +468,13 @@ void eng_report_fini(struct cl_engine *e);
    monitor (docs/monitor.md §8). */
 int eng_relay_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
 void eng_relay_fini(struct cl_engine *e);
+
+/* cl_engine_authority.c and cl_engine_auth_probe.c (a component,
+   cl_engine_auth.h): who may send what (docs/security.md §3, §4).  Its
+   context is built in cl_engine_fanout.c; the loop, _join, _member,
+   _pause, _route and the fan-out call it through e->auth. */
+int eng_auth_init(struct cl_engine *e); /* e->auth; 0 or COLLAB_ERR_NO_MEM */
+void eng_auth_fini(struct cl_engine *e);
 
 /* cl_engine_dialback.c (a component, cl_engine_dialback.h): can a joiner
    be reached (docs/membership.md)?  Its context is built in

@@ -99,7 +99,7 @@ void eng_send_join(struct cl_engine *e, const uint8_t key[32])
     js->verify = e->cfg.verify_set ? (uint8_t)(e->cfg.verify ? 2 : 1) : 0;
     j->incarnation = e->incarnation;
     snprintf(j->address, sizeof j->address, "%s", cl_transport_address(e->tp));
-    eng_auth_note_join_sent(e, key);
+    eng_auth_note_join_sent(e->auth, key);
     (void)cl_transport_send(e->tp, key, &m);
 }
 
@@ -668,7 +668,7 @@ void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire
 {
     /* A member back from a pause that found no majority asks to be taken
        back (docs/security.md §4): a redirect to the coordinator helps it. */
-    bool probing = e->state == ENG_MEMBER && j->status == CL_JOIN_REDIRECT && eng_auth_probing(e);
+    bool probing = e->state == ENG_MEMBER && j->status == CL_JOIN_REDIRECT && eng_auth_probing(e->auth);
     if (e->state != ENG_JOINING && e->state != ENG_STANDBY && !probing)
         return;
     int idx = eng_initial_index(e, key);

@@ -650,13 +650,13 @@ static bool ctx_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
 
 static bool ctx_member_ahead(void *arg, bool ahead, double patience)
 {
-    return eng_auth_member_ahead(arg, ahead, patience);
+    return eng_auth_member_ahead(((struct cl_engine *)arg)->auth, ahead, patience);
 }
 
 static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
                                size_t group_size)
 {
-    return eng_auth_straggler_vote(arg, subject, reporter, group_size);
+    return eng_auth_straggler_vote(((struct cl_engine *)arg)->auth, subject, reporter, group_size);
 }
 
 int eng_member_init(struct cl_engine *e)

@@ -80,7 +80,7 @@ static void on_pause(struct cl_engine *e, double now, double gap)
        "Members that were stopped"). */
     el->ndoubt = 0;
     el->doubt_until = now + fmax(e->cfg.timeout, 1.0);
-    eng_auth_probe_start(e); /* their views count with a majority's answers */
+    eng_auth_probe_start(e->auth); /* their views count with a majority's answers */
     for (size_t i = 0; i < n; i++) {
         cl_peer_t *p = list[i];
         if (memcmp(p->key, e->self_key, 32) == 0)
@@ -90,7 +90,7 @@ static void on_pause(struct cl_engine *e, double now, double gap)
         /* Our own stop explains their silence (one that said goodbye
            stays gone). */
         eng_member_excuse(e, p, now);
-        eng_auth_note_probe_sent(e, p->key); /* its answer (a view) is tallied */
+        eng_auth_note_probe_sent(e->auth, p->key); /* its answer (a view) is tallied */
         /* Whoever took us out forgot our connection to it: open a fresh
            one before anything else goes out. */
         if (!p->client && p->address[0] != '\0')

@@ -328,7 +328,7 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
                collective.  Dropped, counted, named in the log. */
             const cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
             if (p != NULL)
-                eng_auth_refused_data(e, p, h->sub, h->part);
+                eng_auth_refused_data(e->auth, p, h->sub, h->part);
         }
     }
     if (active && s->active == c) {

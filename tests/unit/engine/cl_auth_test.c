@@ -1,9 +1,10 @@
-/*  cl_auth_test.c - selftest of the authority gate (cl_engine_authority.c,
-    docs/security.md §3, and its round after a pause,
-    cl_engine_auth_probe.c) on a fake engine: real membership records and
-    wire structures, the engine's other parts stubbed here (the clock,
-    "do I coordinate", elastic state) and the transport's ban recorded
-    (linked with --wrap=cl_transport_ban).
+/*  cl_auth_test.c - selftest of the authority (cl_engine_authority.c, the
+    gate of docs/security.md §3, and its round after a pause,
+    cl_engine_auth_probe.c, §4) on a fake context: real membership
+    records, wire structures and a real timer set; the clock, "am I a
+    member", "do I coordinate", the elastic layer's answers, the ban, the
+    delivery of kept messages, PROBE and JOIN are the test's (no sockets,
+    no engine).
 
     The receiver is rank 0 of a view {0, 1, 2} with a monitor, a former
     member (rank 3, removed) and a stranger.  Each case hands the gate one
@@ -11,17 +12,24 @@
     dropped with its sender banned.  The one ban rule: a ban only for
     content that breaks a bound every honest peer keeps, never for the
     sender's role (a JOIN_REPLY, BYE_ACK, REPORT or P2P_CTL from a
-    stranger is dropped, not banned).
+    stranger is dropped, not banned).  A former member may ask to join
+    again like anyone (JOIN), and is banned for a weight no honest peer
+    declares like anyone.
 
-    The round after a pause runs on its timer in a real cl_timer set,
+    A second receiver, rank 2 of public members {0, 1, 2, 3}, does not
+    coordinate: its coordinator's view is taken, another member's is not,
+    and the views and admissions of the member that would coordinate next
+    are kept until the coordinator fails here.
+
+    The round after a pause runs on its timer in the real cl_timer set,
     driven here as the loop would (run_until): armed where the round
     starts, at each re-probe, the round's deadline and the end of the
     rejoin window, and disarmed when nothing is due.
 */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_auth.h"
 
 #include "engine/cl_elmsg.h"
-#include "engine/cl_engine_elastic.h"
+#include "util/cl_addr.h"
 #include "util/cl_selftest.h"
 
 #include <math.h>
@@ -29,92 +37,153 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- the stubbed rest of the engine ---------------------------------- */
+/* --- the fake context ------------------------------------------------- */
 
-static bool s_coordinates = true;
-static int s_bans;
 static double s_now = 100.0;
+static bool s_coordinates = true; /* the receiver's answer to "do I coordinate" */
+static int s_bans;
 /* Messages the gate handed back to the engine (kept successor messages
    replayed), and the type of the last one. */
 static int s_replayed;
 static uint8_t s_replay_type;
-
-double eng_now(void)
-{
-    return s_now;
-}
-
-void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
-{
-    (void)e, (void)key;
-    s_replayed++;
-    s_replay_type = m->hdr.type;
-}
-
-bool eng_self_coordinates(struct cl_engine *e)
-{
-    (void)e;
-    return s_coordinates;
-}
-
-const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
-{
-    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
-    return out;
-}
-
-bool eng_donor_expects(const el_donor_t *d, uint64_t s, const uint8_t key[32])
-{
-    (void)d, (void)s, (void)key;
-    return false;
-}
-
-void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
-{
-    (void)e, (void)v;
-}
-
-bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
-{
-    (void)e, (void)key;
-    return false;
-}
-
+/* Views answered by outbidding them (a smaller group's). */
+static int s_outbids;
+/* The elastic layer's answers: key is a joiner an ADMIT named; a copy
+   is expected for the monitor key. */
+static const uint8_t *s_entrant;
+static const uint8_t *s_copy_for;
 /* PROBEs and JOINs the gate sends after a pause (to members of the
    receiver's view, so one byte of the key tells which). */
 static int s_probes;
 static uint8_t s_joined[8];
 static int s_njoined;
 
-void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
+/* One receiver: its configuration, records, timer set and authority. */
+typedef struct {
+    cl_config_t cfg;
+    uint8_t key[32];
+    cl_member_t *mb;
+    cl_timer_t *timers;
+    eng_auth_t *auth;
+    bool member; /* holds a rank in its own view */
+} node_t;
+
+static double ctx_now(void *arg)
 {
-    (void)e, (void)key;
+    (void)arg;
+    return s_now;
+}
+
+static bool ctx_member(void *arg)
+{
+    return ((node_t *)arg)->member;
+}
+
+static bool ctx_coordinates(void *arg)
+{
+    (void)arg;
+    return s_coordinates;
+}
+
+static bool ctx_entrant(void *arg, const uint8_t key[32])
+{
+    (void)arg;
+    return s_entrant != NULL && memcmp(s_entrant, key, 32) == 0;
+}
+
+static bool ctx_copy_expected(void *arg, const uint8_t key[32])
+{
+    (void)arg;
+    return s_copy_for != NULL && memcmp(s_copy_for, key, 32) == 0;
+}
+
+static void ctx_outbid(void *arg, const cl_wire_view_t *v)
+{
+    (void)arg, (void)v;
+    s_outbids++;
+}
+
+static void ctx_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+{
+    (void)arg, (void)key;
+    s_replayed++;
+    s_replay_type = m->hdr.type;
+}
+
+static void ctx_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    (void)arg, (void)key;
+    CL_CHECK(seconds == 60);
+    s_bans++;
+}
+
+static void ctx_probe(void *arg, const uint8_t key[32])
+{
+    (void)arg, (void)key;
     s_probes++;
 }
 
-void eng_send_join(struct cl_engine *e, const uint8_t key[32])
+/* A JOIN goes out as the engine sends it (eng_send_join), noted by the
+   gate. */
+static void ctx_rejoin(void *arg, const uint8_t key[32])
 {
     if (s_njoined < 8)
         s_joined[s_njoined++] = key[0];
-    eng_auth_note_join_sent(e, key);
-}
-void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32])
-{
-    eng_send_join(e, key);
+    eng_auth_note_join_sent(((node_t *)arg)->auth, key);
 }
 
-void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds);
-void __wrap_cl_transport_ban(cl_transport_t *tp, const uint8_t key[32], double seconds)
+static const char *ctx_desc(const cl_peer_t *p, char *out, size_t len)
 {
-    (void)tp, (void)key, (void)seconds;
-    s_bans++;
+    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
+    return out;
+}
+
+/* Sets up n for the records mb (owned from now on) of the peer key: a
+   member, COLLAB_TIMEOUT 5 s, its authority created. */
+static void node_init(node_t *n, const uint8_t key[32], cl_member_t *mb)
+{
+    memset(n, 0, sizeof *n);
+    memcpy(n->key, key, 32);
+    n->cfg.timeout = 5;
+    n->member = true;
+    n->mb = mb;
+    n->timers = cl_timer_new(8);
+    CL_CHECK(n->timers != NULL);
+    eng_auth_ctx_t ctx = {.arg = n,
+                          .cfg = &n->cfg,
+                          .timers = n->timers,
+                          .mb = n->mb,
+                          .now = ctx_now,
+                          .member = ctx_member,
+                          .coordinates = ctx_coordinates,
+                          .entrant = ctx_entrant,
+                          .copy_expected = ctx_copy_expected,
+                          .outbid = ctx_outbid,
+                          .deliver = ctx_deliver,
+                          .ban = ctx_ban,
+                          .probe = ctx_probe,
+                          .rejoin = ctx_rejoin,
+                          .desc = ctx_desc};
+    memcpy(ctx.self_key, key, 32);
+    n->auth = eng_auth_new(&ctx);
+    CL_CHECK(n->auth != NULL);
+}
+
+/* Destroys n's authority (its timer goes with it), then the rest. */
+static void node_fini(node_t *n)
+{
+    eng_auth_destroy(&n->auth);
+    CL_CHECK(n->auth == NULL);
+    CL_CHECK(cl_timer_next(n->timers) == INFINITY);
+    cl_member_destroy(&n->mb);
+    cl_timer_destroy(&n->timers);
 }
 
 /* --- the receiver ----------------------------------------------------- */
 
 enum { ME, M1, M2, MON, FORMER, STRANGER, NKEYS };
 static uint8_t s_key[NKEYS][32];
-static struct cl_engine s_e;
+static node_t s_n;
 
 static void setup(void)
 {
@@ -123,40 +192,34 @@ static void setup(void)
         s_key[i][0] = (uint8_t)(0x10 + i);
         s_key[i][9] = 0x77;
     }
-    memset(&s_e, 0, sizeof s_e);
-    s_e.timers = cl_timer_new(8);
-    CL_CHECK(s_e.timers != NULL);
-    memcpy(s_e.self_key, s_key[ME], 32);
-    s_e.cfg.timeout = 5;
-    s_e.state = ENG_MEMBER;
-    s_e.mb = cl_member_new(s_key[ME]);
-    CL_CHECK(s_e.mb != NULL);
+    cl_member_t *mb = cl_member_new(s_key[ME]);
+    CL_CHECK(mb != NULL);
     cl_settings_t st = {8, false, 0, 8, 0, 1, 16, false};
-    CL_CHECK(cl_member_found(s_e.mb, 0, "", true, 1.0, &st) == COLLAB_OK);
+    CL_CHECK(cl_member_found(mb, 0, "", true, 1.0, &st) == COLLAB_OK);
     cl_member_delta_t d;
-    CL_CHECK(cl_member_admit(s_e.mb, s_key[M1], 1, "", true, 1.0, 1.0, &d) == COLLAB_OK);
+    CL_CHECK(cl_member_admit(mb, s_key[M1], 1, "", true, 1.0, 1.0, &d) == COLLAB_OK);
     cl_member_delta_clear(&d);
-    CL_CHECK(cl_member_admit(s_e.mb, s_key[M2], 2, "", true, 1.0, 1.0, &d) == COLLAB_OK);
+    CL_CHECK(cl_member_admit(mb, s_key[M2], 2, "", true, 1.0, 1.0, &d) == COLLAB_OK);
     cl_member_delta_clear(&d);
-    CL_CHECK(cl_member_admit(s_e.mb, s_key[FORMER], 3, "", true, 1.0, 1.0, &d) == COLLAB_OK);
+    CL_CHECK(cl_member_admit(mb, s_key[FORMER], 3, "", true, 1.0, 1.0, &d) == COLLAB_OK);
     cl_member_delta_clear(&d);
-    CL_CHECK(cl_member_remove(s_e.mb, (const uint8_t(*)[32])s_key[FORMER], 1, 2.0, &d) == 1);
+    CL_CHECK(cl_member_remove(mb, (const uint8_t(*)[32])s_key[FORMER], 1, 2.0, &d) == 1);
     cl_member_delta_clear(&d);
-    CL_CHECK(cl_member_admit_monitor(s_e.mb, s_key[MON], "/ip4/127.0.0.1/tcp/9", false, 3.0, &d) ==
+    CL_CHECK(cl_member_admit_monitor(mb, s_key[MON], "/ip4/127.0.0.1/tcp/9", false, 3.0, &d) ==
              COLLAB_OK);
     cl_member_delta_clear(&d);
     for (int i = M1; i <= M2; i++)
-        cl_member_find(s_e.mb, s_key[i])->state = CL_PEER_ALIVE;
-    CL_CHECK(eng_auth_init(&s_e) == COLLAB_OK);
+        cl_member_find(mb, s_key[i])->state = CL_PEER_ALIVE;
+    node_init(&s_n, s_key[ME], mb);
 }
 
 /* The loop's turns up to t: each at the set's earliest deadline, whose
    timers run then; the clock ends at t. */
 static void run_until(double t)
 {
-    for (double next = cl_timer_next(s_e.timers); next <= t; next = cl_timer_next(s_e.timers)) {
+    for (double next = cl_timer_next(s_n.timers); next <= t; next = cl_timer_next(s_n.timers)) {
         s_now = next;
-        cl_timer_run(s_e.timers, s_now);
+        cl_timer_run(s_n.timers, s_now);
     }
     s_now = t;
 }
@@ -166,8 +229,8 @@ static void run_until(double t)
 static int gate(int k, cl_wire_msg_t *m)
 {
     int bans = s_bans;
-    const cl_peer_t *p = cl_member_find(s_e.mb, s_key[k]);
-    bool taken = eng_auth_message(&s_e, p, s_key[k], m);
+    const cl_peer_t *p = cl_member_find(s_n.mb, s_key[k]);
+    bool taken = eng_auth_message(s_n.auth, p, s_key[k], m);
     return taken ? (s_bans == bans ? 1 : -1) : (s_bans == bans ? 0 : 2);
 }
 
@@ -199,7 +262,7 @@ static cl_wire_msg_t view(uint64_t epoch, const int *ks, int n, cl_wire_member_t
 
 static void test_table(void)
 {
-    uint64_t own = cl_member_epoch(s_e.mb);
+    uint64_t own = cl_member_epoch(s_n.mb);
     cl_wire_msg_t m;
 
     /* JOIN: anyone; a weight above 1e9 is content no honest peer sends. */
@@ -211,12 +274,12 @@ static void test_table(void)
 
     /* JOIN_REPLY: only from a peer asked; a stranger's is dropped, not
        banned (a late answer to an earlier incarnation looks the same). */
-    s_e.state = ENG_JOINING;
+    s_n.member = false;
     m = msg(CL_MSG_JOIN_REPLY);
     CL_CHECK(gate(STRANGER, &m) == 0);
-    eng_auth_note_join_sent(&s_e, s_key[STRANGER]);
+    eng_auth_note_join_sent(s_n.auth, s_key[STRANGER]);
     CL_CHECK(gate(STRANGER, &m) == 1);
-    s_e.state = ENG_MEMBER;
+    s_n.member = true;
 
     /* HEARTBEAT: members; a stranger to the coordinator; an epoch more
        than 2^20 ahead is banned from anyone. */
@@ -305,16 +368,16 @@ static void test_table(void)
    sent a JOIN, and a view of theirs that lists the receiver counts. */
 static void test_pause(void)
 {
-    uint64_t own = cl_member_epoch(s_e.mb);
+    uint64_t own = cl_member_epoch(s_n.mb);
     cl_wire_member_t ents[4];
     int all[3] = {ME, M1, M2}, alone[1] = {M2}, but_me[2] = {M1, M2};
     cl_wire_msg_t m;
     int bans = s_bans;
 
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M1]);
-    eng_auth_note_probe_sent(&s_e, s_key[M2]);
-    CL_CHECK(eng_auth_probing(&s_e));
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    CL_CHECK(eng_auth_probing(s_n.auth));
     m = view(own + 1, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     m = view(own + 1, but_me, 2, ents);
@@ -329,61 +392,61 @@ static void test_pause(void)
     CL_CHECK(s_probes == probes + 2);
     m = view(own + 1, all, 3, ents);
     CL_CHECK(gate(M2, &m) == 1); /* two of the 3 answered with it */
-    CL_CHECK(!eng_auth_probing(&s_e));
-    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY); /* nothing more is due */
+    CL_CHECK(!eng_auth_probing(s_n.auth));
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY); /* nothing more is due */
     m = view(own + 2, but_me, 2, ents);
     CL_CHECK(gate(M2, &m) == 0); /* the round is over */
     CL_CHECK(s_bans == bans);
 
     /* Rejoining: a view without the receiver from a member of its last
        view is refused; one that lists it is taken. */
-    s_e.state = ENG_JOINING;
+    s_n.member = false;
     m = view(own + 2, but_me, 2, ents);
     CL_CHECK(gate(M1, &m) == 0);
     m = view(own + 2, all, 3, ents);
     CL_CHECK(gate(M1, &m) == 1);
-    s_e.state = ENG_MEMBER;
+    s_n.member = true;
 
     /* No majority by the deadline (max(10 s, 4 × COLLAB_TIMEOUT)): the
        member that claimed a newer view is sent a JOIN; its view counts
        only while it lists the receiver. */
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M1]);
-    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     s_njoined = 0;
-    run_until(s_now + 4 * s_e.cfg.timeout + 1);
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
-    CL_CHECK(eng_auth_probing(&s_e));
+    CL_CHECK(eng_auth_probing(s_n.auth));
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     int with_me[2] = {ME, M2};
     m = view(own + 3, with_me, 2, ents);
     CL_CHECK(gate(M2, &m) == 1);
-    run_until(s_now + 4 * s_e.cfg.timeout + 1);
-    CL_CHECK(!eng_auth_probing(&s_e));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(!eng_auth_probing(s_n.auth));
     CL_CHECK(gate(M2, &m) == 0);
     CL_CHECK(s_bans == bans);
 
     /* "Newer" means newer than the view held when the round began: the
        receiver's own epoch may move on meanwhile (it removes members it
        no longer hears from), past the view a member answered with. */
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M1]);
-    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     m = view(own + 5, all, 3, ents);
     cl_member_delta_t delta;
     memset(&delta, 0, sizeof delta);
-    CL_CHECK(cl_member_apply_view(s_e.mb, &m.u.view, s_now, &delta) == 1);
+    CL_CHECK(cl_member_apply_view(s_n.mb, &m.u.view, s_now, &delta) == 1);
     cl_member_delta_clear(&delta);
     s_njoined = 0;
-    run_until(s_now + 4 * s_e.cfg.timeout + 1);
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
-    run_until(s_now + 4 * s_e.cfg.timeout + 1);
-    CL_CHECK(!eng_auth_probing(&s_e));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(!eng_auth_probing(s_n.auth));
     s_now = 100.0;
 }
 
@@ -396,75 +459,200 @@ static void test_pause(void)
    peer no member, and when a membership begins again. */
 static void test_probe_timer(void)
 {
-    uint64_t own = cl_member_epoch(s_e.mb);
+    uint64_t own = cl_member_epoch(s_n.mb);
     cl_wire_member_t ents[4];
     int alone[1] = {M2};
     cl_wire_msg_t m;
-    double timeout = s_e.cfg.timeout;
-    s_e.cfg.timeout = 2.6;
-    double t0 = s_now, window = s_e.cfg.timeout * 4;
-    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M1]);
-    eng_auth_note_probe_sent(&s_e, s_key[M2]);
-    CL_CHECK(cl_timer_next(s_e.timers) == t0 + 1.0); /* where the round starts */
+    double timeout = s_n.cfg.timeout;
+    s_n.cfg.timeout = 2.6;
+    double t0 = s_now, window = s_n.cfg.timeout * 4;
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    CL_CHECK(cl_timer_next(s_n.timers) == t0 + 1.0); /* where the round starts */
     m = view(own + 1, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0); /* M2 claims a newer view */
     int probes = s_probes;
     s_njoined = 0;
     run_until(t0 + 1.0);
     CL_CHECK(s_probes == probes + 2);
-    CL_CHECK(cl_timer_next(s_e.timers) == t0 + 2.0); /* the next re-probe */
+    CL_CHECK(cl_timer_next(s_n.timers) == t0 + 2.0); /* the next re-probe */
     run_until(t0 + 10.0);
     CL_CHECK(s_probes == probes + 20 && s_njoined == 0);
-    CL_CHECK(cl_timer_next(s_e.timers) == t0 + window); /* the deadline, before t0 + 11 */
+    CL_CHECK(cl_timer_next(s_n.timers) == t0 + window); /* the deadline, before t0 + 11 */
     run_until(t0 + window);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
-    CL_CHECK(eng_auth_probing(&s_e));
-    CL_CHECK(cl_timer_next(s_e.timers) == (t0 + window) + window); /* the rejoin window's end */
+    CL_CHECK(eng_auth_probing(s_n.auth));
+    CL_CHECK(cl_timer_next(s_n.timers) == (t0 + window) + window); /* the rejoin window's end */
     run_until((t0 + window) + window);
-    CL_CHECK(!eng_auth_probing(&s_e));
-    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
+    CL_CHECK(!eng_auth_probing(s_n.auth));
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
     CL_CHECK(s_probes == probes + 20 && s_njoined == 1);
 
     /* Removed meanwhile: the round's timer ends it, without a probe. */
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M1]);
-    s_e.state = ENG_JOINING;
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    s_n.member = false;
     run_until(s_now + 1.0);
-    CL_CHECK(!eng_auth_probing(&s_e) && s_probes == probes + 20);
-    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
-    s_e.state = ENG_MEMBER;
+    CL_CHECK(!eng_auth_probing(s_n.auth) && s_probes == probes + 20);
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
+    s_n.member = true;
 
     /* A membership that begins again ends a round or a rejoin window of
        the former one. */
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M2]);
-    eng_auth_member(&s_e);
-    CL_CHECK(!eng_auth_probing(&s_e));
-    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
-    eng_auth_probe_start(&s_e);
-    eng_auth_note_probe_sent(&s_e, s_key[M2]);
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    eng_auth_member(s_n.auth);
+    CL_CHECK(!eng_auth_probing(s_n.auth));
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
     m = view(own + 1, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     s_njoined = 0;
     run_until(s_now + window);
-    CL_CHECK(s_njoined == 1 && eng_auth_probing(&s_e));
-    eng_auth_member(&s_e);
-    CL_CHECK(!eng_auth_probing(&s_e));
-    CL_CHECK(cl_timer_next(s_e.timers) == INFINITY);
-    s_e.cfg.timeout = timeout;
+    CL_CHECK(s_njoined == 1 && eng_auth_probing(s_n.auth));
+    eng_auth_member(s_n.auth);
+    CL_CHECK(!eng_auth_probing(s_n.auth));
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
+    s_n.cfg.timeout = timeout;
     s_now = 100.0;
 }
 
-/* The coordinator's successor (docs/security.md §4).  The receiver is
-   rank 2 of public members {0, 1, 2, 3}: rank 0 coordinates, rank 1
-   would next.  A view of rank 1 that arrives before the receiver sees
-   rank 0 fail is refused but kept (no ban), and passes the gate once
-   rank 0 is suspected here; a view of rank 3, not the successor, is not
-   kept; kept messages are forgotten after 4 × COLLAB_TIMEOUT; an ADMIT
-   of the successor is kept too. */
-static void test_successor(void)
+/* A public entry of a view at key k's own address (a multiaddr naming
+   its key), in buf. */
+static void public_entry(cl_wire_member_t *x, int k, char *buf, size_t len)
+{
+    cl_addr_t ad;
+    memset(&ad, 0, sizeof ad);
+    ad.family = CL_ADDR_IP4;
+    snprintf(ad.host, sizeof ad.host, "127.0.0.1");
+    ad.port = (uint16_t)(9000 + k);
+    ad.has_key = true;
+    memcpy(ad.key, s_key[k], 32);
+    CL_CHECK(cl_addr_format(&ad, buf, len) == 0);
+    x->flags = 0;
+    x->address = buf;
+}
+
+/* The roles the context answers for: a former member asks to join like
+   anyone; heartbeats of members whether or not the receiver
+   coordinates, of a non-member only to the coordinator; state requests
+   of the joiners an ADMIT named and of a monitor a copy is expected for;
+   a stranger's view taken only when it extends the receiver's (docs/
+   security.md §4, rule 3); a smaller group's view outbid by the
+   coordinator. */
+static void test_roles(void)
+{
+    uint64_t own = cl_member_epoch(s_n.mb);
+    int bans = s_bans;
+    cl_wire_msg_t m;
+
+    /* JOIN from a former member: taken (the coordinator decides, §3),
+       banned only for a weight no honest peer declares. */
+    m = msg(CL_MSG_JOIN);
+    m.u.join.weight = 1.0;
+    CL_CHECK(gate(FORMER, &m) == 1);
+    s_coordinates = false;
+    CL_CHECK(gate(FORMER, &m) == 1); /* non-coordinators answer REDIRECT */
+    s_n.member = false;
+    CL_CHECK(gate(FORMER, &m) == 1); /* and non-members NOT_MEMBER */
+    s_n.member = true;
+    s_coordinates = true;
+    CL_CHECK(s_bans == bans);
+    m.u.join.weight = 2e9;
+    CL_CHECK(gate(FORMER, &m) == 2);
+    bans = s_bans;
+
+    /* HEARTBEAT: a member's, also when the receiver does not coordinate;
+       a former member's only to the coordinator, and only while the
+       receiver is a member. */
+    m = msg(CL_MSG_HEARTBEAT);
+    m.u.heartbeat.epoch = own;
+    s_coordinates = false;
+    CL_CHECK(gate(M1, &m) == 1);
+    CL_CHECK(gate(M2, &m) == 1);
+    CL_CHECK(gate(FORMER, &m) == 0);
+    s_coordinates = true;
+    CL_CHECK(gate(FORMER, &m) == 1);
+    s_n.member = false;
+    CL_CHECK(gate(FORMER, &m) == 0);
+    CL_CHECK(gate(STRANGER, &m) == 0);
+    s_n.member = true;
+
+    /* FETCH and DROP: a member an ADMIT named; QUERY and FETCH: a monitor
+       a copy is expected for. */
+    m = msg(CL_MSG_ELASTIC);
+    m.hdr.sub = CL_EL_FETCH;
+    CL_CHECK(gate(M1, &m) == 0);
+    s_entrant = s_key[M1];
+    CL_CHECK(gate(M1, &m) == 1);
+    CL_CHECK(gate(M2, &m) == 0);
+    m.hdr.sub = CL_EL_DROP;
+    CL_CHECK(gate(M1, &m) == 1);
+    s_entrant = NULL;
+    CL_CHECK(gate(M1, &m) == 0);
+    m.hdr.sub = CL_EL_QUERY;
+    CL_CHECK(gate(MON, &m) == 0);
+    s_copy_for = s_key[MON];
+    CL_CHECK(gate(MON, &m) == 1);
+    m.hdr.sub = CL_EL_FETCH;
+    CL_CHECK(gate(MON, &m) == 1);
+    m.hdr.sub = CL_EL_DROP;
+    CL_CHECK(gate(MON, &m) == 0); /* a monitor never makes anyone forget */
+    s_copy_for = NULL;
+
+    /* A stranger's view.  Listing the receiver's members at their ranks
+       and itself at a rank nobody live holds (the former member's), as
+       its only public member: it extends the receiver's view and is
+       taken.  Renumbering a member, or leaving one out: dropped, not
+       banned. */
+    cl_wire_member_t ents[4];
+    char buf[CL_ADDR_TEXT_MAX];
+    int ks[4] = {ME, M1, M2, STRANGER};
+    m = view(own + 1, ks, 4, ents);
+    ents[3].rank = 3;
+    public_entry(&ents[3], STRANGER, buf, sizeof buf);
+    CL_CHECK(gate(STRANGER, &m) == 1);
+    ents[2].rank = 4; /* M2 renumbered */
+    CL_CHECK(gate(STRANGER, &m) == 0);
+    ents[2].rank = 2;
+    int but_m2[3] = {ME, M1, STRANGER};
+    m = view(own + 1, but_m2, 3, ents);
+    ents[2].rank = 3;
+    public_entry(&ents[2], STRANGER, buf, sizeof buf);
+    CL_CHECK(gate(STRANGER, &m) == 0);
+    CL_CHECK(s_bans == bans);
+
+    /* A smaller group's view, from a member that coordinates it and does
+       not list the receiver: the coordinator outbids it; another member
+       only drops it. */
+    int smaller[2] = {M1, M2};
+    m = view(own + 1, smaller, 2, ents);
+    ents[0].rank = 1;
+    ents[1].rank = 2;
+    public_entry(&ents[0], M1, buf, sizeof buf);
+    int outbids = s_outbids;
+    CL_CHECK(gate(M1, &m) == 0);
+    CL_CHECK(s_outbids == outbids + 1);
+    s_coordinates = false;
+    CL_CHECK(gate(M1, &m) == 0);
+    CL_CHECK(s_outbids == outbids + 1);
+    s_coordinates = true;
+    CL_CHECK(s_bans == bans);
+}
+
+/* A receiver that does not coordinate: rank 2 of public members
+   {0, 1, 2, 3}, rank 0 coordinates, rank 1 would next.  Its
+   coordinator's view is taken, another member's is not.
+
+   The coordinator's successor (docs/security.md §4): a view of rank 1
+   that arrives before the receiver sees rank 0 fail is refused and not
+   kept; an ADMIT of rank 1 is kept (no ban) and passes the gate once
+   rank 0 is suspected here; one of rank 3, not the successor, is not
+   kept; kept messages are forgotten after 4 × COLLAB_TIMEOUT. */
+static void test_coordinator(void)
 {
     enum { R0, R1, R2, R3, N };
     uint8_t k[N][32];
@@ -474,30 +662,25 @@ static void test_successor(void)
         k[i][0] = (uint8_t)(0x40 + i);
         snprintf(addr[i], sizeof addr[i], "/ip4/127.0.0.1/tcp/%d", 1000 + i);
     }
-    struct cl_engine e;
-    memset(&e, 0, sizeof e);
-    e.timers = cl_timer_new(8);
-    CL_CHECK(e.timers != NULL);
-    memcpy(e.self_key, k[R2], 32);
-    e.cfg.timeout = 5;
-    e.state = ENG_MEMBER;
-    e.mb = cl_member_new(k[R2]);
+    cl_member_t *mb = cl_member_new(k[R2]);
+    CL_CHECK(mb != NULL);
     cl_settings_t st = {8, false, 0, 8, 0, 1, 16, false};
-    CL_CHECK(cl_member_found(e.mb, 2, addr[R2], false, 1.0, &st) == COLLAB_OK);
+    CL_CHECK(cl_member_found(mb, 2, addr[R2], false, 1.0, &st) == COLLAB_OK);
     cl_member_delta_t d;
     for (int i = 0; i < N; i++) {
         if (i == R2)
             continue;
-        CL_CHECK(cl_member_admit(e.mb, k[i], i, addr[i], false, 1.0, 1.0, &d) == COLLAB_OK);
+        CL_CHECK(cl_member_admit(mb, k[i], i, addr[i], false, 1.0, 1.0, &d) == COLLAB_OK);
         cl_member_delta_clear(&d);
-        cl_member_find(e.mb, k[i])->state = CL_PEER_ALIVE;
+        cl_member_find(mb, k[i])->state = CL_PEER_ALIVE;
     }
-    CL_CHECK(eng_auth_init(&e) == COLLAB_OK);
+    node_t n;
+    node_init(&n, k[R2], mb);
     s_coordinates = false;
-    CL_CHECK(cl_member_coordinator(e.mb) == cl_member_find(e.mb, k[R0]));
-    CL_CHECK(cl_member_successor(e.mb) == cl_member_find(e.mb, k[R1]));
+    CL_CHECK(cl_member_coordinator(n.mb) == cl_member_find(n.mb, k[R0]));
+    CL_CHECK(cl_member_successor(n.mb) == cl_member_find(n.mb, k[R1]));
 
-    uint64_t own = cl_member_epoch(e.mb);
+    uint64_t own = cl_member_epoch(n.mb);
     cl_wire_member_t ents[N];
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
@@ -515,13 +698,20 @@ static void test_successor(void)
     m.u.view.members = ents;
 
     int bans = s_bans;
-    const cl_peer_t *p1 = cl_member_find(e.mb, k[R1]), *p3 = cl_member_find(e.mb, k[R3]);
+    const cl_peer_t *p0 = cl_member_find(n.mb, k[R0]), *p1 = cl_member_find(n.mb, k[R1]),
+                    *p3 = cl_member_find(n.mb, k[R3]);
+    /* The coordinator's view is taken; a member's that is not the
+       coordinator's is dropped, not banned. */
+    CL_CHECK(eng_auth_message(n.auth, p0, k[R0], &m));
+    CL_CHECK(!eng_auth_message(n.auth, p3, k[R3], &m));
+    CL_CHECK(s_bans == bans);
+
     /* A view of the successor is dropped, not kept. */
-    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m));
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
-    eng_auth_successor_check(&e);
+    CL_CHECK(!eng_auth_message(n.auth, p1, k[R1], &m));
+    cl_member_find(n.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(n.auth);
     CL_CHECK(s_replayed == 0);
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_ALIVE;
+    cl_member_find(n.mb, k[R0])->state = CL_PEER_ALIVE;
 
     /* An ADMIT of the successor: kept, and handed back once rank 0 is
        suspected here; not kept from rank 3, which is not the successor. */
@@ -532,44 +722,61 @@ static void test_successor(void)
     static const uint8_t admit_body[5] = {1, 2, 3, 4, 5};
     m.payload = admit_body;
     m.payload_len = 5;
-    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m)); /* refused for now */
-    CL_CHECK(!eng_auth_message(&e, p3, k[R3], &m)); /* not the successor: dropped */
+    CL_CHECK(!eng_auth_message(n.auth, p1, k[R1], &m)); /* refused for now */
+    CL_CHECK(!eng_auth_message(n.auth, p3, k[R3], &m)); /* not the successor: dropped */
     CL_CHECK(s_bans == bans);
-    eng_auth_successor_check(&e);
+    eng_auth_successor_check(n.auth);
     CL_CHECK(s_replayed == 0); /* rank 0 still coordinates here */
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
-    eng_auth_successor_check(&e);
+    cl_member_find(n.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(n.auth);
     CL_CHECK(s_replayed == 1 && s_replay_type == CL_MSG_ELASTIC);
-    eng_auth_successor_check(&e);
+    eng_auth_successor_check(n.auth);
     CL_CHECK(s_replayed == 1); /* once */
 
     /* Kept for at most 4 × COLLAB_TIMEOUT. */
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_ALIVE;
-    CL_CHECK(!eng_auth_message(&e, p1, k[R1], &m));
-    s_now += 4 * e.cfg.timeout + 1;
-    eng_auth_successor_check(&e); /* forgotten */
-    cl_member_find(e.mb, k[R0])->state = CL_PEER_SUSPECT;
-    eng_auth_successor_check(&e);
+    cl_member_find(n.mb, k[R0])->state = CL_PEER_ALIVE;
+    CL_CHECK(!eng_auth_message(n.auth, p1, k[R1], &m));
+    s_now += 4 * n.cfg.timeout + 1;
+    eng_auth_successor_check(n.auth); /* forgotten */
+    cl_member_find(n.mb, k[R0])->state = CL_PEER_SUSPECT;
+    eng_auth_successor_check(n.auth);
     CL_CHECK(s_replayed == 1);
     CL_CHECK(s_bans == bans);
 
+    /* Kept messages go with the component. */
+    cl_member_find(n.mb, k[R0])->state = CL_PEER_ALIVE;
+    CL_CHECK(!eng_auth_message(n.auth, p1, k[R1], &m));
     s_coordinates = true;
     s_now = 100.0;
-    eng_auth_fini(&e);
-    cl_member_destroy(&e.mb);
-    cl_timer_destroy(&e.timers);
+    node_fini(&n);
+}
+
+/* Without a component every message passes and nothing is remembered
+   (the engine before its init). */
+static void test_null(void)
+{
+    cl_wire_msg_t m = msg(99);
+    CL_CHECK(eng_auth_message(NULL, NULL, s_key[STRANGER], &m));
+    eng_auth_note_join_sent(NULL, s_key[STRANGER]);
+    eng_auth_probe_start(NULL);
+    eng_auth_note_probe_sent(NULL, s_key[M1]);
+    eng_auth_member(NULL);
+    CL_CHECK(!eng_auth_probing(NULL));
+    eng_auth_successor_check(NULL);
+    CL_CHECK(eng_auth_straggler_vote(NULL, s_key[M1], s_key[M2], 3));
+    CL_CHECK(eng_auth_member_ahead(NULL, true, 1.0));
+    eng_auth_destroy(NULL);
 }
 
 int main(void)
 {
     setup();
     test_table();
+    test_roles();
     test_pause();
     test_probe_timer();
-    eng_auth_fini(&s_e);
-    CL_CHECK(s_e.auth == NULL);
-    cl_member_destroy(&s_e.mb);
-    cl_timer_destroy(&s_e.timers);
-    test_successor();
+    node_fini(&s_n);
+    test_coordinator();
+    test_null();
     return cl_selftest_end("cl_auth_test");
 }

@@ -92,29 +92,29 @@ bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch)
     return epoch <= own || epoch - own <= 1024;
 }
 
-bool eng_auth_member_ahead(struct cl_engine *e, bool ahead, double patience)
+bool eng_auth_member_ahead(eng_auth_t *a, bool ahead, double patience)
 {
-    (void)e, (void)patience;
+    (void)a, (void)patience;
     return ahead;
 }
 
-bool eng_auth_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+bool eng_auth_straggler_vote(eng_auth_t *a, const uint8_t subject[32],
                              const uint8_t reporter[32], size_t group_size)
 {
-    (void)e, (void)subject, (void)reporter, (void)group_size;
+    (void)a, (void)subject, (void)reporter, (void)group_size;
     return true;
 }
 
-void eng_auth_note_join_sent(struct cl_engine *e, const uint8_t key[32])
+void eng_auth_note_join_sent(eng_auth_t *a, const uint8_t key[32])
 {
-    (void)e, (void)key;
+    (void)a, (void)key;
 }
 
 /* No pause's round of probes runs here: a REDIRECT to a member is not
    followed (the member's own coordinator stays). */
-bool eng_auth_probing(struct cl_engine *e)
+bool eng_auth_probing(const eng_auth_t *a)
 {
-    (void)e;
+    (void)a;
     return false;
 }
 
