@@ -687,17 +687,6 @@ cleanup:
     eng_dialback_fini(e);
     eng_relay_fini(e);
     eng_groups_fini(e);
-    free(e->initial);
-    e->initial = NULL;
-    free(e->joined);
-    e->joined = NULL;
-    e->njoined = e->njoined_cap = 0;
-    free(e->initial_state);
-    e->initial_state = NULL;
-    free(e->initial_lost);
-    e->initial_lost = NULL;
-    free(e->initial_not_member);
-    e->initial_not_member = NULL;
 }
 
 static void engine_free(struct cl_engine *e)

@@ -331,7 +331,16 @@ void eng_join_again(struct cl_engine *e);
    initial peer, a JOIN_REPLY): while this peer joins, it may found the
    swarm again now, and the join's timer is armed again. */
 void eng_join_changed(struct cl_engine *e);
-/* Removes the join's timer from the loop's set. */
+/* A link to key came up, went down, or was refused (reason
+   CL_REFUSE_*, text the transport's): the state of an initial peer, a
+   JOIN to an initial peer or the coordinator named by a REDIRECT; a
+   joiner whose coordinator refused its version gives up. */
+void eng_join_link_up(struct cl_engine *e, const uint8_t key[32]);
+void eng_join_link_down(struct cl_engine *e, const uint8_t key[32]);
+void eng_join_link_refused(struct cl_engine *e, const uint8_t key[32], int reason,
+                           const char *text);
+/* Removes the join's timer from the loop's set and frees the initial
+   peers. */
 void eng_join_fini(struct cl_engine *e);
 /* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
    differs from the swarm's. */

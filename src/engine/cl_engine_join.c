@@ -111,6 +111,50 @@ void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32])
     eng_send_join(e, key);
 }
 
+void eng_join_link_up(struct cl_engine *e, const uint8_t key[32])
+{
+    int idx = eng_initial_index(e, key);
+    if (idx >= 0) {
+        e->initial_state[idx] = 1;
+        e->initial_lost[idx] = 0;
+    }
+    if ((e->state == ENG_JOINING || e->state == ENG_STANDBY) &&
+        (idx >= 0 || (e->have_redirect && memcmp(key, e->redirect_key, 32) == 0)))
+        eng_send_join(e, key);
+}
+
+void eng_join_link_down(struct cl_engine *e, const uint8_t key[32])
+{
+    int idx = eng_initial_index(e, key);
+    if (idx >= 0 && e->initial_state[idx] == 1) {
+        e->initial_state[idx] = 0;
+        e->initial_lost[idx] = eng_now();
+    }
+}
+
+void eng_join_link_refused(struct cl_engine *e, const uint8_t key[32], int reason,
+                           const char *text)
+{
+    int idx = eng_initial_index(e, key);
+    if (idx >= 0 && reason != CL_REFUSE_BUSY) {
+        e->initial_state[idx] = 2;
+        e->refused_reason = reason;
+        char addr[CL_ADDR_TEXT_MAX];
+        if (cl_addr_format(&e->initial[idx], addr, sizeof addr) == 0)
+            cl_warn("cannot join through initial peer %s: %s", addr,
+                    text != NULL ? text : "refused");
+    }
+    /* The member a JOIN was sent on to (the coordinator) speaks no
+       version this peer speaks (a swarm that signs needs 9): no retry
+       can change that. */
+    if (e->state == ENG_JOINING && reason == CL_REFUSE_VERSION && e->have_redirect &&
+        memcmp(key, e->redirect_key, 32) == 0) {
+        cl_error("the swarm's coordinator refused this peer's protocol version: %s",
+                 text != NULL ? text : "refused");
+        eng_fail_init(e, COLLAB_ERR_NETWORK);
+    }
+}
+
 /* The bandwidth figure a founder puts in its own view entry: none when
    it speaks no version that carries figures (COLLAB_WIRE_VERSION < 7). */
 static uint32_t s_own_bandwidth(const struct cl_engine *e)
@@ -181,6 +225,15 @@ void eng_join_fini(struct cl_engine *e)
     if (e->join_timer >= 0)
         cl_timer_remove(e->timers, e->join_timer);
     e->join_timer = -1;
+    free(e->initial);
+    e->initial = NULL;
+    e->ninitial = 0;
+    free(e->initial_state);
+    e->initial_state = NULL;
+    free(e->initial_lost);
+    e->initial_lost = NULL;
+    free(e->initial_not_member);
+    e->initial_not_member = NULL;
 }
 
 int eng_join_start(struct cl_engine *e)

@@ -401,7 +401,6 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
 {
     cl_peer_t *p = cl_member_find(e->mb, ev->key);
-    int idx = eng_initial_index(e, ev->key);
     switch (ev->kind) {
     case CL_TP_UP:
         if (ev->inbound)
@@ -409,40 +408,15 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
         eng_dialback_on_up(e->dialback, ev->key);
         if (p != NULL)
             eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
-        if (idx >= 0) {
-            e->initial_state[idx] = 1;
-            e->initial_lost[idx] = 0;
-        }
-        if ((e->state == ENG_JOINING || e->state == ENG_STANDBY) &&
-            (idx >= 0 || (e->have_redirect && memcmp(ev->key, e->redirect_key, 32) == 0)))
-            eng_send_join(e, ev->key);
+        eng_join_link_up(e, ev->key);
         break;
     case CL_TP_DOWN:
-        if (idx >= 0 && e->initial_state[idx] == 1) {
-            e->initial_state[idx] = 0;
-            e->initial_lost[idx] = eng_now();
-        }
+        eng_join_link_down(e, ev->key);
         if (p != NULL && p->state != CL_PEER_GONE)
             eng_suspect_closed(e->susp, p);
         break;
     case CL_TP_REFUSED:
-        if (idx >= 0 && ev->reason != CL_REFUSE_BUSY) {
-            e->initial_state[idx] = 2;
-            e->refused_reason = ev->reason;
-            char addr[CL_ADDR_TEXT_MAX];
-            if (cl_addr_format(&e->initial[idx], addr, sizeof addr) == 0)
-                cl_warn("cannot join through initial peer %s: %s", addr,
-                        ev->text != NULL ? ev->text : "refused");
-        }
-        /* The member a JOIN was sent on to (the coordinator) speaks no
-           version this peer speaks (a swarm that signs needs 9): no retry
-           can change that. */
-        if (e->state == ENG_JOINING && ev->reason == CL_REFUSE_VERSION && e->have_redirect &&
-            memcmp(ev->key, e->redirect_key, 32) == 0) {
-            cl_error("the swarm's coordinator refused this peer's protocol version: %s",
-                     ev->text != NULL ? ev->text : "refused");
-            eng_fail_init(e, COLLAB_ERR_NETWORK);
-        }
+        eng_join_link_refused(e, ev->key, ev->reason, ev->text);
         if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
             eng_suspect_refused(e->susp, p);
         break;
@@ -674,6 +648,9 @@ void eng_member_fini(struct cl_engine *e)
     if (e->match_timer >= 0)
         cl_timer_remove(e->timers, e->match_timer);
     e->match_timer = -1;
+    free(e->joined);
+    e->joined = NULL;
+    e->njoined = e->njoined_cap = 0;
 }
 
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)

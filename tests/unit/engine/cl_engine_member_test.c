@@ -290,11 +290,6 @@ static void fake_free(struct cl_engine *e)
     eng_join_fini(e);
     eng_member_fini(e);
     eng_suspect_destroy(&e->susp);
-    free(e->initial);
-    free(e->initial_state);
-    free(e->initial_lost);
-    free(e->initial_not_member);
-    free(e->joined);
     e->cfg.initial_peers = NULL;
     fake_engine_release(e);
 }
