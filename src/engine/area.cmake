@@ -35,6 +35,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_suspect.c
     ${_eng}/cl_engine_leave.c
     ${_eng}/cl_engine_join.c
+    ${_eng}/cl_engine_join_ctx.c
     ${_eng}/cl_engine_coll.c
     ${_eng}/cl_engine_coll_start.c
     ${_eng}/cl_engine_coll_env.c
@@ -147,11 +148,16 @@ target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_e
 collab_selftest(cl_engine_member_test ${_eng_unit}/cl_engine_member_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_join.c
-               ${_eng}/cl_engine_suspect.c)
+               ${_eng}/cl_engine_join_ctx.c ${_eng}/cl_engine_suspect.c)
 target_link_options(cl_engine_member_test PRIVATE
   -Wl,--wrap=cl_transport_send,--wrap=cl_transport_reply,--wrap=cl_transport_connect
   -Wl,--wrap=cl_transport_has_link,--wrap=cl_transport_address,--wrap=cl_transport_link_version
   -Wl,--wrap=cl_transport_ban,--wrap=cl_transport_set_client,--wrap=cl_transport_set_min_version)
+# The join alone, on a fake context (real records and timer set; the
+# clock, the engine's state and the transport's calls the test's).
+collab_selftest(cl_engine_join_test ${_eng_unit}/cl_engine_join_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_join_test PRIVATE ${_eng}/cl_engine_join.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -569,7 +569,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
     (void)cl_topo_place_engine_thread();
     e->t0 = eng_now();
     const char *floor_why = NULL;
-    int floor = eng_own_wire_floor(e, &floor_why);
+    int floor = eng_own_wire_floor(&e->cfg, &floor_why);
     cl_transport_config_t tc = {.identity = e->id,
                                 .listen = e->cfg.listen,
                                 .announce = e->cfg.announce,
@@ -611,7 +611,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
     }
     zsock_signal(pipe, 0);
     if (rc == COLLAB_OK)
-        rc = eng_join_start(e);
+        rc = eng_join_init(e);
     if (rc != COLLAB_OK) {
         cl_request_complete(e->init_req, rc);
         wait_term(pipe);
@@ -687,17 +687,6 @@ cleanup:
     eng_dialback_fini(e);
     eng_relay_fini(e);
     eng_groups_fini(e);
-    free(e->initial);
-    e->initial = NULL;
-    free(e->joined);
-    e->joined = NULL;
-    e->njoined = e->njoined_cap = 0;
-    free(e->initial_state);
-    e->initial_state = NULL;
-    free(e->initial_lost);
-    e->initial_lost = NULL;
-    free(e->initial_not_member);
-    e->initial_not_member = NULL;
 }
 
 static void engine_free(struct cl_engine *e)
@@ -744,8 +733,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     *identity = NULL;
     e->wake_fd = -1;
     e->coll_timer = -1;  /* eng_coll_fini runs even when eng_coll_init did not */
-    e->join_timer = -1;  /* the same for eng_join_fini */
-    e->match_timer = -1; /* and eng_member_fini */
+    e->match_timer = -1; /* the same for eng_member_fini */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

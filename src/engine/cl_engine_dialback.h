@@ -47,7 +47,7 @@ typedef struct {
        JOIN): cl_transport_reply. */
     int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
     /* Handles key's JOIN j again now that the dial-back reached it
-       (eng_on_join): it is admitted at once, not at its next try. */
+       (eng_join_on_join): it is admitted at once, not at its next try. */
     void (*admit)(void *arg, const uint8_t key[32], const cl_wire_join_t *j);
 } eng_dialback_ctx_t;
 

@@ -275,7 +275,7 @@ static bool db_coordinates(void *arg)
 
 static void db_reply_settings(void *arg, cl_wire_join_reply_t *r)
 {
-    eng_join_reply_settings(arg, r);
+    eng_join_reply_settings(((struct cl_engine *)arg)->join, r);
 }
 
 static int db_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
@@ -285,7 +285,7 @@ static int db_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
 
 static void db_admit(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    eng_on_join(arg, key, j);
+    eng_join_on_join(((struct cl_engine *)arg)->join, key, j);
 }
 
 int eng_dialback_init(struct cl_engine *e)

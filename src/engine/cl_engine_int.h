@@ -1,10 +1,11 @@
 /*  cl_engine_int.h - state shared by the engine's source files.
 
     cl_engine.c runs the thread, the request queue and the timers;
-    cl_engine_member.c the join protocol, views, heartbeats and failure
-    detection; cl_engine_coll.c the collective streams.  Point-to-point is
-    a component of its own (cl_engine_p2p.h) that does not include this
-    header.  Everything below except the fields marked "shared" is
+    cl_engine_member.c views and matchmaking (the join is a component,
+    cl_engine_join.h; heartbeats and failure detection another,
+    cl_engine_suspect.h); cl_engine_coll.c the collective streams.
+    Point-to-point is a component of its own (cl_engine_p2p.h) that does
+    not include this header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
 */
 #ifndef CL_ENGINE_INT_H_INCLUDED
@@ -17,6 +18,7 @@
 #include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_groups.h"
+#include "engine/cl_engine_join.h" /* and eng_state_t */
 #include "engine/cl_engine_leave.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
@@ -36,13 +38,6 @@
 
 #define ENG_REASON_LEFT                                                                            \
     ENG_SUSPECT_LEFT /* suspect_reason of a peer that said goodbye (local only) */
-
-typedef enum {
-    ENG_JOINING = 0, /* looking for the swarm */
-    ENG_STANDBY = 1, /* the swarm is full; waiting for a free rank */
-    ENG_MEMBER = 2,  /* holds a rank */
-    ENG_LEFT = 3,    /* said goodbye */
-} eng_state_t;
 
 struct cl_engine;
 
@@ -194,21 +189,8 @@ struct cl_engine {
     eng_state_t state;
     bool terminated;     /* $TERM seen */
     double member_since; /* when this peer got its rank */
-    /* Joining. */
-    cl_addr_t *initial; /* COLLAB_INITIAL_PEERS */
-    size_t ninitial;
-    int *initial_state;         /* per initial peer: 0 trying, 1 up, 2 refused */
-    double *initial_lost;       /* per initial peer: when its link went down after it
-                                   was up (0: it was not lost) */
-    double *initial_not_member; /* per initial peer: when it last answered NOT_MEMBER */
-    int refused_reason;         /* last definitive refusal */
-    int join_timer; /* _join's timer in timers (-1 until eng_join_start) */
-    double join_started; /* when eng_join_start began the join (its only writer) */
-    double join_deadline;
-    double next_join_try;
-    bool standby_logged;
-    uint8_t redirect_key[32]; /* coordinator named by a REDIRECT */
-    bool have_redirect;
+    /* Joining (cl_engine_join.h): created by eng_join_init. */
+    eng_join_t *join;
     /* Coordinator: matchmaking of the world group. */
     double match_since;          /* 0 = nobody asked yet */
     int match_timer;             /* _member's timer in timers: the window's end (-1 before init) */
@@ -315,43 +297,18 @@ void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);
 void eng_replay_held(struct cl_engine *e);
 
-/* cl_engine_join.c */
-/* Founds the swarm (no initial peers) or starts joining it. */
-int eng_join_start(struct cl_engine *e);
-/* Index of key in COLLAB_INITIAL_PEERS, or -1. */
-int eng_initial_index(struct cl_engine *e, const uint8_t key[32]);
-/* Sends this peer's JOIN to key. */
-void eng_send_join(struct cl_engine *e, const uint8_t key[32]);
-/* The same over a new link when this peer has none to key (a member it
-   removed, whose link it dropped) but still knows its address. */
-void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32]);
-/* A view left this member out (the others lost contact with it): it
-   joins again through the coordinator, with no deadline. */
-void eng_join_again(struct cl_engine *e);
-/* Something that founding again depends on changed (a link to an
-   initial peer, a JOIN_REPLY): while this peer joins, it may found the
-   swarm again now, and the join's timer is armed again. */
-void eng_join_changed(struct cl_engine *e);
-/* Removes the join's timer from the loop's set. */
+/* cl_engine_join_ctx.c: the join's context (cl_engine_join.h); the rest
+   of the engine asks the join through e->join. */
+/* Creates e->join and starts it: founds the swarm (no initial peers) or
+   starts joining it.  COLLAB_ERR_NO_MEM, or eng_join_start's status. */
+int eng_join_init(struct cl_engine *e);
+/* Destroys e->join (its timer, the initial peers). */
 void eng_join_fini(struct cl_engine *e);
-/* True (and logged) when an explicitly set COLLAB_* swarm-wide setting
-   differs from the swarm's. */
-bool eng_settings_conflict(struct cl_engine *e, const cl_settings_t *s);
+/* eng_join_send_relinked for the authority's probe round. */
+void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32]);
 /* The swarm's settings s became this peer's (a view admitted it): raises
    the transport's lowest wire version to what they need. */
 void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s);
-/* The lowest wire version every link of a swarm with settings s must
-   speak (0: no floor above the code's own), and in *why a sentence that
-   says which setting needs it (static text).  Signing (COLLAB_VERIFY=1 or
-   a robust COLLAB_AGGREGATION) needs 9, COLLAB_COMPRESSION=adaptive 8. */
-int eng_settings_wire_floor(const cl_settings_t *s, const char **why);
-/* The same for the settings this peer would found a swarm with (its own
-   configuration), for its transport's first handshakes. */
-int eng_own_wire_floor(const struct cl_engine *e, const char **why);
-/* Coordinator: a JOIN from key. */
-void eng_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j);
-/* Joiner: an answer to its JOIN. */
-void eng_on_join_reply(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_reply_t *j);
 
 /* cl_engine_fanout.c: membership changes, fanned out to the rest of the engine
    (point-to-point, the collective streams, the reports, the transport's
@@ -409,8 +366,6 @@ bool eng_self_coordinates(struct cl_engine *e);
    nothing; the member tick ends the tenure when this peer stops
    coordinating. */
 void eng_take_over(struct cl_engine *e);
-/* The swarm-wide settings every JOIN_REPLY carries. */
-void eng_join_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r);
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);

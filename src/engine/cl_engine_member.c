@@ -15,7 +15,13 @@
     Heartbeats, suspicion, the coordinator's side of it (SUSPECT reports,
     the removal of suspects, stragglers, COLLAB_VERIFY verdicts) and the
     coordinator's tenure are the component eng_suspect_t
-    (cl_engine_suspect.c), whose context this file builds.
+    (cl_engine_suspect.c), whose context this file builds.  The join
+    (JOIN and JOIN_REPLY, the initial peers, founding, the coordinator's
+    admission) is the component eng_join_t (cl_engine_join.c): this file
+    hands it the JOINs it answers as the coordinator, the JOIN_REPLYs,
+    the link events and a view that leaves this peer out (e->join).
+    Matchmaking (match_*, and joined/njoined: the ranks that were ever
+    members) is this file's alone.
 */
 #include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_int.h"
@@ -245,7 +251,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
             eng_suspect_forget(e->susp, p);
     }
     if (d->self_removed && e->state == ENG_MEMBER)
-        eng_join_again(e);
+        eng_join_again(e->join);
     if (d->group_closed_now) {
         cl_peer_t *grp[1];
         size_t n = cl_member_group(e->mb, grp, 1);
@@ -374,7 +380,7 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         return;
     cl_settings_t theirs;
     cl_settings_from_wire(&v->settings, false, &theirs);
-    if (e->member_since <= 0 && eng_settings_conflict(e, &theirs)) {
+    if (e->member_since <= 0 && eng_settings_conflict(&e->cfg, &theirs)) {
         /* Admitted, but with settings this peer must not adopt. */
         eng_fail_init(e, COLLAB_ERR_CONFIG);
         cl_wire_msg_t m;
@@ -401,7 +407,6 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
 {
     cl_peer_t *p = cl_member_find(e->mb, ev->key);
-    int idx = eng_initial_index(e, ev->key);
     switch (ev->kind) {
     case CL_TP_UP:
         if (ev->inbound)
@@ -409,47 +414,22 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
         eng_dialback_on_up(e->dialback, ev->key);
         if (p != NULL)
             eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
-        if (idx >= 0) {
-            e->initial_state[idx] = 1;
-            e->initial_lost[idx] = 0;
-        }
-        if ((e->state == ENG_JOINING || e->state == ENG_STANDBY) &&
-            (idx >= 0 || (e->have_redirect && memcmp(ev->key, e->redirect_key, 32) == 0)))
-            eng_send_join(e, ev->key);
+        eng_join_link_up(e->join, ev->key);
         break;
     case CL_TP_DOWN:
-        if (idx >= 0 && e->initial_state[idx] == 1) {
-            e->initial_state[idx] = 0;
-            e->initial_lost[idx] = eng_now();
-        }
+        eng_join_link_down(e->join, ev->key);
         if (p != NULL && p->state != CL_PEER_GONE)
             eng_suspect_closed(e->susp, p);
         break;
     case CL_TP_REFUSED:
-        if (idx >= 0 && ev->reason != CL_REFUSE_BUSY) {
-            e->initial_state[idx] = 2;
-            e->refused_reason = ev->reason;
-            char addr[CL_ADDR_TEXT_MAX];
-            if (cl_addr_format(&e->initial[idx], addr, sizeof addr) == 0)
-                cl_warn("cannot join through initial peer %s: %s", addr,
-                        ev->text != NULL ? ev->text : "refused");
-        }
-        /* The member a JOIN was sent on to (the coordinator) speaks no
-           version this peer speaks (a swarm that signs needs 9): no retry
-           can change that. */
-        if (e->state == ENG_JOINING && ev->reason == CL_REFUSE_VERSION && e->have_redirect &&
-            memcmp(ev->key, e->redirect_key, 32) == 0) {
-            cl_error("the swarm's coordinator refused this peer's protocol version: %s",
-                     ev->text != NULL ? ev->text : "refused");
-            eng_fail_init(e, COLLAB_ERR_NETWORK);
-        }
+        eng_join_link_refused(e->join, ev->key, ev->reason, ev->text);
         if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
             eng_suspect_refused(e->susp, p);
         break;
     case CL_TP_MESSAGE:
         break;
     }
-    eng_join_changed(e); /* a joiner may found again */
+    eng_join_changed(e->join); /* a joiner may found again */
 }
 
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
@@ -466,7 +446,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             (void)cl_transport_reply(e->tp, key, &r);
         } else if (eng_self_coordinates(e)) {
             eng_take_over(e);
-            eng_on_join(e, key, &m->u.join);
+            eng_join_on_join(e->join, key, &m->u.join);
         } else if (member && from->state == CL_PEER_ALIVE && !from->link_closed &&
                    cl_member_coordinator(e->mb) == from) {
             /* The coordinator of this view asks to join: it never got the
@@ -495,7 +475,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
         }
         break;
     case CL_MSG_JOIN_REPLY:
-        eng_on_join_reply(e, key, &m->u.join_reply);
+        eng_join_on_reply(e->join, key, &m->u.join_reply);
         break;
     case CL_MSG_VIEW:
         on_view(e, key, &m->u.view);
@@ -674,6 +654,9 @@ void eng_member_fini(struct cl_engine *e)
     if (e->match_timer >= 0)
         cl_timer_remove(e->timers, e->match_timer);
     e->match_timer = -1;
+    free(e->joined);
+    e->joined = NULL;
+    e->njoined = e->njoined_cap = 0;
 }
 
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)

@@ -258,7 +258,7 @@ static void address_of(int i, char *out, size_t len)
 static struct cl_engine *fake_engine(int ninitial, int rank)
 {
     struct cl_engine *e = fake_engine_alloc(s_keys[0], NULL);
-    e->coll_timer = e->join_timer = e->match_timer = -1;
+    e->coll_timer = e->match_timer = -1;
     e->cfg.timeout = 2.0;
     e->cfg.world_size = 4;
     e->cfg.target_group = 4;
@@ -281,7 +281,7 @@ static struct cl_engine *fake_engine(int ninitial, int rank)
     CHECK(eng_member_init(e) == COLLAB_OK);
     memset(s_link, 0, sizeof s_link);
     s_nsent = s_connects = s_members_told = 0;
-    CHECK(eng_join_start(e) == COLLAB_OK);
+    CHECK(eng_join_init(e) == COLLAB_OK);
     return e;
 }
 
@@ -290,18 +290,13 @@ static void fake_free(struct cl_engine *e)
     eng_join_fini(e);
     eng_member_fini(e);
     eng_suspect_destroy(&e->susp);
-    free(e->initial);
-    free(e->initial_state);
-    free(e->initial_lost);
-    free(e->initial_not_member);
-    free(e->joined);
     e->cfg.initial_peers = NULL;
     fake_engine_release(e);
 }
 
 static double join_due(const struct cl_engine *e)
 {
-    return cl_timer_when(e->timers, e->join_timer);
+    return eng_join_due(e->join);
 }
 
 static void link_event(struct cl_engine *e, int i, cl_tp_event_kind_t kind)
@@ -321,7 +316,7 @@ static void join_reply(struct cl_engine *e, int i, int status)
     memset(&r, 0, sizeof r);
     r.status = (uint8_t)status;
     r.settings.world_size = 4;
-    eng_on_join_reply(e, s_keys[i], &r);
+    eng_join_on_reply(e->join, s_keys[i], &r);
 }
 
 /* A joiner sends JOIN at start (as each link comes up) and again every

@@ -1,0 +1,170 @@
+/*  cl_engine_join_ctx.c - the join's context (cl_engine_join.h): what
+    the component eng_join_t may ask of the engine, built by the loop.
+
+    The adapters below are the only place where the join meets struct
+    cl_engine: the transport, the engine's state (moved by the join
+    between ENG_JOINING and ENG_STANDBY only), the authority gate (a JOIN
+    sent, a pause's probe round), the coordinator's dial-back, membership
+    (a founder becomes a member, a failed join, a coordinator's view
+    change) and the elastic layer (a joiner got a rank).
+*/
+#include "engine/cl_engine_elastic.h" /* eng_el_on_admit_rank */
+#include "engine/cl_engine_int.h"
+
+static double join_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
+static eng_state_t join_state(void *arg)
+{
+    return ((struct cl_engine *)arg)->state;
+}
+
+static void join_set_state(void *arg, eng_state_t state)
+{
+    ((struct cl_engine *)arg)->state = state;
+}
+
+static double join_member_since(void *arg)
+{
+    return ((struct cl_engine *)arg)->member_since;
+}
+
+static int join_rank(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->rank);
+}
+
+static const char *join_address(void *arg)
+{
+    return cl_transport_address(((struct cl_engine *)arg)->tp);
+}
+
+static int join_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_send(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static int join_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static int join_connect(void *arg, const uint8_t key[32], const char *address)
+{
+    return cl_transport_connect(((struct cl_engine *)arg)->tp, key, address);
+}
+
+static bool join_has_link(void *arg, const uint8_t key[32])
+{
+    return cl_transport_has_link(((struct cl_engine *)arg)->tp, key);
+}
+
+static int join_link_version(void *arg, const uint8_t key[32])
+{
+    return cl_transport_link_version(((struct cl_engine *)arg)->tp, key);
+}
+
+static void join_set_client(void *arg)
+{
+    struct cl_engine *e = arg;
+    e->cfg.client_mode = true;
+    cl_transport_set_client(e->tp);
+}
+
+static void join_sent(void *arg, const uint8_t key[32])
+{
+    eng_auth_note_join_sent(((struct cl_engine *)arg)->auth, key);
+}
+
+static bool join_probing(void *arg)
+{
+    return eng_auth_probing(((struct cl_engine *)arg)->auth);
+}
+
+static int join_reachable(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    return eng_dialback_check(((struct cl_engine *)arg)->dialback, key, j);
+}
+
+static void join_founded(void *arg)
+{
+    eng_become_member(arg, true);
+}
+
+static void join_fail(void *arg, int status)
+{
+    eng_fail_init(arg, status);
+}
+
+static void join_send_view(void *arg, const cl_peer_t *p)
+{
+    eng_send_view_to(arg, p);
+}
+
+static void join_commit(void *arg, cl_member_delta_t *d)
+{
+    eng_coordinator_commit(arg, d);
+}
+
+static void join_admit_rank(void *arg, const uint8_t key[32])
+{
+    eng_el_on_admit_rank(arg, key);
+}
+
+int eng_join_init(struct cl_engine *e)
+{
+    eng_join_ctx_t ctx = {.arg = e,
+                          .cfg = &e->cfg,
+                          .incarnation = e->incarnation,
+                          .members = e->mb,
+                          .timers = e->timers,
+                          .now = join_now,
+                          .state = join_state,
+                          .set_state = join_set_state,
+                          .member_since = join_member_since,
+                          .rank = join_rank,
+                          .address = join_address,
+                          .send = join_send,
+                          .reply = join_reply,
+                          .connect = join_connect,
+                          .has_link = join_has_link,
+                          .link_version = join_link_version,
+                          .set_client = join_set_client,
+                          .join_sent = join_sent,
+                          .probing = join_probing,
+                          .reachable = join_reachable,
+                          .founded = join_founded,
+                          .fail = join_fail,
+                          .send_view = join_send_view,
+                          .commit = join_commit,
+                          .admit_rank = join_admit_rank,
+                          .desc = eng_peer_desc};
+    memcpy(ctx.self_key, e->self_key, 32);
+    e->join = eng_join_new(&ctx);
+    if (e->join == NULL)
+        return COLLAB_ERR_NO_MEM;
+    return eng_join_start(e->join);
+}
+
+void eng_join_fini(struct cl_engine *e)
+{
+    eng_join_destroy(&e->join);
+}
+
+void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32])
+{
+    eng_join_send_relinked(e->join, key);
+}
+
+void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s)
+{
+    /* A setting that needs a wire version keeps peers of older releases
+       out of this peer's handshakes from now on. */
+    const char *why;
+    int floor = eng_settings_wire_floor(s, &why);
+    if (floor > 0)
+        cl_transport_set_min_version(e->tp, floor, why);
+}
