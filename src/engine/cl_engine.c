@@ -66,6 +66,12 @@ double eng_now(void)
     return eng_raw_now() - atomic_load(&s_not_running);
 }
 
+double eng_ctx_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
+}
+
 void eng_add_not_running(double seconds)
 {
     if (seconds > 0)

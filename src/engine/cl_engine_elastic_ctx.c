@@ -19,12 +19,6 @@ static struct eng_elastic *el_of(struct cl_engine *e)
 
 /* The contexts of the donor and the audit (cl_engine_donor.h,
    cl_engine_audit.h): the engine as they see it. */
-static double ctx_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
     return eng_el_send(arg, key, m);
@@ -97,7 +91,7 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = ctx_now,
+                            .now = eng_ctx_now,
                             .send = ctx_send,
                             .rank = sync_rank,
                             .members = audit_members,
@@ -359,7 +353,7 @@ int eng_el_init(struct cl_engine *e)
                             .startup = el->startup,
                             .cfg = &e->cfg,
                             .timers = e->timers,
-                            .now = ctx_now,
+                            .now = eng_ctx_now,
                             .send = ctx_send,
                             .can_serve = donor_can_serve};
     el->donor = eng_donor_new(&dctx);
@@ -368,7 +362,7 @@ int eng_el_init(struct cl_engine *e)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = ctx_now,
+                            .now = eng_ctx_now,
                             .send = ctx_send,
                             .multigroup = audit_multigroup,
                             .members = audit_members,
@@ -385,7 +379,7 @@ int eng_el_init(struct cl_engine *e)
                                .reg = el->reg,
                                .kinds = el->kinds,
                                .timers = e->timers,
-                               .now = ctx_now,
+                               .now = eng_ctx_now,
                                .send = ctx_send,
                                .may_admit = admitter_may,
                                .split = admitter_split,
@@ -404,7 +398,7 @@ int eng_el_init(struct cl_engine *e)
                                .reg = el->reg,
                                .startup = el->startup,
                                .timers = e->timers,
-                               .now = ctx_now,
+                               .now = eng_ctx_now,
                                .send = ctx_send,
                                .member = ckpt_member,
                                .admitter = admittee_admitter,
@@ -439,7 +433,7 @@ int eng_el_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .self_key = e->self_key,
                            .stream = el->stream,
-                           .now = ctx_now,
+                           .now = eng_ctx_now,
                            .send = ctx_send,
                            .member = ckpt_member,
                            .admitter = ckpt_admitter,
