@@ -104,7 +104,7 @@ void eng_el_member(struct cl_engine *e);
    engine as arg, armed at doubt_until by the pause): the doubt ends. */
 void eng_el_doubt_over(void *arg, double now);
 /* Sends key (a member) a PROBE: this peer, back from a pause, asks for
-   its view (cl_engine_pause.c). */
+   its view (cl_engine_elastic_ctx.c). */
 void eng_el_probe(struct cl_engine *e, const uint8_t key[32]);
 
 /* Called first thing in every turn of the engine loop and for every event:

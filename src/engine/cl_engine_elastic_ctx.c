@@ -2,8 +2,12 @@
     donor, the audit, the joiner's state pull, the monitor's checkpoints,
     the admitter and the admittee see of the engine (their adapters), the elastic hook's
     init and fini, and the running state pull, which only this file
-    starts, replaces and frees (docs/architecture.md).  Moved out of
-    cl_engine_elastic.c, whose comment says what the hooks do.
+    starts, replaces and frees (docs/architecture.md).  Also the elastic
+    layer's after-timers hook (eng_el_after_timers, which the loop calls
+    every turn right after its timers: docs/architecture.md, "Timers"),
+    the PROBE a peer back from a pause sends (eng_el_probe) and
+    eng_el_member.  Moved out of cl_engine_elastic.c, whose comment says
+    what the hooks do.
 */
 #include "engine/cl_engine_elastic.h"
 
@@ -474,4 +478,42 @@ void eng_el_fini(struct cl_engine *e)
     free(el->kinds);
     free(el);
     e->el = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The elastic layer's turn of the loop, and what the pause asks of the
+   engine. */
+
+void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
+{
+    cl_elmsg_t probe;
+    memset(&probe, 0, sizeof probe);
+    probe.type = CL_EL_PROBE;
+    probe.epoch = cl_member_epoch(e->mb);
+    (void)eng_el_send(e, key, &probe);
+}
+
+void eng_el_member(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_ckpt_member(el->ckpt);
+}
+
+/* What must run every turn after the timers (cl_engine_elastic.h). */
+void eng_el_after_timers(struct cl_engine *e, double now)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    el->last_alive = eng_raw_now();
+    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+        eng_admittee_leave_foreign(el->admittee);
+    if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
+        eng_sync_destroy(&el->sync);
+    if (el->doubt_until > 0 && e->state != ENG_MEMBER)
+        eng_el_end_doubt(e, "it joins again");
+    /* Polled, not a timer: it follows the pull's timer of this turn (a
+       timer armed from inside cl_timer_run would wait for the next). */
+    eng_admittee_poll(el->admittee, now);
 }

@@ -4,11 +4,10 @@
     have taken it out it asks them (PROBE) and starts or completes no
     collective until they answered (docs/collectives.md §3, "Members that
     were stopped"; docs/elastic.md, pauses).  The doubt's end is a timer
-    in the loop's set (eng_el_doubt_over).  Also the elastic layer's
-    after-timers hook, eng_el_after_timers, which the loop calls every
-    turn right after its timers (docs/architecture.md, "Timers").  Part
-    of the elastic layer (its state is in struct eng_elastic:
-    last_alive, doubt_*).
+    in the loop's set (eng_el_doubt_over).  Part of the elastic layer
+    (its state is in struct eng_elastic: last_alive, doubt_*); the PROBE
+    it sends and the after-timers hook that marks the loop's turns are in
+    cl_engine_elastic_ctx.c.
 */
 #include "engine/cl_engine_elastic.h"
 
@@ -55,15 +54,6 @@ void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
         }
     if (el->ndoubt == 0)
         eng_el_end_doubt(e, "every member asked answered");
-}
-
-void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
-{
-    cl_elmsg_t probe;
-    memset(&probe, 0, sizeof probe);
-    probe.type = CL_EL_PROBE;
-    probe.epoch = cl_member_epoch(e->mb);
-    (void)eng_el_send(e, key, &probe);
 }
 
 static void on_pause(struct cl_engine *e, double now, double gap)
@@ -130,38 +120,10 @@ void eng_el_check_pause(struct cl_engine *e)
         eng_admittee_leave_foreign(el->admittee);
 }
 
-/* ---------------------------------------------------------------------- */
-/* The elastic layer's turn of the loop. */
-
 void eng_el_doubt_over(void *arg, double now)
 {
     struct cl_engine *e = arg;
     struct eng_elastic *el = el_of(e);
     if (el != NULL && el->doubt_until > 0 && now >= el->doubt_until)
         eng_el_end_doubt(e, "not every member asked answered in time");
-}
-
-void eng_el_member(struct cl_engine *e)
-{
-    struct eng_elastic *el = el_of(e);
-    if (el != NULL)
-        eng_ckpt_member(el->ckpt);
-}
-
-/* What must run every turn after the timers (cl_engine_elastic.h). */
-void eng_el_after_timers(struct cl_engine *e, double now)
-{
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL)
-        return;
-    el->last_alive = eng_raw_now();
-    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
-        eng_admittee_leave_foreign(el->admittee);
-    if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
-        eng_sync_destroy(&el->sync);
-    if (el->doubt_until > 0 && e->state != ENG_MEMBER)
-        eng_el_end_doubt(e, "it joins again");
-    /* Polled, not a timer: it follows the pull's timer of this turn (a
-       timer armed from inside cl_timer_run would wait for the next). */
-    eng_admittee_poll(el->admittee, now);
 }
