@@ -337,6 +337,51 @@ static void admittee_leave(void *arg, int status)
     eng_leave(arg, status);
 }
 
+/* The pause's context (cl_engine_pause.h). */
+static double pause_raw_now(void *arg)
+{
+    (void)arg;
+    return eng_raw_now();
+}
+
+static void pause_not_running(void *arg, double seconds)
+{
+    (void)arg;
+    eng_add_not_running(seconds);
+}
+
+static bool pause_is_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static void pause_excuse(void *arg, cl_peer_t *p, double now)
+{
+    eng_member_excuse(arg, p, now);
+}
+
+static void pause_probe_start(void *arg)
+{
+    eng_auth_probe_start(arg);
+}
+
+/* Asks p for its view after a pause: the authority tallies its answer;
+   whoever took us out forgot our connection to it, so a fresh one is
+   opened before anything else goes out; then the PROBE. */
+static void pause_ask(void *arg, const cl_peer_t *p)
+{
+    struct cl_engine *e = arg;
+    eng_auth_note_probe_sent(e, p->key); /* its answer (a view) is tallied */
+    if (!p->client && p->address[0] != '\0')
+        (void)cl_transport_reconnect(e->tp, p->key, p->address);
+    eng_el_probe(e, p->key);
+}
+
+static void pause_resume(void *arg)
+{
+    eng_coll_start_queued(arg);
+}
+
 void eng_el_abort(struct cl_engine *e, int status)
 {
     if (e->el != NULL)
@@ -348,7 +393,21 @@ int eng_el_init(struct cl_engine *e)
     struct eng_elastic *el = calloc(1, sizeof *el);
     if (el == NULL)
         return COLLAB_ERR_NO_MEM;
-    el->doubt_timer = cl_timer_add(e->timers, eng_el_doubt_over, e);
+    eng_pause_ctx_t pctx = {.arg = e,
+                            .cfg = &e->cfg,
+                            .hb_interval = e->hb_interval,
+                            .members = e->mb,
+                            .timers = e->timers,
+                            .now = eng_ctx_now,
+                            .raw_now = pause_raw_now,
+                            .not_running = pause_not_running,
+                            .is_member = pause_is_member,
+                            .excuse = pause_excuse,
+                            .probe_start = pause_probe_start,
+                            .ask = pause_ask,
+                            .resume = pause_resume};
+    memcpy(pctx.self_key, e->self_key, 32);
+    el->pause = eng_pause_new(&pctx);
     el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
     el->reg = cl_statereg_new();
     el->startup = cl_startup_new(0);
@@ -429,7 +488,7 @@ int eng_el_init(struct cl_engine *e)
     e->el = el;
     if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->admitter == NULL ||
         el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL ||
-        el->doubt_timer < 0) {
+        el->pause == NULL) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
@@ -471,8 +530,7 @@ void eng_el_fini(struct cl_engine *e)
     cl_statereg_destroy(&el->reg);
     cl_startup_destroy(&el->startup);
     eng_ckpt_destroy(&el->ckpt);
-    if (el->doubt_timer >= 0)
-        cl_timer_remove(e->timers, el->doubt_timer);
+    eng_pause_destroy(&el->pause);
     for (int i = 0; i < EL_BARRIERS; i++)
         free(el->barriers[i].admit);
     free(el->kinds);
@@ -506,14 +564,37 @@ void eng_el_after_timers(struct cl_engine *e, double now)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
-    el->last_alive = eng_raw_now();
     if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
         eng_admittee_leave_foreign(el->admittee);
     if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
-    if (el->doubt_until > 0 && e->state != ENG_MEMBER)
-        eng_el_end_doubt(e, "it joins again");
+    eng_pause_after_timers(el->pause); /* the turn's mark; the doubt of no member ends */
     /* Polled, not a timer: it follows the pull's timer of this turn (a
        timer armed from inside cl_timer_run would wait for the next). */
     eng_admittee_poll(el->admittee, now);
+}
+
+/* The pause's hooks for the loop, the collective streams and membership
+   (cl_engine_elastic.h): the component answers. */
+void eng_el_check_pause(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    eng_pause_check(el->pause);
+    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+        eng_admittee_leave_foreign(el->admittee);
+}
+
+bool eng_el_in_doubt(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    return el != NULL && eng_pause_in_doubt(el->pause);
+}
+
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_pause_view_from(el->pause, key);
 }
