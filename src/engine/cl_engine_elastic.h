@@ -88,10 +88,10 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m);
 
 /* The elastic layer's after-timers hook: the loop calls it every turn
-   right after cl_timer_run and eng_auth_successor_check.  It marks the
-   turn for the pause (eng_pause_after_timers: the mark eng_el_check_pause
-   measures a stop from; a pause's doubt ends once this peer is no
-   member), makes a foreign program leave, frees a pull that is done, and
+   right after cl_timer_run and eng_auth_successor_check.  It makes a
+   foreign program leave, frees a pull that is done, marks the turn for
+   the pause (eng_pause_after_timers: the mark eng_el_check_pause measures
+   a stop from; a pause's doubt ends once this peer is no member), and
    undoes an admission whose pull this turn's timers found unserved
    (eng_admittee_poll).  Its deadlines are in the loop's set: the end of a
    pause's doubt (cl_engine_pause.c) and a monitor's checkpoints
