@@ -128,6 +128,12 @@ target_sources(cl_engine_report_test PRIVATE ${_eng}/cl_engine_report.c)
 collab_selftest(cl_engine_leave_test ${_eng_unit}/cl_engine_leave_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_leave_test PRIVATE ${_eng}/cl_engine_leave.c)
+# The pause alone, on a fake context (real records and timer set; the
+# clocks, membership, the members asked and the collectives' resumption
+# the test's).
+collab_selftest(cl_engine_pause_test ${_eng_unit}/cl_engine_pause_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_pause_test PRIVATE ${_eng}/cl_engine_pause.c)
 # The relay alone, on a fake context (real records, timer sets and
 # identities; the clock, links, send and delivery the test's).
 collab_selftest(cl_engine_relay_test ${_eng_unit}/cl_engine_relay_test.c collab_engine_base

@@ -51,7 +51,7 @@ _Static_assert(sizeof(((cl_wire_hdr_t *)0)->type) == 1, "the table has every mes
 /* Seconds during which this process was found not running (stopped,
    frozen, starved): the engine's clock does not count them, so that a
    peer that was not running never blames the others for its own silence
-   (cl_engine_elastic.c eng_el_check_pause). */
+   (cl_engine_pause.c, through eng_el_check_pause). */
 static _Atomic double s_not_running;
 
 double eng_raw_now(void)
@@ -64,6 +64,12 @@ double eng_raw_now(void)
 double eng_now(void)
 {
     return eng_raw_now() - atomic_load(&s_not_running);
+}
+
+double eng_ctx_now(void *arg)
+{
+    (void)arg;
+    return eng_now();
 }
 
 void eng_add_not_running(double seconds)

@@ -254,7 +254,7 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
 bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
 {
     struct eng_elastic *el = el_of(e);
-    if (el != NULL && el->doubt_until > 0)
+    if (el != NULL && eng_pause_in_doubt(el->pause))
         return false; /* stopped: the others' answers come first */
     if (el == NULL || !is_world(s))
         return true;

@@ -25,6 +25,7 @@
 #include "engine/cl_engine_checkpoint.h"
 #include "engine/cl_engine_donor.h"
 #include "engine/cl_engine_int.h"
+#include "engine/cl_engine_pause.h"
 #include "engine/cl_engine_sync.h"
 
 #include <stdbool.h>
@@ -87,30 +88,29 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m);
 
 /* The elastic layer's after-timers hook: the loop calls it every turn
-   right after cl_timer_run and eng_auth_successor_check.  It marks the
-   turn (last_alive, what eng_el_check_pause measures a stop from), makes
-   a foreign program leave, frees a pull that is done, ends a pause's
-   doubt once this peer is no member, and undoes an admission whose pull
-   this turn's timers found unserved (eng_admittee_poll).  Its deadlines
-   are in the loop's set: the end of a pause's doubt (eng_el_doubt_over)
-   and a monitor's checkpoints (cl_engine_checkpoint.c). */
+   right after cl_timer_run and eng_auth_successor_check.  It makes a
+   foreign program leave, frees a pull that is done, marks the turn for
+   the pause (eng_pause_after_timers: the mark eng_el_check_pause measures
+   a stop from; a pause's doubt ends once this peer is no member), and
+   undoes an admission whose pull this turn's timers found unserved
+   (eng_admittee_poll).  Its deadlines are in the loop's set: the end of a
+   pause's doubt (cl_engine_pause.c) and a monitor's checkpoints
+   (cl_engine_checkpoint.c). */
 void eng_el_after_timers(struct cl_engine *e, double now);
 
 /* This peer became a member (eng_fan_out_member): arms the timers of the
    elastic layer that run while it is one (a monitor's checkpoints). */
 void eng_el_member(struct cl_engine *e);
 
-/* The timer of a pause's doubt (registered by eng_el_init with the
-   engine as arg, armed at doubt_until by the pause): the doubt ends. */
-void eng_el_doubt_over(void *arg, double now);
 /* Sends key (a member) a PROBE: this peer, back from a pause, asks for
-   its view (cl_engine_pause.c). */
+   its view (cl_engine_elastic_ctx.c). */
 void eng_el_probe(struct cl_engine *e, const uint8_t key[32]);
 
 /* Called first thing in every turn of the engine loop and for every event:
    notices that this process was stopped for longer than COLLAB_TIMEOUT
    (SIGSTOP, a frozen VM), so that the silence of the others is not taken
-   for their death and the peer finds out whether it was taken out. */
+   for their death and the peer finds out whether it was taken out
+   (eng_pause_check, cl_engine_pause.h). */
 void eng_el_check_pause(struct cl_engine *e);
 
 /* After such a pause, until every member it asked answered with its view
@@ -120,9 +120,6 @@ void eng_el_check_pause(struct cl_engine *e);
    "Members that were stopped").  The answers may take it out of the
    group: its running collective then restarts alone. */
 bool eng_el_in_doubt(struct cl_engine *e);
-/* The doubt after a pause ends (cl_engine_pause.c): collectives may start
-   again; why goes to the debug log. */
-void eng_el_end_doubt(struct cl_engine *e, const char *why);
 /* A VIEW from key was handled (installed or not): an answer to a PROBE
    ends the doubt once every member asked has answered. */
 void eng_el_view_from(struct cl_engine *e, const uint8_t key[32]);
@@ -166,7 +163,6 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 #define EL_ODD_OUT_LIMIT 3 /* collectives where all others differed, then it leaves */
 #define EL_ENTRANTS 64 /* admitted peers whose first sequence is remembered */
 #define EL_DONE_RING 64  /* completed world collectives whose generation is remembered */
-#define EL_DOUBT 64      /* members asked after a pause whose answer is awaited */
 
 /* An admission: from sequence s of the world communicator on, only
    generations >= gen may run (docs/elastic.md §3). */
@@ -222,14 +218,8 @@ struct eng_elastic {
     el_entrant_t entrants[EL_ENTRANTS];
     int next_entrant;
     el_sync_t *sync;
-    /* After a pause: the members asked (PROBE) that have not answered. */
-    uint8_t doubt_keys[EL_DOUBT][32];
-    int ndoubt;
-    double doubt_until; /* 0: no doubt; else it ends then at the latest */
-    int doubt_timer;    /* in e->timers, armed at doubt_until (eng_el_doubt_over) */
+    eng_pause_t *pause;      /* a stop of this process and its doubt (cl_engine_pause.c) */
     int odd_out;             /* world collectives in a row where all others differed */
-    /* Pause detection. */
-    double last_alive;       /* eng_raw_now() at the last turn of the loop */
     el_audit_t *audit;      /* the periodic state check (cl_engine_audit.c) */
     el_ckpt_t *ckpt;        /* checkpoints (cl_engine_checkpoint.c) */
 };

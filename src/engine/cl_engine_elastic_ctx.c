@@ -2,8 +2,12 @@
     donor, the audit, the joiner's state pull, the monitor's checkpoints,
     the admitter and the admittee see of the engine (their adapters), the elastic hook's
     init and fini, and the running state pull, which only this file
-    starts, replaces and frees (docs/architecture.md).  Moved out of
-    cl_engine_elastic.c, whose comment says what the hooks do.
+    starts, replaces and frees (docs/architecture.md).  Also the elastic
+    layer's after-timers hook (eng_el_after_timers, which the loop calls
+    every turn right after its timers: docs/architecture.md, "Timers"),
+    the PROBE a peer back from a pause sends (eng_el_probe) and
+    eng_el_member.  Moved out of cl_engine_elastic.c, whose comment says
+    what the hooks do.
 */
 #include "engine/cl_engine_elastic.h"
 
@@ -19,12 +23,6 @@ static struct eng_elastic *el_of(struct cl_engine *e)
 
 /* The contexts of the donor and the audit (cl_engine_donor.h,
    cl_engine_audit.h): the engine as they see it. */
-static double ctx_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
     return eng_el_send(arg, key, m);
@@ -97,7 +95,7 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = ctx_now,
+                            .now = eng_ctx_now,
                             .send = ctx_send,
                             .rank = sync_rank,
                             .members = audit_members,
@@ -339,6 +337,51 @@ static void admittee_leave(void *arg, int status)
     eng_leave(arg, status);
 }
 
+/* The pause's context (cl_engine_pause.h). */
+static double pause_raw_now(void *arg)
+{
+    (void)arg;
+    return eng_raw_now();
+}
+
+static void pause_not_running(void *arg, double seconds)
+{
+    (void)arg;
+    eng_add_not_running(seconds);
+}
+
+static bool pause_is_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static void pause_excuse(void *arg, cl_peer_t *p, double now)
+{
+    eng_member_excuse(arg, p, now);
+}
+
+static void pause_probe_start(void *arg)
+{
+    eng_auth_probe_start(((struct cl_engine *)arg)->auth);
+}
+
+/* Asks p for its view after a pause: the authority tallies its answer;
+   whoever took us out forgot our connection to it, so a fresh one is
+   opened before anything else goes out; then the PROBE. */
+static void pause_ask(void *arg, const cl_peer_t *p)
+{
+    struct cl_engine *e = arg;
+    eng_auth_note_probe_sent(e->auth, p->key); /* its answer (a view) is tallied */
+    if (!p->client && p->address[0] != '\0')
+        (void)cl_transport_reconnect(e->tp, p->key, p->address);
+    eng_el_probe(e, p->key);
+}
+
+static void pause_resume(void *arg)
+{
+    eng_coll_start_queued(arg);
+}
+
 void eng_el_abort(struct cl_engine *e, int status)
 {
     if (e->el != NULL)
@@ -350,7 +393,21 @@ int eng_el_init(struct cl_engine *e)
     struct eng_elastic *el = calloc(1, sizeof *el);
     if (el == NULL)
         return COLLAB_ERR_NO_MEM;
-    el->doubt_timer = cl_timer_add(e->timers, eng_el_doubt_over, e);
+    eng_pause_ctx_t pctx = {.arg = e,
+                            .cfg = &e->cfg,
+                            .hb_interval = e->hb_interval,
+                            .members = e->mb,
+                            .timers = e->timers,
+                            .now = eng_ctx_now,
+                            .raw_now = pause_raw_now,
+                            .not_running = pause_not_running,
+                            .is_member = pause_is_member,
+                            .excuse = pause_excuse,
+                            .probe_start = pause_probe_start,
+                            .ask = pause_ask,
+                            .resume = pause_resume};
+    memcpy(pctx.self_key, e->self_key, 32);
+    el->pause = eng_pause_new(&pctx);
     el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
     el->reg = cl_statereg_new();
     el->startup = cl_startup_new(0);
@@ -359,7 +416,7 @@ int eng_el_init(struct cl_engine *e)
                             .startup = el->startup,
                             .cfg = &e->cfg,
                             .timers = e->timers,
-                            .now = ctx_now,
+                            .now = eng_ctx_now,
                             .send = ctx_send,
                             .can_serve = donor_can_serve};
     el->donor = eng_donor_new(&dctx);
@@ -368,7 +425,7 @@ int eng_el_init(struct cl_engine *e)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = ctx_now,
+                            .now = eng_ctx_now,
                             .send = ctx_send,
                             .multigroup = audit_multigroup,
                             .members = audit_members,
@@ -385,7 +442,7 @@ int eng_el_init(struct cl_engine *e)
                                .reg = el->reg,
                                .kinds = el->kinds,
                                .timers = e->timers,
-                               .now = ctx_now,
+                               .now = eng_ctx_now,
                                .send = ctx_send,
                                .may_admit = admitter_may,
                                .split = admitter_split,
@@ -404,7 +461,7 @@ int eng_el_init(struct cl_engine *e)
                                .reg = el->reg,
                                .startup = el->startup,
                                .timers = e->timers,
-                               .now = ctx_now,
+                               .now = eng_ctx_now,
                                .send = ctx_send,
                                .member = ckpt_member,
                                .admitter = admittee_admitter,
@@ -431,7 +488,7 @@ int eng_el_init(struct cl_engine *e)
     e->el = el;
     if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->admitter == NULL ||
         el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL ||
-        el->doubt_timer < 0) {
+        el->pause == NULL) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
     }
@@ -439,7 +496,7 @@ int eng_el_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .self_key = e->self_key,
                            .stream = el->stream,
-                           .now = ctx_now,
+                           .now = eng_ctx_now,
                            .send = ctx_send,
                            .member = ckpt_member,
                            .admitter = ckpt_admitter,
@@ -473,11 +530,71 @@ void eng_el_fini(struct cl_engine *e)
     cl_statereg_destroy(&el->reg);
     cl_startup_destroy(&el->startup);
     eng_ckpt_destroy(&el->ckpt);
-    if (el->doubt_timer >= 0)
-        cl_timer_remove(e->timers, el->doubt_timer);
+    eng_pause_destroy(&el->pause);
     for (int i = 0; i < EL_BARRIERS; i++)
         free(el->barriers[i].admit);
     free(el->kinds);
     free(el);
     e->el = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The elastic layer's turn of the loop, and what the pause asks of the
+   engine. */
+
+void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
+{
+    cl_elmsg_t probe;
+    memset(&probe, 0, sizeof probe);
+    probe.type = CL_EL_PROBE;
+    probe.epoch = cl_member_epoch(e->mb);
+    (void)eng_el_send(e, key, &probe);
+}
+
+void eng_el_member(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_ckpt_member(el->ckpt);
+}
+
+/* What must run every turn after the timers (cl_engine_elastic.h). */
+void eng_el_after_timers(struct cl_engine *e, double now)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+        eng_admittee_leave_foreign(el->admittee);
+    if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
+        eng_sync_destroy(&el->sync);
+    eng_pause_after_timers(el->pause); /* the turn's mark; the doubt of no member ends */
+    /* Polled, not a timer: it follows the pull's timer of this turn (a
+       timer armed from inside cl_timer_run would wait for the next). */
+    eng_admittee_poll(el->admittee, now);
+}
+
+/* The pause's hooks for the loop, the collective streams and membership
+   (cl_engine_elastic.h): the component answers. */
+void eng_el_check_pause(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return;
+    eng_pause_check(el->pause);
+    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+        eng_admittee_leave_foreign(el->admittee);
+}
+
+bool eng_el_in_doubt(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    return el != NULL && eng_pause_in_doubt(el->pause);
+}
+
+void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_pause_view_from(el->pause, key);
 }

@@ -241,12 +241,6 @@ void eng_auth_fini(struct cl_engine *e)
    records and the join protocol, for the coordinator's check that a
    joiner can be reached. */
 
-static double db_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 static bool db_link_up(void *arg, const uint8_t key[32])
 {
     return cl_transport_link_up(((struct cl_engine *)arg)->tp, key);
@@ -293,7 +287,7 @@ int eng_dialback_init(struct cl_engine *e)
     eng_dialback_ctx_t ctx = {.arg = e,
                               .cfg = &e->cfg,
                               .timers = e->timers,
-                              .now = db_now,
+                              .now = eng_ctx_now,
                               .link_up = db_link_up,
                               .connect = db_connect,
                               .drop = db_drop,
@@ -313,12 +307,6 @@ void eng_dialback_fini(struct cl_engine *e)
 
 /* ---------------------------------------------------------------------- */
 /* The reports' context (cl_engine_report.h). */
-
-static double rep_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
 
 static double rep_raw_now(void *arg)
 {
@@ -395,7 +383,7 @@ int eng_report_init(struct cl_engine *e)
                             .cfg = &e->cfg,
                             .timers = e->timers,
                             .hooks = &e->hooks,
-                            .now = rep_now,
+                            .now = eng_ctx_now,
                             .raw_now = rep_raw_now,
                             .is_member = rep_is_member,
                             .self = rep_self,
@@ -426,12 +414,6 @@ int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
 /* ---------------------------------------------------------------------- */
 /* The relay's context (cl_engine_relay.h) and its RELAYED handler. */
 
-static double relay_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 static bool relay_has_link(void *arg, const uint8_t key[32])
 {
     return cl_transport_has_link(((struct cl_engine *)arg)->tp, key);
@@ -461,7 +443,7 @@ int eng_relay_init(struct cl_engine *e)
                            .secret_key = cl_identity_secret_key(e->id),
                            .timers = e->timers,
                            .mb = e->mb,
-                           .now = relay_now,
+                           .now = eng_ctx_now,
                            .has_link = relay_has_link,
                            .send = relay_send,
                            .deliver = relay_deliver,
@@ -481,12 +463,6 @@ void eng_relay_fini(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* The context of the point-to-point component (cl_engine_p2p.h): what it
    may ask of the engine. */
-
-static double p2p_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
 
 static int p2p_self_rank(void *arg)
 {
@@ -547,7 +523,7 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
                          .t0 = e->t0,
                          .timers = e->timers,
                          .incarnation = e->incarnation,
-                         .now = p2p_now,
+                         .now = eng_ctx_now,
                          .self_rank = p2p_self_rank,
                          .is_member = p2p_is_member,
                          .member_since = p2p_member_since,
@@ -565,12 +541,6 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* The departures' context (cl_engine_leave.h), and BYE_ACK handed to
    them. */
-
-static double leave_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
 
 static int leave_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
 {
@@ -615,7 +585,7 @@ int eng_leave_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .members = e->mb,
                            .timers = e->timers,
-                           .now = leave_now,
+                           .now = eng_ctx_now,
                            .send = leave_send,
                            .reply = leave_reply,
                            .desc = eng_peer_desc,

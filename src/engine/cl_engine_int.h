@@ -280,6 +280,9 @@ struct cl_engine {
    found not running (eng_add_not_running).  Every deadline and silence
    is measured on it. */
 double eng_now(void);
+/* eng_now as a component context's clock (the `now(void *arg)` of their
+   contexts; arg is ignored): the one adapter every context uses. */
+double eng_ctx_now(void *arg);
 double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);

@@ -560,12 +560,6 @@ static void match_asked(struct cl_engine *e, double now)
 /* The failure detector's context (cl_engine_suspect.h), and what the rest
    of the engine asks of it. */
 
-static double ctx_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 static bool ctx_is_member(void *arg)
 {
     return ((struct cl_engine *)arg)->state == ENG_MEMBER;
@@ -667,7 +661,7 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
                              .mb = e->mb,
                              .timers = e->timers,
                              .hb_interval = e->hb_interval,
-                             .now = ctx_now,
+                             .now = eng_ctx_now,
                              .is_member = ctx_is_member,
                              .send = ctx_send,
                              .reply = ctx_reply,

@@ -3,110 +3,143 @@
     engine's clock, and when the stop was long enough for the others to
     have taken it out it asks them (PROBE) and starts or completes no
     collective until they answered (docs/collectives.md §3, "Members that
-    were stopped"; docs/elastic.md, pauses).  The doubt's end is a timer
-    in the loop's set (eng_el_doubt_over).  Also the elastic layer's
-    after-timers hook, eng_el_after_timers, which the loop calls every
-    turn right after its timers (docs/architecture.md, "Timers").  Part
-    of the elastic layer (its state is in struct eng_elastic:
-    last_alive, doubt_*).
+    were stopped"; docs/elastic.md, pauses).
+
+    The loop marks each of its turns (eng_pause_after_timers, and every
+    check); the next check measures the raw time since the mark.  The loop
+    runs at least every heartbeat period, so a gap of more than twice
+    that (and half a second) means this process did not run: that time,
+    less one period, is taken off the clock, so that no deadline or
+    silence counts it.  A gap of about COLLAB_TIMEOUT or more starts the
+    doubt: every other member is excused (its silence was ours) and asked
+    for its view, the ranked ones that are alive are awaited, and the
+    doubt ends when the last of them answered (a VIEW from it,
+    eng_pause_view_from), at its deadline (this component's timer in the
+    loop's set), or at once when this peer is no member.  What the
+    answers mean is the authority's round (docs/security.md §4, rule 5).
+
+    The component eng_pause_t (cl_engine_pause.h) owns the mark, the
+    members awaited and the doubt's end; it sees the engine only through
+    its context, built by eng_el_init (cl_engine_elastic_ctx.c).
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_pause.h"
 
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-static struct eng_elastic *el_of(struct cl_engine *e)
-{
-    return e->el;
-}
+#define PAUSE_DOUBT_MAX 64 /* members asked after a pause whose answer is awaited */
+
+struct eng_pause {
+    eng_pause_ctx_t ctx;
+    double last_alive; /* raw_now at the last mark (0: none yet) */
+    /* After a pause: the members asked (PROBE) that have not answered. */
+    uint8_t doubt_keys[PAUSE_DOUBT_MAX][32];
+    int ndoubt;
+    double doubt_until; /* 0: no doubt; else it ends then at the latest */
+    int timer;          /* in ctx.timers, armed at doubt_until */
+};
 
 /* The doubt after a pause ends: collectives may start again (an evicted
-   straggler's alone, eng_el_choose_gen). */
-void eng_el_end_doubt(struct cl_engine *e, const char *why)
+   straggler's alone, eng_el_choose_gen); why goes to the debug log. */
+static void end_doubt(eng_pause_t *p, const char *why)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el->doubt_until <= 0)
+    if (p->doubt_until <= 0)
         return;
-    el->doubt_until = 0;
-    el->ndoubt = 0;
-    cl_timer_cancel(e->timers, el->doubt_timer);
+    p->doubt_until = 0;
+    p->ndoubt = 0;
+    cl_timer_cancel(p->ctx.timers, p->timer);
     cl_debug("after the pause: %s; collectives start again", why);
-    eng_coll_start_queued(e);
+    p->ctx.resume(p->ctx.arg);
 }
 
-bool eng_el_in_doubt(struct cl_engine *e)
+/* The doubt's deadline came: not every member asked answered in time. */
+static void on_timer(void *arg, double now)
 {
-    struct eng_elastic *el = el_of(e);
-    return el != NULL && el->doubt_until > 0;
+    eng_pause_t *p = arg;
+    if (p->doubt_until > 0 && now >= p->doubt_until)
+        end_doubt(p, "not every member asked answered in time");
 }
 
-void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
+eng_pause_t *eng_pause_new(const eng_pause_ctx_t *ctx)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || el->doubt_until <= 0)
+    eng_pause_t *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    p->ctx = *ctx;
+    p->timer = cl_timer_add(ctx->timers, on_timer, p);
+    if (p->timer < 0) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void eng_pause_destroy(eng_pause_t **p_p)
+{
+    if (p_p == NULL || *p_p == NULL)
         return;
-    for (int i = 0; i < el->ndoubt; i++)
-        if (memcmp(el->doubt_keys[i], key, 32) == 0) {
-            memmove(el->doubt_keys[i], el->doubt_keys[el->ndoubt - 1], 32);
-            el->ndoubt--;
+    eng_pause_t *p = *p_p;
+    cl_timer_remove(p->ctx.timers, p->timer);
+    free(p);
+    *p_p = NULL;
+}
+
+bool eng_pause_in_doubt(const eng_pause_t *p)
+{
+    return p != NULL && p->doubt_until > 0;
+}
+
+void eng_pause_view_from(eng_pause_t *p, const uint8_t key[32])
+{
+    if (p == NULL || p->doubt_until <= 0)
+        return;
+    for (int i = 0; i < p->ndoubt; i++)
+        if (memcmp(p->doubt_keys[i], key, 32) == 0) {
+            memmove(p->doubt_keys[i], p->doubt_keys[p->ndoubt - 1], 32);
+            p->ndoubt--;
             break;
         }
-    if (el->ndoubt == 0)
-        eng_el_end_doubt(e, "every member asked answered");
+    if (p->ndoubt == 0)
+        end_doubt(p, "every member asked answered");
 }
 
-void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
+static void on_pause(eng_pause_t *p, double now, double gap)
 {
-    cl_elmsg_t probe;
-    memset(&probe, 0, sizeof probe);
-    probe.type = CL_EL_PROBE;
-    probe.epoch = cl_member_epoch(e->mb);
-    (void)eng_el_send(e, key, &probe);
-}
-
-static void on_pause(struct cl_engine *e, double now, double gap)
-{
-    struct eng_elastic *el = el_of(e);
     cl_warn("this peer was stopped for %.1f s (about COLLAB_TIMEOUT or longer); asking the others "
             "whether the swarm went on without it",
             gap);
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = cl_member_list(p->ctx.members, &n);
     /* Until they answer, no collective starts: the others may have
        completed the next ones without this peer, and their inputs for
        them, sent while it was stopped, wait here (docs/collectives.md §3,
        "Members that were stopped"). */
-    el->ndoubt = 0;
-    el->doubt_until = now + fmax(e->cfg.timeout, 1.0);
-    eng_auth_probe_start(e->auth); /* their views count with a majority's answers */
+    p->ndoubt = 0;
+    p->doubt_until = now + fmax(p->ctx.cfg->timeout, 1.0);
+    p->ctx.probe_start(p->ctx.arg); /* their views count with a majority's answers */
     for (size_t i = 0; i < n; i++) {
-        cl_peer_t *p = list[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        cl_peer_t *q = list[i];
+        if (memcmp(q->key, p->ctx.self_key, 32) == 0)
             continue;
-        if (el->ndoubt < EL_DOUBT && p->state != CL_PEER_GONE && !p->monitor)
-            memcpy(el->doubt_keys[el->ndoubt++], p->key, 32);
+        if (p->ndoubt < PAUSE_DOUBT_MAX && q->state != CL_PEER_GONE && !q->monitor)
+            memcpy(p->doubt_keys[p->ndoubt++], q->key, 32);
         /* Our own stop explains their silence (one that said goodbye
            stays gone). */
-        eng_member_excuse(e, p, now);
-        eng_auth_note_probe_sent(e->auth, p->key); /* its answer (a view) is tallied */
-        /* Whoever took us out forgot our connection to it: open a fresh
-           one before anything else goes out. */
-        if (!p->client && p->address[0] != '\0')
-            (void)cl_transport_reconnect(e->tp, p->key, p->address);
-        eng_el_probe(e, p->key);
+        p->ctx.excuse(p->ctx.arg, q, now);
+        p->ctx.ask(p->ctx.arg, q);
     }
-    if (el->ndoubt == 0)
-        el->doubt_until = 0; /* nobody to ask */
+    if (p->ndoubt == 0)
+        p->doubt_until = 0; /* nobody to ask */
     else
-        cl_timer_arm(e->timers, el->doubt_timer, el->doubt_until);
+        cl_timer_arm(p->ctx.timers, p->timer, p->doubt_until);
 }
 
-void eng_el_check_pause(struct cl_engine *e)
+void eng_pause_check(eng_pause_t *p)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL)
+    if (p == NULL)
         return;
     /* The loop runs at least every heartbeat interval; a longer gap means
        this process did not run (SIGSTOP, a frozen VM, a starved CPU).
@@ -114,54 +147,26 @@ void eng_el_check_pause(struct cl_engine *e)
        silence counts it: the others' silence is explained by our own
        stop.  When the gap is long enough for the others to have taken
        this peer out, it also asks them (on_pause). */
-    double raw = eng_raw_now();
-    double gap = raw - el->last_alive;
-    double normal = 2.0 * e->hb_interval + 0.5;
-    if (el->last_alive > 0 && gap > normal && e->state == ENG_MEMBER) {
-        eng_add_not_running(gap - e->hb_interval);
-        if (gap > fmax(e->cfg.timeout - e->hb_interval, normal))
-            on_pause(e, eng_now(), gap);
+    double raw = p->ctx.raw_now(p->ctx.arg);
+    double gap = raw - p->last_alive;
+    double hb = p->ctx.hb_interval;
+    double normal = 2.0 * hb + 0.5;
+    if (p->last_alive > 0 && gap > normal && p->ctx.is_member(p->ctx.arg)) {
+        p->ctx.not_running(p->ctx.arg, gap - hb);
+        if (gap > fmax(p->ctx.cfg->timeout - hb, normal))
+            on_pause(p, p->ctx.now(p->ctx.arg), gap);
         else
             cl_debug("this peer did not run for %.1f s; deadlines and silences do not count it",
                      gap);
     }
-    el->last_alive = raw;
-    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
-        eng_admittee_leave_foreign(el->admittee);
+    p->last_alive = raw;
 }
 
-/* ---------------------------------------------------------------------- */
-/* The elastic layer's turn of the loop. */
-
-void eng_el_doubt_over(void *arg, double now)
+void eng_pause_after_timers(eng_pause_t *p)
 {
-    struct cl_engine *e = arg;
-    struct eng_elastic *el = el_of(e);
-    if (el != NULL && el->doubt_until > 0 && now >= el->doubt_until)
-        eng_el_end_doubt(e, "not every member asked answered in time");
-}
-
-void eng_el_member(struct cl_engine *e)
-{
-    struct eng_elastic *el = el_of(e);
-    if (el != NULL)
-        eng_ckpt_member(el->ckpt);
-}
-
-/* What must run every turn after the timers (cl_engine_elastic.h). */
-void eng_el_after_timers(struct cl_engine *e, double now)
-{
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL)
+    if (p == NULL)
         return;
-    el->last_alive = eng_raw_now();
-    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
-        eng_admittee_leave_foreign(el->admittee);
-    if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
-        eng_sync_destroy(&el->sync);
-    if (el->doubt_until > 0 && e->state != ENG_MEMBER)
-        eng_el_end_doubt(e, "it joins again");
-    /* Polled, not a timer: it follows the pull's timer of this turn (a
-       timer armed from inside cl_timer_run would wait for the next). */
-    eng_admittee_poll(el->admittee, now);
+    p->last_alive = p->ctx.raw_now(p->ctx.arg);
+    if (p->doubt_until > 0 && !p->ctx.is_member(p->ctx.arg))
+        end_doubt(p, "it joins again");
 }

@@ -31,9 +31,9 @@ if(TARGET collab_engine AND TARGET collab_coll)
         ENVIRONMENT "ATTACK_MONITOR=$<TARGET_FILE:collab-monitor>")
     endforeach()
   endif()
-  # pausefallback runs its scenario again (5 runs at most) when the victim
-  # took rule 1 instead of the fallback (attack_pause.c).
-  set_tests_properties(attack_pausefallback PROPERTIES TIMEOUT 240)
+  # pausefallback waits on its peers' marks for up to 60 s while it sets
+  # the pause up, before its 90 s reap (attack_pause.c).
+  set_tests_properties(attack_pausefallback PROPERTIES TIMEOUT 180)
   # Above the default COLLAB_MAX_HANDSHAKES (1024), so that only the per-host
   # cap lets the joiner in; the recorded run on the old code (cap 4096)
   # used 4100 keys.

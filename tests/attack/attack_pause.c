@@ -166,9 +166,29 @@ static int pause_peer(int i, int n)
     return 0;
 }
 
+/* Stops peer i (SIGSTOP) and returns once the parent heard that it
+   stopped: whatever comes next happens while it is stopped (its threads
+   may run on for a moment after the signal on a loaded machine; the
+   parent hears of the stop once every thread stopped).  False when it
+   did not stop within 10 s. */
+static bool stop_peer(int i)
+{
+    if (kill(s_pid[i], SIGSTOP) != 0)
+        return false;
+    int st = 0;
+    for (double end = now_s() + 10; now_s() < end;) {
+        if (waitpid(s_pid[i], &st, WNOHANG | WUNTRACED) == s_pid[i] && WIFSTOPPED(st))
+            return true;
+        struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    fprintf(stderr, "[attack] peer %d did not stop within 10 s of SIGSTOP\n", i);
+    return false;
+}
+
 /* Starts scenario name (COLLAB_TIMEOUT timeout, the peers' log into
-   log) with NP peers running fn, and stops the victim 2 s after the go.
-   Returns when the go was given (now_s). */
+   log) with NP peers running fn, and stops the victim 2 s after the go
+   (stop_peer).  Returns when the go was given (now_s). */
 static double start_and_stop(char *log, size_t cap, const char *name, const char *timeout,
                              harness_peer_fn fn)
 {
@@ -183,23 +203,7 @@ static double start_and_stop(char *log, size_t cap, const char *name, const char
     double t0 = now_s();
     struct timespec two = {2, 0};
     nanosleep(&two, NULL);
-    CHECK(kill(s_pid[VICTIM], SIGSTOP) == 0);
-    /* Whatever comes next happens while the victim is stopped: its
-       threads may run on for a moment after the signal on a loaded
-       machine (it then saw peer 0's connection close before its pause).
-       The parent hears of the stop once every thread stopped. */
-    int st = 0;
-    bool stopped = false;
-    for (double end = now_s() + 10; !stopped && now_s() < end;) {
-        stopped =
-            waitpid(s_pid[VICTIM], &st, WNOHANG | WUNTRACED) == s_pid[VICTIM] && WIFSTOPPED(st);
-        struct timespec ms = {0, 1000 * 1000};
-        if (!stopped)
-            nanosleep(&ms, NULL);
-    }
-    if (!stopped)
-        fprintf(stderr, "[attack] the victim did not stop within 10 s of SIGSTOP\n");
-    CHECK(stopped);
+    CHECK(stop_peer(VICTIM));
     return t0;
 }
 
@@ -240,34 +244,46 @@ int sc_pauseview(void)
 
       pausefallback  5 peers, COLLAB_TIMEOUT 2 s (a probe window of
                   max(10 s, 4 x 2 s) = 10 s); no hostile peer.  The
-                  parent stops peer 2 (SIGSTOP), SIGKILLs peer 0 (the
-                  coordinator peer 2 recognises) and peer 4 while it is
-                  stopped, and continues it 3 s later.  Peers 1 and 3 go
-                  on as a group of two with a new coordinator; peer 2
-                  finds its pause and probes, but only 2 of the 5 members
-                  of its last view can answer, so no view reaches a
-                  majority (docs/security.md §4, rule 5).  At the end of
-                  the window it must warn and send JOIN to the members
-                  that answered with a newer view (following a REDIRECT
-                  to their coordinator), and be taken back: the run ends
-                  only after every survivor's all-reduces have been the
-                  sum of peers 1, 2 and 3 in a group of three, scaled to
-                  the world of five (5 (9 + 3 (k % 7)) / 3), 30 times in
-                  a row; peer 1 ends it then (or gives up 45 s after the
-                  continue, and the checks fail).  Now and then (1 run
-                  in 5 on a loaded machine) the victim finds peer 0 failed
-                  (its connection closed, or silent) before peers 1 and 3
-                  go silent to it (their messages from before they removed
-                  it are read after it ran again) and, for that
-                  moment, recognises peer 1 as its coordinator: rule 1,
-                  legitimate, and it rejoins without the fallback (about
-                  6 s).  Such a run (its checks hold, and the victim's
-                  log shows the path) is run again, 5 runs at most; the
-                  fallback must come in one of them.  Found on the first
-                  run: the fallback compared the answers with the
-                  victim's epoch at the deadline, which had moved on
-                  (it had removed the silent members itself), and sent
-                  its JOIN over links it had dropped with them.
+                  parent stops peer 2, the victim (SIGSTOP), then peer 0
+                  (the coordinator peer 2 recognises) and peer 4, which
+                  stay stopped until they are killed (SIGKILL) once the
+                  victim took them out: they never close a connection
+                  the victim could see closing.  Peers 1 and 3 go on as
+                  a group of two with a new coordinator (each marks its
+                  first all-reduce in a group of two); then the victim
+                  is continued.  It finds its pause and probes, but only
+                  2 of the 5 members of its last view can answer, so no
+                  view reaches a majority (docs/security.md §4, rule 5):
+                  their answers, a newer view without it, are tallied
+                  and dropped (its log says so), and the parent then
+                  stops peers 1 and 3 too, until the victim took them
+                  out of its view.  So the victim cannot follow peer 1
+                  as its coordinator (rule 1, which it would once it
+                  found peer 0 failed while peer 1 still talked to it):
+                  it excuses peer 0 when it runs again and hears nothing
+                  from it after, so it finds peer 0 failed COLLAB_TIMEOUT
+                  later at the earliest, and by then peers 1 and 3 are
+                  stopped, silent until it took them out as well (the
+                  parent checks that peer 0 was not found failed before
+                  they stopped).  At the
+                  end of the window it must warn and send JOIN to the
+                  members that answered with a newer view (following a
+                  REDIRECT to their coordinator), and be taken back: the
+                  run ends only after every survivor's all-reduces have
+                  been the sum of peers 1, 2 and 3 in a group of three,
+                  scaled to the world of five (5 (9 + 3 (k % 7)) / 3),
+                  30 times in a row; peer 1 ends it then (or gives up 45
+                  s after the victim's continue, and the checks fail).
+                  Peers 1 and 3 find their own pause (about 2 s) when
+                  they run again; in their view of two no majority of
+                  others exists, so each may end its own window with a
+                  JOIN to the other, which changes nothing (peer 1
+                  coordinates; the victim's warning is counted only
+                  from rank 2).  Found on the first run: the fallback
+                  compared the answers with the victim's epoch at the
+                  deadline, which had moved on (it had removed the
+                  silent members itself), and sent its JOIN over links
+                  it had dropped with them.
 */
 #define FB_KILL_A 0
 #define FB_KILL_B 4
@@ -288,6 +304,7 @@ static int fallback_peer(int i, int n)
         x[k] = (float)(i + 1 + (int)(k % 7));
     double t0 = 0;
     int failed = 0, good = 0, row = 0, it, group = 0;
+    bool paired = false;
     size_t wrong = 0;
     for (it = 0; it < 10000000; it++) {
         if (it == 1) {
@@ -299,8 +316,10 @@ static int fallback_peer(int i, int n)
             double since = resumed > 0 ? now_s() - t0 - resumed / 1000.0 : 0;
             if (resumed > 0 && (row >= INAROW || since > 45)) {
                 if (row < INAROW)
-                    fprintf(stderr, "[attack] peer 1: no group of peers 1, 2 and 3 %.0f s after "
-                            "peer 2 ran again; ending the run\n", since);
+                    fprintf(stderr,
+                            "[attack] peer 1: no group of peers 1, 2 and 3 %.0f s after "
+                            "peer 2 ran again; ending the run\n",
+                            since);
                 x[CNT] = 1;
             }
         }
@@ -320,6 +339,10 @@ static int fallback_peer(int i, int n)
             continue;
         }
         group = info.group_size;
+        if (group == 2 && i != VICTIM && !paired) {
+            paired = true; /* peers 1 and 3 go on as a group of two */
+            harness_write_int(i == 1 ? "pair1" : "pair3", 1);
+        }
         wrong = 0;
         for (size_t k = 0; k < CNT; k++) {
             /* The sum of 3 scaled to the world of 5 (an absent rank
@@ -354,71 +377,92 @@ static int fallback_peer(int i, int n)
     return 0;
 }
 
-/* One run of pausefallback under run name `name`: the peers' failures
-   (reap) and the checks that hold on either path; *warned and *followed
-   say which path the victim took: the fallback's warning, or (without
-   it) rule 1 (below). */
-static int fallback_attempt(const char *name, int *warned, bool *followed)
+/* Waits, `secs` at most, until the peers' log holds a line with `what`
+   (and `also`, unless NULL); false when none came. */
+static bool wait_log(const char *log, const char *what, const char *also, double secs)
 {
-    char log[600];
-    double t0 = start_and_stop(log, sizeof log, name, "2", fallback_peer);
-    struct timespec stop = {3, 0};
-    harness_kill(FB_KILL_A);
-    harness_kill(FB_KILL_B);
-    nanosleep(&stop, NULL);
-    CHECK(kill(s_pid[VICTIM], SIGCONT) == 0);
-    harness_write_int("resumed", (int)((now_s() - t0) * 1000));
-    int bad = reap(FB_SURVIVORS, 90);
-    int paused = harness_log_lines(log, "this peer was stopped for", NULL);
-    *warned = harness_log_lines(log, "no view was answered by a majority", "rejoining through");
-    /* Rule 1 (docs/security.md §4): the victim found peer 0 failed
-       before peers 1 and 3 went silent to it (its connection closed,
-       read once the victim ran again, or silent first: what 1 and 3 sent
-       it before they removed it counts as heard when it is read after the
-       pause), so for a moment it recognised peer 1 as its coordinator,
-       whose view then counted and showed it removed: it rejoined through
-       the join path, a legitimate path that does not reach the fallback.
-       More likely on a loaded machine. */
-    *followed =
-        *warned == 0 && harness_log_lines(log, "rank 2: warning: rank 0 (", "failed: ") > 0 &&
-        harness_log_lines(log, "rank 2: error: this peer was removed from the swarm", NULL) > 0;
-    fprintf(stderr,
-            "[attack] %s: the victim found its pause %d time(s) and warned of no majority %d "
-            "time(s)%s\n",
-            name, paused, *warned,
-            *followed ? "; it found peer 0 failed first and followed peer 1 as its coordinator "
-                        "(rule 1)"
-                      : "");
-    if (paused == 0) {
-        fprintf(stderr, "[attack] the victim found no pause; the test proves nothing\n");
-        s_setup_failed = true;
+    for (double end = now_s() + secs; harness_log_lines(log, what, also) == 0;) {
+        if (now_s() >= end)
+            return false;
+        struct timespec ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ms, NULL);
     }
-    int readmitted = harness_log_lines(log, "re-admitted rank 2", NULL);
-    fprintf(stderr, "[attack] the survivors re-admitted the victim %d time(s)\n", readmitted);
-    CHECK(readmitted >= 1);
-    if (bad > 0 || s_failures > 0 || (*warned == 0 && !*followed))
-        harness_print_file(log);
-    return bad;
+    return true;
 }
 
-/* Up to FB_ATTEMPTS runs: one that took rule 1 is run again (its checks
-   held), and the fallback must be taken in one of them. */
-#define FB_ATTEMPTS 5
+/* Waits, `secs` at most, until peers 1 and 3 both marked their first
+   all-reduce in a group of two; false when they did not. */
+static bool wait_pair(double secs)
+{
+    for (double end = now_s() + secs;
+         harness_read_int("pair1", 0) == 0 || harness_read_int("pair3", 0) == 0;) {
+        if (now_s() >= end)
+            return false;
+        struct timespec ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    return true;
+}
+
+/* Why the set-up did not come about, for the log; NULL when it did. */
+static const char *fallback_setup(const char *log, double t0)
+{
+    if (!stop_peer(FB_KILL_A) || !stop_peer(FB_KILL_B))
+        return "peers 0 and 4 did not stop";
+    if (!wait_pair(30))
+        return "peers 1 and 3 did not go on as a group of two within 30 s";
+    if (kill(s_pid[VICTIM], SIGCONT) != 0)
+        return "the victim could not be continued";
+    harness_write_int("resumed", (int)((now_s() - t0) * 1000));
+    /* A member's answer to its PROBE, tallied and dropped (no majority). */
+    bool answered =
+        wait_log(log, "rank 2: warning: dropped a message of type VIEW", "after a pause", 10);
+    if (!stop_peer(1) || !stop_peer(3))
+        return "peers 1 and 3 did not stop";
+    if (!answered)
+        return "the victim dropped no answer to its PROBE within 10 s";
+    if (harness_log_lines(log, "rank 2: warning: rank 0 (", "seems dead") > 0)
+        return "the victim found peer 0 failed before peers 1 and 3 stopped";
+    if (!wait_log(log, "rank 2: warning: rank 1 (", "failed: ", 20) ||
+        !wait_log(log, "rank 2: warning: rank 3 (", "failed: ", 20))
+        return "the victim did not take peers 1 and 3 out within 20 s";
+    return NULL;
+}
+
 int sc_pausefallback(void)
 {
-    int bad = 0, warned = 0;
-    for (int k = 1; k <= FB_ATTEMPTS; k++) {
-        char name[32];
-        snprintf(name, sizeof name, k == 1 ? "pausefallback" : "pausefallback%d", k);
-        bool followed = false;
-        bad += fallback_attempt(name, &warned, &followed);
-        if (warned > 0 || !followed || bad > 0 || s_failures > 0)
-            break;
-        if (k < FB_ATTEMPTS) {
-            fprintf(stderr, "[attack] the fallback was not reached; running the scenario again\n");
-            harness_cleanup(); /* that run's identities and log */
-        }
+    char log[600];
+    double t0 = start_and_stop(log, sizeof log, "pausefallback", "2", fallback_peer);
+    const char *failed = fallback_setup(log, t0);
+    if (harness_read_int("resumed", 0) == 0) /* peer 1 ends the run 45 s after it */
+        harness_write_int("resumed", (int)((now_s() - t0) * 1000));
+    harness_kill(FB_KILL_A);
+    harness_kill(FB_KILL_B);
+    CHECK(kill(s_pid[1], SIGCONT) == 0);
+    CHECK(kill(s_pid[3], SIGCONT) == 0);
+    CHECK(kill(s_pid[VICTIM], SIGCONT) == 0);
+    int bad = reap(FB_SURVIVORS, 90);
+    int paused = harness_log_lines(log, "rank 2: warning: this peer was stopped for", NULL);
+    /* The victim's own warning (peers 1 and 3 may give one of their own,
+       below). */
+    int warned = harness_log_lines(log, "rank 2: warning: after the pause no view was answered",
+                                   "rejoining through");
+    int removed =
+        harness_log_lines(log, "rank 2: error: this peer was removed from the swarm", NULL);
+    int readmitted = harness_log_lines(log, "re-admitted rank 2", NULL);
+    fprintf(stderr,
+            "[attack] pausefallback: the victim found its pause %d time(s), warned of no majority "
+            "%d time(s), found itself removed %d time(s); the survivors re-admitted it %d "
+            "time(s)\n",
+            paused, warned, removed, readmitted);
+    if (failed != NULL || paused == 0) {
+        fprintf(stderr, "[attack] set-up: %s; the test proves nothing\n",
+                failed != NULL ? failed : "the victim found no pause");
+        s_setup_failed = true;
     }
     CHECK(warned >= 1);
+    CHECK(readmitted >= 1);
+    if (bad > 0 || s_failures > 0 || s_setup_failed)
+        harness_print_file(log);
     return bad;
 }

@@ -1,5 +1,5 @@
 /*  engine_fake.h - the fake engine of the selftests whose component is
-    not yet behind a context (cl_engine_member_test): the engine's clock (s_now, eng_now), its log
+    not yet behind a context (cl_engine_member_test): the engine's clock (s_now, eng_now, eng_ctx_now), its log
     description of a peer (eng_peer_desc) and the loop's table of
     handlers (eng_on_type), the loop's turns over a real timer set
     (fake_run_until), a fake engine's allocation with a real timer set
@@ -41,6 +41,12 @@ static double s_now = 100.0;
 
 double eng_now(void)
 {
+    return s_now;
+}
+
+double eng_ctx_now(void *arg)
+{
+    (void)arg;
     return s_now;
 }
 

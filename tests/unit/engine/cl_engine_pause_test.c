@@ -1,0 +1,309 @@
+/*  cl_engine_pause_test.c - selftest of the pause (cl_engine_pause.c) on a
+    fake context: real membership records (el_fixture.h, this peer rank 0
+    of three) and a real timer set; the two clocks, membership, the
+    excuses, the authority's round, the members asked and the resumption
+    of the collectives are this test's.
+
+    COLLAB_TIMEOUT is 8 s and the heartbeat period 2 s here, so a gap
+    between two turns of the loop of more than 4.5 s is a stop, and one of
+    more than 6 s a long one.  A turn-to-turn gap below that changes
+    nothing; a short stop is taken off the engine's clock (less one
+    period) and asks nobody; a long one is taken off too, excuses and asks
+    every other member, and holds the collectives back (the doubt) until
+    every member asked answered, or until the doubt's timer in the loop's
+    set ends it COLLAB_TIMEOUT later, or until this peer is no member.
+*/
+#include "engine/cl_engine_pause.h"
+
+#include "el_fixture.h"
+#include "mpi_collab.h"
+#include "selftest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXASK 8
+
+typedef struct {
+    cl_config_t cfg;
+    cl_timer_t *timers;
+    cl_member_t *mb;
+    double raw;  /* the raw clock, every second counted */
+    double off;  /* what the pause took off the engine's clock */
+    bool member; /* this peer is a member */
+    int starts;  /* rounds of answers opened */
+    int resumes; /* the collectives resumed */
+    int nasked;  /* members asked, in order */
+    uint8_t asked[MAXASK][32];
+    int nexcused; /* members excused, in order, and when */
+    uint8_t excused[MAXASK][32];
+    double excused_at;
+} fake_t;
+
+static uint8_t s_keys[3][32];
+
+/* The engine's clock: the raw one less the stops taken off. */
+static double f_now(void *arg)
+{
+    const fake_t *f = arg;
+    return f->raw - f->off;
+}
+
+static double f_raw_now(void *arg)
+{
+    return ((fake_t *)arg)->raw;
+}
+
+static void f_not_running(void *arg, double seconds)
+{
+    ((fake_t *)arg)->off += seconds;
+}
+
+static bool f_is_member(void *arg)
+{
+    return ((fake_t *)arg)->member;
+}
+
+static void f_excuse(void *arg, cl_peer_t *p, double now)
+{
+    fake_t *f = arg;
+    CHECK(f->nexcused < MAXASK);
+    if (f->nexcused < MAXASK)
+        memcpy(f->excused[f->nexcused++], p->key, 32);
+    f->excused_at = now;
+}
+
+static void f_probe_start(void *arg)
+{
+    ((fake_t *)arg)->starts++;
+}
+
+static void f_ask(void *arg, const cl_peer_t *p)
+{
+    fake_t *f = arg;
+    CHECK(f->starts > 0); /* the round is open before the first PROBE */
+    CHECK(f->nasked < MAXASK);
+    if (f->nasked < MAXASK)
+        memcpy(f->asked[f->nasked++], p->key, 32);
+}
+
+static void f_resume(void *arg)
+{
+    ((fake_t *)arg)->resumes++;
+}
+
+/* A pause on a fake context over mb (owned from now on; NULL: this peer
+   is rank 0 of three), a member whose loop turned once at raw time 100. */
+static eng_pause_t *fake_pause(fake_t *f, cl_member_t *mb)
+{
+    memset(f, 0, sizeof *f);
+    f->raw = 100.0;
+    f->member = true;
+    f->cfg.timeout = 8.0;
+    f->timers = cl_timer_new(8);
+    f->mb = mb != NULL ? mb : el_member_of_three(s_keys, 0, f->raw);
+    CHECK(f->timers != NULL && f->mb != NULL);
+    eng_pause_ctx_t ctx = {.arg = f,
+                           .cfg = &f->cfg,
+                           .hb_interval = 2.0,
+                           .members = f->mb,
+                           .timers = f->timers,
+                           .now = f_now,
+                           .raw_now = f_raw_now,
+                           .not_running = f_not_running,
+                           .is_member = f_is_member,
+                           .excuse = f_excuse,
+                           .probe_start = f_probe_start,
+                           .ask = f_ask,
+                           .resume = f_resume};
+    memcpy(ctx.self_key, s_keys[0], 32);
+    eng_pause_t *p = eng_pause_new(&ctx);
+    CHECK(p != NULL);
+    eng_pause_check(p); /* the first turn: nothing to measure from */
+    CHECK(f->off == 0 && f->starts == 0 && !eng_pause_in_doubt(p));
+    eng_pause_after_timers(p);
+    return p;
+}
+
+static void fake_free(fake_t *f, eng_pause_t **p)
+{
+    eng_pause_destroy(p);
+    CHECK(*p == NULL);
+    eng_pause_destroy(p);                   /* accepts NULL */
+    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
+    cl_timer_destroy(&f->timers);
+    cl_member_destroy(&f->mb);
+}
+
+/* One turn of the loop that began `gap` raw seconds after the last: the
+   check after the poll, then the turn's timers and the after-timers
+   hook at the engine's time. */
+static void turn(fake_t *f, eng_pause_t *p, double gap)
+{
+    f->raw += gap;
+    eng_pause_check(p);
+    (void)cl_timer_run(f->timers, f_now(f));
+    eng_pause_after_timers(p);
+}
+
+/* A long stop: 10 s between two turns.  Taken off the clock less one
+   period; both other members excused and asked, once, after the round
+   opened; the doubt armed COLLAB_TIMEOUT later on the engine's clock. */
+static double long_stop(fake_t *f, eng_pause_t *p)
+{
+    double off = f->off;
+    f->raw += 10.0;
+    eng_pause_check(p);
+    CHECK(fabs(f->off - (off + 8.0)) < 1e-9); /* 10 s less one period */
+    CHECK(f->starts == 1);
+    CHECK(f->nasked == 2 && memcmp(f->asked[0], s_keys[1], 32) == 0 &&
+          memcmp(f->asked[1], s_keys[2], 32) == 0);
+    CHECK(f->nexcused == 2 && memcmp(f->excused[0], s_keys[1], 32) == 0 &&
+          memcmp(f->excused[1], s_keys[2], 32) == 0);
+    CHECK(fabs(f->excused_at - f_now(f)) < 1e-9); /* heard now, on the corrected clock */
+    CHECK(eng_pause_in_doubt(p));
+    double until = cl_timer_next(f->timers);
+    CHECK(fabs(until - (f_now(f) + f->cfg.timeout)) < 1e-9);
+    return until;
+}
+
+/* Turns of the loop and a short stop change nothing but the clock. */
+static void test_short_stop(void)
+{
+    fake_t f;
+    eng_pause_t *p = fake_pause(&f, NULL);
+    turn(&f, p, 1.0);
+    turn(&f, p, 4.5); /* the longest the loop may take */
+    CHECK(f.off == 0);
+    double before = f_now(&f);
+    turn(&f, p, 5.0);                               /* a short stop */
+    CHECK(fabs(f.off - 3.0) < 1e-9);                /* 5 s less one period */
+    CHECK(fabs(f_now(&f) - (before + 2.0)) < 1e-9); /* the clock lost the stopped time */
+    CHECK(f.starts == 0 && f.nasked == 0 && f.nexcused == 0);
+    CHECK(!eng_pause_in_doubt(p));
+    CHECK(isinf(cl_timer_next(f.timers)));
+    turn(&f, p, 6.0); /* about COLLAB_TIMEOUT less a period: still short */
+    CHECK(fabs(f.off - 7.0) < 1e-9);
+    CHECK(f.starts == 0 && !eng_pause_in_doubt(p));
+    /* The mark moves with every turn: a long wait measured from an old
+       mark would be a stop. */
+    for (int i = 0; i < 10; i++)
+        turn(&f, p, 1.0);
+    CHECK(fabs(f.off - 7.0) < 1e-9 && f.starts == 0);
+    /* The after-timers hook marks the turn too: timers that ran 3 s and
+       a poll that slept 3 s are no stop. */
+    eng_pause_check(p);
+    f.raw += 3.0;
+    eng_pause_after_timers(p);
+    f.raw += 3.0;
+    eng_pause_check(p);
+    CHECK(fabs(f.off - 7.0) < 1e-9);
+    /* A stop while this peer is no member: nothing. */
+    f.member = false;
+    turn(&f, p, 30.0);
+    CHECK(fabs(f.off - 7.0) < 1e-9 && f.starts == 0 && !eng_pause_in_doubt(p));
+    CHECK(f.resumes == 0);
+    fake_free(&f, &p);
+}
+
+/* A long stop: the doubt holds the collectives back until each member
+   asked answered; a stranger's view, or one member's twice, does not
+   end it. */
+static void test_answers(void)
+{
+    fake_t f;
+    eng_pause_t *p = fake_pause(&f, NULL);
+    double until = long_stop(&f, p);
+    (void)cl_timer_run(f.timers, f_now(&f));
+    eng_pause_after_timers(p);
+    CHECK(eng_pause_in_doubt(p));
+    uint8_t stranger[32];
+    memset(stranger, 0x99, 32);
+    eng_pause_view_from(p, stranger);
+    eng_pause_view_from(p, s_keys[1]);
+    eng_pause_view_from(p, s_keys[1]);
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    CHECK(cl_timer_next(f.timers) == until);
+    eng_pause_view_from(p, s_keys[2]); /* the last one */
+    CHECK(!eng_pause_in_doubt(p));
+    CHECK(f.resumes == 1);
+    CHECK(isinf(cl_timer_next(f.timers))); /* its timer cancelled */
+    eng_pause_view_from(p, s_keys[2]);     /* a late answer: nothing more */
+    CHECK(f.resumes == 1);
+    /* A second long stop opens a new round and asks again. */
+    f.starts = f.nasked = f.nexcused = 0;
+    (void)long_stop(&f, p);
+    fake_free(&f, &p);
+}
+
+/* Nobody answers: the doubt's timer ends it COLLAB_TIMEOUT later, not
+   before. */
+static void test_deadline(void)
+{
+    fake_t f;
+    eng_pause_t *p = fake_pause(&f, NULL);
+    double until = long_stop(&f, p);
+    eng_pause_view_from(p, s_keys[2]); /* one of two */
+    f.raw += until - f_now(&f) - 0.5;
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 0);
+    eng_pause_after_timers(p);
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    f.raw += 0.5;
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 1);
+    CHECK(!eng_pause_in_doubt(p));
+    CHECK(f.resumes == 1);
+    CHECK(isinf(cl_timer_next(f.timers)));
+    eng_pause_view_from(p, s_keys[1]); /* too late: nothing more */
+    CHECK(f.resumes == 1);
+    fake_free(&f, &p);
+}
+
+/* The doubt ends at the next turn once this peer is no member (it joins
+   again); a member that is gone is asked but not awaited; a peer alone
+   in its view asks nobody and doubts nothing. */
+static void test_others(void)
+{
+    fake_t f;
+    eng_pause_t *p = fake_pause(&f, NULL);
+    (void)long_stop(&f, p);
+    f.member = false;
+    eng_pause_after_timers(p);
+    CHECK(!eng_pause_in_doubt(p) && f.resumes == 1);
+    CHECK(isinf(cl_timer_next(f.timers)));
+    fake_free(&f, &p);
+
+    p = fake_pause(&f, NULL);
+    cl_member_find(f.mb, s_keys[2])->state = CL_PEER_GONE;
+    f.raw += 10.0;
+    eng_pause_check(p);
+    CHECK(f.nasked == 2 && eng_pause_in_doubt(p));
+    eng_pause_view_from(p, s_keys[1]);
+    CHECK(!eng_pause_in_doubt(p) && f.resumes == 1);
+    fake_free(&f, &p);
+
+    cl_settings_t set = {4, false, 0, 3, 0, 1, 16, false};
+    cl_member_t *alone = cl_member_new(s_keys[0]);
+    CHECK(cl_member_found(alone, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &set) == 0);
+    p = fake_pause(&f, alone);
+    f.raw += 10.0;
+    eng_pause_check(p);
+    CHECK(fabs(f.off - 8.0) < 1e-9);
+    CHECK(f.starts == 1 && f.nasked == 0 && !eng_pause_in_doubt(p));
+    CHECK(isinf(cl_timer_next(f.timers)));
+    CHECK(!eng_pause_in_doubt(NULL));
+    fake_free(&f, &p);
+}
+
+int main(void)
+{
+    for (int i = 0; i < 3; i++)
+        memset(s_keys[i], 0x11 * (i + 1), 32);
+    test_short_stop();
+    test_answers();
+    test_deadline();
+    test_others();
+    printf("cl_engine_pause_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
+    return s_failures != 0;
+}
