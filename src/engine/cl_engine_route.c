@@ -390,6 +390,66 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
     deliver(e, s, true, from_world, h, data, len);
 }
 
+/* The early buffer's bound that one more message of `cost` from the
+   sender whose quota is q would pass, or NULL. */
+static const char *over_bound(const struct cl_engine *e, const eng_quota_t *q, size_t cost)
+{
+    size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
+    size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
+    size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
+    /* (0: not configured, no bound; the config table never gives 0) */
+    if (msgs_max > 0 && q->msgs >= msgs_max)
+        return "COLLAB_MAX_UNEXPECTED_MSGS";
+    if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
+        return "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
+    if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
+        (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
+        return "COLLAB_MAX_UNEXPECTED";
+    return NULL;
+}
+
+/* A message of member p that the early buffer drops because p passed its
+   grant of class EARLY: counted, named, and reported to the group (the
+   coordinator takes p out of the group, so that no receiver leaves p's
+   messages out alone; docs/security-bounds.md section 5). */
+static void refuse_overdrawn(struct cl_engine *e, cl_peer_t *p, eng_quota_t *q, size_t len,
+                             const char *bound)
+{
+    if (p != NULL && eng_p2p_coll_refuse(e->p2p, p, len))
+        eng_suspect_overdrawn(e->susp, p);
+    q->dropped++;
+    log_refused(e, p != NULL ? p->rank : -1, q->dropped,
+                "an early collective message (for a collective this peer has not called)", bound);
+}
+
+/* Takes out of stream s the message of world rank w furthest ahead of
+   sequence seq (the highest sequence above it), as refused; false when
+   s holds none. */
+static bool evict_ahead(struct cl_engine *e, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
+                        eng_quota_t *q, const char *bound)
+{
+    buffered_t *victim = NULL, *victim_prev = NULL, *prev = NULL;
+    for (buffered_t *b = s->buf_head; b != NULL; prev = b, b = b->next)
+        if (b->limited && b->from_world == w && b->seq > seq &&
+            (victim == NULL || b->seq >= victim->seq)) {
+            victim = b;
+            victim_prev = prev;
+        }
+    if (victim == NULL)
+        return false;
+    if (victim_prev != NULL)
+        victim_prev->next = victim->next;
+    else
+        s->buf_head = victim->next;
+    if (s->buf_tail == victim)
+        s->buf_tail = victim_prev;
+    release_buffered(e, victim);
+    refuse_overdrawn(e, p, q, victim->len, bound);
+    free(victim->data);
+    free(victim);
+    return true;
+}
+
 static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                    const void *data, size_t len)
 {
@@ -403,25 +463,24 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
         /* (A message under class EARLY's credit is kept past them: the
            grants already respect them, docs/wire.md section 10.  One past
            its grant meets them, as on a link without flow control.) */
-        size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
-        size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
-        size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
-        const char *bound = NULL;
-        /* (0: not configured, no bound; the config table never gives 0) */
-        if (msgs_max > 0 && q->msgs >= msgs_max)
-            bound = "COLLAB_MAX_UNEXPECTED_MSGS";
-        else if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
-            bound = "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
-        else if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
-                 (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
-            bound = "COLLAB_MAX_UNEXPECTED";
-        if (bound != NULL) {
+        const char *bound = over_bound(e, q, cost);
+        if (bound != NULL && e->coll_credit < 0) {
             /* Past its sender's grant of class EARLY too: only a sender
                that ignores the protocol gets here (docs/wire.md section
-               10); named as such. */
-            cl_peer_t *p = e->coll_credit < 0 ? cl_member_at_rank(e->mb, from_world) : NULL;
-            if (p != NULL)
-                eng_p2p_coll_refuse(e->p2p, p, len);
+               10); named as such and reported to the group.  Its
+               messages furthest ahead in this stream give way to this
+               one, so that a flood for collectives far ahead does not
+               push out its messages for the next ones: those the others
+               take too, and this peer's collective would wait for them
+               until the group takes the sender out. */
+            cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
+            while (bound != NULL && evict_ahead(e, s, from_world, h->seq, p, q, bound))
+                bound = over_bound(e, q, cost);
+            if (bound != NULL) {
+                refuse_overdrawn(e, p, q, len, bound);
+                return;
+            }
+        } else if (bound != NULL) {
             q->dropped++;
             log_refused(e, from_world, q->dropped,
                         "an early collective message (for a collective this peer has not called)",

@@ -323,6 +323,24 @@ void eng_suspect_late(eng_suspect_t *s, cl_peer_t *p, int reason)
     take_out(s, p, reason);
 }
 
+void eng_suspect_overdrawn(eng_suspect_t *s, cl_peer_t *p)
+{
+    char d[DESC_MAX];
+    if (is_self(s, p) || p->state != CL_PEER_ALIVE || !p->in_group ||
+        !s->ctx.is_member(s->ctx.arg))
+        return;
+    /* Its dropped message leaves this peer's collective waiting for it,
+       while the others may have theirs: only a view that takes it out
+       of the group makes every member run without it.  The report of a
+       straggler, so that no wire change is needed and one report alone
+       takes nobody out (the coordinator's vote: a hostile member cannot
+       take an honest one out by reporting it). */
+    cl_warn("%s passed its credit for early collective messages; reporting it to the "
+            "coordinator to take it out of the group",
+            desc(s, p, d, sizeof d));
+    take_out(s, p, CL_SUSPECT_STRAGGLER);
+}
+
 void eng_suspect_corrupt(eng_suspect_t *s, cl_peer_t *p)
 {
     char d[DESC_MAX];

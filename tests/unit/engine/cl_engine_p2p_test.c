@@ -613,10 +613,21 @@ static void test_early_overdraft(void)
     CHECK(last_credit(&f, before, 1) == NULL);
 
     f.coll_waits[1] = true;
+    f.cfg.max_message_mib = 1024; /* the largest message: far over the window */
     eng_p2p_progress(p);
     c = last_credit(&f, before, 1);
     CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == win + 1);
     CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].consumed_msgs == 0);
+    /* Its bytes stay within twice the window held from this sender, not
+       one message of the largest size past what arrived: the count
+       granted before is not the bound here (the window's bytes are). */
+    uint64_t wbytes = (uint64_t)f.cfg.max_unexpected_peer_mib << 20;
+    if (c != NULL) {
+        uint64_t limit = c->u.credit.cls[CL_CREDIT_EARLY].limit_bytes;
+        uint64_t arrived = win * cl_flow_cost(4);
+        CHECK(limit > arrived);
+        CHECK(limit - arrived <= 2 * wbytes);
+    }
     before = f.nsent;
     eng_p2p_progress(p); /* not used yet: no second one */
     CHECK(last_credit(&f, before, 1) == NULL);

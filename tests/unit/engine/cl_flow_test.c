@@ -198,7 +198,7 @@ static void test_overdraft(void)
     CHECK(cl_flow_tx_credit(&tx, 5, &c));
     CHECK(!cl_flow_tx_may_send(&tx, 10)); /* nothing consumed: still full */
     CHECK(cl_flow_rx_overdraft_due(&rx, queued, false));
-    cl_flow_rx_overdraft(&rx, cl_flow_rx_consumed(&rx, queued), 1000, &c);
+    cl_flow_rx_overdraft(&rx, cl_flow_rx_consumed(&rx, queued), cl_flow_cost(1000), &c);
     CHECK(c.limit_msgs == 65);
     CHECK(cl_flow_tx_credit(&tx, 5, &c));
     CHECK(!cl_flow_rx_overdraft_due(&rx, queued, false)); /* not used yet */
