@@ -529,10 +529,14 @@ static void test_early_grant(void)
     /* Past the grant: counted (its collective may take it at once), and
        refused by the early buffer. */
     CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
-    eng_p2p_coll_refuse(p, &f.peers[2], 4);
+    CHECK(eng_p2p_coll_refuse(p, &f.peers[2], 4)); /* reported to the group at once */
     CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
-    eng_p2p_coll_refuse(p, &f.peers[2], 4);
+    CHECK(!eng_p2p_coll_refuse(p, &f.peers[2], 4)); /* not again within COLLAB_TIMEOUT / 4 */
     CHECK(f.bans == 0 && eng_p2p_flow_refused(p, 2) == 2);
+    f.now += f.cfg.timeout / 4;
+    CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
+    CHECK(eng_p2p_coll_refuse(p, &f.peers[2], 4)); /* and again after it */
+    CHECK(eng_p2p_flow_refused(p, 2) == 3);
 
     /* The CREDITs: rank 1 consumed all, rank 2 none. */
     int before = f.nsent;
@@ -545,9 +549,9 @@ static void test_early_grant(void)
         CHECK(e1->consumed_msgs == 3 * CL_FLOW_INIT_MSGS);
         CHECK(e1->consumed_bytes == 3 * CL_FLOW_INIT_MSGS * cl_flow_cost(4));
         CHECK(e1->limit_msgs == 3 * CL_FLOW_INIT_MSGS + (uint64_t)f.cfg.max_unexpected_msgs);
-        /* (the two refused were never queued: consumed) */
-        CHECK(e2->consumed_msgs == 2 &&
-              e2->limit_msgs == 2 + (uint64_t)f.cfg.max_unexpected_msgs);
+        /* (the three refused were never queued: consumed) */
+        CHECK(e2->consumed_msgs == 3 &&
+              e2->limit_msgs == 3 + (uint64_t)f.cfg.max_unexpected_msgs);
         /* Class P2P: nothing came, the initial limit stands. */
         CHECK(c1->u.credit.cls[CL_CREDIT_P2P].consumed_msgs == 0);
         CHECK(c1->u.credit.cls[CL_CREDIT_P2P].limit_msgs == CL_FLOW_INIT_MSGS);
