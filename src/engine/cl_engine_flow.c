@@ -12,7 +12,12 @@
     while a stalled running collective has it (coll_waits_for); and a
     message past the grant is not refused here: it goes on to the route,
     delivered if its collective runs, kept early only within the bounds,
-    and what they drop is named (eng_flow_coll_refuse), without a ban.
+    and what they drop is named (eng_flow_coll_refuse), without a ban,
+    and reported to the group (the caller: cl_engine_route.c).  The
+    overdraft's bytes are only the room left under the caps (twice the
+    sender's window held here, the total from all), not one message of
+    the largest size: while the count granted before is not used up,
+    those bytes would carry many small messages.
 
     Each peer keeps, per other member (by world rank, reset when another
     key holds the rank), both sides of the credit accounting of cl_flow:

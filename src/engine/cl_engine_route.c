@@ -23,8 +23,15 @@
     such streams of its sender and COLLAB_MAX_STREAMS in all.  What passes
     a bound is dropped, counted and its sender named in the log; it is
     not banned, since on a link without flow control a member whose
-    program runs far ahead can pass them too (and one past its grant is
-    named as such).
+    program runs far ahead can pass them too.  One past its grant is
+    named as such, and is the group's matter: the bounds first drop that
+    sender's messages furthest ahead in the stream (so that a flood far
+    ahead does not push out its messages for the next collectives, which
+    the others take), and each drop is reported to the coordinator
+    (eng_suspect_overdrawn), whose vote takes the sender out of the
+    group for every member: a receiver that left its messages out alone
+    would disagree with the others about its part (docs/security-bounds.md
+    section 5).
 */
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */

@@ -15,7 +15,10 @@
     known at which it can be re-admitted, on two reports (the authority's
     straggler vote).  COLLAB_VERIFY verdicts (docs/security.md §6c) end
     here too: the coordinator removes and bans a member it convicts
-    itself, and checks the part of one a member reports.
+    itself, and checks the part of one a member reports.  A member whose
+    early collective messages passed their credit and were dropped here
+    (eng_suspect_overdrawn) is reported as a straggler, so that the
+    group, not this peer alone, leaves it out.
 
     The component sees the engine only through eng_suspect_ctx_t
     (cl_engine_suspect.h), built by cl_engine_member.c.
