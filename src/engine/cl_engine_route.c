@@ -429,32 +429,60 @@ static void refuse_overdrawn(struct cl_engine *e, cl_peer_t *p, eng_quota_t *q, 
                 "an early collective message (for a collective this peer has not called)", bound);
 }
 
-/* Takes out of stream s the message of world rank w furthest ahead of
-   sequence seq (the highest sequence above it), as refused; false when
-   s holds none. */
-static bool evict_ahead(struct cl_engine *e, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
-                        eng_quota_t *q, const char *bound)
+/* Takes message b (after prev, or the head) out of stream t, as refused. */
+static void evict(struct cl_engine *e, stream_t *t, buffered_t *b, buffered_t *prev, cl_peer_t *p,
+                  eng_quota_t *q, const char *bound)
+{
+    if (prev != NULL)
+        prev->next = b->next;
+    else
+        t->buf_head = b->next;
+    if (t->buf_tail == b)
+        t->buf_tail = prev;
+    release_buffered(e, b);
+    refuse_overdrawn(e, p, q, b->len, bound);
+    free(b->data);
+    free(b);
+}
+
+/* Takes out of stream t the message of world rank w that is furthest
+   ahead (the highest sequence, above `above`); false when t holds none. */
+static bool evict_last(struct cl_engine *e, stream_t *t, int w, uint64_t above, bool any,
+                       cl_peer_t *p, eng_quota_t *q, const char *bound)
 {
     buffered_t *victim = NULL, *victim_prev = NULL, *prev = NULL;
-    for (buffered_t *b = s->buf_head; b != NULL; prev = b, b = b->next)
-        if (b->limited && b->from_world == w && b->seq > seq &&
+    for (buffered_t *b = t->buf_head; b != NULL; prev = b, b = b->next)
+        if (b->limited && b->from_world == w && (any || b->seq > above) &&
             (victim == NULL || b->seq >= victim->seq)) {
             victim = b;
             victim_prev = prev;
         }
     if (victim == NULL)
         return false;
-    if (victim_prev != NULL)
-        victim_prev->next = victim->next;
-    else
-        s->buf_head = victim->next;
-    if (s->buf_tail == victim)
-        s->buf_tail = victim_prev;
-    release_buffered(e, victim);
-    refuse_overdrawn(e, p, q, victim->len, bound);
-    free(victim->data);
-    free(victim);
+    evict(e, t, victim, victim_prev, p, q, bound);
     return true;
+}
+
+/* Makes room for a message of world rank w (past its grant) for sequence
+   seq of stream s by dropping one of w's messages that is less likely to
+   be needed: its furthest ahead in s, or else, for a communicator this
+   program created, one of its messages for a communicator it has not
+   created (a stream in the table or retired).  False when none is left. */
+static bool evict_ahead(struct cl_engine *e, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
+                        eng_quota_t *q, const char *bound)
+{
+    if (evict_last(e, s, w, seq, false, p, q, bound))
+        return true;
+    if (s->comm == NULL)
+        return false;
+    for (size_t i = 0; i < e->nstreams; i++)
+        if (e->streams[i] != s && e->streams[i]->comm == NULL &&
+            evict_last(e, e->streams[i], w, 0, true, p, q, bound))
+            return true;
+    for (size_t i = 0; i < e->nretired; i++)
+        if (e->retired[i] != s && evict_last(e, e->retired[i], w, 0, true, p, q, bound))
+            return true;
+    return false;
 }
 
 static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
@@ -476,10 +504,12 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
                that ignores the protocol gets here (docs/wire.md section
                10); named as such and reported to the group.  Its
                messages furthest ahead in this stream give way to this
-               one, so that a flood for collectives far ahead does not
-               push out its messages for the next ones: those the others
-               take too, and this peer's collective would wait for them
-               until the group takes the sender out. */
+               one (and, for a communicator this program created, its
+               messages for communicators it has not), so that a flood
+               for collectives far ahead does not push out its messages
+               for the next ones: those the others take too, and this
+               peer's collective would wait for them until the group
+               takes the sender out. */
             cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
             while (bound != NULL && evict_ahead(e, s, from_world, h->seq, p, q, bound))
                 bound = over_bound(e, q, cost);
