@@ -498,6 +498,16 @@ int sc_flood(const char *mode)
         CHECK(early_credit_lines >= 3 && early_lines >= 3);
         CHECK(early_credit_lines + early_lines < 200);
         CHECK(credit_lines == 0 && p2p_lines == 0);
+        /* The drops are the group's decision: the victims reported it
+           (two reports are the vote), and the group took it out, so that
+           no victim waited alone for a message of it that it dropped. */
+        int reports = harness_log_lines(log, "passed its credit for early collective messages; "
+                                             "reporting it",
+                                        NULL);
+        int out = harness_log_lines(log, "rank 3: ", "this peer was taken out of the group");
+        fprintf(stderr, "[attack] %d reports of rank 3 to the coordinator, taken out %d times\n",
+                reports, out);
+        CHECK(reports >= 2 && out >= 1);
     } else if (credit) {
         /* Each victim banned it at its first message past the grant: one
            line each, and nothing else from it got through. */
