@@ -12,7 +12,12 @@
     while a stalled running collective has it (coll_waits_for); and a
     message past the grant is not refused here: it goes on to the route,
     delivered if its collective runs, kept early only within the bounds,
-    and what they drop is named (eng_flow_coll_refuse), without a ban.
+    and what they drop is named (eng_flow_coll_refuse), without a ban,
+    and reported to the group (the caller: cl_engine_route.c).  The
+    overdraft's bytes are only the room left under the caps (twice the
+    sender's window held here, the total from all), not one message of
+    the largest size: while the count granted before is not used up,
+    those bytes would carry many small messages.
 
     Each peer keeps, per other member (by world rank, reset when another
     key holds the rank), both sides of the credit accounting of cl_flow:
@@ -94,6 +99,7 @@ typedef struct {
     cl_flow_rx_t rx;    /* from it, class P2P */
     cl_flow_rx_t erx;   /* from it, class EARLY */
     uint64_t refused;   /* its messages past the grant (both classes) */
+    double reported_at; /* its last report for early messages past the grant */
     bool gone;          /* its holder failed or left; counts forgotten */
     double grace_until; /* no ban before (docs/wire.md section 10) */
 } flow_peer_t;
@@ -444,32 +450,46 @@ int eng_flow_coll_admit(eng_flow_t *f, const cl_peer_t *from, size_t len)
     return admit(f, from, len, true);
 }
 
-void eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len)
+bool eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len)
 {
     flow_peer_t *fp = peer_of(f, from);
     if (fp == NULL)
-        return;
-    /* Dropped and named, not banned.  A sender past its grant meets the
-       early buffer's bounds (as on a link without flow control), and
-       only a message they drop is refused here.  A ban would be wrong
-       twice: by one receiver alone it takes the sender out of that
-       receiver's view only, and the members then disagree about the
-       group (tried: the others' all-reduces of attack_flood came out
-       wrong); and refusing every message past the grant drops the
-       sender's messages for the collectives that run too.  An honest
-       sender never passes its grant, so only one that ignores the
-       protocol loses messages.  Named at the first drop and every power
-       of two after it. */
+        return false;
+    /* Dropped and named, not banned, and reported to the group.  A
+       sender past its grant meets the early buffer's bounds (as on a
+       link without flow control), and only a message they drop is
+       refused here.  An honest sender never passes its grant (outside
+       the grace of new counts, where nothing comes here), so only one
+       that ignores the protocol loses messages.  But a message of a
+       member that this receiver alone drops makes it disagree with the
+       others about that member's part in the collective the message is
+       for: this receiver would wait for it while the others have it
+       (tried: with the overdraft's bytes held within the caps, a victim
+       of attack_early dropped the flooder's own collective messages and
+       the honest all-reduces came out wrong).  So the drop is reported
+       (the caller takes the sender out of the group through the
+       coordinator, whose view every member applies, and every member
+       runs the collective again without it), never decided here alone.
+       Not a ban either: by one receiver alone that takes the sender out
+       of this receiver's view only (tried: the others' all-reduces of
+       attack_flood came out wrong).  Named at the first drop and every
+       power of two after it; reported at the first and at most once
+       every COLLAB_TIMEOUT / 4 after it. */
     fp->refused++;
+    double now = f->ctx->now(f->ctx->arg);
+    bool report = fp->refused == 1 || now >= fp->reported_at + f->ctx->cfg->timeout / 4;
+    if (report)
+        fp->reported_at = now;
     if ((fp->refused & (fp->refused - 1)) != 0)
-        return;
+        return report;
     char desc[CL_WIRE_STR_MAX + 64];
     cl_warn("dropped a collective message (%zu bytes) from %s: it passed the credit this peer "
             "granted for early collective messages (%llu messages, %llu bytes; it sent %llu, "
-            "%llu; %llu of its messages dropped so far)",
+            "%llu; %llu of its messages dropped so far); asking to take it out of the group",
             len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)fp->erx.limit.msgs,
             (unsigned long long)fp->erx.limit.bytes, (unsigned long long)fp->erx.arrived.msgs,
             (unsigned long long)fp->erx.arrived.bytes, (unsigned long long)fp->refused);
+    return report;
 }
 
 uint64_t eng_flow_refused(const eng_flow_t *f, int w)
@@ -575,9 +595,9 @@ static cl_flow_count_t early_window(eng_flow_t *f, size_t w)
 }
 
 /* What one class of a CREDIT to sender w says: a grant of the window, or
-   (overdraft) one message beyond the bound. */
+   (overdraft) one message beyond the bound, of up to `bytes`. */
 static void fill_class(eng_flow_t *f, flow_peer_t *fp, size_t w, bool early, bool overdraft,
-                       cl_wire_credit_class_t *out)
+                       uint64_t bytes, cl_wire_credit_class_t *out)
 {
     cl_flow_rx_t *rx = early ? &fp->erx : &fp->rx;
     cl_flow_count_t consumed = cl_flow_rx_consumed(rx, queued_of(f, (int)w, early));
@@ -590,22 +610,23 @@ static void fill_class(eng_flow_t *f, flow_peer_t *fp, size_t w, bool early, boo
         return;
     }
     if (overdraft)
-        cl_flow_rx_overdraft(rx, consumed, (size_t)f->ctx->cfg->max_message_mib << 20, out);
+        cl_flow_rx_overdraft(rx, consumed, bytes, out);
     else
         cl_flow_rx_grant(rx, consumed, window_for(f, w, early), out);
 }
 
 static void send_credit(eng_flow_t *f, const cl_peer_t *p, flow_peer_t *fp, size_t w,
-                        bool overdraft, bool early_overdraft)
+                        bool overdraft, bool early_overdraft, uint64_t early_bytes)
 {
+    uint64_t biggest = cl_flow_cost((size_t)f->ctx->cfg->max_message_mib << 20);
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_P2P_CTL;
     m.hdr.sub = CL_P2P_CREDIT;
     m.u.credit.incarnation = f->incarnation;
-    fill_class(f, fp, w, false, overdraft, &m.u.credit.cls[CL_CREDIT_P2P]);
+    fill_class(f, fp, w, false, overdraft, biggest, &m.u.credit.cls[CL_CREDIT_P2P]);
     if (fp->version >= ENG_FLOW_EARLY_VERSION) {
-        fill_class(f, fp, w, true, early_overdraft, &m.u.credit.cls[CL_CREDIT_EARLY]);
+        fill_class(f, fp, w, true, early_overdraft, early_bytes, &m.u.credit.cls[CL_CREDIT_EARLY]);
     } else {
         /* Class EARLY is not limited on this link (docs/wire.md section 10). */
         m.u.credit.cls[CL_CREDIT_EARLY].limit_msgs = UINT64_MAX;
@@ -663,6 +684,7 @@ static void report(eng_flow_t *f, bool periodic)
         bool overdraft = !due && waits && near && cl_flow_rx_overdraft_due(rx, queued, periodic) &&
                          eng_p2p_waits_for(f->owner, (int)i);
         bool edue = false, eoverdraft = false;
+        uint64_t ebytes = 0;
         if (fp->version >= ENG_FLOW_EARLY_VERSION) {
             const cl_flow_rx_t *erx = &fp->erx;
             cl_flow_count_t equeued = queued_of(f, (int)i, true);
@@ -678,13 +700,21 @@ static void report(eng_flow_t *f, bool periodic)
                           equeued.bytes >= 2 * f->window.bytes || !eroom;
             eoverdraft = !edue && ewaits && enear && !capped &&
                          cl_flow_rx_overdraft_due(erx, equeued, periodic);
+            /* Its bytes stay within the caps too (twice the window held
+               from this sender, the total from all): while the count
+               granted earlier is not used up, the bytes of one message
+               of the largest size would let in many small ones. */
+            uint64_t room = 2 * f->window.bytes - equeued.bytes;
+            if (f->total.bytes - eall.bytes < room)
+                room = f->total.bytes - eall.bytes;
+            ebytes = eoverdraft ? (room < big ? room : big) : 0;
         }
         if (!due && !overdraft && !edue && !eoverdraft)
             continue;
         cl_peer_t *p = f->ctx->member_at(f->ctx->arg, (int)i);
         if (p == NULL || memcmp(p->key, fp->key, 32) != 0)
             continue;
-        send_credit(f, p, fp, i, overdraft, eoverdraft);
+        send_credit(f, p, fp, i, overdraft, eoverdraft, ebytes);
     }
 }
 

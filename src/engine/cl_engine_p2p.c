@@ -673,9 +673,9 @@ int eng_p2p_coll_admit(eng_p2p_t *self, const cl_peer_t *from, size_t len)
     return eng_flow_coll_admit(self->flow, from, len);
 }
 
-void eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len)
+bool eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len)
 {
-    eng_flow_coll_refuse(self->flow, from, len);
+    return eng_flow_coll_refuse(self->flow, from, len);
 }
 
 size_t eng_p2p_flow_waiting(const eng_p2p_t *self, int w, size_t *bytes)

@@ -123,8 +123,12 @@ int eng_p2p_coll_send(eng_p2p_t *self, const cl_peer_t *to, cl_wire_msg_t *m);
    runs, never buffered: eng_p2p_coll_refuse). */
 int eng_p2p_coll_admit(eng_p2p_t *self, const cl_peer_t *from, size_t len);
 /* The early buffer refuses a message that passed the grant of world rank
-   w (len bytes): counted and named in the log, not banned. */
-void eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len);
+   w (len bytes): counted and named in the log, not banned.  True when
+   the sender is due a report to the group (the first refusal, then at
+   most one every COLLAB_TIMEOUT / 4): the caller takes it out of the
+   group through the coordinator (eng_suspect_overdrawn), so that no
+   receiver leaves its messages out alone. */
+bool eng_p2p_coll_refuse(eng_p2p_t *self, const cl_peer_t *from, size_t len);
 
 /* Messages (and payload bytes) waiting for credit to world rank w, both
    classes; w < 0: to every member. */

@@ -38,8 +38,8 @@ int eng_flow_coll_send(eng_flow_t *f, const cl_peer_t *p, cl_wire_msg_t *m);
    (it may be delivered, not buffered: eng_flow_coll_refuse). */
 int eng_flow_coll_admit(eng_flow_t *f, const cl_peer_t *from, size_t len);
 /* The early buffer refuses such a message: counted and named (not
-   banned). */
-void eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len);
+   banned); true when the sender is due a report (eng_p2p_coll_refuse). */
+bool eng_flow_coll_refuse(eng_flow_t *f, const cl_peer_t *from, size_t len);
 /* A CREDIT from member `from`. */
 void eng_flow_on_credit(eng_flow_t *f, const cl_peer_t *from, const cl_wire_msg_t *m);
 /* Removes synchronous send (comm, sync) to world rank w from its FIFO:

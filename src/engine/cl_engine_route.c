@@ -23,8 +23,15 @@
     such streams of its sender and COLLAB_MAX_STREAMS in all.  What passes
     a bound is dropped, counted and its sender named in the log; it is
     not banned, since on a link without flow control a member whose
-    program runs far ahead can pass them too (and one past its grant is
-    named as such).
+    program runs far ahead can pass them too.  One past its grant is
+    named as such, and is the group's matter: the bounds first drop that
+    sender's messages furthest ahead in the stream (so that a flood far
+    ahead does not push out its messages for the next collectives, which
+    the others take), and each drop is reported to the coordinator
+    (eng_suspect_overdrawn), whose vote takes the sender out of the
+    group for every member: a receiver that left its messages out alone
+    would disagree with the others about its part (docs/security-bounds.md
+    section 5).
 */
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
@@ -390,6 +397,94 @@ static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl
     deliver(e, s, true, from_world, h, data, len);
 }
 
+/* The early buffer's bound that one more message of `cost` from the
+   sender whose quota is q would pass, or NULL. */
+static const char *over_bound(const struct cl_engine *e, const eng_quota_t *q, size_t cost)
+{
+    size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
+    size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
+    size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
+    /* (0: not configured, no bound; the config table never gives 0) */
+    if (msgs_max > 0 && q->msgs >= msgs_max)
+        return "COLLAB_MAX_UNEXPECTED_MSGS";
+    if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
+        return "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
+    if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
+        (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
+        return "COLLAB_MAX_UNEXPECTED";
+    return NULL;
+}
+
+/* A message of member p that the early buffer drops because p passed its
+   grant of class EARLY: counted, named, and reported to the group (the
+   coordinator takes p out of the group, so that no receiver leaves p's
+   messages out alone; docs/security-bounds.md section 5). */
+static void refuse_overdrawn(struct cl_engine *e, cl_peer_t *p, eng_quota_t *q, size_t len,
+                             const char *bound)
+{
+    if (p != NULL && eng_p2p_coll_refuse(e->p2p, p, len))
+        eng_suspect_overdrawn(e->susp, p);
+    q->dropped++;
+    log_refused(e, p != NULL ? p->rank : -1, q->dropped,
+                "an early collective message (for a collective this peer has not called)", bound);
+}
+
+/* Takes message b (after prev, or the head) out of stream t, as refused. */
+static void evict(struct cl_engine *e, stream_t *t, buffered_t *b, buffered_t *prev, cl_peer_t *p,
+                  eng_quota_t *q, const char *bound)
+{
+    if (prev != NULL)
+        prev->next = b->next;
+    else
+        t->buf_head = b->next;
+    if (t->buf_tail == b)
+        t->buf_tail = prev;
+    release_buffered(e, b);
+    refuse_overdrawn(e, p, q, b->len, bound);
+    free(b->data);
+    free(b);
+}
+
+/* Takes out of stream t the message of world rank w that is furthest
+   ahead (the highest sequence, above `above`); false when t holds none. */
+static bool evict_last(struct cl_engine *e, stream_t *t, int w, uint64_t above, bool any,
+                       cl_peer_t *p, eng_quota_t *q, const char *bound)
+{
+    buffered_t *victim = NULL, *victim_prev = NULL, *prev = NULL;
+    for (buffered_t *b = t->buf_head; b != NULL; prev = b, b = b->next)
+        if (b->limited && b->from_world == w && (any || b->seq > above) &&
+            (victim == NULL || b->seq >= victim->seq)) {
+            victim = b;
+            victim_prev = prev;
+        }
+    if (victim == NULL)
+        return false;
+    evict(e, t, victim, victim_prev, p, q, bound);
+    return true;
+}
+
+/* Makes room for a message of world rank w (past its grant) for sequence
+   seq of stream s by dropping one of w's messages that is less likely to
+   be needed: its furthest ahead in s, or else, for a communicator this
+   program created, one of its messages for a communicator it has not
+   created (a stream in the table or retired).  False when none is left. */
+static bool evict_ahead(struct cl_engine *e, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
+                        eng_quota_t *q, const char *bound)
+{
+    if (evict_last(e, s, w, seq, false, p, q, bound))
+        return true;
+    if (s->comm == NULL)
+        return false;
+    for (size_t i = 0; i < e->nstreams; i++)
+        if (e->streams[i] != s && e->streams[i]->comm == NULL &&
+            evict_last(e, e->streams[i], w, 0, true, p, q, bound))
+            return true;
+    for (size_t i = 0; i < e->nretired; i++)
+        if (e->retired[i] != s && evict_last(e, e->retired[i], w, 0, true, p, q, bound))
+            return true;
+    return false;
+}
+
 static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                    const void *data, size_t len)
 {
@@ -403,25 +498,26 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
         /* (A message under class EARLY's credit is kept past them: the
            grants already respect them, docs/wire.md section 10.  One past
            its grant meets them, as on a link without flow control.) */
-        size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
-        size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
-        size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
-        const char *bound = NULL;
-        /* (0: not configured, no bound; the config table never gives 0) */
-        if (msgs_max > 0 && q->msgs >= msgs_max)
-            bound = "COLLAB_MAX_UNEXPECTED_MSGS";
-        else if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
-            bound = "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
-        else if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
-                 (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
-            bound = "COLLAB_MAX_UNEXPECTED";
-        if (bound != NULL) {
+        const char *bound = over_bound(e, q, cost);
+        if (bound != NULL && e->coll_credit < 0) {
             /* Past its sender's grant of class EARLY too: only a sender
                that ignores the protocol gets here (docs/wire.md section
-               10); named as such. */
-            cl_peer_t *p = e->coll_credit < 0 ? cl_member_at_rank(e->mb, from_world) : NULL;
-            if (p != NULL)
-                eng_p2p_coll_refuse(e->p2p, p, len);
+               10); named as such and reported to the group.  Its
+               messages furthest ahead in this stream give way to this
+               one (and, for a communicator this program created, its
+               messages for communicators it has not), so that a flood
+               for collectives far ahead does not push out its messages
+               for the next ones: those the others take too, and this
+               peer's collective would wait for them until the group
+               takes the sender out. */
+            cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
+            while (bound != NULL && evict_ahead(e, s, from_world, h->seq, p, q, bound))
+                bound = over_bound(e, q, cost);
+            if (bound != NULL) {
+                refuse_overdrawn(e, p, q, len, bound);
+                return;
+            }
+        } else if (bound != NULL) {
             q->dropped++;
             log_refused(e, from_world, q->dropped,
                         "an early collective message (for a collective this peer has not called)",

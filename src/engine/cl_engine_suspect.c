@@ -15,7 +15,10 @@
     known at which it can be re-admitted, on two reports (the authority's
     straggler vote).  COLLAB_VERIFY verdicts (docs/security.md §6c) end
     here too: the coordinator removes and bans a member it convicts
-    itself, and checks the part of one a member reports.
+    itself, and checks the part of one a member reports.  A member whose
+    early collective messages passed their credit and were dropped here
+    (eng_suspect_overdrawn) is reported as a straggler, so that the
+    group, not this peer alone, leaves it out.
 
     The component sees the engine only through eng_suspect_ctx_t
     (cl_engine_suspect.h), built by cl_engine_member.c.
@@ -321,6 +324,24 @@ void eng_suspect_late(eng_suspect_t *s, cl_peer_t *p, int reason)
     if (reason != CL_SUSPECT_MISMATCH && now - p->suspect_since < allow)
         return;
     take_out(s, p, reason);
+}
+
+void eng_suspect_overdrawn(eng_suspect_t *s, cl_peer_t *p)
+{
+    char d[DESC_MAX];
+    if (is_self(s, p) || p->state != CL_PEER_ALIVE || !p->in_group ||
+        !s->ctx.is_member(s->ctx.arg))
+        return;
+    /* Its dropped message leaves this peer's collective waiting for it,
+       while the others may have theirs: only a view that takes it out
+       of the group makes every member run without it.  The report of a
+       straggler, so that no wire change is needed and one report alone
+       takes nobody out (the coordinator's vote: a hostile member cannot
+       take an honest one out by reporting it). */
+    cl_warn("%s passed its credit for early collective messages; reporting it to the "
+            "coordinator to take it out of the group",
+            desc(s, p, d, sizeof d));
+    take_out(s, p, CL_SUSPECT_STRAGGLER);
 }
 
 void eng_suspect_corrupt(eng_suspect_t *s, cl_peer_t *p)

@@ -138,6 +138,12 @@ void eng_suspect_tenure(eng_suspect_t *s);
 /* A collective found p late (reason CL_SUSPECT_STRAGGLER or _MISMATCH):
    suspected, or taken out of the group once late for long enough. */
 void eng_suspect_late(eng_suspect_t *s, cl_peer_t *p, int reason);
+/* p passed its grant of early collective messages (class EARLY) and the
+   early buffer dropped one of them (docs/security-bounds.md §5): p is
+   taken out of the group as a straggler is (the coordinator's vote), so
+   that every member runs its collectives without it; never left out by
+   this peer alone. */
+void eng_suspect_overdrawn(eng_suspect_t *s, cl_peer_t *p);
 /* COLLAB_VERIFY: p reduced a wrong part (docs/security.md §6c). */
 void eng_suspect_corrupt(eng_suspect_t *s, cl_peer_t *p);
 /* This peer asks to be taken out of the group (docs/elastic.md §9). */

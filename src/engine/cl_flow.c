@@ -160,11 +160,11 @@ bool cl_flow_rx_overdraft_due(const cl_flow_rx_t *rx, cl_flow_count_t queued, bo
     return periodic || rx->arrived.msgs > rx->overdraft_mark;
 }
 
-void cl_flow_rx_overdraft(cl_flow_rx_t *rx, cl_flow_count_t consumed, size_t max_len,
+void cl_flow_rx_overdraft(cl_flow_rx_t *rx, cl_flow_count_t consumed, uint64_t bytes,
                           cl_wire_credit_class_t *out)
 {
     rx->limit.msgs = max_u64(rx->limit.msgs, sat_add(rx->arrived.msgs, 1));
-    rx->limit.bytes = max_u64(rx->limit.bytes, sat_add(rx->arrived.bytes, cl_flow_cost(max_len)));
+    rx->limit.bytes = max_u64(rx->limit.bytes, sat_add(rx->arrived.bytes, bytes));
     rx->overdraft_mark = rx->arrived.msgs;
     rx->reported = consumed;
     out->consumed_msgs = consumed.msgs;

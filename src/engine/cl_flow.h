@@ -107,10 +107,12 @@ void cl_flow_rx_grant(cl_flow_rx_t *rx, cl_flow_count_t consumed, cl_flow_count_
    overdraft (or `periodic`: the first, or a lost one). */
 bool cl_flow_rx_overdraft_due(const cl_flow_rx_t *rx, cl_flow_count_t queued, bool periodic);
 
-/* Grants the sender one more message of up to max_len bytes beyond what
-   arrived (never below an earlier grant) and fills out with the CREDIT
-   class to send. */
-void cl_flow_rx_overdraft(cl_flow_rx_t *rx, cl_flow_count_t consumed, size_t max_len,
+/* Grants the sender one more message beyond what arrived, and `bytes`
+   (counted as cl_flow_cost counts them) beyond the bytes that arrived,
+   never below an earlier grant; fills out with the CREDIT class to send.
+   The byte limit binds the sender as much as the count: while the count
+   granted earlier is not used up, `bytes` may carry several messages. */
+void cl_flow_rx_overdraft(cl_flow_rx_t *rx, cl_flow_count_t consumed, uint64_t bytes,
                           cl_wire_credit_class_t *out);
 
 /* What rx granted beyond what is consumed (0 when nothing). */

@@ -295,6 +295,7 @@ static int member_main(int i, int n, size_t cnt)
     const bool flood = mode != NULL && (strcmp(mode, "flood") == 0 || strcmp(mode, "early") == 0);
     double t0 = 0;
     int bad = 0, it;
+    uint32_t hash = 0; /* of every result, in order: the honest peers agree */
     for (it = 0; it < 1000000; it++) {
         if (it == 1) {
             rendezvous();
@@ -325,10 +326,17 @@ static int member_main(int i, int n, size_t cnt)
             continue;
         }
         double base = info.group_size == 4 ? 10 : info.group_size == 3 ? 8 : -1;
+        /* A hostile member taken out of the group and re-admitted weighs 0
+           in its first step (docs/elastic.md, "Weight 0"): a group of 4
+           then gives the three honest inputs' result.  That the honest
+           peers agree on each result is checked apart (result_hash). */
+        if (info.group_size == 4 && y[0] == (float)8)
+            base = 8;
         size_t wrong = 0, first = 0;
         for (size_t k = 0; k < cnt; k++)
             if (y[k] != (float)(base + 4.0 * (double)(k % 7)) && wrong++ == 0)
                 first = k;
+        hash = hash * 31u + (uint32_t)(y[0] * 4.0f) + 7u * (uint32_t)it;
         if (wrong > 0) {
             if (bad++ < 3)
                 fprintf(stderr,
@@ -349,6 +357,9 @@ static int member_main(int i, int n, size_t cnt)
     }
     if (bad > 0)
         s_failures++;
+    char name[32];
+    snprintf(name, sizeof name, "result_hash%d", i);
+    harness_write_int(name, (int)(hash & 0x7fffffffu));
     fprintf(stderr, "[attack] peer %d: %d all-reduces, %d wrong\n", i, it, bad);
     CHECK(collab_finalize() == COLLAB_OK);
     free(x);
@@ -440,6 +451,16 @@ int sc_flood(const char *mode)
     }
     int bad = reap(0x7u, 10);
     harness_kill(3);
+    /* Every honest peer got the same results, in the same order (one that
+       left the hostile member's messages out alone would not). */
+    int h0 = harness_read_int("result_hash0", -1);
+    fprintf(stderr, "[attack] results of the honest peers: %s\n",
+            h0 != -1 && harness_read_int("result_hash1", -2) == h0 &&
+                    harness_read_int("result_hash2", -3) == h0
+                ? "the same"
+                : "DIFFER");
+    CHECK(h0 != -1 && harness_read_int("result_hash1", -2) == h0 &&
+          harness_read_int("result_hash2", -3) == h0);
     for (int i = 0; i < 3; i++) {
         fprintf(stderr,
                 "[attack] victim %d: RSS %ld KiB before the flood, at most %ld KiB during "
@@ -477,6 +498,16 @@ int sc_flood(const char *mode)
         CHECK(early_credit_lines >= 3 && early_lines >= 3);
         CHECK(early_credit_lines + early_lines < 200);
         CHECK(credit_lines == 0 && p2p_lines == 0);
+        /* The drops are the group's decision: the victims reported it
+           (two reports are the vote), and the group took it out, so that
+           no victim waited alone for a message of it that it dropped. */
+        int reports = harness_log_lines(log, "passed its credit for early collective messages; "
+                                             "reporting it",
+                                        NULL);
+        int out = harness_log_lines(log, "rank 3: ", "this peer was taken out of the group");
+        fprintf(stderr, "[attack] %d reports of rank 3 to the coordinator, taken out %d times\n",
+                reports, out);
+        CHECK(reports >= 2 && out >= 1);
     } else if (credit) {
         /* Each victim banned it at its first message past the grant: one
            line each, and nothing else from it got through. */

@@ -529,10 +529,14 @@ static void test_early_grant(void)
     /* Past the grant: counted (its collective may take it at once), and
        refused by the early buffer. */
     CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
-    eng_p2p_coll_refuse(p, &f.peers[2], 4);
+    CHECK(eng_p2p_coll_refuse(p, &f.peers[2], 4)); /* reported to the group at once */
     CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
-    eng_p2p_coll_refuse(p, &f.peers[2], 4);
+    CHECK(!eng_p2p_coll_refuse(p, &f.peers[2], 4)); /* not again within COLLAB_TIMEOUT / 4 */
     CHECK(f.bans == 0 && eng_p2p_flow_refused(p, 2) == 2);
+    f.now += f.cfg.timeout / 4;
+    CHECK(eng_p2p_coll_admit(p, &f.peers[2], 4) == -1);
+    CHECK(eng_p2p_coll_refuse(p, &f.peers[2], 4)); /* and again after it */
+    CHECK(eng_p2p_flow_refused(p, 2) == 3);
 
     /* The CREDITs: rank 1 consumed all, rank 2 none. */
     int before = f.nsent;
@@ -545,9 +549,9 @@ static void test_early_grant(void)
         CHECK(e1->consumed_msgs == 3 * CL_FLOW_INIT_MSGS);
         CHECK(e1->consumed_bytes == 3 * CL_FLOW_INIT_MSGS * cl_flow_cost(4));
         CHECK(e1->limit_msgs == 3 * CL_FLOW_INIT_MSGS + (uint64_t)f.cfg.max_unexpected_msgs);
-        /* (the two refused were never queued: consumed) */
-        CHECK(e2->consumed_msgs == 2 &&
-              e2->limit_msgs == 2 + (uint64_t)f.cfg.max_unexpected_msgs);
+        /* (the three refused were never queued: consumed) */
+        CHECK(e2->consumed_msgs == 3 &&
+              e2->limit_msgs == 3 + (uint64_t)f.cfg.max_unexpected_msgs);
         /* Class P2P: nothing came, the initial limit stands. */
         CHECK(c1->u.credit.cls[CL_CREDIT_P2P].consumed_msgs == 0);
         CHECK(c1->u.credit.cls[CL_CREDIT_P2P].limit_msgs == CL_FLOW_INIT_MSGS);
@@ -613,10 +617,21 @@ static void test_early_overdraft(void)
     CHECK(last_credit(&f, before, 1) == NULL);
 
     f.coll_waits[1] = true;
+    f.cfg.max_message_mib = 1024; /* the largest message: far over the window */
     eng_p2p_progress(p);
     c = last_credit(&f, before, 1);
     CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].limit_msgs == win + 1);
     CHECK(c != NULL && c->u.credit.cls[CL_CREDIT_EARLY].consumed_msgs == 0);
+    /* Its bytes stay within twice the window held from this sender, not
+       one message of the largest size past what arrived: the count
+       granted before is not the bound here (the window's bytes are). */
+    uint64_t wbytes = (uint64_t)f.cfg.max_unexpected_peer_mib << 20;
+    if (c != NULL) {
+        uint64_t limit = c->u.credit.cls[CL_CREDIT_EARLY].limit_bytes;
+        uint64_t arrived = win * cl_flow_cost(4);
+        CHECK(limit > arrived);
+        CHECK(limit - arrived <= 2 * wbytes);
+    }
     before = f.nsent;
     eng_p2p_progress(p); /* not used yet: no second one */
     CHECK(last_credit(&f, before, 1) == NULL);

@@ -198,7 +198,7 @@ static void test_overdraft(void)
     CHECK(cl_flow_tx_credit(&tx, 5, &c));
     CHECK(!cl_flow_tx_may_send(&tx, 10)); /* nothing consumed: still full */
     CHECK(cl_flow_rx_overdraft_due(&rx, queued, false));
-    cl_flow_rx_overdraft(&rx, cl_flow_rx_consumed(&rx, queued), 1000, &c);
+    cl_flow_rx_overdraft(&rx, cl_flow_rx_consumed(&rx, queued), cl_flow_cost(1000), &c);
     CHECK(c.limit_msgs == 65);
     CHECK(cl_flow_tx_credit(&tx, 5, &c));
     CHECK(!cl_flow_rx_overdraft_due(&rx, queued, false)); /* not used yet */
@@ -213,6 +213,61 @@ static void test_overdraft(void)
     CHECK(cl_flow_rx_overdraft_due(&rx, queued, false));
 }
 
+/* The honest path never passes its grant: a sender that sends only what
+   cl_flow_tx_may_send allows is admitted every time, whatever the
+   receiver grants (windows, overdrafts whose bytes are only the room left
+   under the caps, down to nothing) and consumes, with messages of every
+   size, over many round trips (a fixed pseudo-random sequence).  A
+   receiver drops a message of class EARLY only past the grant, and
+   reports its sender to the group for it: an honest sender must never
+   get there. */
+static void test_honest_never_past(void)
+{
+    cl_flow_tx_t tx;
+    cl_flow_rx_t rx;
+    cl_flow_tx_init(&tx);
+    cl_flow_rx_init(&rx);
+    uint32_t r = 12345;
+#define NEXT() (r = r * 1103515245u + 12345u, (r >> 8) & 0xffffu)
+    cl_flow_count_t queued = none;
+    const cl_flow_count_t window = {64, 256u << 10};
+    uint64_t admitted = 0, refused = 0;
+    size_t next_len = NEXT() % 70000; /* the head of the sender's FIFO */
+    for (int round = 0; round < 20000; round++) {
+        /* The sender: its FIFO's head goes out only when allowed. */
+        while (cl_flow_tx_may_send(&tx, next_len)) {
+            cl_flow_tx_sent(&tx, next_len);
+            if (cl_flow_rx_admit(&rx, next_len, queued))
+                admitted++;
+            else
+                refused++;
+            queued.msgs++;
+            queued.bytes += cl_flow_cost(next_len);
+            next_len = NEXT() % 4 == 0 ? NEXT() * 4u : NEXT() % 512;
+        }
+        /* The receiver consumes some of what waits (a collective ran). */
+        uint32_t take = NEXT() % 4 == 0 ? (uint32_t)queued.msgs : NEXT() % 3;
+        for (uint32_t k = 0; k < take && queued.msgs > 0; k++) {
+            uint64_t avg = queued.bytes / queued.msgs;
+            queued.msgs--;
+            queued.bytes = queued.msgs == 0 ? 0 : queued.bytes - avg;
+        }
+        /* and reports: a window, or an overdraft of what room it has. */
+        cl_wire_credit_class_t c;
+        cl_flow_count_t consumed = cl_flow_rx_consumed(&rx, queued);
+        if (NEXT() % 3 == 0) {
+            uint64_t room = NEXT() % 3 == 0 ? 0 : (uint64_t)NEXT() * 8u;
+            cl_flow_rx_overdraft(&rx, consumed, room, &c);
+        } else {
+            cl_flow_rx_grant(&rx, consumed, window, &c);
+        }
+        CHECK(cl_flow_tx_credit(&tx, 9, &c));
+    }
+#undef NEXT
+    CHECK(admitted > 1000);
+    CHECK(refused == 0);
+}
+
 int main(void)
 {
     test_initial();
@@ -221,6 +276,7 @@ int main(void)
     test_credit_checks();
     test_credit_resync();
     test_overdraft();
+    test_honest_never_past();
     if (s_failures != 0) {
         fprintf(stderr, "cl_flow_test: %d checks failed\n", s_failures);
         return 1;
