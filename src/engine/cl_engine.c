@@ -732,8 +732,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
-    e->coll_timer = -1;  /* eng_coll_fini runs even when eng_coll_init did not */
-    e->match_timer = -1; /* the same for eng_member_fini */
+    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

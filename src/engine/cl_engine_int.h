@@ -20,6 +20,7 @@
 #include "engine/cl_engine_groups.h"
 #include "engine/cl_engine_join.h" /* and eng_state_t */
 #include "engine/cl_engine_leave.h"
+#include "engine/cl_engine_match.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
@@ -191,11 +192,9 @@ struct cl_engine {
     double member_since; /* when this peer got its rank */
     /* Joining (cl_engine_join.h): created by eng_join_init. */
     eng_join_t *join;
-    /* Coordinator: matchmaking of the world group. */
-    double match_since;          /* 0 = nobody asked yet */
-    int match_timer;             /* _member's timer in timers: the window's end (-1 before init) */
-    uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
-    bool match_asked;
+    /* Matchmaking of the world group (cl_engine_match.h): created by
+       eng_member_init. */
+    eng_match_t *match;
     /* Collectives. */
     stream_t **streams; /* one per communicator seen (array: safe to walk
                            while callbacks add streams) */
@@ -269,8 +268,6 @@ struct cl_engine {
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
     eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
-    uint8_t *joined;          /* joined[r]: rank r was a member at some time (matchmaking) */
-    int njoined_cap, njoined; /* size of joined, distinct ranks in it */
     bool leaving;             /* a leave requested by the program or a signal is under way */
     double leaving_deadline;  /* its collectives get until then to finish */
 };
@@ -338,7 +335,7 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
    matchmaking window's timer with its set.  COLLAB_ERR_NO_MEM when the
    set is full. */
 int eng_member_init(struct cl_engine *e);
-/* Removes the matchmaking window's timer from the loop's set. */
+/* Destroys matchmaking (eng_match_destroy). */
 void eng_member_fini(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);

@@ -1,145 +1,221 @@
-/*  cl_engine_match.c - matchmaking of the world group (docs/membership.md
-    §2): the coordinator forms the group once every rank of the world was
-    a member, the target size is present, or the matchmaking window
-    (COLLAB_MATCHMAKING_TIME from the first request) ended with at least
-    COLLAB_MIN_GROUP members; a member that waits for the group asks the
-    coordinator with MATCH.  Owns match_* and the ranks ever members
-    (joined/njoined), and the window's timer.
+/*  cl_engine_match.c - matchmaking of the world group, one component
+    (cl_engine_match.h; docs/membership.md §2).
+
+    A member whose program waits for the world group asks for it: the
+    coordinator starts the window's clock (match_since, the first request
+    it got, a MATCH or its own), another member sends the coordinator
+    MATCH, once per coordinator, again at each check of silent members.
+    The coordinator forms the group once every rank of the world was a
+    member (joined/njoined; some may have failed since), the target size
+    is present, or the window (COLLAB_MATCHMAKING_TIME) ended with at least
+    COLLAB_MIN_GROUP members, unless COLLAB_MATCHMAKING_STRICT.  It looks
+    at every event that changes one of these: a view installed or
+    committed, a MATCH, each check of silent members while it coordinates,
+    and the window's end, the component's one timer.
+
+    The component writes no record: the engine closes the group and
+    publishes the view through the context (close_group, commit).  The
+    commit tells this component again (eng_match_check) while it is still
+    inside its own check: that call is deferred, not run re-entrantly, and
+    the check runs once more when commit returns (it finds the group
+    formed).
 */
 #include "engine/cl_engine_match.h"
 
-#include "engine/cl_engine_int.h"
-
+#include "engine/cl_comm.h" /* CL_COMM_WORLD_ID */
+#include "mpi_collab.h"
 #include "util/cl_log.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Notes that rank r is (or was) a member, for matchmaking: once every rank
-   of the world has been one, nobody else can join the first group. */
-void eng_match_note_joined(struct cl_engine *e, int r)
+struct eng_match {
+    eng_match_ctx_t ctx;
+    double since;          /* the window's start; 0 = nobody asked yet */
+    int timer;             /* in ctx.timers: the window's end */
+    uint8_t asked_key[32]; /* coordinator this peer sent MATCH to */
+    bool asked;
+    uint8_t *joined;       /* joined[r]: rank r was a member at some time */
+    int njoined_cap;       /* size of joined */
+    int njoined;           /* distinct ranks in it */
+    bool checking;         /* eng_match_check runs (commit may call it) */
+    bool again;            /* it was called meanwhile: look once more */
+};
+
+static void on_timer(void *arg, double now);
+
+eng_match_t *eng_match_new(const eng_match_ctx_t *ctx)
 {
-    int ws = cl_member_settings(e->mb)->world_size;
+    eng_match_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return NULL;
+    m->ctx = *ctx;
+    m->timer = cl_timer_add(ctx->timers, on_timer, m);
+    if (m->timer < 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void eng_match_destroy(eng_match_t **m_p)
+{
+    if (m_p == NULL || *m_p == NULL)
+        return;
+    eng_match_t *m = *m_p;
+    cl_timer_remove(m->ctx.timers, m->timer);
+    free(m->joined);
+    free(m);
+    *m_p = NULL;
+}
+
+void eng_match_joined(eng_match_t *m, int r)
+{
+    int ws = cl_member_settings(m->ctx.members)->world_size;
     if (r < 0 || r >= ws)
         return;
-    if (r >= e->njoined_cap) {
-        uint8_t *a = realloc(e->joined, (size_t)ws);
+    if (r >= m->njoined_cap) {
+        uint8_t *a = realloc(m->joined, (size_t)ws);
         if (a == NULL)
             return;
-        memset(a + e->njoined_cap, 0, (size_t)(ws - e->njoined_cap));
-        e->joined = a;
-        e->njoined_cap = ws;
+        memset(a + m->njoined_cap, 0, (size_t)(ws - m->njoined_cap));
+        m->joined = a;
+        m->njoined_cap = ws;
     }
-    if (!e->joined[r]) {
-        e->joined[r] = 1;
-        e->njoined++;
+    if (!m->joined[r]) {
+        m->joined[r] = 1;
+        m->njoined++;
     }
 }
 
-void eng_match_check(struct cl_engine *e, double now)
+static void check_once(eng_match_t *m, double now)
 {
-    if (!eng_self_coordinates(e))
+    const eng_match_ctx_t *c = &m->ctx;
+    if (!c->coordinates(c->arg))
         return;
-    eng_take_over(e);
-    if (cl_member_group_closed(e->mb) || e->match_since <= 0)
+    c->take_over(c->arg);
+    if (cl_member_group_closed(c->members) || m->since <= 0)
         return;
-    eng_match_note_joined(e, cl_member_self(e->mb)->rank);
+    eng_match_joined(m, cl_member_self(c->members)->rank);
     size_t n;
-    cl_member_list(e->mb, &n);
-    const cl_settings_t *s = cl_member_settings(e->mb);
+    cl_member_list(c->members, &n);
+    const cl_settings_t *s = cl_member_settings(c->members);
     /* Every rank of the world was a member (some may have failed since):
        nobody else can come, and waiting for the window is in vain. */
     bool close =
-        (int)n >= s->world_size || (int)n >= s->target_group || e->njoined >= s->world_size;
-    if (!close && !s->strict && now >= e->match_since + e->cfg.matchmaking_time &&
-        (int)n >= e->cfg.min_group)
+        (int)n >= s->world_size || (int)n >= s->target_group || m->njoined >= s->world_size;
+    if (!close && !s->strict && now >= m->since + c->cfg->matchmaking_time &&
+        (int)n >= c->cfg->min_group)
         close = true;
     if (!close)
         return;
     cl_member_delta_t d;
-    if (cl_member_close_group(e->mb, &d) == 1) {
+    if (c->close_group(c->arg, &d) == 1) {
         cl_info("formed the group: %zu of %d ranks present", n, s->world_size);
-        eng_coordinator_commit(e, &d);
+        c->commit(c->arg, &d);
     } else {
         cl_member_delta_clear(&d);
     }
 }
 
-void eng_request_match(struct cl_engine *e)
+void eng_match_check(eng_match_t *m, double now)
 {
-    if (cl_member_group_closed(e->mb) || e->state != ENG_MEMBER)
-        return;
-    if (eng_self_coordinates(e)) {
-        eng_take_over(e);
-        eng_match_asked(e, eng_now());
-        eng_match_check(e, eng_now());
+    if (m->checking) {
+        m->again = true; /* from commit, inside check_once */
         return;
     }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    if (c == NULL || (e->match_asked && memcmp(e->match_asked_key, c->key, 32) == 0))
+    m->checking = true;
+    do {
+        m->again = false;
+        check_once(m, now);
+        now = m->ctx.now(m->ctx.arg);
+    } while (m->again);
+    m->checking = false;
+}
+
+/* Someone asked for the group: the window's start is set (the first
+   request), its end armed. */
+static void asked(eng_match_t *m, double now)
+{
+    if (m->since <= 0)
+        m->since = now;
+    cl_timer_arm(m->ctx.timers, m->timer, m->since + m->ctx.cfg->matchmaking_time);
+}
+
+void eng_match_request(eng_match_t *m)
+{
+    const eng_match_ctx_t *c = &m->ctx;
+    if (cl_member_group_closed(c->members) || !c->is_member(c->arg))
         return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_MATCH;
-    m.hdr.comm = CL_COMM_WORLD_ID;
-    if (eng_send(e, c, &m) == COLLAB_OK) {
-        memcpy(e->match_asked_key, c->key, 32);
-        e->match_asked = true;
+    if (c->coordinates(c->arg)) {
+        c->take_over(c->arg);
+        asked(m, c->now(c->arg));
+        eng_match_check(m, c->now(c->arg));
+        return;
+    }
+    cl_peer_t *coord = cl_member_coordinator(c->members);
+    if (coord == NULL || (m->asked && memcmp(m->asked_key, coord->key, 32) == 0))
+        return;
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_MATCH;
+    msg.hdr.comm = CL_COMM_WORLD_ID;
+    if (c->send(c->arg, coord, &msg) == COLLAB_OK) {
+        memcpy(m->asked_key, coord->key, 32);
+        m->asked = true;
     }
 }
 
-/* Someone asked for the group (match_since is set): the window's end is
-   armed. */
-void eng_match_asked(struct cl_engine *e, double now)
+void eng_match_on_request(eng_match_t *m, bool from_member)
 {
-    if (e->match_since <= 0)
-        e->match_since = now;
-    cl_timer_arm(e->timers, e->match_timer, e->match_since + e->cfg.matchmaking_time);
+    /* A peer that is not the coordinator (yet) keeps the request too:
+       the sender computed that it coordinates, so it does once it
+       notices the failure of the one before it, and its clock then runs
+       from the first request it got. */
+    const eng_match_ctx_t *c = &m->ctx;
+    if (from_member && c->is_member(c->arg) && !cl_member_group_closed(c->members)) {
+        asked(m, c->now(c->arg));
+        eng_match_check(m, c->now(c->arg));
+    }
 }
 
-/* After each check of silent members (the timer of _suspect): matchmaking. */
-void eng_match_checked(void *arg, bool coordinator, double now)
+void eng_match_checked(eng_match_t *m, bool coordinator, double now)
 {
-    struct cl_engine *e = arg;
+    const eng_match_ctx_t *c = &m->ctx;
     if (coordinator) {
-        if (e->waiting_for_group)
-            eng_request_match(e); /* starts the clock of a new coordinator */
-        eng_match_check(e, now);
+        if (c->waiting(c->arg))
+            eng_match_request(m); /* starts the clock of a new coordinator */
+        eng_match_check(m, now);
         return;
     }
     /* Ask again at every check while the group is not formed: a MATCH
        can be lost with a coordinator that failed, or reach a peer that
        did not know yet that it is a member (its view was on the way). */
-    if (e->waiting_for_group) {
-        e->match_asked = false;
-        eng_request_match(e);
+    if (c->waiting(c->arg)) {
+        m->asked = false;
+        eng_match_request(m);
     }
 }
 
-/* The end of the matchmaking window (match_since +
-   COLLAB_MATCHMAKING_TIME): the one deadline of matchmaking.  Every other
-   condition of forming the group changes with an event that looks at it
-   (a view installed or committed, a MATCH, each check of silent members
-   while this peer coordinates). */
-static void on_match_timer(void *arg, double now)
+/* The end of the matchmaking window (since + COLLAB_MATCHMAKING_TIME):
+   the one deadline of matchmaking.  Every other condition of forming the
+   group changes with an event that looks at it (a view installed or
+   committed, a MATCH, each check of silent members while this peer
+   coordinates). */
+static void on_timer(void *arg, double now)
 {
-    struct cl_engine *e = arg;
-    if (e->state == ENG_MEMBER)
-        eng_match_check(e, now);
+    eng_match_t *m = arg;
+    if (m->ctx.is_member(m->ctx.arg))
+        eng_match_check(m, now);
 }
 
-int eng_match_init(struct cl_engine *e)
+double eng_match_due(const eng_match_t *m)
 {
-    e->match_timer = cl_timer_add(e->timers, on_match_timer, e);
-    return e->match_timer >= 0 ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    return cl_timer_when(m->ctx.timers, m->timer);
 }
 
-void eng_match_fini(struct cl_engine *e)
+int eng_match_njoined(const eng_match_t *m)
 {
-    if (e->match_timer >= 0)
-        cl_timer_remove(e->timers, e->match_timer);
-    e->match_timer = -1;
-    free(e->joined);
-    e->joined = NULL;
-    e->njoined = e->njoined_cap = 0;
+    return m->njoined;
 }

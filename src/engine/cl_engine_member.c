@@ -25,7 +25,6 @@
 */
 #include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_int.h"
-#include "engine/cl_engine_match.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
@@ -222,7 +221,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         eng_become_member(e, false);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     for (size_t i = 0; i < d->nadded; i++)
-        eng_match_note_joined(e, d->added[i]->rank);
+        eng_match_joined(e->match, d->added[i]->rank);
     eng_fan_out_peers(e, d);
     /* The records of those gone keep nothing of their suspicion. */
     for (size_t i = 0; i < d->nmon_removed + d->nremoved; i++) {
@@ -245,7 +244,12 @@ void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
     apply_delta(e, d);
     cl_member_delta_clear(d);
     broadcast_view(e);
-    eng_match_check(e, eng_now()); /* e.g. the last rank just joined */
+    eng_match_check(e->match, eng_now()); /* e.g. the last rank just joined */
+}
+
+void eng_request_match(struct cl_engine *e)
+{
+    eng_match_request(e->match);
 }
 
 /* Coordinator: a member's weight changed, which starts a new group
@@ -323,7 +327,7 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         apply_delta(e, &d);
     cl_member_delta_clear(&d);
     if (rc == 1)
-        eng_match_check(e, eng_now()); /* a coordinator's count changed */
+        eng_match_check(e->match, eng_now()); /* a coordinator's count changed */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -417,14 +421,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             eng_suspect_peer(e->susp, from, REASON_LEFT);
         break;
     case CL_MSG_MATCH:
-        /* A peer that is not the coordinator (yet) keeps the request too:
-           the sender computed that it coordinates, so it does once it
-           notices the failure of the one before it, and its clock then
-           runs from the first request it got. */
-        if (member && e->state == ENG_MEMBER && !cl_member_group_closed(e->mb)) {
-            eng_match_asked(e, eng_now());
-            eng_match_check(e, eng_now());
-        }
+        eng_match_on_request(e->match, member);
         break;
     case CL_MSG_UPDATE:
         if (member && eng_self_coordinates(e)) {
@@ -518,6 +515,34 @@ static bool ctx_member_ahead(void *arg, bool ahead, double patience)
     return eng_auth_member_ahead(((struct cl_engine *)arg)->auth, ahead, patience);
 }
 
+/* Matchmaking's context (cl_engine_match.h); the rest as above. */
+
+static bool ctx_coordinates(void *arg)
+{
+    return eng_self_coordinates(arg);
+}
+
+static void ctx_take_over(void *arg)
+{
+    eng_take_over(arg);
+}
+
+static bool ctx_waiting(void *arg)
+{
+    return ((struct cl_engine *)arg)->waiting_for_group;
+}
+
+static int ctx_close_group(void *arg, cl_member_delta_t *d)
+{
+    return cl_member_close_group(((struct cl_engine *)arg)->mb, d);
+}
+
+/* After each check of silent members (the timer of _suspect): matchmaking. */
+static void ctx_checked(void *arg, bool coordinator, double now)
+{
+    eng_match_checked(((struct cl_engine *)arg)->match, coordinator, now);
+}
+
 static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
                                size_t group_size)
 {
@@ -530,12 +555,25 @@ int eng_member_init(struct cl_engine *e)
                                 CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         eng_on_type(e, types[i], eng_member_on_message);
-    return eng_match_init(e);
+    eng_match_ctx_t ctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .members = e->mb,
+                           .timers = e->timers,
+                           .now = ctx_now,
+                           .is_member = ctx_is_member,
+                           .coordinates = ctx_coordinates,
+                           .take_over = ctx_take_over,
+                           .waiting = ctx_waiting,
+                           .send = ctx_send,
+                           .close_group = ctx_close_group,
+                           .commit = ctx_commit};
+    e->match = eng_match_new(&ctx);
+    return e->match != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
 }
 
 void eng_member_fini(struct cl_engine *e)
 {
-    eng_match_fini(e);
+    eng_match_destroy(&e->match);
 }
 
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
@@ -561,7 +599,7 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
                              .epoch_step_ok = ctx_epoch_step_ok,
                              .member_ahead = ctx_member_ahead,
                              .straggler_vote = ctx_straggler_vote,
-                             .checked = eng_match_checked};
+                             .checked = ctx_checked};
     return eng_suspect_new(&ctx);
 }
 
