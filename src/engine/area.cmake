@@ -160,6 +160,11 @@ target_link_options(cl_engine_member_test PRIVATE
 collab_selftest(cl_engine_join_test ${_eng_unit}/cl_engine_join_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_join_test PRIVATE ${_eng}/cl_engine_join.c)
+# Matchmaking alone, on a fake context (real records and timer set; the
+# clock, the engine's state, the sends, close_group and commit the test's).
+collab_selftest(cl_engine_match_test ${_eng_unit}/cl_engine_match_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_match_test PRIVATE ${_eng}/cl_engine_match.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -8,7 +8,7 @@
     The coordinator forms the group once every rank of the world was a
     member (joined/njoined; some may have failed since), the target size
     is present, or the window (COLLAB_MATCHMAKING_TIME) ended with at least
-    COLLAB_MIN_GROUP members, unless COLLAB_MATCHMAKING_STRICT.  It looks
+    COLLAB_MIN_GROUP members, unless COLLAB_STRICT.  It looks
     at every event that changes one of these: a view installed or
     committed, a MATCH, each check of silent members while it coordinates,
     and the window's end, the component's one timer.

@@ -71,7 +71,7 @@ void eng_match_joined(eng_match_t *m, int r);
 /* Looks whether the group is to be formed now (this peer coordinates,
    someone asked, and every rank of the world was a member, the target
    size is present, or the window ended with COLLAB_MIN_GROUP members;
-   COLLAB_MATCHMAKING_STRICT waits for the target), and forms it through
+   COLLAB_STRICT waits for the target or the world), and forms it through
    close_group and commit.  A call made while commit runs is deferred to
    its return. */
 void eng_match_check(eng_match_t *m, double now);
