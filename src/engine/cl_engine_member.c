@@ -20,8 +20,11 @@
     admission) is the component eng_join_t (cl_engine_join.c): this file
     hands it the JOINs it answers as the coordinator, the JOIN_REPLYs,
     the link events and a view that leaves this peer out (e->join).
-    Matchmaking (match_*, and joined/njoined: the ranks that were ever
-    members) is cl_engine_match.c's.
+    Matchmaking (the window, MATCH, the ranks that were ever members) is
+    the component eng_match_t (cl_engine_match.c), whose context this file
+    builds (eng_member_init): this file hands it the ranks each view adds,
+    looks at the group after each view (eng_match_check), and passes it
+    MATCH and the checks of silent members.
 */
 #include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_int.h"
