@@ -1,9 +1,10 @@
 /*  cl_engine_int.h - state shared by the engine's source files.
 
     cl_engine.c runs the thread, the request queue and the timers;
-    cl_engine_member.c views and matchmaking (the join is a component,
-    cl_engine_join.h; heartbeats and failure detection another,
-    cl_engine_suspect.h); cl_engine_coll.c the collective streams.
+    cl_engine_member.c views (the join is a component, cl_engine_join.h;
+    heartbeats and failure detection another, cl_engine_suspect.h;
+    matchmaking another, cl_engine_match.h); cl_engine_coll.c the
+    collective streams.
     Point-to-point is a component of its own (cl_engine_p2p.h) that does
     not include this header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
