@@ -188,7 +188,7 @@ struct cl_engine {
     eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
     cl_transport_t *tp;
     cl_member_t *mb;
-    eng_state_t state;
+    eng_state_t state;   /* written by eng_set_state only */
     bool terminated;     /* $TERM seen */
     double member_since; /* when this peer got its rank */
     /* Joining (cl_engine_join.h): created by eng_join_init. */
@@ -278,6 +278,11 @@ struct cl_engine {
    found not running (eng_add_not_running).  Every deadline and silence
    is measured on it. */
 double eng_now(void);
+/* The one writer of the engine's state (e->state): the loop (ENG_LEFT at
+   a departure, an abort or the end of finalize), _member (ENG_MEMBER when
+   this peer holds a rank, ENG_LEFT when the join fails) and _join through
+   its context (ENG_JOINING, ENG_STANDBY). */
+void eng_set_state(struct cl_engine *e, eng_state_t state);
 double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);

@@ -3,7 +3,7 @@
 
     The adapters below are the only place where the join meets struct
     cl_engine: the transport, the engine's state (moved by the join
-    between ENG_JOINING and ENG_STANDBY only), the authority gate (a JOIN
+    between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
     change) and the elastic layer (a joiner got a rank).
@@ -24,7 +24,7 @@ static eng_state_t join_state(void *arg)
 
 static void join_set_state(void *arg, eng_state_t state)
 {
-    ((struct cl_engine *)arg)->state = state;
+    eng_set_state(arg, state);
 }
 
 static double join_member_since(void *arg)

@@ -72,7 +72,7 @@ void eng_fail_init(struct cl_engine *e, int status)
 {
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, status);
-    e->state = ENG_LEFT;
+    eng_set_state(e, ENG_LEFT);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -172,7 +172,7 @@ void eng_become_member(struct cl_engine *e, bool founder)
 {
     cl_peer_t *me = cl_member_self(e->mb);
     bool rejoin = e->member_since > 0;
-    e->state = ENG_MEMBER;
+    eng_set_state(e, ENG_MEMBER);
     atomic_store(&e->rank, me->rank);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     if (!rejoin)

@@ -18,7 +18,7 @@
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
-#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
+#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_set_state, eng_on_type */
 #include "engine_fake.h"
 #include "selftest.h"
 #include "util/cl_identity.h"
