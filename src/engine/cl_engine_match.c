@@ -36,11 +36,11 @@ struct eng_match {
     int timer;             /* in ctx.timers: the window's end */
     uint8_t asked_key[32]; /* coordinator this peer sent MATCH to */
     bool asked;
-    uint8_t *joined;       /* joined[r]: rank r was a member at some time */
-    int njoined_cap;       /* size of joined */
-    int njoined;           /* distinct ranks in it */
-    bool checking;         /* eng_match_check runs (commit may call it) */
-    bool again;            /* it was called meanwhile: look once more */
+    uint8_t *joined; /* joined[r]: rank r was a member at some time */
+    int njoined_cap; /* size of joined */
+    int njoined;     /* distinct ranks in it */
+    bool checking;   /* eng_match_check runs (commit may call it) */
+    bool again;      /* it was called meanwhile: look once more */
 };
 
 static void on_timer(void *arg, double now);
