@@ -32,6 +32,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_fanout.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_match.c
     ${_eng}/cl_engine_suspect.c
     ${_eng}/cl_engine_leave.c
     ${_eng}/cl_engine_join.c
@@ -153,7 +154,8 @@ target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_e
 # the transport's calls recorded.
 collab_selftest(cl_engine_member_test ${_eng_unit}/cl_engine_member_test.c collab_engine_base
                 collab_elastic collab_util)
-target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_join.c
+target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_match.c
+               ${_eng}/cl_engine_join.c
                ${_eng}/cl_engine_join_ctx.c ${_eng}/cl_engine_suspect.c)
 target_link_options(cl_engine_member_test PRIVATE
   -Wl,--wrap=cl_transport_send,--wrap=cl_transport_reply,--wrap=cl_transport_connect
@@ -164,6 +166,11 @@ target_link_options(cl_engine_member_test PRIVATE
 collab_selftest(cl_engine_join_test ${_eng_unit}/cl_engine_join_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_join_test PRIVATE ${_eng}/cl_engine_join.c)
+# Matchmaking alone, on a fake context (real records and timer set; the
+# clock, the engine's state, the sends, close_group and commit the test's).
+collab_selftest(cl_engine_match_test ${_eng_unit}/cl_engine_match_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_match_test PRIVATE ${_eng}/cl_engine_match.c)
 # The joiner's state sync alone, on a fake context.
 collab_selftest(cl_engine_sync_test ${_eng_unit}/cl_engine_sync_test.c collab_engine_base
                 collab_elastic collab_util)

@@ -16,7 +16,8 @@
     round brought, not a deadline.  A message
     passes the authority gate (cl_engine_authority.c), then goes to the
     handler its component registered for its type (eng_on_type).
-    Everything network-facing happens here.
+    Everything network-facing happens here.  The engine's state (joining,
+    standby, member, left) has one writer here, eng_set_state.
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
@@ -76,6 +77,11 @@ void eng_add_not_running(double seconds)
 {
     if (seconds > 0)
         atomic_store(&s_not_running, atomic_load(&s_not_running) + seconds);
+}
+
+void eng_set_state(struct cl_engine *e, eng_state_t state)
+{
+    e->state = state;
 }
 
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
@@ -195,7 +201,7 @@ static void progress_finalize(struct cl_engine *e, double now)
         return;
     if (!eng_leave_started(e->leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
-    e->state = ENG_LEFT;
+    eng_set_state(e, ENG_LEFT);
     collab_request_t *r = e->finalize_req;
     e->finalize_req = NULL;
     cl_request_complete(r, COLLAB_OK);
@@ -226,7 +232,7 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     if (!eng_leave_started(e->leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     e->leaving = false;
-    e->state = ENG_LEFT;
+    eng_set_state(e, ENG_LEFT);
     e->left_status = COLLAB_ERR_LEFT;
     eng_el_abort(e, COLLAB_ERR_LEFT);
     eng_coll_fail_all(e, COLLAB_ERR_LEFT);
@@ -274,7 +280,7 @@ void eng_leave(struct cl_engine *e, int status)
         return;
     if (e->state == ENG_MEMBER || e->state == ENG_STANDBY || e->state == ENG_JOINING)
         eng_goodbye_all(e);
-    e->state = ENG_LEFT;
+    eng_set_state(e, ENG_LEFT);
     e->left_status = status;
     eng_el_abort(e, status);
     eng_coll_fail_all(e, status);
@@ -337,7 +343,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
     case CL_OP_ABORT:
         if (e->state != ENG_LEFT)
             eng_goodbye_all(e);
-        e->state = ENG_LEFT;
+        eng_set_state(e, ENG_LEFT);
         cl_request_complete(req, COLLAB_OK);
         break;
     }
@@ -738,8 +744,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
-    e->coll_timer = -1;  /* eng_coll_fini runs even when eng_coll_init did not */
-    e->match_timer = -1; /* the same for eng_member_fini */
+    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

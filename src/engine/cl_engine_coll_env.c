@@ -79,12 +79,6 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
     return rc;
 }
 
-static double env_now(void *eng)
-{
-    (void)eng;
-    return eng_now();
-}
-
 static double env_deadline(void *eng, int from, size_t bytes)
 {
     coll_ctx_t *ctx = eng;
@@ -328,7 +322,7 @@ static void env_convict(void *eng, int r)
 
 cl_coll_env_t eng_coll_env(coll_ctx_t *ctx)
 {
-    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
+    cl_coll_env_t env = {ctx,         env_send,    eng_ctx_now,  env_deadline,
                          env_suspect, env_convict, env_pair_key, env_confirms_failed,
                          env_sign,    env_verify,  env_signs};
     return env;

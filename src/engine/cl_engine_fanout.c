@@ -155,12 +155,6 @@ bool eng_coll_multigroup(struct cl_engine *e)
    engine's answers about this peer's own role, for the gate every
    message passes and its round after a pause. */
 
-static double auth_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 static bool auth_member(void *arg)
 {
     return ((const struct cl_engine *)arg)->state == ENG_MEMBER;
@@ -215,7 +209,7 @@ int eng_auth_init(struct cl_engine *e)
                           .cfg = &e->cfg,
                           .timers = e->timers,
                           .mb = e->mb,
-                          .now = auth_now,
+                          .now = eng_ctx_now,
                           .member = auth_member,
                           .coordinates = auth_coordinates,
                           .entrant = auth_entrant,

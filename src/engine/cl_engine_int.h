@@ -1,9 +1,10 @@
 /*  cl_engine_int.h - state shared by the engine's source files.
 
     cl_engine.c runs the thread, the request queue and the timers;
-    cl_engine_member.c views and matchmaking (the join is a component,
-    cl_engine_join.h; heartbeats and failure detection another,
-    cl_engine_suspect.h); cl_engine_coll.c the collective streams.
+    cl_engine_member.c views (the join is a component, cl_engine_join.h;
+    heartbeats and failure detection another, cl_engine_suspect.h;
+    matchmaking another, cl_engine_match.h); cl_engine_coll.c the
+    collective streams.
     Point-to-point is a component of its own (cl_engine_p2p.h) that does
     not include this header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
@@ -20,6 +21,7 @@
 #include "engine/cl_engine_groups.h"
 #include "engine/cl_engine_join.h" /* and eng_state_t */
 #include "engine/cl_engine_leave.h"
+#include "engine/cl_engine_match.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
@@ -186,16 +188,14 @@ struct cl_engine {
     eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
     cl_transport_t *tp;
     cl_member_t *mb;
-    eng_state_t state;
+    eng_state_t state;   /* written by eng_set_state only */
     bool terminated;     /* $TERM seen */
     double member_since; /* when this peer got its rank */
     /* Joining (cl_engine_join.h): created by eng_join_init. */
     eng_join_t *join;
-    /* Coordinator: matchmaking of the world group. */
-    double match_since;          /* 0 = nobody asked yet */
-    int match_timer;             /* _member's timer in timers: the window's end (-1 before init) */
-    uint8_t match_asked_key[32]; /* coordinator this peer sent MATCH to */
-    bool match_asked;
+    /* Matchmaking of the world group (cl_engine_match.h): created by
+       eng_member_init. */
+    eng_match_t *match;
     /* Collectives. */
     stream_t **streams; /* one per communicator seen (array: safe to walk
                            while callbacks add streams) */
@@ -269,8 +269,6 @@ struct cl_engine {
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
     eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
-    uint8_t *joined;          /* joined[r]: rank r was a member at some time (matchmaking) */
-    int njoined_cap, njoined; /* size of joined, distinct ranks in it */
     bool leaving;             /* a leave requested by the program or a signal is under way */
     double leaving_deadline;  /* its collectives get until then to finish */
 };
@@ -283,6 +281,12 @@ double eng_now(void);
 /* eng_now as a component context's clock (the `now(void *arg)` of their
    contexts; arg is ignored): the one adapter every context uses. */
 double eng_ctx_now(void *arg);
+
+/* The one writer of the engine's state (e->state): the loop (ENG_LEFT at
+   a departure, an abort or the end of finalize), _member (ENG_MEMBER when
+   this peer holds a rank, ENG_LEFT when the join fails) and _join through
+   its context (ENG_JOINING, ENG_STANDBY). */
+void eng_set_state(struct cl_engine *e, eng_state_t state);
 double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
@@ -341,7 +345,7 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
    matchmaking window's timer with its set.  COLLAB_ERR_NO_MEM when the
    set is full. */
 int eng_member_init(struct cl_engine *e);
-/* Removes the matchmaking window's timer from the loop's set. */
+/* Destroys matchmaking (eng_match_destroy). */
 void eng_member_fini(struct cl_engine *e);
 /* Completes collab_init with status (if it still waits) and stops joining. */
 void eng_fail_init(struct cl_engine *e, int status);

@@ -3,19 +3,13 @@
 
     The adapters below are the only place where the join meets struct
     cl_engine: the transport, the engine's state (moved by the join
-    between ENG_JOINING and ENG_STANDBY only), the authority gate (a JOIN
+    between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
     change) and the elastic layer (a joiner got a rank).
 */
 #include "engine/cl_engine_elastic.h" /* eng_el_on_admit_rank */
 #include "engine/cl_engine_int.h"
-
-static double join_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
 
 static eng_state_t join_state(void *arg)
 {
@@ -24,7 +18,7 @@ static eng_state_t join_state(void *arg)
 
 static void join_set_state(void *arg, eng_state_t state)
 {
-    ((struct cl_engine *)arg)->state = state;
+    eng_set_state(arg, state);
 }
 
 static double join_member_since(void *arg)
@@ -121,7 +115,7 @@ int eng_join_init(struct cl_engine *e)
                           .incarnation = e->incarnation,
                           .members = e->mb,
                           .timers = e->timers,
-                          .now = join_now,
+                          .now = eng_ctx_now,
                           .state = join_state,
                           .set_state = join_set_state,
                           .member_since = join_member_since,

@@ -20,8 +20,11 @@
     admission) is the component eng_join_t (cl_engine_join.c): this file
     hands it the JOINs it answers as the coordinator, the JOIN_REPLYs,
     the link events and a view that leaves this peer out (e->join).
-    Matchmaking (match_*, and joined/njoined: the ranks that were ever
-    members) is this file's alone.
+    Matchmaking (the window, MATCH, the ranks that were ever members) is
+    the component eng_match_t (cl_engine_match.c), whose context this file
+    builds (eng_member_init): this file hands it the ranks each view adds,
+    looks at the group after each view (eng_match_check), and passes it
+    MATCH and the checks of silent members.
 */
 #include "engine/cl_engine_elastic.h" /* step boundaries */
 #include "engine/cl_engine_int.h"
@@ -69,7 +72,7 @@ void eng_fail_init(struct cl_engine *e, int status)
 {
     if (e->init_req != NULL && !cl_request_done(e->init_req))
         cl_request_complete(e->init_req, status);
-    e->state = ENG_LEFT;
+    eng_set_state(e, ENG_LEFT);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -169,7 +172,7 @@ void eng_become_member(struct cl_engine *e, bool founder)
 {
     cl_peer_t *me = cl_member_self(e->mb);
     bool rejoin = e->member_since > 0;
-    e->state = ENG_MEMBER;
+    eng_set_state(e, ENG_MEMBER);
     atomic_store(&e->rank, me->rank);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     if (!rejoin)
@@ -206,27 +209,6 @@ void eng_become_member(struct cl_engine *e, bool founder)
     eng_fan_out_member(e);
 }
 
-/* Notes that rank r is (or was) a member, for matchmaking: once every rank
-   of the world has been one, nobody else can join the first group. */
-static void note_joined(struct cl_engine *e, int r)
-{
-    int ws = cl_member_settings(e->mb)->world_size;
-    if (r < 0 || r >= ws)
-        return;
-    if (r >= e->njoined_cap) {
-        uint8_t *a = realloc(e->joined, (size_t)ws);
-        if (a == NULL)
-            return;
-        memset(a + e->njoined_cap, 0, (size_t)(ws - e->njoined_cap));
-        e->joined = a;
-        e->njoined_cap = ws;
-    }
-    if (!e->joined[r]) {
-        e->joined[r] = 1;
-        e->njoined++;
-    }
-}
-
 /* Acts on what a view change did: this peer's own records here; the
    rest of the engine learns who joined, left, failed or left the group
    from the loop (eng_fan_out_peers), then that the view changed
@@ -242,7 +224,7 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
         eng_become_member(e, false);
     atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
     for (size_t i = 0; i < d->nadded; i++)
-        note_joined(e, d->added[i]->rank);
+        eng_match_joined(e->match, d->added[i]->rank);
     eng_fan_out_peers(e, d);
     /* The records of those gone keep nothing of their suspicion. */
     for (size_t i = 0; i < d->nmon_removed + d->nremoved; i++) {
@@ -260,67 +242,17 @@ static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
     eng_fan_out_view(e);
 }
 
-static void maybe_close_group(struct cl_engine *e, double now);
-static void match_asked(struct cl_engine *e, double now);
-
 void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
     apply_delta(e, d);
     cl_member_delta_clear(d);
     broadcast_view(e);
-    maybe_close_group(e, eng_now()); /* e.g. the last rank just joined */
-}
-
-static void maybe_close_group(struct cl_engine *e, double now)
-{
-    if (!eng_self_coordinates(e))
-        return;
-    eng_take_over(e);
-    if (cl_member_group_closed(e->mb) || e->match_since <= 0)
-        return;
-    note_joined(e, cl_member_self(e->mb)->rank);
-    size_t n;
-    cl_member_list(e->mb, &n);
-    const cl_settings_t *s = cl_member_settings(e->mb);
-    /* Every rank of the world was a member (some may have failed since):
-       nobody else can come, and waiting for the window is in vain. */
-    bool close =
-        (int)n >= s->world_size || (int)n >= s->target_group || e->njoined >= s->world_size;
-    if (!close && !s->strict && now >= e->match_since + e->cfg.matchmaking_time &&
-        (int)n >= e->cfg.min_group)
-        close = true;
-    if (!close)
-        return;
-    cl_member_delta_t d;
-    if (cl_member_close_group(e->mb, &d) == 1) {
-        cl_info("formed the group: %zu of %d ranks present", n, s->world_size);
-        eng_coordinator_commit(e, &d);
-    } else {
-        cl_member_delta_clear(&d);
-    }
+    eng_match_check(e->match, eng_now()); /* e.g. the last rank just joined */
 }
 
 void eng_request_match(struct cl_engine *e)
 {
-    if (cl_member_group_closed(e->mb) || e->state != ENG_MEMBER)
-        return;
-    if (eng_self_coordinates(e)) {
-        eng_take_over(e);
-        match_asked(e, eng_now());
-        maybe_close_group(e, eng_now());
-        return;
-    }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
-    if (c == NULL || (e->match_asked && memcmp(e->match_asked_key, c->key, 32) == 0))
-        return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_MATCH;
-    m.hdr.comm = CL_COMM_WORLD_ID;
-    if (eng_send(e, c, &m) == COLLAB_OK) {
-        memcpy(e->match_asked_key, c->key, 32);
-        e->match_asked = true;
-    }
+    eng_match_request(e->match);
 }
 
 /* Coordinator: a member's weight changed, which starts a new group
@@ -398,7 +330,7 @@ static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_vi
         apply_delta(e, &d);
     cl_member_delta_clear(&d);
     if (rc == 1)
-        maybe_close_group(e, eng_now()); /* a coordinator's count changed */
+        eng_match_check(e->match, eng_now()); /* a coordinator's count changed */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -492,14 +424,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
             eng_suspect_peer(e->susp, from, REASON_LEFT);
         break;
     case CL_MSG_MATCH:
-        /* A peer that is not the coordinator (yet) keeps the request too:
-           the sender computed that it coordinates, so it does once it
-           notices the failure of the one before it, and its clock then
-           runs from the first request it got. */
-        if (member && e->state == ENG_MEMBER && !cl_member_group_closed(e->mb)) {
-            match_asked(e, eng_now());
-            maybe_close_group(e, eng_now());
-        }
+        eng_match_on_request(e->match, member);
         break;
     case CL_MSG_UPDATE:
         if (member && eng_self_coordinates(e)) {
@@ -515,46 +440,6 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 
 /* ---------------------------------------------------------------------- */
 /* Timers. */
-
-/* After each check of silent members (the timer of _suspect): matchmaking. */
-static void ctx_checked(void *arg, bool coordinator, double now)
-{
-    struct cl_engine *e = arg;
-    if (coordinator) {
-        if (e->waiting_for_group)
-            eng_request_match(e); /* starts the clock of a new coordinator */
-        maybe_close_group(e, now);
-        return;
-    }
-    /* Ask again at every check while the group is not formed: a MATCH
-       can be lost with a coordinator that failed, or reach a peer that
-       did not know yet that it is a member (its view was on the way). */
-    if (e->waiting_for_group) {
-        e->match_asked = false;
-        eng_request_match(e);
-    }
-}
-
-/* The end of the matchmaking window (match_since +
-   COLLAB_MATCHMAKING_TIME): the one deadline of matchmaking.  Every other
-   condition of forming the group changes with an event that looks at it
-   (a view installed or committed, a MATCH, each check of silent members
-   while this peer coordinates). */
-static void on_match_timer(void *arg, double now)
-{
-    struct cl_engine *e = arg;
-    if (e->state == ENG_MEMBER)
-        maybe_close_group(e, now);
-}
-
-/* Someone asked for the group (match_since is set): the window's end is
-   armed. */
-static void match_asked(struct cl_engine *e, double now)
-{
-    if (e->match_since <= 0)
-        e->match_since = now;
-    cl_timer_arm(e->timers, e->match_timer, e->match_since + e->cfg.matchmaking_time);
-}
 
 /* ---------------------------------------------------------------------- */
 /* The failure detector's context (cl_engine_suspect.h), and what the rest
@@ -627,6 +512,34 @@ static bool ctx_member_ahead(void *arg, bool ahead, double patience)
     return eng_auth_member_ahead(((struct cl_engine *)arg)->auth, ahead, patience);
 }
 
+/* Matchmaking's context (cl_engine_match.h); the rest as above. */
+
+static bool ctx_coordinates(void *arg)
+{
+    return eng_self_coordinates(arg);
+}
+
+static void ctx_take_over(void *arg)
+{
+    eng_take_over(arg);
+}
+
+static bool ctx_waiting(void *arg)
+{
+    return ((struct cl_engine *)arg)->waiting_for_group;
+}
+
+static int ctx_close_group(void *arg, cl_member_delta_t *d)
+{
+    return cl_member_close_group(((struct cl_engine *)arg)->mb, d);
+}
+
+/* After each check of silent members (the timer of _suspect): matchmaking. */
+static void ctx_checked(void *arg, bool coordinator, double now)
+{
+    eng_match_checked(((struct cl_engine *)arg)->match, coordinator, now);
+}
+
 static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
                                size_t group_size)
 {
@@ -639,18 +552,25 @@ int eng_member_init(struct cl_engine *e)
                                 CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         eng_on_type(e, types[i], eng_member_on_message);
-    e->match_timer = cl_timer_add(e->timers, on_match_timer, e);
-    return e->match_timer >= 0 ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+    eng_match_ctx_t ctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .members = e->mb,
+                           .timers = e->timers,
+                           .now = eng_ctx_now,
+                           .is_member = ctx_is_member,
+                           .coordinates = ctx_coordinates,
+                           .take_over = ctx_take_over,
+                           .waiting = ctx_waiting,
+                           .send = ctx_send,
+                           .close_group = ctx_close_group,
+                           .commit = ctx_commit};
+    e->match = eng_match_new(&ctx);
+    return e->match != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
 }
 
 void eng_member_fini(struct cl_engine *e)
 {
-    if (e->match_timer >= 0)
-        cl_timer_remove(e->timers, e->match_timer);
-    e->match_timer = -1;
-    free(e->joined);
-    e->joined = NULL;
-    e->njoined = e->njoined_cap = 0;
+    eng_match_destroy(&e->match);
 }
 
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)

@@ -18,7 +18,7 @@
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
-#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_on_type */
+#define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_set_state, eng_on_type */
 #include "engine_fake.h"
 #include "selftest.h"
 #include "util/cl_identity.h"
@@ -258,7 +258,7 @@ static void address_of(int i, char *out, size_t len)
 static struct cl_engine *fake_engine(int ninitial, int rank)
 {
     struct cl_engine *e = fake_engine_alloc(s_keys[0], NULL);
-    e->coll_timer = e->match_timer = -1;
+    e->coll_timer = -1;
     e->cfg.timeout = 2.0;
     e->cfg.world_size = 4;
     e->cfg.target_group = 4;
@@ -473,7 +473,7 @@ static void test_matchmaking(void)
         join_from(e, 1, -1);
         cl_peer_t *p = cl_member_find(e->mb, s_keys[1]);
         CHECK(p != NULL && p->state == CL_PEER_ALIVE && p->rank == 1);
-        CHECK(isinf(cl_timer_when(e->timers, e->match_timer)));
+        CHECK(isinf(eng_match_due(e->match)));
         /* Off the grid of the checks of silent members (every 0.5 s from
            100), which look at the group too. */
         fake_run_until(e->timers, 100.7);
@@ -485,7 +485,7 @@ static void test_matchmaking(void)
         } else {
             eng_request_match(e);
         }
-        double end = cl_timer_when(e->timers, e->match_timer);
+        double end = eng_match_due(e->match);
         CHECK(fabs(end - 105.7) < 1e-9);
         fake_run_until(e->timers, 105.6);
         CHECK(!cl_member_group_closed(e->mb));

@@ -1,6 +1,7 @@
 /*  engine_fake.h - the fake engine of the selftests whose component is
     not yet behind a context (cl_engine_member_test): the engine's clock (s_now, eng_now, eng_ctx_now), its log
-    description of a peer (eng_peer_desc) and the loop's table of
+    description of a peer (eng_peer_desc), the loop's writer of the
+    engine's state (eng_set_state) and the loop's table of
     handlers (eng_on_type), the loop's turns over a real timer set
     (fake_run_until), a fake engine's allocation with a real timer set
     and real peer records (fake_engine_alloc, fake_engine_release), and
@@ -53,6 +54,11 @@ double eng_ctx_now(void *arg)
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
 {
     return fake_peer_desc(p, out, len);
+}
+
+void eng_set_state(struct cl_engine *e, eng_state_t state)
+{
+    e->state = state;
 }
 
 void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn)
