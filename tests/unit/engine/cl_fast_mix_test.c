@@ -36,9 +36,9 @@
 #define K 4
 #define COMM 78u
 #define CALLS 1500
-#define KIND_FAST 0 /* an all-reduce: the fast path first */
-#define KIND_ALL 1  /* engine path, completes with every member */
-#define KIND_SOLO 2 /* engine path, completes without the others */
+#define KIND_FAST 0  /* an all-reduce: the fast path first */
+#define KIND_ALL 1   /* engine path, completes with every member */
+#define KIND_SOLO 2  /* engine path, completes without the others */
 #define BIG 150000   /* elements of a big all-reduce: three chunks */
 #define STUCK_S 20.0 /* an engine collective waiting this long: a mismatch */
 
@@ -51,15 +51,15 @@ typedef struct {
     cl_fast_t *f;
     int me;
     unsigned seed;
-    _Atomic int pending;     /* submitted and not complete (coll_pending) */
-    _Atomic int sub;         /* 1 + the call submitted to the engine, 0: none */
-    _Atomic int64_t done;    /* the sequence the engine ran it as, -1 while running */
-    _Atomic int app_done;    /* the program ended */
-    uint64_t next;           /* the engine's next sequence (engine thread) */
-    int64_t seq_of[CALLS];   /* the sequence each call ran as */
-    uint8_t fast_of[CALLS];  /* ran on the fast path */
-    int wrong;               /* fast results not the sum */
-    int32_t x[BIG], y[BIG];  /* the program's buffers */
+    _Atomic int pending;    /* submitted and not complete (coll_pending) */
+    _Atomic int sub;        /* 1 + the call submitted to the engine, 0: none */
+    _Atomic int64_t done;   /* the sequence the engine ran it as, -1 while running */
+    _Atomic int app_done;   /* the program ended */
+    uint64_t next;          /* the engine's next sequence (engine thread) */
+    int64_t seq_of[CALLS];  /* the sequence each call ran as */
+    uint8_t fast_of[CALLS]; /* ran on the fast path */
+    int wrong;              /* fast results not the sum */
+    int32_t x[BIG], y[BIG]; /* the program's buffers */
 } member_t;
 
 static member_t s_m[K];
@@ -104,15 +104,14 @@ static void turn(member_t *m, bool idle)
         cl_fast_revoke(m->f);
     if (rnd(&m->seed) % 2000 == 0 && cl_fast_granted(m->f))
         cl_fast_lapse(m->f); /* the world's lease */
-    (void)cl_fast_agree(m->f, m->next, willing, idle && atomic_load(&m->sub) == 0,
-                        &m->pending);
+    (void)cl_fast_agree(m->f, m->next, willing, idle && atomic_load(&m->sub) == 0, &m->pending);
 }
 
 static void *engine(void *arg)
 {
     member_t *m = arg;
-    int call = -1;        /* the call running on the engine path */
-    uint64_t seq = 0;     /* ... as this sequence */
+    int call = -1;    /* the call running on the engine path */
+    uint64_t seq = 0; /* ... as this sequence */
     double since = 0;
     while (!atomic_load(&s_stop)) {
         if (call < 0 && atomic_load(&m->sub) != 0) {
@@ -140,7 +139,8 @@ static void *engine(void *arg)
             for (int j = 0; j < K; j++) {
                 int o = atomic_load(&s_posted[seq][j]);
                 if (o != 0 && o != call + 1) {
-                    fprintf(stderr, "member %d: sequence %llu is call %d here, call %d at member %d\n",
+                    fprintf(stderr,
+                            "member %d: sequence %llu is call %d here, call %d at member %d\n",
                             m->me, (unsigned long long)seq, call, o - 1, j);
                     CHECK(o == call + 1);
                     atomic_store(&s_stop, 1);
@@ -239,9 +239,10 @@ int main(int argc, char **argv)
         for (int j = 1; j < K; j++)
             if (s_m[j].seq_of[i] != s_m[0].seq_of[i] || s_m[j].fast_of[i] != s_m[0].fast_of[i]) {
                 if (bad++ < 5)
-                    fprintf(stderr, "call %d: member 0 ran it as #%lld (%s), member %d as #%lld (%s)\n",
-                            i, (long long)s_m[0].seq_of[i], s_m[0].fast_of[i] ? "fast" : "engine",
-                            j, (long long)s_m[j].seq_of[i], s_m[j].fast_of[i] ? "fast" : "engine");
+                    fprintf(stderr,
+                            "call %d: member 0 ran it as #%lld (%s), member %d as #%lld (%s)\n", i,
+                            (long long)s_m[0].seq_of[i], s_m[0].fast_of[i] ? "fast" : "engine", j,
+                            (long long)s_m[j].seq_of[i], s_m[j].fast_of[i] ? "fast" : "engine");
             }
         fast += s_m[0].fast_of[i];
     }
