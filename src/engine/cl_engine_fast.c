@@ -349,7 +349,7 @@ static void update(struct cl_engine *e, stream_t *s, double now)
         return;
     eng_fast_drain(e, s);
     if (c->size >= 3 && c->size <= CL_FAST_GROUP_MAX) {
-        if (e->cfg.shm_group) /* opt-in: docs/collectives.md §5b, limits */
+        if (e->cfg.shm_group) /* COLLAB_SHM_GROUP (on by default): docs/collectives.md §5b */
             update_group(e, s, now);
         return;
     }
