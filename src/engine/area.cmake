@@ -207,6 +207,9 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   collab_selftest(cl_fast_group_test ${_eng_unit}/cl_fast_group_test.c ${COLLAB_ENGINE_ALL})
   # A group's one grant: fake engines agree on the sequence to switch at.
   collab_selftest(cl_fast_agree_test ${_eng_unit}/cl_fast_agree_test.c ${COLLAB_ENGINE_ALL})
+  # The group's fast and engine paths interleaved at random: every member
+  # numbers every call alike.
+  collab_selftest(cl_fast_mix_test ${_eng_unit}/cl_fast_mix_test.c ${COLLAB_ENGINE_ALL})
   # Device buffers staged through pinned memory, with a fake device.
   add_executable(cl_stage_test ${_eng_unit}/cl_stage_test.c ${_eng_swarm}/test_peers.c)
   target_include_directories(cl_stage_test PRIVATE ${_eng_swarm} ${PROJECT_SOURCE_DIR}/tests/unit)

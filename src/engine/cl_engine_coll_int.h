@@ -52,7 +52,7 @@ void eng_fast_update(struct cl_engine *e);
 void eng_fast_update_stream(struct cl_engine *e, stream_t *s);
 /* s numbered seq for the engine path (a group's one grant: at or past
    the agreed sequence every member falls back, cl_fast_agree_post). */
-void eng_fast_on_post(struct cl_engine *e, stream_t *s, uint64_t seq);
+void eng_fast_on_post(stream_t *s, uint64_t seq);
 /* A collective message for sequence seq arrived on s: revokes a grant
    that it shows the other member does not use. */
 void eng_fast_on_message(struct cl_engine *e, stream_t *s, uint64_t seq);

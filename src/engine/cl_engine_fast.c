@@ -333,7 +333,6 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
        engine path first (unwilling meanwhile). */
     bool granted = cl_fast_granted(f);
     bool held = leased(e, s, f, now) && !granted;
-    eng_fast_drain(e, s);
     int r = cl_fast_agree(f, s->next_seq, !held, idle(s) && cl_fast_idle(f), &c->coll_pending);
     if (r == CL_FAST_AGREE_ENGAGED) {
         s->fast_since = now;
@@ -350,7 +349,7 @@ static void update(struct cl_engine *e, stream_t *s, double now)
         return;
     eng_fast_drain(e, s);
     if (c->size >= 3 && c->size <= CL_FAST_GROUP_MAX) {
-        if (e->cfg.shm_group) /* opt-in: docs/collectives.md §5b, limits */
+        if (e->cfg.shm_group) /* COLLAB_SHM_GROUP (on by default): docs/collectives.md §5b */
             update_group(e, s, now);
         return;
     }
@@ -388,9 +387,8 @@ void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
     update(e, s, eng_now());
 }
 
-void eng_fast_on_post(struct cl_engine *e, stream_t *s, uint64_t seq)
+void eng_fast_on_post(stream_t *s, uint64_t seq)
 {
-    (void)e;
     cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
     if (f != NULL && cl_fast_agree_post(f, seq))
         cl_debug("group fast path on communicator %016llx: collective #%llu on the engine path",

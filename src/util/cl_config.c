@@ -479,11 +479,11 @@ typedef struct {
       "through shared memory: auto, or 0 for the network")                                         \
     X("COLLAB_SHM_FAST", "1", CL_BOOL(shm_fast),                                                   \
       "1: all-reduces, small broadcasts and barriers of a communicator of two peers of one host, "  \
-      "and all-reduces of one of 3 to 8 peers all of one host (with COLLAB_SHM_GROUP=1), are "     \
+      "and all-reduces of one of 3 to 8 peers all of one host (unless COLLAB_SHM_GROUP=0), are "   \
       "done by the calling thread through shared memory; 0: by the engine")                        \
-    X("COLLAB_SHM_GROUP", "0", CL_BOOL(shm_group),                                                 \
+    X("COLLAB_SHM_GROUP", "1", CL_BOOL(shm_group),                                                 \
       "1: all-reduces of a communicator of 3 to 8 peers all of one host through one shared area "  \
-      "(experimental: a member slow to call costs the others up to 0.5 s a call)")                 \
+      "(a member slow to call costs the others up to 0.5 s a call); 0: by the engine")             \
     X("COLLAB_REPORT_INTERVAL", "5", CL_SECONDS(report_interval),                                  \
       "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
     X("COLLAB_REPORT_LOSS", "0 (off)", CL_INT(report_loss, 0, 1000),                               \

@@ -75,7 +75,7 @@ typedef struct {
     bool shm_fast;            /* COLLAB_SHM_FAST: small collectives of two same-host peers done
                                  by the application thread (cl_fast.h) */
     bool shm_group;           /* COLLAB_SHM_GROUP: all-reduces of 3 .. 8 same-host peers done
-                                 by the application threads (cl_fast_group.c); off by default */
+                                 by the application threads (cl_fast_group.c); on by default */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
     bool monitor;             /* not an environment variable: set by collab-monitor, which

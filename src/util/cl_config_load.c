@@ -135,6 +135,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->cuda_pipeline = true;
     cfg->shm = true;
     cfg->shm_fast = true;
+    cfg->shm_group = true;
     cfg->min_group = 1;
     cfg->target_group = 64;
     cfg->matchmaking_time = 5.0;

@@ -129,7 +129,7 @@ static void cross(int i, int n, int sig, grec_t *rec, size_t nrec)
 static int group_loop(int i, int n, int sig)
 {
     setenv("COLLAB_SHM", "auto", 1);
-    setenv("COLLAB_SHM_GROUP", "1", 1); /* the group path is opt-in */
+    setenv("COLLAB_SHM_GROUP", "1", 1); /* the group path (the default), whatever the caller set */
     if (collab_init(NULL) != COLLAB_OK)
         return 2;
     s_world = collab_comm_world();

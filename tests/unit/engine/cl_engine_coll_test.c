@@ -186,9 +186,9 @@ void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
 {
     (void)e, (void)s;
 }
-void eng_fast_on_post(struct cl_engine *e, stream_t *s, uint64_t seq)
+void eng_fast_on_post(stream_t *s, uint64_t seq)
 {
-    (void)e, (void)s, (void)seq;
+    (void)s, (void)seq;
 }
 void eng_fast_release(struct cl_engine *e, stream_t *s)
 {
