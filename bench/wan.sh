@@ -8,7 +8,8 @@
 #
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
-#                [--runs 3] [--declare] [--tcp] [--trace DIR] [--build DIR]
+#                [--runs 3] [--declare] [--queue MS] [--tcp] [--trace DIR]
+#                [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
@@ -18,6 +19,9 @@
 #   --runs    runs per size (a fresh swarm each); the median and min..max
 #   --declare every peer declares its link's rate (COLLAB_BANDWIDTH_MBIT),
 #             so that the butterfly sizes its parts by them
+#   --queue   each link's queue in ms of its rate (tbf's latency; 100 by
+#             default: 1.25 MB at 100 Mbit/s, nothing dropped; with a
+#             shorter one TCP drops a little, and ACKs wait less behind data)
 #   --tcp     before each run, the same traffic over raw TCP without
 #             mpicollab (bench/wan_tcp.py: every peer sends 2S/n to every
 #             other at once): what the links give; its median is printed
@@ -38,7 +42,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
-tcp=0 trace=''
+tcp=0 trace='' queue=100
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -51,8 +55,9 @@ while [ $# -gt 0 ]; do
     --declare) declare=1; shift ;;
     --up-only) uponly=1; shift ;;
     --tcp) tcp=1; shift ;;
+    --queue) queue=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
-    -h | --help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -96,8 +101,8 @@ for i in $(seq 0 $((np - 1))); do
     [ "$burst" -lt 16000 ] && burst=16000
     dburst=$((down * 1000000 / 8 / 250))
     [ "$dburst" -lt 16000 ] && dburst=16000
-    tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency 100ms || exit 1
-    tc qdisc add dev "${tag}h$i" root tbf rate "${down}mbit" burst "$dburst" latency 100ms || exit 1
+    tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency "${queue}ms" || exit 1
+    tc qdisc add dev "${tag}h$i" root tbf rate "${down}mbit" burst "$dburst" latency "${queue}ms" || exit 1
 done
 
 bound() { # bytes -> seconds
@@ -176,7 +181,7 @@ one_run() {
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }
 
-echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
+echo "wan.sh: $np peers, links ${rate} Mbit/s (queues ${queue} ms)${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
 [ -n "$trace" ] && mkdir -p "$trace"
 if [ "$tcp" -eq 1 ]; then
     printf '%6s %8s %22s %8s %22s %8s %6s %6s\n' "MiB" "bound s" "tcp s (min..max)" "÷ bound" "median s (min..max)" "÷ bound" "÷ tcp" "check"
