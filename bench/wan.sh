@@ -8,7 +8,8 @@
 #
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
-#                [--runs 3] [--declare] [--build DIR]
+#                [--runs 3] [--declare] [--queue MS] [--tcp] [--trace DIR]
+#                [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
@@ -18,6 +19,15 @@
 #   --runs    runs per size (a fresh swarm each); the median and min..max
 #   --declare every peer declares its link's rate (COLLAB_BANDWIDTH_MBIT),
 #             so that the butterfly sizes its parts by them
+#   --queue   each link's queue in ms of its rate (tbf's latency; 100 by
+#             default: 1.25 MB at 100 Mbit/s, nothing dropped; with a
+#             shorter one TCP drops a little, and ACKs wait less behind data)
+#   --tcp     before each run, the same traffic over raw TCP without
+#             mpicollab (bench/wan_tcp.py: every peer sends 2S/n to every
+#             other at once): what the links give; its median is printed
+#             as "tcp s" beside the bound, and mpicollab's median ÷ it
+#   --trace   write every peer's link counters every 50 ms during each
+#             run to DIR/run<k>.p<i> (time, rx bytes, tx bytes)
 #
 # Bounds (S bytes, n peers, B the common rate, b the slow one):
 #   equal links      2(n-1)/n * S / B   (what each link must carry in a
@@ -32,6 +42,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
+tcp=0 trace='' queue=100
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -43,7 +54,10 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --declare) declare=1; shift ;;
     --up-only) uponly=1; shift ;;
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    --tcp) tcp=1; shift ;;
+    --queue) queue=$2; shift 2 ;;
+    --trace) trace=$2; shift 2 ;;
+    -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -87,8 +101,8 @@ for i in $(seq 0 $((np - 1))); do
     [ "$burst" -lt 16000 ] && burst=16000
     dburst=$((down * 1000000 / 8 / 250))
     [ "$dburst" -lt 16000 ] && dburst=16000
-    tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency 100ms || exit 1
-    tc qdisc add dev "${tag}h$i" root tbf rate "${down}mbit" burst "$dburst" latency 100ms || exit 1
+    tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency "${queue}ms" || exit 1
+    tc qdisc add dev "${tag}h$i" root tbf rate "${down}mbit" burst "$dburst" latency "${queue}ms" || exit 1
 done
 
 bound() { # bytes -> seconds
@@ -109,10 +123,37 @@ declared() {
     else echo "$rate"; fi
 }
 
+py=${PYTHON:-/usr/bin/python3}
+# Raw TCP, the all-reduce's traffic of $1 bytes without mpicollab: the
+# slowest peer's seconds.
+tcp_run() {
+    local per=$(($1 * 2 / np)) start i
+    start=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 1.5 }')
+    for i in $(seq 0 $((np - 1))); do
+        ip netns exec "${tag}n$i" "$py" "$here/wan_tcp.py" "$i" "$np" "$per" "$start" >"$work/t$i.out" &
+    done
+    wait
+    cat "$work"/t*.out | sort -g | tail -n 1
+}
+
+# Link counters of every peer every 50 ms into $1.p<i> until killed.
+trace_start() {
+    local i
+    tpids=()
+    for i in $(seq 0 $((np - 1))); do
+        ip netns exec "${tag}n$i" "$py" "$here/wan_tcp.py" trace "$1.p$i" >/dev/null &
+        tpids+=($!)
+    done
+}
+
 # One swarm: rank 0 founds it in namespace 0, the others join it; prints
 # the latency (seconds) of the size from rank 0's table.
 one_run() {
     local bytes=$1 i addr pids=()
+    [ -n "$trace" ] && trace_start "$trace/run$2"
+    # The join line is read from r0.err: the last run's must be gone
+    # before rank 0 (started in the background) opens it anew.
+    rm -f "$work/r0.err"
     local env=(COLLAB_WORLD_SIZE="$np" COLLAB_MATCHMAKING_TIME=30 COLLAB_TIMEOUT=10
                COLLAB_COMPRESSION="$comp" COLLAB_LOG=warn)
     ip netns exec "${tag}n0" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared 0)" \
@@ -121,7 +162,7 @@ one_run() {
         --time 0.1 --max-iters 2 >"$work/r0.out" 2>"$work/r0.err" &
     pids+=($!)
     for _ in $(seq 100); do
-        addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$work/r0.err" | head -n 1)
+        addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$work/r0.err" 2>/dev/null | head -n 1)
         [ -n "$addr" ] && break
         sleep 0.1
     done
@@ -135,19 +176,28 @@ one_run() {
     done
     local st=0
     for p in "${pids[@]}"; do wait "$p" || st=1; done
+    [ -n "$trace" ] && kill "${tpids[@]}" 2>/dev/null
     [ "$st" -eq 0 ] || { echo "wan.sh: a peer failed (logs in $work)" >&2; tail -n 3 "$work"/r*.err >&2; return 1; }
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }
 
-echo "wan.sh: $np peers, links ${rate} Mbit/s${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
-printf '%10s %12s %22s %10s %8s\n' "MiB" "bound s" "median s (min..max)" "÷ bound" "check"
+echo "wan.sh: $np peers, links ${rate} Mbit/s (queues ${queue} ms)${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
+[ -n "$trace" ] && mkdir -p "$trace"
+if [ "$tcp" -eq 1 ]; then
+    printf '%6s %8s %22s %8s %22s %8s %6s %6s\n' "MiB" "bound s" "tcp s (min..max)" "÷ bound" "median s (min..max)" "÷ bound" "÷ tcp" "check"
+else
+    printf '%10s %12s %22s %10s %8s\n' "MiB" "bound s" "median s (min..max)" "÷ bound" "check"
+fi
+k=0
 for mib in $sizes; do
     bytes=$((mib * 1048576))
     b=$(bound "$bytes")
-    times=()
+    times=() tcps=()
     check=ok
     for _ in $(seq "$runs"); do
-        t=$(one_run "$bytes") || exit 1
+        [ "$tcp" -eq 1 ] && tcps+=("$(tcp_run "$bytes")")
+        k=$((k + 1))
+        t=$(one_run "$bytes" "$k") || exit 1
         times+=("$t")
         grep -q ' WRONG' "$work/r0.out" && check=WRONG
     done
@@ -157,5 +207,14 @@ for mib in $sizes; do
     hi=$(echo "$sorted" | tail -n 1)
     ratio=$(awk -v t="$med" -v b="$b" 'BEGIN { printf "%.2f", t / b }')
     [ "$comp" != none ] && [ "$check" = WRONG ] && check="lossy"
-    printf '%10s %12s %22s %10s %8s\n' "$mib" "$b" "$med ($lo..$hi)" "$ratio" "$check"
+    if [ "$tcp" -eq 1 ]; then
+        sorted=$(printf '%s\n' "${tcps[@]}" | sort -g)
+        tmed=$(echo "$sorted" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        tr=$(awk -v t="$tmed" -v b="$b" 'BEGIN { printf "%.2f", t / b }')
+        printf '%6s %8s %22s %8s %22s %8s %6s %6s\n' "$mib" "$b" \
+            "$tmed ($(echo "$sorted" | head -n 1)..$(echo "$sorted" | tail -n 1))" "$tr" \
+            "$med ($lo..$hi)" "$ratio" "$(awk -v t="$med" -v b="$tmed" 'BEGIN { printf "%.2f", t / b }')" "$check"
+    else
+        printf '%10s %12s %22s %10s %8s\n' "$mib" "$b" "$med ($lo..$hi)" "$ratio" "$check"
+    fi
 done
