@@ -78,6 +78,9 @@ void eng_auth_probe_fini(eng_auth_t *a);
 bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_msg_t *m);
 /* Whether key was sent a PROBE in the latest round (open or ended). */
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32]);
+/* A peer asked to take this peer back answered with a view that lists
+   it (the gate let it through): the rejoin window ends. */
+void eng_auth_taken_back(eng_auth_t *a);
 /* Whether the round ended without a majority and the peers then sent a
    JOIN may still answer with a view that lists this peer. */
 bool eng_auth_rejoining(const eng_auth_t *a);

@@ -111,6 +111,35 @@ bool eng_auth_probing(const eng_auth_t *a)
     return a != NULL && (cl_viewack_open(a->round.ack) || a->round.rejoin_until > 0);
 }
 
+bool eng_auth_went_on(const eng_auth_t *a)
+{
+    if (a == NULL)
+        return false;
+    const struct auth_round *r = &a->round;
+    if (r->rejoin_until > 0)
+        return true;
+    if (!cl_viewack_open(r->ack))
+        return false;
+    size_t n = cl_viewack_nasked(r->ack);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ep;
+        (void)cl_viewack_key(r->ack, i, &ep);
+        if (ep > r->ack_epoch)
+            return true;
+    }
+    return false;
+}
+
+void eng_auth_taken_back(eng_auth_t *a)
+{
+    if (a->round.rejoin_until <= 0)
+        return;
+    cl_info("after the pause, a peer asked to take this peer back answered with a view that "
+            "lists it");
+    a->round.rejoin_until = 0;
+    probe_arm(a);
+}
+
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32])
 {
     return cl_viewack_was_asked(a->round.ack, key);
@@ -158,8 +187,19 @@ static void probe_step(eng_auth_t *a, double now)
 {
     struct auth_round *r = &a->round;
     bool member = a->ctx.member(a->ctx.arg);
-    if (r->rejoin_until > 0 && (now >= r->rejoin_until || !member))
+    if (r->rejoin_until > 0 && !member)
+        r->rejoin_until = 0; /* removed: the join path takes over */
+    if (r->rejoin_until > 0 && now >= r->rejoin_until) {
+        /* Nobody took it back: the swarm went on without this peer, and
+           training on alone would end with another model. */
         r->rejoin_until = 0;
+        cl_error("after the pause the swarm went on without this peer and none of its members "
+                 "took it back within %.0f s; stopping (its parameters are no longer the "
+                 "swarm's)",
+                 probe_window(a));
+        a->ctx.give_up(a->ctx.arg, COLLAB_ERR_PROC_FAILED);
+        return;
+    }
     if (!cl_viewack_open(r->ack))
         return;
     uint64_t own = r->ack_epoch; /* not now's: it moves on as silent members go */

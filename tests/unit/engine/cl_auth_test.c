@@ -132,6 +132,19 @@ static void ctx_rejoin(void *arg, const uint8_t key[32])
     eng_auth_note_join_sent(((node_t *)arg)->auth, key);
 }
 
+static void ctx_answered(void *arg, const uint8_t key[32])
+{
+    (void)arg, (void)key;
+}
+
+static int s_gave_up; /* the status the authority stopped the engine with */
+
+static void ctx_give_up(void *arg, int status)
+{
+    (void)arg;
+    s_gave_up = status;
+}
+
 static const char *ctx_desc(const cl_peer_t *p, char *out, size_t len)
 {
     snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
@@ -163,6 +176,8 @@ static void node_init(node_t *n, const uint8_t key[32], cl_member_t *mb)
                           .ban = ctx_ban,
                           .probe = ctx_probe,
                           .rejoin = ctx_rejoin,
+                          .answered = ctx_answered,
+                          .give_up = ctx_give_up,
                           .desc = ctx_desc};
     memcpy(ctx.self_key, key, 32);
     n->auth = eng_auth_new(&ctx);
