@@ -122,8 +122,8 @@ void eng_auth_member(eng_auth_t *a);
    still answer; false when a is NULL. */
 bool eng_auth_probing(const eng_auth_t *a);
 /* True while the question "did the swarm go on without this peer" is
-   open: the pause's round is open and a member asked answered with a
-   view newer than this peer's, or the peers then asked to take it back
+   open: the pause's round is open and the gate refused a member's
+   answer, a view newer than this peer's, or the peers then asked to take it back
    may still answer.  No collective may start or complete meanwhile
    (the pause holds them, cl_engine_pause.c).  False when a is NULL. */
 bool eng_auth_went_on(const eng_auth_t *a);

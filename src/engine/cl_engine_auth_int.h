@@ -20,6 +20,7 @@
 #define WARNED_MAX 64   /* senders of refused collective data already named */
 #define VOTES_MAX 64    /* straggler reports remembered */
 #define SUCC_KEPT_MAX 8 /* messages of the coordinator's successor kept */
+#define REJOIN_MAX 16   /* peers asked to take this peer back, remembered */
 
 /* Back from a pause (docs/security.md §4): the members asked (PROBE)
    and their answers; a view of one that is not the coordinator counts
@@ -32,6 +33,10 @@ struct auth_round {
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
+    uint8_t rejoin_keys[REJOIN_MAX][32]; /* the peers sent a JOIN at the round's end */
+    size_t nrejoin;
+    bool refused_newer;    /* the gate refused a member's answer with a view newer than
+                              this peer's: the swarm may have gone on without it */
     int probe_timer;       /* the round's timer in the loop's set (-1: none) */
 };
 
@@ -81,6 +86,10 @@ bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32]);
 /* A peer asked to take this peer back answered with a view that lists
    it (the gate let it through): the rejoin window ends. */
 void eng_auth_taken_back(eng_auth_t *a);
+/* The gate refused the answer of a member asked, a view newer than this
+   peer's (no majority yet): while the round is open, the swarm may have
+   gone on without this peer (eng_auth_went_on). */
+void eng_auth_refused_newer(eng_auth_t *a);
 /* Whether the round ended without a majority and the peers then sent a
    JOIN may still answer with a view that lists this peer. */
 bool eng_auth_rejoining(const eng_auth_t *a);

@@ -11,7 +11,12 @@
     cl_engine_authority.c).  The members whose answers do not agree are
     asked again each second; without a majority by the round's deadline,
     the members that claimed a newer view are sent a JOIN, and for a
-    while a view of theirs that lists this peer counts.  Part of the
+    while a view of theirs that lists this peer counts; one that counts
+    ends the window (eng_auth_taken_back), and a window that ends
+    without one stops the engine with an error (the context's give_up):
+    the swarm went on without this peer.  While a member answered with a
+    newer view and nothing is decided, or the window is open, the pause
+    holds every collective (eng_auth_went_on, cl_engine_pause.c).  Part of the
     authority (cl_engine_auth.h): its state is struct auth_round in
     struct eng_auth (cl_engine_auth_int.h), which this file alone
     writes; the gate asks it through eng_auth_acknowledged,
@@ -35,6 +40,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <string.h>
 
 /* How long a pause's round of probes may take to find a majority, and
    how long the peers asked to take this peer back may answer:
@@ -97,6 +103,7 @@ void eng_auth_probe_start(eng_auth_t *a)
     r->ack_epoch = cl_member_epoch(a->ctx.mb);
     r->ack_next_probe = now + 1.0;
     r->rejoin_until = 0;
+    r->refused_newer = false;
     probe_arm(a);
 }
 
@@ -116,18 +123,13 @@ bool eng_auth_went_on(const eng_auth_t *a)
     if (a == NULL)
         return false;
     const struct auth_round *r = &a->round;
-    if (r->rejoin_until > 0)
-        return true;
-    if (!cl_viewack_open(r->ack))
-        return false;
-    size_t n = cl_viewack_nasked(r->ack);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ep;
-        (void)cl_viewack_key(r->ack, i, &ep);
-        if (ep > r->ack_epoch)
-            return true;
-    }
-    return false;
+    return r->refused_newer && (r->rejoin_until > 0 || cl_viewack_open(r->ack));
+}
+
+void eng_auth_refused_newer(eng_auth_t *a)
+{
+    if (cl_viewack_open(a->round.ack))
+        a->round.refused_newer = true;
 }
 
 void eng_auth_taken_back(eng_auth_t *a)
@@ -156,6 +158,7 @@ void eng_auth_member(eng_auth_t *a)
         return;
     cl_viewack_close(a->round.ack);
     a->round.rejoin_until = 0;
+    a->round.refused_newer = false;
     probe_arm(a);
 }
 
@@ -179,6 +182,20 @@ bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_m
     return true;
 }
 
+/* Whether this peer's view holds a live member it asked to take it back
+   (one that answered the round with a newer view): it is back in the
+   swarm that went on. */
+static bool back_with(const eng_auth_t *a)
+{
+    const struct auth_round *r = &a->round;
+    for (size_t i = 0; i < r->nrejoin; i++) {
+        const cl_peer_t *q = cl_member_find(a->ctx.mb, r->rejoin_keys[i]);
+        if (q != NULL && q->state == CL_PEER_ALIVE && q->rank >= 0)
+            return true;
+    }
+    return false;
+}
+
 /* The round's step at one of its deadlines: the rejoin window's end;
    the members whose answers do not agree asked again; at the round's
    deadline without a majority, a JOIN to the members that claimed a
@@ -189,9 +206,12 @@ static void probe_step(eng_auth_t *a, double now)
     bool member = a->ctx.member(a->ctx.arg);
     if (r->rejoin_until > 0 && !member)
         r->rejoin_until = 0; /* removed: the join path takes over */
+    if (r->rejoin_until > 0 && now >= r->rejoin_until && (!r->refused_newer || back_with(a)))
+        r->rejoin_until = 0; /* nothing went on without it, or it is back with them */
     if (r->rejoin_until > 0 && now >= r->rejoin_until) {
-        /* Nobody took it back: the swarm went on without this peer, and
-           training on alone would end with another model. */
+        /* Nobody took it back: the swarm went on without this peer (a
+           member's newer view was refused), and training on alone would
+           end with another model. */
         r->rejoin_until = 0;
         cl_error("after the pause the swarm went on without this peer and none of its members "
                  "took it back within %.0f s; stopping (its parameters are no longer the "
@@ -245,11 +265,15 @@ static void probe_step(eng_auth_t *a, double now)
             "with a newer view",
             probe_window(a), answered, n, newer);
     r->rejoin_until = now + probe_window(a);
+    r->nrejoin = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
         const uint8_t *k = cl_viewack_key(r->ack, i, &ep);
-        if (ep > own)
-            a->ctx.rejoin(a->ctx.arg, k); /* it may be removed here, its link dropped */
+        if (ep <= own)
+            continue;
+        if (r->nrejoin < REJOIN_MAX)
+            memcpy(r->rejoin_keys[r->nrejoin++], k, 32);
+        a->ctx.rejoin(a->ctx.arg, k); /* it may be removed here, its link dropped */
     }
     cl_viewack_close(r->ack);
 }

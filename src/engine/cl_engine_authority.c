@@ -540,37 +540,31 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
     bool acked = member && eng_auth_acknowledged(a, key, m);
     if (v->epoch <= own)
         return true; /* old news: the member code ignores it (no count) */
-    /* A newer view that lists this peer, counted, ends a rejoin window
-       after a pause (eng_auth_taken_back): it was taken back. */
-    bool lists_me = in_view(v, a->ctx.self_key);
     const cl_peer_t *c = cl_member_coordinator(a->ctx.mb);
+    if (c != NULL && c == p)
+        return true;
     /* The admitter publishes the views that admit peers into the group
        (it is not the coordinator while a newcomer holds a lower rank). */
-    if ((c != NULL && c == p) || admitter(a) == p || outranks(a, p, v)) {
-        if (lists_me)
-            eng_auth_taken_back(a);
+    if (admitter(a) == p)
         return true;
-    }
+    if (outranks(a, p, v))
+        return true;
     /* This peer was stopped and asked the members whether the swarm went
        on without it: a view of a member that is not its coordinator
        counts once a majority of its last view answered with it (the
        others may have removed it and moved on under another
        coordinator; one hostile member must not move it alone). */
-    if (acked) {
-        if (lists_me)
-            eng_auth_taken_back(a);
+    if (acked)
         return true;
-    }
     /* No majority answered in time: a peer it then asked to take it back
        answers with a view that lists it. */
-    if (eng_auth_rejoining(a) && asked(a, key) && lists_me) {
-        eng_auth_taken_back(a);
+    if (eng_auth_rejoining(a) && asked(a, key) && in_view(v, a->ctx.self_key))
         return true;
-    }
     if (eng_auth_was_probed(a, key)) {
         /* Not counted, but an answer: its sender is alive (it sends this
            peer no heartbeats while this peer is not in its view). */
         a->ctx.answered(a->ctx.arg, key);
+        eng_auth_refused_newer(a); /* newer than this peer's view (old news passed above) */
         return refuse(a, p, key, m,
                       "after a pause a view of a member that is not the coordinator counts only "
                       "once a majority of this peer's last view answered with it",
@@ -630,7 +624,14 @@ bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
         /* Not banned: a late answer to an earlier incarnation of this key. */
         return refuse(a, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
     case CL_MSG_VIEW:
-        return check_view(a, p, key, m);
+        if (!check_view(a, p, key, m))
+            return false;
+        /* A view that lists this peer, newer than its own or from a peer
+           it asked to take it back, ends a rejoin window after a pause. */
+        if (eng_auth_rejoining(a) && in_view(&m->u.view, a->ctx.self_key) &&
+            (m->u.view.epoch > cl_member_epoch(a->ctx.mb) || asked(a, key)))
+            eng_auth_taken_back(a);
+        return true;
     case CL_MSG_HEARTBEAT:
         if (epoch_out_of_bounds(cl_member_epoch(a->ctx.mb), m->u.heartbeat.epoch))
             return refuse(a, p, key, m, "a heartbeat with an epoch far ahead", REFUSE_BOUND);
