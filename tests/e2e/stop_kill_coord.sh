@@ -25,6 +25,10 @@ grep -q '^\[2\] .*this peer was stopped for' "$err" || fail "rank 2 never saw it
 # Taken out, it finishes the step it is in alone (a straggler's path,
 # docs/collectives.md §3) and is re-admitted with the group's state.
 grep -q '^\[2\] .*re-admitted at collective' "$err" || fail "rank 2 was never re-admitted"
+# Alone it logs its progress "with 1 peer" about every 100 collectives:
+# the straggler's one step at most, never a run of its own.
+alone=$(grep -c '^\[2\] .*averaged .* with 1 peer' "$err")
+[ "$alone" -le 2 ] || fail "rank 2 trained alone ($alone progress lines with 1 peer)"
 for r in 1 3; do
     ! grep -q "^\[2\] .*rank $r (.*) failed: it went silent" "$err" ||
         fail "rank 2 took rank $r out as silent although it answered its probe"
