@@ -104,6 +104,7 @@ void eng_auth_probe_start(eng_auth_t *a)
     r->ack_next_probe = now + 1.0;
     r->rejoin_until = 0;
     r->refused_newer = false;
+    r->nrefused = 0;
     probe_arm(a);
 }
 
@@ -126,18 +127,31 @@ bool eng_auth_went_on(const eng_auth_t *a)
     return r->refused_newer && (r->rejoin_until > 0 || cl_viewack_open(r->ack));
 }
 
-void eng_auth_refused_newer(eng_auth_t *a)
+/* Whether key's newer answer was refused in this round. */
+static bool was_refused(const struct auth_round *r, const uint8_t key[32])
 {
-    if (cl_viewack_open(a->round.ack))
-        a->round.refused_newer = true;
+    for (size_t i = 0; i < r->nrefused; i++)
+        if (memcmp(r->refused_keys[i], key, 32) == 0)
+            return true;
+    return false;
 }
 
-void eng_auth_taken_back(eng_auth_t *a)
+void eng_auth_refused_newer(eng_auth_t *a, const uint8_t key[32])
 {
-    if (a->round.rejoin_until <= 0)
+    struct auth_round *r = &a->round;
+    if (!cl_viewack_open(r->ack))
         return;
-    cl_info("after the pause, a peer asked to take this peer back answered with a view that "
-            "lists it");
+    r->refused_newer = true;
+    if (!was_refused(r, key) && r->nrefused < REFUSED_MAX)
+        memcpy(r->refused_keys[r->nrefused++], key, 32);
+}
+
+void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32])
+{
+    if (a->round.rejoin_until <= 0 || !was_refused(&a->round, key))
+        return;
+    cl_info("after the pause, a member of the swarm that went on answered with a view that lists "
+            "this peer: it is back");
     a->round.rejoin_until = 0;
     probe_arm(a);
 }
@@ -159,6 +173,7 @@ void eng_auth_member(eng_auth_t *a)
     cl_viewack_close(a->round.ack);
     a->round.rejoin_until = 0;
     a->round.refused_newer = false;
+    a->round.nrefused = 0;
     probe_arm(a);
 }
 
@@ -182,14 +197,13 @@ bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_m
     return true;
 }
 
-/* Whether this peer's view holds a live member it asked to take it back
-   (one that answered the round with a newer view): it is back in the
-   swarm that went on. */
+/* Whether this peer's view holds a live member whose newer answer was
+   refused: it is back in the swarm that went on. */
 static bool back_with(const eng_auth_t *a)
 {
     const struct auth_round *r = &a->round;
-    for (size_t i = 0; i < r->nrejoin; i++) {
-        const cl_peer_t *q = cl_member_find(a->ctx.mb, r->rejoin_keys[i]);
+    for (size_t i = 0; i < r->nrefused; i++) {
+        const cl_peer_t *q = cl_member_find(a->ctx.mb, r->refused_keys[i]);
         if (q != NULL && q->state == CL_PEER_ALIVE && q->rank >= 0)
             return true;
     }
@@ -265,15 +279,11 @@ static void probe_step(eng_auth_t *a, double now)
             "with a newer view",
             probe_window(a), answered, n, newer);
     r->rejoin_until = now + probe_window(a);
-    r->nrejoin = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
         const uint8_t *k = cl_viewack_key(r->ack, i, &ep);
-        if (ep <= own)
-            continue;
-        if (r->nrejoin < REJOIN_MAX)
-            memcpy(r->rejoin_keys[r->nrejoin++], k, 32);
-        a->ctx.rejoin(a->ctx.arg, k); /* it may be removed here, its link dropped */
+        if (ep > own)
+            a->ctx.rejoin(a->ctx.arg, k); /* it may be removed here, its link dropped */
     }
     cl_viewack_close(r->ack);
 }

@@ -564,7 +564,7 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
         /* Not counted, but an answer: its sender is alive (it sends this
            peer no heartbeats while this peer is not in its view). */
         a->ctx.answered(a->ctx.arg, key);
-        eng_auth_refused_newer(a); /* newer than this peer's view (old news passed above) */
+        eng_auth_refused_newer(a, key); /* newer than this peer's (old news passed above) */
         return refuse(a, p, key, m,
                       "after a pause a view of a member that is not the coordinator counts only "
                       "once a majority of this peer's last view answered with it",
@@ -626,11 +626,10 @@ bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
     case CL_MSG_VIEW:
         if (!check_view(a, p, key, m))
             return false;
-        /* A view that lists this peer, newer than its own or from a peer
-           it asked to take it back, ends a rejoin window after a pause. */
-        if (eng_auth_rejoining(a) && in_view(&m->u.view, a->ctx.self_key) &&
-            (m->u.view.epoch > cl_member_epoch(a->ctx.mb) || asked(a, key)))
-            eng_auth_taken_back(a);
+        /* A view that lists this peer from a member of the swarm that
+           went on without it ends a rejoin window after a pause. */
+        if (in_view(&m->u.view, a->ctx.self_key))
+            eng_auth_taken_back(a, key);
         return true;
     case CL_MSG_HEARTBEAT:
         if (epoch_out_of_bounds(cl_member_epoch(a->ctx.mb), m->u.heartbeat.epoch))
