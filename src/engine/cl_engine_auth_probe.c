@@ -11,12 +11,14 @@
     cl_engine_authority.c).  The members whose answers do not agree are
     asked again each second; without a majority by the round's deadline,
     the members that claimed a newer view are sent a JOIN, and for a
-    while a view of theirs that lists this peer counts; one that counts
-    ends the window (eng_auth_taken_back), and a window that ends
-    without one stops the engine with an error (the context's give_up):
-    the swarm went on without this peer.  While a member answered with a
-    newer view and nothing is decided, or the window is open, the pause
-    holds every collective (eng_auth_went_on, cl_engine_pause.c).  Part of the
+    while a view of theirs that lists this peer counts.  The members
+    whose newer answer the gate refused are the swarm that may have gone
+    on without this peer (eng_auth_refused_newer): a view listing it from
+    one of them ends the window (eng_auth_taken_back), and a window that
+    ends with none of them alive in its view stops the engine with an
+    error (the context's give_up).  While such an answer came and nothing
+    is decided, or the window is open, the pause holds every collective
+    (eng_auth_went_on, cl_engine_pause.c).  Part of the
     authority (cl_engine_auth.h): its state is struct auth_round in
     struct eng_auth (cl_engine_auth_int.h), which this file alone
     writes; the gate asks it through eng_auth_acknowledged,
