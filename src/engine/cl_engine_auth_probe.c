@@ -15,8 +15,8 @@
     whose newer answer the gate refused are the swarm that may have gone
     on without this peer (eng_auth_refused_newer): a view listing it from
     one of them ends the window (eng_auth_taken_back), and a window that
-    ends with none of them alive in its view stops the engine with an
-    error (the context's give_up).  While such an answer came and nothing
+    ends without one stops the engine with an error (the context's
+    give_up).  While such an answer came and nothing
     is decided, or the window is open, the pause holds every collective
     (eng_auth_went_on, cl_engine_pause.c).  Part of the
     authority (cl_engine_auth.h): its state is struct auth_round in
@@ -199,19 +199,6 @@ bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_m
     return true;
 }
 
-/* Whether this peer's view holds a live member whose newer answer was
-   refused: it is back in the swarm that went on. */
-static bool back_with(const eng_auth_t *a)
-{
-    const struct auth_round *r = &a->round;
-    for (size_t i = 0; i < r->nrefused; i++) {
-        const cl_peer_t *q = cl_member_find(a->ctx.mb, r->refused_keys[i]);
-        if (q != NULL && q->state == CL_PEER_ALIVE && q->rank >= 0)
-            return true;
-    }
-    return false;
-}
-
 /* The round's step at one of its deadlines: the rejoin window's end;
    the members whose answers do not agree asked again; at the round's
    deadline without a majority, a JOIN to the members that claimed a
@@ -222,8 +209,8 @@ static void probe_step(eng_auth_t *a, double now)
     bool member = a->ctx.member(a->ctx.arg);
     if (r->rejoin_until > 0 && !member)
         r->rejoin_until = 0; /* removed: the join path takes over */
-    if (r->rejoin_until > 0 && now >= r->rejoin_until && (!r->refused_newer || back_with(a)))
-        r->rejoin_until = 0; /* nothing went on without it, or it is back with them */
+    if (r->rejoin_until > 0 && now >= r->rejoin_until && !r->refused_newer)
+        r->rejoin_until = 0; /* only its own later views came back: nothing went on */
     if (r->rejoin_until > 0 && now >= r->rejoin_until) {
         /* Nobody took it back: the swarm went on without this peer (a
            member's newer view was refused), and training on alone would
