@@ -38,7 +38,7 @@ struct auth_round {
     uint8_t refused_keys[REFUSED_MAX][32];
     size_t nrefused;
     bool refused_newer; /* any such answer in this round */
-    int probe_timer;       /* the round's timer in the loop's set (-1: none) */
+    int probe_timer;    /* the round's timer in the loop's set (-1: none) */
 };
 
 struct eng_auth {

@@ -32,13 +32,13 @@ typedef struct {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_member_t *mb;
-    double raw;  /* the raw clock, every second counted */
-    double off;  /* what the pause took off the engine's clock */
-    bool member; /* this peer is a member */
-    int starts;  /* rounds of answers opened */
-    int resumes; /* the collectives resumed */
+    double raw;     /* the raw clock, every second counted */
+    double off;     /* what the pause took off the engine's clock */
+    bool member;    /* this peer is a member */
+    int starts;     /* rounds of answers opened */
+    int resumes;    /* the collectives resumed */
     bool undecided; /* the authority's question is open (ctx.undecided) */
-    int nasked;  /* members asked, in order */
+    int nasked;     /* members asked, in order */
     uint8_t asked[MAXASK][32];
     int nexcused; /* members excused, in order, and when */
     uint8_t excused[MAXASK][32];
