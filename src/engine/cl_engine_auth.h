@@ -78,6 +78,14 @@ typedef struct {
        (eng_send_join_relinked); the JOIN is noted here through
        eng_auth_note_join_sent as any. */
     void (*rejoin)(void *arg, const uint8_t key[32]);
+    /* key, a member asked after a pause, answered (a view, counted or
+       not): it is alive, its silence must not take it out
+       (eng_member_heard). */
+    void (*answered)(void *arg, const uint8_t key[32]);
+    /* The peers asked to take this peer back after a pause did not
+       within the window: it holds a model the swarm went on without;
+       the engine stops with `status` (eng_leave). */
+    void (*give_up)(void *arg, int status);
     /* A peer's description for the log (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 } eng_auth_ctx_t;
@@ -113,6 +121,12 @@ void eng_auth_member(eng_auth_t *a);
 /* True while a pause's round is open or the peers asked after it may
    still answer; false when a is NULL. */
 bool eng_auth_probing(const eng_auth_t *a);
+/* True while the question "did the swarm go on without this peer" is
+   open: the pause's round is open and the gate refused a member's
+   answer, a view newer than this peer's, or the peers then asked to take it back
+   may still answer.  No collective may start or complete meanwhile
+   (the pause holds them, cl_engine_pause.c).  False when a is NULL. */
+bool eng_auth_went_on(const eng_auth_t *a);
 /* True when `epoch` is at most EPOCH_STEP above `own` and below the
    ceiling CL_EPOCH_MAX. */
 bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch);

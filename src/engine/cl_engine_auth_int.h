@@ -20,6 +20,7 @@
 #define WARNED_MAX 64   /* senders of refused collective data already named */
 #define VOTES_MAX 64    /* straggler reports remembered */
 #define SUCC_KEPT_MAX 8 /* messages of the coordinator's successor kept */
+#define REFUSED_MAX 16  /* members whose newer answer was refused, remembered */
 
 /* Back from a pause (docs/security.md §4): the members asked (PROBE)
    and their answers; a view of one that is not the coordinator counts
@@ -32,7 +33,12 @@ struct auth_round {
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
-    int probe_timer;       /* the round's timer in the loop's set (-1: none) */
+    /* The members whose answer, a view newer than this peer's, the gate
+       refused: the swarm may have gone on without it, with them. */
+    uint8_t refused_keys[REFUSED_MAX][32];
+    size_t nrefused;
+    bool refused_newer; /* any such answer in this round */
+    int probe_timer;    /* the round's timer in the loop's set (-1: none) */
 };
 
 struct eng_auth {
@@ -78,6 +84,14 @@ void eng_auth_probe_fini(eng_auth_t *a);
 bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_msg_t *m);
 /* Whether key was sent a PROBE in the latest round (open or ended). */
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32]);
+/* key sent a view that lists this peer and passed the gate: when key is
+   one whose newer answer was refused (a member of the swarm that went
+   on), the rejoin window ends: this peer was taken back. */
+void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32]);
+/* The gate refused key's answer, a view newer than this peer's (no
+   majority yet): while the round is open, the swarm may have gone on
+   without this peer (eng_auth_went_on), with key. */
+void eng_auth_refused_newer(eng_auth_t *a, const uint8_t key[32]);
 /* Whether the round ended without a majority and the peers then sent a
    JOIN may still answer with a view that lists this peer. */
 bool eng_auth_rejoining(const eng_auth_t *a);

@@ -11,7 +11,14 @@
     cl_engine_authority.c).  The members whose answers do not agree are
     asked again each second; without a majority by the round's deadline,
     the members that claimed a newer view are sent a JOIN, and for a
-    while a view of theirs that lists this peer counts.  Part of the
+    while a view of theirs that lists this peer counts.  The members
+    whose newer answer the gate refused are the swarm that may have gone
+    on without this peer (eng_auth_refused_newer): a view listing it from
+    one of them ends the window (eng_auth_taken_back), and a window that
+    ends without one stops the engine with an error (the context's
+    give_up).  While such an answer came and nothing
+    is decided, or the window is open, the pause holds every collective
+    (eng_auth_went_on, cl_engine_pause.c).  Part of the
     authority (cl_engine_auth.h): its state is struct auth_round in
     struct eng_auth (cl_engine_auth_int.h), which this file alone
     writes; the gate asks it through eng_auth_acknowledged,
@@ -35,6 +42,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <string.h>
 
 /* How long a pause's round of probes may take to find a majority, and
    how long the peers asked to take this peer back may answer:
@@ -97,6 +105,8 @@ void eng_auth_probe_start(eng_auth_t *a)
     r->ack_epoch = cl_member_epoch(a->ctx.mb);
     r->ack_next_probe = now + 1.0;
     r->rejoin_until = 0;
+    r->refused_newer = false;
+    r->nrefused = 0;
     probe_arm(a);
 }
 
@@ -109,6 +119,43 @@ void eng_auth_note_probe_sent(eng_auth_t *a, const uint8_t key[32])
 bool eng_auth_probing(const eng_auth_t *a)
 {
     return a != NULL && (cl_viewack_open(a->round.ack) || a->round.rejoin_until > 0);
+}
+
+bool eng_auth_went_on(const eng_auth_t *a)
+{
+    if (a == NULL)
+        return false;
+    const struct auth_round *r = &a->round;
+    return r->refused_newer && (r->rejoin_until > 0 || cl_viewack_open(r->ack));
+}
+
+/* Whether key's newer answer was refused in this round. */
+static bool was_refused(const struct auth_round *r, const uint8_t key[32])
+{
+    for (size_t i = 0; i < r->nrefused; i++)
+        if (memcmp(r->refused_keys[i], key, 32) == 0)
+            return true;
+    return false;
+}
+
+void eng_auth_refused_newer(eng_auth_t *a, const uint8_t key[32])
+{
+    struct auth_round *r = &a->round;
+    if (!cl_viewack_open(r->ack))
+        return;
+    r->refused_newer = true;
+    if (!was_refused(r, key) && r->nrefused < REFUSED_MAX)
+        memcpy(r->refused_keys[r->nrefused++], key, 32);
+}
+
+void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32])
+{
+    if (a->round.rejoin_until <= 0 || !was_refused(&a->round, key))
+        return;
+    cl_info("after the pause, a member of the swarm that went on answered with a view that lists "
+            "this peer: it is back");
+    a->round.rejoin_until = 0;
+    probe_arm(a);
 }
 
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32])
@@ -127,6 +174,8 @@ void eng_auth_member(eng_auth_t *a)
         return;
     cl_viewack_close(a->round.ack);
     a->round.rejoin_until = 0;
+    a->round.refused_newer = false;
+    a->round.nrefused = 0;
     probe_arm(a);
 }
 
@@ -158,8 +207,22 @@ static void probe_step(eng_auth_t *a, double now)
 {
     struct auth_round *r = &a->round;
     bool member = a->ctx.member(a->ctx.arg);
-    if (r->rejoin_until > 0 && (now >= r->rejoin_until || !member))
+    if (r->rejoin_until > 0 && !member)
+        r->rejoin_until = 0; /* removed: the join path takes over */
+    if (r->rejoin_until > 0 && now >= r->rejoin_until && !r->refused_newer)
+        r->rejoin_until = 0; /* only its own later views came back: nothing went on */
+    if (r->rejoin_until > 0 && now >= r->rejoin_until) {
+        /* Nobody took it back: the swarm went on without this peer (a
+           member's newer view was refused), and training on alone would
+           end with another model. */
         r->rejoin_until = 0;
+        cl_error("after the pause the swarm went on without this peer and none of its members "
+                 "took it back within %.0f s; stopping (its parameters are no longer the "
+                 "swarm's)",
+                 probe_window(a));
+        a->ctx.give_up(a->ctx.arg, COLLAB_ERR_PROC_FAILED);
+        return;
+    }
     if (!cl_viewack_open(r->ack))
         return;
     uint64_t own = r->ack_epoch; /* not now's: it moves on as silent members go */

@@ -560,11 +560,16 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
        answers with a view that lists it. */
     if (eng_auth_rejoining(a) && asked(a, key) && in_view(v, a->ctx.self_key))
         return true;
-    if (eng_auth_was_probed(a, key))
+    if (eng_auth_was_probed(a, key)) {
+        /* Not counted, but an answer: its sender is alive (it sends this
+           peer no heartbeats while this peer is not in its view). */
+        a->ctx.answered(a->ctx.arg, key);
+        eng_auth_refused_newer(a, key); /* newer than this peer's (old news passed above) */
         return refuse(a, p, key, m,
                       "after a pause a view of a member that is not the coordinator counts only "
                       "once a majority of this peer's last view answered with it",
                       REFUSE_ROLE);
+    }
     if (smaller_group_without_me(a, p, v)) {
         a->ctx.outbid(a->ctx.arg, v);
         return refuse(a, p, key, m, "a smaller group's view (answered with this peer's view)",
@@ -619,7 +624,13 @@ bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
         /* Not banned: a late answer to an earlier incarnation of this key. */
         return refuse(a, p, key, m, "this peer never asked it to join", REFUSE_ROLE);
     case CL_MSG_VIEW:
-        return check_view(a, p, key, m);
+        if (!check_view(a, p, key, m))
+            return false;
+        /* A view that lists this peer from a member of the swarm that
+           went on without it ends a rejoin window after a pause. */
+        if (in_view(&m->u.view, a->ctx.self_key))
+            eng_auth_taken_back(a, key);
+        return true;
     case CL_MSG_HEARTBEAT:
         if (epoch_out_of_bounds(cl_member_epoch(a->ctx.mb), m->u.heartbeat.epoch))
             return refuse(a, p, key, m, "a heartbeat with an epoch far ahead", REFUSE_BOUND);

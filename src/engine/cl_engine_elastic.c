@@ -35,7 +35,11 @@
     they completed without this peer wait in its early buffer and must
     not be folded in.  A peer taken out of the group then finishes its
     step alone and asks to be re-admitted (cl_engine_admittee.c; the
-    admitter decides, in cl_engine_admitter.c).
+    admitter decides, in cl_engine_admitter.c).  One that never was in
+    the group (stopped after it posted its first collectives, before the
+    group formed here) is a joiner: at a view that shows the group closed
+    without it, the collectives still queued are handed to the admittee
+    (adopt_queued), which parks them and asks to be admitted.
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_stage.h"
@@ -685,6 +689,33 @@ static void feed_admission(struct cl_engine *e)
     free(m);
 }
 
+/* The world collectives this peer posted before the group formed here
+   and that still wait in its queue (none started), when the group formed
+   or went on without it (it was stopped meanwhile, taken out, and is
+   back): they wait as a joiner's do, parked by the admittee, which asks
+   to be admitted (docs/elastic.md §3).  The admittee takes them only in
+   that standing; otherwise they stay queued. */
+static void adopt_queued(struct cl_engine *e, stream_t *w)
+{
+    size_t k = zlist_size(w->queue);
+    uint64_t count = cl_stream_count(e->el->stream);
+    if (k == 0 || count < k)
+        return;
+    collab_request_t **reqs = calloc(k, sizeof *reqs);
+    if (reqs == NULL)
+        return;
+    size_t i = 0;
+    for (collab_request_t *r = zlist_first(w->queue); r != NULL && i < k; r = zlist_next(w->queue))
+        reqs[i++] = r;
+    for (i = 0; i < k; i++) {
+        /* The queued ones are the latest posted: indexes count-k.. */
+        if (!eng_admittee_take(e->el->admittee, reqs[i], count - k + i))
+            break;
+        zlist_remove(w->queue, reqs[i]);
+    }
+    free(reqs);
+}
+
 void eng_el_view_changed(struct cl_engine *e)
 {
     struct eng_elastic *el = el_of(e);
@@ -722,6 +753,11 @@ void eng_el_view_changed(struct cl_engine *e)
                 "asks to be re-admitted at a step boundary");
         if (w != NULL && w->active != NULL && w->active_ctx->gen != 0)
             eng_coll_restart(e, w, 0);
+    } else if (!el->st.was_in_group && closed && e->state == ENG_MEMBER && me != NULL &&
+               me->state != CL_PEER_GONE && w != NULL && w->active == NULL) {
+        /* Never in the group, its first collectives posted before the
+           group formed: a joiner (nobody else would ask for it). */
+        adopt_queued(e, w);
     }
     /* A collective started under a generation that an admission made
        obsolete restarts under the current one (docs/elastic.md §3). */

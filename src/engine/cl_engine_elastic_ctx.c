@@ -377,6 +377,11 @@ static void pause_ask(void *arg, const cl_peer_t *p)
     eng_el_probe(e, p->key);
 }
 
+static bool pause_undecided(void *arg)
+{
+    return eng_auth_went_on(((struct cl_engine *)arg)->auth);
+}
+
 static void pause_resume(void *arg)
 {
     eng_coll_start_queued(arg);
@@ -404,6 +409,7 @@ int eng_el_init(struct cl_engine *e)
                             .is_member = pause_is_member,
                             .excuse = pause_excuse,
                             .probe_start = pause_probe_start,
+                            .undecided = pause_undecided,
                             .ask = pause_ask,
                             .resume = pause_resume};
     memcpy(pctx.self_key, e->self_key, 32);

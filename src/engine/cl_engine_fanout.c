@@ -203,6 +203,19 @@ static void auth_rejoin(void *arg, const uint8_t key[32])
     eng_send_join_relinked(arg, key);
 }
 
+static void auth_answered(void *arg, const uint8_t key[32])
+{
+    struct cl_engine *e = arg;
+    cl_peer_t *p = cl_member_find(e->mb, key);
+    if (p != NULL)
+        eng_member_heard(e, p);
+}
+
+static void auth_give_up(void *arg, int status)
+{
+    eng_leave(arg, status);
+}
+
 int eng_auth_init(struct cl_engine *e)
 {
     eng_auth_ctx_t ctx = {.arg = e,
@@ -219,6 +232,8 @@ int eng_auth_init(struct cl_engine *e)
                           .ban = auth_ban,
                           .probe = auth_probe,
                           .rejoin = auth_rejoin,
+                          .answered = auth_answered,
+                          .give_up = auth_give_up,
                           .desc = eng_peer_desc};
     memcpy(ctx.self_key, e->self_key, 32);
     e->auth = eng_auth_new(&ctx);

@@ -16,7 +16,12 @@
     doubt ends when the last of them answered (a VIEW from it,
     eng_pause_view_from), at its deadline (this component's timer in the
     loop's set), or at once when this peer is no member.  What the
-    answers mean is the authority's round (docs/security.md §4, rule 5).
+    answers mean is the authority's round (docs/security.md §4, rule 5):
+    while a member answered with a newer view that no majority has yet
+    confirmed, or this peer asked to be taken back (ctx.undecided), the
+    doubt does not end but is looked at again each second.  A peer the
+    swarm went on without thus completes no collective alone: it is taken
+    back, or the authority stops it with an error.
 
     The component eng_pause_t (cl_engine_pause.h) owns the mark, the
     members awaited and the doubt's end; it sees the engine only through
@@ -40,6 +45,7 @@ struct eng_pause {
     int ndoubt;
     double doubt_until; /* 0: no doubt; else it ends then at the latest */
     int timer;          /* in ctx.timers, armed at doubt_until */
+    bool held_on;       /* the doubt outlasted its deadline (ctx.undecided) */
 };
 
 /* The doubt after a pause ends: collectives may start again (an evicted
@@ -55,12 +61,33 @@ static void end_doubt(eng_pause_t *p, const char *why)
     p->ctx.resume(p->ctx.arg);
 }
 
-/* The doubt's deadline came: not every member asked answered in time. */
+/* Whether the authority still doubts this peer's view: a member asked
+   answered with a newer view that no majority confirmed yet, or it asked
+   to be taken back (ctx.undecided). */
+static bool undecided(const eng_pause_t *p)
+{
+    return p->ctx.undecided != NULL && p->ctx.undecided(p->ctx.arg);
+}
+
+/* The doubt's deadline came: not every member asked answered in time.
+   While the question whether the swarm went on without this peer is
+   open, the doubt lasts: it is looked at again each second. */
 static void on_timer(void *arg, double now)
 {
     eng_pause_t *p = arg;
-    if (p->doubt_until > 0 && now >= p->doubt_until)
-        end_doubt(p, "not every member asked answered in time");
+    if (p->doubt_until <= 0 || now < p->doubt_until)
+        return;
+    if (undecided(p)) {
+        if (!p->held_on)
+            cl_info("after the pause a member answered with a newer view that no majority "
+                    "confirmed yet; no collective starts until that is decided");
+        p->held_on = true;
+        p->doubt_until = now + 1.0;
+        cl_timer_arm(p->ctx.timers, p->timer, p->doubt_until);
+        return;
+    }
+    end_doubt(p, p->held_on ? "the question whether the swarm went on without it is decided"
+                            : "not every member asked answered in time");
 }
 
 eng_pause_t *eng_pause_new(const eng_pause_ctx_t *ctx)
@@ -102,8 +129,10 @@ void eng_pause_view_from(eng_pause_t *p, const uint8_t key[32])
             p->ndoubt--;
             break;
         }
-    if (p->ndoubt == 0)
+    if (p->ndoubt == 0 && !undecided(p))
         end_doubt(p, "every member asked answered");
+    else if (p->ndoubt == 0) /* the timer looks again in a second */
+        cl_timer_arm(p->ctx.timers, p->timer, p->doubt_until = p->ctx.now(p->ctx.arg) + 1.0);
 }
 
 static void on_pause(eng_pause_t *p, double now, double gap)
@@ -118,6 +147,7 @@ static void on_pause(eng_pause_t *p, double now, double gap)
        them, sent while it was stopped, wait here (docs/collectives.md §3,
        "Members that were stopped"). */
     p->ndoubt = 0;
+    p->held_on = false;
     p->doubt_until = now + fmax(p->ctx.cfg->timeout, 1.0);
     p->ctx.probe_start(p->ctx.arg); /* their views count with a majority's answers */
     for (size_t i = 0; i < n; i++) {

@@ -8,7 +8,9 @@
     that time off the engine's clock, and when the stop was long enough
     for the others to have taken this peer out, asks the members (PROBE)
     and holds every collective back until each member asked answered or
-    its timer in the loop's set ends the doubt.  It owns the mark, the
+    its timer in the loop's set ends the doubt, and beyond that while
+    the authority has not decided whether the swarm went on without it
+    (ctx.undecided).  It owns the mark, the
     members whose answer it awaits and the doubt's end.  It sees the
     engine only through the context it gets at creation
     (eng_pause_ctx_t): it never includes the engine's private headers,
@@ -62,6 +64,12 @@ typedef struct {
        eng_auth_probe_start): their views count with a majority's
        answers. */
     void (*probe_start)(void *arg);
+    /* Whether the question "did the swarm go on without this peer" is
+       still open: a member asked answered with a newer view that no
+       majority has yet confirmed or refuted, or this peer asked to be
+       taken back (eng_auth_went_on).  While it is, the doubt outlasts
+       its deadline: collectives stay held (NULL: never). */
+    bool (*undecided)(void *arg);
     /* Asks member p for its view: its answer is tallied by that round,
        a fresh link to it is opened where it is public (whoever took this
        peer out forgot its connection), then the PROBE goes out. */
@@ -90,7 +98,9 @@ void eng_pause_check(eng_pause_t *p);
    peer is no member. */
 void eng_pause_after_timers(eng_pause_t *p);
 /* True while the doubt lasts: no collective starts or completes (false
-   for NULL). */
+   for NULL).  It lasts while every member asked has not answered (at
+   most COLLAB_TIMEOUT, at least 1 s), and then as long as ctx.undecided
+   says the question is open (checked each second). */
 bool eng_pause_in_doubt(const eng_pause_t *p);
 /* A VIEW from key was handled (installed or not): an answer of a member
    asked.  The last one awaited ends the doubt. */

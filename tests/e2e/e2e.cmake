@@ -50,6 +50,10 @@ if(COLLAB_MPICC_MPICH)
   collab_e2e(two_programs two_programs.sh 4 240 "ours;elastic")
   collab_e2e(by_hand by_hand.sh 4 200 "ours;elastic")
   collab_e2e(stop_edge stop_edge.sh 4 200 "ours;elastic")
+  collab_e2e(stop_kill_coord stop_kill_coord.sh 4 260 "ours;elastic")
+  set_tests_properties(e2e.stop_kill_coord PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
+  collab_e2e(stop_startup stop_startup.sh 4 230 "ours;elastic")
+  set_tests_properties(e2e.stop_startup PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
   collab_e2e(groups groups.sh 4 240 "ours;elastic" plain)
   collab_e2e(groups_join groups.sh 4 240 "ours;elastic" join)
   collab_e2e(robust robust.sh 4 300 "ours;robust")

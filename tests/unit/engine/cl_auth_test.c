@@ -132,6 +132,19 @@ static void ctx_rejoin(void *arg, const uint8_t key[32])
     eng_auth_note_join_sent(((node_t *)arg)->auth, key);
 }
 
+static void ctx_answered(void *arg, const uint8_t key[32])
+{
+    (void)arg, (void)key;
+}
+
+static int s_gave_up; /* the status the authority stopped the engine with */
+
+static void ctx_give_up(void *arg, int status)
+{
+    (void)arg;
+    s_gave_up = status;
+}
+
 static const char *ctx_desc(const cl_peer_t *p, char *out, size_t len)
 {
     snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
@@ -163,6 +176,8 @@ static void node_init(node_t *n, const uint8_t key[32], cl_member_t *mb)
                           .ban = ctx_ban,
                           .probe = ctx_probe,
                           .rejoin = ctx_rejoin,
+                          .answered = ctx_answered,
+                          .give_up = ctx_give_up,
                           .desc = ctx_desc};
     memcpy(ctx.self_key, key, 32);
     n->auth = eng_auth_new(&ctx);
@@ -413,21 +428,42 @@ static void test_pause(void)
     eng_auth_probe_start(s_n.auth);
     eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
     eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    CL_CHECK(!eng_auth_went_on(s_n.auth)); /* nobody answered yet */
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth)); /* a refused newer view: the question is open */
     s_njoined = 0;
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
-    CL_CHECK(eng_auth_probing(s_n.auth));
+    CL_CHECK(eng_auth_probing(s_n.auth) && eng_auth_went_on(s_n.auth));
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     int with_me[2] = {ME, M2};
     m = view(own + 3, with_me, 2, ents);
-    CL_CHECK(gate(M2, &m) == 1);
+    s_gave_up = 0;
+    CL_CHECK(gate(M2, &m) == 1); /* taken back by a member of the swarm that went on */
+    CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(s_n.auth));
     CL_CHECK(gate(M2, &m) == 0);
-    CL_CHECK(s_bans == bans);
+    CL_CHECK(s_bans == bans && s_gave_up == 0);
+
+    /* Nobody takes it back within the window: the engine is stopped
+       (the context's give_up), not left to train on alone.  A view
+       listing it from a member whose answer was not refused (its own
+       fragment) does not end the window. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 4, alone, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    run_until(s_now + 4 * s_n.cfg.timeout + 1); /* the JOIN */
+    CL_CHECK(eng_auth_went_on(s_n.auth));
+    s_gave_up = 0;
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(s_gave_up == COLLAB_ERR_PROC_FAILED);
+    CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    s_gave_up = 0;
 
     /* "Newer" means newer than the view held when the round began: the
        receiver's own epoch may move on meanwhile (it removes members it

@@ -11,7 +11,9 @@
     period) and asks nobody; a long one is taken off too, excuses and asks
     every other member, and holds the collectives back (the doubt) until
     every member asked answered, or until the doubt's timer in the loop's
-    set ends it COLLAB_TIMEOUT later, or until this peer is no member.
+    set ends it COLLAB_TIMEOUT later, or until this peer is no member;
+    while the authority's question is open (the context's undecided) it
+    outlasts both, looked at each second.
 */
 #include "engine/cl_engine_pause.h"
 
@@ -30,12 +32,13 @@ typedef struct {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_member_t *mb;
-    double raw;  /* the raw clock, every second counted */
-    double off;  /* what the pause took off the engine's clock */
-    bool member; /* this peer is a member */
-    int starts;  /* rounds of answers opened */
-    int resumes; /* the collectives resumed */
-    int nasked;  /* members asked, in order */
+    double raw;     /* the raw clock, every second counted */
+    double off;     /* what the pause took off the engine's clock */
+    bool member;    /* this peer is a member */
+    int starts;     /* rounds of answers opened */
+    int resumes;    /* the collectives resumed */
+    bool undecided; /* the authority's question is open (ctx.undecided) */
+    int nasked;     /* members asked, in order */
     uint8_t asked[MAXASK][32];
     int nexcused; /* members excused, in order, and when */
     uint8_t excused[MAXASK][32];
@@ -89,6 +92,11 @@ static void f_ask(void *arg, const cl_peer_t *p)
         memcpy(f->asked[f->nasked++], p->key, 32);
 }
 
+static bool f_undecided(void *arg)
+{
+    return ((fake_t *)arg)->undecided;
+}
+
 static void f_resume(void *arg)
 {
     ((fake_t *)arg)->resumes++;
@@ -117,6 +125,7 @@ static eng_pause_t *fake_pause(fake_t *f, cl_member_t *mb)
                            .excuse = f_excuse,
                            .probe_start = f_probe_start,
                            .ask = f_ask,
+                           .undecided = f_undecided,
                            .resume = f_resume};
     memcpy(ctx.self_key, s_keys[0], 32);
     eng_pause_t *p = eng_pause_new(&ctx);
@@ -260,6 +269,35 @@ static void test_deadline(void)
     fake_free(&f, &p);
 }
 
+/* A member answered with a newer view that no majority confirmed (the
+   authority's question is open): the doubt outlasts its deadline and
+   every member's answer, looked at each second, and ends at the first
+   look after the question is settled. */
+static void test_undecided(void)
+{
+    fake_t f;
+    eng_pause_t *p = fake_pause(&f, NULL);
+    double until = long_stop(&f, p);
+    f.undecided = true;
+    f.raw += until - f_now(&f);
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 1); /* the deadline: held on */
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    eng_pause_view_from(p, s_keys[1]);
+    eng_pause_view_from(p, s_keys[2]); /* every member answered: still open */
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    for (int i = 0; i < 30; i++) { /* 30 s of looks */
+        f.raw += 1.0;
+        (void)cl_timer_run(f.timers, f_now(&f));
+    }
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    f.undecided = false;
+    f.raw += 1.0;
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 1);
+    CHECK(!eng_pause_in_doubt(p) && f.resumes == 1);
+    CHECK(isinf(cl_timer_next(f.timers)));
+    fake_free(&f, &p);
+}
+
 /* The doubt ends at the next turn once this peer is no member (it joins
    again); a member that is gone is asked but not awaited; a peer alone
    in its view asks nobody and doubts nothing. */
@@ -303,6 +341,7 @@ int main(void)
     test_short_stop();
     test_answers();
     test_deadline();
+    test_undecided();
     test_others();
     printf("cl_engine_pause_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
