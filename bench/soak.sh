@@ -62,6 +62,7 @@ limit=$((span * 4 + 120))
 done_lines() { grep -h 'trainer: rank [0-9]* pid [0-9]* done steps' "$1" || true; }
 sums() { done_lines "$1" | sed -n 's/.* checksum \([0-9a-f]*\).*/\1/p' | sort -u; }
 losses() { done_lines "$1" | sed -n 's/.* final loss \([^ ]*\) .*/\1/p'; }
+. "$here/soak_verdict.sh" # soak_verdict
 
 echo "soak.sh: logs in $out; seed $seed; $np peers; trainer ${targs[*]}"
 timeout -k 5 $((limit + 30)) "$crun" -n "$np" --mode "$mode" --timeout "$limit" --tag-output -- \
@@ -77,25 +78,6 @@ echo "soak.sh: fault-free: loss $ref_loss, checksum $(sums "$out/reference.out")
 RANDOM=$seed
 t_end=$((SECONDS + duration))
 rounds=0 hangs=0 crashes=0 disagree=0 nobody=0
-# True when every peer that ended badly (not killed on purpose) was a
-# standby that gave up after the swarm it waited for ended: a peer started
-# into a full swarm, or one whose rank went to a newcomer while it was
-# stopped, gets no rank and says so.
-only_standbys_gave_up() {
-    local err=$1 line who tag
-    while IFS= read -r line; do
-        who=$(sed -n 's/^collab-run: summary: \(rank [0-9]*\|peer +[0-9]*\) .*/\1/p' <<<"$line")
-        case $who in
-        rank*) tag="[${who#rank }]" ;;
-        peer*) tag="[${who#peer }]" ;;
-        *) return 1 ;;
-        esac
-        grep -F "$tag [collab] " "$err" |
-            grep -q "error: the swarm this peer waited for as a standby" || return 1
-    done < <(grep '^collab-run: summary:' "$err" | grep -v 'exited with status 0' | grep -v '\[chaos\]')
-    return 0
-}
-
 printf '%5s %-60s %6s %5s %-12s %s\n' round faults status done verdict loss/ref
 while [ "$SECONDS" -lt "$t_end" ]; do
     rounds=$((rounds + 1))
@@ -115,16 +97,13 @@ while [ "$SECONDS" -lt "$t_end" ]; do
     st=$?
     n=$(done_lines "$log.out" | wc -l)
     ns=$(sums "$log.out" | wc -l)
-    verdict=ok
-    if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-        verdict=hang; hangs=$((hangs + 1))
-    elif [ "$st" -ne 0 ] && ! only_standbys_gave_up "$log.err"; then
-        verdict=crash; crashes=$((crashes + 1))
-    elif [ "$ns" -gt 1 ]; then
-        verdict=disagreement; disagree=$((disagree + 1))
-    elif [ "$n" -eq 0 ] && [ "$killed" -lt $((np + started)) ]; then
-        verdict=nobody; nobody=$((nobody + 1))
-    fi
+    verdict=$(soak_verdict "$st" "$n" "$ns" "$killed" "$started" "$np" "$log.err")
+    case $verdict in
+    hang) hangs=$((hangs + 1)) ;;
+    crash) crashes=$((crashes + 1)) ;;
+    disagreement) disagree=$((disagree + 1)) ;;
+    nobody) nobody=$((nobody + 1)) ;;
+    esac
     ratio=$(for l in $(losses "$log.out"); do echo "$l"; done | "$py" -c "
 import sys
 v = [float(x) for x in sys.stdin.read().split()]
