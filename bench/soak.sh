@@ -14,13 +14,23 @@
 #   hang          collab-run had to kill the run at its deadline
 #   crash         a peer that was not killed on purpose ended badly (a
 #                 peer started into a full swarm that gives up as a
-#                 standby once the swarm ends is not a crash)
+#                 standby once the swarm ends is not a crash, nor is the
+#                 pause error below)
+#   pause-stop    a stopped peer ended with the documented pause error
+#                 ("after the pause the swarm went on without this peer
+#                 and none of its members took it back", status 101,
+#                 MPIX_ERR_PROC_FAILED) while other peers still ran
 #   disagreement  peers that finished hold different parameters
 #   nobody        no peer finished although some were never killed
+#   after-end     the same pause error, but after every other peer had
+#                 ended (collab-run's end times): nobody was left to take
+#                 it back; documented, counted apart, not a failure
 #   loss          final loss / fault-free loss (reported, not judged)
 #
+# The verdict is bench/soak_verdict.sh's (tests/tools/soak_verdict_test.sh).
 # The logs of every round stay in OUT (default: a new folder in /tmp).
-# Exit status 0 when no round had a hang, crash, disagreement or nobody.
+# Exit status 0 when no round had a hang, crash, pause-stop, disagreement
+# or nobody.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" duration=1800 seed=1 np=4 steps=300 sleep_ms=60 maxfaults=4 out='' mode=preload
@@ -35,7 +45,7 @@ while [ $# -gt 0 ]; do
     --faults) maxfaults=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -77,8 +87,8 @@ echo "soak.sh: fault-free: loss $ref_loss, checksum $(sums "$out/reference.out")
 
 RANDOM=$seed
 t_end=$((SECONDS + duration))
-rounds=0 hangs=0 crashes=0 disagree=0 nobody=0
-printf '%5s %-60s %6s %5s %-12s %s\n' round faults status done verdict loss/ref
+rounds=0 hangs=0 crashes=0 pausestops=0 disagree=0 nobody=0 afterend=0
+printf '%5s %-60s %6s %5s %-13s %s\n' round faults status done verdict loss/ref
 while [ "$SECONDS" -lt "$t_end" ]; do
     rounds=$((rounds + 1))
     nf=$((1 + RANDOM % maxfaults))
@@ -101,6 +111,8 @@ while [ "$SECONDS" -lt "$t_end" ]; do
     case $verdict in
     hang) hangs=$((hangs + 1)) ;;
     crash) crashes=$((crashes + 1)) ;;
+    pause-stop) pausestops=$((pausestops + 1)) ;;
+    after-end) afterend=$((afterend + 1)) ;;
     disagreement) disagree=$((disagree + 1)) ;;
     nobody) nobody=$((nobody + 1)) ;;
     esac
@@ -108,8 +120,10 @@ while [ "$SECONDS" -lt "$t_end" ]; do
 import sys
 v = [float(x) for x in sys.stdin.read().split()]
 print('%.3f' % (max(v) / $ref_loss) if v else '-')")
-    printf '%5d %-60s %6d %5d %-12s %s\n' "$rounds" "$desc" "$st" "$n" "$verdict" "$ratio"
+    printf '%5d %-60s %6d %5d %-13s %s\n' "$rounds" "$desc" "$st" "$n" "$verdict" "$ratio"
 done
-echo "soak.sh: $rounds rounds: $hangs hangs, $crashes crashes, $disagree disagreements," \
-    "$nobody without survivors (logs in $out)"
-[ $((hangs + crashes + disagree + nobody)) -eq 0 ]
+echo "soak.sh: $rounds rounds: $hangs hangs, $crashes crashes, $pausestops stopped by the pause" \
+    "error while the swarm ran, $disagree disagreements, $nobody without survivors;" \
+    "$afterend stopped by the pause error after the swarm had ended (documented, not" \
+    "failures) (logs in $out)"
+[ $((hangs + crashes + pausestops + disagree + nobody)) -eq 0 ]
