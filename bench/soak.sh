@@ -14,13 +14,23 @@
 #   hang          collab-run had to kill the run at its deadline
 #   crash         a peer that was not killed on purpose ended badly (a
 #                 peer started into a full swarm that gives up as a
-#                 standby once the swarm ends is not a crash)
+#                 standby once the swarm ends is not a crash, nor is the
+#                 pause error below)
+#   pause-stop    a stopped peer ended with the documented pause error
+#                 ("after the pause the swarm went on without this peer
+#                 and none of its members took it back", status 101,
+#                 MPIX_ERR_PROC_FAILED) while other peers still ran
 #   disagreement  peers that finished hold different parameters
 #   nobody        no peer finished although some were never killed
+#   after-end     the same pause error, but after every other peer had
+#                 ended (collab-run's end times): nobody was left to take
+#                 it back; documented, counted apart, not a failure
 #   loss          final loss / fault-free loss (reported, not judged)
 #
+# The verdict is bench/soak_verdict.sh's (tests/tools/soak_verdict_test.sh).
 # The logs of every round stay in OUT (default: a new folder in /tmp).
-# Exit status 0 when no round had a hang, crash, disagreement or nobody.
+# Exit status 0 when no round had a hang, crash, pause-stop, disagreement
+# or nobody.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" duration=1800 seed=1 np=4 steps=300 sleep_ms=60 maxfaults=4 out='' mode=preload
@@ -35,7 +45,7 @@ while [ $# -gt 0 ]; do
     --faults) maxfaults=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -62,6 +72,7 @@ limit=$((span * 4 + 120))
 done_lines() { grep -h 'trainer: rank [0-9]* pid [0-9]* done steps' "$1" || true; }
 sums() { done_lines "$1" | sed -n 's/.* checksum \([0-9a-f]*\).*/\1/p' | sort -u; }
 losses() { done_lines "$1" | sed -n 's/.* final loss \([^ ]*\) .*/\1/p'; }
+. "$here/soak_verdict.sh" # soak_verdict
 
 echo "soak.sh: logs in $out; seed $seed; $np peers; trainer ${targs[*]}"
 timeout -k 5 $((limit + 30)) "$crun" -n "$np" --mode "$mode" --timeout "$limit" --tag-output -- \
@@ -76,27 +87,8 @@ echo "soak.sh: fault-free: loss $ref_loss, checksum $(sums "$out/reference.out")
 
 RANDOM=$seed
 t_end=$((SECONDS + duration))
-rounds=0 hangs=0 crashes=0 disagree=0 nobody=0
-# True when every peer that ended badly (not killed on purpose) was a
-# standby that gave up after the swarm it waited for ended: a peer started
-# into a full swarm, or one whose rank went to a newcomer while it was
-# stopped, gets no rank and says so.
-only_standbys_gave_up() {
-    local err=$1 line who tag
-    while IFS= read -r line; do
-        who=$(sed -n 's/^collab-run: summary: \(rank [0-9]*\|peer +[0-9]*\) .*/\1/p' <<<"$line")
-        case $who in
-        rank*) tag="[${who#rank }]" ;;
-        peer*) tag="[${who#peer }]" ;;
-        *) return 1 ;;
-        esac
-        grep -F "$tag [collab] " "$err" |
-            grep -q "error: the swarm this peer waited for as a standby" || return 1
-    done < <(grep '^collab-run: summary:' "$err" | grep -v 'exited with status 0' | grep -v '\[chaos\]')
-    return 0
-}
-
-printf '%5s %-60s %6s %5s %-12s %s\n' round faults status done verdict loss/ref
+rounds=0 hangs=0 crashes=0 pausestops=0 disagree=0 nobody=0 afterend=0
+printf '%5s %-60s %6s %5s %-13s %s\n' round faults status done verdict loss/ref
 while [ "$SECONDS" -lt "$t_end" ]; do
     rounds=$((rounds + 1))
     nf=$((1 + RANDOM % maxfaults))
@@ -115,22 +107,23 @@ while [ "$SECONDS" -lt "$t_end" ]; do
     st=$?
     n=$(done_lines "$log.out" | wc -l)
     ns=$(sums "$log.out" | wc -l)
-    verdict=ok
-    if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-        verdict=hang; hangs=$((hangs + 1))
-    elif [ "$st" -ne 0 ] && ! only_standbys_gave_up "$log.err"; then
-        verdict=crash; crashes=$((crashes + 1))
-    elif [ "$ns" -gt 1 ]; then
-        verdict=disagreement; disagree=$((disagree + 1))
-    elif [ "$n" -eq 0 ] && [ "$killed" -lt $((np + started)) ]; then
-        verdict=nobody; nobody=$((nobody + 1))
-    fi
+    verdict=$(soak_verdict "$st" "$n" "$ns" "$killed" "$started" "$np" "$log.err")
+    case $verdict in
+    hang) hangs=$((hangs + 1)) ;;
+    crash) crashes=$((crashes + 1)) ;;
+    pause-stop) pausestops=$((pausestops + 1)) ;;
+    after-end) afterend=$((afterend + 1)) ;;
+    disagreement) disagree=$((disagree + 1)) ;;
+    nobody) nobody=$((nobody + 1)) ;;
+    esac
     ratio=$(for l in $(losses "$log.out"); do echo "$l"; done | "$py" -c "
 import sys
 v = [float(x) for x in sys.stdin.read().split()]
 print('%.3f' % (max(v) / $ref_loss) if v else '-')")
-    printf '%5d %-60s %6d %5d %-12s %s\n' "$rounds" "$desc" "$st" "$n" "$verdict" "$ratio"
+    printf '%5d %-60s %6d %5d %-13s %s\n' "$rounds" "$desc" "$st" "$n" "$verdict" "$ratio"
 done
-echo "soak.sh: $rounds rounds: $hangs hangs, $crashes crashes, $disagree disagreements," \
-    "$nobody without survivors (logs in $out)"
-[ $((hangs + crashes + disagree + nobody)) -eq 0 ]
+echo "soak.sh: $rounds rounds: $hangs hangs, $crashes crashes, $pausestops stopped by the pause" \
+    "error while the swarm ran, $disagree disagreements, $nobody without survivors;" \
+    "$afterend stopped by the pause error after the swarm had ended (documented, not" \
+    "failures) (logs in $out)"
+[ $((hangs + crashes + pausestops + disagree + nobody)) -eq 0 ]

@@ -39,7 +39,10 @@
     the group (stopped after it posted its first collectives, before the
     group formed here) is a joiner: at a view that shows the group closed
     without it, the collectives still queued are handed to the admittee
-    (adopt_queued), which parks them and asks to be admitted.
+    (adopt_queued), which parks them and asks to be admitted.  Both ends
+    are logged once (the first world collective posted before the group
+    formed; the queued ones handed on as a joiner's), so that a test or
+    an operator can tell this path from the straggler's.
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_stage.h"
@@ -223,6 +226,9 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, boo
     el->st.posted++;
     uint64_t idx;
     record(e, req, &idx);
+    if (idx == 0 && !cl_member_group_closed(e->mb))
+        cl_info("posted its first world collective before the group formed; it waits for the "
+                "group to form");
     if (el->st.mapped && idx >= el->st.map_local)
         eng_coll_number(s, req, el->st.map_seq + (idx - el->st.map_local));
     if (eng_admittee_take(el->admittee, req, idx))
@@ -714,6 +720,10 @@ static void adopt_queued(struct cl_engine *e, stream_t *w)
         zlist_remove(w->queue, reqs[i]);
     }
     free(reqs);
+    if (i > 0)
+        cl_info("never in the group that formed: this peer waits to be admitted with its %zu "
+                "queued world collective%s as a joiner",
+                i, i == 1 ? "" : "s");
 }
 
 void eng_el_view_changed(struct cl_engine *e)

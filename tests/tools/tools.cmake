@@ -102,3 +102,8 @@ set_tests_properties(${CR_SCRIPT_TESTS} PROPERTIES
 # The end-to-end test needs the faces and the engine (other areas).
 set_tests_properties(tools_run_e2e PROPERTIES TIMEOUT 120)
 set_tests_properties(tools_cr_unit PROPERTIES TIMEOUT 120 LABELS tools)
+
+# bench/soak.sh's verdict of a round, on made-up round logs (no processes).
+add_test(NAME tools_soak_verdict
+  COMMAND bash ${CR_TEST_SRC}/soak_verdict_test.sh ${PROJECT_SOURCE_DIR}/bench/soak_verdict.sh)
+set_tests_properties(tools_soak_verdict PROPERTIES TIMEOUT 60 LABELS "tools;fast")

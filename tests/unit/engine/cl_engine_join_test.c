@@ -23,6 +23,7 @@
 #include "engine/cl_transport.h"
 #include "util/cl_identity.h"
 
+#include "ctx_fixture.h" /* s_keys, key_index, address_of, CTX_FAKE_FREE */
 #include "mpi_collab.h"
 #include "selftest.h"
 
@@ -53,24 +54,6 @@ typedef struct {
     int founded, failed, fail_status, commits, admitted, views;
     bool client_set;
 } fake_t;
-
-/* s_keys[0] is this peer's; 1..4 the others (ascending). */
-static uint8_t s_keys[6][32];
-
-static int key_index(const uint8_t key[32])
-{
-    for (int i = 0; i < 6; i++)
-        if (memcmp(key, s_keys[i], 32) == 0)
-            return i;
-    return -1;
-}
-
-static void address_of(int i, char *out, size_t len)
-{
-    char id[64];
-    CHECK(cl_base58_encode(s_keys[i], 32, id, sizeof id) == 0);
-    snprintf(out, len, "/ip4/127.0.0.1/tcp/%d/p2p/%s", 9001 + i, id);
-}
 
 static void record(fake_t *f, const uint8_t key[32], const cl_wire_msg_t *m)
 {
@@ -282,12 +265,7 @@ static eng_join_t *fake_join(fake_t *f, int ninitial, double timeout)
 
 static void fake_free(fake_t *f, eng_join_t **j)
 {
-    eng_join_destroy(j);
-    CHECK(*j == NULL);
-    eng_join_destroy(j);                    /* accepts NULL */
-    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
-    cl_timer_destroy(&f->timers);
-    cl_member_destroy(&f->mb);
+    CTX_FAKE_FREE(eng_join_destroy, j, &f->timers, &f->mb);
     f->cfg.initial_peers = NULL;
 }
 
@@ -565,8 +543,7 @@ static void test_coordinator(void)
 
 int main(void)
 {
-    for (int i = 0; i < 6; i++)
-        memset(s_keys[i], 0x01 + 0x11 * i, 32); /* s_keys[0], this peer's, is the lowest */
+    ctx_keys_init(0x01); /* s_keys[0], this peer's, is the lowest */
     test_retry();
     test_deadline();
     test_refused();

@@ -16,6 +16,7 @@
 */
 #include "engine/cl_engine_leave.h"
 
+#include "ctx_fixture.h" /* s_keys, CTX_FAKE_FREE */
 #include "el_fixture.h"
 #include "engine_fake.h" /* fake_peer_desc */
 #include "mpi_collab.h"
@@ -49,8 +50,6 @@ typedef struct {
     size_t nentered;               /* communicators this peer entered */
     cl_wire_bye_comm_t entered[2]; /* ... the first two of them */
 } fake_t;
-
-static uint8_t s_keys[3][32];
 
 static sent_t *log_sent(fake_t *f, const uint8_t key[32], const cl_wire_msg_t *m)
 {
@@ -121,12 +120,7 @@ static eng_leave_t *fake_leave(fake_t *f)
 
 static void fake_free(fake_t *f, eng_leave_t **l)
 {
-    eng_leave_destroy(l);
-    CHECK(*l == NULL);
-    eng_leave_destroy(l);                   /* accepts NULL */
-    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
-    cl_timer_destroy(&f->timers);
-    cl_member_destroy(&f->mb);
+    CTX_FAKE_FREE(eng_leave_destroy, l, &f->timers, &f->mb);
 }
 
 static int count_type(const fake_t *f, uint8_t type)
@@ -282,8 +276,7 @@ static void test_records(void)
 
 int main(void)
 {
-    for (int i = 0; i < 3; i++)
-        memset(s_keys[i], 0x11 * (i + 1), 32);
+    ctx_keys_init(0x11);
     test_acked();
     test_deadline();
     test_not_waited();

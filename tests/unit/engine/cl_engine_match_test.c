@@ -19,6 +19,7 @@
 #include "engine/cl_engine_match.h"
 #include "engine/cl_timer.h"
 
+#include "ctx_fixture.h" /* s_keys, key_index, CTX_FAKE_FREE */
 #include "mpi_collab.h"
 #include "selftest.h"
 
@@ -41,17 +42,6 @@ typedef struct {
     bool in_commit;
     int inside; /* coordinates or close_group called while commit ran */
 } fake_t;
-
-/* s_keys[0] is this peer's; 1..4 the others. */
-static uint8_t s_keys[6][32];
-
-static int key_index(const uint8_t key[32])
-{
-    for (int i = 0; i < 6; i++)
-        if (memcmp(key, s_keys[i], 32) == 0)
-            return i;
-    return -1;
-}
 
 static double f_now(void *arg)
 {
@@ -164,12 +154,7 @@ static void fake_init(fake_t *f, int rank, int nothers, int min_group, bool stri
 
 static void fake_free(fake_t *f)
 {
-    eng_match_destroy(&f->m);
-    CHECK(f->m == NULL);
-    eng_match_destroy(&f->m);               /* accepts NULL */
-    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
-    cl_timer_destroy(&f->timers);
-    cl_member_destroy(&f->mb);
+    CTX_FAKE_FREE(eng_match_destroy, &f->m, &f->timers, &f->mb);
 }
 
 /* Runs the timer set as the loop would, up to t. */
@@ -326,8 +311,7 @@ static void test_deferred(void)
 
 int main(void)
 {
-    for (int i = 0; i < 6; i++)
-        memset(s_keys[i], 0x01 + 0x11 * i, 32);
+    ctx_keys_init(0x01);
     test_window();
     test_min_group_strict();
     test_at_once();

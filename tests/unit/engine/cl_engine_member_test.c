@@ -19,6 +19,7 @@
 #include "engine/cl_engine_int.h"
 
 #define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_set_state, eng_on_type */
+#include "ctx_fixture.h"
 #include "engine_fake.h"
 #include "selftest.h"
 #include "util/cl_identity.h"
@@ -36,9 +37,8 @@ static struct {
     uint8_t to[32];
 } s_sent[MAXSENT]; /* every message sent, replied or sent by key */
 static int s_nsent;
-static int s_connects; /* cl_transport_connect calls */
-static bool s_link[4]; /* whether this peer has a link to s_keys[i] */
-static uint8_t s_keys[4][32];
+static int s_connects;     /* cl_transport_connect calls */
+static bool s_link[4];     /* whether this peer has a link to s_keys[i] */
 static int s_members_told; /* eng_fan_out_member: this peer became a member */
 
 static void record(int type, const uint8_t to[32])
@@ -170,14 +170,6 @@ int cl_comm_rank_of_world(const collab_comm_t *comm, int world)
 
 /* The transport, recorded. */
 
-static int key_index(const uint8_t key[32])
-{
-    for (int i = 0; i < 4; i++)
-        if (memcmp(key, s_keys[i], 32) == 0)
-            return i;
-    return -1;
-}
-
 int __wrap_cl_transport_send(cl_transport_t *tp, const uint8_t key[32], cl_wire_msg_t *m);
 int __wrap_cl_transport_send(cl_transport_t *tp, const uint8_t key[32], cl_wire_msg_t *m)
 {
@@ -243,14 +235,6 @@ void __wrap_cl_transport_set_min_version(cl_transport_t *tp, int version, const 
 }
 
 /* --------------------------------------------------------------------- */
-
-/* The address of s_keys[i], as COLLAB_INITIAL_PEERS lists it. */
-static void address_of(int i, char *out, size_t len)
-{
-    char id[64];
-    CHECK(cl_base58_encode(s_keys[i], 32, id, sizeof id) == 0);
-    snprintf(out, len, "/ip4/127.0.0.1/tcp/%d/p2p/%s", 9001 + i, id);
-}
 
 /* A fake engine whose key is s_keys[0], world size 4, COLLAB_TIMEOUT 2 s
    (the founding grace: 1 s), listing initial peers s_keys[1..ninitial]
@@ -520,8 +504,7 @@ static void test_tenure(void)
 
 int main(void)
 {
-    for (int i = 0; i < 4; i++)
-        memset(s_keys[i], 0x11 * (i + 1), 32); /* s_keys[0], this peer's, is the lowest */
+    ctx_keys_init(0x11); /* s_keys[0], this peer's, is the lowest */
     test_retry_and_deadline();
     test_found_at_grace();
     test_found_on_events();

@@ -17,6 +17,7 @@
 */
 #include "engine/cl_engine_pause.h"
 
+#include "ctx_fixture.h" /* s_keys, CTX_FAKE_FREE */
 #include "el_fixture.h"
 #include "mpi_collab.h"
 #include "selftest.h"
@@ -44,8 +45,6 @@ typedef struct {
     uint8_t excused[MAXASK][32];
     double excused_at;
 } fake_t;
-
-static uint8_t s_keys[3][32];
 
 /* The engine's clock: the raw one less the stops taken off. */
 static double f_now(void *arg)
@@ -138,12 +137,7 @@ static eng_pause_t *fake_pause(fake_t *f, cl_member_t *mb)
 
 static void fake_free(fake_t *f, eng_pause_t **p)
 {
-    eng_pause_destroy(p);
-    CHECK(*p == NULL);
-    eng_pause_destroy(p);                   /* accepts NULL */
-    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
-    cl_timer_destroy(&f->timers);
-    cl_member_destroy(&f->mb);
+    CTX_FAKE_FREE(eng_pause_destroy, p, &f->timers, &f->mb);
 }
 
 /* One turn of the loop that began `gap` raw seconds after the last: the
@@ -336,8 +330,7 @@ static void test_others(void)
 
 int main(void)
 {
-    for (int i = 0; i < 3; i++)
-        memset(s_keys[i], 0x11 * (i + 1), 32);
+    ctx_keys_init(0x11);
     test_short_stop();
     test_answers();
     test_deadline();
