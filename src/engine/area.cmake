@@ -32,6 +32,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_fanout.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_member_ctx.c
     ${_eng}/cl_engine_match.c
     ${_eng}/cl_engine_suspect.c
     ${_eng}/cl_engine_leave.c
@@ -154,7 +155,8 @@ target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_e
 # the transport's calls recorded.
 collab_selftest(cl_engine_member_test ${_eng_unit}/cl_engine_member_test.c collab_engine_base
                 collab_elastic collab_util)
-target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_match.c
+target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c
+               ${_eng}/cl_engine_member_ctx.c ${_eng}/cl_engine_match.c
                ${_eng}/cl_engine_join.c
                ${_eng}/cl_engine_join_ctx.c ${_eng}/cl_engine_suspect.c)
 target_link_options(cl_engine_member_test PRIVATE

@@ -330,7 +330,8 @@ void eng_fan_out_member(struct cl_engine *e);
 /* A member's weight changed: a new group generation, same members. */
 void eng_fan_out_weight(struct cl_engine *e);
 
-/* cl_engine_member.c */
+/* cl_engine_member.c (the contexts of _suspect and _match, and
+   eng_member_init: cl_engine_member_ctx.c) */
 /* Peer records are written by membership only: a message from p came in
    now; p answered in a collective (no longer late); this peer was stopped
    and its own stop explains p's silence (a suspect that did not say
@@ -338,7 +339,8 @@ void eng_fan_out_weight(struct cl_engine *e);
 void eng_member_heard(struct cl_engine *e, cl_peer_t *p);
 void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
-/* The failure detector, its context built here (cl_engine_start). */
+/* The failure detector, its context built in cl_engine_member_ctx.c
+   (cl_engine_start). */
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 /* Registers membership's messages with the loop (JOIN, JOIN_REPLY, VIEW,
    HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message) and the
