@@ -84,6 +84,25 @@ void eng_set_state(struct cl_engine *e, eng_state_t state)
     e->state = state;
 }
 
+void eng_fail_init(struct cl_engine *e, int status)
+{
+    if (e->init_req != NULL && !cl_request_done(e->init_req))
+        cl_request_complete(e->init_req, status);
+    eng_set_state(e, ENG_LEFT);
+}
+
+void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value)
+{
+    switch (item) {
+    case ENG_CFG_WEIGHT:
+        e->cfg.weight = value;
+        break;
+    case ENG_CFG_CLIENT_MODE:
+        e->cfg.client_mode = value != 0.0;
+        break;
+    }
+}
+
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
 {
     /* The address came from the network: escaped, so that it cannot

@@ -23,7 +23,7 @@ static void join_set_state(void *arg, eng_state_t state)
 
 static double join_member_since(void *arg)
 {
-    return ((struct cl_engine *)arg)->member_since;
+    return eng_member_since(((struct cl_engine *)arg)->member);
 }
 
 static int join_rank(void *arg)
@@ -64,7 +64,7 @@ static int join_link_version(void *arg, const uint8_t key[32])
 static void join_set_client(void *arg)
 {
     struct cl_engine *e = arg;
-    e->cfg.client_mode = true;
+    eng_set_cfg(e, ENG_CFG_CLIENT_MODE, 1.0);
     cl_transport_set_client(e->tp);
 }
 
