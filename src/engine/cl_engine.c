@@ -17,7 +17,10 @@
     passes the authority gate (cl_engine_authority.c), then goes to the
     handler its component registered for its type (eng_on_type).
     Everything network-facing happens here.  The engine's state (joining,
-    standby, member, left) has one writer here, eng_set_state.
+    standby, member, left) has one writer here, eng_set_state; so has the
+    configuration once the engine runs (eng_set_cfg: this peer's weight,
+    client mode), and a collab_init that fails completes here
+    (eng_fail_init).
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */

@@ -3,7 +3,9 @@
 
     The adapters below are the only place where the join meets struct
     cl_engine: the transport, the engine's state (moved by the join
-    between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the authority gate (a JOIN
+    between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the
+    configuration's client mode (eng_set_cfg), when this peer first became
+    a member (eng_member_since), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
     change) and the elastic layer (a joiner got a rank).
