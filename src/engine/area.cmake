@@ -32,6 +32,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine.c
     ${_eng}/cl_engine_fanout.c
     ${_eng}/cl_engine_member.c
+    ${_eng}/cl_engine_member_ctx.c
     ${_eng}/cl_engine_match.c
     ${_eng}/cl_engine_suspect.c
     ${_eng}/cl_engine_leave.c
@@ -154,13 +155,20 @@ target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_e
 # the transport's calls recorded.
 collab_selftest(cl_engine_member_test ${_eng_unit}/cl_engine_member_test.c collab_engine_base
                 collab_elastic collab_util)
-target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_match.c
+target_sources(cl_engine_member_test PRIVATE ${_eng}/cl_engine_member.c
+               ${_eng}/cl_engine_member_ctx.c ${_eng}/cl_engine_match.c
                ${_eng}/cl_engine_join.c
                ${_eng}/cl_engine_join_ctx.c ${_eng}/cl_engine_suspect.c)
 target_link_options(cl_engine_member_test PRIVATE
   -Wl,--wrap=cl_transport_send,--wrap=cl_transport_reply,--wrap=cl_transport_connect
   -Wl,--wrap=cl_transport_has_link,--wrap=cl_transport_address,--wrap=cl_transport_link_version
   -Wl,--wrap=cl_transport_ban,--wrap=cl_transport_set_client,--wrap=cl_transport_set_min_version)
+# Membership's views alone, on a fake context (real records; the clock,
+# the engine's state, the sends and the other components the test's).
+# The join's settings rule (eng_settings_conflict) is the real one.
+collab_selftest(cl_engine_views_test ${_eng_unit}/cl_engine_views_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_views_test PRIVATE ${_eng}/cl_engine_member.c ${_eng}/cl_engine_join.c)
 # The join alone, on a fake context (real records and timer set; the
 # clock, the engine's state and the transport's calls the test's).
 collab_selftest(cl_engine_join_test ${_eng_unit}/cl_engine_join_test.c collab_engine_base

@@ -17,7 +17,10 @@
     passes the authority gate (cl_engine_authority.c), then goes to the
     handler its component registered for its type (eng_on_type).
     Everything network-facing happens here.  The engine's state (joining,
-    standby, member, left) has one writer here, eng_set_state.
+    standby, member, left) has one writer here, eng_set_state; so has the
+    configuration once the engine runs (eng_set_cfg: this peer's weight,
+    client mode), and a collab_init that fails completes here
+    (eng_fail_init).
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
@@ -82,6 +85,25 @@ void eng_add_not_running(double seconds)
 void eng_set_state(struct cl_engine *e, eng_state_t state)
 {
     e->state = state;
+}
+
+void eng_fail_init(struct cl_engine *e, int status)
+{
+    if (e->init_req != NULL && !cl_request_done(e->init_req))
+        cl_request_complete(e->init_req, status);
+    eng_set_state(e, ENG_LEFT);
+}
+
+void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value)
+{
+    switch (item) {
+    case ENG_CFG_WEIGHT:
+        e->cfg.weight = value;
+        break;
+    case ENG_CFG_CLIENT_MODE:
+        e->cfg.client_mode = value != 0.0;
+        break;
+    }
 }
 
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)

@@ -488,7 +488,7 @@ static bool p2p_is_member(void *arg)
 static double p2p_member_since(void *arg)
 {
     const struct cl_engine *e = arg;
-    return e->member_since;
+    return eng_member_since(e->member);
 }
 
 static cl_peer_t *p2p_member_at(void *arg, int w)

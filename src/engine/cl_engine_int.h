@@ -1,10 +1,11 @@
 /*  cl_engine_int.h - state shared by the engine's source files.
 
     cl_engine.c runs the thread, the request queue and the timers;
-    cl_engine_member.c views (the join is a component, cl_engine_join.h;
-    heartbeats and failure detection another, cl_engine_suspect.h;
-    matchmaking another, cl_engine_match.h); cl_engine_coll.c the
-    collective streams.
+    cl_engine_coll.c the collective streams.  Membership's views are a
+    component (cl_engine_member.h), so are the join (cl_engine_join.h),
+    heartbeats and failure detection (cl_engine_suspect.h) and
+    matchmaking (cl_engine_match.h); their contexts are built in
+    cl_engine_member_ctx.c and cl_engine_join_ctx.c.
     Point-to-point is a component of its own (cl_engine_p2p.h) that does
     not include this header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
@@ -22,6 +23,7 @@
 #include "engine/cl_engine_join.h" /* and eng_state_t */
 #include "engine/cl_engine_leave.h"
 #include "engine/cl_engine_match.h"
+#include "engine/cl_engine_member.h"
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
@@ -188,9 +190,11 @@ struct cl_engine {
     eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
     cl_transport_t *tp;
     cl_member_t *mb;
-    eng_state_t state;   /* written by eng_set_state only */
-    bool terminated;     /* $TERM seen */
-    double member_since; /* when this peer got its rank */
+    eng_state_t state; /* written by eng_set_state only */
+    bool terminated;   /* $TERM seen */
+    /* Membership's views (cl_engine_member.h; when this peer got its
+       rank: eng_member_since): created by eng_member_init. */
+    eng_member_t *member;
     /* Joining (cl_engine_join.h): created by eng_join_init. */
     eng_join_t *join;
     /* Matchmaking of the world group (cl_engine_match.h): created by
@@ -287,6 +291,19 @@ double eng_ctx_now(void *arg);
    this peer holds a rank, ENG_LEFT when the join fails) and _join through
    its context (ENG_JOINING, ENG_STANDBY). */
 void eng_set_state(struct cl_engine *e, eng_state_t state);
+/* Completes collab_init with status (if it still waits) and leaves
+   (eng_set_state: ENG_LEFT): a join that failed, a view with settings
+   this peer must not adopt. */
+void eng_fail_init(struct cl_engine *e, int status);
+/* The settings of e->cfg that change while the engine runs. */
+typedef enum {
+    ENG_CFG_WEIGHT,      /* this peer's weight (MPIX_Collab_set_weight: eng_set_weight) */
+    ENG_CFG_CLIENT_MODE, /* client mode on (value 1; COLLAB_CLIENT_MODE=auto found this
+                            peer unreachable: the join's context, set_client) */
+} eng_cfg_item_t;
+/* The one writer of e->cfg once the engine runs (the rest of it is fixed
+   at cl_engine_new): sets item to value. */
+void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value);
 double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
@@ -330,7 +347,10 @@ void eng_fan_out_member(struct cl_engine *e);
 /* A member's weight changed: a new group generation, same members. */
 void eng_fan_out_weight(struct cl_engine *e);
 
-/* cl_engine_member.c */
+/* cl_engine_member_ctx.c: the contexts of membership's components
+   (cl_engine_member.h, cl_engine_suspect.h, cl_engine_match.h), and the
+   functions through which the rest of the engine asks them (wrappers on
+   e->member, e->susp and e->match). */
 /* Peer records are written by membership only: a message from p came in
    now; p answered in a collective (no longer late); this peer was stopped
    and its own stop explains p's silence (a suspect that did not say
@@ -338,17 +358,17 @@ void eng_fan_out_weight(struct cl_engine *e);
 void eng_member_heard(struct cl_engine *e, cl_peer_t *p);
 void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
-/* The failure detector, its context built here (cl_engine_start). */
+/* The failure detector, its context built in cl_engine_member_ctx.c
+   (cl_engine_start). */
 eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
-/* Registers membership's messages with the loop (JOIN, JOIN_REPLY, VIEW,
-   HEARTBEAT, SUSPECT, MATCH, UPDATE: eng_member_on_message) and the
-   matchmaking window's timer with its set.  COLLAB_ERR_NO_MEM when the
+/* Creates e->member and e->match (matchmaking, whose window's timer goes
+   into the set) and registers membership's messages with the loop (JOIN,
+   JOIN_REPLY, VIEW, HEARTBEAT, SUSPECT, MATCH, UPDATE:
+   eng_member_on_message).  COLLAB_ERR_NO_MEM without memory or when the
    set is full. */
 int eng_member_init(struct cl_engine *e);
-/* Destroys matchmaking (eng_match_destroy). */
+/* Destroys matchmaking and e->member. */
 void eng_member_fini(struct cl_engine *e);
-/* Completes collab_init with status (if it still waits) and stops joining. */
-void eng_fail_init(struct cl_engine *e, int status);
 /* This peer holds a rank now: join line, init completes. */
 void eng_become_member(struct cl_engine *e, bool founder);
 /* Coordinator: acts on a view change it made and publishes the view. */
@@ -373,17 +393,23 @@ bool eng_self_coordinates(struct cl_engine *e);
    nothing; the member tick ends the tenure when this peer stops
    coordinating. */
 void eng_take_over(struct cl_engine *e);
+/* The transport's events, to the dial-back, the failure detector and the
+   join. */
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
+/* The loop's handler of membership's messages (eng_member_message). */
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);
-void eng_goodbye_all(struct cl_engine *e);
+void eng_goodbye_all(struct cl_engine *e); /* nothing without e->member */
+/* The program waits for the world group (eng_match_request). */
+void eng_request_match(struct cl_engine *e);
+/* MPIX_Collab_set_weight: the configuration's weight (eng_set_cfg), then
+   eng_member_set_weight. */
+void eng_set_weight(struct cl_engine *e, double w);
 /* cl_engine_coll_env.c: the 32-byte key this peer shares with the peer of
    public key `peer`:
    BLAKE2b-256 of their X25519 shared secret and both public keys (lower
    first), cached.  Returns 0, or COLLAB_ERR_ARG for a key X25519 refuses. */
 int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32]);
-void eng_request_match(struct cl_engine *e);
-void eng_set_weight(struct cl_engine *e, double w);
 /* Leaves the swarm for good while the program still runs: says goodbye,
    and every pending and later call (but finalize) completes with status. */
 void eng_leave(struct cl_engine *e, int status);

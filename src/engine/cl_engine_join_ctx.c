@@ -3,7 +3,9 @@
 
     The adapters below are the only place where the join meets struct
     cl_engine: the transport, the engine's state (moved by the join
-    between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the authority gate (a JOIN
+    between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the
+    configuration's client mode (eng_set_cfg), when this peer first became
+    a member (eng_member_since), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
     change) and the elastic layer (a joiner got a rank).
@@ -23,7 +25,7 @@ static void join_set_state(void *arg, eng_state_t state)
 
 static double join_member_since(void *arg)
 {
-    return ((struct cl_engine *)arg)->member_since;
+    return eng_member_since(((struct cl_engine *)arg)->member);
 }
 
 static int join_rank(void *arg)
@@ -64,7 +66,7 @@ static int join_link_version(void *arg, const uint8_t key[32])
 static void join_set_client(void *arg)
 {
     struct cl_engine *e = arg;
-    e->cfg.client_mode = true;
+    eng_set_cfg(e, ENG_CFG_CLIENT_MODE, 1.0);
     cl_transport_set_client(e->tp);
 }
 

@@ -1,4 +1,5 @@
-/*  cl_engine_member.c - joining, views, heartbeats and failure detection.
+/*  cl_engine_member.c - membership's views, the component eng_member_t
+    (cl_engine_member.h).
 
     docs/membership.md describes the protocol.  In short: a joiner connects
     to every COLLAB_INITIAL_PEERS entry and sends JOIN to each one that
@@ -12,188 +13,192 @@
     the next member in rank order takes over: every peer computes that
     locally from the view and its own suspicions, without clocks.
 
+    This file is the views: a VIEW installed (from a member it lists, once
+    this peer is listed or a member), a coordinator's view change acted on
+    and published to every other member and monitor, the view sent to one
+    peer or back on a connection, a smaller group's view outbid, this peer
+    becoming a member, a weight changed (UPDATE), GOODBYE to all, and the
+    dispatch of membership's messages.  Each view change updates this
+    peer's own standing (the failure detector's tenure, the ranks added to
+    matchmaking, the suspicion of those gone, a rejoin when the view left
+    this peer out) and then tells the loop what it did (the fan-out).
+
     Heartbeats, suspicion, the coordinator's side of it (SUSPECT reports,
     the removal of suspects, stragglers, COLLAB_VERIFY verdicts) and the
     coordinator's tenure are the component eng_suspect_t
-    (cl_engine_suspect.c), whose context this file builds.  The join
-    (JOIN and JOIN_REPLY, the initial peers, founding, the coordinator's
-    admission) is the component eng_join_t (cl_engine_join.c): this file
-    hands it the JOINs it answers as the coordinator, the JOIN_REPLYs,
-    the link events and a view that leaves this peer out (e->join).
-    Matchmaking (the window, MATCH, the ranks that were ever members) is
-    the component eng_match_t (cl_engine_match.c), whose context this file
-    builds (eng_member_init): this file hands it the ranks each view adds,
-    looks at the group after each view (eng_match_check), and passes it
-    MATCH and the checks of silent members.
+    (cl_engine_suspect.c).  The join (JOIN and JOIN_REPLY, the initial
+    peers, founding, the coordinator's admission) is the component
+    eng_join_t (cl_engine_join.c): this file hands it the JOINs it answers
+    as the coordinator, the JOIN_REPLYs and a view that leaves this peer
+    out.  Matchmaking (the window, MATCH, the ranks that were ever
+    members) is the component eng_match_t (cl_engine_match.c): this file
+    hands it the ranks each view adds, looks at the group after each view
+    (eng_match_check) and passes it MATCH.  All three are reached through
+    this component's context, which the loop builds with theirs
+    (cl_engine_member_ctx.c, where the transport's events go to them
+    too); this file includes no private header of the engine.
 */
-#include "engine/cl_engine_elastic.h" /* step boundaries */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_member.h"
 
+#include "engine/cl_engine_auth.h" /* eng_auth_epoch_step_ok, a pure rule */
 #include "util/cl_log.h"
-#include "util/cl_text.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REASON_LEFT ENG_REASON_LEFT
+struct eng_member {
+    eng_member_ctx_t ctx;
+    double since;         /* when this peer first got a rank (0: never) */
+    double outbid_logged; /* the last outbid logged loud (a member could repeat such views) */
+};
 
-bool eng_self_coordinates(struct cl_engine *e)
+eng_member_t *eng_member_new(const eng_member_ctx_t *ctx)
 {
-    return e->susp != NULL && eng_suspect_coordinates(e->susp);
+    eng_member_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return NULL;
+    m->ctx = *ctx;
+    return m;
 }
 
-/* Calls fn for every member and monitor of the view but this peer. */
-static void for_others(struct cl_engine *e, void (*fn)(struct cl_engine *, cl_peer_t *, void *),
-                       void *arg)
+void eng_member_destroy(eng_member_t **m_p)
+{
+    if (m_p == NULL || *m_p == NULL)
+        return;
+    free(*m_p);
+    *m_p = NULL;
+}
+
+double eng_member_since(const eng_member_t *m)
+{
+    return m != NULL ? m->since : 0.0;
+}
+
+static bool is_member(const eng_member_t *m)
+{
+    return m->ctx.state(m->ctx.arg) == ENG_MEMBER;
+}
+
+static double now(const eng_member_t *m)
+{
+    return m->ctx.now(m->ctx.arg);
+}
+
+/* Sends msg to every member and monitor of the view but this peer. */
+static void send_to_others(eng_member_t *m, cl_wire_msg_t *msg)
 {
     size_t n, nm;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    cl_peer_t *const *mons = cl_member_monitors(e->mb, &nm);
+    cl_peer_t *const *list = cl_member_list(m->ctx.members, &n);
+    cl_peer_t *const *mons = cl_member_monitors(m->ctx.members, &nm);
     for (size_t i = 0; i < nm + n; i++) {
         cl_peer_t *p = i < nm ? mons[i] : list[i - nm];
-        if (memcmp(p->key, e->self_key, 32) != 0)
-            fn(e, p, arg);
+        if (memcmp(p->key, m->ctx.self_key, 32) != 0)
+            (void)m->ctx.send(m->ctx.arg, p, msg);
     }
-}
-
-static void send_to(struct cl_engine *e, cl_peer_t *p, void *m)
-{
-    (void)eng_send(e, p, m);
-}
-
-void eng_take_over(struct cl_engine *e)
-{
-    eng_suspect_take_over(e->susp);
-}
-
-void eng_fail_init(struct cl_engine *e, int status)
-{
-    if (e->init_req != NULL && !cl_request_done(e->init_req))
-        cl_request_complete(e->init_req, status);
-    eng_set_state(e, ENG_LEFT);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Peer records: the rest of the engine writes none of their fields; the
-   class cl_member.c and the failure detector do. */
-
-void eng_member_heard(struct cl_engine *e, cl_peer_t *p)
-{
-    eng_suspect_heard(e->susp, p);
-}
-
-void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
-{
-    eng_suspect_answered(e->susp, p);
-}
-
-void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now)
-{
-    eng_suspect_excuse(e->susp, p, now);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Views. */
 
-static void broadcast_view(struct cl_engine *e)
+static void broadcast_view(eng_member_t *m)
 {
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_VIEW;
-    if (cl_member_view(e->mb, &m.u.view) != COLLAB_OK)
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_VIEW;
+    if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
-    for_others(e, send_to, &m);
-    free(m.u.view.members);
+    send_to_others(m, &msg);
+    free(msg.u.view.members);
 }
 
-void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p)
+void eng_member_send_view(eng_member_t *m, const cl_peer_t *p)
 {
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_VIEW;
-    if (cl_member_view(e->mb, &m.u.view) != COLLAB_OK)
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_VIEW;
+    if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
-    (void)eng_send(e, p, &m);
-    free(m.u.view.members);
+    (void)m->ctx.send(m->ctx.arg, p, &msg);
+    free(msg.u.view.members);
 }
 
-void eng_reply_view(struct cl_engine *e, const uint8_t key[32])
+void eng_member_reply_view(eng_member_t *m, const uint8_t key[32])
 {
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_VIEW;
-    m.hdr.epoch = cl_member_epoch(e->mb);
-    if (cl_member_view(e->mb, &m.u.view) != COLLAB_OK)
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_VIEW;
+    msg.hdr.epoch = cl_member_epoch(m->ctx.members);
+    if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
-    (void)cl_transport_reply(e->tp, key, &m);
-    free(m.u.view.members);
+    (void)m->ctx.reply(m->ctx.arg, key, &msg);
+    free(msg.u.view.members);
 }
 
-void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
+void eng_member_outbid(eng_member_t *m, const cl_wire_view_t *v)
 {
-    if (!eng_self_coordinates(e) || !eng_auth_epoch_step_ok(cl_member_epoch(e->mb), v->epoch))
+    if (!m->ctx.coordinates(m->ctx.arg) ||
+        !eng_auth_epoch_step_ok(cl_member_epoch(m->ctx.members), v->epoch))
         return;
-    eng_take_over(e);
-    if (v->epoch >= cl_member_epoch(e->mb))
-        cl_member_raise_epoch(e->mb, v->epoch + 1);
-    static double logged; /* once in a while: a member could repeat such views */
-    double now = eng_now();
-    bool loud = now - logged > 10.0;
+    m->ctx.take_over(m->ctx.arg);
+    if (v->epoch >= cl_member_epoch(m->ctx.members))
+        cl_member_raise_epoch(m->ctx.members, v->epoch + 1);
+    double t = now(m);
+    bool loud = t - m->outbid_logged > 10.0;
     if (loud)
-        logged = now;
+        m->outbid_logged = t;
     cl_log(loud ? CL_LOG_INFO : CL_LOG_DEBUG,
            "a group of %u of this peer's members formed without it (a view of the coordinator "
            "before was lost with it); sending them this peer's larger view",
            v->count);
     for (uint32_t i = 0; i < v->count; i++)
-        eng_reply_view(e, v->members[i].key);
+        eng_member_reply_view(m, v->members[i].key);
 }
 
-static void print_join_line(struct cl_engine *e)
+static void print_join_line(eng_member_t *m)
 {
-    cl_peer_t *me = cl_member_self(e->mb);
-    int ws = cl_member_settings(e->mb)->world_size;
-    if (e->cfg.monitor)
+    cl_peer_t *me = cl_member_self(m->ctx.members);
+    int ws = cl_member_settings(m->ctx.members)->world_size;
+    if (m->ctx.cfg->monitor)
         cl_info("monitor %.8s… of a swarm of %d ranks listening; peers can join with:\n"
                 "COLLAB_INITIAL_PEERS=%s",
-                e->self_id, ws, cl_transport_address(e->tp));
-    else if (e->cfg.client_mode)
-        cl_info("peer %.8s… rank %d/%d joined in client mode (accepts no connections)", e->self_id,
-                me->rank, ws);
+                m->ctx.self_id, ws, m->ctx.address(m->ctx.arg));
+    else if (m->ctx.cfg->client_mode)
+        cl_info("peer %.8s… rank %d/%d joined in client mode (accepts no connections)",
+                m->ctx.self_id, me->rank, ws);
     else
         cl_info("peer %.8s… rank %d/%d listening; other peers can join with:\n"
                 "COLLAB_INITIAL_PEERS=%s",
-                e->self_id, me->rank, ws, cl_transport_address(e->tp));
+                m->ctx.self_id, me->rank, ws, m->ctx.address(m->ctx.arg));
 }
 
-void eng_become_member(struct cl_engine *e, bool founder)
+void eng_member_become(eng_member_t *m, bool founder)
 {
-    cl_peer_t *me = cl_member_self(e->mb);
-    bool rejoin = e->member_since > 0;
-    eng_set_state(e, ENG_MEMBER);
-    atomic_store(&e->rank, me->rank);
-    atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
+    const cl_config_t *cfg = m->ctx.cfg;
+    cl_peer_t *me = cl_member_self(m->ctx.members);
+    bool rejoin = m->since > 0;
+    m->ctx.set_state(m->ctx.arg, ENG_MEMBER);
+    m->ctx.set_rank(m->ctx.arg, me->rank);
+    m->ctx.set_world_size(m->ctx.arg, cl_member_settings(m->ctx.members)->world_size);
     if (!rejoin)
-        e->member_since = eng_now();
-    eng_suspect_started(e->susp, founder);
+        m->since = now(m);
+    m->ctx.started(m->ctx.arg, founder);
     if (!rejoin) {
         cl_log_set_tag(NULL);
-        print_join_line(e);
-        int ws = cl_member_settings(e->mb)->world_size;
-        if (e->cfg.rank >= ws)
+        print_join_line(m);
+        int ws = cl_member_settings(m->ctx.members)->world_size;
+        if (cfg->rank >= ws)
             cl_warn("COLLAB_RANK=%d is outside the swarm's world size %d; this peer holds rank "
                     "%d",
-                    e->cfg.rank, ws, me->rank);
-        else if (e->cfg.rank >= 0 && e->cfg.rank != me->rank)
-            cl_info("rank %d (COLLAB_RANK) was taken; this peer holds rank %d", e->cfg.rank,
+                    cfg->rank, ws, me->rank);
+        else if (cfg->rank >= 0 && cfg->rank != me->rank)
+            cl_info("rank %d (COLLAB_RANK) was taken; this peer holds rank %d", cfg->rank,
                     me->rank);
     } else {
         cl_info("rejoined the swarm as rank %d", me->rank);
     }
     if (founder) {
-        if (e->cfg.monitor)
+        if (cfg->monitor)
             cl_info("found no active peers; waiting for trainers to join");
         else
             cl_info("found no active peers; training alone until someone joins");
@@ -201,426 +206,214 @@ void eng_become_member(struct cl_engine *e, bool founder)
     /* From now on every line names this peer's rank (peers share a terminal
        under collab-run). */
     char tag[32];
-    if (e->cfg.monitor)
+    if (cfg->monitor)
         snprintf(tag, sizeof tag, "monitor");
     else
         snprintf(tag, sizeof tag, "rank %d", me->rank);
     cl_log_set_tag(tag);
-    eng_fan_out_member(e);
+    m->ctx.fan_out_member(m->ctx.arg);
 }
 
 /* Acts on what a view change did: this peer's own records here; the
    rest of the engine learns who joined, left, failed or left the group
-   from the loop (eng_fan_out_peers), then that the view changed
-   (eng_fan_out_view). */
-static void apply_delta(struct cl_engine *e, cl_member_delta_t *d)
+   from the loop (fan_out_peers), then that the view changed
+   (fan_out_view). */
+static void apply_delta(eng_member_t *m, cl_member_delta_t *d)
 {
+    void *arg = m->ctx.arg;
     /* The records changed: whether this peer still coordinates (a view
        that admits a lower rank, or leaves this peer out, ends its
        tenure). */
-    eng_suspect_tenure(e->susp);
-    if (e->state != ENG_MEMBER && cl_member_self(e->mb) != NULL &&
-        cl_member_self(e->mb)->state != CL_PEER_GONE)
-        eng_become_member(e, false);
-    atomic_store(&e->world_size, cl_member_settings(e->mb)->world_size);
+    m->ctx.tenure(arg);
+    if (!is_member(m) && cl_member_self(m->ctx.members) != NULL &&
+        cl_member_self(m->ctx.members)->state != CL_PEER_GONE)
+        eng_member_become(m, false);
+    m->ctx.set_world_size(arg, cl_member_settings(m->ctx.members)->world_size);
     for (size_t i = 0; i < d->nadded; i++)
-        eng_match_joined(e->match, d->added[i]->rank);
-    eng_fan_out_peers(e, d);
+        m->ctx.joined(arg, d->added[i]->rank);
+    m->ctx.fan_out_peers(arg, d);
     /* The records of those gone keep nothing of their suspicion. */
     for (size_t i = 0; i < d->nmon_removed + d->nremoved; i++) {
         cl_peer_t *p = i < d->nmon_removed ? d->mon_removed[i] : d->removed[i - d->nmon_removed];
-        if (memcmp(p->key, e->self_key, 32) != 0)
-            eng_suspect_forget(e->susp, p);
+        if (memcmp(p->key, m->ctx.self_key, 32) != 0)
+            m->ctx.forget(arg, p);
     }
-    if (d->self_removed && e->state == ENG_MEMBER)
-        eng_join_again(e->join);
+    if (d->self_removed && is_member(m))
+        m->ctx.join_again(arg);
     if (d->group_closed_now) {
         cl_peer_t *grp[1];
-        size_t n = cl_member_group(e->mb, grp, 1);
+        size_t n = cl_member_group(m->ctx.members, grp, 1);
         cl_debug("the group of the world communicator is formed: %zu peers", n);
     }
-    eng_fan_out_view(e);
+    m->ctx.fan_out_view(arg);
 }
 
-void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
+void eng_member_commit(eng_member_t *m, cl_member_delta_t *d)
 {
-    apply_delta(e, d);
+    apply_delta(m, d);
     cl_member_delta_clear(d);
-    broadcast_view(e);
-    eng_match_check(e->match, eng_now()); /* e.g. the last rank just joined */
-}
-
-void eng_request_match(struct cl_engine *e)
-{
-    eng_match_request(e->match);
+    broadcast_view(m);
+    m->ctx.match_check(m->ctx.arg, now(m)); /* e.g. the last rank just joined */
 }
 
 /* Coordinator: a member's weight changed, which starts a new group
    generation (docs/membership.md §2).  The coordinator records it like
    every member that installs the view, before its next collective can
    start under it, then publishes the view. */
-static void weight_changed(struct cl_engine *e)
+static void weight_changed(eng_member_t *m)
 {
-    eng_fan_out_weight(e);
-    broadcast_view(e);
+    m->ctx.fan_out_weight(m->ctx.arg);
+    broadcast_view(m);
 }
 
-void eng_set_weight(struct cl_engine *e, double w)
+void eng_member_set_weight(eng_member_t *m, double w)
 {
-    e->cfg.weight = w;
-    if (e->state != ENG_MEMBER)
+    if (!is_member(m))
         return;
-    if (eng_self_coordinates(e)) {
-        eng_take_over(e);
-        if (cl_member_set_weight(e->mb, e->self_key, w) == 1)
-            weight_changed(e);
+    if (m->ctx.coordinates(m->ctx.arg)) {
+        m->ctx.take_over(m->ctx.arg);
+        if (cl_member_set_weight(m->ctx.members, m->ctx.self_key, w) == 1)
+            weight_changed(m);
         return;
     }
-    cl_peer_t *c = cl_member_coordinator(e->mb);
+    cl_peer_t *c = cl_member_coordinator(m->ctx.members);
     if (c == NULL)
         return;
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_UPDATE;
-    m.u.update.weight = w;
-    (void)eng_send(e, c, &m);
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_UPDATE;
+    msg.u.update.weight = w;
+    (void)m->ctx.send(m->ctx.arg, c, &msg);
 }
 
-void eng_goodbye_all(struct cl_engine *e)
+void eng_member_goodbye_all(eng_member_t *m)
 {
-    cl_wire_msg_t m;
-    memset(&m, 0, sizeof m);
-    m.hdr.type = CL_MSG_GOODBYE;
-    for_others(e, send_to, &m);
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_GOODBYE;
+    send_to_others(m, &msg);
 }
 
 /* ---------------------------------------------------------------------- */
-/* Joining. */
+/* A view from a member. */
 
-static void on_view(struct cl_engine *e, const uint8_t key[32], const cl_wire_view_t *v)
+static void on_view(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t *v)
 {
     bool from_member = false, has_me = false;
     for (uint32_t i = 0; i < v->count; i++) {
         if (memcmp(v->members[i].key, key, 32) == 0)
             from_member = true;
-        if (memcmp(v->members[i].key, e->self_key, 32) == 0)
+        if (memcmp(v->members[i].key, m->ctx.self_key, 32) == 0)
             has_me = true;
     }
-    if (!from_member || e->state == ENG_LEFT)
+    eng_state_t state = m->ctx.state(m->ctx.arg);
+    if (!from_member || state == ENG_LEFT)
         return;
-    if (e->state != ENG_MEMBER && !has_me)
+    if (state != ENG_MEMBER && !has_me)
         return;
     cl_settings_t theirs;
     cl_settings_from_wire(&v->settings, false, &theirs);
-    if (e->member_since <= 0 && eng_settings_conflict(&e->cfg, &theirs)) {
+    if (m->since <= 0 && eng_settings_conflict(m->ctx.cfg, &theirs)) {
         /* Admitted, but with settings this peer must not adopt. */
-        eng_fail_init(e, COLLAB_ERR_CONFIG);
-        cl_wire_msg_t m;
-        memset(&m, 0, sizeof m);
-        m.hdr.type = CL_MSG_GOODBYE;
-        (void)cl_transport_send(e->tp, key, &m);
+        m->ctx.fail(m->ctx.arg, COLLAB_ERR_CONFIG);
+        cl_wire_msg_t msg;
+        memset(&msg, 0, sizeof msg);
+        msg.hdr.type = CL_MSG_GOODBYE;
+        (void)m->ctx.send_key(m->ctx.arg, key, &msg);
         return;
     }
-    bool first = e->member_since <= 0;
+    bool first = m->since <= 0;
     cl_member_delta_t d;
-    int rc = cl_member_apply_view(e->mb, v, eng_now(), &d);
+    int rc = cl_member_apply_view(m->ctx.members, v, now(m), &d);
     if (rc == 1 && first)
-        eng_settings_adopted(e, &theirs);
+        m->ctx.settings_adopted(m->ctx.arg, &theirs);
     if (rc == 1)
-        apply_delta(e, &d);
+        apply_delta(m, &d);
     cl_member_delta_clear(&d);
     if (rc == 1)
-        eng_match_check(e->match, eng_now()); /* a coordinator's count changed */
+        m->ctx.match_check(m->ctx.arg, now(m)); /* a coordinator's count changed */
 }
 
 /* ---------------------------------------------------------------------- */
-/* Events and messages from the transport. */
+/* Membership's messages. */
 
-void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
+static void on_join(eng_member_t *m, cl_peer_t *from, bool member, const uint8_t key[32],
+                    const cl_wire_join_t *j)
 {
-    cl_peer_t *p = cl_member_find(e->mb, ev->key);
-    switch (ev->kind) {
-    case CL_TP_UP:
-        if (ev->inbound)
-            break;
-        eng_dialback_on_up(e->dialback, ev->key);
-        if (p != NULL)
-            eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
-        eng_join_link_up(e->join, ev->key);
-        break;
-    case CL_TP_DOWN:
-        eng_join_link_down(e->join, ev->key);
-        if (p != NULL && p->state != CL_PEER_GONE)
-            eng_suspect_closed(e->susp, p);
-        break;
-    case CL_TP_REFUSED:
-        eng_join_link_refused(e->join, ev->key, ev->reason, ev->text);
-        if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
-            eng_suspect_refused(e->susp, p);
-        break;
-    case CL_TP_MESSAGE:
-        break;
+    if (!is_member(m)) {
+        cl_wire_msg_t r;
+        memset(&r, 0, sizeof r);
+        r.hdr.type = CL_MSG_JOIN_REPLY;
+        r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
+        (void)m->ctx.reply(m->ctx.arg, key, &r);
+    } else if (m->ctx.coordinates(m->ctx.arg)) {
+        m->ctx.take_over(m->ctx.arg);
+        m->ctx.on_join(m->ctx.arg, key, j);
+    } else if (member && from->state == CL_PEER_ALIVE && !from->link_closed &&
+               cl_member_coordinator(m->ctx.members) == from) {
+        /* The coordinator of this view asks to join: it never got the
+           view that admitted it (the coordinator before it died before
+           the view went out), and a REDIRECT would send it to itself.
+           Any member hands it the view.  (Another member that asks
+           again is redirected: the coordinator tells a retry from a
+           restart of the same identity.) */
+        char desc[CL_WIRE_STR_MAX + 64];
+        cl_debug("%s asks to join but is a member already; sending it the view",
+                 m->ctx.desc(from, desc, sizeof desc));
+        eng_member_reply_view(m, key);
+    } else {
+        cl_peer_t *c = cl_member_coordinator(m->ctx.members);
+        cl_wire_msg_t r;
+        memset(&r, 0, sizeof r);
+        r.hdr.type = CL_MSG_JOIN_REPLY;
+        if (c != NULL && c->address[0] != '\0') {
+            r.u.join_reply.status = CL_JOIN_REDIRECT;
+            memcpy(r.u.join_reply.key, c->key, 32);
+            snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s", c->address);
+        } else {
+            r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
+        }
+        (void)m->ctx.reply(m->ctx.arg, key, &r);
     }
-    eng_join_changed(e->join); /* a joiner may found again */
 }
 
-void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
-                           const cl_wire_msg_t *m)
+void eng_member_message(eng_member_t *m, cl_peer_t *from, const uint8_t key[32],
+                        const cl_wire_msg_t *msg)
 {
+    void *arg = m->ctx.arg;
     bool member = from != NULL && from->state != CL_PEER_GONE;
-    switch (m->hdr.type) {
+    switch (msg->hdr.type) {
     case CL_MSG_JOIN:
-        if (e->state != ENG_MEMBER) {
-            cl_wire_msg_t r;
-            memset(&r, 0, sizeof r);
-            r.hdr.type = CL_MSG_JOIN_REPLY;
-            r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
-            (void)cl_transport_reply(e->tp, key, &r);
-        } else if (eng_self_coordinates(e)) {
-            eng_take_over(e);
-            eng_join_on_join(e->join, key, &m->u.join);
-        } else if (member && from->state == CL_PEER_ALIVE && !from->link_closed &&
-                   cl_member_coordinator(e->mb) == from) {
-            /* The coordinator of this view asks to join: it never got the
-               view that admitted it (the coordinator before it died before
-               the view went out), and a REDIRECT would send it to itself.
-               Any member hands it the view.  (Another member that asks
-               again is redirected: the coordinator tells a retry from a
-               restart of the same identity.) */
-            char desc[CL_WIRE_STR_MAX + 64];
-            cl_debug("%s asks to join but is a member already; sending it the view",
-                     eng_peer_desc(from, desc, sizeof desc));
-            eng_reply_view(e, key);
-        } else {
-            cl_peer_t *c = cl_member_coordinator(e->mb);
-            cl_wire_msg_t r;
-            memset(&r, 0, sizeof r);
-            r.hdr.type = CL_MSG_JOIN_REPLY;
-            if (c != NULL && c->address[0] != '\0') {
-                r.u.join_reply.status = CL_JOIN_REDIRECT;
-                memcpy(r.u.join_reply.key, c->key, 32);
-                snprintf(r.u.join_reply.address, sizeof r.u.join_reply.address, "%s", c->address);
-            } else {
-                r.u.join_reply.status = CL_JOIN_NOT_MEMBER;
-            }
-            (void)cl_transport_reply(e->tp, key, &r);
-        }
+        on_join(m, from, member, key, &msg->u.join);
         break;
     case CL_MSG_JOIN_REPLY:
-        eng_join_on_reply(e->join, key, &m->u.join_reply);
+        m->ctx.on_join_reply(arg, key, &msg->u.join_reply);
         break;
     case CL_MSG_VIEW:
-        on_view(e, key, &m->u.view);
-        eng_el_view_from(e, key); /* elastic hook: an answer to a PROBE */
+        on_view(m, key, &msg->u.view);
+        m->ctx.view_from(arg, key); /* elastic hook: an answer to a PROBE */
         break;
     case CL_MSG_HEARTBEAT:
     case CL_MSG_SUSPECT:
-        eng_suspect_on_message(e->susp, from, key, m);
+        m->ctx.suspect_message(arg, from, key, msg);
         break;
     case CL_MSG_GOODBYE:
         /* The loop acknowledged it and tells the collectives
-           (eng_on_goodbye in cl_engine.c). */
-        if (member && e->state == ENG_MEMBER)
-            eng_suspect_peer(e->susp, from, REASON_LEFT);
+           (on_goodbye in cl_engine.c). */
+        if (member && is_member(m))
+            m->ctx.left(arg, from);
         break;
     case CL_MSG_MATCH:
-        eng_match_on_request(e->match, member);
+        m->ctx.match_request(arg, member);
         break;
     case CL_MSG_UPDATE:
-        if (member && eng_self_coordinates(e)) {
-            eng_take_over(e);
-            if (cl_member_set_weight(e->mb, from->key, m->u.update.weight) == 1)
-                weight_changed(e);
+        if (member && m->ctx.coordinates(arg)) {
+            m->ctx.take_over(arg);
+            if (cl_member_set_weight(m->ctx.members, from->key, msg->u.update.weight) == 1)
+                weight_changed(m);
         }
         break;
     default:
         break;
     }
-}
-
-/* ---------------------------------------------------------------------- */
-/* Timers. */
-
-/* ---------------------------------------------------------------------- */
-/* The failure detector's context (cl_engine_suspect.h), and what the rest
-   of the engine asks of it. */
-
-static bool ctx_is_member(void *arg)
-{
-    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
-}
-
-static int ctx_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
-{
-    return eng_send(arg, p, m);
-}
-
-static int ctx_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
-{
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
-}
-
-static void ctx_reply_view(void *arg, const uint8_t key[32])
-{
-    eng_reply_view(arg, key);
-}
-
-static void ctx_commit(void *arg, cl_member_delta_t *d)
-{
-    eng_coordinator_commit(arg, d);
-}
-
-static void ctx_ban(void *arg, const uint8_t key[32], double seconds)
-{
-    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
-}
-
-static const char *ctx_desc(void *arg, const cl_peer_t *p, char *out, size_t len)
-{
-    (void)arg;
-    return eng_peer_desc(p, out, len);
-}
-
-static uint64_t ctx_progress(void *arg)
-{
-    return ((struct cl_engine *)arg)->progress;
-}
-
-static double ctx_step_gap(void *arg)
-{
-    return ((struct cl_engine *)arg)->step_gap;
-}
-
-static bool ctx_boundaries_known(void *arg)
-{
-    return eng_el_boundaries_known(arg);
-}
-
-static void ctx_late_seen(void *arg, double now)
-{
-    eng_report_late_seen(((struct cl_engine *)arg)->rep, now);
-}
-
-static bool ctx_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
-{
-    (void)arg;
-    return eng_auth_epoch_step_ok(own, epoch);
-}
-
-static bool ctx_member_ahead(void *arg, bool ahead, double patience)
-{
-    return eng_auth_member_ahead(((struct cl_engine *)arg)->auth, ahead, patience);
-}
-
-/* Matchmaking's context (cl_engine_match.h); the rest as above. */
-
-static bool ctx_coordinates(void *arg)
-{
-    return eng_self_coordinates(arg);
-}
-
-static void ctx_take_over(void *arg)
-{
-    eng_take_over(arg);
-}
-
-static bool ctx_waiting(void *arg)
-{
-    return ((struct cl_engine *)arg)->waiting_for_group;
-}
-
-static int ctx_close_group(void *arg, cl_member_delta_t *d)
-{
-    return cl_member_close_group(((struct cl_engine *)arg)->mb, d);
-}
-
-/* After each check of silent members (the timer of _suspect): matchmaking. */
-static void ctx_checked(void *arg, bool coordinator, double now)
-{
-    eng_match_checked(((struct cl_engine *)arg)->match, coordinator, now);
-}
-
-static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
-                               size_t group_size)
-{
-    return eng_auth_straggler_vote(((struct cl_engine *)arg)->auth, subject, reporter, group_size);
-}
-
-int eng_member_init(struct cl_engine *e)
-{
-    static const int types[] = {CL_MSG_JOIN,      CL_MSG_JOIN_REPLY, CL_MSG_VIEW,  CL_MSG_HEARTBEAT,
-                                CL_MSG_SUSPECT,   CL_MSG_MATCH,      CL_MSG_UPDATE};
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        eng_on_type(e, types[i], eng_member_on_message);
-    eng_match_ctx_t ctx = {.arg = e,
-                           .cfg = &e->cfg,
-                           .members = e->mb,
-                           .timers = e->timers,
-                           .now = eng_ctx_now,
-                           .is_member = ctx_is_member,
-                           .coordinates = ctx_coordinates,
-                           .take_over = ctx_take_over,
-                           .waiting = ctx_waiting,
-                           .send = ctx_send,
-                           .close_group = ctx_close_group,
-                           .commit = ctx_commit};
-    e->match = eng_match_new(&ctx);
-    return e->match != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
-}
-
-void eng_member_fini(struct cl_engine *e)
-{
-    eng_match_destroy(&e->match);
-}
-
-eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
-{
-    eng_suspect_ctx_t ctx = {.arg = e,
-                             .cfg = &e->cfg,
-                             .self_key = e->self_key,
-                             .mb = e->mb,
-                             .timers = e->timers,
-                             .hb_interval = e->hb_interval,
-                             .now = eng_ctx_now,
-                             .is_member = ctx_is_member,
-                             .send = ctx_send,
-                             .reply = ctx_reply,
-                             .reply_view = ctx_reply_view,
-                             .commit = ctx_commit,
-                             .ban = ctx_ban,
-                             .desc = ctx_desc,
-                             .progress = ctx_progress,
-                             .step_gap = ctx_step_gap,
-                             .boundaries_known = ctx_boundaries_known,
-                             .late_seen = ctx_late_seen,
-                             .epoch_step_ok = ctx_epoch_step_ok,
-                             .member_ahead = ctx_member_ahead,
-                             .straggler_vote = ctx_straggler_vote,
-                             .checked = ctx_checked};
-    return eng_suspect_new(&ctx);
-}
-
-void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
-{
-    eng_suspect_late(e->susp, p, reason);
-}
-
-void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
-{
-    eng_suspect_corrupt(e->susp, p);
-}
-
-void eng_report_self_out(struct cl_engine *e)
-{
-    eng_suspect_self_out(e->susp);
-}
-
-static int rank_of(const void *comm, int world)
-{
-    return cl_comm_rank_of_world(comm, world);
-}
-
-int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
-{
-    return eng_suspect_verify_target(e->susp, ranks, n, rank_of, comm);
 }

@@ -150,6 +150,22 @@ void eng_report_late_seen(eng_report_t *r, double now)
     (void)r, (void)now;
 }
 
+/* The loop's: collab_init fails (the fake engine has no request), and
+   the one writer of the configuration. */
+void eng_fail_init(struct cl_engine *e, int status)
+{
+    (void)status;
+    eng_set_state(e, ENG_LEFT);
+}
+
+void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value)
+{
+    if (item == ENG_CFG_WEIGHT)
+        e->cfg.weight = value;
+    else
+        e->cfg.client_mode = value != 0.0;
+}
+
 /* collab_init's request: the fake engine has none (init_req is NULL). */
 bool cl_request_done(collab_request_t *r)
 {

@@ -1,0 +1,481 @@
+/*  cl_engine_member_ctx.c - the contexts the loop builds for
+    membership's components: membership's views (eng_member_ctx_t,
+    cl_engine_member.h), the failure detector (eng_suspect_ctx_t,
+    cl_engine_suspect.h) and matchmaking (eng_match_ctx_t,
+    cl_engine_match.h); the registration of membership's messages with the
+    loop (eng_member_init); the transport's events, handed to the
+    dial-back, the failure detector and the join (eng_member_on_event); and
+    the functions through which the rest of the engine asks these
+    components (eng_self_coordinates, eng_coordinator_commit,
+    eng_report_late, ...: thin wrappers on e->member, e->susp, e->match).
+
+    The adapters below are the only place where those components meet
+    struct cl_engine: the loop's state (eng_set_state, this peer's rank
+    and world size, collab_init's request through eng_fail_init, the
+    configuration through eng_set_cfg), the transport (send, reply, ban),
+    the authority's rules, the elastic layer, the reports, the
+    collectives' progress, the join, the fan-out of view changes, and each
+    other (the view sent back, a coordinator's commit, whether this peer
+    coordinates, the takeover).
+*/
+#include "engine/cl_engine_elastic.h" /* eng_el_boundaries_known, eng_el_view_from */
+#include "engine/cl_engine_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------- */
+/* What the rest of the engine asks of membership and the failure
+   detector. */
+
+bool eng_self_coordinates(struct cl_engine *e)
+{
+    return e->susp != NULL && eng_suspect_coordinates(e->susp);
+}
+
+void eng_take_over(struct cl_engine *e)
+{
+    eng_suspect_take_over(e->susp);
+}
+
+/* Peer records: the rest of the engine writes none of their fields; the
+   class cl_member.c and the failure detector do. */
+
+void eng_member_heard(struct cl_engine *e, cl_peer_t *p)
+{
+    eng_suspect_heard(e->susp, p);
+}
+
+void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
+{
+    eng_suspect_answered(e->susp, p);
+}
+
+void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now)
+{
+    eng_suspect_excuse(e->susp, p, now);
+}
+
+void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p)
+{
+    eng_member_send_view(e->member, p);
+}
+
+void eng_reply_view(struct cl_engine *e, const uint8_t key[32])
+{
+    eng_member_reply_view(e->member, key);
+}
+
+void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
+{
+    eng_member_outbid(e->member, v);
+}
+
+void eng_become_member(struct cl_engine *e, bool founder)
+{
+    eng_member_become(e->member, founder);
+}
+
+void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
+{
+    eng_member_commit(e->member, d);
+}
+
+void eng_request_match(struct cl_engine *e)
+{
+    eng_match_request(e->match);
+}
+
+void eng_set_weight(struct cl_engine *e, double w)
+{
+    eng_set_cfg(e, ENG_CFG_WEIGHT, w);
+    eng_member_set_weight(e->member, w);
+}
+
+void eng_goodbye_all(struct cl_engine *e)
+{
+    if (e->member != NULL) /* a start that failed before membership */
+        eng_member_goodbye_all(e->member);
+}
+
+void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
+                           const cl_wire_msg_t *m)
+{
+    eng_member_message(e->member, from, key, m);
+}
+
+/* The transport's events: the dial-back, the failure detector, the join. */
+void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
+{
+    cl_peer_t *p = cl_member_find(e->mb, ev->key);
+    switch (ev->kind) {
+    case CL_TP_UP:
+        if (ev->inbound)
+            break;
+        eng_dialback_on_up(e->dialback, ev->key);
+        if (p != NULL)
+            eng_suspect_link_up(e->susp, p); /* our connection to it works (again) */
+        eng_join_link_up(e->join, ev->key);
+        break;
+    case CL_TP_DOWN:
+        eng_join_link_down(e->join, ev->key);
+        if (p != NULL && p->state != CL_PEER_GONE)
+            eng_suspect_closed(e->susp, p);
+        break;
+    case CL_TP_REFUSED:
+        eng_join_link_refused(e->join, ev->key, ev->reason, ev->text);
+        if (p != NULL && p->state != CL_PEER_GONE && e->state == ENG_MEMBER)
+            eng_suspect_refused(e->susp, p);
+        break;
+    case CL_TP_MESSAGE:
+        break;
+    }
+    eng_join_changed(e->join); /* a joiner may found again */
+}
+
+void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
+{
+    eng_suspect_late(e->susp, p, reason);
+}
+
+void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p)
+{
+    eng_suspect_corrupt(e->susp, p);
+}
+
+void eng_report_self_out(struct cl_engine *e)
+{
+    eng_suspect_self_out(e->susp);
+}
+
+static int rank_of(const void *comm, int world)
+{
+    return cl_comm_rank_of_world(comm, world);
+}
+
+int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
+{
+    return eng_suspect_verify_target(e->susp, ranks, n, rank_of, comm);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Membership's context (cl_engine_member.h); its send, reply, coordinates
+   and take_over are the failure detector's and matchmaking's below. */
+
+static eng_state_t mem_state(void *arg)
+{
+    return ((struct cl_engine *)arg)->state;
+}
+
+static void mem_set_state(void *arg, eng_state_t state)
+{
+    eng_set_state(arg, state);
+}
+
+static void mem_set_rank(void *arg, int rank)
+{
+    atomic_store(&((struct cl_engine *)arg)->rank, rank);
+}
+
+static void mem_set_world_size(void *arg, int world_size)
+{
+    atomic_store(&((struct cl_engine *)arg)->world_size, world_size);
+}
+
+static void mem_fail(void *arg, int status)
+{
+    eng_fail_init(arg, status);
+}
+
+static const char *mem_address(void *arg)
+{
+    return cl_transport_address(((struct cl_engine *)arg)->tp);
+}
+
+static int mem_send_key(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_send(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static void mem_tenure(void *arg)
+{
+    eng_suspect_tenure(((struct cl_engine *)arg)->susp);
+}
+
+static void mem_started(void *arg, bool founder)
+{
+    eng_suspect_started(((struct cl_engine *)arg)->susp, founder);
+}
+
+static void mem_forget(void *arg, cl_peer_t *p)
+{
+    eng_suspect_forget(((struct cl_engine *)arg)->susp, p);
+}
+
+static void mem_suspect_message(void *arg, cl_peer_t *from, const uint8_t key[32],
+                                const cl_wire_msg_t *m)
+{
+    eng_suspect_on_message(((struct cl_engine *)arg)->susp, from, key, m);
+}
+
+static void mem_left(void *arg, cl_peer_t *p)
+{
+    eng_suspect_peer(((struct cl_engine *)arg)->susp, p, ENG_REASON_LEFT);
+}
+
+static void mem_on_join(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+{
+    eng_join_on_join(((struct cl_engine *)arg)->join, key, j);
+}
+
+static void mem_on_join_reply(void *arg, const uint8_t key[32], const cl_wire_join_reply_t *r)
+{
+    eng_join_on_reply(((struct cl_engine *)arg)->join, key, r);
+}
+
+static void mem_join_again(void *arg)
+{
+    eng_join_again(((struct cl_engine *)arg)->join);
+}
+
+static void mem_settings_adopted(void *arg, const cl_settings_t *s)
+{
+    eng_settings_adopted(arg, s);
+}
+
+static void mem_joined(void *arg, int rank)
+{
+    eng_match_joined(((struct cl_engine *)arg)->match, rank);
+}
+
+static void mem_match_check(void *arg, double now)
+{
+    eng_match_check(((struct cl_engine *)arg)->match, now);
+}
+
+static void mem_match_request(void *arg, bool from_member)
+{
+    eng_match_on_request(((struct cl_engine *)arg)->match, from_member);
+}
+
+static void mem_view_from(void *arg, const uint8_t key[32])
+{
+    eng_el_view_from(arg, key);
+}
+
+static void mem_fan_out_peers(void *arg, const cl_member_delta_t *d)
+{
+    eng_fan_out_peers(arg, d);
+}
+
+static void mem_fan_out_view(void *arg)
+{
+    eng_fan_out_view(arg);
+}
+
+static void mem_fan_out_member(void *arg)
+{
+    eng_fan_out_member(arg);
+}
+
+static void mem_fan_out_weight(void *arg)
+{
+    eng_fan_out_weight(arg);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The failure detector's context (cl_engine_suspect.h). */
+
+static bool ctx_is_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static int ctx_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+{
+    return eng_send(arg, p, m);
+}
+
+static int ctx_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static void ctx_reply_view(void *arg, const uint8_t key[32])
+{
+    eng_reply_view(arg, key);
+}
+
+static void ctx_commit(void *arg, cl_member_delta_t *d)
+{
+    eng_coordinator_commit(arg, d);
+}
+
+static void ctx_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+}
+
+static const char *ctx_desc(void *arg, const cl_peer_t *p, char *out, size_t len)
+{
+    (void)arg;
+    return eng_peer_desc(p, out, len);
+}
+
+static uint64_t ctx_progress(void *arg)
+{
+    return ((struct cl_engine *)arg)->progress;
+}
+
+static double ctx_step_gap(void *arg)
+{
+    return ((struct cl_engine *)arg)->step_gap;
+}
+
+static bool ctx_boundaries_known(void *arg)
+{
+    return eng_el_boundaries_known(arg);
+}
+
+static void ctx_late_seen(void *arg, double now)
+{
+    eng_report_late_seen(((struct cl_engine *)arg)->rep, now);
+}
+
+static bool ctx_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
+{
+    (void)arg;
+    return eng_auth_epoch_step_ok(own, epoch);
+}
+
+static bool ctx_member_ahead(void *arg, bool ahead, double patience)
+{
+    return eng_auth_member_ahead(((struct cl_engine *)arg)->auth, ahead, patience);
+}
+
+/* Matchmaking's context (cl_engine_match.h); the rest as above. */
+
+static bool ctx_coordinates(void *arg)
+{
+    return eng_self_coordinates(arg);
+}
+
+static void ctx_take_over(void *arg)
+{
+    eng_take_over(arg);
+}
+
+static bool ctx_waiting(void *arg)
+{
+    return ((struct cl_engine *)arg)->waiting_for_group;
+}
+
+static int ctx_close_group(void *arg, cl_member_delta_t *d)
+{
+    return cl_member_close_group(((struct cl_engine *)arg)->mb, d);
+}
+
+/* After each check of silent members (the timer of _suspect): matchmaking. */
+static void ctx_checked(void *arg, bool coordinator, double now)
+{
+    eng_match_checked(((struct cl_engine *)arg)->match, coordinator, now);
+}
+
+static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
+                               size_t group_size)
+{
+    return eng_auth_straggler_vote(((struct cl_engine *)arg)->auth, subject, reporter, group_size);
+}
+
+int eng_member_init(struct cl_engine *e)
+{
+    eng_member_ctx_t mctx = {.arg = e,
+                             .cfg = &e->cfg,
+                             .members = e->mb,
+                             .now = eng_ctx_now,
+                             .state = mem_state,
+                             .set_state = mem_set_state,
+                             .set_rank = mem_set_rank,
+                             .set_world_size = mem_set_world_size,
+                             .fail = mem_fail,
+                             .address = mem_address,
+                             .send = ctx_send,
+                             .send_key = mem_send_key,
+                             .reply = ctx_reply,
+                             .desc = eng_peer_desc,
+                             .coordinates = ctx_coordinates,
+                             .take_over = ctx_take_over,
+                             .tenure = mem_tenure,
+                             .started = mem_started,
+                             .forget = mem_forget,
+                             .suspect_message = mem_suspect_message,
+                             .left = mem_left,
+                             .on_join = mem_on_join,
+                             .on_join_reply = mem_on_join_reply,
+                             .join_again = mem_join_again,
+                             .settings_adopted = mem_settings_adopted,
+                             .joined = mem_joined,
+                             .match_check = mem_match_check,
+                             .match_request = mem_match_request,
+                             .view_from = mem_view_from,
+                             .fan_out_peers = mem_fan_out_peers,
+                             .fan_out_view = mem_fan_out_view,
+                             .fan_out_member = mem_fan_out_member,
+                             .fan_out_weight = mem_fan_out_weight};
+    memcpy(mctx.self_key, e->self_key, 32);
+    snprintf(mctx.self_id, sizeof mctx.self_id, "%s", e->self_id);
+    e->member = eng_member_new(&mctx);
+    if (e->member == NULL)
+        return COLLAB_ERR_NO_MEM;
+    static const int types[] = {CL_MSG_JOIN,    CL_MSG_JOIN_REPLY, CL_MSG_VIEW,  CL_MSG_HEARTBEAT,
+                                CL_MSG_SUSPECT, CL_MSG_MATCH,      CL_MSG_UPDATE};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        eng_on_type(e, types[i], eng_member_on_message);
+    eng_match_ctx_t ctx = {.arg = e,
+                           .cfg = &e->cfg,
+                           .members = e->mb,
+                           .timers = e->timers,
+                           .now = eng_ctx_now,
+                           .is_member = ctx_is_member,
+                           .coordinates = ctx_coordinates,
+                           .take_over = ctx_take_over,
+                           .waiting = ctx_waiting,
+                           .send = ctx_send,
+                           .close_group = ctx_close_group,
+                           .commit = ctx_commit};
+    e->match = eng_match_new(&ctx);
+    return e->match != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
+}
+
+void eng_member_fini(struct cl_engine *e)
+{
+    eng_match_destroy(&e->match);
+    eng_member_destroy(&e->member);
+}
+
+eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
+{
+    eng_suspect_ctx_t ctx = {.arg = e,
+                             .cfg = &e->cfg,
+                             .self_key = e->self_key,
+                             .mb = e->mb,
+                             .timers = e->timers,
+                             .hb_interval = e->hb_interval,
+                             .now = eng_ctx_now,
+                             .is_member = ctx_is_member,
+                             .send = ctx_send,
+                             .reply = ctx_reply,
+                             .reply_view = ctx_reply_view,
+                             .commit = ctx_commit,
+                             .ban = ctx_ban,
+                             .desc = ctx_desc,
+                             .progress = ctx_progress,
+                             .step_gap = ctx_step_gap,
+                             .boundaries_known = ctx_boundaries_known,
+                             .late_seen = ctx_late_seen,
+                             .epoch_step_ok = ctx_epoch_step_ok,
+                             .member_ahead = ctx_member_ahead,
+                             .straggler_vote = ctx_straggler_vote,
+                             .checked = ctx_checked};
+    return eng_suspect_new(&ctx);
+}
