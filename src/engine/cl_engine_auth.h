@@ -123,9 +123,10 @@ void eng_auth_member(eng_auth_t *a);
 bool eng_auth_probing(const eng_auth_t *a);
 /* True while the question "did the swarm go on without this peer" is
    open: the pause's round is open and the gate refused a member's
-   answer, a view newer than this peer's, or the peers then asked to take it back
-   may still answer.  No collective may start or complete meanwhile
-   (the pause holds them, cl_engine_pause.c).  False when a is NULL. */
+   answer, a view newer than this peer's that does not list it, or the
+   peers then asked to take it back may still answer.  No collective may
+   start or complete meanwhile (the pause holds them, cl_engine_pause.c).
+   False when a is NULL. */
 bool eng_auth_went_on(const eng_auth_t *a);
 /* True when `epoch` is at most EPOCH_STEP above `own` and below the
    ceiling CL_EPOCH_MAX. */

@@ -12,8 +12,8 @@
     asked again each second; without a majority by the round's deadline,
     the members that claimed a newer view are sent a JOIN, and for a
     while a view of theirs that lists this peer counts.  The members
-    whose newer answer the gate refused are the swarm that may have gone
-    on without this peer (eng_auth_refused_newer): a view listing it from
+    whose newer answer, a view without this peer, the gate refused are
+    the swarm that may have gone on without it (eng_auth_refused_newer): a view listing it from
     one of them ends the window (eng_auth_taken_back), and a window that
     ends without one stops the engine with an error (the context's
     give_up).  While such an answer came and nothing

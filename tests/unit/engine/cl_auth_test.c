@@ -486,6 +486,56 @@ static void test_pause(void)
     s_now = 100.0;
 }
 
+/* Only a view without this peer says the swarm went on without it (soak
+   seed 2, round 28: member 1's newer view, after member 2 died, still
+   listed the receiver, and the receiver stopped with an error while
+   member 3 waited for it).  A probed member's newer view that lists the
+   receiver is refused (no majority) but leaves the question closed: at
+   the round's deadline it is sent a JOIN, and the window ends without
+   stopping the engine.  One that omits it opens the question, and a
+   window that ends without a member taking it back stops the engine. */
+static void test_went_on(void)
+{
+    uint64_t own = cl_member_epoch(s_n.mb);
+    cl_wire_member_t ents[4];
+    int with_me[2] = {ME, M1}, without_me[1] = {M2};
+    cl_wire_msg_t m;
+
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 1, with_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0); /* not its coordinator, no majority: not counted */
+    CL_CHECK(eng_auth_probing(s_n.auth));
+    CL_CHECK(!eng_auth_went_on(s_n.auth)); /* it still lists this peer */
+    s_njoined = 0;
+    s_gave_up = 0;
+    run_until(s_now + 4 * s_n.cfg.timeout + 1); /* no majority: the JOIN */
+    CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M1][0]);
+    CL_CHECK(eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1); /* the window ends unanswered */
+    CL_CHECK(!eng_auth_probing(s_n.auth) && s_gave_up == 0);
+
+    /* The other member answers with a view without this peer: the swarm
+       went on without it. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 1, with_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0);
+    CL_CHECK(!eng_auth_went_on(s_n.auth));
+    m = view(own + 2, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(s_gave_up == 0 && eng_auth_went_on(s_n.auth));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(s_gave_up == COLLAB_ERR_PROC_FAILED);
+    CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    s_gave_up = 0;
+    s_now = 100.0;
+}
+
 /* The round's timer, at its exact deadlines.  With COLLAB_TIMEOUT 2.6 s
    the round lasts 10.4 s, so its deadline falls between two re-probes:
    the timer is armed at the first re-probe where the round starts, each
@@ -810,6 +860,7 @@ int main(void)
     test_table();
     test_roles();
     test_pause();
+    test_went_on();
     test_probe_timer();
     node_fini(&s_n);
     test_coordinator();
