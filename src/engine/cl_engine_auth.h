@@ -82,6 +82,13 @@ typedef struct {
        not): it is alive, its silence must not take it out
        (eng_member_heard). */
     void (*answered)(void *arg, const uint8_t key[32]);
+    /* The question "did the swarm go on without this peer"
+       (eng_auth_went_on) was open and is decided now: a majority
+       answered, this peer was taken back or given up, the rejoin window
+       ended, the round found this peer no member, or a membership began
+       again.  The pause, which holds the collectives while it is open,
+       looks again (eng_pause_decided).  NULL: nobody is told. */
+    void (*decided)(void *arg);
     /* The peers asked to take this peer back after a pause did not
        within the window: it holds a model the swarm went on without;
        the engine stops with `status` (eng_leave). */
@@ -123,9 +130,11 @@ void eng_auth_member(eng_auth_t *a);
 bool eng_auth_probing(const eng_auth_t *a);
 /* True while the question "did the swarm go on without this peer" is
    open: the pause's round is open and the gate refused a member's
-   answer, a view newer than this peer's, or the peers then asked to take it back
-   may still answer.  No collective may start or complete meanwhile
-   (the pause holds them, cl_engine_pause.c).  False when a is NULL. */
+   answer, a view newer than this peer's that does not list it, or the
+   peers then asked to take it back may still answer.  No collective may
+   start or complete meanwhile (the pause holds them, cl_engine_pause.c);
+   the context's decided is called when it stops being true.  False when
+   a is NULL. */
 bool eng_auth_went_on(const eng_auth_t *a);
 /* True when `epoch` is at most EPOCH_STEP above `own` and below the
    ceiling CL_EPOCH_MAX. */

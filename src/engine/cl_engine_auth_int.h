@@ -33,8 +33,9 @@ struct auth_round {
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
-    /* The members whose answer, a view newer than this peer's, the gate
-       refused: the swarm may have gone on without it, with them. */
+    /* The members whose answer, a view newer than this peer's without
+       it, the gate refused: the swarm may have gone on without it, with
+       them. */
     uint8_t refused_keys[REFUSED_MAX][32];
     size_t nrefused;
     bool refused_newer; /* any such answer in this round */
@@ -88,9 +89,11 @@ bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32]);
    one whose newer answer was refused (a member of the swarm that went
    on), the rejoin window ends: this peer was taken back. */
 void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32]);
-/* The gate refused key's answer, a view newer than this peer's (no
-   majority yet): while the round is open, the swarm may have gone on
-   without this peer (eng_auth_went_on), with key. */
+/* The gate refused key's answer, a view newer than this peer's that
+   does not list it (no majority yet): while the round is open, the
+   swarm may have gone on without this peer (eng_auth_went_on), with
+   key.  A refused newer view that lists this peer is not reported: the
+   swarm it shows still counts on this peer. */
 void eng_auth_refused_newer(eng_auth_t *a, const uint8_t key[32]);
 /* Whether the round ended without a majority and the peers then sent a
    JOIN may still answer with a view that lists this peer. */

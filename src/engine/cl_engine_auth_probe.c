@@ -12,13 +12,15 @@
     asked again each second; without a majority by the round's deadline,
     the members that claimed a newer view are sent a JOIN, and for a
     while a view of theirs that lists this peer counts.  The members
-    whose newer answer the gate refused are the swarm that may have gone
-    on without this peer (eng_auth_refused_newer): a view listing it from
+    whose newer answer, a view without this peer, the gate refused are
+    the swarm that may have gone on without it (eng_auth_refused_newer): a view listing it from
     one of them ends the window (eng_auth_taken_back), and a window that
     ends without one stops the engine with an error (the context's
     give_up).  While such an answer came and nothing
     is decided, or the window is open, the pause holds every collective
-    (eng_auth_went_on, cl_engine_pause.c).  Part of the
+    (eng_auth_went_on, cl_engine_pause.c); the moment that question is
+    decided, the context's decided tells it (decided_if, after every
+    change of the round).  Part of the
     authority (cl_engine_auth.h): its state is struct auth_round in
     struct eng_auth (cl_engine_auth_int.h), which this file alone
     writes; the gate asks it through eng_auth_acknowledged,
@@ -71,6 +73,16 @@ static void probe_arm(eng_auth_t *a)
 
 static void on_probe_timer(void *arg, double now);
 
+/* After a change of the round: when the question "did the swarm go on
+   without this peer" was open before it (was_open) and is not now, the
+   context's decided is told: the pause holds the collectives until
+   then, and waits for this call rather than asking again. */
+static void decided_if(eng_auth_t *a, bool was_open)
+{
+    if (was_open && !eng_auth_went_on(a) && a->ctx.decided != NULL)
+        a->ctx.decided(a->ctx.arg);
+}
+
 int eng_auth_probe_init(eng_auth_t *a)
 {
     struct auth_round *r = &a->round;
@@ -95,6 +107,7 @@ void eng_auth_probe_start(eng_auth_t *a)
     if (a == NULL)
         return;
     struct auth_round *r = &a->round;
+    bool was_open = eng_auth_went_on(a);
     size_t n;
     (void)cl_member_list(a->ctx.mb, &n);
     double now = a->ctx.now(a->ctx.arg);
@@ -108,6 +121,7 @@ void eng_auth_probe_start(eng_auth_t *a)
     r->refused_newer = false;
     r->nrefused = 0;
     probe_arm(a);
+    decided_if(a, was_open); /* a new round: the old question ends */
 }
 
 void eng_auth_note_probe_sent(eng_auth_t *a, const uint8_t key[32])
@@ -154,8 +168,10 @@ void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32])
         return;
     cl_info("after the pause, a member of the swarm that went on answered with a view that lists "
             "this peer: it is back");
+    bool was_open = eng_auth_went_on(a);
     a->round.rejoin_until = 0;
     probe_arm(a);
+    decided_if(a, was_open);
 }
 
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32])
@@ -172,11 +188,13 @@ void eng_auth_member(eng_auth_t *a)
 {
     if (a == NULL)
         return;
+    bool was_open = eng_auth_went_on(a);
     cl_viewack_close(a->round.ack);
     a->round.rejoin_until = 0;
     a->round.refused_newer = false;
     a->round.nrefused = 0;
     probe_arm(a);
+    decided_if(a, was_open);
 }
 
 bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_msg_t *m)
@@ -194,8 +212,10 @@ bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_m
             "%s this peer's); a majority of its last view: it counts",
             same, cl_viewack_nasked(r->ack), (unsigned long long)m->u.view.epoch,
             m->u.view.epoch > own ? "newer than" : "not newer than");
+    bool was_open = eng_auth_went_on(a);
     cl_viewack_close(r->ack);
     probe_arm(a); /* nothing more is due */
+    decided_if(a, was_open);
     return true;
 }
 
@@ -281,6 +301,8 @@ static void probe_step(eng_auth_t *a, double now)
 static void on_probe_timer(void *arg, double now)
 {
     eng_auth_t *a = arg;
+    bool was_open = eng_auth_went_on(a);
     probe_step(a, now);
     probe_arm(a);
+    decided_if(a, was_open);
 }

@@ -564,7 +564,13 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
         /* Not counted, but an answer: its sender is alive (it sends this
            peer no heartbeats while this peer is not in its view). */
         a->ctx.answered(a->ctx.arg, key);
-        eng_auth_refused_newer(a, key); /* newer than this peer's (old news passed above) */
+        /* Newer than this peer's (old news passed above).  Only a view
+           without this peer says the swarm went on without it: one that
+           still lists it is the same swarm with this peer in it (a
+           member removed or added meanwhile), whose collectives wait for
+           it, so holding them and stopping would lose it for nothing. */
+        if (!in_view(v, a->ctx.self_key))
+            eng_auth_refused_newer(a, key);
         return refuse(a, p, key, m,
                       "after a pause a view of a member that is not the coordinator counts only "
                       "once a majority of this peer's last view answered with it",

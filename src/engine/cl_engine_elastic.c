@@ -39,8 +39,10 @@
     the group (stopped after it posted its first collectives, before the
     group formed here) is a joiner: at a view that shows the group closed
     without it, the collectives still queued are handed to the admittee
-    (adopt_queued), which parks them and asks to be admitted.  Both ends
-    are logged once (the first world collective posted before the group
+    (adopt_queued), which parks them and asks to be admitted (without
+    memory for that they fail with COLLAB_ERR_NO_MEM, eng_el_abort,
+    rather than wait for an admission nobody asks for).  Both ends are
+    logged once (the first world collective posted before the group
     formed; the queued ones handed on as a joiner's), so that a test or
     an operator can tell this path from the straggler's.
 */
@@ -708,8 +710,17 @@ static void adopt_queued(struct cl_engine *e, stream_t *w)
     if (k == 0 || count < k)
         return;
     collab_request_t **reqs = calloc(k, sizeof *reqs);
-    if (reqs == NULL)
+    if (reqs == NULL) {
+        /* Left queued, they would wait for an admission nobody asks for:
+           they fail instead (MPI_ERR_NO_MEM through the program's error
+           handler), with whatever the admission already holds. */
+        cl_error("out of memory handing %zu queued collectives to the admission", k);
+        eng_el_abort(e, COLLAB_ERR_NO_MEM);
+        collab_request_t *r;
+        while ((r = zlist_pop(w->queue)) != NULL)
+            cl_request_complete(r, COLLAB_ERR_NO_MEM);
         return;
+    }
     size_t i = 0;
     for (collab_request_t *r = zlist_first(w->queue); r != NULL && i < k; r = zlist_next(w->queue))
         reqs[i++] = r;

@@ -8,7 +8,8 @@
     the groups (cl_engine_groups.c), the authority
     (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
     departures (cl_engine_leave.c) get their contexts here too: the
-    engine's adapters for them.
+    engine's adapters for them (the authority's decision after a pause
+    goes to the pause, eng_pause_decided).
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
@@ -216,6 +217,15 @@ static void auth_give_up(void *arg, int status)
     eng_leave(arg, status);
 }
 
+/* The question whether the swarm went on without this peer is decided:
+   the pause, which holds the collectives meanwhile, looks again. */
+static void auth_decided(void *arg)
+{
+    struct cl_engine *e = arg;
+    if (e->el != NULL)
+        eng_pause_decided(e->el->pause);
+}
+
 int eng_auth_init(struct cl_engine *e)
 {
     eng_auth_ctx_t ctx = {.arg = e,
@@ -234,6 +244,7 @@ int eng_auth_init(struct cl_engine *e)
                           .rejoin = auth_rejoin,
                           .answered = auth_answered,
                           .give_up = auth_give_up,
+                          .decided = auth_decided,
                           .desc = eng_peer_desc};
     memcpy(ctx.self_key, e->self_key, 32);
     e->auth = eng_auth_new(&ctx);

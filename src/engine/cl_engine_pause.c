@@ -17,11 +17,16 @@
     eng_pause_view_from), at its deadline (this component's timer in the
     loop's set), or at once when this peer is no member.  What the
     answers mean is the authority's round (docs/security.md §4, rule 5):
-    while a member answered with a newer view that no majority has yet
-    confirmed, or this peer asked to be taken back (ctx.undecided), the
-    doubt does not end but is looked at again each second.  A peer the
-    swarm went on without thus completes no collective alone: it is taken
-    back, or the authority stops it with an error.
+    while a member answered with a newer view without this peer that no
+    majority has yet confirmed, or this peer asked to be taken back
+    (ctx.undecided), the doubt does not end there: it is held, with no
+    timer armed, until the authority says the question is decided
+    (eng_pause_decided), which arms the timer at once; the timer's next
+    run, after the message that decided it was handled, ends the doubt.
+    The timer is thus armed at one deadline only, the doubt's end
+    (COLLAB_TIMEOUT), and at the decision.  A peer the swarm went on
+    without thus completes no collective alone: it is taken back, or the
+    authority stops it with an error.
 
     The component eng_pause_t (cl_engine_pause.h) owns the mark, the
     members awaited and the doubt's end; it sees the engine only through
@@ -44,8 +49,8 @@ struct eng_pause {
     uint8_t doubt_keys[PAUSE_DOUBT_MAX][32];
     int ndoubt;
     double doubt_until; /* 0: no doubt; else it ends then at the latest */
-    int timer;          /* in ctx.timers, armed at doubt_until */
-    bool held_on;       /* the doubt outlasted its deadline (ctx.undecided) */
+    int timer;          /* in ctx.timers, armed at doubt_until, or now at a decision */
+    bool held_on;       /* answered or late, but held while ctx.undecided: no timer armed */
 };
 
 /* The doubt after a pause ends: collectives may start again (an evicted
@@ -69,25 +74,31 @@ static bool undecided(const eng_pause_t *p)
     return p->ctx.undecided != NULL && p->ctx.undecided(p->ctx.arg);
 }
 
-/* The doubt's deadline came: not every member asked answered in time.
-   While the question whether the swarm went on without this peer is
-   open, the doubt lasts: it is looked at again each second. */
+/* Every member asked answered, or the doubt's deadline came (why): the
+   doubt ends, unless the question whether the swarm went on without this
+   peer is open; then it is held, with no timer armed, until the
+   authority decides it (eng_pause_decided). */
+static void settle(eng_pause_t *p, const char *why)
+{
+    if (undecided(p)) {
+        if (!p->held_on)
+            cl_info("after the pause a member answered with a newer view without this peer that "
+                    "no majority confirmed yet; no collective starts until that is decided");
+        p->held_on = true;
+        cl_timer_cancel(p->ctx.timers, p->timer);
+        return;
+    }
+    end_doubt(p, p->held_on ? "the question whether the swarm went on without it is decided" : why);
+}
+
+/* The doubt's deadline came (not every member asked answered in time),
+   or, while it is held, the authority decided the question. */
 static void on_timer(void *arg, double now)
 {
     eng_pause_t *p = arg;
-    if (p->doubt_until <= 0 || now < p->doubt_until)
+    if (p->doubt_until <= 0 || (!p->held_on && now < p->doubt_until))
         return;
-    if (undecided(p)) {
-        if (!p->held_on)
-            cl_info("after the pause a member answered with a newer view that no majority "
-                    "confirmed yet; no collective starts until that is decided");
-        p->held_on = true;
-        p->doubt_until = now + 1.0;
-        cl_timer_arm(p->ctx.timers, p->timer, p->doubt_until);
-        return;
-    }
-    end_doubt(p, p->held_on ? "the question whether the swarm went on without it is decided"
-                            : "not every member asked answered in time");
+    settle(p, "not every member asked answered in time");
 }
 
 eng_pause_t *eng_pause_new(const eng_pause_ctx_t *ctx)
@@ -129,10 +140,19 @@ void eng_pause_view_from(eng_pause_t *p, const uint8_t key[32])
             p->ndoubt--;
             break;
         }
-    if (p->ndoubt == 0 && !undecided(p))
-        end_doubt(p, "every member asked answered");
-    else if (p->ndoubt == 0) /* the timer looks again in a second */
-        cl_timer_arm(p->ctx.timers, p->timer, p->doubt_until = p->ctx.now(p->ctx.arg) + 1.0);
+    if (p->ndoubt == 0)
+        settle(p, "every member asked answered");
+}
+
+void eng_pause_decided(eng_pause_t *p)
+{
+    if (p == NULL || p->doubt_until <= 0 || !p->held_on)
+        return;
+    /* Not at once: the decision may come from inside the gate, before
+       the view that decided it is installed, and no collective may start
+       with the view it replaces.  The loop's next run of its timers
+       comes after the message is handled. */
+    cl_timer_arm(p->ctx.timers, p->timer, p->ctx.now(p->ctx.arg));
 }
 
 static void on_pause(eng_pause_t *p, double now, double gap)

@@ -10,7 +10,8 @@
     and holds every collective back until each member asked answered or
     its timer in the loop's set ends the doubt, and beyond that while
     the authority has not decided whether the swarm went on without it
-    (ctx.undecided).  It owns the mark, the
+    (ctx.undecided), until the authority tells it (eng_pause_decided).
+    It owns the mark, the
     members whose answer it awaits and the doubt's end.  It sees the
     engine only through the context it gets at creation
     (eng_pause_ctx_t): it never includes the engine's private headers,
@@ -68,7 +69,8 @@ typedef struct {
        still open: a member asked answered with a newer view that no
        majority has yet confirmed or refuted, or this peer asked to be
        taken back (eng_auth_went_on).  While it is, the doubt outlasts
-       its deadline: collectives stay held (NULL: never). */
+       its deadline and the answers: collectives stay held until
+       eng_pause_decided (NULL: never). */
     bool (*undecided)(void *arg);
     /* Asks member p for its view: its answer is tallied by that round,
        a fresh link to it is opened where it is public (whoever took this
@@ -99,11 +101,17 @@ void eng_pause_check(eng_pause_t *p);
 void eng_pause_after_timers(eng_pause_t *p);
 /* True while the doubt lasts: no collective starts or completes (false
    for NULL).  It lasts while every member asked has not answered (at
-   most COLLAB_TIMEOUT, at least 1 s), and then as long as ctx.undecided
-   says the question is open (checked each second). */
+   most COLLAB_TIMEOUT, at least 1 s), and then, when ctx.undecided says
+   the question is open, until eng_pause_decided. */
 bool eng_pause_in_doubt(const eng_pause_t *p);
 /* A VIEW from key was handled (installed or not): an answer of a member
    asked.  The last one awaited ends the doubt. */
 void eng_pause_view_from(eng_pause_t *p, const uint8_t key[32]);
+/* The authority decided the question whether the swarm went on without
+   this peer (it was open, eng_auth_went_on).  A doubt held for it ends
+   at the loop's next run of its timers (after the message being handled,
+   if any) unless ctx.undecided says it is open again.  Accepts NULL;
+   nothing when no doubt is held. */
+void eng_pause_decided(eng_pause_t *p);
 
 #endif

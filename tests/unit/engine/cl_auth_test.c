@@ -24,7 +24,9 @@
     The round after a pause runs on its timer in the real cl_timer set,
     driven here as the loop would (run_until): armed where the round
     starts, at each re-probe, the round's deadline and the end of the
-    rejoin window, and disarmed when nothing is due.
+    rejoin window, and disarmed when nothing is due.  The context's
+    decided is counted: called once each time the question "did the
+    swarm go on without this peer" goes from open to decided.
 */
 #include "engine/cl_engine_auth.h"
 
@@ -138,6 +140,14 @@ static void ctx_answered(void *arg, const uint8_t key[32])
 }
 
 static int s_gave_up; /* the status the authority stopped the engine with */
+static int s_decided; /* times the question "did the swarm go on" was decided */
+
+static void ctx_decided(void *arg)
+{
+    node_t *n = arg;
+    CL_CHECK(!eng_auth_went_on(n->auth)); /* told once it is decided, not before */
+    s_decided++;
+}
 
 static void ctx_give_up(void *arg, int status)
 {
@@ -178,6 +188,7 @@ static void node_init(node_t *n, const uint8_t key[32], cl_member_t *mb)
                           .rejoin = ctx_rejoin,
                           .answered = ctx_answered,
                           .give_up = ctx_give_up,
+                          .decided = ctx_decided,
                           .desc = ctx_desc};
     memcpy(ctx.self_key, key, 32);
     n->auth = eng_auth_new(&ctx);
@@ -441,8 +452,10 @@ static void test_pause(void)
     int with_me[2] = {ME, M2};
     m = view(own + 3, with_me, 2, ents);
     s_gave_up = 0;
+    s_decided = 0;
     CL_CHECK(gate(M2, &m) == 1); /* taken back by a member of the swarm that went on */
     CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    CL_CHECK(s_decided == 1); /* the pause is told at once */
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(s_n.auth));
     CL_CHECK(gate(M2, &m) == 0);
@@ -460,9 +473,11 @@ static void test_pause(void)
     run_until(s_now + 4 * s_n.cfg.timeout + 1); /* the JOIN */
     CL_CHECK(eng_auth_went_on(s_n.auth));
     s_gave_up = 0;
+    s_decided = 0;
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(s_gave_up == COLLAB_ERR_PROC_FAILED);
     CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    CL_CHECK(s_decided == 1);
     s_gave_up = 0;
 
     /* "Newer" means newer than the view held when the round began: the
@@ -483,6 +498,82 @@ static void test_pause(void)
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(s_n.auth));
+    s_now = 100.0;
+}
+
+/* Only a view without this peer says the swarm went on without it (soak
+   seed 2, round 28: member 1's newer view, after member 2 died, still
+   listed the receiver, and the receiver stopped with an error while
+   member 3 waited for it).  A probed member's newer view that lists the
+   receiver is refused (no majority) but leaves the question closed: at
+   the round's deadline it is sent a JOIN, and the window ends without
+   stopping the engine.  One that omits it opens the question, and a
+   window that ends without a member taking it back stops the engine. */
+static void test_went_on(void)
+{
+    uint64_t own = cl_member_epoch(s_n.mb);
+    cl_wire_member_t ents[4];
+    int with_me[2] = {ME, M1}, without_me[1] = {M2};
+    cl_wire_msg_t m;
+
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 1, with_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0); /* not its coordinator, no majority: not counted */
+    CL_CHECK(eng_auth_probing(s_n.auth));
+    CL_CHECK(!eng_auth_went_on(s_n.auth)); /* it still lists this peer */
+    s_njoined = 0;
+    s_gave_up = 0;
+    s_decided = 0;
+    run_until(s_now + 4 * s_n.cfg.timeout + 1); /* no majority: the JOIN */
+    CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M1][0]);
+    CL_CHECK(eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1); /* the window ends unanswered */
+    CL_CHECK(!eng_auth_probing(s_n.auth) && s_gave_up == 0);
+    CL_CHECK(s_decided == 0); /* nothing was ever open */
+
+    /* The other member answers with a view without this peer: the swarm
+       went on without it. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 1, with_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0);
+    CL_CHECK(!eng_auth_went_on(s_n.auth));
+    m = view(own + 2, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth));
+    CL_CHECK(s_decided == 0);
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(s_gave_up == 0 && eng_auth_went_on(s_n.auth));
+    run_until(s_now + 4 * s_n.cfg.timeout + 1);
+    CL_CHECK(s_gave_up == COLLAB_ERR_PROC_FAILED);
+    CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
+    CL_CHECK(s_decided == 1);
+
+    /* Decided by a majority: two of the three answer with one view. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 3, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth) && s_decided == 1);
+    int all[3] = {ME, M1, M2};
+    m = view(own + 3, all, 3, ents);
+    CL_CHECK(gate(M1, &m) == 0);
+    CL_CHECK(s_decided == 1);
+    CL_CHECK(gate(M2, &m) == 1);
+    CL_CHECK(!eng_auth_went_on(s_n.auth) && s_decided == 2);
+    /* A membership that begins again decides an open question too. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 4, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth));
+    eng_auth_member(s_n.auth);
+    CL_CHECK(s_decided == 3);
+    s_gave_up = 0;
     s_now = 100.0;
 }
 
@@ -810,6 +901,7 @@ int main(void)
     test_table();
     test_roles();
     test_pause();
+    test_went_on();
     test_probe_timer();
     node_fini(&s_n);
     test_coordinator();

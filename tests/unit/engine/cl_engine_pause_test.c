@@ -13,7 +13,9 @@
     every member asked answered, or until the doubt's timer in the loop's
     set ends it COLLAB_TIMEOUT later, or until this peer is no member;
     while the authority's question is open (the context's undecided) it
-    outlasts both, looked at each second.
+    outlasts both, with no timer armed, until the authority says it is
+    decided (eng_pause_decided), which ends it at the timer set's next
+    run.
 */
 #include "engine/cl_engine_pause.h"
 
@@ -263,10 +265,11 @@ static void test_deadline(void)
     fake_free(&f, &p);
 }
 
-/* A member answered with a newer view that no majority confirmed (the
-   authority's question is open): the doubt outlasts its deadline and
-   every member's answer, looked at each second, and ends at the first
-   look after the question is settled. */
+/* A member answered with a newer view without this peer that no
+   majority confirmed (the authority's question is open): the doubt
+   outlasts its deadline and every member's answer with no timer armed
+   (no tick looks again), and ends at the timer set's next run after the
+   authority's decision (eng_pause_decided), not inside that call. */
 static void test_undecided(void)
 {
     fake_t f;
@@ -276,19 +279,65 @@ static void test_undecided(void)
     f.raw += until - f_now(&f);
     CHECK(cl_timer_run(f.timers, f_now(&f)) == 1); /* the deadline: held on */
     CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    CHECK(isinf(cl_timer_next(f.timers))); /* nothing polls */
     eng_pause_view_from(p, s_keys[1]);
     eng_pause_view_from(p, s_keys[2]); /* every member answered: still open */
     CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
-    for (int i = 0; i < 30; i++) { /* 30 s of looks */
-        f.raw += 1.0;
-        (void)cl_timer_run(f.timers, f_now(&f));
-    }
+    CHECK(isinf(cl_timer_next(f.timers)));
+    f.raw += 30.0;
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 0);
+    eng_pause_after_timers(p);
     CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    /* A decision that the authority takes back at once (the question is
+       open again when the timer runs): still held, nothing armed. */
+    eng_pause_decided(p);
+    CHECK(cl_timer_next(f.timers) == f_now(&f));
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 1);
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0 && isinf(cl_timer_next(f.timers)));
+    /* Decided: the doubt ends at the next run of the timers, at the same
+       instant, not inside the call (the view that decided it is not
+       installed yet). */
     f.undecided = false;
-    f.raw += 1.0;
+    eng_pause_decided(p);
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    CHECK(cl_timer_next(f.timers) == f_now(&f));
     CHECK(cl_timer_run(f.timers, f_now(&f)) == 1);
     CHECK(!eng_pause_in_doubt(p) && f.resumes == 1);
     CHECK(isinf(cl_timer_next(f.timers)));
+    eng_pause_decided(p); /* no doubt: nothing */
+    eng_pause_decided(NULL);
+    CHECK(isinf(cl_timer_next(f.timers)) && f.resumes == 1);
+    fake_free(&f, &p);
+
+    /* Held when the last member answered, before the deadline: the
+       deadline's timer goes, and the decision alone ends the doubt. */
+    p = fake_pause(&f, NULL);
+    until = long_stop(&f, p);
+    f.undecided = true;
+    eng_pause_view_from(p, s_keys[1]);
+    eng_pause_view_from(p, s_keys[2]);
+    CHECK(eng_pause_in_doubt(p) && isinf(cl_timer_next(f.timers)));
+    f.raw += until - f_now(&f) + 5.0; /* past the deadline: nothing runs */
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 0);
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    f.undecided = false;
+    eng_pause_decided(p);
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 1);
+    CHECK(!eng_pause_in_doubt(p) && f.resumes == 1);
+    fake_free(&f, &p);
+
+    /* A decision while members' answers are still awaited (before the
+       deadline, the question never held the doubt) changes nothing:
+       the answers or the deadline end it. */
+    p = fake_pause(&f, NULL);
+    until = long_stop(&f, p);
+    eng_pause_decided(p);
+    CHECK(cl_timer_next(f.timers) == until);
+    CHECK(cl_timer_run(f.timers, f_now(&f)) == 0);
+    eng_pause_view_from(p, s_keys[1]);
+    CHECK(eng_pause_in_doubt(p) && f.resumes == 0);
+    eng_pause_view_from(p, s_keys[2]);
+    CHECK(!eng_pause_in_doubt(p) && f.resumes == 1);
     fake_free(&f, &p);
 }
 
