@@ -41,7 +41,7 @@
     without it, the collectives still queued are handed to the admittee
     (adopt_queued), which parks them and asks to be admitted.
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_elastic_int.h"
 #include "engine/cl_stage.h"
 
 #include "elastic/cl_moshpit.h"
@@ -287,6 +287,17 @@ uint64_t eng_el_period(struct cl_engine *e)
     struct eng_elastic *el = el_of(e);
     uint64_t t = el != NULL ? cl_stream_period(el->stream) : 0;
     return t == 0 || t == CL_STREAM_NONE ? 1 : t;
+}
+
+uint64_t eng_el_steps(struct cl_engine *e)
+{
+    if (e->el == NULL || e->el->stream == NULL)
+        return 0;
+    uint64_t period = cl_stream_period(e->el->stream);
+    uint64_t count = cl_stream_count(e->el->stream), prefix = cl_stream_prefix(e->el->stream);
+    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
+        return 0;
+    return (count - prefix) / period;
 }
 
 void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)

@@ -9,7 +9,7 @@
     eng_el_member.  Moved out of cl_engine_elastic.c, whose comment says
     what the hooks do.
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_elastic_int.h"
 
 #include "util/cl_log.h"
 
@@ -210,6 +210,11 @@ void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
 {
     if (e->el != NULL)
         eng_ckpt_on_admit_rank(e->el->ckpt, key);
+}
+
+bool eng_el_copy_expected(struct cl_engine *e, const uint8_t key[32])
+{
+    return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
 }
 
 /* Members whose state differs from the group's: the coordinator, which

@@ -10,7 +10,6 @@
     departures (cl_engine_leave.c) get their contexts here too: the
     engine's adapters for them.
 */
-#include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
@@ -174,8 +173,7 @@ static bool auth_entrant(void *arg, const uint8_t key[32])
    admission (a checkpoint, docs/monitor.md §7). */
 static bool auth_copy_expected(void *arg, const uint8_t key[32])
 {
-    const struct cl_engine *e = arg;
-    return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
+    return eng_el_copy_expected(arg, key);
 }
 
 static void auth_outbid(void *arg, const cl_wire_view_t *v)
@@ -360,13 +358,7 @@ static uint64_t rep_steps(void *arg)
     struct cl_engine *e = arg;
     if (e->steps > 0)
         return e->steps;
-    if (e->el == NULL || e->el->stream == NULL)
-        return 0;
-    uint64_t period = cl_stream_period(e->el->stream);
-    uint64_t count = cl_stream_count(e->el->stream), prefix = cl_stream_prefix(e->el->stream);
-    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
-        return 0;
-    return (count - prefix) / period;
+    return eng_el_steps(e);
 }
 
 static uint64_t rep_progress(void *arg)
