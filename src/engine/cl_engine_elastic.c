@@ -44,7 +44,6 @@
 #include "engine/cl_engine_elastic_int.h"
 #include "engine/cl_stage.h"
 
-#include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
 
 #include <math.h>
@@ -59,11 +58,6 @@ static struct eng_elastic *el_of(struct cl_engine *e)
 
 /* ---------------------------------------------------------------------- */
 /* Helpers shared with the other elastic files. */
-
-stream_t *eng_el_world(struct cl_engine *e)
-{
-    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
-}
 
 static bool is_world(const stream_t *s)
 {
@@ -134,25 +128,6 @@ int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *ms
         rc = cl_transport_send(e->tp, key, &m);
     free(body);
     return rc;
-}
-
-bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
-                            int *members_out)
-{
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    int members = (int)nj;
-    for (size_t i = 0; i < n; i++) {
-        const cl_peer_t *p = list[i];
-        bool joiner = false;
-        for (uint32_t j = 0; j < nj && !joiner; j++)
-            joiner = memcmp(js[j].key, p->key, 32) == 0;
-        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
-    }
-    if (members_out != NULL)
-        *members_out = members;
-    return !cl_member_settings(e->mb)->strict &&
-           cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
 }
 
 int eng_el_can_serve(struct cl_engine *e, uint64_t s)

@@ -5,12 +5,16 @@
     starts, replaces and frees (docs/architecture.md).  Also the elastic
     layer's after-timers hook (eng_el_after_timers, which the loop calls
     every turn right after its timers: docs/architecture.md, "Timers"),
-    the PROBE a peer back from a pause sends (eng_el_probe) and
-    eng_el_member.  Moved out of cl_engine_elastic.c, whose comment says
+    the PROBE a peer back from a pause sends (eng_el_probe),
+    eng_el_member, and the engine's answers the layer asks for: the world
+    stream (eng_el_world) and whether an admission makes world
+    all-reduces run in several groups (eng_el_split_admission, which
+    reads only the membership's records).  Moved out of cl_engine_elastic.c, whose comment says
     what the hooks do.
 */
 #include "engine/cl_engine_elastic_int.h"
 
+#include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
 
 #include <stdlib.h>
@@ -19,6 +23,32 @@
 static struct eng_elastic *el_of(struct cl_engine *e)
 {
     return e->el;
+}
+
+/* The engine as the elastic layer sees it. */
+
+stream_t *eng_el_world(struct cl_engine *e)
+{
+    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+}
+
+bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
+                            int *members_out)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    int members = (int)nj;
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *p = list[i];
+        bool joiner = false;
+        for (uint32_t j = 0; j < nj && !joiner; j++)
+            joiner = memcmp(js[j].key, p->key, 32) == 0;
+        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
+    }
+    if (members_out != NULL)
+        *members_out = members;
+    return !cl_member_settings(e->mb)->strict &&
+           cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
 }
 
 /* The contexts of the donor and the audit (cl_engine_donor.h,
