@@ -14,11 +14,22 @@
 #ifndef CL_ENGINE_ELASTIC_H_INCLUDED
 #define CL_ENGINE_ELASTIC_H_INCLUDED
 
+#include "engine/cl_comm.h"
 #include "engine/cl_elmsg.h"
-#include "engine/cl_engine_int.h"
+#include "engine/cl_member.h"
+#include "engine/cl_request.h"
+#include "engine/cl_wire.h"
+#include "mpi_collab.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* The engine and a collective stream, opaque here (cl_engine_int.h):
+   this header does not include the engine's private header, so that
+   cl_engine_elastic.c, which includes it, sees neither. */
+struct cl_engine;
+typedef struct stream stream_t;
 
 /* The elastic layer's state, opaque here: its definition is in
    cl_engine_elastic_int.h, which only cl_engine_elastic.c and
