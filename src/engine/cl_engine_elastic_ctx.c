@@ -5,16 +5,17 @@
     el_ctx) and the elastic components' contexts: what the layer's logic,
     the donor, the audit, the joiner's state pull, the monitor's
     checkpoints, the admitter and the admittee see of the engine (their
-    adapters), the elastic hook's init and fini, and the running state pull, which only this file
-    starts, replaces and frees (docs/architecture.md).  Also the elastic
-    layer's after-timers hook (eng_el_after_timers, which the loop calls
-    every turn right after its timers: docs/architecture.md, "Timers"),
-    the PROBE a peer back from a pause sends (eng_el_probe),
-    eng_el_member, and the engine's answers the layer asks for: the world
-    stream (eng_el_world) and whether an admission makes world
-    all-reduces run in several groups (eng_el_split_admission, which
-    reads only the membership's records).  Moved out of cl_engine_elastic.c, whose comment says
-    what the hooks do.
+    adapters), the elastic hook's init and fini, and the running state
+    pull, which only this file starts, replaces and frees
+    (docs/architecture.md).  Also the elastic layer's after-timers hook
+    (eng_el_after_timers, which the loop calls every turn right after its
+    timers: docs/architecture.md, "Timers"), the PROBE a peer back from a
+    pause sends (eng_el_probe), eng_el_member, and the engine's answers
+    the layer asks for: the world stream (eng_el_world) and whether an
+    admission makes world all-reduces run in several groups
+    (eng_el_split_admission, which reads only the membership's records).
+    This is the one elastic file that includes cl_engine_int.h; the top
+    comment of cl_engine_elastic.c says what the hooks do.
 */
 #include "engine/cl_engine_elastic_int.h"
 #include "engine/cl_engine_int.h"
