@@ -1,6 +1,7 @@
 /*  cl_engine_elastic_test.c - selftest of the elastic layer's logic
     (cl_engine_elastic.c) on a fake context (eng_el_ctx_t): no sockets, no
-    engine, no stream of the engine (the context has no world stream).
+    engine, no stream of the engine (the world stream is a handle whose
+    running collective the test declares).
 
     Real peer records (cl_member) of A (rank 0, the coordinator and the
     admitter), B (rank 1; this peer) and C (rank 2, joined after the group
@@ -20,7 +21,14 @@
     generation asking once to be taken out (eng_elastic_check_admissions);
     a PROBE answered with this peer's view only while it is a member, a
     malformed message banned for 60 s, nothing handled once it left
-    (eng_elastic_on_message).
+    (eng_elastic_on_message); a view change (eng_elastic_view_changed,
+    with a real admitter, admittee and donor on stubs) that voids an
+    admission whose admitter left before the group got its view (its
+    generation barred, the one before allowed again, the joiner
+    forgotten, the running collective restarted under the one before,
+    the ADMIT not handed on), one that takes this peer out of the formed
+    group (evicted: its collective finishes alone) and one that takes it
+    back.
 */
 #include "engine/cl_engine_elastic_int.h"
 
@@ -55,6 +63,13 @@ typedef struct {
     int bans;
     double ban_seconds;
     int self_outs;
+    /* The world stream: a handle, its running collective, the restarts. */
+    int world; /* its address is the handle */
+    bool running;
+    uint64_t run_seq, run_gen;
+    int restarts;
+    uint64_t restart_gen;
+    cl_timer_t *timers; /* the components' (test_views) */
 } fake_t;
 
 static eng_state_t f_state(void *arg)
@@ -118,11 +133,37 @@ static bool f_in_gen(void *arg, uint64_t gen)
     return f_gen(arg, gen) != NULL;
 }
 
-/* No world stream here: the tests below never need one. */
+/* The world stream, a handle the logic only hands back (test_views
+   sets `running`; the other tests never ask for more than its
+   existence). */
 static struct stream *f_world(void *arg)
 {
-    (void)arg;
-    return NULL;
+    return (struct stream *)&((fake_t *)arg)->world;
+}
+
+static bool f_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f));
+    *seq = f->run_seq;
+    *gen = f->run_gen;
+    return f->running;
+}
+
+static void f_restart(void *arg, struct stream *s, uint64_t gen)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f) && f->running);
+    f->restarts++;
+    f->restart_gen = gen;
+    f->run_gen = gen;
+}
+
+static uint64_t f_next_seq(void *arg, struct stream *s)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f));
+    return f->running ? f->run_seq + 1 : 0;
 }
 
 static struct eng_elastic *fake_init(fake_t *f, int self)
@@ -150,7 +191,10 @@ static struct eng_elastic *fake_init(fake_t *f, int self)
                         .self_out = f_self_out,
                         .gen = f_gen,
                         .in_gen = f_in_gen,
-                        .world = f_world};
+                        .world = f_world,
+                        .next_seq = f_next_seq,
+                        .running = f_running,
+                        .restart = f_restart};
     struct eng_elastic *el = eng_elastic_new(&ctx);
     CHECK(el != NULL);
     return el;
@@ -375,6 +419,299 @@ static void test_messages(void)
     fake_fini(&f, &el);
 }
 
+/* The components a view change calls (the admitter, the admittee, the
+   donor), created as cl_engine_elastic_ctx.c does, on stubs: none of
+   them acts here (the admitter may not admit, nobody waits, nothing is
+   served). */
+static double c_now(void *arg)
+{
+    (void)arg;
+    return 100.0;
+}
+
+static int c_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    (void)arg;
+    (void)key;
+    (void)m;
+    return COLLAB_OK;
+}
+
+static bool c_false(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static bool c_member(void *arg)
+{
+    return ((fake_t *)arg)->state == ENG_MEMBER;
+}
+
+static bool c_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
+{
+    (void)arg;
+    (void)js;
+    (void)nj;
+    return false;
+}
+
+static void c_remember(void *arg, const cl_elmsg_t *admit)
+{
+    (void)arg;
+    (void)admit;
+}
+
+static void c_commit(void *arg, cl_member_delta_t *d)
+{
+    (void)arg;
+    cl_member_delta_clear(d);
+}
+
+static void c_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
+{
+    (void)arg;
+    (void)s;
+    (void)js;
+    (void)nj;
+}
+
+static void c_seq2(void *arg, uint64_t a, uint64_t b)
+{
+    (void)arg;
+    (void)a;
+    (void)b;
+}
+
+static const cl_peer_t *c_admitter(void *arg)
+{
+    fake_t *f = arg;
+    return eng_admitter_pick(f->mb, f->self);
+}
+
+static void c_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
+{
+    (void)arg;
+    (void)m;
+    (void)admitter;
+}
+
+static int c_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
+{
+    (void)arg;
+    (void)req;
+    (void)seq;
+    (void)next;
+    return COLLAB_OK;
+}
+
+static size_t c_take_back(void *arg, collab_request_t **taken, size_t max)
+{
+    (void)arg;
+    (void)taken;
+    (void)max;
+    return 0;
+}
+
+static const el_sync_t *c_sync(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
+static bool c_sync_start(void *arg, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter)
+{
+    (void)arg;
+    (void)s;
+    (void)admit;
+    (void)admitter;
+    return false;
+}
+
+static bool c_sync_start_one(void *arg, uint64_t s, const uint8_t key[32])
+{
+    (void)arg;
+    (void)s;
+    (void)key;
+    return false;
+}
+
+static int c_sync_want(void *arg, int what, uint64_t index, uint64_t size)
+{
+    (void)arg;
+    (void)what;
+    (void)index;
+    (void)size;
+    return 0;
+}
+
+static void c_void(void *arg)
+{
+    (void)arg;
+}
+
+static bool c_take_resume(void *arg, eng_ckpt_resume_t *r)
+{
+    (void)arg;
+    (void)r;
+    return false;
+}
+
+static void c_leave(void *arg, int status)
+{
+    (void)arg;
+    (void)status;
+}
+
+static const char *c_kind_name(cl_coll_kind_t kind)
+{
+    (void)kind;
+    return "collective";
+}
+
+static int c_can_serve(void *arg, uint64_t s)
+{
+    (void)arg;
+    (void)s;
+    return 0;
+}
+
+static void components_new(fake_t *f, struct eng_elastic *el)
+{
+    f->timers = cl_timer_new(8);
+    CHECK(f->timers != NULL);
+    eng_admitter_ctx_t mctx = {.arg = f,
+                               .cfg = &f->cfg,
+                               .self_key = f->self,
+                               .mb = f->mb,
+                               .stream = el->stream,
+                               .startup = el->startup,
+                               .reg = el->reg,
+                               .kinds = el->kinds,
+                               .timers = f->timers,
+                               .now = c_now,
+                               .send = c_send,
+                               .may_admit = c_false,
+                               .split = c_split,
+                               .remember = c_remember,
+                               .commit = c_commit,
+                               .serve_alone = c_alone,
+                               .boundary = c_seq2,
+                               .idle = c_seq2};
+    el->admitter = eng_admitter_new(&mctx);
+    eng_admittee_ctx_t tctx = {.arg = f,
+                               .cfg = &f->cfg,
+                               .self_key = f->self,
+                               .mb = f->mb,
+                               .st = &el->st,
+                               .stream = el->stream,
+                               .reg = el->reg,
+                               .startup = el->startup,
+                               .timers = f->timers,
+                               .now = c_now,
+                               .send = c_send,
+                               .member = c_member,
+                               .admitter = c_admitter,
+                               .seen = c_seen,
+                               .submit = c_submit,
+                               .renumber = c_seq2,
+                               .take_back = c_take_back,
+                               .sync = c_sync,
+                               .sync_start = c_sync_start,
+                               .sync_start_one = c_sync_start_one,
+                               .sync_want = c_sync_want,
+                               .sync_check = c_void,
+                               .sync_stop = c_void,
+                               .take_resume = c_take_resume,
+                               .resuming = c_void,
+                               .leave = c_leave,
+                               .signature = eng_el_signature,
+                               .result_span = eng_el_result_span,
+                               .kind_name = c_kind_name};
+    el->admittee = eng_admittee_new(&tctx);
+    eng_donor_ctx_t dctx = {.arg = f,
+                            .reg = el->reg,
+                            .startup = el->startup,
+                            .cfg = &f->cfg,
+                            .timers = f->timers,
+                            .now = c_now,
+                            .send = c_send,
+                            .can_serve = c_can_serve};
+    el->donor = eng_donor_new(&dctx);
+    CHECK(el->admitter != NULL && el->admittee != NULL && el->donor != NULL);
+}
+
+static void components_free(fake_t *f, struct eng_elastic *el)
+{
+    eng_admittee_destroy(&el->admittee);
+    eng_admitter_destroy(&el->admitter);
+    eng_donor_destroy(&el->donor);
+    cl_timer_destroy(&f->timers);
+}
+
+/* A view change: an admission whose admitter left before the group got
+   its view is voided (its generation barred from s on, the one before
+   allowed again, its joiner forgotten, the running collective restarted
+   under the one before, the ADMIT not handed on); a view that leaves
+   this member out of the formed group evicts it (its running collective
+   finishes alone); one that takes it back ends that. */
+static void test_views(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    components_new(&f, el);
+    uint64_t g0 = cl_member_group_epoch(f.mb), g = cl_member_epoch(f.mb) + 1;
+    f.known[f.nknown++] = g0;
+    f.known[f.nknown++] = g;
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    eng_elastic_view_changed(el); /* nothing lost: A lives */
+    CHECK(el->st.was_in_group && !el->st.evicted);
+    f.running = true; /* B runs 10 under the admitting generation */
+    f.run_seq = 10;
+    f.run_gen = g;
+    /* A fails before B got the admitting view: B's view (epoch g + 1)
+       has A gone and C still outside the group. */
+    cl_member_raise_epoch(f.mb, g);
+    cl_member_delta_t d;
+    CHECK(cl_member_remove(f.mb, (const uint8_t(*)[32])K[0], 1, 102.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_epoch(f.mb) > g && eng_elastic_is_entrant(el, K[2]));
+    eng_elastic_view_changed(el);
+    CHECK(!eng_elastic_is_entrant(el, K[2])); /* forgotten */
+    double w = 1.0;
+    CHECK(eng_elastic_takes_part(el, 2, 10, &w));
+    CHECK(!eng_elastic_gen_ok(el, 10, g) && eng_elastic_gen_ok(el, 10, g0));
+    CHECK(f.restarts == 1 && f.restart_gen == g0);
+    CHECK(f.nsent == 0);          /* a lost admission is not handed on */
+    eng_elastic_view_changed(el); /* once */
+    CHECK(f.restarts == 1);
+    /* B taken out of the formed group: evicted, 10 finishes alone. */
+    CHECK(cl_member_ungroup(f.mb, (const uint8_t(*)[32])K[1], 1, &d) == 1);
+    cl_member_delta_clear(&d);
+    eng_elastic_view_changed(el);
+    CHECK(el->st.evicted && el->st.readmit && el->st.phase == EL_WAITING);
+    CHECK(f.restarts == 2 && f.restart_gen == 0);
+    CHECK(eng_elastic_choose_gen(el) == 0);
+    /* A view that regroups everyone takes it back, nothing to resync. */
+    cl_wire_view_t v;
+    CHECK(cl_member_view(f.mb, &v) == 0);
+    for (uint32_t i = 0; i < v.count; i++)
+        if (v.members[i].rank >= 0)
+            v.members[i].flags |= CL_MEMBER_IN_GROUP;
+    v.epoch++;
+    v.group_epoch = v.epoch;
+    CHECK(cl_member_apply_view(f.mb, &v, 103.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    free(v.members);
+    f.running = false;
+    eng_elastic_view_changed(el);
+    CHECK(!el->st.evicted && el->st.phase == EL_IN);
+    components_free(&f, el);
+    fake_fini(&f, &el);
+}
+
 int main(void)
 {
     for (int i = 0; i < 3; i++)
@@ -384,6 +721,7 @@ int main(void)
     test_hand_on();
     test_ran_ahead();
     test_messages();
+    test_views();
     printf("cl_engine_elastic_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
