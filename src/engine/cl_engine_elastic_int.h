@@ -108,7 +108,7 @@ typedef struct {
     uint64_t void_until;
     /* The ADMIT as it came (cl_elmsg encoding; NULL if it could not be
        kept), so that a coordinator that takes over from an admitter that
-       died mid-admission can hand it on (eng_el_hand_on). */
+       died mid-admission can hand it on (eng_elastic_hand_on). */
     uint8_t *admit;
     size_t admit_len;
     bool handed_on;
