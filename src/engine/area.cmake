@@ -113,6 +113,16 @@ target_sources(cl_engine_admittee_test PRIVATE ${_eng}/cl_engine_admittee.c ${_e
                ${_eng}/cl_engine_sync_bound.c
                ${_eng}/cl_comm.c
                ${_eng}/cl_request.c ${_eng}/cl_stage.c ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
+# The elastic layer's logic alone, on a fake context over real peer
+# records (no engine; the world stream a handle); the components a view
+# change calls are created on stubs, the others linked only.
+collab_selftest(cl_engine_elastic_test ${_eng_unit}/cl_engine_elastic_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_engine_elastic_test PRIVATE ${_eng}/cl_engine_elastic.c
+               ${_eng}/cl_engine_admitter.c ${_eng}/cl_engine_admittee.c ${_eng}/cl_engine_donor.c
+               ${_eng}/cl_engine_audit.c ${_eng}/cl_engine_checkpoint.c ${_eng}/cl_engine_pause.c
+               ${_eng}/cl_engine_sync.c ${_eng}/cl_engine_sync_bound.c ${_eng}/cl_comm.c
+               ${_eng}/cl_request.c ${_eng}/cl_stage.c ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
 # The periodic state check alone, on a fake context.
 collab_selftest(cl_engine_audit_test ${_eng_unit}/cl_engine_audit_test.c collab_engine_base
                 collab_elastic collab_util)

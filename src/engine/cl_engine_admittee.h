@@ -78,7 +78,7 @@ typedef struct {
     const cl_peer_t *(*admitter)(void *arg);
     /* An ADMIT from admitter (NULL: unknown) is remembered as every
        member does, and this peer's completed collectives are checked
-       against it (eng_el_check_admissions). */
+       against it (eng_elastic_check_admissions). */
     void (*seen)(void *arg, const cl_elmsg_t *m, const uint8_t *admitter);
     /* Hands req back to the engine as world collective seq (not recorded
        again), then sets the world stream's next sequence to next

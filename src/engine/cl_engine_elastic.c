@@ -40,16 +40,27 @@
     group formed here) is a joiner: at a view that shows the group closed
     without it, the collectives still queued are handed to the admittee
     (adopt_queued), which parks them and asks to be admitted (without
-    memory for that they fail with COLLAB_ERR_NO_MEM, eng_el_abort,
+    memory for that they fail with COLLAB_ERR_NO_MEM, eng_admittee_abort,
     rather than wait for an admission nobody asks for).  Both ends are
     logged once (the first world collective posted before the group
     formed; the queued ones handed on as a joiner's), so that a test or
     an operator can tell this path from the straggler's.
+
+    How it sees the engine.  This file is the layer's logic on its own
+    state (struct eng_elastic, cl_engine_elastic_int.h): its functions
+    are eng_elastic_*, and none takes struct cl_engine.  It reaches the
+    engine only through its context eng_el_ctx_t (the engine's state,
+    this peer's key and rank, the membership's records, sending, the
+    group generations, the world stream as an opaque handle: its running
+    collective, restart, numbering, early buffer, queue), which
+    cl_engine_elastic_ctx.c fills; there also are the hooks of
+    cl_engine_elastic.h, thin wrappers that check that a stream is the
+    world's.  It does not include the engine's private header
+    (cl_engine_int.h).
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_elastic_int.h"
 #include "engine/cl_stage.h"
 
-#include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
 
 #include <math.h>
@@ -57,24 +68,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct eng_elastic *el_of(struct cl_engine *e)
+/* ---------------------------------------------------------------------- */
+/* The layer's own state. */
+
+struct eng_elastic *eng_elastic_new(const eng_el_ctx_t *ctx)
 {
-    return e->el;
+    struct eng_elastic *el = calloc(1, sizeof *el);
+    if (el == NULL)
+        return NULL;
+    el->ctx = *ctx;
+    el->stream = cl_stream_new("the world communicator", ctx->cfg->collectives_per_step);
+    el->reg = cl_statereg_new();
+    el->startup = cl_startup_new(0);
+    el->kinds = calloc(CL_STREAM_HISTORY, 1);
+    el->trimmed = CL_STREAM_NONE;
+    for (int i = 0; i < EL_ENTRANTS; i++)
+        el->entrants[i].rank = -1;
+    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->kinds == NULL)
+        eng_elastic_destroy(&el);
+    return el;
+}
+
+void eng_elastic_destroy(struct eng_elastic **el_p)
+{
+    struct eng_elastic *el = el_p != NULL ? *el_p : NULL;
+    if (el == NULL)
+        return;
+    cl_stream_destroy(&el->stream);
+    cl_statereg_destroy(&el->reg);
+    cl_startup_destroy(&el->startup);
+    for (int i = 0; i < EL_BARRIERS; i++)
+        free(el->barriers[i].admit);
+    free(el->kinds);
+    free(el);
+    *el_p = NULL;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Helpers shared with the other elastic files. */
-
-stream_t *eng_el_world(struct cl_engine *e)
-{
-    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
-}
-
-static bool is_world(const stream_t *s)
-{
-    return s != NULL && s->comm_id == CL_COMM_WORLD_ID && s->comm != NULL &&
-           s->comm->kind == CL_COMM_WORLD;
-}
 
 uint32_t eng_el_signature(const collab_request_t *req)
 {
@@ -116,7 +147,7 @@ bool eng_el_result_span(const collab_request_t *req, int comm_size, void **ptr, 
     }
 }
 
-int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *msg)
+int eng_elastic_send(struct eng_elastic *el, const uint8_t key[32], const cl_elmsg_t *msg)
 {
     uint8_t *body = NULL;
     size_t blen = 0;
@@ -132,38 +163,14 @@ int eng_el_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *ms
     m.hdr.sub = msg->type;
     m.payload = body;
     m.payload_len = blen;
-    cl_peer_t *p = cl_member_find(e->mb, key);
-    if (p != NULL)
-        rc = eng_send(e, p, &m);
-    else
-        rc = cl_transport_send(e->tp, key, &m);
+    rc = el->ctx.send(el->ctx.arg, key, &m);
     free(body);
     return rc;
 }
 
-bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
-                            int *members_out)
+int eng_elastic_can_serve(struct eng_elastic *el, uint64_t s)
 {
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    int members = (int)nj;
-    for (size_t i = 0; i < n; i++) {
-        const cl_peer_t *p = list[i];
-        bool joiner = false;
-        for (uint32_t j = 0; j < nj && !joiner; j++)
-            joiner = memcmp(js[j].key, p->key, 32) == 0;
-        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
-    }
-    if (members_out != NULL)
-        *members_out = members;
-    return !cl_member_settings(e->mb)->strict &&
-           cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
-}
-
-int eng_el_can_serve(struct cl_engine *e, uint64_t s)
-{
-    struct eng_elastic *el = el_of(e);
-    stream_t *w = eng_el_world(e);
+    struct stream *w = el->ctx.world(el->ctx.arg);
     int snap = eng_donor_snapshot(el->donor, s);
     if (snap > 0)
         return 1; /* a copy taken when the program posted s */
@@ -171,7 +178,7 @@ int eng_el_can_serve(struct cl_engine *e, uint64_t s)
         return -1;
     if (snap == 0)
         return 0; /* the copy is taken when the program posts s */
-    return w != NULL && w->next_seq > s ? 1 : 0;
+    return w != NULL && el->ctx.next_seq(el->ctx.arg, w) > s ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -189,9 +196,8 @@ static void trim(struct eng_elastic *el)
     el->trimmed = p;
 }
 
-static void record(struct cl_engine *e, collab_request_t *req, uint64_t *idx_out)
+static void record(struct eng_elastic *el, collab_request_t *req, uint64_t *idx_out)
 {
-    struct eng_elastic *el = el_of(e);
     const cl_coll_args_t *a = &req->coll;
     const void *a1 = a->sendbuf, *a2 = a->recvbuf;
     if (a->kind == CL_COLL_BCAST || a->kind == CL_COLL_BARRIER) {
@@ -218,21 +224,19 @@ static void record(struct cl_engine *e, collab_request_t *req, uint64_t *idx_out
     *idx_out = idx;
 }
 
-bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
+bool eng_elastic_on_post(struct eng_elastic *el, struct stream *s, collab_request_t *req,
+                         bool again)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || !is_world(s))
-        return false;
     if (again)
         return false; /* recorded when it was first posted */
     el->st.posted++;
     uint64_t idx;
-    record(e, req, &idx);
-    if (idx == 0 && !cl_member_group_closed(e->mb))
+    record(el, req, &idx);
+    if (idx == 0 && !cl_member_group_closed(el->ctx.mb))
         cl_info("posted its first world collective before the group formed; it waits for the "
                 "group to form");
     if (el->st.mapped && idx >= el->st.map_local)
-        eng_coll_number(s, req, el->st.map_seq + (idx - el->st.map_local));
+        el->ctx.number(el->ctx.arg, s, req, el->st.map_seq + (idx - el->st.map_local));
     if (eng_admittee_take(el->admittee, req, idx))
         return true;
     eng_admitter_on_post(el->admitter, req->coll.seq, idx);
@@ -241,14 +245,11 @@ bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, boo
     return false;
 }
 
-void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *req)
+void eng_elastic_on_fast(struct eng_elastic *el, const collab_request_t *req)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || !is_world(s))
-        return;
     el->st.posted++;
     uint64_t idx;
-    record(e, (collab_request_t *)req, &idx);
+    record(el, (collab_request_t *)req, &idx);
     uint64_t seq = req->coll.seq;
     if (el->st.mapped && idx >= el->st.map_local &&
         el->st.map_seq + (idx - el->st.map_local) != seq)
@@ -260,15 +261,14 @@ void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *re
     if (seq + 1 > el->done_seq)
         el->done_seq = seq + 1;
     el->done_ring[seq % EL_DONE_RING].seq = seq;
-    el->done_ring[seq % EL_DONE_RING].gen = cl_member_group_epoch(e->mb);
+    el->done_ring[seq % EL_DONE_RING].gen = cl_member_group_epoch(el->ctx.mb);
 }
 
-bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
+bool eng_elastic_fast_ok(const struct eng_elastic *el, bool world)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el != NULL && eng_pause_in_doubt(el->pause))
+    if (eng_pause_in_doubt(el->pause))
         return false; /* stopped: the others' answers come first */
-    if (el == NULL || !is_world(s))
+    if (!world)
         return true;
     if (el->st.phase != EL_IN || el->st.evicted || eng_admittee_busy(el->admittee) ||
         eng_admitter_reporting(el->admitter) || el->sync != NULL || !el->st.was_in_group)
@@ -278,8 +278,7 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
     /* A monitor's checkpoint or the periodic state check needs its step
        boundary on the engine path (the copy is taken, and a QUERY
        answered, while the program is blocked inside that collective). */
-    if (eng_ckpt_pending(el->ckpt) || eng_donor_waiting(el->donor) ||
-        eng_audit_running(el->audit))
+    if (eng_ckpt_pending(el->ckpt) || eng_donor_waiting(el->donor) || eng_audit_running(el->audit))
         return false;
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || el->st.posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)
@@ -290,24 +289,34 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
     return true;
 }
 
-uint64_t eng_el_period(struct cl_engine *e)
+uint64_t eng_elastic_period(const struct eng_elastic *el)
 {
-    struct eng_elastic *el = el_of(e);
     uint64_t t = el != NULL ? cl_stream_period(el->stream) : 0;
     return t == 0 || t == CL_STREAM_NONE ? 1 : t;
 }
 
-void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
+uint64_t eng_elastic_steps(const struct eng_elastic *el)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || !is_world(s) || s->active_ctx == NULL)
-        return;
-    uint64_t seq = s->active_ctx->seq;
-    if (s->active_ctx->gen != 0 && seq + 1 > el->done_seq)
+    if (el == NULL || el->stream == NULL)
+        return 0;
+    uint64_t period = cl_stream_period(el->stream);
+    uint64_t count = cl_stream_count(el->stream), prefix = cl_stream_prefix(el->stream);
+    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
+        return 0;
+    return (count - prefix) / period;
+}
+
+void eng_elastic_on_done(struct eng_elastic *el, struct stream *s, collab_request_t *req,
+                         int status, int comm_size)
+{
+    uint64_t seq = 0, gen = 0;
+    int nmismatch = 0, ncontrib = 0;
+    el->ctx.finishing(el->ctx.arg, s, &seq, &gen, &nmismatch, &ncontrib);
+    if (gen != 0 && seq + 1 > el->done_seq)
         el->done_seq = seq + 1;
-    if (s->active_ctx->gen != 0) {
+    if (gen != 0) {
         el->done_ring[seq % EL_DONE_RING].seq = seq;
-        el->done_ring[seq % EL_DONE_RING].gen = s->active_ctx->gen;
+        el->done_ring[seq % EL_DONE_RING].gen = gen;
         eng_admittee_on_done(el->admittee, seq, status);
     }
     /* Keep the result of a start-up collective for joiners.  Its local
@@ -317,21 +326,21 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
         (p == CL_STREAM_NONE || seq < p) && seq < CL_STREAM_HISTORY) {
         void *ptr;
         size_t len;
-        if (!eng_el_result_span(req, s->comm->size, &ptr, &len))
+        if (!eng_el_result_span(req, comm_size, &ptr, &len))
             len = 0; /* a result that differs by rank: joiners get none (docs/state-sync.md) */
         (void)cl_startup_put(el->startup, seq, eng_el_signature(req), ptr, len);
     }
     /* Early messages kept for a generation this collective did not use. */
-    eng_coll_drop_buffered_below(e, s, seq + 1);
-    int ncontrib = 0;
-    if (s->active != NULL)
-        (void)cl_coll_contributors(s->active, &ncontrib);
+    el->ctx.drop_below(el->ctx.arg, s, seq + 1);
+    /* What the collective found, read after the admittee and the early
+       buffer had their turn, as the stream holds it now. */
+    uint64_t seq_now, gen_now;
+    el->ctx.finishing(el->ctx.arg, s, &seq_now, &gen_now, &nmismatch, &ncontrib);
     /* The odd one out: every other member (two or more) called another
        collective, again and again after being re-admitted.  This peer
        runs another program than the swarm (docs/elastic.md §6). */
-    const coll_ctx_t *ctx = s->active_ctx;
-    if (ctx->gen != 0 && !eng_admittee_is_foreign(el->admittee)) {
-        if (ctx->nmismatch >= 2 && ncontrib <= 1) {
+    if (gen_now != 0 && !eng_admittee_is_foreign(el->admittee)) {
+        if (nmismatch >= 2 && ncontrib <= 1) {
             if (++el->odd_out >= EL_ODD_OUT_LIMIT) {
                 char what[320];
                 snprintf(what, sizeof what,
@@ -347,19 +356,17 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
         }
     }
     eng_admitter_on_done(el->admitter, seq, ncontrib);
-    eng_el_check_admissions(e);
+    eng_elastic_check_admissions(el);
     eng_donor_progress(el->donor);
 }
 
-bool eng_el_boundaries_known(struct cl_engine *e)
+bool eng_elastic_boundaries_known(const struct eng_elastic *el)
 {
-    return e->el != NULL && e->el->stream != NULL &&
-           cl_stream_state(e->el->stream) == CL_STREAM_LOCKED;
+    return el != NULL && el->stream != NULL && cl_stream_state(el->stream) == CL_STREAM_LOCKED;
 }
 
-void eng_el_follow(struct cl_engine *e, const collab_follow_t *v, size_t n)
+void eng_elastic_follow(struct eng_elastic *el, const collab_follow_t *v, size_t n)
 {
-    struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
     unsigned long long got = 0;
@@ -375,21 +382,20 @@ void eng_el_follow(struct cl_engine *e, const collab_follow_t *v, size_t n)
              got);
 }
 
-void eng_el_mark_step(struct cl_engine *e)
+void eng_elastic_mark_step(struct eng_elastic *el)
 {
-    if (e->el != NULL)
-        cl_stream_mark_step(e->el->stream);
+    if (el != NULL)
+        cl_stream_mark_step(el->stream);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Generations. */
 
-void eng_el_check_admissions(struct cl_engine *e)
+void eng_elastic_check_admissions(struct eng_elastic *el)
 {
-    struct eng_elastic *el = el_of(e);
-    cl_peer_t *me = cl_member_self(e->mb);
-    if (el == NULL || e->state != ENG_MEMBER || me == NULL || !me->in_group || el->st.evicted ||
-        el->st.phase != EL_IN)
+    cl_peer_t *me = el != NULL ? cl_member_self(el->ctx.mb) : NULL;
+    if (el == NULL || el->ctx.state(el->ctx.arg) != ENG_MEMBER || me == NULL || !me->in_group ||
+        el->st.evicted || el->st.phase != EL_IN)
         return;
     for (int i = 0; i < EL_BARRIERS; i++) {
         el_barrier_t *b = &el->barriers[i];
@@ -404,24 +410,23 @@ void eng_el_check_admissions(struct cl_engine *e)
                 "completed here under generation %llu: this peer's group ran ahead of the "
                 "admitter; it asks to be taken out of the group and resynced",
                 (unsigned long long)b->s, (unsigned long long)b->gen, (unsigned long long)gen);
-        eng_report_self_out(e);
+        el->ctx.self_out(el->ctx.arg);
         return;
     }
 }
 
-static bool gen_has(struct cl_engine *e, uint64_t gen, int w)
+static bool gen_has(const struct eng_elastic *el, uint64_t gen, int w)
 {
-    const group_gen_t *g = eng_coll_gen(e, gen);
+    const group_gen_t *g = el->ctx.gen(el->ctx.arg, gen);
     for (int i = 0; g != NULL && i < g->n; i++)
         if (g->world[i] == w)
             return true;
     return false;
 }
 
-bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
+bool eng_elastic_gen_ok(const struct eng_elastic *el, uint64_t seq, uint64_t gen)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || !is_world(s) || gen == 0)
+    if (gen == 0)
         return true;
     for (int i = 0; i < EL_BARRIERS; i++) {
         const el_barrier_t *b = &el->barriers[i];
@@ -438,44 +443,41 @@ bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
            that nobody here can run under it.  (A member that got the ADMIT
            handed on by a new coordinator never sees the admission's own
            view, only the new coordinator's later one.) */
-        if (gen < b->gen &&
-            (eng_coll_gen(e, b->gen) != NULL || cl_member_group_epoch(e->mb) > b->gen))
+        if (gen < b->gen && (el->ctx.gen(el->ctx.arg, b->gen) != NULL ||
+                             cl_member_group_epoch(el->ctx.mb) > b->gen))
             return false;
     }
     return true;
 }
 
-uint64_t eng_el_choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
+uint64_t eng_elastic_choose_gen(const struct eng_elastic *el)
 {
-    struct eng_elastic *el = el_of(e);
-    (void)seq;
-    if (el != NULL && is_world(s) && el->st.evicted)
+    if (el->st.evicted)
         return 0; /* finishing its step alone (docs/elastic.md §6) */
     return ENG_EL_DEFAULT;
 }
 
-eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur,
-                            uint64_t hgen)
+eng_el_route_t eng_elastic_route(const struct eng_elastic *el, uint64_t seq, uint64_t cur,
+                                 uint64_t hgen)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || !is_world(s) || cur == 0)
+    if (cur == 0)
         return ENG_EL_ROUTE_DEFAULT;
     if (hgen > cur) {
-        bool known = eng_coll_gen(e, hgen) != NULL;
-        if (known && !eng_el_gen_ok(e, s, seq, cur) && gen_has(e, hgen, atomic_load(&e->rank)))
+        bool known = el->ctx.gen(el->ctx.arg, hgen) != NULL;
+        if (known && !eng_elastic_gen_ok(el, seq, cur) &&
+            gen_has(el, hgen, el->ctx.rank(el->ctx.arg)))
             return ENG_EL_ROUTE_RESTART;
         if (!known)
             return ENG_EL_ROUTE_KEEP; /* its view may admit someone: keep it for then */
         return ENG_EL_ROUTE_DEFAULT;
     }
-    if (hgen < cur && !eng_el_gen_ok(e, s, seq, hgen))
+    if (hgen < cur && !eng_elastic_gen_ok(el, seq, hgen))
         return ENG_EL_ROUTE_NOTIFY;
     return ENG_EL_ROUTE_DEFAULT;
 }
 
-bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
+bool eng_elastic_is_entrant(const struct eng_elastic *el, const uint8_t key[32])
 {
-    struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return false;
     for (int i = 0; i < EL_ENTRANTS; i++)
@@ -484,12 +486,8 @@ bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
     return false;
 }
 
-bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
-                       double *weight)
+bool eng_elastic_takes_part(const struct eng_elastic *el, int w, uint64_t seq, double *weight)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || comm == NULL || comm->kind != CL_COMM_WORLD)
-        return true;
     for (int i = 0; i < EL_ENTRANTS; i++) {
         const el_entrant_t *x = &el->entrants[i];
         if (x->rank != w)
@@ -508,9 +506,8 @@ bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, ui
 /* ---------------------------------------------------------------------- */
 /* What every member remembers of an admission. */
 
-void eng_el_remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
+void eng_elastic_remember(struct eng_elastic *el, const cl_elmsg_t *m, const uint8_t *admitter)
 {
-    struct eng_elastic *el = e->el;
     const el_barrier_t *have = NULL;
     for (int i = 0; i < EL_BARRIERS; i++)
         if (el->barriers[i].gen == m->gen && el->barriers[i].s == m->s)
@@ -520,7 +517,8 @@ void eng_el_remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *ad
     if (have == NULL) {
         el_barrier_t *b = &el->barriers[el->next_barrier];
         free(b->admit);
-        *b = (el_barrier_t){.gen = m->gen, .s = m->s, .prev_gen = cl_member_group_epoch(e->mb)};
+        *b =
+            (el_barrier_t){.gen = m->gen, .s = m->s, .prev_gen = cl_member_group_epoch(el->ctx.mb)};
         if (cl_elmsg_encode(m, &b->admit, &b->admit_len) != COLLAB_OK) {
             b->admit = NULL; /* then it cannot be handed on */
             b->admit_len = 0;
@@ -552,15 +550,14 @@ void eng_el_remember(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *ad
    this peer's view (it installed the admitting view, or a later one that
    keeps them)?  False when a joiner is out of the group: then this
    peer's views void the admission (eng_el_view_changed). */
-static bool joiners_in_group(struct cl_engine *e, uint64_t gen)
+static bool joiners_in_group(const struct eng_elastic *el, uint64_t gen)
 {
-    const struct eng_elastic *el = e->el;
     bool any = false;
     for (int k = 0; k < EL_ENTRANTS; k++) {
         const el_entrant_t *x = &el->entrants[k];
         if (x->rank < 0 || x->gen != gen)
             continue;
-        const cl_peer_t *p = cl_member_find(e->mb, x->key);
+        const cl_peer_t *p = cl_member_find(el->ctx.mb, x->key);
         if (p == NULL || p->state == CL_PEER_GONE || p->rank != x->rank || !p->in_group)
             return false;
         any = true;
@@ -580,36 +577,35 @@ static bool joiners_in_group(struct cl_engine *e, uint64_t gen)
    first); it is not handed on.  A member that sees this coordinator's
    ADMIT before it sees the admitter fail keeps it until then
    (eng_auth_successor_check).  Once per admission. */
-void eng_el_hand_on(struct cl_engine *e)
+void eng_elastic_hand_on(struct eng_elastic *el)
 {
-    struct eng_elastic *el = e->el;
-    const cl_peer_t *adm = eng_admitter_pick(e->mb, e->self_key);
-    if (el == NULL || e->state != ENG_MEMBER || adm == NULL ||
-        memcmp(adm->key, e->self_key, 32) != 0)
+    const uint8_t *self = el->ctx.self_key;
+    const cl_peer_t *adm = eng_admitter_pick(el->ctx.mb, self);
+    if (el->ctx.state(el->ctx.arg) != ENG_MEMBER || adm == NULL || memcmp(adm->key, self, 32) != 0)
         return;
     for (int i = 0; i < EL_BARRIERS; i++) {
         el_barrier_t *b = &el->barriers[i];
         if (b->gen == 0 || b->admit == NULL || b->handed_on || b->void_until != 0 ||
-            el->done_seq > b->s || memcmp(b->admitter, e->self_key, 32) == 0)
+            el->done_seq > b->s || memcmp(b->admitter, self, 32) == 0)
             continue;
-        const cl_peer_t *a = cl_member_find(e->mb, b->admitter);
+        const cl_peer_t *a = cl_member_find(el->ctx.mb, b->admitter);
         if (a != NULL && a->rank >= 0 && a->state == CL_PEER_ALIVE)
             continue; /* its admitter lives: it sent the ADMIT to everyone */
-        if (!joiners_in_group(e, b->gen))
+        if (!joiners_in_group(el, b->gen))
             continue; /* this peer never got the admitting view: the admission is lost */
         b->handed_on = true;
         cl_elmsg_t m;
         if (cl_elmsg_decode(CL_EL_ADMIT, b->admit, b->admit_len, &m) != COLLAB_OK)
             continue;
         size_t n;
-        cl_peer_t *const *list = cl_member_list(e->mb, &n);
+        cl_peer_t *const *list = cl_member_list(el->ctx.mb, &n);
         int sent = 0;
         for (size_t k = 0; k < n; k++) {
             const cl_peer_t *q = list[k];
-            if (memcmp(q->key, e->self_key, 32) == 0 || q->state == CL_PEER_GONE || q->rank < 0 ||
+            if (memcmp(q->key, self, 32) == 0 || q->state == CL_PEER_GONE || q->rank < 0 ||
                 memcmp(q->key, b->admitter, 32) == 0)
                 continue;
-            if (eng_el_send(e, q->key, &m) == COLLAB_OK)
+            if (eng_elastic_send(el, q->key, &m) == COLLAB_OK)
                 sent++;
         }
         cl_info("the admitter of the admission at collective #%llu (generation %llu) failed "
@@ -619,9 +615,9 @@ void eng_el_hand_on(struct cl_engine *e)
     }
 }
 
-static bool is_gone(struct cl_engine *e, const uint8_t key[32])
+static bool is_gone(const struct eng_elastic *el, const uint8_t key[32])
 {
-    const cl_peer_t *p = cl_member_find(e->mb, key);
+    const cl_peer_t *p = cl_member_find(el->ctx.mb, key);
     return p == NULL || p->rank < 0 || p->state == CL_PEER_GONE;
 }
 
@@ -640,21 +636,21 @@ static bool is_gone(struct cl_engine *e, const uint8_t key[32])
    (cl_engine_route.c), since a member that completed s under it will not
    send them again.  The engine's rule that the oldest generation wins
    settles the rest (docs/elastic.md §8). */
-static void void_lost_admissions(struct cl_engine *e)
+static void void_lost_admissions(struct eng_elastic *el)
 {
-    struct eng_elastic *el = el_of(e);
-    uint64_t epoch = cl_member_epoch(e->mb), cur = cl_member_group_epoch(e->mb);
+    void *arg = el->ctx.arg;
+    uint64_t epoch = cl_member_epoch(el->ctx.mb), cur = cl_member_group_epoch(el->ctx.mb);
     for (int i = 0; i < EL_BARRIERS; i++) {
         el_barrier_t *b = &el->barriers[i];
         if (b->gen == 0 || b->void_until != 0 || epoch <= b->gen || el->done_seq > b->s ||
-            !is_gone(e, b->admitter))
+            !is_gone(el, b->admitter))
             continue;
         bool lost = false;
         for (int k = 0; k < EL_ENTRANTS && !lost; k++) {
             const el_entrant_t *x = &el->entrants[k];
             if (x->rank < 0 || x->gen != b->gen)
                 continue;
-            const cl_peer_t *p = cl_member_find(e->mb, x->key);
+            const cl_peer_t *p = cl_member_find(el->ctx.mb, x->key);
             lost = p != NULL && p->rank == x->rank && p->state != CL_PEER_GONE && !p->in_group;
         }
         if (!lost)
@@ -666,20 +662,21 @@ static void void_lost_admissions(struct cl_engine *e)
         cl_info("the admission at collective #%llu (generation %llu) did not take effect: its "
                 "admitter left before the group got its view",
                 (unsigned long long)b->s, (unsigned long long)b->gen);
-        stream_t *w = eng_el_world(e);
-        cl_peer_t *me = cl_member_self(e->mb);
-        uint64_t gen = b->prev_gen != 0 && eng_coll_in_gen(e, b->prev_gen) ? b->prev_gen : cur;
-        if (w != NULL && w->active != NULL && w->active_ctx->gen != 0 &&
-            w->active_ctx->seq >= b->s && me != NULL && me->in_group && w->active_ctx->gen != gen &&
-            eng_coll_in_gen(e, gen) && !el->st.evicted)
-            eng_coll_restart(e, w, gen);
+        struct stream *w = el->ctx.world(arg);
+        cl_peer_t *me = cl_member_self(el->ctx.mb);
+        uint64_t gen = b->prev_gen != 0 && el->ctx.in_gen(arg, b->prev_gen) ? b->prev_gen : cur;
+        uint64_t aseq, agen;
+        if (w != NULL && el->ctx.running(arg, w, &aseq, &agen) && agen != 0 && aseq >= b->s &&
+            me != NULL && me->in_group && agen != gen && el->ctx.in_gen(arg, gen) &&
+            !el->st.evicted)
+            el->ctx.restart(arg, w, gen);
     }
 }
 
-static void feed_admission(struct cl_engine *e)
+static void feed_admission(struct eng_elastic *el)
 {
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = cl_member_list(el->ctx.mb, &n);
     cl_adm_member_t *m = calloc(n > 0 ? n : 1, sizeof *m);
     if (m == NULL)
         return;
@@ -692,7 +689,7 @@ static void feed_admission(struct cl_engine *e)
         m[k].in_group = list[i]->in_group;
         k++;
     }
-    if (eng_admitter_view(e->el->admitter, m, k) != COLLAB_OK)
+    if (eng_admitter_view(el->admitter, m, k) != COLLAB_OK)
         cl_debug("the admission queue refused a view of %zu members", k);
     free(m);
 }
@@ -703,10 +700,10 @@ static void feed_admission(struct cl_engine *e)
    back): they wait as a joiner's do, parked by the admittee, which asks
    to be admitted (docs/elastic.md §3).  The admittee takes them only in
    that standing; otherwise they stay queued. */
-static void adopt_queued(struct cl_engine *e, stream_t *w)
+static void adopt_queued(struct eng_elastic *el, zlist_t *queue)
 {
-    size_t k = zlist_size(w->queue);
-    uint64_t count = cl_stream_count(e->el->stream);
+    size_t k = zlist_size(queue);
+    uint64_t count = cl_stream_count(el->stream);
     if (k == 0 || count < k)
         return;
     collab_request_t **reqs = calloc(k, sizeof *reqs);
@@ -715,20 +712,20 @@ static void adopt_queued(struct cl_engine *e, stream_t *w)
            they fail instead (MPI_ERR_NO_MEM through the program's error
            handler), with whatever the admission already holds. */
         cl_error("out of memory handing %zu queued collectives to the admission", k);
-        eng_el_abort(e, COLLAB_ERR_NO_MEM);
+        eng_admittee_abort(el->admittee, COLLAB_ERR_NO_MEM);
         collab_request_t *r;
-        while ((r = zlist_pop(w->queue)) != NULL)
+        while ((r = zlist_pop(queue)) != NULL)
             cl_request_complete(r, COLLAB_ERR_NO_MEM);
         return;
     }
     size_t i = 0;
-    for (collab_request_t *r = zlist_first(w->queue); r != NULL && i < k; r = zlist_next(w->queue))
+    for (collab_request_t *r = zlist_first(queue); r != NULL && i < k; r = zlist_next(queue))
         reqs[i++] = r;
     for (i = 0; i < k; i++) {
         /* The queued ones are the latest posted: indexes count-k.. */
-        if (!eng_admittee_take(e->el->admittee, reqs[i], count - k + i))
+        if (!eng_admittee_take(el->admittee, reqs[i], count - k + i))
             break;
-        zlist_remove(w->queue, reqs[i]);
+        zlist_remove(queue, reqs[i]);
     }
     free(reqs);
     if (i > 0)
@@ -737,25 +734,25 @@ static void adopt_queued(struct cl_engine *e, stream_t *w)
                 i, i == 1 ? "" : "s");
 }
 
-void eng_el_view_changed(struct cl_engine *e)
+void eng_elastic_view_changed(struct eng_elastic *el)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL)
-        return;
+    void *arg = el->ctx.arg;
+    cl_member_t *mb = el->ctx.mb;
     eng_audit_view_changed(el->audit); /* a member of its check may have left */
-    feed_admission(e);
-    cl_peer_t *me = cl_member_self(e->mb);
-    bool closed = cl_member_group_closed(e->mb);
-    bool in =
-        e->state == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE && me->in_group && closed;
-    stream_t *w = eng_el_world(e);
-    void_lost_admissions(e);
+    feed_admission(el);
+    cl_peer_t *me = cl_member_self(mb);
+    bool closed = cl_member_group_closed(mb);
+    bool in = el->ctx.state(arg) == ENG_MEMBER && me != NULL && me->state != CL_PEER_GONE &&
+              me->in_group && closed;
+    struct stream *w = el->ctx.world(arg);
+    uint64_t aseq, agen;
+    void_lost_admissions(el);
     /* After the voiding: an admission lost here is not handed on.  Still
        before this view goes out (an ADMIT precedes its view). */
-    eng_el_hand_on(e);
+    eng_elastic_hand_on(el);
     uint64_t adm_gen = eng_admittee_gen(el->admittee);
-    if (!in && eng_admittee_pending(el->admittee) && e->state == ENG_MEMBER &&
-        cl_member_epoch(e->mb) >= adm_gen)
+    if (!in && eng_admittee_pending(el->admittee) && el->ctx.state(arg) == ENG_MEMBER &&
+        cl_member_epoch(mb) >= adm_gen)
         eng_admittee_undo(el->admittee, "a later view of the group leaves it out");
     if (in) {
         el->st.was_in_group = true;
@@ -765,42 +762,42 @@ void eng_el_view_changed(struct cl_engine *e)
             el->st.evicted = false;
             el->st.phase = EL_IN;
         }
-    } else if (el->st.was_in_group && !el->st.evicted && (closed || e->state != ENG_MEMBER) &&
-               cl_member_epoch(e->mb) >= adm_gen) {
+    } else if (el->st.was_in_group && !el->st.evicted &&
+               (closed || el->ctx.state(arg) != ENG_MEMBER) && cl_member_epoch(mb) >= adm_gen) {
         el->st.evicted = true;
         el->st.phase = EL_WAITING;
         el->st.readmit = true;
         cl_warn("the group went on without this peer; it finishes its current step alone and "
                 "asks to be re-admitted at a step boundary");
-        if (w != NULL && w->active != NULL && w->active_ctx->gen != 0)
-            eng_coll_restart(e, w, 0);
-    } else if (!el->st.was_in_group && closed && e->state == ENG_MEMBER && me != NULL &&
-               me->state != CL_PEER_GONE && w != NULL && w->active == NULL) {
+        if (w != NULL && el->ctx.running(arg, w, &aseq, &agen) && agen != 0)
+            el->ctx.restart(arg, w, 0);
+    } else if (!el->st.was_in_group && closed && el->ctx.state(arg) == ENG_MEMBER && me != NULL &&
+               me->state != CL_PEER_GONE && w != NULL && !el->ctx.running(arg, w, &aseq, &agen)) {
         /* Never in the group, its first collectives posted before the
            group formed: a joiner (nobody else would ask for it). */
-        adopt_queued(e, w);
+        adopt_queued(el, el->ctx.queue(arg, w));
     }
     /* A collective started under a generation that an admission made
        obsolete restarts under the current one (docs/elastic.md §3). */
-    if (w != NULL && w->active != NULL && in) {
-        uint64_t seq = w->active_ctx->seq, cur = cl_member_group_epoch(e->mb);
-        if (!eng_el_gen_ok(e, w, seq, w->active_ctx->gen) && eng_coll_gen(e, cur) != NULL)
-            eng_coll_restart(e, w, cur);
+    if (w != NULL && el->ctx.running(arg, w, &aseq, &agen) && in) {
+        uint64_t cur = cl_member_group_epoch(mb);
+        if (!eng_elastic_gen_ok(el, aseq, agen) && el->ctx.gen(arg, cur) != NULL)
+            el->ctx.restart(arg, w, cur);
     }
     if (el->sync != NULL)
         eng_sync_view_changed(el->sync);
-    eng_el_check_admissions(e);
+    eng_elastic_check_admissions(el);
     eng_donor_progress(el->donor);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Messages. */
 
-void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
-                       const cl_wire_msg_t *m)
+void eng_elastic_on_message(struct eng_elastic *el, cl_peer_t *p, const uint8_t key[32],
+                            const cl_wire_msg_t *m)
 {
-    struct eng_elastic *el = el_of(e);
-    if (el == NULL || e->state == ENG_LEFT)
+    void *arg = el->ctx.arg;
+    if (el->ctx.state(arg) == ENG_LEFT)
         return;
     cl_elmsg_t em;
     int rc = cl_elmsg_decode(m->hdr.sub, m->payload, m->payload_len, &em);
@@ -809,7 +806,7 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
             cl_warn("dropped a malformed elastic message (type %u, %zu bytes) from peer %.8s…; "
                     "ignoring it for 60 s",
                     m->hdr.sub, m->payload_len, p != NULL ? p->id : "?");
-            cl_transport_ban(e->tp, key, 60.0);
+            el->ctx.ban(arg, key, 60.0);
         }
         return;
     }
@@ -832,15 +829,16 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
         cl_wire_msg_t v;
         memset(&v, 0, sizeof v);
         v.hdr.type = CL_MSG_VIEW;
-        if (e->state == ENG_MEMBER && cl_member_view(e->mb, &v.u.view) == COLLAB_OK) {
-            v.hdr.epoch = cl_member_epoch(e->mb);
-            (void)cl_transport_reply(e->tp, key, &v);
+        if (el->ctx.state(arg) == ENG_MEMBER &&
+            cl_member_view(el->ctx.mb, &v.u.view) == COLLAB_OK) {
+            v.hdr.epoch = cl_member_epoch(el->ctx.mb);
+            (void)el->ctx.reply(arg, key, &v);
             free(v.u.view.members);
         }
         break;
     }
     case CL_EL_ADMIT_REQ:
-        if (member && e->state == ENG_MEMBER)
+        if (member && el->ctx.state(arg) == ENG_MEMBER)
             eng_admitter_on_request(el->admitter, p, &em);
         break;
     case CL_EL_ADMIT:
@@ -850,7 +848,7 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     case CL_EL_QUERY:
     case CL_EL_FETCH:
     case CL_EL_DROP:
-        if ((member || fetcher) && e->state == ENG_MEMBER)
+        if ((member || fetcher) && el->ctx.state(arg) == ENG_MEMBER)
             eng_donor_on_message(el->donor, key, &em);
         break;
     case CL_EL_HASHES:

@@ -1,16 +1,26 @@
-/*  cl_engine_elastic_ctx.c - the elastic components' contexts: what the
-    donor, the audit, the joiner's state pull, the monitor's checkpoints,
-    the admitter and the admittee see of the engine (their adapters), the elastic hook's
-    init and fini, and the running state pull, which only this file
-    starts, replaces and frees (docs/architecture.md).  Also the elastic
-    layer's after-timers hook (eng_el_after_timers, which the loop calls
-    every turn right after its timers: docs/architecture.md, "Timers"),
-    the PROBE a peer back from a pause sends (eng_el_probe) and
-    eng_el_member.  Moved out of cl_engine_elastic.c, whose comment says
-    what the hooks do.
+/*  cl_engine_elastic_ctx.c - the elastic layer's side of the engine: the
+    hooks of cl_engine_elastic.h (thin wrappers: the layer exists, a
+    stream is the world's, what a stream holds; then the logic in
+    cl_engine_elastic.c answers), the layer's own context (eng_el_ctx_t,
+    el_ctx) and the elastic components' contexts: what the layer's logic,
+    the donor, the audit, the joiner's state pull, the monitor's
+    checkpoints, the admitter and the admittee see of the engine (their
+    adapters), the elastic hook's init and fini, and the running state
+    pull, which only this file starts, replaces and frees
+    (docs/architecture.md).  Also the elastic layer's after-timers hook
+    (eng_el_after_timers, which the loop calls every turn right after its
+    timers: docs/architecture.md, "Timers"), the PROBE a peer back from a
+    pause sends (eng_el_probe), eng_el_member, and the engine's answers
+    the layer asks for: the world stream (eng_el_world) and whether an
+    admission makes world all-reduces run in several groups
+    (eng_el_split_admission, which reads only the membership's records).
+    This is the one elastic file that includes cl_engine_int.h; the top
+    comment of cl_engine_elastic.c says what the hooks do.
 */
-#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_elastic_int.h"
+#include "engine/cl_engine_int.h"
 
+#include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
 
 #include <stdlib.h>
@@ -21,11 +31,286 @@ static struct eng_elastic *el_of(struct cl_engine *e)
     return e->el;
 }
 
+/* The engine as the elastic layer sees it. */
+
+static stream_t *eng_el_world(struct cl_engine *e)
+{
+    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+}
+
+static bool is_world(const stream_t *s)
+{
+    return s != NULL && s->comm_id == CL_COMM_WORLD_ID && s->comm != NULL &&
+           s->comm->kind == CL_COMM_WORLD;
+}
+
+/* The layer's own context (eng_el_ctx_t, cl_engine_elastic_int.h). */
+static eng_state_t el_state(void *arg)
+{
+    return ((struct cl_engine *)arg)->state;
+}
+
+static int el_rank(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->rank);
+}
+
+static int el_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    struct cl_engine *e = arg;
+    cl_peer_t *p = cl_member_find(e->mb, key);
+    if (p != NULL)
+        return eng_send(e, p, m);
+    return cl_transport_send(e->tp, key, m);
+}
+
+static int el_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+}
+
+static void el_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+}
+
+static void el_self_out(void *arg)
+{
+    eng_report_self_out(arg);
+}
+
+static const group_gen_t *el_gen(void *arg, uint64_t gen)
+{
+    return eng_coll_gen(arg, gen);
+}
+
+static bool el_in_gen(void *arg, uint64_t gen)
+{
+    return eng_coll_in_gen(arg, gen);
+}
+
+static struct stream *el_world(void *arg)
+{
+    return eng_el_world(arg);
+}
+
+static uint64_t el_next_seq(void *arg, struct stream *s)
+{
+    (void)arg;
+    return s->next_seq;
+}
+
+static bool el_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
+{
+    (void)arg;
+    if (s->active == NULL)
+        return false;
+    *seq = s->active_ctx->seq;
+    *gen = s->active_ctx->gen;
+    return true;
+}
+
+static void el_finishing(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
+                         int *ncontrib)
+{
+    (void)arg;
+    const coll_ctx_t *ctx = s->active_ctx;
+    *seq = ctx != NULL ? ctx->seq : 0;
+    *gen = ctx != NULL ? ctx->gen : 0;
+    *nmismatch = ctx != NULL ? ctx->nmismatch : 0;
+    *ncontrib = 0;
+    if (s->active != NULL)
+        (void)cl_coll_contributors(s->active, ncontrib);
+}
+
+static void el_restart(void *arg, struct stream *s, uint64_t gen)
+{
+    eng_coll_restart(arg, s, gen);
+}
+
+static void el_number(void *arg, struct stream *s, collab_request_t *req, uint64_t seq)
+{
+    (void)arg;
+    eng_coll_number(s, req, seq);
+}
+
+static void el_drop_below(void *arg, struct stream *s, uint64_t seq)
+{
+    eng_coll_drop_buffered_below(arg, s, seq);
+}
+
+static zlist_t *el_queue(void *arg, struct stream *s)
+{
+    (void)arg;
+    return s->queue;
+}
+
+static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
+{
+    *ctx = (eng_el_ctx_t){.arg = e,
+                          .cfg = &e->cfg,
+                          .self_key = e->self_key,
+                          .mb = e->mb,
+                          .state = el_state,
+                          .rank = el_rank,
+                          .send = el_send,
+                          .reply = el_reply,
+                          .ban = el_ban,
+                          .self_out = el_self_out,
+                          .gen = el_gen,
+                          .in_gen = el_in_gen,
+                          .world = el_world,
+                          .next_seq = el_next_seq,
+                          .running = el_running,
+                          .finishing = el_finishing,
+                          .restart = el_restart,
+                          .number = el_number,
+                          .drop_below = el_drop_below,
+                          .queue = el_queue};
+}
+
+/* ---------------------------------------------------------------------- */
+/* The hooks of cl_engine_elastic.h: the layer exists, the stream is the
+   world's; then its logic (cl_engine_elastic.c) answers. */
+
+int eng_el_can_serve(struct cl_engine *e, uint64_t s)
+{
+    return eng_elastic_can_serve(e->el, s);
+}
+
+bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s))
+        return false;
+    return eng_elastic_on_post(el, s, req, again);
+}
+
+void eng_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *req)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL && is_world(s))
+        eng_elastic_on_fast(el, req);
+}
+
+bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
+{
+    struct eng_elastic *el = el_of(e);
+    return el == NULL || eng_elastic_fast_ok(el, is_world(s));
+}
+
+uint64_t eng_el_period(struct cl_engine *e)
+{
+    return eng_elastic_period(e->el);
+}
+
+uint64_t eng_el_steps(struct cl_engine *e)
+{
+    return eng_elastic_steps(e->el);
+}
+
+void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s) || s->active_ctx == NULL)
+        return;
+    eng_elastic_on_done(el, s, req, status, s->comm->size);
+}
+
+bool eng_el_boundaries_known(struct cl_engine *e)
+{
+    return eng_elastic_boundaries_known(e->el);
+}
+
+void eng_el_follow(struct cl_engine *e, const collab_follow_t *v, size_t n)
+{
+    eng_elastic_follow(e->el, v, n);
+}
+
+void eng_el_mark_step(struct cl_engine *e)
+{
+    eng_elastic_mark_step(e->el);
+}
+
+bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s))
+        return true;
+    return eng_elastic_gen_ok(el, seq, gen);
+}
+
+uint64_t eng_el_choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
+{
+    struct eng_elastic *el = el_of(e);
+    (void)seq;
+    if (el == NULL || !is_world(s))
+        return ENG_EL_DEFAULT;
+    return eng_elastic_choose_gen(el);
+}
+
+eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur,
+                            uint64_t hgen)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || !is_world(s))
+        return ENG_EL_ROUTE_DEFAULT;
+    return eng_elastic_route(el, seq, cur, hgen);
+}
+
+bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
+{
+    return eng_elastic_is_entrant(e->el, key);
+}
+
+bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
+                       double *weight)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL || comm == NULL || comm->kind != CL_COMM_WORLD)
+        return true;
+    return eng_elastic_takes_part(el, w, seq, weight);
+}
+
+void eng_el_view_changed(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_elastic_view_changed(el);
+}
+
+void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
+                       const cl_wire_msg_t *m)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_elastic_on_message(el, p, key, m);
+}
+
+bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
+                            int *members_out)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    int members = (int)nj;
+    for (size_t i = 0; i < n; i++) {
+        const cl_peer_t *p = list[i];
+        bool joiner = false;
+        for (uint32_t j = 0; j < nj && !joiner; j++)
+            joiner = memcmp(js[j].key, p->key, 32) == 0;
+        members += !joiner && p->in_group && p->state != CL_PEER_GONE;
+    }
+    if (members_out != NULL)
+        *members_out = members;
+    return !cl_member_settings(e->mb)->strict &&
+           cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
+}
+
 /* The contexts of the donor and the audit (cl_engine_donor.h,
    cl_engine_audit.h): the engine as they see it. */
 static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    return eng_el_send(arg, key, m);
+    return eng_elastic_send(((struct cl_engine *)arg)->el, key, m);
 }
 
 static int donor_can_serve(void *arg, uint64_t s)
@@ -212,6 +497,11 @@ void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
         eng_ckpt_on_admit_rank(e->el->ckpt, key);
 }
 
+bool eng_el_copy_expected(struct cl_engine *e, const uint8_t key[32])
+{
+    return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
+}
+
 /* Members whose state differs from the group's: the coordinator, which
    alone changes views, takes them out of the group. */
 static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
@@ -243,7 +533,7 @@ static bool admitter_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
 static void admitter_remember(void *arg, const cl_elmsg_t *admit)
 {
     struct cl_engine *e = arg;
-    eng_el_remember(e, admit, e->self_key);
+    eng_elastic_remember(e->el, admit, e->self_key);
 }
 
 static void admitter_commit(void *arg, cl_member_delta_t *d)
@@ -275,8 +565,9 @@ static const cl_peer_t *admittee_admitter(void *arg)
 
 static void admittee_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
 {
-    eng_el_remember(arg, m, admitter);
-    eng_el_check_admissions(arg);
+    struct cl_engine *e = arg;
+    eng_elastic_remember(e->el, m, admitter);
+    eng_elastic_check_admissions(e->el);
 }
 
 static int admittee_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
@@ -395,7 +686,9 @@ void eng_el_abort(struct cl_engine *e, int status)
 
 int eng_el_init(struct cl_engine *e)
 {
-    struct eng_elastic *el = calloc(1, sizeof *el);
+    eng_el_ctx_t ectx;
+    el_ctx(e, &ectx);
+    struct eng_elastic *el = eng_elastic_new(&ectx);
     if (el == NULL)
         return COLLAB_ERR_NO_MEM;
     eng_pause_ctx_t pctx = {.arg = e,
@@ -414,9 +707,6 @@ int eng_el_init(struct cl_engine *e)
                             .resume = pause_resume};
     memcpy(pctx.self_key, e->self_key, 32);
     el->pause = eng_pause_new(&pctx);
-    el->stream = cl_stream_new("the world communicator", e->cfg.collectives_per_step);
-    el->reg = cl_statereg_new();
-    el->startup = cl_startup_new(0);
     eng_donor_ctx_t dctx = {.arg = e,
                             .reg = el->reg,
                             .startup = el->startup,
@@ -438,7 +728,6 @@ int eng_el_init(struct cl_engine *e)
                             .find = audit_find,
                             .take_out = audit_take_out};
     el->audit = eng_audit_new(&actx);
-    el->kinds = calloc(CL_STREAM_HISTORY, 1);
     eng_admitter_ctx_t mctx = {.arg = e,
                                .cfg = &e->cfg,
                                .self_key = e->self_key,
@@ -488,12 +777,8 @@ int eng_el_init(struct cl_engine *e)
                                .result_span = eng_el_result_span,
                                .kind_name = eng_coll_kind_name};
     el->admittee = eng_admittee_new(&tctx);
-    el->trimmed = CL_STREAM_NONE;
-    for (int i = 0; i < EL_ENTRANTS; i++)
-        el->entrants[i].rank = -1;
     e->el = el;
-    if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->admitter == NULL ||
-        el->admittee == NULL || el->donor == NULL || el->audit == NULL || el->kinds == NULL ||
+    if (el->admitter == NULL || el->admittee == NULL || el->donor == NULL || el->audit == NULL ||
         el->pause == NULL) {
         eng_el_fini(e);
         return COLLAB_ERR_NO_MEM;
@@ -532,15 +817,9 @@ void eng_el_fini(struct cl_engine *e)
     eng_sync_destroy(&el->sync);
     eng_audit_destroy(&el->audit);
     eng_donor_destroy(&el->donor);
-    cl_stream_destroy(&el->stream);
-    cl_statereg_destroy(&el->reg);
-    cl_startup_destroy(&el->startup);
     eng_ckpt_destroy(&el->ckpt);
     eng_pause_destroy(&el->pause);
-    for (int i = 0; i < EL_BARRIERS; i++)
-        free(el->barriers[i].admit);
-    free(el->kinds);
-    free(el);
+    eng_elastic_destroy(&el); /* the world stream's record, the registry, the ADMITs kept */
     e->el = NULL;
 }
 
@@ -554,7 +833,7 @@ void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
     memset(&probe, 0, sizeof probe);
     probe.type = CL_EL_PROBE;
     probe.epoch = cl_member_epoch(e->mb);
-    (void)eng_el_send(e, key, &probe);
+    (void)eng_elastic_send(e->el, key, &probe);
 }
 
 void eng_el_member(struct cl_engine *e)
@@ -582,6 +861,13 @@ void eng_el_after_timers(struct cl_engine *e, double now)
 
 /* The pause's hooks for the loop, the collective streams and membership
    (cl_engine_elastic.h): the component answers. */
+void eng_el_pause_decided(struct cl_engine *e)
+{
+    struct eng_elastic *el = el_of(e);
+    if (el != NULL)
+        eng_pause_decided(el->pause);
+}
+
 void eng_el_check_pause(struct cl_engine *e)
 {
     struct eng_elastic *el = el_of(e);

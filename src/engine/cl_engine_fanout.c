@@ -11,7 +11,6 @@
     engine's adapters for them (the authority's decision after a pause
     goes to the pause, eng_pause_decided).
 */
-#include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
 
@@ -175,8 +174,7 @@ static bool auth_entrant(void *arg, const uint8_t key[32])
    admission (a checkpoint, docs/monitor.md §7). */
 static bool auth_copy_expected(void *arg, const uint8_t key[32])
 {
-    const struct cl_engine *e = arg;
-    return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
+    return eng_el_copy_expected(arg, key);
 }
 
 static void auth_outbid(void *arg, const cl_wire_view_t *v)
@@ -222,8 +220,7 @@ static void auth_give_up(void *arg, int status)
 static void auth_decided(void *arg)
 {
     struct cl_engine *e = arg;
-    if (e->el != NULL)
-        eng_pause_decided(e->el->pause);
+    eng_el_pause_decided(e);
 }
 
 int eng_auth_init(struct cl_engine *e)
@@ -371,13 +368,7 @@ static uint64_t rep_steps(void *arg)
     struct cl_engine *e = arg;
     if (e->steps > 0)
         return e->steps;
-    if (e->el == NULL || e->el->stream == NULL)
-        return 0;
-    uint64_t period = cl_stream_period(e->el->stream);
-    uint64_t count = cl_stream_count(e->el->stream), prefix = cl_stream_prefix(e->el->stream);
-    if (period == 0 || prefix == CL_STREAM_NONE || count <= prefix)
-        return 0;
-    return (count - prefix) / period;
+    return eng_el_steps(e);
 }
 
 static uint64_t rep_progress(void *arg)

@@ -1,0 +1,727 @@
+/*  cl_engine_elastic_test.c - selftest of the elastic layer's logic
+    (cl_engine_elastic.c) on a fake context (eng_el_ctx_t): no sockets, no
+    engine, no stream of the engine (the world stream is a handle whose
+    running collective the test declares).
+
+    Real peer records (cl_member) of A (rank 0, the coordinator and the
+    admitter), B (rank 1; this peer) and C (rank 2, joined after the group
+    formed, outside it), the group generations the test declares known,
+    and a record of what went out (sends, replies, bans, requests to be
+    taken out of the group).  Checks what every member remembers of an
+    ADMIT: its entrants (eng_elastic_is_entrant), that a joiner takes part
+    only from the admission's sequence and a re-admitted straggler weighs
+    0 until w0_end (eng_elastic_takes_part); the generation rule
+    (eng_elastic_gen_ok: older generations barred from s on once the
+    admitting view is known here) and the routing of a message of another
+    generation (eng_elastic_route: restart, keep, notify); the successor
+    that admits after the admitter failed handing the ADMIT on to the
+    members, once, and not while the admitter lives or admits
+    (eng_elastic_hand_on);
+    a peer that completed the admission's sequence under an older
+    generation asking once to be taken out (eng_elastic_check_admissions);
+    a PROBE answered with this peer's view only while it is a member, a
+    malformed message banned for 60 s, nothing handled once it left
+    (eng_elastic_on_message); a view change (eng_elastic_view_changed,
+    with a real admitter, admittee and donor on stubs) that voids an
+    admission whose admitter left before the group got its view (its
+    generation barred, the one before allowed again, the joiner
+    forgotten, the running collective restarted under the one before,
+    the ADMIT not handed on), one that takes this peer out of the formed
+    group (evicted: its collective finishes alone) and one that takes it
+    back.
+*/
+#include "engine/cl_engine_elastic_int.h"
+
+#include "mpi_collab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "el_fixture.h"
+#include "selftest.h"
+
+#define MAXSENT 16
+
+static uint8_t K[3][32]; /* A, B, C */
+
+typedef struct {
+    cl_config_t cfg;
+    uint8_t self[32];
+    cl_member_t *mb;
+    eng_state_t state;
+    int rank;
+    uint64_t known[4]; /* generations recorded here (listing A, B, C) */
+    int nknown;
+    int ranks[3];
+    group_gen_t gen;
+    el_sent_t sent[MAXSENT]; /* decoded, no pointers kept */
+    int nsent;
+    int replies;
+    uint8_t reply_type;
+    uint64_t reply_epoch;
+    int bans;
+    double ban_seconds;
+    int self_outs;
+    /* The world stream: a handle, its running collective, the restarts. */
+    int world; /* its address is the handle */
+    bool running;
+    uint64_t run_seq, run_gen;
+    int restarts;
+    uint64_t restart_gen;
+    cl_timer_t *timers; /* the components' (test_views) */
+} fake_t;
+
+static eng_state_t f_state(void *arg)
+{
+    return ((fake_t *)arg)->state;
+}
+
+static int f_rank(void *arg)
+{
+    return ((fake_t *)arg)->rank;
+}
+
+static int f_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    fake_t *f = arg;
+    cl_elmsg_t em;
+    CHECK(m->hdr.type == CL_MSG_ELASTIC);
+    if (cl_elmsg_decode(m->hdr.sub, m->payload, m->payload_len, &em) != COLLAB_OK)
+        return COLLAB_ERR_ARG;
+    int rc = el_sent_push(f->sent, &f->nsent, MAXSENT, key, &em);
+    cl_elmsg_clear(&em);
+    return rc;
+}
+
+static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+{
+    fake_t *f = arg;
+    (void)key;
+    f->replies++;
+    f->reply_type = m->hdr.type;
+    f->reply_epoch = m->hdr.epoch;
+    return COLLAB_OK;
+}
+
+static void f_ban(void *arg, const uint8_t key[32], double seconds)
+{
+    fake_t *f = arg;
+    (void)key;
+    f->bans++;
+    f->ban_seconds = seconds;
+}
+
+static void f_self_out(void *arg)
+{
+    ((fake_t *)arg)->self_outs++;
+}
+
+static const group_gen_t *f_gen(void *arg, uint64_t gen)
+{
+    fake_t *f = arg;
+    for (int i = 0; i < f->nknown; i++)
+        if (f->known[i] == gen) {
+            f->gen.gen = gen;
+            return &f->gen;
+        }
+    return NULL;
+}
+
+static bool f_in_gen(void *arg, uint64_t gen)
+{
+    return f_gen(arg, gen) != NULL;
+}
+
+/* The world stream, a handle the logic only hands back (test_views
+   sets `running`; the other tests never ask for more than its
+   existence). */
+static struct stream *f_world(void *arg)
+{
+    return (struct stream *)&((fake_t *)arg)->world;
+}
+
+static bool f_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f));
+    *seq = f->run_seq;
+    *gen = f->run_gen;
+    return f->running;
+}
+
+static void f_restart(void *arg, struct stream *s, uint64_t gen)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f) && f->running);
+    f->restarts++;
+    f->restart_gen = gen;
+    f->run_gen = gen;
+}
+
+static uint64_t f_next_seq(void *arg, struct stream *s)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f));
+    return f->running ? f->run_seq + 1 : 0;
+}
+
+static struct eng_elastic *fake_init(fake_t *f, int self)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg.timeout = 1.0;
+    memcpy(f->self, K[self], 32);
+    f->state = ENG_MEMBER;
+    f->rank = self;
+    f->mb = el_member_of_three(K, self, 100.0);
+    CHECK(f->mb != NULL);
+    for (int i = 0; i < 3; i++)
+        f->ranks[i] = i;
+    f->gen.n = 3;
+    f->gen.world = f->ranks;
+    eng_el_ctx_t ctx = {.arg = f,
+                        .cfg = &f->cfg,
+                        .self_key = f->self,
+                        .mb = f->mb,
+                        .state = f_state,
+                        .rank = f_rank,
+                        .send = f_send,
+                        .reply = f_reply,
+                        .ban = f_ban,
+                        .self_out = f_self_out,
+                        .gen = f_gen,
+                        .in_gen = f_in_gen,
+                        .world = f_world,
+                        .next_seq = f_next_seq,
+                        .running = f_running,
+                        .restart = f_restart};
+    struct eng_elastic *el = eng_elastic_new(&ctx);
+    CHECK(el != NULL);
+    return el;
+}
+
+static void fake_fini(fake_t *f, struct eng_elastic **el)
+{
+    eng_elastic_destroy(el);
+    CHECK(*el == NULL);
+    eng_elastic_destroy(el); /* NULL is fine */
+    cl_member_destroy(&f->mb);
+}
+
+/* An ADMIT at sequence s under generation gen with one joiner (C), a
+   re-admitted straggler weighing 0 until w0_end when `readmit`. */
+static cl_elmsg_t admit_of(uint64_t s, uint64_t gen, cl_el_joiner_t *j, bool readmit,
+                           uint64_t w0_end)
+{
+    memset(j, 0, sizeof *j);
+    memcpy(j->key, K[2], 32);
+    j->rank = 2;
+    j->flags = readmit ? CL_EL_JOINER_READMIT : 0;
+    cl_elmsg_t m;
+    memset(&m, 0, sizeof m);
+    m.type = CL_EL_ADMIT;
+    m.s = s;
+    m.gen = gen;
+    m.w0_end = readmit ? w0_end : s; /* as an admitter sends it */
+    m.joiners = j;
+    m.njoiners = 1;
+    return m;
+}
+
+/* Entrants and the weight of a re-admitted straggler. */
+static void test_entrants(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    uint64_t g = cl_member_group_epoch(f.mb) + 1;
+    CHECK(!eng_elastic_is_entrant(el, K[2]));
+    double w = 1.0;
+    CHECK(eng_elastic_takes_part(el, 2, 3, &w) && w == 1.0); /* nothing known of rank 2 */
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    CHECK(eng_elastic_is_entrant(el, K[2]));
+    CHECK(!eng_elastic_is_entrant(el, K[1]));
+    CHECK(!eng_elastic_takes_part(el, 2, 9, &w)); /* before its first sequence */
+    CHECK(eng_elastic_takes_part(el, 2, 10, &w) && w == 1.0);
+    CHECK(eng_elastic_takes_part(el, 1, 9, &w) && w == 1.0); /* a veteran */
+    /* Re-admitted as a straggler at 20: weight 0 in [20, 22). */
+    m = admit_of(20, g + 1, &j, true, 22);
+    eng_elastic_remember(el, &m, K[0]);
+    CHECK(!eng_elastic_takes_part(el, 2, 19, &w));
+    w = 1.0;
+    CHECK(eng_elastic_takes_part(el, 2, 21, &w) && w == 0.0);
+    w = 1.0;
+    CHECK(eng_elastic_takes_part(el, 2, 22, &w) && w == 1.0);
+    fake_fini(&f, &el);
+}
+
+/* The generation rule around an admission, and the routing it implies. */
+static void test_generations(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    uint64_t cur = cl_member_group_epoch(f.mb), g = cl_member_epoch(f.mb) + 1;
+    CHECK(g > cur);
+    f.known[f.nknown++] = cur;
+    CHECK(eng_elastic_gen_ok(el, 10, cur));
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    /* Its view is not known here yet: nobody here can run under it. */
+    CHECK(eng_elastic_gen_ok(el, 10, cur));
+    CHECK(eng_elastic_route(el, 10, cur, g) == ENG_EL_ROUTE_KEEP);
+    f.known[f.nknown++] = g;
+    CHECK(!eng_elastic_gen_ok(el, 10, cur)); /* barred from s on */
+    CHECK(!eng_elastic_gen_ok(el, 11, cur));
+    CHECK(eng_elastic_gen_ok(el, 9, cur)); /* before s */
+    CHECK(eng_elastic_gen_ok(el, 10, g));
+    CHECK(eng_elastic_gen_ok(el, 10, 0)); /* alone */
+    /* A member of g heard while running s under cur: restart under g. */
+    CHECK(eng_elastic_route(el, 10, cur, g) == ENG_EL_ROUTE_RESTART);
+    CHECK(eng_elastic_route(el, 9, cur, g) == ENG_EL_ROUTE_DEFAULT);
+    /* Not listed in g: the engine's rule. */
+    f.gen.n = 1;
+    CHECK(eng_elastic_route(el, 10, cur, g) == ENG_EL_ROUTE_DEFAULT);
+    f.gen.n = 3;
+    /* A message of the barred generation for s: tell its sender ours. */
+    CHECK(eng_elastic_route(el, 10, g, cur) == ENG_EL_ROUTE_NOTIFY);
+    CHECK(eng_elastic_route(el, 9, g, cur) == ENG_EL_ROUTE_DEFAULT);
+    CHECK(eng_elastic_route(el, 10, 0, cur) == ENG_EL_ROUTE_DEFAULT);
+    /* Evicted: its step finishes alone. */
+    CHECK(eng_elastic_choose_gen(el) == ENG_EL_DEFAULT);
+    el->st.evicted = true;
+    CHECK(eng_elastic_choose_gen(el) == 0);
+    fake_fini(&f, &el);
+}
+
+/* B's records once the admitting view put C into the group; with A then
+   removed when `a_gone`. */
+static void admitting_view(fake_t *f, bool a_gone)
+{
+    cl_wire_view_t v;
+    CHECK(cl_member_view(f->mb, &v) == 0);
+    for (uint32_t i = 0; i < v.count; i++)
+        if (memcmp(v.members[i].key, K[2], 32) == 0)
+            v.members[i].flags |= CL_MEMBER_IN_GROUP;
+    v.epoch++;
+    v.group_epoch = v.epoch;
+    cl_member_delta_t d;
+    CHECK(cl_member_apply_view(f->mb, &v, 101.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    free(v.members);
+    if (a_gone) {
+        CHECK(cl_member_remove(f->mb, (const uint8_t(*)[32])K[0], 1, 102.0, &d) == 1);
+        cl_member_delta_clear(&d);
+    }
+}
+
+/* The successor that admits now hands a dead admitter's ADMIT on. */
+static void test_hand_on(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    uint64_t g = cl_member_epoch(f.mb) + 1;
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    admitting_view(&f, false);
+    eng_elastic_hand_on(el); /* A admits: it sent the ADMIT to everyone */
+    CHECK(f.nsent == 0);
+    cl_member_delta_t d;
+    CHECK(cl_member_ungroup(f.mb, (const uint8_t(*)[32])K[0], 1, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(eng_admitter_pick(f.mb, f.self) == cl_member_self(f.mb));
+    eng_elastic_hand_on(el); /* B admits, but A lives: it sent the ADMIT to everyone */
+    CHECK(f.nsent == 0);
+    admitting_view(&f, true);
+    f.state = ENG_JOINING;
+    eng_elastic_hand_on(el); /* no member */
+    CHECK(f.nsent == 0);
+    f.state = ENG_MEMBER;
+    eng_elastic_hand_on(el);
+    CHECK(f.nsent == 1); /* to C: not to itself, not to A */
+    CHECK(f.nsent >= 1 && memcmp(f.sent[0].to, K[2], 32) == 0 && f.sent[0].m.type == CL_EL_ADMIT &&
+          f.sent[0].m.s == 10 && f.sent[0].m.gen == g);
+    eng_elastic_hand_on(el); /* once */
+    CHECK(f.nsent == 1);
+    fake_fini(&f, &el);
+}
+
+/* A peer that completed the admission's sequence under an older
+   generation asks to be taken out, once. */
+static void test_ran_ahead(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    uint64_t cur = cl_member_group_epoch(f.mb), g = cl_member_epoch(f.mb) + 1;
+    /* Collectives 0 .. 10 completed here, 10 under cur. */
+    el->done_seq = 11;
+    el->done_ring[10 % EL_DONE_RING].seq = 10;
+    el->done_ring[10 % EL_DONE_RING].gen = cur;
+    eng_elastic_check_admissions(el);
+    CHECK(f.self_outs == 0); /* no admission known */
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(12, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    eng_elastic_check_admissions(el);
+    CHECK(f.self_outs == 0); /* 12 not completed */
+    m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    f.state = ENG_JOINING;
+    eng_elastic_check_admissions(el);
+    CHECK(f.self_outs == 0); /* no member */
+    f.state = ENG_MEMBER;
+    eng_elastic_check_admissions(el);
+    CHECK(f.self_outs == 1);
+    eng_elastic_check_admissions(el);
+    CHECK(f.self_outs == 1); /* once */
+    fake_fini(&f, &el);
+}
+
+/* A PROBE, a malformed message, and a peer that left. */
+static void test_messages(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    cl_peer_t *c = cl_member_find(f.mb, K[2]);
+    CHECK(c != NULL);
+    cl_elmsg_t probe;
+    memset(&probe, 0, sizeof probe);
+    probe.type = CL_EL_PROBE;
+    uint8_t *body = NULL;
+    size_t blen = 0;
+    CHECK(cl_elmsg_encode(&probe, &body, &blen) == COLLAB_OK);
+    cl_wire_msg_t w;
+    memset(&w, 0, sizeof w);
+    w.hdr.type = CL_MSG_ELASTIC;
+    w.hdr.sub = CL_EL_PROBE;
+    w.payload = body;
+    w.payload_len = blen;
+    eng_elastic_on_message(el, c, K[2], &w);
+    CHECK(f.replies == 1 && f.reply_type == CL_MSG_VIEW && f.reply_epoch == cl_member_epoch(f.mb));
+    f.state = ENG_JOINING;
+    eng_elastic_on_message(el, c, K[2], &w);
+    CHECK(f.replies == 1); /* no view to give */
+    f.state = ENG_MEMBER;
+    uint8_t junk[3] = {0xff, 0xff, 0xff};
+    cl_wire_msg_t bad = w;
+    bad.hdr.sub = CL_EL_ADMIT;
+    bad.payload = junk;
+    bad.payload_len = sizeof junk;
+    eng_elastic_on_message(el, c, K[2], &bad);
+    CHECK(f.bans == 1 && f.ban_seconds == 60.0 && f.replies == 1);
+    f.state = ENG_LEFT;
+    eng_elastic_on_message(el, c, K[2], &bad);
+    eng_elastic_on_message(el, c, K[2], &w);
+    CHECK(f.bans == 1 && f.replies == 1);
+    free(body);
+    fake_fini(&f, &el);
+}
+
+/* The components a view change calls (the admitter, the admittee, the
+   donor), created as cl_engine_elastic_ctx.c does, on stubs: none of
+   them acts here (the admitter may not admit, nobody waits, nothing is
+   served). */
+static double c_now(void *arg)
+{
+    (void)arg;
+    return 100.0;
+}
+
+static int c_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    (void)arg;
+    (void)key;
+    (void)m;
+    return COLLAB_OK;
+}
+
+static bool c_false(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static bool c_member(void *arg)
+{
+    return ((fake_t *)arg)->state == ENG_MEMBER;
+}
+
+static bool c_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
+{
+    (void)arg;
+    (void)js;
+    (void)nj;
+    return false;
+}
+
+static void c_remember(void *arg, const cl_elmsg_t *admit)
+{
+    (void)arg;
+    (void)admit;
+}
+
+static void c_commit(void *arg, cl_member_delta_t *d)
+{
+    (void)arg;
+    cl_member_delta_clear(d);
+}
+
+static void c_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
+{
+    (void)arg;
+    (void)s;
+    (void)js;
+    (void)nj;
+}
+
+static void c_seq2(void *arg, uint64_t a, uint64_t b)
+{
+    (void)arg;
+    (void)a;
+    (void)b;
+}
+
+static const cl_peer_t *c_admitter(void *arg)
+{
+    fake_t *f = arg;
+    return eng_admitter_pick(f->mb, f->self);
+}
+
+static void c_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
+{
+    (void)arg;
+    (void)m;
+    (void)admitter;
+}
+
+static int c_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
+{
+    (void)arg;
+    (void)req;
+    (void)seq;
+    (void)next;
+    return COLLAB_OK;
+}
+
+static size_t c_take_back(void *arg, collab_request_t **taken, size_t max)
+{
+    (void)arg;
+    (void)taken;
+    (void)max;
+    return 0;
+}
+
+static const el_sync_t *c_sync(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
+static bool c_sync_start(void *arg, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter)
+{
+    (void)arg;
+    (void)s;
+    (void)admit;
+    (void)admitter;
+    return false;
+}
+
+static bool c_sync_start_one(void *arg, uint64_t s, const uint8_t key[32])
+{
+    (void)arg;
+    (void)s;
+    (void)key;
+    return false;
+}
+
+static int c_sync_want(void *arg, int what, uint64_t index, uint64_t size)
+{
+    (void)arg;
+    (void)what;
+    (void)index;
+    (void)size;
+    return 0;
+}
+
+static void c_void(void *arg)
+{
+    (void)arg;
+}
+
+static bool c_take_resume(void *arg, eng_ckpt_resume_t *r)
+{
+    (void)arg;
+    (void)r;
+    return false;
+}
+
+static void c_leave(void *arg, int status)
+{
+    (void)arg;
+    (void)status;
+}
+
+static const char *c_kind_name(cl_coll_kind_t kind)
+{
+    (void)kind;
+    return "collective";
+}
+
+static int c_can_serve(void *arg, uint64_t s)
+{
+    (void)arg;
+    (void)s;
+    return 0;
+}
+
+static void components_new(fake_t *f, struct eng_elastic *el)
+{
+    f->timers = cl_timer_new(8);
+    CHECK(f->timers != NULL);
+    eng_admitter_ctx_t mctx = {.arg = f,
+                               .cfg = &f->cfg,
+                               .self_key = f->self,
+                               .mb = f->mb,
+                               .stream = el->stream,
+                               .startup = el->startup,
+                               .reg = el->reg,
+                               .kinds = el->kinds,
+                               .timers = f->timers,
+                               .now = c_now,
+                               .send = c_send,
+                               .may_admit = c_false,
+                               .split = c_split,
+                               .remember = c_remember,
+                               .commit = c_commit,
+                               .serve_alone = c_alone,
+                               .boundary = c_seq2,
+                               .idle = c_seq2};
+    el->admitter = eng_admitter_new(&mctx);
+    eng_admittee_ctx_t tctx = {.arg = f,
+                               .cfg = &f->cfg,
+                               .self_key = f->self,
+                               .mb = f->mb,
+                               .st = &el->st,
+                               .stream = el->stream,
+                               .reg = el->reg,
+                               .startup = el->startup,
+                               .timers = f->timers,
+                               .now = c_now,
+                               .send = c_send,
+                               .member = c_member,
+                               .admitter = c_admitter,
+                               .seen = c_seen,
+                               .submit = c_submit,
+                               .renumber = c_seq2,
+                               .take_back = c_take_back,
+                               .sync = c_sync,
+                               .sync_start = c_sync_start,
+                               .sync_start_one = c_sync_start_one,
+                               .sync_want = c_sync_want,
+                               .sync_check = c_void,
+                               .sync_stop = c_void,
+                               .take_resume = c_take_resume,
+                               .resuming = c_void,
+                               .leave = c_leave,
+                               .signature = eng_el_signature,
+                               .result_span = eng_el_result_span,
+                               .kind_name = c_kind_name};
+    el->admittee = eng_admittee_new(&tctx);
+    eng_donor_ctx_t dctx = {.arg = f,
+                            .reg = el->reg,
+                            .startup = el->startup,
+                            .cfg = &f->cfg,
+                            .timers = f->timers,
+                            .now = c_now,
+                            .send = c_send,
+                            .can_serve = c_can_serve};
+    el->donor = eng_donor_new(&dctx);
+    CHECK(el->admitter != NULL && el->admittee != NULL && el->donor != NULL);
+}
+
+static void components_free(fake_t *f, struct eng_elastic *el)
+{
+    eng_admittee_destroy(&el->admittee);
+    eng_admitter_destroy(&el->admitter);
+    eng_donor_destroy(&el->donor);
+    cl_timer_destroy(&f->timers);
+}
+
+/* A view change: an admission whose admitter left before the group got
+   its view is voided (its generation barred from s on, the one before
+   allowed again, its joiner forgotten, the running collective restarted
+   under the one before, the ADMIT not handed on); a view that leaves
+   this member out of the formed group evicts it (its running collective
+   finishes alone); one that takes it back ends that. */
+static void test_views(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    components_new(&f, el);
+    uint64_t g0 = cl_member_group_epoch(f.mb), g = cl_member_epoch(f.mb) + 1;
+    f.known[f.nknown++] = g0;
+    f.known[f.nknown++] = g;
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    eng_elastic_view_changed(el); /* nothing lost: A lives */
+    CHECK(el->st.was_in_group && !el->st.evicted);
+    f.running = true; /* B runs 10 under the admitting generation */
+    f.run_seq = 10;
+    f.run_gen = g;
+    /* A fails before B got the admitting view: B's view (epoch g + 1)
+       has A gone and C still outside the group. */
+    cl_member_raise_epoch(f.mb, g);
+    cl_member_delta_t d;
+    CHECK(cl_member_remove(f.mb, (const uint8_t(*)[32])K[0], 1, 102.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_epoch(f.mb) > g && eng_elastic_is_entrant(el, K[2]));
+    eng_elastic_view_changed(el);
+    CHECK(!eng_elastic_is_entrant(el, K[2])); /* forgotten */
+    double w = 1.0;
+    CHECK(eng_elastic_takes_part(el, 2, 10, &w));
+    CHECK(!eng_elastic_gen_ok(el, 10, g) && eng_elastic_gen_ok(el, 10, g0));
+    CHECK(f.restarts == 1 && f.restart_gen == g0);
+    CHECK(f.nsent == 0);          /* a lost admission is not handed on */
+    eng_elastic_view_changed(el); /* once */
+    CHECK(f.restarts == 1);
+    /* B taken out of the formed group: evicted, 10 finishes alone. */
+    CHECK(cl_member_ungroup(f.mb, (const uint8_t(*)[32])K[1], 1, &d) == 1);
+    cl_member_delta_clear(&d);
+    eng_elastic_view_changed(el);
+    CHECK(el->st.evicted && el->st.readmit && el->st.phase == EL_WAITING);
+    CHECK(f.restarts == 2 && f.restart_gen == 0);
+    CHECK(eng_elastic_choose_gen(el) == 0);
+    /* A view that regroups everyone takes it back, nothing to resync. */
+    cl_wire_view_t v;
+    CHECK(cl_member_view(f.mb, &v) == 0);
+    for (uint32_t i = 0; i < v.count; i++)
+        if (v.members[i].rank >= 0)
+            v.members[i].flags |= CL_MEMBER_IN_GROUP;
+    v.epoch++;
+    v.group_epoch = v.epoch;
+    CHECK(cl_member_apply_view(f.mb, &v, 103.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    free(v.members);
+    f.running = false;
+    eng_elastic_view_changed(el);
+    CHECK(!el->st.evicted && el->st.phase == EL_IN);
+    components_free(&f, el);
+    fake_fini(&f, &el);
+}
+
+int main(void)
+{
+    for (int i = 0; i < 3; i++)
+        memset(K[i], 0xA0 + i, 32);
+    test_entrants();
+    test_generations();
+    test_hand_on();
+    test_ran_ahead();
+    test_messages();
+    test_views();
+    printf("cl_engine_elastic_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
+    return s_failures != 0;
+}
