@@ -119,7 +119,7 @@ static bool coordinates(const eng_auth_t *a)
 /* An ADMIT refused because its sender is not (yet) this peer's admitter,
    from the member the coordinator rule names next: the coordinator may
    have died mid-admission, and its successor, which saw it first, hands
-   the admission on (eng_el_hand_on).  Kept (at most SUCC_KEPT_MAX,
+   the admission on (eng_elastic_hand_on).  Kept (at most SUCC_KEPT_MAX,
    newest kept) and run through this gate again once this peer sees the
    coordinator fail (docs/security.md §4).  A VIEW of the successor is not
    kept: one made before the successor learned of the last admissions

@@ -549,7 +549,7 @@ void eng_elastic_remember(struct eng_elastic *el, const cl_elmsg_t *m, const uin
 /* Are the joiners of the admission of generation gen in the group in
    this peer's view (it installed the admitting view, or a later one that
    keeps them)?  False when a joiner is out of the group: then this
-   peer's views void the admission (eng_el_view_changed). */
+   peer's views void the admission (eng_elastic_view_changed). */
 static bool joiners_in_group(const struct eng_elastic *el, uint64_t gen)
 {
     bool any = false;
@@ -573,7 +573,7 @@ static bool joiners_in_group(const struct eng_elastic *el, uint64_t gen)
    has not completed s, hands the ADMIT on to every member: those that
    have it already ignore it, the others adopt the admission (and serve
    the joiners' FETCHes).  Without that view, its own views leave the
-   joiners out and the admission is lost (eng_el_view_changed voids it
+   joiners out and the admission is lost (eng_elastic_view_changed voids it
    first); it is not handed on.  A member that sees this coordinator's
    ADMIT before it sees the admitter fail keeps it until then
    (eng_auth_successor_check).  Once per admission. */

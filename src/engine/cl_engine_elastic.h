@@ -109,7 +109,8 @@ void eng_el_after_timers(struct cl_engine *e, double now);
 void eng_el_member(struct cl_engine *e);
 
 /* Sends key (a member) a PROBE: this peer, back from a pause, asks for
-   its view (cl_engine_elastic_ctx.c). */
+   its view (cl_engine_elastic_ctx.c).  Nothing without the layer
+   (e->el NULL: before eng_el_init, after eng_el_fini). */
 void eng_el_probe(struct cl_engine *e, const uint8_t key[32]);
 
 /* Called first thing in every turn of the engine loop and for every event:

@@ -829,11 +829,14 @@ void eng_el_fini(struct cl_engine *e)
 
 void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
 {
+    struct eng_elastic *el = el_of(e);
+    if (el == NULL)
+        return; /* the authority, which re-probes, lives before and after the layer */
     cl_elmsg_t probe;
     memset(&probe, 0, sizeof probe);
     probe.type = CL_EL_PROBE;
     probe.epoch = cl_member_epoch(e->mb);
-    (void)eng_elastic_send(e->el, key, &probe);
+    (void)eng_elastic_send(el, key, &probe);
 }
 
 void eng_el_member(struct cl_engine *e)

@@ -103,7 +103,7 @@ typedef struct {
     uint8_t admitter[32]; /* who sent the ADMIT */
     uint64_t prev_gen;    /* the group generation here when the ADMIT came */
     /* Not 0: the admission did not take effect (its admitter left before
-       the group got its view, see eng_el_view_changed); generations in
+       the group got its view, see eng_elastic_view_changed); generations in
        [gen, void_until) may not run from s on, older ones may again. */
     uint64_t void_until;
     /* The ADMIT as it came (cl_elmsg encoding; NULL if it could not be

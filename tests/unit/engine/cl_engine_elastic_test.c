@@ -28,7 +28,10 @@
     forgotten, the running collective restarted under the one before,
     the ADMIT not handed on), one that takes this peer out of the formed
     group (evicted: its collective finishes alone) and one that takes it
-    back.
+    back; a member never in the group whose queued world collectives a
+    view hands to the admittee as a joiner's (adopt_queued), and without
+    memory for that fails, each once (cl_request_complete and calloc are
+    wrapped at link time).
 */
 #include "engine/cl_engine_elastic_int.h"
 
@@ -70,7 +73,34 @@ typedef struct {
     int restarts;
     uint64_t restart_gen;
     cl_timer_t *timers; /* the components' (test_views) */
+    zlist_t *queue;     /* the world stream's queue (test_adopt) */
 } fake_t;
+
+/* Completions of requests (cl_request_complete, wrapped at link time):
+   test_adopt checks that none completes twice. */
+#define MAXDONE 16
+static collab_request_t *s_done[MAXDONE];
+static int s_ndone;
+void __real_cl_request_complete(collab_request_t *req, int status);
+void __wrap_cl_request_complete(collab_request_t *req, int status)
+{
+    for (int i = 0; i < s_ndone; i++)
+        CHECK(s_done[i] != req); /* completed once */
+    if (s_ndone < MAXDONE)
+        s_done[s_ndone++] = req;
+    __real_cl_request_complete(req, status);
+}
+
+/* calloc, wrapped at link time: fails the call for an array of
+   s_fail_n pointers (adopt_queued's) while s_fail_n is not 0. */
+static size_t s_fail_n;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+    if (s_fail_n != 0 && n == s_fail_n && size == sizeof(void *))
+        return NULL;
+    return __real_calloc(n, size);
+}
 
 static eng_state_t f_state(void *arg)
 {
@@ -166,6 +196,13 @@ static uint64_t f_next_seq(void *arg, struct stream *s)
     return f->running ? f->run_seq + 1 : 0;
 }
 
+static zlist_t *f_queue(void *arg, struct stream *s)
+{
+    fake_t *f = arg;
+    CHECK(s == f_world(f));
+    return f->queue;
+}
+
 static struct eng_elastic *fake_init(fake_t *f, int self)
 {
     memset(f, 0, sizeof *f);
@@ -194,7 +231,8 @@ static struct eng_elastic *fake_init(fake_t *f, int self)
                         .world = f_world,
                         .next_seq = f_next_seq,
                         .running = f_running,
-                        .restart = f_restart};
+                        .restart = f_restart,
+                        .queue = f_queue};
     struct eng_elastic *el = eng_elastic_new(&ctx);
     CHECK(el != NULL);
     return el;
@@ -712,6 +750,48 @@ static void test_views(void)
     fake_fini(&f, &el);
 }
 
+/* A member never in the group (C: admitted after the group formed,
+   outside it) whose world collectives, posted before the group formed,
+   still wait in the queue: a view hands them to the admittee as a
+   joiner's (parked, the admission asked for).  Without memory for that,
+   the queued ones and those the admittee parked fail with
+   COLLAB_ERR_NO_MEM, each once, and the queue is empty. */
+static void test_adopt(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 2);
+    components_new(&f, el);
+    f.queue = zlist_new();
+    CHECK(f.queue != NULL);
+    collab_request_t *r[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = cl_request_new(CL_OP_COLL);
+        CHECK(r[i] != NULL);
+        (void)cl_stream_record(el->stream, 1, NULL, NULL);
+    }
+    s_ndone = 0;
+    CHECK(zlist_append(f.queue, r[0]) == 0);
+    eng_elastic_view_changed(el);
+    CHECK(zlist_size(f.queue) == 0 && eng_admittee_busy(el->admittee));
+    CHECK(el->st.phase == EL_WAITING && !el->st.was_in_group && s_ndone == 0);
+    /* Three more queued, no memory to hand them on. */
+    for (int i = 1; i < 4; i++)
+        CHECK(zlist_append(f.queue, r[i]) == 0);
+    s_fail_n = 3;
+    eng_elastic_view_changed(el);
+    s_fail_n = 0;
+    CHECK(zlist_size(f.queue) == 0 && s_ndone == 4);
+    for (int i = 0; i < 4; i++)
+        CHECK(cl_request_done(r[i]) && r[i]->status == COLLAB_ERR_NO_MEM);
+    CHECK(!eng_admittee_busy(el->admittee));
+    components_free(&f, el);
+    CHECK(s_ndone == 4); /* nothing left to complete */
+    for (int i = 0; i < 4; i++)
+        cl_request_destroy(&r[i]);
+    zlist_destroy(&f.queue);
+    fake_fini(&f, &el);
+}
+
 int main(void)
 {
     for (int i = 0; i < 3; i++)
@@ -722,6 +802,7 @@ int main(void)
     test_ran_ahead();
     test_messages();
     test_views();
+    test_adopt();
     printf("cl_engine_elastic_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
