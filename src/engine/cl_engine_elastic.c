@@ -39,9 +39,7 @@
     the group (stopped after it posted its first collectives, before the
     group formed here) is a joiner: at a view that shows the group closed
     without it, the collectives still queued are handed to the admittee
-    (adopt_queued), which parks them and asks to be admitted (without
-    memory for that they fail with COLLAB_ERR_NO_MEM, eng_admittee_abort,
-    rather than wait for an admission nobody asks for).  Both ends are
+    (adopt_queued), which parks them and asks to be admitted.  Both ends are
     logged once (the first world collective posted before the group
     formed; the queued ones handed on as a joiner's), so that a test or
     an operator can tell this path from the straggler's.
@@ -706,28 +704,18 @@ static void adopt_queued(struct eng_elastic *el, zlist_t *queue)
     uint64_t count = cl_stream_count(el->stream);
     if (k == 0 || count < k)
         return;
-    collab_request_t **reqs = calloc(k, sizeof *reqs);
-    if (reqs == NULL) {
-        /* Left queued, they would wait for an admission nobody asks for:
-           they fail instead (MPI_ERR_NO_MEM through the program's error
-           handler), with whatever the admission already holds. */
-        cl_error("out of memory handing %zu queued collectives to the admission", k);
-        eng_admittee_abort(el->admittee, COLLAB_ERR_NO_MEM);
-        collab_request_t *r;
-        while ((r = zlist_pop(queue)) != NULL)
-            cl_request_complete(r, COLLAB_ERR_NO_MEM);
-        return;
-    }
+    /* One at a time from the head, with no copy of the queue: a take may
+       end in a departure (a foreign swarm's answer: eng_leave), which
+       completes and empties the queue, and the loop then ends. */
     size_t i = 0;
-    for (collab_request_t *r = zlist_first(queue); r != NULL && i < k; r = zlist_next(queue))
-        reqs[i++] = r;
-    for (i = 0; i < k; i++) {
+    collab_request_t *r;
+    while (i < k && (r = zlist_first(queue)) != NULL) {
         /* The queued ones are the latest posted: indexes count-k.. */
-        if (!eng_admittee_take(el->admittee, reqs[i], count - k + i))
+        if (!eng_admittee_take(el->admittee, r, count - k + i))
             break;
-        zlist_remove(queue, reqs[i]);
+        zlist_remove(queue, r);
+        i++;
     }
-    free(reqs);
     if (i > 0)
         cl_info("never in the group that formed: this peer waits to be admitted with its %zu "
                 "queued world collective%s as a joiner",
