@@ -657,7 +657,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
         long ms = 0;
-        if (e->local_head == NULL && next > now)
+        if (!eng_coll_local_pending(e->cs) && next > now)
             ms = (long)ceil((next - now) * 1000.0);
         zmq_pollitem_t items[2] = {{zsock_resolve(pipe), 0, ZMQ_POLLIN, 0},
                                    {NULL, e->wake_fd, ZMQ_POLLIN, 0}};
@@ -715,7 +715,6 @@ static void engine_free(struct cl_engine *e)
     cl_config_clear(&e->cfg);
     eng_report_fini(e);
     cl_timer_destroy(&e->timers); /* after every component that registered */
-    sodium_memzero(e->pairkeys, sizeof e->pairkeys);
     free(e);
 }
 
@@ -744,7 +743,6 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
-    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

@@ -35,6 +35,7 @@
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,45 +64,45 @@ static void stream_fail(stream_t *s, int status)
 
 void eng_coll_fail_all(struct cl_engine *e, int status)
 {
-    for (size_t i = 0; i < e->nstreams; i++)
-        stream_fail(e->streams[i], status);
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        stream_fail(e->cs->streams[i], status);
 }
 
 static void stream_free(struct cl_engine *e, stream_t *s, int status);
 
 stream_t *eng_coll_retired(struct cl_engine *e, uint64_t id)
 {
-    for (size_t i = 0; i < e->nretired; i++)
-        if (e->retired[i]->comm_id == id)
-            return e->retired[i];
+    for (size_t i = 0; i < e->cs->nretired; i++)
+        if (e->cs->retired[i]->comm_id == id)
+            return e->cs->retired[i];
     return NULL;
 }
 
 void eng_coll_retire_streams(struct cl_engine *e, double now, double after)
 {
-    for (size_t i = 0; i < e->nstreams;) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams;) {
+        stream_t *s = e->cs->streams[i];
         if (s->comm != NULL || s->opened_by <= 0 || s->active != NULL || zlist_size(s->queue) > 0 ||
             now - s->opened_at < after) {
             i++;
             continue;
         }
-        e->streams[i] = e->streams[--e->nstreams];
+        e->cs->streams[i] = e->cs->streams[--e->cs->nstreams];
         if (s->buf_head == NULL) {
             stream_free(e, s, COLLAB_ERR_COMM); /* nothing to keep */
             continue;
         }
-        if (e->nretired == e->capretired) {
-            size_t cap = e->capretired > 0 ? 2 * e->capretired : 8;
-            stream_t **a = realloc(e->retired, cap * sizeof *a);
+        if (e->cs->nretired == e->cs->capretired) {
+            size_t cap = e->cs->capretired > 0 ? 2 * e->cs->capretired : 8;
+            stream_t **a = realloc(e->cs->retired, cap * sizeof *a);
             if (a == NULL) {
-                e->streams[e->nstreams++] = s; /* kept where it was */
+                e->cs->streams[e->cs->nstreams++] = s; /* kept where it was */
                 return;
             }
-            e->retired = a;
-            e->capretired = cap;
+            e->cs->retired = a;
+            e->cs->capretired = cap;
         }
-        e->retired[e->nretired++] = s;
+        e->cs->retired[e->cs->nretired++] = s;
     }
 }
 
@@ -119,27 +120,27 @@ static void stream_free(struct cl_engine *e, stream_t *s, int status)
 
 stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
 {
-    for (size_t i = 0; i < e->nstreams; i++)
-        if (e->streams[i]->comm_id == id)
-            return e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        if (e->cs->streams[i]->comm_id == id)
+            return e->cs->streams[i];
     if (!create)
         return NULL;
-    if (e->nstreams == e->capstreams) {
-        size_t cap = e->capstreams > 0 ? 2 * e->capstreams : 8;
-        stream_t **a = realloc(e->streams, cap * sizeof *a);
+    if (e->cs->nstreams == e->cs->capstreams) {
+        size_t cap = e->cs->capstreams > 0 ? 2 * e->cs->capstreams : 8;
+        stream_t **a = realloc(e->cs->streams, cap * sizeof *a);
         if (a == NULL)
             return NULL;
-        e->streams = a;
-        e->capstreams = cap;
+        e->cs->streams = a;
+        e->cs->capstreams = cap;
     }
     /* A retired stream of this communicator comes back with its early
        messages, older than anything that follows (docs/security-bounds.md §5). */
-    for (size_t i = 0; i < e->nretired; i++)
-        if (e->retired[i]->comm_id == id) {
-            stream_t *r = e->retired[i];
-            e->retired[i] = e->retired[--e->nretired];
+    for (size_t i = 0; i < e->cs->nretired; i++)
+        if (e->cs->retired[i]->comm_id == id) {
+            stream_t *r = e->cs->retired[i];
+            e->cs->retired[i] = e->cs->retired[--e->cs->nretired];
             r->opened_at = eng_now();
-            e->streams[e->nstreams++] = r;
+            e->cs->streams[e->cs->nstreams++] = r;
             return r;
         }
     stream_t *s = calloc(1, sizeof *s);
@@ -151,7 +152,7 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
         free(s);
         return NULL;
     }
-    e->streams[e->nstreams++] = s;
+    e->cs->streams[e->cs->nstreams++] = s;
     return s;
 }
 
@@ -175,13 +176,16 @@ static void on_timer(void *arg, double now);
 
 int eng_coll_init(struct cl_engine *e)
 {
-    e->coll_timer = cl_timer_add(e->timers, on_timer, e);
-    if (e->coll_timer < 0)
+    e->cs = calloc(1, sizeof *e->cs);
+    if (e->cs == NULL)
+        return COLLAB_ERR_NO_MEM;
+    e->cs->coll_timer = cl_timer_add(e->timers, on_timer, e);
+    if (e->cs->coll_timer < 0)
         return COLLAB_ERR_NO_MEM;
     eng_gens_ctx_t gctx = {
         .arg = e, .rank = gens_rank, .world_size = gens_world_size, .in_group = gens_in_group};
-    e->gens = eng_gens_new(&gctx);
-    if (e->gens == NULL)
+    e->cs->gens = eng_gens_new(&gctx);
+    if (e->cs->gens == NULL)
         return COLLAB_ERR_NO_MEM;
     return eng_el_init(e); /* elastic hook */
 }
@@ -189,32 +193,81 @@ int eng_coll_init(struct cl_engine *e)
 void eng_coll_fini(struct cl_engine *e)
 {
     eng_el_fini(e); /* elastic hook: completes the requests it holds */
-    for (size_t i = 0; i < e->nstreams; i++)
-        stream_free(e, e->streams[i], COLLAB_ERR_NOT_INIT);
-    free(e->streams);
-    e->streams = NULL;
-    e->nstreams = e->capstreams = 0;
-    for (size_t i = 0; i < e->nretired; i++)
-        stream_free(e, e->retired[i], COLLAB_ERR_NOT_INIT);
-    free(e->retired);
-    e->retired = NULL;
-    e->nretired = e->capretired = 0;
-    free(e->early); /* after the streams: freeing their early messages counts */
-    e->early = NULL;
-    e->nearly = 0;
-    free(e->late);
-    e->late = NULL;
-    e->nlate = e->caplate = 0;
-    eng_gens_destroy(&e->gens);
-    cl_timer_remove(e->timers, e->coll_timer);
-    e->coll_timer = -1;
-    local_msg_t *l = e->local_head;
+    eng_cs_t *cs = e->cs;
+    if (cs == NULL)
+        return; /* eng_coll_init did not run */
+    for (size_t i = 0; i < cs->nstreams; i++)
+        stream_free(e, cs->streams[i], COLLAB_ERR_NOT_INIT);
+    free(cs->streams);
+    cs->streams = NULL;
+    cs->nstreams = cs->capstreams = 0;
+    for (size_t i = 0; i < cs->nretired; i++)
+        stream_free(e, cs->retired[i], COLLAB_ERR_NOT_INIT);
+    free(cs->retired);
+    cs->retired = NULL;
+    cs->nretired = cs->capretired = 0;
+    free(cs->early); /* after the streams: freeing their early messages counts */
+    cs->early = NULL;
+    cs->nearly = 0;
+    free(cs->late);
+    eng_gens_destroy(&cs->gens);
+    if (cs->coll_timer >= 0)
+        cl_timer_remove(e->timers, cs->coll_timer);
+    local_msg_t *l = cs->local_head;
     while (l != NULL) {
         local_msg_t *next = l->next;
         free(l);
         l = next;
     }
-    e->local_head = e->local_tail = NULL;
+    sodium_memzero(cs->pairkeys, sizeof cs->pairkeys);
+    free(cs);
+    e->cs = NULL;
+}
+
+uint64_t eng_coll_completed(const eng_cs_t *cs)
+{
+    return cs != NULL ? cs->progress : 0;
+}
+
+double eng_coll_step_gap(const eng_cs_t *cs)
+{
+    return cs != NULL ? cs->step_gap : 0;
+}
+
+bool eng_coll_waiting_for_group(const eng_cs_t *cs)
+{
+    return cs != NULL && cs->waiting_for_group;
+}
+
+bool eng_coll_local_pending(const eng_cs_t *cs)
+{
+    return cs != NULL && cs->local_head != NULL;
+}
+
+bool eng_coll_comm_rank_is(const eng_cs_t *cs, uint64_t comm, int r, int w)
+{
+    for (size_t i = 0; cs != NULL && i < cs->nstreams; i++) {
+        const stream_t *s = cs->streams[i];
+        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
+            return false;
+    }
+    return true;
+}
+
+size_t eng_coll_entered(const eng_cs_t *cs, cl_wire_bye_comm_t *comms, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; cs != NULL && i < cs->nstreams; i++) {
+        const stream_t *s = cs->streams[i];
+        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
+            continue;
+        if (n < max) {
+            comms[n].comm = s->comm_id;
+            comms[n].entered = s->started;
+        }
+        n++;
+    }
+    return n;
 }
 
 /* Queues req on its stream under the stream's next sequence.  again: a
@@ -320,21 +373,21 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
     }
     double now = eng_now();
     if (ctx->kind == CL_COLL_ALLREDUCE) {
-        e->log_tensors++;
-        e->log_bytes +=
+        e->cs->log_tensors++;
+        e->cs->log_bytes +=
             (uint64_t)(s->active_req->coll.count * collab_dtype_extent(s->active_req->coll.dtype));
-        e->log_seconds += seconds;
-        e->log_peers = ncontrib;
+        e->cs->log_seconds += seconds;
+        e->cs->log_peers = ncontrib;
     }
-    if (e->log_tensors > 0 && now - e->last_step_log >= ENG_STEP_LOG_EVERY) {
-        uint64_t step = e->steps > 0 ? e->steps : e->progress + 1;
+    if (e->cs->log_tensors > 0 && now - e->cs->last_step_log >= ENG_STEP_LOG_EVERY) {
+        uint64_t step = e->steps > 0 ? e->steps : e->cs->progress + 1;
         cl_info("step %llu: averaged %llu tensor%s (%.1f MB) with %d peer%s in %.2f s",
-                (unsigned long long)step, (unsigned long long)e->log_tensors,
-                e->log_tensors == 1 ? "" : "s", (double)e->log_bytes / 1e6, e->log_peers,
-                e->log_peers == 1 ? "" : "s", e->log_seconds);
-        e->last_step_log = now;
-        e->log_tensors = e->log_bytes = 0;
-        e->log_seconds = 0;
+                (unsigned long long)step, (unsigned long long)e->cs->log_tensors,
+                e->cs->log_tensors == 1 ? "" : "s", (double)e->cs->log_bytes / 1e6,
+                e->cs->log_peers, e->cs->log_peers == 1 ? "" : "s", e->cs->log_seconds);
+        e->cs->last_step_log = now;
+        e->cs->log_tensors = e->cs->log_bytes = 0;
+        e->cs->log_seconds = 0;
     }
 }
 
@@ -406,11 +459,12 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
             if (p != NULL)
                 eng_member_answered(e, p);
         }
-        if (e->last_done > 0)
-            e->step_gap = e->step_gap > 0 ? 0.8 * e->step_gap + 0.2 * (now - e->last_done)
-                                          : now - e->last_done;
-        e->last_done = now;
-        e->progress++;
+        if (e->cs->last_done > 0)
+            e->cs->step_gap = e->cs->step_gap > 0
+                                  ? 0.8 * e->cs->step_gap + 0.2 * (now - e->cs->last_done)
+                                  : now - e->cs->last_done;
+        e->cs->last_done = now;
+        e->cs->progress++;
         cl_coll_destroy(&s->retained);
         eng_coll_ctx_free(&s->retained_ctx);
         s->retained = c;
@@ -448,26 +502,26 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
        that said goodbye counts in the collectives it entered: its
        messages stay. */
     bool left = p->suspect_reason == ENG_REASON_LEFT;
-    for (size_t i = 0; i < e->nstreams && !left;) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams && !left;) {
+        stream_t *s = e->cs->streams[i];
         if (s->comm == NULL && eng_coll_drop_buffered_from(e, s, w) == 0) {
-            e->streams[i] = e->streams[--e->nstreams];
+            e->cs->streams[i] = e->cs->streams[--e->cs->nstreams];
             stream_free(e, s, COLLAB_ERR_COMM);
             continue;
         }
         i++;
     }
-    for (size_t i = 0; i < e->nretired && !left;) {
-        stream_t *s = e->retired[i];
+    for (size_t i = 0; i < e->cs->nretired && !left;) {
+        stream_t *s = e->cs->retired[i];
         if (eng_coll_drop_buffered_from(e, s, w) == 0) {
-            e->retired[i] = e->retired[--e->nretired];
+            e->cs->retired[i] = e->cs->retired[--e->cs->nretired];
             stream_free(e, s, COLLAB_ERR_COMM);
             continue;
         }
         i++;
     }
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        stream_t *s = e->cs->streams[i];
         if (s->active == NULL)
             continue;
         int r = cl_comm_rank_of_world(s->comm, w);
@@ -481,8 +535,8 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
         eng_coll_fail_member(s, r, p->suspect_reason == ENG_REASON_LEFT);
         (void)cl_coll_on_tick(s->active);
     }
-    for (size_t i = 0; i < e->nstreams; i++)
-        eng_coll_check_done(e, e->streams[i]);
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        eng_coll_check_done(e, e->cs->streams[i]);
 }
 
 void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
@@ -490,8 +544,8 @@ void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
     int w = eng_leave_world_of(e->leave, key);
     if (w < 0)
         return;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        stream_t *s = e->cs->streams[i];
         if (s->active == NULL)
             continue;
         int r = cl_comm_rank_of_world(s->comm, w);
@@ -506,13 +560,13 @@ void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
         eng_coll_fail_member(s, r, true);
         (void)cl_coll_on_tick(s->active);
     }
-    for (size_t i = 0; i < e->nstreams; i++)
-        eng_coll_check_done(e, e->streams[i]);
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        eng_coll_check_done(e, e->cs->streams[i]);
 }
 
 const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_gens_find(e->gens, gen);
+    return eng_gens_find(e->cs->gens, gen);
 }
 
 void eng_coll_record_group(struct cl_engine *e)
@@ -521,40 +575,40 @@ void eng_coll_record_group(struct cl_engine *e)
         return;
     size_t n;
     cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    eng_gens_record(e->gens, cl_member_group_epoch(e->mb), list, n);
+    eng_gens_record(e->cs->gens, cl_member_group_epoch(e->mb), list, n);
 }
 
 size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
 {
-    return eng_gens_encode(e->gens, gen, out);
+    return eng_gens_encode(e->cs->gens, gen, out);
 }
 
 bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
                         const uint8_t *body, size_t len)
 {
-    return eng_gens_learn(e->gens, gen, cur, from_world, body, len);
+    return eng_gens_learn(e->cs->gens, gen, cur, from_world, body, len);
 }
 
 bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_gens_has_self(e->gens, gen);
+    return eng_gens_has_self(e->cs->gens, gen);
 }
 
 void eng_coll_view_changed(struct cl_engine *e)
 {
     eng_coll_record_group(e);
     if (cl_member_group_closed(e->mb))
-        e->waiting_for_group = false;
+        e->cs->waiting_for_group = false;
     eng_el_view_changed(e); /* elastic hook: evictions, admissions */
-    for (size_t i = 0; i < e->nstreams; i++)
-        eng_coll_try_start(e, e->streams[i]);
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        eng_coll_try_start(e, e->cs->streams[i]);
 }
 
 void eng_coll_start_queued(struct cl_engine *e)
 {
-    for (size_t i = 0; i < e->nstreams; i++) {
-        eng_coll_check_done(e, e->streams[i]);
-        eng_coll_try_start(e, e->streams[i]);
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        eng_coll_check_done(e, e->cs->streams[i]);
+        eng_coll_try_start(e, e->cs->streams[i]);
     }
 }
 
@@ -607,10 +661,10 @@ static bool stage_turn(struct cl_engine *e, stream_t *s)
 static double coll_deadlines(struct cl_engine *e, double now)
 {
     double next = INFINITY;
-    bool tick = now >= e->next_tick;
+    bool tick = now >= e->cs->next_tick;
     bool any_active = false;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        stream_t *s = e->cs->streams[i];
         if (stage_turn(e, s))
             next = fmin(next, now + ENG_STAGE_POLL);
         if (s->active != NULL) {
@@ -639,9 +693,9 @@ static double coll_deadlines(struct cl_engine *e, double now)
         }
     }
     if (tick)
-        e->next_tick = now + ENG_COLL_TICK;
+        e->cs->next_tick = now + ENG_COLL_TICK;
     if (any_active)
-        next = fmin(next, e->next_tick);
+        next = fmin(next, e->cs->next_tick);
     return next;
 }
 
@@ -655,18 +709,18 @@ static void on_timer(void *arg, double now)
         return;
     double next = coll_deadlines(e, now);
     if (!isinf(next))
-        cl_timer_arm_by(e->timers, e->coll_timer, next);
+        cl_timer_arm_by(e->timers, e->cs->coll_timer, next);
 }
 
 void eng_coll_wake_by(struct cl_engine *e, double when)
 {
-    cl_timer_arm_by(e->timers, e->coll_timer, when);
+    cl_timer_arm_by(e->timers, e->cs->coll_timer, when);
 }
 
 void eng_coll_member(struct cl_engine *e)
 {
     /* What waited while this peer was no member is looked at now. */
-    cl_timer_arm(e->timers, e->coll_timer, eng_now());
+    cl_timer_arm(e->timers, e->cs->coll_timer, eng_now());
 }
 
 void eng_coll_progress(struct cl_engine *e)
@@ -675,8 +729,8 @@ void eng_coll_progress(struct cl_engine *e)
         return;
     eng_fast_update(e);
     bool input = false;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        stream_t *s = e->cs->streams[i];
         input |= stage_turn(e, s);
         /* One done may wait for its own messages to leave (own_sent),
            which this round may have sent. */
@@ -689,19 +743,19 @@ void eng_coll_progress(struct cl_engine *e)
 
 bool eng_coll_idle(struct cl_engine *e)
 {
-    for (size_t i = 0; i < e->nstreams; i++)
-        if (e->streams[i]->active != NULL || zlist_size(e->streams[i]->queue) > 0)
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        if (e->cs->streams[i]->active != NULL || zlist_size(e->cs->streams[i]->queue) > 0)
             return false;
     return true;
 }
 
 void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm)
 {
-    for (size_t i = 0; i < e->nstreams; i++) {
-        if (e->streams[i]->comm_id != comm->id)
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        if (e->cs->streams[i]->comm_id != comm->id)
             continue;
-        stream_t *s = e->streams[i];
-        e->streams[i] = e->streams[--e->nstreams];
+        stream_t *s = e->cs->streams[i];
+        e->cs->streams[i] = e->cs->streams[--e->cs->nstreams];
         stream_free(e, s, COLLAB_ERR_COMM);
         break;
     }

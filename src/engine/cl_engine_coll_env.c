@@ -49,11 +49,11 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
         if (msg->len > 0)
             memcpy(l->payload, msg->data, msg->len);
         l->msg.data = l->payload;
-        if (e->local_tail != NULL)
-            e->local_tail->next = l;
+        if (e->cs->local_tail != NULL)
+            e->cs->local_tail->next = l;
         else
-            e->local_head = l;
-        e->local_tail = l;
+            e->cs->local_head = l;
+        e->cs->local_tail = l;
         return COLLAB_OK;
     }
     cl_peer_t *p = cl_member_at_rank(e->mb, w);
@@ -99,38 +99,38 @@ static double env_deadline(void *eng, int from, size_t bytes)
 /* Makes room for one more late report; false when out of memory. */
 static bool eng_coll_defer_grow(struct cl_engine *e)
 {
-    size_t cap = e->caplate > 0 ? 2 * e->caplate : 8;
-    struct late_report *a = realloc(e->late, cap * sizeof *a);
+    size_t cap = e->cs->caplate > 0 ? 2 * e->cs->caplate : 8;
+    struct late_report *a = realloc(e->cs->late, cap * sizeof *a);
     if (a == NULL)
         return false;
-    e->late = a;
-    e->caplate = cap;
+    e->cs->late = a;
+    e->cs->caplate = cap;
     return true;
 }
 
 void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
 {
-    if (e->nlate == e->caplate && !eng_coll_defer_grow(e))
+    if (e->cs->nlate == e->cs->caplate && !eng_coll_defer_grow(e))
         return;
-    memcpy(e->late[e->nlate].key, p->key, 32);
-    e->late[e->nlate].reason = reason;
-    e->nlate++;
+    memcpy(e->cs->late[e->cs->nlate].key, p->key, 32);
+    e->cs->late[e->cs->nlate].reason = reason;
+    e->cs->nlate++;
 }
 
 void eng_coll_deferred(struct cl_engine *e)
 {
-    for (size_t i = 0; i < e->nlate; i++) {
-        if (e->late[i].reason == ENG_REASON_LEFT) {
-            eng_coll_fail_departed(e, e->late[i].key);
+    for (size_t i = 0; i < e->cs->nlate; i++) {
+        if (e->cs->late[i].reason == ENG_REASON_LEFT) {
+            eng_coll_fail_departed(e, e->cs->late[i].key);
             continue;
         }
-        cl_peer_t *p = cl_member_find(e->mb, e->late[i].key);
-        if (p != NULL && p->state != CL_PEER_GONE && e->late[i].reason == CL_SUSPECT_CORRUPT)
+        cl_peer_t *p = cl_member_find(e->mb, e->cs->late[i].key);
+        if (p != NULL && p->state != CL_PEER_GONE && e->cs->late[i].reason == CL_SUSPECT_CORRUPT)
             eng_report_corrupt(e, p);
         else if (p != NULL && p->state != CL_PEER_GONE)
-            eng_report_late(e, p, e->late[i].reason);
+            eng_report_late(e, p, e->cs->late[i].reason);
     }
-    e->nlate = 0;
+    e->cs->nlate = 0;
 }
 
 static void env_suspect(void *eng, int r)
@@ -143,10 +143,10 @@ static void env_suspect(void *eng, int r)
         eng_leave_key(e->leave, w, key)) {
         /* It said goodbye and what this collective waits for never
            comes: failed here, whatever the view says. */
-        if (e->nlate < e->caplate || eng_coll_defer_grow(e)) {
-            memcpy(e->late[e->nlate].key, key, 32);
-            e->late[e->nlate].reason = ENG_REASON_LEFT;
-            e->nlate++;
+        if (e->cs->nlate < e->cs->caplate || eng_coll_defer_grow(e)) {
+            memcpy(e->cs->late[e->cs->nlate].key, key, 32);
+            e->cs->late[e->cs->nlate].reason = ENG_REASON_LEFT;
+            e->cs->nlate++;
         }
         return;
     }
@@ -176,10 +176,10 @@ static int env_pair_key(void *eng, int r, uint8_t key[32])
 
 int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
 {
-    size_t n = sizeof e->pairkeys / sizeof e->pairkeys[0];
+    size_t n = sizeof e->cs->pairkeys / sizeof e->cs->pairkeys[0];
     for (size_t i = 0; i < n; i++)
-        if (e->pairkeys[i].set && memcmp(e->pairkeys[i].peer, peer, 32) == 0) {
-            memcpy(out, e->pairkeys[i].key, 32);
+        if (e->cs->pairkeys[i].set && memcmp(e->cs->pairkeys[i].peer, peer, 32) == 0) {
+            memcpy(out, e->cs->pairkeys[i].key, 32);
             return COLLAB_OK;
         }
     uint8_t q[crypto_scalarmult_BYTES];
@@ -196,11 +196,11 @@ int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
     crypto_generichash_final(&h, out, 32);
     sodium_memzero(q, sizeof q);
     sodium_memzero(&h, sizeof h);
-    size_t k = (size_t)e->pairkey_next;
-    e->pairkey_next = (int)((k + 1) % n);
-    memcpy(e->pairkeys[k].peer, peer, 32);
-    memcpy(e->pairkeys[k].key, out, 32);
-    e->pairkeys[k].set = true;
+    size_t k = (size_t)e->cs->pairkey_next;
+    e->cs->pairkey_next = (int)((k + 1) % n);
+    memcpy(e->cs->pairkeys[k].peer, peer, 32);
+    memcpy(e->cs->pairkeys[k].key, out, 32);
+    e->cs->pairkeys[k].set = true;
     return COLLAB_OK;
 }
 
@@ -238,17 +238,17 @@ static int env_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
    a signature verification, and the same members sign every collective. */
 static bool signkey_binds(struct cl_engine *e, const uint8_t peer[32], const uint8_t sign[32])
 {
-    size_t n = sizeof e->signkeys / sizeof e->signkeys[0];
+    size_t n = sizeof e->cs->signkeys / sizeof e->cs->signkeys[0];
     for (size_t i = 0; i < n; i++)
-        if (e->signkeys[i].set && memcmp(e->signkeys[i].peer, peer, 32) == 0)
-            return memcmp(e->signkeys[i].sign, sign, 32) == 0;
+        if (e->cs->signkeys[i].set && memcmp(e->cs->signkeys[i].peer, peer, 32) == 0)
+            return memcmp(e->cs->signkeys[i].sign, sign, 32) == 0;
     if (!cl_xsign_binds(peer, sign))
         return false;
-    size_t k = (size_t)e->signkey_next;
-    e->signkey_next = (int)((k + 1) % n);
-    memcpy(e->signkeys[k].peer, peer, 32);
-    memcpy(e->signkeys[k].sign, sign, 32);
-    e->signkeys[k].set = true;
+    size_t k = (size_t)e->cs->signkey_next;
+    e->cs->signkey_next = (int)((k + 1) % n);
+    memcpy(e->cs->signkeys[k].peer, peer, 32);
+    memcpy(e->cs->signkeys[k].sign, sign, 32);
+    e->cs->signkeys[k].set = true;
     return true;
 }
 

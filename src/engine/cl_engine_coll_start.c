@@ -330,7 +330,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     if (c == NULL)
         goto err;
     s->active = c;
-    eng_coll_wake_by(e, e->next_tick); /* its tick */
+    eng_coll_wake_by(e, e->cs->next_tick); /* its tick */
     s->active_ctx = ctx;
     s->nstarts++;
     s->active_req = req;
@@ -450,7 +450,7 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
                                 (formed ? 0.0 : e->cfg.matchmaking_time);
             eng_coll_wake_by(e, req->deadline);
             if (!formed) {
-                e->waiting_for_group = true;
+                e->cs->waiting_for_group = true;
                 eng_request_match(e);
             } else if (!req->waiting_logged) {
                 cl_warn("this peer is not in the group of the world communicator (it joined "
@@ -500,6 +500,6 @@ uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t s
         all = eng_gens_lists(g, dep[i]);
     if (k == 0 || all)
         return cur;
-    uint64_t best = eng_gens_newest_listing(e->gens, cur, dep, k);
+    uint64_t best = eng_gens_newest_listing(e->cs->gens, cur, dep, k);
     return best != 0 ? best : cur;
 }

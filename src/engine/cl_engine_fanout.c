@@ -371,7 +371,7 @@ static uint64_t rep_steps(void *arg)
 
 static uint64_t rep_progress(void *arg)
 {
-    return ((struct cl_engine *)arg)->progress;
+    return eng_coll_completed(((struct cl_engine *)arg)->cs);
 }
 
 static int rep_send(void *arg, cl_peer_t *p, cl_wire_msg_t *m)
@@ -504,13 +504,7 @@ static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
 
 static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
 {
-    const struct cl_engine *e = arg;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
-        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
-            return false;
-    }
-    return true;
+    return eng_coll_comm_rank_is(((const struct cl_engine *)arg)->cs, comm, r, w);
 }
 
 static int p2p_link_version(void *arg, const uint8_t key[32])
@@ -565,19 +559,7 @@ static int leave_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
    the self communicator's that started one. */
 static size_t leave_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
 {
-    const struct cl_engine *e = arg;
-    size_t n = 0;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
-        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
-            continue;
-        if (n < max) {
-            comms[n].comm = s->comm_id;
-            comms[n].entered = s->started;
-        }
-        n++;
-    }
-    return n;
+    return eng_coll_entered(((const struct cl_engine *)arg)->cs, comms, max);
 }
 
 static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],

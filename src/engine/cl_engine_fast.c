@@ -96,10 +96,10 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
                 if (seq + 1 > s->started)
                     s->started = seq + 1;
                 eng_el_on_fast(e, s, &req); /* elastic hook: records */
-                e->progress++;
+                e->cs->progress++;
                 s->fast_done++;
             }
-            e->last_done = eng_now();
+            e->cs->last_done = eng_now();
         }
     }
     /* Early messages of sequences done here are stale; only those: a
@@ -378,8 +378,8 @@ static void update(struct cl_engine *e, stream_t *s, double now)
 void eng_fast_update(struct cl_engine *e)
 {
     double now = eng_now();
-    for (size_t i = 0; i < e->nstreams; i++)
-        update(e, e->streams[i], now);
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        update(e, e->cs->streams[i], now);
 }
 
 void eng_fast_update_stream(struct cl_engine *e, stream_t *s)

@@ -16,6 +16,7 @@
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_auth.h"
+#include "engine/cl_engine_coll.h"
 #include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_groups.h"
@@ -27,10 +28,10 @@
 #include "engine/cl_engine_report.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
-#include "engine/cl_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
 #include "engine/cl_request.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_transport.h"
 #include "util/cl_addr.h"
 
@@ -64,13 +65,6 @@ typedef struct buffered {
     uint8_t *data;
     bool limited; /* counted against its sender's limits (another peer's) */
 } buffered_t;
-
-/* What one sending peer holds in a bounded queue (docs/security-bounds.md §5). */
-typedef struct {
-    size_t msgs, bytes;       /* held now (bytes with the fixed overheads) */
-    uint64_t dropped;         /* refused by the limits so far */
-    uint64_t streams_refused; /* messages that would have opened one stream too many */
-} eng_quota_t;
 
 typedef struct stream stream_t;
 
@@ -145,22 +139,6 @@ typedef struct held_msg {
     uint8_t data[];
 } held_msg_t;
 
-/* A member an algorithm found late (see eng_coll_deferred). */
-struct late_report {
-    uint8_t key[32];
-    int reason;
-};
-
-/* A message this peer sends to itself (delivered from the main loop). */
-typedef struct local_msg {
-    struct local_msg *next;
-    uint64_t comm;
-    uint64_t seq;
-    uint32_t signature;
-    cl_coll_msg_t msg; /* data points at payload */
-    uint8_t payload[];
-} local_msg_t;
-
 struct cl_engine {
     /* Immutable after start. */
     cl_config_t cfg;
@@ -196,42 +174,8 @@ struct cl_engine {
     /* Matchmaking of the world group (cl_engine_match.h): created by
        eng_member_init. */
     eng_match_t *match;
-    /* Collectives. */
-    stream_t **streams; /* one per communicator seen (array: safe to walk
-                           while callbacks add streams) */
-    size_t nstreams, capstreams;
-    /* Streams of communicators this program has not created, retired
-       after ENG_STREAM_RETIRE_AFTER: kept with their early messages,
-       taken back when the program creates the communicator (or a message
-       opens it again), outside COLLAB_MAX_STREAMS (docs/security-bounds.md §5). */
-    stream_t **retired;
-    size_t nretired, capretired;
-    struct late_report *late; /* suspicions raised inside algorithm callbacks,
-                                 handled from the main loop */
-    size_t nlate, caplate;
-    struct {
-        uint8_t peer[32]; /* a peer's public key */
-        uint8_t key[32];  /* the key this peer shares with it (relay tags; wiped at exit) */
-        bool set;
-    } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
-    int pairkey_next;
-    struct {
-        uint8_t peer[32]; /* an identity key */
-        uint8_t sign[32]; /* its signing key, checked (cl_xsign_binds) */
-        bool set;
-    } signkeys[64];       /* relay proofs: checked bindings, replaced round-robin */
-    int signkey_next;
-    local_msg_t *local_head, *local_tail;
-    eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
-    size_t buffered_bytes;      /* early messages of every stream, with their overheads */
-    size_t buffered_msgs;
-    eng_quota_t *early; /* early messages per sending world rank */
-    int nearly;
-    int coll_credit; /* of the COLL message being routed: eng_p2p_coll_admit's answer */
-    uint64_t streams_refused; /* messages that would have opened a stream past a limit */
-    double next_tick;
-    int coll_timer;            /* _coll's deadline in timers (-1 until eng_coll_init) */
-    bool waiting_for_group;    /* some call waits for the world group */
+    /* The collective streams (cl_engine_coll.h): created by eng_coll_init. */
+    eng_cs_t *cs;
     double admission_deadline; /* for a peer outside the formed group */
     bool admission_logged;
     held_msg_t *held_head, *held_tail; /* see held_msg_t */
@@ -256,15 +200,7 @@ struct cl_engine {
     eng_groups_t *groups;
     /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
     eng_suspect_t *susp;
-    /* Counters and log pacing. */
-    uint64_t progress; /* collectives completed */
-    uint64_t steps;    /* collab_step calls */
-    double last_step_log;
-    double last_done; /* when the last collective completed */
-    double step_gap;  /* recent time between completions (EWMA) */
-    uint64_t log_tensors, log_bytes;
-    double log_seconds;
-    int log_peers;
+    uint64_t steps; /* collab_step calls */
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */

@@ -52,27 +52,27 @@ static eng_quota_t *early_quota(struct cl_engine *e, int w)
 {
     if (w < 0)
         return NULL;
-    if (w >= e->nearly) {
-        int n = w + 1 > 2 * e->nearly ? w + 1 : 2 * e->nearly;
-        eng_quota_t *a = realloc(e->early, (size_t)n * sizeof *a);
+    if (w >= e->cs->nearly) {
+        int n = w + 1 > 2 * e->cs->nearly ? w + 1 : 2 * e->cs->nearly;
+        eng_quota_t *a = realloc(e->cs->early, (size_t)n * sizeof *a);
         if (a == NULL)
             return NULL;
-        memset(a + e->nearly, 0, (size_t)(n - e->nearly) * sizeof *a);
-        e->early = a;
-        e->nearly = n;
+        memset(a + e->cs->nearly, 0, (size_t)(n - e->cs->nearly) * sizeof *a);
+        e->cs->early = a;
+        e->cs->nearly = n;
     }
-    return &e->early[w];
+    return &e->cs->early[w];
 }
 
 /* Forgets the accounting of one early message taken off a stream's list
    (the caller frees it). */
 static void release_buffered(struct cl_engine *e, const buffered_t *b)
 {
-    e->buffered_bytes -= BUFFERED_COST(b->len);
-    e->buffered_msgs--;
-    if (b->limited && b->from_world >= 0 && b->from_world < e->nearly) {
-        e->early[b->from_world].msgs--;
-        e->early[b->from_world].bytes -= BUFFERED_COST(b->len);
+    e->cs->buffered_bytes -= BUFFERED_COST(b->len);
+    e->cs->buffered_msgs--;
+    if (b->limited && b->from_world >= 0 && b->from_world < e->cs->nearly) {
+        e->cs->early[b->from_world].msgs--;
+        e->cs->early[b->from_world].bytes -= BUFFERED_COST(b->len);
     }
 }
 
@@ -286,8 +286,8 @@ void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s)
        taken, and are bounded by SEEN_MAX). */
     for (buffered_t *b = ctx->seen_head; b != NULL; b = b->next) {
         b->limited = false;
-        e->buffered_bytes += BUFFERED_COST(b->len);
-        e->buffered_msgs++;
+        e->cs->buffered_bytes += BUFFERED_COST(b->len);
+        e->cs->buffered_msgs++;
     }
     ctx->seen_tail->next = s->buf_head;
     if (s->buf_tail == NULL)
@@ -409,8 +409,8 @@ static const char *over_bound(const struct cl_engine *e, const eng_quota_t *q, s
         return "COLLAB_MAX_UNEXPECTED_MSGS";
     if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
         return "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
-    if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
-        (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
+    if ((total_max > 0 && e->cs->buffered_msgs > 0 && e->cs->buffered_bytes + cost > total_max) ||
+        (msgs_max > 0 && e->cs->buffered_msgs >= 4 * msgs_max))
         return "COLLAB_MAX_UNEXPECTED";
     return NULL;
 }
@@ -475,12 +475,12 @@ static bool evict_ahead(struct cl_engine *e, stream_t *s, int w, uint64_t seq, c
         return true;
     if (s->comm == NULL)
         return false;
-    for (size_t i = 0; i < e->nstreams; i++)
-        if (e->streams[i] != s && e->streams[i]->comm == NULL &&
-            evict_last(e, e->streams[i], w, 0, true, p, q, bound))
+    for (size_t i = 0; i < e->cs->nstreams; i++)
+        if (e->cs->streams[i] != s && e->cs->streams[i]->comm == NULL &&
+            evict_last(e, e->cs->streams[i], w, 0, true, p, q, bound))
             return true;
-    for (size_t i = 0; i < e->nretired; i++)
-        if (e->retired[i] != s && evict_last(e, e->retired[i], w, 0, true, p, q, bound))
+    for (size_t i = 0; i < e->cs->nretired; i++)
+        if (e->cs->retired[i] != s && evict_last(e, e->cs->retired[i], w, 0, true, p, q, bound))
             return true;
     return false;
 }
@@ -494,12 +494,12 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     eng_quota_t *q = limited ? early_quota(e, from_world) : NULL;
     if (limited && q == NULL)
         return; /* out of memory */
-    if (q != NULL && e->coll_credit <= 0) {
+    if (q != NULL && e->cs->coll_credit <= 0) {
         /* (A message under class EARLY's credit is kept past them: the
            grants already respect them, docs/wire.md section 10.  One past
            its grant meets them, as on a link without flow control.) */
         const char *bound = over_bound(e, q, cost);
-        if (bound != NULL && e->coll_credit < 0) {
+        if (bound != NULL && e->cs->coll_credit < 0) {
             /* Past its sender's grant of class EARLY too: only a sender
                that ignores the protocol gets here (docs/wire.md section
                10); named as such and reported to the group.  Its
@@ -534,8 +534,8 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     else
         s->buf_head = b;
     s->buf_tail = b;
-    e->buffered_bytes += cost;
-    e->buffered_msgs++;
+    e->cs->buffered_bytes += cost;
+    e->cs->buffered_msgs++;
     if (q != NULL) {
         q->msgs++;
         q->bytes += cost;
@@ -672,8 +672,8 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
 {
     eng_coll_retire_streams(e, eng_now(), ENG_STREAM_RETIRE_AFTER(e->cfg.timeout));
     int mine = 0, all = 0;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        const stream_t *s = e->cs->streams[i];
         if (s->comm == NULL && s->opened_by > 0) {
             all++;
             mine += s->opened_by == from->rank + 1;
@@ -686,7 +686,7 @@ static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
         bound = "COLLAB_MAX_STREAMS";
     if (bound == NULL)
         return true;
-    e->streams_refused++;
+    e->cs->streams_refused++;
     eng_quota_t *q = early_quota(e, from->rank);
     if (q != NULL) {
         q->streams_refused++;
@@ -700,9 +700,9 @@ size_t eng_coll_early_queued(void *arg, int w, size_t *bytes)
 {
     const struct cl_engine *e = arg;
     *bytes = 0;
-    if (w < 0 || w >= e->nearly)
+    if (w < 0 || w >= e->cs->nearly)
         return 0;
-    const eng_quota_t *q = &e->early[w];
+    const eng_quota_t *q = &e->cs->early[w];
     *bytes = q->bytes - q->msgs * BUFFERED_COST(0);
     return q->msgs;
 }
@@ -711,8 +711,8 @@ bool eng_coll_waits_for(void *arg, int w)
 {
     const struct cl_engine *e = arg;
     double now = eng_now();
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
+    for (size_t i = 0; i < e->cs->nstreams; i++) {
+        const stream_t *s = e->cs->streams[i];
         /* Stalled: a collective that takes messages is not held up by a
            FIFO, and a sender whose early messages fill its grant gets no
            more while the collectives here move (a flood meets its grant). */
@@ -731,9 +731,9 @@ void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg
        as arrived, and as consumed at once unless it waits in the early
        buffer (only that holds credit, and only that is refused past the
        grant: a message its collective takes at once costs nothing). */
-    e->coll_credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
+    e->cs->coll_credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
     route_message(e, from, m);
-    e->coll_credit = 0;
+    e->cs->coll_credit = 0;
 }
 
 static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
@@ -764,11 +764,11 @@ static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_ms
 
 void eng_coll_deliver_local(struct cl_engine *e)
 {
-    while (e->local_head != NULL) {
-        local_msg_t *l = e->local_head;
-        e->local_head = l->next;
-        if (e->local_head == NULL)
-            e->local_tail = NULL;
+    while (e->cs->local_head != NULL) {
+        local_msg_t *l = e->cs->local_head;
+        e->cs->local_head = l->next;
+        if (e->cs->local_head == NULL)
+            e->cs->local_tail = NULL;
         stream_t *s = eng_coll_stream(e, l->comm, false);
         if (s != NULL && s->comm != NULL) {
             cl_wire_hdr_t h;
