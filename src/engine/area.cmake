@@ -38,6 +38,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_join_ctx.c
     ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_coll_ctx.c
     ${_eng}/cl_engine_coll_start.c
     ${_eng}/cl_engine_coll_env.c
     ${_eng}/cl_engine_gens.c

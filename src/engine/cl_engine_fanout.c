@@ -81,7 +81,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
             e->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
             p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
                                    : "removed by the coordinator");
-        eng_coll_peer_gone(e, p);
+        eng_coll_peer_gone(e->cs, p);
         eng_p2p_peer_gone(e->p2p, p);
         cl_transport_drop(e->tp, p->key);
     }
@@ -95,13 +95,13 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
                     eng_suspect_reason_text(why));
         eng_report_peer_event(e->rep, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
-        eng_coll_peer_gone(e, p);
+        eng_coll_peer_gone(e->cs, p);
     }
 }
 
 void eng_fan_out_view(struct cl_engine *e)
 {
-    eng_coll_view_changed(e);
+    eng_coll_view_changed(e->cs);
     eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
     eng_report_view(e->rep);
@@ -111,7 +111,7 @@ void eng_fan_out_view(struct cl_engine *e)
 void eng_fan_out_member(struct cl_engine *e)
 {
     eng_report_view(e->rep); /* a monitor's picture starts with its own view */
-    eng_coll_member(e);      /* their timers run while this peer is a member */
+    eng_coll_member(e->cs);  /* their timers run while this peer is a member */
     eng_p2p_member(e->p2p);
     eng_el_member(e);         /* a monitor's checkpoints */
     eng_auth_member(e->auth); /* a pause's round of a former membership ends */
@@ -121,7 +121,7 @@ void eng_fan_out_member(struct cl_engine *e)
 
 void eng_fan_out_weight(struct cl_engine *e)
 {
-    eng_coll_view_changed(e);
+    eng_coll_view_changed(e->cs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -519,6 +519,18 @@ static void p2p_ban(void *arg, const uint8_t key[32], double seconds)
     cl_transport_ban(e->tp, key, seconds);
 }
 
+/* The early messages and the waits of the collective streams (created
+   after point-to-point: asked only once the loop runs). */
+static size_t p2p_early_queued(void *arg, int w, size_t *bytes)
+{
+    return eng_coll_early_queued(((const struct cl_engine *)arg)->cs, w, bytes);
+}
+
+static bool p2p_coll_waits_for(void *arg, int w)
+{
+    return eng_coll_waits_for(((const struct cl_engine *)arg)->cs, w);
+}
+
 eng_p2p_t *eng_p2p_create(struct cl_engine *e)
 {
     eng_p2p_ctx_t ctx = {.arg = e,
@@ -536,8 +548,8 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
                          .comm_rank_is = p2p_comm_rank_is,
                          .link_version = p2p_link_version,
                          .ban = p2p_ban,
-                         .early_queued = eng_coll_early_queued,
-                         .coll_waits_for = eng_coll_waits_for};
+                         .early_queued = p2p_early_queued,
+                         .coll_waits_for = p2p_coll_waits_for};
     return eng_p2p_new(&ctx);
 }
 
