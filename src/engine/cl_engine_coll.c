@@ -25,8 +25,13 @@
     around it (cl_engine_coll_int.h): cl_engine_coll_start.c starts a
     collective (generation, member list, the cl_coll_t),
     cl_engine_coll_env.c is the environment its algorithm gets,
-    cl_engine_gens.c remembers the generations, and incoming messages are
-    routed in cl_engine_route.c.
+    cl_engine_gens.c remembers the generations, incoming messages are
+    routed in cl_engine_route.c and the same-host fast path is
+    cl_engine_fast.c.  Together they are one component, eng_cs_t
+    (cl_engine_coll.h): its state, struct eng_cs, is written by these
+    files only, and they see the rest of the engine only through the
+    context the loop gives eng_cs_new (cs->ctx, built in
+    cl_engine_coll_ctx.c), the elastic hooks included.
 */
 #include "engine/cl_engine_coll_int.h"
 #include "engine/cl_shm.h"

@@ -1,12 +1,12 @@
 /*  cl_engine_coll_int.h - what the files of the collective streams share
     among themselves.
 
-    The streams (cl_engine_coll.c) are one component in four files: the
+    The streams (cl_engine_coll.c) are one component in five files: the
     streams themselves, the start of a collective (cl_engine_coll_start.c),
-    the environment of its algorithm (cl_engine_coll_env.c) and the
-    generations of the world group (cl_engine_gens.c); incoming messages
-    are routed in cl_engine_route.c and the same-host fast path is
-    cl_engine_fast.c.  Their state is struct eng_cs (e->cs), defined here
+    the environment of its algorithm (cl_engine_coll_env.c), the routing
+    of incoming messages (cl_engine_route.c) and the same-host fast path
+    (cl_engine_fast.c); they create the generations of the world group
+    (cl_engine_gens.h), a component of its own.  Their state is struct eng_cs (e->cs), defined here
     and written by these files only; the rest of the engine calls them
     and reads it through cl_engine_coll.h.  They see the engine only
     through their context (eng_cs_ctx_t, cs->ctx): neither this header

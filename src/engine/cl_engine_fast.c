@@ -30,7 +30,8 @@
     sequence; the engine takes the reports before it numbers a new
     submission, at every turn of the loop and before it grants: the
     stream's next sequence, its started count, its early buffer, the
-    elastic records (eng_el_on_fast) and the progress counter follow.
+    elastic records (eng_el_on_fast, through the streams' context) and
+    the streams' progress counter follow.
 
     A group's grant is one decision for all its members (update_group,
     cl_fast_agree): each engine publishes whether it would grant, comm

@@ -3,8 +3,9 @@
     cl_engine.c runs the thread, the request queue and the timers;
     cl_engine_member.c views (the join is a component, cl_engine_join.h;
     heartbeats and failure detection another, cl_engine_suspect.h;
-    matchmaking another, cl_engine_match.h); cl_engine_coll.c the
-    collective streams.
+    matchmaking another, cl_engine_match.h); the collective streams are
+    a component too (cl_engine_coll.h, e->cs), whose files do not include
+    this header.
     Point-to-point is a component of its own (cl_engine_p2p.h) that does
     not include this header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
