@@ -39,6 +39,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_join.c
     ${_eng}/cl_engine_join_ctx.c
     ${_eng}/cl_engine_coll.c
+    ${_eng}/cl_engine_coll_ctx.c
     ${_eng}/cl_engine_coll_start.c
     ${_eng}/cl_engine_coll_env.c
     ${_eng}/cl_engine_gens.c
@@ -160,6 +161,17 @@ collab_selftest(cl_engine_coll_test ${_eng_unit}/cl_engine_coll_test.c collab_en
                 collab_elastic collab_util)
 target_sources(cl_engine_coll_test PRIVATE ${_eng}/cl_engine_coll.c ${_eng}/cl_engine_gens.c
                ${PROJECT_SOURCE_DIR}/src/coll/cl_dtype.c)
+
+# The collective streams alone, on fake contexts: two peers over real
+# peer records and real all-reduces, the messages one sends handed to the
+# other; the other components the streams ask stubbed.
+collab_selftest(cl_engine_streams_test ${_eng_unit}/cl_engine_streams_test.c collab_engine_base
+                collab_coll collab_reduce collab_elastic collab_util)
+target_sources(cl_engine_streams_test PRIVATE ${_eng}/cl_engine_coll.c
+               ${_eng}/cl_engine_coll_start.c ${_eng}/cl_engine_coll_env.c
+               ${_eng}/cl_engine_route.c ${_eng}/cl_engine_fast.c ${_eng}/cl_engine_gens.c
+               ${_eng}/cl_comm.c ${_eng}/cl_request.c ${_eng}/cl_stage.c ${_eng}/cl_fast.c
+               ${_eng}/cl_fast_group.c)
 
 # Membership's deadlines (the join's timer, the matchmaking window) and the
 # coordinator's tenure, on a fake engine: _member, _join and _suspect

@@ -244,8 +244,8 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     /* Collectives finish, and what waits for credit goes out (the
        collectives this peer entered need it), within the deadline. */
     bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave) && (!eng_coll_idle(e) || !drained) &&
-        now < e->leaving_deadline)
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave) &&
+        (!eng_coll_idle(e->cs) || !drained) && now < e->leaving_deadline)
         return;
     if (e->state == ENG_MEMBER && !eng_leave_started(e->leave))
         eng_leave_start(e->leave);
@@ -257,7 +257,7 @@ static void progress_requested_leave(struct cl_engine *e, double now)
     eng_set_state(e, ENG_LEFT);
     e->left_status = COLLAB_ERR_LEFT;
     eng_el_abort(e, COLLAB_ERR_LEFT);
-    eng_coll_fail_all(e, COLLAB_ERR_LEFT);
+    eng_coll_fail_all(e->cs, COLLAB_ERR_LEFT);
     eng_p2p_fail_all(e->p2p, COLLAB_ERR_LEFT);
     cl_info("left the swarm; further MPI calls of this peer fail");
     char one = 1;
@@ -305,7 +305,7 @@ void eng_leave(struct cl_engine *e, int status)
     eng_set_state(e, ENG_LEFT);
     e->left_status = status;
     eng_el_abort(e, status);
-    eng_coll_fail_all(e, status);
+    eng_coll_fail_all(e->cs, status);
     eng_p2p_fail_all(e->p2p, status);
 }
 
@@ -318,7 +318,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
     }
     switch (req->op) {
     case CL_OP_COLL:
-        eng_coll_submit(e, req);
+        eng_coll_submit(e->cs, req);
         break;
     case CL_OP_SEND:
         eng_p2p_send(e->p2p, req);
@@ -346,7 +346,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
         cl_request_complete(req, COLLAB_OK);
         break;
     case CL_OP_COMM_FREE:
-        eng_coll_comm_free(e, req->comm);
+        eng_coll_comm_free(e->cs, req->comm);
         req->comm = NULL;
         cl_request_complete(req, COLLAB_OK);
         break;
@@ -400,7 +400,7 @@ static void drain_queue(struct cl_engine *e)
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
     if (m->hdr.type == CL_MSG_COLL)
-        eng_coll_on_message(e, p, m);
+        eng_coll_on_message(e->cs, p, m);
     else
         eng_p2p_on_message(e->p2p, p, m);
 }
@@ -574,7 +574,7 @@ static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     bool counted = member && e->state == ENG_MEMBER;
     eng_member_on_message(e, p, key, m);
     if (counted)
-        eng_coll_peer_gone(e, p);
+        eng_coll_peer_gone(e->cs, p);
 }
 
 static void wait_term(zsock_t *pipe)
@@ -640,7 +640,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_member_init(e) != COLLAB_OK ||
             eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
             eng_relay_init(e) != COLLAB_OK || eng_groups_init(e) != COLLAB_OK ||
-            (crc = eng_coll_init(e)) != COLLAB_OK || eng_leave_init(e) != COLLAB_OK)
+            eng_leave_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK)
             rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
     }
     zsock_signal(pipe, 0);
@@ -671,7 +671,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
             /* Messages waiting for credit go out first (a collective
                whose part here completed while they wait needs them). */
             bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
-            if (eng_leave_started(e->leave) || (eng_coll_idle(e) && drained) ||
+            if (eng_leave_started(e->leave) || (eng_coll_idle(e->cs) && drained) ||
                 now >= e->finalize_deadline)
                 progress_finalize(e, now);
             if (e->finalize_req != NULL && !eng_leave_started(e->leave))
@@ -679,7 +679,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         }
         next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
         long ms = 0;
-        if (e->local_head == NULL && next > now)
+        if (!eng_coll_local_pending(e->cs) && next > now)
             ms = (long)ceil((next - now) * 1000.0);
         zmq_pollitem_t items[2] = {{zsock_resolve(pipe), 0, ZMQ_POLLIN, 0},
                                    {NULL, e->wake_fd, ZMQ_POLLIN, 0}};
@@ -700,9 +700,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
                 progress_requested_leave(e, eng_now());
         }
         /* Progress after every poll round, not deadlines. */
-        eng_coll_deliver_local(e);
-        eng_coll_deferred(e);
-        eng_coll_progress(e);
+        eng_coll_deliver_local(e->cs);
+        eng_coll_deferred(e->cs);
+        eng_coll_progress(e->cs);
         eng_p2p_progress(e->p2p);
     }
 cleanup:
@@ -737,7 +737,6 @@ static void engine_free(struct cl_engine *e)
     cl_config_clear(&e->cfg);
     eng_report_fini(e);
     cl_timer_destroy(&e->timers); /* after every component that registered */
-    sodium_memzero(e->pairkeys, sizeof e->pairkeys);
     free(e);
 }
 
@@ -766,7 +765,6 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->id = *identity;
     *identity = NULL;
     e->wake_fd = -1;
-    e->coll_timer = -1; /* eng_coll_fini runs even when eng_coll_init did not */
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     randombytes_buf(&e->incarnation, sizeof e->incarnation);

@@ -25,16 +25,21 @@
     around it (cl_engine_coll_int.h): cl_engine_coll_start.c starts a
     collective (generation, member list, the cl_coll_t),
     cl_engine_coll_env.c is the environment its algorithm gets,
-    cl_engine_gens.c remembers the generations, and incoming messages are
-    routed in cl_engine_route.c.
+    cl_engine_gens.c remembers the generations, incoming messages are
+    routed in cl_engine_route.c and the same-host fast path is
+    cl_engine_fast.c.  Together they are one component, eng_cs_t
+    (cl_engine_coll.h): its state, struct eng_cs, is written by these
+    files only, and they see the rest of the engine only through the
+    context the loop gives eng_cs_new (cs->ctx, built in
+    cl_engine_coll_ctx.c), the elastic hooks included.
 */
 #include "engine/cl_engine_coll_int.h"
-#include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_shm.h"
 
 #include "util/cl_log.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,85 +66,85 @@ static void stream_fail(stream_t *s, int status)
         cl_request_complete(r, status);
 }
 
-void eng_coll_fail_all(struct cl_engine *e, int status)
+void eng_coll_fail_all(eng_cs_t *cs, int status)
 {
-    for (size_t i = 0; i < e->nstreams; i++)
-        stream_fail(e->streams[i], status);
+    for (size_t i = 0; i < cs->nstreams; i++)
+        stream_fail(cs->streams[i], status);
 }
 
-static void stream_free(struct cl_engine *e, stream_t *s, int status);
+static void stream_free(eng_cs_t *cs, stream_t *s, int status);
 
-stream_t *eng_coll_retired(struct cl_engine *e, uint64_t id)
+stream_t *eng_coll_retired(eng_cs_t *cs, uint64_t id)
 {
-    for (size_t i = 0; i < e->nretired; i++)
-        if (e->retired[i]->comm_id == id)
-            return e->retired[i];
+    for (size_t i = 0; i < cs->nretired; i++)
+        if (cs->retired[i]->comm_id == id)
+            return cs->retired[i];
     return NULL;
 }
 
-void eng_coll_retire_streams(struct cl_engine *e, double now, double after)
+void eng_coll_retire_streams(eng_cs_t *cs, double now, double after)
 {
-    for (size_t i = 0; i < e->nstreams;) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < cs->nstreams;) {
+        stream_t *s = cs->streams[i];
         if (s->comm != NULL || s->opened_by <= 0 || s->active != NULL || zlist_size(s->queue) > 0 ||
             now - s->opened_at < after) {
             i++;
             continue;
         }
-        e->streams[i] = e->streams[--e->nstreams];
+        cs->streams[i] = cs->streams[--cs->nstreams];
         if (s->buf_head == NULL) {
-            stream_free(e, s, COLLAB_ERR_COMM); /* nothing to keep */
+            stream_free(cs, s, COLLAB_ERR_COMM); /* nothing to keep */
             continue;
         }
-        if (e->nretired == e->capretired) {
-            size_t cap = e->capretired > 0 ? 2 * e->capretired : 8;
-            stream_t **a = realloc(e->retired, cap * sizeof *a);
+        if (cs->nretired == cs->capretired) {
+            size_t cap = cs->capretired > 0 ? 2 * cs->capretired : 8;
+            stream_t **a = realloc(cs->retired, cap * sizeof *a);
             if (a == NULL) {
-                e->streams[e->nstreams++] = s; /* kept where it was */
+                cs->streams[cs->nstreams++] = s; /* kept where it was */
                 return;
             }
-            e->retired = a;
-            e->capretired = cap;
+            cs->retired = a;
+            cs->capretired = cap;
         }
-        e->retired[e->nretired++] = s;
+        cs->retired[cs->nretired++] = s;
     }
 }
 
 /* Frees a stream; requests still attached complete with status. */
-static void stream_free(struct cl_engine *e, stream_t *s, int status)
+static void stream_free(eng_cs_t *cs, stream_t *s, int status)
 {
-    eng_fast_release(e, s);
+    eng_fast_release(cs, s);
     stream_fail(s, status);
     zlist_destroy(&s->queue);
     cl_coll_destroy(&s->retained);
     eng_coll_ctx_free(&s->retained_ctx);
-    eng_coll_free_buffered(e, s);
+    eng_coll_free_buffered(cs, s);
     free(s);
 }
 
-stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
+stream_t *eng_cs_stream(eng_cs_t *cs, uint64_t id, bool create)
 {
-    for (size_t i = 0; i < e->nstreams; i++)
-        if (e->streams[i]->comm_id == id)
-            return e->streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++)
+        if (cs->streams[i]->comm_id == id)
+            return cs->streams[i];
     if (!create)
         return NULL;
-    if (e->nstreams == e->capstreams) {
-        size_t cap = e->capstreams > 0 ? 2 * e->capstreams : 8;
-        stream_t **a = realloc(e->streams, cap * sizeof *a);
+    if (cs->nstreams == cs->capstreams) {
+        size_t cap = cs->capstreams > 0 ? 2 * cs->capstreams : 8;
+        stream_t **a = realloc(cs->streams, cap * sizeof *a);
         if (a == NULL)
             return NULL;
-        e->streams = a;
-        e->capstreams = cap;
+        cs->streams = a;
+        cs->capstreams = cap;
     }
     /* A retired stream of this communicator comes back with its early
        messages, older than anything that follows (docs/security-bounds.md §5). */
-    for (size_t i = 0; i < e->nretired; i++)
-        if (e->retired[i]->comm_id == id) {
-            stream_t *r = e->retired[i];
-            e->retired[i] = e->retired[--e->nretired];
-            r->opened_at = eng_now();
-            e->streams[e->nstreams++] = r;
+    for (size_t i = 0; i < cs->nretired; i++)
+        if (cs->retired[i]->comm_id == id) {
+            stream_t *r = cs->retired[i];
+            cs->retired[i] = cs->retired[--cs->nretired];
+            r->opened_at = cs_now(cs);
+            cs->streams[cs->nstreams++] = r;
             return r;
         }
     stream_t *s = calloc(1, sizeof *s);
@@ -151,19 +156,21 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
         free(s);
         return NULL;
     }
-    e->streams[e->nstreams++] = s;
+    cs->streams[cs->nstreams++] = s;
     return s;
 }
 
-/* The generations' context (cl_engine_gens.h). */
+/* The generations' context (cl_engine_gens.h), on the streams' own. */
 static int gens_rank(void *arg)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    const eng_cs_t *cs = arg;
+    return cs->ctx.rank(cs->ctx.arg);
 }
 
 static int gens_world_size(void *arg)
 {
-    return atomic_load(&((struct cl_engine *)arg)->world_size);
+    const eng_cs_t *cs = arg;
+    return cs->ctx.world_size(cs->ctx.arg);
 }
 
 static bool gens_in_group(void *arg, int w)
@@ -173,95 +180,145 @@ static bool gens_in_group(void *arg, int w)
 
 static void on_timer(void *arg, double now);
 
-int eng_coll_init(struct cl_engine *e)
+eng_cs_t *eng_cs_new(const eng_cs_ctx_t *ctx)
 {
-    e->coll_timer = cl_timer_add(e->timers, on_timer, e);
-    if (e->coll_timer < 0)
-        return COLLAB_ERR_NO_MEM;
+    eng_cs_t *cs = calloc(1, sizeof *cs);
+    if (cs == NULL)
+        return NULL;
+    cs->ctx = *ctx;
+    cs->coll_timer = cl_timer_add(cs->ctx.timers, on_timer, cs);
     eng_gens_ctx_t gctx = {
-        .arg = e, .rank = gens_rank, .world_size = gens_world_size, .in_group = gens_in_group};
-    e->gens = eng_gens_new(&gctx);
-    if (e->gens == NULL)
-        return COLLAB_ERR_NO_MEM;
-    return eng_el_init(e); /* elastic hook */
+        .arg = cs, .rank = gens_rank, .world_size = gens_world_size, .in_group = gens_in_group};
+    cs->gens = cs->coll_timer >= 0 ? eng_gens_new(&gctx) : NULL;
+    if (cs->gens == NULL)
+        eng_cs_destroy(&cs);
+    return cs;
 }
 
-void eng_coll_fini(struct cl_engine *e)
+void eng_cs_destroy(eng_cs_t **self_p)
 {
-    eng_el_fini(e); /* elastic hook: completes the requests it holds */
-    for (size_t i = 0; i < e->nstreams; i++)
-        stream_free(e, e->streams[i], COLLAB_ERR_NOT_INIT);
-    free(e->streams);
-    e->streams = NULL;
-    e->nstreams = e->capstreams = 0;
-    for (size_t i = 0; i < e->nretired; i++)
-        stream_free(e, e->retired[i], COLLAB_ERR_NOT_INIT);
-    free(e->retired);
-    e->retired = NULL;
-    e->nretired = e->capretired = 0;
-    free(e->early); /* after the streams: freeing their early messages counts */
-    e->early = NULL;
-    e->nearly = 0;
-    free(e->late);
-    e->late = NULL;
-    e->nlate = e->caplate = 0;
-    eng_gens_destroy(&e->gens);
-    cl_timer_remove(e->timers, e->coll_timer);
-    e->coll_timer = -1;
-    local_msg_t *l = e->local_head;
+    eng_cs_t *cs = *self_p;
+    if (cs == NULL)
+        return;
+    for (size_t i = 0; i < cs->nstreams; i++)
+        stream_free(cs, cs->streams[i], COLLAB_ERR_NOT_INIT);
+    free(cs->streams);
+    cs->streams = NULL;
+    cs->nstreams = cs->capstreams = 0;
+    for (size_t i = 0; i < cs->nretired; i++)
+        stream_free(cs, cs->retired[i], COLLAB_ERR_NOT_INIT);
+    free(cs->retired);
+    cs->retired = NULL;
+    cs->nretired = cs->capretired = 0;
+    free(cs->early); /* after the streams: freeing their early messages counts */
+    cs->early = NULL;
+    cs->nearly = 0;
+    free(cs->late);
+    eng_gens_destroy(&cs->gens);
+    if (cs->coll_timer >= 0)
+        cl_timer_remove(cs->ctx.timers, cs->coll_timer);
+    local_msg_t *l = cs->local_head;
     while (l != NULL) {
         local_msg_t *next = l->next;
         free(l);
         l = next;
     }
-    e->local_head = e->local_tail = NULL;
+    sodium_memzero(cs->pairkeys, sizeof cs->pairkeys);
+    free(cs);
+    *self_p = NULL;
+}
+
+uint64_t eng_coll_completed(const eng_cs_t *cs)
+{
+    return cs != NULL ? cs->progress : 0;
+}
+
+double eng_coll_step_gap(const eng_cs_t *cs)
+{
+    return cs != NULL ? cs->step_gap : 0;
+}
+
+bool eng_coll_waiting_for_group(const eng_cs_t *cs)
+{
+    return cs != NULL && cs->waiting_for_group;
+}
+
+bool eng_coll_local_pending(const eng_cs_t *cs)
+{
+    return cs != NULL && cs->local_head != NULL;
+}
+
+bool eng_coll_comm_rank_is(const eng_cs_t *cs, uint64_t comm, int r, int w)
+{
+    for (size_t i = 0; cs != NULL && i < cs->nstreams; i++) {
+        const stream_t *s = cs->streams[i];
+        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
+            return false;
+    }
+    return true;
+}
+
+size_t eng_coll_entered(const eng_cs_t *cs, cl_wire_bye_comm_t *comms, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; cs != NULL && i < cs->nstreams; i++) {
+        const stream_t *s = cs->streams[i];
+        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
+            continue;
+        if (n < max) {
+            comms[n].comm = s->comm_id;
+            comms[n].entered = s->started;
+        }
+        n++;
+    }
+    return n;
 }
 
 /* Queues req on its stream under the stream's next sequence.  again: a
    request handed back (eng_coll_submit_at), already recorded by the
    elastic hooks when it was first posted. */
-static void submit(struct cl_engine *e, collab_request_t *req, bool again)
+static void submit(eng_cs_t *cs, collab_request_t *req, bool again)
 {
-    stream_t *s = eng_coll_stream(e, req->comm->id, true);
+    stream_t *s = eng_cs_stream(cs, req->comm->id, true);
     if (s == NULL) {
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
         return;
     }
     if (s->comm == NULL)
         s->comm = req->comm;
-    eng_fast_drain(e, s); /* sequences the program ran on the fast path */
+    eng_fast_drain(cs, s); /* sequences the program ran on the fast path */
     req->coll.comm_id = s->comm_id;
     req->coll.seq = s->next_seq++;
     eng_fast_on_post(s, req->coll.seq); /* a group's grant: all fall back here */
-    if (eng_el_on_post(e, s, req, again)) /* elastic hook: may renumber or take it */
+    if (cs->ctx.el_on_post(cs->ctx.arg, s, req, again)) /* elastic hook: may renumber or take it */
         return;
     if (zlist_append(s->queue, req) != 0) {
         cl_request_complete(req, COLLAB_ERR_NO_MEM);
         return;
     }
-    eng_coll_try_start(e, s);
+    eng_coll_try_start(cs, s);
 }
 
-void eng_coll_submit(struct cl_engine *e, collab_request_t *req)
+void eng_coll_submit(eng_cs_t *cs, collab_request_t *req)
 {
-    submit(e, req, false);
+    submit(cs, req, false);
 }
 
-int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
+int eng_cs_submit_at(eng_cs_t *cs, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    stream_t *w = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    stream_t *w = eng_cs_stream(cs, CL_COMM_WORLD_ID, false);
     if (w == NULL)
         return COLLAB_ERR_INTERNAL;
     uint64_t keep = w->next_seq;
     w->next_seq = seq;
-    submit(e, req, true); /* not recorded again (eng_el_on_post) */
+    submit(cs, req, true); /* not recorded again (eng_el_on_post) */
     w->next_seq = next != UINT64_MAX ? next : keep;
     return COLLAB_OK;
 }
 
-void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
+void eng_cs_renumber(eng_cs_t *cs, uint64_t started, uint64_t next)
 {
-    stream_t *w = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    stream_t *w = eng_cs_stream(cs, CL_COMM_WORLD_ID, false);
     if (w == NULL)
         return;
     if (w->started < started)
@@ -302,8 +359,7 @@ void eng_coll_fail_member(stream_t *s, int r, bool left)
     (void)cl_coll_on_fail(s->active, r);
 }
 
-static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int ncontrib,
-                       double seconds)
+static void log_result(eng_cs_t *cs, stream_t *s, coll_ctx_t *ctx, int ncontrib, double seconds)
 {
     /* Members that dropped out during the call. */
     int left = ctx->nmembers - ctx->nfailed;
@@ -318,23 +374,24 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
                     eng_coll_kind_name(ctx->kind), (unsigned long long)ctx->seq, left,
                     left == 1 ? "" : "s");
     }
-    double now = eng_now();
+    double now = cs_now(cs);
     if (ctx->kind == CL_COLL_ALLREDUCE) {
-        e->log_tensors++;
-        e->log_bytes +=
+        cs->log_tensors++;
+        cs->log_bytes +=
             (uint64_t)(s->active_req->coll.count * collab_dtype_extent(s->active_req->coll.dtype));
-        e->log_seconds += seconds;
-        e->log_peers = ncontrib;
+        cs->log_seconds += seconds;
+        cs->log_peers = ncontrib;
     }
-    if (e->log_tensors > 0 && now - e->last_step_log >= ENG_STEP_LOG_EVERY) {
-        uint64_t step = e->steps > 0 ? e->steps : e->progress + 1;
+    if (cs->log_tensors > 0 && now - cs->last_step_log >= ENG_STEP_LOG_EVERY) {
+        uint64_t step =
+            cs->ctx.steps(cs->ctx.arg) > 0 ? cs->ctx.steps(cs->ctx.arg) : cs->progress + 1;
         cl_info("step %llu: averaged %llu tensor%s (%.1f MB) with %d peer%s in %.2f s",
-                (unsigned long long)step, (unsigned long long)e->log_tensors,
-                e->log_tensors == 1 ? "" : "s", (double)e->log_bytes / 1e6, e->log_peers,
-                e->log_peers == 1 ? "" : "s", e->log_seconds);
-        e->last_step_log = now;
-        e->log_tensors = e->log_bytes = 0;
-        e->log_seconds = 0;
+                (unsigned long long)step, (unsigned long long)cs->log_tensors,
+                cs->log_tensors == 1 ? "" : "s", (double)cs->log_bytes / 1e6, cs->log_peers,
+                cs->log_peers == 1 ? "" : "s", cs->log_seconds);
+        cs->last_step_log = now;
+        cs->log_tensors = cs->log_bytes = 0;
+        cs->log_seconds = 0;
     }
 }
 
@@ -345,34 +402,34 @@ static void log_result(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int nc
    member stopped just then (SIGSTOP) would hold a result with the others'
    inputs while they, never getting its own, complete without it
    (docs/collectives.md §3, "Members that were stopped"). */
-static bool own_sent(struct cl_engine *e, const stream_t *s)
+static bool own_sent(eng_cs_t *cs, const stream_t *s)
 {
     const coll_ctx_t *ctx = s->active_ctx;
-    cl_shm_t *shm = cl_transport_shm(e->tp);
+    cl_shm_t *shm = cl_transport_shm(cs->ctx.tp);
     for (int k = 0; k < ctx->nmembers; k++) {
         int r = ctx->members[k];
         bool failed = r == s->comm->rank;
         for (int j = 0; j < ctx->nfailed && !failed; j++)
             failed = ctx->failed[j] == r;
         int w = failed ? -1 : cl_comm_world_of(s->comm, r);
-        cl_peer_t *p = w >= 0 ? cl_member_at_rank(e->mb, w) : NULL;
+        cl_peer_t *p = w >= 0 ? cl_member_at_rank(cs->ctx.mb, w) : NULL;
         if (p == NULL || p->state == CL_PEER_GONE)
             continue;
-        if (eng_p2p_coll_waiting(e->p2p, w) > 0 || cl_shm_queued(shm, p->key) > 0)
+        if (eng_p2p_coll_waiting(cs->ctx.p2p, w) > 0 || cl_shm_queued(shm, p->key) > 0)
             return false;
     }
     return true;
 }
 
-void eng_coll_check_done(struct cl_engine *e, stream_t *s)
+void eng_coll_check_done(eng_cs_t *cs, stream_t *s)
 {
     /* Elastic hook: a peer just continued after a stop completes nothing
        before the members' answers say whether it is still in the group
        (an evicted straggler's collective then restarts alone). */
-    if (eng_el_in_doubt(e))
+    if (cs->ctx.el_in_doubt(cs->ctx.arg))
         return;
     /* Its own messages first (the loop looks again at every turn). */
-    while (s->active != NULL && cl_coll_done(s->active) && own_sent(e, s)) {
+    while (s->active != NULL && cl_coll_done(s->active) && own_sent(cs, s)) {
         cl_coll_t *c = s->active;
         coll_ctx_t *ctx = s->active_ctx;
         collab_request_t *req = s->active_req;
@@ -381,7 +438,7 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         const int *contrib = cl_coll_contributors(c, &ncontrib);
         if (contrib == NULL)
             ncontrib = 0;
-        double now = eng_now();
+        double now = cs_now(cs);
         double seconds = now - ctx->t_start;
         collab_info_t info;
         memset(&info, 0, sizeof info);
@@ -397,20 +454,20 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
             status = COLLAB_ERR_NO_MEM;
         free(req->snapshot);
         req->snapshot = NULL;
-        log_result(e, s, ctx, ncontrib, seconds);
-        eng_report_coll_done(e->rep, s->comm_id, req, ncontrib, &info, now);
-        eng_el_on_done(e, s, req, status); /* elastic hook: start-up results */
+        log_result(cs, s, ctx, ncontrib, seconds);
+        eng_report_coll_done(cs->ctx.rep, s->comm_id, req, ncontrib, &info, now);
+        cs->ctx.el_on_done(cs->ctx.arg, s, req, status); /* elastic hook: start-up results */
         /* Members that answered are no longer late. */
         for (int i = 0; i < ncontrib; i++) {
             cl_peer_t *p = eng_coll_peer_of(ctx, contrib[i]);
             if (p != NULL)
-                eng_member_answered(e, p);
+                cs->ctx.answered(cs->ctx.arg, p);
         }
-        if (e->last_done > 0)
-            e->step_gap = e->step_gap > 0 ? 0.8 * e->step_gap + 0.2 * (now - e->last_done)
-                                          : now - e->last_done;
-        e->last_done = now;
-        e->progress++;
+        if (cs->last_done > 0)
+            cs->step_gap = cs->step_gap > 0 ? 0.8 * cs->step_gap + 0.2 * (now - cs->last_done)
+                                            : now - cs->last_done;
+        cs->last_done = now;
+        cs->progress++;
         cl_coll_destroy(&s->retained);
         eng_coll_ctx_free(&s->retained_ctx);
         s->retained = c;
@@ -418,7 +475,7 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
         s->active = NULL;
         s->active_ctx = NULL;
         s->active_req = NULL;
-        eng_set_info(e, &info);
+        cs->ctx.set_info(cs->ctx.arg, &info);
         /* Granted again before the program learns of the completion:
            woken first, its next call would count itself as submitted
            before the engine looked, and a loop of calls that take longer
@@ -427,8 +484,8 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
             req->counted = false;
             atomic_fetch_sub(&req->comm->coll_pending, 1);
         }
-        eng_coll_try_start(e, s);
-        eng_fast_update_stream(e, s);
+        eng_coll_try_start(cs, s);
+        eng_fast_update_stream(cs, s);
         cl_request_complete(req, status);
     }
 }
@@ -436,7 +493,7 @@ void eng_coll_check_done(struct cl_engine *e, stream_t *s)
 /* ---------------------------------------------------------------------- */
 /* Membership changes and timers. */
 
-void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
+void eng_coll_peer_gone(eng_cs_t *cs, const cl_peer_t *p)
 {
     int w = p->rank >= 0 ? p->rank : p->prev_rank;
     if (w < 0)
@@ -448,26 +505,26 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
        that said goodbye counts in the collectives it entered: its
        messages stay. */
     bool left = p->suspect_reason == ENG_REASON_LEFT;
-    for (size_t i = 0; i < e->nstreams && !left;) {
-        stream_t *s = e->streams[i];
-        if (s->comm == NULL && eng_coll_drop_buffered_from(e, s, w) == 0) {
-            e->streams[i] = e->streams[--e->nstreams];
-            stream_free(e, s, COLLAB_ERR_COMM);
+    for (size_t i = 0; i < cs->nstreams && !left;) {
+        stream_t *s = cs->streams[i];
+        if (s->comm == NULL && eng_coll_drop_buffered_from(cs, s, w) == 0) {
+            cs->streams[i] = cs->streams[--cs->nstreams];
+            stream_free(cs, s, COLLAB_ERR_COMM);
             continue;
         }
         i++;
     }
-    for (size_t i = 0; i < e->nretired && !left;) {
-        stream_t *s = e->retired[i];
-        if (eng_coll_drop_buffered_from(e, s, w) == 0) {
-            e->retired[i] = e->retired[--e->nretired];
-            stream_free(e, s, COLLAB_ERR_COMM);
+    for (size_t i = 0; i < cs->nretired && !left;) {
+        stream_t *s = cs->retired[i];
+        if (eng_coll_drop_buffered_from(cs, s, w) == 0) {
+            cs->retired[i] = cs->retired[--cs->nretired];
+            stream_free(cs, s, COLLAB_ERR_COMM);
             continue;
         }
         i++;
     }
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        stream_t *s = cs->streams[i];
         if (s->active == NULL)
             continue;
         int r = cl_comm_rank_of_world(s->comm, w);
@@ -476,22 +533,22 @@ void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p)
             member = s->active_ctx->members[k] == r;
         if (r < 0 || !member || r == s->comm->rank)
             continue;
-        if (eng_leave_status(e->leave, w, s->comm_id, s->active_ctx->seq) == 1)
+        if (eng_leave_status(cs->ctx.leave, w, s->comm_id, s->active_ctx->seq) == 1)
             continue; /* it left after taking part: its contribution is here */
         eng_coll_fail_member(s, r, p->suspect_reason == ENG_REASON_LEFT);
         (void)cl_coll_on_tick(s->active);
     }
-    for (size_t i = 0; i < e->nstreams; i++)
-        eng_coll_check_done(e, e->streams[i]);
+    for (size_t i = 0; i < cs->nstreams; i++)
+        eng_coll_check_done(cs, cs->streams[i]);
 }
 
-void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
+void eng_coll_fail_departed(eng_cs_t *cs, const uint8_t key[32])
 {
-    int w = eng_leave_world_of(e->leave, key);
+    int w = eng_leave_world_of(cs->ctx.leave, key);
     if (w < 0)
         return;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        stream_t *s = cs->streams[i];
         if (s->active == NULL)
             continue;
         int r = cl_comm_rank_of_world(s->comm, w);
@@ -506,67 +563,67 @@ void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32])
         eng_coll_fail_member(s, r, true);
         (void)cl_coll_on_tick(s->active);
     }
-    for (size_t i = 0; i < e->nstreams; i++)
-        eng_coll_check_done(e, e->streams[i]);
+    for (size_t i = 0; i < cs->nstreams; i++)
+        eng_coll_check_done(cs, cs->streams[i]);
 }
 
-const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
+const group_gen_t *eng_cs_gen(eng_cs_t *cs, uint64_t gen)
 {
-    return eng_gens_find(e->gens, gen);
+    return eng_gens_find(cs->gens, gen);
 }
 
-void eng_coll_record_group(struct cl_engine *e)
+void eng_coll_record_group(eng_cs_t *cs)
 {
-    if (!cl_member_group_closed(e->mb))
+    if (!cl_member_group_closed(cs->ctx.mb))
         return;
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
-    eng_gens_record(e->gens, cl_member_group_epoch(e->mb), list, n);
+    cl_peer_t *const *list = cl_member_list(cs->ctx.mb, &n);
+    eng_gens_record(cs->gens, cl_member_group_epoch(cs->ctx.mb), list, n);
 }
 
-size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out)
+size_t eng_coll_gen_encode(eng_cs_t *cs, uint64_t gen, uint8_t **out)
 {
-    return eng_gens_encode(e->gens, gen, out);
+    return eng_gens_encode(cs->gens, gen, out);
 }
 
-bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
+bool eng_coll_learn_gen(eng_cs_t *cs, uint64_t gen, uint64_t cur, int from_world,
                         const uint8_t *body, size_t len)
 {
-    return eng_gens_learn(e->gens, gen, cur, from_world, body, len);
+    return eng_gens_learn(cs->gens, gen, cur, from_world, body, len);
 }
 
-bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
+bool eng_cs_in_gen(eng_cs_t *cs, uint64_t gen)
 {
-    return eng_gens_has_self(e->gens, gen);
+    return eng_gens_has_self(cs->gens, gen);
 }
 
-void eng_coll_view_changed(struct cl_engine *e)
+void eng_coll_view_changed(eng_cs_t *cs)
 {
-    eng_coll_record_group(e);
-    if (cl_member_group_closed(e->mb))
-        e->waiting_for_group = false;
-    eng_el_view_changed(e); /* elastic hook: evictions, admissions */
-    for (size_t i = 0; i < e->nstreams; i++)
-        eng_coll_try_start(e, e->streams[i]);
+    eng_coll_record_group(cs);
+    if (cl_member_group_closed(cs->ctx.mb))
+        cs->waiting_for_group = false;
+    cs->ctx.el_view_changed(cs->ctx.arg); /* elastic hook: evictions, admissions */
+    for (size_t i = 0; i < cs->nstreams; i++)
+        eng_coll_try_start(cs, cs->streams[i]);
 }
 
-void eng_coll_start_queued(struct cl_engine *e)
+void eng_cs_start_queued(eng_cs_t *cs)
 {
-    for (size_t i = 0; i < e->nstreams; i++) {
-        eng_coll_check_done(e, e->streams[i]);
-        eng_coll_try_start(e, e->streams[i]);
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        eng_coll_check_done(cs, cs->streams[i]);
+        eng_coll_try_start(cs, cs->streams[i]);
     }
 }
 
 /* Why a call gave up waiting for the world group to form. */
-static void log_no_group(struct cl_engine *e)
+static void log_no_group(eng_cs_t *cs)
 {
     char desc[CL_WIRE_STR_MAX + 64];
     size_t n;
-    (void)cl_member_list(e->mb, &n);
-    const cl_settings_t *set = cl_member_settings(e->mb);
-    double waited = eng_group_wait_limit(e->cfg.timeout) + e->cfg.matchmaking_time;
-    cl_peer_t *c = cl_member_coordinator(e->mb);
+    (void)cl_member_list(cs->ctx.mb, &n);
+    const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
+    double waited = eng_group_wait_limit(cs->ctx.cfg->timeout) + cs->ctx.cfg->matchmaking_time;
+    cl_peer_t *c = cl_member_coordinator(cs->ctx.mb);
     if (set->strict)
         cl_error("the group of the world communicator did not form within %.0f s: "
                  "COLLAB_STRICT=1 needs all %d ranks of the world, and %zu are members",
@@ -575,28 +632,28 @@ static void log_no_group(struct cl_engine *e)
         cl_error("the group of the world communicator did not form within %.0f s: no live "
                  "member can form it (%zu of %d ranks are members)",
                  waited, n, set->world_size);
-    else if (memcmp(c->key, e->self_key, 32) == 0)
+    else if (memcmp(c->key, cs->ctx.self_key, 32) == 0)
         cl_error("the group of the world communicator did not form within %.0f s: this peer "
                  "forms it, but only %zu of %d ranks are members (COLLAB_MIN_GROUP=%d)",
-                 waited, n, set->world_size, e->cfg.min_group);
+                 waited, n, set->world_size, cs->ctx.cfg->min_group);
     else
         cl_error("the group of the world communicator did not form within %.0f s: waited for "
                  "%s, which forms it, to close it (%zu of %d ranks are members)",
-                 waited, eng_peer_desc(c, desc, sizeof desc), n, set->world_size);
+                 waited, cs->ctx.desc(c, desc, sizeof desc), n, set->world_size);
 }
 
 /* Device input on its way to host memory (cl_stage.c): a deferred start
    tried again, a collective waiting for input pumped.  True while s
    still waits for it. */
-static bool stage_turn(struct cl_engine *e, stream_t *s)
+static bool stage_turn(eng_cs_t *cs, stream_t *s)
 {
     if (s->stage_wait) {
         s->stage_wait = false;
-        eng_coll_try_start(e, s);
+        eng_coll_try_start(cs, s);
     }
     if (s->active != NULL && cl_coll_waits_input(s->active)) {
         (void)cl_coll_pump(s->active);
-        eng_coll_check_done(e, s);
+        eng_coll_check_done(cs, s);
     }
     return s->stage_wait || (s->active != NULL && cl_coll_waits_input(s->active));
 }
@@ -604,44 +661,44 @@ static bool stage_turn(struct cl_engine *e, stream_t *s)
 /* The deadlines of the streams: the tick of running collectives (every
    ENG_COLL_TICK), the calls waiting for the group, device input; returns
    the next one (INFINITY when nothing is due). */
-static double coll_deadlines(struct cl_engine *e, double now)
+static double coll_deadlines(eng_cs_t *cs, double now)
 {
     double next = INFINITY;
-    bool tick = now >= e->next_tick;
+    bool tick = now >= cs->next_tick;
     bool any_active = false;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
-        if (stage_turn(e, s))
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        stream_t *s = cs->streams[i];
+        if (stage_turn(cs, s))
             next = fmin(next, now + ENG_STAGE_POLL);
         if (s->active != NULL) {
             any_active = true;
             if (tick)
                 (void)cl_coll_on_tick(s->active);
             if (tick || cl_coll_done(s->active))
-                eng_coll_check_done(e, s);
+                eng_coll_check_done(cs, s);
         }
         /* A call waiting for the group (or for admission) has a deadline. */
         collab_request_t *req = s->active == NULL ? zlist_first(s->queue) : NULL;
         if (req != NULL && req->deadline > 0) {
             if (now >= req->deadline) {
                 zlist_pop(s->queue);
-                if (cl_member_group_closed(e->mb))
+                if (cl_member_group_closed(cs->ctx.mb))
                     cl_error("gave up waiting to be admitted to the group of the world "
                              "communicator; admission of peers that join after the group "
                              "formed needs every member at a step boundary");
                 else
-                    log_no_group(e);
+                    log_no_group(cs);
                 cl_request_complete(req, COLLAB_ERR_TIMEOUT);
-                eng_coll_try_start(e, s);
+                eng_coll_try_start(cs, s);
             } else {
                 next = fmin(next, req->deadline);
             }
         }
     }
     if (tick)
-        e->next_tick = now + ENG_COLL_TICK;
+        cs->next_tick = now + ENG_COLL_TICK;
     if (any_active)
-        next = fmin(next, e->next_tick);
+        next = fmin(next, cs->next_tick);
     return next;
 }
 
@@ -650,62 +707,62 @@ static double coll_deadlines(struct cl_engine *e, double now)
    eng_coll_member. */
 static void on_timer(void *arg, double now)
 {
-    struct cl_engine *e = arg;
-    if (e->state != ENG_MEMBER)
+    eng_cs_t *cs = arg;
+    if (!cs->ctx.is_member(cs->ctx.arg))
         return;
-    double next = coll_deadlines(e, now);
+    double next = coll_deadlines(cs, now);
     if (!isinf(next))
-        cl_timer_arm_by(e->timers, e->coll_timer, next);
+        cl_timer_arm_by(cs->ctx.timers, cs->coll_timer, next);
 }
 
-void eng_coll_wake_by(struct cl_engine *e, double when)
+void eng_coll_wake_by(eng_cs_t *cs, double when)
 {
-    cl_timer_arm_by(e->timers, e->coll_timer, when);
+    cl_timer_arm_by(cs->ctx.timers, cs->coll_timer, when);
 }
 
-void eng_coll_member(struct cl_engine *e)
+void eng_coll_member(eng_cs_t *cs)
 {
     /* What waited while this peer was no member is looked at now. */
-    cl_timer_arm(e->timers, e->coll_timer, eng_now());
+    cl_timer_arm(cs->ctx.timers, cs->coll_timer, cs_now(cs));
 }
 
-void eng_coll_progress(struct cl_engine *e)
+void eng_coll_progress(eng_cs_t *cs)
 {
-    if (e->state != ENG_MEMBER)
+    if (!cs->ctx.is_member(cs->ctx.arg))
         return;
-    eng_fast_update(e);
+    eng_fast_update(cs);
     bool input = false;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        stream_t *s = e->streams[i];
-        input |= stage_turn(e, s);
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        stream_t *s = cs->streams[i];
+        input |= stage_turn(cs, s);
         /* One done may wait for its own messages to leave (own_sent),
            which this round may have sent. */
         if (s->active != NULL && cl_coll_done(s->active))
-            eng_coll_check_done(e, s);
+            eng_coll_check_done(cs, s);
     }
     if (input)
-        eng_coll_wake_by(e, eng_now() + ENG_STAGE_POLL);
+        eng_coll_wake_by(cs, cs_now(cs) + ENG_STAGE_POLL);
 }
 
-bool eng_coll_idle(struct cl_engine *e)
+bool eng_coll_idle(eng_cs_t *cs)
 {
-    for (size_t i = 0; i < e->nstreams; i++)
-        if (e->streams[i]->active != NULL || zlist_size(e->streams[i]->queue) > 0)
+    for (size_t i = 0; i < cs->nstreams; i++)
+        if (cs->streams[i]->active != NULL || zlist_size(cs->streams[i]->queue) > 0)
             return false;
     return true;
 }
 
-void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm)
+void eng_coll_comm_free(eng_cs_t *cs, collab_comm_t *comm)
 {
-    for (size_t i = 0; i < e->nstreams; i++) {
-        if (e->streams[i]->comm_id != comm->id)
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        if (cs->streams[i]->comm_id != comm->id)
             continue;
-        stream_t *s = e->streams[i];
-        e->streams[i] = e->streams[--e->nstreams];
-        stream_free(e, s, COLLAB_ERR_COMM);
+        stream_t *s = cs->streams[i];
+        cs->streams[i] = cs->streams[--cs->nstreams];
+        stream_free(cs, s, COLLAB_ERR_COMM);
         break;
     }
-    eng_p2p_comm_free(e->p2p, comm->id);
+    eng_p2p_comm_free(cs->ctx.p2p, comm->id);
     cl_comm_destroy(&comm);
 }
 
@@ -715,8 +772,8 @@ void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm)
    it knew, and following it would split the survivors between those
    that already completed under the new generation and those that
    restarted under the old one. */
-bool eng_coll_in_group(struct cl_engine *e, int w)
+bool eng_coll_in_group(eng_cs_t *cs, int w)
 {
-    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
     return p != NULL && p->in_group;
 }

@@ -24,18 +24,18 @@
 cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
 {
     int w = cl_comm_world_of(ctx->s->comm, comm_rank);
-    return w >= 0 ? cl_member_at_rank(ctx->e->mb, w) : NULL;
+    return w >= 0 ? cl_member_at_rank(ctx->cs->ctx.mb, w) : NULL;
 }
 
 static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
 {
     coll_ctx_t *ctx = eng;
-    struct cl_engine *e = ctx->e;
+    eng_cs_t *cs = ctx->cs;
     collab_comm_t *comm = ctx->s->comm;
     int w = cl_comm_world_of(comm, to);
     if (w < 0 || msg == NULL || (msg->data == NULL && msg->len > 0))
         return COLLAB_ERR_ARG;
-    if (w == atomic_load(&e->rank)) {
+    if (w == cs->ctx.rank(cs->ctx.arg)) {
         /* To itself: delivered from the main loop, never re-entrantly. */
         local_msg_t *l = malloc(sizeof *l + msg->len);
         if (l == NULL)
@@ -49,14 +49,14 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
         if (msg->len > 0)
             memcpy(l->payload, msg->data, msg->len);
         l->msg.data = l->payload;
-        if (e->local_tail != NULL)
-            e->local_tail->next = l;
+        if (cs->local_tail != NULL)
+            cs->local_tail->next = l;
         else
-            e->local_head = l;
-        e->local_tail = l;
+            cs->local_head = l;
+        cs->local_tail = l;
         return COLLAB_OK;
     }
-    cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
     if (p == NULL)
         return COLLAB_ERR_PROC_FAILED;
     cl_wire_msg_t m;
@@ -72,7 +72,7 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
     m.hdr.aux = msg->aux;
     m.payload = msg->data;
     m.payload_len = msg->len;
-    int rc = eng_send(e, p, &m);
+    int rc = cs->ctx.send(cs->ctx.arg, p, &m);
     cl_debug("coll send #%llu/%llu type %u part %u chunk %u aux %u len %zu to rank %d: %d",
              (unsigned long long)ctx->seq, (unsigned long long)ctx->gen, msg->type, msg->part,
              msg->chunk, msg->aux, msg->len, w, rc);
@@ -86,73 +86,73 @@ static double env_deadline(void *eng, int from, size_t bytes)
        came after it on the same connection): what is still missing never
        comes. */
     int w = cl_comm_world_of(ctx->s->comm, from);
-    if (eng_leave_status(ctx->e->leave, w, ctx->s->comm_id, ctx->seq) >= 0)
+    if (eng_leave_status(ctx->cs->ctx.leave, w, ctx->s->comm_id, ctx->seq) >= 0)
         return ENG_DEPARTED_GRACE;
     cl_peer_t *p = eng_coll_peer_of(ctx, from);
     double bw = p != NULL && p->bandwidth > 0 ? p->bandwidth : DEFAULT_BANDWIDTH;
-    return ctx->e->cfg.timeout + (double)bytes / bw;
+    return ctx->cs->ctx.cfg->timeout + (double)bytes / bw;
 }
 
 /* Queues a late member for eng_coll_deferred: acting on it may change
    the view and call back into the algorithm, which must not happen while
    the algorithm is running. */
 /* Makes room for one more late report; false when out of memory. */
-static bool eng_coll_defer_grow(struct cl_engine *e)
+static bool eng_coll_defer_grow(eng_cs_t *cs)
 {
-    size_t cap = e->caplate > 0 ? 2 * e->caplate : 8;
-    struct late_report *a = realloc(e->late, cap * sizeof *a);
+    size_t cap = cs->caplate > 0 ? 2 * cs->caplate : 8;
+    struct late_report *a = realloc(cs->late, cap * sizeof *a);
     if (a == NULL)
         return false;
-    e->late = a;
-    e->caplate = cap;
+    cs->late = a;
+    cs->caplate = cap;
     return true;
 }
 
-void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason)
+void eng_coll_defer_late(eng_cs_t *cs, const cl_peer_t *p, int reason)
 {
-    if (e->nlate == e->caplate && !eng_coll_defer_grow(e))
+    if (cs->nlate == cs->caplate && !eng_coll_defer_grow(cs))
         return;
-    memcpy(e->late[e->nlate].key, p->key, 32);
-    e->late[e->nlate].reason = reason;
-    e->nlate++;
+    memcpy(cs->late[cs->nlate].key, p->key, 32);
+    cs->late[cs->nlate].reason = reason;
+    cs->nlate++;
 }
 
-void eng_coll_deferred(struct cl_engine *e)
+void eng_coll_deferred(eng_cs_t *cs)
 {
-    for (size_t i = 0; i < e->nlate; i++) {
-        if (e->late[i].reason == ENG_REASON_LEFT) {
-            eng_coll_fail_departed(e, e->late[i].key);
+    for (size_t i = 0; i < cs->nlate; i++) {
+        if (cs->late[i].reason == ENG_REASON_LEFT) {
+            eng_coll_fail_departed(cs, cs->late[i].key);
             continue;
         }
-        cl_peer_t *p = cl_member_find(e->mb, e->late[i].key);
-        if (p != NULL && p->state != CL_PEER_GONE && e->late[i].reason == CL_SUSPECT_CORRUPT)
-            eng_report_corrupt(e, p);
+        cl_peer_t *p = cl_member_find(cs->ctx.mb, cs->late[i].key);
+        if (p != NULL && p->state != CL_PEER_GONE && cs->late[i].reason == CL_SUSPECT_CORRUPT)
+            cs->ctx.report_corrupt(cs->ctx.arg, p);
         else if (p != NULL && p->state != CL_PEER_GONE)
-            eng_report_late(e, p, e->late[i].reason);
+            cs->ctx.report_late(cs->ctx.arg, p, cs->late[i].reason);
     }
-    e->nlate = 0;
+    cs->nlate = 0;
 }
 
 static void env_suspect(void *eng, int r)
 {
     coll_ctx_t *ctx = eng;
-    struct cl_engine *e = ctx->e;
+    eng_cs_t *cs = ctx->cs;
     int w = cl_comm_world_of(ctx->s->comm, r);
     uint8_t key[32];
-    if (eng_leave_status(e->leave, w, ctx->s->comm_id, ctx->seq) >= 0 &&
-        eng_leave_key(e->leave, w, key)) {
+    if (eng_leave_status(cs->ctx.leave, w, ctx->s->comm_id, ctx->seq) >= 0 &&
+        eng_leave_key(cs->ctx.leave, w, key)) {
         /* It said goodbye and what this collective waits for never
            comes: failed here, whatever the view says. */
-        if (e->nlate < e->caplate || eng_coll_defer_grow(e)) {
-            memcpy(e->late[e->nlate].key, key, 32);
-            e->late[e->nlate].reason = ENG_REASON_LEFT;
-            e->nlate++;
+        if (cs->nlate < cs->caplate || eng_coll_defer_grow(cs)) {
+            memcpy(cs->late[cs->nlate].key, key, 32);
+            cs->late[cs->nlate].reason = ENG_REASON_LEFT;
+            cs->nlate++;
         }
         return;
     }
     cl_peer_t *p = eng_coll_peer_of(ctx, r);
     if (p != NULL)
-        eng_coll_defer_late(e, p, CL_SUSPECT_STRAGGLER);
+        eng_coll_defer_late(cs, p, CL_SUSPECT_STRAGGLER);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -171,44 +171,44 @@ static int env_pair_key(void *eng, int r, uint8_t key[32])
     const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
     if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
         return COLLAB_ERR_ARG;
-    return eng_pair_key(ctx->e, ctx->keys[at - ctx->members], key);
+    return eng_pair_key(ctx->cs, ctx->keys[at - ctx->members], key);
 }
 
-int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32])
+int eng_pair_key(eng_cs_t *cs, const uint8_t peer[32], uint8_t out[32])
 {
-    size_t n = sizeof e->pairkeys / sizeof e->pairkeys[0];
+    size_t n = sizeof cs->pairkeys / sizeof cs->pairkeys[0];
     for (size_t i = 0; i < n; i++)
-        if (e->pairkeys[i].set && memcmp(e->pairkeys[i].peer, peer, 32) == 0) {
-            memcpy(out, e->pairkeys[i].key, 32);
+        if (cs->pairkeys[i].set && memcmp(cs->pairkeys[i].peer, peer, 32) == 0) {
+            memcpy(out, cs->pairkeys[i].key, 32);
             return COLLAB_OK;
         }
     uint8_t q[crypto_scalarmult_BYTES];
-    if (crypto_scalarmult(q, cl_identity_secret_key(e->id), peer) != 0) {
+    if (crypto_scalarmult(q, cl_identity_secret_key(cs->ctx.id), peer) != 0) {
         sodium_memzero(q, sizeof q);
         return COLLAB_ERR_ARG;
     }
-    bool low = memcmp(e->self_key, peer, 32) < 0;
+    bool low = memcmp(cs->ctx.self_key, peer, 32) < 0;
     crypto_generichash_state h;
     crypto_generichash_init(&h, NULL, 0, 32);
     crypto_generichash_update(&h, q, sizeof q);
-    crypto_generichash_update(&h, low ? e->self_key : peer, 32);
-    crypto_generichash_update(&h, low ? peer : e->self_key, 32);
+    crypto_generichash_update(&h, low ? cs->ctx.self_key : peer, 32);
+    crypto_generichash_update(&h, low ? peer : cs->ctx.self_key, 32);
     crypto_generichash_final(&h, out, 32);
     sodium_memzero(q, sizeof q);
     sodium_memzero(&h, sizeof h);
-    size_t k = (size_t)e->pairkey_next;
-    e->pairkey_next = (int)((k + 1) % n);
-    memcpy(e->pairkeys[k].peer, peer, 32);
-    memcpy(e->pairkeys[k].key, out, 32);
-    e->pairkeys[k].set = true;
+    size_t k = (size_t)cs->pairkey_next;
+    cs->pairkey_next = (int)((k + 1) % n);
+    memcpy(cs->pairkeys[k].peer, peer, 32);
+    memcpy(cs->pairkeys[k].key, out, 32);
+    cs->pairkeys[k].set = true;
     return COLLAB_OK;
 }
 
 /* Relay proofs signed with this peer's identity key (cl_xsign): the run
    id goes first, so that no proof serves in another run. */
-static uint8_t *run_msg(struct cl_engine *e, const uint8_t *msg, size_t len, size_t *out_len)
+static uint8_t *run_msg(eng_cs_t *cs, const uint8_t *msg, size_t len, size_t *out_len)
 {
-    const char *run = e->cfg.run_id != NULL ? e->cfg.run_id : "default";
+    const char *run = cs->ctx.cfg->run_id != NULL ? cs->ctx.cfg->run_id : "default";
     size_t r = strlen(run);
     uint8_t *m = malloc(2 + r + len);
     if (m == NULL)
@@ -225,10 +225,10 @@ static int env_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
 {
     coll_ctx_t *ctx = eng;
     size_t mlen;
-    uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
+    uint8_t *m = run_msg(ctx->cs, msg, len, &mlen);
     if (m == NULL)
         return COLLAB_ERR_NO_MEM;
-    cl_identity_sign(ctx->e->id, m, mlen, proof, proof + CL_XSIGN_PK);
+    cl_identity_sign(ctx->cs->ctx.id, m, mlen, proof, proof + CL_XSIGN_PK);
     free(m);
     return COLLAB_OK;
 }
@@ -236,19 +236,19 @@ static int env_sign(void *eng, const uint8_t *msg, size_t len, uint8_t *proof)
 /* Whether sign is the signing key of identity key peer (cl_xsign_binds),
    with the bindings checked so far kept round-robin: a check costs about
    a signature verification, and the same members sign every collective. */
-static bool signkey_binds(struct cl_engine *e, const uint8_t peer[32], const uint8_t sign[32])
+static bool signkey_binds(eng_cs_t *cs, const uint8_t peer[32], const uint8_t sign[32])
 {
-    size_t n = sizeof e->signkeys / sizeof e->signkeys[0];
+    size_t n = sizeof cs->signkeys / sizeof cs->signkeys[0];
     for (size_t i = 0; i < n; i++)
-        if (e->signkeys[i].set && memcmp(e->signkeys[i].peer, peer, 32) == 0)
-            return memcmp(e->signkeys[i].sign, sign, 32) == 0;
+        if (cs->signkeys[i].set && memcmp(cs->signkeys[i].peer, peer, 32) == 0)
+            return memcmp(cs->signkeys[i].sign, sign, 32) == 0;
     if (!cl_xsign_binds(peer, sign))
         return false;
-    size_t k = (size_t)e->signkey_next;
-    e->signkey_next = (int)((k + 1) % n);
-    memcpy(e->signkeys[k].peer, peer, 32);
-    memcpy(e->signkeys[k].sign, sign, 32);
-    e->signkeys[k].set = true;
+    size_t k = (size_t)cs->signkey_next;
+    cs->signkey_next = (int)((k + 1) % n);
+    memcpy(cs->signkeys[k].peer, peer, 32);
+    memcpy(cs->signkeys[k].sign, sign, 32);
+    cs->signkeys[k].set = true;
     return true;
 }
 
@@ -260,10 +260,10 @@ static bool env_verify(void *eng, int r, const uint8_t *msg, size_t len, const u
     const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
     if (at == NULL || ctx->keys == NULL || !ctx->haskey[at - ctx->members])
         return false;
-    if (!signkey_binds(ctx->e, ctx->keys[at - ctx->members], proof))
+    if (!signkey_binds(ctx->cs, ctx->keys[at - ctx->members], proof))
         return false;
     size_t mlen;
-    uint8_t *m = run_msg(ctx->e, msg, len, &mlen);
+    uint8_t *m = run_msg(ctx->cs, msg, len, &mlen);
     if (m == NULL)
         return false;
     bool ok = cl_xsign_verify(proof, m, mlen, proof + CL_XSIGN_PK);
@@ -288,7 +288,7 @@ static bool env_signs(void *eng, int r)
        hostile member can spoil every result anyway (NaN, weights), and
        the check of every received chunk would double the cost of the
        butterfly on one host's peers for a liveness gain only. */
-    const cl_settings_t *set = cl_member_settings(ctx->e->mb);
+    const cl_settings_t *set = cl_member_settings(ctx->cs->ctx.mb);
     if (set->aggregation == 0 && !set->verify)
         return false;
     const int *at = bsearch(&r, ctx->members, (size_t)ctx->nmembers, sizeof r, cmp_int);
@@ -307,7 +307,7 @@ static bool env_confirms_failed(void *eng, int r)
     if (p == NULL || p->state != CL_PEER_ALIVE || p->link_closed)
         return true;
     int w = cl_comm_world_of(ctx->s->comm, r);
-    return eng_leave_status(ctx->e->leave, w, ctx->s->comm_id, ctx->seq) >= 0;
+    return eng_leave_status(ctx->cs->ctx.leave, w, ctx->s->comm_id, ctx->seq) >= 0;
 }
 
 /* COLLAB_VERIFY: a verdict, acted on from the main loop like a suspicion
@@ -317,12 +317,19 @@ static void env_convict(void *eng, int r)
     coll_ctx_t *ctx = eng;
     cl_peer_t *p = eng_coll_peer_of(ctx, r);
     if (p != NULL)
-        eng_coll_defer_late(ctx->e, p, CL_SUSPECT_CORRUPT);
+        eng_coll_defer_late(ctx->cs, p, CL_SUSPECT_CORRUPT);
+}
+
+/* The engine's clock. */
+static double env_now(void *eng)
+{
+    const coll_ctx_t *ctx = eng;
+    return cs_now(ctx->cs);
 }
 
 cl_coll_env_t eng_coll_env(coll_ctx_t *ctx)
 {
-    cl_coll_env_t env = {ctx,         env_send,    eng_ctx_now,  env_deadline,
+    cl_coll_env_t env = {ctx,         env_send,    env_now,      env_deadline,
                          env_suspect, env_convict, env_pair_key, env_confirms_failed,
                          env_sign,    env_verify,  env_signs};
     return env;

@@ -15,7 +15,6 @@
     stopped and handed back with the queued calls (eng_coll_take_back).
 */
 #include "engine/cl_engine_coll_int.h"
-#include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_stage.h"
 
 #include "util/cl_log.h"
@@ -95,10 +94,10 @@ static void cap_weights(double *w, int n, double ratio)
 /* Keeps in m (k members, sorted) only this peer's group when a world
    all-reduce runs in several groups (cl_engine_groups.c).  Returns the
    new count, or a negative status. */
-static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll_kind_t kind,
-                         uint64_t seq, member_t *m, int k)
+static int keep_my_group(eng_cs_t *cs, const collab_comm_t *comm, cl_coll_kind_t kind, uint64_t seq,
+                         member_t *m, int k)
 {
-    if (!eng_groups_split_applies(e->groups, comm, kind, k))
+    if (!eng_groups_split_applies(cs->ctx.groups, comm, kind, k))
         return k;
     int *rank = malloc((size_t)k * sizeof *rank);
     int *client = malloc((size_t)k * sizeof *client);
@@ -110,7 +109,7 @@ static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll
             weight[i] = m[i].weight;
             client[i] = m[i].client;
         }
-        rc = eng_groups_mine(e->groups, comm->rank, seq, k, rank, weight, client);
+        rc = eng_groups_mine(cs->ctx.groups, comm->rank, seq, k, rank, weight, client);
         if (rc > 0) { /* rank[] now lists this peer's group, in order */
             int n = 0;
             for (int i = 0; i < k && n < rc; i++)
@@ -127,12 +126,12 @@ static int keep_my_group(struct cl_engine *e, const collab_comm_t *comm, cl_coll
 /* The member list of collective seq (of kind) on comm under generation
    gen (gen 0: this peer alone).  Returns the count, or a negative
    status. */
-static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, uint64_t seq,
+static int members_of(eng_cs_t *cs, collab_comm_t *comm, uint64_t gen, uint64_t seq,
                       cl_coll_kind_t kind, member_t **out)
 {
     *out = NULL;
     if (gen == 0) {
-        cl_peer_t *me = cl_member_self(e->mb);
+        cl_peer_t *me = cl_member_self(cs->ctx.mb);
         member_t *m = malloc(sizeof *m);
         if (m == NULL)
             return COLLAB_ERR_NO_MEM;
@@ -140,7 +139,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         *out = m;
         return 1;
     }
-    const group_gen_t *g = eng_coll_gen(e, gen);
+    const group_gen_t *g = eng_cs_gen(cs, gen);
     if (g == NULL)
         return COLLAB_ERR_INTERNAL;
     member_t *m = malloc((size_t)(g->n > 0 ? g->n : 1) * sizeof *m);
@@ -152,13 +151,13 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         if (r < 0)
             continue;
         double w = g->weight[i];
-        if (!eng_el_takes_part(e, comm, g->world[i], seq, &w))
+        if (!cs->ctx.el_takes_part(cs->ctx.arg, comm, g->world[i], seq, &w))
             continue; /* elastic hook: admitted from a later sequence on */
-        cl_peer_t *p = cl_member_at_rank(e->mb, g->world[i]);
+        cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, g->world[i]);
         bool gone = p == NULL || !p->in_group;
         /* A peer that said goodbye counts in exactly the collectives it
            entered (cl_engine_leave.c), whatever the view says by now. */
-        int left = eng_leave_status(e->leave, g->world[i], comm->id, seq);
+        int left = eng_leave_status(cs->ctx.leave, g->world[i], comm->id, seq);
         if (left >= 0)
             gone = left == 0;
         m[k] = (member_t){r, w, g->client[i], gone, g->bandwidth[i], p != NULL, {0}};
@@ -167,7 +166,7 @@ static int members_of(struct cl_engine *e, collab_comm_t *comm, uint64_t gen, ui
         k++;
     }
     qsort(m, (size_t)k, sizeof *m, cmp_member);
-    k = keep_my_group(e, comm, kind, seq, m, k);
+    k = keep_my_group(cs, comm, kind, seq, m, k);
     if (k < 0) {
         free(m);
         return k;
@@ -226,12 +225,12 @@ static bool key_of_gone(const stream_t *s, uint64_t gen, int r, uint8_t key[32])
 }
 
 /* Creates and starts the collective of req under generation gen. */
-static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, uint64_t gen)
+static void start_gen(eng_cs_t *cs, stream_t *s, collab_request_t *req, uint64_t gen)
 {
-    const cl_settings_t *set = cl_member_settings(e->mb);
+    const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
     member_t *mem = NULL;
     s->stage_wait = false; /* set again below if it must wait for its device input */
-    int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
+    int n = members_of(cs, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
     int *ranks = NULL, *clients = NULL;
     double *weights = NULL;
     uint32_t *bandwidths = NULL;
@@ -296,7 +295,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         args.verify = 1;
         if (args.kind == CL_COLL_ALLREDUCE &&
             args.count * collab_dtype_extent(args.dtype) >= SMALL_BYTES && args.aggregation == 0)
-            args.verify_target = eng_verify_target(e, ranks, n, s->comm);
+            args.verify_target = cs->ctx.verify_target(cs->ctx.arg, ranks, n, s->comm);
     }
     /* Device buffers under the staging pipeline: a collective that does
        not read its input chunk by chunk starts once the whole input is
@@ -315,7 +314,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         }
         args.stage = NULL;
     }
-    ctx->e = e;
+    ctx->cs = cs;
     ctx->s = s;
     ctx->seq = args.seq;
     ctx->gen = gen;
@@ -330,7 +329,7 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
     if (c == NULL)
         goto err;
     s->active = c;
-    eng_coll_wake_by(e, e->next_tick); /* its tick */
+    eng_coll_wake_by(cs, cs->next_tick); /* its tick */
     s->active_ctx = ctx;
     s->nstarts++;
     s->active_req = req;
@@ -353,10 +352,10 @@ static void start_gen(struct cl_engine *e, stream_t *s, collab_request_t *req, u
         cl_request_complete(req, rc);
         return;
     }
-    eng_coll_take_buffered(e, s);
+    eng_coll_take_buffered(cs, s);
     if (s->active == c) {
         (void)cl_coll_on_tick(c);
-        eng_coll_check_done(e, s);
+        eng_coll_check_done(cs, s);
     }
     return;
 err: /* also the deferral: the input is not yet in host memory */
@@ -369,24 +368,24 @@ err: /* also the deferral: the input is not yet in host memory */
     if (deferred) {
         zlist_push(s->queue, req); /* first again */
         s->stage_wait = true;
-        eng_coll_wake_by(e, eng_now() + ENG_STAGE_POLL);
+        eng_coll_wake_by(cs, cs_now(cs) + ENG_STAGE_POLL);
         return;
     }
     cl_error("cannot start a collective: %s", collab_strerror(rc));
     cl_request_complete(req, rc);
 }
 
-void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
+void eng_cs_restart(eng_cs_t *cs, stream_t *s, uint64_t gen)
 {
     collab_request_t *req = s->active_req;
     cl_debug("%s #%llu restarts under the older group generation %llu (was %llu)",
              eng_coll_kind_name(s->active_ctx->kind), (unsigned long long)s->active_ctx->seq,
              (unsigned long long)gen, (unsigned long long)s->active_ctx->gen);
-    eng_coll_requeue_seen(e, s);
+    eng_coll_requeue_seen(cs, s);
     cl_coll_destroy(&s->active);
     eng_coll_ctx_free(&s->active_ctx);
     s->active_req = NULL;
-    start_gen(e, s, req, gen);
+    start_gen(cs, s, req, gen);
 }
 
 size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max)
@@ -415,43 +414,45 @@ size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max)
    current one and those that early messages for it carry (if known and
    this peer is in them).  Returns 0 to wait (no group yet, or this peer is
    outside it). */
-static uint64_t choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
+static uint64_t choose_gen(eng_cs_t *cs, stream_t *s, uint64_t seq)
 {
     if (s->comm->kind == CL_COMM_SELF || s->comm->size == 1)
         return 0;
-    uint64_t el = eng_el_choose_gen(e, s, seq); /* elastic hook: a straggler runs alone */
-    if (el != ENG_EL_DEFAULT)
+    uint64_t el =
+        cs->ctx.el_choose_gen(cs->ctx.arg, s, seq); /* elastic hook: a straggler runs alone */
+    if (el != ENG_CS_GEN_DEFAULT)
         return el;
-    uint64_t cur = cl_member_group_epoch(e->mb);
-    if (!cl_member_group_closed(e->mb) || !cl_member_self(e->mb)->in_group)
+    uint64_t cur = cl_member_group_epoch(cs->ctx.mb);
+    if (!cl_member_group_closed(cs->ctx.mb) || !cl_member_self(cs->ctx.mb)->in_group)
         return UINT64_MAX;
-    cur = eng_coll_gen_with_departed(e, s, seq, cur);
+    cur = eng_coll_gen_with_departed(cs, s, seq, cur);
     for (buffered_t *b = s->buf_head; b != NULL; b = b->next)
-        if (b->seq == seq && b->gen < cur && eng_coll_in_gen(e, b->gen) &&
-            eng_coll_may_pull(e, s, b->from_world, seq) &&
-            eng_el_gen_ok(e, s, seq, b->gen)) /* elastic hook: not before an admission */
+        if (b->seq == seq && b->gen < cur && eng_cs_in_gen(cs, b->gen) &&
+            eng_coll_may_pull(cs, s, b->from_world, seq) &&
+            cs->ctx.el_gen_ok(cs->ctx.arg, s, seq,
+                              b->gen)) /* elastic hook: not before an admission */
             cur = b->gen;
     return cur;
 }
 
-void eng_coll_try_start(struct cl_engine *e, stream_t *s)
+void eng_coll_try_start(eng_cs_t *cs, stream_t *s)
 {
-    if (eng_el_in_doubt(e))
+    if (cs->ctx.el_in_doubt(cs->ctx.arg))
         return; /* elastic hook: stopped; the others' answers come first */
     while (s->active == NULL && s->comm != NULL) {
         collab_request_t *req = zlist_first(s->queue);
         if (req == NULL)
             return;
-        uint64_t gen = choose_gen(e, s, req->coll.seq);
+        uint64_t gen = choose_gen(cs, s, req->coll.seq);
         if (gen == UINT64_MAX) {
-            bool formed = cl_member_group_closed(e->mb);
+            bool formed = cl_member_group_closed(cs->ctx.mb);
             if (req->deadline <= 0)
-                req->deadline = eng_now() + eng_group_wait_limit(e->cfg.timeout) +
-                                (formed ? 0.0 : e->cfg.matchmaking_time);
-            eng_coll_wake_by(e, req->deadline);
+                req->deadline = cs_now(cs) + eng_group_wait_limit(cs->ctx.cfg->timeout) +
+                                (formed ? 0.0 : cs->ctx.cfg->matchmaking_time);
+            eng_coll_wake_by(cs, req->deadline);
             if (!formed) {
-                e->waiting_for_group = true;
-                eng_request_match(e);
+                cs->waiting_for_group = true;
+                cs->ctx.request_match(cs->ctx.arg);
             } else if (!req->waiting_logged) {
                 cl_warn("this peer is not in the group of the world communicator (it joined "
                         "after the group formed, or was taken out); waiting to be admitted");
@@ -460,11 +461,11 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
             return;
         }
         zlist_pop(s->queue);
-        const cl_settings_t *set = cl_member_settings(e->mb);
+        const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
         if (set->strict && gen != 0) {
             /* Strict: every rank of the communicator must be there. */
             member_t *mem = NULL;
-            int n = members_of(e, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
+            int n = members_of(cs, s->comm, gen, req->coll.seq, req->coll.kind, &mem);
             int live = 0;
             for (int i = 0; i < n; i++)
                 live += !mem[i].gone;
@@ -474,7 +475,7 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
                 continue;
             }
         }
-        start_gen(e, s, req, gen);
+        start_gen(cs, s, req, gen);
         if (s->stage_wait)
             return; /* _coll's timer or eng_coll_progress tries again */
     }
@@ -486,20 +487,20 @@ void eng_coll_try_start(struct cl_engine *e, stream_t *s)
    others started seq before the view dropped it, under that generation
    (the coordinator drops it only once its GOODBYE reached every member,
    cl_engine_leave.c).  Returns cur when it lists them all or none does. */
-uint64_t eng_coll_gen_with_departed(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur)
+uint64_t eng_coll_gen_with_departed(eng_cs_t *cs, stream_t *s, uint64_t seq, uint64_t cur)
 {
     enum { MAXDEP = 64 };
     int dep[MAXDEP];
-    int k = 0, n = eng_leave_contributors(e->leave, s->comm_id, seq, dep, MAXDEP);
+    int k = 0, n = eng_leave_contributors(cs->ctx.leave, s->comm_id, seq, dep, MAXDEP);
     for (int i = 0; i < n; i++)
         if (cl_comm_rank_of_world(s->comm, dep[i]) >= 0)
             dep[k++] = dep[i];
-    const group_gen_t *g = eng_coll_gen(e, cur);
+    const group_gen_t *g = eng_cs_gen(cs, cur);
     bool all = g != NULL;
     for (int i = 0; i < k && all; i++)
         all = eng_gens_lists(g, dep[i]);
     if (k == 0 || all)
         return cur;
-    uint64_t best = eng_gens_newest_listing(e->gens, cur, dep, k);
+    uint64_t best = eng_gens_newest_listing(cs->gens, cur, dep, k);
     return best != 0 ? best : cur;
 }

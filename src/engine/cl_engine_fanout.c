@@ -81,7 +81,7 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
             e->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
             p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
                                    : "removed by the coordinator");
-        eng_coll_peer_gone(e, p);
+        eng_coll_peer_gone(e->cs, p);
         eng_p2p_peer_gone(e->p2p, p);
         cl_transport_drop(e->tp, p->key);
     }
@@ -95,13 +95,13 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
                     eng_suspect_reason_text(why));
         eng_report_peer_event(e->rep, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
-        eng_coll_peer_gone(e, p);
+        eng_coll_peer_gone(e->cs, p);
     }
 }
 
 void eng_fan_out_view(struct cl_engine *e)
 {
-    eng_coll_view_changed(e);
+    eng_coll_view_changed(e->cs);
     eng_p2p_view_changed(e->p2p);
     eng_replay_held(e);
     eng_report_view(e->rep);
@@ -111,7 +111,7 @@ void eng_fan_out_view(struct cl_engine *e)
 void eng_fan_out_member(struct cl_engine *e)
 {
     eng_report_view(e->rep); /* a monitor's picture starts with its own view */
-    eng_coll_member(e);      /* their timers run while this peer is a member */
+    eng_coll_member(e->cs);  /* their timers run while this peer is a member */
     eng_p2p_member(e->p2p);
     eng_el_member(e);         /* a monitor's checkpoints */
     eng_auth_member(e->auth); /* a pause's round of a former membership ends */
@@ -121,7 +121,7 @@ void eng_fan_out_member(struct cl_engine *e)
 
 void eng_fan_out_weight(struct cl_engine *e)
 {
-    eng_coll_view_changed(e);
+    eng_coll_view_changed(e->cs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -373,7 +373,7 @@ static uint64_t rep_steps(void *arg)
 
 static uint64_t rep_progress(void *arg)
 {
-    return ((struct cl_engine *)arg)->progress;
+    return eng_coll_completed(((struct cl_engine *)arg)->cs);
 }
 
 static int rep_send(void *arg, cl_peer_t *p, cl_wire_msg_t *m)
@@ -506,13 +506,7 @@ static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
 
 static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
 {
-    const struct cl_engine *e = arg;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
-        if (s->comm_id == comm && s->comm != NULL && cl_comm_world_of(s->comm, r) != w)
-            return false;
-    }
-    return true;
+    return eng_coll_comm_rank_is(((const struct cl_engine *)arg)->cs, comm, r, w);
 }
 
 static int p2p_link_version(void *arg, const uint8_t key[32])
@@ -525,6 +519,18 @@ static void p2p_ban(void *arg, const uint8_t key[32], double seconds)
 {
     const struct cl_engine *e = arg;
     cl_transport_ban(e->tp, key, seconds);
+}
+
+/* The early messages and the waits of the collective streams (created
+   after point-to-point: asked only once the loop runs). */
+static size_t p2p_early_queued(void *arg, int w, size_t *bytes)
+{
+    return eng_coll_early_queued(((const struct cl_engine *)arg)->cs, w, bytes);
+}
+
+static bool p2p_coll_waits_for(void *arg, int w)
+{
+    return eng_coll_waits_for(((const struct cl_engine *)arg)->cs, w);
 }
 
 eng_p2p_t *eng_p2p_create(struct cl_engine *e)
@@ -544,8 +550,8 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
                          .comm_rank_is = p2p_comm_rank_is,
                          .link_version = p2p_link_version,
                          .ban = p2p_ban,
-                         .early_queued = eng_coll_early_queued,
-                         .coll_waits_for = eng_coll_waits_for};
+                         .early_queued = p2p_early_queued,
+                         .coll_waits_for = p2p_coll_waits_for};
     return eng_p2p_new(&ctx);
 }
 
@@ -567,19 +573,7 @@ static int leave_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
    the self communicator's that started one. */
 static size_t leave_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
 {
-    const struct cl_engine *e = arg;
-    size_t n = 0;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
-        if (s->comm_id == CL_COMM_SELF_ID || s->started == 0)
-            continue;
-        if (n < max) {
-            comms[n].comm = s->comm_id;
-            comms[n].entered = s->started;
-        }
-        n++;
-    }
-    return n;
+    return eng_coll_entered(((const struct cl_engine *)arg)->cs, comms, max);
 }
 
 static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],

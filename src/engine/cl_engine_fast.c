@@ -30,7 +30,8 @@
     sequence; the engine takes the reports before it numbers a new
     submission, at every turn of the loop and before it grants: the
     stream's next sequence, its started count, its early buffer, the
-    elastic records (eng_el_on_fast) and the progress counter follow.
+    elastic records (eng_el_on_fast, through the streams' context) and
+    the streams' progress counter follow.
 
     A group's grant is one decision for all its members (update_group,
     cl_fast_agree): each engine publishes whether it would grant, comm
@@ -46,7 +47,6 @@
 */
 #define _GNU_SOURCE
 #include "engine/cl_engine_coll_int.h"
-#include "engine/cl_engine_elastic.h"
 #include "engine/cl_fast.h"
 #include "engine/cl_shm.h"
 
@@ -65,7 +65,7 @@
 #define FAST_LEASE_RATIO 9.0 /* ... else 9 x the last stretch on the engine path took */
 
 /* Applies the reports of s's fast path. */
-void eng_fast_drain(struct cl_engine *e, stream_t *s)
+void eng_fast_drain(eng_cs_t *cs, stream_t *s)
 {
     cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
     if (f == NULL)
@@ -95,11 +95,11 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
                 upto = seq + 1 > upto ? seq + 1 : upto;
                 if (seq + 1 > s->started)
                     s->started = seq + 1;
-                eng_el_on_fast(e, s, &req); /* elastic hook: records */
-                e->progress++;
+                cs->ctx.el_on_fast(cs->ctx.arg, s, &req); /* elastic hook: records */
+                cs->progress++;
                 s->fast_done++;
             }
-            e->last_done = eng_now();
+            cs->last_done = cs_now(cs);
         }
     }
     /* Early messages of sequences done here are stale; only those: a
@@ -107,25 +107,24 @@ void eng_fast_drain(struct cl_engine *e, stream_t *s)
        path may still be needed (a window of nonblocking collectives on
        several communicators hung when they were dropped at every turn). */
     if (upto > 0)
-        eng_coll_drop_buffered_below(e, s, upto);
+        eng_cs_drop_buffered_below(cs, s, upto);
 }
 
 /* What every fast path needs but the moment: the path on, nothing of the
    engine changing, no compression, robust aggregation or validation (they
    must see each member's contribution), this peer a member of weight 1. */
-static bool steady(struct cl_engine *e, stream_t *s)
+static bool steady(eng_cs_t *cs, stream_t *s)
 {
     collab_comm_t *c = s->comm;
-    if (!e->cfg.shm_fast || cl_transport_shm(e->tp) == NULL || c == NULL ||
-        e->state != ENG_MEMBER || e->leaving || atomic_load(&e->leave_asked) ||
-        e->finalize_req != NULL)
+    if (!cs->ctx.cfg->shm_fast || cl_transport_shm(cs->ctx.tp) == NULL || c == NULL ||
+        !cs->ctx.is_member(cs->ctx.arg) || cs->ctx.stopping(cs->ctx.arg))
         return false;
-    if (!cl_member_group_closed(e->mb) || e->cfg.compression != 0)
+    if (!cl_member_group_closed(cs->ctx.mb) || cs->ctx.cfg->compression != 0)
         return false;
-    const cl_settings_t *set = cl_member_settings(e->mb);
+    const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
     if (set->compression != 0 || set->aggregation != 0 || set->verify)
         return false;
-    cl_peer_t *me = cl_member_self(e->mb);
+    cl_peer_t *me = cl_member_self(cs->ctx.mb);
     return me != NULL && me->in_group && me->weight == 1.0;
 }
 
@@ -137,47 +136,48 @@ static bool idle(stream_t *s)
            atomic_load(&s->comm->coll_pending) == 0 && s->buf_head == NULL;
 }
 
-static bool quiet(struct cl_engine *e, stream_t *s)
+static bool quiet(eng_cs_t *cs, stream_t *s)
 {
-    return steady(e, s) && idle(s);
+    return steady(cs, s) && idle(s);
 }
 
 /* The record of comm rank r of c when it may take part: a live,
    unsuspected group member of weight 1 linked through shared memory. */
-static cl_peer_t *partner(struct cl_engine *e, const collab_comm_t *c, int r)
+static cl_peer_t *partner(eng_cs_t *cs, const collab_comm_t *c, int r)
 {
-    cl_peer_t *me = cl_member_self(e->mb);
-    cl_peer_t *p = cl_member_at_rank(e->mb, cl_comm_world_of(c, r));
-    if (p == NULL || p == me || !p->in_group || p->state != CL_PEER_ALIVE ||
-        p->suspect_since > 0 || p->link_closed || p->client || p->weight != 1.0 ||
-        !cl_shm_up(cl_transport_shm(e->tp), p->key))
+    cl_peer_t *me = cl_member_self(cs->ctx.mb);
+    cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, cl_comm_world_of(c, r));
+    if (p == NULL || p == me || !p->in_group || p->state != CL_PEER_ALIVE || p->suspect_since > 0 ||
+        p->link_closed || p->client || p->weight != 1.0 ||
+        !cl_shm_up(cl_transport_shm(cs->ctx.tp), p->key))
         return NULL;
     return p;
 }
 
 /* The other member's record when s (two members) may run on the fast
    path now. */
-static cl_peer_t *allowed(struct cl_engine *e, stream_t *s)
+static cl_peer_t *allowed(eng_cs_t *cs, stream_t *s)
 {
     collab_comm_t *c = s->comm;
-    if (c == NULL || c->size != 2 || !quiet(e, s))
+    if (c == NULL || c->size != 2 || !quiet(cs, s))
         return NULL;
-    cl_peer_t *p = partner(e, c, 1 - c->rank);
-    if (p == NULL || !eng_el_fast_ok(e, s))
+    cl_peer_t *p = partner(cs, c, 1 - c->rank);
+    if (p == NULL || !cs->ctx.el_fast_ok(cs->ctx.arg, s))
         return NULL;
     return p;
 }
 
 /* The world's lease (see the top): true when the grant stands or must
    wait for the steps on the engine path. */
-static bool leased(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
+static bool leased(eng_cs_t *cs, stream_t *s, cl_fast_t *f, double now)
 {
     bool world = s->comm->kind == CL_COMM_WORLD;
     if (f != NULL && cl_fast_granted(f)) {
         double lease = s->fast_lease > FAST_LEASE ? s->fast_lease : FAST_LEASE;
         if (world && now - s->fast_since > lease && !cl_fast_lapsing(f)) {
             cl_fast_lapse(f); /* at the next call: a call under way finishes */
-            s->fast_hold = eng_el_period(e) + 2; /* the call under way may still be fast */
+            s->fast_hold =
+                cs->ctx.el_period(cs->ctx.arg) + 2; /* the call under way may still be fast */
             s->fast_hold_from = s->next_seq;
             s->fast_hold_at = now;
         }
@@ -196,11 +196,11 @@ static bool leased(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
 }
 
 /* Grants f from s's next sequence once nothing is inside. */
-static void grant(struct cl_engine *e, stream_t *s, cl_fast_t *f, double now)
+static void grant(eng_cs_t *cs, stream_t *s, cl_fast_t *f, double now)
 {
     if (!cl_fast_idle(f))
         return;
-    eng_fast_drain(e, s);
+    eng_fast_drain(cs, s);
     if (cl_fast_grant(f, s->next_seq, &s->comm->coll_pending)) {
         s->fast_since = now;
         cl_debug("fast path on communicator %016llx from collective #%llu",
@@ -222,8 +222,7 @@ static cl_fast_t *fast_record(collab_comm_t *c)
    the lease may keep the grant or the engine path as it is; otherwise
    the communicator's (c, s's) fast record, created on first use.  NULL
    when nothing more is to be done now. */
-static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, collab_comm_t *c, bool ok,
-                                 double now)
+static cl_fast_t *fast_for_grant(eng_cs_t *cs, stream_t *s, collab_comm_t *c, bool ok, double now)
 {
     cl_fast_t *f = atomic_load(&c->fast);
     if (!ok) {
@@ -231,7 +230,7 @@ static cl_fast_t *fast_for_grant(struct cl_engine *e, stream_t *s, collab_comm_t
             cl_fast_revoke(f);
         return NULL;
     }
-    if (leased(e, s, f, now))
+    if (leased(cs, s, f, now))
         return NULL;
     return fast_record(c);
 }
@@ -291,16 +290,16 @@ static void *group_area_take(cl_shm_t *shm, const collab_comm_t *c, const cl_pee
    whether it would run fast, comm rank 0 decides "fast from sequence N",
    and each member is granted at exactly N, or leaves the decision (and
    every member falls back at the same sequence). */
-static void update_group(struct cl_engine *e, stream_t *s, double now)
+static void update_group(eng_cs_t *cs, stream_t *s, double now)
 {
     collab_comm_t *c = s->comm;
-    cl_shm_t *shm = cl_transport_shm(e->tp);
+    cl_shm_t *shm = cl_transport_shm(cs->ctx.tp);
     const int k = c->size;
     cl_peer_t *p[CL_FAST_GROUP_MAX];
-    bool ok = steady(e, s);
+    bool ok = steady(cs, s);
     for (int j = 0; ok && j < k; j++)
-        ok = j == c->rank || (p[j] = partner(e, c, j)) != NULL;
-    ok = ok && eng_el_fast_ok(e, s);
+        ok = j == c->rank || (p[j] = partner(cs, c, j)) != NULL;
+    ok = ok && cs->ctx.el_fast_ok(cs->ctx.arg, s);
     cl_fast_t *f = atomic_load(&c->fast);
     if (!ok) {
         if (f != NULL && cl_fast_granted(f))
@@ -332,7 +331,7 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
     /* The world's lease: a grant that lapses, or steps to post on the
        engine path first (unwilling meanwhile). */
     bool granted = cl_fast_granted(f);
-    bool held = leased(e, s, f, now) && !granted;
+    bool held = leased(cs, s, f, now) && !granted;
     int r = cl_fast_agree(f, s->next_seq, !held, idle(s) && cl_fast_idle(f), &c->coll_pending);
     if (r == CL_FAST_AGREE_ENGAGED) {
         s->fast_since = now;
@@ -342,25 +341,25 @@ static void update_group(struct cl_engine *e, stream_t *s, double now)
 }
 
 /* Grants or revokes s's fast path as allowed() says. */
-static void update(struct cl_engine *e, stream_t *s, double now)
+static void update(eng_cs_t *cs, stream_t *s, double now)
 {
     collab_comm_t *c = s->comm;
     if (c == NULL)
         return;
-    eng_fast_drain(e, s);
+    eng_fast_drain(cs, s);
     if (c->size >= 3 && c->size <= CL_FAST_GROUP_MAX) {
-        if (e->cfg.shm_group) /* COLLAB_SHM_GROUP (on by default): docs/collectives.md §5b */
-            update_group(e, s, now);
+        if (cs->ctx.cfg->shm_group) /* COLLAB_SHM_GROUP (on by default): docs/collectives.md §5b */
+            update_group(cs, s, now);
         return;
     }
     cl_fast_t *f = atomic_load(&c->fast);
-    cl_shm_t *shm = cl_transport_shm(e->tp);
+    cl_shm_t *shm = cl_transport_shm(cs->ctx.tp);
     /* An area whose link closed (or was replaced) is given up. */
     if (f != NULL && cl_fast_link(f) != 0 &&
         cl_shm_link_id(shm, cl_fast_peer_key(f)) != cl_fast_link(f))
         (void)cl_fast_detach(f);
-    cl_peer_t *p = allowed(e, s);
-    if ((f = fast_for_grant(e, s, c, p != NULL, now)) == NULL)
+    cl_peer_t *p = allowed(cs, s);
+    if ((f = fast_for_grant(cs, s, c, p != NULL, now)) == NULL)
         return;
     uint64_t link = cl_shm_link_id(shm, p->key);
     if (cl_fast_link(f) != link) {
@@ -372,19 +371,19 @@ static void update(struct cl_engine *e, stream_t *s, double now)
             return;
     }
     /* Numbered after every sequence the program completed here. */
-    grant(e, s, f, now);
+    grant(cs, s, f, now);
 }
 
-void eng_fast_update(struct cl_engine *e)
+void eng_fast_update(eng_cs_t *cs)
 {
-    double now = eng_now();
-    for (size_t i = 0; i < e->nstreams; i++)
-        update(e, e->streams[i], now);
+    double now = cs_now(cs);
+    for (size_t i = 0; i < cs->nstreams; i++)
+        update(cs, cs->streams[i], now);
 }
 
-void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
+void eng_fast_update_stream(eng_cs_t *cs, stream_t *s)
 {
-    update(e, s, eng_now());
+    update(cs, s, cs_now(cs));
 }
 
 void eng_fast_on_post(stream_t *s, uint64_t seq)
@@ -395,24 +394,24 @@ void eng_fast_on_post(stream_t *s, uint64_t seq)
                  (unsigned long long)s->comm->id, (unsigned long long)seq);
 }
 
-void eng_fast_on_message(struct cl_engine *e, stream_t *s, uint64_t seq)
+void eng_fast_on_message(eng_cs_t *cs, stream_t *s, uint64_t seq)
 {
     cl_fast_t *f = s->comm != NULL ? atomic_load(&s->comm->fast) : NULL;
     if (f == NULL || !cl_fast_granted(f))
         return;
-    eng_fast_drain(e, s);
+    eng_fast_drain(cs, s);
     if (seq >= s->next_seq)
         cl_fast_revoke(f);
 }
 
-void eng_fast_release(struct cl_engine *e, stream_t *s)
+void eng_fast_release(eng_cs_t *cs, stream_t *s)
 {
     if (s->comm == NULL)
         return;
     cl_fast_t *f = atomic_load(&s->comm->fast);
     if (f == NULL)
         return;
-    eng_fast_drain(e, s);
+    eng_fast_drain(cs, s);
     atomic_store(&s->comm->fast, NULL);
     cl_fast_destroy(&f);
 }

@@ -5,7 +5,9 @@
     component (cl_engine_member.h), so are the join (cl_engine_join.h),
     heartbeats and failure detection (cl_engine_suspect.h) and
     matchmaking (cl_engine_match.h); their contexts are built in
-    cl_engine_member_ctx.c and cl_engine_join_ctx.c.
+    cl_engine_member_ctx.c and cl_engine_join_ctx.c.  The collective
+    streams are a component too (cl_engine_coll.h, e->cs), whose files do
+    not include this header; their context is built in cl_engine_coll_ctx.c.
     Point-to-point is a component of its own (cl_engine_p2p.h) that does
     not include this header.  Everything below except the fields marked "shared" is
     touched by the engine thread only.
@@ -17,6 +19,7 @@
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_auth.h"
+#include "engine/cl_engine_coll.h"
 #include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
 #include "engine/cl_engine_groups.h"
@@ -27,12 +30,13 @@
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
+#include "engine/cl_engine_stream.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
-#include "engine/cl_timer.h"
 #include "engine/cl_member.h"
 #include "engine/cl_p2p.h"
 #include "engine/cl_request.h"
+#include "engine/cl_timer.h"
 #include "engine/cl_transport.h"
 #include "util/cl_addr.h"
 
@@ -53,88 +57,6 @@ typedef void eng_msg_fn(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32]
 /* The loop's table has a handler for every value of a header's type. */
 #define ENG_MSG_TYPES 256
 
-/* A collective message that arrived before its collective started. */
-typedef struct buffered {
-    struct buffered *next;
-    uint64_t seq;
-    uint64_t gen; /* group generation of the sender's collective */
-    uint32_t signature;
-    int from_world; /* sender's world rank */
-    uint8_t type;   /* cl_coll_msg_t.type */
-    uint32_t part, chunk, aux;
-    size_t len;
-    uint8_t *data;
-    bool limited; /* counted against its sender's limits (another peer's) */
-} buffered_t;
-
-/* What one sending peer holds in a bounded queue (docs/security-bounds.md §5). */
-typedef struct {
-    size_t msgs, bytes;       /* held now (bytes with the fixed overheads) */
-    uint64_t dropped;         /* refused by the limits so far */
-    uint64_t streams_refused; /* messages that would have opened one stream too many */
-} eng_quota_t;
-
-typedef struct stream stream_t;
-
-/* What a cl_coll_t gets as its env->eng: which collective it is. */
-typedef struct {
-    struct cl_engine *e;
-    stream_t *s;
-    uint64_t seq;
-    uint64_t gen; /* group generation it runs under (0: group of one) */
-    uint32_t signature;
-    cl_coll_kind_t kind;
-    int *members; /* comm ranks of the group, ascending */
-    int nmembers;
-    uint8_t (*keys)[32]; /* per member: its identity key at the start (relay tags) */
-    bool *haskey;        /* ... known (inside the keys block) */
-    /* Copies of the other peers' messages it took, given back to the
-       stream when it restarts under another generation (cl_engine_route.c,
-       eng_coll_requeue_seen); up to SEEN_MAX bytes. */
-    struct buffered *seen_head, *seen_tail;
-    size_t seen_bytes;
-    bool seen_full;
-    int *failed;       /* members declared failed during the call */
-    bool *failed_left; /* ... of which those that said goodbye */
-    int nmismatch;     /* ... of which those that called another collective */
-    int nfailed;
-    int *notified; /* world ranks sent a generation notice */
-    int nnotified;
-    double t_start;
-} coll_ctx_t;
-
-/* The collective stream of one communicator. */
-struct stream {
-    uint64_t comm_id;
-    collab_comm_t *comm; /* NULL until the program uses the communicator here */
-    uint64_t next_seq;   /* sequence number of the next local call (written only by _coll) */
-    uint64_t started;    /* collectives started so far (= seq of the next start) */
-    zlist_t *queue;      /* collab_request_t* called but not started, in order */
-    cl_coll_t *active;   /* running collective, or NULL */
-    coll_ctx_t *active_ctx;
-    collab_request_t *active_req;
-    cl_coll_t *retained; /* last completed, kept for relays */
-    coll_ctx_t *retained_ctx;
-    buffered_t *buf_head, *buf_tail; /* messages for collectives not started yet */
-    uint64_t nstarts;                /* starts (and restarts) of collectives on this stream */
-    bool taking;                     /* eng_coll_take_buffered runs (it may start the next one) */
-    bool stage_wait;                 /* the first queued call waits for its staged device
-                                        input before it starts (cl_stage_in_whole) */
-    bool take_again;                 /* a start inside it asked for another pass */
-    int opened_by;                   /* 1 + world rank of the peer whose message opened it (comm
-                                        still NULL: this program has not created it); 0: none */
-    double opened_at;                /* when a message opened it (opened_by > 0) */
-    double last_delivery;            /* last start of its collective or message delivered to it */
-    /* The same-host fast path (cl_engine_fast.c). */
-    uint64_t fast_done;      /* sequences completed on it */
-    double fast_since;       /* when it was last granted */
-    uint64_t fast_hold;      /* after a lapsed lease: collectives to post on the engine path */
-    uint64_t fast_hold_from; /* ... from this sequence on */
-    double fast_hold_at;     /* when the lease lapsed */
-    double fast_lease;       /* seconds the next world grant lasts (0: FAST_LEASE) */
-    uint64_t fast_glinks[8]; /* a group's comm rank 0: the links its area went over (cl_fast.h) */
-};
-
 /* A data message from a peer that is not a member in this peer's view
    yet (its admission view is still on the way), kept until the next view
    change. */
@@ -146,22 +68,6 @@ typedef struct held_msg {
     size_t len;
     uint8_t data[];
 } held_msg_t;
-
-/* A member an algorithm found late (see eng_coll_deferred). */
-struct late_report {
-    uint8_t key[32];
-    int reason;
-};
-
-/* A message this peer sends to itself (delivered from the main loop). */
-typedef struct local_msg {
-    struct local_msg *next;
-    uint64_t comm;
-    uint64_t seq;
-    uint32_t signature;
-    cl_coll_msg_t msg; /* data points at payload */
-    uint8_t payload[];
-} local_msg_t;
 
 struct cl_engine {
     /* Immutable after start. */
@@ -200,42 +106,8 @@ struct cl_engine {
     /* Matchmaking of the world group (cl_engine_match.h): created by
        eng_member_init. */
     eng_match_t *match;
-    /* Collectives. */
-    stream_t **streams; /* one per communicator seen (array: safe to walk
-                           while callbacks add streams) */
-    size_t nstreams, capstreams;
-    /* Streams of communicators this program has not created, retired
-       after ENG_STREAM_RETIRE_AFTER: kept with their early messages,
-       taken back when the program creates the communicator (or a message
-       opens it again), outside COLLAB_MAX_STREAMS (docs/security-bounds.md §5). */
-    stream_t **retired;
-    size_t nretired, capretired;
-    struct late_report *late; /* suspicions raised inside algorithm callbacks,
-                                 handled from the main loop */
-    size_t nlate, caplate;
-    struct {
-        uint8_t peer[32]; /* a peer's public key */
-        uint8_t key[32];  /* the key this peer shares with it (relay tags; wiped at exit) */
-        bool set;
-    } pairkeys[64]; /* cache of eng_pair_key, replaced round-robin */
-    int pairkey_next;
-    struct {
-        uint8_t peer[32]; /* an identity key */
-        uint8_t sign[32]; /* its signing key, checked (cl_xsign_binds) */
-        bool set;
-    } signkeys[64];       /* relay proofs: checked bindings, replaced round-robin */
-    int signkey_next;
-    local_msg_t *local_head, *local_tail;
-    eng_gens_t *gens;           /* recent world groups (cl_engine_gens.h) */
-    size_t buffered_bytes;      /* early messages of every stream, with their overheads */
-    size_t buffered_msgs;
-    eng_quota_t *early; /* early messages per sending world rank */
-    int nearly;
-    int coll_credit; /* of the COLL message being routed: eng_p2p_coll_admit's answer */
-    uint64_t streams_refused; /* messages that would have opened a stream past a limit */
-    double next_tick;
-    int coll_timer;            /* _coll's deadline in timers (-1 until eng_coll_init) */
-    bool waiting_for_group;    /* some call waits for the world group */
+    /* The collective streams (cl_engine_coll.h): created by eng_coll_init. */
+    eng_cs_t *cs;
     double admission_deadline; /* for a peer outside the formed group */
     bool admission_logged;
     held_msg_t *held_head, *held_tail; /* see held_msg_t */
@@ -260,15 +132,7 @@ struct cl_engine {
     eng_groups_t *groups;
     /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
     eng_suspect_t *susp;
-    /* Counters and log pacing. */
-    uint64_t progress; /* collectives completed */
-    uint64_t steps;    /* collab_step calls */
-    double last_step_log;
-    double last_done; /* when the last collective completed */
-    double step_gap;  /* recent time between completions (EWMA) */
-    uint64_t log_tensors, log_bytes;
-    double log_seconds;
-    int log_peers;
+    uint64_t steps; /* collab_step calls */
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
@@ -405,11 +269,6 @@ void eng_request_match(struct cl_engine *e);
 /* MPIX_Collab_set_weight: the configuration's weight (eng_set_cfg), then
    eng_member_set_weight. */
 void eng_set_weight(struct cl_engine *e, double w);
-/* cl_engine_coll_env.c: the 32-byte key this peer shares with the peer of
-   public key `peer`:
-   BLAKE2b-256 of their X25519 shared secret and both public keys (lower
-   first), cached.  Returns 0, or COLLAB_ERR_ARG for a key X25519 refuses. */
-int eng_pair_key(struct cl_engine *e, const uint8_t peer[32], uint8_t out[32]);
 /* Leaves the swarm for good while the program still runs: says goodbye,
    and every pending and later call (but finalize) completes with status. */
 void eng_leave(struct cl_engine *e, int status);
@@ -470,12 +329,22 @@ void eng_auth_fini(struct cl_engine *e);
 int eng_dialback_init(struct cl_engine *e); /* e->dialback; 0 or COLLAB_ERR_NO_MEM */
 void eng_dialback_fini(struct cl_engine *e);
 
-/* cl_engine_coll.c, with cl_engine_coll_start.c, cl_engine_coll_env.c and
-   cl_engine_gens.c (what they share among themselves: cl_engine_coll_int.h) */
+/* cl_engine_coll_ctx.c: the collective streams (a component,
+   cl_engine_coll.h), their context built here; the loop calls them
+   through e->cs. */
+/* Creates e->cs and the elastic layer (eng_el_init).  COLLAB_ERR_NO_MEM,
+   or the elastic layer's status. */
 int eng_coll_init(struct cl_engine *e);
+/* Frees the elastic layer and e->cs; accepts an engine whose init did
+   not run. */
 void eng_coll_fini(struct cl_engine *e);
-void eng_coll_fail_all(struct cl_engine *e, int status);
-void eng_coll_submit(struct cl_engine *e, collab_request_t *req);
+/* The streams as the elastic layer asks them, with the engine (thin
+   wrappers of the eng_cs_* functions of cl_engine_coll.h on e->cs). */
+stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
+void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below);
+const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
+bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
+void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
 /* Hands req back to the world stream as collective seq (not recorded
    again by the elastic hooks), then sets the stream's next sequence to
    next (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
@@ -484,112 +353,12 @@ int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq,
 /* The world stream starts no collective below started and numbers the
    next one next (UINT64_MAX: unchanged). */
 void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next);
-/* req, the call just posted on s, runs as collective seq; s numbers the
-   next local call seq + 1 (the elastic hook's mapping, eng_el_on_post). */
-void eng_coll_number(stream_t *s, collab_request_t *req, uint64_t seq);
-/* Collective seq of s ran elsewhere (the fast path): the next local call
-   is numbered after it (never lowered). */
-void eng_coll_skip_to(stream_t *s, uint64_t seq);
-void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
-void eng_coll_peer_gone(struct cl_engine *e, const cl_peer_t *p);
-void eng_coll_view_changed(struct cl_engine *e);
 /* Completes the done collectives and starts the queued ones of every
    stream again (something that held them back, eng_el_in_doubt, ended). */
 void eng_coll_start_queued(struct cl_engine *e);
-/* This peer became a member: _coll's timer in e->timers (the tick of
-   running collectives, the deadline of calls waiting for the group, the
-   poll of device input) runs while it is one. */
-void eng_coll_member(struct cl_engine *e);
-/* After each poll round, while this peer is a member (progress, not a
-   deadline): the same-host fast path granted or revoked and its reports
-   taken (eng_fast_update), device input pumped, and the collectives that
-   are done completed (one may have waited for its own messages to
-   leave). */
-void eng_coll_progress(struct cl_engine *e);
-void eng_coll_deliver_local(struct cl_engine *e);
-void eng_coll_deferred(struct cl_engine *e);
-bool eng_coll_idle(struct cl_engine *e);
-void eng_coll_comm_free(struct cl_engine *e, collab_comm_t *comm);
-
-void eng_coll_record_group(struct cl_engine *e);
 /* Does the current world group hold more than COLLAB_TARGET_GROUP members,
    so that world all-reduces run in several groups whose results differ
-   (docs/elastic.md §9)?  Always false in strict mode. */
+   (docs/elastic.md §9)?  Always false in strict mode (cl_engine_fanout.c). */
 bool eng_coll_multigroup(struct cl_engine *e);
-/* Shared by cl_engine_coll.c and cl_engine_route.c. */
-const char *eng_coll_kind_name(cl_coll_kind_t k);
-stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
-/* Retires the streams that messages opened for communicators this
-   program has not created, `after` seconds ago or more, and that hold
-   no request: out of e->streams (and COLLAB_MAX_STREAMS) into
-   e->retired with their early messages, or freed when they hold none.
-   eng_coll_stream takes one back when the program creates its
-   communicator. */
-void eng_coll_retire_streams(struct cl_engine *e, double now, double after);
-/* The retired stream of communicator id, or NULL: a message for it waits
-   there, and it stays retired. */
-stream_t *eng_coll_retired(struct cl_engine *e, uint64_t id);
-void eng_coll_check_done(struct cl_engine *e, stream_t *s);
-void eng_coll_fail_member(stream_t *s, int r, bool left);
-void eng_coll_defer_late(struct cl_engine *e, const cl_peer_t *p, int reason);
-/* Counts the departed peer with this key as failed in every running
-   collective it is a member of (it said goodbye, yet one still waits for
-   it). */
-void eng_coll_fail_departed(struct cl_engine *e, const uint8_t key[32]);
-/* The generations of the world group (cl_engine_gens.h) as the engine
-   asks (cl_engine_coll.c): generation gen or NULL; record the group of
-   the view just installed. */
-const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
-/* The members of generation gen as a notice's body (malloc'd into *out;
-   0 when unknown). */
-size_t eng_coll_gen_encode(struct cl_engine *e, uint64_t gen, uint8_t **out);
-/* A notice from world rank from_world names generation gen, older than
-   cur, which this peer never saw (the view that formed it was lost with
-   its coordinator): remembers it when body lists this peer and every
-   member of cur, and otherwise only peers gone here.  True when gen is
-   known now. */
-bool eng_coll_learn_gen(struct cl_engine *e, uint64_t gen, uint64_t cur, int from_world,
-                        const uint8_t *body, size_t len);
-bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
-/* World rank w is in this peer's current group (cl_engine_coll.c). */
-bool eng_coll_in_group(struct cl_engine *e, int w);
-/* May a message of world rank w pull collective seq of s back to an older
-   generation?  Members of the group, and peers that left after taking
-   part in it (cl_engine_route.c). */
-bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t seq);
-void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
-/* Takes the running collective of s (stopped, its request not completed)
-   and then its queued requests back from the engine, in order, into out
-   (at most max; the rest stay queued).  Returns how many; the caller owns
-   them and must submit or complete each. */
-size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max);
-void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
-                    const void *data, size_t len);
-void eng_coll_take_buffered(struct cl_engine *e, stream_t *s);
-void eng_coll_free_buffered(struct cl_engine *e, stream_t *s);
-/* Early messages of world rank w waiting in the early buffers (counted
-   against it), and their payload bytes in *bytes (arg: the engine; the
-   point-to-point context's early_queued). */
-size_t eng_coll_early_queued(void *arg, int w, size_t *bytes);
-/* Does a running collective wait for a message world rank w could send:
-   one on a communicator that has w (arg: the engine; the context's
-   coll_waits_for)? */
-bool eng_coll_waits_for(void *arg, int w);
-/* Takes b (after prev, NULL when first) off s's list of early messages
-   and forgets its accounting; the caller frees it. */
-void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev, buffered_t *b);
-/* Drops the early messages of s for sequences below `below` (done here:
-   they are stale). */
-void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below);
-/* Drops the early messages of world rank w from s; returns how many
-   messages are left. */
-size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w);
-/* Before the running collective of s restarts under another generation:
-   the messages it took go back to the front of the stream's buffer, where
-   the restarted collective (or a later restart under their generation)
-   finds them. */
-void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s);
-/* Frees a collective's copies (ctx_free). */
-void eng_coll_free_seen(coll_ctx_t *ctx);
 
 #endif

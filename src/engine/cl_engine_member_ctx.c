@@ -324,12 +324,12 @@ static const char *ctx_desc(void *arg, const cl_peer_t *p, char *out, size_t len
 
 static uint64_t ctx_progress(void *arg)
 {
-    return ((struct cl_engine *)arg)->progress;
+    return eng_coll_completed(((struct cl_engine *)arg)->cs);
 }
 
 static double ctx_step_gap(void *arg)
 {
-    return ((struct cl_engine *)arg)->step_gap;
+    return eng_coll_step_gap(((struct cl_engine *)arg)->cs);
 }
 
 static bool ctx_boundaries_known(void *arg)
@@ -367,7 +367,7 @@ static void ctx_take_over(void *arg)
 
 static bool ctx_waiting(void *arg)
 {
-    return ((struct cl_engine *)arg)->waiting_for_group;
+    return eng_coll_waiting_for_group(((struct cl_engine *)arg)->cs);
 }
 
 static int ctx_close_group(void *arg, cl_member_delta_t *d)

@@ -34,7 +34,6 @@
     section 5).
 */
 #include "engine/cl_engine_coll_int.h"
-#include "engine/cl_engine_elastic.h" /* elastic hooks */
 
 #include "util/cl_log.h"
 
@@ -48,45 +47,44 @@
 #define BUFFERED_COST(len) (sizeof(buffered_t) + 32 + (len))
 
 /* The quota of world rank w, grown on demand; NULL when out of memory. */
-static eng_quota_t *early_quota(struct cl_engine *e, int w)
+static eng_quota_t *early_quota(eng_cs_t *cs, int w)
 {
     if (w < 0)
         return NULL;
-    if (w >= e->nearly) {
-        int n = w + 1 > 2 * e->nearly ? w + 1 : 2 * e->nearly;
-        eng_quota_t *a = realloc(e->early, (size_t)n * sizeof *a);
+    if (w >= cs->nearly) {
+        int n = w + 1 > 2 * cs->nearly ? w + 1 : 2 * cs->nearly;
+        eng_quota_t *a = realloc(cs->early, (size_t)n * sizeof *a);
         if (a == NULL)
             return NULL;
-        memset(a + e->nearly, 0, (size_t)(n - e->nearly) * sizeof *a);
-        e->early = a;
-        e->nearly = n;
+        memset(a + cs->nearly, 0, (size_t)(n - cs->nearly) * sizeof *a);
+        cs->early = a;
+        cs->nearly = n;
     }
-    return &e->early[w];
+    return &cs->early[w];
 }
 
 /* Forgets the accounting of one early message taken off a stream's list
    (the caller frees it). */
-static void release_buffered(struct cl_engine *e, const buffered_t *b)
+static void release_buffered(eng_cs_t *cs, const buffered_t *b)
 {
-    e->buffered_bytes -= BUFFERED_COST(b->len);
-    e->buffered_msgs--;
-    if (b->limited && b->from_world >= 0 && b->from_world < e->nearly) {
-        e->early[b->from_world].msgs--;
-        e->early[b->from_world].bytes -= BUFFERED_COST(b->len);
+    cs->buffered_bytes -= BUFFERED_COST(b->len);
+    cs->buffered_msgs--;
+    if (b->limited && b->from_world >= 0 && b->from_world < cs->nearly) {
+        cs->early[b->from_world].msgs--;
+        cs->early[b->from_world].bytes -= BUFFERED_COST(b->len);
     }
 }
 
 /* Names a sender whose messages a bound refused: at the first drop and
    at every power of two after it, so a flood costs a few log lines. */
-static void log_refused(struct cl_engine *e, int w, uint64_t dropped, const char *what,
-                        const char *bound)
+static void log_refused(eng_cs_t *cs, int w, uint64_t dropped, const char *what, const char *bound)
 {
     if ((dropped & (dropped - 1)) != 0)
         return;
     char desc[160];
-    const cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
     if (p != NULL)
-        eng_peer_desc(p, desc, sizeof desc);
+        cs->ctx.desc(p, desc, sizeof desc);
     else
         snprintf(desc, sizeof desc, "rank %d", w);
     cl_warn("dropped %s from %s: it would hold more than %s allows (%llu of its messages "
@@ -94,14 +92,14 @@ static void log_refused(struct cl_engine *e, int w, uint64_t dropped, const char
             what, desc, bound, (unsigned long long)dropped);
 }
 
-static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m);
+static void route_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m);
 
-void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
+void eng_coll_free_buffered(eng_cs_t *cs, stream_t *s)
 {
     buffered_t *b = s->buf_head;
     while (b != NULL) {
         buffered_t *next = b->next;
-        release_buffered(e, b);
+        release_buffered(cs, b);
         free(b->data);
         free(b);
         b = next;
@@ -109,7 +107,7 @@ void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
     s->buf_head = s->buf_tail = NULL;
 }
 
-void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev, buffered_t *b)
+void eng_coll_unlink_buffered(eng_cs_t *cs, stream_t *s, buffered_t *prev, buffered_t *b)
 {
     if (prev != NULL)
         prev->next = b->next;
@@ -117,16 +115,16 @@ void eng_coll_unlink_buffered(struct cl_engine *e, stream_t *s, buffered_t *prev
         s->buf_head = b->next;
     if (s->buf_tail == b)
         s->buf_tail = prev;
-    release_buffered(e, b);
+    release_buffered(cs, b);
 }
 
-void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below)
+void eng_cs_drop_buffered_below(eng_cs_t *cs, stream_t *s, uint64_t below)
 {
     buffered_t *prev = NULL, *b = s->buf_head;
     while (b != NULL) {
         buffered_t *next = b->next;
         if (b->seq < below) {
-            eng_coll_unlink_buffered(e, s, prev, b);
+            eng_coll_unlink_buffered(cs, s, prev, b);
             free(b->data);
             free(b);
         } else {
@@ -136,7 +134,7 @@ void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t bel
     }
 }
 
-size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
+size_t eng_coll_drop_buffered_from(eng_cs_t *cs, stream_t *s, int w)
 {
     size_t left = 0;
     buffered_t *prev = NULL, *b = s->buf_head;
@@ -148,7 +146,7 @@ size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
             b = next;
             continue;
         }
-        eng_coll_unlink_buffered(e, s, prev, b);
+        eng_coll_unlink_buffered(cs, s, prev, b);
         free(b->data);
         free(b);
         b = next;
@@ -158,7 +156,7 @@ size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
 
 /* Tells world rank w that this peer runs (or ran) seq under generation
    gen, once per collective. */
-static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
+static void notify(eng_cs_t *cs, stream_t *s, coll_ctx_t *ctx, int w)
 {
     for (int i = 0; i < ctx->nnotified; i++)
         if (ctx->notified[i] == w)
@@ -168,7 +166,7 @@ static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
         return;
     ctx->notified = a;
     ctx->notified[ctx->nnotified++] = w;
-    cl_peer_t *p = cl_member_at_rank(e->mb, w);
+    cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
     if (p == NULL)
         return;
     cl_wire_msg_t m;
@@ -181,9 +179,9 @@ static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
     m.hdr.signature = ctx->signature;
     /* Its members, for a peer that never saw the view that formed it. */
     uint8_t *body = NULL;
-    m.payload_len = eng_coll_gen_encode(e, ctx->gen, &body);
+    m.payload_len = eng_coll_gen_encode(cs, ctx->gen, &body);
     m.payload = body;
-    (void)eng_send(e, p, &m);
+    (void)cs->ctx.send(cs->ctx.arg, p, &m);
     free(body);
 }
 
@@ -192,23 +190,23 @@ static void notify(struct cl_engine *e, stream_t *s, coll_ctx_t *ctx, int w)
    that formed it was lost with its coordinator); data from a member of
    the group is kept, and its sender told this peer's generation, so that
    its notice comes back. */
-static bool learn_or_ask(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+static bool learn_or_ask(eng_cs_t *cs, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                          const void *data, size_t len)
 {
     uint64_t cur = s->active_ctx->gen;
-    if (eng_coll_gen(e, h->epoch) != NULL || !eng_coll_in_group(e, from_world))
+    if (eng_cs_gen(cs, h->epoch) != NULL || !eng_coll_in_group(cs, from_world))
         return false;
     if (h->sub == SUB_NOTICE)
-        return eng_coll_learn_gen(e, h->epoch, cur, from_world, data, len);
-    notify(e, s, s->active_ctx, from_world);
+        return eng_coll_learn_gen(cs, h->epoch, cur, from_world, data, len);
+    notify(cs, s, s->active_ctx, from_world);
     return false;
 }
 
-bool eng_coll_may_pull(struct cl_engine *e, const stream_t *s, int w, uint64_t seq)
+bool eng_coll_may_pull(eng_cs_t *cs, const stream_t *s, int w, uint64_t seq)
 {
     /* A peer that said goodbye after taking part in seq ran it with the
        group it knew, and counts there (cl_engine_leave.c). */
-    return eng_coll_in_group(e, w) || eng_leave_status(e->leave, w, s->comm_id, seq) == 1;
+    return eng_coll_in_group(cs, w) || eng_leave_status(cs->ctx.leave, w, s->comm_id, seq) == 1;
 }
 
 /* A copy of a message the running collective took.  Around an admission
@@ -277,7 +275,7 @@ void eng_coll_free_seen(coll_ctx_t *ctx)
     ctx->seen_bytes = 0;
 }
 
-void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s)
+void eng_coll_requeue_seen(eng_cs_t *cs, stream_t *s)
 {
     coll_ctx_t *ctx = s->active_ctx;
     if (ctx == NULL || ctx->seen_head == NULL)
@@ -286,8 +284,8 @@ void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s)
        taken, and are bounded by SEEN_MAX). */
     for (buffered_t *b = ctx->seen_head; b != NULL; b = b->next) {
         b->limited = false;
-        e->buffered_bytes += BUFFERED_COST(b->len);
-        e->buffered_msgs++;
+        cs->buffered_bytes += BUFFERED_COST(b->len);
+        cs->buffered_msgs++;
     }
     ctx->seen_tail->next = s->buf_head;
     if (s->buf_tail == NULL)
@@ -298,8 +296,8 @@ void eng_coll_requeue_seen(struct cl_engine *e, stream_t *s)
 }
 
 /* Hands one message to the running (active) or retained collective. */
-static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_world,
-                    const cl_wire_hdr_t *h, const void *data, size_t len)
+static void deliver(eng_cs_t *cs, stream_t *s, bool active, int from_world, const cl_wire_hdr_t *h,
+                    const void *data, size_t len)
 {
     cl_coll_t *c = active ? s->active : s->retained;
     coll_ctx_t *ctx = active ? s->active_ctx : s->retained_ctx;
@@ -307,9 +305,9 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
     if (c == NULL || from < 0 || h->sub == SUB_NOTICE)
         return;
     if (active)
-        s->last_delivery = eng_now();
+        s->last_delivery = cs_now(cs);
     if (h->signature != ctx->signature) {
-        cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
+        cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
         cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
                 "%08x, ours %08x); excluding it from this one",
                 from_world, eng_coll_kind_name(ctx->kind), (unsigned long long)h->seq, h->signature,
@@ -322,95 +320,95 @@ static void deliver(struct cl_engine *e, stream_t *s, bool active, int from_worl
                 ctx->nmismatch++;
             eng_coll_fail_member(s, from, false);
             if (p != NULL)
-                eng_coll_defer_late(e, p, CL_SUSPECT_MISMATCH);
+                eng_coll_defer_late(cs, p, CL_SUSPECT_MISMATCH);
         }
     } else {
         cl_coll_msg_t msg = {h->sub, h->part, h->chunk, h->aux, from, data, len};
         int rc = cl_coll_on_msg(c, &msg);
-        if (active && rc != COLLAB_ERR_ARG && from_world != atomic_load(&e->rank))
+        if (active && rc != COLLAB_ERR_ARG && from_world != cs->ctx.rank(cs->ctx.arg))
             record_seen(ctx, from_world, h, data, len);
         if (rc == COLLAB_ERR_ARG) {
             /* The algorithm refused it: a RESULT for a part its sender
                does not produce, or a message that does not fit the
                collective.  Dropped, counted, named in the log. */
-            const cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
+            const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
             if (p != NULL)
-                eng_auth_refused_data(e->auth, p, h->sub, h->part);
+                eng_auth_refused_data(cs->ctx.auth, p, h->sub, h->part);
         }
     }
     if (active && s->active == c) {
         (void)cl_coll_on_tick(c);
-        eng_coll_check_done(e, s);
+        eng_coll_check_done(cs, s);
     }
 }
 
 /* A message for the running collective: settle the generation first. */
-static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+static void buffer(eng_cs_t *cs, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                    const void *data, size_t len);
 
-static void to_active(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+static void to_active(eng_cs_t *cs, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                       const void *data, size_t len)
 {
     coll_ctx_t *ctx = s->active_ctx;
     /* Elastic hook: around an admission the generation that takes effect
        at this sequence wins, not the oldest (docs/elastic.md §3). */
-    switch (eng_el_route(e, s, ctx->seq, ctx->gen, h->epoch)) {
-    case ENG_EL_ROUTE_RESTART:
-        eng_coll_restart(e, s, h->epoch);
+    switch (cs->ctx.el_route(cs->ctx.arg, s, ctx->seq, ctx->gen, h->epoch)) {
+    case ENG_CS_ROUTE_RESTART:
+        eng_cs_restart(cs, s, h->epoch);
         if (s->active != NULL && s->active_ctx->seq == h->seq)
-            deliver(e, s, true, from_world, h, data, len);
+            deliver(cs, s, true, from_world, h, data, len);
         return;
-    case ENG_EL_ROUTE_NOTIFY:
+    case ENG_CS_ROUTE_NOTIFY:
         /* Kept too: should the admission be lost (its admitter died
            before the whole group got its view), the older generation runs
            again and its sender, which may have completed the collective
            meanwhile, will not send it again. */
-        notify(e, s, ctx, from_world);
-        buffer(e, s, from_world, h, data, len);
+        notify(cs, s, ctx, from_world);
+        buffer(cs, s, from_world, h, data, len);
         return;
-    case ENG_EL_ROUTE_KEEP:
-        notify(e, s, ctx, from_world);
-        buffer(e, s, from_world, h, data, len);
+    case ENG_CS_ROUTE_KEEP:
+        notify(cs, s, ctx, from_world);
+        buffer(cs, s, from_world, h, data, len);
         return;
-    case ENG_EL_ROUTE_DEFAULT:
+    case ENG_CS_ROUTE_DEFAULT:
         break;
     }
     if (h->epoch > ctx->gen) {
-        notify(e, s, ctx, from_world); /* it restarts under ours */
+        notify(cs, s, ctx, from_world); /* it restarts under ours */
         return;
     }
     if (h->epoch < ctx->gen) {
-        bool unknown = eng_coll_gen(e, h->epoch) == NULL;
-        if (unknown && !learn_or_ask(e, s, from_world, h, data, len) && h->sub != SUB_NOTICE &&
-            eng_coll_in_group(e, from_world)) {
-            buffer(e, s, from_world, h, data, len); /* until its notice teaches it */
+        bool unknown = eng_cs_gen(cs, h->epoch) == NULL;
+        if (unknown && !learn_or_ask(cs, s, from_world, h, data, len) && h->sub != SUB_NOTICE &&
+            eng_coll_in_group(cs, from_world)) {
+            buffer(cs, s, from_world, h, data, len); /* until its notice teaches it */
             return;
         }
-        if (!eng_coll_in_gen(e, h->epoch) || !eng_coll_may_pull(e, s, from_world, h->seq)) {
+        if (!eng_cs_in_gen(cs, h->epoch) || !eng_coll_may_pull(cs, s, from_world, h->seq)) {
             cl_debug("dropped a collective message of a generation this peer is not in");
             return;
         }
-        eng_coll_restart(e, s, h->epoch);
+        eng_cs_restart(cs, s, h->epoch);
         if (s->active == NULL || s->active_ctx->seq != h->seq)
             return; /* it completed at once, or failed */
     }
-    deliver(e, s, true, from_world, h, data, len);
+    deliver(cs, s, true, from_world, h, data, len);
 }
 
 /* The early buffer's bound that one more message of `cost` from the
    sender whose quota is q would pass, or NULL. */
-static const char *over_bound(const struct cl_engine *e, const eng_quota_t *q, size_t cost)
+static const char *over_bound(const eng_cs_t *cs, const eng_quota_t *q, size_t cost)
 {
-    size_t peer_max = (size_t)e->cfg.max_unexpected_peer_mib << 20;
-    size_t total_max = (size_t)e->cfg.max_unexpected_mib << 20;
-    size_t msgs_max = (size_t)e->cfg.max_unexpected_msgs;
+    size_t peer_max = (size_t)cs->ctx.cfg->max_unexpected_peer_mib << 20;
+    size_t total_max = (size_t)cs->ctx.cfg->max_unexpected_mib << 20;
+    size_t msgs_max = (size_t)cs->ctx.cfg->max_unexpected_msgs;
     /* (0: not configured, no bound; the config table never gives 0) */
     if (msgs_max > 0 && q->msgs >= msgs_max)
         return "COLLAB_MAX_UNEXPECTED_MSGS";
     if (peer_max > 0 && q->msgs > 0 && q->bytes + cost > peer_max)
         return "COLLAB_MAX_UNEXPECTED_PER_PEER"; /* (one larger message may wait alone) */
-    if ((total_max > 0 && e->buffered_msgs > 0 && e->buffered_bytes + cost > total_max) ||
-        (msgs_max > 0 && e->buffered_msgs >= 4 * msgs_max))
+    if ((total_max > 0 && cs->buffered_msgs > 0 && cs->buffered_bytes + cost > total_max) ||
+        (msgs_max > 0 && cs->buffered_msgs >= 4 * msgs_max))
         return "COLLAB_MAX_UNEXPECTED";
     return NULL;
 }
@@ -419,18 +417,18 @@ static const char *over_bound(const struct cl_engine *e, const eng_quota_t *q, s
    grant of class EARLY: counted, named, and reported to the group (the
    coordinator takes p out of the group, so that no receiver leaves p's
    messages out alone; docs/security-bounds.md section 5). */
-static void refuse_overdrawn(struct cl_engine *e, cl_peer_t *p, eng_quota_t *q, size_t len,
+static void refuse_overdrawn(eng_cs_t *cs, cl_peer_t *p, eng_quota_t *q, size_t len,
                              const char *bound)
 {
-    if (p != NULL && eng_p2p_coll_refuse(e->p2p, p, len))
-        eng_suspect_overdrawn(e->susp, p);
+    if (p != NULL && eng_p2p_coll_refuse(cs->ctx.p2p, p, len))
+        eng_suspect_overdrawn(cs->ctx.susp, p);
     q->dropped++;
-    log_refused(e, p != NULL ? p->rank : -1, q->dropped,
+    log_refused(cs, p != NULL ? p->rank : -1, q->dropped,
                 "an early collective message (for a collective this peer has not called)", bound);
 }
 
 /* Takes message b (after prev, or the head) out of stream t, as refused. */
-static void evict(struct cl_engine *e, stream_t *t, buffered_t *b, buffered_t *prev, cl_peer_t *p,
+static void evict(eng_cs_t *cs, stream_t *t, buffered_t *b, buffered_t *prev, cl_peer_t *p,
                   eng_quota_t *q, const char *bound)
 {
     if (prev != NULL)
@@ -439,16 +437,16 @@ static void evict(struct cl_engine *e, stream_t *t, buffered_t *b, buffered_t *p
         t->buf_head = b->next;
     if (t->buf_tail == b)
         t->buf_tail = prev;
-    release_buffered(e, b);
-    refuse_overdrawn(e, p, q, b->len, bound);
+    release_buffered(cs, b);
+    refuse_overdrawn(cs, p, q, b->len, bound);
     free(b->data);
     free(b);
 }
 
 /* Takes out of stream t the message of world rank w that is furthest
    ahead (the highest sequence, above `above`); false when t holds none. */
-static bool evict_last(struct cl_engine *e, stream_t *t, int w, uint64_t above, bool any,
-                       cl_peer_t *p, eng_quota_t *q, const char *bound)
+static bool evict_last(eng_cs_t *cs, stream_t *t, int w, uint64_t above, bool any, cl_peer_t *p,
+                       eng_quota_t *q, const char *bound)
 {
     buffered_t *victim = NULL, *victim_prev = NULL, *prev = NULL;
     for (buffered_t *b = t->buf_head; b != NULL; prev = b, b = b->next)
@@ -459,7 +457,7 @@ static bool evict_last(struct cl_engine *e, stream_t *t, int w, uint64_t above, 
         }
     if (victim == NULL)
         return false;
-    evict(e, t, victim, victim_prev, p, q, bound);
+    evict(cs, t, victim, victim_prev, p, q, bound);
     return true;
 }
 
@@ -468,38 +466,38 @@ static bool evict_last(struct cl_engine *e, stream_t *t, int w, uint64_t above, 
    be needed: its furthest ahead in s, or else, for a communicator this
    program created, one of its messages for a communicator it has not
    created (a stream in the table or retired).  False when none is left. */
-static bool evict_ahead(struct cl_engine *e, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
+static bool evict_ahead(eng_cs_t *cs, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
                         eng_quota_t *q, const char *bound)
 {
-    if (evict_last(e, s, w, seq, false, p, q, bound))
+    if (evict_last(cs, s, w, seq, false, p, q, bound))
         return true;
     if (s->comm == NULL)
         return false;
-    for (size_t i = 0; i < e->nstreams; i++)
-        if (e->streams[i] != s && e->streams[i]->comm == NULL &&
-            evict_last(e, e->streams[i], w, 0, true, p, q, bound))
+    for (size_t i = 0; i < cs->nstreams; i++)
+        if (cs->streams[i] != s && cs->streams[i]->comm == NULL &&
+            evict_last(cs, cs->streams[i], w, 0, true, p, q, bound))
             return true;
-    for (size_t i = 0; i < e->nretired; i++)
-        if (e->retired[i] != s && evict_last(e, e->retired[i], w, 0, true, p, q, bound))
+    for (size_t i = 0; i < cs->nretired; i++)
+        if (cs->retired[i] != s && evict_last(cs, cs->retired[i], w, 0, true, p, q, bound))
             return true;
     return false;
 }
 
-static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+static void buffer(eng_cs_t *cs, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                    const void *data, size_t len)
 {
     /* A peer's own messages (its local deliveries) are its own memory. */
-    bool limited = from_world != atomic_load(&e->rank);
+    bool limited = from_world != cs->ctx.rank(cs->ctx.arg);
     size_t cost = BUFFERED_COST(len);
-    eng_quota_t *q = limited ? early_quota(e, from_world) : NULL;
+    eng_quota_t *q = limited ? early_quota(cs, from_world) : NULL;
     if (limited && q == NULL)
         return; /* out of memory */
-    if (q != NULL && e->coll_credit <= 0) {
+    if (q != NULL && cs->coll_credit <= 0) {
         /* (A message under class EARLY's credit is kept past them: the
            grants already respect them, docs/wire.md section 10.  One past
            its grant meets them, as on a link without flow control.) */
-        const char *bound = over_bound(e, q, cost);
-        if (bound != NULL && e->coll_credit < 0) {
+        const char *bound = over_bound(cs, q, cost);
+        if (bound != NULL && cs->coll_credit < 0) {
             /* Past its sender's grant of class EARLY too: only a sender
                that ignores the protocol gets here (docs/wire.md section
                10); named as such and reported to the group.  Its
@@ -510,16 +508,16 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
                for the next ones: those the others take too, and this
                peer's collective would wait for them until the group
                takes the sender out. */
-            cl_peer_t *p = cl_member_at_rank(e->mb, from_world);
-            while (bound != NULL && evict_ahead(e, s, from_world, h->seq, p, q, bound))
-                bound = over_bound(e, q, cost);
+            cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
+            while (bound != NULL && evict_ahead(cs, s, from_world, h->seq, p, q, bound))
+                bound = over_bound(cs, q, cost);
             if (bound != NULL) {
-                refuse_overdrawn(e, p, q, len, bound);
+                refuse_overdrawn(cs, p, q, len, bound);
                 return;
             }
         } else if (bound != NULL) {
             q->dropped++;
-            log_refused(e, from_world, q->dropped,
+            log_refused(cs, from_world, q->dropped,
                         "an early collective message (for a collective this peer has not called)",
                         bound);
             return;
@@ -534,15 +532,15 @@ static void buffer(struct cl_engine *e, stream_t *s, int from_world, const cl_wi
     else
         s->buf_head = b;
     s->buf_tail = b;
-    e->buffered_bytes += cost;
-    e->buffered_msgs++;
+    cs->buffered_bytes += cost;
+    cs->buffered_msgs++;
     if (q != NULL) {
         q->msgs++;
         q->bytes += cost;
     }
 }
 
-void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_wire_hdr_t *h,
+void eng_coll_route(eng_cs_t *cs, stream_t *s, int from_world, const cl_wire_hdr_t *h,
                     const void *data, size_t len)
 {
     cl_debug("coll recv #%llu/%llu type %u part %u chunk %u aux %u len %zu from rank %d "
@@ -550,17 +548,17 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
              (unsigned long long)h->seq, (unsigned long long)h->epoch, h->sub, h->part, h->chunk,
              h->aux, len, from_world, s->active != NULL ? (long long)s->active_ctx->seq : -1LL,
              (unsigned long long)s->started);
-    eng_fast_on_message(e, s, h->seq);
+    eng_fast_on_message(cs, s, h->seq);
     if (s->comm != NULL && s->active != NULL && h->seq == s->active_ctx->seq) {
-        to_active(e, s, from_world, h, data, len);
+        to_active(cs, s, from_world, h, data, len);
     } else if (s->comm != NULL && s->retained != NULL && h->seq == s->retained_ctx->seq) {
         coll_ctx_t *ctx = s->retained_ctx;
         if (h->epoch == ctx->gen)
-            deliver(e, s, false, from_world, h, data, len);
+            deliver(cs, s, false, from_world, h, data, len);
         else if (h->epoch > ctx->gen)
-            notify(e, s, ctx, from_world); /* finish it under ours and ask us for relays */
+            notify(cs, s, ctx, from_world); /* finish it under ours and ask us for relays */
     } else if (h->seq >= s->started) {
-        buffer(e, s, from_world, h, data, len);
+        buffer(cs, s, from_world, h, data, len);
     }
     /* else: a collective this peer finished long ago; nobody needs it. */
 }
@@ -569,7 +567,7 @@ void eng_coll_route(struct cl_engine *e, stream_t *s, int from_world, const cl_w
    delivery may complete it and start the next one (whose own pass is
    then deferred to the caller), so the pass stops as soon as the stream
    runs another start: entries after the delivered one may be gone. */
-static void take_pass(struct cl_engine *e, stream_t *s)
+static void take_pass(eng_cs_t *cs, stream_t *s)
 {
     uint64_t start = s->nstarts;
     uint64_t seq = s->active_ctx->seq;
@@ -585,40 +583,40 @@ static void take_pass(struct cl_engine *e, stream_t *s)
                yet: its view is on the way) keeps its message, since its
                sender will not send it again.  Otherwise the sender
                restarts under ours. */
-            eng_el_route_t r = eng_el_route(e, s, seq, cur, b->gen);
-            stays = r == ENG_EL_ROUTE_RESTART || r == ENG_EL_ROUTE_KEEP;
-            if (r == ENG_EL_ROUTE_RESTART && b->gen < restart)
+            int r = cs->ctx.el_route(cs->ctx.arg, s, seq, cur, b->gen);
+            stays = r == ENG_CS_ROUTE_RESTART || r == ENG_CS_ROUTE_KEEP;
+            if (r == ENG_CS_ROUTE_RESTART && b->gen < restart)
                 restart = b->gen;
-            tell = r != ENG_EL_ROUTE_RESTART;
+            tell = r != ENG_CS_ROUTE_RESTART;
         } else if (!stays && b->gen < cur) {
             /* The older generation wins when this peer is in it (as in
                to_active); one an admission made obsolete restarts under
                ours (elastic hook). */
-            if (!eng_el_gen_ok(e, s, seq, b->gen)) {
+            if (!cs->ctx.el_gen_ok(cs->ctx.arg, s, seq, b->gen)) {
                 tell = true;
                 stays = true; /* kept for a lost admission, as in to_active */
-            } else if (eng_coll_gen(e, b->gen) == NULL && eng_coll_in_group(e, b->from_world)) {
+            } else if (eng_cs_gen(cs, b->gen) == NULL && eng_coll_in_group(cs, b->from_world)) {
                 /* A generation this peer never saw: a notice among these
                    may teach it; data waits for that (learn_or_ask). */
                 cl_wire_hdr_t h = {.sub = b->type, .epoch = b->gen, .seq = b->seq};
-                bool learned = learn_or_ask(e, s, b->from_world, &h, b->data, b->len);
+                bool learned = learn_or_ask(cs, s, b->from_world, &h, b->data, b->len);
                 stays = true;
-                if (learned && eng_coll_in_gen(e, b->gen) && b->gen < restart)
+                if (learned && eng_cs_in_gen(cs, b->gen) && b->gen < restart)
                     restart = b->gen;
-            } else if (eng_coll_in_gen(e, b->gen) && eng_coll_may_pull(e, s, b->from_world, seq)) {
+            } else if (eng_cs_in_gen(cs, b->gen) && eng_coll_may_pull(cs, s, b->from_world, seq)) {
                 stays = true;
                 if (b->gen < restart)
                     restart = b->gen;
             }
         }
         if (tell)
-            notify(e, s, s->active_ctx, b->from_world);
+            notify(cs, s, s->active_ctx, b->from_world);
         if (stays) {
             prev = b;
             b = next;
             continue;
         }
-        eng_coll_unlink_buffered(e, s, prev, b);
+        eng_coll_unlink_buffered(cs, s, prev, b);
         if (b->gen == cur) {
             cl_wire_hdr_t h;
             memset(&h, 0, sizeof h);
@@ -629,32 +627,32 @@ static void take_pass(struct cl_engine *e, stream_t *s)
             h.part = b->part;
             h.chunk = b->chunk;
             h.aux = b->aux;
-            deliver(e, s, true, b->from_world, &h, b->data, b->len);
+            deliver(cs, s, true, b->from_world, &h, b->data, b->len);
         }
         free(b->data);
         free(b);
         b = next;
     }
     if (restart != UINT64_MAX && s->nstarts == start && s->active != NULL)
-        eng_coll_restart(e, s, restart); /* takes the messages kept above */
+        eng_cs_restart(cs, s, restart); /* takes the messages kept above */
 }
 
 /* After a start: delivers the early messages of the new collective that
    carry its generation, answers newer ones with a notice, drops the rest.
    Re-entry (a delivered message completes the collective and the next one
    starts) only asks the running call for another pass. */
-void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
+void eng_coll_take_buffered(eng_cs_t *cs, stream_t *s)
 {
     if (s->taking) {
         s->take_again = true;
         return;
     }
     s->taking = true;
-    s->last_delivery = eng_now(); /* a start */
+    s->last_delivery = cs_now(cs); /* a start */
     do {
         s->take_again = false;
         if (s->active != NULL && s->active_ctx != NULL)
-            take_pass(e, s);
+            take_pass(cs, s);
     } while (s->take_again);
     s->taking = false;
 }
@@ -668,51 +666,51 @@ void eng_coll_take_buffered(struct cl_engine *e, stream_t *s)
    sender's grant is lost, and hostile members that stay alive hold a
    place only for that long; to take it again they must send more, which
    their early-buffer share caps (docs/security-bounds.md §5). */
-static bool may_open_stream(struct cl_engine *e, const cl_peer_t *from)
+static bool may_open_stream(eng_cs_t *cs, const cl_peer_t *from)
 {
-    eng_coll_retire_streams(e, eng_now(), ENG_STREAM_RETIRE_AFTER(e->cfg.timeout));
+    eng_coll_retire_streams(cs, cs_now(cs), ENG_STREAM_RETIRE_AFTER(cs->ctx.cfg->timeout));
     int mine = 0, all = 0;
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        const stream_t *s = cs->streams[i];
         if (s->comm == NULL && s->opened_by > 0) {
             all++;
             mine += s->opened_by == from->rank + 1;
         }
     }
     const char *bound = NULL;
-    if (e->cfg.max_streams_peer > 0 && mine >= e->cfg.max_streams_peer)
+    if (cs->ctx.cfg->max_streams_peer > 0 && mine >= cs->ctx.cfg->max_streams_peer)
         bound = "COLLAB_MAX_STREAMS_PER_PEER";
-    else if (e->cfg.max_streams > 0 && all >= e->cfg.max_streams)
+    else if (cs->ctx.cfg->max_streams > 0 && all >= cs->ctx.cfg->max_streams)
         bound = "COLLAB_MAX_STREAMS";
     if (bound == NULL)
         return true;
-    e->streams_refused++;
-    eng_quota_t *q = early_quota(e, from->rank);
+    cs->streams_refused++;
+    eng_quota_t *q = early_quota(cs, from->rank);
     if (q != NULL) {
         q->streams_refused++;
-        log_refused(e, from->rank, q->streams_refused,
+        log_refused(cs, from->rank, q->streams_refused,
                     "a collective message for a communicator this program has not created", bound);
     }
     return false;
 }
 
-size_t eng_coll_early_queued(void *arg, int w, size_t *bytes)
+size_t eng_coll_early_queued(const eng_cs_t *cs, int w, size_t *bytes)
 {
-    const struct cl_engine *e = arg;
     *bytes = 0;
-    if (w < 0 || w >= e->nearly)
+    if (cs == NULL || w < 0 || w >= cs->nearly)
         return 0;
-    const eng_quota_t *q = &e->early[w];
+    const eng_quota_t *q = &cs->early[w];
     *bytes = q->bytes - q->msgs * BUFFERED_COST(0);
     return q->msgs;
 }
 
-bool eng_coll_waits_for(void *arg, int w)
+bool eng_coll_waits_for(const eng_cs_t *cs, int w)
 {
-    const struct cl_engine *e = arg;
-    double now = eng_now();
-    for (size_t i = 0; i < e->nstreams; i++) {
-        const stream_t *s = e->streams[i];
+    if (cs == NULL)
+        return false;
+    double now = cs_now(cs);
+    for (size_t i = 0; i < cs->nstreams; i++) {
+        const stream_t *s = cs->streams[i];
         /* Stalled: a collective that takes messages is not held up by a
            FIFO, and a sender whose early messages fill its grant gets no
            more while the collectives here move (a flood meets its grant). */
@@ -723,7 +721,7 @@ bool eng_coll_waits_for(void *arg, int w)
     return false;
 }
 
-void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+void eng_coll_on_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (from->rank < 0)
         return;
@@ -731,16 +729,17 @@ void eng_coll_on_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg
        as arrived, and as consumed at once unless it waits in the early
        buffer (only that holds credit, and only that is refused past the
        grant: a message its collective takes at once costs nothing). */
-    e->coll_credit = e->p2p != NULL ? eng_p2p_coll_admit(e->p2p, from, m->payload_len) : 0;
-    route_message(e, from, m);
-    e->coll_credit = 0;
+    cs->coll_credit =
+        cs->ctx.p2p != NULL ? eng_p2p_coll_admit(cs->ctx.p2p, from, m->payload_len) : 0;
+    route_message(cs, from, m);
+    cs->coll_credit = 0;
 }
 
-static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_msg_t *m)
+static void route_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (m->payload_len >= 65536) {
         /* Bandwidth seen from this peer, for data deadlines. */
-        double now = eng_now();
+        double now = cs_now(cs);
         double gap = now - from->last_data;
         if (from->last_data > 0 && gap > 1e-4 && gap < 1.0) {
             double bw = fmin((double)m->payload_len / gap, 1e10);
@@ -750,26 +749,26 @@ static void route_message(struct cl_engine *e, cl_peer_t *from, const cl_wire_ms
     }
     if (m->hdr.comm == CL_COMM_SELF_ID)
         return; /* nobody else speaks on our self communicator */
-    stream_t *s = eng_coll_stream(e, m->hdr.comm, false);
+    stream_t *s = eng_cs_stream(cs, m->hdr.comm, false);
     if (s == NULL)
-        s = eng_coll_retired(e, m->hdr.comm); /* waits there, outside the table */
+        s = eng_coll_retired(cs, m->hdr.comm); /* waits there, outside the table */
     if (s == NULL) {
-        if (!may_open_stream(e, from) || (s = eng_coll_stream(e, m->hdr.comm, true)) == NULL)
+        if (!may_open_stream(cs, from) || (s = eng_cs_stream(cs, m->hdr.comm, true)) == NULL)
             return;
         s->opened_by = from->rank + 1;
-        s->opened_at = eng_now();
+        s->opened_at = cs_now(cs);
     }
-    eng_coll_route(e, s, from->rank, &m->hdr, m->payload, m->payload_len);
+    eng_coll_route(cs, s, from->rank, &m->hdr, m->payload, m->payload_len);
 }
 
-void eng_coll_deliver_local(struct cl_engine *e)
+void eng_coll_deliver_local(eng_cs_t *cs)
 {
-    while (e->local_head != NULL) {
-        local_msg_t *l = e->local_head;
-        e->local_head = l->next;
-        if (e->local_head == NULL)
-            e->local_tail = NULL;
-        stream_t *s = eng_coll_stream(e, l->comm, false);
+    while (cs->local_head != NULL) {
+        local_msg_t *l = cs->local_head;
+        cs->local_head = l->next;
+        if (cs->local_head == NULL)
+            cs->local_tail = NULL;
+        stream_t *s = eng_cs_stream(cs, l->comm, false);
         if (s != NULL && s->comm != NULL) {
             cl_wire_hdr_t h;
             memset(&h, 0, sizeof h);
@@ -781,7 +780,7 @@ void eng_coll_deliver_local(struct cl_engine *e)
             h.chunk = l->msg.chunk;
             h.aux = l->msg.aux;
             int w = cl_comm_world_of(s->comm, l->msg.from);
-            eng_coll_route(e, s, w, &h, l->msg.data, l->msg.len);
+            eng_coll_route(cs, s, w, &h, l->msg.data, l->msg.len);
         }
         free(l);
     }

@@ -1,7 +1,7 @@
 /*  cl_engine_coll_test.c - selftest of the collective streams' timer
-    (cl_engine_coll.c) on a fake engine: a real timer set and a real
-    stream, the running collective, the engine's clock and the parts
-    around the streams stubbed here.
+    (cl_engine_coll.c) on a fake context (eng_cs_ctx_t): a real timer set
+    and a real stream, the running collective, the engine's clock and the
+    parts around the streams stubbed here.
 
     A collective that runs is ticked (cl_coll_on_tick, its deadlines)
     every ENG_COLL_TICK by _coll's timer in the loop's set, even when
@@ -12,7 +12,6 @@
     member ticks nothing.
 */
 #include "engine/cl_engine_coll_int.h"
-#include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_timer.h"
 
 #include "selftest.h"
@@ -31,17 +30,6 @@ static bool s_waits;    /* the fake collective waits for its device input */
 static int s_fake_coll; /* the running collective: its address only */
 static int s_posted;    /* eng_el_on_post calls */
 static bool s_again;    /* the last one's again */
-
-double eng_now(void)
-{
-    return s_now;
-}
-
-const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
-{
-    snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
-    return out;
-}
 
 int cl_coll_on_tick(cl_coll_t *self)
 {
@@ -125,18 +113,18 @@ void eng_coll_ctx_free(coll_ctx_t **ctx_p)
 {
     *ctx_p = NULL;
 }
-void eng_coll_try_start(struct cl_engine *e, stream_t *s)
+void eng_coll_try_start(eng_cs_t *cs, stream_t *s)
 {
-    (void)e, (void)s;
+    (void)cs, (void)s;
 }
-size_t eng_coll_drop_buffered_from(struct cl_engine *e, stream_t *s, int w)
+size_t eng_coll_drop_buffered_from(eng_cs_t *cs, stream_t *s, int w)
 {
-    (void)e, (void)s, (void)w;
+    (void)cs, (void)s, (void)w;
     return 0;
 }
-void eng_coll_free_buffered(struct cl_engine *e, stream_t *s)
+void eng_coll_free_buffered(eng_cs_t *cs, stream_t *s)
 {
-    (void)e, (void)s;
+    (void)cs, (void)s;
 }
 cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
 {
@@ -144,55 +132,25 @@ cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
     return NULL;
 }
 
-int eng_el_init(struct cl_engine *e)
+void eng_fast_drain(eng_cs_t *cs, stream_t *s)
 {
-    (void)e;
-    return COLLAB_OK;
+    (void)cs, (void)s;
 }
-void eng_el_fini(struct cl_engine *e)
+void eng_fast_update(eng_cs_t *cs)
 {
-    (void)e;
+    (void)cs;
 }
-bool eng_el_in_doubt(struct cl_engine *e)
+void eng_fast_update_stream(eng_cs_t *cs, stream_t *s)
 {
-    (void)e;
-    return false;
-}
-bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
-{
-    (void)e, (void)s, (void)req;
-    s_posted++;
-    s_again = again;
-    return false;
-}
-void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
-{
-    (void)e, (void)s, (void)req, (void)status;
-}
-void eng_el_view_changed(struct cl_engine *e)
-{
-    (void)e;
-}
-
-void eng_fast_drain(struct cl_engine *e, stream_t *s)
-{
-    (void)e, (void)s;
-}
-void eng_fast_update(struct cl_engine *e)
-{
-    (void)e;
-}
-void eng_fast_update_stream(struct cl_engine *e, stream_t *s)
-{
-    (void)e, (void)s;
+    (void)cs, (void)s;
 }
 void eng_fast_on_post(stream_t *s, uint64_t seq)
 {
     (void)s, (void)seq;
 }
-void eng_fast_release(struct cl_engine *e, stream_t *s)
+void eng_fast_release(eng_cs_t *cs, stream_t *s)
 {
-    (void)e, (void)s;
+    (void)cs, (void)s;
 }
 
 int eng_leave_status(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
@@ -204,10 +162,6 @@ int eng_leave_world_of(eng_leave_t *l, const uint8_t key[32])
 {
     (void)l, (void)key;
     return -1;
-}
-void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
-{
-    (void)e, (void)p;
 }
 size_t eng_p2p_coll_waiting(const eng_p2p_t *self, int w)
 {
@@ -223,43 +177,80 @@ void eng_report_coll_done(eng_report_t *self, uint64_t comm_id, const collab_req
 {
     (void)self, (void)comm_id, (void)req, (void)ncontrib, (void)info, (void)now;
 }
-void eng_set_info(struct cl_engine *e, const collab_info_t *info)
-{
-    (void)e, (void)info;
-}
-
 /* --------------------------------------------------------------------- */
 
-static struct cl_engine *fake_engine(void)
+/* The fake context's engine: whether this peer is a member, the clock. */
+typedef struct {
+    bool member;
+    cl_timer_t *timers;
+    cl_config_t cfg;
+    eng_cs_t *cs;
+} fake_t;
+
+static double fake_now(void *arg)
 {
-    struct cl_engine *e = calloc(1, sizeof *e);
-    CHECK(e != NULL);
-    e->cfg.timeout = 2.0;
-    e->state = ENG_MEMBER;
-    e->timers = cl_timer_new(8);
-    CHECK(e->timers != NULL);
-    CHECK(eng_coll_init(e) == COLLAB_OK);
-    CHECK(isinf(cl_timer_next(e->timers))); /* nothing runs yet */
-    return e;
+    (void)arg;
+    return s_now;
 }
 
-static void fake_free(struct cl_engine *e)
+static bool fake_is_member(void *arg)
 {
-    eng_coll_fini(e);
-    CHECK(isinf(cl_timer_next(e->timers))); /* its timer went with it */
-    cl_timer_destroy(&e->timers);
-    free(e);
+    return ((fake_t *)arg)->member;
+}
+
+static bool fake_no(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static bool fake_on_post(void *arg, stream_t *s, collab_request_t *req, bool again)
+{
+    (void)arg, (void)s, (void)req;
+    s_posted++;
+    s_again = again;
+    return false;
+}
+
+static fake_t *fake_engine(void)
+{
+    fake_t *f = calloc(1, sizeof *f);
+    CHECK(f != NULL);
+    f->member = true;
+    f->cfg.timeout = 2.0;
+    f->timers = cl_timer_new(8);
+    CHECK(f->timers != NULL);
+    eng_cs_ctx_t ctx = {.arg = f,
+                        .cfg = &f->cfg,
+                        .timers = f->timers,
+                        .now = fake_now,
+                        .is_member = fake_is_member,
+                        .el_in_doubt = fake_no,
+                        .el_on_post = fake_on_post};
+    f->cs = eng_cs_new(&ctx);
+    CHECK(f->cs != NULL);
+    CHECK(isinf(cl_timer_next(f->timers))); /* nothing runs yet */
+    return f;
+}
+
+static void fake_free(fake_t *f)
+{
+    eng_cs_destroy(&f->cs);
+    CHECK(f->cs == NULL);
+    CHECK(isinf(cl_timer_next(f->timers))); /* its timer went with it */
+    cl_timer_destroy(&f->timers);
+    free(f);
 }
 
 /* A collective started on a new stream: the start wakes the loop now. */
-static stream_t *start_one(struct cl_engine *e)
+static stream_t *start_one(fake_t *f)
 {
-    stream_t *s = eng_coll_stream(e, 7, true);
+    stream_t *s = eng_cs_stream(f->cs, 7, true);
     CHECK(s != NULL);
     if (s != NULL)
         s->active = (cl_coll_t *)&s_fake_coll;
-    eng_coll_wake_by(e, s_now);
-    CHECK(fabs(cl_timer_next(e->timers) - s_now) < 1e-9);
+    eng_coll_wake_by(f->cs, s_now);
+    CHECK(fabs(cl_timer_next(f->timers) - s_now) < 1e-9);
     return s;
 }
 
@@ -267,66 +258,66 @@ static stream_t *start_one(struct cl_engine *e)
    and no longer once it is gone. */
 static void test_tick(void)
 {
-    struct cl_engine *e = fake_engine();
+    fake_t *f = fake_engine();
     s_ticks = 0;
     s_waits = false;
-    stream_t *s = start_one(e);
+    stream_t *s = start_one(f);
     for (int k = 0; k < 5; k++) {
-        double when = cl_timer_next(e->timers);
-        CHECK(cl_timer_run(e->timers, when) == 1);
+        double when = cl_timer_next(f->timers);
+        CHECK(cl_timer_run(f->timers, when) == 1);
         CHECK(s_ticks == k + 1);
         /* Re-armed for the next tick, however quiet the loop is. */
-        CHECK(fabs(cl_timer_next(e->timers) - (when + ENG_COLL_TICK)) < 1e-9);
-        CHECK(cl_timer_run(e->timers, when + ENG_COLL_TICK / 2) == 0);
+        CHECK(fabs(cl_timer_next(f->timers) - (when + ENG_COLL_TICK)) < 1e-9);
+        CHECK(cl_timer_run(f->timers, when + ENG_COLL_TICK / 2) == 0);
     }
     CHECK(s_ticks == 5);
     /* Nothing runs: the next turn ticks nothing and arms nothing. */
     s->active = NULL;
-    CHECK(cl_timer_run(e->timers, cl_timer_next(e->timers)) == 1);
+    CHECK(cl_timer_run(f->timers, cl_timer_next(f->timers)) == 1);
     CHECK(s_ticks == 5);
-    CHECK(isinf(cl_timer_next(e->timers)));
-    fake_free(e);
+    CHECK(isinf(cl_timer_next(f->timers)));
+    fake_free(f);
 }
 
 /* Device input on its way: pumped every ENG_STAGE_POLL in between. */
 static void test_stage(void)
 {
-    struct cl_engine *e = fake_engine();
+    fake_t *f = fake_engine();
     s_ticks = s_pumps = 0;
     s_waits = true;
-    (void)start_one(e);
-    double first = cl_timer_next(e->timers);
-    CHECK(cl_timer_run(e->timers, first) == 1);
+    (void)start_one(f);
+    double first = cl_timer_next(f->timers);
+    CHECK(cl_timer_run(f->timers, first) == 1);
     CHECK(s_pumps == 1 && s_ticks == 1);
-    CHECK(fabs(cl_timer_next(e->timers) - (first + ENG_STAGE_POLL)) < 1e-9);
-    CHECK(cl_timer_run(e->timers, first + ENG_STAGE_POLL) == 1);
+    CHECK(fabs(cl_timer_next(f->timers) - (first + ENG_STAGE_POLL)) < 1e-9);
+    CHECK(cl_timer_run(f->timers, first + ENG_STAGE_POLL) == 1);
     CHECK(s_pumps == 2 && s_ticks == 1); /* no tick before ENG_COLL_TICK */
     /* The input is in host memory: back to the tick alone. */
     s_waits = false;
-    CHECK(cl_timer_run(e->timers, cl_timer_next(e->timers)) == 1);
+    CHECK(cl_timer_run(f->timers, cl_timer_next(f->timers)) == 1);
     CHECK(s_pumps == 2);
-    CHECK(fabs(cl_timer_next(e->timers) - (first + ENG_COLL_TICK)) < 1e-9);
-    fake_free(e);
+    CHECK(fabs(cl_timer_next(f->timers) - (first + ENG_COLL_TICK)) < 1e-9);
+    fake_free(f);
 }
 
 /* A peer that is no member (yet, or any more) ticks nothing; becoming
    one looks at once. */
 static void test_not_member(void)
 {
-    struct cl_engine *e = fake_engine();
+    fake_t *f = fake_engine();
     s_ticks = 0;
     s_waits = false;
-    e->state = ENG_JOINING;
-    (void)start_one(e);
-    CHECK(cl_timer_run(e->timers, s_now) == 1);
+    f->member = false;
+    (void)start_one(f);
+    CHECK(cl_timer_run(f->timers, s_now) == 1);
     CHECK(s_ticks == 0);
-    CHECK(isinf(cl_timer_next(e->timers)));
-    e->state = ENG_MEMBER;
-    eng_coll_member(e);
-    CHECK(cl_timer_run(e->timers, s_now) == 1);
+    CHECK(isinf(cl_timer_next(f->timers)));
+    f->member = true;
+    eng_coll_member(f->cs);
+    CHECK(cl_timer_run(f->timers, s_now) == 1);
     CHECK(s_ticks == 1);
-    CHECK(!isinf(cl_timer_next(e->timers)));
-    fake_free(e);
+    CHECK(!isinf(cl_timer_next(f->timers)));
+    fake_free(f);
 }
 
 /* A call gets the stream's next sequence; one handed back at a given
@@ -336,7 +327,7 @@ static void test_not_member(void)
    lowers it. */
 static void test_submit_at(void)
 {
-    struct cl_engine *e = fake_engine();
+    fake_t *f = fake_engine();
     collab_comm_t world;
     memset(&world, 0, sizeof world);
     world.id = CL_COMM_WORLD_ID;
@@ -349,33 +340,33 @@ static void test_submit_at(void)
     }
     /* No world stream yet: refused, the request untouched. */
     r[0].coll.seq = 77;
-    CHECK(eng_coll_submit_at(e, &r[0], 3, 4) == COLLAB_ERR_INTERNAL);
+    CHECK(eng_cs_submit_at(f->cs, &r[0], 3, 4) == COLLAB_ERR_INTERNAL);
     CHECK(r[0].coll.seq == 77 && s_posted == 0);
 
     s_posted = 0;
-    eng_coll_submit(e, &r[0]);
-    eng_coll_submit(e, &r[1]);
+    eng_coll_submit(f->cs, &r[0]);
+    eng_coll_submit(f->cs, &r[1]);
     CHECK(r[0].coll.seq == 0 && r[1].coll.seq == 1);
     CHECK(s_posted == 2 && !s_again);
-    stream_t *s = eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    stream_t *s = eng_cs_stream(f->cs, CL_COMM_WORLD_ID, false);
     CHECK(s != NULL);
     if (s == NULL) {
-        fake_free(e);
+        fake_free(f);
         return;
     }
     CHECK(s->next_seq == 2);
 
-    CHECK(eng_coll_submit_at(e, &r[2], 10, 12) == COLLAB_OK);
+    CHECK(eng_cs_submit_at(f->cs, &r[2], 10, 12) == COLLAB_OK);
     CHECK(r[2].coll.seq == 10);
     CHECK(r[2].coll.comm_id == CL_COMM_WORLD_ID);
     CHECK(s_posted == 3 && s_again);
     CHECK(s->next_seq == 12);
 
-    CHECK(eng_coll_submit_at(e, &r[3], 5, UINT64_MAX) == COLLAB_OK);
+    CHECK(eng_cs_submit_at(f->cs, &r[3], 5, UINT64_MAX) == COLLAB_OK);
     CHECK(r[3].coll.seq == 5 && s_again);
     CHECK(s->next_seq == 12);
 
-    eng_coll_submit(e, &r[4]);
+    eng_coll_submit(f->cs, &r[4]);
     CHECK(r[4].coll.seq == 12 && !s_again);
     CHECK(zlist_size(s->queue) == 5);
 
@@ -383,7 +374,7 @@ static void test_submit_at(void)
     CHECK(s->next_seq == 21);
     eng_coll_skip_to(s, 4);
     CHECK(s->next_seq == 21);
-    fake_free(e);
+    fake_free(f);
 }
 
 int main(void)

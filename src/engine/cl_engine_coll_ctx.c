@@ -1,0 +1,237 @@
+/*  cl_engine_coll_ctx.c - the collective streams' context (cl_engine_coll.h),
+    an adapter of the loop.
+
+    eng_coll_init builds eng_cs_ctx_t from the engine (its configuration,
+    key and identity, the membership's records, the loop's timer set, the
+    transport and the components the streams ask: departures, groups,
+    authority, suspicion, point-to-point, reports), with the loop's
+    functions and the elastic hooks as callbacks whose arg is the engine,
+    creates e->cs and then the elastic layer.  The elastic layer still
+    asks the streams with the engine (eng_coll_stream, eng_coll_restart,
+    ...): thin wrappers here pass e->cs on.  Engine thread only.
+*/
+#include "engine/cl_engine_elastic.h"
+#include "engine/cl_engine_int.h"
+
+#include <stdatomic.h>
+
+/* The streams name the elastic layer's answers by their own constants. */
+_Static_assert(ENG_CS_GEN_DEFAULT == ENG_EL_DEFAULT, "ENG_CS_GEN_DEFAULT");
+_Static_assert(ENG_CS_ROUTE_DEFAULT == (int)ENG_EL_ROUTE_DEFAULT &&
+                   ENG_CS_ROUTE_RESTART == (int)ENG_EL_ROUTE_RESTART &&
+                   ENG_CS_ROUTE_NOTIFY == (int)ENG_EL_ROUTE_NOTIFY &&
+                   ENG_CS_ROUTE_KEEP == (int)ENG_EL_ROUTE_KEEP,
+               "ENG_CS_ROUTE_*");
+
+static int cs_rank(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->rank);
+}
+
+static int cs_world_size(void *arg)
+{
+    return atomic_load(&((struct cl_engine *)arg)->world_size);
+}
+
+static bool cs_is_member(void *arg)
+{
+    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+}
+
+static uint64_t cs_steps(void *arg)
+{
+    return ((struct cl_engine *)arg)->steps;
+}
+
+static bool cs_stopping(void *arg)
+{
+    struct cl_engine *e = arg;
+    return e->leaving || atomic_load(&e->leave_asked) || e->finalize_req != NULL;
+}
+
+static int cs_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+{
+    return eng_send(arg, to, m);
+}
+
+static void cs_set_info(void *arg, const collab_info_t *info)
+{
+    eng_set_info(arg, info);
+}
+
+static void cs_answered(void *arg, cl_peer_t *p)
+{
+    eng_member_answered(arg, p);
+}
+
+static void cs_report_late(void *arg, cl_peer_t *p, int reason)
+{
+    eng_report_late(arg, p, reason);
+}
+
+static void cs_report_corrupt(void *arg, cl_peer_t *p)
+{
+    eng_report_corrupt(arg, p);
+}
+
+static int cs_verify_target(void *arg, const int *ranks, int n, const collab_comm_t *comm)
+{
+    return eng_verify_target(arg, ranks, n, comm);
+}
+
+static void cs_request_match(void *arg)
+{
+    eng_request_match(arg);
+}
+
+/* The elastic hooks, with the engine. */
+
+static bool cs_el_in_doubt(void *arg)
+{
+    return eng_el_in_doubt(arg);
+}
+
+static bool cs_el_on_post(void *arg, stream_t *s, collab_request_t *req, bool again)
+{
+    return eng_el_on_post(arg, s, req, again);
+}
+
+static void cs_el_on_done(void *arg, stream_t *s, collab_request_t *req, int status)
+{
+    eng_el_on_done(arg, s, req, status);
+}
+
+static void cs_el_view_changed(void *arg)
+{
+    eng_el_view_changed(arg);
+}
+
+static void cs_el_on_fast(void *arg, stream_t *s, const collab_request_t *req)
+{
+    eng_el_on_fast(arg, s, req);
+}
+
+static bool cs_el_fast_ok(void *arg, stream_t *s)
+{
+    return eng_el_fast_ok(arg, s);
+}
+
+static uint64_t cs_el_period(void *arg)
+{
+    return eng_el_period(arg);
+}
+
+static uint64_t cs_el_choose_gen(void *arg, stream_t *s, uint64_t seq)
+{
+    return eng_el_choose_gen(arg, s, seq);
+}
+
+static bool cs_el_gen_ok(void *arg, stream_t *s, uint64_t seq, uint64_t gen)
+{
+    return eng_el_gen_ok(arg, s, seq, gen);
+}
+
+static int cs_el_route(void *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen)
+{
+    return (int)eng_el_route(arg, s, seq, cur, hgen);
+}
+
+static bool cs_el_takes_part(void *arg, const collab_comm_t *comm, int w, uint64_t seq,
+                             double *weight)
+{
+    return eng_el_takes_part(arg, comm, w, seq, weight);
+}
+
+int eng_coll_init(struct cl_engine *e)
+{
+    eng_cs_ctx_t ctx = {.arg = e,
+                        .cfg = &e->cfg,
+                        .id = e->id,
+                        .mb = e->mb,
+                        .timers = e->timers,
+                        .tp = e->tp,
+                        .leave = e->leave,
+                        .groups = e->groups,
+                        .auth = e->auth,
+                        .susp = e->susp,
+                        .p2p = e->p2p,
+                        .rep = e->rep,
+                        .now = eng_ctx_now,
+                        .rank = cs_rank,
+                        .world_size = cs_world_size,
+                        .is_member = cs_is_member,
+                        .steps = cs_steps,
+                        .stopping = cs_stopping,
+                        .send = cs_send,
+                        .desc = eng_peer_desc,
+                        .set_info = cs_set_info,
+                        .answered = cs_answered,
+                        .report_late = cs_report_late,
+                        .report_corrupt = cs_report_corrupt,
+                        .verify_target = cs_verify_target,
+                        .request_match = cs_request_match,
+                        .el_in_doubt = cs_el_in_doubt,
+                        .el_on_post = cs_el_on_post,
+                        .el_on_done = cs_el_on_done,
+                        .el_view_changed = cs_el_view_changed,
+                        .el_on_fast = cs_el_on_fast,
+                        .el_fast_ok = cs_el_fast_ok,
+                        .el_period = cs_el_period,
+                        .el_choose_gen = cs_el_choose_gen,
+                        .el_gen_ok = cs_el_gen_ok,
+                        .el_route = cs_el_route,
+                        .el_takes_part = cs_el_takes_part};
+    memcpy(ctx.self_key, e->self_key, 32);
+    e->cs = eng_cs_new(&ctx);
+    if (e->cs == NULL)
+        return COLLAB_ERR_NO_MEM;
+    return eng_el_init(e); /* elastic hook */
+}
+
+void eng_coll_fini(struct cl_engine *e)
+{
+    eng_el_fini(e); /* elastic hook: completes the requests it holds */
+    eng_cs_destroy(&e->cs);
+}
+
+/* The streams as the elastic layer asks them. */
+
+stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
+{
+    return eng_cs_stream(e->cs, id, create);
+}
+
+void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below)
+{
+    eng_cs_drop_buffered_below(e->cs, s, below);
+}
+
+const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
+{
+    return eng_cs_gen(e->cs, gen);
+}
+
+bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
+{
+    return eng_cs_in_gen(e->cs, gen);
+}
+
+void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
+{
+    eng_cs_restart(e->cs, s, gen);
+}
+
+int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
+{
+    return eng_cs_submit_at(e->cs, req, seq, next);
+}
+
+void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
+{
+    eng_cs_renumber(e->cs, started, next);
+}
+
+void eng_coll_start_queued(struct cl_engine *e)
+{
+    eng_cs_start_queued(e->cs);
+}
