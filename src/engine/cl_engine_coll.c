@@ -156,19 +156,19 @@ stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
 }
 
 /* The generations' context (cl_engine_gens.h). */
-static int gens_rank(void *arg)
+static int gens_rank(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return atomic_load(&e->rank);
 }
 
-static int gens_world_size(void *arg)
+static int gens_world_size(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->world_size);
+    return atomic_load(&e->world_size);
 }
 
-static bool gens_in_group(void *arg, int w)
+static bool gens_in_group(struct cl_engine *e, int w)
 {
-    return eng_coll_in_group(arg, w);
+    return eng_coll_in_group(e, w);
 }
 
 static void on_timer(void *arg, double now);
