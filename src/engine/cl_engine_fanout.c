@@ -8,7 +8,8 @@
     the groups (cl_engine_groups.c), the authority
     (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
     departures (cl_engine_leave.c) get their contexts here too: the
-    engine's adapters for them.
+    engine's adapters for them.  All but the authority's take the engine
+    typed (struct cl_engine *e; docs/architecture.md, "Typed contexts").
 */
 #include "elastic/cl_stream.h"
 #include "engine/cl_engine_elastic.h"

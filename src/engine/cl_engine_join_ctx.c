@@ -8,7 +8,9 @@
     a member (eng_member_since), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
-    change) and the elastic layer (a joiner got a rank).
+    change) and the elastic layer (a joiner got a rank).  Each takes the
+    engine typed, struct cl_engine *e (docs/architecture.md, "Typed
+    contexts").
 */
 #include "engine/cl_engine_elastic.h" /* eng_el_on_admit_rank */
 #include "engine/cl_engine_int.h"

@@ -16,7 +16,8 @@
     the authority's rules, the elastic layer, the reports, the
     collectives' progress, the join, the fan-out of view changes, and each
     other (the view sent back, a coordinator's commit, whether this peer
-    coordinates, the takeover).
+    coordinates, the takeover).  Each takes the engine typed, struct
+    cl_engine *e (docs/architecture.md, "Typed contexts").
 */
 #include "engine/cl_engine_elastic.h" /* eng_el_boundaries_known, eng_el_view_from */
 #include "engine/cl_engine_int.h"
