@@ -160,22 +160,21 @@ stream_t *eng_cs_stream(eng_cs_t *cs, uint64_t id, bool create)
     return s;
 }
 
-/* The generations' context (cl_engine_gens.h), on the streams' own. */
-static int gens_rank(void *arg)
+/* The generations' context (cl_engine_gens.h), on the streams' own:
+   its argument is the streams (typed: struct eng_cs). */
+static int gens_rank(eng_cs_t *cs)
 {
-    const eng_cs_t *cs = arg;
     return cs->ctx.rank(cs->ctx.arg);
 }
 
-static int gens_world_size(void *arg)
+static int gens_world_size(eng_cs_t *cs)
 {
-    const eng_cs_t *cs = arg;
     return cs->ctx.world_size(cs->ctx.arg);
 }
 
-static bool gens_in_group(void *arg, int w)
+static bool gens_in_group(eng_cs_t *cs, int w)
 {
-    return eng_coll_in_group(arg, w);
+    return eng_coll_in_group(cs, w);
 }
 
 static void on_timer(void *arg, double now);

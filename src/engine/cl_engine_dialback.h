@@ -20,10 +20,15 @@
 
 typedef struct eng_dialback eng_dialback_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the dial-back may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The engine's configuration (read only): COLLAB_TIMEOUT sets how long
        a dial-back may take (twice it, within 3 to 10 s). */
     const cl_config_t *cfg;
@@ -31,24 +36,24 @@ typedef struct {
        armed at the earliest end of a running dial-back. */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* The transport: is our outbound link to key up (its handshake
        done); open one to address (0 or a negative status); drop it. */
-    bool (*link_up)(void *arg, const uint8_t key[32]);
-    int (*connect)(void *arg, const uint8_t key[32], const char *address);
-    void (*drop)(void *arg, const uint8_t key[32]);
+    bool (*link_up)(struct cl_engine *arg, const uint8_t key[32]);
+    int (*connect)(struct cl_engine *arg, const uint8_t key[32], const char *address);
+    void (*drop)(struct cl_engine *arg, const uint8_t key[32]);
     /* Is key a member of this peer's view (a record not gone)? */
-    bool (*is_member)(void *arg, const uint8_t key[32]);
+    bool (*is_member)(struct cl_engine *arg, const uint8_t key[32]);
     /* Is this peer the coordinator now (eng_self_coordinates)? */
-    bool (*coordinates)(void *arg);
+    bool (*coordinates)(struct cl_engine *arg);
     /* Fills the swarm's settings into a JOIN_REPLY (eng_join_reply_settings). */
-    void (*reply_settings)(void *arg, cl_wire_join_reply_t *r);
+    void (*reply_settings)(struct cl_engine *arg, cl_wire_join_reply_t *r);
     /* Sends m back on the connection key's last message came on (its
        JOIN): cl_transport_reply. */
-    int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
     /* Handles key's JOIN j again now that the dial-back reached it
        (eng_join_on_join): it is admitted at once, not at its next try. */
-    void (*admit)(void *arg, const uint8_t key[32], const cl_wire_join_t *j);
+    void (*admit)(struct cl_engine *arg, const uint8_t key[32], const cl_wire_join_t *j);
 } eng_dialback_ctx_t;
 
 /* Creates the component; copies ctx and registers its timer in

@@ -9,7 +9,9 @@
     (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
     departures (cl_engine_leave.c) get their contexts here too: the
     engine's adapters for them (the authority's decision after a pause
-    goes to the pause, eng_pause_decided).
+    goes to the pause, eng_pause_decided).  All but the authority's take
+    the engine typed (struct cl_engine *e; docs/architecture.md, "Typed
+    contexts").
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
@@ -128,9 +130,9 @@ void eng_fan_out_weight(struct cl_engine *e)
 /* The groups' context (cl_engine_groups.h), and the elastic layer's
    question about the view. */
 
-static const cl_settings_t *groups_settings(void *arg)
+static const cl_settings_t *groups_settings(struct cl_engine *e)
 {
-    return cl_member_settings(((struct cl_engine *)arg)->mb);
+    return cl_member_settings(e->mb);
 }
 
 int eng_groups_init(struct cl_engine *e)
@@ -258,45 +260,45 @@ void eng_auth_fini(struct cl_engine *e)
    records and the join protocol, for the coordinator's check that a
    joiner can be reached. */
 
-static bool db_link_up(void *arg, const uint8_t key[32])
+static bool db_link_up(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_link_up(((struct cl_engine *)arg)->tp, key);
+    return cl_transport_link_up(e->tp, key);
 }
 
-static int db_connect(void *arg, const uint8_t key[32], const char *address)
+static int db_connect(struct cl_engine *e, const uint8_t key[32], const char *address)
 {
-    return cl_transport_connect(((struct cl_engine *)arg)->tp, key, address);
+    return cl_transport_connect(e->tp, key, address);
 }
 
-static void db_drop(void *arg, const uint8_t key[32])
+static void db_drop(struct cl_engine *e, const uint8_t key[32])
 {
-    cl_transport_drop(((struct cl_engine *)arg)->tp, key);
+    cl_transport_drop(e->tp, key);
 }
 
-static bool db_is_member(void *arg, const uint8_t key[32])
+static bool db_is_member(struct cl_engine *e, const uint8_t key[32])
 {
-    const cl_peer_t *p = cl_member_find(((struct cl_engine *)arg)->mb, key);
+    const cl_peer_t *p = cl_member_find(e->mb, key);
     return p != NULL && p->state != CL_PEER_GONE;
 }
 
-static bool db_coordinates(void *arg)
+static bool db_coordinates(struct cl_engine *e)
 {
-    return eng_self_coordinates(arg);
+    return eng_self_coordinates(e);
 }
 
-static void db_reply_settings(void *arg, cl_wire_join_reply_t *r)
+static void db_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
 {
-    eng_join_reply_settings(((struct cl_engine *)arg)->join, r);
+    eng_join_reply_settings(e->join, r);
 }
 
-static int db_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int db_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_reply(e->tp, key, m);
 }
 
-static void db_admit(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+static void db_admit(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    eng_join_on_join(((struct cl_engine *)arg)->join, key, j);
+    eng_join_on_join(e->join, key, j);
 }
 
 int eng_dialback_init(struct cl_engine *e)
@@ -304,7 +306,7 @@ int eng_dialback_init(struct cl_engine *e)
     eng_dialback_ctx_t ctx = {.arg = e,
                               .cfg = &e->cfg,
                               .timers = e->timers,
-                              .now = eng_ctx_now,
+                              .now = eng_ctx_clock,
                               .link_up = db_link_up,
                               .connect = db_connect,
                               .drop = db_drop,
@@ -325,60 +327,59 @@ void eng_dialback_fini(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* The reports' context (cl_engine_report.h). */
 
-static double rep_raw_now(void *arg)
+static double rep_raw_now(struct cl_engine *e)
 {
-    (void)arg;
+    (void)e;
     return eng_raw_now();
 }
 
-static bool rep_is_member(void *arg)
+static bool rep_is_member(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+    return e->state == ENG_MEMBER;
 }
 
-static cl_peer_t *rep_self(void *arg)
+static cl_peer_t *rep_self(struct cl_engine *e)
 {
-    return cl_member_self(((struct cl_engine *)arg)->mb);
+    return cl_member_self(e->mb);
 }
 
-static cl_peer_t *const *rep_members(void *arg, size_t *n)
+static cl_peer_t *const *rep_members(struct cl_engine *e, size_t *n)
 {
-    return cl_member_list(((struct cl_engine *)arg)->mb, n);
+    return cl_member_list(e->mb, n);
 }
 
-static cl_peer_t *const *rep_monitors(void *arg, size_t *n)
+static cl_peer_t *const *rep_monitors(struct cl_engine *e, size_t *n)
 {
-    return cl_member_monitors(((struct cl_engine *)arg)->mb, n);
+    return cl_member_monitors(e->mb, n);
 }
 
-static int rep_compression(void *arg)
+static int rep_compression(struct cl_engine *e)
 {
-    return cl_member_settings(((struct cl_engine *)arg)->mb)->compression;
+    return cl_member_settings(e->mb)->compression;
 }
 
-static int rep_view(void *arg, cl_wire_view_t *out)
+static int rep_view(struct cl_engine *e, cl_wire_view_t *out)
 {
-    return cl_member_view(((struct cl_engine *)arg)->mb, out);
+    return cl_member_view(e->mb, out);
 }
 
 /* Steps: MPIX_Collab_step calls, else those of the period the elastic
    layer learned on the world stream. */
-static uint64_t rep_steps(void *arg)
+static uint64_t rep_steps(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     if (e->steps > 0)
         return e->steps;
     return eng_el_steps(e);
 }
 
-static uint64_t rep_progress(void *arg)
+static uint64_t rep_progress(struct cl_engine *e)
 {
-    return eng_coll_completed(((struct cl_engine *)arg)->cs);
+    return eng_coll_completed(e->cs);
 }
 
-static int rep_send(void *arg, cl_peer_t *p, cl_wire_msg_t *m)
+static int rep_send(struct cl_engine *e, cl_peer_t *p, cl_wire_msg_t *m)
 {
-    return eng_send(arg, p, m);
+    return eng_send(e, p, m);
 }
 
 static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
@@ -394,7 +395,7 @@ int eng_report_init(struct cl_engine *e)
                             .cfg = &e->cfg,
                             .timers = e->timers,
                             .hooks = &e->hooks,
-                            .now = eng_ctx_now,
+                            .now = eng_ctx_clock,
                             .raw_now = rep_raw_now,
                             .is_member = rep_is_member,
                             .self = rep_self,
@@ -425,19 +426,19 @@ int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
 /* ---------------------------------------------------------------------- */
 /* The relay's context (cl_engine_relay.h) and its RELAYED handler. */
 
-static bool relay_has_link(void *arg, const uint8_t key[32])
+static bool relay_has_link(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_has_link(((struct cl_engine *)arg)->tp, key);
+    return cl_transport_has_link(e->tp, key);
 }
 
-static int relay_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    return eng_send(arg, to, m);
+    return eng_send(e, to, m);
 }
 
-static void relay_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+static void relay_deliver(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    eng_on_message(arg, key, m);
+    eng_on_message(e, key, m);
 }
 
 static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
@@ -454,7 +455,7 @@ int eng_relay_init(struct cl_engine *e)
                            .secret_key = cl_identity_secret_key(e->id),
                            .timers = e->timers,
                            .mb = e->mb,
-                           .now = eng_ctx_now,
+                           .now = eng_ctx_clock,
                            .has_link = relay_has_link,
                            .send = relay_send,
                            .deliver = relay_deliver,
@@ -475,62 +476,56 @@ void eng_relay_fini(struct cl_engine *e)
 /* The context of the point-to-point component (cl_engine_p2p.h): what it
    may ask of the engine. */
 
-static int p2p_self_rank(void *arg)
+static int p2p_self_rank(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     return atomic_load(&e->rank);
 }
 
-static bool p2p_is_member(void *arg)
+static bool p2p_is_member(struct cl_engine *e)
 {
-    const struct cl_engine *e = arg;
     return e->state == ENG_MEMBER;
 }
 
-static double p2p_member_since(void *arg)
+static double p2p_member_since(struct cl_engine *e)
 {
-    const struct cl_engine *e = arg;
     return eng_member_since(e->member);
 }
 
-static cl_peer_t *p2p_member_at(void *arg, int w)
+static cl_peer_t *p2p_member_at(struct cl_engine *e, int w)
 {
-    const struct cl_engine *e = arg;
     return cl_member_at_rank(e->mb, w);
 }
 
-static int p2p_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int p2p_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    return eng_send_now(arg, to, m); /* a COLL message from a FIFO was counted */
+    return eng_send_now(e, to, m); /* a COLL message from a FIFO was counted */
 }
 
-static bool p2p_comm_rank_is(void *arg, uint64_t comm, int r, int w)
+static bool p2p_comm_rank_is(struct cl_engine *e, uint64_t comm, int r, int w)
 {
-    return eng_coll_comm_rank_is(((const struct cl_engine *)arg)->cs, comm, r, w);
+    return eng_coll_comm_rank_is(e->cs, comm, r, w);
 }
 
-static int p2p_link_version(void *arg, const uint8_t key[32])
+static int p2p_link_version(struct cl_engine *e, const uint8_t key[32])
 {
-    const struct cl_engine *e = arg;
     return cl_transport_link_version(e->tp, key);
 }
 
-static void p2p_ban(void *arg, const uint8_t key[32], double seconds)
+static void p2p_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    const struct cl_engine *e = arg;
     cl_transport_ban(e->tp, key, seconds);
 }
 
 /* The early messages and the waits of the collective streams (created
    after point-to-point: asked only once the loop runs). */
-static size_t p2p_early_queued(void *arg, int w, size_t *bytes)
+static size_t p2p_early_queued(struct cl_engine *e, int w, size_t *bytes)
 {
-    return eng_coll_early_queued(((const struct cl_engine *)arg)->cs, w, bytes);
+    return eng_coll_early_queued(e->cs, w, bytes);
 }
 
-static bool p2p_coll_waits_for(void *arg, int w)
+static bool p2p_coll_waits_for(struct cl_engine *e, int w)
 {
-    return eng_coll_waits_for(((const struct cl_engine *)arg)->cs, w);
+    return eng_coll_waits_for(e->cs, w);
 }
 
 eng_p2p_t *eng_p2p_create(struct cl_engine *e)
@@ -540,7 +535,7 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
                          .t0 = e->t0,
                          .timers = e->timers,
                          .incarnation = e->incarnation,
-                         .now = eng_ctx_now,
+                         .now = eng_ctx_clock,
                          .self_rank = p2p_self_rank,
                          .is_member = p2p_is_member,
                          .member_since = p2p_member_since,
@@ -559,21 +554,21 @@ eng_p2p_t *eng_p2p_create(struct cl_engine *e)
 /* The departures' context (cl_engine_leave.h), and BYE_ACK handed to
    them. */
 
-static int leave_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int leave_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    return eng_send(arg, to, m);
+    return eng_send(e, to, m);
 }
 
-static int leave_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int leave_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_reply(e->tp, key, m);
 }
 
 /* The communicators this peer entered collectives on: every stream but
    the self communicator's that started one. */
-static size_t leave_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
+static size_t leave_entered(struct cl_engine *e, cl_wire_bye_comm_t *comms, size_t max)
 {
-    return eng_coll_entered(((const struct cl_engine *)arg)->cs, comms, max);
+    return eng_coll_entered(e->cs, comms, max);
 }
 
 static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
@@ -590,7 +585,7 @@ int eng_leave_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .members = e->mb,
                            .timers = e->timers,
-                           .now = eng_ctx_now,
+                           .now = eng_ctx_clock,
                            .send = leave_send,
                            .reply = leave_reply,
                            .desc = eng_peer_desc,

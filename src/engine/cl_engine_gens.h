@@ -33,16 +33,22 @@ typedef struct {
 
 typedef struct eng_gens eng_gens_t;
 
+/* The collective streams, which own the generations, incomplete here:
+   the type of the context's argument, so that an adapter handed
+   something else does not compile (docs/architecture.md, "Typed
+   contexts"). */
+struct eng_cs;
+
 /* What the generations may ask of the engine.  Every function gets
    `arg`. */
 typedef struct {
-    void *arg;
+    struct eng_cs *arg; /* the collective streams, opaque here */
     /* This peer's world rank (-1 before joining), and the world size. */
-    int (*rank)(void *arg);
-    int (*world_size)(void *arg);
+    int (*rank)(struct eng_cs *arg);
+    int (*world_size)(struct eng_cs *arg);
     /* Is world rank w in this peer's current group (a member whose record
        says in_group)? */
-    bool (*in_group)(void *arg, int w);
+    bool (*in_group)(struct eng_cs *arg, int w);
 } eng_gens_ctx_t;
 
 /* Creates an empty ring; copies ctx.  Returns NULL without memory; the

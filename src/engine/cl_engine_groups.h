@@ -21,12 +21,17 @@
 
 typedef struct eng_groups eng_groups_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the groups may ask of the engine.  Every function gets `arg`. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The swarm's settings as this peer's view holds them now
        (COLLAB_TARGET_GROUP, COLLAB_STRICT); never NULL. */
-    const cl_settings_t *(*settings)(void *arg);
+    const cl_settings_t *(*settings)(struct cl_engine *arg);
 } eng_groups_ctx_t;
 
 /* Creates the component; copies ctx.  Returns NULL without memory; the

@@ -149,6 +149,10 @@ double eng_now(void);
 /* eng_now as a component context's clock (the `now(void *arg)` of their
    contexts; arg is ignored): the one adapter every context uses. */
 double eng_ctx_now(void *arg);
+/* The same for the contexts whose argument is typed (`now(struct
+   cl_engine *arg)`: join, leave, p2p, relay, dialback, report, suspect,
+   match, member). */
+double eng_ctx_clock(struct cl_engine *e);
 
 /* The one writer of the engine's state (e->state): the loop (ENG_LEFT at
    a departure, an abort or the end of finalize), _member (ENG_MEMBER when

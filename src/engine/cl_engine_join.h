@@ -35,10 +35,15 @@ typedef enum {
 
 typedef struct eng_join eng_join_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the join may ask of the engine.  Every function gets `arg`.  The
    pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The engine's configuration (read only here; COLLAB_CLIENT_MODE
        turns on through set_client). */
     const cl_config_t *cfg;
@@ -52,47 +57,47 @@ typedef struct {
        armed while this peer joins or waits as a standby. */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* The engine's state, and the join's moves of it (ENG_JOINING,
        ENG_STANDBY only). */
-    eng_state_t (*state)(void *arg);
-    void (*set_state)(void *arg, eng_state_t state);
+    eng_state_t (*state)(struct cl_engine *arg);
+    void (*set_state)(struct cl_engine *arg, eng_state_t state);
     /* When this peer first became a member (0: never), and the world rank
        the program holds (-1: none). */
-    double (*member_since)(void *arg);
-    int (*rank)(void *arg);
+    double (*member_since)(struct cl_engine *arg);
+    int (*rank)(struct cl_engine *arg);
     /* The transport: this peer's address, sending to a key (a link or a
        new connection), replying on the connection key's last message
        came on, connecting, whether a link to key exists, its wire
        version (0: unknown). */
-    const char *(*address)(void *arg);
-    int (*send)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
-    int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
-    int (*connect)(void *arg, const uint8_t key[32], const char *address);
-    bool (*has_link)(void *arg, const uint8_t key[32]);
-    int (*link_version)(void *arg, const uint8_t key[32]);
+    const char *(*address)(struct cl_engine *arg);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*connect)(struct cl_engine *arg, const uint8_t key[32], const char *address);
+    bool (*has_link)(struct cl_engine *arg, const uint8_t key[32]);
+    int (*link_version)(struct cl_engine *arg, const uint8_t key[32]);
     /* COLLAB_CLIENT_MODE=auto: the swarm could not connect back, this
        peer becomes a client (the configuration and the transport). */
-    void (*set_client)(void *arg);
+    void (*set_client)(struct cl_engine *arg);
     /* This peer sent key a JOIN (the authority gate lets key answer). */
-    void (*join_sent)(void *arg, const uint8_t key[32]);
+    void (*join_sent)(struct cl_engine *arg, const uint8_t key[32]);
     /* Whether a pause's round of probes runs (a REDIRECT then helps a
        member back from a pause). */
-    bool (*probing)(void *arg);
+    bool (*probing)(struct cl_engine *arg);
     /* The coordinator's dial-back of a public joiner (eng_dialback_check):
        1 reachable, else it answers later. */
-    int (*reachable)(void *arg, const uint8_t key[32], const cl_wire_join_t *j);
+    int (*reachable)(struct cl_engine *arg, const uint8_t key[32], const cl_wire_join_t *j);
     /* This peer founded the swarm (the records hold it): it is a member. */
-    void (*founded)(void *arg);
+    void (*founded)(struct cl_engine *arg);
     /* The join failed: collab_init completes with status, no more joining. */
-    void (*fail)(void *arg, int status);
+    void (*fail)(struct cl_engine *arg, int status);
     /* Sends the current view to p (a joiner that asks again). */
-    void (*send_view)(void *arg, const cl_peer_t *p);
+    void (*send_view)(struct cl_engine *arg, const cl_peer_t *p);
     /* Coordinator: acts on a view change it made (d) and publishes it. */
-    void (*commit)(void *arg, cl_member_delta_t *d);
+    void (*commit)(struct cl_engine *arg, cl_member_delta_t *d);
     /* Coordinator: a joiner got a rank; told before its view, on the same
        link (the elastic layer's admission). */
-    void (*admit_rank)(void *arg, const uint8_t key[32]);
+    void (*admit_rank)(struct cl_engine *arg, const uint8_t key[32]);
     /* A peer's description for the logs (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 } eng_join_ctx_t;

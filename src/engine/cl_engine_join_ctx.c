@@ -8,106 +8,107 @@
     a member (eng_member_since), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
-    change) and the elastic layer (a joiner got a rank).
+    change) and the elastic layer (a joiner got a rank).  Each takes the
+    engine typed, struct cl_engine *e (docs/architecture.md, "Typed
+    contexts").
 */
 #include "engine/cl_engine_elastic.h" /* eng_el_on_admit_rank */
 #include "engine/cl_engine_int.h"
 
-static eng_state_t join_state(void *arg)
+static eng_state_t join_state(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state;
+    return e->state;
 }
 
-static void join_set_state(void *arg, eng_state_t state)
+static void join_set_state(struct cl_engine *e, eng_state_t state)
 {
-    eng_set_state(arg, state);
+    eng_set_state(e, state);
 }
 
-static double join_member_since(void *arg)
+static double join_member_since(struct cl_engine *e)
 {
-    return eng_member_since(((struct cl_engine *)arg)->member);
+    return eng_member_since(e->member);
 }
 
-static int join_rank(void *arg)
+static int join_rank(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return atomic_load(&e->rank);
 }
 
-static const char *join_address(void *arg)
+static const char *join_address(struct cl_engine *e)
 {
-    return cl_transport_address(((struct cl_engine *)arg)->tp);
+    return cl_transport_address(e->tp);
 }
 
-static int join_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int join_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_send(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_send(e->tp, key, m);
 }
 
-static int join_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int join_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_reply(e->tp, key, m);
 }
 
-static int join_connect(void *arg, const uint8_t key[32], const char *address)
+static int join_connect(struct cl_engine *e, const uint8_t key[32], const char *address)
 {
-    return cl_transport_connect(((struct cl_engine *)arg)->tp, key, address);
+    return cl_transport_connect(e->tp, key, address);
 }
 
-static bool join_has_link(void *arg, const uint8_t key[32])
+static bool join_has_link(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_has_link(((struct cl_engine *)arg)->tp, key);
+    return cl_transport_has_link(e->tp, key);
 }
 
-static int join_link_version(void *arg, const uint8_t key[32])
+static int join_link_version(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_link_version(((struct cl_engine *)arg)->tp, key);
+    return cl_transport_link_version(e->tp, key);
 }
 
-static void join_set_client(void *arg)
+static void join_set_client(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     eng_set_cfg(e, ENG_CFG_CLIENT_MODE, 1.0);
     cl_transport_set_client(e->tp);
 }
 
-static void join_sent(void *arg, const uint8_t key[32])
+static void join_sent(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_auth_note_join_sent(((struct cl_engine *)arg)->auth, key);
+    eng_auth_note_join_sent(e->auth, key);
 }
 
-static bool join_probing(void *arg)
+static bool join_probing(struct cl_engine *e)
 {
-    return eng_auth_probing(((struct cl_engine *)arg)->auth);
+    return eng_auth_probing(e->auth);
 }
 
-static int join_reachable(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+static int join_reachable(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    return eng_dialback_check(((struct cl_engine *)arg)->dialback, key, j);
+    return eng_dialback_check(e->dialback, key, j);
 }
 
-static void join_founded(void *arg)
+static void join_founded(struct cl_engine *e)
 {
-    eng_become_member(arg, true);
+    eng_become_member(e, true);
 }
 
-static void join_fail(void *arg, int status)
+static void join_fail(struct cl_engine *e, int status)
 {
-    eng_fail_init(arg, status);
+    eng_fail_init(e, status);
 }
 
-static void join_send_view(void *arg, const cl_peer_t *p)
+static void join_send_view(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_send_view_to(arg, p);
+    eng_send_view_to(e, p);
 }
 
-static void join_commit(void *arg, cl_member_delta_t *d)
+static void join_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(arg, d);
+    eng_coordinator_commit(e, d);
 }
 
-static void join_admit_rank(void *arg, const uint8_t key[32])
+static void join_admit_rank(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_el_on_admit_rank(arg, key);
+    eng_el_on_admit_rank(e, key);
 }
 
 int eng_join_init(struct cl_engine *e)
@@ -117,7 +118,7 @@ int eng_join_init(struct cl_engine *e)
                           .incarnation = e->incarnation,
                           .members = e->mb,
                           .timers = e->timers,
-                          .now = eng_ctx_now,
+                          .now = eng_ctx_clock,
                           .state = join_state,
                           .set_state = join_set_state,
                           .member_since = join_member_since,

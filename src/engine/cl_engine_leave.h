@@ -23,10 +23,15 @@
 
 typedef struct eng_leave eng_leave_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the departures may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The engine's configuration (read only): COLLAB_TIMEOUT bounds the
        wait for acknowledgements. */
     const cl_config_t *cfg;
@@ -40,19 +45,19 @@ typedef struct {
        missing (it wakes the loop, which then asks eng_leave_done). */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends m to a member or monitor (eng_send); 0 or a negative status. */
-    int (*send)(void *arg, const cl_peer_t *to, cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *to, cl_wire_msg_t *m);
     /* Sends m back on the connection key's last message came on (a peer
        without a record: cl_transport_reply). */
-    int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
     /* A peer's description for the logs (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
     /* The communicators this peer entered collectives on (the world and
        derived ones; not its self communicator) with how many it entered
        on each: fills comms[0..max) and returns how many there are, more
        than max when some do not fit. */
-    size_t (*entered)(void *arg, cl_wire_bye_comm_t *comms, size_t max);
+    size_t (*entered)(struct cl_engine *arg, cl_wire_bye_comm_t *comms, size_t max);
 } eng_leave_ctx_t;
 
 /* Creates the component; copies ctx and registers its timer in

@@ -22,10 +22,15 @@
 
 typedef struct eng_match eng_match_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What matchmaking may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The engine's configuration (COLLAB_MATCHMAKING_TIME,
        COLLAB_MIN_GROUP; read only). */
     const cl_config_t *cfg;
@@ -36,25 +41,25 @@ typedef struct {
        end of the matchmaking window. */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Whether this peer holds a rank (the engine's state is ENG_MEMBER). */
-    bool (*is_member)(void *arg);
+    bool (*is_member)(struct cl_engine *arg);
     /* Whether this peer is a member and coordinates (eng_self_coordinates),
        and the takeover before it acts as the coordinator (eng_take_over). */
-    bool (*coordinates)(void *arg);
-    void (*take_over)(void *arg);
+    bool (*coordinates)(struct cl_engine *arg);
+    void (*take_over)(struct cl_engine *arg);
     /* Whether some call of the program waits for the world group. */
-    bool (*waiting)(void *arg);
+    bool (*waiting)(struct cl_engine *arg);
     /* Sends m to p (MATCH to the coordinator); 0 when it went out. */
-    int (*send)(void *arg, const cl_peer_t *p, cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *p, cl_wire_msg_t *m);
     /* Coordinator: the group is to be formed now.  close_group closes it
        in the records (cl_member_close_group): 1 when that changed them,
        with the change in *d (the caller clears d either way).  commit acts
        on the change and publishes the view (eng_coordinator_commit; clears
        d); it tells this component again (eng_match_check), a call
        deferred until commit returns. */
-    int (*close_group)(void *arg, cl_member_delta_t *d);
-    void (*commit)(void *arg, cl_member_delta_t *d);
+    int (*close_group)(struct cl_engine *arg, cl_member_delta_t *d);
+    void (*commit)(struct cl_engine *arg, cl_member_delta_t *d);
 } eng_match_ctx_t;
 
 /* Creates the component; copies ctx and registers its timer in

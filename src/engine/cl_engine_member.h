@@ -31,10 +31,15 @@
 
 typedef struct eng_member eng_member_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What membership may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The engine's configuration, read only (COLLAB_MONITOR,
        COLLAB_CLIENT_MODE, COLLAB_RANK for the join line; the settings a
        view must not conflict with). */
@@ -45,7 +50,7 @@ typedef struct {
        and raises the epoch (the class cl_member). */
     cl_member_t *members;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
 
     /* The loop's state.  state reads it; set_state moves it to
        ENG_MEMBER only (eng_set_state); set_rank and set_world_size publish
@@ -53,21 +58,21 @@ typedef struct {
        threads; fail completes collab_init with a status if it still waits
        and leaves (eng_fail_init: a view with settings this peer must not
        adopt). */
-    eng_state_t (*state)(void *arg);
-    void (*set_state)(void *arg, eng_state_t state);
-    void (*set_rank)(void *arg, int rank);
-    void (*set_world_size)(void *arg, int world_size);
-    void (*fail)(void *arg, int status);
+    eng_state_t (*state)(struct cl_engine *arg);
+    void (*set_state)(struct cl_engine *arg, eng_state_t state);
+    void (*set_rank)(struct cl_engine *arg, int rank);
+    void (*set_world_size)(struct cl_engine *arg, int world_size);
+    void (*fail)(struct cl_engine *arg, int status);
 
     /* The transport.  address: this peer's, for the join line.  send: to
        a peer with a record (eng_send); send_key: to a key without one
        (cl_transport_send); reply: on the connection key's last message
        came on (cl_transport_reply).  Each returns 0 when the message went
        out (or was queued). */
-    const char *(*address)(void *arg);
-    int (*send)(void *arg, const cl_peer_t *p, cl_wire_msg_t *m);
-    int (*send_key)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
-    int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    const char *(*address)(struct cl_engine *arg);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *p, cl_wire_msg_t *m);
+    int (*send_key)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
     /* A peer's log description (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 
@@ -79,46 +84,47 @@ typedef struct {
        dropped (eng_suspect_forget); on_message for HEARTBEAT and SUSPECT
        (eng_suspect_on_message); left for a member's GOODBYE
        (eng_suspect_peer, ENG_SUSPECT_LEFT). */
-    bool (*coordinates)(void *arg);
-    void (*take_over)(void *arg);
-    void (*tenure)(void *arg);
-    void (*started)(void *arg, bool founder);
-    void (*forget)(void *arg, cl_peer_t *p);
-    void (*suspect_message)(void *arg, cl_peer_t *from, const uint8_t key[32],
+    bool (*coordinates)(struct cl_engine *arg);
+    void (*take_over)(struct cl_engine *arg);
+    void (*tenure)(struct cl_engine *arg);
+    void (*started)(struct cl_engine *arg, bool founder);
+    void (*forget)(struct cl_engine *arg, cl_peer_t *p);
+    void (*suspect_message)(struct cl_engine *arg, cl_peer_t *from, const uint8_t key[32],
                             const cl_wire_msg_t *m);
-    void (*left)(void *arg, cl_peer_t *p);
+    void (*left)(struct cl_engine *arg, cl_peer_t *p);
 
     /* The join (cl_engine_join.h): a JOIN this peer answers as the
        coordinator (eng_join_on_join), a JOIN_REPLY (eng_join_on_reply), a
        view that leaves this member out (eng_join_again), and the swarm's
        settings adopted with the view that first admitted this peer
        (eng_settings_adopted). */
-    void (*on_join)(void *arg, const uint8_t key[32], const cl_wire_join_t *j);
-    void (*on_join_reply)(void *arg, const uint8_t key[32], const cl_wire_join_reply_t *r);
-    void (*join_again)(void *arg);
-    void (*settings_adopted)(void *arg, const cl_settings_t *s);
+    void (*on_join)(struct cl_engine *arg, const uint8_t key[32], const cl_wire_join_t *j);
+    void (*on_join_reply)(struct cl_engine *arg, const uint8_t key[32],
+                          const cl_wire_join_reply_t *r);
+    void (*join_again)(struct cl_engine *arg);
+    void (*settings_adopted)(struct cl_engine *arg, const cl_settings_t *s);
 
     /* Matchmaking (cl_engine_match.h): a rank a view added
        (eng_match_joined), a look at the group after each view installed
        or committed (eng_match_check), a MATCH (eng_match_on_request; from
        a member or not). */
-    void (*joined)(void *arg, int rank);
-    void (*match_check)(void *arg, double now);
-    void (*match_request)(void *arg, bool from_member);
+    void (*joined)(struct cl_engine *arg, int rank);
+    void (*match_check)(struct cl_engine *arg, double now);
+    void (*match_request)(struct cl_engine *arg, bool from_member);
 
     /* The elastic layer: a VIEW came from key (eng_el_view_from: an
        answer to a PROBE). */
-    void (*view_from)(void *arg, const uint8_t key[32]);
+    void (*view_from)(struct cl_engine *arg, const uint8_t key[32]);
 
     /* What a view change did, told to the loop, which fans it out to the
        rest of the engine (cl_engine_fanout.c): who joined, left or failed
        (eng_fan_out_peers), then the view (eng_fan_out_view); this peer
        became a member (eng_fan_out_member: collab_init completes); a
        weight changed (eng_fan_out_weight). */
-    void (*fan_out_peers)(void *arg, const cl_member_delta_t *d);
-    void (*fan_out_view)(void *arg);
-    void (*fan_out_member)(void *arg);
-    void (*fan_out_weight)(void *arg);
+    void (*fan_out_peers)(struct cl_engine *arg, const cl_member_delta_t *d);
+    void (*fan_out_view)(struct cl_engine *arg);
+    void (*fan_out_member)(struct cl_engine *arg);
+    void (*fan_out_weight)(struct cl_engine *arg);
 } eng_member_ctx_t;
 
 /* Creates the component; copies ctx.  Returns NULL without memory; the

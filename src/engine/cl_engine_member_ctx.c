@@ -16,7 +16,8 @@
     the authority's rules, the elastic layer, the reports, the
     collectives' progress, the join, the fan-out of view changes, and each
     other (the view sent back, a coordinator's commit, whether this peer
-    coordinates, the takeover).
+    coordinates, the takeover).  Each takes the engine typed, struct
+    cl_engine *e (docs/architecture.md, "Typed contexts").
 */
 #include "engine/cl_engine_elastic.h" /* eng_el_boundaries_known, eng_el_view_from */
 #include "engine/cl_engine_int.h"
@@ -162,229 +163,230 @@ int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab
 /* Membership's context (cl_engine_member.h); its send, reply, coordinates
    and take_over are the failure detector's and matchmaking's below. */
 
-static eng_state_t mem_state(void *arg)
+static eng_state_t mem_state(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state;
+    return e->state;
 }
 
-static void mem_set_state(void *arg, eng_state_t state)
+static void mem_set_state(struct cl_engine *e, eng_state_t state)
 {
-    eng_set_state(arg, state);
+    eng_set_state(e, state);
 }
 
-static void mem_set_rank(void *arg, int rank)
+static void mem_set_rank(struct cl_engine *e, int rank)
 {
-    atomic_store(&((struct cl_engine *)arg)->rank, rank);
+    atomic_store(&e->rank, rank);
 }
 
-static void mem_set_world_size(void *arg, int world_size)
+static void mem_set_world_size(struct cl_engine *e, int world_size)
 {
-    atomic_store(&((struct cl_engine *)arg)->world_size, world_size);
+    atomic_store(&e->world_size, world_size);
 }
 
-static void mem_fail(void *arg, int status)
+static void mem_fail(struct cl_engine *e, int status)
 {
-    eng_fail_init(arg, status);
+    eng_fail_init(e, status);
 }
 
-static const char *mem_address(void *arg)
+static const char *mem_address(struct cl_engine *e)
 {
-    return cl_transport_address(((struct cl_engine *)arg)->tp);
+    return cl_transport_address(e->tp);
 }
 
-static int mem_send_key(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int mem_send_key(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_send(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_send(e->tp, key, m);
 }
 
-static void mem_tenure(void *arg)
+static void mem_tenure(struct cl_engine *e)
 {
-    eng_suspect_tenure(((struct cl_engine *)arg)->susp);
+    eng_suspect_tenure(e->susp);
 }
 
-static void mem_started(void *arg, bool founder)
+static void mem_started(struct cl_engine *e, bool founder)
 {
-    eng_suspect_started(((struct cl_engine *)arg)->susp, founder);
+    eng_suspect_started(e->susp, founder);
 }
 
-static void mem_forget(void *arg, cl_peer_t *p)
+static void mem_forget(struct cl_engine *e, cl_peer_t *p)
 {
-    eng_suspect_forget(((struct cl_engine *)arg)->susp, p);
+    eng_suspect_forget(e->susp, p);
 }
 
-static void mem_suspect_message(void *arg, cl_peer_t *from, const uint8_t key[32],
+static void mem_suspect_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                                 const cl_wire_msg_t *m)
 {
-    eng_suspect_on_message(((struct cl_engine *)arg)->susp, from, key, m);
+    eng_suspect_on_message(e->susp, from, key, m);
 }
 
-static void mem_left(void *arg, cl_peer_t *p)
+static void mem_left(struct cl_engine *e, cl_peer_t *p)
 {
-    eng_suspect_peer(((struct cl_engine *)arg)->susp, p, ENG_REASON_LEFT);
+    eng_suspect_peer(e->susp, p, ENG_REASON_LEFT);
 }
 
-static void mem_on_join(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+static void mem_on_join(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    eng_join_on_join(((struct cl_engine *)arg)->join, key, j);
+    eng_join_on_join(e->join, key, j);
 }
 
-static void mem_on_join_reply(void *arg, const uint8_t key[32], const cl_wire_join_reply_t *r)
+static void mem_on_join_reply(struct cl_engine *e, const uint8_t key[32],
+                              const cl_wire_join_reply_t *r)
 {
-    eng_join_on_reply(((struct cl_engine *)arg)->join, key, r);
+    eng_join_on_reply(e->join, key, r);
 }
 
-static void mem_join_again(void *arg)
+static void mem_join_again(struct cl_engine *e)
 {
-    eng_join_again(((struct cl_engine *)arg)->join);
+    eng_join_again(e->join);
 }
 
-static void mem_settings_adopted(void *arg, const cl_settings_t *s)
+static void mem_settings_adopted(struct cl_engine *e, const cl_settings_t *s)
 {
-    eng_settings_adopted(arg, s);
+    eng_settings_adopted(e, s);
 }
 
-static void mem_joined(void *arg, int rank)
+static void mem_joined(struct cl_engine *e, int rank)
 {
-    eng_match_joined(((struct cl_engine *)arg)->match, rank);
+    eng_match_joined(e->match, rank);
 }
 
-static void mem_match_check(void *arg, double now)
+static void mem_match_check(struct cl_engine *e, double now)
 {
-    eng_match_check(((struct cl_engine *)arg)->match, now);
+    eng_match_check(e->match, now);
 }
 
-static void mem_match_request(void *arg, bool from_member)
+static void mem_match_request(struct cl_engine *e, bool from_member)
 {
-    eng_match_on_request(((struct cl_engine *)arg)->match, from_member);
+    eng_match_on_request(e->match, from_member);
 }
 
-static void mem_view_from(void *arg, const uint8_t key[32])
+static void mem_view_from(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_el_view_from(arg, key);
+    eng_el_view_from(e, key);
 }
 
-static void mem_fan_out_peers(void *arg, const cl_member_delta_t *d)
+static void mem_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
 {
-    eng_fan_out_peers(arg, d);
+    eng_fan_out_peers(e, d);
 }
 
-static void mem_fan_out_view(void *arg)
+static void mem_fan_out_view(struct cl_engine *e)
 {
-    eng_fan_out_view(arg);
+    eng_fan_out_view(e);
 }
 
-static void mem_fan_out_member(void *arg)
+static void mem_fan_out_member(struct cl_engine *e)
 {
-    eng_fan_out_member(arg);
+    eng_fan_out_member(e);
 }
 
-static void mem_fan_out_weight(void *arg)
+static void mem_fan_out_weight(struct cl_engine *e)
 {
-    eng_fan_out_weight(arg);
+    eng_fan_out_weight(e);
 }
 
 /* ---------------------------------------------------------------------- */
 /* The failure detector's context (cl_engine_suspect.h). */
 
-static bool ctx_is_member(void *arg)
+static bool ctx_is_member(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+    return e->state == ENG_MEMBER;
 }
 
-static int ctx_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+static int ctx_send(struct cl_engine *e, const cl_peer_t *p, cl_wire_msg_t *m)
 {
-    return eng_send(arg, p, m);
+    return eng_send(e, p, m);
 }
 
-static int ctx_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int ctx_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_reply(e->tp, key, m);
 }
 
-static void ctx_reply_view(void *arg, const uint8_t key[32])
+static void ctx_reply_view(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_reply_view(arg, key);
+    eng_reply_view(e, key);
 }
 
-static void ctx_commit(void *arg, cl_member_delta_t *d)
+static void ctx_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(arg, d);
+    eng_coordinator_commit(e, d);
 }
 
-static void ctx_ban(void *arg, const uint8_t key[32], double seconds)
+static void ctx_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+    cl_transport_ban(e->tp, key, seconds);
 }
 
-static const char *ctx_desc(void *arg, const cl_peer_t *p, char *out, size_t len)
+static const char *ctx_desc(struct cl_engine *e, const cl_peer_t *p, char *out, size_t len)
 {
-    (void)arg;
+    (void)e;
     return eng_peer_desc(p, out, len);
 }
 
-static uint64_t ctx_progress(void *arg)
+static uint64_t ctx_progress(struct cl_engine *e)
 {
-    return eng_coll_completed(((struct cl_engine *)arg)->cs);
+    return eng_coll_completed(e->cs);
 }
 
-static double ctx_step_gap(void *arg)
+static double ctx_step_gap(struct cl_engine *e)
 {
-    return eng_coll_step_gap(((struct cl_engine *)arg)->cs);
+    return eng_coll_step_gap(e->cs);
 }
 
-static bool ctx_boundaries_known(void *arg)
+static bool ctx_boundaries_known(struct cl_engine *e)
 {
-    return eng_el_boundaries_known(arg);
+    return eng_el_boundaries_known(e);
 }
 
-static void ctx_late_seen(void *arg, double now)
+static void ctx_late_seen(struct cl_engine *e, double now)
 {
-    eng_report_late_seen(((struct cl_engine *)arg)->rep, now);
+    eng_report_late_seen(e->rep, now);
 }
 
-static bool ctx_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
+static bool ctx_epoch_step_ok(struct cl_engine *e, uint64_t own, uint64_t epoch)
 {
-    (void)arg;
+    (void)e;
     return eng_auth_epoch_step_ok(own, epoch);
 }
 
-static bool ctx_member_ahead(void *arg, bool ahead, double patience)
+static bool ctx_member_ahead(struct cl_engine *e, bool ahead, double patience)
 {
-    return eng_auth_member_ahead(((struct cl_engine *)arg)->auth, ahead, patience);
+    return eng_auth_member_ahead(e->auth, ahead, patience);
 }
 
 /* Matchmaking's context (cl_engine_match.h); the rest as above. */
 
-static bool ctx_coordinates(void *arg)
+static bool ctx_coordinates(struct cl_engine *e)
 {
-    return eng_self_coordinates(arg);
+    return eng_self_coordinates(e);
 }
 
-static void ctx_take_over(void *arg)
+static void ctx_take_over(struct cl_engine *e)
 {
-    eng_take_over(arg);
+    eng_take_over(e);
 }
 
-static bool ctx_waiting(void *arg)
+static bool ctx_waiting(struct cl_engine *e)
 {
-    return eng_coll_waiting_for_group(((struct cl_engine *)arg)->cs);
+    return eng_coll_waiting_for_group(e->cs);
 }
 
-static int ctx_close_group(void *arg, cl_member_delta_t *d)
+static int ctx_close_group(struct cl_engine *e, cl_member_delta_t *d)
 {
-    return cl_member_close_group(((struct cl_engine *)arg)->mb, d);
+    return cl_member_close_group(e->mb, d);
 }
 
 /* After each check of silent members (the timer of _suspect): matchmaking. */
-static void ctx_checked(void *arg, bool coordinator, double now)
+static void ctx_checked(struct cl_engine *e, bool coordinator, double now)
 {
-    eng_match_checked(((struct cl_engine *)arg)->match, coordinator, now);
+    eng_match_checked(e->match, coordinator, now);
 }
 
-static bool ctx_straggler_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
-                               size_t group_size)
+static bool ctx_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
+                               const uint8_t reporter[32], size_t group_size)
 {
-    return eng_auth_straggler_vote(((struct cl_engine *)arg)->auth, subject, reporter, group_size);
+    return eng_auth_straggler_vote(e->auth, subject, reporter, group_size);
 }
 
 int eng_member_init(struct cl_engine *e)
@@ -392,7 +394,7 @@ int eng_member_init(struct cl_engine *e)
     eng_member_ctx_t mctx = {.arg = e,
                              .cfg = &e->cfg,
                              .members = e->mb,
-                             .now = eng_ctx_now,
+                             .now = eng_ctx_clock,
                              .state = mem_state,
                              .set_state = mem_set_state,
                              .set_rank = mem_set_rank,
@@ -435,7 +437,7 @@ int eng_member_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .members = e->mb,
                            .timers = e->timers,
-                           .now = eng_ctx_now,
+                           .now = eng_ctx_clock,
                            .is_member = ctx_is_member,
                            .coordinates = ctx_coordinates,
                            .take_over = ctx_take_over,
@@ -461,7 +463,7 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e)
                              .mb = e->mb,
                              .timers = e->timers,
                              .hb_interval = e->hb_interval,
-                             .now = eng_ctx_now,
+                             .now = eng_ctx_clock,
                              .is_member = ctx_is_member,
                              .send = ctx_send,
                              .reply = ctx_reply,

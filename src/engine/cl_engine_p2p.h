@@ -24,10 +24,15 @@
 
 typedef struct eng_p2p eng_p2p_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the component may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* The engine's configuration (read only here; the engine may update
        swarm-wide settings it learns while joining). */
     const cl_config_t *cfg;
@@ -37,32 +42,32 @@ typedef struct {
     cl_timer_t *timers;
     uint64_t incarnation; /* this process's, in CREDITs (0: use 1) */
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* This peer's world rank, -1 before it holds one. */
-    int (*self_rank)(void *arg);
+    int (*self_rank)(struct cl_engine *arg);
     /* True while this peer holds a rank (the engine's member state). */
-    bool (*is_member)(void *arg);
+    bool (*is_member)(struct cl_engine *arg);
     /* When this peer got its rank (0: never). */
-    double (*member_since)(void *arg);
+    double (*member_since)(struct cl_engine *arg);
     /* The member of the current view holding world rank w, or NULL. */
-    cl_peer_t *(*member_at)(void *arg, int w);
+    cl_peer_t *(*member_at)(struct cl_engine *arg, int w);
     /* Sends m to member `to`; returns 0 or a negative status. */
-    int (*send)(void *arg, const cl_peer_t *to, cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *to, cl_wire_msg_t *m);
     /* Writes a log description of p into out (len bytes); returns out. */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
     /* False when this peer knows communicator `comm` and its rank r is not
        world rank w; true otherwise (unknown communicators included). */
-    bool (*comm_rank_is)(void *arg, uint64_t comm, int r, int w);
+    bool (*comm_rank_is)(struct cl_engine *arg, uint64_t comm, int r, int w);
     /* The wire version negotiated with key's link, 0 until known. */
-    int (*link_version)(void *arg, const uint8_t key[32]);
+    int (*link_version)(struct cl_engine *arg, const uint8_t key[32]);
     /* Refuses key's messages and connections for `seconds`. */
-    void (*ban)(void *arg, const uint8_t key[32], double seconds);
+    void (*ban)(struct cl_engine *arg, const uint8_t key[32], double seconds);
     /* Collective messages of world rank w waiting in the early buffer
        (counted against it), and their payload bytes in *bytes. */
-    size_t (*early_queued)(void *arg, int w, size_t *bytes);
+    size_t (*early_queued)(struct cl_engine *arg, int w, size_t *bytes);
     /* Does a running collective wait for a message that world rank w
        could send (one on a communicator that has w)? */
-    bool (*coll_waits_for)(void *arg, int w);
+    bool (*coll_waits_for)(struct cl_engine *arg, int w);
 } eng_p2p_ctx_t;
 
 /* Creates the component, with the unexpected-message bounds of ctx->cfg

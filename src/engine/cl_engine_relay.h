@@ -26,10 +26,15 @@
 
 typedef struct eng_relay eng_relay_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the relay may ask of the engine.  Every function but desc gets
    `arg`. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg; /* the engine, opaque here */
     /* COLLAB_RUN_ID, _TIMEOUT, _MAX_MESSAGE, _RELAY, _RELAY_MBIT,
        client mode, monitor; read when used. */
     const cl_config_t *cfg;
@@ -38,15 +43,15 @@ typedef struct {
     cl_timer_t *timers;        /* the loop's set: one timer is registered in it */
     const cl_member_t *mb;     /* the peer records (read only) */
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Whether this peer has a link to key (one under way counts). */
-    bool (*has_link)(void *arg, const uint8_t key[32]);
+    bool (*has_link)(struct cl_engine *arg, const uint8_t key[32]);
     /* Sends m to a member as the engine sends (eng_send); 0 or a
        negative status. */
-    int (*send)(void *arg, const cl_peer_t *to, cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *to, cl_wire_msg_t *m);
     /* Hands an opened message to the engine as if it had come from key
        (eng_on_message: the authority gate judges it as the sender's). */
-    void (*deliver)(void *arg, const uint8_t key[32], const cl_wire_msg_t *m);
+    void (*deliver)(struct cl_engine *arg, const uint8_t key[32], const cl_wire_msg_t *m);
     /* A peer's description for the log (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 } eng_relay_ctx_t;

@@ -28,31 +28,36 @@
 
 typedef struct eng_report eng_report_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What reporting may ask of the engine.  Every function gets `arg`. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;          /* the engine, opaque here */
     const cl_config_t *cfg;         /* COLLAB_REPORT_INTERVAL, _LOSS; monitor */
     cl_timer_t *timers;             /* the loop's set: one timer is registered in it */
     const cl_engine_hooks_t *hooks; /* a monitor's hooks (members: all NULL) */
     /* The engine's clocks (eng_now; eng_raw_now for the cost figures). */
-    double (*now)(void *arg);
-    double (*raw_now)(void *arg);
+    double (*now)(struct cl_engine *arg);
+    double (*raw_now)(struct cl_engine *arg);
     /* Whether this peer is a member (not joining, not gone). */
-    bool (*is_member)(void *arg);
+    bool (*is_member)(struct cl_engine *arg);
     /* The peer records: this peer's, the members', the monitors' (for
        cl_member_self / _list / _monitors), and the swarm's compression. */
-    cl_peer_t *(*self)(void *arg);
-    cl_peer_t *const *(*members)(void *arg, size_t *n);
-    cl_peer_t *const *(*monitors)(void *arg, size_t *n);
-    int (*compression)(void *arg);
+    cl_peer_t *(*self)(struct cl_engine *arg);
+    cl_peer_t *const *(*members)(struct cl_engine *arg, size_t *n);
+    cl_peer_t *const *(*monitors)(struct cl_engine *arg, size_t *n);
+    int (*compression)(struct cl_engine *arg);
     /* The current view (a monitor's on_view hook); 0 or a status. */
-    int (*view)(void *arg, cl_wire_view_t *out);
+    int (*view)(struct cl_engine *arg, cl_wire_view_t *out);
     /* Steps (MPIX_Collab_step calls, or those the elastic layer learned)
        and collectives completed. */
-    uint64_t (*steps)(void *arg);
-    uint64_t (*progress)(void *arg);
+    uint64_t (*steps)(struct cl_engine *arg);
+    uint64_t (*progress)(struct cl_engine *arg);
     /* Sends m to peer p; 0 or a negative status. */
-    int (*send)(void *arg, cl_peer_t *p, cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, cl_peer_t *p, cl_wire_msg_t *m);
 } eng_report_ctx_t;
 
 /* Creates the component (its timer registered, not armed) or NULL. */

@@ -35,51 +35,56 @@
 
 typedef struct eng_suspect eng_suspect_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the failure detector may ask of the engine.  Every function gets
    `arg`.  The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;   /* the engine, opaque here */
     const cl_config_t *cfg;  /* read only: COLLAB_TIMEOUT */
     const uint8_t *self_key; /* this peer's public key (32 bytes) */
     cl_member_t *mb;         /* the peer records and the view */
     cl_timer_t *timers;      /* the loop's set: one timer is registered in it */
     double hb_interval;      /* seconds between heartbeats and checks */
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Whether this peer is a member (not joining, not gone). */
-    bool (*is_member)(void *arg);
+    bool (*is_member)(struct cl_engine *arg);
     /* Sends m to member p; returns 0 or a negative status. */
-    int (*send)(void *arg, const cl_peer_t *p, cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *p, cl_wire_msg_t *m);
     /* Sends m back on the connection key's last message came on. */
-    int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
     /* Sends the current view back to key (eng_reply_view). */
-    void (*reply_view)(void *arg, const uint8_t key[32]);
+    void (*reply_view)(struct cl_engine *arg, const uint8_t key[32]);
     /* Coordinator: applies view change d that this peer made, publishes
        the view (eng_coordinator_commit); clears d. */
-    void (*commit)(void *arg, cl_member_delta_t *d);
+    void (*commit)(struct cl_engine *arg, cl_member_delta_t *d);
     /* Bans key at the transport for `seconds`. */
-    void (*ban)(void *arg, const uint8_t key[32], double seconds);
+    void (*ban)(struct cl_engine *arg, const uint8_t key[32], double seconds);
     /* A peer's description for the logs (eng_peer_desc). */
-    const char *(*desc)(void *arg, const cl_peer_t *p, char *out, size_t len);
+    const char *(*desc)(struct cl_engine *arg, const cl_peer_t *p, char *out, size_t len);
     /* Collectives this peer completed (a heartbeat carries it), and the
        recent time between their completions. */
-    uint64_t (*progress)(void *arg);
-    double (*step_gap)(void *arg);
+    uint64_t (*progress)(struct cl_engine *arg);
+    double (*step_gap)(struct cl_engine *arg);
     /* Whether a step boundary is known at which a member taken out of
        the group could come back (eng_el_boundaries_known). */
-    bool (*boundaries_known)(void *arg);
+    bool (*boundaries_known)(struct cl_engine *arg);
     /* A member became late now (the reports count it). */
-    void (*late_seen)(void *arg, double now);
+    void (*late_seen)(struct cl_engine *arg, double now);
     /* The authority's rules (cl_engine_authority.c): whether epoch is a
        bounded step from own; members ahead of this coordinator for
        `patience` seconds; a straggler report that is enough. */
-    bool (*epoch_step_ok)(void *arg, uint64_t own, uint64_t epoch);
-    bool (*member_ahead)(void *arg, bool ahead, double patience);
-    bool (*straggler_vote)(void *arg, const uint8_t subject[32], const uint8_t reporter[32],
-                           size_t group_size);
+    bool (*epoch_step_ok)(struct cl_engine *arg, uint64_t own, uint64_t epoch);
+    bool (*member_ahead)(struct cl_engine *arg, bool ahead, double patience);
+    bool (*straggler_vote)(struct cl_engine *arg, const uint8_t subject[32],
+                           const uint8_t reporter[32], size_t group_size);
     /* After each check of silent members, as the coordinator
        (coordinator: true) or not: the engine's matchmaking goes on. */
-    void (*checked)(void *arg, bool coordinator, double now);
+    void (*checked)(struct cl_engine *arg, bool coordinator, double now);
 } eng_suspect_ctx_t;
 
 /* Creates the failure detector; copies ctx and registers its timer in

@@ -31,7 +31,9 @@ typedef struct {
     uint32_t join_bandwidth;                /* an admitted JOIN's */
 } logged_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_timer_t *timers;
     double now;
@@ -62,51 +64,46 @@ static logged_t *push(logged_t *log, int *n, const uint8_t key[32])
     return x;
 }
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static bool f_link_up(void *arg, const uint8_t key[32])
+static bool f_link_up(fake_t *f, const uint8_t key[32])
 {
-    fake_t *f = arg;
     return has(f->up, f->nup, key);
 }
 
-static int f_connect(void *arg, const uint8_t key[32], const char *address)
+static int f_connect(fake_t *f, const uint8_t key[32], const char *address)
 {
-    fake_t *f = arg;
     logged_t *x = push(f->connects, &f->nconnects, key);
     snprintf(x->address, sizeof x->address, "%s", address);
     return f->connect_rc;
 }
 
-static void f_drop(void *arg, const uint8_t key[32])
+static void f_drop(fake_t *f, const uint8_t key[32])
 {
-    fake_t *f = arg;
     (void)push(f->drops, &f->ndrops, key);
 }
 
-static bool f_is_member(void *arg, const uint8_t key[32])
+static bool f_is_member(fake_t *f, const uint8_t key[32])
 {
-    fake_t *f = arg;
     return has(f->members, f->nmembers, key);
 }
 
-static bool f_coordinates(void *arg)
+static bool f_coordinates(fake_t *f)
 {
-    return ((fake_t *)arg)->coordinates;
+    return f->coordinates;
 }
 
-static void f_reply_settings(void *arg, cl_wire_join_reply_t *r)
+static void f_reply_settings(fake_t *f, cl_wire_join_reply_t *r)
 {
-    (void)arg;
+    (void)f;
     r->settings.world_size = 12;
 }
 
-static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_reply(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     CHECK(m->hdr.type == CL_MSG_JOIN_REPLY);
     logged_t *x = push(f->replies, &f->nreplies, key);
     x->status = m->u.join_reply.status;
@@ -116,9 +113,8 @@ static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-static void f_admit(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+static void f_admit(fake_t *f, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    fake_t *f = arg;
     logged_t *x = push(f->admits, &f->nadmits, key);
     snprintf(x->join_address, sizeof x->join_address, "%s", j->address);
     x->join_bandwidth = j->bandwidth;

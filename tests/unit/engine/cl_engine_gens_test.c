@@ -28,24 +28,25 @@
 
 #define NP 6
 
-typedef struct {
+/* The fake streams: the context's argument, struct eng_cs, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct eng_cs {
     int rank, world_size;
     bool in_group[NP]; /* by world rank */
 } fake_t;
 
-static int f_rank(void *arg)
+static int f_rank(fake_t *f)
 {
-    return ((fake_t *)arg)->rank;
+    return f->rank;
 }
 
-static int f_world_size(void *arg)
+static int f_world_size(fake_t *f)
 {
-    return ((fake_t *)arg)->world_size;
+    return f->world_size;
 }
 
-static bool f_in_group(void *arg, int w)
+static bool f_in_group(fake_t *f, int w)
 {
-    fake_t *f = arg;
     return w >= 0 && w < NP && f->in_group[w];
 }
 

@@ -16,14 +16,15 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_settings_t set;
     int asked; /* calls of settings */
 } fake_t;
 
-static const cl_settings_t *f_settings(void *arg)
+static const cl_settings_t *f_settings(fake_t *f)
 {
-    fake_t *f = arg;
     f->asked++;
     return &f->set;
 }

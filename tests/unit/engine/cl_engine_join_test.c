@@ -40,7 +40,9 @@ typedef struct {
     uint8_t to[32];
 } sent_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_member_t *mb;
@@ -75,51 +77,50 @@ static int sent(const fake_t *f, int type, int to)
     return n;
 }
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static eng_state_t f_state(void *arg)
+static eng_state_t f_state(fake_t *f)
 {
-    return ((fake_t *)arg)->state;
+    return f->state;
 }
 
-static void f_set_state(void *arg, eng_state_t state)
+static void f_set_state(fake_t *f, eng_state_t state)
 {
     CHECK(state == ENG_JOINING || state == ENG_STANDBY);
-    ((fake_t *)arg)->state = state;
+    f->state = state;
 }
 
-static double f_member_since(void *arg)
+static double f_member_since(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 0;
 }
 
-static int f_rank(void *arg)
+static int f_rank(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return -1;
 }
 
-static const char *f_address(void *arg)
+static const char *f_address(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     static char a[256];
     address_of(0, a, sizeof a);
     return a;
 }
 
-static int f_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_send(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    record(arg, key, m);
+    record(f, key, m);
     return COLLAB_OK;
 }
 
-static int f_connect(void *arg, const uint8_t key[32], const char *address)
+static int f_connect(fake_t *f, const uint8_t key[32], const char *address)
 {
-    fake_t *f = arg;
     (void)address;
     int i = key_index(key);
     CHECK(i > 0);
@@ -128,77 +129,73 @@ static int f_connect(void *arg, const uint8_t key[32], const char *address)
     return COLLAB_OK;
 }
 
-static bool f_has_link(void *arg, const uint8_t key[32])
+static bool f_has_link(fake_t *f, const uint8_t key[32])
 {
-    fake_t *f = arg;
     for (int i = 0; i < f->nlink; i++)
         if (memcmp(f->link[i], key, 32) == 0)
             return true;
     return false;
 }
 
-static int f_link_version(void *arg, const uint8_t key[32])
+static int f_link_version(fake_t *f, const uint8_t key[32])
 {
-    (void)arg, (void)key;
+    (void)f, (void)key;
     return 0;
 }
 
-static void f_set_client(void *arg)
+static void f_set_client(fake_t *f)
 {
-    fake_t *f = arg;
     f->cfg.client_mode = true;
     f->client_set = true;
 }
 
-static void f_join_sent(void *arg, const uint8_t key[32])
+static void f_join_sent(fake_t *f, const uint8_t key[32])
 {
-    (void)arg, (void)key;
+    (void)f, (void)key;
 }
 
-static bool f_probing(void *arg)
+static bool f_probing(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return false;
 }
 
-static int f_reachable(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+static int f_reachable(fake_t *f, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    (void)arg, (void)key, (void)j;
+    (void)f, (void)key, (void)j;
     return 1;
 }
 
-static void f_founded(void *arg)
+static void f_founded(fake_t *f)
 {
-    fake_t *f = arg;
     CHECK(cl_member_self(f->mb) != NULL); /* the records hold it first */
     f->founded++;
     f->state = ENG_MEMBER;
 }
 
-static void f_fail(void *arg, int status)
+static void f_fail(fake_t *f, int status)
 {
-    fake_t *f = arg;
     f->failed++;
     f->fail_status = status;
     f->state = ENG_LEFT;
 }
 
-static void f_send_view(void *arg, const cl_peer_t *p)
+static void f_send_view(fake_t *f, const cl_peer_t *p)
 {
     (void)p;
-    ((fake_t *)arg)->views++;
+    f->views++;
 }
 
-static void f_commit(void *arg, cl_member_delta_t *d)
+static void f_commit(fake_t *f, cl_member_delta_t *d)
 {
-    ((fake_t *)arg)->commits++;
+    f->commits++;
     cl_member_delta_clear(d);
 }
 
-static void f_admit_rank(void *arg, const uint8_t key[32])
+static void f_admit_rank(fake_t *f, const uint8_t key[32])
 {
     (void)key;
-    ((fake_t *)arg)->admitted++;
+    f->admitted++;
 }
 
 static const char *f_desc(const cl_peer_t *p, char *out, size_t len)

@@ -39,7 +39,9 @@ typedef struct {
     bool replied;               /* sent back on the connection (no record) */
 } sent_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_member_t *mb;
@@ -66,27 +68,25 @@ static sent_t *log_sent(fake_t *f, const uint8_t key[32], const cl_wire_msg_t *m
     return x;
 }
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int f_send(fake_t *f, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     (void)log_sent(f, to->key, m);
     return f->send_rc;
 }
 
-static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_reply(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    log_sent(arg, key, m)->replied = true;
+    log_sent(f, key, m)->replied = true;
     return COLLAB_OK;
 }
 
-static size_t f_entered(void *arg, cl_wire_bye_comm_t *comms, size_t max)
+static size_t f_entered(fake_t *f, cl_wire_bye_comm_t *comms, size_t max)
 {
-    fake_t *f = arg;
     for (size_t i = 0; i < f->nentered && i < max; i++)
         comms[i] = f->entered[i < 2 ? i : 1];
     return f->nentered;

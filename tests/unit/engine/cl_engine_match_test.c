@@ -28,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_member_t *mb;
@@ -43,37 +45,35 @@ typedef struct {
     int inside; /* coordinates or close_group called while commit ran */
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static bool f_is_member(void *arg)
+static bool f_is_member(fake_t *f)
 {
-    return ((fake_t *)arg)->member;
+    return f->member;
 }
 
-static bool f_coordinates(void *arg)
+static bool f_coordinates(fake_t *f)
 {
-    fake_t *f = arg;
     if (f->in_commit)
         f->inside++;
     return f->member && f->coord;
 }
 
-static void f_take_over(void *arg)
+static void f_take_over(fake_t *f)
 {
-    ((fake_t *)arg)->takeovers++;
+    f->takeovers++;
 }
 
-static bool f_waiting(void *arg)
+static bool f_waiting(fake_t *f)
 {
-    return ((fake_t *)arg)->waiting;
+    return f->waiting;
 }
 
-static int f_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+static int f_send(fake_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     CHECK(m->hdr.type == CL_MSG_MATCH);
     int i = key_index(p->key);
     CHECK(i >= 0);
@@ -82,9 +82,8 @@ static int f_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-static int f_close_group(void *arg, cl_member_delta_t *d)
+static int f_close_group(fake_t *f, cl_member_delta_t *d)
 {
-    fake_t *f = arg;
     if (f->in_commit)
         f->inside++;
     int rc = cl_member_close_group(f->mb, d);
@@ -95,9 +94,8 @@ static int f_close_group(void *arg, cl_member_delta_t *d)
 
 /* As the engine's eng_coordinator_commit: clears d, then tells
    matchmaking again. */
-static void f_commit(void *arg, cl_member_delta_t *d)
+static void f_commit(fake_t *f, cl_member_delta_t *d)
 {
-    fake_t *f = arg;
     f->commits++;
     cl_member_delta_clear(d);
     f->in_commit = true;

@@ -45,7 +45,9 @@ static struct {
     uint64_t step;
 } s_in;
 
-typedef struct {
+/* A fake engine (one per node): the context's argument, struct cl_engine,
+   which the component sees only as an incomplete type. */
+typedef struct cl_engine {
     cl_identity_t *id;
     cl_member_t *mb;
     cl_timer_t *timers;
@@ -54,22 +56,22 @@ typedef struct {
     bool link; /* has a link to every peer */
 } node_t;
 
-static double ctx_now(void *arg)
+static double ctx_now(node_t *n)
 {
-    (void)arg;
+    (void)n;
     return s_now;
 }
 
-static bool ctx_has_link(void *arg, const uint8_t key[32])
+static bool ctx_has_link(node_t *n, const uint8_t key[32])
 {
     (void)key;
-    return ((node_t *)arg)->link;
+    return n->link;
 }
 
-static int ctx_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int ctx_send(node_t *n, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     s_out.count += m->hdr.type == CL_MSG_RELAYED;
-    s_out.from = arg;
+    s_out.from = n;
     memcpy(s_out.to, to->key, 32);
     s_out.m = *m;
     CHECK(m->payload_len <= sizeof s_out.payload);
@@ -79,9 +81,9 @@ static int ctx_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-static void ctx_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+static void ctx_deliver(node_t *n, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    (void)arg;
+    (void)n;
     s_in.count++;
     memcpy(s_in.from, key, 32);
     s_in.type = m->hdr.type;

@@ -22,7 +22,9 @@
 
 #include "selftest.h"
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_engine_hooks_t hooks;
@@ -40,52 +42,50 @@ typedef struct {
     int reports, events, views, last_kind, last_rank;
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
-static bool f_is_member(void *arg)
+static bool f_is_member(fake_t *f)
 {
-    return ((fake_t *)arg)->member;
+    return f->member;
 }
-static cl_peer_t *f_self(void *arg)
+static cl_peer_t *f_self(fake_t *f)
 {
-    return &((fake_t *)arg)->peers[0];
+    return &f->peers[0];
 }
-static cl_peer_t *const *f_members(void *arg, size_t *n)
+static cl_peer_t *const *f_members(fake_t *f, size_t *n)
 {
     *n = 2;
-    return ((fake_t *)arg)->list;
+    return f->list;
 }
-static cl_peer_t *const *f_monitors(void *arg, size_t *n)
+static cl_peer_t *const *f_monitors(fake_t *f, size_t *n)
 {
-    fake_t *f = arg;
     *n = f->nmons;
     return f->mons;
 }
-static int f_compression(void *arg)
+static int f_compression(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 1;
 }
-static int f_view(void *arg, cl_wire_view_t *out)
+static int f_view(fake_t *f, cl_wire_view_t *out)
 {
-    (void)arg;
+    (void)f;
     memset(out, 0, sizeof *out);
     out->epoch = 7;
     return COLLAB_OK;
 }
-static uint64_t f_steps(void *arg)
+static uint64_t f_steps(fake_t *f)
 {
-    return ((fake_t *)arg)->steps;
+    return f->steps;
 }
-static uint64_t f_progress(void *arg)
+static uint64_t f_progress(fake_t *f)
 {
-    return ((fake_t *)arg)->progress;
+    return f->progress;
 }
-static int f_send(void *arg, cl_peer_t *p, cl_wire_msg_t *m)
+static int f_send(fake_t *f, cl_peer_t *p, cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     CHECK(m->hdr.type == CL_MSG_REPORT);
     f->nsent++;
     f->last_to = p;

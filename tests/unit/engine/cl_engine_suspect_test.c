@@ -46,7 +46,9 @@ typedef struct {
     uint64_t epoch;    /* HEARTBEAT: the sender's epoch */
 } sent_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     uint8_t self[32];
     cl_member_t *mb;
@@ -70,14 +72,14 @@ typedef struct {
     cl_timer_t *timers; /* the loop's set, run by tick */
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static bool f_is_member(void *arg)
+static bool f_is_member(fake_t *f)
 {
-    return ((fake_t *)arg)->member;
+    return f->member;
 }
 
 static void record(fake_t *f, const uint8_t to[32], const cl_wire_msg_t *m)
@@ -95,27 +97,26 @@ static void record(fake_t *f, const uint8_t to[32], const cl_wire_msg_t *m)
     }
 }
 
-static int f_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+static int f_send(fake_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
 {
-    record(arg, p->key, m);
+    record(f, p->key, m);
     return COLLAB_OK;
 }
 
-static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_reply(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    record(arg, key, m);
+    record(f, key, m);
     return COLLAB_OK;
 }
 
-static void f_reply_view(void *arg, const uint8_t key[32])
+static void f_reply_view(fake_t *f, const uint8_t key[32])
 {
     (void)key;
-    ((fake_t *)arg)->replied_views++;
+    f->replied_views++;
 }
 
-static void f_commit(void *arg, cl_member_delta_t *d)
+static void f_commit(fake_t *f, cl_member_delta_t *d)
 {
-    fake_t *f = arg;
     f->commits++;
     f->nremoved = 0;
     f->nungrouped = 0;
@@ -127,68 +128,67 @@ static void f_commit(void *arg, cl_member_delta_t *d)
     cl_member_delta_clear(d);
 }
 
-static void f_ban(void *arg, const uint8_t key[32], double seconds)
+static void f_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
     (void)key;
     (void)seconds;
-    ((fake_t *)arg)->bans++;
+    f->bans++;
 }
 
-static const char *f_desc(void *arg, const cl_peer_t *p, char *out, size_t len)
+static const char *f_desc(fake_t *f, const cl_peer_t *p, char *out, size_t len)
 {
-    (void)arg;
+    (void)f;
     snprintf(out, len, "rank %d", p->rank >= 0 ? p->rank : p->prev_rank);
     return out;
 }
 
-static uint64_t f_progress(void *arg)
+static uint64_t f_progress(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 7;
 }
 
-static double f_step_gap(void *arg)
+static double f_step_gap(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 0.1;
 }
 
-static bool f_boundaries(void *arg)
+static bool f_boundaries(fake_t *f)
 {
-    return ((fake_t *)arg)->boundaries;
+    return f->boundaries;
 }
 
-static void f_late_seen(void *arg, double now)
+static void f_late_seen(fake_t *f, double now)
 {
     (void)now;
-    ((fake_t *)arg)->late_seen++;
+    f->late_seen++;
 }
 
-static bool f_epoch_step_ok(void *arg, uint64_t own, uint64_t epoch)
+static bool f_epoch_step_ok(fake_t *f, uint64_t own, uint64_t epoch)
 {
-    (void)arg;
+    (void)f;
     return epoch <= own || epoch - own <= 1024;
 }
 
-static bool f_member_ahead(void *arg, bool ahead, double patience)
+static bool f_member_ahead(fake_t *f, bool ahead, double patience)
 {
-    (void)arg;
+    (void)f;
     (void)patience;
     return ahead;
 }
 
-static bool f_vote(void *arg, const uint8_t subject[32], const uint8_t reporter[32], size_t n)
+static bool f_vote(fake_t *f, const uint8_t subject[32], const uint8_t reporter[32], size_t n)
 {
     (void)subject;
     (void)reporter;
     (void)n;
-    return ((fake_t *)arg)->vote;
+    return f->vote;
 }
 
-static void f_checked(void *arg, bool coordinator, double now)
+static void f_checked(fake_t *f, bool coordinator, double now)
 {
     (void)now;
-    fake_t *f = arg;
     if (coordinator)
         f->checked_coord++;
     else

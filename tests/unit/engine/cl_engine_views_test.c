@@ -32,7 +32,9 @@
 
 #define MAXSENT 64
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_member_t *mb;
     eng_member_t *m;
@@ -72,42 +74,41 @@ bool eng_auth_epoch_step_ok(uint64_t own, uint64_t epoch)
     return epoch <= own || epoch - own <= 1024;
 }
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static eng_state_t f_state(void *arg)
+static eng_state_t f_state(fake_t *f)
 {
-    return ((fake_t *)arg)->state;
+    return f->state;
 }
 
-static void f_set_state(void *arg, eng_state_t s)
+static void f_set_state(fake_t *f, eng_state_t s)
 {
-    ((fake_t *)arg)->state = s;
+    f->state = s;
 }
 
-static void f_set_rank(void *arg, int r)
+static void f_set_rank(fake_t *f, int r)
 {
-    ((fake_t *)arg)->rank = r;
+    f->rank = r;
 }
 
-static void f_set_world_size(void *arg, int ws)
+static void f_set_world_size(fake_t *f, int ws)
 {
-    ((fake_t *)arg)->world_size = ws;
+    f->world_size = ws;
 }
 
-static void f_fail(void *arg, int status)
+static void f_fail(fake_t *f, int status)
 {
-    fake_t *f = arg;
     f->fails++;
     f->fail_status = status;
     f->state = ENG_LEFT;
 }
 
-static const char *f_address(void *arg)
+static const char *f_address(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return "/ip4/127.0.0.1/tcp/9000/p2p/self";
 }
 
@@ -125,21 +126,21 @@ static void record(fake_t *f, const uint8_t key[32], const cl_wire_msg_t *m, int
     f->nsent++;
 }
 
-static int f_send(void *arg, const cl_peer_t *p, cl_wire_msg_t *m)
+static int f_send(fake_t *f, const cl_peer_t *p, cl_wire_msg_t *m)
 {
-    record(arg, p->key, m, 0);
+    record(f, p->key, m, 0);
     return 0;
 }
 
-static int f_send_key(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_send_key(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    record(arg, key, m, 1);
+    record(f, key, m, 1);
     return 0;
 }
 
-static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_reply(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    record(arg, key, m, 2);
+    record(f, key, m, 2);
     return 0;
 }
 
@@ -150,117 +151,113 @@ static const char *f_desc(const cl_peer_t *p, char *out, size_t len)
 }
 
 /* As eng_self_coordinates: a member that is its view's coordinator. */
-static bool f_coordinates(void *arg)
+static bool f_coordinates(fake_t *f)
 {
-    fake_t *f = arg;
     return f->state == ENG_MEMBER && cl_member_self(f->mb) != NULL &&
            cl_member_coordinator(f->mb) == cl_member_self(f->mb);
 }
 
-static void f_take_over(void *arg)
+static void f_take_over(fake_t *f)
 {
-    ((fake_t *)arg)->takeovers++;
+    f->takeovers++;
 }
 
-static void f_tenure(void *arg)
+static void f_tenure(fake_t *f)
 {
-    ((fake_t *)arg)->tenures++;
+    f->tenures++;
 }
 
-static void f_started(void *arg, bool founder)
+static void f_started(fake_t *f, bool founder)
 {
-    fake_t *f = arg;
     f->started++;
     f->founder += founder;
 }
 
-static void f_forget(void *arg, cl_peer_t *p)
+static void f_forget(fake_t *f, cl_peer_t *p)
 {
     (void)p;
-    ((fake_t *)arg)->forgets++;
+    f->forgets++;
 }
 
-static void f_suspect_message(void *arg, cl_peer_t *from, const uint8_t key[32],
+static void f_suspect_message(fake_t *f, cl_peer_t *from, const uint8_t key[32],
                               const cl_wire_msg_t *m)
 {
     (void)from, (void)key, (void)m;
-    ((fake_t *)arg)->suspect_msgs++;
+    f->suspect_msgs++;
 }
 
-static void f_left(void *arg, cl_peer_t *p)
+static void f_left(fake_t *f, cl_peer_t *p)
 {
     (void)p;
-    ((fake_t *)arg)->lefts++;
+    f->lefts++;
 }
 
-static void f_on_join(void *arg, const uint8_t key[32], const cl_wire_join_t *j)
+static void f_on_join(fake_t *f, const uint8_t key[32], const cl_wire_join_t *j)
 {
     (void)key, (void)j;
-    ((fake_t *)arg)->on_joins++;
+    f->on_joins++;
 }
 
-static void f_on_join_reply(void *arg, const uint8_t key[32], const cl_wire_join_reply_t *r)
+static void f_on_join_reply(fake_t *f, const uint8_t key[32], const cl_wire_join_reply_t *r)
 {
     (void)key, (void)r;
-    ((fake_t *)arg)->on_join_replies++;
+    f->on_join_replies++;
 }
 
-static void f_join_again(void *arg)
+static void f_join_again(fake_t *f)
 {
-    ((fake_t *)arg)->join_agains++;
+    f->join_agains++;
 }
 
-static void f_settings_adopted(void *arg, const cl_settings_t *s)
+static void f_settings_adopted(fake_t *f, const cl_settings_t *s)
 {
     (void)s;
-    ((fake_t *)arg)->adopted++;
+    f->adopted++;
 }
 
-static void f_joined(void *arg, int rank)
+static void f_joined(fake_t *f, int rank)
 {
-    fake_t *f = arg;
     if (f->njoined < 8)
         f->joined[f->njoined++] = rank;
 }
 
-static void f_match_check(void *arg, double now)
+static void f_match_check(fake_t *f, double now)
 {
     (void)now;
-    ((fake_t *)arg)->match_checks++;
+    f->match_checks++;
 }
 
-static void f_match_request(void *arg, bool from_member)
+static void f_match_request(fake_t *f, bool from_member)
 {
-    fake_t *f = arg;
     f->match_requests++;
     f->match_requests_member += from_member;
 }
 
-static void f_view_from(void *arg, const uint8_t key[32])
+static void f_view_from(fake_t *f, const uint8_t key[32])
 {
     (void)key;
-    ((fake_t *)arg)->views_from++;
+    f->views_from++;
 }
 
-static void f_fan_out_peers(void *arg, const cl_member_delta_t *d)
+static void f_fan_out_peers(fake_t *f, const cl_member_delta_t *d)
 {
     (void)d;
-    ((fake_t *)arg)->fan_peers++;
+    f->fan_peers++;
 }
 
-static void f_fan_out_view(void *arg)
+static void f_fan_out_view(fake_t *f)
 {
-    ((fake_t *)arg)->fan_views++;
+    f->fan_views++;
 }
 
-static void f_fan_out_member(void *arg)
+static void f_fan_out_member(fake_t *f)
 {
-    ((fake_t *)arg)->fan_members++;
+    f->fan_members++;
 }
 
-static void f_fan_out_weight(void *arg)
+static void f_fan_out_weight(fake_t *f)
 {
-    ((fake_t *)arg)->fan_weights++;
+    f->fan_weights++;
 }
 
 /* A fresh fake: this peer s_keys[0], world size 4, joining. */

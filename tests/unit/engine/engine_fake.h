@@ -1,12 +1,13 @@
 /*  engine_fake.h - the fake engine of the selftests whose component is
-    not yet behind a context (cl_engine_member_test): the engine's clock (s_now, eng_now, eng_ctx_now), its log
-    description of a peer (eng_peer_desc), the loop's writer of the
-    engine's state (eng_set_state) and the loop's table of
-    handlers (eng_on_type), the loop's turns over a real timer set
-    (fake_run_until), a fake engine's allocation with a real timer set
-    and real peer records (fake_engine_alloc, fake_engine_release), and
-    the log description the fake contexts of the
-    components behind one give them too (fake_peer_desc, p2p_fixture.h).
+    not yet behind a context (cl_engine_member_test): the engine's clock
+    (s_now, eng_now, eng_ctx_now, eng_ctx_clock), its log description of
+    a peer (eng_peer_desc), the loop's writer of the engine's state
+    (eng_set_state) and the loop's table of handlers (eng_on_type), the
+    loop's turns over a real timer set (fake_run_until), a fake engine's
+    allocation with a real timer set and real peer records
+    (fake_engine_alloc, fake_engine_release), and the log description the
+    fake contexts of the components behind one give them too
+    (fake_peer_desc, p2p_fixture.h).
 
     Header-only, for one test each.  A test that includes it with
     ENGINE_FAKE_SERVICES defined gets the engine's services above (they
@@ -48,6 +49,12 @@ double eng_now(void)
 double eng_ctx_now(void *arg)
 {
     (void)arg;
+    return s_now;
+}
+
+double eng_ctx_clock(struct cl_engine *e)
+{
+    (void)e;
     return s_now;
 }
 

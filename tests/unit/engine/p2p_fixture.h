@@ -34,7 +34,9 @@ typedef struct {
     int to;           /* world rank */
 } sent_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     double now;
     double member_since;
@@ -51,36 +53,34 @@ typedef struct {
     bool not_member;            /* this peer lost its rank */
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static int f_self_rank(void *arg)
+static int f_self_rank(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 0;
 }
 
-static bool f_is_member(void *arg)
+static bool f_is_member(fake_t *f)
 {
-    return !((fake_t *)arg)->not_member;
+    return !f->not_member;
 }
 
-static double f_member_since(void *arg)
+static double f_member_since(fake_t *f)
 {
-    return ((fake_t *)arg)->member_since;
+    return f->member_since;
 }
 
-static cl_peer_t *f_member_at(void *arg, int w)
+static cl_peer_t *f_member_at(fake_t *f, int w)
 {
-    fake_t *f = arg;
     return w >= 0 && w < NPEERS && f->alive[w] ? &f->peers[w] : NULL;
 }
 
-static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int f_send(fake_t *f, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     if (f->nsent >= MAXSENT)
         return COLLAB_ERR_NO_MEM;
     sent_t *s = &f->sent[f->nsent++];
@@ -93,33 +93,31 @@ static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-static bool f_comm_rank_is(void *arg, uint64_t comm, int r, int w)
+static bool f_comm_rank_is(fake_t *f, uint64_t comm, int r, int w)
 {
-    (void)arg;
+    (void)f;
     return comm != CL_COMM_WORLD_ID || r == w;
 }
 
-static int f_link_version(void *arg, const uint8_t key[32])
+static int f_link_version(fake_t *f, const uint8_t key[32])
 {
     (void)key;
-    return ((fake_t *)arg)->version;
+    return f->version;
 }
 
-static size_t f_early_queued(void *arg, int w, size_t *bytes)
+static size_t f_early_queued(fake_t *f, int w, size_t *bytes)
 {
-    fake_t *f = arg;
     *bytes = f->early_bytes[w];
     return f->early_msgs[w];
 }
 
-static bool f_coll_waits_for(void *arg, int w)
+static bool f_coll_waits_for(fake_t *f, int w)
 {
-    return ((fake_t *)arg)->coll_waits[w];
+    return f->coll_waits[w];
 }
 
-static void f_ban(void *arg, const uint8_t key[32], double seconds)
+static void f_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
-    fake_t *f = arg;
     (void)seconds;
     f->bans++;
     memcpy(f->banned, key, 32);
