@@ -32,10 +32,15 @@
 
 typedef struct eng_auth eng_auth_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the authority may ask of the engine.  Every function but desc
    gets `arg`.  The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only, read when used):
        COLLAB_TIMEOUT (the pause's round, straggler reports, the
        successor's messages), monitor and relay (REPORT, RELAYED). */
@@ -49,50 +54,50 @@ typedef struct {
        who would next (cl_member_successor) and who admits. */
     const cl_member_t *mb;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Whether this peer holds a rank in its own view (ENG_MEMBER); false
        while it joins, waits as a standby, rejoins after a removal or has
        left. */
-    bool (*member)(void *arg);
+    bool (*member)(struct cl_engine *arg);
     /* Whether this peer is a member and its own coordinator
        (eng_self_coordinates). */
-    bool (*coordinates)(void *arg);
+    bool (*coordinates)(struct cl_engine *arg);
     /* Whether key is a joiner an ADMIT of the admitter named
        (eng_el_is_entrant): it may read a donor's state. */
-    bool (*entrant)(void *arg, const uint8_t key[32]);
+    bool (*entrant)(struct cl_engine *arg, const uint8_t key[32]);
     /* Whether this peer expects key, a monitor, to fetch a copy of its
        state (eng_donor_expects, any admission). */
-    bool (*copy_expected)(void *arg, const uint8_t key[32]);
+    bool (*copy_expected)(struct cl_engine *arg, const uint8_t key[32]);
     /* Coordinator: v, a smaller group's view that lost to this peer's,
        is answered by raising the epoch above v's and sending this
        peer's view (eng_outbid_view). */
-    void (*outbid)(void *arg, const cl_wire_view_t *v);
+    void (*outbid)(struct cl_engine *arg, const cl_wire_view_t *v);
     /* Hands a kept message of key to the engine as if it came now
        (eng_on_message: it passes this gate again, then its handler). */
-    void (*deliver)(void *arg, const uint8_t key[32], const cl_wire_msg_t *m);
+    void (*deliver)(struct cl_engine *arg, const uint8_t key[32], const cl_wire_msg_t *m);
     /* Makes the transport ignore key for `seconds` (cl_transport_ban). */
-    void (*ban)(void *arg, const uint8_t key[32], double seconds);
+    void (*ban)(struct cl_engine *arg, const uint8_t key[32], double seconds);
     /* Sends key, a member of the last view, a PROBE (eng_el_probe). */
-    void (*probe)(void *arg, const uint8_t key[32]);
+    void (*probe)(struct cl_engine *arg, const uint8_t key[32]);
     /* Sends key a JOIN, over a new link when this peer dropped its own
        (eng_send_join_relinked); the JOIN is noted here through
        eng_auth_note_join_sent as any. */
-    void (*rejoin)(void *arg, const uint8_t key[32]);
+    void (*rejoin)(struct cl_engine *arg, const uint8_t key[32]);
     /* key, a member asked after a pause, answered (a view, counted or
        not): it is alive, its silence must not take it out
        (eng_member_heard). */
-    void (*answered)(void *arg, const uint8_t key[32]);
+    void (*answered)(struct cl_engine *arg, const uint8_t key[32]);
     /* The question "did the swarm go on without this peer"
        (eng_auth_went_on) was open and is decided now: a majority
        answered, this peer was taken back or given up, the rejoin window
        ended, the round found this peer no member, or a membership began
        again.  The pause, which holds the collectives while it is open,
        looks again (eng_pause_decided).  NULL: nobody is told. */
-    void (*decided)(void *arg);
+    void (*decided)(struct cl_engine *arg);
     /* The peers asked to take this peer back after a pause did not
        within the window: it holds a model the swarm went on without;
        the engine stops with `status` (eng_leave). */
-    void (*give_up)(void *arg, int status);
+    void (*give_up)(struct cl_engine *arg, int status);
     /* A peer's description for the log (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 } eng_auth_ctx_t;

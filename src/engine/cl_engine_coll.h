@@ -34,6 +34,11 @@
 typedef struct eng_cs eng_cs_t;
 typedef struct stream stream_t; /* cl_engine_stream.h */
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* The elastic layer's answers the streams ask through their context
    (cl_engine_elastic.h, whose values these are). */
 #define ENG_CS_GEN_DEFAULT (UINT64_MAX - 1) /* el_choose_gen: the engine decides */
@@ -47,7 +52,7 @@ enum {
 /* What the streams may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     const cl_config_t *cfg;   /* COLLAB_TIMEOUT, the bounds of early messages, ... */
     uint8_t self_key[32];     /* this peer's identity key */
     const cl_identity_t *id;  /* pair keys and relay proofs */
@@ -60,34 +65,34 @@ typedef struct {
     eng_suspect_t *susp;      /* an overdrawn sender */
     eng_p2p_t *p2p;           /* the credit of class EARLY, a freed communicator */
     eng_report_t *rep;        /* completed collectives */
-    double (*now)(void *arg); /* the engine's clock (eng_now) */
-    int (*rank)(void *arg);   /* this peer's world rank, -1 before it holds one */
-    int (*world_size)(void *arg);
-    bool (*is_member)(void *arg); /* the engine's state is ENG_MEMBER */
-    uint64_t (*steps)(void *arg); /* MPIX_Collab_step calls */
+    double (*now)(struct cl_engine *arg); /* the engine's clock (eng_now) */
+    int (*rank)(struct cl_engine *arg);   /* this peer's world rank, -1 before it holds one */
+    int (*world_size)(struct cl_engine *arg);
+    bool (*is_member)(struct cl_engine *arg); /* the engine's state is ENG_MEMBER */
+    uint64_t (*steps)(struct cl_engine *arg); /* MPIX_Collab_step calls */
     /* Is this peer on its way out (a leave or a finalize under way)? */
-    bool (*stopping)(void *arg);
-    int (*send)(void *arg, const cl_peer_t *to, cl_wire_msg_t *m); /* eng_send */
+    bool (*stopping)(struct cl_engine *arg);
+    int (*send)(struct cl_engine *arg, const cl_peer_t *to, cl_wire_msg_t *m); /* eng_send */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
-    void (*set_info)(void *arg, const collab_info_t *info);   /* eng_set_info */
-    void (*answered)(void *arg, cl_peer_t *p);                /* eng_member_answered */
-    void (*report_late)(void *arg, cl_peer_t *p, int reason); /* eng_report_late */
-    void (*report_corrupt)(void *arg, cl_peer_t *p);          /* eng_report_corrupt */
+    void (*set_info)(struct cl_engine *arg, const collab_info_t *info);   /* eng_set_info */
+    void (*answered)(struct cl_engine *arg, cl_peer_t *p);                /* eng_member_answered */
+    void (*report_late)(struct cl_engine *arg, cl_peer_t *p, int reason); /* eng_report_late */
+    void (*report_corrupt)(struct cl_engine *arg, cl_peer_t *p);          /* eng_report_corrupt */
     /* eng_verify_target: 1 + the comm rank whose part to check, or 0. */
-    int (*verify_target)(void *arg, const int *ranks, int n, const collab_comm_t *comm);
-    void (*request_match)(void *arg); /* eng_request_match */
+    int (*verify_target)(struct cl_engine *arg, const int *ranks, int n, const collab_comm_t *comm);
+    void (*request_match)(struct cl_engine *arg); /* eng_request_match */
     /* The elastic hooks (cl_engine_elastic.h: eng_el_*). */
-    bool (*el_in_doubt)(void *arg);
-    bool (*el_on_post)(void *arg, stream_t *s, collab_request_t *req, bool again);
-    void (*el_on_done)(void *arg, stream_t *s, collab_request_t *req, int status);
-    void (*el_view_changed)(void *arg);
-    void (*el_on_fast)(void *arg, stream_t *s, const collab_request_t *req);
-    bool (*el_fast_ok)(void *arg, stream_t *s);
-    uint64_t (*el_period)(void *arg);
-    uint64_t (*el_choose_gen)(void *arg, stream_t *s, uint64_t seq);
-    bool (*el_gen_ok)(void *arg, stream_t *s, uint64_t seq, uint64_t gen);
-    int (*el_route)(void *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen);
-    bool (*el_takes_part)(void *arg, const collab_comm_t *comm, int w, uint64_t seq,
+    bool (*el_in_doubt)(struct cl_engine *arg);
+    bool (*el_on_post)(struct cl_engine *arg, stream_t *s, collab_request_t *req, bool again);
+    void (*el_on_done)(struct cl_engine *arg, stream_t *s, collab_request_t *req, int status);
+    void (*el_view_changed)(struct cl_engine *arg);
+    void (*el_on_fast)(struct cl_engine *arg, stream_t *s, const collab_request_t *req);
+    bool (*el_fast_ok)(struct cl_engine *arg, stream_t *s);
+    uint64_t (*el_period)(struct cl_engine *arg);
+    uint64_t (*el_choose_gen)(struct cl_engine *arg, stream_t *s, uint64_t seq);
+    bool (*el_gen_ok)(struct cl_engine *arg, stream_t *s, uint64_t seq, uint64_t gen);
+    int (*el_route)(struct cl_engine *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen);
+    bool (*el_takes_part)(struct cl_engine *arg, const collab_comm_t *comm, int w, uint64_t seq,
                           double *weight);
 } eng_cs_ctx_t;
 

@@ -6,6 +6,7 @@
     transport and the components the streams ask: departures, groups,
     authority, suspicion, point-to-point, reports), with the loop's
     functions and the elastic hooks as callbacks whose arg is the engine,
+    typed (struct cl_engine *e; docs/architecture.md, "Typed contexts"),
     creates e->cs and then the elastic layer.  The elastic layer still
     asks the streams with the engine (eng_coll_stream, eng_coll_restart,
     ...): thin wrappers here pass e->cs on.  Engine thread only.
@@ -23,123 +24,122 @@ _Static_assert(ENG_CS_ROUTE_DEFAULT == (int)ENG_EL_ROUTE_DEFAULT &&
                    ENG_CS_ROUTE_KEEP == (int)ENG_EL_ROUTE_KEEP,
                "ENG_CS_ROUTE_*");
 
-static int cs_rank(void *arg)
+static int cs_rank(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return atomic_load(&e->rank);
 }
 
-static int cs_world_size(void *arg)
+static int cs_world_size(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->world_size);
+    return atomic_load(&e->world_size);
 }
 
-static bool cs_is_member(void *arg)
+static bool cs_is_member(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+    return e->state == ENG_MEMBER;
 }
 
-static uint64_t cs_steps(void *arg)
+static uint64_t cs_steps(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->steps;
+    return e->steps;
 }
 
-static bool cs_stopping(void *arg)
+static bool cs_stopping(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     return e->leaving || atomic_load(&e->leave_asked) || e->finalize_req != NULL;
 }
 
-static int cs_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int cs_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    return eng_send(arg, to, m);
+    return eng_send(e, to, m);
 }
 
-static void cs_set_info(void *arg, const collab_info_t *info)
+static void cs_set_info(struct cl_engine *e, const collab_info_t *info)
 {
-    eng_set_info(arg, info);
+    eng_set_info(e, info);
 }
 
-static void cs_answered(void *arg, cl_peer_t *p)
+static void cs_answered(struct cl_engine *e, cl_peer_t *p)
 {
-    eng_member_answered(arg, p);
+    eng_member_answered(e, p);
 }
 
-static void cs_report_late(void *arg, cl_peer_t *p, int reason)
+static void cs_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
 {
-    eng_report_late(arg, p, reason);
+    eng_report_late(e, p, reason);
 }
 
-static void cs_report_corrupt(void *arg, cl_peer_t *p)
+static void cs_report_corrupt(struct cl_engine *e, cl_peer_t *p)
 {
-    eng_report_corrupt(arg, p);
+    eng_report_corrupt(e, p);
 }
 
-static int cs_verify_target(void *arg, const int *ranks, int n, const collab_comm_t *comm)
+static int cs_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
 {
-    return eng_verify_target(arg, ranks, n, comm);
+    return eng_verify_target(e, ranks, n, comm);
 }
 
-static void cs_request_match(void *arg)
+static void cs_request_match(struct cl_engine *e)
 {
-    eng_request_match(arg);
+    eng_request_match(e);
 }
 
 /* The elastic hooks, with the engine. */
 
-static bool cs_el_in_doubt(void *arg)
+static bool cs_el_in_doubt(struct cl_engine *e)
 {
-    return eng_el_in_doubt(arg);
+    return eng_el_in_doubt(e);
 }
 
-static bool cs_el_on_post(void *arg, stream_t *s, collab_request_t *req, bool again)
+static bool cs_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
 {
-    return eng_el_on_post(arg, s, req, again);
+    return eng_el_on_post(e, s, req, again);
 }
 
-static void cs_el_on_done(void *arg, stream_t *s, collab_request_t *req, int status)
+static void cs_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
 {
-    eng_el_on_done(arg, s, req, status);
+    eng_el_on_done(e, s, req, status);
 }
 
-static void cs_el_view_changed(void *arg)
+static void cs_el_view_changed(struct cl_engine *e)
 {
-    eng_el_view_changed(arg);
+    eng_el_view_changed(e);
 }
 
-static void cs_el_on_fast(void *arg, stream_t *s, const collab_request_t *req)
+static void cs_el_on_fast(struct cl_engine *e, stream_t *s, const collab_request_t *req)
 {
-    eng_el_on_fast(arg, s, req);
+    eng_el_on_fast(e, s, req);
 }
 
-static bool cs_el_fast_ok(void *arg, stream_t *s)
+static bool cs_el_fast_ok(struct cl_engine *e, stream_t *s)
 {
-    return eng_el_fast_ok(arg, s);
+    return eng_el_fast_ok(e, s);
 }
 
-static uint64_t cs_el_period(void *arg)
+static uint64_t cs_el_period(struct cl_engine *e)
 {
-    return eng_el_period(arg);
+    return eng_el_period(e);
 }
 
-static uint64_t cs_el_choose_gen(void *arg, stream_t *s, uint64_t seq)
+static uint64_t cs_el_choose_gen(struct cl_engine *e, stream_t *s, uint64_t seq)
 {
-    return eng_el_choose_gen(arg, s, seq);
+    return eng_el_choose_gen(e, s, seq);
 }
 
-static bool cs_el_gen_ok(void *arg, stream_t *s, uint64_t seq, uint64_t gen)
+static bool cs_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
 {
-    return eng_el_gen_ok(arg, s, seq, gen);
+    return eng_el_gen_ok(e, s, seq, gen);
 }
 
-static int cs_el_route(void *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen)
+static int cs_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen)
 {
-    return (int)eng_el_route(arg, s, seq, cur, hgen);
+    return (int)eng_el_route(e, s, seq, cur, hgen);
 }
 
-static bool cs_el_takes_part(void *arg, const collab_comm_t *comm, int w, uint64_t seq,
+static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
                              double *weight)
 {
-    return eng_el_takes_part(arg, comm, w, seq, weight);
+    return eng_el_takes_part(e, comm, w, seq, weight);
 }
 
 int eng_coll_init(struct cl_engine *e)
@@ -156,7 +156,7 @@ int eng_coll_init(struct cl_engine *e)
                         .susp = e->susp,
                         .p2p = e->p2p,
                         .rep = e->rep,
-                        .now = eng_ctx_now,
+                        .now = eng_ctx_clock,
                         .rank = cs_rank,
                         .world_size = cs_world_size,
                         .is_member = cs_is_member,

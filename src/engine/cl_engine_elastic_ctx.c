@@ -629,53 +629,52 @@ static void admittee_leave(void *arg, int status)
 }
 
 /* The pause's context (cl_engine_pause.h). */
-static double pause_raw_now(void *arg)
+static double pause_raw_now(struct cl_engine *e)
 {
-    (void)arg;
+    (void)e;
     return eng_raw_now();
 }
 
-static void pause_not_running(void *arg, double seconds)
+static void pause_not_running(struct cl_engine *e, double seconds)
 {
-    (void)arg;
+    (void)e;
     eng_add_not_running(seconds);
 }
 
-static bool pause_is_member(void *arg)
+static bool pause_is_member(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
+    return e->state == ENG_MEMBER;
 }
 
-static void pause_excuse(void *arg, cl_peer_t *p, double now)
+static void pause_excuse(struct cl_engine *e, cl_peer_t *p, double now)
 {
-    eng_member_excuse(arg, p, now);
+    eng_member_excuse(e, p, now);
 }
 
-static void pause_probe_start(void *arg)
+static void pause_probe_start(struct cl_engine *e)
 {
-    eng_auth_probe_start(((struct cl_engine *)arg)->auth);
+    eng_auth_probe_start(e->auth);
 }
 
 /* Asks p for its view after a pause: the authority tallies its answer;
    whoever took us out forgot our connection to it, so a fresh one is
    opened before anything else goes out; then the PROBE. */
-static void pause_ask(void *arg, const cl_peer_t *p)
+static void pause_ask(struct cl_engine *e, const cl_peer_t *p)
 {
-    struct cl_engine *e = arg;
     eng_auth_note_probe_sent(e->auth, p->key); /* its answer (a view) is tallied */
     if (!p->client && p->address[0] != '\0')
         (void)cl_transport_reconnect(e->tp, p->key, p->address);
     eng_el_probe(e, p->key);
 }
 
-static bool pause_undecided(void *arg)
+static bool pause_undecided(struct cl_engine *e)
 {
-    return eng_auth_went_on(((struct cl_engine *)arg)->auth);
+    return eng_auth_went_on(e->auth);
 }
 
-static void pause_resume(void *arg)
+static void pause_resume(struct cl_engine *e)
 {
-    eng_coll_start_queued(arg);
+    eng_coll_start_queued(e);
 }
 
 void eng_el_abort(struct cl_engine *e, int status)
@@ -696,7 +695,7 @@ int eng_el_init(struct cl_engine *e)
                             .hb_interval = e->hb_interval,
                             .members = e->mb,
                             .timers = e->timers,
-                            .now = eng_ctx_now,
+                            .now = eng_ctx_clock,
                             .raw_now = pause_raw_now,
                             .not_running = pause_not_running,
                             .is_member = pause_is_member,

@@ -9,9 +9,8 @@
     (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
     departures (cl_engine_leave.c) get their contexts here too: the
     engine's adapters for them (the authority's decision after a pause
-    goes to the pause, eng_pause_decided).  All but the authority's take
-    the engine typed (struct cl_engine *e; docs/architecture.md, "Typed
-    contexts").
+    goes to the pause, eng_pause_decided).  All take the engine typed
+    (struct cl_engine *e; docs/architecture.md, "Typed contexts").
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
@@ -157,71 +156,69 @@ bool eng_coll_multigroup(struct cl_engine *e)
    engine's answers about this peer's own role, for the gate every
    message passes and its round after a pause. */
 
-static bool auth_member(void *arg)
+static bool auth_member(struct cl_engine *e)
 {
-    return ((const struct cl_engine *)arg)->state == ENG_MEMBER;
+    return e->state == ENG_MEMBER;
 }
 
-static bool auth_coordinates(void *arg)
+static bool auth_coordinates(struct cl_engine *e)
 {
-    return eng_self_coordinates(arg);
+    return eng_self_coordinates(e);
 }
 
-static bool auth_entrant(void *arg, const uint8_t key[32])
+static bool auth_entrant(struct cl_engine *e, const uint8_t key[32])
 {
-    return eng_el_is_entrant(arg, key);
+    return eng_el_is_entrant(e, key);
 }
 
 /* A copy of this peer's state is expected for the monitor key, for any
    admission (a checkpoint, docs/monitor.md §7). */
-static bool auth_copy_expected(void *arg, const uint8_t key[32])
+static bool auth_copy_expected(struct cl_engine *e, const uint8_t key[32])
 {
-    return eng_el_copy_expected(arg, key);
+    return eng_el_copy_expected(e, key);
 }
 
-static void auth_outbid(void *arg, const cl_wire_view_t *v)
+static void auth_outbid(struct cl_engine *e, const cl_wire_view_t *v)
 {
-    eng_outbid_view(arg, v);
+    eng_outbid_view(e, v);
 }
 
-static void auth_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+static void auth_deliver(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    eng_on_message(arg, key, m);
+    eng_on_message(e, key, m);
 }
 
-static void auth_ban(void *arg, const uint8_t key[32], double seconds)
+static void auth_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+    cl_transport_ban(e->tp, key, seconds);
 }
 
-static void auth_probe(void *arg, const uint8_t key[32])
+static void auth_probe(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_el_probe(arg, key);
+    eng_el_probe(e, key);
 }
 
-static void auth_rejoin(void *arg, const uint8_t key[32])
+static void auth_rejoin(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_send_join_relinked(arg, key);
+    eng_send_join_relinked(e, key);
 }
 
-static void auth_answered(void *arg, const uint8_t key[32])
+static void auth_answered(struct cl_engine *e, const uint8_t key[32])
 {
-    struct cl_engine *e = arg;
     cl_peer_t *p = cl_member_find(e->mb, key);
     if (p != NULL)
         eng_member_heard(e, p);
 }
 
-static void auth_give_up(void *arg, int status)
+static void auth_give_up(struct cl_engine *e, int status)
 {
-    eng_leave(arg, status);
+    eng_leave(e, status);
 }
 
 /* The question whether the swarm went on without this peer is decided:
    the pause, which holds the collectives meanwhile, looks again. */
-static void auth_decided(void *arg)
+static void auth_decided(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     eng_el_pause_decided(e);
 }
 
@@ -231,7 +228,7 @@ int eng_auth_init(struct cl_engine *e)
                           .cfg = &e->cfg,
                           .timers = e->timers,
                           .mb = e->mb,
-                          .now = eng_ctx_now,
+                          .now = eng_ctx_clock,
                           .member = auth_member,
                           .coordinates = auth_coordinates,
                           .entrant = auth_entrant,

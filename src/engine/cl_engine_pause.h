@@ -29,10 +29,15 @@
 
 typedef struct eng_pause eng_pause_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the pause may ask of the engine.  Every function gets `arg`.  The
    pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only): a stop of about
        COLLAB_TIMEOUT is asked about, and the doubt lasts COLLAB_TIMEOUT
        (at least 1 s) at most. */
@@ -49,36 +54,36 @@ typedef struct {
     cl_timer_t *timers;
     /* The engine's clock (eng_now), which does not count the time this
        process was found stopped. */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Monotonic seconds, every second counted (eng_raw_now). */
-    double (*raw_now)(void *arg);
+    double (*raw_now)(struct cl_engine *arg);
     /* Takes seconds off the engine's clock: no deadline or silence counts
        them (eng_add_not_running). */
-    void (*not_running)(void *arg, double seconds);
+    void (*not_running)(struct cl_engine *arg, double seconds);
     /* Whether this peer is a member (a peer that is none has no view to
        doubt: it measures nothing and its doubt ends). */
-    bool (*is_member)(void *arg);
+    bool (*is_member)(struct cl_engine *arg);
     /* Member p's silence is explained by this peer's own stop: it counts
        as heard now (eng_member_excuse). */
-    void (*excuse)(void *arg, cl_peer_t *p, double now);
+    void (*excuse)(struct cl_engine *arg, cl_peer_t *p, double now);
     /* The round of the members' answers opens (the authority's,
        eng_auth_probe_start): their views count with a majority's
        answers. */
-    void (*probe_start)(void *arg);
+    void (*probe_start)(struct cl_engine *arg);
     /* Whether the question "did the swarm go on without this peer" is
        still open: a member asked answered with a newer view that no
        majority has yet confirmed or refuted, or this peer asked to be
        taken back (eng_auth_went_on).  While it is, the doubt outlasts
        its deadline and the answers: collectives stay held until
        eng_pause_decided (NULL: never). */
-    bool (*undecided)(void *arg);
+    bool (*undecided)(struct cl_engine *arg);
     /* Asks member p for its view: its answer is tallied by that round,
        a fresh link to it is opened where it is public (whoever took this
        peer out forgot its connection), then the PROBE goes out. */
-    void (*ask)(void *arg, const cl_peer_t *p);
+    void (*ask)(struct cl_engine *arg, const cl_peer_t *p);
     /* The doubt ended: the collectives it held back may start
        (eng_coll_start_queued). */
-    void (*resume)(void *arg);
+    void (*resume)(struct cl_engine *arg);
 } eng_pause_ctx_t;
 
 /* Creates the component; copies ctx and registers its timer in

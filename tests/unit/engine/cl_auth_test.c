@@ -60,98 +60,100 @@ static int s_probes;
 static uint8_t s_joined[8];
 static int s_njoined;
 
-/* One receiver: its configuration, records, timer set and authority. */
-typedef struct {
+/* One receiver, the fake engine: the context's argument, struct
+   cl_engine, which the component sees only as an incomplete type
+   (docs/architecture.md): its configuration, records, timer set and
+   authority. */
+typedef struct cl_engine {
     cl_config_t cfg;
     uint8_t key[32];
     cl_member_t *mb;
     cl_timer_t *timers;
     eng_auth_t *auth;
     bool member; /* holds a rank in its own view */
-} node_t;
+} fake_t;
 
-static double ctx_now(void *arg)
+static double ctx_now(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return s_now;
 }
 
-static bool ctx_member(void *arg)
+static bool ctx_member(fake_t *f)
 {
-    return ((node_t *)arg)->member;
+    return f->member;
 }
 
-static bool ctx_coordinates(void *arg)
+static bool ctx_coordinates(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return s_coordinates;
 }
 
-static bool ctx_entrant(void *arg, const uint8_t key[32])
+static bool ctx_entrant(fake_t *f, const uint8_t key[32])
 {
-    (void)arg;
+    (void)f;
     return s_entrant != NULL && memcmp(s_entrant, key, 32) == 0;
 }
 
-static bool ctx_copy_expected(void *arg, const uint8_t key[32])
+static bool ctx_copy_expected(fake_t *f, const uint8_t key[32])
 {
-    (void)arg;
+    (void)f;
     return s_copy_for != NULL && memcmp(s_copy_for, key, 32) == 0;
 }
 
-static void ctx_outbid(void *arg, const cl_wire_view_t *v)
+static void ctx_outbid(fake_t *f, const cl_wire_view_t *v)
 {
-    (void)arg, (void)v;
+    (void)f, (void)v;
     s_outbids++;
 }
 
-static void ctx_deliver(void *arg, const uint8_t key[32], const cl_wire_msg_t *m)
+static void ctx_deliver(fake_t *f, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    (void)arg, (void)key;
+    (void)f, (void)key;
     s_replayed++;
     s_replay_type = m->hdr.type;
 }
 
-static void ctx_ban(void *arg, const uint8_t key[32], double seconds)
+static void ctx_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
-    (void)arg, (void)key;
+    (void)f, (void)key;
     CL_CHECK(seconds == 60);
     s_bans++;
 }
 
-static void ctx_probe(void *arg, const uint8_t key[32])
+static void ctx_probe(fake_t *f, const uint8_t key[32])
 {
-    (void)arg, (void)key;
+    (void)f, (void)key;
     s_probes++;
 }
 
 /* A JOIN goes out as the engine sends it (eng_send_join), noted by the
    gate. */
-static void ctx_rejoin(void *arg, const uint8_t key[32])
+static void ctx_rejoin(fake_t *f, const uint8_t key[32])
 {
     if (s_njoined < 8)
         s_joined[s_njoined++] = key[0];
-    eng_auth_note_join_sent(((node_t *)arg)->auth, key);
+    eng_auth_note_join_sent(f->auth, key);
 }
 
-static void ctx_answered(void *arg, const uint8_t key[32])
+static void ctx_answered(fake_t *f, const uint8_t key[32])
 {
-    (void)arg, (void)key;
+    (void)f, (void)key;
 }
 
 static int s_gave_up; /* the status the authority stopped the engine with */
 static int s_decided; /* times the question "did the swarm go on" was decided */
 
-static void ctx_decided(void *arg)
+static void ctx_decided(fake_t *f)
 {
-    node_t *n = arg;
-    CL_CHECK(!eng_auth_went_on(n->auth)); /* told once it is decided, not before */
+    CL_CHECK(!eng_auth_went_on(f->auth)); /* told once it is decided, not before */
     s_decided++;
 }
 
-static void ctx_give_up(void *arg, int status)
+static void ctx_give_up(fake_t *f, int status)
 {
-    (void)arg;
+    (void)f;
     s_gave_up = status;
 }
 
@@ -163,7 +165,7 @@ static const char *ctx_desc(const cl_peer_t *p, char *out, size_t len)
 
 /* Sets up n for the records mb (owned from now on) of the peer key: a
    member, COLLAB_TIMEOUT 5 s, its authority created. */
-static void node_init(node_t *n, const uint8_t key[32], cl_member_t *mb)
+static void node_init(fake_t *n, const uint8_t key[32], cl_member_t *mb)
 {
     memset(n, 0, sizeof *n);
     memcpy(n->key, key, 32);
@@ -196,7 +198,7 @@ static void node_init(node_t *n, const uint8_t key[32], cl_member_t *mb)
 }
 
 /* Destroys n's authority (its timer goes with it), then the rest. */
-static void node_fini(node_t *n)
+static void node_fini(fake_t *n)
 {
     eng_auth_destroy(&n->auth);
     CL_CHECK(n->auth == NULL);
@@ -209,7 +211,7 @@ static void node_fini(node_t *n)
 
 enum { ME, M1, M2, MON, FORMER, STRANGER, NKEYS };
 static uint8_t s_key[NKEYS][32];
-static node_t s_n;
+static fake_t s_n;
 
 static void setup(void)
 {
@@ -801,7 +803,7 @@ static void test_coordinator(void)
         cl_member_delta_clear(&d);
         cl_member_find(mb, k[i])->state = CL_PEER_ALIVE;
     }
-    node_t n;
+    fake_t n;
     node_init(&n, k[R2], mb);
     s_coordinates = false;
     CL_CHECK(cl_member_coordinator(n.mb) == cl_member_find(n.mb, k[R0]));

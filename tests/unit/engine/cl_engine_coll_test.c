@@ -179,34 +179,36 @@ void eng_report_coll_done(eng_report_t *self, uint64_t comm_id, const collab_req
 }
 /* --------------------------------------------------------------------- */
 
-/* The fake context's engine: whether this peer is a member, the clock. */
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md):
+   whether this peer is a member, the clock. */
+typedef struct cl_engine {
     bool member;
     cl_timer_t *timers;
     cl_config_t cfg;
     eng_cs_t *cs;
 } fake_t;
 
-static double fake_now(void *arg)
+static double fake_now(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return s_now;
 }
 
-static bool fake_is_member(void *arg)
+static bool fake_is_member(fake_t *f)
 {
-    return ((fake_t *)arg)->member;
+    return f->member;
 }
 
-static bool fake_no(void *arg)
+static bool fake_no(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return false;
 }
 
-static bool fake_on_post(void *arg, stream_t *s, collab_request_t *req, bool again)
+static bool fake_on_post(fake_t *f, stream_t *s, collab_request_t *req, bool again)
 {
-    (void)arg, (void)s, (void)req;
+    (void)f, (void)s, (void)req;
     s_posted++;
     s_again = again;
     return false;

@@ -31,7 +31,9 @@
 
 #define MAXASK 8
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     cl_config_t cfg;
     cl_timer_t *timers;
     cl_member_t *mb;
@@ -49,58 +51,55 @@ typedef struct {
 } fake_t;
 
 /* The engine's clock: the raw one less the stops taken off. */
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    const fake_t *f = arg;
     return f->raw - f->off;
 }
 
-static double f_raw_now(void *arg)
+static double f_raw_now(fake_t *f)
 {
-    return ((fake_t *)arg)->raw;
+    return f->raw;
 }
 
-static void f_not_running(void *arg, double seconds)
+static void f_not_running(fake_t *f, double seconds)
 {
-    ((fake_t *)arg)->off += seconds;
+    f->off += seconds;
 }
 
-static bool f_is_member(void *arg)
+static bool f_is_member(fake_t *f)
 {
-    return ((fake_t *)arg)->member;
+    return f->member;
 }
 
-static void f_excuse(void *arg, cl_peer_t *p, double now)
+static void f_excuse(fake_t *f, cl_peer_t *p, double now)
 {
-    fake_t *f = arg;
     CHECK(f->nexcused < MAXASK);
     if (f->nexcused < MAXASK)
         memcpy(f->excused[f->nexcused++], p->key, 32);
     f->excused_at = now;
 }
 
-static void f_probe_start(void *arg)
+static void f_probe_start(fake_t *f)
 {
-    ((fake_t *)arg)->starts++;
+    f->starts++;
 }
 
-static void f_ask(void *arg, const cl_peer_t *p)
+static void f_ask(fake_t *f, const cl_peer_t *p)
 {
-    fake_t *f = arg;
     CHECK(f->starts > 0); /* the round is open before the first PROBE */
     CHECK(f->nasked < MAXASK);
     if (f->nasked < MAXASK)
         memcpy(f->asked[f->nasked++], p->key, 32);
 }
 
-static bool f_undecided(void *arg)
+static bool f_undecided(fake_t *f)
 {
-    return ((fake_t *)arg)->undecided;
+    return f->undecided;
 }
 
-static void f_resume(void *arg)
+static void f_resume(fake_t *f)
 {
-    ((fake_t *)arg)->resumes++;
+    f->resumes++;
 }
 
 /* A pause on a fake context over mb (owned from now on; NULL: this peer

@@ -110,7 +110,9 @@ typedef struct {
 static sent_t s_sent[MAXSENT];
 static int s_nsent;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md). */
+typedef struct cl_engine {
     int rank;
     cl_config_t cfg;
     cl_member_t *mb;
@@ -120,38 +122,37 @@ typedef struct {
     int ndone;
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return s_now;
 }
-static int f_rank(void *arg)
+static int f_rank(fake_t *f)
 {
-    return ((fake_t *)arg)->rank;
+    return f->rank;
 }
-static int f_world_size(void *arg)
+static int f_world_size(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 2;
 }
-static bool f_yes(void *arg)
+static bool f_yes(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return true;
 }
-static bool f_no(void *arg)
+static bool f_no(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return false;
 }
-static uint64_t f_zero(void *arg)
+static uint64_t f_zero(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 0;
 }
-static int f_send(void *arg, const cl_peer_t *to, cl_wire_msg_t *m)
+static int f_send(fake_t *f, const cl_peer_t *to, cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     CHECK(s_nsent < MAXSENT);
     if (s_nsent >= MAXSENT)
         return COLLAB_ERR_NO_MEM;
@@ -171,67 +172,66 @@ static const char *f_desc(const cl_peer_t *p, char *out, size_t len)
     snprintf(out, len, "rank %d", p != NULL ? p->rank : -1);
     return out;
 }
-static void f_set_info(void *arg, const collab_info_t *info)
+static void f_set_info(fake_t *f, const collab_info_t *info)
 {
-    (void)arg, (void)info;
+    (void)f, (void)info;
 }
-static void f_peer(void *arg, cl_peer_t *p)
+static void f_peer(fake_t *f, cl_peer_t *p)
 {
-    (void)arg, (void)p;
+    (void)f, (void)p;
 }
-static void f_late(void *arg, cl_peer_t *p, int reason)
+static void f_late(fake_t *f, cl_peer_t *p, int reason)
 {
-    (void)arg, (void)p, (void)reason;
+    (void)f, (void)p, (void)reason;
 }
-static int f_verify_target(void *arg, const int *ranks, int n, const collab_comm_t *comm)
+static int f_verify_target(fake_t *f, const int *ranks, int n, const collab_comm_t *comm)
 {
-    (void)arg, (void)ranks, (void)n, (void)comm;
+    (void)f, (void)ranks, (void)n, (void)comm;
     return 0;
 }
-static void f_void(void *arg)
+static void f_void(fake_t *f)
 {
-    (void)arg;
+    (void)f;
 }
-static bool f_on_post(void *arg, stream_t *s, collab_request_t *req, bool again)
+static bool f_on_post(fake_t *f, stream_t *s, collab_request_t *req, bool again)
 {
-    (void)arg, (void)s, (void)req, (void)again;
+    (void)f, (void)s, (void)req, (void)again;
     return false;
 }
-static void f_on_done(void *arg, stream_t *s, collab_request_t *req, int status)
+static void f_on_done(fake_t *f, stream_t *s, collab_request_t *req, int status)
 {
-    fake_t *f = arg;
     (void)s;
     CHECK(status == COLLAB_OK);
     if (f->ndone < 16)
         f->done[f->ndone++] = req->coll.seq;
 }
-static void f_on_fast(void *arg, stream_t *s, const collab_request_t *req)
+static void f_on_fast(fake_t *f, stream_t *s, const collab_request_t *req)
 {
-    (void)arg, (void)s, (void)req;
+    (void)f, (void)s, (void)req;
 }
-static bool f_fast_ok(void *arg, stream_t *s)
+static bool f_fast_ok(fake_t *f, stream_t *s)
 {
-    (void)arg, (void)s;
+    (void)f, (void)s;
     return false;
 }
-static uint64_t f_choose_gen(void *arg, stream_t *s, uint64_t seq)
+static uint64_t f_choose_gen(fake_t *f, stream_t *s, uint64_t seq)
 {
-    (void)arg, (void)s, (void)seq;
+    (void)f, (void)s, (void)seq;
     return ENG_CS_GEN_DEFAULT;
 }
-static bool f_gen_ok(void *arg, stream_t *s, uint64_t seq, uint64_t gen)
+static bool f_gen_ok(fake_t *f, stream_t *s, uint64_t seq, uint64_t gen)
 {
-    (void)arg, (void)s, (void)seq, (void)gen;
+    (void)f, (void)s, (void)seq, (void)gen;
     return true;
 }
-static int f_route(void *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen)
+static int f_route(fake_t *f, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen)
 {
-    (void)arg, (void)s, (void)seq, (void)cur, (void)hgen;
+    (void)f, (void)s, (void)seq, (void)cur, (void)hgen;
     return ENG_CS_ROUTE_DEFAULT;
 }
-static bool f_takes_part(void *arg, const collab_comm_t *comm, int w, uint64_t seq, double *weight)
+static bool f_takes_part(fake_t *f, const collab_comm_t *comm, int w, uint64_t seq, double *weight)
 {
-    (void)arg, (void)comm, (void)w, (void)seq, (void)weight;
+    (void)f, (void)comm, (void)w, (void)seq, (void)weight;
     return true;
 }
 
