@@ -27,12 +27,13 @@
 #include "util/cl_config.h"
 #include "util/cl_identity.h"
 
+#include <czmq.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct eng_cs eng_cs_t;
-typedef struct stream stream_t; /* cl_engine_stream.h */
+typedef struct stream stream_t; /* opaque: cl_engine_stream.h */
 
 /* The elastic layer's answers the streams ask through their context
    (cl_engine_elastic.h, whose values these are). */
@@ -149,6 +150,30 @@ void eng_coll_skip_to(stream_t *s, uint64_t seq);
    them and must submit or complete each. */
 size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max);
 const char *eng_coll_kind_name(cl_coll_kind_t k);
+
+/* What others may read of a stream (its record is the streams' own,
+   cl_engine_coll_int.h): the elastic layer's adapter asks these. */
+/* The communicator's id, and the communicator (NULL until the program
+   uses it here). */
+uint64_t eng_stream_comm_id(const stream_t *s);
+const collab_comm_t *eng_stream_comm(const stream_t *s);
+/* Is s the world communicator's stream (its id and a world comm)?  False
+   for NULL. */
+bool eng_stream_is_world(const stream_t *s);
+/* Sequence number of the next local call. */
+uint64_t eng_stream_next_seq(const stream_t *s);
+/* Does a collective run on s?  Then its sequence number and generation
+   in *seq and *gen (untouched otherwise). */
+bool eng_stream_running(const stream_t *s, uint64_t *seq, uint64_t *gen);
+/* The collective running on s, as it ends: its sequence number,
+   generation, members that called another collective and contributors
+   (all 0 when none runs; the contributors also 0 when its algorithm has
+   none).  Returns whether one runs. */
+bool eng_stream_finishing(const stream_t *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
+                          int *ncontrib);
+/* The calls made on s and not started, in order (collab_request_t*);
+   the streams own the list. */
+zlist_t *eng_stream_queue(const stream_t *s);
 
 /* Collectives completed here (on the engine or the fast path); 0 for a
    NULL cs.  The suspect's heartbeats and the reports read it. */

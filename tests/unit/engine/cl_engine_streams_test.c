@@ -200,8 +200,14 @@ static bool f_on_post(void *arg, stream_t *s, collab_request_t *req, bool again)
 static void f_on_done(void *arg, stream_t *s, collab_request_t *req, int status)
 {
     fake_t *f = arg;
-    (void)s;
     CHECK(status == COLLAB_OK);
+    /* What the elastic layer reads at a completion: the collective that
+       ends, still the stream's running one. */
+    uint64_t seq = 99, gen = 99;
+    int nmismatch = -1, ncontrib = -1;
+    CHECK(eng_stream_finishing(s, &seq, &gen, &nmismatch, &ncontrib));
+    CHECK(seq == req->coll.seq && nmismatch == 0 && ncontrib == 2);
+    CHECK(eng_stream_running(s, &seq, &gen) && seq == req->coll.seq);
     if (f->ndone < 16)
         f->done[f->ndone++] = req->coll.seq;
 }
@@ -368,12 +374,30 @@ static void test_order_and_early(void)
     stream_t *sa = eng_cs_stream(p[0]->cs, CL_COMM_WORLD_ID, false);
     CHECK(sa != NULL && sa->active_req == ra[0] && zlist_size(sa->queue) == 1);
     CHECK(s_nsent > 0); /* its part of collective 0 went out */
+    /* The stream as others read it (cl_engine_coll.h: eng_stream_*). */
+    uint64_t seq = 99, gen = 99;
+    int nmismatch = -1, ncontrib = -1;
+    CHECK(eng_stream_is_world(sa) && !eng_stream_is_world(NULL));
+    CHECK(eng_stream_comm_id(sa) == CL_COMM_WORLD_ID && eng_stream_comm(sa) == wa);
+    CHECK(eng_stream_next_seq(sa) == 2);
+    CHECK(eng_stream_queue(sa) == sa->queue && zlist_first(eng_stream_queue(sa)) == ra[1]);
+    CHECK(eng_stream_running(sa, &seq, &gen) && seq == 0 && gen == sa->active_ctx->gen);
+    seq = gen = 99;
+    CHECK(eng_stream_finishing(sa, &seq, &gen, &nmismatch, &ncontrib));
+    CHECK(seq == 0 && gen == sa->active_ctx->gen && nmismatch == 0);
 
     /* B has not called: A's messages wait in B's early buffer, counted
        against A, on a stream they opened. */
     deliver(p);
     stream_t *sb = eng_cs_stream(p[1]->cs, CL_COMM_WORLD_ID, false);
     CHECK(sb != NULL && sb->comm == NULL && sb->active == NULL && sb->buf_head != NULL);
+    /* Opened by a message: not the world's yet, nothing runs. */
+    seq = gen = 99;
+    nmismatch = ncontrib = -1;
+    CHECK(!eng_stream_is_world(sb) && eng_stream_comm(sb) == NULL && eng_stream_next_seq(sb) == 0);
+    CHECK(!eng_stream_running(sb, &seq, &gen) && seq == 99 && gen == 99);
+    CHECK(!eng_stream_finishing(sb, &seq, &gen, &nmismatch, &ncontrib));
+    CHECK(seq == 0 && gen == 0 && nmismatch == 0 && ncontrib == 0);
     size_t bytes = 0;
     size_t early = eng_coll_early_queued(p[1]->cs, 0, &bytes);
     CHECK(early > 0 && bytes > 0);
