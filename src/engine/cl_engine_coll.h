@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 typedef struct eng_cs eng_cs_t;
-typedef struct stream stream_t; /* opaque: cl_engine_stream.h */
+typedef struct stream stream_t; /* opaque: cl_engine_coll_int.h */
 
 /* The elastic layer's answers the streams ask through their context
    (cl_engine_elastic.h, whose values these are). */
