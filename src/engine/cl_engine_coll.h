@@ -90,6 +90,10 @@ typedef struct {
     int (*el_route)(void *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen);
     bool (*el_takes_part)(void *arg, const collab_comm_t *comm, int w, uint64_t seq,
                           double *weight);
+    /* A large data message of `bytes` from p arrived at now: membership
+       updates p's measured bandwidth (cl_member_data_seen), the records'
+       only writer. */
+    void (*data_seen)(void *arg, const cl_peer_t *p, size_t bytes, double now);
 } eng_cs_ctx_t;
 
 /* Creates the streams with their context (copied) and registers their
@@ -103,7 +107,7 @@ void eng_cs_destroy(eng_cs_t **self_p);
 /* What the loop calls (cl_engine.c, cl_engine_fanout.c). */
 void eng_coll_fail_all(eng_cs_t *cs, int status);
 void eng_coll_submit(eng_cs_t *cs, collab_request_t *req);
-void eng_coll_on_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m);
+void eng_coll_on_message(eng_cs_t *cs, const cl_peer_t *from, const cl_wire_msg_t *m);
 void eng_coll_peer_gone(eng_cs_t *cs, const cl_peer_t *p);
 void eng_coll_view_changed(eng_cs_t *cs);
 /* This peer became a member: _coll's timer (the tick of running

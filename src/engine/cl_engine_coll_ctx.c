@@ -142,6 +142,11 @@ static bool cs_el_takes_part(void *arg, const collab_comm_t *comm, int w, uint64
     return eng_el_takes_part(arg, comm, w, seq, weight);
 }
 
+static void cs_data_seen(void *arg, const cl_peer_t *p, size_t bytes, double now)
+{
+    cl_member_data_seen(((struct cl_engine *)arg)->mb, p->key, bytes, now);
+}
+
 int eng_coll_init(struct cl_engine *e)
 {
     eng_cs_ctx_t ctx = {.arg = e,
@@ -181,6 +186,7 @@ int eng_coll_init(struct cl_engine *e)
                         .el_gen_ok = cs_el_gen_ok,
                         .el_route = cs_el_route,
                         .el_takes_part = cs_el_takes_part};
+    ctx.data_seen = cs_data_seen;
     memcpy(ctx.self_key, e->self_key, 32);
     e->cs = eng_cs_new(&ctx);
     if (e->cs == NULL)

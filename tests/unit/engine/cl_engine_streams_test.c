@@ -118,6 +118,8 @@ typedef struct {
     eng_cs_t *cs;
     uint64_t done[16]; /* sequences completed, in order (el_on_done) */
     int ndone;
+    int nseen;          /* large data messages reported (data_seen) */
+    size_t seen_bytes;  /* ... their bytes */
 } fake_t;
 
 static double f_now(void *arg)
@@ -210,6 +212,14 @@ static void f_on_done(void *arg, stream_t *s, collab_request_t *req, int status)
     CHECK(eng_stream_running(s, &seq, &gen) && seq == req->coll.seq);
     if (f->ndone < 16)
         f->done[f->ndone++] = req->coll.seq;
+}
+static void f_data_seen(void *arg, const cl_peer_t *p, size_t bytes, double now)
+{
+    fake_t *f = arg;
+    CHECK(p == cl_member_at_rank(f->mb, 1 - f->rank) && bytes >= 65536);
+    f->nseen++;
+    f->seen_bytes += bytes;
+    cl_member_data_seen(f->mb, p->key, bytes, now);
 }
 static void f_on_fast(void *arg, stream_t *s, const collab_request_t *req)
 {
@@ -305,6 +315,7 @@ static fake_t *fake_new(int rank)
                         .el_gen_ok = f_gen_ok,
                         .el_route = f_route,
                         .el_takes_part = f_takes_part};
+    ctx.data_seen = f_data_seen;
     memcpy(ctx.self_key, s_keys[rank], 32);
     f->cs = eng_cs_new(&ctx);
     CHECK(f->cs != NULL);
@@ -417,6 +428,7 @@ static void test_order_and_early(void)
     for (int i = 0; i < 2; i++) {
         CHECK(cl_request_done(ra[i]) && cl_request_done(rb[i]));
         CHECK(p[i]->ndone == 2 && p[i]->done[0] == 0 && p[i]->done[1] == 1);
+        CHECK(p[i]->nseen == 0); /* small messages: no bandwidth sample */
         CHECK(eng_coll_completed(p[i]->cs) == 2);
         CHECK(eng_coll_idle(p[i]->cs));
     }
@@ -488,6 +500,42 @@ static void test_retired(void)
     cl_comm_destroy(&ya);
 }
 
+/* Large data messages are reported to membership (the records' only
+   writer), small ones not. */
+static void test_data_seen(void)
+{
+    fake_t *p[2] = {fake_new(0), fake_new(1)};
+    collab_comm_t *w[2] = {cl_comm_new_world(2, 0), cl_comm_new_world(2, 1)};
+    enum { N = 65536 };
+    int32_t *in[2], *out[2];
+    collab_request_t *r[2];
+    for (int i = 0; i < 2; i++) {
+        in[i] = calloc(N, sizeof(int32_t));
+        out[i] = calloc(N, sizeof(int32_t));
+        CHECK(in[i] != NULL && out[i] != NULL);
+        in[i][N - 1] = i + 1;
+        r[i] = allreduce(w[i], in[i], out[i]);
+        r[i]->coll.count = N;
+        eng_coll_submit(p[i]->cs, r[i]);
+    }
+    for (int k = 0; k < 20 && s_nsent > 0; k++) {
+        s_now += 0.01;
+        deliver(p);
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK(cl_request_done(r[i]) && out[i][N - 1] == 3);
+        CHECK(p[i]->nseen > 0 && p[i]->seen_bytes >= (size_t)N * sizeof(int32_t) / 2);
+        CHECK(cl_member_at_rank(p[i]->mb, 1 - i)->last_data > 0);
+        cl_request_destroy(&r[i]);
+        free(in[i]);
+        free(out[i]);
+    }
+    fake_free(p[0]);
+    fake_free(p[1]);
+    cl_comm_destroy(&w[0]);
+    cl_comm_destroy(&w[1]);
+}
+
 int main(void)
 {
     char err[128];
@@ -500,6 +548,7 @@ int main(void)
     }
     test_order_and_early();
     test_retired();
+    test_data_seen();
     for (int i = 0; i < 2; i++)
         cl_identity_destroy(&s_ids[i]);
     printf("cl_engine_streams_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
