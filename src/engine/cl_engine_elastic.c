@@ -87,6 +87,34 @@ struct eng_elastic *eng_elastic_new(const eng_el_ctx_t *ctx)
     return el;
 }
 
+void eng_elastic_stand(struct eng_elastic *el, el_st_field_t f, uint64_t v)
+{
+    el_standing_t *st = &el->st;
+    switch (f) {
+    case EL_ST_PHASE:
+        st->phase = (el_phase_t)v;
+        break;
+    case EL_ST_WAS_IN_GROUP:
+        st->was_in_group = v != 0;
+        break;
+    case EL_ST_EVICTED:
+        st->evicted = v != 0;
+        break;
+    case EL_ST_READMIT:
+        st->readmit = v != 0;
+        break;
+    case EL_ST_MAPPED:
+        st->mapped = v != 0;
+        break;
+    case EL_ST_MAP_LOCAL:
+        st->map_local = v;
+        break;
+    case EL_ST_MAP_SEQ:
+        st->map_seq = v;
+        break;
+    }
+}
+
 void eng_elastic_destroy(struct eng_elastic **el_p)
 {
     struct eng_elastic *el = el_p != NULL ? *el_p : NULL;

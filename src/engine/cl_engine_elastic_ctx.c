@@ -571,6 +571,11 @@ static void admittee_renumber(void *arg, uint64_t started, uint64_t next)
     eng_coll_renumber(arg, started, next);
 }
 
+static void admittee_stand(void *arg, el_st_field_t f, uint64_t v)
+{
+    eng_elastic_stand(((struct cl_engine *)arg)->el, f, v);
+}
+
 static size_t admittee_take_back(void *arg, collab_request_t **taken, size_t max)
 {
     stream_t *w = eng_el_world(arg);
@@ -766,7 +771,8 @@ int eng_el_init(struct cl_engine *e)
                                .leave = admittee_leave,
                                .signature = eng_el_signature,
                                .result_span = eng_el_result_span,
-                               .kind_name = eng_coll_kind_name};
+                               .kind_name = eng_coll_kind_name,
+                               .stand = admittee_stand};
     el->admittee = eng_admittee_new(&tctx);
     e->el = el;
     if (el->admitter == NULL || el->admittee == NULL || el->donor == NULL || el->audit == NULL ||
