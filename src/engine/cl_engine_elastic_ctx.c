@@ -1,7 +1,8 @@
 /*  cl_engine_elastic_ctx.c - the elastic layer's side of the engine: the
     hooks of cl_engine_elastic.h (thin wrappers: the layer exists, a
-    stream is the world's, what a stream holds; then the logic in
-    cl_engine_elastic.c answers), the layer's own context (eng_el_ctx_t,
+    stream is the world's, what a stream holds, both asked of the streams
+    through eng_stream_* since the stream record is theirs; then the
+    logic in cl_engine_elastic.c answers), the layer's own context (eng_el_ctx_t,
     el_ctx) and the elastic components' contexts: what the layer's logic,
     the donor, the audit, the joiner's state pull, the monitor's
     checkpoints, the admitter and the admittee see of the engine (their
