@@ -7,9 +7,10 @@
     authority, suspicion, point-to-point, reports), with the loop's
     functions and the elastic hooks as callbacks whose arg is the engine
     (and data_seen, which hands a sender's measured bandwidth to the
-    membership's records: cl_member_data_seen), creates e->cs and then the elastic layer.  The elastic layer still
-    asks the streams with the engine (eng_coll_stream, eng_coll_restart,
-    ...): thin wrappers here pass e->cs on.  Engine thread only.
+    membership's records: cl_member_data_seen), creates e->cs and then
+    the elastic layer.  The elastic layer still asks the streams with the
+    engine (eng_coll_stream, eng_coll_restart, ...): thin wrappers here
+    pass e->cs on.  Engine thread only.
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"

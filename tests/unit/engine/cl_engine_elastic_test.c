@@ -73,7 +73,8 @@ typedef struct {
     uint64_t restart_gen;
     cl_timer_t *timers; /* the components' (test_views) */
     zlist_t *queue;     /* the world stream's queue (test_adopt) */
-    struct eng_elastic *el; /* the layer the components ask (components_new) */
+    /* The layer the components ask (components_new). */
+    struct eng_elastic *el;
 } fake_t;
 
 /* Completions of requests (cl_request_complete, wrapped at link time):

@@ -118,8 +118,8 @@ typedef struct {
     eng_cs_t *cs;
     uint64_t done[16]; /* sequences completed, in order (el_on_done) */
     int ndone;
-    int nseen;          /* large data messages reported (data_seen) */
-    size_t seen_bytes;  /* ... their bytes */
+    int nseen;         /* large data messages reported (data_seen) */
+    size_t seen_bytes; /* ... their bytes */
 } fake_t;
 
 static double f_now(void *arg)
