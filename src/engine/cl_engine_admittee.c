@@ -72,6 +72,12 @@ static double wait_limit(const el_admittee_t *a)
     return eng_admit_wait_limit(a->ctx.cfg->timeout);
 }
 
+/* Its standing changes only through the elastic layer (ctx.stand). */
+static void stand(el_admittee_t *a, el_st_field_t f, uint64_t v)
+{
+    a->ctx.stand(a->ctx.arg, f, v);
+}
+
 static double now_of(const el_admittee_t *a)
 {
     return a->ctx.now(a->ctx.arg);
@@ -199,7 +205,7 @@ void eng_admittee_foreign(el_admittee_t *a, const char *what)
 
 void eng_admittee_leave_foreign(el_admittee_t *a)
 {
-    a->ctx.st->phase = EL_IN; /* the pull is done; eng_el_after_timers frees it */
+    stand(a, EL_ST_PHASE, EL_IN); /* the pull is done; eng_el_after_timers frees it */
     a->ctx.leave(a->ctx.arg, COLLAB_ERR_MISMATCH);
 }
 
@@ -334,7 +340,7 @@ static void answer_parked(el_admittee_t *a)
    pull is done). */
 static void resume(el_admittee_t *a, collab_request_t *req, uint64_t idx)
 {
-    el_standing_t *st = a->ctx.st;
+    const el_standing_t *st = a->ctx.st;
     eng_ckpt_resume_t r;
     if (!a->ctx.take_resume(a->ctx.arg, &r))
         return;
@@ -353,11 +359,11 @@ static void resume(el_admittee_t *a, collab_request_t *req, uint64_t idx)
     a->adm_gen = 0;
     a->adm_pending = false;
     a->adm_answered = false;
-    st->readmit = false;
-    st->phase = EL_SYNCING;
-    st->mapped = true;
-    st->map_local = r.prefix;
-    st->map_seq = r.s;
+    stand(a, EL_ST_READMIT, false);
+    stand(a, EL_ST_PHASE, EL_SYNCING);
+    stand(a, EL_ST_MAPPED, true);
+    stand(a, EL_ST_MAP_LOCAL, r.prefix);
+    stand(a, EL_ST_MAP_SEQ, r.s);
     if (idx >= st->map_local)
         req->coll.seq = st->map_seq + (idx - st->map_local);
     a->ctx.renumber(a->ctx.arg, r.s,
@@ -372,15 +378,15 @@ static void resume(el_admittee_t *a, collab_request_t *req, uint64_t idx)
 
 bool eng_admittee_take(el_admittee_t *a, collab_request_t *req, uint64_t idx)
 {
-    el_standing_t *st = a->ctx.st;
+    const el_standing_t *st = a->ctx.st;
     resume(a, req, idx); /* resuming from a checkpoint: as a joiner */
     const cl_peer_t *me = cl_member_self(a->ctx.mb);
     bool closed = cl_member_group_closed(a->ctx.mb);
     double now = now_of(a);
     if (st->phase == EL_IN && !st->was_in_group && !st->evicted && closed &&
         a->ctx.member(a->ctx.arg) && me != NULL && !me->in_group) {
-        st->phase = EL_WAITING;
-        st->readmit = false;
+        stand(a, EL_ST_PHASE, EL_WAITING);
+        stand(a, EL_ST_READMIT, false);
         start_waiting(a, now);
         cl_info("the group of the world communicator is running; this peer waits to be admitted "
                 "at its next step boundary");
@@ -407,7 +413,7 @@ bool eng_admittee_take(el_admittee_t *a, collab_request_t *req, uint64_t idx)
                 eng_sync_totals(a->ctx.sync(a->ctx.arg), &nitems, &bytes, &ndonors);
                 cl_info("received the swarm's state from %d peer%s (%zu items, %.1f MB)", ndonors,
                         ndonors == 1 ? "" : "s", nitems, (double)bytes / 1e6);
-                st->phase = EL_IN;
+                stand(a, EL_ST_PHASE, EL_IN);
                 a->ctx.sync_stop(a->ctx.arg);
             }
             return false;
@@ -437,7 +443,7 @@ bool eng_admittee_take(el_admittee_t *a, collab_request_t *req, uint64_t idx)
 
 void eng_admittee_on_admit(el_admittee_t *a, const cl_peer_t *p, const cl_elmsg_t *m)
 {
-    el_standing_t *st = a->ctx.st;
+    const el_standing_t *st = a->ctx.st;
     a->ctx.seen(a->ctx.arg, m, p != NULL ? p->key : NULL);
     const cl_el_joiner_t *mine = NULL;
     for (uint32_t j = 0; j < m->njoiners; j++)
@@ -476,10 +482,10 @@ void eng_admittee_on_admit(el_admittee_t *a, const cl_peer_t *p, const cl_elmsg_
     a->adm_s = m->s;
     a->adm_gen = m->gen;
     a->adm_prefix = m->prefix;
-    st->phase = EL_SYNCING;
-    st->mapped = true;
-    st->map_local = st->readmit ? a->held_local : m->prefix;
-    st->map_seq = m->s;
+    stand(a, EL_ST_PHASE, EL_SYNCING);
+    stand(a, EL_ST_MAPPED, true);
+    stand(a, EL_ST_MAP_LOCAL, st->readmit ? a->held_local : m->prefix);
+    stand(a, EL_ST_MAP_SEQ, m->s);
     a->ctx.renumber(a->ctx.arg, m->s,
                     m->s + (st->posted > st->map_local ? st->posted - st->map_local : 0));
     cl_info("%s at collective #%llu of the group; fetching the swarm's state",
@@ -494,7 +500,7 @@ void eng_admittee_on_admit(el_admittee_t *a, const cl_peer_t *p, const cl_elmsg_
 
 void eng_admittee_sync_finished(el_admittee_t *a)
 {
-    el_standing_t *st = a->ctx.st;
+    const el_standing_t *st = a->ctx.st;
     if (st->phase != EL_SYNCING)
         return;
     const el_sync_t *y = a->ctx.sync(a->ctx.arg);
@@ -553,17 +559,17 @@ void eng_admittee_sync_finished(el_admittee_t *a)
         wbytes += len;
     }
     if (a->foreign) {
-        st->evicted = false;
-        st->readmit = false;
+        stand(a, EL_ST_EVICTED, false);
+        stand(a, EL_ST_READMIT, false);
         eng_admittee_leave_foreign(a); /* fails the held collective too */
         return;
     }
     cl_info("resynced with the group from %d peer%s: %zu buffers (%.1f MB) overwritten; "
             "this peer's first step back counts with weight 0",
             ndonors, ndonors == 1 ? "" : "s", written, (double)wbytes / 1e6);
-    st->phase = EL_IN; /* eng_el_after_timers frees the pull (we may be inside it) */
-    st->evicted = false;
-    st->readmit = false;
+    stand(a, EL_ST_PHASE, EL_IN); /* eng_el_after_timers frees the pull (we may be inside it) */
+    stand(a, EL_ST_EVICTED, false);
+    stand(a, EL_ST_READMIT, false);
     collab_request_t *req = a->held;
     uint64_t idx = a->held_local;
     a->held = NULL;
@@ -586,7 +592,7 @@ void eng_admittee_sync_finished(el_admittee_t *a)
 static void on_timer(void *arg, double now)
 {
     el_admittee_t *a = arg;
-    el_standing_t *st = a->ctx.st;
+    const el_standing_t *st = a->ctx.st;
     double next = INFINITY;
     if (a->adm_pending && cl_member_epoch(a->ctx.mb) < a->adm_gen) {
         /* The view of an admission follows its ADMIT on the same
@@ -653,7 +659,7 @@ void eng_admittee_undo(el_admittee_t *a, const char *why)
 {
     if (!a->adm_pending)
         return;
-    el_standing_t *st = a->ctx.st;
+    const el_standing_t *st = a->ctx.st;
     a->adm_pending = false;
     a->ctx.sync_stop(a->ctx.arg);
     collab_request_t *taken[UNDO_MAX];
@@ -666,16 +672,16 @@ void eng_admittee_undo(el_admittee_t *a, const char *why)
             "peer asks to be %s again",
             (unsigned long long)a->adm_s, why, readmit ? "re-admitted" : "admitted");
     double now = now_of(a);
-    st->was_in_group = a->adm_prev_in;
-    st->evicted = a->adm_prev_evicted;
-    st->phase = EL_WAITING;
+    stand(a, EL_ST_WAS_IN_GROUP, a->adm_prev_in);
+    stand(a, EL_ST_EVICTED, a->adm_prev_evicted);
+    stand(a, EL_ST_PHASE, EL_WAITING);
     start_waiting(a, now);
     if (!a->adm_answered) {
         /* Nothing of the group's state reached the program: as before
            the ADMIT (its parked or held collectives are still here). */
-        st->mapped = a->adm_prev_mapped;
-        st->map_local = a->adm_prev_local;
-        st->map_seq = a->adm_prev_seq;
+        stand(a, EL_ST_MAPPED, a->adm_prev_mapped);
+        stand(a, EL_ST_MAP_LOCAL, a->adm_prev_local);
+        stand(a, EL_ST_MAP_SEQ, a->adm_prev_seq);
         for (size_t i = 0; i < n; i++)
             park(a, taken[i], local[i]);
     } else {
@@ -683,7 +689,7 @@ void eng_admittee_undo(el_admittee_t *a, const char *why)
            straggler, it holds its next collective until it is admitted
            again, its registered buffers are then overwritten with the
            group's state and that step counts with weight 0. */
-        st->readmit = true;
+        stand(a, EL_ST_READMIT, true);
         a->held = NULL;
         a->hold_next = n == 0;
         if (n > 0) {
@@ -712,5 +718,5 @@ void eng_admittee_abort(el_admittee_t *a, int status)
         cl_request_complete(r, status);
     }
     if (a->ctx.st->phase == EL_WAITING)
-        a->ctx.st->phase = EL_IN;
+        stand(a, EL_ST_PHASE, EL_IN);
 }

@@ -6,10 +6,12 @@
     and while it is admitted: the collectives it parks or holds, when it
     asks next and when it gives up, the admission it is in (its sequence,
     start-up prefix and signatures, its deadline) and what undoing it
-    restores.  Its standing in the group (el_standing_t) it shares with
-    the elastic hooks, which hand it a pointer in the context.  It sees
-    the engine only through that context (eng_admittee_ctx_t): it never
-    includes the engine's private header.  Engine thread only.
+    restores.  Its standing in the group (el_standing_t) is the elastic
+    layer's: the admittee reads it through a const pointer in its context
+    and changes a field only by asking (the context's stand, which the
+    layer's eng_elastic_stand carries out at once).  It sees the engine
+    only through that context (eng_admittee_ctx_t): it never includes the
+    engine's private header.  Engine thread only.
 */
 #ifndef CL_ENGINE_ADMITTEE_H_INCLUDED
 #define CL_ENGINE_ADMITTEE_H_INCLUDED
@@ -37,8 +39,9 @@ typedef enum {
 } el_phase_t;
 
 /* This peer's standing and the numbering of its world stream: written by
-   the elastic hooks (cl_engine_elastic.c: the views, the posts) and by
-   the admittee (an admission, its undoing, a resume). */
+   the elastic layer only (cl_engine_elastic.c: the views, the posts, and
+   what the admittee asks through its context's stand: an admission, its
+   undoing, a resume). */
 typedef struct {
     el_phase_t phase;
     bool was_in_group; /* it has been a member of the formed group */
@@ -48,6 +51,17 @@ typedef struct {
     bool mapped;       /* local >= map_local runs as map_seq + (local - map_local) */
     uint64_t map_local, map_seq;
 } el_standing_t;
+
+/* A field of el_standing_t the admittee asks to change (stand). */
+typedef enum {
+    EL_ST_PHASE,        /* value: an el_phase_t */
+    EL_ST_WAS_IN_GROUP, /* value: 0 or 1 */
+    EL_ST_EVICTED,
+    EL_ST_READMIT,
+    EL_ST_MAPPED,
+    EL_ST_MAP_LOCAL, /* value: the local index */
+    EL_ST_MAP_SEQ,   /* value: the sequence number */
+} el_st_field_t;
 
 typedef struct el_admittee el_admittee_t;
 
@@ -60,7 +74,7 @@ typedef struct {
     const cl_config_t *cfg;
     const uint8_t *self_key;   /* this peer's public key (32 bytes) */
     const cl_member_t *mb;     /* the membership's records (read) */
-    el_standing_t *st;         /* shared with the elastic hooks */
+    const el_standing_t *st;   /* the elastic layer's (read): changed through stand */
     const cl_stream_t *stream; /* the world stream (read): steps */
     cl_statereg_t *reg;        /* a straggler's buffers, overwritten */
     cl_startup_t *startup;     /* the start-up results it answers, kept */
@@ -111,6 +125,9 @@ typedef struct {
     uint32_t (*signature)(const collab_request_t *req);
     bool (*result_span)(const collab_request_t *req, int comm_size, void **ptr, size_t *len);
     const char *(*kind_name)(cl_coll_kind_t kind);
+    /* Sets field f of the standing st to v: the elastic layer writes it
+       (eng_elastic_stand), at once. */
+    void (*stand)(void *arg, el_st_field_t f, uint64_t v);
 } eng_admittee_ctx_t;
 
 /* Creates the admittee; copies ctx and registers its timer in

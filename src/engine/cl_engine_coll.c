@@ -338,6 +338,54 @@ void eng_coll_skip_to(stream_t *s, uint64_t seq)
         s->next_seq = seq + 1;
 }
 
+uint64_t eng_stream_comm_id(const stream_t *s)
+{
+    return s->comm_id;
+}
+
+const collab_comm_t *eng_stream_comm(const stream_t *s)
+{
+    return s->comm;
+}
+
+bool eng_stream_is_world(const stream_t *s)
+{
+    return s != NULL && s->comm_id == CL_COMM_WORLD_ID && s->comm != NULL &&
+           s->comm->kind == CL_COMM_WORLD;
+}
+
+uint64_t eng_stream_next_seq(const stream_t *s)
+{
+    return s->next_seq;
+}
+
+bool eng_stream_running(const stream_t *s, uint64_t *seq, uint64_t *gen)
+{
+    if (s->active == NULL)
+        return false;
+    *seq = s->active_ctx->seq;
+    *gen = s->active_ctx->gen;
+    return true;
+}
+
+bool eng_stream_finishing(const stream_t *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
+                          int *ncontrib)
+{
+    const coll_ctx_t *ctx = s->active_ctx;
+    *seq = ctx != NULL ? ctx->seq : 0;
+    *gen = ctx != NULL ? ctx->gen : 0;
+    *nmismatch = ctx != NULL ? ctx->nmismatch : 0;
+    *ncontrib = 0;
+    if (s->active != NULL)
+        (void)cl_coll_contributors(s->active, ncontrib);
+    return ctx != NULL;
+}
+
+zlist_t *eng_stream_queue(const stream_t *s)
+{
+    return s->queue;
+}
+
 void eng_coll_fail_member(stream_t *s, int r, bool left)
 {
     coll_ctx_t *ctx = s->active_ctx;

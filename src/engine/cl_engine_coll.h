@@ -27,12 +27,13 @@
 #include "util/cl_config.h"
 #include "util/cl_identity.h"
 
+#include <czmq.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct eng_cs eng_cs_t;
-typedef struct stream stream_t; /* cl_engine_stream.h */
+typedef struct stream stream_t; /* opaque: cl_engine_coll_int.h */
 
 /* The engine, incomplete here: the type of the context's argument, so that
    an adapter handed something else does not compile (docs/architecture.md,
@@ -94,6 +95,10 @@ typedef struct {
     int (*el_route)(struct cl_engine *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen);
     bool (*el_takes_part)(struct cl_engine *arg, const collab_comm_t *comm, int w, uint64_t seq,
                           double *weight);
+    /* A large data message of `bytes` from p arrived at now: membership
+       updates p's measured bandwidth (cl_member_data_seen), the records'
+       only writer. */
+    void (*data_seen)(struct cl_engine *arg, const cl_peer_t *p, size_t bytes, double now);
 } eng_cs_ctx_t;
 
 /* Creates the streams with their context (copied) and registers their
@@ -107,7 +112,7 @@ void eng_cs_destroy(eng_cs_t **self_p);
 /* What the loop calls (cl_engine.c, cl_engine_fanout.c). */
 void eng_coll_fail_all(eng_cs_t *cs, int status);
 void eng_coll_submit(eng_cs_t *cs, collab_request_t *req);
-void eng_coll_on_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m);
+void eng_coll_on_message(eng_cs_t *cs, const cl_peer_t *from, const cl_wire_msg_t *m);
 void eng_coll_peer_gone(eng_cs_t *cs, const cl_peer_t *p);
 void eng_coll_view_changed(eng_cs_t *cs);
 /* This peer became a member: _coll's timer (the tick of running
@@ -154,6 +159,30 @@ void eng_coll_skip_to(stream_t *s, uint64_t seq);
    them and must submit or complete each. */
 size_t eng_coll_take_back(stream_t *s, collab_request_t **out, size_t max);
 const char *eng_coll_kind_name(cl_coll_kind_t k);
+
+/* What others may read of a stream (its record is the streams' own,
+   cl_engine_coll_int.h): the elastic layer's adapter asks these. */
+/* The communicator's id, and the communicator (NULL until the program
+   uses it here). */
+uint64_t eng_stream_comm_id(const stream_t *s);
+const collab_comm_t *eng_stream_comm(const stream_t *s);
+/* Is s the world communicator's stream (its id and a world comm)?  False
+   for NULL. */
+bool eng_stream_is_world(const stream_t *s);
+/* Sequence number of the next local call. */
+uint64_t eng_stream_next_seq(const stream_t *s);
+/* Does a collective run on s?  Then its sequence number and generation
+   in *seq and *gen (untouched otherwise). */
+bool eng_stream_running(const stream_t *s, uint64_t *seq, uint64_t *gen);
+/* The collective running on s, as it ends: its sequence number,
+   generation, members that called another collective and contributors
+   (all 0 when none runs; the contributors also 0 when its algorithm has
+   none).  Returns whether one runs. */
+bool eng_stream_finishing(const stream_t *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
+                          int *ncontrib);
+/* The calls made on s and not started, in order (collab_request_t*);
+   the streams own the list. */
+zlist_t *eng_stream_queue(const stream_t *s);
 
 /* Collectives completed here (on the engine or the fast path); 0 for a
    NULL cs.  The suspect's heartbeats and the reports read it. */

@@ -7,9 +7,11 @@
     authority, suspicion, point-to-point, reports), with the loop's
     functions and the elastic hooks as callbacks whose arg is the engine,
     typed (struct cl_engine *e; docs/architecture.md, "Typed contexts"),
-    creates e->cs and then the elastic layer.  The elastic layer still
-    asks the streams with the engine (eng_coll_stream, eng_coll_restart,
-    ...): thin wrappers here pass e->cs on.  Engine thread only.
+    and data_seen, which hands a sender's measured bandwidth to the
+    membership's records (cl_member_data_seen); it creates e->cs and then
+    the elastic layer.  The elastic layer still asks the streams with the
+    engine (eng_coll_stream, eng_coll_restart, ...): thin wrappers here
+    pass e->cs on.  Engine thread only.
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
@@ -142,6 +144,11 @@ static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int
     return eng_el_takes_part(e, comm, w, seq, weight);
 }
 
+static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, double now)
+{
+    cl_member_data_seen(e->mb, p->key, bytes, now);
+}
+
 int eng_coll_init(struct cl_engine *e)
 {
     eng_cs_ctx_t ctx = {.arg = e,
@@ -180,7 +187,8 @@ int eng_coll_init(struct cl_engine *e)
                         .el_choose_gen = cs_el_choose_gen,
                         .el_gen_ok = cs_el_gen_ok,
                         .el_route = cs_el_route,
-                        .el_takes_part = cs_el_takes_part};
+                        .el_takes_part = cs_el_takes_part,
+                        .data_seen = cs_data_seen};
     memcpy(ctx.self_key, e->self_key, 32);
     e->cs = eng_cs_new(&ctx);
     if (e->cs == NULL)

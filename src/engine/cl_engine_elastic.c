@@ -54,7 +54,8 @@
     cl_engine_elastic_ctx.c fills; there also are the hooks of
     cl_engine_elastic.h, thin wrappers that check that a stream is the
     world's.  It does not include the engine's private header
-    (cl_engine_int.h).
+    (cl_engine_int.h).  It is the only writer of this peer's standing
+    el->st: the admittee asks through its context (eng_elastic_stand).
 */
 #include "engine/cl_engine_elastic_int.h"
 #include "engine/cl_stage.h"
@@ -85,6 +86,34 @@ struct eng_elastic *eng_elastic_new(const eng_el_ctx_t *ctx)
     if (el->stream == NULL || el->reg == NULL || el->startup == NULL || el->kinds == NULL)
         eng_elastic_destroy(&el);
     return el;
+}
+
+void eng_elastic_stand(struct eng_elastic *el, el_st_field_t f, uint64_t v)
+{
+    el_standing_t *st = &el->st;
+    switch (f) {
+    case EL_ST_PHASE:
+        st->phase = (el_phase_t)v;
+        break;
+    case EL_ST_WAS_IN_GROUP:
+        st->was_in_group = v != 0;
+        break;
+    case EL_ST_EVICTED:
+        st->evicted = v != 0;
+        break;
+    case EL_ST_READMIT:
+        st->readmit = v != 0;
+        break;
+    case EL_ST_MAPPED:
+        st->mapped = v != 0;
+        break;
+    case EL_ST_MAP_LOCAL:
+        st->map_local = v;
+        break;
+    case EL_ST_MAP_SEQ:
+        st->map_seq = v;
+        break;
+    }
 }
 
 void eng_elastic_destroy(struct eng_elastic **el_p)

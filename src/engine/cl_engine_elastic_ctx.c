@@ -1,7 +1,8 @@
 /*  cl_engine_elastic_ctx.c - the elastic layer's side of the engine: the
     hooks of cl_engine_elastic.h (thin wrappers: the layer exists, a
-    stream is the world's, what a stream holds; then the logic in
-    cl_engine_elastic.c answers), the layer's own context (eng_el_ctx_t,
+    stream is the world's, what a stream holds, both asked of the streams
+    through eng_stream_* since the stream record is theirs; then the
+    logic in cl_engine_elastic.c answers), the layer's own context (eng_el_ctx_t,
     el_ctx) and the elastic components' contexts: what the layer's logic,
     the donor, the audit, the joiner's state pull, the monitor's
     checkpoints, the admitter and the admittee see of the engine (their
@@ -40,8 +41,7 @@ static stream_t *eng_el_world(struct cl_engine *e)
 
 static bool is_world(const stream_t *s)
 {
-    return s != NULL && s->comm_id == CL_COMM_WORLD_ID && s->comm != NULL &&
-           s->comm->kind == CL_COMM_WORLD;
+    return eng_stream_is_world(s);
 }
 
 /* The layer's own context (eng_el_ctx_t, cl_engine_elastic_int.h). */
@@ -97,30 +97,20 @@ static struct stream *el_world(void *arg)
 static uint64_t el_next_seq(void *arg, struct stream *s)
 {
     (void)arg;
-    return s->next_seq;
+    return eng_stream_next_seq(s);
 }
 
 static bool el_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
 {
     (void)arg;
-    if (s->active == NULL)
-        return false;
-    *seq = s->active_ctx->seq;
-    *gen = s->active_ctx->gen;
-    return true;
+    return eng_stream_running(s, seq, gen);
 }
 
 static void el_finishing(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
                          int *ncontrib)
 {
     (void)arg;
-    const coll_ctx_t *ctx = s->active_ctx;
-    *seq = ctx != NULL ? ctx->seq : 0;
-    *gen = ctx != NULL ? ctx->gen : 0;
-    *nmismatch = ctx != NULL ? ctx->nmismatch : 0;
-    *ncontrib = 0;
-    if (s->active != NULL)
-        (void)cl_coll_contributors(s->active, ncontrib);
+    (void)eng_stream_finishing(s, seq, gen, nmismatch, ncontrib);
 }
 
 static void el_restart(void *arg, struct stream *s, uint64_t gen)
@@ -142,7 +132,7 @@ static void el_drop_below(void *arg, struct stream *s, uint64_t seq)
 static zlist_t *el_queue(void *arg, struct stream *s)
 {
     (void)arg;
-    return s->queue;
+    return eng_stream_queue(s);
 }
 
 static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
@@ -212,9 +202,11 @@ uint64_t eng_el_steps(struct cl_engine *e)
 void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
 {
     struct eng_elastic *el = el_of(e);
-    if (el == NULL || !is_world(s) || s->active_ctx == NULL)
+    uint64_t seq, gen;
+    int nmismatch, ncontrib;
+    if (el == NULL || !is_world(s) || !eng_stream_finishing(s, &seq, &gen, &nmismatch, &ncontrib))
         return;
-    eng_elastic_on_done(el, s, req, status, s->comm->size);
+    eng_elastic_on_done(el, s, req, status, eng_stream_comm(s)->size);
 }
 
 bool eng_el_boundaries_known(struct cl_engine *e)
@@ -467,7 +459,7 @@ static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool no
     if (!now_if_blocked)
         return;
     stream_t *w = eng_el_world(e);
-    if (w != NULL && w->next_seq > s && el->done_seq <= s)
+    if (w != NULL && eng_stream_next_seq(w) > s && el->done_seq <= s)
         eng_donor_on_post(el->donor, s);
 }
 
@@ -578,6 +570,11 @@ static int admittee_submit(void *arg, collab_request_t *req, uint64_t seq, uint6
 static void admittee_renumber(void *arg, uint64_t started, uint64_t next)
 {
     eng_coll_renumber(arg, started, next);
+}
+
+static void admittee_stand(void *arg, el_st_field_t f, uint64_t v)
+{
+    eng_elastic_stand(((struct cl_engine *)arg)->el, f, v);
 }
 
 static size_t admittee_take_back(void *arg, collab_request_t **taken, size_t max)
@@ -774,7 +771,8 @@ int eng_el_init(struct cl_engine *e)
                                .leave = admittee_leave,
                                .signature = eng_el_signature,
                                .result_span = eng_el_result_span,
-                               .kind_name = eng_coll_kind_name};
+                               .kind_name = eng_coll_kind_name,
+                               .stand = admittee_stand};
     el->admittee = eng_admittee_new(&tctx);
     e->el = el;
     if (el->admitter == NULL || el->admittee == NULL || el->donor == NULL || el->audit == NULL ||

@@ -137,7 +137,8 @@ struct eng_elastic {
     uint64_t trimmed;        /* prefix the registry was trimmed to (NONE: not yet) */
     bool full_warned;        /* the registry was full */
     /* This peer's standing and its stream numbering: local index ->
-       sequence number of the group (shared with the admittee). */
+       sequence number of the group.  Written by cl_engine_elastic.c only
+       (the admittee asks, eng_elastic_stand). */
     el_standing_t st;
     uint64_t done_seq; /* sequences below this one have completed here */
     struct {
@@ -167,6 +168,10 @@ struct eng_elastic {
    without memory.  destroy frees it and the ADMITs kept (the components
    must be destroyed first); accepts NULL and nulls the pointer. */
 struct eng_elastic *eng_elastic_new(const eng_el_ctx_t *ctx);
+/* Sets field f of this peer's standing el->st to v (the admittee's
+   requests, through its context's stand): the layer is the standing's
+   only writer.  An unknown f changes nothing. */
+void eng_elastic_stand(struct eng_elastic *el, el_st_field_t f, uint64_t v);
 void eng_elastic_destroy(struct eng_elastic **el_p);
 
 /* Sends an ELASTIC message to key (ctx.send).  Returns 0 or a negative

@@ -30,7 +30,6 @@
 #include "engine/cl_engine_p2p.h"
 #include "engine/cl_engine_relay.h"
 #include "engine/cl_engine_report.h"
-#include "engine/cl_engine_stream.h"
 #include "engine/cl_engine_suspect.h"
 #include "engine/cl_engine_timer.h"
 #include "engine/cl_member.h"

@@ -37,7 +37,6 @@
 
 #include "util/cl_log.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +91,7 @@ static void log_refused(eng_cs_t *cs, int w, uint64_t dropped, const char *what,
             what, desc, bound, (unsigned long long)dropped);
 }
 
-static void route_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m);
+static void route_message(eng_cs_t *cs, const cl_peer_t *from, const cl_wire_msg_t *m);
 
 void eng_coll_free_buffered(eng_cs_t *cs, stream_t *s)
 {
@@ -721,7 +720,7 @@ bool eng_coll_waits_for(const eng_cs_t *cs, int w)
     return false;
 }
 
-void eng_coll_on_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m)
+void eng_coll_on_message(eng_cs_t *cs, const cl_peer_t *from, const cl_wire_msg_t *m)
 {
     if (from->rank < 0)
         return;
@@ -735,18 +734,10 @@ void eng_coll_on_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m)
     cs->coll_credit = 0;
 }
 
-static void route_message(eng_cs_t *cs, cl_peer_t *from, const cl_wire_msg_t *m)
+static void route_message(eng_cs_t *cs, const cl_peer_t *from, const cl_wire_msg_t *m)
 {
-    if (m->payload_len >= 65536) {
-        /* Bandwidth seen from this peer, for data deadlines. */
-        double now = cs_now(cs);
-        double gap = now - from->last_data;
-        if (from->last_data > 0 && gap > 1e-4 && gap < 1.0) {
-            double bw = fmin((double)m->payload_len / gap, 1e10);
-            from->bandwidth = from->bandwidth > 0 ? 0.8 * from->bandwidth + 0.2 * bw : bw;
-        }
-        from->last_data = now;
-    }
+    if (m->payload_len >= 65536) /* bandwidth seen from this peer, for data deadlines */
+        cs->ctx.data_seen(cs->ctx.arg, from, m->payload_len, cs_now(cs));
     if (m->hdr.comm == CL_COMM_SELF_ID)
         return; /* nobody else speaks on our self communicator */
     stream_t *s = eng_cs_stream(cs, m->hdr.comm, false);

@@ -13,6 +13,7 @@
 
 #include "mpi_collab.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -841,6 +842,19 @@ void cl_member_heard(cl_member_t *self, const uint8_t key[32], double now)
     cl_peer_t *p = cl_member_find(self, key);
     if (p != NULL)
         p->last_heard = now;
+}
+
+void cl_member_data_seen(cl_member_t *self, const uint8_t key[32], size_t bytes, double now)
+{
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p == NULL)
+        return;
+    double gap = now - p->last_data;
+    if (p->last_data > 0 && gap > 1e-4 && gap < 1.0) {
+        double bw = fmin((double)bytes / gap, 1e10);
+        p->bandwidth = p->bandwidth > 0 ? 0.8 * p->bandwidth + 0.2 * bw : bw;
+    }
+    p->last_data = now;
 }
 
 size_t cl_member_silent(const cl_member_t *self, double now, double timeout, cl_peer_t **out,

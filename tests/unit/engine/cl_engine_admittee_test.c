@@ -60,6 +60,7 @@ typedef struct {
     uint64_t started, next_seq; /* the world stream as renumbered */
     int syncs, sync_stops, leaves, leave_status;
     uint64_t sync_s;
+    int nstand; /* changes of st asked (stand) */
 } fake_t;
 
 EL_FAKE_NOW_AND_SEND(fake_t)
@@ -184,6 +185,37 @@ static const char *f_kind_name(cl_coll_kind_t kind)
     return "collective";
 }
 
+/* The elastic layer's part (eng_elastic_stand): the standing is written
+   here only. */
+static void f_stand(void *arg, el_st_field_t f, uint64_t v)
+{
+    fake_t *x = arg;
+    x->nstand++;
+    switch (f) {
+    case EL_ST_PHASE:
+        x->st.phase = (el_phase_t)v;
+        break;
+    case EL_ST_WAS_IN_GROUP:
+        x->st.was_in_group = v != 0;
+        break;
+    case EL_ST_EVICTED:
+        x->st.evicted = v != 0;
+        break;
+    case EL_ST_READMIT:
+        x->st.readmit = v != 0;
+        break;
+    case EL_ST_MAPPED:
+        x->st.mapped = v != 0;
+        break;
+    case EL_ST_MAP_LOCAL:
+        x->st.map_local = v;
+        break;
+    case EL_ST_MAP_SEQ:
+        x->st.map_seq = v;
+        break;
+    }
+}
+
 /* A at rank 0 and B at 1 in the formed group, this peer C at 2 outside
    it; its program posted nothing yet. */
 static void fake_init(fake_t *f)
@@ -231,7 +263,8 @@ static el_admittee_t *adm_new(fake_t *f)
                               .leave = f_leave,
                               .signature = f_signature,
                               .result_span = f_result_span,
-                              .kind_name = f_kind_name};
+                              .kind_name = f_kind_name,
+                              .stand = f_stand};
     el_admittee_t *a = eng_admittee_new(&ctx);
     CHECK(a != NULL);
     return a;

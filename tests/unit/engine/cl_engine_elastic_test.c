@@ -73,6 +73,8 @@ typedef struct {
     uint64_t restart_gen;
     cl_timer_t *timers; /* the components' (test_views) */
     zlist_t *queue;     /* the world stream's queue (test_adopt) */
+    /* The layer the components ask (components_new). */
+    struct eng_elastic *el;
 } fake_t;
 
 /* Completions of requests (cl_request_complete, wrapped at link time):
@@ -252,6 +254,36 @@ static cl_elmsg_t admit_of(uint64_t s, uint64_t gen, cl_el_joiner_t *j, bool rea
     m.joiners = j;
     m.njoiners = 1;
     return m;
+}
+
+/* The standing's one writer: each field the admittee names, and only it. */
+static void test_stand(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1);
+    el->st = (el_standing_t){.phase = EL_IN, .posted = 7};
+    eng_elastic_stand(el, EL_ST_PHASE, EL_SYNCING);
+    CHECK(el->st.phase == EL_SYNCING && el->st.posted == 7 && !el->st.mapped);
+    eng_elastic_stand(el, EL_ST_WAS_IN_GROUP, 1);
+    CHECK(el->st.was_in_group && !el->st.evicted && !el->st.readmit);
+    eng_elastic_stand(el, EL_ST_EVICTED, 1);
+    CHECK(el->st.evicted && !el->st.readmit && !el->st.mapped);
+    eng_elastic_stand(el, EL_ST_READMIT, 1);
+    CHECK(el->st.readmit && !el->st.mapped);
+    eng_elastic_stand(el, EL_ST_MAPPED, 1);
+    CHECK(el->st.mapped && el->st.map_local == 0 && el->st.map_seq == 0);
+    eng_elastic_stand(el, EL_ST_MAP_LOCAL, 3);
+    CHECK(el->st.map_local == 3 && el->st.map_seq == 0);
+    eng_elastic_stand(el, EL_ST_MAP_SEQ, 40);
+    CHECK(el->st.map_local == 3 && el->st.map_seq == 40);
+    eng_elastic_stand(el, EL_ST_EVICTED, 0);
+    eng_elastic_stand(el, EL_ST_WAS_IN_GROUP, 0);
+    CHECK(!el->st.evicted && !el->st.was_in_group && el->st.readmit);
+    eng_elastic_stand(el, (el_st_field_t)99, 5); /* unknown: nothing */
+    CHECK(el->st.phase == EL_SYNCING && el->st.posted == 7 && !el->st.was_in_group &&
+          !el->st.evicted && el->st.readmit && el->st.mapped && el->st.map_local == 3 &&
+          el->st.map_seq == 40);
+    fake_fini(&f, &el);
 }
 
 /* Entrants and the weight of a re-admitted straggler. */
@@ -595,6 +627,11 @@ static const char *c_kind_name(cl_coll_kind_t kind)
     return "collective";
 }
 
+static void c_stand(void *arg, el_st_field_t f, uint64_t v)
+{
+    eng_elastic_stand(((fake_t *)arg)->el, f, v);
+}
+
 static int c_can_serve(void *arg, uint64_t s)
 {
     (void)arg;
@@ -606,6 +643,7 @@ static void components_new(fake_t *f, struct eng_elastic *el)
 {
     f->timers = cl_timer_new(8);
     CHECK(f->timers != NULL);
+    f->el = el;
     eng_admitter_ctx_t mctx = {.arg = f,
                                .cfg = &f->cfg,
                                .self_key = f->self,
@@ -653,7 +691,8 @@ static void components_new(fake_t *f, struct eng_elastic *el)
                                .leave = c_leave,
                                .signature = eng_el_signature,
                                .result_span = eng_el_result_span,
-                               .kind_name = c_kind_name};
+                               .kind_name = c_kind_name,
+                               .stand = c_stand};
     el->admittee = eng_admittee_new(&tctx);
     eng_donor_ctx_t dctx = {.arg = f,
                             .reg = el->reg,
@@ -779,6 +818,7 @@ int main(void)
 {
     for (int i = 0; i < 3; i++)
         memset(K[i], 0xA0 + i, 32);
+    test_stand();
     test_entrants();
     test_generations();
     test_hand_on();

@@ -120,6 +120,8 @@ typedef struct cl_engine {
     eng_cs_t *cs;
     uint64_t done[16]; /* sequences completed, in order (el_on_done) */
     int ndone;
+    int nseen;         /* large data messages reported (data_seen) */
+    size_t seen_bytes; /* ... their bytes */
 } fake_t;
 
 static double f_now(fake_t *f)
@@ -200,10 +202,23 @@ static bool f_on_post(fake_t *f, stream_t *s, collab_request_t *req, bool again)
 }
 static void f_on_done(fake_t *f, stream_t *s, collab_request_t *req, int status)
 {
-    (void)s;
     CHECK(status == COLLAB_OK);
+    /* What the elastic layer reads at a completion: the collective that
+       ends, still the stream's running one. */
+    uint64_t seq = 99, gen = 99;
+    int nmismatch = -1, ncontrib = -1;
+    CHECK(eng_stream_finishing(s, &seq, &gen, &nmismatch, &ncontrib));
+    CHECK(seq == req->coll.seq && nmismatch == 0 && ncontrib == 2);
+    CHECK(eng_stream_running(s, &seq, &gen) && seq == req->coll.seq);
     if (f->ndone < 16)
         f->done[f->ndone++] = req->coll.seq;
+}
+static void f_data_seen(fake_t *f, const cl_peer_t *p, size_t bytes, double now)
+{
+    CHECK(p == cl_member_at_rank(f->mb, 1 - f->rank) && bytes >= 65536);
+    f->nseen++;
+    f->seen_bytes += bytes;
+    cl_member_data_seen(f->mb, p->key, bytes, now);
 }
 static void f_on_fast(fake_t *f, stream_t *s, const collab_request_t *req)
 {
@@ -299,6 +314,7 @@ static fake_t *fake_new(int rank)
                         .el_gen_ok = f_gen_ok,
                         .el_route = f_route,
                         .el_takes_part = f_takes_part};
+    ctx.data_seen = f_data_seen;
     memcpy(ctx.self_key, s_keys[rank], 32);
     f->cs = eng_cs_new(&ctx);
     CHECK(f->cs != NULL);
@@ -368,12 +384,30 @@ static void test_order_and_early(void)
     stream_t *sa = eng_cs_stream(p[0]->cs, CL_COMM_WORLD_ID, false);
     CHECK(sa != NULL && sa->active_req == ra[0] && zlist_size(sa->queue) == 1);
     CHECK(s_nsent > 0); /* its part of collective 0 went out */
+    /* The stream as others read it (cl_engine_coll.h: eng_stream_*). */
+    uint64_t seq = 99, gen = 99;
+    int nmismatch = -1, ncontrib = -1;
+    CHECK(eng_stream_is_world(sa) && !eng_stream_is_world(NULL));
+    CHECK(eng_stream_comm_id(sa) == CL_COMM_WORLD_ID && eng_stream_comm(sa) == wa);
+    CHECK(eng_stream_next_seq(sa) == 2);
+    CHECK(eng_stream_queue(sa) == sa->queue && zlist_first(eng_stream_queue(sa)) == ra[1]);
+    CHECK(eng_stream_running(sa, &seq, &gen) && seq == 0 && gen == sa->active_ctx->gen);
+    seq = gen = 99;
+    CHECK(eng_stream_finishing(sa, &seq, &gen, &nmismatch, &ncontrib));
+    CHECK(seq == 0 && gen == sa->active_ctx->gen && nmismatch == 0);
 
     /* B has not called: A's messages wait in B's early buffer, counted
        against A, on a stream they opened. */
     deliver(p);
     stream_t *sb = eng_cs_stream(p[1]->cs, CL_COMM_WORLD_ID, false);
     CHECK(sb != NULL && sb->comm == NULL && sb->active == NULL && sb->buf_head != NULL);
+    /* Opened by a message: not the world's yet, nothing runs. */
+    seq = gen = 99;
+    nmismatch = ncontrib = -1;
+    CHECK(!eng_stream_is_world(sb) && eng_stream_comm(sb) == NULL && eng_stream_next_seq(sb) == 0);
+    CHECK(!eng_stream_running(sb, &seq, &gen) && seq == 99 && gen == 99);
+    CHECK(!eng_stream_finishing(sb, &seq, &gen, &nmismatch, &ncontrib));
+    CHECK(seq == 0 && gen == 0 && nmismatch == 0 && ncontrib == 0);
     size_t bytes = 0;
     size_t early = eng_coll_early_queued(p[1]->cs, 0, &bytes);
     CHECK(early > 0 && bytes > 0);
@@ -393,6 +427,7 @@ static void test_order_and_early(void)
     for (int i = 0; i < 2; i++) {
         CHECK(cl_request_done(ra[i]) && cl_request_done(rb[i]));
         CHECK(p[i]->ndone == 2 && p[i]->done[0] == 0 && p[i]->done[1] == 1);
+        CHECK(p[i]->nseen == 0); /* small messages: no bandwidth sample */
         CHECK(eng_coll_completed(p[i]->cs) == 2);
         CHECK(eng_coll_idle(p[i]->cs));
     }
@@ -464,6 +499,42 @@ static void test_retired(void)
     cl_comm_destroy(&ya);
 }
 
+/* Large data messages are reported to membership (the records' only
+   writer), small ones not. */
+static void test_data_seen(void)
+{
+    fake_t *p[2] = {fake_new(0), fake_new(1)};
+    collab_comm_t *w[2] = {cl_comm_new_world(2, 0), cl_comm_new_world(2, 1)};
+    enum { N = 65536 };
+    int32_t *in[2], *out[2];
+    collab_request_t *r[2];
+    for (int i = 0; i < 2; i++) {
+        in[i] = calloc(N, sizeof(int32_t));
+        out[i] = calloc(N, sizeof(int32_t));
+        CHECK(in[i] != NULL && out[i] != NULL);
+        in[i][N - 1] = i + 1;
+        r[i] = allreduce(w[i], in[i], out[i]);
+        r[i]->coll.count = N;
+        eng_coll_submit(p[i]->cs, r[i]);
+    }
+    for (int k = 0; k < 20 && s_nsent > 0; k++) {
+        s_now += 0.01;
+        deliver(p);
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK(cl_request_done(r[i]) && out[i][N - 1] == 3);
+        CHECK(p[i]->nseen > 0 && p[i]->seen_bytes >= (size_t)N * sizeof(int32_t) / 2);
+        CHECK(cl_member_at_rank(p[i]->mb, 1 - i)->last_data > 0);
+        cl_request_destroy(&r[i]);
+        free(in[i]);
+        free(out[i]);
+    }
+    fake_free(p[0]);
+    fake_free(p[1]);
+    cl_comm_destroy(&w[0]);
+    cl_comm_destroy(&w[1]);
+}
+
 int main(void)
 {
     char err[128];
@@ -476,6 +547,7 @@ int main(void)
     }
     test_order_and_early();
     test_retired();
+    test_data_seen();
     for (int i = 0; i < 2; i++)
         cl_identity_destroy(&s_ids[i]);
     printf("cl_engine_streams_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
