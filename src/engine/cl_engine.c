@@ -666,7 +666,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
            undone by the elastic hook in this turn. */
         cl_timer_run(e->timers, now);
         eng_auth_successor_check(e->auth); /* a suspicion may have made the successor coordinator */
-        eng_el_after_timers(e, now); /* elastic after-timers hook */
+        eng_el_after_timers(e, now);       /* elastic after-timers hook */
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             /* Once started, _leave's deadline is in the set. */

@@ -288,7 +288,7 @@ static void submit(eng_cs_t *cs, collab_request_t *req, bool again)
     eng_fast_drain(cs, s); /* sequences the program ran on the fast path */
     req->coll.comm_id = s->comm_id;
     req->coll.seq = s->next_seq++;
-    eng_fast_on_post(s, req->coll.seq); /* a group's grant: all fall back here */
+    eng_fast_on_post(s, req->coll.seq);                 /* a group's grant: all fall back here */
     if (cs->ctx.el_on_post(cs->ctx.arg, s, req, again)) /* elastic hook: may renumber or take it */
         return;
     if (zlist_append(s->queue, req) != 0) {

@@ -54,18 +54,18 @@ enum {
    The pointers stay valid for the component's life. */
 typedef struct {
     struct cl_engine *arg;
-    const cl_config_t *cfg;   /* COLLAB_TIMEOUT, the bounds of early messages, ... */
-    uint8_t self_key[32];     /* this peer's identity key */
-    const cl_identity_t *id;  /* pair keys and relay proofs */
-    const cl_member_t *mb;    /* the membership's records (read only) */
-    cl_timer_t *timers;       /* the loop's set: the streams register one timer */
-    cl_transport_t *tp;       /* the shared-memory links (cl_transport_shm) */
-    eng_leave_t *leave;       /* who left after taking part in a collective */
-    eng_groups_t *groups;     /* world all-reduces in several groups */
-    eng_auth_t *auth;         /* refused collective data named */
-    eng_suspect_t *susp;      /* an overdrawn sender */
-    eng_p2p_t *p2p;           /* the credit of class EARLY, a freed communicator */
-    eng_report_t *rep;        /* completed collectives */
+    const cl_config_t *cfg;               /* COLLAB_TIMEOUT, the bounds of early messages, ... */
+    uint8_t self_key[32];                 /* this peer's identity key */
+    const cl_identity_t *id;              /* pair keys and relay proofs */
+    const cl_member_t *mb;                /* the membership's records (read only) */
+    cl_timer_t *timers;                   /* the loop's set: the streams register one timer */
+    cl_transport_t *tp;                   /* the shared-memory links (cl_transport_shm) */
+    eng_leave_t *leave;                   /* who left after taking part in a collective */
+    eng_groups_t *groups;                 /* world all-reduces in several groups */
+    eng_auth_t *auth;                     /* refused collective data named */
+    eng_suspect_t *susp;                  /* an overdrawn sender */
+    eng_p2p_t *p2p;                       /* the credit of class EARLY, a freed communicator */
+    eng_report_t *rep;                    /* completed collectives */
     double (*now)(struct cl_engine *arg); /* the engine's clock (eng_now) */
     int (*rank)(struct cl_engine *arg);   /* this peer's world rank, -1 before it holds one */
     int (*world_size)(struct cl_engine *arg);

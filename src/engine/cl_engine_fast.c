@@ -8,13 +8,11 @@
     communicator of nominal size 2 whose other member is a live, unsuspected
     member of the closed world group with weight 1 (as this peer), reached
     through an up same-host link, or of nominal size 3 .. 8 whose every
-    other member is (a group: update_group, docs/collectives.md §5b); no compression, robust aggregation or
-    validation; no collective of it queued, running or submitted; no early
-    message waiting for it; this peer not leaving; and on the world
-    communicator the elastic layer quiet (eng_el_fast_ok: no admission in
-    progress or waiting, no monitor's checkpoint or state check waiting
-    for its boundary or running, start-up over).  Anything else revokes
-    it.
+    other member is (a group: update_group, docs/collectives.md §5b); no compression, robust
+   aggregation or validation; no collective of it queued, running or submitted; no early message
+   waiting for it; this peer not leaving; and on the world communicator the elastic layer quiet
+   (eng_el_fast_ok: no admission in progress or waiting, no monitor's checkpoint or state check
+   waiting for its boundary or running, start-up over).  Anything else revokes it.
 
     Lease.  A grant on the world communicator lapses after FAST_LEASE
     seconds, at the program's next call (cl_fast_lapse: a call under way
@@ -60,8 +58,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define FAST_LEASE 1.0      /* seconds a world grant lasts at least before steps on the engine path */
-#define FAST_LEASE_MAX 30.0 /* ... and at most */
+#define FAST_LEASE 1.0 /* seconds a world grant lasts at least before steps on the engine path */
+#define FAST_LEASE_MAX 30.0  /* ... and at most */
 #define FAST_LEASE_RATIO 9.0 /* ... else 9 x the last stretch on the engine path took */
 
 /* Applies the reports of s's fast path. */
@@ -272,8 +270,8 @@ static void *group_area_take(cl_shm_t *shm, const collab_comm_t *c, const cl_pee
                              size_t bytes, uint64_t *tag)
 {
     *tag = cl_shm_group_offered(shm, rank0->key, c->id, (uint32_t)c->size, bytes);
-    int fd = *tag != 0 ? cl_shm_group_take(shm, rank0->key, c->id, (uint32_t)c->size, *tag, bytes)
-                       : -1;
+    int fd =
+        *tag != 0 ? cl_shm_group_take(shm, rank0->key, c->id, (uint32_t)c->size, *tag, bytes) : -1;
     if (fd < 0)
         return NULL;
     void *area = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -91,7 +91,7 @@ struct cl_engine {
     pthread_mutex_t info_mu; /* guards info */
     collab_info_t info;
     /* Engine thread only. */
-    cl_timer_t *timers; /* the deadlines the components registered (cl_timer.h) */
+    cl_timer_t *timers;                 /* the deadlines the components registered (cl_timer.h) */
     eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
     cl_transport_t *tp;
     cl_member_t *mb;
@@ -134,10 +134,10 @@ struct cl_engine {
     uint64_t steps; /* collab_step calls */
     collab_request_t *finalize_req;
     double finalize_deadline;
-    int left_status;          /* why calls fail once ENG_LEFT (0: not initialised) */
-    eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
-    bool leaving;             /* a leave requested by the program or a signal is under way */
-    double leaving_deadline;  /* its collectives get until then to finish */
+    int left_status;         /* why calls fail once ENG_LEFT (0: not initialised) */
+    eng_leave_t *leave;      /* departures (cl_engine_leave.h) */
+    bool leaving;            /* a leave requested by the program or a signal is under way */
+    double leaving_deadline; /* its collectives get until then to finish */
 };
 
 /* cl_engine.c */

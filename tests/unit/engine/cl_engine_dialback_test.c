@@ -211,7 +211,7 @@ static void test_reached(void)
     eng_dialback_on_up(d, k);
     CHECK(f.nadmits == 1 && memcmp(f.admits[0].key, k, 32) == 0);
     CHECK(f.admits[0].join_bandwidth == 100000); /* the latest JOIN is admitted */
-    eng_dialback_on_up(d, k); /* once */
+    eng_dialback_on_up(d, k);                    /* once */
     CHECK(f.nadmits == 1);
     CHECK(eng_dialback_check(d, k, &j) == 1); /* reached: its link may have dropped since */
     /* The timer ends nothing: the one dial-back is done. */

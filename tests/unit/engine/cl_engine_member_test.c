@@ -98,8 +98,8 @@ bool eng_auth_member_ahead(eng_auth_t *a, bool ahead, double patience)
     return ahead;
 }
 
-bool eng_auth_straggler_vote(eng_auth_t *a, const uint8_t subject[32],
-                             const uint8_t reporter[32], size_t group_size)
+bool eng_auth_straggler_vote(eng_auth_t *a, const uint8_t subject[32], const uint8_t reporter[32],
+                             size_t group_size)
 {
     (void)a, (void)subject, (void)reporter, (void)group_size;
     return true;

@@ -11,8 +11,8 @@
     A monitor hands a ranked member's REPORT to its hook and nobody
     else's; peer events and views reach the hooks.
 */
-#include "engine/cl_engine_report.h"
 #include "engine/cl_comm.h"
+#include "engine/cl_engine_report.h"
 #include "mpi_collab.h"
 
 #include <math.h>

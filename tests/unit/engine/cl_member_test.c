@@ -294,7 +294,8 @@ static void test_monitor(void)
     CHECK(cl_member_admit(mon, k[0], 1, "/ip4/127.0.0.1/tcp/3", false, 1.0, 0.0, &d) ==
           COLLAB_ERR_RANK);
     cl_member_delta_clear(&d);
-    CHECK(cl_member_admit_monitor(mon, k[1], "/ip4/127.0.0.1/tcp/2", false, 0.0, &d) == COLLAB_ERR_RANK);
+    CHECK(cl_member_admit_monitor(mon, k[1], "/ip4/127.0.0.1/tcp/2", false, 0.0, &d) ==
+          COLLAB_ERR_RANK);
     cl_member_delta_clear(&d);
     /* The trainer installs the view: it is rank 0 and knows the monitor. */
     CHECK(ship_view(mon, t1, 1.0, &d) == 1);
