@@ -88,6 +88,11 @@ target_sources(cl_wire_test PRIVATE ${_eng_unit}/cl_wire_test_ext.c)
 collab_selftest(cl_auth_test ${_eng_unit}/cl_auth_test.c collab_engine_base collab_elastic
                 collab_util)
 target_sources(cl_auth_test PRIVATE ${_eng}/cl_engine_authority.c ${_eng}/cl_engine_auth_probe.c)
+# The authority's round after a pause, on the same fake context.
+collab_selftest(cl_auth_probe_test ${_eng_unit}/cl_auth_probe_test.c collab_engine_base
+                collab_elastic collab_util)
+target_sources(cl_auth_probe_test PRIVATE ${_eng}/cl_engine_authority.c
+               ${_eng}/cl_engine_auth_probe.c)
 
 # The point-to-point component alone (with its credit), on a fake context:
 # no sockets, no engine.
