@@ -80,12 +80,22 @@ static bool admits(const el_admitter_t *a)
     return is_key(eng_admitter_pick(a->ctx.mb, a->ctx.self_key), a->ctx.self_key);
 }
 
+bool eng_admitter_admits(const el_admitter_t *a)
+{
+    return a != NULL && a->ctx.may_admit(a->ctx.arg) && admits(a);
+}
+
 static uint64_t step_of(const cl_stream_t *stream, uint64_t idx)
 {
     uint64_t p = cl_stream_prefix(stream), t = cl_stream_period(stream);
     if (p == CL_STREAM_NONE || t == 0 || idx < p)
         return idx;
     return (idx - p) / t;
+}
+
+uint64_t eng_admitter_step(const el_admitter_t *a, uint64_t seq)
+{
+    return step_of(a->ctx.stream, seq);
 }
 
 /* Requests not repeated for ENG_ADMIT_REQ_EXPIRE seconds leave the queue;

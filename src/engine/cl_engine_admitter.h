@@ -101,6 +101,12 @@ void eng_admitter_on_done(el_admitter_t *a, uint64_t seq, int ncontrib);
 int eng_admitter_view(el_admitter_t *a, const cl_adm_member_t *members, size_t n);
 /* Peers queued for admission. */
 size_t eng_admitter_pending(const el_admitter_t *a);
+/* Does this peer admit now (a member of the group, in it, and the
+   admitter its view names)? */
+bool eng_admitter_admits(const el_admitter_t *a);
+/* The step that world collective seq belongs to, in the group's
+   numbering (the numbering of the periodic state check). */
+uint64_t eng_admitter_step(const el_admitter_t *a, uint64_t seq);
 /* Is an admission decided here still to be reported (its collective not
    completed yet)? */
 bool eng_admitter_reporting(const el_admitter_t *a);

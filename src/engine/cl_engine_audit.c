@@ -128,12 +128,26 @@ static bool own_hashes(el_audit_t *au, auditee_t *me)
     return true;
 }
 
+/* A multiple of AUDIT_STEPS passed since the last check at `step`, none
+   runs and something is registered (the step is in the admitter's
+   numbering, which a new admitter's group may restart lower). */
+static bool passed(const el_audit_t *au, uint64_t step)
+{
+    uint64_t last = step < au->last_step ? step : au->last_step;
+    return au->run == NULL && step != 0 && step / AUDIT_STEPS > last / AUDIT_STEPS &&
+           cl_statereg_count(au->ctx.reg) > 0;
+}
+
+bool eng_audit_due(const el_audit_t *au, uint64_t steps)
+{
+    return au != NULL && passed(au, steps) && !au->ctx.multigroup(au->ctx.arg);
+}
+
 void eng_audit_maybe_start(el_audit_t *au, uint64_t seq, uint64_t step)
 {
     if (step < au->last_step)
         au->last_step = step; /* another numbering (a new admitter's group) */
-    if (au->run != NULL || step == 0 || step / AUDIT_STEPS <= au->last_step / AUDIT_STEPS ||
-        cl_statereg_count(au->ctx.reg) == 0)
+    if (!passed(au, step))
         return;
     if (au->ctx.multigroup(au->ctx.arg)) {
         /* Several groups hold different states by design: comparing them

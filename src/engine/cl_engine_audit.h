@@ -71,5 +71,13 @@ void eng_audit_on_message(el_audit_t *a, const uint8_t key[32], const cl_elmsg_t
 void eng_audit_view_changed(el_audit_t *a);
 /* True while a check runs. */
 bool eng_audit_running(const el_audit_t *a);
+/* True when a check is due at the next boundary the admitter sees once
+   the group completed `steps` steps (none runs, something is registered,
+   one group, a multiple of 64 passed since the last check).  Boundaries
+   run on the same-host fast path are not seen: the admitter keeps the
+   world's collectives on the engine path while a check is due, so that
+   it runs every 64 steps and not only when a fast-path lease lapses
+   (docs/state-sync.md §3). */
+bool eng_audit_due(const el_audit_t *a, uint64_t steps);
 
 #endif

@@ -12,7 +12,7 @@
    aggregation or validation; no collective of it queued, running or submitted; no early message
    waiting for it; this peer not leaving; and on the world communicator the elastic layer quiet
    (eng_el_fast_ok: no admission in progress or waiting, no monitor's checkpoint or state check
-   waiting for its boundary or running, start-up over).  Anything else revokes it.
+   due, waiting for its boundary or running, start-up over).  Anything else revokes it.
 
     Lease.  A grant on the world communicator lapses after FAST_LEASE
     seconds, at the program's next call (cl_fast_lapse: a call under way
