@@ -37,7 +37,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define RUN 0x1234abcd5678ef00ull
+/* The run names the listening socket (with the key): one of its own per
+   process, so that two runs of this test at once do not meet. */
+static uint64_t s_run;
+#define RUN s_run
 #define RING ((size_t)64 << 10)
 #define MAXMSG 400
 
@@ -254,7 +257,7 @@ static void test_setup_and_order(void)
     s_hold = true;
     CL_CHECK(send_msg(&s_nodes[0], &s_nodes[1], 998, 20, false) == 0);
     CL_CHECK(send_msg(&s_nodes[0], &s_nodes[1], 997, 30, true) == 0); /* network too */
-    arrive_net(&s_nodes[0], &s_nodes[1], 998, 20); /* 997 is still on the way */
+    arrive_net(&s_nodes[0], &s_nodes[1], 998, 20);                    /* 997 is still on the way */
     CL_CHECK(send_msg(&s_nodes[0], &s_nodes[1], 996, 30, true) == 0);
     s_hold = false;
     arrive_net(&s_nodes[0], &s_nodes[1], 997, 30);
@@ -619,6 +622,7 @@ static void test_rewind(void)
 
 int main(void)
 {
+    s_run = 0x1234abcd00000000ull + ((uint64_t)getpid() << 8); /* RUN + 1 is nobody's */
     test_setup_and_order();
     test_rewind();
     test_hostile();
