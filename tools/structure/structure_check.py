@@ -456,13 +456,11 @@ def check(args):
         return None
 
     comps = cycles(tolerated)
-    in_covered = set()
     succ = succ_without(tolerated)
     for i, comp in enumerate(comps, 1):
         g = covering_group(comp)
         chain = format_chain(closed_chain(comp, succ), edges)
         if g is not None:
-            in_covered.update(comp)
             print(f"  circle {i}: {len(comp)} files, allowed by group {g['name']} ({g['reason']})")
             if args.verbose:
                 print(chain)
@@ -475,8 +473,10 @@ def check(args):
             problems.append(f"circle {i} of {len(comp)} files not allowed ({what}):\n"
                             f"      files: {' '.join(comp)}\n{chain}")
             print(f"  circle {i}: {len(comp)} files, NOT ALLOWED")
+    in_any = {f for comp in comps for f in comp}
     for g in groups:
-        stale = [f for f in g["files"] if f in files and f not in in_covered]
+        # A file in a circle that is not allowed is reported with that circle.
+        stale = [f for f in g["files"] if f in files and f not in in_any]
         if len(stale) == len(g["files"]):
             problems.append(f"{g['line']}: stale group {g['name']}: its files call each other "
                             f"in no circle any more (remove the entry)")
