@@ -11,6 +11,10 @@ include_guard(GLOBAL)
 set(ST_TARGETS collab_util collab_reduce collab_coll collab_elastic collab_engine)
 set(ST_TOOL ${PROJECT_SOURCE_DIR}/tools/structure/structure_check.py)
 set(ST_BIN ${CMAKE_BINARY_DIR}/tests/tools)
+set(ST_NM nm)
+if(CMAKE_NM)
+  set(ST_NM ${CMAKE_NM})
+endif()
 
 # What the tool reads: per target, its sources, its objects, its include
 # directories and definitions (for CC -MM where the generator keeps no
@@ -36,10 +40,10 @@ add_test(NAME tools_structure
   COMMAND ${COLLAB_PYTHON} ${ST_TOOL} --manifest ${ST_BIN}/structure-$<CONFIG>.txt
           --build ${CMAKE_BINARY_DIR} --src ${PROJECT_SOURCE_DIR}/src
           --allow ${PROJECT_SOURCE_DIR}/tools/structure/allowed.txt
-          --nm ${CMAKE_NM} --cc ${CMAKE_C_COMPILER})
+          --nm ${ST_NM} --cc ${CMAKE_C_COMPILER})
 add_test(NAME tools_structure_can_fail
   COMMAND ${COLLAB_PYTHON} ${PROJECT_SOURCE_DIR}/tests/tools/structure_can_fail.py
-          --tool ${ST_TOOL} --cc ${CMAKE_C_COMPILER} --nm ${CMAKE_NM}
+          --tool ${ST_TOOL} --cc ${CMAKE_C_COMPILER} --nm ${ST_NM}
           --workdir ${ST_BIN}/structure_can_fail)
 set_tests_properties(tools_structure tools_structure_can_fail PROPERTIES
   TIMEOUT 120

@@ -63,7 +63,7 @@ def build(work, cc, flags, defines=()):
     and writes the manifest (with defines, for CC -MM).  Returns its path."""
     shutil.rmtree(work, ignore_errors=True)
     src = os.path.join(work, "src")
-    objdir = os.path.join(work, "obj")
+    objdir = os.path.join(work, "CMakeFiles", "m.dir")  # where CMake puts them
     for rel, text in SOURCES.items():
         p = os.path.join(src, rel)
         os.makedirs(os.path.dirname(p), exist_ok=True)

@@ -118,7 +118,7 @@ def read_manifest(path):
 
 def pair_sources(t, src_root):
     """Pairs each C source of target t with its object: CMake names the
-    object after the source's path (OBJDIR/<path>.o, the path relative to
+    object after the source's path (CMakeFiles/<target>.dir/<path>.o, the path relative to
     the target's source directory, '..' written '__').  Returns a list of
     (source path relative to src_root, absolute source, object)."""
     pairs = []
@@ -129,18 +129,16 @@ def pair_sources(t, src_root):
         if not os.path.isabs(s):
             s = os.path.join(t["srcdir"], s)
         sources.append(os.path.normpath(s))
+    by_name = {}
+    for s in sources:
+        name = os.path.relpath(s, t["srcdir"]).replace("../", "__/")
+        by_name["/" + name] = s
     for obj in t["objects"]:
-        base = obj[:-2] if obj.endswith(".o") else os.path.splitext(obj)[0]
-        match = [s for s in sources
-                 if base.replace("/__/", "/../").endswith("/" + os.path.relpath(s, t["srcdir"]))
-                 or base.endswith("/" + os.path.basename(s))]
-        # The longest relative path wins (two sources of one name in two folders).
-        match.sort(key=lambda s: -len(os.path.relpath(s, t["srcdir"])))
-        if not match:
-            raise InputError(f"target {t['target']}: no source for object {obj}")
-        s = match[0]
-        rel = os.path.relpath(s, src_root)
-        pairs.append((rel, s, obj))
+        base = os.path.splitext(obj)[0]  # CMakeFiles/<target>.dir/<path>.c
+        match = [s for name, s in by_name.items() if base.endswith(".dir" + name)]
+        if len(match) != 1:
+            raise InputError(f"target {t['target']}: {len(match)} sources for object {obj}")
+        pairs.append((os.path.relpath(match[0], src_root), match[0], obj))
     return pairs
 
 
@@ -419,7 +417,7 @@ def check(args):
                 if re.search(args.show_edges, a) or re.search(args.show_edges, b):
                     print(f"edge {a} -> {b}: {' '.join(edges[a][b])}")
     print(f"structure: {len(files)} files of src/ in {len(targets)} targets, "
-          f"{n_edges} edges between files (nm {args.nm})")
+          f"{n_edges} edges between files (read by {args.nm})")
     tolerated = set()
     for e in allowed_edges:
         ok = known(e["a"], e["line"]) & known(e["b"], e["line"])
@@ -542,20 +540,20 @@ def check(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(
-        description="Measures the file-level call graph of src/ (nm on the built objects) "
-                    "and who includes each private header (depfiles); checks both against "
-                    "the allowlist. A call through a function pointer (a context, a hooks "
-                    "table) is not an edge; taking a function's address is.",
-        epilog="Run on a configured and built tree: structure_check.py --build build")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", help="the build directory (finds its manifest)")
     ap.add_argument("--manifest", help="the list of targets, sources and objects CMake wrote")
     here = os.path.dirname(os.path.realpath(__file__))
-    ap.add_argument("--src", default=os.path.join(here, "..", "..", "src"))
-    ap.add_argument("--allow", default=os.path.join(here, "allowed.txt"))
-    ap.add_argument("--nm", default="nm")
+    ap.add_argument("--src", default=os.path.join(here, "..", "..", "src"),
+                    help="the sources' root (default: src/ of this checkout)")
+    ap.add_argument("--allow", default=os.path.join(here, "allowed.txt"),
+                    help="the allowlist (default: allowed.txt beside this tool)")
+    ap.add_argument("--nm", default="nm", help="nm that reads the objects (default nm)")
     ap.add_argument("--cc", default="cc", help="compiler for -MM where there are no depfiles")
-    ap.add_argument("--deps", choices=("auto", "depfile", "compiler"), default="auto")
+    ap.add_argument("--deps", choices=("auto", "depfile", "compiler"), default="auto",
+                    help="where the includers come from (default: the depfiles if every "
+                         "object has one, else CC -MM)")
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="print every circle's chain and every header's includers")
     ap.add_argument("--show-edges", metavar="REGEX",
