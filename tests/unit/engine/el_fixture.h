@@ -231,6 +231,19 @@ static inline cl_member_t *el_member_of_three(uint8_t keys[3][32], int self, dou
         return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);                                  \
     }
 
+/* The same for a typed context (docs/architecture.md, "Typed contexts"):
+   fake_t is the test's struct cl_engine, so its functions take it as
+   they are, without a conversion. */
+#define EL_FAKE_ENGINE_NOW_AND_SEND(fake_t)                                                        \
+    static double f_now(fake_t *f)                                                                 \
+    {                                                                                              \
+        return f->now;                                                                             \
+    }                                                                                              \
+    static int f_send(fake_t *f, const uint8_t key[32], const cl_elmsg_t *m)                       \
+    {                                                                                              \
+        return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);                                  \
+    }
+
 /* Frees what a selftest's fake engine holds for a component, after
    checking that the component's timer went with it. */
 static inline void el_world_free(cl_timer_t **timers, cl_member_t **mb, cl_stream_t **stream,
