@@ -51,7 +51,7 @@ typedef struct cl_engine {
     int nsent;
     uint8_t out[NPEERS][32]; /* taken out, last call */
     size_t nout;
-    int take_outs; /* calls */
+    int take_outs;      /* calls */
     cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 

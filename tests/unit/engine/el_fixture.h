@@ -9,10 +9,10 @@
 #ifndef EL_FIXTURE_H_INCLUDED
 #define EL_FIXTURE_H_INCLUDED
 
-#include "engine/cl_elmsg.h"
 #include "elastic/cl_startup.h"
 #include "elastic/cl_statereg.h"
 #include "elastic/cl_stream.h"
+#include "engine/cl_elmsg.h"
 #include "engine/cl_member.h"
 #include "engine/cl_timer.h"
 #include "mpi_collab.h"
