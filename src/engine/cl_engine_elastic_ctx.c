@@ -298,8 +298,9 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
            cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
 }
 
-/* The send of the contexts still on void * (the sync's and the
-   checkpoints'); elastic_send is the typed contexts'. */
+/* The send of the sync's and the checkpoints' contexts, still on void *
+   (audit_members and audit_find below are theirs too); elmsg_send is the
+   typed contexts'. */
 static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
     return eng_elastic_send(((struct cl_engine *)arg)->el, key, m);
@@ -325,6 +326,23 @@ static cl_peer_t *const *audit_members(void *arg, size_t *n)
 static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
 {
     return cl_member_find(((struct cl_engine *)arg)->mb, key);
+}
+
+/* What the donor, the audit, the admitter and the admittee ask alike
+   (their contexts are typed: docs/architecture.md, "Typed contexts"). */
+static int elmsg_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return eng_elastic_send(e->el, key, m);
+}
+
+static cl_peer_t *const *member_list(struct cl_engine *e, size_t *n)
+{
+    return cl_member_list(e->mb, n);
+}
+
+static cl_peer_t *member_find(struct cl_engine *e, const uint8_t key[32])
+{
+    return cl_member_find(e->mb, key);
 }
 
 /* The joiner's sync's context (cl_engine_sync.h): built at each start. */
@@ -431,6 +449,11 @@ static bool ckpt_member(void *arg)
     return ((struct cl_engine *)arg)->state == ENG_MEMBER;
 }
 
+static bool ckpt_is_member(struct cl_engine *e)
+{
+    return e->state == ENG_MEMBER;
+}
+
 static cl_peer_t *ckpt_admitter(void *arg)
 {
     struct cl_engine *e = arg;
@@ -495,25 +518,6 @@ bool eng_el_copy_expected(struct cl_engine *e, const uint8_t key[32])
     return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
 }
 
-/* What the typed contexts of the donor, the audit, the admitter and the
-   admittee share: the send, and the audit's view of the members
-   (ctx_send, audit_members and audit_find stay for the sync's and the
-   checkpoints' contexts, still on void *). */
-static int elastic_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
-{
-    return eng_elastic_send(e->el, key, m);
-}
-
-static cl_peer_t *const *audit_list(struct cl_engine *e, size_t *n)
-{
-    return cl_member_list(e->mb, n);
-}
-
-static cl_peer_t *audit_lookup(struct cl_engine *e, const uint8_t key[32])
-{
-    return cl_member_find(e->mb, key);
-}
-
 /* Members whose state differs from the group's: the coordinator, which
    alone changes views, takes them out of the group. */
 static void audit_take_out(struct cl_engine *e, const uint8_t (*keys)[32], size_t n)
@@ -567,11 +571,6 @@ static void admitter_idle(struct cl_engine *e, uint64_t seq, uint64_t step)
 }
 
 /* The admittee's context (cl_engine_admittee.h). */
-static bool admittee_member(struct cl_engine *e)
-{
-    return e->state == ENG_MEMBER;
-}
-
 static const cl_peer_t *admittee_admitter(struct cl_engine *e)
 {
     return eng_admitter_pick(e->mb, e->self_key);
@@ -581,11 +580,6 @@ static void admittee_seen(struct cl_engine *e, const cl_elmsg_t *m, const uint8_
 {
     eng_elastic_remember(e->el, m, admitter);
     eng_elastic_check_admissions(e->el);
-}
-
-static const el_sync_t *admittee_sync(struct cl_engine *e)
-{
-    return eng_el_sync(e);
 }
 
 static int admittee_submit(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
@@ -734,7 +728,7 @@ int eng_el_init(struct cl_engine *e)
                             .cfg = &e->cfg,
                             .timers = e->timers,
                             .now = eng_ctx_clock,
-                            .send = elastic_send,
+                            .send = elmsg_send,
                             .can_serve = donor_can_serve};
     el->donor = eng_donor_new(&dctx);
     eng_audit_ctx_t actx = {.arg = e,
@@ -743,10 +737,10 @@ int eng_el_init(struct cl_engine *e)
                             .self_key = e->self_key,
                             .timers = e->timers,
                             .now = eng_ctx_clock,
-                            .send = elastic_send,
+                            .send = elmsg_send,
                             .multigroup = audit_multigroup,
-                            .members = audit_list,
-                            .find = audit_lookup,
+                            .members = member_list,
+                            .find = member_find,
                             .take_out = audit_take_out};
     el->audit = eng_audit_new(&actx);
     eng_admitter_ctx_t mctx = {.arg = e,
@@ -759,7 +753,7 @@ int eng_el_init(struct cl_engine *e)
                                .kinds = el->kinds,
                                .timers = e->timers,
                                .now = eng_ctx_clock,
-                               .send = elastic_send,
+                               .send = elmsg_send,
                                .may_admit = admitter_may,
                                .split = admitter_split,
                                .remember = admitter_remember,
@@ -778,14 +772,14 @@ int eng_el_init(struct cl_engine *e)
                                .startup = el->startup,
                                .timers = e->timers,
                                .now = eng_ctx_clock,
-                               .send = elastic_send,
-                               .member = admittee_member,
+                               .send = elmsg_send,
+                               .member = ckpt_is_member,
                                .admitter = admittee_admitter,
                                .seen = admittee_seen,
                                .submit = admittee_submit,
                                .renumber = admittee_renumber,
                                .take_back = admittee_take_back,
-                               .sync = admittee_sync,
+                               .sync = eng_el_sync,
                                .sync_start = admittee_sync_start,
                                .sync_start_one = admittee_sync_start_one,
                                .sync_want = admittee_sync_want,
