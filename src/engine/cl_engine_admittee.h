@@ -65,10 +65,15 @@ typedef enum {
 
 typedef struct el_admittee el_admittee_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the admittee may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only): COLLAB_TIMEOUT (how long it
        waits), COLLAB_RUN_ID (the log of a foreign program). */
     const cl_config_t *cfg;
@@ -83,51 +88,52 @@ typedef struct {
        lost (the view that admits it). */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], const cl_elmsg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* Is this peer a member of the swarm (ENG_MEMBER)? */
-    bool (*member)(void *arg);
+    bool (*member)(struct cl_engine *arg);
     /* The peer that admits (eng_admitter_pick), or NULL. */
-    const cl_peer_t *(*admitter)(void *arg);
+    const cl_peer_t *(*admitter)(struct cl_engine *arg);
     /* An ADMIT from admitter (NULL: unknown) is remembered as every
        member does, and this peer's completed collectives are checked
        against it (eng_elastic_check_admissions). */
-    void (*seen)(void *arg, const cl_elmsg_t *m, const uint8_t *admitter);
+    void (*seen)(struct cl_engine *arg, const cl_elmsg_t *m, const uint8_t *admitter);
     /* Hands req back to the engine as world collective seq (not recorded
        again), then sets the world stream's next sequence to next
        (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
        stream (req untouched). */
-    int (*submit)(void *arg, collab_request_t *req, uint64_t seq, uint64_t next);
+    int (*submit)(struct cl_engine *arg, collab_request_t *req, uint64_t seq, uint64_t next);
     /* The world stream starts no collective below started and numbers the
        next one next (UINT64_MAX: unchanged). */
-    void (*renumber)(void *arg, uint64_t started, uint64_t next);
+    void (*renumber)(struct cl_engine *arg, uint64_t started, uint64_t next);
     /* Takes back the world collectives the engine has not completed
        (eng_coll_take_back); returns how many went to taken[0..max). */
-    size_t (*take_back)(void *arg, collab_request_t **taken, size_t max);
+    size_t (*take_back)(struct cl_engine *arg, collab_request_t **taken, size_t max);
     /* The running pull of the state and its control (eng_el_sync,
        eng_el_sync_start, eng_el_sync_start_one, eng_sync_want,
        eng_el_sync_check_donors, eng_el_sync_stop). */
-    const el_sync_t *(*sync)(void *arg);
-    bool (*sync_start)(void *arg, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter);
-    bool (*sync_start_one)(void *arg, uint64_t s, const uint8_t key[32]);
+    const el_sync_t *(*sync)(struct cl_engine *arg);
+    bool (*sync_start)(struct cl_engine *arg, uint64_t s, const cl_elmsg_t *admit,
+                       const uint8_t *admitter);
+    bool (*sync_start_one)(struct cl_engine *arg, uint64_t s, const uint8_t key[32]);
     /* eng_sync_want on the running pull (ENG_SYNC_NONE without one). */
-    int (*sync_want)(void *arg, int what, uint64_t index, uint64_t size);
-    void (*sync_check)(void *arg);
-    void (*sync_stop)(void *arg);
+    int (*sync_want)(struct cl_engine *arg, int what, uint64_t index, uint64_t size);
+    void (*sync_check)(struct cl_engine *arg);
+    void (*sync_stop)(struct cl_engine *arg);
     /* A monitor's checkpoint to resume from (eng_ckpt_take_resume), and
        that this peer resumes from it (eng_ckpt_resuming). */
-    bool (*take_resume)(void *arg, eng_ckpt_resume_t *r);
-    void (*resuming)(void *arg);
+    bool (*take_resume)(struct cl_engine *arg, eng_ckpt_resume_t *r);
+    void (*resuming)(struct cl_engine *arg);
     /* Leaves the swarm with status (eng_leave). */
-    void (*leave)(void *arg, int status);
+    void (*leave)(struct cl_engine *arg, int status);
     /* eng_el_signature, eng_el_result_span and eng_coll_kind_name. */
     uint32_t (*signature)(const collab_request_t *req);
     bool (*result_span)(const collab_request_t *req, int comm_size, void **ptr, size_t *len);
     const char *(*kind_name)(cl_coll_kind_t kind);
     /* Sets field f of the standing st to v: the elastic layer writes it
        (eng_elastic_stand), at once. */
-    void (*stand)(void *arg, el_st_field_t f, uint64_t v);
+    void (*stand)(struct cl_engine *arg, el_st_field_t f, uint64_t v);
 } eng_admittee_ctx_t;
 
 /* Creates the admittee; copies ctx and registers its timer in

@@ -28,10 +28,15 @@
 
 typedef struct el_admitter el_admitter_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the admitter may ask of the engine.  Every function gets `arg`.
    The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only): COLLAB_WORLD_SIZE sizes the
        admission queue. */
     const cl_config_t *cfg;
@@ -47,29 +52,29 @@ typedef struct {
        requests are queued (they expire unless repeated). */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], const cl_elmsg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* May this peer admit now: a member, in the group as far as the
        elastic layer knows (not evicted, not waiting or syncing)? */
-    bool (*may_admit)(void *arg);
+    bool (*may_admit)(struct cl_engine *arg);
     /* eng_el_split_admission: does the group with joiners js run world
        all-reduces in several groups? */
-    bool (*split)(void *arg, const cl_el_joiner_t *js, uint32_t nj);
+    bool (*split)(struct cl_engine *arg, const cl_el_joiner_t *js, uint32_t nj);
     /* Every member remembers an admission (its generation rule and its
        entrants); this one is decided by this peer. */
-    void (*remember)(void *arg, const cl_elmsg_t *admit);
+    void (*remember)(struct cl_engine *arg, const cl_elmsg_t *admit);
     /* Publishes the view change d (eng_coordinator_commit; takes d). */
-    void (*commit)(void *arg, cl_member_delta_t *d);
+    void (*commit)(struct cl_engine *arg, cl_member_delta_t *d);
     /* Several groups: this peer alone serves joiners js of admission s
        from a copy of its state (eng_donor_expect). */
-    void (*serve_alone)(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj);
+    void (*serve_alone)(struct cl_engine *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj);
     /* This peer's program posted world collective seq (local index idx),
        a step boundary: the monitor's checkpoints (eng_ckpt_on_boundary). */
-    void (*boundary)(void *arg, uint64_t seq, uint64_t idx);
+    void (*boundary)(struct cl_engine *arg, uint64_t seq, uint64_t idx);
     /* The same with nobody to admit: the periodic state check may start
        (eng_audit_maybe_start; step in the group's numbering). */
-    void (*idle)(void *arg, uint64_t seq, uint64_t step);
+    void (*idle)(struct cl_engine *arg, uint64_t seq, uint64_t step);
 } eng_admitter_ctx_t;
 
 /* The peer that decides admissions (docs/elastic.md §8): the coordinator

@@ -24,29 +24,34 @@
 
 typedef struct el_audit el_audit_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the audit may ask of the engine.  Every function gets `arg`.  The
    pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     cl_statereg_t *reg;      /* this peer's registered buffers */
     const cl_config_t *cfg;  /* read only: COLLAB_TIMEOUT bounds a check */
     const uint8_t *self_key; /* this peer's public key (32 bytes) */
     cl_timer_t *timers;      /* the loop's set: the audit registers one timer there */
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], const cl_elmsg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* True while the group runs all-reduces in several groups
        (eng_coll_multigroup): no check then. */
-    bool (*multigroup)(void *arg);
+    bool (*multigroup)(struct cl_engine *arg);
     /* The peers of the current view (cl_member_list) and the record of
        key, or NULL (cl_member_find). */
-    cl_peer_t *const *(*members)(void *arg, size_t *n);
-    cl_peer_t *(*find)(void *arg, const uint8_t key[32]);
+    cl_peer_t *const *(*members)(struct cl_engine *arg, size_t *n);
+    cl_peer_t *(*find)(struct cl_engine *arg, const uint8_t key[32]);
     /* These n members hold state that differs from the group's: when this
        peer is the coordinator, it takes them out of the group (they
        resync at the next step boundary); otherwise nothing. */
-    void (*take_out)(void *arg, const uint8_t (*keys)[32], size_t n);
+    void (*take_out)(struct cl_engine *arg, const uint8_t (*keys)[32], size_t n);
 } eng_audit_ctx_t;
 
 /* Creates the audit; copies ctx and registers its timer in ctx.timers.

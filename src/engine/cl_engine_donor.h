@@ -22,10 +22,15 @@
 
 typedef struct el_donor el_donor_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the donor may ask of the engine.  Every function gets `arg`.  The
    pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     cl_statereg_t *reg;    /* the registered broadcast buffers it reads */
     cl_startup_t *startup; /* the kept start-up results it serves */
     /* The engine's configuration (read only): COLLAB_TIMEOUT says how
@@ -35,12 +40,12 @@ typedef struct {
        at the earliest expiry of its copies. */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], const cl_elmsg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* May this peer serve the state of admission s now?  1 yes, 0 not
        yet, -1 never (eng_el_can_serve, which asks eng_donor_snapshot). */
-    int (*can_serve)(void *arg, uint64_t s);
+    int (*can_serve)(struct cl_engine *arg, uint64_t s);
 } eng_donor_ctx_t;
 
 /* Creates the donor; copies ctx and registers its timer in ctx.timers

@@ -298,22 +298,24 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
            cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
 }
 
-/* The contexts of the donor and the audit (cl_engine_donor.h,
-   cl_engine_audit.h): the engine as they see it. */
+/* The send of the sync's and the checkpoints' contexts, still on void *
+   (audit_members and audit_find below are theirs too); elmsg_send is the
+   typed contexts'. */
 static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 {
     return eng_elastic_send(((struct cl_engine *)arg)->el, key, m);
 }
 
-static int donor_can_serve(void *arg, uint64_t s)
+/* The donor's context (cl_engine_donor.h). */
+static int donor_can_serve(struct cl_engine *e, uint64_t s)
 {
-    return eng_el_can_serve(arg, s);
+    return eng_el_can_serve(e, s);
 }
 
 /* The audit's context (cl_engine_audit.h). */
-static bool audit_multigroup(void *arg)
+static bool audit_multigroup(struct cl_engine *e)
 {
-    return eng_coll_multigroup(arg);
+    return eng_coll_multigroup(e);
 }
 
 static cl_peer_t *const *audit_members(void *arg, size_t *n)
@@ -324,6 +326,23 @@ static cl_peer_t *const *audit_members(void *arg, size_t *n)
 static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
 {
     return cl_member_find(((struct cl_engine *)arg)->mb, key);
+}
+
+/* What the donor, the audit, the admitter and the admittee ask alike
+   (their contexts are typed: docs/architecture.md, "Typed contexts"). */
+static int elmsg_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return eng_elastic_send(e->el, key, m);
+}
+
+static cl_peer_t *const *member_list(struct cl_engine *e, size_t *n)
+{
+    return cl_member_list(e->mb, n);
+}
+
+static cl_peer_t *member_find(struct cl_engine *e, const uint8_t key[32])
+{
+    return cl_member_find(e->mb, key);
 }
 
 /* The joiner's sync's context (cl_engine_sync.h): built at each start. */
@@ -430,6 +449,11 @@ static bool ckpt_member(void *arg)
     return ((struct cl_engine *)arg)->state == ENG_MEMBER;
 }
 
+static bool ckpt_is_member(struct cl_engine *e)
+{
+    return e->state == ENG_MEMBER;
+}
+
 static cl_peer_t *ckpt_admitter(void *arg)
 {
     struct cl_engine *e = arg;
@@ -496,9 +520,8 @@ bool eng_el_copy_expected(struct cl_engine *e, const uint8_t key[32])
 
 /* Members whose state differs from the group's: the coordinator, which
    alone changes views, takes them out of the group. */
-static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
+static void audit_take_out(struct cl_engine *e, const uint8_t (*keys)[32], size_t n)
 {
-    struct cl_engine *e = arg;
     if (!eng_self_coordinates(e))
         return;
     eng_take_over(e);
@@ -510,119 +533,115 @@ static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
 }
 
 /* The admitter's context (cl_engine_admitter.h). */
-static bool admitter_may(void *arg)
+static bool admitter_may(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     const struct eng_elastic *el = e->el;
     return e->state == ENG_MEMBER && !el->st.evicted && el->st.phase == EL_IN;
 }
 
-static bool admitter_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
+static bool admitter_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj)
 {
-    return eng_el_split_admission(arg, js, nj, NULL);
+    return eng_el_split_admission(e, js, nj, NULL);
 }
 
-static void admitter_remember(void *arg, const cl_elmsg_t *admit)
+static void admitter_remember(struct cl_engine *e, const cl_elmsg_t *admit)
 {
-    struct cl_engine *e = arg;
     eng_elastic_remember(e->el, admit, e->self_key);
 }
 
-static void admitter_commit(void *arg, cl_member_delta_t *d)
+static void admitter_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(arg, d);
+    eng_coordinator_commit(e, d);
 }
 
-static void admitter_serve_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
+static void admitter_serve_alone(struct cl_engine *e, uint64_t s, const cl_el_joiner_t *js,
+                                 uint32_t nj)
 {
-    eng_donor_expect(((struct cl_engine *)arg)->el->donor, s, js, nj);
+    eng_donor_expect(e->el->donor, s, js, nj);
 }
 
-static void admitter_boundary(void *arg, uint64_t seq, uint64_t idx)
+static void admitter_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
 {
-    eng_ckpt_on_boundary(((struct cl_engine *)arg)->el->ckpt, seq, idx);
+    eng_ckpt_on_boundary(e->el->ckpt, seq, idx);
 }
 
-static void admitter_idle(void *arg, uint64_t seq, uint64_t step)
+static void admitter_idle(struct cl_engine *e, uint64_t seq, uint64_t step)
 {
-    eng_audit_maybe_start(((struct cl_engine *)arg)->el->audit, seq, step);
+    eng_audit_maybe_start(e->el->audit, seq, step);
 }
 
 /* The admittee's context (cl_engine_admittee.h). */
-static const cl_peer_t *admittee_admitter(void *arg)
+static const cl_peer_t *admittee_admitter(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     return eng_admitter_pick(e->mb, e->self_key);
 }
 
-static void admittee_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
+static void admittee_seen(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
 {
-    struct cl_engine *e = arg;
     eng_elastic_remember(e->el, m, admitter);
     eng_elastic_check_admissions(e->el);
 }
 
-static int admittee_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
+static int admittee_submit(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    return eng_coll_submit_at(arg, req, seq, next);
+    return eng_coll_submit_at(e, req, seq, next);
 }
 
-static void admittee_renumber(void *arg, uint64_t started, uint64_t next)
+static void admittee_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
 {
-    eng_coll_renumber(arg, started, next);
+    eng_coll_renumber(e, started, next);
 }
 
-static void admittee_stand(void *arg, el_st_field_t f, uint64_t v)
+static void admittee_stand(struct cl_engine *e, el_st_field_t f, uint64_t v)
 {
-    eng_elastic_stand(((struct cl_engine *)arg)->el, f, v);
+    eng_elastic_stand(e->el, f, v);
 }
 
-static size_t admittee_take_back(void *arg, collab_request_t **taken, size_t max)
+static size_t admittee_take_back(struct cl_engine *e, collab_request_t **taken, size_t max)
 {
-    stream_t *w = eng_el_world(arg);
+    stream_t *w = eng_el_world(e);
     return w != NULL ? eng_coll_take_back(w, taken, max) : 0;
 }
 
-static bool admittee_sync_start(void *arg, uint64_t s, const cl_elmsg_t *admit,
+static bool admittee_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
                                 const uint8_t *admitter)
 {
-    return eng_el_sync_start(arg, s, admit, admitter);
+    return eng_el_sync_start(e, s, admit, admitter);
 }
 
-static bool admittee_sync_start_one(void *arg, uint64_t s, const uint8_t key[32])
+static bool admittee_sync_start_one(struct cl_engine *e, uint64_t s, const uint8_t key[32])
 {
-    return eng_el_sync_start_one(arg, s, key);
+    return eng_el_sync_start_one(e, s, key);
 }
 
-static int admittee_sync_want(void *arg, int what, uint64_t index, uint64_t size)
+static int admittee_sync_want(struct cl_engine *e, int what, uint64_t index, uint64_t size)
 {
-    struct cl_engine *e = arg;
     return eng_sync_want(e->el->sync, what, index, size);
 }
 
-static void admittee_sync_check(void *arg)
+static void admittee_sync_check(struct cl_engine *e)
 {
-    eng_el_sync_check_donors(arg);
+    eng_el_sync_check_donors(e);
 }
 
-static void admittee_sync_stop(void *arg)
+static void admittee_sync_stop(struct cl_engine *e)
 {
-    eng_el_sync_stop(arg);
+    eng_el_sync_stop(e);
 }
 
-static bool admittee_take_resume(void *arg, eng_ckpt_resume_t *r)
+static bool admittee_take_resume(struct cl_engine *e, eng_ckpt_resume_t *r)
 {
-    return eng_ckpt_take_resume(((struct cl_engine *)arg)->el->ckpt, r);
+    return eng_ckpt_take_resume(e->el->ckpt, r);
 }
 
-static void admittee_resuming(void *arg)
+static void admittee_resuming(struct cl_engine *e)
 {
-    eng_ckpt_resuming(((struct cl_engine *)arg)->el->ckpt);
+    eng_ckpt_resuming(e->el->ckpt);
 }
 
-static void admittee_leave(void *arg, int status)
+static void admittee_leave(struct cl_engine *e, int status)
 {
-    eng_leave(arg, status);
+    eng_leave(e, status);
 }
 
 /* The pause's context (cl_engine_pause.h). */
@@ -708,8 +727,8 @@ int eng_el_init(struct cl_engine *e)
                             .startup = el->startup,
                             .cfg = &e->cfg,
                             .timers = e->timers,
-                            .now = eng_ctx_now,
-                            .send = ctx_send,
+                            .now = eng_ctx_clock,
+                            .send = elmsg_send,
                             .can_serve = donor_can_serve};
     el->donor = eng_donor_new(&dctx);
     eng_audit_ctx_t actx = {.arg = e,
@@ -717,11 +736,11 @@ int eng_el_init(struct cl_engine *e)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = eng_ctx_now,
-                            .send = ctx_send,
+                            .now = eng_ctx_clock,
+                            .send = elmsg_send,
                             .multigroup = audit_multigroup,
-                            .members = audit_members,
-                            .find = audit_find,
+                            .members = member_list,
+                            .find = member_find,
                             .take_out = audit_take_out};
     el->audit = eng_audit_new(&actx);
     eng_admitter_ctx_t mctx = {.arg = e,
@@ -733,8 +752,8 @@ int eng_el_init(struct cl_engine *e)
                                .reg = el->reg,
                                .kinds = el->kinds,
                                .timers = e->timers,
-                               .now = eng_ctx_now,
-                               .send = ctx_send,
+                               .now = eng_ctx_clock,
+                               .send = elmsg_send,
                                .may_admit = admitter_may,
                                .split = admitter_split,
                                .remember = admitter_remember,
@@ -752,15 +771,15 @@ int eng_el_init(struct cl_engine *e)
                                .reg = el->reg,
                                .startup = el->startup,
                                .timers = e->timers,
-                               .now = eng_ctx_now,
-                               .send = ctx_send,
-                               .member = ckpt_member,
+                               .now = eng_ctx_clock,
+                               .send = elmsg_send,
+                               .member = ckpt_is_member,
                                .admitter = admittee_admitter,
                                .seen = admittee_seen,
                                .submit = admittee_submit,
                                .renumber = admittee_renumber,
                                .take_back = admittee_take_back,
-                               .sync = ckpt_sync,
+                               .sync = eng_el_sync,
                                .sync_start = admittee_sync_start,
                                .sync_start_one = admittee_sync_start_one,
                                .sync_want = admittee_sync_want,

@@ -40,7 +40,10 @@
 
 static uint8_t K[3][32]; /* A, B, C */
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md,
+   "Typed contexts"). */
+typedef struct cl_engine {
     cl_config_t cfg;
     uint8_t self[32];
     cl_member_t *mb;
@@ -63,28 +66,27 @@ typedef struct {
     int nstand; /* changes of st asked (stand) */
 } fake_t;
 
-EL_FAKE_NOW_AND_SEND(fake_t)
+EL_FAKE_ENGINE_NOW_AND_SEND(fake_t)
 
-static bool f_member(void *arg)
+static bool f_member(fake_t *f)
 {
-    return ((fake_t *)arg)->member;
+    return f->member;
 }
 
-static const cl_peer_t *f_admitter(void *arg)
+static const cl_peer_t *f_admitter(fake_t *f)
 {
-    return cl_member_find(((fake_t *)arg)->mb, K[0]);
+    return cl_member_find(f->mb, K[0]);
 }
 
-static void f_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
+static void f_seen(fake_t *f, const cl_elmsg_t *m, const uint8_t *admitter)
 {
     (void)m;
     CHECK(admitter == NULL || memcmp(admitter, K[0], 32) == 0);
-    ((fake_t *)arg)->seen++;
+    f->seen++;
 }
 
-static int f_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
+static int f_submit(fake_t *f, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    fake_t *f = arg;
     if (f->nsub == MAXSUB)
         return COLLAB_ERR_INTERNAL;
     f->sub[f->nsub] = req;
@@ -96,71 +98,67 @@ static int f_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t nex
     return COLLAB_OK;
 }
 
-static void f_renumber(void *arg, uint64_t started, uint64_t next)
+static void f_renumber(fake_t *f, uint64_t started, uint64_t next)
 {
-    fake_t *f = arg;
     if (f->started < started)
         f->started = started;
     if (next != UINT64_MAX)
         f->next_seq = next;
 }
 
-static size_t f_take_back(void *arg, collab_request_t **taken, size_t max)
+static size_t f_take_back(fake_t *f, collab_request_t **taken, size_t max)
 {
-    fake_t *f = arg;
     size_t n = 0;
     while (f->nsub > 0 && n < max)
         taken[n++] = f->sub[--f->nsub];
     return n;
 }
 
-static const el_sync_t *f_sync(void *arg)
+static const el_sync_t *f_sync(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return NULL; /* an empty pull: nothing fetched */
 }
 
-static bool f_sync_start(void *arg, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter)
+static bool f_sync_start(fake_t *f, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter)
 {
     (void)admit;
     (void)admitter;
-    fake_t *f = arg;
     f->syncs++;
     f->sync_s = s;
     return true;
 }
 
-static bool f_sync_start_one(void *arg, uint64_t s, const uint8_t key[32])
+static bool f_sync_start_one(fake_t *f, uint64_t s, const uint8_t key[32])
 {
     (void)key;
-    return f_sync_start(arg, s, NULL, NULL);
+    return f_sync_start(f, s, NULL, NULL);
 }
 
-static void f_sync_check(void *arg)
+static void f_sync_check(fake_t *f)
 {
-    (void)arg;
+    (void)f;
 }
 
-static void f_sync_stop(void *arg)
+static void f_sync_stop(fake_t *f)
 {
-    ((fake_t *)arg)->sync_stops++;
+    f->sync_stops++;
 }
 
-static bool f_take_resume(void *arg, eng_ckpt_resume_t *r)
+static bool f_take_resume(fake_t *f, eng_ckpt_resume_t *r)
 {
-    (void)arg;
+    (void)f;
     (void)r;
     return false;
 }
 
-static void f_resuming(void *arg)
+static void f_resuming(fake_t *f)
 {
-    (void)arg;
+    (void)f;
 }
 
-static void f_leave(void *arg, int status)
+static void f_leave(fake_t *f, int status)
 {
-    fake_t *f = arg;
     f->leaves++;
     f->leave_status = status;
 }
@@ -187,9 +185,8 @@ static const char *f_kind_name(cl_coll_kind_t kind)
 
 /* The elastic layer's part (eng_elastic_stand): the standing is written
    here only. */
-static void f_stand(void *arg, el_st_field_t f, uint64_t v)
+static void f_stand(fake_t *x, el_st_field_t f, uint64_t v)
 {
-    fake_t *x = arg;
     x->nstand++;
     switch (f) {
     case EL_ST_PHASE:

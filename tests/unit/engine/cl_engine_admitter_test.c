@@ -38,7 +38,10 @@
 
 static uint8_t K[3][32]; /* A, B, C */
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md,
+   "Typed contexts"). */
+typedef struct cl_engine {
     cl_config_t cfg;
     uint8_t self[32];
     cl_member_t *mb;
@@ -61,55 +64,52 @@ typedef struct {
     int boundaries, idles;
 } fake_t;
 
-EL_FAKE_NOW_AND_SEND(fake_t)
+EL_FAKE_ENGINE_NOW_AND_SEND(fake_t)
 
-static bool f_may(void *arg)
+static bool f_may(fake_t *f)
 {
-    return ((fake_t *)arg)->may;
+    return f->may;
 }
 
-static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
+static bool f_split(fake_t *f, const cl_el_joiner_t *js, uint32_t nj)
 {
     (void)js;
     (void)nj;
-    return ((fake_t *)arg)->split;
+    return f->split;
 }
 
-static void f_remember(void *arg, const cl_elmsg_t *admit)
+static void f_remember(fake_t *f, const cl_elmsg_t *admit)
 {
-    fake_t *f = arg;
     f->remembered++;
     f->remembered_s = admit->s;
 }
 
-static void f_commit(void *arg, cl_member_delta_t *d)
+static void f_commit(fake_t *f, cl_member_delta_t *d)
 {
-    fake_t *f = arg;
     if (f->commits++ == 0)
         f->commit_sent = f->nsent;
     cl_member_delta_clear(d);
 }
 
-static void f_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
+static void f_alone(fake_t *f, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
 {
-    fake_t *f = arg;
     CHECK(nj == 1 && memcmp(js[0].key, K[2], 32) == 0);
     f->alone++;
     f->alone_s = s;
 }
 
-static void f_boundary(void *arg, uint64_t seq, uint64_t idx)
+static void f_boundary(fake_t *f, uint64_t seq, uint64_t idx)
 {
     (void)seq;
     (void)idx;
-    ((fake_t *)arg)->boundaries++;
+    f->boundaries++;
 }
 
-static void f_idle(void *arg, uint64_t seq, uint64_t step)
+static void f_idle(fake_t *f, uint64_t seq, uint64_t step)
 {
     (void)seq;
     (void)step;
-    ((fake_t *)arg)->idles++;
+    f->idles++;
 }
 
 /* Records n collectives of the program: a start-up broadcast, then steps

@@ -38,7 +38,10 @@ typedef struct {
     uint64_t drops[4];
 } sent_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md,
+   "Typed contexts"). */
+typedef struct cl_engine {
     cl_config_t cfg;
     double now;
     bool multigroup;
@@ -48,18 +51,17 @@ typedef struct {
     int nsent;
     uint8_t out[NPEERS][32]; /* taken out, last call */
     size_t nout;
-    int take_outs; /* calls */
+    int take_outs;      /* calls */
     cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+static int f_send(fake_t *f, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    fake_t *f = arg;
     if (f->nsent == MAXSENT)
         return COLLAB_ERR_NO_MEM;
     sent_t *x = &f->sent[f->nsent++];
@@ -71,26 +73,24 @@ static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
     return COLLAB_OK;
 }
 
-static bool f_multigroup(void *arg)
+static bool f_multigroup(fake_t *f)
 {
-    return ((fake_t *)arg)->multigroup;
+    return f->multigroup;
 }
 
-static cl_peer_t *const *f_members(void *arg, size_t *n)
+static cl_peer_t *const *f_members(fake_t *f, size_t *n)
 {
-    fake_t *f = arg;
     *n = NPEERS;
     return f->list;
 }
 
-static cl_peer_t *f_find(void *arg, const uint8_t key[32])
+static cl_peer_t *f_find(fake_t *f, const uint8_t key[32])
 {
-    return el_peer_find(((fake_t *)arg)->peers, NPEERS, key);
+    return el_peer_find(f->peers, NPEERS, key);
 }
 
-static void f_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
+static void f_take_out(fake_t *f, const uint8_t (*keys)[32], size_t n)
 {
-    fake_t *f = arg;
     f->take_outs++;
     f->nout = n < NPEERS ? n : NPEERS;
     memcpy(f->out, keys, f->nout * 32);

@@ -39,7 +39,10 @@ typedef struct {
     uint8_t *data; /* DATA: its bytes */
 } sent_t;
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   component sees only as an incomplete type (docs/architecture.md,
+   "Typed contexts"). */
+typedef struct cl_engine {
     cl_config_t cfg;
     double now;
     uint64_t next_seq; /* the program posted every collective below it */
@@ -50,14 +53,13 @@ typedef struct {
     int nsent;
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+static int f_send(fake_t *f, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    fake_t *f = arg;
     if (f->nsent == MAXSENT)
         return COLLAB_ERR_NO_MEM;
     sent_t *x = &f->sent[f->nsent++];
@@ -83,9 +85,8 @@ static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
 }
 
 /* eng_el_can_serve's rule, over the fake program's position. */
-static int f_can_serve(void *arg, uint64_t s)
+static int f_can_serve(fake_t *f, uint64_t s)
 {
-    fake_t *f = arg;
     int snap = eng_donor_snapshot(f->d, s);
     if (snap > 0)
         return 1;

@@ -47,7 +47,11 @@
 
 static uint8_t K[3][32]; /* A, B, C */
 
-typedef struct {
+/* The fake engine, struct cl_engine: the argument of the admitter's, the
+   admittee's and the donor's typed contexts, which see it only as an
+   incomplete type (docs/architecture.md, "Typed contexts"); the layer's
+   own context (eng_el_ctx_t) takes it as void *. */
+typedef struct cl_engine {
     cl_config_t cfg;
     uint8_t self[32];
     cl_member_t *mb;
@@ -481,143 +485,142 @@ static void test_messages(void)
    donor), created as cl_engine_elastic_ctx.c does, on stubs: none of
    them acts here (the admitter may not admit, nobody waits, nothing is
    served). */
-static double c_now(void *arg)
+static double c_now(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return 100.0;
 }
 
-static int c_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+static int c_send(fake_t *f, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    (void)arg;
+    (void)f;
     (void)key;
     (void)m;
     return COLLAB_OK;
 }
 
-static bool c_false(void *arg)
+static bool c_false(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return false;
 }
 
-static bool c_member(void *arg)
+static bool c_member(fake_t *f)
 {
-    return ((fake_t *)arg)->state == ENG_MEMBER;
+    return f->state == ENG_MEMBER;
 }
 
-static bool c_split(void *arg, const cl_el_joiner_t *js, uint32_t nj)
+static bool c_split(fake_t *f, const cl_el_joiner_t *js, uint32_t nj)
 {
-    (void)arg;
+    (void)f;
     (void)js;
     (void)nj;
     return false;
 }
 
-static void c_remember(void *arg, const cl_elmsg_t *admit)
+static void c_remember(fake_t *f, const cl_elmsg_t *admit)
 {
-    (void)arg;
+    (void)f;
     (void)admit;
 }
 
-static void c_commit(void *arg, cl_member_delta_t *d)
+static void c_commit(fake_t *f, cl_member_delta_t *d)
 {
-    (void)arg;
+    (void)f;
     cl_member_delta_clear(d);
 }
 
-static void c_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
+static void c_alone(fake_t *f, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)
 {
-    (void)arg;
+    (void)f;
     (void)s;
     (void)js;
     (void)nj;
 }
 
-static void c_seq2(void *arg, uint64_t a, uint64_t b)
+static void c_seq2(fake_t *f, uint64_t a, uint64_t b)
 {
-    (void)arg;
+    (void)f;
     (void)a;
     (void)b;
 }
 
-static const cl_peer_t *c_admitter(void *arg)
+static const cl_peer_t *c_admitter(fake_t *f)
 {
-    fake_t *f = arg;
     return eng_admitter_pick(f->mb, f->self);
 }
 
-static void c_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitter)
+static void c_seen(fake_t *f, const cl_elmsg_t *m, const uint8_t *admitter)
 {
-    (void)arg;
+    (void)f;
     (void)m;
     (void)admitter;
 }
 
-static int c_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
+static int c_submit(fake_t *f, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    (void)arg;
+    (void)f;
     (void)req;
     (void)seq;
     (void)next;
     return COLLAB_OK;
 }
 
-static size_t c_take_back(void *arg, collab_request_t **taken, size_t max)
+static size_t c_take_back(fake_t *f, collab_request_t **taken, size_t max)
 {
-    (void)arg;
+    (void)f;
     (void)taken;
     (void)max;
     return 0;
 }
 
-static const el_sync_t *c_sync(void *arg)
+static const el_sync_t *c_sync(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return NULL;
 }
 
-static bool c_sync_start(void *arg, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter)
+static bool c_sync_start(fake_t *f, uint64_t s, const cl_elmsg_t *admit, const uint8_t *admitter)
 {
-    (void)arg;
+    (void)f;
     (void)s;
     (void)admit;
     (void)admitter;
     return false;
 }
 
-static bool c_sync_start_one(void *arg, uint64_t s, const uint8_t key[32])
+static bool c_sync_start_one(fake_t *f, uint64_t s, const uint8_t key[32])
 {
-    (void)arg;
+    (void)f;
     (void)s;
     (void)key;
     return false;
 }
 
-static int c_sync_want(void *arg, int what, uint64_t index, uint64_t size)
+static int c_sync_want(fake_t *f, int what, uint64_t index, uint64_t size)
 {
-    (void)arg;
+    (void)f;
     (void)what;
     (void)index;
     (void)size;
     return 0;
 }
 
-static void c_void(void *arg)
+static void c_void(fake_t *f)
 {
-    (void)arg;
+    (void)f;
 }
 
-static bool c_take_resume(void *arg, eng_ckpt_resume_t *r)
+static bool c_take_resume(fake_t *f, eng_ckpt_resume_t *r)
 {
-    (void)arg;
+    (void)f;
     (void)r;
     return false;
 }
 
-static void c_leave(void *arg, int status)
+static void c_leave(fake_t *f, int status)
 {
-    (void)arg;
+    (void)f;
     (void)status;
 }
 
@@ -627,14 +630,14 @@ static const char *c_kind_name(cl_coll_kind_t kind)
     return "collective";
 }
 
-static void c_stand(void *arg, el_st_field_t f, uint64_t v)
+static void c_stand(fake_t *x, el_st_field_t f, uint64_t v)
 {
-    eng_elastic_stand(((fake_t *)arg)->el, f, v);
+    eng_elastic_stand(x->el, f, v);
 }
 
-static int c_can_serve(void *arg, uint64_t s)
+static int c_can_serve(fake_t *f, uint64_t s)
 {
-    (void)arg;
+    (void)f;
     (void)s;
     return 0;
 }
