@@ -326,23 +326,38 @@ static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
     return cl_member_find(((struct cl_engine *)arg)->mb, key);
 }
 
-/* The joiner's sync's context (cl_engine_sync.h): built at each start. */
-static int sync_rank(void *arg)
+/* What the state sync and the checkpoints ask alike (their contexts are
+   typed: docs/architecture.md, "Typed contexts"). */
+static int elmsg_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return eng_elastic_send(e->el, key, m);
 }
 
-static bool sync_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+static cl_peer_t *const *member_list(struct cl_engine *e, size_t *n)
+{
+    return cl_member_list(e->mb, n);
+}
+
+static cl_peer_t *member_find(struct cl_engine *e, const uint8_t key[32])
+{
+    return cl_member_find(e->mb, key);
+}
+
+/* The joiner's sync's context (cl_engine_sync.h): built at each start. */
+static int sync_rank(struct cl_engine *e)
+{
+    return atomic_load(&e->rank);
+}
+
+static bool sync_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj, int *members,
                        int *target_group)
 {
-    struct cl_engine *e = arg;
     *target_group = cl_member_settings(e->mb)->target_group;
     return eng_el_split_admission(e, js, nj, members);
 }
 
-static void sync_finished(void *arg)
+static void sync_finished(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     if (e->cfg.monitor)
         eng_ckpt_fetched(e->el->ckpt, e->el->sync); /* a checkpoint, not an admission */
     else
@@ -352,9 +367,8 @@ static void sync_finished(void *arg)
 /* This peer's own size of a start-up item (eng_sync_ctx_t.own_size): a
    monitor has none; a straggler has its registry; a joiner tells each
    when its program posts it (eng_sync_want). */
-static int sync_own_size(void *arg, int what, uint64_t index, uint64_t *size)
+static int sync_own_size(struct cl_engine *e, int what, uint64_t index, uint64_t *size)
 {
-    struct cl_engine *e = arg;
     if (e->cfg.monitor)
         return 2;
     if (!e->el->st.readmit)
@@ -372,11 +386,11 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = eng_ctx_now,
-                            .send = ctx_send,
+                            .now = eng_ctx_clock,
+                            .send = elmsg_send,
                             .rank = sync_rank,
-                            .members = audit_members,
-                            .find = audit_find,
+                            .members = member_list,
+                            .find = member_find,
                             .split = sync_split,
                             .own_size = sync_own_size,
                             .finished = sync_finished};
@@ -430,26 +444,30 @@ static bool ckpt_member(void *arg)
     return ((struct cl_engine *)arg)->state == ENG_MEMBER;
 }
 
-static cl_peer_t *ckpt_admitter(void *arg)
+static bool ckpt_is_member(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
+    return e->state == ENG_MEMBER;
+}
+
+static cl_peer_t *ckpt_admitter(struct cl_engine *e)
+{
     return eng_admitter_pick(e->mb, e->self_key);
 }
 
-static bool ckpt_group_closed(void *arg)
+static bool ckpt_group_closed(struct cl_engine *e)
 {
-    return cl_member_group_closed(((struct cl_engine *)arg)->mb);
+    return cl_member_group_closed(e->mb);
 }
 
-static bool ckpt_fresh(void *arg)
+static bool ckpt_fresh(struct cl_engine *e)
 {
-    struct eng_elastic *el = ((struct cl_engine *)arg)->el;
+    struct eng_elastic *el = e->el;
     return el->st.posted == 0 && el->st.phase == EL_IN && !el->st.mapped;
 }
 
-static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
+static void ckpt_keep_copy(struct cl_engine *e, uint64_t s, const uint8_t key[32],
+                           bool now_if_blocked)
 {
-    struct cl_engine *e = arg;
     struct eng_elastic *el = e->el;
     cl_el_joiner_t who;
     memset(&who, 0, sizeof who);
@@ -468,13 +486,13 @@ static const el_sync_t *ckpt_sync(void *arg)
     return eng_el_sync(arg);
 }
 
-static bool ckpt_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
+static bool ckpt_fetch(struct cl_engine *e, uint64_t s, const uint8_t admitter[32])
 {
     cl_elmsg_t none;
     memset(&none, 0, sizeof none);
-    if (!eng_el_sync_start(arg, s, &none, admitter))
+    if (!eng_el_sync_start(e, s, &none, admitter))
         return false;
-    eng_el_sync_check_donors(arg);
+    eng_el_sync_check_donors(e);
     return true;
 }
 
@@ -784,16 +802,16 @@ int eng_el_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .self_key = e->self_key,
                            .stream = el->stream,
-                           .now = eng_ctx_now,
-                           .send = ctx_send,
-                           .member = ckpt_member,
+                           .now = eng_ctx_clock,
+                           .send = elmsg_send,
+                           .member = ckpt_is_member,
                            .admitter = ckpt_admitter,
-                           .members = audit_members,
-                           .find = audit_find,
+                           .members = member_list,
+                           .find = member_find,
                            .group_closed = ckpt_group_closed,
                            .fresh = ckpt_fresh,
                            .keep_copy = ckpt_keep_copy,
-                           .sync = ckpt_sync,
+                           .sync = eng_el_sync,
                            .fetch = ckpt_fetch,
                            .timers = e->timers};
     int rc = eng_ckpt_new(&cctx, &el->ckpt);
