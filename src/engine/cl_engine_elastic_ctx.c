@@ -45,93 +45,92 @@ static bool is_world(const stream_t *s)
 }
 
 /* The layer's own context (eng_el_ctx_t, cl_engine_elastic_int.h). */
-static eng_state_t el_state(void *arg)
+static eng_state_t el_state(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state;
+    return e->state;
 }
 
-static int el_rank(void *arg)
+static int el_rank(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return atomic_load(&e->rank);
 }
 
-static int el_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int el_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    struct cl_engine *e = arg;
     cl_peer_t *p = cl_member_find(e->mb, key);
     if (p != NULL)
         return eng_send(e, p, m);
     return cl_transport_send(e->tp, key, m);
 }
 
-static int el_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int el_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_reply(e->tp, key, m);
 }
 
-static void el_ban(void *arg, const uint8_t key[32], double seconds)
+static void el_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+    cl_transport_ban(e->tp, key, seconds);
 }
 
-static void el_self_out(void *arg)
+static void el_self_out(struct cl_engine *e)
 {
-    eng_report_self_out(arg);
+    eng_report_self_out(e);
 }
 
-static const group_gen_t *el_gen(void *arg, uint64_t gen)
+static const group_gen_t *el_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_coll_gen(arg, gen);
+    return eng_coll_gen(e, gen);
 }
 
-static bool el_in_gen(void *arg, uint64_t gen)
+static bool el_in_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_coll_in_gen(arg, gen);
+    return eng_coll_in_gen(e, gen);
 }
 
-static struct stream *el_world(void *arg)
+static struct stream *el_world(struct cl_engine *e)
 {
-    return eng_el_world(arg);
+    return eng_el_world(e);
 }
 
-static uint64_t el_next_seq(void *arg, struct stream *s)
+static uint64_t el_next_seq(struct cl_engine *e, struct stream *s)
 {
-    (void)arg;
+    (void)e;
     return eng_stream_next_seq(s);
 }
 
-static bool el_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
+static bool el_running(struct cl_engine *e, struct stream *s, uint64_t *seq, uint64_t *gen)
 {
-    (void)arg;
+    (void)e;
     return eng_stream_running(s, seq, gen);
 }
 
-static void el_finishing(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
-                         int *ncontrib)
+static void el_finishing(struct cl_engine *e, struct stream *s, uint64_t *seq, uint64_t *gen,
+                         int *nmismatch, int *ncontrib)
 {
-    (void)arg;
+    (void)e;
     (void)eng_stream_finishing(s, seq, gen, nmismatch, ncontrib);
 }
 
-static void el_restart(void *arg, struct stream *s, uint64_t gen)
+static void el_restart(struct cl_engine *e, struct stream *s, uint64_t gen)
 {
-    eng_coll_restart(arg, s, gen);
+    eng_coll_restart(e, s, gen);
 }
 
-static void el_number(void *arg, struct stream *s, collab_request_t *req, uint64_t seq)
+static void el_number(struct cl_engine *e, struct stream *s, collab_request_t *req, uint64_t seq)
 {
-    (void)arg;
+    (void)e;
     eng_coll_number(s, req, seq);
 }
 
-static void el_drop_below(void *arg, struct stream *s, uint64_t seq)
+static void el_drop_below(struct cl_engine *e, struct stream *s, uint64_t seq)
 {
-    eng_coll_drop_buffered_below(arg, s, seq);
+    eng_coll_drop_buffered_below(e, s, seq);
 }
 
-static zlist_t *el_queue(void *arg, struct stream *s)
+static zlist_t *el_queue(struct cl_engine *e, struct stream *s)
 {
-    (void)arg;
+    (void)e;
     return eng_stream_queue(s);
 }
 
