@@ -36,7 +36,7 @@ static struct eng_elastic *el_of(struct cl_engine *e)
 
 static stream_t *eng_el_world(struct cl_engine *e)
 {
-    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    return eng_cs_stream(e->cs, CL_COMM_WORLD_ID, false);
 }
 
 static bool is_world(const stream_t *s)
@@ -80,12 +80,12 @@ static void el_self_out(struct cl_engine *e)
 
 static const group_gen_t *el_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_coll_gen(e, gen);
+    return eng_cs_gen(e->cs, gen);
 }
 
 static bool el_in_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_coll_in_gen(e, gen);
+    return eng_cs_in_gen(e->cs, gen);
 }
 
 static struct stream *el_world(struct cl_engine *e)
@@ -114,7 +114,7 @@ static void el_finishing(struct cl_engine *e, struct stream *s, uint64_t *seq, u
 
 static void el_restart(struct cl_engine *e, struct stream *s, uint64_t gen)
 {
-    eng_coll_restart(e, s, gen);
+    eng_cs_restart(e->cs, s, gen);
 }
 
 static void el_number(struct cl_engine *e, struct stream *s, collab_request_t *req, uint64_t seq)
@@ -125,7 +125,7 @@ static void el_number(struct cl_engine *e, struct stream *s, collab_request_t *r
 
 static void el_drop_below(struct cl_engine *e, struct stream *s, uint64_t seq)
 {
-    eng_coll_drop_buffered_below(e, s, seq);
+    eng_cs_drop_buffered_below(e->cs, s, seq);
 }
 
 static zlist_t *el_queue(struct cl_engine *e, struct stream *s)
@@ -581,12 +581,12 @@ static void admittee_seen(void *arg, const cl_elmsg_t *m, const uint8_t *admitte
 
 static int admittee_submit(void *arg, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    return eng_coll_submit_at(arg, req, seq, next);
+    return eng_cs_submit_at(((struct cl_engine *)arg)->cs, req, seq, next);
 }
 
 static void admittee_renumber(void *arg, uint64_t started, uint64_t next)
 {
-    eng_coll_renumber(arg, started, next);
+    eng_cs_renumber(((struct cl_engine *)arg)->cs, started, next);
 }
 
 static void admittee_stand(void *arg, el_st_field_t f, uint64_t v)
@@ -688,7 +688,7 @@ static bool pause_undecided(struct cl_engine *e)
 
 static void pause_resume(struct cl_engine *e)
 {
-    eng_coll_start_queued(e);
+    eng_cs_start_queued(e->cs);
 }
 
 void eng_el_abort(struct cl_engine *e, int status)

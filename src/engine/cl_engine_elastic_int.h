@@ -62,8 +62,8 @@ typedef struct {
        (eng_report_self_out). */
     void (*self_out)(struct cl_engine *arg);
     /* The group generation gen as recorded here, or NULL
-       (eng_coll_gen); whether gen is recorded and lists this peer
-       (eng_coll_in_gen). */
+       (eng_cs_gen); whether gen is recorded and lists this peer
+       (eng_cs_in_gen). */
     const group_gen_t *(*gen)(struct cl_engine *arg, uint64_t gen);
     bool (*in_gen)(struct cl_engine *arg, uint64_t gen);
     /* The world communicator's stream, or NULL (eng_el_world). */
@@ -79,12 +79,12 @@ typedef struct {
     void (*finishing)(struct cl_engine *arg, struct stream *s, uint64_t *seq, uint64_t *gen,
                       int *nmismatch, int *ncontrib);
     /* Restarts s's running collective under gen (0: alone;
-       eng_coll_restart). */
+       eng_cs_restart). */
     void (*restart)(struct cl_engine *arg, struct stream *s, uint64_t gen);
     /* Gives req, posted on s, sequence seq (eng_coll_number). */
     void (*number)(struct cl_engine *arg, struct stream *s, collab_request_t *req, uint64_t seq);
     /* Drops the early messages of s for sequences below seq
-       (eng_coll_drop_buffered_below). */
+       (eng_cs_drop_buffered_below). */
     void (*drop_below)(struct cl_engine *arg, struct stream *s, uint64_t seq);
     /* s's queue of calls posted and not started (collab_request_t *, in
        order); the logic may remove the ones it hands to the admittee. */

@@ -341,24 +341,6 @@ int eng_coll_init(struct cl_engine *e);
 /* Frees the elastic layer and e->cs; accepts an engine whose init did
    not run. */
 void eng_coll_fini(struct cl_engine *e);
-/* The streams as the elastic layer asks them, with the engine (thin
-   wrappers of the eng_cs_* functions of cl_engine_coll.h on e->cs). */
-stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
-void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below);
-const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
-bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
-void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
-/* Hands req back to the world stream as collective seq (not recorded
-   again by the elastic hooks), then sets the stream's next sequence to
-   next (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
-   stream (req untouched). */
-int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next);
-/* The world stream starts no collective below started and numbers the
-   next one next (UINT64_MAX: unchanged). */
-void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next);
-/* Completes the done collectives and starts the queued ones of every
-   stream again (something that held them back, eng_el_in_doubt, ended). */
-void eng_coll_start_queued(struct cl_engine *e);
 /* Does the current world group hold more than COLLAB_TARGET_GROUP members,
    so that world all-reduces run in several groups whose results differ
    (docs/elastic.md §9)?  Always false in strict mode (cl_engine_fanout.c). */
