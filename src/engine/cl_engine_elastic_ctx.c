@@ -521,7 +521,7 @@ static void audit_take_out(void *arg, const uint8_t (*keys)[32], size_t n)
     eng_take_over(e);
     cl_member_delta_t d;
     if (cl_member_ungroup(e->mb, keys, n, &d) == 1)
-        eng_coordinator_commit(e, &d);
+        eng_member_commit(e->member, &d);
     else
         cl_member_delta_clear(&d);
 }
@@ -547,7 +547,7 @@ static void admitter_remember(void *arg, const cl_elmsg_t *admit)
 
 static void admitter_commit(void *arg, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(arg, d);
+    eng_member_commit(((struct cl_engine *)arg)->member, d);
 }
 
 static void admitter_serve_alone(void *arg, uint64_t s, const cl_el_joiner_t *js, uint32_t nj)

@@ -236,19 +236,6 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 int eng_member_init(struct cl_engine *e);
 /* Destroys matchmaking and e->member. */
 void eng_member_fini(struct cl_engine *e);
-/* This peer holds a rank now: join line, init completes. */
-void eng_become_member(struct cl_engine *e, bool founder);
-/* Coordinator: acts on a view change it made and publishes the view. */
-void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d);
-/* Sends the current view to p (a member, or a joiner that asks again). */
-void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p);
-/* Sends the current view back on the connection key's last message came
-   on (a JOIN): it needs no new connection, so it goes out at once. */
-void eng_reply_view(struct cl_engine *e, const uint8_t key[32]);
-/* Coordinator: v, from a smaller group of this peer's members that does
-   not list it, lost to this peer's view: raise the epoch above v's and
-   send them this peer's view (cl_engine_authority.c). */
-void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v);
 /* Whether this peer is a member and its own coordinator
    (cl_member_coordinator).  Pure: every "do I coordinate" question asks
    this; a peer about to act as the coordinator then calls eng_take_over. */
