@@ -149,8 +149,8 @@ double eng_now(void);
    contexts; arg is ignored): the one adapter every context uses. */
 double eng_ctx_now(void *arg);
 /* The same for the contexts whose argument is typed (`now(struct
-   cl_engine *arg)`: join, leave, p2p, relay, dialback, report, suspect,
-   match, member). */
+   cl_engine *arg)`; which they are: docs/architecture.md, "Typed
+   contexts"). */
 double eng_ctx_clock(struct cl_engine *e);
 
 /* The one writer of the engine's state (e->state): the loop (ENG_LEFT at
