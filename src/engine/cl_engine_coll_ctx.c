@@ -145,7 +145,7 @@ static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int
 
 static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, double now)
 {
-    cl_member_data_seen(e->mb, p->key, bytes, now);
+    cl_member_data_seen(e->mb, p, bytes, now);
 }
 
 int eng_coll_init(struct cl_engine *e)
