@@ -70,12 +70,6 @@ double eng_now(void)
     return eng_raw_now() - atomic_load(&s_not_running);
 }
 
-double eng_ctx_now(void *arg)
-{
-    (void)arg;
-    return eng_now();
-}
-
 double eng_ctx_clock(struct cl_engine *e)
 {
     (void)e;

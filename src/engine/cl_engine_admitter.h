@@ -64,7 +64,7 @@ typedef struct {
     /* Every member remembers an admission (its generation rule and its
        entrants); this one is decided by this peer. */
     void (*remember)(struct cl_engine *arg, const cl_elmsg_t *admit);
-    /* Publishes the view change d (eng_coordinator_commit; takes d). */
+    /* Publishes the view change d (eng_member_commit; takes d). */
     void (*commit)(struct cl_engine *arg, cl_member_delta_t *d);
     /* Several groups: this peer alone serves joiners js of admission s
        from a copy of its state (eng_donor_expect). */

@@ -70,7 +70,7 @@ typedef struct {
     bool (*copy_expected)(struct cl_engine *arg, const uint8_t key[32]);
     /* Coordinator: v, a smaller group's view that lost to this peer's,
        is answered by raising the epoch above v's and sending this
-       peer's view (eng_outbid_view). */
+       peer's view (eng_member_outbid). */
     void (*outbid)(struct cl_engine *arg, const cl_wire_view_t *v);
     /* Hands a kept message of key to the engine as if it came now
        (eng_on_message: it passes this gate again, then its handler). */

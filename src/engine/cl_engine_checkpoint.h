@@ -26,42 +26,48 @@
 
 typedef struct el_ckpt el_ckpt_t;
 
+/* The engine, incomplete here (also declared in cl_engine_sync.h): the
+   type of the context's argument, so that an adapter handed something
+   else does not compile (docs/architecture.md, "Typed contexts"). */
+struct cl_engine;
+
 /* What the checkpoints may ask of the engine.  Every function gets
    `arg`.  The pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only): monitor,
        COLLAB_CHECKPOINT_DIR/_EVERY, COLLAB_RUN_ID. */
     const cl_config_t *cfg;
     const uint8_t *self_key;   /* this peer's key, 32 bytes */
     const cl_stream_t *stream; /* the world communicator's stream (read only) */
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], const cl_elmsg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* Is this peer a member of the swarm now (not joining, not left)? */
-    bool (*member)(void *arg);
+    bool (*member)(struct cl_engine *arg);
     /* The admitter as this peer computes it (docs/elastic.md §8), or
        NULL; the membership's peers, and one of them by key or NULL; is
        the world group formed (closed)?  Records read only. */
-    cl_peer_t *(*admitter)(void *arg);
-    cl_peer_t *const *(*members)(void *arg, size_t *n);
-    cl_peer_t *(*find)(void *arg, const uint8_t key[32]);
-    bool (*group_closed)(void *arg);
+    cl_peer_t *(*admitter)(struct cl_engine *arg);
+    cl_peer_t *const *(*members)(struct cl_engine *arg, size_t *n);
+    cl_peer_t *(*find)(struct cl_engine *arg, const uint8_t key[32]);
+    bool (*group_closed)(struct cl_engine *arg);
     /* Has this peer's program posted no world collective yet, and is it
        in no admission (a checkpoint to resume from is still of use)? */
-    bool (*fresh)(void *arg);
+    bool (*fresh)(struct cl_engine *arg);
     /* The state donor keeps one copy for monitor key: frees the earlier
        one and takes the next when the program posts collective s (with
        now_if_blocked, at once when the program already posted s and it
        did not complete). */
-    void (*keep_copy)(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked);
+    void (*keep_copy)(struct cl_engine *arg, uint64_t s, const uint8_t key[32],
+                      bool now_if_blocked);
     /* The engine's running pull of the state (eng_el_sync), or NULL; and
        starting the monitor's fetch of collective s, asking the live
        members (admitter: the notice's sender): false without memory.
        When it ends the engine calls eng_ckpt_fetched. */
-    const el_sync_t *(*sync)(void *arg);
-    bool (*fetch)(void *arg, uint64_t s, const uint8_t admitter[32]);
+    const el_sync_t *(*sync)(struct cl_engine *arg);
+    bool (*fetch)(struct cl_engine *arg, uint64_t s, const uint8_t admitter[32]);
     /* The loop's timer set: a monitor that takes checkpoints registers
        one timer there (its REQUESTs, every 2 s, and while it fetches
        ENG_CKPT_POLL; a fetch whose pull another replaced ends there). */

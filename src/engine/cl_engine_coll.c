@@ -274,7 +274,7 @@ size_t eng_coll_entered(const eng_cs_t *cs, cl_wire_bye_comm_t *comms, size_t ma
 }
 
 /* Queues req on its stream under the stream's next sequence.  again: a
-   request handed back (eng_coll_submit_at), already recorded by the
+   request handed back (eng_cs_submit_at), already recorded by the
    elastic hooks when it was first posted. */
 static void submit(eng_cs_t *cs, collab_request_t *req, bool again)
 {

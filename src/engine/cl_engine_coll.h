@@ -137,15 +137,27 @@ size_t eng_coll_early_queued(const eng_cs_t *cs, int w, size_t *bytes);
    one on a communicator that has w (the context's coll_waits_for)? */
 bool eng_coll_waits_for(const eng_cs_t *cs, int w);
 
-/* What the elastic layer calls through the engine's wrappers
-   (cl_engine_coll_ctx.c: eng_coll_stream, ...). */
+/* What the elastic layer's adapters (cl_engine_elastic_ctx.c) ask of
+   the streams, on e->cs.  The stream of communicator id, or NULL (with
+   create: a new one, NULL without memory); dropping the early messages
+   of s for sequences below `below`; the group generation gen as recorded
+   here, or NULL, and whether gen is recorded and lists this peer;
+   restarting s's running collective under gen (0: alone). */
 stream_t *eng_cs_stream(eng_cs_t *cs, uint64_t id, bool create);
 void eng_cs_drop_buffered_below(eng_cs_t *cs, stream_t *s, uint64_t below);
 const group_gen_t *eng_cs_gen(eng_cs_t *cs, uint64_t gen);
 bool eng_cs_in_gen(eng_cs_t *cs, uint64_t gen);
 void eng_cs_restart(eng_cs_t *cs, stream_t *s, uint64_t gen);
+/* Hands req back to the world stream as collective seq (not recorded
+   again by the elastic hooks), then sets the stream's next sequence to
+   next (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
+   stream (req untouched). */
 int eng_cs_submit_at(eng_cs_t *cs, collab_request_t *req, uint64_t seq, uint64_t next);
+/* The world stream starts no collective below started and numbers the
+   next one next (UINT64_MAX: unchanged). */
 void eng_cs_renumber(eng_cs_t *cs, uint64_t started, uint64_t next);
+/* Completes the done collectives and starts the queued ones of every
+   stream again (something that held them back, eng_el_in_doubt, ended). */
 void eng_cs_start_queued(eng_cs_t *cs);
 /* req, the call just posted on s, runs as collective seq; s numbers the
    next local call seq + 1 (the elastic hook's mapping, eng_el_on_post). */

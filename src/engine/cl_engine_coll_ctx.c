@@ -9,9 +9,8 @@
     typed (struct cl_engine *e; docs/architecture.md, "Typed contexts"),
     and data_seen, which hands a sender's measured bandwidth to the
     membership's records (cl_member_data_seen); it creates e->cs and then
-    the elastic layer.  The elastic layer still asks the streams with the
-    engine (eng_coll_stream, eng_coll_restart, ...): thin wrappers here
-    pass e->cs on.  Engine thread only.
+    the elastic layer, whose adapters ask the streams on e->cs
+    (eng_cs_stream, eng_cs_restart, ...).  Engine thread only.
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_int.h"
@@ -146,7 +145,7 @@ static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int
 
 static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, double now)
 {
-    cl_member_data_seen(e->mb, p->key, bytes, now);
+    cl_member_data_seen(e->mb, p, bytes, now);
 }
 
 int eng_coll_init(struct cl_engine *e)
@@ -200,46 +199,4 @@ void eng_coll_fini(struct cl_engine *e)
 {
     eng_el_fini(e); /* elastic hook: completes the requests it holds */
     eng_cs_destroy(&e->cs);
-}
-
-/* The streams as the elastic layer asks them. */
-
-stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create)
-{
-    return eng_cs_stream(e->cs, id, create);
-}
-
-void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below)
-{
-    eng_cs_drop_buffered_below(e->cs, s, below);
-}
-
-const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen)
-{
-    return eng_cs_gen(e->cs, gen);
-}
-
-bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen)
-{
-    return eng_cs_in_gen(e->cs, gen);
-}
-
-void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen)
-{
-    eng_cs_restart(e->cs, s, gen);
-}
-
-int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
-{
-    return eng_cs_submit_at(e->cs, req, seq, next);
-}
-
-void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
-{
-    eng_cs_renumber(e->cs, started, next);
-}
-
-void eng_coll_start_queued(struct cl_engine *e)
-{
-    eng_cs_start_queued(e->cs);
 }

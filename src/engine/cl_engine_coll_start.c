@@ -11,7 +11,7 @@
     marked failed before the start.  A call that cannot start yet (no
     group, or this peer outside it) waits with a deadline
     (cl_engine_coll.c gives up on it).  The reverse is here too: a running
-    collective restarted under an older generation (eng_coll_restart) or
+    collective restarted under an older generation (eng_cs_restart) or
     stopped and handed back with the queued calls (eng_coll_take_back).
 */
 #include "engine/cl_engine_coll_int.h"

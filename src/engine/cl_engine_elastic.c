@@ -668,7 +668,7 @@ static bool is_gone(const struct eng_elastic *el, const uint8_t key[32])
    settles the rest (docs/elastic.md §8). */
 static void void_lost_admissions(struct eng_elastic *el)
 {
-    void *arg = el->ctx.arg;
+    struct cl_engine *arg = el->ctx.arg;
     uint64_t epoch = cl_member_epoch(el->ctx.mb), cur = cl_member_group_epoch(el->ctx.mb);
     for (int i = 0; i < EL_BARRIERS; i++) {
         el_barrier_t *b = &el->barriers[i];
@@ -756,7 +756,7 @@ static void adopt_queued(struct eng_elastic *el, zlist_t *queue)
 
 void eng_elastic_view_changed(struct eng_elastic *el)
 {
-    void *arg = el->ctx.arg;
+    struct cl_engine *arg = el->ctx.arg;
     cl_member_t *mb = el->ctx.mb;
     eng_audit_view_changed(el->audit); /* a member of its check may have left */
     feed_admission(el);
@@ -816,7 +816,7 @@ void eng_elastic_view_changed(struct eng_elastic *el)
 void eng_elastic_on_message(struct eng_elastic *el, cl_peer_t *p, const uint8_t key[32],
                             const cl_wire_msg_t *m)
 {
-    void *arg = el->ctx.arg;
+    struct cl_engine *arg = el->ctx.arg;
     if (el->ctx.state(arg) == ENG_LEFT)
         return;
     cl_elmsg_t em;

@@ -52,7 +52,7 @@ void eng_el_fini(struct cl_engine *e);
    peers, and returns true when it took the request over (a joiner's
    start-up collective answered from the veterans' state, a straggler held
    at its step boundary): the engine must then not queue it.  again: req
-   was handed back (eng_coll_submit_at) and recorded when first posted;
+   was handed back (eng_cs_submit_at) and recorded when first posted;
    nothing is done. */
 bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again);
 

@@ -36,7 +36,7 @@ static struct eng_elastic *el_of(struct cl_engine *e)
 
 static stream_t *eng_el_world(struct cl_engine *e)
 {
-    return eng_coll_stream(e, CL_COMM_WORLD_ID, false);
+    return eng_cs_stream(e->cs, CL_COMM_WORLD_ID, false);
 }
 
 static bool is_world(const stream_t *s)
@@ -45,93 +45,92 @@ static bool is_world(const stream_t *s)
 }
 
 /* The layer's own context (eng_el_ctx_t, cl_engine_elastic_int.h). */
-static eng_state_t el_state(void *arg)
+static eng_state_t el_state(struct cl_engine *e)
 {
-    return ((struct cl_engine *)arg)->state;
+    return e->state;
 }
 
-static int el_rank(void *arg)
+static int el_rank(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return atomic_load(&e->rank);
 }
 
-static int el_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int el_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    struct cl_engine *e = arg;
     cl_peer_t *p = cl_member_find(e->mb, key);
     if (p != NULL)
         return eng_send(e, p, m);
     return cl_transport_send(e->tp, key, m);
 }
 
-static int el_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int el_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(((struct cl_engine *)arg)->tp, key, m);
+    return cl_transport_reply(e->tp, key, m);
 }
 
-static void el_ban(void *arg, const uint8_t key[32], double seconds)
+static void el_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(((struct cl_engine *)arg)->tp, key, seconds);
+    cl_transport_ban(e->tp, key, seconds);
 }
 
-static void el_self_out(void *arg)
+static void el_self_out(struct cl_engine *e)
 {
-    eng_report_self_out(arg);
+    eng_report_self_out(e);
 }
 
-static const group_gen_t *el_gen(void *arg, uint64_t gen)
+static const group_gen_t *el_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_coll_gen(arg, gen);
+    return eng_cs_gen(e->cs, gen);
 }
 
-static bool el_in_gen(void *arg, uint64_t gen)
+static bool el_in_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_coll_in_gen(arg, gen);
+    return eng_cs_in_gen(e->cs, gen);
 }
 
-static struct stream *el_world(void *arg)
+static struct stream *el_world(struct cl_engine *e)
 {
-    return eng_el_world(arg);
+    return eng_el_world(e);
 }
 
-static uint64_t el_next_seq(void *arg, struct stream *s)
+static uint64_t el_next_seq(struct cl_engine *e, struct stream *s)
 {
-    (void)arg;
+    (void)e;
     return eng_stream_next_seq(s);
 }
 
-static bool el_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
+static bool el_running(struct cl_engine *e, struct stream *s, uint64_t *seq, uint64_t *gen)
 {
-    (void)arg;
+    (void)e;
     return eng_stream_running(s, seq, gen);
 }
 
-static void el_finishing(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
-                         int *ncontrib)
+static void el_finishing(struct cl_engine *e, struct stream *s, uint64_t *seq, uint64_t *gen,
+                         int *nmismatch, int *ncontrib)
 {
-    (void)arg;
+    (void)e;
     (void)eng_stream_finishing(s, seq, gen, nmismatch, ncontrib);
 }
 
-static void el_restart(void *arg, struct stream *s, uint64_t gen)
+static void el_restart(struct cl_engine *e, struct stream *s, uint64_t gen)
 {
-    eng_coll_restart(arg, s, gen);
+    eng_cs_restart(e->cs, s, gen);
 }
 
-static void el_number(void *arg, struct stream *s, collab_request_t *req, uint64_t seq)
+static void el_number(struct cl_engine *e, struct stream *s, collab_request_t *req, uint64_t seq)
 {
-    (void)arg;
+    (void)e;
     eng_coll_number(s, req, seq);
 }
 
-static void el_drop_below(void *arg, struct stream *s, uint64_t seq)
+static void el_drop_below(struct cl_engine *e, struct stream *s, uint64_t seq)
 {
-    eng_coll_drop_buffered_below(arg, s, seq);
+    eng_cs_drop_buffered_below(e->cs, s, seq);
 }
 
-static zlist_t *el_queue(void *arg, struct stream *s)
+static zlist_t *el_queue(struct cl_engine *e, struct stream *s)
 {
-    (void)arg;
+    (void)e;
     return eng_stream_queue(s);
 }
 
@@ -298,14 +297,6 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
            cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
 }
 
-/* The send of the sync's and the checkpoints' contexts, still on void *
-   (audit_members and audit_find below are theirs too); elmsg_send is the
-   typed contexts'. */
-static int ctx_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
-{
-    return eng_elastic_send(((struct cl_engine *)arg)->el, key, m);
-}
-
 /* The donor's context (cl_engine_donor.h). */
 static int donor_can_serve(struct cl_engine *e, uint64_t s)
 {
@@ -318,18 +309,9 @@ static bool audit_multigroup(struct cl_engine *e)
     return eng_coll_multigroup(e);
 }
 
-static cl_peer_t *const *audit_members(void *arg, size_t *n)
-{
-    return cl_member_list(((struct cl_engine *)arg)->mb, n);
-}
-
-static cl_peer_t *audit_find(void *arg, const uint8_t key[32])
-{
-    return cl_member_find(((struct cl_engine *)arg)->mb, key);
-}
-
-/* What the donor, the audit, the admitter and the admittee ask alike
-   (their contexts are typed: docs/architecture.md, "Typed contexts"). */
+/* What the donor, the audit, the admitter, the admittee, the state sync
+   and the checkpoints ask alike (their contexts are typed:
+   docs/architecture.md, "Typed contexts"). */
 static int elmsg_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
 {
     return eng_elastic_send(e->el, key, m);
@@ -346,22 +328,20 @@ static cl_peer_t *member_find(struct cl_engine *e, const uint8_t key[32])
 }
 
 /* The joiner's sync's context (cl_engine_sync.h): built at each start. */
-static int sync_rank(void *arg)
+static int sync_rank(struct cl_engine *e)
 {
-    return atomic_load(&((struct cl_engine *)arg)->rank);
+    return atomic_load(&e->rank);
 }
 
-static bool sync_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+static bool sync_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj, int *members,
                        int *target_group)
 {
-    struct cl_engine *e = arg;
     *target_group = cl_member_settings(e->mb)->target_group;
     return eng_el_split_admission(e, js, nj, members);
 }
 
-static void sync_finished(void *arg)
+static void sync_finished(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     if (e->cfg.monitor)
         eng_ckpt_fetched(e->el->ckpt, e->el->sync); /* a checkpoint, not an admission */
     else
@@ -371,9 +351,8 @@ static void sync_finished(void *arg)
 /* This peer's own size of a start-up item (eng_sync_ctx_t.own_size): a
    monitor has none; a straggler has its registry; a joiner tells each
    when its program posts it (eng_sync_want). */
-static int sync_own_size(void *arg, int what, uint64_t index, uint64_t *size)
+static int sync_own_size(struct cl_engine *e, int what, uint64_t index, uint64_t *size)
 {
-    struct cl_engine *e = arg;
     if (e->cfg.monitor)
         return 2;
     if (!e->el->st.readmit)
@@ -391,11 +370,11 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
                             .cfg = &e->cfg,
                             .self_key = e->self_key,
                             .timers = e->timers,
-                            .now = eng_ctx_now,
-                            .send = ctx_send,
+                            .now = eng_ctx_clock,
+                            .send = elmsg_send,
                             .rank = sync_rank,
-                            .members = audit_members,
-                            .find = audit_find,
+                            .members = member_list,
+                            .find = member_find,
                             .split = sync_split,
                             .own_size = sync_own_size,
                             .finished = sync_finished};
@@ -444,36 +423,30 @@ void eng_el_sync_stop(struct cl_engine *e)
 }
 
 /* The checkpoints' context (cl_engine_checkpoint.h). */
-static bool ckpt_member(void *arg)
-{
-    return ((struct cl_engine *)arg)->state == ENG_MEMBER;
-}
-
 static bool ckpt_is_member(struct cl_engine *e)
 {
     return e->state == ENG_MEMBER;
 }
 
-static cl_peer_t *ckpt_admitter(void *arg)
+static cl_peer_t *ckpt_admitter(struct cl_engine *e)
 {
-    struct cl_engine *e = arg;
     return eng_admitter_pick(e->mb, e->self_key);
 }
 
-static bool ckpt_group_closed(void *arg)
+static bool ckpt_group_closed(struct cl_engine *e)
 {
-    return cl_member_group_closed(((struct cl_engine *)arg)->mb);
+    return cl_member_group_closed(e->mb);
 }
 
-static bool ckpt_fresh(void *arg)
+static bool ckpt_fresh(struct cl_engine *e)
 {
-    struct eng_elastic *el = ((struct cl_engine *)arg)->el;
+    struct eng_elastic *el = e->el;
     return el->st.posted == 0 && el->st.phase == EL_IN && !el->st.mapped;
 }
 
-static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
+static void ckpt_keep_copy(struct cl_engine *e, uint64_t s, const uint8_t key[32],
+                           bool now_if_blocked)
 {
-    struct cl_engine *e = arg;
     struct eng_elastic *el = e->el;
     cl_el_joiner_t who;
     memset(&who, 0, sizeof who);
@@ -487,18 +460,13 @@ static void ckpt_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool no
         eng_donor_on_post(el->donor, s);
 }
 
-static const el_sync_t *ckpt_sync(void *arg)
-{
-    return eng_el_sync(arg);
-}
-
-static bool ckpt_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
+static bool ckpt_fetch(struct cl_engine *e, uint64_t s, const uint8_t admitter[32])
 {
     cl_elmsg_t none;
     memset(&none, 0, sizeof none);
-    if (!eng_el_sync_start(arg, s, &none, admitter))
+    if (!eng_el_sync_start(e, s, &none, admitter))
         return false;
-    eng_el_sync_check_donors(arg);
+    eng_el_sync_check_donors(e);
     return true;
 }
 
@@ -527,7 +495,7 @@ static void audit_take_out(struct cl_engine *e, const uint8_t (*keys)[32], size_
     eng_take_over(e);
     cl_member_delta_t d;
     if (cl_member_ungroup(e->mb, keys, n, &d) == 1)
-        eng_coordinator_commit(e, &d);
+        eng_member_commit(e->member, &d);
     else
         cl_member_delta_clear(&d);
 }
@@ -551,7 +519,7 @@ static void admitter_remember(struct cl_engine *e, const cl_elmsg_t *admit)
 
 static void admitter_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(e, d);
+    eng_member_commit(e->member, d);
 }
 
 static void admitter_serve_alone(struct cl_engine *e, uint64_t s, const cl_el_joiner_t *js,
@@ -584,12 +552,12 @@ static void admittee_seen(struct cl_engine *e, const cl_elmsg_t *m, const uint8_
 
 static int admittee_submit(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    return eng_coll_submit_at(e, req, seq, next);
+    return eng_cs_submit_at(e->cs, req, seq, next);
 }
 
 static void admittee_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
 {
-    eng_coll_renumber(e, started, next);
+    eng_cs_renumber(e->cs, started, next);
 }
 
 static void admittee_stand(struct cl_engine *e, el_st_field_t f, uint64_t v)
@@ -690,7 +658,7 @@ static bool pause_undecided(struct cl_engine *e)
 
 static void pause_resume(struct cl_engine *e)
 {
-    eng_coll_start_queued(e);
+    eng_cs_start_queued(e->cs);
 }
 
 void eng_el_abort(struct cl_engine *e, int status)
@@ -803,16 +771,16 @@ int eng_el_init(struct cl_engine *e)
                            .cfg = &e->cfg,
                            .self_key = e->self_key,
                            .stream = el->stream,
-                           .now = eng_ctx_now,
-                           .send = ctx_send,
-                           .member = ckpt_member,
+                           .now = eng_ctx_clock,
+                           .send = elmsg_send,
+                           .member = ckpt_is_member,
                            .admitter = ckpt_admitter,
-                           .members = audit_members,
-                           .find = audit_find,
+                           .members = member_list,
+                           .find = member_find,
                            .group_closed = ckpt_group_closed,
                            .fresh = ckpt_fresh,
                            .keep_copy = ckpt_keep_copy,
-                           .sync = ckpt_sync,
+                           .sync = eng_el_sync,
                            .fetch = ckpt_fetch,
                            .timers = e->timers};
     int rc = eng_ckpt_new(&cctx, &el->ckpt);

@@ -35,58 +35,60 @@
 #include <stdint.h>
 
 /* What the layer's logic (cl_engine_elastic.c) may ask of the engine.
-   Every function gets `arg` (the engine); cl_engine_elastic_ctx.c fills
-   it (el_ctx) and the selftest fakes it.  A stream is an opaque handle
-   (struct stream *) that only the adapters open: the logic gets the
-   world stream from `world` or from a hook's caller and hands it back.
-   The pointers stay valid for the layer's life. */
+   Every function gets `arg`, the engine, typed (struct cl_engine *,
+   incomplete here: docs/architecture.md, "Typed contexts");
+   cl_engine_elastic_ctx.c fills it (el_ctx) and the selftest fakes it.
+   A stream is an opaque handle (struct stream *) that only the adapters
+   open: the logic gets the world stream from `world` or from a hook's
+   caller and hands it back.  The pointers stay valid for the layer's
+   life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only): COLLAB_COLLECTIVES_PER_STEP
        for the world stream's steps. */
     const cl_config_t *cfg;
-    const uint8_t *self_key;         /* this peer's public key (32 bytes) */
-    cl_member_t *mb;                 /* the membership's records (read only) */
-    eng_state_t (*state)(void *arg); /* the engine's state */
-    int (*rank)(void *arg);          /* this peer's world rank, -1 without */
+    const uint8_t *self_key;                     /* this peer's public key (32 bytes) */
+    cl_member_t *mb;                             /* the membership's records (read only) */
+    eng_state_t (*state)(struct cl_engine *arg); /* the engine's state */
+    int (*rank)(struct cl_engine *arg);          /* this peer's world rank, -1 without */
     /* Sends m to key: through the loop (eng_send) to a member, else on
        the transport.  reply: back on the connection key used (the VIEW
        that answers a PROBE).  Both return 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
-    int (*reply)(void *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
     /* Ignores key for that many seconds (a malformed message). */
-    void (*ban)(void *arg, const uint8_t key[32], double seconds);
+    void (*ban)(struct cl_engine *arg, const uint8_t key[32], double seconds);
     /* Asks the coordinator to take this peer out of the group
        (eng_report_self_out). */
-    void (*self_out)(void *arg);
+    void (*self_out)(struct cl_engine *arg);
     /* The group generation gen as recorded here, or NULL
-       (eng_coll_gen); whether gen is recorded and lists this peer
-       (eng_coll_in_gen). */
-    const group_gen_t *(*gen)(void *arg, uint64_t gen);
-    bool (*in_gen)(void *arg, uint64_t gen);
+       (eng_cs_gen); whether gen is recorded and lists this peer
+       (eng_cs_in_gen). */
+    const group_gen_t *(*gen)(struct cl_engine *arg, uint64_t gen);
+    bool (*in_gen)(struct cl_engine *arg, uint64_t gen);
     /* The world communicator's stream, or NULL (eng_el_world). */
-    struct stream *(*world)(void *arg);
+    struct stream *(*world)(struct cl_engine *arg);
     /* s's sequence number of the next local call. */
-    uint64_t (*next_seq)(void *arg, struct stream *s);
+    uint64_t (*next_seq)(struct cl_engine *arg, struct stream *s);
     /* True while a collective runs on s, with its sequence and the
        generation it runs under (0: alone). */
-    bool (*running)(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen);
+    bool (*running)(struct cl_engine *arg, struct stream *s, uint64_t *seq, uint64_t *gen);
     /* The collective of s that completes (eng_el_on_done; its context is
        still the stream's): its sequence, generation, members that called
        another collective and contributors. */
-    void (*finishing)(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
-                      int *ncontrib);
+    void (*finishing)(struct cl_engine *arg, struct stream *s, uint64_t *seq, uint64_t *gen,
+                      int *nmismatch, int *ncontrib);
     /* Restarts s's running collective under gen (0: alone;
-       eng_coll_restart). */
-    void (*restart)(void *arg, struct stream *s, uint64_t gen);
+       eng_cs_restart). */
+    void (*restart)(struct cl_engine *arg, struct stream *s, uint64_t gen);
     /* Gives req, posted on s, sequence seq (eng_coll_number). */
-    void (*number)(void *arg, struct stream *s, collab_request_t *req, uint64_t seq);
+    void (*number)(struct cl_engine *arg, struct stream *s, collab_request_t *req, uint64_t seq);
     /* Drops the early messages of s for sequences below seq
-       (eng_coll_drop_buffered_below). */
-    void (*drop_below)(void *arg, struct stream *s, uint64_t seq);
+       (eng_cs_drop_buffered_below). */
+    void (*drop_below)(struct cl_engine *arg, struct stream *s, uint64_t seq);
     /* s's queue of calls posted and not started (collab_request_t *, in
        order); the logic may remove the ones it hands to the admittee. */
-    zlist_t *(*queue)(void *arg, struct stream *s);
+    zlist_t *(*queue)(struct cl_engine *arg, struct stream *s);
 } eng_el_ctx_t;
 
 #define EL_BARRIERS 16     /* admissions whose generation rule is remembered */

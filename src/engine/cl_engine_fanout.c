@@ -180,7 +180,7 @@ static bool auth_copy_expected(struct cl_engine *e, const uint8_t key[32])
 
 static void auth_outbid(struct cl_engine *e, const cl_wire_view_t *v)
 {
-    eng_outbid_view(e, v);
+    eng_member_outbid(e->member, v);
 }
 
 static void auth_deliver(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)

@@ -11,8 +11,9 @@
     (in_group), under the checks of eng_gens_learn.
 
     A component (cl_engine_gens.h): it sees the engine only through
-    eng_gens_ctx_t, built by eng_coll_init (cl_engine_coll.c), whose
-    eng_coll_gen* functions the rest of the engine calls.
+    eng_gens_ctx_t, built by eng_cs_new (cl_engine_coll.c), whose
+    eng_cs_gen, eng_cs_in_gen, eng_coll_gen_encode and eng_coll_learn_gen
+    the rest of the engine calls.
 */
 #include "engine/cl_engine_gens.h"
 

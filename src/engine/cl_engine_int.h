@@ -145,12 +145,9 @@ struct cl_engine {
    found not running (eng_add_not_running).  Every deadline and silence
    is measured on it. */
 double eng_now(void);
-/* eng_now as a component context's clock (the `now(void *arg)` of their
-   contexts; arg is ignored): the one adapter every context uses. */
-double eng_ctx_now(void *arg);
-/* The same for the contexts whose argument is typed (`now(struct
-   cl_engine *arg)`: join, leave, p2p, relay, dialback, report, suspect,
-   match, member). */
+/* eng_now as a component context's clock (the `now(struct cl_engine
+   *arg)` of their contexts; arg is ignored): the one adapter every
+   context uses (docs/architecture.md, "Typed contexts"). */
 double eng_ctx_clock(struct cl_engine *e);
 
 /* The one writer of the engine's state (e->state): the loop (ENG_LEFT at
@@ -236,19 +233,6 @@ eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
 int eng_member_init(struct cl_engine *e);
 /* Destroys matchmaking and e->member. */
 void eng_member_fini(struct cl_engine *e);
-/* This peer holds a rank now: join line, init completes. */
-void eng_become_member(struct cl_engine *e, bool founder);
-/* Coordinator: acts on a view change it made and publishes the view. */
-void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d);
-/* Sends the current view to p (a member, or a joiner that asks again). */
-void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p);
-/* Sends the current view back on the connection key's last message came
-   on (a JOIN): it needs no new connection, so it goes out at once. */
-void eng_reply_view(struct cl_engine *e, const uint8_t key[32]);
-/* Coordinator: v, from a smaller group of this peer's members that does
-   not list it, lost to this peer's view: raise the epoch above v's and
-   send them this peer's view (cl_engine_authority.c). */
-void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v);
 /* Whether this peer is a member and its own coordinator
    (cl_member_coordinator).  Pure: every "do I coordinate" question asks
    this; a peer about to act as the coordinator then calls eng_take_over. */
@@ -341,24 +325,6 @@ int eng_coll_init(struct cl_engine *e);
 /* Frees the elastic layer and e->cs; accepts an engine whose init did
    not run. */
 void eng_coll_fini(struct cl_engine *e);
-/* The streams as the elastic layer asks them, with the engine (thin
-   wrappers of the eng_cs_* functions of cl_engine_coll.h on e->cs). */
-stream_t *eng_coll_stream(struct cl_engine *e, uint64_t id, bool create);
-void eng_coll_drop_buffered_below(struct cl_engine *e, stream_t *s, uint64_t below);
-const group_gen_t *eng_coll_gen(struct cl_engine *e, uint64_t gen);
-bool eng_coll_in_gen(struct cl_engine *e, uint64_t gen); /* this peer is in it */
-void eng_coll_restart(struct cl_engine *e, stream_t *s, uint64_t gen);
-/* Hands req back to the world stream as collective seq (not recorded
-   again by the elastic hooks), then sets the stream's next sequence to
-   next (UINT64_MAX: as it was).  COLLAB_ERR_INTERNAL without a world
-   stream (req untouched). */
-int eng_coll_submit_at(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next);
-/* The world stream starts no collective below started and numbers the
-   next one next (UINT64_MAX: unchanged). */
-void eng_coll_renumber(struct cl_engine *e, uint64_t started, uint64_t next);
-/* Completes the done collectives and starts the queued ones of every
-   stream again (something that held them back, eng_el_in_doubt, ended). */
-void eng_coll_start_queued(struct cl_engine *e);
 /* Does the current world group hold more than COLLAB_TARGET_GROUP members,
    so that world all-reduces run in several groups whose results differ
    (docs/elastic.md §9)?  Always false in strict mode (cl_engine_fanout.c). */

@@ -88,7 +88,7 @@ static int join_reachable(struct cl_engine *e, const uint8_t key[32], const cl_w
 
 static void join_founded(struct cl_engine *e)
 {
-    eng_become_member(e, true);
+    eng_member_become(e->member, true);
 }
 
 static void join_fail(struct cl_engine *e, int status)
@@ -98,12 +98,12 @@ static void join_fail(struct cl_engine *e, int status)
 
 static void join_send_view(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_send_view_to(e, p);
+    eng_member_send_view(e->member, p);
 }
 
 static void join_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(e, d);
+    eng_member_commit(e->member, d);
 }
 
 static void join_admit_rank(struct cl_engine *e, const uint8_t key[32])

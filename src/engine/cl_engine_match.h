@@ -55,7 +55,7 @@ typedef struct {
     /* Coordinator: the group is to be formed now.  close_group closes it
        in the records (cl_member_close_group): 1 when that changed them,
        with the change in *d (the caller clears d either way).  commit acts
-       on the change and publishes the view (eng_coordinator_commit; clears
+       on the change and publishes the view (eng_member_commit; clears
        d); it tells this component again (eng_match_check), a call
        deferred until commit returns. */
     int (*close_group)(struct cl_engine *arg, cl_member_delta_t *d);

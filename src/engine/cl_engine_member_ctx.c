@@ -6,8 +6,13 @@
     loop (eng_member_init); the transport's events, handed to the
     dial-back, the failure detector and the join (eng_member_on_event); and
     the functions through which the rest of the engine asks these
-    components (eng_self_coordinates, eng_coordinator_commit,
-    eng_report_late, ...: thin wrappers on e->member, e->susp, e->match).
+    components (eng_self_coordinates, eng_take_over, eng_report_late,
+    ...: thin wrappers on e->susp and e->match).  Membership's views are
+    asked on e->member directly (eng_member_commit, eng_member_become,
+    ...); only three functions here do more than pass e->member on:
+    eng_set_weight (sets the configuration first), eng_goodbye_all
+    (nothing before membership exists) and eng_member_on_message (the
+    loop's handler of membership's messages).
 
     The adapters below are the only place where those components meet
     struct cl_engine: the loop's state (eng_set_state, this peer's rank
@@ -55,31 +60,6 @@ void eng_member_answered(struct cl_engine *e, cl_peer_t *p)
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now)
 {
     eng_suspect_excuse(e->susp, p, now);
-}
-
-void eng_send_view_to(struct cl_engine *e, const cl_peer_t *p)
-{
-    eng_member_send_view(e->member, p);
-}
-
-void eng_reply_view(struct cl_engine *e, const uint8_t key[32])
-{
-    eng_member_reply_view(e->member, key);
-}
-
-void eng_outbid_view(struct cl_engine *e, const cl_wire_view_t *v)
-{
-    eng_member_outbid(e->member, v);
-}
-
-void eng_become_member(struct cl_engine *e, bool founder)
-{
-    eng_member_become(e->member, founder);
-}
-
-void eng_coordinator_commit(struct cl_engine *e, cl_member_delta_t *d)
-{
-    eng_member_commit(e->member, d);
 }
 
 void eng_request_match(struct cl_engine *e)
@@ -305,12 +285,12 @@ static int ctx_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *
 
 static void ctx_reply_view(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_reply_view(e, key);
+    eng_member_reply_view(e->member, key);
 }
 
 static void ctx_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_coordinator_commit(e, d);
+    eng_member_commit(e->member, d);
 }
 
 static void ctx_ban(struct cl_engine *e, const uint8_t key[32], double seconds)

@@ -82,7 +82,7 @@ typedef struct {
        peer out forgot its connection), then the PROBE goes out. */
     void (*ask)(struct cl_engine *arg, const cl_peer_t *p);
     /* The doubt ended: the collectives it held back may start
-       (eng_coll_start_queued). */
+       (eng_cs_start_queued). */
     void (*resume)(struct cl_engine *arg);
 } eng_pause_ctx_t;
 

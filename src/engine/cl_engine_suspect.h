@@ -57,10 +57,10 @@ typedef struct {
     int (*send)(struct cl_engine *arg, const cl_peer_t *p, cl_wire_msg_t *m);
     /* Sends m back on the connection key's last message came on. */
     int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
-    /* Sends the current view back to key (eng_reply_view). */
+    /* Sends the current view back to key (eng_member_reply_view). */
     void (*reply_view)(struct cl_engine *arg, const uint8_t key[32]);
     /* Coordinator: applies view change d that this peer made, publishes
-       the view (eng_coordinator_commit); clears d. */
+       the view (eng_member_commit); clears d. */
     void (*commit)(struct cl_engine *arg, cl_member_delta_t *d);
     /* Bans key at the transport for `seconds`. */
     void (*ban)(struct cl_engine *arg, const uint8_t key[32], double seconds);

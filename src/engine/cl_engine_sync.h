@@ -21,10 +21,15 @@
 
 typedef struct el_sync el_sync_t;
 
+/* The engine, incomplete here: the type of the context's argument, so that
+   an adapter handed something else does not compile (docs/architecture.md,
+   "Typed contexts"). */
+struct cl_engine;
+
 /* What the sync may ask of the engine.  Every function gets `arg`.  The
    pointers stay valid for the component's life. */
 typedef struct {
-    void *arg;
+    struct cl_engine *arg;
     /* The engine's configuration (read only): COLLAB_TIMEOUT makes the
        query deadline and the stall; a monitor fetches a checkpoint. */
     const cl_config_t *cfg;
@@ -33,19 +38,19 @@ typedef struct {
        query deadline, QUERY again, stalled donors). */
     cl_timer_t *timers;
     /* The engine's clock (eng_now). */
-    double (*now)(void *arg);
+    double (*now)(struct cl_engine *arg);
     /* Sends elastic message m to key; returns 0 or a negative status. */
-    int (*send)(void *arg, const uint8_t key[32], const cl_elmsg_t *m);
+    int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* This peer's rank now (rotates the stripes). */
-    int (*rank)(void *arg);
+    int (*rank)(struct cl_engine *arg);
     /* The membership's peers, and one of them by key or NULL: whether a
        donor is a live member, in the group, a monitor (read only). */
-    cl_peer_t *const *(*members)(void *arg, size_t *n);
-    cl_peer_t *(*find)(void *arg, const uint8_t key[32]);
+    cl_peer_t *const *(*members)(struct cl_engine *arg, size_t *n);
+    cl_peer_t *(*find)(struct cl_engine *arg, const uint8_t key[32]);
     /* Does the admission of joiners js run all-reduces in several groups
        (eng_el_split_admission)?  Sets *members and *target_group
        (COLLAB_TARGET_GROUP) for the log line when it does. */
-    bool (*split)(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+    bool (*split)(struct cl_engine *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
                   int *target_group);
     /* This peer's own size of item (what, index): 1 with *size when its
        program told it (a straggler's registry), 0 while its program has
@@ -53,12 +58,12 @@ typedef struct {
        then), 2 when this peer has no program to bound it (a monitor:
        the majority's declaration is taken), -1 when it will never ask
        for it.  NULL: 2 for every item. */
-    int (*own_size)(void *arg, int what, uint64_t index, uint64_t *size);
+    int (*own_size)(struct cl_engine *arg, int what, uint64_t index, uint64_t *size);
     /* Every item is served, dropped or given up on: the admission's sync
        ended, or a monitor's checkpoint fetch.  Called from inside
        eng_sync_on_message, eng_sync_view_changed or its timer: once, and
        again each time the items an eng_sync_want started are in. */
-    void (*finished)(void *arg);
+    void (*finished)(struct cl_engine *arg);
 } eng_sync_ctx_t;
 
 /* Starts pulling the state of admission s from the donors: the live

@@ -49,9 +49,11 @@
 #include "selftest.h"
 
 #define MAXSENT 512
-#define NPEERS 4              /* this monitor and three members */
+#define NPEERS 4 /* this monitor and three members */
 
-typedef struct {
+/* The fake engine: the context's argument of the checkpoints and of the
+   pull, struct cl_engine, which both see only as an incomplete type. */
+typedef struct cl_engine {
     cl_config_t cfg;
     double now;
     cl_peer_t peers[NPEERS]; /* [0] is this monitor, [1] the admitter */
@@ -73,14 +75,13 @@ typedef struct {
     cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 
-static double f_now(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->now;
+    return f->now;
 }
 
-static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
+static int f_send(fake_t *f, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    fake_t *f = arg;
     if (m->type == CL_EL_CKPT) {
         f->nsigs = m->nsigs < 8 ? m->nsigs : 8;
         if (f->nsigs > 0)
@@ -89,63 +90,62 @@ static int f_send(void *arg, const uint8_t key[32], const cl_elmsg_t *m)
     return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);
 }
 
-static bool f_member(void *arg)
+static bool f_member(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return true;
 }
 
-static cl_peer_t *f_admitter(void *arg)
+static cl_peer_t *f_admitter(fake_t *f)
 {
-    return &((fake_t *)arg)->peers[1];
+    return &f->peers[1];
 }
 
-static cl_peer_t *const *f_members(void *arg, size_t *n)
+static cl_peer_t *const *f_members(fake_t *f, size_t *n)
 {
     *n = NPEERS;
-    return ((fake_t *)arg)->list;
+    return f->list;
 }
 
-static cl_peer_t *f_find(void *arg, const uint8_t key[32])
+static cl_peer_t *f_find(fake_t *f, const uint8_t key[32])
 {
-    return el_peer_find(((fake_t *)arg)->peers, NPEERS, key);
+    return el_peer_find(f->peers, NPEERS, key);
 }
 
-static bool f_closed(void *arg)
+static bool f_closed(fake_t *f)
 {
-    return ((fake_t *)arg)->closed;
+    return f->closed;
 }
 
-static bool f_fresh(void *arg)
+static bool f_fresh(fake_t *f)
 {
-    return ((fake_t *)arg)->fresh;
+    return f->fresh;
 }
 
-static void f_keep_copy(void *arg, uint64_t s, const uint8_t key[32], bool now_if_blocked)
+static void f_keep_copy(fake_t *f, uint64_t s, const uint8_t key[32], bool now_if_blocked)
 {
-    fake_t *f = arg;
     f->copies++;
     f->copy_s = s;
     memcpy(f->copy_key, key, 32);
     f->copy_now = now_if_blocked;
 }
 
-static const el_sync_t *f_sync(void *arg)
+static const el_sync_t *f_sync(fake_t *f)
 {
-    return ((fake_t *)arg)->y;
+    return f->y;
 }
 
 /* The pull's context: the engine's adapters, played by the test. */
-static int f_rank(void *arg)
+static int f_rank(fake_t *f)
 {
-    (void)arg;
+    (void)f;
     return -1;
 }
 
-static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+static bool f_split(fake_t *f, const cl_el_joiner_t *js, uint32_t nj, int *members,
                     int *target_group)
 {
-    (void)arg;
+    (void)f;
     (void)js;
     (void)nj;
     *members = NPEERS - 1;
@@ -153,15 +153,13 @@ static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *membe
     return false;
 }
 
-static void f_finished(void *arg)
+static void f_finished(fake_t *f)
 {
-    fake_t *f = arg;
     eng_ckpt_fetched(f->c, f->y);
 }
 
-static bool f_fetch(void *arg, uint64_t s, const uint8_t admitter[32])
+static bool f_fetch(fake_t *f, uint64_t s, const uint8_t admitter[32])
 {
-    fake_t *f = arg;
     eng_sync_destroy(&f->y);
     eng_sync_ctx_t sctx = {.arg = f,
                            .cfg = &f->cfg,
@@ -335,7 +333,8 @@ static void check_written(const char *dir, uint64_t s, uint64_t step)
     CHECK(k.nitems == 3);
     if (k.nitems == 3) {
         CHECK(k.items[0].what == CL_CKPT_BUFFER && k.items[0].index == 0 &&
-              k.items[0].size == EL_SMALL && memcmp(k.items[0].data, el_state()->small, EL_SMALL) == 0);
+              k.items[0].size == EL_SMALL &&
+              memcmp(k.items[0].data, el_state()->small, EL_SMALL) == 0);
         CHECK(k.items[1].what == CL_CKPT_BUFFER && k.items[1].index == 1 &&
               k.items[1].size == EL_BIG && memcmp(k.items[1].data, el_state()->big, EL_BIG) == 0);
         CHECK(k.items[2].what == CL_CKPT_RESULT && k.items[2].index == 2 &&

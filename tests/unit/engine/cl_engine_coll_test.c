@@ -323,7 +323,7 @@ static void test_not_member(void)
 }
 
 /* A call gets the stream's next sequence; one handed back at a given
-   sequence (eng_coll_submit_at) runs under it, is marked for the elastic
+   sequence (eng_cs_submit_at) runs under it, is marked for the elastic
    hook as not to be recorded again, and leaves the stream's next local
    sequence as told (UINT64_MAX: as it was); the fast path's advance never
    lowers it. */

@@ -47,10 +47,10 @@
 
 static uint8_t K[3][32]; /* A, B, C */
 
-/* The fake engine, struct cl_engine: the argument of the admitter's, the
-   admittee's and the donor's typed contexts, which see it only as an
-   incomplete type (docs/architecture.md, "Typed contexts"); the layer's
-   own context (eng_el_ctx_t) takes it as void *. */
+/* The fake engine, struct cl_engine: the argument of the layer's own
+   context (eng_el_ctx_t) and of the admitter's, the admittee's and the
+   donor's typed contexts, which see it only as an incomplete type
+   (docs/architecture.md, "Typed contexts"). */
 typedef struct cl_engine {
     cl_config_t cfg;
     uint8_t self[32];
@@ -96,19 +96,18 @@ void __wrap_cl_request_complete(collab_request_t *req, int status)
     __real_cl_request_complete(req, status);
 }
 
-static eng_state_t f_state(void *arg)
+static eng_state_t f_state(fake_t *f)
 {
-    return ((fake_t *)arg)->state;
+    return f->state;
 }
 
-static int f_rank(void *arg)
+static int f_rank(fake_t *f)
 {
-    return ((fake_t *)arg)->rank;
+    return f->rank;
 }
 
-static int f_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_send(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     cl_elmsg_t em;
     CHECK(m->hdr.type == CL_MSG_ELASTIC);
     if (cl_elmsg_decode(m->hdr.sub, m->payload, m->payload_len, &em) != COLLAB_OK)
@@ -118,9 +117,8 @@ static int f_send(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
     return rc;
 }
 
-static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
+static int f_reply(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    fake_t *f = arg;
     (void)key;
     f->replies++;
     f->reply_type = m->hdr.type;
@@ -128,22 +126,20 @@ static int f_reply(void *arg, const uint8_t key[32], cl_wire_msg_t *m)
     return COLLAB_OK;
 }
 
-static void f_ban(void *arg, const uint8_t key[32], double seconds)
+static void f_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
-    fake_t *f = arg;
     (void)key;
     f->bans++;
     f->ban_seconds = seconds;
 }
 
-static void f_self_out(void *arg)
+static void f_self_out(fake_t *f)
 {
-    ((fake_t *)arg)->self_outs++;
+    f->self_outs++;
 }
 
-static const group_gen_t *f_gen(void *arg, uint64_t gen)
+static const group_gen_t *f_gen(fake_t *f, uint64_t gen)
 {
-    fake_t *f = arg;
     for (int i = 0; i < f->nknown; i++)
         if (f->known[i] == gen) {
             f->gen.gen = gen;
@@ -152,47 +148,43 @@ static const group_gen_t *f_gen(void *arg, uint64_t gen)
     return NULL;
 }
 
-static bool f_in_gen(void *arg, uint64_t gen)
+static bool f_in_gen(fake_t *f, uint64_t gen)
 {
-    return f_gen(arg, gen) != NULL;
+    return f_gen(f, gen) != NULL;
 }
 
 /* The world stream, a handle the logic only hands back (test_views
    sets `running`; the other tests never ask for more than its
    existence). */
-static struct stream *f_world(void *arg)
+static struct stream *f_world(fake_t *f)
 {
-    return (struct stream *)&((fake_t *)arg)->world;
+    return (struct stream *)&f->world;
 }
 
-static bool f_running(void *arg, struct stream *s, uint64_t *seq, uint64_t *gen)
+static bool f_running(fake_t *f, struct stream *s, uint64_t *seq, uint64_t *gen)
 {
-    fake_t *f = arg;
     CHECK(s == f_world(f));
     *seq = f->run_seq;
     *gen = f->run_gen;
     return f->running;
 }
 
-static void f_restart(void *arg, struct stream *s, uint64_t gen)
+static void f_restart(fake_t *f, struct stream *s, uint64_t gen)
 {
-    fake_t *f = arg;
     CHECK(s == f_world(f) && f->running);
     f->restarts++;
     f->restart_gen = gen;
     f->run_gen = gen;
 }
 
-static uint64_t f_next_seq(void *arg, struct stream *s)
+static uint64_t f_next_seq(fake_t *f, struct stream *s)
 {
-    fake_t *f = arg;
     CHECK(s == f_world(f));
     return f->running ? f->run_seq + 1 : 0;
 }
 
-static zlist_t *f_queue(void *arg, struct stream *s)
+static zlist_t *f_queue(fake_t *f, struct stream *s)
 {
-    fake_t *f = arg;
     CHECK(s == f_world(f));
     return f->queue;
 }

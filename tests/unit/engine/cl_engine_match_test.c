@@ -92,7 +92,7 @@ static int f_close_group(fake_t *f, cl_member_delta_t *d)
     return rc;
 }
 
-/* As the engine's eng_coordinator_commit: clears d, then tells
+/* As the engine's eng_member_commit: clears d, then tells
    matchmaking again. */
 static void f_commit(fake_t *f, cl_member_delta_t *d)
 {
@@ -290,7 +290,7 @@ static void test_member(void)
     fake_free(&f);
 }
 
-/* The commit tells matchmaking again (as eng_coordinator_commit does):
+/* The commit tells matchmaking again (as eng_member_commit does):
    that call runs after the commit returns, not inside it, and forms
    nothing more. */
 static void test_deferred(void)

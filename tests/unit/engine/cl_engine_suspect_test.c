@@ -6,7 +6,7 @@
     C (rank 2), views made by a coordinator's table in the test and
     installed like a VIEW from the network, and a record of every message
     sent or replied and of every view change the component commits (as the
-    coordinator does: eng_coordinator_commit).  Checks that heartbeats go
+    coordinator does: eng_member_commit).  Checks that heartbeats go
     to every live member, that the coordinator answers the epochs they
     carry (a view to a member behind, an outbidding view to one ahead, a
     view above its epoch to a peer that is no member), that a silent

@@ -32,9 +32,11 @@
 #include "selftest.h"
 
 #define MAXSENT 256
-#define NPEERS 4              /* this peer and three donors */
+#define NPEERS 4 /* this peer and three donors */
 
-typedef struct {
+/* The fake engine: the context's argument, struct cl_engine, which the
+   sync sees only as an incomplete type. */
+typedef struct cl_engine {
     cl_config_t cfg;
     double now;
     cl_peer_t peers[NPEERS]; /* [0] is this peer */
@@ -45,28 +47,36 @@ typedef struct {
     cl_timer_t *timers; /* the loop's set, run by the test as the loop would */
 } fake_t;
 
-EL_FAKE_NOW_AND_SEND(fake_t)
-
-static int f_rank(void *arg)
+static double f_now(fake_t *f)
 {
-    return ((fake_t *)arg)->peers[0].rank;
+    return f->now;
 }
 
-static cl_peer_t *const *f_members(void *arg, size_t *n)
+static int f_send(fake_t *f, const uint8_t key[32], const cl_elmsg_t *m)
+{
+    return el_sent_push(f->sent, &f->nsent, MAXSENT, key, m);
+}
+
+static int f_rank(fake_t *f)
+{
+    return f->peers[0].rank;
+}
+
+static cl_peer_t *const *f_members(fake_t *f, size_t *n)
 {
     *n = NPEERS;
-    return ((fake_t *)arg)->list;
+    return f->list;
 }
 
-static cl_peer_t *f_find(void *arg, const uint8_t key[32])
+static cl_peer_t *f_find(fake_t *f, const uint8_t key[32])
 {
-    return el_peer_find(((fake_t *)arg)->peers, NPEERS, key);
+    return el_peer_find(f->peers, NPEERS, key);
 }
 
-static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *members,
+static bool f_split(fake_t *f, const cl_el_joiner_t *js, uint32_t nj, int *members,
                     int *target_group)
 {
-    (void)arg;
+    (void)f;
     (void)js;
     (void)nj;
     *members = NPEERS;
@@ -74,9 +84,9 @@ static bool f_split(void *arg, const cl_el_joiner_t *js, uint32_t nj, int *membe
     return false;
 }
 
-static void f_finished(void *arg)
+static void f_finished(fake_t *f)
 {
-    ((fake_t *)arg)->finished++;
+    f->finished++;
 }
 
 static void reset(fake_t *f)
@@ -395,9 +405,9 @@ static void test_leave(void)
 /* A joiner (docs/security-bounds.md §5): nothing is allocated before its own
    program tells an item's size (eng_sync_want), and a declared size
    unlike its own is refused. */
-static int f_own_unknown(void *arg, int what, uint64_t index, uint64_t *size)
+static int f_own_unknown(fake_t *f, int what, uint64_t index, uint64_t *size)
 {
-    (void)arg;
+    (void)f;
     (void)what;
     (void)index;
     (void)size;

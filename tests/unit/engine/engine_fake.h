@@ -1,6 +1,6 @@
 /*  engine_fake.h - the fake engine of the selftests whose component is
     not yet behind a context (cl_engine_member_test): the engine's clock
-    (s_now, eng_now, eng_ctx_now, eng_ctx_clock), its log description of
+    (s_now, eng_now, eng_ctx_clock), its log description of
     a peer (eng_peer_desc), the loop's writer of the engine's state
     (eng_set_state) and the loop's table of handlers (eng_on_type), the
     loop's turns over a real timer set (fake_run_until), a fake engine's
@@ -43,12 +43,6 @@ static double s_now = 100.0;
 
 double eng_now(void)
 {
-    return s_now;
-}
-
-double eng_ctx_now(void *arg)
-{
-    (void)arg;
     return s_now;
 }
 
