@@ -381,9 +381,19 @@ bool eng_stream_finishing(const stream_t *s, uint64_t *seq, uint64_t *gen, int *
     return ctx != NULL;
 }
 
-zlist_t *eng_stream_queue(const stream_t *s)
+size_t eng_stream_queued(const stream_t *s)
 {
-    return s->queue;
+    return zlist_size(s->queue);
+}
+
+collab_request_t *eng_stream_queue_head(const stream_t *s)
+{
+    return zlist_head(s->queue); /* leaves the list's cursor */
+}
+
+void eng_stream_dequeue(stream_t *s, collab_request_t *req)
+{
+    zlist_remove(s->queue, req);
 }
 
 void eng_coll_fail_member(stream_t *s, int r, bool left)

@@ -192,9 +192,13 @@ bool eng_stream_running(const stream_t *s, uint64_t *seq, uint64_t *gen);
    none).  Returns whether one runs. */
 bool eng_stream_finishing(const stream_t *s, uint64_t *seq, uint64_t *gen, int *nmismatch,
                           int *ncontrib);
-/* The calls made on s and not started, in order (collab_request_t*);
-   the streams own the list. */
-zlist_t *eng_stream_queue(const stream_t *s);
+/* The calls made on s and not started, in order: how many, the first
+   (NULL when none), and taking one out of them (the caller then owns its
+   completion: the elastic layer hands them to the admittee).  The list
+   is the streams'. */
+size_t eng_stream_queued(const stream_t *s);
+collab_request_t *eng_stream_queue_head(const stream_t *s);
+void eng_stream_dequeue(stream_t *s, collab_request_t *req);
 
 /* Collectives completed here (on the engine or the fast path); 0 for a
    NULL cs.  The suspect's heartbeats and the reports read it. */

@@ -730,9 +730,10 @@ static void feed_admission(struct eng_elastic *el)
    back): they wait as a joiner's do, parked by the admittee, which asks
    to be admitted (docs/elastic.md §3).  The admittee takes them only in
    that standing; otherwise they stay queued. */
-static void adopt_queued(struct eng_elastic *el, zlist_t *queue)
+static void adopt_queued(struct eng_elastic *el, struct stream *w)
 {
-    size_t k = zlist_size(queue);
+    struct cl_engine *arg = el->ctx.arg;
+    size_t k = el->ctx.queued(arg, w);
     uint64_t count = cl_stream_count(el->stream);
     if (k == 0 || count < k)
         return;
@@ -741,11 +742,11 @@ static void adopt_queued(struct eng_elastic *el, zlist_t *queue)
        completes and empties the queue, and the loop then ends. */
     size_t i = 0;
     collab_request_t *r;
-    while (i < k && (r = zlist_first(queue)) != NULL) {
+    while (i < k && (r = el->ctx.queue_head(arg, w)) != NULL) {
         /* The queued ones are the latest posted: indexes count-k.. */
         if (!eng_admittee_take(el->admittee, r, count - k + i))
             break;
-        zlist_remove(queue, r);
+        el->ctx.dequeue(arg, w, r);
         i++;
     }
     if (i > 0)
@@ -795,7 +796,7 @@ void eng_elastic_view_changed(struct eng_elastic *el)
                me->state != CL_PEER_GONE && w != NULL && !el->ctx.running(arg, w, &aseq, &agen)) {
         /* Never in the group, its first collectives posted before the
            group formed: a joiner (nobody else would ask for it). */
-        adopt_queued(el, el->ctx.queue(arg, w));
+        adopt_queued(el, w);
     }
     /* A collective started under a generation that an admission made
        obsolete restarts under the current one (docs/elastic.md §3). */

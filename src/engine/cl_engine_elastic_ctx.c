@@ -128,10 +128,22 @@ static void el_drop_below(struct cl_engine *e, struct stream *s, uint64_t seq)
     eng_cs_drop_buffered_below(e->cs, s, seq);
 }
 
-static zlist_t *el_queue(struct cl_engine *e, struct stream *s)
+static size_t el_queued(struct cl_engine *e, struct stream *s)
 {
     (void)e;
-    return eng_stream_queue(s);
+    return eng_stream_queued(s);
+}
+
+static collab_request_t *el_queue_head(struct cl_engine *e, struct stream *s)
+{
+    (void)e;
+    return eng_stream_queue_head(s);
+}
+
+static void el_dequeue(struct cl_engine *e, struct stream *s, collab_request_t *req)
+{
+    (void)e;
+    eng_stream_dequeue(s, req);
 }
 
 static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
@@ -155,7 +167,9 @@ static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
                           .restart = el_restart,
                           .number = el_number,
                           .drop_below = el_drop_below,
-                          .queue = el_queue};
+                          .queued = el_queued,
+                          .queue_head = el_queue_head,
+                          .dequeue = el_dequeue};
 }
 
 /* ---------------------------------------------------------------------- */

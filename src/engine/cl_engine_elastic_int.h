@@ -86,9 +86,12 @@ typedef struct {
     /* Drops the early messages of s for sequences below seq
        (eng_cs_drop_buffered_below). */
     void (*drop_below)(struct cl_engine *arg, struct stream *s, uint64_t seq);
-    /* s's queue of calls posted and not started (collab_request_t *, in
-       order); the logic may remove the ones it hands to the admittee. */
-    zlist_t *(*queue)(struct cl_engine *arg, struct stream *s);
+    /* s's calls posted and not started, in order: how many, the first
+       (NULL when none), and taking one out (the logic hands it to the
+       admittee); the streams own the list. */
+    size_t (*queued)(struct cl_engine *arg, struct stream *s);
+    collab_request_t *(*queue_head)(struct cl_engine *arg, struct stream *s);
+    void (*dequeue)(struct cl_engine *arg, struct stream *s, collab_request_t *req);
 } eng_el_ctx_t;
 
 #define EL_BARRIERS 16     /* admissions whose generation rule is remembered */

@@ -183,10 +183,22 @@ static uint64_t f_next_seq(fake_t *f, struct stream *s)
     return f->running ? f->run_seq + 1 : 0;
 }
 
-static zlist_t *f_queue(fake_t *f, struct stream *s)
+static size_t f_queued(fake_t *f, struct stream *s)
 {
-    CHECK(s == f_world(f));
-    return f->queue;
+    (void)s;
+    return f->queue != NULL ? zlist_size(f->queue) : 0;
+}
+
+static collab_request_t *f_queue_head(fake_t *f, struct stream *s)
+{
+    (void)s;
+    return f->queue != NULL ? zlist_head(f->queue) : NULL;
+}
+
+static void f_dequeue(fake_t *f, struct stream *s, collab_request_t *req)
+{
+    (void)s;
+    zlist_remove(f->queue, req);
 }
 
 static struct eng_elastic *fake_init(fake_t *f, int self)
@@ -218,7 +230,9 @@ static struct eng_elastic *fake_init(fake_t *f, int self)
                         .next_seq = f_next_seq,
                         .running = f_running,
                         .restart = f_restart,
-                        .queue = f_queue};
+                        .queued = f_queued,
+                        .queue_head = f_queue_head,
+                        .dequeue = f_dequeue};
     struct eng_elastic *el = eng_elastic_new(&ctx);
     CHECK(el != NULL);
     return el;

@@ -390,7 +390,13 @@ static void test_order_and_early(void)
     CHECK(eng_stream_is_world(sa) && !eng_stream_is_world(NULL));
     CHECK(eng_stream_comm_id(sa) == CL_COMM_WORLD_ID && eng_stream_comm(sa) == wa);
     CHECK(eng_stream_next_seq(sa) == 2);
-    CHECK(eng_stream_queue(sa) == sa->queue && zlist_first(eng_stream_queue(sa)) == ra[1]);
+    CHECK(eng_stream_queued(sa) == 1 && eng_stream_queue_head(sa) == ra[1]);
+    (void)zlist_first(sa->queue);
+    (void)zlist_next(sa->queue); /* the cursor past the end: the head is still read */
+    CHECK(eng_stream_queue_head(sa) == ra[1]);
+    eng_stream_dequeue(sa, ra[1]); /* taken out (the elastic layer hands it on) ... */
+    CHECK(eng_stream_queued(sa) == 0 && eng_stream_queue_head(sa) == NULL);
+    CHECK(zlist_append(sa->queue, ra[1]) == 0); /* ... and back for the rest of the test */
     CHECK(eng_stream_running(sa, &seq, &gen) && seq == 0 && gen == sa->active_ctx->gen);
     seq = gen = 99;
     CHECK(eng_stream_finishing(sa, &seq, &gen, &nmismatch, &ncontrib));
