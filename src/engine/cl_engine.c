@@ -18,9 +18,9 @@
     handler its component registered for its type (eng_on_type).
     Everything network-facing happens here.  The engine's state (joining,
     standby, member, left) has one writer here, eng_set_state; so has the
-    configuration once the engine runs (eng_set_cfg: this peer's weight,
-    client mode), and a collab_init that fails completes here
-    (eng_fail_init).
+    configuration once the engine runs (eng_set_cfg_weight: this peer's
+    weight; eng_set_cfg_client_mode), and a collab_init that fails
+    completes here (eng_fail_init).
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
@@ -94,16 +94,14 @@ void eng_fail_init(struct cl_engine *e, int status)
     eng_set_state(e, ENG_LEFT);
 }
 
-void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value)
+void eng_set_cfg_weight(struct cl_engine *e, double weight)
 {
-    switch (item) {
-    case ENG_CFG_WEIGHT:
-        e->cfg.weight = value;
-        break;
-    case ENG_CFG_CLIENT_MODE:
-        e->cfg.client_mode = value != 0.0;
-        break;
-    }
+    e->cfg.weight = weight;
+}
+
+void eng_set_cfg_client_mode(struct cl_engine *e)
+{
+    e->cfg.client_mode = true;
 }
 
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)

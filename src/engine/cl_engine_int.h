@@ -159,15 +159,13 @@ void eng_set_state(struct cl_engine *e, eng_state_t state);
    (eng_set_state: ENG_LEFT): a join that failed, a view with settings
    this peer must not adopt. */
 void eng_fail_init(struct cl_engine *e, int status);
-/* The settings of e->cfg that change while the engine runs. */
-typedef enum {
-    ENG_CFG_WEIGHT,      /* this peer's weight (MPIX_Collab_set_weight: eng_set_weight) */
-    ENG_CFG_CLIENT_MODE, /* client mode on (value 1; COLLAB_CLIENT_MODE=auto found this
-                            peer unreachable: the join's context, set_client) */
-} eng_cfg_item_t;
 /* The one writer of e->cfg once the engine runs (the rest of it is fixed
-   at cl_engine_new): sets item to value. */
-void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value);
+   at cl_engine_new): the two settings that change.  This peer's weight
+   (MPIX_Collab_set_weight: eng_set_weight) ... */
+void eng_set_cfg_weight(struct cl_engine *e, double weight);
+/* ... and client mode, turned on (COLLAB_CLIENT_MODE=auto found this
+   peer unreachable: the join's context, set_client). */
+void eng_set_cfg_client_mode(struct cl_engine *e);
 double eng_raw_now(void); /* monotonic seconds, every second counted */
 void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
@@ -253,7 +251,7 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 void eng_goodbye_all(struct cl_engine *e); /* nothing without e->member */
 /* The program waits for the world group (eng_match_request). */
 void eng_request_match(struct cl_engine *e);
-/* MPIX_Collab_set_weight: the configuration's weight (eng_set_cfg), then
+/* MPIX_Collab_set_weight: the configuration's weight (eng_set_cfg_weight), then
    eng_member_set_weight. */
 void eng_set_weight(struct cl_engine *e, double w);
 /* Leaves the swarm for good while the program still runs: says goodbye,

@@ -4,7 +4,7 @@
     The adapters below are the only place where the join meets struct
     cl_engine: the transport, the engine's state (moved by the join
     between ENG_JOINING and ENG_STANDBY only, through eng_set_state), the
-    configuration's client mode (eng_set_cfg), when this peer first became
+    configuration's client mode (eng_set_cfg_client_mode), when this peer first became
     a member (eng_member_since), the authority gate (a JOIN
     sent, a pause's probe round), the coordinator's dial-back, membership
     (a founder becomes a member, a failed join, a coordinator's view
@@ -67,7 +67,7 @@ static int join_link_version(struct cl_engine *e, const uint8_t key[32])
 
 static void join_set_client(struct cl_engine *e)
 {
-    eng_set_cfg(e, ENG_CFG_CLIENT_MODE, 1.0);
+    eng_set_cfg_client_mode(e);
     cl_transport_set_client(e->tp);
 }
 

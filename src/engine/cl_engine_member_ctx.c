@@ -17,7 +17,7 @@
     The adapters below are the only place where those components meet
     struct cl_engine: the loop's state (eng_set_state, this peer's rank
     and world size, collab_init's request through eng_fail_init, the
-    configuration through eng_set_cfg), the transport (send, reply, ban),
+    configuration through eng_set_cfg_weight), the transport (send, reply, ban),
     the authority's rules, the elastic layer, the reports, the
     collectives' progress, the join, the fan-out of view changes, and each
     other (the view sent back, a coordinator's commit, whether this peer
@@ -69,7 +69,7 @@ void eng_request_match(struct cl_engine *e)
 
 void eng_set_weight(struct cl_engine *e, double w)
 {
-    eng_set_cfg(e, ENG_CFG_WEIGHT, w);
+    eng_set_cfg_weight(e, w);
     eng_member_set_weight(e->member, w);
 }
 

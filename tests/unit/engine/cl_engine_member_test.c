@@ -158,12 +158,14 @@ void eng_fail_init(struct cl_engine *e, int status)
     eng_set_state(e, ENG_LEFT);
 }
 
-void eng_set_cfg(struct cl_engine *e, eng_cfg_item_t item, double value)
+void eng_set_cfg_weight(struct cl_engine *e, double weight)
 {
-    if (item == ENG_CFG_WEIGHT)
-        e->cfg.weight = value;
-    else
-        e->cfg.client_mode = value != 0.0;
+    e->cfg.weight = weight;
+}
+
+void eng_set_cfg_client_mode(struct cl_engine *e)
+{
+    e->cfg.client_mode = true;
 }
 
 /* The collective streams (cl_engine_coll.h): none here, nothing done. */
