@@ -469,7 +469,7 @@ static bool own_sent(eng_cs_t *cs, const stream_t *s)
         for (int j = 0; j < ctx->nfailed && !failed; j++)
             failed = ctx->failed[j] == r;
         int w = failed ? -1 : cl_comm_world_of(s->comm, r);
-        cl_peer_t *p = w >= 0 ? cl_member_at_rank(cs->ctx.mb, w) : NULL;
+        const cl_peer_t *p = w >= 0 ? cl_member_at_rank(cs->ctx.mb, w) : NULL;
         if (p == NULL || p->state == CL_PEER_GONE)
             continue;
         if (eng_p2p_coll_waiting(cs->ctx.p2p, w) > 0 || cl_shm_queued(shm, p->key) > 0)
@@ -516,7 +516,7 @@ void eng_coll_check_done(eng_cs_t *cs, stream_t *s)
         cs->ctx.el_on_done(cs->ctx.arg, s, req, status); /* elastic hook: start-up results */
         /* Members that answered are no longer late. */
         for (int i = 0; i < ncontrib; i++) {
-            cl_peer_t *p = eng_coll_peer_of(ctx, contrib[i]);
+            const cl_peer_t *p = eng_coll_peer_of(ctx, contrib[i]);
             if (p != NULL)
                 cs->ctx.answered(cs->ctx.arg, p);
         }
@@ -634,7 +634,7 @@ void eng_coll_record_group(eng_cs_t *cs)
     if (!cl_member_group_closed(cs->ctx.mb))
         return;
     size_t n;
-    cl_peer_t *const *list = cl_member_list(cs->ctx.mb, &n);
+    const cl_peer_t *const *list = (const cl_peer_t *const *)cl_member_list(cs->ctx.mb, &n);
     eng_gens_record(cs->gens, cl_member_group_epoch(cs->ctx.mb), list, n);
 }
 
@@ -680,7 +680,7 @@ static void log_no_group(eng_cs_t *cs)
     (void)cl_member_list(cs->ctx.mb, &n);
     const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
     double waited = eng_group_wait_limit(cs->ctx.cfg->timeout) + cs->ctx.cfg->matchmaking_time;
-    cl_peer_t *c = cl_member_coordinator(cs->ctx.mb);
+    const cl_peer_t *c = cl_member_coordinator(cs->ctx.mb);
     if (set->strict)
         cl_error("the group of the world communicator did not form within %.0f s: "
                  "COLLAB_STRICT=1 needs all %d ranks of the world, and %zu are members",

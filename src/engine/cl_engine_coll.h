@@ -75,10 +75,11 @@ typedef struct {
     bool (*stopping)(struct cl_engine *arg);
     int (*send)(struct cl_engine *arg, const cl_peer_t *to, cl_wire_msg_t *m); /* eng_send */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
-    void (*set_info)(struct cl_engine *arg, const collab_info_t *info);   /* eng_set_info */
-    void (*answered)(struct cl_engine *arg, cl_peer_t *p);                /* eng_member_answered */
-    void (*report_late)(struct cl_engine *arg, cl_peer_t *p, int reason); /* eng_report_late */
-    void (*report_corrupt)(struct cl_engine *arg, cl_peer_t *p);          /* eng_report_corrupt */
+    void (*set_info)(struct cl_engine *arg, const collab_info_t *info); /* eng_set_info */
+    void (*answered)(struct cl_engine *arg, const cl_peer_t *p);        /* eng_member_answered */
+    void (*report_late)(struct cl_engine *arg, const cl_peer_t *p,
+                        int reason);                                   /* eng_report_late */
+    void (*report_corrupt)(struct cl_engine *arg, const cl_peer_t *p); /* eng_report_corrupt */
     /* eng_verify_target: 1 + the comm rank whose part to check, or 0. */
     int (*verify_target)(struct cl_engine *arg, const int *ranks, int n, const collab_comm_t *comm);
     void (*request_match)(struct cl_engine *arg); /* eng_request_match */

@@ -60,19 +60,27 @@ static void cs_set_info(struct cl_engine *e, const collab_info_t *info)
     eng_set_info(e, info);
 }
 
-static void cs_answered(struct cl_engine *e, cl_peer_t *p)
+/* The streams hold the peer records read only; what they tell about one
+   goes back to membership, their one writer (docs/architecture.md,
+   "Shared"), which gets its own record back. */
+static cl_peer_t *record(const cl_peer_t *p)
 {
-    eng_member_answered(e, p);
+    return (cl_peer_t *)p;
 }
 
-static void cs_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
+static void cs_answered(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_report_late(e, p, reason);
+    eng_member_answered(e, record(p));
 }
 
-static void cs_report_corrupt(struct cl_engine *e, cl_peer_t *p)
+static void cs_report_late(struct cl_engine *e, const cl_peer_t *p, int reason)
 {
-    eng_report_corrupt(e, p);
+    eng_report_late(e, record(p), reason);
+}
+
+static void cs_report_corrupt(struct cl_engine *e, const cl_peer_t *p)
+{
+    eng_report_corrupt(e, record(p));
 }
 
 static int cs_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)

@@ -21,7 +21,7 @@
 
 #define DEFAULT_BANDWIDTH 25e6 /* bytes/s assumed before any measurement */
 
-cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
+const cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
 {
     int w = cl_comm_world_of(ctx->s->comm, comm_rank);
     return w >= 0 ? cl_member_at_rank(ctx->cs->ctx.mb, w) : NULL;
@@ -56,7 +56,7 @@ static int env_send(void *eng, int to, const cl_coll_msg_t *msg)
         cs->local_tail = l;
         return COLLAB_OK;
     }
-    cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
+    const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
     if (p == NULL)
         return COLLAB_ERR_PROC_FAILED;
     cl_wire_msg_t m;
@@ -88,7 +88,7 @@ static double env_deadline(void *eng, int from, size_t bytes)
     int w = cl_comm_world_of(ctx->s->comm, from);
     if (eng_leave_status(ctx->cs->ctx.leave, w, ctx->s->comm_id, ctx->seq) >= 0)
         return ENG_DEPARTED_GRACE;
-    cl_peer_t *p = eng_coll_peer_of(ctx, from);
+    const cl_peer_t *p = eng_coll_peer_of(ctx, from);
     double bw = p != NULL && p->bandwidth > 0 ? p->bandwidth : DEFAULT_BANDWIDTH;
     return ctx->cs->ctx.cfg->timeout + (double)bytes / bw;
 }
@@ -124,7 +124,7 @@ void eng_coll_deferred(eng_cs_t *cs)
             eng_coll_fail_departed(cs, cs->late[i].key);
             continue;
         }
-        cl_peer_t *p = cl_member_find(cs->ctx.mb, cs->late[i].key);
+        const cl_peer_t *p = cl_member_find(cs->ctx.mb, cs->late[i].key);
         if (p != NULL && p->state != CL_PEER_GONE && cs->late[i].reason == CL_SUSPECT_CORRUPT)
             cs->ctx.report_corrupt(cs->ctx.arg, p);
         else if (p != NULL && p->state != CL_PEER_GONE)
@@ -150,7 +150,7 @@ static void env_suspect(void *eng, int r)
         }
         return;
     }
-    cl_peer_t *p = eng_coll_peer_of(ctx, r);
+    const cl_peer_t *p = eng_coll_peer_of(ctx, r);
     if (p != NULL)
         eng_coll_defer_late(cs, p, CL_SUSPECT_STRAGGLER);
 }
@@ -303,7 +303,7 @@ static bool env_confirms_failed(void *eng, int r)
     for (int i = 0; i < ctx->nfailed; i++)
         if (ctx->failed[i] == r)
             return true;
-    cl_peer_t *p = eng_coll_peer_of(ctx, r);
+    const cl_peer_t *p = eng_coll_peer_of(ctx, r);
     if (p == NULL || p->state != CL_PEER_ALIVE || p->link_closed)
         return true;
     int w = cl_comm_world_of(ctx->s->comm, r);
@@ -315,7 +315,7 @@ static bool env_confirms_failed(void *eng, int r)
 static void env_convict(void *eng, int r)
 {
     coll_ctx_t *ctx = eng;
-    cl_peer_t *p = eng_coll_peer_of(ctx, r);
+    const cl_peer_t *p = eng_coll_peer_of(ctx, r);
     if (p != NULL)
         eng_coll_defer_late(ctx->cs, p, CL_SUSPECT_CORRUPT);
 }

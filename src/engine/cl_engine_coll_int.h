@@ -261,7 +261,7 @@ void eng_coll_ctx_free(coll_ctx_t **ctx_p);
 cl_coll_env_t eng_coll_env(coll_ctx_t *ctx);
 /* The member record of comm rank comm_rank in ctx's communicator, or
    NULL. */
-cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank);
+const cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank);
 
 /* cl_engine_coll_start.c */
 /* A peer that left after taking part in collective seq of s counts

@@ -131,7 +131,7 @@ static int members_of(eng_cs_t *cs, collab_comm_t *comm, uint64_t gen, uint64_t 
 {
     *out = NULL;
     if (gen == 0) {
-        cl_peer_t *me = cl_member_self(cs->ctx.mb);
+        const cl_peer_t *me = cl_member_self(cs->ctx.mb);
         member_t *m = malloc(sizeof *m);
         if (m == NULL)
             return COLLAB_ERR_NO_MEM;
@@ -153,7 +153,7 @@ static int members_of(eng_cs_t *cs, collab_comm_t *comm, uint64_t gen, uint64_t 
         double w = g->weight[i];
         if (!cs->ctx.el_takes_part(cs->ctx.arg, comm, g->world[i], seq, &w))
             continue; /* elastic hook: admitted from a later sequence on */
-        cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, g->world[i]);
+        const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, g->world[i]);
         bool gone = p == NULL || !p->in_group;
         /* A peer that said goodbye counts in exactly the collectives it
            entered (cl_engine_leave.c), whatever the view says by now. */

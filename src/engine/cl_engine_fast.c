@@ -122,7 +122,7 @@ static bool steady(eng_cs_t *cs, stream_t *s)
     const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
     if (set->compression != 0 || set->aggregation != 0 || set->verify)
         return false;
-    cl_peer_t *me = cl_member_self(cs->ctx.mb);
+    const cl_peer_t *me = cl_member_self(cs->ctx.mb);
     return me != NULL && me->in_group && me->weight == 1.0;
 }
 
@@ -141,10 +141,10 @@ static bool quiet(eng_cs_t *cs, stream_t *s)
 
 /* The record of comm rank r of c when it may take part: a live,
    unsuspected group member of weight 1 linked through shared memory. */
-static cl_peer_t *partner(eng_cs_t *cs, const collab_comm_t *c, int r)
+static const cl_peer_t *partner(eng_cs_t *cs, const collab_comm_t *c, int r)
 {
-    cl_peer_t *me = cl_member_self(cs->ctx.mb);
-    cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, cl_comm_world_of(c, r));
+    const cl_peer_t *me = cl_member_self(cs->ctx.mb);
+    const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, cl_comm_world_of(c, r));
     if (p == NULL || p == me || !p->in_group || p->state != CL_PEER_ALIVE || p->suspect_since > 0 ||
         p->link_closed || p->client || p->weight != 1.0 ||
         !cl_shm_up(cl_transport_shm(cs->ctx.tp), p->key))
@@ -154,12 +154,12 @@ static cl_peer_t *partner(eng_cs_t *cs, const collab_comm_t *c, int r)
 
 /* The other member's record when s (two members) may run on the fast
    path now. */
-static cl_peer_t *allowed(eng_cs_t *cs, stream_t *s)
+static const cl_peer_t *allowed(eng_cs_t *cs, stream_t *s)
 {
     collab_comm_t *c = s->comm;
     if (c == NULL || c->size != 2 || !quiet(cs, s))
         return NULL;
-    cl_peer_t *p = partner(cs, c, 1 - c->rank);
+    const cl_peer_t *p = partner(cs, c, 1 - c->rank);
     if (p == NULL || !cs->ctx.el_fast_ok(cs->ctx.arg, s))
         return NULL;
     return p;
@@ -236,7 +236,7 @@ static cl_fast_t *fast_for_grant(eng_cs_t *cs, stream_t *s, collab_comm_t *c, bo
 /* Comm rank 0's group area: a sealed memfd of `bytes`, mapped here and
    offered under a fresh tag over the link of every other member p[j]
    (whose link ids are kept in s->fast_glinks); NULL when it cannot be. */
-static void *group_area_create(cl_shm_t *shm, stream_t *s, cl_peer_t *const *p, size_t bytes,
+static void *group_area_create(cl_shm_t *shm, stream_t *s, const cl_peer_t *const *p, size_t bytes,
                                uint64_t *tag)
 {
     collab_comm_t *c = s->comm;
@@ -293,7 +293,7 @@ static void update_group(eng_cs_t *cs, stream_t *s, double now)
     collab_comm_t *c = s->comm;
     cl_shm_t *shm = cl_transport_shm(cs->ctx.tp);
     const int k = c->size;
-    cl_peer_t *p[CL_FAST_GROUP_MAX];
+    const cl_peer_t *p[CL_FAST_GROUP_MAX];
     bool ok = steady(cs, s);
     for (int j = 0; ok && j < k; j++)
         ok = j == c->rank || (p[j] = partner(cs, c, j)) != NULL;
@@ -356,7 +356,7 @@ static void update(eng_cs_t *cs, stream_t *s, double now)
     if (f != NULL && cl_fast_link(f) != 0 &&
         cl_shm_link_id(shm, cl_fast_peer_key(f)) != cl_fast_link(f))
         (void)cl_fast_detach(f);
-    cl_peer_t *p = allowed(cs, s);
+    const cl_peer_t *p = allowed(cs, s);
     if ((f = fast_for_grant(cs, s, c, p != NULL, now)) == NULL)
         return;
     uint64_t link = cl_shm_link_id(shm, p->key);

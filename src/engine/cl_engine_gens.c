@@ -72,7 +72,7 @@ static void keep(eng_gens_t *self, group_gen_t *gen)
     self->gen_next = (self->gen_next + 1) % ENG_GENS;
 }
 
-void eng_gens_record(eng_gens_t *self, uint64_t gen, cl_peer_t *const *list, size_t n)
+void eng_gens_record(eng_gens_t *self, uint64_t gen, const cl_peer_t *const *list, size_t n)
 {
     if (gen == 0 || eng_gens_find(self, gen) != NULL)
         return;

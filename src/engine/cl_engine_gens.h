@@ -62,7 +62,7 @@ const group_gen_t *eng_gens_find(const eng_gens_t *g, uint64_t gen);
 /* Records generation gen: the peers of list[0..n) that are in the group,
    in the list's order (ascending world ranks).  Nothing when gen is 0 or
    already known; the oldest slot of the ring is reused. */
-void eng_gens_record(eng_gens_t *g, uint64_t gen, cl_peer_t *const *list, size_t n);
+void eng_gens_record(eng_gens_t *g, uint64_t gen, const cl_peer_t *const *list, size_t n);
 /* The members of generation gen as a notice's body (docs/wire.md §6;
    malloc'd into *out, the caller frees it): its length, 0 (and *out
    NULL) when gen is unknown or empty. */

@@ -165,7 +165,7 @@ static void notify(eng_cs_t *cs, stream_t *s, coll_ctx_t *ctx, int w)
         return;
     ctx->notified = a;
     ctx->notified[ctx->nnotified++] = w;
-    cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
+    const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, w);
     if (p == NULL)
         return;
     cl_wire_msg_t m;
@@ -306,7 +306,7 @@ static void deliver(eng_cs_t *cs, stream_t *s, bool active, int from_world, cons
     if (active)
         s->last_delivery = cs_now(cs);
     if (h->signature != ctx->signature) {
-        cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
+        const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
         cl_warn("rank %d called a different collective than this peer's %s #%llu (signature "
                 "%08x, ours %08x); excluding it from this one",
                 from_world, eng_coll_kind_name(ctx->kind), (unsigned long long)h->seq, h->signature,
@@ -416,7 +416,7 @@ static const char *over_bound(const eng_cs_t *cs, const eng_quota_t *q, size_t c
    grant of class EARLY: counted, named, and reported to the group (the
    coordinator takes p out of the group, so that no receiver leaves p's
    messages out alone; docs/security-bounds.md section 5). */
-static void refuse_overdrawn(eng_cs_t *cs, cl_peer_t *p, eng_quota_t *q, size_t len,
+static void refuse_overdrawn(eng_cs_t *cs, const cl_peer_t *p, eng_quota_t *q, size_t len,
                              const char *bound)
 {
     if (p != NULL && eng_p2p_coll_refuse(cs->ctx.p2p, p, len))
@@ -427,7 +427,7 @@ static void refuse_overdrawn(eng_cs_t *cs, cl_peer_t *p, eng_quota_t *q, size_t 
 }
 
 /* Takes message b (after prev, or the head) out of stream t, as refused. */
-static void evict(eng_cs_t *cs, stream_t *t, buffered_t *b, buffered_t *prev, cl_peer_t *p,
+static void evict(eng_cs_t *cs, stream_t *t, buffered_t *b, buffered_t *prev, const cl_peer_t *p,
                   eng_quota_t *q, const char *bound)
 {
     if (prev != NULL)
@@ -444,8 +444,8 @@ static void evict(eng_cs_t *cs, stream_t *t, buffered_t *b, buffered_t *prev, cl
 
 /* Takes out of stream t the message of world rank w that is furthest
    ahead (the highest sequence, above `above`); false when t holds none. */
-static bool evict_last(eng_cs_t *cs, stream_t *t, int w, uint64_t above, bool any, cl_peer_t *p,
-                       eng_quota_t *q, const char *bound)
+static bool evict_last(eng_cs_t *cs, stream_t *t, int w, uint64_t above, bool any,
+                       const cl_peer_t *p, eng_quota_t *q, const char *bound)
 {
     buffered_t *victim = NULL, *victim_prev = NULL, *prev = NULL;
     for (buffered_t *b = t->buf_head; b != NULL; prev = b, b = b->next)
@@ -465,7 +465,7 @@ static bool evict_last(eng_cs_t *cs, stream_t *t, int w, uint64_t above, bool an
    be needed: its furthest ahead in s, or else, for a communicator this
    program created, one of its messages for a communicator it has not
    created (a stream in the table or retired).  False when none is left. */
-static bool evict_ahead(eng_cs_t *cs, stream_t *s, int w, uint64_t seq, cl_peer_t *p,
+static bool evict_ahead(eng_cs_t *cs, stream_t *s, int w, uint64_t seq, const cl_peer_t *p,
                         eng_quota_t *q, const char *bound)
 {
     if (evict_last(cs, s, w, seq, false, p, q, bound))
@@ -507,7 +507,7 @@ static void buffer(eng_cs_t *cs, stream_t *s, int from_world, const cl_wire_hdr_
                for the next ones: those the others take too, and this
                peer's collective would wait for them until the group
                takes the sender out. */
-            cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
+            const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, from_world);
             while (bound != NULL && evict_ahead(cs, s, from_world, h->seq, p, q, bound))
                 bound = over_bound(cs, q, cost);
             if (bound != NULL) {

@@ -326,10 +326,13 @@ void eng_suspect_late(eng_suspect_t *s, cl_peer_t *p, int reason)
     take_out(s, p, reason);
 }
 
-void eng_suspect_overdrawn(eng_suspect_t *s, cl_peer_t *p)
+void eng_suspect_overdrawn(eng_suspect_t *s, const cl_peer_t *held)
 {
     char d[DESC_MAX];
-    if (is_self(s, p) || p->state != CL_PEER_ALIVE || !p->in_group ||
+    /* The streams hold the records read only: the one to change is found
+       in membership's own table. */
+    cl_peer_t *p = held != NULL ? cl_member_find(s->ctx.mb, held->key) : NULL;
+    if (p == NULL || is_self(s, p) || p->state != CL_PEER_ALIVE || !p->in_group ||
         !s->ctx.is_member(s->ctx.arg))
         return;
     /* Its dropped message leaves this peer's collective waiting for it,

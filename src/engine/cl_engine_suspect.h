@@ -148,7 +148,7 @@ void eng_suspect_late(eng_suspect_t *s, cl_peer_t *p, int reason);
    taken out of the group as a straggler is (the coordinator's vote), so
    that every member runs its collectives without it; never left out by
    this peer alone. */
-void eng_suspect_overdrawn(eng_suspect_t *s, cl_peer_t *p);
+void eng_suspect_overdrawn(eng_suspect_t *s, const cl_peer_t *p);
 /* COLLAB_VERIFY: p reduced a wrong part (docs/security.md §6c). */
 void eng_suspect_corrupt(eng_suspect_t *s, cl_peer_t *p);
 /* This peer asks to be taken out of the group (docs/elastic.md §9). */

@@ -126,7 +126,7 @@ void eng_coll_free_buffered(eng_cs_t *cs, stream_t *s)
 {
     (void)cs, (void)s;
 }
-cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
+const cl_peer_t *eng_coll_peer_of(coll_ctx_t *ctx, int comm_rank)
 {
     (void)ctx, (void)comm_rank;
     return NULL;

@@ -65,7 +65,7 @@ static eng_gens_t *make(fake_t *f, int rank)
 /* Peer records of world ranks 0..NP-1; those in `group` are in the
    group, with weight 1 + rank / 10, rank 4 a client. */
 static cl_peer_t s_peers[NP];
-static cl_peer_t *s_list[NP];
+static const cl_peer_t *s_list[NP];
 
 static void peers(fake_t *f, const int *group, int n)
 {

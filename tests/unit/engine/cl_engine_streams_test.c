@@ -63,7 +63,7 @@ void eng_auth_refused_data(eng_auth_t *a, const cl_peer_t *p, int sub, uint32_t 
 {
     (void)a, (void)p, (void)sub, (void)part;
 }
-void eng_suspect_overdrawn(eng_suspect_t *s, cl_peer_t *p)
+void eng_suspect_overdrawn(eng_suspect_t *s, const cl_peer_t *p)
 {
     (void)s, (void)p;
 }
@@ -178,11 +178,11 @@ static void f_set_info(fake_t *f, const collab_info_t *info)
 {
     (void)f, (void)info;
 }
-static void f_peer(fake_t *f, cl_peer_t *p)
+static void f_peer(fake_t *f, const cl_peer_t *p)
 {
     (void)f, (void)p;
 }
-static void f_late(fake_t *f, cl_peer_t *p, int reason)
+static void f_late(fake_t *f, const cl_peer_t *p, int reason)
 {
     (void)f, (void)p, (void)reason;
 }
