@@ -560,6 +560,13 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
        answers with a view that lists it. */
     if (eng_auth_rejoining(a) && asked(a, key) && in_view(v, a->ctx.self_key))
         return true;
+    /* A member whose answer, a newer view without this peer, said the
+       swarm went on now lists it, and no majority can answer any more:
+       that member took it back (the window would trust this same view;
+       taking it before grants no more).  It resyncs as a straggler
+       (eng_auth_taken_back). */
+    if (eng_auth_went_on_by(a, key) && in_view(v, a->ctx.self_key))
+        return true;
     if (eng_auth_was_probed(a, key)) {
         /* Not counted, but an answer: its sender is alive (it sends this
            peer no heartbeats while this peer is not in its view). */

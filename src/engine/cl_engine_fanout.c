@@ -107,6 +107,7 @@ void eng_fan_out_view(struct cl_engine *e)
     eng_replay_held(e);
     eng_report_view(e->rep);
     eng_relay_view(e->relay);
+    eng_auth_view_changed(e->auth); /* a peer taken back after a pause: out of the group yet? */
 }
 
 void eng_fan_out_member(struct cl_engine *e)
@@ -215,6 +216,14 @@ static void auth_give_up(struct cl_engine *e, int status)
     eng_leave(e, status);
 }
 
+/* Taken back after a pause, still in the group at a stale sequence:
+   asks the coordinator to take this peer out (a straggler's own report),
+   to be re-admitted and resynced. */
+static void auth_self_out(struct cl_engine *e)
+{
+    eng_report_self_out(e);
+}
+
 /* The question whether the swarm went on without this peer is decided:
    the pause, which holds the collectives meanwhile, looks again. */
 static void auth_decided(struct cl_engine *e)
@@ -241,6 +250,7 @@ int eng_auth_init(struct cl_engine *e)
                           .answered = auth_answered,
                           .give_up = auth_give_up,
                           .decided = auth_decided,
+                          .self_out = auth_self_out,
                           .desc = eng_peer_desc};
     memcpy(ctx.self_key, e->self_key, 32);
     e->auth = eng_auth_new(&ctx);
