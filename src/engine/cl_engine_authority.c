@@ -35,7 +35,10 @@
     outranks its own: more members, ties to the lower coordinator key,
     listing only peers the receiver knows as members.  Back from a pause,
     a member's view counts once a majority of the last view answered a
-    PROBE with it (cl_viewack; docs/security.md §4).  Every epoch step is
+    PROBE with it (cl_viewack; docs/security.md §4), or, when no
+    majority can answer, one that lists this peer from the member whose
+    answer without it said the swarm went on (eng_auth_went_on_by: taken
+    back, it resyncs as a straggler).  Every epoch step is
     bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
     (CL_EPOCH_MAX) where it would wrap.
 

@@ -9,7 +9,9 @@
     (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
     departures (cl_engine_leave.c) get their contexts here too: the
     engine's adapters for them (the authority's decision after a pause
-    goes to the pause, eng_pause_decided).  All take the engine typed
+    goes to the pause, eng_pause_decided; its request to take this peer,
+    taken back, out of the group to the suspicions, eng_report_self_out;
+    every view change to it, eng_auth_view_changed).  All take the engine typed
     (struct cl_engine *e; docs/architecture.md, "Typed contexts").
 */
 #include "engine/cl_engine_elastic.h"
