@@ -135,6 +135,12 @@ void eng_auth_note_probe_sent(eng_auth_t *a, const uint8_t key[32]);
 /* This peer became a member (again, eng_fan_out_member): a round or a
    rejoin window of its former membership ends.  Accepts NULL. */
 void eng_auth_member(eng_auth_t *a);
+/* Back from a pause, in the rejoin window: from, a member whose newer
+   answer without this peer was refused (the swarm that went on),
+   answered this peer's JOIN with a REDIRECT to `to`, its coordinator: a
+   view of `to` that lists this peer takes it back as one of from's
+   would (from could have answered with it itself).  Accepts NULL. */
+void eng_auth_redirected(eng_auth_t *a, const uint8_t from[32], const uint8_t to[32]);
 /* This peer's view changed (eng_fan_out_view): once a peer taken back
    after a pause is out of the group (or no member), the question ends
    (the context's decided); while it is still in, its timer asks to take

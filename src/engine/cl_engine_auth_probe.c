@@ -5,7 +5,8 @@
     out asks the members of its last view (PROBE, cl_engine_pause.c) and
     starts a round here (eng_auth_probe_start).  Each answer, a view, is
     tallied in cl_viewack (a pure class: who was asked, each one's latest
-    view by epoch and digest); a view of a member that is not the
+    view by epoch and digest; when fewer were asked than a majority
+    needs, the first refused newer answer moves the deadline to now); a view of a member that is not the
     coordinator counts once more than half of the last view answered with
     it (eng_auth_acknowledged, from the gate's check of views in
     cl_engine_authority.c).  The members whose answers do not agree are
@@ -13,6 +14,8 @@
     the members that claimed a newer view are sent a JOIN, and for a
     while a view of theirs that lists this peer counts.  The members
     whose newer answer, a view without this peer, the gate refused are
+    (with the coordinator such a member names in a REDIRECT to the
+    window's JOIN, eng_auth_redirected)
     the swarm that may have gone on without it (eng_auth_refused_newer): a view listing it from
     one of them ends the window (eng_auth_taken_back; the gate takes it,
     eng_auth_went_on_by), or the round already when fewer members were
@@ -176,6 +179,25 @@ void eng_auth_refused_newer(eng_auth_t *a, const uint8_t key[32])
     r->refused_newer = true;
     if (!was_refused(r, key) && r->nrefused < REFUSED_MAX)
         memcpy(r->refused_keys[r->nrefused++], key, 32);
+    /* Fewer members asked than a majority needs: the round can only end
+       at its deadline, in the fallback; it goes there at once (the JOIN
+       to the members that claimed a newer view), since the swarm that
+       went on may finish before the deadline. */
+    if (cl_viewack_nasked(r->ack) < cl_viewack_need(r->ack)) {
+        r->ack_until = fmin(r->ack_until, a->ctx.now(a->ctx.arg));
+        probe_arm(a);
+    }
+}
+
+void eng_auth_redirected(eng_auth_t *a, const uint8_t from[32], const uint8_t to[32])
+{
+    if (a == NULL)
+        return;
+    struct auth_round *r = &a->round;
+    if (r->rejoin_until <= 0 || !was_refused(r, from) || was_refused(r, to) ||
+        r->nrefused >= REFUSED_MAX)
+        return;
+    memcpy(r->refused_keys[r->nrefused++], to, 32);
 }
 
 /* Before the window as in it, once no majority can answer (soak seed 4,
@@ -362,10 +384,16 @@ static void probe_step(eng_auth_t *a, double now)
                 answered, n);
         return;
     }
-    cl_warn("after the pause no view was answered by a majority of this peer's last view within "
-            "%.0f s (%zu of %zu members asked answered); rejoining through the %zu that answered "
-            "with a newer view",
-            probe_window(a), answered, n, newer);
+    if (n < cl_viewack_need(r->ack))
+        cl_warn("after the pause no majority of this peer's last view can answer (%zu members "
+                "asked, %zu needed, %zu answered); rejoining through the %zu that answered with a "
+                "newer view",
+                n, cl_viewack_need(r->ack), answered, newer);
+    else
+        cl_warn("after the pause no view was answered by a majority of this peer's last view "
+                "within %.0f s (%zu of %zu members asked answered); rejoining through the %zu "
+                "that answered with a newer view",
+                probe_window(a), answered, n, newer);
     r->rejoin_until = now + probe_window(a);
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
