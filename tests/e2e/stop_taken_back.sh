@@ -14,10 +14,12 @@
 # (taken back at its own stale sequence, it became the admitter, took
 # rank 2 out as "fallen behind", resynced rank 2 from its own stale
 # model, and the newcomer was never admitted).  Rank 1, rank 2 and the
-# newcomer finish with status 0 and one checksum; rank 0, stopped 9 s,
-# may still stop with the error above (its members answer its JOIN in
-# the window with a REDIRECT to a coordinator whose view does not
-# count): not asserted, so the run's own status is not either.
+# newcomer finish with status 0 and one checksum (rank 1 must not admit
+# the newcomer itself while in doubt: rank 2, merging that view, put
+# rank 1 back into its group at its stale sequence).  Rank 0, stopped
+# 9 s, may still stop with the error above (its window may outlast the
+# others' training, or its members took it out as silent): not
+# asserted, so the run's own status is not either.
 # Default COLLAB_TIMEOUT (5 s).
 . "$(dirname "$0")/lib.sh"
 need E2E_RUN E2E_TRAINER
