@@ -98,6 +98,11 @@ typedef struct {
        within the window: it holds a model the swarm went on without;
        the engine stops with `status` (eng_leave). */
     void (*give_up)(struct cl_engine *arg, int status);
+    /* Taken back after a pause while its own view lists it in the group
+       at a stale sequence: this peer asks its coordinator to take it out
+       of the group (eng_report_self_out), to be re-admitted and resynced
+       as a straggler.  NULL: nobody is asked. */
+    void (*self_out)(struct cl_engine *arg);
     /* A peer's description for the log (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 } eng_auth_ctx_t;
@@ -130,13 +135,25 @@ void eng_auth_note_probe_sent(eng_auth_t *a, const uint8_t key[32]);
 /* This peer became a member (again, eng_fan_out_member): a round or a
    rejoin window of its former membership ends.  Accepts NULL. */
 void eng_auth_member(eng_auth_t *a);
+/* Back from a pause, in the rejoin window: from, a member whose newer
+   answer without this peer was refused (the swarm that went on),
+   answered this peer's JOIN with a REDIRECT to `to`, its coordinator: a
+   view of `to` that lists this peer takes it back as one of from's
+   would (from could have answered with it itself).  Accepts NULL. */
+void eng_auth_redirected(eng_auth_t *a, const uint8_t from[32], const uint8_t to[32]);
+/* This peer's view changed (eng_fan_out_view): once a peer taken back
+   after a pause is out of the group (or no member), the question ends
+   (the context's decided); while it is still in, its timer asks to take
+   it out at once.  Accepts NULL. */
+void eng_auth_view_changed(eng_auth_t *a);
 /* True while a pause's round is open or the peers asked after it may
    still answer; false when a is NULL. */
 bool eng_auth_probing(const eng_auth_t *a);
 /* True while the question "did the swarm go on without this peer" is
    open: the pause's round is open and the gate refused a member's
    answer, a view newer than this peer's that does not list it, or the
-   peers then asked to take it back may still answer.  No collective may
+   peers then asked to take it back may still answer, or it was taken
+   back and its view still lists it in the group.  No collective may
    start or complete meanwhile (the pause holds them, cl_engine_pause.c);
    the context's decided is called when it stops being true.  False when
    a is NULL. */

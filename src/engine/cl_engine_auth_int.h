@@ -8,7 +8,8 @@
     at creation; the gate's own memory is written by
     cl_engine_authority.c only, the round (struct auth_round) by
     cl_engine_auth_probe.c only, which the gate asks through
-    eng_auth_acknowledged, eng_auth_was_probed and eng_auth_rejoining.
+    eng_auth_acknowledged, eng_auth_was_probed, eng_auth_went_on_by and
+    eng_auth_rejoining.
 */
 #ifndef CL_ENGINE_AUTH_INT_H_INCLUDED
 #define CL_ENGINE_AUTH_INT_H_INCLUDED
@@ -39,7 +40,16 @@ struct auth_round {
     uint8_t refused_keys[REFUSED_MAX][32];
     size_t nrefused;
     bool refused_newer; /* any such answer in this round */
-    int probe_timer;    /* the round's timer in the loop's set (-1: none) */
+    /* Taken back (eng_auth_taken_back) while its own view may still
+       list it in the group at its stale sequence: it asks to be taken
+       out (self_out, each second, next_self_out) and holds every
+       collective until its view lists it out of the group, then it is
+       re-admitted and resynced as a straggler; by taken_until at the
+       latest (0: not taken back). */
+    bool taken_back;
+    double taken_until;
+    double next_self_out;
+    int probe_timer; /* the round's timer in the loop's set (-1: none) */
 };
 
 struct eng_auth {
@@ -86,9 +96,16 @@ bool eng_auth_acknowledged(eng_auth_t *a, const uint8_t key[32], const cl_wire_m
 /* Whether key was sent a PROBE in the latest round (open or ended). */
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32]);
 /* key sent a view that lists this peer and passed the gate: when key is
-   one whose newer answer was refused (a member of the swarm that went
-   on), the rejoin window ends: this peer was taken back. */
+   one eng_auth_went_on_by names, the round or the rejoin window ends:
+   this peer was taken back, and it resyncs as a straggler (taken_back
+   in struct auth_round). */
 void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32]);
+/* Whether a view from key that lists this peer takes it back: key's
+   newer answer, a view without it, was refused in this round, and the
+   rejoin window is open or the round can find no majority any more
+   (fewer members asked than one needs), so the window would trust that
+   same view. */
+bool eng_auth_went_on_by(const eng_auth_t *a, const uint8_t key[32]);
 /* The gate refused key's answer, a view newer than this peer's that
    does not list it (no majority yet): while the round is open, the
    swarm may have gone on without this peer (eng_auth_went_on), with

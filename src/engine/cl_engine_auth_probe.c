@@ -5,7 +5,8 @@
     out asks the members of its last view (PROBE, cl_engine_pause.c) and
     starts a round here (eng_auth_probe_start).  Each answer, a view, is
     tallied in cl_viewack (a pure class: who was asked, each one's latest
-    view by epoch and digest); a view of a member that is not the
+    view by epoch and digest; when fewer were asked than a majority
+    needs, the first refused newer answer moves the deadline to now); a view of a member that is not the
     coordinator counts once more than half of the last view answered with
     it (eng_auth_acknowledged, from the gate's check of views in
     cl_engine_authority.c).  The members whose answers do not agree are
@@ -13,30 +14,45 @@
     the members that claimed a newer view are sent a JOIN, and for a
     while a view of theirs that lists this peer counts.  The members
     whose newer answer, a view without this peer, the gate refused are
+    (with the coordinator such a member names in a REDIRECT to the
+    window's JOIN, eng_auth_redirected)
     the swarm that may have gone on without it (eng_auth_refused_newer): a view listing it from
-    one of them ends the window (eng_auth_taken_back), and a window that
-    ends without one stops the engine with an error (the context's
-    give_up).  While such an answer came and nothing
-    is decided, or the window is open, the pause holds every collective
+    one of them ends the window (eng_auth_taken_back; the gate takes it,
+    eng_auth_went_on_by), or the round already when fewer members were
+    asked than a majority needs (it can only end in the window, which
+    would trust that same view), and a window that ends without one
+    stops the engine with an error (the context's give_up).  Taken back
+    is not resumed at this peer's stale sequence: until its view lists
+    it out of the group (eng_auth_view_changed, after each view change)
+    it asks each second to be taken out (the context's self_out, a
+    straggler's own report) and is then re-admitted and resynced as a
+    straggler (docs/elastic.md §6); not out within the window's length,
+    it stops with an error as well.  While such an answer came and
+    nothing is decided, the window is open, or this peer taken back is
+    still in the group, the pause holds every collective
     (eng_auth_went_on, cl_engine_pause.c); the moment that question is
     decided, the context's decided tells it (decided_if, after every
     change of the round).  Part of the
     authority (cl_engine_auth.h): its state is struct auth_round in
     struct eng_auth (cl_engine_auth_int.h), which this file alone
     writes; the gate asks it through eng_auth_acknowledged,
-    eng_auth_was_probed and eng_auth_rejoining.  It sees the engine
+    eng_auth_was_probed, eng_auth_went_on_by and eng_auth_rejoining.  It sees the engine
     through the authority's context only: the records, the clock, the
-    timer set, whether this peer is a member, PROBE (probe) and JOIN
-    (rejoin).
+    timer set, whether this peer is a member, PROBE (probe), JOIN
+    (rejoin) and its own report as a straggler (self_out).
 
     Deadlines.  One timer in the loop's set (probe_timer, registered by
     eng_auth_probe_init from eng_auth_new) is armed at the earliest of what is due: while
     the round is open the next re-probe (ack_next_probe) and the round's
     deadline (ack_until), then the end of the rejoin window
-    (rejoin_until); disarmed when nothing is.  It is armed where the
+    (rejoin_until), or, taken back and still in the group, the next
+    request to be taken out (next_self_out) and its deadline
+    (taken_until); disarmed when nothing is.  It is armed where the
     round starts and by its own callback, and moved where the round ends
-    early (a majority answered, eng_auth_acknowledged; a membership began
-    again, eng_auth_member).  A round that finds this peer no member
+    early (a majority answered, eng_auth_acknowledged; a member of the
+    swarm that went on took this peer back, eng_auth_taken_back; a
+    membership began again, eng_auth_member) and at each view change
+    while taken back (eng_auth_view_changed).  A round that finds this peer no member
     ends when its timer next fires.
 */
 #include "engine/cl_engine_auth_int.h"
@@ -65,6 +81,8 @@ static void probe_arm(eng_auth_t *a)
         t = fmin(r->ack_next_probe, r->ack_until);
     if (r->rejoin_until > 0)
         t = fmin(t, r->rejoin_until);
+    if (r->taken_back)
+        t = fmin(t, fmin(r->next_self_out, r->taken_until));
     if (t < INFINITY)
         cl_timer_arm(a->ctx.timers, r->probe_timer, t);
     else
@@ -120,6 +138,7 @@ void eng_auth_probe_start(eng_auth_t *a)
     r->rejoin_until = 0;
     r->refused_newer = false;
     r->nrefused = 0;
+    r->taken_back = false;
     probe_arm(a);
     decided_if(a, was_open); /* a new round: the old question ends */
 }
@@ -140,7 +159,7 @@ bool eng_auth_went_on(const eng_auth_t *a)
     if (a == NULL)
         return false;
     const struct auth_round *r = &a->round;
-    return r->refused_newer && (r->rejoin_until > 0 || cl_viewack_open(r->ack));
+    return r->taken_back || (r->refused_newer && (r->rejoin_until > 0 || cl_viewack_open(r->ack)));
 }
 
 /* Whether key's newer answer was refused in this round. */
@@ -160,18 +179,82 @@ void eng_auth_refused_newer(eng_auth_t *a, const uint8_t key[32])
     r->refused_newer = true;
     if (!was_refused(r, key) && r->nrefused < REFUSED_MAX)
         memcpy(r->refused_keys[r->nrefused++], key, 32);
+    /* Fewer members asked than a majority needs: the round can only end
+       at its deadline, in the fallback; it goes there at once (the JOIN
+       to the members that claimed a newer view), since the swarm that
+       went on may finish before the deadline. */
+    if (cl_viewack_nasked(r->ack) < cl_viewack_need(r->ack)) {
+        r->ack_until = fmin(r->ack_until, a->ctx.now(a->ctx.arg));
+        probe_arm(a);
+    }
 }
 
+void eng_auth_redirected(eng_auth_t *a, const uint8_t from[32], const uint8_t to[32])
+{
+    if (a == NULL)
+        return;
+    struct auth_round *r = &a->round;
+    if (r->rejoin_until <= 0 || !was_refused(r, from) || was_refused(r, to) ||
+        r->nrefused >= REFUSED_MAX)
+        return;
+    memcpy(r->refused_keys[r->nrefused++], to, 32);
+}
+
+/* Before the window as in it, once no majority can answer (soak seed 4,
+   round 5: the one member asked answered without this peer, then
+   re-added it at once): the round can only end in the window, which
+   would trust this same view. */
+bool eng_auth_went_on_by(const eng_auth_t *a, const uint8_t key[32])
+{
+    const struct auth_round *r = &a->round;
+    bool doomed = cl_viewack_open(r->ack) && cl_viewack_nasked(r->ack) < cl_viewack_need(r->ack);
+    return r->refused_newer && was_refused(r, key) && (r->rejoin_until > 0 || doomed);
+}
+
+/* Whether this peer is out of the group in its own view (or no member):
+   a straggler, resynced at its re-admission. */
+static bool out_of_group(const eng_auth_t *a)
+{
+    const cl_peer_t *me = cl_member_self(a->ctx.mb);
+    return !a->ctx.member(a->ctx.arg) || me == NULL || me->state == CL_PEER_GONE || !me->in_group;
+}
+
+/* Taken back: the view that lists this peer becomes its own, but not
+   its stale sequence.  The swarm went on without it, so it must not run
+   the group's collectives with the parameters it held when it stopped
+   (it would run ahead as the admitter with a stale model, or take the
+   members that went on out as behind it): it stays held until its view
+   lists it out of the group, then finishes its step alone and is
+   re-admitted and resynced as any straggler (docs/elastic.md §6). */
 void eng_auth_taken_back(eng_auth_t *a, const uint8_t key[32])
 {
-    if (a->round.rejoin_until <= 0 || !was_refused(&a->round, key))
+    struct auth_round *r = &a->round;
+    if (!eng_auth_went_on_by(a, key))
         return;
     cl_info("after the pause, a member of the swarm that went on answered with a view that lists "
-            "this peer: it is back");
-    bool was_open = eng_auth_went_on(a);
-    a->round.rejoin_until = 0;
+            "this peer: it is back, and resyncs with the group as a straggler");
+    double now = a->ctx.now(a->ctx.arg);
+    cl_viewack_close(r->ack);
+    r->rejoin_until = 0;
+    r->taken_back = true;
+    r->taken_until = now + probe_window(a);
+    r->next_self_out = now; /* once the view is installed (eng_auth_view_changed) */
     probe_arm(a);
-    decided_if(a, was_open);
+}
+
+void eng_auth_view_changed(eng_auth_t *a)
+{
+    if (a == NULL || !a->round.taken_back)
+        return;
+    if (!out_of_group(a)) {
+        probe_arm(a); /* asks to be taken out, from the timer */
+        return;
+    }
+    a->round.taken_back = false;
+    cl_info("after the pause this peer is out of the group; it is re-admitted and resynced at a "
+            "step boundary");
+    probe_arm(a);
+    decided_if(a, true);
 }
 
 bool eng_auth_was_probed(const eng_auth_t *a, const uint8_t key[32])
@@ -193,6 +276,7 @@ void eng_auth_member(eng_auth_t *a)
     a->round.rejoin_until = 0;
     a->round.refused_newer = false;
     a->round.nrefused = 0;
+    a->round.taken_back = false;
     probe_arm(a);
     decided_if(a, was_open);
 }
@@ -227,6 +311,23 @@ static void probe_step(eng_auth_t *a, double now)
 {
     struct auth_round *r = &a->round;
     bool member = a->ctx.member(a->ctx.arg);
+    if (r->taken_back) {
+        if (out_of_group(a)) {
+            r->taken_back = false; /* on_probe_timer tells the pause */
+        } else if (now >= r->taken_until) {
+            r->taken_back = false;
+            cl_error("after the pause this peer was taken back, but the group did not take it "
+                     "out within %.0f s to resync it; stopping (its parameters are no longer "
+                     "the swarm's)",
+                     probe_window(a));
+            a->ctx.give_up(a->ctx.arg, COLLAB_ERR_PROC_FAILED);
+        } else if (now >= r->next_self_out) {
+            r->next_self_out = now + 1.0;
+            if (a->ctx.self_out != NULL)
+                a->ctx.self_out(a->ctx.arg);
+        }
+        return;
+    }
     if (r->rejoin_until > 0 && !member)
         r->rejoin_until = 0; /* removed: the join path takes over */
     if (r->rejoin_until > 0 && now >= r->rejoin_until && !r->refused_newer)
@@ -283,10 +384,16 @@ static void probe_step(eng_auth_t *a, double now)
                 answered, n);
         return;
     }
-    cl_warn("after the pause no view was answered by a majority of this peer's last view within "
-            "%.0f s (%zu of %zu members asked answered); rejoining through the %zu that answered "
-            "with a newer view",
-            probe_window(a), answered, n, newer);
+    if (n < cl_viewack_need(r->ack))
+        cl_warn("after the pause no majority of this peer's last view can answer (%zu members "
+                "asked, %zu needed, %zu answered); rejoining through the %zu that answered with a "
+                "newer view",
+                n, cl_viewack_need(r->ack), answered, newer);
+    else
+        cl_warn("after the pause no view was answered by a majority of this peer's last view "
+                "within %.0f s (%zu of %zu members asked answered); rejoining through the %zu "
+                "that answered with a newer view",
+                probe_window(a), answered, n, newer);
     r->rejoin_until = now + probe_window(a);
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;

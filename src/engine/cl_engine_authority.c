@@ -35,7 +35,10 @@
     outranks its own: more members, ties to the lower coordinator key,
     listing only peers the receiver knows as members.  Back from a pause,
     a member's view counts once a majority of the last view answered a
-    PROBE with it (cl_viewack; docs/security.md §4).  Every epoch step is
+    PROBE with it (cl_viewack; docs/security.md §4), or, when no
+    majority can answer, one that lists this peer from the member whose
+    answer without it said the swarm went on (eng_auth_went_on_by: taken
+    back, it resyncs as a straggler).  Every epoch step is
     bounded (EPOCH_STEP), so no message can push an epoch near the ceiling
     (CL_EPOCH_MAX) where it would wrap.
 
@@ -559,6 +562,13 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
     /* No majority answered in time: a peer it then asked to take it back
        answers with a view that lists it. */
     if (eng_auth_rejoining(a) && asked(a, key) && in_view(v, a->ctx.self_key))
+        return true;
+    /* A member whose answer, a newer view without this peer, said the
+       swarm went on now lists it, and no majority can answer any more:
+       that member took it back (the window would trust this same view;
+       taking it before grants no more).  It resyncs as a straggler
+       (eng_auth_taken_back). */
+    if (eng_auth_went_on_by(a, key) && in_view(v, a->ctx.self_key))
         return true;
     if (eng_auth_was_probed(a, key)) {
         /* Not counted, but an answer: its sender is alive (it sends this

@@ -9,7 +9,9 @@
     (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
     departures (cl_engine_leave.c) get their contexts here too: the
     engine's adapters for them (the authority's decision after a pause
-    goes to the pause, eng_pause_decided).  All take the engine typed
+    goes to the pause, eng_pause_decided; its request to take this peer,
+    taken back, out of the group to the suspicions, eng_report_self_out;
+    every view change to it, eng_auth_view_changed).  All take the engine typed
     (struct cl_engine *e; docs/architecture.md, "Typed contexts").
 */
 #include "engine/cl_engine_elastic.h"
@@ -107,6 +109,7 @@ void eng_fan_out_view(struct cl_engine *e)
     eng_replay_held(e);
     eng_report_view(e->rep);
     eng_relay_view(e->relay);
+    eng_auth_view_changed(e->auth); /* a peer taken back after a pause: out of the group yet? */
 }
 
 void eng_fan_out_member(struct cl_engine *e)
@@ -215,6 +218,14 @@ static void auth_give_up(struct cl_engine *e, int status)
     eng_leave(e, status);
 }
 
+/* Taken back after a pause, still in the group at a stale sequence:
+   asks the coordinator to take this peer out (a straggler's own report),
+   to be re-admitted and resynced. */
+static void auth_self_out(struct cl_engine *e)
+{
+    eng_report_self_out(e);
+}
+
 /* The question whether the swarm went on without this peer is decided:
    the pause, which holds the collectives meanwhile, looks again. */
 static void auth_decided(struct cl_engine *e)
@@ -241,6 +252,7 @@ int eng_auth_init(struct cl_engine *e)
                           .answered = auth_answered,
                           .give_up = auth_give_up,
                           .decided = auth_decided,
+                          .self_out = auth_self_out,
                           .desc = eng_peer_desc};
     memcpy(ctx.self_key, e->self_key, 32);
     e->auth = eng_auth_new(&ctx);

@@ -13,7 +13,11 @@
     COLLAB_ERR_NETWORK) or CONFLICT (settings that differ from the
     founder's).  With
     no answer by max(30 s, 4 x COLLAB_TIMEOUT) the joiner gives up with
-    COLLAB_ERR_NETWORK; it never founds a second swarm on its own.
+    COLLAB_ERR_NETWORK; it never founds a second swarm on its own.  A
+    coordinator back from a pause answers no JOIN while its collectives
+    are held until the others answered (ctx.in_doubt; the joiner asks
+    again); a member back from a pause follows a REDIRECT and tells
+    the authority who named whom (ctx.redirected, docs/security.md §4).
 
     Founding again.  The founder may die while the others join it, before
     the views that admit them leave it: then nobody is a member and each
@@ -653,6 +657,17 @@ void eng_join_on_join(eng_join_t *j, const uint8_t key[32], const cl_wire_join_t
 {
     char sid[CL_PEER_ID_MAX];
     cl_base58_encode(key, 32, sid, sizeof sid);
+    /* Back from a pause, its collectives held until the others answered
+       (docs/security.md §4, rule 5), this peer admits nobody: its view
+       may be stale, and a view it published would put it back into the
+       group of those that went on at its own stale sequence (soak seed
+       4, round 5).  The joiner asks again. */
+    if (j->ctx.in_doubt != NULL && j->ctx.in_doubt(j->ctx.arg)) {
+        cl_debug("not answering a JOIN from %.8s… while this peer, back from a pause, asks the "
+                 "others whether the swarm went on without it",
+                 sid);
+        return;
+    }
     cl_wire_msg_t r;
     memset(&r, 0, sizeof r);
     r.hdr.type = CL_MSG_JOIN_REPLY;
@@ -813,6 +828,8 @@ void eng_join_on_reply(eng_join_t *j, const uint8_t key[32], const cl_wire_join_
         snprintf(c->address, sizeof c->address, "%s", r->address);
         memcpy(j->redirect_key, r->key, 32);
         j->have_redirect = true;
+        if (probing && j->ctx.redirected != NULL)
+            j->ctx.redirected(j->ctx.arg, key, r->key);
         if (j->ctx.has_link(j->ctx.arg, r->key))
             eng_join_send(j, r->key);
         else

@@ -84,6 +84,13 @@ typedef struct {
     /* Whether a pause's round of probes runs (a REDIRECT then helps a
        member back from a pause). */
     bool (*probing)(struct cl_engine *arg);
+    /* Whether this peer is back from a pause and its collectives are
+       held until the others answered (eng_el_in_doubt): it admits nobody
+       then (its view may be stale).  NULL: never. */
+    bool (*in_doubt)(struct cl_engine *arg);
+    /* Back from a pause, key answered this peer's JOIN with a REDIRECT to
+       `to` (eng_auth_redirected). */
+    void (*redirected)(struct cl_engine *arg, const uint8_t key[32], const uint8_t to[32]);
     /* The coordinator's dial-back of a public joiner (eng_dialback_check):
        1 reachable, else it answers later. */
     int (*reachable)(struct cl_engine *arg, const uint8_t key[32], const cl_wire_join_t *j);

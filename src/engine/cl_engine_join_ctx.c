@@ -81,6 +81,16 @@ static bool join_probing(struct cl_engine *e)
     return eng_auth_probing(e->auth);
 }
 
+static bool join_in_doubt(struct cl_engine *e)
+{
+    return eng_el_in_doubt(e);
+}
+
+static void join_redirected(struct cl_engine *e, const uint8_t key[32], const uint8_t to[32])
+{
+    eng_auth_redirected(e->auth, key, to);
+}
+
 static int join_reachable(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
     return eng_dialback_check(e->dialback, key, j);
@@ -132,6 +142,8 @@ int eng_join_init(struct cl_engine *e)
                           .set_client = join_set_client,
                           .join_sent = join_sent,
                           .probing = join_probing,
+                          .in_doubt = join_in_doubt,
+                          .redirected = join_redirected,
                           .reachable = join_reachable,
                           .founded = join_founded,
                           .fail = join_fail,

@@ -18,8 +18,9 @@
     loop's set), or at once when this peer is no member.  What the
     answers mean is the authority's round (docs/security.md §4, rule 5):
     while a member answered with a newer view without this peer that no
-    majority has yet confirmed, or this peer asked to be taken back
-    (ctx.undecided), the doubt does not end there: it is held, with no
+    majority has yet confirmed, or this peer asked to be taken back, or,
+    taken back, its view still lists it in the group at its stale
+    sequence (ctx.undecided), the doubt does not end there: it is held, with no
     timer armed, until the authority says the question is decided
     (eng_pause_decided), which arms the timer at once; the timer's next
     run, after the message that decided it was handled, ends the doubt.

@@ -130,6 +130,14 @@ static inline void ctx_decided(fake_t *f)
     s_decided++;
 }
 
+static int s_self_out; /* times this peer asked to be taken out of the group */
+
+static inline void ctx_self_out(fake_t *f)
+{
+    (void)f;
+    s_self_out++;
+}
+
 static inline void ctx_give_up(fake_t *f, int status)
 {
     (void)f;
@@ -170,6 +178,7 @@ static inline void node_init(fake_t *n, const uint8_t key[32], cl_member_t *mb)
                           .answered = ctx_answered,
                           .give_up = ctx_give_up,
                           .decided = ctx_decided,
+                          .self_out = ctx_self_out,
                           .desc = ctx_desc};
     memcpy(ctx.self_key, key, 32);
     n->auth = eng_auth_new(&ctx);

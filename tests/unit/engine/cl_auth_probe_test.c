@@ -84,8 +84,16 @@ static void test_pause(void)
     s_gave_up = 0;
     s_decided = 0;
     CL_CHECK(gate(M2, &m) == 1); /* taken back by a member of the swarm that went on */
-    CL_CHECK(!eng_auth_probing(s_n.auth) && !eng_auth_went_on(s_n.auth));
-    CL_CHECK(s_decided == 1); /* the pause is told at once */
+    CL_CHECK(!eng_auth_probing(s_n.auth));
+    /* The view installed lists it out of the group (a removed peer is
+       admitted again as a joiner): the pause is told at once. */
+    cl_peer_t *me = cl_member_self(s_n.mb);
+    bool was_in = me->in_group;
+    me->in_group = false;
+    eng_auth_view_changed(s_n.auth);
+    me->in_group = was_in;
+    CL_CHECK(!eng_auth_went_on(s_n.auth));
+    CL_CHECK(s_decided == 1);
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(s_n.auth));
     CL_CHECK(gate(M2, &m) == 0);
@@ -207,6 +215,145 @@ static void test_went_on(void)
     s_now = 100.0;
 }
 
+/* Taken back before the window (soak seed 4, round 5): the one member
+   asked answered with a newer view without the receiver (the swarm went
+   on), then re-added it at once and sent a newer view that lists it.
+   With fewer members asked than a majority needs, the round can only end
+   in the window, which would trust that same view: it counts at once.
+   While a majority could still answer it does not, nor does a view
+   listing the receiver from a member whose answer was not refused.
+   Taken back is not resumed at the receiver's stale sequence: while its
+   view lists it in the group the question stays open (the pause holds
+   its collectives) and it asks each second to be taken out (self_out);
+   the view that lists it out of the group decides it (it resyncs as a
+   straggler).  The member that took it back gains nothing more: its next
+   view counts no longer.  Never taken out, it gives up at the deadline. */
+static void test_taken_back(void)
+{
+    uint64_t own = cl_member_epoch(s_n.mb);
+    cl_wire_member_t ents[4];
+    int without_me[1] = {M2}, with_me[2] = {ME, M2}, m1_me[2] = {ME, M1};
+    cl_wire_msg_t m;
+    cl_peer_t *me = cl_member_self(s_n.mb);
+    bool was_in = me->in_group;
+    int bans = s_bans;
+
+    /* Two of three asked: a majority may still answer. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M1]);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 1, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth));
+    m = view(own + 2, with_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    CL_CHECK(eng_auth_went_on(s_n.auth));
+    eng_auth_member(s_n.auth); /* ends the round */
+
+    /* One of three asked: no majority can answer. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    s_decided = 0;
+    s_gave_up = 0;
+    s_njoined = 0;
+    s_self_out = 0;
+    m = view(own + 3, m1_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0); /* M1 was not asked: not its coordinator */
+    m = view(own + 3, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0); /* no majority: refused */
+    CL_CHECK(eng_auth_went_on(s_n.auth) && s_decided == 0);
+    m = view(own + 4, m1_me, 2, ents);
+    CL_CHECK(gate(M1, &m) == 0); /* M1 never said the swarm went on */
+    CL_CHECK(eng_auth_went_on(s_n.auth) && s_decided == 0);
+    m = view(own + 4, with_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 1); /* taken back by the member that went on */
+    CL_CHECK(!eng_auth_probing(s_n.auth));
+    /* Installed with the receiver in the group: still held, and it asks
+       to be taken out, once the view is in and then each second. */
+    me->in_group = true;
+    eng_auth_view_changed(s_n.auth);
+    CL_CHECK(eng_auth_went_on(s_n.auth) && s_decided == 0);
+    run_until(s_now + 0.5);
+    CL_CHECK(s_self_out == 1);
+    run_until(s_now + 1.0);
+    CL_CHECK(s_self_out == 2 && eng_auth_went_on(s_n.auth) && s_decided == 0);
+    m = view(own + 5, with_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 0); /* no more trust than before */
+    /* Its coordinator's view lists it out of the group: decided. */
+    me->in_group = false;
+    eng_auth_view_changed(s_n.auth);
+    CL_CHECK(!eng_auth_went_on(s_n.auth) && s_decided == 1);
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY); /* nothing more is due */
+    run_until(s_now + 2 * 4 * s_n.cfg.timeout + 2);
+    CL_CHECK(s_njoined == 0 && s_gave_up == 0 && s_decided == 1 && s_self_out == 2);
+
+    /* Taken back, never taken out of the group: it stops at the deadline
+       rather than train on with its stale model. */
+    eng_auth_probe_start(s_n.auth);
+    eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+    m = view(own + 6, without_me, 1, ents);
+    CL_CHECK(gate(M2, &m) == 0);
+    m = view(own + 7, with_me, 2, ents);
+    CL_CHECK(gate(M2, &m) == 1);
+    me->in_group = true;
+    eng_auth_view_changed(s_n.auth);
+    run_until(s_now + 4 * s_n.cfg.timeout - 0.5);
+    CL_CHECK(s_gave_up == 0 && eng_auth_went_on(s_n.auth) && s_decided == 1);
+    run_until(s_now + 1.0);
+    CL_CHECK(s_gave_up == COLLAB_ERR_PROC_FAILED);
+    CL_CHECK(!eng_auth_went_on(s_n.auth) && s_decided == 2);
+    CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
+    CL_CHECK(s_bans == bans);
+    me->in_group = was_in;
+    s_gave_up = 0;
+    s_now = 100.0;
+}
+
+/* In the rejoin window, the member that said the swarm went on answers
+   the JOIN with a REDIRECT to its coordinator (soak seed 4, round 5):
+   that coordinator's view listing the receiver takes it back as the
+   member's own would.  A redirect from a member whose answer was not
+   refused, or outside the window, names nobody; without the redirect
+   the coordinator's view counts (it was asked) but ends nothing. */
+static void test_redirected(void)
+{
+    uint64_t own = cl_member_epoch(s_n.mb);
+    cl_wire_member_t ents[4];
+    int without_me[1] = {M2}, m1_me[2] = {ME, M1};
+    cl_wire_msg_t m;
+    cl_peer_t *me = cl_member_self(s_n.mb);
+    bool was_in = me->in_group;
+
+    for (int redirect = 0; redirect < 2; redirect++) {
+        eng_auth_probe_start(s_n.auth);
+        eng_auth_note_probe_sent(s_n.auth, s_key[M2]);
+        eng_auth_redirected(s_n.auth, s_key[M2], s_key[M1]); /* no window yet: nothing */
+        m = view(own + 1, without_me, 1, ents);
+        CL_CHECK(gate(M2, &m) == 0);
+        s_njoined = 0;
+        s_decided = 0;
+        s_gave_up = 0;
+        run_until(s_now + 0.5); /* one of three asked: the JOIN at once */
+        CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
+        CL_CHECK(eng_auth_went_on(s_n.auth));
+        eng_auth_redirected(s_n.auth, s_key[M1], s_key[MON]); /* M1 never said it went on */
+        if (redirect)
+            eng_auth_redirected(s_n.auth, s_key[M2], s_key[M1]);
+        eng_auth_note_join_sent(s_n.auth, s_key[M1]); /* the JOIN follows the redirect */
+        m = view(own + 2, m1_me, 2, ents);
+        CL_CHECK(gate(M1, &m) == 1);
+        me->in_group = false; /* admitted again: out of the group */
+        eng_auth_view_changed(s_n.auth);
+        CL_CHECK(eng_auth_went_on(s_n.auth) == !redirect);
+        CL_CHECK(s_decided == redirect);
+        run_until(s_now + 4 * s_n.cfg.timeout + 1);
+        CL_CHECK(s_gave_up == (redirect ? 0 : COLLAB_ERR_PROC_FAILED));
+        me->in_group = was_in;
+    }
+    s_gave_up = 0;
+    s_now = 100.0;
+}
+
 /* The round's timer, at its exact deadlines.  With COLLAB_TIMEOUT 2.6 s
    the round lasts 10.4 s, so its deadline falls between two re-probes:
    the timer is armed at the first re-probe where the round starts, each
@@ -268,7 +415,7 @@ static void test_probe_timer(void)
     m = view(own + 1, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     s_njoined = 0;
-    run_until(s_now + window);
+    run_until(s_now + 1.0); /* one of three asked: no majority possible, the JOIN at once */
     CL_CHECK(s_njoined == 1 && eng_auth_probing(s_n.auth));
     eng_auth_member(s_n.auth);
     CL_CHECK(!eng_auth_probing(s_n.auth));
@@ -282,6 +429,8 @@ int main(void)
     setup();
     test_pause();
     test_went_on();
+    test_taken_back();
+    test_redirected();
     test_probe_timer();
     node_fini(&s_n);
     return cl_selftest_end("cl_auth_probe_test");

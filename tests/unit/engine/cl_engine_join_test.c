@@ -160,6 +160,14 @@ static bool f_probing(fake_t *f)
     return false;
 }
 
+static bool s_in_doubt; /* back from a pause, its collectives held (eng_el_in_doubt) */
+
+static bool f_in_doubt(fake_t *f)
+{
+    (void)f;
+    return s_in_doubt;
+}
+
 static int f_reachable(fake_t *f, const uint8_t key[32], const cl_wire_join_t *j)
 {
     (void)f, (void)key, (void)j;
@@ -247,6 +255,7 @@ static eng_join_t *fake_join(fake_t *f, int ninitial, double timeout)
                           .set_client = f_set_client,
                           .join_sent = f_join_sent,
                           .probing = f_probing,
+                          .in_doubt = f_in_doubt,
                           .reachable = f_reachable,
                           .founded = f_founded,
                           .fail = f_fail,
@@ -511,7 +520,8 @@ static void join_from(eng_join_t *j, int i, int ws, int addr_of)
 /* The coordinator (this peer, founded alone with world size 4): joiners
    admitted with ranks 1..3; then the world is full (STANDBY); another
    world size is a CONFLICT; a JOIN whose address is another key's is
-   ignored; the same process asking again gets its view. */
+   ignored; the same process asking again gets its view; back from a pause
+   and in doubt, a JOIN is not answered. */
 static void test_coordinator(void)
 {
     fake_t f;
@@ -522,6 +532,12 @@ static void test_coordinator(void)
     CHECK(f.commits == 0 && f.nsent == 0);
     join_from(j, 1, 0, 1);
     CHECK(f.commits == 1 && f.admitted == 1);
+    /* Back from a pause and still asking the others: no JOIN answered
+       (its view may be stale; the joiner asks again). */
+    s_in_doubt = true;
+    join_from(j, 2, 0, 2);
+    CHECK(f.commits == 1 && f.nsent == 0 && f.views == 0);
+    s_in_doubt = false;
     cl_peer_t *p = cl_member_find(f.mb, s_keys[1]);
     CHECK(p != NULL && p->rank == 1 && p->incarnation == 5);
     join_from(j, 1, 0, 1); /* again: its view */
