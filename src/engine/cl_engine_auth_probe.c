@@ -6,18 +6,15 @@
     starts a round here (eng_auth_probe_start).  Each answer, a view, is
     tallied in cl_viewack (a pure class: who was asked, each one's latest
     view by epoch and digest; when fewer were asked than a majority
-    needs, the first refused newer answer moves the deadline to now); a view of a member that is not the
-    coordinator counts once more than half of the last view answered with
-    it (eng_auth_acknowledged, from the gate's check of views in
-    cl_engine_authority.c).  The members whose answers do not agree are
-    asked again each second; without a majority by the round's deadline,
-    the members that claimed a newer view are sent a JOIN, and for a
-    while a view of theirs that lists this peer counts.  The members
-    whose newer answer, a view without this peer, the gate refused are
-    (with the coordinator such a member names in a REDIRECT to the
-    window's JOIN, eng_auth_redirected)
-    the swarm that may have gone on without it (eng_auth_refused_newer): a view listing it from
-    one of them ends the window (eng_auth_taken_back; the gate takes it,
+    needs, the first refused newer answer moves the deadline to now); a view of a member that is not
+   the coordinator counts once more than half of the last view answered with it
+   (eng_auth_acknowledged, from the gate's check of views in cl_engine_authority.c).  The members
+   whose answers do not agree are asked again each second; without a majority by the round's
+   deadline, the members that claimed a newer view are sent a JOIN, and for a while a view of theirs
+   that lists this peer counts.  The members whose newer answer, a view without this peer, the gate
+   refused are (with the coordinator such a member names in a REDIRECT to the window's JOIN,
+   eng_auth_redirected) the swarm that may have gone on without it (eng_auth_refused_newer): a view
+   listing it from one of them ends the window (eng_auth_taken_back; the gate takes it,
     eng_auth_went_on_by), or the round already when fewer members were
     asked than a majority needs (it can only end in the window, which
     would trust that same view), and a window that ends without one
