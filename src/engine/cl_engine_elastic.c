@@ -307,9 +307,12 @@ bool eng_elastic_fast_ok(const struct eng_elastic *el, bool world)
        answered, while the program is blocked inside that collective). */
     if (eng_ckpt_pending(el->ckpt) || eng_donor_waiting(el->donor) || eng_audit_running(el->audit))
         return false;
-    if (eng_admitter_admits(el->admitter) &&
-        eng_audit_due(el->audit, eng_admitter_step(el->admitter, el->done_seq)))
-        return false; /* ... and is due: it runs every 64 steps, not when a lease lapses */
+    /* ... and is due: it runs every 64 steps, not when a lease lapses
+       (asked at every turn of the loop: the step test, which fails 63
+       steps in 64, comes before the admitter's lookup). */
+    if (eng_audit_due(el->audit, eng_admitter_step(el->admitter, el->done_seq)) &&
+        eng_admitter_admits(el->admitter))
+        return false;
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || el->st.posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)
         return false;
