@@ -21,10 +21,15 @@
     configuration once the engine runs (eng_set_cfg_weight: this peer's
     weight; eng_set_cfg_client_mode), and a collab_init that fails
     completes here (eng_fail_init).
+
+    The engine's state (struct cl_engine) is defined here and nowhere
+    else.  The adapter files that build the components' contexts see it
+    through cl_engine_loop_int.h only: the parts (eng_parts, read-only), the
+    values below that the loop owns, and the services of this file.
 */
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
@@ -51,6 +56,58 @@ _Static_assert(CL_CONFIG_WIRE_VERSION == CL_WIRE_VERSION,
 _Static_assert(CL_CONFIG_ADAPTIVE_WIRE_VERSION <= CL_WIRE_VERSION,
                "adaptive compression has its version");
 _Static_assert(sizeof(((cl_wire_hdr_t *)0)->type) == 1, "the table has every message type");
+
+/* A data message from a peer that is not a member in this peer's view
+   yet (its admission view is still on the way), kept until the next view
+   change. */
+typedef struct held_msg {
+    struct held_msg *next;
+    uint8_t key[32];
+    double t;          /* when it arrived */
+    cl_wire_msg_t msg; /* header fields; payload points at data */
+    size_t len;
+    uint8_t data[];
+} held_msg_t;
+
+struct cl_engine {
+    /* Immutable after start. */
+    cl_config_t cfg; /* but for eng_set_cfg_weight, eng_set_cfg_client_mode */
+    cl_identity_t *id;
+    uint8_t self_key[32];
+    char self_id[CL_PEER_ID_MAX];
+    cl_engine_hooks_t hooks; /* a monitor's */
+    /* The components and the settings fixed at start, as the adapter
+       files see them (eng_parts): written here only. */
+    eng_parts_t parts;
+    /* Shared with application threads. */
+    zactor_t *actor;
+    pthread_mutex_t q_mu; /* guards q_head/q_tail/accepting */
+    collab_request_t *q_head, *q_tail;
+    bool accepting;             /* false once the engine stops */
+    int wake_fd;                /* eventfd: the queue has work */
+    atomic_int leave_asked;     /* cl_engine_request_leave was called */
+    int left_pipe[2];           /* a byte is written to [1] once a requested leave is done */
+    collab_request_t *init_req; /* completed when the peer holds a rank */
+    atomic_int rank;            /* world rank, -1 before joining */
+    atomic_int world_size;
+    pthread_mutex_t info_mu; /* guards info */
+    collab_info_t info;
+    /* Engine thread only. */
+    eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
+    eng_state_t state;                  /* written by eng_set_state only */
+    bool terminated;                    /* $TERM seen */
+    double admission_deadline;          /* for a peer outside the formed group */
+    bool admission_logged;
+    held_msg_t *held_head, *held_tail; /* see held_msg_t */
+    size_t held_bytes;
+    uint64_t held_dropped; /* refused by the COLLAB_MAX_HELD* bounds so far */
+    uint64_t steps;        /* collab_step calls */
+    collab_request_t *finalize_req;
+    double finalize_deadline;
+    int left_status;         /* why calls fail once ENG_LEFT (0: not initialised) */
+    bool leaving;            /* a leave requested by the program or a signal is under way */
+    double leaving_deadline; /* its collectives get until then to finish */
+};
 
 /* Seconds during which this process was found not running (stopped,
    frozen, starved): the engine's clock does not count them, so that a
@@ -94,6 +151,52 @@ void eng_fail_init(struct cl_engine *e, int status)
     eng_set_state(e, ENG_LEFT);
 }
 
+void eng_init_done(struct cl_engine *e)
+{
+    if (e->init_req != NULL && !cl_request_done(e->init_req))
+        cl_request_complete(e->init_req, COLLAB_OK);
+}
+
+const eng_parts_t *eng_parts(const struct cl_engine *e)
+{
+    return &e->parts;
+}
+
+eng_state_t eng_state(const struct cl_engine *e)
+{
+    return e->state;
+}
+
+int eng_rank(const struct cl_engine *e)
+{
+    return atomic_load(&e->rank);
+}
+
+int eng_world_size(const struct cl_engine *e)
+{
+    return atomic_load(&e->world_size);
+}
+
+void eng_set_rank(struct cl_engine *e, int rank)
+{
+    atomic_store(&e->rank, rank);
+}
+
+void eng_set_world_size(struct cl_engine *e, int world_size)
+{
+    atomic_store(&e->world_size, world_size);
+}
+
+uint64_t eng_steps(const struct cl_engine *e)
+{
+    return e->steps;
+}
+
+bool eng_leaving(const struct cl_engine *e)
+{
+    return e->leaving || atomic_load(&e->leave_asked) || e->finalize_req != NULL;
+}
+
 void eng_set_cfg_weight(struct cl_engine *e, double weight)
 {
     e->cfg.weight = weight;
@@ -125,10 +228,10 @@ const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len)
 int eng_send_now(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 {
     if (m->hdr.type != CL_MSG_COLL) /* COLL carries its group generation */
-        m->hdr.epoch = cl_member_epoch(e->mb);
-    if (eng_relay_needed(e->relay, to)) /* client to client: through a monitor */
-        return eng_relay_send(e->relay, to, m);
-    return cl_transport_send(e->tp, to->key, m);
+        m->hdr.epoch = cl_member_epoch(e->parts.mb);
+    if (eng_relay_needed(e->parts.relay, to)) /* client to client: through a monitor */
+        return eng_relay_send(e->parts.relay, to, m);
+    return cl_transport_send(e->parts.tp, to->key, m);
 }
 
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
@@ -137,15 +240,15 @@ int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
        grant of class EARLY (docs/wire.md section 10), whichever path sent
        it: the collectives' transport, a generation notice, a relayed
        copy.  A relay through a monitor has no link to count on. */
-    if (m->hdr.type == CL_MSG_COLL && e->p2p != NULL && !eng_relay_needed(e->relay, to) &&
-        memcmp(to->key, e->self_key, 32) != 0)
-        return eng_p2p_coll_send(e->p2p, to, m);
+    if (m->hdr.type == CL_MSG_COLL && e->parts.p2p != NULL &&
+        !eng_relay_needed(e->parts.relay, to) && memcmp(to->key, e->self_key, 32) != 0)
+        return eng_p2p_coll_send(e->parts.p2p, to, m);
     return eng_send_now(e, to, m);
 }
 
 void cl_engine_relay_stats(const cl_engine_t *self, cl_relay_stats_t *out)
 {
-    eng_relay_stats(self->relay, out);
+    eng_relay_stats(self->parts.relay, out);
 }
 
 void eng_set_info(struct cl_engine *e, const collab_info_t *info)
@@ -212,14 +315,14 @@ int cl_engine_wake_fd(const cl_engine_t *self)
    for the others' acknowledgements (cl_engine_leave.c); then it has left. */
 static void progress_finalize(struct cl_engine *e, double now)
 {
-    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave)) {
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->parts.leave)) {
         cl_debug("leaving the swarm (%.3f s after the finalize call)",
                  now - e->finalize_req->t_start);
-        eng_leave_start(e->leave);
+        eng_leave_start(e->parts.leave);
     }
-    if (!eng_leave_done(e->leave, now))
+    if (!eng_leave_done(e->parts.leave, now))
         return;
-    if (!eng_leave_started(e->leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
+    if (!eng_leave_started(e->parts.leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     eng_set_state(e, ENG_LEFT);
     collab_request_t *r = e->finalize_req;
@@ -235,28 +338,28 @@ static void progress_requested_leave(struct cl_engine *e, double now)
         cl_info("leaving the swarm as asked (COLLAB_LEAVE_ON or MPIX_Collab_leave)");
         e->leaving = true;
         e->leaving_deadline = now + e->cfg.timeout;
-        eng_p2p_cancel_all(e->p2p);
+        eng_p2p_cancel_all(e->parts.p2p);
     }
     if (!e->leaving)
         return;
     /* Collectives finish, and what waits for credit goes out (the
        collectives this peer entered need it), within the deadline. */
-    bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave) &&
-        (!eng_coll_idle(e->cs) || !drained) && now < e->leaving_deadline)
+    bool drained = e->parts.p2p == NULL || eng_p2p_flow_waiting(e->parts.p2p, -1, NULL) == 0;
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->parts.leave) &&
+        (!eng_coll_idle(e->parts.cs) || !drained) && now < e->leaving_deadline)
         return;
-    if (e->state == ENG_MEMBER && !eng_leave_started(e->leave))
-        eng_leave_start(e->leave);
-    if (!eng_leave_done(e->leave, now))
+    if (e->state == ENG_MEMBER && !eng_leave_started(e->parts.leave))
+        eng_leave_start(e->parts.leave);
+    if (!eng_leave_done(e->parts.leave, now))
         return;
-    if (!eng_leave_started(e->leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
+    if (!eng_leave_started(e->parts.leave) && (e->state == ENG_STANDBY || e->state == ENG_JOINING))
         eng_goodbye_all(e);
     e->leaving = false;
     eng_set_state(e, ENG_LEFT);
     e->left_status = COLLAB_ERR_LEFT;
     eng_el_abort(e, COLLAB_ERR_LEFT);
-    eng_coll_fail_all(e->cs, COLLAB_ERR_LEFT);
-    eng_p2p_fail_all(e->p2p, COLLAB_ERR_LEFT);
+    eng_coll_fail_all(e->parts.cs, COLLAB_ERR_LEFT);
+    eng_p2p_fail_all(e->parts.p2p, COLLAB_ERR_LEFT);
     cl_info("left the swarm; further MPI calls of this peer fail");
     char one = 1;
     ssize_t w;
@@ -303,8 +406,8 @@ void eng_leave(struct cl_engine *e, int status)
     eng_set_state(e, ENG_LEFT);
     e->left_status = status;
     eng_el_abort(e, status);
-    eng_coll_fail_all(e->cs, status);
-    eng_p2p_fail_all(e->p2p, status);
+    eng_coll_fail_all(e->parts.cs, status);
+    eng_p2p_fail_all(e->parts.p2p, status);
 }
 
 static void process(struct cl_engine *e, collab_request_t *req)
@@ -316,19 +419,19 @@ static void process(struct cl_engine *e, collab_request_t *req)
     }
     switch (req->op) {
     case CL_OP_COLL:
-        eng_coll_submit(e->cs, req);
+        eng_coll_submit(e->parts.cs, req);
         break;
     case CL_OP_SEND:
-        eng_p2p_send(e->p2p, req);
+        eng_p2p_send(e->parts.p2p, req);
         break;
     case CL_OP_RECV:
-        eng_p2p_recv(e->p2p, req);
+        eng_p2p_recv(e->parts.p2p, req);
         break;
     case CL_OP_PROBE:
-        eng_p2p_probe(e->p2p, req);
+        eng_p2p_probe(e->parts.p2p, req);
         break;
     case CL_OP_CANCEL:
-        eng_p2p_cancel(e->p2p, req);
+        eng_p2p_cancel(e->parts.p2p, req);
         break;
     case CL_OP_WEIGHT:
         eng_set_weight(e, req->weight);
@@ -344,7 +447,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
         cl_request_complete(req, COLLAB_OK);
         break;
     case CL_OP_COMM_FREE:
-        eng_coll_comm_free(e->cs, req->comm);
+        eng_coll_comm_free(e->parts.cs, req->comm);
         req->comm = NULL;
         cl_request_complete(req, COLLAB_OK);
         break;
@@ -357,7 +460,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
         /* Receives nobody will match are cancelled; collectives get a
            bounded time to finish (they cannot hang: every wait has a
            deadline). */
-        eng_p2p_cancel_all(e->p2p);
+        eng_p2p_cancel_all(e->parts.p2p);
         e->finalize_deadline = req->t_start + fmax(4 * e->cfg.timeout, 10.0);
         break;
     case CL_OP_ABORT:
@@ -398,9 +501,9 @@ static void drain_queue(struct cl_engine *e)
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
     if (m->hdr.type == CL_MSG_COLL)
-        eng_coll_on_message(e->cs, p, m);
+        eng_coll_on_message(e->parts.cs, p, m);
     else
-        eng_p2p_on_message(e->p2p, p, m);
+        eng_p2p_on_message(e->parts.p2p, p, m);
 }
 
 /* Keeps a data message that arrived before its sender (or this peer) is a
@@ -464,7 +567,7 @@ void eng_replay_held(struct cl_engine *e)
     double now = eng_now();
     while (h != NULL) {
         held_msg_t *next = h->next;
-        cl_peer_t *p = cl_member_find(e->mb, h->key);
+        cl_peer_t *p = cl_member_find(e->parts.mb, h->key);
         bool member = p != NULL && p->state != CL_PEER_GONE;
         if (member || now - h->t < 2 * e->cfg.timeout) {
             e->held_bytes -= HELD_COST(h->len);
@@ -515,13 +618,13 @@ static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
         eng_member_on_event(e, ev);
     else
         eng_on_message(e, ev->key, ev->msg);
-    eng_auth_successor_check(e->auth); /* the coordinator may have failed here just now */
+    eng_auth_successor_check(e->parts.auth); /* the coordinator may have failed here just now */
 }
 
 void eng_on_message(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    cl_peer_t *p = cl_member_find(e->mb, key);
-    if (!eng_auth_message(e->auth, p, key, m))
+    cl_peer_t *p = cl_member_find(e->parts.mb, key);
+    if (!eng_auth_message(e->parts.auth, p, key, m))
         return;
     if (p != NULL)
         eng_member_heard(e, p);
@@ -561,6 +664,46 @@ static void on_data(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
         hold(e, key, m);
 }
 
+/* The components, in the order their contexts need one another (the
+   records first, the collective streams and the elastic layer last).
+   The join is made and started once the actor's caller is told.
+   COLLAB_ERR_NO_MEM, or the elastic layer's status (a bad checkpoint
+   setting of a monitor is a configuration error). */
+static int create_parts(struct cl_engine *e)
+{
+    eng_parts_t *p = &e->parts;
+    if ((p->mb = cl_member_new(e->self_key)) == NULL || (p->p2p = eng_p2p_create(e)) == NULL ||
+        (p->susp = eng_suspect_create(e)) == NULL || (p->member = eng_member_create(e)) == NULL ||
+        (p->match = eng_match_create(e)) == NULL || (p->auth = eng_auth_create(e)) == NULL ||
+        (p->dialback = eng_dialback_create(e)) == NULL ||
+        (p->relay = eng_relay_create(e)) == NULL || (p->groups = eng_groups_create(e)) == NULL ||
+        (p->leave = eng_leave_create(e)) == NULL || (p->cs = eng_coll_create(e)) == NULL)
+        return COLLAB_ERR_NO_MEM;
+    return eng_el_create(e, &p->el);
+}
+
+/* The end of the engine's thread: each component with its own destroy,
+   those that use another before it.  The elastic layer completes the
+   requests it holds; the report and the timer set go with the engine
+   (engine_free). */
+static void destroy_parts(struct cl_engine *e)
+{
+    eng_parts_t *p = &e->parts;
+    eng_el_destroy(&p->el);
+    eng_cs_destroy(&p->cs);
+    eng_leave_destroy(&p->leave);
+    eng_join_destroy(&p->join);
+    eng_match_destroy(&p->match);
+    eng_member_destroy(&p->member);
+    eng_p2p_destroy(&p->p2p);
+    eng_suspect_destroy(&p->susp);
+    cl_transport_destroy(&p->tp, 500);
+    cl_member_destroy(&p->mb);
+    eng_auth_destroy(&p->auth);
+    eng_dialback_destroy(&p->dialback);
+    eng_relay_destroy(&p->relay);
+    eng_groups_destroy(&p->groups);
+}
 /* GOODBYE: acknowledged in any state (the leaving peer waits for it),
    then a suspicion (it left) and, for the collectives it did not enter,
    an absence; those it entered keep it (cl_engine_leave.c). */
@@ -568,11 +711,11 @@ static void on_goodbye(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m)
 {
     bool member = p != NULL && p->state != CL_PEER_GONE;
-    eng_leave_on_goodbye(e->leave, member ? p : NULL, key, &m->u.goodbye);
+    eng_leave_on_goodbye(e->parts.leave, member ? p : NULL, key, &m->u.goodbye);
     bool counted = member && e->state == ENG_MEMBER;
     eng_member_on_message(e, p, key, m);
     if (counted)
-        eng_coll_peer_gone(e->cs, p);
+        eng_coll_peer_gone(e->parts.cs, p);
 }
 
 static void wait_term(zsock_t *pipe)
@@ -599,7 +742,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
     sigaddset(&term, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &term, NULL);
     (void)cl_topo_place_engine_thread();
-    e->t0 = eng_now();
+    e->parts.t0 = eng_now();
     const char *floor_why = NULL;
     int floor = eng_own_wire_floor(&e->cfg, &floor_why);
     cl_transport_config_t tc = {.identity = e->id,
@@ -619,9 +762,9 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .min_version = floor, /* what its settings need */
                                 .min_why = floor_why,
                                 .shm = e->cfg.shm};
-    e->tp = cl_transport_new(&tc, err, sizeof err);
+    e->parts.tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
-    if (e->tp == NULL) {
+    if (e->parts.tp == NULL) {
         cl_error("%s", err);
         rc = COLLAB_ERR_NETWORK;
     } else {
@@ -631,19 +774,12 @@ static void engine_actor(zsock_t *pipe, void *arg)
         eng_on_type(e, CL_MSG_P2P, on_data);
         eng_on_type(e, CL_MSG_P2P_CTL, on_data);
         eng_on_type(e, CL_MSG_GOODBYE, on_goodbye);
-        e->mb = cl_member_new(e->self_key);
-        e->p2p = eng_p2p_create(e);
-        e->susp = e->mb != NULL ? eng_member_suspect_new(e) : NULL;
-        int crc = COLLAB_OK; /* a bad checkpoint setting of a monitor is a config error */
-        if (e->mb == NULL || e->p2p == NULL || e->susp == NULL || eng_member_init(e) != COLLAB_OK ||
-            eng_auth_init(e) != COLLAB_OK || eng_dialback_init(e) != COLLAB_OK ||
-            eng_relay_init(e) != COLLAB_OK || eng_groups_init(e) != COLLAB_OK ||
-            eng_leave_init(e) != COLLAB_OK || (crc = eng_coll_init(e)) != COLLAB_OK)
-            rc = crc != COLLAB_OK ? crc : COLLAB_ERR_NO_MEM;
+        rc = create_parts(e);
     }
     zsock_signal(pipe, 0);
     if (rc == COLLAB_OK)
-        rc = eng_join_init(e);
+        rc = (e->parts.join = eng_join_create(e)) == NULL ? COLLAB_ERR_NO_MEM
+                                                          : eng_join_start(e->parts.join);
     if (rc != COLLAB_OK) {
         cl_request_complete(e->init_req, rc);
         wait_term(pipe);
@@ -656,32 +792,34 @@ static void engine_actor(zsock_t *pipe, void *arg)
         /* The deadlines registered (cl_timer.h): a suspicion of _suspect
            is followed by the check below, an unserved pull of _sync is
            undone by the elastic hook in this turn. */
-        cl_timer_run(e->timers, now);
-        eng_auth_successor_check(e->auth); /* a suspicion may have made the successor coordinator */
-        eng_el_after_timers(e, now);       /* elastic after-timers hook */
+        cl_timer_run(e->parts.timers, now);
+        eng_auth_successor_check(
+            e->parts.auth);          /* a suspicion may have made the successor coordinator */
+        eng_el_after_timers(e, now); /* elastic after-timers hook */
         if (e->leaving || atomic_load(&e->leave_asked)) {
             progress_requested_leave(e, now);
             /* Once started, _leave's deadline is in the set. */
-            if (e->leaving && !eng_leave_started(e->leave))
+            if (e->leaving && !eng_leave_started(e->parts.leave))
                 next = fmin(next, fmin(e->leaving_deadline, now + ENG_LEAVE_POLL));
         }
         if (e->finalize_req != NULL && !e->leaving) {
             /* Messages waiting for credit go out first (a collective
                whose part here completed while they wait needs them). */
-            bool drained = e->p2p == NULL || eng_p2p_flow_waiting(e->p2p, -1, NULL) == 0;
-            if (eng_leave_started(e->leave) || (eng_coll_idle(e->cs) && drained) ||
+            bool drained =
+                e->parts.p2p == NULL || eng_p2p_flow_waiting(e->parts.p2p, -1, NULL) == 0;
+            if (eng_leave_started(e->parts.leave) || (eng_coll_idle(e->parts.cs) && drained) ||
                 now >= e->finalize_deadline)
                 progress_finalize(e, now);
-            if (e->finalize_req != NULL && !eng_leave_started(e->leave))
+            if (e->finalize_req != NULL && !eng_leave_started(e->parts.leave))
                 next = fmin(next, e->finalize_deadline);
         }
-        next = fmin(next, cl_timer_next(e->timers)); /* what this turn armed too */
+        next = fmin(next, cl_timer_next(e->parts.timers)); /* what this turn armed too */
         long ms = 0;
-        if (!eng_coll_local_pending(e->cs) && next > now)
+        if (!eng_coll_local_pending(e->parts.cs) && next > now)
             ms = (long)ceil((next - now) * 1000.0);
         zmq_pollitem_t items[2] = {{zsock_resolve(pipe), 0, ZMQ_POLLIN, 0},
                                    {NULL, e->wake_fd, ZMQ_POLLIN, 0}};
-        int n = cl_transport_poll(e->tp, items, 2, ms, on_tp_event, e);
+        int n = cl_transport_poll(e->parts.tp, items, 2, ms, on_tp_event, e);
         if (n < 0)
             break; /* the ZeroMQ context is going away */
         /* Elastic hook: a stop during poll, seen before the program's calls. */
@@ -698,27 +836,16 @@ static void engine_actor(zsock_t *pipe, void *arg)
                 progress_requested_leave(e, eng_now());
         }
         /* Progress after every poll round, not deadlines. */
-        eng_coll_deliver_local(e->cs);
-        eng_coll_deferred(e->cs);
-        eng_coll_progress(e->cs);
-        eng_p2p_progress(e->p2p);
+        eng_coll_deliver_local(e->parts.cs);
+        eng_coll_deferred(e->parts.cs);
+        eng_coll_progress(e->parts.cs);
+        eng_p2p_progress(e->parts.p2p);
     }
 cleanup:
-    if (e->state != ENG_LEFT && e->tp != NULL && e->mb != NULL)
+    if (e->state != ENG_LEFT && e->parts.tp != NULL && e->parts.mb != NULL)
         eng_goodbye_all(e);
     free_held(e);
-    eng_coll_fini(e);
-    eng_leave_fini(e);
-    eng_join_fini(e);
-    eng_member_fini(e);
-    eng_p2p_destroy(&e->p2p);
-    eng_suspect_destroy(&e->susp);
-    cl_transport_destroy(&e->tp, 500);
-    cl_member_destroy(&e->mb);
-    eng_auth_fini(e);
-    eng_dialback_fini(e);
-    eng_relay_fini(e);
-    eng_groups_fini(e);
+    destroy_parts(e);
 }
 
 static void engine_free(struct cl_engine *e)
@@ -733,8 +860,8 @@ static void engine_free(struct cl_engine *e)
     cl_request_destroy(&e->init_req);
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
-    eng_report_fini(e);
-    cl_timer_destroy(&e->timers); /* after every component that registered */
+    eng_report_destroy(&e->parts.rep);
+    cl_timer_destroy(&e->parts.timers); /* after every component that registered */
     free(e);
 }
 
@@ -747,7 +874,7 @@ int cl_engine_start(cl_config_t *cfg, cl_identity_t **identity, cl_engine_t **ou
 
 const char *cl_engine_address(const cl_engine_t *self)
 {
-    return self->cfg.client_mode ? "" : cl_transport_address(self->tp);
+    return self->cfg.client_mode ? "" : cl_transport_address(self->parts.tp);
 }
 
 int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
@@ -765,21 +892,28 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->wake_fd = -1;
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
-    randombytes_buf(&e->incarnation, sizeof e->incarnation);
+    uint64_t incarnation;
+    randombytes_buf(&incarnation, sizeof incarnation);
     snprintf(e->self_id, sizeof e->self_id, "%s", cl_identity_peer_id(e->id));
     pthread_mutex_init(&e->q_mu, NULL);
     pthread_mutex_init(&e->info_mu, NULL);
     atomic_init(&e->rank, -1);
     atomic_init(&e->world_size, e->cfg.world_size);
-    e->hb_interval = fmin(fmax(e->cfg.timeout / 4.0, 0.05), 2.0);
+    e->parts = (eng_parts_t){.cfg = &e->cfg,
+                             .self_key = e->self_key,
+                             .self_id = e->self_id,
+                             .id = e->id,
+                             .incarnation = incarnation,
+                             .hb_interval = fmin(fmax(e->cfg.timeout / 4.0, 0.05), 2.0),
+                             .hooks = &e->hooks};
     e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
-    e->timers = cl_timer_new(ENG_TIMERS_MAX);
+    e->parts.timers = cl_timer_new(ENG_TIMERS_MAX);
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         e->left_pipe[0] = e->left_pipe[1] = -1;
-    if (e->init_req == NULL || e->timers == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
-        eng_report_init(e) != COLLAB_OK) {
+    if (e->init_req == NULL || e->parts.timers == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
+        (e->parts.rep = eng_report_create(e)) == NULL) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);
         return COLLAB_ERR_NO_MEM;

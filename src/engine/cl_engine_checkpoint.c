@@ -42,7 +42,7 @@
     same, so they form their group at s, bitwise equal to the checkpoint.
 
     A component (cl_engine_checkpoint.h): it sees the engine only through
-    eng_ckpt_ctx_t, built by eng_el_init (cl_engine_elastic_ctx.c), which
+    eng_ckpt_ctx_t, built by eng_el_create (cl_engine_elastic_ctx.c), which
     also owns the pull of the state a fetch runs as, and the numbering a
     resuming peer takes (cl_engine_admittee.c).
 */

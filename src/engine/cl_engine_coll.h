@@ -5,8 +5,8 @@
     those files share: cl_engine_coll_int.h) keep their state in
     eng_cs_t, opaque to every other file.  They see the rest of the engine
     only through the context eng_cs_ctx_t that the loop builds
-    (cl_engine_coll_ctx.c, eng_coll_init): none of their files includes
-    the engine's private header.  Engine thread only.
+    (cl_engine_coll_ctx.c, eng_coll_create): none of their files includes
+    the loop's header.  Engine thread only.
 */
 #ifndef CL_ENGINE_COLL_H_INCLUDED
 #define CL_ENGINE_COLL_H_INCLUDED
@@ -139,7 +139,7 @@ size_t eng_coll_early_queued(const eng_cs_t *cs, int w, size_t *bytes);
 bool eng_coll_waits_for(const eng_cs_t *cs, int w);
 
 /* What the elastic layer's adapters (cl_engine_elastic_ctx.c) ask of
-   the streams, on e->cs.  The stream of communicator id, or NULL (with
+   the streams, eng_parts(e)->cs.  The stream of communicator id, or NULL (with
    create: a new one, NULL without memory); dropping the early messages
    of s for sequences below `below`; the group generation gen as recorded
    here, or NULL, and whether gen is recorded and lists this peer;

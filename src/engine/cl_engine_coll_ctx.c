@@ -1,19 +1,20 @@
 /*  cl_engine_coll_ctx.c - the collective streams' context (cl_engine_coll.h),
     an adapter of the loop.
 
-    eng_coll_init builds eng_cs_ctx_t from the engine (its configuration,
+    eng_coll_create builds eng_cs_ctx_t from the engine (its configuration,
     key and identity, the membership's records, the loop's timer set, the
     transport and the components the streams ask: departures, groups,
     authority, suspicion, point-to-point, reports), with the loop's
     functions and the elastic hooks as callbacks whose arg is the engine,
     typed (struct cl_engine *e; docs/architecture.md, "Typed contexts"),
     and data_seen, which hands a sender's measured bandwidth to the
-    membership's records (cl_member_data_seen); it creates e->cs and then
-    the elastic layer, whose adapters ask the streams on e->cs
+    membership's records (cl_member_data_seen), and returns the streams to
+    the loop, which keeps them in its parts (eng_parts(e)->cs) and then
+    makes the elastic layer, whose adapters ask the streams there
     (eng_cs_stream, eng_cs_restart, ...).  Engine thread only.
 */
 #include "engine/cl_engine_elastic.h"
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
 
 #include <stdatomic.h>
 
@@ -27,27 +28,27 @@ _Static_assert(ENG_CS_ROUTE_DEFAULT == (int)ENG_EL_ROUTE_DEFAULT &&
 
 static int cs_rank(struct cl_engine *e)
 {
-    return atomic_load(&e->rank);
+    return eng_rank(e);
 }
 
 static int cs_world_size(struct cl_engine *e)
 {
-    return atomic_load(&e->world_size);
+    return eng_world_size(e);
 }
 
 static bool cs_is_member(struct cl_engine *e)
 {
-    return e->state == ENG_MEMBER;
+    return eng_state(e) == ENG_MEMBER;
 }
 
 static uint64_t cs_steps(struct cl_engine *e)
 {
-    return e->steps;
+    return eng_steps(e);
 }
 
 static bool cs_stopping(struct cl_engine *e)
 {
-    return e->leaving || atomic_load(&e->leave_asked) || e->finalize_req != NULL;
+    return eng_leaving(e);
 }
 
 static int cs_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
@@ -153,23 +154,23 @@ static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int
 
 static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, double now)
 {
-    cl_member_data_seen(e->mb, p, bytes, now);
+    cl_member_data_seen(eng_parts(e)->mb, p, bytes, now);
 }
 
-int eng_coll_init(struct cl_engine *e)
+eng_cs_t *eng_coll_create(struct cl_engine *e)
 {
     eng_cs_ctx_t ctx = {.arg = e,
-                        .cfg = &e->cfg,
-                        .id = e->id,
-                        .mb = e->mb,
-                        .timers = e->timers,
-                        .tp = e->tp,
-                        .leave = e->leave,
-                        .groups = e->groups,
-                        .auth = e->auth,
-                        .susp = e->susp,
-                        .p2p = e->p2p,
-                        .rep = e->rep,
+                        .cfg = eng_parts(e)->cfg,
+                        .id = eng_parts(e)->id,
+                        .mb = eng_parts(e)->mb,
+                        .timers = eng_parts(e)->timers,
+                        .tp = eng_parts(e)->tp,
+                        .leave = eng_parts(e)->leave,
+                        .groups = eng_parts(e)->groups,
+                        .auth = eng_parts(e)->auth,
+                        .susp = eng_parts(e)->susp,
+                        .p2p = eng_parts(e)->p2p,
+                        .rep = eng_parts(e)->rep,
                         .now = eng_ctx_clock,
                         .rank = cs_rank,
                         .world_size = cs_world_size,
@@ -196,15 +197,6 @@ int eng_coll_init(struct cl_engine *e)
                         .el_route = cs_el_route,
                         .el_takes_part = cs_el_takes_part,
                         .data_seen = cs_data_seen};
-    memcpy(ctx.self_key, e->self_key, 32);
-    e->cs = eng_cs_new(&ctx);
-    if (e->cs == NULL)
-        return COLLAB_ERR_NO_MEM;
-    return eng_el_init(e); /* elastic hook */
-}
-
-void eng_coll_fini(struct cl_engine *e)
-{
-    eng_el_fini(e); /* elastic hook: completes the requests it holds */
-    eng_cs_destroy(&e->cs);
+    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    return eng_cs_new(&ctx);
 }

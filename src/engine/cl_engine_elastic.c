@@ -53,8 +53,8 @@
     collective, restart, numbering, early buffer, queue), which
     cl_engine_elastic_ctx.c fills; there also are the hooks of
     cl_engine_elastic.h, thin wrappers that check that a stream is the
-    world's.  It does not include the engine's private header
-    (cl_engine_int.h).  It is the only writer of this peer's standing
+    world's.  It does not include the loop's header
+    (cl_engine_loop_int.h).  It is the only writer of this peer's standing
     el->st: the admittee asks through its context (eng_elastic_stand).
 */
 #include "engine/cl_engine_elastic_int.h"

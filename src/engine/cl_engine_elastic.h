@@ -25,25 +25,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The engine and a collective stream, opaque here (cl_engine_int.h):
-   this header does not include the engine's private header, so that
-   cl_engine_elastic.c, which includes it, sees neither. */
+/* The engine and a collective stream, opaque here (struct cl_engine is
+   defined in cl_engine.c only): cl_engine_elastic.c, which includes this
+   header, sees neither. */
 struct cl_engine;
 typedef struct stream stream_t;
 
 /* The elastic layer's state, opaque here: its definition is in
    cl_engine_elastic_int.h, which only cl_engine_elastic.c and
-   cl_engine_elastic_ctx.c include.  The engine holds the pointer (e->el),
-   which eng_el_init and eng_el_fini alone write. */
+   cl_engine_elastic_ctx.c include.  The loop holds the pointer in its
+   parts (eng_parts(e)->el), which it alone writes. */
 struct eng_elastic;
 
 /* ---------------------------------------------------------------------- */
 /* Hooks called by the rest of the engine. */
 
-/* Creates / frees the elastic state (from eng_coll_init / eng_coll_fini).
-   fini completes requests still parked here with COLLAB_ERR_NOT_INIT. */
-int eng_el_init(struct cl_engine *e);
-void eng_el_fini(struct cl_engine *e);
+/* Creates the elastic state, after the collective streams: *out is set
+   as soon as the layer exists (its parts' contexts may ask for it while
+   they are made).  COLLAB_ERR_NO_MEM, or a checkpoint setting's
+   COLLAB_ERR_CONFIG; on failure *out is NULL. */
+int eng_el_create(struct cl_engine *e, struct eng_elastic **out);
+/* Frees it, completing the requests still parked here with
+   COLLAB_ERR_NOT_INIT; accepts NULL. */
+void eng_el_destroy(struct eng_elastic **el);
 
 /* The program posted collective req on stream s; req->coll.seq holds the
    sequence number the engine gave it.  Records it (step learning, state
@@ -110,7 +114,7 @@ void eng_el_member(struct cl_engine *e);
 
 /* Sends key (a member) a PROBE: this peer, back from a pause, asks for
    its view (cl_engine_elastic_ctx.c).  Nothing without the layer
-   (e->el NULL: before eng_el_init, after eng_el_fini). */
+   (before eng_el_create, after eng_el_destroy). */
 void eng_el_probe(struct cl_engine *e, const uint8_t key[32]);
 
 /* Called first thing in every turn of the engine loop and for every event:

@@ -6,7 +6,8 @@
     el_ctx) and the elastic components' contexts: what the layer's logic,
     the donor, the audit, the joiner's state pull, the monitor's
     checkpoints, the admitter and the admittee see of the engine (their
-    adapters), the elastic hook's init and fini, and the running state
+    adapters), the layer's creation and destruction (eng_el_create,
+    eng_el_destroy, called by the loop), and the running state
     pull, which only this file starts, replaces and frees
     (docs/architecture.md).  Also the elastic layer's after-timers hook
     (eng_el_after_timers, which the loop calls every turn right after its
@@ -15,11 +16,12 @@
     the layer asks for: the world stream (eng_el_world) and whether an
     admission makes world all-reduces run in several groups
     (eng_el_split_admission, which reads only the membership's records).
-    This is the one elastic file that includes cl_engine_int.h; the top
+    This is the one elastic file that includes the loop's header
+    (cl_engine_loop_int.h: it is one of the loop's adapter files); the top
     comment of cl_engine_elastic.c says what the hooks do.
 */
 #include "engine/cl_engine_elastic_int.h"
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
 
 #include "elastic/cl_moshpit.h"
 #include "util/cl_log.h"
@@ -29,14 +31,14 @@
 
 static struct eng_elastic *el_of(struct cl_engine *e)
 {
-    return e->el;
+    return eng_parts(e)->el;
 }
 
 /* The engine as the elastic layer sees it. */
 
 static stream_t *eng_el_world(struct cl_engine *e)
 {
-    return eng_cs_stream(e->cs, CL_COMM_WORLD_ID, false);
+    return eng_cs_stream(eng_parts(e)->cs, CL_COMM_WORLD_ID, false);
 }
 
 static bool is_world(const stream_t *s)
@@ -47,30 +49,30 @@ static bool is_world(const stream_t *s)
 /* The layer's own context (eng_el_ctx_t, cl_engine_elastic_int.h). */
 static eng_state_t el_state(struct cl_engine *e)
 {
-    return e->state;
+    return eng_state(e);
 }
 
 static int el_rank(struct cl_engine *e)
 {
-    return atomic_load(&e->rank);
+    return eng_rank(e);
 }
 
 static int el_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    cl_peer_t *p = cl_member_find(e->mb, key);
+    cl_peer_t *p = cl_member_find(eng_parts(e)->mb, key);
     if (p != NULL)
         return eng_send(e, p, m);
-    return cl_transport_send(e->tp, key, m);
+    return cl_transport_send(eng_parts(e)->tp, key, m);
 }
 
 static int el_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(e->tp, key, m);
+    return cl_transport_reply(eng_parts(e)->tp, key, m);
 }
 
 static void el_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(e->tp, key, seconds);
+    cl_transport_ban(eng_parts(e)->tp, key, seconds);
 }
 
 static void el_self_out(struct cl_engine *e)
@@ -80,12 +82,12 @@ static void el_self_out(struct cl_engine *e)
 
 static const group_gen_t *el_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_cs_gen(e->cs, gen);
+    return eng_cs_gen(eng_parts(e)->cs, gen);
 }
 
 static bool el_in_gen(struct cl_engine *e, uint64_t gen)
 {
-    return eng_cs_in_gen(e->cs, gen);
+    return eng_cs_in_gen(eng_parts(e)->cs, gen);
 }
 
 static struct stream *el_world(struct cl_engine *e)
@@ -114,7 +116,7 @@ static void el_finishing(struct cl_engine *e, struct stream *s, uint64_t *seq, u
 
 static void el_restart(struct cl_engine *e, struct stream *s, uint64_t gen)
 {
-    eng_cs_restart(e->cs, s, gen);
+    eng_cs_restart(eng_parts(e)->cs, s, gen);
 }
 
 static void el_number(struct cl_engine *e, struct stream *s, collab_request_t *req, uint64_t seq)
@@ -125,7 +127,7 @@ static void el_number(struct cl_engine *e, struct stream *s, collab_request_t *r
 
 static void el_drop_below(struct cl_engine *e, struct stream *s, uint64_t seq)
 {
-    eng_cs_drop_buffered_below(e->cs, s, seq);
+    eng_cs_drop_buffered_below(eng_parts(e)->cs, s, seq);
 }
 
 static size_t el_queued(struct cl_engine *e, struct stream *s)
@@ -149,9 +151,9 @@ static void el_dequeue(struct cl_engine *e, struct stream *s, collab_request_t *
 static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
 {
     *ctx = (eng_el_ctx_t){.arg = e,
-                          .cfg = &e->cfg,
-                          .self_key = e->self_key,
-                          .mb = e->mb,
+                          .cfg = eng_parts(e)->cfg,
+                          .self_key = eng_parts(e)->self_key,
+                          .mb = eng_parts(e)->mb,
                           .state = el_state,
                           .rank = el_rank,
                           .send = el_send,
@@ -178,7 +180,7 @@ static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
 
 int eng_el_can_serve(struct cl_engine *e, uint64_t s)
 {
-    return eng_elastic_can_serve(e->el, s);
+    return eng_elastic_can_serve(eng_parts(e)->el, s);
 }
 
 bool eng_el_on_post(struct cl_engine *e, stream_t *s, collab_request_t *req, bool again)
@@ -204,12 +206,12 @@ bool eng_el_fast_ok(struct cl_engine *e, stream_t *s)
 
 uint64_t eng_el_period(struct cl_engine *e)
 {
-    return eng_elastic_period(e->el);
+    return eng_elastic_period(eng_parts(e)->el);
 }
 
 uint64_t eng_el_steps(struct cl_engine *e)
 {
-    return eng_elastic_steps(e->el);
+    return eng_elastic_steps(eng_parts(e)->el);
 }
 
 void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int status)
@@ -224,17 +226,17 @@ void eng_el_on_done(struct cl_engine *e, stream_t *s, collab_request_t *req, int
 
 bool eng_el_boundaries_known(struct cl_engine *e)
 {
-    return eng_elastic_boundaries_known(e->el);
+    return eng_elastic_boundaries_known(eng_parts(e)->el);
 }
 
 void eng_el_follow(struct cl_engine *e, const collab_follow_t *v, size_t n)
 {
-    eng_elastic_follow(e->el, v, n);
+    eng_elastic_follow(eng_parts(e)->el, v, n);
 }
 
 void eng_el_mark_step(struct cl_engine *e)
 {
-    eng_elastic_mark_step(e->el);
+    eng_elastic_mark_step(eng_parts(e)->el);
 }
 
 bool eng_el_gen_ok(struct cl_engine *e, stream_t *s, uint64_t seq, uint64_t gen)
@@ -265,7 +267,7 @@ eng_el_route_t eng_el_route(struct cl_engine *e, stream_t *s, uint64_t seq, uint
 
 bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
 {
-    return eng_elastic_is_entrant(e->el, key);
+    return eng_elastic_is_entrant(eng_parts(e)->el, key);
 }
 
 bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
@@ -296,7 +298,7 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
                             int *members_out)
 {
     size_t n;
-    cl_peer_t *const *list = cl_member_list(e->mb, &n);
+    cl_peer_t *const *list = cl_member_list(eng_parts(e)->mb, &n);
     int members = (int)nj;
     for (size_t i = 0; i < n; i++) {
         const cl_peer_t *p = list[i];
@@ -307,8 +309,8 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
     }
     if (members_out != NULL)
         *members_out = members;
-    return !cl_member_settings(e->mb)->strict &&
-           cl_moshpit_ngroups(members, cl_member_settings(e->mb)->target_group) > 1;
+    return !cl_member_settings(eng_parts(e)->mb)->strict &&
+           cl_moshpit_ngroups(members, cl_member_settings(eng_parts(e)->mb)->target_group) > 1;
 }
 
 /* The donor's context (cl_engine_donor.h). */
@@ -328,38 +330,39 @@ static bool audit_multigroup(struct cl_engine *e)
    docs/architecture.md, "Typed contexts"). */
 static int elmsg_send(struct cl_engine *e, const uint8_t key[32], const cl_elmsg_t *m)
 {
-    return eng_elastic_send(e->el, key, m);
+    return eng_elastic_send(eng_parts(e)->el, key, m);
 }
 
 static cl_peer_t *const *member_list(struct cl_engine *e, size_t *n)
 {
-    return cl_member_list(e->mb, n);
+    return cl_member_list(eng_parts(e)->mb, n);
 }
 
 static cl_peer_t *member_find(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_member_find(e->mb, key);
+    return cl_member_find(eng_parts(e)->mb, key);
 }
 
 /* The joiner's sync's context (cl_engine_sync.h): built at each start. */
 static int sync_rank(struct cl_engine *e)
 {
-    return atomic_load(&e->rank);
+    return eng_rank(e);
 }
 
 static bool sync_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj, int *members,
                        int *target_group)
 {
-    *target_group = cl_member_settings(e->mb)->target_group;
+    *target_group = cl_member_settings(eng_parts(e)->mb)->target_group;
     return eng_el_split_admission(e, js, nj, members);
 }
 
 static void sync_finished(struct cl_engine *e)
 {
-    if (e->cfg.monitor)
-        eng_ckpt_fetched(e->el->ckpt, e->el->sync); /* a checkpoint, not an admission */
+    if (eng_parts(e)->cfg->monitor)
+        eng_ckpt_fetched(eng_parts(e)->el->ckpt,
+                         eng_parts(e)->el->sync); /* a checkpoint, not an admission */
     else
-        eng_admittee_sync_finished(e->el->admittee);
+        eng_admittee_sync_finished(eng_parts(e)->el->admittee);
 }
 
 /* This peer's own size of a start-up item (eng_sync_ctx_t.own_size): a
@@ -367,12 +370,13 @@ static void sync_finished(struct cl_engine *e)
    when its program posts it (eng_sync_want). */
 static int sync_own_size(struct cl_engine *e, int what, uint64_t index, uint64_t *size)
 {
-    if (e->cfg.monitor)
+    if (eng_parts(e)->cfg->monitor)
         return 2;
-    if (!e->el->st.readmit)
+    if (!eng_parts(e)->el->st.readmit)
         return 0;
     cl_statereg_entry_t ent;
-    if (what != CL_EL_ITEM_BUFFER || cl_statereg_find(e->el->reg, index, &ent) != COLLAB_OK)
+    if (what != CL_EL_ITEM_BUFFER ||
+        cl_statereg_find(eng_parts(e)->el->reg, index, &ent) != COLLAB_OK)
         return -1; /* a straggler overwrites its registered buffers only */
     *size = ent.bytes;
     return 1;
@@ -381,9 +385,9 @@ static int sync_own_size(struct cl_engine *e, int what, uint64_t index, uint64_t
 static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
 {
     *ctx = (eng_sync_ctx_t){.arg = e,
-                            .cfg = &e->cfg,
-                            .self_key = e->self_key,
-                            .timers = e->timers,
+                            .cfg = eng_parts(e)->cfg,
+                            .self_key = eng_parts(e)->self_key,
+                            .timers = eng_parts(e)->timers,
                             .now = eng_ctx_clock,
                             .send = elmsg_send,
                             .rank = sync_rank,
@@ -398,7 +402,7 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
    frees it (el->sync). */
 const el_sync_t *eng_el_sync(struct cl_engine *e)
 {
-    return e->el != NULL ? e->el->sync : NULL;
+    return eng_parts(e)->el != NULL ? eng_parts(e)->el->sync : NULL;
 }
 
 bool eng_el_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
@@ -439,29 +443,29 @@ void eng_el_sync_stop(struct cl_engine *e)
 /* The checkpoints' context (cl_engine_checkpoint.h). */
 static bool ckpt_is_member(struct cl_engine *e)
 {
-    return e->state == ENG_MEMBER;
+    return eng_state(e) == ENG_MEMBER;
 }
 
 static cl_peer_t *ckpt_admitter(struct cl_engine *e)
 {
-    return eng_admitter_pick(e->mb, e->self_key);
+    return eng_admitter_pick(eng_parts(e)->mb, eng_parts(e)->self_key);
 }
 
 static bool ckpt_group_closed(struct cl_engine *e)
 {
-    return cl_member_group_closed(e->mb);
+    return cl_member_group_closed(eng_parts(e)->mb);
 }
 
 static bool ckpt_fresh(struct cl_engine *e)
 {
-    struct eng_elastic *el = e->el;
+    struct eng_elastic *el = eng_parts(e)->el;
     return el->st.posted == 0 && el->st.phase == EL_IN && !el->st.mapped;
 }
 
 static void ckpt_keep_copy(struct cl_engine *e, uint64_t s, const uint8_t key[32],
                            bool now_if_blocked)
 {
-    struct eng_elastic *el = e->el;
+    struct eng_elastic *el = eng_parts(e)->el;
     cl_el_joiner_t who;
     memset(&who, 0, sizeof who);
     memcpy(who.key, key, 32);
@@ -486,18 +490,18 @@ static bool ckpt_fetch(struct cl_engine *e, uint64_t s, const uint8_t admitter[3
 
 bool eng_el_monitor_accepts(struct cl_engine *e, int sub)
 {
-    return e->el != NULL && eng_ckpt_monitor_accepts(e->el->ckpt, sub);
+    return eng_parts(e)->el != NULL && eng_ckpt_monitor_accepts(eng_parts(e)->el->ckpt, sub);
 }
 
 void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
 {
-    if (e->el != NULL)
-        eng_ckpt_on_admit_rank(e->el->ckpt, key);
+    if (eng_parts(e)->el != NULL)
+        eng_ckpt_on_admit_rank(eng_parts(e)->el->ckpt, key);
 }
 
 bool eng_el_copy_expected(struct cl_engine *e, const uint8_t key[32])
 {
-    return e->el != NULL && eng_donor_expects(e->el->donor, UINT64_MAX, key);
+    return eng_parts(e)->el != NULL && eng_donor_expects(eng_parts(e)->el->donor, UINT64_MAX, key);
 }
 
 /* Members whose state differs from the group's: the coordinator, which
@@ -508,8 +512,8 @@ static void audit_take_out(struct cl_engine *e, const uint8_t (*keys)[32], size_
         return;
     eng_take_over(e);
     cl_member_delta_t d;
-    if (cl_member_ungroup(e->mb, keys, n, &d) == 1)
-        eng_member_commit(e->member, &d);
+    if (cl_member_ungroup(eng_parts(e)->mb, keys, n, &d) == 1)
+        eng_member_commit(eng_parts(e)->member, &d);
     else
         cl_member_delta_clear(&d);
 }
@@ -517,8 +521,8 @@ static void audit_take_out(struct cl_engine *e, const uint8_t (*keys)[32], size_
 /* The admitter's context (cl_engine_admitter.h). */
 static bool admitter_may(struct cl_engine *e)
 {
-    const struct eng_elastic *el = e->el;
-    return e->state == ENG_MEMBER && !el->st.evicted && el->st.phase == EL_IN;
+    const struct eng_elastic *el = eng_parts(e)->el;
+    return eng_state(e) == ENG_MEMBER && !el->st.evicted && el->st.phase == EL_IN;
 }
 
 static bool admitter_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj)
@@ -528,55 +532,55 @@ static bool admitter_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32
 
 static void admitter_remember(struct cl_engine *e, const cl_elmsg_t *admit)
 {
-    eng_elastic_remember(e->el, admit, e->self_key);
+    eng_elastic_remember(eng_parts(e)->el, admit, eng_parts(e)->self_key);
 }
 
 static void admitter_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_member_commit(e->member, d);
+    eng_member_commit(eng_parts(e)->member, d);
 }
 
 static void admitter_serve_alone(struct cl_engine *e, uint64_t s, const cl_el_joiner_t *js,
                                  uint32_t nj)
 {
-    eng_donor_expect(e->el->donor, s, js, nj);
+    eng_donor_expect(eng_parts(e)->el->donor, s, js, nj);
 }
 
 static void admitter_boundary(struct cl_engine *e, uint64_t seq, uint64_t idx)
 {
-    eng_ckpt_on_boundary(e->el->ckpt, seq, idx);
+    eng_ckpt_on_boundary(eng_parts(e)->el->ckpt, seq, idx);
 }
 
 static void admitter_idle(struct cl_engine *e, uint64_t seq, uint64_t step)
 {
-    eng_audit_maybe_start(e->el->audit, seq, step);
+    eng_audit_maybe_start(eng_parts(e)->el->audit, seq, step);
 }
 
 /* The admittee's context (cl_engine_admittee.h). */
 static const cl_peer_t *admittee_admitter(struct cl_engine *e)
 {
-    return eng_admitter_pick(e->mb, e->self_key);
+    return eng_admitter_pick(eng_parts(e)->mb, eng_parts(e)->self_key);
 }
 
 static void admittee_seen(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
 {
-    eng_elastic_remember(e->el, m, admitter);
-    eng_elastic_check_admissions(e->el);
+    eng_elastic_remember(eng_parts(e)->el, m, admitter);
+    eng_elastic_check_admissions(eng_parts(e)->el);
 }
 
 static int admittee_submit(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
 {
-    return eng_cs_submit_at(e->cs, req, seq, next);
+    return eng_cs_submit_at(eng_parts(e)->cs, req, seq, next);
 }
 
 static void admittee_renumber(struct cl_engine *e, uint64_t started, uint64_t next)
 {
-    eng_cs_renumber(e->cs, started, next);
+    eng_cs_renumber(eng_parts(e)->cs, started, next);
 }
 
 static void admittee_stand(struct cl_engine *e, el_st_field_t f, uint64_t v)
 {
-    eng_elastic_stand(e->el, f, v);
+    eng_elastic_stand(eng_parts(e)->el, f, v);
 }
 
 static size_t admittee_take_back(struct cl_engine *e, collab_request_t **taken, size_t max)
@@ -598,7 +602,7 @@ static bool admittee_sync_start_one(struct cl_engine *e, uint64_t s, const uint8
 
 static int admittee_sync_want(struct cl_engine *e, int what, uint64_t index, uint64_t size)
 {
-    return eng_sync_want(e->el->sync, what, index, size);
+    return eng_sync_want(eng_parts(e)->el->sync, what, index, size);
 }
 
 static void admittee_sync_check(struct cl_engine *e)
@@ -613,12 +617,12 @@ static void admittee_sync_stop(struct cl_engine *e)
 
 static bool admittee_take_resume(struct cl_engine *e, eng_ckpt_resume_t *r)
 {
-    return eng_ckpt_take_resume(e->el->ckpt, r);
+    return eng_ckpt_take_resume(eng_parts(e)->el->ckpt, r);
 }
 
 static void admittee_resuming(struct cl_engine *e)
 {
-    eng_ckpt_resuming(e->el->ckpt);
+    eng_ckpt_resuming(eng_parts(e)->el->ckpt);
 }
 
 static void admittee_leave(struct cl_engine *e, int status)
@@ -641,7 +645,7 @@ static void pause_not_running(struct cl_engine *e, double seconds)
 
 static bool pause_is_member(struct cl_engine *e)
 {
-    return e->state == ENG_MEMBER;
+    return eng_state(e) == ENG_MEMBER;
 }
 
 static void pause_excuse(struct cl_engine *e, cl_peer_t *p, double now)
@@ -651,7 +655,7 @@ static void pause_excuse(struct cl_engine *e, cl_peer_t *p, double now)
 
 static void pause_probe_start(struct cl_engine *e)
 {
-    eng_auth_probe_start(e->auth);
+    eng_auth_probe_start(eng_parts(e)->auth);
 }
 
 /* Asks p for its view after a pause: the authority tallies its answer;
@@ -659,40 +663,41 @@ static void pause_probe_start(struct cl_engine *e)
    opened before anything else goes out; then the PROBE. */
 static void pause_ask(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_auth_note_probe_sent(e->auth, p->key); /* its answer (a view) is tallied */
+    eng_auth_note_probe_sent(eng_parts(e)->auth, p->key); /* its answer (a view) is tallied */
     if (!p->client && p->address[0] != '\0')
-        (void)cl_transport_reconnect(e->tp, p->key, p->address);
+        (void)cl_transport_reconnect(eng_parts(e)->tp, p->key, p->address);
     eng_el_probe(e, p->key);
 }
 
 static bool pause_undecided(struct cl_engine *e)
 {
-    return eng_auth_went_on(e->auth);
+    return eng_auth_went_on(eng_parts(e)->auth);
 }
 
 static void pause_resume(struct cl_engine *e)
 {
-    eng_cs_start_queued(e->cs);
+    eng_cs_start_queued(eng_parts(e)->cs);
 }
 
 void eng_el_abort(struct cl_engine *e, int status)
 {
-    if (e->el != NULL)
-        eng_admittee_abort(e->el->admittee, status);
+    if (eng_parts(e)->el != NULL)
+        eng_admittee_abort(eng_parts(e)->el->admittee, status);
 }
 
-int eng_el_init(struct cl_engine *e)
+int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
 {
+    *out = NULL;
     eng_el_ctx_t ectx;
     el_ctx(e, &ectx);
     struct eng_elastic *el = eng_elastic_new(&ectx);
     if (el == NULL)
         return COLLAB_ERR_NO_MEM;
     eng_pause_ctx_t pctx = {.arg = e,
-                            .cfg = &e->cfg,
-                            .hb_interval = e->hb_interval,
-                            .members = e->mb,
-                            .timers = e->timers,
+                            .cfg = eng_parts(e)->cfg,
+                            .hb_interval = eng_parts(e)->hb_interval,
+                            .members = eng_parts(e)->mb,
+                            .timers = eng_parts(e)->timers,
                             .now = eng_ctx_clock,
                             .raw_now = pause_raw_now,
                             .not_running = pause_not_running,
@@ -702,22 +707,22 @@ int eng_el_init(struct cl_engine *e)
                             .undecided = pause_undecided,
                             .ask = pause_ask,
                             .resume = pause_resume};
-    memcpy(pctx.self_key, e->self_key, 32);
+    memcpy(pctx.self_key, eng_parts(e)->self_key, 32);
     el->pause = eng_pause_new(&pctx);
     eng_donor_ctx_t dctx = {.arg = e,
                             .reg = el->reg,
                             .startup = el->startup,
-                            .cfg = &e->cfg,
-                            .timers = e->timers,
+                            .cfg = eng_parts(e)->cfg,
+                            .timers = eng_parts(e)->timers,
                             .now = eng_ctx_clock,
                             .send = elmsg_send,
                             .can_serve = donor_can_serve};
     el->donor = eng_donor_new(&dctx);
     eng_audit_ctx_t actx = {.arg = e,
                             .reg = el->reg,
-                            .cfg = &e->cfg,
-                            .self_key = e->self_key,
-                            .timers = e->timers,
+                            .cfg = eng_parts(e)->cfg,
+                            .self_key = eng_parts(e)->self_key,
+                            .timers = eng_parts(e)->timers,
                             .now = eng_ctx_clock,
                             .send = elmsg_send,
                             .multigroup = audit_multigroup,
@@ -726,14 +731,14 @@ int eng_el_init(struct cl_engine *e)
                             .take_out = audit_take_out};
     el->audit = eng_audit_new(&actx);
     eng_admitter_ctx_t mctx = {.arg = e,
-                               .cfg = &e->cfg,
-                               .self_key = e->self_key,
-                               .mb = e->mb,
+                               .cfg = eng_parts(e)->cfg,
+                               .self_key = eng_parts(e)->self_key,
+                               .mb = eng_parts(e)->mb,
                                .stream = el->stream,
                                .startup = el->startup,
                                .reg = el->reg,
                                .kinds = el->kinds,
-                               .timers = e->timers,
+                               .timers = eng_parts(e)->timers,
                                .now = eng_ctx_clock,
                                .send = elmsg_send,
                                .may_admit = admitter_may,
@@ -745,14 +750,14 @@ int eng_el_init(struct cl_engine *e)
                                .idle = admitter_idle};
     el->admitter = eng_admitter_new(&mctx);
     eng_admittee_ctx_t tctx = {.arg = e,
-                               .cfg = &e->cfg,
-                               .self_key = e->self_key,
-                               .mb = e->mb,
+                               .cfg = eng_parts(e)->cfg,
+                               .self_key = eng_parts(e)->self_key,
+                               .mb = eng_parts(e)->mb,
                                .st = &el->st,
                                .stream = el->stream,
                                .reg = el->reg,
                                .startup = el->startup,
-                               .timers = e->timers,
+                               .timers = eng_parts(e)->timers,
                                .now = eng_ctx_clock,
                                .send = elmsg_send,
                                .member = ckpt_is_member,
@@ -775,15 +780,15 @@ int eng_el_init(struct cl_engine *e)
                                .kind_name = eng_coll_kind_name,
                                .stand = admittee_stand};
     el->admittee = eng_admittee_new(&tctx);
-    e->el = el;
+    *out = el;
     if (el->admitter == NULL || el->admittee == NULL || el->donor == NULL || el->audit == NULL ||
         el->pause == NULL) {
-        eng_el_fini(e);
+        eng_el_destroy(out);
         return COLLAB_ERR_NO_MEM;
     }
     eng_ckpt_ctx_t cctx = {.arg = e,
-                           .cfg = &e->cfg,
-                           .self_key = e->self_key,
+                           .cfg = eng_parts(e)->cfg,
+                           .self_key = eng_parts(e)->self_key,
                            .stream = el->stream,
                            .now = eng_ctx_clock,
                            .send = elmsg_send,
@@ -796,18 +801,18 @@ int eng_el_init(struct cl_engine *e)
                            .keep_copy = ckpt_keep_copy,
                            .sync = eng_el_sync,
                            .fetch = ckpt_fetch,
-                           .timers = e->timers};
+                           .timers = eng_parts(e)->timers};
     int rc = eng_ckpt_new(&cctx, &el->ckpt);
     if (rc != COLLAB_OK)
-        eng_el_fini(e);
+        eng_el_destroy(out);
     else
         eng_on_type(e, CL_MSG_ELASTIC, eng_el_on_message); /* by sub, there */
     return rc;
 }
 
-void eng_el_fini(struct cl_engine *e)
+void eng_el_destroy(struct eng_elastic **elp)
 {
-    struct eng_elastic *el = el_of(e);
+    struct eng_elastic *el = *elp;
     if (el == NULL)
         return;
     eng_admittee_destroy(&el->admittee); /* completes what it holds: COLLAB_ERR_NOT_INIT */
@@ -818,7 +823,7 @@ void eng_el_fini(struct cl_engine *e)
     eng_ckpt_destroy(&el->ckpt);
     eng_pause_destroy(&el->pause);
     eng_elastic_destroy(&el); /* the world stream's record, the registry, the ADMITs kept */
-    e->el = NULL;
+    *elp = NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -833,7 +838,7 @@ void eng_el_probe(struct cl_engine *e, const uint8_t key[32])
     cl_elmsg_t probe;
     memset(&probe, 0, sizeof probe);
     probe.type = CL_EL_PROBE;
-    probe.epoch = cl_member_epoch(e->mb);
+    probe.epoch = cl_member_epoch(eng_parts(e)->mb);
     (void)eng_elastic_send(el, key, &probe);
 }
 
@@ -850,7 +855,7 @@ void eng_el_after_timers(struct cl_engine *e, double now)
     struct eng_elastic *el = el_of(e);
     if (el == NULL)
         return;
-    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+    if (eng_admittee_is_foreign(el->admittee) && eng_state(e) != ENG_LEFT)
         eng_admittee_leave_foreign(el->admittee);
     if (el->sync != NULL && el->st.phase == EL_IN && eng_sync_done(el->sync))
         eng_sync_destroy(&el->sync);
@@ -875,7 +880,7 @@ void eng_el_check_pause(struct cl_engine *e)
     if (el == NULL)
         return;
     eng_pause_check(el->pause);
-    if (eng_admittee_is_foreign(el->admittee) && e->state != ENG_LEFT)
+    if (eng_admittee_is_foreign(el->admittee) && eng_state(e) != ENG_LEFT)
         eng_admittee_leave_foreign(el->admittee);
 }
 

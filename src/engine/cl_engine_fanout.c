@@ -15,7 +15,7 @@
     (struct cl_engine *e; docs/architecture.md, "Typed contexts").
 */
 #include "engine/cl_engine_elastic.h"
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
 
 #include "util/cl_log.h"
 
@@ -32,47 +32,49 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
     char desc[CL_WIRE_STR_MAX + 64];
     for (size_t i = 0; i < d->nadded; i++) {
         cl_peer_t *p = d->added[i];
-        eng_p2p_mark_seen(e->p2p, p->rank);
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        eng_p2p_mark_seen(eng_parts(e)->p2p, p->rank);
+        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
             continue;
         if (!p->client && p->address[0] != '\0')
-            (void)cl_transport_connect(e->tp, p->key, p->address);
+            (void)cl_transport_connect(eng_parts(e)->tp, p->key, p->address);
         else if (p->client)
-            (void)cl_transport_expect_client(e->tp, p->key); /* its connection may come later */
+            (void)cl_transport_expect_client(eng_parts(e)->tp,
+                                             p->key); /* its connection may come later */
         if (!d->self_added) {
             /* A monitor logs joins and failures in its own words (hooks). */
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
+            cl_log(eng_parts(e)->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
                    eng_peer_desc(p, desc, sizeof desc));
-            eng_report_peer_event(e->rep, p, CL_EVENT_JOINED, "joined");
+            eng_report_peer_event(eng_parts(e)->rep, p, CL_EVENT_JOINED, "joined");
         }
     }
     for (size_t i = 0; i < d->nmon_added; i++) {
         cl_peer_t *p = d->mon_added[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
             continue;
-        (void)cl_transport_connect(e->tp, p->key, p->address);
+        (void)cl_transport_connect(eng_parts(e)->tp, p->key, p->address);
         if (!d->self_added)
             cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(e->rep, p, CL_EVENT_JOINED, "joined");
+        eng_report_peer_event(eng_parts(e)->rep, p, CL_EVENT_JOINED, "joined");
     }
     for (size_t i = 0; i < d->nmon_removed; i++) {
         cl_peer_t *p = d->mon_removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
             continue;
         cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
                 eng_suspect_reason_text(p->suspect_reason));
-        eng_report_peer_event(
-            e->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            eng_suspect_reason_text(p->suspect_reason));
-        cl_transport_drop(e->tp, p->key);
+        eng_report_peer_event(eng_parts(e)->rep, p,
+                              p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT
+                                                                   : CL_EVENT_FAILED,
+                              eng_suspect_reason_text(p->suspect_reason));
+        cl_transport_drop(eng_parts(e)->tp, p->key);
     }
     for (size_t i = 0; i < d->nremoved; i++) {
         cl_peer_t *p = d->removed[i];
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
             continue;
-        cl_log_level_t lv = e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
+        cl_log_level_t lv = eng_parts(e)->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
         if (p->suspect_reason == ENG_REASON_LEFT)
-            cl_log(e->cfg.monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
+            cl_log(eng_parts(e)->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
                    eng_peer_desc(p, desc, sizeof desc));
         else if (p->suspect_reason != 0)
             cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
@@ -80,52 +82,54 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         else
             cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
                    eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(
-            e->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
-            p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
-                                   : "removed by the coordinator");
-        eng_coll_peer_gone(e->cs, p);
-        eng_p2p_peer_gone(e->p2p, p);
-        cl_transport_drop(e->tp, p->key);
+        eng_report_peer_event(eng_parts(e)->rep, p,
+                              p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT
+                                                                   : CL_EVENT_FAILED,
+                              p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
+                                                     : "removed by the coordinator");
+        eng_coll_peer_gone(eng_parts(e)->cs, p);
+        eng_p2p_peer_gone(eng_parts(e)->p2p, p);
+        cl_transport_drop(eng_parts(e)->tp, p->key);
     }
     for (size_t i = 0; i < d->nungrouped; i++) {
         cl_peer_t *p = d->ungrouped[i];
         int why = p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER;
-        if (memcmp(p->key, e->self_key, 32) == 0)
+        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
             cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
                     eng_suspect_reason_text(p->suspect_reason));
         else
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
                     eng_suspect_reason_text(why));
-        eng_report_peer_event(e->rep, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
-        eng_coll_peer_gone(e->cs, p);
+        eng_report_peer_event(eng_parts(e)->rep, p, CL_EVENT_UNGROUPED,
+                              eng_suspect_reason_text(why));
+        eng_coll_peer_gone(eng_parts(e)->cs, p);
     }
 }
 
 void eng_fan_out_view(struct cl_engine *e)
 {
-    eng_coll_view_changed(e->cs);
-    eng_p2p_view_changed(e->p2p);
+    eng_coll_view_changed(eng_parts(e)->cs);
+    eng_p2p_view_changed(eng_parts(e)->p2p);
     eng_replay_held(e);
-    eng_report_view(e->rep);
-    eng_relay_view(e->relay);
-    eng_auth_view_changed(e->auth); /* a peer taken back after a pause: out of the group yet? */
+    eng_report_view(eng_parts(e)->rep);
+    eng_relay_view(eng_parts(e)->relay);
+    eng_auth_view_changed(
+        eng_parts(e)->auth); /* a peer taken back after a pause: out of the group yet? */
 }
 
 void eng_fan_out_member(struct cl_engine *e)
 {
-    eng_report_view(e->rep); /* a monitor's picture starts with its own view */
-    eng_coll_member(e->cs);  /* their timers run while this peer is a member */
-    eng_p2p_member(e->p2p);
-    eng_el_member(e);         /* a monitor's checkpoints */
-    eng_auth_member(e->auth); /* a pause's round of a former membership ends */
-    if (e->init_req != NULL && !cl_request_done(e->init_req))
-        cl_request_complete(e->init_req, COLLAB_OK);
+    eng_report_view(eng_parts(e)->rep); /* a monitor's picture starts with its own view */
+    eng_coll_member(eng_parts(e)->cs);  /* their timers run while this peer is a member */
+    eng_p2p_member(eng_parts(e)->p2p);
+    eng_el_member(e);                    /* a monitor's checkpoints */
+    eng_auth_member(eng_parts(e)->auth); /* a pause's round of a former membership ends */
+    eng_init_done(e);
 }
 
 void eng_fan_out_weight(struct cl_engine *e)
 {
-    eng_coll_view_changed(e->cs);
+    eng_coll_view_changed(eng_parts(e)->cs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -134,19 +138,13 @@ void eng_fan_out_weight(struct cl_engine *e)
 
 static const cl_settings_t *groups_settings(struct cl_engine *e)
 {
-    return cl_member_settings(e->mb);
+    return cl_member_settings(eng_parts(e)->mb);
 }
 
-int eng_groups_init(struct cl_engine *e)
+eng_groups_t *eng_groups_create(struct cl_engine *e)
 {
     eng_groups_ctx_t ctx = {.arg = e, .settings = groups_settings};
-    e->groups = eng_groups_new(&ctx);
-    return e->groups != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
-}
-
-void eng_groups_fini(struct cl_engine *e)
-{
-    eng_groups_destroy(&e->groups);
+    return eng_groups_new(&ctx);
 }
 
 bool eng_coll_multigroup(struct cl_engine *e)
@@ -161,7 +159,7 @@ bool eng_coll_multigroup(struct cl_engine *e)
 
 static bool auth_member(struct cl_engine *e)
 {
-    return e->state == ENG_MEMBER;
+    return eng_state(e) == ENG_MEMBER;
 }
 
 static bool auth_coordinates(struct cl_engine *e)
@@ -183,7 +181,7 @@ static bool auth_copy_expected(struct cl_engine *e, const uint8_t key[32])
 
 static void auth_outbid(struct cl_engine *e, const cl_wire_view_t *v)
 {
-    eng_member_outbid(e->member, v);
+    eng_member_outbid(eng_parts(e)->member, v);
 }
 
 static void auth_deliver(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
@@ -193,7 +191,7 @@ static void auth_deliver(struct cl_engine *e, const uint8_t key[32], const cl_wi
 
 static void auth_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(e->tp, key, seconds);
+    cl_transport_ban(eng_parts(e)->tp, key, seconds);
 }
 
 static void auth_probe(struct cl_engine *e, const uint8_t key[32])
@@ -208,7 +206,7 @@ static void auth_rejoin(struct cl_engine *e, const uint8_t key[32])
 
 static void auth_answered(struct cl_engine *e, const uint8_t key[32])
 {
-    cl_peer_t *p = cl_member_find(e->mb, key);
+    cl_peer_t *p = cl_member_find(eng_parts(e)->mb, key);
     if (p != NULL)
         eng_member_heard(e, p);
 }
@@ -233,12 +231,12 @@ static void auth_decided(struct cl_engine *e)
     eng_el_pause_decided(e);
 }
 
-int eng_auth_init(struct cl_engine *e)
+eng_auth_t *eng_auth_create(struct cl_engine *e)
 {
     eng_auth_ctx_t ctx = {.arg = e,
-                          .cfg = &e->cfg,
-                          .timers = e->timers,
-                          .mb = e->mb,
+                          .cfg = eng_parts(e)->cfg,
+                          .timers = eng_parts(e)->timers,
+                          .mb = eng_parts(e)->mb,
                           .now = eng_ctx_clock,
                           .member = auth_member,
                           .coordinates = auth_coordinates,
@@ -254,14 +252,8 @@ int eng_auth_init(struct cl_engine *e)
                           .decided = auth_decided,
                           .self_out = auth_self_out,
                           .desc = eng_peer_desc};
-    memcpy(ctx.self_key, e->self_key, 32);
-    e->auth = eng_auth_new(&ctx);
-    return e->auth != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
-}
-
-void eng_auth_fini(struct cl_engine *e)
-{
-    eng_auth_destroy(&e->auth);
+    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    return eng_auth_new(&ctx);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -271,22 +263,22 @@ void eng_auth_fini(struct cl_engine *e)
 
 static bool db_link_up(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_link_up(e->tp, key);
+    return cl_transport_link_up(eng_parts(e)->tp, key);
 }
 
 static int db_connect(struct cl_engine *e, const uint8_t key[32], const char *address)
 {
-    return cl_transport_connect(e->tp, key, address);
+    return cl_transport_connect(eng_parts(e)->tp, key, address);
 }
 
 static void db_drop(struct cl_engine *e, const uint8_t key[32])
 {
-    cl_transport_drop(e->tp, key);
+    cl_transport_drop(eng_parts(e)->tp, key);
 }
 
 static bool db_is_member(struct cl_engine *e, const uint8_t key[32])
 {
-    const cl_peer_t *p = cl_member_find(e->mb, key);
+    const cl_peer_t *p = cl_member_find(eng_parts(e)->mb, key);
     return p != NULL && p->state != CL_PEER_GONE;
 }
 
@@ -297,24 +289,24 @@ static bool db_coordinates(struct cl_engine *e)
 
 static void db_reply_settings(struct cl_engine *e, cl_wire_join_reply_t *r)
 {
-    eng_join_reply_settings(e->join, r);
+    eng_join_reply_settings(eng_parts(e)->join, r);
 }
 
 static int db_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(e->tp, key, m);
+    return cl_transport_reply(eng_parts(e)->tp, key, m);
 }
 
 static void db_admit(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    eng_join_on_join(e->join, key, j);
+    eng_join_on_join(eng_parts(e)->join, key, j);
 }
 
-int eng_dialback_init(struct cl_engine *e)
+eng_dialback_t *eng_dialback_create(struct cl_engine *e)
 {
     eng_dialback_ctx_t ctx = {.arg = e,
-                              .cfg = &e->cfg,
-                              .timers = e->timers,
+                              .cfg = eng_parts(e)->cfg,
+                              .timers = eng_parts(e)->timers,
                               .now = eng_ctx_clock,
                               .link_up = db_link_up,
                               .connect = db_connect,
@@ -324,13 +316,7 @@ int eng_dialback_init(struct cl_engine *e)
                               .reply_settings = db_reply_settings,
                               .reply = db_reply,
                               .admit = db_admit};
-    e->dialback = eng_dialback_new(&ctx);
-    return e->dialback != NULL ? COLLAB_OK : COLLAB_ERR_NO_MEM;
-}
-
-void eng_dialback_fini(struct cl_engine *e)
-{
-    eng_dialback_destroy(&e->dialback);
+    return eng_dialback_new(&ctx);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -344,46 +330,46 @@ static double rep_raw_now(struct cl_engine *e)
 
 static bool rep_is_member(struct cl_engine *e)
 {
-    return e->state == ENG_MEMBER;
+    return eng_state(e) == ENG_MEMBER;
 }
 
 static cl_peer_t *rep_self(struct cl_engine *e)
 {
-    return cl_member_self(e->mb);
+    return cl_member_self(eng_parts(e)->mb);
 }
 
 static cl_peer_t *const *rep_members(struct cl_engine *e, size_t *n)
 {
-    return cl_member_list(e->mb, n);
+    return cl_member_list(eng_parts(e)->mb, n);
 }
 
 static cl_peer_t *const *rep_monitors(struct cl_engine *e, size_t *n)
 {
-    return cl_member_monitors(e->mb, n);
+    return cl_member_monitors(eng_parts(e)->mb, n);
 }
 
 static int rep_compression(struct cl_engine *e)
 {
-    return cl_member_settings(e->mb)->compression;
+    return cl_member_settings(eng_parts(e)->mb)->compression;
 }
 
 static int rep_view(struct cl_engine *e, cl_wire_view_t *out)
 {
-    return cl_member_view(e->mb, out);
+    return cl_member_view(eng_parts(e)->mb, out);
 }
 
 /* Steps: MPIX_Collab_step calls, else those of the period the elastic
    layer learned on the world stream. */
 static uint64_t rep_steps(struct cl_engine *e)
 {
-    if (e->steps > 0)
-        return e->steps;
+    if (eng_steps(e) > 0)
+        return eng_steps(e);
     return eng_el_steps(e);
 }
 
 static uint64_t rep_progress(struct cl_engine *e)
 {
-    return eng_coll_completed(e->cs);
+    return eng_coll_completed(eng_parts(e)->cs);
 }
 
 static int rep_send(struct cl_engine *e, cl_peer_t *p, cl_wire_msg_t *m)
@@ -395,15 +381,15 @@ static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32
                       const cl_wire_msg_t *m)
 {
     (void)key;
-    eng_report_on_msg(e->rep, from, &m->u.report);
+    eng_report_on_msg(eng_parts(e)->rep, from, &m->u.report);
 }
 
-int eng_report_init(struct cl_engine *e)
+eng_report_t *eng_report_create(struct cl_engine *e)
 {
     eng_report_ctx_t ctx = {.arg = e,
-                            .cfg = &e->cfg,
-                            .timers = e->timers,
-                            .hooks = &e->hooks,
+                            .cfg = eng_parts(e)->cfg,
+                            .timers = eng_parts(e)->timers,
+                            .hooks = eng_parts(e)->hooks,
                             .now = eng_ctx_clock,
                             .raw_now = rep_raw_now,
                             .is_member = rep_is_member,
@@ -415,21 +401,15 @@ int eng_report_init(struct cl_engine *e)
                             .steps = rep_steps,
                             .progress = rep_progress,
                             .send = rep_send};
-    e->rep = eng_report_new(&ctx);
-    if (e->rep == NULL)
-        return COLLAB_ERR_NO_MEM;
-    eng_on_type(e, CL_MSG_REPORT, on_report);
-    return COLLAB_OK;
-}
-
-void eng_report_fini(struct cl_engine *e)
-{
-    eng_report_destroy(&e->rep);
+    eng_report_t *rep = eng_report_new(&ctx);
+    if (rep != NULL)
+        eng_on_type(e, CL_MSG_REPORT, on_report);
+    return rep;
 }
 
 int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
 {
-    return eng_report_set_value(e->rep, name, value);
+    return eng_report_set_value(eng_parts(e)->rep, name, value);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -437,7 +417,7 @@ int cl_engine_report_value(cl_engine_t *e, const char *name, double value)
 
 static bool relay_has_link(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_has_link(e->tp, key);
+    return cl_transport_has_link(eng_parts(e)->tp, key);
 }
 
 static int relay_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
@@ -453,32 +433,26 @@ static void relay_deliver(struct cl_engine *e, const uint8_t key[32], const cl_w
 static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
                        const cl_wire_msg_t *m)
 {
-    eng_relay_on_message(e->relay, p, key, m);
+    eng_relay_on_message(eng_parts(e)->relay, p, key, m);
 }
 
-int eng_relay_init(struct cl_engine *e)
+struct eng_relay *eng_relay_create(struct cl_engine *e)
 {
     eng_relay_ctx_t ctx = {.arg = e,
-                           .cfg = &e->cfg,
-                           .self_key = e->self_key,
-                           .secret_key = cl_identity_secret_key(e->id),
-                           .timers = e->timers,
-                           .mb = e->mb,
+                           .cfg = eng_parts(e)->cfg,
+                           .self_key = eng_parts(e)->self_key,
+                           .secret_key = cl_identity_secret_key(eng_parts(e)->id),
+                           .timers = eng_parts(e)->timers,
+                           .mb = eng_parts(e)->mb,
                            .now = eng_ctx_clock,
                            .has_link = relay_has_link,
                            .send = relay_send,
                            .deliver = relay_deliver,
                            .desc = eng_peer_desc};
-    e->relay = eng_relay_new(&ctx);
-    if (e->relay == NULL)
-        return COLLAB_ERR_NO_MEM;
-    eng_on_type(e, CL_MSG_RELAYED, on_relayed);
-    return COLLAB_OK;
-}
-
-void eng_relay_fini(struct cl_engine *e)
-{
-    eng_relay_destroy(&e->relay);
+    struct eng_relay *relay = eng_relay_new(&ctx);
+    if (relay != NULL)
+        eng_on_type(e, CL_MSG_RELAYED, on_relayed);
+    return relay;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -487,22 +461,22 @@ void eng_relay_fini(struct cl_engine *e)
 
 static int p2p_self_rank(struct cl_engine *e)
 {
-    return atomic_load(&e->rank);
+    return eng_rank(e);
 }
 
 static bool p2p_is_member(struct cl_engine *e)
 {
-    return e->state == ENG_MEMBER;
+    return eng_state(e) == ENG_MEMBER;
 }
 
 static double p2p_member_since(struct cl_engine *e)
 {
-    return eng_member_since(e->member);
+    return eng_member_since(eng_parts(e)->member);
 }
 
 static cl_peer_t *p2p_member_at(struct cl_engine *e, int w)
 {
-    return cl_member_at_rank(e->mb, w);
+    return cl_member_at_rank(eng_parts(e)->mb, w);
 }
 
 static int p2p_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
@@ -512,38 +486,38 @@ static int p2p_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m)
 
 static bool p2p_comm_rank_is(struct cl_engine *e, uint64_t comm, int r, int w)
 {
-    return eng_coll_comm_rank_is(e->cs, comm, r, w);
+    return eng_coll_comm_rank_is(eng_parts(e)->cs, comm, r, w);
 }
 
 static int p2p_link_version(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_link_version(e->tp, key);
+    return cl_transport_link_version(eng_parts(e)->tp, key);
 }
 
 static void p2p_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
 {
-    cl_transport_ban(e->tp, key, seconds);
+    cl_transport_ban(eng_parts(e)->tp, key, seconds);
 }
 
 /* The early messages and the waits of the collective streams (created
    after point-to-point: asked only once the loop runs). */
 static size_t p2p_early_queued(struct cl_engine *e, int w, size_t *bytes)
 {
-    return eng_coll_early_queued(e->cs, w, bytes);
+    return eng_coll_early_queued(eng_parts(e)->cs, w, bytes);
 }
 
 static bool p2p_coll_waits_for(struct cl_engine *e, int w)
 {
-    return eng_coll_waits_for(e->cs, w);
+    return eng_coll_waits_for(eng_parts(e)->cs, w);
 }
 
 eng_p2p_t *eng_p2p_create(struct cl_engine *e)
 {
     eng_p2p_ctx_t ctx = {.arg = e,
-                         .cfg = &e->cfg,
-                         .t0 = e->t0,
-                         .timers = e->timers,
-                         .incarnation = e->incarnation,
+                         .cfg = eng_parts(e)->cfg,
+                         .t0 = eng_parts(e)->t0,
+                         .timers = eng_parts(e)->timers,
+                         .incarnation = eng_parts(e)->incarnation,
                          .now = eng_ctx_clock,
                          .self_rank = p2p_self_rank,
                          .is_member = p2p_is_member,
@@ -570,14 +544,14 @@ static int leave_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m
 
 static int leave_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(e->tp, key, m);
+    return cl_transport_reply(eng_parts(e)->tp, key, m);
 }
 
 /* The communicators this peer entered collectives on: every stream but
    the self communicator's that started one. */
 static size_t leave_entered(struct cl_engine *e, cl_wire_bye_comm_t *comms, size_t max)
 {
-    return eng_coll_entered(e->cs, comms, max);
+    return eng_coll_entered(eng_parts(e)->cs, comms, max);
 }
 
 static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
@@ -585,29 +559,23 @@ static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 {
     (void)p;
     (void)m;
-    eng_leave_on_ack(e->leave, key);
+    eng_leave_on_ack(eng_parts(e)->leave, key);
 }
 
-int eng_leave_init(struct cl_engine *e)
+eng_leave_t *eng_leave_create(struct cl_engine *e)
 {
     eng_leave_ctx_t ctx = {.arg = e,
-                           .cfg = &e->cfg,
-                           .members = e->mb,
-                           .timers = e->timers,
+                           .cfg = eng_parts(e)->cfg,
+                           .members = eng_parts(e)->mb,
+                           .timers = eng_parts(e)->timers,
                            .now = eng_ctx_clock,
                            .send = leave_send,
                            .reply = leave_reply,
                            .desc = eng_peer_desc,
                            .entered = leave_entered};
-    memcpy(ctx.self_key, e->self_key, 32);
-    e->leave = eng_leave_new(&ctx);
-    if (e->leave == NULL)
-        return COLLAB_ERR_NO_MEM;
-    eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
-    return COLLAB_OK;
-}
-
-void eng_leave_fini(struct cl_engine *e)
-{
-    eng_leave_destroy(&e->leave);
+    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    eng_leave_t *leave = eng_leave_new(&ctx);
+    if (leave != NULL)
+        eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
+    return leave;
 }

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where this peer stands (the loop's e->state). */
+/* Where this peer stands (the loop's state, eng_state). */
 typedef enum {
     ENG_JOINING = 0, /* looking for the swarm */
     ENG_STANDBY = 1, /* the swarm is full; waiting for a free rank */

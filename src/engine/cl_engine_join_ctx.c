@@ -13,11 +13,11 @@
     contexts").
 */
 #include "engine/cl_engine_elastic.h" /* eng_el_on_admit_rank */
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
 
 static eng_state_t join_state(struct cl_engine *e)
 {
-    return e->state;
+    return eng_state(e);
 }
 
 static void join_set_state(struct cl_engine *e, eng_state_t state)
@@ -27,58 +27,58 @@ static void join_set_state(struct cl_engine *e, eng_state_t state)
 
 static double join_member_since(struct cl_engine *e)
 {
-    return eng_member_since(e->member);
+    return eng_member_since(eng_parts(e)->member);
 }
 
 static int join_rank(struct cl_engine *e)
 {
-    return atomic_load(&e->rank);
+    return eng_rank(e);
 }
 
 static const char *join_address(struct cl_engine *e)
 {
-    return cl_transport_address(e->tp);
+    return cl_transport_address(eng_parts(e)->tp);
 }
 
 static int join_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_send(e->tp, key, m);
+    return cl_transport_send(eng_parts(e)->tp, key, m);
 }
 
 static int join_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    return cl_transport_reply(e->tp, key, m);
+    return cl_transport_reply(eng_parts(e)->tp, key, m);
 }
 
 static int join_connect(struct cl_engine *e, const uint8_t key[32], const char *address)
 {
-    return cl_transport_connect(e->tp, key, address);
+    return cl_transport_connect(eng_parts(e)->tp, key, address);
 }
 
 static bool join_has_link(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_has_link(e->tp, key);
+    return cl_transport_has_link(eng_parts(e)->tp, key);
 }
 
 static int join_link_version(struct cl_engine *e, const uint8_t key[32])
 {
-    return cl_transport_link_version(e->tp, key);
+    return cl_transport_link_version(eng_parts(e)->tp, key);
 }
 
 static void join_set_client(struct cl_engine *e)
 {
     eng_set_cfg_client_mode(e);
-    cl_transport_set_client(e->tp);
+    cl_transport_set_client(eng_parts(e)->tp);
 }
 
 static void join_sent(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_auth_note_join_sent(e->auth, key);
+    eng_auth_note_join_sent(eng_parts(e)->auth, key);
 }
 
 static bool join_probing(struct cl_engine *e)
 {
-    return eng_auth_probing(e->auth);
+    return eng_auth_probing(eng_parts(e)->auth);
 }
 
 static bool join_in_doubt(struct cl_engine *e)
@@ -88,17 +88,17 @@ static bool join_in_doubt(struct cl_engine *e)
 
 static void join_redirected(struct cl_engine *e, const uint8_t key[32], const uint8_t to[32])
 {
-    eng_auth_redirected(e->auth, key, to);
+    eng_auth_redirected(eng_parts(e)->auth, key, to);
 }
 
 static int join_reachable(struct cl_engine *e, const uint8_t key[32], const cl_wire_join_t *j)
 {
-    return eng_dialback_check(e->dialback, key, j);
+    return eng_dialback_check(eng_parts(e)->dialback, key, j);
 }
 
 static void join_founded(struct cl_engine *e)
 {
-    eng_member_become(e->member, true);
+    eng_member_become(eng_parts(e)->member, true);
 }
 
 static void join_fail(struct cl_engine *e, int status)
@@ -108,12 +108,12 @@ static void join_fail(struct cl_engine *e, int status)
 
 static void join_send_view(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_member_send_view(e->member, p);
+    eng_member_send_view(eng_parts(e)->member, p);
 }
 
 static void join_commit(struct cl_engine *e, cl_member_delta_t *d)
 {
-    eng_member_commit(e->member, d);
+    eng_member_commit(eng_parts(e)->member, d);
 }
 
 static void join_admit_rank(struct cl_engine *e, const uint8_t key[32])
@@ -121,13 +121,13 @@ static void join_admit_rank(struct cl_engine *e, const uint8_t key[32])
     eng_el_on_admit_rank(e, key);
 }
 
-int eng_join_init(struct cl_engine *e)
+eng_join_t *eng_join_create(struct cl_engine *e)
 {
     eng_join_ctx_t ctx = {.arg = e,
-                          .cfg = &e->cfg,
-                          .incarnation = e->incarnation,
-                          .members = e->mb,
-                          .timers = e->timers,
+                          .cfg = eng_parts(e)->cfg,
+                          .incarnation = eng_parts(e)->incarnation,
+                          .members = eng_parts(e)->mb,
+                          .timers = eng_parts(e)->timers,
                           .now = eng_ctx_clock,
                           .state = join_state,
                           .set_state = join_set_state,
@@ -151,21 +151,13 @@ int eng_join_init(struct cl_engine *e)
                           .commit = join_commit,
                           .admit_rank = join_admit_rank,
                           .desc = eng_peer_desc};
-    memcpy(ctx.self_key, e->self_key, 32);
-    e->join = eng_join_new(&ctx);
-    if (e->join == NULL)
-        return COLLAB_ERR_NO_MEM;
-    return eng_join_start(e->join);
-}
-
-void eng_join_fini(struct cl_engine *e)
-{
-    eng_join_destroy(&e->join);
+    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    return eng_join_new(&ctx);
 }
 
 void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32])
 {
-    eng_join_send_relinked(e->join, key);
+    eng_join_send_relinked(eng_parts(e)->join, key);
 }
 
 void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s)
@@ -175,5 +167,5 @@ void eng_settings_adopted(struct cl_engine *e, const cl_settings_t *s)
     const char *why;
     int floor = eng_settings_wire_floor(s, &why);
     if (floor > 0)
-        cl_transport_set_min_version(e->tp, floor, why);
+        cl_transport_set_min_version(eng_parts(e)->tp, floor, why);
 }

@@ -31,7 +31,7 @@
 
     The component eng_pause_t (cl_engine_pause.h) owns the mark, the
     members awaited and the doubt's end; it sees the engine only through
-    its context, built by eng_el_init (cl_engine_elastic_ctx.c).
+    its context, built by eng_el_create (cl_engine_elastic_ctx.c).
 */
 #include "engine/cl_engine_pause.h"
 

@@ -47,7 +47,7 @@ struct eng_report {
     uint64_t scalar_run; /* one-element float SUM all-reduces since another
                             collective (COLLAB_REPORT_LOSS) */
     /* What reporting costs this peer, measured with COLLAB_LOG=debug only
-       (bench/monitor_overhead.sh reads the line eng_report_fini logs). */
+       (bench/monitor_overhead.sh reads the line eng_report_destroy logs). */
     bool timed;
     uint64_t sent, counted;
     double send_seconds, count_seconds;

@@ -16,7 +16,7 @@
     coordinator's tenure ends with the view that admits a lower rank.
 */
 #include "engine/cl_engine_elastic.h"
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
 
 #define ENGINE_FAKE_SERVICES /* eng_now, eng_peer_desc, eng_set_state, eng_on_type */
 #include "ctx_fixture.h"
@@ -299,7 +299,7 @@ static struct cl_engine *fake_engine(int ninitial, int rank)
     e->cfg.weight = 1.0;
     e->cfg.rank = rank;
     e->cfg.wire_version = CL_WIRE_VERSION;
-    e->hb_interval = 0.5;
+    e->parts.hb_interval = 0.5;
     static char list[1024];
     list[0] = '\0';
     for (int i = 1; i <= ninitial; i++) {
@@ -308,27 +308,33 @@ static struct cl_engine *fake_engine(int ninitial, int rank)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i > 1 ? "," : "", a);
     }
     e->cfg.initial_peers = ninitial > 0 ? list : NULL;
-    e->susp = eng_member_suspect_new(e);
-    CHECK(e->susp != NULL);
-    CHECK(eng_member_init(e) == COLLAB_OK);
+    e->parts.susp = eng_suspect_create(e);
+    CHECK(e->parts.susp != NULL);
+    e->parts.member = eng_member_create(e);
+    CHECK(e->parts.member != NULL);
+    e->parts.match = eng_match_create(e);
+    CHECK(e->parts.match != NULL);
     memset(s_link, 0, sizeof s_link);
     s_nsent = s_connects = s_members_told = 0;
-    CHECK(eng_join_init(e) == COLLAB_OK);
+    e->parts.join = eng_join_create(e);
+    CHECK(e->parts.join != NULL);
+    CHECK(eng_join_start(e->parts.join) == COLLAB_OK);
     return e;
 }
 
 static void fake_free(struct cl_engine *e)
 {
-    eng_join_fini(e);
-    eng_member_fini(e);
-    eng_suspect_destroy(&e->susp);
+    eng_join_destroy(&e->parts.join);
+    eng_match_destroy(&e->parts.match);
+    eng_member_destroy(&e->parts.member);
+    eng_suspect_destroy(&e->parts.susp);
     e->cfg.initial_peers = NULL;
     fake_engine_release(e);
 }
 
 static double join_due(const struct cl_engine *e)
 {
-    return eng_join_due(e->join);
+    return eng_join_due(e->parts.join);
 }
 
 static void link_event(struct cl_engine *e, int i, cl_tp_event_kind_t kind)
@@ -348,7 +354,7 @@ static void join_reply(struct cl_engine *e, int i, int status)
     memset(&r, 0, sizeof r);
     r.status = (uint8_t)status;
     r.settings.world_size = 4;
-    eng_join_on_reply(e->join, s_keys[i], &r);
+    eng_join_on_reply(e->parts.join, s_keys[i], &r);
 }
 
 /* A joiner sends JOIN at start (as each link comes up) and again every
@@ -362,16 +368,16 @@ static void test_retry_and_deadline(void)
     CHECK(join_due(e) == 101.0); /* armed at start */
     link_event(e, 1, CL_TP_UP);
     CHECK(sent(CL_MSG_JOIN, 1) == 1);
-    fake_run_until(e->timers, 101.0);
+    fake_run_until(e->parts.timers, 101.0);
     CHECK(sent(CL_MSG_JOIN, 1) == 2); /* again; peer 2 is connected to again */
     CHECK(s_connects == 3);
     CHECK(join_due(e) == 102.0); /* armed again by its callback */
-    fake_run_until(e->timers, 104.0);
+    fake_run_until(e->parts.timers, 104.0);
     CHECK(sent(CL_MSG_JOIN, 1) == 5);
     /* The deadline: max(30 s, 4 x COLLAB_TIMEOUT) after start. */
-    fake_run_until(e->timers, 129.5);
+    fake_run_until(e->parts.timers, 129.5);
     CHECK(e->state == ENG_JOINING);
-    fake_run_until(e->timers, 130.0);
+    fake_run_until(e->parts.timers, 130.0);
     CHECK(e->state == ENG_LEFT);
     CHECK(isinf(join_due(e))); /* not joining: it stopped */
     fake_free(e);
@@ -393,10 +399,10 @@ static void test_found_at_grace(void)
     s_now = 100.6;
     join_reply(e, 2, CL_JOIN_NOT_MEMBER);
     CHECK(e->state == ENG_JOINING); /* not yet gone for the grace */
-    fake_run_until(e->timers, 101.0);
+    fake_run_until(e->parts.timers, 101.0);
     CHECK(e->state == ENG_JOINING);
     CHECK(join_due(e) == 101.5); /* the grace's end, before the next JOIN */
-    fake_run_until(e->timers, 101.5);
+    fake_run_until(e->parts.timers, 101.5);
     CHECK(e->state == ENG_MEMBER && s_members_told == 1);
     CHECK(isinf(join_due(e)));
     fake_free(e);
@@ -413,7 +419,7 @@ static void test_found_on_events(void)
     link_event(e, 2, CL_TP_UP);
     s_now = 100.2;
     link_event(e, 1, CL_TP_DOWN);
-    fake_run_until(e->timers, 101.4); /* the grace ended at 101.2 */
+    fake_run_until(e->parts.timers, 101.4); /* the grace ended at 101.2 */
     CHECK(e->state == ENG_JOINING);
     CHECK(join_due(e) == 102.0);
     join_reply(e, 2, CL_JOIN_NOT_MEMBER);
@@ -428,7 +434,7 @@ static void test_found_on_events(void)
     link_event(e, 1, CL_TP_DOWN);
     s_now = 100.3;
     join_reply(e, 2, CL_JOIN_NOT_MEMBER);
-    fake_run_until(e->timers, 101.4);
+    fake_run_until(e->parts.timers, 101.4);
     CHECK(e->state == ENG_JOINING); /* peer 3 may be a member */
     link_event(e, 3, CL_TP_REFUSED);
     CHECK(e->state == ENG_MEMBER);
@@ -442,7 +448,7 @@ static void view_from(struct cl_engine *e, cl_member_t *ct)
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_VIEW;
     CHECK(cl_member_view(ct, &m.u.view) == 0);
-    eng_member_on_message(e, cl_member_find(e->mb, s_keys[1]), s_keys[1], &m);
+    eng_member_on_message(e, cl_member_find(e->parts.mb, s_keys[1]), s_keys[1], &m);
     free(m.u.view.members);
 }
 
@@ -465,7 +471,7 @@ static void test_rejoin(void)
     s_now = 100.5;
     view_from(e, ct);
     CHECK(e->state == ENG_MEMBER);
-    fake_run_until(e->timers, 101.5); /* the join's timer found it a member: stopped */
+    fake_run_until(e->parts.timers, 101.5); /* the join's timer found it a member: stopped */
     CHECK(isinf(join_due(e)));
     CHECK(cl_member_remove(ct, (const uint8_t(*)[32])s_keys[0], 1, s_now, &d) == 1);
     cl_member_delta_clear(&d);
@@ -473,7 +479,7 @@ static void test_rejoin(void)
     view_from(e, ct);
     CHECK(e->state == ENG_JOINING);
     CHECK(join_due(e) == s_now); /* at once */
-    fake_run_until(e->timers, s_now);
+    fake_run_until(e->parts.timers, s_now);
     CHECK(sent(CL_MSG_JOIN, 1) > joins);
     cl_member_destroy(&ct);
     fake_free(e);
@@ -488,7 +494,7 @@ static void join_from(struct cl_engine *e, int i, int rank)
     m.u.join.rank = rank;
     m.u.join.weight = 1.0;
     address_of(i, m.u.join.address, sizeof m.u.join.address);
-    eng_member_on_message(e, cl_member_find(e->mb, s_keys[i]), s_keys[i], &m);
+    eng_member_on_message(e, cl_member_find(e->parts.mb, s_keys[i]), s_keys[i], &m);
 }
 
 /* The founder (rank 0) coordinates; peer 1 joins.  The group is asked
@@ -503,12 +509,12 @@ static void test_matchmaking(void)
         e->cfg.timeout = 10.0; /* peer 1 stays a member without heartbeats */
         CHECK(e->state == ENG_MEMBER && eng_self_coordinates(e));
         join_from(e, 1, -1);
-        cl_peer_t *p = cl_member_find(e->mb, s_keys[1]);
+        cl_peer_t *p = cl_member_find(e->parts.mb, s_keys[1]);
         CHECK(p != NULL && p->state == CL_PEER_ALIVE && p->rank == 1);
-        CHECK(isinf(eng_match_due(e->match)));
+        CHECK(isinf(eng_match_due(e->parts.match)));
         /* Off the grid of the checks of silent members (every 0.5 s from
            100), which look at the group too. */
-        fake_run_until(e->timers, 100.7);
+        fake_run_until(e->parts.timers, 100.7);
         if (by_match) {
             cl_wire_msg_t m;
             memset(&m, 0, sizeof m);
@@ -517,13 +523,13 @@ static void test_matchmaking(void)
         } else {
             eng_request_match(e);
         }
-        double end = eng_match_due(e->match);
+        double end = eng_match_due(e->parts.match);
         CHECK(fabs(end - 105.7) < 1e-9);
-        fake_run_until(e->timers, 105.6);
-        CHECK(!cl_member_group_closed(e->mb));
+        fake_run_until(e->parts.timers, 105.6);
+        CHECK(!cl_member_group_closed(e->parts.mb));
         s_nsent = 0;
-        fake_run_until(e->timers, fmin(end, 105.8)); /* the next check is at 106 */
-        CHECK(cl_member_group_closed(e->mb));
+        fake_run_until(e->parts.timers, fmin(end, 105.8)); /* the next check is at 106 */
+        CHECK(cl_member_group_closed(e->parts.mb));
         CHECK(sent(CL_MSG_VIEW, 1) == 1); /* the view that forms it */
         fake_free(e);
     }
@@ -539,14 +545,14 @@ static void test_tenure(void)
     struct cl_engine *e = fake_engine(0, 1);
     CHECK(eng_self_coordinates(e));
     join_from(e, 1, 0);
-    cl_peer_t *p = cl_member_find(e->mb, s_keys[1]);
+    cl_peer_t *p = cl_member_find(e->parts.mb, s_keys[1]);
     CHECK(p != NULL && p->rank == 0 && !eng_self_coordinates(e));
-    uint64_t epoch = cl_member_epoch(e->mb);
+    uint64_t epoch = cl_member_epoch(e->parts.mb);
     p->state = CL_PEER_SUSPECT; /* rank 0 fails */
     p->suspect_reason = CL_SUSPECT_SILENT;
     CHECK(eng_self_coordinates(e));
     eng_take_over(e);
-    CHECK(cl_member_epoch(e->mb) >= epoch + 64);
+    CHECK(cl_member_epoch(e->parts.mb) >= epoch + 64);
     fake_free(e);
 }
 

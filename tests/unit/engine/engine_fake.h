@@ -1,13 +1,17 @@
-/*  engine_fake.h - the fake engine of the selftests whose component is
-    not yet behind a context (cl_engine_member_test): the engine's clock
-    (s_now, eng_now, eng_ctx_clock), its log description of
-    a peer (eng_peer_desc), the loop's writer of the engine's state
-    (eng_set_state) and the loop's table of handlers (eng_on_type), the
-    loop's turns over a real timer set (fake_run_until), a fake engine's
-    allocation with a real timer set and real peer records
-    (fake_engine_alloc, fake_engine_release), and the log description the
-    fake contexts of the components behind one give them too
-    (fake_peer_desc, p2p_fixture.h).
+/*  engine_fake.h - the fake engine loop of the selftests that link an
+    adapter file of the loop (cl_engine_member_test links
+    cl_engine_member_ctx.c and cl_engine_join_ctx.c): its own struct
+    cl_engine (the loop's is defined in cl_engine.c only) with the parts
+    the adapters read (eng_parts) and the values the loop owns (eng_state,
+    eng_rank, eng_world_size, eng_steps, eng_leaving and their writers),
+    the engine's clock (s_now, eng_now, eng_ctx_clock), its log
+    description of a peer (eng_peer_desc), the loop's writer of the
+    engine's state (eng_set_state) and the loop's table of handlers
+    (eng_on_type), the loop's turns over a real timer set
+    (fake_run_until), a fake engine's allocation with a real timer set and
+    real peer records (fake_engine_alloc, fake_engine_release), and the
+    log description the fake contexts of the components behind one give
+    them too (fake_peer_desc, p2p_fixture.h).
 
     Header-only, for one test each.  A test that includes it with
     ENGINE_FAKE_SERVICES defined gets the engine's services above (they
@@ -36,7 +40,67 @@ static inline const char *fake_peer_desc(const cl_peer_t *p, char *out, size_t l
 }
 
 #ifdef ENGINE_FAKE_SERVICES
-#include "engine/cl_engine_int.h"
+#include "engine/cl_engine_loop_int.h"
+
+/* The fake engine: the parts the adapters read, and what the loop owns.
+   A test sets cfg and parts' settings directly; cfg is parts.cfg. */
+struct cl_engine {
+    eng_parts_t parts;
+    cl_config_t cfg;
+    uint8_t self_key[32];
+    char self_id[CL_PEER_ID_MAX];
+    eng_state_t state;
+    int rank, world_size;
+    uint64_t steps;
+    eng_msg_fn *on_type[ENG_MSG_TYPES];
+};
+
+const eng_parts_t *eng_parts(const struct cl_engine *e)
+{
+    return &e->parts;
+}
+
+eng_state_t eng_state(const struct cl_engine *e)
+{
+    return e->state;
+}
+
+int eng_rank(const struct cl_engine *e)
+{
+    return e->rank;
+}
+
+int eng_world_size(const struct cl_engine *e)
+{
+    return e->world_size;
+}
+
+void eng_set_rank(struct cl_engine *e, int rank)
+{
+    e->rank = rank;
+}
+
+void eng_set_world_size(struct cl_engine *e, int world_size)
+{
+    e->world_size = world_size;
+}
+
+uint64_t eng_steps(const struct cl_engine *e)
+{
+    return e->steps;
+}
+
+bool eng_leaving(const struct cl_engine *e)
+{
+    (void)e;
+    return false;
+}
+
+/* collab_init's request: the fake engine has none. */
+void eng_init_done(struct cl_engine *e)
+{
+    (void)e;
+}
 
 /* The engine's clock: the test moves it. */
 static double s_now = 100.0;
@@ -74,9 +138,13 @@ static inline struct cl_engine *fake_engine_alloc(const uint8_t key[32], cl_memb
     struct cl_engine *e = calloc(1, sizeof *e);
     CHECK(e != NULL);
     memcpy(e->self_key, key, 32);
-    e->timers = cl_timer_new(8);
-    e->mb = mb != NULL ? mb : cl_member_new(key);
-    CHECK(e->timers != NULL && e->mb != NULL);
+    e->rank = -1;
+    e->parts.cfg = &e->cfg;
+    e->parts.self_key = e->self_key;
+    e->parts.self_id = e->self_id;
+    e->parts.timers = cl_timer_new(8);
+    e->parts.mb = mb != NULL ? mb : cl_member_new(key);
+    CHECK(e->parts.timers != NULL && e->parts.mb != NULL);
     return e;
 }
 
@@ -84,9 +152,9 @@ static inline struct cl_engine *fake_engine_alloc(const uint8_t key[32], cl_memb
    gone: each took its timers with it. */
 static inline void fake_engine_release(struct cl_engine *e)
 {
-    CHECK(isinf(cl_timer_next(e->timers))); /* every timer went with its component */
-    cl_timer_destroy(&e->timers);
-    cl_member_destroy(&e->mb);
+    CHECK(isinf(cl_timer_next(e->parts.timers))); /* every timer went with its component */
+    cl_timer_destroy(&e->parts.timers);
+    cl_member_destroy(&e->parts.mb);
     free(e);
 }
 

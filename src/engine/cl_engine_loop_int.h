@@ -1,19 +1,22 @@
-/*  cl_engine_int.h - state shared by the engine's source files.
+/*  cl_engine_loop_int.h - the engine loop's services to its adapter files.
 
-    cl_engine.c runs the thread, the request queue and the timers;
-    cl_engine_coll.c the collective streams.  Membership's views are a
-    component (cl_engine_member.h), so are the join (cl_engine_join.h),
-    heartbeats and failure detection (cl_engine_suspect.h) and
-    matchmaking (cl_engine_match.h); their contexts are built in
-    cl_engine_member_ctx.c and cl_engine_join_ctx.c.  The collective
-    streams are a component too (cl_engine_coll.h, e->cs), whose files do
-    not include this header; their context is built in cl_engine_coll_ctx.c.
-    Point-to-point is a component of its own (cl_engine_p2p.h) that does
-    not include this header.  Everything below except the fields marked "shared" is
-    touched by the engine thread only.
+    The engine loop is cl_engine.c, which alone defines and writes the
+    engine's state (struct cl_engine: the request queue, the held
+    messages, finalize, the published rank), and its five adapter files,
+    which build the components' contexts and fan membership's changes out
+    to them: cl_engine_fanout.c, cl_engine_join_ctx.c,
+    cl_engine_member_ctx.c, cl_engine_coll_ctx.c and
+    cl_engine_elastic_ctx.c.  This header is private to those six files
+    (tools/structure/allowed.txt).  An adapter sees the engine through it
+    only: the loop's services (the clock, send, the dispatch table, the
+    state's one writer), read-only parts (eng_parts: the components and
+    the settings fixed at start) and the few values the loop owns
+    (eng_state, eng_rank, eng_steps, eng_leaving).  The components
+    themselves include neither this header nor any other of the loop's:
+    they see their own context only (docs/architecture.md).
 */
-#ifndef CL_ENGINE_INT_H_INCLUDED
-#define CL_ENGINE_INT_H_INCLUDED
+#ifndef CL_ENGINE_LOOP_INT_H_INCLUDED
+#define CL_ENGINE_LOOP_INT_H_INCLUDED
 
 #include "coll/cl_coll.h"
 #include "engine/cl_comm.h"
@@ -56,89 +59,57 @@ typedef void eng_msg_fn(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32]
 /* The loop's table has a handler for every value of a header's type. */
 #define ENG_MSG_TYPES 256
 
-/* A data message from a peer that is not a member in this peer's view
-   yet (its admission view is still on the way), kept until the next view
-   change. */
-typedef struct held_msg {
-    struct held_msg *next;
-    uint8_t key[32];
-    double t;          /* when it arrived */
-    cl_wire_msg_t msg; /* header fields; payload points at data */
-    size_t len;
-    uint8_t data[];
-} held_msg_t;
-
-struct cl_engine {
-    /* Immutable after start. */
-    cl_config_t cfg;
+/* The loop's parts as its adapter files see them (eng_parts): the
+   settings and identity fixed at start, and the components the loop
+   created.  cl_engine.c alone writes them (at start, and when it
+   destroys the components at the end); an adapter reads them to build a
+   component's context or to call a component, and never changes them. */
+typedef struct eng_parts {
+    const cl_config_t *cfg;  /* changed by eng_set_cfg_weight, eng_set_cfg_client_mode only */
+    const uint8_t *self_key; /* 32 bytes */
+    const char *self_id;
     cl_identity_t *id;
-    uint8_t self_key[32];
-    char self_id[CL_PEER_ID_MAX];
-    double t0;            /* monotonic time at start */
-    uint64_t incarnation; /* random, tells a restart of this identity */
-    double hb_interval;   /* seconds between heartbeats */
-    /* Shared with application threads. */
-    zactor_t *actor;
-    pthread_mutex_t q_mu; /* guards q_head/q_tail/accepting */
-    collab_request_t *q_head, *q_tail;
-    bool accepting;             /* false once the engine stops */
-    int wake_fd;                /* eventfd: the queue has work */
-    atomic_int leave_asked;     /* cl_engine_request_leave was called */
-    int left_pipe[2];           /* a byte is written to [1] once a requested leave is done */
-    collab_request_t *init_req; /* completed when the peer holds a rank */
-    atomic_int rank;            /* world rank, -1 before joining */
-    atomic_int world_size;
-    pthread_mutex_t info_mu; /* guards info */
-    collab_info_t info;
-    /* Engine thread only. */
-    cl_timer_t *timers;                 /* the deadlines the components registered (cl_timer.h) */
-    eng_msg_fn *on_type[ENG_MSG_TYPES]; /* message handlers by type (eng_on_type) */
+    uint64_t incarnation;           /* random, tells a restart of this identity */
+    double hb_interval;             /* seconds between heartbeats */
+    double t0;                      /* the engine's clock when its thread started */
+    const cl_engine_hooks_t *hooks; /* a monitor's */
+    cl_timer_t *timers;             /* the deadlines the components registered (cl_timer.h) */
     cl_transport_t *tp;
-    cl_member_t *mb;
-    eng_state_t state; /* written by eng_set_state only */
-    bool terminated;   /* $TERM seen */
-    /* Membership's views (cl_engine_member.h; when this peer got its
-       rank: eng_member_since): created by eng_member_init. */
-    eng_member_t *member;
-    /* Joining (cl_engine_join.h): created by eng_join_init. */
-    eng_join_t *join;
-    /* Matchmaking of the world group (cl_engine_match.h): created by
-       eng_member_init. */
-    eng_match_t *match;
-    /* The collective streams (cl_engine_coll.h): created by eng_coll_init. */
-    eng_cs_t *cs;
-    double admission_deadline; /* for a peer outside the formed group */
-    bool admission_logged;
-    held_msg_t *held_head, *held_tail; /* see held_msg_t */
-    size_t held_bytes;
-    uint64_t held_dropped; /* refused by the COLLAB_MAX_HELD* bounds so far */
-    /* Elastic swarm: admission, state sync (cl_engine_elastic.h). */
-    struct eng_elastic *el;
-    /* Reports to the monitors; a monitor's hooks (cl_engine_report.c). */
-    eng_report_t *rep;
-    cl_engine_hooks_t hooks;
-    /* Who may send what (cl_engine_auth.h). */
-    eng_auth_t *auth;
-    /* Joiners the coordinator dials back before admitting them
-       (cl_engine_dialback.c). */
-    eng_dialback_t *dialback;
-    /* Messages between client members through a monitor, and a monitor's
-       relaying (cl_engine_relay.c). */
-    struct eng_relay *relay;
-    /* Point-to-point, with its credit (cl_engine_p2p.h). */
-    eng_p2p_t *p2p;
-    /* World all-reduces in several groups (cl_engine_groups.h). */
-    eng_groups_t *groups;
-    /* Heartbeats, suspicion, the coordinator's tenure (cl_engine_suspect.h). */
-    eng_suspect_t *susp;
-    uint64_t steps; /* collab_step calls */
-    collab_request_t *finalize_req;
-    double finalize_deadline;
-    int left_status;         /* why calls fail once ENG_LEFT (0: not initialised) */
-    eng_leave_t *leave;      /* departures (cl_engine_leave.h) */
-    bool leaving;            /* a leave requested by the program or a signal is under way */
-    double leaving_deadline; /* its collectives get until then to finish */
-};
+    cl_member_t *mb;          /* the peer records (written by membership only) */
+    eng_member_t *member;     /* membership's views (cl_engine_member.h) */
+    eng_join_t *join;         /* joining (cl_engine_join.h) */
+    eng_match_t *match;       /* matchmaking of the world group (cl_engine_match.h) */
+    eng_suspect_t *susp;      /* heartbeats, suspicion, the coordinator's tenure */
+    eng_cs_t *cs;             /* the collective streams (cl_engine_coll.h) */
+    struct eng_elastic *el;   /* admission, state sync (cl_engine_elastic.h) */
+    eng_report_t *rep;        /* reports to the monitors (cl_engine_report.h) */
+    eng_auth_t *auth;         /* who may send what (cl_engine_auth.h) */
+    eng_dialback_t *dialback; /* joiners dialled back (cl_engine_dialback.h) */
+    struct eng_relay *relay;  /* client members through a monitor (cl_engine_relay.h) */
+    eng_p2p_t *p2p;           /* point-to-point, with its credit (cl_engine_p2p.h) */
+    eng_groups_t *groups;     /* world all-reduces in several groups (cl_engine_groups.h) */
+    eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
+} eng_parts_t;
+
+/* cl_engine.c: the engine's own state is defined there only. */
+/* The parts, read-only. */
+const eng_parts_t *eng_parts(const struct cl_engine *e);
+/* The engine's state (written by eng_set_state only). */
+eng_state_t eng_state(const struct cl_engine *e);
+/* This peer's world rank (-1 before it holds one) and the world's size,
+   as the program sees them (MPI_Comm_rank, MPI_Comm_size): written by
+   membership's context when a view changes them. */
+int eng_rank(const struct cl_engine *e);
+int eng_world_size(const struct cl_engine *e);
+void eng_set_rank(struct cl_engine *e, int rank);
+void eng_set_world_size(struct cl_engine *e, int world_size);
+/* MPIX_Collab_step calls so far. */
+uint64_t eng_steps(const struct cl_engine *e);
+/* Is this peer on its way out: a leave under way or asked for, or
+   finalize called? */
+bool eng_leaving(const struct cl_engine *e);
+/* Completes collab_init (if it still waits): this peer became a member. */
+void eng_init_done(struct cl_engine *e);
 
 /* cl_engine.c */
 /* The engine's clock: monotonic seconds, less the time this process was
@@ -183,13 +154,15 @@ void eng_on_type(struct cl_engine *e, int type, eng_msg_fn *fn);
 void eng_set_info(struct cl_engine *e, const collab_info_t *info);
 void eng_replay_held(struct cl_engine *e);
 
+/* Each adapter file's eng_X_create builds component X with its context
+   and returns it (NULL without memory), registering the messages X
+   handles; the loop keeps it in its parts and destroys it at the end
+   with X's own destroy. */
+
 /* cl_engine_join_ctx.c: the join's context (cl_engine_join.h); the rest
-   of the engine asks the join through e->join. */
-/* Creates e->join and starts it: founds the swarm (no initial peers) or
-   starts joining it.  COLLAB_ERR_NO_MEM, or eng_join_start's status. */
-int eng_join_init(struct cl_engine *e);
-/* Destroys e->join (its timer, the initial peers). */
-void eng_join_fini(struct cl_engine *e);
+   of the engine asks the join through eng_parts(e)->join.  The loop
+   starts it (eng_join_start) once every component exists. */
+eng_join_t *eng_join_create(struct cl_engine *e);
 /* eng_join_send_relinked for the authority's probe round. */
 void eng_send_join_relinked(struct cl_engine *e, const uint8_t key[32]);
 /* The swarm's settings s became this peer's (a view admitted it): raises
@@ -212,7 +185,7 @@ void eng_fan_out_weight(struct cl_engine *e);
 /* cl_engine_member_ctx.c: the contexts of membership's components
    (cl_engine_member.h, cl_engine_suspect.h, cl_engine_match.h), and the
    functions through which the rest of the engine asks them (wrappers on
-   e->member, e->susp and e->match). */
+   membership's components). */
 /* Peer records are written by membership only: a message from p came in
    now; p answered in a collective (no longer late); this peer was stopped
    and its own stop explains p's silence (a suspect that did not say
@@ -222,15 +195,14 @@ void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
 /* The failure detector, its context built in cl_engine_member_ctx.c
    (cl_engine_start). */
-eng_suspect_t *eng_member_suspect_new(struct cl_engine *e);
-/* Creates e->member and e->match (matchmaking, whose window's timer goes
-   into the set) and registers membership's messages with the loop (JOIN,
-   JOIN_REPLY, VIEW, HEARTBEAT, SUSPECT, MATCH, UPDATE:
-   eng_member_on_message).  COLLAB_ERR_NO_MEM without memory or when the
-   set is full. */
-int eng_member_init(struct cl_engine *e);
-/* Destroys matchmaking and e->member. */
-void eng_member_fini(struct cl_engine *e);
+eng_suspect_t *eng_suspect_create(struct cl_engine *e);
+/* Membership's views, registering membership's messages with the loop
+   (JOIN, JOIN_REPLY, VIEW, HEARTBEAT, SUSPECT, MATCH, UPDATE:
+   eng_member_on_message) ... */
+eng_member_t *eng_member_create(struct cl_engine *e);
+/* ... and matchmaking, whose window's timer goes into the set (NULL too
+   when the set is full). */
+eng_match_t *eng_match_create(struct cl_engine *e);
 /* Whether this peer is a member and its own coordinator
    (cl_member_coordinator).  Pure: every "do I coordinate" question asks
    this; a peer about to act as the coordinator then calls eng_take_over. */
@@ -248,7 +220,7 @@ void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev);
 /* The loop's handler of membership's messages (eng_member_message). */
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
                            const cl_wire_msg_t *m);
-void eng_goodbye_all(struct cl_engine *e); /* nothing without e->member */
+void eng_goodbye_all(struct cl_engine *e); /* nothing without membership */
 /* The program waits for the world group (eng_match_request). */
 void eng_request_match(struct cl_engine *e);
 /* MPIX_Collab_set_weight: the configuration's weight (eng_set_cfg_weight), then
@@ -275,57 +247,34 @@ void eng_report_corrupt(struct cl_engine *e, cl_peer_t *p);
    1 + its comm rank, or 0. */
 int eng_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm);
 
-/* cl_engine_leave.c (a component, cl_engine_leave.h): a graceful
-   departure keeps its contributions (docs/elastic.md §10).  Its context
-   is built in cl_engine_fanout.c, which registers BYE_ACK for it; the
-   rest of the engine asks it through e->leave. */
-int eng_leave_init(struct cl_engine *e);  /* e->leave; 0 or COLLAB_ERR_NO_MEM */
-void eng_leave_fini(struct cl_engine *e); /* accepts an engine without it */
-
-/* cl_engine_groups.c (a component, cl_engine_groups.h): world all-reduces
-   in several groups.  Its context is built in cl_engine_fanout.c. */
-int eng_groups_init(struct cl_engine *e); /* e->groups; 0 or COLLAB_ERR_NO_MEM */
-void eng_groups_fini(struct cl_engine *e);
-
-/* cl_engine_report.c (a component, cl_engine_report.h): reports to the
-   monitors, and a monitor's hooks.  Its context and the REPORT handler
-   are built in cl_engine_fanout.c. */
-int eng_report_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
-/* The point-to-point component with its context (cl_engine_fanout.c), or
-   NULL. */
+/* cl_engine_fanout.c builds the contexts of the components below. */
+/* Departures: a graceful one keeps its contributions (cl_engine_leave.h,
+   docs/elastic.md §10); registers BYE_ACK. */
+eng_leave_t *eng_leave_create(struct cl_engine *e);
+/* World all-reduces in several groups (cl_engine_groups.h). */
+eng_groups_t *eng_groups_create(struct cl_engine *e);
+/* Reports to the monitors, and a monitor's hooks (cl_engine_report.h);
+   registers REPORT.  Made before the engine's thread starts. */
+eng_report_t *eng_report_create(struct cl_engine *e);
+/* Point-to-point (cl_engine_p2p.h). */
 eng_p2p_t *eng_p2p_create(struct cl_engine *e);
-void eng_report_fini(struct cl_engine *e);
-
-/* cl_engine_relay.c: client member to client member through a relaying
-   monitor (docs/monitor.md §8). */
-int eng_relay_init(struct cl_engine *e); /* 0 or COLLAB_ERR_NO_MEM */
-void eng_relay_fini(struct cl_engine *e);
-
-/* cl_engine_authority.c and cl_engine_auth_probe.c (a component,
-   cl_engine_auth.h): who may send what (docs/security.md §3, §4).  Its
-   context is built in cl_engine_fanout.c; the loop, _join, _member,
-   _pause, _route and the fan-out call it through e->auth. */
-int eng_auth_init(struct cl_engine *e); /* e->auth; 0 or COLLAB_ERR_NO_MEM */
-void eng_auth_fini(struct cl_engine *e);
-
-/* cl_engine_dialback.c (a component, cl_engine_dialback.h): can a joiner
-   be reached (docs/membership.md)?  Its context is built in
-   cl_engine_fanout.c; _join and _member call it through e->dialback. */
-int eng_dialback_init(struct cl_engine *e); /* e->dialback; 0 or COLLAB_ERR_NO_MEM */
-void eng_dialback_fini(struct cl_engine *e);
-
-/* cl_engine_coll_ctx.c: the collective streams (a component,
-   cl_engine_coll.h), their context built here; the loop calls them
-   through e->cs. */
-/* Creates e->cs and the elastic layer (eng_el_init).  COLLAB_ERR_NO_MEM,
-   or the elastic layer's status. */
-int eng_coll_init(struct cl_engine *e);
-/* Frees the elastic layer and e->cs; accepts an engine whose init did
-   not run. */
-void eng_coll_fini(struct cl_engine *e);
+/* Client member to client member through a relaying monitor
+   (cl_engine_relay.h, docs/monitor.md §8); registers RELAYED. */
+struct eng_relay *eng_relay_create(struct cl_engine *e);
+/* Who may send what (cl_engine_auth.h, docs/security.md §3, §4): the
+   loop, _join, _member, _pause, _route and the fan-out call it. */
+eng_auth_t *eng_auth_create(struct cl_engine *e);
+/* Can a joiner be reached (cl_engine_dialback.h, docs/membership.md)? */
+eng_dialback_t *eng_dialback_create(struct cl_engine *e);
 /* Does the current world group hold more than COLLAB_TARGET_GROUP members,
    so that world all-reduces run in several groups whose results differ
-   (docs/elastic.md §9)?  Always false in strict mode (cl_engine_fanout.c). */
+   (docs/elastic.md §9)?  Always false in strict mode. */
 bool eng_coll_multigroup(struct cl_engine *e);
+
+/* cl_engine_coll_ctx.c: the collective streams (cl_engine_coll.h). */
+eng_cs_t *eng_coll_create(struct cl_engine *e);
+
+/* cl_engine_elastic_ctx.c: the elastic layer (cl_engine_elastic.h:
+   eng_el_create, eng_el_destroy). */
 
 #endif
