@@ -63,25 +63,32 @@ static void cs_set_info(struct cl_engine *e, const collab_info_t *info)
 
 /* The streams hold the peer records read only; what they tell about one
    goes back to membership, their one writer (docs/architecture.md,
-   "Shared"), which gets its own record back. */
-static cl_peer_t *record(const cl_peer_t *p)
+   "Shared"), with the record membership finds for its key (NULL: none
+   any more, nothing to tell). */
+static cl_peer_t *record(struct cl_engine *e, const cl_peer_t *p)
 {
-    return (cl_peer_t *)p;
+    return cl_member_find(eng_parts(e)->mb, p->key);
 }
 
 static void cs_answered(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_member_answered(e, record(p));
+    cl_peer_t *rec = record(e, p);
+    if (rec != NULL)
+        eng_member_answered(e, rec);
 }
 
 static void cs_report_late(struct cl_engine *e, const cl_peer_t *p, int reason)
 {
-    eng_report_late(e, record(p), reason);
+    cl_peer_t *rec = record(e, p);
+    if (rec != NULL)
+        eng_report_late(e, rec, reason);
 }
 
 static void cs_report_corrupt(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_report_corrupt(e, record(p));
+    cl_peer_t *rec = record(e, p);
+    if (rec != NULL)
+        eng_report_corrupt(e, rec);
 }
 
 static int cs_verify_target(struct cl_engine *e, const int *ranks, int n, const collab_comm_t *comm)
@@ -154,7 +161,7 @@ static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int
 
 static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, double now)
 {
-    cl_member_data_seen(eng_parts(e)->mb, p, bytes, now);
+    cl_member_data_seen(eng_parts(e)->mb, p->key, bytes, now);
 }
 
 eng_cs_t *eng_coll_create(struct cl_engine *e)

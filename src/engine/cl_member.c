@@ -844,10 +844,11 @@ void cl_member_heard(cl_member_t *self, const uint8_t key[32], double now)
         p->last_heard = now;
 }
 
-void cl_member_data_seen(cl_member_t *self, const cl_peer_t *rec, size_t bytes, double now)
+void cl_member_data_seen(cl_member_t *self, const uint8_t key[32], size_t bytes, double now)
 {
-    (void)self;                      /* the records' owner: only it writes them */
-    cl_peer_t *p = (cl_peer_t *)rec; /* one of self's records, which the streams see const */
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p == NULL)
+        return;
     double gap = now - p->last_data;
     if (p->last_data > 0 && gap > 1e-4 && gap < 1.0) {
         double bw = fmin((double)bytes / gap, 1e10);

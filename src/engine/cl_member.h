@@ -242,13 +242,14 @@ size_t cl_member_group(const cl_member_t *self, cl_peer_t **out, size_t cap);
 /* Records that a message from key arrived at time now (members only). */
 void cl_member_heard(cl_member_t *self, const uint8_t key[32], double now);
 
-/* Records that a large data message of `bytes` from p, one of self's
-   records, arrived at time now: p's measured bandwidth (an EWMA of bytes
+/* Records that a large data message of `bytes` from the peer with key
+   arrived at time now: its record's measured bandwidth (an EWMA of bytes
    over the time since its previous one, when that lies in (1e-4 s, 1 s);
-   each sample at most 1e10 bytes/s) and last_data.  The collective
-   streams report them (their data deadlines read bandwidth); they hold
-   the record they found for the sender, read only. */
-void cl_member_data_seen(cl_member_t *self, const cl_peer_t *p, size_t bytes, double now);
+   each sample at most 1e10 bytes/s) and last_data; nothing for a key
+   without a record.  The collective streams report them (their data
+   deadlines read bandwidth); they hold the records read only, and name
+   the sender by its key. */
+void cl_member_data_seen(cl_member_t *self, const uint8_t key[32], size_t bytes, double now);
 
 /* Members and monitors other than this peer, alive and not heard from since
    now - timeout, into out[cap]; returns the count written. */

@@ -218,7 +218,7 @@ static void f_data_seen(fake_t *f, const cl_peer_t *p, size_t bytes, double now)
     CHECK(p == cl_member_at_rank(f->mb, 1 - f->rank) && bytes >= 65536);
     f->nseen++;
     f->seen_bytes += bytes;
-    cl_member_data_seen(f->mb, p, bytes, now);
+    cl_member_data_seen(f->mb, p->key, bytes, now);
 }
 static void f_on_fast(fake_t *f, stream_t *s, const collab_request_t *req)
 {

@@ -425,19 +425,24 @@ static void test_bandwidth(void)
        (1e-4 s, 1 s) only date, a sample is at most 1e10 bytes/s. */
     cl_peer_t *p0 = cl_member_at_rank(fol, 0);
     CHECK(p0->bandwidth == 0 && p0->last_data == 0);
-    cl_member_data_seen(fol, p0, 1000000, 10.0);
+    cl_member_data_seen(fol, p0->key, 1000000, 10.0);
     CHECK(p0->bandwidth == 0 && p0->last_data == 10.0);
-    cl_member_data_seen(fol, p0, 1000000, 10.5);
+    cl_member_data_seen(fol, p0->key, 1000000, 10.5);
     CHECK(fabs(p0->bandwidth - 2e6) < 1 && p0->last_data == 10.5);
-    cl_member_data_seen(fol, p0, 4000000, 11.0);
+    cl_member_data_seen(fol, p0->key, 4000000, 11.0);
     CHECK(fabs(p0->bandwidth - 3.2e6) < 1);
-    cl_member_data_seen(fol, p0, 1000000, 13.0); /* 2 s: too long */
+    cl_member_data_seen(fol, p0->key, 1000000, 13.0); /* 2 s: too long */
     CHECK(fabs(p0->bandwidth - 3.2e6) < 1 && p0->last_data == 13.0);
-    cl_member_data_seen(fol, p0, 1000000, 13.00001); /* too short */
+    cl_member_data_seen(fol, p0->key, 1000000, 13.00001); /* too short */
     CHECK(fabs(p0->bandwidth - 3.2e6) < 1 && p0->last_data == 13.00001);
-    cl_member_data_seen(fol, p0, (size_t)1e12, 13.50001);
+    cl_member_data_seen(fol, p0->key, (size_t)1e12, 13.50001);
     CHECK(fabs(p0->bandwidth - (0.8 * 3.2e6 + 0.2 * 1e10)) < 1);
     CHECK(cl_member_self(fol)->bandwidth == 0); /* the others' records untouched */
+    uint8_t stranger[32];
+    memset(stranger, 0xA5, sizeof stranger);
+    CHECK(cl_member_find(fol, stranger) == NULL);
+    cl_member_data_seen(fol, stranger, 1000000, 14.0); /* no record: nothing */
+    CHECK(p0->last_data == 13.50001);
     cl_member_destroy(&coord);
     cl_member_destroy(&fol);
 }
