@@ -704,6 +704,7 @@ static void destroy_parts(struct cl_engine *e)
     eng_relay_destroy(&p->relay);
     eng_groups_destroy(&p->groups);
 }
+
 /* GOODBYE: acknowledged in any state (the leaving peer waits for it),
    then a suspicion (it left) and, for the collectives it did not enter,
    an absence; those it entered keep it (cl_engine_leave.c). */

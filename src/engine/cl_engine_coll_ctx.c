@@ -166,18 +166,19 @@ static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, 
 
 eng_cs_t *eng_coll_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_cs_ctx_t ctx = {.arg = e,
-                        .cfg = eng_parts(e)->cfg,
-                        .id = eng_parts(e)->id,
-                        .mb = eng_parts(e)->mb,
-                        .timers = eng_parts(e)->timers,
-                        .tp = eng_parts(e)->tp,
-                        .leave = eng_parts(e)->leave,
-                        .groups = eng_parts(e)->groups,
-                        .auth = eng_parts(e)->auth,
-                        .susp = eng_parts(e)->susp,
-                        .p2p = eng_parts(e)->p2p,
-                        .rep = eng_parts(e)->rep,
+                        .cfg = ep->cfg,
+                        .id = ep->id,
+                        .mb = ep->mb,
+                        .timers = ep->timers,
+                        .tp = ep->tp,
+                        .leave = ep->leave,
+                        .groups = ep->groups,
+                        .auth = ep->auth,
+                        .susp = ep->susp,
+                        .p2p = ep->p2p,
+                        .rep = ep->rep,
                         .now = eng_ctx_clock,
                         .rank = cs_rank,
                         .world_size = cs_world_size,
@@ -204,6 +205,6 @@ eng_cs_t *eng_coll_create(struct cl_engine *e)
                         .el_route = cs_el_route,
                         .el_takes_part = cs_el_takes_part,
                         .data_seen = cs_data_seen};
-    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    memcpy(ctx.self_key, ep->self_key, 32);
     return eng_cs_new(&ctx);
 }

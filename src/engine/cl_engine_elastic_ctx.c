@@ -59,10 +59,11 @@ static int el_rank(struct cl_engine *e)
 
 static int el_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
-    cl_peer_t *p = cl_member_find(eng_parts(e)->mb, key);
+    const eng_parts_t *ep = eng_parts(e);
+    cl_peer_t *p = cl_member_find(ep->mb, key);
     if (p != NULL)
         return eng_send(e, p, m);
-    return cl_transport_send(eng_parts(e)->tp, key, m);
+    return cl_transport_send(ep->tp, key, m);
 }
 
 static int el_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
@@ -150,10 +151,11 @@ static void el_dequeue(struct cl_engine *e, struct stream *s, collab_request_t *
 
 static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
 {
+    const eng_parts_t *ep = eng_parts(e);
     *ctx = (eng_el_ctx_t){.arg = e,
-                          .cfg = eng_parts(e)->cfg,
-                          .self_key = eng_parts(e)->self_key,
-                          .mb = eng_parts(e)->mb,
+                          .cfg = ep->cfg,
+                          .self_key = ep->self_key,
+                          .mb = ep->mb,
                           .state = el_state,
                           .rank = el_rank,
                           .send = el_send,
@@ -297,8 +299,9 @@ void eng_el_on_message(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t nj,
                             int *members_out)
 {
+    const eng_parts_t *ep = eng_parts(e);
     size_t n;
-    cl_peer_t *const *list = cl_member_list(eng_parts(e)->mb, &n);
+    cl_peer_t *const *list = cl_member_list(ep->mb, &n);
     int members = (int)nj;
     for (size_t i = 0; i < n; i++) {
         const cl_peer_t *p = list[i];
@@ -309,8 +312,8 @@ bool eng_el_split_admission(struct cl_engine *e, const cl_el_joiner_t *js, uint3
     }
     if (members_out != NULL)
         *members_out = members;
-    return !cl_member_settings(eng_parts(e)->mb)->strict &&
-           cl_moshpit_ngroups(members, cl_member_settings(eng_parts(e)->mb)->target_group) > 1;
+    return !cl_member_settings(ep->mb)->strict &&
+           cl_moshpit_ngroups(members, cl_member_settings(ep->mb)->target_group) > 1;
 }
 
 /* The donor's context (cl_engine_donor.h). */
@@ -358,11 +361,11 @@ static bool sync_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32_t n
 
 static void sync_finished(struct cl_engine *e)
 {
-    if (eng_parts(e)->cfg->monitor)
-        eng_ckpt_fetched(eng_parts(e)->el->ckpt,
-                         eng_parts(e)->el->sync); /* a checkpoint, not an admission */
+    const eng_parts_t *ep = eng_parts(e);
+    if (ep->cfg->monitor)
+        eng_ckpt_fetched(ep->el->ckpt, ep->el->sync); /* a checkpoint, not an admission */
     else
-        eng_admittee_sync_finished(eng_parts(e)->el->admittee);
+        eng_admittee_sync_finished(ep->el->admittee);
 }
 
 /* This peer's own size of a start-up item (eng_sync_ctx_t.own_size): a
@@ -370,13 +373,13 @@ static void sync_finished(struct cl_engine *e)
    when its program posts it (eng_sync_want). */
 static int sync_own_size(struct cl_engine *e, int what, uint64_t index, uint64_t *size)
 {
-    if (eng_parts(e)->cfg->monitor)
+    const eng_parts_t *ep = eng_parts(e);
+    if (ep->cfg->monitor)
         return 2;
-    if (!eng_parts(e)->el->st.readmit)
+    if (!ep->el->st.readmit)
         return 0;
     cl_statereg_entry_t ent;
-    if (what != CL_EL_ITEM_BUFFER ||
-        cl_statereg_find(eng_parts(e)->el->reg, index, &ent) != COLLAB_OK)
+    if (what != CL_EL_ITEM_BUFFER || cl_statereg_find(ep->el->reg, index, &ent) != COLLAB_OK)
         return -1; /* a straggler overwrites its registered buffers only */
     *size = ent.bytes;
     return 1;
@@ -384,10 +387,11 @@ static int sync_own_size(struct cl_engine *e, int what, uint64_t index, uint64_t
 
 static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
 {
+    const eng_parts_t *ep = eng_parts(e);
     *ctx = (eng_sync_ctx_t){.arg = e,
-                            .cfg = eng_parts(e)->cfg,
-                            .self_key = eng_parts(e)->self_key,
-                            .timers = eng_parts(e)->timers,
+                            .cfg = ep->cfg,
+                            .self_key = ep->self_key,
+                            .timers = ep->timers,
                             .now = eng_ctx_clock,
                             .send = elmsg_send,
                             .rank = sync_rank,
@@ -402,7 +406,8 @@ static void sync_ctx(struct cl_engine *e, eng_sync_ctx_t *ctx)
    frees it (el->sync). */
 const el_sync_t *eng_el_sync(struct cl_engine *e)
 {
-    return eng_parts(e)->el != NULL ? eng_parts(e)->el->sync : NULL;
+    const eng_parts_t *ep = eng_parts(e);
+    return ep->el != NULL ? ep->el->sync : NULL;
 }
 
 bool eng_el_sync_start(struct cl_engine *e, uint64_t s, const cl_elmsg_t *admit,
@@ -448,7 +453,8 @@ static bool ckpt_is_member(struct cl_engine *e)
 
 static cl_peer_t *ckpt_admitter(struct cl_engine *e)
 {
-    return eng_admitter_pick(eng_parts(e)->mb, eng_parts(e)->self_key);
+    const eng_parts_t *ep = eng_parts(e);
+    return eng_admitter_pick(ep->mb, ep->self_key);
 }
 
 static bool ckpt_group_closed(struct cl_engine *e)
@@ -490,30 +496,34 @@ static bool ckpt_fetch(struct cl_engine *e, uint64_t s, const uint8_t admitter[3
 
 bool eng_el_monitor_accepts(struct cl_engine *e, int sub)
 {
-    return eng_parts(e)->el != NULL && eng_ckpt_monitor_accepts(eng_parts(e)->el->ckpt, sub);
+    const eng_parts_t *ep = eng_parts(e);
+    return ep->el != NULL && eng_ckpt_monitor_accepts(ep->el->ckpt, sub);
 }
 
 void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
 {
-    if (eng_parts(e)->el != NULL)
-        eng_ckpt_on_admit_rank(eng_parts(e)->el->ckpt, key);
+    const eng_parts_t *ep = eng_parts(e);
+    if (ep->el != NULL)
+        eng_ckpt_on_admit_rank(ep->el->ckpt, key);
 }
 
 bool eng_el_copy_expected(struct cl_engine *e, const uint8_t key[32])
 {
-    return eng_parts(e)->el != NULL && eng_donor_expects(eng_parts(e)->el->donor, UINT64_MAX, key);
+    const eng_parts_t *ep = eng_parts(e);
+    return ep->el != NULL && eng_donor_expects(ep->el->donor, UINT64_MAX, key);
 }
 
 /* Members whose state differs from the group's: the coordinator, which
    alone changes views, takes them out of the group. */
 static void audit_take_out(struct cl_engine *e, const uint8_t (*keys)[32], size_t n)
 {
+    const eng_parts_t *ep = eng_parts(e);
     if (!eng_self_coordinates(e))
         return;
     eng_take_over(e);
     cl_member_delta_t d;
-    if (cl_member_ungroup(eng_parts(e)->mb, keys, n, &d) == 1)
-        eng_member_commit(eng_parts(e)->member, &d);
+    if (cl_member_ungroup(ep->mb, keys, n, &d) == 1)
+        eng_member_commit(ep->member, &d);
     else
         cl_member_delta_clear(&d);
 }
@@ -532,7 +542,8 @@ static bool admitter_split(struct cl_engine *e, const cl_el_joiner_t *js, uint32
 
 static void admitter_remember(struct cl_engine *e, const cl_elmsg_t *admit)
 {
-    eng_elastic_remember(eng_parts(e)->el, admit, eng_parts(e)->self_key);
+    const eng_parts_t *ep = eng_parts(e);
+    eng_elastic_remember(ep->el, admit, ep->self_key);
 }
 
 static void admitter_commit(struct cl_engine *e, cl_member_delta_t *d)
@@ -559,13 +570,15 @@ static void admitter_idle(struct cl_engine *e, uint64_t seq, uint64_t step)
 /* The admittee's context (cl_engine_admittee.h). */
 static const cl_peer_t *admittee_admitter(struct cl_engine *e)
 {
-    return eng_admitter_pick(eng_parts(e)->mb, eng_parts(e)->self_key);
+    const eng_parts_t *ep = eng_parts(e);
+    return eng_admitter_pick(ep->mb, ep->self_key);
 }
 
 static void admittee_seen(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
 {
-    eng_elastic_remember(eng_parts(e)->el, m, admitter);
-    eng_elastic_check_admissions(eng_parts(e)->el);
+    const eng_parts_t *ep = eng_parts(e);
+    eng_elastic_remember(ep->el, m, admitter);
+    eng_elastic_check_admissions(ep->el);
 }
 
 static int admittee_submit(struct cl_engine *e, collab_request_t *req, uint64_t seq, uint64_t next)
@@ -663,9 +676,10 @@ static void pause_probe_start(struct cl_engine *e)
    opened before anything else goes out; then the PROBE. */
 static void pause_ask(struct cl_engine *e, const cl_peer_t *p)
 {
-    eng_auth_note_probe_sent(eng_parts(e)->auth, p->key); /* its answer (a view) is tallied */
+    const eng_parts_t *ep = eng_parts(e);
+    eng_auth_note_probe_sent(ep->auth, p->key); /* its answer (a view) is tallied */
     if (!p->client && p->address[0] != '\0')
-        (void)cl_transport_reconnect(eng_parts(e)->tp, p->key, p->address);
+        (void)cl_transport_reconnect(ep->tp, p->key, p->address);
     eng_el_probe(e, p->key);
 }
 
@@ -681,12 +695,14 @@ static void pause_resume(struct cl_engine *e)
 
 void eng_el_abort(struct cl_engine *e, int status)
 {
-    if (eng_parts(e)->el != NULL)
-        eng_admittee_abort(eng_parts(e)->el->admittee, status);
+    const eng_parts_t *ep = eng_parts(e);
+    if (ep->el != NULL)
+        eng_admittee_abort(ep->el->admittee, status);
 }
 
 int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
 {
+    const eng_parts_t *ep = eng_parts(e);
     *out = NULL;
     eng_el_ctx_t ectx;
     el_ctx(e, &ectx);
@@ -694,10 +710,10 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
     if (el == NULL)
         return COLLAB_ERR_NO_MEM;
     eng_pause_ctx_t pctx = {.arg = e,
-                            .cfg = eng_parts(e)->cfg,
-                            .hb_interval = eng_parts(e)->hb_interval,
-                            .members = eng_parts(e)->mb,
-                            .timers = eng_parts(e)->timers,
+                            .cfg = ep->cfg,
+                            .hb_interval = ep->hb_interval,
+                            .members = ep->mb,
+                            .timers = ep->timers,
                             .now = eng_ctx_clock,
                             .raw_now = pause_raw_now,
                             .not_running = pause_not_running,
@@ -707,22 +723,22 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
                             .undecided = pause_undecided,
                             .ask = pause_ask,
                             .resume = pause_resume};
-    memcpy(pctx.self_key, eng_parts(e)->self_key, 32);
+    memcpy(pctx.self_key, ep->self_key, 32);
     el->pause = eng_pause_new(&pctx);
     eng_donor_ctx_t dctx = {.arg = e,
                             .reg = el->reg,
                             .startup = el->startup,
-                            .cfg = eng_parts(e)->cfg,
-                            .timers = eng_parts(e)->timers,
+                            .cfg = ep->cfg,
+                            .timers = ep->timers,
                             .now = eng_ctx_clock,
                             .send = elmsg_send,
                             .can_serve = donor_can_serve};
     el->donor = eng_donor_new(&dctx);
     eng_audit_ctx_t actx = {.arg = e,
                             .reg = el->reg,
-                            .cfg = eng_parts(e)->cfg,
-                            .self_key = eng_parts(e)->self_key,
-                            .timers = eng_parts(e)->timers,
+                            .cfg = ep->cfg,
+                            .self_key = ep->self_key,
+                            .timers = ep->timers,
                             .now = eng_ctx_clock,
                             .send = elmsg_send,
                             .multigroup = audit_multigroup,
@@ -731,14 +747,14 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
                             .take_out = audit_take_out};
     el->audit = eng_audit_new(&actx);
     eng_admitter_ctx_t mctx = {.arg = e,
-                               .cfg = eng_parts(e)->cfg,
-                               .self_key = eng_parts(e)->self_key,
-                               .mb = eng_parts(e)->mb,
+                               .cfg = ep->cfg,
+                               .self_key = ep->self_key,
+                               .mb = ep->mb,
                                .stream = el->stream,
                                .startup = el->startup,
                                .reg = el->reg,
                                .kinds = el->kinds,
-                               .timers = eng_parts(e)->timers,
+                               .timers = ep->timers,
                                .now = eng_ctx_clock,
                                .send = elmsg_send,
                                .may_admit = admitter_may,
@@ -750,14 +766,14 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
                                .idle = admitter_idle};
     el->admitter = eng_admitter_new(&mctx);
     eng_admittee_ctx_t tctx = {.arg = e,
-                               .cfg = eng_parts(e)->cfg,
-                               .self_key = eng_parts(e)->self_key,
-                               .mb = eng_parts(e)->mb,
+                               .cfg = ep->cfg,
+                               .self_key = ep->self_key,
+                               .mb = ep->mb,
                                .st = &el->st,
                                .stream = el->stream,
                                .reg = el->reg,
                                .startup = el->startup,
-                               .timers = eng_parts(e)->timers,
+                               .timers = ep->timers,
                                .now = eng_ctx_clock,
                                .send = elmsg_send,
                                .member = ckpt_is_member,
@@ -787,8 +803,8 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
         return COLLAB_ERR_NO_MEM;
     }
     eng_ckpt_ctx_t cctx = {.arg = e,
-                           .cfg = eng_parts(e)->cfg,
-                           .self_key = eng_parts(e)->self_key,
+                           .cfg = ep->cfg,
+                           .self_key = ep->self_key,
                            .stream = el->stream,
                            .now = eng_ctx_clock,
                            .send = elmsg_send,
@@ -801,7 +817,7 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
                            .keep_copy = ckpt_keep_copy,
                            .sync = eng_el_sync,
                            .fetch = ckpt_fetch,
-                           .timers = eng_parts(e)->timers};
+                           .timers = ep->timers};
     int rc = eng_ckpt_new(&cctx, &el->ckpt);
     if (rc != COLLAB_OK)
         eng_el_destroy(out);

@@ -29,52 +29,51 @@
 
 void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
 {
+    const eng_parts_t *ep = eng_parts(e);
     char desc[CL_WIRE_STR_MAX + 64];
     for (size_t i = 0; i < d->nadded; i++) {
         cl_peer_t *p = d->added[i];
-        eng_p2p_mark_seen(eng_parts(e)->p2p, p->rank);
-        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
+        eng_p2p_mark_seen(ep->p2p, p->rank);
+        if (memcmp(p->key, ep->self_key, 32) == 0)
             continue;
         if (!p->client && p->address[0] != '\0')
-            (void)cl_transport_connect(eng_parts(e)->tp, p->key, p->address);
+            (void)cl_transport_connect(ep->tp, p->key, p->address);
         else if (p->client)
-            (void)cl_transport_expect_client(eng_parts(e)->tp,
-                                             p->key); /* its connection may come later */
+            (void)cl_transport_expect_client(ep->tp, p->key); /* its connection may come later */
         if (!d->self_added) {
             /* A monitor logs joins and failures in its own words (hooks). */
-            cl_log(eng_parts(e)->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
+            cl_log(ep->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s joined",
                    eng_peer_desc(p, desc, sizeof desc));
-            eng_report_peer_event(eng_parts(e)->rep, p, CL_EVENT_JOINED, "joined");
+            eng_report_peer_event(ep->rep, p, CL_EVENT_JOINED, "joined");
         }
     }
     for (size_t i = 0; i < d->nmon_added; i++) {
         cl_peer_t *p = d->mon_added[i];
-        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
+        if (memcmp(p->key, ep->self_key, 32) == 0)
             continue;
-        (void)cl_transport_connect(eng_parts(e)->tp, p->key, p->address);
+        (void)cl_transport_connect(ep->tp, p->key, p->address);
         if (!d->self_added)
             cl_info("monitor %s joined", eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(eng_parts(e)->rep, p, CL_EVENT_JOINED, "joined");
+        eng_report_peer_event(ep->rep, p, CL_EVENT_JOINED, "joined");
     }
     for (size_t i = 0; i < d->nmon_removed; i++) {
         cl_peer_t *p = d->mon_removed[i];
-        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
+        if (memcmp(p->key, ep->self_key, 32) == 0)
             continue;
         cl_info("monitor %s is gone: %s", eng_peer_desc(p, desc, sizeof desc),
                 eng_suspect_reason_text(p->suspect_reason));
-        eng_report_peer_event(eng_parts(e)->rep, p,
-                              p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT
-                                                                   : CL_EVENT_FAILED,
-                              eng_suspect_reason_text(p->suspect_reason));
-        cl_transport_drop(eng_parts(e)->tp, p->key);
+        eng_report_peer_event(
+            ep->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            eng_suspect_reason_text(p->suspect_reason));
+        cl_transport_drop(ep->tp, p->key);
     }
     for (size_t i = 0; i < d->nremoved; i++) {
         cl_peer_t *p = d->removed[i];
-        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
+        if (memcmp(p->key, ep->self_key, 32) == 0)
             continue;
-        cl_log_level_t lv = eng_parts(e)->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
+        cl_log_level_t lv = ep->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_WARN;
         if (p->suspect_reason == ENG_REASON_LEFT)
-            cl_log(eng_parts(e)->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
+            cl_log(ep->cfg->monitor ? CL_LOG_DEBUG : CL_LOG_INFO, "%s left the swarm",
                    eng_peer_desc(p, desc, sizeof desc));
         else if (p->suspect_reason != 0)
             cl_log(lv, "%s failed: %s", eng_peer_desc(p, desc, sizeof desc),
@@ -82,48 +81,47 @@ void eng_fan_out_peers(struct cl_engine *e, const cl_member_delta_t *d)
         else
             cl_log(lv, "%s is gone (the coordinator removed it from the swarm)",
                    eng_peer_desc(p, desc, sizeof desc));
-        eng_report_peer_event(eng_parts(e)->rep, p,
-                              p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT
-                                                                   : CL_EVENT_FAILED,
-                              p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
-                                                     : "removed by the coordinator");
-        eng_coll_peer_gone(eng_parts(e)->cs, p);
-        eng_p2p_peer_gone(eng_parts(e)->p2p, p);
-        cl_transport_drop(eng_parts(e)->tp, p->key);
+        eng_report_peer_event(
+            ep->rep, p, p->suspect_reason == ENG_REASON_LEFT ? CL_EVENT_LEFT : CL_EVENT_FAILED,
+            p->suspect_reason != 0 ? eng_suspect_reason_text(p->suspect_reason)
+                                   : "removed by the coordinator");
+        eng_coll_peer_gone(ep->cs, p);
+        eng_p2p_peer_gone(ep->p2p, p);
+        cl_transport_drop(ep->tp, p->key);
     }
     for (size_t i = 0; i < d->nungrouped; i++) {
         cl_peer_t *p = d->ungrouped[i];
         int why = p->suspect_reason != 0 ? p->suspect_reason : CL_SUSPECT_STRAGGLER;
-        if (memcmp(p->key, eng_parts(e)->self_key, 32) == 0)
+        if (memcmp(p->key, ep->self_key, 32) == 0)
             cl_warn("this peer was taken out of the group (%s); it waits to be admitted again",
                     eng_suspect_reason_text(p->suspect_reason));
         else
             cl_warn("%s left the group: %s", eng_peer_desc(p, desc, sizeof desc),
                     eng_suspect_reason_text(why));
-        eng_report_peer_event(eng_parts(e)->rep, p, CL_EVENT_UNGROUPED,
-                              eng_suspect_reason_text(why));
-        eng_coll_peer_gone(eng_parts(e)->cs, p);
+        eng_report_peer_event(ep->rep, p, CL_EVENT_UNGROUPED, eng_suspect_reason_text(why));
+        eng_coll_peer_gone(ep->cs, p);
     }
 }
 
 void eng_fan_out_view(struct cl_engine *e)
 {
-    eng_coll_view_changed(eng_parts(e)->cs);
-    eng_p2p_view_changed(eng_parts(e)->p2p);
+    const eng_parts_t *ep = eng_parts(e);
+    eng_coll_view_changed(ep->cs);
+    eng_p2p_view_changed(ep->p2p);
     eng_replay_held(e);
-    eng_report_view(eng_parts(e)->rep);
-    eng_relay_view(eng_parts(e)->relay);
-    eng_auth_view_changed(
-        eng_parts(e)->auth); /* a peer taken back after a pause: out of the group yet? */
+    eng_report_view(ep->rep);
+    eng_relay_view(ep->relay);
+    eng_auth_view_changed(ep->auth); /* a peer taken back after a pause: out of the group yet? */
 }
 
 void eng_fan_out_member(struct cl_engine *e)
 {
-    eng_report_view(eng_parts(e)->rep); /* a monitor's picture starts with its own view */
-    eng_coll_member(eng_parts(e)->cs);  /* their timers run while this peer is a member */
-    eng_p2p_member(eng_parts(e)->p2p);
-    eng_el_member(e);                    /* a monitor's checkpoints */
-    eng_auth_member(eng_parts(e)->auth); /* a pause's round of a former membership ends */
+    const eng_parts_t *ep = eng_parts(e);
+    eng_report_view(ep->rep); /* a monitor's picture starts with its own view */
+    eng_coll_member(ep->cs);  /* their timers run while this peer is a member */
+    eng_p2p_member(ep->p2p);
+    eng_el_member(e);          /* a monitor's checkpoints */
+    eng_auth_member(ep->auth); /* a pause's round of a former membership ends */
     eng_init_done(e);
 }
 
@@ -233,10 +231,11 @@ static void auth_decided(struct cl_engine *e)
 
 eng_auth_t *eng_auth_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_auth_ctx_t ctx = {.arg = e,
-                          .cfg = eng_parts(e)->cfg,
-                          .timers = eng_parts(e)->timers,
-                          .mb = eng_parts(e)->mb,
+                          .cfg = ep->cfg,
+                          .timers = ep->timers,
+                          .mb = ep->mb,
                           .now = eng_ctx_clock,
                           .member = auth_member,
                           .coordinates = auth_coordinates,
@@ -252,7 +251,7 @@ eng_auth_t *eng_auth_create(struct cl_engine *e)
                           .decided = auth_decided,
                           .self_out = auth_self_out,
                           .desc = eng_peer_desc};
-    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    memcpy(ctx.self_key, ep->self_key, 32);
     return eng_auth_new(&ctx);
 }
 
@@ -304,9 +303,10 @@ static void db_admit(struct cl_engine *e, const uint8_t key[32], const cl_wire_j
 
 eng_dialback_t *eng_dialback_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_dialback_ctx_t ctx = {.arg = e,
-                              .cfg = eng_parts(e)->cfg,
-                              .timers = eng_parts(e)->timers,
+                              .cfg = ep->cfg,
+                              .timers = ep->timers,
                               .now = eng_ctx_clock,
                               .link_up = db_link_up,
                               .connect = db_connect,
@@ -386,10 +386,11 @@ static void on_report(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32
 
 eng_report_t *eng_report_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_report_ctx_t ctx = {.arg = e,
-                            .cfg = eng_parts(e)->cfg,
-                            .timers = eng_parts(e)->timers,
-                            .hooks = eng_parts(e)->hooks,
+                            .cfg = ep->cfg,
+                            .timers = ep->timers,
+                            .hooks = ep->hooks,
                             .now = eng_ctx_clock,
                             .raw_now = rep_raw_now,
                             .is_member = rep_is_member,
@@ -438,12 +439,13 @@ static void on_relayed(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 
 struct eng_relay *eng_relay_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_relay_ctx_t ctx = {.arg = e,
-                           .cfg = eng_parts(e)->cfg,
-                           .self_key = eng_parts(e)->self_key,
-                           .secret_key = cl_identity_secret_key(eng_parts(e)->id),
-                           .timers = eng_parts(e)->timers,
-                           .mb = eng_parts(e)->mb,
+                           .cfg = ep->cfg,
+                           .self_key = ep->self_key,
+                           .secret_key = cl_identity_secret_key(ep->id),
+                           .timers = ep->timers,
+                           .mb = ep->mb,
                            .now = eng_ctx_clock,
                            .has_link = relay_has_link,
                            .send = relay_send,
@@ -513,11 +515,12 @@ static bool p2p_coll_waits_for(struct cl_engine *e, int w)
 
 eng_p2p_t *eng_p2p_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_p2p_ctx_t ctx = {.arg = e,
-                         .cfg = eng_parts(e)->cfg,
-                         .t0 = eng_parts(e)->t0,
-                         .timers = eng_parts(e)->timers,
-                         .incarnation = eng_parts(e)->incarnation,
+                         .cfg = ep->cfg,
+                         .t0 = ep->t0,
+                         .timers = ep->timers,
+                         .incarnation = ep->incarnation,
                          .now = eng_ctx_clock,
                          .self_rank = p2p_self_rank,
                          .is_member = p2p_is_member,
@@ -564,16 +567,17 @@ static void on_bye_ack(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
 
 eng_leave_t *eng_leave_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_leave_ctx_t ctx = {.arg = e,
-                           .cfg = eng_parts(e)->cfg,
-                           .members = eng_parts(e)->mb,
-                           .timers = eng_parts(e)->timers,
+                           .cfg = ep->cfg,
+                           .members = ep->mb,
+                           .timers = ep->timers,
                            .now = eng_ctx_clock,
                            .send = leave_send,
                            .reply = leave_reply,
                            .desc = eng_peer_desc,
                            .entered = leave_entered};
-    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    memcpy(ctx.self_key, ep->self_key, 32);
     eng_leave_t *leave = eng_leave_new(&ctx);
     if (leave != NULL)
         eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);

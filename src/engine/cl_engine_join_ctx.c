@@ -123,11 +123,12 @@ static void join_admit_rank(struct cl_engine *e, const uint8_t key[32])
 
 eng_join_t *eng_join_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_join_ctx_t ctx = {.arg = e,
-                          .cfg = eng_parts(e)->cfg,
-                          .incarnation = eng_parts(e)->incarnation,
-                          .members = eng_parts(e)->mb,
-                          .timers = eng_parts(e)->timers,
+                          .cfg = ep->cfg,
+                          .incarnation = ep->incarnation,
+                          .members = ep->mb,
+                          .timers = ep->timers,
                           .now = eng_ctx_clock,
                           .state = join_state,
                           .set_state = join_set_state,
@@ -151,7 +152,7 @@ eng_join_t *eng_join_create(struct cl_engine *e)
                           .commit = join_commit,
                           .admit_rank = join_admit_rank,
                           .desc = eng_peer_desc};
-    memcpy(ctx.self_key, eng_parts(e)->self_key, 32);
+    memcpy(ctx.self_key, ep->self_key, 32);
     return eng_join_new(&ctx);
 }
 

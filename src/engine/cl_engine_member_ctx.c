@@ -37,7 +37,8 @@
 
 bool eng_self_coordinates(struct cl_engine *e)
 {
-    return eng_parts(e)->susp != NULL && eng_suspect_coordinates(eng_parts(e)->susp);
+    const eng_parts_t *ep = eng_parts(e);
+    return ep->susp != NULL && eng_suspect_coordinates(ep->susp);
 }
 
 void eng_take_over(struct cl_engine *e)
@@ -76,8 +77,9 @@ void eng_set_weight(struct cl_engine *e, double w)
 
 void eng_goodbye_all(struct cl_engine *e)
 {
-    if (eng_parts(e)->member != NULL) /* a start that failed before membership */
-        eng_member_goodbye_all(eng_parts(e)->member);
+    const eng_parts_t *ep = eng_parts(e);
+    if (ep->member != NULL) /* a start that failed before membership */
+        eng_member_goodbye_all(ep->member);
 }
 
 void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t key[32],
@@ -89,30 +91,31 @@ void eng_member_on_message(struct cl_engine *e, cl_peer_t *from, const uint8_t k
 /* The transport's events: the dial-back, the failure detector, the join. */
 void eng_member_on_event(struct cl_engine *e, const cl_tp_event_t *ev)
 {
-    cl_peer_t *p = cl_member_find(eng_parts(e)->mb, ev->key);
+    const eng_parts_t *ep = eng_parts(e);
+    cl_peer_t *p = cl_member_find(ep->mb, ev->key);
     switch (ev->kind) {
     case CL_TP_UP:
         if (ev->inbound)
             break;
-        eng_dialback_on_up(eng_parts(e)->dialback, ev->key);
+        eng_dialback_on_up(ep->dialback, ev->key);
         if (p != NULL)
-            eng_suspect_link_up(eng_parts(e)->susp, p); /* our connection to it works (again) */
-        eng_join_link_up(eng_parts(e)->join, ev->key);
+            eng_suspect_link_up(ep->susp, p); /* our connection to it works (again) */
+        eng_join_link_up(ep->join, ev->key);
         break;
     case CL_TP_DOWN:
-        eng_join_link_down(eng_parts(e)->join, ev->key);
+        eng_join_link_down(ep->join, ev->key);
         if (p != NULL && p->state != CL_PEER_GONE)
-            eng_suspect_closed(eng_parts(e)->susp, p);
+            eng_suspect_closed(ep->susp, p);
         break;
     case CL_TP_REFUSED:
-        eng_join_link_refused(eng_parts(e)->join, ev->key, ev->reason, ev->text);
+        eng_join_link_refused(ep->join, ev->key, ev->reason, ev->text);
         if (p != NULL && p->state != CL_PEER_GONE && eng_state(e) == ENG_MEMBER)
-            eng_suspect_refused(eng_parts(e)->susp, p);
+            eng_suspect_refused(ep->susp, p);
         break;
     case CL_TP_MESSAGE:
         break;
     }
-    eng_join_changed(eng_parts(e)->join); /* a joiner may found again */
+    eng_join_changed(ep->join); /* a joiner may found again */
 }
 
 void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason)
@@ -372,9 +375,10 @@ static bool ctx_straggler_vote(struct cl_engine *e, const uint8_t subject[32],
 
 eng_member_t *eng_member_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_member_ctx_t mctx = {.arg = e,
-                             .cfg = eng_parts(e)->cfg,
-                             .members = eng_parts(e)->mb,
+                             .cfg = ep->cfg,
+                             .members = ep->mb,
                              .now = eng_ctx_clock,
                              .state = mem_state,
                              .set_state = mem_set_state,
@@ -405,8 +409,8 @@ eng_member_t *eng_member_create(struct cl_engine *e)
                              .fan_out_view = mem_fan_out_view,
                              .fan_out_member = mem_fan_out_member,
                              .fan_out_weight = mem_fan_out_weight};
-    memcpy(mctx.self_key, eng_parts(e)->self_key, 32);
-    snprintf(mctx.self_id, sizeof mctx.self_id, "%s", eng_parts(e)->self_id);
+    memcpy(mctx.self_key, ep->self_key, 32);
+    snprintf(mctx.self_id, sizeof mctx.self_id, "%s", ep->self_id);
     eng_member_t *member = eng_member_new(&mctx);
     if (member == NULL)
         return NULL;
@@ -419,10 +423,11 @@ eng_member_t *eng_member_create(struct cl_engine *e)
 
 eng_match_t *eng_match_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_match_ctx_t ctx = {.arg = e,
-                           .cfg = eng_parts(e)->cfg,
-                           .members = eng_parts(e)->mb,
-                           .timers = eng_parts(e)->timers,
+                           .cfg = ep->cfg,
+                           .members = ep->mb,
+                           .timers = ep->timers,
                            .now = eng_ctx_clock,
                            .is_member = ctx_is_member,
                            .coordinates = ctx_coordinates,
@@ -436,12 +441,13 @@ eng_match_t *eng_match_create(struct cl_engine *e)
 
 eng_suspect_t *eng_suspect_create(struct cl_engine *e)
 {
+    const eng_parts_t *ep = eng_parts(e);
     eng_suspect_ctx_t ctx = {.arg = e,
-                             .cfg = eng_parts(e)->cfg,
-                             .self_key = eng_parts(e)->self_key,
-                             .mb = eng_parts(e)->mb,
-                             .timers = eng_parts(e)->timers,
-                             .hb_interval = eng_parts(e)->hb_interval,
+                             .cfg = ep->cfg,
+                             .self_key = ep->self_key,
+                             .mb = ep->mb,
+                             .timers = ep->timers,
+                             .hb_interval = ep->hb_interval,
                              .now = eng_ctx_clock,
                              .is_member = ctx_is_member,
                              .send = ctx_send,
