@@ -122,16 +122,16 @@ double eng_now(void);
 double eng_ctx_clock(struct cl_engine *e);
 
 /* The one writer of the engine's state (e->state): the loop (ENG_LEFT at
-   a departure, an abort or the end of finalize), _member (ENG_MEMBER when
-   this peer holds a rank, ENG_LEFT when the join fails) and _join through
-   its context (ENG_JOINING, ENG_STANDBY). */
+   a departure, an abort or the end of finalize; eng_fail_init), _member
+   through its context (ENG_MEMBER when this peer holds a rank) and _join
+   through its context (ENG_JOINING, ENG_STANDBY). */
 void eng_set_state(struct cl_engine *e, eng_state_t state);
 /* Completes collab_init with status (if it still waits) and leaves
    (eng_set_state: ENG_LEFT): a join that failed, a view with settings
    this peer must not adopt. */
 void eng_fail_init(struct cl_engine *e, int status);
 /* The one writer of e->cfg once the engine runs (the rest of it is fixed
-   at cl_engine_new): the two settings that change.  This peer's weight
+   at cl_engine_start_hooks): the two settings that change.  This peer's weight
    (MPIX_Collab_set_weight: eng_set_weight) ... */
 void eng_set_cfg_weight(struct cl_engine *e, double weight);
 /* ... and client mode, turned on (COLLAB_CLIENT_MODE=auto found this
@@ -193,8 +193,8 @@ void eng_fan_out_weight(struct cl_engine *e);
 void eng_member_heard(struct cl_engine *e, cl_peer_t *p);
 void eng_member_answered(struct cl_engine *e, cl_peer_t *p);
 void eng_member_excuse(struct cl_engine *e, cl_peer_t *p, double now);
-/* The failure detector, its context built in cl_engine_member_ctx.c
-   (cl_engine_start). */
+/* The failure detector, its context built here (the loop's
+   create_parts). */
 eng_suspect_t *eng_suspect_create(struct cl_engine *e);
 /* Membership's views, registering membership's messages with the loop
    (JOIN, JOIN_REPLY, VIEW, HEARTBEAT, SUSPECT, MATCH, UPDATE:
@@ -230,7 +230,8 @@ void eng_set_weight(struct cl_engine *e, double w);
    and every pending and later call (but finalize) completes with status. */
 void eng_leave(struct cl_engine *e, int status);
 
-/* cl_engine_suspect.c: suspicion, stragglers and COLLAB_VERIFY verdicts. */
+/* cl_engine_member_ctx.c, on the failure detector (cl_engine_suspect.c):
+   suspicion, stragglers and COLLAB_VERIFY verdicts. */
 void eng_report_late(struct cl_engine *e, cl_peer_t *p, int reason);
 /* This peer cannot go on with the world group (it completed a collective
    under a member list that an admission changed after the fact): asks the
