@@ -6,11 +6,28 @@
 #   tools_structure_can_fail  the same tool on small made-up trees: a circle,
 #                             a stale group, a stale edge, a private header
 #                             included from outside are each caught
+#   tools_arch_names          every function and file name docs/architecture.md
+#                             cites occurs in src/, tests/, tools/ or bench/
+#   tools_arch_names_can_fail the same tool on copies of the document with
+#                             made-up names, and on a made-up tree
 include_guard(GLOBAL)
 
 set(ST_TARGETS collab_util collab_reduce collab_coll collab_elastic collab_engine)
 set(ST_TOOL ${PROJECT_SOURCE_DIR}/tools/structure/structure_check.py)
 set(ST_BIN ${CMAKE_BINARY_DIR}/tests/tools)
+
+# The names of docs/architecture.md: on the source tree, needing no build.
+set(AN_TOOL ${PROJECT_SOURCE_DIR}/tools/docs/arch_names_check.py)
+add_test(NAME tools_arch_names
+  COMMAND ${COLLAB_PYTHON} ${AN_TOOL} --root ${PROJECT_SOURCE_DIR}
+          --doc ${PROJECT_SOURCE_DIR}/docs/architecture.md)
+add_test(NAME tools_arch_names_can_fail
+  COMMAND ${COLLAB_PYTHON} ${PROJECT_SOURCE_DIR}/tests/tools/arch_names_can_fail.py
+          --tool ${AN_TOOL} --root ${PROJECT_SOURCE_DIR}
+          --workdir ${ST_BIN}/arch_names_can_fail)
+set_tests_properties(tools_arch_names tools_arch_names_can_fail PROPERTIES
+  TIMEOUT 60
+  LABELS tools)
 set(ST_NM nm)
 if(CMAKE_NM)
   set(ST_NM ${CMAKE_NM})
