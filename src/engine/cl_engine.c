@@ -752,6 +752,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .client_mode = e->cfg.client_mode,
                                 .run_id = e->cfg.run_id,
                                 .swarm_secret = e->cfg.swarm_closed ? e->cfg.swarm_secret : NULL,
+                                .ban_seconds = e->cfg.ban_time,
                                 .max_message = (size_t)e->cfg.max_message_mib << 20,
                                 .max_handshakes = (size_t)e->cfg.max_handshakes,
                                 .max_handshakes_host = (size_t)e->cfg.max_handshakes_host,

@@ -20,14 +20,14 @@
                     (docs/elastic.md)
 
     A message that fails its rule is dropped and counted per type.  Its
-    sender is banned (cl_transport_ban) by one rule, whatever the type and
-    the sender's role: only when the content breaks a bound that every
-    honest peer keeps in every state (enum refusal).  A role or a state
-    that does not allow the message is never enough: views in flight make
-    honest peers send such messages (a peer admitted by a coordinator that
-    died, a late answer to an earlier incarnation).  The first drop of each
-    type is logged as a warning naming the sender and the rule, later ones
-    at debug level, with the count.
+    sender is banned (cl_transport_ban, for COLLAB_BAN_TIME) by one rule,
+    whatever the type and the sender's role: only when the content breaks
+    a bound that every honest peer keeps in every state (enum refusal).
+    A role or a state that does not allow the message is never enough:
+    views in flight make honest peers send such messages (a peer admitted
+    by a coordinator that died, a late answer to an earlier incarnation).
+    The first drop of each type is logged as a warning naming the sender
+    and the rule, later ones at debug level, with the count.
 
     Views: a member installs a view only from its coordinator, or, when
     two coordinators claim one swarm (a coordinator that suspects the one
@@ -64,7 +64,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AUTH_BAN_SECONDS 60 /* how long a sender of a hostile-only message is ignored */
 #define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
 #define SUCC_KEPT_FOR 4.0   /* × COLLAB_TIMEOUT they are kept at most */
 
@@ -335,16 +334,21 @@ static bool refuse(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32], con
         sid[8] = '\0';
     else
         snprintf(sid, sizeof sid, "?");
-    if (ban || (a->dropped[slot] == 1 && loud))
-        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops)%s", type_name(m),
-                sid, rule, (unsigned long long)a->dropped[slot],
-                ban ? "; ignoring the peer for 60 s" : "");
+    /* A sender of a hostile-only message is ignored for COLLAB_BAN_TIME. */
+    double ban_time = a->ctx.cfg->ban_time;
+    if (ban)
+        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops); ignoring the "
+                "peer for %.0f s",
+                type_name(m), sid, rule, (unsigned long long)a->dropped[slot], ban_time);
+    else if (a->dropped[slot] == 1 && loud)
+        cl_warn("dropped a message of type %s from peer %s…: %s (%llu such drops)", type_name(m),
+                sid, rule, (unsigned long long)a->dropped[slot]);
     else
         cl_debug("dropped a message of type %s from peer %s…: %s (%llu such drops)", type_name(m),
                  sid, rule, (unsigned long long)a->dropped[slot]);
     if (ban) {
         a->banned++;
-        a->ctx.ban(a->ctx.arg, key, AUTH_BAN_SECONDS);
+        a->ctx.ban(a->ctx.arg, key, ban_time);
     }
     return false;
 }

@@ -828,9 +828,9 @@ void eng_elastic_on_message(struct eng_elastic *el, cl_peer_t *p, const uint8_t 
     if (rc != COLLAB_OK) {
         if (rc == COLLAB_ERR_ARG) {
             cl_warn("dropped a malformed elastic message (type %u, %zu bytes) from peer %.8s…; "
-                    "ignoring it for 60 s",
-                    m->hdr.sub, m->payload_len, p != NULL ? p->id : "?");
-            el->ctx.ban(arg, key, 60.0);
+                    "ignoring it for %.0f s",
+                    m->hdr.sub, m->payload_len, p != NULL ? p->id : "?", el->ctx.cfg->ban_time);
+            el->ctx.ban(arg, key, el->ctx.cfg->ban_time);
         }
         return;
     }

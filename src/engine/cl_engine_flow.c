@@ -30,15 +30,16 @@
     - as a receiver, what the member sent and what this peer granted it.
       A message past the grant can only come from a sender that ignored
       the protocol: it is dropped, counted, and its sender banned as a
-      malformed one.  What waits unreceived in cl_p2p from that member
-      tells what it consumed; a CREDIT goes out when a quarter of the
-      window was consumed since the last one, when the member sent its
-      first message (the grant grows from the protocol's initial limit to
-      the window), when a receive waits and the member is near its
-      grant, and every COLLAB_TIMEOUT/4 while anything is unreported.  A
-      receive that waits for a member whose messages fill its grant here
-      gives it one message more per round trip (the overdraft), so a
-      program that receives out of order deeper than the bound goes on.
+      malformed one (for COLLAB_BAN_TIME).  What waits unreceived in
+      cl_p2p from that member tells what it consumed; a CREDIT goes out
+      when a quarter of the window was consumed since the last one, when
+      the member sent its first message (the grant grows from the
+      protocol's initial limit to the window), when a receive waits and
+      the member is near its grant, and every COLLAB_TIMEOUT/4 while
+      anything is unreported.  A receive that waits for a member whose
+      messages fill its grant here gives it one message more per round
+      trip (the overdraft), so a program that receives out of order
+      deeper than the bound goes on.
     Counts for a member begin anew when its holder fails, leaves or is
     removed (both sides forget them), when another key holds its rank,
     and, for every member, when this peer is a member again after it was
@@ -69,10 +70,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Seconds a sender that ignored its grant stays banned (as a malformed
-   sender, docs/security.md section 5). */
-#define FLOW_BAN_SECONDS 60.0
 
 typedef struct flow_item {
     struct flow_item *next;
@@ -435,8 +432,9 @@ static int admit(eng_flow_t *f, const cl_peer_t *from, size_t len, bool early)
             "(%llu messages, %llu bytes; it sent %llu, %llu); ignoring the peer for %.0f s",
             what, len, f->ctx->desc(from, desc, sizeof desc), (unsigned long long)rx->limit.msgs,
             (unsigned long long)rx->limit.bytes, (unsigned long long)rx->arrived.msgs + 1,
-            (unsigned long long)(rx->arrived.bytes + cl_flow_cost(len)), FLOW_BAN_SECONDS);
-    f->ctx->ban(f->ctx->arg, from->key, FLOW_BAN_SECONDS);
+            (unsigned long long)(rx->arrived.bytes + cl_flow_cost(len)), f->ctx->cfg->ban_time);
+    /* As long as a malformed sender (COLLAB_BAN_TIME, docs/wire.md section 10). */
+    f->ctx->ban(f->ctx->arg, from->key, f->ctx->cfg->ban_time);
     return -1;
 }
 

@@ -14,8 +14,9 @@
     out of the group, never the swarm, and only when a step boundary is
     known at which it can be re-admitted, on two reports (the authority's
     straggler vote).  COLLAB_VERIFY verdicts (docs/security.md §6c) end
-    here too: the coordinator removes and bans a member it convicts
-    itself, and checks the part of one a member reports.  A member whose
+    here too: the coordinator removes a member it convicts itself and
+    bans it for 10 × COLLAB_BAN_TIME, and checks the part of one a member
+    reports.  A member whose
     early collective messages passed their credit and were dropped here
     (eng_suspect_overdrawn) is reported as a straggler, so that the
     group, not this peer alone, leaves it out.
@@ -41,9 +42,10 @@
 /* Epochs a new coordinator skips (see eng_suspect_take_over). */
 #define TAKEOVER_EPOCHS 64
 
-/* Seconds a convicted reducer's key stays banned at the coordinator, so
-   that it cannot rejoin at once (docs/security.md §6c). */
-#define CONVICT_BAN 600.0
+/* A convicted reducer's key stays banned at the coordinator this many
+   times COLLAB_BAN_TIME (600 s by default), so that it cannot rejoin at
+   once (docs/security.md §6c). */
+#define CONVICT_BAN_FACTOR 10.0
 
 #define DESC_MAX (CL_WIRE_STR_MAX + 64)
 
@@ -353,11 +355,12 @@ void eng_suspect_corrupt(eng_suspect_t *s, cl_peer_t *p)
     if (is_self(s, p) || p->state == CL_PEER_GONE || !s->ctx.is_member(s->ctx.arg))
         return;
     if (eng_suspect_coordinates(s)) {
+        double ban_time = CONVICT_BAN_FACTOR * s->ctx.cfg->ban_time;
         eng_suspect_take_over(s);
         cl_warn("%s returned a wrong result (COLLAB_VERIFY: recomputed by this peer, the "
                 "coordinator): removing it from the swarm; its key is banned for %.0f s",
-                desc(s, p, d, sizeof d), CONVICT_BAN);
-        s->ctx.ban(s->ctx.arg, p->key, CONVICT_BAN);
+                desc(s, p, d, sizeof d), ban_time);
+        s->ctx.ban(s->ctx.arg, p->key, ban_time);
         if (p->state == CL_PEER_ALIVE)
             eng_suspect_peer(s, p, CL_SUSPECT_CORRUPT);
         else

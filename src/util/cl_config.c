@@ -40,6 +40,10 @@
 #define CL_STEP_MAX 1000000 /* largest COLLAB_COLLECTIVES_PER_STEP */
 #define CL_WEIGHT_MAX 1e9   /* largest COLLAB_WEIGHT */
 
+/* The bounds of COLLAB_BAN_TIME, in seconds: a second to a day. */
+#define CL_BAN_TIME_MIN 1.0
+#define CL_BAN_TIME_MAX 86400.0
+
 /* A parser checks one value and stores it in *cfg.  On error it writes
    the reason, starting with "expected", into why and returns -1. */
 typedef int(cl_config_parser_t)(const char *value, cl_config_t *cfg, char *why, size_t whylen);
@@ -174,6 +178,17 @@ static int p_link_idle(const char *value, cl_config_t *cfg, char *why, size_t wh
         return s_why(why, whylen,
                      "expected at least 30 seconds (honest links carry a "
                      "heartbeat every few seconds)");
+    return 0;
+}
+
+static int p_ban_time(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    double v;
+    if (cl_config_value_seconds(value, &v, why, whylen) != 0 || v < CL_BAN_TIME_MIN ||
+        v > CL_BAN_TIME_MAX)
+        return s_why(why, whylen, "expected a duration from %g to %g seconds, like 60 or 90s",
+                     CL_BAN_TIME_MIN, CL_BAN_TIME_MAX);
+    cfg->ban_time = v;
     return 0;
 }
 
@@ -508,6 +523,9 @@ typedef struct {
       "of those, how many one IP address may hold")                                                \
     X("COLLAB_LINK_IDLE", "300", CL_FN(p_link_idle),                                               \
       "seconds after which a silent inbound connection is forgotten")                              \
+    X("COLLAB_BAN_TIME", "60", CL_FN(p_ban_time),                                                  \
+      "seconds a peer that broke the protocol is ignored, 1-86400 (a member convicted of a "       \
+      "wrong result under COLLAB_VERIFY: 10 times as long)")                                       \
     X("COLLAB_MAX_UNEXPECTED", "2048", CL_LONG(max_unexpected_mib, 1, 1L << 24),                   \
       "MiB: unexpected point-to-point messages kept in all, and early collective messages in all") \
     X("COLLAB_MAX_UNEXPECTED_PER_PEER", "1024", CL_LONG(max_unexpected_peer_mib, 1, 1L << 24),     \

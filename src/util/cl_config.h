@@ -94,6 +94,8 @@ typedef struct {
     int max_handshakes;       /* COLLAB_MAX_HANDSHAKES, default 1024 */
     int max_handshakes_host;  /* COLLAB_MAX_HANDSHAKES_PER_HOST, default 64 */
     double link_idle;         /* COLLAB_LINK_IDLE seconds, default 300 */
+    double ban_time;          /* COLLAB_BAN_TIME seconds a banned sender is ignored, default 60
+                                 (a convicted reducer: 10 times as long) */
     long max_unexpected_mib;  /* COLLAB_MAX_UNEXPECTED MiB, default 2048 */
     long max_unexpected_peer_mib; /* COLLAB_MAX_UNEXPECTED_PER_PEER MiB, default 1024 */
     int max_unexpected_msgs;  /* COLLAB_MAX_UNEXPECTED_MSGS per peer, default 65536 */

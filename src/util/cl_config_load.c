@@ -151,6 +151,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->max_handshakes = 1024;
     cfg->max_handshakes_host = 64;
     cfg->link_idle = 300.0;
+    cfg->ban_time = 60.0;
     cfg->max_unexpected_mib = 2048;
     cfg->max_unexpected_peer_mib = 1024;
     cfg->max_unexpected_msgs = 65536;

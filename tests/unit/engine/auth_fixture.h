@@ -23,6 +23,7 @@
 static double s_now = 100.0;
 static bool s_coordinates = true; /* the receiver's answer to "do I coordinate" */
 static int s_bans;
+static double s_ban_seconds; /* the duration of the last ban */
 /* Messages the gate handed back to the engine (kept successor messages
    replayed), and the type of the last one. */
 static int s_replayed;
@@ -97,7 +98,7 @@ static inline void ctx_deliver(fake_t *f, const uint8_t key[32], const cl_wire_m
 static inline void ctx_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
     (void)f, (void)key;
-    CL_CHECK(seconds == 60);
+    s_ban_seconds = seconds;
     s_bans++;
 }
 
@@ -151,12 +152,14 @@ static const char *ctx_desc(const cl_peer_t *p, char *out, size_t len)
 }
 
 /* Sets up n for the records mb (owned from now on) of the peer key: a
-   member, COLLAB_TIMEOUT 5 s, its authority created. */
+   member, COLLAB_TIMEOUT 5 s, COLLAB_BAN_TIME 60 s, its authority
+   created. */
 static inline void node_init(fake_t *n, const uint8_t key[32], cl_member_t *mb)
 {
     memset(n, 0, sizeof *n);
     memcpy(n->key, key, 32);
     n->cfg.timeout = 5;
+    n->cfg.ban_time = 60;
     n->member = true;
     n->mb = mb;
     n->timers = cl_timer_new(8);
@@ -247,6 +250,8 @@ static inline int gate(int k, cl_wire_msg_t *m)
     int bans = s_bans;
     const cl_peer_t *p = cl_member_find(s_n.mb, s_key[k]);
     bool taken = eng_auth_message(s_n.auth, p, s_key[k], m);
+    if (s_bans != bans) /* for as long as the configuration says */
+        CL_CHECK(s_ban_seconds == s_n.cfg.ban_time);
     return taken ? (s_bans == bans ? 1 : -1) : (s_bans == bans ? 0 : 2);
 }
 

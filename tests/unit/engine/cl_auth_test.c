@@ -10,7 +10,8 @@
     sender's role (a JOIN_REPLY, BYE_ACK, REPORT or P2P_CTL from a
     stranger is dropped, not banned).  A former member may ask to join
     again like anyone (JOIN), and is banned for a weight no honest peer
-    declares like anyone.
+    declares like anyone.  A ban lasts COLLAB_BAN_TIME (the fake
+    configuration's, 60 s or another value).
 
     A second receiver, rank 2 of public members {0, 1, 2, 3}, does not
     coordinate: its coordinator's view is taken, another member's is not,
@@ -346,6 +347,21 @@ static void test_coordinator(void)
     node_fini(&n);
 }
 
+/* A ban lasts COLLAB_BAN_TIME: 60 s by default, and what the
+   configuration says otherwise. */
+static void test_ban_time(void)
+{
+    cl_wire_msg_t m = msg(CL_MSG_JOIN);
+    m.u.join.weight = 1e308;
+    s_ban_seconds = 0;
+    CL_CHECK(gate(STRANGER, &m) == 2);
+    CL_CHECK(s_ban_seconds == 60.0);
+    s_n.cfg.ban_time = 7.5;
+    CL_CHECK(gate(M1, &m) == 2);
+    CL_CHECK(s_ban_seconds == 7.5);
+    s_n.cfg.ban_time = 60;
+}
+
 /* Without a component every message passes and nothing is remembered
    (the engine before its init). */
 static void test_null(void)
@@ -368,6 +384,7 @@ int main(void)
     setup();
     test_table();
     test_roles();
+    test_ban_time();
     node_fini(&s_n);
     test_coordinator();
     test_null();

@@ -20,7 +20,7 @@
     a peer that completed the admission's sequence under an older
     generation asking once to be taken out (eng_elastic_check_admissions);
     a PROBE answered with this peer's view only while it is a member, a
-    malformed message banned for 60 s, nothing handled once it left
+    malformed message banned for COLLAB_BAN_TIME, nothing handled once it left
     (eng_elastic_on_message); a view change (eng_elastic_view_changed,
     with a real admitter, admittee and donor on stubs) that voids an
     admission whose admitter left before the group got its view (its
@@ -205,6 +205,7 @@ static struct eng_elastic *fake_init(fake_t *f, int self)
 {
     memset(f, 0, sizeof *f);
     f->cfg.timeout = 1.0;
+    f->cfg.ban_time = 60.0;
     memcpy(f->self, K[self], 32);
     f->state = ENG_MEMBER;
     f->rank = self;
@@ -479,10 +480,13 @@ static void test_messages(void)
     bad.payload_len = sizeof junk;
     eng_elastic_on_message(el, c, K[2], &bad);
     CHECK(f.bans == 1 && f.ban_seconds == 60.0 && f.replies == 1);
+    f.cfg.ban_time = 20.0; /* COLLAB_BAN_TIME=20 */
+    eng_elastic_on_message(el, c, K[2], &bad);
+    CHECK(f.bans == 2 && f.ban_seconds == 20.0 && f.replies == 1);
     f.state = ENG_LEFT;
     eng_elastic_on_message(el, c, K[2], &bad);
     eng_elastic_on_message(el, c, K[2], &w);
-    CHECK(f.bans == 1 && f.replies == 1);
+    CHECK(f.bans == 2 && f.replies == 1);
     free(body);
     fake_fini(&f, &el);
 }

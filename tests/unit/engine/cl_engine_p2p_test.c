@@ -314,12 +314,13 @@ static void test_credit(void)
 }
 
 /* The receiver's credit: a sender that passes the grant while all it
-   sent waits unreceived is dropped and banned; periodic rounds send
-   CREDITs for what was consumed. */
+   sent waits unreceived is dropped and banned for COLLAB_BAN_TIME (here
+   not the default); periodic rounds send CREDITs for what was consumed. */
 static void test_grant(void)
 {
     fake_t f;
     eng_p2p_t *p = setup(&f);
+    f.cfg.ban_time = 45;
     collab_comm_t *world = cl_comm_new_world(NPEERS, 0);
     for (uint32_t i = 0; i < CL_FLOW_INIT_MSGS; i++) {
         cl_wire_msg_t m = p2p_msg(2, 1, &i, sizeof i, 0);
@@ -330,6 +331,7 @@ static void test_grant(void)
     cl_wire_msg_t m = p2p_msg(2, 1, &x, sizeof x, 0);
     eng_p2p_on_message(p, &f.peers[2], &m);
     CHECK(f.bans == 1 && memcmp(f.banned, f.peers[2].key, 32) == 0);
+    CHECK(f.ban_seconds == 45);
     CHECK(eng_p2p_flow_refused(p, 2) == 1);
 
     /* What was admitted is there, in order; the refused one is not. */

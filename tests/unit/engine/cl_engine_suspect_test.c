@@ -19,10 +19,12 @@
     heartbeat revives a suspect that was only slow; that a closed
     connection is a failure; that a peer that said goodbye is removed only
     once its connection closed; that a straggler is taken out of the group
-    (not the swarm) once late for long enough and the vote agrees; and
-    that a tenure ends when this peer no longer coordinates.  Its timer
-    lives in a real cl_timer set that the test runs as the loop would; it
-    stops while this peer is not a member.
+    (not the swarm) once late for long enough and the vote agrees; that
+    a reducer convicted of a wrong result is banned for 10 times
+    COLLAB_BAN_TIME and removed; and that a tenure ends when this peer no
+    longer coordinates.  Its timer lives in a real cl_timer set that the
+    test runs as the loop would; it stops while this peer is not a
+    member.
 */
 #include "engine/cl_engine_suspect.h"
 
@@ -69,6 +71,7 @@ typedef struct cl_engine {
     int late_seen;
     int checked_coord, checked_member;
     int bans;
+    double ban_seconds; /* the duration of the last ban */
     cl_timer_t *timers; /* the loop's set, run by tick */
 } fake_t;
 
@@ -131,8 +134,8 @@ static void f_commit(fake_t *f, cl_member_delta_t *d)
 static void f_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
     (void)key;
-    (void)seconds;
     f->bans++;
+    f->ban_seconds = seconds;
 }
 
 static const char *f_desc(fake_t *f, const cl_peer_t *p, char *out, size_t len)
@@ -204,6 +207,7 @@ static void fake_init(fake_t *f, int self, double now)
 {
     memset(f, 0, sizeof *f);
     f->cfg.timeout = 1.0;
+    f->cfg.ban_time = 60.0;
     memcpy(f->self, K[self], 32);
     f->now = now;
     f->member = true;
@@ -529,8 +533,8 @@ static void test_goodbye(void)
 }
 
 /* A straggler is taken out of the group, not the swarm, once late for
-   long enough, when the vote agrees; a corrupt reducer is banned and
-   removed. */
+   long enough, when the vote agrees; a corrupt reducer is banned for 10 ×
+   COLLAB_BAN_TIME and removed. */
 static void test_straggler_and_corrupt(void)
 {
     fake_t f;
@@ -553,8 +557,9 @@ static void test_straggler_and_corrupt(void)
     CHECK(f.commits == 1 && f.nungrouped == 1 && memcmp(f.ungrouped[0], K[2], 32) == 0);
     CHECK(f.nremoved == 0 && rec(&f, 2)->state == CL_PEER_ALIVE && !rec(&f, 2)->in_group);
 
+    f.cfg.ban_time = 3.0; /* COLLAB_BAN_TIME=3: banned for 10 times that */
     eng_suspect_corrupt(s, rec(&f, 1));
-    CHECK(f.bans == 1);
+    CHECK(f.bans == 1 && f.ban_seconds == 30.0);
     CHECK(f.commits == 2 && f.nremoved == 1 && memcmp(f.removed[0], K[1], 32) == 0);
     fake_fini(&f, &s);
 }

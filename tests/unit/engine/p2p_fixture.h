@@ -46,6 +46,7 @@ typedef struct cl_engine {
     int nsent;
     int bans;
     uint8_t banned[32];
+    double ban_seconds;         /* the duration of the last ban */
     int version;                /* of every link (6 unless a test sets it) */
     size_t early_msgs[NPEERS];  /* early messages of each rank in the early buffer */
     size_t early_bytes[NPEERS]; /* and their payload bytes */
@@ -118,9 +119,9 @@ static bool f_coll_waits_for(fake_t *f, int w)
 
 static void f_ban(fake_t *f, const uint8_t key[32], double seconds)
 {
-    (void)seconds;
     f->bans++;
     memcpy(f->banned, key, 32);
+    f->ban_seconds = seconds;
 }
 
 /* A fake swarm of three members, this peer rank 0, its clock at now,
@@ -134,6 +135,7 @@ static eng_p2p_t *setup_at(fake_t *f, double now, double since, int nseen)
     f->cfg.max_unexpected_mib = 64;
     f->cfg.max_unexpected_peer_mib = 16;
     f->cfg.max_unexpected_msgs = 1024;
+    f->cfg.ban_time = 60;
     f->member_since = since;
     f->now = now;
     f->version = 6;

@@ -515,11 +515,42 @@ static void test_limits(void)
     }
 }
 
+/* COLLAB_BAN_TIME: 60 s by default, a duration from 1 s to a day, and any
+   other value refused with the variable named. */
+static void test_ban_time(void)
+{
+    cl_config_t cfg;
+    char err[512];
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0);
+    CL_CHECK(cfg.ban_time == 60.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BAN_TIME", "7", NULL) == 0);
+    CL_CHECK(cfg.ban_time == 7.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BAN_TIME", "1", NULL) == 0);
+    CL_CHECK(cfg.ban_time == 1.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BAN_TIME", "86400", NULL) == 0);
+    CL_CHECK(cfg.ban_time == 86400.0);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BAN_TIME", "90s", NULL) == 0);
+    CL_CHECK(cfg.ban_time == 90.0);
+    cl_config_clear(&cfg);
+    static const char *const bad[] = {"0", "-5", "abc", "86401", "1e9", "0.5", "", "60 "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BAN_TIME", bad[i], NULL) == -1);
+        CL_CHECK(strstr(err, "COLLAB_BAN_TIME") != NULL);
+        if (bad[i][0] != '\0') /* an empty value has a message of its own */
+            CL_CHECK(strstr(err, "86400") != NULL);
+        CL_CHECK(s_is_zero(&cfg));
+    }
+}
+
 static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 54);
+    CL_CHECK(n == 55);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -564,6 +595,7 @@ static void test_table(void)
                               "COLLAB_MAX_HANDSHAKES",
                               "COLLAB_MAX_HANDSHAKES_PER_HOST",
                               "COLLAB_LINK_IDLE",
+                              "COLLAB_BAN_TIME",
                               "COLLAB_MAX_UNEXPECTED",
                               "COLLAB_MAX_UNEXPECTED_PER_PEER",
                               "COLLAB_MAX_UNEXPECTED_MSGS",
@@ -592,6 +624,7 @@ int main(void)
     test_client_auto();
     test_aggregation_vars();
     test_limits();
+    test_ban_time();
     s_fixture_fini();
     return cl_selftest_end("cl_config_test");
 }
