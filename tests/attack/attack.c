@@ -26,6 +26,7 @@
       sync_huge, fetch_flood            attack_state.c
       streams, held                     attack_streams.c
       wirefloor                         attack_floor.c
+      malformed                         attack_malformed.c
       pauseview, pausefallback          attack_pause.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
                         "admit|update|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
                         "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
-                        "streams|held|wirefloor|xrelay|xbcast|pauseview|pausefallback\n");
+                        "streams|held|wirefloor|malformed|xrelay|xbcast|pauseview|pausefallback\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -124,6 +125,8 @@ static int run(const char *sc)
         bad = sc_held();
     else if (strcmp(sc, "wirefloor") == 0)
         bad = sc_wirefloor();
+    else if (strcmp(sc, "malformed") == 0)
+        bad = sc_malformed();
     else if (strcmp(sc, "streams") == 0)
         bad = sc_streams();
     else if (strcmp(sc, "pauseview") == 0)

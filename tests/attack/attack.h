@@ -48,6 +48,9 @@ int sc_streams(void);
 int sc_held(void);
 /* attack_floor.c: a JOIN over a link older than the swarm's wire floor. */
 int sc_wirefloor(void);
+/* attack_malformed.c: a malformed message from a stranger that completed
+   the handshake, under COLLAB_BAN_TIME=7. */
+int sc_malformed(void);
 /* attack_pause.c: a hostile member's forged views to a peer back from a
    pause. */
 int sc_pauseview(void);
