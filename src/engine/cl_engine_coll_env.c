@@ -114,6 +114,7 @@ void eng_coll_defer_late(eng_cs_t *cs, const cl_peer_t *p, int reason)
         return;
     memcpy(cs->late[cs->nlate].key, p->key, 32);
     cs->late[cs->nlate].reason = reason;
+    cs->late[cs->nlate].comm = cs->late[cs->nlate].seq = 0;
     cs->nlate++;
 }
 
@@ -121,6 +122,10 @@ void eng_coll_deferred(eng_cs_t *cs)
 {
     for (size_t i = 0; i < cs->nlate; i++) {
         if (cs->late[i].reason == ENG_REASON_LEFT) {
+            /* What it sent all arrived before its GOODBYE: it ran this
+               collective, and those after it, without this peer. */
+            (void)eng_leave_cut(cs->ctx.leave, eng_leave_world_of(cs->ctx.leave, cs->late[i].key),
+                                cs->late[i].comm, cs->late[i].seq);
             eng_coll_fail_departed(cs, cs->late[i].key);
             continue;
         }
@@ -146,6 +151,8 @@ static void env_suspect(void *eng, int r)
         if (cs->nlate < cs->caplate || eng_coll_defer_grow(cs)) {
             memcpy(cs->late[cs->nlate].key, key, 32);
             cs->late[cs->nlate].reason = ENG_REASON_LEFT;
+            cs->late[cs->nlate].comm = ctx->s->comm_id;
+            cs->late[cs->nlate].seq = ctx->seq;
             cs->nlate++;
         }
         return;

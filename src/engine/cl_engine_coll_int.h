@@ -114,6 +114,9 @@ typedef struct {
 struct late_report {
     uint8_t key[32];
     int reason;
+    /* ENG_REASON_LEFT: the collective that waited for the departed peer
+       in vain (eng_leave_cut). */
+    uint64_t comm, seq;
 };
 
 /* A message this peer sends to itself (delivered from the main loop). */

@@ -116,14 +116,14 @@ static void resolve(eng_leave_t *l)
 
 /* The record of the peer that held world rank w, if it is still the one
    that left (a later holder of the rank is someone else). */
-static const departed_t *find_world(eng_leave_t *l, int w)
+static departed_t *find_world(eng_leave_t *l, int w)
 {
     if (l == NULL || w < 0)
         return NULL;
     resolve(l);
     const cl_peer_t *holder = cl_member_at_rank(l->ctx.members, w);
     for (size_t i = l->ndep; i-- > 0;) {
-        const departed_t *d = &l->dep[i];
+        departed_t *d = &l->dep[i];
         if (d->world != w)
             continue;
         if (holder != NULL && memcmp(holder->key, d->key, 32) != 0)
@@ -142,6 +142,25 @@ int eng_leave_status(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
         if (d->comms[i].comm == comm)
             return seq < d->comms[i].entered ? 1 : 0;
     return 0;
+}
+
+bool eng_leave_cut(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
+{
+    departed_t *d = find_world(l, w);
+    if (d == NULL)
+        return false;
+    for (uint32_t i = 0; i < d->ncomms; i++) {
+        if (d->comms[i].comm != comm || d->comms[i].entered <= seq + 1)
+            continue;
+        cl_warn("rank %d, which left, sent nothing for collective #%llu of communicator %llu "
+                "although it named %llu collectives entered: it ran them in a group without this "
+                "peer; it counts as absent here from #%llu on",
+                w, (unsigned long long)seq, (unsigned long long)comm,
+                (unsigned long long)d->comms[i].entered, (unsigned long long)(seq + 1));
+        d->comms[i].entered = seq + 1;
+        return true;
+    }
+    return false;
 }
 
 int eng_leave_contributors(eng_leave_t *l, uint64_t comm, uint64_t seq, int *out, int max)

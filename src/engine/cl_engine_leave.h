@@ -72,6 +72,15 @@ void eng_leave_destroy(eng_leave_t **l_p);
    0 it left before it (absent), -1 it did not leave (as far as known, or
    l is NULL). */
 int eng_leave_status(eng_leave_t *l, int w, uint64_t comm, uint64_t seq);
+/* A collective seq of comm waited in vain for what the departed peer
+   that held world rank w sent it directly (everything it sent arrived
+   before its GOODBYE): it ran seq, and so every later collective it
+   names, in a group without this peer (a fragment that went on after
+   taking this peer out).  From seq + 1 on it counts as absent here, so
+   that no later collective waits for it again.  Returns whether the
+   record changed (nothing without a record, or when seq + 1 is past what
+   it entered). */
+bool eng_leave_cut(eng_leave_t *l, int w, uint64_t comm, uint64_t seq);
 /* Fills out (at most max) with the world ranks of the departed peers
    that took part in collective seq of comm; returns their number. */
 int eng_leave_contributors(eng_leave_t *l, uint64_t comm, uint64_t seq, int *out, int max);

@@ -158,6 +158,11 @@ int eng_leave_status(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
     (void)l, (void)w, (void)comm, (void)seq;
     return 0;
 }
+bool eng_leave_cut(eng_leave_t *l, int w, uint64_t comm, uint64_t seq)
+{
+    (void)l, (void)w, (void)comm, (void)seq;
+    return false;
+}
 int eng_leave_world_of(eng_leave_t *l, const uint8_t key[32])
 {
     (void)l, (void)key;

@@ -274,6 +274,34 @@ static void test_records(void)
     fake_free(&f, &l);
 }
 
+/* A departed peer whose GOODBYE names collectives it ran in a group
+   without this peer (a fragment that went on after taking it out): the
+   first collective that waited for it in vain cuts what it entered, so
+   that no later one waits for it again (soak seed 2, round 40). */
+static void test_cut(void)
+{
+    fake_t f;
+    eng_leave_t *l = fake_leave(&f);
+    CHECK(!eng_leave_cut(l, 1, WORLD, 3)); /* no record */
+    cl_wire_bye_comm_t comms[2] = {{.comm = WORLD, .entered = 1807}, {.comm = OTHER, .entered = 40}};
+    cl_wire_goodbye_t g = {.count = 2, .comms = comms};
+    eng_leave_on_goodbye(l, cl_member_find(f.mb, s_keys[1]), s_keys[1], &g);
+    CHECK(eng_leave_status(l, 1, WORLD, 900) == 1);
+    CHECK(eng_leave_cut(l, 1, WORLD, 843));
+    CHECK(eng_leave_status(l, 1, WORLD, 843) == 1); /* the one that waited: failed there */
+    CHECK(eng_leave_status(l, 1, WORLD, 844) == 0); /* absent from the next on */
+    CHECK(eng_leave_status(l, 1, WORLD, 900) == 0);
+    int out[4];
+    CHECK(eng_leave_contributors(l, WORLD, 844, out, 4) == 0);
+    CHECK(eng_leave_status(l, 1, OTHER, 39) == 1); /* another communicator: untouched */
+    CHECK(!eng_leave_cut(l, 1, WORLD, 843));       /* nothing left to cut */
+    CHECK(!eng_leave_cut(l, 1, WORLD, 2000));      /* past what it entered */
+    CHECK(eng_leave_status(l, 1, WORLD, 843) == 1);
+    CHECK(!eng_leave_cut(l, 2, WORLD, 10)); /* another rank: no record */
+    CHECK(!eng_leave_cut(NULL, 1, WORLD, 10));
+    fake_free(&f, &l);
+}
+
 int main(void)
 {
     ctx_keys_init(0x11);
@@ -281,6 +309,7 @@ int main(void)
     test_deadline();
     test_not_waited();
     test_records();
+    test_cut();
     printf("cl_engine_leave_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
