@@ -34,7 +34,9 @@ soak_peer_ends() {
 #   standby      a standby that gave up after the swarm it waited for
 #                ended (a peer started into a full swarm, or one whose rank
 #                went to a newcomer while it was stopped, gets no rank and
-#                says so)
+#                says so), or a joiner that got a rank but whose swarm
+#                ended before its group took it in (it never held the
+#                swarm's state, so it cannot go on alone, and says so)
 #   after-end    stopped with the pause error (SOAK_PAUSE_ERROR, status
 #                101) after every other peer had ended: nobody was left to
 #                take it back
@@ -49,7 +51,7 @@ soak_bad_peers() {
         if [ "$how" = 'exited with status 0' ] || [[ $how == *'[chaos]' ]]; then
             kind=fine
         elif grep -F "$tag [collab] " "$err" |
-            grep -q "error: the swarm this peer waited for as a standby"; then
+            grep -qE "error: (the swarm this peer waited for as a standby|every other member of the swarm left or failed before this peer was admitted)"; then
             kind=standby
         elif [ "$how" = "exited with status $SOAK_PAUSE_STATUS" ] &&
             grep -F "$tag [collab] " "$err" | grep -qF "$SOAK_PAUSE_ERROR"; then

@@ -98,6 +98,18 @@ static bool others_alive(const el_admittee_t *a)
     return false;
 }
 
+/* Whether this peer's view lists no other member that may still be
+   alive: every other one failed or left (suspected ones still count). */
+static bool others_gone(const el_admittee_t *a)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!is_self(a, list[i]) && list[i]->state != CL_PEER_GONE)
+            return false;
+    return true;
+}
+
 static uint64_t step_of(const el_admittee_t *a, uint64_t idx)
 {
     const cl_stream_t *stream = a->ctx.stream;
@@ -615,6 +627,15 @@ static void on_timer(void *arg, double now)
         /* Under the number it got when it was posted. */
         if (a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
             cl_request_complete(req, COLLAB_ERR_INTERNAL);
+        goto out;
+    }
+    if (!st->readmit && a->ctx.member(a->ctx.arg) && others_gone(a)) {
+        /* A joiner that never held the swarm's state cannot go on alone:
+           the swarm it was admitted to ended (its members finished or
+           failed) before its group took it in. */
+        cl_error("every other member of the swarm left or failed before this peer was admitted "
+                 "to the group of the world communicator (the run ended); giving up");
+        eng_admittee_abort(a, COLLAB_ERR_PROC_FAILED);
         goto out;
     }
     if (now >= a->wait_deadline) {

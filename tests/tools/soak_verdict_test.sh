@@ -121,6 +121,19 @@ sed 's/rank 1 (pid 12) exited with status 0/rank 1 (pid 12) killed by signal 11 
     "$tmp/standby_after_end.err" >"$tmp/crash_beside.err"
 expect crash_beside crash 'crash [1];after-end [3];standby [+1]' 139 2 1 0 1
 
+# A joiner whose swarm ended before its group took it in (status 101,
+# as the pause error, but its own words) is no failure either.
+cat >"$tmp/late_joiner.err" <<EOT
+[+2] [collab] rank 3: error: every other member of the swarm left or failed before this peer was admitted to the group of the world communicator (the run ended); giving up
+collab-run: chaos: started peer +2 (pid 16, any free rank) at 5.00s
+collab-run: summary: rank 0 (pid 11) exited with status 0 after 28.00s
+collab-run: summary: rank 1 (pid 12) killed by signal 9 (KILL) [chaos] after 11.00s
+collab-run: summary: rank 2 (pid 13) exited with status 0 after 28.00s
+collab-run: summary: rank 3 (pid 14) exited with status 0 after 28.00s
+collab-run: summary: peer +2 (pid 16) exited with status 101 after 24.00s
+EOT
+expect late_joiner ok 'standby [+2]' 101 3 1 1 1
+
 # Precedence: a hang first; a disagreement before after-end; a clean run.
 cp "$tmp/after_end.err" "$tmp/after_end_hang.err"
 expect after_end_hang hang 'after-end [0]' 124 2 1 2 1
