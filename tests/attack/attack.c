@@ -27,6 +27,7 @@
       streams, held                     attack_streams.c
       wirefloor                         attack_floor.c
       malformed                         attack_malformed.c
+      goodbye                           attack_goodbye.c
       pauseview, pausefallback          attack_pause.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
                         "admit|update|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
                         "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
-                        "streams|held|wirefloor|malformed|xrelay|xbcast|pauseview|pausefallback\n");
+                        "streams|held|wirefloor|malformed|goodbye|xrelay|xbcast|pauseview|"
+                        "pausefallback\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -127,6 +129,8 @@ static int run(const char *sc)
         bad = sc_wirefloor();
     else if (strcmp(sc, "malformed") == 0)
         bad = sc_malformed();
+    else if (strcmp(sc, "goodbye") == 0)
+        bad = sc_goodbye();
     else if (strcmp(sc, "streams") == 0)
         bad = sc_streams();
     else if (strcmp(sc, "pauseview") == 0)

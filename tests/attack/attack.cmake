@@ -14,10 +14,10 @@ if(TARGET collab_engine AND TARGET collab_coll)
     ${CMAKE_CURRENT_LIST_DIR}/attack_proofs.c ${CMAKE_CURRENT_LIST_DIR}/attack_state.c
     ${CMAKE_CURRENT_LIST_DIR}/attack_streams.c ${CMAKE_CURRENT_LIST_DIR}/attack_floor.c
     ${CMAKE_CURRENT_LIST_DIR}/attack_xproof.c ${CMAKE_CURRENT_LIST_DIR}/attack_pause.c
-    ${CMAKE_CURRENT_LIST_DIR}/attack_malformed.c)
+    ${CMAKE_CURRENT_LIST_DIR}/attack_malformed.c ${CMAKE_CURRENT_LIST_DIR}/attack_goodbye.c)
   target_link_libraries(attack PRIVATE attack_harness)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit early status
-      checkpoint sync_liar sync_huge fetch_flood streams held wirefloor malformed proofs proofs_mixed downgrade downgrade_adopted
+      checkpoint sync_liar sync_huge fetch_flood streams held wirefloor malformed goodbye proofs proofs_mixed downgrade downgrade_adopted
       xrelay xbcast pauseview pausefallback)
     add_test(NAME attack_${sc} COMMAND attack ${sc})
     set_tests_properties(attack_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;attack")

@@ -51,6 +51,9 @@ int sc_wirefloor(void);
 /* attack_malformed.c: a malformed message from a stranger that completed
    the handshake, under COLLAB_BAN_TIME=7. */
 int sc_malformed(void);
+/* attack_goodbye.c: a member that leaves naming 1 << 30 world collectives
+   entered in its GOODBYE. */
+int sc_goodbye(void);
 /* attack_pause.c: a hostile member's forged views to a peer back from a
    pause. */
 int sc_pauseview(void);
