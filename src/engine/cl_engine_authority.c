@@ -64,8 +64,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WEIGHT_MAX 1e9      /* largest weight (COLLAB_WEIGHT's bound) */
-#define SUCC_KEPT_FOR 4.0   /* × COLLAB_TIMEOUT they are kept at most */
+#define WEIGHT_MAX 1e9    /* largest weight (COLLAB_WEIGHT's bound) */
+#define SUCC_KEPT_FOR 4.0 /* × COLLAB_TIMEOUT they are kept at most */
 
 static const char *type_name(const cl_wire_msg_t *m);
 

@@ -283,7 +283,8 @@ static void test_cut(void)
     fake_t f;
     eng_leave_t *l = fake_leave(&f);
     CHECK(!eng_leave_cut(l, 1, WORLD, 3)); /* no record */
-    cl_wire_bye_comm_t comms[2] = {{.comm = WORLD, .entered = 1807}, {.comm = OTHER, .entered = 40}};
+    cl_wire_bye_comm_t comms[2] = {{.comm = WORLD, .entered = 1807},
+                                   {.comm = OTHER, .entered = 40}};
     cl_wire_goodbye_t g = {.count = 2, .comms = comms};
     eng_leave_on_goodbye(l, cl_member_find(f.mb, s_keys[1]), s_keys[1], &g);
     CHECK(eng_leave_status(l, 1, WORLD, 900) == 1);
