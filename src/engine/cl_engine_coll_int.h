@@ -6,11 +6,13 @@
     the environment of its algorithm (cl_engine_coll_env.c), the routing
     of incoming messages (cl_engine_route.c) and the same-host fast path
     (cl_engine_fast.c); they create the generations of the world group
-    (cl_engine_gens.h), a component of its own.  Their state is struct eng_cs (eng_parts(e)->cs),
-   defined here and written by these files only; the rest of the engine calls them and reads it
-   through cl_engine_coll.h.  They see the engine only through their context (eng_cs_ctx_t,
-   cs->ctx): neither this header nor any of their files includes cl_engine_loop_int.h.  The
-   functions below are for these files only.
+    (cl_engine_gens.h), a component of its own.  Their state is struct
+    eng_cs (eng_parts(e)->cs), defined here and written by these files
+    only; the rest of the engine calls them and reads it through
+    cl_engine_coll.h.  They see the engine only through their context
+    (eng_cs_ctx_t, cs->ctx): neither this header nor any of their files
+    includes cl_engine_loop_int.h.  The functions below are for these
+    files only.
 */
 #ifndef CL_ENGINE_COLL_INT_H_INCLUDED
 #define CL_ENGINE_COLL_INT_H_INCLUDED
