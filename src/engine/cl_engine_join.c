@@ -165,8 +165,13 @@ void eng_join_link_up(eng_join_t *j, const uint8_t key[32])
         j->initial_state[idx] = 1;
         j->initial_lost[idx] = 0;
     }
-    if ((state(j) == ENG_JOINING || state(j) == ENG_STANDBY) &&
-        (idx >= 0 || (j->have_redirect && memcmp(key, j->redirect_key, 32) == 0)))
+    bool redirected = j->have_redirect && memcmp(key, j->redirect_key, 32) == 0;
+    if ((state(j) == ENG_JOINING || state(j) == ENG_STANDBY) && (idx >= 0 || redirected))
+        eng_join_send(j, key);
+    /* A member back from a pause that a member redirected to the
+       coordinator it had no link to (eng_join_on_reply): the JOIN goes
+       once that link is up, or nobody would take it back. */
+    else if (state(j) == ENG_MEMBER && redirected && j->ctx.probing(j->ctx.arg))
         eng_join_send(j, key);
 }
 

@@ -154,10 +154,12 @@ static void f_join_sent(fake_t *f, const uint8_t key[32])
     (void)f, (void)key;
 }
 
+static bool s_probing; /* back from a pause, asking to be taken back (eng_auth_probing) */
+
 static bool f_probing(fake_t *f)
 {
     (void)f;
-    return false;
+    return s_probing;
 }
 
 static bool s_in_doubt; /* back from a pause, its collectives held (eng_el_in_doubt) */
@@ -441,6 +443,38 @@ static void test_redirect(void)
     fake_free(&f, &j);
 }
 
+/* A member back from a pause whose JOIN a member answered with a
+   REDIRECT to a coordinator it has no link to (a newcomer that took a
+   lower rank while it was stopped): the JOIN goes once that link is up
+   (e2e.stop_taken_back: it used to be connected to only, and the peer
+   stopped after the rejoin window).  A member that is not asking to be
+   taken back ignores a REDIRECT. */
+static void test_redirect_probing(void)
+{
+    fake_t f;
+    eng_join_t *j = fake_join(&f, 1, 2.0);
+    CHECK(eng_join_start(j) == COLLAB_OK);
+    link_up(&f, j, 1);
+    f.state = ENG_MEMBER;
+    cl_wire_join_reply_t r;
+    memset(&r, 0, sizeof r);
+    r.status = CL_JOIN_REDIRECT;
+    memcpy(r.key, s_keys[3], 32);
+    address_of(3, r.address, sizeof r.address);
+    s_probing = false;
+    eng_join_on_reply(j, s_keys[1], &r);
+    CHECK(f.connects[3] == 0); /* not asking: ignored */
+    s_probing = true;
+    eng_join_on_reply(j, s_keys[1], &r);
+    CHECK(f.connects[3] == 1 && sent(&f, CL_MSG_JOIN, 3) == 0);
+    link_up(&f, j, 3);
+    CHECK(sent(&f, CL_MSG_JOIN, 3) == 1);
+    s_probing = false;
+    link_up(&f, j, 3); /* no longer asking: no JOIN */
+    CHECK(sent(&f, CL_MSG_JOIN, 3) == 1);
+    fake_free(&f, &j);
+}
+
 /* STANDBY: JOIN every 2 s; each STANDBY moves the deadline; when the
    swarm stops answering for the join's limit, the standby gives up. */
 static void test_standby(void)
@@ -562,6 +596,7 @@ int main(void)
     test_refused();
     test_found_again();
     test_redirect();
+    test_redirect_probing();
     test_standby();
     test_conflict();
     test_found_at_start();
