@@ -34,6 +34,7 @@ struct auth_round {
     double ack_next_probe; /* when the members that did not agree are asked again */
     double rejoin_until;   /* no proof in time: views of the peers then sent a JOIN count
                               until this (0: none) */
+    double next_rejoin;    /* in that window, when the JOIN goes again */
     /* The members whose answer, a view newer than this peer's without
        it, the gate refused: the swarm may have gone on without it, with
        them. */

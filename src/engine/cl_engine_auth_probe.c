@@ -59,6 +59,10 @@
 #include <math.h>
 #include <string.h>
 
+/* Seconds between the JOINs a member back from a pause sends in its
+   rejoin window (probe_step). */
+#define REJOIN_EVERY 1.0
+
 /* How long a pause's round of probes may take to find a majority, and
    how long the peers asked to take this peer back may answer:
    max(10 s, 4 × COLLAB_TIMEOUT). */
@@ -77,7 +81,7 @@ static void probe_arm(eng_auth_t *a)
     if (cl_viewack_open(r->ack))
         t = fmin(r->ack_next_probe, r->ack_until);
     if (r->rejoin_until > 0)
-        t = fmin(t, r->rejoin_until);
+        t = fmin(t, fmin(r->rejoin_until, r->next_rejoin));
     if (r->taken_back)
         t = fmin(t, fmin(r->next_self_out, r->taken_until));
     if (t < INFINITY)
@@ -341,6 +345,16 @@ static void probe_step(eng_auth_t *a, double now)
         a->ctx.give_up(a->ctx.arg, COLLAB_ERR_PROC_FAILED);
         return;
     }
+    if (r->rejoin_until > 0 && now >= r->next_rejoin) {
+        /* A JOIN can stay unanswered: a member that was no longer the
+           coordinator when its dial-back of this peer came through
+           admits nobody, and waits for the joiner's next JOIN.  So the
+           JOIN goes again each second to the members that claimed the
+           newer view, and to the coordinators they redirected it to. */
+        r->next_rejoin = now + REJOIN_EVERY;
+        for (size_t i = 0; i < r->nrefused; i++)
+            a->ctx.rejoin(a->ctx.arg, r->refused_keys[i]);
+    }
     if (!cl_viewack_open(r->ack))
         return;
     uint64_t own = r->ack_epoch; /* not now's: it moves on as silent members go */
@@ -392,6 +406,7 @@ static void probe_step(eng_auth_t *a, double now)
                 "that answered with a newer view",
                 probe_window(a), answered, n, newer);
     r->rejoin_until = now + probe_window(a);
+    r->next_rejoin = now + REJOIN_EVERY;
     for (size_t i = 0; i < n; i++) {
         uint64_t ep;
         const uint8_t *k = cl_viewack_key(r->ack, i, &ep);

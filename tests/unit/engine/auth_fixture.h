@@ -39,6 +39,7 @@ static const uint8_t *s_copy_for;
 static int s_probes;
 static uint8_t s_joined[8];
 static int s_njoined;
+static int s_joins; /* every JOIN sent, not reset by the tests */
 
 /* One receiver, the fake engine: the context's argument, struct
    cl_engine, which the component sees only as an incomplete type
@@ -114,6 +115,7 @@ static inline void ctx_rejoin(fake_t *f, const uint8_t key[32])
 {
     if (s_njoined < 8)
         s_joined[s_njoined++] = key[0];
+    s_joins++;
     eng_auth_note_join_sent(f->auth, key);
 }
 

@@ -22,6 +22,16 @@
    the receiver from a member it did not ask is refused.  Without a
    majority by the deadline, the members that claimed a newer view are
    sent a JOIN, and a view of theirs that lists the receiver counts. */
+/* Whether every JOIN noted since s_njoined was reset went to the peer
+   whose key starts with k (the rejoin window sends one each second). */
+static bool joined_only(uint8_t k)
+{
+    for (int i = 0; i < s_njoined; i++)
+        if (s_joined[i] != k)
+            return false;
+    return true;
+}
+
 static void test_pause(void)
 {
     uint64_t own = cl_member_epoch(s_n.mb);
@@ -75,7 +85,7 @@ static void test_pause(void)
     CL_CHECK(eng_auth_went_on(s_n.auth)); /* a refused newer view: the question is open */
     s_njoined = 0;
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
-    CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
+    CL_CHECK(s_njoined >= 1 && joined_only(s_key[M2][0]));
     CL_CHECK(eng_auth_probing(s_n.auth) && eng_auth_went_on(s_n.auth));
     m = view(own + 3, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
@@ -133,7 +143,7 @@ static void test_pause(void)
     cl_member_delta_clear(&delta);
     s_njoined = 0;
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
-    CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
+    CL_CHECK(s_njoined >= 1 && joined_only(s_key[M2][0]));
     run_until(s_now + 4 * s_n.cfg.timeout + 1);
     CL_CHECK(!eng_auth_probing(s_n.auth));
     s_now = 100.0;
@@ -385,14 +395,21 @@ static void test_probe_timer(void)
     run_until(t0 + 10.0);
     CL_CHECK(s_probes == probes + 20 && s_njoined == 0);
     CL_CHECK(cl_timer_next(s_n.timers) == t0 + window); /* the deadline, before t0 + 11 */
+    int joins = s_joins;
     run_until(t0 + window);
     CL_CHECK(s_njoined == 1 && s_joined[0] == s_key[M2][0]);
     CL_CHECK(eng_auth_probing(s_n.auth));
-    CL_CHECK(cl_timer_next(s_n.timers) == (t0 + window) + window); /* the rejoin window's end */
+    /* In the rejoin window the JOIN goes again each second (a JOIN can
+       stay unanswered: a member that stopped coordinating meanwhile
+       admits nobody), then the window ends. */
+    CL_CHECK(cl_timer_next(s_n.timers) == (t0 + window) + 1.0);
+    run_until((t0 + window) + 1.0);
+    CL_CHECK(s_njoined == 2 && joined_only(s_key[M2][0]));
+    CL_CHECK(cl_timer_next(s_n.timers) == (t0 + window) + 2.0);
     run_until((t0 + window) + window);
     CL_CHECK(!eng_auth_probing(s_n.auth));
     CL_CHECK(cl_timer_next(s_n.timers) == INFINITY);
-    CL_CHECK(s_probes == probes + 20 && s_njoined == 1);
+    CL_CHECK(s_probes == probes + 20 && s_joins == joins + 11); /* at +0, +1 .. +10 */
 
     /* Removed meanwhile: the round's timer ends it, without a probe. */
     eng_auth_probe_start(s_n.auth);
@@ -415,7 +432,7 @@ static void test_probe_timer(void)
     m = view(own + 1, alone, 1, ents);
     CL_CHECK(gate(M2, &m) == 0);
     s_njoined = 0;
-    run_until(s_now + 1.0); /* one of three asked: no majority possible, the JOIN at once */
+    run_until(s_now + 0.5); /* one of three asked: no majority possible, the JOIN at once */
     CL_CHECK(s_njoined == 1 && eng_auth_probing(s_n.auth));
     eng_auth_member(s_n.auth);
     CL_CHECK(!eng_auth_probing(s_n.auth));
