@@ -88,26 +88,27 @@ static bool is_self(const el_admittee_t *a, const cl_peer_t *p)
     return p != NULL && memcmp(p->key, a->ctx.self_key, 32) == 0;
 }
 
-static bool others_alive(const el_admittee_t *a)
+/* How many other members of this peer's view are in `state` (or, with
+   `not`, in any other state). */
+static size_t others_in(const el_admittee_t *a, cl_peer_state_t state, bool not )
 {
-    size_t n;
+    size_t n, k = 0;
     cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
     for (size_t i = 0; i < n; i++)
-        if (!is_self(a, list[i]) && list[i]->state == CL_PEER_ALIVE)
-            return true;
-    return false;
+        k += !is_self(a, list[i]) && (list[i]->state == state) != not ;
+    return k;
+}
+
+static bool others_alive(const el_admittee_t *a)
+{
+    return others_in(a, CL_PEER_ALIVE, false) > 0;
 }
 
 /* Whether this peer's view lists no other member that may still be
    alive: every other one failed or left (suspected ones still count). */
 static bool others_gone(const el_admittee_t *a)
 {
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
-    for (size_t i = 0; i < n; i++)
-        if (!is_self(a, list[i]) && list[i]->state != CL_PEER_GONE)
-            return false;
-    return true;
+    return others_in(a, CL_PEER_GONE, true) == 0;
 }
 
 static uint64_t step_of(const el_admittee_t *a, uint64_t idx)

@@ -108,14 +108,22 @@ static bool eng_coll_defer_grow(eng_cs_t *cs)
     return true;
 }
 
-void eng_coll_defer_late(eng_cs_t *cs, const cl_peer_t *p, int reason)
+/* One late report: the peer's key, why, and for ENG_REASON_LEFT the
+   collective that waited for it (comm, seq); dropped without memory. */
+static void defer(eng_cs_t *cs, const uint8_t key[32], int reason, uint64_t comm, uint64_t seq)
 {
     if (cs->nlate == cs->caplate && !eng_coll_defer_grow(cs))
         return;
-    memcpy(cs->late[cs->nlate].key, p->key, 32);
-    cs->late[cs->nlate].reason = reason;
-    cs->late[cs->nlate].comm = cs->late[cs->nlate].seq = 0;
-    cs->nlate++;
+    struct late_report *l = &cs->late[cs->nlate++];
+    memcpy(l->key, key, 32);
+    l->reason = reason;
+    l->comm = comm;
+    l->seq = seq;
+}
+
+void eng_coll_defer_late(eng_cs_t *cs, const cl_peer_t *p, int reason)
+{
+    defer(cs, p->key, reason, 0, 0);
 }
 
 void eng_coll_deferred(eng_cs_t *cs)
@@ -148,13 +156,7 @@ static void env_suspect(void *eng, int r)
         eng_leave_key(cs->ctx.leave, w, key)) {
         /* It said goodbye and what this collective waits for never
            comes: failed here, whatever the view says. */
-        if (cs->nlate < cs->caplate || eng_coll_defer_grow(cs)) {
-            memcpy(cs->late[cs->nlate].key, key, 32);
-            cs->late[cs->nlate].reason = ENG_REASON_LEFT;
-            cs->late[cs->nlate].comm = ctx->s->comm_id;
-            cs->late[cs->nlate].seq = ctx->seq;
-            cs->nlate++;
-        }
+        defer(cs, key, ENG_REASON_LEFT, ctx->s->comm_id, ctx->seq);
         return;
     }
     const cl_peer_t *p = eng_coll_peer_of(ctx, r);
