@@ -104,6 +104,20 @@ static bool others_alive(const el_admittee_t *a)
     return others_in(a, CL_PEER_ALIVE, false) > 0;
 }
 
+/* Whether another member of the group may still be alive (suspected ones
+   count): a straggler waits for one of them to re-admit it.  With none
+   left (they all finished or failed while it was out of the group),
+   nobody would: its coordinator forms the group again (ctx.regroup). */
+static bool group_alive(const el_admittee_t *a)
+{
+    size_t n;
+    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!is_self(a, list[i]) && list[i]->in_group && list[i]->state != CL_PEER_GONE)
+            return true;
+    return false;
+}
+
 /* Whether this peer's view lists no other member that may still be
    alive: every other one failed or left (suspected ones still count). */
 static bool others_gone(const el_admittee_t *a)
@@ -626,6 +640,25 @@ static void on_timer(void *arg, double now)
         collab_request_t *req = a->held;
         a->held = NULL;
         /* Under the number it got when it was posted. */
+        if (a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
+            cl_request_complete(req, COLLAB_ERR_INTERNAL);
+        goto out;
+    }
+    if (st->readmit && !group_alive(a) && a->ctx.regroup(a->ctx.arg)) {
+        /* Every member of the group finished or failed while this peer
+           and others were out of it: nobody would re-admit them.  This
+           peer coordinates: the group is formed again of it alone, with
+           its state, and it re-admits the others at its step boundaries
+           (they are resynced from it).  Another peer out of the group
+           waits for the view of its coordinator that does this. */
+        cl_warn("every member of the group left or failed while this peer was out of it; it "
+                "forms the group again with its own state and re-admits the others");
+        stand(a, EL_ST_PHASE, EL_IN);
+        stand(a, EL_ST_EVICTED, false);
+        stand(a, EL_ST_READMIT, false);
+        a->hold_next = false;
+        collab_request_t *req = a->held;
+        a->held = NULL;
         if (a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
             cl_request_complete(req, COLLAB_ERR_INTERNAL);
         goto out;

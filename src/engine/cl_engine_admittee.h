@@ -95,6 +95,10 @@ typedef struct {
     bool (*member)(struct cl_engine *arg);
     /* The peer that admits (eng_admitter_pick), or NULL. */
     const cl_peer_t *(*admitter)(struct cl_engine *arg);
+    /* When this peer coordinates and no other member is in the group:
+       puts itself back into the group, alone (cl_member_regroup_self), and
+       publishes the view; true when it did. */
+    bool (*regroup)(struct cl_engine *arg);
     /* An ADMIT from admitter (NULL: unknown) is remembered as every
        member does, and this peer's completed collectives are checked
        against it (eng_elastic_check_admissions). */

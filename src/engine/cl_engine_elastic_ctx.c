@@ -574,6 +574,21 @@ static const cl_peer_t *admittee_admitter(struct cl_engine *e)
     return eng_admitter_pick(ep->mb, ep->self_key);
 }
 
+static bool admittee_regroup(struct cl_engine *e)
+{
+    const eng_parts_t *ep = eng_parts(e);
+    if (!eng_self_coordinates(e))
+        return false;
+    eng_take_over(e);
+    cl_member_delta_t d;
+    if (cl_member_regroup_self(ep->mb, &d) == 1) {
+        eng_member_commit(ep->member, &d);
+        return true;
+    }
+    cl_member_delta_clear(&d);
+    return false;
+}
+
 static void admittee_seen(struct cl_engine *e, const cl_elmsg_t *m, const uint8_t *admitter)
 {
     const eng_parts_t *ep = eng_parts(e);
@@ -778,6 +793,7 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
                                .send = elmsg_send,
                                .member = ckpt_is_member,
                                .admitter = admittee_admitter,
+                               .regroup = admittee_regroup,
                                .seen = admittee_seen,
                                .submit = admittee_submit,
                                .renumber = admittee_renumber,

@@ -662,6 +662,33 @@ int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys
     return rc;
 }
 
+int cl_member_regroup_self(cl_member_t *self, cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    if (self->epoch == 0)
+        return 0;
+    entry_t *e = view_entries(self, 0);
+    if (e == NULL)
+        return COLLAB_ERR_NO_MEM;
+    size_t n = view_nentries(self), mine = n;
+    bool other = false;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(e[i].p->key, self->self_key, 32) == 0)
+            mine = i;
+        else if (e[i].in_group)
+            other = true;
+    }
+    int rc = 0;
+    if (!other && mine < n && !e[mine].in_group && !e[mine].monitor) {
+        e[mine].in_group = true;
+        rc = view_set(self, e, n, self->epoch + 1, &self->settings, true, 0, 0.0, delta);
+        if (rc == COLLAB_OK)
+            rc = 1;
+    }
+    free(e);
+    return rc;
+}
+
 int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
 {
     memset(delta, 0, sizeof *delta);

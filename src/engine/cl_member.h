@@ -167,6 +167,13 @@ int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t n, dou
 int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t n,
                       cl_member_delta_t *delta);
 
+/* Coordinator that was taken out of the world group, every member of
+   which then left or failed: puts itself back in (the group is formed,
+   of it alone, closed) so that it re-admits the other members outside
+   the group.  Returns 1 if the view changed, 0 if not (another member is
+   in the group, or this peer is), or a negative status. */
+int cl_member_regroup_self(cl_member_t *self, cl_member_delta_t *delta);
+
 /* Coordinator: forms the world group from every current member.  Returns
    1 if the view changed, 0 if the group was already formed. */
 int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta);

@@ -40,6 +40,12 @@
                    the same-host fast path; rank 1 stops itself at step 15
                    for 6 s, is re-admitted and resynced at a step boundary
                    while fast all-reduces run, and ends bitwise equal.
+      diverge_end  5 peers; ranks 3 and 4 change their parameters alike at
+                   step 30 and are taken out of the group to be resynced
+                   at the check of step 64, and ranks 0 to 2 finish with
+                   step 64, before the two are re-admitted: the two go on
+                   as a group of two and end bitwise equal, ranks 0 to 2
+                   too.
       rank_required  a peer requiring a held rank waits as a standby and
                    takes that rank once its holder is gone
       join_groups  COLLAB_TARGET_GROUP=2: 3 peers start (the group closes
@@ -75,7 +81,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAXP 4
+#define MAXP 5
 #define NPARAM 5000
 #define SCRATCH 64
 #define NTABLE (3 * 1024 * 1024 / 4) /* a 3 MiB table: striped over the donors */
@@ -135,8 +141,11 @@ typedef struct {
     int stop_step;
     int bend_rank; /* changes its own parameters at bend_step (-1: nobody) */
     int bend_step;
-    bool hashes; /* writes "step N HASH" for the top of each step to steps<i> */
-    bool fast;   /* the small all-reduces must have taken the same-host fast path */
+    bool hashes;     /* writes "step N HASH" for the top of each step to steps<i> */
+    bool fast;       /* the small all-reduces must have taken the same-host fast path */
+    int bend_rank2;  /* a second rank that bends at bend_step (0: nobody) */
+    int short_steps; /* ranks below short_below train only until this step (0: all steps) */
+    int short_below;
 } prog_t;
 
 static uint64_t fnv(const void *p, size_t n)
@@ -213,14 +222,14 @@ static int program(int i, const prog_t *pg)
         counts[r] = sizeof(int);
         displs[r] = (size_t)r * sizeof(int);
     }
-    int mine = 100 + me, all[MAXP] = {-1, -1, -1, -1};
+    int mine = 100 + me, all[MAXP] = {-1, -1, -1, -1, -1};
     OK(collab_allgatherv(w, &mine, sizeof mine, all, counts, displs, NULL));
     memset(scratch, 0xab, SCRATCH);
     OK(collab_bcast(w, scratch, SCRATCH, 0, NULL));
     int step = 0;
     OK(collab_bcast(w, &step, sizeof step, 0, NULL));
     int first = step;
-    int sc[MAXP] = {200, 201, 202, 203}, got = -1;
+    int sc[MAXP] = {200, 201, 202, 203, 204}, got = -1;
     OK(collab_scatterv(w, sc, counts, displs, &got, sizeof got, 0, NULL));
     /* A veteran overwrites its scratch copy: the peers' copies differ. */
     if (first == 0)
@@ -234,7 +243,8 @@ static int program(int i, const prog_t *pg)
         if (steps != NULL)
             setvbuf(steps, NULL, _IOLBF, 0); /* the parent may wait for a step */
     }
-    for (; step < pg->steps; step++) {
+    int last = pg->short_steps > 0 && me < pg->short_below ? pg->short_steps : pg->steps;
+    for (; step < last; step++) {
         if (me == 0 && first == 0 && step == TRAINING_MARK_STEP)
             mark_training();
         if (steps != NULL)
@@ -245,11 +255,14 @@ static int program(int i, const prog_t *pg)
             OK(collab_step());
         if (me == pg->stop_rank && step == pg->stop_step && first == 0)
             raise(SIGSTOP);
-        if (me == pg->bend_rank && step == pg->bend_step)
+        if ((me == pg->bend_rank || (pg->bend_rank2 > 0 && me == pg->bend_rank2)) &&
+            step == pg->bend_step)
             params[17] += 1.0f; /* silent divergence */
         for (int k = 0; k < NPARAM; k++)
             grad[k] = (float)sin(params[k] * (float)(me + 1) + (float)step * 0.1f);
         nap(pg->sleep_ms);
+        if (last < pg->steps && step == last - 1)
+            nap(1000); /* the state check of this step reaches its verdict first */
         OK(collab_allreduce(w, NULL, grad, NPARAM, COLLAB_FLOAT, &SUM, NULL));
         int one = 1, cnt = 0;
         OK(collab_allreduce(w, &one, &cnt, 1, COLLAB_INT32, &SUM, NULL));
@@ -259,6 +272,8 @@ static int program(int i, const prog_t *pg)
     }
     if (steps != NULL)
         fclose(steps);
+    if (last < pg->steps)
+        nap(1000); /* the others' next step must begin without this peer */
     if (pg->fast) {
         cl_fast_t *fp = atomic_load(&w->fast);
         uint64_t nf = fp != NULL ? cl_fast_completed(fp) : 0;
@@ -495,12 +510,12 @@ static bool step_hash(int i, int step, char *hash, size_t len)
 static int run_agree_n(const prog_t *pg, int n, double deadline, double stop_after, int same_at)
 {
     prepare(n);
-    pid_t pids[3];
+    pid_t pids[MAXP];
     for (int i = 0; i < n; i++)
         pids[i] = spawn(i, n, n, pg);
     int bad = wait_all(pids, n, deadline, stop_after);
     EXPECT(bad == 0);
-    out_t o[3];
+    out_t o[MAXP];
     bool have = true;
     for (int i = 0; i < n; i++)
         have = read_out(i, &o[i]) && have;
@@ -569,6 +584,51 @@ static int scenario_diverge(void)
     /* The check runs every 64 steps (docs/state-sync.md §3), on the fast
        path too: rank 1 is resynced before step 78. */
     return run_agree_n(&pg, 3, 60.0, 0, 78);
+}
+
+/* Ranks 3 and 4 of 5 change their parameters alike at step 30; the check
+   at step 64 takes them out of the group to be resynced (the other three
+   are a majority; ranks 0 to 2 wait 1 s at the top of step 64 for its
+   verdict), and ranks 0 to 2 finish with step 64 (and leave 1 s later),
+   before the two are re-admitted.  Nobody
+   is left in the group to admit them: the two go on as a group of two
+   (they end bitwise equal) instead of waiting out the admission's limit
+   and failing (attack_sync_liar, when its trainers ended while the
+   liar and the joiner were out of the group). */
+static int scenario_diverge_end(void)
+{
+    prog_t pg = {.steps = 160,
+                 .sleep_ms = 20,
+                 .stop_rank = -1,
+                 .bend_rank = 3,
+                 .bend_rank2 = 4,
+                 .bend_step = 30,
+                 .short_steps = 65,
+                 .short_below = 3};
+    const char *env = getenv("TEST_SHORT_STEPS");
+    if (env != NULL)
+        pg.short_steps = atoi(env);
+    const int n = 5;
+    prepare(n);
+    pid_t pids[MAXP];
+    for (int i = 0; i < n; i++)
+        pids[i] = spawn(i, n, n, &pg);
+    int bad = wait_all(pids, n, 90.0, 0);
+    EXPECT(bad == 0);
+    out_t o[MAXP];
+    bool have = true;
+    for (int i = 0; i < n; i++)
+        have = read_out(i, &o[i]) && have;
+    EXPECT(have);
+    for (int i = 0; have && i < n; i++)
+        EXPECT(o[i].bad == 0);
+    if (have) {
+        EXPECT(strcmp(o[1].checksum, o[0].checksum) == 0);
+        EXPECT(strcmp(o[2].checksum, o[0].checksum) == 0);
+        EXPECT(strcmp(o[4].checksum, o[3].checksum) == 0);
+    }
+    cleanup(n);
+    return s_fail == 0 ? 0 : 1;
 }
 
 /* Admissions while all-reduces run in several groups: each peer admitted
@@ -710,6 +770,8 @@ int main(int argc, char **argv)
         return scenario_join(false, NULL);
     if (strcmp(s_scenario, "straggler") == 0)
         return scenario_straggler();
+    if (strcmp(s_scenario, "diverge_end") == 0)
+        return scenario_diverge_end();
     if (strcmp(s_scenario, "diverge") == 0)
         return scenario_diverge();
     if (strcmp(s_scenario, "join_groups") == 0)
@@ -719,6 +781,6 @@ int main(int argc, char **argv)
     if (strcmp(s_scenario, "fast_readmit") == 0)
         return scenario_fast_readmit();
     fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge|"
-                    "join_groups|rank_required|fast_readmit\n");
+                    "join_groups|rank_required|fast_readmit|diverge_end\n");
     return 2;
 }

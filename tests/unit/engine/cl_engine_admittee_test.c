@@ -17,8 +17,11 @@
     admission whose view never came is undone (numbering restored, the
     pull stopped, asking again); that a program whose start-up collectives
     differ leaves the swarm; that a straggler holds its collective at a
-    step boundary, is re-admitted and resubmits it; and that a straggler
-    with nobody left goes on alone.  The timer lives in a real cl_timer
+    step boundary, is re-admitted and resubmits it; that a straggler
+    with nobody left goes on alone; and that one whose group's members all
+    left while others were out of it too waits while one may live, then,
+    when it coordinates, forms the group again and goes on (else waits
+    for its coordinator to).  The timer lives in a real cl_timer
     set, disarmed when nothing is due.
 */
 #include "engine/cl_engine_admittee.h"
@@ -63,7 +66,9 @@ typedef struct cl_engine {
     uint64_t started, next_seq; /* the world stream as renumbered */
     int syncs, sync_stops, leaves, leave_status;
     uint64_t sync_s;
-    int nstand; /* changes of st asked (stand) */
+    int nstand;       /* changes of st asked (stand) */
+    bool coordinates; /* this peer coordinates: regroup puts it back in */
+    int regroups;     /* regroup asked */
 } fake_t;
 
 EL_FAKE_ENGINE_NOW_AND_SEND(fake_t)
@@ -76,6 +81,17 @@ static bool f_member(fake_t *f)
 static const cl_peer_t *f_admitter(fake_t *f)
 {
     return cl_member_find(f->mb, K[0]);
+}
+
+static bool f_regroup(fake_t *f)
+{
+    f->regroups++;
+    if (!f->coordinates)
+        return false;
+    cl_member_delta_t d;
+    int rc = cl_member_regroup_self(f->mb, &d);
+    cl_member_delta_clear(&d);
+    return rc == 1;
 }
 
 static void f_seen(fake_t *f, const cl_elmsg_t *m, const uint8_t *admitter)
@@ -246,6 +262,7 @@ static el_admittee_t *adm_new(fake_t *f)
                               .send = f_send,
                               .member = f_member,
                               .admitter = f_admitter,
+                              .regroup = f_regroup,
                               .seen = f_seen,
                               .submit = f_submit,
                               .renumber = f_renumber,
@@ -527,6 +544,59 @@ static void test_alone(void)
         cl_request_destroy(&r[i]);
 }
 
+/* A straggler whose group's members all left while another member was
+   out of the group too: while a member of the group lives it waits; then
+   a peer that does not coordinate waits on (its coordinator forms the
+   group again), and the coordinator puts itself back into the group and
+   goes on under its own numbering, as a member. */
+static void test_regroup(void)
+{
+    fake_t f;
+    fake_init(&f);
+    el_admittee_t *a = adm_new(&f);
+    bool taken;
+    collab_request_t *r[12];
+    f.st.was_in_group = true;
+    for (int i = 0; i < 11; i++)
+        r[i] = post(&f, a, 4, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
+    f.st.evicted = true;
+    f.st.readmit = true;
+    f.st.phase = EL_WAITING;
+    r[11] = post(&f, a, 4, 0x11, &taken);
+    CHECK(taken);
+    cl_member_find(f.mb, K[1])->in_group = false; /* B is out of the group too */
+    tick(&f);                                     /* A is in it and alive */
+    CHECK(f.regroups == 0 && f.nsub == 0 && count_req(&f, true) == 1);
+    cl_member_find(f.mb, K[0])->state = CL_PEER_SUSPECT; /* suspected: may still live */
+    f.now += 1.0;
+    tick(&f);
+    CHECK(f.regroups == 0 && f.nsub == 0);
+    cl_member_delta_t d; /* A left; B lives, outside: nobody is in the group */
+    CHECK(cl_member_remove(f.mb, (const uint8_t(*)[32])K[0], 1, f.now, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(!cl_member_group_closed(f.mb));
+    f.now += 1.0;
+    tick(&f);
+    CHECK(f.regroups == 1 && f.nsub == 0 && f.st.phase == EL_WAITING && f.st.evicted);
+    f.coordinates = true;
+    f.now += 1.0;
+    tick(&f);
+    CHECK(f.regroups == 2);
+    CHECK(f.nsub == 1 && f.sub[0] == r[11] && f.sub_seq[0] == r[11]->coll.seq &&
+          f.sub_next[0] == UINT64_MAX);
+    CHECK(f.st.phase == EL_IN && !f.st.evicted && !f.st.readmit);
+    CHECK(cl_member_self(f.mb)->in_group && cl_member_group_closed(f.mb));
+    CHECK(!cl_member_find(f.mb, K[1])->in_group);
+    /* Nothing is armed any more: later turns submit and ask nothing. */
+    int sent = f.nsent;
+    f.now += 5.0;
+    tick(&f);
+    CHECK(f.nsub == 1 && f.nsent == sent);
+    fake_fini(&f, &a);
+    for (int i = 0; i < 12; i++)
+        cl_request_destroy(&r[i]);
+}
+
 int main(void)
 {
     for (int i = 0; i < 3; i++)
@@ -537,6 +607,7 @@ int main(void)
     test_foreign();
     test_straggler();
     test_alone();
+    test_regroup();
     printf("cl_engine_admittee_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }

@@ -555,6 +555,13 @@ static void c_seq2(fake_t *f, uint64_t a, uint64_t b)
     (void)b;
 }
 
+/* This peer never forms the group again here. */
+static bool c_regroup(fake_t *f)
+{
+    (void)f;
+    return false;
+}
+
 static const cl_peer_t *c_admitter(fake_t *f)
 {
     return eng_admitter_pick(f->mb, f->self);
@@ -689,6 +696,7 @@ static void components_new(fake_t *f, struct eng_elastic *el)
                                .send = c_send,
                                .member = c_member,
                                .admitter = c_admitter,
+                               .regroup = c_regroup,
                                .seen = c_seen,
                                .submit = c_submit,
                                .renumber = c_seq2,

@@ -191,6 +191,54 @@ static void test_ranks_and_views(void)
     cl_member_destroy(&fol);
 }
 
+/* A coordinator taken out of the group whose members all left puts
+   itself back in, alone: never while another member is in the group,
+   never twice; the others stay out; the view goes to a follower. */
+static void test_regroup_self(void)
+{
+    uint8_t k[3][32];
+    for (int i = 0; i < 3; i++)
+        key_of(i, k[i]);
+    cl_member_t *a = cl_member_new(k[0]);
+    cl_settings_t s = {3, false, 0, 3, 0, 1, 16, false};
+    CHECK(cl_member_found(a, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &s) == 0);
+    cl_member_delta_t d;
+    for (int i = 1; i < 3; i++) {
+        CHECK(cl_member_admit(a, k[i], i, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 2.0, &d) == 0);
+        cl_member_delta_clear(&d);
+    }
+    CHECK(cl_member_close_group(a, &d) == 1);
+    cl_member_delta_clear(&d);
+    /* The coordinator in the group: nothing to do. */
+    CHECK(cl_member_regroup_self(a, &d) == 0);
+    cl_member_delta_clear(&d);
+    /* Ranks 0 and 1 taken out; rank 2 still in: nothing to do. */
+    CHECK(cl_member_ungroup(a, (const uint8_t(*)[32])k[0], 2, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_regroup_self(a, &d) == 0);
+    cl_member_delta_clear(&d);
+    /* Rank 2 leaves: the group is empty, and open. */
+    CHECK(cl_member_remove(a, (const uint8_t(*)[32])k[2], 1, 3.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(!cl_member_group_closed(a));
+    uint64_t epoch = cl_member_epoch(a);
+    CHECK(cl_member_regroup_self(a, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_epoch(a) == epoch + 1 && cl_member_group_epoch(a) == epoch + 1);
+    CHECK(cl_member_group_closed(a) && cl_member_self(a)->in_group);
+    CHECK(!cl_member_find(a, k[1])->in_group);
+    CHECK(cl_member_regroup_self(a, &d) == 0);
+    cl_member_delta_clear(&d);
+    /* Rank 1 installs it: the group of rank 0 alone, itself outside. */
+    cl_member_t *b = cl_member_new(k[1]);
+    CHECK(ship_view(a, b, 4.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_group_closed(b) && cl_member_find(b, k[0])->in_group &&
+          !cl_member_self(b)->in_group);
+    cl_member_destroy(&a);
+    cl_member_destroy(&b);
+}
+
 /* Many peers: the index grows and lookups stay right. */
 static void test_many(void)
 {
@@ -453,6 +501,7 @@ int main(void)
     test_monitor();
     test_ranks_and_views();
     test_many();
+    test_regroup_self();
     test_coordinator_rule();
     if (s_failures > 0) {
         fprintf(stderr, "cl_member_test: %d failures\n", s_failures);
