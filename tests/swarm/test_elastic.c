@@ -605,9 +605,6 @@ static int scenario_diverge_end(void)
                  .bend_step = 30,
                  .short_steps = 65,
                  .short_below = 3};
-    const char *env = getenv("TEST_SHORT_STEPS");
-    if (env != NULL)
-        pg.short_steps = atoi(env);
     const int n = 5;
     prepare(n);
     pid_t pids[MAXP];
