@@ -503,11 +503,10 @@ static bool step_hash(int i, int step, char *hash, size_t len)
     return found;
 }
 
-/* Runs n peers of pg (wait_all with `deadline` and `stop_after`): every
-   one must finish with no bad step and the same checksum, and when
-   same_at > 0 (pg->hashes) hold the same state at the top of step
-   same_at already. */
-static int run_agree_n(const prog_t *pg, int n, double deadline, double stop_after, int same_at)
+/* Runs n peers of pg from the start (wait_all with `deadline` and
+   `stop_after`): every one must exit 0 and write its output, with no
+   failed call.  Fills o[0..n); false when an output is missing. */
+static bool run_peers(const prog_t *pg, int n, double deadline, double stop_after, out_t *o)
 {
     prepare(n);
     pid_t pids[MAXP];
@@ -515,13 +514,24 @@ static int run_agree_n(const prog_t *pg, int n, double deadline, double stop_aft
         pids[i] = spawn(i, n, n, pg);
     int bad = wait_all(pids, n, deadline, stop_after);
     EXPECT(bad == 0);
-    out_t o[MAXP];
     bool have = true;
     for (int i = 0; i < n; i++)
         have = read_out(i, &o[i]) && have;
     EXPECT(have);
-    for (int i = 0; have && i < n; i++) {
+    for (int i = 0; have && i < n; i++)
         EXPECT(o[i].bad == 0);
+    return have;
+}
+
+/* Runs n peers of pg (wait_all with `deadline` and `stop_after`): every
+   one must finish with no bad step and the same checksum, and when
+   same_at > 0 (pg->hashes) hold the same state at the top of step
+   same_at already. */
+static int run_agree_n(const prog_t *pg, int n, double deadline, double stop_after, int same_at)
+{
+    out_t o[MAXP];
+    bool have = run_peers(pg, n, deadline, stop_after, o);
+    for (int i = 0; have && i < n; i++) {
         EXPECT(strcmp(o[i].checksum, o[0].checksum) == 0);
     }
     for (int i = 1; same_at > 0 && i < n; i++) {
@@ -606,20 +616,8 @@ static int scenario_diverge_end(void)
                  .short_steps = 65,
                  .short_below = 3};
     const int n = 5;
-    prepare(n);
-    pid_t pids[MAXP];
-    for (int i = 0; i < n; i++)
-        pids[i] = spawn(i, n, n, &pg);
-    int bad = wait_all(pids, n, 90.0, 0);
-    EXPECT(bad == 0);
     out_t o[MAXP];
-    bool have = true;
-    for (int i = 0; i < n; i++)
-        have = read_out(i, &o[i]) && have;
-    EXPECT(have);
-    for (int i = 0; have && i < n; i++)
-        EXPECT(o[i].bad == 0);
-    if (have) {
+    if (run_peers(&pg, n, 90.0, 0, o)) {
         EXPECT(strcmp(o[1].checksum, o[0].checksum) == 0);
         EXPECT(strcmp(o[2].checksum, o[0].checksum) == 0);
         EXPECT(strcmp(o[4].checksum, o[3].checksum) == 0);

@@ -517,22 +517,30 @@ static void test_straggler(void)
         cl_request_destroy(&r[i]);
 }
 
+/* A member of the group posts its start-up and five steps (r[0..10]), is
+   taken out (as eng_el_view_changed does) and posts r[11], a step
+   boundary, which the admittee holds. */
+static void hold_at_boundary(fake_t *f, el_admittee_t *a, collab_request_t *r[12])
+{
+    bool taken;
+    f->st.was_in_group = true;
+    for (int i = 0; i < 11; i++)
+        r[i] = post(f, a, 4, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
+    f->st.evicted = true;
+    f->st.readmit = true;
+    f->st.phase = EL_WAITING;
+    r[11] = post(f, a, 4, 0x11, &taken);
+    CHECK(taken);
+}
+
 /* A straggler with no other live peer goes on alone. */
 static void test_alone(void)
 {
     fake_t f;
     fake_init(&f);
     el_admittee_t *a = adm_new(&f);
-    bool taken;
     collab_request_t *r[12];
-    f.st.was_in_group = true;
-    for (int i = 0; i < 11; i++)
-        r[i] = post(&f, a, 4, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
-    f.st.evicted = true;
-    f.st.readmit = true;
-    f.st.phase = EL_WAITING;
-    r[11] = post(&f, a, 4, 0x11, &taken);
-    CHECK(taken);
+    hold_at_boundary(&f, a, r);
     cl_member_find(f.mb, K[0])->state = CL_PEER_SUSPECT;
     cl_member_find(f.mb, K[1])->state = CL_PEER_SUSPECT;
     tick(&f);
@@ -554,16 +562,8 @@ static void test_regroup(void)
     fake_t f;
     fake_init(&f);
     el_admittee_t *a = adm_new(&f);
-    bool taken;
     collab_request_t *r[12];
-    f.st.was_in_group = true;
-    for (int i = 0; i < 11; i++)
-        r[i] = post(&f, a, 4, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
-    f.st.evicted = true;
-    f.st.readmit = true;
-    f.st.phase = EL_WAITING;
-    r[11] = post(&f, a, 4, 0x11, &taken);
-    CHECK(taken);
+    hold_at_boundary(&f, a, r);
     cl_member_find(f.mb, K[1])->in_group = false; /* B is out of the group too */
     tick(&f);                                     /* A is in it and alive */
     CHECK(f.regroups == 0 && f.nsub == 0 && count_req(&f, true) == 1);
