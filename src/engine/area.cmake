@@ -283,7 +283,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   add_executable(test_elastic ${_eng_swarm}/test_elastic.c ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_elastic PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc join_marks join_config join_learned straggler diverge join_groups rank_required
-      fast_readmit diverge_end)
+      fast_readmit diverge_end diverge_kill)
     add_test(NAME elastic_${sc} COMMAND test_elastic ${sc})
     set_tests_properties(elastic_${sc} PROPERTIES TIMEOUT 120 LABELS "swarm;elastic")
   endforeach()

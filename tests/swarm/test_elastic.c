@@ -46,6 +46,8 @@
                    step 64, before the two are re-admitted: the two go on
                    as a group of two and end bitwise equal, ranks 0 to 2
                    too.
+      diverge_kill the same, ranks 0 to 2 SIGKILLed instead of leaving:
+                   ranks 3 and 4 end bitwise equal.
       rank_required  a peer requiring a held rank waits as a standby and
                    takes that rank once its holder is gone
       join_groups  COLLAB_TARGET_GROUP=2: 3 peers start (the group closes
@@ -146,6 +148,7 @@ typedef struct {
     int bend_rank2;  /* a second rank that bends at bend_step (0: nobody) */
     int short_steps; /* ranks below short_below train only until this step (0: all steps) */
     int short_below;
+    bool short_kill; /* those ranks then stop (SIGSTOP) and the parent SIGKILLs them */
 } prog_t;
 
 static uint64_t fnv(const void *p, size_t n)
@@ -274,6 +277,8 @@ static int program(int i, const prog_t *pg)
         fclose(steps);
     if (last < pg->steps)
         nap(1000); /* the others' next step must begin without this peer */
+    if (last < pg->steps && pg->short_kill)
+        raise(SIGSTOP); /* the parent kills it */
     if (pg->fast) {
         cl_fast_t *fp = atomic_load(&w->fast);
         uint64_t nf = fp != NULL ? cl_fast_completed(fp) : 0;
@@ -605,7 +610,7 @@ static int scenario_diverge(void)
    (they end bitwise equal) instead of waiting out the admission's limit
    and failing (attack_sync_liar, when its trainers ended while the
    liar and the joiner were out of the group). */
-static int scenario_diverge_end(void)
+static int scenario_diverge_end(bool kill)
 {
     prog_t pg = {.steps = 160,
                  .sleep_ms = 20,
@@ -614,13 +619,30 @@ static int scenario_diverge_end(void)
                  .bend_rank2 = 4,
                  .bend_step = 30,
                  .short_steps = 65,
-                 .short_below = 3};
+                 .short_below = 3,
+                 .short_kill = kill};
     const int n = 5;
     out_t o[MAXP];
-    if (run_peers(&pg, n, 90.0, 0, o)) {
-        EXPECT(strcmp(o[1].checksum, o[0].checksum) == 0);
-        EXPECT(strcmp(o[2].checksum, o[0].checksum) == 0);
-        EXPECT(strcmp(o[4].checksum, o[3].checksum) == 0);
+    if (!kill) {
+        if (run_peers(&pg, n, 90.0, 0, o)) {
+            EXPECT(strcmp(o[1].checksum, o[0].checksum) == 0);
+            EXPECT(strcmp(o[2].checksum, o[0].checksum) == 0);
+            EXPECT(strcmp(o[4].checksum, o[3].checksum) == 0);
+        }
+    } else {
+        /* Ranks 0 to 2 SIGKILLed: the two out of the group find them
+           failed (COLLAB_TIMEOUT 2 s) instead of reading a GOODBYE. */
+        prepare(n);
+        pid_t pids[MAXP];
+        for (int i = 0; i < n; i++)
+            pids[i] = spawn(i, n, n, &pg);
+        EXPECT(wait_all(pids, n, 90.0, -1) == 0);
+        bool have = read_out(3, &o[3]) && read_out(4, &o[4]);
+        EXPECT(have);
+        if (have) {
+            EXPECT(o[3].bad == 0 && o[4].bad == 0);
+            EXPECT(strcmp(o[4].checksum, o[3].checksum) == 0);
+        }
     }
     cleanup(n);
     return s_fail == 0 ? 0 : 1;
@@ -766,7 +788,9 @@ int main(int argc, char **argv)
     if (strcmp(s_scenario, "straggler") == 0)
         return scenario_straggler();
     if (strcmp(s_scenario, "diverge_end") == 0)
-        return scenario_diverge_end();
+        return scenario_diverge_end(false);
+    if (strcmp(s_scenario, "diverge_kill") == 0)
+        return scenario_diverge_end(true);
     if (strcmp(s_scenario, "diverge") == 0)
         return scenario_diverge();
     if (strcmp(s_scenario, "join_groups") == 0)
@@ -776,6 +800,6 @@ int main(int argc, char **argv)
     if (strcmp(s_scenario, "fast_readmit") == 0)
         return scenario_fast_readmit();
     fprintf(stderr, "usage: test_elastic join_marks|join_config|join_learned|straggler|diverge|"
-                    "join_groups|rank_required|fast_readmit|diverge_end\n");
+                    "join_groups|rank_required|fast_readmit|diverge_end|diverge_kill\n");
     return 2;
 }
