@@ -14,7 +14,11 @@
     group's state is in, its registered buffers are overwritten with it
     (its program is blocked in that collective), and it runs s onwards
     with weight 0 for the rest of that step, since its contribution was
-    computed from stale parameters.
+    computed from stale parameters.  A straggler with no other live peer
+    goes on alone; when every member of the group left or failed while it
+    and others were out of it, the one that coordinates forms the group
+    again, alone, with its state (ctx.regroup) and re-admits the others;
+    they wait for its view (docs/elastic.md, "Waiting").
 
     Its timer sends ADMIT_REQ every ENG_ADMIT_REQ_EVERY while it waits,
     gives up after eng_admit_wait_limit, and undoes an admission whose
