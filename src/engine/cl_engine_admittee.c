@@ -659,12 +659,7 @@ static void on_timer(void *arg, double now)
                 "forms the group again with its own state and re-admits the others");
         stand(a, EL_ST_PHASE, EL_IN);
         stand(a, EL_ST_EVICTED, false);
-        stand(a, EL_ST_READMIT, false);
-        a->hold_next = false;
-        collab_request_t *req = a->held;
-        a->held = NULL;
-        if (a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
-            cl_request_complete(req, COLLAB_ERR_INTERNAL);
+        eng_admittee_regrouped(a); /* done already when its view came back through the layer */
         goto out;
     }
     if (!st->readmit && a->ctx.member(a->ctx.arg) && others_gone(a)) {
@@ -760,6 +755,18 @@ void eng_admittee_undo(el_admittee_t *a, const char *why)
     }
     a->ctx.renumber(a->ctx.arg, 0,
                     st->mapped ? st->map_seq + (st->posted - st->map_local) : st->posted);
+}
+
+void eng_admittee_regrouped(el_admittee_t *a)
+{
+    if (!a->ctx.st->readmit)
+        return;
+    stand(a, EL_ST_READMIT, false);
+    a->hold_next = false;
+    collab_request_t *req = a->held;
+    a->held = NULL;
+    if (req != NULL && a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
+        cl_request_complete(req, COLLAB_ERR_INTERNAL);
 }
 
 void eng_admittee_abort(el_admittee_t *a, int status)

@@ -173,6 +173,12 @@ void eng_admittee_on_done(el_admittee_t *a, uint64_t seq, int status);
 void eng_admittee_undo(el_admittee_t *a, const char *why);
 /* Completes every parked or held request with status. */
 void eng_admittee_abort(el_admittee_t *a, int status);
+/* A straggler is back in the group without an admission (a view that
+   put it back: its own, when it formed the group again, or one that
+   regrouped everyone): nothing to resync.  It no longer asks to be
+   re-admitted, and its held collective runs under the number it got when
+   it was posted.  Nothing for a peer that is no straggler; once only. */
+void eng_admittee_regrouped(el_admittee_t *a);
 /* This peer runs another program than the swarm: logs why (once) and
    marks it; eng_admittee_leave_foreign then takes it out of the swarm. */
 void eng_admittee_foreign(el_admittee_t *a, const char *what);

@@ -778,13 +778,16 @@ void eng_elastic_view_changed(struct eng_elastic *el)
     if (!in && eng_admittee_pending(el->admittee) && el->ctx.state(arg) == ENG_MEMBER &&
         cl_member_epoch(mb) >= adm_gen)
         eng_admittee_undo(el->admittee, "a later view of the group leaves it out");
+    bool regrouped = false;
     if (in) {
         el->st.was_in_group = true;
         if (el->st.evicted && el->st.phase != EL_SYNCING) {
             /* Back in without an admission of ours (a view that regrouped
-               everyone): nothing to resync. */
+               everyone, or its own when it formed the group again):
+               nothing to resync; its held collective is released below. */
             el->st.evicted = false;
             el->st.phase = EL_IN;
+            regrouped = true;
         }
     } else if (el->st.was_in_group && !el->st.evicted &&
                (closed || el->ctx.state(arg) != ENG_MEMBER) && cl_member_epoch(mb) >= adm_gen) {
@@ -812,6 +815,8 @@ void eng_elastic_view_changed(struct eng_elastic *el)
         eng_sync_view_changed(el->sync);
     eng_elastic_check_admissions(el);
     eng_donor_progress(el->donor);
+    if (regrouped)
+        eng_admittee_regrouped(el->admittee); /* last: it may start a collective */
 }
 
 /* ---------------------------------------------------------------------- */

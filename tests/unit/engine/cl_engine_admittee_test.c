@@ -21,7 +21,8 @@
     with nobody left goes on alone; and that one whose group's members all
     left while others were out of it too waits while one may live, then,
     when it coordinates, forms the group again and goes on (else waits
-    for its coordinator to).  The timer lives in a real cl_timer
+    for its coordinator to); and that a straggler put back into the
+    group by a view releases its held collective once.  The timer lives in a real cl_timer
     set, disarmed when nothing is due.
 */
 #include "engine/cl_engine_admittee.h"
@@ -597,6 +598,40 @@ static void test_regroup(void)
         cl_request_destroy(&r[i]);
 }
 
+/* A straggler put back into the group by a view (one that regrouped
+   everyone): its held collective runs under its own number, once; a
+   joiner's parked collectives stay. */
+static void test_regrouped(void)
+{
+    fake_t f;
+    fake_init(&f);
+    el_admittee_t *a = adm_new(&f);
+    collab_request_t *r[12];
+    hold_at_boundary(&f, a, r);
+    f.st.evicted = false; /* as eng_elastic_view_changed does first */
+    f.st.phase = EL_IN;
+    eng_admittee_regrouped(a);
+    CHECK(!f.st.readmit);
+    CHECK(f.nsub == 1 && f.sub[0] == r[11] && f.sub_seq[0] == r[11]->coll.seq &&
+          f.sub_next[0] == UINT64_MAX);
+    eng_admittee_regrouped(a);
+    CHECK(f.nsub == 1);
+    fake_fini(&f, &a);
+    for (int i = 0; i < 12; i++)
+        cl_request_destroy(&r[i]);
+    /* A joiner: nothing released. */
+    fake_init(&f);
+    a = adm_new(&f);
+    bool taken;
+    f.st.phase = EL_WAITING;
+    collab_request_t *j = post(&f, a, 4, 0xB0, &taken);
+    CHECK(taken);
+    eng_admittee_regrouped(a);
+    CHECK(f.nsub == 0 && !cl_request_done(j));
+    fake_fini(&f, &a);
+    cl_request_destroy(&j);
+}
+
 int main(void)
 {
     for (int i = 0; i < 3; i++)
@@ -608,6 +643,7 @@ int main(void)
     test_straggler();
     test_alone();
     test_regroup();
+    test_regrouped();
     printf("cl_engine_admittee_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }

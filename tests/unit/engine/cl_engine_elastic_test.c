@@ -793,7 +793,7 @@ static void test_views(void)
     free(v.members);
     f.running = false;
     eng_elastic_view_changed(el);
-    CHECK(!el->st.evicted && el->st.phase == EL_IN);
+    CHECK(!el->st.evicted && el->st.phase == EL_IN && !el->st.readmit);
     components_free(&f, el);
     fake_fini(&f, &el);
 }
