@@ -140,6 +140,17 @@ static uint64_t step_of(const el_admittee_t *a, uint64_t idx)
 
 static void on_timer(void *arg, double now);
 
+/* The held collective, if any, goes to the engine under the number it got
+   when it was posted (going on alone, or back in the group without an
+   admission). */
+static void release_held(el_admittee_t *a)
+{
+    collab_request_t *req = a->held;
+    a->held = NULL;
+    if (req != NULL && a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
+        cl_request_complete(req, COLLAB_ERR_INTERNAL);
+}
+
 el_admittee_t *eng_admittee_new(const eng_admittee_ctx_t *ctx)
 {
     el_admittee_t *a = calloc(1, sizeof *a);
@@ -641,11 +652,7 @@ static void on_timer(void *arg, double now)
     if (st->readmit && !others_alive(a)) {
         /* Nobody left to rejoin: go on alone (DESIGN §5). */
         cl_warn("no other live peer is left; this peer goes on alone");
-        collab_request_t *req = a->held;
-        a->held = NULL;
-        /* Under the number it got when it was posted. */
-        if (a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
-            cl_request_complete(req, COLLAB_ERR_INTERNAL);
+        release_held(a);
         goto out;
     }
     if (st->readmit && !group_alive(a) && a->ctx.regroup(a->ctx.arg)) {
@@ -763,10 +770,7 @@ void eng_admittee_regrouped(el_admittee_t *a)
         return;
     stand(a, EL_ST_READMIT, false);
     a->hold_next = false;
-    collab_request_t *req = a->held;
-    a->held = NULL;
-    if (req != NULL && a->ctx.submit(a->ctx.arg, req, req->coll.seq, UINT64_MAX) != COLLAB_OK)
-        cl_request_complete(req, COLLAB_ERR_INTERNAL);
+    release_held(a);
 }
 
 void eng_admittee_abort(el_admittee_t *a, int status)
