@@ -92,20 +92,21 @@ static bool is_self(const el_admittee_t *a, const cl_peer_t *p)
     return p != NULL && memcmp(p->key, a->ctx.self_key, 32) == 0;
 }
 
-/* How many other members of this peer's view are in `state` (or, with
-   `not`, in any other state). */
-static size_t others_in(const el_admittee_t *a, cl_peer_state_t state, bool not )
+/* How many other members of this peer's view (of its group, with
+   group_only) are in `state` (or, with `not`, in any other state). */
+static size_t others_in(const el_admittee_t *a, cl_peer_state_t state, bool not, bool group_only)
 {
     size_t n, k = 0;
     cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
     for (size_t i = 0; i < n; i++)
-        k += !is_self(a, list[i]) && (list[i]->state == state) != not ;
+        k += !is_self(a, list[i]) && (!group_only || list[i]->in_group) &&
+             (list[i]->state == state) != not ;
     return k;
 }
 
 static bool others_alive(const el_admittee_t *a)
 {
-    return others_in(a, CL_PEER_ALIVE, false) > 0;
+    return others_in(a, CL_PEER_ALIVE, false, false) > 0;
 }
 
 /* Whether another member of the group may still be alive (suspected ones
@@ -114,19 +115,14 @@ static bool others_alive(const el_admittee_t *a)
    nobody would: its coordinator forms the group again (ctx.regroup). */
 static bool group_alive(const el_admittee_t *a)
 {
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
-    for (size_t i = 0; i < n; i++)
-        if (!is_self(a, list[i]) && list[i]->in_group && list[i]->state != CL_PEER_GONE)
-            return true;
-    return false;
+    return others_in(a, CL_PEER_GONE, true, true) > 0;
 }
 
 /* Whether this peer's view lists no other member that may still be
    alive: every other one failed or left (suspected ones still count). */
 static bool others_gone(const el_admittee_t *a)
 {
-    return others_in(a, CL_PEER_GONE, true) == 0;
+    return others_in(a, CL_PEER_GONE, true, false) == 0;
 }
 
 static uint64_t step_of(const el_admittee_t *a, uint64_t idx)
