@@ -275,7 +275,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
       fast_stop engine_stop fast_big_kill fast_big_stop fast_group3_kill fast_group4_kill
       fast_group4_stop unexpected flow flow_v5
       early early_comms
-      streams bandwidth bandwidth_v6 bandwidth_claims adaptive)
+      streams bandwidth bandwidth_v6 bandwidth_claims adaptive ports)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})
     set_tests_properties(swarm_${sc} PROPERTIES TIMEOUT 150 LABELS swarm)
   endforeach()

@@ -6,27 +6,86 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-/* A loopback TCP port that was free a moment ago. */
-static int s_free_port(void)
+/* Binds a socket to 127.0.0.1:port (0: the kernel's choice) and closes
+   it.  Returns the port it got, or -1. */
+static int s_try_port(int port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        perror("free_port");
-        exit(3);
+    int got = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        got = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return got;
+}
+
+void test_peers_ephemeral(int *lo, int *hi)
+{
+    *lo = 32768;
+    *hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d %d", lo, hi) != 2) {
+            *lo = 32768;
+            *hi = 60999;
+        }
+        fclose(f);
     }
-    close(fd);
-    return ntohs(a.sin_port);
+}
+
+static bool s_taken(const int *taken, int ntaken, int port)
+{
+    for (int i = 0; i < ntaken; i++)
+        if (taken[i] == port)
+            return true;
+    return false;
+}
+
+/* A loopback TCP port that was free a moment ago, outside the kernel's
+   ephemeral range (ip_local_port_range), as collab-run picks its peers'
+   ports (cr_swarm_pick_port).  A port in that range may be handed to an
+   outbound connection before the peer binds it: a peer that dials
+   another's address before that one listens may even connect to itself
+   there (TCP's simultaneous open), and the owner's bind then fails
+   (EADDRINUSE).  Never one of the `ntaken` ports in `taken`: the kernel
+   may hand out the same port twice in a row once the first socket is
+   closed, and two peers of one test were once given one port
+   (swarm_fast_group3_kill in CI: the second could not listen).  Falls
+   back to the kernel's choice on a crowded machine. */
+static int s_free_port(const int *taken, int ntaken)
+{
+    int lo, hi;
+    test_peers_ephemeral(&lo, &hi);
+    for (int t = 0; t < 256; t++) {
+        uint32_t r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (uint32_t)rand();
+        int cand = 10000 + (int)(r % 55536u); /* 10000 .. 65535 */
+        if ((cand >= lo && cand <= hi) || s_taken(taken, ntaken, cand))
+            continue;
+        if (s_try_port(cand) == cand)
+            return cand;
+    }
+    for (int t = 0; t < 64; t++) {
+        int port = s_try_port(0);
+        if (port > 0 && !s_taken(taken, ntaken, port))
+            return port;
+    }
+    perror("free_port");
+    exit(3);
 }
 
 void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (*addrs)[256],
@@ -45,9 +104,8 @@ void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (
             fprintf(stderr, "identity: %s\n", err);
             exit(3);
         }
-        ports[i] = s_free_port();
-        snprintf(addrs[i], 256, "/ip4/127.0.0.1/tcp/%d/p2p/%s", ports[i],
-                 cl_identity_peer_id(id));
+        ports[i] = s_free_port(ports, i);
+        snprintf(addrs[i], 256, "/ip4/127.0.0.1/tcp/%d/p2p/%s", ports[i], cl_identity_peer_id(id));
         cl_identity_destroy(&id);
     }
 }

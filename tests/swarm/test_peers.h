@@ -10,11 +10,16 @@
 
 /* Creates a private folder /tmp/collab-<tag>-XXXXXX (written to dir) with
    an identity file id<i> for each of n peers, picks a free loopback port
-   for each (ports[i]) and writes its full address
+   for each (ports[i]; distinct, outside the kernel's ephemeral range) and
+   writes its full address
    /ip4/127.0.0.1/tcp/<port>/p2p/<peer id> to addrs[i].  Exits the process
    with status 3 on failure (a broken test set-up, not a test failure). */
 void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (*addrs)[256],
                         int *ports);
+
+/* The kernel's ephemeral port range (ip_local_port_range; 32768-60999
+   when it cannot be read): test_peers_prepare picks no port in it. */
+void test_peers_ephemeral(int *lo, int *hi);
 
 /* Sets the environment collab-run gives peer i of n of run `run`:
    COLLAB_IDENTITY (<dir>/id<i>), COLLAB_LISTEN (loopback, `port`),
