@@ -8,8 +8,8 @@
 #
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
-#                [--runs 3] [--declare] [--queue MS] [--tcp] [--trace DIR]
-#                [--build DIR]
+#                [--runs 3] [--declare] [--queue MS] [--tcp]
+#                [--tcp-mode all|balanced|ring] [--trace DIR] [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
@@ -26,6 +26,12 @@
 #             mpicollab (bench/wan_tcp.py: every peer sends 2S/n to every
 #             other at once): what the links give; its median is printed
 #             as "tcp s" beside the bound, and mpicollab's median ÷ it
+#   --tcp-mode how --tcp sends: all (default: every peer to every other,
+#             one thread per connection, as TCP shares the upload),
+#             balanced (one thread that keeps every connection within
+#             512 KiB of the one that sent least: equal shares of each
+#             upload), ring (one connection per peer, to the next, carrying
+#             2(n-1)/n x S: a ring all-reduce's traffic without its waits)
 #   --trace   write every peer's link counters every 50 ms during each
 #             run to DIR/run<k>.p<i> (time, rx bytes, tx bytes)
 #
@@ -42,7 +48,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
-tcp=0 trace='' queue=100
+tcp=0 tcpmode=all trace='' queue=100
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -55,9 +61,10 @@ while [ $# -gt 0 ]; do
     --declare) declare=1; shift ;;
     --up-only) uponly=1; shift ;;
     --tcp) tcp=1; shift ;;
+    --tcp-mode) tcpmode=$2; tcp=1; shift 2 ;;
     --queue) queue=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
-    -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -130,7 +137,8 @@ tcp_run() {
     local per=$(($1 * 2 / np)) start i
     start=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 1.5 }')
     for i in $(seq 0 $((np - 1))); do
-        ip netns exec "${tag}n$i" "$py" "$here/wan_tcp.py" "$i" "$np" "$per" "$start" >"$work/t$i.out" &
+        ip netns exec "${tag}n$i" env WAN_TCP_MODE="$tcpmode" \
+            "$py" "$here/wan_tcp.py" "$i" "$np" "$per" "$start" >"$work/t$i.out" &
     done
     wait
     cat "$work"/t*.out | sort -g | tail -n 1
