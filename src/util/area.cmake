@@ -1,4 +1,5 @@
-# Core utilities: logging, configuration, identity, addresses, topology.
+# Core utilities: logging, configuration, identity, addresses, topology,
+# local peers' ports.
 include_guard(GLOBAL)
 
 set(COLLAB_UTIL_DIR ${CMAKE_CURRENT_LIST_DIR})
@@ -15,6 +16,7 @@ set(COLLAB_UTIL_SOURCES
     ${COLLAB_UTIL_DIR}/cl_config.c
     ${COLLAB_UTIL_DIR}/cl_config_load.c
     ${COLLAB_UTIL_DIR}/cl_topo.c
+    ${COLLAB_UTIL_DIR}/cl_port.c
     # Device buffers: the plugin loader and the pointer cache (docs/cuda.md).
     ${COLLAB_UTIL_DIR}/cl_devcache.c
     ${COLLAB_UTIL_DIR}/cl_device.c)
@@ -23,7 +25,8 @@ collab_area(collab_util ${COLLAB_UTIL_SOURCES})
 target_compile_definitions(collab_util PRIVATE COLLAB_PROJECT_VERSION="${PROJECT_VERSION}")
 
 foreach(t cl_log_test cl_text_test cl_config_test cl_config_load_test cl_identity_test
-          cl_addr_test cl_topo_test cl_status_test cl_devcache_test cl_xsign_test)
+          cl_addr_test cl_topo_test cl_status_test cl_devcache_test cl_xsign_test
+          cl_port_test)
   collab_selftest(${t} ${PROJECT_SOURCE_DIR}/tests/unit/util/${t}.c collab_util)
 endforeach()
 target_compile_definitions(cl_status_test PRIVATE

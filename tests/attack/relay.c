@@ -374,15 +374,7 @@ static bool logged(int i, const char *what)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s%d.log", s_dir, i < NP ? "peer" : "monitor", i);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return false;
-    char line[2048];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f) != NULL)
-        found = strstr(line, what) != NULL;
-    fclose(f);
-    return found;
+    return test_peers_file_holds(path, what);
 }
 
 static void dump(int i)

@@ -43,8 +43,9 @@
       diverge_end  5 peers; ranks 3 and 4 change their parameters alike at
                    step 30 and are taken out of the group to be resynced
                    at the check of step 64, and ranks 0 to 2 finish with
-                   step 64, before the two are re-admitted: the two go on
-                   as a group of two and end bitwise equal, ranks 0 to 2
+                   step 64, before the two are re-admitted: rank 3 forms
+                   the group again (its log says so) and the two go on as
+                   a group of two and end bitwise equal, ranks 0 to 2
                    too.
       diverge_kill the same, ranks 0 to 2 SIGKILLed instead of leaving:
                    ranks 3 and 4 end bitwise equal.
@@ -149,6 +150,7 @@ typedef struct {
     int short_steps; /* ranks below short_below train only until this step (0: all steps) */
     int short_below;
     bool short_kill; /* those ranks then stop (SIGSTOP) and the parent SIGKILLs them */
+    bool logs;       /* each peer logs to <dir>/log<i> (COLLAB_LOG_FILE) instead of stderr */
 } prog_t;
 
 static uint64_t fnv(const void *p, size_t n)
@@ -352,6 +354,11 @@ static pid_t spawn(int i, int world, int nveterans, const prog_t *pg)
     }
     if (p == 0) {
         child_env(i, world, nveterans);
+        if (pg->logs) {
+            char log[512];
+            snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+            setenv("COLLAB_LOG_FILE", log, 1);
+        }
         int rc = program(i, pg);
         fflush(stdout);
         fflush(stderr);
@@ -620,7 +627,8 @@ static int scenario_diverge_end(bool kill)
                  .bend_step = 30,
                  .short_steps = 65,
                  .short_below = 3,
-                 .short_kill = kill};
+                 .short_kill = kill,
+                 .logs = true};
     const int n = 5;
     out_t o[MAXP];
     if (!kill) {
@@ -644,6 +652,16 @@ static int scenario_diverge_end(bool kill)
             EXPECT(strcmp(o[4].checksum, o[3].checksum) == 0);
         }
     }
+    /* Rank 3, the lowest live rank, coordinated: it formed the group
+       again (without that the two would have waited out the admission's
+       limit, or been admitted by ranks 0 to 2 while they still ran,
+       and this test would not test the regroup). */
+    char log[512];
+    snprintf(log, sizeof log, "%s/log3", s_dir);
+    bool regrouped = test_peers_file_holds(log, "forms the group again");
+    EXPECT(regrouped);
+    if (!regrouped)
+        test_peers_show_file(log);
     cleanup(n);
     return s_fail == 0 ? 0 : 1;
 }
@@ -681,20 +699,6 @@ static int scenario_join_groups(void)
     EXPECT(late == 2);
     cleanup(4);
     return s_fail == 0 ? 0 : 1;
-}
-
-/* Whether file `path` holds `text`. */
-static bool file_holds(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return false;
-    char line[1024];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f) != NULL)
-        found = strstr(line, text) != NULL;
-    fclose(f);
-    return found;
 }
 
 /* Waits until peer i has written the top of step `step` to steps<i>. */
@@ -757,7 +761,8 @@ static int scenario_rank_required(void)
     }
     int bad = wait_all(pids, 4, 80.0, -1);
     EXPECT(bad == 0);
-    EXPECT(file_holds(log, "rank 1, which this peer requires (COLLAB_RANK_REQUIRED=1), is held"));
+    EXPECT(test_peers_file_holds(
+        log, "rank 1, which this peer requires (COLLAB_RANK_REQUIRED=1), is held"));
     out_t o[4];
     bool have = read_out(0, &o[0]) && read_out(2, &o[2]) && read_out(3, &o[3]);
     EXPECT(have);

@@ -3,15 +3,13 @@
 */
 #include "test_peers.h"
 #include "util/cl_identity.h"
+#include "util/cl_port.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,31 +17,11 @@
    it.  Returns the port it got, or -1. */
 static int s_try_port(int port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int got = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        got = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
+    int got = -1, fd = cl_port_bind(port, &got);
+    if (fd < 0)
+        return -1;
+    close(fd);
     return got;
-}
-
-void test_peers_ephemeral(int *lo, int *hi)
-{
-    *lo = 32768;
-    *hi = 60999;
-    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
-    if (f != NULL) {
-        if (fscanf(f, "%d %d", lo, hi) != 2) {
-            *lo = 32768;
-            *hi = 60999;
-        }
-        fclose(f);
-    }
 }
 
 static bool s_taken(const int *taken, int ntaken, int port)
@@ -55,26 +33,24 @@ static bool s_taken(const int *taken, int ntaken, int port)
 }
 
 /* A loopback TCP port that was free a moment ago, outside the kernel's
-   ephemeral range (ip_local_port_range), as collab-run picks its peers'
-   ports (cr_swarm_pick_port).  A port in that range may be handed to an
-   outbound connection before the peer binds it: a peer that dials
-   another's address before that one listens may even connect to itself
-   there (TCP's simultaneous open), and the owner's bind then fails
-   (EADDRINUSE).  Never one of the `ntaken` ports in `taken`: the kernel
-   may hand out the same port twice in a row once the first socket is
-   closed, and two peers of one test were once given one port
-   (swarm_fast_group3_kill in CI: the second could not listen).  Falls
-   back to the kernel's choice on a crowded machine. */
+   ephemeral range, as collab-run picks its peers' ports (cl_port.h says
+   why).  Never one of the `ntaken` ports in `taken`: the kernel may hand
+   out the same port twice in a row once the first socket is closed, and
+   two peers of one test were once given one port (swarm_fast_group3_kill
+   in CI: the second could not listen).  Falls back to the kernel's
+   choice on a crowded machine. */
 static int s_free_port(const int *taken, int ntaken)
 {
     int lo, hi;
-    test_peers_ephemeral(&lo, &hi);
+    cl_port_ephemeral(NULL, &lo, &hi);
     for (int t = 0; t < 256; t++) {
         uint32_t r;
         if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
             r = (uint32_t)rand();
-        int cand = 10000 + (int)(r % 55536u); /* 10000 .. 65535 */
-        if ((cand >= lo && cand <= hi) || s_taken(taken, ntaken, cand))
+        int cand = cl_port_candidate(r, 10000, lo, hi);
+        if (cand < 0)
+            break;
+        if (s_taken(taken, ntaken, cand))
             continue;
         if (s_try_port(cand) == cand)
             return cand;
@@ -166,4 +142,29 @@ bool test_peers_wait_file(const char *path, double timeout)
         struct timespec nap = {0, 10 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
+}
+
+bool test_peers_file_holds(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    char line[2048];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = strstr(line, text) != NULL;
+    fclose(f);
+    return found;
+}
+
+void test_peers_show_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    fprintf(stderr, "[test] --- %s\n", path);
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        fputs(line, stderr);
+    if (f != NULL)
+        fclose(f);
+    fprintf(stderr, "[test] --- end of %s\n", path);
 }

@@ -17,10 +17,6 @@
 void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (*addrs)[256],
                         int *ports);
 
-/* The kernel's ephemeral port range (ip_local_port_range; 32768-60999
-   when it cannot be read): test_peers_prepare picks no port in it. */
-void test_peers_ephemeral(int *lo, int *hi);
-
 /* Sets the environment collab-run gives peer i of n of run `run`:
    COLLAB_IDENTITY (<dir>/id<i>), COLLAB_LISTEN (loopback, `port`),
    COLLAB_RANK, COLLAB_WORLD_SIZE and COLLAB_RUN_ID. */
@@ -38,5 +34,13 @@ long test_peers_rss_kib(pid_t pid);
    which one process of a test leaves for another once an event happened
    (a marker); true when it is there. */
 bool test_peers_wait_file(const char *path, double timeout);
+
+/* Whether a line of the file at path (a peer's log: COLLAB_LOG_FILE)
+   holds text; false when there is no such file. */
+bool test_peers_file_holds(const char *path, const char *text);
+
+/* Copies the file at path to stderr between two marker lines (a peer's
+   log, when a check of it failed). */
+void test_peers_show_file(const char *path);
 
 #endif

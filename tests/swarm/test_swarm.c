@@ -94,6 +94,7 @@
 #include "mpi_collab.h"
 #include "test_peers.h"
 #include "util/cl_identity.h"
+#include "util/cl_port.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -771,7 +772,7 @@ static const scenario_t s_scenarios[] = {
 static int check_ports(void)
 {
     int lo, hi, bad = 0;
-    test_peers_ephemeral(&lo, &hi);
+    cl_port_ephemeral(NULL, &lo, &hi);
     for (int round = 0; round < 200 && bad == 0; round++) {
         prepare(MAXP);
         for (int i = 0; i < MAXP; i++) {

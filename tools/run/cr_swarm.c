@@ -1,29 +1,27 @@
 /*  cr_swarm.c - private key folder and loopback port picking.
 
-    Ports: a port is tried by binding a TCP socket to 127.0.0.1 without
-    SO_REUSEADDR, so a port held by anyone (listening, connected, in
-    TIME_WAIT, or bound on the wildcard address) is refused.  The socket
-    stays bound until the peers are about to start, so two peers of one
-    run can never be given the same port; every port handed out is also
-    remembered for the whole run (peers started later by chaos faults).
+    Ports: drawn outside the kernel's ephemeral range and tried by binding
+    (cl_port.h: a port held by anyone is refused).  The socket stays bound
+    until the peers are about to start, so two peers of one run can never
+    be given the same port; every port handed out is also remembered for
+    the whole run (peers started later by chaos faults).
 */
 #include "cr_swarm.h"
 #include "cr_output.h"
 
 #include "util/cl_identity.h"
+#include "util/cl_port.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,21 +36,6 @@ struct cr_swarm {
     size_t nused, capused;
     int eph_lo, eph_hi; /* kernel ephemeral port range */
 };
-
-static void read_ephemeral_range(cr_swarm_t *self)
-{
-    self->eph_lo = 32768; /* Linux defaults */
-    self->eph_hi = 60999;
-    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
-    if (f == NULL)
-        return;
-    int lo, hi;
-    if (fscanf(f, "%d %d", &lo, &hi) == 2 && lo > 0 && hi <= 65535 && lo <= hi) {
-        self->eph_lo = lo;
-        self->eph_hi = hi;
-    }
-    fclose(f);
-}
 
 cr_swarm_t *cr_swarm_new(char *err, size_t errlen)
 {
@@ -81,7 +64,7 @@ cr_swarm_t *cr_swarm_new(char *err, size_t errlen)
         free(self);
         return NULL;
     }
-    read_ephemeral_range(self);
+    cl_port_ephemeral(NULL, &self->eph_lo, &self->eph_hi);
     return self;
 }
 
@@ -154,28 +137,6 @@ static bool was_used(const cr_swarm_t *self, int port)
     return false;
 }
 
-/* Binds a socket to 127.0.0.1:port (0: kernel's choice).  Returns the fd
-   and the bound port, or -1. */
-static int try_bind(int port, int *bound)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((uint16_t)port);
-    socklen_t alen = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
-        close(fd);
-        return -1;
-    }
-    *bound = ntohs(a.sin_port);
-    return fd;
-}
-
 static int remember(cr_swarm_t *self, int fd, int port)
 {
     if (self->nheld == self->capheld) {
@@ -215,21 +176,17 @@ static int hand_out(cr_swarm_t *self, int fd, int bound, int *port, char *err, s
 
 int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
 {
-    /* Candidates: [CR_PORT_LOW, 65535] without the ephemeral range. */
-    int below = self->eph_lo > CR_PORT_LOW ? self->eph_lo - CR_PORT_LOW : 0;
-    int hi_start = self->eph_hi + 1 > CR_PORT_LOW ? self->eph_hi + 1 : CR_PORT_LOW;
-    int above = hi_start <= 65535 ? 65536 - hi_start : 0;
-    int total = below + above;
-    for (int t = 0; total > 0 && t < CR_PORT_TRIES; t++) {
+    for (int t = 0; t < CR_PORT_TRIES; t++) {
         uint32_t r;
         if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
             r = (uint32_t)rand();
-        int k = (int)(r % (uint32_t)total);
-        int cand = k < below ? CR_PORT_LOW + k : hi_start + (k - below);
-        if (cand < 1024 || cand > 65535 || was_used(self, cand))
+        int cand = cl_port_candidate(r, CR_PORT_LOW, self->eph_lo, self->eph_hi);
+        if (cand < 0)
+            break;
+        if (was_used(self, cand))
             continue;
         int bound;
-        int fd = try_bind(cand, &bound);
+        int fd = cl_port_bind(cand, &bound);
         if (fd < 0)
             continue;
         return hand_out(self, fd, bound, port, err, errlen);
@@ -237,7 +194,7 @@ int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
     /* Crowded machine: let the kernel choose. */
     for (int t = 0; t < 16; t++) {
         int bound;
-        int fd = try_bind(0, &bound);
+        int fd = cl_port_bind(0, &bound);
         if (fd < 0)
             break;
         if (was_used(self, bound)) {
