@@ -92,21 +92,30 @@ static bool is_self(const el_admittee_t *a, const cl_peer_t *p)
     return p != NULL && memcmp(p->key, a->ctx.self_key, 32) == 0;
 }
 
-/* How many other members of this peer's view (of its group, with
-   group_only) are in `state` (or, with `not`, in any other state). */
-static size_t others_in(const el_admittee_t *a, cl_peer_state_t state, bool not, bool group_only)
+/* How others_in counts: the members in the state, or in any other; of
+   the whole view, or of this peer's group only. */
+typedef enum {
+    OTHERS_IN_STATE = 0,
+    OTHERS_NOT_IN_STATE = 1,
+    OTHERS_OF_GROUP = 2,
+} others_how_t;
+
+/* How many members of this peer's view other than itself are counted,
+   as `how` says, for `state`. */
+static size_t others_in(const el_admittee_t *a, cl_peer_state_t state, unsigned how)
 {
+    bool invert = (how & OTHERS_NOT_IN_STATE) != 0, group_only = (how & OTHERS_OF_GROUP) != 0;
     size_t n, k = 0;
     cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
     for (size_t i = 0; i < n; i++)
         k += !is_self(a, list[i]) && (!group_only || list[i]->in_group) &&
-             (list[i]->state == state) != not ;
+             (list[i]->state == state) != invert;
     return k;
 }
 
 static bool others_alive(const el_admittee_t *a)
 {
-    return others_in(a, CL_PEER_ALIVE, false, false) > 0;
+    return others_in(a, CL_PEER_ALIVE, OTHERS_IN_STATE) > 0;
 }
 
 /* Whether another member of the group may still be alive (suspected ones
@@ -115,14 +124,14 @@ static bool others_alive(const el_admittee_t *a)
    nobody would: its coordinator forms the group again (ctx.regroup). */
 static bool group_alive(const el_admittee_t *a)
 {
-    return others_in(a, CL_PEER_GONE, true, true) > 0;
+    return others_in(a, CL_PEER_GONE, OTHERS_NOT_IN_STATE | OTHERS_OF_GROUP) > 0;
 }
 
 /* Whether this peer's view lists no other member that may still be
    alive: every other one failed or left (suspected ones still count). */
 static bool others_gone(const el_admittee_t *a)
 {
-    return others_in(a, CL_PEER_GONE, true, false) == 0;
+    return others_in(a, CL_PEER_GONE, OTHERS_NOT_IN_STATE) == 0;
 }
 
 static uint64_t step_of(const el_admittee_t *a, uint64_t idx)
