@@ -30,6 +30,7 @@
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_loop_int.h"
+#include "engine/cl_held.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
@@ -56,18 +57,6 @@ _Static_assert(CL_CONFIG_WIRE_VERSION == CL_WIRE_VERSION,
 _Static_assert(CL_CONFIG_ADAPTIVE_WIRE_VERSION <= CL_WIRE_VERSION,
                "adaptive compression has its version");
 _Static_assert(sizeof(((cl_wire_hdr_t *)0)->type) == 1, "the table has every message type");
-
-/* A data message from a peer that is not a member in this peer's view
-   yet (its admission view is still on the way), kept until the next view
-   change. */
-typedef struct held_msg {
-    struct held_msg *next;
-    uint8_t key[32];
-    double t;          /* when it arrived */
-    cl_wire_msg_t msg; /* header fields; payload points at data */
-    size_t len;
-    uint8_t data[];
-} held_msg_t;
 
 struct cl_engine {
     /* Immutable after start. */
@@ -98,10 +87,8 @@ struct cl_engine {
     bool terminated;                    /* $TERM seen */
     double admission_deadline;          /* for a peer outside the formed group */
     bool admission_logged;
-    held_msg_t *held_head, *held_tail; /* see held_msg_t */
-    size_t held_bytes;
-    uint64_t held_dropped; /* refused by the COLLAB_MAX_HELD* bounds so far */
-    uint64_t steps;        /* collab_step calls */
+    cl_held_t *held; /* data messages from peers not yet members here (cl_held.h) */
+    uint64_t steps;  /* collab_step calls */
     collab_request_t *finalize_req;
     double finalize_deadline;
     int left_status;         /* why calls fail once ENG_LEFT (0: not initialised) */
@@ -492,12 +479,6 @@ static void drain_queue(struct cl_engine *e)
 /* ---------------------------------------------------------------------- */
 /* Network events. */
 
-/* What one held message costs besides its payload: an empty one is not
-   free (docs/security-bounds.md §5). */
-#define HELD_COST(len) (sizeof(held_msg_t) + (len))
-/* The bounds are COLLAB_MAX_HELD (MiB), COLLAB_MAX_HELD_MSGS (each scan
-   walks them) and COLLAB_MAX_HELD_PER_PEER. */
-
 static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t *m)
 {
     if (m->hdr.type == CL_MSG_COLL)
@@ -508,106 +489,53 @@ static void dispatch_data(struct cl_engine *e, cl_peer_t *p, const cl_wire_msg_t
 
 /* Keeps a data message that arrived before its sender (or this peer) is a
    member of the view here: the view that admits it is on its way from the
-   coordinator, on another connection. */
+   coordinator, on another connection.  A peer whose admitting view is on
+   its way sends a few messages before it arrives, not thousands: a flood
+   is named at its first refusal and every power of 2 after. */
 static void hold(struct cl_engine *e, const uint8_t key[32], const cl_wire_msg_t *m)
 {
-    size_t n = 0, mine = 0;
-    for (const held_msg_t *x = e->held_head; x != NULL; x = x->next) {
-        n++;
-        mine += memcmp(x->key, key, 32) == 0;
-    }
-    size_t count_max = (size_t)e->cfg.max_held_msgs, per_peer = (size_t)e->cfg.max_held_peer;
-    /* A peer whose admitting view is on its way sends a few messages
-       before it arrives, not thousands: a flood is named at its first
-       drop and every power of 2 after. */
-    if (n >= count_max || mine >= per_peer) {
-        uint64_t d = ++e->held_dropped;
-        if ((d & (d - 1)) == 0)
-            cl_warn("dropped an early %s message: %zu wait for views already (%zu from its "
-                    "sender; COLLAB_MAX_HELD_MSGS=%zu, COLLAB_MAX_HELD_PER_PEER=%zu; %llu "
-                    "dropped so far)",
-                    cl_wire_type_name(m->hdr.type), n, mine, count_max, per_peer,
-                    (unsigned long long)d);
+    cl_held_put_t r = cl_held_put(e->held, key, m, eng_now());
+    uint64_t d = cl_held_refused(e->held);
+    if (r == CL_HELD_KEPT || (d & (d - 1)) != 0)
         return;
-    }
-    if (e->held_bytes + HELD_COST(m->payload_len) > ((size_t)e->cfg.max_held_mib << 20)) {
-        uint64_t d = ++e->held_dropped;
-        if ((d & (d - 1)) == 0)
-            cl_warn("dropped an early %s message: %zu bytes wait for views already "
-                    "(COLLAB_MAX_HELD=%d MiB; %llu dropped so far)",
-                    cl_wire_type_name(m->hdr.type), e->held_bytes, e->cfg.max_held_mib,
-                    (unsigned long long)d);
-        return;
-    }
-    held_msg_t *h = malloc(sizeof *h + m->payload_len);
-    if (h == NULL)
-        return;
-    h->next = NULL;
-    memcpy(h->key, key, 32);
-    h->t = eng_now();
-    h->msg = *m;
-    h->len = m->payload_len;
-    if (h->len > 0)
-        memcpy(h->data, m->payload, h->len);
-    h->msg.payload = h->data;
-    if (e->held_tail != NULL)
-        e->held_tail->next = h;
+    if (r == CL_HELD_FULL_MSGS)
+        cl_warn("dropped an early %s message: %zu wait for views already (%zu from its "
+                "sender; COLLAB_MAX_HELD_MSGS=%d, COLLAB_MAX_HELD_PER_PEER=%d; %llu "
+                "dropped so far)",
+                cl_wire_type_name(m->hdr.type), cl_held_count(e->held),
+                cl_held_count_from(e->held, key), e->cfg.max_held_msgs, e->cfg.max_held_peer,
+                (unsigned long long)d);
+    else if (r == CL_HELD_FULL_BYTES)
+        cl_warn("dropped an early %s message: %zu bytes wait for views already "
+                "(COLLAB_MAX_HELD=%d MiB; %llu dropped so far)",
+                cl_wire_type_name(m->hdr.type), cl_held_bytes(e->held), e->cfg.max_held_mib,
+                (unsigned long long)d);
     else
-        e->held_head = h;
-    e->held_tail = h;
-    e->held_bytes += HELD_COST(h->len);
+        cl_warn("dropped an early %s message: out of memory", cl_wire_type_name(m->hdr.type));
+}
+
+/* A kept message at a view change: handed to its component once its
+   sender is a member, kept for 2 x COLLAB_TIMEOUT while it is not,
+   dropped after that. */
+static bool replay_one(void *arg, const uint8_t key[32], const cl_wire_msg_t *m, double arrived)
+{
+    struct cl_engine *e = arg;
+    cl_peer_t *p = cl_member_find(e->parts.mb, key);
+    if (p != NULL && p->state != CL_PEER_GONE) {
+        dispatch_data(e, p, m);
+        return false;
+    }
+    if (eng_now() - arrived < 2 * e->cfg.timeout)
+        return true;
+    cl_debug("dropped a %s message from a peer that never became a member",
+             cl_wire_type_name(m->hdr.type));
+    return false;
 }
 
 void eng_replay_held(struct cl_engine *e)
 {
-    if (e->state != ENG_MEMBER)
-        return;
-    held_msg_t *h = e->held_head;
-    e->held_head = e->held_tail = NULL;
-    double now = eng_now();
-    while (h != NULL) {
-        held_msg_t *next = h->next;
-        cl_peer_t *p = cl_member_find(e->parts.mb, h->key);
-        bool member = p != NULL && p->state != CL_PEER_GONE;
-        if (member || now - h->t < 2 * e->cfg.timeout) {
-            e->held_bytes -= HELD_COST(h->len);
-            if (member)
-                dispatch_data(e, p, &h->msg);
-            else
-                hold(e, h->key, &h->msg);
-            free(h);
-        } else {
-            e->held_bytes -= HELD_COST(h->len);
-            cl_debug("dropped a %s message from a peer that never became a member",
-                     cl_wire_type_name(h->msg.hdr.type));
-            free(h);
-        }
-        h = next;
-    }
-}
-
-static void free_held(struct cl_engine *e)
-{
-    held_msg_t *h = e->held_head;
-    while (h != NULL) {
-        held_msg_t *next = h->next;
-        free(h);
-        h = next;
-    }
-    e->held_head = e->held_tail = NULL;
-    e->held_bytes = 0;
-}
-
-/* Does a held message from key wait?  Later ones from it must wait
-   behind it (one sender's messages keep their order); those of other
-   senders need not: a late message from a peer that left must not hold
-   up the members' until the next view change. */
-static bool held_from(const struct cl_engine *e, const uint8_t key[32])
-{
-    for (const held_msg_t *h = e->held_head; h != NULL; h = h->next)
-        if (memcmp(h->key, key, 32) == 0)
-            return true;
-    return false;
+    if (e->state == ENG_MEMBER)
+        cl_held_replay(e->held, replay_one, e);
 }
 
 static void on_tp_event(void *ctx, const cl_tp_event_t *ev)
@@ -658,7 +586,7 @@ static void on_data(struct cl_engine *e, cl_peer_t *p, const uint8_t key[32],
     if (e->state == ENG_LEFT)
         return;
     bool member = p != NULL && p->state != CL_PEER_GONE;
-    if (member && e->state == ENG_MEMBER && !held_from(e, key))
+    if (member && e->state == ENG_MEMBER && !cl_held_from(e->held, key))
         dispatch_data(e, p, m);
     else
         hold(e, key, m);
@@ -846,7 +774,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
 cleanup:
     if (e->state != ENG_LEFT && e->parts.tp != NULL && e->parts.mb != NULL)
         eng_goodbye_all(e);
-    free_held(e);
+    cl_held_destroy(&e->held);
     destroy_parts(e);
 }
 
@@ -860,6 +788,7 @@ static void engine_free(struct cl_engine *e)
     pthread_mutex_destroy(&e->q_mu);
     pthread_mutex_destroy(&e->info_mu);
     cl_request_destroy(&e->init_req);
+    cl_held_destroy(&e->held); /* the loop's end frees it already */
     cl_identity_destroy(&e->id);
     cl_config_clear(&e->cfg);
     eng_report_destroy(&e->parts.rep);
@@ -911,11 +840,15 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
     e->parts.timers = cl_timer_new(ENG_TIMERS_MAX);
+    cl_held_limits_t hl = {.max_msgs = (size_t)e->cfg.max_held_msgs,
+                           .max_per_peer = (size_t)e->cfg.max_held_peer,
+                           .max_bytes = (size_t)e->cfg.max_held_mib << 20};
+    e->held = cl_held_new(&hl);
     e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         e->left_pipe[0] = e->left_pipe[1] = -1;
-    if (e->init_req == NULL || e->parts.timers == NULL || e->wake_fd < 0 || e->left_pipe[0] < 0 ||
-        (e->parts.rep = eng_report_create(e)) == NULL) {
+    if (e->init_req == NULL || e->parts.timers == NULL || e->held == NULL || e->wake_fd < 0 ||
+        e->left_pipe[0] < 0 || (e->parts.rep = eng_report_create(e)) == NULL) {
         cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
         engine_free(e);
         return COLLAB_ERR_NO_MEM;
