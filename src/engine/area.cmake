@@ -11,6 +11,7 @@ set(_eng_swarm ${PROJECT_SOURCE_DIR}/tests/swarm)
 set(COLLAB_ENGINE_BASE
     ${_eng}/cl_wire.c
     ${_eng}/cl_member.c
+    ${_eng}/cl_member_change.c
     ${_eng}/cl_p2p.c
     ${_eng}/cl_flow.c
     ${_eng}/cl_handshake.c

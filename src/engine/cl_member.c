@@ -3,35 +3,17 @@
     Records live in one array of pointers (so a record's address never
     moves) with an open-addressing index on the key.  The view is a second
     array of record pointers sorted by rank.  Every change to the view goes
-    through view_set(), which computes the delta against the previous view,
-    so the coordinator's own changes and views received from the network
-    are treated exactly alike.
+    through member_view_set(), which computes the delta against the
+    previous view, so the coordinator's own changes (cl_member_change.c)
+    and views received from the network (here) are treated exactly alike.
 */
-#include "engine/cl_member.h"
-
-#include "elastic/cl_rank.h"
+#include "engine/cl_member_int.h"
 
 #include "mpi_collab.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct cl_member {
-    uint8_t self_key[32];
-    cl_peer_t **recs; /* every record */
-    size_t nrecs, caprecs;
-    size_t *index;    /* open addressing: recs index + 1, 0 = empty */
-    size_t capindex;  /* power of two, >= 2 * nrecs */
-    cl_peer_t **view; /* members sorted by rank */
-    size_t nview;
-    cl_peer_t **mons; /* monitors (no rank) sorted by key */
-    size_t nmons;
-    uint64_t epoch;       /* 0 = no view */
-    uint64_t group_epoch; /* epoch of the last change of the world group */
-    cl_settings_t settings;
-    bool group_closed;
-};
 
 static size_t key_hash(const uint8_t key[32])
 {
@@ -147,21 +129,6 @@ cl_peer_t *cl_member_self(const cl_member_t *self)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Installing a new member list.  `next` holds the records of the new view
-   (sorted by rank, ranks and in_group already written into next_rank[] /
-   next_group[]); computes the delta, then commits. */
-
-typedef struct {
-    cl_peer_t *p;
-    int rank;
-    bool in_group;
-    bool client;
-    double weight;
-    const char *address;
-    bool monitor;
-    bool relay;  /* a monitor entry that relays (CL_MEMBER_RELAY) */
-    uint32_t bw; /* bandwidth figure, kbit/s (0 unknown) */
-} entry_t;
 
 static int push(cl_peer_t ***arr, size_t *n, cl_peer_t *p)
 {
@@ -195,7 +162,7 @@ static bool group_changed(const cl_member_t *self, const entry_t *e, size_t n, b
 }
 
 /* group_epoch 0: computed here (the coordinator's changes). */
-static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoch,
+int member_view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoch,
                     const cl_settings_t *settings, bool group_closed, uint64_t group_epoch,
                     double now, cl_member_delta_t *delta)
 {
@@ -315,7 +282,7 @@ static int view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
 }
 
 /* Current view as entries (so that a coordinator change can edit it). */
-static entry_t *view_entries(const cl_member_t *self, size_t extra)
+entry_t *member_view_entries(const cl_member_t *self, size_t extra)
 {
     entry_t *e = malloc((self->nmons + self->nview + extra + 1) * sizeof *e);
     if (e == NULL)
@@ -332,7 +299,7 @@ static entry_t *view_entries(const cl_member_t *self, size_t extra)
     return e;
 }
 
-static size_t view_nentries(const cl_member_t *self)
+size_t member_view_nentries(const cl_member_t *self)
 {
     return self->nmons + self->nview;
 }
@@ -347,41 +314,6 @@ void cl_member_delta_clear(cl_member_delta_t *delta)
     free(delta->mon_added);
     free(delta->mon_removed);
     memset(delta, 0, sizeof *delta);
-}
-
-int cl_member_found(cl_member_t *self, int rank, const char *address, bool client, double weight,
-                    const cl_settings_t *settings)
-{
-    return cl_member_found_bw(self, rank, address, client, weight, 0, settings);
-}
-
-int cl_member_found_bw(cl_member_t *self, int rank, const char *address, bool client, double weight,
-                       uint32_t bandwidth, const cl_settings_t *settings)
-{
-    cl_peer_t *me = cl_member_touch(self, self->self_key);
-    if (me == NULL)
-        return COLLAB_ERR_NO_MEM;
-    if (rank < 0 || rank >= settings->world_size)
-        rank = 0;
-    entry_t e = {me,    rank,  false,    client, weight, address != NULL ? address : "",
-                 false, false, bandwidth};
-    cl_member_delta_t d;
-    int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
-    cl_member_delta_clear(&d);
-    return rc;
-}
-
-int cl_member_found_monitor(cl_member_t *self, const char *address, bool relay,
-                            const cl_settings_t *settings)
-{
-    cl_peer_t *me = cl_member_touch(self, self->self_key);
-    if (me == NULL)
-        return COLLAB_ERR_NO_MEM;
-    entry_t e = {me, -1, false, false, 1.0, address != NULL ? address : "", true, relay, 0};
-    cl_member_delta_t d;
-    int rc = view_set(self, &e, 1, 1, settings, false, 1, 0.0, &d);
-    cl_member_delta_clear(&d);
-    return rc;
 }
 
 int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
@@ -425,8 +357,8 @@ int cl_member_apply_view(cl_member_t *self, const cl_wire_view_t *v, double now,
     if (rc == COLLAB_OK) {
         cl_settings_t s;
         cl_settings_from_wire(&v->settings, false, &s);
-        rc = view_set(self, e, v->count, v->epoch, &s, (v->flags & CL_VIEW_GROUP_CLOSED) != 0,
-                      v->group_epoch, now, delta);
+        rc = member_view_set(self, e, v->count, v->epoch, &s,
+                             (v->flags & CL_VIEW_GROUP_CLOSED) != 0, v->group_epoch, now, delta);
     }
     free(e);
     return rc == COLLAB_OK ? 1 : rc;
@@ -493,244 +425,10 @@ bool cl_member_rank_live(const cl_member_t *self, int r, const uint8_t self_key[
     return false;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-static bool rank_free(const void *ctx, int r)
-{
-    const cl_member_t *self = ctx;
-    return r >= 0 && r < self->settings.world_size && cl_member_at_rank(self, r) == NULL;
-}
-
-int cl_member_pick_rank(const cl_member_t *self, const uint8_t key[32], int preferred,
-                        bool required)
-{
-    int ws = self->settings.world_size;
-    cl_peer_t *p = cl_member_find(self, key);
-    /* Lowest free: the view is sorted, so the first gap.  A rank whose
-       holder went silent (stopped, or cut off: it may come back, and its
-       program holds that rank) goes to a newcomer only when no other is
-       free. */
-    int r = 0;
-    for (size_t i = 0; i < self->nview && self->view[i]->rank == r; i++)
-        r++;
-    /* The silent holders' ranks, sorted once: the scan below is then
-       O(world log n), not O(world x records), for every JOIN. */
-    int *silent = self->nrecs > 0 ? malloc(self->nrecs * sizeof *silent) : NULL;
-    size_t nsilent = 0;
-    for (size_t i = 0; silent != NULL && i < self->nrecs; i++) {
-        const cl_peer_t *q = self->recs[i];
-        if (q->state == CL_PEER_GONE && q->prev_rank >= r && q != p &&
-            q->suspect_reason == CL_SUSPECT_SILENT)
-            silent[nsilent++] = q->prev_rank;
-    }
-    if (nsilent > 1)
-        qsort(silent, nsilent, sizeof *silent, cmp_int);
-    for (int c = r; c < ws; c++) {
-        if (rank_free(self, c) &&
-            (nsilent == 0 || bsearch(&c, silent, nsilent, sizeof *silent, cmp_int) == NULL)) {
-            r = c;
-            break;
-        }
-    }
-    free(silent);
-    bool member = p != NULL && p->state != CL_PEER_GONE;
-    cl_rank_ask_t ask = {
-        .member = member,
-        .required = required && preferred >= 0,
-        .current = member ? p->rank : -1,
-        .preferred = preferred,
-        .remembered = {p != NULL ? p->prev_rank : -1, -1},
-        .lowest_free = r < ws ? r : -1,
-    };
-    return cl_rank_pick(&ask, rank_free, self);
-}
-
-/* Monitors (rank -1) first, by key; then members by rank. */
-static int cmp_entry_rank(const void *a, const void *b)
-{
-    const entry_t *x = a, *y = b;
-    if (x->rank != y->rank)
-        return (x->rank > y->rank) - (x->rank < y->rank);
-    return memcmp(x->p->key, y->p->key, 32);
-}
-
-int cl_member_admit(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
-                    bool client, double weight, double now, cl_member_delta_t *delta)
-{
-    return cl_member_admit_bw(self, key, rank, address, client, weight, 0, now, delta);
-}
-
-int cl_member_admit_bw(cl_member_t *self, const uint8_t key[32], int rank, const char *address,
-                       bool client, double weight, uint32_t bandwidth, double now,
-                       cl_member_delta_t *delta)
-{
-    memset(delta, 0, sizeof *delta);
-    if (self->epoch == 0 || rank < 0 || rank >= self->settings.world_size)
-        return COLLAB_ERR_RANK;
-    cl_peer_t *holder = cl_member_at_rank(self, rank);
-    if (holder != NULL && memcmp(holder->key, key, 32) != 0)
-        return COLLAB_ERR_RANK;
-    cl_peer_t *p = cl_member_touch(self, key);
-    if (p == NULL)
-        return COLLAB_ERR_NO_MEM;
-    if (p->state != CL_PEER_GONE && p->monitor)
-        return COLLAB_ERR_RANK;
-    entry_t *e = view_entries(self, 1);
-    if (e == NULL)
-        return COLLAB_ERR_NO_MEM;
-    size_t n = view_nentries(self);
-    size_t i;
-    for (i = 0; i < n && e[i].p != p; i++)
-        ;
-    /* A member joining after the group formed waits for admission. */
-    bool in_group = i < n ? e[i].in_group : false;
-    if (i == n)
-        n++;
-    e[i] = (entry_t){p,     rank,  in_group, client, weight, address != NULL ? address : "",
-                     false, false, bandwidth};
-    qsort(e, n, sizeof *e, cmp_entry_rank);
-    int rc =
-        view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);
-    free(e);
-    return rc;
-}
-
-static bool in_keys(const uint8_t (*keys)[32], size_t n, const uint8_t *key)
-{
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(keys[i], key, 32) == 0)
-            return true;
-    return false;
-}
-
-int cl_member_remove(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys, double now,
-                     cl_member_delta_t *delta)
-{
-    memset(delta, 0, sizeof *delta);
-    entry_t *e = view_entries(self, 0);
-    if (e == NULL)
-        return COLLAB_ERR_NO_MEM;
-    size_t n = 0, total = view_nentries(self);
-    for (size_t i = 0; i < total; i++)
-        if (!in_keys(keys, nkeys, e[i].p->key))
-            e[n++] = e[i];
-    /* A formed group whose last member is removed is open again: nobody is
-       left to admit the peers that remain or come (a monitor's swarm after
-       every trainer died), so they form a new group by matchmaking. */
-    bool closed = self->group_closed;
-    if (closed) {
-        bool any = false;
-        for (size_t i = 0; i < n && !any; i++)
-            any = e[i].in_group;
-        closed = any;
-    }
-    int rc = 0;
-    if (n != total) {
-        rc = view_set(self, e, n, self->epoch + 1, &self->settings, closed, 0, now, delta);
-        if (rc == COLLAB_OK)
-            rc = 1;
-    }
-    free(e);
-    return rc;
-}
-
-int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t nkeys,
-                      cl_member_delta_t *delta)
-{
-    memset(delta, 0, sizeof *delta);
-    entry_t *e = view_entries(self, 0);
-    if (e == NULL)
-        return COLLAB_ERR_NO_MEM;
-    bool changed = false;
-    for (size_t i = 0; i < view_nentries(self); i++)
-        if (e[i].in_group && in_keys(keys, nkeys, e[i].p->key)) {
-            e[i].in_group = false;
-            changed = true;
-        }
-    int rc = 0;
-    if (changed) {
-        rc = view_set(self, e, view_nentries(self), self->epoch + 1, &self->settings,
-                      self->group_closed, 0, 0.0, delta);
-        if (rc == COLLAB_OK)
-            rc = 1;
-    }
-    free(e);
-    return rc;
-}
-
-int cl_member_regroup_self(cl_member_t *self, cl_member_delta_t *delta)
-{
-    memset(delta, 0, sizeof *delta);
-    if (self->epoch == 0)
-        return 0;
-    entry_t *e = view_entries(self, 0);
-    if (e == NULL)
-        return COLLAB_ERR_NO_MEM;
-    size_t n = view_nentries(self), mine = n;
-    bool other = false;
-    for (size_t i = 0; i < n; i++) {
-        if (memcmp(e[i].p->key, self->self_key, 32) == 0)
-            mine = i;
-        else if (e[i].in_group)
-            other = true;
-    }
-    int rc = 0;
-    if (!other && mine < n && !e[mine].in_group && !e[mine].monitor) {
-        e[mine].in_group = true;
-        rc = view_set(self, e, n, self->epoch + 1, &self->settings, true, 0, 0.0, delta);
-        if (rc == COLLAB_OK)
-            rc = 1;
-    }
-    free(e);
-    return rc;
-}
-
-int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
-{
-    memset(delta, 0, sizeof *delta);
-    if (self->group_closed || self->epoch == 0)
-        return 0;
-    entry_t *e = view_entries(self, 0);
-    if (e == NULL)
-        return COLLAB_ERR_NO_MEM;
-    for (size_t i = 0; i < view_nentries(self); i++)
-        e[i].in_group = !e[i].monitor;
-    int rc = view_set(self, e, view_nentries(self), self->epoch + 1, &self->settings, true, 0, 0.0,
-                      delta);
-    free(e);
-    return rc == COLLAB_OK ? 1 : rc;
-}
-
-void cl_member_raise_epoch(cl_member_t *self, uint64_t epoch)
-{
-    if (epoch > CL_EPOCH_MAX - 1)
-        epoch = CL_EPOCH_MAX - 1; /* leave room for the view that follows */
-    if (self->epoch > 0 && epoch > self->epoch)
-        self->epoch = epoch;
-}
-
-int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight)
-{
-    cl_peer_t *p = cl_member_find(self, key);
-    if (p == NULL || p->state == CL_PEER_GONE || p->weight == weight)
-        return 0;
-    if (self->epoch >= CL_EPOCH_MAX)
-        return 0;
-    p->weight = weight;
-    self->epoch++;
-    if (p->in_group)
-        self->group_epoch = self->epoch;
-    return 1;
-}
-
 int cl_member_view(const cl_member_t *self, cl_wire_view_t *out)
 {
     memset(out, 0, sizeof *out);
-    size_t total = view_nentries(self);
+    size_t total = member_view_nentries(self);
     if (self->epoch == 0 || total == 0)
         return COLLAB_ERR_ARG;
     cl_wire_member_t *m = calloc(total, sizeof *m);
@@ -774,31 +472,6 @@ cl_peer_t *const *cl_member_monitors(const cl_member_t *self, size_t *n)
 {
     *n = self->nmons;
     return self->mons;
-}
-
-int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char *address,
-                            bool relay, double now, cl_member_delta_t *delta)
-{
-    memset(delta, 0, sizeof *delta);
-    if (self->epoch == 0 || address == NULL || address[0] == '\0')
-        return COLLAB_ERR_ARG;
-    cl_peer_t *p = cl_member_touch(self, key);
-    if (p == NULL)
-        return COLLAB_ERR_NO_MEM;
-    if (p->state != CL_PEER_GONE)
-        return p->monitor ? COLLAB_OK : COLLAB_ERR_RANK;
-    if (self->nmons >= CL_WIRE_MONITORS_MAX)
-        return COLLAB_ERR_RANK;
-    entry_t *e = view_entries(self, 1);
-    if (e == NULL)
-        return COLLAB_ERR_NO_MEM;
-    size_t n = view_nentries(self);
-    e[n++] = (entry_t){p, -1, false, false, 1.0, address, true, relay, 0};
-    qsort(e, n, sizeof *e, cmp_entry_rank);
-    int rc =
-        view_set(self, e, n, self->epoch + 1, &self->settings, self->group_closed, 0, now, delta);
-    free(e);
-    return rc;
 }
 
 cl_peer_t *cl_member_coordinator(const cl_member_t *self)
