@@ -62,6 +62,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
     ${_eng}/cl_engine_elastic_ctx.c
+    ${_eng}/cl_engine_elastic_hooks.c
     ${_eng}/cl_engine_pause.c
     ${_eng}/cl_engine_admitter.c
     ${_eng}/cl_engine_admittee.c

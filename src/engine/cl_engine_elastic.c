@@ -51,9 +51,9 @@
     this peer's key and rank, the membership's records, sending, the
     group generations, the world stream as an opaque handle: its running
     collective, restart, numbering, early buffer, queue), which
-    cl_engine_elastic_ctx.c fills; there also are the hooks of
-    cl_engine_elastic.h, thin wrappers that check that a stream is the
-    world's.  It does not include the loop's header
+    cl_engine_elastic_ctx.c fills; the hooks of cl_engine_elastic.h, thin
+    wrappers that check that a stream is the world's, are in
+    cl_engine_elastic_hooks.c.  It does not include the loop's header
     (cl_engine_loop_int.h).  It is the only writer of this peer's standing
     el->st: the admittee asks through its context (eng_elastic_stand).
 */

@@ -32,9 +32,10 @@ struct cl_engine;
 typedef struct stream stream_t;
 
 /* The elastic layer's state, opaque here: its definition is in
-   cl_engine_elastic_int.h, which only cl_engine_elastic.c and
-   cl_engine_elastic_ctx.c include.  The loop holds the pointer in its
-   parts (eng_parts(e)->el), which it alone writes. */
+   cl_engine_elastic_int.h, which only cl_engine_elastic.c,
+   cl_engine_elastic_ctx.c and cl_engine_elastic_hooks.c include.  The
+   loop holds the pointer in its parts (eng_parts(e)->el), which it alone
+   writes. */
 struct eng_elastic;
 
 /* ---------------------------------------------------------------------- */
@@ -113,7 +114,7 @@ void eng_el_after_timers(struct cl_engine *e, double now);
 void eng_el_member(struct cl_engine *e);
 
 /* Sends key (a member) a PROBE: this peer, back from a pause, asks for
-   its view (cl_engine_elastic_ctx.c).  Nothing without the layer
+   its view (cl_engine_elastic_hooks.c).  Nothing without the layer
    (before eng_el_create, after eng_el_destroy). */
 void eng_el_probe(struct cl_engine *e, const uint8_t key[32]);
 

@@ -1,11 +1,12 @@
 /*  cl_engine_elastic_int.h - what cl_engine_elastic.c and its adapter
-    file cl_engine_elastic_ctx.c share, and nobody else includes: the
+    files cl_engine_elastic_ctx.c and cl_engine_elastic_hooks.c share,
+    and nobody else includes: the
     elastic layer's state (struct eng_elastic), the context through which
     the layer's logic (cl_engine_elastic.c) sees the engine
     (eng_el_ctx_t), the logic's functions (eng_elastic_*, on the state)
     and the helpers the adapters keep.  The rest of the engine sees the
     layer only through the hooks of cl_engine_elastic.h, thin wrappers in
-    cl_engine_elastic_ctx.c.  This header includes no private engine
+    cl_engine_elastic_hooks.c.  This header includes no private engine
     header: cl_engine_elastic.c sees struct cl_engine and a stream only
     as opaque pointers.
 */

@@ -2,11 +2,12 @@
 
     The engine loop is cl_engine.c, which alone defines and writes the
     engine's state (struct cl_engine: the request queue, the held
-    messages, finalize, the published rank), and its five adapter files,
+    messages, finalize, the published rank), and its six adapter files,
     which build the components' contexts and fan membership's changes out
     to them: cl_engine_fanout.c, cl_engine_join_ctx.c,
-    cl_engine_member_ctx.c, cl_engine_coll_ctx.c and
-    cl_engine_elastic_ctx.c.  This header is private to those six files
+    cl_engine_member_ctx.c, cl_engine_coll_ctx.c, cl_engine_elastic_ctx.c
+    and cl_engine_elastic_hooks.c (the elastic layer's hooks).  This
+    header is private to those seven files
     (tools/structure/allowed.txt).  An adapter sees the engine through it
     only: the loop's services (the clock, send, the dispatch table, the
     state's one writer), read-only parts (eng_parts: the components and
