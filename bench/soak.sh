@@ -3,7 +3,7 @@
 #
 #   bench/soak.sh [--build DIR] [--duration SECONDS] [--seed N] [--np N]
 #                 [--steps N] [--sleep-ms MS] [--faults MAX] [--out DIR]
-#                 [--mode preload|replace]
+#                 [--mode preload|replace] [--schedule "FAULTS"]
 #
 # First a fault-free run of examples/trainer on N peers gives the reference
 # loss and parameters.  Then, until DURATION has passed, round after round
@@ -20,12 +20,17 @@
 #                 ("after the pause the swarm went on without this peer
 #                 and none of its members took it back", status 101,
 #                 MPIX_ERR_PROC_FAILED) while other peers still ran
-#   disagreement  peers that finished hold different parameters
+#   disagreement  peers that finished hold different parameters (also
+#                 after a hang, crash or pause-stop: pause-stop+disagreement)
 #   nobody        no peer finished although some were never killed
 #   after-end     the same pause error, but after every other peer had
 #                 ended (collab-run's end times): nobody was left to take
 #                 it back; documented, counted apart, not a failure
 #   loss          final loss / fault-free loss (reported, not judged)
+#
+# --schedule replays one fault schedule, written as the faults column
+# prints it ("stop:0@12s+7 kill:2@3s start@12s"), in every round instead
+# of random ones: how often a round that went wrong goes wrong again.
 #
 # The verdict is bench/soak_verdict.sh's (tests/tools/soak_verdict_test.sh).
 # The logs of every round stay in OUT (default: a new folder in /tmp).
@@ -33,7 +38,7 @@
 # or nobody.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" duration=1800 seed=1 np=4 steps=300 sleep_ms=60 maxfaults=4 out='' mode=preload
+build="$here/../build" duration=1800 seed=1 np=4 steps=300 sleep_ms=60 maxfaults=4 out='' mode=preload schedule=''
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -45,7 +50,8 @@ while [ $# -gt 0 ]; do
     --faults) maxfaults=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
-    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
+    --schedule) schedule=$2; shift 2 ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -53,6 +59,10 @@ for v in duration seed np steps sleep_ms maxfaults; do
     [[ ${!v} =~ ^[0-9]+$ ]] || { echo "soak.sh: --${v//_/-} needs a whole number" >&2; exit 2; }
 done
 [ "$np" -ge 2 ] || { echo "soak.sh: --np must be at least 2" >&2; exit 2; }
+for fault in $schedule; do
+    [[ $fault =~ ^(kill:[0-9]+@[0-9]+s|stop:[0-9]+@[0-9]+s\+[0-9]+|start@[0-9]+s)$ ]] ||
+        { echo "soak.sh: --schedule: '$fault' is not kill:R@Ts, stop:R@Ts+D or start@Ts" >&2; exit 2; }
+done
 crun="$build/bin/collab-run"
 trainer="$build/examples/trainer"
 for f in "$crun" "$trainer"; do
@@ -93,6 +103,13 @@ while [ "$SECONDS" -lt "$t_end" ]; do
     rounds=$((rounds + 1))
     nf=$((1 + RANDOM % maxfaults))
     chaos=() desc='' killed=0 started=0
+    [ -n "$schedule" ] && nf=0
+    for fault in $schedule; do
+        chaos+=(--chaos "$fault")
+        desc+="$fault "
+        [[ $fault == kill:* ]] && killed=$((killed + 1))
+        [[ $fault == start@* ]] && started=$((started + 1))
+    done
     for ((f = 0; f < nf; f++)); do
         at=$((1 + RANDOM % (span * 8 / 10)))
         case $((RANDOM % 3)) in
@@ -109,13 +126,13 @@ while [ "$SECONDS" -lt "$t_end" ]; do
     ns=$(sums "$log.out" | wc -l)
     verdict=$(soak_verdict "$st" "$n" "$ns" "$killed" "$started" "$np" "$log.err")
     case $verdict in
-    hang) hangs=$((hangs + 1)) ;;
-    crash) crashes=$((crashes + 1)) ;;
-    pause-stop) pausestops=$((pausestops + 1)) ;;
+    hang*) hangs=$((hangs + 1)) ;;
+    crash*) crashes=$((crashes + 1)) ;;
+    pause-stop*) pausestops=$((pausestops + 1)) ;;
     after-end) afterend=$((afterend + 1)) ;;
-    disagreement) disagree=$((disagree + 1)) ;;
     nobody) nobody=$((nobody + 1)) ;;
     esac
+    [[ $verdict == *disagreement ]] && disagree=$((disagree + 1))
     ratio=$(for l in $(losses "$log.out"); do echo "$l"; done | "$py" -c "
 import sys
 v = [float(x) for x in sys.stdin.read().split()]

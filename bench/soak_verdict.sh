@@ -93,15 +93,21 @@ soak_bad_peers() {
 #   after-end     a peer stopped with the pause error after the swarm had
 #                 ended (documented; not a failure)
 #   ok
+# A hang, crash or pause-stop whose finished peers also disagree is
+# "hang+disagreement" (and so on): two swarms that trained apart must not
+# hide behind the first verdict.
 soak_verdict() {
-    local st=$1 n=$2 ns=$3 killed=$4 started=$5 np=$6 err=$7 kinds=''
+    local st=$1 n=$2 ns=$3 killed=$4 started=$5 np=$6 err=$7 kinds='' first=''
     [ "$st" -ne 0 ] && kinds=$(soak_bad_peers "$err" | cut -d' ' -f1 | sort -u | tr '\n' ' ')
     if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-        echo hang
+        first=hang
     elif [ "$st" -ne 0 ] && { [[ " $kinds" == *' crash '* ]] || [ -z "$kinds" ]; }; then
-        echo crash
+        first=crash
     elif [[ " $kinds" == *' pause-stop '* ]]; then
-        echo pause-stop
+        first=pause-stop
+    fi
+    if [ -n "$first" ]; then
+        if [ "$ns" -gt 1 ]; then echo "$first+disagreement"; else echo "$first"; fi
     elif [ "$ns" -gt 1 ]; then
         echo disagreement
     elif [ "$n" -eq 0 ] && [ "$killed" -lt $((np + started)) ]; then

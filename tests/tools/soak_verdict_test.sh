@@ -134,11 +134,19 @@ collab-run: summary: peer +2 (pid 16) exited with status 101 after 24.00s
 EOT
 expect late_joiner ok 'standby [+2]' 101 3 1 1 1
 
-# Precedence: a hang first; a disagreement before after-end; a clean run.
+# Precedence: a hang first; a disagreement before after-end, and named
+# beside a hang, crash or pause-stop; a clean run.
 cp "$tmp/after_end.err" "$tmp/after_end_hang.err"
 expect after_end_hang hang 'after-end [0]' 124 2 1 2 1
 cp "$tmp/after_end.err" "$tmp/after_end_disagree.err"
 expect after_end_disagree disagreement 'after-end [0]' 101 2 2 2 1
+# A disagreement is named beside a hang, crash or pause-stop (soak seed
+# 6, round 1: a paused peer stopped with the pause error while the rest
+# trained on as two swarms with two checksums).
+cp "$tmp/late_peer.err" "$tmp/pause_disagree.err"
+expect pause_disagree pause-stop+disagreement 'pause-stop [0]' 101 4 2 2 1
+cp "$tmp/after_end.err" "$tmp/hang_disagree.err"
+expect hang_disagree hang+disagreement 'after-end [0]' 124 2 2 2 1
 grep -v '101\|after the pause' "$tmp/after_end.err" >"$tmp/clean.err"
 expect clean ok '' 0 2 1 2 1
 
