@@ -56,6 +56,7 @@ struct eng_suspect {
     double next_check;
     double next_purge;
     bool coordinating;        /* a tenure as coordinator began (take_over) */
+    uint64_t tenure_end;      /* epoch of the view that ended this peer's last tenure (0: none) */
     uint64_t max_epoch_heard; /* highest view epoch in a heartbeat */
     struct {
         uint8_t key[32]; /* a member reported for a wrong result (COLLAB_VERIFY) */
@@ -152,8 +153,10 @@ void eng_suspect_tenure(eng_suspect_t *s)
     /* A tenure as coordinator ends when this peer no longer coordinates;
        eng_suspect_take_over begins the next one.  Asked where that can
        change: a view installed (_member), a suspect revived (revive). */
-    if (s->coordinating && !eng_suspect_coordinates(s))
+    if (s->coordinating && !eng_suspect_coordinates(s)) {
         s->coordinating = false;
+        s->tenure_end = cl_member_epoch(s->ctx.mb);
+    }
 }
 
 void eng_suspect_started(eng_suspect_t *s, bool founder)
@@ -501,7 +504,17 @@ static void on_suspect(eng_suspect_t *s, const cl_peer_t *from, const cl_wire_su
    ahead with its own heartbeat, so that the coordinator among them learns
    it.  The coordinator also answers a former member that believes it is
    still one: with a view above its epoch, in which it finds itself
-   missing and joins again (§4, removed while alive).  Epochs heard count
+   missing and joins again (§4, removed while alive).  A member whose
+   tenure as coordinator ended answers a member still behind the view
+   that ended it with its own view: that member may have refused the
+   views of the tenure (it did not suspect the coordinator before this
+   peer yet) and, once it does, recognises this peer as its coordinator
+   and takes the view (rule 1), while the member that coordinates now
+   (a newcomer that took the lowest rank) may be one it never heard of;
+   without this it would never learn the views since, be removed as
+   silent by a coordinator it does not know, and train on with the
+   members left in its old view as a second swarm (soak seed 6, round 1;
+   docs/membership.md §4).  Epochs heard count
    only from members, and only by a bounded step (epoch_step_ok), so
    nobody can push them near the ceiling. */
 static void on_heartbeat_epoch(eng_suspect_t *s, cl_peer_t *from, const uint8_t key[32],
@@ -541,6 +554,8 @@ static void on_heartbeat_epoch(eng_suspect_t *s, cl_peer_t *from, const uint8_t 
     } else if (member && epoch < own && coord) {
         s->ctx.member_ahead(s->ctx.arg, false, 0);
         s->ctx.reply_view(s->ctx.arg, key);
+    } else if (member && epoch < own && epoch < s->tenure_end) {
+        s->ctx.reply_view(s->ctx.arg, key); /* a view of this peer's tenure may be missing there */
     } else if (!member && coord) {
         eng_suspect_take_over(s);
         if (from == NULL || from->suspect_reason != REASON_LEFT) {

@@ -621,6 +621,49 @@ static void test_tenure(void)
     fake_fini(&f, &s);
 }
 
+/* A member whose tenure as coordinator ended answers a member still
+   behind the view that ended it with its view (soak seed 6, round 1: the
+   views of the tenure were refused there while the coordinator before
+   was not yet suspected, and the member that coordinated next was a
+   newcomer the behind member never heard of); a member never behind
+   that view, and a peer that never coordinated, get nothing. */
+static void test_former_coordinator_answers(void)
+{
+    fake_t f;
+    fake_init(&f, 1, 10.0); /* B, rank 1 */
+    eng_suspect_t *s = fd_new(&f);
+    eng_suspect_started(s, false);
+    uint64_t e0 = cl_member_epoch(f.mb);
+    cl_wire_msg_t hb = heartbeat_of(e0 - 1);
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(f.replied_views == 0); /* never coordinated: not its to answer */
+    cl_peer_t *a = rec(&f, 0);
+    a->state = CL_PEER_SUSPECT;
+    a->suspect_reason = CL_SUSPECT_SILENT;
+    eng_suspect_take_over(s);
+    uint64_t tenure = cl_member_epoch(f.mb);
+    CHECK(tenure == e0 + 64);
+    hb = heartbeat_of(cl_member_epoch(f.mb));
+    eng_suspect_on_message(s, a, K[0], &hb); /* A alive again: B's tenure ends */
+    CHECK(!eng_suspect_coordinates(s));
+    int before = f.replied_views;
+    hb = heartbeat_of(e0); /* C never took a view of B's tenure */
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(f.replied_views == before + 1);
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb); /* at each of its heartbeats */
+    CHECK(f.replied_views == before + 2);
+    hb = heartbeat_of(tenure); /* C has the view that ended it */
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(f.replied_views == before + 2);
+    /* The coordinator A moves on; C behind A's newer view but not B's:
+       A answers it, not B. */
+    cl_member_raise_epoch(f.mb, tenure + 5);
+    hb = heartbeat_of(tenure + 1);
+    eng_suspect_on_message(s, rec(&f, 2), K[2], &hb);
+    CHECK(f.replied_views == before + 2);
+    fake_fini(&f, &s);
+}
+
 int main(void)
 {
     for (int i = 0; i < 3; i++)
@@ -635,6 +678,7 @@ int main(void)
     test_goodbye();
     test_straggler_and_corrupt();
     test_tenure();
+    test_former_coordinator_answers();
     printf("cl_engine_suspect_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
