@@ -87,14 +87,15 @@ uint64_t cl_held_refused(const cl_held_t *self)
     return self->refused;
 }
 
-static void append(cl_held_t *self, held_msg_t *h)
+/* Appends h to the list *head .. *tail. */
+static void append(held_msg_t **head, held_msg_t **tail, held_msg_t *h)
 {
     h->next = NULL;
-    if (self->tail != NULL)
-        self->tail->next = h;
+    if (*tail != NULL)
+        (*tail)->next = h;
     else
-        self->head = h;
-    self->tail = h;
+        *head = h;
+    *tail = h;
 }
 
 cl_held_put_t cl_held_put(cl_held_t *self, const uint8_t key[32], const cl_wire_msg_t *m,
@@ -126,7 +127,7 @@ cl_held_put_t cl_held_put(cl_held_t *self, const uint8_t key[32], const cl_wire_
     if (h->len > 0)
         memcpy(h->data, m->payload, h->len);
     h->msg.payload = h->data;
-    append(self, h);
+    append(&self->head, &self->tail, h);
     self->bytes += cost;
     return CL_HELD_KEPT;
 }
@@ -138,12 +139,7 @@ void cl_held_replay(cl_held_t *self, cl_held_visit_fn *fn, void *arg)
     while (h != NULL) {
         held_msg_t *next = h->next;
         if (fn(arg, h->key, &h->msg, h->t)) {
-            h->next = NULL;
-            if (kept_tail != NULL)
-                kept_tail->next = h;
-            else
-                kept = h;
-            kept_tail = h;
+            append(&kept, &kept_tail, h);
         } else {
             self->bytes -= cl_held_cost(h->len);
             free(h);
