@@ -169,6 +169,7 @@ void eng_suspect_started(eng_suspect_t *s, bool founder)
        before it: nothing to take over); one that was a member before
        coordinated nothing while it was out. */
     s->coordinating = founder;
+    s->tenure_end = 0; /* a tenure of an earlier membership left nothing to answer for */
 }
 
 /* ---------------------------------------------------------------------- */
