@@ -3,7 +3,7 @@
 #
 #   bench/pair.sh [--build DIR] [--np 2] [--runs 5] [--time S]
 #                 [--sizes "8 1048576 16777216"] [--also "NAME:VAR=VAL ..."]
-#                 [--out FILE]
+#                 [--coll allreduce|bcast|reduce] [--out FILE]
 #
 # Runs build/bench/allreduce_bench (built with mpicc.mpich) on
 # `mpiexec.mpich -n NP` and on `collab-run -n NP`, alternating MPICH and
@@ -12,12 +12,14 @@
 # the median bus bandwidth of each as a fraction of this machine's memcpy
 # bandwidth (build/bench/memcpy_bench, measured at the start and the end).
 # --also adds a mpicollab variant run in the same rotation with extra
-# environment (e.g. --also "noshm:COLLAB_SHM=0"); repeatable.
+# environment (e.g. --also "noshm:COLLAB_SHM=0"); repeatable.  --coll
+# times MPI_Bcast from rank 0 or MPI_Reduce to rank 0 instead (their bus
+# bandwidth column is the all-reduce's formula, not meaningful).
 # Method: docs/benchmarks.md.
 set -u
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-build="$here/../build" np=2 runs=5 time=0.3 sizes="8 1048576 16777216" out=''
+build="$here/../build" np=2 runs=5 time=0.3 sizes="8 1048576 16777216" out='' coll=allreduce
 names=(mpich ours) envs=("" "")
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -30,7 +32,10 @@ while [ $# -gt 0 ]; do
         case "$2" in *:*=*) ;; *) echo "pair.sh: --also wants NAME:VAR=VAL, got '$2'" >&2; exit 2 ;; esac
         names+=("${2%%:*}"); envs+=("${2#*:}"); shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    --coll)
+        case "$2" in allreduce | bcast | reduce) coll=$2 ;; *) echo "pair.sh: --coll wants allreduce, bcast or reduce, got '$2'" >&2; exit 2 ;; esac
+        shift 2 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "pair.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -47,6 +52,7 @@ mc0=$(memcpy_rate)
 # One run per size, so that every size of one run sees the same load.
 one() { # variant index, size -> "size latency busbw check" on stdout
     local i=$1 s=$2 args=(--min-bytes "$2" --max-bytes "$2" --time "$time")
+    [ "$coll" = allreduce ] || args+=("--$coll")
     if [ "${names[$i]}" = mpich ]; then
         timeout 600 "$mpiexec" -n "$np" "$bench" "${args[@]}" 2>>"$tmp/err.$i"
     else
@@ -76,7 +82,12 @@ mc=$(awk -v a="$mc0" -v b="$mc1" 'BEGIN {printf "%.1f", (a + b) / 2}')
 
 stat() { bench_stat "$tmp/all" "$@"; } # variant, size, field -> "median min max"
 {
-    printf '# MPI_Allreduce float sum, %d peers on %s (%s cores, load %s), %d interleaved runs\n' \
+    case $coll in
+    allreduce) what='MPI_Allreduce float sum' ;;
+    bcast) what='MPI_Bcast floats from rank 0' ;;
+    *) what='MPI_Reduce float sum to rank 0' ;;
+    esac
+    printf '# %s, %d peers on %s (%s cores, load %s), %d interleaved runs\n' "$what" \
         "$np" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$runs"
     printf '# memcpy bandwidth %s MB/s (start %s, end %s)\n' "$mc" "$mc0" "$mc1"
     printf '# latency us: median [min..max]; ratio: median / MPICH median; bus: median bus MB/s and its fraction of memcpy\n'

@@ -185,8 +185,11 @@ static int reduction(collab_comm_t *comm, cl_coll_kind_t kind, const void *sendb
             return COLLAB_ERR_ARG;
     }
     double t0 = mono_now();
-    if (kind == CL_COLL_ALLREDUCE && req == NULL && !cl_device_active() &&
-        cl_fast_allreduce(atomic_load(&comm->fast), sendbuf, recvbuf, count, dtype, op) == 1) {
+    if (req == NULL && !cl_device_active() &&
+        ((kind == CL_COLL_ALLREDUCE &&
+          cl_fast_allreduce(atomic_load(&comm->fast), sendbuf, recvbuf, count, dtype, op) == 1) ||
+         (kind == CL_COLL_REDUCE && cl_fast_reduce(atomic_load(&comm->fast), sendbuf, recvbuf,
+                                                   count, dtype, op, root) == 1))) {
         fast_info(comm, count * collab_dtype_extent(dtype), t0);
         return COLLAB_OK;
     }

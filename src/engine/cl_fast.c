@@ -1,5 +1,5 @@
-/*  cl_fast.c - the fast path of small collectives between the two members
-    of a communicator on one host (see cl_fast.h).
+/*  cl_fast.c - the fast path of collectives between the two members of a
+    communicator on one host (see cl_fast.h).
 
     The area.  The segment of a same-host link (cl_shm.c) holds, after its
     header page, CL_SHM_FAST_BYTES for this path: FAST_CHANS channels, one
@@ -81,6 +81,16 @@
     Cost per member: one copy in, one fold of two inputs (reading the own
     input once from memory, the other's from the ring, in cache); two
     progress stores per chunk.
+
+    Reductions to a root and broadcasts.  Small ones go through the slots
+    as above (the root in the slot's header; only the root folds; a
+    broadcast's root alone writes its slot and the other copies it out).
+    Big ones use the rings one way (fast_call_t): a reduction's non-root
+    and a broadcast's root send, the other member consumes (folds with its
+    own input, or copies); a member that sends nothing publishes wr = all
+    chunks with its call.  The consumer's result waits in scratch where
+    its buffer must stay whole until COMPLETE (a broadcast's receiver, a
+    root in place), as for an in-place all-reduce.
 */
 #define _GNU_SOURCE
 #include "engine/cl_fast_int.h"
@@ -108,21 +118,24 @@
 
 typedef struct {
     _Atomic uint64_t seq; /* the sequence it holds; SEQ_NONE while written */
-    uint32_t kind, dtype, op, pad;
+    uint32_t kind, dtype, op, root; /* root: a broadcast's or reduction's, else 0 */
     uint64_t bytes;
     char pad1[32];
     uint8_t data[CL_FAST_MAX_BYTES];
 } fslot_t;
 
-/* One member's side of a big all-reduce (one cache line, written by it). */
+/* One member's side of a big call (one cache line, written by it). */
 typedef struct {
     _Atomic uint64_t wr;  /* PK(sequence, chunks of its input in its ring) */
-    _Atomic uint64_t rd;  /* PK(sequence, chunks of the other's input it folded) */
+    _Atomic uint64_t rd;  /* PK(sequence, chunks of the other's input it consumed) */
     _Atomic uint64_t seq; /* the sequence its call below is for; SEQ_NONE while written */
     uint32_t dtype, op;
     uint64_t bytes;
-    char pad[24];
+    uint32_t kind, root; /* cl_coll_kind_t; a broadcast's or reduction's root, else 0 */
+    char pad[16];
 } bside_t;
+
+_Static_assert(sizeof(bside_t) == 64, "a side is one cache line");
 
 struct fchan {
     _Atomic uint64_t comm_id;    /* the communicator holding the channel, 0: free */
@@ -572,18 +585,23 @@ static bool big_same(const void *ctx)
     return atomic_load(&at->bo->wr) == at->wr && atomic_load(&at->bo->rd) == at->rd;
 }
 
-/* The transfer of a big all-reduce, sequence q: count elements of input
-   in, result into out (which aliases nothing).  Chunk k of each member's
-   input goes through ring slot k % BIG_DEPTH of that member; each member
-   folds chunk k of both inputs, in comm-rank order, into its own out.
-   Returns true when every chunk is folded (the caller then arrives),
+/* The transfer of a big call bc, sequence q: input in (a member that
+   sends), result into out (a member that gets one; it aliases nothing).
+   Chunks go one way or both: an all-reduce's members both send and fold;
+   a broadcast's root only sends and the other copies; a reduction's
+   non-root only sends and the root folds.  Chunk k of a sending member's
+   input goes through ring slot k % BIG_DEPTH of that member; a folding
+   member folds chunk k of both inputs, in comm-rank order, into out.
+   Returns true when every chunk is consumed (the caller then arrives),
    false when q takes the engine path (q aborted, or left to the engine:
    the other is slow, the calls differ, the grant is revoked). */
 static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const uint8_t *in,
-                         uint8_t *out, size_t count, collab_dtype_t dtype, const collab_op_t *op)
+                         uint8_t *out, const fast_call_t *bc)
 {
     const int me = self->me, other = 1 - me;
-    const size_t ext = collab_dtype_extent(dtype), per = BIG_CHUNK / ext;
+    /* One way: the member without a result sends. */
+    const bool sends = bc->kind == CL_COLL_ALLREDUCE || !bc->result;
+    const size_t count = bc->count, ext = collab_dtype_extent(bc->dtype), per = BIG_CHUNK / ext;
     const size_t n = (count + per - 1) / per;
     _Atomic uint64_t *ctl = &c->sy.ctl[q % FAST_OUTCOMES];
     uint64_t v = atomic_load(ctl);
@@ -593,14 +611,18 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
     bside_t *bm = &c->big[me], *bo = &c->big[other];
     uint8_t *mine = big_ring(self, c, me);
     const uint8_t *theirs = big_ring(self, c, other);
+    const uint32_t opk = bc->op != NULL ? (uint32_t)bc->op->kind : 0;
     atomic_store(&bm->seq, SEQ_NONE);
-    bm->dtype = (uint32_t)dtype;
-    bm->op = (uint32_t)op->kind;
+    bm->dtype = (uint32_t)bc->dtype;
+    bm->op = opk;
     bm->bytes = count * ext;
+    bm->kind = (uint32_t)bc->kind;
+    bm->root = (uint32_t)bc->root;
     atomic_store(&bm->seq, q);
     atomic_store(&bm->rd, PK(q, 0));
-    atomic_store(&bm->wr, PK(q, 0));
-    size_t w = 0, f = 0; /* chunks written, folded */
+    /* A member that sends nothing has written every chunk it will. */
+    size_t w = sends ? 0 : n, f = 0; /* chunks written, consumed */
+    atomic_store(&bm->wr, PK(q, w));
     bool checked = false;
     const double t = fast_now(); /* now, the other's last progress, wait start */
     fast_clock_t ck = {.t = t, .t0 = t, .tw = t, .spins = 0};
@@ -608,7 +630,7 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
     while (f < n) {
         bool moved = false;
         /* Write up to one chunk ahead of the fold, each once its ring slot
-           was folded by the other. */
+           was consumed by the other. */
         while (w < n && w < f + 2 &&
                (w < BIG_DEPTH || atomic_load(&bo->rd) >= PK(q, w - BIG_DEPTH + 1))) {
             size_t k0 = w * per, k = count - k0 < per ? count - k0 : per;
@@ -618,21 +640,27 @@ static bool big_transfer(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, co
             w++;
             moved = true;
         }
-        /* Fold the next chunk when the other wrote it. */
+        /* Consume the next chunk when the other wrote it. */
         if (f < w && atomic_load(&bo->wr) >= PK(q, f + 1)) {
             if (!checked) {
                 /* The other's call is this call (read once its first chunk
                    is out, which it published after its call). */
-                if (atomic_load(&bo->seq) != q || bo->dtype != (uint32_t)dtype ||
-                    bo->op != (uint32_t)op->kind || bo->bytes != count * ext)
+                if (atomic_load(&bo->seq) != q || bo->dtype != (uint32_t)bc->dtype ||
+                    bo->op != opk || bo->bytes != count * ext || bo->kind != (uint32_t)bc->kind ||
+                    bo->root != (uint32_t)bc->root)
                     goto abort;
                 checked = true;
             }
             size_t k0 = f * per, k = count - k0 < per ? count - k0 : per;
-            const void *ins[2];
-            ins[me] = in + k0 * ext;
-            ins[other] = theirs + (f % BIG_DEPTH) * BIG_CHUNK;
-            (void)cl_reduce_fold(op, dtype, out + k0 * ext, ins, 2, k);
+            const uint8_t *chunk = theirs + (f % BIG_DEPTH) * BIG_CHUNK;
+            if (bc->result && bc->kind == CL_COLL_BCAST) {
+                memcpy(out + k0 * ext, chunk, k * ext);
+            } else if (bc->result) {
+                const void *ins[2];
+                ins[me] = in + k0 * ext;
+                ins[other] = chunk;
+                (void)cl_reduce_fold(bc->op, bc->dtype, out + k0 * ext, ins, 2, k);
+            }
             atomic_store(&bm->rd, PK(q, f + 1));
             fast_wake(&c->sy, false);
             f++;
@@ -665,28 +693,32 @@ abort:
     return false;
 }
 
-/* A big all-reduce (more than CL_FAST_MAX_BYTES), sequence q: the
-   transfer, then the arrival as for a small one.  Returns true when
-   COMPLETE (recvbuf holds the result). */
+/* A big call (more than CL_FAST_MAX_BYTES), sequence q: the transfer,
+   then the arrival as for a small one.  Returns true when COMPLETE (the
+   result, where this member has one, is in recvbuf). */
 static bool run_big(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const void *sendbuf,
-                    void *recvbuf, size_t count, collab_dtype_t dtype, const collab_op_t *op)
+                    void *recvbuf, const fast_call_t *bc)
 {
     const int me = self->me, other = 1 - me;
-    const size_t ext = collab_dtype_extent(dtype), bytes = count * ext;
-    uint8_t *out = fast_out_buf(self, sendbuf, recvbuf, bytes);
-    if (out == NULL ||
-        !big_transfer(self, c, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, count, dtype, op))
+    const size_t ext = collab_dtype_extent(bc->dtype), bytes = bc->count * ext;
+    /* The result goes to scratch where the input (or, for a broadcast,
+       the member's own bytes, a stand-in root's on the engine path) must
+       stay whole until COMPLETE. */
+    uint8_t *out = bc->result ? fast_out_buf(self, sendbuf, recvbuf, bytes) : NULL;
+    if ((bc->result && out == NULL) ||
+        !big_transfer(self, c, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, bc))
         return false;
-    /* Every chunk folded: arrive. */
+    /* Every chunk consumed: arrive. */
     fast_arr_t a = fast_arrive(&c->sy, q, me, F_ARR(0) | F_ARR(1), NULL, NULL);
     bool complete = a == ARR_COMPLETE;
     if (a == ARR_WAIT) {
         const size_t per = BIG_CHUNK / ext;
         fast_prog_t pr = {.w = {&c->big[other].rd}, .n = 1, .lo = PK(q, 0),
-                          .hi = PK(q, (count + per - 1) / per)};
+                          .hi = PK(q, (bc->count + per - 1) / per)};
         complete = fast_wait(self, &c->sy, q, g, F_ARR(0) | F_ARR(1), &pr);
     }
-    fast_out_done(self, complete, sendbuf, recvbuf, bytes);
+    if (bc->result)
+        fast_out_done(self, complete, sendbuf, recvbuf, bytes);
     return complete;
 }
 
@@ -696,7 +728,7 @@ typedef struct {
     uint64_t q;
     unsigned par;
     int other;
-    uint32_t kind, dtype, op;
+    uint32_t kind, dtype, op, root;
     size_t bytes;
 } small_call_t;
 
@@ -705,18 +737,19 @@ static bool same_call(const void *ctx)
     const small_call_t *m = ctx;
     const fslot_t *os = &m->c->slot[m->other][m->par];
     return atomic_load_explicit(&os->seq, memory_order_acquire) == m->q && os->kind == m->kind &&
-           os->dtype == m->dtype && os->op == m->op && os->bytes == m->bytes;
+           os->dtype == m->dtype && os->op == m->op && os->root == m->root &&
+           os->bytes == m->bytes;
 }
 
-/* The fast path of one collective: an all-reduce (sendbuf, or recvbuf in
-   place), a broadcast of count bytes in recvbuf from root, or a barrier.
-   Returns 1 done, 0 not taken. */
+/* The fast path of one collective: an all-reduce or a reduction to root
+   (sendbuf, or recvbuf in place), a broadcast of count bytes in recvbuf
+   from root, or a barrier.  Returns 1 done, 0 not taken. */
 static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, size_t count,
                collab_dtype_t dtype, const collab_op_t *op, int root)
 {
-    size_t bytes = kind == CL_COLL_ALLREDUCE ? count * collab_dtype_extent(dtype)
-                   : kind == CL_COLL_BCAST   ? count
-                                             : 0;
+    size_t bytes = kind == CL_COLL_BCAST     ? count
+                   : kind == CL_COLL_BARRIER ? 0
+                                             : count * collab_dtype_extent(dtype);
     int expected = 0;
     if (!atomic_compare_exchange_strong(&self->inside, &expected, 1))
         return 0; /* another thread of this process (not allowed by MPI) */
@@ -724,22 +757,22 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     uint64_t g = atomic_load(&self->grant);
     fchan_t *c = atomic_load(&self->ch);
     fgroup_t *G = atomic_load(&self->grp);
-    if (g == 0 || (c == NULL && G == NULL) || reports_full(self))
+    if (g == 0 || (c == NULL && G == NULL) || reports_full(self) || root >= self->k)
         goto out;
     const int me = self->me, other = 1 - me;
     const uint64_t q = atomic_load(&self->next_seq);
     if (atomic_load(&self->lapse) == g)
         goto abandon; /* the lease ended (cl_fast_lapse) */
     const unsigned par = (unsigned)(q & 1);
+    const fast_call_t fc = fast_call(me, kind, root, count, dtype, op);
     if (G != NULL) {
-        /* A group: all-reduces only (the rest on the engine path). */
-        if (kind != CL_COLL_ALLREDUCE ||
-            !fast_group_allreduce(self, G, g, q, sendbuf, recvbuf, count, dtype, op))
+        /* A group: all but barriers (those on the engine path). */
+        if (kind == CL_COLL_BARRIER || !fast_group_run(self, G, g, q, sendbuf, recvbuf, &fc))
             goto abandon;
         goto done;
     }
-    if (kind == CL_COLL_ALLREDUCE && bytes > CL_FAST_MAX_BYTES) {
-        if (!run_big(self, c, g, q, sendbuf, recvbuf, count, dtype, op))
+    if (bytes > CL_FAST_MAX_BYTES) {
+        if (!run_big(self, c, g, q, sendbuf, recvbuf, &fc))
             goto abandon;
         goto done;
     }
@@ -752,21 +785,22 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     atomic_thread_fence(memory_order_release);
     mine->kind = (uint32_t)kind;
     mine->dtype = (uint32_t)dtype;
-    /* A broadcast's root travels in the op field. */
-    mine->op = kind == CL_COLL_BCAST ? (uint32_t)root : op != NULL ? (uint32_t)op->kind : 0;
+    mine->op = op != NULL ? (uint32_t)op->kind : 0;
+    mine->root = root >= 0 ? (uint32_t)root : 0;
     mine->bytes = bytes;
     if (bytes > 0 && (kind != CL_COLL_BCAST || root == me))
         memcpy(mine->data, sendbuf != NULL ? sendbuf : recvbuf, bytes);
     atomic_store_explicit(&mine->seq, q, memory_order_release);
     /* Arrive: the last arriver checks the other's call against its own. */
-    small_call_t call = {c, q, par, other, (uint32_t)kind, (uint32_t)dtype, mine->op, bytes};
+    small_call_t call = {c,        q,        par,        other, (uint32_t)kind, (uint32_t)dtype,
+                         mine->op, mine->root, bytes};
     fast_arr_t a = fast_arrive(&c->sy, q, me, F_ARR(0) | F_ARR(1), same_call, &call);
     bool complete = a == ARR_COMPLETE;
     if (a == ARR_WAIT)
         complete = fast_wait(self, &c->sy, q, g, F_ARR(0) | F_ARR(1), NULL);
     if (!complete)
         goto abandon;
-    if (kind == CL_COLL_ALLREDUCE && count > 0) {
+    if ((kind == CL_COLL_ALLREDUCE || (kind == CL_COLL_REDUCE && root == me)) && count > 0) {
         const void *in[2] = {c->slot[0][par].data, c->slot[1][par].data};
         (void)cl_reduce_fold(op, dtype, recvbuf, in, 2, count);
     } else if (kind == CL_COLL_BCAST && root != me && bytes > 0) {
@@ -784,7 +818,7 @@ done:
                           .count = count,
                           .dtype = dtype,
                           .op = op != NULL ? op->kind : COLLAB_OP_NO_OP,
-                          .root = kind == CL_COLL_BCAST ? root : -1,
+                          .root = kind == CL_COLL_BCAST || kind == CL_COLL_REDUCE ? root : -1,
                           .sendbuf = sendbuf,
                           .recvbuf = recvbuf};
     (void)report(self, &r); /* room was checked above; only this thread adds */
@@ -809,9 +843,19 @@ int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_
     return run(self, CL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, -1);
 }
 
+int cl_fast_reduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
+                   collab_dtype_t dtype, const collab_op_t *op, int root)
+{
+    size_t ext = collab_dtype_extent(dtype);
+    if (self == NULL || op == NULL || op->kind == COLLAB_OP_USER || ext == 0 ||
+        count > SIZE_MAX / ext || root < 0)
+        return 0;
+    return run(self, CL_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
+}
+
 int cl_fast_bcast(cl_fast_t *self, void *buf, size_t bytes, int root)
 {
-    if (self == NULL || bytes > CL_FAST_MAX_BYTES || (root != 0 && root != 1))
+    if (self == NULL || root < 0)
         return 0;
     return run(self, CL_COLL_BCAST, NULL, buf, bytes, COLLAB_BYTE, NULL, root);
 }

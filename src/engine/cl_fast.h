@@ -1,4 +1,4 @@
-/*  cl_fast.h - small collectives (all-reduce, broadcast, barrier) between
+/*  cl_fast.h - collectives (all-reduce, reduce, broadcast, barrier) between
     the two members of a communicator on one host, carried out by the
     application thread itself through the fast-path area of their shared
     segment (cl_shm.h), with no engine round trip and no system call in
@@ -8,8 +8,8 @@
     creates it, attaches it to the pair's area (cl_fast_attach), grants it
     while nothing is changing (cl_fast_grant: the sequence number to run
     next) and revokes it (cl_fast_revoke) when anything might change; the
-    application thread runs an all-reduce or a barrier on it
-    (cl_fast_allreduce, cl_fast_bcast, cl_fast_barrier) only under a grant, and reports
+    application thread runs a collective on it (cl_fast_allreduce,
+    cl_fast_reduce, cl_fast_bcast, cl_fast_barrier) only under a grant, and reports
     each completed sequence, which the engine takes (cl_fast_take) to keep
     its stream's numbering and records right.  The protocol and its
     guarantees are in cl_fast.c's comment and docs/collectives.md §5.
@@ -149,8 +149,15 @@ size_t cl_fast_take(cl_fast_t *self, cl_fast_report_t *out, size_t cap);
 int cl_fast_allreduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
                       collab_dtype_t dtype, const collab_op_t *op);
 
-/* Same for a broadcast of bytes (at most CL_FAST_MAX_BYTES) in buf from
-   comm rank root. */
+/* Same for a reduction to comm rank root: the other members' recvbuf is
+   not touched; the root's gets the all-reduce's bits. */
+int cl_fast_reduce(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_t count,
+                   collab_dtype_t dtype, const collab_op_t *op, int root);
+
+/* Same for a broadcast of bytes in buf from comm rank root; larger than
+   CL_FAST_MAX_BYTES in chunks through the root's big ring (a group: any
+   size through the root's ring).  The other members' buf changes only
+   when the call completes here. */
 int cl_fast_bcast(cl_fast_t *self, void *buf, size_t bytes, int root);
 
 /* Same for a barrier. */

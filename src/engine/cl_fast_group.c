@@ -1,11 +1,12 @@
-/*  cl_fast_group.c - the fast path's all-reduce among k = 3 ..
-    CL_FAST_GROUP_MAX members of a communicator that all share one host
-    (cl_fast.h), run by the application threads through one shared area.
+/*  cl_fast_group.c - the fast path's all-reduce, reduction to a root and
+    broadcast among k = 3 .. CL_FAST_GROUP_MAX members of a communicator
+    that all share one host (cl_fast.h), run by the application threads
+    through one shared area.
 
     The area (cl_fast_group_bytes(k)).  A 4 KiB header: the communicator
     and k that claimed it, each member's presence, the outcome words and
     futex (fsync_t, as a two-member channel), and per member a side: its
-    call (sequence, type, op, length) and three progress words PK(q, c):
+    call (sequence, type, op, length, kind, root) and three progress words PK(q, c):
     in (chunks of its input published), red (chunks whose slice it
     reduced), out (chunks of the result it copied out).  Then per member
     an input ring of G_DEPTH chunks of G_CHUNK bytes, then one result ring
@@ -61,6 +62,12 @@
     its word, then loads the other's (sequentially consistent), so one
     of them sees the other and aborts N.
 
+    Reductions to a root and broadcasts (see transfer).  A reduction runs
+    as an all-reduce whose members other than the root copy nothing out.
+    A broadcast: the root alone writes its input, nobody folds, the
+    others copy out of the root's input ring, whose slots are free once
+    every member copied them out.
+
     Trust.  Every length and offset is this member's own; the others'
     words only gate reads of whole slots inside the area.  A member
     writing nonsense can make the group take the engine path, or (like
@@ -93,7 +100,8 @@ typedef struct {
     _Atomic uint64_t seq;   /* the sequence its call below is for; SEQ_NONE while written */
     uint32_t dtype, op;
     uint64_t bytes;
-    char pad[16];
+    uint32_t kind, root; /* cl_coll_kind_t; a reduction's or broadcast's root, else 0 */
+    char pad[8];
 } gside_t;
 
 /* The group's one grant (see the top): comm rank 0's decision and each
@@ -281,20 +289,31 @@ static bool same_calls(const fgroup_t *G, int k, uint64_t q, const gside_t *mine
     for (int j = 0; j < k; j++) {
         const gside_t *o = &G->side[j];
         if (atomic_load(&o->seq) != q || o->dtype != mine->dtype || o->op != mine->op ||
-            o->bytes != mine->bytes)
+            o->bytes != mine->bytes || o->kind != mine->kind || o->root != mine->root)
             return false;
     }
     return true;
 }
 
-/* The transfer of sequence q: count elements of in, the result into out
-   (which aliases nothing).  Returns true when every chunk is copied out
-   (the caller then arrives), false when q takes the engine path (q was
-   aborted here or by another member). */
+/* The transfer of sequence q, call fc: count elements of in, the result
+   into out (which aliases nothing; a member without a result: NULL).  A
+   reduction to a root runs as an all-reduce whose other members copy
+   nothing out.  A broadcast: only the root writes its input (the others
+   publish every chunk written at once), nobody folds, the others copy
+   each chunk out of the root's input ring, and the root reuses a slot
+   once every member copied it out.  Returns true when every chunk is
+   copied out (the caller then arrives), false when q takes the engine
+   path (q was aborted here or by another member). */
 static bool transfer(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const uint8_t *in,
-                     uint8_t *out, size_t count, collab_dtype_t dtype, const collab_op_t *op)
+                     uint8_t *out, const fast_call_t *fc)
 {
     const int me = self->me, k = self->k;
+    const size_t count = fc->count;
+    const collab_dtype_t dtype = fc->dtype;
+    const collab_op_t *op = fc->op;
+    const bool bcast = fc->kind == CL_COLL_BCAST;
+    /* A broadcast's ring slot is free once copied out, else once reduced. */
+    const int w_free = bcast ? W_OUT : W_RED;
     const unsigned all = (1u << k) - 1;
     const size_t ext = collab_dtype_extent(dtype), per = G_CHUNK / ext;
     const size_t n = per > 0 ? (count + per - 1) / per : 0;
@@ -307,27 +326,31 @@ static bool transfer(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const
     gside_t *sm = &G->side[me];
     atomic_store(&sm->seq, SEQ_NONE);
     sm->dtype = (uint32_t)dtype;
-    sm->op = (uint32_t)op->kind;
+    sm->op = op != NULL ? (uint32_t)op->kind : 0;
     sm->bytes = count * ext;
+    sm->kind = (uint32_t)fc->kind;
+    sm->root = (uint32_t)fc->root;
     atomic_store(&sm->seq, q);
+    /* A broadcast's other members send nothing: every chunk is "written". */
+    size_t w = bcast && me != fc->root ? n : 0, r = 0, o = 0; /* written, reduced, copied out */
     for (int x = 0; x < 3; x++)
-        atomic_store(&sm->w[x], PK(q, 0));
+        atomic_store(&sm->w[x], PK(q, x == W_IN ? w : 0));
     fast_prog_t pr = {.n = 0, .lo = PK(q, 0), .hi = PK(q, n)};
     for (int j = 0; j < k; j++)
         for (int x = 0; j != me && x < 3; x++)
             pr.w[pr.n++] = &G->side[j].w[x];
-    size_t w = 0, r = 0, o = 0; /* chunks written, reduced, copied out */
     bool checked = false;
     const double t = fast_now(); /* now, the others' last progress, wait start */
     fast_clock_t ck = {.t = t, .t0 = t, .tw = t, .spins = 0};
     uint64_t seen = fast_prog(&pr);
     while (o < n) {
         bool moved = false;
-        long mr = least(G, k, W_RED, q);
-        if (mr < 0)
+        long mf = least(G, k, w_free, q);
+        if (mf < 0)
             goto abort; /* a member is ahead: q ended for it */
-        /* 1. Inputs, each once its slot was reduced by every member. */
-        while (w < n && w < r + G_DEPTH && (w < G_DEPTH || (size_t)mr >= w - G_DEPTH + 1)) {
+        /* 1. Inputs, each once its slot is free (reduced by every member;
+           a broadcast: copied out by every member). */
+        while (w < n && w < r + G_DEPTH && (w < G_DEPTH || (size_t)mf >= w - G_DEPTH + 1)) {
             size_t k0 = w * per, len = count - k0 < per ? count - k0 : per;
             memcpy(rings + (size_t)me * G_RING + (w % G_DEPTH) * G_CHUNK, in + k0 * ext, len * ext);
             atomic_store(&sm->w[W_IN], PK(q, w + 1));
@@ -347,7 +370,7 @@ static bool transfer(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const
             }
             size_t len = count - r * per < per ? count - r * per : per;
             size_t a = len * (size_t)me / (size_t)k, b = len * (size_t)(me + 1) / (size_t)k;
-            if (b > a) {
+            if (b > a && !bcast) {
                 const void *ins[CL_FAST_GROUP_MAX];
                 for (int j = 0; j < k; j++)
                     ins[j] = rings + (size_t)j * G_RING + (r % G_DEPTH) * G_CHUNK + a * ext;
@@ -360,12 +383,14 @@ static bool transfer(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const
             moved = true;
         }
         /* 3. The next result chunk, once every slice of it is there. */
-        mr = least(G, k, W_RED, q);
+        long mr = least(G, k, W_RED, q);
         if (mr < 0)
             goto abort;
         if (o < r && (size_t)mr >= o + 1) {
             size_t k0 = o * per, len = count - k0 < per ? count - k0 : per;
-            memcpy(out + k0 * ext, res + (o % G_DEPTH) * G_CHUNK, len * ext);
+            const uint8_t *from = bcast ? rings + (size_t)fc->root * G_RING : res;
+            if (fc->result)
+                memcpy(out + k0 * ext, from + (o % G_DEPTH) * G_CHUNK, len * ext);
             atomic_store(&sm->w[W_OUT], PK(q, o + 1));
             fast_wake(&G->sy, false);
             o++;
@@ -395,16 +420,17 @@ abort:
     return false;
 }
 
-bool fast_group_allreduce(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q,
-                          const void *sendbuf, void *recvbuf, size_t count, collab_dtype_t dtype,
-                          const collab_op_t *op)
+bool fast_group_run(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const void *sendbuf,
+                    void *recvbuf, const fast_call_t *fc)
 {
     const int k = self->k;
     const unsigned all = (1u << k) - 1;
-    const size_t ext = collab_dtype_extent(dtype), bytes = count * ext;
-    uint8_t *out = fast_out_buf(self, sendbuf, recvbuf, bytes);
-    if (out == NULL ||
-        !transfer(self, G, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, count, dtype, op))
+    const size_t ext = collab_dtype_extent(fc->dtype), count = fc->count, bytes = count * ext;
+    /* The result waits in scratch where the buffer must stay whole until
+       COMPLETE (in place; a broadcast's receivers, as cl_fast.c's). */
+    uint8_t *out = fc->result ? fast_out_buf(self, sendbuf, recvbuf, bytes) : NULL;
+    if ((fc->result && out == NULL) ||
+        !transfer(self, G, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, fc))
         return false;
     /* Every chunk copied out: arrive. */
     fast_arr_t a = fast_arrive(&G->sy, q, self->me, all, NULL, NULL);
@@ -417,6 +443,7 @@ bool fast_group_allreduce(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q,
                 pr.w[pr.n++] = &G->side[j].w[W_OUT];
         complete = fast_wait(self, &G->sy, q, g, all, &pr);
     }
-    fast_out_done(self, complete, sendbuf, recvbuf, bytes);
+    if (fc->result)
+        fast_out_done(self, complete, sendbuf, recvbuf, bytes);
     return complete;
 }

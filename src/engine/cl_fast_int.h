@@ -7,6 +7,7 @@
 #ifndef CL_FAST_INT_H_INCLUDED
 #define CL_FAST_INT_H_INCLUDED
 
+#include "coll/cl_coll.h"
 #include "engine/cl_fast.h"
 
 #include <pthread.h>
@@ -154,12 +155,34 @@ uint8_t *fast_out_buf(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_
 void fast_out_done(cl_fast_t *self, bool complete, const void *sendbuf, void *recvbuf,
                    size_t bytes);
 
+/* One call of either protocol: an all-reduce, a reduction to root or a
+   broadcast (count bytes of COLLAB_BYTE, op NULL). */
+typedef struct {
+    int kind, root; /* cl_coll_kind_t; a reduction's or broadcast's root, else 0 */
+    size_t count;
+    collab_dtype_t dtype;
+    const collab_op_t *op;
+    bool result; /* member me gets a result: every member of an all-reduce, a
+                    reduction's root, a broadcast's other members */
+} fast_call_t;
+
+static inline fast_call_t fast_call(int me, int kind, int root, size_t count,
+                                    collab_dtype_t dtype, const collab_op_t *op)
+{
+    fast_call_t c = {kind, kind == CL_COLL_ALLREDUCE ? 0 : root, count, dtype, op, true};
+    if (kind == CL_COLL_REDUCE)
+        c.result = me == root;
+    else if (kind == CL_COLL_BCAST)
+        c.result = me != root;
+    return c;
+}
+
 /* The group protocol (cl_fast_group.c). */
-/* Runs all-reduce sequence q of a group under grant g.  True when
-   COMPLETE (recvbuf holds the result). */
-bool fast_group_allreduce(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q,
-                          const void *sendbuf, void *recvbuf, size_t count, collab_dtype_t dtype,
-                          const collab_op_t *op);
+/* Runs sequence q of a group under grant g: an all-reduce, a reduction
+   to a root or a broadcast (call c; sendbuf NULL: in place).  True when
+   COMPLETE (recvbuf holds this member's result, if it gets one). */
+bool fast_group_run(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const void *sendbuf,
+                    void *recvbuf, const fast_call_t *c);
 /* The group's outcome words. */
 fsync_t *fast_group_sync(fgroup_t *G);
 /* Every member's engine attached (claims this member's place first). */

@@ -70,6 +70,8 @@
       fast_group3_kill, fast_group4_kill, fast_group4_stop  3 or 4 peers of
                   one host: 4 MiB all-reduces on the group fast path, the
                   last rank killed or stopped amid them (test_swarm_fastgroup.c)
+      fast_group_rooted  4 peers of one host: reductions to a root and
+                  broadcasts on the group fast path, every root in turn
       engine_stop  fast_stop on the engine path (COLLAB_SHM_FAST=0): a
                   member continued after SIGSTOP agrees with the other on
                   every sequence either completed in a group
@@ -755,6 +757,7 @@ static const scenario_t s_scenarios[] = {
     {"fast_group3_kill", 3, child_fast_group_kill, 120, 2, true, NULL},
     {"fast_group4_kill", 4, child_fast_group_kill, 120, 3, true, NULL},
     {"fast_group4_stop", 4, child_fast_group_stop, 120, 3, false, NULL},
+    {"fast_group_rooted", 4, child_fast_group_rooted, 120, -1, false, NULL},
     {"unexpected", 3, child_unexpected, 90, -1, false, NULL},
     {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
@@ -881,7 +884,7 @@ int main(int argc, char **argv)
                 "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                 "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
                 "shm_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
-                "fast_group3_kill|fast_group4_kill|fast_group4_stop|\n"
+                "fast_group3_kill|fast_group4_kill|fast_group4_stop|fast_group_rooted|\n"
                 "unexpected|flow|flow_v5|early|"
                 "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive|ports\n");
         return 2;

@@ -48,6 +48,7 @@ int child_fast_big_stop(int i, int n);
    (test_swarm_fastgroup.c): peer i of n. */
 int child_fast_group_kill(int i, int n);
 int child_fast_group_stop(int i, int n);
+int child_fast_group_rooted(int i, int n);
 
 /* Scenario "unexpected" (test_swarm_unexpected.c): peer i of n. */
 int child_unexpected(int i, int n);

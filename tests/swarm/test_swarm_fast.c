@@ -216,6 +216,55 @@ static void big_round(collab_comm_t *c, int i, int it, void *x, void *y, void *e
     }
 }
 
+/* One reduction to a root or broadcast on comm c, small or big, from
+   either root: blocking (the fast path) and nonblocking (the engine
+   path), compared bit for bit at the root (a reduction) or everywhere
+   (a broadcast); a reduction leaves the other rank's receive buffer
+   untouched.  *fast counts the blocking ones that took the fast path. */
+static void rooted_round(collab_comm_t *c, int i, int it, void *x, void *y, void *e, int *fast)
+{
+    static const size_t counts[5] = {5, 2048, 2049, 65536 + 3, NB - 5};
+    static const collab_dtype_t types[3] = {COLLAB_DOUBLE, COLLAB_FLOAT, COLLAB_INT32};
+    static const collab_op_t *ops[4] = {&SUM, &MIN, &MAX, &PROD};
+    collab_dtype_t t = types[it % 3];
+    const collab_op_t *op = ops[(it / 3) % 4];
+    int root = (it / 2) % 2;
+    size_t n = counts[(it / 4) % 5], bytes = n * collab_dtype_extent(t);
+    big_input(i, it, t, x, n);
+    uint64_t f0 = fast_done(c);
+    collab_request_t *r = NULL;
+    if (it % 2 == 0) { /* a reduction, in place at the root now and then */
+        memset(y, 0xa5, bytes);
+        if (i == root && it % 3 == 0) {
+            memcpy(y, x, bytes);
+            CHECK(collab_reduce(c, NULL, y, n, t, op, root, NULL) == COLLAB_OK);
+        } else {
+            CHECK(collab_reduce(c, x, y, n, t, op, root, NULL) == COLLAB_OK);
+        }
+        *fast += fast_done(c) != f0;
+        CHECK(collab_reduce(c, x, e, n, t, op, root, &r) == COLLAB_OK);
+        CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+        size_t bad = 0;
+        for (size_t k = 0; k < bytes; k++)
+            bad += ((uint8_t *)y)[k] != (i == root ? ((uint8_t *)e)[k] : 0xa5);
+        if (bad != 0)
+            fprintf(stderr, "[test] reduce %d (root %d, type %d, op %d, %zu elements): %zu bytes "
+                            "differ\n", it, root, (int)t, (int)op->kind, n, bad);
+        CHECK(bad == 0);
+    } else { /* a broadcast of the root's bytes */
+        if (i != root)
+            memset(x, 0xee, bytes);
+        memcpy(y, x, bytes);
+        memcpy(e, x, bytes);
+        CHECK(collab_bcast(c, y, bytes, root, NULL) == COLLAB_OK);
+        *fast += fast_done(c) != f0;
+        CHECK(collab_bcast(c, e, bytes, root, &r) == COLLAB_OK);
+        CHECK(collab_wait(&r, NULL) == COLLAB_OK);
+        big_input(root, it, t, x, n); /* the root's bytes, here too */
+        CHECK(memcmp(y, e, bytes) == 0 && memcmp(y, x, bytes) == 0);
+    }
+}
+
 int child_fast_bits(int i, int n)
 {
     (void)n;
@@ -248,6 +297,12 @@ int child_fast_bits(int i, int n)
     const int bigs = 96, wbigs = 60;
     for (int it = 0; it < bigs && x != NULL && y != NULL && e != NULL; it++)
         big_round(d, i, it, x, y, e, &bigfast);
+    /* Reductions to a root and broadcasts, small and big, on the
+       duplicate. */
+    int rfast = 0;
+    const int rooted = 80;
+    for (int it = 0; it < rooted && x != NULL && y != NULL && e != NULL; it++)
+        rooted_round(d, i, it, x, y, e, &rfast);
     /* A training loop of 1 MiB float sums on the world: the sum in rank
        order, element by element. */
     for (int it = 0; it < wbigs && x != NULL && y != NULL; it++) {
@@ -270,9 +325,9 @@ int child_fast_bits(int i, int n)
     free(e);
     fprintf(stderr,
             "[test] rank %d: big all-reduces on the fast path: %d of %d on the duplicate, "
-            "%d of %d on the world\n",
-            i, bigfast, bigs, wfast, wbigs);
-    CHECK(bigfast >= bigs * 9 / 10 && wfast >= wbigs / 2);
+            "%d of %d on the world; reductions to a root and broadcasts: %d of %d\n",
+            i, bigfast, bigs, wfast, wbigs, rfast, rooted);
+    CHECK(bigfast >= bigs * 9 / 10 && wfast >= wbigs / 2 && rfast >= rooted * 9 / 10);
     collab_info_t info;
     CHECK(collab_last_info(&info) == COLLAB_OK && info.group_size == 2);
     uint64_t fw = fast_done(w), fd = fast_done(d);

@@ -1,5 +1,6 @@
 /*  test_swarm_fastgroup.c - scenarios "fast_group3_kill",
-    "fast_group4_kill" and "fast_group4_stop" of test_swarm: big
+    "fast_group4_kill", "fast_group4_stop" (and "fast_group_rooted", at
+    the end) of test_swarm: big
     all-reduces of three or four peers of one host on the group fast path
     (src/engine/cl_fast_group.c, docs/collectives.md §5b), the last rank
     SIGKILLed, or SIGSTOPped, once 40 calls ran on the fast path here,
@@ -231,4 +232,80 @@ int child_fast_group_kill(int i, int n)
 int child_fast_group_stop(int i, int n)
 {
     return group_loop(i, n, SIGSTOP);
+}
+
+/* fast_group_rooted: reductions to a root and broadcasts of n peers of
+   one host on a duplicate of the world (its group fast path starts at
+   once), every root in turn, 24 B to 2.4 MiB, double and int32, SUM and
+   MAX.  The inputs are small integers, exact in any order, so that every
+   result is known here whichever path ran it: the root's reduction is
+   the fold of all n inputs, the other ranks' receive buffers are
+   untouched, every broadcast is the root's bytes.  Most calls must take
+   the group fast path. */
+static double rin(int r, int it, size_t k)
+{
+    return (double)((r + 1) * (int)(k % 7) + it % 11 - 5);
+}
+
+int child_fast_group_rooted(int i, int n)
+{
+    setenv("COLLAB_SHM", "auto", 1);
+    setenv("COLLAB_SHM_GROUP", "1", 1);
+    if (collab_init(NULL) != COLLAB_OK)
+        return 2;
+    collab_comm_t *d = NULL;
+    CHECK(collab_comm_dup(collab_comm_world(), &d) == COLLAB_OK && d != NULL);
+    static const size_t counts[4] = {3, 1000, 70001, 300000};
+    static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
+    static const collab_op_t max = {COLLAB_OP_MAX, NULL, NULL, 1};
+    double *x = malloc(300000 * 8), *y = malloc(300000 * 8);
+    CHECK(x != NULL && y != NULL);
+    const int iters = 120;
+    int fast = 0, bad = 0;
+    for (int it = 0; it < iters && x != NULL && y != NULL; it++) {
+        bool reduce = it % 2 == 0, dbl = (it / 8) % 2 == 0;
+        int root = (it / 2) % n;
+        const collab_op_t *op = (it / 16) % 2 == 0 ? &sum : &max;
+        size_t c = counts[(it / 2) % 4], bytes = c * (dbl ? 8 : 4);
+        for (size_t k = 0; k < c; k++) {
+            if (dbl)
+                x[k] = rin(i, it, k);
+            else
+                ((int32_t *)x)[k] = (int32_t)rin(i, it, k);
+        }
+        memset(y, 0xa5, bytes);
+        cl_fast_t *f = atomic_load(&d->fast);
+        uint64_t f0 = f != NULL ? cl_fast_completed(f) : 0;
+        if (reduce) {
+            CHECK(collab_reduce(d, x, i == root ? y : NULL, c, dbl ? COLLAB_DOUBLE : COLLAB_INT32,
+                                op, root, NULL) == COLLAB_OK);
+        } else {
+            if (i == root)
+                memcpy(y, x, bytes);
+            CHECK(collab_bcast(d, y, bytes, root, NULL) == COLLAB_OK);
+        }
+        f = atomic_load(&d->fast);
+        fast += f != NULL && cl_fast_completed(f) != f0;
+        for (size_t k = 0; k < c; k++) {
+            double want = rin(root, it, k), got;
+            if (reduce && i != root) {
+                bad += ((uint8_t *)y)[k] != 0xa5;
+                continue;
+            }
+            for (int r = 0; reduce && r < n; r++) {
+                double v = rin(r, it, k);
+                want = r == 0 ? v : op == &sum ? want + v : (v > want ? v : want);
+            }
+            got = dbl ? y[k] : (double)((int32_t *)y)[k];
+            bad += got != want;
+        }
+    }
+    fprintf(stderr, "[test] rank %d: %d of %d reductions to a root and broadcasts on the group "
+                    "fast path, %d wrong elements\n", i, fast, iters, bad);
+    CHECK(bad == 0 && fast >= iters / 2);
+    free(x);
+    free(y);
+    CHECK(collab_comm_free(&d) == COLLAB_OK);
+    CHECK(collab_finalize() == COLLAB_OK);
+    return 0;
 }

@@ -1,11 +1,14 @@
 /*  cl_fast_fixture.h - what the selftests of the fast path (cl_fast_test.c,
-    cl_fast_group_test.c) share: the clock, and a thread that revokes a
-    grant amid a call. */
+    cl_fast_group_test.c) share: the clock, a thread that revokes a grant
+    amid a call, and a look at a receive buffer. */
 #ifndef CL_FAST_FIXTURE_H_INCLUDED
 #define CL_FAST_FIXTURE_H_INCLUDED
 
 #include "engine/cl_fast.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +26,16 @@ static inline void *revoke_soon(void *arg)
     usleep(3000);
     cl_fast_revoke(arg);
     return NULL;
+}
+
+/* True when every byte of buf[0 .. bytes) is `byte` (a receive buffer a
+   call must not have touched). */
+static inline bool untouched(const void *buf, size_t bytes, uint8_t byte)
+{
+    for (size_t k = 0; k < bytes; k++)
+        if (((const uint8_t *)buf)[k] != byte)
+            return false;
+    return true;
 }
 
 #endif

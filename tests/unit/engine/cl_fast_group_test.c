@@ -4,7 +4,9 @@
     and as forked processes killed or stopped for real.
 
     Checks, for k = 3 and 4: no grant before every member attached; many
-    all-reduces of sizes from 1 element to 3 MiB (odd counts, chunk and
+    all-reduces, reductions to a root and broadcasts (every root in turn;
+    the root's result the serial fold, the other members' receive buffers
+    untouched, every broadcast the root's bytes) of sizes from 1 element to 3 MiB (odd counts, chunk and
     slice boundaries), float/double/int32, SUM, MIN, MAX, PROD, in place
     or not, inputs that change every call and hold NaNs of different
     payloads and signed zeros: every result bit for bit the serial fold
@@ -12,7 +14,9 @@
     member; a member that never comes makes the others return "not
     taken" within the wait limit, and, when it comes late, it finds the
     sequence aborted; a grant revoked mid-transfer makes every member
-    return "not taken".  Processes: four members run big all-reduces
+    return "not taken"; broadcasts whose members name different roots, or
+    whose root never comes, return "not taken" with every receiver's
+    buffer unchanged.  Processes: four members run big all-reduces
     (4 MiB, inputs changing every call) and one is SIGKILLed, or
     SIGSTOPped then continued, amid them: the others return "not taken"
     for that call within a deadline and never a wrong result, and the
@@ -138,7 +142,35 @@ static tcase_t tcase(int it)
 typedef struct {
     cl_fast_t *f;
     int me, k, iters, taken, wrong;
+    bool rooted; /* reductions to a root and broadcasts, not all-reduces */
 } member_t;
+
+/* Call it of member m: an all-reduce, or (rooted) a reduction (even it)
+   or a broadcast of the case's bytes from root (it / 2) % k.  Returns
+   the call's result (1 done, 0 not taken). */
+static int call(member_t *m, int it, const tcase_t *c, const collab_op_t *op, uint8_t *in,
+                uint8_t *out)
+{
+    size_t bytes = c->count * collab_dtype_extent(c->t);
+    int root = (it / 2) % m->k;
+    bool mine = m->me == root;
+    memset(out, 0xa5, bytes);
+    if (!m->rooted) {
+        if (c->inplace)
+            memcpy(out, in, bytes);
+        return cl_fast_allreduce(m->f, c->inplace ? NULL : in, out, c->count, c->t, op);
+    }
+    if (it % 2 == 1) {
+        if (mine)
+            memcpy(out, in, bytes);
+        return cl_fast_bcast(m->f, out, bytes, root);
+    }
+    if (c->inplace && mine) {
+        memcpy(out, in, bytes);
+        return cl_fast_reduce(m->f, NULL, out, c->count, c->t, op, root);
+    }
+    return cl_fast_reduce(m->f, in, mine ? out : NULL, c->count, c->t, op, root);
+}
 
 static void *loop(void *arg)
 {
@@ -153,26 +185,23 @@ static void *loop(void *arg)
         collab_op_t op = {c.op, NULL, NULL, 1};
         size_t bytes = c.count * collab_dtype_extent(c.t);
         fill(in, c.t, m->me, it, c.count);
-        int rc;
-        if (c.inplace) {
-            memcpy(out, in, bytes);
-            rc = cl_fast_allreduce(m->f, NULL, out, c.count, c.t, &op);
-        } else {
-            memset(out, 0xa5, bytes);
-            rc = cl_fast_allreduce(m->f, in, out, c.count, c.t, &op);
-        }
-        if (rc != 1)
+        if (call(m, it, &c, &op, in, out) != 1)
             break;
         m->taken++;
-        /* The serial fold of the k inputs in rank order. */
         const void *ins[4];
         for (int j = 0; j < m->k; j++) {
             fill(all[j], c.t, j, it, c.count);
             ins[j] = all[j];
         }
-        CHECK(cl_reduce_fold(&op, c.t, want, ins, m->k, c.count) == 0);
-        if (memcmp(want, out, bytes) != 0)
-            m->wrong++;
+        int root = (it / 2) % m->k;
+        if (m->rooted && it % 2 == 1) /* a broadcast: the root's bytes everywhere */
+            m->wrong += memcmp(out, all[root], bytes) != 0;
+        else if (m->rooted && m->me != root) /* a reduction: the others' buffers untouched */
+            m->wrong += !untouched(out, bytes, 0xa5);
+        else { /* the serial fold of the k inputs in rank order */
+            CHECK(cl_reduce_fold(&op, c.t, want, ins, m->k, c.count) == 0);
+            m->wrong += memcmp(want, out, bytes) != 0;
+        }
     }
     free(in);
     free(out);
@@ -182,7 +211,7 @@ static void *loop(void *arg)
     return NULL;
 }
 
-static void test_results(int k, int iters)
+static void test_results(int k, int iters, bool rooted)
 {
     cl_fast_t *f[4];
     group_new(k, f);
@@ -192,7 +221,7 @@ static void test_results(int k, int iters)
     pthread_t t[4];
     for (int j = 0; j < k; j++) {
         CHECK(cl_fast_grant(f[j], 0, &s_none));
-        m[j] = (member_t){f[j], j, k, iters, 0, 0};
+        m[j] = (member_t){f[j], j, k, iters, 0, 0, rooted};
         pthread_create(&t[j], NULL, loop, &m[j]);
     }
     for (int j = 0; j < k; j++) {
@@ -203,7 +232,8 @@ static void test_results(int k, int iters)
         CHECK(cl_fast_completed(f[j]) == (uint64_t)iters);
     }
     if (m[0].wrong != 0 || m[0].taken != iters)
-        fprintf(stderr, "k=%d: taken %d wrong %d\n", k, m[0].taken, m[0].wrong);
+        fprintf(stderr, "k=%d%s: taken %d wrong %d\n", k, rooted ? " rooted" : "", m[0].taken,
+                m[0].wrong);
     group_free(k, f);
 }
 
@@ -213,6 +243,8 @@ typedef struct {
     size_t count;
     int rc;
     double took;
+    int root;    /* a broadcast from root; -1: an all-reduce */
+    bool intact; /* a broadcast's receiver: its buffer unchanged */
 } one_t;
 
 static void *one(void *arg)
@@ -220,11 +252,17 @@ static void *one(void *arg)
     one_t *o = arg;
     static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
     float *x = malloc(o->count * 4), *y = malloc(o->count * 4);
-    for (size_t e = 0; e < o->count; e++)
+    for (size_t e = 0; e < o->count; e++) {
         x[e] = (float)(o->me + 1);
+        y[e] = o->root == o->me ? 1.0f : -1.0f;
+    }
     double t0 = now_s();
-    o->rc = cl_fast_allreduce(o->f, x, y, o->count, COLLAB_FLOAT, &sum);
+    o->rc = o->root < 0 ? cl_fast_allreduce(o->f, x, y, o->count, COLLAB_FLOAT, &sum)
+                        : cl_fast_bcast(o->f, y, o->count * 4, o->root);
     o->took = now_s() - t0;
+    o->intact = true;
+    for (size_t e = 0; o->root >= 0 && e < o->count; e++)
+        o->intact &= y[e] == (o->root == o->me ? 1.0f : -1.0f);
     free(x);
     free(y);
     return NULL;
@@ -240,7 +278,7 @@ static void test_abort(int k)
     /* Sequence 3: the last member never comes (yet). */
     for (int j = 0; j < k; j++) {
         CHECK(cl_fast_grant(f[j], 3, &s_none));
-        o[j] = (one_t){f[j], j, 1u << 20, -1, 0};
+        o[j] = (one_t){f[j], j, 1u << 20, -1, 0, -1, false};
     }
     for (int j = 0; j < k - 1; j++)
         pthread_create(&t[j], NULL, one, &o[j]);
@@ -255,7 +293,7 @@ static void test_abort(int k)
     /* Sequence 8, every member there; one's grant revoked after 3 ms. */
     for (int j = 0; j < k; j++) {
         CHECK(cl_fast_grant(f[j], 8, &s_none));
-        o[j] = (one_t){f[j], j, 3u << 20, -1, 0};
+        o[j] = (one_t){f[j], j, 3u << 20, -1, 0, -1, false};
         pthread_create(&t[j], NULL, one, &o[j]);
     }
     pthread_t tr;
@@ -265,6 +303,28 @@ static void test_abort(int k)
         pthread_join(t[j], NULL);
         CHECK(o[j].rc == o[0].rc); /* one outcome for all */
         CHECK(o[j].took < 3.0);
+    }
+    /* Sequence 9: broadcasts whose members name different roots, then
+       sequence 10: a broadcast whose root never comes.  Nobody completes,
+       no receiver's buffer changes. */
+    for (int j = 0; j < k; j++) {
+        CHECK(cl_fast_grant(f[j], 9, &s_none));
+        o[j] = (one_t){f[j], j, 1u << 18, -1, 0, j == 0 ? 1 : 0, false};
+        pthread_create(&t[j], NULL, one, &o[j]);
+    }
+    for (int j = 0; j < k; j++) {
+        pthread_join(t[j], NULL);
+        CHECK(o[j].rc == 0 && o[j].intact && o[j].took < 3.0);
+    }
+    for (int j = 0; j < k; j++) {
+        CHECK(cl_fast_grant(f[j], 10, &s_none));
+        o[j] = (one_t){f[j], j, 1u << 18, -1, 0, 0, false};
+        if (j > 0)
+            pthread_create(&t[j], NULL, one, &o[j]);
+    }
+    for (int j = 1; j < k; j++) {
+        pthread_join(t[j], NULL);
+        CHECK(o[j].rc == 0 && o[j].intact && o[j].took < 3.0);
     }
     group_free(k, f);
 }
@@ -437,8 +497,10 @@ int main(int argc, char **argv)
     int iters = argc > 1 ? atoi(argv[1]) : 60;
     CHECK(cl_fast_group_bytes(2) == 0 && cl_fast_group_bytes(9) == 0);
     CHECK(cl_fast_group_bytes(4) == ((size_t)5 << 20) + 4096);
-    test_results(3, iters);
-    test_results(4, iters);
+    test_results(3, iters, false);
+    test_results(4, iters, false);
+    test_results(3, iters, true);
+    test_results(4, iters, true);
     test_abort(3);
     test_abort(4);
     test_signal(4, SIGKILL);

@@ -18,6 +18,7 @@
     grant is revoked mid-transfer, returns "not taken" on both members.
 */
 #define _GNU_SOURCE
+#include "coll/cl_coll.h"
 #include "coll/cl_reduce.h"
 #include "engine/cl_fast.h"
 #include "engine/cl_shm.h"
@@ -310,20 +311,27 @@ static void *big_loop(void *arg)
     return NULL;
 }
 
+/* Both members of a fresh pair run fn for iters calls, all on the fast
+   path, with no wrong result; returns the pair (caller destroys). */
+static void pair_loops(void *(*fn)(void *), int iters, cl_fast_t **a, cl_fast_t **b)
+{
+    pair_new(a, b);
+    CHECK(cl_fast_grant(*a, 0, &s_none) && cl_fast_grant(*b, 0, &s_none));
+    big_member_t ma = {*a, 0, iters, 0, 0}, mb = {*b, 1, iters, 0, 0};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, fn, &ma);
+    pthread_create(&tb, NULL, fn, &mb);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK(ma.taken == iters && mb.taken == iters);
+    CHECK(ma.wrong == 0 && mb.wrong == 0);
+    CHECK(cl_fast_next_seq(*a) == (uint64_t)iters && cl_fast_next_seq(*b) == (uint64_t)iters);
+}
+
 static void test_big(void)
 {
     cl_fast_t *a, *b;
-    pair_new(&a, &b);
-    CHECK(cl_fast_grant(a, 0, &s_none) && cl_fast_grant(b, 0, &s_none));
-    big_member_t ma = {a, 0, 120, 0, 0}, mb = {b, 1, 120, 0, 0};
-    pthread_t ta, tb;
-    pthread_create(&ta, NULL, big_loop, &ma);
-    pthread_create(&tb, NULL, big_loop, &mb);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    CHECK(ma.taken == 120 && mb.taken == 120);
-    CHECK(ma.wrong == 0 && mb.wrong == 0);
-    CHECK(cl_fast_next_seq(a) == 120 && cl_fast_next_seq(b) == 120);
+    pair_loops(big_loop, 120, &a, &b);
     cl_fast_destroy(&a);
     cl_fast_destroy(&b);
 }
@@ -334,11 +342,32 @@ typedef struct {
     double took;
 } big_one_t;
 
+/* Revokes member f's grant once a transfer is under way: a page of
+   input bytes (0x01) shows in the area (a ring holds a chunk), or after
+   1 s.  Then the revocation lands mid-transfer however the threads are
+   scheduled. */
+static void *revoke_on_progress(void *arg)
+{
+    const uint8_t *area = map_area();
+    static const uint8_t ones[4096] = {[0 ... 4095] = 1};
+    double t0 = now_s();
+    bool seen = false;
+    while (area != NULL && !seen && now_s() - t0 < 1.0)
+        for (size_t off = 0; off + 4096 <= CL_SHM_FAST_BYTES && !seen; off += 4096)
+            seen = memcmp(area + off, ones, 4096) == 0;
+    cl_fast_revoke(arg);
+    if (area != NULL)
+        munmap((void *)area, CL_SHM_FAST_BYTES);
+    return NULL;
+}
+
 static void *big_one(void *arg)
 {
     big_one_t *o = arg;
     size_t count = 8u << 20; /* 64 MiB of doubles: many chunks */
-    double *x = calloc(count, sizeof *x), *y = malloc(count * sizeof *y);
+    double *x = malloc(count * sizeof *x), *y = malloc(count * sizeof *y);
+    if (x != NULL)
+        memset(x, 1, count * sizeof *x); /* bytes revoke_on_progress looks for */
     double t0 = now_s();
     o->rc = x != NULL && y != NULL ? cl_fast_allreduce(o->f, x, y, count, COLLAB_DOUBLE, &SUMOP)
                                    : -1;
@@ -361,12 +390,12 @@ static void test_big_abort(void)
     CHECK(oa.rc == 0 && oa.took < 3.0 && !cl_fast_granted(a));
     big_one(&ob);
     CHECK(ob.rc == 0 && ob.took < 0.4);
-    /* Sequence 6, both there; b's grant revoked after 3 ms. */
+    /* Sequence 6, both there; b's grant revoked mid-transfer. */
     CHECK(cl_fast_grant(a, 6, &s_none) && cl_fast_grant(b, 6, &s_none));
     pthread_t ta, tb, tr;
     pthread_create(&ta, NULL, big_one, &oa);
     pthread_create(&tb, NULL, big_one, &ob);
-    pthread_create(&tr, NULL, revoke_soon, b);
+    pthread_create(&tr, NULL, revoke_on_progress, b);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
     pthread_join(tr, NULL);
@@ -376,10 +405,201 @@ static void test_big_abort(void)
     cl_fast_destroy(&b);
 }
 
+/* --- reductions to a root and broadcasts ---------------------------- */
+
+/* Call `it` of the rooted loop: a reduction or a broadcast, small or big,
+   from either root; reductions in place at the root now and then. */
+typedef struct {
+    bool bcast, in_place;
+    int root;
+    collab_dtype_t t;
+    const collab_op_t *op;
+    size_t count;
+} rooted_t;
+
+static rooted_t rooted_call(int it)
+{
+    static const size_t bytes[6] = {24, 8192, 8200, 65536 * 5 + 4, 1u << 20, BIG_MAX};
+    rooted_t r = {it % 2 == 1, it % 6 == 4, (it / 2) % 2, BIG_TYPES[it % 3], &BIG_OPS[(it / 3) % 4],
+                  0};
+    r.count = bytes[(it / 4) % 6] / (r.bcast ? 1 : collab_dtype_extent(r.t));
+    return r;
+}
+
+static void *rooted_loop(void *arg)
+{
+    big_member_t *m = arg;
+    uint8_t *x = malloc(BIG_MAX), *y = malloc(BIG_MAX), *o = malloc(BIG_MAX), *w = malloc(BIG_MAX);
+    for (int it = 0; it < m->iters && x != NULL && y != NULL && o != NULL && w != NULL; it++) {
+        rooted_t r = rooted_call(it);
+        collab_dtype_t t = r.bcast ? COLLAB_INT32 : r.t;
+        size_t ecount = r.bcast ? r.count / 4 : r.count, bytes = ecount * 4;
+        if (!r.bcast)
+            bytes = r.count * collab_dtype_extent(t);
+        big_input(m->me, it, t, x, ecount); /* this member's input (or bytes) */
+        memset(y, 0xa5, bytes);
+        int rc;
+        if (r.bcast) {
+            memcpy(y, x, bytes);
+            rc = cl_fast_bcast(m->f, y, bytes, r.root);
+        } else if (r.in_place && m->me == r.root) {
+            memcpy(y, x, bytes);
+            rc = cl_fast_reduce(m->f, NULL, y, r.count, t, r.op, r.root);
+        } else {
+            rc = cl_fast_reduce(m->f, x, m->me == r.root ? y : NULL, r.count, t, r.op, r.root);
+        }
+        if (rc != 1) {
+            m->wrong++; /* every call here completes on the fast path */
+            continue;
+        }
+        m->taken++;
+        big_input(1 - m->me, it, t, o, ecount);
+        if (r.bcast) { /* everyone holds the root's bytes */
+            m->wrong += memcmp(y, r.root == m->me ? x : o, bytes) != 0;
+        } else if (m->me == r.root) { /* the engine path's fold, rank order */
+            const void *in[2] = {m->me == 0 ? x : o, m->me == 0 ? o : x};
+            CHECK(cl_reduce_fold(r.op, t, w, in, 2, r.count) == 0);
+            m->wrong += memcmp(w, y, bytes) != 0;
+        } else { /* the other member's receive buffer untouched */
+            m->wrong += !untouched(y, bytes, 0xa5);
+        }
+    }
+    free(x);
+    free(y);
+    free(o);
+    free(w);
+    return NULL;
+}
+
+static void test_rooted(void)
+{
+    cl_fast_t *a, *b;
+    pair_loops(rooted_loop, 96, &a, &b);
+    /* The reports name the kind and the root. */
+    cl_fast_report_t rep[CL_FAST_REPORTS];
+    size_t n = cl_fast_take(a, rep, CL_FAST_REPORTS), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        rooted_t r = rooted_call((int)rep[i].first);
+        bad += rep[i].n != 1 || rep[i].root != r.root ||
+               rep[i].kind != (r.bcast ? CL_COLL_BCAST : CL_COLL_REDUCE);
+    }
+    CHECK(n == 96 && bad == 0);
+    cl_fast_destroy(&a);
+    cl_fast_destroy(&b);
+}
+
+typedef struct {
+    cl_fast_t *f;
+    int kind, root, rc, me;
+    size_t bytes;
+    uint8_t fill;   /* what buf holds: a broadcast root's data, else 0x5a */
+    bool intact;    /* the receive buffer holds what it held before */
+    double took;
+    uint8_t *x, *y; /* filled before the call, so that a revocation lands mid-transfer */
+} rooted_one_t;
+
+static bool rooted_fill(rooted_one_t *o)
+{
+    o->x = malloc(o->bytes);
+    o->y = malloc(o->bytes);
+    if (o->x == NULL || o->y == NULL)
+        return false;
+    o->fill = o->kind == CL_COLL_BCAST && o->root == o->me ? 1 : 0x5a;
+    memset(o->x, 1, o->bytes);
+    memset(o->y, o->fill, o->bytes);
+    return true;
+}
+
+static void *rooted_one(void *arg)
+{
+    rooted_one_t *o = arg;
+    uint8_t *x = o->x, *y = o->y;
+    double t0 = now_s();
+    if (o->kind == CL_COLL_BCAST)
+        o->rc = cl_fast_bcast(o->f, y, o->bytes, o->root);
+    else if (o->kind == CL_COLL_REDUCE)
+        o->rc = cl_fast_reduce(o->f, x, y, o->bytes / 4, COLLAB_FLOAT, &SUMOP, o->root);
+    else
+        o->rc = cl_fast_allreduce(o->f, x, y, o->bytes / 4, COLLAB_FLOAT, &SUMOP);
+    o->took = now_s() - t0;
+    o->intact = true;
+    for (size_t k = 0; k < o->bytes; k++)
+        o->intact &= y[k] == o->fill;
+    free(x);
+    free(y);
+    o->x = o->y = NULL;
+    return NULL;
+}
+
+/* Both members call at sequence q; returns both results. */
+static void rooted_pair(cl_fast_t *a, cl_fast_t *b, uint64_t q, rooted_one_t *oa, rooted_one_t *ob,
+                        bool revoke)
+{
+    oa->me = 0;
+    ob->me = 1;
+    CHECK(rooted_fill(oa) && rooted_fill(ob));
+    CHECK(cl_fast_grant(a, q, &s_none) && cl_fast_grant(b, q, &s_none));
+    oa->f = a;
+    ob->f = b;
+    pthread_t ta, tb, tr;
+    pthread_create(&ta, NULL, rooted_one, oa);
+    pthread_create(&tb, NULL, rooted_one, ob);
+    if (revoke)
+        pthread_create(&tr, NULL, revoke_on_progress, a);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    if (revoke)
+        pthread_join(tr, NULL);
+}
+
+/* Calls that differ (roots, kinds) take the engine path on both members,
+   with no receive buffer changed; so does a broadcast whose root never
+   comes or whose grant is revoked mid-transfer. */
+static void test_rooted_abort(void)
+{
+    cl_fast_t *a, *b;
+    pair_new(&a, &b);
+    const size_t big = 1u << 20, small = 4096;
+    struct {
+        int ka, ra, kb, rb;
+        size_t bytes;
+    } cases[] = {
+        {CL_COLL_BCAST, 0, CL_COLL_BCAST, 1, big},         {CL_COLL_BCAST, 0, CL_COLL_BCAST, 1, small},
+        {CL_COLL_REDUCE, 0, CL_COLL_REDUCE, 1, big},       {CL_COLL_REDUCE, 1, CL_COLL_REDUCE, 0, small},
+        {CL_COLL_REDUCE, 0, CL_COLL_ALLREDUCE, -1, big},   {CL_COLL_BCAST, 1, CL_COLL_REDUCE, 1, big},
+        {CL_COLL_ALLREDUCE, -1, CL_COLL_REDUCE, 1, small}, {CL_COLL_BCAST, 0, CL_COLL_ALLREDUCE, -1, big},
+    };
+    uint64_t q = 10;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++, q++) {
+        rooted_one_t oa = {.kind = cases[i].ka, .root = cases[i].ra, .bytes = cases[i].bytes};
+        rooted_one_t ob = {.kind = cases[i].kb, .root = cases[i].rb, .bytes = cases[i].bytes};
+        rooted_pair(a, b, q, &oa, &ob, false);
+        CHECK(oa.rc == 0 && ob.rc == 0);
+        CHECK(oa.intact && ob.intact);
+        CHECK(oa.took < 2.0 && ob.took < 2.0);
+    }
+    /* The root never comes: the other gives up, its buffer intact. */
+    CHECK(cl_fast_grant(b, q, &s_none));
+    rooted_one_t ob = {.f = b, .kind = CL_COLL_BCAST, .root = 0, .me = 1, .bytes = big};
+    CHECK(rooted_fill(&ob));
+    rooted_one(&ob);
+    CHECK(ob.rc == 0 && ob.intact && ob.took < 3.0);
+    /* A 64 MiB broadcast whose root's grant is revoked mid-transfer. */
+    q++;
+    rooted_one_t oa = {.kind = CL_COLL_BCAST, .root = 0, .bytes = 64u << 20};
+    ob = (rooted_one_t){.kind = CL_COLL_BCAST, .root = 0, .bytes = 64u << 20};
+    rooted_pair(a, b, q, &oa, &ob, true);
+    CHECK(oa.rc == 0 && ob.rc == 0 && oa.intact && ob.intact);
+    cl_fast_destroy(&a);
+    cl_fast_destroy(&b);
+}
+
 int main(void)
 {
     test_big();
     test_big_abort();
+    test_rooted();
+    test_rooted_abort();
     test_run();
     test_revoke();
     test_release();
