@@ -2,9 +2,12 @@
 #include "cl_port.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -68,4 +71,38 @@ int cl_port_bind(int port, int *bound)
     }
     *bound = ntohs(a.sin_port);
     return fd;
+}
+
+int cl_port_pick(int floor, int eph_lo, int eph_hi, int tries, cl_port_taken_fn taken, void *arg,
+                 int *port)
+{
+    int bound;
+    for (int t = 0; t < tries; t++) {
+        uint32_t r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (uint32_t)rand();
+        int cand = cl_port_candidate(r, floor, eph_lo, eph_hi);
+        if (cand < 0)
+            break;
+        if (taken != NULL && taken(arg, cand))
+            continue;
+        int fd = cl_port_bind(cand, &bound);
+        if (fd >= 0) {
+            *port = bound;
+            return fd;
+        }
+    }
+    /* Crowded machine: let the kernel choose. */
+    for (int t = 0; t < CL_PORT_KERNEL_TRIES; t++) {
+        int fd = cl_port_bind(0, &bound);
+        if (fd < 0)
+            return -1;
+        if (taken == NULL || !taken(arg, bound)) {
+            *port = bound;
+            return fd;
+        }
+        close(fd);
+    }
+    errno = EADDRINUSE;
+    return -1;
 }

@@ -15,6 +15,7 @@
 #ifndef CL_PORT_H_INCLUDED
 #define CL_PORT_H_INCLUDED
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The kernel's ephemeral port range read from `path` (NULL:
@@ -33,5 +34,18 @@ int cl_port_candidate(uint32_t r, int floor, int eph_lo, int eph_hi);
    TIME_WAIT, or bound on the wildcard address) is refused.  Returns the
    socket (close-on-exec) and the port it got in *bound, or -1. */
 int cl_port_bind(int port, int *bound);
+
+/* Says whether the caller already handed out port (arg: the caller's). */
+typedef bool (*cl_port_taken_fn)(void *arg, int port);
+
+/* Picks a free port: up to `tries` random candidates (cl_port_candidate
+   over floor and the range eph_lo..eph_hi), skipping those taken(arg,
+   port) names, each tried with cl_port_bind; then, on a crowded
+   machine, up to CL_PORT_KERNEL_TRIES of the kernel's choices that are
+   not taken.  Returns the bound socket (the caller keeps or closes it)
+   and its port in *port, or -1 (errno from the last attempt). */
+#define CL_PORT_KERNEL_TRIES 64
+int cl_port_pick(int floor, int eph_lo, int eph_hi, int tries, cl_port_taken_fn taken, void *arg,
+                 int *port);
 
 #endif

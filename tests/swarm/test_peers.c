@@ -9,25 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Binds a socket to 127.0.0.1:port (0: the kernel's choice) and closes
    it.  Returns the port it got, or -1. */
-static int s_try_port(int port)
-{
-    int got = -1, fd = cl_port_bind(port, &got);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    return got;
-}
+typedef struct {
+    const int *ports;
+    int n;
+} taken_t;
 
-static bool s_taken(const int *taken, int ntaken, int port)
+static bool s_taken(void *arg, int port)
 {
-    for (int i = 0; i < ntaken; i++)
-        if (taken[i] == port)
+    const taken_t *t = arg;
+    for (int i = 0; i < t->n; i++)
+        if (t->ports[i] == port)
             return true;
     return false;
 }
@@ -41,27 +37,16 @@ static bool s_taken(const int *taken, int ntaken, int port)
    choice on a crowded machine. */
 static int s_free_port(const int *taken, int ntaken)
 {
-    int lo, hi;
+    int lo, hi, port;
     cl_port_ephemeral(NULL, &lo, &hi);
-    for (int t = 0; t < 256; t++) {
-        uint32_t r;
-        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-            r = (uint32_t)rand();
-        int cand = cl_port_candidate(r, 10000, lo, hi);
-        if (cand < 0)
-            break;
-        if (s_taken(taken, ntaken, cand))
-            continue;
-        if (s_try_port(cand) == cand)
-            return cand;
+    taken_t t = {taken, ntaken};
+    int fd = cl_port_pick(10000, lo, hi, 256, s_taken, &t, &port);
+    if (fd < 0) {
+        perror("free_port");
+        exit(3);
     }
-    for (int t = 0; t < 64; t++) {
-        int port = s_try_port(0);
-        if (port > 0 && !s_taken(taken, ntaken, port))
-            return port;
-    }
-    perror("free_port");
-    exit(3);
+    close(fd); /* free again until the peer binds it */
+    return port;
 }
 
 void test_peers_prepare(const char *tag, int n, char *dir, size_t dirlen, char (*addrs)[256],

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,35 +173,19 @@ static int hand_out(cr_swarm_t *self, int fd, int bound, int *port, char *err, s
     return 0;
 }
 
+static bool taken_here(void *arg, int port)
+{
+    return was_used(arg, port);
+}
+
 int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
 {
-    for (int t = 0; t < CR_PORT_TRIES; t++) {
-        uint32_t r;
-        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-            r = (uint32_t)rand();
-        int cand = cl_port_candidate(r, CR_PORT_LOW, self->eph_lo, self->eph_hi);
-        if (cand < 0)
-            break;
-        if (was_used(self, cand))
-            continue;
-        int bound;
-        int fd = cl_port_bind(cand, &bound);
-        if (fd < 0)
-            continue;
-        return hand_out(self, fd, bound, port, err, errlen);
+    int bound;
+    int fd = cl_port_pick(CR_PORT_LOW, self->eph_lo, self->eph_hi, CR_PORT_TRIES, taken_here, self,
+                          &bound);
+    if (fd < 0) {
+        cr_set_err(err, errlen, "cannot find a free TCP port on 127.0.0.1: %s", strerror(errno));
+        return -1;
     }
-    /* Crowded machine: let the kernel choose. */
-    for (int t = 0; t < 16; t++) {
-        int bound;
-        int fd = cl_port_bind(0, &bound);
-        if (fd < 0)
-            break;
-        if (was_used(self, bound)) {
-            close(fd);
-            continue;
-        }
-        return hand_out(self, fd, bound, port, err, errlen);
-    }
-    cr_set_err(err, errlen, "cannot find a free TCP port on 127.0.0.1: %s", strerror(errno));
-    return -1;
+    return hand_out(self, fd, bound, port, err, errlen);
 }

@@ -1,14 +1,20 @@
 /*  cl_port_test.c - selftest of cl_port: the ephemeral range read from
     good and bad files, candidates never inside it and covering both
-    stretches around it, and binding refusing a port that is held. */
+    stretches around it, binding refusing a port that is held, and
+    picking (cl_port_pick): never a port the caller says is taken, the
+    kernel's choice when no candidate is left, none when all are taken. */
 #include "util/cl_port.h"
 #include "util/cl_selftest.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* Writes text to a fresh file under /tmp and reads the range from it. */
@@ -75,6 +81,74 @@ static void s_check_candidates(int floor, int elo, int ehi, int want)
     CL_CHECK(cl_port_candidate(UINT32_MAX, floor, elo, ehi) >= first);
 }
 
+/* For cl_port_pick: ports [lo, hi] of arg are taken. */
+static bool s_taken_range(void *arg, int port)
+{
+    const int *r = arg;
+    return port >= r[0] && port <= r[1];
+}
+
+static bool s_taken_outside(void *arg, int port)
+{
+    return !s_taken_range(arg, port);
+}
+
+static bool s_taken_all(void *arg, int port)
+{
+    (void)arg;
+    (void)port;
+    return true;
+}
+
+/* The port fd is bound to on 127.0.0.1, or -1. */
+static int s_port_of(int fd)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        return -1;
+    return ntohs(a.sin_port);
+}
+
+/* Picking: random candidates outside the range and not taken, each bound;
+   the kernel's choice when none is left; -1 when every port is taken. */
+static void s_check_pick(void)
+{
+    int lo, hi, port = -1;
+    cl_port_ephemeral(NULL, &lo, &hi);
+    int fd = cl_port_pick(20000, lo, hi, 100, NULL, NULL, &port);
+    CL_CHECK(fd >= 0 && s_port_of(fd) == port && port >= 20000 && (port < lo || port > hi));
+    if (fd >= 0)
+        close(fd);
+    /* Six candidates, five of them taken: the sixth (if nobody holds it). */
+    int five[2] = {65530, 65534};
+    fd = cl_port_pick(65530, 32768, 60999, 200, s_taken_range, five, &port);
+    CL_CHECK(fd >= 0 && s_port_of(fd) == port && !s_taken_range(five, port));
+    CL_CHECK(port < 65530 || port == 65535);
+    /* Held by someone, and the rest taken: the kernel's choice. */
+    int held_port = -1, held = cl_port_bind(65535, &held_port);
+    int fd2 = cl_port_pick(65530, 32768, 60999, 50, s_taken_range, five, &port);
+    CL_CHECK(fd2 >= 0 && s_port_of(fd2) == port && port != 65535 && !s_taken_range(five, port));
+    if (fd2 >= 0)
+        close(fd2);
+    if (held >= 0)
+        close(held);
+    if (fd >= 0)
+        close(fd);
+    /* Every candidate taken: the kernel's choice, which the caller has not
+       handed out (ports outside this machine's range count as taken). */
+    int range[2] = {lo, hi};
+    fd = cl_port_pick(20000, lo, hi, 50, s_taken_outside, range, &port);
+    CL_CHECK(fd >= 0 && s_port_of(fd) == port && port >= lo && port <= hi);
+    if (fd >= 0)
+        close(fd);
+    /* Every port taken: none. */
+    port = -7;
+    errno = 0;
+    CL_CHECK(cl_port_pick(20000, lo, hi, 50, s_taken_all, NULL, &port) == -1);
+    CL_CHECK(port == -7 && errno == EADDRINUSE);
+}
+
 int main(void)
 {
     s_check_ranges();
@@ -101,5 +175,6 @@ int main(void)
         close(fd);
     CL_CHECK(cl_port_bind(-1, &again) < 0);
     CL_CHECK(cl_port_bind(65536, &again) < 0);
+    s_check_pick();
     return cl_selftest_end("cl_port");
 }
