@@ -26,7 +26,8 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_seal.c
     ${_eng}/cl_timer.c
     ${_eng}/cl_viewack.c
-    ${_eng}/cl_held.c)
+    ${_eng}/cl_held.c
+    ${_eng}/cl_reqq.c)
 
 collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_comm.c
@@ -80,7 +81,7 @@ target_include_directories(collab_engine_base PUBLIC ${COLLAB_CORE_INCLUDES})
 target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test
-    cl_seal_test cl_sync_agree_test cl_transport_fd_test cl_timer_test cl_held_test)
+    cl_seal_test cl_sync_agree_test cl_transport_fd_test cl_timer_test cl_held_test cl_reqq_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 # The wire codec's selftest is two files.

@@ -1,8 +1,9 @@
 /*  cl_engine.c - the engine thread: request queue, poll loop, timers and
     the dispatch of messages.
 
-    One CZMQ actor per process.  Application threads append requests to a
-    mutex-protected list and write an eventfd; the thread polls that fd,
+    One CZMQ actor per process.  Application threads push requests onto
+    the request queue (cl_reqq.h: a locked list and an eventfd); the
+    thread polls that fd,
     its actor pipe and every socket of the transport in one poll
     (cl_transport_poll) whose timeout is the nearest deadline, so it
     sleeps whenever nothing is due (several peers share a few cores).
@@ -31,6 +32,7 @@
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_loop_int.h"
 #include "engine/cl_held.h"
+#include "engine/cl_reqq.h"
 
 #include "util/cl_log.h"
 #include "util/cl_text.h"
@@ -48,7 +50,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,10 +71,7 @@ struct cl_engine {
     eng_parts_t parts;
     /* Shared with application threads. */
     zactor_t *actor;
-    pthread_mutex_t q_mu; /* guards q_head/q_tail/accepting */
-    collab_request_t *q_head, *q_tail;
-    bool accepting;             /* false once the engine stops */
-    int wake_fd;                /* eventfd: the queue has work */
+    cl_reqq_t *reqq;            /* requests to the engine thread (cl_reqq.h) */
     atomic_int leave_asked;     /* cl_engine_request_leave was called */
     int left_pipe[2];           /* a byte is written to [1] once a requested leave is done */
     collab_request_t *init_req; /* completed when the peer holds a rank */
@@ -272,29 +270,12 @@ int cl_engine_world_size(const cl_engine_t *self)
 
 int cl_engine_submit(cl_engine_t *self, collab_request_t *req)
 {
-    pthread_mutex_lock(&self->q_mu);
-    if (!self->accepting) {
-        pthread_mutex_unlock(&self->q_mu);
-        return COLLAB_ERR_NOT_INIT;
-    }
-    req->next = NULL;
-    if (self->q_tail != NULL)
-        self->q_tail->next = req;
-    else
-        self->q_head = req;
-    self->q_tail = req;
-    pthread_mutex_unlock(&self->q_mu);
-    uint64_t one = 1;
-    ssize_t w;
-    do
-        w = write(self->wake_fd, &one, sizeof one);
-    while (w < 0 && errno == EINTR);
-    return COLLAB_OK;
+    return cl_reqq_push(self->reqq, req);
 }
 
 int cl_engine_wake_fd(const cl_engine_t *self)
 {
-    return self->wake_fd;
+    return cl_reqq_fd(self->reqq);
 }
 
 /* Finalize, once this peer's collectives are done (or their deadline
@@ -360,11 +341,7 @@ void cl_engine_request_leave(cl_engine_t *self)
     if (self == NULL)
         return;
     atomic_store(&self->leave_asked, 1);
-    uint64_t one = 1;
-    ssize_t w;
-    do
-        w = write(self->wake_fd, &one, sizeof one);
-    while (w < 0 && errno == EINTR);
+    cl_reqq_wake(self->reqq);
 }
 
 bool cl_engine_wait_left(cl_engine_t *self, int ms)
@@ -461,13 +438,7 @@ static void process(struct cl_engine *e, collab_request_t *req)
 
 static void drain_queue(struct cl_engine *e)
 {
-    uint64_t v;
-    while (read(e->wake_fd, &v, sizeof v) < 0 && errno == EINTR)
-        ;
-    pthread_mutex_lock(&e->q_mu);
-    collab_request_t *r = e->q_head;
-    e->q_head = e->q_tail = NULL;
-    pthread_mutex_unlock(&e->q_mu);
+    collab_request_t *r = cl_reqq_take_all(e->reqq);
     while (r != NULL) {
         collab_request_t *next = r->next;
         r->next = NULL;
@@ -748,7 +719,7 @@ static void engine_actor(zsock_t *pipe, void *arg)
         if (!eng_coll_local_pending(e->parts.cs) && next > now)
             ms = (long)ceil((next - now) * 1000.0);
         zmq_pollitem_t items[2] = {{zsock_resolve(pipe), 0, ZMQ_POLLIN, 0},
-                                   {NULL, e->wake_fd, ZMQ_POLLIN, 0}};
+                                   {NULL, cl_reqq_fd(e->reqq), ZMQ_POLLIN, 0}};
         int n = cl_transport_poll(e->parts.tp, items, 2, ms, on_tp_event, e);
         if (n < 0)
             break; /* the ZeroMQ context is going away */
@@ -780,12 +751,10 @@ cleanup:
 
 static void engine_free(struct cl_engine *e)
 {
-    if (e->wake_fd >= 0)
-        close(e->wake_fd);
+    cl_reqq_destroy(&e->reqq);
     for (int i = 0; i < 2; i++)
         if (e->left_pipe[i] >= 0)
             close(e->left_pipe[i]);
-    pthread_mutex_destroy(&e->q_mu);
     pthread_mutex_destroy(&e->info_mu);
     cl_request_destroy(&e->init_req);
     cl_held_destroy(&e->held); /* the loop's end frees it already */
@@ -820,13 +789,11 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
     memset(cfg, 0, sizeof *cfg);
     e->id = *identity;
     *identity = NULL;
-    e->wake_fd = -1;
     e->left_pipe[0] = e->left_pipe[1] = -1;
     memcpy(e->self_key, cl_identity_public_key(e->id), 32);
     uint64_t incarnation;
     randombytes_buf(&incarnation, sizeof incarnation);
     snprintf(e->self_id, sizeof e->self_id, "%s", cl_identity_peer_id(e->id));
-    pthread_mutex_init(&e->q_mu, NULL);
     pthread_mutex_init(&e->info_mu, NULL);
     atomic_init(&e->rank, -1);
     atomic_init(&e->world_size, e->cfg.world_size);
@@ -837,19 +804,18 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
                              .incarnation = incarnation,
                              .hb_interval = fmin(fmax(e->cfg.timeout / 4.0, 0.05), 2.0),
                              .hooks = &e->hooks};
-    e->accepting = true;
     e->init_req = cl_request_new(CL_OP_STEP);
     e->parts.timers = cl_timer_new(ENG_TIMERS_MAX);
     cl_held_limits_t hl = {.max_msgs = (size_t)e->cfg.max_held_msgs,
                            .max_per_peer = (size_t)e->cfg.max_held_peer,
                            .max_bytes = (size_t)e->cfg.max_held_mib << 20};
     e->held = cl_held_new(&hl);
-    e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (e->wake_fd >= 0 && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    e->reqq = cl_reqq_new();
+    if (e->reqq != NULL && pipe2(e->left_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         e->left_pipe[0] = e->left_pipe[1] = -1;
-    if (e->init_req == NULL || e->parts.timers == NULL || e->held == NULL || e->wake_fd < 0 ||
+    if (e->init_req == NULL || e->parts.timers == NULL || e->held == NULL || e->reqq == NULL ||
         e->left_pipe[0] < 0 || (e->parts.rep = eng_report_create(e)) == NULL) {
-        cl_error("cannot start the engine: %s", e->wake_fd < 0 ? strerror(errno) : "no memory");
+        cl_error("cannot start the engine: %s", e->reqq == NULL ? strerror(errno) : "no memory");
         engine_free(e);
         return COLLAB_ERR_NO_MEM;
     }
@@ -872,13 +838,10 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
 
 static void stop_thread(struct cl_engine *e)
 {
-    pthread_mutex_lock(&e->q_mu);
-    e->accepting = false;
-    pthread_mutex_unlock(&e->q_mu);
+    cl_reqq_close(e->reqq);
     zactor_destroy(&e->actor);
     /* Requests that arrived after the thread stopped. */
-    collab_request_t *r = e->q_head;
-    e->q_head = e->q_tail = NULL;
+    collab_request_t *r = cl_reqq_take_all(e->reqq);
     while (r != NULL) {
         collab_request_t *next = r->next;
         cl_request_complete(r, COLLAB_ERR_NOT_INIT);
