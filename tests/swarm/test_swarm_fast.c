@@ -17,7 +17,11 @@
                the duplicate: each blocking result (fast path, in
                chunks) equals bit for bit the same call made nonblocking
                (the butterfly); a loop of 1 MiB float sums on the world
-               equals the sum in rank order; most took the fast path.
+               equals the sum in rank order; then reductions to a root
+               and broadcasts from either root, small and big, each equal
+               bit for bit to the same call made nonblocking, a
+               reduction leaving the other rank's receive buffer
+               untouched; most took the fast path.
     fast_kill  2 peers; rank 1 SIGKILLs itself from a second thread in the
                middle of a run of fast all-reduces.  Rank 0 finishes
                every call without hanging, each result with both inputs
