@@ -126,6 +126,17 @@ expect_agreement() {
     say "$n peers finished with the same parameters (checksum $(checksums "$log"))"
 }
 
+# expect_exit0 ERR WHO...: fails unless collab-run's summary in ERR says
+# that each WHO ('rank 1', 'peer +1') exited with status 0.
+expect_exit0() {
+    local err=$1 who
+    shift
+    for who in "$@"; do
+        grep -q "summary: $who (pid [0-9]*) exited with status 0 " "$err" ||
+            fail "$who did not exit with status 0"
+    done
+}
+
 # float_cmp EXPR: evaluates a Python boolean expression on floats.
 float_cmp() {
     "${E2E_PYTHON:-python3}" -c "import sys; sys.exit(0 if ($1) else 1)"

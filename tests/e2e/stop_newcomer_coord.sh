@@ -34,9 +34,6 @@ if grep -q "dropped a message of type VIEW .*its sender is not this peer's coord
 else
     say "no member refused the view of the member that took over (the case did not arise)"
 fi
-for who in 'rank 1' 'rank 3' 'peer +1'; do
-    grep -q "summary: $who (pid [0-9]*) exited with status 0 " "$err" ||
-        fail "$who did not exit with status 0"
-done
+expect_exit0 "$err" 'rank 1' 'rank 3' 'peer +1'
 expect_agreement "$log" 3
 pass

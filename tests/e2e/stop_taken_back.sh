@@ -35,10 +35,7 @@ err="$E2E_LOG/run.err"
 grep -q '^\[1\] .*this peer was stopped for' "$err" || fail "rank 1 never saw its own stop"
 ! grep -q '^\[1\] .*the swarm went on without this peer and none' "$err" ||
     fail "rank 1 stopped as if nobody took it back"
-for who in 'rank 1' 'rank 2' 'peer +1'; do
-    grep -q "summary: $who (pid [0-9]*) exited with status 0 " "$err" ||
-        fail "$who did not exit with status 0"
-done
+expect_exit0 "$err" 'rank 1' 'rank 2' 'peer +1'
 # The progress rank 2 made alone is kept: rank 1 is resynced from it,
 # rank 2 is never taken out nor resynced.
 grep -q '^\[1\] .*resynced with the group' "$err" || fail "rank 1 was not resynced"

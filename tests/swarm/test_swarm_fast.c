@@ -104,12 +104,6 @@ static double val(int r, int it, int k)
     return ldexp(h & 1 ? -m : m, (int)((h >> 8) % 61) - 30);
 }
 
-static uint64_t fast_done(collab_comm_t *c)
-{
-    cl_fast_t *f = atomic_load(&c->fast);
-    return f != NULL ? cl_fast_completed(f) : 0;
-}
-
 /* One round of checks on comm c at iteration it; *engine_calls counts the
    nonblocking ones. */
 static void bits_round(collab_comm_t *c, int i, int it)
@@ -199,14 +193,14 @@ static void big_round(collab_comm_t *c, int i, int it, void *x, void *y, void *e
     const collab_op_t *op = ops[(it / 3) % 4];
     size_t n = counts[it % 4], bytes = n * collab_dtype_extent(t);
     big_input(i, it, t, x, n);
-    uint64_t f0 = fast_done(c);
+    uint64_t f0 = test_fast_done(c);
     if (it % 5 == 4) { /* in place */
         memcpy(y, x, bytes);
         CHECK(collab_allreduce(c, NULL, y, n, t, op, NULL) == COLLAB_OK);
     } else {
         CHECK(collab_allreduce(c, x, y, n, t, op, NULL) == COLLAB_OK);
     }
-    *fast += fast_done(c) != f0;
+    *fast += test_fast_done(c) != f0;
     collab_request_t *r = NULL;
     CHECK(collab_allreduce(c, x, e, n, t, op, &r) == COLLAB_OK);
     CHECK(collab_wait(&r, NULL) == COLLAB_OK);
@@ -235,7 +229,7 @@ static void rooted_round(collab_comm_t *c, int i, int it, void *x, void *y, void
     int root = (it / 2) % 2;
     size_t n = counts[(it / 4) % 5], bytes = n * collab_dtype_extent(t);
     big_input(i, it, t, x, n);
-    uint64_t f0 = fast_done(c);
+    uint64_t f0 = test_fast_done(c);
     collab_request_t *r = NULL;
     if (it % 2 == 0) { /* a reduction, in place at the root now and then */
         memset(y, 0xa5, bytes);
@@ -245,7 +239,7 @@ static void rooted_round(collab_comm_t *c, int i, int it, void *x, void *y, void
         } else {
             CHECK(collab_reduce(c, x, y, n, t, op, root, NULL) == COLLAB_OK);
         }
-        *fast += fast_done(c) != f0;
+        *fast += test_fast_done(c) != f0;
         CHECK(collab_reduce(c, x, e, n, t, op, root, &r) == COLLAB_OK);
         CHECK(collab_wait(&r, NULL) == COLLAB_OK);
         size_t bad = 0;
@@ -261,7 +255,7 @@ static void rooted_round(collab_comm_t *c, int i, int it, void *x, void *y, void
         memcpy(y, x, bytes);
         memcpy(e, x, bytes);
         CHECK(collab_bcast(c, y, bytes, root, NULL) == COLLAB_OK);
-        *fast += fast_done(c) != f0;
+        *fast += test_fast_done(c) != f0;
         CHECK(collab_bcast(c, e, bytes, root, &r) == COLLAB_OK);
         CHECK(collab_wait(&r, NULL) == COLLAB_OK);
         big_input(root, it, t, x, n); /* the root's bytes, here too */
@@ -314,9 +308,9 @@ int child_fast_bits(int i, int n)
         float *fx = x, *fy = y;
         for (size_t k = 0; k < nb; k++)
             fx[k] = (float)val(i, it, (int)(k % 4099));
-        uint64_t f0 = fast_done(w);
+        uint64_t f0 = test_fast_done(w);
         CHECK(collab_allreduce(w, fx, fy, nb, COLLAB_FLOAT, &SUM, NULL) == COLLAB_OK);
-        wfast += fast_done(w) != f0;
+        wfast += test_fast_done(w) != f0;
         int bad = 0;
         for (size_t k = 0; k < nb; k++) {
             float want = (float)val(0, it, (int)(k % 4099)) + (float)val(1, it, (int)(k % 4099));
@@ -336,7 +330,7 @@ int child_fast_bits(int i, int n)
     CHECK(bigfast >= bigs * 9 / 10 && wfast >= wbigs / 2 && rfast >= rooted / 2);
     collab_info_t info;
     CHECK(collab_last_info(&info) == COLLAB_OK && info.group_size == 2);
-    uint64_t fw = fast_done(w), fd = fast_done(d);
+    uint64_t fw = test_fast_done(w), fd = test_fast_done(d);
     fprintf(stderr, "[test] rank %d: fast path: %llu calls on the world, %llu on its duplicate\n",
             i, (unsigned long long)fw, (unsigned long long)fd);
     /* Blocking calls are 6 of the 10 per round, plus the loop's 3000. */
@@ -355,7 +349,7 @@ static void *harm_soon(void *arg)
     usleep((useconds_t)(intptr_t)arg);
     /* Big: the first calls run on the engine path (slowly on a loaded
        machine) until the step is learned; harm amid fast ones. */
-    for (int k = 0; s_harm_comm != NULL && k < 8000 && fast_done(s_harm_comm) < s_harm_after; k++)
+    for (int k = 0; s_harm_comm != NULL && k < 8000 && test_fast_done(s_harm_comm) < s_harm_after; k++)
         usleep(1000);
     raise(atomic_load(&s_harm_sig));
     return NULL;
@@ -543,9 +537,9 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
         for (size_t k = 0; k < nel; k++)
             x[k] = input(i, it, (int)(k % 35));
         double c0 = now_s();
-        uint64_t f0 = fast_done(w);
+        uint64_t f0 = test_fast_done(w);
         CHECK(collab_allreduce(w, x, y, nel, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
-        int was_fast = fast_done(w) != f0;
+        int was_fast = test_fast_done(w) != f0;
         double dt = now_s() - c0;
         slowest = dt > slowest ? dt : slowest;
         /* Whole, and one call's elements all hold the same calls' inputs. */
@@ -597,7 +591,7 @@ static int harm_loop(int i, int sig, bool engine, size_t nel)
             rec[nrec++] = (rec_t){info.sequence, y[0], h, was_fast, info.group_size};
         it++;
     }
-    fast0 = fast_done(w); /* rank 0: all before the harm (it is alone after) */
+    fast0 = test_fast_done(w); /* rank 0: all before the harm (it is alone after) */
     fprintf(stderr,
             "[test] rank %d: %d all-reduces (%d with both, %d alone), slowest %.2f s, "
             "%llu on the fast path\n",

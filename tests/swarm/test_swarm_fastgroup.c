@@ -49,16 +49,10 @@ typedef struct {
 static collab_comm_t *s_world;
 static atomic_int s_sig, s_harmed;
 
-static uint64_t done_fast(void)
-{
-    cl_fast_t *f = s_world != NULL ? atomic_load(&s_world->fast) : NULL;
-    return f != NULL ? cl_fast_completed(f) : 0;
-}
-
 static void *harm(void *arg)
 {
     (void)arg;
-    for (int k = 0; k < 30000 && done_fast() < 40; k++)
+    for (int k = 0; k < 30000 && test_fast_done(s_world) < 40; k++)
         usleep(1000);
     atomic_store(&s_harmed, 1);
     raise(atomic_load(&s_sig));
@@ -161,12 +155,12 @@ static int group_loop(int i, int n, int sig)
         for (size_t k = 0; k < NG; k++)
             x[k] = gin(i, it, k);
         bool before = atomic_load(&s_harmed) == 0;
-        uint64_t f0 = done_fast();
+        uint64_t f0 = test_fast_done(s_world);
         double c0 = now_s();
         CHECK(collab_allreduce(s_world, x, y, NG, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
         double dt = now_s() - c0;
         slowest = dt > slowest ? dt : slowest;
-        int was_fast = done_fast() != f0;
+        int was_fast = test_fast_done(s_world) != f0;
         collab_info_t info;
         CHECK(collab_last_info(&info) == COLLAB_OK);
         if (info.group_size != n || (i == victim && !before))
@@ -210,8 +204,8 @@ static int group_loop(int i, int n, int sig)
     fprintf(stderr,
             "[test] rank %d: %d all-reduces (%d checked exactly), %llu on the fast path, "
             "slowest %.2f s\n",
-            i, it, exact, (unsigned long long)done_fast(), slowest);
-    CHECK(done_fast() >= 40 || i == victim);
+            i, it, exact, (unsigned long long)test_fast_done(s_world), slowest);
+    CHECK(test_fast_done(s_world) >= 40 || i == victim);
     CHECK(slowest < 15.0);
     if (i == 0)
         CHECK(inexact > 0); /* it went on without the victim */
@@ -274,8 +268,7 @@ int child_fast_group_rooted(int i, int n)
                 ((int32_t *)x)[k] = (int32_t)rin(i, it, k);
         }
         memset(y, 0xa5, bytes);
-        cl_fast_t *f = atomic_load(&d->fast);
-        uint64_t f0 = f != NULL ? cl_fast_completed(f) : 0;
+        uint64_t f0 = test_fast_done(d);
         if (reduce) {
             CHECK(collab_reduce(d, x, i == root ? y : NULL, c, dbl ? COLLAB_DOUBLE : COLLAB_INT32,
                                 op, root, NULL) == COLLAB_OK);
@@ -284,8 +277,7 @@ int child_fast_group_rooted(int i, int n)
                 memcpy(y, x, bytes);
             CHECK(collab_bcast(d, y, bytes, root, NULL) == COLLAB_OK);
         }
-        f = atomic_load(&d->fast);
-        fast += f != NULL && cl_fast_completed(f) != f0;
+        fast += test_fast_done(d) != f0;
         for (size_t k = 0; k < c; k++) {
             double want = rin(root, it, k), got;
             if (reduce && i != root) {

@@ -12,6 +12,9 @@
 
 #include "test_peers.h"
 
+#include "engine/cl_comm.h"
+#include "engine/cl_fast.h"
+
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -376,4 +379,10 @@ void test_reap_cont_helper(pid_t helper)
                 s_rank);
         CHECK(false);
     }
+}
+
+uint64_t test_fast_done(collab_comm_t *comm)
+{
+    cl_fast_t *f = comm != NULL ? atomic_load(&comm->fast) : NULL;
+    return f != NULL ? cl_fast_completed(f) : 0;
 }

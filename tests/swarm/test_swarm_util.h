@@ -53,6 +53,10 @@ int failed(const int *st, int n, const char *what);
 
 /* collab_wtime(). */
 double now_s(void);
+
+/* Collectives comm completed on the same-host fast path so far (0 with
+   no fast path; comm NULL: 0). */
+uint64_t test_fast_done(collab_comm_t *comm);
 /* True when the file at path contains every one of the n strings. */
 bool file_has(const char *path, const char *const *want, int n);
 /* Joins the swarm as peer i, logging to <dir>/<log><i> when log is not

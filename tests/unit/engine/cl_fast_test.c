@@ -422,7 +422,9 @@ static rooted_t rooted_call(int it)
     static const size_t bytes[6] = {24, 8192, 8200, 65536 * 5 + 4, 1u << 20, BIG_MAX};
     rooted_t r = {it % 2 == 1, it % 6 == 4, (it / 2) % 2, BIG_TYPES[it % 3], &BIG_OPS[(it / 3) % 4],
                   0};
-    r.count = bytes[(it / 4) % 6] / (r.bcast ? 1 : collab_dtype_extent(r.t));
+    if (r.bcast)
+        r.t = COLLAB_INT32; /* a broadcast's bytes: int32 elements (the sizes are multiples of 4) */
+    r.count = bytes[(it / 4) % 6] / collab_dtype_extent(r.t);
     return r;
 }
 
@@ -432,11 +434,9 @@ static void *rooted_loop(void *arg)
     uint8_t *x = malloc(BIG_MAX), *y = malloc(BIG_MAX), *o = malloc(BIG_MAX), *w = malloc(BIG_MAX);
     for (int it = 0; it < m->iters && x != NULL && y != NULL && o != NULL && w != NULL; it++) {
         rooted_t r = rooted_call(it);
-        collab_dtype_t t = r.bcast ? COLLAB_INT32 : r.t;
-        size_t ecount = r.bcast ? r.count / 4 : r.count, bytes = ecount * 4;
-        if (!r.bcast)
-            bytes = r.count * collab_dtype_extent(t);
-        big_input(m->me, it, t, x, ecount); /* this member's input (or bytes) */
+        const collab_dtype_t t = r.t;
+        const size_t bytes = r.count * collab_dtype_extent(t);
+        big_input(m->me, it, t, x, r.count); /* this member's input (or bytes) */
         memset(y, 0xa5, bytes);
         int rc;
         if (r.bcast) {
@@ -453,7 +453,7 @@ static void *rooted_loop(void *arg)
             continue;
         }
         m->taken++;
-        big_input(1 - m->me, it, t, o, ecount);
+        big_input(1 - m->me, it, t, o, r.count);
         if (r.bcast) { /* everyone holds the root's bytes */
             m->wrong += memcmp(y, r.root == m->me ? x : o, bytes) != 0;
         } else if (m->me == r.root) { /* the engine path's fold, rank order */
