@@ -700,7 +700,7 @@ static bool run_big(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const v
                     void *recvbuf, const fast_call_t *bc)
 {
     const int me = self->me, other = 1 - me;
-    const size_t ext = collab_dtype_extent(bc->dtype), bytes = bc->count * ext;
+    const size_t bytes = fast_call_bytes(bc);
     /* The result goes to scratch where the input (or, for a broadcast,
        the member's own bytes, a stand-in root's on the engine path) must
        stay whole until COMPLETE. */
@@ -712,7 +712,7 @@ static bool run_big(cl_fast_t *self, fchan_t *c, uint64_t g, uint64_t q, const v
     fast_arr_t a = fast_arrive(&c->sy, q, me, F_ARR(0) | F_ARR(1), NULL, NULL);
     bool complete = a == ARR_COMPLETE;
     if (a == ARR_WAIT) {
-        const size_t per = BIG_CHUNK / ext;
+        const size_t per = BIG_CHUNK / collab_dtype_extent(bc->dtype);
         fast_prog_t pr = {.w = {&c->big[other].rd}, .n = 1, .lo = PK(q, 0),
                           .hi = PK(q, (bc->count + per - 1) / per)};
         complete = fast_wait(self, &c->sy, q, g, F_ARR(0) | F_ARR(1), &pr);
@@ -747,9 +747,6 @@ static bool same_call(const void *ctx)
 static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, size_t count,
                collab_dtype_t dtype, const collab_op_t *op, int root)
 {
-    size_t bytes = kind == CL_COLL_BCAST     ? count
-                   : kind == CL_COLL_BARRIER ? 0
-                                             : count * collab_dtype_extent(dtype);
     int expected = 0;
     if (!atomic_compare_exchange_strong(&self->inside, &expected, 1))
         return 0; /* another thread of this process (not allowed by MPI) */
@@ -765,6 +762,7 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
         goto abandon; /* the lease ended (cl_fast_lapse) */
     const unsigned par = (unsigned)(q & 1);
     const fast_call_t fc = fast_call(me, kind, root, count, dtype, op);
+    const size_t bytes = fast_call_bytes(&fc);
     if (G != NULL) {
         /* A group: all but barriers (those on the engine path). */
         if (kind == CL_COLL_BARRIER || !fast_group_run(self, G, g, q, sendbuf, recvbuf, &fc))
@@ -788,7 +786,7 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     mine->op = op != NULL ? (uint32_t)op->kind : 0;
     mine->root = root >= 0 ? (uint32_t)root : 0;
     mine->bytes = bytes;
-    if (bytes > 0 && (kind != CL_COLL_BCAST || root == me))
+    if (bytes > 0 && (kind != CL_COLL_BCAST || !fc.result)) /* all but a broadcast's receiver */
         memcpy(mine->data, sendbuf != NULL ? sendbuf : recvbuf, bytes);
     atomic_store_explicit(&mine->seq, q, memory_order_release);
     /* Arrive: the last arriver checks the other's call against its own. */
@@ -800,11 +798,13 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
         complete = fast_wait(self, &c->sy, q, g, F_ARR(0) | F_ARR(1), NULL);
     if (!complete)
         goto abandon;
-    if ((kind == CL_COLL_ALLREDUCE || (kind == CL_COLL_REDUCE && root == me)) && count > 0) {
-        const void *in[2] = {c->slot[0][par].data, c->slot[1][par].data};
-        (void)cl_reduce_fold(op, dtype, recvbuf, in, 2, count);
-    } else if (kind == CL_COLL_BCAST && root != me && bytes > 0) {
-        memcpy(recvbuf, c->slot[root][par].data, bytes);
+    if (fc.result && bytes > 0) {
+        if (kind == CL_COLL_BCAST) {
+            memcpy(recvbuf, c->slot[root][par].data, bytes);
+        } else {
+            const void *in[2] = {c->slot[0][par].data, c->slot[1][par].data};
+            (void)cl_reduce_fold(op, dtype, recvbuf, in, 2, count);
+        }
     }
     self->last[par] = q + 1;
 done:

@@ -166,6 +166,12 @@ typedef struct {
                     reduction's root, a broadcast's other members */
 } fast_call_t;
 
+/* The bytes of a call's buffer (0 for a barrier). */
+static inline size_t fast_call_bytes(const fast_call_t *c)
+{
+    return c->count * collab_dtype_extent(c->dtype);
+}
+
 static inline fast_call_t fast_call(int me, int kind, int root, size_t count,
                                     collab_dtype_t dtype, const collab_op_t *op)
 {

@@ -128,8 +128,11 @@ int cr_swarm_identity(cr_swarm_t *self, int slot, char *path, size_t pathlen, ch
     return 0;
 }
 
-static bool was_used(const cr_swarm_t *self, int port)
+/* A cl_port_taken_fn: port was handed out before in this run (arg the
+   cr_swarm_t). */
+static bool was_used(void *arg, int port)
 {
+    const cr_swarm_t *self = arg;
     for (size_t i = 0; i < self->nused; i++)
         if (self->used[i] == port)
             return true;
@@ -173,15 +176,10 @@ static int hand_out(cr_swarm_t *self, int fd, int bound, int *port, char *err, s
     return 0;
 }
 
-static bool taken_here(void *arg, int port)
-{
-    return was_used(arg, port);
-}
-
 int cr_swarm_pick_port(cr_swarm_t *self, int *port, char *err, size_t errlen)
 {
     int bound;
-    int fd = cl_port_pick(CR_PORT_LOW, self->eph_lo, self->eph_hi, CR_PORT_TRIES, taken_here, self,
+    int fd = cl_port_pick(CR_PORT_LOW, self->eph_lo, self->eph_hi, CR_PORT_TRIES, was_used, self,
                           &bound);
     if (fd < 0) {
         cr_set_err(err, errlen, "cannot find a free TCP port on 127.0.0.1: %s", strerror(errno));

@@ -342,24 +342,8 @@ typedef struct {
     double took;
 } big_one_t;
 
-/* Revokes member f's grant once a transfer is under way: a page of
-   input bytes (0x01) shows in the area (a ring holds a chunk), or after
-   1 s.  Then the revocation lands mid-transfer however the threads are
-   scheduled. */
-static void *revoke_on_progress(void *arg)
-{
-    const uint8_t *area = map_area();
-    static const uint8_t ones[4096] = {[0 ... 4095] = 1};
-    double t0 = now_s();
-    bool seen = false;
-    while (area != NULL && !seen && now_s() - t0 < 1.0)
-        for (size_t off = 0; off + 4096 <= CL_SHM_FAST_BYTES && !seen; off += 4096)
-            seen = memcmp(area + off, ones, 4096) == 0;
-    cl_fast_revoke(arg);
-    if (area != NULL)
-        munmap((void *)area, CL_SHM_FAST_BYTES);
-    return NULL;
-}
+/* A page of the bytes big_one's and rooted_one's inputs are made of. */
+static const uint8_t ONES[4096] = {[0 ... 4095] = 1};
 
 static void *big_one(void *arg)
 {
@@ -367,7 +351,7 @@ static void *big_one(void *arg)
     size_t count = 8u << 20; /* 64 MiB of doubles: many chunks */
     double *x = malloc(count * sizeof *x), *y = malloc(count * sizeof *y);
     if (x != NULL)
-        memset(x, 1, count * sizeof *x); /* bytes revoke_on_progress looks for */
+        memset(x, 1, count * sizeof *x); /* pages of ONES, what the revoker looks for */
     double t0 = now_s();
     o->rc = x != NULL && y != NULL ? cl_fast_allreduce(o->f, x, y, count, COLLAB_DOUBLE, &SUMOP)
                                    : -1;
@@ -392,13 +376,14 @@ static void test_big_abort(void)
     CHECK(ob.rc == 0 && ob.took < 0.4);
     /* Sequence 6, both there; b's grant revoked mid-transfer. */
     CHECK(cl_fast_grant(a, 6, &s_none) && cl_fast_grant(b, 6, &s_none));
-    pthread_t ta, tb, tr;
+    pthread_t ta, tb;
+    revoker_t rv;
     pthread_create(&ta, NULL, big_one, &oa);
     pthread_create(&tb, NULL, big_one, &ob);
-    pthread_create(&tr, NULL, revoke_on_progress, b);
+    revoker_start(&rv, b, map_area(), CL_SHM_FAST_BYTES, ONES);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
-    pthread_join(tr, NULL);
+    revoker_join(&rv);
     CHECK(oa.rc == ob.rc);
     CHECK(oa.rc == 0 && oa.took < 2.0 && ob.took < 2.0);
     cl_fast_destroy(&a);
@@ -541,15 +526,16 @@ static void rooted_pair(cl_fast_t *a, cl_fast_t *b, uint64_t q, rooted_one_t *oa
     CHECK(cl_fast_grant(a, q, &s_none) && cl_fast_grant(b, q, &s_none));
     oa->f = a;
     ob->f = b;
-    pthread_t ta, tb, tr;
+    pthread_t ta, tb;
+    revoker_t rv;
     pthread_create(&ta, NULL, rooted_one, oa);
     pthread_create(&tb, NULL, rooted_one, ob);
     if (revoke)
-        pthread_create(&tr, NULL, revoke_on_progress, a);
+        revoker_start(&rv, a, map_area(), CL_SHM_FAST_BYTES, ONES);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
     if (revoke)
-        pthread_join(tr, NULL);
+        revoker_join(&rv);
 }
 
 /* Calls that differ (roots, kinds) take the engine path on both members,
