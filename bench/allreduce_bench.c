@@ -20,12 +20,13 @@
 
     usage: allreduce_bench [--min-bytes B] [--max-bytes B] [--factor F]
                            [--time S] [--max-iters N] [--warmup N] [--in-place]
-                           [--bcast | --reduce]
+                           [--bcast | --reduce | --barrier]
     --bcast times MPI_Bcast of the floats from rank 0 instead (busbw is
     then meaningless; the check is that every rank got rank 0's values).
     --reduce times MPI_Reduce (float sum) to rank 0 instead (in place at
     rank 0 with --in-place; busbw is then meaningless; the check is rank
-    0's sum).
+    0's sum).  --barrier times MPI_Barrier instead (the size only names
+    the row: one size is enough; busbw is meaningless, nothing to check).
     Output (rank 0): lines starting with "bench:", one per size:
         bench: <bytes> <iterations> <latency us> <algbw MB/s> <busbw MB/s> ok|WRONG
 */
@@ -42,13 +43,14 @@ typedef struct {
     int in_place;
     int bcast;  /* time MPI_Bcast from rank 0 instead of MPI_Allreduce */
     int reduce; /* time MPI_Reduce to rank 0 instead */
+    int barrier; /* time MPI_Barrier instead */
 } opts_t;
 
-static int s_bcast, s_reduce, s_rank;
+static int s_bcast, s_reduce, s_barrier, s_rank;
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){8, 64L << 20, 4, 1000, 20, 0.5, 0, 0, 0};
+    *o = (opts_t){8, 64L << 20, 4, 1000, 20, 0.5, 0, 0, 0, 0};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--in-place") == 0) {
@@ -61,6 +63,10 @@ static int parse(int argc, char **argv, opts_t *o)
         }
         if (strcmp(a, "--reduce") == 0) {
             o->reduce = 1;
+            continue;
+        }
+        if (strcmp(a, "--barrier") == 0) {
+            o->barrier = 1;
             continue;
         }
         if (k + 1 >= argc) {
@@ -115,7 +121,9 @@ static double timed(float *in, float *out, int n, int iters, int in_place)
     for (int i = 0; i < iters && s_reduce; i++)
         MPI_Reduce(in_place && s_rank == 0 ? MPI_IN_PLACE : in, in_place ? in : out, n, MPI_FLOAT,
                    MPI_SUM, 0, MPI_COMM_WORLD);
-    for (int i = 0; i < iters && !s_bcast && !s_reduce; i++)
+    for (int i = 0; i < iters && s_barrier; i++)
+        MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters && !s_bcast && !s_reduce && !s_barrier; i++)
         MPI_Allreduce(in_place ? MPI_IN_PLACE : in, in_place ? in : out, n, MPI_FLOAT, MPI_SUM,
                       MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0, tmax = 0;
@@ -128,12 +136,13 @@ int main(int argc, char **argv)
     opts_t o;
     if (parse(argc, argv, &o) != 0)
         return 2;
-    if (o.bcast && o.reduce) {
-        fprintf(stderr, "allreduce_bench: --bcast and --reduce exclude each other\n");
+    if (o.bcast + o.reduce + o.barrier > 1) {
+        fprintf(stderr, "allreduce_bench: --bcast, --reduce and --barrier exclude each other\n");
         return 2;
     }
     s_bcast = o.bcast;
     s_reduce = o.reduce;
+    s_barrier = o.barrier;
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -147,9 +156,10 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("bench: # %s%s on %d ranks\n",
-               o.bcast    ? "MPI_Bcast floats"
-               : o.reduce ? "MPI_Reduce float sum to rank 0"
-                          : "MPI_Allreduce float sum",
+               o.bcast     ? "MPI_Bcast floats"
+               : o.reduce  ? "MPI_Reduce float sum to rank 0"
+               : o.barrier ? "MPI_Barrier"
+                           : "MPI_Allreduce float sum",
                o.in_place ? " in place" : "", size);
         printf("bench: # bytes iterations latency_us algbw_MBps busbw_MBps check\n");
         fflush(stdout);
@@ -165,8 +175,8 @@ int main(int argc, char **argv)
         timed(in, out, n, 1, o.in_place);
         float want = o.bcast ? 1.0f : (float)size * (float)(size + 1) / 2.0f;
         int wrong = res[0] != want || res[n / 2] != want || res[n - 1] != want, any = 0;
-        if (o.reduce && rank != 0)
-            wrong = 0; /* only the root has the sum */
+        if ((o.reduce && rank != 0) || o.barrier)
+            wrong = 0; /* only the root has the sum; a barrier has none */
         MPI_Allreduce(&wrong, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         wrong_any |= any;
 

@@ -3,7 +3,7 @@
 #
 #   bench/pair.sh [--build DIR] [--np 2] [--runs 5] [--time S]
 #                 [--sizes "8 1048576 16777216"] [--also "NAME:VAR=VAL ..."]
-#                 [--coll allreduce|bcast|reduce] [--out FILE]
+#                 [--coll allreduce|bcast|reduce|barrier] [--out FILE]
 #
 # Runs build/bench/allreduce_bench (built with mpicc.mpich) on
 # `mpiexec.mpich -n NP` and on `collab-run -n NP`, alternating MPICH and
@@ -13,8 +13,9 @@
 # bandwidth (build/bench/memcpy_bench, measured at the start and the end).
 # --also adds a mpicollab variant run in the same rotation with extra
 # environment (e.g. --also "noshm:COLLAB_SHM=0"); repeatable.  --coll
-# times MPI_Bcast from rank 0 or MPI_Reduce to rank 0 instead (their bus
-# bandwidth column is the all-reduce's formula, not meaningful).
+# times MPI_Bcast from rank 0, MPI_Reduce to rank 0 or MPI_Barrier
+# instead (their bus bandwidth column is the all-reduce's formula, not
+# meaningful; a barrier's size only names its row: --sizes 8).
 # Method: docs/benchmarks.md.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -33,9 +34,9 @@ while [ $# -gt 0 ]; do
         names+=("${2%%:*}"); envs+=("${2#*:}"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --coll)
-        case "$2" in allreduce | bcast | reduce) coll=$2 ;; *) echo "pair.sh: --coll wants allreduce, bcast or reduce, got '$2'" >&2; exit 2 ;; esac
+        case "$2" in allreduce | bcast | reduce | barrier) coll=$2 ;; *) echo "pair.sh: --coll wants allreduce, bcast, reduce or barrier, got '$2'" >&2; exit 2 ;; esac
         shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "pair.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -85,6 +86,7 @@ stat() { bench_stat "$tmp/all" "$@"; } # variant, size, field -> "median min max
     case $coll in
     allreduce) what='MPI_Allreduce float sum' ;;
     bcast) what='MPI_Bcast floats from rank 0' ;;
+    barrier) what='MPI_Barrier' ;;
     *) what='MPI_Reduce float sum to rank 0' ;;
     esac
     printf '# %s, %d peers on %s (%s cores, load %s), %d interleaved runs\n' "$what" \

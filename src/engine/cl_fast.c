@@ -509,12 +509,17 @@ bool fast_wait(cl_fast_t *self, fsync_t *s, uint64_t q, uint64_t g, unsigned all
     double t0 = fast_now();
     fast_clock_t ck = {.t = t0, .t0 = t0, .tw = t0, .spins = 0};
     uint64_t seen = fast_prog(pr);
+    unsigned arrived = 0; /* the members seen arrived */
     for (;;) {
         uint64_t v = atomic_load_explicit(ctl, memory_order_acquire);
         if (CTL_SEQ(v) != q || (CTL_FL(v) & ~all) != 0)
             return v == CTL(q, all | F_COMPLETE);
         fast_clock_tick(&ck);
         fast_prog_at_t at = {pr, fast_prog(pr)};
+        if (CTL_FL(v) != arrived) {
+            arrived = CTL_FL(v); /* another arrival (a group's barrier): not slow */
+            ck.t0 = ck.t;
+        }
         if (at.p > seen) {
             seen = at.p;
             ck.t0 = ck.t; /* the others still work: not slow */
@@ -764,8 +769,7 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     const fast_call_t fc = fast_call(me, kind, root, count, dtype, op);
     const size_t bytes = fast_call_bytes(&fc);
     if (G != NULL) {
-        /* A group: all but barriers (those on the engine path). */
-        if (kind == CL_COLL_BARRIER || !fast_group_run(self, G, g, q, sendbuf, recvbuf, &fc))
+        if (!fast_group_run(self, G, g, q, sendbuf, recvbuf, &fc))
             goto abandon;
         goto done;
     }
@@ -784,7 +788,7 @@ static int run(cl_fast_t *self, int kind, const void *sendbuf, void *recvbuf, si
     mine->kind = (uint32_t)kind;
     mine->dtype = (uint32_t)dtype;
     mine->op = op != NULL ? (uint32_t)op->kind : 0;
-    mine->root = root >= 0 ? (uint32_t)root : 0;
+    mine->root = (uint32_t)fc.root;
     mine->bytes = bytes;
     if (bytes > 0 && (kind != CL_COLL_BCAST || !fc.result)) /* all but a broadcast's receiver */
         memcpy(mine->data, sendbuf != NULL ? sendbuf : recvbuf, bytes);

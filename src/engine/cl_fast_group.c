@@ -1,6 +1,6 @@
-/*  cl_fast_group.c - the fast path's all-reduce, reduction to a root and
-    broadcast among k = 3 .. CL_FAST_GROUP_MAX members of a communicator
-    that all share one host (cl_fast.h), run by the application threads
+/*  cl_fast_group.c - the fast path's all-reduce, reduction to a root,
+    broadcast and barrier among k = 3 .. CL_FAST_GROUP_MAX members of a
+    communicator that all share one host (cl_fast.h), run by the application threads
     through one shared area.
 
     The area (cl_fast_group_bytes(k)).  A 4 KiB header: the communicator
@@ -67,6 +67,12 @@
     A broadcast: the root alone writes its input, nobody folds, the
     others copy out of the root's input ring, whose slots are free once
     every member copied them out.
+
+    Barriers.  A call of no chunks: each member publishes its call and
+    arrives at once; the last arriver checks every member's call (as it
+    does for every call, since a call of no chunks was not checked in
+    stage 2) and sets COMPLETE, so no member leaves before every member
+    arrived.  A waiting member counts another's arrival as progress.
 
     Trust.  Every length and offset is this member's own; the others'
     words only gate reads of whole slots inside the area.  A member
@@ -295,6 +301,22 @@ static bool same_calls(const fgroup_t *G, int k, uint64_t q, const gside_t *mine
     return true;
 }
 
+/* same_calls as fast_arrive asks it: every member arrived, so each one's
+   call is written (a barrier, or any call of no chunks, checks here
+   only). */
+typedef struct {
+    const fgroup_t *G;
+    int k;
+    uint64_t q;
+    const gside_t *mine;
+} calls_t;
+
+static bool same_calls_at(const void *ctx)
+{
+    const calls_t *c = ctx;
+    return same_calls(c->G, c->k, c->q, c->mine);
+}
+
 /* The transfer of sequence q, call fc: count elements of in, the result
    into out (which aliases nothing; a member without a result: NULL).  A
    reduction to a root runs as an all-reduce whose other members copy
@@ -432,8 +454,10 @@ bool fast_group_run(cl_fast_t *self, fgroup_t *G, uint64_t g, uint64_t q, const 
     if ((fc->result && out == NULL) ||
         !transfer(self, G, g, q, sendbuf != NULL ? sendbuf : recvbuf, out, fc))
         return false;
-    /* Every chunk copied out: arrive. */
-    fast_arr_t a = fast_arrive(&G->sy, q, self->me, all, NULL, NULL);
+    /* Every chunk copied out: arrive; the last arriver checks the calls
+       once more (a call of no chunks has not been checked yet). */
+    const calls_t calls = {G, k, q, &G->side[self->me]};
+    fast_arr_t a = fast_arrive(&G->sy, q, self->me, all, same_calls_at, &calls);
     bool complete = a == ARR_COMPLETE;
     if (a == ARR_WAIT) {
         const size_t per = G_CHUNK / ext;

@@ -98,8 +98,9 @@ fast_arr_t fast_arrive(fsync_t *s, uint64_t q, int me, unsigned all,
                        bool (*same)(const void *ctx), const void *ctx);
 
 /* Waits for the outcome of q, at which this member arrived: a brief spin,
-   then futex sleeps.  Aborts q when the grant g is revoked or pr (NULL:
-   none) did not grow for WAIT_LIMIT.  Returns true when COMPLETE. */
+   then futex sleeps.  Aborts q when the grant g is revoked or neither pr
+   (NULL: none) grew nor another member arrived for WAIT_LIMIT.  Returns
+   true when COMPLETE. */
 bool fast_wait(cl_fast_t *self, fsync_t *s, uint64_t q, uint64_t g, unsigned all,
                const fast_prog_t *pr);
 
@@ -155,15 +156,16 @@ uint8_t *fast_out_buf(cl_fast_t *self, const void *sendbuf, void *recvbuf, size_
 void fast_out_done(cl_fast_t *self, bool complete, const void *sendbuf, void *recvbuf,
                    size_t bytes);
 
-/* One call of either protocol: an all-reduce, a reduction to root or a
-   broadcast (count bytes of COLLAB_BYTE, op NULL). */
+/* One call of either protocol: an all-reduce, a reduction to root, a
+   broadcast (count bytes of COLLAB_BYTE, op NULL) or a barrier (count 0,
+   no result). */
 typedef struct {
     int kind, root; /* cl_coll_kind_t; a reduction's or broadcast's root, else 0 */
     size_t count;
     collab_dtype_t dtype;
     const collab_op_t *op;
     bool result; /* member me gets a result: every member of an all-reduce, a
-                    reduction's root, a broadcast's other members */
+                    reduction's root, a broadcast's other members (a barrier: none) */
 } fast_call_t;
 
 /* The bytes of a call's buffer (0 for a barrier). */
@@ -175,7 +177,8 @@ static inline size_t fast_call_bytes(const fast_call_t *c)
 static inline fast_call_t fast_call(int me, int kind, int root, size_t count,
                                     collab_dtype_t dtype, const collab_op_t *op)
 {
-    fast_call_t c = {kind, kind == CL_COLL_ALLREDUCE ? 0 : root, count, dtype, op, true};
+    const bool rooted = kind == CL_COLL_REDUCE || kind == CL_COLL_BCAST;
+    fast_call_t c = {kind, rooted ? root : 0, count, dtype, op, kind != CL_COLL_BARRIER};
     if (kind == CL_COLL_REDUCE)
         c.result = me == root;
     else if (kind == CL_COLL_BCAST)

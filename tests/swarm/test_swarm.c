@@ -70,8 +70,9 @@
       fast_group3_kill, fast_group4_kill, fast_group4_stop  3 or 4 peers of
                   one host: 4 MiB all-reduces on the group fast path, the
                   last rank killed or stopped amid them (test_swarm_fastgroup.c)
-      fast_group_rooted  4 peers of one host: reductions to a root and
-                  broadcasts on the group fast path, every root in turn
+      fast_group_rooted  4 peers of one host: reductions to a root,
+                  broadcasts (every root in turn) and barriers on the
+                  group fast path
       engine_stop  fast_stop on the engine path (COLLAB_SHM_FAST=0): a
                   member continued after SIGSTOP agrees with the other on
                   every sequence either completed in a group

@@ -1,6 +1,6 @@
 /*  test_swarm_fastgroup.c - scenarios "fast_group3_kill",
-    "fast_group4_kill", "fast_group4_stop" (and "fast_group_rooted", at
-    the end) of test_swarm: big
+    "fast_group4_kill", "fast_group4_stop" (and "fast_group_rooted", with
+    barriers, at the end) of test_swarm: big
     all-reduces of three or four peers of one host on the group fast path
     (src/engine/cl_fast_group.c, docs/collectives.md §5b), the last rank
     SIGKILLed, or SIGSTOPped, once 40 calls ran on the fast path here,
@@ -234,8 +234,9 @@ int child_fast_group_stop(int i, int n)
    MAX.  The inputs are small integers, exact in any order, so that every
    result is known here whichever path ran it: the root's reduction is
    the fold of all n inputs, the other ranks' receive buffers are
-   untouched, every broadcast is the root's bytes.  Most calls must take
-   the group fast path. */
+   untouched, every broadcast is the root's bytes.  A barrier follows
+   every third call.  Most calls, and most barriers, must take the group
+   fast path (a barrier on the engine path would end the grant). */
 static double rin(int r, int it, size_t k)
 {
     return (double)((r + 1) * (int)(k % 7) + it % 11 - 5);
@@ -255,7 +256,7 @@ int child_fast_group_rooted(int i, int n)
     double *x = malloc(300000 * 8), *y = malloc(300000 * 8);
     CHECK(x != NULL && y != NULL);
     const int iters = 120;
-    int fast = 0, bad = 0;
+    int fast = 0, bad = 0, barriers = 0, fast_barriers = 0;
     for (int it = 0; it < iters && x != NULL && y != NULL; it++) {
         bool reduce = it % 2 == 0, dbl = (it / 8) % 2 == 0;
         int root = (it / 2) % n;
@@ -278,6 +279,12 @@ int child_fast_group_rooted(int i, int n)
             CHECK(collab_bcast(d, y, bytes, root, NULL) == COLLAB_OK);
         }
         fast += test_fast_done(d) != f0;
+        if (it % 3 == 0) { /* a barrier between every third pair of calls */
+            uint64_t b0 = test_fast_done(d);
+            CHECK(collab_barrier(d, NULL) == COLLAB_OK);
+            barriers++;
+            fast_barriers += test_fast_done(d) != b0;
+        }
         for (size_t k = 0; k < c; k++) {
             double want = rin(root, it, k), got;
             if (reduce && i != root) {
@@ -292,9 +299,11 @@ int child_fast_group_rooted(int i, int n)
             bad += got != want;
         }
     }
-    fprintf(stderr, "[test] rank %d: %d of %d reductions to a root and broadcasts on the group "
-                    "fast path, %d wrong elements\n", i, fast, iters, bad);
-    CHECK(bad == 0 && fast >= iters / 2);
+    fprintf(stderr,
+            "[test] rank %d: %d of %d reductions to a root and broadcasts and %d of %d barriers "
+            "on the group fast path, %d wrong elements\n",
+            i, fast, iters, fast_barriers, barriers, bad);
+    CHECK(bad == 0 && fast >= iters / 2 && fast_barriers >= barriers / 2);
     free(x);
     free(y);
     CHECK(collab_comm_free(&d) == COLLAB_OK);

@@ -16,7 +16,12 @@
     sequence aborted; a grant revoked mid-transfer (once a member's
     input shows in the area) makes every member return "not taken";
     broadcasts whose members name different roots, or whose root never
-    comes, return "not taken" with every receiver's buffer unchanged.  Processes: four members run big all-reduces
+    comes, return "not taken" with every receiver's buffer unchanged.
+    Barriers (with all-reduces between them): every member takes each one
+    and none leaves before the last entered; arrivals spread over more
+    than the wait limit, each within it, complete; a barrier against an
+    all-reduce or a broadcast of nothing, or whose last member never
+    comes, is taken by nobody.  Processes: four members run big all-reduces
     (4 MiB, inputs changing every call) and one is SIGKILLed, or
     SIGSTOPped then continued, amid them: the others return "not taken"
     for that call within a deadline and never a wrong result, and the
@@ -381,6 +386,148 @@ static void child(int me, int k, int fd)
     _exit(0);
 }
 
+
+/* --- barriers ------------------------------------------------------- */
+
+#define BAR_ITERS 40
+typedef struct {
+    cl_fast_t *f;
+    int me, k;
+    double enter[BAR_ITERS], leave[BAR_ITERS];
+    int taken, wrong;
+} bar_t;
+
+/* Member m: BAR_ITERS calls, barriers with an all-reduce every third
+   call; at barrier it the member (it % k) comes 2 ms late. */
+static void *bar_loop(void *arg)
+{
+    bar_t *m = arg;
+    static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
+    for (int it = 0; it < BAR_ITERS; it++) {
+        if (it % 3 == 2) {
+            int32_t x[5] = {m->me, 1, 2, 3, it}, y[5];
+            if (cl_fast_allreduce(m->f, x, y, 5, COLLAB_INT32, &sum) != 1)
+                break;
+            m->wrong += y[0] != m->k * (m->k - 1) / 2 || y[1] != m->k || y[4] != m->k * it;
+        } else {
+            if (it % m->k == m->me)
+                usleep(2000);
+            m->enter[it] = now_s();
+            if (cl_fast_barrier(m->f) != 1)
+                break;
+            m->leave[it] = now_s();
+        }
+        m->taken++;
+    }
+    return NULL;
+}
+
+typedef struct {
+    cl_fast_t *f;
+    int kind; /* 0 barrier, 1 all-reduce of no elements, 2 broadcast of no bytes */
+    double delay;
+    int rc;
+    double took;
+} bar_one_t;
+
+static void *bar_one(void *arg)
+{
+    bar_one_t *o = arg;
+    static const collab_op_t sum = {COLLAB_OP_SUM, NULL, NULL, 1};
+    int32_t x = 1, y = 0;
+    if (o->delay > 0)
+        usleep((useconds_t)(o->delay * 1e6));
+    double t0 = now_s();
+    o->rc = o->kind == 0   ? cl_fast_barrier(o->f)
+            : o->kind == 1 ? cl_fast_allreduce(o->f, &x, &y, 0, COLLAB_INT32, &sum)
+                           : cl_fast_bcast(o->f, &y, 0, 0);
+    o->took = now_s() - t0;
+    return NULL;
+}
+
+/* Runs one call per member (kinds and delays given) at sequence q. */
+static void bar_round(int k, cl_fast_t **f, uint64_t q, const int *kind, const double *delay,
+                      bar_one_t *o)
+{
+    pthread_t t[CL_FAST_GROUP_MAX];
+    for (int j = 0; j < k; j++) {
+        CHECK(cl_fast_grant(f[j], q, &s_none));
+        o[j] = (bar_one_t){f[j], kind[j], delay[j], -1, 0};
+        pthread_create(&t[j], NULL, bar_one, &o[j]);
+    }
+    for (int j = 0; j < k; j++)
+        pthread_join(t[j], NULL);
+}
+
+/* Barriers among k members: every member takes each one on the fast
+   path, none leaves before the last entered, and all-reduces between
+   them keep their results.  Arrivals spread over more than the wait
+   limit, each within it, complete (an arrival is progress); a barrier
+   against an all-reduce or a broadcast of nothing is taken by nobody;
+   a member that never comes makes the others give up within the limit. */
+static void test_barrier(int k)
+{
+    cl_fast_t *f[4];
+    group_new(k, f);
+    bar_t m[4];
+    pthread_t t[4];
+    for (int j = 0; j < k; j++) {
+        CHECK(cl_fast_grant(f[j], 0, &s_none));
+        m[j] = (bar_t){.f = f[j], .me = j, .k = k};
+        pthread_create(&t[j], NULL, bar_loop, &m[j]);
+    }
+    for (int j = 0; j < k; j++)
+        pthread_join(t[j], NULL);
+    for (int j = 0; j < k; j++) {
+        CHECK(m[j].taken == BAR_ITERS && m[j].wrong == 0);
+        CHECK(cl_fast_completed(f[j]) == BAR_ITERS);
+    }
+    int early = 0;
+    for (int it = 0; it < BAR_ITERS; it++) {
+        if (it % 3 == 2 || m[0].taken < BAR_ITERS)
+            continue;
+        double last_in = 0;
+        for (int j = 0; j < k; j++)
+            last_in = m[j].enter[it] > last_in ? m[j].enter[it] : last_in;
+        for (int j = 0; j < k; j++)
+            early += m[j].leave[it] < last_in;
+    }
+    CHECK(early == 0);
+    uint64_t q = BAR_ITERS;
+    bar_one_t o[4];
+    /* Members coming 0.2 s apart (0.2 * (k - 1) s from first to last). */
+    int bars[4] = {0, 0, 0, 0};
+    double spread[4] = {0, 0.2, 0.4, 0.6};
+    bar_round(k, f, q++, bars, spread, o);
+    for (int j = 0; j < k; j++)
+        CHECK(o[j].rc == 1);
+    CHECK(o[0].took >= 0.2 * (k - 1) - 0.01);
+    /* A barrier against calls of nothing: not taken, by anyone. */
+    for (int other = 1; other <= 2; other++) {
+        int kinds[4] = {0, 0, 0, 0};
+        double now[4] = {0, 0, 0, 0};
+        kinds[k - 1] = other;
+        bar_round(k, f, q++, kinds, now, o);
+        for (int j = 0; j < k; j++)
+            CHECK(o[j].rc == 0 && o[j].took < 3.0);
+    }
+    /* The last member never comes. */
+    pthread_t tl[4];
+    for (int j = 0; j < k; j++) {
+        CHECK(cl_fast_grant(f[j], q, &s_none));
+        o[j] = (bar_one_t){f[j], 0, 0, -1, 0};
+    }
+    for (int j = 0; j < k - 1; j++)
+        pthread_create(&tl[j], NULL, bar_one, &o[j]);
+    for (int j = 0; j < k - 1; j++) {
+        pthread_join(tl[j], NULL);
+        CHECK(o[j].rc == 0 && o[j].took < 2.0);
+    }
+    bar_one(&o[k - 1]); /* coming late, it finds the barrier given up */
+    CHECK(o[k - 1].rc == 0);
+    group_free(k, f);
+}
+
 /* Four processes; the last gets sig amid the all-reduces (SIGSTOP: then
    SIGCONT once the others finished). */
 static void test_signal(int k, int sig)
@@ -508,6 +655,8 @@ int main(int argc, char **argv)
     test_results(4, iters, true);
     test_abort(3);
     test_abort(4);
+    test_barrier(3);
+    test_barrier(4);
     test_signal(4, SIGKILL);
     test_signal(4, SIGSTOP);
     test_signal(3, SIGKILL);
