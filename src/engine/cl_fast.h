@@ -1,8 +1,9 @@
-/*  cl_fast.h - collectives (all-reduce, reduce, broadcast, barrier) between
-    the two members of a communicator on one host, carried out by the
-    application thread itself through the fast-path area of their shared
-    segment (cl_shm.h), with no engine round trip and no system call in
-    the common case.
+/*  cl_fast.h - collectives (all-reduce, reduce, broadcast, barrier) among
+    the members of a communicator on one host (two, through the fast-path
+    area of their shared segment, cl_shm.h; or 3 .. CL_FAST_GROUP_MAX,
+    through one group area, cl_fast_attach_group), carried out by the
+    application threads themselves, with no engine round trip and no
+    system call in the common case.
 
     A cl_fast_t belongs to one communicator of this process.  The engine
     creates it, attaches it to the pair's area (cl_fast_attach), grants it
@@ -34,11 +35,11 @@ typedef struct cl_fast cl_fast_t;
    consecutive sequence numbers (first .. first + n - 1). */
 typedef struct {
     uint64_t first, n;
-    int kind; /* cl_coll_kind_t: all-reduce, broadcast or barrier */
+    int kind; /* cl_coll_kind_t: all-reduce, reduction, broadcast or barrier */
     size_t count;
     collab_dtype_t dtype;
     collab_op_kind_t op;
-    int root;            /* broadcast: the root; else -1 */
+    int root;            /* a broadcast's or reduction's root; else -1 */
     const void *sendbuf; /* the program's buffers (only compared, never read) */
     void *recvbuf;
 } cl_fast_report_t;
