@@ -458,6 +458,22 @@ int sc_flood(const char *mode)
     }
     int bad = reap(0x7u, 10);
     harness_kill(3);
+    /* An honest peer the machine's load stalled for COLLAB_TIMEOUT was
+       taken out of the group and finished its step alone: its results
+       differ for that reason, not the flood's (seen once in a full suite
+       run on two cores).  The scenario did not run as meant: set-up
+       failure, run again. */
+    int honest_out = 0;
+    for (int i = 0; i < 3; i++) {
+        char who[32];
+        snprintf(who, sizeof who, "rank %d: ", i);
+        honest_out += harness_log_lines(log, who, "this peer was taken out of the group");
+    }
+    if (honest_out > 0) {
+        fprintf(stderr, "[attack] an honest peer was taken out of the group %d times\n",
+                honest_out);
+        s_setup_failed = true;
+    }
     /* Every honest peer got the same results, in the same order (one that
        left the hostile member's messages out alone would not). */
     int h0 = harness_read_int("result_hash0", -1);
