@@ -6,8 +6,8 @@
 
 #include "engine/cl_fast.h"
 
-#include <stdbool.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
