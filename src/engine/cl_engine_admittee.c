@@ -69,6 +69,7 @@ struct el_admittee {
     bool adm_prev_mapped, adm_prev_in, adm_prev_evicted; /* as before the ADMIT */
     uint64_t adm_prev_local, adm_prev_seq;
     bool hold_next; /* hold the next world collective the program posts (readmit) */
+    bool kept_out;  /* in a group that formed past its program: asks to be taken out */
 };
 
 static double wait_limit(const el_admittee_t *a)
@@ -651,7 +652,7 @@ static void on_timer(void *arg, double now)
     }
     if (st->phase != EL_WAITING)
         goto out;
-    bool waits = st->readmit ? a->held != NULL : a->parked != NULL;
+    bool waits = a->kept_out || (st->readmit ? a->held != NULL : a->parked != NULL);
     if (!waits)
         goto out;
     if (st->readmit && !others_alive(a)) {
@@ -689,7 +690,10 @@ static void on_timer(void *arg, double now)
         eng_admittee_abort(a, COLLAB_ERR_TIMEOUT);
         goto out;
     }
-    if (a->ctx.member(a->ctx.arg) && now >= a->next_request) {
+    if (a->kept_out && a->ctx.member(a->ctx.arg) && now >= a->next_request) {
+        a->ctx.self_out(a->ctx.arg); /* again each second: a report can be lost */
+        a->next_request = now + ENG_ADMIT_REQ_EVERY;
+    } else if (a->ctx.member(a->ctx.arg) && now >= a->next_request) {
         const cl_peer_t *to = a->ctx.admitter(a->ctx.arg);
         cl_elmsg_t m;
         memset(&m, 0, sizeof m);
@@ -776,6 +780,40 @@ void eng_admittee_regrouped(el_admittee_t *a)
     stand(a, EL_ST_READMIT, false);
     a->hold_next = false;
     release_held(a);
+}
+
+bool eng_admittee_keep_out(el_admittee_t *a, bool put_in, bool formed_now)
+{
+    if (a == NULL)
+        return false;
+    const el_standing_t *st = a->ctx.st;
+    double now = now_of(a);
+    if (!put_in || !st->readmit) {
+        if (a->kept_out) {
+            a->kept_out = false; /* out of the group: asks to be re-admitted, at once */
+            a->next_request = now;
+            cl_timer_arm(a->ctx.timers, a->timer, now);
+        }
+        return false;
+    }
+    if (a->kept_out)
+        return true;
+    /* The index of the next world collective its program runs: the held
+       one, or the next it posts. */
+    uint64_t next = a->held != NULL ? a->held_local : st->posted;
+    if (!formed_now || next == 0)
+        return false;
+    cl_warn("the group formed just now with this peer in it, but its members start at the "
+            "first world collective and this peer's program is at collective #%llu (it went "
+            "on alone): it asks to be taken out of the group, then to be re-admitted with the "
+            "group's state",
+            (unsigned long long)next);
+    a->kept_out = true;
+    a->next_request = now;
+    if (a->wait_deadline <= now)
+        a->wait_deadline = now + wait_limit(a);
+    cl_timer_arm(a->ctx.timers, a->timer, now);
+    return true;
 }
 
 void eng_admittee_abort(el_admittee_t *a, int status)

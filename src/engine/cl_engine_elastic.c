@@ -779,9 +779,17 @@ void eng_elastic_view_changed(struct eng_elastic *el)
         cl_member_epoch(mb) >= adm_gen)
         eng_admittee_undo(el->admittee, "a later view of the group leaves it out");
     bool regrouped = false;
+    /* The group formed in this view (matchmaking closed it): a straggler
+       whose program went on alone is not put back at its first
+       collective (eng_admittee_keep_out). */
+    bool formed_now = closed && el->group_open;
+    if (el->ctx.state(arg) == ENG_MEMBER)
+        el->group_open = !closed;
+    bool put_in = in && el->st.evicted && el->st.phase != EL_SYNCING;
+    bool kept_out = eng_admittee_keep_out(el->admittee, put_in, formed_now);
     if (in) {
         el->st.was_in_group = true;
-        if (el->st.evicted && el->st.phase != EL_SYNCING) {
+        if (put_in && !kept_out) {
             /* Back in without an admission of ours (a view that regrouped
                everyone, or its own when it formed the group again):
                nothing to resync; its held collective is released below. */
@@ -806,7 +814,7 @@ void eng_elastic_view_changed(struct eng_elastic *el)
     }
     /* A collective started under a generation that an admission made
        obsolete restarts under the current one (docs/elastic.md §3). */
-    if (w != NULL && el->ctx.running(arg, w, &aseq, &agen) && in) {
+    if (w != NULL && el->ctx.running(arg, w, &aseq, &agen) && in && !kept_out) {
         uint64_t cur = cl_member_group_epoch(mb);
         if (!eng_elastic_gen_ok(el, aseq, agen) && el->ctx.gen(arg, cur) != NULL)
             el->ctx.restart(arg, w, cur);

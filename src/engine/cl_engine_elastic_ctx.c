@@ -641,6 +641,7 @@ int eng_el_create(struct cl_engine *e, struct eng_elastic **out)
                                .member = ckpt_is_member,
                                .admitter = admittee_admitter,
                                .regroup = admittee_regroup,
+                               .self_out = el_self_out,
                                .seen = admittee_seen,
                                .submit = admittee_submit,
                                .renumber = admittee_renumber,

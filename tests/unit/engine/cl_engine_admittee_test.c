@@ -70,6 +70,7 @@ typedef struct cl_engine {
     int nstand;       /* changes of st asked (stand) */
     bool coordinates; /* this peer coordinates: regroup puts it back in */
     int regroups;     /* regroup asked */
+    int self_outs;    /* self_out asked */
 } fake_t;
 
 EL_FAKE_ENGINE_NOW_AND_SEND(fake_t)
@@ -93,6 +94,11 @@ static bool f_regroup(fake_t *f)
     int rc = cl_member_regroup_self(f->mb, &d);
     cl_member_delta_clear(&d);
     return rc == 1;
+}
+
+static void f_self_out(fake_t *f)
+{
+    f->self_outs++;
 }
 
 static void f_seen(fake_t *f, const cl_elmsg_t *m, const uint8_t *admitter)
@@ -264,6 +270,7 @@ static el_admittee_t *adm_new(fake_t *f)
                               .member = f_member,
                               .admitter = f_admitter,
                               .regroup = f_regroup,
+                              .self_out = f_self_out,
                               .seen = f_seen,
                               .submit = f_submit,
                               .renumber = f_renumber,
@@ -632,6 +639,52 @@ static void test_regrouped(void)
     cl_request_destroy(&j);
 }
 
+/* A straggler whose program went on alone, put into a group that a view
+   formed just now (its members start at the first collective): it stays
+   held and asks each second to be taken out, not to be re-admitted; a
+   view that leaves it out makes it ask to be re-admitted at once.  Not
+   so when the view did not form the group (a regroup), nor for a
+   straggler held at its first collective. */
+static void test_kept_out(void)
+{
+    fake_t f;
+    fake_init(&f);
+    el_admittee_t *a = adm_new(&f);
+    collab_request_t *r[12];
+    hold_at_boundary(&f, a, r);
+    CHECK(!eng_admittee_keep_out(a, true, false)); /* the group did not form now */
+    CHECK(!eng_admittee_keep_out(a, false, true)); /* not put in */
+    CHECK(eng_admittee_keep_out(a, true, true));
+    tick(&f);
+    CHECK(f.self_outs == 1 && count_req(&f, true) == 0 && f.nsub == 0);
+    f.now += 0.5;
+    tick(&f);
+    CHECK(f.self_outs == 1);
+    f.now += 0.5;
+    tick(&f);
+    CHECK(f.self_outs == 2 && count_req(&f, true) == 0);
+    CHECK(eng_admittee_keep_out(a, true, false)); /* a later view: still kept out */
+    CHECK(!eng_admittee_keep_out(a, false, false)); /* a view leaves it out */
+    tick(&f);                                       /* at once */
+    CHECK(f.self_outs == 2 && count_req(&f, true) == 1 && f.nsub == 0);
+    CHECK(!cl_request_done(r[11]));
+    fake_fini(&f, &a);
+    for (int i = 0; i < 12; i++)
+        cl_request_destroy(&r[i]);
+    /* Taken out before its first collective: it runs with the group
+       formed now. */
+    fake_init(&f);
+    a = adm_new(&f);
+    f.st.was_in_group = true;
+    f.st.evicted = true;
+    f.st.readmit = true;
+    f.st.phase = EL_WAITING;
+    CHECK(!eng_admittee_keep_out(a, true, true));
+    tick(&f);
+    CHECK(f.self_outs == 0);
+    fake_fini(&f, &a);
+}
+
 int main(void)
 {
     for (int i = 0; i < 3; i++)
@@ -644,6 +697,7 @@ int main(void)
     test_alone();
     test_regroup();
     test_regrouped();
+    test_kept_out();
     printf("cl_engine_admittee_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }
