@@ -781,10 +781,12 @@ void eng_elastic_view_changed(struct eng_elastic *el)
     bool regrouped = false;
     /* The group formed in this view (matchmaking closed it): a straggler
        whose program went on alone is not put back at its first
-       collective (eng_admittee_keep_out). */
+       collective (eng_admittee_keep_out).  A peer removed from the swarm
+       knows no group until a view takes it back: a rejoiner whose first
+       view puts it into the group got a group formed after it was
+       admitted (a joiner enters a formed group out of it). */
     bool formed_now = closed && el->group_open;
-    if (el->ctx.state(arg) == ENG_MEMBER)
-        el->group_open = !closed;
+    el->group_open = el->ctx.state(arg) != ENG_MEMBER || !closed;
     bool put_in = in && el->st.evicted && el->st.phase != EL_SYNCING;
     bool kept_out = eng_admittee_keep_out(el->admittee, put_in, formed_now);
     if (in) {

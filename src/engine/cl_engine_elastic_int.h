@@ -158,7 +158,7 @@ struct eng_elastic {
     el_sync_t *sync;
     eng_pause_t *pause; /* a stop of this process and its doubt (cl_engine_pause.c) */
     int odd_out;        /* world collectives in a row where all others differed */
-    bool group_open;    /* the last view this peer took as a member: the group not formed */
+    bool group_open;    /* the last view: the group not formed, or this peer no member */
     el_audit_t *audit;  /* the periodic state check (cl_engine_audit.c) */
     el_ckpt_t *ckpt;    /* checkpoints (cl_engine_checkpoint.c) */
 };

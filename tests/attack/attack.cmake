@@ -14,7 +14,8 @@ if(TARGET collab_engine AND TARGET collab_coll)
     ${CMAKE_CURRENT_LIST_DIR}/attack_proofs.c ${CMAKE_CURRENT_LIST_DIR}/attack_state.c
     ${CMAKE_CURRENT_LIST_DIR}/attack_streams.c ${CMAKE_CURRENT_LIST_DIR}/attack_floor.c
     ${CMAKE_CURRENT_LIST_DIR}/attack_xproof.c ${CMAKE_CURRENT_LIST_DIR}/attack_pause.c
-    ${CMAKE_CURRENT_LIST_DIR}/attack_malformed.c ${CMAKE_CURRENT_LIST_DIR}/attack_goodbye.c)
+    ${CMAKE_CURRENT_LIST_DIR}/attack_malformed.c ${CMAKE_CURRENT_LIST_DIR}/attack_goodbye.c
+    ${CMAKE_CURRENT_LIST_DIR}/attack_formation.c)
   target_link_libraries(attack PRIVATE attack_harness)
   foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit early status
       checkpoint sync_liar sync_huge fetch_flood streams held wirefloor malformed goodbye proofs proofs_mixed downgrade downgrade_adopted
@@ -32,6 +33,11 @@ if(TARGET collab_engine AND TARGET collab_coll)
         ENVIRONMENT "ATTACK_MONITOR=$<TARGET_FILE:collab-monitor>")
     endforeach()
   endif()
+  # A fault on the harness's wrappers, not an attack: the founder dies as
+  # it forms the group, its last views reaching the newest peer only
+  # (attack_formation.c; docs/elastic.md §6).
+  add_test(NAME lost_formation COMMAND attack formation)
+  set_tests_properties(lost_formation PROPERTIES TIMEOUT 240 LABELS "swarm;elastic")
   # pausefallback waits on its peers' marks for up to 60 s while it sets
   # the pause up, before its 90 s reap (attack_pause.c).
   set_tests_properties(attack_pausefallback PROPERTIES TIMEOUT 180)

@@ -60,5 +60,8 @@ int sc_pauseview(void);
 /* attack_pause.c: a peer back from a pause with no majority of its last
    view left to answer (the fallback: JOIN through a newer view). */
 int sc_pausefallback(void);
+/* attack_formation.c: the founder dies as it forms the group, its last
+   views reaching the newest peer only (a fault, not an attack). */
+int sc_formation(void);
 
 #endif

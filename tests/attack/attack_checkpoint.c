@@ -271,7 +271,7 @@ static bool lie(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return harness_rewrite_hashes(h, body, len, lie_bufs);
 }
 
-static const harness_wrap_t s_liar_wrap = {harness_is_hashes, lie, NULL, NULL};
+static const harness_wrap_t s_liar_wrap = {harness_is_hashes, lie, NULL, NULL, NULL};
 
 /* checkpoint_liar_data: honest HASHES, every DATA it serves with its
    first byte changed. */
@@ -295,7 +295,7 @@ static bool lie_data(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return ok;
 }
 
-static const harness_wrap_t s_data_liar_wrap = {is_data, lie_data, NULL, NULL};
+static const harness_wrap_t s_data_liar_wrap = {is_data, lie_data, NULL, NULL, NULL};
 static bool s_lie_data; /* the liar lies in DATA, not in HASHES */
 
 /* A trainer: three start-up broadcasts from rank 0, then steps of one

@@ -113,7 +113,7 @@ static int goodbye_peer(int i, int n)
     while (it < 1 + BEFORE)
         step(w, i, it++, 10, &bad);
     if (i == 3) {
-        static const harness_wrap_t wrap = {want_goodbye, lie_entered, NULL, NULL};
+        static const harness_wrap_t wrap = {want_goodbye, lie_entered, NULL, NULL, NULL};
         harness_wrap(&wrap);
         double t0 = now_s();
         rc = collab_finalize();

@@ -101,7 +101,7 @@ int sc_malformed(void)
         strcpy(id, "?");
     snprintf(by, sizeof by, "from peer %.8s… (malformed body)", id);
     snprintf(log, sizeof log, "%s/peer%d.log", s_dir, s_victim);
-    static const harness_wrap_t wrap = {want_heartbeat, NULL, after_heartbeat, NULL};
+    static const harness_wrap_t wrap = {want_heartbeat, NULL, after_heartbeat, NULL, NULL};
     harness_wrap(&wrap);
     /* The first is read and its sender banned; the second, sent once the
        victim logged the first, falls inside the ban and is dropped

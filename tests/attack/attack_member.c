@@ -257,7 +257,7 @@ static bool is_dealer(void *sock, const cl_wire_hdr_t *h)
 }
 
 /* The wrappers catch what goes out on DEALERs and add forgeries after. */
-static const harness_wrap_t s_wrap = {is_dealer, NULL, forge_after, NULL};
+static const harness_wrap_t s_wrap = {is_dealer, NULL, forge_after, NULL, NULL};
 
 /* Peer i of 4 with a hostile peer 3.  Each all-reduce of x[k] = i + 1 +
    k % 7 must give what the group present makes of honest inputs: with all

@@ -98,7 +98,7 @@ static bool wanted(void *sock, const cl_wire_hdr_t *h)
            (zmq_getsockopt(sock, ZMQ_TYPE, &type, &len) == 0 && type == ZMQ_DEALER);
 }
 
-static const harness_wrap_t s_wrap = {wanted, NULL, forge_after, NULL};
+static const harness_wrap_t s_wrap = {wanted, NULL, forge_after, NULL, NULL};
 
 /* Peer i: all-reduces of x[k] = i + 1 + k % 7 until rank 0 ends the run
    (the last element); every result must be the sum of all five, 15 +

@@ -110,7 +110,7 @@ static bool rewrite(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return changed;
 }
 
-static const harness_wrap_t s_wrap = {want, rewrite, NULL, NULL};
+static const harness_wrap_t s_wrap = {want, rewrite, NULL, NULL, NULL};
 
 /* Peer 3 fails once its RESULTs of the armed collective went out. */
 static harness_fail_after_t s_fail = {&s_results, &s_last_ms, &s_seq, "hostile peer 3"};
@@ -190,7 +190,7 @@ static bool count_results(void *sock, const cl_wire_hdr_t *h)
     return false; /* read only: every message goes out as made */
 }
 
-static const harness_wrap_t s_count = {count_results, NULL, NULL, NULL};
+static const harness_wrap_t s_count = {count_results, NULL, NULL, NULL, NULL};
 
 static int downgrade_peer(int i, int n)
 {

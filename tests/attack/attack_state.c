@@ -62,7 +62,7 @@ static bool huge(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return harness_rewrite_hashes(h, body, len, huge_bufs);
 }
 
-static const harness_wrap_t s_huge_wrap = {harness_is_hashes, huge, NULL, NULL};
+static const harness_wrap_t s_huge_wrap = {harness_is_hashes, huge, NULL, NULL, NULL};
 
 /* fetch_flood: each FETCH sent again FLOOD_COPIES times. */
 static bool is_fetch(void *sock, const cl_wire_hdr_t *h)
@@ -77,7 +77,7 @@ static void flood_fetch(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
         harness_inject(sock, *h, body, len);
 }
 
-static const harness_wrap_t s_flood_wrap = {is_fetch, NULL, flood_fetch, NULL};
+static const harness_wrap_t s_flood_wrap = {is_fetch, NULL, flood_fetch, NULL, NULL};
 
 /* A field of /proc/self/status in KiB ("VmPeak:", "VmHWM:"), or -1. */
 static long self_kib(const char *field)

@@ -62,7 +62,7 @@ static void orphan_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body
     }
 }
 
-static const harness_wrap_t s_orphan_wrap = {NULL, NULL, orphan_after, NULL};
+static const harness_wrap_t s_orphan_wrap = {NULL, NULL, orphan_after, NULL, NULL};
 
 static void nap(double s)
 {

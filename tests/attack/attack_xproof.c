@@ -116,8 +116,8 @@ static bool hostile_rewrite(const cl_wire_hdr_t *h, uint8_t *body, size_t len)
     return true;
 }
 
-static const harness_wrap_t s_failing = {failing_want, NULL, NULL, failing_drop};
-static const harness_wrap_t s_hostile = {hostile_want, hostile_rewrite, NULL, NULL};
+static const harness_wrap_t s_failing = {failing_want, NULL, NULL, failing_drop, NULL};
+static const harness_wrap_t s_hostile = {hostile_want, hostile_rewrite, NULL, NULL, NULL};
 
 /* Peer 3 fails once its RESULTs of the armed collective went out. */
 static harness_fail_after_t s_fail = {&s_results, &s_last_ms, &s_seq, "peer 3"};

@@ -242,6 +242,9 @@ static __thread bool t_have; /* a caught CLAB header went out with SNDMORE */
 static __thread void *t_sock;
 static __thread bool t_drop; /* the caught message is dropped (harness_wrap_t.drop) */
 static __thread cl_wire_hdr_t t_hdr;
+static __thread bool t_held; /* the caught header is held back (harness_wrap_t.drop_msg) */
+static __thread int t_held_flags;
+static __thread uint8_t t_hb[CL_WIRE_HDR_SIZE];
 
 void harness_wrap(const harness_wrap_t *w)
 {
@@ -284,6 +287,12 @@ int zmq_send(void *s, const void *buf, size_t len, int flags)
         t_drop = w->drop != NULL && w->drop(s, &t_hdr);
         if (t_drop)
             return (int)len; /* neither the header nor its body goes out */
+        if (w->drop_msg != NULL) {
+            memcpy(t_hb, buf, len); /* sent with its body, or dropped with it */
+            t_held = true;
+            t_held_flags = flags;
+            return (int)len;
+        }
     }
     return real_zmq_send(s, buf, len, flags);
 }
@@ -316,6 +325,12 @@ int zmq_msg_send(zmq_msg_t *m, void *s, int flags)
     if (w == NULL || !t_have || s != t_sock)
         return real_zmq_msg_send(m, s, flags);
     t_have = false;
+    if (t_held) {
+        t_held = false;
+        t_drop = w->drop_msg(s, &t_hdr, zmq_msg_data(m), zmq_msg_size(m));
+        if (!t_drop && real_zmq_send(s, t_hb, sizeof t_hb, t_held_flags) != (int)sizeof t_hb)
+            return -1; /* the header could not go: neither does its body (the caller's) */
+    }
     if (t_drop) {
         t_drop = false;
         int blen = (int)zmq_msg_size(m);

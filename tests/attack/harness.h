@@ -145,6 +145,10 @@ typedef struct {
     /* When set: true drops the caught message (header and body) as if
        the process had died before sending it. */
     bool (*drop)(void *sock, const cl_wire_hdr_t *h);
+    /* When set: the caught header is held back until its body is sent;
+       true then drops both (a process that died before it sent them),
+       false sends both, and rewrite and after apply as above. */
+    bool (*drop_msg)(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, size_t len);
 } harness_wrap_t;
 
 /* Installs the wrappers' hooks (w must outlive the process's sends). */

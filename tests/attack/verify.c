@@ -119,7 +119,7 @@ static bool corrupt(const cl_wire_hdr_t *h, uint8_t *d, size_t blen)
     return true;
 }
 
-static const harness_wrap_t s_wrap = {is_result, corrupt, NULL, NULL};
+static const harness_wrap_t s_wrap = {is_result, corrupt, NULL, NULL, NULL};
 
 /* ---------------------------------------------------------------------- */
 /* The peers. */
