@@ -29,7 +29,8 @@
       malformed                         attack_malformed.c
       goodbye                           attack_goodbye.c
       pauseview, pausefallback          attack_pause.c
-      formation (a fault, not an attack) attack_formation.c
+      formation, formation_known (faults, not attacks)
+                                        attack_formation.c
     Each file's top comment says what its scenarios do and what they
     recorded on the old code.  What they share (peers, rendezvous, process
     control, the hostile member's wrappers, the attacker's transport) is in
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
                         "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
                         "streams|held|wirefloor|malformed|goodbye|xrelay|xbcast|pauseview|"
-                        "pausefallback|formation\n");
+                        "pausefallback|formation|formation_known\n");
         return 3;
     }
     zsys_handler_set(NULL);
@@ -138,8 +139,8 @@ static int run(const char *sc)
         bad = sc_pauseview();
     else if (strcmp(sc, "pausefallback") == 0)
         bad = sc_pausefallback();
-    else if (strcmp(sc, "formation") == 0)
-        bad = sc_formation();
+    else if (strcmp(sc, "formation") == 0 || strcmp(sc, "formation_known") == 0)
+        bad = sc_formation(strcmp(sc, "formation_known") == 0);
     else if (strcmp(sc, "checkpoint_tie") == 0)
         bad = sc_checkpoint_liar(2, false);
     else {

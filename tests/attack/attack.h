@@ -61,7 +61,9 @@ int sc_pauseview(void);
    view left to answer (the fallback: JOIN through a newer view). */
 int sc_pausefallback(void);
 /* attack_formation.c: the founder dies as it forms the group, its last
-   views reaching the newest peer only (a fault, not an attack). */
-int sc_formation(void);
+   views reaching the newest peer only (a fault, not an attack); known:
+   the others got the view that admitted it, only not the one forming
+   the group. */
+int sc_formation(bool known);
 
 #endif

@@ -27,6 +27,10 @@
                   but alive; the group waits for it") and the run hung
                   until the deadline (the e2e scenario
                   kill_matchmaking_leader, rarely, in CI).
+      formation_known   the same, but the view that admitted peer 3
+                  reaches peers 1 and 2; only the one forming the group
+                  is dropped on its way to them.  The same must-be, and
+                  the same hang before the fix.
 */
 #include "attack.h"
 
@@ -39,6 +43,7 @@
 #define NPAR 16
 
 static atomic_bool s_formed_out; /* the founder sent the forming view to peer 3 */
+static bool s_known;             /* peers 1 and 2 may learn of peer 3 (formation_known) */
 
 /* The founder's outgoing views. */
 static bool want_view(void *sock, const cl_wire_hdr_t *h)
@@ -60,7 +65,7 @@ static bool drop_view(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, s
     bool four = m.u.view.count >= 4, closed = (m.u.view.flags & CL_VIEW_GROUP_CLOSED) != 0;
     cl_wire_msg_clear(&m);
     int dest = harness_dest_of(sock);
-    if (four && (dest == 1 || dest == 2)) {
+    if (four && (dest == 1 || dest == 2) && (!s_known || closed)) {
         harness_write_int("dropped", atomic_fetch_add(&s_forged, 1) + 1);
         return true;
     }
@@ -135,10 +140,11 @@ static int formation_peer(int i, int n)
     return 0;
 }
 
-int sc_formation(void)
+int sc_formation(bool known)
 {
     const int n = 4;
-    prepare("formation", n);
+    s_known = known;
+    prepare(known ? "formation_known" : "formation", n);
     for (int i = 0; i < 3; i++)
         spawn(i, n, i == 0 ? 0u : 1u, formation_peer);
     if (!wait_ready(3, 60)) {
