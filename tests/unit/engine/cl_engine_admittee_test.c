@@ -644,7 +644,7 @@ static void test_regrouped(void)
    held and asks each second to be taken out, not to be re-admitted; a
    view that leaves it out makes it ask to be re-admitted at once.  Not
    so when the view did not form the group (a regroup), nor for a
-   straggler held at its first collective. */
+   straggler taken out before its first collective. */
 static void test_kept_out(void)
 {
     fake_t f;
