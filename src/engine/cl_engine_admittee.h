@@ -184,15 +184,17 @@ void eng_admittee_abort(el_admittee_t *a, int status);
 void eng_admittee_regrouped(el_admittee_t *a);
 /* A view puts this straggler back into the group without an admission
    (put_in; false: a view that leaves it out, or no straggler).  When that
-   view formed the group just now (formed_now: matchmaking closed it, in
-   the view before it was open) while this peer's program is past its
-   first world collective, its other members start at the first one and
-   this peer cannot run with them from where its program is (it went on
-   alone after it was removed from the swarm).  Then it stays held: it
-   asks each second to be taken out of the group (the context's self_out)
-   instead of to be re-admitted, and once a view leaves it out it asks to
-   be re-admitted, and is resynced, as any straggler.  Returns true while
-   it is kept out so (the caller does not regroup it), false otherwise. */
+   view formed the group just now (formed_now: matchmaking closed it; the
+   view before had it open, or this peer was no member) while this peer's
+   program is past its first world collective, its other members start at
+   the first one and this peer cannot run with them from where its
+   program is (it went on alone after it was removed from the swarm).
+   Then it stays out as a straggler (its collectives run alone, its held
+   one stays held): it asks each second to be taken out of the group (the
+   context's self_out) instead of to be re-admitted, and once a view
+   leaves it out it asks at once to be re-admitted, and is resynced, as
+   any straggler.  Returns true while it is kept out so (the caller does
+   not regroup it), false otherwise. */
 bool eng_admittee_keep_out(el_admittee_t *a, bool put_in, bool formed_now);
 /* This peer runs another program than the swarm: logs why (once) and
    marks it; eng_admittee_leave_foreign then takes it out of the swarm. */
