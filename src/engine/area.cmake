@@ -62,6 +62,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_relay.c
     # The elastic swarm: admission at step boundaries, state sync.
     ${_eng}/cl_engine_elastic.c
+    ${_eng}/cl_engine_elastic_adm.c
     ${_eng}/cl_engine_elastic_ctx.c
     ${_eng}/cl_engine_elastic_hooks.c
     ${_eng}/cl_engine_pause.c
@@ -129,6 +130,7 @@ target_sources(cl_engine_admittee_test PRIVATE ${_eng}/cl_engine_admittee.c ${_e
 collab_selftest(cl_engine_elastic_test ${_eng_unit}/cl_engine_elastic_test.c collab_engine_base
                 collab_elastic collab_util)
 target_sources(cl_engine_elastic_test PRIVATE ${_eng}/cl_engine_elastic.c
+               ${_eng}/cl_engine_elastic_adm.c
                ${_eng}/cl_engine_admitter.c ${_eng}/cl_engine_admittee.c ${_eng}/cl_engine_donor.c
                ${_eng}/cl_engine_audit.c ${_eng}/cl_engine_checkpoint.c ${_eng}/cl_engine_pause.c
                ${_eng}/cl_engine_sync.c ${_eng}/cl_engine_sync_bound.c ${_eng}/cl_comm.c

@@ -229,6 +229,12 @@ void eng_elastic_remember(struct eng_elastic *el, const cl_elmsg_t *m, const uin
 /* The coordinator that took over from an admitter that died during an
    admission hands that admission's ADMIT on to the members (once). */
 void eng_elastic_hand_on(struct eng_elastic *el);
+/* Voids the admissions lost with their admitter (it left before the
+   whole group got the view that admits its joiners): their generations
+   are barred from their sequence on, the joiners' first sequences
+   forgotten, and a collective inside such a sequence restarts under the
+   generation before.  Called at each view change (cl_engine_elastic_adm.c). */
+void eng_elastic_void_lost(struct eng_elastic *el);
 
 /* Per-stream signature of a collective used for step learning and for
    matching a joiner's start-up collectives (kind, sizes, type, op, root,
