@@ -33,6 +33,7 @@
                   the same hang before the fix.
 */
 #include "attack.h"
+#include "test_peers.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -84,15 +85,6 @@ static void after_view(void *sock, const cl_wire_hdr_t *h, const uint8_t *body, 
     raise(SIGKILL);
 }
 
-static uint32_t fnv(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 16777619u;
-    return h & 0x7fffffffu;
-}
-
 static int formation_peer(int i, int n)
 {
     (void)n;
@@ -135,7 +127,7 @@ static int formation_peer(int i, int n)
     CHECK(failed == 0);
     char name[32];
     snprintf(name, sizeof name, "hash%d", i);
-    harness_write_int(name, (int)fnv(par, sizeof par));
+    harness_write_int(name, (int)(test_peers_fnv(par, sizeof par) & 0x7fffffffu));
     CHECK(collab_finalize() == COLLAB_OK);
     return 0;
 }
@@ -153,8 +145,7 @@ int sc_formation(bool known)
         reap(0x7u, 5);
         return 0;
     }
-    go(3);
-    usleep(300000); /* their first collective asked for the group */
+    go(3); /* their first collective asks for the group, which waits for a fourth rank */
     spawn(3, n, 1u, formation_peer);
     int bad = reap(0xeu, 90);
     harness_kill(0);

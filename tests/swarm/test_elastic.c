@@ -153,16 +153,6 @@ typedef struct {
     bool logs;       /* each peer logs to <dir>/log<i> (COLLAB_LOG_FILE) instead of stderr */
 } prog_t;
 
-static uint64_t fnv(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 static void nap(int ms)
 {
@@ -254,8 +244,8 @@ static int program(int i, const prog_t *pg)
             mark_training();
         if (steps != NULL)
             fprintf(steps, "step %d %016llx\n", step,
-                    (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
-                                         fnv(table, NTABLE * sizeof(float))));
+                    (unsigned long long)(test_peers_fnv(params, NPARAM * sizeof(float)) ^
+                                         test_peers_fnv(table, NTABLE * sizeof(float))));
         if (pg->marks)
             OK(collab_step());
         if (me == pg->stop_rank && step == pg->stop_step && first == 0)
@@ -297,8 +287,8 @@ static int program(int i, const prog_t *pg)
                 "checksum %016llx\nbad %d\nrank %d\n",
                 first, seed_out, all[0], all[1], all[2], n > 3 ? all[3] : 0, got, scratch[0],
                 scratch[SCRATCH - 1],
-                (unsigned long long)(fnv(params, NPARAM * sizeof(float)) ^
-                                     fnv(table, NTABLE * sizeof(float))),
+                (unsigned long long)(test_peers_fnv(params, NPARAM * sizeof(float)) ^
+                                     test_peers_fnv(table, NTABLE * sizeof(float))),
                 bad, me);
         fclose(f);
     }

@@ -153,3 +153,14 @@ void test_peers_show_file(const char *path)
         fclose(f);
     fprintf(stderr, "[test] --- end of %s\n", path);
 }
+
+uint64_t test_peers_fnv(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}

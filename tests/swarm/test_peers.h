@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Creates a private folder /tmp/collab-<tag>-XXXXXX (written to dir) with
@@ -42,5 +43,9 @@ bool test_peers_file_holds(const char *path, const char *text);
 /* Copies the file at path to stderr between two marker lines (a peer's
    log, when a check of it failed). */
 void test_peers_show_file(const char *path);
+
+/* FNV-1a (64 bits) of n bytes at p: a fingerprint of a peer's parameters,
+   compared across peers for bitwise agreement. */
+uint64_t test_peers_fnv(const void *p, size_t n);
 
 #endif

@@ -355,6 +355,15 @@ static cl_elmsg_t admit_msg(uint64_t s, uint64_t prefix, uint64_t gen, uint32_t 
     return m;
 }
 
+/* Taken out of the group, as eng_el_view_changed does: finishes its
+   step alone and asks to be re-admitted. */
+static void evict(fake_t *f)
+{
+    f->st.evicted = true;
+    f->st.readmit = true;
+    f->st.phase = EL_WAITING;
+}
+
 /* A joiner parks, asks every second, is admitted, answers its start-up
    broadcast and runs its next collective as the group's s. */
 static void test_joiner_admitted(void)
@@ -503,10 +512,7 @@ static void test_straggler(void)
         r[i] = post(&f, a, 4 + (size_t)i, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
         CHECK(!taken);
     }
-    /* Taken out (as eng_el_view_changed does). */
-    f.st.evicted = true;
-    f.st.readmit = true;
-    f.st.phase = EL_WAITING;
+    evict(&f);
     r[11] = post(&f, a, 9, 0x11, &taken); /* index 11: a step boundary */
     CHECK(cl_stream_is_boundary(f.stream, 11));
     CHECK(taken && !cl_request_done(r[11]));
@@ -534,9 +540,7 @@ static void hold_at_boundary(fake_t *f, el_admittee_t *a, collab_request_t *r[12
     f->st.was_in_group = true;
     for (int i = 0; i < 11; i++)
         r[i] = post(f, a, 4, i == 0 ? 0xB0 : (i % 2 ? 0x11 : 0x22), &taken);
-    f->st.evicted = true;
-    f->st.readmit = true;
-    f->st.phase = EL_WAITING;
+    evict(f);
     r[11] = post(f, a, 4, 0x11, &taken);
     CHECK(taken);
 }
@@ -676,9 +680,7 @@ static void test_kept_out(void)
     fake_init(&f);
     a = adm_new(&f);
     f.st.was_in_group = true;
-    f.st.evicted = true;
-    f.st.readmit = true;
-    f.st.phase = EL_WAITING;
+    evict(&f);
     CHECK(!eng_admittee_keep_out(a, true, true));
     tick(&f);
     CHECK(f.self_outs == 0);
