@@ -73,7 +73,12 @@ ls "$dir/ckpt"/.checkpoint-* >/dev/null 2>&1 && fail "a temporary checkpoint fil
     fail "--check-checkpoint refuses the newest checkpoint: $(cat "$E2E_LOG/check.out")"
 grep -q 'verified; run default, step' "$E2E_LOG/check.out" || fail "--check-checkpoint printed no summary"
 cp "$latest" "$dir/corrupt.ckpt"
-printf '\001' | dd of="$dir/corrupt.ckpt" bs=1 seek=300 conv=notrunc 2>/dev/null
+# One byte inverted (a constant written there could equal the byte it
+# replaces, and leave the file as it was).
+byte=$(od -An -tu1 -j300 -N1 "$dir/corrupt.ckpt" | tr -d ' ')
+[ -n "$byte" ] || fail "the checkpoint is shorter than 301 bytes"
+printf "\\$(printf '%03o' $((byte ^ 255)))" | dd of="$dir/corrupt.ckpt" bs=1 seek=300 conv=notrunc 2>/dev/null
+cmp -s "$latest" "$dir/corrupt.ckpt" && fail "the corrupted copy equals the checkpoint"
 "$E2E_MONITOR" --check-checkpoint "$dir/corrupt.ckpt" >"$E2E_LOG/corrupt.out" 2>&1 &&
     fail "--check-checkpoint accepted a corrupted checkpoint"
 grep -q 'is refused: its hash does not match its contents (corrupted)' "$E2E_LOG/corrupt.out" ||
