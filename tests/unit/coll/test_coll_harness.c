@@ -33,6 +33,9 @@ struct th {
     th_member_t *mem;
     bool *alive;
     bool *released;
+    uint8_t **out;  /* per member: an all-reduce's output buffer, or NULL */
+    size_t *outlen; /* its bytes */
+    uint8_t **kept; /* its result, saved when released, while the program's copy is scribbled */
     th_ev_t *ev;
     size_t nev, cap;
     uint64_t rng;
@@ -206,18 +209,27 @@ th_t *th_new(int n, const cl_coll_args_t *args)
     h->mem = calloc((size_t)n, sizeof *h->mem);
     h->alive = calloc((size_t)n, sizeof *h->alive);
     h->released = calloc((size_t)n, sizeof *h->released);
+    h->out = calloc((size_t)n, sizeof *h->out);
+    h->outlen = calloc((size_t)n, sizeof *h->outlen);
+    h->kept = calloc((size_t)n, sizeof *h->kept);
     h->xpk = calloc((size_t)n, sizeof *h->xpk);
     h->xsk = calloc((size_t)n, sizeof *h->xsk);
     h->xkey = calloc((size_t)n, sizeof *h->xkey);
     h->unsigned_mask = th_unsigned;
     if (h->ranks == NULL || h->coll == NULL || h->mem == NULL || h->alive == NULL ||
-        h->released == NULL || h->xpk == NULL || h->xsk == NULL ||
+        h->released == NULL || h->out == NULL || h->outlen == NULL || h->kept == NULL ||
+        h->xpk == NULL || h->xsk == NULL ||
         h->xkey == NULL) {
         th_destroy(&h);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         h->ranks[i] = args[i].self;
+        if (args[i].kind == CL_COLL_ALLREDUCE && args[i].recvbuf != NULL) {
+            h->out[i] = args[i].recvbuf;
+            h->outlen[i] = args[i].count * collab_dtype_extent(args[i].dtype);
+        }
+    }
     for (int i = 0; i < n; i++) {
         uint8_t seed[32] = {0};
         memcpy(seed, &h->ranks[i], sizeof h->ranks[i]);
@@ -276,6 +288,11 @@ void th_destroy(th_t **self_p)
     free(h->mem);
     free(h->alive);
     free(h->released);
+    for (int i = 0; i < h->n && h->kept != NULL; i++)
+        free(h->kept[i]);
+    free(h->kept);
+    free(h->out);
+    free(h->outlen);
     free(h->xpk);
     if (h->xkey != NULL)
         sodium_memzero(h->xkey, (size_t)h->n * sizeof *h->xkey);
@@ -307,12 +324,34 @@ static void s_kill(th_t *h, int who)
             s_push(h, (th_ev_t){.kind = EV_FAIL, .to = i, .failed = who});
 }
 
+/* A released all-reduce's output belongs to the program again, which may
+   reuse it at once (the next call's input): it is scribbled over until
+   the run ends, so that a relay read from it afterwards fails the run. */
 static void s_after(th_t *h, int i)
 {
     if (h->alive[i] && !h->released[i] && cl_coll_done(h->coll[i])) {
         cl_coll_release_user_buffers(h->coll[i]);
         h->released[i] = true;
+        if (h->out[i] != NULL && h->outlen[i] > 0 && h->kept[i] == NULL) {
+            h->kept[i] = malloc(h->outlen[i]);
+            if (h->kept[i] != NULL) {
+                memcpy(h->kept[i], h->out[i], h->outlen[i]);
+                memset(h->out[i], 0xA5, h->outlen[i]);
+            }
+        }
     }
+}
+
+/* The program's outputs back, for the caller's checks. */
+static int s_restore(th_t *h, int rc)
+{
+    for (int i = 0; i < h->n; i++)
+        if (h->kept[i] != NULL) {
+            memcpy(h->out[i], h->kept[i], h->outlen[i]);
+            free(h->kept[i]);
+            h->kept[i] = NULL;
+        }
+    return rc;
 }
 
 static bool s_all_done(const th_t *h)
@@ -372,7 +411,7 @@ int th_run(th_t *h, const th_plan_t *plan)
                 s_kill(h, plan->kill_who[k]);
         if (h->nev == 0) {
             if (s_all_done(h))
-                return 0;
+                return s_restore(h, 0);
             /* Quiet and not done: let every deadline pass. */
             h->clock += 10.0;
             for (int i = 0; i < h->n; i++)
@@ -417,7 +456,7 @@ int th_run(th_t *h, const th_plan_t *plan)
             cl_coll_on_tick(c);
         s_after(h, e.to);
     }
-    return -1;
+    return s_restore(h, -1);
 }
 
 cl_coll_t *th_coll(th_t *self, int i)
