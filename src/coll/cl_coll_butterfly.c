@@ -757,6 +757,12 @@ static int s_release(cl_coll_t *self)
     return COLLAB_OK;
 }
 
+static bool s_owes(const cl_coll_t *self)
+{
+    const bf_t *st = self->st;
+    return st->kept != NULL;
+}
+
 const cl_algo_t cl_algo_butterfly = {
     .name = "butterfly",
     .start = s_start,
@@ -766,4 +772,5 @@ const cl_algo_t cl_algo_butterfly = {
     .release = s_release,
     .destroy = s_destroy,
     .pump = s_pump,
+    .owes = s_owes,
 };
