@@ -8,7 +8,7 @@
 #
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
-#                [--runs 3] [--declare] [--queue MS] [--tcp]
+#                [--runs 3] [--iters 2] [--declare] [--queue MS] [--tcp]
 #                [--tcp-mode all|balanced|ring] [--trace DIR] [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
@@ -17,6 +17,9 @@
 #             its download runs at --rate
 #   --sizes   all-reduce sizes in MiB of floats
 #   --runs    runs per size (a fresh swarm each); the median and min..max
+#   --iters   timed all-reduces per run (2 by default), one after the
+#             other after 20 warm-up ones; the time is the slowest peer's
+#             for all of them, divided by their number
 #   --declare every peer declares its link's rate (COLLAB_BANDWIDTH_MBIT),
 #             so that the butterfly sizes its parts by them
 #   --queue   each link's queue in ms of its rate (tbf's latency; 100 by
@@ -48,7 +51,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
-tcp=0 tcpmode=all trace='' queue=100
+tcp=0 tcpmode=all trace='' queue=100 iters=2
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2; shift 2 ;;
     --compression) comp=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --declare) declare=1; shift ;;
     --up-only) uponly=1; shift ;;
@@ -167,7 +171,7 @@ one_run() {
     ip netns exec "${tag}n0" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared 0)" \
         COLLAB_LISTEN=/ip4/10.77.0.1/tcp/4000 \
         COLLAB_LOG=info LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" --max-bytes "$bytes" \
-        --time 0.1 --max-iters 2 >"$work/r0.out" 2>"$work/r0.err" &
+        --time 0.1 --max-iters "$iters" >"$work/r0.out" 2>"$work/r0.err" &
     pids+=($!)
     for _ in $(seq 100); do
         addr=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$work/r0.err" 2>/dev/null | head -n 1)
@@ -179,7 +183,7 @@ one_run() {
         ip netns exec "${tag}n$i" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared "$i")" \
             COLLAB_LISTEN="/ip4/10.77.0.$((i + 1))/tcp/4000" \
             COLLAB_INITIAL_PEERS="$addr" LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" \
-            --max-bytes "$bytes" --time 0.1 --max-iters 2 >"$work/r$i.out" 2>"$work/r$i.err" &
+            --max-bytes "$bytes" --time 0.1 --max-iters "$iters" >"$work/r$i.out" 2>"$work/r$i.err" &
         pids+=($!)
     done
     local st=0
