@@ -512,12 +512,6 @@ void cl_coll_traffic(const cl_coll_t *self, uint64_t *sent, uint64_t *received)
         *received = self != NULL ? self->received : 0;
 }
 
-bool cl_coll_owes(const cl_coll_t *self)
-{
-    return self != NULL && self->done && self->status == COLLAB_OK && self->st != NULL &&
-           self->algo->owes != NULL && self->algo->owes(self);
-}
-
 int cl_coll_release_user_buffers(cl_coll_t *self)
 {
     if (self == NULL)

@@ -253,12 +253,6 @@ void cl_coll_traffic(const cl_coll_t *self, uint64_t *sent, uint64_t *received);
    relays may still need.  Returns 0 or COLLAB_ERR_NO_MEM. */
 int cl_coll_release_user_buffers(cl_coll_t *self);
 
-/* True while this completed collective may still owe relays to members
-   that have not completed (an all-reduce that completed before every
-   DONE, docs/collectives.md §3 "Retention"): the engine tells it of
-   failures as it tells the running one, and a finalize waits for it. */
-bool cl_coll_owes(const cl_coll_t *self);
-
 /* Signature of a collective (kind, count, dtype, op, root, comm): members
    whose signatures differ are not averaged together. */
 uint32_t cl_coll_signature(const cl_coll_args_t *args);

@@ -64,10 +64,6 @@ typedef struct cl_algo {
        retries what waited for input; sets self->in_wait again when
        something still waits.  Returns 0 or a negative status. */
     int (*pump)(cl_coll_t *self);
-    /* Optional: true while a completed collective may still owe relays
-       to members that have not completed (a butterfly all-reduce that
-       completed before every DONE keeps its result for them). */
-    bool (*owes)(const cl_coll_t *self);
 } cl_algo_t;
 
 struct cl_coll {
