@@ -233,10 +233,11 @@ cl_coll_t *cl_coll_new(const cl_coll_args_t *args, const cl_coll_env_t *env)
     self->failed = calloc(self->nb, 1);
     self->done_from = calloc(self->nb, 1);
     self->heard = calloc(n, sizeof(double));
+    self->first = calloc(n, sizeof(double));
     self->waiting = malloc(n * sizeof(double));
     if (self->members == NULL || self->weights == NULL || self->clients == NULL ||
         self->bandwidths == NULL || self->failed == NULL || self->done_from == NULL ||
-        self->heard == NULL || self->waiting == NULL)
+        self->heard == NULL || self->first == NULL || self->waiting == NULL)
         goto err;
     for (size_t i = 0; i < n; i++) {
         self->weights[i] = args->weights != NULL ? args->weights[i] : 1.0;
@@ -301,6 +302,7 @@ void cl_coll_destroy(cl_coll_t **self_p)
     free(self->disowned);
     free(self->done_from);
     free(self->heard);
+    free(self->first);
     free(self->waiting);
     free(self->contrib);
     free(self);
@@ -317,8 +319,11 @@ int cl_coll_start(cl_coll_t *self)
     if (self->done)
         return COLLAB_OK; /* failed (strict) before it started */
     double now = cl_coll_now(self);
-    for (int i = 0; i < self->n; i++)
+    self->t_start = now;
+    for (int i = 0; i < self->n; i++) {
         self->heard[i] = now;
+        self->first[i] = -1;
+    }
     int rc = self->algo->start(self);
     if (rc != COLLAB_OK && !self->done)
         cl_coll_complete(self, rc);
@@ -394,6 +399,8 @@ int cl_coll_on_msg(cl_coll_t *self, const cl_coll_msg_t *msg)
     int rc = self->algo->on_msg(self, from, msg);
     if (rc == COLLAB_OK) {
         self->heard[from] = cl_coll_now(self);
+        if (self->first[from] < 0)
+            self->first[from] = self->heard[from];
         self->received += msg->len;
     }
     return rc;
@@ -510,6 +517,12 @@ void cl_coll_traffic(const cl_coll_t *self, uint64_t *sent, uint64_t *received)
         *sent = self != NULL ? self->sent : 0;
     if (received != NULL)
         *received = self != NULL ? self->received : 0;
+}
+
+bool cl_coll_owes(const cl_coll_t *self)
+{
+    return self != NULL && self->done && self->status == COLLAB_OK && self->st != NULL &&
+           self->algo->owes != NULL && self->algo->owes(self);
 }
 
 int cl_coll_release_user_buffers(cl_coll_t *self)

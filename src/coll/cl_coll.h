@@ -182,6 +182,11 @@ typedef struct {
                              any case (the coordinator's follow-up of a report), 0 none */
     size_t chunk_bytes;   /* pipelining chunk size */
     size_t small_bytes;   /* below this, allreduce uses the one-round algorithm */
+    double early_rate;    /* butterfly all-reduce (not strict, no verify): a member holding
+                             every chunk completes before the others' DONE, paying a copy of
+                             the result, once the call has run result bytes / early_rate
+                             seconds (docs/collectives.md §3 "Retention"); 0 never,
+                             INFINITY at once */
     const cl_coll_stage_t *stage; /* input and output staged chunk by chunk (device
                                      buffers), or NULL: both are ready host memory.  Only
                                      where cl_coll_stage_aware says so */
@@ -252,6 +257,12 @@ void cl_coll_traffic(const cl_coll_t *self, uint64_t *sent, uint64_t *received);
    calls it before completing the request), keeping private copies of what
    relays may still need.  Returns 0 or COLLAB_ERR_NO_MEM. */
 int cl_coll_release_user_buffers(cl_coll_t *self);
+
+/* True while this completed collective may still owe relays to members
+   that have not completed (an all-reduce that completed before every
+   DONE, docs/collectives.md §3 "Retention"): the engine tells it of
+   failures as it tells the running one, and a finalize waits for it. */
+bool cl_coll_owes(const cl_coll_t *self);
 
 /* Signature of a collective (kind, count, dtype, op, root, comm): members
    whose signatures differ are not averaged together. */

@@ -46,7 +46,9 @@ uint8_t *bf_value(cl_coll_t *self, int j, size_t c, bool create)
     bf_t *st = bf_st(self);
     size_t off = c * st->ce * self->esize;
     if (s_consumes(self, j)) {
-        if (self->released || self->a.recvbuf == NULL)
+        if (self->released)
+            return st->kept != NULL ? st->kept + st->out_lo[j] * self->esize + off : NULL;
+        if (self->a.recvbuf == NULL)
             return NULL;
         return (uint8_t *)self->a.recvbuf + st->out_lo[j] * self->esize + off;
     }

@@ -15,8 +15,13 @@
     consumers at once, so reducing, sending and receiving overlap.
 
       allreduce             consumers: every member; a member holding every
-                            chunk sends DONE to all and completes once every
-                            live member has sent DONE.
+                            chunk sends DONE to all and completes at once:
+                            until every live member has sent DONE it keeps
+                            a private copy of the result for the relays it
+                            may owe (s_early).  In strict mode, with
+                            COLLAB_VERIFY, or when the copy cannot be
+                            allocated it completes once every live member
+                            has sent DONE, as before.
       reduce                consumer: the root; the root sends DONE when it
                             holds everything, the others complete on it
                             (or when the root fails: no result delivered).
@@ -65,6 +70,7 @@ static void s_destroy(cl_coll_t *self)
     CL_FREE_ROWS(st->rfrom, st->nparts);
     CL_FREE_ROWS(st->vprod, st->nparts);
     CL_FREE_ROWS(st->store, st->nparts);
+    free(st->kept);
     cl_relay_destroy(&st->rl);
     free(st->acc);
     free(st->in_lo);
@@ -160,12 +166,49 @@ static int s_contrib(cl_coll_t *self)
     return rc;
 }
 
+/* An all-reduce member holding every chunk may complete before the
+   others' DONE (docs/collectives.md §3, "Retention"): its program may
+   then reuse the output buffer, so the result is copied at release for
+   the relays it may still owe.  Only once the transfer has run long
+   enough that the copy is a small part of it (a.early_rate), counted
+   from the moment the last live member was heard from first (a member
+   that came early and waited does not count its wait): on fast links the
+   DONEs come sooner than a copy of fresh memory takes.  Not in strict
+   mode (no relays: a failure fails the call), nor under COLLAB_VERIFY (a
+   validator asks the members for their inputs before its DONE).  The
+   copy's memory is taken here, so that a failed allocation only means
+   waiting for every DONE. */
+static bool s_early(cl_coll_t *self)
+{
+    bf_t *st = bf_st(self);
+    if (self->a.strict || st->vf != NULL || self->a.recvbuf == NULL ||
+        !(self->a.early_rate > 0))
+        return false;
+    size_t bytes = self->a.count * self->esize;
+    double from = self->t_start;
+    for (int m = 0; m < self->n; m++)
+        if (m != self->me && cl_coll_alive(self, m) && self->first[m] > from)
+            from = self->first[m];
+    if (cl_coll_now(self) - from < (double)bytes / self->a.early_rate)
+        return false;
+    if (st->kept == NULL)
+        st->kept = malloc(bytes > 0 ? bytes : 1);
+    return st->kept != NULL;
+}
+
 /* Completes when this member has what it needs (see the top comment). */
 static int s_check(cl_coll_t *self)
 {
     bf_t *st = bf_st(self);
-    if (self->done)
+    if (self->done) {
+        /* Completed early: once every live member holds everything, nobody
+           can ask for a relay any more. */
+        if (st->kept != NULL && self->released && cl_coll_all_done(self)) {
+            free(st->kept);
+            st->kept = NULL;
+        }
         return COLLAB_OK;
+    }
     bool have = true;
     for (int j = 0; j < st->nparts && have; j++)
         if (s_consumes(self, j) && cl_relay_missing(st->rl, j) > 0)
@@ -181,7 +224,7 @@ static int s_check(cl_coll_t *self)
             st->done_sent = true;
             cl_coll_send_done(self);
         }
-        if (!cl_coll_all_done(self))
+        if (!cl_coll_all_done(self) && !s_early(self))
             return COLLAB_OK;
         break;
     case CL_COLL_REDUCE:
@@ -707,12 +750,28 @@ static int s_pump(cl_coll_t *self)
 
 static int s_release(cl_coll_t *self)
 {
-    /* Allreduce completes only when every live member holds everything,
-       reduce when the root does; reduce_scatter_block works on a private
-       copy of its input and keeps the blocks it reduces for others in
-       private stores.  Nothing else can be asked for later. */
-    (void)self;
+    /* An all-reduce that completed before every DONE copies its result
+       (s_early took the memory) for the relays it may still owe; once
+       every live member holds everything nothing can be asked for.
+       Reduce completes when the root holds everything; reduce_scatter_block
+       works on a private copy of its input and keeps the blocks it
+       reduces for others in private stores. */
+    bf_t *st = bf_st(self);
+    if (st->kept == NULL)
+        return COLLAB_OK;
+    if (self->status != COLLAB_OK || cl_coll_all_done(self) || self->a.recvbuf == NULL) {
+        free(st->kept);
+        st->kept = NULL;
+        return COLLAB_OK;
+    }
+    memcpy(st->kept, self->a.recvbuf, self->a.count * self->esize);
     return COLLAB_OK;
+}
+
+static bool s_owes(const cl_coll_t *self)
+{
+    const bf_t *st = self->st;
+    return st->kept != NULL;
 }
 
 const cl_algo_t cl_algo_butterfly = {
@@ -724,4 +783,5 @@ const cl_algo_t cl_algo_butterfly = {
     .release = s_release,
     .destroy = s_destroy,
     .pump = s_pump,
+    .owes = s_owes,
 };

@@ -37,6 +37,8 @@ typedef struct {
     int **rfrom;     /* per part: per chunk, member that delivered the RESULT (-1) */
     int **vprod;     /* per part: per chunk, producer of the held value, whose tags are in tags */
     uint8_t **store; /* per part: private result (parts this member reduces but does not consume) */
+    uint8_t *kept;   /* all-reduce completed before every DONE: the result, copied at release
+                        for the relays still owed (freed once every live member sent DONE) */
     const uint8_t *input; /* where this member's input vector is read */
     uint8_t *input_copy;  /* private copy of the input (reduce_scatter_block) */
     uint8_t *scratch;     /* one chunk: a decoded contribution folded at once */
@@ -64,8 +66,9 @@ static inline size_t bf_slot(const cl_coll_t *self)
 void bf_chunk(cl_coll_t *self, int j, size_t c, size_t *first, size_t *cnt);
 
 /* Where the value of (j, c) lives in this member: the output buffer when
-   it consumes part j, else the private store (allocated on demand).
-   NULL on allocation failure or after release without a store. */
+   it consumes part j (after release: the kept copy, if any), else the
+   private store (allocated on demand).  NULL on allocation failure or
+   after release without a store or copy. */
 uint8_t *bf_value(cl_coll_t *self, int j, size_t c, bool create);
 
 /* The reducer's accumulator of (j, c), created (with this member's own

@@ -64,6 +64,10 @@ typedef struct cl_algo {
        retries what waited for input; sets self->in_wait again when
        something still waits.  Returns 0 or a negative status. */
     int (*pump)(cl_coll_t *self);
+    /* Optional: true while a completed collective may still owe relays
+       to members that have not completed (a butterfly all-reduce that
+       completed before every DONE keeps its result for them). */
+    bool (*owes)(const cl_coll_t *self);
 } cl_algo_t;
 
 struct cl_coll {
@@ -100,6 +104,8 @@ struct cl_coll {
     double *heard;     /* per member: last time a valid message came from it */
     double *waiting;   /* per member: since when this member waits for it, < 0 none */
     double last_check; /* time of the last deadline scan */
+    double t_start;    /* when cl_coll_start ran */
+    double *first;     /* per member: when its first valid message came, < 0 none yet */
     bool sig;          /* proofs are signed: every other member reads them (env->signs) and
                           there are 3 members or more; a proof of tags is then refused */
     int forged;        /* members that sent this member a value its producer did not sign */

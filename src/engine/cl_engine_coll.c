@@ -582,9 +582,14 @@ void eng_coll_peer_gone(eng_cs_t *cs, const cl_peer_t *p)
     }
     for (size_t i = 0; i < cs->nstreams; i++) {
         stream_t *s = cs->streams[i];
+        int r = s->comm != NULL ? cl_comm_rank_of_world(s->comm, w) : -1;
+        /* A completed all-reduce that still owes relays learns of the
+           failure too: it repairs from its copy at the new view, and stops
+           waiting for a DONE that cannot come. */
+        if (r >= 0 && r != s->comm->rank && cl_coll_owes(s->retained))
+            (void)cl_coll_on_fail(s->retained, r);
         if (s->active == NULL)
             continue;
-        int r = cl_comm_rank_of_world(s->comm, w);
         bool member = false;
         for (int k = 0; k < s->active_ctx->nmembers && !member; k++)
             member = s->active_ctx->members[k] == r;
@@ -803,8 +808,11 @@ void eng_coll_progress(eng_cs_t *cs)
 
 bool eng_coll_idle(eng_cs_t *cs)
 {
+    /* A completed all-reduce that may still owe relays counts as running
+       (its copy goes once every live member sent DONE). */
     for (size_t i = 0; i < cs->nstreams; i++)
-        if (cs->streams[i]->active != NULL || zlist_size(cs->streams[i]->queue) > 0)
+        if (cs->streams[i]->active != NULL || zlist_size(cs->streams[i]->queue) > 0 ||
+            cl_coll_owes(cs->streams[i]->retained))
             return false;
     return true;
 }

@@ -25,6 +25,11 @@
 
 #define CHUNK_BYTES ((size_t)256 * 1024) /* pipelining chunk */
 #define SMALL_BYTES ((size_t)64 * 1024)  /* one-round allreduce below this */
+/* A butterfly all-reduce completes before the others' DONE once its
+   transfer ran 16 times as long as copying the result takes (0.5 GB/s:
+   memcpy into fresh pages on a small virtual machine); docs/collectives.md
+   §3 "Retention", docs/benchmarks.md. */
+#define EARLY_RATE (0.5e9 / 16)
 
 void eng_coll_ctx_free(coll_ctx_t **ctx_p)
 {
@@ -289,6 +294,7 @@ static void start_gen(eng_cs_t *cs, stream_t *s, collab_request_t *req, uint64_t
     }
     args.chunk_bytes = CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
+    args.early_rate = EARLY_RATE;
     /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks
        the part of a member reported to it. */
     if (set->verify) {

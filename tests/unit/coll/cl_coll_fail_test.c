@@ -290,6 +290,12 @@ static int s_run(const fcase_t *tc, const th_plan_t *plan, long *events)
     fx_t fx;
     s_setup(&fx, tc);
     int n = tc->n;
+    /* Every other interleaving, a butterfly all-reduce member completes
+       as soon as it holds everything (the harness's clock does not run
+       during a transfer), so the kills also hit members that completed
+       early and relay from their copy. */
+    for (int i = 0; i < n; i++)
+        fx.args[i].early_rate = (plan->seed & 1) ? INFINITY : 0;
     th_t *h = th_new(n, fx.args);
     CL_CHECK(h != NULL);
     if (h == NULL) {
@@ -814,6 +820,99 @@ static void s_hostile_producer(void)
             done, old_stuck);
 }
 
+/* Completion before the others' DONE (docs/collectives.md §3,
+   "Retention").  Mode "nodone": every DONE is dropped, and every member
+   must still complete (each holds everything).  Mode "relay": member 3
+   sends its part's results to member 0 only, and is killed right after
+   member 0 sent its DONE; member 0 completed then, its program's buffer
+   is scribbled over (the harness), and members 1 and 2 must get part 3
+   from member 0's kept copy: equal, correct results.  Both hang, or
+   relay nothing from a completed member, when completion waits for every
+   DONE. */
+typedef struct {
+    th_t *h;
+    bool relay;     /* mode "relay" (else "nodone") */
+    long done_at;   /* events delivered when member 0 sent its DONE */
+    int late_relay; /* relays sent by member 0 after it completed */
+} early_t;
+
+static bool s_early_tamper(void *arg, int from, int to, cl_coll_msg_t *m)
+{
+    early_t *x = arg;
+    if (!x->relay)
+        return m->type != CL_MSG_DONE;
+    if (from == 0 && m->type == CL_MSG_DONE && x->done_at < 0)
+        x->done_at = th_events(x->h);
+    if (from == 0 && m->type == CL_MSG_RELAY && cl_coll_done(th_coll(x->h, 0)))
+        x->late_relay++;
+    return !(from == 3 && m->type == CL_MSG_RESULT && (to == 1 || to == 2));
+}
+
+static void s_early(bool relay, uint64_t seed, int *late)
+{
+    static const fcase_t tc = {.name = "early completion",
+                               .kind = CL_COLL_ALLREDUCE,
+                               .n = 4,
+                               .size = 4,
+                               .dt = COLLAB_DOUBLE,
+                               .op = COLLAB_OP_SUM,
+                               .count = 4096,
+                               .chunk = 4096,
+                               .small = 0};
+    long kill = -1;
+    for (int pass = relay ? 0 : 1; pass < 2; pass++) {
+        fx_t fx;
+        s_setup(&fx, &tc);
+        for (int i = 0; i < tc.n; i++)
+            fx.args[i].early_rate = INFINITY;
+        th_t *h = th_new(tc.n, fx.args);
+        CL_CHECK(h != NULL);
+        if (h == NULL) {
+            s_teardown(&fx);
+            return;
+        }
+        early_t x = {.h = h, .relay = relay, .done_at = -1};
+        th_set_tamper(h, s_early_tamper, &x);
+        /* Pass 0 finds when member 0 sends its DONE; pass 1, with the same
+           interleaving, kills member 3 one event later. */
+        th_plan_t plan = {.seed = seed};
+        if (pass == 1 && relay) {
+            plan.nkill = 1;
+            plan.kill_at[0] = kill;
+            plan.kill_who[0] = 3;
+        }
+        int rc = th_run(h, &plan);
+        if (pass == 0) {
+            kill = x.done_at + 1;
+            CL_CHECK(x.done_at >= 0);
+        } else {
+            int nlive = relay ? 3 : 4;
+            CL_CHECK(rc == 0);
+            CL_CHECK(th_suspects(h) == 0);
+            CL_CHECK(th_refused(h) == 0);
+            for (int i = 0; i < nlive; i++) {
+                CL_CHECK(cl_coll_done(th_coll(h, i)));
+                CL_CHECK(memcmp(fx.out[i], fx.out[0], tc.count * fx.e) == 0);
+                s_check_reduction(&fx, h, i, fx.out[i], tc.count, 0);
+            }
+            *late += x.late_relay;
+        }
+        th_destroy(&h);
+        s_teardown(&fx);
+    }
+}
+
+static void s_early_completion(void)
+{
+    int late = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        s_early(false, seed, &late);
+        s_early(true, seed, &late);
+    }
+    CL_CHECK(late > 0);
+    fprintf(stderr, "early completion: %d relays from a completed member over 8 seeds\n", late);
+}
+
 int main(int argc, char **argv)
 {
     /* argv[1]: run only the cases whose name contains it ("" for all);
@@ -821,6 +920,8 @@ int main(int argc, char **argv)
     int seeds = argc > 2 ? atoi(argv[2]) : 2;
     if (argc <= 1 || strstr("hostile producer", argv[1]) != NULL)
         s_hostile_producer();
+    if (argc <= 1 || strstr("early completion", argv[1]) != NULL)
+        s_early_completion();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         if (argc > 1 && strstr(cases[c].name, argv[1]) == NULL)
             continue;

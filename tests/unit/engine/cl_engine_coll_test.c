@@ -89,6 +89,11 @@ int cl_coll_release_user_buffers(cl_coll_t *self)
     (void)self;
     return 0;
 }
+bool cl_coll_owes(const cl_coll_t *self)
+{
+    (void)self;
+    return false;
+}
 
 void cl_request_complete(collab_request_t *req, int status)
 {
