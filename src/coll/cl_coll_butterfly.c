@@ -224,8 +224,13 @@ static int s_check(cl_coll_t *self)
             st->done_sent = true;
             cl_coll_send_done(self);
         }
-        if (!cl_coll_all_done(self) && !s_early(self))
-            return COLLAB_OK;
+        if (!cl_coll_all_done(self)) {
+            if (!s_early(self))
+                return COLLAB_OK;
+            cl_debug("collective #%llu: holds every chunk; completes before the others' DONE "
+                     "(keeps a copy of %zu bytes for their relays)",
+                     (unsigned long long)self->a.seq, self->a.count * self->esize);
+        }
         break;
     case CL_COLL_REDUCE:
         if (self->me == self->root) {
