@@ -23,14 +23,7 @@ netns=0
 
 cleanup() {
     kill -9 "${pids[@]}" 2>/dev/null
-    if [ "$netns" = 1 ]; then
-        for i in $(seq 0 $((np - 1))); do
-            ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-            ip netns del "${tag}n$i" 2>/dev/null
-            ip link del "${tag}h$i" 2>/dev/null
-        done
-        ip link del "${tag}br" 2>/dev/null
-    fi
+    [ "$netns" = 1 ] && e2e_ns_del "$tag" "$np"
 }
 trap cleanup EXIT
 
@@ -38,19 +31,11 @@ trap cleanup EXIT
 # namespace: its upload; on the bridge: its download), as bench/wan.sh.
 setup_netns() {
     [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
-    ip link add name "${tag}br" type bridge 2>/dev/null || return 1
     netns=1
-    ip link set "${tag}br" up || return 1
+    e2e_ns_add "$tag" "$np" 10.78.0 || return 1
     local burst=$((rate * 1000000 / 8 / 250)) queue=$((rate * 1000000 / 8 / 10))
     for i in $(seq 0 $((np - 1))); do
-        local ns=${tag}n$i
-        ip netns add "$ns" || return 1
-        ip link add "${tag}h$i" type veth peer name p$i netns "$ns" || return 1
-        ip link set "${tag}h$i" master "${tag}br" up || return 1
-        ip -n "$ns" addr add "10.78.0.$((i + 1))/24" dev p$i || return 1
-        ip -n "$ns" link set p$i up || return 1
-        ip -n "$ns" link set lo up || return 1
-        ip netns exec "$ns" tc qdisc add dev p$i root tbf rate "${rate}mbit" burst "$burst" \
+        ip netns exec "${tag}n$i" tc qdisc add dev p$i root tbf rate "${rate}mbit" burst "$burst" \
             limit "$queue" || return 1
         tc qdisc add dev "${tag}h$i" root tbf rate "${rate}mbit" burst "$burst" \
             limit "$queue" || return 1

@@ -35,14 +35,7 @@ netns=0
 
 cleanup() {
     kill -9 "${pids[@]}" 2>/dev/null
-    if [ "$netns" = 1 ]; then
-        for i in 0 1 2 3; do
-            ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-            ip netns del "${tag}n$i" 2>/dev/null
-            ip link del "${tag}h$i" 2>/dev/null
-        done
-        ip link del "${tag}br" 2>/dev/null
-    fi
+    [ "$netns" = 1 ] && e2e_ns_del "$tag" 4
 }
 trap cleanup EXIT
 
@@ -50,20 +43,10 @@ trap cleanup EXIT
 # input drops TCP segments with SYN set and ACK clear (new connections).
 setup_netns() {
     [ "$(id -u)" -eq 0 ] && command -v iptables >/dev/null || return 1
-    ip link add name "${tag}br" type bridge 2>/dev/null || return 1
     netns=1
-    ip link set "${tag}br" up || return 1
-    for i in 0 1 2 3; do
-        local ns=${tag}n$i
-        ip netns add "$ns" || return 1
-        ip link add "${tag}h$i" type veth peer name p$i netns "$ns" || return 1
-        ip link set "${tag}h$i" master "${tag}br" up || return 1
-        ip -n "$ns" addr add "10.79.0.$((i + 1))/24" dev p$i || return 1
-        ip -n "$ns" link set p$i up || return 1
-        ip -n "$ns" link set lo up || return 1
-        if [ "$i" -gt 0 ]; then
-            ip netns exec "$ns" iptables -A INPUT -p tcp --syn -j DROP 2>/dev/null || return 1
-        fi
+    e2e_ns_add "$tag" 4 10.79.0 || return 1
+    for i in 1 2 3; do
+        ip netns exec "${tag}n$i" iptables -A INPUT -p tcp --syn -j DROP 2>/dev/null || return 1
     done
 }
 
