@@ -15,13 +15,13 @@
     consumers at once, so reducing, sending and receiving overlap.
 
       allreduce             consumers: every member; a member holding every
-                            chunk sends DONE to all and completes at once:
-                            until every live member has sent DONE it keeps
-                            a private copy of the result for the relays it
-                            may owe (s_early).  In strict mode, with
-                            COLLAB_VERIFY, or when the copy cannot be
-                            allocated it completes once every live member
-                            has sent DONE, as before.
+                            chunk sends DONE to all and completes once every
+                            live member has sent DONE, or at once when the
+                            transfer ran long enough for a copy of the
+                            result to cost little (s_early): it then keeps
+                            that copy for the relays it may owe until every
+                            live member has sent DONE.  Never in strict
+                            mode nor with COLLAB_VERIFY.
       reduce                consumer: the root; the root sends DONE when it
                             holds everything, the others complete on it
                             (or when the root fails: no result delivered).
