@@ -16,7 +16,7 @@ mode=${1:?usage: early_done.sh plain|kill}
 need E2E_TRAINER
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
-np=3 rate=20 steps=30 limit=150
+np=3 rate=20 steps=20 limit=150
 tag=edn$$
 pids=()
 netns=0
