@@ -746,17 +746,24 @@ static bool s_hostile(void *arg, int from, int to, cl_coll_msg_t *m)
     return true;
 }
 
+/* The staged cases' collective: an all-reduce of 4096 doubles (SUM) on 4
+   members, two chunks per part. */
+static fcase_t s_four_doubles(const char *name)
+{
+    return (fcase_t){.name = name,
+                     .kind = CL_COLL_ALLREDUCE,
+                     .n = 4,
+                     .size = 4,
+                     .dt = COLLAB_DOUBLE,
+                     .op = COLLAB_OP_SUM,
+                     .count = 4096,
+                     .chunk = 4096,
+                     .small = 0};
+}
+
 static bool s_hostile_run(bool sig, uint64_t seed, bool *equal)
 {
-    static const fcase_t tc = {.name = "hostile producer",
-                               .kind = CL_COLL_ALLREDUCE,
-                               .n = 4,
-                               .size = 4,
-                               .dt = COLLAB_DOUBLE,
-                               .op = COLLAB_OP_SUM,
-                               .count = 4096,
-                               .chunk = 4096,
-                               .small = 0};
+    const fcase_t tc = s_four_doubles("hostile producer");
     th_unsigned = sig ? 0 : ~(uint64_t)0;
     long kill = -1;
     bool ok = false;
@@ -850,15 +857,7 @@ static bool s_early_tamper(void *arg, int from, int to, cl_coll_msg_t *m)
 
 static void s_early(bool relay, uint64_t seed, int *late)
 {
-    static const fcase_t tc = {.name = "early completion",
-                               .kind = CL_COLL_ALLREDUCE,
-                               .n = 4,
-                               .size = 4,
-                               .dt = COLLAB_DOUBLE,
-                               .op = COLLAB_OP_SUM,
-                               .count = 4096,
-                               .chunk = 4096,
-                               .small = 0};
+    const fcase_t tc = s_four_doubles("early completion");
     long kill = -1;
     for (int pass = relay ? 0 : 1; pass < 2; pass++) {
         fx_t fx;
