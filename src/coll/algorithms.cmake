@@ -35,4 +35,9 @@ if(TARGET collab_reduce AND TARGET collab_util AND EXISTS ${_cl_coll_tests}/test
           collab_coll_harness collab_coll collab_reduce collab_util)
     endif()
   endforeach()
+  # cl_coll_fail_test: the sweep, its fixture and the staged cases.
+  if(TARGET cl_coll_fail_test)
+    target_sources(cl_coll_fail_test PRIVATE ${_cl_coll_tests}/cl_coll_fail_fx.c
+        ${_cl_coll_tests}/cl_coll_fail_staged.c)
+  endif()
 endif()

@@ -64,12 +64,8 @@ peer() {
 
 say "mode $mode: $np trainers, links of $rate Mbit/s"
 peer 0
-for _ in $(seq 200); do
-    line=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" 2>/dev/null | head -n 1)
-    [ -n "$line" ] && break
-    sleep 0.1
-done
-[ -n "$line" ] || fail "the founder printed no join line"
+wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the founder printed no join line"
+line=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
 for i in $(seq 1 $((np - 1))); do peer "$i"; done
 
 survivors=$np victim=-1
