@@ -320,6 +320,7 @@ int cl_coll_start(cl_coll_t *self)
         return COLLAB_OK; /* failed (strict) before it started */
     double now = cl_coll_now(self);
     self->t_start = now;
+    self->wake_at = INFINITY;
     for (int i = 0; i < self->n; i++) {
         self->heard[i] = now;
         self->first[i] = -1;
@@ -482,6 +483,28 @@ int cl_coll_pump(cl_coll_t *self)
         return COLLAB_OK;
     self->in_wait = false;
     int rc = self->algo->pump(self);
+    if (rc != COLLAB_OK && !self->done)
+        cl_coll_complete(self, rc);
+    return rc;
+}
+
+double cl_coll_wake_at(const cl_coll_t *self)
+{
+    if (self == NULL || !self->started || self->done || self->st == NULL)
+        return INFINITY;
+    return self->wake_at;
+}
+
+int cl_coll_recheck(cl_coll_t *self)
+{
+    if (self == NULL)
+        return COLLAB_ERR_ARG;
+    if (!(cl_coll_now(self) >= cl_coll_wake_at(self)))
+        return COLLAB_OK;
+    self->wake_at = INFINITY;
+    if (self->algo->recheck == NULL)
+        return COLLAB_OK;
+    int rc = self->algo->recheck(self);
     if (rc != COLLAB_OK && !self->done)
         cl_coll_complete(self, rc);
     return rc;

@@ -264,6 +264,16 @@ int cl_coll_release_user_buffers(cl_coll_t *self);
    failures as it tells the running one, and a finalize waits for it. */
 bool cl_coll_owes(const cl_coll_t *self);
 
+/* When the running collective wants to be looked at again although no
+   message may come (a butterfly all-reduce member holding every chunk
+   before its transfer ran long enough to complete before the others'
+   DONE, docs/collectives.md §3 "Retention"); INFINITY when it does not.
+   The engine arms a timer for it and calls cl_coll_recheck then, which
+   does nothing before that time.  Returns 0 or a negative status (the
+   collective then completed with it). */
+double cl_coll_wake_at(const cl_coll_t *self);
+int cl_coll_recheck(cl_coll_t *self);
+
 /* Signature of a collective (kind, count, dtype, op, root, comm): members
    whose signatures differ are not averaged together. */
 uint32_t cl_coll_signature(const cl_coll_args_t *args);

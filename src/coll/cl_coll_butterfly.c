@@ -189,8 +189,12 @@ static bool s_early(cl_coll_t *self)
     for (int m = 0; m < self->n; m++)
         if (m != self->me && cl_coll_alive(self, m) && self->first[m] > from)
             from = self->first[m];
-    if (cl_coll_now(self) - from < (double)bytes / self->a.early_rate)
+    double at = from + (double)bytes / self->a.early_rate;
+    if (cl_coll_now(self) < at) {
+        /* Looked at again then, should no message come before. */
+        self->wake_at = at;
         return false;
+    }
     if (st->kept == NULL)
         st->kept = malloc(bytes > 0 ? bytes : 1);
     return st->kept != NULL;
@@ -789,4 +793,5 @@ const cl_algo_t cl_algo_butterfly = {
     .destroy = s_destroy,
     .pump = s_pump,
     .owes = s_owes,
+    .recheck = s_check,
 };

@@ -68,6 +68,10 @@ typedef struct cl_algo {
        to members that have not completed (a butterfly all-reduce that
        completed before every DONE keeps its result for them). */
     bool (*owes)(const cl_coll_t *self);
+    /* Optional: looks again at whether this member can complete, at the
+       time it asked for (self->wake_at, cl_coll_recheck).  Returns 0 or a
+       negative status. */
+    int (*recheck)(cl_coll_t *self);
 } cl_algo_t;
 
 struct cl_coll {
@@ -106,6 +110,8 @@ struct cl_coll {
     double last_check; /* time of the last deadline scan */
     double t_start;    /* when cl_coll_start ran */
     double *first;     /* per member: when its first valid message came, < 0 none yet */
+    double wake_at;    /* when the algorithm wants cl_coll_recheck without a message coming
+                          (INFINITY: never) */
     bool sig;          /* proofs are signed: every other member reads them (env->signs) and
                           there are 3 members or more; a proof of tags is then refused */
     int forged;        /* members that sent this member a value its producer did not sign */

@@ -545,6 +545,13 @@ void eng_coll_check_done(eng_cs_t *cs, stream_t *s)
         eng_fast_update_stream(cs, s);
         cl_request_complete(req, status);
     }
+    /* A collective that may complete later without a message coming
+       (cl_coll_wake_at) is looked at then (coll_deadlines). */
+    if (s->active != NULL) {
+        double w = cl_coll_wake_at(s->active);
+        if (w < INFINITY)
+            eng_coll_wake_by(cs, w);
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -721,7 +728,8 @@ static bool stage_turn(eng_cs_t *cs, stream_t *s)
 }
 
 /* The deadlines of the streams: the tick of running collectives (every
-   ENG_COLL_TICK), the calls waiting for the group, device input; returns
+   ENG_COLL_TICK), the time a running collective asked to be looked at
+   again (cl_coll_wake_at), the calls waiting for the group, device input; returns
    the next one (INFINITY when nothing is due). */
 static double coll_deadlines(eng_cs_t *cs, double now)
 {
@@ -732,8 +740,13 @@ static double coll_deadlines(eng_cs_t *cs, double now)
         stream_t *s = cs->streams[i];
         if (stage_turn(cs, s))
             next = fmin(next, now + ENG_STAGE_POLL);
+        if (s->active != NULL && cl_coll_wake_at(s->active) <= now) {
+            (void)cl_coll_recheck(s->active);
+            eng_coll_check_done(cs, s);
+        }
         if (s->active != NULL) {
             any_active = true;
+            next = fmin(next, cl_coll_wake_at(s->active));
             if (tick)
                 (void)cl_coll_on_tick(s->active);
             if (tick || cl_coll_done(s->active))

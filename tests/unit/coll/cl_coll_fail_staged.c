@@ -157,7 +157,11 @@ void fx_hostile_producer(void)
    is scribbled over (the harness), and members 1 and 2 must get part 3
    from member 0's kept copy: equal, correct results.  Both hang, or
    relay nothing from a completed member, when completion waits for every
-   DONE. */
+   DONE.  Mode "nodone" runs again with a rate that lets the members
+   complete only 5 s (simulated) after the transfer began: each holds
+   everything at once, no message comes after, and only the harness's
+   timer (cl_coll_wake_at, cl_coll_recheck, as the engine's) completes
+   it. */
 typedef struct {
     th_t *h;
     bool relay;     /* mode "relay" (else "nodone") */
@@ -177,13 +181,14 @@ static bool s_early_tamper(void *arg, int from, int to, cl_coll_msg_t *m)
     return !(from == 3 && m->type == CL_MSG_RESULT && (to == 1 || to == 2));
 }
 
-static void s_early(bool relay, uint64_t seed, int *late)
+static void s_early(bool relay, double gate, uint64_t seed, int *late)
 {
     const fcase_t tc = s_four_doubles("early completion");
     long kill = -1;
     for (int pass = relay ? 0 : 1; pass < 2; pass++) {
         fx_t fx;
-        th_t *h = s_staged(&fx, &tc, INFINITY);
+        double bytes = (double)tc.count * sizeof(double);
+        th_t *h = s_staged(&fx, &tc, gate > 0 ? bytes / gate : INFINITY);
         if (h == NULL)
             return;
         early_t x = {.h = h, .relay = relay, .done_at = -1};
@@ -216,8 +221,9 @@ void fx_early_completion(void)
 {
     int late = 0;
     for (uint64_t seed = 1; seed <= 8; seed++) {
-        s_early(false, seed, &late);
-        s_early(true, seed, &late);
+        s_early(false, 0, seed, &late);
+        s_early(false, 5.0, seed, &late);
+        s_early(true, 0, seed, &late);
     }
     CL_CHECK(late > 0);
     fprintf(stderr, "early completion: %d relays from a completed member over 8 seeds\n", late);

@@ -87,9 +87,13 @@ static int s_run(const fcase_t *tc, const th_plan_t *plan, long *events)
     /* Every other interleaving, a butterfly all-reduce member completes
        as soon as it holds everything (the harness's clock does not run
        during a transfer), so the kills also hit members that completed
-       early and relay from their copy. */
-    for (int i = 0; i < n; i++)
-        fx.args[i].early_rate = (plan->seed & 1) ? INFINITY : 0;
+       early and relay from their copy; one in four lets it complete
+       early only 5 s (simulated) after the transfer began, which the
+       harness's timer reaches when no message is left (cl_coll_recheck). */
+    for (int i = 0; i < n; i++) {
+        double bytes = (double)fx.args[i].count * (double)collab_dtype_extent(fx.args[i].dtype);
+        fx.args[i].early_rate = (plan->seed & 1) ? INFINITY : (plan->seed & 3) == 2 ? bytes / 5.0 : 0;
+    }
     th_t *h = th_new(n, fx.args);
     CL_CHECK(h != NULL);
     if (h == NULL) {

@@ -10,8 +10,11 @@
     random (in flight), and every survivor gets the failure notice
     (cl_coll_on_fail) as a queued event of its own, so survivors learn of it
     at different moments.  Time is simulated: when nothing is left to
-    deliver and some survivor is not done, the clock jumps past every
-    deadline and the members are ticked; a member then reported late
+    deliver and some survivor is not done, the clock moves to the
+    earliest time a member asked to be looked at again (cl_coll_wake_at)
+    and those members are rechecked (cl_coll_recheck), as the engine's
+    timer does; when none asked, it jumps past every deadline and the
+    members are ticked; a member then reported late
     (env->suspect) means the algorithm hangs, and the run fails.
     Completed members get cl_coll_release_user_buffers at once, as the
     engine does, and stay reachable (retained) until the end of the run.

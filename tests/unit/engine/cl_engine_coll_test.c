@@ -94,6 +94,16 @@ bool cl_coll_owes(const cl_coll_t *self)
     (void)self;
     return false;
 }
+double cl_coll_wake_at(const cl_coll_t *self)
+{
+    (void)self;
+    return INFINITY;
+}
+int cl_coll_recheck(cl_coll_t *self)
+{
+    (void)self;
+    return 0;
+}
 
 void cl_request_complete(collab_request_t *req, int status)
 {
