@@ -413,10 +413,9 @@ int th_run(th_t *h, const th_plan_t *plan)
         if (h->nev == 0) {
             if (s_all_done(h))
                 return s_restore(h, 0);
-            /* Quiet and not done: let every deadline pass. */
-            /* The engine's timer: a member that asked to be looked at
-               again (cl_coll_wake_at) is, at that time, before any
-               deadline passes. */
+            /* Quiet and not done.  The engine's timer first: a member
+               that asked to be looked at again (cl_coll_wake_at) is, at
+               that time, before any deadline passes. */
             double wake = INFINITY;
             for (int i = 0; i < h->n; i++)
                 if (h->alive[i])
@@ -431,6 +430,7 @@ int th_run(th_t *h, const th_plan_t *plan)
                     }
                 continue;
             }
+            /* Then let every deadline pass. */
             h->clock += 10.0;
             for (int i = 0; i < h->n; i++)
                 if (h->alive[i])
@@ -490,6 +490,11 @@ bool th_alive(const th_t *self, int i)
 long th_events(const th_t *self)
 {
     return self->events;
+}
+
+double th_clock(const th_t *self)
+{
+    return self->clock;
 }
 
 long th_refused(const th_t *self)

@@ -86,6 +86,10 @@ long th_convictions(const th_t *self);
 /* Events delivered in the last run. */
 long th_events(const th_t *self);
 
+/* The simulated clock (seconds; 0 at th_new): it moves only while no
+   event is left and some member is not done. */
+double th_clock(const th_t *self);
+
 /* Deliveries that an algorithm refused with an error (honest traffic must
    give none). */
 long th_refused(const th_t *self);
