@@ -63,8 +63,10 @@ K2=$(val +1 COLLAB_IDENTITY)
 [ ! -e "$(dirname "$K0")" ] || fail "the key folder $(dirname "$K0") outlived collab-run"
 
 # start:RANK asks for that rank; a started peer can be a fault's target.
+# The second start waits for the first started peer's line (a timed one
+# came first on a loaded machine and took the name +1).
 cr -n 2 --abi mpich --libdir "$FAKE" --tag-output --chaos 'start:1@line:0:^COLLAB_RANK=0$' \
-    --chaos 'start@0.2s' --chaos 'kill:+2@line:+2:^COLLAB_RANK' "$PROBE" env 800
+    --chaos 'start@line:+1:^COLLAB_RANK=1$' --chaos 'kill:+2@line:+2:^COLLAB_RANK' "$PROBE" env 800
 expect_rc 0
 expect_err '^collab-run: chaos: started rank 1 \(pid [0-9]+, peer \+1\) at'
 expect_err '^collab-run: chaos: SIGKILL peer \+2 \(pid [0-9]+\) at'
