@@ -309,6 +309,15 @@ void cl_coll_destroy(cl_coll_t **self_p)
     *self_p = NULL;
 }
 
+/* An algorithm entry's error completes the collective with it, unless
+   the entry completed it already.  Returns rc. */
+static int s_settle(cl_coll_t *self, int rc)
+{
+    if (rc != COLLAB_OK && !self->done)
+        cl_coll_complete(self, rc);
+    return rc;
+}
+
 int cl_coll_start(cl_coll_t *self)
 {
     if (self == NULL)
@@ -325,10 +334,7 @@ int cl_coll_start(cl_coll_t *self)
         self->heard[i] = now;
         self->first[i] = -1;
     }
-    int rc = self->algo->start(self);
-    if (rc != COLLAB_OK && !self->done)
-        cl_coll_complete(self, rc);
-    return rc;
+    return s_settle(self, self->algo->start(self));
 }
 
 /* A STATUS names the failures its sender knows of (its view).  Those were
@@ -482,10 +488,7 @@ int cl_coll_pump(cl_coll_t *self)
     if (!cl_coll_waits_input(self) || self->st == NULL || self->algo->pump == NULL)
         return COLLAB_OK;
     self->in_wait = false;
-    int rc = self->algo->pump(self);
-    if (rc != COLLAB_OK && !self->done)
-        cl_coll_complete(self, rc);
-    return rc;
+    return s_settle(self, self->algo->pump(self));
 }
 
 double cl_coll_wake_at(const cl_coll_t *self)
@@ -499,15 +502,11 @@ int cl_coll_recheck(cl_coll_t *self)
 {
     if (self == NULL)
         return COLLAB_ERR_ARG;
-    if (!(cl_coll_now(self) >= cl_coll_wake_at(self)))
+    double at = cl_coll_wake_at(self);
+    if (at == INFINITY || cl_coll_now(self) < at)
         return COLLAB_OK;
     self->wake_at = INFINITY;
-    if (self->algo->recheck == NULL)
-        return COLLAB_OK;
-    int rc = self->algo->recheck(self);
-    if (rc != COLLAB_OK && !self->done)
-        cl_coll_complete(self, rc);
-    return rc;
+    return self->algo->recheck != NULL ? s_settle(self, self->algo->recheck(self)) : COLLAB_OK;
 }
 
 bool cl_coll_done(const cl_coll_t *self)

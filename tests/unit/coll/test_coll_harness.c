@@ -424,8 +424,8 @@ int th_run(th_t *h, const th_plan_t *plan)
                 woken++;
                 h->clock = fmax(h->clock, wake);
                 for (int i = 0; i < h->n; i++)
-                    if (h->alive[i] && cl_coll_wake_at(h->coll[i]) <= h->clock) {
-                        (void)cl_coll_recheck(h->coll[i]);
+                    if (h->alive[i]) {
+                        (void)cl_coll_recheck(h->coll[i]); /* nothing before its time */
                         s_after(h, i);
                     }
                 continue;
