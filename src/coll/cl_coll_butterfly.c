@@ -361,9 +361,9 @@ static int s_layout(cl_coll_t *self)
             for (int j = 0; j < st->nparts && j < 8 && at < sizeof line; j++)
                 at += (size_t)snprintf(line + at, sizeof line - at, " %zu (%u kbit/s)", st->len[j],
                                        fig[j]);
-            cl_debug("collective #%llu: %d parts sized by bandwidth:%s%s",
+            cl_debug("collective #%llu: %d parts sized by bandwidth:%s%s; chunks of %zu bytes",
                      (unsigned long long)self->a.seq, st->nparts, line,
-                     st->nparts > 8 ? " ..." : "");
+                     st->nparts > 8 ? " ..." : "", st->ce * self->esize);
         }
         free(fig);
     }

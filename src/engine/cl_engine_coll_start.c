@@ -292,7 +292,12 @@ static void start_gen(eng_cs_t *cs, stream_t *s, collab_request_t *req, uint64_t
         args.aggregation = set->aggregation;
         args.max_weight_ratio = set->max_weight_ratio;
     }
-    args.chunk_bytes = CHUNK_BYTES;
+    /* An all-reduce among members that all declared their link's rate
+       pipelines in chunks that the slowest link's tail allows
+       (cl_coll_chunk_bw); the chunk is signed below, so members that see
+       other figures do not run it together. */
+    args.chunk_bytes = args.kind == CL_COLL_ALLREDUCE ? cl_coll_chunk_bw(CHUNK_BYTES, n, bandwidths)
+                                                      : CHUNK_BYTES;
     args.small_bytes = SMALL_BYTES;
     args.early_rate = EARLY_RATE;
     /* COLLAB_VERIFY (docs/security.md §6c): the coordinator also checks

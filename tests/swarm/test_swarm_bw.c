@@ -82,7 +82,24 @@ typedef struct {
     collab_comm_t *w;
     double *x, *y;
     collab_info_t info;
+    char log[512]; /* its log file */
 } bw_run_t;
+
+/* Lines of the log at path that contain s (the whole file, line by line). */
+static int log_count(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    while (getline(&line, &cap, f) >= 0)
+        n += strstr(line, s) != NULL;
+    free(line);
+    fclose(f);
+    return n;
+}
 
 /* Joins as peer i (logging to <log><i>) and runs `rounds` all-reduces of
    all n peers: every sum exact, this member's traffic each way within
@@ -90,7 +107,7 @@ typedef struct {
 static bool bw_rounds(bw_run_t *r, int i, int n, const char *log, int rounds, double lo, double hi)
 {
     memset(r, 0, sizeof *r);
-    r->w = test_join(i, log, NULL, 0);
+    r->w = test_join(i, log, r->log, sizeof r->log);
     r->x = malloc(COUNT * sizeof *r->x);
     r->y = malloc(COUNT * sizeof *r->y);
     if (r->w == NULL || r->x == NULL || r->y == NULL)
@@ -127,6 +144,8 @@ static int bw_end(bw_run_t *r)
 int child_bandwidth(int i, int n)
 {
     setenv("COLLAB_BANDWIDTH_MBIT", i == 3 ? "25" : "100", 1);
+    if (i == 2) /* its log names each sized all-reduce's parts and chunk */
+        setenv("COLLAB_LOG", "debug", 1);
     /* All four: exact sums, and the traffic of sized parts. */
     bw_run_t r;
     if (!bw_rounds(&r, i, n, "bwlog", 3, i == 3 ? 1.0 : 1.62, i == 3 ? 1.05 : 1.7))
@@ -165,6 +184,17 @@ int child_bandwidth(int i, int n)
         CHECK(sent > 1.45 * C && sent < 1.55 * C);
     fprintf(stderr, "[test] rank %d: went on without rank 1 after %d all-reduces; sent %.3f C\n", i,
             iters, sent / C);
+    if (i == 2) {
+        /* Chunks by the slowest link (cl_coll_chunk_bw): 25 Mbit/s with
+           three others or two gives the 32 KiB floor, never the 256 KiB
+           default; sized parts with four members and then with three. */
+        int four = log_count(r.log, "4 parts sized by bandwidth");
+        int three = log_count(r.log, "3 parts sized by bandwidth");
+        int small = log_count(r.log, "; chunks of 32768 bytes");
+        fprintf(stderr, "[test] rank 2: %d all-reduces sized for four, %d for three, %d in 32 KiB chunks\n",
+                four, three, small);
+        CHECK(four >= 4 && three >= 1 && small == four + three);
+    }
     return bw_end(&r);
 }
 

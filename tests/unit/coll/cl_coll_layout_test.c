@@ -255,8 +255,50 @@ static void test_codecs(void)
     free(bc);
 }
 
+/* The chunk by bandwidth: the default when a figure is unknown; else the
+   largest power of two in [32 KiB, cb] at which the slowest link carries
+   one chunk from each other member within 20 ms. */
+static void test_chunk(void)
+{
+    const size_t cb = 256 * 1024, kib = 1024;
+    uint32_t f[MAXK] = {100000, 100000, 100000, 25000};
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, NULL) == cb);
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == 32 * kib); /* 25 Mbit/s: 20833 B per member */
+    f[3] = 100000;
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == 64 * kib); /* 100 Mbit/s: 83333 B */
+    CL_CHECK(cl_coll_chunk_bw(cb, 2, f) == 128 * kib); /* one other: 250000 B */
+    f[2] = 0; /* a rate unknown: the default, whatever the others */
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == cb);
+    for (int i = 0; i < 4; i++)
+        f[i] = 1000000; /* 1 Gbit/s: 833333 B, more than the default */
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == cb);
+    CL_CHECK(cl_coll_chunk_bw(200 * kib, 4, f) == 128 * kib); /* never above cb */
+    CL_CHECK(cl_coll_chunk_bw(16 * kib, 4, f) == 16 * kib);   /* cb at or below the floor */
+    CL_CHECK(cl_coll_chunk_bw(cb, 1, f) == cb);
+    /* extreme claims: no overflow, the floor and the default bound it */
+    uint32_t ext[MAXK];
+    for (int i = 0; i < MAXK; i++)
+        ext[i] = UINT32_MAX;
+    CL_CHECK(cl_coll_chunk_bw(cb, MAXK, ext) == cb);
+    ext[7] = 1;
+    CL_CHECK(cl_coll_chunk_bw(cb, MAXK, ext) == CL_CHUNK_BW_MIN);
+    /* the rule at every rate and size: a power of two within the bounds,
+       the largest whose tail fits (or the floor) */
+    for (int n = 2; n <= MAXK; n += 5)
+        for (uint32_t r = 1000; r <= 4000000; r = r * 3 / 2) {
+            for (int i = 0; i < n; i++)
+                f[i] = r + (uint32_t)i;
+            size_t c = cl_coll_chunk_bw(cb, n, f);
+            uint64_t per = (uint64_t)r * 20 / 8 / (uint64_t)(n - 1);
+            CL_CHECK(c >= CL_CHUNK_BW_MIN && c <= cb && (c & (c - 1)) == 0);
+            CL_CHECK(c == CL_CHUNK_BW_MIN || c <= per);
+            CL_CHECK(c == cb || 2 * c > per);
+        }
+}
+
 int main(void)
 {
+    test_chunk();
     test_codecs();
     test_equal();
     test_skewed();
