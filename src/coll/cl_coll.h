@@ -280,9 +280,9 @@ uint32_t cl_coll_signature(const cl_coll_args_t *args);
 
 /* The pipelining chunk of an all-reduce among n members whose agreed
    link figures are fig[0 .. n-1] (kbit/s, 0 unknown): `cb` when a figure
-   is unknown, else the largest power of two in [CL_CHUNK_BW_MIN, cb] at
-   which the slowest link carries a chunk from each of the n - 1 others
-   within 20 ms (cl_coll_layout.c). */
+   is unknown or all are equal, else the largest power of two in
+   [CL_CHUNK_BW_MIN, cb] at which the slowest link carries a chunk from
+   each of the n - 1 others within 20 ms (cl_coll_layout.c). */
 #define CL_CHUNK_BW_MIN ((size_t)32 * 1024)
 size_t cl_coll_chunk_bw(size_t cb, int n, const uint32_t *fig);
 

@@ -162,10 +162,13 @@ int cl_coll_adaptive_codecs(const uint32_t *fig, int n, cl_compress_t *out)
 /* The pipelining chunk by bandwidth (docs/collectives.md §2.2b, "Chunks").
    The slowest link's last chunks come down after its last upload (one
    from each other member, each reducing its part): (n - 1) chunks at its
-   rate.  Per byte the transfer costs the same whatever the chunk, so the
-   chunk is the largest power of two, within [CL_CHUNK_BW_MIN, cb], at
-   which those chunks take at most BW_TAIL_MS.  Integer arithmetic on the
-   agreed figures: every member computes the same chunk. */
+   rate.  When the figures differ, the chunk is the largest power of two,
+   within [CL_CHUNK_BW_MIN, cb], at which those chunks take at most
+   BW_TAIL_MS.  Equal figures keep cb: on equal links of 100 Mbit/s,
+   where 64 KiB chunks would make that tail 16 ms instead of 63, four
+   peers on two cores ran slower with them (more messages, docs/
+   benchmarks.md).  Integer arithmetic on the agreed figures: every member
+   computes the same chunk. */
 #define BW_TAIL_MS 20
 
 size_t cl_coll_chunk_bw(size_t cb, int n, const uint32_t *fig)
@@ -173,11 +176,15 @@ size_t cl_coll_chunk_bw(size_t cb, int n, const uint32_t *fig)
     if (fig == NULL || n < 2 || cb <= CL_CHUNK_BW_MIN)
         return cb;
     uint32_t fmin = UINT32_MAX;
+    bool differ = false;
     for (int i = 0; i < n; i++) {
         if (fig[i] == 0)
             return cb; /* a rate unknown: the default */
         fmin = fig[i] < fmin ? fig[i] : fmin;
+        differ = differ || fig[i] != fig[0];
     }
+    if (!differ)
+        return cb;
     /* fmin kbit/s carries fmin * BW_TAIL_MS / 8 bytes in BW_TAIL_MS. */
     uint64_t per = (uint64_t)fmin * BW_TAIL_MS / 8 / (uint64_t)(n - 1);
     size_t c = CL_CHUNK_BW_MIN;

@@ -255,30 +255,35 @@ static void test_codecs(void)
     free(bc);
 }
 
-/* The chunk by bandwidth: the default when a figure is unknown; else the
-   largest power of two in [32 KiB, cb] at which the slowest link carries
-   one chunk from each other member within 20 ms. */
+/* The chunk by bandwidth: the default when a figure is unknown or all
+   are equal; else the largest power of two in [32 KiB, cb] at which the
+   slowest link carries one chunk from each other member within 20 ms. */
 static void test_chunk(void)
 {
     const size_t cb = 256 * 1024, kib = 1024;
     uint32_t f[MAXK] = {100000, 100000, 100000, 25000};
     CL_CHECK(cl_coll_chunk_bw(cb, 4, NULL) == cb);
     CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == 32 * kib); /* 25 Mbit/s: 20833 B per member */
-    f[3] = 100000;
+    f[3] = 100000; /* equal figures: the default */
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == cb);
+    f[0] = 100001;
     CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == 64 * kib); /* 100 Mbit/s: 83333 B */
     CL_CHECK(cl_coll_chunk_bw(cb, 2, f) == 128 * kib); /* one other: 250000 B */
     f[2] = 0; /* a rate unknown: the default, whatever the others */
     CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == cb);
     for (int i = 0; i < 4; i++)
-        f[i] = 1000000; /* 1 Gbit/s: 833333 B, more than the default */
+        f[i] = 1000000 + (uint32_t)i; /* 1 Gbit/s: 833333 B, more than the default */
     CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == cb);
     CL_CHECK(cl_coll_chunk_bw(200 * kib, 4, f) == 128 * kib); /* never above cb */
     CL_CHECK(cl_coll_chunk_bw(16 * kib, 4, f) == 16 * kib);   /* cb at or below the floor */
     CL_CHECK(cl_coll_chunk_bw(cb, 1, f) == cb);
+    for (int i = 0; i < 4; i++)
+        f[i] = 1000; /* equal slow links: the default too */
+    CL_CHECK(cl_coll_chunk_bw(cb, 4, f) == cb);
     /* extreme claims: no overflow, the floor and the default bound it */
     uint32_t ext[MAXK];
     for (int i = 0; i < MAXK; i++)
-        ext[i] = UINT32_MAX;
+        ext[i] = UINT32_MAX - (uint32_t)(i % 2);
     CL_CHECK(cl_coll_chunk_bw(cb, MAXK, ext) == cb);
     ext[7] = 1;
     CL_CHECK(cl_coll_chunk_bw(cb, MAXK, ext) == CL_CHUNK_BW_MIN);
