@@ -191,7 +191,8 @@ int child_bandwidth(int i, int n)
         int four = log_count(r.log, "4 parts sized by bandwidth");
         int three = log_count(r.log, "3 parts sized by bandwidth");
         int small = log_count(r.log, "; chunks of 32768 bytes");
-        fprintf(stderr, "[test] rank 2: %d all-reduces sized for four, %d for three, %d in 32 KiB chunks\n",
+        fprintf(stderr,
+                "[test] rank 2: %d all-reduces sized for four, %d for three, %d in 32 KiB chunks\n",
                 four, three, small);
         CHECK(four >= 4 && three >= 1 && small == four + three);
     }
