@@ -15,7 +15,10 @@
         too: the lost parts are re-cut and reduced again), and the
         survivors hold the same bits (checksums compared by MAX and MIN);
       - the three survivors then size their parts again ({100, 100, 25}:
-        rank 3's link carries about C (1 + 1/48)).
+        rank 3's link carries about C (1 + 1/48));
+      - rank 2's debug log names every sized all-reduce, of four members
+        and of three, with 32 KiB chunks (cl_coll_chunk_bw: the slowest
+        link at 25 Mbit/s).
 */
 #include "test_swarm.h"
 
