@@ -66,23 +66,41 @@ static size_t s_sum_at(bw_u128 t, const uint32_t *fig, size_t k, size_t count, u
     return sum;
 }
 
-bool cl_coll_split_weighted(size_t count, size_t k, int n, const uint32_t *fig)
+/* True when every one of the k figures is known (> 0) and they are not
+   all equal; *fmin (when not NULL) is then the smallest. */
+static bool s_known_unequal(const uint32_t *fig, size_t k, uint32_t *fmin)
 {
-    if (fig == NULL || k < 2 || n < 3 || n > BW_MAX_MEMBERS || count > BW_MAX_COUNT ||
-        count / k < BW_MIN_ELEMS)
-        return false;
+    uint32_t lo = UINT32_MAX;
     bool differ = false;
     for (size_t i = 0; i < k; i++) {
         if (fig[i] == 0)
             return false;
+        lo = fig[i] < lo ? fig[i] : lo;
         differ = differ || fig[i] != fig[0];
     }
+    if (fmin != NULL)
+        *fmin = lo;
     return differ;
+}
+
+/* cl_coll_split_weighted, with the smallest figure in *fmin when true. */
+static bool s_weighted(size_t count, size_t k, int n, const uint32_t *fig, uint32_t *fmin)
+{
+    if (fig == NULL || k < 2 || n < 3 || n > BW_MAX_MEMBERS || count > BW_MAX_COUNT ||
+        count / k < BW_MIN_ELEMS)
+        return false;
+    return s_known_unequal(fig, k, fmin);
+}
+
+bool cl_coll_split_weighted(size_t count, size_t k, int n, const uint32_t *fig)
+{
+    return s_weighted(count, k, n, fig, NULL);
 }
 
 void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t *lo, size_t *len)
 {
-    if (!cl_coll_split_weighted(count, k, n, fig)) {
+    uint32_t fmin;
+    if (!s_weighted(count, k, n, fig, &fmin)) {
         for (size_t i = 0; i < k; i++)
             cl_coll_split(count, k, i, &lo[i], &len[i]);
         return;
@@ -92,9 +110,6 @@ void cl_coll_split_bw(size_t count, size_t k, int n, const uint32_t *fig, size_t
     size_t lmax = (BW_MAX_MUL * count + k - 1) / k;
     if (lmax > count)
         lmax = count;
-    uint32_t fmin = fig[0];
-    for (size_t i = 1; i < k; i++)
-        fmin = fig[i] < fmin ? fig[i] : fmin;
     /* At hi every part is at lmax (k lmax >= 2 C >= C); at 0 at lmin
        (k lmin <= C / 16 < C). */
     bw_u128 lo_t = 0;
@@ -173,18 +188,9 @@ int cl_coll_adaptive_codecs(const uint32_t *fig, int n, cl_compress_t *out)
 
 size_t cl_coll_chunk_bw(size_t cb, int n, const uint32_t *fig)
 {
-    if (fig == NULL || n < 2 || cb <= CL_CHUNK_BW_MIN)
-        return cb;
-    uint32_t fmin = UINT32_MAX;
-    bool differ = false;
-    for (int i = 0; i < n; i++) {
-        if (fig[i] == 0)
-            return cb; /* a rate unknown: the default */
-        fmin = fig[i] < fmin ? fig[i] : fmin;
-        differ = differ || fig[i] != fig[0];
-    }
-    if (!differ)
-        return cb;
+    uint32_t fmin;
+    if (fig == NULL || n < 2 || cb <= CL_CHUNK_BW_MIN || !s_known_unequal(fig, (size_t)n, &fmin))
+        return cb; /* a rate unknown, or all equal: the default */
     /* fmin kbit/s carries fmin * BW_TAIL_MS / 8 bytes in BW_TAIL_MS. */
     uint64_t per = (uint64_t)fmin * BW_TAIL_MS / 8 / (uint64_t)(n - 1);
     size_t c = CL_CHUNK_BW_MIN;

@@ -142,6 +142,18 @@ bool test_peers_file_holds(const char *path, const char *text)
     return found;
 }
 
+int test_peers_log_lines(const char *path, const char *what, const char *also)
+{
+    char line[4096];
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        n += strstr(line, what) != NULL && (also == NULL || strstr(line, also) != NULL);
+    if (f != NULL)
+        fclose(f);
+    return n;
+}
+
 void test_peers_show_file(const char *path)
 {
     FILE *f = fopen(path, "r");

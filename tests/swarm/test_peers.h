@@ -40,6 +40,10 @@ bool test_peers_wait_file(const char *path, double timeout);
    holds text; false when there is no such file. */
 bool test_peers_file_holds(const char *path, const char *text);
 
+/* Lines of the file at path that hold `what` (and `also`, when not
+   NULL); 0 when there is no such file. */
+int test_peers_log_lines(const char *path, const char *what, const char *also);
+
 /* Copies the file at path to stderr between two marker lines (a peer's
    log, when a check of it failed). */
 void test_peers_show_file(const char *path);

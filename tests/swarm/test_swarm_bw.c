@@ -20,6 +20,7 @@
         and of three, with 32 KiB chunks (cl_coll_chunk_bw: the slowest
         link at 25 Mbit/s).
 */
+#include "test_peers.h"
 #include "test_swarm.h"
 
 #include <math.h>
@@ -87,22 +88,6 @@ typedef struct {
     collab_info_t info;
     char log[512]; /* its log file */
 } bw_run_t;
-
-/* Lines of the log at path that contain s (the whole file, line by line). */
-static int log_count(const char *path, const char *s)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    char *line = NULL;
-    size_t cap = 0;
-    int n = 0;
-    while (getline(&line, &cap, f) >= 0)
-        n += strstr(line, s) != NULL;
-    free(line);
-    fclose(f);
-    return n;
-}
 
 /* Joins as peer i (logging to <log><i>) and runs `rounds` all-reduces of
    all n peers: every sum exact, this member's traffic each way within
@@ -191,9 +176,9 @@ int child_bandwidth(int i, int n)
         /* Chunks by the slowest link (cl_coll_chunk_bw): 25 Mbit/s with
            three others or two gives the 32 KiB floor, never the 256 KiB
            default; sized parts with four members and then with three. */
-        int four = log_count(r.log, "4 parts sized by bandwidth");
-        int three = log_count(r.log, "3 parts sized by bandwidth");
-        int small = log_count(r.log, "; chunks of 32768 bytes");
+        int four = test_peers_log_lines(r.log, "4 parts sized by bandwidth", NULL);
+        int three = test_peers_log_lines(r.log, "3 parts sized by bandwidth", NULL);
+        int small = test_peers_log_lines(r.log, "; chunks of 32768 bytes", NULL);
         fprintf(stderr,
                 "[test] rank 2: %d all-reduces sized for four, %d for three, %d in 32 KiB chunks\n",
                 four, three, small);
