@@ -96,11 +96,6 @@ typedef struct {
     int (*el_route)(struct cl_engine *arg, stream_t *s, uint64_t seq, uint64_t cur, uint64_t hgen);
     bool (*el_takes_part)(struct cl_engine *arg, const collab_comm_t *comm, int w, uint64_t seq,
                           double *weight);
-    /* Whether the live peer key, at world rank w, enters the world group
-       by an admission whose ADMIT reached this peer, in generation gen or
-       before: a member of gen whose view may not have arrived yet (NULL:
-       none does). */
-    bool (*el_entering)(struct cl_engine *arg, const uint8_t key[32], int w, uint64_t gen);
     /* A large data message of `bytes` from p arrived at now: membership
        updates p's measured bandwidth (cl_member_data_seen), the records'
        only writer. */

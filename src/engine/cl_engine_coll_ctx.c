@@ -159,11 +159,6 @@ static bool cs_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int
     return eng_el_takes_part(e, comm, w, seq, weight);
 }
 
-static bool cs_el_entering(struct cl_engine *e, const uint8_t key[32], int w, uint64_t gen)
-{
-    return eng_el_entering(e, key, w, gen);
-}
-
 static void cs_data_seen(struct cl_engine *e, const cl_peer_t *p, size_t bytes, double now)
 {
     cl_member_data_seen(eng_parts(e)->mb, p->key, bytes, now);
@@ -209,7 +204,6 @@ eng_cs_t *eng_coll_create(struct cl_engine *e)
                         .el_gen_ok = cs_el_gen_ok,
                         .el_route = cs_el_route,
                         .el_takes_part = cs_el_takes_part,
-                        .el_entering = cs_el_entering,
                         .data_seen = cs_data_seen};
     memcpy(ctx.self_key, ep->self_key, 32);
     return eng_cs_new(&ctx);

@@ -160,20 +160,6 @@ static int members_of(eng_cs_t *cs, collab_comm_t *comm, uint64_t gen, uint64_t 
             continue; /* elastic hook: admitted from a later sequence on */
         const cl_peer_t *p = cl_member_at_rank(cs->ctx.mb, g->world[i]);
         bool gone = p == NULL || !p->in_group;
-        /* Admitted in gen, its view still on the way: the admitter's
-           collective messages (shared memory) can overtake its VIEW
-           (CurveZMQ), and this collective restarts under gen before the
-           view puts the joiner into the group here.  Counted gone, the
-           joiner was failed at once in every such member's collective;
-           their statuses took it out of the group before it had even
-           handled its ADMIT (e2e.stop_newcomer_coord, 2 runs in 30). */
-        if (gone && p != NULL && p->state != CL_PEER_GONE && cs->ctx.el_entering != NULL &&
-            cs->ctx.el_entering(cs->ctx.arg, p->key, g->world[i], gen)) {
-            gone = false;
-            cl_debug("rank %d takes part in #%llu under generation %llu: admitted, the view "
-                     "that puts it into the group is on the way",
-                     g->world[i], (unsigned long long)seq, (unsigned long long)gen);
-        }
         /* A peer that said goodbye counts in exactly the collectives it
            entered (cl_engine_leave.c), whatever the view says by now. */
         int left = eng_leave_status(cs->ctx.leave, g->world[i], comm->id, seq);

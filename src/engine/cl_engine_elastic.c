@@ -498,21 +498,6 @@ bool eng_elastic_is_entrant(const struct eng_elastic *el, const uint8_t key[32])
     return false;
 }
 
-bool eng_elastic_entering(const struct eng_elastic *el, const uint8_t key[32], int w, uint64_t gen)
-{
-    /* Only while the admitting view has not arrived: once it has, the
-       view says whether the joiner is in the group (a later one may have
-       taken it out, and an older generation that still lists it must
-       not wait for it). */
-    uint64_t have = cl_member_group_epoch(el->ctx.mb);
-    for (int i = 0; i < EL_ENTRANTS; i++) {
-        const el_entrant_t *x = &el->entrants[i];
-        if (x->rank == w && x->gen > have && x->gen <= gen && memcmp(x->key, key, 32) == 0)
-            return true;
-    }
-    return false;
-}
-
 bool eng_elastic_takes_part(const struct eng_elastic *el, int w, uint64_t seq, double *weight)
 {
     for (int i = 0; i < EL_ENTRANTS; i++) {

@@ -170,12 +170,6 @@ bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32]);
 bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
                        double *weight);
 
-/* Is the live peer key, at world rank w, a joiner of an admission whose
-   ADMIT reached this peer, of generation gen or older, whose admitting
-   view has not arrived here yet?  Then a collective under gen counts it
-   as a member (not failed), as the view will. */
-bool eng_el_entering(struct cl_engine *e, const uint8_t key[32], int w, uint64_t gen);
-
 /* Does the group with the joiners js of an admission hold more than
    COLLAB_TARGET_GROUP members, so that world all-reduces run in several
    groups (never in strict mode)?  Then the admitter alone serves the

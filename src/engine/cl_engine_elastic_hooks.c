@@ -125,12 +125,6 @@ bool eng_el_is_entrant(struct cl_engine *e, const uint8_t key[32])
     return eng_elastic_is_entrant(eng_parts(e)->el, key);
 }
 
-bool eng_el_entering(struct cl_engine *e, const uint8_t key[32], int w, uint64_t gen)
-{
-    const struct eng_elastic *el = eng_parts(e)->el;
-    return el != NULL && eng_elastic_entering(el, key, w, gen);
-}
-
 bool eng_el_takes_part(struct cl_engine *e, const collab_comm_t *comm, int w, uint64_t seq,
                        double *weight)
 {

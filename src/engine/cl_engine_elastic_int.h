@@ -209,7 +209,6 @@ eng_el_route_t eng_elastic_route(const struct eng_elastic *el, uint64_t seq, uin
                                  uint64_t hgen);
 bool eng_elastic_is_entrant(const struct eng_elastic *el, const uint8_t key[32]);
 bool eng_elastic_takes_part(const struct eng_elastic *el, int w, uint64_t seq, double *weight);
-bool eng_elastic_entering(const struct eng_elastic *el, const uint8_t key[32], int w, uint64_t gen);
 void eng_elastic_view_changed(struct eng_elastic *el);
 void eng_elastic_on_message(struct eng_elastic *el, cl_peer_t *p, const uint8_t key[32],
                             const cl_wire_msg_t *m);

@@ -314,33 +314,10 @@ static void test_entrants(void)
     CHECK(!eng_elastic_takes_part(el, 2, 9, &w)); /* before its first sequence */
     CHECK(eng_elastic_takes_part(el, 2, 10, &w) && w == 1.0);
     CHECK(eng_elastic_takes_part(el, 1, 9, &w) && w == 1.0); /* a veteran */
-    /* Entering: C, at rank 2, in the admitting generation g or a later
-       one, while this peer's group is older than g (the admitting view
-       not here yet); not under an older generation, not at another
-       rank, not another key. */
-    CHECK(eng_elastic_entering(el, K[2], 2, g) && eng_elastic_entering(el, K[2], 2, g + 3));
-    CHECK(!eng_elastic_entering(el, K[2], 2, g - 1));
-    CHECK(!eng_elastic_entering(el, K[2], 1, g) && !eng_elastic_entering(el, K[1], 2, g));
     /* Re-admitted as a straggler at 20: weight 0 in [20, 22). */
     m = admit_of(20, g + 1, &j, true, 22);
     eng_elastic_remember(el, &m, K[0]);
     CHECK(!eng_elastic_takes_part(el, 2, 19, &w));
-    /* Once this peer's group is at the admitting generation (its view
-       arrived), the view alone says whether C is in the group. */
-    CHECK(eng_elastic_entering(el, K[2], 2, g + 1));
-    cl_member_raise_epoch(f.mb, g + 1);
-    {
-        cl_wire_view_t v;
-        cl_member_delta_t d;
-        CHECK(cl_member_view(f.mb, &v) == 0);
-        v.epoch++;
-        v.group_epoch = v.epoch; /* a newer group, C still outside it */
-        CHECK(cl_member_apply_view(f.mb, &v, 103.0, &d) == 1);
-        cl_member_delta_clear(&d);
-        free(v.members);
-    }
-    CHECK(cl_member_group_epoch(f.mb) >= g + 1);
-    CHECK(!eng_elastic_entering(el, K[2], 2, g + 1) && !eng_elastic_entering(el, K[2], 2, g + 9));
     w = 1.0;
     CHECK(eng_elastic_takes_part(el, 2, 21, &w) && w == 0.0);
     w = 1.0;

@@ -127,8 +127,6 @@ typedef struct cl_engine {
     int ndone;
     int nseen;         /* large data messages reported (data_seen) */
     size_t seen_bytes; /* ... their bytes */
-    uint64_t force_gen; /* not 0: the generation el_choose_gen names */
-    bool entering;      /* el_entering: the other peer is entering the group */
 } fake_t;
 
 static double f_now(fake_t *f)
@@ -238,13 +236,8 @@ static bool f_fast_ok(fake_t *f, stream_t *s)
 }
 static uint64_t f_choose_gen(fake_t *f, stream_t *s, uint64_t seq)
 {
-    (void)s, (void)seq;
-    return f->force_gen != 0 ? f->force_gen : ENG_CS_GEN_DEFAULT;
-}
-static bool f_entering(fake_t *f, const uint8_t key[32], int w, uint64_t gen)
-{
-    (void)gen;
-    return f->entering && w == 1 - f->rank && memcmp(key, s_keys[w], 32) == 0;
+    (void)f, (void)s, (void)seq;
+    return ENG_CS_GEN_DEFAULT;
 }
 static bool f_gen_ok(fake_t *f, stream_t *s, uint64_t seq, uint64_t gen)
 {
@@ -325,8 +318,7 @@ static fake_t *fake_new(int rank)
                         .el_choose_gen = f_choose_gen,
                         .el_gen_ok = f_gen_ok,
                         .el_route = f_route,
-                        .el_takes_part = f_takes_part,
-                        .el_entering = f_entering};
+                        .el_takes_part = f_takes_part};
     ctx.data_seen = f_data_seen;
     memcpy(ctx.self_key, s_keys[rank], 32);
     f->cs = eng_cs_new(&ctx);
@@ -462,45 +454,6 @@ static void test_order_and_early(void)
     cl_comm_destroy(&wb);
 }
 
-/* A member of the collective's generation that this peer's records show
-   outside the group (a joiner whose admitting view has not arrived: the
-   admitter's collective messages overtook it) takes part when the
-   elastic layer says it is entering; counted failed at the start, A
-   would complete alone (ncontrib 1, which f_on_done refuses). */
-static void test_entering(void)
-{
-    fake_t *p[2] = {fake_new(0), fake_new(1)};
-    uint64_t g = cl_member_group_epoch(p[0]->mb);
-    cl_member_delta_t d;
-    CHECK(cl_member_ungroup(p[0]->mb, (const uint8_t(*)[32])s_keys[1], 1, &d) == 1);
-    cl_member_delta_clear(&d);
-    CHECK(!cl_member_at_rank(p[0]->mb, 1)->in_group);
-    p[0]->force_gen = g; /* the generation that lists B */
-    p[0]->entering = true;
-    collab_comm_t *wa = cl_comm_new_world(2, 0), *wb = cl_comm_new_world(2, 1);
-    int32_t ain = 1, bin = 2, aout = 0, bout = 0;
-    collab_request_t *ra = allreduce(wa, &ain, &aout), *rb = allreduce(wb, &bin, &bout);
-    eng_coll_submit(p[0]->cs, ra);
-    stream_t *sa = eng_cs_stream(p[0]->cs, CL_COMM_WORLD_ID, false);
-    CHECK(sa != NULL && sa->active_ctx != NULL && sa->active_ctx->gen == g &&
-          sa->active_ctx->nfailed == 0);
-    eng_coll_submit(p[1]->cs, rb);
-    for (int k = 0; k < 20 && s_nsent > 0; k++) {
-        deliver(p);
-        eng_coll_deliver_local(p[0]->cs);
-        eng_coll_deliver_local(p[1]->cs);
-    }
-    CHECK(cl_request_done(ra) && cl_request_done(rb));
-    CHECK(aout == 3 && bout == 3);
-    CHECK(p[0]->ndone == 1 && p[1]->ndone == 1);
-    cl_request_destroy(&ra);
-    cl_request_destroy(&rb);
-    fake_free(p[0]);
-    fake_free(p[1]);
-    cl_comm_destroy(&wa);
-    cl_comm_destroy(&wb);
-}
-
 /* A stream a message opened, retired and taken back. */
 static void test_retired(void)
 {
@@ -604,7 +557,6 @@ int main(void)
         memcpy(s_keys[i], cl_identity_public_key(s_ids[i]), 32);
     }
     test_order_and_early();
-    test_entering();
     test_retired();
     test_data_seen();
     for (int i = 0; i < 2; i++)
