@@ -101,6 +101,23 @@ static void send_to_others(eng_member_t *m, cl_wire_msg_t *msg)
 /* ---------------------------------------------------------------------- */
 /* Views. */
 
+/* Which view took effect or went out, and who is in its group: what a
+   rare membership race needs to be read from a debug log. */
+static void debug_view(const cl_wire_view_t *v, const char *how)
+{
+    if (!cl_log_enabled(CL_LOG_DEBUG))
+        return;
+    char ranks[160];
+    size_t at = 0;
+    ranks[0] = '\0';
+    for (uint32_t i = 0; i < v->count && at + 12 < sizeof ranks; i++)
+        if (v->members[i].rank >= 0 && (v->members[i].flags & CL_MEMBER_IN_GROUP))
+            at += (size_t)snprintf(ranks + at, sizeof ranks - at, " %d", (int)v->members[i].rank);
+    cl_debug("view %llu (group generation %llu) %s: group ranks%s",
+             (unsigned long long)v->epoch, (unsigned long long)v->group_epoch, how,
+             at > 0 ? ranks : " none");
+}
+
 static void broadcast_view(eng_member_t *m)
 {
     cl_wire_msg_t msg;
@@ -108,6 +125,7 @@ static void broadcast_view(eng_member_t *m)
     msg.hdr.type = CL_MSG_VIEW;
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
+    debug_view(&msg.u.view, "published");
     send_to_others(m, &msg);
     free(msg.u.view.members);
 }
@@ -325,6 +343,12 @@ static void on_view(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t
     bool first = m->since <= 0;
     cl_member_delta_t d;
     int rc = cl_member_apply_view(m->ctx.members, v, now(m), &d);
+    if (rc == 1 && cl_log_enabled(CL_LOG_DEBUG)) {
+        const cl_peer_t *from = cl_member_find(m->ctx.members, key);
+        char how[32];
+        snprintf(how, sizeof how, "from %.8s…", from != NULL ? from->id : "?");
+        debug_view(v, how);
+    }
     if (rc == 1 && first)
         m->ctx.settings_adopted(m->ctx.arg, &theirs);
     if (rc == 1)
