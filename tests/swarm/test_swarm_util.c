@@ -218,6 +218,21 @@ bool file_has(const char *path, const char *const *want, int n)
     return true;
 }
 
+void test_clean_log(const char *path, const char *dropped)
+{
+    const char *drop[] = {dropped};
+    const char *banned[] = {"ignoring the peer"};
+    CHECK(!file_has(path, drop, 1));
+    CHECK(!file_has(path, banned, 1));
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strstr(line, "dropped") != NULL || strstr(line, "ignoring the peer") != NULL)
+            fprintf(stderr, "[test] rank %d's log: %s", s_rank, line);
+    if (f != NULL)
+        fclose(f);
+}
+
 /* Forks peer k of n with child_env, then env(k) when not NULL, running
    fn; the child exits 1 when fn or a CHECK failed. */
 pid_t fork_child(int k, int n, const char *sc, child_fn fn, void (*env)(int k))
