@@ -101,12 +101,18 @@ static void send_to_others(eng_member_t *m, cl_wire_msg_t *msg)
 /* ---------------------------------------------------------------------- */
 /* Views. */
 
-/* Which view took effect or went out, and who is in its group: what a
-   rare membership race needs to be read from a debug log. */
-static void debug_view(const cl_wire_view_t *v, const char *how)
+/* Which view took effect (from the peer `from`) or went out (from NULL),
+   and who is in its group: what a rare membership race needs to be read
+   from a debug log. */
+static void debug_view(eng_member_t *m, const cl_wire_view_t *v, const uint8_t *from)
 {
     if (!cl_log_enabled(CL_LOG_DEBUG))
         return;
+    char how[32] = "published";
+    if (from != NULL) {
+        const cl_peer_t *p = cl_member_find(m->ctx.members, from);
+        snprintf(how, sizeof how, "from %.8s…", p != NULL ? p->id : "?");
+    }
     char ranks[160];
     size_t at = 0;
     ranks[0] = '\0';
@@ -125,7 +131,7 @@ static void broadcast_view(eng_member_t *m)
     msg.hdr.type = CL_MSG_VIEW;
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
-    debug_view(&msg.u.view, "published");
+    debug_view(m, &msg.u.view, NULL);
     send_to_others(m, &msg);
     free(msg.u.view.members);
 }
@@ -343,12 +349,8 @@ static void on_view(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t
     bool first = m->since <= 0;
     cl_member_delta_t d;
     int rc = cl_member_apply_view(m->ctx.members, v, now(m), &d);
-    if (rc == 1 && cl_log_enabled(CL_LOG_DEBUG)) {
-        const cl_peer_t *from = cl_member_find(m->ctx.members, key);
-        char how[32];
-        snprintf(how, sizeof how, "from %.8s…", from != NULL ? from->id : "?");
-        debug_view(v, how);
-    }
+    if (rc == 1)
+        debug_view(m, v, key);
     if (rc == 1 && first)
         m->ctx.settings_adopted(m->ctx.arg, &theirs);
     if (rc == 1)
