@@ -60,8 +60,8 @@ uint64_t test_fast_done(collab_comm_t *comm);
 /* True when the file at path contains every one of the n strings. */
 bool file_has(const char *path, const char *const *want, int n);
 
-/* Checks that the log at path has no line with `dropped` in it and none
-   banning a peer ("ignoring the peer"), and prints every line of it that
+/* Checks that the log at path exists and that no line of it holds
+   `dropped` or bans a peer ("ignoring the peer"); prints every line that
    names a drop or a ban (for the reader of a failure). */
 void test_clean_log(const char *path, const char *dropped);
 /* Joins the swarm as peer i, logging to <dir>/<log><i> when log is not
