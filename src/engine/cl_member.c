@@ -210,6 +210,14 @@ int member_view_set(cl_member_t *self, const entry_t *e, size_t n, uint64_t epoc
             p->link_closed = false;
         } else if (p->in_group && !e[i].in_group) {
             rc = push(&delta->ungrouped, &delta->nungrouped, p);
+        } else if (!p->in_group && e[i].in_group && !e[i].monitor) {
+            /* Taken (back) into the group: it owes no collective yet.  A
+               time it was first seen late, kept from before it was taken
+               out, would count its first collective back as late for
+               that long, and take it out again at once. */
+            p->suspect_since = 0;
+            if (p->state == CL_PEER_ALIVE)
+                p->suspect_reason = 0;
         }
         p->gone_at = 0.0;
         p->monitor = e[i].monitor;

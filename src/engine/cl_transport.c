@@ -481,6 +481,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     if (tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0)
         goto err_free;
     l->state = OL_HELLO;
+    l->started = tp_now();
     zhashx_insert(self->out_by_key, l->hex, l);
     return COLLAB_OK;
 err_free:
@@ -693,6 +694,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     cl_transport_set_min_version(self, cfg->min_version, cfg->min_why);
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
+    self->handshake_keep = cfg->handshake_keep > 0 ? cfg->handshake_keep : DEFAULT_HANDSHAKE_KEEP;
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
     cl_hs_derive(cfg->swarm_secret, cfg->run_id, self->k);

@@ -47,6 +47,10 @@ typedef struct {
     size_t max_handshakes_host;    /* of them from one IP address (0 = 64) */
     double link_idle;              /* seconds after which a silent inbound link is
                                       forgotten (0 = 300) */
+    double handshake_keep;         /* seconds an unfinished inbound handshake is kept
+                                      (0 = 10); a WELCOME that reaches this peer later
+                                      than half of it after it connected starts its
+                                      handshake over (the server may have forgotten it) */
     bool shm;                      /* COLL payloads to peers of this host through
                                       shared memory (cl_shm.h) */
 } cl_transport_config_t;

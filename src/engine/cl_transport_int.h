@@ -16,9 +16,11 @@
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define PENDING_LIMIT ((size_t)256 << 20) /* bytes queued on a link still handshaking */
 #define RECV_BUDGET 256          /* messages read from one socket per poll round */
-/* Seconds an unfinished inbound handshake is kept (an honest one takes one
-   round trip). */
-#define HANDSHAKE_KEEP 10.0
+/* Seconds an unfinished inbound handshake is kept by default (an honest
+   one takes one round trip; cl_transport_config_t.handshake_keep). */
+#define DEFAULT_HANDSHAKE_KEEP 10.0
+/* The sweep's period, seconds. */
+#define SWEEP_EVERY 2.0
 #define DEFAULT_MAX_MESSAGE ((size_t)1 << 30)
 #define DEFAULT_MAX_HANDSHAKES 1024
 #define DEFAULT_MAX_HANDSHAKES_HOST 64
@@ -45,6 +47,7 @@ typedef struct {
     size_t pending_bytes;          /* their bodies */
     bool handshake_warned;
     int version;                   /* chosen by the peer's WELCOME (at UP) */
+    double started;                /* when its HELLO was queued (local monotonic seconds) */
 } out_link_t;
 
 typedef enum { IL_AUTH_WAIT = 0, IL_UP = 1 } il_state_t;
@@ -87,6 +90,7 @@ struct cl_transport {
     size_t npending;                   /* IL_AUTH_WAIT links now */
     size_t max_handshakes_host;        /* IL_AUTH_WAIT links of one remote address at most */
     double link_idle;                  /* silent IL_UP links are forgotten after this */
+    double handshake_keep;             /* IL_AUTH_WAIT links are forgotten after this */
     char address[CL_WIRE_STR_MAX + 1]; /* announced multiaddr with /p2p */
     zsock_t *router;                   /* NULL in client mode */
     zsock_t *zap;                      /* NULL when another transport serves ZAP */

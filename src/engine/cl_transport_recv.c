@@ -335,6 +335,54 @@ static void emit_refused(out_link_t *l, int reason, const char *text, cl_tp_hand
     fn(ctx, &ev);
 }
 
+/* A WELCOME that came late: this peer did not run for a while (stopped,
+   or starved of the CPU), or the network held it.  The server forgets an
+   unfinished handshake after handshake_keep, and an AUTH it no longer
+   expects would leave this link up on this side only: every message this
+   peer sends on it would be dropped there, for as long as the connection
+   lasts.  So the handshake starts over on a new connection, which takes
+   what waits to be sent.  Half of handshake_keep leaves the AUTH that
+   much time to arrive. */
+static bool welcome_late(const cl_transport_t *self, const out_link_t *l)
+{
+    return tp_now() - l->started > self->handshake_keep / 2;
+}
+
+static void handshake_again(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, void *ctx)
+{
+    cl_debug("the handshake with %s took %.1f s, and the peer forgets one after %.0f s: "
+             "starting it again on a new connection",
+             l->address, tp_now() - l->started, self->handshake_keep);
+    pending_msg_t *head = l->head, *tail = l->tail;
+    size_t bytes = l->pending_bytes;
+    l->head = l->tail = NULL;
+    l->pending_bytes = 0;
+    uint8_t key[32];
+    char address[sizeof l->address];
+    memcpy(key, l->key, 32);
+    memcpy(address, l->address, sizeof address);
+    tp_out_link_kill(self, l);
+    out_link_t *again =
+        cl_transport_connect(self, key, address) == COLLAB_OK ? tp_outbound_of(self, key) : NULL;
+    if (again == NULL) {
+        while (head != NULL) {
+            pending_msg_t *next = head->next;
+            free(head->body);
+            free(head);
+            head = next;
+        }
+        emit_down(l, fn, ctx);
+        return;
+    }
+    if (head != NULL) {
+        tail->next = again->head;
+        if (again->tail == NULL)
+            again->tail = tail;
+        again->head = head;
+        again->pending_bytes += bytes;
+    }
+}
+
 static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t *m,
                        cl_tp_handler_fn *fn, void *ctx)
 {
@@ -352,6 +400,10 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
         emit_refused(l, CL_REFUSE_AUTH,
                      "it could not prove it knows the swarm key (another COLLAB_SWARM_KEY?)", fn,
                      ctx);
+        return;
+    }
+    if (welcome_late(self, l)) {
+        handshake_again(self, l, fn, ctx);
         return;
     }
     cl_wire_msg_t a;
@@ -526,19 +578,30 @@ void tp_on_zap(cl_transport_t *self)
 /* Forgets inbound handshakes that never finished, inbound links that
    have been silent for link_idle (their peer closed them: every honest
    peer sends at least a heartbeat or a JOIN every few seconds on a link
-   it uses), and bans that expired. */
+   it uses), and bans that expired.  Time this peer did not run (stopped,
+   or starved of the CPU: the sweep came late) does not count against the
+   links: an AUTH or a message waiting in the socket since would find its
+   connection forgotten the moment this peer runs again, and its sender's
+   link would stay up on that side only. */
 void tp_sweep(cl_transport_t *self, double now)
 {
-    if (now - self->last_sweep < 2.0)
+    if (now - self->last_sweep < SWEEP_EVERY)
         return;
+    double stalled = self->last_sweep > 0 ? now - self->last_sweep - SWEEP_EVERY : 0.0;
     self->last_sweep = now;
     zlist_t *old = zlist_new();
     if (old == NULL)
         return;
-    for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL; l = zhashx_next(self->in_by_rid))
-        if ((l->state == IL_AUTH_WAIT && now - l->created > HANDSHAKE_KEEP) ||
+    for (in_link_t *l = zhashx_first(self->in_by_rid); l != NULL;
+         l = zhashx_next(self->in_by_rid)) {
+        if (stalled > SWEEP_EVERY) {
+            l->created += stalled;
+            l->last += stalled;
+        }
+        if ((l->state == IL_AUTH_WAIT && now - l->created > self->handshake_keep) ||
             (l->state == IL_UP && now - l->last > self->link_idle))
             zlist_append(old, l);
+    }
     for (in_link_t *l = zlist_first(old); l != NULL; l = zlist_next(old))
         tp_in_link_delete(self, l);
     zlist_destroy(&old);

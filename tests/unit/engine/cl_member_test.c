@@ -239,6 +239,69 @@ static void test_regroup_self(void)
     cl_member_destroy(&b);
 }
 
+/* A member taken out of the group as a straggler and re-admitted (a view
+   that puts it back in the group) owes nothing from before: the time it
+   was first seen late is forgotten by the admitter and by every member
+   that installs the view, so that its first collective back is not
+   counted late from the start (which took it out again at once, and
+   again at each re-admission).  A member that stayed in the group keeps
+   its own. */
+static void test_readmitted_not_late(void)
+{
+    uint8_t k[3][32];
+    for (int i = 0; i < 3; i++)
+        key_of(i, k[i]);
+    cl_member_t *a = cl_member_new(k[0]);
+    cl_member_t *b = cl_member_new(k[1]);
+    cl_settings_t s = {3, false, 0, 3, 0, 1, 16, false};
+    CHECK(cl_member_found(a, 0, "/ip4/127.0.0.1/tcp/1/p2p/a", false, 1.0, &s) == 0);
+    cl_member_delta_t d;
+    for (int i = 1; i < 3; i++) {
+        CHECK(cl_member_admit(a, k[i], i, "/ip4/127.0.0.1/tcp/2/p2p/b", false, 1.0, 2.0, &d) == 0);
+        cl_member_delta_clear(&d);
+    }
+    CHECK(cl_member_close_group(a, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(ship_view(a, b, 3.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_ungroup(a, (const uint8_t(*)[32])k[2], 1, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(ship_view(a, b, 4.0, &d) == 1 && d.nungrouped == 1);
+    cl_member_delta_clear(&d);
+    cl_member_t *both[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        cl_peer_t *p = cl_member_find(both[i], k[2]);
+        CHECK(p != NULL && !p->in_group && p->state == CL_PEER_ALIVE);
+        p->suspect_since = 4.0;
+        p->suspect_reason = CL_SUSPECT_STRAGGLER;
+    }
+    cl_member_find(a, k[1])->suspect_since = 5.0; /* late in the group's collective now */
+    /* The admitter's view: rank 2 back in the group, a new generation. */
+    cl_wire_view_t v;
+    CHECK(cl_member_view(a, &v) == COLLAB_OK);
+    int in = 0;
+    for (uint32_t i = 0; i < v.count; i++)
+        if (memcmp(v.members[i].key, k[2], 32) == 0) {
+            v.members[i].flags |= CL_MEMBER_IN_GROUP;
+            in++;
+        }
+    CHECK(in == 1);
+    v.epoch++;
+    v.group_epoch = v.epoch;
+    CHECK(cl_member_apply_view(a, &v, 6.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    free(v.members);
+    CHECK(ship_view(a, b, 6.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    for (int i = 0; i < 2; i++) {
+        cl_peer_t *p = cl_member_find(both[i], k[2]);
+        CHECK(p->in_group && p->suspect_since == 0 && p->suspect_reason == 0);
+    }
+    CHECK(cl_member_find(a, k[1])->suspect_since == 5.0);
+    cl_member_destroy(&a);
+    cl_member_destroy(&b);
+}
+
 /* Many peers: the index grows and lookups stay right. */
 static void test_many(void)
 {
@@ -502,6 +565,7 @@ int main(void)
     test_ranks_and_views();
     test_many();
     test_regroup_self();
+    test_readmitted_not_late();
     test_coordinator_rule();
     if (s_failures > 0) {
         fprintf(stderr, "cl_member_test: %d failures\n", s_failures);

@@ -67,7 +67,7 @@ static void handler(void *ctx, const cl_tp_event_t *ev)
     }
 }
 
-static node_t *s_nodes[9];
+static node_t *s_nodes[12];
 static int s_nnodes = 0;
 
 static void pump_once(void)
@@ -88,6 +88,7 @@ static bool pump_until(int *flag, int want)
 
 static int s_max_version; /* of the next node_init (0: this code's) */
 static size_t s_rcv_hwm;  /* of the next node_init (0: none) */
+static double s_keep;     /* handshake_keep of the next node_init (0: the default) */
 
 static bool node_init(node_t *n, const char *name, bool client, const char *run, const char *key)
 {
@@ -108,7 +109,8 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
                                  .swarm_secret = key != NULL ? n->secret : NULL,
                                  .ban_seconds = 30,
                                  .max_version = s_max_version,
-                                 .rcv_hwm = s_rcv_hwm};
+                                 .rcv_hwm = s_rcv_hwm,
+                                 .handshake_keep = s_keep};
     n->tp = cl_transport_new(&cfg, err, sizeof err);
     if (n->tp == NULL) {
         fprintf(stderr, "transport %s: %s\n", name, err);
@@ -408,7 +410,33 @@ int main(void)
     CHECK(cl_transport_peer_version(f.tp, cl_identity_public_key(a.id)) == 5);
     CHECK(cl_transport_peer_version(g.tp, cl_identity_public_key(a.id)) == 0); /* refused */
 
-    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g};
+    /* A peer that did not run between its HELLO and the server's WELCOME
+       for longer than the server keeps an unfinished handshake (stopped
+       by SIGSTOP, say): the server forgot it, so an AUTH now would leave
+       the link up on the client's side only, and every message on it
+       dropped at the server.  The client starts the handshake over on a
+       new connection instead; what it queued arrives.  hs keeps
+       handshakes 1 s; hc (the client) is not polled for 3.5 s, two of the
+       server's sweeps. */
+    static node_t hs, hc;
+    s_keep = 1.0;
+    CHECK(node_init(&hs, "hs", false, "run1", "secret"));
+    CHECK(node_init(&hc, "hc", false, "run1", "secret"));
+    s_keep = 0;
+    CHECK(cl_transport_connect(hc.tp, cl_identity_public_key(hs.id), cl_transport_address(hs.tp)) ==
+          0);
+    CHECK(send_hb(&hc, &hs, 21) == 0);
+    int64_t stop_end = zclock_mono() + 3500;
+    while (zclock_mono() < stop_end) {
+        cl_transport_poll(a.tp, NULL, 0, 5, handler, &a); /* ZAP */
+        cl_transport_poll(hs.tp, NULL, 0, 5, handler, &hs);
+    }
+    CHECK(hs.msgs == 0 && hs.up_in == 0);
+    CHECK(send_hb(&hc, &hs, 22) == 0);
+    CHECK(pump_until(&hs.msgs, 2));
+    CHECK(hs.last_progress == 22 && hs.up_in == 1 && hc.up_out == 1 && hc.down == 0);
+
+    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g, &hs, &hc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);
