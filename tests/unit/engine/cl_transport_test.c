@@ -6,8 +6,10 @@
     raw client of protocol version 1 (refused with VERSION), a raw
     CurveZMQ client sending garbage (dropped, counted, banned), one sending
     well-formed messages without a handshake (dropped, counted, not
-    banned), and a
-    closed connection reported at once.  Every wait has a deadline.
+    banned), a
+    closed connection reported at once, and a client whose WELCOME came
+    after the server forgot the handshake (it was not polled: stopped)
+    starting it over on a new connection.  Every wait has a deadline.
 */
 #include "engine/cl_transport.h"
 
