@@ -155,6 +155,38 @@ void tp_out_link_kill(cl_transport_t *self, out_link_t *l)
     zlist_append(self->dead, l);
 }
 
+out_link_t *tp_out_link_again(cl_transport_t *self, out_link_t *l)
+{
+    pending_msg_t *head = l->head, *tail = l->tail;
+    size_t bytes = l->pending_bytes;
+    l->head = l->tail = NULL;
+    l->pending_bytes = 0;
+    uint8_t key[32];
+    char address[sizeof l->address];
+    memcpy(key, l->key, 32);
+    memcpy(address, l->address, sizeof address);
+    tp_out_link_kill(self, l);
+    out_link_t *again =
+        cl_transport_connect(self, key, address) == COLLAB_OK ? tp_outbound_of(self, key) : NULL;
+    if (again == NULL) {
+        while (head != NULL) {
+            pending_msg_t *next = head->next;
+            free(head->body);
+            free(head);
+            head = next;
+        }
+        return NULL;
+    }
+    if (head != NULL) {
+        tail->next = again->head;
+        if (again->tail == NULL)
+            again->tail = tail;
+        again->head = head;
+        again->pending_bytes += bytes;
+    }
+    return again;
+}
+
 void tp_in_link_delete(cl_transport_t *self, in_link_t *l)
 {
     if (l->state == IL_AUTH_WAIT && self->npending > 0)
@@ -236,11 +268,26 @@ int tp_encode(cl_transport_t *self, cl_wire_msg_t *m, int link, uint8_t hdr[CL_W
 int tp_out_link_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
                      size_t blen)
 {
+    double now = tp_now();
+    if (l->state == OL_UP && l->last_tx > 0 && now - l->last_tx > self->link_idle / 2) {
+        /* Nothing sent on it for half of link_idle (this peer was
+           stopped, say): the peer may have forgotten the connection
+           (tp_sweep, with its own COLLAB_LINK_IDLE, the same by default),
+           and would drop what comes on it.  A new handshake first. */
+        cl_debug("nothing sent to %s for %.0f s: starting a new handshake before sending",
+                 l->address, now - l->last_tx);
+        l = tp_out_link_again(self, l);
+        if (l == NULL) {
+            free(body);
+            return COLLAB_ERR_PROC_FAILED;
+        }
+    }
     if (l->state == OL_UP) {
         if (tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
             cl_debug("send to %s failed: %s", l->address, zmq_strerror(errno));
             return COLLAB_ERR_PROC_FAILED;
         }
+        l->last_tx = now;
         return COLLAB_OK;
     }
     if (l->pending_bytes + blen > PENDING_LIMIT) {

@@ -48,6 +48,7 @@ typedef struct {
     bool handshake_warned;
     int version;                   /* chosen by the peer's WELCOME (at UP) */
     double started;                /* when its HELLO was queued (local monotonic seconds) */
+    double last_tx;                /* its last message sent while up (0: none yet) */
 } out_link_t;
 
 typedef enum { IL_AUTH_WAIT = 0, IL_UP = 1 } il_state_t;
@@ -135,6 +136,10 @@ void tp_malformed(cl_transport_t *self, const uint8_t key[32], const char *what)
 /* Stops an outbound link now (pending messages dropped); it is freed
    after the current poll round. */
 void tp_out_link_kill(cl_transport_t *self, out_link_t *l);
+/* Kills l and opens a new link to its peer, with a new handshake, which
+   takes what waited in l.  Returns the new link, or NULL (what waited is
+   dropped then). */
+out_link_t *tp_out_link_again(cl_transport_t *self, out_link_t *l);
 /* Forgets (and frees) an inbound link. */
 void tp_in_link_delete(cl_transport_t *self, in_link_t *l);
 /* Sends [rid] hdr body without blocking; takes ownership of body.

@@ -353,34 +353,8 @@ static void handshake_again(cl_transport_t *self, out_link_t *l, cl_tp_handler_f
     cl_debug("the handshake with %s took %.1f s, and the peer forgets one after %.0f s: "
              "starting it again on a new connection",
              l->address, tp_now() - l->started, self->handshake_keep);
-    pending_msg_t *head = l->head, *tail = l->tail;
-    size_t bytes = l->pending_bytes;
-    l->head = l->tail = NULL;
-    l->pending_bytes = 0;
-    uint8_t key[32];
-    char address[sizeof l->address];
-    memcpy(key, l->key, 32);
-    memcpy(address, l->address, sizeof address);
-    tp_out_link_kill(self, l);
-    out_link_t *again =
-        cl_transport_connect(self, key, address) == COLLAB_OK ? tp_outbound_of(self, key) : NULL;
-    if (again == NULL) {
-        while (head != NULL) {
-            pending_msg_t *next = head->next;
-            free(head->body);
-            free(head);
-            head = next;
-        }
+    if (tp_out_link_again(self, l) == NULL)
         emit_down(l, fn, ctx);
-        return;
-    }
-    if (head != NULL) {
-        tail->next = again->head;
-        if (again->tail == NULL)
-            again->tail = tail;
-        again->head = head;
-        again->pending_bytes += bytes;
-    }
 }
 
 static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t *m,
@@ -422,6 +396,7 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     }
     l->version = w->version;
     l->state = OL_UP;
+    l->last_tx = tp_now();
     tp_note_version(self, l->key, l->version);
     /* Flush what waited for the handshake, in order. */
     pending_msg_t *p = l->head;

@@ -9,7 +9,9 @@
     banned), a
     closed connection reported at once, and a client whose WELCOME came
     after the server forgot the handshake (it was not polled: stopped)
-    starting it over on a new connection.  Every wait has a deadline.
+    starting it over on a new connection, and one that sent nothing on its
+    link for longer than the server keeps a silent one starting a new
+    handshake before it sends.  Every wait has a deadline.
 */
 #include "engine/cl_transport.h"
 
@@ -69,7 +71,7 @@ static void handler(void *ctx, const cl_tp_event_t *ev)
     }
 }
 
-static node_t *s_nodes[12];
+static node_t *s_nodes[16];
 static int s_nnodes = 0;
 
 static void pump_once(void)
@@ -91,6 +93,7 @@ static bool pump_until(int *flag, int want)
 static int s_max_version; /* of the next node_init (0: this code's) */
 static size_t s_rcv_hwm;  /* of the next node_init (0: none) */
 static double s_keep;     /* handshake_keep of the next node_init (0: the default) */
+static double s_idle;     /* link_idle of the next node_init (0: the default) */
 
 static bool node_init(node_t *n, const char *name, bool client, const char *run, const char *key)
 {
@@ -112,7 +115,8 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
                                  .ban_seconds = 30,
                                  .max_version = s_max_version,
                                  .rcv_hwm = s_rcv_hwm,
-                                 .handshake_keep = s_keep};
+                                 .handshake_keep = s_keep,
+                                 .link_idle = s_idle};
     n->tp = cl_transport_new(&cfg, err, sizeof err);
     if (n->tp == NULL) {
         fprintf(stderr, "transport %s: %s\n", name, err);
@@ -438,7 +442,29 @@ int main(void)
     CHECK(pump_until(&hs.msgs, 2));
     CHECK(hs.last_progress == 22 && hs.up_in == 1 && hc.up_out == 1 && hc.down == 0);
 
-    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g, &hs, &hc};
+    /* The same after the handshake: a client that sent nothing on its
+       link for longer than the server keeps a silent inbound link
+       (link_idle, 1 s here) starts a new handshake before it sends, since
+       the server forgot the connection. */
+    static node_t js, jc;
+    s_idle = 1.0;
+    CHECK(node_init(&js, "js", false, "run1", "secret"));
+    CHECK(node_init(&jc, "jc", false, "run1", "secret"));
+    s_idle = 0;
+    CHECK(cl_transport_connect(jc.tp, cl_identity_public_key(js.id), cl_transport_address(js.tp)) ==
+          0);
+    CHECK(send_hb(&jc, &js, 31) == 0);
+    CHECK(pump_until(&js.msgs, 1));
+    stop_end = zclock_mono() + 3500;
+    while (zclock_mono() < stop_end) {
+        cl_transport_poll(a.tp, NULL, 0, 5, handler, &a);
+        cl_transport_poll(js.tp, NULL, 0, 5, handler, &js);
+    }
+    CHECK(send_hb(&jc, &js, 32) == 0);
+    CHECK(pump_until(&js.msgs, 2));
+    CHECK(js.last_progress == 32 && js.up_in == 2 && jc.down == 0);
+
+    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g, &hs, &hc, &js, &jc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);
