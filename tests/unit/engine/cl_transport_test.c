@@ -90,6 +90,17 @@ static bool pump_until(int *flag, int want)
     return *flag >= want;
 }
 
+/* Polls only zap (the node serving ZAP) and server for ms: every other
+   node stands still, as if stopped. */
+static void poll_server_only(node_t *zap, node_t *server, int64_t ms)
+{
+    int64_t end = zclock_mono() + ms;
+    while (zclock_mono() < end) {
+        cl_transport_poll(zap->tp, NULL, 0, 5, handler, zap);
+        cl_transport_poll(server->tp, NULL, 0, 5, handler, server);
+    }
+}
+
 static int s_max_version; /* of the next node_init (0: this code's) */
 static size_t s_rcv_hwm;  /* of the next node_init (0: none) */
 static double s_keep;     /* handshake_keep of the next node_init (0: the default) */
@@ -124,6 +135,22 @@ static bool node_init(node_t *n, const char *name, bool client, const char *run,
     }
     s_nodes[s_nnodes++] = n;
     return true;
+}
+
+/* A server and a client of run1, both with handshake_keep keep and
+   link_idle idle (0: the defaults), the client's link to the server
+   opened. */
+static void connected_pair(node_t *srv, const char *sname, node_t *cli, const char *cname,
+                           double keep, double idle)
+{
+    s_keep = keep;
+    s_idle = idle;
+    CHECK(node_init(srv, sname, false, "run1", "secret"));
+    CHECK(node_init(cli, cname, false, "run1", "secret"));
+    s_keep = 0;
+    s_idle = 0;
+    CHECK(cl_transport_connect(cli->tp, cl_identity_public_key(srv->id),
+                               cl_transport_address(srv->tp)) == 0);
 }
 
 static int send_hb(node_t *from, node_t *to, uint64_t progress)
@@ -425,18 +452,9 @@ int main(void)
        handshakes 1 s; hc (the client) is not polled for 3.5 s, two of the
        server's sweeps. */
     static node_t hs, hc;
-    s_keep = 1.0;
-    CHECK(node_init(&hs, "hs", false, "run1", "secret"));
-    CHECK(node_init(&hc, "hc", false, "run1", "secret"));
-    s_keep = 0;
-    CHECK(cl_transport_connect(hc.tp, cl_identity_public_key(hs.id), cl_transport_address(hs.tp)) ==
-          0);
+    connected_pair(&hs, "hs", &hc, "hc", 1.0, 0);
     CHECK(send_hb(&hc, &hs, 21) == 0);
-    int64_t stop_end = zclock_mono() + 3500;
-    while (zclock_mono() < stop_end) {
-        cl_transport_poll(a.tp, NULL, 0, 5, handler, &a); /* ZAP */
-        cl_transport_poll(hs.tp, NULL, 0, 5, handler, &hs);
-    }
+    poll_server_only(&a, &hs, 3500);
     CHECK(hs.msgs == 0 && hs.up_in == 0);
     CHECK(send_hb(&hc, &hs, 22) == 0);
     CHECK(pump_until(&hs.msgs, 2));
@@ -447,19 +465,10 @@ int main(void)
        (link_idle, 1 s here) starts a new handshake before it sends, since
        the server forgot the connection. */
     static node_t js, jc;
-    s_idle = 1.0;
-    CHECK(node_init(&js, "js", false, "run1", "secret"));
-    CHECK(node_init(&jc, "jc", false, "run1", "secret"));
-    s_idle = 0;
-    CHECK(cl_transport_connect(jc.tp, cl_identity_public_key(js.id), cl_transport_address(js.tp)) ==
-          0);
+    connected_pair(&js, "js", &jc, "jc", 0, 1.0);
     CHECK(send_hb(&jc, &js, 31) == 0);
     CHECK(pump_until(&js.msgs, 1));
-    stop_end = zclock_mono() + 3500;
-    while (zclock_mono() < stop_end) {
-        cl_transport_poll(a.tp, NULL, 0, 5, handler, &a);
-        cl_transport_poll(js.tp, NULL, 0, 5, handler, &js);
-    }
+    poll_server_only(&a, &js, 3500);
     CHECK(send_hb(&jc, &js, 32) == 0);
     CHECK(pump_until(&js.msgs, 2));
     CHECK(js.last_progress == 32 && js.up_in == 2 && jc.down == 0);
