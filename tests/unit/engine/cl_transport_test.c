@@ -11,7 +11,8 @@
     after the server forgot the handshake (it was not polled: stopped)
     starting it over on a new connection, and one that sent nothing on its
     link for longer than the server keeps a silent one starting a new
-    handshake before it sends.  Every wait has a deadline.
+    handshake before it sends, and a server whose sweep came late keeping
+    an unfinished handshake.  Every wait has a deadline.
 */
 #include "engine/cl_transport.h"
 
@@ -473,7 +474,46 @@ int main(void)
     CHECK(pump_until(&js.msgs, 2));
     CHECK(js.last_progress == 32 && js.up_in == 2 && jc.down == 0);
 
-    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g, &hs, &hc, &js, &jc};
+    /* The server's side: time it did not run does not count against an
+       unfinished handshake.  A raw client's HELLO is answered; then the
+       server stands still 1.3 s, longer than it keeps a handshake (1 s),
+       and its next sweep comes 3 s late: the handshake is kept (its AUTH
+       may be waiting in the socket).  A sweep that is not late forgets it
+       once it is older than 1 s of running time. */
+    static node_t ks;
+    s_keep = 1.0;
+    CHECK(node_init(&ks, "ks", false, "run1", "secret"));
+    s_keep = 0;
+    {
+        zcert_t *kcert;
+        zsock_t *kraw = raw_client(&ks, &kcert);
+        cl_wire_msg_t hm;
+        memset(&hm, 0, sizeof hm);
+        hm.hdr.version = CL_WIRE_VERSION;
+        hm.hdr.type = CL_MSG_HELLO;
+        hm.hdr.run = cl_wire_run_hash("run1");
+        hm.u.hello.max_version = CL_WIRE_VERSION;
+        hm.u.hello.min_version = CL_WIRE_MIN_VERSION;
+        memcpy(hm.u.hello.key, zcert_public_key(kcert), 32);
+        CHECK(send_raw(kraw, &hm));
+        int64_t until = zclock_mono() + 5000;
+        while (ks.tp->npending == 0 && zclock_mono() < until)
+            poll_server_only(&a, &ks, 5);
+        CHECK(ks.tp->npending == 1);
+        zclock_sleep(1300);
+        double t = tp_now();
+        ks.tp->last_sweep = t - SWEEP_EVERY - 3.0;
+        tp_sweep(ks.tp, t);
+        CHECK(ks.tp->npending == 1);
+        t += 10.0;
+        ks.tp->last_sweep = t - SWEEP_EVERY - 0.5;
+        tp_sweep(ks.tp, t);
+        CHECK(ks.tp->npending == 0);
+        zsock_destroy(&kraw);
+        zcert_destroy(&kcert);
+    }
+
+    node_t *all[] = {&a, &b, &c, &d, &e, &f, &g, &hs, &hc, &js, &jc, &ks};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_transport_destroy(&all[i]->tp, 0);
         cl_identity_destroy(&all[i]->id);
