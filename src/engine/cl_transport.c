@@ -169,12 +169,10 @@ out_link_t *tp_out_link_again(cl_transport_t *self, out_link_t *l)
     out_link_t *again =
         cl_transport_connect(self, key, address) == COLLAB_OK ? tp_outbound_of(self, key) : NULL;
     if (again == NULL) {
-        while (head != NULL) {
-            pending_msg_t *next = head->next;
-            free(head->body);
-            free(head);
-            head = next;
-        }
+        /* Back to the dead link, freed with it when it is reaped. */
+        l->head = head;
+        l->tail = tail;
+        l->pending_bytes = bytes;
         return NULL;
     }
     if (head != NULL) {
