@@ -91,15 +91,17 @@ static bool pump_until(int *flag, int want)
     return *flag >= want;
 }
 
-/* Polls only zap (the node serving ZAP) and server for ms: every other
-   node stands still, as if stopped. */
-static void poll_server_only(node_t *zap, node_t *server, int64_t ms)
+/* Polls only zap (the node serving ZAP) and server, every other node
+   standing still as if stopped, until server holds an unfinished
+   handshake (it answered a HELLO) or 5 s pass. */
+static bool serve_hello(node_t *zap, node_t *server)
 {
-    int64_t end = zclock_mono() + ms;
-    while (zclock_mono() < end) {
+    int64_t end = zclock_mono() + 5000;
+    while (server->tp->npending == 0 && zclock_mono() < end) {
         cl_transport_poll(zap->tp, NULL, 0, 5, handler, zap);
         cl_transport_poll(server->tp, NULL, 0, 5, handler, server);
     }
+    return server->tp->npending > 0;
 }
 
 static int s_max_version; /* of the next node_init (0: this code's) */
@@ -450,12 +452,17 @@ int main(void)
        the link up on the client's side only, and every message on it
        dropped at the server.  The client starts the handshake over on a
        new connection instead; what it queued arrives.  hs keeps
-       handshakes 1 s; hc (the client) is not polled for 3.5 s, two of the
-       server's sweeps. */
+       handshakes 1 s: it answers the HELLO while hc (the client) is not
+       polled, then a sweep 2 s on forgets the handshake, and hc's link
+       dates from 1 s before (more than half the keep) when hc runs. */
     static node_t hs, hc;
     connected_pair(&hs, "hs", &hc, "hc", 1.0, 0);
     CHECK(send_hb(&hc, &hs, 21) == 0);
-    poll_server_only(&a, &hs, 3500);
+    CHECK(serve_hello(&a, &hs));
+    hs.tp->last_sweep = 0;
+    tp_sweep(hs.tp, tp_now() + 2.0);
+    CHECK(hs.tp->npending == 0);
+    tp_outbound_of(hc.tp, cl_identity_public_key(hs.id))->started -= 1.0;
     CHECK(hs.msgs == 0 && hs.up_in == 0);
     CHECK(send_hb(&hc, &hs, 22) == 0);
     CHECK(pump_until(&hs.msgs, 2));
@@ -464,22 +471,27 @@ int main(void)
     /* The same after the handshake: a client that sent nothing on its
        link for longer than the server keeps a silent inbound link
        (link_idle, 1 s here) starts a new handshake before it sends, since
-       the server forgot the connection. */
+       the server forgot the connection (a sweep 2 s on; the client's last
+       send dates from 1 s before, more than half of link_idle). */
     static node_t js, jc;
     connected_pair(&js, "js", &jc, "jc", 0, 1.0);
     CHECK(send_hb(&jc, &js, 31) == 0);
     CHECK(pump_until(&js.msgs, 1));
-    poll_server_only(&a, &js, 3500);
+    js.tp->last_sweep = 0;
+    tp_sweep(js.tp, tp_now() + 2.0);
+    CHECK(tp_inbound_of(js.tp, cl_identity_public_key(jc.id)) == NULL);
+    tp_outbound_of(jc.tp, cl_identity_public_key(js.id))->last_tx -= 1.0;
     CHECK(send_hb(&jc, &js, 32) == 0);
     CHECK(pump_until(&js.msgs, 2));
     CHECK(js.last_progress == 32 && js.up_in == 2 && jc.down == 0);
 
     /* The server's side: time it did not run does not count against an
-       unfinished handshake.  A raw client's HELLO is answered; then the
-       server stands still 1.3 s, longer than it keeps a handshake (1 s),
-       and its next sweep comes 3 s late: the handshake is kept (its AUTH
-       may be waiting in the socket).  A sweep that is not late forgets it
-       once it is older than 1 s of running time. */
+       unfinished handshake.  A raw client's HELLO is answered; the
+       handshake then dates from 1.3 s before, longer than the server
+       keeps one (1 s), as after a stop, and the next sweep comes 3 s
+       late: the handshake is kept (its AUTH may be waiting in the
+       socket).  A sweep that is not late forgets it once it is older than
+       1 s of running time. */
     static node_t ks;
     s_keep = 1.0;
     CHECK(node_init(&ks, "ks", false, "run1", "secret"));
@@ -496,11 +508,11 @@ int main(void)
         hm.u.hello.min_version = CL_WIRE_MIN_VERSION;
         memcpy(hm.u.hello.key, zcert_public_key(kcert), 32);
         CHECK(send_raw(kraw, &hm));
-        int64_t until = zclock_mono() + 5000;
-        while (ks.tp->npending == 0 && zclock_mono() < until)
-            poll_server_only(&a, &ks, 5);
-        CHECK(ks.tp->npending == 1);
-        zclock_sleep(1300);
+        CHECK(serve_hello(&a, &ks));
+        in_link_t *held = zhashx_first(ks.tp->in_by_rid);
+        CHECK(held != NULL && held->state == IL_AUTH_WAIT);
+        if (held != NULL)
+            held->created -= 1.3;
         double t = tp_now();
         ks.tp->last_sweep = t - SWEEP_EVERY - 3.0;
         tp_sweep(ks.tp, t);
