@@ -51,6 +51,7 @@ struct eng_member {
     eng_member_ctx_t ctx;
     double since;         /* when this peer first got a rank (0: never) */
     double outbid_logged; /* the last outbid logged loud (a member could repeat such views) */
+    uint64_t published;   /* the epoch of the last view this peer sent to all (0: none) */
 };
 
 eng_member_t *eng_member_new(const eng_member_ctx_t *ctx)
@@ -124,13 +125,20 @@ static void debug_view(eng_member_t *m, const cl_wire_view_t *v, const uint8_t *
              at > 0 ? ranks : " none");
 }
 
+/* Sends the current view to every other member, once per epoch: every
+   change of the records raises the epoch, and a commit's handlers may
+   commit and publish the next view themselves (the join that completes
+   the world forms the group) before the outer commit gets here. */
 static void broadcast_view(eng_member_t *m)
 {
+    if (cl_member_epoch(m->ctx.members) == m->published)
+        return;
     cl_wire_msg_t msg;
     memset(&msg, 0, sizeof msg);
     msg.hdr.type = CL_MSG_VIEW;
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
+    m->published = msg.u.view.epoch;
     debug_view(m, &msg.u.view, NULL);
     send_to_others(m, &msg);
     free(msg.u.view.members);

@@ -64,6 +64,8 @@ if(COLLAB_MPICC_MPICH)
   set_tests_properties(e2e.stop_taken_back PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
   collab_e2e(stop_newcomer_coord stop_newcomer_coord.sh 4 230 "ours;elastic")
   set_tests_properties(e2e.stop_newcomer_coord PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
+  collab_e2e(views_once views_once.sh 4 150 "ours;elastic")
+  set_tests_properties(e2e.views_once PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
   collab_e2e(late_joiner_end late_joiner_end.sh 3 200 "ours;elastic")
   set_tests_properties(e2e.late_joiner_end PROPERTIES FIXTURES_REQUIRED "") # no MPICH reference
   collab_e2e(groups groups.sh 4 240 "ours;elastic" plain)
