@@ -49,14 +49,17 @@ if [ "$busy" -eq 1 ]; then
     busy_pid=$!
     trap 'kill "$busy_pid" 2>/dev/null' EXIT
 fi
-# The test's own log folder: build/tests/<area>/<name without its prefix>.
-logdir=$(find "$build/tests" -maxdepth 2 -type d -name "${test#*.}" 2>/dev/null | head -n 1)
+# The test's own log folder: build/tests/<area>/<name without its prefix>,
+# looked for after each run (a fresh build has none before its first).
+logdir=
 end=$(($(date +%s) + minutes * 60))
 pass=0 n=0
 while [ "$n" -lt "$runs" ] && { [ "$minutes" -eq 0 ] || [ "$(date +%s)" -lt "$end" ]; }; do
     n=$((n + 1))
     env $([ "$debug" -eq 1 ] && echo COLLAB_LOG=debug) \
         ctest --test-dir "$build" -R "$regex" -j2 --timeout 300 --output-on-failure >"$out/ctest.$n.log" 2>&1
+    [ -n "$logdir" ] ||
+        logdir=$(find "$build/tests" -maxdepth 2 -type d -name "${test#*.}" 2>/dev/null | head -n 1)
     if grep -Eq "^ *[0-9]+/[0-9]+ Test +#[0-9]+: ${test//./\\.} .*Passed" "$out/ctest.$n.log"; then
         pass=$((pass + 1))
         line="run $n: passed"
