@@ -63,7 +63,8 @@ struct el_admittee {
        the admission can still be lost (its admitter died before the view
        that admits this peer reached the group): eng_admittee_undo. */
     bool adm_pending;
-    bool adm_answered;   /* the group's state reached the program (answers, overwrite) */
+    bool adm_answered;   /* agreed on the group's state (a straggler: and overwritten) */
+    bool adm_reached;    /* some of it reached the program (a start-up answer, the overwrite) */
     bool adm_unserved;   /* the sync ended unserved by live members: undo (eng_admittee_poll) */
     double adm_deadline; /* no view of generation adm_gen by then: the admission is lost */
     bool adm_prev_mapped, adm_prev_in, adm_prev_evicted; /* as before the ADMIT */
@@ -308,6 +309,7 @@ static bool answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
             if (len > 0)
                 memcpy(c->recvbuf, d, len);
         }
+        a->adm_reached = true;
         cl_request_complete(req, COLLAB_OK);
         return true;
     }
@@ -345,6 +347,7 @@ static bool answer(el_admittee_t *a, collab_request_t *req, uint64_t i)
             memset(c->recvbuf, 0, z);
         (void)cl_startup_put(a->ctx.startup, i, sig, NULL, 0);
     }
+    a->adm_reached = true;
     cl_request_complete(req, COLLAB_OK);
     return true;
 }
@@ -407,6 +410,7 @@ static void resume(el_admittee_t *a, collab_request_t *req, uint64_t idx)
     a->adm_gen = 0;
     a->adm_pending = false;
     a->adm_answered = false;
+    a->adm_reached = false;
     stand(a, EL_ST_READMIT, false);
     stand(a, EL_ST_PHASE, EL_SYNCING);
     stand(a, EL_ST_MAPPED, true);
@@ -518,6 +522,7 @@ void eng_admittee_on_admit(el_admittee_t *a, const cl_peer_t *p, const cl_elmsg_
     /* What eng_admittee_undo restores if this admission is lost. */
     a->adm_pending = true;
     a->adm_answered = false;
+    a->adm_reached = false;
     a->adm_unserved = false;
     a->adm_deadline = now_of(a) + eng_exchange_limit(a->ctx.cfg->timeout);
     cl_timer_arm_by(a->ctx.timers, a->timer, a->adm_deadline);
@@ -577,6 +582,7 @@ void eng_admittee_sync_finished(el_admittee_t *a)
     }
     /* A straggler: overwrite its state while its program is blocked in
        the held collective. */
+    a->adm_reached = true;
     size_t written = 0;
     uint64_t wbytes = 0;
     cl_statereg_entry_t ent;
@@ -737,7 +743,9 @@ void eng_admittee_undo(el_admittee_t *a, const char *why)
     uint64_t local[UNDO_MAX];
     for (size_t i = 0; i < n; i++)
         local[i] = st->map_local + (taken[i]->coll.seq - st->map_seq);
-    bool readmit = st->readmit || a->adm_answered;
+    /* A joiner's program still blocked in its first start-up collective
+       got nothing of this admission, though its state was agreed on. */
+    bool readmit = st->readmit || a->adm_reached;
     cl_warn("the admission at collective #%llu of the group did not take effect (%s); this "
             "peer asks to be %s again",
             (unsigned long long)a->adm_s, why, readmit ? "re-admitted" : "admitted");
@@ -746,7 +754,7 @@ void eng_admittee_undo(el_admittee_t *a, const char *why)
     stand(a, EL_ST_EVICTED, a->adm_prev_evicted);
     stand(a, EL_ST_PHASE, EL_WAITING);
     start_waiting(a, now);
-    if (!a->adm_answered) {
+    if (!a->adm_reached) {
         /* Nothing of the group's state reached the program: as before
            the ADMIT (its parked or held collectives are still here). */
         stand(a, EL_ST_MAPPED, a->adm_prev_mapped);

@@ -289,7 +289,8 @@ bool eng_sync_unserved(const el_sync_t *sync)
         return false;
     for (int d = 0; d < sync->ndonors; d++) {
         const cl_peer_t *p = find(sync, sync->donors[d].key);
-        if (sync->donors[d].stalled && p != NULL && p->state == CL_PEER_ALIVE && !p->link_closed)
+        if ((sync->donors[d].stalled || sync->donors[d].moved) && p != NULL &&
+            p->state == CL_PEER_ALIVE && !p->link_closed)
             return true;
     }
     return false;
@@ -609,10 +610,20 @@ static void replan_donor(el_sync_t *y, int d, int what, uint64_t index, bool all
             if (it->holder[x] && !y->donors[x].gone)
                 other = x;
         if (other < 0) {
-            cl_warn("no peer is left to serve the swarm's %s #%llu; this peer keeps its own "
-                    "value",
+            /* A holder that went past s without this peer, or stalled,
+               while it lives: eng_sync_unserved has the admission undone
+               rather than keep this peer's own value. */
+            char why[96];
+            if (y->donors[d].moved)
+                snprintf(why, sizeof why, " (its holders went past collective #%llu without it)",
+                         (unsigned long long)y->s);
+            else
+                snprintf(why, sizeof why, "%s",
+                         y->donors[d].stalled ? " (its holders stopped answering)"
+                                              : "; this peer keeps its own value");
+            cl_warn("no peer is left to serve the swarm's %s #%llu%s",
                     it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
-                    (unsigned long long)it->index);
+                    (unsigned long long)it->index, why);
             it->state = IT_FAILED;
             continue;
         }
@@ -720,7 +731,7 @@ void eng_sync_on_message(el_sync_t *y, const uint8_t key[32], const cl_elmsg_t *
             return;
         }
         if (m->reason == CL_EL_NACK_MOVED)
-            dn->gone = true;
+            dn->gone = dn->moved = true;
         replan_donor(y, d, m->what, m->index, m->reason == CL_EL_NACK_MOVED);
         finish(y);
         break;

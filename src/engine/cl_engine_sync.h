@@ -109,9 +109,11 @@ int eng_sync_item(const el_sync_t *sync, int what, uint64_t index, const uint8_t
    not leave. */
 void eng_sync_totals(const el_sync_t *sync, size_t *nitems, uint64_t *bytes, int *ndonors);
 /* True when an item was not served although a donor that stopped
-   serving it is still a live member: the members do not take this peer
-   for admitted (their ADMIT was lost with its admitter), and keeping its
-   own values would make it diverge from the group in silence. */
+   serving it is still a live member: silent (the members do not take
+   this peer for admitted: their ADMIT was lost with its admitter), or
+   answering that it went past s without a copy for this peer (the group
+   ran s without it: a view took it out again).  Keeping its own values
+   would make it diverge from the group in silence. */
 bool eng_sync_unserved(const el_sync_t *sync);
 /* A monitor's fetch (docs/monitor.md §7): true when an item had no
    majority either way among the members that answered, so that nothing

@@ -16,6 +16,7 @@ typedef struct {
     bool replied; /* HASHES arrived */
     bool gone;    /* left, refused or stalled: asked for nothing more */
     bool stalled; /* gone because it sent nothing for a while */
+    bool moved;   /* gone because it answered that it went past s without this peer */
     bool retried; /* asked again once after a first silence */
     cl_el_buf_t *bufs;
     uint32_t nbufs;

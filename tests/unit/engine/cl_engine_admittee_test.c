@@ -15,7 +15,9 @@
     start-up collective and hands the next one back under the group's
     sequence; that it gives up after eng_admit_wait_limit; that an
     admission whose view never came is undone (numbering restored, the
-    pull stopped, asking again); that a program whose start-up collectives
+    pull stopped, asking again), and one undone after its state was
+    agreed on but before any of it reached the program waits as a joiner
+    again (not as a straggler); that a program whose start-up collectives
     differ leaves the swarm; that a straggler holds its collective at a
     step boundary, is re-admitted and resubmits it; that a straggler
     with nobody left goes on alone; and that one whose group's members all
@@ -28,6 +30,7 @@
 #include "engine/cl_engine_admittee.h"
 
 #include "coll/cl_coll.h"
+#include "engine/cl_engine_sync.h"
 #include "engine/cl_engine_timer.h"
 #include "mpi_collab.h"
 
@@ -58,6 +61,7 @@ typedef struct cl_engine {
     cl_timer_t *timers;
     double now;
     bool member;
+    bool want_pending; /* the pull's bytes for a start-up item are on the way */
     el_sent_t sent[MAXSENT];
     int nsent;
     int seen;
@@ -156,6 +160,14 @@ static bool f_sync_start_one(fake_t *f, uint64_t s, const uint8_t key[32])
 {
     (void)key;
     return f_sync_start(f, s, NULL, NULL);
+}
+
+static int f_sync_want(fake_t *f, int what, uint64_t index, uint64_t size)
+{
+    (void)what;
+    (void)index;
+    (void)size;
+    return f->want_pending ? ENG_SYNC_PENDING : ENG_SYNC_NONE;
 }
 
 static void f_sync_check(fake_t *f)
@@ -279,6 +291,7 @@ static el_admittee_t *adm_new(fake_t *f)
                               .sync_start = f_sync_start,
                               .sync_start_one = f_sync_start_one,
                               .sync_check = f_sync_check,
+                              .sync_want = f_sync_want,
                               .sync_stop = f_sync_stop,
                               .take_resume = f_take_resume,
                               .resuming = f_resuming,
@@ -475,6 +488,48 @@ static void test_lost_admission(void)
     CHECK(!cl_request_done(r0));
     eng_admittee_abort(a, COLLAB_ERR_LEFT);
     CHECK(cl_request_done(r0) && r0->status == COLLAB_ERR_LEFT && f.st.phase == EL_IN);
+    fake_fini(&f, &a);
+    cl_request_destroy(&r0);
+}
+
+/* Its state agreed on but nothing of it delivered yet (the program is
+   still blocked in its start-up broadcast, whose bytes are on the way)
+   when the admission is undone (the donors went past s without it):
+   nothing reached the program, so it waits as a joiner again, asks at
+   once, and the broadcast is answered at its next admission.  (Taken for
+   a straggler whose program had the group's state, it held nothing,
+   asked nobody and waited until the others finished.) */
+static void test_undone_before_answers(void)
+{
+    fake_t f;
+    fake_init(&f);
+    el_admittee_t *a = adm_new(&f);
+    bool taken;
+    collab_request_t *r0 = post(&f, a, 4, 0xB0, &taken);
+    CHECK(taken);
+    tick(&f);
+    uint32_t sigs[1] = {f_signature(r0)};
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_msg(10, 1, cl_member_epoch(f.mb), sigs, &j, false);
+    f.want_pending = true;
+    eng_admittee_on_admit(a, cl_member_find(f.mb, K[0]), &m);
+    CHECK(f.st.phase == EL_SYNCING && f.syncs == 1);
+    eng_admittee_sync_finished(a); /* agreed; the broadcast's bytes on the way */
+    CHECK(!cl_request_done(r0));
+    int before = count_req(&f, false);
+    eng_admittee_undo(a, "live members did not serve the swarm's state");
+    CHECK(!eng_admittee_pending(a) && f.sync_stops == 1);
+    CHECK(f.st.phase == EL_WAITING && !f.st.readmit && !f.st.mapped);
+    tick(&f);
+    CHECK(count_req(&f, false) == before + 1 && count_req(&f, true) == 0);
+    CHECK(!cl_request_done(r0));
+    /* Admitted again, its bytes in this time: answered. */
+    f.want_pending = false;
+    m = admit_msg(14, 1, cl_member_epoch(f.mb), sigs, &j, false);
+    eng_admittee_on_admit(a, cl_member_find(f.mb, K[0]), &m);
+    CHECK(f.st.phase == EL_SYNCING && f.syncs == 2 && f.sync_s == 14);
+    eng_admittee_sync_finished(a);
+    CHECK(cl_request_done(r0) && r0->status == COLLAB_OK);
     fake_fini(&f, &a);
     cl_request_destroy(&r0);
 }
@@ -694,6 +749,7 @@ int main(void)
     test_joiner_admitted();
     test_gives_up();
     test_lost_admission();
+    test_undone_before_answers();
     test_foreign();
     test_straggler();
     test_alone();

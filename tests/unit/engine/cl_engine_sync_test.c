@@ -13,7 +13,9 @@
     asked for that item) and named in the log; (c) a donor silent past
     the stall asked once more, then its stripes asked of another donor;
     (d) a donor leaving the view, its stripes asked of another donor; (e)
-    DATA at an offset nobody asked for ignored.
+    DATA at an offset nobody asked for ignored; (f) donors answering NACK
+    MOVED (past s without this peer) leave the sync unserved while they
+    live, NACK UNKNOWN does not.
 */
 #include "engine/cl_engine_sync.h"
 
@@ -402,6 +404,62 @@ static void test_leave(void)
     eng_sync_destroy(&y);
 }
 
+/* Every FETCH sent since `from`, and those the answers cause, answered
+   with NACK for `reason` by the donor it went to. */
+static void nack_all(el_sync_t *y, fake_t *f, int from, uint64_t s, uint8_t reason)
+{
+    for (int i = from; i < f->nsent; i++) {
+        const el_sent_t x = f->sent[i];
+        if (x.m.type != CL_EL_FETCH)
+            continue;
+        cl_elmsg_t k;
+        memset(&k, 0, sizeof k);
+        k.type = CL_EL_NACK;
+        k.s = s;
+        k.what = x.m.what;
+        k.index = x.m.index;
+        k.offset = x.m.offset;
+        k.len = x.m.len;
+        k.reason = reason;
+        eng_sync_on_message(y, x.to, &k);
+    }
+}
+
+/* (f) Donors that answer that they went past s without a copy for this
+   peer (the group ran s without it): the items end unserved, and
+   eng_sync_unserved says so while such a donor lives, so that the
+   admission is undone instead of keeping this peer's own values.  A
+   buffer the donors no longer have (NACK UNKNOWN) is kept as before. */
+static void test_moved(void)
+{
+    static fake_t f;
+    eng_sync_ctx_t ctx;
+    int from;
+    el_sync_t *y = two_donors(&f, &ctx, 40, &from);
+    if (y == NULL)
+        return;
+    nack_all(y, &f, from, 40, CL_EL_NACK_MOVED);
+    CHECK(eng_sync_done(y) && f.finished == 1);
+    const uint8_t *d;
+    size_t len;
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) != COLLAB_OK);
+    CHECK(eng_sync_unserved(y));
+    /* Once those donors are gone, nobody could serve it: not unserved. */
+    f.peers[1].state = CL_PEER_GONE;
+    f.peers[2].state = CL_PEER_GONE;
+    CHECK(!eng_sync_unserved(y));
+    eng_sync_destroy(&y);
+
+    y = two_donors(&f, &ctx, 41, &from);
+    if (y == NULL)
+        return;
+    nack_all(y, &f, from, 41, CL_EL_NACK_UNKNOWN);
+    CHECK(eng_sync_done(y) && f.finished == 1);
+    CHECK(eng_sync_item(y, CL_EL_ITEM_BUFFER, 1, &d, &len, NULL) != COLLAB_OK);
+    CHECK(!eng_sync_unserved(y));
+    eng_sync_destroy(&y);
+}
+
 /* A joiner (docs/security-bounds.md §5): nothing is allocated before its own
    program tells an item's size (eng_sync_want), and a declared size
    unlike its own is refused. */
@@ -529,6 +587,7 @@ int main(void)
     test_agree_fetch(logpath);
     test_stall();
     test_leave();
+    test_moved();
     test_bound(logpath);
 
     cl_log_configure(CL_LOG_WARN, NULL);
