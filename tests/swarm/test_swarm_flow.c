@@ -156,7 +156,12 @@ int child_flow(int i, int n)
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     CHECK(collab_finalize() == COLLAB_OK);
     if (i == 0) {
-        test_clean_log(log, "dropped"); /* any drop, and the lines that name it */
+        /* No message of the program's dropped: point-to-point, credit and
+           collective drops all read "dropped a ... message (".  (A VIEW
+           of a peer that is not, or no longer, this one's coordinator may
+           be dropped under load while the swarm forms or ends: no concern
+           of flow control, as in scenario early.) */
+        test_clean_log(log, " message (");
     }
     unlink(log);
     return 0;
