@@ -613,17 +613,12 @@ static void replan_donor(el_sync_t *y, int d, int what, uint64_t index, bool all
             /* A holder that went past s without this peer, or stalled,
                while it lives: eng_sync_unserved has the admission undone
                rather than keep this peer's own value. */
-            char why[96];
-            if (y->donors[d].moved)
-                snprintf(why, sizeof why, " (its holders went past collective #%llu without it)",
-                         (unsigned long long)y->s);
-            else
-                snprintf(why, sizeof why, "%s",
-                         y->donors[d].stalled ? " (its holders stopped answering)"
-                                              : "; this peer keeps its own value");
-            cl_warn("no peer is left to serve the swarm's %s #%llu%s",
+            const char *why = y->donors[d].moved     ? "its holders went past that collective"
+                              : y->donors[d].stalled ? "its holders stopped answering"
+                                                     : "this peer keeps its own value";
+            cl_warn("no peer is left to serve the swarm's %s #%llu of collective #%llu; %s",
                     it->what == CL_EL_ITEM_BUFFER ? "start-up broadcast" : "start-up result",
-                    (unsigned long long)it->index, why);
+                    (unsigned long long)it->index, (unsigned long long)y->s, why);
             it->state = IT_FAILED;
             continue;
         }
