@@ -138,6 +138,9 @@ void eng_el_pause_decided(struct cl_engine *e);
 /* A VIEW from key was handled (installed or not): an answer to a PROBE
    ends the doubt once every member asked has answered. */
 void eng_el_view_from(struct cl_engine *e, const uint8_t key[32]);
+/* An admitter's view of group generation gen from `from`, older than this
+   coordinator's own, is an admission to adopt (eng_elastic_adoptable). */
+bool eng_el_adoptable(struct cl_engine *e, const uint8_t from[32], uint64_t gen);
 
 /* Generation rules.  ENG_EL_DEFAULT lets the engine decide. */
 #define ENG_EL_DEFAULT (UINT64_MAX - 1)

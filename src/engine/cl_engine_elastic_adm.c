@@ -152,6 +152,27 @@ void eng_elastic_hand_on(struct eng_elastic *el)
     }
 }
 
+bool eng_elastic_adoptable(const struct eng_elastic *el, const uint8_t from[32], uint64_t gen)
+{
+    const uint8_t *self = el->ctx.self_key;
+    const cl_peer_t *adm = eng_admitter_pick(el->ctx.mb, self);
+    if (adm == NULL || memcmp(adm->key, from, 32) != 0 || memcmp(from, self, 32) == 0)
+        return false;
+    bool held = false;
+    for (int i = 0; i < EL_BARRIERS && !held; i++) {
+        const el_barrier_t *b = &el->barriers[i];
+        held = b->gen == gen && b->void_until == 0 && memcmp(b->admitter, from, 32) == 0;
+    }
+    if (!held)
+        return false;
+    for (int k = 0; k < EL_ENTRANTS; k++) {
+        const el_entrant_t *x = &el->entrants[k];
+        if (x->rank >= 0 && x->gen == gen && memcmp(x->key, self, 32) == 0)
+            return eng_admittee_pending(el->admittee) && eng_admittee_gen(el->admittee) == gen;
+    }
+    return true;
+}
+
 static bool is_gone(const struct eng_elastic *el, const uint8_t key[32])
 {
     const cl_peer_t *p = cl_member_find(el->ctx.mb, key);

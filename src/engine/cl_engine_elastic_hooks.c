@@ -233,6 +233,12 @@ bool eng_el_in_doubt(struct cl_engine *e)
     return el != NULL && eng_pause_in_doubt(el->pause);
 }
 
+bool eng_el_adoptable(struct cl_engine *e, const uint8_t from[32], uint64_t gen)
+{
+    struct eng_elastic *el = el_of(e);
+    return el != NULL && eng_elastic_adoptable(el, from, gen);
+}
+
 void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
 {
     struct eng_elastic *el = el_of(e);

@@ -235,6 +235,11 @@ void eng_elastic_hand_on(struct eng_elastic *el);
    forgotten, and a collective inside such a sequence restarts under the
    generation before.  Called at each view change (cl_engine_elastic_adm.c). */
 void eng_elastic_void_lost(struct eng_elastic *el);
+/* An admission of generation gen that the coordinator may adopt from
+   `from` after its own views went past it (cl_member_adopt_admission):
+   `from` admits, this peer holds its ADMIT of gen, not voided, and if
+   this peer enters with it, its own admission of gen still stands. */
+bool eng_elastic_adoptable(const struct eng_elastic *el, const uint8_t from[32], uint64_t gen);
 
 /* Per-stream signature of a collective used for step learning and for
    matching a joiner's start-up collectives (kind, sizes, type, op, root,

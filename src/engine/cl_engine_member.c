@@ -329,6 +329,37 @@ void eng_member_goodbye_all(eng_member_t *m)
 /* ---------------------------------------------------------------------- */
 /* A view from a member. */
 
+/* The admitter's view v, which admits peers into the group, reached this
+   coordinator after its own views had gone past v's epoch (a takeover
+   raised it, or a view of its own took the same epoch).  Ignored, the
+   admission would be undone by this peer's next view, built from records
+   without it: every member would take the joiners out of the group again,
+   and those in the admission's collective would wait for a generation
+   that no longer comes.  So this peer adopts it: its next view puts them
+   into the group under v's generation (docs/elastic.md, "An admission the
+   coordinator got late"). */
+static void adopt_admission(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t *v)
+{
+    m->ctx.take_over(m->ctx.arg);
+    cl_member_delta_t d;
+    int rc = cl_member_adopt_admission(m->ctx.members, v, now(m), &d);
+    if (rc == 1) {
+        char desc[CL_WIRE_STR_MAX + 64];
+        const cl_peer_t *from = cl_member_find(m->ctx.members, key);
+        cl_info("adopted the admission of group generation %llu that %s published (view %llu) "
+                "after this peer's own views had gone past it",
+                (unsigned long long)v->group_epoch,
+                from != NULL ? m->ctx.desc(from, desc, sizeof desc) : "the admitter",
+                (unsigned long long)v->epoch);
+        eng_member_commit(m, &d);
+        return;
+    }
+    cl_member_delta_clear(&d);
+    if (rc < 0)
+        cl_warn("could not adopt the admission of group generation %llu: %s",
+                (unsigned long long)v->group_epoch, collab_strerror(rc));
+}
+
 static void on_view(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t *v)
 {
     bool from_member = false, has_me = false;
@@ -357,6 +388,11 @@ static void on_view(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t
     bool first = m->since <= 0;
     cl_member_delta_t d;
     int rc = cl_member_apply_view(m->ctx.members, v, now(m), &d);
+    if (rc == 0 && state == ENG_MEMBER && m->ctx.coordinates(m->ctx.arg) &&
+        m->ctx.adoptable(m->ctx.arg, key, v->group_epoch)) {
+        adopt_admission(m, key, v);
+        return;
+    }
     if (rc == 1)
         debug_view(m, v, key);
     if (rc == 1 && first)

@@ -115,6 +115,10 @@ typedef struct {
     /* The elastic layer: a VIEW came from key (eng_el_view_from: an
        answer to a PROBE). */
     void (*view_from)(struct cl_engine *arg, const uint8_t key[32]);
+    /* The elastic layer: whether key's view of group generation gen, no
+       newer than this coordinator's, is an admission it adopts
+       (eng_el_adoptable; cl_member_adopt_admission checks the records). */
+    bool (*adoptable)(struct cl_engine *arg, const uint8_t key[32], uint64_t gen);
 
     /* What a view change did, told to the loop, which fans it out to the
        rest of the engine (cl_engine_fanout.c): who joined, left or failed

@@ -405,6 +405,7 @@ eng_member_t *eng_member_create(struct cl_engine *e)
                              .match_check = mem_match_check,
                              .match_request = mem_match_request,
                              .view_from = mem_view_from,
+                             .adoptable = eng_el_adoptable,
                              .fan_out_peers = mem_fan_out_peers,
                              .fan_out_view = mem_fan_out_view,
                              .fan_out_member = mem_fan_out_member,

@@ -174,6 +174,18 @@ int cl_member_ungroup(cl_member_t *self, const uint8_t (*keys)[32], size_t n,
    in the group, or this peer is), or a negative status. */
 int cl_member_regroup_self(cl_member_t *self, cl_member_delta_t *delta);
 
+/* Coordinator: adopts an admission it got after its own views had gone
+   past it.  v is the admitter's view that admits peers into the world
+   group (its epoch is its group generation) with an epoch no higher than
+   this peer's, and its group is this peer's plus members here outside
+   it, each as recorded here (rank, weight, figure, client mode).  The
+   view that follows puts them into the group under v's generation, so
+   that the generation lists the same members everywhere (docs/elastic.md,
+   "An admission the coordinator got late").  Returns 1 if the view
+   changed, 0 if v is no such admission, or a negative status. */
+int cl_member_adopt_admission(cl_member_t *self, const cl_wire_view_t *v, double now,
+                              cl_member_delta_t *delta);
+
 /* Coordinator: forms the world group from every current member.  Returns
    1 if the view changed, 0 if the group was already formed. */
 int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta);

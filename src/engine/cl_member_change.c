@@ -245,6 +245,58 @@ int cl_member_regroup_self(cl_member_t *self, cl_member_delta_t *delta)
     return rc;
 }
 
+int cl_member_adopt_admission(cl_member_t *self, const cl_wire_view_t *v, double now,
+                              cl_member_delta_t *delta)
+{
+    memset(delta, 0, sizeof *delta);
+    if (self->epoch == 0 || self->epoch >= CL_EPOCH_MAX || !self->group_closed ||
+        !(v->flags & CL_VIEW_GROUP_CLOSED) || v->group_epoch != v->epoch ||
+        v->epoch > self->epoch || v->group_epoch <= self->group_epoch)
+        return 0;
+    /* Its group: members here, as here (rank, weight, figure, client),
+       holding this peer's whole group; the others enter it. */
+    size_t grouped = 0, kept = 0, nent = 0;
+    for (size_t i = 0; i < self->nview; i++)
+        grouped += self->view[i]->in_group;
+    cl_peer_t **ent = malloc((v->count + 1) * sizeof *ent);
+    if (ent == NULL)
+        return COLLAB_ERR_NO_MEM;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const cl_wire_member_t *x = &v->members[i];
+        if (!(x->flags & CL_MEMBER_IN_GROUP) || (x->flags & CL_MEMBER_MONITOR))
+            continue;
+        cl_peer_t *p = cl_member_find(self, x->key);
+        if (p == NULL || p->state == CL_PEER_GONE || p->monitor || p->rank != x->rank ||
+            p->weight != x->weight || p->client != ((x->flags & CL_MEMBER_CLIENT) != 0) ||
+            p->bw_figure != x->bandwidth) {
+            free(ent);
+            return 0;
+        }
+        if (p->in_group)
+            kept++;
+        else
+            ent[nent++] = p;
+    }
+    int rc = 0;
+    entry_t *e = NULL;
+    if (kept == grouped && nent > 0 && (e = member_view_entries(self, 0)) != NULL) {
+        size_t n = member_view_nentries(self);
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < nent; k++)
+                if (e[i].p == ent[k])
+                    e[i].in_group = true;
+        rc = member_view_set(self, e, n, self->epoch + 1, &self->settings, true, v->group_epoch,
+                             now, delta);
+        if (rc == COLLAB_OK)
+            rc = 1;
+    } else if (kept == grouped && nent > 0) {
+        rc = COLLAB_ERR_NO_MEM;
+    }
+    free(e);
+    free(ent);
+    return rc;
+}
+
 int cl_member_close_group(cl_member_t *self, cl_member_delta_t *delta)
 {
     memset(delta, 0, sizeof *delta);

@@ -16,7 +16,8 @@
     generation (eng_elastic_route: restart, keep, notify); the successor
     that admits after the admitter failed handing the ADMIT on to the
     members, once, and not while the admitter lives or admits
-    (eng_elastic_hand_on);
+    (eng_elastic_hand_on); whether a coordinator may adopt an admission
+    it got after its own views went past it (eng_elastic_adoptable);
     a peer that completed the admission's sequence under an older
     generation asking once to be taken out (eng_elastic_check_admissions);
     a PROBE answered with this peer's view only while it is a member, a
@@ -798,6 +799,40 @@ static void test_views(void)
     fake_fini(&f, &el);
 }
 
+/* Whether a coordinator whose views went past an admission may adopt it
+   (eng_elastic_adoptable): only from the peer that admits as this peer
+   computes it, only with its ADMIT of that generation held here and not
+   voided, and, when this peer is the one admitted, only while its own
+   admission of that generation stands. */
+static void test_adoptable(void)
+{
+    fake_t f;
+    struct eng_elastic *el = fake_init(&f, 1); /* B; A admits */
+    uint64_t g = cl_member_epoch(f.mb) + 1;
+    CHECK(!eng_elastic_adoptable(el, K[0], g)); /* no ADMIT held */
+    cl_el_joiner_t j;
+    cl_elmsg_t m = admit_of(10, g, &j, false, 0);
+    eng_elastic_remember(el, &m, K[0]);
+    CHECK(eng_elastic_adoptable(el, K[0], g));
+    CHECK(!eng_elastic_adoptable(el, K[0], g + 1)); /* another generation */
+    CHECK(!eng_elastic_adoptable(el, K[2], g));     /* C does not admit */
+    CHECK(!eng_elastic_adoptable(el, K[1], g));     /* nor this peer's own */
+    for (int i = 0; i < EL_BARRIERS; i++)
+        if (el->barriers[i].gen == g)
+            el->barriers[i].void_until = g + 1; /* voided */
+    CHECK(!eng_elastic_adoptable(el, K[0], g));
+    fake_fini(&f, &el);
+
+    el = fake_init(&f, 2); /* C, the joiner: no admission of its own stands */
+    components_new(&f, el);
+    eng_elastic_remember(el, &m, K[0]);
+    CHECK(eng_elastic_is_entrant(el, K[2]));
+    CHECK(!eng_admittee_pending(el->admittee));
+    CHECK(!eng_elastic_adoptable(el, K[0], g));
+    components_free(&f, el);
+    fake_fini(&f, &el);
+}
+
 /* A member never in the group (C: admitted after the group formed,
    outside it) whose world collectives, posted before the group formed,
    still wait in the queue: a view hands them to the admittee as a
@@ -843,6 +878,7 @@ int main(void)
     test_entrants();
     test_generations();
     test_hand_on();
+    test_adoptable();
     test_ran_ahead();
     test_messages();
     test_views();

@@ -13,7 +13,9 @@
     at when they come; a member a view leaves out joins again at once.
     The matchmaking window: its end armed when the group is asked for
     (eng_request_match, a MATCH), the group formed then.  The
-    coordinator's tenure ends with the view that admits a lower rank.
+    coordinator's tenure ends with the view that admits a lower rank.  A
+    coordinator outside the group adopts an admission whose view came
+    after its own epoch had gone past it.
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_loop_int.h"
@@ -155,6 +157,15 @@ void eng_el_on_admit_rank(struct cl_engine *e, const uint8_t key[32])
 void eng_el_view_from(struct cl_engine *e, const uint8_t key[32])
 {
     (void)e, (void)key;
+}
+
+/* The elastic layer's answer: whether this peer holds the sender's ADMIT
+   of that generation (and its own admission of it still stands). */
+static bool s_adoptable;
+bool eng_el_adoptable(struct cl_engine *e, const uint8_t from[32], uint64_t gen)
+{
+    (void)e, (void)from, (void)gen;
+    return s_adoptable;
 }
 
 void eng_report_late_seen(eng_report_t *r, double now)
@@ -556,6 +567,65 @@ static void test_tenure(void)
     fake_free(e);
 }
 
+/* This peer joined as rank 0 (a newcomer: the group was formed before
+   it) and coordinates; its takeover raised its epoch.  Rank 1, which
+   admits, publishes the view that puts it into the group with a lower
+   epoch.  Without the ADMIT of that generation the view is old news;
+   with it, this peer adopts the admission and publishes a view above its
+   own epoch under the admission's generation, itself in the group. */
+static void test_adopt_admission(void)
+{
+    s_now = 100.0;
+    struct cl_engine *e = fake_engine(1, -1);
+    e->cfg.timeout = 10.0;
+    link_event(e, 1, CL_TP_UP);
+    cl_settings_t set = {4, false, 0, 4, 0, 0, 0, false};
+    cl_member_t *ct = cl_member_new(s_keys[1]);
+    char a[256];
+    address_of(1, a, sizeof a);
+    CHECK(cl_member_found(ct, 1, a, false, 1.0, &set) == 0);
+    cl_member_delta_t d;
+    address_of(2, a, sizeof a);
+    CHECK(cl_member_admit(ct, s_keys[2], 2, a, false, 1.0, s_now, &d) == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_close_group(ct, &d) == 1);
+    cl_member_delta_clear(&d);
+    address_of(0, a, sizeof a);
+    CHECK(cl_member_admit(ct, s_keys[0], 0, a, false, 1.0, s_now, &d) == 0);
+    cl_member_delta_clear(&d);
+    view_from(e, ct);
+    CHECK(e->state == ENG_MEMBER && eng_self_coordinates(e));
+    CHECK(!cl_member_self(e->parts.mb)->in_group);
+    eng_take_over(e);
+    uint64_t raised = cl_member_epoch(e->parts.mb);
+    /* Rank 1 admits this peer (publish, cl_engine_admitter.c). */
+    cl_wire_view_t v;
+    CHECK(cl_member_view(ct, &v) == COLLAB_OK);
+    for (uint32_t i = 0; i < v.count; i++)
+        if (memcmp(v.members[i].key, s_keys[0], 32) == 0)
+            v.members[i].flags |= CL_MEMBER_IN_GROUP;
+    v.epoch++;
+    v.group_epoch = v.epoch;
+    CHECK(cl_member_apply_view(ct, &v, s_now, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(v.epoch < raised);
+    s_nsent = 0;
+    s_adoptable = false;
+    view_from(e, ct);
+    CHECK(cl_member_epoch(e->parts.mb) == raised && !cl_member_self(e->parts.mb)->in_group);
+    CHECK(sent(CL_MSG_VIEW, -1) == 0);
+    s_adoptable = true;
+    view_from(e, ct);
+    CHECK(cl_member_epoch(e->parts.mb) == raised + 1);
+    CHECK(cl_member_group_epoch(e->parts.mb) == v.epoch);
+    CHECK(cl_member_self(e->parts.mb)->in_group);
+    CHECK(sent(CL_MSG_VIEW, 1) == 1 && sent(CL_MSG_VIEW, 2) == 1);
+    s_adoptable = false;
+    free(v.members);
+    cl_member_destroy(&ct);
+    fake_free(e);
+}
+
 int main(void)
 {
     ctx_keys_init(0x11); /* s_keys[0], this peer's, is the lowest */
@@ -565,6 +635,7 @@ int main(void)
     test_rejoin();
     test_matchmaking();
     test_tenure();
+    test_adopt_admission();
     printf("cl_engine_member_test: %s\n", s_failures == 0 ? "ok" : "FAILED");
     return s_failures != 0;
 }

@@ -4,7 +4,8 @@
     admission and removal deltas, a follower installing the coordinator's
     views through the wire codec, coordinator succession, silence
     detection, group formation and purging of old records, bandwidth
-    figures in the view.
+    figures in the view, an admission the coordinator adopts after its
+    own views went past it.
 */
 #include "engine/cl_member.h"
 
@@ -301,6 +302,90 @@ static void test_readmitted_not_late(void)
     cl_member_destroy(&b);
 }
 
+/* The admitter's view v of b's table with k[j] put into the group (as
+   publish in cl_engine_admitter.c makes it), installed by b. */
+static void admission_view(cl_member_t *b, const uint8_t key[32], cl_wire_view_t *v)
+{
+    CHECK(cl_member_view(b, v) == COLLAB_OK);
+    for (uint32_t i = 0; i < v->count; i++)
+        if (memcmp(v->members[i].key, key, 32) == 0)
+            v->members[i].flags |= CL_MEMBER_IN_GROUP;
+    v->epoch++;
+    v->group_epoch = v->epoch;
+    cl_member_delta_t d;
+    CHECK(cl_member_apply_view(b, v, 5.0, &d) == 1);
+    cl_member_delta_clear(&d);
+}
+
+/* The coordinator (rank 0) is outside the group; it took over, raising
+   its epoch, and rank 1, which admits, publishes a view that puts rank 0
+   into the group with a lower epoch.  Installing it is refused (old
+   news); adopting it gives a view above the coordinator's epoch under
+   the admission's generation, with the same group, which the admitter
+   installs without a change of group.  Not adopted: a view that is not
+   an admission (its generation is not its epoch), one that leaves a
+   member of this peer's group out, one that records an entrant with
+   another weight, the same admission twice. */
+static void test_adopt_admission(void)
+{
+    uint8_t k[3][32];
+    cl_member_t *a = three_in_group(k);
+    cl_member_delta_t d;
+    CHECK(cl_member_ungroup(a, (const uint8_t(*)[32])k[0], 1, &d) == 1);
+    cl_member_delta_clear(&d);
+    cl_member_t *b = cl_member_new(k[1]);
+    CHECK(ship_view(a, b, 3.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    uint64_t gen_before = cl_member_group_epoch(a);
+    cl_member_raise_epoch(a, cl_member_epoch(a) + 64);
+    uint64_t raised = cl_member_epoch(a);
+    cl_wire_view_t v;
+    admission_view(b, k[0], &v);
+    CHECK(v.epoch < raised && cl_member_group_epoch(b) == v.epoch);
+    CHECK(cl_member_apply_view(a, &v, 6.0, &d) == 0); /* old news */
+    cl_member_delta_clear(&d);
+
+    v.group_epoch--; /* not an admission's view */
+    CHECK(cl_member_adopt_admission(a, &v, 6.0, &d) == 0);
+    cl_member_delta_clear(&d);
+    v.group_epoch++;
+    for (uint32_t i = 0; i < v.count; i++) {
+        if (memcmp(v.members[i].key, k[2], 32) == 0) {
+            v.members[i].flags &= (uint8_t)~CL_MEMBER_IN_GROUP; /* leaves rank 2 out */
+            CHECK(cl_member_adopt_admission(a, &v, 6.0, &d) == 0);
+            cl_member_delta_clear(&d);
+            v.members[i].flags |= CL_MEMBER_IN_GROUP;
+        }
+        if (memcmp(v.members[i].key, k[0], 32) == 0) {
+            v.members[i].weight = 2.0; /* not the entrant recorded here */
+            CHECK(cl_member_adopt_admission(a, &v, 6.0, &d) == 0);
+            cl_member_delta_clear(&d);
+            v.members[i].weight = 1.0;
+        }
+    }
+    CHECK(cl_member_epoch(a) == raised && cl_member_group_epoch(a) == gen_before);
+    CHECK(!cl_member_self(a)->in_group);
+
+    CHECK(cl_member_adopt_admission(a, &v, 6.0, &d) == 1);
+    CHECK(d.nungrouped == 0 && d.nadded == 0 && d.nremoved == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_epoch(a) == raised + 1 && cl_member_group_epoch(a) == v.epoch);
+    cl_peer_t *grp[4];
+    CHECK(cl_member_group(a, grp, 4) == 3 && cl_member_self(a)->in_group);
+    CHECK(cl_member_adopt_admission(a, &v, 6.0, &d) == 0); /* adopted already */
+    cl_member_delta_clear(&d);
+    /* The admitter installs the coordinator's next view: same group, same
+       generation. */
+    CHECK(ship_view(a, b, 7.0, &d) == 1);
+    CHECK(d.nungrouped == 0);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_epoch(b) == raised + 1 && cl_member_group_epoch(b) == v.epoch);
+    CHECK(cl_member_find(b, k[0])->in_group && cl_member_group(b, grp, 4) == 3);
+    free(v.members);
+    cl_member_destroy(&a);
+    cl_member_destroy(&b);
+}
+
 /* Many peers: the index grows and lookups stay right. */
 static void test_many(void)
 {
@@ -565,6 +650,7 @@ int main(void)
     test_many();
     test_regroup_self();
     test_readmitted_not_late();
+    test_adopt_admission();
     test_coordinator_rule();
     if (s_failures > 0) {
         fprintf(stderr, "cl_member_test: %d failures\n", s_failures);
