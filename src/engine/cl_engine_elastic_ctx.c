@@ -55,6 +55,8 @@ static int el_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 
 static int el_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
 {
+    if (m->hdr.type == CL_MSG_VIEW)
+        eng_member_view_sent(eng_parts(e)->member, m->u.view.epoch);
     return cl_transport_reply(eng_parts(e)->tp, key, m);
 }
 

@@ -92,10 +92,7 @@ void eng_match_joined(eng_match_t *m, int r)
 static void check_once(eng_match_t *m, double now)
 {
     const eng_match_ctx_t *c = &m->ctx;
-    if (!c->coordinates(c->arg))
-        return;
-    c->take_over(c->arg);
-    if (cl_member_group_closed(c->members) || m->since <= 0)
+    if (!c->coordinates(c->arg) || cl_member_group_closed(c->members) || m->since <= 0)
         return;
     eng_match_joined(m, cl_member_self(c->members)->rank);
     size_t n;
@@ -110,6 +107,11 @@ static void check_once(eng_match_t *m, double now)
         close = true;
     if (!close)
         return;
+    /* Taking over only to act: a peer that coordinates with nothing to
+       do (a newcomer that took the lowest rank into a formed group) keeps
+       its epoch, so that the admitter's view that admits it, one above
+       it, is not old news when it arrives (docs/elastic.md). */
+    c->take_over(c->arg);
     cl_member_delta_t d;
     if (c->close_group(c->arg, &d) == 1) {
         cl_info("formed the group: %zu of %d ranks present", n, s->world_size);

@@ -52,6 +52,7 @@ struct eng_member {
     double since;         /* when this peer first got a rank (0: never) */
     double outbid_logged; /* the last outbid logged loud (a member could repeat such views) */
     uint64_t published;   /* the epoch of the last view this peer sent to all (0: none) */
+    uint64_t sent_max;    /* the highest epoch of a view this peer sent anyone (0: none) */
 };
 
 eng_member_t *eng_member_new(const eng_member_ctx_t *ctx)
@@ -129,6 +130,12 @@ static void debug_view(eng_member_t *m, const cl_wire_view_t *v, const uint8_t *
    change of the records raises the epoch, and a commit's handlers may
    commit and publish the next view themselves (the join that completes
    the world forms the group) before the outer commit gets here. */
+void eng_member_view_sent(eng_member_t *m, uint64_t epoch)
+{
+    if (m != NULL && epoch > m->sent_max)
+        m->sent_max = epoch;
+}
+
 static void broadcast_view(eng_member_t *m)
 {
     if (cl_member_epoch(m->ctx.members) == m->published)
@@ -139,6 +146,7 @@ static void broadcast_view(eng_member_t *m)
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
     m->published = msg.u.view.epoch;
+    eng_member_view_sent(m, msg.u.view.epoch);
     debug_view(m, &msg.u.view, NULL);
     send_to_others(m, &msg);
     free(msg.u.view.members);
@@ -151,6 +159,7 @@ void eng_member_send_view(eng_member_t *m, const cl_peer_t *p)
     msg.hdr.type = CL_MSG_VIEW;
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
+    eng_member_view_sent(m, msg.u.view.epoch);
     (void)m->ctx.send(m->ctx.arg, p, &msg);
     free(msg.u.view.members);
 }
@@ -163,6 +172,7 @@ void eng_member_reply_view(eng_member_t *m, const uint8_t key[32])
     msg.hdr.epoch = cl_member_epoch(m->ctx.members);
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
+    eng_member_view_sent(m, msg.u.view.epoch);
     (void)m->ctx.reply(m->ctx.arg, key, &msg);
     free(msg.u.view.members);
 }
@@ -337,7 +347,10 @@ void eng_member_goodbye_all(eng_member_t *m)
    and those in the admission's collective would wait for a generation
    that no longer comes.  So this peer adopts it: its next view puts them
    into the group under v's generation (docs/elastic.md, "An admission the
-   coordinator got late"). */
+   coordinator got late").  Only while no view of this peer above v's
+   epoch went out: a member that installed one and not v may have run the
+   admission's collective under the generation before, and would take
+   itself out on learning v's (on_view checks it). */
 static void adopt_admission(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t *v)
 {
     m->ctx.take_over(m->ctx.arg);
@@ -388,8 +401,8 @@ static void on_view(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t
     bool first = m->since <= 0;
     cl_member_delta_t d;
     int rc = cl_member_apply_view(m->ctx.members, v, now(m), &d);
-    if (rc == 0 && state == ENG_MEMBER && m->ctx.coordinates(m->ctx.arg) &&
-        m->ctx.adoptable(m->ctx.arg, key, v->group_epoch)) {
+    if (rc == 0 && state == ENG_MEMBER && m->sent_max <= v->epoch &&
+        m->ctx.coordinates(m->ctx.arg) && m->ctx.adoptable(m->ctx.arg, key, v->group_epoch)) {
         adopt_admission(m, key, v);
         return;
     }

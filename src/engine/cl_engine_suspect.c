@@ -243,6 +243,7 @@ void eng_suspect_remove(eng_suspect_t *s)
             memcpy(keys[k++], p->key, 32);
     }
     if (k > 0) {
+        eng_suspect_take_over(s); /* its first action may be this one */
         cl_member_delta_t d;
         if (cl_member_remove(s->ctx.mb, (const uint8_t(*)[32])keys, k, now_of(s), &d) == 1)
             s->ctx.commit(s->ctx.arg, &d);
@@ -675,7 +676,9 @@ static void check(eng_suspect_t *s, double now)
     /* Remind the coordinator of what this peer still suspects (a report
        can be lost with a coordinator that fails), or act as it. */
     if (eng_suspect_coordinates(s)) {
-        eng_suspect_take_over(s);
+        /* Takes over only if there is someone to remove (a check with
+           nothing to do raised the epoch of a newcomer that took the
+           lowest rank above the admitter's view that admits it). */
         eng_suspect_remove(s);
         s->ctx.checked(s->ctx.arg, true, now);
         return;

@@ -300,10 +300,13 @@ static void test_deferred(void)
     eng_match_request(f.m);
     CHECK(f.closes == 1 && f.commits == 1);
     CHECK(f.inside == 0);
-    /* Outside a commit it runs at once. */
+    /* Outside a commit it runs at once, and finds the group formed:
+       nothing to do, so no takeover (a coordinator takes over to act;
+       one that took over on every look raised its epoch above an
+       admitter's view on its way to it, docs/elastic.md). */
     int takeovers = f.takeovers;
     eng_match_check(f.m, f.now);
-    CHECK(f.takeovers == takeovers + 1 && f.closes == 1);
+    CHECK(f.takeovers == takeovers && f.closes == 1);
     fake_free(&f);
 }
 
