@@ -126,16 +126,16 @@ static void debug_view(eng_member_t *m, const cl_wire_view_t *v, const uint8_t *
              at > 0 ? ranks : " none");
 }
 
-/* Sends the current view to every other member, once per epoch: every
-   change of the records raises the epoch, and a commit's handlers may
-   commit and publish the next view themselves (the join that completes
-   the world forms the group) before the outer commit gets here. */
 void eng_member_view_sent(eng_member_t *m, uint64_t epoch)
 {
     if (m != NULL && epoch > m->sent_max)
         m->sent_max = epoch;
 }
 
+/* Sends the current view to every other member, once per epoch: every
+   change of the records raises the epoch, and a commit's handlers may
+   commit and publish the next view themselves (the join that completes
+   the world forms the group) before the outer commit gets here. */
 static void broadcast_view(eng_member_t *m)
 {
     if (cl_member_epoch(m->ctx.members) == m->published)
@@ -353,10 +353,13 @@ void eng_member_goodbye_all(eng_member_t *m)
    itself out on learning v's (on_view checks it). */
 static void adopt_admission(eng_member_t *m, const uint8_t key[32], const cl_wire_view_t *v)
 {
-    m->ctx.take_over(m->ctx.arg);
     cl_member_delta_t d;
     int rc = cl_member_adopt_admission(m->ctx.members, v, now(m), &d);
     if (rc == 1) {
+        /* Its first action may be this one: the view goes out above any
+           of a coordinator before it (the takeover raises the adopted
+           view's epoch; the generation stays v's). */
+        m->ctx.take_over(m->ctx.arg);
         char desc[CL_WIRE_STR_MAX + 64];
         const cl_peer_t *from = cl_member_find(m->ctx.members, key);
         cl_info("adopted the admission of group generation %llu that %s published (view %llu) "

@@ -280,11 +280,14 @@ int cl_member_adopt_admission(cl_member_t *self, const cl_wire_view_t *v, double
     int rc = 0;
     entry_t *e = NULL;
     if (kept == grouped && nent > 0 && (e = member_view_entries(self, 0)) != NULL) {
+        /* Both in rank order (v lists its members by rank, as the
+           entries are): one walk marks the entrants. */
         size_t n = member_view_nentries(self);
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = 0; k < nent; k++)
-                if (e[i].p == ent[k])
-                    e[i].in_group = true;
+        for (size_t i = 0, k = 0; i < n && k < nent; i++)
+            if (e[i].p == ent[k]) {
+                e[i].in_group = true;
+                k++;
+            }
         rc = member_view_set(self, e, n, self->epoch + 1, &self->settings, true, v->group_epoch,
                              now, delta);
         if (rc == COLLAB_OK)

@@ -302,13 +302,16 @@ static void test_readmitted_not_late(void)
     cl_member_destroy(&b);
 }
 
-/* The admitter's view v of b's table with k[j] put into the group (as
-   publish in cl_engine_admitter.c makes it), installed by b. */
-static void admission_view(cl_member_t *b, const uint8_t key[32], cl_wire_view_t *v)
+/* The admitter's view v of b's table with key, and key2 unless NULL, put
+   into the group (as publish in cl_engine_admitter.c makes it), installed
+   by b. */
+static void admission_view(cl_member_t *b, const uint8_t key[32], const uint8_t *key2,
+                           cl_wire_view_t *v)
 {
     CHECK(cl_member_view(b, v) == COLLAB_OK);
     for (uint32_t i = 0; i < v->count; i++)
-        if (memcmp(v->members[i].key, key, 32) == 0)
+        if (memcmp(v->members[i].key, key, 32) == 0 ||
+            (key2 != NULL && memcmp(v->members[i].key, key2, 32) == 0))
             v->members[i].flags |= CL_MEMBER_IN_GROUP;
     v->epoch++;
     v->group_epoch = v->epoch;
@@ -340,7 +343,7 @@ static void test_adopt_admission(void)
     cl_member_raise_epoch(a, cl_member_epoch(a) + 64);
     uint64_t raised = cl_member_epoch(a);
     cl_wire_view_t v;
-    admission_view(b, k[0], &v);
+    admission_view(b, k[0], NULL, &v);
     CHECK(v.epoch < raised && cl_member_group_epoch(b) == v.epoch);
     CHECK(cl_member_apply_view(a, &v, 6.0, &d) == 0); /* old news */
     cl_member_delta_clear(&d);
@@ -381,6 +384,26 @@ static void test_adopt_admission(void)
     cl_member_delta_clear(&d);
     CHECK(cl_member_epoch(b) == raised + 1 && cl_member_group_epoch(b) == v.epoch);
     CHECK(cl_member_find(b, k[0])->in_group && cl_member_group(b, grp, 4) == 3);
+    free(v.members);
+    cl_member_destroy(&a);
+    cl_member_destroy(&b);
+
+    /* Two entrants, ranks 0 and 2, around a member that stays (rank 1). */
+    a = three_in_group(k);
+    uint8_t out[2][32];
+    memcpy(out[0], k[0], 32);
+    memcpy(out[1], k[2], 32);
+    CHECK(cl_member_ungroup(a, (const uint8_t(*)[32])out, 2, &d) == 1);
+    cl_member_delta_clear(&d);
+    b = cl_member_new(k[1]);
+    CHECK(ship_view(a, b, 3.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    cl_member_raise_epoch(a, cl_member_epoch(a) + 64);
+    admission_view(b, k[0], k[2], &v);
+    CHECK(cl_member_adopt_admission(a, &v, 6.0, &d) == 1);
+    cl_member_delta_clear(&d);
+    CHECK(cl_member_group(a, grp, 4) == 3 && cl_member_group_epoch(a) == v.epoch);
+    CHECK(cl_member_find(a, k[0])->in_group && cl_member_find(a, k[2])->in_group);
     free(v.members);
     cl_member_destroy(&a);
     cl_member_destroy(&b);
