@@ -674,15 +674,8 @@ void eng_elastic_on_message(struct eng_elastic *el, cl_peer_t *p, const uint8_t 
     case CL_EL_PROBE: {
         /* A peer that was stopped asks whether it is still in: our view
            tells it (back on the connection it used). */
-        cl_wire_msg_t v;
-        memset(&v, 0, sizeof v);
-        v.hdr.type = CL_MSG_VIEW;
-        if (el->ctx.state(arg) == ENG_MEMBER &&
-            cl_member_view(el->ctx.mb, &v.u.view) == COLLAB_OK) {
-            v.hdr.epoch = cl_member_epoch(el->ctx.mb);
-            (void)el->ctx.reply(arg, key, &v);
-            free(v.u.view.members);
-        }
+        if (el->ctx.state(arg) == ENG_MEMBER)
+            el->ctx.reply_view(arg, key);
         break;
     }
     case CL_EL_ADMIT_REQ:

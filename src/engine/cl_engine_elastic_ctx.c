@@ -53,11 +53,9 @@ static int el_send(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
     return cl_transport_send(ep->tp, key, m);
 }
 
-static int el_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *m)
+static void el_reply_view(struct cl_engine *e, const uint8_t key[32])
 {
-    if (m->hdr.type == CL_MSG_VIEW)
-        eng_member_view_sent(eng_parts(e)->member, m->u.view.epoch);
-    return cl_transport_reply(eng_parts(e)->tp, key, m);
+    eng_member_reply_view(eng_parts(e)->member, key);
 }
 
 static void el_ban(struct cl_engine *e, const uint8_t key[32], double seconds)
@@ -148,7 +146,7 @@ static void el_ctx(struct cl_engine *e, eng_el_ctx_t *ctx)
                           .state = el_state,
                           .rank = el_rank,
                           .send = el_send,
-                          .reply = el_reply,
+                          .reply_view = el_reply_view,
                           .ban = el_ban,
                           .self_out = el_self_out,
                           .gen = el_gen,

@@ -53,10 +53,11 @@ typedef struct {
     eng_state_t (*state)(struct cl_engine *arg); /* the engine's state */
     int (*rank)(struct cl_engine *arg);          /* this peer's world rank, -1 without */
     /* Sends m to key: through the loop (eng_send) to a member, else on
-       the transport.  reply: back on the connection key used (the VIEW
-       that answers a PROBE).  Both return 0 or a negative status. */
+       the transport; returns 0 or a negative status.  reply_view: this
+       peer's view back on the connection key used (the answer to a PROBE;
+       eng_member_reply_view, which records that the view went out). */
     int (*send)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
-    int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    void (*reply_view)(struct cl_engine *arg, const uint8_t key[32]);
     /* Ignores key for that many seconds (a malformed message). */
     void (*ban)(struct cl_engine *arg, const uint8_t key[32], double seconds);
     /* Asks the coordinator to take this peer out of the group

@@ -126,9 +126,12 @@ static void debug_view(eng_member_t *m, const cl_wire_view_t *v, const uint8_t *
              at > 0 ? ranks : " none");
 }
 
-void eng_member_view_sent(eng_member_t *m, uint64_t epoch)
+/* A view of epoch `epoch` leaves this peer: a coordinator adopts a late
+   admission only while no view of its own above the admission's epoch
+   went out (adopt_admission). */
+static void view_sent(eng_member_t *m, uint64_t epoch)
 {
-    if (m != NULL && epoch > m->sent_max)
+    if (epoch > m->sent_max)
         m->sent_max = epoch;
 }
 
@@ -146,7 +149,7 @@ static void broadcast_view(eng_member_t *m)
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
     m->published = msg.u.view.epoch;
-    eng_member_view_sent(m, msg.u.view.epoch);
+    view_sent(m, msg.u.view.epoch);
     debug_view(m, &msg.u.view, NULL);
     send_to_others(m, &msg);
     free(msg.u.view.members);
@@ -159,7 +162,7 @@ void eng_member_send_view(eng_member_t *m, const cl_peer_t *p)
     msg.hdr.type = CL_MSG_VIEW;
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
-    eng_member_view_sent(m, msg.u.view.epoch);
+    view_sent(m, msg.u.view.epoch);
     (void)m->ctx.send(m->ctx.arg, p, &msg);
     free(msg.u.view.members);
 }
@@ -172,7 +175,7 @@ void eng_member_reply_view(eng_member_t *m, const uint8_t key[32])
     msg.hdr.epoch = cl_member_epoch(m->ctx.members);
     if (cl_member_view(m->ctx.members, &msg.u.view) != COLLAB_OK)
         return;
-    eng_member_view_sent(m, msg.u.view.epoch);
+    view_sent(m, msg.u.view.epoch);
     (void)m->ctx.reply(m->ctx.arg, key, &msg);
     free(msg.u.view.members);
 }

@@ -155,10 +155,6 @@ void eng_member_send_view(eng_member_t *m, const cl_peer_t *p);
 /* Sends the current view back on the connection key's last message came
    on (a JOIN, a PROBE): it needs no new connection. */
 void eng_member_reply_view(eng_member_t *m, const uint8_t key[32]);
-/* A view of epoch `epoch` left this peer by another path (the elastic
-   layer's answer to a PROBE): a coordinator adopts a late admission only
-   while no view of its own above the admission's epoch went out. */
-void eng_member_view_sent(eng_member_t *m, uint64_t epoch);
 /* Coordinator: v, from a smaller group of this peer's members that does
    not list it, lost to this peer's view: raises the epoch above v's and
    sends them this peer's view. */

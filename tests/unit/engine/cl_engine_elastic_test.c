@@ -118,13 +118,13 @@ static int f_send(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
     return rc;
 }
 
-static int f_reply(fake_t *f, const uint8_t key[32], cl_wire_msg_t *m)
+/* The view sent back, as eng_member_reply_view sends it. */
+static void f_reply_view(fake_t *f, const uint8_t key[32])
 {
     (void)key;
     f->replies++;
-    f->reply_type = m->hdr.type;
-    f->reply_epoch = m->hdr.epoch;
-    return COLLAB_OK;
+    f->reply_type = CL_MSG_VIEW;
+    f->reply_epoch = cl_member_epoch(f->mb);
 }
 
 static void f_ban(fake_t *f, const uint8_t key[32], double seconds)
@@ -223,7 +223,7 @@ static struct eng_elastic *fake_init(fake_t *f, int self)
                         .state = f_state,
                         .rank = f_rank,
                         .send = f_send,
-                        .reply = f_reply,
+                        .reply_view = f_reply_view,
                         .ban = f_ban,
                         .self_out = f_self_out,
                         .gen = f_gen,
