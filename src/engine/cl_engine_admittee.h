@@ -93,7 +93,7 @@ typedef struct {
     int (*send)(struct cl_engine *arg, const uint8_t key[32], const cl_elmsg_t *m);
     /* Is this peer a member of the swarm (ENG_MEMBER)? */
     bool (*member)(struct cl_engine *arg);
-    /* The peer that admits (eng_admitter_pick), or NULL. */
+    /* The peer that admits (cl_member_admitter), or NULL. */
     const cl_peer_t *(*admitter)(struct cl_engine *arg);
     /* When this peer coordinates and no other member is in the group:
        puts itself back into the group, alone (cl_member_regroup_self), and

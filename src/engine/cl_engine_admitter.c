@@ -53,31 +53,9 @@ static bool is_key(const cl_peer_t *p, const uint8_t key[32])
     return p != NULL && memcmp(p->key, key, 32) == 0;
 }
 
-cl_peer_t *eng_admitter_pick(cl_member_t *mb, const uint8_t self_key[32])
-{
-    cl_peer_t *c = cl_member_coordinator(mb);
-    if (c != NULL && c->in_group && cl_member_group_closed(mb))
-        return c;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(mb, &n);
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *p = list[i];
-        if (!p->client && p->in_group && (is_key(p, self_key) || p->state == CL_PEER_ALIVE))
-            return p;
-    }
-    /* No public member in the group: its members reach each other through
-       a relaying monitor (docs/monitor.md §8), and a client admits. */
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *p = list[i];
-        if (p->in_group && (is_key(p, self_key) || p->state == CL_PEER_ALIVE))
-            return p;
-    }
-    return NULL;
-}
-
 static bool admits(const el_admitter_t *a)
 {
-    return is_key(eng_admitter_pick(a->ctx.mb, a->ctx.self_key), a->ctx.self_key);
+    return is_key(cl_member_admitter(a->ctx.mb), a->ctx.self_key);
 }
 
 bool eng_admitter_admits(const el_admitter_t *a)

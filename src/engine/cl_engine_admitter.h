@@ -77,13 +77,6 @@ typedef struct {
     void (*idle)(struct cl_engine *arg, uint64_t seq, uint64_t step);
 } eng_admitter_ctx_t;
 
-/* The peer that decides admissions (docs/elastic.md §8): the coordinator
-   when it is in the formed group, else the lowest-ranked live public
-   member of the group, else (members reached through a relaying monitor)
-   the lowest-ranked live member of the group; NULL when none.  self_key
-   counts as live. */
-cl_peer_t *eng_admitter_pick(cl_member_t *mb, const uint8_t self_key[32]);
-
 /* Creates the admitter; copies ctx, creates its queue and registers its
    timer in ctx.timers.  Returns NULL without memory or without room in
    ctx.timers; the caller owns the result. */

@@ -395,7 +395,6 @@ static bool outranks(eng_auth_t *a, const cl_peer_t *p, const cl_wire_view_t *v)
     return c != NULL && memcmp(p->key, c->key, 32) < 0;
 }
 
-static const cl_peer_t *admitter(eng_auth_t *a);
 
 /* The member of v with this key, or NULL. */
 static const cl_wire_member_t *view_member(const cl_wire_view_t *v, const uint8_t key[32])
@@ -552,7 +551,7 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
         return true;
     /* The admitter publishes the views that admit peers into the group
        (it is not the coordinator while a newcomer holds a lower rank). */
-    if (admitter(a) == p)
+    if (cl_member_admitter(a->ctx.mb) == p)
         return true;
     if (outranks(a, p, v))
         return true;
@@ -596,32 +595,6 @@ static bool check_view(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
                       REFUSE_ROLE);
     }
     return refuse(a, p, key, m, "its sender is not this peer's coordinator", REFUSE_ROLE);
-}
-
-/* The admitter as the receiver computes it (docs/elastic.md): the
-   coordinator when it is in the formed group, else the lowest-ranked live
-   public member of the group. */
-static const cl_peer_t *admitter(eng_auth_t *a)
-{
-    cl_peer_t *c = cl_member_coordinator(a->ctx.mb);
-    if (c != NULL && c->in_group && cl_member_group_closed(a->ctx.mb))
-        return c;
-    size_t n;
-    cl_peer_t *const *list = cl_member_list(a->ctx.mb, &n);
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *q = list[i];
-        bool self = memcmp(q->key, a->ctx.self_key, 32) == 0;
-        if (!q->client && q->in_group && (self || q->state == CL_PEER_ALIVE))
-            return q;
-    }
-    /* No public member in the group: a client admits (as eng_admitter_pick). */
-    for (size_t i = 0; i < n; i++) {
-        cl_peer_t *q = list[i];
-        bool self = memcmp(q->key, a->ctx.self_key, 32) == 0;
-        if (q->in_group && (self || q->state == CL_PEER_ALIVE))
-            return q;
-    }
-    return NULL;
 }
 
 bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
@@ -730,7 +703,7 @@ bool eng_auth_message(eng_auth_t *a, const cl_peer_t *p, const uint8_t key[32],
         case CL_EL_ADMIT: /* only the admitter decides admissions */
             if (!member)  /* not banned: the same race as SUSPECT */
                 return refuse(a, p, key, m, "ADMIT from a non-member", REFUSE_ROLE);
-            if (admitter(a) != p) {
+            if (cl_member_admitter(a->ctx.mb) != p) {
                 if (keep_for_successor(a, p, key, m))
                     return false;
                 return refuse(a, p, key, m, "ADMIT from a member that is not the admitter",

@@ -117,7 +117,7 @@ static bool joiners_in_group(const struct eng_elastic *el, uint64_t gen)
 void eng_elastic_hand_on(struct eng_elastic *el)
 {
     const uint8_t *self = el->ctx.self_key;
-    const cl_peer_t *adm = eng_admitter_pick(el->ctx.mb, self);
+    const cl_peer_t *adm = cl_member_admitter(el->ctx.mb);
     if (el->ctx.state(el->ctx.arg) != ENG_MEMBER || adm == NULL || memcmp(adm->key, self, 32) != 0)
         return;
     for (int i = 0; i < EL_BARRIERS; i++) {
@@ -155,7 +155,7 @@ void eng_elastic_hand_on(struct eng_elastic *el)
 bool eng_elastic_adoptable(const struct eng_elastic *el, const uint8_t from[32], uint64_t gen)
 {
     const uint8_t *self = el->ctx.self_key;
-    const cl_peer_t *adm = eng_admitter_pick(el->ctx.mb, self);
+    const cl_peer_t *adm = cl_member_admitter(el->ctx.mb);
     if (adm == NULL || memcmp(adm->key, from, 32) != 0 || memcmp(from, self, 32) == 0)
         return false;
     bool held = false;

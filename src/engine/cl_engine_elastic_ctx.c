@@ -301,7 +301,7 @@ static bool ckpt_is_member(struct cl_engine *e)
 static cl_peer_t *ckpt_admitter(struct cl_engine *e)
 {
     const eng_parts_t *ep = eng_parts(e);
-    return eng_admitter_pick(ep->mb, ep->self_key);
+    return cl_member_admitter(ep->mb);
 }
 
 static bool ckpt_group_closed(struct cl_engine *e)
@@ -418,7 +418,7 @@ static void admitter_idle(struct cl_engine *e, uint64_t seq, uint64_t step)
 static const cl_peer_t *admittee_admitter(struct cl_engine *e)
 {
     const eng_parts_t *ep = eng_parts(e);
-    return eng_admitter_pick(ep->mb, ep->self_key);
+    return cl_member_admitter(ep->mb);
 }
 
 static bool admittee_regroup(struct cl_engine *e)

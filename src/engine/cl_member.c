@@ -497,6 +497,25 @@ cl_peer_t *cl_member_coordinator(const cl_member_t *self)
     return NULL;
 }
 
+cl_peer_t *cl_member_admitter(const cl_member_t *self)
+{
+    cl_peer_t *c = cl_member_coordinator(self);
+    if (c != NULL && c->in_group && cl_member_group_closed(self))
+        return c;
+    /* The lowest-ranked live public member of the group; with none, its
+       members reach each other through a relaying monitor
+       (docs/monitor.md §8), and a client admits. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < self->nview; i++) {
+            cl_peer_t *p = self->view[i];
+            if ((pass == 1 || !p->client) && p->in_group &&
+                (is_self(self, p) || p->state == CL_PEER_ALIVE))
+                return p;
+        }
+    }
+    return NULL;
+}
+
 cl_peer_t *cl_member_successor(const cl_member_t *self)
 {
     bool first = true;

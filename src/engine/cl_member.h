@@ -238,6 +238,13 @@ cl_peer_t *const *cl_member_list(const cl_member_t *self, size_t *n);
    swarm, or every trainer died): the live monitor with the lowest key.
    NULL without a view. */
 cl_peer_t *cl_member_coordinator(const cl_member_t *self);
+/* The admitter (docs/elastic.md §8): the coordinator when it is in the
+   formed group, else the lowest-ranked live public member of the group,
+   else (no public member in it) the lowest-ranked live client in it;
+   this peer counts as live.  Every member computes it alike, and the
+   authority checks an admission's sender against it.  NULL when the
+   group has no live member. */
+cl_peer_t *cl_member_admitter(const cl_member_t *self);
 /* The successor: the member the coordinator rule would name if the
    coordinator failed (the next live public member in rank order; NULL
    when there is none, or while a monitor coordinates).  A view or an

@@ -257,7 +257,7 @@ static void test_only_the_admitter(void)
     fake_t f;
     fake_init(&f, 1); /* B: A coordinates */
     el_admitter_t *a = adm_new(&f);
-    CHECK(eng_admitter_pick(f.mb, f.self) == cl_member_find(f.mb, K[0]));
+    CHECK(cl_member_admitter(f.mb) == cl_member_find(f.mb, K[0]));
     cl_elmsg_t rq = admit_req(false);
     eng_admitter_on_request(a, cl_member_find(f.mb, K[2]), &rq);
     CHECK(eng_admitter_pending(a) == 0);

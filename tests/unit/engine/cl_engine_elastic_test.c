@@ -401,7 +401,7 @@ static void test_hand_on(void)
     cl_member_delta_t d;
     CHECK(cl_member_ungroup(f.mb, (const uint8_t(*)[32])K[0], 1, &d) == 1);
     cl_member_delta_clear(&d);
-    CHECK(eng_admitter_pick(f.mb, f.self) == cl_member_self(f.mb));
+    CHECK(cl_member_admitter(f.mb) == cl_member_self(f.mb));
     eng_elastic_hand_on(el); /* B admits, but A lives: it sent the ADMIT to everyone */
     CHECK(f.nsent == 0);
     admitting_view(&f, true);
@@ -565,7 +565,7 @@ static bool c_regroup(fake_t *f)
 
 static const cl_peer_t *c_admitter(fake_t *f)
 {
-    return eng_admitter_pick(f->mb, f->self);
+    return cl_member_admitter(f->mb);
 }
 
 static void c_seen(fake_t *f, const cl_elmsg_t *m, const uint8_t *admitter)
