@@ -831,6 +831,38 @@ static void test_adoptable(void)
     CHECK(!eng_elastic_adoptable(el, K[0], g));
     components_free(&f, el);
     fake_fini(&f, &el);
+
+    /* C waits as a joiner (its first world collective parked by a view)
+       and takes the ADMIT: while its own admission stands it adopts it.
+       An ADMIT that names C at a later generation is not its own (C's
+       entrant record moves to it): not adopted while C's admission of g
+       stands, nor once that is undone. */
+    el = fake_init(&f, 2);
+    components_new(&f, el);
+    f.queue = zlist_new();
+    CHECK(f.queue != NULL);
+    collab_request_t *r = cl_request_new(CL_OP_COLL);
+    CHECK(r != NULL);
+    (void)cl_stream_record(el->stream, 1, NULL, NULL);
+    CHECK(zlist_append(f.queue, r) == 0);
+    eng_elastic_view_changed(el);
+    CHECK(el->st.phase == EL_WAITING && eng_admittee_busy(el->admittee));
+    eng_elastic_remember(el, &m, K[0]);
+    CHECK(!eng_elastic_adoptable(el, K[0], g)); /* not admitted yet */
+    eng_admittee_on_admit(el->admittee, cl_member_find(f.mb, K[0]), &m);
+    CHECK(eng_admittee_pending(el->admittee) && eng_admittee_gen(el->admittee) == g);
+    CHECK(eng_elastic_adoptable(el, K[0], g));
+    cl_el_joiner_t j2;
+    cl_elmsg_t m2 = admit_of(11, g + 1, &j2, false, 0);
+    eng_elastic_remember(el, &m2, K[0]);
+    CHECK(!eng_elastic_adoptable(el, K[0], g + 1));
+    eng_admittee_undo(el->admittee, "test");
+    CHECK(!eng_admittee_pending(el->admittee));
+    CHECK(!eng_elastic_adoptable(el, K[0], g + 1));
+    components_free(&f, el);
+    cl_request_destroy(&r);
+    zlist_destroy(&f.queue);
+    fake_fini(&f, &el);
 }
 
 /* A member never in the group (C: admitted after the group formed,
