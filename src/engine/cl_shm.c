@@ -473,6 +473,9 @@ void cl_shm_destroy(cl_shm_t **self_p)
         unmap(l);
         free(l);
     }
+    if (self->sent > 0 || self->received > 0)
+        cl_debug("shared memory: %llu messages sent and %llu received through rings",
+                 (unsigned long long)self->sent, (unsigned long long)self->received);
     free(self->links);
     free(self->polled);
     free(self->tried);

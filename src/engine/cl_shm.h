@@ -1,5 +1,5 @@
-/*  cl_shm.h - collective payloads between peers of one host, through
-    shared memory.
+/*  cl_shm.h - collective payloads and point-to-point messages between
+    peers of one host, through shared memory.
 
     A cl_shm_t belongs to the transport and runs on the engine thread.  It
     listens on an abstract unix socket named after the run and this peer's
@@ -12,8 +12,9 @@
     passed over the socket, so it has no name to unlink and a SIGKILL
     leaves nothing behind.  It holds one ring per direction.
 
-    Only COLL messages travel on a ring (docs/wire.md framing: the 64-byte
-    header then the payload); every other message stays on CurveZMQ.  One
+    Only COLL, P2P and P2P_CTL messages travel on a ring (docs/wire.md
+    framing: the 64-byte header then the payload); every other message
+    stays on CurveZMQ.  One
     sender's messages keep their order across both paths: a message for
     CurveZMQ waits behind ring messages still queued (full ring), and the
     receiver drains a peer's ring before it reads that peer's next
@@ -82,7 +83,7 @@ void cl_shm_destroy(cl_shm_t **self_p);
    blocks. */
 void cl_shm_offer(cl_shm_t *self, const uint8_t key[32]);
 
-/* True when COLL messages to key go through shared memory. */
+/* True when COLL and P2P messages to key go through shared memory. */
 bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32]);
 
 /* Messages to key that still wait in this side's queue of its link (a
@@ -91,8 +92,8 @@ bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32]);
    without a link. */
 size_t cl_shm_queued(const cl_shm_t *self, const uint8_t key[32]);
 
-/* Sends one encoded message to key.  A COLL message (ring = true) on an
-   up link goes to the ring, or waits in order when the ring is full;
+/* Sends one encoded message to key.  A COLL or P2P message (ring = true)
+   on an up link goes to the ring, or waits in order when the ring is full;
    a message for CurveZMQ (ring = false) waits only when ring messages
    are queued before it.  body stays the caller's (copied when queued).
    Returns 1 (taken), 0 (not taken: send it on CurveZMQ now), or

@@ -30,7 +30,8 @@
 #define QUEUE_LIMIT ((size_t)256 << 20) /* bytes queued for one peer at most */
 #define SETUP_SECONDS 5.0               /* an unfinished proposal is dropped after this */
 #define MAX_SETUPS 64                   /* unfinished accepted proposals kept at most */
-#define VERSION 4u /* 2: the fast-path area; 3: its big rings; 4: outcome words for groups */
+#define VERSION 5u /* 2: the fast-path area; 3: its big rings; 4: outcome words for groups;
+                      5: point-to-point messages on the rings */
 #define FAST_OFF SEG_HDR                /* the fast-path area (cl_fast.c) */
 #define RINGS_OFF (SEG_HDR + CL_SHM_FAST_BYTES)
 #define SEG_BYTES(cap) (RINGS_OFF + 2 * (RING_HDR + (cap)))

@@ -400,8 +400,15 @@ int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t
     if (rc != COLLAB_OK)
         return rc;
     if (self->shm != NULL) {
-        /* Behind ring messages still queued for key, if any. */
-        rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
+        /* Point-to-point messages through the ring of a same-host link
+           (cl_shm.h); everything else, or one that must not overtake a
+           CurveZMQ message the peer may not have yet, behind ring
+           messages still queued for key, if any. */
+        rc = 0;
+        if (m->hdr.type == CL_MSG_P2P || m->hdr.type == CL_MSG_P2P_CTL)
+            rc = cl_shm_send(self->shm, key, hdr, body, blen, true);
+        if (rc == 0)
+            rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
         if (rc != 0) {
             free(body);
             return rc < 0 ? rc : COLLAB_OK;

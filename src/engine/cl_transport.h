@@ -12,9 +12,9 @@
 
     Path rule: to a public peer, always over our DEALER to it; to a client
     peer, over our ROUTER to its connection; so two peers never reorder
-    messages between them.  With shared memory on (cl_shm.h), COLL
-    messages to a verified peer of the same host go through a ring
-    instead, and the order between the two paths is kept there.  Sends
+    messages between them.  With shared memory on (cl_shm.h), COLL, P2P
+    and P2P_CTL messages to a verified peer of the same host go through a
+    ring instead, and the order between the two paths is kept there.  Sends
     never block (HWM 0).  Engine thread only.
 */
 #ifndef CL_TRANSPORT_H_INCLUDED

@@ -607,9 +607,11 @@ static void shm_deliver(void *ctx, const uint8_t key[32], const uint8_t *hdr, co
         tp_malformed(self, key, cl_wire_strerror(rc));
         return;
     }
-    if (m.hdr.type != CL_MSG_COLL || m.hdr.run != self->run) {
+    bool ring = m.hdr.type == CL_MSG_COLL || m.hdr.type == CL_MSG_P2P ||
+                m.hdr.type == CL_MSG_P2P_CTL;
+    if (!ring || m.hdr.run != self->run) {
         /* Everything else travels over CurveZMQ only. */
-        tp_malformed(self, key, "a message other than COLL through shared memory");
+        tp_malformed(self, key, "a message other than COLL or P2P through shared memory");
     } else {
         cl_tp_event_t ev;
         memset(&ev, 0, sizeof ev);

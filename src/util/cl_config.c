@@ -490,8 +490,8 @@ typedef struct {
       "NCCL face: 0: each call returns once its operation completed; 1: calls return at once "     \
       "and the program's streams wait for the operation (can deadlock, see docs/nccl.md §3)")      \
     X("COLLAB_SHM", "auto", CL_FN(p_shm),                                                          \
-      "collective payloads between peers of one host (same boot, user and network namespace) "     \
-      "through shared memory: auto, or 0 for the network")                                         \
+      "collective payloads and point-to-point messages between peers of one host (same boot, "    \
+      "user and network namespace) through shared memory: auto, or 0 for the network")           \
     X("COLLAB_SHM_FAST", "1", CL_BOOL(shm_fast),                                                   \
       "1: all-reduces, small broadcasts and barriers of a communicator of two peers of one host, "  \
       "and all-reduces of one of 3 to 8 peers all of one host (unless COLLAB_SHM_GROUP=0), are "   \

@@ -346,11 +346,14 @@ static int raw_connect(const uint8_t key[32], uint64_t run)
     return fd;
 }
 
+/* The version of a proposal and its segment (docs/wire.md §9). */
+#define SHM_VERSION 5
+
 static void fill_hello(raw_hello_t *h, const uint8_t from[32], const uint8_t to[32])
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, "CLSHMHI1", 8);
-    h->version = 4; /* docs/wire.md §9 */
+    h->version = SHM_VERSION;
     h->ring_bytes = (uint32_t)RING;
     h->run = RUN;
     memcpy(h->from, from, 32);
@@ -417,7 +420,7 @@ static int segment(size_t len, bool seal)
     if (p == MAP_FAILED)
         return fd;
     memcpy(p, "CLSHMSG1", 8);
-    uint32_t v = 4, rb = (uint32_t)RING;
+    uint32_t v = SHM_VERSION, rb = (uint32_t)RING;
     uint64_t run = RUN;
     memcpy(p + 8, &v, 4);
     memcpy(p + 12, &rb, 4);
