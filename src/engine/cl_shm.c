@@ -511,8 +511,9 @@ size_t cl_shm_queued(const cl_shm_t *self, const uint8_t key[32])
 }
 
 int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const uint8_t *body,
-                size_t blen, bool ring)
+                size_t blen, unsigned how)
 {
+    bool ring = (how & CL_SHM_RING) != 0;
     if (self != NULL && !ring) {
         /* Tracked before the link is up too: its first ring message must
            not overtake a CurveZMQ one still on the way. */
@@ -536,7 +537,7 @@ int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const
     }
     /* Once part of it is in the ring the rest must follow, whatever the
        queue holds. */
-    if (tmp.off == 0 && l->qbytes + blen > QUEUE_LIMIT)
+    if (tmp.off == 0 && (how & CL_SHM_FLOW) == 0 && l->qbytes + blen > QUEUE_LIMIT)
         return COLLAB_ERR_PROC_FAILED;
     qent_t *q = malloc(sizeof *q);
     uint8_t *copy = blen > 0 ? malloc(blen) : NULL;

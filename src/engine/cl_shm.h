@@ -92,14 +92,21 @@ bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32]);
    without a link. */
 size_t cl_shm_queued(const cl_shm_t *self, const uint8_t key[32]);
 
-/* Sends one encoded message to key.  A COLL or P2P message (ring = true)
-   on an up link goes to the ring, or waits in order when the ring is full;
-   a message for CurveZMQ (ring = false) waits only when ring messages
-   are queued before it.  body stays the caller's (copied when queued).
-   Returns 1 (taken), 0 (not taken: send it on CurveZMQ now), or
-   COLLAB_ERR_NO_MEM / COLLAB_ERR_PROC_FAILED (more than 256 MiB queued). */
+/* How cl_shm_send takes a message: CL_SHM_RING for the ring (else for
+   CurveZMQ), CL_SHM_FLOW when flow control already bounds what the
+   sender has in flight to that peer (point-to-point messages, docs/wire.md
+   §10), so the queue's own bound does not apply. */
+enum { CL_SHM_RING = 1, CL_SHM_FLOW = 2 };
+
+/* Sends one encoded message to key.  A COLL or P2P message (CL_SHM_RING)
+   on an up link goes to the ring, or waits in order when the ring is
+   full; a message for CurveZMQ waits only when ring messages are queued
+   before it.  body stays the caller's (copied when queued).  Returns 1
+   (taken), 0 (not taken: send it on CurveZMQ now), or COLLAB_ERR_NO_MEM /
+   COLLAB_ERR_PROC_FAILED (more than 256 MiB queued, without
+   CL_SHM_FLOW). */
 int cl_shm_send(cl_shm_t *self, const uint8_t key[32], const uint8_t *hdr, const uint8_t *body,
-                size_t blen, bool ring);
+                size_t blen, unsigned how);
 
 /* Poll items cl_shm_poll_items may write (0 for NULL). */
 size_t cl_shm_nfds(const cl_shm_t *self);

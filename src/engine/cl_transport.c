@@ -383,7 +383,7 @@ static int send_shm_coll(cl_transport_t *self, const uint8_t key[32], cl_wire_ms
     m->hdr.length = m->payload_len;
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     cl_wire_hdr_encode(&m->hdr, hdr);
-    return cl_shm_send(self->shm, key, hdr, m->payload, m->payload_len, true);
+    return cl_shm_send(self->shm, key, hdr, m->payload, m->payload_len, CL_SHM_RING);
 }
 
 int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t *m)
@@ -404,11 +404,11 @@ int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t
            (cl_shm.h); everything else, or one that must not overtake a
            CurveZMQ message the peer may not have yet, behind ring
            messages still queued for key, if any. */
-        rc = 0;
-        if (m->hdr.type == CL_MSG_P2P || m->hdr.type == CL_MSG_P2P_CTL)
-            rc = cl_shm_send(self->shm, key, hdr, body, blen, true);
+        bool p2p = m->hdr.type == CL_MSG_P2P || m->hdr.type == CL_MSG_P2P_CTL;
+        unsigned flow = p2p ? CL_SHM_FLOW : 0;
+        rc = p2p ? cl_shm_send(self->shm, key, hdr, body, blen, CL_SHM_RING | flow) : 0;
         if (rc == 0)
-            rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
+            rc = cl_shm_send(self->shm, key, hdr, body, blen, flow);
         if (rc != 0) {
             free(body);
             return rc < 0 ? rc : COLLAB_OK;
@@ -431,7 +431,8 @@ int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_
     if (self->shm != NULL && cl_shm_up(self->shm, key)) {
         /* Behind ring messages still queued for key, if any (then on
            the path rule, which reaches the same peer). */
-        rc = cl_shm_send(self->shm, key, hdr, body, blen, false);
+        bool p2p = m->hdr.type == CL_MSG_P2P || m->hdr.type == CL_MSG_P2P_CTL;
+        rc = cl_shm_send(self->shm, key, hdr, body, blen, p2p ? CL_SHM_FLOW : 0);
         if (rc != 0) {
             free(body);
             return rc < 0 ? rc : COLLAB_OK;

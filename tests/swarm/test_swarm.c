@@ -750,6 +750,7 @@ static const scenario_t s_scenarios[] = {
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
     {"shm_p2p", 2, child_shm_p2p, 90, -1, false, NULL},
+    {"shm_p2p_kill", 2, child_shm_p2p_kill, 90, 1, true, NULL},
     {"fast_bits", 2, child_fast_bits, 120, -1, false, NULL},
     {"fast_kill", 2, child_fast_kill, 90, 1, true, NULL},
     {"fast_stop", 2, child_fast_stop, 90, 1, false, NULL},
@@ -885,7 +886,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                 "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
-                "shm_kill|shm_p2p|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
+                "shm_kill|shm_p2p|shm_p2p_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
                 "fast_group3_kill|fast_group4_kill|fast_group4_stop|fast_group_rooted|\n"
                 "unexpected|flow|flow_v5|early|"
                 "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive|ports\n");

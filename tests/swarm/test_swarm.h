@@ -32,8 +32,9 @@ int child_monitor(int i, int n);
 
 /* Scenario "shm_kill" (test_swarm_shm.c): peer i of n. */
 int child_shm_kill(int i, int n);
-/* Scenario "shm_p2p" (test_swarm_shm_p2p.c): peer i of n. */
+/* Scenarios "shm_p2p", "shm_p2p_kill" (test_swarm_shm_p2p.c): peer i of n. */
 int child_shm_p2p(int i, int n);
+int child_shm_p2p_kill(int i, int n);
 
 /* Scenarios "fast_bits", "fast_kill", "fast_stop", "engine_stop",
    "fast_big_kill", "fast_big_stop"

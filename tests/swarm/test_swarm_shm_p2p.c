@@ -8,14 +8,19 @@
     synchronous send's completion is a P2P_CTL message back), then a
     stream of P2P_STREAM small messages with sequence numbers, sent as
     nonblocking sends around an all-reduce (COLL on the same ring) and
-    received after it: each arrives intact and in the order sent.  At the
+    received after it: each arrives intact and in the order sent.  Then
+    rank 1 stops rank 0 and sends it 288 MiB, more than the rings' own
+    queue bound, which must all be taken and arrive once rank 0 runs
+    again (ahead).  At the
     end each peer's debug log counts the messages its rings carried: at
     least as many as the point-to-point messages it received (a build that
     sends them over CurveZMQ moves only the collectives' few there).
 */
 #include "test_swarm.h"
 
+#include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +120,46 @@ static int stream_one_way(collab_comm_t *w, int me, int from, int to)
     return got;
 }
 
+/* AHEAD_MSGS messages of 24 MiB from rank 1 while rank 0 is stopped
+   (SIGSTOP from rank 1: its engine reads nothing), so that more than the
+   rings' own 256 MiB queue bound waits in rank 1; every send must succeed
+   (flow control bounds what is in flight), and once rank 0 runs again
+   every message arrives whole and in order. */
+#define AHEAD_MSGS 12
+#define AHEAD_BYTES ((size_t)24 << 20)
+
+static int ahead(collab_comm_t *w, int me, uint8_t *buf, uint8_t *want)
+{
+    int pid = (int)getpid(), other = 0;
+    if (me == 0)
+        CHECK(collab_send(w, &pid, sizeof pid, 1, 50, NULL) == COLLAB_OK);
+    else
+        CHECK(collab_recv(w, &other, sizeof other, 0, 50, NULL, NULL) == COLLAB_OK);
+    if (me == 1) {
+        CHECK(other > 0 && kill((pid_t)other, SIGSTOP) == 0);
+        for (int k = 0; k < AHEAD_MSGS; k++) {
+            test_fill(buf, AHEAD_BYTES, 1, 60 + k);
+            int rc = collab_send(w, buf, AHEAD_BYTES, 0, 60 + k, NULL);
+            if (rc != COLLAB_OK)
+                fprintf(stderr, "[test] rank 1: send %d of 24 MiB to the stopped rank 0: %s\n",
+                        k, collab_strerror(rc));
+            CHECK(rc == COLLAB_OK);
+        }
+        CHECK(kill((pid_t)other, SIGCONT) == 0);
+        return 1; /* the pid */
+    }
+    int got = 0;
+    for (int k = 0; k < AHEAD_MSGS; k++) {
+        collab_status_info_t st;
+        memset(buf, 0, AHEAD_BYTES);
+        test_fill(want, AHEAD_BYTES, 1, 60 + k);
+        CHECK(collab_recv(w, buf, AHEAD_BYTES, 1, COLLAB_ANY_TAG, &st, NULL) == COLLAB_OK);
+        CHECK(st.tag == 60 + k && st.bytes == AHEAD_BYTES && memcmp(buf, want, AHEAD_BYTES) == 0);
+        got++;
+    }
+    return got;
+}
+
 int child_shm_p2p(int i, int n)
 {
     (void)n;
@@ -134,14 +179,69 @@ int child_shm_p2p(int i, int n)
         got += sizes_one_way(w, i, from, 1 - from, buf, want);
         got += stream_one_way(w, i, from, 1 - from);
     }
+    got += ahead(w, i, buf, want);
     CHECK(collab_barrier(w, NULL) == COLLAB_OK);
     fprintf(stderr, "[test] rank %d: %d point-to-point messages received in %.2f s\n", i, got,
             now_s() - t0);
-    CHECK(got == P2P_SIZES + P2P_STREAM);
+    CHECK(got == P2P_SIZES + P2P_STREAM + (i == 0 ? AHEAD_MSGS : 1));
     CHECK(collab_finalize() == COLLAB_OK);
     long long rings = ring_received(log);
     fprintf(stderr, "[test] rank %d: the rings carried %lld messages to it\n", i, rings);
     CHECK(rings >= got);
+    free(buf);
+    free(want);
+    return 0;
+}
+
+/* Scenario "shm_p2p_kill": rank 1 sends rank 0 40 messages of 24 MiB
+   (960 MiB) through the ring, faster than rank 0 takes them, and is
+   SIGKILLed right after its last send returns, while its engine still
+   streams them.  Every message rank 0 receives is whole; the first
+   receive after the kill fails with COLLAB_ERR_PROC_FAILED, within the
+   failure detector's time, and nothing hangs. */
+#define KILL_BYTES ((size_t)24 << 20)
+#define KILL_MSGS 40
+
+int child_shm_p2p_kill(int i, int n)
+{
+    (void)n;
+    setenv("COLLAB_SHM", "auto", 1);
+    collab_comm_t *w = test_join(i, "shmp2pkill", NULL, 0);
+    if (w == NULL)
+        return 2;
+    uint8_t *buf = malloc(KILL_BYTES), *want = malloc(KILL_BYTES);
+    if (buf == NULL || want == NULL)
+        return 2;
+    CHECK(collab_barrier(w, NULL) == COLLAB_OK);
+    if (i == 1) {
+        test_fill(buf, KILL_BYTES, 1, 9);
+        for (int k = 0; k < KILL_MSGS; k++) {
+            int rc = collab_send(w, buf, KILL_BYTES, 0, 9, NULL);
+            if (rc != COLLAB_OK)
+                fprintf(stderr, "[test] rank 1: send %d: %s\n", k, collab_strerror(rc));
+            CHECK(rc == COLLAB_OK);
+        }
+        raise(SIGKILL);
+        return 1;
+    }
+    test_fill(want, KILL_BYTES, 1, 9);
+    double t0 = now_s();
+    int whole = 0, rc = COLLAB_OK;
+    while (whole < KILL_MSGS) {
+        collab_status_info_t st;
+        memset(buf, 0, KILL_BYTES);
+        rc = collab_recv(w, buf, KILL_BYTES, 1, 9, &st, NULL);
+        if (rc != COLLAB_OK)
+            break;
+        CHECK(st.source == 1 && st.bytes == KILL_BYTES && memcmp(buf, want, KILL_BYTES) == 0);
+        whole++;
+    }
+    fprintf(stderr, "[test] rank 0: %d whole messages of 24 MiB, then %s after %.2f s\n", whole,
+            collab_strerror(rc), now_s() - t0);
+    CHECK(rc == COLLAB_ERR_PROC_FAILED);
+    CHECK(whole < KILL_MSGS); /* the kill landed within the stream */
+    CHECK(now_s() - t0 < 30);
+    CHECK(collab_finalize() == COLLAB_OK);
     free(buf);
     free(want);
     return 0;

@@ -192,9 +192,9 @@ static int send_msg(node_t *from, const node_t *to, uint32_t seq, size_t len, bo
 {
     uint8_t hdr[64], *body;
     make_msg(seq, len, hdr, &body);
-    int rc = cl_shm_send(from->shm, to->key, hdr, body, len, ring);
+    int rc = cl_shm_send(from->shm, to->key, hdr, body, len, ring ? CL_SHM_RING : 0);
     if (rc == 0 && ring) /* the transport sends it on the network then */
-        (void)cl_shm_send(from->shm, to->key, hdr, body, len, false);
+        (void)cl_shm_send(from->shm, to->key, hdr, body, len, 0);
     if (rc == 0 && !s_hold && to->shm != NULL) {
         cl_shm_drain_from(to->shm, from->key);
         cl_shm_net_received(to->shm, from->key, hdr, body, len);
