@@ -280,7 +280,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
       standby groups weight sigterm leave strict_leave group_wait monitor shm_kill shm_p2p shm_p2p_kill fast_bits fast_kill
       fast_stop engine_stop fast_big_kill fast_big_stop fast_group3_kill fast_group4_kill
-      fast_group4_stop fast_group_rooted unexpected flow flow_v5
+      fast_group4_stop fast_group_rooted unexpected flow flow_v5 flow_net
       early early_comms
       streams bandwidth bandwidth_v6 bandwidth_claims adaptive ports)
     add_test(NAME swarm_${sc} COMMAND test_swarm ${sc})

@@ -86,6 +86,10 @@
                   (test_swarm_flow.c)
       flow_v5     the same with rank 2 at wire version 5: its links keep
                   the behaviour of before (test_swarm_flow.c)
+      flow_net    flow over CurveZMQ (COLLAB_SHM=0) instead of the rings
+      shm_p2p, shm_p2p_kill  2 peers of one host: point-to-point messages
+                  through the rings, whole and in order; a sender killed
+                  amid them (test_swarm_shm_p2p.c)
       early       3 peers, bounds of 100 messages per sender; ranks 1 and
                   2 run 1000 reduces to root 0 before rank 0 calls its
                   first: every result exact, nothing dropped, nobody
@@ -765,6 +769,7 @@ static const scenario_t s_scenarios[] = {
     {"streams", 3, child_streams, 90, 2, true, "2"},
     {"flow", 3, child_flow, 90, -1, false, NULL},
     {"flow_v5", 3, child_flow_v5, 90, -1, false, NULL},
+    {"flow_net", 3, child_flow_net, 90, -1, false, NULL},
     {"early", 3, child_early, 90, -1, false, NULL},
     {"early_comms", 3, child_early_comms, 90, -1, false, NULL},
 };
@@ -888,7 +893,7 @@ int main(int argc, char **argv)
                 "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
                 "shm_kill|shm_p2p|shm_p2p_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
                 "fast_group3_kill|fast_group4_kill|fast_group4_stop|fast_group_rooted|\n"
-                "unexpected|flow|flow_v5|early|"
+                "unexpected|flow|flow_v5|flow_net|early|"
                 "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive|ports\n");
         return 2;
     }

@@ -60,6 +60,7 @@ int child_streams(int i, int n);
 /* Scenario "flow" (test_swarm_flow.c): peer i of n. */
 int child_flow(int i, int n);
 int child_flow_v5(int i, int n);
+int child_flow_net(int i, int n);
 /* Scenarios "early" and "early_comms" (test_swarm_early.c): peer i of n. */
 int child_early(int i, int n);
 int child_early_comms(int i, int n);
