@@ -11,12 +11,16 @@
 # of each (with min..max) and the ratio B/A.  pingpong is half a round
 # trip (osu_latency); stream is a window of MPI_Isend whose receives are
 # posted late (what flow control holds back).  --env-b adds environment
-# to B's runs only (e.g. small COLLAB_MAX_UNEXPECTED_MSGS).
+# to B's runs only (e.g. small COLLAB_MAX_UNEXPECTED_MSGS, or COLLAB_SHM=0
+# to compare the same-host rings with CurveZMQ).  BUILD_A `mpich` runs
+# A on the real MPICH (mpiexec.mpich) instead: B/A is then the ratio
+# against MPICH.
 # Method: docs/benchmarks.md.
 set -u
 . "$(dirname "$0")/lib.sh"
-[ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
-a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
+[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
+if [ "$1" = mpich ]; then a=mpich; else a=$(cd "$1" && pwd); fi
+b=$(cd "$2" && pwd)
 shift 2
 runs=5 time=0.3 window=256 sizes="8 1024 65536 1048576" envb=''
 while [ $# -gt 0 ]; do
@@ -30,14 +34,21 @@ while [ $# -gt 0 ]; do
     esac
 done
 bench="$b/bench/p2p_bench"
-bench_need p2p_ab.sh "$bench" "$a/bin/collab-run" "$b/bin/collab-run"
+if [ "$a" = mpich ]; then
+    mpiexec=$(command -v mpiexec.mpich) || { echo "p2p_ab.sh: mpiexec.mpich not found" >&2; exit 1; }
+    bench_need p2p_ab.sh "$bench" "$mpiexec" "$b/bin/collab-run"
+else
+    bench_need p2p_ab.sh "$bench" "$a/bin/collab-run" "$b/bin/collab-run"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 one_run() { # RUN VARIANT BUILD
     local e
     e=$([ "$2" = b ] && echo "$envb" || true)
+    local run=("$3/bin/collab-run" -n 2 --timeout 590 --)
+    [ "$3" = mpich ] && run=("$mpiexec" -n 2)
     # shellcheck disable=SC2086
-    env $e timeout 600 "$3/bin/collab-run" -n 2 --timeout 590 -- "$bench" --time "$time" \
+    env $e timeout 600 "${run[@]}" "$bench" --time "$time" \
         --window "$window" --sizes "$sizes" 2> /dev/null |
         sed -n 's/^.*bench: \([a-z]\)/\1/p' | tee -a "$tmp/raw" |
         awk -v x="$2" -v d="$tmp" '$5 == "ok" {print x, $2, $4 >> (d "/" $1)}' ||
