@@ -395,7 +395,6 @@ static bool outranks(eng_auth_t *a, const cl_peer_t *p, const cl_wire_view_t *v)
     return c != NULL && memcmp(p->key, c->key, 32) < 0;
 }
 
-
 /* The member of v with this key, or NULL. */
 static const cl_wire_member_t *view_member(const cl_wire_view_t *v, const uint8_t key[32])
 {

@@ -22,10 +22,10 @@
 
 #include <signal.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define P2P_SIZES 8
@@ -60,8 +60,7 @@ static long long ring_received(const char *log)
 /* Sends every size from `from` to `to` (standard, then synchronous for
    every other one), or receives and checks them.  Returns the messages
    received here. */
-static int sizes_one_way(collab_comm_t *w, int me, int from, int to, uint8_t *buf,
-                         uint8_t *want)
+static int sizes_one_way(collab_comm_t *w, int me, int from, int to, uint8_t *buf, uint8_t *want)
 {
     int got = 0;
     for (int k = 0; k < P2P_SIZES; k++) {
@@ -143,8 +142,8 @@ static int ahead(collab_comm_t *w, int me, uint8_t *buf, uint8_t *want)
             test_fill(buf, AHEAD_BYTES, 1, 60 + k);
             int rc = collab_send(w, buf, AHEAD_BYTES, 0, 60 + k, NULL);
             if (rc != COLLAB_OK)
-                fprintf(stderr, "[test] rank 1: send %d of 24 MiB to the stopped rank 0: %s\n",
-                        k, collab_strerror(rc));
+                fprintf(stderr, "[test] rank 1: send %d of 24 MiB to the stopped rank 0: %s\n", k,
+                        collab_strerror(rc));
             CHECK(rc == COLLAB_OK);
         }
         CHECK(kill((pid_t)other, SIGCONT) == 0);
