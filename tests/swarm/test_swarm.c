@@ -753,7 +753,7 @@ static const scenario_t s_scenarios[] = {
     {"adaptive", 4, child_adaptive, 90, -1, false, NULL},
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
-    {"shm_p2p", 2, child_shm_p2p, 90, -1, false, NULL},
+    {"shm_p2p", 2, child_shm_p2p, 90, -1, false, "10"},
     {"shm_p2p_kill", 2, child_shm_p2p_kill, 90, 1, true, NULL},
     {"fast_bits", 2, child_fast_bits, 120, -1, false, NULL},
     {"fast_kill", 2, child_fast_kill, 90, 1, true, NULL},
