@@ -270,7 +270,7 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
     ${_eng_swarm}/test_swarm_groups.c
     ${_eng_swarm}/test_swarm_weight.c ${_eng_swarm}/test_swarm_leave.c
     ${_eng_swarm}/test_swarm_monitor.c ${_eng_swarm}/test_swarm_shm.c
-    ${_eng_swarm}/test_swarm_shm_p2p.c
+    ${_eng_swarm}/test_swarm_shm_p2p.c ${_eng_swarm}/test_swarm_join.c
     ${_eng_swarm}/test_swarm_fast.c ${_eng_swarm}/test_swarm_fastgroup.c
     ${_eng_swarm}/test_swarm_unexpected.c ${_eng_swarm}/test_swarm_flow.c
     ${_eng_swarm}/test_swarm_early.c

@@ -35,6 +35,7 @@
                   founder sets COLLAB_AGGREGATION=centered_clip and the
                   joiner adopts it: a NaN contribution is left out at both
       unreachable initial peers that never answer: NETWORK after 30 s
+                  (errors, passphrase, unreachable: test_swarm_join.c)
       standby     a peer that finds every rank held waits as a standby and
                   gives up with NETWORK once the swarm ends
       groups      5 peers, COLLAB_TARGET_GROUP=2 set by the founder and
@@ -528,127 +529,6 @@ static int child_restart(int i, int n)
     return 0;
 }
 
-static int s_pipe[2];
-
-static int child_errors(int i, int n)
-{
-    (void)n;
-    if (i == 0) {
-        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
-        setenv("COLLAB_TARGET_GROUP", "2", 1);
-        int rc = collab_init(NULL);
-        if (rc != COLLAB_OK)
-            return 2;
-        close(s_pipe[1]);
-        char c;
-        /* Wait until the parent says the joiners are done. */
-        while (read(s_pipe[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        CHECK(collab_finalize() == COLLAB_OK);
-        return 0;
-    }
-    close(s_pipe[0]);
-    close(s_pipe[1]);
-    if (i == 1) {
-        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
-        setenv("COLLAB_WORLD_SIZE", "5", 1); /* the founder said 3 */
-        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
-    } else if (i == 3) {
-        char log[512];
-        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
-        unlink(log);
-        setenv("COLLAB_LOG_FILE", log, 1);
-        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
-        setenv("COLLAB_TARGET_GROUP", "3", 1); /* the founder said 2 */
-        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
-        const char *want[] = {"COLLAB_TARGET_GROUP=3 conflicts with the swarm's setting 2"};
-        CHECK(file_has(log, want, 1));
-        unlink(log);
-    } else if (i == 4) {
-        char log[512];
-        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
-        unlink(log);
-        setenv("COLLAB_LOG_FILE", log, 1);
-        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
-        setenv("COLLAB_AGGREGATION", "centered_clip", 1); /* the founder kept mean */
-        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
-        const char *want[] = {"COLLAB_AGGREGATION=centered_clip conflicts with the swarm's "
-                              "setting mean"};
-        CHECK(file_has(log, want, 1));
-        unlink(log);
-    } else {
-        setenv("COLLAB_SWARM_KEY", "the wrong swarm key, 32 bytes long", 1);
-        double t0 = now_s();
-        CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
-        CHECK(now_s() - t0 < 20); /* refused, not timed out */
-    }
-    return 0;
-}
-
-/* Peer 0 founds, peer 1 joins with the same passphrase, peer 2 (no rank)
-   tries another one.  Peer 0 waits on s_pipe until the parent says the
-   others are done. */
-static int child_passphrase(int i, int n)
-{
-    (void)n;
-    const char *pass = i == 2 ? "a wrong horse battery staple" : "correct horse battery staple";
-    setenv("COLLAB_SWARM_PASSPHRASE", pass, 1);
-    char *value = getenv("COLLAB_SWARM_PASSPHRASE");
-    if (i == 2) {
-        close(s_pipe[0]);
-        close(s_pipe[1]);
-        double t0 = now_s();
-        CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
-        CHECK(now_s() - t0 < 20); /* refused, not timed out */
-        return 0;
-    }
-    int rc = collab_init(NULL);
-    if (rc != COLLAB_OK) {
-        fprintf(stderr, "[test] rank %d: collab_init: %s\n", i, collab_strerror(rc));
-        return 2;
-    }
-    /* Gone from the environment, and its text overwritten. */
-    CHECK(getenv("COLLAB_SWARM_PASSPHRASE") == NULL);
-    CHECK(value != NULL && value[0] == '\0' && value[strlen(pass) - 1] == '\0');
-    collab_comm_t *w = collab_comm_world();
-    double x = i + 1, y = 0;
-    CHECK(collab_allreduce(w, &x, &y, 1, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
-    CHECK(y == 3.0);
-    /* Robust aggregation, set by the founder only (a joiner that had not
-       adopted it would run another signature): peer 1's NaN is left out,
-       the result is size x peer 0's 5. */
-    double v[4] = {5, 5, 5, 5}, r[4] = {0};
-    if (i == 1)
-        v[2] = NAN;
-    CHECK(collab_allreduce(w, v, r, 4, COLLAB_DOUBLE, &SUM, NULL) == COLLAB_OK);
-    CHECK(r[0] == 10.0 && r[1] == 10.0 && r[2] == 10.0 && r[3] == 10.0);
-    if (i == 0) {
-        close(s_pipe[1]);
-        char c;
-        while (read(s_pipe[0], &c, 1) < 0 && errno == EINTR)
-            ;
-    } else {
-        close(s_pipe[0]);
-        close(s_pipe[1]);
-    }
-    CHECK(collab_finalize() == COLLAB_OK);
-    return 0;
-}
-
-static int child_unreachable(int i, int n)
-{
-    (void)i;
-    (void)n;
-    /* Nothing listens on the port of peer 1 (it is never started). */
-    double t0 = now_s();
-    setenv("COLLAB_TIMEOUT", "1", 1);
-    CHECK(collab_init(NULL) == COLLAB_ERR_NETWORK);
-    double el = now_s() - t0;
-    CHECK(el >= 29.0 && el < 45.0);
-    CHECK(!collab_initialized());
-    return 0;
-}
-
 /* Peers 0 and 1 hold the 2 ranks of the world; peer 2 (started a moment
    later, without rank or world size) waits as a standby.  Peers 0 and 1
    train a little and leave; the standby must then give up with
@@ -697,28 +577,6 @@ static void env_again(int k)
 {
     (void)k;
     setenv("TEST_SWARM_AGAIN", "1", 1);
-}
-
-/* Scenario errors: peers 1 to 4 list peer 0 only and name no world size. */
-static void env_errors(int k)
-{
-    (void)k;
-    setenv("COLLAB_INITIAL_PEERS", s_addr[0], 1);
-    unsetenv("COLLAB_WORLD_SIZE");
-}
-
-/* Scenario passphrase: the joiners list peer 0 only; peer 2 names no rank
-   or world size; the founder sets the aggregation the others adopt. */
-static void env_passphrase(int k)
-{
-    if (k > 0)
-        setenv("COLLAB_INITIAL_PEERS", s_addr[0], 1);
-    if (k == 2) {
-        unsetenv("COLLAB_RANK");
-        unsetenv("COLLAB_WORLD_SIZE");
-    }
-    if (k == 0)
-        setenv("COLLAB_AGGREGATION", "centered_clip", 1);
 }
 
 /* The scenarios that run() runs as they are: n peers of fn under a
@@ -833,46 +691,11 @@ int main(int argc, char **argv)
         rc = failed(st, 4, "process");
         cleanup_dir(3);
     } else if (strcmp(sc, "errors") == 0) {
-        prepare(5);
-        if (pipe(s_pipe) != 0)
-            return 3;
-        /* Run the founder alone first so that the joiners find it. */
-        pid_t founder = fork_child(0, 3, sc, child_errors, NULL);
-        close(s_pipe[0]);
-        /* Peers 1 to 4 list peer 0 only. */
-        pid_t j[4];
-        for (int k = 1; k <= 4; k++)
-            j[k - 1] = fork_child(k, 3, sc, child_errors, env_errors);
-        int st[5];
-        for (int k = 1; k <= 4; k++)
-            waitpid(j[k - 1], &st[k], 0);
-        close(s_pipe[1]);
-        waitpid(founder, &st[0], 0);
-        rc = failed(st, 5, "peer");
-        cleanup_dir(5);
+        rc = scenario_errors(sc);
     } else if (strcmp(sc, "passphrase") == 0) {
-        prepare(3);
-        if (pipe(s_pipe) != 0)
-            return 3;
-        pid_t p[3];
-        for (int k = 0; k < 3; k++)
-            p[k] = fork_child(k, 2, sc, child_passphrase, env_passphrase);
-        close(s_pipe[0]);
-        int st[3];
-        waitpid(p[1], &st[1], 0);
-        waitpid(p[2], &st[2], 0);
-        close(s_pipe[1]);
-        waitpid(p[0], &st[0], 0);
-        rc = failed(st, 3, "peer");
-        cleanup_dir(3);
+        rc = scenario_passphrase(sc);
     } else if (strcmp(sc, "unreachable") == 0) {
-        prepare(2);
-        /* Only peer 1's process runs; it lists peer 0, which never starts. */
-        pid_t p = fork_child(1, 2, sc, child_unreachable, NULL);
-        int st;
-        waitpid(p, &st, 0);
-        rc = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
-        cleanup_dir(2);
+        rc = scenario_unreachable(sc);
     } else if (strcmp(sc, "sigterm") == 0 || strcmp(sc, "leave") == 0) {
         bool sig = strcmp(sc, "sigterm") == 0;
         setenv("COLLAB_TIMEOUT", "5", 1);
@@ -891,7 +714,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                 "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
-                "shm_kill|shm_p2p|shm_p2p_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_kill|fast_big_stop|\n"
+                "shm_kill|shm_p2p|shm_p2p_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_"
+                "kill|fast_big_stop|\n"
                 "fast_group3_kill|fast_group4_kill|fast_group4_stop|fast_group_rooted|\n"
                 "unexpected|flow|flow_v5|flow_net|early|"
                 "early_comms|bandwidth|bandwidth_v6|bandwidth_claims|adaptive|ports\n");

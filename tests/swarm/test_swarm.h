@@ -11,6 +11,11 @@ static const collab_op_t SUM = {COLLAB_OP_SUM, NULL, NULL, 1};
 static const collab_op_t MAX = {COLLAB_OP_MAX, NULL, NULL, 1};
 static const collab_op_t MIN = {COLLAB_OP_MIN, NULL, NULL, 1};
 
+/* Scenarios "errors", "passphrase", "unreachable" (test_swarm_join.c):
+   each runs its processes from the parent; the test's status. */
+int scenario_errors(const char *sc);
+int scenario_passphrase(const char *sc);
+int scenario_unreachable(const char *sc);
 /* Scenario "groups" (test_swarm_groups.c): peer i of n. */
 int child_groups(int i, int n);
 /* Scenarios "sigterm" and "leave" (test_swarm_leave.c): peer i of n. */
