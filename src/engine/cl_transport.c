@@ -404,7 +404,7 @@ int cl_transport_send(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_t
            (cl_shm.h); everything else, or one that must not overtake a
            CurveZMQ message the peer may not have yet, behind ring
            messages still queued for key, if any. */
-        bool p2p = m->hdr.type == CL_MSG_P2P || m->hdr.type == CL_MSG_P2P_CTL;
+        bool p2p = tp_is_p2p(m->hdr.type);
         unsigned flow = p2p ? CL_SHM_FLOW : 0;
         rc = p2p ? cl_shm_send(self->shm, key, hdr, body, blen, CL_SHM_RING | flow) : 0;
         if (rc == 0)
@@ -431,8 +431,7 @@ int cl_transport_reply(cl_transport_t *self, const uint8_t key[32], cl_wire_msg_
     if (self->shm != NULL && cl_shm_up(self->shm, key)) {
         /* Behind ring messages still queued for key, if any (then on
            the path rule, which reaches the same peer). */
-        bool p2p = m->hdr.type == CL_MSG_P2P || m->hdr.type == CL_MSG_P2P_CTL;
-        rc = cl_shm_send(self->shm, key, hdr, body, blen, p2p ? CL_SHM_FLOW : 0);
+        rc = cl_shm_send(self->shm, key, hdr, body, blen, tp_is_p2p(m->hdr.type) ? CL_SHM_FLOW : 0);
         if (rc != 0) {
             free(body);
             return rc < 0 ? rc : COLLAB_OK;

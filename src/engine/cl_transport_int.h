@@ -120,6 +120,14 @@ struct cl_transport {
     void *poll_ctx;
 };
 
+/* Point-to-point messages (P2P, P2P_CTL): they go through a same-host
+   ring as COLL messages do, and flow control (docs/wire.md §10), not
+   the ring's queue bound, limits what a sender has in flight. */
+static inline bool tp_is_p2p(uint8_t type)
+{
+    return type == CL_MSG_P2P || type == CL_MSG_P2P_CTL;
+}
+
 /* cl_transport.c */
 /* Records v as the version of key's link that just came up. */
 void tp_note_version(cl_transport_t *self, const uint8_t key[32], int v);

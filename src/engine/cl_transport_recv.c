@@ -607,9 +607,7 @@ static void shm_deliver(void *ctx, const uint8_t key[32], const uint8_t *hdr, co
         tp_malformed(self, key, cl_wire_strerror(rc));
         return;
     }
-    bool ring = m.hdr.type == CL_MSG_COLL || m.hdr.type == CL_MSG_P2P ||
-                m.hdr.type == CL_MSG_P2P_CTL;
-    if (!ring || m.hdr.run != self->run) {
+    if (!(m.hdr.type == CL_MSG_COLL || tp_is_p2p(m.hdr.type)) || m.hdr.run != self->run) {
         /* Everything else travels over CurveZMQ only. */
         tp_malformed(self, key, "a message other than COLL or P2P through shared memory");
     } else {
