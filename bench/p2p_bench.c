@@ -86,18 +86,20 @@ int main(int argc, char **argv)
     int window = 256;
     char sizes_buf[256] = "8 1024 65536 1048576";
     int kinds = 2;
-    for (int k = 1; k < argc; k++)
-        if (strcmp(argv[k], "--pingpong-only") == 0)
+    for (int k = 1; k < argc; k++) {
+        if (strcmp(argv[k], "--pingpong-only") == 0) {
             kinds = 1;
-    for (int k = 1; k + 1 < argc; k += 2) {
-        if (strcmp(argv[k], "--pingpong-only") == 0)
-            k--; /* a flag: the next word is an option again */
-        else if (strcmp(argv[k], "--time") == 0)
+            continue;
+        }
+        if (k + 1 >= argc)
+            break;
+        if (strcmp(argv[k], "--time") == 0)
             want = atof(argv[k + 1]);
         else if (strcmp(argv[k], "--window") == 0)
             window = atoi(argv[k + 1]);
         else if (strcmp(argv[k], "--sizes") == 0)
             snprintf(sizes_buf, sizeof sizes_buf, "%s", argv[k + 1]);
+        k++; /* the option's value */
     }
     MPI_Init(&argc, &argv);
     int rank, size;
