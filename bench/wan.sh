@@ -8,7 +8,7 @@
 #
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
-#                [--runs 3] [--iters 2] [--declare] [--queue MS] [--tcp]
+#                [--runs 3] [--iters 2] [--declare | --measure] [--queue MS] [--tcp]
 #                [--tcp-mode all|balanced|ring] [--trace DIR] [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
@@ -22,6 +22,9 @@
 #             for all of them, divided by their number
 #   --declare every peer declares its link's rate (COLLAB_BANDWIDTH_MBIT),
 #             so that the butterfly sizes its parts by them
+#   --measure every peer measures its upload instead
+#             (COLLAB_BANDWIDTH_MBIT=measure, the library's default); with
+#             neither, figures are off (0) and parts equal
 #   --queue   each link's queue in ms of its rate (tbf's latency; 100 by
 #             default: 1.25 MB at 100 Mbit/s, nothing dropped; with a
 #             shorter one TCP drops a little, and ACKs wait less behind data)
@@ -63,12 +66,13 @@ while [ $# -gt 0 ]; do
     --iters) iters=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --declare) declare=1; shift ;;
+    --measure) declare=2; shift ;;
     --up-only) uponly=1; shift ;;
     --tcp) tcp=1; shift ;;
     --tcp-mode) tcpmode=$2; tcp=1; shift 2 ;;
     --queue) queue=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
-    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -127,9 +131,11 @@ print(f"{t:.4f}")
 EOF
 }
 
-# What peer $1 declares with --declare: its link's rate; else 0 (none).
+# What peer $1 declares with --declare: its link's rate; with --measure
+# "measure"; else 0 (none).
 declared() {
     if [ "$declare" -eq 0 ]; then echo 0
+    elif [ "$declare" -eq 2 ]; then echo measure
     elif [ -n "$slow" ] && [ "$1" -eq $((np - 1)) ]; then echo "$slow"
     else echo "$rate"; fi
 }
@@ -167,10 +173,10 @@ one_run() {
     # before rank 0 (started in the background) opens it anew.
     rm -f "$work/r0.err"
     local env=(COLLAB_WORLD_SIZE="$np" COLLAB_MATCHMAKING_TIME=30 COLLAB_TIMEOUT=10
-               COLLAB_COMPRESSION="$comp" COLLAB_LOG=warn)
+               COLLAB_COMPRESSION="$comp" COLLAB_LOG=${WAN_LOG:-warn})
     ip netns exec "${tag}n0" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared 0)" \
         COLLAB_LISTEN=/ip4/10.77.0.1/tcp/4000 \
-        COLLAB_LOG=info LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" --max-bytes "$bytes" \
+        COLLAB_LOG=${WAN_LOG:-info} LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" --max-bytes "$bytes" \
         --time 0.1 --max-iters "$iters" >"$work/r0.out" 2>"$work/r0.err" &
     pids+=($!)
     for _ in $(seq 100); do
@@ -193,7 +199,7 @@ one_run() {
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }
 
-echo "wan.sh: $np peers, links ${rate} Mbit/s (queues ${queue} ms)${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')"
+echo "wan.sh: $np peers, links ${rate} Mbit/s (queues ${queue} ms)${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')$([ "$declare" -eq 2 ] && echo ', rates measured')"
 [ -n "$trace" ] && mkdir -p "$trace"
 if [ "$tcp" -eq 1 ]; then
     printf '%6s %8s %22s %8s %22s %8s %6s %6s\n' "MiB" "bound s" "tcp s (min..max)" "÷ bound" "median s (min..max)" "÷ bound" "÷ tcp" "check"

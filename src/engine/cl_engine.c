@@ -31,6 +31,7 @@
 #define _GNU_SOURCE                   /* pipe2 */
 #include "engine/cl_engine_elastic.h" /* elastic hooks */
 #include "engine/cl_engine_loop_int.h"
+#include "engine/cl_engine_rate.h"
 #include "engine/cl_held.h"
 #include "engine/cl_reqq.h"
 
@@ -576,7 +577,8 @@ static int create_parts(struct cl_engine *e)
         (p->match = eng_match_create(e)) == NULL || (p->auth = eng_auth_create(e)) == NULL ||
         (p->dialback = eng_dialback_create(e)) == NULL ||
         (p->relay = eng_relay_create(e)) == NULL || (p->groups = eng_groups_create(e)) == NULL ||
-        (p->leave = eng_leave_create(e)) == NULL || (p->cs = eng_coll_create(e)) == NULL)
+        (p->leave = eng_leave_create(e)) == NULL || (p->cs = eng_coll_create(e)) == NULL ||
+        (p->rate = eng_rate_create(e)) == NULL)
         return COLLAB_ERR_NO_MEM;
     return eng_el_create(e, &p->el);
 }
@@ -588,6 +590,7 @@ static int create_parts(struct cl_engine *e)
 static void destroy_parts(struct cl_engine *e)
 {
     eng_parts_t *p = &e->parts;
+    eng_rate_destroy(&p->rate);
     eng_el_destroy(&p->el);
     eng_cs_destroy(&p->cs);
     eng_leave_destroy(&p->leave);

@@ -6,8 +6,9 @@
     cl_engine.c.  The reports' component (cl_engine_report.c), the relay
     (cl_engine_relay.c), the point-to-point component (cl_engine_p2p.c),
     the groups (cl_engine_groups.c), the authority
-    (cl_engine_authority.c), the dial-back (cl_engine_dialback.c) and the
-    departures (cl_engine_leave.c) get their contexts here too: the
+    (cl_engine_authority.c), the dial-back (cl_engine_dialback.c), the
+    departures (cl_engine_leave.c) and the measured bandwidth figure
+    (cl_engine_rate.c) get their contexts here too: the
     engine's adapters for them (the authority's decision after a pause
     goes to the pause, eng_pause_decided; its request to take this peer,
     taken back, out of the group to the suspicions, eng_report_self_out;
@@ -16,6 +17,7 @@
 */
 #include "engine/cl_engine_elastic.h"
 #include "engine/cl_engine_loop_int.h"
+#include "engine/cl_engine_rate.h"
 
 #include "util/cl_log.h"
 
@@ -582,4 +584,56 @@ eng_leave_t *eng_leave_create(struct cl_engine *e)
     if (leave != NULL)
         eng_on_type(e, CL_MSG_BYE_ACK, on_bye_ack);
     return leave;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The measured bandwidth figure (cl_engine_rate.h). */
+
+static bool rate_is_member(struct cl_engine *e)
+{
+    return eng_state(e) == ENG_MEMBER;
+}
+
+static bool rate_busy(struct cl_engine *e)
+{
+    return !eng_coll_idle(eng_parts(e)->cs);
+}
+
+static void rate_upload(struct cl_engine *e, double now, uint64_t *acked, bool *backlogged)
+{
+    cl_transport_upload(eng_parts(e)->tp, now, acked, backlogged);
+}
+
+static uint32_t rate_figures(struct cl_engine *e, uint32_t *others, size_t cap, size_t *n)
+{
+    const cl_member_t *mb = eng_parts(e)->mb;
+    const cl_peer_t *me = cl_member_self(mb);
+    size_t nm = 0;
+    cl_peer_t *const *list = cl_member_list(mb, &nm);
+    *n = 0;
+    for (size_t i = 0; i < nm && *n < cap; i++)
+        if (list[i] != me && list[i]->in_group && !list[i]->monitor)
+            others[(*n)++] = list[i]->bw_figure;
+    return me != NULL ? me->bw_figure : 0;
+}
+
+static void rate_propose(struct cl_engine *e, uint32_t kbit)
+{
+    eng_member_set_figure(eng_parts(e)->member, kbit);
+}
+
+eng_rate_t *eng_rate_create(struct cl_engine *e)
+{
+    const eng_parts_t *ep = eng_parts(e);
+    eng_rate_ctx_t ctx = {.arg = e,
+                          .cfg = ep->cfg,
+                          .timers = ep->timers,
+                          .now = eng_ctx_clock,
+                          .raw_now = rep_raw_now,
+                          .is_member = rate_is_member,
+                          .busy = rate_busy,
+                          .upload = rate_upload,
+                          .figures = rate_figures,
+                          .propose = rate_propose};
+    return eng_rate_new(&ctx);
 }

@@ -90,6 +90,7 @@ typedef struct eng_parts {
     eng_p2p_t *p2p;           /* point-to-point, with its credit (cl_engine_p2p.h) */
     eng_groups_t *groups;     /* world all-reduces in several groups (cl_engine_groups.h) */
     eng_leave_t *leave;       /* departures (cl_engine_leave.h) */
+    struct eng_rate *rate;    /* the measured bandwidth figure (cl_engine_rate.h) */
 } eng_parts_t;
 
 /* cl_engine.c: the engine's own state is defined there only. */
@@ -260,6 +261,9 @@ eng_groups_t *eng_groups_create(struct cl_engine *e);
 eng_report_t *eng_report_create(struct cl_engine *e);
 /* Point-to-point (cl_engine_p2p.h). */
 eng_p2p_t *eng_p2p_create(struct cl_engine *e);
+/* The measured bandwidth figure (cl_engine_rate.h), in
+   cl_engine_fanout.c. */
+struct eng_rate *eng_rate_create(struct cl_engine *e);
 /* Client member to client member through a relaying monitor
    (cl_engine_relay.h, docs/monitor.md §8); registers RELAYED. */
 struct eng_relay *eng_relay_create(struct cl_engine *e);

@@ -41,6 +41,7 @@
 #include "engine/cl_engine_member.h"
 
 #include "engine/cl_engine_auth.h" /* eng_auth_epoch_step_ok, a pure rule */
+#include "engine/cl_engine_timer.h" /* ENG_FIGURE_EVERY */
 #include "util/cl_log.h"
 
 #include <stdio.h>
@@ -331,6 +332,28 @@ void eng_member_set_weight(eng_member_t *m, double w)
     (void)m->ctx.send(m->ctx.arg, c, &msg);
 }
 
+void eng_member_set_figure(eng_member_t *m, uint32_t kbit)
+{
+    if (!is_member(m) || kbit == 0)
+        return;
+    if (m->ctx.coordinates(m->ctx.arg)) {
+        m->ctx.take_over(m->ctx.arg);
+        if (cl_member_set_figure(m->ctx.members, m->ctx.self_key, kbit, now(m), 0) == 1) {
+            cl_info("this peer's bandwidth figure is now %u kbit/s (measured)", kbit);
+            weight_changed(m);
+        }
+        return;
+    }
+    cl_peer_t *c = cl_member_coordinator(m->ctx.members);
+    if (c == NULL || m->ctx.link_version(m->ctx.arg, c->key) < CL_WIRE_FIGURE_VERSION)
+        return; /* a coordinator of an older version could not read it */
+    cl_wire_msg_t msg;
+    memset(&msg, 0, sizeof msg);
+    msg.hdr.type = CL_MSG_UPDATE;
+    msg.u.update.bandwidth = kbit; /* weight 0: unchanged */
+    (void)m->ctx.send(m->ctx.arg, c, &msg);
+}
+
 void eng_member_goodbye_all(eng_member_t *m)
 {
     cl_wire_msg_t msg;
@@ -498,7 +521,17 @@ void eng_member_message(eng_member_t *m, cl_peer_t *from, const uint8_t key[32],
     case CL_MSG_UPDATE:
         if (member && m->ctx.coordinates(arg)) {
             m->ctx.take_over(arg);
-            if (cl_member_set_weight(m->ctx.members, from->key, msg->u.update.weight) == 1)
+            const cl_wire_update_t *u = &msg->u.update;
+            int changed = u->weight > 0 ? cl_member_set_weight(m->ctx.members, from->key, u->weight)
+                                        : 0;
+            if (u->bandwidth > 0 &&
+                cl_member_set_figure(m->ctx.members, from->key, u->bandwidth, now(m),
+                                     ENG_FIGURE_EVERY) == 1) {
+                cl_info("rank %d's bandwidth figure is now %u kbit/s (measured)", from->rank,
+                        u->bandwidth);
+                changed = 1;
+            }
+            if (changed == 1)
                 weight_changed(m);
         }
         break;

@@ -73,6 +73,8 @@ typedef struct {
     int (*send)(struct cl_engine *arg, const cl_peer_t *p, cl_wire_msg_t *m);
     int (*send_key)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
     int (*reply)(struct cl_engine *arg, const uint8_t key[32], cl_wire_msg_t *m);
+    /* The wire version of the link to key (cl_transport_link_version). */
+    int (*link_version)(struct cl_engine *arg, const uint8_t key[32]);
     /* A peer's log description (eng_peer_desc). */
     const char *(*desc)(const cl_peer_t *p, char *out, size_t len);
 
@@ -164,6 +166,13 @@ void eng_member_outbid(eng_member_t *m, const cl_wire_view_t *v);
    generation), another member sends the coordinator UPDATE.  Nothing
    while this peer is no member. */
 void eng_member_set_weight(eng_member_t *m, double w);
+/* This peer measured its link at kbit (kbit/s, > 0; cl_linkrate.h): the
+   coordinator records it as this peer's figure and publishes the view,
+   another member sends the coordinator UPDATE with it (when their link
+   speaks wire version 11; an older coordinator keeps the figure it has).
+   The coordinator takes a member's new figure at most every
+   ENG_FIGURE_EVERY seconds.  Nothing while this peer is no member. */
+void eng_member_set_figure(eng_member_t *m, uint32_t kbit);
 /* GOODBYE to every member and monitor of the view but this peer. */
 void eng_member_goodbye_all(eng_member_t *m);
 /* A membership message m from key (from: its record, NULL without one),

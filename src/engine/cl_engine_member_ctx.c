@@ -287,6 +287,11 @@ static int ctx_reply(struct cl_engine *e, const uint8_t key[32], cl_wire_msg_t *
     return cl_transport_reply(eng_parts(e)->tp, key, m);
 }
 
+static int mem_link_version(struct cl_engine *e, const uint8_t key[32])
+{
+    return cl_transport_link_version(eng_parts(e)->tp, key);
+}
+
 static void ctx_reply_view(struct cl_engine *e, const uint8_t key[32])
 {
     eng_member_reply_view(eng_parts(e)->member, key);
@@ -389,6 +394,7 @@ eng_member_t *eng_member_create(struct cl_engine *e)
                              .send = ctx_send,
                              .send_key = mem_send_key,
                              .reply = ctx_reply,
+                             .link_version = mem_link_version,
                              .desc = eng_peer_desc,
                              .coordinates = ctx_coordinates,
                              .take_over = ctx_take_over,

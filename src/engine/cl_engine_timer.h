@@ -49,6 +49,17 @@ static inline double eng_join_limit(double timeout)
     return fmax(30.0, 4.0 * timeout);
 }
 
+/* The coordinator takes a new measured bandwidth figure from a member
+   at most this often (each is a new group generation), and a member
+   proposes one at most this often (cl_engine_rate.c).  While
+   collectives run, the member samples its upload every ENG_RATE_TICK
+   (cl_linkrate.h), and looks whether one runs every ENG_RATE_IDLE
+   otherwise. */
+#define ENG_FIGURE_EVERY 5.0
+#define ENG_FIGURE_PROPOSE_EVERY 10.0
+#define ENG_RATE_TICK 0.1
+#define ENG_RATE_IDLE 1.0
+
 /* A running collective's algorithm is ticked this often (the waits and
    repairs it keeps itself). */
 #define ENG_COLL_TICK 0.1

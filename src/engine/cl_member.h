@@ -41,7 +41,9 @@ typedef struct {
     bool in_group;                     /* member of the world group */
     double weight;                     /* averaging weight */
     uint32_t bw_figure;                /* agreed bandwidth figure from the view (kbit/s, the
-                                          member's COLLAB_BANDWIDTH_MBIT), 0 unknown */
+                                          member's COLLAB_BANDWIDTH_MBIT or its measured
+                                          upload), 0 unknown */
+    double figure_at;                  /* coordinator: when an UPDATE last changed it */
     cl_peer_state_t state;             /* see above */
     double last_heard;                 /* local monotonic seconds of the last message */
     double gone_at;                    /* when it left the view (for purging) */
@@ -199,6 +201,14 @@ void cl_member_raise_epoch(cl_member_t *self, uint64_t epoch);
 
 /* Coordinator: sets a member's weight.  Returns 1 if changed, 0 if not. */
 int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight);
+
+/* Coordinator: sets a member's bandwidth figure (kbit/s, > 0) at time
+   now, like its weight: a new view, and a new group generation when the
+   member is in the group.  A figure that changed less than `every`
+   seconds before is kept (a member cannot make the views churn).
+   Returns 1 if changed, 0 if not. */
+int cl_member_set_figure(cl_member_t *self, const uint8_t key[32], uint32_t kbit, double now,
+                         double every);
 
 /* The current view as a wire message body.  members[] is malloc'ed (the
    caller frees it, not the addresses, which point into the records).

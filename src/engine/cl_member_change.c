@@ -338,6 +338,22 @@ int cl_member_set_weight(cl_member_t *self, const uint8_t key[32], double weight
     return 1;
 }
 
+int cl_member_set_figure(cl_member_t *self, const uint8_t key[32], uint32_t kbit, double now,
+                         double every)
+{
+    cl_peer_t *p = cl_member_find(self, key);
+    if (p == NULL || p->state == CL_PEER_GONE || p->monitor || kbit == 0 || p->bw_figure == kbit)
+        return 0;
+    if (self->epoch >= CL_EPOCH_MAX || (p->figure_at > 0 && now - p->figure_at < every))
+        return 0;
+    p->bw_figure = kbit;
+    p->figure_at = now;
+    self->epoch++;
+    if (p->in_group)
+        self->group_epoch = self->epoch;
+    return 1;
+}
+
 int cl_member_admit_monitor(cl_member_t *self, const uint8_t key[32], const char *address,
                             bool relay, double now, cl_member_delta_t *delta)
 {

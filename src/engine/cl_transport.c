@@ -486,6 +486,7 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
     memcpy(l->key, key, 32);
     tp_hex(key, 32, l->hex);
     snprintf(l->address, sizeof l->address, "%s", address);
+    l->fd = -1;
     l->dealer = zsock_new(ZMQ_DEALER);
     if (l->dealer == NULL)
         goto err_free;

@@ -49,6 +49,11 @@ typedef struct {
     int version;                   /* chosen by the peer's WELCOME (at UP) */
     double started;                /* when its HELLO was queued (local monotonic seconds) */
     double last_tx;                /* its last message sent while up (0: none yet) */
+    int fd;                        /* its TCP socket once connected, -1: none or not measured
+                                      (a loopback link; cl_transport_upload) */
+    uint64_t cookie;               /* that socket's SO_COOKIE */
+    uint64_t acked;                /* its bytes acknowledged at the last sample */
+    uint64_t rwnd_us;              /* its receiver-window-limited time then */
 } out_link_t;
 
 typedef enum { IL_AUTH_WAIT = 0, IL_UP = 1 } il_state_t;
@@ -105,6 +110,8 @@ struct cl_transport {
     zlist_t *dead;                     /* out_link_t waiting to be freed */
     uint64_t monitor_seq;
     uint64_t malformed;
+    uint64_t up_acked;                 /* bytes acknowledged on measured links, in all */
+    double up_last;                    /* the last cl_transport_upload (local monotonic s) */
     zmq_pollitem_t *items;             /* poll arrays, grown as needed */
     poll_ref_t *refs;
     struct pollfd *pfds;               /* what poll() is given for items */
@@ -144,6 +151,9 @@ void tp_malformed(cl_transport_t *self, const uint8_t key[32], const char *what)
 /* Stops an outbound link now (pending messages dropped); it is freed
    after the current poll round. */
 void tp_out_link_kill(cl_transport_t *self, out_link_t *l);
+/* cl_transport_rate.c: the monitor saw l connect on socket fd; measures
+   its upload from now on unless it leads to this host's loopback. */
+void tp_measure_link(out_link_t *l, int fd);
 /* Kills l and opens a new link to its peer, with a new handshake, which
    takes what waited in l.  Returns the new link, or NULL (what waited is
    dropped then). */

@@ -494,14 +494,19 @@ void tp_on_monitor(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn, vo
         if (n <= 0)
             return;
         uint16_t event = 0;
+        uint32_t value = 0;
         if (n >= 1 && zmq_msg_size(&parts[0]) >= 6) {
             const uint8_t *d = zmq_msg_data(&parts[0]);
             event = (uint16_t)(d[0] | (d[1] << 8));
+            memcpy(&value, d + 2, sizeof value); /* libzmq writes it in host order */
         }
         close_parts(parts, n > 2 ? 2 : n);
         if (l->state == OL_DEAD)
             continue;
-        if (event == ZMQ_EVENT_DISCONNECTED) {
+        if (event == ZMQ_EVENT_CONNECTED) {
+            tp_measure_link(l, (int)value);
+        } else if (event == ZMQ_EVENT_DISCONNECTED) {
+            l->fd = -1;
             cl_debug("connection to %s closed", l->address);
             tp_out_link_kill(self, l);
             emit_down(l, fn, ctx);

@@ -122,6 +122,8 @@ int cl_wire_msg_version(const cl_wire_hdr_t *h, int link)
 {
     if (h->type == CL_MSG_JOIN || h->type == CL_MSG_VIEW)
         return link >= 7 ? 7 : 5;
+    if (h->type == CL_MSG_UPDATE)
+        return link >= CL_WIRE_FIGURE_VERSION ? CL_WIRE_FIGURE_VERSION : 5;
     return h->type == CL_MSG_P2P_CTL && h->sub == CL_P2P_CREDIT ? 6 : 5;
 }
 
@@ -568,7 +570,12 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         break;
     case CL_MSG_UPDATE:
         out->u.update.weight = cl_rd_f64(rp);
-        cl_rd_check(rp, weight_ok(out->u.update.weight));
+        if (out->hdr.version >= CL_WIRE_FIGURE_VERSION) {
+            out->u.update.bandwidth = cl_rd_u32(rp);
+            cl_rd_check(rp, out->u.update.weight == 0.0 || weight_ok(out->u.update.weight));
+        } else {
+            cl_rd_check(rp, weight_ok(out->u.update.weight));
+        }
         break;
     case CL_MSG_REPORT:
         decode_report(rp, &out->u.report);
@@ -751,8 +758,14 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_BYE_ACK:
         break;
     case CL_MSG_UPDATE:
-        cl_wr_check(&w, weight_ok(m->u.update.weight));
-        cl_wr_f64(&w, m->u.update.weight);
+        if (m->hdr.version >= CL_WIRE_FIGURE_VERSION) {
+            cl_wr_check(&w, m->u.update.weight == 0.0 || weight_ok(m->u.update.weight));
+            cl_wr_f64(&w, m->u.update.weight);
+            cl_wr_u32(&w, m->u.update.bandwidth);
+        } else {
+            cl_wr_check(&w, weight_ok(m->u.update.weight) && m->u.update.bandwidth == 0);
+            cl_wr_f64(&w, m->u.update.weight);
+        }
         break;
     case CL_MSG_REPORT:
         encode_report(&w, &m->u.report);

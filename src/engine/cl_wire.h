@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_WIRE_VERSION 10        /* the highest version this code speaks */
+#define CL_WIRE_VERSION 11        /* the highest version this code speaks */
 #define CL_WIRE_SIGNED_VERSION 10 /* a swarm that signs: every proof signed (docs/wire.md section 5) */
+#define CL_WIRE_FIGURE_VERSION 11 /* UPDATE carries a bandwidth figure (measured ones) */
 #define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
@@ -216,7 +217,9 @@ typedef struct {
 } cl_wire_suspect_t;
 
 typedef struct {
-    double weight; /* > 0, finite */
+    double weight;      /* > 0, finite; from version 11 also 0: unchanged */
+    uint32_t bandwidth; /* the sender's new bandwidth figure, kbit/s, 0 unchanged
+                           (on the wire from version 11) */
 } cl_wire_update_t;
 
 #define CL_WIRE_GOODBYE_MAX 64 /* most communicators one GOODBYE names */
@@ -293,7 +296,9 @@ typedef struct {
    (5 for most, 6 for P2P_CTL CREDIT), so that a peer of version 5 reads
    every message a later peer sends it; JOIN and VIEW carry bandwidth
    figures from version 7 on, and are written with 7 on links of 7, else
-   with 5 (without them).  The body's layout follows hdr.version. */
+   with 5 (without them); UPDATE carries a figure from version 11 on and
+   is written with 11 on links of 11.  The body's layout follows
+   hdr.version. */
 int cl_wire_msg_version(const cl_wire_hdr_t *h, int link);
 
 /* A decoded message.  For COLL and P2P, payload points into the caller's

@@ -242,16 +242,23 @@ static int p_swarm_passphrase(const char *value, cl_config_t *cfg, char *why, si
     return 0;
 }
 
-/* Mbit/s with up to three decimals (kbit/s on the wire, a u32), 0 none. */
+/* Mbit/s with up to three decimals (kbit/s on the wire, a u32), 0 none,
+   or "measure". */
 static int p_bandwidth(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     double v;
+    if (strcmp(value, "measure") == 0) {
+        cfg->bandwidth_kbit = 0;
+        cfg->bandwidth_measure = true;
+        return 0;
+    }
     if (cl_config_value_number(value, &v) != 0 || !(v >= 0) || v > 4000000.0 ||
         (v > 0 && v < 0.001))
         return s_why(why, whylen,
-                     "expected Mbit/s from 0.001 to 4000000 (this peer's link rate, the slower "
-                     "of upload and download), like 100 or 25.5, or 0 for none");
+                     "expected \"measure\", Mbit/s from 0.001 to 4000000 (this peer's link "
+                     "rate, the slower of upload and download), like 100 or 25.5, or 0 for none");
     cfg->bandwidth_kbit = (uint32_t)(v * 1000.0 + 0.5);
+    cfg->bandwidth_measure = false;
     return 0;
 }
 
@@ -462,9 +469,10 @@ typedef struct {
       "run id)")                                                                                   \
     X("COLLAB_WEIGHT", "1", CL_FN(p_weight),                                                       \
       "this peer's averaging weight, e.g. its local batch size")                                   \
-    X("COLLAB_BANDWIDTH_MBIT", "0 (none)", CL_FN(p_bandwidth),                                     \
-      "Mbit/s of this peer's link (the slower way): butterfly all-reduce parts are sized by "      \
-      "the members' figures when every member declares one")                                       \
+    X("COLLAB_BANDWIDTH_MBIT", "measure", CL_FN(p_bandwidth),                                      \
+      "Mbit/s of this peer's link (the slower way), `measure` (its upload as TCP acknowledges "    \
+      "it while the link is full) or 0 (no figure): butterfly all-reduce parts are sized by "      \
+      "the members' figures when every member has one")                                            \
     X("COLLAB_LEAVE_ON", "none", CL_FN(p_leave_on),                                                \
       "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
       "as the program's previous disposition says")                                                \
@@ -545,8 +553,9 @@ typedef struct {
     X("COLLAB_FETCH_LIMIT", "4", CL_INT(fetch_limit, 1, 1024),                                     \
       "a donor serves one joiner per admission at most this many times its state (FETCH), "        \
       "then refuses")                                                                              \
-    X("COLLAB_WIRE_VERSION", "10", CL_INT(wire_version, 5, CL_CONFIG_WIRE_VERSION),                \
-      "highest wire protocol version spoken (9: the exchange and broadcasts carry no proofs, 8: "  \
+    X("COLLAB_WIRE_VERSION", "11", CL_INT(wire_version, 5, CL_CONFIG_WIRE_VERSION),                \
+      "highest wire protocol version spoken (10: no measured bandwidth figures, 9: the exchange "   \
+      "and broadcasts carry no proofs either, 8: "                                                 \
       "relay proofs of the butterfly tagged, not signed, "                                         \
       "7: no flow control of collective messages and no adaptive compression either, 6: no "       \
       "bandwidth figures either, 5: no flow control at all, as peers of the releases before)")

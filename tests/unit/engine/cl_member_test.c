@@ -144,6 +144,25 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_group_epoch(coord) == gen && cl_member_epoch(coord) > gen);
     CHECK(cl_member_set_weight(coord, k[3], 5.0) == 1 && cl_member_group_epoch(coord) == gen);
     CHECK(cl_member_set_weight(coord, k[1], 5.0) == 1 && cl_member_group_epoch(coord) > gen);
+    /* A measured bandwidth figure (UPDATE, wire version 11): like a
+       weight, a new view, and a new generation for a member of the
+       group; the same figure, 0, or a change within `every` seconds of
+       the last one change nothing; a monitor has none. */
+    gen = cl_member_group_epoch(coord);
+    uint64_t ep = cl_member_epoch(coord);
+    CHECK(cl_member_set_figure(coord, k[1], 0, 100.0, 5.0) == 0);
+    CHECK(cl_member_set_figure(coord, k[1], 25000, 100.0, 5.0) == 1);
+    CHECK(cl_member_find(coord, k[1])->bw_figure == 25000);
+    CHECK(cl_member_epoch(coord) == ep + 1 && cl_member_group_epoch(coord) == ep + 1);
+    CHECK(cl_member_set_figure(coord, k[1], 25000, 120.0, 5.0) == 0);
+    CHECK(cl_member_set_figure(coord, k[1], 90000, 104.9, 5.0) == 0);
+    CHECK(cl_member_find(coord, k[1])->bw_figure == 25000 && cl_member_epoch(coord) == ep + 1);
+    CHECK(cl_member_set_figure(coord, k[1], 90000, 105.0, 5.0) == 1);
+    CHECK(cl_member_find(coord, k[1])->bw_figure == 90000);
+    gen = cl_member_group_epoch(coord);
+    CHECK(cl_member_set_figure(coord, k[3], 30000, 106.0, 5.0) == 1 &&
+          cl_member_group_epoch(coord) == gen); /* rank 3 is out of the group */
+    CHECK(cl_member_set_figure(coord, k[3], 40000, 106.0, 0) == 1); /* no limit asked */
     CHECK(!cl_member_at_rank(coord, 3)->in_group);
     CHECK(cl_member_group(coord, grp, 8) == 3);
 

@@ -291,8 +291,28 @@ static void test_roundtrips(void)
     base_hdr(&m, CL_MSG_UPDATE);
     m.u.update.weight = 0.25;
     o = roundtrip(&m, &b, &bl);
-    CHECK(o.u.update.weight == 0.25);
+    CHECK(o.u.update.weight == 0.25 && o.u.update.bandwidth == 0);
+    CHECK(bl == 12);
     free(b);
+    /* Version 11: a measured figure with the weight unchanged (0). */
+    base_hdr(&m, CL_MSG_UPDATE);
+    m.u.update.bandwidth = 93500;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(o.u.update.weight == 0 && o.u.update.bandwidth == 93500);
+    free(b);
+    /* Version 10: the weight alone, 8 bytes; neither a figure nor a
+       weight of 0 can be said. */
+    base_hdr(&m, CL_MSG_UPDATE);
+    m.hdr.version = 10;
+    m.u.update.weight = 2;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(bl == 8 && o.u.update.weight == 2 && o.u.update.bandwidth == 0);
+    free(b);
+    m.u.update.bandwidth = 1;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    m.u.update.bandwidth = 0;
+    m.u.update.weight = 0;
+    CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
 
     uint8_t payload[100];
     for (int i = 0; i < 100; i++)
@@ -465,6 +485,21 @@ static void test_bad_bodies(void)
     base_hdr(&m, CL_MSG_UPDATE);
     m.u.update.weight = -1;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
+    /* A version 11 UPDATE: a weight that is neither 0 nor valid, and a
+       body one byte short or long (the figure is a u32), are refused. */
+    base_hdr(&m, CL_MSG_UPDATE);
+    m.u.update.weight = 1;
+    m.u.update.bandwidth = 5;
+    b = encode(&m, hdr, &bl);
+    CHECK(bl == 12 && cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_OK);
+    double nan_w = NAN;
+    memcpy(b, &nan_w, 8);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    double neg_w = -0.5;
+    memcpy(b, &neg_w, 8);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl, &o) == CL_WIRE_EBODY);
+    CHECK(cl_wire_decode(hdr, sizeof hdr, b, bl - 1, &o) != CL_WIRE_OK);
+    free(b);
     base_hdr(&m, CL_MSG_HELLO);
     m.u.hello.max_version = 1;
     m.u.hello.min_version = 1;

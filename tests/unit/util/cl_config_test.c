@@ -448,8 +448,11 @@ static void test_limits(void)
                  0 &&
              cfg.rank_required && cfg.rank == 2);
     cl_config_clear(&cfg);
-    /* COLLAB_WIRE_VERSION: 5 to 10 (docs/wire.md section 5), default 10. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 10);
+    /* COLLAB_WIRE_VERSION: 5 to 11 (docs/wire.md section 5), default 11. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 11);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "10", NULL) == 0 &&
+             cfg.wire_version == 10);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "8", NULL) == 0 &&
              cfg.wire_version == 8);
@@ -492,22 +495,29 @@ static void test_limits(void)
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "4", NULL) == -1);
     CL_CHECK(strstr(err, "COLLAB_WIRE_VERSION") != NULL);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "11", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "12", NULL) == -1);
     cl_config_clear(&cfg);
-    /* COLLAB_BANDWIDTH_MBIT: Mbit/s to kbit/s, 0 none; negative, non-finite,
-       absurd or unparsable figures are refused with the variable named. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.bandwidth_kbit == 0);
+    /* COLLAB_BANDWIDTH_MBIT: "measure" (the default), Mbit/s to kbit/s
+       (declared: nothing measured), 0 none (nothing measured either);
+       negative, non-finite, absurd or unparsable figures are refused with
+       the variable named. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.bandwidth_kbit == 0 &&
+             cfg.bandwidth_measure);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "measure", NULL) == 0 &&
+             cfg.bandwidth_kbit == 0 && cfg.bandwidth_measure);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "25.5", NULL) == 0 &&
-             cfg.bandwidth_kbit == 25500);
+             cfg.bandwidth_kbit == 25500 && !cfg.bandwidth_measure);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "4000000", NULL) == 0 &&
              cfg.bandwidth_kbit == 4000000000u);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "0", NULL) == 0 &&
-             cfg.bandwidth_kbit == 0);
+             cfg.bandwidth_kbit == 0 && !cfg.bandwidth_measure);
     cl_config_clear(&cfg);
-    const char *bad_bw[] = {"-1", "nan", "inf", "1e400", "4000001", "0.0001", "fast", ""};
+    const char *bad_bw[] = {"-1",      "nan",  "inf", "1e400",   "4000001",
+                            "0.0001",  "fast", "",    "Measure", "measured"};
     for (size_t i = 0; i < sizeof bad_bw / sizeof bad_bw[0]; i++) {
         CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", bad_bw[i], NULL) == -1);
         CL_CHECK(strstr(err, "COLLAB_BANDWIDTH_MBIT") != NULL);

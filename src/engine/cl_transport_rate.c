@@ -1,0 +1,61 @@
+/*  cl_transport_rate.c - the transport's view of this peer's upload
+    (cl_transport_upload): the kernel's figures for the TCP connection of
+    every outbound link (cl_tcpinfo.h).
+
+    libzmq names a connection's socket in the monitor's CONNECTED event
+    (tp_measure_link); the socket belongs to libzmq's I/O thread, which
+    may close it and reuse the number at any time, so every read checks
+    the socket's SO_COOKIE against the one seen at CONNECTED and forgets
+    the descriptor at the first mismatch.  Only reads happen here
+    (getsockopt), never anything that changes the socket.  Links to a
+    loopback address are not measured: every byte on them stays in this
+    host.
+*/
+#include "engine/cl_transport_int.h"
+
+#include "engine/cl_tcpinfo.h"
+
+#include <czmq.h>
+
+/* A receiver's window that held sending back for more than this share
+   of the time since the last sample makes that connection's backlog
+   the receiver's doing, not the link's. */
+#define RWND_SHARE 0.1
+
+void tp_measure_link(out_link_t *l, int fd)
+{
+    l->fd = -1;
+    cl_tcpinfo_t ti;
+    if (cl_tcpinfo_loopback(fd) || cl_tcpinfo_read(fd, &ti) != 0)
+        return;
+    l->fd = fd;
+    l->cookie = ti.cookie;
+    l->acked = ti.acked;
+    l->rwnd_us = ti.rwnd_us;
+}
+
+void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, bool *backlogged)
+{
+    double dt_us = self->up_last > 0 ? (now - self->up_last) * 1e6 : 0;
+    self->up_last = now;
+    bool busy = false;
+    for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
+         l = zhashx_next(self->out_by_key)) {
+        cl_tcpinfo_t ti;
+        if (l->fd < 0 || l->state == OL_DEAD)
+            continue;
+        if (cl_tcpinfo_read(l->fd, &ti) != 0 || ti.cookie != l->cookie) {
+            l->fd = -1; /* closed under us, perhaps reused: no longer this link's */
+            continue;
+        }
+        if (ti.acked > l->acked)
+            self->up_acked += ti.acked - l->acked;
+        uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
+        if (ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us)
+            busy = true;
+        l->acked = ti.acked;
+        l->rwnd_us = ti.rwnd_us;
+    }
+    *acked = self->up_acked;
+    *backlogged = busy;
+}
