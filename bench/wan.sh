@@ -9,7 +9,7 @@
 #   bench/wan.sh [--np 4] [--rate 100] [--slow RATE] [--up-only]
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
 #                [--runs 3] [--iters 2] [--declare | --measure] [--queue MS] [--tcp]
-#                [--tcp-mode all|balanced|ring] [--trace DIR] [--build DIR]
+#                [--tcp-mode all|balanced|ring] [--trace DIR] [--logs DIR] [--build DIR]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
@@ -40,6 +40,8 @@
 #             2(n-1)/n x S: a ring all-reduce's traffic without its waits)
 #   --trace   write every peer's link counters every 50 ms during each
 #             run to DIR/run<k>.p<i> (time, rx bytes, tx bytes)
+#   --logs    keep every peer's output of each run in DIR/run<k>/ (rank
+#             0 logs at info: the measured figures the coordinator takes)
 #
 # Bounds (S bytes, n peers, B the common rate, b the slow one):
 #   equal links      2(n-1)/n * S / B   (what each link must carry in a
@@ -54,7 +56,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
-tcp=0 tcpmode=all trace='' queue=100 iters=2
+tcp=0 tcpmode=all trace='' queue=100 iters=2 logs=
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -72,7 +74,8 @@ while [ $# -gt 0 ]; do
     --tcp-mode) tcpmode=$2; tcp=1; shift 2 ;;
     --queue) queue=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
-    -h | --help) sed -n '2,50p' "$0"; exit 0 ;;
+    --logs) logs=$2; shift 2 ;;
+    -h | --help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -195,6 +198,7 @@ one_run() {
     local st=0
     for p in "${pids[@]}"; do wait "$p" || st=1; done
     [ -n "$trace" ] && kill "${tpids[@]}" 2>/dev/null
+    [ -n "$logs" ] && mkdir -p "$logs/run$2" && cp "$work"/r*.out "$work"/r*.err "$logs/run$2/"
     [ "$st" -eq 0 ] || { echo "wan.sh: a peer failed (logs in $work)" >&2; tail -n 3 "$work"/r*.err >&2; return 1; }
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }

@@ -599,9 +599,10 @@ static bool rate_busy(struct cl_engine *e)
     return !eng_coll_idle(eng_parts(e)->cs);
 }
 
-static void rate_upload(struct cl_engine *e, double now, uint64_t *acked, bool *backlogged)
+static void rate_upload(struct cl_engine *e, double now, uint64_t *acked, uint64_t *sent,
+                        bool *backlogged)
 {
-    cl_transport_upload(eng_parts(e)->tp, now, acked, backlogged);
+    cl_transport_upload(eng_parts(e)->tp, now, acked, sent, backlogged);
 }
 
 static uint32_t rate_figures(struct cl_engine *e, uint32_t *others, size_t cap, size_t *n)

@@ -91,11 +91,16 @@ static void on_timer(void *arg, double now)
     eng_rate_t *r = arg;
     bool busy = r->ctx.is_member(r->ctx.arg) && r->ctx.busy(r->ctx.arg);
     if (busy || r->sampling) {
-        uint64_t acked = 0;
+        uint64_t acked = 0, sent = 0;
         bool backlogged = false;
         double raw = r->ctx.raw_now(r->ctx.arg);
-        r->ctx.upload(r->ctx.arg, raw, &acked, &backlogged);
-        if (cl_linkrate_add(&r->lr, raw, acked, backlogged && busy))
+        r->ctx.upload(r->ctx.arg, raw, &acked, &sent, &backlogged);
+        /* A sample whose reading took long (this thread lost the CPU in
+           the middle) has no one time: it ends the stretch. */
+        double after = r->ctx.raw_now(r->ctx.arg);
+        if (after - raw > ENG_RATE_SAMPLE_SLACK)
+            backlogged = false;
+        if (cl_linkrate_add(&r->lr, raw, acked, sent, backlogged && busy))
             s_consider(r, now);
     }
     r->sampling = busy;

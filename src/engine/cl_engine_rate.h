@@ -42,7 +42,8 @@ typedef struct {
     bool (*is_member)(struct cl_engine *arg);
     bool (*busy)(struct cl_engine *arg);
     /* The upload's sample (cl_transport_upload). */
-    void (*upload)(struct cl_engine *arg, double now, uint64_t *acked, bool *backlogged);
+    void (*upload)(struct cl_engine *arg, double now, uint64_t *acked, uint64_t *sent,
+                   bool *backlogged);
     /* The figure the view holds for this peer (kbit/s, 0 none), and the
        other members' figures of the world group into others[0 .. cap-1]
        (*n of them). */

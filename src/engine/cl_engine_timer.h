@@ -59,6 +59,10 @@ static inline double eng_join_limit(double timeout)
 #define ENG_FIGURE_PROPOSE_EVERY 10.0
 #define ENG_RATE_TICK 0.1
 #define ENG_RATE_IDLE 1.0
+/* A sample of the upload whose reading took longer than this (the
+   thread lost the CPU in the middle) is not used: its counters and its
+   time would not belong together. */
+#define ENG_RATE_SAMPLE_SLACK 0.002
 
 /* A running collective's algorithm is ticked this often (the waits and
    repairs it keeps itself). */

@@ -7,14 +7,18 @@
     much the network took (bytes acknowledged); that is the link's rate
     only while the sender had more waiting and neither its program nor
     the receiver's window held it back, as BBR marks its samples
-    "application-limited" otherwise.  The highest recent window is the
-    figure: a window in which the peer shared its link with the tail of
-    a slow member's flow is lower, never higher, than what the link
-    gives.
+    "application-limited" otherwise.  Acknowledgements may come late
+    and then all at once (the sender's own download is full, or the
+    receiving host did not run its network stack for a while on a busy
+    machine): a window that got them would look faster than the link, so
+    a window counts only what was also sent in it.  The figure is the
+    third highest recent window, not the highest: a window in which the
+    peer shared its link with the tail of a slow member's flow is lower
+    than what the link gives, and the odd window that still looks faster
+    than it (a burst the qdisc took before the window) is passed over.
 */
 #include "engine/cl_linkrate.h"
 
-#include <math.h>
 #include <string.h>
 
 void cl_linkrate_init(cl_linkrate_t *r)
@@ -22,33 +26,34 @@ void cl_linkrate_init(cl_linkrate_t *r)
     memset(r, 0, sizeof *r);
 }
 
-bool cl_linkrate_add(cl_linkrate_t *r, double t, uint64_t acked, bool backlogged)
+static void s_start(cl_linkrate_t *r, double t, uint64_t acked, uint64_t sent, bool open)
+{
+    r->open = open;
+    r->start_t = t;
+    r->start_acked = acked;
+    r->start_sent = sent;
+}
+
+bool cl_linkrate_add(cl_linkrate_t *r, double t, uint64_t acked, uint64_t sent, bool backlogged)
 {
     bool gap = t - r->last_t > CL_LINKRATE_GAP || t < r->last_t;
     r->last_t = t;
-    if (!backlogged || gap || (r->open && acked < r->start_acked)) {
+    bool drop = r->open && (acked < r->start_acked || sent < r->start_sent);
+    if (!backlogged || gap || drop || !r->open) {
         /* The stretch ends; a backlogged sample starts the next. */
-        r->open = backlogged;
-        r->start_t = t;
-        r->start_acked = acked;
-        return false;
-    }
-    if (!r->open) {
-        r->open = true;
-        r->start_t = t;
-        r->start_acked = acked;
+        s_start(r, t, acked, sent, backlogged);
         return false;
     }
     double dt = t - r->start_t;
     if (dt < CL_LINKRATE_WINDOW - 1e-6) /* samples of a periodic timer, sums of 0.1 s */
         return false;
-    r->rates[r->next] = (double)(acked - r->start_acked) / dt;
+    uint64_t da = acked - r->start_acked, ds = sent - r->start_sent;
+    r->rates[r->next] = (double)(da < ds ? da : ds) / dt;
     r->next = (r->next + 1) % CL_LINKRATE_KEEP;
     if (r->nrates < CL_LINKRATE_KEEP)
         r->nrates++;
     r->windows++;
-    r->start_t = t;
-    r->start_acked = acked;
+    s_start(r, t, acked, sent, true);
     return true;
 }
 
@@ -56,10 +61,18 @@ uint32_t cl_linkrate_kbit(const cl_linkrate_t *r)
 {
     if (r->nrates < CL_LINKRATE_MIN)
         return 0;
-    double best = 0;
-    for (size_t i = 0; i < r->nrates; i++)
-        best = fmax(best, r->rates[i]);
-    double kbit = best * 8.0 / 1000.0;
+    /* The CL_LINKRATE_RANK highest, in descending order. */
+    double top[CL_LINKRATE_RANK] = {0};
+    for (size_t i = 0; i < r->nrates; i++) {
+        double v = r->rates[i];
+        for (size_t k = 0; k < CL_LINKRATE_RANK; k++)
+            if (v > top[k]) {
+                double tmp = top[k];
+                top[k] = v;
+                v = tmp;
+            }
+    }
+    double kbit = top[CL_LINKRATE_RANK - 1] * 8.0 / 1000.0;
     if (!(kbit >= 1.0))
         return 1;
     return kbit >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(kbit + 0.5);

@@ -23,7 +23,7 @@ int cl_tcpinfo_read(int fd, cl_tcpinfo_t *out)
     memset(&ti, 0, sizeof ti);
     socklen_t len = sizeof ti;
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_rwnd_limited) + sizeof ti.tcpi_rwnd_limited)
+        len < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof ti.tcpi_bytes_sent)
         return -1;
     uint64_t cookie = 0;
     socklen_t clen = sizeof cookie;
@@ -31,6 +31,7 @@ int cl_tcpinfo_read(int fd, cl_tcpinfo_t *out)
         return -1;
     out->cookie = cookie;
     out->acked = ti.tcpi_bytes_acked;
+    out->sent = ti.tcpi_bytes_sent;
     out->rwnd_us = ti.tcpi_rwnd_limited;
     out->waiting = ti.tcpi_notsent_bytes > 0;
     return 0;

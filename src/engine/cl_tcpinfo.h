@@ -15,6 +15,7 @@
 typedef struct {
     uint64_t cookie;      /* the socket's SO_COOKIE: tells it from a later socket on the same fd */
     uint64_t acked;       /* bytes acknowledged by the receiver */
+    uint64_t sent;        /* bytes handed to the network (retransmissions included) */
     uint64_t rwnd_us;     /* microseconds the receiver's window limited sending */
     bool waiting;         /* bytes written wait in the socket, not yet sent */
 } cl_tcpinfo_t;

@@ -177,10 +177,12 @@ uint64_t cl_transport_malformed(const cl_transport_t *self);
 /* This peer's upload, from the kernel's figures of its outbound links'
    TCP connections (links to loopback addresses left out): *acked is the
    total of bytes their receivers acknowledged since the transport
-   started (it never goes down), *backlogged whether one of them has
+   started and *sent of those handed to the network (neither ever goes
+   down), *backlogged whether one of them has
    bytes waiting to be sent that its receiver's window did not hold back
    for most of the time since the last call (now: local monotonic
    seconds).  For cl_linkrate.h. */
-void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, bool *backlogged);
+void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint64_t *sent,
+                         bool *backlogged);
 
 #endif

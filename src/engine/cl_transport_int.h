@@ -53,6 +53,7 @@ typedef struct {
                                       (a loopback link; cl_transport_upload) */
     uint64_t cookie;               /* that socket's SO_COOKIE */
     uint64_t acked;                /* its bytes acknowledged at the last sample */
+    uint64_t sent;                 /* its bytes sent then */
     uint64_t rwnd_us;              /* its receiver-window-limited time then */
 } out_link_t;
 
@@ -111,6 +112,7 @@ struct cl_transport {
     uint64_t monitor_seq;
     uint64_t malformed;
     uint64_t up_acked;                 /* bytes acknowledged on measured links, in all */
+    uint64_t up_sent;                  /* bytes sent on them, in all */
     double up_last;                    /* the last cl_transport_upload (local monotonic s) */
     zmq_pollitem_t *items;             /* poll arrays, grown as needed */
     poll_ref_t *refs;

@@ -31,10 +31,12 @@ void tp_measure_link(out_link_t *l, int fd)
     l->fd = fd;
     l->cookie = ti.cookie;
     l->acked = ti.acked;
+    l->sent = ti.sent;
     l->rwnd_us = ti.rwnd_us;
 }
 
-void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, bool *backlogged)
+void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint64_t *sent,
+                         bool *backlogged)
 {
     double dt_us = self->up_last > 0 ? (now - self->up_last) * 1e6 : 0;
     self->up_last = now;
@@ -50,12 +52,16 @@ void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, bool
         }
         if (ti.acked > l->acked)
             self->up_acked += ti.acked - l->acked;
+        if (ti.sent > l->sent)
+            self->up_sent += ti.sent - l->sent;
         uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
         if (ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us)
             busy = true;
         l->acked = ti.acked;
+        l->sent = ti.sent;
         l->rwnd_us = ti.rwnd_us;
     }
     *acked = self->up_acked;
+    *sent = self->up_sent;
     *backlogged = busy;
 }

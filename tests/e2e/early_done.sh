@@ -27,19 +27,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Peer i at 10.78.0.(i+1); each veth limited both ways (inside the
-# namespace: its upload; on the bridge: its download), as bench/wan.sh.
+# Peer i at 10.78.0.(i+1); each veth limited both ways (e2e_ns_limit).
 setup_netns() {
     [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
     netns=1
     e2e_ns_add "$tag" "$np" 10.78.0 || return 1
-    local burst=$((rate * 1000000 / 8 / 250)) queue=$((rate * 1000000 / 8 / 10))
-    for i in $(seq 0 $((np - 1))); do
-        ip netns exec "${tag}n$i" tc qdisc add dev p$i root tbf rate "${rate}mbit" burst "$burst" \
-            limit "$queue" || return 1
-        tc qdisc add dev "${tag}h$i" root tbf rate "${rate}mbit" burst "$burst" \
-            limit "$queue" || return 1
-    done
+    for i in $(seq 0 $((np - 1))); do e2e_ns_limit "$tag" "$i" "$rate" || return 1; done
 }
 
 if ! setup_netns; then

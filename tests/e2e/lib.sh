@@ -284,6 +284,19 @@ e2e_ns_add() {
     done
 }
 
+# Peer $2's link (made by e2e_ns_add with tag $1) limited by tbf to $3
+# Mbit/s both ways: inside its namespace (its upload) and on the bridge
+# (its download), burst 4 ms and queue 100 ms of the rate, as
+# bench/wan.sh.
+e2e_ns_limit() {
+    local tag=$1 i=$2 rate=$3
+    local burst=$((rate * 1000000 / 8 / 250)) queue=$((rate * 1000000 / 8 / 10))
+    [ "$burst" -ge 3000 ] || burst=3000
+    ip netns exec "${tag}n$i" tc qdisc add dev p$i root tbf rate "${rate}mbit" burst "$burst" \
+        limit "$queue" || return 1
+    tc qdisc add dev "${tag}h$i" root tbf rate "${rate}mbit" burst "$burst" limit "$queue"
+}
+
 e2e_ns_del() {
     local tag=$1 n=$2 i
     for i in $(seq 0 $((n - 1))); do

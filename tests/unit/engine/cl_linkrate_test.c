@@ -6,9 +6,12 @@
     backlogged, a gap between samples (a stopped engine), or acknowledged
     bytes that go down (a connection replaced) end the stretch, so that no
     window spans them, and an idle program measures nothing; (c) the
-    figure is the highest of the last CL_LINKRATE_KEEP windows: slower
-    windows (the link shared with a slow member's tail) do not lower it,
-    and as many windows of a slower link replace the old figure; (d) the
+    figure is the third highest of the last CL_LINKRATE_KEEP windows:
+    slower windows (the link shared with a slow member's tail) do not
+    lower it, and as many windows of a slower link replace the old
+    figure; acknowledgements that stall and then come all at once do not
+    raise a window above what was sent in it, and two odd fast windows do
+    not raise the figure, a third does; (d) the
     figure's bounds: at least 1 kbit/s, at most UINT32_MAX; (e) the
     proposal: an unknown agreed figure takes the measurement; within 1.25
     of other members' figures it takes the highest of them; the agreed one
@@ -34,7 +37,7 @@ static int feed(cl_linkrate_t *r, double *t, uint64_t *acked, double secs, doubl
     for (int i = 0; i < n; i++) {
         *t += 0.1;
         *acked += (uint64_t)(rate * 0.1);
-        windows += cl_linkrate_add(r, *t, *acked, backlogged);
+        windows += cl_linkrate_add(r, *t, *acked, *acked, backlogged);
     }
     return windows;
 }
@@ -75,10 +78,10 @@ static void test_stretch_ends(void)
     CHECK(feed(&r, &t, &acked, 0.4, 50 * MBIT, true) == 0);
     t += 1.0;
     acked += (uint64_t)(900 * MBIT);
-    CHECK(!cl_linkrate_add(&r, t, acked, true));
+    CHECK(!cl_linkrate_add(&r, t, acked, acked, true));
     CHECK(feed(&r, &t, &acked, 0.4, 50 * MBIT, true) == 0);
     /* Acknowledged bytes that go down: a new start, not a huge rate. */
-    CHECK(!cl_linkrate_add(&r, t + 0.1, acked / 2, true));
+    CHECK(!cl_linkrate_add(&r, t + 0.1, acked / 2, acked / 2, true));
     t += 0.1;
     acked /= 2;
     CHECK(feed(&r, &t, &acked, 0.4, 50 * MBIT, true) == 0);
@@ -105,6 +108,50 @@ static void test_highest_recent(void)
     CHECK(feed(&r, &t, &acked, 0.1 + 0.5 * CL_LINKRATE_KEEP, 25 * MBIT, true) ==
           CL_LINKRATE_KEEP);
     CHECK(cl_linkrate_kbit(&r) == 25000);
+}
+
+/* Acknowledgements late then all at once: each window counts what was
+   both sent and acknowledged in it, and the figure is the third highest,
+   so neither a catch-up of acknowledgements nor two odd fast windows
+   make the link look faster; a third does. */
+static void test_compression(void)
+{
+    cl_linkrate_t r;
+    cl_linkrate_init(&r);
+    double t = 0;
+    uint64_t acked = 0, sent = 0;
+    const uint64_t step = (uint64_t)(25 * MBIT * 0.1); /* 25 Mbit/s */
+    CHECK(!cl_linkrate_add(&r, t, acked, sent, true));
+    /* 8 windows at 25 Mbit/s sent: in every other one the
+       acknowledgements stall after its first tenth, in the next they all
+       come at its start: a fifth and nine fifths of the link's rate by
+       acknowledgements alone. */
+    for (int w = 0; w < 8; w++)
+        for (int k = 0; k < 5; k++) {
+            t += 0.1;
+            sent += step;
+            bool stall = w % 2 == 0 && k > 0;
+            acked = stall ? acked : sent - (w % 2 == 1 || k == 0 ? 0 : step);
+            if (w % 2 == 1 && k == 0)
+                acked = sent;
+            CHECK(cl_linkrate_add(&r, t, acked, sent, true) == (k == 4));
+        }
+    CHECK(r.windows == 8);
+    uint32_t kbit = cl_linkrate_kbit(&r);
+    CHECK(kbit >= 24000 && kbit <= 25001);
+    /* Two windows twice as fast (a burst into the qdisc counted as sent):
+       the figure stays; a third raises it. */
+    for (int w = 0; w < 3; w++) {
+        for (int k = 0; k < 5; k++) {
+            t += 0.1;
+            sent += 2 * step;
+            acked = sent;
+            CHECK(cl_linkrate_add(&r, t, acked, sent, true) == (k == 4));
+        }
+        if (w < 2)
+            CHECK(cl_linkrate_kbit(&r) == kbit);
+    }
+    CHECK(cl_linkrate_kbit(&r) == 50000);
 }
 
 static void test_bounds(void)
@@ -161,6 +208,7 @@ int main(void)
     test_full_link();
     test_stretch_ends();
     test_highest_recent();
+    test_compression();
     test_bounds();
     test_propose();
     if (s_failures == 0)

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Bandwidth figures measured (COLLAB_BANDWIDTH_MBIT unset: "measure", the
+# default; docs/collectives.md §2.2b): four example trainers (unchanged,
+# built with mpicc.mpich, the library preloaded), each in a network
+# namespace of its own on one bridge; three links limited by tbf to 20
+# Mbit/s both ways, the fourth to 5 Mbit/s.  Nobody declares a rate.
+# Checked:
+#   - every trainer finishes, parameters bitwise equal;
+#   - the coordinator took a measured figure for the slow peer within
+#     [0.5, 1.3] x 5 Mbit/s, and one for a fast peer at least 1.5 times
+#     as high (the figures come from TCP's acknowledged bytes while a
+#     connection stayed backlogged; 1 MiB all-reduces keep a fast link
+#     full for less than half a second, so a fast peer measures mostly
+#     its share of the link beside the slow peer's flow: about 10 Mbit/s);
+#   - rank 0's debug log shows all-reduces whose parts were sized by
+#     those figures (the slow peer's part the smallest).
+# Needs root and `ip netns` (links to a loopback address are never
+# measured); skipped (77) elsewhere.
+. "$(dirname "$0")/lib.sh"
+need E2E_TRAINER
+preload="$E2E_LIBDIR/libmpicollab.so"
+[ -f "$preload" ] || fail "$preload is not built"
+np=4 fast=20 slow=5 steps=40 limit=240
+tag=mbw$$
+pids=()
+netns=0
+
+cleanup() {
+    kill -9 "${pids[@]}" 2>/dev/null
+    [ "$netns" = 1 ] && e2e_ns_del "$tag" "$np"
+}
+trap cleanup EXIT
+
+setup_netns() {
+    [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
+    netns=1
+    e2e_ns_add "$tag" "$np" 10.79.0 || return 1
+    for i in $(seq 0 $((np - 2))); do e2e_ns_limit "$tag" "$i" "$fast" || return 1; done
+    e2e_ns_limit "$tag" $((np - 1)) "$slow"
+}
+
+if ! setup_netns; then
+    say "SKIPPED: needs root, tc and ip netns (figures are not measured on loopback)"
+    exit 77
+fi
+
+env_common=(COLLAB_WORLD_SIZE=$np COLLAB_TIMEOUT=5 COLLAB_MATCHMAKING_TIME=30)
+args=(--steps "$steps" --hidden 512 --batch 4 --log-every 10)
+
+# peer I: trainer I in its namespace, logs in $E2E_LOG/pI.out/.err.
+peer() {
+    local i=$1 extra=(COLLAB_LOG=info)
+    [ "$i" -eq 0 ] && extra=(COLLAB_LOG=debug)
+    [ "$i" -gt 0 ] && extra+=(COLLAB_INITIAL_PEERS="$line")
+    ip netns exec "${tag}n$i" env "${env_common[@]}" "${extra[@]}" \
+        COLLAB_LISTEN="/ip4/10.79.0.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
+        timeout -s KILL "$limit" "$E2E_TRAINER" "${args[@]}" \
+        >"$E2E_LOG/p$i.out" 2>"$E2E_LOG/p$i.err" &
+    pids+=($!)
+}
+
+say "$np trainers, links of $fast Mbit/s and one of $slow, nothing declared"
+peer 0
+wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the founder printed no join line"
+line=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
+for i in $(seq 1 $((np - 1))); do peer "$i"; done
+
+st=0
+for p in "${pids[@]}"; do wait "$p" || st=1; done
+[ "$st" -eq 0 ] || fail "a trainer failed"
+cat "$E2E_LOG"/p*.out "$E2E_LOG"/p*.err >"$E2E_LOG/all.log"
+[ "$(count_done "$E2E_LOG/all.log")" -eq "$np" ] || fail "expected $np trainers to finish"
+expect_agreement "$E2E_LOG/all.log" "$np"
+
+# The slow peer's rank, from its own log lines.
+srank=$(sed -n 's/^\[collab\] rank \([0-9]*\): .*/\1/p' "$E2E_LOG/p$((np - 1)).err" | head -n 1)
+[ -n "$srank" ] || fail "the slow peer logged no rank"
+# Figures the coordinator took: "rank R's bandwidth figure is now X kbit/s
+# (measured)", or its own ("this peer's ...", rank from the line's prefix).
+figures=$(sed -n -e "s/^\[collab\] rank [0-9]*: rank \([0-9]*\)'s bandwidth figure is now \([0-9]*\) kbit.*/\1 \2/p" \
+    -e "s/^\[collab\] rank \([0-9]*\): this peer's bandwidth figure is now \([0-9]*\) kbit.*/\1 \2/p" \
+    "$E2E_LOG"/p*.err)
+[ -n "$figures" ] || fail "no measured figure was taken"
+say "figures taken (rank kbit/s): $(echo "$figures" | tr '\n' ';')"
+sfig=$(echo "$figures" | awk -v r="$srank" '$1 == r { f = $2 } END { print f + 0 }')
+[ "$sfig" -ge $((slow * 500)) ] && [ "$sfig" -le $((slow * 1300)) ] ||
+    fail "the slow peer's (rank $srank) last figure is $sfig kbit/s, not about $((slow * 1000))"
+ffig=$(echo "$figures" | awk -v r="$srank" '$1 != r && $2 > m { m = $2 } END { print m + 0 }')
+[ "$ffig" -ge $((sfig * 3 / 2)) ] ||
+    fail "no fast peer's figure reached 1.5 x the slow peer's ($ffig against $sfig kbit/s)"
+sized=$(grep -c "parts sized by bandwidth" "$E2E_LOG/p0.err")
+[ "$sized" -gt 0 ] || fail "rank 0 never sized its parts by the figures"
+pass "$np trainers bitwise equal; slow peer measured at $sfig kbit/s, a fast one at $ffig; $sized sized all-reduces"
