@@ -178,10 +178,11 @@ uint64_t cl_transport_malformed(const cl_transport_t *self);
    TCP connections (links to loopback addresses left out): *acked is the
    total of bytes their receivers acknowledged since the transport
    started and *sent of those handed to the network (neither ever goes
-   down), *backlogged whether one of them has
-   bytes waiting to be sent that its receiver's window did not hold back
-   for most of the time since the last call (now: local monotonic
-   seconds).  For cl_linkrate.h. */
+   down), *backlogged whether two of them or more have
+   bytes waiting to be sent that their receivers' windows did not hold
+   back for most of the time since the last call (now: local monotonic
+   seconds): one alone may be held back by its path.  For
+   cl_linkrate.h. */
 void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint64_t *sent,
                          bool *backlogged);
 

@@ -22,6 +22,13 @@
    the receiver's doing, not the link's. */
 #define RWND_SHARE 0.1
 
+/* The upload is the limit only while at least this many connections
+   have bytes waiting: one alone may be held back by its path (a slower
+   member's download that several senders share), and its rate would be
+   that path's, while this peer's other connections had nothing to send.
+   Two or more that wait at once share what this peer's link gives. */
+#define BUSY_MIN 2
+
 void tp_measure_link(out_link_t *l, int fd)
 {
     l->fd = -1;
@@ -40,7 +47,7 @@ void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint
 {
     double dt_us = self->up_last > 0 ? (now - self->up_last) * 1e6 : 0;
     self->up_last = now;
-    bool busy = false;
+    int busy = 0;
     for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
          l = zhashx_next(self->out_by_key)) {
         cl_tcpinfo_t ti;
@@ -56,12 +63,12 @@ void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint
             self->up_sent += ti.sent - l->sent;
         uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
         if (ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us)
-            busy = true;
+            busy++;
         l->acked = ti.acked;
         l->sent = ti.sent;
         l->rwnd_us = ti.rwnd_us;
     }
     *acked = self->up_acked;
     *sent = self->up_sent;
-    *backlogged = busy;
+    *backlogged = busy >= BUSY_MIN;
 }

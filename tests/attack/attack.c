@@ -17,7 +17,7 @@
     Scenarios:
       view, heartbeat, join_reply       attack_stranger.c
       prehs, conntable, hellos          attack_handshake.c
-      suspect, admit, update, result, status, flood, credit, early
+      suspect, admit, update, figure, result, status, flood, credit, early
                                         attack_member.c
       proofs, proofs_v8, proofs_mixed, downgrade(_adopted)   attack_proofs.c
       xrelay, xbcast                    attack_xproof.c
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: attack view|heartbeat|join_reply|prehs|conntable|hellos|suspect|"
-                        "admit|update|result|flood|credit|early|status|checkpoint|"
+                        "admit|update|figure|result|flood|credit|early|status|checkpoint|"
                         "checkpoint_liar|checkpoint_liar_data|checkpoint_tie|sync_liar|proofs|"
                         "proofs_v8|proofs_mixed|downgrade|downgrade_adopted|sync_huge|fetch_flood|"
                         "streams|held|wirefloor|malformed|goodbye|xrelay|xbcast|pauseview|"
@@ -103,7 +103,8 @@ static int run(const char *sc)
         bad = sc_conntable();
     else if (strcmp(sc, "hellos") == 0)
         bad = sc_hellos();
-    else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 || strcmp(sc, "update") == 0)
+    else if (strcmp(sc, "suspect") == 0 || strcmp(sc, "admit") == 0 || strcmp(sc, "update") == 0 ||
+             strcmp(sc, "figure") == 0)
         bad = sc_member(sc, 1);
     else if (strcmp(sc, "result") == 0 || strcmp(sc, "status") == 0)
         bad = sc_member(sc, 300000);

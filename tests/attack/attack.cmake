@@ -17,7 +17,7 @@ if(TARGET collab_engine AND TARGET collab_coll)
     ${CMAKE_CURRENT_LIST_DIR}/attack_malformed.c ${CMAKE_CURRENT_LIST_DIR}/attack_goodbye.c
     ${CMAKE_CURRENT_LIST_DIR}/attack_formation.c)
   target_link_libraries(attack PRIVATE attack_harness)
-  foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update result flood credit early status
+  foreach(sc view heartbeat join_reply prehs conntable hellos suspect admit update figure result flood credit early status
       checkpoint sync_liar sync_huge fetch_flood streams held wirefloor malformed goodbye proofs proofs_mixed downgrade downgrade_adopted
       xrelay xbcast pauseview pausefallback)
     add_test(NAME attack_${sc} COMMAND attack ${sc})

@@ -16,6 +16,12 @@
       update      UPDATE with weight 1e308.  Old: every result was 4 x the
                   attacker's input.  Now: refused (above the 1e9 that
                   COLLAB_WEIGHT allows) and the sender banned.
+      figure      UPDATE (wire version 11) with a new bandwidth figure
+                  with every heartbeat, 1 and 4e9 kbit/s in turn: each
+                  one taken would be a view and a new group generation.
+                  Now: the coordinator takes a member's new figure at
+                  most every 5 s (its log names each one taken), and
+                  every all-reduce stays right.
       result      with each DATA it sends a part's reducer, a RESULT for
                   that part (which it does not own) full of 1e30.  Old:
                   corrupted results.  Now: a RESULT counts only from the
@@ -72,6 +78,7 @@ typedef enum {
     H_SUSPECT,
     H_ADMIT,
     H_UPDATE,
+    H_FIGURE,
     H_RESULT,
     H_FLOOD,
     H_STATUS,
@@ -191,7 +198,13 @@ static void forge_after(void *sock, const cl_wire_hdr_t *h, const uint8_t *body,
             harness_inject_msg(sock, h, &m);
         } else if (s_hostile == H_UPDATE) {
             m.hdr.type = CL_MSG_UPDATE;
+            m.hdr.version = CL_WIRE_VERSION; /* the layout harness_inject announces */
             m.u.update.weight = 1e308;
+            harness_inject_msg(sock, h, &m);
+        } else if (s_hostile == H_FIGURE) {
+            m.hdr.type = CL_MSG_UPDATE;
+            m.hdr.version = CL_WIRE_VERSION;
+            m.u.update.bandwidth = atomic_load(&s_forged) % 2 == 0 ? 1u : 4000000000u;
             harness_inject_msg(sock, h, &m);
         } else if (s_hostile == H_ADMIT && s_world_gen > 0) {
             cl_elmsg_t a;
@@ -278,6 +291,7 @@ static int member_main(int i, int n, size_t cnt)
         s_hostile = strcmp(h, "suspect") == 0  ? H_SUSPECT
                     : strcmp(h, "admit") == 0  ? H_ADMIT
                     : strcmp(h, "update") == 0 ? H_UPDATE
+                    : strcmp(h, "figure") == 0 ? H_FIGURE
                     : strcmp(h, "flood") == 0  ? H_FLOOD
                     : strcmp(h, "credit") == 0 ? H_CREDIT
                     : strcmp(h, "early") == 0  ? H_EARLY
@@ -385,18 +399,39 @@ static int member_peer(int i, int n)
 int sc_member(const char *mode, size_t cnt)
 {
     prepare(mode, 4);
+    bool figure = strcmp(mode, "figure") == 0;
+    char log[600];
+    snprintf(log, sizeof log, "%s/peers.log", s_dir);
+    if (figure)
+        setenv("COLLAB_LOG_FILE", log, 1);
     setenv("ATTACK_HOSTILE", mode, 1);
     s_member_cnt = cnt;
     for (int i = 0; i < 4; i++)
         spawn(i, 4, i == 0 ? 0u : 0xfu & ~(1u << i), member_peer);
     CHECK(wait_ready(4, 60));
     go(4);
+    double t0 = now_s();
     int bad = reap(0x7u, 90);
+    double took = now_s() - t0;
     harness_kill(3);
     /* The test means something only if the forgeries went out. */
-    if (harness_read_int("forged", 0) == 0) {
+    int forged = harness_read_int("forged", 0);
+    if (forged == 0) {
         fprintf(stderr, "[attack] the hostile peer sent no forgery; the test proves nothing\n");
         s_setup_failed = true;
+    }
+    if (figure) {
+        /* Rank 0 coordinates; it names each figure it took.  One every
+           5 s at most, and at least one (the forgeries reached it). */
+        int taken = harness_log_lines(log, "rank 3's bandwidth figure is now", NULL);
+        int allowed = (int)(took / 5.0) + 2;
+        fprintf(stderr, "[attack] %d forged figures sent, %d taken in %.1f s (at most %d)\n",
+                forged, taken, took, allowed);
+        if (forged <= 2 * allowed) {
+            fprintf(stderr, "[attack] too few forgeries to pass the limit\n");
+            s_setup_failed = true;
+        }
+        CHECK(taken >= 1 && taken <= allowed);
     }
     return bad;
 }

@@ -20,7 +20,7 @@
 need E2E_TRAINER
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
-np=4 fast=20 slow=5 steps=40 limit=240
+np=4 fast=20 slow=8 steps=10 limit=200
 tag=mbw$$
 pids=()
 netns=0
@@ -45,7 +45,7 @@ if ! setup_netns; then
 fi
 
 env_common=(COLLAB_WORLD_SIZE=$np COLLAB_TIMEOUT=5 COLLAB_MATCHMAKING_TIME=30)
-args=(--steps "$steps" --hidden 512 --batch 4 --log-every 10)
+args=(--steps "$steps" --hidden 1024 --batch 4 --log-every 5)
 
 # peer I: trainer I in its namespace, logs in $E2E_LOG/pI.out/.err.
 peer() {
