@@ -522,11 +522,10 @@ void eng_member_message(eng_member_t *m, cl_peer_t *from, const uint8_t key[32],
         if (member && m->ctx.coordinates(arg)) {
             m->ctx.take_over(arg);
             const cl_wire_update_t *u = &msg->u.update;
-            int changed = u->weight > 0 ? cl_member_set_weight(m->ctx.members, from->key, u->weight)
-                                        : 0;
-            if (u->bandwidth > 0 &&
-                cl_member_set_figure(m->ctx.members, from->key, u->bandwidth, now(m),
-                                     ENG_FIGURE_EVERY) == 1) {
+            int changed =
+                u->weight > 0 ? cl_member_set_weight(m->ctx.members, from->key, u->weight) : 0;
+            if (u->bandwidth > 0 && cl_member_set_figure(m->ctx.members, from->key, u->bandwidth,
+                                                         now(m), ENG_FIGURE_EVERY) == 1) {
                 cl_info("rank %d's bandwidth figure is now %u kbit/s (measured)", from->rank,
                         u->bandwidth);
                 changed = 1;

@@ -25,11 +25,11 @@
 
 struct eng_rate {
     eng_rate_ctx_t ctx;
-    int timer;           /* in ctx.timers */
-    cl_linkrate_t lr;    /* the measurement */
-    bool sampling;       /* the last look found a collective running */
-    double proposed_at;  /* when a figure was last proposed, 0 never */
-    uint32_t *others;    /* OTHERS_MAX figures, scratch */
+    int timer;          /* in ctx.timers */
+    cl_linkrate_t lr;   /* the measurement */
+    bool sampling;      /* the last look found a collective running */
+    double proposed_at; /* when a figure was last proposed, 0 never */
+    uint32_t *others;   /* OTHERS_MAX figures, scratch */
 };
 
 static void on_timer(void *arg, double now);

@@ -23,25 +23,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CL_LINKRATE_WINDOW 0.5 /* seconds of a backlogged stretch that give one rate */
-#define CL_LINKRATE_GAP 0.35   /* samples further apart than this end a stretch */
-#define CL_LINKRATE_KEEP 32    /* rates kept; the figure is their highest */
-#define CL_LINKRATE_MIN 6      /* rates needed before there is a figure */
-#define CL_LINKRATE_RANK 3     /* the figure is the rank-th highest rate kept */
-#define CL_LINKRATE_SNAP 1.25  /* a figure within this ratio of another member's joins it */
-#define CL_LINKRATE_HYST 1.5   /* the agreed figure goes down past this ratio only */
+#define CL_LINKRATE_WINDOW 0.5   /* seconds of a backlogged stretch that give one rate */
+#define CL_LINKRATE_GAP 0.35     /* samples further apart than this end a stretch */
+#define CL_LINKRATE_KEEP 32      /* rates kept, the latest windows' */
+#define CL_LINKRATE_MIN 6        /* rates needed before there is a figure */
+#define CL_LINKRATE_RANK 3       /* the figure is the rank-th highest rate kept */
+#define CL_LINKRATE_SNAP 1.25    /* a figure within this ratio of another member's joins it */
+#define CL_LINKRATE_HYST 1.5     /* the agreed figure goes down past this ratio only */
 #define CL_LINKRATE_HYST_UP 1.15 /* and up past this one */
 
 typedef struct {
-    bool open;             /* a backlogged stretch is under way */
-    double start_t;        /* its current window's first sample */
-    uint64_t start_acked;  /* acknowledged bytes then */
-    uint64_t start_sent;   /* sent bytes then */
-    double last_t;         /* the last sample, any */
+    bool open;                      /* a backlogged stretch is under way */
+    double start_t;                 /* its current window's first sample */
+    uint64_t start_acked;           /* acknowledged bytes then */
+    uint64_t start_sent;            /* sent bytes then */
+    double last_t;                  /* the last sample, any */
     double rates[CL_LINKRATE_KEEP]; /* bytes/s of the latest windows, a ring */
-    size_t nrates;         /* windows in the ring (at most CL_LINKRATE_KEEP) */
-    size_t next;           /* where the next one goes */
-    uint64_t windows;      /* windows measured in all */
+    size_t nrates;                  /* windows in the ring (at most CL_LINKRATE_KEEP) */
+    size_t next;                    /* where the next one goes */
+    uint64_t windows;               /* windows measured in all */
 } cl_linkrate_t;
 
 /* Empties r: no stretch, no rate. */

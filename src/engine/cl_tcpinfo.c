@@ -8,8 +8,8 @@
 */
 #include "engine/cl_tcpinfo.h"
 
-#include <linux/tcp.h>
 #include <arpa/inet.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <string.h>

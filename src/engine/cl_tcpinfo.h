@@ -13,11 +13,11 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t cookie;      /* the socket's SO_COOKIE: tells it from a later socket on the same fd */
-    uint64_t acked;       /* bytes acknowledged by the receiver */
-    uint64_t sent;        /* bytes handed to the network (retransmissions included) */
-    uint64_t rwnd_us;     /* microseconds the receiver's window limited sending */
-    bool waiting;         /* bytes written wait in the socket, not yet sent */
+    uint64_t cookie;  /* the socket's SO_COOKIE: tells it from a later socket on the same fd */
+    uint64_t acked;   /* bytes acknowledged by the receiver */
+    uint64_t sent;    /* bytes handed to the network (retransmissions included) */
+    uint64_t rwnd_us; /* microseconds the receiver's window limited sending */
+    bool waiting;     /* bytes written wait in the socket, not yet sent */
 } cl_tcpinfo_t;
 
 /* Reads fd's figures into out.  Returns 0, or -1 when fd is not a TCP

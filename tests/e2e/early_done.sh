@@ -19,23 +19,9 @@ preload="$E2E_LIBDIR/libmpicollab.so"
 np=3 rate=20 steps=20 limit=150
 tag=edn$$
 pids=()
-netns=0
 
-cleanup() {
-    kill -9 "${pids[@]}" 2>/dev/null
-    [ "$netns" = 1 ] && e2e_ns_del "$tag" "$np"
-}
-trap cleanup EXIT
-
-# Peer i at 10.78.0.(i+1); each veth limited both ways (e2e_ns_limit).
-setup_netns() {
-    [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
-    netns=1
-    e2e_ns_add "$tag" "$np" 10.78.0 || return 1
-    for i in $(seq 0 $((np - 1))); do e2e_ns_limit "$tag" "$i" "$rate" || return 1; done
-}
-
-if ! setup_netns; then
+# Peer i at 10.78.0.(i+1); each veth limited both ways.
+if ! e2e_ns_setup "$tag" "$np" 10.78.0 "$rate"; then
     say "SKIPPED: needs root, tc and ip netns (slow links; on loopback nothing completes early)"
     exit 77
 fi

@@ -297,6 +297,26 @@ e2e_ns_limit() {
     tc qdisc add dev "${tag}h$i" root tbf rate "${rate}mbit" burst "$burst" limit "$queue"
 }
 
+# The network of a slow-link test: $2 peers in namespaces of tag $1 at
+# $3.(i+1) on one bridge, peer i's link limited (e2e_ns_limit) to the
+# i-th rate of the rest of the arguments (the last one for the peers
+# past them).  Removed when the script exits, after every pid in the
+# caller's array `pids` is killed.  Returns 1 without root, tc or ip
+# netns.
+e2e_ns_setup() {
+    local tag=$1 n=$2 net=$3 i rate
+    shift 3
+    [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
+    E2E_NS_TAG=$tag E2E_NS_N=$n
+    trap 'kill -9 "${pids[@]}" 2>/dev/null; e2e_ns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
+    e2e_ns_add "$tag" "$n" "$net" || return 1
+    for i in $(seq 0 $((n - 1))); do
+        rate=${1:-$rate}
+        [ $# -gt 0 ] && shift
+        e2e_ns_limit "$tag" "$i" "$rate" || return 1
+    done
+}
+
 e2e_ns_del() {
     local tag=$1 n=$2 i
     for i in $(seq 0 $((n - 1))); do

@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
 # Bandwidth figures measured (COLLAB_BANDWIDTH_MBIT unset: "measure", the
 # default; docs/collectives.md §2.2b): four example trainers (unchanged,
-# built with mpicc.mpich, the library preloaded), each in a network
-# namespace of its own on one bridge; three links limited by tbf to 20
-# Mbit/s both ways, the fourth to 5 Mbit/s.  Nobody declares a rate.
-# Checked:
+# built with mpicc.mpich, the library preloaded; 4 MiB all-reduces), each
+# in a network namespace of its own on one bridge; three links limited by
+# tbf to 20 Mbit/s both ways, the fourth to 8 Mbit/s.  Nobody declares a
+# rate.  Checked:
 #   - every trainer finishes, parameters bitwise equal;
 #   - the coordinator took a measured figure for the slow peer within
-#     [0.5, 1.3] x 5 Mbit/s, and one for a fast peer at least 1.5 times
-#     as high (the figures come from TCP's acknowledged bytes while a
-#     connection stayed backlogged; 1 MiB all-reduces keep a fast link
-#     full for less than half a second, so a fast peer measures mostly
-#     its share of the link beside the slow peer's flow: about 10 Mbit/s);
+#     [0.5, 1.3] x 8 Mbit/s, and one for a fast peer at least 1.5 times
+#     as high (TCP's payload gets about 90 % of a link; the figures come
+#     from what was sent and acknowledged while two connections or more
+#     stayed backlogged);
 #   - rank 0's debug log shows all-reduces whose parts were sized by
-#     those figures (the slow peer's part the smallest).
+#     those figures.
 # Needs root and `ip netns` (links to a loopback address are never
 # measured); skipped (77) elsewhere.
 . "$(dirname "$0")/lib.sh"
@@ -23,23 +22,8 @@ preload="$E2E_LIBDIR/libmpicollab.so"
 np=4 fast=20 slow=8 steps=10 limit=200
 tag=mbw$$
 pids=()
-netns=0
 
-cleanup() {
-    kill -9 "${pids[@]}" 2>/dev/null
-    [ "$netns" = 1 ] && e2e_ns_del "$tag" "$np"
-}
-trap cleanup EXIT
-
-setup_netns() {
-    [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
-    netns=1
-    e2e_ns_add "$tag" "$np" 10.79.0 || return 1
-    for i in $(seq 0 $((np - 2))); do e2e_ns_limit "$tag" "$i" "$fast" || return 1; done
-    e2e_ns_limit "$tag" $((np - 1)) "$slow"
-}
-
-if ! setup_netns; then
+if ! e2e_ns_setup "$tag" "$np" 10.81.0 "$fast" "$fast" "$fast" "$slow"; then
     say "SKIPPED: needs root, tc and ip netns (figures are not measured on loopback)"
     exit 77
 fi
@@ -53,7 +37,7 @@ peer() {
     [ "$i" -eq 0 ] && extra=(COLLAB_LOG=debug)
     [ "$i" -gt 0 ] && extra+=(COLLAB_INITIAL_PEERS="$line")
     ip netns exec "${tag}n$i" env "${env_common[@]}" "${extra[@]}" \
-        COLLAB_LISTEN="/ip4/10.79.0.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
+        COLLAB_LISTEN="/ip4/10.81.0.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
         timeout -s KILL "$limit" "$E2E_TRAINER" "${args[@]}" \
         >"$E2E_LOG/p$i.out" 2>"$E2E_LOG/p$i.err" &
     pids+=($!)

@@ -105,8 +105,7 @@ static void test_highest_recent(void)
     CHECK(cl_linkrate_kbit(&r) == 100000);
     /* CL_LINKRATE_KEEP windows of 25 Mbit/s: the link became slower. */
     CHECK(feed(&r, &t, &acked, 0.1, 25 * MBIT, false) == 0);
-    CHECK(feed(&r, &t, &acked, 0.1 + 0.5 * CL_LINKRATE_KEEP, 25 * MBIT, true) ==
-          CL_LINKRATE_KEEP);
+    CHECK(feed(&r, &t, &acked, 0.1 + 0.5 * CL_LINKRATE_KEEP, 25 * MBIT, true) == CL_LINKRATE_KEEP);
     CHECK(cl_linkrate_kbit(&r) == 25000);
 }
 

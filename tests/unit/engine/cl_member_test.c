@@ -160,8 +160,9 @@ static void test_ranks_and_views(void)
     CHECK(cl_member_set_figure(coord, k[1], 90000, 105.0, 5.0) == 1);
     CHECK(cl_member_find(coord, k[1])->bw_figure == 90000);
     gen = cl_member_group_epoch(coord);
+    /* rank 3 is out of the group: no new generation */
     CHECK(cl_member_set_figure(coord, k[3], 30000, 106.0, 5.0) == 1 &&
-          cl_member_group_epoch(coord) == gen); /* rank 3 is out of the group */
+          cl_member_group_epoch(coord) == gen);
     CHECK(cl_member_set_figure(coord, k[3], 40000, 106.0, 0) == 1); /* no limit asked */
     CHECK(!cl_member_at_rank(coord, 3)->in_group);
     CHECK(cl_member_group(coord, grp, 8) == 3);

@@ -516,8 +516,8 @@ static void test_limits(void)
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", "0", NULL) == 0 &&
              cfg.bandwidth_kbit == 0 && !cfg.bandwidth_measure);
     cl_config_clear(&cfg);
-    const char *bad_bw[] = {"-1",      "nan",  "inf", "1e400",   "4000001",
-                            "0.0001",  "fast", "",    "Measure", "measured"};
+    const char *bad_bw[] = {"-1",     "nan",  "inf", "1e400",   "4000001",
+                            "0.0001", "fast", "",    "Measure", "measured"};
     for (size_t i = 0; i < sizeof bad_bw / sizeof bad_bw[0]; i++) {
         CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", bad_bw[i], NULL) == -1);
         CL_CHECK(strstr(err, "COLLAB_BANDWIDTH_MBIT") != NULL);
