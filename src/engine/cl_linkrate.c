@@ -11,11 +11,12 @@
     and then all at once (the sender's own download is full, or the
     receiving host did not run its network stack for a while on a busy
     machine): a window that got them would look faster than the link, so
-    a window counts only what was also sent in it.  The figure is the
-    third highest recent window, not the highest: a window in which the
-    peer shared its link with the tail of a slow member's flow is lower
-    than what the link gives, and the odd window that still looks faster
-    than it (a burst the qdisc took before the window) is passed over.
+    a window counts only what was also sent in it.  The figure is a high
+    recent window, because a window in which the peer shared its link
+    with the tail of a slow member's flow is lower than what the link
+    gives; the third highest rather than the highest, so that the odd
+    window that still looks faster than the link (a burst the qdisc took
+    before it) is passed over.
 */
 #include "engine/cl_linkrate.h"
 
