@@ -16,6 +16,23 @@
 
 static int s_pipe[2];
 
+/* Peer i joins with the right key and var=value, which conflicts with a
+   swarm-wide setting of the founder's: collab_init fails with
+   COLLAB_ERR_CONFIG and its log names the conflict (`want`). */
+static void expect_conflict(int i, const char *var, const char *value, const char *want)
+{
+    char log[512];
+    snprintf(log, sizeof log, "%s/log%d", s_dir, i);
+    unlink(log);
+    setenv("COLLAB_LOG_FILE", log, 1);
+    setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
+    setenv(var, value, 1);
+    CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
+    const char *wants[] = {want};
+    CHECK(file_has(log, wants, 1));
+    unlink(log);
+}
+
 static int child_errors(int i, int n)
 {
     (void)n;
@@ -40,28 +57,13 @@ static int child_errors(int i, int n)
         setenv("COLLAB_WORLD_SIZE", "5", 1); /* the founder said 3 */
         CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
     } else if (i == 3) {
-        char log[512];
-        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
-        unlink(log);
-        setenv("COLLAB_LOG_FILE", log, 1);
-        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
-        setenv("COLLAB_TARGET_GROUP", "3", 1); /* the founder said 2 */
-        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
-        const char *want[] = {"COLLAB_TARGET_GROUP=3 conflicts with the swarm's setting 2"};
-        CHECK(file_has(log, want, 1));
-        unlink(log);
+        /* the founder said 2 */
+        expect_conflict(i, "COLLAB_TARGET_GROUP", "3",
+                        "COLLAB_TARGET_GROUP=3 conflicts with the swarm's setting 2");
     } else if (i == 4) {
-        char log[512];
-        snprintf(log, sizeof log, "%s/log%d", s_dir, i);
-        unlink(log);
-        setenv("COLLAB_LOG_FILE", log, 1);
-        setenv("COLLAB_SWARM_KEY", "the right swarm key, 32 bytes long", 1);
-        setenv("COLLAB_AGGREGATION", "centered_clip", 1); /* the founder kept mean */
-        CHECK(collab_init(NULL) == COLLAB_ERR_CONFIG);
-        const char *want[] = {"COLLAB_AGGREGATION=centered_clip conflicts with the swarm's "
-                              "setting mean"};
-        CHECK(file_has(log, want, 1));
-        unlink(log);
+        /* the founder kept mean */
+        expect_conflict(i, "COLLAB_AGGREGATION", "centered_clip",
+                        "COLLAB_AGGREGATION=centered_clip conflicts with the swarm's setting mean");
     } else {
         setenv("COLLAB_SWARM_KEY", "the wrong swarm key, 32 bytes long", 1);
         double t0 = now_s();
