@@ -665,7 +665,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .max_version = e->cfg.wire_version,
                                 .min_version = floor, /* what its settings need */
                                 .min_why = floor_why,
-                                .shm = e->cfg.shm};
+                                .shm = e->cfg.shm,
+                                .stripes = e->cfg.stripes};
     e->parts.tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
     if (e->parts.tp == NULL) {

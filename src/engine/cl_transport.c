@@ -111,6 +111,10 @@ void tp_out_link_free(void **item)
     out_link_t *l = *item;
     if (l == NULL)
         return;
+    for (int i = 0; i < CL_TP_STRIPES_MAX - 1; i++) {
+        void *s = l->stripe[i];
+        tp_out_link_free(&s);
+    }
     /* Stop the monitor while its reader still exists: libzmq sends
        monitor events from its I/O thread with a blocking send, which would
        never return (holding the socket's monitor lock) once the reader is
@@ -138,6 +142,12 @@ static void in_link_free(void **item)
     in_link_t *l = *item;
     if (l == NULL)
         return;
+    for (pending_msg_t *p = l->held; p != NULL;) {
+        pending_msg_t *next = p->next;
+        free(p->body);
+        free(p);
+        p = next;
+    }
     sodium_memzero(l, sizeof *l);
     free(l);
     *item = NULL;
@@ -147,8 +157,13 @@ static void in_link_free(void **item)
    freed after the current dispatch. */
 void tp_out_link_kill(cl_transport_t *self, out_link_t *l)
 {
+    if (l->primary != NULL)
+        l = l->primary; /* what went over a stripe is lost with it: the whole link goes */
     if (l->state == OL_DEAD)
         return;
+    for (int i = 0; i < CL_TP_STRIPES_MAX - 1; i++)
+        if (l->stripe[i] != NULL)
+            tp_stripe_drop(self, l->stripe[i]);
     l->state = OL_DEAD;
     pending_free_all(l);
     zhashx_delete(self->out_by_key, l->hex); /* no destructor: freed when reaped */
@@ -191,8 +206,12 @@ void tp_in_link_delete(cl_transport_t *self, in_link_t *l)
         self->npending--;
     char khex[65];
     tp_hex(l->key, 32, khex);
-    if (zhashx_lookup(self->in_by_key, khex) == l)
+    in_link_t *link = zhashx_lookup(self->in_by_key, khex);
+    if (link == l)
         zhashx_delete(self->in_by_key, khex);
+    else if (l->stripe && link != NULL && link->serial < l->serial)
+        link->stripes_gone += l->colls; /* a FENCE of its link still counts them */
+    tp_in_held_free(self, l);
     zhashx_delete(self->in_by_rid, l->rid_hex);
 }
 
@@ -281,7 +300,7 @@ int tp_out_link_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, ui
         }
     }
     if (l->state == OL_UP) {
-        if (tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0) {
+        if (tp_stripe_send(self, l, hdr, body, blen) != 0) {
             cl_debug("send to %s failed: %s", l->address, zmq_strerror(errno));
             return COLLAB_ERR_PROC_FAILED;
         }
@@ -461,32 +480,33 @@ static void sock_common(const cl_transport_t *self, zsock_t *s)
     zsock_set_tcp_keepalive_cnt(s, 4);
 }
 
-int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char *address)
+out_link_t *tp_dealer_open(cl_transport_t *self, const uint8_t key[32], const char *address,
+                           unsigned flags, int min_version, int *rc)
 {
-    if (memcmp(key, self->self_key, 32) == 0)
-        return COLLAB_ERR_ARG;
-    if (tp_outbound_of(self, key) != NULL)
-        return COLLAB_OK;
+    *rc = COLLAB_ERR_ARG;
     cl_addr_t a;
     char err[256], ep[CL_ADDR_TEXT_MAX + 16];
     if (address == NULL || cl_addr_parse(address, &a, err, sizeof err) != 0) {
         cl_warn("cannot connect to peer address: %s", address == NULL ? "(none)" : err);
-        return COLLAB_ERR_ARG;
+        return NULL;
     }
     if (a.port == 0 || cl_addr_endpoint(&a, ep, sizeof ep) != 0) {
         char q[128];
         cl_warn("cannot connect to %s: it names no port", cl_text_quote(address, 100, q, sizeof q));
-        return COLLAB_ERR_ARG;
+        return NULL;
     }
+    *rc = COLLAB_ERR_NETWORK;
     if (!tp_limits_allow_link(self, address))
-        return COLLAB_ERR_NETWORK;
+        return NULL;
+    *rc = COLLAB_ERR_NO_MEM;
     out_link_t *l = calloc(1, sizeof *l);
     if (l == NULL)
-        return COLLAB_ERR_NO_MEM;
+        return NULL;
     memcpy(l->key, key, 32);
     tp_hex(key, 32, l->hex);
     snprintf(l->address, sizeof l->address, "%s", address);
     l->fd = -1;
+    l->bfd = -1;
     l->dealer = zsock_new(ZMQ_DEALER);
     if (l->dealer == NULL)
         goto err_free;
@@ -513,18 +533,19 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
         cl_warn("cannot connect to %s: %s", address, zmq_strerror(errno));
         void *item = l;
         tp_out_link_free(&item);
-        return COLLAB_ERR_ARG;
+        *rc = COLLAB_ERR_ARG;
+        return NULL;
     }
     /* HELLO goes first; ZeroMQ queues it until the connection is up. */
     cl_wire_msg_t m;
     memset(&m, 0, sizeof m);
     m.hdr.type = CL_MSG_HELLO;
     m.u.hello.max_version = (uint16_t)self->max_version;
-    m.u.hello.min_version = (uint16_t)self->min_version;
+    m.u.hello.min_version = (uint16_t)min_version;
     memcpy(m.u.hello.key, self->self_key, 32);
     randombytes_buf(l->nonce, sizeof l->nonce);
     memcpy(m.u.hello.nonce, l->nonce, 32);
-    m.u.hello.flags = self->client_mode ? CL_HELLO_CLIENT : 0;
+    m.u.hello.flags = (uint8_t)((self->client_mode ? CL_HELLO_CLIENT : 0) | flags);
     snprintf(m.u.hello.address, sizeof m.u.hello.address, "%s", self->address);
     uint8_t hdr[CL_WIRE_HDR_SIZE];
     uint8_t *body;
@@ -533,15 +554,30 @@ int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char
         goto err_free;
     if (tp_send_raw(self, zsock_resolve(l->dealer), NULL, 0, hdr, body, blen) != 0)
         goto err_free;
+    l->assigned = blen;
     l->state = OL_HELLO;
     l->started = tp_now();
-    zhashx_insert(self->out_by_key, l->hex, l);
-    return COLLAB_OK;
+    *rc = COLLAB_OK;
+    return l;
 err_free:
     cl_error("cannot create a connection to %s: %s", address, zmq_strerror(errno));
     void *item = l;
     tp_out_link_free(&item);
-    return COLLAB_ERR_NO_MEM;
+    return NULL;
+}
+
+int cl_transport_connect(cl_transport_t *self, const uint8_t key[32], const char *address)
+{
+    if (memcmp(key, self->self_key, 32) == 0)
+        return COLLAB_ERR_ARG;
+    if (tp_outbound_of(self, key) != NULL)
+        return COLLAB_OK;
+    int rc;
+    out_link_t *l = tp_dealer_open(self, key, address, 0, self->min_version, &rc);
+    if (l == NULL)
+        return rc;
+    zhashx_insert(self->out_by_key, l->hex, l);
+    return COLLAB_OK;
 }
 
 bool cl_transport_has_link(const cl_transport_t *self, const uint8_t key[32])
@@ -748,6 +784,9 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->max_handshakes = cfg->max_handshakes > 0 ? cfg->max_handshakes : DEFAULT_MAX_HANDSHAKES;
     self->link_idle = cfg->link_idle > 0 ? cfg->link_idle : DEFAULT_LINK_IDLE;
     self->handshake_keep = cfg->handshake_keep > 0 ? cfg->handshake_keep : DEFAULT_HANDSHAKE_KEEP;
+    self->stripes = cfg->stripes < 1                   ? 1
+                    : cfg->stripes > CL_TP_STRIPES_MAX ? CL_TP_STRIPES_MAX
+                                                       : cfg->stripes;
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
     cl_hs_derive(cfg->swarm_secret, cfg->run_id, self->k);

@@ -53,7 +53,12 @@ typedef struct {
                                       handshake over (the server may have forgotten it) */
     bool shm;                      /* COLL payloads to peers of this host through
                                       shared memory (cl_shm.h) */
+    int stripes;                   /* connections per outbound link, 1..CL_TP_STRIPES_MAX
+                                      (0 = 1): large COLL messages spread over them */
 } cl_transport_config_t;
+
+/* The most connections one outbound link has (COLLAB_STRIPES). */
+#define CL_TP_STRIPES_MAX 16
 
 typedef enum {
     CL_TP_MESSAGE = 1, /* msg from key (handshake done) */

@@ -35,10 +35,26 @@ typedef struct pending_msg {
 
 typedef enum { OL_HELLO = 0, OL_UP = 1, OL_DEAD = 2 } ol_state_t;
 
-typedef struct {
+/* Striped links (docs/wire.md section 2b): COLL messages of at least
+   STRIPE_MIN bytes spread over a link's connections; a receiver holds at
+   most this much behind one FENCE, and this much behind all of them. */
+#define STRIPE_MIN ((size_t)16 << 10)
+#define HOLD_BYTES ((size_t)256 << 20)
+#define HOLD_MSGS 65536
+#define HOLD_BYTES_ALL ((size_t)1 << 30)
+
+typedef struct out_link {
     uint8_t key[32];
     char hex[65];
     char address[CL_WIRE_STR_MAX + 1];
+    struct out_link *primary;      /* a stripe: the link it belongs to; NULL: a link */
+    struct out_link *stripe[CL_TP_STRIPES_MAX - 1]; /* a link: its other connections (or NULL) */
+    bool stripes_refused;          /* a link: the peer refused a stripe; no more are opened */
+    uint64_t stripe_sent;          /* a link: COLL messages sent on its stripes */
+    uint64_t fenced;               /* a link: stripe_sent at its last FENCE */
+    uint64_t assigned;             /* bytes handed to this connection's socket */
+    int bfd;                       /* its TCP socket for balancing (loopback too), -1: none */
+    uint64_t bcookie;              /* that socket's SO_COOKIE */
     zsock_t *dealer;
     zsock_t *monitor;
     ol_state_t state;
@@ -72,6 +88,13 @@ typedef struct {
     double last;   /* last message on it (local monotonic seconds) */
     char host[64]; /* the remote IP address (ZeroMQ's Peer-Address) */
     int version;   /* chosen for its HELLO */
+    uint64_t serial; /* order in which connections said HELLO */
+    bool stripe;     /* one more connection of its sender's link (CL_HELLO_STRIPE) */
+    uint64_t colls;  /* a stripe: COLL messages it delivered */
+    uint64_t stripes_gone; /* a link: what its stripes that were forgotten delivered */
+    uint64_t hold;   /* a link: FENCE count its stripes must reach before what follows (0: none) */
+    pending_msg_t *held, *held_tail; /* a link: what arrived behind that FENCE, in order */
+    size_t held_bytes, held_msgs;
 } in_link_t;
 
 typedef enum { REF_ROUTER, REF_ZAP, REF_DEALER, REF_MONITOR } ref_kind_t;
@@ -109,6 +132,9 @@ struct cl_transport {
                                           up with it (cl_transport_peer_version), at most
                                           TP_VERSIONS_MAX keys */
     zlist_t *dead;                     /* out_link_t waiting to be freed */
+    int stripes;                       /* connections per outbound link (COLLAB_STRIPES) */
+    uint64_t in_serial;                /* the last in_link_t.serial given */
+    size_t held_bytes;                 /* held behind FENCEs on all inbound links */
     uint64_t monitor_seq;
     uint64_t malformed;
     uint64_t up_acked;                 /* bytes acknowledged on measured links, in all */
@@ -196,6 +222,33 @@ int tp_send_encoded(cl_transport_t *self, const uint8_t key[32], const uint8_t *
 /* Creates self->shm when cfg asks for it (NULL when the host offers no
    way to verify peers; logged at debug level). */
 void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg);
+
+/* cl_transport_stripe.c: sends an encoded message on link l (up), over
+   one of its stripes when it is a large COLL message, with a FENCE first
+   when it must not overtake what went over the stripes.  Returns 0 or -1
+   (errno set; body taken either way). */
+int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
+                   size_t blen);
+/* Opens a stripe of link l (sockets and HELLO); NULL when it cannot. */
+out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l);
+/* Removes stripe s from its link: dead now, freed with the dead links. */
+void tp_stripe_drop(cl_transport_t *self, out_link_t *s);
+/* A message from inbound link l of key (up), decoded in m: delivered, or
+   held behind a FENCE, or taken as a FENCE; a stripe's COLL may release
+   what its link holds.  Raw frames are kept for holding. */
+void tp_in_message(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, in_link_t *l,
+                   const cl_wire_msg_t *m, const uint8_t *hdr, const uint8_t *body, size_t blen);
+/* Frees what inbound link l holds. */
+void tp_in_held_free(cl_transport_t *self, in_link_t *l);
+/* Hands over emit_message (cl_transport_recv.c). */
+void tp_emit(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
+             const cl_wire_msg_t *m, const uint8_t *hdr, const uint8_t *body, size_t blen);
+/* Creates an outbound connection's sockets to key at address and queues
+   its HELLO (flags: CL_HELLO_*); NULL when it cannot (logged), with
+   *rc COLLAB_ERR_ARG, COLLAB_ERR_NETWORK (out of sockets) or
+   COLLAB_ERR_NO_MEM. */
+out_link_t *tp_dealer_open(cl_transport_t *self, const uint8_t key[32], const char *address,
+                           unsigned flags, int min_version, int *rc);
 
 /* cl_transport_limits.c: true when one more outbound link leaves the
    reserves of ZeroMQ sockets and file descriptors free; otherwise logs

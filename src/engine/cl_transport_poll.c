@@ -158,7 +158,8 @@ static int s_poll(cl_transport_t *self, zmq_pollitem_t *items, size_t n, long ti
 int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, long timeout_ms,
                       cl_tp_handler_fn *fn, void *ctx)
 {
-    size_t need = (size_t)nextra + 2 + 2 * zhashx_size(self->out_by_key) + cl_shm_nfds(self->shm);
+    size_t need = (size_t)nextra + 2 + 2 * zhashx_size(self->out_by_key) * (size_t)self->stripes +
+                  cl_shm_nfds(self->shm);
     if (grow_items(self, need) != 0) {
         cl_error("out of memory polling sockets");
         return -1;
@@ -178,10 +179,15 @@ int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, l
          l = zhashx_next(self->out_by_key)) {
         if (l->dealer == NULL)
             continue; /* a client's queue (cl_transport_expect_client) */
-        self->items[n] = (zmq_pollitem_t){zsock_resolve(l->dealer), 0, ZMQ_POLLIN, 0};
-        self->refs[n++] = (poll_ref_t){REF_DEALER, l};
-        self->items[n] = (zmq_pollitem_t){zsock_resolve(l->monitor), 0, ZMQ_POLLIN, 0};
-        self->refs[n++] = (poll_ref_t){REF_MONITOR, l};
+        for (int c = 0; c < self->stripes; c++) {
+            out_link_t *s = c == 0 ? l : l->stripe[c - 1];
+            if (s == NULL)
+                continue;
+            self->items[n] = (zmq_pollitem_t){zsock_resolve(s->dealer), 0, ZMQ_POLLIN, 0};
+            self->refs[n++] = (poll_ref_t){REF_DEALER, s};
+            self->items[n] = (zmq_pollitem_t){zsock_resolve(s->monitor), 0, ZMQ_POLLIN, 0};
+            self->refs[n++] = (poll_ref_t){REF_MONITOR, s};
+        }
     }
     bool shm_busy = false;
     size_t shm_at = n;

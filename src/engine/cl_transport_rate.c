@@ -32,8 +32,13 @@
 void tp_measure_link(out_link_t *l, int fd)
 {
     l->fd = -1;
+    l->bfd = -1;
     cl_tcpinfo_t ti;
-    if (cl_tcpinfo_loopback(fd) || cl_tcpinfo_read(fd, &ti) != 0)
+    if (cl_tcpinfo_read(fd, &ti) != 0)
+        return;
+    l->bfd = fd; /* for striping (cl_transport_stripe.c), loopback too */
+    l->bcookie = ti.cookie;
+    if (cl_tcpinfo_loopback(fd))
         return;
     l->fd = fd;
     l->cookie = ti.cookie;
@@ -42,16 +47,24 @@ void tp_measure_link(out_link_t *l, int fd)
     l->rwnd_us = ti.rwnd_us;
 }
 
+/* The link's connection c (0: its own, then its stripes), or NULL. */
+static out_link_t *conn_of(out_link_t *link, int c)
+{
+    return c == 0 ? link : link->stripe[c - 1];
+}
+
 void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint64_t *sent,
                          bool *backlogged)
 {
     double dt_us = self->up_last > 0 ? (now - self->up_last) * 1e6 : 0;
     self->up_last = now;
     int busy = 0;
-    for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
-         l = zhashx_next(self->out_by_key)) {
+    for (out_link_t *link = zhashx_first(self->out_by_key); link != NULL;
+         link = zhashx_next(self->out_by_key))
+    for (int c = 0; c < CL_TP_STRIPES_MAX; c++) {
+        out_link_t *l = conn_of(link, c);
         cl_tcpinfo_t ti;
-        if (l->fd < 0 || l->state == OL_DEAD)
+        if (l == NULL || l->fd < 0 || l->state == OL_DEAD)
             continue;
         if (cl_tcpinfo_read(l->fd, &ti) != 0 || ti.cookie != l->cookie) {
             l->fd = -1; /* closed under us, perhaps reused: no longer this link's */

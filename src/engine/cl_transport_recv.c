@@ -56,9 +56,8 @@ static void close_parts(zmq_msg_t *parts, int n)
         zmq_msg_close(&parts[i]);
 }
 
-static void emit_message(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx,
-                         const uint8_t key[32], const cl_wire_msg_t *m, const uint8_t *hdr,
-                         const uint8_t *body, size_t blen)
+void tp_emit(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, const uint8_t key[32],
+             const cl_wire_msg_t *m, const uint8_t *hdr, const uint8_t *body, size_t blen)
 {
     /* What key put into shared memory before this message comes first;
        and key learns that this one arrived (its header and body). */
@@ -140,6 +139,10 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
         send_refuse(self, &tmp, CL_REFUSE_BUSY, "too many connections from this address");
         return;
     }
+    if ((h->flags & CL_HELLO_STRIPE) != 0 && v < CL_WIRE_STRIPE_VERSION) {
+        tp_malformed(self, key, "a stripe's HELLO below version 12");
+        return;
+    }
     in_link_t *l = malloc(sizeof *l);
     if (l == NULL)
         return;
@@ -150,6 +153,8 @@ static void on_hello(cl_transport_t *self, const uint8_t *rid, size_t rid_len, c
     memcpy(l->cnonce, h->nonce, 32);
     randombytes_buf(l->snonce, 32);
     l->client = (h->flags & CL_HELLO_CLIENT) != 0;
+    l->stripe = (h->flags & CL_HELLO_STRIPE) != 0;
+    l->serial = ++self->in_serial;
     l->version = v;
     snprintf(l->address, sizeof l->address, "%s", h->address);
     l->created = l->last = tp_now();
@@ -210,6 +215,14 @@ void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, con
                 self->npending--;
             sodium_memzero(l->cnonce, 32);
             sodium_memzero(l->snonce, 32);
+            if (l->stripe) {
+                /* One more connection of the sender's link: it replaces
+                   nothing and is not news to the engine. */
+                char sid[16];
+                cl_debug("peer %s… opened a stripe of its link", tp_short_id(key, sid));
+                cl_wire_msg_clear(&m);
+                return;
+            }
             char khex[65];
             tp_hex(key, 32, khex);
             /* Older connections of the same key (it reconnected, or
@@ -217,7 +230,7 @@ void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, con
             zlist_t *old = zlist_new();
             for (in_link_t *o = zhashx_first(self->in_by_rid); o != NULL && old != NULL;
                  o = zhashx_next(self->in_by_rid))
-                if (o != l && memcmp(o->key, key, 32) == 0)
+                if (o != l && memcmp(o->key, key, 32) == 0 && o->serial < l->serial)
                     zlist_append(old, o);
             for (in_link_t *o = old != NULL ? zlist_first(old) : NULL; o != NULL;
                  o = zlist_next(old))
@@ -269,7 +282,7 @@ void tp_router_frames(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, con
                m.hdr.type == CL_MSG_REFUSE) {
         tp_malformed(self, key, "handshake message out of order");
     } else {
-        emit_message(self, fn, ctx, key, &m, hdr, body, blen);
+        tp_in_message(self, fn, ctx, l, &m, hdr, body, blen);
     }
     cl_wire_msg_clear(&m);
 }
@@ -377,7 +390,10 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
         return;
     }
     if (welcome_late(self, l)) {
-        handshake_again(self, l, fn, ctx);
+        if (l->primary != NULL)
+            tp_stripe_drop(self, l); /* opened again when needed */
+        else
+            handshake_again(self, l, fn, ctx);
         return;
     }
     cl_wire_msg_t a;
@@ -397,6 +413,8 @@ static void on_welcome(cl_transport_t *self, out_link_t *l, const cl_wire_msg_t 
     l->version = w->version;
     l->state = OL_UP;
     l->last_tx = tp_now();
+    if (l->primary != NULL)
+        return; /* a stripe: nothing waited for it, and the link is up already */
     tp_note_version(self, l->key, l->version);
     /* Flush what waited for the handshake, in order. */
     pending_msg_t *p = l->head;
@@ -439,8 +457,15 @@ bool tp_dealer_frames(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn,
                      self->min_version, self->max_version);
         char line[CL_WIRE_STR_MAX * 4 + 64];
         snprintf(line, sizeof line, "it refused this peer: %s", text);
-        tp_out_link_kill(self, l);
-        emit_refused(l, m.u.refuse.reason, line, fn, ctx);
+        if (l->primary != NULL) {
+            /* A stripe: the link goes on over the connections it has. */
+            cl_debug("%s refused a stripe: %s", l->address, text);
+            l->primary->stripes_refused = true;
+            tp_stripe_drop(self, l);
+        } else {
+            tp_out_link_kill(self, l);
+            emit_refused(l, m.u.refuse.reason, line, fn, ctx);
+        }
     } else if (m.hdr.run != self->run) {
         self->malformed++;
     } else if (l->state == OL_HELLO && m.hdr.type == CL_MSG_WELCOME) {
@@ -451,7 +476,7 @@ bool tp_dealer_frames(cl_transport_t *self, out_link_t *l, cl_tp_handler_fn *fn,
         tp_out_link_kill(self, l);
         emit_down(l, fn, ctx);
     } else {
-        emit_message(self, fn, ctx, l->key, &m, hdr, body, blen);
+        tp_emit(self, fn, ctx, l->key, &m, hdr, body, blen);
     }
     cl_wire_msg_clear(&m);
     return l->state != OL_DEAD;

@@ -112,6 +112,7 @@ static bool type_known(int t)
     case CL_MSG_ELASTIC:
     case CL_MSG_P2P_CTL:
     case CL_MSG_RELAYED:
+    case CL_MSG_FENCE:
         return true;
     default:
         return false;
@@ -124,6 +125,8 @@ int cl_wire_msg_version(const cl_wire_hdr_t *h, int link)
         return link >= 7 ? 7 : 5;
     if (h->type == CL_MSG_UPDATE)
         return link >= CL_WIRE_FIGURE_VERSION ? CL_WIRE_FIGURE_VERSION : 5;
+    if (h->type == CL_MSG_FENCE)
+        return CL_WIRE_STRIPE_VERSION;
     return h->type == CL_MSG_P2P_CTL && h->sub == CL_P2P_CREDIT ? 6 : 5;
 }
 
@@ -165,6 +168,12 @@ int cl_wire_hdr_decode(const uint8_t *buf, size_t len, cl_wire_hdr_t *h)
         return CL_WIRE_EBODY;
     if (h->type == CL_MSG_P2P_CTL && h->sub != CL_P2P_CREDIT &&
         (h->sub < CL_P2P_MATCHED || h->sub > CL_P2P_CANCELLED || h->seq == 0))
+        return CL_WIRE_EBODY;
+    /* FENCE exists from version 12 on: a count in seq, nothing else. */
+    if (h->type == CL_MSG_FENCE &&
+        (h->version < CL_WIRE_STRIPE_VERSION || h->sub != 0 || h->comm != 0 || h->epoch != 0 ||
+         h->seq == 0 || h->signature != 0 || h->part != 0 || h->chunk != 0 || h->aux != 0 ||
+         h->length != 0))
         return CL_WIRE_EBODY;
     /* CREDIT exists from version 6 on, and names no send. */
     if (h->type == CL_MSG_P2P_CTL && h->sub == CL_P2P_CREDIT &&
@@ -462,7 +471,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         h->flags = cl_rd_u8(rp);
         rd_str(rp, h->address);
         cl_rd_check(rp, h->min_version >= 1 && h->min_version <= h->max_version);
-        cl_rd_check(rp, (h->flags & ~CL_HELLO_CLIENT) == 0);
+        cl_rd_check(rp, (h->flags & ~(CL_HELLO_CLIENT | CL_HELLO_STRIPE)) == 0);
         break;
     }
     case CL_MSG_WELCOME:
@@ -567,6 +576,7 @@ int cl_wire_decode(const uint8_t *hdr, size_t hlen, const uint8_t *body, size_t 
         break;
     case CL_MSG_MATCH:
     case CL_MSG_BYE_ACK:
+    case CL_MSG_FENCE:
         break;
     case CL_MSG_UPDATE:
         out->u.update.weight = cl_rd_f64(rp);
@@ -660,7 +670,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
     case CL_MSG_HELLO: {
         const cl_wire_hello_t *h = &m->u.hello;
         cl_wr_check(&w, h->min_version >= 1 && h->min_version <= h->max_version);
-        cl_wr_check(&w, (h->flags & ~CL_HELLO_CLIENT) == 0);
+        cl_wr_check(&w, (h->flags & ~(CL_HELLO_CLIENT | CL_HELLO_STRIPE)) == 0);
         cl_wr_u16(&w, h->max_version);
         cl_wr_u16(&w, h->min_version);
         cl_wr_bytes(&w, h->key, 32);
@@ -756,6 +766,7 @@ int cl_wire_encode_body(const cl_wire_msg_t *m, uint8_t **out, size_t *outlen)
         break;
     case CL_MSG_MATCH:
     case CL_MSG_BYE_ACK:
+    case CL_MSG_FENCE:
         break;
     case CL_MSG_UPDATE:
         if (m->hdr.version >= CL_WIRE_FIGURE_VERSION) {
@@ -865,6 +876,8 @@ const char *cl_wire_type_name(int type)
         return "P2P_CTL";
     case CL_MSG_RELAYED:
         return "RELAY";
+    case CL_MSG_FENCE:
+        return "FENCE";
     default:
         return "unknown";
     }

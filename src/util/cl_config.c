@@ -473,6 +473,9 @@ typedef struct {
       "Mbit/s of this peer's link (the slower way), `measure` (its upload as TCP acknowledges "    \
       "it while the link is full) or 0 (no figure): butterfly all-reduce parts are sized by "      \
       "the members' figures when every member has one")                                            \
+    X("COLLAB_STRIPES", "1", CL_INT(stripes, 1, 16),                                               \
+      "TCP connections per link to a peer, 1-16: collective payloads spread over them, for links " \
+      "that one connection cannot fill")                                                           \
     X("COLLAB_LEAVE_ON", "none", CL_FN(p_leave_on),                                                \
       "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
       "as the program's previous disposition says")                                                \
@@ -553,8 +556,9 @@ typedef struct {
     X("COLLAB_FETCH_LIMIT", "4", CL_INT(fetch_limit, 1, 1024),                                     \
       "a donor serves one joiner per admission at most this many times its state (FETCH), "        \
       "then refuses")                                                                              \
-    X("COLLAB_WIRE_VERSION", "11", CL_INT(wire_version, 5, CL_CONFIG_WIRE_VERSION),                \
-      "highest wire protocol version spoken (10: no measured bandwidth figures, 9: the exchange "   \
+    X("COLLAB_WIRE_VERSION", "12", CL_INT(wire_version, 5, CL_CONFIG_WIRE_VERSION),                \
+      "highest wire protocol version spoken (11: no stripes, 10: no measured bandwidth figures, "   \
+      "9: the exchange "                                                                            \
       "and broadcasts carry no proofs either, 8: "                                                 \
       "relay proofs of the butterfly tagged, not signed, "                                         \
       "7: no flow control of collective messages and no adaptive compression either, 6: no "       \

@@ -58,6 +58,7 @@ typedef struct {
     uint32_t bandwidth_kbit;  /* COLLAB_BANDWIDTH_MBIT in kbit/s, 0 (default) none declared */
     bool bandwidth_measure;   /* COLLAB_BANDWIDTH_MBIT=measure (the default): the figure is
                                  measured (cl_linkrate.h) */
+    int stripes;              /* COLLAB_STRIPES: connections per link, default 1 */
     bool leave_on_sigterm;    /* COLLAB_LEAVE_ON=SIGTERM */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
@@ -110,7 +111,7 @@ typedef struct {
     int wire_version;         /* COLLAB_WIRE_VERSION: highest wire version spoken, default 10 */
 } cl_config_t;
 
-#define CL_CONFIG_WIRE_VERSION 11         /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
+#define CL_CONFIG_WIRE_VERSION 12         /* highest wire version (cl_wire.h's CL_WIRE_VERSION) */
 #define CL_CONFIG_COMPRESSION_ADAPTIVE 3  /* COLLAB_COMPRESSION=adaptive */
 #define CL_CONFIG_ADAPTIVE_WIRE_VERSION 8 /* the first version that carries it */
 /* The lowest wire version of a swarm that signs its relay proofs

@@ -142,6 +142,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->timeout = 5.0;
     cfg->weight = 1.0;
     cfg->bandwidth_measure = true;
+    cfg->stripes = 1;
     cfg->client_auto = true;
     cfg->robust_min = 1;
     cfg->max_weight_ratio = 16;

@@ -527,7 +527,9 @@ static void test_bad_bodies(void)
     hb[0] = 0; /* max 0 < min 1 */
     CHECK(cl_wire_decode(hdr, sizeof hdr, hb, sizeof hb, &o) == CL_WIRE_EBODY);
     hb[0] = 1;
-    hb[68] = 2; /* unknown flag bit */
+    hb[68] = CL_HELLO_STRIPE; /* a known flag bit */
+    CHECK(cl_wire_decode(hdr, sizeof hdr, hb, sizeof hb, &o) == CL_WIRE_OK);
+    hb[68] = 4; /* unknown flag bit */
     CHECK(cl_wire_decode(hdr, sizeof hdr, hb, sizeof hb, &o) == CL_WIRE_EBODY);
 
     /* Views: unsorted ranks, duplicate keys, rank beyond world, count beyond body. */

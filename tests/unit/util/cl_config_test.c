@@ -448,8 +448,8 @@ static void test_limits(void)
                  0 &&
              cfg.rank_required && cfg.rank == 2);
     cl_config_clear(&cfg);
-    /* COLLAB_WIRE_VERSION: 5 to 11 (docs/wire.md section 5), default 11. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 11);
+    /* COLLAB_WIRE_VERSION: 5 to 12 (docs/wire.md section 5), default 12. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.wire_version == 12);
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "10", NULL) == 0 &&
              cfg.wire_version == 10);
@@ -495,7 +495,7 @@ static void test_limits(void)
     cl_config_clear(&cfg);
     CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "4", NULL) == -1);
     CL_CHECK(strstr(err, "COLLAB_WIRE_VERSION") != NULL);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "12", NULL) == -1);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_WIRE_VERSION", "13", NULL) == -1);
     cl_config_clear(&cfg);
     /* COLLAB_BANDWIDTH_MBIT: "measure" (the default), Mbit/s to kbit/s
        (declared: nothing measured), 0 none (nothing measured either);
@@ -521,6 +521,18 @@ static void test_limits(void)
     for (size_t i = 0; i < sizeof bad_bw / sizeof bad_bw[0]; i++) {
         CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_BANDWIDTH_MBIT", bad_bw[i], NULL) == -1);
         CL_CHECK(strstr(err, "COLLAB_BANDWIDTH_MBIT") != NULL);
+        cl_config_clear(&cfg);
+    }
+    /* COLLAB_STRIPES: 1 by default, 1 to 16 connections, anything else
+       refused with the variable named. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.stripes == 1);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", "16", NULL) == 0 && cfg.stripes == 16);
+    cl_config_clear(&cfg);
+    const char *bad_stripes[] = {"0", "17", "-1", "four", "2.5", ""};
+    for (size_t i = 0; i < sizeof bad_stripes / sizeof bad_stripes[0]; i++) {
+        CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", bad_stripes[i], NULL) == -1);
+        CL_CHECK(strstr(err, "COLLAB_STRIPES") != NULL);
         cl_config_clear(&cfg);
     }
 }
@@ -560,7 +572,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 55);
+    CL_CHECK(n == 56);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -581,6 +593,7 @@ static void test_table(void)
                               "COLLAB_SWARM_PASSPHRASE",
                               "COLLAB_WEIGHT",
                               "COLLAB_BANDWIDTH_MBIT",
+                              "COLLAB_STRIPES",
                               "COLLAB_LEAVE_ON",
                               "COLLAB_STRICT",
                               "COLLAB_AGGREGATION",

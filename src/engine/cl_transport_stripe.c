@@ -1,0 +1,292 @@
+/*  cl_transport_stripe.c - striped links (docs/wire.md section 2b).
+
+    With COLLAB_STRIPES above 1, an outbound link that came up at version
+    12 or later opens more connections to its peer, its stripes, when it
+    first sends a large COLL message.  Each stripe runs its own CurveZMQ
+    and swarm-key handshake, with CL_HELLO_STRIPE in its HELLO, and then
+    carries COLL messages of STRIPE_MIN bytes or more only.  Such a
+    message goes over the connection, the link's own included, with the
+    fewest bytes not yet acknowledged by the peer's kernel, so a slower
+    connection gets less.
+
+    Collective messages need no order among themselves (each names its
+    part and chunk), but everything else does: a GOODBYE must not overtake
+    the data it follows.  So before the link's own connection carries any
+    other message after stripe traffic, it carries a FENCE that counts the
+    messages sent over the stripes so far.  The receiver holds what
+    follows a FENCE on that connection until its stripes delivered that
+    many, then hands it on in order.
+
+    On the receiving side a stripe is an inbound connection of its own
+    (in_link_t.stripe): it does not replace the sender's link, raises no
+    UP event, and anything on it but a COLL message is malformed.  What a
+    link holds is bounded (HOLD_BYTES, HOLD_MSGS, HOLD_BYTES_ALL); a
+    sender that goes past the bounds is banned.
+*/
+#include "engine/cl_transport_int.h"
+
+#include "engine/cl_tcpinfo.h"
+#include "mpi_collab.h"
+#include "util/cl_log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ZMTP framing and the CurveZMQ box around one message's two frames,
+   about: what the peer's kernel acknowledges beyond the bytes handed over. */
+#define FRAME_COST (CL_WIRE_HDR_SIZE + 64)
+
+/* ---------------------------------------------------------------------- */
+/* Sending. */
+
+out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l)
+{
+    int rc;
+    out_link_t *s =
+        tp_dealer_open(self, l->key, l->address, CL_HELLO_STRIPE, CL_WIRE_STRIPE_VERSION, &rc);
+    if (s == NULL) {
+        /* Out of sockets, say: the link goes on with what it has. */
+        l->stripes_refused = true;
+        return NULL;
+    }
+    s->primary = l;
+    return s;
+}
+
+void tp_stripe_drop(cl_transport_t *self, out_link_t *s)
+{
+    out_link_t *l = s->primary;
+    for (int i = 0; l != NULL && i < CL_TP_STRIPES_MAX - 1; i++)
+        if (l->stripe[i] == s)
+            l->stripe[i] = NULL;
+    s->state = OL_DEAD;
+    zlist_append(self->dead, s);
+}
+
+/* Bytes handed to connection c that its peer's kernel has not
+   acknowledged yet, when the kernel says (else -1). */
+static int64_t unacked(out_link_t *c)
+{
+    cl_tcpinfo_t ti;
+    if (c->bfd < 0)
+        return -1;
+    if (cl_tcpinfo_read(c->bfd, &ti) != 0 || ti.cookie != c->bcookie) {
+        c->bfd = -1; /* closed under us, perhaps reused */
+        return -1;
+    }
+    return (int64_t)c->assigned - (int64_t)ti.acked;
+}
+
+/* The connection of link l a large COLL message goes over: the one with
+   the fewest unacknowledged bytes, or with the fewest bytes handed over
+   when the kernel cannot say for one of them.  Opens missing stripes, and
+   makes again one that was silent so long that the peer may have
+   forgotten its connection. */
+static out_link_t *pick(cl_transport_t *self, out_link_t *l, double now)
+{
+    out_link_t *c[CL_TP_STRIPES_MAX];
+    int n = 0;
+    c[n++] = l;
+    for (int i = 0; i < self->stripes - 1 && !l->stripes_refused; i++) {
+        out_link_t *s = l->stripe[i];
+        if (s != NULL && s->state == OL_UP && now - s->last_tx > self->link_idle / 2) {
+            tp_stripe_drop(self, s);
+            s = NULL;
+        }
+        if (s == NULL)
+            s = l->stripe[i] = tp_stripe_open(self, l);
+        if (s != NULL && s->state == OL_UP)
+            c[n++] = s;
+    }
+    int64_t u[CL_TP_STRIPES_MAX];
+    bool kernel = true;
+    for (int i = 0; i < n; i++)
+        kernel = kernel && (u[i] = unacked(c[i])) >= 0;
+    out_link_t *best = l;
+    int64_t least = kernel ? u[0] : (int64_t)l->assigned;
+    for (int i = 1; i < n; i++) {
+        int64_t v = kernel ? u[i] : (int64_t)c[i]->assigned;
+        if (v < least) {
+            least = v;
+            best = c[i];
+        }
+    }
+    return best;
+}
+
+static int send_on(cl_transport_t *self, out_link_t *c, const uint8_t *hdr, uint8_t *body,
+                   size_t blen)
+{
+    if (tp_send_raw(self, zsock_resolve(c->dealer), NULL, 0, hdr, body, blen) != 0)
+        return -1;
+    c->assigned += blen + FRAME_COST;
+    return 0;
+}
+
+int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
+                   size_t blen)
+{
+    bool large = hdr[5] == CL_MSG_COLL && blen >= STRIPE_MIN;
+    if (large && self->stripes > 1 && l->version >= CL_WIRE_STRIPE_VERSION &&
+        l->dealer != NULL) {
+        double now = tp_now();
+        out_link_t *c = pick(self, l, now);
+        if (c != l) {
+            if (send_on(self, c, hdr, body, blen) != 0)
+                return -1;
+            c->last_tx = now;
+            l->stripe_sent++;
+            return 0;
+        }
+    } else if (!large && l->stripe_sent != l->fenced) {
+        cl_wire_msg_t f;
+        memset(&f, 0, sizeof f);
+        f.hdr.type = CL_MSG_FENCE;
+        f.hdr.seq = l->stripe_sent;
+        uint8_t fh[CL_WIRE_HDR_SIZE];
+        uint8_t *fb;
+        size_t fl;
+        if (tp_encode(self, &f, l->version, fh, &fb, &fl) != COLLAB_OK ||
+            send_on(self, l, fh, fb, fl) != 0) {
+            free(body);
+            errno = ENOMEM;
+            return -1;
+        }
+        l->fenced = l->stripe_sent;
+    }
+    return send_on(self, l, hdr, body, blen);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Receiving. */
+
+/* What the stripes of inbound link l delivered so far: those forgotten,
+   and those still open that said HELLO after it. */
+static uint64_t stripes_delivered(cl_transport_t *self, const in_link_t *l)
+{
+    uint64_t n = l->stripes_gone;
+    for (const in_link_t *o = zhashx_first(self->in_by_rid); o != NULL;
+         o = zhashx_next(self->in_by_rid))
+        if (o->stripe && o->serial > l->serial && memcmp(o->key, l->key, 32) == 0)
+            n += o->colls;
+    return n;
+}
+
+void tp_in_held_free(cl_transport_t *self, in_link_t *l)
+{
+    pending_msg_t *p = l->held;
+    while (p != NULL) {
+        pending_msg_t *next = p->next;
+        free(p->body);
+        free(p);
+        p = next;
+    }
+    self->held_bytes -= l->held_bytes < self->held_bytes ? l->held_bytes : self->held_bytes;
+    l->held = l->held_tail = NULL;
+    l->held_bytes = l->held_msgs = 0;
+    l->hold = 0;
+}
+
+/* Keeps a copy of the message behind l's FENCE.  Returns false when the
+   bounds do not allow it (the sender is banned, l forgotten). */
+static bool hold(cl_transport_t *self, in_link_t *l, const uint8_t *hdr, const uint8_t *body,
+                 size_t blen)
+{
+    if (l->held_msgs >= HOLD_MSGS || l->held_bytes + blen > HOLD_BYTES ||
+        self->held_bytes + blen > HOLD_BYTES_ALL) {
+        tp_malformed(self, l->key, "more sent behind a FENCE than a receiver holds");
+        tp_in_link_delete(self, l);
+        return false;
+    }
+    pending_msg_t *p = calloc(1, sizeof *p);
+    uint8_t *copy = blen > 0 ? malloc(blen) : NULL;
+    if (p == NULL || (blen > 0 && copy == NULL)) {
+        free(p);
+        free(copy);
+        cl_error("out of memory holding a message behind a FENCE; dropping the link");
+        tp_in_link_delete(self, l);
+        return false;
+    }
+    memcpy(p->hdr, hdr, CL_WIRE_HDR_SIZE);
+    if (blen > 0)
+        memcpy(copy, body, blen);
+    p->body = copy;
+    p->blen = blen;
+    if (l->held_tail != NULL)
+        l->held_tail->next = p;
+    else
+        l->held = p;
+    l->held_tail = p;
+    l->held_bytes += blen;
+    l->held_msgs++;
+    self->held_bytes += blen;
+    return true;
+}
+
+/* A message on link l (not a stripe) that nothing holds back. */
+static void on_link(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, in_link_t *l,
+                    const cl_wire_msg_t *m, const uint8_t *hdr, const uint8_t *body, size_t blen)
+{
+    if (m->hdr.type == CL_MSG_FENCE) {
+        if (stripes_delivered(self, l) < m->hdr.seq)
+            l->hold = m->hdr.seq;
+        return;
+    }
+    tp_emit(self, fn, ctx, l->key, m, hdr, body, blen);
+}
+
+/* Hands on what l holds, in order, while its stripes delivered what its
+   FENCEs count.  l may be forgotten by a handler meanwhile. */
+static void release(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, in_link_t *l)
+{
+    char rhex[sizeof l->rid_hex];
+    memcpy(rhex, l->rid_hex, sizeof rhex);
+    while (l->hold > 0 && stripes_delivered(self, l) >= l->hold) {
+        l->hold = 0;
+        while (l->hold == 0 && l->held != NULL) {
+            pending_msg_t *p = l->held;
+            l->held = p->next;
+            if (l->held == NULL)
+                l->held_tail = NULL;
+            l->held_bytes -= p->blen;
+            l->held_msgs--;
+            self->held_bytes -= p->blen < self->held_bytes ? p->blen : self->held_bytes;
+            cl_wire_msg_t m;
+            if (cl_wire_decode(p->hdr, CL_WIRE_HDR_SIZE, p->body, p->blen, &m) == CL_WIRE_OK) {
+                on_link(self, fn, ctx, l, &m, p->hdr, p->body, p->blen);
+                cl_wire_msg_clear(&m);
+            }
+            free(p->body);
+            free(p);
+            if (zhashx_lookup(self->in_by_rid, rhex) != l)
+                return; /* forgotten (its held messages with it) */
+        }
+    }
+}
+
+void tp_in_message(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, in_link_t *l,
+                   const cl_wire_msg_t *m, const uint8_t *hdr, const uint8_t *body, size_t blen)
+{
+    if (l->stripe) {
+        if (m->hdr.type != CL_MSG_COLL) {
+            tp_malformed(self, l->key, "a message other than COLL on a stripe");
+            tp_in_link_delete(self, l);
+            return;
+        }
+        uint8_t key[32];
+        memcpy(key, l->key, 32);
+        uint64_t serial = l->serial;
+        l->colls++;
+        tp_emit(self, fn, ctx, key, m, hdr, body, blen);
+        in_link_t *link = tp_inbound_of(self, key);
+        if (link != NULL && link->hold > 0 && link->serial < serial)
+            release(self, fn, ctx, link);
+        return;
+    }
+    if (l->hold > 0) {
+        (void)hold(self, l, hdr, body, blen);
+        return;
+    }
+    on_link(self, fn, ctx, l, m, hdr, body, blen);
+}
