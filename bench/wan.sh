@@ -10,6 +10,7 @@
 #                [--sizes "16"] [--compression none|fp16|int8|adaptive]
 #                [--runs 3] [--iters 2] [--declare | --measure] [--queue MS] [--tcp]
 #                [--tcp-mode all|balanced|ring] [--trace DIR] [--logs DIR] [--build DIR]
+#                [--stripes N] [--flow-cap MBIT]
 #
 #   --rate    every link's rate in Mbit/s, both ways
 #   --slow    the last peer's link at RATE Mbit/s instead (one slow link)
@@ -42,6 +43,15 @@
 #             run to DIR/run<k>.p<i> (time, rx bytes, tx bytes)
 #   --logs    keep every peer's output of each run in DIR/run<k>/ (rank
 #             0 logs at info: the measured figures the coordinator takes)
+#   --stripes every peer opens N connections per link (COLLAB_STRIPES)
+#   --flow-cap every TCP connection a peer opens uploads at most MBIT
+#             Mbit/s, within its link's rate: a link that one connection
+#             cannot fill, as behind a per-flow policer, or with one
+#             stream's window on a long path.  Each namespace's outgoing
+#             connections take their ports from 256 of its own
+#             (ip_local_port_range), and the upload's qdisc is htb with
+#             one class of MBIT per port under one of the link's rate
+#             (u32 filters on the source port)
 #
 # Bounds (S bytes, n peers, B the common rate, b the slow one):
 #   equal links      2(n-1)/n * S / B   (what each link must carry in a
@@ -56,7 +66,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
-tcp=0 tcpmode=all trace='' queue=100 iters=2 logs=
+tcp=0 tcpmode=all trace='' queue=100 iters=2 logs= stripes=1 flowcap=
 while [ $# -gt 0 ]; do
     case "$1" in
     --np) np=$2; shift 2 ;;
@@ -75,7 +85,9 @@ while [ $# -gt 0 ]; do
     --queue) queue=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
     --logs) logs=$2; shift 2 ;;
-    -h | --help) sed -n '2,52p' "$0"; exit 0 ;;
+    --stripes) stripes=$2; shift 2 ;;
+    --flow-cap) flowcap=$2; shift 2 ;;
+    -h | --help) sed -n '2,62p' "$0"; exit 0 ;;
     *) echo "wan.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -99,6 +111,31 @@ cleanup() {
 trap 'cleanup; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
+# --flow-cap: namespace $1's device $2 uploads at $3 Mbit/s in all, and
+# each of its outgoing TCP connections (one source port each, of the 256
+# it may use) at $flowcap.  A queue of $queue ms per class, as tbf's.
+flow_cap() {
+    local ns=$1 dev=$2 r=$3 k port lim
+    ip netns exec "$ns" sysctl -q -w net.ipv4.ip_local_port_range="40000 40255" \
+        net.ipv4.tcp_tw_reuse=1 || return 1
+    lim=$((flowcap * 1000000 / 8 * queue / 1000 / 1500 + 16))
+    {
+        echo "qdisc add dev $dev root handle 1: htb default 2"
+        echo "class add dev $dev parent 1: classid 1:1 htb rate ${r}mbit ceil ${r}mbit"
+        echo "class add dev $dev parent 1:1 classid 1:2 htb rate ${r}mbit ceil ${r}mbit"
+        for k in $(seq 0 255); do
+            port=$((40000 + k))
+            printf 'class add dev %s parent 1:1 classid 1:%x htb rate %smbit ceil %smbit\n' \
+                "$dev" $((0x100 + k)) "$flowcap" "$flowcap"
+            printf 'qdisc add dev %s parent 1:%x pfifo limit %d\n' "$dev" $((0x100 + k)) "$lim"
+            printf 'filter add dev %s parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff match ip sport %d 0xffff flowid 1:%x\n' \
+                "$dev" "$port" $((0x100 + k))
+        done
+    } >"$work/tc.$ns"
+    tc -n "$ns" -batch "$work/tc.$ns" 2>&1 | grep -v 'quantum' >&2
+    tc -n "$ns" qdisc show dev "$dev" | grep -q htb
+}
+
 # The bridge and one namespace per peer: veth ${tag}h$i (bridge side,
 # limits the peer's download) and p$i inside (limits its upload).
 ip link add name "$br" type bridge || exit 1
@@ -119,7 +156,11 @@ for i in $(seq 0 $((np - 1))); do
     [ "$burst" -lt 16000 ] && burst=16000
     dburst=$((down * 1000000 / 8 / 250))
     [ "$dburst" -lt 16000 ] && dburst=16000
-    tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency "${queue}ms" || exit 1
+    if [ -n "$flowcap" ]; then
+        flow_cap "$ns" p$i "$r" || exit 1
+    else
+        tc -n "$ns" qdisc add dev p$i root tbf rate "${r}mbit" burst "$burst" latency "${queue}ms" || exit 1
+    fi
     tc qdisc add dev "${tag}h$i" root tbf rate "${down}mbit" burst "$dburst" latency "${queue}ms" || exit 1
 done
 
@@ -176,7 +217,7 @@ one_run() {
     # before rank 0 (started in the background) opens it anew.
     rm -f "$work/r0.err"
     local env=(COLLAB_WORLD_SIZE="$np" COLLAB_MATCHMAKING_TIME=30 COLLAB_TIMEOUT=10
-               COLLAB_COMPRESSION="$comp" COLLAB_LOG=${WAN_LOG:-warn})
+               COLLAB_COMPRESSION="$comp" COLLAB_LOG=${WAN_LOG:-warn} COLLAB_STRIPES="$stripes")
     ip netns exec "${tag}n0" env "${env[@]}" COLLAB_BANDWIDTH_MBIT="$(declared 0)" \
         COLLAB_LISTEN=/ip4/10.77.0.1/tcp/4000 \
         COLLAB_LOG=${WAN_LOG:-info} LD_PRELOAD="$lib" "$bench" --min-bytes "$bytes" --max-bytes "$bytes" \
@@ -203,7 +244,7 @@ one_run() {
     awk '/^bench: [0-9]/ { printf "%.6f\n", $4 / 1e6 }' "$work/r0.out"
 }
 
-echo "wan.sh: $np peers, links ${rate} Mbit/s (queues ${queue} ms)${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')$([ "$declare" -eq 2 ] && echo ', rates measured')"
+echo "wan.sh: $np peers, links ${rate} Mbit/s (queues ${queue} ms)${flowcap:+, each connection at most ${flowcap} Mbit/s}, $stripes connection(s) per link${slow:+ (the last one ${slow} Mbit/s$([ "$uponly" -eq 1 ] && echo ' up, '"$rate"' down'))}, compression $comp, $runs runs$([ "$declare" -eq 1 ] && echo ', rates declared')$([ "$declare" -eq 2 ] && echo ', rates measured')"
 [ -n "$trace" ] && mkdir -p "$trace"
 if [ "$tcp" -eq 1 ]; then
     printf '%6s %8s %22s %8s %22s %8s %6s %6s\n' "MiB" "bound s" "tcp s (min..max)" "÷ bound" "median s (min..max)" "÷ bound" "÷ tcp" "check"

@@ -496,6 +496,11 @@ void cl_shm_net_received(cl_shm_t *self, const uint8_t key[32], const uint8_t *h
         atomic_store_explicit(&l->rx->net_seen, l->net_got, memory_order_release);
 }
 
+bool cl_shm_known(const cl_shm_t *self, const uint8_t key[32])
+{
+    return self != NULL && shm_find(self, key, false) != NULL;
+}
+
 bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32])
 {
     return self != NULL && shm_find(self, key, true) != NULL;

@@ -86,6 +86,12 @@ void cl_shm_offer(cl_shm_t *self, const uint8_t key[32]);
 /* True when COLL and P2P messages to key go through shared memory. */
 bool cl_shm_up(const cl_shm_t *self, const uint8_t key[32]);
 
+/* True when a same-host link with key exists in any state (being set up,
+   up, or dead): the order between the ring and the network counts on the
+   network's being one connection, so such a peer's link is never striped
+   (docs/wire.md section 1.1). */
+bool cl_shm_known(const cl_shm_t *self, const uint8_t key[32]);
+
 /* Messages to key that still wait in this side's queue of its link (a
    ring message behind a CurveZMQ one the peer may not have yet, or one
    waiting for room in the ring): they have not left this process.  0

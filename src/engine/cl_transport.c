@@ -789,6 +789,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
                                                        : cfg->stripes;
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
+    tp_stripe_threads(self->stripes);
     cl_hs_derive(cfg->swarm_secret, cfg->run_id, self->k);
     self->out_by_key = zhashx_new();
     self->in_by_rid = zhashx_new();
@@ -874,6 +875,9 @@ void cl_transport_destroy(cl_transport_t **self_p, int linger_ms)
              l = zhashx_next(self->out_by_key)) {
             if (l->dealer != NULL)
                 zsock_set_linger(l->dealer, linger_ms);
+            for (int i = 0; i < CL_TP_STRIPES_MAX - 1; i++)
+                if (l->stripe[i] != NULL)
+                    zsock_set_linger(l->stripe[i]->dealer, linger_ms); /* what a GOODBYE follows */
             void *item = l;
             tp_out_link_free(&item);
         }

@@ -35,7 +35,7 @@ typedef struct pending_msg {
 
 typedef enum { OL_HELLO = 0, OL_UP = 1, OL_DEAD = 2 } ol_state_t;
 
-/* Striped links (docs/wire.md section 2b): COLL messages of at least
+/* Striped links (docs/wire.md section 1.1): COLL messages of at least
    STRIPE_MIN bytes spread over a link's connections; a receiver holds at
    most this much behind one FENCE, and this much behind all of them. */
 #define STRIPE_MIN ((size_t)16 << 10)
@@ -47,14 +47,14 @@ typedef struct out_link {
     uint8_t key[32];
     char hex[65];
     char address[CL_WIRE_STR_MAX + 1];
-    struct out_link *primary;      /* a stripe: the link it belongs to; NULL: a link */
+    struct out_link *primary; /* a stripe: the link it belongs to; NULL: a link */
     struct out_link *stripe[CL_TP_STRIPES_MAX - 1]; /* a link: its other connections (or NULL) */
-    bool stripes_refused;          /* a link: the peer refused a stripe; no more are opened */
-    uint64_t stripe_sent;          /* a link: COLL messages sent on its stripes */
-    uint64_t fenced;               /* a link: stripe_sent at its last FENCE */
-    uint64_t assigned;             /* bytes handed to this connection's socket */
-    int bfd;                       /* its TCP socket for balancing (loopback too), -1: none */
-    uint64_t bcookie;              /* that socket's SO_COOKIE */
+    bool stripes_refused; /* a link: the peer refused a stripe; no more are opened */
+    uint64_t stripe_sent; /* a link: COLL messages sent on its stripes */
+    uint64_t fenced;      /* a link: stripe_sent at its last FENCE */
+    uint64_t assigned;    /* bytes handed to this connection's socket */
+    int bfd;              /* its TCP socket for balancing (loopback too), -1: none */
+    uint64_t bcookie;     /* that socket's SO_COOKIE */
     zsock_t *dealer;
     zsock_t *monitor;
     ol_state_t state;
@@ -88,11 +88,11 @@ typedef struct {
     double last;   /* last message on it (local monotonic seconds) */
     char host[64]; /* the remote IP address (ZeroMQ's Peer-Address) */
     int version;   /* chosen for its HELLO */
-    uint64_t serial; /* order in which connections said HELLO */
-    bool stripe;     /* one more connection of its sender's link (CL_HELLO_STRIPE) */
-    uint64_t colls;  /* a stripe: COLL messages it delivered */
+    uint64_t serial;       /* order in which connections said HELLO */
+    bool stripe;           /* one more connection of its sender's link (CL_HELLO_STRIPE) */
+    uint64_t colls;        /* a stripe: COLL messages it delivered */
     uint64_t stripes_gone; /* a link: what its stripes that were forgotten delivered */
-    uint64_t hold;   /* a link: FENCE count its stripes must reach before what follows (0: none) */
+    uint64_t hold; /* a link: FENCE count its stripes must reach before what follows (0: none) */
     pending_msg_t *held, *held_tail; /* a link: what arrived behind that FENCE, in order */
     size_t held_bytes, held_msgs;
 } in_link_t;
@@ -229,6 +229,13 @@ void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg);
    (errno set; body taken either way). */
 int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
                    size_t blen);
+/* With stripes above 1 and ZSYS_IO_THREADS unset, gives ZeroMQ's context
+   as many I/O threads as stripes, at most the CPUs online and
+   TP_IO_THREADS_MAX, so that the connections' encryption spreads over
+   cores; takes effect only before the process's first ZeroMQ socket. */
+void tp_stripe_threads(int stripes);
+#define TP_IO_THREADS_MAX 4
+
 /* Opens a stripe of link l (sockets and HELLO); NULL when it cannot. */
 out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l);
 /* Removes stripe s from its link: dead now, freed with the dead links. */

@@ -61,26 +61,26 @@ void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint
     int busy = 0;
     for (out_link_t *link = zhashx_first(self->out_by_key); link != NULL;
          link = zhashx_next(self->out_by_key))
-    for (int c = 0; c < CL_TP_STRIPES_MAX; c++) {
-        out_link_t *l = conn_of(link, c);
-        cl_tcpinfo_t ti;
-        if (l == NULL || l->fd < 0 || l->state == OL_DEAD)
-            continue;
-        if (cl_tcpinfo_read(l->fd, &ti) != 0 || ti.cookie != l->cookie) {
-            l->fd = -1; /* closed under us, perhaps reused: no longer this link's */
-            continue;
+        for (int c = 0; c < CL_TP_STRIPES_MAX; c++) {
+            out_link_t *l = conn_of(link, c);
+            cl_tcpinfo_t ti;
+            if (l == NULL || l->fd < 0 || l->state == OL_DEAD)
+                continue;
+            if (cl_tcpinfo_read(l->fd, &ti) != 0 || ti.cookie != l->cookie) {
+                l->fd = -1; /* closed under us, perhaps reused: no longer this link's */
+                continue;
+            }
+            if (ti.acked > l->acked)
+                self->up_acked += ti.acked - l->acked;
+            if (ti.sent > l->sent)
+                self->up_sent += ti.sent - l->sent;
+            uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
+            if (ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us)
+                busy++;
+            l->acked = ti.acked;
+            l->sent = ti.sent;
+            l->rwnd_us = ti.rwnd_us;
         }
-        if (ti.acked > l->acked)
-            self->up_acked += ti.acked - l->acked;
-        if (ti.sent > l->sent)
-            self->up_sent += ti.sent - l->sent;
-        uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
-        if (ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us)
-            busy++;
-        l->acked = ti.acked;
-        l->sent = ti.sent;
-        l->rwnd_us = ti.rwnd_us;
-    }
     *acked = self->up_acked;
     *sent = self->up_sent;
     *backlogged = busy >= BUSY_MIN;

@@ -1,4 +1,4 @@
-/*  cl_transport_stripe.c - striped links (docs/wire.md section 2b).
+/*  cl_transport_stripe.c - striped links (docs/wire.md section 1.1).
 
     With COLLAB_STRIPES above 1, an outbound link that came up at version
     12 or later opens more connections to its peer, its stripes, when it
@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ZMTP framing and the CurveZMQ box around one message's two frames,
    about: what the peer's kernel acknowledges beyond the bytes handed over. */
@@ -39,6 +40,19 @@
 
 /* ---------------------------------------------------------------------- */
 /* Sending. */
+
+void tp_stripe_threads(int stripes)
+{
+    if (stripes <= 1 || getenv("ZSYS_IO_THREADS") != NULL)
+        return;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = stripes < TP_IO_THREADS_MAX ? stripes : TP_IO_THREADS_MAX;
+    if (cpus > 0 && n > cpus)
+        n = (int)cpus;
+    void *ctx = zsys_init();
+    if (ctx != NULL && n > zmq_ctx_get(ctx, ZMQ_IO_THREADS))
+        zmq_ctx_set(ctx, ZMQ_IO_THREADS, n); /* no effect once a socket exists */
+}
 
 out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l)
 {
@@ -128,8 +142,8 @@ int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint
                    size_t blen)
 {
     bool large = hdr[5] == CL_MSG_COLL && blen >= STRIPE_MIN;
-    if (large && self->stripes > 1 && l->version >= CL_WIRE_STRIPE_VERSION &&
-        l->dealer != NULL) {
+    if (large && self->stripes > 1 && l->version >= CL_WIRE_STRIPE_VERSION && l->dealer != NULL &&
+        !cl_shm_known(self->shm, l->key)) {
         double now = tp_now();
         out_link_t *c = pick(self, l, now);
         if (c != l) {

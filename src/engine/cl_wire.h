@@ -16,7 +16,8 @@
 #define CL_WIRE_VERSION 12        /* the highest version this code speaks */
 #define CL_WIRE_SIGNED_VERSION 10 /* a swarm that signs: every proof signed (docs/wire.md section 5) */
 #define CL_WIRE_FIGURE_VERSION 11 /* UPDATE carries a bandwidth figure (measured ones) */
-#define CL_WIRE_STRIPE_VERSION 12 /* striped links: HELLO's stripe flag, FENCE (docs/wire.md section 2b) */
+#define CL_WIRE_STRIPE_VERSION                                                                     \
+    12 /* striped links: HELLO's stripe flag, FENCE (docs/wire.md section 1.1) */
 #define CL_WIRE_MIN_VERSION 5     /* the lowest version this code reads (HELLO, REFUSE: any) */
 #define CL_WIRE_HDR_SIZE 64       /* bytes of the header frame */
 #define CL_WIRE_STR_MAX 512       /* longest str field, bytes */
@@ -93,7 +94,9 @@ enum { CL_SUSPECT_SILENT = 1, CL_SUSPECT_CLOSED = 2, CL_SUSPECT_STRAGGLER = 3,
        CL_SUSPECT_MISMATCH = 4, CL_SUSPECT_CORRUPT = 5 };
 /* Flag bits. */
 #define CL_HELLO_CLIENT 0x01u
-#define CL_HELLO_STRIPE 0x02u /* one more connection of a link that is up (COLL only; version 12) */
+#define CL_HELLO_STRIPE                                                                            \
+    0x02u /* one more connection of a link that is up (COLL only; version 12)                      \
+           */
 #define CL_JOIN_CLIENT 0x01u
 #define CL_JOIN_WORLD_SET 0x02u
 #define CL_JOIN_STRICT_SET 0x04u

@@ -3,7 +3,7 @@
 # replace): every peer ends with bit-identical parameters, and the final
 # loss equals real MPICH's up to float rounding (summation order).
 #   striped  preloaded, over the network path (COLLAB_SHM=0) with four
-#            connections per link (COLLAB_STRIPES=4, docs/wire.md §2b) and
+#            connections per link (COLLAB_STRIPES=4, docs/wire.md §1.1) and
 #            layers of 1 MiB (--hidden 512), whose all-reduces the stripes
 #            carry: the same against MPICH run here with those layers, and
 #            the peers' logs show the stripes that came up.

@@ -1,4 +1,4 @@
-/*  cl_stripe_test.c - selftest of striped links (docs/wire.md section 2b)
+/*  cl_stripe_test.c - selftest of striped links (docs/wire.md section 1.1)
     over loopback.
 
     A sender with four connections per link sends large COLL messages
@@ -26,9 +26,9 @@
 
 #include "selftest.h"
 
-#define NCOLL 400                /* large COLL messages in the ordered stream */
-#define COLL_BYTES (64 << 10)    /* each one's payload */
-#define HB_EVERY 7               /* a heartbeat after every this many */
+#define NCOLL 400             /* large COLL messages in the ordered stream */
+#define COLL_BYTES (64 << 10) /* each one's payload */
+#define HB_EVERY 7            /* a heartbeat after every this many */
 
 typedef struct {
     cl_identity_t *id;
@@ -285,8 +285,8 @@ static void test_hostile(void)
     static peer_t r2, h2;
     CHECK(peer_init(&r2, 1, 0) && peer_init(&h2, 1, 11));
     int rc;
-    out_link_t *s = tp_dealer_open(h2.tp, key_of(&r2), cl_transport_address(r2.tp),
-                                   CL_HELLO_STRIPE, 5, &rc);
+    out_link_t *s =
+        tp_dealer_open(h2.tp, key_of(&r2), cl_transport_address(r2.tp), CL_HELLO_STRIPE, 5, &rc);
     CHECK(s != NULL);
     CHECK(banned(&r2, &h2));
     if (s != NULL) {

@@ -314,6 +314,16 @@ static void test_roundtrips(void)
     m.u.update.weight = 0;
     CHECK(cl_wire_encode_body(&m, &b, &bl) == CL_WIRE_EBODY);
 
+    /* FENCE (version 12): a count in seq, an empty body. */
+    base_hdr(&m, CL_MSG_FENCE);
+    m.hdr.epoch = 0;
+    m.hdr.seq = 123456789;
+    o = roundtrip(&m, &b, &bl);
+    CHECK(bl == 0 && o.hdr.type == CL_MSG_FENCE && o.hdr.seq == 123456789);
+    CHECK(cl_wire_msg_version(&m.hdr, 12) == CL_WIRE_STRIPE_VERSION);
+    CHECK(strcmp(cl_wire_type_name(CL_MSG_FENCE), "FENCE") == 0);
+    free(b);
+
     uint8_t payload[100];
     for (int i = 0; i < 100; i++)
         payload[i] = (uint8_t)i;
@@ -338,6 +348,27 @@ static void test_bad_headers(void)
 {
     cl_wire_msg_t m, o;
     uint8_t hdr[CL_WIRE_HDR_SIZE], h2[CL_WIRE_HDR_SIZE];
+    /* FENCE: only at version 12 and later, a count above 0, no other
+       field, no body. */
+    {
+        base_hdr(&m, CL_MSG_FENCE);
+        m.hdr.epoch = 0;
+        m.hdr.seq = 3;
+        cl_wire_hdr_encode(&m.hdr, hdr);
+        CHECK(cl_wire_decode(hdr, sizeof hdr, NULL, 0, &o) == CL_WIRE_OK);
+        const struct {
+            int at;
+            uint8_t v;
+        } bad[] = {{4, 11}, {6, 1},  {16, 1}, {24, 1}, {32, 0},
+                   {40, 1}, {44, 1}, {48, 1}, {52, 1}, {56, 1}};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            memcpy(h2, hdr, sizeof h2);
+            h2[bad[i].at] = bad[i].v;
+            uint8_t one = 0;
+            CHECK(cl_wire_decode(h2, sizeof h2, bad[i].at == 56 ? &one : NULL, bad[i].at == 56,
+                                 &o) == CL_WIRE_EBODY);
+        }
+    }
     base_hdr(&m, CL_MSG_GOODBYE);
     m.hdr.length = 0;
     cl_wire_hdr_encode(&m.hdr, hdr);
