@@ -823,6 +823,7 @@ int cl_engine_start_hooks(cl_config_t *cfg, cl_identity_t **identity,
         engine_free(e);
         return COLLAB_ERR_NO_MEM;
     }
+    cl_transport_io_threads(e->cfg.stripes); /* before the process's first ZeroMQ socket */
     e->actor = zactor_new(engine_actor, e);
     if (e->actor == NULL) {
         cl_error("cannot start the engine thread");

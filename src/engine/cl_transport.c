@@ -789,7 +789,7 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
                                                        : cfg->stripes;
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
-    tp_stripe_threads(self->stripes);
+    cl_transport_io_threads(self->stripes); /* too late if the engine made a socket already */
     cl_hs_derive(cfg->swarm_secret, cfg->run_id, self->k);
     self->out_by_key = zhashx_new();
     self->in_by_rid = zhashx_new();

@@ -83,6 +83,13 @@ typedef void(cl_tp_handler_fn)(void *ctx, const cl_tp_event_t *ev);
 
 typedef struct cl_transport cl_transport_t;
 
+/* With stripes above 1 (COLLAB_STRIPES) and ZSYS_IO_THREADS unset,
+   gives ZeroMQ's context as many I/O threads as stripes, at most 4 and at
+   most the CPUs online, so that the connections' encryption spreads over
+   cores.  Takes effect only before the process's first ZeroMQ socket:
+   call it before anything creates one. */
+void cl_transport_io_threads(int stripes);
+
 /* Creates the sockets and binds (unless client mode).  Returns NULL with a
    one-line reason in err (bad address, port in use, ...).  Caller owns. */
 cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, size_t errlen);

@@ -229,12 +229,7 @@ void tp_shm_start(cl_transport_t *self, const cl_transport_config_t *cfg);
    (errno set; body taken either way). */
 int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint8_t *body,
                    size_t blen);
-/* With stripes above 1 and ZSYS_IO_THREADS unset, gives ZeroMQ's context
-   as many I/O threads as stripes, at most the CPUs online and
-   TP_IO_THREADS_MAX, so that the connections' encryption spreads over
-   cores; takes effect only before the process's first ZeroMQ socket. */
-void tp_stripe_threads(int stripes);
-#define TP_IO_THREADS_MAX 4
+#define TP_IO_THREADS_MAX 4 /* cl_transport_io_threads */
 
 /* Opens a stripe of link l (sockets and HELLO); NULL when it cannot. */
 out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l);

@@ -41,7 +41,7 @@
 /* ---------------------------------------------------------------------- */
 /* Sending. */
 
-void tp_stripe_threads(int stripes)
+void cl_transport_io_threads(int stripes)
 {
     if (stripes <= 1 || getenv("ZSYS_IO_THREADS") != NULL)
         return;
