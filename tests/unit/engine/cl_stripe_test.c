@@ -72,11 +72,13 @@ static void on_event(void *ctx, const cl_tp_event_t *ev)
     }
 }
 
-static peer_t *s_peers[8];
+static peer_t *s_peers[16];
 static int s_npeers;
 
 static bool peer_init(peer_t *p, int stripes, int max_version)
 {
+    if (s_npeers >= (int)(sizeof s_peers / sizeof s_peers[0]))
+        return false;
     memset(p, 0, sizeof *p);
     cl_secret_from_key("secret", 6, p->secret);
     char err[256];
