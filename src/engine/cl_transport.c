@@ -93,15 +93,19 @@ void tp_malformed(cl_transport_t *self, const uint8_t key[32], const char *what)
 /* ---------------------------------------------------------------------- */
 /* Links. */
 
-static void pending_free_all(out_link_t *l)
+void tp_pending_free(pending_msg_t *p)
 {
-    pending_msg_t *p = l->head;
     while (p != NULL) {
         pending_msg_t *next = p->next;
         free(p->body);
         free(p);
         p = next;
     }
+}
+
+static void pending_free_all(out_link_t *l)
+{
+    tp_pending_free(l->head);
     l->head = l->tail = NULL;
     l->pending_bytes = 0;
 }
@@ -142,12 +146,7 @@ static void in_link_free(void **item)
     in_link_t *l = *item;
     if (l == NULL)
         return;
-    for (pending_msg_t *p = l->held; p != NULL;) {
-        pending_msg_t *next = p->next;
-        free(p->body);
-        free(p);
-        p = next;
-    }
+    tp_pending_free(l->held);
     sodium_memzero(l, sizeof *l);
     free(l);
     *item = NULL;

@@ -164,6 +164,8 @@ static inline bool tp_is_p2p(uint8_t type)
 }
 
 /* cl_transport.c */
+/* Frees a chain of pending messages, bodies included. */
+void tp_pending_free(pending_msg_t *p);
 /* Records v as the version of key's link that just came up. */
 void tp_note_version(cl_transport_t *self, const uint8_t key[32], int v);
 /* Monotonic seconds. */

@@ -189,13 +189,7 @@ static uint64_t stripes_delivered(cl_transport_t *self, const in_link_t *l)
 
 void tp_in_held_free(cl_transport_t *self, in_link_t *l)
 {
-    pending_msg_t *p = l->held;
-    while (p != NULL) {
-        pending_msg_t *next = p->next;
-        free(p->body);
-        free(p);
-        p = next;
-    }
+    tp_pending_free(l->held);
     self->held_bytes -= l->held_bytes < self->held_bytes ? l->held_bytes : self->held_bytes;
     l->held = l->held_tail = NULL;
     l->held_bytes = l->held_msgs = 0;
