@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sodium.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -518,8 +519,12 @@ out_link_t *tp_dealer_open(cl_transport_t *self, const uint8_t key[32], const ch
     zsock_set_reconnect_ivl(l->dealer, 200);
     zsock_set_reconnect_ivl_max(l->dealer, 2000);
     char mon[64];
-    snprintf(mon, sizeof mon, "inproc://collab-mon-%p-%llu", (void *)self,
-             (unsigned long long)++self->monitor_seq);
+    /* One name per monitor in the process: a transport made after another
+       was destroyed may sit at its address, and the inproc endpoints of
+       the old one's monitors go away only later, on ZeroMQ's reaper. */
+    static atomic_uint_fast64_t monitor_seq;
+    snprintf(mon, sizeof mon, "inproc://collab-mon-%llu",
+             (unsigned long long)atomic_fetch_add(&monitor_seq, 1) + 1);
     if (zmq_socket_monitor(
             zsock_resolve(l->dealer), mon,
             ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |

@@ -187,13 +187,13 @@ struct cl_shm *cl_transport_shm(cl_transport_t *self);
 uint64_t cl_transport_malformed(const cl_transport_t *self);
 
 /* This peer's upload, from the kernel's figures of its outbound links'
-   TCP connections (links to loopback addresses left out): *acked is the
-   total of bytes their receivers acknowledged since the transport
-   started and *sent of those handed to the network (neither ever goes
-   down), *backlogged whether two of them or more have
-   bytes waiting to be sent that their receivers' windows did not hold
-   back for most of the time since the last call (now: local monotonic
-   seconds): one alone may be held back by its path.  For
+   TCP connections, stripes included (links to loopback addresses left
+   out): *acked is the total of bytes their receivers acknowledged since
+   the transport started and *sent of those handed to the network
+   (neither ever goes down), *backlogged whether two links or more have
+   bytes waiting to be sent on a connection that their receivers' windows
+   did not hold back for most of the time since the last call (now: local
+   monotonic seconds): one link alone may be held back by its path.  For
    cl_linkrate.h. */
 void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint64_t *sent,
                          bool *backlogged);

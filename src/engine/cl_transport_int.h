@@ -135,7 +135,6 @@ struct cl_transport {
     int stripes;                       /* connections per outbound link (COLLAB_STRIPES) */
     uint64_t in_serial;                /* the last in_link_t.serial given */
     size_t held_bytes;                 /* held behind FENCEs on all inbound links */
-    uint64_t monitor_seq;
     uint64_t malformed;
     uint64_t up_acked;                 /* bytes acknowledged on measured links, in all */
     uint64_t up_sent;                  /* bytes sent on them, in all */

@@ -22,11 +22,12 @@
    the receiver's doing, not the link's. */
 #define RWND_SHARE 0.1
 
-/* The upload is the limit only while at least this many connections
-   have bytes waiting: one alone may be held back by its path (a slower
-   member's download that several senders share), and its rate would be
-   that path's, while this peer's other connections had nothing to send.
-   Two or more that wait at once share what this peer's link gives. */
+/* The upload is the limit only while at least this many links have
+   bytes waiting on one of their connections: one alone may be held back
+   by its path (a slower member's download that several senders share),
+   and its rate would be that path's, while this peer's other links had
+   nothing to send.  Two or more that wait at once share what this peer's
+   link gives. */
 #define BUSY_MIN 2
 
 void tp_measure_link(out_link_t *l, int fd)
@@ -47,10 +48,27 @@ void tp_measure_link(out_link_t *l, int fd)
     l->rwnd_us = ti.rwnd_us;
 }
 
-/* The link's connection c (0: its own, then its stripes), or NULL. */
-static out_link_t *conn_of(out_link_t *link, int c)
+/* Takes connection l's figures into the totals; returns whether it has
+   bytes waiting that its receiver's window did not hold back (dt_us: the
+   time since the last sample). */
+static bool sample(cl_transport_t *self, out_link_t *l, double dt_us)
 {
-    return c == 0 ? link : link->stripe[c - 1];
+    cl_tcpinfo_t ti;
+    if (l == NULL || l->fd < 0 || l->state == OL_DEAD)
+        return false;
+    if (cl_tcpinfo_read(l->fd, &ti) != 0 || ti.cookie != l->cookie) {
+        l->fd = -1; /* closed under us, perhaps reused: no longer this link's */
+        return false;
+    }
+    if (ti.acked > l->acked)
+        self->up_acked += ti.acked - l->acked;
+    if (ti.sent > l->sent)
+        self->up_sent += ti.sent - l->sent;
+    uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
+    l->acked = ti.acked;
+    l->sent = ti.sent;
+    l->rwnd_us = ti.rwnd_us;
+    return ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us;
 }
 
 void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint64_t *sent,
@@ -60,27 +78,15 @@ void cl_transport_upload(cl_transport_t *self, double now, uint64_t *acked, uint
     self->up_last = now;
     int busy = 0;
     for (out_link_t *link = zhashx_first(self->out_by_key); link != NULL;
-         link = zhashx_next(self->out_by_key))
-        for (int c = 0; c < CL_TP_STRIPES_MAX; c++) {
-            out_link_t *l = conn_of(link, c);
-            cl_tcpinfo_t ti;
-            if (l == NULL || l->fd < 0 || l->state == OL_DEAD)
-                continue;
-            if (cl_tcpinfo_read(l->fd, &ti) != 0 || ti.cookie != l->cookie) {
-                l->fd = -1; /* closed under us, perhaps reused: no longer this link's */
-                continue;
-            }
-            if (ti.acked > l->acked)
-                self->up_acked += ti.acked - l->acked;
-            if (ti.sent > l->sent)
-                self->up_sent += ti.sent - l->sent;
-            uint64_t rwnd = ti.rwnd_us > l->rwnd_us ? ti.rwnd_us - l->rwnd_us : 0;
-            if (ti.waiting && dt_us > 0 && (double)rwnd < RWND_SHARE * dt_us)
-                busy++;
-            l->acked = ti.acked;
-            l->sent = ti.sent;
-            l->rwnd_us = ti.rwnd_us;
-        }
+         link = zhashx_next(self->out_by_key)) {
+        /* A link counts once however many of its connections wait: its
+           stripes all lead to the same peer, whose path may hold them
+           back together. */
+        bool waits = sample(self, link, dt_us);
+        for (int i = 0; i < CL_TP_STRIPES_MAX - 1; i++)
+            waits = sample(self, link->stripe[i], dt_us) || waits;
+        busy += waits;
+    }
     *acked = self->up_acked;
     *sent = self->up_sent;
     *backlogged = busy >= BUSY_MIN;
