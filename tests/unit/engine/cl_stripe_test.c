@@ -20,9 +20,11 @@
 #include "util/cl_secret.h"
 
 #include <czmq.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "selftest.h"
 
@@ -326,10 +328,39 @@ static void test_hostile(void)
         CHECK(in->held == NULL && in->held_msgs == 0);
 }
 
+/* ZeroMQ's I/O threads of this process (named ZMQbg/IO/<n>). */
+static int io_threads(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(comm, sizeof comm, f) != NULL && strncmp(comm, "ZMQbg/IO/", 9) == 0)
+            n++;
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
 int main(void)
 {
     zsys_handler_set(NULL);
+    /* Striping spreads encryption over cores: set before the first
+       socket, as the engine does, the process gets as many I/O threads
+       as stripes, within 4 and its CPUs. */
+    unsetenv("ZSYS_IO_THREADS");
+    cl_transport_io_threads(4);
     test_order();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cpus > 0 && cpus < TP_IO_THREADS_MAX ? (int)cpus : TP_IO_THREADS_MAX;
+    fprintf(stderr, "[test] %d ZeroMQ I/O threads (%ld CPUs)\n", io_threads(), cpus);
+    CHECK(io_threads() == want);
     test_old_peer();
     test_hostile();
     for (int i = 0; i < s_npeers; i++) {
