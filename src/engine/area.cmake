@@ -21,6 +21,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_transport_limits.c
     ${_eng}/cl_transport_rate.c
     ${_eng}/cl_transport_stripe.c
+    ${_eng}/cl_transport_connect.c
     ${_eng}/cl_tcpinfo.c
     ${_eng}/cl_linkrate.c
     ${_eng}/cl_shm.c

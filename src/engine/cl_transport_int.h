@@ -253,6 +253,10 @@ void tp_emit(cl_transport_t *self, cl_tp_handler_fn *fn, void *ctx, const uint8_
 out_link_t *tp_dealer_open(cl_transport_t *self, const uint8_t key[32], const char *address,
                            unsigned flags, int min_version, int *rc);
 
+/* cl_transport_connect.c: the options every socket of the transport
+   gets (frame size, queues, linger, keepalive). */
+void tp_sock_common(const cl_transport_t *self, zsock_t *s);
+
 /* cl_transport_limits.c: true when one more outbound link leaves the
    reserves of ZeroMQ sockets and file descriptors free; otherwise logs
    why (once a minute) and returns false. */
