@@ -131,6 +131,7 @@ int sc_conntable(void)
     s_alive_after = 0x3u;
     prepare("conntable", 2);
     spawn(0, 2, 0u, harness_peer_main);
+    spawn_held(1, 2, 0x1u, harness_peer_main); /* before this process uses ZeroMQ */
     uint8_t k[32], server[32];
     cl_hs_derive(NULL, s_run, k);
     peer_key(0, server);
@@ -194,7 +195,7 @@ int sc_conntable(void)
             "(%.1f s)\n",
             done, refused, now_s() - t0);
     /* Now a real peer joins through the victim. */
-    spawn(1, 2, 0x1u, harness_peer_main);
+    release(1);
     CHECK(wait_ready(2, 60));
     go(2);
     return reap(0x3u, 60);
@@ -208,6 +209,7 @@ int sc_hellos(void)
     s_alive_after = 0x3u;
     prepare("hellos", 2);
     spawn(0, 2, 0u, harness_peer_main);
+    spawn_held(1, 2, 0x1u, harness_peer_main); /* before this process uses ZeroMQ */
     int nkeys = getenv("ATTACK_KEYS") != NULL ? atoi(getenv("ATTACK_KEYS")) : 4100;
     int welcomed = 0, busy = 0;
     double t0 = now_s();
@@ -251,7 +253,7 @@ int sc_hellos(void)
             "(%.1f s)\n",
             nkeys, welcomed, busy, now_s() - t0);
     CHECK(welcomed + busy == nkeys); /* the flood reached the victim */
-    spawn(1, 2, 0x1u, harness_peer_main);
+    release(1);
     CHECK(wait_ready(2, 60));
     go(2);
     return reap(0x3u, 60);

@@ -40,6 +40,7 @@ atomic_bool s_armed;
 atomic_int s_forged;
 unsigned s_alive_after;
 static int s_ready[2] = {-1, -1}, s_go[2] = {-1, -1};
+static int s_gate[MAXP][2]; /* spawn_held: the parent writes one byte to [1] */
 
 double now_s(void)
 {
@@ -120,7 +121,7 @@ void go(int k)
             s_failures++;
 }
 
-pid_t spawn(int i, int n, unsigned initial, harness_peer_fn fn)
+static pid_t spawn_gate(int i, int n, unsigned initial, harness_peer_fn fn, int gate)
 {
     fflush(stdout);
     fflush(stderr);
@@ -133,6 +134,17 @@ pid_t spawn(int i, int n, unsigned initial, harness_peer_fn fn)
         s_rank = i;
         close(s_ready[0]);
         close(s_go[1]);
+        if (gate >= 0) {
+            close(s_gate[i][1]);
+            char c;
+            ssize_t r;
+            do
+                r = read(gate, &c, 1);
+            while (r < 0 && errno == EINTR);
+            close(gate);
+            if (r != 1)
+                _exit(4); /* the parent went away */
+        }
         harness_peer_env(i, n, initial);
         int rc = fn(i, n);
         fflush(stderr);
@@ -140,6 +152,30 @@ pid_t spawn(int i, int n, unsigned initial, harness_peer_fn fn)
     }
     s_pid[i] = p;
     return p;
+}
+
+pid_t spawn(int i, int n, unsigned initial, harness_peer_fn fn)
+{
+    return spawn_gate(i, n, initial, fn, -1);
+}
+
+pid_t spawn_held(int i, int n, unsigned initial, harness_peer_fn fn)
+{
+    if (pipe(s_gate[i]) != 0) {
+        perror("pipe");
+        exit(3);
+    }
+    pid_t p = spawn_gate(i, n, initial, fn, s_gate[i][0]);
+    close(s_gate[i][0]);
+    return p;
+}
+
+void release(int i)
+{
+    char c = 'g';
+    if (write(s_gate[i][1], &c, 1) != 1)
+        s_failures++;
+    close(s_gate[i][1]);
 }
 
 int reap(unsigned mask, double deadline)

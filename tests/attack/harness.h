@@ -112,6 +112,15 @@ typedef int (*harness_peer_fn)(int i, int n);
    pid is kept in s_pid[i] and returned.  Exits 3 when fork fails. */
 pid_t spawn(int i, int n, unsigned initial, harness_peer_fn fn);
 
+/* As spawn, but the child waits for release(i) before it runs fn.  For a
+   peer that must start after the parent used ZeroMQ itself: a fork then
+   can copy a lock that one of libzmq's threads holds (its reaper still
+   closing the parent's sockets), and the child would wait on it for
+   ever.  Forked before that use, the child never sees those threads. */
+pid_t spawn_held(int i, int n, unsigned initial, harness_peer_fn fn);
+/* In the parent: lets a peer of spawn_held go on. */
+void release(int i);
+
 /* Waits for the peers in `mask` (others may be dead already) within
    deadline; kills what is left then.  Returns the number of peers that
    did not exit 0; s_status[i] gets each one's exit status (-1: killed). */
