@@ -22,6 +22,7 @@ set(COLLAB_ENGINE_BASE
     ${_eng}/cl_transport_rate.c
     ${_eng}/cl_transport_stripe.c
     ${_eng}/cl_transport_connect.c
+    ${_eng}/cl_stripe_probe.c
     ${_eng}/cl_tcpinfo.c
     ${_eng}/cl_linkrate.c
     ${_eng}/cl_shm.c
@@ -89,7 +90,7 @@ target_link_libraries(collab_engine_base PUBLIC ${COLLAB_CORE_DEPS})
 
 foreach(t cl_wire_test cl_member_test cl_p2p_test cl_flow_test cl_transport_test cl_elmsg_test cl_shm_test
     cl_seal_test cl_sync_agree_test cl_transport_fd_test cl_timer_test cl_held_test cl_reqq_test
-    cl_linkrate_test cl_stripe_test)
+    cl_linkrate_test cl_stripe_test cl_stripe_probe_test)
   collab_selftest(${t} ${_eng_unit}/${t}.c collab_engine_base collab_elastic collab_util)
 endforeach()
 # The wire codec's selftest is two files.

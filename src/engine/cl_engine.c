@@ -666,7 +666,8 @@ static void engine_actor(zsock_t *pipe, void *arg)
                                 .min_version = floor, /* what its settings need */
                                 .min_why = floor_why,
                                 .shm = e->cfg.shm,
-                                .stripes = e->cfg.stripes};
+                                .stripes = e->cfg.stripes,
+                                .stripes_auto = e->cfg.stripes_auto};
     e->parts.tp = cl_transport_new(&tc, err, sizeof err);
     int rc = COLLAB_OK;
     if (e->parts.tp == NULL) {

@@ -34,6 +34,7 @@ int cl_tcpinfo_read(int fd, cl_tcpinfo_t *out)
     out->sent = ti.tcpi_bytes_sent;
     out->rwnd_us = ti.tcpi_rwnd_limited;
     out->waiting = ti.tcpi_notsent_bytes > 0;
+    out->drained = ti.tcpi_notsent_bytes == 0 && ti.tcpi_unacked == 0;
     return 0;
 }
 

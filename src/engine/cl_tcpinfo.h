@@ -18,6 +18,7 @@ typedef struct {
     uint64_t sent;    /* bytes handed to the network (retransmissions included) */
     uint64_t rwnd_us; /* microseconds the receiver's window limited sending */
     bool waiting;     /* bytes written wait in the socket, not yet sent */
+    bool drained;     /* nothing waits in the socket or is unacknowledged */
 } cl_tcpinfo_t;
 
 /* Reads fd's figures into out.  Returns 0, or -1 when fd is not a TCP

@@ -533,6 +533,8 @@ cl_transport_t *cl_transport_new(const cl_transport_config_t *cfg, char *err, si
     self->stripes = cfg->stripes < 1                   ? 1
                     : cfg->stripes > CL_TP_STRIPES_MAX ? CL_TP_STRIPES_MAX
                                                        : cfg->stripes;
+    self->stripes_auto = cfg->stripes_auto && self->stripes > 1;
+    cl_stripe_probe_init(&self->probe, self->stripes_auto ? self->stripes : 1);
     self->max_handshakes_host =
         cfg->max_handshakes_host > 0 ? cfg->max_handshakes_host : DEFAULT_MAX_HANDSHAKES_HOST;
     cl_transport_io_threads(self->stripes); /* too late if the engine made a socket already */

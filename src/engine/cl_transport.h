@@ -55,6 +55,8 @@ typedef struct {
                                       shared memory (cl_shm.h) */
     int stripes;                   /* connections per outbound link, 1..CL_TP_STRIPES_MAX
                                       (0 = 1): large COLL messages spread over them */
+    bool stripes_auto;             /* stripes is the most: the count in use is measured
+                                      (cl_stripe_probe.h) */
 } cl_transport_config_t;
 
 /* The most connections one outbound link has (COLLAB_STRIPES). */

@@ -8,6 +8,7 @@
 #define CL_TRANSPORT_INT_H_INCLUDED
 
 #include "engine/cl_shm.h"
+#include "engine/cl_stripe_probe.h"
 #include "engine/cl_transport.h"
 
 #include <czmq.h>
@@ -53,6 +54,7 @@ typedef struct out_link {
     uint64_t stripe_sent; /* a link: COLL messages sent on its stripes */
     uint64_t fenced;      /* a link: stripe_sent at its last FENCE */
     uint64_t assigned;    /* bytes handed to this connection's socket */
+    double handed_at;     /* when it was last handed one (local monotonic s) */
     int bfd;              /* its TCP socket for balancing (loopback too), -1: none */
     uint64_t bcookie;     /* that socket's SO_COOKIE */
     zsock_t *dealer;
@@ -71,6 +73,8 @@ typedef struct out_link {
     uint64_t acked;                /* its bytes acknowledged at the last sample */
     uint64_t sent;                 /* its bytes sent then */
     uint64_t rwnd_us;              /* its receiver-window-limited time then */
+    uint64_t pcookie;              /* COLLAB_STRIPES=auto: bfd's cookie at its last sample */
+    uint64_t packed;               /* its bytes acknowledged then */
 } out_link_t;
 
 typedef enum { IL_AUTH_WAIT = 0, IL_UP = 1 } il_state_t;
@@ -132,7 +136,12 @@ struct cl_transport {
                                           up with it (cl_transport_peer_version), at most
                                           TP_VERSIONS_MAX keys */
     zlist_t *dead;                     /* out_link_t waiting to be freed */
-    int stripes;                       /* connections per outbound link (COLLAB_STRIPES) */
+    int stripes;                       /* connections per outbound link (COLLAB_STRIPES): the
+                                          most, with stripes_auto */
+    bool stripes_auto;                 /* COLLAB_STRIPES=auto: probe chooses how many */
+    cl_stripe_probe_t probe;           /* its state */
+    double probe_last;                 /* its last sample (local monotonic s, 0: none) */
+    bool probe_waiting;                /* the upload was backlogged then */
     uint64_t in_serial;                /* the last in_link_t.serial given */
     size_t held_bytes;                 /* held behind FENCEs on all inbound links */
     uint64_t malformed;
@@ -232,6 +241,9 @@ int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint
                    size_t blen);
 #define TP_IO_THREADS_MAX 4 /* cl_transport_io_threads */
 
+/* Connections per link in use now: COLLAB_STRIPES, or with auto what the
+   probe chose (cl_stripe_probe.h). */
+int tp_stripes_in_use(const cl_transport_t *self);
 /* Opens a stripe of link l (sockets and HELLO); NULL when it cannot. */
 out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l);
 /* Removes stripe s from its link: dead now, freed with the dead links. */

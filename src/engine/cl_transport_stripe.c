@@ -38,6 +38,16 @@
    about: what the peer's kernel acknowledges beyond the bytes handed over. */
 #define FRAME_COST (CL_WIRE_HDR_SIZE + 64)
 
+/* COLLAB_STRIPES=auto: seconds at least between two samples of the
+   upload, and at most for an interval between them to be measured. */
+#define PROBE_EVERY 0.05
+#define PROBE_GAP 0.5
+/* Seconds a stripe beyond the count in use stays idle before it closes. */
+#define DROP_IDLE 1.0
+/* Seconds after its last hand-over a drained connection's count of
+   bytes handed over is set to what its peer acknowledged. */
+#define REBASE_AFTER 0.02
+
 /* ---------------------------------------------------------------------- */
 /* Sending. */
 
@@ -79,7 +89,12 @@ void tp_stripe_drop(cl_transport_t *self, out_link_t *s)
 }
 
 /* Bytes handed to connection c that its peer's kernel has not
-   acknowledged yet, when the kernel says (else -1). */
+   acknowledged yet, when the kernel says (else -1).  `assigned` counts
+   FRAME_COST per message, near but not exactly what goes out: when the
+   kernel holds nothing unsent or unacknowledged and nothing was handed
+   over for REBASE_AFTER s (libzmq's queue is empty then too), it is set
+   to what was acknowledged, so that the error of many small messages
+   does not add up. */
 static int64_t unacked(out_link_t *c)
 {
     cl_tcpinfo_t ti;
@@ -89,7 +104,19 @@ static int64_t unacked(out_link_t *c)
         c->bfd = -1; /* closed under us, perhaps reused */
         return -1;
     }
+    if (ti.drained && tp_now() - c->handed_at > REBASE_AFTER)
+        c->assigned = ti.acked;
     return (int64_t)c->assigned - (int64_t)ti.acked;
+}
+
+/* Whether connection c's socket holds nothing unsent or unacknowledged
+   (true when the kernel cannot say). */
+static bool drained(out_link_t *c)
+{
+    cl_tcpinfo_t ti;
+    if (c->bfd < 0 || cl_tcpinfo_read(c->bfd, &ti) != 0 || ti.cookie != c->bcookie)
+        return true;
+    return ti.drained;
 }
 
 /* The connection of link l a large COLL message goes over: the one with
@@ -100,9 +127,16 @@ static int64_t unacked(out_link_t *c)
 static out_link_t *pick(cl_transport_t *self, out_link_t *l, double now)
 {
     out_link_t *c[CL_TP_STRIPES_MAX];
-    int n = 0;
+    int n = 0, use = tp_stripes_in_use(self);
     c[n++] = l;
-    for (int i = 0; i < self->stripes - 1 && !l->stripes_refused; i++) {
+    for (int i = use - 1; i < self->stripes - 1; i++) {
+        /* Beyond the count in use (COLLAB_STRIPES=auto): closed once
+           idle, the peer's kernel holding all it carried. */
+        out_link_t *s = l->stripe[i];
+        if (s != NULL && (s->state != OL_UP || (now - s->last_tx > DROP_IDLE && drained(s))))
+            tp_stripe_drop(self, s);
+    }
+    for (int i = 0; i < use - 1 && !l->stripes_refused; i++) {
         out_link_t *s = l->stripe[i];
         if (s != NULL && s->state == OL_UP && now - s->last_tx > self->link_idle / 2) {
             tp_stripe_drop(self, s);
@@ -129,12 +163,82 @@ static out_link_t *pick(cl_transport_t *self, out_link_t *l, double now)
     return best;
 }
 
+/* ---------------------------------------------------------------------- */
+/* COLLAB_STRIPES=auto: the count in use, measured (cl_stripe_probe.h). */
+
+int tp_stripes_in_use(const cl_transport_t *self)
+{
+    return self->stripes_auto ? cl_stripe_probe_count(&self->probe) : self->stripes;
+}
+
+/* Connection c's bytes acknowledged since its last sample, into *bytes;
+   returns whether bytes wait in its socket. */
+static bool probe_conn(out_link_t *c, uint64_t *bytes)
+{
+    cl_tcpinfo_t ti;
+    if (c == NULL || c->state == OL_DEAD || c->bfd < 0)
+        return false;
+    if (cl_tcpinfo_read(c->bfd, &ti) != 0 || ti.cookie != c->bcookie) {
+        c->bfd = -1; /* closed under us, perhaps reused */
+        return false;
+    }
+    if (c->pcookie == ti.cookie && ti.acked > c->packed)
+        *bytes += ti.acked - c->packed;
+    c->pcookie = ti.cookie; /* a connection seen first counts from here */
+    c->packed = ti.acked;
+    return ti.waiting;
+}
+
+static void probe_sample(cl_transport_t *self, double now)
+{
+    if (self->probe_last > 0 && now - self->probe_last < PROBE_EVERY)
+        return;
+    uint64_t bytes = 0;
+    bool waiting = false;
+    for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
+         l = zhashx_next(self->out_by_key)) {
+        waiting = probe_conn(l, &bytes) || waiting;
+        for (int i = 0; i < CL_TP_STRIPES_MAX - 1; i++)
+            waiting = probe_conn(l->stripe[i], &bytes) || waiting;
+    }
+    /* The interval counts when the upload was backlogged at its start,
+       and the samples came close enough together to say so. */
+    double dt = self->probe_last > 0 ? now - self->probe_last : 0;
+    bool counts = self->probe_waiting && dt > 0 && dt <= PROBE_GAP;
+    int before = tp_stripes_in_use(self);
+    cl_stripe_probe_t *p = &self->probe;
+    int after = cl_stripe_probe_feed(p, now, counts ? dt : 0, counts ? (double)bytes : 0);
+    self->probe_last = now;
+    self->probe_waiting = waiting;
+    if (after != before) {
+        /* What the connections hold drains before the new count shows. */
+        double queued = 0;
+        for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
+             l = zhashx_next(self->out_by_key))
+            for (int i = -1; i < CL_TP_STRIPES_MAX - 1; i++) {
+                out_link_t *c = i < 0 ? l : l->stripe[i];
+                int64_t u = c != NULL && c->state == OL_UP ? unacked(c) : -1;
+                queued += u > 0 ? (double)u : 0;
+            }
+        cl_stripe_probe_queued(p, queued);
+    }
+    if (p->decided) {
+        p->decided = false;
+        cl_log(after != before ? CL_LOG_INFO : CL_LOG_DEBUG,
+               "stripes: %.1f Mbit/s uploaded with %d connection%s per link (%.1f with %d); "
+               "%d from now on",
+               p->rate * 8e-6, p->from, p->from == 1 ? "" : "s", p->base_rate * 8e-6, p->base_n,
+               after);
+    }
+}
+
 static int send_on(cl_transport_t *self, out_link_t *c, const uint8_t *hdr, uint8_t *body,
                    size_t blen)
 {
     if (tp_send_raw(self, zsock_resolve(c->dealer), NULL, 0, hdr, body, blen) != 0)
         return -1;
     c->assigned += blen + FRAME_COST;
+    c->handed_at = tp_now();
     return 0;
 }
 
@@ -142,6 +246,8 @@ int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint
                    size_t blen)
 {
     bool large = hdr[5] == CL_MSG_COLL && blen >= STRIPE_MIN;
+    if (large && self->stripes_auto)
+        probe_sample(self, tp_now());
     if (large && self->stripes > 1 && l->version >= CL_WIRE_STRIPE_VERSION && l->dealer != NULL &&
         !cl_shm_known(self->shm, l->key)) {
         double now = tp_now();

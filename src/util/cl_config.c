@@ -262,6 +262,24 @@ static int p_bandwidth(const char *value, cl_config_t *cfg, char *why, size_t wh
     return 0;
 }
 
+/* Connections per link: 1 .. CL_STRIPES_MAX, "auto" (at most
+   CL_STRIPES_AUTO, measured) or "auto:N" (at most N, 2 .. CL_STRIPES_MAX). */
+static int p_stripes(const char *value, cl_config_t *cfg, char *why, size_t whylen)
+{
+    long v = CL_STRIPES_AUTO;
+    const char *why_text = "expected connections per link from 1 to %d, \"auto\" (as many as "
+                           "measurement says help, at most %d) or \"auto:N\" (at most N, 2 to %d)";
+    bool is_auto = strncmp(value, "auto", 4) == 0 && (value[4] == '\0' || value[4] == ':');
+    if (is_auto && value[4] == ':' &&
+        cl_config_value_int(value + 5, 2, CL_STRIPES_MAX, &v, NULL, 0) != 0)
+        is_auto = false;
+    if (!is_auto && cl_config_value_int(value, 1, CL_STRIPES_MAX, &v, NULL, 0) != 0)
+        return s_why(why, whylen, why_text, CL_STRIPES_MAX, CL_STRIPES_AUTO, CL_STRIPES_MAX);
+    cfg->stripes = (int)v;
+    cfg->stripes_auto = is_auto;
+    return 0;
+}
+
 static int p_weight(const char *value, cl_config_t *cfg, char *why, size_t whylen)
 {
     double v;
@@ -473,9 +491,10 @@ typedef struct {
       "Mbit/s of this peer's link (the slower way), `measure` (its upload as TCP acknowledges "    \
       "it while the link is full) or 0 (no figure): butterfly all-reduce parts are sized by "      \
       "the members' figures when every member has one")                                            \
-    X("COLLAB_STRIPES", "1", CL_INT(stripes, 1, 16),                                               \
+    X("COLLAB_STRIPES", "1", CL_FN(p_stripes),                                                     \
       "TCP connections per link to a peer, 1-16: collective payloads spread over them, for links " \
-      "that one connection cannot fill")                                                           \
+      "that one connection cannot fill; auto (at most 8) or auto:N: as many as measurement of "    \
+      "this peer's upload says help")                                                              \
     X("COLLAB_LEAVE_ON", "none", CL_FN(p_leave_on),                                                \
       "SIGTERM: leave the swarm gracefully when the signal arrives (spot preemption), then end "   \
       "as the program's previous disposition says")                                                \

@@ -58,7 +58,9 @@ typedef struct {
     uint32_t bandwidth_kbit;  /* COLLAB_BANDWIDTH_MBIT in kbit/s, 0 (default) none declared */
     bool bandwidth_measure;   /* COLLAB_BANDWIDTH_MBIT=measure (the default): the figure is
                                  measured (cl_linkrate.h) */
-    int stripes;              /* COLLAB_STRIPES: connections per link, default 1 */
+    int stripes;              /* COLLAB_STRIPES: connections per link, default 1 (with
+                                 stripes_auto: the most) */
+    bool stripes_auto;        /* COLLAB_STRIPES=auto[:N]: the count is measured */
     bool leave_on_sigterm;    /* COLLAB_LEAVE_ON=SIGTERM */
     bool strict;              /* COLLAB_STRICT */
     bool strict_set;          /* true if COLLAB_STRICT was given */
@@ -117,6 +119,10 @@ typedef struct {
 /* The lowest wire version of a swarm that signs its relay proofs
    (COLLAB_VERIFY=1 or a robust COLLAB_AGGREGATION; docs/security.md §6). */
 #define CL_CONFIG_SIGNED_WIRE_VERSION 10
+/* COLLAB_STRIPES: the most connections per link (CL_TP_STRIPES_MAX), and
+   the most that "auto" tries. */
+#define CL_STRIPES_MAX 16
+#define CL_STRIPES_AUTO 8
 
 /* One row of the table, for documentation checks and --help output. */
 typedef struct {

@@ -10,6 +10,7 @@ collab_fuzz_target(handshake
   CORPUS ${CMAKE_CURRENT_LIST_DIR}/corpus
   SOURCES ${_fh_eng}/cl_transport.c ${_fh_eng}/cl_transport_poll.c ${_fh_eng}/cl_transport_recv.c ${_fh_eng}/cl_transport_limits.c
           ${_fh_eng}/cl_transport_rate.c ${_fh_eng}/cl_transport_stripe.c ${_fh_eng}/cl_transport_connect.c ${_fh_eng}/cl_tcpinfo.c
+          ${_fh_eng}/cl_stripe_probe.c
           ${_fh_eng}/cl_handshake.c
           ${_fh_eng}/cl_wire.c ${_fh_eng}/cl_shm.c ${_fh_eng}/cl_shm_link.c
           ${COLLAB_UTIL_DIR}/cl_secret.c ${COLLAB_UTIL_DIR}/cl_identity.c ${COLLAB_UTIL_DIR}/cl_xsign.c

@@ -523,13 +523,25 @@ static void test_limits(void)
         CL_CHECK(strstr(err, "COLLAB_BANDWIDTH_MBIT") != NULL);
         cl_config_clear(&cfg);
     }
-    /* COLLAB_STRIPES: 1 by default, 1 to 16 connections, anything else
-       refused with the variable named. */
-    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.stripes == 1);
+    /* COLLAB_STRIPES: 1 by default, 1 to 16 connections, auto (at most
+       8, measured) or auto:N (N 2 to 16), anything else refused with the
+       variable named. */
+    CL_CHECK(s_load(&cfg, err, sizeof err, NULL) == 0 && cfg.stripes == 1 && !cfg.stripes_auto);
     cl_config_clear(&cfg);
-    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", "16", NULL) == 0 && cfg.stripes == 16);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", "16", NULL) == 0 &&
+             cfg.stripes == 16 && !cfg.stripes_auto);
     cl_config_clear(&cfg);
-    const char *bad_stripes[] = {"0", "17", "-1", "four", "2.5", ""};
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", "auto", NULL) == 0 &&
+             cfg.stripes == 8 && cfg.stripes_auto);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", "auto:16", NULL) == 0 &&
+             cfg.stripes == 16 && cfg.stripes_auto);
+    cl_config_clear(&cfg);
+    CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", "auto:2", NULL) == 0 &&
+             cfg.stripes == 2 && cfg.stripes_auto);
+    cl_config_clear(&cfg);
+    const char *bad_stripes[] = {"0",      "17",      "-1",    "four", "2.5",   "",
+                                 "auto:1", "auto:17", "auto:", "Auto", "auto8", "auto:x"};
     for (size_t i = 0; i < sizeof bad_stripes / sizeof bad_stripes[0]; i++) {
         CL_CHECK(s_load(&cfg, err, sizeof err, "COLLAB_STRIPES", bad_stripes[i], NULL) == -1);
         CL_CHECK(strstr(err, "COLLAB_STRIPES") != NULL);
