@@ -224,11 +224,14 @@ static void probe_sample(cl_transport_t *self, double now)
     }
     if (p->decided) {
         p->decided = false;
+        char trying[32] = "";
+        if (p->trial > 0)
+            snprintf(trying, sizeof trying, ", trying %d", p->trial);
         cl_log(after != before ? CL_LOG_INFO : CL_LOG_DEBUG,
                "stripes: %.1f Mbit/s uploaded with %d connection%s per link (%.1f with %d); "
-               "%d from now on",
+               "%d kept%s",
                p->rate * 8e-6, p->from, p->from == 1 ? "" : "s", p->base_rate * 8e-6, p->base_n,
-               after);
+               p->now, trying);
     }
 }
 

@@ -297,6 +297,53 @@ e2e_ns_limit() {
     tc qdisc add dev "${tag}h$i" root tbf rate "${rate}mbit" burst "$burst" limit "$queue"
 }
 
+# Peer $2's upload (namespace of tag $1) at $3 Mbit/s in all, and each of
+# its outgoing TCP connections at $4 Mbit/s, as behind a provider that
+# polices each flow (bench/wan.sh --flow-cap): its outgoing connections
+# take their source ports from 40000-40255, and its device's qdisc is htb
+# with one class of $4 per port, under one of $3 (u32 filters on the
+# source port), queues of 100 ms.  Its download stays as e2e_ns_limit made
+# it; call this instead of e2e_ns_limit's upload half (e2e_ns_setup_capped).
+e2e_ns_flow_cap() {
+    local tag=$1 i=$2 rate=$3 cap=$4 ns=${1}n$2 k lim batch
+    ip netns exec "$ns" sysctl -q -w net.ipv4.ip_local_port_range="40000 40255" \
+        net.ipv4.tcp_tw_reuse=1 || return 1
+    lim=$((cap * 1000000 / 8 / 10 / 1500 + 16))
+    batch=$(mktemp) || return 1
+    {
+        echo "qdisc add dev p$i root handle 1: htb default 2"
+        echo "class add dev p$i parent 1: classid 1:1 htb rate ${rate}mbit ceil ${rate}mbit"
+        echo "class add dev p$i parent 1:1 classid 1:2 htb rate ${rate}mbit ceil ${rate}mbit"
+        for k in $(seq 0 255); do
+            printf 'class add dev p%s parent 1:1 classid 1:%x htb rate %smbit ceil %smbit\n' \
+                "$i" $((0x100 + k)) "$cap" "$cap"
+            printf 'qdisc add dev p%s parent 1:%x pfifo limit %d\n' "$i" $((0x100 + k)) "$lim"
+            printf 'filter add dev p%s parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff match ip sport %d 0xffff flowid 1:%x\n' \
+                "$i" $((40000 + k)) $((0x100 + k))
+        done
+    } >"$batch"
+    tc -n "$ns" -batch "$batch" 2>&1 | grep -v quantum >&2
+    rm -f "$batch"
+    tc -n "$ns" qdisc show dev "p$i" | grep -q htb
+}
+
+# As e2e_ns_setup with one rate $4 for every peer, each peer's outgoing
+# connections capped at $5 Mbit/s each (e2e_ns_flow_cap); download at $4.
+e2e_ns_setup_capped() {
+    local tag=$1 n=$2 net=$3 rate=$4 cap=$5 i burst queue
+    [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
+    E2E_NS_TAG=$tag E2E_NS_N=$n
+    trap 'kill -9 "${pids[@]}" 2>/dev/null; e2e_ns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
+    e2e_ns_add "$tag" "$n" "$net" || return 1
+    burst=$((rate * 1000000 / 8 / 250)) queue=$((rate * 1000000 / 8 / 10))
+    [ "$burst" -ge 3000 ] || burst=3000
+    for i in $(seq 0 $((n - 1))); do
+        e2e_ns_flow_cap "$tag" "$i" "$rate" "$cap" || return 1
+        tc qdisc add dev "${tag}h$i" root tbf rate "${rate}mbit" burst "$burst" limit "$queue" ||
+            return 1
+    done
+}
+
 # The network of a slow-link test: $2 peers in namespaces of tag $1 at
 # $3.(i+1) on one bridge, peer i's link limited (e2e_ns_limit) to the
 # i-th rate of the rest of the arguments (the last one for the peers
