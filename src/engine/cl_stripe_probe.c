@@ -16,6 +16,7 @@
 */
 #include "engine/cl_stripe_probe.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void cl_stripe_probe_init(cl_stripe_probe_t *p, int cap)
@@ -25,7 +26,7 @@ void cl_stripe_probe_init(cl_stripe_probe_t *p, int cap)
     p->now = 1;
     p->phase = p->cap > 1 ? PROBE_BASE : PROBE_RESTING;
     p->again = p->cap > 1 ? 0 : 1e300;
-    p->settle = PROBE_SETTLE;
+    p->settle = PROBE_SETTLE_FIRST;
 }
 
 /* Starts measuring with `trial` connections in phase ph (0: `now`). */
@@ -33,7 +34,8 @@ static void measure(cl_stripe_probe_t *p, cl_stripe_probe_phase_t ph, int trial)
 {
     p->phase = ph;
     p->trial = trial;
-    p->busy = p->bytes = 0;
+    p->busy = 0;
+    p->nrates = 0;
     p->settle = PROBE_SETTLE;
     p->settle_bytes = 0;
 }
@@ -49,8 +51,26 @@ static void rest(cl_stripe_probe_t *p, double now)
     p->phase = PROBE_RESTING;
     p->trial = 0;
     p->settle_bytes = 0;
-    p->busy = p->bytes = 0;
+    p->busy = 0;
+    p->nrates = 0;
     p->again = now + PROBE_AGAIN;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The mean of the middle half of v's n values (sorted here). */
+static double middle_mean(float *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_float);
+    int lo = n / 4, hi = n - n / 4;
+    double sum = 0;
+    for (int i = lo; i < hi; i++)
+        sum += v[i];
+    return hi > lo ? sum / (hi - lo) : 0;
 }
 
 static int twice(const cl_stripe_probe_t *p)
@@ -65,7 +85,8 @@ int cl_stripe_probe_feed(cl_stripe_probe_t *p, double now, double dt, double byt
             return p->now;
         p->phase = PROBE_BASE;
         p->base = 0;
-        p->busy = p->bytes = 0;
+        p->busy = 0;
+        p->nrates = 0;
         p->settle = 0; /* nothing changed: the connections run already */
         p->settle_bytes = 0;
         return p->now;
@@ -78,10 +99,12 @@ int cl_stripe_probe_feed(cl_stripe_probe_t *p, double now, double dt, double byt
         return cl_stripe_probe_count(p);
     }
     p->busy += dt;
-    p->bytes += bytes;
+    if (p->nrates < PROBE_SAMPLES)
+        p->rates[p->nrates++] = (float)(bytes / dt);
     if (p->busy < PROBE_BUSY)
         return cl_stripe_probe_count(p);
-    double rate = p->bytes / p->busy;
+    double rate = middle_mean(p->rates, p->nrates);
+    p->nrates = 0;
     p->decided = true;
     p->rate = rate;
     p->from = cl_stripe_probe_count(p);

@@ -25,9 +25,17 @@
 #include <stdbool.h>
 
 /* Seconds of backlog skipped after a change (new connections start
-   slowly), and measured for one figure. */
+   slowly), before the first figure (the first connections' windows grow
+   over their first transfers, and a program's start is busy), and
+   measured for one figure. */
 #define PROBE_SETTLE 0.3
-#define PROBE_BUSY 1.0
+#define PROBE_SETTLE_FIRST 5.0
+#define PROBE_BUSY 2.5
+/* A figure is the mean of the middle half of its samples' rates (at most
+   this many kept): samples stretched by a stall of this process or its
+   peer, or acknowledgements that came late or in a bunch, do not move
+   it (samples of 50 ms vary by a factor of 2 and more either way). */
+#define PROBE_SAMPLES 512
 /* More connections are kept when this much faster. */
 #define PROBE_GAIN 1.2
 /* Fewer connections are kept when at least this fast (a share of the
@@ -44,7 +52,9 @@ typedef struct {
     int trial;                     /* being tried (PROBE_UP, PROBE_DOWN), else 0 */
     cl_stripe_probe_phase_t phase; /* what the current measurement is for */
     double base;                   /* bytes/s with `now` in this round (0: not yet) */
-    double busy, bytes;            /* the current measurement */
+    double busy;                   /* backlog seconds in the current measurement */
+    float rates[PROBE_SAMPLES];    /* its samples' rates (bytes/s) */
+    int nrates;
     double settle;                 /* backlog seconds still skipped */
     double settle_bytes;           /* bytes still skipped: queued before the last change */
     double again;                  /* PROBE_RESTING: when the next round starts */
@@ -62,7 +72,8 @@ typedef struct {
 void cl_stripe_probe_init(cl_stripe_probe_t *p, int cap);
 
 /* One sample: over `dt` seconds this peer's upload stayed backlogged and
-   its connections' peers acknowledged `bytes`; `now` is the caller's
+   its connections' peers acknowledged `bytes` (dt 0: not backlogged, the
+   sample is not measured); `now` is the caller's
    clock (seconds), for the pause between rounds.  Returns the number of
    connections per link to use from now on.  Sets p->decided when this
    sample ended a measurement (the fields for the log say what it

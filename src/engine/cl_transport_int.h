@@ -244,6 +244,9 @@ int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint
 /* Connections per link in use now: COLLAB_STRIPES, or with auto what the
    probe chose (cl_stripe_probe.h). */
 int tp_stripes_in_use(const cl_transport_t *self);
+/* COLLAB_STRIPES=auto: samples the upload for the probe (at most every
+   PROBE_EVERY s) and applies what it decides; every turn of the poll. */
+void tp_stripe_probe(cl_transport_t *self, double now);
 /* Opens a stripe of link l (sockets and HELLO); NULL when it cannot. */
 out_link_t *tp_stripe_open(cl_transport_t *self, out_link_t *l);
 /* Removes stripe s from its link: dead now, freed with the dead links. */

@@ -158,6 +158,8 @@ static int s_poll(cl_transport_t *self, zmq_pollitem_t *items, size_t n, long ti
 int cl_transport_poll(cl_transport_t *self, zmq_pollitem_t *extra, int nextra, long timeout_ms,
                       cl_tp_handler_fn *fn, void *ctx)
 {
+    if (self->stripes_auto)
+        tp_stripe_probe(self, tp_now());
     size_t need = (size_t)nextra + 2 + 2 * zhashx_size(self->out_by_key) * (size_t)self->stripes +
                   cl_shm_nfds(self->shm);
     if (grow_items(self, need) != 0) {

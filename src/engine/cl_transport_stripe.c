@@ -41,7 +41,7 @@
 /* COLLAB_STRIPES=auto: seconds at least between two samples of the
    upload, and at most for an interval between them to be measured. */
 #define PROBE_EVERY 0.05
-#define PROBE_GAP 0.5
+#define PROBE_GAP 0.25
 /* Seconds a stripe beyond the count in use stays idle before it closes. */
 #define DROP_IDLE 1.0
 /* Seconds after its last hand-over a drained connection's count of
@@ -189,22 +189,34 @@ static bool probe_conn(out_link_t *c, uint64_t *bytes)
     return ti.waiting;
 }
 
-static void probe_sample(cl_transport_t *self, double now)
+void tp_stripe_probe(cl_transport_t *self, double now)
 {
     if (self->probe_last > 0 && now - self->probe_last < PROBE_EVERY)
         return;
     uint64_t bytes = 0;
     bool waiting = false;
+    int use = tp_stripes_in_use(self);
     for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
          l = zhashx_next(self->out_by_key)) {
-        waiting = probe_conn(l, &bytes) || waiting;
-        for (int i = 0; i < CL_TP_STRIPES_MAX - 1; i++)
-            waiting = probe_conn(l->stripe[i], &bytes) || waiting;
+        /* A link is full when every connection it uses has bytes waiting:
+           one connection still draining while the others are done (the
+           tail of a transfer) says nothing of what the count gives. */
+        int conns = 0, full = 0;
+        for (int i = -1; i < CL_TP_STRIPES_MAX - 1; i++) {
+            out_link_t *c = i < 0 ? l : l->stripe[i];
+            bool w = probe_conn(c, &bytes);
+            if (c != NULL && c->state == OL_UP && i < use - 1) {
+                conns++;
+                full += w;
+            }
+        }
+        waiting = waiting || (conns > 0 && full == conns);
     }
-    /* The interval counts when the upload was backlogged at its start,
-       and the samples came close enough together to say so. */
+    /* The interval counts when the upload was backlogged at its start and
+       at its end, and the samples came close enough together to say it
+       stayed so between. */
     double dt = self->probe_last > 0 ? now - self->probe_last : 0;
-    bool counts = self->probe_waiting && dt > 0 && dt <= PROBE_GAP;
+    bool counts = self->probe_waiting && waiting && dt > 0 && dt <= PROBE_GAP;
     int before = tp_stripes_in_use(self);
     cl_stripe_probe_t *p = &self->probe;
     int after = cl_stripe_probe_feed(p, now, counts ? dt : 0, counts ? (double)bytes : 0);
@@ -249,8 +261,6 @@ int tp_stripe_send(cl_transport_t *self, out_link_t *l, const uint8_t *hdr, uint
                    size_t blen)
 {
     bool large = hdr[5] == CL_MSG_COLL && blen >= STRIPE_MIN;
-    if (large && self->stripes_auto)
-        probe_sample(self, tp_now());
     if (large && self->stripes > 1 && l->version >= CL_WIRE_STRIPE_VERSION && l->dealer != NULL &&
         !cl_shm_known(self->shm, l->key)) {
         double now = tp_now();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # COLLAB_STRIPES=auto (docs/wire.md §1.1, cl_stripe_probe.h): two example
 # trainers (unchanged, built with mpicc.mpich, the library preloaded; 4 MiB
-# all-reduces), each in a network namespace of its own on one bridge,
+# all-reduces; 50 steps capped, 40 full), each in a network namespace of its own on one bridge,
 # links of 40 Mbit/s both ways.  Mode:
 #   capped  every TCP connection a peer opens uploads at most 10 Mbit/s
 #           (htb per source port, as bench/wan.sh --flow-cap): one
@@ -18,7 +18,8 @@ need E2E_TRAINER
 mode=${1:?usage: stripes_auto.sh capped|full}
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
-np=2 rate=40 cap=10 steps=24 limit=200
+np=2 rate=40 cap=10 steps=40 limit=200
+[ "$mode" = capped ] && steps=50 # 1 s a step with 4 connections, 3.4 s with 1
 tag=sa$$
 pids=()
 
