@@ -54,6 +54,7 @@ static void rest(cl_stripe_probe_t *p, double now)
     p->busy = 0;
     p->nrates = 0;
     p->again = now + PROBE_AGAIN;
+    p->rounds++;
 }
 
 static int cmp_float(const void *a, const void *b)

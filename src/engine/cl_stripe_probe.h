@@ -59,6 +59,7 @@ typedef struct {
     double settle_bytes;           /* bytes still skipped: queued before the last change */
     double again;                  /* PROBE_RESTING: when the next round starts */
     bool grew;                     /* this round kept more connections already */
+    int rounds;                    /* rounds ended */
     /* The last decision, for the log: the rate measured with `from`
        connections against `base_rate` with `base_n`; changed: the count
        in use changed. */

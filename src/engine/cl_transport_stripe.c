@@ -217,7 +217,7 @@ void tp_stripe_probe(cl_transport_t *self, double now)
        stayed so between. */
     double dt = self->probe_last > 0 ? now - self->probe_last : 0;
     bool counts = self->probe_waiting && waiting && dt > 0 && dt <= PROBE_GAP;
-    int before = tp_stripes_in_use(self);
+    int before = tp_stripes_in_use(self), kept_before = self->probe.now;
     cl_stripe_probe_t *p = &self->probe;
     int after = cl_stripe_probe_feed(p, now, counts ? dt : 0, counts ? (double)bytes : 0);
     self->probe_last = now;
@@ -239,7 +239,10 @@ void tp_stripe_probe(cl_transport_t *self, double now)
         char trying[32] = "";
         if (p->trial > 0)
             snprintf(trying, sizeof trying, ", trying %d", p->trial);
-        cl_log(after != before ? CL_LOG_INFO : CL_LOG_DEBUG,
+        /* At info: what the first round found, and later what changes
+           the count kept; each later round's trials at debug. */
+        bool first = p->rounds == 0 || (p->rounds == 1 && p->phase == PROBE_RESTING);
+        cl_log(p->now != kept_before || (first && after != before) ? CL_LOG_INFO : CL_LOG_DEBUG,
                "stripes: %.1f Mbit/s uploaded with %d connection%s per link (%.1f with %d); "
                "%d kept%s",
                p->rate * 8e-6, p->from, p->from == 1 ? "" : "s", p->base_rate * 8e-6, p->base_n,

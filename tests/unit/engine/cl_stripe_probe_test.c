@@ -107,7 +107,7 @@ static void test_flow_cap(void)
     CHECK(cl_stripe_probe_count(&p) == 1);
     CHECK(run(&p, &t, capped, 20, &most) == 4);
     CHECK(most == 8); /* 8 was tried */
-    CHECK(p.phase == PROBE_RESTING);
+    CHECK(p.phase == PROBE_RESTING && p.rounds == 1);
     CHECK(fabs(p.base - 100 * MBIT) < 1 * MBIT);
     /* Resting: 100 s later still 4, and nothing tried. */
     most = 0;
@@ -123,7 +123,7 @@ static void test_flow_cap(void)
             least = cl_stripe_probe_count(&p);
     }
     CHECK(cl_stripe_probe_count(&p) == 4);
-    CHECK(p.phase == PROBE_RESTING);
+    CHECK(p.phase == PROBE_RESTING && p.rounds == 2);
     CHECK(most == 8 && least == 2); /* both tried, neither kept */
 }
 
