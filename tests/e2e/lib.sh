@@ -344,6 +344,24 @@ e2e_ns_setup_capped() {
     done
 }
 
+# The trainers of a network-namespace test: starts peer 0 with the
+# caller's function `peer I`, sets `line` to its join line (the others'
+# COLLAB_INITIAL_PEERS), starts peers 1 .. $1-1, waits for every pid in
+# `pids`, gathers the logs into $E2E_LOG/all.log and checks that $1
+# trainers finished with bitwise-equal parameters.
+e2e_ns_trainers() {
+    local np=$1 i p st=0
+    peer 0
+    wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the founder printed no join line"
+    line=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
+    for i in $(seq 1 $((np - 1))); do peer "$i"; done
+    for p in "${pids[@]}"; do wait "$p" || st=1; done
+    [ "$st" -eq 0 ] || fail "a trainer failed"
+    cat "$E2E_LOG"/p*.out "$E2E_LOG"/p*.err >"$E2E_LOG/all.log"
+    [ "$(count_done "$E2E_LOG/all.log")" -eq "$np" ] || fail "expected $np trainers to finish"
+    expect_agreement "$E2E_LOG/all.log" "$np"
+}
+
 # The network of a slow-link test: $2 peers in namespaces of tag $1 at
 # $3.(i+1) on one bridge, peer i's link limited (e2e_ns_limit) to the
 # i-th rate of the rest of the arguments (the last one for the peers

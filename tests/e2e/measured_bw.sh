@@ -44,17 +44,7 @@ peer() {
 }
 
 say "$np trainers, links of $fast Mbit/s and one of $slow, nothing declared"
-peer 0
-wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the founder printed no join line"
-line=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
-for i in $(seq 1 $((np - 1))); do peer "$i"; done
-
-st=0
-for p in "${pids[@]}"; do wait "$p" || st=1; done
-[ "$st" -eq 0 ] || fail "a trainer failed"
-cat "$E2E_LOG"/p*.out "$E2E_LOG"/p*.err >"$E2E_LOG/all.log"
-[ "$(count_done "$E2E_LOG/all.log")" -eq "$np" ] || fail "expected $np trainers to finish"
-expect_agreement "$E2E_LOG/all.log" "$np"
+e2e_ns_trainers "$np"
 
 # The slow peer's rank, from its own log lines.
 srank=$(sed -n 's/^\[collab\] rank \([0-9]*\): .*/\1/p' "$E2E_LOG/p$((np - 1)).err" | head -n 1)

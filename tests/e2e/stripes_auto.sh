@@ -52,17 +52,7 @@ peer() {
 }
 
 say "$np trainers, links of $rate Mbit/s$([ "$mode" = capped ] && echo ", each connection at most $cap"), COLLAB_STRIPES=auto"
-peer 0
-wait_for "$E2E_LOG/p0.err" '^COLLAB_INITIAL_PEERS=' 20 || fail "the founder printed no join line"
-line=$(sed -n 's/^COLLAB_INITIAL_PEERS=//p' "$E2E_LOG/p0.err" | head -n 1)
-for i in $(seq 1 $((np - 1))); do peer "$i"; done
-
-st=0
-for p in "${pids[@]}"; do wait "$p" || st=1; done
-[ "$st" -eq 0 ] || fail "a trainer failed"
-cat "$E2E_LOG"/p*.out "$E2E_LOG"/p*.err >"$E2E_LOG/all.log"
-[ "$(count_done "$E2E_LOG/all.log")" -eq "$np" ] || fail "expected $np trainers to finish"
-expect_agreement "$E2E_LOG/all.log" "$np"
+e2e_ns_trainers "$np"
 
 # Each trainer's decisions: "stripes: R Mbit/s uploaded with K connections
 # per link (B with N); C kept[, trying T]" (at info when the count in use
