@@ -116,7 +116,9 @@ int cl_stripe_probe_feed(cl_stripe_probe_t *p, double now, double dt, double byt
         p->grew = false;
         p->base = rate;
         p->base_rate = rate;
-        if (p->now < p->cap)
+        if (!(rate > 0))
+            rest(p, now); /* backlogged and nothing acknowledged: a stalled path, no figure */
+        else if (p->now < p->cap)
             measure(p, PROBE_UP, twice(p));
         else if (p->now > 1)
             measure(p, PROBE_DOWN, p->now / 2);

@@ -16,8 +16,10 @@
           connections' handshakes) is measured after PROBE_SETTLE: 2
           connections, 1.33 times as fast as 1, are kept (measured from
           the change they would not be);
-      (e) samples that were not backlogged measure nothing; a cap of 1
-          never tries more; auto:2 stops at 2;
+      (e) samples that were not backlogged measure nothing; a path that
+          acknowledges nothing while backlogged gives no figure and
+          nothing is tried; a cap of 1 never tries more; auto:2 stops
+          at 2;
       (f) a link one connection fills (94 Mbit/s; 93 with 2), every
           fifth sample of the first 7.5 s carrying nothing (this process
           or its peer stalled on a busy CPU, acknowledgements late): a
@@ -58,8 +60,16 @@ static double full_jitter(int k, double since)
     return full(k, since) * j;
 }
 
-/* Each connection capped at 30 Mbit/s in a 40 Mbit/s link (2 are 1.33
-   times as fast as 1), and a change that carries nothing for 0.25 s. */
+/* A path that acknowledges nothing. */
+static double stalled(int k, double since)
+{
+    (void)k;
+    (void)since;
+    return 0;
+}
+
+/* A link one connection fills, every fifth sample of the first figure
+   empty. */
 static double s_clock; /* run()'s time, for stalls() */
 static int s_sample;
 static double stalls(int k, double since)
@@ -69,6 +79,8 @@ static double stalls(int k, double since)
     return s_clock < PROBE_SETTLE_FIRST + PROBE_BUSY && ++s_sample % 5 == 0 ? 0 : r;
 }
 
+/* Each connection capped at 30 Mbit/s in a 40 Mbit/s link (2 are 1.33
+   times as fast as 1), and a change that carries nothing for 0.25 s. */
 static double slow_start(int k, double since)
 {
     double r = (k * 30.0 < 40.0 ? k * 30.0 : 40.0) * MBIT;
@@ -194,6 +206,13 @@ static void test_idle_and_caps(void)
     most = 1;
     CHECK(run(&p, &t, capped, 20, &most) == 2);
     CHECK(most == 2);
+    /* A path that acknowledges nothing while backlogged (a stalled peer)
+       gives no figure: nothing is tried, the round ends. */
+    cl_stripe_probe_init(&p, 8);
+    t = 0;
+    most = 1;
+    CHECK(run(&p, &t, stalled, 20, &most) == 1);
+    CHECK(most == 1 && p.phase == PROBE_RESTING);
     /* Garbage figures are ignored. */
     cl_stripe_probe_init(&p, 8);
     CHECK(cl_stripe_probe_feed(&p, 1, NAN, 5) == 1);
