@@ -88,23 +88,32 @@ void tp_stripe_drop(cl_transport_t *self, out_link_t *s)
     zlist_append(self->dead, s);
 }
 
+/* Connection c's kernel figures into *ti; false when the kernel cannot
+   say (no socket, or one closed under us and perhaps reused: forgotten). */
+static bool kernel_info(out_link_t *c, cl_tcpinfo_t *ti)
+{
+    if (c->bfd < 0)
+        return false;
+    if (cl_tcpinfo_read(c->bfd, ti) != 0 || ti->cookie != c->bcookie) {
+        c->bfd = -1;
+        return false;
+    }
+    return true;
+}
+
 /* Bytes handed to connection c that its peer's kernel has not
    acknowledged yet, when the kernel says (else -1).  `assigned` counts
    FRAME_COST per message, near but not exactly what goes out: when the
    kernel holds nothing unsent or unacknowledged and nothing was handed
-   over for REBASE_AFTER s (libzmq's queue is empty then too), it is set
-   to what was acknowledged, so that the error of many small messages
-   does not add up. */
-static int64_t unacked(out_link_t *c)
+   over for REBASE_AFTER s before `now` (libzmq's queue is empty then
+   too), it is set to what was acknowledged, so that the error of many
+   small messages does not add up. */
+static int64_t unacked(out_link_t *c, double now)
 {
     cl_tcpinfo_t ti;
-    if (c->bfd < 0)
+    if (!kernel_info(c, &ti))
         return -1;
-    if (cl_tcpinfo_read(c->bfd, &ti) != 0 || ti.cookie != c->bcookie) {
-        c->bfd = -1; /* closed under us, perhaps reused */
-        return -1;
-    }
-    if (ti.drained && tp_now() - c->handed_at > REBASE_AFTER)
+    if (ti.drained && now - c->handed_at > REBASE_AFTER)
         c->assigned = ti.acked;
     return (int64_t)c->assigned - (int64_t)ti.acked;
 }
@@ -114,9 +123,7 @@ static int64_t unacked(out_link_t *c)
 static bool drained(out_link_t *c)
 {
     cl_tcpinfo_t ti;
-    if (c->bfd < 0 || cl_tcpinfo_read(c->bfd, &ti) != 0 || ti.cookie != c->bcookie)
-        return true;
-    return ti.drained;
+    return !kernel_info(c, &ti) || ti.drained;
 }
 
 /* The connection of link l a large COLL message goes over: the one with
@@ -150,7 +157,7 @@ static out_link_t *pick(cl_transport_t *self, out_link_t *l, double now)
     int64_t u[CL_TP_STRIPES_MAX];
     bool kernel = true;
     for (int i = 0; i < n; i++)
-        kernel = kernel && (u[i] = unacked(c[i])) >= 0;
+        kernel = kernel && (u[i] = unacked(c[i], now)) >= 0;
     out_link_t *best = l;
     int64_t least = kernel ? u[0] : (int64_t)l->assigned;
     for (int i = 1; i < n; i++) {
@@ -176,12 +183,8 @@ int tp_stripes_in_use(const cl_transport_t *self)
 static bool probe_conn(out_link_t *c, uint64_t *bytes)
 {
     cl_tcpinfo_t ti;
-    if (c == NULL || c->state == OL_DEAD || c->bfd < 0)
+    if (c == NULL || c->state == OL_DEAD || !kernel_info(c, &ti))
         return false;
-    if (cl_tcpinfo_read(c->bfd, &ti) != 0 || ti.cookie != c->bcookie) {
-        c->bfd = -1; /* closed under us, perhaps reused */
-        return false;
-    }
     if (c->pcookie == ti.cookie && ti.acked > c->packed)
         *bytes += ti.acked - c->packed;
     c->pcookie = ti.cookie; /* a connection seen first counts from here */
@@ -217,19 +220,19 @@ void tp_stripe_probe(cl_transport_t *self, double now)
        stayed so between. */
     double dt = self->probe_last > 0 ? now - self->probe_last : 0;
     bool counts = self->probe_waiting && waiting && dt > 0 && dt <= PROBE_GAP;
-    int before = tp_stripes_in_use(self), kept_before = self->probe.now;
     cl_stripe_probe_t *p = &self->probe;
+    int kept_before = p->now;
     int after = cl_stripe_probe_feed(p, now, counts ? dt : 0, counts ? (double)bytes : 0);
     self->probe_last = now;
     self->probe_waiting = waiting;
-    if (after != before) {
+    if (after != use) {
         /* What the connections hold drains before the new count shows. */
         double queued = 0;
         for (out_link_t *l = zhashx_first(self->out_by_key); l != NULL;
              l = zhashx_next(self->out_by_key))
             for (int i = -1; i < CL_TP_STRIPES_MAX - 1; i++) {
                 out_link_t *c = i < 0 ? l : l->stripe[i];
-                int64_t u = c != NULL && c->state == OL_UP ? unacked(c) : -1;
+                int64_t u = c != NULL && c->state == OL_UP ? unacked(c, now) : -1;
                 queued += u > 0 ? (double)u : 0;
             }
         cl_stripe_probe_queued(p, queued);
@@ -242,7 +245,7 @@ void tp_stripe_probe(cl_transport_t *self, double now)
         /* At info: what the first round found, and later what changes
            the count kept; each later round's trials at debug. */
         bool first = p->rounds == 0 || (p->rounds == 1 && p->phase == PROBE_RESTING);
-        cl_log(p->now != kept_before || (first && after != before) ? CL_LOG_INFO : CL_LOG_DEBUG,
+        cl_log(p->now != kept_before || (first && after != use) ? CL_LOG_INFO : CL_LOG_DEBUG,
                "stripes: %.1f Mbit/s uploaded with %d connection%s per link (%.1f with %d); "
                "%d kept%s",
                p->rate * 8e-6, p->from, p->from == 1 ? "" : "s", p->base_rate * 8e-6, p->base_n,

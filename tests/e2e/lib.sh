@@ -344,6 +344,22 @@ e2e_ns_setup_capped() {
     done
 }
 
+# e2e_ns_start NET I [VAR=VALUE...]: trainer I of a network-namespace
+# test in namespace ${tag}nI, listening at NET.(I+1):4000, with the
+# caller's env_common and args, the extra variables given, and (I > 0)
+# the join line `line`; killed after $limit s; logs in $E2E_LOG/pI.out
+# and .err; its pid appended to `pids`.
+e2e_ns_start() {
+    local net=$1 i=$2 extra=()
+    shift 2
+    [ "$i" -gt 0 ] && extra+=(COLLAB_INITIAL_PEERS="$line")
+    ip netns exec "${tag}n$i" env "${env_common[@]}" "$@" "${extra[@]}" \
+        COLLAB_LISTEN="/ip4/$net.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
+        timeout -s KILL "$limit" "$E2E_TRAINER" "${args[@]}" \
+        >"$E2E_LOG/p$i.out" 2>"$E2E_LOG/p$i.err" &
+    pids+=($!)
+}
+
 # The trainers of a network-namespace test: starts peer 0 with the
 # caller's function `peer I`, sets `line` to its join line (the others'
 # COLLAB_INITIAL_PEERS), starts peers 1 .. $1-1, waits for every pid in

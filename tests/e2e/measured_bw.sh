@@ -33,14 +33,9 @@ args=(--steps "$steps" --hidden 1024 --batch 4 --log-every 5)
 
 # peer I: trainer I in its namespace, logs in $E2E_LOG/pI.out/.err.
 peer() {
-    local i=$1 extra=(COLLAB_LOG=info)
-    [ "$i" -eq 0 ] && extra=(COLLAB_LOG=debug)
-    [ "$i" -gt 0 ] && extra+=(COLLAB_INITIAL_PEERS="$line")
-    ip netns exec "${tag}n$i" env "${env_common[@]}" "${extra[@]}" \
-        COLLAB_LISTEN="/ip4/10.81.0.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
-        timeout -s KILL "$limit" "$E2E_TRAINER" "${args[@]}" \
-        >"$E2E_LOG/p$i.out" 2>"$E2E_LOG/p$i.err" &
-    pids+=($!)
+    local level=info
+    [ "$1" -eq 0 ] && level=debug
+    e2e_ns_start 10.81.0 "$1" COLLAB_LOG=$level
 }
 
 say "$np trainers, links of $fast Mbit/s and one of $slow, nothing declared"

@@ -41,15 +41,7 @@ env_common=(COLLAB_WORLD_SIZE=$np COLLAB_TIMEOUT=10 COLLAB_MATCHMAKING_TIME=30
     COLLAB_STRIPES=auto COLLAB_LOG=info)
 args=(--steps "$steps" --hidden 1024 --batch 4 --log-every 8)
 
-peer() {
-    local i=$1 extra=()
-    [ "$i" -gt 0 ] && extra+=(COLLAB_INITIAL_PEERS="$line")
-    ip netns exec "${tag}n$i" env "${env_common[@]}" "${extra[@]}" \
-        COLLAB_LISTEN="/ip4/$net.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
-        timeout -s KILL "$limit" "$E2E_TRAINER" "${args[@]}" \
-        >"$E2E_LOG/p$i.out" 2>"$E2E_LOG/p$i.err" &
-    pids+=($!)
-}
+peer() { e2e_ns_start "$net" "$1"; }
 
 say "$np trainers, links of $rate Mbit/s$([ "$mode" = capped ] && echo ", each connection at most $cap"), COLLAB_STRIPES=auto"
 e2e_ns_trainers "$np"
