@@ -286,7 +286,8 @@ if(TARGET collab_coll AND TARGET collab_reduce AND TARGET collab_util)
     ${_eng_swarm}/test_peers.c)
   target_link_libraries(test_swarm PRIVATE ${COLLAB_ENGINE_ALL})
   foreach(sc basic kill kill0 stop goodbye restart client strict errors passphrase unreachable
-      standby groups weight sigterm leave strict_leave group_wait monitor shm_kill shm_p2p shm_p2p_kill fast_bits fast_kill
+      standby groups weight sigterm leave strict_leave group_wait monitor monitor_fast shm_kill
+      shm_p2p shm_p2p_kill fast_bits fast_kill
       fast_stop engine_stop fast_big_kill fast_big_stop fast_group3_kill fast_group4_kill
       fast_group4_stop fast_group_rooted unexpected flow flow_v5 flow_net
       early early_comms

@@ -417,9 +417,19 @@ static void on_timer(void *arg, double now)
 /* ---------------------------------------------------------------------- */
 /* The admitter. */
 
-bool eng_ckpt_pending(const el_ckpt_t *c)
+bool eng_ckpt_due(const el_ckpt_t *c, uint64_t step, uint64_t period)
 {
-    return c != NULL && c->req_pending;
+    if (c == NULL || !c->req_pending)
+        return false;
+    if (now_of(c) - c->last_notice < MIN_GAP)
+        return false; /* no checkpoint starts before then */
+    /* The boundary a notice names lies one step and EL_ADMIT_AHEAD
+       collectives ahead (eng_ckpt_on_boundary), and the call under way
+       when the grant ends may still be fast: the engine path is due that
+       many steps before the step asked for. */
+    uint64_t t = period > 0 ? period : 1;
+    uint64_t lead = 2 + (EL_ADMIT_AHEAD + t - 1) / t;
+    return step + lead >= c->req_after + c->req_every;
 }
 
 void eng_ckpt_on_boundary(el_ckpt_t *c, uint64_t seq, uint64_t idx)

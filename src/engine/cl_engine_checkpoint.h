@@ -91,9 +91,12 @@ bool eng_ckpt_on_message(el_ckpt_t *c, cl_peer_t *p, const uint8_t key[32], cons
    boundary: starts a requested checkpoint. */
 void eng_ckpt_on_boundary(el_ckpt_t *c, uint64_t seq, uint64_t idx);
 /* A monitor asked this peer (the admitter) for a checkpoint that it has
-   not noticed to the members yet: boundaries must be seen on the engine
-   path until then. */
-bool eng_ckpt_pending(const el_ckpt_t *c);
+   not noticed to the members yet, and it is due: the world's program is
+   at `step` (its period `period` collectives), near enough to the step
+   asked for, and the last checkpoint is MIN_GAP seconds old.  Boundaries
+   must then be seen on the engine path (the same-host fast path ends);
+   before, the fast path may go on. */
+bool eng_ckpt_due(const el_ckpt_t *c, uint64_t step, uint64_t period);
 /* A monitor's checkpoint to resume from (docs/monitor.md §7): collective
    s of the group is step `step`, after `prefix` start-up collectives of
    signatures sigs (owned by the component, valid until the next call

@@ -308,13 +308,16 @@ bool eng_elastic_fast_ok(const struct eng_elastic *el, bool world)
     /* A monitor's checkpoint or the periodic state check needs its step
        boundary on the engine path (the copy is taken, and a QUERY
        answered, while the program is blocked inside that collective). */
-    if (eng_ckpt_pending(el->ckpt) || eng_donor_waiting(el->donor) || eng_audit_running(el->audit))
+    if (eng_donor_waiting(el->donor) || eng_audit_running(el->audit))
         return false;
-    /* ... and is due: it runs every 64 steps, not when a lease lapses
-       (asked at every turn of the loop: the step test, which fails 63
-       steps in 64, comes before the admitter's lookup). */
-    if (eng_audit_due(el->audit, eng_admitter_step(el->admitter, el->done_seq)) &&
-        eng_admitter_admits(el->admitter))
+    /* ... once it is due: the check every 64 steps, a checkpoint every
+       N steps the monitor asked for, not when a lease lapses (asked at
+       every turn of the loop: the step tests come before the admitter's
+       lookup). */
+    uint64_t step = eng_admitter_step(el->admitter, el->done_seq);
+    if (eng_ckpt_due(el->ckpt, step, eng_elastic_period(el)))
+        return false;
+    if (eng_audit_due(el->audit, step) && eng_admitter_admits(el->admitter))
         return false;
     uint64_t p = cl_stream_prefix(el->stream);
     if (p == CL_STREAM_NONE || el->st.posted < p || cl_stream_state(el->stream) != CL_STREAM_LOCKED)

@@ -610,6 +610,7 @@ static const scenario_t s_scenarios[] = {
     {"bandwidth_claims", 4, child_bandwidth_claims, 90, -1, false, NULL},
     {"adaptive", 4, child_adaptive, 90, -1, false, NULL},
     {"monitor", 4, child_monitor, 90, -1, false, NULL},
+    {"monitor_fast", 3, child_monitor_fast, 90, -1, false, NULL},
     {"shm_kill", 3, child_shm_kill, 90, 2, true, NULL},
     {"shm_p2p", 2, child_shm_p2p, 90, -1, false, "10"},
     {"shm_p2p_kill", 2, child_shm_p2p_kill, 90, 1, true, NULL},
@@ -714,6 +715,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: test_swarm basic|kill|kill0|stop|goodbye|client|strict|errors|"
                 "unreachable|standby|groups|weight|sigterm|leave|strict_leave|group_wait|monitor|"
+                "monitor_fast|"
                 "shm_kill|shm_p2p|shm_p2p_kill|fast_bits|fast_kill|fast_stop|engine_stop|fast_big_"
                 "kill|fast_big_stop|\n"
                 "fast_group3_kill|fast_group4_kill|fast_group4_stop|fast_group_rooted|\n"

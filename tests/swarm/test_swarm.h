@@ -34,6 +34,7 @@ int child_adaptive(int i, int n);
 
 /* Scenario "monitor" (test_swarm_monitor.c): peer i of n. */
 int child_monitor(int i, int n);
+int child_monitor_fast(int i, int n);
 
 /* Scenario "shm_kill" (test_swarm_shm.c): peer i of n. */
 int child_shm_kill(int i, int n);
