@@ -19,7 +19,9 @@
     REQUEST (at most one checkpoint every MIN_GAP seconds), picks s, the
     first step boundary at least max(one step, EL_ADMIT_AHEAD collectives)
     ahead, as for an admission while several groups run (docs/elastic.md
-    §9), so that every member learns s before its program posts it.  It
+    §9), so that every member learns s before its program posts it
+    (peers of one host on the same-host fast path leave it only once the
+    checkpoint is due, eng_ckpt_due: a few steps before).  It
     sends NOTICE (s, the step s begins, the start-up prefix and its
     signatures, the monitor's key) to every group member and the monitor,
     and expects the monitor's fetch itself.  A donor keeps one copy per
@@ -429,7 +431,11 @@ bool eng_ckpt_due(const el_ckpt_t *c, uint64_t step, uint64_t period)
        many steps before the step asked for. */
     uint64_t t = period > 0 ? period : 1;
     uint64_t lead = 2 + (EL_ADMIT_AHEAD + t - 1) / t;
-    return step + lead >= c->req_after + c->req_every;
+    if (step + lead < c->req_after + c->req_every)
+        return false;
+    /* Only the admitter takes it (a request left from when this peer was
+       the admitter never comes due). */
+    return is_self(c, admitter_of(c));
 }
 
 void eng_ckpt_on_boundary(el_ckpt_t *c, uint64_t seq, uint64_t idx)

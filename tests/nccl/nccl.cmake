@@ -42,7 +42,7 @@ if(TARGET collab-run OR EXISTS ${COLLAB_RUN})
   set_tests_properties(nccl_face_coll_async PROPERTIES TIMEOUT 120 PROCESSORS 4 LABELS "nccl;ours"
     ENVIRONMENT "COLLAB_CUDA=0;COLLAB_NCCL_ASYNC=1"
     FAIL_REGULAR_EXPRESSION "FAIL:|failure\\(s\\)")
-  foreach(mode follow follow-control)
+  foreach(mode follow follow-control standby)
     add_test(NAME nccl_face_${mode}
       COMMAND bash ${_nccl_tdir}/check_follow.sh ${COLLAB_RUN} $<TARGET_FILE:nccl_face_test> ${mode})
     set_tests_properties(nccl_face_${mode} PROPERTIES TIMEOUT 150 PROCESSORS 3

@@ -29,6 +29,15 @@
                           parameters, the joiner's included.  The control
                           copies with memcpy, which the face cannot see:
                           the joiner must then end with other parameters
+    nccl_face_test standby
+                          the same trainer under collab-run -n 3 with a
+                          second process for rank 2 started while the
+                          first runs, after rank 1 left at step 20
+                          (check_follow.sh): its ncclCommInitRank waits
+                          as a standby for rank 2, not taking the free
+                          rank 1; the first SIGKILLs itself at step 60,
+                          and the second then takes rank 2 and ends with
+                          the same parameters as rank 0
     nccl_face_test mpi-first | nccl-first
                           one core for two faces: the other face's hold
                           (collab_init or collab_retain, as MPI_Init does)
@@ -40,7 +49,9 @@
 #include "mpi_collab.h"
 #include "util/cl_device.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,13 +646,33 @@ static int test_holds(bool mpi_first)
 
 extern int cudart_fake_calls;
 
-static int test_follow(bool control)
+/* Whether this process is the first of rank me in this collab-run run
+   (a marker beside its key file, created exclusively). */
+static bool first_of_rank(int me)
+{
+    const char *id = getenv("COLLAB_IDENTITY");
+    const char *slash = id != NULL ? strrchr(id, '/') : NULL;
+    if (slash == NULL)
+        return false;
+    char path[4200];
+    snprintf(path, sizeof path, "%.*s/nccl-face-rank%d", (int)(slash - id), id, me);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+static int test_follow(bool control, bool standby)
 {
     int n, me;
     fake_stream_t st = {0};
     ncclComm_t comm = comm_from_env(&n, &me);
     if (comm == NULL)
         return 1;
+    /* The process of rank 2 that came first dies at step 60; a second one
+       (started meanwhile, its init waiting as a standby) takes over. */
+    bool dies = standby && me == 2 && first_of_rank(me);
     enum { NP = 3 };
     const size_t len[NP] = {100, 37, 1000};
     size_t total = 0;
@@ -704,6 +735,19 @@ static int test_follow(bool control)
             printf("step %lld rank %d\n", (long long)s, me);
             fflush(stdout);
         }
+        if (standby && me == 1 && s == 20) {
+            /* Rank 1 frees: a peer that did not require its rank would
+               take this one instead of waiting for rank 2. */
+            printf("rank %d leaves at step 20\n", me);
+            fflush(stdout);
+            CHECK(ncclCommDestroy(comm) == ncclSuccess);
+            return 0;
+        }
+        if (dies && s == 60) {
+            printf("rank %d (the first process) SIGKILLs itself at step 60\n", me);
+            fflush(stdout);
+            raise(SIGKILL);
+        }
         usleep(10000);
     }
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the parameters' bytes */
@@ -722,8 +766,9 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "args";
     int rc = strcmp(mode, "coll") == 0         ? test_coll()
              : strcmp(mode, "absent") == 0     ? test_absent()
-             : strcmp(mode, "follow") == 0     ? test_follow(false)
-             : strcmp(mode, "follow-control") == 0 ? test_follow(true)
+             : strcmp(mode, "follow") == 0     ? test_follow(false, false)
+             : strcmp(mode, "follow-control") == 0 ? test_follow(true, false)
+             : strcmp(mode, "standby") == 0    ? test_follow(false, true)
              : strcmp(mode, "mpi-first") == 0  ? test_holds(true)
              : strcmp(mode, "nccl-first") == 0 ? test_holds(false)
                                                : test_args();
