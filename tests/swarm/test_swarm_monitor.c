@@ -88,41 +88,57 @@ static void nap(double s)
     nanosleep(&ts, NULL);
 }
 
-static int monitor(void)
+/* A monitor's engine (cl_config_t.monitor) from the environment, with
+   hooks; NULL, said, when it cannot start. */
+static cl_engine_t *monitor_start(const cl_engine_hooks_t *hooks)
 {
     cl_config_t cfg;
     char err[600];
     if (cl_config_load(&cfg, err, sizeof err) != 0) {
         fprintf(stderr, "[test] monitor: %s\n", err);
-        return 2;
+        return NULL;
     }
     cl_identity_t *id = cl_identity_new(cfg.identity, err, sizeof err);
     if (id == NULL) {
         fprintf(stderr, "[test] monitor: %s\n", err);
         cl_config_clear(&cfg);
-        return 2;
+        return NULL;
     }
     cfg.monitor = true;
-    cl_engine_hooks_t hooks = {NULL, on_report, on_event, on_view};
     cl_engine_t *eng = NULL;
-    int rc = cl_engine_start_hooks(&cfg, &id, &hooks, &eng);
+    int rc = cl_engine_start_hooks(&cfg, &id, hooks, &eng);
     cl_identity_destroy(&id);
     cl_config_clear(&cfg);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[test] monitor: start: %s\n", collab_strerror(rc));
-        return 2;
+        return NULL;
     }
-    CHECK(cl_engine_rank(eng) == -1);
-    /* Until the three trainers joined and left again (they finalize). */
+    return eng;
+}
+
+/* Waits until `trainers` trainers left or failed, at most `limit` s. */
+static void monitor_wait(int trainers, double limit)
+{
     double t0 = now_s();
     for (;;) {
         pthread_mutex_lock(&s_mu);
-        bool done = s_left + s_failed >= TRAINERS;
+        bool done = s_left + s_failed >= trainers;
         pthread_mutex_unlock(&s_mu);
-        if (done || now_s() - t0 > 60)
+        if (done || now_s() - t0 > limit)
             break;
         nap(0.05);
     }
+}
+
+static int monitor(void)
+{
+    cl_engine_hooks_t hooks = {NULL, on_report, on_event, on_view};
+    cl_engine_t *eng = monitor_start(&hooks);
+    if (eng == NULL)
+        return 2;
+    CHECK(cl_engine_rank(eng) == -1);
+    /* Until the three trainers joined and left again (they finalize). */
+    monitor_wait(TRAINERS, 60);
     pthread_mutex_lock(&s_mu);
     CHECK(s_joined == TRAINERS);
     CHECK(s_left == TRAINERS && s_failed == 0);
@@ -142,16 +158,26 @@ static int monitor(void)
     return 0;
 }
 
-static int trainer(int i)
+/* The world of a trainer of rank `rank` among `size` (NULL, said, when
+   collab_init fails). */
+static collab_comm_t *trainer_init(int rank, int size)
 {
-    int rank = i - 1;
     int rc = collab_init(NULL);
     if (rc != COLLAB_OK) {
         fprintf(stderr, "[test] trainer %d: collab_init: %s\n", rank, collab_strerror(rc));
-        return 2;
+        return NULL;
     }
     collab_comm_t *w = collab_comm_world();
-    CHECK(collab_comm_rank(w) == rank && collab_comm_size(w) == TRAINERS);
+    CHECK(collab_comm_rank(w) == rank && collab_comm_size(w) == size);
+    return w;
+}
+
+static int trainer(int i)
+{
+    int rank = i - 1;
+    collab_comm_t *w = trainer_init(rank, TRAINERS);
+    if (w == NULL)
+        return 2;
     CHECK(collab_report("bad name", 1.0) == COLLAB_ERR_ARG);
     CHECK(collab_report("", 1.0) == COLLAB_ERR_ARG);
     CHECK(collab_report("loss", NAN) == COLLAB_ERR_ARG);
@@ -170,23 +196,31 @@ static int trainer(int i)
     return 0;
 }
 
-int child_monitor(int i, int n)
+/* Peer i's environment: peer 0 the monitor, founding a swarm of world
+   size `trainers`; peer i > 0 the trainer of rank i - 1, given the
+   monitor's address only. */
+static void monitor_env(int i, int trainers)
 {
-    (void)n;
     char v[64];
-    snprintf(v, sizeof v, "%d", TRAINERS);
+    snprintf(v, sizeof v, "%d", trainers);
     setenv("COLLAB_WORLD_SIZE", v, 1);
-    setenv("COLLAB_REPORT_INTERVAL", "0.2", 1);
     setenv("COLLAB_MATCHMAKING_TIME", "2", 1);
     if (i == 0) {
         unsetenv("COLLAB_RANK");
         unsetenv("COLLAB_INITIAL_PEERS");
-        return monitor();
+        return;
     }
     snprintf(v, sizeof v, "%d", i - 1);
     setenv("COLLAB_RANK", v, 1);
     setenv("COLLAB_INITIAL_PEERS", test_swarm_addr(0), 1); /* the monitor only */
-    return trainer(i);
+}
+
+int child_monitor(int i, int n)
+{
+    (void)n;
+    setenv("COLLAB_REPORT_INTERVAL", "0.2", 1);
+    monitor_env(i, TRAINERS);
+    return i == 0 ? monitor() : trainer(i);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -222,37 +256,11 @@ static int ck_monitor(void)
     }
     setenv("COLLAB_CHECKPOINT_DIR", dir, 1);
     setenv("COLLAB_CHECKPOINT_EVERY", CK_EVERY, 1);
-    cl_config_t cfg;
-    char err[600];
-    if (cl_config_load(&cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "[test] monitor: %s\n", err);
-        return 2;
-    }
-    cl_identity_t *id = cl_identity_new(cfg.identity, err, sizeof err);
-    if (id == NULL) {
-        fprintf(stderr, "[test] monitor: %s\n", err);
-        cl_config_clear(&cfg);
-        return 2;
-    }
-    cfg.monitor = true;
     cl_engine_hooks_t hooks = {NULL, NULL, on_event, NULL};
-    cl_engine_t *eng = NULL;
-    int rc = cl_engine_start_hooks(&cfg, &id, &hooks, &eng);
-    cl_identity_destroy(&id);
-    cl_config_clear(&cfg);
-    if (rc != COLLAB_OK) {
-        fprintf(stderr, "[test] monitor: start: %s\n", collab_strerror(rc));
+    cl_engine_t *eng = monitor_start(&hooks);
+    if (eng == NULL)
         return 2;
-    }
-    double t0 = now_s();
-    for (;;) {
-        pthread_mutex_lock(&s_mu);
-        bool done = s_left + s_failed >= CK_TRAINERS;
-        pthread_mutex_unlock(&s_mu);
-        if (done || now_s() - t0 > 90)
-            break;
-        nap(0.05);
-    }
+    monitor_wait(CK_TRAINERS, 80);
     CHECK(cl_engine_stop(&eng) == COLLAB_OK);
     pthread_mutex_lock(&s_mu);
     CHECK(s_left == CK_TRAINERS && s_failed == 0);
@@ -289,13 +297,9 @@ static int ck_monitor(void)
 static int ck_trainer(int i)
 {
     int rank = i - 1;
-    int rc = collab_init(NULL);
-    if (rc != COLLAB_OK) {
-        fprintf(stderr, "[test] trainer %d: collab_init: %s\n", rank, collab_strerror(rc));
+    collab_comm_t *w = trainer_init(rank, CK_TRAINERS);
+    if (w == NULL)
         return 2;
-    }
-    collab_comm_t *w = collab_comm_world();
-    CHECK(collab_comm_rank(w) == rank && collab_comm_size(w) == CK_TRAINERS);
     /* The state a checkpoint holds: a start-up broadcast's buffer, the
        same on both (the step last done). */
     double state[16];
@@ -325,17 +329,6 @@ static int ck_trainer(int i)
 int child_monitor_fast(int i, int n)
 {
     (void)n;
-    char v[64];
-    snprintf(v, sizeof v, "%d", CK_TRAINERS);
-    setenv("COLLAB_WORLD_SIZE", v, 1);
-    setenv("COLLAB_MATCHMAKING_TIME", "2", 1);
-    if (i == 0) {
-        unsetenv("COLLAB_RANK");
-        unsetenv("COLLAB_INITIAL_PEERS");
-        return ck_monitor();
-    }
-    snprintf(v, sizeof v, "%d", i - 1);
-    setenv("COLLAB_RANK", v, 1);
-    setenv("COLLAB_INITIAL_PEERS", test_swarm_addr(0), 1); /* the monitor only */
-    return ck_trainer(i);
+    monitor_env(i, CK_TRAINERS);
+    return i == 0 ? ck_monitor() : ck_trainer(i);
 }
