@@ -6,12 +6,12 @@
 #
 # Environment: BUILD_DIR (default build), BUILD_TYPE (RelWithDebInfo),
 # TEST_JOBS (default: number of cores), TEST_TIME_LIMIT (seconds for the
-# whole ctest run, default 1500).
+# whole ctest run, default 2400).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 jobs=${TEST_JOBS:-$(nproc)}
-limit=${TEST_TIME_LIMIT:-1500}
+limit=${TEST_TIME_LIMIT:-2400}
 
 bash "$root/scripts/deps.sh" || exit 1
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" || {
