@@ -419,18 +419,27 @@ static void on_timer(void *arg, double now)
 /* ---------------------------------------------------------------------- */
 /* The admitter. */
 
+/* How many collectives past the boundary where the admitter decides a
+   checkpoint its boundary s lies at least (period t): max(one step,
+   EL_ADMIT_AHEAD), so that every member learns s before posting it. */
+static uint64_t notice_ahead(uint64_t t)
+{
+    return t > EL_ADMIT_AHEAD ? t : EL_ADMIT_AHEAD;
+}
+
 bool eng_ckpt_due(const el_ckpt_t *c, uint64_t step, uint64_t period)
 {
     if (c == NULL || !c->req_pending)
         return false;
     if (now_of(c) - c->last_notice < MIN_GAP)
         return false; /* no checkpoint starts before then */
-    /* The boundary a notice names lies one step and EL_ADMIT_AHEAD
-       collectives ahead (eng_ckpt_on_boundary), and the call under way
-       when the grant ends may still be fast: the engine path is due that
-       many steps before the step asked for. */
+    /* The boundary a notice names lies notice_ahead() past the first
+       boundary on the engine path (eng_ckpt_on_boundary), which may be a
+       step away, and the call under way when the grant ends may still be
+       fast: the engine path is due that many steps before the step asked
+       for. */
     uint64_t t = period > 0 ? period : 1;
-    uint64_t lead = 2 + (EL_ADMIT_AHEAD + t - 1) / t;
+    uint64_t lead = 2 + (notice_ahead(t) + t - 1) / t;
     if (step + lead < c->req_after + c->req_every)
         return false;
     /* Only the admitter takes it (a request left from when this peer was
@@ -451,7 +460,7 @@ void eng_ckpt_on_boundary(el_ckpt_t *c, uint64_t seq, uint64_t idx)
     uint64_t p = cl_stream_prefix(stream), t = cl_stream_period(stream);
     if (p == CL_STREAM_NONE || t == 0 || seq < p)
         return;
-    uint64_t ahead = t > EL_ADMIT_AHEAD ? t : EL_ADMIT_AHEAD;
+    uint64_t ahead = notice_ahead(t);
     uint64_t at = cl_stream_next_boundary(stream, idx + ahead);
     if (at == CL_STREAM_NONE || at < idx + ahead)
         return;

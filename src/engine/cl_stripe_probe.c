@@ -107,6 +107,7 @@ int cl_stripe_probe_feed(cl_stripe_probe_t *p, double now, double dt, double byt
     double rate = middle_mean(p->rates, p->nrates);
     p->nrates = 0;
     p->decided = true;
+    p->first_round = p->rounds == 0; /* before rest() counts this round */
     p->rate = rate;
     p->from = cl_stripe_probe_count(p);
     p->base_rate = p->base;

@@ -61,11 +61,11 @@ typedef struct {
     bool grew;                     /* this round kept more connections already */
     int rounds;                    /* rounds ended */
     /* The last decision, for the log: the rate measured with `from`
-       connections against `base_rate` with `base_n`; changed: the count
-       in use changed. */
+       connections against `base_rate` with `base_n`; first_round: made
+       in the first round. */
     int from, base_n;
     double rate, base_rate;
-    bool decided;
+    bool decided, first_round;
 } cl_stripe_probe_t;
 
 /* Starts with one connection per link, a round under way.  cap: 1 ..

@@ -244,8 +244,8 @@ void tp_stripe_probe(cl_transport_t *self, double now)
             snprintf(trying, sizeof trying, ", trying %d", p->trial);
         /* At info: what the first round found, and later what changes
            the count kept; each later round's trials at debug. */
-        bool first = p->rounds == 0 || (p->rounds == 1 && p->phase == PROBE_RESTING);
-        cl_log(p->now != kept_before || (first && after != use) ? CL_LOG_INFO : CL_LOG_DEBUG,
+        cl_log(p->now != kept_before || (p->first_round && after != use) ? CL_LOG_INFO
+                                                                          : CL_LOG_DEBUG,
                "stripes: %.1f Mbit/s uploaded with %d connection%s per link (%.1f with %d); "
                "%d kept%s",
                p->rate * 8e-6, p->from, p->from == 1 ? "" : "s", p->base_rate * 8e-6, p->base_n,

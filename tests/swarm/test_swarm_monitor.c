@@ -321,7 +321,6 @@ static int ck_trainer(int i)
             (unsigned long long)fast, CK_STEPS, bad);
     CHECK(bad == 0);
     CHECK(fast >= CK_STEPS / 2);
-    nap(0.5);
     CHECK(collab_finalize() == COLLAB_OK);
     return 0;
 }
