@@ -19,7 +19,7 @@
 need E2E_TRAINER
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
-np=4 fast=20 slow=8 steps=10 limit=200
+np=4 fast=20 slow=8 steps=16 limit=250
 tag=mbw$$
 pids=()
 
