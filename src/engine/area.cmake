@@ -58,6 +58,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_engine_flow.c
     ${_eng}/cl_api.c
     ${_eng}/cl_api_coll.c
+    ${_eng}/cl_api_hier.c
     ${_eng}/cl_stage.c
     # Small collectives of two same-host peers on the calling thread.
     ${_eng}/cl_fast.c

@@ -487,6 +487,7 @@ int collab_comm_free(collab_comm_t **comm_p)
     if (c->kind != CL_COMM_DERIVED)
         return COLLAB_ERR_COMM;
     *comm_p = NULL;
+    (void)cl_hier_free(c); /* its host communicators first */
     if (cl_api_engine() == NULL) {
         cl_comm_destroy(&c);
         return COLLAB_OK;
@@ -777,6 +778,14 @@ int collab_set_weight(double weight)
        by every peer as hostile (docs/security.md §3). */
     if (!(weight > 0) || weight > 1e9)
         return COLLAB_ERR_ARG;
+    /* All-reduces through host leaders add hosts' sums unweighted: the
+       members decided on them with every weight 1, for good. */
+    if (weight != 1.0 && cl_hier_in_use()) {
+        cl_error("MPIX_Collab_set_weight(%g): all-reduces go through host leaders, which count "
+                 "every rank once; run with COLLAB_HOST_LEADER=0 to use weights",
+                 weight);
+        return COLLAB_ERR_ARG;
+    }
     collab_request_t *r = cl_request_new(CL_OP_WEIGHT);
     if (r == NULL)
         return COLLAB_ERR_NO_MEM;

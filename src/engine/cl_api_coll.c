@@ -48,11 +48,29 @@ static void fast_info(collab_comm_t *comm, size_t bytes, double t0)
     cl_engine_set_last_info(cl_api_engine(), &info);
 }
 
+/* MPIX_Collab_last_info after an all-reduce through host leaders: the
+   last step's record, for the whole communicator (all took part). */
+static void hier_info(collab_comm_t *comm, size_t bytes, double t0);
+
 static double mono_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void hier_info(collab_comm_t *comm, size_t bytes, double t0)
+{
+    collab_info_t info;
+    cl_engine_last_info(cl_api_engine(), &info);
+    info.group_size = comm->size;
+    info.world_size = comm->size;
+    info.bytes_sent = info.bytes_received = bytes;
+    info.seconds = mono_now() - t0;
+    info.nranks = comm->size < COLLAB_MAX_INFO_RANKS ? comm->size : COLLAB_MAX_INFO_RANKS;
+    for (int r = 0; r < info.nranks; r++)
+        info.ranks[r] = r;
+    cl_engine_set_last_info(cl_api_engine(), &info);
 }
 
 static int check_root(const collab_comm_t *comm, int root)
@@ -185,6 +203,13 @@ static int reduction(collab_comm_t *comm, cl_coll_kind_t kind, const void *sendb
             return COLLAB_ERR_ARG;
     }
     double t0 = mono_now();
+    int hrc;
+    if (req == NULL && kind == CL_COLL_ALLREDUCE &&
+        cl_hier_allreduce(comm, sendbuf, recvbuf, count, dtype, op, &hrc)) {
+        if (hrc == COLLAB_OK)
+            hier_info(comm, count * collab_dtype_extent(dtype), t0);
+        return hrc;
+    }
     if (req == NULL && !cl_device_active() &&
         ((kind == CL_COLL_ALLREDUCE &&
           cl_fast_allreduce(atomic_load(&comm->fast), sendbuf, recvbuf, count, dtype, op) == 1) ||

@@ -37,7 +37,14 @@ struct collab_comm {
        the engine, used by application threads; freed by the engine. */
     struct cl_fast *_Atomic fast;
     _Atomic int coll_pending; /* collectives submitted to the engine, not complete */
+    /* All-reduces through host leaders (cl_api_hier.c), decided at the
+       first all-reduce that could use them; application threads only. */
+    _Atomic int hier;                 /* CL_HIER_* */
+    struct collab_comm *hier_local;   /* this peer's host: NULL when alone on it */
+    struct collab_comm *hier_leaders; /* one member per host: NULL unless this peer leads */
 };
+
+enum { CL_HIER_UNDECIDED = 0, CL_HIER_FLAT = 1, CL_HIER_LEADERS = 2 };
 
 /* The world communicator of a peer at world rank `rank` of `size`.
    NULL on allocation failure.  Caller owns. */

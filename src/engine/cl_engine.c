@@ -249,6 +249,11 @@ void cl_engine_set_last_info(cl_engine_t *self, const collab_info_t *info)
     eng_set_info(self, info);
 }
 
+bool cl_engine_host_leader_ok(const cl_engine_t *self)
+{
+    return self->parts.cs != NULL && eng_coll_hier_ok(self->parts.cs);
+}
+
 void cl_engine_last_info(cl_engine_t *self, collab_info_t *out)
 {
     pthread_mutex_lock(&self->info_mu);

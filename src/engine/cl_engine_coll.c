@@ -270,6 +270,20 @@ size_t eng_coll_entered(const eng_cs_t *cs, cl_wire_bye_comm_t *comms, size_t ma
         }
         n++;
     }
+    /* Then the communicators freed last, newest first, in the room left:
+       a member may still run the last collectives of one (MPI_Comm_free
+       right before MPI_Finalize) and must count this peer there. */
+    for (int k = 1; cs != NULL && k <= cs->nfreed && n < max; k++) {
+        int at = (cs->freed_next - k + ENG_FREED_KEEP) % ENG_FREED_KEEP;
+        bool named = false; /* a GOODBYE names each communicator once */
+        for (size_t j = 0; j < n && !named; j++)
+            named = comms[j].comm == cs->freed[at].comm;
+        if (named)
+            continue;
+        comms[n].comm = cs->freed[at].comm;
+        comms[n].entered = cs->freed[at].entered;
+        n++;
+    }
     return n;
 }
 
@@ -803,6 +817,7 @@ void eng_coll_member(eng_cs_t *cs)
 
 void eng_coll_progress(eng_cs_t *cs)
 {
+    eng_fast_hier_update(cs);
     if (!cs->ctx.is_member(cs->ctx.arg))
         return;
     eng_fast_update(cs);
@@ -836,6 +851,13 @@ void eng_coll_comm_free(eng_cs_t *cs, collab_comm_t *comm)
         if (cs->streams[i]->comm_id != comm->id)
             continue;
         stream_t *s = cs->streams[i];
+        if (s->started > 0) {
+            cs->freed[cs->freed_next].comm = s->comm_id;
+            cs->freed[cs->freed_next].entered = s->started;
+            cs->freed_next = (cs->freed_next + 1) % ENG_FREED_KEEP;
+            if (cs->nfreed < ENG_FREED_KEEP)
+                cs->nfreed++;
+        }
         cs->streams[i] = cs->streams[--cs->nstreams];
         stream_free(cs, s, COLLAB_ERR_COMM);
         break;

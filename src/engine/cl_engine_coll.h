@@ -130,6 +130,12 @@ void eng_coll_deliver_local(eng_cs_t *cs);
 void eng_coll_deferred(eng_cs_t *cs);
 bool eng_coll_idle(eng_cs_t *cs);
 void eng_coll_comm_free(eng_cs_t *cs, collab_comm_t *comm);
+
+/* Whether this peer may take part in all-reduces through host leaders now
+   (cl_api_hier.c): COLLAB_HOST_LEADER and shared memory on, a member of
+   the closed group of a strict swarm with weight 1, no compression,
+   robust aggregation or validation.  Any thread. */
+bool eng_coll_hier_ok(const eng_cs_t *cs);
 /* Early messages of world rank w waiting in the early buffers (counted
    against it), and their payload bytes in *bytes (the point-to-point
    context's early_queued). */
@@ -217,9 +223,10 @@ bool eng_coll_local_pending(const eng_cs_t *cs);
    rank r is not world rank w (point-to-point's check of a sender). */
 bool eng_coll_comm_rank_is(const eng_cs_t *cs, uint64_t comm, int r, int w);
 /* The communicators this peer entered collectives on, with how many:
-   every stream but the self communicator's that started one.  Fills at
-   most max entries of comms and returns how many there are (a
-   GOODBYE's list, cl_engine_leave.h). */
+   every stream but the self communicator's that started one, then (in
+   the room left) the last ENG_FREED_KEEP communicators the program freed
+   after entering some.  Fills at most max entries of comms and returns
+   how many there are (a GOODBYE's list, cl_engine_leave.h). */
 size_t eng_coll_entered(const eng_cs_t *cs, cl_wire_bye_comm_t *comms, size_t max);
 
 #endif

@@ -132,6 +132,8 @@ typedef struct local_msg {
 
 /* The state of the collective streams (e->cs), written by these files
    only. */
+#define ENG_FREED_KEEP 32 /* freed communicators a goodbye may still name */
+
 struct eng_cs {
     eng_cs_ctx_t ctx;   /* the engine, as the loop gave it (cl_engine_coll_ctx.c) */
     stream_t **streams; /* one per communicator seen (array: safe to walk
@@ -173,6 +175,17 @@ struct eng_cs {
     uint64_t progress; /* collectives completed */
     double last_step_log;
     double last_done; /* when the last collective completed */
+    /* The communicators the program freed last, with the collectives it
+       had entered on each (a ring): a goodbye still names them, so that a
+       member still in the last of them counts this peer there
+       (eng_coll_entered). */
+    struct {
+        uint64_t comm, entered;
+    } freed[ENG_FREED_KEEP];
+    int nfreed, freed_next;
+    /* Whether this peer may take part in all-reduces through host leaders
+       (eng_fast_update, read by application threads: cl_api_hier.c). */
+    _Atomic int hier_ok;
     double step_gap;  /* recent time between completions (EWMA) */
     uint64_t log_tensors, log_bytes;
     double log_seconds;
@@ -280,6 +293,8 @@ void eng_fast_drain(eng_cs_t *cs, stream_t *s);
 /* Grants or revokes every stream's fast path (each turn of the loop),
    or s's (when its collective completed). */
 void eng_fast_update(eng_cs_t *cs);
+/* Publishes whether this peer may use host leaders (eng_coll_hier_ok). */
+void eng_fast_hier_update(eng_cs_t *cs);
 void eng_fast_update_stream(eng_cs_t *cs, stream_t *s);
 /* s numbered seq for the engine path (a group's one grant: at or past
    the agreed sequence every member falls back, cl_fast_agree_post). */

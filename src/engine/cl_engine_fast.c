@@ -372,6 +372,30 @@ static void update(eng_cs_t *cs, stream_t *s, double now)
     grant(cs, s, f, now);
 }
 
+/* The settings all-reduces through host leaders need (eng_coll_hier_ok). */
+static bool hier_ok(eng_cs_t *cs)
+{
+    if (!cs->ctx.cfg->host_leader || !cs->ctx.cfg->shm || cl_transport_shm(cs->ctx.tp) == NULL ||
+        !cs->ctx.is_member(cs->ctx.arg) || cs->ctx.stopping(cs->ctx.arg) ||
+        !cl_member_group_closed(cs->ctx.mb) || cs->ctx.cfg->compression != 0)
+        return false;
+    const cl_settings_t *set = cl_member_settings(cs->ctx.mb);
+    if (!set->strict || set->compression != 0 || set->aggregation != 0 || set->verify)
+        return false;
+    const cl_peer_t *me = cl_member_self(cs->ctx.mb);
+    return me != NULL && me->in_group && me->weight == 1.0;
+}
+
+void eng_fast_hier_update(eng_cs_t *cs)
+{
+    atomic_store(&cs->hier_ok, hier_ok(cs) ? 1 : 0);
+}
+
+bool eng_coll_hier_ok(const eng_cs_t *cs)
+{
+    return atomic_load(&cs->hier_ok) != 0;
+}
+
 void eng_fast_update(eng_cs_t *cs)
 {
     double now = cs_now(cs);

@@ -460,6 +460,24 @@ fail:
     return NULL;
 }
 
+int cl_shm_host_key(uint64_t *out)
+{
+    char boot[40];
+    struct stat st;
+    if (shm_read_boot_id(boot) != 0 || stat("/proc/self/ns/net", &st) != 0)
+        return -1;
+    uint64_t parts[3] = {(uint64_t)geteuid(), (uint64_t)st.st_dev, (uint64_t)st.st_ino};
+    unsigned char digest[crypto_generichash_BYTES_MIN];
+    crypto_generichash_state h;
+    if (crypto_generichash_init(&h, NULL, 0, sizeof digest) != 0 ||
+        crypto_generichash_update(&h, (const unsigned char *)boot, strlen(boot)) != 0 ||
+        crypto_generichash_update(&h, (const unsigned char *)parts, sizeof parts) != 0 ||
+        crypto_generichash_final(&h, digest, sizeof digest) != 0)
+        return -1;
+    memcpy(out, digest, sizeof *out);
+    return 0;
+}
+
 void cl_shm_destroy(cl_shm_t **self_p)
 {
     if (self_p == NULL || *self_p == NULL)

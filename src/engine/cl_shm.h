@@ -169,6 +169,12 @@ int cl_shm_group_take(cl_shm_t *self, const uint8_t key[32], uint64_t comm_id, u
                       uint64_t tag, size_t bytes);
 
 /* Links up now and messages moved through rings (sent, received). */
+/* This process's host as shared memory sees it (boot id, effective user,
+   network namespace), hashed: equal for two processes that may share
+   memory, as far as they can tell alone.  0 with the key in *out, -1
+   when one of them cannot be read. */
+int cl_shm_host_key(uint64_t *out);
+
 void cl_shm_stats(const cl_shm_t *self, size_t *links, uint64_t *sent, uint64_t *received);
 
 #endif

@@ -529,6 +529,10 @@ typedef struct {
     X("COLLAB_SHM_GROUP", "1", CL_BOOL(shm_group),                                                 \
       "1: all-reduces of a communicator of 3 to 8 peers all of one host through one shared area "  \
       "(a member slow to call costs the others up to 0.5 s a call); 0: by the engine")             \
+    X("COLLAB_HOST_LEADER", "1", CL_BOOL(host_leader),                                             \
+      "1: in strict mode, an all-reduce of 64 KiB or more on a communicator spanning hosts with "  \
+      "several peers on one is reduced inside each host, exchanged by one leader per host, and "   \
+      "broadcast back; 0: every peer exchanges across hosts")                                      \
     X("COLLAB_REPORT_INTERVAL", "5", CL_SECONDS(report_interval),                                  \
       "seconds between two reports of this peer to the swarm's monitors (collab-monitor)")         \
     X("COLLAB_REPORT_LOSS", "0 (off)", CL_INT(report_loss, 0, 1000),                               \

@@ -81,6 +81,8 @@ typedef struct {
                                  by the application thread (cl_fast.h) */
     bool shm_group;           /* COLLAB_SHM_GROUP: all-reduces of 3 .. 8 same-host peers done
                                  by the application threads (cl_fast_group.c); on by default */
+    bool host_leader;         /* COLLAB_HOST_LEADER: strict-mode all-reduces across hosts
+                                 through one leader per host (cl_api_hier.c); on by default */
     double report_interval;   /* COLLAB_REPORT_INTERVAL seconds, default 5 */
     int report_loss;          /* COLLAB_REPORT_LOSS, 0 = off */
     bool monitor;             /* not an environment variable: set by collab-monitor, which

@@ -136,6 +136,7 @@ static void s_defaults(cl_config_t *cfg)
     cfg->shm = true;
     cfg->shm_fast = true;
     cfg->shm_group = true;
+    cfg->host_leader = true;
     cfg->min_group = 1;
     cfg->target_group = 64;
     cfg->matchmaking_time = 5.0;

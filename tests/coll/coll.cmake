@@ -26,6 +26,14 @@ collab_mpich_program(ext_check
   OUTPUT ${COLLAB_EXT_CHECK}
   SOURCES ${_cc_dir}/ext_check.c)
 
+# All-reduces across hosts in strict mode, through host leaders
+# (tests/e2e/host_leader.sh).
+set(COLLAB_HIER_CHECK ${CMAKE_CURRENT_BINARY_DIR}/coll/hier_check)
+collab_mpich_program(hier_check
+  OUTPUT ${COLLAB_HIER_CHECK}
+  SOURCES ${_cc_dir}/hier_check.c
+  LIBS -lm)
+
 # Alltoallv/w and a persistent all-reduce across a real kill (preload only:
 # the test reads MPIX_Collab_group, which MPICH does not have).
 set(COLLAB_A2A_ABSENT ${CMAKE_CURRENT_BINARY_DIR}/coll/a2a_absent)

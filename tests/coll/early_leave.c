@@ -10,7 +10,15 @@
     collective, and R checks its result afterwards.  Every rank checks
     every result it gets and exits 1 on a wrong one.
 
-      early_leave [--last KIND] [--slow R] [--rounds N] [--sleep-ms MS]
+      early_leave [--last KIND] [--slow R] [--rounds N] [--sleep-ms MS] [--free-dup 1]
+                  [--strict 1]
+
+    With --free-dup 1 the last collective runs on a duplicate of
+    MPI_COMM_WORLD that every rank frees right after it, before
+    MPI_Finalize: a rank that freed the communicator still counts in the
+    collectives it entered on it.  --strict 1 sets COLLAB_STRICT=1 before
+    MPI_Init (mpicollab's strict mode: a collective that would miss a rank
+    fails instead).
 
     KIND: reduce (MAXLOC, root 0), gatherv (root 0), rsb (in-place
     MPI_Reduce_scatter_block), allreduce, bcast (root 0), scatterv (root 0),
@@ -28,6 +36,7 @@
 #define RSB_COUNT 4    /* elements per block of the reduce-scatter */
 
 static int s_rank, s_size, s_errors;
+static MPI_Comm s_comm; /* MPI_COMM_WORLD, or with --free-dup a duplicate for the last one */
 
 static void sleep_ms(int ms)
 {
@@ -52,7 +61,7 @@ static void do_reduce(int round)
         in[k].v = (double)((s_rank * 7 + k * 3 + round) % s_size);
         in[k].i = s_rank;
     }
-    MPI_Reduce(in, out, NRED, MPI_DOUBLE_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD);
+    MPI_Reduce(in, out, NRED, MPI_DOUBLE_INT, MPI_MAXLOC, 0, s_comm);
     if (s_rank != 0)
         return;
     for (int k = 0; k < NRED; k++) {
@@ -75,7 +84,7 @@ static void do_reduce_big(int round)
     double *in = malloc(NBIG * sizeof *in), *out = malloc(NBIG * sizeof *out);
     for (int k = 0; k < NBIG; k++)
         in[k] = (double)((s_rank + k + round) % (s_size + 3));
-    MPI_Reduce(in, out, NBIG, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(in, out, NBIG, MPI_DOUBLE, MPI_MAX, 0, s_comm);
     if (s_rank == 0)
         for (int k = 0; k < NBIG; k++) {
             double best = 0;
@@ -106,7 +115,7 @@ static void do_gatherv(int round, int root)
         send[k] = 1000 * s_rank + k + round;
     for (int k = 0; k < total; k++)
         recv[k] = -1;
-    MPI_Gatherv(send, s_rank + 1, MPI_INT, recv, counts, displs, MPI_INT, root, MPI_COMM_WORLD);
+    MPI_Gatherv(send, s_rank + 1, MPI_INT, recv, counts, displs, MPI_INT, root, s_comm);
     if (s_rank == root)
         for (int r = 0; r < s_size; r++)
             for (int k = 0; k <= r; k++)
@@ -124,7 +133,7 @@ static void do_rsb(int round)
     for (int b = 0; b < s_size; b++)
         for (int j = 0; j < RSB_COUNT; j++)
             buf[b * RSB_COUNT + j] = s_rank + 3 * b + j + round;
-    MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, RSB_COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, RSB_COUNT, MPI_INT, MPI_SUM, s_comm);
     for (int j = 0; j < RSB_COUNT; j++) {
         long want = 0;
         for (int r = 0; r < s_size; r++)
@@ -140,7 +149,7 @@ static void do_allreduce(int round)
     long in[5], out[5];
     for (int k = 0; k < 5; k++)
         in[k] = s_rank * 10 + k + round;
-    MPI_Allreduce(in, out, 5, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(in, out, 5, MPI_LONG, MPI_SUM, s_comm);
     for (int k = 0; k < 5; k++) {
         long want = 10L * s_size * (s_size - 1) / 2 + (long)s_size * (k + round);
         if (out[k] != want)
@@ -153,7 +162,7 @@ static void do_bcast(int round)
     int v[16];
     for (int k = 0; k < 16; k++)
         v[k] = s_rank == 0 ? 77 * k + round : -1;
-    MPI_Bcast(v, 16, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(v, 16, MPI_INT, 0, s_comm);
     for (int k = 0; k < 16; k++)
         if (v[k] != 77 * k + round)
             fail("bcast", round, v[k], 77 * k + round);
@@ -172,7 +181,7 @@ static void do_scatterv(int round)
     for (int r = 0; r < s_size; r++)
         for (int k = 0; k <= r; k++)
             send[displs[r] + k] = 100 * r + k + round;
-    MPI_Scatterv(send, counts, displs, MPI_INT, recv, s_rank + 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Scatterv(send, counts, displs, MPI_INT, recv, s_rank + 1, MPI_INT, 0, s_comm);
     for (int k = 0; k <= s_rank; k++)
         if (recv[k] != 100 * s_rank + k + round)
             fail("scatterv", round, recv[k], 100 * s_rank + k + round);
@@ -206,9 +215,13 @@ static int run_kind(const char *kind, int round)
 int main(int argc, char **argv)
 {
     const char *last = "reduce";
-    int slow = 0, rounds = 3, nap = 200;
+    int slow = 0, rounds = 3, nap = 200, free_dup = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--last") == 0)
+        if (strcmp(argv[i], "--free-dup") == 0)
+            free_dup = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--strict") == 0 && atoi(argv[i + 1]) == 1)
+            setenv("COLLAB_STRICT", "1", 1); /* read by mpicollab's MPI_Init; MPICH ignores it */
+        else if (strcmp(argv[i], "--last") == 0)
             last = argv[i + 1];
         else if (strcmp(argv[i], "--slow") == 0)
             slow = atoi(argv[i + 1]);
@@ -218,6 +231,7 @@ int main(int argc, char **argv)
             nap = atoi(argv[i + 1]);
     }
     MPI_Init(&argc, &argv);
+    s_comm = MPI_COMM_WORLD;
     MPI_Comm_rank(MPI_COMM_WORLD, &s_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &s_size);
     if (slow < 0 || slow >= s_size)
@@ -236,7 +250,10 @@ int main(int argc, char **argv)
         do_rsb(round);
         do_allreduce(round);
     }
-    /* The last collective: every rank but the slow one finalizes at once. */
+    /* The last collective: every rank but the slow one finalizes at once
+       (with --free-dup 1, after freeing the duplicate it ran on). */
+    if (free_dup)
+        MPI_Comm_dup(MPI_COMM_WORLD, &s_comm);
     if (s_rank == slow)
         sleep_ms(5 * nap);
     if (run_kind(last, rounds) != 0) {
@@ -251,6 +268,8 @@ int main(int argc, char **argv)
             printf("early_leave: %s with %d ranks, the slow rank's result is complete\n", last,
                    s_size);
     }
+    if (free_dup)
+        MPI_Comm_free(&s_comm);
     int errors = s_errors;
     MPI_Finalize();
     if (errors != 0) {

@@ -13,7 +13,8 @@ set(_e2e_env
   E2E_OUT=${CMAKE_CURRENT_BINARY_DIR}/e2e
   E2E_PYTHON=${COLLAB_PYTHON}
   E2E_MONITOR=${CMAKE_BINARY_DIR}/bin/collab-monitor
-  E2E_COLL_CHECK=${COLLAB_COLL_CHECK})
+  E2E_COLL_CHECK=${COLLAB_COLL_CHECK}
+  E2E_HIER_CHECK=${COLLAB_HIER_CHECK})
 
 # collab_e2e(<name> <script> <peers> <timeout> <labels> [args...])
 function(collab_e2e name script peers timeout labels)
@@ -46,6 +47,11 @@ if(COLLAB_MPICC_MPICH)
   collab_e2e(early_done early_done.sh 3 200 "ours;elastic" plain)
   collab_e2e(early_done_kill early_done.sh 3 200 "ours;elastic" kill)
   set_tests_properties(e2e.early_done e2e.early_done_kill PROPERTIES SKIP_RETURN_CODE 77)
+  collab_e2e(host_leader host_leader.sh 5 300 ours plain)
+  collab_e2e(host_leader_kill_member host_leader.sh 5 200 ours kill_member)
+  collab_e2e(host_leader_kill_leader host_leader.sh 5 200 ours kill_leader)
+  set_tests_properties(e2e.host_leader e2e.host_leader_kill_member e2e.host_leader_kill_leader
+    PROPERTIES SKIP_RETURN_CODE 77)
   collab_e2e(measured_bw measured_bw.sh 4 300 "ours;elastic")
   set_tests_properties(e2e.measured_bw PROPERTIES SKIP_RETURN_CODE 77)
   collab_e2e(stripes_auto stripes_auto.sh 2 200 ours capped)

@@ -159,6 +159,10 @@ void eng_fast_update_stream(eng_cs_t *cs, stream_t *s)
 {
     (void)cs, (void)s;
 }
+void eng_fast_hier_update(eng_cs_t *cs)
+{
+    (void)cs;
+}
 void eng_fast_on_post(stream_t *s, uint64_t seq)
 {
     (void)s, (void)seq;

@@ -91,6 +91,8 @@ static void test_good_values(void)
         {"COLLAB_SHM_FAST", "0", 15, 0},
         {"COLLAB_SHM_GROUP", "1", 18, 1},
         {"COLLAB_SHM_GROUP", "0", 18, 0},
+        {"COLLAB_HOST_LEADER", "0", 19, 0},
+        {"COLLAB_HOST_LEADER", "1", 19, 1},
         {"COLLAB_NCCL_ASYNC", "1", 16, 1},
         {"COLLAB_NCCL_ASYNC", "no", 16, 0},
         {"COLLAB_CUDA_PIPELINE", "0", 17, 0},
@@ -167,6 +169,9 @@ static void test_good_values(void)
             break;
         case 18:
             got = cfg.shm_group;
+            break;
+        case 19:
+            got = cfg.host_leader;
             break;
         }
         CL_CHECK(fabs(got - cases[i].expect) <= 1e-12 * fabs(cases[i].expect));
@@ -584,7 +589,7 @@ static void test_table(void)
 {
     size_t n = 0;
     const cl_config_entry_t *t = cl_config_table(&n);
-    CL_CHECK(n == 56);
+    CL_CHECK(n == 57);
     const char *expected[] = {"COLLAB_INITIAL_PEERS",
                               "COLLAB_LISTEN",
                               "COLLAB_ANNOUNCE",
@@ -618,6 +623,7 @@ static void test_table(void)
                               "COLLAB_SHM",
                               "COLLAB_SHM_FAST",
                               "COLLAB_SHM_GROUP",
+                              "COLLAB_HOST_LEADER",
                               "COLLAB_REPORT_INTERVAL",
                               "COLLAB_REPORT_LOSS",
                               "COLLAB_CHECKPOINT_DIR",
