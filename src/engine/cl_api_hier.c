@@ -238,8 +238,12 @@ static int back_to_host(collab_comm_t *comm, void *recvbuf, size_t count, collab
 int cl_hier_allreduce(collab_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                       collab_dtype_t dtype, const collab_op_t *op, int *rc_out)
 {
+    /* Whether to decide at all depends only on what every member shares:
+       the swarm's strictness and the call's arguments. */
     int state = atomic_load(&comm->hier);
-    if (state == CL_HIER_FLAT || op->kind == COLLAB_OP_USER || comm->size < 3 ||
+    cl_engine_t *e = cl_api_engine();
+    if (state == CL_HIER_FLAT || e == NULL || !cl_engine_strict(e) ||
+        op->kind == COLLAB_OP_USER || comm->size < 3 ||
         count * collab_dtype_extent(dtype) < HIER_MIN_BYTES)
         return 0;
     if (state == CL_HIER_UNDECIDED) {

@@ -78,6 +78,7 @@ struct cl_engine {
     collab_request_t *init_req; /* completed when the peer holds a rank */
     atomic_int rank;            /* world rank, -1 before joining */
     atomic_int world_size;
+    atomic_int strict; /* the swarm's COLLAB_STRICT, published with the world size */
     pthread_mutex_t info_mu; /* guards info */
     collab_info_t info;
     /* Engine thread only. */
@@ -171,6 +172,7 @@ void eng_set_rank(struct cl_engine *e, int rank)
 void eng_set_world_size(struct cl_engine *e, int world_size)
 {
     atomic_store(&e->world_size, world_size);
+    atomic_store(&e->strict, cl_member_settings(e->parts.mb)->strict ? 1 : 0);
 }
 
 uint64_t eng_steps(const struct cl_engine *e)
@@ -247,6 +249,11 @@ void eng_set_info(struct cl_engine *e, const collab_info_t *info)
 void cl_engine_set_last_info(cl_engine_t *self, const collab_info_t *info)
 {
     eng_set_info(self, info);
+}
+
+bool cl_engine_strict(const cl_engine_t *self)
+{
+    return atomic_load(&self->strict) != 0;
 }
 
 bool cl_engine_host_leader_ok(const cl_engine_t *self)

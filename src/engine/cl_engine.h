@@ -112,6 +112,10 @@ void cl_engine_goodbye_now(cl_engine_t *self, int ms);
 int cl_engine_rank(const cl_engine_t *self);
 int cl_engine_world_size(const cl_engine_t *self);
 
+/* Whether the swarm runs in strict mode (known once collab_init
+   returned: the same on every member); any thread. */
+bool cl_engine_strict(const cl_engine_t *self);
+
 /* Whether this peer may take part in all-reduces through host leaders
    now (eng_coll_hier_ok); any thread. */
 bool cl_engine_host_leader_ok(const cl_engine_t *self);

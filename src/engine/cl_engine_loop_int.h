@@ -104,6 +104,7 @@ eng_state_t eng_state(const struct cl_engine *e);
 int eng_rank(const struct cl_engine *e);
 int eng_world_size(const struct cl_engine *e);
 void eng_set_rank(struct cl_engine *e, int rank);
+/* ... and the swarm's strictness with it (cl_engine_strict). */
 void eng_set_world_size(struct cl_engine *e, int world_size);
 /* MPIX_Collab_step calls so far. */
 uint64_t eng_steps(const struct cl_engine *e);
