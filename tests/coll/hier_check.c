@@ -15,7 +15,7 @@
         - an int SUM of 16 elements (below the leaders' threshold).
       Prints "hier_check rank R ok hash H" and exits 0, or, when a call
       fails (MPI_ERRORS_RETURN), "hier_check rank R failed at I code C"
-      and exits 3; a wrong value prints "hier_check rank R WRONG ..." and
+      and exits 3 ("failed at I in CHECK code C": the check under way); a wrong value prints "hier_check rank R WRONG ..." and
       exits 1.  With KILL_RANK, that rank SIGKILLs itself at iteration
       KILL_AT, in the middle of the float MAX's input.
 */
@@ -43,12 +43,11 @@ static void wrong(const char *what, int it, long idx, double got, double want)
     exit(1);
 }
 
-static const char *s_where = "";
+static const char *s_where = "setup"; /* the check under way */
 
 static int failed(int it, int code)
 {
-    printf("hier_check rank %d failed at %d code %d\n", s_rank, it, code);
-    fprintf(stderr, "hier_check rank %d: the call that failed: %s\n", s_rank, s_where);
+    printf("hier_check rank %d failed at %d in %s code %d\n", s_rank, it, s_where, code);
     fflush(stdout);
     MPI_Finalize();
     exit(3);
@@ -160,6 +159,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < iters; it++) {
         h = round_on(MPI_COMM_WORLD, it, kill_rank, kill_at, h);
         if (it == 0) { /* made after the world decided: ids must still agree */
+            s_where = "duplicate and split";
             int rc = MPI_Comm_dup(MPI_COMM_WORLD, &dup);
             if (rc == MPI_SUCCESS)
                 rc = MPI_Comm_split(MPI_COMM_WORLD, s_rank < 4 ? 0 : 1, s_rank, &half);

@@ -11,8 +11,8 @@
 #                 flat).
 #   kill_member   rank 3 (not a leader) SIGKILLs itself in iteration 3:
 #   kill_leader   rank 2 (its host's leader) does: every survivor fails
-#                 the call with MPIX_ERR_PROC_FAILED (MPICH's 101), none
-#                 prints a wrong value, none hangs.
+#                 that call (the float maximum) with MPIX_ERR_PROC_FAILED
+#                 (MPICH's 101), none prints a wrong value, none hangs.
 # Needs root and `ip netns` (peers of one namespace are one host); skipped
 # (77) elsewhere.
 . "$(dirname "$0")/lib.sh"
@@ -107,8 +107,8 @@ kill_member | kill_leader)
     for r in $(seq 0 $((np - 1))); do
         [ "$r" -eq "$victim" ] && continue
         [ "${st[$r]}" -eq 3 ] || fail "rank $r ended with status ${st[$r]}, not 3 (the call failed)"
-        grep -q "^hier_check rank $r failed at 3 code 101$" "$E2E_LOG/p$r.out" ||
-            fail "rank $r did not fail iteration 3 with MPIX_ERR_PROC_FAILED: $(cat "$E2E_LOG/p$r.out")"
+        grep -q "^hier_check rank $r failed at 3 in float max code 101$" "$E2E_LOG/p$r.out" ||
+            fail "rank $r did not fail iteration 3's float maximum (the call rank $victim died in) with MPIX_ERR_PROC_FAILED: $(cat "$E2E_LOG/p$r.out")"
     done
     pass "rank $victim killed: every survivor failed the call with MPIX_ERR_PROC_FAILED"
     ;;
