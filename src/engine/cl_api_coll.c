@@ -10,7 +10,9 @@
     A blocking small all-reduce, broadcast or barrier on a communicator of two peers
     of this host is first offered to the fast path (cl_fast.h), which the
     calling thread carries out itself while the engine grants it; when it
-    is not taken it goes to the engine at the same sequence number.
+    is not taken it goes to the engine at the same sequence number.  A
+    blocking all-reduce is offered to the host leaders first
+    (cl_api_hier.c), which run it as three collectives of their own.
 */
 #include "engine/cl_api_int.h"
 
@@ -48,10 +50,6 @@ static void fast_info(collab_comm_t *comm, size_t bytes, double t0)
     cl_engine_set_last_info(cl_api_engine(), &info);
 }
 
-/* MPIX_Collab_last_info after an all-reduce through host leaders: the
-   last step's record, for the whole communicator (all took part). */
-static void hier_info(collab_comm_t *comm, size_t bytes, double t0);
-
 static double mono_now(void)
 {
     struct timespec ts;
@@ -59,6 +57,8 @@ static double mono_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* MPIX_Collab_last_info after an all-reduce through host leaders: the
+   last step's record, for the whole communicator (all took part). */
 static void hier_info(collab_comm_t *comm, size_t bytes, double t0)
 {
     collab_info_t info;
