@@ -20,6 +20,7 @@
 #                    host's one link
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 build="$here/../build" hosts=2 per=2 rate=100 mib=4 runs=5 iters=2 warmup=4
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -45,15 +46,7 @@ np=$((hosts * per))
 tag=hst$$
 br=${tag}br
 work=$(mktemp -d /tmp/hosts.XXXXXX)
-cleanup() {
-    for h in $(seq 0 $((hosts - 1))); do
-        ip netns pids "${tag}n$h" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip netns del "${tag}n$h" 2>/dev/null
-        ip link del "${tag}h$h" 2>/dev/null
-    done
-    ip link del "$br" 2>/dev/null
-}
-trap 'cleanup; rm -rf "$work"' EXIT
+trap 'bench_ns_del "$tag" "$hosts"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 ip link add name "$br" type bridge || exit 1

@@ -65,6 +65,7 @@
 # needs --declare) only the slow peer's uploads shrink.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 build="$here/../build" np=4 rate=100 slow='' sizes=16 comp=none runs=3 declare=0 uponly=0
 tcp=0 tcpmode=all trace='' queue=100 iters=2 logs= stripes=1 flowcap=
 while [ $# -gt 0 ]; do
@@ -100,15 +101,7 @@ tag=wan$$
 br=${tag}br
 work=$(mktemp -d /tmp/wan.XXXXXX)
 
-cleanup() {
-    for i in $(seq 0 $((np - 1))); do
-        ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip netns del "${tag}n$i" 2>/dev/null
-        ip link del "${tag}h$i" 2>/dev/null
-    done
-    ip link del "$br" 2>/dev/null
-}
-trap 'cleanup; rm -rf "$work"' EXIT
+trap 'bench_ns_del "$tag" "$np"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 # --flow-cap: namespace $1's device $2 uploads at $3 Mbit/s in all, and
