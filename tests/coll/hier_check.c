@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define N_I64 40000
 #define N_DBL 24000
@@ -104,6 +105,12 @@ static uint64_t round_on(MPI_Comm comm, int it, int kill_rank, int kill_at, uint
         if (w == kill_rank) {
             printf("hier_check rank %d kills itself at %d\n", s_rank, it);
             fflush(stdout);
+            /* Dies once the others are inside the float maximum: what
+               it sent in the previous calls has reached them (a root
+               that returned from a broadcast may still have bytes in
+               its library's queues). */
+            struct timespec nap = {0, 300 * 1000 * 1000};
+            nanosleep(&nap, NULL);
             raise(SIGKILL);
         }
     }
