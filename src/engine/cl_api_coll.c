@@ -32,24 +32,6 @@ static int check_comm(const collab_comm_t *comm)
     return cl_api_engine() != NULL ? COLLAB_OK : COLLAB_ERR_NOT_INIT;
 }
 
-/* MPIX_Collab_last_info after a collective done on the fast path: every
-   member took part (the fast path runs only with the whole communicator). */
-static void fast_info(collab_comm_t *comm, size_t bytes, double t0)
-{
-    static _Thread_local collab_info_t info;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    info.group_size = comm->size;
-    info.world_size = comm->size;
-    info.sequence = cl_fast_next_seq(atomic_load(&comm->fast)) - 1;
-    info.bytes_sent = info.bytes_received = bytes;
-    info.seconds = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - t0;
-    info.nranks = comm->size < COLLAB_MAX_INFO_RANKS ? comm->size : COLLAB_MAX_INFO_RANKS;
-    for (int r = 0; r < info.nranks; r++)
-        info.ranks[r] = r;
-    cl_engine_set_last_info(cl_api_engine(), &info);
-}
-
 static double mono_now(void)
 {
     struct timespec ts;
@@ -57,12 +39,17 @@ static double mono_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* MPIX_Collab_last_info after an all-reduce through host leaders: the
-   last step's record, for the whole communicator (all took part). */
-static void hier_info(collab_comm_t *comm, size_t bytes, double t0)
+/* MPIX_Collab_last_info after a collective every member took part in
+   without the engine's record of it as a whole: the fast path (it runs
+   only with the whole communicator; its own sequence number) or host
+   leaders (fast = false: the sequence of their last step's record). */
+static void whole_info(collab_comm_t *comm, size_t bytes, double t0, bool fast)
 {
-    collab_info_t info;
-    cl_engine_last_info(cl_api_engine(), &info);
+    static _Thread_local collab_info_t info;
+    if (fast)
+        info.sequence = cl_fast_next_seq(atomic_load(&comm->fast)) - 1;
+    else
+        cl_engine_last_info(cl_api_engine(), &info);
     info.group_size = comm->size;
     info.world_size = comm->size;
     info.bytes_sent = info.bytes_received = bytes;
@@ -150,7 +137,7 @@ int collab_barrier(collab_comm_t *comm, collab_request_t **req)
         return rc;
     double t0 = mono_now();
     if (req == NULL && cl_fast_barrier(atomic_load(&comm->fast)) == 1) {
-        fast_info(comm, 0, t0);
+        whole_info(comm, 0, t0, true);
         return COLLAB_OK;
     }
     collab_request_t *r = coll_new(comm, CL_COLL_BARRIER);
@@ -171,7 +158,7 @@ int collab_bcast(collab_comm_t *comm, void *buf, size_t bytes, int root, collab_
     double t0 = mono_now();
     if (req == NULL && !cl_device_active() &&
         cl_fast_bcast(atomic_load(&comm->fast), buf, bytes, root) == 1) {
-        fast_info(comm, bytes, t0);
+        whole_info(comm, bytes, t0, true);
         return COLLAB_OK;
     }
     collab_request_t *r = coll_new(comm, CL_COLL_BCAST);
@@ -207,7 +194,7 @@ static int reduction(collab_comm_t *comm, cl_coll_kind_t kind, const void *sendb
     if (req == NULL && kind == CL_COLL_ALLREDUCE &&
         cl_hier_allreduce(comm, sendbuf, recvbuf, count, dtype, op, &hrc)) {
         if (hrc == COLLAB_OK)
-            hier_info(comm, count * collab_dtype_extent(dtype), t0);
+            whole_info(comm, count * collab_dtype_extent(dtype), t0, false);
         return hrc;
     }
     if (req == NULL && !cl_device_active() &&
@@ -215,7 +202,7 @@ static int reduction(collab_comm_t *comm, cl_coll_kind_t kind, const void *sendb
           cl_fast_allreduce(atomic_load(&comm->fast), sendbuf, recvbuf, count, dtype, op) == 1) ||
          (kind == CL_COLL_REDUCE && cl_fast_reduce(atomic_load(&comm->fast), sendbuf, recvbuf,
                                                    count, dtype, op, root) == 1))) {
-        fast_info(comm, count * collab_dtype_extent(dtype), t0);
+        whole_info(comm, count * collab_dtype_extent(dtype), t0, true);
         return COLLAB_OK;
     }
     collab_request_t *r = coll_new(comm, kind);

@@ -184,7 +184,8 @@ struct eng_cs {
     } freed[ENG_FREED_KEEP];
     int nfreed, freed_next;
     /* Whether this peer may take part in all-reduces through host leaders
-       (eng_fast_update, read by application threads: cl_api_hier.c). */
+       (eng_fast_hier_update at every turn of the loop, read by application
+       threads: cl_api_hier.c). */
     _Atomic int hier_ok;
     double step_gap;  /* recent time between completions (EWMA) */
     uint64_t log_tensors, log_bytes;
