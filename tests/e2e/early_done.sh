@@ -20,8 +20,11 @@ np=3 rate=20 steps=20 limit=150
 tag=edn$$
 pids=()
 
-# Peer i at 10.78.0.(i+1); each veth limited both ways.
-if ! e2e_ns_setup "$tag" "$np" 10.78.0 "$rate"; then
+# Peer i at $net.(i+1); each veth limited both ways.  A subnet per mode:
+# the two tests may run at the same time.
+net=10.78.0
+[ "$mode" = kill ] && net=10.80.0
+if ! e2e_ns_setup "$tag" "$np" "$net" "$rate"; then
     say "SKIPPED: needs root, tc and ip netns (slow links; on loopback nothing completes early)"
     exit 77
 fi
@@ -34,7 +37,7 @@ peer() {
     local i=$1 extra=()
     [ "$i" -gt 0 ] && extra=(COLLAB_INITIAL_PEERS="$line")
     ip netns exec "${tag}n$i" env "${env_common[@]}" "${extra[@]}" \
-        COLLAB_LISTEN="/ip4/10.78.0.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
+        COLLAB_LISTEN="/ip4/$net.$((i + 1))/tcp/4000" LD_PRELOAD="$preload" \
         timeout -s KILL "$limit" "$E2E_TRAINER" "${args[@]}" \
         >"$E2E_LOG/p$i.out" 2>"$E2E_LOG/p$i.err" &
     pids+=($!)

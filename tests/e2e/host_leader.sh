@@ -20,7 +20,7 @@ need E2E_HIER_CHECK
 preload="$E2E_LIBDIR/libmpicollab.so"
 [ -f "$preload" ] || fail "$preload is not built"
 mode=${1:-plain}
-np=5 limit=150 net=10.83.0 tag=hl$$
+np=5 limit=150 net=10.85.0 tag=hl$$
 host_of=(0 0 1 1 2)
 pids=()
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
