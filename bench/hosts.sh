@@ -44,23 +44,15 @@ lib="$build/lib/libmpicollab.so"
     { echo "hosts.sh: --hosts 2..8, --per-host 1..8" >&2; exit 2; }
 np=$((hosts * per))
 tag=hst$$
-br=${tag}br
 work=$(mktemp -d /tmp/hosts.XXXXXX)
-trap 'bench_ns_del "$tag" "$hosts"; rm -rf "$work"' EXIT
+trap 'netns_del "$tag" "$hosts"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
-ip link add name "$br" type bridge || exit 1
-ip link set "$br" up
+netns_add "$tag" "$hosts" 10.78.0 || exit 1
 burst=$((rate * 1000000 / 8 / 250))
 [ "$burst" -lt 16000 ] && burst=16000
 for h in $(seq 0 $((hosts - 1))); do
     ns=${tag}n$h
-    ip netns add "$ns" || exit 1
-    ip link add "${tag}h$h" type veth peer name p$h netns "$ns" || exit 1
-    ip link set "${tag}h$h" master "$br" up
-    ip -n "$ns" addr add "10.78.0.$((h + 1))/24" dev p$h
-    ip -n "$ns" link set p$h up
-    ip -n "$ns" link set lo up
     tc -n "$ns" qdisc add dev p$h root tbf rate "${rate}mbit" burst "$burst" latency 100ms || exit 1
     tc qdisc add dev "${tag}h$h" root tbf rate "${rate}mbit" burst "$burst" latency 100ms || exit 1
 done

@@ -56,15 +56,6 @@ bench_interleave() {
     done
 }
 
-# bench_ns_del TAG N: removes what a namespace benchmark made with TAG:
-# the processes in namespaces ${TAG}n0 .. n(N-1), the namespaces, their
-# veths ${TAG}h<i> and the bridge ${TAG}br.
-bench_ns_del() {
-    local tag=$1 n=$2 i
-    for i in $(seq 0 $((n - 1))); do
-        ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip netns del "${tag}n$i" 2>/dev/null
-        ip link del "${tag}h$i" 2>/dev/null
-    done
-    ip link del "${tag}br" 2>/dev/null
-}
+# Network namespaces on one bridge: netns_add TAG N NET, netns_del TAG N
+# (scripts/netns.sh, shared with the tests).
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/netns.sh"

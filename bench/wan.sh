@@ -98,10 +98,9 @@ lib="$build/lib/libmpicollab.so"
 [ "$(id -u)" -eq 0 ] || { echo "wan.sh: needs root (ip netns, tc)" >&2; exit 2; }
 [ "$np" -ge 2 ] && [ "$np" -le 32 ] || { echo "wan.sh: --np 2..32" >&2; exit 2; }
 tag=wan$$
-br=${tag}br
 work=$(mktemp -d /tmp/wan.XXXXXX)
 
-trap 'bench_ns_del "$tag" "$np"; rm -rf "$work"' EXIT
+trap 'netns_del "$tag" "$np"; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 
 # --flow-cap: namespace $1's device $2 uploads at $3 Mbit/s in all, and
@@ -131,20 +130,13 @@ flow_cap() {
 
 # The bridge and one namespace per peer: veth ${tag}h$i (bridge side,
 # limits the peer's download) and p$i inside (limits its upload).
-ip link add name "$br" type bridge || exit 1
-ip link set "$br" up
+netns_add "$tag" "$np" 10.77.0 || exit 1
 for i in $(seq 0 $((np - 1))); do
     ns=${tag}n$i
     r=$rate
     [ -n "$slow" ] && [ "$i" -eq $((np - 1)) ] && r=$slow
     down=$r
     [ "$uponly" -eq 1 ] && down=$rate
-    ip netns add "$ns" || exit 1
-    ip link add "${tag}h$i" type veth peer name p$i netns "$ns" || exit 1
-    ip link set "${tag}h$i" master "$br" up
-    ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev p$i
-    ip -n "$ns" link set p$i up
-    ip -n "$ns" link set lo up
     burst=$((r * 1000000 / 8 / 250)) # 4 ms of traffic, at least a few frames
     [ "$burst" -lt 16000 ] && burst=16000
     dburst=$((down * 1000000 / 8 / 250))

@@ -418,6 +418,21 @@ static void reap(cl_shm_t *self)
 /* ---------------------------------------------------------------------- */
 /* The class. */
 
+/* What makes this process's host, as shared memory needs it (besides the
+   effective user): the boot id and the network namespace.  NULL, or why
+   not (errno says more where a call failed). */
+static const char *read_host(char boot[40], uint64_t *ns_dev, uint64_t *ns_ino)
+{
+    if (shm_read_boot_id(boot) != 0)
+        return "no boot id (/proc/sys/kernel/random/boot_id)";
+    struct stat st;
+    if (stat("/proc/self/ns/net", &st) != 0)
+        return "no network namespace (/proc/self/ns/net)";
+    *ns_dev = (uint64_t)st.st_dev;
+    *ns_ino = (uint64_t)st.st_ino;
+    return NULL;
+}
+
 cl_shm_t *cl_shm_new(const cl_shm_config_t *cfg)
 {
     size_t ring = cfg->ring_bytes != 0 ? cfg->ring_bytes : DEFAULT_RING;
@@ -433,17 +448,11 @@ cl_shm_t *cl_shm_new(const cl_shm_config_t *cfg)
     self->cfg.self_key = self->self_key;
     self->uid = geteuid();
     self->lfd = -1;
-    struct stat st;
-    if (shm_read_boot_id(self->boot) != 0) {
-        cl_debug("no boot id (/proc/sys/kernel/random/boot_id): shared memory off");
+    const char *why = read_host(self->boot, &self->ns_dev, &self->ns_ino);
+    if (why != NULL) {
+        cl_debug("%s: shared memory off", why);
         goto fail;
     }
-    if (stat("/proc/self/ns/net", &st) != 0) {
-        cl_debug("no network namespace (/proc/self/ns/net: %m): shared memory off");
-        goto fail;
-    }
-    self->ns_dev = (uint64_t)st.st_dev;
-    self->ns_ino = (uint64_t)st.st_ino;
     struct sockaddr_un sa;
     socklen_t salen = shm_sock_name(cfg->run, self->self_key, &sa);
     self->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -463,10 +472,9 @@ fail:
 int cl_shm_host_key(uint64_t *out)
 {
     char boot[40];
-    struct stat st;
-    if (shm_read_boot_id(boot) != 0 || stat("/proc/self/ns/net", &st) != 0)
+    uint64_t parts[3] = {(uint64_t)geteuid(), 0, 0};
+    if (read_host(boot, &parts[1], &parts[2]) != NULL)
         return -1;
-    uint64_t parts[3] = {(uint64_t)geteuid(), (uint64_t)st.st_dev, (uint64_t)st.st_ino};
     unsigned char digest[crypto_generichash_BYTES_MIN];
     crypto_generichash_state h;
     if (crypto_generichash_init(&h, NULL, 0, sizeof digest) != 0 ||

@@ -28,8 +28,8 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
     exit 77
 fi
 E2E_NS_TAG=$tag E2E_NS_N=3
-trap 'kill -9 "${pids[@]}" 2>/dev/null; e2e_ns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
-e2e_ns_add "$tag" 3 "$net" || { say "SKIPPED: could not make network namespaces"; exit 77; }
+trap 'kill -9 "${pids[@]}" 2>/dev/null; netns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
+netns_add "$tag" 3 "$net" || { say "SKIPPED: could not make network namespaces"; exit 77; }
 
 # peer R [VAR=VALUE...]: rank R in its host's namespace, port 4000 + R.
 peer() {

@@ -264,27 +264,11 @@ print(step, counter, "%016x" % h)
 EOF
 }
 
-# Network namespaces on one bridge (root only).  e2e_ns_add TAG N NET
-# creates namespaces TAGn0 .. TAGn(N-1), each joined to the bridge TAGbr by
-# a veth pair (TAGhI on the bridge, pI inside, address NET.(I+1)/24), and
-# returns 1 when any step fails.  e2e_ns_del TAG N kills what runs in them
-# and removes them (whatever part exists; errors ignored).
-e2e_ns_add() {
-    local tag=$1 n=$2 net=$3 i ns
-    ip link add name "${tag}br" type bridge 2>/dev/null || return 1
-    ip link set "${tag}br" up || return 1
-    for i in $(seq 0 $((n - 1))); do
-        ns=${tag}n$i
-        ip netns add "$ns" || return 1
-        ip link add "${tag}h$i" type veth peer name p$i netns "$ns" || return 1
-        ip link set "${tag}h$i" master "${tag}br" up || return 1
-        ip -n "$ns" addr add "$net.$((i + 1))/24" dev p$i || return 1
-        ip -n "$ns" link set p$i up || return 1
-        ip -n "$ns" link set lo up || return 1
-    done
-}
+# Network namespaces on one bridge (root only): netns_add TAG N NET and
+# netns_del TAG N (scripts/netns.sh, shared with the benchmarks).
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/netns.sh"
 
-# Peer $2's link (made by e2e_ns_add with tag $1) limited by tbf to $3
+# Peer $2's link (made by netns_add with tag $1) limited by tbf to $3
 # Mbit/s both ways: inside its namespace (its upload) and on the bridge
 # (its download), burst 4 ms and queue 100 ms of the rate, as
 # bench/wan.sh.
@@ -333,8 +317,8 @@ e2e_ns_setup_capped() {
     local tag=$1 n=$2 net=$3 rate=$4 cap=$5 i burst queue
     [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
     E2E_NS_TAG=$tag E2E_NS_N=$n
-    trap 'kill -9 "${pids[@]}" 2>/dev/null; e2e_ns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
-    e2e_ns_add "$tag" "$n" "$net" || return 1
+    trap 'kill -9 "${pids[@]}" 2>/dev/null; netns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
+    netns_add "$tag" "$n" "$net" || return 1
     burst=$((rate * 1000000 / 8 / 250)) queue=$((rate * 1000000 / 8 / 10))
     [ "$burst" -ge 3000 ] || burst=3000
     for i in $(seq 0 $((n - 1))); do
@@ -389,21 +373,11 @@ e2e_ns_setup() {
     shift 3
     [ "$(id -u)" -eq 0 ] && command -v tc >/dev/null || return 1
     E2E_NS_TAG=$tag E2E_NS_N=$n
-    trap 'kill -9 "${pids[@]}" 2>/dev/null; e2e_ns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
-    e2e_ns_add "$tag" "$n" "$net" || return 1
+    trap 'kill -9 "${pids[@]}" 2>/dev/null; netns_del "$E2E_NS_TAG" "$E2E_NS_N"' EXIT
+    netns_add "$tag" "$n" "$net" || return 1
     for i in $(seq 0 $((n - 1))); do
         rate=${1:-$rate}
         [ $# -gt 0 ] && shift
         e2e_ns_limit "$tag" "$i" "$rate" || return 1
     done
-}
-
-e2e_ns_del() {
-    local tag=$1 n=$2 i
-    for i in $(seq 0 $((n - 1))); do
-        ip netns pids "${tag}n$i" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip netns del "${tag}n$i" 2>/dev/null
-        ip link del "${tag}h$i" 2>/dev/null
-    done
-    ip link del "${tag}br" 2>/dev/null
 }

@@ -35,7 +35,7 @@ netns=0
 
 cleanup() {
     kill -9 "${pids[@]}" 2>/dev/null
-    [ "$netns" = 1 ] && e2e_ns_del "$tag" 4
+    [ "$netns" = 1 ] && netns_del "$tag" 4
 }
 trap cleanup EXIT
 
@@ -44,7 +44,7 @@ trap cleanup EXIT
 setup_netns() {
     [ "$(id -u)" -eq 0 ] && command -v iptables >/dev/null || return 1
     netns=1
-    e2e_ns_add "$tag" 4 10.79.0 || return 1
+    netns_add "$tag" 4 10.79.0 || return 1
     for i in 1 2 3; do
         ip netns exec "${tag}n$i" iptables -A INPUT -p tcp --syn -j DROP 2>/dev/null || return 1
     done
