@@ -96,6 +96,15 @@ static uint64_t s_world_gen;
 #define FLOOD_EACH ((size_t)64 << 20) /* of each kind, to each victim */
 #define FLOOD_COMMS 16
 #define CREDIT_BYTES ((size_t)1 << 20) /* a point-to-point grant (docs/wire.md section 10) */
+/* credit: point-to-point messages sent after each message to a victim:
+   enough to pass its grant at the first, so that every victim is passed
+   at the attacker's first message to it, which goes to all at once.
+   With 8 it took two messages each; once the first victim banned it,
+   its collectives stalled and its messages to the others slowed to
+   heartbeats, and the coordinator took it out as silent before the last
+   victim was passed: that one then dropped its flood as a non-member's
+   and named no credit (seen once in CI). */
+#define P2P_BURST (CREDIT_BYTES / FLOOD_MSG + 1)
 typedef struct {
     void *sock;
     size_t p2p, coll;
@@ -136,7 +145,7 @@ static void flood_after(void *sock, const cl_wire_hdr_t *h, bool p2p, bool coll,
        messages or 1 MiB, before it was banned or taken out.) */
     static int past_credit;
     bool was_past = f->p2p > CREDIT_BYTES;
-    for (int k = 0; k < 8 && p2p && f->p2p < FLOOD_EACH; k++) {
+    for (size_t k = 0; k < P2P_BURST && p2p && f->p2p < FLOOD_EACH; k++) {
         cl_wire_hdr_t ph;
         memset(&ph, 0, sizeof ph);
         ph.type = CL_MSG_P2P;
