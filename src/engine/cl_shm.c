@@ -282,7 +282,7 @@ static bool put(link_t *l, qent_t *q, const uint8_t *body)
 }
 
 /* A CurveZMQ message's fingerprint: its header and the start of its body
-   (the header holds the body's length).  Never 0. */
+   (the header holds the body's length).  Never 0 or NET_UNSEEN. */
 static uint64_t fingerprint(const uint8_t *hdr, const uint8_t *body, size_t blen)
 {
     crypto_generichash_state st;
@@ -294,7 +294,14 @@ static uint64_t fingerprint(const uint8_t *hdr, const uint8_t *body, size_t blen
     crypto_generichash_final(&st, out, sizeof out);
     uint64_t v;
     memcpy(&v, out, sizeof v);
-    return v != 0 ? v : 1;
+    return v != 0 && v != NET_UNSEEN ? v : 1;
+}
+
+void shm_link_keyed(link_t *l, const uint8_t key[32])
+{
+    memcpy(l->key, key, 32);
+    l->net_last = NET_UNSEEN;
+    l->net_dirty = true;
 }
 
 /* May a COLL message go into l's ring now?  Only once the peer handed on

@@ -139,10 +139,19 @@ typedef struct {
     /* Order of CurveZMQ messages before ring ones: the fingerprint of the
        last CurveZMQ message sent to the peer, and whether the peer may not
        have handed it on yet (then COLL messages go on CurveZMQ too). */
-    uint64_t net_last;
+    uint64_t net_last; /* NET_UNSEEN until a CurveZMQ message is tracked */
     bool net_dirty;
     uint64_t net_got; /* fingerprint of the last CurveZMQ message from the peer */
 } link_t;
+
+/* A link's net_last from the moment its peer's key is known: CurveZMQ
+   messages sent to that peer before (no link record then) went untracked,
+   so the ring waits until the peer has handed on one sent after.  No
+   fingerprint takes this value (nor 0, a ring's net_seen at first). */
+#define NET_UNSEEN UINT64_MAX
+
+/* Sets l's key, with the order rule's state it starts with. */
+void shm_link_keyed(link_t *l, const uint8_t key[32]);
 
 struct cl_shm {
     cl_shm_config_t cfg;

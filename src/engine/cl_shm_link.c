@@ -191,7 +191,7 @@ void cl_shm_offer(cl_shm_t *self, const uint8_t key[32])
     l = shm_link_add(self, fd, L_PROPOSED);
     if (l == NULL)
         goto fail;
-    memcpy(l->key, key, 32);
+    shm_link_keyed(l, key);
     if (map_rings(l, mfd, cap, true) != 0) {
         cl_debug("cannot map a shared-memory segment for peer %s…: %m", sid);
         goto fail_link;
@@ -347,7 +347,7 @@ void shm_on_hello(cl_shm_t *self, link_t *l)
         shm_link_kill(self, l, n == 0 ? NULL : why);
         return;
     }
-    memcpy(l->key, h.from, 32);
+    shm_link_keyed(l, h.from);
     memcpy(l->nonce, h.nonce, 32);
     l->cap = cap;
     l->mfd = mfd;

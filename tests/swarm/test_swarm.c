@@ -507,10 +507,15 @@ static int child_restart(int i, int n)
         /* From any source until the new process of rank 2 is a member
            (a receive from an absent rank fails at once). */
         collab_status_info_t st;
-        for (int t = 0; t < RESTART_MSGS; t++)
-            CHECK(collab_recv(w, &v, sizeof v, t == 0 ? COLLAB_ANY_SOURCE : 2, 200, &st, NULL) ==
-                      COLLAB_OK &&
-                  v == t && st.source == 2);
+        for (int t = 0; t < RESTART_MSGS; t++) {
+            v = -1;
+            memset(&st, 0, sizeof st);
+            int rc = collab_recv(w, &v, sizeof v, t == 0 ? COLLAB_ANY_SOURCE : 2, 200, &st, NULL);
+            if (rc != COLLAB_OK || v != t || st.source != 2)
+                fprintf(stderr, "[test] rank 1: receive %d: status %d, value %d, source %d\n", t,
+                        rc, v, st.source);
+            CHECK(rc == COLLAB_OK && v == t && st.source == 2);
+        }
     }
     if (i == 0) {
         int v = 0;
