@@ -39,6 +39,7 @@ collab_area(collab_engine ${COLLAB_ENGINE_BASE}
     ${_eng}/cl_comm.c
     ${_eng}/cl_request.c
     ${_eng}/cl_engine.c
+    ${_eng}/cl_engine_clock.c
     ${_eng}/cl_engine_fanout.c
     ${_eng}/cl_engine_member.c
     ${_eng}/cl_engine_member_ctx.c

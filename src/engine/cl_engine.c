@@ -51,7 +51,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 _Static_assert(CL_CONFIG_WIRE_VERSION == CL_WIRE_VERSION,
@@ -96,34 +95,10 @@ struct cl_engine {
     double leaving_deadline; /* its collectives get until then to finish */
 };
 
-/* Seconds during which this process was found not running (stopped,
-   frozen, starved): the engine's clock does not count them, so that a
-   peer that was not running never blames the others for its own silence
-   (cl_engine_pause.c, through eng_el_check_pause). */
-static _Atomic double s_not_running;
-
-double eng_raw_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double eng_now(void)
-{
-    return eng_raw_now() - atomic_load(&s_not_running);
-}
-
 double eng_ctx_clock(struct cl_engine *e)
 {
     (void)e;
     return eng_now();
-}
-
-void eng_add_not_running(double seconds)
-{
-    if (seconds > 0)
-        atomic_store(&s_not_running, atomic_load(&s_not_running) + seconds);
 }
 
 void eng_set_state(struct cl_engine *e, eng_state_t state)

@@ -23,6 +23,7 @@
 #include "engine/cl_comm.h"
 #include "engine/cl_engine.h"
 #include "engine/cl_engine_auth.h"
+#include "engine/cl_engine_clock.h" /* eng_now, eng_raw_now, eng_add_not_running */
 #include "engine/cl_engine_coll.h"
 #include "engine/cl_engine_dialback.h"
 #include "engine/cl_engine_gens.h"
@@ -115,10 +116,6 @@ bool eng_leaving(const struct cl_engine *e);
 void eng_init_done(struct cl_engine *e);
 
 /* cl_engine.c */
-/* The engine's clock: monotonic seconds, less the time this process was
-   found not running (eng_add_not_running).  Every deadline and silence
-   is measured on it. */
-double eng_now(void);
 /* eng_now as a component context's clock (the `now(struct cl_engine
    *arg)` of their contexts; arg is ignored): the one adapter every
    context uses (docs/architecture.md, "Typed contexts"). */
@@ -140,8 +137,6 @@ void eng_set_cfg_weight(struct cl_engine *e, double weight);
 /* ... and client mode, turned on (COLLAB_CLIENT_MODE=auto found this
    peer unreachable: the join's context, set_client). */
 void eng_set_cfg_client_mode(struct cl_engine *e);
-double eng_raw_now(void); /* monotonic seconds, every second counted */
-void eng_add_not_running(double seconds);
 const char *eng_peer_desc(const cl_peer_t *p, char *out, size_t len);
 int eng_send(struct cl_engine *e, const cl_peer_t *to, cl_wire_msg_t *m);
 /* eng_send without class EARLY's credit (a COLL message from a FIFO of
